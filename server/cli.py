@@ -1,0 +1,92 @@
+"""`readkeeper serve | read | demo`: the command-line front end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from .errors import ReadkeeperError
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="readkeeper",
+        description="The file layer for editor-hosted AI coding agents (a language server).",
+    )
+    parser.add_argument("--log-level", default="WARNING", help="stderr log level")
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout")
+    serve.add_argument("--tcp", type=_host_port, metavar="HOST:PORT", help="listen on TCP")
+
+    read = commands.add_parser("read", help="read a file as an agent would")
+    read.add_argument("path")
+    read.add_argument("--offset", type=int, help="first line (1-based)")
+    read.add_argument("--limit", type=int, help="number of lines")
+    read.add_argument("--pages", help='PDF pages, e.g. "3" or "1-5"')
+    read.add_argument("--root", default=None, help="workspace root (default: current folder)")
+    read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
+
+    commands.add_parser("demo", help="play a short agent session against a real server")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command in (None, "serve"):
+        from .lsp import serve
+
+        serve(getattr(args, "tcp", None))
+        return 0
+    if args.command == "read":
+        return _read(args)
+    if args.command == "demo":
+        from .demo import main as demo
+
+        return demo()
+    return 2
+
+
+def _read(args: argparse.Namespace) -> int:
+    from .core import Readkeeper
+    from .protocol import ReadParams, unstructure
+
+    core = Readkeeper(roots=[args.root or os.getcwd()])
+    params = ReadParams(file_path=args.path, offset=args.offset, limit=args.limit, pages=args.pages)
+    try:
+        result = unstructure(core.read(params))
+    except ReadkeeperError as exc:
+        if args.json:
+            print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
+        else:
+            print(f"readkeeper: {exc.kind}: {exc.message}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    file = result["file"]
+    if result["type"] == "text":
+        if file["content"]:
+            print(file["content"])
+        if file.get("note"):
+            print(f"readkeeper: {file['note']}", file=sys.stderr)
+    else:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 0

@@ -1,0 +1,78 @@
+"""A small readkeeper client over stdio, for the demo, the benchmarks and your own agent.
+
+It is pygls' `LanguageClient` with one change: results and notifications of readkeeper's
+own methods stay plain JSON (dicts and lists) instead of pygls' namedtuples.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage, default_converter
+
+
+def raw_json_converter() -> cattrs.Converter:
+    """pygls' converter, minus the namedtuples for untyped results and notifications."""
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    for cls in (JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    return converter
+
+
+class ReadkeeperClient(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("readkeeper-client", "0", converter_factory=raw_json_converter)
+        self.log_messages: list[types.LogMessageParams] = []
+        self.shown_messages: list[types.ShowMessageParams] = []
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def on_log(client: ReadkeeperClient, params: types.LogMessageParams) -> None:
+            client.log_messages.append(params)
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def on_show(client: ReadkeeperClient, params: types.ShowMessageParams) -> None:
+            client.shown_messages.append(params)
+
+    async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        await self.start_io(
+            sys.executable,
+            "-m",
+            "readkeeper",
+            "serve",
+            *extra_args,
+            env={**os.environ, **(env or {})},
+        )
+
+    async def open_workspace(
+        self, root: str | Path, settings: dict[str, Any] | None = None
+    ) -> types.InitializeResult:
+        uri = Path(root).resolve().as_uri()
+        result = await self.initialize_async(
+            types.InitializeParams(
+                process_id=os.getpid(),
+                root_uri=uri,
+                workspace_folders=[types.WorkspaceFolder(uri=uri, name=Path(root).name)],
+                capabilities=types.ClientCapabilities(),
+                initialization_options=settings,
+            )
+        )
+        self.initialized(types.InitializedParams())
+        return result
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return await self.protocol.send_request_async(method, params or {})
+
+    async def close(self) -> None:
+        await self.shutdown_async(None)
+        self.exit(None)
+        await self.stop()  # type: ignore[no-untyped-call]
+
+
+__all__ = ["JsonRpcException", "ReadkeeperClient", "raw_json_converter"]

@@ -1,0 +1,138 @@
+"""`readkeeper demo`: a short agent session against the real server, printed as it goes.
+
+It starts `readkeeper serve` as a subprocess on a throwaway workspace and speaks LSP to
+it exactly as an editor would; nothing here calls the core directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from .client import JsonRpcException, ReadkeeperClient
+
+BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
+
+APP = textwrap.dedent(
+    '''\
+    """A tiny inventory service."""
+
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Item:
+        sku: str
+        name: str
+        quantity: int = 0
+
+
+    class Inventory:
+        def __init__(self) -> None:
+            self._items: dict[str, Item] = {}
+
+        def add(self, item: Item) -> None:
+            self._items[item.sku] = item
+
+        def restock(self, sku: str, amount: int) -> int:
+            item = self._items[sku]
+            item.quantity += amount
+            return item.quantity
+
+        def low_stock(self, threshold: int = 5) -> list[Item]:
+            return [i for i in self._items.values() if i.quantity < threshold]
+    '''
+)
+
+
+def _make_workspace(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "inventory.py").write_text(APP)
+    rng = random.Random(7)
+    words = ["GET", "POST", "/api/items", "/api/orders", "200", "404", "503", "cache", "miss"]
+    lines = [
+        f"2026-11-30T08:{i // 60 % 60:02d}:{i % 60:02d}Z worker-{rng.randint(1, 8)} "
+        + " ".join(rng.choice(words) for _ in range(12))
+        + f" latency_ms={rng.randint(1, 900)} request_id={rng.getrandbits(64):016x}"
+        for i in range(1500)
+    ]
+    (root / "server.log").write_text("\n".join(lines) + "\n")
+
+
+def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
+    print(f"\n{BOLD}{label}{PLAIN}")
+    print(f"  → readkeeper/read {json.dumps(params)}")
+    if isinstance(outcome, JsonRpcException):
+        data = outcome.data or {}
+        print(f"  ← error {data.get('kind')}: {outcome.message}")
+        if data.get("suggestions"):
+            print(f"    suggestions: {data['suggestions']}")
+        return
+    size = len(json.dumps(outcome))
+    file = outcome["file"]
+    if outcome["type"] == "file_unchanged":
+        print(f"  ← {json.dumps(outcome)}   ({size} bytes)")
+        return
+    keys = ("start_line", "num_lines", "total_lines", "tokens", "partial", "next_offset")
+    summary = ", ".join(f"{k}={file[k]}" for k in keys if k in file)
+    print(f"  ← text: {summary}   ({size} bytes)")
+    shown = file["content"].split("\n")
+    for line in shown[:4]:
+        print(f"    {line[:96]}")
+    if len(shown) > 4:
+        print(f"    … {len(shown) - 4} more lines")
+    if file.get("note"):
+        print(f"    note: {file['note']}")
+
+
+async def run_demo() -> int:
+    with tempfile.TemporaryDirectory(prefix="readkeeper-demo-") as tmp:
+        root = Path(tmp)
+        _make_workspace(root)
+        client = ReadkeeperClient()
+        await client.start_server()
+        try:
+            await client.open_workspace(root)
+            print(f"readkeeper demo: a real server on a throwaway workspace at {root}")
+            steps: list[tuple[str, dict[str, Any]]] = [
+                ("1. The agent reads a source file", {"file_path": "src/inventory.py"}),
+                (
+                    "2. It reads it again: nothing changed, so a stub",
+                    {"file_path": "src/inventory.py"},
+                ),
+                (
+                    "3. It reads just the restock method",
+                    {"file_path": "src/inventory.py", "offset": 20, "limit": 4},
+                ),
+                (
+                    "4. A log far over the token budget comes back cut, with where to go on",
+                    {"file_path": "server.log"},
+                ),
+                ("5. A typo in the path gets a suggestion", {"file_path": "src/inventroy.py"}),
+            ]
+            for label, params in steps:
+                try:
+                    outcome = await client.request("readkeeper/read", params)
+                except JsonRpcException as exc:
+                    outcome = exc
+                _show(label, params, outcome)
+            stats = await client.request("readkeeper/stats", {})
+            total = stats["total"]
+            print(
+                f"\nstats: {total['reads']} reads, {total['dedup_hits']} stub, "
+                f"{total['tokens_returned']} tokens returned, "
+                f"{total['tokens_saved_by_stubs'] + total['tokens_saved_by_budgets']} saved"
+            )
+        finally:
+            await client.close()
+    return 0
+
+
+def main() -> int:
+    return asyncio.run(run_demo())

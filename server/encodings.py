@@ -1,0 +1,96 @@
+"""Text or binary, which encoding, which line endings.
+
+Order of evidence: a byte-order mark wins; otherwise NUL bytes in the first 8 KB mean
+binary; otherwise strict UTF-8; otherwise charset-normalizer's best legacy guess. A file
+nothing decodes cleanly is binary: readkeeper never shows an agent U+FFFD soup, and never
+writes one back.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+SNIFF_BYTES = 8192
+
+# Longest first: the UTF-32-LE mark starts with the UTF-16-LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass(frozen=True)
+class TextEncoding:
+    name: str  # a Python codec name
+    bom: bytes = b""
+
+    @property
+    def label(self) -> str:
+        return self.name + ("-bom" if self.bom else "")
+
+
+UTF8 = TextEncoding("utf-8")
+
+
+class NotText(Exception):
+    """The bytes are not text in any encoding we can be honest about."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def detect(data: bytes, complete: bool = True) -> TextEncoding:
+    """The encoding of `data` (the whole file when `complete`, else its first bytes)."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return TextEncoding(name, bom)
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise NotText("it contains NUL bytes")
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        decoder.decode(data, final=complete)
+        return UTF8
+    except UnicodeDecodeError:
+        pass
+    return _legacy(data, complete)
+
+
+def _legacy(data: bytes, complete: bool) -> TextEncoding:
+    from charset_normalizer import from_bytes  # deferred: rare, and slow to import
+
+    best = from_bytes(data[: 1 << 20] if not complete else data).best()
+    if best is None:
+        raise NotText("no text encoding decodes it")
+    name = codecs.lookup(best.encoding).name
+    try:
+        sample = data[: SNIFF_BYTES * 8].decode(name, "ignore" if not complete else "strict")
+        if complete:
+            data.decode(name)
+    except UnicodeDecodeError as exc:
+        raise NotText(f"it is not valid {name} at byte {exc.start}") from None
+    controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b")
+    if controls > max(2, len(sample) // 100):
+        raise NotText("it is mostly control characters")
+    return TextEncoding(name)
+
+
+def decode(data: bytes, encoding: TextEncoding) -> str:
+    return data[len(encoding.bom) :].decode(encoding.name)
+
+
+def line_ending(text: str) -> str:
+    """'lf', 'crlf', 'mixed' or 'none', judged on the text given."""
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    if crlf and lf:
+        return "mixed"
+    if crlf:
+        return "crlf"
+    if lf:
+        return "lf"
+    return "none"

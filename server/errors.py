@@ -1,0 +1,45 @@
+"""The one exception type of the core, and the error kinds of the protocol.
+
+Every failure an agent can cause is a `ReadkeeperError` with a `kind` from DESIGN.md and
+a message written for the agent: what happened, and the next call that will work.
+Front ends turn it into their own error shape (a JSON-RPC error with `data.kind`, a CLI
+exit code); nothing else in the core raises to the user.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+ErrorKind = Literal[
+    "not_found",
+    "outside_workspace",
+    "is_directory",
+    "binary",
+    "too_large",
+    "token_limit",
+    "pages_required",
+    "not_read",
+    "stale",
+    "dirty_buffer",
+    "no_match",
+    "ambiguous_match",
+    "no_change",
+    "bad_params",
+    "unsupported",
+]
+
+
+class ReadkeeperError(Exception):
+    """A failure the caller can act on. `data` travels with it to the client."""
+
+    def __init__(self, kind: ErrorKind, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.data = data
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.data}
+
+    def __repr__(self) -> str:
+        return f"ReadkeeperError({self.kind!r}, {self.message!r})"

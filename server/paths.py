@@ -1,0 +1,209 @@
+"""Where a `file_path` points: workspace roots, symlinks, permissions, did-you-mean.
+
+Paths are resolved to their real path (symlinks followed) before any check, so a link
+inside the workspace that points outside it is outside. Relative paths are taken from
+the first workspace root.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .errors import ReadkeeperError
+
+# Folders never worth suggesting from (and too large to walk on every miss).
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "dist",
+        "build",
+        ".next",
+        "target",
+    }
+)
+_MAX_SUGGESTION_WALK = 20_000
+_NNBSP = "\u202f"
+
+
+def is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class Workspace:
+    """The roots an agent may touch, plus what the user has allowed beyond them."""
+
+    roots: list[str] = field(default_factory=list)
+    allowed: tuple[str, ...] = ()
+    # Per session: paths the user allowed when asked, for the session or for one use.
+    _granted: dict[str, set[str]] = field(default_factory=dict)
+    _granted_once: dict[str, set[str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def set_roots(self, roots: Iterable[str]) -> None:
+        self.roots = [os.path.realpath(r) for r in roots]
+
+    def absolute(self, file_path: str) -> str:
+        """The absolute (not yet real) path of a user-given path."""
+        expanded = os.path.expanduser(file_path)
+        if os.path.isabs(expanded):
+            return os.path.normpath(expanded)
+        base = self.roots[0] if self.roots else os.getcwd()
+        return os.path.normpath(os.path.join(base, expanded))
+
+    def grant(self, session: str, real_path: str, once: bool = False) -> None:
+        with self._lock:
+            grants = self._granted_once if once else self._granted
+            grants.setdefault(session, set()).add(real_path)
+
+    def forget_grants(self, session: str) -> None:
+        with self._lock:
+            self._granted.pop(session, None)
+            self._granted_once.pop(session, None)
+
+    def is_permitted(self, real_path: str, session: str) -> bool:
+        folders = [*self.roots, *self.allowed]
+        if any(is_within(real_path, f) for f in folders):
+            return True
+        with self._lock:
+            once = self._granted_once.get(session, set())
+            if real_path in once:
+                once.discard(real_path)  # used up
+                return True
+            return any(is_within(real_path, g) for g in self._granted.get(session, ()))
+
+    def resolve(self, file_path: str, session: str = "") -> str:
+        """The real path of `file_path`, or a `not_found`/`outside_workspace` error."""
+        if not file_path or "\x00" in file_path:
+            raise ReadkeeperError(
+                "bad_params",
+                "file_path must be a non-empty path without NUL characters.",
+                field="file_path",
+            )
+        candidate = self.absolute(file_path)
+        if not os.path.lexists(candidate):
+            variant = screenshot_variant(candidate)
+            if variant is not None and os.path.lexists(variant):
+                candidate = variant
+            else:
+                raise self.not_found(candidate)
+        real = os.path.realpath(candidate)
+        if not os.path.lexists(real):
+            raise ReadkeeperError(
+                "not_found",
+                f"{candidate} is a symbolic link to {real}, which does not exist. "
+                "Read the link's target by another path, or fix the link.",
+                file_path=candidate,
+                suggestions=[],
+            )
+        if not self.is_permitted(real, session):
+            shown = candidate if real == candidate else f"{candidate} (real path {real})"
+            raise ReadkeeperError(
+                "outside_workspace",
+                f"{shown} is outside the workspace roots ({', '.join(self.roots) or 'none'}). "
+                "Ask the user to allow it (setting readkeeper.allowed_paths), "
+                "or read a file inside the workspace.",
+                file_path=candidate,
+                real_path=real,
+                roots=list(self.roots),
+            )
+        return real
+
+    def not_found(self, path: str) -> ReadkeeperError:
+        suggestions = suggest(path, self.roots)
+        where = f" The workspace root is {self.roots[0]}." if self.roots else ""
+        hint = (
+            f" Did you mean {suggestions[0]}?"
+            if suggestions
+            else " List the folder to find the right name."
+        )
+        return ReadkeeperError(
+            "not_found",
+            f"File does not exist: {path}.{where}{hint}",
+            file_path=path,
+            suggestions=suggestions,
+        )
+
+
+def screenshot_variant(path: str) -> str | None:
+    """macOS names screenshots '... 10.21.33 PM.png' with U+202F before AM/PM; agents
+    (and people) type a plain space. Try the other spelling."""
+    name = os.path.basename(path)
+    for plain, narrow in ((" AM", _NNBSP + "AM"), (" PM", _NNBSP + "PM")):
+        if plain in name:
+            return os.path.join(os.path.dirname(path), name.replace(plain, narrow))
+        if narrow in name:
+            return os.path.join(os.path.dirname(path), name.replace(narrow, plain))
+    return None
+
+
+def _walk_files(roots: Iterable[str], budget: int) -> Iterator[str]:
+    seen = 0
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+            for name in filenames:
+                yield os.path.join(dirpath, name)
+                seen += 1
+                if seen >= budget:
+                    return
+
+
+def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
+    """Existing paths the caller probably meant: siblings with a similar name first,
+    then files anywhere in the workspace with that name or a similar relative path."""
+    from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
+
+    parent = os.path.dirname(path)
+    while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    name = os.path.basename(path)
+    found: list[str] = []
+
+    try:
+        siblings = os.listdir(parent) if parent else []
+    except OSError:
+        siblings = []
+    if siblings:
+        for match, _score, _ in process.extract(
+            name,
+            siblings,
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit,
+            score_cutoff=60,
+        ):
+            found.append(os.path.join(parent, match))
+
+    if roots:
+        files = list(_walk_files(roots, _MAX_SUGGESTION_WALK))
+        same_name = [f for f in files if os.path.basename(f) == name]
+        found.extend(sorted(same_name, key=len))
+        root = next((r for r in roots if is_within(path, r)), roots[0])
+        wanted = os.path.relpath(path, root)
+        relative = {os.path.relpath(f, root): f for f in files if is_within(f, root)}
+        for match, _score, _ in process.extract(
+            wanted,
+            list(relative),
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit,
+            score_cutoff=70,
+        ):
+            found.append(relative[match])
+
+    unique = list(dict.fromkeys(p for p in found if p != path))
+    return unique[:limit]

@@ -1,0 +1,95 @@
+"""What each agent session has seen, so a re-read can be a stub and an edit can be checked.
+
+One `SessionState` per session (an agent conversation; the default session is "").
+A record keeps the real path, the content digest, stat fast-path fields, the range, and
+whether the view was partial. "Changed" always means the digest differs: mtime and size
+only say when the digest must be recomputed, so a `touch` or an identical rewrite is
+never a change.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Scope = Literal["file", "range"]
+Source = Literal["disk", "buffer"]
+
+# Bounds memory for an agent that walks a monorepo; the oldest reads are forgotten first.
+MAX_RECORDS_PER_SESSION = 50_000
+
+
+@dataclass(frozen=True)
+class ReadRecord:
+    path: str
+    digest: str  # of the whole file (scope "file") or of the lines shown (scope "range")
+    scope: Scope
+    mtime_ns: int
+    size: int
+    offset: int  # 1-based first line requested
+    limit: int | None  # lines requested; None when the caller gave no limit
+    partial: bool  # the agent did not get everything it asked for
+    tokens: int  # what the content cost, for "tokens saved" by a later stub
+    source: Source = "disk"
+    buffer_version: int | None = None
+    recorded_ns: int = field(default_factory=time.time_ns)
+
+    def same_view(self, offset: int, limit: int | None) -> bool:
+        return self.offset == offset and self.limit == limit
+
+
+@dataclass
+class SessionState:
+    records: OrderedDict[str, ReadRecord] = field(default_factory=OrderedDict)
+
+    def get(self, path: str) -> ReadRecord | None:
+        return self.records.get(path)
+
+    def put(self, record: ReadRecord) -> None:
+        self.records[record.path] = record
+        self.records.move_to_end(record.path)
+        while len(self.records) > MAX_RECORDS_PER_SESSION:
+            self.records.popitem(last=False)
+
+
+class ReadStates:
+    """All sessions' read-state, safe to use from the server's worker threads."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, SessionState] = {}
+        self._lock = threading.Lock()
+
+    def get(self, session: str, path: str) -> ReadRecord | None:
+        with self._lock:
+            state = self._sessions.get(session)
+            return state.get(path) if state else None
+
+    def put(self, session: str, record: ReadRecord) -> None:
+        with self._lock:
+            self._sessions.setdefault(session, SessionState()).put(record)
+
+    def forget(self, session: str, paths: Iterable[str] | None = None) -> int:
+        """Drop the session's records (all, or those for `paths`); returns how many."""
+        with self._lock:
+            state = self._sessions.get(session)
+            if state is None:
+                return 0
+            if paths is None:
+                del self._sessions[session]
+                return len(state.records)
+            dropped = 0
+            for path in paths:
+                if state.records.pop(path, None) is not None:
+                    dropped += 1
+            return dropped
+
+    def count(self, session: str | None = None) -> int:
+        with self._lock:
+            if session is not None:
+                state = self._sessions.get(session)
+                return len(state.records) if state else 0
+            return sum(len(s.records) for s in self._sessions.values())
