@@ -1,0 +1,98 @@
+"""Shared fixtures: a throwaway workspace, and the real server speaking LSP over stdio."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import client_capabilities
+
+from readkeeper.client import JsonRpcException, ReadkeeperClient
+from readkeeper.core import Readkeeper
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root.resolve()
+
+
+@pytest.fixture(autouse=True)
+def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Settings from the developer's environment must not leak into tests."""
+    for name in list(os.environ):
+        if name.startswith("READKEEPER_"):
+            monkeypatch.delenv(name)
+    yield
+
+
+@pytest.fixture
+def core(workspace: Path) -> Readkeeper:
+    return Readkeeper(roots=[str(workspace)])
+
+
+class Session:
+    """A test-side handle on a live server: requests, and the errors they raise."""
+
+    def __init__(self, client: ReadkeeperClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+
+    async def read(self, file_path: str | Path, **params: Any) -> Any:
+        return await self.client.request("readkeeper/read", {"file_path": str(file_path), **params})
+
+    async def error(self, method: str, params: dict[str, Any]) -> JsonRpcException:
+        with pytest.raises(JsonRpcException) as caught:
+            await self.client.request(method, params)
+        return caught.value
+
+    async def read_error(self, file_path: str | Path, **params: Any) -> JsonRpcException:
+        return await self.error("readkeeper/read", {"file_path": str(file_path), **params})
+
+    def open_document(self, path: Path, text: str, version: int = 1) -> str:
+        uri = path.as_uri()
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="plaintext", version=version, text=text
+                )
+            )
+        )
+        return uri
+
+
+async def start_session(
+    root: Path,
+    settings: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    editor: str = "visual-studio-code",
+    client: ReadkeeperClient | None = None,
+) -> Session:
+    client = client or ReadkeeperClient()
+    await client.start_server(env=env)
+    uri = root.as_uri()
+    await client.initialize_async(
+        types.InitializeParams(
+            process_id=os.getpid(),
+            root_uri=uri,
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name=root.name)],
+            # A real editor's capabilities, as pytest-lsp recorded them.
+            capabilities=client_capabilities(editor),
+            initialization_options=settings,
+        )
+    )
+    client.initialized(types.InitializedParams())
+    return Session(client, root)
+
+
+@pytest_asyncio.fixture
+async def lsp(workspace: Path) -> AsyncIterator[Session]:
+    session = await start_session(workspace)
+    yield session
+    await session.client.close()
