@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,11 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings from the developer's environment must not leak into tests."""
     for name in list(os.environ):
         if name.startswith("READKEEPER_"):
             monkeypatch.delenv(name)
-    yield
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ async def test_read_numbers_lines_like_cat_n(lsp: Session, workspace: Path) -> N
     assert file["content"] == "     1\timport os\n     2\t\n     3\tprint(os.getcwd())"
     assert (file["start_line"], file["num_lines"], file["total_lines"]) == (1, 3, 3)
     assert file["tokens"] > 0
-    assert "partial" in file and file["partial"] is False
+    assert file["partial"] is False
 
 
 async def test_reread_of_unchanged_file_is_a_small_stub(lsp: Session, workspace: Path) -> None:
