@@ -63,10 +63,14 @@ def detect(data: bytes, complete: bool = True) -> TextEncoding:
 def _legacy(data: bytes, complete: bool) -> TextEncoding:
     from charset_normalizer import from_bytes  # deferred: rare, and slow to import
 
-    best = from_bytes(data[: 1 << 20] if not complete else data).best()
-    if best is None:
+    candidates = list(from_bytes(data[: 1 << 20] if not complete else data))
+    if not candidates:
         raise NotText("no text encoding decodes it")
-    name = codecs.lookup(best.encoding).name
+    # Windows-1252 is by far the most common legacy encoding in source trees, and
+    # charset-normalizer ranks it below look-alike code pages (cp1250, mac_latin2) on
+    # short Western text; whenever it is a clean candidate, it wins.
+    names = [codecs.lookup(c.encoding).name for c in candidates]
+    name = "cp1252" if "cp1252" in names else names[0]
     try:
         sample = data[: SNIFF_BYTES * 8].decode(name, "ignore" if not complete else "strict")
         if complete:

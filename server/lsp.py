@@ -89,7 +89,9 @@ class ReadkeeperServer(LanguageServer):
         else:
             reply = None
         if reply is not None:
-            self.protocol._send_response(None, error=reply.to_response_error())  # type: ignore[arg-type]
+            # Sent as plain JSON: lsprotocol's converter would drop the required null id.
+            error = {"code": reply.code, "message": reply.message}
+            self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error})
         log.error("%s", error)
 
     def notify_user(self, message: str, kind: types.MessageType) -> None:

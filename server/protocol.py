@@ -164,14 +164,20 @@ def structure(params: Any, cls: type[T]) -> T:
         ) from None
 
 
+# Fields whose null means something ("unknown"), so they stay even when None.
+_MEANINGFUL_NULLS = frozenset({"total_lines"})
+
+
 def unstructure(result: Any) -> Any:
-    """JSON-ready data with None-valued fields dropped."""
+    """JSON-ready data with absent (None-valued) optional fields dropped."""
     return _drop_none(converter.unstructure(result))
 
 
 def _drop_none(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+        return {
+            k: _drop_none(v) for k, v in value.items() if v is not None or k in _MEANINGFUL_NULLS
+        }
     if isinstance(value, list):
         return [_drop_none(v) for v in value]
     return value

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsprotocol import types
+
 from conftest import Session
 
 
@@ -31,3 +33,94 @@ async def test_reread_of_unchanged_file_is_a_small_stub(lsp: Session, workspace:
     assert stats["session"]["dedup_hits"] == 1
     assert stats["session"]["reads"] == 3
     assert stats["session"]["tokens_saved_by_stubs"] > 0
+
+
+async def test_numbers_sent_as_strings_are_coerced(lsp: Session, workspace: Path) -> None:
+    (workspace / "n.txt").write_text("a\nb\nc\nd\n")
+    file = (await lsp.read("n.txt", offset="2", limit="2"))["file"]
+    assert file["content"] == "     2\tb\n     3\tc"
+
+
+async def test_malformed_params_name_the_field(lsp: Session, workspace: Path) -> None:
+    (workspace / "n.txt").write_text("a\n")
+    error = await lsp.read_error("n.txt", offset="two")
+    assert error.data["kind"] == "bad_params"
+    assert error.data["field"] == "offset"
+    assert "offset" in error.message
+    missing = await lsp.error("readkeeper/read", {"offset": 1})
+    assert missing.data == {"kind": "bad_params", "field": "file_path"}
+    not_object = await lsp.error("readkeeper/read", ["a.txt"])  # type: ignore[arg-type]
+    assert not_object.data["kind"] == "bad_params"
+
+
+async def test_every_error_carries_its_kind(lsp: Session, workspace: Path) -> None:
+    (workspace / "dir").mkdir()
+    (workspace / "bin").write_bytes(b"\x00\x01\x02" * 100)
+    with open(workspace / "huge", "wb") as f:
+        f.truncate(10 << 20)
+    cases = {
+        "missing.txt": "not_found",
+        "dir": "is_directory",
+        "bin": "binary",
+        "huge": "too_large",
+        "/etc/hostname": "outside_workspace",
+    }
+    for path, kind in cases.items():
+        error = await lsp.read_error(path)
+        assert error.data["kind"] == kind, (path, error.data)
+        assert error.message
+
+
+async def test_unsaved_editor_buffer_is_what_the_agent_reads(lsp: Session, workspace: Path) -> None:
+    path = workspace / "doc.md"
+    path.write_text("on disk\n")
+    uri = lsp.open_document(path, "on disk\n", version=1)
+    file = (await lsp.read("doc.md"))["file"]
+    assert file["content"] == "     1\ton disk"
+    assert "unsaved" not in file  # open but clean: nothing to flag
+
+    lsp.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(
+                        start=types.Position(line=0, character=0),
+                        end=types.Position(line=0, character=2),
+                    ),
+                    text="typed in the editor,",
+                )
+            ],
+        )
+    )
+    file = (await lsp.read("doc.md"))["file"]
+    assert file["content"] == "     1\ttyped in the editor, disk"
+    assert file["unsaved"] is True
+    assert file["buffer_version"] == 2
+
+    lsp.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    file = (await lsp.read("doc.md"))["file"]
+    assert file["content"] == "     1\ton disk"
+    assert "unsaved" not in file
+
+
+async def test_forget_then_read_is_full_again(lsp: Session, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    await lsp.read("a.txt")
+    assert (await lsp.read("a.txt"))["type"] == "file_unchanged"
+    forgotten = await lsp.client.request("readkeeper/forget", {"paths": ["a.txt"]})
+    assert forgotten == {"session": "", "forgotten": 1}
+    assert (await lsp.read("a.txt"))["type"] == "text"
+
+
+async def test_sessions_are_separate(lsp: Session, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    await lsp.read("a.txt", session="chat-1")
+    assert (await lsp.read("a.txt", session="chat-2"))["type"] == "text"
+    assert (await lsp.read("a.txt", session="chat-1"))["type"] == "file_unchanged"
+    stats = await lsp.client.request("readkeeper/stats", {"session": "chat-1"})
+    assert stats["session"]["dedup_hits"] == 1
+    assert stats["total"]["reads"] == 3
+    assert stats["files_in_read_state"] == 1

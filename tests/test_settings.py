@@ -1,0 +1,112 @@
+"""Settings: environment > client settings > default, and bad values never crash."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from conftest import start_session
+from readkeeper.client import ReadkeeperClient
+from readkeeper.settings import SETTINGS, Settings, resolve_settings
+
+
+def test_defaults() -> None:
+    settings, warnings = resolve_settings({}, env={})
+    assert settings == Settings()
+    assert (settings.max_size_bytes, settings.max_tokens) == (262_144, 25_000)
+    assert warnings == []
+
+
+def test_environment_beats_client_beats_default() -> None:
+    env = {"READKEEPER_MAX_TOKENS": "1234"}
+    client = {"max_tokens": 999, "maxSizeBytes": "4096"}
+    settings, _ = resolve_settings(client, env=env)
+    assert settings.max_tokens == 1234
+    assert settings.max_size_bytes == 4096  # camelCase and a numeric string both work
+
+
+def test_an_invalid_value_warns_and_falls_through() -> None:
+    settings, warnings = resolve_settings(
+        {"max_tokens": "lots"}, env={"READKEEPER_MAX_SIZE_BYTES": "-5"}
+    )
+    assert settings.max_tokens == 25_000
+    assert settings.max_size_bytes == 262_144
+    assert len(warnings) == 2
+    assert "READKEEPER_MAX_SIZE_BYTES" in warnings[0]
+    assert "readkeeper.max_tokens" in warnings[1]
+
+
+def test_every_setting_is_in_the_readme() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for spec in SETTINGS:
+        assert f"`{spec.name}`" in readme, spec.name
+        assert spec.env_var in readme, spec.env_var
+
+
+def _lines_of(tokens_cap: int, workspace: Path) -> None:
+    (workspace / "log.txt").write_text("".join(f"{i} {'x' * 40} {i * 7}\n" for i in range(800)))
+
+
+async def test_initialization_options_apply(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    session = await start_session(workspace, settings={"readkeeper": {"defaultLimit": 10}})
+    try:
+        file = (await session.read("log.txt"))["file"]
+        assert file["num_lines"] == 10
+    finally:
+        await session.client.close()
+
+
+async def test_environment_wins_over_initialization_options(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    session = await start_session(
+        workspace, settings={"default_limit": 10}, env={"READKEEPER_DEFAULT_LIMIT": "3"}
+    )
+    try:
+        assert (await session.read("log.txt"))["file"]["num_lines"] == 3
+    finally:
+        await session.client.close()
+
+
+async def test_workspace_configuration_is_pulled_after_initialized(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    asked: list[Any] = []
+    client = ReadkeeperClient()
+
+    @client.feature(types.WORKSPACE_CONFIGURATION)
+    def configuration(client: ReadkeeperClient, params: types.ConfigurationParams) -> Any:
+        asked.append([item.section for item in params.items])
+        return [{"default_limit": 7}]
+
+    session = await start_session(workspace, client=client)
+    try:
+        for _ in range(100):  # the pull happens right after `initialized`
+            if asked:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        assert asked == [["readkeeper"]]
+        assert (await session.read("log.txt"))["file"]["num_lines"] == 7
+        # A pushed change applies too.
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"readkeeper": {"default_limit": 4}})
+        )
+        await asyncio.sleep(0.2)
+        assert (await session.read("log.txt", force=True))["file"]["num_lines"] == 4
+    finally:
+        await client.close()
+
+
+async def test_an_invalid_client_setting_is_shown_to_the_user(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    session = await start_session(workspace, settings={"max_tokens": "plenty"})
+    try:
+        file = (await session.read("log.txt"))["file"]
+        assert file["num_lines"] == 800  # the default cap applied, the server kept going
+        shown = [m.message for m in session.client.shown_messages]
+        assert any("max_tokens" in m and "plenty" in m for m in shown), shown
+    finally:
+        await session.client.close()
