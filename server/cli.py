@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
     commands.add_parser("demo", help="play a short agent session against a real server")
+    commands.add_parser("settings", help="print the settings table (Markdown)")
     return parser
 
 
@@ -57,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "read":
         return _read(args)
+    if args.command == "settings":
+        from .settings import markdown_table
+
+        print(markdown_table())
+        return 0
     if args.command == "demo":
         from .demo import main as demo
 

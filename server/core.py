@@ -9,29 +9,49 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from . import readers
+from .attachments.diagnostics import DiagnosticsStore
+from .changes import ChangeNotices
 from .errors import ReadkeeperError
 from .fileio import OpenedFile, digest, open_regular, read_at_most
+from .outputs import OutputFolders
 from .paths import Workspace
 from .protocol import (
+    AttachmentsParams,
+    ChangesParams,
+    ChangesResult,
+    DiagnosticsParams,
+    EditParams,
+    EditResult,
     ForgetParams,
+    NotebookEditParams,
+    NotebookEditResult,
+    NotebookResult,
     ReadParams,
     ReadResult,
     StatsParams,
     TextResult,
     UnchangedFile,
     UnchangedResult,
+    WriteParams,
+    WriteResult,
 )
 from .readers import text as text_reader
 from .readstate import ReadRecord, ReadStates, Scope, Source
 from .settings import Settings, resolve_settings
+from .snapshots import Snapshots
 from .stats import Stats
 from .tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from .watch import Watcher
 
 # What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
 STUB_TOKENS = 12
@@ -66,8 +86,20 @@ class Readkeeper:
         self.workspace = Workspace()
         self.workspace.set_roots(roots or [])
         self.read_states = ReadStates()
+        self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
         self.stats = Stats()
+        self.diagnostics = DiagnosticsStore()
+        self._attachment_pool: ThreadPoolExecutor | None = None
         self.buffers: Buffers = buffers or NoBuffers()
+        self.outputs = OutputFolders()  # rendered PDF pages, outside the workspace
+        # The watcher and change notices (watch.py, changes.py); a front end starts it.
+        self.notices = ChangeNotices(
+            self.read_states, self.snapshots, self._get_settings, self.stats
+        )
+        self.watcher: Watcher | None = None
+        self._watch_lock = threading.RLock()
+        self._watch_wanted = False
+        self._watch_callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
         self._settings_lock = threading.Lock()
         self.settings = Settings()
         self.tokens = TokenCounter(self.settings.token_encoding)
@@ -83,6 +115,7 @@ class Readkeeper:
             self.workspace.allowed = settings.allowed_paths
             if settings.token_encoding != self.tokens.encoding_name:
                 self.tokens = TokenCounter(settings.token_encoding)
+        self._restart_watcher_if_needed()
         return warnings
 
     # --- read ---------------------------------------------------------------------------
@@ -99,6 +132,10 @@ class Readkeeper:
         window = _window(params, settings)
         path = self.workspace.resolve(params.file_path, params.session)
         with open_regular(path) as opened:
+            # Images, PDFs and notebooks have their own readers, chosen by content.
+            kind = readers.sniff(os.pread(opened.fd, readers.SNIFF_BYTES, 0), path)
+            if kind is not None:
+                return self._read_document(kind, opened, window, params)
             if opened.size > settings.max_size_bytes:
                 if not window.ranged:
                     raise _too_large(opened, settings)
@@ -115,6 +152,7 @@ class Readkeeper:
             # Unsaved changes in the editor: the agent sees what the person sees.
             text, source, version = buffer.text, "buffer", buffer.version
             content_digest = digest(text.encode("utf-8", "surrogatepass"))
+        self.snapshots.put(path, content_digest, text)
 
         previous = self.read_states.get(params.session, path)
         if (
@@ -204,6 +242,106 @@ class Readkeeper:
         self.stats.add(params.session, reads=1, tokens_returned=view.file.tokens)
         return TextResult(view.file)
 
+    def _read_document(
+        self,
+        kind: readers.Kind,
+        opened: OpenedFile,
+        window: text_reader.Window,
+        params: ReadParams,
+    ) -> ReadResult:
+        """An image, PDF or notebook, under the same read-state rules as text."""
+        settings = self.settings
+        if opened.size > settings.max_document_bytes:
+            raise readers.too_large(opened.path, opened.size, settings)
+        data = read_at_most(opened.fd, settings.max_document_bytes + 1)
+        if len(data) > settings.max_document_bytes:  # grew while we looked
+            raise readers.too_large(opened.path, len(data), settings)
+        source: Source = "disk"
+        version: int | None = None
+        buffer = self.buffers.get(opened.path) if kind == "notebook" else None
+        if buffer is not None and buffer.text.encode("utf-8", "surrogatepass") != data:
+            # Unsaved changes in the editor: the agent sees what the person sees.
+            data = buffer.text.encode("utf-8", "surrogatepass")
+            source, version = "buffer", buffer.version
+        content_digest = digest(data)
+        view = readers.view_key(kind, params)
+
+        previous = self.read_states.get(params.session, opened.path)
+        if (
+            not params.force
+            and previous is not None
+            and not previous.partial
+            and previous.scope == "file"
+            and previous.source == source
+            and previous.digest == content_digest
+            and previous.same_view(window.offset, params.limit, view)
+        ):
+            self.stats.add(
+                params.session,
+                reads=1,
+                dedup_hits=1,
+                tokens_saved_by_stubs=max(0, previous.tokens - STUB_TOKENS),
+            )
+            self._remember(
+                params.session,
+                window,
+                params,
+                opened,
+                content_digest,
+                "file",
+                False,
+                previous.tokens,
+                source,
+                version,
+                view,
+            )
+            return UnchangedResult(UnchangedFile(opened.path))
+
+        document = readers.read_document(
+            kind,
+            data,
+            opened.path,
+            params,
+            window,
+            content_digest,
+            lambda: self._output_dir(params.session),
+            settings,
+            self.tokens,
+        )
+        result = document.result
+        if kind == "notebook" and len(data) <= readers.notebook.SNAPSHOT_MAX_BYTES:
+            # What the agent saw, so a cell edit after another program's change can be
+            # proved disjoint (notebook_edits.py).
+            self.snapshots.put(opened.path, content_digest, data.decode("utf-8-sig"))
+        if source == "buffer" and isinstance(result, NotebookResult):
+            result = NotebookResult(attrs.evolve(result.file, unsaved=True, buffer_version=version))
+        self._remember(
+            params.session,
+            window,
+            params,
+            opened,
+            content_digest,
+            "file",
+            document.partial,
+            document.tokens,
+            source,
+            version,
+            view,
+        )
+        self.stats.add(
+            params.session,
+            reads=1,
+            tokens_returned=document.tokens,
+            tokens_saved_by_budgets=document.tokens_left_out,
+        )
+        return result
+
+    def _output_dir(self, session: str) -> str:
+        """The session's folder for rendered pages, which its agent may then read."""
+        folder = self.outputs.for_session(session)
+        self.workspace.grant(session, folder)
+        return folder
+
     def _remember(
         self,
         session: str,
@@ -216,6 +354,7 @@ class Readkeeper:
         tokens: int,
         source: Source,
         version: int | None,
+        view: str = "",
     ) -> None:
         self.read_states.put(
             session,
@@ -231,8 +370,10 @@ class Readkeeper:
                 tokens=tokens,
                 source=source,
                 buffer_version=version,
+                view=view,
             ),
         )
+        self.diagnostics.mark_seen(session, opened.path)
 
     # --- read-state and counters --------------------------------------------------------
 
@@ -241,6 +382,7 @@ class Readkeeper:
         if params.paths is not None:
             paths = [os.path.realpath(self.workspace.absolute(p)) for p in params.paths]
         dropped = self.read_states.forget(params.session, paths)
+        self.notices.forget(params.session, paths)
         if paths is None:
             self.workspace.forget_grants(params.session)
         return {"session": params.session, "forgotten": dropped}
@@ -248,7 +390,197 @@ class Readkeeper:
     def stats_for(self, params: StatsParams) -> dict[str, Any]:
         result = self.stats.snapshot(params.session)
         result["files_in_read_state"] = self.read_states.count(params.session)
+        result["watcher"] = self.watcher_status()
         return result
+
+    # --- edits and writes (edits.py) ----------------------------------------------------
+
+    def edit(self, params: EditParams) -> EditResult:
+        try:
+            from . import edits  # deferred: not needed to answer `initialize`
+
+            result = edits.edit(self, params)
+        except ReadkeeperError as exc:
+            self._count_refusal(params.session, exc)
+            raise
+        self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
+        return result
+
+    def edit_cell(self, params: NotebookEditParams) -> NotebookEditResult:
+        """`readkeeper/edit` of a notebook cell (`cell_id`/`new_source`/`edit_mode`)."""
+        from . import notebook_edits
+
+        try:
+            result = notebook_edits.edit_cell(self, params)
+        except ReadkeeperError as exc:
+            self._count_refusal(params.session, exc)
+            raise
+        self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
+        return result
+
+    def write(self, params: WriteParams) -> WriteResult:
+        try:
+            from . import edits
+
+            result = edits.write(self, params)
+        except ReadkeeperError as exc:
+            self._count_refusal(params.session, exc)
+            raise
+        self.stats.add(params.session, writes=1)
+        return result
+
+    def _count_refusal(self, session: str, exc: ReadkeeperError) -> None:
+        self.stats.error(session, exc.kind)
+        if exc.kind == "stale":
+            self.stats.add(session, stale_edits_caught=1)
+
+    # --- attachments --------------------------------------------------------------------
+
+    @property
+    def attachment_pool(self) -> ThreadPoolExecutor:
+        """Threads for gathering attachment sources concurrently (made on first use)."""
+        with self._settings_lock:
+            if self._attachment_pool is None:
+                self._attachment_pool = ThreadPoolExecutor(8, thread_name_prefix="attach")
+            return self._attachment_pool
+
+    def attachments(self, params: AttachmentsParams) -> dict[str, Any]:
+        from .attachments.collect import TYPES, gather
+
+        unknown = sorted(set(params.types or ()) - set(TYPES))
+        if unknown:
+            raise ReadkeeperError(
+                "bad_params",
+                f"Unknown attachment types {unknown}; the types are {list(TYPES)}.",
+                field="types",
+            )
+        if params.budget_tokens is not None and params.budget_tokens < 1:
+            raise ReadkeeperError(
+                "bad_params", "budget_tokens must be 1 or more.", field="budget_tokens"
+            )
+        fitted = gather(self, params)
+        self.stats.attachments(params.session, fitted)
+        return fitted.as_json()
+
+    def did_change_diagnostics(self, params: DiagnosticsParams) -> int:
+        try:
+            return self.diagnostics.update(params.items)
+        except ValueError as exc:
+            raise ReadkeeperError(
+                "bad_params", f"Invalid diagnostics: {exc}.", field="items"
+            ) from None
+
+    def diagnostics_after_edit(
+        self, session: str, path: str, since_ns: int
+    ) -> dict[str, Any] | str | None:
+        """What the editor reports for a file just edited (see `after_edit`); waits up to
+        `edit_diagnostics_wait_ms`."""
+        from .attachments.diagnostics import after_edit
+
+        return after_edit(
+            self.diagnostics,
+            session,
+            path,
+            since_ns,
+            wait=self.settings.edit_diagnostics_wait_ms / 1000,
+            editor_has_it_open=self.buffers.get(path) is not None,
+        )
+
+    def close(self) -> None:
+        """Stop background work (the server calls this on shutdown)."""
+        if self._attachment_pool is not None:
+            self._attachment_pool.shutdown(wait=False, cancel_futures=True)
+        self.stop_watching()
+
+    # --- the watcher and change notices (watch.py, changes.py) --------------------------
+
+    def start_watching(
+        self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
+    ) -> bool:
+        """Start watching the workspace roots (in the background: this returns at once).
+        False when the `watch` setting is off. `warn` gets the one-off warnings (e.g. the
+        fallback to polling), `progress` the setup's ("begin"|"report"|"end", message)."""
+        from .watch import WatchCallbacks, Watcher
+
+        with self._watch_lock:
+            self._watch_wanted = True
+            self._watch_callbacks = (warn, progress)
+            if self.watcher is not None or not self.settings.watch:
+                return False
+            callbacks = WatchCallbacks(self.notices.process, self.read_states.files)
+            if warn is not None:
+                callbacks.warn = warn
+            callbacks.progress = progress
+            self.watcher = Watcher(self.workspace.roots, self.settings, callbacks, self.stats.watch)
+            self.watcher.start()
+            return True
+
+    def stop_watching(self) -> None:
+        """Stop the watcher and every thread it started."""
+        with self._watch_lock:
+            self._watch_wanted = False
+            watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    def roots_changed(self) -> None:
+        """The workspace roots changed (workspace/didChangeWorkspaceFolders)."""
+        with self._watch_lock:
+            if self.watcher is not None:
+                self.watcher.set_roots(self.workspace.roots)
+
+    def changes_for(self, params: ChangesParams) -> ChangesResult:
+        return self.notices.take(params.session)
+
+    def watcher_status(self) -> dict[str, Any]:
+        with self._watch_lock:
+            watcher = self.watcher
+        status: dict[str, Any] = {"state": "off"} if watcher is None else watcher.status()
+        status.update(self.stats.watch.as_dict())
+        return status
+
+    def _get_settings(self) -> Settings:
+        return self.settings
+
+    def _restart_watcher_if_needed(self) -> None:
+        """A watch setting changed: start again with it, in the background."""
+        with self._watch_lock:
+            watcher = self.watcher
+            if not self._watch_wanted:
+                return
+            if watcher is not None and _watch_settings(watcher.settings) == _watch_settings(
+                self.settings
+            ):
+                return
+            if watcher is None and not self.settings.watch:
+                return
+            warn, progress = self._watch_callbacks
+
+        def restart() -> None:
+            with self._watch_lock:
+                if self.watcher is not watcher:
+                    return  # someone else restarted or stopped it meanwhile
+                self.watcher = None
+            if watcher is not None:
+                watcher.stop()
+            with self._watch_lock:
+                if self._watch_wanted:
+                    self.start_watching(warn, progress)
+
+        threading.Thread(target=restart, name="readkeeper-watch-restart", daemon=True).start()
+
+
+Progress = Callable[[str, str], None]
+
+
+def _watch_settings(settings: Settings) -> tuple[Any, ...]:
+    return (
+        settings.watch,
+        settings.watch_exclude,
+        settings.watch_debounce_ms,
+        settings.watch_poll_interval_ms,
+        settings.watch_force_polling,
+    )
 
 
 def _window(params: ReadParams, settings: Settings) -> text_reader.Window:

@@ -9,6 +9,7 @@ writes one back.
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 SNIFF_BYTES = 8192
@@ -67,20 +68,44 @@ def _legacy(data: bytes, complete: bool) -> TextEncoding:
     if not candidates:
         raise NotText("no text encoding decodes it")
     # Windows-1252 is by far the most common legacy encoding in source trees, and
-    # charset-normalizer ranks it below look-alike code pages (cp1250, mac_latin2) on
-    # short Western text; whenever it is a clean candidate, it wins.
+    # charset-normalizer ranks it below look-alike code pages (cp1250, mac_latin2, even
+    # cp1006 on a line or two) on short Western text. It wins whenever it is a clean
+    # candidate or its reading looks Western: accented letters inside Latin words.
     names = [codecs.lookup(c.encoding).name for c in candidates]
-    name = "cp1252" if "cp1252" in names else names[0]
+    sample = data[: SNIFF_BYTES * 8]
+    single_byte = len(sample.decode(names[0], "ignore")) == len(sample)  # not cp932, gb18030...
+    western = "cp1252" in names or _reads_as_western(sample)
+    name = "cp1252" if single_byte and western else names[0]
     try:
-        sample = data[: SNIFF_BYTES * 8].decode(name, "ignore" if not complete else "strict")
+        shown = sample.decode(name, "ignore" if not complete else "strict")
         if complete:
             data.decode(name)
     except UnicodeDecodeError as exc:
         raise NotText(f"it is not valid {name} at byte {exc.start}") from None
-    controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b")
-    if controls > max(2, len(sample) // 100):
+    controls = sum(1 for ch in shown if ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b")
+    if controls > max(2, len(shown) // 100):
         raise NotText("it is mostly control characters")
     return TextEncoding(name)
+
+
+def _reads_as_western(data: bytes) -> bool:
+    """Does the cp1252 reading of `data` look like Western text? Its non-ASCII letters sit
+    beside ASCII letters ("naïve", "Größe") or alone ("é"); Cyrillic or Greek read as
+    cp1252 instead comes out as whole words of accented letters ("Ïðèâåò")."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    western = foreign = 0
+    for word in re.findall(r"[^\W\d_]+", text):
+        accented = sum(1 for ch in word if not ch.isascii())
+        if not accented:
+            continue
+        if len(word) == 1 or accented < len(word):
+            western += accented
+        else:
+            foreign += accented
+    return western > 0 and western >= foreign
 
 
 def decode(data: bytes, encoding: TextEncoding) -> str:

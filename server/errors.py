@@ -26,6 +26,8 @@ ErrorKind = Literal[
     "no_change",
     "bad_params",
     "unsupported",
+    "encrypted",
+    "corrupt",
 ]
 
 

@@ -11,21 +11,40 @@ import asyncio
 import json
 import logging
 import os
+import stat
+import sys
 import threading
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, BinaryIO, ClassVar, TypeVar
 
 import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from . import __version__
 from .core import Buffer, Readkeeper
+from .edits import TextChange, lsp_position
 from .errors import ReadkeeperError
-from .protocol import ForgetParams, ReadParams, StatsParams, structure, unstructure
+from .protocol import (
+    AttachmentsParams,
+    ChangesParams,
+    DiagnosticsParams,
+    DidChangeReadFilesParams,
+    EditParams,
+    FileChange,
+    ForgetParams,
+    NotebookEditParams,
+    ReadParams,
+    StatsParams,
+    WriteParams,
+    structure,
+    unstructure,
+)
 
 log = logging.getLogger("readkeeper")
 T = TypeVar("T")
@@ -79,6 +98,46 @@ class ReadkeeperServer(LanguageServer):
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
 
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio. pygls reads stdin on a worker thread, one hop per header line
+        and per body; reading the pipe on the event loop halves the cost of a round trip.
+        Anything that is not a pipe or socket (a file, a terminal) goes the pygls way."""
+        stdin = stdin or sys.stdin.buffer
+        try:
+            mode = os.fstat(stdin.fileno()).st_mode
+        except (OSError, ValueError, AttributeError):
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve_pipe() -> None:
+            reader = asyncio.StreamReader()
+            await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), stdin
+            )
+            try:
+                await run_async(
+                    stop_event=stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=logging.getLogger("pygls.io_"),
+                    error_handler=self.report_server_error,
+                )
+            except asyncio.IncompleteReadError:
+                log.warning("The client closed the connection in the middle of a message.")
+
+        try:
+            asyncio.run(serve_pipe())
+        except BrokenPipeError:
+            log.error("Connection to the client is lost; shutting down.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         # JSON-RPC answers an unreadable message with id null: the client learns that
         # something it sent was lost, and the server carries on with the next message.
@@ -90,8 +149,8 @@ class ReadkeeperServer(LanguageServer):
             reply = None
         if reply is not None:
             # Sent as plain JSON: lsprotocol's converter would drop the required null id.
-            error = {"code": reply.code, "message": reply.message}
-            self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error})
+            payload = {"code": reply.code, "message": reply.message}
+            self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": payload})
         log.error("%s", error)
 
     def notify_user(self, message: str, kind: types.MessageType) -> None:
@@ -143,6 +202,57 @@ class EditorBuffers:
             return None
         return Buffer(text=document.source, version=document.version)
 
+    # --- edits of open buffers (edits.BufferEditor) ---
+
+    loop: asyncio.AbstractEventLoop | None = None  # set by the edit/write handlers
+
+    def apply_edits(
+        self, real_path: str, version: int | None, text: str, changes: Sequence[TextChange]
+    ) -> str | None:
+        """Apply `changes` to the open document with `workspace/applyEdit`; None when the
+        editor applied them, else why not. Runs on a worker thread, which waits for
+        the editor's answer while the event loop sends the request."""
+        server = self._server
+        uri = server._open_uris.get(real_path)
+        if uri is None or self.loop is None:
+            return "the document is no longer open"
+        caps = server.client_capabilities.workspace
+        if not (caps and caps.apply_edit):
+            return "the editor does not accept workspace/applyEdit"
+        encoding = server.workspace.position_encoding
+        units = str(getattr(encoding, "value", encoding) or "utf-16")
+        text_edits = [
+            types.TextEdit(
+                range=types.Range(
+                    start=types.Position(*lsp_position(text, change.start, units)),
+                    end=types.Position(*lsp_position(text, change.end, units)),
+                ),
+                new_text=change.text,
+            )
+            for change in changes
+        ]
+        if caps.workspace_edit and caps.workspace_edit.document_changes:
+            # Versioned: the editor refuses it if the person typed since we looked.
+            document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            edit = types.WorkspaceEdit(
+                document_changes=[types.TextDocumentEdit(text_document=document, edits=text_edits)]
+            )
+        else:
+            edit = types.WorkspaceEdit(changes={uri: text_edits})
+        params = types.ApplyWorkspaceEditParams(edit=edit, label="readkeeper: agent edit")
+
+        async def send() -> types.ApplyWorkspaceEditResult:
+            return await server.workspace_apply_edit_async(params)
+
+        try:
+            pending = asyncio.run_coroutine_threadsafe(send(), self.loop)
+            answer = pending.result(APPLY_EDIT_TIMEOUT_S)
+        except Exception as exc:  # a timeout, or the client failed the request
+            return f"workspace/applyEdit failed: {exc or type(exc).__name__}"
+        if not answer.applied:
+            return answer.failure_reason or "the editor did not apply it"
+        return None
+
 
 server = ReadkeeperServer()
 
@@ -181,6 +291,7 @@ async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) 
     # Load the token table now, off the request path, so the first big read is not slow.
     threading.Thread(target=ls.core.tokens.warm_up, name="tiktoken-warmup", daemon=True).start()
     await pull_configuration(ls)
+    start_watching(ls)
 
 
 async def pull_configuration(ls: ReadkeeperServer) -> None:
@@ -216,6 +327,7 @@ async def on_configuration(
 def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
     ls.core.workspace.set_roots([r for r in roots if r])
+    ls.core.roots_changed()
 
 
 # --- editor documents ---------------------------------------------------------------------
@@ -293,6 +405,159 @@ def stats(ls: ReadkeeperServer, raw: Any) -> Any:
         return ls.core.stats_for(structure(raw, StatsParams))
     except ReadkeeperError as exc:
         raise to_rpc_error(exc) from None
+
+
+# --- attachments --------------------------------------------------------------------------
+
+
+@server.feature("readkeeper/attachments")
+async def attachments(ls: ReadkeeperServer, raw: Any) -> Any:
+    try:
+        return await ls.run(ls.core.attachments, structure(raw, AttachmentsParams))
+    except ReadkeeperError as exc:
+        raise to_rpc_error(exc) from None
+
+
+@server.feature("readkeeper/didChangeDiagnostics")
+def did_change_diagnostics(ls: ReadkeeperServer, raw: Any) -> None:
+    try:
+        ls.core.did_change_diagnostics(structure(raw, DiagnosticsParams))
+    except ReadkeeperError as exc:  # a notification has no reply: tell the log
+        log.warning("readkeeper/didChangeDiagnostics ignored: %s", exc.message)
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(ls: ReadkeeperServer, params: None) -> None:
+    ls.core.close()
+
+
+# --- edits and writes ---------------------------------------------------------------------
+
+# How long an edit of an open buffer waits for the editor to answer workspace/applyEdit.
+APPLY_EDIT_TIMEOUT_S = 30.0
+
+
+# A notebook cell edit names a cell instead of old_string/new_string.
+NOTEBOOK_EDIT_FIELDS = frozenset({"cell_id", "new_source", "edit_mode"})
+
+
+@server.feature("readkeeper/edit")
+async def edit(ls: ReadkeeperServer, raw: Any) -> Any:
+    try:
+        if isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
+            cell_params = structure(raw, NotebookEditParams)
+            return unstructure(await ls.run(ls.core.edit_cell, cell_params))
+        params = structure(raw, EditParams)
+        _editor_buffers(ls).loop = asyncio.get_running_loop()
+        since = time.time_ns()
+        result = unstructure(await ls.run(ls.core.edit, params))
+    except ReadkeeperError as exc:
+        raise to_rpc_error(exc) from None
+    return await with_diagnostics(ls, params.session, result, since)
+
+
+async def with_diagnostics(
+    ls: ReadkeeperServer, session: str, result: dict[str, Any], since: int
+) -> dict[str, Any]:
+    """Add the editor's diagnostics for the changed file; a problem here never fails
+    the edit or write, which has already happened."""
+    try:
+        found = await ls.run(ls.core.diagnostics_after_edit, session, result["file_path"], since)
+    except Exception:
+        log.exception("Diagnostics after the change to %s failed", result["file_path"])
+        return result
+    if found is not None:
+        result["diagnostics"] = found
+    return result
+
+
+@server.feature("readkeeper/write")
+async def write(ls: ReadkeeperServer, raw: Any) -> Any:
+    try:
+        params = structure(raw, WriteParams)
+        _editor_buffers(ls).loop = asyncio.get_running_loop()
+        since = time.time_ns()
+        result = unstructure(await ls.run(ls.core.write, params))
+    except ReadkeeperError as exc:
+        raise to_rpc_error(exc) from None
+    return await with_diagnostics(ls, params.session, result, since)
+
+
+def _editor_buffers(ls: ReadkeeperServer) -> EditorBuffers:
+    buffers = ls.core.buffers
+    assert isinstance(buffers, EditorBuffers)
+    return buffers
+
+
+# --- the watcher and change notices -------------------------------------------------------
+
+DID_CHANGE_READ_FILES = "readkeeper/didChangeReadFiles"
+
+
+def start_watching(ls: ReadkeeperServer) -> None:
+    """Start the watcher (after `initialized`; its setup runs on its own thread), with
+    its notices sent as readkeeper/didChangeReadFiles."""
+    loop = asyncio.get_running_loop()
+
+    def notice(session: str, changes: list[FileChange]) -> None:
+        if loop.is_closed():  # shutting down
+            return
+        payload = unstructure(DidChangeReadFilesParams(session, changes))
+        loop.call_soon_threadsafe(ls.protocol.notify, DID_CHANGE_READ_FILES, payload)
+
+    ls.core.notices.on_notice = notice
+    ls.core.start_watching(log.warning, WatchProgress(ls, loop))
+
+
+class WatchProgress:
+    """Work-done progress for the watcher's setup, when the client supports it. Called
+    from the watcher's threads with ("begin" | "report" | "end", message)."""
+
+    def __init__(self, ls: ReadkeeperServer, loop: asyncio.AbstractEventLoop) -> None:
+        self._ls = ls
+        self._loop = loop
+        self._lock = asyncio.Lock()
+        self._token: str | None = None
+        self._count = 0
+
+    def __call__(self, stage: str, message: str) -> None:
+        window = self._ls.client_capabilities.window
+        if window and window.work_done_progress and not self._loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self._step(stage, message), self._loop)
+
+    async def _step(self, stage: str, message: str) -> None:
+        progress = self._ls.work_done_progress
+        async with self._lock:  # steps run in the order they were called
+            if stage == "begin":
+                self._count += 1
+                token = f"readkeeper-watch-{os.getpid()}-{self._count}"
+                self._token = None
+                try:
+                    await asyncio.wait_for(progress.create_async(token), 10)
+                except Exception as exc:  # no progress, then; the watcher carries on
+                    log.info("window/workDoneProgress/create failed: %s", exc)
+                    return
+                self._token = token
+                title = "readkeeper: watching the workspace"
+                progress.begin(token, types.WorkDoneProgressBegin(title=title, message=message))
+            elif self._token is not None and stage == "report":
+                progress.report(self._token, types.WorkDoneProgressReport(message=message))
+            elif self._token is not None and stage == "end":
+                progress.end(self._token, types.WorkDoneProgressEnd(message=message))
+                self._token = None
+
+
+@server.feature("readkeeper/changes")
+async def changes(ls: ReadkeeperServer, raw: Any) -> Any:
+    try:
+        return unstructure(await ls.run(ls.core.changes_for, structure(raw, ChangesParams)))
+    except ReadkeeperError as exc:
+        raise to_rpc_error(exc) from None
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: ReadkeeperServer, params: None) -> None:
+    ls.core.close()  # after `shutdown` this finds nothing left to stop
 
 
 def serve(tcp: tuple[str, int] | None = None) -> None:

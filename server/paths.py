@@ -64,6 +64,13 @@ class Workspace:
         base = self.roots[0] if self.roots else os.getcwd()
         return os.path.normpath(os.path.join(base, expanded))
 
+    def display(self, path: str) -> str:
+        """`path` relative to its root when inside one (shorter for the agent to read)."""
+        for root in self.roots:
+            if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
+                return path[len(root) + 1 :]
+        return path
+
     def grant(self, session: str, real_path: str, once: bool = False) -> None:
         with self._lock:
             grants = self._granted_once if once else self._granted

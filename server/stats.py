@@ -5,7 +5,10 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .attachments.model import Fitted
 
 
 @dataclass
@@ -16,11 +19,50 @@ class Counters:
     tokens_saved_by_stubs: int = 0
     tokens_saved_by_budgets: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    # Attachments: requests served, tokens attached, and items dropped or cut, by type.
+    attachments_served: int = 0
+    attachment_tokens: int = 0
+    attachments_dropped: Counter[str] = field(default_factory=Counter)
+    attachments_truncated: Counter[str] = field(default_factory=Counter)
+    # Edits and writes: applied, refused as stale, and applied over a disjoint change.
+    edits: int = 0
+    writes: int = 0
+    stale_edits_caught: int = 0
+    disjoint_merges: int = 0
+    # Change notices (changes.py): pushed as readkeeper/didChangeReadFiles, and returned
+    # by readkeeper/changes.
+    notices_sent: int = 0
+    changes_reported: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["errors"] = dict(self.errors)
+        for name, value in data.items():
+            if isinstance(value, Counter):
+                # asdict() rebuilt the Counter from (key, count) pairs: take the real one.
+                data[name] = dict(getattr(self, name))
         return data
+
+
+@dataclass
+class WatchCounters:
+    """The watcher's counters (watch.py), server-wide, written by the watcher's threads
+    (a reader may see a value a moment old)."""
+
+    events: int = 0  # file events received
+    ignored_events: int = 0  # of which in ignored paths
+    coalesced_bursts: int = 0  # paths whose several events were looked at once
+    coalesced_events: int = 0  # events saved by that
+    batches: int = 0
+    folders_walked: int = 0  # folders given a watch (again after an overflow)
+    skipped_folders: int = 0  # ignored folders, never watched
+    overflows: int = 0  # kernel event queue overflows (the read files are re-checked)
+    polls: int = 0  # polling rounds (fallback, or roots on unreliable filesystems)
+    polled_files: int = 0
+    fallback_active: bool = False
+    failures: int = 0  # batches that failed (logged once; reads and edits are unaffected)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class Stats:
@@ -28,6 +70,7 @@ class Stats:
 
     def __init__(self) -> None:
         self.total = Counters()
+        self.watch = WatchCounters()
         self._sessions: dict[str, Counters] = {}
         self._lock = threading.Lock()
 
@@ -42,6 +85,16 @@ class Stats:
         with self._lock:
             self._sessions.setdefault(session, Counters()).errors[kind] += 1
             self.total.errors[kind] += 1
+
+    def attachments(self, session: str, fitted: Fitted) -> None:
+        with self._lock:
+            for counters in (self._sessions.setdefault(session, Counters()), self.total):
+                counters.attachments_served += 1
+                counters.attachment_tokens += fitted.used_tokens
+                counters.attachments_dropped.update(d.type for d in fitted.dropped)
+                counters.attachments_truncated.update(
+                    a.type for a in fitted.attachments if a.truncated
+                )
 
     def snapshot(self, session: str | None) -> dict[str, Any]:
         with self._lock:

@@ -410,3 +410,21 @@ def test_ranged_view_of_a_huge_file_stubs_until_the_range_changes(
     text = big.read_text().replace("entry 11\n", "entry XX\n")
     big.write_text(text)
     assert read(core, big, offset=10, limit=5)["type"] == "text"
+
+
+@pytest.mark.parametrize(
+    ("codec", "text"),
+    [
+        ("latin-1", "naïve café\n"),
+        ("latin-1", "Größe\n"),
+        ("cp1252", 'x = "é"  # one accented letter\n'),
+        ("cp1251", "Привет, как дела?\n"),
+        ("cp1253", "Καλημέρα κόσμε\n"),
+        ("shift_jis", "これは日本語です\n"),
+    ],
+)
+def test_short_legacy_files_decode_to_the_right_letters(
+    core: Readkeeper, workspace: Path, codec: str, text: str
+) -> None:
+    (workspace / "short.txt").write_bytes(text.encode(codec))
+    assert text_file(core, "short.txt")["content"] == f"     1\t{text.rstrip()}"

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from conftest import start_session
 from readkeeper.client import ReadkeeperClient
-from readkeeper.settings import SETTINGS, Settings, resolve_settings
+from readkeeper.settings import SETTINGS, Settings, markdown_table, resolve_settings
 
 
 def test_defaults() -> None:
@@ -39,11 +39,13 @@ def test_an_invalid_value_warns_and_falls_through() -> None:
     assert "readkeeper.max_tokens" in warnings[1]
 
 
-def test_every_setting_is_in_the_readme() -> None:
+def test_the_readme_settings_table_is_generated_from_the_settings() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
+    start, end = "<!-- settings:start -->\n", "\n<!-- settings:end -->"
+    table = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert table == markdown_table(), "README is stale: paste `readkeeper settings` there"
     for spec in SETTINGS:
-        assert f"`{spec.name}`" in readme, spec.name
-        assert spec.env_var in readme, spec.env_var
+        assert spec.env_var in table
 
 
 def _lines_of(tokens_cap: int, workspace: Path) -> None:

@@ -1,0 +1,134 @@
+"""The readers, one module per kind of file, and `sniff`, which picks one.
+
+The bytes decide first: a PNG named `notes.txt` is an image, and a text file named
+`logo.png` (a Git LFS pointer, say) is text. The name decides only where the bytes
+cannot: a notebook is JSON, with no signature of its own. SVG is text. Files no
+reader claims go to the text reader, which refuses what is not text.
+
+`read_document` runs the reader for a kind; the core keeps the read-state around it.
+Heavy libraries (Pillow, pypdf, pypdfium2, nbformat) are imported inside the readers,
+on first use, never when the server starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import ReadkeeperError
+from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult, ReadParams
+from ..settings import Settings
+from ..tokens import TokenCounter
+from .text import Window
+
+Kind = Literal["image", "pdf", "notebook"]
+
+# Enough for every signature below (a PDF header may sit up to 1 KB into the file).
+SNIFF_BYTES = 1024
+
+_IMAGE_SIGNATURES = (
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",  # JPEG
+    b"GIF87a",
+    b"GIF89a",
+    b"II*\x00",  # TIFF, little-endian
+    b"MM\x00*",  # TIFF, big-endian
+)
+# The sizes of the BMP info headers Pillow reads (BITMAPCOREHEADER .. BITMAPV5HEADER).
+_BMP_INFO_SIZES = {12, 40, 52, 56, 64, 108, 124}
+
+
+def sniff(head: bytes, path: str) -> Kind | None:
+    """Which reader `path` needs, from its first `SNIFF_BYTES` bytes; None for text."""
+    if head.startswith(_IMAGE_SIGNATURES) or _is_webp(head) or _is_bmp(head):
+        return "image"
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    extension = os.path.splitext(path)[1].lower()
+    # Readers of PDFs accept junk before the header; trust that only in a .pdf.
+    if extension == ".pdf" and b"%PDF-" in head[:SNIFF_BYTES]:
+        return "pdf"
+    if extension == ".ipynb":
+        return "notebook"
+    return None
+
+
+def _is_webp(head: bytes) -> bool:
+    return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+
+
+def _is_bmp(head: bytes) -> bool:
+    # "BM" alone starts plenty of text files; the info header's size field does not.
+    return head[:2] == b"BM" and int.from_bytes(head[14:18], "little") in _BMP_INFO_SIZES
+
+
+# --- one call for every reader but text -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    result: ImageResult | PdfResult | PartsResult | NotebookResult
+    partial: bool  # the agent got less than it asked for: never answered with a stub
+    tokens: int
+    tokens_left_out: int  # estimate of what the budgets kept from the agent
+
+
+def view_key(kind: Kind, params: ReadParams) -> str:
+    """What, beyond offset/limit, makes two reads of the same bytes the same view."""
+    if kind == "pdf":
+        from .pdf import canonical_pages
+
+        return f"pages={canonical_pages(params.pages)};render={int(params.render)}"
+    if kind == "notebook":
+        return f"images={int(params.include_images)}"
+    return ""
+
+
+def read_document(
+    kind: Kind,
+    data: bytes,
+    path: str,
+    params: ReadParams,
+    window: Window,
+    content_digest: str,
+    output_dir: Callable[[], str],
+    settings: Settings,
+    counter: TokenCounter,
+) -> DocumentView:
+    """Run the reader for `kind` on a file's bytes (already read within the byte cap)."""
+    if kind == "image":
+        from .image import read_image, tokens_for
+
+        image = read_image(data, path, settings)
+        dims = image.dimensions
+        unbudgeted = tokens_for(dims.original_width, dims.original_height)
+        return DocumentView(
+            ImageResult(image), False, image.tokens, max(0, unbudgeted - image.tokens)
+        )
+    if kind == "pdf":
+        from .pdf import read_pdf
+
+        result = read_pdf(
+            data, path, params.pages, params.render, output_dir, content_digest, settings, counter
+        )
+        return DocumentView(result, result.file.partial, result.file.tokens, 0)
+    from .notebook import read_notebook
+
+    view = read_notebook(data, path, window, params.include_images, settings, counter)
+    return DocumentView(
+        NotebookResult(view.file), view.file.partial, view.file.tokens, view.tokens_left_out
+    )
+
+
+def too_large(path: str, size: int, settings: Settings) -> ReadkeeperError:
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {size:,} bytes, over the {settings.max_document_bytes:,}-byte limit for "
+        "images, PDFs and notebooks. Ask the user for a smaller copy (or to raise the "
+        "max_document_bytes setting, READKEEPER_MAX_DOCUMENT_BYTES).",
+        file_path=path,
+        size=size,
+        max_document_bytes=settings.max_document_bytes,
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -81,7 +82,29 @@ def _cut(line: str, settings: Settings) -> tuple[str, bool]:
     return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]", True
 
 
-def _number(lines: list[str], start: int, settings: Settings) -> tuple[list[str], int]:
+# "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
+# file, and the same first few thousand come up on every read.
+_PREFIXES: list[str] = []
+_PREFIXES_LOCK = threading.Lock()
+_PREFIX_CACHE_LINES = 1 << 16
+
+
+def _prefixes(start: int, count: int) -> list[str]:
+    end = start + count
+    if end > _PREFIX_CACHE_LINES:
+        return [f"{n:>6}\t" for n in range(start, end)]
+    if len(_PREFIXES) < end:
+        with _PREFIXES_LOCK:
+            _PREFIXES.extend(f"{n:>6}\t" for n in range(len(_PREFIXES), end))
+    return _PREFIXES[start:end]
+
+
+def _number(
+    lines: list[str], start: int, settings: Settings, has_cr: bool = True
+) -> tuple[list[str], int]:
+    if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
+        # The common case: no line to cut, no CR to drop.
+        return list(map(str.__add__, _prefixes(start, len(lines)), lines)), 0
     numbered: list[str] = []
     cut_count = 0
     for number, line in enumerate(lines, start):
@@ -155,7 +178,7 @@ def view(
         )
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    numbered, cut_count = _number(chosen, window.offset, settings)
+    numbered, cut_count = _number(chosen, window.offset, settings, has_cr="\r" in text)
     content = "\n".join(numbered)
     tokens = counter.measure(
         content, settings.max_tokens, key=(content_digest, window.offset, len(numbered))

@@ -1,0 +1,137 @@
+"""Fitting attachments into a token budget: cap each, keep the most valuable, say what was cut.
+
+1. Each text item is capped at its type's `max_tokens`; a cut ends with a note saying
+   what was left out and which call gets the rest.
+2. Items are taken by priority (the user's own input first). Once a droppable item does
+   not fit, it and every lower-priority item are dropped, so a lower priority never
+   survives at the expense of a higher one. An item that does not fit but has room for
+   a useful part is cut to the room left instead.
+3. The user's own input is never dropped while its note alone can fit: it is cut instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+from .model import Attachment, Dropped, Fitted
+
+# Below this, a cut item is more note than content: drop it instead.
+MIN_USEFUL_TOKENS = 200
+
+
+class Counter(Protocol):
+    def count(self, text: str) -> int: ...
+
+    def count_lines(self, lines: Sequence[str]) -> list[int]: ...
+
+
+def _note(item: Attachment, kept_lines: int, total_lines: int) -> str:
+    what = (
+        f"showing {kept_lines} of {total_lines} lines"
+        if kept_lines
+        else f"none of its {total_lines} lines fit"
+    )
+    hint = item.rest_hint
+    if item.file_path is not None:
+        rest = {"file_path": item.file_path, "offset": item.first_line + kept_lines}
+        hint = f"Read the rest with readkeeper/read {json.dumps(rest)}."
+    return f"\n[{item.type} cut to fit the token budget: {what}. {hint}]".replace(" ]", "]")
+
+
+def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
+    """Cut `item`'s text to at most `limit` tokens, note included. False if even the
+    note does not fit (the item is left unchanged)."""
+    if not isinstance(item.content, str):
+        return False
+    lines = item.content.split("\n")
+    widest_note = _note(item, len(lines), len(lines))
+    room = limit - counter.count(widest_note)
+    if room < 0:
+        return False
+    per_line = counter.count_lines(lines)
+    kept, used = 0, 0
+    for tokens in per_line:
+        if used + tokens > room:
+            break
+        used += tokens
+        kept += 1
+    while True:
+        text = "\n".join(lines[:kept]) + _note(item, kept, len(lines))
+        tokens = counter.count(text)
+        if tokens <= limit or kept == 0:
+            break
+        kept -= 1  # per-line counts can undercount where lines merge into one token
+    if tokens > limit:
+        return False
+    item.content = text.lstrip("\n") if kept == 0 else text
+    item.tokens = counter.count(item.content)
+    item.truncated = True
+    return True
+
+
+def measure(item: Attachment, counter: Counter) -> bool:
+    """Count `item` and cap it at its type's own limit; False if it cannot be capped."""
+    if isinstance(item.content, str):
+        item.tokens = counter.count(item.content)
+    return item.tokens <= item.max_tokens or truncate(item, item.max_tokens, counter)
+
+
+def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
+    dropped: list[Dropped] = []
+    uncappable = set()
+    for index, item in enumerate(items):
+        if not measure(item, counter) and not item.protected:
+            uncappable.add(index)
+            dropped.append(
+                Dropped(
+                    item.type,
+                    item.source,
+                    f"{item.tokens} tokens, over its {item.max_tokens}-token cap, which is too "
+                    "small to hold even a note about the cut",
+                    item.tokens,
+                )
+            )
+    order = sorted(
+        (i for i in range(len(items)) if i not in uncappable),
+        key=lambda i: (not items[i].protected, -items[i].priority, i),
+    )
+    kept: set[int] = set()
+    remaining = budget
+    missed: Attachment | None = None  # the first droppable item that did not fit
+    for index in order:
+        item = items[index]
+        if not item.protected and missed is not None:
+            dropped.append(
+                Dropped(
+                    item.type,
+                    item.source,
+                    f"ranked after the {missed.type} attachment (priority {missed.priority}) "
+                    "that did not fit",
+                    item.tokens,
+                )
+            )
+            continue
+        worth_cutting = item.protected or remaining >= MIN_USEFUL_TOKENS
+        fits = item.tokens <= remaining or (worth_cutting and truncate(item, remaining, counter))
+        if not fits:
+            dropped.append(
+                Dropped(
+                    item.type,
+                    item.source,
+                    f"needs {item.tokens} tokens; {remaining} of the {budget}-token budget "
+                    "were left",
+                    item.tokens,
+                )
+            )
+            if not item.protected:
+                missed = item
+            continue
+        kept.add(index)
+        remaining -= item.tokens
+    return Fitted(
+        attachments=[items[i] for i in range(len(items)) if i in kept],
+        dropped=dropped,
+        budget_tokens=budget,
+    )

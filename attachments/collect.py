@@ -1,0 +1,384 @@
+"""Collecting a turn's attachments: three ordered phases, each gathered concurrently.
+
+1. user input: the files the user attached or @-mentioned (read through the normal
+   readers and budgets), and memory files above them;
+2. thread: diagnostics the editor forwarded, change notices for files this session read;
+3. main thread: memory files at the roots, the active editor's selection, git status.
+
+A source that fails or runs past `attachments_timeout_ms` is reported in `dropped` with
+its error; it never fails the request. Everything collected then goes to the budgeter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from readkeeper.errors import ReadkeeperError
+from readkeeper.fileio import open_regular, read_at_most
+from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
+from readkeeper.readers.text import decode_text
+from readkeeper.tokens import estimate_tokens
+
+from . import diagnostics, gitstatus, memory
+from .budget import fit
+from .model import (
+    CHANGES,
+    DIAGNOSTICS,
+    GIT_STATUS,
+    MEMORY,
+    NEW_DIAGNOSTICS,
+    SELECTION,
+    USER,
+    Attachment,
+    Dropped,
+    Fitted,
+)
+
+if TYPE_CHECKING:
+    from readkeeper.core import Readkeeper
+
+TYPES = ("file", "memory", "diagnostics", "changes", "selection", "git_status")
+
+# Sources pre-cut their text by the cheap estimate (with this much slack) so that exact
+# counting, which the budgeter then does, only ever sees about a cap's worth of text.
+# The estimate overcounts ordinary text, so the exact count rarely has to cut again.
+_ESTIMATE_SLACK = 1.0
+
+
+@dataclass(frozen=True)
+class Source:
+    type: str
+    name: str
+    run: Callable[[], list[Attachment]]
+
+
+def gather(core: Readkeeper, params: AttachmentsParams) -> Fitted:
+    wanted = set(params.types) if params.types is not None else set(TYPES)
+    settings = core.settings
+    budget = params.budget_tokens or settings.attachments_budget_tokens
+    mentions = [core.workspace.absolute(p) for p in params.mentions or []]
+    phases = [
+        _user_phase(core, params, mentions, wanted),
+        _thread_phase(core, params, mentions, wanted),
+        _main_phase(core, params, wanted),
+    ]
+    items: list[Attachment] = []
+    dropped: list[Dropped] = []
+    timeout = settings.attachments_timeout_ms / 1000
+    for phase in phases:
+        got, failed = _run_phase(core.attachment_pool, phase, timeout)
+        items.extend(got)
+        dropped.extend(failed)
+    seen_memory: set[str] = set()
+    unique: list[Attachment] = []
+    for item in items:  # a memory file above a mention may also sit at a root
+        if item.type == "memory":
+            if item.source in seen_memory:
+                continue
+            seen_memory.add(item.source)
+        unique.append(item)
+    fitted = fit(unique, budget, core.tokens)
+    lost = [d.source for d in fitted.dropped if d.type == "changes"]
+    if lost:
+        core.notices.restore(params.session, lost)
+    fitted.dropped[:0] = dropped
+    return fitted
+
+
+def _run_phase(
+    pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float
+) -> tuple[list[Attachment], list[Dropped]]:
+    futures: list[tuple[Source, Future[list[Attachment]]]] = [
+        (source, pool.submit(source.run)) for source in sources
+    ]
+    wait([f for _, f in futures], timeout=timeout)
+    items: list[Attachment] = []
+    dropped: list[Dropped] = []
+    for source, future in futures:
+        if not future.done():
+            future.cancel()
+            dropped.append(Dropped(source.type, source.name, f"timed out after {timeout:g} s"))
+            continue
+        error = future.exception()
+        if error is None:
+            items.extend(future.result())
+        elif isinstance(error, ReadkeeperError):
+            dropped.append(Dropped(source.type, source.name, f"{error.kind}: {error.message}"))
+        else:
+            dropped.append(Dropped(source.type, source.name, f"failed: {error!r}"))
+    return items, dropped
+
+
+# --- phase 1: the user's own input ---------------------------------------------------------
+
+
+def _user_phase(
+    core: Readkeeper, params: AttachmentsParams, mentions: list[str], wanted: set[str]
+) -> list[Source]:
+    sources: list[Source] = []
+    if "file" in wanted:
+        for path in mentions:
+            sources.append(Source("file", path, partial(_mention, core, params, path)))
+    if "memory" in wanted and mentions:
+        sources.append(
+            Source(
+                "memory",
+                "memory files above mentions",
+                lambda: _memory_items(core, memory.above(_real(mentions), core.workspace.roots)),
+            )
+        )
+    return sources
+
+
+def _mention(core: Readkeeper, params: AttachmentsParams, path: str) -> list[Attachment]:
+    return [_mentioned_file(core, params, path)]
+
+
+def _mentioned_file(core: Readkeeper, params: AttachmentsParams, path: str) -> Attachment:
+    result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
+    file = result["file"]
+    common: dict[str, Any] = {
+        "type": "file",
+        "priority": USER,
+        "protected": True,
+        "source": file["file_path"],
+        "max_tokens": core.settings.max_tokens,
+    }
+    if result["type"] == "file_unchanged":
+        text = f"{file['file_path']} is unchanged since you last read it in this session."
+        return Attachment(content=text, **common)
+    if result["type"] == "text":
+        content = file["content"]
+        if file.get("note"):
+            content += f"\n[{file['note']}]"
+        return Attachment(
+            content=content,
+            file_path=file["file_path"],
+            first_line=file["start_line"],
+            **common,
+        )
+    # Images, PDFs, notebooks: their reader already fitted them to its own budget.
+    return Attachment(content=result, tokens=int(file.get("tokens", 0)), **common)
+
+
+def _real(paths: list[str]) -> list[str]:
+    return [os.path.realpath(p) for p in paths]
+
+
+def _memory_items(core: Readkeeper, paths: list[str]) -> list[Attachment]:
+    settings = core.settings
+    items = []
+    for path in paths:
+        text, cut = memory.load(path, settings.memory_max_lines, settings.memory_max_bytes)
+        items.append(
+            Attachment(
+                type="memory",
+                content=text,
+                priority=MEMORY,
+                source=path,
+                file_path=path,
+                max_tokens=settings.memory_max_tokens,
+                truncated=cut,
+            )
+        )
+    return items
+
+
+# --- phase 2: the thread ---------------------------------------------------------------
+
+
+def _thread_phase(
+    core: Readkeeper, params: AttachmentsParams, mentions: list[str], wanted: set[str]
+) -> list[Source]:
+    sources: list[Source] = []
+    if "diagnostics" in wanted:
+        # Asked for diagnostics alone with mentions: just those files' diagnostics.
+        only = set(_real(mentions)) if mentions and wanted == {"diagnostics"} else None
+        sources.append(
+            Source("diagnostics", "editor", lambda: _diagnostics(core, params.session, only))
+        )
+    if "changes" in wanted:
+        sources.append(Source("changes", "watcher", partial(_changes, core, params.session)))
+    return sources
+
+
+def _changes(core: Readkeeper, session: str) -> list[Attachment]:
+    """Files this session read that changed since, one item each. They are taken from
+    the notices here; whichever the budget then drops is handed back (`restore`)."""
+    taken = core.notices.take(session)
+    items = []
+    for change in taken.changes:
+        where = f" to {change.new_path}" if change.new_path else ""
+        lines = [f"{change.file_path} was {change.kind}{where} since you read it."]
+        if change.diff:
+            lines.append(change.diff)
+        if change.note:
+            lines.append(change.note)
+        items.append(
+            Attachment(
+                type="changes",
+                content="\n".join(lines),
+                priority=CHANGES,
+                source=change.file_path,
+                max_tokens=core.settings.changes_max_tokens,
+                truncated=change.truncated,
+                rest_hint=(
+                    f'Read the file again (readkeeper/read {{"file_path": "{change.file_path}"}}) '
+                    "to see all of it."
+                ),
+            )
+        )
+    if taken.remaining:
+        items.append(
+            Attachment(
+                type="changes",
+                content=(
+                    f"[{taken.remaining} more changed files are not shown here; "
+                    "readkeeper/changes lists them.]"
+                ),
+                priority=CHANGES,
+                source="watcher",
+                max_tokens=core.settings.changes_max_tokens,
+            )
+        )
+    return items
+
+
+def _diagnostics(core: Readkeeper, session: str, only: set[str] | None) -> list[Attachment]:
+    def version_of(path: str) -> int | None:
+        buffer = core.buffers.get(path)
+        return buffer.version if buffer is not None else None
+
+    new, other = diagnostics.sections(core.diagnostics, session, version_of, only)
+    cap = core.settings.diagnostics_max_tokens
+    items = []
+    for found, priority, title in (
+        (new, NEW_DIAGNOSTICS, "New diagnostics (since you last read or edited these files):"),
+        (other, DIAGNOSTICS, "Diagnostics:"),
+    ):
+        if not found:
+            continue
+        # Diagnostics run about 3 characters a token (paths, quotes, brackets): listing
+        # that many keeps the budgeter's exact count from having to cut again.
+        room = cap * 3 - len(title) - 200
+        shown = diagnostics.listing(found, room, core.workspace.display)
+        lines = [title, *shown.lines]
+        if shown.omitted:
+            lines.append(
+                f"[… {shown.omitted} more diagnostics in {shown.omitted_files} files not "
+                f"shown. {_ONE_FILE}]"
+            )
+        items.append(
+            Attachment(
+                type="diagnostics",
+                content="\n".join(lines),
+                priority=priority,
+                source="editor",
+                max_tokens=cap,
+                rest_hint=_ONE_FILE,
+                truncated=bool(shown.omitted),
+            )
+        )
+    return items
+
+
+_ONE_FILE = (
+    "For one file's diagnostics, call readkeeper/attachments with "
+    '{"types": ["diagnostics"], "mentions": ["<file>"]}.'
+)
+
+
+def precut(lines: list[str], max_tokens: int, how_to_see_more: str) -> tuple[str, bool]:
+    """The first lines that fit about `max_tokens` by the estimate, plus a count of the
+    rest, and whether anything was cut: keeps exact counting off the 10,000-line case."""
+    allowance = max_tokens * _ESTIMATE_SLACK
+    used = 0.0
+    for index, line in enumerate(lines):
+        used += estimate_tokens(line) + 1
+        if used > allowance:
+            rest = f"[… {len(lines) - index} more lines not shown. {how_to_see_more}]"
+            return "\n".join([*lines[:index], rest]), True
+    return "\n".join(lines), False
+
+
+# --- phase 3: the main thread ----------------------------------------------------------
+
+
+def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -> list[Source]:
+    sources: list[Source] = []
+    roots = list(core.workspace.roots)
+    if "memory" in wanted:
+        sources.append(
+            Source(
+                "memory",
+                "memory files at the roots",
+                lambda: _memory_items(core, memory.at_roots(roots)),
+            )
+        )
+    if "selection" in wanted and params.active_editor is not None:
+        sources.append(Source("selection", "editor", lambda: [_selection(core, params)]))
+    if "git_status" in wanted:
+        for root in roots:
+            sources.append(Source("git_status", root, partial(_git, core, root)))
+    return sources
+
+
+def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
+    editor = params.active_editor
+    assert editor is not None
+    path = core.workspace.resolve(editor.file_path, params.session)
+    buffer = core.buffers.get(path)
+    if editor.text is not None:
+        text = editor.text
+    elif buffer is not None:
+        text = buffer.text
+    else:
+        with open_regular(path) as opened:
+            data = read_at_most(opened.fd, core.settings.max_size_bytes)
+        text, _ = decode_text(data, path)
+    lines = text.split("\n")
+    if editor.selection is not None:
+        first, last = editor.selection.start.line, editor.selection.end.line
+        if editor.selection.end.character == 0 and last > first:
+            last -= 1  # a selection ending at column 0 does not include that line
+        shown = lines[first : last + 1]
+        span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+        header = f"The user's active editor: {path}, {span} selected:"
+    else:
+        first, shown = 0, []
+        header = f"The user's active editor: {path} (nothing selected)."
+    numbered = [f"{n:>6}\t{line}" for n, line in enumerate(shown, first + 1)]
+    return Attachment(
+        type="selection",
+        content="\n".join([header, *numbered]),
+        priority=SELECTION,
+        source=path,
+        max_tokens=core.settings.selection_max_tokens,
+        rest_hint=f'Read the file with readkeeper/read {{"file_path": "{path}"}}.',
+    )
+
+
+def _git(core: Readkeeper, root: str) -> list[Attachment]:
+    try:
+        text = gitstatus.status(root, core.settings.git_timeout_ms / 1000)
+    except gitstatus.NotARepository:
+        return []
+    cap = core.settings.git_status_max_tokens
+    hint = "Run `git status` for the full list."
+    content, cut = precut(text.split("\n"), cap, hint)
+    return [
+        Attachment(
+            type="git_status",
+            content=content,
+            priority=GIT_STATUS,
+            source=root,
+            max_tokens=cap,
+            rest_hint=hint,
+            truncated=cut,
+        )
+    ]

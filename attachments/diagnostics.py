@@ -1,0 +1,295 @@
+"""Diagnostics the editor forwards from every language server, kept per file and versioned.
+
+The editor sends `readkeeper/didChangeDiagnostics` with `{items: [{uri, diagnostics,
+version?}]}`; each item replaces what was known for that file (an empty list clears it).
+For each session, the diagnostics present when it last read or edited a file are its
+baseline: anything not in the baseline is *new*, which usually means "your edit did
+this", so new ones come first and are kept longest. Diagnostics computed for an older
+version of a document than the editor now holds are not shown: they are *pending*.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+# What makes two reports "the same problem": not its position, since an edit above it
+# moves it without making it new. Equal keys are matched up by count.
+Key = tuple[int, str, str, str]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    line: int  # 0-based, as LSP sends it
+    character: int
+    severity: int  # 1 error .. 4 hint; LSP leaves a missing one to the client: error
+    message: str
+    source: str = ""
+    code: str = ""
+
+    @property
+    def key(self) -> Key:
+        return (self.severity, self.message, self.source, self.code)
+
+    def render(self, new: bool) -> str:
+        origin = " ".join(p for p in (self.source, self.code) if p)
+        origin = f" [{origin}]" if origin else ""
+        message = " ".join(self.message.split())  # one line each, whatever the server sent
+        mark = " (new)" if new else ""
+        kind = SEVERITY.get(self.severity, "error")
+        return f"  {self.line + 1}:{self.character + 1} {kind}{origin} {message}{mark}"
+
+
+@dataclass(frozen=True)
+class FileDiagnostics:
+    path: str
+    uri: str
+    version: int | None
+    items: tuple[Diagnostic, ...]  # sorted: errors first, then by position
+    received_ns: int
+
+
+def uri_to_path(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None  # untitled:, git:, vscode-notebook-cell: ... have no file to read
+    return os.path.realpath(unquote(parsed.path))
+
+
+def _parse_diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
+    start = raw.get("range", {}).get("start", {})
+    code = raw.get("code", "")
+    if isinstance(code, Mapping):  # LSP 3.16 code descriptions
+        code = code.get("value", "")
+    severity = raw.get("severity") or 1
+    return Diagnostic(
+        line=int(start.get("line", 0)),
+        character=int(start.get("character", 0)),
+        severity=int(severity) if int(severity) in SEVERITY else 1,
+        message=str(raw.get("message", "")),
+        source=str(raw.get("source") or ""),
+        code=str(code if code is not None else ""),
+    )
+
+
+class DiagnosticsStore:
+    """Thread-safe: the LSP front end writes, attachment and edit requests read."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileDiagnostics] = {}
+        self._baselines: dict[tuple[str, str], Counter[Key]] = {}
+        self._changed = threading.Condition()
+
+    def update(self, items: Iterable[Mapping[str, Any]]) -> int:
+        """Apply a `didChangeDiagnostics` payload; returns how many files it touched.
+        Malformed entries raise ValueError naming the problem."""
+        parsed: list[FileDiagnostics] = []
+        now = time.time_ns()
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
+                raise ValueError(f"items[{index}] needs a string uri")
+            path = uri_to_path(item["uri"])
+            if path is None:
+                continue
+            raw = item.get("diagnostics") or []
+            if not isinstance(raw, list):
+                raise ValueError(f"items[{index}].diagnostics must be a list")
+            try:
+                diagnostics = tuple(_parse_diagnostic(d) for d in raw)
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise ValueError(f"items[{index}].diagnostics: {exc}") from None
+            version = item.get("version")
+            ordered = tuple(sorted(diagnostics, key=lambda d: (d.severity, d.line, d.character)))
+            parsed.append(
+                FileDiagnostics(
+                    path, item["uri"], version if isinstance(version, int) else None, ordered, now
+                )
+            )
+        with self._changed:
+            for entry in parsed:
+                if entry.items:
+                    self._files[entry.path] = entry
+                else:
+                    self._files.pop(entry.path, None)
+            self._changed.notify_all()
+        return len(parsed)
+
+    def mark_seen(self, session: str, path: str) -> None:
+        """The session just read or edited `path`: what is reported now is not new to it."""
+        with self._changed:
+            current = self._files.get(path)
+            self._baselines[(session, path)] = Counter(
+                d.key for d in (current.items if current else ())
+            )
+
+    def get(self, path: str) -> FileDiagnostics | None:
+        with self._changed:
+            return self._files.get(path)
+
+    def files(self) -> list[FileDiagnostics]:
+        with self._changed:
+            return list(self._files.values())
+
+    def baseline(self, session: str, path: str) -> Counter[Key] | None:
+        with self._changed:
+            return self._baselines.get((session, path))
+
+    def wait_for(self, path: str, since_ns: int, timeout: float) -> FileDiagnostics | None:
+        """Diagnostics for `path` received after `since_ns`, waiting up to `timeout`
+        seconds; None if the editor sent none in time."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                entry = self._files.get(path)
+                if entry is not None and entry.received_ns >= since_ns:
+                    return entry
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._changed.wait(left)
+
+
+def split_new(
+    items: Sequence[Diagnostic], baseline: Counter[Key]
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(new, known): a report is known while the baseline still has one like it."""
+    left = Counter(baseline)
+    fresh: list[Diagnostic] = []
+    known: list[Diagnostic] = []
+    for diagnostic in items:
+        if left[diagnostic.key] > 0:
+            left[diagnostic.key] -= 1
+            known.append(diagnostic)
+        else:
+            fresh.append(diagnostic)
+    return fresh, known
+
+
+@dataclass
+class Section:
+    """One file's diagnostics in one list (new, or the rest). The header is only built
+    for the sections that get listed."""
+
+    order: tuple[int, str]  # files with errors first, then by path
+    entry: FileDiagnostics
+    items: Sequence[Diagnostic]
+    new: bool
+    pending_since: int | None = None  # the document's version, when results are stale
+
+    def header(self, display: Callable[[str], str]) -> str:
+        name, version = display(self.entry.path), self.entry.version
+        if self.pending_since is not None:
+            return (
+                f"{name}: pending (diagnostics were computed for version {version}; "
+                f"the document is now at version {self.pending_since})"
+            )
+        return f"{name} (version {version}):" if version is not None else f"{name}:"
+
+
+@dataclass
+class Listing:
+    lines: list[str]
+    omitted: int  # diagnostics left out to stay within the budget
+    omitted_files: int
+
+
+def sections(
+    store: DiagnosticsStore,
+    session: str,
+    buffer_version: Callable[[str], int | None],
+    only: set[str] | None = None,
+) -> tuple[list[Section], list[Section]]:
+    """The session's new diagnostics, and the rest (pre-existing ones and pending files),
+    each a list of per-file sections, errors first."""
+    new: list[Section] = []
+    other: list[Section] = []
+    for entry in store.files():
+        if only is not None and entry.path not in only:
+            continue
+        current = buffer_version(entry.path)
+        if entry.version is not None and current is not None and current > entry.version:
+            other.append(Section((9, entry.path), entry, (), False, pending_since=current))
+            continue
+        baseline = store.baseline(session, entry.path)
+        if baseline is None:  # never read or edited by this session: nothing is new to it
+            fresh: Sequence[Diagnostic] = ()
+            known: Sequence[Diagnostic] = entry.items
+        else:
+            fresh, known = split_new(entry.items, baseline)
+        for group, target, is_new in ((fresh, new, True), (known, other, False)):
+            if group:  # items are sorted on arrival: group[0] is the worst
+                target.append(Section((group[0].severity, entry.path), entry, group, is_new))
+    new.sort(key=lambda s: s.order)
+    other.sort(key=lambda s: s.order)
+    return new, other
+
+
+def listing(found: list[Section], max_chars: int, display: Callable[[str], str]) -> Listing:
+    """Render sections in order until `max_chars`; only count what does not fit, so a
+    10,000-diagnostic workspace costs about what its first screenful does."""
+    lines: list[str] = []
+    used = 0
+    for index, section in enumerate(found):
+        header = section.header(display)
+        if used + len(header) > max_chars:
+            return _omitting(lines, found, index, 0)
+        lines.append(header)
+        used += len(header) + 1
+        for position, diagnostic in enumerate(section.items):
+            line = diagnostic.render(section.new)
+            if used + len(line) > max_chars:
+                return _omitting(lines, found, index, position)
+            lines.append(line)
+            used += len(line) + 1
+    return Listing(lines, 0, 0)
+
+
+def _omitting(lines: list[str], found: list[Section], index: int, position: int) -> Listing:
+    rest = found[index:]
+    omitted = sum(len(s.items) for s in rest) - position
+    files = len(rest) - (1 if position else 0)
+    return Listing(lines, omitted, files)
+
+
+def after_edit(
+    store: DiagnosticsStore,
+    session: str,
+    path: str,
+    since_ns: int,
+    wait: float,
+    editor_has_it_open: bool,
+    max_lines: int = 40,
+) -> dict[str, Any] | str | None:
+    """The edited file's diagnostics, as the editor reports them after the edit.
+
+    Waits up to `wait` seconds for a report received after `since_ns`. Returns None when
+    no report is to be expected (the editor neither has the file open nor has ever sent
+    diagnostics for it), "pending" when none came in time, else the new and pre-existing
+    problems (each list capped at `max_lines`, with a count of the rest).
+    """
+    if store.get(path) is None and not editor_has_it_open:
+        return None
+    entry = store.wait_for(path, since_ns, wait)
+    if entry is None:
+        return "pending"
+    fresh, known = split_new(entry.items, store.baseline(session, path) or Counter())
+    result: dict[str, Any] = {
+        "version": entry.version,
+        "new": [d.render(True).strip() for d in fresh[:max_lines]],
+        "existing": [d.render(False).strip() for d in known[:max_lines]],
+    }
+    omitted = max(0, len(fresh) - max_lines) + max(0, len(known) - max_lines)
+    if omitted:
+        result["note"] = (
+            f"{omitted} more diagnostics not shown; readkeeper/attachments "
+            f'{{"types": ["diagnostics"], "mentions": ["{path}"]}} lists them all.'
+        )
+    return result

@@ -1,0 +1,69 @@
+"""Memory files: the instructions people leave for agents (AGENTS.md, CLAUDE.md, ...).
+
+Found at the workspace roots and, for files the user mentions, in every folder from the
+mentioned file up to its root. Each is capped at `memory_max_lines` lines and
+`memory_max_bytes` bytes; a cut says where to read on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+
+from readkeeper.fileio import open_regular, read_at_most
+from readkeeper.paths import is_within
+from readkeeper.readers.text import decode_text, split_lines
+
+NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
+
+
+def at_roots(roots: Iterable[str]) -> list[str]:
+    return [
+        os.path.join(root, name)
+        for root in roots
+        for name in NAMES
+        if os.path.isfile(os.path.join(root, name))
+    ]
+
+
+def above(paths: Iterable[str], roots: list[str]) -> list[str]:
+    """Memory files in the folders from each path up to (not including) its root."""
+    found: list[str] = []
+    for path in paths:
+        root = next((r for r in roots if is_within(path, r)), None)
+        if root is None:
+            continue
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        while is_within(folder, root) and folder != root:
+            for name in NAMES:
+                candidate = os.path.join(folder, name)
+                if os.path.isfile(candidate):
+                    found.append(candidate)
+            folder = os.path.dirname(folder)
+    return list(dict.fromkeys(found))
+
+
+def load(path: str, max_lines: int, max_bytes: int) -> tuple[str, bool]:
+    """(text, whether it was cut) for a memory file, within both caps."""
+    with open_regular(path) as opened:
+        data = read_at_most(opened.fd, max_bytes + 1)
+        size = opened.size
+    cut_by_bytes = len(data) > max_bytes
+    if cut_by_bytes:
+        data = data[:max_bytes]
+        # Whole lines only: a byte cap may fall inside a line or a multi-byte character.
+        data = data[: data.rfind(b"\n") + 1] or data
+    text, _ = decode_text(data, path) if data else ("", None)
+    lines = split_lines(text)
+    cut_by_lines = len(lines) > max_lines
+    lines = lines[:max_lines]
+    if not (cut_by_bytes or cut_by_lines):
+        return "\n".join(lines), False
+    rest = {"file_path": path, "offset": len(lines) + 1}
+    note = (
+        f"[memory file cut at {len(lines)} lines ({max_lines} lines / {max_bytes} bytes "
+        f"per memory file; the file has {size} bytes). "
+        f"Read the rest with readkeeper/read {json.dumps(rest)}]"
+    )
+    return "\n".join([*lines, note]), True

@@ -1,0 +1,79 @@
+"""What an attachment is, and what the agent is told about the ones it did not get."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Priorities: higher is kept first. The user's own input is never dropped (it may be cut
+# to fit, with a note), so it sits above everything else.
+USER = 100
+NEW_DIAGNOSTICS = 80
+SELECTION = 75
+CHANGES = 70
+MEMORY = 60
+DIAGNOSTICS = 50
+GIT_STATUS = 30
+
+
+@dataclass
+class Attachment:
+    """One typed piece of context. `content` is text, except for non-text reads (an image
+    mention carries its read result), whose size is fixed by their reader."""
+
+    type: str
+    content: Any
+    priority: int
+    max_tokens: int
+    source: str  # where it came from: a path, "editor", "git", ...
+    tokens: int = 0
+    truncated: bool = False
+    # How the agent gets what a cut left out; ends the note appended to cut content. For
+    # file-backed text, the note names the exact `readkeeper/read` that continues it.
+    rest_hint: str = ""
+    file_path: str | None = None
+    first_line: int = 1  # the line number of the content's first line in that file
+    protected: bool = False  # the user's own input: cut if it must be, never dropped
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "priority": self.priority,
+            "tokens": self.tokens,
+            "content": self.content,
+            "truncated": self.truncated,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Dropped:
+    type: str
+    source: str
+    reason: str
+    tokens: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type, "source": self.source, "reason": self.reason}
+        if self.tokens is not None:
+            data["tokens"] = self.tokens
+        return data
+
+
+@dataclass
+class Fitted:
+    attachments: list[Attachment] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    budget_tokens: int = 0
+
+    @property
+    def used_tokens(self) -> int:
+        return sum(a.tokens for a in self.attachments)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "attachments": [a.as_json() for a in self.attachments],
+            "dropped": [d.as_json() for d in self.dropped],
+            "used_tokens": self.used_tokens,
+            "budget_tokens": self.budget_tokens,
+        }

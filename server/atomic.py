@@ -1,0 +1,408 @@
+"""Replacing a file's bytes atomically, without losing another program's write.
+
+Crash safety: the new bytes go to a temporary file in the same directory (so the rename
+is atomic), are fsynced, and only then take the file's name; the directory is fsynced
+after. A kill -9 or a power cut at any moment leaves the old file or the new one, never
+a truncated mix. The new file keeps the old one's mode bits (and owner, when we may set
+it). Paths given here are real paths, so a symlink's target is what gets replaced.
+
+Lost updates: between reading a file and replacing it, another program may write it.
+There are two kinds of writers, and a guard for each:
+
+- In-place writers (truncate-and-write, as most formatters do; appenders). On Linux the
+  file is held under a read lease (`fcntl(F_SETLEASE)`) from before it is read until the
+  commit is done. The kernel grants a read lease only when no process has the file open
+  for writing, and makes any process that opens it for writing wait until the lease is
+  released (a few milliseconds here). So what we read is never a half-written file. A
+  writer kept waiting has already looked the name up, and would write into the old
+  inode once let go; so the commit asks the kernel (`F_GETLEASE`) whether a writer is
+  waiting, just before and just after the swap below, and if one is, the old file goes
+  back under the name, the writer goes first, and the caller looks again. What is left
+  is a writer whose `open` falls between those two checks, one system call apart.
+- Rename writers (editors' atomic saves, `git checkout`) never open our inode; they put
+  a new one under the name. So the new file is not renamed over the name but swapped
+  with it (`renameat2(RENAME_EXCHANGE)` on Linux, `renamex_np(RENAME_SWAP)` on macOS):
+  the inode that comes out must be the one we read. If it is not, the swap is undone and
+  the caller looks at the file again.
+
+Where these are not available (other systems, filesystems without them, files owned by
+someone else), the file is compared with what was read just before an ordinary rename:
+the window left is microseconds, and `held.leased` tells the caller so it can be more
+careful (the edit path then refuses to merge changes that could be a write in progress).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from .fileio import OpenedFile, open_regular
+
+if sys.platform == "linux":
+    import fcntl
+
+# Lease breaks are signalled to the holder, by default with SIGIO, whose default action
+# kills the process. SIGWINCH's default action is to ignore it, and we release leases
+# within milliseconds anyway, so a break costs nothing.
+_LEASE_SIGNAL = signal.SIGWINCH if hasattr(signal, "SIGWINCH") else 0
+# How long to wait for another program to finish writing before giving up (~0.25 s).
+_BUSY_BACKOFF_S = (0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128)
+_TEMP_SUFFIX = ".rk-tmp"
+
+# renameat2(2) flags (Linux) and renamex_np(2) flags (macOS).
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_MAC_RENAME_SWAP = 0x2
+_MAC_RENAME_EXCL = 0x4
+_UNSUPPORTED = frozenset(
+    {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+)
+
+
+def _load_rename() -> tuple[Any, Any]:
+    if os.name != "posix":
+        return None, None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None, None
+    linux = getattr(libc, "renameat2", None)
+    if linux is not None:
+        linux.argtypes = [
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_uint,
+        ]
+        linux.restype = ctypes.c_int
+    mac = getattr(libc, "renamex_np", None)
+    if mac is not None:
+        mac.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        mac.restype = ctypes.c_int
+    return linux, mac
+
+
+_renameat2, _renamex_np = _load_rename()
+
+
+class Busy(Exception):
+    """Another program has the file open for writing (a save in progress)."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """An existing regular file, open for reading, that the caller means to replace."""
+
+    opened: OpenedFile
+    leased: bool  # no other program can be writing it in place while held
+    identity: tuple[int, int]  # (st_dev, st_ino) of the file we read
+    mode: int
+    owner: tuple[int, int]
+
+
+@contextmanager
+def hold(path: str) -> Iterator[Held]:
+    """Open `path` and, where the system allows, lease it until the block ends.
+
+    Raises `Busy` when another program keeps it open for writing, and the errors of
+    `fileio.open_regular` for what is not a regular file.
+    """
+    with open_regular(path) as opened:
+        st = os.fstat(opened.fd)
+        leased = _lease(opened.fd, path, st.st_dev)
+        try:
+            yield Held(
+                opened,
+                leased,
+                (st.st_dev, st.st_ino),
+                st.st_mode & 0o7777,
+                (st.st_uid, st.st_gid),
+            )
+        finally:
+            if leased:
+                _unlease(opened.fd)
+
+
+def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
+    """Put `data` under the held file's name, if the file still holds `expected`.
+
+    Returns the new file's stat, or None when the file changed or was replaced since it
+    was read: nothing was changed then, and the caller must look at the file again.
+    """
+    path = held.opened.path
+    tmp: str | None
+    tmp, new_stat = _write_temp(path, data, held.mode, held.owner)
+    ours = (new_stat.st_dev, new_stat.st_ino)
+    try:
+        if _writer_waiting(held) or not (_named(held) and _unchanged(held, expected)):
+            return None
+        if _swap(tmp, path):
+            # A writer that looked the name up before the swap and is now waiting on
+            # our lease would write into the file we just swapped out: hand it back.
+            if (
+                _writer_waiting(held)
+                or _identity_of(tmp) != held.identity
+                or not _unchanged(held, expected)
+            ):
+                _undo_swap(tmp, path, ours)
+                return None
+        else:
+            os.replace(tmp, path)
+            tmp = None
+    finally:
+        if tmp is not None:
+            _unlink_quietly(tmp)
+    _fsync_dir(os.path.dirname(path))
+    return new_stat
+
+
+def create(path: str, data: bytes) -> os.stat_result | None:
+    """Create `path` holding `data`; None if a file appeared there meanwhile (untouched)."""
+    tmp: str | None
+    tmp, new_stat = _write_temp(path, data, None, None)
+    try:
+        done = _rename_flags(tmp, path, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
+        if done is None:
+            return None
+        if done:
+            tmp = None
+        else:
+            try:
+                os.link(tmp, path)  # fails rather than replace an existing name
+            except FileExistsError:
+                return None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EMLINK, *_UNSUPPORTED):
+                    raise
+                # A filesystem with neither: check, then rename (a microsecond window).
+                if os.path.lexists(path):
+                    return None
+                os.rename(tmp, path)
+                tmp = None
+    finally:
+        if tmp is not None:
+            _unlink_quietly(tmp)
+    _fsync_dir(os.path.dirname(path))
+    return new_stat
+
+
+# --- the pieces --------------------------------------------------------------------------
+
+
+def _named(held: Held) -> bool:
+    """The name still points at the held file."""
+    try:
+        return _identity_of(held.opened.path) == held.identity
+    except FileNotFoundError:
+        return False
+
+
+def _unchanged(held: Held, expected: bytes) -> bool:
+    """The held file (wherever its name is now) still holds `expected`."""
+    fd = held.opened.fd
+    if os.fstat(fd).st_size != len(expected):
+        return False
+    return _pread_all(fd, len(expected) + 1) == expected
+
+
+def _pread_all(fd: int, limit: int) -> bytes:
+    parts: list[bytes] = []
+    offset = 0
+    while offset < limit:
+        chunk = os.pread(fd, min(1 << 20, limit - offset), offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+def _identity_of(path: str) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
+
+
+def _write_temp(
+    path: str, data: bytes, mode: int | None, owner: tuple[int, int] | None
+) -> tuple[str, os.stat_result]:
+    folder, name = os.path.split(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        # Hidden, and recognisably ours if a kill -9 ever leaves one behind.
+        tmp = os.path.join(folder, f".{name[:180]}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+        try:
+            # A new file gets 0o666 less the umask, like any editor's; a replacement
+            # starts private and gets the old file's mode below.
+            fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        if os.name == "posix":
+            if owner is not None and owner != (os.getuid(), os.getgid()):
+                # Before chmod, since chown clears set-id bits. Only root may give a
+                # file away; otherwise it becomes ours, as with any editor's save.
+                with suppress(PermissionError):
+                    os.fchown(fd, *owner)
+            if mode is not None:
+                os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+        new_stat = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(tmp)
+        raise
+    os.close(fd)
+    return tmp, new_stat
+
+
+def _rename_flags(src: str, dst: str, linux_flag: int, mac_flag: int) -> bool | None:
+    """Rename with a flag: True when done, False when the system or filesystem lacks it,
+    None when the flag was "don't replace" and `dst` exists."""
+    if _renameat2 is not None:
+        rc = _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), linux_flag)
+    elif _renamex_np is not None:
+        rc = _renamex_np(os.fsencode(src), os.fsencode(dst), mac_flag)
+    else:
+        return False
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.EEXIST:
+        return None
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), dst)
+
+
+def _swap(a: str, b: str) -> bool:
+    """Exchange two names atomically; False when this system cannot."""
+    return _rename_flags(a, b, _RENAME_EXCHANGE, _MAC_RENAME_SWAP) is True
+
+
+def _undo_swap(tmp: str, path: str, ours: tuple[int, int]) -> None:
+    """Put back what our swap took out; `tmp` is then deleted by the caller."""
+    try:
+        _swap(tmp, path)
+    except FileNotFoundError:
+        # The name was deleted after our swap: ours went with it, so bring back theirs.
+        _rename_flags(tmp, path, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
+        return
+    if _identity_of(tmp) != ours:
+        # A third program replaced the file between our two swaps: its version is the
+        # newest, so it goes back under the name (the older one would have been
+        # replaced by it anyway).
+        _swap(tmp, path)
+
+
+def _unlink_quietly(path: str) -> None:
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _fsync_dir(folder: str) -> None:
+    """Make the rename itself durable; some filesystems cannot, which is no error."""
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --- leases (Linux) ----------------------------------------------------------------------
+
+# Per device: whether leases work there. Some filesystems (overlayfs on older kernels,
+# network filesystems) refuse every lease as if the file were busy; a probe tells.
+_lease_works: dict[int, bool] = {}
+_lease_probe_lock = threading.Lock()
+
+
+def _lease(fd: int, path: str, device: int) -> bool:
+    if sys.platform != "linux" or _lease_works.get(device) is False:
+        return False
+    for delay in (0.0, *_BUSY_BACKOFF_S):
+        if delay:
+            time.sleep(delay)
+        outcome = _try_lease(fd)
+        if outcome == "held":
+            return True
+        if outcome == "unavailable":
+            return False
+        with _lease_probe_lock:
+            if device not in _lease_works:
+                _lease_works[device] = _probe_leases(os.path.dirname(path))
+        if not _lease_works[device]:
+            return False
+    raise Busy(path)
+
+
+def _try_lease(fd: int) -> str:
+    if sys.platform != "linux":
+        return "unavailable"
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, _LEASE_SIGNAL)  # before the lease, always
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        # EAGAIN: open for writing somewhere. EACCES: not our file. EINVAL: no leases.
+        return "busy" if exc.errno == errno.EAGAIN else "unavailable"
+    return "held"
+
+
+def _writer_waiting(held: Held) -> bool:
+    """Whether a process is blocked opening the held file for writing (it resolved the
+    name to our inode, and will write there as soon as the lease is released)."""
+    if sys.platform != "linux" or not held.leased:
+        return False
+    try:
+        return fcntl.fcntl(held.opened.fd, fcntl.F_GETLEASE) != fcntl.F_RDLCK
+    except OSError:
+        return True  # cannot tell: assume the worst, the caller looks again
+
+
+def _unlease(fd: int) -> None:
+    if sys.platform != "linux":
+        return
+    with suppress(OSError):  # closing the descriptor drops it anyway
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+
+
+def _probe_leases(folder: str) -> bool:
+    """Whether a file nobody writes can be leased in `folder`."""
+    probe = os.path.join(folder, f".rk-lease-probe.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        return False
+    try:
+        fd = os.open(probe, os.O_RDONLY)
+        try:
+            works = _try_lease(fd) == "held"
+            if works:
+                _unlease(fd)
+            return works
+        finally:
+            os.close(fd)
+    finally:
+        _unlink_quietly(probe)

@@ -1,0 +1,469 @@
+"""Change notices: which files a session read have changed since, and how.
+
+The watcher (watch.py) says which paths may have changed; this module looks at each
+file itself and compares it, for every session whose read-state has it, with what that
+session saw. The rules:
+
+- Changed means the content digest differs from what the session knows, as everywhere
+  in readkeeper: a `touch` or a rewrite of identical bytes is no notice. (A file read
+  in ranges because it was too large to read whole has no whole-file digest; for it a
+  change of size or mtime is the change.)
+- What the session knows is what its read (or its own edit or write) recorded, and then
+  each change it was given in full by `readkeeper/changes`. A notice's diff goes from
+  there to the file now, so a second change to a file is shown as its own diff. A diff
+  is bounded (`changes_max_tokens`); a file whose old content is no longer kept
+  (snapshots.py), or whose new content is over the read caps or not text, gets
+  "changed, N lines now, read it again", and what the session knows stays its read.
+- Each change is reported once per channel: pushed to the editor as the notification
+  `readkeeper/didChangeReadFiles`, and returned once by `readkeeper/changes`, which is
+  what the agent reads (the two are independent: an editor showing a notice does not
+  take it from the agent). A change reverted before the agent asked is not reported.
+- Sessions that never read a file get nothing for it. A read of an editor buffer with
+  unsaved changes is left to the editor: the agent saw the buffer, not the disk.
+- readkeeper's own edits and writes: the edit records the new content as the editing
+  session's read-state, so that session gets no notice of its own change; every other
+  session that read the old content does.
+- Notices say what changed, never who changed it.
+- Reads and edits never rely on notices: they check the file themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .edits import bounded_diff  # one diff format for stale edits and change notices
+from .errors import ReadkeeperError
+from .fileio import digest, open_regular, read_at_most
+from .protocol import ChangeKind, ChangesResult, FileChange
+from .readers.text import decode_text
+from .readstate import ReadRecord, ReadStates
+from .settings import Settings
+from .snapshots import Snapshots
+from .stats import Stats
+from .tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from .watch import FsChange
+
+# Counting the lines of a file over the read caps stops here (a 2 GB log is not scanned).
+_MAX_LINE_COUNT_BYTES = 64 << 20
+_CHUNK = 1 << 20
+_NOTICE_OVERHEAD_TOKENS = 24  # file_path, kind and the JSON around a diff
+# Files written lately, where a read file that is gone may have been moved.
+_APPEARED_FOR_S = 5.0
+_MAX_MOVE_CANDIDATES = 256
+_EMPTY = f"={digest(b'')}"  # every empty file: never taken for a move
+
+Channel = str  # "notified" (the editor notification) or "reported" (readkeeper/changes)
+
+
+@dataclass
+class _Track:
+    """One session's knowledge of one file it read, and what it was told since."""
+
+    record_ns: int  # the read-state record this is about (a new read starts afresh)
+    known: str  # state token of the content the session knows
+    notified: str | None = None  # token last pushed to the editor
+    reported: str | None = None  # token last returned by readkeeper/changes
+    pending: bool = False  # maybe something for readkeeper/changes
+    moved_to: str | None = None
+    known_size: int | None = None  # bytes of the known content, when known
+
+
+@dataclass
+class _Look:
+    """A file as it is now."""
+
+    exists: bool
+    digest: str | None = None  # of the whole file, when within the read caps
+    text: str | None = None  # when within the read caps and text
+    total_lines: int | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    why_no_text: str | None = None
+
+
+@dataclass
+class _Verdict:
+    change: FileChange
+    token: str
+    known: str | None  # what the session knows once told this (None: unchanged)
+    text: str | None = None  # the new content, kept as a snapshot when `known` moves
+    tokens: int = 0
+    size: int | None = None  # bytes of the new content
+
+
+@dataclass
+class _Batch:
+    looks: dict[str, _Look] = field(default_factory=dict)
+    diffs: dict[tuple[str, str, str], tuple[str, bool]] = field(default_factory=dict)
+
+
+class ChangeNotices:
+    def __init__(
+        self,
+        read_states: ReadStates,
+        snapshots: Snapshots,
+        settings: Callable[[], Settings],
+        stats: Stats,
+    ) -> None:
+        self._read_states = read_states
+        self._snapshots = snapshots
+        self._settings = settings
+        self._stats = stats
+        self._tracks: dict[str, dict[str, _Track]] = {}  # session -> path -> track
+        self._appeared: deque[tuple[float, str]] = deque(maxlen=_MAX_MOVE_CANDIDATES)
+        # What the last `take` changed, per session and path, so `restore` can undo it.
+        self._taken: dict[str, dict[str, tuple[str | None, str, int | None]]] = {}
+        self._lock = threading.Lock()
+        # Where pushed notices go (the LSP front end sends readkeeper/didChangeReadFiles).
+        self.on_notice: Callable[[str, list[FileChange]], None] | None = None
+
+    # --- from the watcher ---------------------------------------------------------------
+
+    def process(self, batch: Sequence[FsChange]) -> None:
+        """Look at the paths the watcher reported; push what is new to each session."""
+        work = _Batch()
+        pushed: dict[str, list[FileChange]] = {}
+        now = time.monotonic()
+        with self._lock:
+            for fs_change in batch:
+                if fs_change.kind in ("created", "modified") and not fs_change.folder:
+                    self._appeared.append((now, fs_change.path))
+            while self._appeared and now - self._appeared[0][0] > _APPEARED_FOR_S:
+                self._appeared.popleft()
+        failure: Exception | None = None
+        for fs_change in batch:
+            try:
+                self._process_one(fs_change, work, pushed)
+            except Exception as exc:  # one bad path must not cost the others their notice
+                failure = failure or exc
+        for session, changes in pushed.items():
+            self._stats.add(session, notices_sent=len(changes))
+            if self.on_notice is not None:
+                self.on_notice(session, changes)
+        if failure is not None:
+            raise failure
+
+    def _process_one(
+        self, fs_change: FsChange, work: _Batch, pushed: dict[str, list[FileChange]]
+    ) -> None:
+        if fs_change.folder:
+            readers = self._read_states.readers_under(fs_change.path)
+        else:
+            readers = self._read_states.readers(fs_change.path)
+        for session, record in readers:
+            if record.source == "buffer":
+                continue
+            moved_to = fs_change.moved_to
+            if fs_change.folder and moved_to is not None:
+                moved_to = moved_to + record.path[len(fs_change.path) :]
+            track = self._track(session, record, moved_to)
+            verdict = self._evaluate(record, track, "notified", work)
+            if verdict is None:
+                continue
+            with self._lock:
+                track.notified = verdict.token
+                track.pending = True
+            pushed.setdefault(session, []).append(verdict.change)
+
+    # --- readkeeper/changes -------------------------------------------------------------
+
+    def take(self, session: str) -> ChangesResult:
+        """The changes not yet reported to `session`, each reported once, within the
+        total token cap (the rest wait for the next call)."""
+        settings = self._settings()
+        with self._lock:
+            tracks = sorted(
+                (path, t) for path, t in self._tracks.get(session, {}).items() if t.pending
+            )
+        work = _Batch()
+        changes: list[FileChange] = []
+        taken: dict[str, tuple[str | None, str, int | None]] = {}
+        used = remaining = 0
+        for path, track in tracks:
+            record = self._read_states.get(session, path)
+            if record is None or record.recorded_ns != track.record_ns:
+                with self._lock:  # forgotten, or read again since: nothing to tell
+                    self._drop(session, path, track)
+                continue
+            verdict = self._evaluate(record, track, "reported", work)
+            if verdict is None:
+                with self._lock:
+                    track.pending = False
+                continue
+            if changes and used + verdict.tokens > settings.changes_total_max_tokens:
+                remaining += 1
+                continue
+            used += verdict.tokens
+            changes.append(verdict.change)
+            with self._lock:
+                taken[path] = (track.reported, track.known, track.known_size)
+                track.reported = verdict.token
+                track.pending = False
+                if verdict.known is not None:
+                    track.known, track.known_size = verdict.known, verdict.size
+            if verdict.known is not None and verdict.text is not None:
+                # The session now knows this content: the next diff starts from it.
+                self._snapshots.put(path, verdict.known.removeprefix("="), verdict.text)
+        with self._lock:
+            self._taken[session] = taken
+        if changes:
+            self._stats.add(session, changes_reported=len(changes))
+        return ChangesResult(changes=changes, remaining=remaining or None)
+
+    def restore(self, session: str, paths: Sequence[str]) -> None:
+        """Undo the last `take` for `paths`: they were taken but never reached the agent
+        (an attachment dropped for the budget), so the next call reports them again."""
+        with self._lock:
+            taken = self._taken.get(session, {})
+            mine = self._tracks.get(session, {})
+            for path in paths:
+                track, before = mine.get(path), taken.pop(path, None)
+                if track is not None and before is not None:
+                    track.reported, track.known, track.known_size = before
+                    track.pending = True
+
+    def forget(self, session: str, paths: Sequence[str] | None = None) -> None:
+        with self._lock:
+            if paths is None:
+                self._tracks.pop(session, None)
+                return
+            mine = self._tracks.get(session, {})
+            for path in paths:
+                mine.pop(path, None)
+
+    # --- deciding -----------------------------------------------------------------------
+
+    def _track(self, session: str, record: ReadRecord, moved_to: str | None) -> _Track:
+        with self._lock:
+            mine = self._tracks.setdefault(session, {})
+            track = mine.get(record.path)
+            if track is None or track.record_ns != record.recorded_ns:
+                track = _Track(record.recorded_ns, _known_token(record), known_size=record.size)
+                mine[record.path] = track
+            if moved_to is not None:
+                track.moved_to = moved_to
+            return track
+
+    def _drop(self, session: str, path: str, track: _Track) -> None:
+        mine = self._tracks.get(session)
+        if mine is not None and mine.get(path) is track:
+            del mine[path]
+
+    def _evaluate(
+        self, record: ReadRecord, track: _Track, channel: Channel, work: _Batch
+    ) -> _Verdict | None:
+        """What to tell the session on `channel` about `record`'s file; None if
+        nothing new."""
+        path = record.path
+        look = self._look(path, work)
+        with self._lock:
+            known, moved_to, known_size = track.known, track.moved_to, track.known_size
+            last = track.notified if channel == "notified" else track.reported
+        new_path: str | None = None
+        moved_look: _Look | None = None
+        if look.exists:
+            token = f"={look.digest}" if record.scope == "file" else _stat_token(look)
+            if record.scope == "file" and look.digest is None:
+                token = _stat_token(look)
+        else:
+            if moved_to is not None:
+                moved_look = self._look(moved_to, work)
+            if moved_look is None or not moved_look.exists:
+                found = self._same_content_elsewhere(path, known, known_size, work)
+                if found is not None:
+                    moved_to, moved_look = found
+                    with self._lock:
+                        track.moved_to = moved_to
+            if moved_look is not None and moved_look.exists:
+                new_path = moved_to
+                token = f"moved:{moved_to}:{moved_look.digest}"
+            else:
+                token = "deleted"
+        if token == last or (last is None and token == known):
+            return None
+        was_gone = last is not None and (last == "deleted" or last.startswith("moved:"))
+        settings = self._settings()
+        if not look.exists:
+            kind: ChangeKind = "moved" if new_path is not None else "deleted"
+            return self._gone(path, kind, new_path, moved_look, known, token, settings, work)
+        kind = "created" if was_gone else "modified"
+        if record.scope == "range":
+            lines = _lines_phrase(look)
+            note = (
+                f"{path} changed since you read part of it (it was too large to read whole)"
+                f"{lines}. Read the lines you need again."
+            )
+            change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
+            return _Verdict(change, token, None, tokens=_cost(note))
+        before = self._snapshot(path, known)
+        if before is None or look.text is None:
+            if look.text is None:
+                why = f" ({look.why_no_text})" if look.why_no_text else ""
+                note = f"{path} changed{why}{_lines_phrase(look)}. Read it again to see it."
+            else:
+                note = f"{path} changed{_lines_phrase(look)}. Read it again to see it."
+            if kind == "created":
+                note = f"{path} is back after it was reported gone; " + note[len(path) + 1 :]
+            change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
+            return _Verdict(change, token, None, tokens=_cost(note))
+        diff, truncated = self._diff(path, known, token, before, look.text, settings, work)
+        extra: str | None = None
+        if not diff.strip() and before == look.text:
+            extra = f"{path} is back, with the content you read."
+        elif kind == "created":
+            extra = f"{path} is back after it was reported gone; the diff is from what you read."
+        change = FileChange(path, kind, diff, truncated, total_lines=look.total_lines, note=extra)
+        return _Verdict(
+            change,
+            token,
+            None if truncated else token,
+            look.text,
+            tokens=_cost(diff) + (_cost(extra) if extra else 0),
+            size=look.size,
+        )
+
+    def _gone(
+        self,
+        path: str,
+        kind: ChangeKind,
+        new_path: str | None,
+        moved_look: _Look | None,
+        known: str,
+        token: str,
+        settings: Settings,
+        work: _Batch,
+    ) -> _Verdict:
+        if kind == "deleted":
+            note = f"{path} was deleted."
+            return _Verdict(FileChange(path, kind, "", False, note=note), token, None)
+        assert new_path is not None
+        assert moved_look is not None
+        before = self._snapshot(path, known)
+        if moved_look.digest is not None and f"={moved_look.digest}" == known:
+            note = f"{path} was moved to {new_path}, with the content you read."
+            change = FileChange(path, kind, "", False, new_path, moved_look.total_lines, note)
+            return _Verdict(change, token, None, tokens=_cost(note))
+        if before is None or moved_look.text is None:
+            note = (
+                f"{path} was moved to {new_path} and changed{_lines_phrase(moved_look)}. "
+                f"Read {new_path} to see it."
+            )
+            change = FileChange(path, kind, "", True, new_path, moved_look.total_lines, note)
+            return _Verdict(change, token, None, tokens=_cost(note))
+        diff, truncated = self._diff(path, known, token, before, moved_look.text, settings, work)
+        note = f"{path} was moved to {new_path}; the diff is from what you read to it."
+        change = FileChange(path, kind, diff, truncated, new_path, moved_look.total_lines, note)
+        return _Verdict(change, token, None, tokens=_cost(diff) + _cost(note))
+
+    def _diff(
+        self,
+        path: str,
+        known: str,
+        token: str,
+        before: str,
+        after: str,
+        settings: Settings,
+        work: _Batch,
+    ) -> tuple[str, bool]:
+        key = (path, known, token)
+        if key not in work.diffs:
+            work.diffs[key] = bounded_diff(before, after, path, settings.changes_max_tokens)
+        return work.diffs[key]
+
+    def _same_content_elsewhere(
+        self, path: str, known: str, size: int | None, work: _Batch
+    ) -> tuple[str, _Look] | None:
+        """A file that appeared lately with exactly the content the session knows of
+        `path`, which is gone: `path` was moved there. (watchdog pairs the two halves
+        of a rename itself, but gives up after half a second; this covers that, and a
+        move seen as a delete plus a create.)"""
+        if not known.startswith("=") or known == _EMPTY or not size:
+            return None
+        with self._lock:
+            candidates = [p for _, p in reversed(self._appeared) if p != path]
+        for candidate in dict.fromkeys(candidates):
+            try:
+                if os.stat(candidate).st_size != size:  # only a same-size file is read
+                    continue
+            except OSError:
+                continue
+            look = self._look(candidate, work)
+            if look.exists and f"={look.digest}" == known:
+                return candidate, look
+        return None
+
+    def _snapshot(self, path: str, known: str) -> str | None:
+        if not known.startswith("="):
+            return None
+        return self._snapshots.get(path, known[1:])
+
+    def _look(self, path: str, work: _Batch) -> _Look:
+        look = work.looks.get(path)
+        if look is None:
+            look = work.looks[path] = look_at(path, self._settings().max_size_bytes)
+        return look
+
+
+def look_at(path: str, max_bytes: int) -> _Look:
+    """The file at `path` now: its digest and text when within `max_bytes`."""
+    try:
+        with open_regular(path) as opened:
+            size, mtime = opened.size, opened.mtime_ns
+            if size > max_bytes:
+                lines = _count_lines(opened.fd)
+                return _Look(True, None, None, lines, size, mtime, "over the read size cap")
+            data = read_at_most(opened.fd, max_bytes + 1)
+    except ReadkeeperError as exc:
+        if exc.kind in ("not_found", "is_directory"):
+            return _Look(False)
+        return _Look(True, why_no_text=exc.message)
+    if len(data) > max_bytes:
+        return _Look(True, None, None, None, len(data), mtime, "over the read size cap")
+    content_digest = digest(data)
+    try:
+        text, _ = decode_text(data, path)
+    except ReadkeeperError:
+        return _Look(True, content_digest, None, None, size, mtime, "it is not text now")
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return _Look(True, content_digest, text, lines, size, mtime)
+
+
+def _count_lines(fd: int) -> int | None:
+    count = seen = 0
+    while seen < _MAX_LINE_COUNT_BYTES:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return count
+        count += chunk.count(b"\n")
+        seen += len(chunk)
+    return None
+
+
+def _known_token(record: ReadRecord) -> str:
+    if record.scope == "file":
+        return f"={record.digest}"
+    return f"~{record.mtime_ns}:{record.size}"
+
+
+def _stat_token(look: _Look) -> str:
+    return f"~{look.mtime_ns}:{look.size}"
+
+
+def _lines_phrase(look: _Look) -> str:
+    if look.total_lines is not None:
+        return f"; it has {look.total_lines} lines now"
+    if look.size:
+        return f"; it is {look.size} bytes now"
+    return ""
+
+
+def _cost(text: str | None) -> int:
+    return _NOTICE_OVERHEAD_TOKENS + (estimate_tokens(text) if text else 0)

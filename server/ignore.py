@@ -1,0 +1,145 @@
+"""What the watcher leaves alone: VCS folders, `watch_exclude`, and .gitignore files.
+
+Patterns are gitignore patterns, matched by pathspec (`GitIgnoreSpec`, which follows
+Git's own edge cases). A root's rules are, in order of precedence: the VCS folders
+(.git, .hg, .svn, .jj: never watched), the `watch_exclude` setting, then the .gitignore
+files, the nearest folder's first (with `.git/info/exclude` under a repository's own
+.gitignore). As in Git, nothing inside an ignored folder can be un-ignored.
+
+Each folder's .gitignore is read the first time a path under it is checked, and read
+again when the watcher sees the file change (`forget_folder`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+
+from pathspec import GitIgnoreSpec
+
+from .settings import DEFAULT_WATCH_EXCLUDE
+
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
+_MAX_IGNORE_FILE_BYTES = 1 << 20
+# Verdicts are cached; past this many, the cache starts again.
+_MAX_CACHED_PATHS = 100_000
+
+
+class IgnoreRules:
+    """One root's rules. Safe to share between threads: caches are plain dicts whose
+    entries are only ever replaced or dropped whole."""
+
+    def __init__(self, root: str, exclude: Iterable[str] = DEFAULT_WATCH_EXCLUDE) -> None:
+        self.root = root.rstrip(os.sep) or os.sep
+        self._prefix = self.root if self.root.endswith(os.sep) else self.root + os.sep
+        patterns = list(exclude)
+        self._exclude = _compile(patterns)
+        # Patterns ending in "/" match folders only; a file is only checked against the
+        # others (its folders are checked on their own), which is most of an event's cost.
+        file_patterns = [p for p in patterns if not p.rstrip().endswith("/")]
+        self._exclude_files = _compile(file_patterns) if file_patterns else None
+        self._specs: dict[str, GitIgnoreSpec | None] = {}  # folder -> its .gitignore
+        self._folders: dict[str, bool] = {}  # folder -> ignored
+        self._files: dict[str, bool] = {}  # file -> ignored (bursts hit the same files)
+        self._lock = threading.Lock()
+
+    def covers(self, path: str) -> bool:
+        return path == self.root or path.startswith(self._prefix)
+
+    def ignored(self, path: str, is_dir: bool = False) -> bool:
+        """Whether the watcher skips `path` (paths outside the root are skipped too)."""
+        if path == self.root:
+            return False
+        if not path.startswith(self._prefix):
+            return True
+        parent = os.path.dirname(path)
+        if parent != self.root and self._folder_ignored(parent):
+            return True
+        if is_dir:
+            return os.path.basename(path) in VCS_FOLDERS or self._matches(path, True)
+        verdict = self._files.get(path)
+        if verdict is None:
+            verdict = self._matches(path, False)
+            if len(self._files) >= _MAX_CACHED_PATHS:
+                self._files = {}
+            self._files[path] = verdict
+        return verdict
+
+    def forget_folder(self, folder: str) -> None:
+        """A .gitignore in `folder` changed: read it again on next use."""
+        with self._lock:
+            self._specs.pop(folder, None)
+            self._folders = {}
+            self._files = {}
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _folder_ignored(self, folder: str) -> bool:
+        verdict = self._folders.get(folder)
+        if verdict is None:
+            parent = os.path.dirname(folder)
+            verdict = (
+                (parent != self.root and self._folder_ignored(parent))
+                or os.path.basename(folder) in VCS_FOLDERS
+                or self._matches(folder, True)
+            )
+            if len(self._folders) >= _MAX_CACHED_PATHS:
+                self._folders = {}
+            self._folders[folder] = verdict
+        return verdict
+
+    def _matches(self, path: str, is_dir: bool) -> bool:
+        tail = "/" if is_dir else ""
+        exclude = self._exclude if is_dir else self._exclude_files
+        if exclude is not None and exclude.match_file(path[len(self._prefix) :] + tail):
+            return True
+        folder = os.path.dirname(path)
+        while True:
+            spec = self._spec(folder)
+            if spec is not None:
+                relative = path[len(folder) + 1 :] if folder != os.sep else path[1:]
+                verdict = spec.check_file(relative + tail).include
+                if verdict is not None:
+                    return verdict
+            if folder == self.root or len(folder) <= len(self.root):
+                return False
+            folder = os.path.dirname(folder)
+
+    def _spec(self, folder: str) -> GitIgnoreSpec | None:
+        try:
+            return self._specs[folder]
+        except KeyError:
+            pass
+        lines: list[str] = []
+        if os.path.isdir(os.path.join(folder, ".git")):
+            lines += _read_lines(os.path.join(folder, ".git", "info", "exclude"))
+        lines += _read_lines(os.path.join(folder, ".gitignore"))
+        spec = _compile(lines) if lines else None
+        with self._lock:
+            self._specs[folder] = spec
+        return spec
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(_MAX_IGNORE_FILE_BYTES)
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _compile(lines: list[str]) -> GitIgnoreSpec:
+    """The patterns as one spec; like Git, a pattern that does not parse is skipped."""
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitWildMatchPatternError is a ValueError
+        valid = []
+        for line in lines:
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            valid.append(line)
+        return GitIgnoreSpec.from_lines(valid)

@@ -1,0 +1,372 @@
+"""`readkeeper/edit` on a notebook cell: replace its source, insert a cell after it, or
+delete it, by `cell_id` (as `readkeeper/read` of the notebook names cells).
+
+The rules are those of text edits (edits.py): the session must have read the notebook;
+if it changed since, the edit is refused with `stale` and a bounded diff, unless the
+change provably leaves the target alone (the read's snapshot shows the target cell, and
+every cell before it when cells are named by position, exactly as they are now), in
+which case it is applied to the notebook as it is now and the result says so. The new
+notebook is validated with nbformat, then written atomically (atomic.py) only if the
+file still holds the bytes it was made from.
+
+The JSON is written back the way it was found (indent, key order, sources as line
+lists or strings, line endings, final newline), so a cell edit is a small diff in
+version control. Outputs of a code cell whose source is replaced are kept, as Jupyter
+keeps them until the cell runs again; the result's note says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import atomic
+from .edits import bounded_diff, line_hunks, remember_change, resolve_for_change
+from .errors import ReadkeeperError
+from .fileio import digest, read_at_most
+from .protocol import (
+    ExternalChange,
+    NotebookEditParams,
+    NotebookEditResult,
+)
+from .readers.notebook import cell_id, parse
+from .readstate import ReadRecord
+
+if TYPE_CHECKING:
+    from .core import Readkeeper
+
+COMMIT_ATTEMPTS = 5
+_INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How the file was written, to write it back the same way."""
+
+    indent: int | str | None
+    crlf: bool
+    final_newline: bool
+    ascii_only: bool  # written with \uXXXX escapes
+
+
+def edit_cell(core: Readkeeper, params: NotebookEditParams) -> NotebookEditResult:
+    _check(params)
+    candidate, real = resolve_for_change(core.workspace, params.file_path, "edit")
+    for _ in range(COMMIT_ATTEMPTS):
+        result = _edit_once(core, params, candidate, real)
+        if result is not None:
+            return result
+    raise ReadkeeperError(
+        "stale",
+        f"{real} kept changing while readkeeper tried to write it (another program is "
+        "writing it). Wait for it to finish, read it again, then redo the edit.",
+        file_path=real,
+    )
+
+
+def _check(params: NotebookEditParams) -> None:
+    if params.edit_mode != "delete" and params.new_source is None:
+        raise ReadkeeperError(
+            "bad_params",
+            f'edit_mode "{params.edit_mode}" needs new_source, the cell\'s new text.',
+            field="new_source",
+        )
+    if params.edit_mode != "insert" and not params.cell_id:
+        raise ReadkeeperError(
+            "bad_params",
+            f'edit_mode "{params.edit_mode}" needs cell_id, as readkeeper/read of the '
+            "notebook names the cells.",
+            field="cell_id",
+        )
+
+
+def _edit_once(
+    core: Readkeeper, params: NotebookEditParams, candidate: str, real: str
+) -> NotebookEditResult | None:
+    if not os.path.lexists(real):
+        raise core.workspace.not_found(candidate)
+    record = core.read_states.get(params.session, real)
+    if record is None:
+        raise ReadkeeperError(
+            "not_read",
+            f"This session has not read {real}, so an edit could overwrite what it has not "
+            "seen. Read it (readkeeper/read), then make the edit.",
+            file_path=real,
+            session=params.session,
+        )
+    settings = core.settings
+    try:
+        with atomic.hold(real) as held:
+            data = read_at_most(held.opened.fd, settings.max_document_bytes + 1)
+            if len(data) > settings.max_document_bytes:
+                raise ReadkeeperError(
+                    "too_large",
+                    f"{real} is over the {settings.max_document_bytes:,}-byte limit for "
+                    "notebooks (max_document_bytes).",
+                    file_path=real,
+                )
+            buffer = core.buffers.get(real)
+            if buffer is not None and buffer.text.encode("utf-8", "surrogatepass") != data:
+                raise ReadkeeperError(
+                    "dirty_buffer",
+                    f"{real} is open in the editor with unsaved changes, and readkeeper never "
+                    "writes a notebook underneath them. Ask the user to save or revert it, "
+                    "then read it again and redo the edit.",
+                    file_path=real,
+                    buffer_version=buffer.version,
+                )
+            notebook = parse(data, real)  # a clear error for what is not a notebook
+            text = data.decode("utf-8-sig")
+            merged_from = None
+            if record.scope != "file" or record.digest != digest(data):
+                merged_from = _disjoint_or_refuse(core, record, params, text, real)
+            index, new_id, note = _apply(notebook, params, real)
+            new_text = _dump(notebook, _style(data))
+            _validate(notebook, parse(data, real), real)
+            new_data = new_text.encode("utf-8")
+            new_stat = atomic.replace(held, new_data, data)
+            if new_stat is None:
+                return None  # changed under us: look again
+    except atomic.Busy:
+        raise ReadkeeperError(
+            "stale",
+            f"{real} is open for writing in another program right now (a save in progress), "
+            "so it may be changing. Read it again once that is done, then redo the edit.",
+            file_path=real,
+            busy=True,
+        ) from None
+    except OSError as exc:
+        raise ReadkeeperError(
+            "unsupported", f"Cannot write {real}: {exc.strerror or exc}.", file_path=real
+        ) from None
+
+    # Like a text edit: the agent knows this content but never read it whole in this
+    # form, so the record is partial and the next read is a full one.
+    state = remember_change(core, params.session, real, new_text, new_data, new_stat, "edit")
+    external = None
+    if merged_from is not None:
+        external = _external_change(merged_from, text, real)
+        note = (
+            f"{real} had changed since you read it (see external_change), but not in the "
+            "cell you edited, so the edit was applied to the current notebook. " + (note or "")
+        ).strip()
+    cells = notebook["cells"]
+    kind = cells[index]["cell_type"] if params.edit_mode != "delete" else None
+    return NotebookEditResult(
+        file_path=real,
+        edit_mode=params.edit_mode,
+        cell_id=new_id,
+        index=index,
+        total_cells=len(cells),
+        read_state=state,
+        cell_type=kind,
+        merged=merged_from is not None,
+        external_change=external,
+        note=note,
+    )
+
+
+# --- the change -------------------------------------------------------------------------
+
+
+def _apply(
+    notebook: dict[str, Any], params: NotebookEditParams, path: str
+) -> tuple[int, str, str | None]:
+    """Change `notebook` in place; returns the cell's index, its id, and a note."""
+    if notebook.get("nbformat") != 4:
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} is nbformat {notebook.get('nbformat')}; readkeeper edits nbformat 4 "
+            "notebooks only. Ask the user to open and save it in a current Jupyter first.",
+            file_path=path,
+        )
+    cells: list[dict[str, Any]] = notebook["cells"]
+    has_ids = notebook.get("nbformat_minor", 0) >= 5
+    index = _find(cells, params.cell_id, has_ids, path) if params.cell_id else -1
+    if params.edit_mode == "delete":
+        removed = cells.pop(index)
+        return index, cell_id(removed, index, has_ids), None
+    assert params.new_source is not None  # checked in _check
+    if params.edit_mode == "insert":
+        cell = _new_cell(params.cell_type or "code", params.new_source, has_ids, cells)
+        cells.insert(index + 1, cell)
+        return index + 1, cell_id(cell, index + 1, has_ids), None
+    cell = cells[index]
+    note = None
+    if params.cell_type is not None and params.cell_type != cell.get("cell_type"):
+        _retype(cell, params.cell_type)
+    cell["source"] = _like(cell.get("source"), params.new_source)
+    if cell.get("cell_type") == "code" and cell.get("outputs"):
+        note = "The cell's outputs are from its previous source; they stay until it runs again."
+    return index, cell_id(cell, index, has_ids), note
+
+
+def _find(cells: list[dict[str, Any]], wanted: str | None, has_ids: bool, path: str) -> int:
+    for index, cell in enumerate(cells):
+        if cell_id(cell, index, has_ids) == wanted:
+            return index
+    known = [cell_id(c, i, has_ids) for i, c in enumerate(cells)]
+    shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+    raise ReadkeeperError(
+        "no_match",
+        f"{path} has no cell with cell_id {wanted!r}. Its cells are: {shown or 'none'}. "
+        "Read the notebook again to see the current ids.",
+        file_path=path,
+        cell_ids=known[:200],
+    )
+
+
+def _new_cell(kind: str, source: str, has_ids: bool, cells: list[dict[str, Any]]) -> dict[str, Any]:
+    from nbformat import v4
+
+    makers: dict[str, Any] = {
+        "code": v4.new_code_cell,
+        "markdown": v4.new_markdown_cell,
+        "raw": v4.new_raw_cell,
+    }
+    made = json.loads(json.dumps(makers[kind](source=source)))
+    if not has_ids:
+        made.pop("id", None)
+    cell: dict[str, Any] = dict(sorted(made.items()))  # Jupyter sorts keys
+    # Follow the notebook's own style for sources (Jupyter writes lists of lines).
+    sample = next((c.get("source") for c in cells if "source" in c), None)
+    cell["source"] = _like(sample, source)
+    return cell
+
+
+def _retype(cell: dict[str, Any], kind: str) -> None:
+    cell["cell_type"] = kind
+    if kind == "code":
+        cell.setdefault("outputs", [])
+        cell.setdefault("execution_count", None)
+    else:
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+
+def _like(example: Any, source: str) -> str | list[str]:
+    """`source` in the form `example` has: a list of lines (ends kept), or one string."""
+    if isinstance(example, list):
+        return source.splitlines(keepends=True)
+    return source
+
+
+# --- staleness --------------------------------------------------------------------------
+
+
+def _disjoint_or_refuse(
+    core: Readkeeper, record: ReadRecord, params: NotebookEditParams, current: str, path: str
+) -> str:
+    """The snapshot the session read, when the notebook's change since leaves the target
+    alone; else a `stale` error with a bounded diff of what changed."""
+    snapshot = core.snapshots.get(path, record.digest) if record.scope == "file" else None
+    if snapshot is None:
+        raise ReadkeeperError(
+            "stale",
+            f"{path} changed since this session read it (what it said then is no longer "
+            "kept, so no diff can be shown), so the edit could overwrite someone's work. "
+            "Read it again, then redo the edit on what it says now.",
+            file_path=path,
+            read_source=record.source,
+        )
+    why = _why_not_disjoint(snapshot, current, params, path)
+    if why is None:
+        return snapshot
+    diff, truncated = bounded_diff(snapshot, current, path)
+    raise ReadkeeperError(
+        "stale",
+        f"{path} changed since this session read it, and {why}, so the edit was not "
+        "applied. The diff (as read -> as it is now) is in data.diff; read the notebook "
+        "again, then redo the edit.",
+        file_path=path,
+        read_source=record.source,
+        diff=diff,
+        diff_truncated=truncated,
+    )
+
+
+def _why_not_disjoint(
+    snapshot: str, current: str, params: NotebookEditParams, path: str
+) -> str | None:
+    try:
+        before = json.loads(snapshot)
+        now = json.loads(current)
+    except json.JSONDecodeError:
+        return "it is not valid JSON now"
+    if before.get("nbformat_minor") != now.get("nbformat_minor"):
+        return "its format version changed"
+    has_ids = now.get("nbformat_minor", 0) >= 5
+    old_cells, new_cells = before.get("cells", []), now.get("cells", [])
+    if not params.cell_id:  # insert at the top: disjoint if the first cell stayed
+        return None if old_cells[:1] == new_cells[:1] else "its first cell changed"
+    old_ids = [cell_id(c, i, has_ids) for i, c in enumerate(old_cells)]
+    new_ids = [cell_id(c, i, has_ids) for i, c in enumerate(new_cells)]
+    if params.cell_id not in old_ids or params.cell_id not in new_ids:
+        return f"cell {params.cell_id!r} is not in both versions"
+    old_index, new_index = old_ids.index(params.cell_id), new_ids.index(params.cell_id)
+    if old_cells[old_index] != new_cells[new_index]:
+        return f"cell {params.cell_id!r} itself changed"
+    if not has_ids and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
+        return "cells before it changed, and its id is its position"
+    return None
+
+
+def _external_change(snapshot: str, current: str, path: str) -> ExternalChange:
+    diff, truncated = bounded_diff(snapshot, current, path)
+    hunks = line_hunks(snapshot.splitlines(keepends=True), current.splitlines(keepends=True))
+    lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
+    return ExternalChange(diff=diff, truncated=truncated, lines=lines)
+
+
+# --- writing ----------------------------------------------------------------------------
+
+
+def _style(data: bytes) -> _Style:
+    match = _INDENT_RE.match(data.lstrip(b"\xef\xbb\xbf"))
+    indent: int | str | None = None
+    if match:
+        unit = match[1].decode()
+        indent = "\t" if unit == "\t" else len(unit)
+    return _Style(
+        indent=indent,
+        crlf=b"\r\n" in data,
+        final_newline=data.endswith(b"\n"),
+        ascii_only=data.isascii() and b"\\u" in data,
+    )
+
+
+def _dump(notebook: dict[str, Any], style: _Style) -> str:
+    separators = (",", ": ") if style.indent is not None else (",", ":")
+    text = json.dumps(
+        notebook, indent=style.indent, ensure_ascii=style.ascii_only, separators=separators
+    )
+    if style.final_newline:
+        text += "\n"
+    return text.replace("\n", "\r\n") if style.crlf else text
+
+
+def _validate(notebook: dict[str, Any], before: dict[str, Any], path: str) -> None:
+    """nbformat's schema check of the new notebook. A notebook that was already invalid
+    before the edit is let through (the edit did not make it so); one the edit broke is
+    refused."""
+    import nbformat
+
+    def problem(candidate: dict[str, Any]) -> str | None:
+        try:
+            nbformat.validate(nbformat.from_dict(candidate))  # type: ignore[no-untyped-call]
+        except nbformat.ValidationError as exc:
+            return str(exc.message)
+        return None
+
+    broken = problem(notebook)
+    if broken is not None and problem(before) is None:
+        raise ReadkeeperError(
+            "bad_params",
+            f"The edit would make {path} an invalid notebook ({broken}); nothing was "
+            "written. Check cell_type and new_source.",
+            file_path=path,
+            detail=broken,
+        )

@@ -1,0 +1,36 @@
+"""Folders for the files readkeeper makes for an agent (PDF pages rendered to PNG).
+
+They live outside the user's workspace, in one private temporary folder per server
+process (created with `mkdtemp`, mode 0700, so no other user can predict or plant it),
+with one subfolder per session, and are removed when the server exits. The core grants
+each session read access to its own folder, so the agent can read the files it was
+handed without being asked for permission.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+
+
+class OutputFolders:
+    def __init__(self) -> None:
+        self._root: str | None = None
+        self._lock = threading.Lock()
+
+    def for_session(self, session: str) -> str:
+        """The real path of `session`'s output folder, created on first use."""
+        with self._lock:
+            if self._root is None:
+                self._root = os.path.realpath(tempfile.mkdtemp(prefix="readkeeper-"))
+                atexit.register(shutil.rmtree, self._root, ignore_errors=True)
+            root = self._root
+        # Session names come from the client: hash them into a safe folder name.
+        name = "session-" + hashlib.blake2b(session.encode(), digest_size=6).hexdigest()
+        path = os.path.join(root, name)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path

@@ -1,0 +1,344 @@
+"""Images (PNG, JPEG, GIF, WebP, BMP, TIFF) fitted to a pixel, token and byte budget.
+
+An image costs an agent's model about width * height / 750 tokens, whatever its bytes,
+so the budget is set in pixels: the long edge at most `image_max_edge` and the area at
+most `image_max_tokens` * 750, aspect kept, never upscaled. The payload is then made to
+fit `image_max_base64_bytes`: an image already within every budget is sent as it is;
+otherwise it is re-encoded: PNG for line art and flat-colour screenshots (tried when the
+picture has at most 4,096 colours, or was not downscaled, and kept while it costs at
+most half as many bytes again as a JPEG), else JPEG (WebP when it has transparency) at
+falling quality, colour kept at full resolution for lossless sources so coloured text
+stays sharp; and smaller still when even that is over the byte cap. The note says which.
+
+Pillow does the decoding. JPEGs are decoded at a reduced DCT scale (`draft`), so a
+12,000 x 8,000 photo is never held at full size; images with more pixels than
+`image_max_pixels` (or Pillow's own bomb limit) are refused before decoding, and
+truncated files are refused, not shown half grey.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from ..errors import ReadkeeperError
+from ..protocol import ImageDimensions, ImageFile
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# The estimate agents' models use for the cost of an image.
+PIXELS_PER_TOKEN = 750
+# Formats a model accepts as they are; anything else is re-encoded.
+_SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+_LOSSY_SOURCES = {"JPEG", "MPO"}
+# Lossless output is kept while it is at most this many times the size of a JPEG.
+_LOSSLESS_ALLOWANCE = 1.5
+_JPEG_QUALITIES = (85, 75, 60, 45)
+_FLAT_COLOURS = 4096
+_WEBP_QUALITIES = (60, 40)
+_SHRINK_STEP = 0.75
+# EXIF orientations that swap width and height.
+_TRANSPOSING = {5, 6, 7, 8}
+
+
+@dataclass(frozen=True)
+class FittedImage:
+    base64: str
+    media_type: str
+    format: str  # the source's format
+    original_width: int  # as displayed, after EXIF rotation
+    original_height: int
+    width: int
+    height: int
+    tokens: int
+    frames: int
+    note: str | None
+
+
+def tokens_for(width: int, height: int) -> int:
+    return -(-width * height // PIXELS_PER_TOKEN)
+
+
+def budget_size(width: int, height: int, settings: Settings) -> tuple[int, int]:
+    """The largest size with the same aspect that fits the edge and token budgets."""
+    scale = min(
+        1.0,
+        settings.image_max_edge / max(width, height),
+        math.sqrt(settings.image_max_tokens * PIXELS_PER_TOKEN / (width * height)),
+    )
+    if scale >= 1.0:
+        return width, height
+    w, h = max(1, int(width * scale)), max(1, int(height * scale))
+    while tokens_for(w, h) > settings.image_max_tokens and (w > 1 or h > 1):
+        w, h = (w - 1, h) if w * height >= h * width and w > 1 else (w, max(1, h - 1))
+    return w, h
+
+
+def read_image(data: bytes, path: str, settings: Settings) -> ImageFile:
+    """The `image` result for an image file's bytes."""
+    fitted = fit_image(data, path, settings)
+    return ImageFile(
+        file_path=path,
+        base64=fitted.base64,
+        media_type=fitted.media_type,
+        original_size=len(data),
+        dimensions=ImageDimensions(
+            original_width=fitted.original_width,
+            original_height=fitted.original_height,
+            display_width=fitted.width,
+            display_height=fitted.height,
+        ),
+        tokens=fitted.tokens,
+        format=fitted.format,
+        frames=fitted.frames if fitted.frames > 1 else None,
+        note=fitted.note,
+    )
+
+
+def probe(data: bytes) -> tuple[int, int] | None:
+    """An image's stored width and height, from its header alone (None if unreadable)."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as img:
+                return img.size
+    except Exception:  # any unreadable image is simply "size unknown"
+        return None
+
+
+def fit_image(data: bytes, path: str, settings: Settings) -> FittedImage:
+    """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        # The pixel limit is checked below, with an error the agent can act on.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            img = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError:
+            raise _bomb(path, None, settings) from None
+        except Exception as exc:  # Pillow raises many types for undecodable input
+            raise _corrupt(path, exc) from None
+        with img:
+            return _fit(img, data, path, settings)
+
+
+def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> FittedImage:
+    from PIL import Image, ImageOps
+
+    source_format = img.format or "unknown"
+    stored_w, stored_h = img.size
+    if stored_w * stored_h > settings.image_max_pixels:
+        raise _bomb(path, (stored_w, stored_h), settings)
+    frames = getattr(img, "n_frames", 1)
+    orientation = _orientation(img)
+    if orientation in _TRANSPOSING:
+        width, height = stored_h, stored_w
+    else:
+        width, height = stored_w, stored_h
+    target = budget_size(width, height, settings)
+    notes: list[str] = []
+    if frames > 1:
+        what = "Animated" if source_format in ("GIF", "PNG", "WEBP") else "Multi-image"
+        notes.append(
+            f"{what} {source_format}: showing the first of {frames} frames ({frames - 1} dropped)."
+        )
+
+    media_type = _SENDABLE.get(source_format)
+    if (
+        media_type is not None
+        and target == (width, height)
+        and orientation == 1
+        and frames == 1
+        and _b64_len(len(data)) <= settings.image_max_base64_bytes
+    ):
+        _decode(img, path)  # a truncated file must fail here, not in the model
+        return FittedImage(
+            base64=base64.b64encode(data).decode("ascii"),
+            media_type=media_type,
+            format=source_format,
+            original_width=width,
+            original_height=height,
+            width=width,
+            height=height,
+            tokens=tokens_for(width, height),
+            frames=frames,
+            note=" ".join(notes) or None,
+        )
+
+    # Decode at the smallest DCT scale that still covers the target (JPEG only).
+    if target != (width, height):
+        stored_target = target if orientation not in _TRANSPOSING else target[::-1]
+        img.draft(None, stored_target)
+    _decode(img, path)
+    upright = ImageOps.exif_transpose(img) if orientation != 1 else img
+    picture = _displayable(upright)
+    if picture.size != target:
+        # reducing_gap=1: an integer box reduction first, then Lanczos; twice as fast as
+        # Lanczos alone, and box averaging does not alias.
+        picture = picture.resize(target, Image.Resampling.LANCZOS, reducing_gap=1.0)
+    payload, media_type, how, (width_out, height_out) = _encode(
+        picture, source_format, target != (width, height), settings
+    )
+    if (width_out, height_out) != (width, height):
+        reasons = []
+        if target != (width, height):
+            reasons.append(f"{settings.image_max_tokens:,} tokens and {settings.image_max_edge} px")
+        if (width_out, height_out) != target:
+            reasons.append(f"the {settings.image_max_base64_bytes:,}-byte payload cap")
+        why = " and ".join(reasons)
+        notes.insert(
+            0,
+            f"Downscaled from {width}x{height} to {width_out}x{height_out} to fit {why}; "
+            f"map coordinates back by x{width / width_out:.3f}.",
+        )
+    if orientation != 1:
+        notes.append(f"Rotated upright per EXIF orientation {orientation}.")
+    notes.append(f"Sent as {how}.")
+    return FittedImage(
+        base64=base64.b64encode(payload).decode("ascii"),
+        media_type=media_type,
+        format=source_format,
+        original_width=width,
+        original_height=height,
+        width=width_out,
+        height=height_out,
+        tokens=tokens_for(width_out, height_out),
+        frames=frames,
+        note=" ".join(notes),
+    )
+
+
+def _encode(
+    picture: Image.Image, source_format: str, resized: bool, settings: Settings
+) -> tuple[bytes, str, str, tuple[int, int]]:
+    """The payload for `picture`: bytes, media type, how it was made, and its size
+    (smaller than `picture` when nothing else fit the byte cap)."""
+    from PIL import Image
+
+    cap = settings.image_max_base64_bytes
+    lossy_format = "WEBP" if _has_alpha(picture) else "JPEG"
+    # Full-resolution colour for screenshots: 4:2:0 blurs coloured text.
+    chroma = 0 if source_format not in _LOSSY_SOURCES else 2
+    lossy = _save(picture, lossy_format, quality=_JPEG_QUALITIES[0], chroma=chroma)
+    # Lossless is worth trying for flat graphics (after a downscale, anti-aliased text and
+    # gradients have thousands of colours and PNG comes out two or three times a JPEG).
+    flat = picture.getcolors(_FLAT_COLOURS) is not None
+    if source_format not in _LOSSY_SOURCES and (flat or not resized):
+        lossless = _save(picture, "PNG")
+        if len(lossless) <= _LOSSLESS_ALLOWANCE * len(lossy) and _b64_len(len(lossless)) <= cap:
+            return lossless, "image/png", "PNG (lossless: line art or flat colours)", picture.size
+    while True:
+        for quality in _JPEG_QUALITIES:
+            if quality != _JPEG_QUALITIES[0]:
+                lossy = _save(picture, lossy_format, quality=quality, chroma=chroma)
+            if _b64_len(len(lossy)) <= cap:
+                what = f"{lossy_format} at quality {quality}"
+                return lossy, f"image/{lossy_format.lower()}", what, picture.size
+        for quality in _WEBP_QUALITIES:
+            smaller = _save(picture, "WEBP", quality=quality)
+            if _b64_len(len(smaller)) <= cap:
+                return smaller, "image/webp", f"WEBP at quality {quality}", picture.size
+        if picture.width <= 16 and picture.height <= 16:
+            raise ReadkeeperError(
+                "too_large",
+                f"No encoding of this image fits the {cap:,}-byte payload cap. Raise the "
+                "image_max_base64_bytes setting (READKEEPER_IMAGE_MAX_BASE64_BYTES).",
+                max_base64_bytes=cap,
+            )
+        size = (
+            max(1, int(picture.width * _SHRINK_STEP)),
+            max(1, int(picture.height * _SHRINK_STEP)),
+        )
+        picture = picture.resize(size, Image.Resampling.LANCZOS)
+        lossy = _save(picture, lossy_format, quality=_JPEG_QUALITIES[0], chroma=chroma)
+
+
+def _save(picture: Image.Image, fmt: str, quality: int = 0, chroma: int = 2) -> bytes:
+    out = io.BytesIO()
+    if fmt == "PNG":
+        # Level 3 is within a few percent of 6 on screenshots, at two thirds the time.
+        picture.save(out, "PNG", compress_level=3)
+    elif fmt == "JPEG":
+        rgb = picture if picture.mode in ("RGB", "L") else picture.convert("RGB")
+        rgb.save(out, "JPEG", quality=quality, subsampling=chroma)
+    else:
+        picture.save(out, "WEBP", quality=quality, method=3)
+    return out.getvalue()
+
+
+def _decode(img: Image.Image, path: str) -> None:
+    try:
+        img.load()
+    except Exception as exc:
+        raise _corrupt(path, exc) from None
+
+
+def _displayable(img: Image.Image) -> Image.Image:
+    """`img` in a mode every encoder takes: L, RGB, or RGBA."""
+    mode = img.mode
+    if mode in ("L", "RGB", "RGBA"):
+        return img
+    if mode in ("1", "LA", "La"):
+        return img.convert("RGBA" if mode != "1" else "L")
+    if mode.startswith("I") or mode == "F":
+        # 16- and 32-bit grey: scale into 8 bits rather than clip to white.
+        low, high = cast("tuple[float, float]", img.getextrema())
+        span = (high - low) or 1
+        return img.convert("F").point(lambda v: (v - low) * 255 / span).convert("L")
+    if mode in ("P", "PA"):
+        transparent = "transparency" in img.info or mode == "PA"
+        return img.convert("RGBA" if transparent else "RGB")
+    return img.convert("RGBA" if "A" in mode else "RGB")
+
+
+def _has_alpha(picture: Image.Image) -> bool:
+    if picture.mode != "RGBA":
+        return False
+    low, _high = cast("tuple[int, int]", picture.getchannel("A").getextrema())
+    return low < 255
+
+
+def _orientation(img: Image.Image) -> int:
+    try:
+        value = img.getexif().get(0x0112, 1)  # Orientation
+    except Exception:  # unreadable EXIF is no reason to refuse the picture
+        return 1
+    return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def _b64_len(size: int) -> int:
+    return 4 * -(-size // 3)
+
+
+def _bomb(path: str, size: tuple[int, int] | None, settings: Settings) -> ReadkeeperError:
+    dims = f"{size[0]}x{size[1]} ({size[0] * size[1]:,} pixels)" if size else "too many pixels"
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {dims}, over the {settings.image_max_pixels:,}-pixel limit for images "
+        "(a decompression bomb guard). Ask the user for a smaller export of it; the "
+        "image_max_pixels setting raises the limit up to Pillow's own.",
+        file_path=path,
+        width=size[0] if size else None,
+        height=size[1] if size else None,
+        max_pixels=settings.image_max_pixels,
+    )
+
+
+def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
+    detail = str(exc) or type(exc).__name__
+    return ReadkeeperError(
+        "corrupt",
+        f"{path} cannot be decoded as an image ({detail}). It may be truncated or damaged; "
+        "check it with `file` and ask the user for an intact copy.",
+        file_path=path,
+        detail=detail,
+    )

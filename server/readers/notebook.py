@@ -1,0 +1,433 @@
+"""Jupyter notebooks as cells, with their outputs summarised to fit the token cap.
+
+Each cell comes back with its id, position, type, source and execution count; outputs
+are summarised for an agent: stream text and text/plain kept (each cut to
+`notebook_max_output_chars`, keeping its head and tail, with a note), errors as
+ename/evalue and the end of the traceback without terminal colours, images as sized
+placeholders (or, with `include_images`, fitted to the image budget), and HTML,
+JavaScript and widget outputs as a one-line placeholder.
+
+`offset`/`limit` count cells from 1, as they count lines in text: a notebook over the
+token cap comes back partially, with `next_offset` saying where to continue.
+
+nbformat parses every version and upgrades v3 (and older) notebooks to v4 for the view.
+Cells without an id (nbformat < 4.5) are named `cell-N` after their index, because the
+ids nbformat would invent are random and would not survive the next read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import attrs
+
+from ..errors import ReadkeeperError
+from ..protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
+from ..settings import Settings
+from ..tokens import TokenCounter, estimate_tokens
+from . import image as image_reader
+from .text import Window
+
+_NOTE_ALLOWANCE = 64
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
+# The first of these present is shown as the output's text.
+_TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
+_CONTEXT_LINES = 3
+_OUTPUT_CUT = "Cut:"
+# Notebooks up to this size are kept as read-snapshots, for cell edits' disjoint merges.
+SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class NotebookView:
+    file: NotebookFile
+    tokens_left_out: int  # estimate of what the caps kept from the agent
+
+
+def read_notebook(
+    data: bytes,
+    path: str,
+    window: Window,
+    include_images: bool,
+    settings: Settings,
+    counter: TokenCounter,
+) -> NotebookView:
+    """The `notebook` result for a notebook's bytes (from disk or an editor buffer)."""
+    raw = parse(data, path)
+    major, minor = raw.get("nbformat"), raw.get("nbformat_minor", 0)
+    cells, language = _cells_of(raw, path)
+    total = len(cells)
+    if window.offset > max(total, 1):
+        raise ReadkeeperError(
+            "bad_params",
+            f"offset {window.offset} is past the last cell of {path}, which has {total} "
+            f"cells (offset and limit count cells from 1). Read from offset=1.",
+            field="offset",
+            total_cells=total,
+        )
+    first = window.offset - 1
+    chosen = cells[first : first + window.limit]
+    summarise = _Summariser(path, include_images, settings)
+    shown: list[NotebookCell] = []
+    cap = settings.max_tokens - _NOTE_ALLOWANCE
+    used = 0
+    for index, cell in enumerate(chosen, first):
+        view = summarise.cell(cell, index, major == 4)
+        cost = _cost(view, counter, settings)
+        if used + cost > cap and shown:
+            break
+        shown.append(view)
+        used += cost
+    tokens = _total_cost(shown, counter, settings)
+    while tokens > cap and len(shown) > 1:  # the per-cell estimates were optimistic
+        shown.pop()
+        tokens = _total_cost(shown, counter, settings)
+    if tokens > cap:  # one cell alone is over the cap: cut it down to fit
+        shown = [_cut_cell(shown[0], cap, counter, settings)]
+        tokens = _total_cost(shown, counter, settings)
+
+    shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
+    capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == _CUT_MARK)
+    partial = capped or (not window.ranged and shown_end < total)
+    next_offset = shown_end + 1 if shown_end < total else None
+    notes: list[str] = []
+    if partial:
+        why = (
+            f"the notebook is over the {settings.max_tokens:,}-token cap"
+            if capped
+            else f"reads return at most {window.limit} cells unless a limit is given"
+        )
+        notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
+        if next_offset is not None:
+            notes.append(f"Continue with offset={next_offset}.")
+    outputs = [o for cell in shown for o in cell.outputs or []]
+    cut = sum(1 for o in outputs if o.note and _OUTPUT_CUT in o.note)
+    if cut:
+        notes.append(
+            f"{cut} output{'s were' if cut > 1 else ' was'} cut to "
+            f"{settings.notebook_max_output_chars:,} characters."
+        )
+    placeholders = sum(1 for o in outputs for i in o.images or [] if i.base64 is None)
+    if placeholders:
+        many = "s" if placeholders > 1 else ""
+        notes.append(
+            f"{placeholders} image{many} shown as size placeholder{many}"
+            + ("; read with include_images=true to see them." if not include_images else ".")
+        )
+    if major != 4:
+        notes.append(f"Upgraded from nbformat {major}.{minor} to 4 for this view.")
+    if total == 0:
+        notes.append("The notebook has no cells.")
+    left_out = summarise.chars_cut // 4 + sum(
+        estimate_tokens(_source(c)) for c in cells[shown_end:]
+    )
+    return NotebookView(
+        NotebookFile(
+            file_path=path,
+            cells=shown,
+            total_cells=total,
+            nbformat=f"{major}.{minor}",
+            tokens=tokens,
+            language=language,
+            partial=partial,
+            next_offset=next_offset if partial else None,
+            note=" ".join(notes) or None,
+        ),
+        left_out if partial or summarise.chars_cut else 0,
+    )
+
+
+# --- parsing --------------------------------------------------------------------------
+
+
+def parse(data: bytes, path: str) -> dict[str, Any]:
+    """The notebook's JSON, or a `corrupt` error naming the line that is wrong."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _corrupt(path, f"it is not UTF-8 (byte {exc.start})") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        lines = text.splitlines()
+        low = max(1, exc.lineno - _CONTEXT_LINES)
+        high = min(len(lines), exc.lineno + _CONTEXT_LINES)
+        context = "\n".join(f"{n:>6}\t{lines[n - 1][:200]}" for n in range(low, high + 1))
+        raise ReadkeeperError(
+            "corrupt",
+            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
+            "A notebook must be JSON; fix that line (a merge conflict or a cut-off save is "
+            f"the usual cause) and read it again. Lines {low}-{high}:\n{context}",
+            file_path=path,
+            line=exc.lineno,
+            column=exc.colno,
+            detail=exc.msg,
+        ) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
+        raise _corrupt(path, 'its JSON has no "nbformat" version, so it is not a notebook')
+    return raw
+
+
+def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str | None]:
+    """v4 cells (upgraded when needed) with their ids, and the kernel's language."""
+    import nbformat
+
+    major = raw["nbformat"]
+    if major == 4:
+        notebook: Mapping[str, Any] = raw
+    else:
+        try:
+            node = nbformat.versions[major].to_notebook_json(
+                raw, minor=raw.get("nbformat_minor", 0)
+            )
+            notebook = nbformat.convert(node, 4)  # type: ignore[no-untyped-call]
+        except KeyError:
+            raise ReadkeeperError(
+                "unsupported",
+                f"{path} is nbformat {major}, which nbformat cannot read. "
+                "Ask the user to open and save it in a current Jupyter.",
+                file_path=path,
+                nbformat=major,
+            ) from None
+        except Exception as exc:  # nbformat's converters fail in many ways on bad input
+            raise _corrupt(path, f"nbformat could not upgrade it ({exc})") from None
+    cells = notebook.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise _corrupt(path, '"cells" is not a list of cells')
+    metadata = notebook.get("metadata") or {}
+    language = None
+    if isinstance(metadata, dict):
+        for key, field in (("kernelspec", "language"), ("language_info", "name")):
+            section = metadata.get(key)
+            if isinstance(section, dict) and isinstance(section.get(field), str):
+                language = section[field]
+                break
+    return cells, language
+
+
+def cell_id(cell: Mapping[str, Any], index: int, has_ids: bool) -> str:
+    """The id an agent uses for a cell: its own, or `cell-N` when it has none."""
+    own = cell.get("id") if has_ids else None
+    return own if isinstance(own, str) and own else f"cell-{index}"
+
+
+def _source(cell: Mapping[str, Any]) -> str:
+    return _join(cell.get("source", ""))
+
+
+def _join(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+# --- summaries ------------------------------------------------------------------------
+
+
+class _Summariser:
+    """Turns raw cells into their views, counting what it cut along the way."""
+
+    def __init__(self, path: str, include_images: bool, settings: Settings) -> None:
+        self.path = path
+        self.include_images = include_images
+        self.settings = settings
+        self.chars_cut = 0
+
+    def cell(self, cell: dict[str, Any], index: int, has_ids: bool) -> NotebookCell:
+        cell_type = cell.get("cell_type")
+        kind = cell_type if isinstance(cell_type, str) else "unknown"
+        note = None
+        attachments = cell.get("attachments")
+        if isinstance(attachments, dict) and attachments:
+            names = ", ".join(sorted(attachments))
+            note = f"Attachments not shown: {names}."
+        outputs = None
+        count = None
+        if kind == "code":
+            raw_outputs = cell.get("outputs")
+            outputs = [
+                self.output(o) for o in (raw_outputs if isinstance(raw_outputs, list) else [])
+            ]
+            count = cell.get("execution_count")
+        return NotebookCell(
+            cell_id=cell_id(cell, index, has_ids),
+            index=index,
+            cell_type=kind,
+            source=_source(cell),
+            execution_count=count if isinstance(count, int) else None,
+            outputs=outputs,
+            note=note,
+        )
+
+    def output(self, output: Any) -> NotebookOutput:
+        if not isinstance(output, dict):
+            return NotebookOutput(output_type="unknown", note="An unreadable output.")
+        kind = output.get("output_type")
+        if kind == "stream":
+            text, note = self.capped(_join(output.get("text")), keep="both")
+            name = output.get("name")
+            return NotebookOutput(
+                output_type="stream",
+                name=name if isinstance(name, str) else None,
+                text=text,
+                note=note,
+            )
+        if kind == "error":
+            trace = _join_lines(output.get("traceback"))
+            trace, note = self.capped(trace, keep="tail")
+            return NotebookOutput(
+                output_type="error",
+                ename=str(output.get("ename", "")),
+                evalue=_strip_ansi(str(output.get("evalue", ""))),
+                traceback=trace or None,
+                note=note,
+            )
+        if kind in ("execute_result", "display_data", "update_display_data"):
+            return self.rich(str(kind), output)
+        return NotebookOutput(output_type=str(kind), note=f"An output of type {kind!r}, not shown.")
+
+    def rich(self, kind: str, output: dict[str, Any]) -> NotebookOutput:
+        data = output.get("data")
+        data = data if isinstance(data, dict) else {}
+        text = None
+        notes: list[str] = []
+        shown_text = next((m for m in _TEXT_TYPES if m in data), None)
+        if shown_text is not None:
+            value = data[shown_text]
+            body = _join(value) if shown_text != "application/json" else json.dumps(value)
+            text, note = self.capped(body, keep="both")
+            if note:
+                notes.append(note)
+        images: list[NotebookImage] = []
+        for mime, value in data.items():
+            if mime in _IMAGE_TYPES:
+                images.append(self.image(mime, _join(value)))
+            elif mime == "image/svg+xml":
+                images.append(NotebookImage(mime, None, None, len(_join(value).encode())))
+            elif mime not in _TEXT_TYPES:
+                size = len(_join(value).encode()) if isinstance(value, str | list) else 0
+                notes.append(f"{mime} output ({size:,} bytes) not shown.")
+        count = output.get("execution_count")
+        return NotebookOutput(
+            output_type=kind,
+            text=text,
+            execution_count=count if isinstance(count, int) else None,
+            images=images or None,
+            note=" ".join(notes) or None,
+        )
+
+    def image(self, mime: str, encoded: str) -> NotebookImage:
+        try:
+            data = base64.b64decode(encoded, validate=False)
+        except (binascii.Error, ValueError):
+            return NotebookImage(mime, None, None, 0)
+        size = image_reader.probe(data)
+        width, height = size if size else (None, None)
+        if not self.include_images or size is None:
+            return NotebookImage(mime, width, height, len(data))
+        try:
+            fitted = image_reader.fit_image(data, self.path, self.settings)
+        except ReadkeeperError:
+            return NotebookImage(mime, width, height, len(data))
+        return NotebookImage(
+            media_type=fitted.media_type,
+            width=fitted.original_width,
+            height=fitted.original_height,
+            bytes=len(data),
+            base64=fitted.base64,
+            display_width=fitted.width,
+            display_height=fitted.height,
+            tokens=fitted.tokens,
+        )
+
+    def capped(self, text: str, keep: str) -> tuple[str, str | None]:
+        """`text` without terminal colours, cut to the output cap (head and tail, or the
+        tail alone for tracebacks, whose end says what went wrong)."""
+        text = _strip_ansi(text)
+        limit = self.settings.notebook_max_output_chars
+        if len(text) <= limit:
+            return text, None
+        cut = len(text) - limit
+        self.chars_cut += cut
+        marker = f"\n… [{cut:,} characters cut] …\n"
+        if keep == "tail":
+            note = f"{_OUTPUT_CUT} the first {cut:,} characters."
+            return marker.lstrip("\n") + text[-limit:], note
+        head = limit * 2 // 3
+        return (
+            text[:head] + marker + text[len(text) - (limit - head) :],
+            f"{_OUTPUT_CUT} {cut:,} characters from the middle.",
+        )
+
+
+def _join_lines(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def _strip_ansi(text: str) -> str:
+    return _ANSI_RE.sub("", text)
+
+
+# --- costs ----------------------------------------------------------------------------
+
+_CUT_MARK = "[cell cut: over the token cap]"
+
+
+def _as_json(cells: list[NotebookCell]) -> str:
+    """What the cells cost as text: their JSON without image payloads (which models
+    count by pixels, in the images' own `tokens`)."""
+    data = converter.unstructure(cells)
+    for cell in data:
+        for output in cell.get("outputs") or []:
+            for image in output.get("images") or []:
+                image.pop("base64", None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _cost(cell: NotebookCell, counter: TokenCounter, settings: Settings) -> int:
+    image_tokens = sum(
+        image.tokens or 0 for output in cell.outputs or [] for image in output.images or []
+    )
+    return counter.measure(_as_json([cell]), settings.max_tokens) + image_tokens
+
+
+def _total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
+    image_tokens = sum(
+        image.tokens or 0
+        for cell in cells
+        for output in cell.outputs or []
+        for image in output.images or []
+    )
+    return counter.measure(_as_json(cells), settings.max_tokens) + image_tokens
+
+
+def _cut_cell(
+    cell: NotebookCell, cap: int, counter: TokenCounter, settings: Settings
+) -> NotebookCell:
+    """A lone cell over the cap, without its outputs and with its source cut to fit."""
+    source = cell.source
+    trimmed = attrs.evolve(cell, outputs=[] if cell.outputs is not None else None, note=_CUT_MARK)
+    while True:
+        candidate = attrs.evolve(trimmed, source=source)
+        if _total_cost([candidate], counter, settings) <= cap or not source:
+            return candidate
+        source = source[: int(len(source) * 0.8)]
+
+
+def _corrupt(path: str, why: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "corrupt",
+        f"{path} is not a readable notebook: {why}. Ask the user to re-save it from "
+        "Jupyter, or restore it from version control (e.g. `git diff` it first).",
+        file_path=path,
+        detail=why,
+    )

@@ -1,0 +1,268 @@
+"""Attachment sources through the core: diagnostics, memory files, git, selection, mentions."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import (
+    ActiveEditor,
+    AttachmentsParams,
+    DiagnosticsParams,
+    Position,
+    Range,
+    ReadParams,
+)
+
+
+def attach(core: Readkeeper, **params: Any) -> dict[str, Any]:
+    return core.attachments(AttachmentsParams(**params))
+
+
+def of_type(result: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [a for a in result["attachments"] if a["type"] == kind]
+
+
+def diagnostic(line: int, message: str, severity: int = 1) -> dict[str, Any]:
+    return {
+        "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}},
+        "severity": severity,
+        "message": message,
+        "source": "pyright",
+    }
+
+
+def forward(
+    core: Readkeeper, path: Path, *items: dict[str, Any], version: int | None = None
+) -> None:
+    entry: dict[str, Any] = {"uri": path.as_uri(), "diagnostics": list(items)}
+    if version is not None:
+        entry["version"] = version
+    core.did_change_diagnostics(DiagnosticsParams(items=[entry]))
+
+
+def test_diagnostics_errors_before_warnings_with_versions(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    forward(
+        core, path, diagnostic(4, "unused import", 2), diagnostic(9, "undefined name"), version=3
+    )
+    [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
+    lines = item["content"].split("\n")
+    assert lines[1] == "app.py (version 3):"
+    assert lines[2] == "  10:1 error [pyright] undefined name"
+    assert lines[3] == "  5:1 warning [pyright] unused import"
+
+
+def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    forward(core, path, diagnostic(0, "old problem", 2))
+    core.read(ReadParams(file_path=str(path), session="chat"))
+    forward(core, path, diagnostic(0, "old problem", 2), diagnostic(1, "fresh error"))
+    result = attach(core, session="chat", types=["diagnostics"])
+    new, old = of_type(result, "diagnostics")
+    assert new["priority"] > old["priority"]
+    assert "fresh error (new)" in new["content"]
+    assert "old problem" not in new["content"]
+    assert "old problem" in old["content"]
+    # Another session never read the file: nothing is new to it, nothing is marked.
+    other = of_type(attach(core, session="other", types=["diagnostics"]), "diagnostics")
+    assert len(other) == 1
+    assert "(new)" not in other[0]["content"]
+
+
+def test_an_empty_list_clears_a_files_diagnostics(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "app.py"
+    forward(core, path, diagnostic(0, "boom"))
+    forward(core, path)
+    assert of_type(attach(core, types=["diagnostics"]), "diagnostics") == []
+
+
+def test_malformed_diagnostics_are_bad_params(core: Readkeeper) -> None:
+    with pytest.raises(ReadkeeperError) as caught:
+        core.did_change_diagnostics(DiagnosticsParams(items=[{"diagnostics": []}]))
+    assert caught.value.kind == "bad_params"
+    assert "uri" in caught.value.message
+
+
+def test_ten_thousand_diagnostics_stay_within_their_cap(core: Readkeeper, workspace: Path) -> None:
+    for f in range(50):
+        forward(
+            core,
+            workspace / f"m{f}.py",
+            *(diagnostic(i, f"problem {i} " + "x" * 40) for i in range(200)),
+        )
+    [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
+    assert item["tokens"] <= core.settings.diagnostics_max_tokens
+    assert item["truncated"] or "more lines not shown" in item["content"]
+    assert '"mentions": ["<file>"]' in item["content"]
+
+
+def test_memory_files_at_the_root_and_above_mentions(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("root rules\n")
+    (workspace / "pkg" / "sub").mkdir(parents=True)
+    (workspace / "pkg" / "CLAUDE.md").write_text("pkg rules\n")
+    (workspace / "pkg" / "sub" / "mod.py").write_text("y = 2\n")
+    result = attach(core, mentions=["pkg/sub/mod.py"], types=["file", "memory"])
+    sources = [(a["type"], a["source"]) for a in result["attachments"]]
+    assert sources == [
+        ("file", str(workspace / "pkg" / "sub" / "mod.py")),
+        ("memory", str(workspace / "pkg" / "CLAUDE.md")),
+        ("memory", str(workspace / "AGENTS.md")),
+    ]
+
+
+def test_memory_file_over_the_cap_is_cut_with_where_to_read_on(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "AGENTS.md").write_text("".join(f"- rule {i}\n" for i in range(1, 301)))
+    [item] = of_type(attach(core, types=["memory"]), "memory")
+    lines = item["content"].split("\n")
+    assert lines[199] == "- rule 200"
+    assert "cut at 200 lines" in lines[200]
+    assert '"offset": 201' in lines[200]
+    assert len(lines) == 201
+
+
+def test_memory_file_over_the_byte_cap_is_cut_at_a_line(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "CLAUDE.md").write_text("".join(f"{'é' * 60} {i}\n" for i in range(100)))
+    [item] = of_type(attach(core, types=["memory"]), "memory")
+    *shown, note = item["content"].split("\n")
+    assert len("\n".join(shown).encode()) <= 4096
+    assert all(line.startswith("é" * 60) for line in shown)
+    assert f'"offset": {len(shown) + 1}' in note
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def test_git_status_names_the_branch_and_changes(core: Readkeeper, workspace: Path) -> None:
+    _git(workspace, "init", "-q", "-b", "trunk")
+    (workspace / "new.txt").write_text("n\n")
+    [item] = of_type(attach(core, types=["git_status"]), "git_status")
+    assert "branch No commits yet on trunk" in item["content"]
+    assert "?? new.txt" in item["content"]
+
+
+def test_not_a_repository_is_skipped_quietly(core: Readkeeper) -> None:
+    result = attach(core, types=["git_status"])
+    assert result["attachments"] == []
+    assert result["dropped"] == []
+
+
+def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) -> None:
+    _git(workspace, "init", "-q")
+    (workspace / ".git" / "index").write_text("garbage\n")  # a corrupt repository
+    (workspace / "AGENTS.md").write_text("rules\n")
+    result = attach(core, types=["git_status", "memory"])
+    assert [a["type"] for a in result["attachments"]] == ["memory"]
+    [dropped] = result["dropped"]
+    assert dropped["type"] == "git_status"
+    assert "index file" in dropped["reason"]
+
+
+def test_a_slow_source_is_reported_not_waited_for(workspace: Path, tmp_path: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"git_timeout_ms": 300})
+    _git(workspace, "init", "-q")
+    # A file-system monitor hook that hangs: a real way for `git status` to stall.
+    hook = tmp_path / "hung-fsmonitor"
+    hook.write_text("#!/bin/sh\nsleep 30\n")
+    hook.chmod(0o755)
+    _git(workspace, "config", "core.fsmonitor", str(hook))
+    (workspace / "AGENTS.md").write_text("rules\n")
+    result = attach(core, types=["git_status", "memory"])
+    assert [a["type"] for a in result["attachments"]] == ["memory"]
+    assert "took longer than" in result["dropped"][0]["reason"]
+
+
+def test_selection_of_the_active_editor(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "a.py").write_text("one\ntwo\nthree\nfour\n")
+    editor = ActiveEditor("a.py", Range(Position(1, 0), Position(3, 0)))
+    [item] = of_type(attach(core, types=["selection"], active_editor=editor), "selection")
+    assert item["content"] == (
+        f"The user's active editor: {workspace / 'a.py'}, lines 2-3 selected:\n"
+        "     2\ttwo\n     3\tthree"
+    )
+
+
+def test_a_missing_mention_is_reported_with_its_error(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "real.py").write_text("r\n")
+    result = attach(core, mentions=["raal.py"], types=["file"])
+    assert result["attachments"] == []
+    [dropped] = result["dropped"]
+    assert dropped["reason"].startswith("not_found:")
+    assert "real.py" in dropped["reason"]
+
+
+def test_a_huge_diagnostic_log_cannot_crowd_out_the_users_file(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "spec.md").write_text("".join(f"requirement {i}: must hold\n" for i in range(80)))
+    forward(core, workspace / "gen.py", *(diagnostic(i, "E" * 60) for i in range(250)))
+    result = attach(core, mentions=["spec.md"], budget_tokens=1500)
+    assert result["used_tokens"] <= 1500
+    [mention] = of_type(result, "file")
+    assert mention["truncated"] is False
+    assert "requirement 79" in mention["content"]
+    assert "diagnostics" in [d["type"] for d in result["dropped"]] or all(
+        a["truncated"] for a in of_type(result, "diagnostics")
+    )
+
+
+def test_unknown_types_and_bad_budgets_are_bad_params(core: Readkeeper) -> None:
+    for params in ({"types": ["weather"]}, {"budget_tokens": 0}):
+        with pytest.raises(ReadkeeperError) as caught:
+            attach(core, **params)
+        assert caught.value.kind == "bad_params"
+
+
+def test_stats_count_attachments_by_type(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("".join(f"rule {i}\n" for i in range(400)))
+    attach(core, types=["memory"])
+    stats = core.stats.snapshot("")
+    assert stats["total"]["attachments_served"] == 1
+    assert stats["total"]["attachment_tokens"] > 0
+    assert stats["total"]["attachments_truncated"] == {"memory": 1}
+
+
+def test_change_notices_are_attached_once_and_come_back_when_dropped(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)])
+    pushed: list[str] = []
+    core.notices.on_notice = lambda session, changes: pushed.extend(c.file_path for c in changes)
+    core.start_watching(lambda message: None, lambda stage, message: None)
+    try:
+        path = workspace / "config.toml"
+        path.write_text("".join(f"key{i} = {i}\n" for i in range(40)))
+        core.read(ReadParams(file_path=str(path), session="agent"))
+        deadline = time.monotonic() + 10
+        while core.watcher_status()["state"] == "starting" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        path.write_text(path.read_text().replace("key7 = 7", "key7 = 700"))
+        while str(path) not in pushed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert str(path) in pushed, "the watcher never saw the change"
+
+        # A budget too small for it: dropped now, and so still owed to the agent.
+        tight = attach(core, session="agent", types=["changes"], budget_tokens=20)
+        assert tight["attachments"] == []
+        assert [d["type"] for d in tight["dropped"]] == ["changes"]
+
+        [notice] = of_type(attach(core, session="agent", types=["changes"]), "changes")
+        assert notice["source"] == str(path)
+        assert "-key7 = 7\n+key7 = 700" in notice["content"]
+        # Reported once: the next turn does not repeat it.
+        assert of_type(attach(core, session="agent", types=["changes"]), "changes") == []
+    finally:
+        core.close()

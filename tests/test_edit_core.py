@@ -1,0 +1,707 @@
+"""readkeeper's edits and writes, in-process: the rules of edits.py on real files."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper.core import Buffer, Readkeeper
+from readkeeper.edits import TextChange, bounded_diff, common_ends, lsp_position, numbered_snippet
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import (
+    EditParams,
+    EditResult,
+    ForgetParams,
+    ReadParams,
+    StatsParams,
+    WriteParams,
+    unstructure,
+)
+from readkeeper.snapshots import Snapshots
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def read(core: Readkeeper, path: Path | str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = unstructure(core.read(ReadParams(str(path), **params)))
+    return result
+
+
+def edit(core: Readkeeper, path: Path | str, old: str, new: str, **params: Any) -> EditResult:
+    return core.edit(EditParams(str(path), old, new, **params))
+
+
+def refused(call: Any, *args: Any, **kwargs: Any) -> ReadkeeperError:
+    with pytest.raises(ReadkeeperError) as caught:
+        call(*args, **kwargs)
+    return caught.value
+
+
+def later(path: Path, data: bytes) -> None:
+    """Write `data` as another program would, with an mtime that surely differs."""
+    path.write_bytes(data)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+class FakeEditor:
+    """An editor with open documents that applies edits like VS Code (versioned)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, Buffer] = {}
+        self.calls: list[tuple[str, int | None, list[TextChange]]] = []
+
+    def get(self, real_path: str) -> Buffer | None:
+        return self.docs.get(real_path)
+
+    def apply_edits(
+        self, real_path: str, version: int | None, text: str, changes: Sequence[TextChange]
+    ) -> str | None:
+        self.calls.append((real_path, version, list(changes)))
+        doc = self.docs[real_path]
+        if doc.version != version or doc.text != text:
+            return "the document changed"
+        for change in reversed(changes):
+            text = text[: change.start] + change.text + text[change.end :]
+        self.docs[real_path] = Buffer(text, (version or 0) + 1)
+        return None
+
+
+class ReadOnlyEditor:
+    """An editor front end that cannot change buffers."""
+
+    def __init__(self, docs: dict[str, Buffer]) -> None:
+        self.docs = docs
+
+    def get(self, real_path: str) -> Buffer | None:
+        return self.docs.get(real_path)
+
+
+# --- edits ----------------------------------------------------------------------------------
+
+
+def test_edit_replaces_once_and_reports_a_numbered_snippet(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    read(core, path)
+    result = edit(core, path, "    return 2\n", "    return 3\n")
+    assert path.read_text() == "def f():\n    return 1\n\n\ndef g():\n    return 3\n"
+    assert result.replacements == 1
+    assert result.lines == [6]
+    assert result.start_line == 3
+    assert result.snippet == "     3\t\n     4\t\n     5\tdef g():\n     6\t    return 3"
+    assert result.applied_to == "disk"
+    assert result.merged is False
+    assert result.file_path == str(path)
+
+
+def test_replace_all_changes_every_match(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("x = 1\ny = x\nz = x + x\n")
+    read(core, path)
+    result = edit(core, path, "x", "value", replace_all=True)
+    assert path.read_text() == "value = 1\ny = value\nz = value + value\n"
+    assert result.replacements == 4
+    assert result.lines == [1, 2, 3, 3]
+
+
+def test_edit_needs_a_read_in_the_same_session(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("hello\n")
+    error = refused(edit, core, path, "hello", "bye")
+    assert error.kind == "not_read"
+    assert "Read it" in error.message
+    read(core, path, session="other")
+    assert refused(edit, core, path, "hello", "bye").kind == "not_read"
+    edit(core, path, "hello", "bye", session="other")
+    assert path.read_text() == "bye\n"
+
+
+def test_a_partial_read_is_enough_to_edit(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    read(core, path, offset=50, limit=5)
+    edit(core, path, "line 52\n", "line fifty-two\n")
+    assert "line fifty-two\nline 53\n" in path.read_text()
+
+
+def test_forget_drops_the_right_to_edit(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("hello\n")
+    read(core, path)
+    core.forget(ForgetParams(paths=[str(path)]))
+    assert refused(edit, core, path, "hello", "bye").kind == "not_read"
+
+
+def test_no_match_points_at_the_closest_lines(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text("import os\n\ndef main():\n\tprint(os.getcwd())\n\treturn 0\n")
+    read(core, path)
+    error = refused(edit, core, path, "def main():\n    print(os.getcwd())", "x")
+    assert error.kind == "no_match"
+    assert error.data["closest_lines"] == [3, 4]
+    assert "     3\tdef main():" in error.message
+    assert "whitespace" in error.message
+    assert "tabs" in error.message
+    assert path.read_text().startswith("import os")  # untouched
+
+
+def test_no_match_says_when_line_numbers_were_copied(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text("a = 1\nb = 2\nc = 3\n")
+    read(core, path)
+    error = refused(edit, core, path, "     2\tb = 2\n     3\tc = 3", "b = 20\nc = 30")
+    assert error.kind == "no_match"
+    assert error.data["line_number_prefixes"] is True
+    assert "matches once, at line 2" in error.message
+
+
+def test_no_match_with_nothing_close(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("alpha\nbeta\n")
+    read(core, path)
+    error = refused(edit, core, path, "zzzzzzzzzzzzqqqqqqqq", "x")
+    assert error.kind == "no_match"
+    assert "nothing in it comes close" in error.message
+
+
+def test_ambiguous_match_names_the_lines(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("x = 1\nfoo\ny = 2\nfoo\nfoo\n")
+    read(core, path)
+    error = refused(edit, core, path, "foo", "bar")
+    assert error.kind == "ambiguous_match"
+    assert error.data["lines"] == [2, 4, 5]
+    assert "replace_all=true" in error.message
+
+
+def test_no_change_and_bad_params(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("same\r\n")
+    read(core, path)
+    assert refused(edit, core, path, "same", "same").kind == "no_change"
+    # Differing only in line endings is no change either: endings follow the file.
+    assert refused(edit, core, path, "same\r\n", "same\n").kind == "no_change"
+    error = refused(edit, core, path, "", "text")
+    assert (error.kind, error.data["field"]) == ("bad_params", "old_string")
+    assert "readkeeper/write" in error.message
+    assert refused(edit, core, "", "a", "b").kind == "bad_params"
+    assert refused(edit, core, "a\x00b", "a", "b").kind == "bad_params"
+
+
+def test_not_found_is_directory_binary_too_large(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("x\n")
+    error = refused(edit, core, workspace / "note.txt", "x", "y")
+    assert error.kind == "not_found"
+    assert str(workspace / "notes.txt") in error.data["suggestions"]
+
+    (workspace / "folder").mkdir()
+    read(core, workspace / "notes.txt")
+    error = refused(core.write, WriteParams(str(workspace / "folder"), "x"))
+    assert error.kind == "is_directory"
+
+    blob = workspace / "blob.bin"
+    blob.write_bytes(b"abc\n")
+    read(core, blob)
+    later(blob, b"\x00\x01\x02abc\n")
+    assert refused(edit, core, blob, "abc", "xyz").kind == "binary"
+
+    big = workspace / "big.txt"
+    big.write_text("x\n" * 10)
+    read(core, big)
+    core.configure({"max_size_bytes": 8})
+    error = refused(edit, core, big, "x", "y", replace_all=True)
+    assert error.kind == "too_large"
+    assert error.data["max_size_bytes"] == 8
+
+
+def test_outside_workspace_even_through_a_symlink(
+    core: Readkeeper, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    link = workspace / "link.txt"
+    link.symlink_to(outside)
+    for call in (
+        lambda: edit(core, outside, "secret", "x"),
+        lambda: edit(core, link, "secret", "x"),
+        lambda: core.write(WriteParams(str(tmp_path / "new.txt"), "x")),
+        lambda: core.write(WriteParams("../escape.txt", "x")),
+    ):
+        error = refused(call)
+        assert error.kind == "outside_workspace"
+        assert "allowed_paths" in error.message
+    assert outside.read_text() == "secret\n"
+    assert not (tmp_path / "new.txt").exists()
+    # allowed_paths lets edits and writes in.
+    core.configure({"allowed_paths": [str(tmp_path)]})
+    core.write(WriteParams(str(tmp_path / "new.txt"), "x\n"))
+    assert (tmp_path / "new.txt").read_text() == "x\n"
+
+
+def test_a_file_that_does_not_decode_exactly_is_never_edited(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "jp.txt"
+    # NEC's 0x8790 decodes to U+2252, which cp932 encodes back as 0x81E0: not exact.
+    text = "これは日本語のテキストです。文字化けしないように注意してください。\n" * 5
+    data = text.encode("cp932") + b"\x87\x90\n"
+    path.write_bytes(data)
+    read(core, path)
+    error = refused(edit, core, path, "テキスト", "文章", replace_all=True)
+    assert error.kind == "unsupported"
+    assert "not back to the same bytes" in error.message
+    assert path.read_bytes() == data
+
+
+def test_new_text_the_encoding_cannot_hold_is_refused(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "latin.txt"
+    data = "Grüße aus Köln, schön.\n".encode("latin-1") * 20
+    path.write_bytes(data)
+    read(core, path)
+    error = refused(edit, core, path, "schön.\n", "schön →\n", replace_all=True)
+    assert error.kind == "unsupported"
+    assert "U+2192" in error.message
+    assert path.read_bytes() == data
+
+
+# --- staleness -------------------------------------------------------------------------------
+
+
+def test_touch_and_identical_rewrite_are_not_changes(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    read(core, path)
+    later(path, b"one\ntwo\n")  # same bytes, new mtime (a save of identical content)
+    os.utime(path, ns=(0, 0))  # a touch to a time far away (2-second-mtime mounts too)
+    edit(core, path, "two", "2")
+    assert path.read_text() == "one\n2\n"
+
+
+def test_formatter_rewrite_is_caught_with_a_diff(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text("x=1\ny=2\nz=3\n")
+    read(core, path)
+    later(path, b"x = 1\ny = 2\nz = 3\n")
+    error = refused(edit, core, path, "y=2", "y=20")
+    assert error.kind == "stale"
+    assert "\n-y=2\n" in error.data["diff"]
+    assert "\n+y = 2\n" in error.data["diff"]
+    assert error.data["diff_truncated"] is False
+    assert "Read it again" in error.message
+    assert path.read_text() == "x = 1\ny = 2\nz = 3\n"
+    stats = core.stats_for(StatsParams(""))["session"]
+    assert stats["stale_edits_caught"] == 1
+    assert stats["errors"] == {"stale": 1}
+
+
+def test_a_disjoint_change_is_merged_and_reported(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    lines = [f"line {i}\n" for i in range(1, 21)]
+    path.write_text("".join(lines))
+    read(core, path)
+    lines[1] = "line two, changed by someone else\n"
+    later(path, "".join(lines).encode())
+    result = edit(core, path, "line 15\n", "line fifteen\n")
+    lines[14] = "line fifteen\n"
+    assert path.read_text() == "".join(lines)
+    assert result.merged is True
+    assert result.external_change is not None
+    assert "+line two, changed by someone else" in result.external_change.diff
+    assert result.external_change.lines == [2, 2]
+    assert result.note is not None
+    assert "had changed since you read it" in result.note
+    assert core.stats_for(StatsParams(""))["session"]["disjoint_merges"] == 1
+
+
+def test_an_overlapping_change_is_refused(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\nx = call(1)\nb\n")
+    read(core, path)
+    later(path, b"a\nx = call(2)\nb\n")
+    # old_string still matches, but its line changed: not provably disjoint.
+    error = refused(edit, core, path, "x = call", "x = invoke")
+    assert error.kind == "stale"
+    assert "touches lines 2-2, which the edit spans (lines 2-2)" in error.message
+    assert path.read_text() == "a\nx = call(2)\nb\n"
+    # The same goes for an edit that ends on the changed line.
+    error = refused(edit, core, path, "a\nx = ", "A\nx = ")
+    assert "touches lines 2-2" in error.message
+
+
+def test_a_change_that_moves_matches_is_refused(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("keep\nfoo\nkeep\n")
+    read(core, path)
+    later(path, b"keep\nfoo\nkeep\nfoo\n")  # now ambiguous
+    error = refused(edit, core, path, "foo", "bar")
+    assert error.kind == "stale"
+    assert "more than one place" in error.message
+
+
+def test_no_snapshot_means_stale_without_a_diff(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)])
+    core.snapshots = Snapshots(max_entries=1)
+    path, other = workspace / "a.txt", workspace / "b.txt"
+    path.write_text("a\nb\n")
+    other.write_text("other\n")
+    read(core, path)
+    read(core, other)  # evicts a.txt's snapshot
+    later(path, b"A\nb\n")
+    error = refused(edit, core, path, "b", "B")
+    assert error.kind == "stale"
+    assert "diff" not in error.data
+    assert "no longer kept" in error.message
+
+
+def test_a_deleted_file_is_stale_not_recreated(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\n")
+    read(core, path)
+    path.unlink()
+    error = refused(edit, core, path, "a", "b")
+    assert (error.kind, error.data["deleted"]) == ("stale", True)
+    assert not path.exists()
+
+
+def test_after_an_edit_the_next_read_is_whole_then_a_stub(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    read(core, path)
+    result = edit(core, path, "two", "2")
+    assert result.read_state.next_read == "full"
+    # The agent knows the new content: it may edit again without reading...
+    edit(core, path, "one", "1")
+    # ...but its next read is the whole file, never a stub; the one after may be.
+    first = read(core, path)
+    assert first["type"] == "text"
+    assert first["file"]["content"] == "     1\t1\n     2\t2"
+    assert read(core, path)["type"] == "file_unchanged"
+
+
+def test_an_edit_keeps_state_for_a_later_merge(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\nb\nc\nd\n")
+    read(core, path)
+    edit(core, path, "a\n", "A\n")
+    later(path, b"A\nb\nc\nD\n")  # someone changes the last line after our edit
+    result = edit(core, path, "b\n", "B\n")
+    assert result.merged is True
+    assert path.read_text() == "A\nB\nc\nD\n"
+
+
+# --- bytes outside the edit ------------------------------------------------------------------
+
+
+def test_lf_old_string_matches_crlf_and_inserts_crlf(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "win.txt"
+    path.write_bytes(b"first\r\nsecond\r\nthird\r\n")
+    read(core, path)
+    result = edit(core, path, "second\nthird", "second\nnew line\nthird")
+    assert path.read_bytes() == b"first\r\nsecond\r\nnew line\r\nthird\r\n"
+    assert result.line_ending == "crlf"
+
+
+def test_mixed_endings_outside_the_edit_stay(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "mixed.txt"
+    data = b"a\r\nb\nc\r\nd\ne\r\n\tf  \r\n"
+    path.write_bytes(data)
+    read(core, path)
+    edit(core, path, "b\nc\nd", "b\nC\nd")
+    assert path.read_bytes() == data.replace(b"c\r\n", b"C\r\n")
+    # A multi-line replacement only rewrites what differs; new lines take the
+    # dominant ending (CRLF here, 4 to 2).
+    edit(core, path, "d\ne\n", "d\ninserted\ne\n")
+    assert path.read_bytes() == b"a\r\nb\nC\r\nd\ninserted\r\ne\r\n\tf  \r\n"
+
+
+def test_tabs_and_trailing_spaces_stay(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "Makefile"
+    data = b"all:\n\tcc -o x x.c   \n\techo done\t\n"
+    path.write_bytes(data)
+    read(core, path)
+    edit(core, path, "cc -o x", "cc -O2 -o x")
+    assert path.read_bytes() == data.replace(b"cc -o x", b"cc -O2 -o x")
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom"),
+    [("utf-8", b"\xef\xbb\xbf"), ("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")],
+)
+def test_bom_files_round_trip(core: Readkeeper, workspace: Path, codec: str, bom: bytes) -> None:
+    path = workspace / "bom.txt"
+    text = "naïve\r\ncafé ☕\r\nend\r\n"
+    path.write_bytes(bom + text.encode(codec))
+    read(core, path)
+    edit(core, path, "café ☕", "café ☕ and 🍰")
+    assert path.read_bytes() == bom + text.replace("☕", "☕ and 🍰").encode(codec)
+
+
+def test_latin1_round_trips(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "latin.txt"
+    text = "Grüße aus Köln, schön.\n" * 5 + "Ende.\n"
+    path.write_bytes(text.encode("latin-1"))
+    read(core, path)
+    edit(core, path, "Ende.", "Schluß.")
+    assert path.read_bytes() == text.replace("Ende.", "Schluß.").encode("latin-1")
+
+
+def test_mode_bits_and_symlinks(core: Readkeeper, workspace: Path) -> None:
+    target = workspace / "run.sh"
+    target.write_text("#!/bin/sh\necho hi\n")
+    target.chmod(0o751)
+    link = workspace / "link.sh"
+    link.symlink_to(target)
+    read(core, link)
+    result = edit(core, link, "hi", "hello")
+    assert result.file_path == str(target)
+    assert link.is_symlink()
+    assert os.readlink(link) == str(target)
+    assert target.read_text() == "#!/bin/sh\necho hello\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    core.write(WriteParams(str(link), "#!/bin/sh\nexit 0\n"))
+    assert link.is_symlink()
+    assert target.read_text() == "#!/bin/sh\nexit 0\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    assert sorted(p.name for p in workspace.iterdir()) == ["link.sh", "run.sh"]  # no temps
+
+
+# --- writes ----------------------------------------------------------------------------------
+
+
+def test_write_creates_a_file_and_its_folders(core: Readkeeper, workspace: Path) -> None:
+    result = core.write(WriteParams("src/pkg/new.py", "print('hi')\r\n"))
+    path = workspace / "src" / "pkg" / "new.py"
+    assert (result.created, result.file_path) == (True, str(path))
+    assert path.read_bytes() == b"print('hi')\n"  # new files: LF
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
+    # The writer knows what it wrote: the next write needs no read.
+    again = core.write(WriteParams("src/pkg/new.py", "print('bye')\n"))
+    assert (again.created, again.changed) == (False, True)
+    # ...and the next read is whole.
+    assert read(core, path)["type"] == "text"
+
+
+def test_new_file_line_ending_setting(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"newFileLineEnding": "crlf"})
+    core.write(WriteParams("a.txt", "a\nb\n"))
+    assert (workspace / "a.txt").read_bytes() == b"a\r\nb\r\n"
+
+
+def test_write_needs_a_read_and_refuses_any_change(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\nthree\n")
+    error = refused(core.write, WriteParams(str(path), "new\n"))
+    assert error.kind == "not_read"
+    read(core, path)
+    later(path, b"one\ntwo\nthree\nfour\n")  # disjoint, but writes never merge
+    error = refused(core.write, WriteParams(str(path), "new\n"))
+    assert error.kind == "stale"
+    assert "+four" in error.data["diff"]
+    assert "never merged" in error.message
+    assert path.read_text() == "one\ntwo\nthree\nfour\n"
+
+
+def test_write_keeps_encoding_bom_and_line_endings(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_bytes(b"\xff\xfe" + "a\r\nb\r\n".encode("utf-16-le"))
+    read(core, path)
+    result = core.write(WriteParams(str(path), "x\ny\nz\n"))
+    assert path.read_bytes() == b"\xff\xfe" + "x\r\ny\r\nz\r\n".encode("utf-16-le")
+    assert (result.encoding, result.line_ending, result.total_lines) == ("utf-16-le-bom", "crlf", 3)
+
+
+def test_write_of_identical_content_does_not_touch_the_file(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("same\n")
+    os.utime(path, ns=(0, 1_000_000_000))
+    read(core, path)
+    result = core.write(WriteParams(str(path), "same\n"))
+    assert result.changed is False
+    assert path.stat().st_mtime_ns == 1_000_000_000
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="leases are Linux's")
+def test_a_file_another_program_is_writing_is_not_edited(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    read(core, path)
+    with open(path, "a"):  # held open for writing, as a logger or a slow save would
+        error = refused(edit, core, path, "one", "two")
+    assert (error.kind, error.data["busy"]) == ("stale", True)
+    assert "open for writing in another program" in error.message
+    assert path.read_text() == "one\n"
+    edit(core, path, "one", "two")  # once it is closed, the edit goes through
+    assert path.read_text() == "two\n"
+
+
+def test_a_write_the_filesystem_refuses_changes_nothing(core: Readkeeper, workspace: Path) -> None:
+    error = refused(core.write, WriteParams("x" * 300 + ".txt", "content\n"))
+    assert error.kind == "unsupported"
+    assert "Nothing was changed" in error.message
+    assert list(workspace.iterdir()) == []  # no temp file left behind
+
+
+def test_write_under_a_file_is_bad_params(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "file").write_text("x")
+    error = refused(core.write, WriteParams("file/child.txt", "x"))
+    assert error.kind == "bad_params"
+    assert str(workspace / "file") in error.message
+
+
+def test_stats_count_edits_and_writes(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\n")
+    read(core, path)
+    edit(core, path, "a", "b")
+    core.write(WriteParams(str(path), "c\n"))
+    refused(edit, core, path, "zzz", "y")
+    stats = core.stats_for(StatsParams(""))["session"]
+    assert (stats["edits"], stats["writes"], stats["errors"]) == (1, 1, {"no_match": 1})
+
+
+# --- editor buffers --------------------------------------------------------------------------
+
+
+def test_dirty_buffer_is_never_written_underneath(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("disk\n")
+    docs = {str(path): Buffer("disk\nunsaved typing\n", 7)}
+    core = Readkeeper(roots=[str(workspace)], buffers=ReadOnlyEditor(docs))
+    read(core, path)
+    error = refused(edit, core, path, "disk", "DISK")
+    assert (error.kind, error.data["buffer_version"]) == ("dirty_buffer", 7)
+    assert "save or revert" in error.message
+    assert refused(core.write, WriteParams(str(path), "x\n")).kind == "dirty_buffer"
+    # Even with "apply", a front end that cannot change buffers refuses.
+    core.configure({"edit_open_buffers": "apply"})
+    assert refused(edit, core, path, "disk", "DISK").kind == "dirty_buffer"
+    assert path.read_text() == "disk\n"
+
+
+def test_a_clean_open_document_is_written_on_disk(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("same\n")
+    core = Readkeeper(
+        roots=[str(workspace)], buffers=ReadOnlyEditor({str(path): Buffer("same\n", 1)})
+    )
+    read(core, path)
+    assert edit(core, path, "same", "new").applied_to == "disk"
+    assert path.read_text() == "new\n"
+
+
+def test_apply_edits_the_dirty_buffer_not_the_disk(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\r\ntwo\r\n")
+    editor = FakeEditor()
+    editor.docs[str(path)] = Buffer("one\r\ntwo\r\nthree (unsaved)\r\n", 3)
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"edit_open_buffers": "apply"}, buffers=editor
+    )
+    first = read(core, path)
+    assert first["file"]["unsaved"] is True
+    result = edit(core, path, "two\nthree", "2\n3")
+    assert result.applied_to == "buffer"
+    assert result.read_state.source == "buffer"
+    assert editor.docs[str(path)] == Buffer("one\r\n2\r\n3 (unsaved)\r\n", 4)
+    assert path.read_text() == "one\ntwo\n"  # disk untouched
+    # Only the changed characters travel to the editor.
+    assert editor.calls[0][2] == [TextChange(5, 5 + len("two\r\nthree"), "2\r\n3")]
+    # The buffer now holds what the agent knows: a second edit needs no read.
+    edit(core, path, "one", "1")
+    assert editor.docs[str(path)].text == "1\r\n2\r\n3 (unsaved)\r\n"
+    # Someone typing in between is caught like any other change.
+    editor.docs[str(path)] = Buffer("1\r\n2\r\n3 (typed)\r\n", 9)
+    error = refused(edit, core, path, "3 (unsaved)", "3")
+    assert error.kind == "stale"
+
+
+def test_write_into_a_dirty_buffer_with_apply(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\nb\n")
+    editor = FakeEditor()
+    editor.docs[str(path)] = Buffer("a\nb\nc\n", 1)
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"edit_open_buffers": "apply"}, buffers=editor
+    )
+    read(core, path)
+    result = core.write(WriteParams(str(path), "a\nB\nc\n"))
+    assert (result.applied_to, result.changed) == ("buffer", True)
+    assert editor.calls[0][2] == [TextChange(2, 3, "B")]
+    assert editor.docs[str(path)].text == "a\nB\nc\n"
+
+
+def test_an_editor_that_refuses_the_edit_is_reported(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("a\n")
+
+    class Refusing(FakeEditor):
+        def apply_edits(self, *args: Any) -> str | None:
+            return "the user typed meanwhile"
+
+    editor = Refusing()
+    editor.docs[str(path)] = Buffer("a\nb\n", 2)
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"edit_open_buffers": "apply"}, buffers=editor
+    )
+    read(core, path)
+    error = refused(edit, core, path, "b", "B")
+    assert error.kind == "dirty_buffer"
+    assert "the user typed meanwhile" in error.message
+
+
+# --- pieces ----------------------------------------------------------------------------------
+
+
+def test_lsp_positions_count_utf16_units_and_every_line_break() -> None:
+    text = "a🍰b\r\nc\rd\ne"
+    assert lsp_position(text, 2) == (0, 3)  # the cake is two UTF-16 units
+    assert lsp_position(text, 2, "utf-32") == (0, 2)
+    assert lsp_position(text, 2, "utf-8") == (0, 5)
+    assert lsp_position(text, text.index("c")) == (1, 0)
+    assert lsp_position(text, text.index("d")) == (2, 0)
+    assert lsp_position(text, len(text)) == (3, 1)
+
+
+def test_common_ends_never_overlap() -> None:
+    assert common_ends("abcabc", "abcXabc") == (3, 3)
+    assert common_ends("aaa", "aaaa") == (3, 0)
+    assert common_ends("", "x") == (0, 0)
+    assert common_ends("same", "same") == (4, 0)
+
+
+def test_diffs_are_bounded_with_a_note() -> None:
+    before = "".join(f"line {i}\n" for i in range(5000))
+    after = before.replace("line", "LINE")
+    diff, truncated = bounded_diff(before, after, "f", max_tokens=200)
+    assert truncated is True
+    assert diff.endswith("Read the file to see all of it.")
+    assert len(diff) < 2000
+    only_endings, _ = bounded_diff("a\nb\n", "a\r\nb\r\n", "f")
+    assert only_endings.startswith("Only line endings changed (lf -> crlf)")
+
+
+def test_snippets_elide_the_middle_of_long_changes() -> None:
+    text = "".join(f"{i}\n" for i in range(1, 201))
+    snippet, first = numbered_snippet(text, text.index("10\n"), text.index("150\n"))
+    assert first == 7
+    assert "lines not shown" in snippet
+    assert len(snippet.split("\n")) == 41
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

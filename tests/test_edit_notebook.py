@@ -1,0 +1,234 @@
+"""readkeeper/edit on notebook cells (`cell_id`, `new_source`, `edit_mode`): validated
+with nbformat, written atomically, under the same read-state rules as text edits."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from document_samples import every_output_notebook
+
+from conftest import Session
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
+
+
+def save(path: Path, notebook: dict[str, Any]) -> Path:
+    """As Jupyter saves: nbformat.write (indent 1, sorted keys, sources as line lists)."""
+    nbformat.write(nbformat.from_dict(notebook), str(path))
+    return path
+
+
+def read(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=str(path), **params)))
+    return result
+
+
+def edit(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
+    raw = {"file_path": str(path), **params}
+    result: dict[str, Any] = unstructure(core.edit_cell(structure(raw, NotebookEditParams)))
+    return result
+
+
+def refused(core: Readkeeper, path: Path, **params: Any) -> ReadkeeperError:
+    with pytest.raises(ReadkeeperError) as caught:
+        edit(core, path, **params)
+    return caught.value
+
+
+@pytest.fixture
+def notebook(workspace: Path) -> Path:
+    return save(workspace / "nb.ipynb", every_output_notebook())
+
+
+def ids(core: Readkeeper, path: Path) -> list[str]:
+    return [c["cell_id"] for c in read(core, path, force=True)["file"]["cells"]]
+
+
+def test_replace_a_cell_source(core: Readkeeper, notebook: Path) -> None:
+    before = notebook.read_text()
+    cells = read(core, notebook)["file"]["cells"]
+    target = cells[2]["cell_id"]
+    result = edit(core, notebook, cell_id=target, new_source="40 + 2\n# the answer")
+    assert result["edit_mode"] == "replace"
+    assert result["cell_id"] == target
+    assert result["index"] == 2
+    assert result["total_cells"] == 9
+    assert result["merged"] is False
+    assert "outputs" in result["note"]
+    after = notebook.read_text()
+    nb = nbformat.reads(after, as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[2].source == "40 + 2\n# the answer"
+    assert nb.cells[2].outputs[0]["data"]["text/plain"] == "42"  # kept
+    # Written as Jupyter writes it: only the edited cell's lines differ.
+    changed = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="")
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+    ]
+    assert len(changed) == 3, changed
+    # The agent's next read is a full one, not a stub, and shows the new source.
+    again = read(core, notebook)
+    assert again["type"] == "notebook"
+    assert again["file"]["cells"][2]["source"] == "40 + 2\n# the answer"
+
+
+def test_insert_after_and_at_the_top(core: Readkeeper, notebook: Path) -> None:
+    first_ids = ids(core, notebook)
+    result = edit(
+        core,
+        notebook,
+        cell_id=first_ids[1],
+        edit_mode="insert",
+        new_source="## Notes",
+        cell_type="markdown",
+    )
+    assert result["index"] == 2
+    assert result["cell_type"] == "markdown"
+    assert result["total_cells"] == 10
+    nb = nbformat.read(str(notebook), as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[2].cell_type == "markdown"
+    assert nb.cells[2].source == "## Notes"
+    assert nb.cells[2].id == result["cell_id"]
+    read(core, notebook)
+    top = edit(core, notebook, edit_mode="insert", new_source="import os")
+    assert top["index"] == 0
+    assert top["cell_type"] == "code"
+    nb = nbformat.read(str(notebook), as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[0].source == "import os"
+    assert nb.cells[0].outputs == []
+
+
+def test_delete_a_cell(core: Readkeeper, notebook: Path) -> None:
+    before = ids(core, notebook)
+    result = edit(core, notebook, cell_id=before[6], edit_mode="delete")
+    assert result["index"] == 6
+    assert result["total_cells"] == 8
+    assert ids(core, notebook) == before[:6] + before[7:]
+
+
+def test_change_a_cell_type(core: Readkeeper, notebook: Path) -> None:
+    target = ids(core, notebook)[2]
+    edit(core, notebook, cell_id=target, new_source="*now prose*", cell_type="markdown")
+    nb = nbformat.read(str(notebook), as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[2].cell_type == "markdown"
+    assert "outputs" not in nb.cells[2]
+
+
+def test_notebook_without_ids_uses_positions(core: Readkeeper, workspace: Path) -> None:
+    raw = every_output_notebook()
+    raw["nbformat_minor"] = 4
+    for cell in raw["cells"]:
+        del cell["id"]
+    path = workspace / "old.ipynb"
+    path.write_text(json.dumps(raw, indent=2) + "\n")
+    assert ids(core, path)[:3] == ["cell-0", "cell-1", "cell-2"]
+    result = edit(core, path, cell_id="cell-2", edit_mode="insert", new_source="x = 1")
+    assert result["cell_id"] == "cell-3"
+    written = json.loads(path.read_text())
+    assert "id" not in written["cells"][3]
+    assert written["cells"][3]["source"] == "x = 1"
+    assert path.read_text().startswith('{\n  "')  # its own indent kept
+    nbformat.validate(nbformat.from_dict(written))
+
+
+# --- refusals -----------------------------------------------------------------------------
+
+
+def test_edit_needs_a_read_first(core: Readkeeper, notebook: Path) -> None:
+    error = refused(core, notebook, cell_id="x", new_source="y")
+    assert error.kind == "not_read"
+
+
+def test_unknown_cell_id(core: Readkeeper, notebook: Path) -> None:
+    known = ids(core, notebook)
+    error = refused(core, notebook, cell_id="nope", new_source="y")
+    assert error.kind == "no_match"
+    assert error.data["cell_ids"] == known
+    assert known[0] in error.message
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"cell_id": "a"}, "new_source"),
+        ({"new_source": "a"}, "cell_id"),
+        ({"edit_mode": "delete"}, "cell_id"),
+        ({"cell_id": "a", "new_source": "b", "edit_mode": "move"}, "edit_mode"),
+        ({"cell_id": "a", "new_source": "b", "cell_type": "sql"}, "cell_type"),
+    ],
+)
+def test_bad_params(core: Readkeeper, notebook: Path, params: dict[str, Any], field: str) -> None:
+    read(core, notebook)
+    error = refused(core, notebook, **params)
+    assert error.kind == "bad_params"
+    assert error.data["field"] == field
+
+
+def test_changed_cell_is_stale_with_a_diff(core: Readkeeper, notebook: Path) -> None:
+    target = read(core, notebook)["file"]["cells"][2]["cell_id"]
+    changed = nbformat.read(str(notebook), as_version=4)
+    changed.cells[2].source = "41 + 1  # someone else"
+    nbformat.write(changed, str(notebook))
+    error = refused(core, notebook, cell_id=target, new_source="40 + 2")
+    assert error.kind == "stale"
+    assert "someone else" in error.data["diff"]
+    assert "41 + 1  # someone else" in notebook.read_text()
+
+
+def test_change_elsewhere_is_merged(core: Readkeeper, notebook: Path) -> None:
+    cells = read(core, notebook)["file"]["cells"]
+    changed = nbformat.read(str(notebook), as_version=4)
+    changed.cells[7].source = "run_later()  # someone else"
+    nbformat.write(changed, str(notebook))
+    result = edit(core, notebook, cell_id=cells[2]["cell_id"], new_source="40 + 2")
+    assert result["merged"] is True
+    assert "someone else" in result["external_change"]["diff"]
+    nb = nbformat.read(str(notebook), as_version=4)
+    assert nb.cells[2].source == "40 + 2"
+    assert nb.cells[7].source == "run_later()  # someone else"
+
+
+def test_v3_notebook_is_not_edited(core: Readkeeper, workspace: Path) -> None:
+    from nbformat import v3
+
+    nb = v3.new_notebook(worksheets=[v3.new_worksheet(cells=[v3.new_code_cell(input="1")])])
+    path = workspace / "old.ipynb"
+    path.write_text(v3.writes_json(nb))
+    read(core, path)
+    error = refused(core, path, cell_id="cell-0", new_source="2")
+    assert error.kind == "unsupported"
+
+
+# --- through the server -------------------------------------------------------------------
+
+
+async def test_cell_edit_through_the_server(lsp: Session, workspace: Path) -> None:
+    path = save(workspace / "nb.ipynb", every_output_notebook())
+    cells = (await lsp.read("nb.ipynb"))["file"]["cells"]
+    result = await lsp.client.request(
+        "readkeeper/edit",
+        {"file_path": "nb.ipynb", "cell_id": cells[1]["cell_id"], "new_source": "print('bye')"},
+    )
+    assert result["cell_id"] == cells[1]["cell_id"]
+    assert nbformat.read(str(path), as_version=4).cells[1].source == "print('bye')"
+    error = await lsp.error(
+        "readkeeper/edit", {"file_path": "nb.ipynb", "cell_id": "missing", "new_source": "x"}
+    )
+    assert error.data["kind"] == "no_match"
+    # Text edits still take old_string/new_string.
+    (workspace / "a.txt").write_text("one\n")
+    await lsp.read("a.txt")
+    text = await lsp.client.request(
+        "readkeeper/edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+    )
+    assert text["replacements"] == 1

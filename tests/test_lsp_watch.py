@@ -1,0 +1,502 @@
+"""The watcher through the real server: readkeeper/didChangeReadFiles, readkeeper/changes,
+the inotify-limit fallback, progress, and shutdown.
+
+Waiting is always a poll with a deadline. "Exactly one notice" is checked after a
+sentinel: a later write to another read file, whose notice can only arrive once every
+earlier event has been looked at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from conftest import Session, start_session
+from readkeeper.client import ReadkeeperClient
+
+DEADLINE_S = 15.0
+
+
+class WatchClient(ReadkeeperClient):
+    """Records readkeeper/didChangeReadFiles and work-done progress."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notices: list[dict[str, Any]] = []
+        self.progress: list[Any] = []
+
+        @self.feature("readkeeper/didChangeReadFiles")
+        def on_notice(client: WatchClient, params: Any) -> None:
+            client.notices.append(params)
+
+        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def on_create(client: WatchClient, params: Any) -> None:
+            return None
+
+        @self.feature(types.PROGRESS)
+        def on_progress(client: WatchClient, params: types.ProgressParams) -> None:
+            client.progress.append(params.value)
+
+
+class NamespacedClient(WatchClient):
+    """Starts the server in a user namespace of its own whose inotify watch limit is
+    `watch_limit` (or instance limit, `instance_limit`): the kernel's real ENOSPC (or
+    EMFILE), without touching the machine's limits (a user namespace's limits apply to
+    the processes inside it only)."""
+
+    def __init__(self, watch_limit: int, instance_limit: int | None = None) -> None:
+        super().__init__()
+        self.limits = {"max_inotify_watches": watch_limit}
+        if instance_limit is not None:
+            self.limits["max_inotify_instances"] = instance_limit
+
+    async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        serve = shlex.join([sys.executable, "-m", "readkeeper", "serve", *extra_args])
+        limits = " && ".join(f"echo {n} > /proc/sys/user/{name}" for name, n in self.limits.items())
+        script = f"{limits} && exec {serve}"
+        await self.start_io("unshare", "-Ur", "sh", "-c", script, env={**os.environ, **(env or {})})
+
+
+def user_namespaces_work() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = "echo 1 > /proc/sys/user/max_inotify_watches"
+    try:
+        done = subprocess.run(
+            ["unshare", "-Ur", "sh", "-c", probe], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+async def until(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+class Watched:
+    """A live server with its watcher: requests, and the notices it pushed."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.client = session.client
+        assert isinstance(self.client, WatchClient)
+        self.root = session.root
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return await self.client.request(method, params or {})
+
+    async def ready(self) -> dict[str, Any]:
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            watcher = (await self.request("readkeeper/stats"))["watcher"]
+            if watcher["state"] not in ("off", "starting"):
+                return dict(watcher)
+            assert time.monotonic() < deadline, f"the watcher did not start: {watcher}"
+            await asyncio.sleep(0.01)
+
+    async def read(self, path: str, session: str = "") -> None:
+        await self.request("readkeeper/read", {"file_path": path, "session": session})
+
+    def pushed(self, path: str, session: str = "") -> list[dict[str, Any]]:
+        assert isinstance(self.client, WatchClient)
+        full = str(self.root / path)
+        return [
+            change
+            for notice in self.client.notices
+            if notice["session"] == session
+            for change in notice["changes"]
+            if change["file_path"] == full
+        ]
+
+    async def notice(
+        self, path: str, session: str = "", count: int = 1, timeout: float = DEADLINE_S
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = await until(
+            lambda: len(self.pushed(path, session)) >= count and self.pushed(path, session),
+            f"{count} notice(s) for {path}",
+            timeout,
+        )
+        return found
+
+    async def sentinel(self, session: str = "") -> None:
+        path = self.root / "sentinel.txt"
+        if not path.exists():
+            path.write_text("0\n")
+            await self.read("sentinel.txt", session)
+        count = len(self.pushed("sentinel.txt", session))
+        path.write_text(f"{count + 1}\n")
+        await self.notice("sentinel.txt", session, count + 1)
+
+    async def changes(self, session: str = "") -> list[dict[str, Any]]:
+        result = await self.request("readkeeper/changes", {"session": session})
+        return [c for c in result["changes"] if not c["file_path"].endswith("sentinel.txt")]
+
+
+async def watched(
+    root: Path, settings: dict[str, Any] | None = None, client: WatchClient | None = None
+) -> Watched:
+    session = await start_session(root, settings, client=client or WatchClient())
+    return Watched(session)
+
+
+@pytest_asyncio.fixture
+async def server(workspace: Path) -> AsyncIterator[Watched]:
+    w = await watched(workspace)
+    await w.ready()
+    yield w
+    await w.client.close()
+
+
+def make(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --- one notice per change ------------------------------------------------------------------
+
+
+async def test_external_write(server: Watched, workspace: Path) -> None:
+    path = make(workspace / "app.py", "x = 1\n")
+    await server.read("app.py")
+    path.write_text("x = 2\n")
+    [pushed] = await server.notice("app.py")
+    assert pushed["kind"] == "modified"
+    assert "-x = 1" in pushed["diff"]
+    assert "+x = 2" in pushed["diff"]
+    assert pushed["truncated"] is False
+    await server.sentinel()
+    assert len(server.pushed("app.py")) == 1
+    assert await server.changes() == [pushed]  # the agent's channel: the same, once
+    assert await server.changes() == []
+    stats = await server.request("readkeeper/stats", {"session": ""})
+    assert stats["session"]["notices_sent"] >= 2  # app.py and the sentinel
+    assert stats["watcher"]["events"] > 0
+    assert stats["watcher"]["fallback_active"] is False
+
+
+async def test_formatter_burst(workspace: Path) -> None:
+    w = await watched(workspace, {"watch_debounce_ms": 200})
+    try:
+        await w.ready()
+        path = make(workspace / "fmt.py", "x=1\n")
+        await w.read("fmt.py")
+        with open(path, "w") as f:
+            f.write("x = 1\n")
+        with open(path, "a") as f:
+            f.write("y = 2\n")
+        tmp = workspace / ".fmt.py.~tmp"
+        tmp.write_text("x = 1\ny = 2\n")
+        os.replace(tmp, path)
+        [pushed] = await w.notice("fmt.py")
+        diff = pushed["diff"].splitlines()
+        assert ("-x=1" in diff, "+x = 1" in diff, "+y = 2" in diff) == (True, True, True)
+        await w.sentinel()
+        assert len(w.pushed("fmt.py")) == 1
+        assert len(await w.changes()) == 1
+    finally:
+        await w.client.close()
+
+
+async def test_rename(server: Watched, workspace: Path) -> None:
+    make(workspace / "a.txt", "a\n")
+    await server.read("a.txt")
+    os.rename(workspace / "a.txt", workspace / "b.txt")
+    [pushed] = await server.notice("a.txt")
+    assert (pushed["kind"], pushed["new_path"]) == ("moved", str(workspace / "b.txt"))
+    await server.sentinel()
+    assert len(server.pushed("a.txt")) == 1
+    assert [c["kind"] for c in await server.changes()] == ["moved"]
+
+
+async def test_delete_and_create(server: Watched, workspace: Path) -> None:
+    path = make(workspace / "d.txt", "first\n")
+    await server.read("d.txt")
+    path.unlink()
+    [deleted] = await server.notice("d.txt")
+    assert deleted["kind"] == "deleted"
+    assert [c["kind"] for c in await server.changes()] == ["deleted"]
+    path.write_text("second\n")
+    created = (await server.notice("d.txt", count=2))[1]
+    assert created["kind"] == "created"
+    assert "-first" in created["diff"]
+    assert "+second" in created["diff"]
+    await server.sentinel()
+    assert len(server.pushed("d.txt")) == 2
+    assert [c["kind"] for c in await server.changes()] == ["created"]
+
+
+async def test_own_edits_are_not_reported_back(server: Watched, workspace: Path) -> None:
+    make(workspace / "e.py", "n = 1\n")
+    await server.read("e.py", session="agent")
+    await server.read("e.py", session="other")
+    await server.request(
+        "readkeeper/edit",
+        {"file_path": "e.py", "old_string": "n = 1", "new_string": "n = 2", "session": "agent"},
+    )
+    [pushed] = await server.notice("e.py", session="other")  # it read the old content
+    assert "+n = 2" in pushed["diff"]
+    await server.sentinel(session="agent")
+    assert server.pushed("e.py", session="agent") == []
+    assert await server.changes("agent") == []
+    await server.request(
+        "readkeeper/write", {"file_path": "e.py", "content": "n = 3\n", "session": "agent"}
+    )
+    await server.notice("e.py", session="other", count=2)
+    await server.sentinel(session="agent")
+    assert server.pushed("e.py", session="agent") == []
+
+
+async def test_a_session_that_never_read_the_file_gets_nothing(
+    server: Watched, workspace: Path
+) -> None:
+    path = make(workspace / "s.txt", "1\n")
+    await server.read("s.txt", session="reader")
+    path.write_text("2\n")
+    await server.notice("s.txt", session="reader")
+    await server.sentinel(session="bystander")
+    assert server.pushed("s.txt", session="bystander") == []
+    assert await server.changes("bystander") == []
+
+
+async def test_ignored_folders_produce_nothing(workspace: Path) -> None:
+    make(workspace / ".gitignore", "out/\n")
+    files = ["node_modules/m/index.js", ".venv/lib/site.py", "out/gen.txt", "src/ok.py"]
+    for name in files:
+        make(workspace / name, "1\n")
+    w = await watched(workspace)
+    try:
+        await w.ready()
+        for name in files:
+            await w.read(name)
+        for name in files:
+            (workspace / name).write_text("2\n")
+        await w.notice("src/ok.py")
+        await w.sentinel()
+        for name in files[:-1]:
+            assert w.pushed(name) == [], name
+        assert [c["file_path"] for c in await w.changes()] == [str(workspace / "src/ok.py")]
+    finally:
+        await w.client.close()
+
+
+async def test_workspace_folders_added_later_are_watched(server: Watched, tmp_path: Path) -> None:
+    other = tmp_path / "second"
+    make(other / "z.txt", "z\n")
+    uri = other.as_uri()
+    server.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=uri, name="second")], removed=[]
+            )
+        )
+    )
+
+    async def second_watched() -> bool:
+        watcher = (await server.request("readkeeper/stats"))["watcher"]
+        return str(other) in watcher["watched_roots"]
+
+    deadline = time.monotonic() + DEADLINE_S
+    while not await second_watched():
+        assert time.monotonic() < deadline, "the added folder was not watched"
+        await asyncio.sleep(0.01)
+    await server.read(str(other / "z.txt"))
+    (other / "z.txt").write_text("zz\n")
+    notice = await until(
+        lambda: [
+            c
+            for n in server.client.notices  # type: ignore[attr-defined]
+            for c in n["changes"]
+            if c["file_path"] == str(other / "z.txt")
+        ],
+        "a notice from the added folder",
+    )
+    assert "+zz" in notice[0]["diff"]
+
+
+# --- fallback, progress, shutdown -----------------------------------------------------------
+
+needs_userns = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not user_namespaces_work(),
+    reason="needs unprivileged user namespaces (unshare -Ur) to lower the inotify limit safely",
+)
+
+
+def fallback_warnings(client: ReadkeeperClient) -> list[str]:
+    return [m.message for m in client.log_messages if "inotify" in m.message]
+
+
+@needs_userns
+async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> None:
+    for i in range(12):
+        make(workspace / f"pkg{i}" / "mod.py", f"V = {i}\n")
+    client = NamespacedClient(watch_limit=4)  # 13 folders need 13 watches
+    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    try:
+        watcher = await w.ready()
+        assert watcher["state"] == "polling"
+        assert watcher["fallback_active"] is True
+        assert "inotify watches" in watcher["fallback_reason"]
+        await w.read("pkg3/mod.py")
+        (workspace / "pkg3" / "mod.py").write_text("V = 'three'\n")
+        [pushed] = await w.notice("pkg3/mod.py")
+        assert "+V = 'three'" in pushed["diff"]
+        (workspace / "pkg3" / "mod.py").unlink()
+        assert (await w.notice("pkg3/mod.py", count=2))[1]["kind"] == "deleted"
+        [warning] = await until(lambda: fallback_warnings(client), "the fallback warning")
+        assert "max_user_watches" in warning
+        assert "watch_exclude" in warning  # what to do about it
+        await w.sentinel()
+        assert len(fallback_warnings(client)) == 1  # said once
+    finally:
+        await w.client.close()
+
+
+@needs_userns
+async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> None:
+    make(workspace / "src" / "a.py", "A = 1\n")
+    client = NamespacedClient(watch_limit=2)  # exactly the root and src
+    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    try:
+        assert (await w.ready())["state"] == "watching"
+        await w.read("src/a.py")
+        for i in range(3):  # each new folder needs a watch the kernel now refuses
+            (workspace / f"new{i}").mkdir()
+
+        async def polling() -> bool:
+            watcher = (await w.request("readkeeper/stats"))["watcher"]
+            return bool(watcher["state"] == "polling")
+
+        deadline = time.monotonic() + DEADLINE_S
+        while not await polling():
+            assert time.monotonic() < deadline, "no fallback after the limit was reached"
+            await asyncio.sleep(0.01)
+        (workspace / "src" / "a.py").write_text("A = 2\n")
+        [pushed] = await w.notice("src/a.py")
+        assert "+A = 2" in pushed["diff"]
+        await until(lambda: fallback_warnings(client), "the fallback warning")
+        await w.sentinel()
+        assert len(fallback_warnings(client)) == 1
+    finally:
+        await w.client.close()
+
+
+@needs_userns
+async def test_inotify_instance_limit_falls_back_to_polling(workspace: Path) -> None:
+    make(workspace / "i.txt", "1\n")
+    client = NamespacedClient(watch_limit=100, instance_limit=0)  # EMFILE: no inotify at all
+    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    try:
+        watcher = await w.ready()
+        assert watcher["state"] == "polling"
+        assert "max_user_instances = 0" in watcher["fallback_reason"]
+        await w.read("i.txt")
+        (workspace / "i.txt").write_text("2\n")
+        [pushed] = await w.notice("i.txt")
+        assert "+2" in pushed["diff"]
+        assert len(await until(lambda: fallback_warnings(client), "the warning")) == 1
+    finally:
+        await w.client.close()
+
+
+def _max_queued_events() -> int:
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.mark.skipif(
+    not 0 < _max_queued_events() <= 65_536, reason="needs a readable, default-sized inotify queue"
+)
+async def test_a_kernel_queue_overflow_loses_no_change(workspace: Path) -> None:
+    # The server is stopped while more events than the kernel queues pile up; the read
+    # file changes last, when its event can only be dropped. After the overflow the
+    # watcher re-checks the files agents read.
+    flood = [make(workspace / "flood" / f"f{i:03d}.txt", "0\n") for i in range(500)]
+    victim = make(workspace / "victim.txt", "before\n")
+    w = await watched(workspace)
+    try:
+        await w.ready()
+        await w.read("victim.txt")
+        pid = w.client._server.pid  # type: ignore[union-attr]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for i in range(_max_queued_events() // 2 + 1_000):  # about two events each
+                fd = os.open(flood[i % len(flood)], os.O_WRONLY | os.O_TRUNC)
+                os.write(fd, b"%d\n" % i)
+                os.close(fd)
+            victim.write_text("after\n")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        [pushed] = await w.notice("victim.txt", timeout=60)
+        assert "+after" in pushed["diff"]
+        assert (await w.request("readkeeper/stats"))["watcher"]["overflows"] >= 1
+    finally:
+        await w.client.close()
+
+
+async def test_setup_progress_is_reported(server: Watched) -> None:
+    client = server.client
+    assert isinstance(client, WatchClient)
+    await until(lambda: "end" in _kinds(client), "the end of the setup's progress")
+    kinds = _kinds(client)
+    assert kinds[0] == "begin"
+    assert kinds[-1] == "end"
+
+
+def _kinds(client: WatchClient) -> list[str]:
+    return [v.get("kind") if isinstance(v, dict) else v.kind for v in client.progress]
+
+
+async def test_shutdown_leaves_no_watcher_thread(workspace: Path) -> None:
+    make(workspace / "a" / "b.txt", "b\n")
+    w = await watched(workspace)
+    await w.ready()
+    await w.read("a/b.txt")
+    pid = w.client._server.pid  # type: ignore[union-attr]
+    running = os_thread_names(pid)
+    assert {"rk-watch-worker", "rk-watch-events", "rk-watch-read", "rk-watch-emit"} <= set(
+        running
+    ), running
+    await w.client.shutdown_async(None)
+    # The server has answered `shutdown` and not exited yet: its watcher threads are gone
+    # (an OS thread ends a moment after its work is done, hence the wait).
+    await until(
+        lambda: not [n for n in os_thread_names(pid) if n.startswith("rk-")],
+        "the watcher's threads to end",
+    )
+    assert os.path.exists(f"/proc/{pid}")  # still alive: only the watcher stopped
+    w.client.exit(None)
+    await w.client.stop()  # type: ignore[no-untyped-call]
+
+
+def os_thread_names(pid: int) -> list[str]:
+    names = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            names.append(Path(f"/proc/{pid}/task/{task}/comm").read_text().strip())
+        except OSError:
+            continue
+    return names

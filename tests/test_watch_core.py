@@ -1,0 +1,538 @@
+"""The watcher and change notices in-process: real files, real watchdog, real inotify.
+
+Waiting is always a poll with a deadline. "Exactly one notice" is checked after a
+sentinel: a later write to another read file, whose notice can only come once every
+earlier event has been looked at (events reach the watcher in order, and a batch's
+notices are sent together).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper.core import Readkeeper
+from readkeeper.ignore import IgnoreRules
+from readkeeper.protocol import (
+    ChangesParams,
+    EditParams,
+    FileChange,
+    ForgetParams,
+    ReadParams,
+    WriteParams,
+)
+from readkeeper.watch import filesystem_type, outermost
+
+DEADLINE_S = 10.0
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.005)
+
+
+class Watching:
+    """A core that is watching its workspace, with the notices it pushed."""
+
+    def __init__(self, root: Path, settings: dict[str, Any] | None = None) -> None:
+        self.root = root
+        self.core = Readkeeper(roots=[str(root)], client_settings=settings)
+        self.pushed: list[tuple[str, FileChange]] = []
+        self.warnings: list[str] = []
+        self.progress: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        self.core.notices.on_notice = self._on_notice
+
+    def _on_notice(self, session: str, changes: list[FileChange]) -> None:
+        with self._lock:
+            self.pushed.extend((session, c) for c in changes)
+
+    def start(self) -> Watching:
+        self.core.start_watching(self.warnings.append, self._on_progress)
+        wait_for(lambda: self.status()["state"] != "starting", "the watcher's setup")
+        return self
+
+    def _on_progress(self, stage: str, message: str) -> None:
+        self.progress.append((stage, message))
+
+    def status(self) -> dict[str, Any]:
+        return self.core.watcher_status()
+
+    def read(self, path: str, session: str = "") -> None:
+        self.core.read(ReadParams(file_path=path, session=session))
+
+    def notices(self, session: str = "", path: str | None = None) -> list[FileChange]:
+        with self._lock:
+            return [
+                c
+                for s, c in self.pushed
+                if s == session and (path is None or c.file_path == str(self.root / path))
+            ]
+
+    def wait_notice(self, path: str, session: str = "", count: int = 1) -> list[FileChange]:
+        return wait_for(
+            lambda: len(self.notices(session, path)) >= count and self.notices(session, path),
+            f"{count} notice(s) for {path} in session {session!r}",
+        )
+
+    def sentinel(self, session: str = "") -> None:
+        """Write a read file and wait for its notice: everything before is looked at."""
+        path = self.root / "sentinel.txt"
+        if not path.exists():
+            path.write_text("0\n")
+            self.read("sentinel.txt", session)
+        seen = len(self.notices(session, "sentinel.txt"))
+        path.write_text(f"{seen + 1}\n")
+        self.wait_notice("sentinel.txt", session, seen + 1)
+
+    def take(self, session: str = "") -> list[FileChange]:
+        return self.core.changes_for(ChangesParams(session=session)).changes
+
+    def close(self) -> None:
+        self.core.close()
+
+
+@pytest.fixture
+def watching(workspace: Path) -> Iterator[Watching]:
+    w = Watching(workspace)
+    yield w.start()
+    w.close()
+
+
+def make(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --- notices ------------------------------------------------------------------------------
+
+
+def test_external_write_is_one_notice_with_the_diff(watching: Watching, workspace: Path) -> None:
+    make(workspace / "src" / "app.py", "def main():\n    return 1\n")
+    watching.read("src/app.py")
+    (workspace / "src" / "app.py").write_text("def main():\n    return 2\n")
+    [notice] = watching.wait_notice("src/app.py")
+    assert notice.kind == "modified"
+    assert notice.file_path == str(workspace / "src" / "app.py")
+    assert "-    return 1" in notice.diff
+    assert "+    return 2" in notice.diff
+    assert not notice.truncated
+    assert notice.total_lines == 2
+    watching.sentinel()
+    assert len(watching.notices(path="src/app.py")) == 1
+    # The agent's channel reports it once, with the same diff.
+    taken = [c for c in watching.take() if c.file_path.endswith("app.py")]
+    assert [c.diff for c in taken] == [notice.diff]
+    assert not [c for c in watching.take() if c.file_path.endswith("app.py")]
+    stats = watching.core.stats.snapshot("")
+    assert stats["session"]["notices_sent"] >= 1
+    assert stats["session"]["changes_reported"] >= 1
+
+
+def test_a_formatter_burst_is_one_change(workspace: Path) -> None:
+    w = Watching(workspace, {"watch_debounce_ms": 200}).start()
+    try:
+        path = make(workspace / "fmt.py", "x=1\ny=2\n")
+        w.read("fmt.py")
+        # What a formatter and an editor do on save: truncate and write, write again,
+        # then an atomic replace through a temporary file, and a touch.
+        with open(path, "w") as f:
+            f.write("x = 1\n")
+        with open(path, "a") as f:
+            f.write("y = 2\n")
+        tmp = workspace / ".fmt.py.tmp"
+        tmp.write_text("x = 1\ny = 2\n\n")
+        os.replace(tmp, path)
+        os.utime(path)
+        [notice] = w.wait_notice("fmt.py")
+        w.sentinel()
+        assert len(w.notices(path="fmt.py")) == 1
+        assert notice.diff.count("\n+") >= 2  # the final content, not an intermediate one
+        assert "+x = 1" in notice.diff
+        assert "+y = 2" in notice.diff
+        assert w.status()["coalesced_bursts"] >= 1
+        assert not w.notices(path=".fmt.py.tmp")
+    finally:
+        w.close()
+
+
+def test_rename_is_reported_as_moved(watching: Watching, workspace: Path) -> None:
+    make(workspace / "old.txt", "hello\n")
+    watching.read("old.txt")
+    os.rename(workspace / "old.txt", workspace / "new.txt")
+    [notice] = watching.wait_notice("old.txt")
+    assert notice.kind == "moved"
+    assert notice.new_path == str(workspace / "new.txt")
+    assert notice.diff == ""
+    assert notice.note is not None
+    assert "content you read" in notice.note
+    watching.sentinel()
+    assert len(watching.notices(path="old.txt")) == 1
+    assert not watching.notices(path="new.txt")  # never read: nothing to tell
+
+
+def test_folder_rename_moves_the_files_read_in_it(watching: Watching, workspace: Path) -> None:
+    make(workspace / "pkg" / "mod.py", "A = 1\n")
+    watching.read("pkg/mod.py")
+    os.rename(workspace / "pkg", workspace / "lib")
+    [notice] = watching.wait_notice("pkg/mod.py")
+    assert notice.kind == "moved"
+    assert notice.new_path == str(workspace / "lib" / "mod.py")
+
+
+def test_a_copy_then_delete_is_a_move(watching: Watching, workspace: Path) -> None:
+    # What a rename looks like when its two halves are not paired (watchdog waits half
+    # a second for the second), or a move made as copy-and-delete.
+    path = make(workspace / "orig.txt", "some content\n")
+    watching.read("orig.txt")
+    copy = workspace / "elsewhere" / "copy.txt"
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    [notice] = watching.wait_notice("orig.txt")
+    assert (notice.kind, notice.new_path) == ("moved", str(copy))
+
+
+def test_delete_then_create(watching: Watching, workspace: Path) -> None:
+    path = make(workspace / "note.md", "one\ntwo\n")
+    watching.read("note.md")
+    path.unlink()
+    [deleted] = watching.wait_notice("note.md")
+    assert deleted.kind == "deleted"
+    assert deleted.diff == ""
+    assert [c.kind for c in watching.take()] == ["deleted"]
+    path.write_text("one\nthree\n")
+    created = watching.wait_notice("note.md", count=2)[1]
+    assert created.kind == "created"
+    assert "-two" in created.diff
+    assert "+three" in created.diff
+    [taken] = watching.take()
+    assert taken.kind == "created"
+    watching.sentinel()
+    assert len(watching.notices(path="note.md")) == 2
+
+
+def test_a_second_change_is_diffed_from_the_first(watching: Watching, workspace: Path) -> None:
+    path = make(workspace / "a.txt", "1\n2\n3\n")
+    watching.read("a.txt")
+    path.write_text("1\nTWO\n3\n")
+    watching.wait_notice("a.txt")
+    [first] = watching.take()
+    assert "+TWO" in first.diff
+    path.write_text("1\nTWO\nTHREE\n")
+    watching.wait_notice("a.txt", count=2)
+    [second] = watching.take()
+    assert "+THREE" in second.diff
+    assert "-2" not in second.diff  # already told
+
+
+def test_a_change_reverted_before_the_agent_asks_is_not_reported(
+    watching: Watching, workspace: Path
+) -> None:
+    path = make(workspace / "flip.txt", "a\n")
+    watching.read("flip.txt")
+    path.write_text("b\n")
+    watching.wait_notice("flip.txt")
+    path.write_text("a\n")
+    watching.wait_notice("flip.txt", count=2)
+    assert not [c for c in watching.take() if c.file_path.endswith("flip.txt")]
+
+
+def test_touch_and_identical_rewrite_are_no_change(watching: Watching, workspace: Path) -> None:
+    path = make(workspace / "same.txt", "same\n")
+    watching.read("same.txt")
+    os.utime(path, ns=(1, 1))
+    path.write_text("same\n")
+    watching.sentinel()
+    assert not watching.notices(path="same.txt")
+    assert not [c for c in watching.take() if c.file_path.endswith("same.txt")]
+
+
+def test_a_session_that_never_read_the_file_gets_nothing(
+    watching: Watching, workspace: Path
+) -> None:
+    path = make(workspace / "shared.txt", "v1\n")
+    watching.read("shared.txt", session="reader")
+    path.write_text("v2\n")
+    watching.wait_notice("shared.txt", session="reader")
+    watching.sentinel(session="other")
+    assert not watching.notices("other", "shared.txt")
+    assert not [c for c in watching.take("other") if c.file_path.endswith("shared.txt")]
+
+
+def test_readkeepers_own_edit_is_not_reported_to_the_editing_session(
+    watching: Watching, workspace: Path
+) -> None:
+    make(workspace / "edit.py", "value = 1\n")
+    watching.read("edit.py", session="editor")
+    watching.read("edit.py", session="bystander")
+    core = watching.core
+    core.edit(
+        EditParams(
+            file_path="edit.py", old_string="value = 1", new_string="value = 2", session="editor"
+        )
+    )
+    # The other session read the old content: it is told, with the diff.
+    [notice] = watching.wait_notice("edit.py", session="bystander")
+    assert "+value = 2" in notice.diff
+    watching.sentinel(session="editor")
+    assert not watching.notices("editor", "edit.py")
+    assert not [c for c in watching.take("editor") if c.file_path.endswith("edit.py")]
+    # A whole-file write likewise.
+    core.write(WriteParams(file_path="edit.py", content="value = 3\n", session="editor"))
+    watching.wait_notice("edit.py", session="bystander", count=2)
+    watching.sentinel(session="editor")
+    assert not watching.notices("editor", "edit.py")
+
+
+def test_ignored_folders_produce_nothing(workspace: Path) -> None:
+    make(workspace / ".gitignore", "generated/\n*.log\n")
+    make(workspace / "node_modules" / "pkg" / "index.js", "module.exports = 1\n")
+    make(workspace / "generated" / "out.txt", "1\n")
+    make(workspace / "app.log", "start\n")
+    make(workspace / "src" / "main.py", "print(1)\n")
+    w = Watching(workspace).start()
+    try:
+        for path in ("node_modules/pkg/index.js", "generated/out.txt", "app.log", "src/main.py"):
+            w.read(path)
+        events_before = w.status()["events"]
+        (workspace / "node_modules" / "pkg" / "index.js").write_text("module.exports = 2\n")
+        (workspace / "generated" / "out.txt").write_text("2\n")
+        (workspace / "app.log").write_text("start\nmore\n")
+        (workspace / "src" / "main.py").write_text("print(2)\n")
+        w.wait_notice("src/main.py")
+        w.sentinel()
+        assert [c.file_path for c in w.notices()] == [
+            str(workspace / "src" / "main.py"),
+            str(workspace / "sentinel.txt"),
+        ]
+        status = w.status()
+        assert status["skipped_folders"] >= 2  # node_modules and generated: never watched
+        # Only app.log's events reached the watcher (its folder is watched) and were
+        # dropped; the ignored folders' files sent none at all.
+        assert status["ignored_events"] >= 1
+        assert status["events"] - events_before < 20
+    finally:
+        w.close()
+
+
+def test_roots_added_later_are_watched(watching: Watching, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    make(other / "x.txt", "x\n")
+    core = watching.core
+    core.workspace.set_roots([*core.workspace.roots, str(other)])
+    core.roots_changed()
+    wait_for(lambda: str(other) in watching.status()["watched_roots"], "the new root")
+    watching.read(str(other / "x.txt"))
+    (other / "x.txt").write_text("y\n")
+    notice = wait_for(
+        lambda: [c for s, c in watching.pushed if c.file_path == str(other / "x.txt")],
+        "a notice from the added root",
+    )
+    assert "+y" in notice[0].diff
+
+
+def test_forget_drops_pending_changes(watching: Watching, workspace: Path) -> None:
+    path = make(workspace / "f.txt", "1\n")
+    watching.read("f.txt")
+    path.write_text("2\n")
+    watching.wait_notice("f.txt")
+    watching.core.forget(ForgetParams(paths=["f.txt"]))
+    assert not [c for c in watching.take() if c.file_path.endswith("f.txt")]
+
+
+def test_a_file_over_the_read_caps_gets_a_notice_without_diff(workspace: Path) -> None:
+    w = Watching(workspace, {"max_size_bytes": 1000}).start()
+    try:
+        path = make(workspace / "big.log", "line\n" * 400)  # 2,000 bytes: read in ranges
+        w.core.read(ReadParams(file_path="big.log", offset=1, limit=10))
+        with open(path, "a") as f:
+            f.write("more\n" * 10)
+        [notice] = w.wait_notice("big.log")
+        assert notice.kind == "modified"
+        assert notice.diff == ""
+        assert notice.truncated
+        assert notice.total_lines == 410
+        assert notice.note is not None
+        assert "410 lines" in notice.note
+    finally:
+        w.close()
+
+
+def test_the_changes_reply_is_capped_and_the_rest_waits(workspace: Path) -> None:
+    w = Watching(workspace, {"changes_total_max_tokens": 200}).start()
+    try:
+        names = [f"f{i}.txt" for i in range(6)]
+        for name in names:
+            make(workspace / name, "old line\n" * 20)
+            w.read(name)
+        for name in names:
+            (workspace / name).write_text("new line\n" * 20)
+        for name in names:
+            w.wait_notice(name)
+        first = w.core.changes_for(ChangesParams())
+        assert first.changes
+        assert first.remaining
+        rest: list[FileChange] = []
+        while True:
+            more = w.core.changes_for(ChangesParams())
+            rest += more.changes
+            if not more.remaining:
+                break
+        assert sorted(c.file_path for c in [*first.changes, *rest]) == sorted(
+            str(workspace / n) for n in names
+        )
+    finally:
+        w.close()
+
+
+# --- fallback and lifecycle -----------------------------------------------------------------
+
+
+def test_forced_polling_still_reports_changes(workspace: Path) -> None:
+    w = Watching(workspace, {"watch_force_polling": True, "watch_poll_interval_ms": 50}).start()
+    try:
+        assert w.status()["state"] == "polling"
+        assert w.status()["polled_roots"] == {str(workspace): "watch_force_polling is set"}
+        names = {t.name for t in threading.enumerate()}
+        assert "readkeeper-watch-observer" not in names  # no observer at all
+        path = make(workspace / "p.txt", "1\n")
+        w.read("p.txt")
+        path.write_text("2\n")
+        [notice] = w.wait_notice("p.txt")
+        assert "+2" in notice.diff
+        path.unlink()
+        assert w.wait_notice("p.txt", count=2)[1].kind == "deleted"
+        assert w.status()["polls"] > 0
+        assert not w.warnings  # asked for: no warning
+    finally:
+        w.close()
+
+
+def test_stopping_leaves_no_thread_running(workspace: Path) -> None:
+    before = set(threading.enumerate())
+    make(workspace / "a" / "b" / "c.txt", "c\n")
+    w = Watching(workspace).start()
+    w.read("a/b/c.txt")
+    started = {t.name for t in set(threading.enumerate()) - before}
+    assert {"readkeeper-watch-worker", "readkeeper-watch-observer"} <= started
+    w.close()
+    assert set(threading.enumerate()) - before == set()
+    # The OS threads themselves end a moment after Python's join() returns.
+    wait_for(lambda: not _os_threads_named("rk-watch"), "the watcher's OS threads to end")
+    assert w.status()["state"] == "off"
+
+
+def test_stopping_during_setup_of_a_big_tree_is_prompt(workspace: Path) -> None:
+    for i in range(300):
+        (workspace / f"d{i}" / "e").mkdir(parents=True)
+    before = set(threading.enumerate())
+    w = Watching(workspace)
+    w.core.start_watching()
+    w.close()  # while the setup may still be walking
+    assert set(threading.enumerate()) - before == set()
+
+
+def test_setup_reports_progress(watching: Watching) -> None:
+    stages = [stage for stage, _ in watching.progress]
+    assert stages[0] == "begin"
+    assert stages[-1] == "end"
+    assert "folders" in watching.progress[-1][1]
+
+
+def test_watch_setting_off_starts_nothing(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"watch": False})
+    assert core.start_watching() is False
+    assert core.watcher_status()["state"] == "off"
+    core.close()
+
+
+def test_changing_a_watch_setting_restarts_the_watcher(watching: Watching) -> None:
+    first = watching.core.watcher
+    watching.core.configure({"watch_exclude": ["nothing/"]})
+    wait_for(
+        lambda: (
+            watching.core.watcher not in (None, first) and watching.status()["state"] == "watching"
+        ),
+        "the restarted watcher",
+    )
+    assert watching.core.watcher is not None
+    assert watching.core.watcher.settings.watch_exclude == ("nothing/",)
+
+
+def _os_threads_named(prefix: str) -> list[str]:
+    names = []
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        try:
+            name = Path(f"/proc/{os.getpid()}/task/{task}/comm").read_text().strip()
+        except OSError:  # ended meanwhile
+            continue
+        if name.startswith(prefix):
+            names.append(name)
+    return names
+
+
+# --- ignore rules and helpers ----------------------------------------------------------------
+
+
+def test_ignore_rules(tmp_path: Path) -> None:
+    root = tmp_path
+    make(root / ".gitignore", "gen/\n*.log\n!keep.log\n/top.txt\n")
+    make(root / "sub" / ".gitignore", "!x.log\nlocal/\n")
+    (root / ".git" / "info").mkdir(parents=True)
+    make(root / ".git" / "info" / "exclude", "secret.txt\n")
+    rules = IgnoreRules(str(root), ["node_modules/", "*.tmp"])
+    cases = {
+        ("src/a.py", False): False,
+        ("node_modules", True): True,
+        ("pkg/node_modules", True): True,
+        ("node_modules/x/y.js", False): True,
+        ("gen", True): True,
+        ("gen/deep/file.py", False): True,
+        ("a.log", False): True,
+        ("keep.log", False): False,
+        ("sub/x.log", False): False,  # a deeper .gitignore re-includes it
+        ("sub/y.log", False): True,
+        ("sub/local", True): True,
+        ("top.txt", False): True,
+        ("sub/top.txt", False): False,  # anchored to the root
+        ("secret.txt", False): True,
+        (".git", True): True,
+        (".git/config", False): True,
+        ("build.tmp", False): True,
+    }
+    for (relative, is_dir), expected in cases.items():
+        assert rules.ignored(str(root / relative), is_dir) is expected, relative
+    assert rules.ignored("/somewhere/else.txt")
+    # A changed .gitignore is read again.
+    (root / ".gitignore").write_text("")
+    rules.forget_folder(str(root))
+    assert not rules.ignored(str(root / "a.log"))
+
+
+def test_invalid_patterns_are_skipped_like_git_does(tmp_path: Path) -> None:
+    rules = IgnoreRules(str(tmp_path), ["!", "*.bak"])
+    assert rules.ignored(str(tmp_path / "x.bak"))
+    assert not rules.ignored(str(tmp_path / "x.py"))
+
+
+def test_outermost_roots_and_filesystem_type(tmp_path: Path) -> None:
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    assert outermost([str(inner), str(tmp_path / "a"), str(tmp_path / "a")]) == [
+        str(tmp_path / "a")
+    ]
+    assert filesystem_type(str(tmp_path)) is not None
