@@ -31,6 +31,7 @@ class ReadkeeperClient(LanguageClient):
         super().__init__("readkeeper-client", "0", converter_factory=raw_json_converter)
         self.log_messages: list[types.LogMessageParams] = []
         self.shown_messages: list[types.ShowMessageParams] = []
+        self.change_notices: list[Any] = []  # readkeeper/didChangeReadFiles, as sent
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(client: ReadkeeperClient, params: types.LogMessageParams) -> None:
@@ -39,6 +40,10 @@ class ReadkeeperClient(LanguageClient):
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def on_show(client: ReadkeeperClient, params: types.ShowMessageParams) -> None:
             client.shown_messages.append(params)
+
+        @self.feature("readkeeper/didChangeReadFiles")
+        def on_changes(client: ReadkeeperClient, params: Any) -> None:
+            client.change_notices.append(params)
 
     async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
         await self.start_io(

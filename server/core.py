@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 
 # What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
 STUB_TOKENS = 12
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -395,14 +398,12 @@ class Readkeeper:
 
     # --- edits and writes (edits.py) ----------------------------------------------------
 
-    def edit(self, params: EditParams) -> EditResult:
-        try:
-            from . import edits  # deferred: not needed to answer `initialize`
+    # The change modules are imported on first use: not needed to answer `initialize`.
 
-            result = edits.edit(self, params)
-        except ReadkeeperError as exc:
-            self._count_refusal(params.session, exc)
-            raise
+    def edit(self, params: EditParams) -> EditResult:
+        from . import edits
+
+        result = self._change(params.session, edits.edit, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -410,29 +411,26 @@ class Readkeeper:
         """`readkeeper/edit` of a notebook cell (`cell_id`/`new_source`/`edit_mode`)."""
         from . import notebook_edits
 
-        try:
-            result = notebook_edits.edit_cell(self, params)
-        except ReadkeeperError as exc:
-            self._count_refusal(params.session, exc)
-            raise
+        result = self._change(params.session, notebook_edits.edit_cell, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
     def write(self, params: WriteParams) -> WriteResult:
-        try:
-            from . import edits
+        from . import edits
 
-            result = edits.write(self, params)
-        except ReadkeeperError as exc:
-            self._count_refusal(params.session, exc)
-            raise
+        result = self._change(params.session, edits.write, params)
         self.stats.add(params.session, writes=1)
         return result
 
-    def _count_refusal(self, session: str, exc: ReadkeeperError) -> None:
-        self.stats.error(session, exc.kind)
-        if exc.kind == "stale":
-            self.stats.add(session, stale_edits_caught=1)
+    def _change(self, session: str, apply: Callable[[Readkeeper, P], R], params: P) -> R:
+        """Run an edit or write, counting its refusals (and stale ones apart)."""
+        try:
+            return apply(self, params)
+        except ReadkeeperError as exc:
+            self.stats.error(session, exc.kind)
+            if exc.kind == "stale":
+                self.stats.add(session, stale_edits_caught=1)
+            raise
 
     # --- attachments --------------------------------------------------------------------
 

@@ -91,6 +91,107 @@ def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
         print(f"    note: {file['note']}")
 
 
+async def _request(client: ReadkeeperClient, method: str, params: dict[str, Any]) -> Any:
+    print(f"  → {method} {json.dumps(params)}")
+    try:
+        return await client.request(method, params)
+    except JsonRpcException as exc:
+        data = exc.data or {}
+        first, *rest = exc.message.split("\n")
+        print(f"  ← error {data.get('kind')}: {first}")
+        if rest:
+            print(textwrap.indent("\n".join(rest), "      "))
+        return None
+
+
+async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
+    print(f"\n{BOLD}6. The agent edits the file it read{PLAIN}")
+    edit = {
+        "file_path": "src/inventory.py",
+        "old_string": "item.quantity += amount",
+        "new_string": "item.quantity = max(0, item.quantity + amount)",
+    }
+    result = await _request(client, "readkeeper/edit", edit)
+    if result:
+        print(f"  ← {result['replacements']} replacement; the snippet around it:")
+        print(textwrap.indent(result["snippet"], "    "))
+
+    path = root / "src" / "inventory.py"
+    print(f"\n{BOLD}7. Someone changes another line; the agent's edit still applies{PLAIN}")
+    path.write_text(path.read_text().replace("threshold: int = 5", "threshold: int = 10"))
+    print("  (outside readkeeper: the default threshold goes from 5 to 10)")
+    merged = await _request(
+        client,
+        "readkeeper/edit",
+        {
+            "file_path": "src/inventory.py",
+            "old_string": "if i.quantity < threshold]",
+            "new_string": "if i.quantity <= threshold]",
+        },
+    )
+    if merged:
+        note = textwrap.fill(merged.get("note", ""), 88, subsequent_indent="    ")
+        print(f"  ← applied, merged={merged.get('merged')}: {note}")
+
+    print(f"\n{BOLD}8. Someone rewrites the line the agent is about to edit: caught{PLAIN}")
+    path.write_text(
+        path.read_text().replace(
+            "[i for i in self._items.values() if i.quantity",
+            "[item for item in self._items.values() if item.quantity",
+        )
+    )
+    print("  (outside readkeeper: a refactoring renames the comprehension variable)")
+    await _request(
+        client,
+        "readkeeper/edit",
+        {
+            "file_path": "src/inventory.py",
+            "old_string": "return [i for i in self._items.values()",
+            "new_string": "return [i for i in sorted(self._items.values())",
+        },
+    )
+
+    print(f"\n{BOLD}9. Context for the next turn, fitted to a budget{PLAIN}")
+    (root / "AGENTS.md").write_text("Keep functions small. Run the tests before committing.\n")
+    client.protocol.notify(
+        "readkeeper/didChangeDiagnostics",
+        {
+            "items": [
+                {
+                    "uri": path.as_uri(),
+                    "diagnostics": [
+                        {
+                            "range": {
+                                "start": {"line": 21, "character": 8},
+                                "end": {"line": 21, "character": 12},
+                            },
+                            "severity": 1,
+                            "source": "pyright",
+                            "message": '"max" expects two arguments',
+                        }
+                    ],
+                }
+            ]
+        },
+    )
+    # The watcher reports the outside change as it happens; give it a moment to arrive.
+    for _ in range(100):
+        if client.change_notices:
+            break
+        await asyncio.sleep(0.05)
+    attached = await _request(client, "readkeeper/attachments", {"budget_tokens": 4000})
+    if attached:
+        for item in attached["attachments"]:
+            first = item["content"].split("\n")
+            print(f"  ← {item['type']} ({item['tokens']} tokens): {first[0][:80]}")
+            for line in first[1:3]:
+                print(f"      {line[:90]}")
+        print(
+            f"  used {attached['used_tokens']} of {attached['budget_tokens']} tokens, "
+            f"{len(attached['dropped'])} dropped"
+        )
+
+
 async def run_demo() -> int:
     with tempfile.TemporaryDirectory(prefix="readkeeper-demo-") as tmp:
         root = Path(tmp)
@@ -122,12 +223,14 @@ async def run_demo() -> int:
                 except JsonRpcException as exc:
                     outcome = exc
                 _show(label, params, outcome)
+            await _edits_and_context(client, root)
             stats = await client.request("readkeeper/stats", {})
             total = stats["total"]
             print(
                 f"\nstats: {total['reads']} reads, {total['dedup_hits']} stub, "
                 f"{total['tokens_returned']} tokens returned, "
-                f"{total['tokens_saved_by_stubs'] + total['tokens_saved_by_budgets']} saved"
+                f"{total['tokens_saved_by_stubs'] + total['tokens_saved_by_budgets']} saved, "
+                f"{total['edits']} edit, {total['stale_edits_caught']} stale edit caught"
             )
         finally:
             await client.close()

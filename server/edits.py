@@ -195,13 +195,7 @@ def _edit_once(
     if os.path.isdir(real):
         raise _is_directory(real)
     if record is None:
-        raise ReadkeeperError(
-            "not_read",
-            f"This session has not read {real}, so an edit could overwrite what it has not "
-            "seen. Read it (readkeeper/read), then make the edit.",
-            file_path=real,
-            session=params.session,
-        )
+        raise not_read(real, params.session)
     settings = core.settings
     with _hold(real) as held:
         loaded = _load(held, settings)
@@ -947,6 +941,16 @@ def _cut(line: str) -> str:
 
 def _count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def not_read(real: str, session: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "not_read",
+        f"This session has not read {real}, so an edit could overwrite what it has not "
+        "seen. Read it (readkeeper/read), then make the edit.",
+        file_path=real,
+        session=session,
+    )
 
 
 def remember_change(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import atomic
-from .edits import bounded_diff, line_hunks, remember_change, resolve_for_change
+from .edits import bounded_diff, line_hunks, not_read, remember_change, resolve_for_change
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
 from .protocol import (
@@ -90,13 +90,7 @@ def _edit_once(
         raise core.workspace.not_found(candidate)
     record = core.read_states.get(params.session, real)
     if record is None:
-        raise ReadkeeperError(
-            "not_read",
-            f"This session has not read {real}, so an edit could overwrite what it has not "
-            "seen. Read it (readkeeper/read), then make the edit.",
-            file_path=real,
-            session=params.session,
-        )
+        raise not_read(real, params.session)
     settings = core.settings
     try:
         with atomic.hold(real) as held:

@@ -119,4 +119,9 @@ def test_demo_plays_the_session(tmp_path: Path) -> None:
     assert '"type": "file_unchanged"' in out
     assert "partial=True" in out
     assert "Did you mean" in out
-    assert "stats:" in out
+    assert "1 replacement" in out
+    assert "merged=True" in out  # a disjoint change merged
+    assert "error stale" in out  # an overlapping one caught, with its diff
+    assert "+        return [item for item in" in out
+    assert "← changes" in out  # and the change notice attached for the next turn
+    assert "1 stale edit caught" in out
