@@ -27,19 +27,14 @@ how that splits into the core's checks (core - floor) and the transport (LSP - c
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
 
+from common import READKEEPER_SERVE, machine, server, summarize, write_json
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import EditParams, ReadParams
 
@@ -66,80 +61,6 @@ def toggles(text: str) -> tuple[str, str]:
     return line, line.replace(" = ", " =  ", 1)
 
 
-# --- a minimal stdio JSON-RPC client ------------------------------------------------------
-
-
-class Server:
-    """A `readkeeper serve` subprocess, one request at a time over stdio."""
-
-    def __init__(self, root: Path, log: IO[bytes]) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "readkeeper", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=env,
-        )
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self._in, self._out = self.proc.stdin, self.proc.stdout
-        self._id = 0
-        uri = root.as_uri()
-        self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": uri,
-                "workspaceFolders": [{"uri": uri, "name": root.name}],
-                "capabilities": {},
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-
-    def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self._in.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self._in.flush()
-
-    def _receive(self) -> dict[str, Any]:
-        length = 0
-        while True:
-            header = self._out.readline()
-            if not header:
-                raise RuntimeError("the server exited; see its log")
-            if header in (b"\r\n", b"\n"):
-                break
-            name, _, value = header.decode("ascii").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        message: dict[str, Any] = json.loads(self._out.read(length))
-        return message
-
-    def request(self, method: str, params: Any) -> Any:
-        self._id += 1
-        self._send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-        while True:
-            message = self._receive()
-            if "method" in message:  # from the server: answer requests, drop the rest
-                if "id" in message:
-                    self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-                continue
-            if message.get("id") == self._id:
-                if "error" in message:
-                    raise RuntimeError(f"{method} failed: {message['error']}")
-                return message.get("result")
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self._send({"jsonrpc": "2.0", "method": "exit", "params": None})
-            self.proc.wait(timeout=5)
-        except (RuntimeError, OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-
-
 # --- measuring ----------------------------------------------------------------------------
 
 
@@ -157,15 +78,8 @@ def timed(
     return times
 
 
-def summary(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    return {
-        "p50_ms": statistics.median(ordered),
-        "p95_ms": statistics.quantiles(ordered, n=20, method="inclusive")[18],
-        "min_ms": ordered[0],
-        "mean_ms": statistics.fmean(ordered),
-        "samples": len(ordered),
-    }
+def summary(ms: list[float]) -> dict[str, float]:
+    return summarize(ms, count="samples")
 
 
 def plain_replace_and_atomic_write(path: Path, old: str, new: str) -> None:
@@ -218,50 +132,49 @@ def main() -> int:
             timed(n, lambda i: core.edit(EditParams(str(path), *swap(i))) and None)
         )
 
-        with open(root / "server.log", "wb") as log:
-            server = Server(root, log)
-            try:
-                path.write_text(text)
-                server.request("readkeeper/read", {"file_path": str(path)})
+        with (
+            open(root / "server.log", "wb") as log,
+            server(READKEEPER_SERVE, root, log) as lsp,
+        ):
+            path.write_text(text)
+            lsp.request("readkeeper/read", {"file_path": str(path)})
 
-                def lsp_edit(i: int) -> None:
-                    old, new = swap(i)
-                    server.request(
-                        "readkeeper/edit",
-                        {"file_path": str(path), "old_string": old, "new_string": new},
-                    )
-
-                for i in range(20):  # warm up: thread pool, imports on first use
-                    lsp_edit(i)
-                rows["edit, LSP"] = summary(timed(n, lsp_edit))
-
-                far = text.split("\n")[100]
-
-                def someone_else_edits(i: int) -> None:
-                    # Another program changes line 101, far from the edited line 1000.
-                    current = path.read_text()
-                    marker = f"  # touched {i}"
-                    line = next(ln for ln in current.split("\n") if ln.startswith(far))
-                    path.write_text(current.replace(line, far + marker, 1))
-
-                merges = timed(n, lsp_edit, before=someone_else_edits)
-                rows["edit over a disjoint change, LSP"] = summary(merges)
-                stats = server.request("readkeeper/stats", {"session": ""})
-                merged = stats["session"]["disjoint_merges"]
-
-                contents = [text, text.replace(one, other, 1)]
-                server.request("readkeeper/read", {"file_path": str(path), "force": True})
-                rows["write, LSP"] = summary(
-                    timed(
-                        n,
-                        lambda i: server.request(
-                            "readkeeper/write",
-                            {"file_path": str(path), "content": contents[i % 2]},
-                        ),
-                    )
+            def lsp_edit(i: int) -> None:
+                old, new = swap(i)
+                lsp.request(
+                    "readkeeper/edit",
+                    {"file_path": str(path), "old_string": old, "new_string": new},
                 )
-            finally:
-                server.close()
+
+            for i in range(20):  # warm up: thread pool, imports on first use
+                lsp_edit(i)
+            rows["edit, LSP"] = summary(timed(n, lsp_edit))
+
+            far = text.split("\n")[100]
+
+            def someone_else_edits(i: int) -> None:
+                # Another program changes line 101, far from the edited line 1000.
+                current = path.read_text()
+                marker = f"  # touched {i}"
+                line = next(ln for ln in current.split("\n") if ln.startswith(far))
+                path.write_text(current.replace(line, far + marker, 1))
+
+            merges = timed(n, lsp_edit, before=someone_else_edits)
+            rows["edit over a disjoint change, LSP"] = summary(merges)
+            stats = lsp.request("readkeeper/stats", {"session": ""})
+            merged = stats["session"]["disjoint_merges"]
+
+            contents = [text, text.replace(one, other, 1)]
+            lsp.request("readkeeper/read", {"file_path": str(path), "force": True})
+            rows["write, LSP"] = summary(
+                timed(
+                    n,
+                    lambda i: lsp.request(
+                        "readkeeper/write",
+                        {"file_path": str(path), "content": contents[i % 2]},
+                    ),
+                )
+            )
 
     floor = rows["plain replace + atomic write"]["p50_ms"]
     core_p50 = rows["edit, in-process core"]["p50_ms"]
@@ -289,25 +202,16 @@ def main() -> int:
     )
     print(f"disjoint merges applied by the server: {merged} of {n}")
 
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(
-        json.dumps(
-            {
-                "file_bytes": len(text.encode()),
-                "rows": rows,
-                "overhead": overhead,
-                "target": {"edit_lsp_p50_ms": TARGET_EDIT_P50_MS, "verdict": verdict},
-                "disjoint_merges": merged,
-                "machine": {
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                    "load_average": os.getloadavg(),
-                },
-            },
-            indent=2,
-        )
-        + "\n"
+    write_json(
+        args.output,
+        {
+            "file_bytes": len(text.encode()),
+            "rows": rows,
+            "overhead": overhead,
+            "target": {"edit_lsp_p50_ms": TARGET_EDIT_P50_MS, "verdict": verdict},
+            "disjoint_merges": merged,
+            "machine": {**machine(), "load_average": os.getloadavg()},
+        },
     )
     print(f"wrote {args.output}")
     return 0

@@ -4,9 +4,10 @@ Run it as `.venv/bin/python bench/bench_read.py`. It prints a table and writes t
 figures to `bench/results/read.json`. Every figure is printed beside its target with
 pass/miss; nothing is asserted, since timings depend on the machine and its load.
 
-The servers are driven by a small synchronous JSON-RPC client over stdio (below) rather
-than pygls' `LanguageClient`, so the round trips measure the server and the pipe, not a
-Python client's own converters and event loop. See bench/README.md for what each row is.
+The servers are driven by a small synchronous JSON-RPC client over stdio (common.py)
+rather than pygls' `LanguageClient`, so the round trips measure the server and the pipe,
+not a Python client's own converters and event loop. See bench/README.md for what each
+row is.
 """
 
 from __future__ import annotations
@@ -14,25 +15,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from common import (
+    READKEEPER_SERVE,
+    LspProcess,
+    machine,
+    scored,
+    scratch,
+    server,
+    summarize,
+    verdict,
+    write_json,
+)
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import ReadParams
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "read.json"
-READKEEPER_SERVE = [sys.executable, "-m", "readkeeper", "serve"]
 BARE_SERVE = [sys.executable, str(HERE / "bare_server.py")]
 
 TARGET_FULL_MS = 5.0
@@ -96,138 +101,16 @@ def small_source(index: int) -> str:
     return f'"""Small file {index}."""\n\n{body}\n'
 
 
-# --- a minimal stdio JSON-RPC client ------------------------------------------------------
-
-
-class LspProcess:
-    """One language-server subprocess, spoken to over stdio, one request at a time."""
-
-    def __init__(self, argv: list[str], cwd: Path, log: IO[bytes]) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
-        self.started = self.answered = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=cwd, env=env
-        )
-        if self.proc.stdin is None or self.proc.stdout is None:
-            raise RuntimeError("no pipes to the server")
-        self._in, self._out = self.proc.stdin, self.proc.stdout
-        self._next_id = 0
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self._in.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self._in.flush()
-
-    def _receive(self) -> dict[str, Any]:
-        length = None
-        while True:
-            header = self._out.readline()
-            if not header:
-                raise RuntimeError(f"server exited (code {self.proc.poll()}); see its log")
-            if header in (b"\r\n", b"\n"):
-                break
-            name, _, value = header.decode("ascii").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        if length is None:
-            raise RuntimeError("message without Content-Length")
-        message: dict[str, Any] = json.loads(self._out.read(length))
-        return message
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def request(self, method: str, params: Any = None) -> Any:
-        self._next_id += 1
-        ident = self._next_id
-        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
-        while True:
-            message = self._receive()
-            if "method" in message:  # from the server: answer requests, drop notifications
-                if "id" in message:
-                    self._answer(message)
-                continue
-            if message.get("id") != ident:
-                continue
-            if "error" in message:
-                raise RuntimeError(f"{method} failed: {message['error']}")
-            return message.get("result")
-
-    def _answer(self, message: dict[str, Any]) -> None:
-        result: Any = None
-        if message["method"] == "workspace/configuration":
-            result = [None for _ in message.get("params", {}).get("items", [])]
-        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-
-    def initialize(self, root: Path) -> Any:
-        uri = root.as_uri()
-        result = self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": uri,
-                "workspaceFolders": [{"uri": uri, "name": root.name}],
-                "capabilities": {},
-            },
-        )
-        self.answered = time.perf_counter()
-        self.notify("initialized", {})
-        return result
-
-    def rss_mb(self) -> dict[str, float]:
-        """VmRSS and VmHWM (peak) of the server process, in MB."""
-        figures = {}
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                figures[key] = int(value.split()[0]) / 1024
-        return figures
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown")
-            self.notify("exit")
-            self.proc.wait(timeout=5)
-        except (RuntimeError, OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-
-
-@contextmanager
-def server(argv: list[str], root: Path, log: IO[bytes]) -> Iterator[LspProcess]:
-    process = LspProcess(argv, root, log)
-    try:
-        process.initialize(root)
-        yield process
-    finally:
-        process.close()
-
-
 # --- measuring ----------------------------------------------------------------------------
 
 
-def summarize(samples: list[float]) -> dict[str, float]:
-    """p50/p95/min/mean of samples in seconds, reported in milliseconds."""
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return {
-        "p50_ms": statistics.median(samples) * 1000,
-        "p95_ms": cuts[94] * 1000,
-        "min_ms": min(samples) * 1000,
-        "mean_ms": statistics.fmean(samples) * 1000,
-        "n": len(samples),
-    }
-
-
 def timed(calls: list[Callable[[], Any]], check: Callable[[Any], None]) -> list[float]:
+    """Milliseconds of each call; `check` sees each result, untimed."""
     samples = []
     for call in calls:
         start = time.perf_counter()
         result = call()
-        samples.append(time.perf_counter() - start)
+        samples.append((time.perf_counter() - start) * 1000)
         check(result)
     return samples
 
@@ -254,7 +137,7 @@ def bench_reads(
     warm = root / "warmup.py"
     full, stub = {"file_path": str(big), "force": True}, {"file_path": str(big)}
 
-    with server(READKEEPER_SERVE, root, log) as lsp:
+    with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
         for _ in range(20):  # loads the token table and the lazy imports
             lsp.request("readkeeper/read", {"file_path": str(warm), "force": True})
         first = lsp.request("readkeeper/read", full)
@@ -272,7 +155,7 @@ def bench_reads(
         )
         rss_after = lsp.rss_mb()
 
-    with server([*BARE_SERVE, "--echo"], root, log) as bare:
+    with server([*BARE_SERVE, "--echo"], root, log, cwd=root) as bare:
         for _ in range(20):
             bare.request("bench/echo", {})
         rows["noop_pygls"] = timed(
@@ -312,7 +195,7 @@ def bench_reads(
 
 def bench_memory(root: Path, files: list[Path], log: IO[bytes]) -> dict[str, Any]:
     """Row 2: server RSS after reading each of `files` once (fresh server)."""
-    with server(READKEEPER_SERVE, root, log) as lsp:
+    with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
         # A read near the token cap loads the token table: the baseline includes it.
         lsp.request("readkeeper/read", {"file_path": str(root / "module.py")})
         before = lsp.rss_mb()
@@ -333,11 +216,11 @@ def bench_memory(root: Path, files: list[Path], log: IO[bytes]) -> dict[str, Any
 
 
 def time_to_initialize(argv: list[str], root: Path, log: IO[bytes]) -> float:
-    """Seconds from spawning the server to its `initialize` answer being read."""
-    process = LspProcess(argv, root, log)
+    """Milliseconds from spawning the server to its `initialize` answer being read."""
+    process = LspProcess(argv, log, cwd=root)
     try:
         process.initialize(root)
-        return process.answered - process.started
+        return (process.answered - process.started) * 1000
     finally:
         process.close()
 
@@ -356,10 +239,6 @@ def bench_start(root: Path, starts: int, log: IO[bytes]) -> dict[str, Any]:
 
 
 # --- reporting ----------------------------------------------------------------------------
-
-
-def verdict(value: float, target: float) -> str:
-    return "pass" if value <= target else "MISS"
 
 
 def table(reads: dict[str, Any], memory: dict[str, Any], start: dict[str, Any]) -> list[str]:
@@ -429,43 +308,32 @@ def main(argv: list[str] | None = None) -> int:
 
     began = time.perf_counter()
     load_before = os.getloadavg()
-    workdir = Path(tempfile.mkdtemp(prefix="readkeeper-bench-")).resolve()
-    log_path = workdir.parent / f"{workdir.name}-servers.log"
-    try:
-        with log_path.open("wb") as log:
-            big = workdir / "module.py"
-            big.write_text(python_like_source(0))
-            (workdir / "warmup.py").write_text(python_like_source(-1, 300))
-            distinct = []
-            for seed in range(1, args.distinct + 1):
-                path = workdir / "distinct" / f"module_{seed}.py"
-                path.parent.mkdir(exist_ok=True)
-                path.write_text(python_like_source(seed))
-                distinct.append(path)
-            small = []
-            for index in range(args.memory_reads):
-                path = workdir / "small" / f"d{index // 100:03d}" / f"f{index:05d}.py"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(small_source(index))
-                small.append(path)
+    with scratch("readkeeper-bench-") as (workdir, log):
+        big = workdir / "module.py"
+        big.write_text(python_like_source(0))
+        (workdir / "warmup.py").write_text(python_like_source(-1, 300))
+        distinct = []
+        for seed in range(1, args.distinct + 1):
+            path = workdir / "distinct" / f"module_{seed}.py"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(python_like_source(seed))
+            distinct.append(path)
+        small = []
+        for index in range(args.memory_reads):
+            path = workdir / "small" / f"d{index // 100:03d}" / f"f{index:05d}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(small_source(index))
+            small.append(path)
 
-            print("measuring start-up ...", file=sys.stderr)
-            start = bench_start(workdir, args.starts, log)
-            print("measuring read latency ...", file=sys.stderr)
-            reads = bench_reads(workdir, big, distinct, args.requests, log)
-            print(f"measuring memory over {args.memory_reads:,} reads ...", file=sys.stderr)
-            memory = bench_memory(workdir, small, log)
-    except Exception:
-        print(f"server logs: {log_path}", file=sys.stderr)
-        raise
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    log_path.unlink(missing_ok=True)
+        print("measuring start-up ...", file=sys.stderr)
+        start = bench_start(workdir, args.starts, log)
+        print("measuring read latency ...", file=sys.stderr)
+        reads = bench_reads(workdir, big, distinct, args.requests, log)
+        print(f"measuring memory over {args.memory_reads:,} reads ...", file=sys.stderr)
+        memory = bench_memory(workdir, small, log)
 
     meta = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
+        **machine(),
         "load_avg_before": load_before,
         "load_avg_after": os.getloadavg(),
         "seconds": time.perf_counter() - began,
@@ -477,24 +345,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("\n".join(lines))
     targets = {
-        "full_read_p50_ms": [reads["full_lsp"]["p50_ms"], TARGET_FULL_MS],
-        "uncached_full_read_p50_ms": [reads["uncached_lsp"]["p50_ms"], TARGET_FULL_MS],
-        "stub_p50_ms": [reads["stub_lsp"]["p50_ms"], TARGET_STUB_MS],
-        "rss_after_10k_reads_mb": [memory["rss_after_mb"], TARGET_RSS_MB],
-        "start_ratio": [start["ratio"], TARGET_START_RATIO],
+        "full_read_p50_ms": (reads["full_lsp"]["p50_ms"], TARGET_FULL_MS),
+        "uncached_full_read_p50_ms": (reads["uncached_lsp"]["p50_ms"], TARGET_FULL_MS),
+        "stub_p50_ms": (reads["stub_lsp"]["p50_ms"], TARGET_STUB_MS),
+        "rss_after_10k_reads_mb": (memory["rss_after_mb"], TARGET_RSS_MB),
+        "start_ratio": (start["ratio"], TARGET_START_RATIO),
     }
     report = {
         "meta": meta,
-        "targets": {
-            name: {"value": value, "target": target, "met": value <= target}
-            for name, (value, target) in targets.items()
-        },
+        "targets": scored(targets),
         "reads": reads,
         "memory": memory,
         "start": start,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.output, report)
     print(f"\nwritten to {args.output}")
     return 0
 

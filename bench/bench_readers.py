@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -54,6 +53,7 @@ from document_samples import (  # noqa: E402
     screenshot,
 )
 
+from common import clean_env, machine, percentile, write_json  # noqa: E402
 from readkeeper.client import ReadkeeperClient  # noqa: E402
 from readkeeper.core import Readkeeper  # noqa: E402
 from readkeeper.protocol import ReadParams, unstructure  # noqa: E402
@@ -77,10 +77,6 @@ def make_workspace(root: Path) -> dict[str, tuple[str, dict[str, Any]]]:
         "pdf render 5 pages": ("book.pdf", {"pages": "1-5", "render": True}),
         "notebook 5 MB": ("plots.ipynb", {}),
     }
-
-
-def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
 def in_process(
@@ -128,13 +124,12 @@ print(json.dumps({"read_ms": (time.perf_counter() - ready) * 1000}))
 
 
 def first_read_ms(root: Path, name: str, params: dict[str, Any]) -> float:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
     out = subprocess.run(
         [sys.executable, "-c", FIRST_READ, str(root), name, json.dumps(params)],
         capture_output=True,
         text=True,
         check=True,
-        env=env,
+        env=clean_env(),
     )
     return float(json.loads(out.stdout.strip().splitlines()[-1])["read_ms"])
 
@@ -143,8 +138,7 @@ async def via_lsp(
     root: Path, rows: dict[str, tuple[str, dict[str, Any]]], repeats: int
 ) -> dict[str, float]:
     client = ReadkeeperClient()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
-    await client.start_server(env=env)
+    await client.start_server(env=clean_env())
     medians: dict[str, float] = {}
     try:
         await client.open_workspace(root)
@@ -234,22 +228,14 @@ def main() -> int:
         "pdf 20 pages p50 <= 1 s": pdf["p50_ms"] <= TARGET_PDF_20_MS,
     }
     print_table(figures, checks)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(
-        json.dumps(
-            {
-                "machine": {
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                    "loadavg": os.getloadavg(),
-                },
-                "repeats": args.repeats,
-                "rows": figures,
-                "targets": checks,
-            },
-            indent=2,
-        )
+    write_json(
+        args.output,
+        {
+            "machine": {**machine(), "loadavg": os.getloadavg()},
+            "repeats": args.repeats,
+            "rows": figures,
+            "targets": checks,
+        },
     )
     print(f"\nwritten to {args.output}")
     return 0

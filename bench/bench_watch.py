@@ -23,24 +23,30 @@ pass/MISS; nothing is asserted, since timings depend on the machine and its load
     the kernel's queue (`max_queued_events`, 16,384 by default), then resumed: how
     fast it drains a burst that arrives all at once.
 
-The server is driven by a minimal synchronous JSON-RPC client over stdio (below).
+The server is driven by a minimal synchronous JSON-RPC client over stdio (common.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import shutil
 import signal
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import IO, Any
+
+from common import (
+    READKEEPER_SERVE,
+    LspProcess,
+    machine,
+    proc_status,
+    scored,
+    scratch,
+    summarize,
+    verdict,
+    write_json,
+)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "watch.json"
@@ -51,76 +57,22 @@ TARGET_SETUP_S = 3.0
 TARGET_RSS_MB = 200.0
 
 
-# --- a minimal stdio JSON-RPC client that keeps notifications -----------------------------
+# --- a server that keeps its notices ------------------------------------------------------
 
 
-class Server:
+class Server(LspProcess):
     """A `readkeeper serve` subprocess; requests one at a time, notices kept in order."""
 
+    close_timeout = 10.0
+
     def __init__(self, root: Path, log: IO[bytes], settings: dict[str, Any] | None = None):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "readkeeper", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=env,
-        )
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self._in, self._out = self.proc.stdin, self.proc.stdout
-        self._id = 0
+        super().__init__(READKEEPER_SERVE, log)
         self.notices: list[tuple[float, dict[str, Any]]] = []  # (arrival, params)
-        uri = root.as_uri()
-        self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": uri,
-                "workspaceFolders": [{"uri": uri, "name": root.name}],
-                "capabilities": {},
-                "initializationOptions": settings or {},
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        self.initialized_at = time.perf_counter()
+        self.initialize(root, settings or {})
 
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self._in.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self._in.flush()
-
-    def _receive(self) -> dict[str, Any]:
-        length = 0
-        while True:
-            header = self._out.readline()
-            if not header:
-                raise RuntimeError("the server exited; see its log")
-            if header in (b"\r\n", b"\n"):
-                break
-            name, _, value = header.decode("ascii").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        message: dict[str, Any] = json.loads(self._out.read(length))
-        if message.get("method") == NOTICE:
+    def notified(self, message: dict[str, Any]) -> None:
+        if message["method"] == NOTICE:
             self.notices.append((time.perf_counter(), message["params"]))
-        elif "method" in message and "id" in message:  # a request: answer it
-            self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-        return message
-
-    def request(self, method: str, params: Any = None) -> Any:
-        self._id += 1
-        self._send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-        while True:
-            message = self._receive()
-            if "method" not in message and message.get("id") == self._id:
-                if "error" in message:
-                    raise RuntimeError(f"{method} failed: {message['error']}")
-                return message.get("result")
 
     def wait_notice(self, path: str, after: int, timeout: float = 30.0) -> float:
         """Arrival time of the first notice for `path` among notices[after:]."""
@@ -152,33 +104,7 @@ class Server:
             time.sleep(0.002)
 
     def rss_mb(self) -> dict[str, float]:
-        figures = {}
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "Threads"):
-                number = int(value.split()[0])
-                figures[key] = number / 1024 if key != "Threads" else number
-        return figures
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self._send({"jsonrpc": "2.0", "method": "exit", "params": None})
-            self.proc.wait(timeout=10)
-        except (RuntimeError, OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-
-
-def summarize(samples: list[float]) -> dict[str, float]:
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return {
-        "p50_ms": statistics.median(samples) * 1000,
-        "p95_ms": cuts[94] * 1000,
-        "min_ms": min(samples) * 1000,
-        "max_ms": max(samples) * 1000,
-        "n": len(samples),
-    }
+        return proc_status(self.pid, ("VmRSS", "VmHWM", "Threads"))
 
 
 # --- (a) latency --------------------------------------------------------------------------
@@ -208,10 +134,11 @@ def bench_latency(root: Path, writes: int, log: IO[bytes]) -> dict[str, Any]:
         status = server.watcher()
     finally:
         server.close()
+    ms = [x * 1000 for x in samples]
     return {
-        **summarize(samples),
+        **summarize(ms, ("p50_ms", "p95_ms", "min_ms", "max_ms")),
         "debounce_ms": 50,
-        "samples_ms": [round(x * 1000, 2) for x in samples],
+        "samples_ms": [round(x, 2) for x in ms],
         "watcher": status,
     }
 
@@ -350,10 +277,6 @@ def bench_burst(root: Path, writes: int, log: IO[bytes], queued: bool) -> dict[s
 # --- report -------------------------------------------------------------------------------
 
 
-def verdict(value: float, target: float) -> str:
-    return "pass" if value <= target else "MISS"
-
-
 def table(
     latency: dict[str, Any],
     setups: list[dict[str, Any]],
@@ -419,41 +342,28 @@ def main(argv: list[str] | None = None) -> int:
 
     began = time.perf_counter()
     load_before = os.getloadavg()
-    workdir = Path(tempfile.mkdtemp(prefix="readkeeper-bench-watch-")).resolve()
-    log_path = workdir.parent / f"{workdir.name}-servers.log"
-    try:
-        with log_path.open("wb") as log:
-            print("measuring notice latency ...", file=sys.stderr)
-            latency = bench_latency(workdir / "a", args.writes, log)
-            print(
-                f"generating {args.files:,} files in {args.folders:,} folders ...", file=sys.stderr
-            )
-            big = workdir / "b"
-            generate(big, args.files, args.folders)
-            print("measuring setup ...", file=sys.stderr)
-            setups = [bench_setups(big, log, "b", args.runs)]
-            bare = watcher_off(big, log)
-            if args.node_modules:
-                modules = big / "node_modules"
-                for i in range(args.node_modules):
-                    (modules / f"m{i // 100:03d}" / f"pkg{i:05d}").mkdir(parents=True)
-                setups.append(bench_setups(big, log, "b2", args.runs))
-            print(f"measuring bursts of {args.burst:,} writes ...", file=sys.stderr)
-            bursts = [
-                bench_burst(workdir / "c", args.burst, log, queued=False),
-                bench_burst(workdir / "c2", args.burst, log, queued=True),
-            ]
-    except Exception:
-        print(f"server logs: {log_path}", file=sys.stderr)
-        raise
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    log_path.unlink(missing_ok=True)
+    with scratch("readkeeper-bench-watch-") as (workdir, log):
+        print("measuring notice latency ...", file=sys.stderr)
+        latency = bench_latency(workdir / "a", args.writes, log)
+        print(f"generating {args.files:,} files in {args.folders:,} folders ...", file=sys.stderr)
+        big = workdir / "b"
+        generate(big, args.files, args.folders)
+        print("measuring setup ...", file=sys.stderr)
+        setups = [bench_setups(big, log, "b", args.runs)]
+        bare = watcher_off(big, log)
+        if args.node_modules:
+            modules = big / "node_modules"
+            for i in range(args.node_modules):
+                (modules / f"m{i // 100:03d}" / f"pkg{i:05d}").mkdir(parents=True)
+            setups.append(bench_setups(big, log, "b2", args.runs))
+        print(f"measuring bursts of {args.burst:,} writes ...", file=sys.stderr)
+        bursts = [
+            bench_burst(workdir / "c", args.burst, log, queued=False),
+            bench_burst(workdir / "c2", args.burst, log, queued=True),
+        ]
 
     meta = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
+        **machine(),
         "max_user_watches": _read("/proc/sys/fs/inotify/max_user_watches"),
         "max_user_instances": _read("/proc/sys/fs/inotify/max_user_instances"),
         "max_queued_events": _read("/proc/sys/fs/inotify/max_queued_events"),
@@ -468,23 +378,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("\n".join(table(latency, setups, bare, bursts)))
     targets = {
-        "latency_p95_ms": [latency["p95_ms"], TARGET_LATENCY_P95_MS],
-        "setup_seconds": [setups[0]["seconds_to_watching"], TARGET_SETUP_S],
-        "rss_mb": [setups[0]["rss_mb"], TARGET_RSS_MB],
+        "latency_p95_ms": (latency["p95_ms"], TARGET_LATENCY_P95_MS),
+        "setup_seconds": (setups[0]["seconds_to_watching"], TARGET_SETUP_S),
+        "rss_mb": (setups[0]["rss_mb"], TARGET_RSS_MB),
     }
     report = {
         "meta": meta,
-        "targets": {
-            name: {"value": value, "target": target, "met": value <= target}
-            for name, (value, target) in targets.items()
-        },
+        "targets": scored(targets),
         "latency": latency,
         "setup": setups,
         "watcher_off": bare,
         "bursts": bursts,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.output, report)
     print(f"\nwritten to {args.output}")
     return 0
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .edits import bounded_diff  # one diff format for stale edits and change notices
+from .diffs import bounded_diff  # one diff format for stale edits and change notices
 from .errors import ReadkeeperError
 from .fileio import digest, open_regular, read_at_most
 from .protocol import ChangeKind, ChangesResult, FileChange

@@ -22,24 +22,25 @@ The rules (DESIGN.md, "Read-state: the rules" and "Editor buffers"):
   still caught, but its next read returns the file whole (never a `file_unchanged`
   stub), since the agent has not seen the file whole in that form.
 
-The commit itself (atomic replacement that loses no other program's write) is atomic.py.
+The diffs shown with a `stale` refusal or a merge are diffs.py; the commit itself (atomic
+replacement that loses no other program's write) is atomic.py.
 """
 
 from __future__ import annotations
 
 import bisect
-import difflib
 import errno
 import os
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from . import atomic
+from .diffs import bounded_diff, common_ends, external_change, text_hunks
 from .encodings import NotText, TextEncoding, decode, detect, line_ending
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
@@ -47,20 +48,16 @@ from .paths import Workspace, is_within
 from .protocol import (
     EditParams,
     EditResult,
-    ExternalChange,
     ReadStateInfo,
     WriteParams,
     WriteResult,
 )
 from .readstate import ReadRecord
 from .settings import Settings
-from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from .core import Buffer, Readkeeper
 
-# A stale edit's diff, and an external change reported with a merge, are cut here.
-DIFF_MAX_TOKENS = 2_000
 SNIPPET_CONTEXT_LINES = 3
 SNIPPET_MAX_LINES = 40
 SNIPPET_LINE_CHARS = 500
@@ -228,7 +225,7 @@ def _edit_once(
     external = None
     note = None
     if merged_from is not None:
-        external = _external_change(merged_from, base_text, real)
+        external = external_change(merged_from, base_text, real)
         note = (
             f"{real} had changed since you read it (see external_change); the change does "
             "not touch the text you replaced, so the edit was applied to the current content."
@@ -471,27 +468,6 @@ class Normalized:
         return offset + bisect.bisect_left(self._crlf, offset)
 
 
-def common_ends(a: str, b: str) -> tuple[int, int]:
-    """Lengths of the common prefix and of the common suffix of `a` and `b`, never
-    overlapping (so a[head:len(a)-tail] -> b[head:len(b)-tail] is the whole change)."""
-    head = _agreeing(a, b, lambda n: a[:n] == b[:n])
-    most = min(len(a), len(b)) - head
-    tail = _agreeing(a, b, lambda n: a[len(a) - n :] == b[len(b) - n :], most)
-    return head, tail
-
-
-def _agreeing(a: str, b: str, same: Callable[[int], bool], most: int | None = None) -> int:
-    """The largest n <= most with same(n), by bisection (slices compare in C)."""
-    low, high = 0, min(len(a), len(b)) if most is None else most
-    while low < high:
-        middle = (low + high + 1) // 2
-        if same(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def find_all(haystack: str, needle: str) -> list[int]:
     """Offsets of `needle`, left to right, not overlapping (as `str.replace` sees them)."""
     hits: list[int] = []
@@ -723,76 +699,7 @@ def _columns(text: str, offsets: Sequence[int]) -> list[int]:
     return [offset - (text.rfind("\n", 0, offset) + 1) for offset in offsets]
 
 
-def _keepends(text: str) -> list[str]:
-    """Lines with their endings, split at LF only (CRs stay part of the line)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def _unchanged_ends(a: str, b: str) -> tuple[int, int, int]:
-    """Where the lines `a` and `b` share at both ends stop: the offset (the same in
-    both) where the first differing line starts, and the offsets in `a` and in `b`
-    where the identical last lines start. Found on characters, in C, not line by line."""
-    head, tail = common_ends(a, b)
-    start = a.rfind("\n", 0, head) + 1
-    a_tail, b_tail = len(a) - tail, len(b) - tail
-    # Move the shared tail forward to a line start in both texts: by as much as the one
-    # that needs more (the characters after the tail's start are the same in both).
-    step = max(_to_line_start(a, a_tail), _to_line_start(b, b_tail))
-    return start, a_tail + step, b_tail + step
-
-
-def _to_line_start(text: str, offset: int) -> int:
-    if offset == 0 or text[offset - 1] == "\n":
-        return 0
-    after = text.find("\n", offset)
-    return (len(text) if after == -1 else after + 1) - offset
-
-
-def _count_lines_of(text: str, begin: int, end: int) -> int:
-    """Lines (split at LF, endings kept) of text[begin:end], which begins a line."""
-    breaks = text.count("\n", begin, end)
-    return breaks + (1 if end > begin and text[end - 1] != "\n" else 0)
-
-
-def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, int]:
-    """The changed line ranges (i1, i2, j1, j2) of two texts split at LF, lines a[i1:i2]
-    having become b[j1:j2]; and how many lines `a` and `b` have."""
-    start, a_end, b_end = _unchanged_ends(a, b)
-    head = a.count("\n", 0, start)
-    a_tail, b_tail = _count_lines_of(a, a_end, len(a)), _count_lines_of(b, b_end, len(b))
-    a_mid, b_mid = _keepends(a[start:a_end]), _keepends(b[start:b_end])
-    matcher = difflib.SequenceMatcher(None, a_mid, b_mid)
-    hunks = [
-        (i1 + head, i2 + head, j1 + head, j2 + head)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
-    return hunks, head + len(a_mid) + a_tail, head + len(b_mid) + b_tail
-
-
-def line_hunks(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
-    """The changed line ranges (i1, i2, j1, j2) of two lists of lines: a[i1:i2] became
-    b[j1:j2]. (For texts, `text_hunks` is faster.)"""
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
-    matcher = difflib.SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail])
-    return [
-        (i1 + head, i2 + head, j1 + head, j2 + head)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
-
-
-# --- staleness and diffs -----------------------------------------------------------------
+# --- staleness ---------------------------------------------------------------------------
 
 
 def _stale(
@@ -830,76 +737,6 @@ def _stale(
         f"What changed:\n{diff}",
         **data,
     )
-
-
-def bounded_diff(
-    before: str, after: str, path: str, max_tokens: int = DIFF_MAX_TOKENS
-) -> tuple[str, bool]:
-    """A unified diff of `before` -> `after`, cut to about `max_tokens` with a note."""
-    if _lf(before) == _lf(after) and before != after:
-        return (
-            f"Only line endings changed ({line_ending(before)} -> {line_ending(after)}); "
-            "the text is the same.",
-            False,
-        )
-    # Only the part that changed, with room for the context lines, goes to difflib.
-    start, a_end, b_end = _unchanged_ends(before, after)
-    for _ in range(3):
-        if start > 0:
-            start = before.rfind("\n", 0, start - 1) + 1
-    a_end, b_end = _lines_after(before, a_end, 3), _lines_after(after, b_end, 3)
-    head = before.count("\n", 0, start)
-    lines = difflib.unified_diff(
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(before[start:a_end])],
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(after[start:b_end])],
-        fromfile=f"{path} (as you read it)",
-        tofile=f"{path} (now)",
-        lineterm="",
-        n=2,
-    )
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if line.startswith("@@"):
-            line = _renumber_hunk(line, head)
-        cost = estimate_tokens(line) + 1
-        if used + cost > max_tokens:
-            rest = sum(1 for _ in lines) + 1
-            kept.append(f"... diff cut: {rest} more lines. Read the file to see all of it.")
-            return "\n".join(kept), True
-        used += cost
-        kept.append(line)
-    return "\n".join(kept), False
-
-
-def _lines_after(text: str, offset: int, count: int) -> int:
-    """The offset `count` line starts past `offset` (a line start), or the end."""
-    for _ in range(count):
-        after = text.find("\n", offset)
-        if after == -1:
-            return len(text)
-        offset = after + 1
-    return offset
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
-
-
-def _renumber_hunk(line: str, offset: int) -> str:
-    if not offset:
-        return line
-    match = _HUNK.match(line)
-    if match is None:
-        return line
-    a, a_len, b, b_len = match.groups()
-    return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@"
-
-
-def _external_change(snapshot: str, current: str, path: str) -> ExternalChange:
-    diff, truncated = bounded_diff(snapshot, current, path)
-    hunks, _, _ = text_hunks(snapshot, current)
-    lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
-    return ExternalChange(diff=diff, truncated=truncated, lines=lines)
 
 
 # --- results -----------------------------------------------------------------------------

@@ -151,6 +151,8 @@ class ReadkeeperServer(LanguageServer):
             # Sent as plain JSON: lsprotocol's converter would drop the required null id.
             payload = {"code": reply.code, "message": reply.message}
             self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": payload})
+        if is_refusal(error):
+            return  # an answer the agent asked for (stale, not_found, ...), not a fault
         log.error("%s", error)
 
     def notify_user(self, message: str, kind: types.MessageType) -> None:
@@ -560,10 +562,28 @@ def on_exit(ls: ReadkeeperServer, params: None) -> None:
     ls.core.close()  # after `shutdown` this finds nothing left to stop
 
 
+def is_refusal(error: BaseException | None) -> bool:
+    """A readkeeper error reply (it carries `data.kind`): an outcome, not a fault."""
+    return (
+        isinstance(error, JsonRpcException)
+        and isinstance(error.data, dict)
+        and "kind" in error.data
+    )
+
+
+class _NoRefusalTracebacks(logging.Filter):
+    """pygls logs every error reply with a traceback; for readkeeper's own refusals that
+    is noise in the editor's log, so they are left out (real faults still show)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and is_refusal(record.exc_info[1]))
+
+
 def serve(tcp: tuple[str, int] | None = None) -> None:
     for name in ("pygls", "pygls.protocol"):
         # pygls logs every message body at INFO: far too costly for large reads.
         logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoRefusalTracebacks())
     if tcp is None:
         server.start_io()
     else:

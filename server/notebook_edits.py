@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import atomic
-from .edits import bounded_diff, line_hunks, not_read, remember_change, resolve_for_change
+from .diffs import bounded_diff, line_hunks
+from .edits import not_read, remember_change, resolve_for_change
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
 from .protocol import (

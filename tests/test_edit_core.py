@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from readkeeper.core import Buffer, Readkeeper
-from readkeeper.edits import TextChange, bounded_diff, common_ends, lsp_position, numbered_snippet
+from readkeeper.diffs import bounded_diff, common_ends
+from readkeeper.edits import TextChange, lsp_position, numbered_snippet
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
     EditParams,

@@ -16,14 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from readkeeper.core import Readkeeper
-from readkeeper.edits import (
-    Normalized,
-    _keepends,
-    bounded_diff,
-    disjoint_hits,
-    plan,
-    text_hunks,
-)
+from readkeeper.diffs import _keepends, bounded_diff, text_hunks
+from readkeeper.edits import Normalized, disjoint_hits, plan
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditParams, ReadParams
 

@@ -35,12 +35,8 @@ class WatchClient(ReadkeeperClient):
 
     def __init__(self) -> None:
         super().__init__()
-        self.notices: list[dict[str, Any]] = []
+        self.notices = self.change_notices  # readkeeper/didChangeReadFiles, as sent
         self.progress: list[Any] = []
-
-        @self.feature("readkeeper/didChangeReadFiles")
-        def on_notice(client: WatchClient, params: Any) -> None:
-            client.notices.append(params)
 
         @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def on_create(client: WatchClient, params: Any) -> None:

@@ -1,0 +1,89 @@
+"""Write the server's settings table into package.json (`contributes.configuration`).
+
+The server's `readkeeper.settings.SETTINGS` is the one source of truth: this script
+renders it as the VS Code section titled "Server" (camelCase keys under `readkeeper.`,
+the server's defaults and descriptions), leaving the extension's own section alone.
+tests/test_vscode_settings.py fails when package.json is out of date.
+
+    .venv/bin/python extension/vscode/scripts/sync_settings.py          # rewrite
+    .venv/bin/python extension/vscode/scripts/sync_settings.py --check  # exit 1 if stale
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from readkeeper.settings import SETTINGS, SettingSpec
+
+PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
+SERVER_SECTION_TITLE = "Server"
+
+
+def _choices(spec: SettingSpec) -> list[str] | None:
+    """The allowed values of a setting parsed by `settings._choice(...)`, if it is one."""
+    code = getattr(spec.parse, "__code__", None)
+    closure = getattr(spec.parse, "__closure__", None)
+    if code is None or not closure or "allowed" not in code.co_freevars:
+        return None
+    allowed = closure[code.co_freevars.index("allowed")].cell_contents
+    return [str(a) for a in allowed]
+
+
+def schema_for(spec: SettingSpec) -> dict[str, Any]:
+    default = spec.default
+    entry: dict[str, Any]
+    if isinstance(default, bool):
+        entry = {"type": "boolean", "default": default}
+    elif isinstance(default, int):
+        entry = {"type": "integer", "default": default}
+        if spec.parse.__name__ == "_positive_int":
+            entry["minimum"] = 1
+    elif isinstance(default, tuple | list):
+        entry = {"type": "array", "items": {"type": "string"}, "default": list(default)}
+    elif isinstance(default, str):
+        entry = {"type": "string", "default": default}
+        choices = _choices(spec)
+        if choices:
+            entry["enum"] = choices
+    else:
+        entry = {"default": default}
+    entry["markdownDescription"] = (
+        f"{spec.description} (server setting `{spec.name}`; "
+        f"the environment variable `{spec.env_var}` overrides it.)"
+    )
+    return entry
+
+
+def server_section() -> dict[str, Any]:
+    return {
+        "title": SERVER_SECTION_TITLE,
+        "properties": {f"readkeeper.{spec.camel_name}": schema_for(spec) for spec in SETTINGS},
+    }
+
+
+def synced(package: dict[str, Any]) -> dict[str, Any]:
+    sections = package["contributes"]["configuration"]
+    others = [s for s in sections if s.get("title") != SERVER_SECTION_TITLE]
+    package["contributes"]["configuration"] = [*others, server_section()]
+    return package
+
+
+def main(argv: list[str]) -> int:
+    text = PACKAGE_JSON.read_text(encoding="utf-8")
+    wanted = json.dumps(synced(json.loads(text)), indent=2, ensure_ascii=False) + "\n"
+    if "--check" in argv:
+        if wanted != text:
+            print(f"{PACKAGE_JSON} is out of date: run {Path(__file__).name}", file=sys.stderr)
+            return 1
+        return 0
+    if wanted != text:
+        PACKAGE_JSON.write_text(wanted, encoding="utf-8")
+        print(f"updated {PACKAGE_JSON}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,201 @@
+// Starts, stops and restarts the readkeeper language server (`<python> -m readkeeper
+// serve`, stdio) with vscode-languageclient. Every start/stop/restart runs in one queue,
+// so a restart requested while one is in progress waits instead of racing it.
+
+import type * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import { checkImportable, type ImportCheck, type Interpreter, serverCommand } from "./python";
+import { SECTION, serverSettings } from "./settings";
+import * as vscodeapi from "./vscodeapi";
+
+export type ServerState = "stopped" | "starting" | "running" | "error";
+
+export interface ServerHooks {
+  log: vscode.LogOutputChannel;
+  /** Resolves the interpreter (setting, Python extension, python3). */
+  interpreter(): Promise<Interpreter>;
+  /** Tells the user that readkeeper is not importable there, and offers to install it. */
+  onNotImportable(python: Interpreter, check: ImportCheck): void;
+  onStateChange(state: ServerState, detail?: string): void;
+  /** The client is running: register notification handlers, forward diagnostics. */
+  onStarted(client: LanguageClient): void;
+  onStopping(): void;
+  check?: (python: string) => Promise<ImportCheck>;
+  /** Makes the client (tests pass a fake). */
+  createClient?: (serverOptions: ServerOptions, clientOptions: LanguageClientOptions) => LanguageClient;
+}
+
+export function newLanguageClient(
+  serverOptions: ServerOptions,
+  clientOptions: LanguageClientOptions,
+): LanguageClient {
+  return new LanguageClient("readkeeper", "readkeeper", serverOptions, clientOptions);
+}
+
+export class ReadkeeperServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private pendingRestart = false;
+  state: ServerState = "stopped";
+
+  constructor(private readonly hooks: ServerHooks) {}
+
+  get running(): LanguageClient | undefined {
+    return this.client?.state === State.Running ? this.client : undefined;
+  }
+
+  private setState(state: ServerState, detail?: string): void {
+    this.state = state;
+    this.hooks.onStateChange(state, detail);
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  start(): Promise<void> {
+    return this.enqueue(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.enqueue(() => this.doStop());
+  }
+
+  /** Restarts the server; requests made while one restart is queued share it. */
+  restart(): Promise<void> {
+    if (this.pendingRestart) {
+      return this.queue;
+    }
+    this.pendingRestart = true;
+    return this.enqueue(async () => {
+      this.pendingRestart = false;
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) {
+      return;
+    }
+    const { log } = this.hooks;
+    this.setState("starting");
+    let python: Interpreter;
+    try {
+      python = await this.hooks.interpreter();
+    } catch (error) {
+      log.error(`choosing the Python interpreter failed: ${String(error)}`);
+      this.setState("error", "no Python interpreter");
+      return;
+    }
+    log.info(`Python interpreter (${python.source}): ${python.command}`);
+    const check = await (this.hooks.check ?? checkImportable)(python.command);
+    if (!check.ok) {
+      log.error(`readkeeper cannot start with ${python.command}: ${check.detail}`);
+      this.setState("error", check.reason === "not_installed" ? "readkeeper not installed" : check.detail);
+      this.hooks.onNotImportable(python, check);
+      return;
+    }
+    log.info(`readkeeper ${check.version} found`);
+
+    const folders = vscodeapi.getWorkspaceFolders();
+    const { command, args } = serverCommand(python.command);
+    const serverOptions: ServerOptions = {
+      command,
+      args,
+      options: { cwd: folders[0]?.uri.fsPath, env: { ...process.env } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file: the server tracks open buffers so reads see unsaved changes.
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: log,
+      traceOutputChannel: log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: serverSettings(vscodeapi.getConfiguration(SECTION)),
+      middleware: {
+        workspace: {
+          // Answer `workspace/configuration` for our section with the server's keys only
+          // (snake_case), not the extension's own settings.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i) =>
+              item.section === SECTION
+                ? serverSettings(vscodeapi.getConfiguration(SECTION))
+                : answers[i],
+            );
+          },
+        },
+      },
+    };
+    const client = (this.hooks.createClient ?? newLanguageClient)(serverOptions, clientOptions);
+    client.onDidChangeState((e) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (e.newState === State.Stopped && this.state === "running") {
+        this.setState("error", "the server stopped; see the log");
+      } else if (e.newState === State.Running && this.state !== "running") {
+        this.setState("running");
+      }
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      log.error(`readkeeper failed to start: ${String(error)}`);
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.setState("error", "failed to start; see the log");
+      return;
+    }
+    this.setState("running");
+    this.hooks.onStarted(client);
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    if (!client) {
+      this.setState("stopped");
+      return;
+    }
+    this.hooks.onStopping();
+    this.client = undefined;
+    try {
+      if (client.state === State.Running || client.state === State.Starting) {
+        await client.stop(5000);
+      }
+    } catch (error) {
+      this.hooks.log.warn(`stopping readkeeper: ${String(error)}`);
+    }
+    await client.dispose().catch(() => undefined);
+    this.setState("stopped");
+  }
+
+  /** Pushes changed server settings to the running server. */
+  pushSettings(): void {
+    const client = this.running;
+    if (!client) {
+      return;
+    }
+    const settings = serverSettings(vscodeapi.getConfiguration(SECTION));
+    void client
+      .sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settings } })
+      .catch((error: unknown) => this.hooks.log.warn(`sending settings: ${String(error)}`));
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+  }
+}

@@ -1,0 +1,123 @@
+// The status bar item: running / stopped / error, stats on hover, change notices
+// flashed briefly (never a popup).
+
+import * as vscode from "vscode";
+import * as vscodeapi from "./vscodeapi";
+import type { ServerState } from "./server";
+
+export interface Stats {
+  total?: Record<string, unknown>;
+  session?: Record<string, unknown>;
+  files_in_read_state?: number;
+  [key: string]: unknown;
+}
+
+const ICONS: Record<ServerState, string> = {
+  starting: "$(sync~spin)",
+  running: "$(eye)",
+  stopped: "$(circle-slash)",
+  error: "$(error)",
+};
+
+function humanKey(key: string): string {
+  return key.replace(/_/g, " ");
+}
+
+function flatten(record: Record<string, unknown> | undefined, prefix = ""): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const [key, value] of Object.entries(record ?? {})) {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      rows.push(...flatten(value as Record<string, unknown>, `${prefix}${key}.`));
+    } else {
+      rows.push([`${prefix}${key}`, String(value)]);
+    }
+  }
+  return rows;
+}
+
+/** Stats as a Markdown table (the hover and the "show stats" command). */
+export function statsMarkdown(stats: Stats, session: string): string {
+  const lines = ["| | this chat session | all sessions |", "|---|---:|---:|"];
+  const total = new Map(flatten(stats.total));
+  const mine = new Map(flatten(stats.session));
+  const keys = [...new Set([...total.keys(), ...mine.keys()])];
+  for (const key of keys) {
+    lines.push(`| ${humanKey(key)} | ${mine.get(key) ?? "–"} | ${total.get(key) ?? "–"} |`);
+  }
+  if (stats.files_in_read_state !== undefined) {
+    lines.push(`| files in read-state | ${stats.files_in_read_state} | |`);
+  }
+  return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
+}
+
+/** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar
+ * (the list may be called changes, files or items). */
+export function changeNoticeSummary(params: unknown): { count: number; lines: string[] } {
+  const p = (params ?? {}) as Record<string, unknown>;
+  const list = [p.changes, p.files, p.items].find(Array.isArray) as unknown[] | undefined;
+  if (!list) {
+    return { count: 1, lines: [JSON.stringify(params)] };
+  }
+  const lines = list.map((entry) => {
+    if (typeof entry === "string") return entry;
+    const e = entry as { file_path?: string; kind?: string; session?: string };
+    return `${e.file_path ?? JSON.stringify(entry)}${e.kind ? ` (${e.kind})` : ""}`;
+  });
+  return { count: list.length, lines };
+}
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private state: ServerState = "stopped";
+  private detail = "";
+  private stats: string | undefined;
+
+  constructor() {
+    this.item = vscodeapi.createStatusBarItem("readkeeper.status", 100);
+    this.item.name = "readkeeper";
+    this.item.command = "readkeeper.showStats";
+    this.render();
+    this.item.show();
+  }
+
+  setState(state: ServerState, detail?: string): void {
+    this.state = state;
+    this.detail = detail ?? "";
+    this.render();
+  }
+
+  setStats(markdown: string): void {
+    this.stats = markdown;
+    this.render();
+  }
+
+  /** A quiet notice that files the agent read changed (kept for a few seconds). */
+  flashChanges(count: number): void {
+    vscodeapi.setStatusBarMessage(
+      `$(history) readkeeper: ${count} file${count === 1 ? "" : "s"} the agent read changed`,
+      5000,
+    );
+  }
+
+  get text(): string {
+    return this.item.text;
+  }
+
+  private render(): void {
+    this.item.text = `${ICONS[this.state]} readkeeper`;
+    const tooltip = new vscode.MarkdownString(
+      `readkeeper: **${this.state}**${this.detail ? ` (${this.detail})` : ""}\n\n` +
+        (this.stats ?? "") +
+        "\n\n[Show stats](command:readkeeper.showStats) · [Restart](command:readkeeper.restart) · " +
+        "[Log](command:readkeeper.showLog)",
+    );
+    tooltip.isTrusted = true;
+    this.item.tooltip = tooltip;
+    this.item.backgroundColor =
+      this.state === "error" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

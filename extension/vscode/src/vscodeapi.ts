@@ -1,0 +1,149 @@
+// The only module that calls the `vscode` API for side effects (windows, workspace,
+// languages, language models). Logic modules call these wrappers, so unit tests can
+// replace them one by one (node:test's `mock.method(vscodeapi, ...)`) without an editor.
+
+import * as vscode from "vscode";
+
+export function createOutputChannel(name: string): vscode.LogOutputChannel {
+  return vscode.window.createOutputChannel(name, { log: true });
+}
+
+export function createStatusBarItem(id: string, priority: number): vscode.StatusBarItem {
+  return vscode.window.createStatusBarItem(id, vscode.StatusBarAlignment.Right, priority);
+}
+
+export function getConfiguration(
+  section: string,
+  scope?: vscode.ConfigurationScope,
+): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(section, scope);
+}
+
+export function onDidChangeConfiguration(
+  listener: (e: vscode.ConfigurationChangeEvent) => unknown,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration(listener);
+}
+
+export function getWorkspaceFolders(): readonly vscode.WorkspaceFolder[] {
+  return vscode.workspace.workspaceFolders ?? [];
+}
+
+export function onDidChangeWorkspaceFolders(
+  listener: (e: vscode.WorkspaceFoldersChangeEvent) => unknown,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeWorkspaceFolders(listener);
+}
+
+export function textDocuments(): readonly vscode.TextDocument[] {
+  return vscode.workspace.textDocuments;
+}
+
+export function activeTextEditor(): vscode.TextEditor | undefined {
+  return vscode.window.activeTextEditor;
+}
+
+export function registerCommand(
+  command: string,
+  callback: (...args: any[]) => unknown,
+): vscode.Disposable {
+  return vscode.commands.registerCommand(command, callback);
+}
+
+export function showErrorMessage(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showErrorMessage(message, ...items);
+}
+
+export function showWarningMessage(
+  message: string,
+  ...items: string[]
+): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, ...items);
+}
+
+export function showInformationMessage(
+  message: string,
+  ...items: string[]
+): Thenable<string | undefined> {
+  return vscode.window.showInformationMessage(message, ...items);
+}
+
+export function setStatusBarMessage(text: string, timeoutMs: number): vscode.Disposable {
+  return vscode.window.setStatusBarMessage(text, timeoutMs);
+}
+
+export function createTerminal(name: string, cwd?: string): vscode.Terminal {
+  return vscode.window.createTerminal({ name, cwd });
+}
+
+export function onDidCloseTerminal(listener: (t: vscode.Terminal) => unknown): vscode.Disposable {
+  return vscode.window.onDidCloseTerminal(listener);
+}
+
+export function getDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(uri);
+}
+
+export function getAllDiagnostics(): [vscode.Uri, vscode.Diagnostic[]][] {
+  return vscode.languages.getDiagnostics();
+}
+
+export function onDidChangeDiagnostics(
+  listener: (e: vscode.DiagnosticChangeEvent) => unknown,
+): vscode.Disposable {
+  return vscode.languages.onDidChangeDiagnostics(listener);
+}
+
+export function getExtension(id: string): vscode.Extension<unknown> | undefined {
+  return vscode.extensions.getExtension(id);
+}
+
+export function registerTool<T>(name: string, tool: vscode.LanguageModelTool<T>): vscode.Disposable {
+  return vscode.lm.registerTool(name, tool);
+}
+
+export function createChatParticipant(
+  id: string,
+  handler: vscode.ChatRequestHandler,
+): vscode.ChatParticipant {
+  return vscode.chat.createChatParticipant(id, handler);
+}
+
+export function selectChatModels(
+  selector?: vscode.LanguageModelChatSelector,
+): Thenable<vscode.LanguageModelChat[]> {
+  return vscode.lm.selectChatModels(selector);
+}
+
+export function openMarkdownPreview(content: string): Thenable<unknown> {
+  return vscode.workspace
+    .openTextDocument({ language: "markdown", content })
+    .then((doc) => vscode.window.showTextDocument(doc, { preview: true }));
+}
+
+/** An image part for a tool result, where this VS Code has `LanguageModelDataPart`
+ * (finalized after 1.95); undefined elsewhere, and the caller says so in text. */
+export function imagePart(data: Uint8Array, mimeType: string): unknown {
+  const DataPart = (vscode as unknown as Record<string, any>)["LanguageModelDataPart"];
+  if (typeof DataPart?.image === "function") {
+    return DataPart.image(data, mimeType);
+  }
+  return undefined;
+}
+
+export function executeCommand<T>(command: string, ...args: unknown[]): Thenable<T> {
+  return vscode.commands.executeCommand<T>(command, ...args);
+}
+
+/** The tools VS Code knows (readkeeper's among them), as a model is offered them. */
+export function lmTools(): readonly vscode.LanguageModelToolInformation[] {
+  return vscode.lm.tools;
+}
+
+export function invokeTool(
+  name: string,
+  options: vscode.LanguageModelToolInvocationOptions<object>,
+  token?: vscode.CancellationToken,
+): Thenable<vscode.LanguageModelToolResult> {
+  return vscode.lm.invokeTool(name, options, token);
+}

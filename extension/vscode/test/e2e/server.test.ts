@@ -1,0 +1,264 @@
+// End to end: the extension's tool handlers, diagnostics forwarder and chat participant
+// against a live `python -m readkeeper serve`, over vscode-jsonrpc (the transport
+// vscode-languageclient uses). The Python is $READKEEPER_PYTHON, else the repository's
+// .venv, else python3.
+
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, it } from "node:test";
+import {
+  createMessageConnection,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-jsonrpc/node";
+import * as fake from "../fakeVscode";
+import { chatHandler } from "../../src/chat";
+import { DiagnosticsForwarder } from "../../src/diagnostics";
+import { METHOD_NOT_FOUND, type RequestSender } from "../../src/protocol";
+import { checkImportable, serverCommand } from "../../src/python";
+import { serverSettings } from "../../src/settings";
+import {
+  attachmentsTool,
+  editTool,
+  readTool,
+  type ToolContext,
+  UNCHANGED_NOTE,
+  writeTool,
+} from "../../src/tools";
+
+const REPO = path.resolve(__dirname, "../../../../..");
+
+function python(): string {
+  if (process.env.READKEEPER_PYTHON) return process.env.READKEEPER_PYTHON;
+  const venv = path.join(REPO, ".venv", "bin", "python");
+  return fs.existsSync(venv) ? venv : "python3";
+}
+
+type ToolResult = { content: { value?: string; mimeType?: string }[] };
+const token = {} as never;
+const textOf = (result: unknown) =>
+  (result as ToolResult).content.map((p) => p.value ?? `<${p.mimeType}>`).join("\n");
+
+describe("the extension's handlers against a live readkeeper", () => {
+  let proc: ChildProcess;
+  let connection: MessageConnection;
+  let root: string;
+  let stderr = "";
+  const notices: unknown[] = [];
+  let configurationAnswered: Promise<void>;
+  const missing = new Set<string>();
+
+  const client: RequestSender = {
+    sendRequest: <R>(method: string, params: unknown) => connection.sendRequest<R>(method, params),
+  };
+  const context: ToolContext = {
+    client: () => client,
+    session: () => "e2e-chat",
+    activeEditor: () => ({
+      file_path: path.join(root, "app.py"),
+      selection: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } },
+    }),
+  };
+  const invoke = async (tool: { invoke: Function }, input: unknown) =>
+    textOf(await tool.invoke({ input, toolInvocationToken: undefined }, token));
+
+  const needs = (t: { skip: (reason: string) => void }, method: string) => {
+    if (missing.has(method)) {
+      t.skip(`the server has no ${method} yet`);
+      return true;
+    }
+    return false;
+  };
+
+  before(async () => {
+    const check = await checkImportable(python());
+    assert.ok(check.ok, `readkeeper must be importable with ${python()}: ${JSON.stringify(check)}`);
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "readkeeper-e2e-")));
+    const lines = Array.from({ length: 10 }, (_, i) => `line_${i + 1} = ${i + 1}`);
+    fs.writeFileSync(path.join(root, "app.py"), "def restock(sku):\n    return sku\n");
+    fs.writeFileSync(path.join(root, "ten.py"), lines.join("\n") + "\n");
+
+    const { command, args } = serverCommand(python());
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith("READKEEPER_")),
+    );
+    proc = spawn(command, args, { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+    proc.stderr!.on("data", (chunk) => (stderr += chunk));
+    connection = createMessageConnection(
+      new StreamMessageReader(proc.stdout!),
+      new StreamMessageWriter(proc.stdin!),
+    );
+    // The extension answers workspace/configuration with the server's settings only.
+    const vscodeSettings: Record<string, unknown> = { defaultLimit: 4, interpreter: "/ignored" };
+    let answered!: () => void;
+    configurationAnswered = new Promise((resolve) => (answered = resolve));
+    connection.onRequest("workspace/configuration", (params: { items: { section?: string }[] }) => {
+      const answer = params.items.map((item) =>
+        item.section === "readkeeper"
+          ? serverSettings({ get: <T>(key: string) => vscodeSettings[key] as T | undefined })
+          : null,
+      );
+      setTimeout(answered, 200); // let the server apply it
+      return answer;
+    });
+    connection.onRequest("window/workDoneProgress/create", () => null);
+    connection.onNotification("readkeeper/didChangeReadFiles", (params: unknown) => notices.push(params));
+    connection.onNotification(() => undefined); // logMessage, progress, ...
+    connection.listen();
+
+    const uri = pathToFileURL(root).href;
+    await connection.sendRequest("initialize", {
+      processId: process.pid,
+      rootUri: uri,
+      workspaceFolders: [{ uri, name: "ws" }],
+      capabilities: { workspace: { configuration: true, didChangeConfiguration: {} }, window: {} },
+      initializationOptions: serverSettings({ get: () => undefined }),
+    });
+    await connection.sendNotification("initialized", {});
+    await configurationAnswered;
+
+    for (const method of ["readkeeper/edit", "readkeeper/write", "readkeeper/attachments", "readkeeper/changes"]) {
+      try {
+        await connection.sendRequest(method, { session: "probe" });
+      } catch (error) {
+        if ((error as { code?: number }).code === METHOD_NOT_FOUND) missing.add(method);
+      }
+    }
+  });
+
+  after(async () => {
+    if (connection) {
+      await Promise.race([connection.sendRequest("shutdown"), new Promise((r) => setTimeout(r, 3000))]);
+      await connection.sendNotification("exit");
+      connection.dispose();
+    }
+    if (proc && proc.exitCode === null) {
+      await Promise.race([
+        new Promise((resolve) => proc.once("exit", resolve)),
+        new Promise((resolve) => setTimeout(resolve, 5000)),
+      ]);
+      if (proc.exitCode === null) proc.kill();
+    }
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+    if (process.exitCode) console.error(stderr);
+  });
+
+  it("reads a file, then gets a stub on re-read, and the content again with force", async () => {
+    const read = readTool(context);
+    const first = await invoke(read, { file_path: "app.py" });
+    assert.equal(first, "     1\tdef restock(sku):\n     2\t    return sku");
+    const second = await invoke(read, { file_path: "app.py" });
+    assert.ok(second.startsWith(UNCHANGED_NOTE), second);
+    assert.ok(second.includes(path.join(root, "app.py")));
+    const forced = await invoke(read, { file_path: "app.py", force: true });
+    assert.ok(forced.startsWith("     1\tdef restock"));
+  });
+
+  it("settings answered through workspace/configuration reach the server", async () => {
+    const text = await invoke(readTool(context), { file_path: "ten.py" });
+    assert.ok(text.startsWith("     1\tline_1 = 1\n"), text);
+    assert.ok(!text.includes("line_5"), "default_limit 4 from the VS Code settings applies");
+    assert.match(text, /offset/, "a partial read says how to continue");
+  });
+
+  it("a typo'd path reaches the model as not_found with suggestions", async () => {
+    await assert.rejects(invoke(readTool(context), { file_path: "ap.py" }), (error: Error) => {
+      assert.match(error.message, /^not_found: /);
+      assert.match(error.message, /app\.py/);
+      return true;
+    });
+  });
+
+  it("an edit after an external change is refused as stale, and works after a re-read", async (t) => {
+    if (needs(t, "readkeeper/edit")) return;
+    const file = path.join(root, "app.py");
+    await invoke(readTool(context), { file_path: file, force: true });
+    fs.writeFileSync(file, "def restock(sku):\n    return sku * 2\n");
+    const edit = editTool(context);
+    await assert.rejects(
+      invoke(edit, { file_path: file, old_string: "return sku", new_string: "return None" }),
+      /^Error: stale: .*changed since this session read it/,
+    );
+    await invoke(readTool(context), { file_path: file });
+    const done = await invoke(edit, { file_path: file, old_string: "sku * 2", new_string: "sku * 3" });
+    assert.match(done, /^Edited .*app\.py: 1 replacement\./);
+    assert.equal(fs.readFileSync(file, "utf8"), "def restock(sku):\n    return sku * 3\n");
+  });
+
+  it("writes a new file", async (t) => {
+    if (needs(t, "readkeeper/write")) return;
+    const text = await invoke(writeTool(context), { file_path: "pkg/new.py", content: "x = 1\n" });
+    assert.match(text, /^Created .*pkg\/new\.py/);
+    assert.equal(fs.readFileSync(path.join(root, "pkg", "new.py"), "utf8"), "x = 1\n");
+  });
+
+  it("forwarded diagnostics come back in attachments, with the selection", async (t) => {
+    if (needs(t, "readkeeper/attachments")) return;
+    const uri = fake.Uri.parse(pathToFileURL(path.join(root, "app.py")).href);
+    let listener: ((uris: readonly fake.Uri[]) => void) | undefined;
+    const diagnostic = new fake.Diagnostic(new fake.Range(1, 4, 1, 10), "'sku' is possibly unbound");
+    diagnostic.source = "pyright";
+    const source = {
+      get: () => [diagnostic],
+      all: () => [],
+      version: () => undefined,
+      onDidChange: (l: (uris: readonly fake.Uri[]) => void) => {
+        listener = l;
+        return { dispose() {} };
+      },
+    };
+    const forwarder = new DiagnosticsForwarder(
+      (params) => connection.sendNotification("readkeeper/didChangeDiagnostics", params),
+      source as never,
+      { debounceMs: 10, maxPerFile: 50 },
+    );
+    forwarder.start();
+    listener!([uri]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    forwarder.dispose();
+    const text = await invoke(attachmentsTool(context), { types: ["diagnostics", "selection"] });
+    assert.match(text, /possibly unbound/);
+    assert.match(text, /type="diagnostics"/);
+    assert.match(text, /type="selection"/);
+    assert.match(text, /def restock/);
+  });
+
+  it("@readkeeper answers what changed since the agent read it", async (t) => {
+    if (needs(t, "readkeeper/changes")) return;
+    const file = path.join(root, "ten.py");
+    await invoke(readTool(context), { file_path: file, limit: 100, force: true });
+    fs.appendFileSync(file, "line_11 = 11\n");
+    let markdown = "";
+    const stream = { markdown: (v: string) => (markdown += v), progress: () => undefined };
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && !markdown.includes("ten.py")) {
+      markdown = "";
+      await chatHandler(context)(
+        { prompt: "what changed since you read it?", references: [], toolReferences: [] } as never,
+        {} as never,
+        stream as never,
+        token,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.match(markdown, /ten\.py`: \*\*modified\*\*/);
+    assert.match(markdown, /\+line_11 = 11/);
+    // The same change also came as a notice the editor may show.
+    assert.ok(
+      notices.some((n) => JSON.stringify(n).includes("ten.py")),
+      `didChangeReadFiles notices: ${JSON.stringify(notices)}`,
+    );
+  });
+
+  it("stats count the stub the re-read got", async () => {
+    const stats = await client.sendRequest<Record<string, Record<string, unknown>>>("readkeeper/stats", {
+      session: "e2e-chat",
+    });
+    assert.ok(JSON.stringify(stats.session).match(/dedup|stub/), JSON.stringify(stats));
+  });
+});

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import * as fake from "../fakeVscode";
+import { changeNoticeSummary, statsMarkdown, StatusBar } from "../../src/status";
+import * as vscodeapi from "../../src/vscodeapi";
+
+describe("status bar", () => {
+  it("shows the server state, with an error background on error", (t) => {
+    const item: { text: string; tooltip: unknown; backgroundColor: unknown; show(): void; dispose(): void } = { text: "", tooltip: undefined, backgroundColor: undefined, show() {}, dispose() {} };
+    t.mock.method(vscodeapi, "createStatusBarItem", () => item);
+    const bar = new StatusBar();
+    assert.equal(item.text, "$(circle-slash) readkeeper");
+    bar.setState("running");
+    assert.equal(item.text, "$(eye) readkeeper");
+    assert.equal(item.backgroundColor, undefined);
+    bar.setState("error", "readkeeper not installed");
+    assert.equal(item.text, "$(error) readkeeper");
+    assert.equal((item.backgroundColor as unknown as fake.ThemeColor).id, "statusBarItem.errorBackground");
+    assert.match((item.tooltip as fake.MarkdownString).value, /\*\*error\*\* \(readkeeper not installed\)/);
+    bar.setStats(statsMarkdown({ total: { reads: 4 } }, "s"));
+    assert.match((item.tooltip as fake.MarkdownString).value, /\| reads \| – \| 4 \|/);
+  });
+
+  it("flashes change notices in the status bar, not in a popup", (t) => {
+    t.mock.method(vscodeapi, "createStatusBarItem", () => ({ show() {}, dispose() {} }));
+    const messages: [string, number][] = [];
+    t.mock.method(vscodeapi, "setStatusBarMessage", (text: string, ms: number) => {
+      messages.push([text, ms]);
+      return { dispose() {} };
+    });
+    new StatusBar().flashChanges(2);
+    assert.deepEqual(messages, [["$(history) readkeeper: 2 files the agent read changed", 5000]]);
+  });
+
+  it("summarizes didChangeReadFiles notices whatever their list is called", () => {
+    assert.deepEqual(changeNoticeSummary({ changes: [{ file_path: "/a", kind: "modified" }] }), {
+      count: 1,
+      lines: ["/a (modified)"],
+    });
+    assert.equal(changeNoticeSummary({ files: ["/a", "/b"] }).count, 2);
+    assert.equal(changeNoticeSummary({ session: "" }).count, 1);
+  });
+});

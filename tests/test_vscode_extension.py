@@ -1,0 +1,89 @@
+"""The VS Code extension (extension/vscode), run from `bash tests/run`.
+
+- its settings in package.json are the server's settings table (one source of truth);
+- lint (`tsc --noEmit`, strict) and the esbuild bundle;
+- its unit tests (node's test runner, the `vscode` API stubbed) and its end-to-end test
+  (the extension's tool handlers, diagnostics forwarder and chat participant against
+  this Python's live readkeeper, over vscode-jsonrpc).
+
+The node tests need `npm ci` in extension/vscode (.ci/run does it); without node_modules
+they skip and say so. The heavy test in a real VS Code (code-server + Chromium) is
+extension/vscode/test/e2e-code-server.sh, run by .ci/run after this suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from readkeeper.settings import SETTINGS
+
+EXTENSION = Path(__file__).resolve().parent.parent / "extension" / "vscode"
+SYNC = EXTENSION / "scripts" / "sync_settings.py"
+
+needs_node = pytest.mark.skipif(
+    shutil.which("npm") is None or not (EXTENSION / "node_modules").is_dir(),
+    reason="npm or extension/vscode/node_modules missing: run `npm ci` in extension/vscode "
+    "(.ci/run does)",
+)
+
+
+def test_package_json_settings_mirror_the_server() -> None:
+    sync = runpy.run_path(str(SYNC))
+    package = json.loads((EXTENSION / "package.json").read_text())
+    assert sync["synced"](json.loads(json.dumps(package))) == package, (
+        "extension/vscode/package.json is out of date with server/settings.py: run "
+        ".venv/bin/python extension/vscode/scripts/sync_settings.py"
+    )
+    server_section = next(
+        s for s in package["contributes"]["configuration"] if s["title"] == "Server"
+    )
+    assert set(server_section["properties"]) == {f"readkeeper.{s.camel_name}" for s in SETTINGS}
+
+
+def _npm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
+    env["READKEEPER_PYTHON"] = sys.executable
+    return subprocess.run(
+        ["npm", "run", "--silent", *args],
+        cwd=EXTENSION,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _check(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+@needs_node
+def test_lint_and_build() -> None:
+    _check(_npm("lint"))
+    _check(_npm("build"))
+    assert (EXTENSION / "dist" / "extension.js").is_file()
+
+
+@needs_node
+def test_unit_tests() -> None:
+    proc = _npm("test:unit")
+    _check(proc)
+    assert re.search(r"\bpass [1-9]", proc.stdout), proc.stdout
+
+
+@needs_node
+def test_end_to_end_against_the_live_server() -> None:
+    proc = _npm("test:e2e")
+    _check(proc)
+    assert re.search(r"\bpass [1-9]", proc.stdout), proc.stdout
+    # A protocol method missing from the server skips its case: that is a failure here.
+    assert re.search(r"\bskipped 0\b", proc.stdout), proc.stdout
