@@ -139,6 +139,14 @@ class Readkeeper:
             kind = readers.sniff(os.pread(opened.fd, readers.SNIFF_BYTES, 0), path)
             if kind is not None:
                 return self._read_document(kind, opened, window, params)
+            if params.pages is not None or params.render:
+                field = "pages" if params.pages is not None else "render"
+                raise ReadkeeperError(
+                    "bad_params",
+                    f"{field} applies to PDFs, and {path} is a text file: read it by lines "
+                    "with offset and limit instead.",
+                    field=field,
+                )
             if opened.size > settings.max_size_bytes:
                 if not window.ranged:
                     raise _too_large(opened, settings)
@@ -157,22 +165,8 @@ class Readkeeper:
             content_digest = digest(text.encode("utf-8", "surrogatepass"))
         self.snapshots.put(path, content_digest, text)
 
-        previous = self.read_states.get(params.session, path)
-        if (
-            not params.force
-            and previous is not None
-            and not previous.partial
-            and previous.scope == "file"
-            and previous.source == source
-            and previous.digest == content_digest
-            and previous.same_view(window.offset, params.limit)
-        ):
-            self.stats.add(
-                params.session,
-                reads=1,
-                dedup_hits=1,
-                tokens_saved_by_stubs=max(0, previous.tokens - STUB_TOKENS),
-            )
+        previous = self._seen_before(params, path, window, content_digest, "file", source)
+        if previous is not None:
             self._remember(
                 params.session,
                 window,
@@ -185,7 +179,7 @@ class Readkeeper:
                 source,
                 version,
             )
-            return UnchangedResult(UnchangedFile(path))
+            return self._stub(params.session, previous)
 
         view = text_reader.view(text, path, encoding, window, content_digest, settings, self.tokens)
         file = view.file
@@ -215,21 +209,9 @@ class Readkeeper:
         self, opened: OpenedFile, window: text_reader.Window, params: ReadParams
     ) -> ReadResult:
         view, range_digest = text_reader.stream_range(opened, window, self.settings, self.tokens)
-        previous = self.read_states.get(params.session, opened.path)
-        if (
-            not params.force
-            and previous is not None
-            and previous.scope == "range"
-            and previous.digest == range_digest
-            and previous.same_view(window.offset, params.limit)
-        ):
-            self.stats.add(
-                params.session,
-                reads=1,
-                dedup_hits=1,
-                tokens_saved_by_stubs=max(0, previous.tokens - STUB_TOKENS),
-            )
-            return UnchangedResult(UnchangedFile(opened.path))
+        previous = self._seen_before(params, opened.path, window, range_digest, "range", "disk")
+        if previous is not None:
+            return self._stub(params.session, previous)
         self._remember(
             params.session,
             window,
@@ -269,22 +251,10 @@ class Readkeeper:
         content_digest = digest(data)
         view = readers.view_key(kind, params)
 
-        previous = self.read_states.get(params.session, opened.path)
-        if (
-            not params.force
-            and previous is not None
-            and not previous.partial
-            and previous.scope == "file"
-            and previous.source == source
-            and previous.digest == content_digest
-            and previous.same_view(window.offset, params.limit, view)
-        ):
-            self.stats.add(
-                params.session,
-                reads=1,
-                dedup_hits=1,
-                tokens_saved_by_stubs=max(0, previous.tokens - STUB_TOKENS),
-            )
+        previous = self._seen_before(
+            params, opened.path, window, content_digest, "file", source, view
+        )
+        if previous is not None:
             self._remember(
                 params.session,
                 window,
@@ -298,7 +268,7 @@ class Readkeeper:
                 version,
                 view,
             )
-            return UnchangedResult(UnchangedFile(opened.path))
+            return self._stub(params.session, previous)
 
         document = readers.read_document(
             kind,
@@ -338,6 +308,30 @@ class Readkeeper:
             tokens_saved_by_budgets=document.tokens_left_out,
         )
         return result
+
+    def _seen_before(
+        self,
+        params: ReadParams,
+        path: str,
+        window: text_reader.Window,
+        content_digest: str,
+        scope: Scope,
+        source: Source,
+        view: str = "",
+    ) -> ReadRecord | None:
+        """The session's earlier complete view of this same content and range: the
+        condition for a `file_unchanged` stub (DESIGN.md, "Read-state: the rules")."""
+        previous = self.read_states.get(params.session, path)
+        if params.force or previous is None or previous.partial:
+            return None
+        if (previous.scope, previous.source, previous.digest) != (scope, source, content_digest):
+            return None
+        return previous if previous.same_view(window.offset, params.limit, view) else None
+
+    def _stub(self, session: str, previous: ReadRecord) -> UnchangedResult:
+        saved = max(0, previous.tokens - STUB_TOKENS)
+        self.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
+        return UnchangedResult(UnchangedFile(previous.path))
 
     def _output_dir(self, session: str) -> str:
         """The session's folder for rendered pages, which its agent may then read."""

@@ -95,6 +95,7 @@ class ReadkeeperServer(LanguageServer):
         super().__init__("readkeeper", __version__, protocol_cls=ReadkeeperProtocol)
         self.core = Readkeeper(buffers=EditorBuffers(self))
         self._open_uris: dict[str, str] = {}  # real path -> document URI
+        self.initialization_settings: dict[str, Any] = {}
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
 
@@ -283,7 +284,14 @@ def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     ls.core.workspace.set_roots(roots)
     options = params.initialization_options
     settings = options.get("readkeeper", options) if isinstance(options, dict) else None
-    for warning in ls.core.configure(settings):
+    ls.initialization_settings = settings if isinstance(settings, dict) else {}
+    apply_settings(ls, {})
+
+
+def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
+    """Settings from `initializationOptions`, overlaid by the latest the client sent
+    (pulled or pushed): a client that sends only some keys keeps the others."""
+    for warning in ls.core.configure({**ls.initialization_settings, **latest}):
         ls.notify_user(warning, types.MessageType.Warning)
 
 
@@ -309,8 +317,7 @@ async def pull_configuration(ls: ReadkeeperServer) -> None:
         return
     section = answer[0] if answer else None
     if isinstance(section, dict) and section:
-        for warning in ls.core.configure(section):
-            ls.notify_user(warning, types.MessageType.Warning)
+        apply_settings(ls, section)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -319,8 +326,7 @@ async def on_configuration(
 ) -> None:
     pushed = params.settings.get("readkeeper") if isinstance(params.settings, dict) else None
     if isinstance(pushed, dict):
-        for warning in ls.core.configure(pushed):
-            ls.notify_user(warning, types.MessageType.Warning)
+        apply_settings(ls, pushed)
     else:
         await pull_configuration(ls)
 

@@ -428,3 +428,11 @@ def test_short_legacy_files_decode_to_the_right_letters(
 ) -> None:
     (workspace / "short.txt").write_bytes(text.encode(codec))
     assert text_file(core, "short.txt")["content"] == f"     1\t{text.rstrip()}"
+
+
+def test_pdf_only_params_on_a_text_file_are_bad_params(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("a\nb\n")
+    for params in ({"pages": "1-2"}, {"render": True}):
+        error = refused(core, "notes.txt", **params)
+        assert error.kind == "bad_params"
+        assert "offset and limit" in error.message

@@ -112,3 +112,24 @@ async def test_an_invalid_client_setting_is_shown_to_the_user(workspace: Path) -
         assert any("max_tokens" in m and "plenty" in m for m in shown), shown
     finally:
         await session.client.close()
+
+
+async def test_pulled_settings_overlay_the_initialization_options(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    client = ReadkeeperClient()
+
+    @client.feature(types.WORKSPACE_CONFIGURATION)
+    def configuration(client: ReadkeeperClient, params: types.ConfigurationParams) -> Any:
+        return [{"max_line_chars": 10}]  # only one key: the others stay as initialized
+
+    session = await start_session(workspace, settings={"default_limit": 5}, client=client)
+    try:
+        for _ in range(100):
+            file = (await session.read("log.txt", force=True))["file"]
+            if file.get("truncated_lines"):
+                break
+            await asyncio.sleep(0.05)
+        assert file["truncated_lines"] == 5
+        assert file["num_lines"] == 5
+    finally:
+        await client.close()
