@@ -76,10 +76,20 @@ def build_workspace(root: Path) -> tuple[list[dict[str, Any]], list[Path]]:
     return items, changed
 
 
-def change(paths: list[Path]) -> None:
+def change(paths: list[Path], round_: int) -> None:
+    """A new change to each file, so every measured request has five fresh notices."""
     for path in paths:
-        text = path.read_text().replace("line 100 ", "LINE ONE HUNDRED ")
-        path.write_text(text)
+        lines = path.read_text().split("\n")
+        lines[100] = f"line 100 changed in round {round_}"
+        path.write_text("\n".join(lines))
+
+
+def wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.002)
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -89,13 +99,19 @@ def percentile(samples: list[float], q: float) -> float:
 
 def in_process(root: Path, items: list[dict[str, Any]], changed: list[Path], n: int) -> dict:
     core = Readkeeper(roots=[str(root)])
+    pushed: list[Any] = []
+    core.notices.on_notice = lambda session, changes: pushed.extend(changes)
+    core.start_watching(lambda message: None, None)
+    wait_until(lambda: core.watcher_status()["state"] != "starting", "the watcher")
     core.did_change_diagnostics(DiagnosticsParams(items=items))
     for path in changed:
         core.read(ReadParams(file_path=str(path)))
-    change(changed)
     core.tokens.warm_up()
     samples, last = [], {}
-    for _ in range(n):
+    for round_ in range(n):
+        expected = len(pushed) + len(changed)
+        change(changed, round_)
+        wait_until(lambda goal=expected: len(pushed) >= goal, "the change notices")
         started = time.perf_counter()
         last = core.attachments(AttachmentsParams())
         samples.append((time.perf_counter() - started) * 1000)
@@ -109,18 +125,32 @@ async def over_lsp(root: Path, items: list[dict[str, Any]], changed: list[Path],
     try:
         await client.open_workspace(root)
         client.protocol.notify("readkeeper/didChangeDiagnostics", {"items": items})
+        for _ in range(500):
+            stats = await client.request("readkeeper/stats", {})
+            if stats["watcher"]["state"] != "starting":
+                break
+            await asyncio.sleep(0.02)
         for path in changed:
             await client.request("readkeeper/read", {"file_path": str(path), "force": True})
-        change(changed)
-        await asyncio.sleep(1.0)  # let the watcher see the changes
         samples, last = [], {}
-        for _ in range(n):
+        for round_ in range(n):
+            expected = pushed(client) + len(changed)
+            change(changed, round_)
+            for _ in range(5000):
+                if pushed(client) >= expected:
+                    break
+                await asyncio.sleep(0.002)
             started = time.perf_counter()
             last = await client.request("readkeeper/attachments", {})
             samples.append((time.perf_counter() - started) * 1000)
         return {"samples": samples, "last": last}
     finally:
         await client.close()
+
+
+def pushed(client: ReadkeeperClient) -> int:
+    """Change notices the server has pushed so far (readkeeper/didChangeReadFiles)."""
+    return sum(len(notice["changes"]) for notice in client.change_notices)
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
