@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -199,5 +200,25 @@ async def test_no_report_in_time_is_pending_and_no_reporter_is_silent(workspace:
             {"file_path": "quiet.txt", "old_string": "b = 2", "new_string": "b = 3"},
         )
         assert "diagnostics" not in silent  # nothing reports on this file: no wait at all
+    finally:
+        await session.client.close()
+
+
+async def test_a_hung_git_is_reported_and_the_rest_still_comes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    subprocess.run(["git", "-C", str(workspace), "init", "-q"], check=True)
+    hook = tmp_path / "hung-fsmonitor"
+    hook.write_text("#!/bin/sh\nsleep 30\n")
+    hook.chmod(0o755)
+    subprocess.run(["git", "-C", str(workspace), "config", "core.fsmonitor", str(hook)], check=True)
+    (workspace / "AGENTS.md").write_text("Be brief.\n")
+    session = await start_session(workspace, settings={"git_timeout_ms": 300})
+    try:
+        result = await session.client.request("readkeeper/attachments", {})
+        assert [a["type"] for a in result["attachments"]] == ["memory"]
+        [dropped] = result["dropped"]
+        assert dropped["type"] == "git_status"
+        assert "took longer than 0.3 s" in dropped["reason"]
     finally:
         await session.client.close()
