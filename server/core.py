@@ -7,8 +7,10 @@ convert their params with `protocol.structure`, call a method, and unstructure t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,19 +169,7 @@ class Readkeeper:
 
         previous = self._seen_before(params, path, window, content_digest, "file", source)
         if previous is not None:
-            self._remember(
-                params.session,
-                window,
-                params,
-                opened,
-                content_digest,
-                "file",
-                False,
-                previous.tokens,
-                source,
-                version,
-            )
-            return self._stub(params.session, previous)
+            return self._stub(params.session, previous, opened, version)
 
         view = text_reader.view(text, path, encoding, window, content_digest, settings, self.tokens)
         file = view.file
@@ -211,7 +201,7 @@ class Readkeeper:
         view, range_digest = text_reader.stream_range(opened, window, self.settings, self.tokens)
         previous = self._seen_before(params, opened.path, window, range_digest, "range", "disk")
         if previous is not None:
-            return self._stub(params.session, previous)
+            return self._stub(params.session, previous, opened)
         self._remember(
             params.session,
             window,
@@ -255,20 +245,7 @@ class Readkeeper:
             params, opened.path, window, content_digest, "file", source, view
         )
         if previous is not None:
-            self._remember(
-                params.session,
-                window,
-                params,
-                opened,
-                content_digest,
-                "file",
-                False,
-                previous.tokens,
-                source,
-                version,
-                view,
-            )
-            return self._stub(params.session, previous)
+            return self._stub(params.session, previous, opened, version)
 
         document = readers.read_document(
             kind,
@@ -328,7 +305,24 @@ class Readkeeper:
             return None
         return previous if previous.same_view(window.offset, params.limit, view) else None
 
-    def _stub(self, session: str, previous: ReadRecord) -> UnchangedResult:
+    def _stub(
+        self,
+        session: str,
+        previous: ReadRecord,
+        opened: OpenedFile,
+        version: int | None = None,
+    ) -> UnchangedResult:
+        """Answer a re-read with `file_unchanged`. The read counts as a read: its record
+        is renewed (same content and view, the file's stat as it is now)."""
+        renewed = dataclasses.replace(
+            previous,
+            mtime_ns=opened.mtime_ns,
+            size=opened.size,
+            buffer_version=version,
+            recorded_ns=time.time_ns(),
+        )
+        self.read_states.put(session, renewed)
+        self.diagnostics.mark_seen(session, previous.path)
         saved = max(0, previous.tokens - STUB_TOKENS)
         self.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
         return UnchangedResult(UnchangedFile(previous.path))
