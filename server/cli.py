@@ -94,5 +94,20 @@ def _read(args: argparse.Namespace) -> int:
         if file.get("note"):
             print(f"readkeeper: {file['note']}", file=sys.stderr)
     else:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(_without_payloads(result), ensure_ascii=False, indent=2))
     return 0
+
+
+def _without_payloads(value: object) -> object:
+    """The result with base64 payloads summarised: people want the facts, not the bytes
+    (`--json` keeps them)."""
+    if isinstance(value, dict):
+        return {
+            key: f"<{len(item)} base64 characters; --json prints them>"
+            if key == "base64" and isinstance(item, str)
+            else _without_payloads(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_payloads(item) for item in value]
+    return value

@@ -125,3 +125,14 @@ def test_demo_plays_the_session(tmp_path: Path) -> None:
     assert "+        return [item for item in" in out
     assert "← changes" in out  # and the change notice attached for the next turn
     assert "1 stale edit caught" in out
+
+
+def test_read_of_an_image_summarises_the_payload_unless_json(workspace: Path) -> None:
+    from PIL import Image
+
+    Image.new("RGB", (120, 80), (10, 120, 200)).save(workspace / "swatch.png")
+    shown = json.loads(run("read", "swatch.png", cwd=workspace).stdout)
+    assert shown["type"] == "image"
+    assert shown["file"]["base64"].endswith("base64 characters; --json prints them>")
+    raw = json.loads(run("read", "swatch.png", "--json", cwd=workspace).stdout)
+    assert raw["file"]["base64"].startswith("iVBORw0KGgo")  # the PNG itself
