@@ -175,23 +175,17 @@ class Readkeeper:
         file = view.file
         if source == "buffer":
             file = attrs.evolve(file, unsaved=True, buffer_version=version)
-        self._remember(
-            params.session,
-            window,
+        self._record_read(
             params,
+            window,
             opened,
             content_digest,
             "file",
             file.partial,
             file.tokens,
-            source,
-            version,
-        )
-        self.stats.add(
-            params.session,
-            reads=1,
-            tokens_returned=file.tokens,
-            tokens_saved_by_budgets=view.tokens_left_out,
+            source=source,
+            version=version,
+            left_out=view.tokens_left_out,
         )
         return TextResult(file)
 
@@ -202,19 +196,7 @@ class Readkeeper:
         previous = self._seen_before(params, opened.path, window, range_digest, "range", "disk")
         if previous is not None:
             return self._stub(params.session, previous, opened)
-        self._remember(
-            params.session,
-            window,
-            params,
-            opened,
-            range_digest,
-            "range",
-            False,
-            view.file.tokens,
-            "disk",
-            None,
-        )
-        self.stats.add(params.session, reads=1, tokens_returned=view.file.tokens)
+        self._record_read(params, window, opened, range_digest, "range", False, view.file.tokens)
         return TextResult(view.file)
 
     def _read_document(
@@ -265,24 +247,18 @@ class Readkeeper:
             self.snapshots.put(opened.path, content_digest, data.decode("utf-8-sig"))
         if source == "buffer" and isinstance(result, NotebookResult):
             result = NotebookResult(attrs.evolve(result.file, unsaved=True, buffer_version=version))
-        self._remember(
-            params.session,
-            window,
+        self._record_read(
             params,
+            window,
             opened,
             content_digest,
             "file",
             document.partial,
             document.tokens,
-            source,
-            version,
-            view,
-        )
-        self.stats.add(
-            params.session,
-            reads=1,
-            tokens_returned=document.tokens,
-            tokens_saved_by_budgets=document.tokens_left_out,
+            source=source,
+            version=version,
+            view=view,
+            left_out=document.tokens_left_out,
         )
         return result
 
@@ -333,22 +309,24 @@ class Readkeeper:
         self.workspace.grant(session, folder)
         return folder
 
-    def _remember(
+    def _record_read(
         self,
-        session: str,
-        window: text_reader.Window,
         params: ReadParams,
+        window: text_reader.Window,
         opened: OpenedFile,
         content_digest: str,
         scope: Scope,
         partial: bool,
         tokens: int,
-        source: Source,
-        version: int | None,
+        *,
+        source: Source = "disk",
+        version: int | None = None,
         view: str = "",
+        left_out: int = 0,
     ) -> None:
+        """What the session now has seen (its read-state) and what that cost it."""
         self.read_states.put(
-            session,
+            params.session,
             ReadRecord(
                 path=opened.path,
                 digest=content_digest,
@@ -364,7 +342,10 @@ class Readkeeper:
                 view=view,
             ),
         )
-        self.diagnostics.mark_seen(session, opened.path)
+        self.diagnostics.mark_seen(params.session, opened.path)
+        self.stats.add(
+            params.session, reads=1, tokens_returned=tokens, tokens_saved_by_budgets=left_out
+        )
 
     # --- read-state and counters --------------------------------------------------------
 
