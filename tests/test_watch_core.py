@@ -236,7 +236,12 @@ def test_a_second_change_is_diffed_from_the_first(watching: Watching, workspace:
     watching.wait_notice("a.txt", count=2)
     [second] = watching.take()
     assert "+THREE" in second.diff
-    assert "-2" not in second.diff  # already told
+    removed = [
+        line
+        for line in second.diff.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    ]
+    assert removed == ["-3"]  # the TWO change was already told; only line 3 is new
 
 
 def test_a_change_reverted_before_the_agent_asks_is_not_reported(
