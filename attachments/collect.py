@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from readkeeper.errors import ReadkeeperError
 from readkeeper.fileio import open_regular, read_at_most
+from readkeeper.paths import Location
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.readers.text import decode_text
 from readkeeper.tokens import estimate_tokens
@@ -129,7 +130,7 @@ def _user_phase(
             Source(
                 "memory",
                 "memory files above mentions",
-                lambda: _memory_items(core, memory.above(_real(mentions), core.workspace.roots)),
+                lambda: _memory_items(core, memory.above(_real(mentions), core.workspace)),
             )
         )
     return sources
@@ -170,18 +171,18 @@ def _real(paths: list[str]) -> list[str]:
     return [os.path.realpath(p) for p in paths]
 
 
-def _memory_items(core: Readkeeper, paths: list[str]) -> list[Attachment]:
+def _memory_items(core: Readkeeper, found: list[Location]) -> list[Attachment]:
     settings = core.settings
     items = []
-    for path in paths:
-        text, cut = memory.load(path, settings.memory_max_lines, settings.memory_max_bytes)
+    for where in found:
+        text, cut = memory.load(where, settings.memory_max_lines, settings.memory_max_bytes)
         items.append(
             Attachment(
                 type="memory",
                 content=text,
                 priority=MEMORY,
-                source=path,
-                file_path=path,
+                source=where.path,
+                file_path=where.path,
                 max_tokens=settings.memory_max_tokens,
                 truncated=cut,
             )
@@ -317,7 +318,7 @@ def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -
             Source(
                 "memory",
                 "memory files at the roots",
-                lambda: _memory_items(core, memory.at_roots(roots)),
+                lambda: _memory_items(core, memory.at_roots(core.workspace)),
             )
         )
     if "selection" in wanted and params.active_editor is not None:
@@ -331,14 +332,15 @@ def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -
 def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
     editor = params.active_editor
     assert editor is not None
-    path = core.workspace.resolve(editor.file_path, params.session)
+    where = core.workspace.resolve(editor.file_path, params.session)
+    path = where.path
     buffer = core.buffers.get(path)
     if editor.text is not None:
         text = editor.text
     elif buffer is not None:
         text = buffer.text
     else:
-        with open_regular(path) as opened:
+        with open_regular(where) as opened:
             data = read_at_most(opened.fd, core.settings.max_size_bytes)
         text, _ = decode_text(data, path)
     lines = text.split("\n")
@@ -365,7 +367,7 @@ def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
 
 def _git(core: Readkeeper, root: str) -> list[Attachment]:
     try:
-        text = gitstatus.status(root, core.settings.git_timeout_ms / 1000)
+        text = gitstatus.status(core.workspace, root, core.settings.git_timeout_ms / 1000)
     except gitstatus.NotARepository:
         return []
     cap = core.settings.git_status_max_tokens

@@ -9,44 +9,55 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable
 
 from readkeeper.fileio import open_regular, read_at_most
-from readkeeper.paths import is_within
+from readkeeper.paths import Location, Workspace, is_within
 from readkeeper.readers.text import decode_text, split_lines
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
 
-def at_roots(roots: Iterable[str]) -> list[str]:
-    return [
-        os.path.join(root, name)
-        for root in roots
-        for name in NAMES
-        if os.path.isfile(os.path.join(root, name))
-    ]
+def at_roots(workspace: Workspace) -> list[Location]:
+    roots = workspace.roots
+    return _existing((os.path.join(root, name) for root in roots for name in NAMES), workspace)
 
 
-def above(paths: Iterable[str], roots: list[str]) -> list[str]:
+def above(paths: Iterable[str], workspace: Workspace) -> list[Location]:
     """Memory files in the folders from each path up to (not including) its root."""
-    found: list[str] = []
+    candidates: list[str] = []
+    roots = workspace.roots
     for path in paths:
         root = next((r for r in roots if is_within(path, r)), None)
         if root is None:
             continue
         folder = path if os.path.isdir(path) else os.path.dirname(path)
         while is_within(folder, root) and folder != root:
-            for name in NAMES:
-                candidate = os.path.join(folder, name)
-                if os.path.isfile(candidate):
-                    found.append(candidate)
+            candidates.extend(os.path.join(folder, name) for name in NAMES)
             folder = os.path.dirname(folder)
-    return list(dict.fromkeys(found))
+    return _existing(candidates, workspace)
 
 
-def load(path: str, max_lines: int, max_bytes: int) -> tuple[str, bool]:
+def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]:
+    """The candidates that are regular files in the workspace: a memory file (or a
+    folder on its way, such as `.github`) that links out of the roots is not the
+    workspace's own instruction, and is never read."""
+    found: dict[str, Location] = {}
+    for candidate in candidates:
+        where = workspace.locate(os.path.realpath(candidate), grants=False)
+        if where is None or where.path in found:
+            continue
+        st = where.lstat()
+        if st is not None and stat.S_ISREG(st.st_mode):
+            found[where.path] = where
+    return list(found.values())
+
+
+def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, bool]:
     """(text, whether it was cut) for a memory file, within both caps."""
-    with open_regular(path) as opened:
+    path = where.path
+    with open_regular(where) as opened:
         data = read_at_most(opened.fd, max_bytes + 1)
         size = opened.size
     cut_by_bytes = len(data) > max_bytes

@@ -4,7 +4,9 @@ Crash safety: the new bytes go to a temporary file in the same directory (so the
 is atomic), are fsynced, and only then take the file's name; the directory is fsynced
 after. A kill -9 or a power cut at any moment leaves the old file or the new one, never
 a truncated mix. The new file keeps the old one's mode bits (and owner, when we may set
-it). Paths given here are real paths, so a symlink's target is what gets replaced.
+it). Every name is opened, created and renamed relative to the folder's descriptor,
+opened beneath the workspace root (`paths.Location`), so no symlink planted in the
+meantime can send the temporary file or the rename anywhere else.
 
 Lost updates: between reading a file and replacing it, another program may write it.
 There are two kinds of writers, and a guard for each:
@@ -38,15 +40,21 @@ import errno
 import os
 import secrets
 import signal
+import stat
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .fileio import OpenedFile, open_regular
+from . import STARTED_NS
+from .beneath import Moved, lstat_in, open_in
+from .fileio import OpenedFile, moved, open_regular_in
+
+if TYPE_CHECKING:
+    from .paths import Location
 
 if sys.platform == "linux":
     import fcntl
@@ -59,8 +67,7 @@ _LEASE_SIGNAL = signal.SIGWINCH if hasattr(signal, "SIGWINCH") else 0
 _BUSY_BACKOFF_S = (0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128)
 _TEMP_SUFFIX = ".rk-tmp"
 
-# renameat2(2) flags (Linux) and renamex_np(2) flags (macOS).
-_AT_FDCWD = -100
+# renameat2(2) flags (Linux) and renameatx_np(2) flags (macOS).
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _MAC_RENAME_SWAP = 0x2
@@ -87,14 +94,14 @@ def _load_rename() -> tuple[Any, Any]:
             ctypes.c_uint,
         ]
         linux.restype = ctypes.c_int
-    mac = getattr(libc, "renamex_np", None)
+    mac = getattr(libc, "renameatx_np", None)
     if mac is not None:
-        mac.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        mac.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
         mac.restype = ctypes.c_int
     return linux, mac
 
 
-_renameat2, _renamex_np = _load_rename()
+_renameat2, _renameatx_np = _load_rename()
 
 
 class Busy(Exception):
@@ -106,6 +113,8 @@ class Held:
     """An existing regular file, open for reading, that the caller means to replace."""
 
     opened: OpenedFile
+    folder: int  # its folder, open (beneath the root) for creating and renaming in it
+    name: str  # its name in that folder
     leased: bool  # no other program can be writing it in place while held
     identity: tuple[int, int]  # (st_dev, st_ino) of the file we read
     mode: int
@@ -113,18 +122,20 @@ class Held:
 
 
 @contextmanager
-def hold(path: str) -> Iterator[Held]:
-    """Open `path` and, where the system allows, lease it until the block ends.
+def hold(where: Location) -> Iterator[Held]:
+    """Open a file and, where the system allows, lease it until the block ends.
 
     Raises `Busy` when another program keeps it open for writing, and the errors of
     `fileio.open_regular` for what is not a regular file.
     """
-    with open_regular(path) as opened:
+    with _folder(where) as folder, open_regular_in(folder, where.name, where.path) as opened:
         st = os.fstat(opened.fd)
-        leased = _lease(opened.fd, path, st.st_dev)
+        leased = _lease(opened.fd, folder, st.st_dev, where.path)
         try:
             yield Held(
                 opened,
+                folder,
+                where.name,
                 leased,
                 (st.st_dev, st.st_ino),
                 st.st_mode & 0o7777,
@@ -141,70 +152,122 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
     Returns the new file's stat, or None when the file changed or was replaced since it
     was read: nothing was changed then, and the caller must look at the file again.
     """
-    path = held.opened.path
+    folder, name = held.folder, held.name
+    _sweep_once(folder)
     tmp: str | None
-    tmp, new_stat = _write_temp(path, data, held.mode, held.owner)
+    tmp, new_stat = _write_temp(folder, name, data, held.mode, held.owner)
     ours = (new_stat.st_dev, new_stat.st_ino)
     try:
         if _writer_waiting(held) or not (_named(held) and _unchanged(held, expected)):
             return None
-        if _swap(tmp, path):
+        if _swap(folder, tmp, name):
             # A writer that looked the name up before the swap and is now waiting on
             # our lease would write into the file we just swapped out: hand it back.
             if (
                 _writer_waiting(held)
-                or _identity_of(tmp) != held.identity
+                or _identity_of(folder, tmp) != held.identity
                 or not _unchanged(held, expected)
             ):
-                _undo_swap(tmp, path, ours)
+                _undo_swap(folder, tmp, name, ours)
                 return None
         else:
-            os.replace(tmp, path)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
             tmp = None
     finally:
         if tmp is not None:
-            _unlink_quietly(tmp)
-    _fsync_dir(os.path.dirname(path))
+            _unlink_quietly(folder, tmp)
+    _fsync(folder)
     return new_stat
 
 
-def create(path: str, data: bytes) -> os.stat_result | None:
-    """Create `path` holding `data`; None if a file appeared there meanwhile (untouched)."""
-    tmp: str | None
-    tmp, new_stat = _write_temp(path, data, None, None)
-    try:
-        done = _rename_flags(tmp, path, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
-        if done is None:
-            return None
-        if done:
-            tmp = None
-        else:
-            try:
-                os.link(tmp, path)  # fails rather than replace an existing name
-            except FileExistsError:
+def create(where: Location, data: bytes) -> os.stat_result | None:
+    """Create the file holding `data`; None if a file appeared there meanwhile (it is
+    left untouched). Its folders must exist."""
+    with _folder(where) as folder:
+        _sweep_once(folder)
+        name = where.name
+        tmp: str | None
+        tmp, new_stat = _write_temp(folder, name, data, None, None)
+        try:
+            done = _rename_flags(folder, tmp, name, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
+            if done is None:
                 return None
-            except OSError as exc:
-                if exc.errno not in (errno.EPERM, errno.EMLINK, *_UNSUPPORTED):
-                    raise
-                # A filesystem with neither: check, then rename (a microsecond window).
-                if os.path.lexists(path):
-                    return None
-                os.rename(tmp, path)
+            if done:
                 tmp = None
-    finally:
-        if tmp is not None:
-            _unlink_quietly(tmp)
-    _fsync_dir(os.path.dirname(path))
-    return new_stat
+            else:
+                try:
+                    # Fails rather than replace an existing name.
+                    os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+                except FileExistsError:
+                    return None
+                except OSError as exc:
+                    if exc.errno not in (errno.EPERM, errno.EMLINK, *_UNSUPPORTED):
+                        raise
+                    # A filesystem with neither: check, then rename (a microsecond window).
+                    if lstat_in(folder, name) is not None:
+                        return None
+                    os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+                    tmp = None
+        finally:
+            if tmp is not None:
+                _unlink_quietly(folder, tmp)
+        _fsync(folder)
+        return new_stat
+
+
+# Folders (st_dev, st_ino) already swept of leftovers by this process.
+_swept: set[tuple[int, int]] = set()
+_swept_lock = threading.Lock()
+
+
+def _sweep_once(folder: int) -> None:
+    """On this process's first write in a folder, remove what killed writers left."""
+    st = os.fstat(folder)
+    with _swept_lock:
+        if (st.st_dev, st.st_ino) in _swept:
+            return
+        _swept.add((st.st_dev, st.st_ino))
+    remove_leftovers(folder, STARTED_NS)
+
+
+def remove_leftovers(folder: int, older_than_ns: int) -> int:
+    """Delete the temporary files a killed writer left in a folder (ours, by their
+    suffix, and older than `older_than_ns`: a live writer keeps touching its own)."""
+    removed = 0
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.endswith(_TEMP_SUFFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        with suppress(OSError):
+            st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime_ns < older_than_ns:
+                os.unlink(name, dir_fd=folder)
+                removed += 1
+    return removed
 
 
 # --- the pieces --------------------------------------------------------------------------
 
 
+@contextmanager
+def _folder(where: Location) -> Iterator[int]:
+    """The location's folder, opened beneath its root for writing in it."""
+    try:
+        folder = where.open_folder(write=True)
+    except Moved:
+        raise moved(where.path) from None
+    try:
+        yield folder
+    finally:
+        os.close(folder)
+
+
 def _named(held: Held) -> bool:
     """The name still points at the held file."""
     try:
-        return _identity_of(held.opened.path) == held.identity
+        return _identity_of(held.folder, held.name) == held.identity
     except FileNotFoundError:
         return False
 
@@ -229,57 +292,56 @@ def _pread_all(fd: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def _identity_of(path: str) -> tuple[int, int]:
-    st = os.lstat(path)
+def _identity_of(folder: int, name: str) -> tuple[int, int]:
+    st = os.stat(name, dir_fd=folder, follow_symlinks=False)
     return st.st_dev, st.st_ino
 
 
 def _write_temp(
-    path: str, data: bytes, mode: int | None, owner: tuple[int, int] | None
+    folder: int, name: str, data: bytes, mode: int | None, owner: tuple[int, int] | None
 ) -> tuple[str, os.stat_result]:
-    folder, name = os.path.split(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     while True:
         # Hidden, and recognisably ours if a kill -9 ever leaves one behind.
-        tmp = os.path.join(folder, f".{name[:180]}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+        tmp = f".{name[:180]}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
         try:
             # A new file gets 0o666 less the umask, like any editor's; a replacement
             # starts private and gets the old file's mode below.
-            fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+            fd = open_in(folder, tmp, flags, 0o600 if mode is not None else 0o666)
             break
         except FileExistsError:
             continue
     try:
-        if os.name == "posix":
-            if owner is not None and owner != (os.getuid(), os.getgid()):
-                # Before chmod, since chown clears set-id bits. Only root may give a
-                # file away; otherwise it becomes ours, as with any editor's save.
-                with suppress(PermissionError):
-                    os.fchown(fd, *owner)
-            if mode is not None:
-                os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
             view = view[written:]
+        if os.name == "posix":
+            # After the bytes: a write by a process without CAP_FSETID clears set-id
+            # bits. chown before chmod, since chown clears them too. Only root may
+            # give a file away; otherwise it becomes ours, as with any editor's save.
+            if owner is not None and owner != (os.getuid(), os.getgid()):
+                with suppress(PermissionError):
+                    os.fchown(fd, *owner)
+            if mode is not None:
+                os.fchmod(fd, mode)
         os.fsync(fd)
         new_stat = os.fstat(fd)
     except BaseException:
         os.close(fd)
-        _unlink_quietly(tmp)
+        _unlink_quietly(folder, tmp)
         raise
     os.close(fd)
     return tmp, new_stat
 
 
-def _rename_flags(src: str, dst: str, linux_flag: int, mac_flag: int) -> bool | None:
-    """Rename with a flag: True when done, False when the system or filesystem lacks it,
-    None when the flag was "don't replace" and `dst` exists."""
+def _rename_flags(folder: int, src: str, dst: str, linux_flag: int, mac_flag: int) -> bool | None:
+    """Rename within a folder with a flag: True when done, False when the system or
+    filesystem lacks it, None when the flag was "don't replace" and `dst` exists."""
     if _renameat2 is not None:
-        rc = _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), linux_flag)
-    elif _renamex_np is not None:
-        rc = _renamex_np(os.fsencode(src), os.fsencode(dst), mac_flag)
+        rc = _renameat2(folder, os.fsencode(src), folder, os.fsencode(dst), linux_flag)
+    elif _renameatx_np is not None:
+        rc = _renameatx_np(folder, os.fsencode(src), folder, os.fsencode(dst), mac_flag)
     else:
         return False
     if rc == 0:
@@ -292,43 +354,35 @@ def _rename_flags(src: str, dst: str, linux_flag: int, mac_flag: int) -> bool | 
     raise OSError(err, os.strerror(err), dst)
 
 
-def _swap(a: str, b: str) -> bool:
+def _swap(folder: int, a: str, b: str) -> bool:
     """Exchange two names atomically; False when this system cannot."""
-    return _rename_flags(a, b, _RENAME_EXCHANGE, _MAC_RENAME_SWAP) is True
+    return _rename_flags(folder, a, b, _RENAME_EXCHANGE, _MAC_RENAME_SWAP) is True
 
 
-def _undo_swap(tmp: str, path: str, ours: tuple[int, int]) -> None:
+def _undo_swap(folder: int, tmp: str, name: str, ours: tuple[int, int]) -> None:
     """Put back what our swap took out; `tmp` is then deleted by the caller."""
     try:
-        _swap(tmp, path)
+        _swap(folder, tmp, name)
     except FileNotFoundError:
         # The name was deleted after our swap: ours went with it, so bring back theirs.
-        _rename_flags(tmp, path, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
+        _rename_flags(folder, tmp, name, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
         return
-    if _identity_of(tmp) != ours:
+    if _identity_of(folder, tmp) != ours:
         # A third program replaced the file between our two swaps: its version is the
         # newest, so it goes back under the name (the older one would have been
         # replaced by it anyway).
-        _swap(tmp, path)
+        _swap(folder, tmp, name)
 
 
-def _unlink_quietly(path: str) -> None:
+def _unlink_quietly(folder: int, name: str) -> None:
     with suppress(FileNotFoundError):
-        os.unlink(path)
+        os.unlink(name, dir_fd=folder)
 
 
-def _fsync_dir(folder: str) -> None:
+def _fsync(folder: int) -> None:
     """Make the rename itself durable; some filesystems cannot, which is no error."""
-    try:
-        fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    with suppress(OSError):
+        os.fsync(folder)
 
 
 # --- leases (Linux) ----------------------------------------------------------------------
@@ -339,7 +393,7 @@ _lease_works: dict[int, bool] = {}
 _lease_probe_lock = threading.Lock()
 
 
-def _lease(fd: int, path: str, device: int) -> bool:
+def _lease(fd: int, folder: int, device: int, path: str) -> bool:
     if sys.platform != "linux" or _lease_works.get(device) is False:
         return False
     for delay in (0.0, *_BUSY_BACKOFF_S):
@@ -352,7 +406,7 @@ def _lease(fd: int, path: str, device: int) -> bool:
             return False
         with _lease_probe_lock:
             if device not in _lease_works:
-                _lease_works[device] = _probe_leases(os.path.dirname(path))
+                _lease_works[device] = _probe_leases(folder)
         if not _lease_works[device]:
             return False
     raise Busy(path)
@@ -388,15 +442,15 @@ def _unlease(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
-def _probe_leases(folder: str) -> bool:
+def _probe_leases(folder: int) -> bool:
     """Whether a file nobody writes can be leased in `folder`."""
-    probe = os.path.join(folder, f".rk-lease-probe.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    probe = f".rk-lease-probe.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.close(open_in(folder, probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError:
         return False
     try:
-        fd = os.open(probe, os.O_RDONLY)
+        fd = open_in(folder, probe, os.O_RDONLY)
         try:
             works = _try_lease(fd) == "held"
             if works:
@@ -405,4 +459,4 @@ def _probe_leases(folder: str) -> bool:
         finally:
             os.close(fd)
     finally:
-        _unlink_quietly(probe)
+        _unlink_quietly(folder, probe)

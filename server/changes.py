@@ -49,6 +49,7 @@ from .stats import Stats
 from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from .paths import Location
     from .watch import FsChange
 
 # Counting the lines of a file over the read caps stops here (a 2 GB log is not scanned).
@@ -112,8 +113,11 @@ class ChangeNotices:
         snapshots: Snapshots,
         settings: Callable[[], Settings],
         stats: Stats,
+        locate: Callable[[str], Location | None],
     ) -> None:
         self._read_states = read_states
+        # Where a path may be opened (beneath its root), or None: no longer permitted.
+        self._locate = locate
         self._snapshots = snapshots
         self._settings = settings
         self._stats = stats
@@ -408,14 +412,23 @@ class ChangeNotices:
     def _look(self, path: str, work: _Batch) -> _Look:
         look = work.looks.get(path)
         if look is None:
-            look = work.looks[path] = look_at(path, self._settings().max_size_bytes)
+            where = self._locate(path)
+            max_bytes = self._settings().max_size_bytes
+            look = work.looks[path] = (
+                look_at(where, max_bytes) if where is not None else _Look(True, why_no_text=_OUT)
+            )
         return look
 
 
-def look_at(path: str, max_bytes: int) -> _Look:
-    """The file at `path` now: its digest and text when within `max_bytes`."""
+_OUT = "it is outside the workspace now"
+
+
+def look_at(where: Location, max_bytes: int) -> _Look:
+    """The file as it is now: its digest and text when within `max_bytes`. A file that
+    became a symlink is not followed (it may lead out of the workspace)."""
+    path = where.path
     try:
-        with open_regular(path) as opened:
+        with open_regular(where) as opened:
             size, mtime = opened.size, opened.mtime_ns
             if size > max_bytes:
                 lines = _count_lines(opened.fd)

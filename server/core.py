@@ -22,7 +22,7 @@ from . import readers
 from .attachments.diagnostics import DiagnosticsStore
 from .changes import ChangeNotices
 from .errors import ReadkeeperError
-from .fileio import OpenedFile, digest, open_regular, read_at_most
+from .fileio import OpenedFile, digest, open_regular, peek, read_at_most
 from .outputs import OutputFolders
 from .paths import Workspace
 from .protocol import (
@@ -99,7 +99,11 @@ class Readkeeper:
         self.outputs = OutputFolders()  # rendered PDF pages, outside the workspace
         # The watcher and change notices (watch.py, changes.py); a front end starts it.
         self.notices = ChangeNotices(
-            self.read_states, self.snapshots, self._get_settings, self.stats
+            self.read_states,
+            self.snapshots,
+            self._get_settings,
+            self.stats,
+            lambda path: self.workspace.locate(path, grants=False),
         )
         self.watcher: Watcher | None = None
         self._watch_lock = threading.RLock()
@@ -135,10 +139,11 @@ class Readkeeper:
     def _read(self, params: ReadParams) -> ReadResult:
         settings = self.settings
         window = _window(params, settings)
-        path = self.workspace.resolve(params.file_path, params.session)
-        with open_regular(path) as opened:
+        where = self.workspace.resolve(params.file_path, params.session)
+        path = where.path
+        with open_regular(where) as opened:
             # Images, PDFs and notebooks have their own readers, chosen by content.
-            kind = readers.sniff(os.pread(opened.fd, readers.SNIFF_BYTES, 0), path)
+            kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
             if kind is not None:
                 return self._read_document(kind, opened, window, params)
             if params.pages is not None or params.render:

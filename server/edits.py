@@ -32,6 +32,7 @@ import bisect
 import errno
 import os
 import re
+import stat
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
@@ -40,11 +41,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from . import atomic
+from .beneath import Moved
 from .diffs import bounded_diff, common_ends, external_change, text_hunks
 from .encodings import NotText, TextEncoding, decode, detect, line_ending
 from .errors import ReadkeeperError
-from .fileio import digest, read_at_most
-from .paths import Workspace, is_within
+from .fileio import digest, moved, read_at_most
+from .paths import Location, Workspace
 from .protocol import (
     EditParams,
     EditResult,
@@ -118,20 +120,22 @@ def edit(core: Readkeeper, params: EditParams) -> EditResult:
             "edit would change nothing. Put the text you want in new_string.",
             file_path=params.file_path,
         )
-    candidate, real = resolve_for_change(core.workspace, params.file_path, "edit")
-    with _lock_for(real):
+    candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
+    real = where.path
+    with lock_for(real):
         for _ in range(COMMIT_ATTEMPTS):
-            result = _edit_once(core, params, candidate, real, old, new)
+            result = _edit_once(core, params, candidate, where, old, new)
             if result is not None:
                 return result
     raise _kept_changing(real)
 
 
 def write(core: Readkeeper, params: WriteParams) -> WriteResult:
-    _, real = resolve_for_change(core.workspace, params.file_path, "write")
-    with _lock_for(real):
+    _, where = resolve_for_change(core.workspace, params.file_path, "write")
+    real = where.path
+    with lock_for(real):
         for _ in range(COMMIT_ATTEMPTS):
-            result = _write_once(core, params, real)
+            result = _write_once(core, params, where)
             if result is not None:
                 return result
     raise _kept_changing(real)
@@ -140,8 +144,8 @@ def write(core: Readkeeper, params: WriteParams) -> WriteResult:
 # --- paths -------------------------------------------------------------------------------
 
 
-def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple[str, str]:
-    """The absolute path as given and its real path (symlinks followed, so a write
+def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple[str, Location]:
+    """The absolute path as given and where it really is (symlinks followed, so a write
     through a link updates its target), or `bad_params`/`outside_workspace`.
 
     Only the roots and `allowed_paths` count: a read the user allowed when asked does
@@ -155,7 +159,8 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
         )
     candidate = workspace.absolute(file_path)
     real = os.path.realpath(candidate)
-    if not any(is_within(real, folder) for folder in (*workspace.roots, *workspace.allowed)):
+    where = workspace.locate(real, grants=False)
+    if where is None:
         shown = candidate if real == candidate else f"{candidate} (real path {real})"
         raise ReadkeeperError(
             "outside_workspace",
@@ -166,7 +171,7 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             real_path=real,
             roots=list(workspace.roots),
         )
-    return candidate, real
+    return candidate, where
 
 
 # One lock per path stripe: our own concurrent edits of one file take turns, so they
@@ -174,7 +179,7 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
 _STRIPES = [threading.Lock() for _ in range(64)]
 
 
-def _lock_for(path: str) -> threading.Lock:
+def lock_for(path: str) -> threading.Lock:
     return _STRIPES[zlib.crc32(path.encode("utf-8", "surrogateescape")) % len(_STRIPES)]
 
 
@@ -182,19 +187,21 @@ def _lock_for(path: str) -> threading.Lock:
 
 
 def _edit_once(
-    core: Readkeeper, params: EditParams, candidate: str, real: str, old: str, new: str
+    core: Readkeeper, params: EditParams, candidate: str, where: Location, old: str, new: str
 ) -> EditResult | None:
+    real = where.path
     record = core.read_states.get(params.session, real)
-    if not os.path.lexists(real):
+    entry = _entry(where)
+    if entry is None:
         if record is not None:
             raise _deleted(real, "edit")
         raise core.workspace.not_found(candidate)
-    if os.path.isdir(real):
+    if stat.S_ISDIR(entry.st_mode):
         raise _is_directory(real)
     if record is None:
         raise not_read(real, params.session)
     settings = core.settings
-    with _hold(real) as held:
+    with hold_for_change(where) as held:
         loaded = _load(held, settings)
         buffer = _dirty_buffer(core, real, loaded.text, settings)
         base_text = buffer.text if buffer else loaded.text
@@ -252,11 +259,13 @@ def _edit_once(
     )
 
 
-def _write_once(core: Readkeeper, params: WriteParams, real: str) -> WriteResult | None:
+def _write_once(core: Readkeeper, params: WriteParams, where: Location) -> WriteResult | None:
     settings = core.settings
-    if not os.path.lexists(real):
-        return _create(core, params, real, settings)
-    if os.path.isdir(real):
+    real = where.path
+    entry = _entry(where)
+    if entry is None:
+        return _create(core, params, where, settings)
+    if stat.S_ISDIR(entry.st_mode):
         raise _is_directory(real)
     record = core.read_states.get(params.session, real)
     if record is None:
@@ -268,7 +277,7 @@ def _write_once(core: Readkeeper, params: WriteParams, real: str) -> WriteResult
             file_path=real,
             session=params.session,
         )
-    with _hold(real) as held:
+    with hold_for_change(where) as held:
         loaded = _load(held, settings)
         buffer = _dirty_buffer(core, real, loaded.text, settings)
         base_text = buffer.text if buffer else loaded.text
@@ -320,8 +329,9 @@ def _write_once(core: Readkeeper, params: WriteParams, real: str) -> WriteResult
 
 
 def _create(
-    core: Readkeeper, params: WriteParams, real: str, settings: Settings
+    core: Readkeeper, params: WriteParams, where: Location, settings: Settings
 ) -> WriteResult | None:
+    real = where.path
     if core.buffers.get(real) is not None:
         # Open in the editor but never saved: the buffer is all unsaved changes.
         raise _dirty(real, None)
@@ -329,7 +339,10 @@ def _create(
     data = _encode(text, TextEncoding("utf-8"), real, "content")
     folder = os.path.dirname(real)
     try:
-        os.makedirs(folder, exist_ok=True)
+        where.anchor.make_folders(where.folder)
+        new_stat = atomic.create(where, data)
+    except Moved:
+        raise moved(real) from None
     except (FileExistsError, NotADirectoryError):
         raise ReadkeeperError(
             "bad_params",
@@ -337,10 +350,6 @@ def _create(
             f"({_deepest_existing(folder)}). Write it under another path.",
             field="file_path",
         ) from None
-    except OSError as exc:
-        raise _os_error(real, exc) from None
-    try:
-        new_stat = atomic.create(real, data)
     except OSError as exc:
         raise _os_error(real, exc) from None
     if new_stat is None:
@@ -920,10 +929,28 @@ _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 # --- errors ------------------------------------------------------------------------------
 
 
-@contextmanager
-def _hold(path: str) -> Iterator[atomic.Held]:
+def _entry(where: Location) -> os.stat_result | None:
+    """What is at the path now, or None; a symlink planted since it was resolved is
+    refused (it could lead out of the workspace)."""
     try:
-        with atomic.hold(path) as held:
+        entry = where.lstat()
+    except Moved:
+        raise moved(where.path) from None
+    except OSError as exc:
+        raise _os_error(where.path, exc) from None
+    if entry is not None and stat.S_ISLNK(entry.st_mode):
+        raise moved(where.path)
+    return entry
+
+
+@contextmanager
+def hold_for_change(where: Location) -> Iterator[atomic.Held]:
+    """`atomic.hold`, with readkeeper's errors: busy, and set-id files refused."""
+    path = where.path
+    try:
+        with atomic.hold(where) as held:
+            if held.mode & (stat.S_ISUID | stat.S_ISGID):
+                raise _set_id(path, held.mode)
             yield held
     except atomic.Busy:
         raise ReadkeeperError(
@@ -934,6 +961,8 @@ def _hold(path: str) -> Iterator[atomic.Held]:
             file_path=path,
             busy=True,
         ) from None
+    except OSError as exc:
+        raise _os_error(path, exc) from None
 
 
 def _replace(held: atomic.Held, data: bytes, expected: bytes) -> os.stat_result | None:
@@ -941,6 +970,18 @@ def _replace(held: atomic.Held, data: bytes, expected: bytes) -> os.stat_result 
         return atomic.replace(held, data, expected)
     except OSError as exc:
         raise _os_error(held.opened.path, exc) from None
+
+
+def _set_id(path: str, mode: int) -> ReadkeeperError:
+    # New bytes under a set-id program's name would run with its owner's rights, and
+    # dropping the bits would break it: neither is an agent's call to make.
+    return ReadkeeperError(
+        "unsupported",
+        f"{path} is a set-user-ID or set-group-ID program (mode {mode:04o}); readkeeper "
+        "does not change privileged programs. Ask the user to change it by hand.",
+        file_path=path,
+        mode=f"{mode:04o}",
+    )
 
 
 def _is_directory(path: str) -> ReadkeeperError:

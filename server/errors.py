@@ -28,6 +28,7 @@ ErrorKind = Literal[
     "unsupported",
     "encrypted",
     "corrupt",
+    "internal",
 ]
 
 

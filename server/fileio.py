@@ -2,7 +2,9 @@
 
 `open()` on a FIFO with no writer blocks forever, and reading `/dev/zero` never ends; so
 files are opened non-blocking and classified with `fstat` on the descriptor itself (not
-a separate `stat`, which would race with a rename) before a single byte is read.
+a separate `stat`, which would race with a rename) before a single byte is read. Files
+are opened as a name in their folder's descriptor, itself opened beneath the workspace
+root (`paths.Location`), never through a symlink.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .beneath import Moved, lstat_in, open_in
 from .errors import ReadkeeperError
+
+if TYPE_CHECKING:
+    from .paths import Location
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 20
@@ -60,53 +67,90 @@ def _is_directory(path: str) -> ReadkeeperError:
 
 
 @contextmanager
-def open_regular(path: str) -> Iterator[OpenedFile]:
-    """Open `path` for reading if it is a regular file, else raise a clear error."""
+def open_regular(where: Location) -> Iterator[OpenedFile]:
+    """Open a file for reading if it is a regular file, else raise a clear error."""
     try:
-        pre = os.stat(path)
-    except OSError:
-        pre = None
+        folder = where.open_folder()
+    except Moved:
+        raise moved(where.path) from None
+    except OSError as exc:
+        raise _open_error(where.path, exc) from None
+    try:
+        with open_regular_in(folder, where.name, where.path) as opened:
+            yield opened
+    finally:
+        os.close(folder)
+
+
+@contextmanager
+def open_regular_in(folder: int, name: str, path: str) -> Iterator[OpenedFile]:
+    """Open the entry `name` of an open folder (shown to the agent as `path`)."""
+    try:
+        pre = lstat_in(folder, name)
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    if pre is None:
+        raise _open_error(path, FileNotFoundError(errno.ENOENT, "No such file", path))
     # Refuse devices, FIFOs and sockets before opening: opening some devices has side
     # effects (a tape rewinds, a serial line hangs up) even with O_NONBLOCK.
-    if pre is not None:
-        if stat.S_ISDIR(pre.st_mode):
-            raise _is_directory(path)
-        what = _kind_of(pre.st_mode)
-        if what:
-            raise _not_regular(path, what)
+    _refuse_irregular(path, pre.st_mode)
+    if stat.S_ISLNK(pre.st_mode):
+        raise moved(path)  # the real path had no link here: it was just planted
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = open_in(folder, name, _OPEN_FLAGS)
+    except Moved:
+        raise moved(path) from None
     except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            raise ReadkeeperError(
-                "not_found",
-                f"{path} disappeared while being opened. Read it again.",
-                file_path=path,
-                suggestions=[],
-            ) from None
-        if exc.errno == errno.EISDIR:
-            raise _is_directory(path) from None
-        if exc.errno == errno.ENXIO:
-            raise _not_regular(path, "a socket or a device with nothing behind it") from None
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            raise ReadkeeperError(
-                "unsupported",
-                f"Permission denied reading {path}. Ask the user to make it readable.",
-                file_path=path,
-            ) from None
-        raise ReadkeeperError(
-            "unsupported", f"Cannot open {path}: {exc.strerror}.", file_path=path
-        ) from None
+        raise _open_error(path, exc) from None
     try:
         st = os.fstat(fd)  # the file we actually opened, whatever happened to the name
-        if stat.S_ISDIR(st.st_mode):
-            raise _is_directory(path)
-        what = _kind_of(st.st_mode)
-        if what:
-            raise _not_regular(path, what)
+        _refuse_irregular(path, st.st_mode)
         yield OpenedFile(path, fd, st.st_size, st.st_mtime_ns, st.st_mode)
     finally:
         os.close(fd)
+
+
+def _refuse_irregular(path: str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise _is_directory(path)
+    what = _kind_of(mode)
+    if what:
+        raise _not_regular(path, what)
+
+
+def moved(path: str) -> ReadkeeperError:
+    """A symlink appeared on the way to a path between resolving and opening it."""
+    return ReadkeeperError(
+        "stale",
+        f"{path} changed while readkeeper opened it: it, or a folder on its way, was "
+        "replaced by a symbolic link, and readkeeper never follows a link it has not "
+        "checked. Read it again (by its new path, if it moved).",
+        file_path=path,
+        moved=True,
+    )
+
+
+def _open_error(path: str, exc: OSError) -> ReadkeeperError:
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return ReadkeeperError(
+            "not_found",
+            f"{path} disappeared while being opened. Read it again.",
+            file_path=path,
+            suggestions=[],
+        )
+    if exc.errno == errno.EISDIR:
+        return _is_directory(path)
+    if exc.errno == errno.ENXIO:
+        return _not_regular(path, "a socket or a device with nothing behind it")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ReadkeeperError(
+            "unsupported",
+            f"Permission denied reading {path}. Ask the user to make it readable.",
+            file_path=path,
+        )
+    return ReadkeeperError(
+        "unsupported", f"Cannot open {path}: {exc.strerror or exc}.", file_path=path
+    )
 
 
 def read_at_most(fd: int, limit: int) -> bytes:
@@ -114,12 +158,34 @@ def read_at_most(fd: int, limit: int) -> bytes:
     parts: list[bytes] = []
     remaining = limit
     while remaining > 0:
-        chunk = os.read(fd, min(_CHUNK, remaining))
+        try:
+            chunk = os.read(fd, min(_CHUNK, remaining))
+        except BlockingIOError:
+            raise _waits_for_events() from None
         if not chunk:
             break
         parts.append(chunk)
         remaining -= len(chunk)
     return b"".join(parts)
+
+
+def peek(fd: int, size: int) -> bytes:
+    """The first `size` bytes of an open file, wherever its position is."""
+    try:
+        return os.pread(fd, size, 0)
+    except BlockingIOError:
+        raise _waits_for_events() from None
+
+
+def _waits_for_events() -> ReadkeeperError:
+    # A "regular" file that is a kernel interface (/proc/kmsg) with nothing to say yet:
+    # what it would say later is not a file's content.
+    return ReadkeeperError(
+        "unsupported",
+        "This file has no content to read yet (a kernel interface that waits for events, "
+        "such as /proc/kmsg); readkeeper reads only files with content. Read a regular "
+        "file instead.",
+    )
 
 
 def digest(data: bytes) -> str:

@@ -18,14 +18,13 @@ keeps them until the cell runs again; the result's note says so.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import atomic
 from .diffs import bounded_diff, line_hunks
-from .edits import not_read, remember_change, resolve_for_change
+from .edits import hold_for_change, lock_for, not_read, remember_change, resolve_for_change
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
 from .protocol import (
@@ -38,6 +37,7 @@ from .readstate import ReadRecord
 
 if TYPE_CHECKING:
     from .core import Readkeeper
+    from .paths import Location
 
 COMMIT_ATTEMPTS = 5
 _INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
@@ -55,11 +55,13 @@ class _Style:
 
 def edit_cell(core: Readkeeper, params: NotebookEditParams) -> NotebookEditResult:
     _check(params)
-    candidate, real = resolve_for_change(core.workspace, params.file_path, "edit")
-    for _ in range(COMMIT_ATTEMPTS):
-        result = _edit_once(core, params, candidate, real)
-        if result is not None:
-            return result
+    candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
+    real = where.path
+    with lock_for(real):  # our own edits of one file take turns, as text edits do
+        for _ in range(COMMIT_ATTEMPTS):
+            result = _edit_once(core, params, candidate, where)
+            if result is not None:
+                return result
     raise ReadkeeperError(
         "stale",
         f"{real} kept changing while readkeeper tried to write it (another program is "
@@ -85,16 +87,17 @@ def _check(params: NotebookEditParams) -> None:
 
 
 def _edit_once(
-    core: Readkeeper, params: NotebookEditParams, candidate: str, real: str
+    core: Readkeeper, params: NotebookEditParams, candidate: str, where: Location
 ) -> NotebookEditResult | None:
-    if not os.path.lexists(real):
+    real = where.path
+    if where.lstat() is None:
         raise core.workspace.not_found(candidate)
     record = core.read_states.get(params.session, real)
     if record is None:
         raise not_read(real, params.session)
     settings = core.settings
     try:
-        with atomic.hold(real) as held:
+        with hold_for_change(where) as held:
             data = read_at_most(held.opened.fd, settings.max_document_bytes + 1)
             if len(data) > settings.max_document_bytes:
                 raise ReadkeeperError(
@@ -125,14 +128,6 @@ def _edit_once(
             new_stat = atomic.replace(held, new_data, data)
             if new_stat is None:
                 return None  # changed under us: look again
-    except atomic.Busy:
-        raise ReadkeeperError(
-            "stale",
-            f"{real} is open for writing in another program right now (a save in progress), "
-            "so it may be changing. Read it again once that is done, then redo the edit.",
-            file_path=real,
-            busy=True,
-        ) from None
     except OSError as exc:
         raise ReadkeeperError(
             "unsupported", f"Cannot write {real}: {exc.strerror or exc}.", file_path=real

@@ -2,7 +2,9 @@
 
 Paths are resolved to their real path (symlinks followed) before any check, so a link
 inside the workspace that points outside it is outside. Relative paths are taken from
-the first workspace root.
+the first workspace root. The real path is only a plan: what is permitted is then
+opened beneath the permitted folder's open descriptor (`Location`, `beneath.py`), so a
+symlink planted after the check leads nowhere.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 
+from .beneath import Anchor, lstat_in
 from .errors import ReadkeeperError
 
 # Folders never worth suggesting from (and too large to walk on every miss).
@@ -42,6 +46,41 @@ def is_within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+@dataclass(frozen=True)
+class Location:
+    """A permitted real path, and the open folder (`anchor`) it is reached beneath."""
+
+    path: str  # absolute and real: what results show
+    anchor: Anchor
+    folder: str  # the parent folder, relative to the anchor ("" for the anchor itself)
+    name: str  # the entry in that folder ("." for the anchor itself)
+
+    def open_folder(self, *, write: bool = False) -> int:
+        """A descriptor of the parent folder, opened beneath the anchor; the caller
+        closes it."""
+        return self.anchor.open_folder(self.folder, write=write)
+
+    def lstat(self) -> os.stat_result | None:
+        """The entry as it is now (a symlink is not followed); None when missing, or
+        when a folder on the way is missing."""
+        try:
+            fd = self.open_folder()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            return lstat_in(fd, self.name)
+        finally:
+            os.close(fd)
+
+
+def _locate_in(anchor: Anchor, real_path: str) -> Location:
+    if real_path == anchor.path:
+        return Location(real_path, anchor, "", ".")
+    relative = os.path.relpath(real_path, anchor.path)
+    folder, name = os.path.split(relative)
+    return Location(real_path, anchor, folder, name)
+
+
 @dataclass
 class Workspace:
     """The roots an agent may touch, plus what the user has allowed beyond them."""
@@ -53,8 +92,21 @@ class Workspace:
     _granted_once: dict[str, set[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    # Open descriptors of the roots, allowed folders and granted paths, by real path.
+    _anchors: dict[str, Anchor] = field(default_factory=dict)
+
     def set_roots(self, roots: Iterable[str]) -> None:
-        self.roots = [os.path.realpath(r) for r in roots]
+        reals = [os.path.realpath(r) for r in roots]
+        anchors: dict[str, Anchor] = {}
+        for real in reals:
+            # A root that is not a folder (any more) gets no anchor: nothing beneath
+            # it can be opened.
+            with suppress(OSError):
+                anchors[real] = self._anchors.get(real) or Anchor.open(real)
+        with self._lock:
+            self.roots = reals
+            # Allowed folders and grants are opened again on their next use.
+            self._anchors = anchors
 
     def absolute(self, file_path: str) -> str:
         """The absolute (not yet real) path of a user-given path."""
@@ -82,18 +134,54 @@ class Workspace:
             self._granted_once.pop(session, None)
 
     def is_permitted(self, real_path: str, session: str) -> bool:
-        folders = [*self.roots, *self.allowed]
-        if any(is_within(real_path, f) for f in folders):
-            return True
+        return self._permitting(real_path, session, grants=True) is not None
+
+    def _permitting(self, real_path: str, session: str, *, grants: bool) -> str | None:
+        """The folder or granted path that lets `session` at `real_path`: the roots and
+        `allowed_paths`, and for reads the paths the user allowed when asked (a one-use
+        grant is used up here)."""
+        for folder in (*self.roots, *self.allowed):
+            if is_within(real_path, folder):
+                return folder
+        if not grants:
+            return None
         with self._lock:
             once = self._granted_once.get(session, set())
             if real_path in once:
                 once.discard(real_path)  # used up
-                return True
-            return any(is_within(real_path, g) for g in self._granted.get(session, ()))
+                return real_path
+            granted = self._granted.get(session, ())
+            return next((g for g in granted if is_within(real_path, g)), None)
 
-    def resolve(self, file_path: str, session: str = "") -> str:
-        """The real path of `file_path`, or a `not_found`/`outside_workspace` error."""
+    def locate(self, real_path: str, session: str = "", *, grants: bool = True) -> Location | None:
+        """Where to open `real_path` beneath, or None when it is not permitted (or
+        the permitted folder cannot be opened). Without `grants` only the roots and
+        `allowed_paths` count (for changes, and for what readkeeper reads on its own)."""
+        permitting = self._permitting(real_path, session, grants=grants)
+        if permitting is None:
+            return None
+        try:
+            anchor = self._anchor(permitting)
+        except NotADirectoryError:
+            # A single granted file: its own folder is the anchor, and only its name
+            # was permitted.
+            anchor = self._anchor(os.path.dirname(permitting))
+        except OSError:
+            return None
+        return _locate_in(anchor, real_path)
+
+    def _anchor(self, folder: str) -> Anchor:
+        with self._lock:
+            anchor = self._anchors.get(folder)
+        if anchor is None:
+            anchor = Anchor.open(folder)
+            with self._lock:
+                anchor = self._anchors.setdefault(folder, anchor)
+        return anchor
+
+    def resolve(self, file_path: str, session: str = "") -> Location:
+        """Where `file_path` really is, to be opened beneath its permitted folder; or a
+        `not_found`/`outside_workspace` error."""
         if not file_path or "\x00" in file_path:
             raise ReadkeeperError(
                 "bad_params",
@@ -116,7 +204,8 @@ class Workspace:
                 file_path=candidate,
                 suggestions=[],
             )
-        if not self.is_permitted(real, session):
+        where = self.locate(real, session)
+        if where is None:
             shown = candidate if real == candidate else f"{candidate} (real path {real})"
             raise ReadkeeperError(
                 "outside_workspace",
@@ -127,7 +216,7 @@ class Workspace:
                 real_path=real,
                 roots=list(self.roots),
             )
-        return real
+        return where
 
     def not_found(self, path: str) -> ReadkeeperError:
         suggestions = suggest(path, self.roots)
@@ -180,8 +269,11 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     name = os.path.basename(path)
     found: list[str] = []
 
+    # Names are listed only inside the workspace: a guess must not show what lies
+    # outside it.
+    inside = bool(parent) and any(is_within(os.path.realpath(parent), r) for r in roots)
     try:
-        siblings = os.listdir(parent) if parent else []
+        siblings = os.listdir(parent) if inside else []
     except OSError:
         siblings = []
     if siblings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -173,18 +174,38 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
     assert "index file" in dropped["reason"]
 
 
-def test_a_slow_source_is_reported_not_waited_for(workspace: Path, tmp_path: Path) -> None:
+def test_a_slow_source_is_reported_not_waited_for(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"git_timeout_ms": 300})
     _git(workspace, "init", "-q")
-    # A file-system monitor hook that hangs: a real way for `git status` to stall.
-    hook = tmp_path / "hung-fsmonitor"
-    hook.write_text("#!/bin/sh\nsleep 30\n")
-    hook.chmod(0o755)
-    _git(workspace, "config", "core.fsmonitor", str(hook))
+    # A git that hangs (as one does on a stalled network filesystem) comes first on PATH.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hung = bin_dir / "git"
+    hung.write_text("#!/bin/sh\nsleep 30\n")
+    hung.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     (workspace / "AGENTS.md").write_text("rules\n")
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
     assert "took longer than" in result["dropped"][0]["reason"]
+
+
+def test_git_status_never_runs_the_repositorys_fsmonitor_command(
+    workspace: Path, tmp_path: Path
+) -> None:
+    core = Readkeeper(roots=[str(workspace)])
+    _git(workspace, "init", "-q")
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "fsmonitor"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    _git(workspace, "config", "core.fsmonitor", str(hook))
+    (workspace / "new.txt").write_text("x\n")
+    [item] = of_type(attach(core, types=["git_status"]), "git_status")
+    assert "?? new.txt" in item["content"]
+    assert not marker.exists()
 
 
 def test_selection_of_the_active_editor(core: Readkeeper, workspace: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -208,12 +209,15 @@ async def test_a_hung_git_is_reported_and_the_rest_still_comes(
     workspace: Path, tmp_path: Path
 ) -> None:
     subprocess.run(["git", "-C", str(workspace), "init", "-q"], check=True)
-    hook = tmp_path / "hung-fsmonitor"
-    hook.write_text("#!/bin/sh\nsleep 30\n")
-    hook.chmod(0o755)
-    subprocess.run(["git", "-C", str(workspace), "config", "core.fsmonitor", str(hook)], check=True)
+    # A git that hangs (as one does on a stalled network filesystem) comes first on PATH.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hung = bin_dir / "git"
+    hung.write_text("#!/bin/sh\nsleep 30\n")
+    hung.chmod(0o755)
     (workspace / "AGENTS.md").write_text("Be brief.\n")
-    session = await start_session(workspace, settings={"git_timeout_ms": 300})
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    session = await start_session(workspace, settings={"git_timeout_ms": 300}, env={"PATH": path})
     try:
         result = await session.client.request("readkeeper/attachments", {})
         assert [a["type"] for a in result["attachments"]] == ["memory"]

@@ -155,6 +155,8 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
         raise _corrupt(path, f"it is not UTF-8 (byte {exc.start})") from None
     try:
         raw = json.loads(text)
+    except RecursionError:
+        raise _corrupt(path, "its JSON is nested too deeply to be a notebook") from None
     except json.JSONDecodeError as exc:
         lines = text.splitlines()
         low = max(1, exc.lineno - _CONTEXT_LINES)

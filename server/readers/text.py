@@ -15,14 +15,13 @@ uses). Lines over `max_line_chars` are cut with a marker saying how much was cut
 from __future__ import annotations
 
 import io
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..encodings import NotText, TextEncoding, decode, detect, line_ending
 from ..errors import ReadkeeperError
-from ..fileio import OpenedFile, digest
+from ..fileio import OpenedFile, digest, peek
 from ..protocol import TextFile
 from ..settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
@@ -274,7 +273,7 @@ def stream_range(
     """Lines `window` of a file too large to read whole; returns the view and the digest
     of the lines shown (the read-state of a ranged view of a huge file)."""
     path = opened.path
-    sample = os.pread(opened.fd, _SAMPLE_BYTES, 0)
+    sample = peek(opened.fd, _SAMPLE_BYTES)
     try:
         encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
     except NotText as exc:

@@ -1,0 +1,218 @@
+"""Opening workspace paths beneath the root's open descriptor, so no symlink leads out.
+
+Checking a path and then opening it by name races with anyone who can rename things in
+the workspace: between the two, a folder can become a symlink to `/etc`. So a workspace
+path is never opened by name. Each root is opened once, as an `Anchor`, and every open,
+create, rename and stat is relative to a descriptor that was itself opened beneath it:
+
+- the folder holding the file is opened with Linux's `openat2(RESOLVE_BENEATH |
+  RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`, one system call the kernel resolves
+  atomically, or, where that is missing, one `openat(O_NOFOLLOW)` per component;
+- the file itself is then a single name in that folder, opened or renamed with
+  `O_NOFOLLOW` (and `AT_SYMLINK_NOFOLLOW`).
+
+The paths handed here are real paths (the caller resolved symlinks to decide whether
+the path is permitted at all), so no symlink is left to follow: finding one means the
+tree changed since, and the operation fails with `Moved` rather than follow it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import stat
+import sys
+import threading
+import weakref
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+# A descriptor that only names a folder (Linux); elsewhere a read-only one.
+_O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
+
+# openat2(2): the system call number is 437 on every Linux architecture but Alpha.
+_SYS_OPENAT2 = 547 if platform.machine() == "alpha" else 437
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+_RESOLVE = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+
+
+class Moved(OSError):
+    """A component of the path is now a symlink, or not where the caller saw it: the
+    tree changed between resolving the path and opening it."""
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = (
+        ("flags", ctypes.c_uint64),
+        ("mode", ctypes.c_uint64),
+        ("resolve", ctypes.c_uint64),
+    )
+
+
+def _load_openat2() -> Any:
+    if sys.platform != "linux":
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    return syscall
+
+
+_syscall = _load_openat2()
+# None until the first call tells whether the kernel (or a seccomp filter) allows it.
+_openat2_works: bool | None = None if _syscall is not None else False
+_probe_lock = threading.Lock()
+
+
+def _openat2(dir_fd: int, path: str, flags: int) -> int | None:
+    """openat2 beneath `dir_fd`; None when this system cannot do it."""
+    global _openat2_works
+    if _openat2_works is False:
+        return None
+    how = _OpenHow(flags | _CLOEXEC, 0, _RESOLVE)
+    fd = int(
+        _syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
+    )
+    if fd >= 0:
+        _openat2_works = True
+        return fd
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EPERM) and _openat2_works is None:
+        # An old kernel, or a container's seccomp filter refusing the call.
+        with _probe_lock:
+            _openat2_works = False
+        return None
+    raise _error(err, path)
+
+
+def _error(err: int, path: str) -> OSError:
+    if err in (errno.ELOOP, errno.EXDEV):
+        # ELOOP: a symlink where the real path had none. EXDEV: the path left the anchor.
+        return Moved(err, "a component of the path changed while it was opened", path)
+    return OSError(err, os.strerror(err), path)
+
+
+def _walk(dir_fd: int, parts: list[str], flags: int) -> int:
+    """The portable way: one `openat(O_NOFOLLOW)` per component."""
+    current = dir_fd
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            step_flags = flags if last else _O_PATH | _DIRECTORY
+            fd = _open_step(current, part, step_flags)
+            if current != dir_fd:
+                os.close(current)
+            current = fd
+    except BaseException:
+        if current != dir_fd:
+            os.close(current)
+        raise
+    return current if parts else os.open(".", flags | _CLOEXEC, dir_fd=dir_fd)
+
+
+def _open_step(folder: int, name: str, flags: int) -> int:
+    """One component, never followed if it is a symlink."""
+    try:
+        return os.open(name, flags | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
+    except OSError as exc:
+        err = exc.errno or 0
+        if err == errno.ENOTDIR and _is_symlink(folder, name):
+            # O_PATH | O_NOFOLLOW | O_DIRECTORY on a symlink says "not a directory".
+            err = errno.ELOOP
+        raise _error(err, name) from None
+
+
+def _is_symlink(folder: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _parts(relative: str) -> list[str]:
+    parts = [p for p in relative.split(os.sep) if p and p != "."]
+    if ".." in parts:
+        # Real paths have none; one here would be a way up and out.
+        raise Moved(errno.EXDEV, "a path beneath a folder may not go up", relative)
+    return parts
+
+
+@dataclass(eq=False)
+class Anchor:
+    """A folder readkeeper may work in (a root, an allowed path), held open so that
+    paths beneath it are resolved from the folder itself, whatever its name now is."""
+
+    path: str  # its real path when it was opened
+    fd: int = field(repr=False)
+
+    @classmethod
+    def open(cls, path: str) -> Anchor:
+        fd = os.open(path, _O_PATH | _DIRECTORY | _CLOEXEC)
+        anchor = cls(path, fd)
+        # Closed when the last user lets go: a request in flight may still hold it
+        # after the roots changed, and closing it under that request could hand its
+        # number to another file.
+        weakref.finalize(anchor, os.close, fd)
+        return anchor
+
+    def open_folder(self, relative: str, *, write: bool = False) -> int:
+        """A descriptor of the folder at `relative` (a real path relative to the
+        anchor; "" for the anchor itself). `write` makes it one that can be fsynced."""
+        flags = (os.O_RDONLY if write else _O_PATH) | _DIRECTORY
+        parts = _parts(relative)
+        fd = _openat2(self.fd, os.path.join(*parts) if parts else ".", flags)
+        return fd if fd is not None else _walk(self.fd, parts, flags)
+
+    def make_folders(self, relative: str, mode: int = 0o777) -> None:
+        """Create the missing folders of `relative`, each beneath the one before it."""
+        parts = _parts(relative)
+        current = os.dup(self.fd)
+        try:
+            for part in parts:
+                with suppress(FileExistsError):
+                    os.mkdir(part, mode, dir_fd=current)
+                fd = _open_step(current, part, _O_PATH | _DIRECTORY)
+                os.close(current)
+                current = fd
+        finally:
+            os.close(current)
+
+
+def lstat_in(folder_fd: int, name: str) -> os.stat_result | None:
+    """The entry `name` in a folder, not followed if it is a symlink; None if missing."""
+    try:
+        return os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def open_in(folder_fd: int, name: str, flags: int, mode: int = 0o666) -> int:
+    """Open the entry `name` of a folder, never through a symlink."""
+    try:
+        return os.open(name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=folder_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Moved(exc.errno, "the file is now a symbolic link", name) from None
+        raise
+
+
+def openat2_available() -> bool:
+    """Whether opens here go through openat2 (after the first one has told)."""
+    return _openat2_works is True
+
+
+def force_portable_walk(on: bool) -> None:
+    """Tests: take the component-by-component path even where openat2 works."""
+    global _openat2_works
+    _openat2_works = False if on else (None if _syscall is not None else False)

@@ -1,0 +1,74 @@
+"""Hostile and odd files through the real server: each gets a named error kind, and
+what a killed writer left behind is cleaned up."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import Session, start_session
+
+
+async def test_a_notebook_nested_100k_deep_is_corrupt_not_a_crash(
+    lsp: Session, workspace: Path
+) -> None:
+    depth = 100_000
+    (workspace / "deep.ipynb").write_text(
+        '{"nbformat": 4, "cells": ' + "[" * depth + "]" * depth + "}"
+    )
+    error = await lsp.read_error("deep.ipynb")
+    assert error.data["kind"] == "corrupt"
+    assert "nested too deeply" in error.message
+    # The server carries on.
+    (workspace / "ok.txt").write_text("fine\n")
+    assert (await lsp.read("ok.txt"))["type"] == "text"
+
+
+@pytest.mark.skipif(not os.access("/proc/kmsg", os.R_OK), reason="/proc/kmsg is not readable")
+async def test_a_kernel_interface_under_allowed_paths_is_unsupported(workspace: Path) -> None:
+    session = await start_session(workspace, settings={"allowed_paths": ["/proc"]})
+    try:
+        error = await session.read_error("/proc/kmsg")
+        assert error.data["kind"] == "unsupported"
+        assert "kernel interface" in error.message
+    finally:
+        await session.client.close()
+
+
+async def test_a_set_id_program_is_never_rewritten(lsp: Session, workspace: Path) -> None:
+    for bits in (stat.S_ISUID, stat.S_ISGID):
+        program = workspace / f"tool-{bits:o}"
+        program.write_text("#!/bin/sh\necho hi\n")
+        program.chmod(0o755 | bits)
+        await lsp.read(program)
+        error = await lsp.error(
+            "readkeeper/write", {"file_path": str(program), "content": "#!/bin/sh\nid\n"}
+        )
+        assert error.data["kind"] == "unsupported"
+        assert "set-user-ID or set-group-ID" in error.message
+        edit = {"file_path": str(program), "old_string": "hi", "new_string": "bye"}
+        assert (await lsp.error("readkeeper/edit", edit)).data["kind"] == "unsupported"
+        assert program.read_text() == "#!/bin/sh\necho hi\n"
+        assert stat.S_IMODE(program.stat().st_mode) == 0o755 | bits
+
+
+async def test_temp_files_a_killed_writer_left_are_removed_on_the_next_write_there(
+    lsp: Session, workspace: Path
+) -> None:
+    folder = workspace / "src"
+    folder.mkdir()
+    leftover = folder / ".big.log.1f2e3d4c.rk-tmp"
+    leftover.write_bytes(b"x" * 4096)
+    os.utime(leftover, ns=(1_000_000_000, 1_000_000_000))  # from before this server
+    elsewhere = workspace / ".other.0a0b0c0d.rk-tmp"
+    elsewhere.write_bytes(b"not in a folder written to")
+    os.utime(elsewhere, ns=(1_000_000_000, 1_000_000_000))
+    await lsp.client.request(
+        "readkeeper/write", {"file_path": str(folder / "new.txt"), "content": "hello\n"}
+    )
+    assert not leftover.exists()
+    assert elsewhere.exists()  # only folders it writes to are swept
+    assert (folder / "new.txt").read_text() == "hello\n"
