@@ -13,11 +13,14 @@ again when the watcher sees the file change (`forget_folder`).
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterable
 
 from pathspec import GitIgnoreSpec
 
+from .errors import ReadkeeperError
+from .fileio import read_at_most
 from .settings import DEFAULT_WATCH_EXCLUDE
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
@@ -122,11 +125,21 @@ class IgnoreRules:
 
 
 def _read_lines(path: str) -> list[str]:
+    # A repository may ship a .gitignore that is a FIFO (an open would block the
+    # watcher for good) or a symlink (git itself does not follow those either).
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        with open(path, "rb") as file:
-            data = file.read(_MAX_IGNORE_FILE_BYTES)
+        fd = os.open(path, flags)
     except OSError:
         return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        data = read_at_most(fd, _MAX_IGNORE_FILE_BYTES)
+    except (OSError, ReadkeeperError):
+        return []
+    finally:
+        os.close(fd)
     return data.decode("utf-8", "replace").splitlines()
 
 

@@ -496,3 +496,20 @@ def os_thread_names(pid: int) -> list[str]:
         except OSError:
             continue
     return names
+
+
+async def test_a_hostile_gitignore_does_not_stall_the_watcher(workspace: Path) -> None:
+    # A repository may ship a .gitignore that is a FIFO (opening it would block for good)
+    # or a symlink to /dev/zero (reading it never ends).
+    os.mkfifo(workspace / ".gitignore")
+    make(workspace / "deep" / "er" / "file.txt", "one\n")
+    (workspace / "deep" / ".gitignore").symlink_to("/dev/zero")
+    w = await watched(workspace)
+    try:
+        await w.ready()
+        await w.read("deep/er/file.txt")
+        (workspace / "deep" / "er" / "file.txt").write_text("two\n")
+        [change] = await w.notice("deep/er/file.txt")
+        assert "+two" in change["diff"]
+    finally:
+        await w.client.close()
