@@ -10,14 +10,14 @@ version of a document than the editor now holds are not shown: they are *pending
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlparse
+
+from readkeeper.paths import uri_path
 
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
@@ -57,13 +57,6 @@ class FileDiagnostics:
     received_ns: int
 
 
-def uri_to_path(uri: str) -> str | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None  # untitled:, git:, vscode-notebook-cell: ... have no file to read
-    return os.path.realpath(unquote(parsed.path))
-
-
 def _parse_diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
     start = raw.get("range", {}).get("start", {})
     code = raw.get("code", "")
@@ -96,7 +89,7 @@ class DiagnosticsStore:
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
                 raise ValueError(f"items[{index}] needs a string uri")
-            path = uri_to_path(item["uri"])
+            path = uri_path(item["uri"])  # untitled:, git:, ... have no file
             if path is None:
                 continue
             raw = item.get("diagnostics") or []

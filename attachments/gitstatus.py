@@ -2,40 +2,78 @@
 
 A repository is untrusted input. Its `.git` may be a symlink (or a `gitdir:` file) to
 another repository outside the workspace, whose file names would then be attached; and
-its config may name commands git runs on its own (`core.fsmonitor`). So `.git` is opened
-beneath the root like any workspace path and handed to git as that open descriptor
-(`/proc/self/fd/N`, so a rename after the check changes nothing), a `gitdir:` file is
-followed only into the workspace or a worktree of a repository, and commands from the
-config are switched off.
+its config may name commands that `git status` runs on its own (`core.fsmonitor`, the
+clean filters that `.gitattributes` assigns). So `.git` is opened beneath the root like
+any workspace path and handed to git as that open descriptor (`/proc/self/fd/N`, so a
+rename after the check changes nothing), a `gitdir:` file is followed only into the
+workspace, and every command git could take from the config is switched off for the
+run (submodules, with configs of their own, are not entered).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
+import time
 from contextlib import ExitStack
 
 from readkeeper.beneath import lstat_in, open_in
-from readkeeper.paths import Workspace, is_within
+from readkeeper.paths import Workspace
 
 
 class NotARepository(Exception):
     pass
 
 
-# Config that makes `git status` run a program of the repository's choosing.
+# Config that makes `git status` run a program of the repository's choosing; the clean
+# filters' names come from the config itself (`_filters`).
 _NO_COMMANDS = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+_FILTER_COMMAND = re.compile(r"filter\.(.+)\.(?:clean|process)")
 _GITFILE_MAX = 4096
 
 
 def status(workspace: Workspace, root: str, timeout: float) -> str:
     """`git status` of `root`, compact. Raises NotARepository, or RuntimeError when git
     fails or takes longer than `timeout` seconds."""
+    deadline = time.monotonic() + timeout
     with ExitStack() as held:
         repository, fds = _repository(workspace, root, held)
-        return _run(root, repository, fds, timeout)
+        look_up = ["config", "--null", "--name-only", "--get-regexp", r"^filter\."]
+        config = _run(root, [*repository, *look_up], fds, timeout, deadline, missing_is_ok=True)
+        out = _run(
+            root,
+            [
+                *_filters(config),
+                *repository,
+                "status",
+                "--porcelain=v1",
+                "--branch",
+                "--untracked-files=normal",
+                "--ignore-submodules=all",
+            ],
+            fds,
+            timeout,
+            deadline,
+        )
+    lines = out.splitlines()
+    has_branch = bool(lines) and lines[0].startswith("## ")
+    branch = lines[0][3:] if has_branch else "(unknown branch)"
+    changes = lines[1:] if has_branch else lines
+    summary = f"{len(changes)} changed files" if changes else "clean"
+    return "\n".join([f"git status of {root}: branch {branch}, {summary}", *changes])
+
+
+def _filters(config: str) -> list[str]:
+    """`-c` options that empty every filter command the config names (git runs no
+    filter whose command is empty)."""
+    names = {m.group(1) for key in config.split("\0") if (m := _FILTER_COMMAND.fullmatch(key))}
+    options: list[str] = []
+    for name in sorted(names):
+        options += ["-c", f"filter.{name}.clean=", "-c", f"filter.{name}.process="]
+    return options
 
 
 def _repository(
@@ -67,13 +105,11 @@ def _repository(
         ], (git_dir, folder)
     if stat.S_ISREG(entry.st_mode):
         target = _gitfile_target(folder, root)
-        if not (
-            any(is_within(target, r) for r in workspace.roots)
-            or os.path.basename(os.path.dirname(target)) == "worktrees"
-        ):
+        if workspace.locate(target, grants=False) is None:
             raise RuntimeError(
                 f"{root}/.git points to a repository outside the workspace ({target}); "
-                "readkeeper does not run git status there. Run `git status` yourself."
+                "readkeeper does not run git status there (add that repository to "
+                "readkeeper.allowed_paths to allow it). Run `git status` yourself."
             )
     return ["-C", root], ()
 
@@ -90,22 +126,22 @@ def _gitfile_target(folder: int, root: str) -> str:
     return os.path.realpath(os.path.join(root, line[len("gitdir:") :].strip()))
 
 
-def _run(root: str, repository: list[str], fds: tuple[int, ...], timeout: float) -> str:
-    command = [
-        "git",
-        *_NO_COMMANDS,
-        *repository,
-        "status",
-        "--porcelain=v1",
-        "--branch",
-        "--untracked-files=normal",
-    ]
+def _run(
+    root: str,
+    arguments: list[str],
+    fds: tuple[int, ...],
+    timeout: float,
+    deadline: float,
+    *,
+    missing_is_ok: bool = False,
+) -> str:
+    """git's output, run on `root`'s repository; `missing_is_ok`: exit code 1 (a
+    `git config` look-up that found nothing) is an empty answer."""
     env = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
     try:
-        # Its own process group, so a timeout also ends what git started (hooks such as
-        # an fsmonitor that hangs), not just git itself.
+        # Its own process group, so a timeout also ends what git started, not just git.
         process = subprocess.Popen(
-            command,
+            ["git", *_NO_COMMANDS, *arguments],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -118,18 +154,15 @@ def _run(root: str, repository: list[str], fds: tuple[int, ...], timeout: float)
     except FileNotFoundError:
         raise RuntimeError("git is not installed") from None
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         raise RuntimeError(f"git status took longer than {timeout:g} s") from None
+    if process.returncode == 1 and missing_is_ok:
+        return ""
     if process.returncode != 0:
         if "not a git repository" in err:
             raise NotARepository(root)
         raise RuntimeError(f"git status failed: {err.strip() or process.returncode}")
-    lines = out.splitlines()
-    has_branch = bool(lines) and lines[0].startswith("## ")
-    branch = lines[0][3:] if has_branch else "(unknown branch)"
-    changes = lines[1:] if has_branch else lines
-    summary = f"{len(changes)} changed files" if changes else "clean"
-    return "\n".join([f"git status of {root}: branch {branch}, {summary}", *changes])
+    return out

@@ -18,13 +18,22 @@ tests/document_samples.py; the page cache is warm throughout):
   reuse path).
 - notebook 5 MB: a whole read of a notebook of code cells with PNG plot outputs.
 - stub: a re-read of the unchanged screenshot (a `file_unchanged` stub).
+- worker overhead: PDFs are read in a worker process (readers/worker.py). `pages="1-20",
+  render=true` and `pages="1-20"` (text) of the 200-page PDF, each timed both ways in
+  this process, alternating: through a warm worker (as the server reads), and with the
+  worker's jobs run in this process instead (the same code minus the process boundary:
+  pipes, frames, the PNGs' copy). The overhead is the difference of the medians over
+  the in-process median; target for the render: under 20%. `cold` is the first read
+  through a new pool, which starts its worker (Python, pypdf, pypdfium2, Pillow).
 
 `in-process` times `Readkeeper.read` in this process (the reader's own cost; p50 and p95
 over the repeats, after one warm-up); `cpu ms` is the median CPU time of those reads,
-which other load on the machine does not inflate as it does wall-clock time.
-`first` is one read in a fresh Python process, so it includes importing
+which other load on the machine does not inflate as it does wall-clock time (this
+process's only: a PDF is read and drawn in the worker process, whose CPU time is not
+counted). `first` is one read in a fresh Python process, so it includes importing
 Pillow/pypdf/pypdfium2/nbformat, which the server does lazily on its first read of each
-kind. `via LSP` is the median round trip
+kind (for PDFs, starting the worker process that imports them). `via LSP` is the median
+round trip
 through a real `readkeeper serve` over stdio (pygls client), result JSON included.
 """
 
@@ -39,6 +48,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +68,13 @@ from common import clean_env, machine, percentile, write_json  # noqa: E402
 from readkeeper.client import ReadkeeperClient  # noqa: E402
 from readkeeper.core import Readkeeper  # noqa: E402
 from readkeeper.protocol import ReadParams, unstructure  # noqa: E402
+from readkeeper.readers import worker  # noqa: E402
 
 RESULTS = HERE / "results" / "readers.json"
 TARGET_SCREENSHOT_MS = 250.0
 TARGET_SCREENSHOT_TOKENS = 1600
 TARGET_PDF_20_MS = 1000.0
+TARGET_WORKER_OVERHEAD = 0.20
 
 
 def make_workspace(root: Path) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -134,6 +147,91 @@ def first_read_ms(root: Path, name: str, params: dict[str, Any]) -> float:
     return float(json.loads(out.stdout.strip().splitlines()[-1])["read_ms"])
 
 
+class InProcessLease:
+    """A stand-in for `worker.Lease` that runs the worker's jobs in this process: the
+    reads it serves do the same work as through a worker, minus the process boundary."""
+
+    def __init__(self) -> None:
+        self.document: Any = None
+
+    def call(
+        self,
+        job: str,
+        args: dict[str, Any] | None = None,
+        data: bytes | None = None,
+        on_item: Any = None,
+    ) -> dict[str, Any]:
+        if data is not None:
+            self.document = worker._Document(data)
+
+        def send(header: dict[str, Any], blobs: list[bytes]) -> None:
+            if on_item is not None:
+                on_item(header["item"], blobs)
+
+        # Through JSON, as the frames would carry it.
+        return dict(json.loads(json.dumps(worker._JOBS[job](self.document, args or {}, send))))
+
+
+@contextmanager
+def in_process_lease() -> Iterator[InProcessLease]:
+    lease = InProcessLease()
+    try:
+        yield lease
+    finally:
+        if lease.document is not None:
+            lease.document.close()
+
+
+WORKER_ROWS = {
+    "pdf render 20 pages": {"pages": "1-20", "render": True},
+    "pdf text 20 pages": {"pages": "1-20"},
+}
+
+
+def worker_overhead(root: Path, name: str, repeats: int) -> dict[str, dict[str, Any]]:
+    """Each row's reads through a warm worker and in-process, alternating."""
+    real_lease = worker.lease
+
+    def timed(params: dict[str, Any]) -> float:
+        core = Readkeeper(roots=[str(root)])  # a new output folder: every page drawn
+        start = time.perf_counter()
+        core.read(ReadParams(file_path=name, force=True, **params))
+        return (time.perf_counter() - start) * 1000
+
+    rows: dict[str, dict[str, Any]] = {}
+    for label, params in WORKER_ROWS.items():
+        pool = worker.Pool()
+        try:
+            worker.lease = pool.lease
+            cold = timed(params)  # starts the pool's first worker
+            timed(params)  # warm-up
+            worker.lease = in_process_lease
+            timed(params)  # warm-up (imports pypdf, pypdfium2 and Pillow here)
+            through: list[float] = []
+            inside: list[float] = []
+            for _ in range(repeats):
+                worker.lease = pool.lease
+                through.append(timed(params))
+                worker.lease = in_process_lease
+                inside.append(timed(params))
+        finally:
+            worker.lease = real_lease
+            pool.close()
+        worker_ms, in_process_ms = statistics.median(through), statistics.median(inside)
+        rows[label] = {
+            "params": params,
+            "repeats": repeats,
+            "worker_p50_ms": worker_ms,
+            "in_process_p50_ms": in_process_ms,
+            "overhead_ms": worker_ms - in_process_ms,
+            "overhead": (worker_ms - in_process_ms) / in_process_ms,
+            "cold_worker_ms": cold,
+            "worker_ms": through,
+            "in_process_ms": inside,
+        }
+    return rows
+
+
 async def via_lsp(
     root: Path, rows: dict[str, tuple[str, dict[str, Any]]], repeats: int
 ) -> dict[str, float]:
@@ -159,6 +257,9 @@ async def via_lsp(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="timed reads per row")
+    parser.add_argument(
+        "--worker-repeats", type=int, default=7, help="timed reads per way, worker rows"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
 
@@ -219,6 +320,8 @@ def main() -> int:
         lsp = asyncio.run(via_lsp(root, rows, max(5, args.repeats // 2)))
         for label, median in lsp.items():
             figures[label]["lsp_p50_ms"] = median
+        print("timing the PDF worker against in-process reads ...", file=sys.stderr)
+        overhead = worker_overhead(root, "book.pdf", args.worker_repeats)
 
     shot = figures["screenshot 2880x1800"]
     pdf = figures["pdf 20 of 200 pages"]
@@ -226,14 +329,17 @@ def main() -> int:
         "screenshot p50 <= 250 ms": shot["p50_ms"] <= TARGET_SCREENSHOT_MS,
         "screenshot <= 1,600 tokens": shot["tokens"] <= TARGET_SCREENSHOT_TOKENS,
         "pdf 20 pages p50 <= 1 s": pdf["p50_ms"] <= TARGET_PDF_20_MS,
+        "worker overhead on a 20-page render < 20%": overhead["pdf render 20 pages"]["overhead"]
+        < TARGET_WORKER_OVERHEAD,
     }
-    print_table(figures, checks)
+    print_table(figures, overhead, checks)
     write_json(
         args.output,
         {
             "machine": {**machine(), "loadavg": os.getloadavg()},
             "repeats": args.repeats,
             "rows": figures,
+            "worker_overhead": overhead,
             "targets": checks,
         },
     )
@@ -241,7 +347,11 @@ def main() -> int:
     return 0
 
 
-def print_table(figures: dict[str, dict[str, Any]], checks: dict[str, bool]) -> None:
+def print_table(
+    figures: dict[str, dict[str, Any]],
+    overhead: dict[str, dict[str, Any]],
+    checks: dict[str, bool],
+) -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     header = (
         f"{'row':<27}{'p50 ms':>8}{'p95 ms':>8}{'cpu ms':>8}{'first':>8}{'LSP p50':>9}"
@@ -258,6 +368,16 @@ def print_table(figures: dict[str, dict[str, Any]], checks: dict[str, bool]) -> 
             f"{row['tokens']:>8,}{row['result_bytes']:>11,}{_int(raw):>11}"
             f"{_ratio(row.get('bytes_ratio')):>7}{_int(row.get('raw_tokens')):>8}"
         )
+    print()
+    header = f"{'PDF worker':<27}{'worker':>8}{'in-proc':>9}{'overhead':>10}{'cold':>8}"
+    print(header)
+    print("-" * len(header))
+    for label, row in overhead.items():
+        print(
+            f"{label:<27}{row['worker_p50_ms']:>8.0f}{row['in_process_p50_ms']:>9.0f}"
+            f"{row['overhead']:>+10.1%}{row['cold_worker_ms']:>8.0f}"
+        )
+    print(f"(medians of {next(iter(overhead.values()))['repeats']} reads each way, ms)")
     print()
     for name, ok in checks.items():
         print(f"{'pass' if ok else 'MISS'}  {name}")

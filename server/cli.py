@@ -54,8 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in (None, "serve"):
         from .lsp import serve
 
-        serve(getattr(args, "tcp", None))
-        return 0
+        return serve(getattr(args, "tcp", None))
     if args.command == "read":
         return _read(args)
     if args.command == "settings":

@@ -29,6 +29,7 @@ ErrorKind = Literal[
     "encrypted",
     "corrupt",
     "internal",
+    "cancelled",
 ]
 
 

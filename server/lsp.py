@@ -1,35 +1,39 @@
 """The language-server front end: pygls wiring only.
 
 Each handler converts params at the edge (`protocol.structure`), runs the core off the
-event loop, and turns a `ReadkeeperError` into a JSON-RPC error whose `data.kind` names
-what happened. Logs go to stderr and `window/logMessage`; stdout is the protocol.
+event loop, and is registered with `@request`, which turns a `ReadkeeperError` into a
+JSON-RPC error whose `data.kind` names what happened (and any other exception into kind
+`internal`). The stream is read by `transport.py`, not by pygls' reader; the LSP
+lifecycle rules pygls leaves out (refusals before `initialize` and after `shutdown`,
+one `initialize`, the exit code) are in `ReadkeeperProtocol`. Logs go to stderr and
+`window/logMessage`; stdout is the protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 import logging
 import os
-import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO, ClassVar, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, BinaryIO, ClassVar, NamedTuple, TypeVar
 
 import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.io_ import StdoutWriter, run_async
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.uris import to_fs_path
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.workspace import TextDocument
 
-from . import __version__
+from . import __version__, transport
 from .core import Buffer, Readkeeper
 from .edits import TextChange, lsp_position
 from .errors import ReadkeeperError
+from .paths import is_within, uri_path
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
@@ -45,6 +49,7 @@ from .protocol import (
     structure,
     unstructure,
 )
+from .readers.worker import cancellable
 
 log = logging.getLogger("readkeeper")
 T = TypeVar("T")
@@ -53,6 +58,23 @@ NAMESPACE = "readkeeper/"
 # LSP's RequestFailed: "the request was valid but could not be carried out".
 REQUEST_FAILED = -32803
 INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+SERVER_NOT_INITIALIZED = -32002
+
+# The kind of an error reply pygls makes itself (an unknown method, params that do not
+# fit an LSP method, a fault in pygls): every failure the client sees has one.
+# LSP's RequestCancelled: the client withdrew the request.
+REQUEST_CANCELLED = -32800
+KIND_OF_CODE = {
+    -32700: "bad_params",
+    INVALID_REQUEST: "bad_params",
+    -32601: "unsupported",
+    INVALID_PARAMS: "bad_params",
+    INTERNAL_ERROR: "internal",
+    SERVER_NOT_INITIALIZED: "bad_params",
+    REQUEST_CANCELLED: "cancelled",
+}
 
 
 @attrs.define
@@ -74,95 +96,174 @@ class RawNotification:
 
 
 class ReadkeeperProtocol(LanguageServerProtocol):
+    """pygls' LSP protocol, as the `transport.Endpoint` the stream reader hands messages
+    to, with the lifecycle rules pygls leaves out: a request before `initialize` or after
+    `shutdown` gets an error reply (pygls drops it unanswered), `initialize` is accepted
+    once (a second would re-root the sandbox), and `exit` ends the connection with LSP's
+    exit code instead of `sys.exit` from inside a handler."""
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.exit_code: int | None = None
+        self.initialize_seen = False
+
+    # --- transport.Endpoint ---
+
+    def receive(self, data: dict[str, Any]) -> None:
+        if self._refused(data):
+            return
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException as exc:
+            # Params that do not fit an LSP method: a request still gets its one reply.
+            if "method" in data and "id" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+            else:
+                log.warning("Ignored %s: %s", data.get("method", "a response"), exc.message)
+            return
+        self.handle_message(message)
+
+    def _refused(self, data: dict[str, Any]) -> bool:
+        """LSP's lifecycle: before `initialize` and after `shutdown`, a request is
+        answered with an error and a notification dropped (except `exit`)."""
+        method = data.get("method")
+        if method is None or method == types.EXIT:
+            return False  # a response, or the notification always let through
+        if "id" not in data:
+            if self.initialize_seen:
+                return False  # after shutdown pygls drops it
+            log.warning("Ignored %s: it came before initialize", method)
+            return True
+        if self._shutdown:
+            why = f"The server is shut down, so {method} was not run: only exit is accepted now."
+            self.send_error(data["id"], INVALID_REQUEST, why, "bad_params")
+            return True
+        if not self.initialize_seen and method != types.INITIALIZE:
+            why = f"The server is not initialized, so {method} was not run: send initialize first."
+            self.send_error(data["id"], SERVER_NOT_INITIALIZED, why, "bad_params")
+            return True
+        return False
+
+    def send_error(self, msg_id: Any, code: int, message: str, kind: str) -> None:
+        # Plain JSON: lsprotocol's converter would drop JSON-RPC's null id.
+        error = {"code": code, "message": message, "data": {"kind": kind}}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    def ended(self) -> int:
+        """The client closed the stream without `exit`: LSP's code as if it had sent it."""
+        return 0 if self._shutdown else 1
+
+    # --- pygls overrides ---
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         method = data.get("method")
-        if "jsonrpc" in data and isinstance(method, str) and method.startswith(NAMESPACE):
+        if isinstance(method, str) and method.startswith(NAMESPACE):
             if "id" in data:
                 return RawRequest(data["id"], method, data["jsonrpc"], data.get("params"))
             return RawNotification(method, data["jsonrpc"], data.get("params"))
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            # A request whose params do not fit the method: answer it, so the client is
-            # not left waiting, then let the reader loop log and carry on.
-            if "id" in data and "method" in data:
-                self._send_response(data["id"], error=exc.to_response_error())
-            raise
+        return super().structure_message(data)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        super()._send_response(msg_id, result, error if error is None else with_kind(error))
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        # A generator like pygls' own, which it runs step by step.
+        if self.initialize_seen:
+            raise JsonRpcException(
+                code=INVALID_REQUEST,
+                message="The server is already initialized, and its workspace roots are "
+                "fixed at the first initialize: add or remove folders with "
+                "workspace/didChangeWorkspaceFolders.",
+                data={"kind": "bad_params"},
+            )
+        self.initialize_seen = True
+        return (yield from super().lsp_initialize(params))
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Any:  # pygls' is a generator; either kind runs
+        self.exit_code = 0 if self._shutdown else 1
+
+
+def with_kind(error: types.ResponseError) -> types.ResponseError:
+    """`error` with a `data.kind`. pygls' internal errors carry the traceback in `data`:
+    the log has it (pygls logs it); the client gets the short reason only."""
+    data = error.data if isinstance(error.data, dict) else {}
+    kind = KIND_OF_CODE.get(error.code)
+    if "kind" in data or kind is None:
+        return error
+    if kind == "internal":
+        data = {"reason": error.message}
+    return types.ResponseError(code=error.code, message=error.message, data={**data, "kind": kind})
 
 
 class ReadkeeperServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("readkeeper", __version__, protocol_cls=ReadkeeperProtocol)
         self.core = Readkeeper(buffers=EditorBuffers(self))
-        self._open_uris: dict[str, str] = {}  # real path -> document URI
+        self.open_documents: dict[str, OpenDocument] = {}  # by real path
         self.initialization_settings: dict[str, Any] = {}
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdio. pygls reads stdin on a worker thread, one hop per header line
-        and per body; reading the pipe on the event loop halves the cost of a round trip.
-        Anything that is not a pipe or socket (a file, a terminal) goes the pygls way."""
-        stdin = stdin or sys.stdin.buffer
-        try:
-            mode = os.fstat(stdin.fileno()).st_mode
-        except (OSError, ValueError, AttributeError):
-            mode = 0
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            super().start_io(stdin, stdout)
-            return
-        self._stop_event = stop_event = threading.Event()
+    @property
+    def endpoint(self) -> ReadkeeperProtocol:
+        protocol = self.protocol
+        assert isinstance(protocol, ReadkeeperProtocol)
+        return protocol
+
+    def serve_stdio(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+        """Serve on stdio until `exit` or the end of input; the process exit code."""
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        return self._serve(transport.serve_stream(self.endpoint, stdin or sys.stdin.buffer))
 
-        async def serve_pipe() -> None:
-            reader = asyncio.StreamReader()
-            await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), stdin
-            )
-            try:
-                await run_async(
-                    stop_event=stop_event,
-                    reader=reader,
-                    protocol=self.protocol,
-                    logger=logging.getLogger("pygls.io_"),
-                    error_handler=self.report_server_error,
-                )
-            except asyncio.IncompleteReadError:
-                log.warning("The client closed the connection in the middle of a message.")
+    def serve_tcp(self, host: str, port: int) -> int:
+        """Serve the first client on `host:port` until it ends; the process exit code."""
+        endpoint = self.endpoint
+        return self._serve(
+            transport.serve_tcp(endpoint, host, port, lambda writer: endpoint.set_writer(writer))
+        )
 
+    # pygls' own entry points, for code that calls them: never its stream reader.
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        self.serve_stdio(stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        self.serve_tcp(host, port)
+
+    def _serve(self, connection: Coroutine[Any, Any, int]) -> int:
         try:
-            asyncio.run(serve_pipe())
+            return asyncio.run(connection)
         except BrokenPipeError:
-            log.error("Connection to the client is lost; shutting down.")
-        except (KeyboardInterrupt, SystemExit):
-            pass
+            log.error("The client closed its end of the connection; shutting down.")
+            return 1
+        except KeyboardInterrupt:
+            return 1
         finally:
-            self.shutdown()  # type: ignore[no-untyped-call]
+            self.core.close()
+            # Never wait for a handler still running: `exit` ends the process now.
+            if self._thread_pool is not None:
+                self._thread_pool.shutdown(wait=False, cancel_futures=True)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        # JSON-RPC answers an unreadable message with id null: the client learns that
-        # something it sent was lost, and the server carries on with the next message.
-        if isinstance(error, json.JSONDecodeError):
-            reply: JsonRpcException | None = JsonRpcParseError(f"Parse error: {error}")
-        elif isinstance(error, AttributeError):  # valid JSON that is not a message
-            reply = JsonRpcInvalidRequest("Invalid request: not a JSON-RPC message")
-        else:
-            reply = None
-        if reply is not None:
-            # Sent as plain JSON: lsprotocol's converter would drop the required null id.
-            payload = {"code": reply.code, "message": reply.message}
-            self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": payload})
-        if is_refusal(error):
-            return  # an answer the agent asked for (stale, not_found, ...), not a fault
-        log.error("%s", error)
+        if not carries_kind(error):  # a reply with a kind was logged where it was made
+            log.error("%s", error)
 
     def notify_user(self, message: str, kind: types.MessageType) -> None:
         log.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """Run blocking core work on the thread pool, never on the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self.thread_pool, function, *args)
+        """Run blocking core work on the thread pool, never on the event loop. When the
+        client cancels the request, a PDF worker it waits for is killed (worker.py)."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.thread_pool, cancellable, cancel, function, *args
+            )
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
 
 class ClientLogHandler(logging.Handler):
@@ -190,20 +291,26 @@ class ClientLogHandler(logging.Handler):
         self.loop.call_soon_threadsafe(self._server.window_log_message, params)
 
 
+class OpenDocument(NamedTuple):
+    """A document open in the editor: the URI as the editor sent it (for
+    workspace/applyEdit), and pygls' copy, which didChange keeps current."""
+
+    uri: str
+    document: TextDocument
+
+
 class EditorBuffers:
-    """The core's view of documents open in the editor, from pygls' workspace."""
+    """The core's view of documents open in the editor, keyed like the core's files: by
+    real path (`uri_path`), whatever spelling of the URI the editor used."""
 
     def __init__(self, server: ReadkeeperServer) -> None:
         self._server = server
 
     def get(self, real_path: str) -> Buffer | None:
-        uri = self._server._open_uris.get(real_path)
-        if uri is None:
+        opened = self._server.open_documents.get(real_path)
+        if opened is None:
             return None
-        document = self._server.workspace.text_documents.get(uri)
-        if document is None:
-            return None
-        return Buffer(text=document.source, version=document.version)
+        return Buffer(text=opened.document.source, version=opened.document.version)
 
     # --- edits of open buffers (edits.BufferEditor) ---
 
@@ -216,9 +323,10 @@ class EditorBuffers:
         editor applied them, else why not. Runs on a worker thread, which waits for
         the editor's answer while the event loop sends the request."""
         server = self._server
-        uri = server._open_uris.get(real_path)
-        if uri is None or self.loop is None:
+        opened = server.open_documents.get(real_path)
+        if opened is None or self.loop is None:
             return "the document is no longer open"
+        uri = opened.uri
         caps = server.client_capabilities.workspace
         if not (caps and caps.apply_edit):
             return "the editor does not accept workspace/applyEdit"
@@ -265,9 +373,109 @@ def to_rpc_error(exc: ReadkeeperError) -> JsonRpcException:
     return JsonRpcException(message=exc.message, code=code, data=exc.to_data())
 
 
-def _real_path(uri: str) -> str | None:
-    path = to_fs_path(uri)
-    return os.path.realpath(path) if path else None
+def internal_error(method: str, exc: Exception) -> JsonRpcException:
+    """A fault of ours: the client gets the exception's type and message, the log the
+    traceback."""
+    log.error("%s failed unexpectedly", method, exc_info=exc)
+    reason = f"{type(exc).__name__}: {exc}"[:500]
+    return JsonRpcException(
+        code=INTERNAL_ERROR,
+        message=f"{method} failed on a fault in readkeeper ({reason}); it is not something "
+        "the request did wrong, and the server's log has the details. Other requests work.",
+        data={"kind": "internal", "reason": reason},
+    )
+
+
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def request(method: str) -> Callable[[H], H]:
+    """Register a handler of a readkeeper/* request. Its `ReadkeeperError` becomes the
+    error reply its kind names, any other exception an `internal` one: every failure
+    the agent sees says what happened."""
+
+    def register(handler: H) -> H:
+        if asyncio.iscoroutinefunction(handler):
+
+            @functools.wraps(handler)
+            async def answer(ls: ReadkeeperServer, raw: Any) -> Any:
+                try:
+                    return await handler(ls, raw)
+                except ReadkeeperError as exc:
+                    raise to_rpc_error(exc) from None
+                except JsonRpcException:
+                    raise
+                except Exception as exc:
+                    raise internal_error(method, exc) from None
+
+        else:  # kept synchronous: answered inline, in the order it came
+
+            @functools.wraps(handler)
+            def answer(ls: ReadkeeperServer, raw: Any) -> Any:
+                try:
+                    return handler(ls, raw)
+                except ReadkeeperError as exc:
+                    raise to_rpc_error(exc) from None
+                except JsonRpcException:
+                    raise
+                except Exception as exc:
+                    raise internal_error(method, exc) from None
+
+        server.feature(method)(answer)
+        return handler
+
+    return register
+
+
+def notification(method: str) -> Callable[[H], H]:
+    """Register a handler of a readkeeper/* notification: there is no reply, so a
+    failure goes to the log."""
+
+    def register(handler: H) -> H:
+        @functools.wraps(handler)
+        def handle(ls: ReadkeeperServer, raw: Any) -> None:
+            try:
+                handler(ls, raw)
+            except ReadkeeperError as exc:
+                log.warning("%s ignored: %s", method, exc.message)
+            except Exception:
+                log.exception("%s failed unexpectedly", method)
+
+        server.feature(method)(handle)
+        return handler
+
+    return register
+
+
+def refused_root(path: str, may_be_home: bool) -> str | None:
+    """Why `path` (a real path) may not be a workspace root, or None. The filesystem
+    root and any folder holding the home folder would put every file of the user in
+    the agent's reach; the home folder itself only at `initialize` (a person opened it
+    in the editor), never through a later folder change."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if os.path.dirname(path) == path:
+        return "it is the filesystem root"
+    if path == home:
+        return None if may_be_home else "it is your home folder"
+    if is_within(home, path):
+        return "it contains your home folder"
+    return None
+
+
+def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: bool) -> list[str]:
+    """`paths` without the ones `refused_root` refuses, each refusal told to the user."""
+    roots: list[str] = []
+    for path in paths:
+        why = refused_root(path, may_be_home)
+        if why is None:
+            roots.append(path)
+        else:
+            ls.notify_user(
+                f"{path} is not a workspace root for readkeeper: {why}. Files there are "
+                "read only with your permission; open a project folder to work in.",
+                types.MessageType.Warning,
+            )
+    return roots
 
 
 # --- lifecycle and settings ---------------------------------------------------------------
@@ -278,10 +486,11 @@ def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     folders = [f.uri for f in params.workspace_folders or []]
     if not folders and params.root_uri:
         folders = [params.root_uri]
-    roots = [p for p in (to_fs_path(uri) for uri in folders) if p]
-    if not roots and params.root_path:
-        roots = [params.root_path]
-    ls.core.workspace.set_roots(roots)
+    roots = [p for p in map(uri_path, folders) if p]
+    if not folders and params.root_path:
+        roots = [os.path.realpath(params.root_path)]
+    # Fixed here: a second initialize is refused (ReadkeeperProtocol.lsp_initialize).
+    ls.core.workspace.set_roots(permitted_roots(ls, roots, may_be_home=True))
     options = params.initialization_options
     settings = options.get("readkeeper", options) if isinstance(options, dict) else None
     ls.initialization_settings = settings if isinstance(settings, dict) else {}
@@ -333,8 +542,11 @@ async def on_configuration(
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
 def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
-    ls.core.workspace.set_roots([r for r in roots if r])
+    # From the roots we hold, not pygls' folder list: that one keeps what was refused.
+    removed = {uri_path(f.uri) for f in params.event.removed}
+    roots = [r for r in ls.core.workspace.roots if r not in removed]
+    added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
+    ls.core.workspace.set_roots([*roots, *permitted_roots(ls, added, may_be_home=False)])
     ls.core.roots_changed()
 
 
@@ -343,34 +555,35 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> None:
-    path = _real_path(params.text_document.uri)
+    uri = params.text_document.uri
+    path = uri_path(uri)
     if path:
-        ls._open_uris[path] = params.text_document.uri
+        # pygls has just stored the document (under its own spelling of the URI); its
+        # copy is the one didChange updates.
+        ls.open_documents[path] = OpenDocument(uri, ls.workspace.get_text_document(uri))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: ReadkeeperServer, params: types.DidCloseTextDocumentParams) -> None:
-    path = _real_path(params.text_document.uri)
-    if path:
-        ls._open_uris.pop(path, None)
+    path = uri_path(params.text_document.uri)
+    opened = ls.open_documents.get(path) if path else None
+    if path and opened and opened.uri == params.text_document.uri:
+        del ls.open_documents[path]
 
 
 # --- readkeeper/* requests ----------------------------------------------------------------
 
 
-@server.feature("readkeeper/read")
+@request("readkeeper/read")
 async def read(ls: ReadkeeperServer, raw: Any) -> Any:
+    params = structure(raw, ReadParams)
     try:
-        params = structure(raw, ReadParams)
-        try:
-            result = await ls.run(ls.core.read, params)
-        except ReadkeeperError as exc:
-            if exc.kind != "outside_workspace" or not await ask_to_allow(ls, params, exc):
-                raise
-            result = await ls.run(ls.core.read, params)
-        return unstructure(result)
+        result = await ls.run(ls.core.read, params)
     except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+        if exc.kind != "outside_workspace" or not await ask_to_allow(ls, params, exc):
+            raise
+        result = await ls.run(ls.core.read, params)
+    return unstructure(result)
 
 
 async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: ReadkeeperError) -> bool:
@@ -399,39 +612,27 @@ async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: Readkeeper
     return title in (once, session)
 
 
-@server.feature("readkeeper/forget")
+@request("readkeeper/forget")
 def forget(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        return ls.core.forget(structure(raw, ForgetParams))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    return ls.core.forget(structure(raw, ForgetParams))
 
 
-@server.feature("readkeeper/stats")
+@request("readkeeper/stats")
 def stats(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        return ls.core.stats_for(structure(raw, StatsParams))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    return ls.core.stats_for(structure(raw, StatsParams))
 
 
 # --- attachments --------------------------------------------------------------------------
 
 
-@server.feature("readkeeper/attachments")
+@request("readkeeper/attachments")
 async def attachments(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        return await ls.run(ls.core.attachments, structure(raw, AttachmentsParams))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    return await ls.run(ls.core.attachments, structure(raw, AttachmentsParams))
 
 
-@server.feature("readkeeper/didChangeDiagnostics")
+@notification("readkeeper/didChangeDiagnostics")
 def did_change_diagnostics(ls: ReadkeeperServer, raw: Any) -> None:
-    try:
-        ls.core.did_change_diagnostics(structure(raw, DiagnosticsParams))
-    except ReadkeeperError as exc:  # a notification has no reply: tell the log
-        log.warning("readkeeper/didChangeDiagnostics ignored: %s", exc.message)
+    ls.core.did_change_diagnostics(structure(raw, DiagnosticsParams))
 
 
 @server.feature(types.SHUTDOWN)
@@ -449,18 +650,15 @@ APPLY_EDIT_TIMEOUT_S = 30.0
 NOTEBOOK_EDIT_FIELDS = frozenset({"cell_id", "new_source", "edit_mode"})
 
 
-@server.feature("readkeeper/edit")
+@request("readkeeper/edit")
 async def edit(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        if isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
-            cell_params = structure(raw, NotebookEditParams)
-            return unstructure(await ls.run(ls.core.edit_cell, cell_params))
-        params = structure(raw, EditParams)
-        _editor_buffers(ls).loop = asyncio.get_running_loop()
-        since = time.time_ns()
-        result = unstructure(await ls.run(ls.core.edit, params))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    if isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
+        cell_params = structure(raw, NotebookEditParams)
+        return unstructure(await ls.run(ls.core.edit_cell, cell_params))
+    params = structure(raw, EditParams)
+    _editor_buffers(ls).loop = asyncio.get_running_loop()
+    since = time.time_ns()
+    result = unstructure(await ls.run(ls.core.edit, params))
     return await with_diagnostics(ls, params.session, result, since)
 
 
@@ -479,15 +677,12 @@ async def with_diagnostics(
     return result
 
 
-@server.feature("readkeeper/write")
+@request("readkeeper/write")
 async def write(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        params = structure(raw, WriteParams)
-        _editor_buffers(ls).loop = asyncio.get_running_loop()
-        since = time.time_ns()
-        result = unstructure(await ls.run(ls.core.write, params))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    params = structure(raw, WriteParams)
+    _editor_buffers(ls).loop = asyncio.get_running_loop()
+    since = time.time_ns()
+    result = unstructure(await ls.run(ls.core.write, params))
     return await with_diagnostics(ls, params.session, result, since)
 
 
@@ -555,21 +750,14 @@ class WatchProgress:
                 self._token = None
 
 
-@server.feature("readkeeper/changes")
+@request("readkeeper/changes")
 async def changes(ls: ReadkeeperServer, raw: Any) -> Any:
-    try:
-        return unstructure(await ls.run(ls.core.changes_for, structure(raw, ChangesParams)))
-    except ReadkeeperError as exc:
-        raise to_rpc_error(exc) from None
+    return unstructure(await ls.run(ls.core.changes_for, structure(raw, ChangesParams)))
 
 
-@server.feature(types.EXIT)
-def on_exit(ls: ReadkeeperServer, params: None) -> None:
-    ls.core.close()  # after `shutdown` this finds nothing left to stop
-
-
-def is_refusal(error: BaseException | None) -> bool:
-    """A readkeeper error reply (it carries `data.kind`): an outcome, not a fault."""
+def carries_kind(error: BaseException | None) -> bool:
+    """A readkeeper error reply (it carries `data.kind`): a refusal the agent can act on,
+    or an `internal` fault whose traceback `internal_error` has logged already."""
     return (
         isinstance(error, JsonRpcException)
         and isinstance(error.data, dict)
@@ -577,20 +765,35 @@ def is_refusal(error: BaseException | None) -> bool:
     )
 
 
-class _NoRefusalTracebacks(logging.Filter):
-    """pygls logs every error reply with a traceback; for readkeeper's own refusals that
-    is noise in the editor's log, so they are left out (real faults still show)."""
+class _NoKindTracebacks(logging.Filter):
+    """pygls logs every error reply with a traceback; for replies with a kind that is
+    noise in the editor's log (a refusal is an outcome; a fault's own traceback is
+    logged where it happened), so it is left out."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and is_refusal(record.exc_info[1]))
+        return not (record.exc_info and carries_kind(record.exc_info[1]))
 
 
-def serve(tcp: tuple[str, int] | None = None) -> None:
+# After `exit`, how long cleanup may take before the process ends regardless (a handler
+# stuck in a system call must not keep it alive).
+EXIT_GRACE_S = 3.0
+
+
+def serve(tcp: tuple[str, int] | None = None) -> int:
+    """Serve until `exit` or the end of input; the exit code for the process."""
     for name in ("pygls", "pygls.protocol"):
         # pygls logs every message body at INFO: far too costly for large reads.
         logging.getLogger(name).setLevel(logging.WARNING)
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoRefusalTracebacks())
-    if tcp is None:
-        server.start_io()
-    else:
-        server.start_tcp(*tcp)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoKindTracebacks())
+    code = server.serve_stdio() if tcp is None else server.serve_tcp(*tcp)
+    deadline = threading.Timer(EXIT_GRACE_S, _exit_now, (code,))
+    deadline.daemon = True  # a normal exit does not wait for it
+    deadline.start()
+    return code
+
+
+def _exit_now(code: int) -> None:
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(code)

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from .beneath import Anchor, lstat_in
 from .errors import ReadkeeperError
@@ -216,6 +217,15 @@ class Workspace:
                 real_path=real,
                 roots=list(self.roots),
             )
+        if file_path.endswith(os.sep) and not os.path.isdir(real):
+            # "a.txt/" names a folder; the system refuses it, and so does readkeeper.
+            raise ReadkeeperError(
+                "not_found",
+                f"{file_path} ends with '{os.sep}', which names a folder, but {candidate} is "
+                f"not a folder. To read the file, give its path as {candidate}.",
+                file_path=candidate,
+                suggestions=[candidate],
+            )
         return where
 
     def not_found(self, path: str) -> ReadkeeperError:
@@ -232,6 +242,23 @@ class Workspace:
             file_path=path,
             suggestions=suggestions,
         )
+
+
+def uri_path(uri: str) -> str | None:
+    """The real path a `file:` URI names, the key the core uses for files: parsed and
+    percent-decoded (to bytes, then the filesystem encoding, so any name round-trips),
+    with the `localhost` authority accepted and symlinks resolved. None for other
+    schemes (untitled:, a remote host)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+        return None
+    path = os.fsdecode(unquote_to_bytes(parts.path))
+    if not path.startswith("/") or "\x00" in path:
+        return None
+    return os.path.realpath(path)
 
 
 def screenshot_variant(path: str) -> str | None:

@@ -1,76 +1,31 @@
-"""The server survives what a buggy client or a bug of its own throws at it."""
+"""The server survives what a buggy client or a bug of its own throws at it: every bad
+frame is answered (when it has an id) or logged, and the next good request is served."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 import json
 import os
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+from lsprotocol import types
+from raw_lsp import RawServer
 
-
-class RawServer:
-    """The real server on raw stdio, so tests can send bytes no client library would."""
-
-    def __init__(self, *command: str) -> None:
-        self.process = subprocess.Popen(
-            command or [sys.executable, "-m", "readkeeper", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def send_bytes(self, body: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(json.dumps({"jsonrpc": "2.0", **message}).encode())
-
-    def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        length = 0
-        while (line := self.process.stdout.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        message: dict[str, Any] = json.loads(self.process.stdout.read(length))
-        return message
-
-    def response(self) -> dict[str, Any]:
-        """The next response (skipping the server's own notifications and requests)."""
-        while True:
-            message = self.receive()
-            if "method" not in message:
-                return message
-
-    def request(self, id_: int, method: str, params: Any) -> dict[str, Any]:
-        self.send({"id": id_, "method": method, "params": params})
-        return self.response()
-
-    def initialize(self, root: Path) -> None:
-        reply = self.request(
-            1,
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": root.as_uri(),
-                "capabilities": {},
-            },
-        )
-        assert "result" in reply
-        self.send({"method": "initialized", "params": {}})
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
+from conftest import Session
+from readkeeper.client import JsonRpcException
+from readkeeper.errors import ReadkeeperError
+from readkeeper.transport import MAX_BODY, STALL_TIMEOUT_S
 
 
 @pytest.fixture
-def raw(workspace: Path) -> Any:
+def raw(workspace: Path) -> Iterator[RawServer]:
     server = RawServer()
     server.initialize(workspace)
     (workspace / "ok.txt").write_text("still serving\n")
@@ -80,14 +35,19 @@ def raw(workspace: Path) -> Any:
 
 def assert_still_serving(raw: RawServer, id_: int) -> None:
     reply = raw.request(id_, "readkeeper/read", {"file_path": "ok.txt", "force": True})
-    assert reply["result"]["file"]["content"] == "     1\tstill serving"
+    assert reply["result"]["file"]["content"] == "     1\tstill serving", reply
+
+
+def framed(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def test_malformed_json_is_answered_with_a_parse_error(raw: RawServer) -> None:
     raw.send_bytes(b'{"jsonrpc": "2.0", "id": 7, "method": "readkeeper/read", "params": {')
     reply = raw.response()
-    assert reply["id"] is None
+    assert reply["id"] == 7  # recovered: the request gets its one reply
     assert reply["error"]["code"] == -32700
+    assert reply["error"]["data"]["kind"] == "bad_params"
     assert_still_serving(raw, 8)
 
 
@@ -103,32 +63,281 @@ def test_unknown_method(raw: RawServer) -> None:
     reply = raw.request(3, "readkeeper/teleport", {})
     assert reply["id"] == 3
     assert reply["error"]["code"] == -32601
+    assert reply["error"]["data"]["kind"] == "unsupported"
     assert_still_serving(raw, 4)
 
 
 def test_lsp_request_with_params_of_the_wrong_shape(raw: RawServer) -> None:
     reply = raw.request(5, "textDocument/hover", {"textDocument": 12})
     assert reply["id"] == 5
-    assert "error" in reply
+    assert reply["error"]["data"]["kind"] == "bad_params"
     assert_still_serving(raw, 6)
 
 
-def test_an_exception_inside_a_handler_is_an_error_reply(workspace: Path) -> None:
+# --- bad frames, as measured on issue 10 -------------------------------------------------
+
+REQUEST = b'{"jsonrpc":"2.0","id":7,"method":"readkeeper/stats","params":{}}'
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+# Each bad frame carries request 7; the reply it gets (an error code, "result", or None
+# for no reply: a frame whose header is unreadable has no request to answer).
+BAD_FRAMES: dict[str, tuple[bytes, int | str | None]] = {
+    "content_length_too_short": (b"Content-Length: 50\r\n\r\n" + REQUEST, -32700),
+    "content_length_too_long": (b"Content-Length: 900\r\n\r\n" + REQUEST, -32700),
+    "content_length_1e12": (b"Content-Length: 1000000000000\r\n\r\n" + REQUEST, -32600),
+    "content_length_2e70": (b"Content-Length: %d\r\n\r\n" % 2**70 + REQUEST, -32600),
+    "content_length_negative": (b"Content-Length: -5\r\n\r\n" + REQUEST, -32700),
+    "content_length_not_a_number": (b"Content-Length: 5x\r\n\r\n" + REQUEST, -32700),
+    "content_length_missing": (
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + REQUEST,
+        -32700,
+    ),
+    "lf_only_headers": (b"Content-Length: %d\n\n" % len(REQUEST) + REQUEST, None),
+    "junk_before_header": (b"hello there\r\n" + framed(REQUEST), "result"),
+    "junk_glued_to_header": (b"\x00\xffjunk" + framed(REQUEST), "result"),
+    "not_utf8": (framed(REQUEST[:-2] + b'"file_path":"\xff\xfe"}}'), -32700),
+    "params_nested_100k_deep": (framed(REQUEST[:-3] + DEEP + b"}"), -32700),
+    "no_method": (framed(b'{"jsonrpc":"2.0","id":7,"params":{}}'), -32600),
+    "jsonrpc_1_0": (framed(REQUEST.replace(b'"2.0"', b'"1.0"')), -32600),
+    "jsonrpc_missing": (framed(REQUEST.replace(b'"jsonrpc":"2.0",', b"")), -32600),
+    "id_is_an_object": (framed(REQUEST.replace(b'"id":7', b'"id":{"a":7}')), None),
+}
+
+
+@pytest.fixture(scope="module")
+def shared_raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    """One server for every bad frame (a frame that wedged it fails the ones after)."""
+    root = tmp_path_factory.mktemp("bad-frames").resolve()
+    (root / "ok.txt").write_text("still serving\n")
+    server = RawServer()
+    server.initialize(root)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("name", BAD_FRAMES)
+def test_a_bad_frame_is_answered_and_the_next_request_served(
+    shared_raw: RawServer, name: str
+) -> None:
+    raw = shared_raw
+    raw.seen_responses.clear()
+    frame, expected = BAD_FRAMES[name]
+    raw.send_raw(frame)
+    assert_still_serving(raw, 8)
+    raw.request(9, "readkeeper/stats", {})  # a reply still due to request 7 is in by now
+    answered = [r for r in raw.seen_responses if r.get("id") == 7]
+    if expected is None:
+        assert answered == []
+    else:
+        assert len(answered) == 1, answered
+        (reply,) = answered
+        if expected == "result":
+            assert "result" in reply, reply
+        else:
+            assert reply["error"]["code"] == expected, reply
+            assert reply["error"]["data"]["kind"] in ("bad_params", "too_large"), reply
+            assert reply["error"]["message"]
+
+
+def test_too_long_content_length_on_the_last_message_is_answered_after_a_stall(
+    raw: RawServer,
+) -> None:
+    """Nothing comes after it, so no next header shows where it ended: after a while
+    without bytes, the server gives up on it and answers its id."""
+    raw.send_raw(b"Content-Length: 900\r\n\r\n" + REQUEST)
+    reply = raw.response(7, timeout=STALL_TIMEOUT_S + 5)
+    assert reply["error"]["code"] == -32700
+    assert "900" in reply["error"]["message"]
+    assert_still_serving(raw, 8)
+
+
+def test_a_message_over_the_size_limit_is_skipped_and_answered(raw: RawServer) -> None:
+    body = b'{"jsonrpc":"2.0","id":7,"method":"readkeeper/write","params":{"content":"'
+    body += b"x" * (MAX_BODY + 10) + b'","file_path":"big.txt"}}'
+    raw.send_bytes(body)
+    reply = raw.response(7, timeout=30)
+    assert reply["error"]["code"] == -32600
+    assert reply["error"]["data"]["kind"] == "too_large"
+    assert_still_serving(raw, 8)
+
+
+def test_end_of_input_in_the_middle_of_a_message_exits_non_zero_with_the_reason(
+    raw: RawServer,
+) -> None:
+    raw.send_raw(b'Content-Length: 500\r\n\r\n{"jsonrpc":')
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    assert raw.wait_exit() != 0
+    assert "in the middle of a message" in raw.stderr
+
+
+def test_a_stream_of_junk_exits_non_zero_with_the_reason(raw: RawServer) -> None:
+    with contextlib.suppress(BrokenPipeError):  # it gave up before the end: as it should
+        raw.send_raw(b"not lsp at all " * (MAX_BODY // 15 + 100_000))
+    assert raw.wait_exit(30) != 0
+    assert "without a Content-Length header" in raw.stderr
+
+
+# --- faults of our own --------------------------------------------------------------------
+
+
+def test_an_exception_inside_a_handler_is_an_internal_error(workspace: Path) -> None:
     # The real server, with one fault injected into the core: a bug of our own.
     inject = (
         "import readkeeper.core as core\n"
         "def broken(self, params): raise RuntimeError('injected fault')\n"
         "core.Readkeeper.stats_for = broken\n"
         "from readkeeper.cli import main\n"
-        "main(['serve'])\n"
+        "raise SystemExit(main(['serve']))\n"
     )
     server = RawServer(sys.executable, "-c", inject)
     try:
         server.initialize(workspace)
         (workspace / "ok.txt").write_text("still serving\n")
-        reply = server.request(2, "readkeeper/stats", {})
-        assert reply["error"]["code"] == -32603
-        assert "injected fault" in reply["error"]["message"]
+        error = server.request(2, "readkeeper/stats", {})["error"]
+        assert error["code"] == -32603
+        assert error["data"]["kind"] == "internal"
+        assert "RuntimeError: injected fault" in error["data"]["reason"]
+        assert "Traceback" not in json.dumps(error)  # the log has it, not the reply
         assert_still_serving(server, 3)
     finally:
         server.close()
+    assert "Traceback" in server.stderr
+    assert "injected fault" in server.stderr
+
+
+# --- URIs as editors send them ------------------------------------------------------------
+
+AWKWARD_NAMES = [
+    "my file.txt",
+    "café.txt",
+    "a#b.txt",
+    "c+d.txt",
+    "100%.txt",
+    "me@host.txt",
+    "[x].txt",
+]
+
+
+def did_change(lsp: Session, uri: str, text: str, version: int) -> None:
+    lsp.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.parametrize("name", AWKWARD_NAMES)
+async def test_unsaved_buffer_of_a_percent_encoded_uri(
+    lsp: Session, workspace: Path, name: str
+) -> None:
+    path = workspace / name
+    path.write_text("saved\n")
+    uri = lsp.open_document(path, "saved\n")  # pathlib percent-encodes: my%20file.txt
+    assert "%" in uri
+    await lsp.read(path)
+    did_change(lsp, uri, "saved\ntyped, not saved\n", 2)
+
+    file = (await lsp.read(path))["file"]
+    assert file["unsaved"] is True
+    assert file["content"].endswith("typed, not saved")
+    error = await lsp.error(
+        "readkeeper/edit", {"file_path": str(path), "old_string": "saved", "new_string": "x"}
+    )
+    assert error.data["kind"] == "dirty_buffer"
+    assert path.read_text() == "saved\n"
+
+
+async def test_unsaved_buffer_of_a_localhost_uri(lsp: Session, workspace: Path) -> None:
+    path = workspace / "my file.txt"
+    path.write_text("saved\n")
+    uri = "file://localhost" + path.as_uri()[len("file://") :]
+    lsp.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="plaintext", version=1, text="saved\n"
+            )
+        )
+    )
+    did_change(lsp, uri, "saved\nunsaved\n", 2)
+    file = (await lsp.read(path))["file"]
+    assert file["unsaved"] is True
+    error = await lsp.error(
+        "readkeeper/edit", {"file_path": str(path), "old_string": "saved\n", "new_string": "x\n"}
+    )
+    assert error.data["kind"] == "dirty_buffer"
+    assert path.read_text() == "saved\n"
+
+
+# --- the handler wrapper and the URI key, in-process ---------------------------------------
+
+
+def test_the_request_wrapper_maps_every_exception() -> None:
+    from readkeeper import lsp
+
+    faults: dict[str, Exception] = {
+        "test/os-error": OSError(22, "Invalid argument"),
+        "test/refusal": ReadkeeperError("stale", "changed since read", file_path="/x"),
+    }
+    for method, fault in faults.items():
+
+        def broken(ls: lsp.ReadkeeperServer, raw: object, fault: Exception = fault) -> None:
+            raise fault
+
+        async def broken_async(
+            ls: lsp.ReadkeeperServer, raw: object, fault: Exception = fault
+        ) -> None:
+            raise fault
+
+        lsp.request(method)(broken)
+        lsp.request(method + "/async")(broken_async)
+
+    for suffix in ("", "/async"):
+        features = lsp.server.protocol.fm.features
+
+        with pytest.raises(JsonRpcException) as caught:
+            asyncio.run(call(features["test/os-error" + suffix]))
+        assert caught.value.code == -32603
+        assert caught.value.data == {
+            "kind": "internal",
+            "reason": "OSError: [Errno 22] Invalid argument",
+        }
+        assert "Traceback" not in caught.value.message
+
+        with pytest.raises(JsonRpcException) as caught:
+            asyncio.run(call(features["test/refusal" + suffix]))
+        assert caught.value.code == -32803
+        assert caught.value.data == {"kind": "stale", "file_path": "/x"}
+
+
+async def call(handler: Any) -> Any:
+    result = handler({})
+    return await result if inspect.isawaitable(result) else result
+
+
+def test_errors_pygls_makes_get_a_kind_and_no_traceback() -> None:
+    from readkeeper.lsp import with_kind
+
+    internal = with_kind(types.ResponseError(-32603, "KeyError: 'x'", {"traceback": ["..."]}))
+    assert internal.data == {"kind": "internal", "reason": "KeyError: 'x'"}
+    assert with_kind(types.ResponseError(-32601, "Method Not Found: x")).data == {
+        "kind": "unsupported"
+    }
+    ours = types.ResponseError(-32803, "stale", {"kind": "stale"})
+    assert with_kind(ours) is ours
+
+
+def test_uri_path(tmp_path: Path) -> None:
+    from readkeeper.paths import uri_path
+
+    real = tmp_path.resolve()
+    (real / "my file#1.txt").write_text("")
+    (real / "link").symlink_to(real / "my file#1.txt")
+    assert uri_path((real / "my file#1.txt").as_uri()) == str(real / "my file#1.txt")
+    assert uri_path("file://localhost" + quote(str(real / "link"))) == str(real / "my file#1.txt")
+    assert uri_path("FILE://LOCALHOST/tmp/caf%C3%A9") == os.path.realpath("/tmp/café")
+    assert uri_path("file:///tmp/%FF") == os.path.realpath(os.fsdecode(b"/tmp/\xff"))
+    assert uri_path("file:///tmp/a;b") == os.path.realpath("/tmp/a;b")
+    for other in ("untitled:Untitled-1", "file://server/share/x", "file:///a%00b", "file:relative"):
+        assert uri_path(other) is None, other

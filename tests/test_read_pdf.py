@@ -180,6 +180,7 @@ def test_page_past_the_end(core: Readkeeper, forty: Path) -> None:
 
 def test_page_helpers() -> None:
     assert compress([1, 2, 3, 5, 7, 8]) == "1-3,5,7-8"
+    assert compress([]) == ""
     assert canonical_pages(" 1 - 3 , 5 ") == "1-3,5"
     assert canonical_pages("4-") == "4-"
     assert canonical_pages(None) == ""

@@ -1,0 +1,702 @@
+"""The PDF worker: PDFs are opened, read and drawn in a process of their own, with limits.
+
+A PDF is a program for its reader. A 1 MB file can hold a gigabyte of zlib-compressed
+zeros that pdfium inflates whole before it draws the page (seconds of CPU and 2 GB of
+memory), and neither pypdf nor pdfium can be interrupted once a page has started. So the
+server never parses a PDF itself: `read_pdf` (pdf.py) leases a worker process and asks
+it for the page count, page sizes, page text and PNG pages, one job at a time.
+
+- The worker is this file run as a script (`python -P worker.py`: no readkeeper import,
+  nothing from the working directory on `sys.path`), started by `subprocess` (fork+exec,
+  never a bare fork of the threaded server) on the first PDF read, and kept warm for the
+  next: up to `POOL_SIZE` processes, so two reads run side by side, while each process
+  does one job at a time (pdfium is not thread-safe; alone in its process it needs no
+  lock, and nothing else in the server shares its state).
+- Each job runs under limits the worker sets on itself with `resource.setrlimit`: its
+  address space (`RLIMIT_AS`, `MEMORY_BASE` plus `MEMORY_PER_INPUT_BYTE` per byte of the
+  PDF) and its CPU time (`RLIMIT_CPU`, `CPU_SECONDS` more than it has used). The parent
+  holds the wall clock: a lease that runs past `TIME_LIMIT`, or whose request is
+  cancelled, gets its worker killed.
+- Bytes go in (the PDF) and come out (text, PNG bytes) over the worker's stdin and
+  stdout, as frames: a JSON header and raw blobs. The parent never unpickles anything a
+  worker (which parses hostile input) says, and bounds every frame's size.
+- A worker that dies is reaped with its resource usage, which tells a limit hit
+  (`too_large`: the CPU limit's SIGXCPU, or a peak RSS near the memory limit, where
+  pdfium aborts on a failed allocation) from a crash on a damaged file (`corrupt`) and
+  from a kill from outside (`internal`). The server carries on either way; the next
+  lease starts a fresh worker.
+
+The limits are module constants, not settings: they bound the server against hostile
+files, and settings come partly from the client and the workspace, which must not be
+able to lift them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import io
+import json
+import logging
+import math
+import os
+import resource
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Literal, TypeVar
+
+# At most this many worker processes: two reads of PDFs run side by side (on a 2-core
+# machine more would only compete for the cores), later ones wait for a free worker.
+POOL_SIZE = 2
+# Wall-clock seconds one read may hold its worker (every job of the read together);
+# pages stop being started after `pdf._MAX_SECONDS`, so this bounds the page in flight.
+TIME_LIMIT = 20.0
+# CPU seconds one job may use. Below TIME_LIMIT, so a page that only computes is stopped
+# by the kernel (SIGXCPU) and reported as such; the wall clock catches the rest.
+CPU_SECONDS = 15
+# Address space of a job. A worker with pypdf, pdfium and Pillow loaded maps about
+# 120 MB, a 20-page render peaks under 100 MB of RSS, and a full-page 600 dpi A3 scan
+# decodes to about 210 MB; a decompression bomb is stopped here instead of at the 2 GB+
+# it takes unbounded. The PDF itself is held up to about four times (the request
+# frame, pypdf's stream, pdfium's copy, slack), hence the per-byte allowance.
+MEMORY_BASE = 768 << 20
+MEMORY_PER_INPUT_BYTE = 4
+# A worker exits after this long without a job, and is not reused after it has served
+# LEASES_PER_WORKER reads or grown past RETIRE_RSS (memory a big PDF made it keep).
+IDLE_SECONDS = 300.0
+LEASES_PER_WORKER = 100
+RETIRE_RSS = 256 << 20
+# The largest frame either side accepts (a header or a blob): a damaged length field
+# must not make the server allocate gigabytes.
+MAX_FRAME = 256 << 20
+# How often a waiting parent looks at its deadline and at cancellation.
+_POLL_SECONDS = 0.05
+
+FailureKind = Literal["too_large", "corrupt", "encrypted", "internal"]
+T = TypeVar("T")
+Item = dict[str, Any]
+OnItem = Callable[[Item, list[bytes]], None]
+
+# --- what the parent sees -----------------------------------------------------------
+
+
+class Failure(Exception):
+    """A job that did not finish: a limit was hit (`too_large`), the file is damaged or
+    crashed the worker (`corrupt`), it needs a password (`encrypted`), or the worker was
+    stopped from outside (`internal`). `page` is the page it was on, when it was on one."""
+
+    def __init__(self, kind: FailureKind, reason: str, page: int | None = None) -> None:
+        super().__init__(f"{kind}: {reason}" + ("" if page is None else f" (page {page})"))
+        self.kind: FailureKind = kind
+        self.reason = reason
+        self.page = page
+
+
+class Cancelled(Exception):
+    """The request was cancelled and its worker killed; nobody waits for an answer."""
+
+
+_cancel: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "readkeeper_cancel", default=None
+)
+
+
+def cancellable(cancel: threading.Event, function: Callable[..., T], *args: Any) -> T:
+    """Call `function(*args)` in this thread so that setting `cancel` (the front end
+    does, when the client cancels the request) kills the worker it is waiting for."""
+    token = _cancel.set(cancel)
+    try:
+        return function(*args)
+    finally:
+        _cancel.reset(token)
+
+
+# --- frames: a JSON header, then raw blobs --------------------------------------------
+
+
+def _frame(header: dict[str, Any], blobs: list[bytes]) -> list[bytes]:
+    head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
+    return [struct.pack(">I", len(head)), head, *blobs]
+
+
+def _parse_header(raw: bytes) -> tuple[dict[str, Any], list[int]]:
+    header = json.loads(raw)
+    if not isinstance(header, dict):
+        raise ValueError("a frame header that is not an object")
+    sizes = header.pop("blobs", [])
+    if not isinstance(sizes, list) or not all(
+        isinstance(n, int) and 0 <= n <= MAX_FRAME for n in sizes
+    ):
+        raise ValueError("bad blob sizes in a frame header")
+    return header, sizes
+
+
+# --- the parent side: processes, leases, the pool -------------------------------------
+
+
+class _Process:
+    """One worker process and the parent's ends of its pipes."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", os.path.abspath(__file__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd="/",  # nothing of the workspace is importable or writable by accident
+            close_fds=True,
+        )
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.to_worker = self.proc.stdin.fileno()
+        self.from_worker = self.proc.stdout.fileno()
+        os.set_blocking(self.to_worker, False)
+        os.set_blocking(self.from_worker, False)
+        self.leases = 0
+        self.peak_rss = 0
+        self.idle_since = time.monotonic()
+        self.reaped: tuple[int, Any] | None = None  # (wait status, rusage)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def reusable(self) -> bool:
+        return (
+            self.reaped is None
+            and self.proc.poll() is None
+            and self.leases < LEASES_PER_WORKER
+            and self.peak_rss < RETIRE_RSS
+            # The worker leaves by itself after IDLE_SECONDS: never hand out one that
+            # may be leaving as the request reaches it.
+            and time.monotonic() - self.idle_since < IDLE_SECONDS - 30
+        )
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.reap()
+
+    def reap(self, timeout: float | None = None) -> tuple[int, Any]:
+        """Wait for the process to exit (killing it after `timeout`), with its rusage."""
+        if self.reaped is None:
+            if self.proc.returncode is not None:  # already reaped by Popen.poll
+                self.reaped = (0, None)
+            else:
+                end = None if timeout is None else time.monotonic() + timeout
+                while True:
+                    pid, status, usage = os.wait4(self.pid, 0 if end is None else os.WNOHANG)
+                    if pid:
+                        break
+                    if end is not None and time.monotonic() > end:
+                        with contextlib.suppress(ProcessLookupError):
+                            self.proc.kill()
+                        end = None
+                    else:
+                        time.sleep(0.01)
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.reaped = (status, usage)
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()  # type: ignore[union-attr]
+        return self.reaped
+
+
+class _Eof(Exception):
+    pass
+
+
+class Lease:
+    """A worker process held for one read: its jobs run in order on the same document,
+    under one wall-clock deadline."""
+
+    def __init__(self, process: _Process, cancel: threading.Event | None) -> None:
+        self._process = process
+        self._cancel = cancel
+        self.deadline = time.monotonic() + TIME_LIMIT
+        self._memory = MEMORY_BASE
+        self._failure: Failure | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def healthy(self) -> bool:
+        return self._failure is None
+
+    def call(
+        self,
+        job: str,
+        args: dict[str, Any] | None = None,
+        data: bytes | None = None,
+        on_item: OnItem | None = None,
+    ) -> dict[str, Any]:
+        """Run `job` in the worker (with the PDF's bytes, for the first job of a read).
+        Each page it streams back goes to `on_item` as it arrives; the job's own result
+        is returned. Raises `Failure` (the worker is then gone) or `Cancelled`."""
+        if self._failure is not None:
+            raise self._failure
+        if data is not None:
+            self._memory = MEMORY_BASE + MEMORY_PER_INPUT_BYTE * len(data)
+        limits = {"cpu": CPU_SECONDS, "memory": self._memory}
+        blobs = [] if data is None else [data]
+        frame = _frame({"job": job, "args": args or {}, "limits": limits}, blobs)
+        try:
+            self._send(frame)
+            while True:
+                header, blobs = self._receive()
+                if "item" in header:
+                    if on_item is not None:
+                        on_item(header["item"], blobs)
+                    continue
+                self._process.peak_rss = max(self._process.peak_rss, int(header.get("rss", 0)))
+                if "error" in header:
+                    error = header["error"]
+                    failure = Failure(error["kind"], str(error["reason"]), error.get("page"))
+                    if failure.kind in ("too_large", "internal"):
+                        self._fail(failure)  # the worker leaves after these
+                    raise failure
+                result: dict[str, Any] = header["done"]
+                return result
+        except _Eof:
+            failure = self._verdict()
+            self._failure = failure
+            raise failure from None
+        except (Failure, Cancelled):
+            raise
+        except BaseException:
+            # Anything else (a bad frame, an error while handling an item) leaves the
+            # conversation in an unknown state: the worker cannot be trusted further.
+            self._fail(Failure("internal", "the PDF worker's answer was cut short"))
+            raise
+
+    def _fail(self, failure: Failure) -> None:
+        self._failure = failure
+        self._process.kill()
+
+    def _wait(self, fd: int, events: int) -> None:
+        poller = select.poll()
+        poller.register(fd, events | select.POLLHUP | select.POLLERR)
+        while True:
+            if self._cancel is not None and self._cancel.is_set():
+                self._fail(Failure("internal", "cancelled"))
+                raise Cancelled
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                failure = Failure("too_large", f"the {TIME_LIMIT:.0f}-second time limit")
+                self._fail(failure)
+                raise failure
+            if poller.poll(min(left, _POLL_SECONDS) * 1000):
+                return
+
+    def _send(self, parts: list[bytes]) -> None:
+        for part in parts:
+            view = memoryview(part)
+            while view:
+                self._wait(self._process.to_worker, select.POLLOUT)
+                try:
+                    sent = os.write(self._process.to_worker, view[: 1 << 20])
+                except BlockingIOError:
+                    continue
+                except BrokenPipeError:
+                    raise _Eof from None
+                view = view[sent:]
+
+    def _read(self, size: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < size:
+            self._wait(self._process.from_worker, select.POLLIN)
+            try:
+                chunk = os.read(self._process.from_worker, min(size - len(chunks), 1 << 20))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise _Eof
+            chunks += chunk
+        return bytes(chunks)
+
+    def _receive(self) -> tuple[dict[str, Any], list[bytes]]:
+        (length,) = struct.unpack(">I", self._read(4))
+        if length > MAX_FRAME:
+            raise ValueError(f"a {length:,}-byte frame header")
+        header, sizes = _parse_header(self._read(length))
+        return header, [self._read(size) for size in sizes]
+
+    def _verdict(self) -> Failure:
+        """Why the worker died, from how it ended and what it used."""
+        status, usage = self._process.reap(timeout=1.0)
+        # The peak is the worker's, over its life; one that grew past RETIRE_RSS was not
+        # reused, so a peak near this lease's limit was reached in this lease.
+        rss = 0 if usage is None else usage.ru_maxrss * 1024
+        memory = f"the {self._memory / (1 << 20):,.0f} MB memory limit"
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            name = signal.Signals(number).name if number in signal.valid_signals() else number
+            if number == signal.SIGXCPU:
+                return Failure("too_large", f"the {CPU_SECONDS}-second CPU limit")
+            # pdfium aborts when an allocation fails, Python raises: either way the
+            # process had grown to near its limit.
+            if rss >= self._memory // 2:
+                return Failure("too_large", memory)
+            if number in _CRASHES:
+                return Failure("corrupt", f"the PDF reader crashed ({name})")
+            return Failure("internal", f"the PDF worker was stopped by {name} from outside")
+        if rss >= self._memory // 2:
+            return Failure("too_large", memory)
+        code = os.waitstatus_to_exitcode(status)
+        return Failure("internal", f"the PDF worker exited unexpectedly (code {code})")
+
+
+_CRASHES = {
+    signal.SIGSEGV,
+    signal.SIGBUS,
+    signal.SIGILL,
+    signal.SIGFPE,
+    signal.SIGABRT,
+    signal.SIGTRAP,
+    signal.SIGSYS,
+}
+
+
+class Pool:
+    """Up to `size` warm worker processes, each leased to one read at a time."""
+
+    def __init__(self, size: int = POOL_SIZE) -> None:
+        self.size = size
+        self._idle: list[_Process] = []
+        self._live: set[_Process] = set()
+        self._starting = 0
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Lease]:
+        """A worker for one read: a warm one if there is one, else a new one, else the
+        first to come free (the wait ends early if the request is cancelled)."""
+        cancel = _cancel.get()
+        process = self._acquire(cancel)
+        lease = Lease(process, cancel)
+        try:
+            yield lease
+        finally:
+            self._release(process, lease.healthy)
+
+    def pids(self) -> list[int]:
+        """The live workers' process ids (for tests and diagnostics)."""
+        with self._changed:
+            return [p.pid for p in self._live]
+
+    def close(self) -> None:
+        """Stop every worker (at exit): idle ones and those still on a job."""
+        with self._changed:
+            processes, self._idle = list(self._live), []
+            self._live.clear()
+        for process in processes:
+            process.kill()
+
+    def _acquire(self, cancel: threading.Event | None) -> _Process:
+        with self._changed:
+            while True:
+                while self._idle:
+                    process = self._idle.pop()
+                    if process.reusable():
+                        process.leases += 1
+                        return process
+                    self._live.discard(process)
+                    process.kill()
+                if len(self._live) + self._starting < self.size:
+                    self._starting += 1
+                    break
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled
+                self._changed.wait(_POLL_SECONDS)
+        try:
+            process = _Process()
+        except OSError as exc:
+            raise Failure("internal", f"the PDF worker could not start ({exc})") from None
+        finally:
+            with self._changed:
+                self._starting -= 1
+                self._changed.notify()
+        process.leases = 1
+        with self._changed:
+            self._live.add(process)
+        return process
+
+    def _release(self, process: _Process, healthy: bool) -> None:
+        process.idle_since = time.monotonic()
+        with self._changed:
+            keep = healthy and process in self._live and process.reusable()
+            if keep:
+                self._idle.append(process)
+            else:
+                self._live.discard(process)
+            self._changed.notify()
+        if not keep:
+            process.kill()
+
+
+_pool: Pool | None = None
+_pool_lock = threading.Lock()
+
+
+def pool() -> Pool:
+    """The server's pool, created (and its shutdown at exit registered) on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            import atexit
+
+            _pool = Pool()
+            atexit.register(_pool.close)
+        return _pool
+
+
+def lease() -> contextlib.AbstractContextManager[Lease]:
+    return pool().lease()
+
+
+# --- the worker side: jobs on one document --------------------------------------------
+
+# pypdf's text extraction is pure Python and grows faster than the page's content (a
+# 1 MB content stream takes seconds); larger pages go to pdfium's (C, linear, about
+# 0.4 s a MB here), and pages past the hard cap are not parsed for text at all.
+_PYPDF_MAX_CONTENT_BYTES = 256 * 1024
+_MAX_PAGE_CONTENT_BYTES = 8 * 1024 * 1024
+
+
+class _Document:
+    """The PDF of the current lease, opened by each library on first need."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._reader: Any = None
+        self._pdfium: Any = None
+
+    def reader(self) -> Any:
+        if self._reader is None:
+            from pypdf import PdfReader
+
+            # pypdf logs a warning for every flaw it works around: thousands for a
+            # hostile file.
+            logging.getLogger("pypdf").setLevel(logging.ERROR)
+            self._reader = PdfReader(io.BytesIO(self.data), strict=False)
+        return self._reader
+
+    def pdfium(self) -> Any:
+        if self._pdfium is None:
+            import pypdfium2 as pdfium
+
+            try:
+                self._pdfium = pdfium.PdfDocument(self.data)
+            except pdfium.PdfiumError as exc:
+                raise Failure("corrupt", _describe(exc)) from None
+        return self._pdfium
+
+    def close(self) -> None:
+        if self._pdfium is not None:
+            self._pdfium.close()
+
+
+Send = Callable[[dict[str, Any], list[bytes]], None]
+
+
+def _job_open(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
+    """The page count, by pypdf, which also decrypts PDFs whose user password is empty."""
+    from pypdf.errors import FileNotDecryptedError
+
+    try:
+        count = len(doc.reader().pages)  # raises when a password is needed
+    except FileNotDecryptedError:
+        raise Failure("encrypted", "a password is needed") from None
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise Failure("corrupt", _describe(exc)) from None
+    if count == 0:
+        raise Failure("corrupt", "it has no pages")
+    return {"page_count": count}
+
+
+def _job_sizes(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
+    """Each page's width and height in points, as pdfium draws it (rotation included),
+    read from the page tree without parsing the pages' content."""
+    pdf = doc.pdfium()
+    return {"sizes": [list(pdf.get_page_size(number - 1)) for number in args["pages"]]}
+
+
+def _job_text(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
+    """Each page's text, streamed; no new page is started after `stop_after` seconds."""
+    start = time.monotonic()
+    for index, number in enumerate(args["pages"]):
+        if index and time.monotonic() - start > args["stop_after"]:
+            return {"stopped": True}
+        text, problem = _page_text(doc, number)
+        send({"item": {"number": number, "text": text, "problem": problem}}, [])
+    return {"stopped": False}
+
+
+def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
+    """The text of page `number`, or why there is none to show."""
+    try:
+        page = doc.reader().pages[number - 1]
+        contents = page.get_contents()
+        size = len(contents.get_data()) if contents is not None else 0
+        if size > _MAX_PAGE_CONTENT_BYTES:
+            return "", f"page content too large to extract text from ({size:,} bytes)"
+        if size > _PYPDF_MAX_CONTENT_BYTES:
+            return _pdfium_text(doc, number), None
+        return str(page.extract_text()), None
+    except MemoryError:
+        raise
+    except Exception as exc:  # a damaged page spoils that page, not the whole read
+        return "", f"text could not be extracted ({_describe(exc)})"
+
+
+def _pdfium_text(doc: _Document, number: int) -> str:
+    page = doc.pdfium()[number - 1]
+    try:
+        textpage = page.get_textpage()
+        try:
+            return str(textpage.get_text_bounded())
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+
+
+def _job_render(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
+    """Pages drawn by pdfium at `scale`, fitted to exactly `width` x `height`, as PNG,
+    streamed; no new page is started after `stop_after` seconds."""
+    pdf = doc.pdfium()
+    start = time.monotonic()
+    for index, (number, scale, width, height) in enumerate(args["pages"]):
+        if index and time.monotonic() - start > args["stop_after"]:
+            return {"stopped": True}
+        try:
+            png = _draw(pdf, number, scale, (width, height))
+        except MemoryError:
+            raise
+        except Exception as exc:  # pdfium refused the page: the rest may still draw
+            raise Failure("corrupt", _describe(exc), number) from None
+        send({"item": {"number": number, "width": width, "height": height}}, [png])
+    return {"stopped": False}
+
+
+def _draw(pdf: Any, number: int, scale: float, size: tuple[int, int]) -> bytes:
+    page = pdf[number - 1]
+    try:
+        bitmap = page.render(scale=scale)
+        try:
+            picture = bitmap.to_pil()
+            if picture.size != size:  # rounding in pdfium's favour
+                picture = picture.resize(size)
+            out = io.BytesIO()
+            picture.save(out, "PNG", compress_level=3)
+            return out.getvalue()
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+
+
+_JOBS: dict[str, Callable[[_Document, dict[str, Any], Send], dict[str, Any]]] = {
+    "open": _job_open,
+    "sizes": _job_sizes,
+    "text": _job_text,
+    "render": _job_render,
+}
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+def _write_all(fd: int, parts: list[bytes]) -> None:
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def _set_limits(limits: dict[str, Any]) -> None:
+    """This job's CPU and memory limits. Only the soft limits move (an unprivileged
+    process cannot raise a hard limit again), so the next job can have its own."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = math.ceil(usage.ru_utime + usage.ru_stime) + int(limits["cpu"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.RLIM_INFINITY))
+    # macOS does not enforce an address-space limit (and may refuse one): there the CPU
+    # limit and the parent's deadline remain.
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_AS, (int(limits["memory"]), resource.RLIM_INFINITY))
+
+
+def _serve() -> None:
+    """The worker's loop: one job at a time, until stdin closes or it idles out."""
+    # The protocol gets the original stdin/stdout; anything a library prints goes to
+    # stderr (the server's log) instead of into a frame.
+    requests, replies = os.dup(0), os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when this ends
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a limit hit leaves no core file
+    document: _Document | None = None
+
+    def send(header: dict[str, Any], blobs: list[bytes]) -> None:
+        _write_all(replies, _frame(header, blobs))
+
+    while True:
+        ready, _, _ = select.select([requests], [], [], IDLE_SECONDS)
+        raw = _read_exactly(requests, 4) if ready else None
+        if raw is None:
+            return
+        head = _read_exactly(requests, struct.unpack(">I", raw)[0])
+        if head is None:
+            return
+        request, sizes = _parse_header(head)
+        blobs = [_read_exactly(requests, n) for n in sizes]
+        if None in blobs:
+            return
+        _set_limits(request["limits"])
+        leave = False
+        try:
+            if blobs:
+                if document is not None:
+                    document.close()
+                document = _Document(blobs[0] or b"")
+            if document is None:
+                raise Failure("internal", "no document was sent")
+            reply: dict[str, Any] = {"done": _JOBS[request["job"]](document, request["args"], send)}
+        except Failure as exc:
+            reply = {"error": {"kind": exc.kind, "reason": exc.reason, "page": exc.page}}
+        except MemoryError:
+            limit = f"the {request['limits']['memory'] / (1 << 20):,.0f} MB memory limit"
+            reply = {"error": {"kind": "too_large", "reason": limit, "page": None}}
+            leave = True  # what the libraries hold after a failed allocation is unknown
+        except Exception as exc:
+            reply = {"error": {"kind": "internal", "reason": _describe(exc), "page": None}}
+            leave = True
+        reply["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        send(reply, [])
+        if leave:
+            return
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,218 @@
+"""What the sandbox tests share: the secret that must never come back, the folder outside
+the workspace that holds it, a process that swaps two names as fast as the kernel can,
+a server session whose stderr cannot fill up, and a tally of what a run of racing
+requests got back.
+
+The swapper is a separate process (not a thread), so the GIL never takes turns with the
+server's requests: the names really change between any two system calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from conftest import Session, start_session
+from readkeeper.client import JsonRpcException, ReadkeeperClient
+
+# Text that only the files outside the workspace hold: if it shows up in any reply, the
+# reply carries content from outside the workspace.
+SECRET = "sandbox-secret-5f1e9c-outside-the-workspace"
+SWAPPER_READY_S = 15.0
+SERVER_CLOSE_S = 15.0
+# A batch of requests that takes longer than this is a hang, not a slow machine.
+BATCH_DEADLINE_S = 60.0
+
+# Exchanges two names atomically (renameat2 RENAME_EXCHANGE) in a tight loop until
+# killed; dies with its parent (PR_SET_PDEATHSIG), so no run leaves one behind.
+_SWAPPER = r"""
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+rename = libc.renameat2
+rename.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+for _ in range(2):
+    if rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
+        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+os.write(1, b"ready\n")
+while True:
+    rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+"""
+
+
+def outside_folder(tmp_path: Path, name: str = "outside") -> Path:
+    """A folder beside the workspace (tmp_path/ws), outside it."""
+    folder = tmp_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder.resolve()
+
+
+def leaked(value: Any) -> bool:
+    """Whether `value` (a result, an error's message and data) carries the secret."""
+    return SECRET in json.dumps(value, default=str)
+
+
+@contextmanager
+def swapping(a: Path, b: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """While the block runs, `a` and `b` trade places continuously (a file with a
+    symlink, a folder with a symlink). The swapper is killed on the way out, whatever
+    happens; it must still be running then, or the block did not race anything."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SWAPPER, str(a), str(b)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + SWAPPER_READY_S
+        while True:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"the swapper did not start within {SWAPPER_READY_S:g} s"
+            ready, _, _ = select.select([process.stdout], [], [], remaining)
+            if ready:
+                line = os.read(process.stdout.fileno(), 64)
+                if line.startswith(b"ready"):
+                    break
+                _, err = process.communicate(timeout=SWAPPER_READY_S)
+                raise AssertionError(f"the swapper failed: {err.decode(errors='replace')}")
+        yield process
+        assert process.poll() is None, "the swapper stopped before the tries ended"
+    finally:
+        process.kill()
+        process.wait()
+
+
+class SandboxClient(ReadkeeperClient):
+    """The client for racing runs. The server's stderr goes to `log`: pygls' client
+    pipes it and never reads it, so a server that logs many error tracebacks (today's
+    -32603 replies) fills the pipe, blocks, and stops answering. A prompt to read
+    outside the workspace (a refused read asks the user) is answered Deny at once."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__()
+        self.log = log
+        self.prompts = 0
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def deny(client: SandboxClient, params: types.ShowMessageRequestParams) -> Any:
+            client.prompts += 1
+            return types.MessageActionItem(title="Deny")
+
+    async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        serve = [sys.executable, "-m", "readkeeper", "serve", *extra_args]
+        await self.start_io(
+            "sh",
+            "-c",
+            'log=$1; shift; exec "$@" 2>>"$log"',
+            "sh",
+            str(self.log),
+            *serve,
+            env={**os.environ, **(env or {})},
+        )
+
+
+@asynccontextmanager
+async def sandbox_session(
+    root: Path, log: Path, settings: dict[str, Any] | None = None
+) -> AsyncIterator[Session]:
+    """A real server for `root` (stderr to `log`), shut down on the way out, and
+    killed if it does not shut down in time."""
+    client = SandboxClient(log)
+    try:
+        yield await start_session(root, settings, client=client)
+    finally:
+        try:
+            await asyncio.wait_for(client.close(), SERVER_CLOSE_S)
+        except TimeoutError:
+            raise AssertionError(
+                f"the server did not shut down within {SERVER_CLOSE_S:g} s; its log: {log}"
+            ) from None
+        finally:
+            process = getattr(client, "_server", None)  # pygls keeps the process here
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+@dataclass
+class Tally:
+    """What the tries of one racing run got back."""
+
+    tries: int = 0
+    ok: int = 0
+    refused: Counter[str] = field(default_factory=Counter)  # data.kind -> count
+    escapes: list[str] = field(default_factory=list)  # what got out, one line each
+    without_kind: list[str] = field(default_factory=list)  # error replies with no data.kind
+
+    def error(self, exc: BaseException, what: str) -> None:
+        if not isinstance(exc, JsonRpcException):
+            raise exc  # not a reply at all (a timeout, a dead server): the run is void
+        data = exc.data if isinstance(exc.data, dict) else None
+        if data is None or "kind" not in data:
+            self.without_kind.append(f"{what}: code {exc.code} {exc.message}")
+        else:
+            self.refused[data["kind"]] += 1
+        if leaked({"message": exc.message, "data": exc.data}):
+            self.escapes.append(f"{what}: the error reply carries the secret")
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in self.refused.most_common()) or "none"
+        return (
+            f"{self.tries} tries: {self.ok} ok, refused ({kinds}), "
+            f"{len(self.escapes)} escapes, {len(self.without_kind)} errors without a kind; "
+            f"first escapes {self.escapes[:3]}; first errors without a kind "
+            f"{self.without_kind[:3]}"
+        )
+
+    def assert_sealed(self) -> None:
+        """No escape, every error a readkeeper refusal, and the race was live: some
+        tries met the inside state and some the swapped one (else nothing was tested)."""
+        assert self.escapes == [], self.summary()
+        assert self.without_kind == [], self.summary()
+        assert self.ok > 0, f"no try succeeded, so none met the inside state: {self.summary()}"
+        assert sum(self.refused.values()) > 0, (
+            f"no try was refused, so none met the swapped state: {self.summary()}"
+        )
+
+
+async def in_batches(
+    tries: int,
+    one: Callable[[int], Awaitable[Any]],
+    settle: Callable[[int, Any], None],
+    batch: int = 20,
+) -> None:
+    """Run `one(i)` for each try, `batch` at a time concurrently; hand each outcome (a
+    result or the exception) to `settle(i, outcome)`."""
+    for start in range(0, tries, batch):
+        indices = range(start, min(start + batch, tries))
+        batched = asyncio.gather(*(one(i) for i in indices), return_exceptions=True)
+        try:
+            outcomes = await asyncio.wait_for(batched, BATCH_DEADLINE_S)
+        except TimeoutError:
+            raise AssertionError(
+                f"tries {indices.start}-{indices.stop - 1} got no reply within "
+                f"{BATCH_DEADLINE_S:g} s"
+            ) from None
+        for i, outcome in zip(indices, outcomes, strict=True):
+            settle(i, outcome)
+
+
+def listing(folder: Path) -> list[str]:
+    """Every name under `folder`, hidden and temporary files included."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))

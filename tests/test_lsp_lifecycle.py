@@ -1,0 +1,180 @@
+"""LSP's lifecycle, as the spec says: requests before `initialize` and after `shutdown`
+are refused with an answer, `exit` ends the process with LSP's exit code, and the
+workspace roots are fixed at the first `initialize` (never `/` or the home folder)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from raw_lsp import WAIT_S, RawServer
+
+CONSOLE_SCRIPT = Path(sys.executable).with_name("readkeeper")
+
+
+@pytest.fixture
+def raw(workspace: Path) -> Iterator[RawServer]:
+    server = RawServer()
+    server.initialize(workspace)
+    (workspace / "ok.txt").write_text("inside\n")
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A file outside the workspace (its sibling folder)."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    secret = folder / "secret.txt"
+    secret.write_text("not for the agent\n")
+    return secret
+
+
+def read(raw: RawServer, id_: int, path: str | Path) -> dict[str, Any]:
+    return raw.request(id_, "readkeeper/read", {"file_path": str(path), "force": True})
+
+
+def kind(reply: dict[str, Any]) -> str | None:
+    return reply.get("error", {}).get("data", {}).get("kind")
+
+
+def wait_for_shown_message(raw: RawServer, fragment: str) -> str:
+    """The window/showMessage that contains `fragment` (server messages arrive in their
+    own time: poll with a deadline, with a request to read them in between)."""
+    deadline = time.monotonic() + WAIT_S
+    probe = 1000
+    while time.monotonic() < deadline:
+        for message in raw.shown_messages():
+            if fragment in message:
+                return message
+        probe += 1
+        raw.request(probe, "readkeeper/stats", {})
+    raise AssertionError(f"no window/showMessage with {fragment!r}: {raw.shown_messages()}")
+
+
+# --- shutdown and exit --------------------------------------------------------------------
+
+
+def test_requests_after_shutdown_are_invalid_and_exit_then_ends_with_0(raw: RawServer) -> None:
+    assert raw.request(2, "shutdown", None) == {"jsonrpc": "2.0", "id": 2, "result": None}
+    for id_, method in [(3, "readkeeper/stats"), (4, "readkeeper/read"), (5, "shutdown")]:
+        reply = raw.request(id_, method, {"file_path": "ok.txt"})
+        assert reply["error"]["code"] == -32600, reply
+        assert kind(reply) == "bad_params"
+        assert "shut down" in reply["error"]["message"]
+    raw.notify("exit")
+    assert raw.wait_exit() == 0
+
+
+def test_exit_without_shutdown_ends_with_1(raw: RawServer) -> None:
+    raw.notify("exit")
+    assert raw.wait_exit() == 1
+
+
+@pytest.mark.parametrize("command", ["module", "console_script"])
+def test_exit_codes_through_each_entry_point(workspace: Path, command: str) -> None:
+    argv = [sys.executable, "-m", "readkeeper"] if command == "module" else [str(CONSOLE_SCRIPT)]
+    server = RawServer(*argv, "serve")
+    try:
+        server.initialize(workspace)
+        server.request(2, "shutdown", None)
+        server.notify("exit")
+        assert server.wait_exit() == 0
+    finally:
+        server.close()
+
+
+def test_end_of_input_after_shutdown_ends_with_0(raw: RawServer) -> None:
+    raw.request(2, "shutdown", None)
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    assert raw.wait_exit() == 0
+
+
+def test_requests_before_initialize_get_server_not_initialized(workspace: Path) -> None:
+    server = RawServer()
+    try:
+        reply = server.request(1, "readkeeper/stats", {})
+        assert reply["error"]["code"] == -32002
+        assert kind(reply) == "bad_params"
+        server.initialize(workspace)
+        assert "result" in server.request(2, "readkeeper/stats", {})
+    finally:
+        server.close()
+
+
+# --- the roots are fixed at the first initialize ------------------------------------------
+
+
+def test_a_second_initialize_is_refused_and_changes_nothing(raw: RawServer, outside: Path) -> None:
+    assert kind(read(raw, 2, outside)) == "outside_workspace"
+    reply = raw.request(
+        3, "initialize", {"processId": None, "rootUri": "file:///", "capabilities": {}}
+    )
+    assert reply["error"]["code"] == -32600
+    assert kind(reply) == "bad_params"
+    assert "already initialized" in reply["error"]["message"]
+    assert kind(read(raw, 4, outside)) == "outside_workspace"
+    assert kind(read(raw, 5, "/etc/passwd")) == "outside_workspace"
+    assert read(raw, 6, "ok.txt")["result"]["file"]["content"] == "     1\tinside"
+
+
+def test_a_first_initialize_at_the_filesystem_root_runs_without_a_root(
+    workspace: Path, outside: Path
+) -> None:
+    server = RawServer()
+    try:
+        server.initialize(
+            None, rootUri="file:///", workspaceFolders=[{"uri": "file:///", "name": "/"}]
+        )
+        wait_for_shown_message(server, "not a workspace root")
+        assert kind(read(server, 2, outside)) == "outside_workspace"
+        assert kind(read(server, 3, "/etc/passwd")) == "outside_workspace"
+    finally:
+        server.close()
+
+
+def test_folder_changes_never_add_the_root_or_home(
+    tmp_path: Path, workspace: Path, outside: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    (home / "notes.txt").write_text("private\n")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "more.txt").write_text("added folder\n")
+    server = RawServer(env={"HOME": str(home)})
+    try:
+        server.initialize(workspace)
+        added = [
+            {"uri": "file:///", "name": "root"},
+            {"uri": home.as_uri(), "name": "home"},
+            {"uri": tmp_path.as_uri(), "name": "above home"},
+            {"uri": extra.as_uri(), "name": "extra"},
+        ]
+        server.notify(
+            "workspace/didChangeWorkspaceFolders", {"event": {"added": added, "removed": []}}
+        )
+        shown = wait_for_shown_message(server, str(home))
+        assert "not a workspace root" in shown
+        wait_for_shown_message(server, "/ is not a workspace root")
+        assert read(server, 2, extra / "more.txt")["result"]["file"]["content"].endswith(
+            "added folder"
+        )
+        assert kind(read(server, 3, home / "notes.txt")) == "outside_workspace"
+        assert kind(read(server, 4, outside)) == "outside_workspace"
+        assert kind(read(server, 5, "/etc/passwd")) == "outside_workspace"
+
+        removed = [{"uri": extra.as_uri(), "name": "extra"}]
+        server.notify(
+            "workspace/didChangeWorkspaceFolders", {"event": {"added": [], "removed": removed}}
+        )
+        assert kind(read(server, 6, extra / "more.txt")) == "outside_workspace"
+    finally:
+        server.close()
+    assert "home" in server.stderr  # the refusal is in the log too
