@@ -70,6 +70,9 @@ def _load_openat2() -> Any:
 
 
 _syscall = _load_openat2()
+# One read-only `open_how` per set of flags (there are two).
+_HOWS: dict[int, _OpenHow] = {}
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
 # None until the first call tells whether the kernel (or a seccomp filter) allows it.
 _openat2_works: bool | None = None if _syscall is not None else False
 _probe_lock = threading.Lock()
@@ -80,10 +83,10 @@ def _openat2(dir_fd: int, path: str, flags: int) -> int | None:
     global _openat2_works
     if _openat2_works is False:
         return None
-    how = _OpenHow(flags | _CLOEXEC, 0, _RESOLVE)
-    fd = int(
-        _syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
-    )
+    how = _HOWS.get(flags)
+    if how is None:
+        how = _HOWS[flags] = _OpenHow(flags | _CLOEXEC, 0, _RESOLVE)
+    fd = int(_syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how), _HOW_SIZE))
     if fd >= 0:
         _openat2_works = True
         return fd
@@ -171,7 +174,7 @@ class Anchor:
         anchor; "" for the anchor itself). `write` makes it one that can be fsynced."""
         flags = (os.O_RDONLY if write else _O_PATH) | _DIRECTORY
         parts = _parts(relative)
-        fd = _openat2(self.fd, os.path.join(*parts) if parts else ".", flags)
+        fd = _openat2(self.fd, relative if parts else ".", flags)
         return fd if fd is not None else _walk(self.fd, parts, flags)
 
     def make_folders(self, relative: str, mode: int = 0o777) -> None:

@@ -22,7 +22,7 @@ from . import readers
 from .attachments.diagnostics import DiagnosticsStore
 from .changes import ChangeNotices
 from .errors import ReadkeeperError
-from .fileio import OpenedFile, digest, open_regular, peek, read_at_most
+from .fileio import OpenedFile, digest, open_path, peek, read_at_most
 from .outputs import OutputFolders
 from .paths import Workspace
 from .protocol import (
@@ -139,9 +139,8 @@ class Readkeeper:
     def _read(self, params: ReadParams) -> ReadResult:
         settings = self.settings
         window = _window(params, settings)
-        where = self.workspace.resolve(params.file_path, params.session)
-        path = where.path
-        with open_regular(where) as opened:
+        with open_path(self.workspace, params.file_path, params.session) as opened:
+            path = opened.path
             # Images, PDFs and notebooks have their own readers, chosen by content.
             kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
             if kind is not None:

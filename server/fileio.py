@@ -14,7 +14,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from .beneath import Moved, lstat_in, open_in
 from .errors import ReadkeeperError
 
 if TYPE_CHECKING:
-    from .paths import Location
+    from .paths import Location, Workspace
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 20
@@ -64,6 +64,29 @@ def _is_directory(path: str) -> ReadkeeperError:
         f"{path} is a directory. List its entries (e.g. `ls {path}`) and read one of its files.",
         file_path=path,
     )
+
+
+@contextmanager
+def open_path(workspace: Workspace, file_path: str, session: str = "") -> Iterator[OpenedFile]:
+    """Open a user-given path for reading, beneath its permitted folder.
+
+    Most paths name a file inside a root with no symlink on the way: opened as written
+    (no symlink allowed), that costs a single lookup. Anything else (a symlink on the
+    way, a missing file, a path outside the roots) takes the long way: the real path,
+    the permission check, and the error with suggestions.
+    """
+    with ExitStack() as stack:
+        opened: OpenedFile | None = None
+        where = workspace.direct(file_path)
+        if where is not None:
+            try:
+                opened = stack.enter_context(open_regular(where))
+            except ReadkeeperError as exc:
+                if exc.kind not in ("not_found", "stale"):
+                    raise
+        if opened is None:
+            opened = stack.enter_context(open_regular(workspace.resolve(file_path, session)))
+        yield opened
 
 
 @contextmanager

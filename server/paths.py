@@ -75,10 +75,11 @@ class Location:
 
 
 def _locate_in(anchor: Anchor, real_path: str) -> Location:
+    """`real_path` (absolute, normalized, within the anchor) as a folder and name."""
     if real_path == anchor.path:
         return Location(real_path, anchor, "", ".")
-    relative = os.path.relpath(real_path, anchor.path)
-    folder, name = os.path.split(relative)
+    relative = real_path[len(anchor.path.rstrip(os.sep)) + 1 :]
+    folder, _, name = relative.rpartition(os.sep)
     return Location(real_path, anchor, folder, name)
 
 
@@ -116,6 +117,22 @@ class Workspace:
             return os.path.normpath(expanded)
         base = self.roots[0] if self.roots else os.getcwd()
         return os.path.normpath(os.path.join(base, expanded))
+
+    def direct(self, file_path: str) -> Location | None:
+        """The location of a path as written, when it lies lexically inside a root or an
+        allowed folder: right whenever no symlink is on its way, which opening it
+        beneath the folder with no symlink allowed then proves (see `fileio.open_path`).
+        None for anything else (which `resolve` takes the long way)."""
+        if not file_path or "\x00" in file_path or file_path.endswith(os.sep):
+            return None
+        candidate = self.absolute(file_path)
+        for folder in (*self.roots, *self.allowed):
+            if is_within(candidate, folder):
+                try:
+                    return _locate_in(self._anchor(folder), candidate)
+                except OSError:
+                    return None
+        return None
 
     def display(self, path: str) -> str:
         """`path` relative to its root when inside one (shorter for the agent to read)."""
