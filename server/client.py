@@ -6,6 +6,7 @@ own methods stay plain JSON (dicts and lists) instead of pygls' namedtuples.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -27,11 +28,14 @@ def raw_json_converter() -> cattrs.Converter:
 
 
 class ReadkeeperClient(LanguageClient):
+    STDERR_KEPT = 1 << 20
+
     def __init__(self) -> None:
         super().__init__("readkeeper-client", "0", converter_factory=raw_json_converter)
         self.log_messages: list[types.LogMessageParams] = []
         self.shown_messages: list[types.ShowMessageParams] = []
         self.change_notices: list[Any] = []  # readkeeper/didChangeReadFiles, as sent
+        self.server_stderr = bytearray()  # the end of the server's log
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(client: ReadkeeperClient, params: types.LogMessageParams) -> None:
@@ -54,6 +58,20 @@ class ReadkeeperClient(LanguageClient):
             *extra_args,
             env={**os.environ, **(env or {})},
         )
+
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
+        """pygls' start, plus a reader of the server's stderr: pygls pipes it and never
+        reads it, so a server that logs enough would block writing its log and stop
+        answering. The last `STDERR_KEPT` bytes are kept in `server_stderr`."""
+        await super().start_io(cmd, *args, **kwargs)
+        server = self._server
+        if server is not None and server.stderr is not None:
+            self._async_tasks.append(asyncio.create_task(self._drain(server.stderr)))
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(1 << 16):
+            self.server_stderr += chunk
+            del self.server_stderr[: -self.STDERR_KEPT]
 
     async def open_workspace(
         self, root: str | Path, settings: dict[str, Any] | None = None

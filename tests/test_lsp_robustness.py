@@ -341,3 +341,15 @@ def test_uri_path(tmp_path: Path) -> None:
     assert uri_path("file:///tmp/a;b") == os.path.realpath("/tmp/a;b")
     for other in ("untitled:Untitled-1", "file://server/share/x", "file:///a%00b", "file:relative"):
         assert uri_path(other) is None, other
+
+
+async def test_a_server_that_logs_a_lot_keeps_answering_the_client(lsp: Session) -> None:
+    # Each invalid diagnostics notification logs a warning on the server's stderr; far
+    # more than a pipe holds (64 KiB) must not block the server on its own log.
+    for _ in range(2_000):
+        lsp.client.protocol.notify(
+            "readkeeper/didChangeDiagnostics", {"items": [{"nope": "x" * 200}]}
+        )
+    stats = await asyncio.wait_for(lsp.client.request("readkeeper/stats", {}), 30)
+    assert "files_in_read_state" in stats
+    assert len(lsp.client.server_stderr) > 1 << 16
