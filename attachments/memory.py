@@ -45,7 +45,10 @@ def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]
     workspace's own instruction, and is never read."""
     found: dict[str, Location] = {}
     for candidate in candidates:
-        where = workspace.locate(os.path.realpath(candidate), grants=False)
+        try:
+            where = workspace.locate(os.path.realpath(candidate), grants=False)
+        except OSError:  # a link on the way changing as it is looked at
+            continue
         if where is None or where.path in found:
             continue
         st = where.lstat()

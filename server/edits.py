@@ -46,7 +46,7 @@ from .diffs import bounded_diff, common_ends, external_change, text_hunks
 from .encodings import NotText, TextEncoding, decode, detect, line_ending
 from .errors import ReadkeeperError
 from .fileio import digest, moved, read_at_most
-from .paths import Location, Workspace
+from .paths import Location, Workspace, real_path
 from .protocol import (
     EditParams,
     EditResult,
@@ -158,7 +158,7 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             field="file_path",
         )
     candidate = workspace.absolute(file_path)
-    real = os.path.realpath(candidate)
+    real = real_path(candidate)
     where = workspace.locate(real, grants=False)
     if where is None:
         shown = candidate if real == candidate else f"{candidate} (real path {real})"

@@ -18,6 +18,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 from .beneath import Anchor, lstat_in
 from .errors import ReadkeeperError
+from .fileio import moved
 
 # Folders never worth suggesting from (and too large to walk on every miss).
 _SKIP_DIRS = frozenset(
@@ -40,6 +41,7 @@ _SKIP_DIRS = frozenset(
     }
 )
 _MAX_SUGGESTION_WALK = 20_000
+_REALPATH_TRIES = 3
 _NNBSP = "\u202f"
 
 
@@ -213,7 +215,7 @@ class Workspace:
                 candidate = variant
             else:
                 raise self.not_found(candidate)
-        real = os.path.realpath(candidate)
+        real = real_path(candidate)
         if not os.path.lexists(real):
             raise ReadkeeperError(
                 "not_found",
@@ -259,6 +261,17 @@ class Workspace:
             file_path=path,
             suggestions=suggestions,
         )
+
+
+def real_path(path: str) -> str:
+    """`os.path.realpath`, which fails (EINVAL) when a symlink on the way is replaced
+    while it looks: looked at again, and if it keeps changing, a `stale` error."""
+    for _ in range(_REALPATH_TRIES):
+        try:
+            return os.path.realpath(path)
+        except OSError:
+            continue
+    raise moved(path)
 
 
 def uri_path(uri: str) -> str | None:

@@ -164,3 +164,41 @@ def test_anchor_descriptors_are_closed_when_dropped(tree: tuple[Path, Path]) -> 
     # Closed: the number is free, or already another file's (another thread's open).
     with contextlib.suppress(FileNotFoundError):
         assert os.readlink(f"/proc/self/fd/{fd}") != str(root)
+
+
+def test_both_walks_hold_against_a_racing_swapper(walk: str, tmp_path: Path) -> None:
+    """Raced in process (so the portable fallback is raced too): a folder swapped with
+    a symlink out, 1,000 reads and 1,000 creates, nothing read or made outside, and
+    every refusal a named error."""
+    from sandbox_helpers import SECRET, swapping
+
+    from readkeeper.core import Readkeeper
+    from readkeeper.protocol import ReadParams, WriteParams
+
+    root = tmp_path / "ws"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "r.txt").write_text("inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "r.txt").write_text(f"{SECRET}\n")
+    (root / ".d.link").symlink_to(outside, target_is_directory=True)
+    core = Readkeeper(roots=[str(root)], client_settings={"watch": False})
+    outcomes: dict[str, int] = {}
+    with swapping(root / "d", root / ".d.link"):
+        for i in range(1_000):
+            for op in ("read", "create"):
+                try:
+                    if op == "read":
+                        result = core.read(ReadParams(str(root / "d" / "r.txt"), force=True))
+                        assert SECRET not in str(result)
+                    else:
+                        core.write(WriteParams(str(root / "d" / f"n{i}.txt"), "new\n"))
+                    outcomes[f"{op} ok"] = outcomes.get(f"{op} ok", 0) + 1
+                except ReadkeeperError as exc:
+                    outcomes[exc.kind] = outcomes.get(exc.kind, 0) + 1
+    assert sorted(p.name for p in outside.iterdir()) == ["r.txt"], "created outside"
+    assert (outside / "r.txt").read_text() == f"{SECRET}\n"
+    # The race was real: some tries got through, some were refused.
+    assert outcomes.get("read ok"), outcomes
+    assert outcomes.get("create ok"), outcomes
+    assert sum(n for k, n in outcomes.items() if not k.endswith(" ok")), outcomes
