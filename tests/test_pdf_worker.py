@@ -232,6 +232,25 @@ def test_a_warm_worker_serves_the_next_read(pool: worker.Pool) -> None:
         assert job.pid == first
 
 
+def test_a_worker_of_a_large_parent_is_still_reused() -> None:
+    # Linux keeps a process's peak memory across exec: a worker started by a server
+    # that had grown past the retirement size must not count that as its own.
+    ballast = bytearray(worker.RETIRE_RSS + (64 << 20))
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    own = worker.Pool(size=1)
+    try:
+        with own.lease() as job:
+            job.call("open", data=numbered_pdf(1))
+            first = job.pid
+        with own.lease() as job:
+            job.call("open", data=numbered_pdf(2))
+            assert job.pid == first
+    finally:
+        own.close()
+        del ballast
+
+
 def test_a_decompression_bomb_hits_the_memory_limit(pool: worker.Pool, bomb: bytes) -> None:
     with pool.lease() as job:
         assert job.call("open", data=bomb) == {"page_count": 1}

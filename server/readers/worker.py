@@ -144,6 +144,8 @@ class _Process:
     """One worker process and the parent's ends of its pipes."""
 
     def __init__(self) -> None:
+        # What the child's `ru_maxrss` starts from (it survives exec): the parent's peak.
+        self.inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         self.proc = subprocess.Popen(
             [sys.executable, "-P", os.path.abspath(__file__)],
             stdin=subprocess.PIPE,
@@ -333,7 +335,9 @@ class Lease:
         status, usage = self._process.reap(timeout=1.0)
         # The peak is the worker's, over its life; one that grew past RETIRE_RSS was not
         # reused, so a peak near this lease's limit was reached in this lease.
-        rss = 0 if usage is None else usage.ru_maxrss * 1024
+        rss = self._process.peak_rss  # the last the worker reported
+        if usage is not None and usage.ru_maxrss * 1024 > self._process.inherited_rss:
+            rss = max(rss, usage.ru_maxrss * 1024)  # grown past what it inherited
         memory = f"the {self._memory / (1 << 20):,.0f} MB memory limit"
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
@@ -634,6 +638,21 @@ def _write_all(fd: int, parts: list[bytes]) -> None:
             view = view[os.write(fd, view) :]
 
 
+def _peak_rss() -> int:
+    """This process's peak resident memory, in bytes. Linux's `ru_maxrss` survives
+    `exec`: a worker started by a large parent would report the parent's peak (and be
+    retired after every read), so the new image's own high-water mark is read instead."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
 def _set_limits(limits: dict[str, Any]) -> None:
     """This job's CPU and memory limits. Only the soft limits move (an unprivileged
     process cannot raise a hard limit again), so the next job can have its own."""
@@ -692,7 +711,7 @@ def _serve() -> None:
         except Exception as exc:
             reply = {"error": {"kind": "internal", "reason": _describe(exc), "page": None}}
             leave = True
-        reply["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        reply["rss"] = _peak_rss()
         send(reply, [])
         if leave:
             return
