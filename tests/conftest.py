@@ -1,4 +1,8 @@
-"""Shared fixtures: a throwaway workspace, and the real server speaking LSP over stdio."""
+"""Shared fixtures: a throwaway workspace, and the real server speaking LSP over stdio.
+
+Helpers that are not fixtures live in tests/helpers.py; the hooks that make a skip of
+an editor, inotify-fallback or Neovim test fail in CI in tests/ci_skips.py.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
+# Hooks, found here by their names.
+from ci_skips import pytest_configure, pytest_runtest_makereport  # noqa: F401
 from readkeeper.client import JsonRpcException, ReadkeeperClient
 from readkeeper.core import Readkeeper
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readkeeper.attachments.budget import fit
+from readkeeper.attachments import budget
+from readkeeper.attachments.budget import fit, truncate
 from readkeeper.attachments.model import USER, Attachment
 from readkeeper.tokens import TokenCounter
 
@@ -106,3 +109,102 @@ def test_an_item_over_its_type_cap_is_cut_with_where_to_continue() -> None:
     assert kept.tokens <= 300
     shown = kept.content.count("\nrule ") + 1
     assert f'"offset": {shown + 1}' in kept.content
+
+
+def _memory(lines: int, cap: int = 100_000, ragged: bool = False) -> Attachment:
+    text = "\n".join(
+        f"rule {i}: keep functions short" + (" and clear" * (i % 5) if ragged else "")
+        for i in range(lines)
+    )
+    return Attachment("memory", text, 60, cap, "/w/AGENTS.md", file_path="/w/AGENTS.md")
+
+
+def _shown(item: Attachment) -> int:
+    match = re.search(r"showing (\d+) of (\d+) lines", item.content)
+    return int(match[1]) if match else 0
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_a_cut_keeps_as_many_lines_as_fit_and_says_how_many(ragged: bool) -> None:
+    smallest = None
+    for limit in range(1, 160):
+        item = _memory(40, ragged=ragged)
+        if not truncate(item, limit, COUNTER):
+            assert smallest is None, f"a cut to {limit} failed after one to {smallest} worked"
+            continue
+        smallest = smallest or limit
+        assert item.truncated
+        assert item.tokens == COUNTER.count(item.content) <= limit
+        kept = _shown(item)
+        body = item.content.split("\n[memory cut")[0] if kept else ""
+        assert len(body.split("\n")) == kept if kept else item.content.startswith("[memory")
+        assert f'"offset": {kept + 1}' in item.content  # where to read on
+        # The lines kept, and no more: room is kept for the note at its widest, and each
+        # line costs its tokens and its line break.
+        more = _memory(40, ragged=ragged)
+        lines = more.content.split("\n")
+        widest = COUNTER.count(budget._note(more, len(lines), len(lines)))
+        assert sum(COUNTER.count_lines(lines[:kept])) + widest <= limit, (limit, kept)
+        assert sum(COUNTER.count_lines(lines[: kept + 1])) + widest > limit, (limit, kept)
+        assert item.content.startswith("\n".join(lines[:kept]))
+    assert smallest is not None
+
+
+def test_when_only_the_note_fits_the_cut_is_the_note_alone() -> None:
+    item = _memory(40)
+    lines = item.content.split("\n")
+    widest = COUNTER.count(budget._note(item, len(lines), len(lines)))
+    assert truncate(item, widest, COUNTER)
+    assert item.content.startswith("[memory cut to fit the token budget: none of its 40 lines")
+    assert '"offset": 1}' in item.content
+    # One token less and not even the note fits: the item is left as it was.
+    untouched = _memory(40)
+    assert not truncate(untouched, widest - 1, COUNTER)
+    assert (untouched.content, untouched.truncated) == (_memory(40).content, False)
+
+
+def _fill(tokens: int) -> Attachment:
+    """A protected item of exactly `tokens` tokens."""
+    text = " ".join("x" for _ in range(tokens))
+    while COUNTER.count(text) > tokens:
+        text = text[:-2]
+    assert COUNTER.count(text) == tokens
+    return Attachment("file", text, USER, 10**6, "/w/a.txt", protected=True)
+
+
+# Below 200 tokens a cut item would be more note than content (MIN_USEFUL_TOKENS).
+@pytest.mark.parametrize(("left", "cut"), [(200, True), (199, False)])
+def test_an_item_is_cut_to_the_room_left_only_when_that_room_is_useful(
+    left: int, cut: bool
+) -> None:
+    first = _fill(300)
+    big = _memory(200)
+    fitted = fit([first, big], 300 + left, COUNTER)
+    kept = [a.type for a in fitted.attachments]
+    if cut:
+        assert kept == ["file", "memory"]
+        assert big.truncated
+        assert big.tokens <= left
+    else:
+        assert kept == ["file"]
+        assert [d.type for d in fitted.dropped] == ["memory"]
+        assert f"{left} of the {300 + left}-token budget were left" in fitted.dropped[0].reason
+
+
+def test_an_item_of_exactly_its_cap_is_kept_whole() -> None:
+    item = _fill(150)
+    item.protected, item.priority, item.max_tokens = False, 40, 150
+    content = item.content
+    fitted = fit([item], 10_000, COUNTER)
+    assert fitted.attachments == [item]
+    assert (item.content, item.truncated, item.tokens) == (content, False, 150)
+
+
+def test_a_non_text_item_over_its_cap_is_dropped_not_cut() -> None:
+    image = Attachment("file", {"type": "image", "base64": "AAAA"}, 60, 100, "/w/a.png")
+    image.tokens = 500  # fixed by its reader
+    assert not truncate(image, 100, COUNTER)
+    fitted = fit([image], 10_000, COUNTER)
+    assert fitted.attachments == []
+    assert "over its 100-token cap" in fitted.dropped[0].reason
+    assert image.content == {"type": "image", "base64": "AAAA"}

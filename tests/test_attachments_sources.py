@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
+from helpers import wait_until
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
@@ -63,6 +65,20 @@ def test_diagnostics_errors_before_warnings_with_versions(
     assert lines[3] == "  5:1 warning [pyright] unused import"
 
 
+def test_diagnostics_of_a_name_with_escapes_land_on_that_file(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "my file; #1 é.py"
+    path.write_text("x = 1\n")
+    uri = "file://localhost" + quote(str(path))
+    core.did_change_diagnostics(
+        DiagnosticsParams(items=[{"uri": uri, "diagnostics": [diagnostic(0, "bad")]}])
+    )
+    [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
+    assert "my file; #1 é.py:" in item["content"]
+    assert "1:1 error [pyright] bad" in item["content"]
+
+
 def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     core: Readkeeper, workspace: Path
 ) -> None:
@@ -106,7 +122,13 @@ def test_ten_thousand_diagnostics_stay_within_their_cap(core: Readkeeper, worksp
         )
     [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
     assert item["tokens"] <= core.settings.diagnostics_max_tokens
-    assert item["truncated"] or "more lines not shown" in item["content"]
+    assert item["truncated"] is True
+    # What is shown and what the note says was left out add up to all of them.
+    shown = re.findall(r"^  \d+:1 error \[pyright\] problem ", item["content"], re.M)
+    note = re.search(r"\[… (\d+) more diagnostics in (\d+) files not shown\.", item["content"])
+    assert note is not None, item["content"][-300:]
+    assert 0 < len(shown) < 10_000
+    assert len(shown) + int(note[1]) == 10_000
     assert '"mentions": ["<file>"]' in item["content"]
 
 
@@ -145,16 +167,32 @@ def test_memory_file_over_the_byte_cap_is_cut_at_a_line(core: Readkeeper, worksp
     assert f'"offset": {len(shown) + 1}' in note
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The same environment the server gives git: the C locale, no user config.
+    env = {"LC_ALL": "C", "PATH": os.environ["PATH"], "HOME": str(root.parent)}
+    identity = ("-c", "user.name=t", "-c", "user.email=t@example.invalid")
+    return subprocess.run(
+        ["git", *identity, "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def test_git_status_names_the_branch_and_changes(core: Readkeeper, workspace: Path) -> None:
-    _git(workspace, "init", "-q", "-b", "trunk")
+    _git(workspace, "init", "-q")
+    _git(workspace, "symbolic-ref", "HEAD", "refs/heads/trunk")  # any git's `init -b`
+    (workspace / "kept.txt").write_text("k\n")
+    _git(workspace, "add", "kept.txt")
+    _git(workspace, "commit", "-q", "-m", "first")
+    (workspace / "kept.txt").write_text("changed\n")
     (workspace / "new.txt").write_text("n\n")
     [item] = of_type(attach(core, types=["git_status"]), "git_status")
-    assert "branch No commits yet on trunk" in item["content"]
-    assert "?? new.txt" in item["content"]
+    # Porcelain output, not git's prose: the branch name and the two-letter codes.
+    assert item["content"] == (
+        f"git status of {workspace}: branch trunk, 2 changed files\n M kept.txt\n?? new.txt"
+    )
 
 
 def test_not_a_repository_is_skipped_quietly(core: Readkeeper) -> None:
@@ -167,11 +205,21 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
     _git(workspace, "init", "-q")
     (workspace / ".git" / "index").write_text("garbage\n")  # a corrupt repository
     (workspace / "AGENTS.md").write_text("rules\n")
+    # git's own complaint, whatever this git's wording is.
+    complaint = subprocess.run(
+        ["git", "-C", str(workspace), "status", "--porcelain"],
+        capture_output=True,
+        text=True,
+        env={"LC_ALL": "C", "PATH": os.environ["PATH"]},
+    )
+    assert complaint.returncode != 0
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
     [dropped] = result["dropped"]
     assert dropped["type"] == "git_status"
-    assert "index file" in dropped["reason"]
+    assert "git status failed: " in dropped["reason"]
+    # The same complaint, after the path (git is handed the folder as a descriptor).
+    assert complaint.stderr.strip().splitlines()[0].rsplit(": ", 1)[-1] in dropped["reason"]
 
 
 def test_a_slow_source_is_reported_not_waited_for(
@@ -237,9 +285,12 @@ def test_a_huge_diagnostic_log_cannot_crowd_out_the_users_file(
     [mention] = of_type(result, "file")
     assert mention["truncated"] is False
     assert "requirement 79" in mention["content"]
-    assert "diagnostics" in [d["type"] for d in result["dropped"]] or all(
-        a["truncated"] for a in of_type(result, "diagnostics")
-    )
+    # The log is cut to the room the file left (enough for a useful part), not dropped.
+    assert result["dropped"] == []
+    [diagnostics] = of_type(result, "diagnostics")
+    assert diagnostics["truncated"] is True
+    assert "[diagnostics cut to fit the token budget: showing " in diagnostics["content"]
+    assert mention["tokens"] + diagnostics["tokens"] == result["used_tokens"]
 
 
 def test_unknown_types_and_bad_budgets_are_bad_params(core: Readkeeper) -> None:
@@ -267,13 +318,9 @@ def test_change_notices_are_attached_once_and_come_back_when_dropped(workspace: 
         path = workspace / "config.toml"
         path.write_text("".join(f"key{i} = {i}\n" for i in range(40)))
         core.read(ReadParams(file_path=str(path), session="agent"))
-        deadline = time.monotonic() + 10
-        while core.watcher_status()["state"] == "starting" and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: core.watcher_status()["state"] != "starting", "the watcher to start")
         path.write_text(path.read_text().replace("key7 = 7", "key7 = 700"))
-        while str(path) not in pushed and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert str(path) in pushed, "the watcher never saw the change"
+        wait_until(lambda: str(path) in pushed, "the watcher to see the change")
 
         # A budget too small for it: dropped now, and so still owed to the agent.
         tight = attach(core, session="agent", types=["changes"], budget_tokens=20)

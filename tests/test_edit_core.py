@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from readkeeper import atomic
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.diffs import bounded_diff, common_ends
-from readkeeper.edits import TextChange, lsp_position, numbered_snippet
+from readkeeper.edits import Normalized, TextChange, disjoint_hits, lsp_position, numbered_snippet
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
     EditParams,
@@ -346,6 +347,89 @@ def test_a_change_that_moves_matches_is_refused(core: Readkeeper, workspace: Pat
     error = refused(edit, core, path, "foo", "bar")
     assert error.kind == "stale"
     assert "more than one place" in error.message
+
+
+def test_replace_all_merges_over_a_disjoint_change(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.py"
+    lines = [f"step({i})  # TODO\n" if i in (3, 9) else f"step({i})\n" for i in range(1, 13)]
+    path.write_text("".join(lines))
+    read(core, path)
+    lines[5] = "step(6, fast=True)\n"  # someone else's change, between the two matches
+    lines.insert(0, "import steps\n")  # and one above both: the matches move down a line
+    later(path, "".join(lines).encode())
+    result = edit(core, path, "# TODO", "# done", replace_all=True)
+    assert result.merged is True
+    assert result.replacements == 2
+    assert result.lines == [4, 10]
+    expected = "".join(lines).replace("# TODO", "# done")
+    assert path.read_text() == expected
+    assert result.external_change is not None
+    assert "+step(6, fast=True)" in result.external_change.diff
+
+
+def test_replace_all_is_not_merged_when_the_change_adds_a_match(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    before = "a  # TODO\nb\nc  # TODO\nd\n"
+    path.write_text(before)
+    read(core, path)
+    after = before + "e  # TODO\n"
+    later(path, after.encode())
+    error = refused(edit, core, path, "# TODO", "# done", replace_all=True)
+    assert error.kind == "stale"
+    assert "made old_string match 3 places instead of 2" in error.message
+    assert path.read_text() == after
+
+
+def test_replace_all_is_not_merged_when_the_change_touches_one_match(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("a  # TODO\nb\nc  # TODO\nd\n")
+    read(core, path)
+    after = "a  # TODO\nb\nC  # TODO\nd\n"  # the second match's line changed
+    later(path, after.encode())
+    error = refused(edit, core, path, "# TODO", "# done", replace_all=True)
+    assert error.kind == "stale"
+    assert "touches lines 3-3, which the edit spans (lines 3-3)" in error.message
+    assert path.read_text() == after
+
+
+def test_without_a_lease_a_change_at_the_end_of_the_file_is_not_merged() -> None:
+    # Without a read lease, a file still being written in place looks like a change that
+    # reaches the end of the file: refused. With the lease, the same change merges.
+    snapshot = "one\ntwo\nthree\n"
+    current = Normalized("one\ntwo\nthree\nfour\n")
+    assert disjoint_hits(snapshot, current, "one", False, leased=True) == [0]
+    why = disjoint_hits(snapshot, current, "one", False, leased=False)
+    assert why == "the change reaches the end of the file (it may still be being written)"
+    # A change that stops short of the end merges either way.
+    middle = Normalized("one\nTWO\nthree\n")
+    assert disjoint_hits(snapshot, middle, "one", False, leased=False) == [0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="leases are Linux's")
+def test_where_leases_do_not_work_an_unfinished_looking_change_is_refused(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A filesystem where leases cannot be taken (as the probe finds on some network and
+    # FUSE filesystems): the edit goes on unleased, more careful about merging.
+    monkeypatch.setitem(atomic._lease_works, workspace.stat().st_dev, False)
+    path = workspace / "log.txt"
+    path.write_text("header\nentry 1\n")
+    read(core, path)
+    later(path, b"header\nentry 1\nentry 2 (half writ")
+    error = refused(edit, core, path, "header", "HEADER")
+    assert error.kind == "stale"
+    assert "it may still be being written" in error.message
+    assert path.read_bytes() == b"header\nentry 1\nentry 2 (half writ"
+    # A change that does not reach the end is merged, lease or not.
+    path.write_text("header\nentry one\nlast\n")
+    read(core, path, force=True)
+    later(path, b"header\nentry 1\nlast\n")
+    assert edit(core, path, "header", "HEADER").merged is True
+    assert path.read_text() == "HEADER\nentry 1\nlast\n"
 
 
 def test_no_snapshot_means_stale_without_a_diff(workspace: Path) -> None:

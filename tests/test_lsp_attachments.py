@@ -11,6 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from conftest import Session, start_session
+from helpers import eventually
 
 
 def forward(lsp: Session, path: Path, messages: list[str], version: int | None) -> None:
@@ -38,16 +39,6 @@ async def diagnostics_text(lsp: Session, **params: Any) -> str:
     return "\n".join(a["content"] for a in result["attachments"])
 
 
-async def eventually(check: Any, timeout: float = 10.0) -> Any:
-    """Poll an async check until it returns something truthy (notifications are async)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value or asyncio.get_running_loop().time() > deadline:
-            return value
-        await asyncio.sleep(0.05)
-
-
 async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace: Path) -> None:
     path = workspace / "mod.py"
     path.write_text("x: int = 'a'\n")
@@ -58,7 +49,7 @@ async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace
         text = await diagnostics_text(lsp)
         return text if "Incompatible" in text else ""
 
-    text = await eventually(shown)
+    text = await eventually(shown, "the forwarded diagnostic in attachments")
     assert "mod.py (version 4):\n  1:1 error [mypy] Incompatible types in assignment" in text
 
     # The document moves on: results for version 4 are stale, so they are pending.
@@ -68,7 +59,7 @@ async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace
             content_changes=[types.TextDocumentContentChangeWholeDocument(text="x: int = 1\n")],
         )
     )
-    pending = await eventually(lambda: _pending(lsp))
+    pending = await eventually(lambda: _pending(lsp), "the diagnostics shown as pending")
     assert "pending" in pending
     assert "Incompatible" not in pending
 
@@ -87,7 +78,7 @@ async def test_new_diagnostics_after_a_read_are_marked_new(lsp: Session, workspa
         text = await diagnostics_text(lsp, session="chat")
         return text if "pre-existing" in text else ""
 
-    await eventually(old_one)
+    await eventually(old_one, "the pre-existing diagnostic in attachments")
     await lsp.read("mod.py", session="chat")
     forward(lsp, path, ["pre-existing", "introduced"], version=None)
 
@@ -95,7 +86,7 @@ async def test_new_diagnostics_after_a_read_are_marked_new(lsp: Session, workspa
         text = await diagnostics_text(lsp, session="chat")
         return text if "introduced" in text else ""
 
-    text = await eventually(new_one)
+    text = await eventually(new_one, "the new diagnostic in attachments")
     first, second = text.split("Diagnostics:")
     assert "introduced (new)" in first
     assert "pre-existing" in second
@@ -118,7 +109,7 @@ async def test_a_big_diagnostic_log_cannot_crowd_out_a_mention(
             else None
         )
 
-    result = await eventually(everything)
+    result = await eventually(everything, "the diagnostics collected or dropped")
     assert result["used_tokens"] <= 1200
     mention = next(a for a in result["attachments"] if a["type"] == "file")
     assert mention["truncated"] is False
@@ -155,11 +146,18 @@ async def test_an_edit_result_carries_the_diagnostics_that_follow_it(
             text = await diagnostics_text(session)
             return text if "Missing" in text else ""
 
-        await eventually(seen)
+        await eventually(seen, "the forwarded diagnostic in attachments")
         await session.read("calc.py")
 
+        async def edits_done() -> bool:
+            stats = await session.client.request("readkeeper/stats", {"session": ""})
+            return bool(stats["session"]["edits"] == 1)
+
         async def language_server_reacts() -> None:
-            await asyncio.sleep(0.3)  # the editor re-checks the file after the edit
+            # The editor's language server re-checks the file after the edit: once the
+            # server counts it done (it takes the diagnostics baseline just before), while
+            # the edit's answer waits for the new diagnostics.
+            await eventually(edits_done, "the edit to be done")
             forward(session, path, ["Missing type annotation", "Undefined name 'y'"], None)
 
         reaction = asyncio.create_task(language_server_reacts())
@@ -188,7 +186,7 @@ async def test_no_report_in_time_is_pending_and_no_reporter_is_silent(workspace:
             text = await diagnostics_text(session)
             return text if "something" in text else ""
 
-        await eventually(seen)
+        await eventually(seen, "the forwarded diagnostic in attachments")
         for name in ("watched.py", "quiet.txt"):
             await session.read(name)
         pending = await session.client.request(

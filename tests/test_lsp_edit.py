@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from conftest import Session, start_session
@@ -173,6 +175,34 @@ async def test_disjoint_change_merges_and_overlap_refuses(lsp: Session, workspac
     assert path.read_text() == "".join(lines)
     stats = await lsp.client.request("readkeeper/stats", {"session": ""})
     assert stats["session"]["disjoint_merges"] == 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="read leases are Linux's")
+async def test_a_file_open_for_writing_elsewhere_is_not_changed(
+    lsp: Session, workspace: Path
+) -> None:
+    # This test process is the other program: it holds the file open for writing (as a
+    # logger or a slow save does), so the server cannot take its read lease.
+    path = workspace / "app.log"
+    path.write_text("started\n")
+    await lsp.read(path)
+    with open(path, "ab") as writer:
+        error = await lsp.error(
+            "readkeeper/edit",
+            {"file_path": str(path), "old_string": "started", "new_string": "begun"},
+        )
+        assert (error.data["kind"], error.data["busy"]) == ("stale", True)
+        assert "open for writing in another program" in error.message
+        refused = await lsp.error(
+            "readkeeper/write", {"file_path": str(path), "content": "replaced\n"}
+        )
+        assert (refused.data["kind"], refused.data["busy"]) == ("stale", True)
+        writer.write(b"still writing\n")
+    assert path.read_text() == "started\nstill writing\n"
+    # Once it is closed, the same edit goes through (on what the file says now).
+    await lsp.read(path, force=True)
+    await edit(lsp, path, "started", "begun")
+    assert path.read_text() == "begun\nstill writing\n"
 
 
 async def test_encodings_and_line_endings_round_trip(lsp: Session, workspace: Path) -> None:

@@ -53,7 +53,9 @@ async def test_malformed_params_name_the_field(lsp: Session, workspace: Path) ->
     assert not_object.data["kind"] == "bad_params"
 
 
-async def test_every_error_carries_its_kind(lsp: Session, workspace: Path) -> None:
+async def test_every_error_carries_its_kind(lsp: Session, workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"  # next to the workspace, not in it
+    outside.write_text("not the agent's to read\n")
     (workspace / "dir").mkdir()
     (workspace / "bin").write_bytes(b"\x00\x01\x02" * 100)
     with open(workspace / "huge", "wb") as f:
@@ -63,7 +65,7 @@ async def test_every_error_carries_its_kind(lsp: Session, workspace: Path) -> No
         "dir": "is_directory",
         "bin": "binary",
         "huge": "too_large",
-        "/etc/hostname": "outside_workspace",
+        str(outside): "outside_workspace",
     }
     for path, kind in cases.items():
         error = await lsp.read_error(path)

@@ -9,6 +9,7 @@ earlier event has been looked at.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shlex
 import shutil
@@ -66,8 +67,11 @@ class NamespacedClient(WatchClient):
         await self.start_io("unshare", "-Ur", "sh", "-c", script, env={**os.environ, **(env or {})})
 
 
+@functools.cache
 def user_namespaces_work() -> bool:
-    if shutil.which("unshare") is None:
+    """Whether `unshare -Ur` may lower an inotify limit here (asked once per process,
+    when a test first needs it, never at import)."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
     probe = "echo 1 > /proc/sys/user/max_inotify_watches"
     try:
@@ -159,9 +163,11 @@ async def watched(
 @pytest_asyncio.fixture
 async def server(workspace: Path) -> AsyncIterator[Watched]:
     w = await watched(workspace)
-    await w.ready()
-    yield w
-    await w.client.close()
+    try:
+        await w.ready()
+        yield w
+    finally:
+        await w.client.close()
 
 
 def make(path: Path, text: str) -> Path:
@@ -333,10 +339,22 @@ async def test_workspace_folders_added_later_are_watched(server: Watched, tmp_pa
 
 # --- fallback, progress, shutdown -----------------------------------------------------------
 
-needs_userns = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or not user_namespaces_work(),
-    reason="needs unprivileged user namespaces (unshare -Ur) to lower the inotify limit safely",
-)
+
+@pytest.fixture
+def user_namespaces() -> None:
+    if not user_namespaces_work():
+        pytest.skip(
+            "needs unprivileged user namespaces (unshare -Ur) to lower the inotify limit safely"
+        )
+
+
+def needs_userns(test: Callable[..., Any]) -> Callable[..., Any]:
+    """Skips where user namespaces are blocked; in CI (READKEEPER_NO_SKIP=1) that skip is
+    a failure."""
+    marked: Callable[..., Any] = pytest.mark.ci_required(
+        pytest.mark.usefixtures("user_namespaces")(test)
+    )
+    return marked
 
 
 def fallback_warnings(client: ReadkeeperClient) -> list[str]:
@@ -469,23 +487,32 @@ def _kinds(client: WatchClient) -> list[str]:
 async def test_shutdown_leaves_no_watcher_thread(workspace: Path) -> None:
     make(workspace / "a" / "b.txt", "b\n")
     w = await watched(workspace)
-    await w.ready()
-    await w.read("a/b.txt")
-    pid = w.client._server.pid  # type: ignore[union-attr]
-    running = os_thread_names(pid)
-    assert {"rk-watch-worker", "rk-watch-events", "rk-watch-read", "rk-watch-emit"} <= set(
-        running
-    ), running
-    await w.client.shutdown_async(None)
-    # The server has answered `shutdown` and not exited yet: its watcher threads are gone
-    # (an OS thread ends a moment after its work is done, hence the wait).
-    await until(
-        lambda: not [n for n in os_thread_names(pid) if n.startswith("rk-")],
-        "the watcher's threads to end",
-    )
-    assert os.path.exists(f"/proc/{pid}")  # still alive: only the watcher stopped
-    w.client.exit(None)
-    await w.client.stop()  # type: ignore[no-untyped-call]
+    exited = False
+    try:
+        await w.ready()
+        await w.read("a/b.txt")
+        pid = w.client._server.pid  # type: ignore[union-attr]
+        running = os_thread_names(pid)
+        assert {"rk-watch-worker", "rk-watch-events", "rk-watch-read", "rk-watch-emit"} <= set(
+            running
+        ), running
+        await w.client.shutdown_async(None)
+        # The server has answered `shutdown` and not exited yet: its watcher threads are
+        # gone (an OS thread ends a moment after its work is done, hence the wait).
+        await until(
+            lambda: not [n for n in os_thread_names(pid) if n.startswith("rk-")],
+            "the watcher's threads to end",
+        )
+        assert os.path.exists(f"/proc/{pid}")  # still alive: only the watcher stopped
+        w.client.exit(None)
+        exited = True
+        await w.client.stop()  # type: ignore[no-untyped-call]
+    finally:
+        if not exited:  # a failed check must not leave the server running
+            server = w.client._server
+            if server is not None and server.returncode is None:
+                server.kill()
+            await w.client.stop()  # type: ignore[no-untyped-call]
 
 
 def os_thread_names(pid: int) -> list[str]:

@@ -1,4 +1,9 @@
-"""Reading outside the workspace: the user is asked, and the answer is remembered."""
+"""Reading outside the workspace: the user is asked, and the answer is remembered.
+
+The client's prompt handler only records what it was shown; the test body checks it (an
+assertion inside the handler would only turn into an error reply, which the server
+takes as a refusal, so a wrong prompt could pass the Deny cases).
+"""
 
 from __future__ import annotations
 
@@ -11,18 +16,24 @@ from lsprotocol import types
 from conftest import start_session
 from readkeeper.client import ReadkeeperClient
 
+BUTTONS = ["Allow once", "Allow for this session", "Deny"]
 
-def answering(choice: str | None, asked: list[str]) -> ReadkeeperClient:
-    client = ReadkeeperClient()
 
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def prompt(client: ReadkeeperClient, params: types.ShowMessageRequestParams) -> Any:
-        asked.append(params.message)
-        titles = [a.title for a in params.actions or []]
-        assert titles == ["Allow once", "Allow for this session", "Deny"]
-        return None if choice is None else types.MessageActionItem(title=choice)
+class Prompted(ReadkeeperClient):
+    """Answers every window/showMessageRequest with `choice` (None: dismissed) and
+    records each prompt as (message, button titles)."""
 
-    return client
+    def __init__(self, choice: str | None) -> None:
+        super().__init__()
+        self.prompts: list[tuple[str, list[str]]] = []
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def prompt(client: Prompted, params: types.ShowMessageRequestParams) -> Any:
+            client.prompts.append((params.message, [a.title for a in params.actions or []]))
+            return None if choice is None else types.MessageActionItem(title=choice)
+
+    def buttons(self) -> list[list[str]]:
+        return [titles for _, titles in self.prompts]
 
 
 @pytest.fixture
@@ -34,52 +45,54 @@ def outside(tmp_path: Path) -> Path:
 
 
 async def test_allow_once_reads_once(workspace: Path, outside: Path) -> None:
-    asked: list[str] = []
-    session = await start_session(workspace, client=answering("Allow once", asked))
+    client = Prompted("Allow once")
+    session = await start_session(workspace, client=client)
     try:
         file = (await session.read(outside))["file"]
         assert file["content"] == "     1\toutside the roots"
-        assert str(outside) in asked[0]
+        assert len(client.prompts) == 1
+        assert str(outside) in client.prompts[0][0]
         await session.read(outside, force=True)  # asks again: the grant was used up
-        assert len(asked) == 2
+        assert client.buttons() == [BUTTONS, BUTTONS]
     finally:
-        await session.client.close()
+        await client.close()
 
 
 async def test_allow_for_the_session_is_remembered(workspace: Path, outside: Path) -> None:
-    asked: list[str] = []
-    session = await start_session(workspace, client=answering("Allow for this session", asked))
+    client = Prompted("Allow for this session")
+    session = await start_session(workspace, client=client)
     try:
         await session.read(outside, session="chat")
         await session.read(outside, session="chat", force=True)
-        assert len(asked) == 1
+        assert client.buttons() == [BUTTONS]
         await session.read(outside, session="another chat")
-        assert len(asked) == 2  # another session is asked for itself
+        assert client.buttons() == [BUTTONS, BUTTONS]  # another session is asked for itself
     finally:
-        await session.client.close()
+        await client.close()
 
 
 @pytest.mark.parametrize("choice", ["Deny", None])
 async def test_deny_or_dismiss_refuses(workspace: Path, outside: Path, choice: str | None) -> None:
-    asked: list[str] = []
-    session = await start_session(workspace, client=answering(choice, asked))
+    client = Prompted(choice)
+    session = await start_session(workspace, client=client)
     try:
         error = await session.read_error(outside)
         assert error.data["kind"] == "outside_workspace"
-        assert asked
+        assert client.buttons() == [BUTTONS]  # the user was asked, with these buttons
+        assert str(outside) in client.prompts[0][0]
     finally:
-        await session.client.close()
+        await client.close()
 
 
 async def test_a_client_without_message_requests_is_refused_without_asking(
     workspace: Path, outside: Path
 ) -> None:
-    asked: list[str] = []
-    client = answering("Allow once", asked)
+    client = Prompted("Allow once")
     session = await start_session(workspace, client=client, editor="emacs")
     try:
         error = await session.read_error(outside)
         assert error.data["kind"] == "outside_workspace"
         assert "allowed_paths" in error.message
+        assert client.prompts == []  # never asked: the client said it cannot show one
     finally:
-        await session.client.close()
+        await client.close()

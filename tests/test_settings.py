@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from conftest import start_session
+from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 from readkeeper.settings import SETTINGS, Settings, markdown_table, resolve_settings
 
@@ -84,20 +84,22 @@ async def test_workspace_configuration_is_pulled_after_initialized(workspace: Pa
         return [{"default_limit": 7}]
 
     session = await start_session(workspace, client=client)
+
+    async def limit_is(lines: int) -> bool:
+        file = (await session.read("log.txt", force=True))["file"]
+        return bool(file["num_lines"] == lines)
+
     try:
-        for _ in range(100):  # the pull happens right after `initialized`
-            if asked:
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.1)
-        assert asked == [["readkeeper"]]
-        assert (await session.read("log.txt"))["file"]["num_lines"] == 7
-        # A pushed change applies too.
+        # The pull happens right after `initialized`; its answer applies soon after.
+        await eventually(lambda: asked, "the server to ask for its settings")
+        await eventually(lambda: limit_is(7), "the pulled default_limit 7 to apply")
+        assert asked == [["readkeeper"]]  # asked once, for its own section
+        # A pushed change applies too, without another pull.
         client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"readkeeper": {"default_limit": 4}})
         )
-        await asyncio.sleep(0.2)
-        assert (await session.read("log.txt", force=True))["file"]["num_lines"] == 4
+        await eventually(lambda: limit_is(4), "the pushed default_limit 4 to apply")
+        assert asked == [["readkeeper"]]
     finally:
         await client.close()
 
@@ -124,11 +126,12 @@ async def test_pulled_settings_overlay_the_initialization_options(workspace: Pat
 
     session = await start_session(workspace, settings={"default_limit": 5}, client=client)
     try:
-        for _ in range(100):
+
+        async def cut_lines() -> Any:
             file = (await session.read("log.txt", force=True))["file"]
-            if file.get("truncated_lines"):
-                break
-            await asyncio.sleep(0.05)
+            return file if file.get("truncated_lines") else None
+
+        file = await eventually(cut_lines, "the pulled max_line_chars to apply")
         assert file["truncated_lines"] == 5
         assert file["num_lines"] == 5
     finally:

@@ -9,6 +9,8 @@ notices are sent together).
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -540,4 +542,19 @@ def test_outermost_roots_and_filesystem_type(tmp_path: Path) -> None:
     assert outermost([str(inner), str(tmp_path / "a"), str(tmp_path / "a")]) == [
         str(tmp_path / "a")
     ]
-    assert filesystem_type(str(tmp_path)) is not None
+
+
+@pytest.mark.skipif(not Path("/proc/self/mountinfo").is_file(), reason="needs Linux's mountinfo")
+def test_filesystem_type_is_that_of_the_innermost_mount(tmp_path: Path) -> None:
+    assert filesystem_type("/proc") == "proc"
+    assert filesystem_type("/proc/self/status") == "proc"
+    # A folder whose name merely starts like a mount point's is not on that mount.
+    assert filesystem_type("/procx/y") == filesystem_type("/")
+    if shutil.which("findmnt"):
+        found = subprocess.run(
+            ["findmnt", "-n", "-o", "FSTYPE", "-T", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert filesystem_type(str(tmp_path)) == found.stdout.strip()

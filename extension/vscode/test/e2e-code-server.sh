@@ -17,8 +17,9 @@
 # through VS Code: read app.py (text), read it again (the stub), edit it (approved in
 # VS Code's own confirmation), and the edit is on disk. The agent loop is @readkeeper's:
 # the chat's built-in Agent (GitHub Copilot Chat) asks for a GitHub sign-in, which needs
-# the network. If the chat panel cannot run the turn, the same tools are invoked with
-# vscode.lm.invokeTool from a test command; the output says which path ran.
+# the network. If the chat panel cannot run the turn, the test fails; the same tools are
+# then invoked with vscode.lm.invokeTool from a test command, to tell whether the tools or
+# the chat UI broke.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXT=$PWD

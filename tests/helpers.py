@@ -1,0 +1,49 @@
+"""Test helpers shared by several test files (fixtures stay in conftest.py).
+
+Waiting is always on an event with a deadline: a condition is polled until it holds,
+and a test whose event never comes fails with a message saying what it waited for,
+instead of sleeping a fixed time and hoping the server was done by then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DEADLINE_S = 15.0
+
+
+def wait_until(condition: Callable[[], T], what: str, timeout: float = DEADLINE_S) -> T:
+    """Poll `condition` until it returns something truthy, and return that; fail with
+    `what` when `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
+async def eventually(
+    check: Callable[[], Awaitable[T] | T], what: str, timeout: float = DEADLINE_S
+) -> T:
+    """`wait_until` for async tests: `check` may be a coroutine function (a request to
+    the server); the event loop keeps running between polls."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = check()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value  # type: ignore[return-value]
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)

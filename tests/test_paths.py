@@ -1,0 +1,185 @@
+"""Where a path points (paths.py): containment, the editor's URIs, relative paths, and
+the short names shown to the agent. Plain functions on real files; no server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from readkeeper import paths
+from readkeeper.errors import ReadkeeperError
+from readkeeper.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
+
+
+def test_inside_means_below_the_folder_not_a_name_that_starts_like_it() -> None:
+    assert is_within("/home/me/ws", "/home/me/ws")
+    assert is_within("/home/me/ws/a/b.py", "/home/me/ws")
+    assert is_within("/home/me/ws/a", "/home/me/ws/")  # a root given with its slash
+    assert not is_within("/home/me/ws-evil/secret", "/home/me/ws")
+    assert not is_within("/home/me/wsx", "/home/me/ws")
+    assert not is_within("/home/me", "/home/me/ws")
+    assert is_within("/anything", "/")
+
+
+def test_the_editors_uris_name_real_paths(tmp_path: Path) -> None:
+    folder = tmp_path / "a b"
+    folder.mkdir()
+    (folder / "ü.txt").write_text("x")
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    assert uri_path((folder / "ü.txt").as_uri()) == str(folder / "ü.txt")
+    assert uri_path(f"file://localhost{folder}/%C3%BC.txt") == str(folder / "ü.txt")
+    assert uri_path(f"FILE://{folder}") == str(folder)  # the scheme in any case
+    assert uri_path((link / "ü.txt").as_uri()) == str(folder / "ü.txt")  # links resolved
+    # A name that is not UTF-8 survives the round trip through percent-encoding.
+    assert uri_path(f"file://{tmp_path}/%FF") == os.fsdecode(bytes(tmp_path) + b"/\xff")
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "untitled:Untitled-1",
+        "vscode-remote://ssh-remote+box/home/me/a.py",
+        "file://otherhost/etc/passwd",
+        "file:relative/path.py",
+        "file:///tmp/a%00b",
+        "http://[broken",
+    ],
+)
+def test_uris_that_name_no_local_file_are_none(uri: str) -> None:
+    assert uri_path(uri) is None
+
+
+def test_relative_paths_are_taken_from_the_first_root(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    workspace = Workspace()
+    workspace.set_roots([str(first), str(second)])
+    assert workspace.absolute("src/../a.py") == str(first / "a.py")
+    assert workspace.absolute(str(second / "b" / ".." / "c.py")) == str(second / "c.py")
+    assert workspace.absolute("~/x.txt") == os.path.join(os.path.expanduser("~"), "x.txt")
+
+
+def test_paths_are_shown_relative_to_their_root(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    assert workspace.display(str(root / "src" / "a.py")) == os.path.join("src", "a.py")
+    assert workspace.display(str(root)) == str(root)
+    sibling = str(tmp_path / "ws-other" / "a.py")
+    assert workspace.display(sibling) == sibling  # not inside: shown whole
+
+
+def test_screenshot_names_are_tried_with_the_other_space() -> None:
+    plain = "/shots/Screenshot 2024-05-01 at 10.21.33 PM.png"
+    narrow = plain.replace(" PM", "\u202fPM")
+    assert screenshot_variant(plain) == narrow
+    assert screenshot_variant(narrow) == plain
+    assert screenshot_variant(plain.replace("PM", "AM")) == narrow.replace("PM", "AM")
+    assert screenshot_variant("/shots/notes.png") is None
+
+
+def test_a_link_out_is_named_with_its_real_path(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("s")
+    (root / "inside.txt").symlink_to(outside)
+    (root / "dangling").symlink_to(tmp_path / "gone")
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve("inside.txt")
+    assert caught.value.kind == "outside_workspace"
+    assert f"{root / 'inside.txt'} (real path {outside}) is outside" in caught.value.message
+    assert caught.value.data["real_path"] == str(outside)
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve(str(outside))
+    assert caught.value.message.startswith(f"{outside} is outside the workspace roots ({root})")
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve("dangling")
+    assert caught.value.kind == "not_found"
+    assert "is a symbolic link to" in caught.value.message
+
+
+def test_suggestions_stay_inside_the_workspace(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "config.toml").write_text("")
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "config.toml").write_text("")
+    (tmp_path / "confg.toml").write_text("")  # a near name next to the root, outside it
+    found = suggest(str(root / "confg.toml"), [str(root)])
+    assert found == [str(root / "src" / "config.toml")]  # not outside, not node_modules
+    # A missing folder on the way: the nearest existing one is searched.
+    nested = suggest(str(root / "src" / "missing" / "config.toml"), [str(root)])
+    assert nested[0] == str(root / "src" / "config.toml")
+    # Asked about a path outside, its neighbours there are never listed.
+    (tmp_path / "confgi.toml").write_text("")
+    outside = suggest(str(tmp_path / "confg.toml"), [str(root)])
+    assert outside
+    assert all(is_within(p, str(root)) for p in outside), outside
+
+
+def test_a_missing_file_names_the_first_root(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    workspace = Workspace()
+    workspace.set_roots([str(first), str(second)])
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve("nothing-like-it.txt")
+    assert f" The workspace root is {first}. " in caught.value.message
+    assert caught.value.data["suggestions"] == []
+
+
+def test_granted_paths_are_permitted_for_the_session_or_once(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    notes, once = elsewhere / "notes.txt", elsewhere / "once.txt"
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    assert workspace.is_permitted(str(root / "a.txt"), "chat")
+    assert not workspace.is_permitted(str(notes), "chat")
+    assert not workspace.is_permitted(str(tmp_path / "ws-evil" / "a.txt"), "chat")
+    workspace.grant("chat", str(elsewhere))  # for the session: every use
+    assert workspace.is_permitted(str(notes), "chat")
+    assert workspace.is_permitted(str(notes), "chat")
+    assert not workspace.is_permitted(str(notes), "other chat")
+    workspace.grant("other chat", str(once), once=True)  # one use
+    assert workspace.is_permitted(str(once), "other chat")
+    assert not workspace.is_permitted(str(once), "other chat")
+    workspace.forget_grants("chat")
+    assert not workspace.is_permitted(str(notes), "chat")
+
+
+def test_suggestions_are_capped_and_skip_dependency_folders(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(10):
+        (root / f"report{i}.txt").write_text("")
+    found = suggest(str(root / "reprot.txt"), [str(root)])
+    assert len(found) == 5
+    assert all(os.path.basename(p).startswith("report") for p in found)
+    # Inside a dependency folder the walk never goes, a typo still finds its sibling.
+    package = root / "node_modules" / "pkg"
+    package.mkdir(parents=True)
+    (package / "index.js").write_text("")
+    assert suggest(str(package / "indx.js"), [str(root)]) == [str(package / "index.js")]
+
+
+def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "a").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("")
+    for i in range(5):
+        (root / "a" / f"f{i}").write_text("")
+    assert len(list(paths._walk_files([str(root)], 3))) == 3
+    walked = list(paths._walk_files([str(root)], 100))
+    assert sorted(walked) == [str(root / "a" / f"f{i}") for i in range(5)]  # not .git

@@ -1,0 +1,100 @@
+"""Read-state (readstate.py): what each session read, what forget drops, and what the
+watcher asks of it. Plain data, no files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from readkeeper import readstate
+from readkeeper.readstate import ReadRecord, ReadStates
+
+
+def record(path: str, **fields: Any) -> ReadRecord:
+    values: dict[str, Any] = {
+        "digest": "d",
+        "scope": "file",
+        "mtime_ns": 1,
+        "size": 2,
+        "offset": 1,
+        "limit": None,
+        "partial": False,
+        "tokens": 3,
+        "recorded_ns": 0,
+    }
+    values.update(fields)
+    return ReadRecord(path=path, **values)
+
+
+def test_each_session_has_its_own_records() -> None:
+    states = ReadStates()
+    states.put("chat", record("/ws/a.py"))
+    assert states.get("chat", "/ws/a.py") == record("/ws/a.py")
+    assert states.get("other", "/ws/a.py") is None
+    assert states.get("chat", "/ws/b.py") is None
+    states.put("chat", record("/ws/a.py", digest="new"))  # a later read replaces it
+    assert states.get("chat", "/ws/a.py") == record("/ws/a.py", digest="new")
+    assert (states.count("chat"), states.count("other"), states.count()) == (1, 0, 1)
+
+
+def test_forget_drops_a_sessions_records_and_counts_them() -> None:
+    states = ReadStates()
+    for path in ("/ws/a", "/ws/b", "/ws/c"):
+        states.put("chat", record(path))
+    states.put("other", record("/ws/a"))
+    assert states.forget("chat", ["/ws/a", "/ws/missing"]) == 1
+    assert states.get("chat", "/ws/a") is None
+    assert states.get("chat", "/ws/b") is not None
+    assert states.get("other", "/ws/a") is not None  # another session keeps its own
+    assert states.forget("chat") == 2
+    assert states.count("chat") == 0
+    assert states.count() == 1
+    assert states.forget("never-seen") == 0
+    assert states.forget("never-seen", ["/ws/a"]) == 0
+
+
+def test_the_oldest_reads_are_forgotten_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readstate, "MAX_RECORDS_PER_SESSION", 3)
+    states = ReadStates()
+    for path in ("/a", "/b", "/c"):
+        states.put("s", record(path))
+    states.put("s", record("/a"))  # read again: now the newest
+    states.put("s", record("/d"))  # one too many: /b, the oldest, goes
+    assert [p for p in ("/a", "/b", "/c", "/d") if states.get("s", p)] == ["/a", "/c", "/d"]
+    assert states.count("s") == 3
+
+
+def test_the_watcher_finds_who_read_a_file_and_what_is_under_a_folder() -> None:
+    states = ReadStates()
+    states.put("one", record("/ws/src/a.py"))
+    states.put("two", record("/ws/src/a.py", digest="x"))
+    states.put("two", record("/ws/src-old/b.py"))
+    states.put("two", record("/ws/srcfile"))
+    assert sorted(s for s, _ in states.readers("/ws/src/a.py")) == ["one", "two"]
+    assert states.readers("/ws/none") == []
+    under = sorted((s, r.path) for s, r in states.readers_under("/ws/src"))
+    assert under == [("one", "/ws/src/a.py"), ("two", "/ws/src/a.py")]
+    assert sorted(r.path for _, r in states.readers_under("/ws/")) == [
+        "/ws/src-old/b.py",
+        "/ws/src/a.py",
+        "/ws/src/a.py",
+        "/ws/srcfile",
+    ]
+
+
+def test_files_report_the_newest_record_of_each_path() -> None:
+    states = ReadStates()
+    states.put("one", record("/ws/a", mtime_ns=10, size=1, recorded_ns=100))
+    states.put("two", record("/ws/a", mtime_ns=20, size=2, recorded_ns=200))
+    states.put("three", record("/ws/a", mtime_ns=15, size=3, recorded_ns=150))
+    states.put("one", record("/ws/b", mtime_ns=5, size=5, recorded_ns=1))
+    assert states.files() == {"/ws/a": (20, 2), "/ws/b": (5, 5)}
+
+
+def test_a_view_is_the_same_only_with_the_same_range_and_options() -> None:
+    seen = record("/ws/a", offset=10, limit=20, view="pages=1-2")
+    assert seen.same_view(10, 20, "pages=1-2")
+    assert not seen.same_view(11, 20, "pages=1-2")
+    assert not seen.same_view(10, None, "pages=1-2")
+    assert not seen.same_view(10, 20, "")
