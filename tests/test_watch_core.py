@@ -12,13 +12,13 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers import wait_until
 from readkeeper.core import Readkeeper
 from readkeeper.ignore import IgnoreRules
 from readkeeper.protocol import (
@@ -35,14 +35,8 @@ DEADLINE_S = 10.0
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.005)
+    """`helpers.wait_until` with this file's deadline."""
+    return wait_until(condition, what, timeout)
 
 
 class Watching:
