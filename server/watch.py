@@ -58,6 +58,10 @@ Kind = Literal["modified", "created", "deleted", "moved"]
 # A path a writer still holds open (modified, no close seen yet) waits this long for
 # the close before it is looked at anyway; and no path waits longer than _MAX_DELAY.
 _OPEN_WRITE_GRACE = 0.5
+# A path gone waits this long for the other half of a rename: watchdog pairs the two
+# halves only within half a second, and a busy machine can split them into a delete
+# and, a moment later, a create, which change notices then pair by content.
+_UNPAIRED_MOVE_GRACE = 0.5
 _MAX_DELAY = 2.0
 _POLL_BATCH = 10_000
 _PROGRESS_EVERY = 0.25  # seconds between progress reports during setup
@@ -448,9 +452,11 @@ class Watcher:
             return
         pending.last = now
         pending.events += 1
+        pending.folder = pending.folder or folder
+        if kind == "deleted" and pending.kind == "moved":
+            return  # a stat after the rename: the path is gone, and the move says where to
         if not (kind == "modified" and pending.kind == "created"):  # created, then written
             pending.kind = kind
-        pending.folder = pending.folder or folder
         if moved_to is not None or kind != "moved":
             pending.moved_to = moved_to
         if writing is not None:
@@ -506,6 +512,8 @@ class Watcher:
             due = pending.last + self._debounce
             if pending.writing:
                 due = pending.last + max(self._debounce, _OPEN_WRITE_GRACE)
+            elif pending.kind == "deleted":
+                due = pending.last + max(self._debounce, _UNPAIRED_MOVE_GRACE)
             due = min(due, pending.first + _MAX_DELAY)
             if due > now:
                 heapq.heappush(self._due, (due, path))

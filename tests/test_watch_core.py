@@ -189,6 +189,54 @@ def test_folder_rename_moves_the_files_read_in_it(watching: Watching, workspace:
     assert notice.new_path == str(workspace / "lib" / "mod.py")
 
 
+def test_a_stat_recheck_racing_a_rename_does_not_turn_the_move_into_a_delete(
+    workspace: Path,
+) -> None:
+    # A re-check (after setup or an overflow) stats every read file; one that runs
+    # after a rename's event sees the old path gone. That says less than the event,
+    # which knows where the file went (here the new file is also written at once, so
+    # its content no longer tells): the notice must still be a move.
+    make(workspace / "old.txt", "one\n")
+    w = Watching(workspace, {"watch_debounce_ms": 1500}).start()
+    try:
+        w.read("old.txt")
+        watcher = w.core.watcher
+        assert watcher is not None
+        events = watcher.counters.events
+        os.rename(workspace / "old.txt", workspace / "new.txt")
+        (workspace / "new.txt").write_text("two\n")
+        wait_for(lambda: watcher.counters.events > events, "the rename's events")
+        watcher.overflowed()  # a re-check of every read file, now, before the batch
+        [notice] = w.wait_notice("old.txt")
+        assert (notice.kind, notice.new_path) == ("moved", str(workspace / "new.txt"))
+    finally:
+        w.close()
+
+
+def test_a_folder_rename_whose_halves_were_not_paired_is_still_a_move(workspace: Path) -> None:
+    # watchdog pairs a rename's two halves only within half a second; a busy machine
+    # can split them, and then reports the folder deleted and, a moment later, its
+    # files created. Fed to the watcher in that order (polling mode, so no real event
+    # crosses them), the read file is still reported moved, not deleted.
+    from watchdog.events import DirDeletedEvent, FileCreatedEvent
+
+    make(workspace / "pkg" / "mod.py", "A = 1\n")
+    settings = {"watch_force_polling": True, "watch_poll_interval_ms": 600_000}
+    w = Watching(workspace, settings).start()
+    try:
+        w.read("pkg/mod.py")
+        watcher = w.core.watcher
+        assert watcher is not None
+        os.rename(workspace / "pkg", workspace / "lib")
+        watcher._on_event(DirDeletedEvent(str(workspace / "pkg")))
+        threading.Event().wait(0.1)  # the late half, as a split pair delivers it
+        watcher._on_event(FileCreatedEvent(str(workspace / "lib" / "mod.py")))
+        [notice] = w.wait_notice("pkg/mod.py")
+        assert (notice.kind, notice.new_path) == ("moved", str(workspace / "lib" / "mod.py"))
+    finally:
+        w.close()
+
+
 def test_a_copy_then_delete_is_a_move(watching: Watching, workspace: Path) -> None:
     # What a rename looks like when its two halves are not paired (watchdog waits half
     # a second for the second), or a move made as copy-and-delete.
