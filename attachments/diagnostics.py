@@ -116,12 +116,20 @@ class DiagnosticsStore:
         return len(parsed)
 
     def mark_seen(self, session: str, path: str) -> None:
-        """The session just read or edited `path`: what is reported now is not new to it."""
+        """The session just read `path`: what is reported now is not new to it."""
+        self.set_baseline(session, path, self.reported(path))
+
+    def reported(self, path: str) -> Counter[Key]:
+        """What the editor reports for `path` now (an edit takes it before it changes
+        anything, so that a report made while it lands counts as the edit's)."""
         with self._changed:
             current = self._files.get(path)
-            self._baselines[(session, path)] = Counter(
-                d.key for d in (current.items if current else ())
-            )
+            return Counter(d.key for d in (current.items if current else ()))
+
+    def set_baseline(self, session: str, path: str, seen: Counter[Key]) -> None:
+        """What `session` has seen reported for `path`; anything beyond it is new."""
+        with self._changed:
+            self._baselines[(session, path)] = seen
 
     def get(self, path: str) -> FileDiagnostics | None:
         with self._changed:

@@ -35,6 +35,7 @@ import re
 import stat
 import threading
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from .readstate import ReadRecord
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .attachments.diagnostics import Key
     from .core import Buffer, Readkeeper
 
 SNIPPET_CONTEXT_LINES = 3
@@ -190,6 +192,7 @@ def _edit_once(
     core: Readkeeper, params: EditParams, candidate: str, where: Location, old: str, new: str
 ) -> EditResult | None:
     real = where.path
+    reported = core.diagnostics.reported(real)  # before the change: see remember_change
     record = core.read_states.get(params.session, real)
     entry = _entry(where)
     if entry is None:
@@ -224,9 +227,13 @@ def _edit_once(
     if buffer is not None:
         # Outside the hold: the lease is not kept while the editor answers.
         _apply_to_buffer(core, real, buffer, planned.changes)
-        state = remember_change(core, params.session, real, planned.text, None, None, "edit")
+        state = remember_change(
+            core, params.session, real, planned.text, None, None, "edit", reported
+        )
     else:
-        state = remember_change(core, params.session, real, planned.text, data, new_stat, "edit")
+        state = remember_change(
+            core, params.session, real, planned.text, data, new_stat, "edit", reported
+        )
     snippet, start_line = numbered_snippet(planned.text, *planned.spans[0])
     first_lines = _line_numbers(planned.text, [start for start, _ in planned.spans])
     external = None
@@ -262,6 +269,7 @@ def _edit_once(
 def _write_once(core: Readkeeper, params: WriteParams, where: Location) -> WriteResult | None:
     settings = core.settings
     real = where.path
+    reported = core.diagnostics.reported(real)  # before the change: see remember_change
     entry = _entry(where)
     if entry is None:
         return _create(core, params, where, settings)
@@ -303,9 +311,9 @@ def _write_once(core: Readkeeper, params: WriteParams, where: Location) -> Write
         changed = text != buffer.text
         if changed:
             _apply_to_buffer(core, real, buffer, [_whole_change(buffer.text, text)])
-        state = remember_change(core, params.session, real, text, None, None, "write")
+        state = remember_change(core, params.session, real, text, None, None, "write", reported)
     else:
-        state = remember_change(core, params.session, real, text, data, new_stat, "write")
+        state = remember_change(core, params.session, real, text, data, new_stat, "write", reported)
         size = len(data)
     note = None if changed else f"{real} already had exactly this content; it was not touched."
     if target == "buffer":
@@ -332,6 +340,7 @@ def _create(
     core: Readkeeper, params: WriteParams, where: Location, settings: Settings
 ) -> WriteResult | None:
     real = where.path
+    reported = core.diagnostics.reported(real)  # before the change: see remember_change
     if core.buffers.get(real) is not None:
         # Open in the editor but never saved: the buffer is all unsaved changes.
         raise _dirty(real, None)
@@ -354,7 +363,7 @@ def _create(
         raise _os_error(real, exc) from None
     if new_stat is None:
         return None  # someone created it meanwhile: the next attempt asks for a read
-    state = remember_change(core, params.session, real, text, data, new_stat, "write")
+    state = remember_change(core, params.session, real, text, data, new_stat, "write", reported)
     return WriteResult(
         file_path=real,
         created=True,
@@ -807,9 +816,14 @@ def remember_change(
     data: bytes | None,
     new_stat: os.stat_result | None,
     origin: Literal["edit", "write"],
+    reported: Counter[Key],
 ) -> ReadStateInfo:
     """Record what the edit or write left as the session's read-state (see the module
-    docstring for why it is partial), and keep it as a snapshot for later merges."""
+    docstring for why it is partial), and keep it as a snapshot for later merges.
+
+    `reported` is what the editor reported for the file before the change was made:
+    taken then, because a report made while the change lands (before this runs) is
+    the change's own, and must count as new."""
     in_buffer = data is None
     content_digest = digest(text.encode("utf-8", "surrogatepass") if data is None else data)
     core.read_states.put(
@@ -829,8 +843,8 @@ def remember_change(
         ),
     )
     core.snapshots.put(path, content_digest, text)
-    # Diagnostics reported from now on that were not there before are this edit's.
-    core.diagnostics.mark_seen(session, path)
+    # Diagnostics reported since `reported` was taken are this edit's.
+    core.diagnostics.set_baseline(session, path, reported)
     return ReadStateInfo(
         digest=content_digest,
         total_lines=_count_lines(text),

@@ -90,6 +90,7 @@ def _edit_once(
     core: Readkeeper, params: NotebookEditParams, candidate: str, where: Location
 ) -> NotebookEditResult | None:
     real = where.path
+    reported = core.diagnostics.reported(real)  # before the change: see remember_change
     if where.lstat() is None:
         raise core.workspace.not_found(candidate)
     record = core.read_states.get(params.session, real)
@@ -135,7 +136,9 @@ def _edit_once(
 
     # Like a text edit: the agent knows this content but never read it whole in this
     # form, so the record is partial and the next read is a full one.
-    state = remember_change(core, params.session, real, new_text, new_data, new_stat, "edit")
+    state = remember_change(
+        core, params.session, real, new_text, new_data, new_stat, "edit", reported
+    )
     external = None
     if merged_from is not None:
         external = _external_change(merged_from, text, real)

@@ -296,3 +296,46 @@ async def test_dirty_buffer_edit_goes_through_apply_edit(workspace: Path) -> Non
         assert documents[uri][0] == "x = 0\ny = 3  # unsaved\n"
     finally:
         await lsp.client.close()
+
+
+async def test_a_problem_the_editor_reports_while_the_edit_lands_is_new(workspace: Path) -> None:
+    # The editor applies the edit to its buffer and its language server reports the
+    # problem the edit made before the editor answers applyEdit: that report belongs
+    # to the edit, so it is listed as new, not as one the agent had already seen.
+    client = ReadkeeperClient()
+    path = workspace / "typed.py"
+    path.write_text("x: int = 1\n")
+    uri = path.as_uri()
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(
+        ls: ReadkeeperClient, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        text = "x: int = 'a'  # unsaved\n"
+        ls.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        problem = {
+            "range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 12}},
+            "severity": 1,
+            "message": 'Incompatible types in assignment (expression has type "str")',
+            "source": "mypy",
+        }
+        item = {"uri": uri, "version": 2, "diagnostics": [problem]}
+        ls.protocol.notify("readkeeper/didChangeDiagnostics", {"items": [item]})
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    lsp = await start_session(workspace, settings={"edit_open_buffers": "apply"}, client=client)
+    try:
+        lsp.open_document(path, "x: int = 1  # unsaved\n", version=1)
+        await lsp.read(path)
+        result = await edit(lsp, path, "1", "'a'")
+        assert result["applied_to"] == "buffer"
+        diagnostics = result["diagnostics"]
+        assert [line for line in diagnostics["new"] if "Incompatible types" in line], diagnostics
+        assert diagnostics["existing"] == []
+    finally:
+        await lsp.client.close()
