@@ -99,11 +99,26 @@ def test_large_pdf_without_pages_is_refused_with_a_first_range(
     error = refused(core, forty)
     assert error.kind == "pages_required"
     assert error.data["page_count"] == 40
-    assert error.data["suggested_pages"] == "1-10"
+    assert error.data["suggested_pages"] == "1-20"  # as many as one read returns
     assert "40 pages" in error.message
-    assert 'pages="1-10"' in error.message
-    # The suggestion works.
-    assert read(core, forty, pages=error.data["suggested_pages"])["type"] == "pdf"
+    assert 'pages="1-20"' in error.message
+    # The suggestion works, and is taken whole.
+    file = read(core, forty, pages=error.data["suggested_pages"])["file"]
+    assert headers(file["content"]) == list(range(1, 21))
+
+
+def test_a_pdf_under_the_per_read_cap_is_told_to_read_all_its_pages(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Too many pages to read without `pages` (over pdf_whole_max_pages), but few enough
+    # for one read: the advice is all of them, not the whole-read limit.
+    (workspace / "seventeen.pdf").write_bytes(numbered_pdf(17))
+    error = refused(core, "seventeen.pdf")
+    assert error.kind == "pages_required"
+    assert error.data["suggested_pages"] == "1-17"
+    assert 'pages="1-17"' in error.message
+    file = read(core, "seventeen.pdf", pages="1-17")["file"]
+    assert headers(file["content"]) == list(range(1, 18))
 
 
 @pytest.mark.parametrize(
@@ -176,6 +191,20 @@ def test_page_past_the_end(core: Readkeeper, forty: Path) -> None:
     assert error.kind == "bad_params"
     assert error.data["page_count"] == 40
     assert "40 pages" in error.message
+    # The advice respects the cap of pages per read (20), and is itself accepted.
+    assert 'pages="1-20"' in error.message
+    assert "at most 20 pages" in error.message
+    file = read(core, forty, pages="1-20")["file"]
+    assert file["partial"] is False
+
+
+def test_page_past_the_end_of_a_short_pdf_suggests_all_its_pages(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "three.pdf").write_bytes(numbered_pdf(3))
+    error = refused(core, "three.pdf", pages="7")
+    assert 'pages="1-3"' in error.message
+    assert "at most" not in error.message
 
 
 def test_page_helpers() -> None:

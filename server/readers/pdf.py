@@ -115,7 +115,7 @@ def read_pdf(
                     raise _pages_required(path, page_count, len(data), render, settings)
                 wanted = list(range(1, page_count + 1))
             else:
-                wanted = _expand(ranges, page_count, path)
+                wanted = _expand(ranges, page_count, path, settings.pdf_max_pages)
             chosen = wanted[: settings.pdf_max_pages]
             rest = wanted[settings.pdf_max_pages :]
             reading = _Reading(job, path, len(data), chosen, rest, page_count, render, settings)
@@ -444,15 +444,16 @@ def _page_count(job: worker.Lease, data: bytes, path: str) -> int:
         raise _failed(path, failure) from None
 
 
-def _expand(ranges: Ranges, page_count: int, path: str) -> list[int]:
+def _expand(ranges: Ranges, page_count: int, path: str, max_pages: int) -> list[int]:
     wanted: dict[int, None] = {}
     for first, last in ranges:
         if first > page_count:
+            cap = f" (a read returns at most {max_pages} pages)" if page_count > max_pages else ""
             raise ReadkeeperError(
                 "bad_params",
                 f"Page {first} is past the end of {path}, which has {page_count} "
-                f'page{"s" if page_count > 1 else ""}. Ask for pages="1-{page_count}" '
-                "or fewer.",
+                f'page{"s" if page_count > 1 else ""}. Ask for pages="1-'
+                f'{min(page_count, max_pages)}"{cap} or fewer.',
                 field="pages",
                 page_count=page_count,
             )
@@ -464,7 +465,7 @@ def _expand(ranges: Ranges, page_count: int, path: str) -> list[int]:
 def _pages_required(
     path: str, page_count: int, size: int, render: bool, settings: Settings
 ) -> ReadkeeperError:
-    first = f"1-{min(page_count, settings.pdf_whole_max_pages, settings.pdf_max_pages)}"
+    first = f"1-{min(page_count, settings.pdf_max_pages)}"  # all that one read returns
     why = (
         f"{page_count} pages"
         if page_count > settings.pdf_whole_max_pages
