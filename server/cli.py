@@ -6,10 +6,22 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
+from . import __version__
 from .errors import ReadkeeperError
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(value: str) -> str:
+    if value.upper() not in _LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a log level; use one of {', '.join(_LOG_LEVELS)}"
+        )
+    return value.upper()
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -24,7 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="readkeeper",
         description="The file layer for editor-hosted AI coding agents (a language server).",
     )
-    parser.add_argument("--log-level", default="WARNING", help="stderr log level")
+    parser.add_argument("--version", action="version", version=f"readkeeper {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=_log_level,
+        metavar="LEVEL",
+        help=f"what is logged to stderr: {', '.join(_LOG_LEVELS)} (default WARNING)",
+    )
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
@@ -39,18 +58,53 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve the tools over MCP (stdio by default); attaches to the editor's readkeeper "
+        "for the workspace when one runs",
+    )
+    mcp.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        help="workspace root, repeatable (default: the client's MCP roots, else the current "
+        "folder; never / or your home folder unless named here)",
+    )
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0: any)")
+    mcp.add_argument(
+        "--standalone",
+        action="store_true",
+        help="never attach to the editor's readkeeper: run a core of its own",
+    )
+
     commands.add_parser("demo", help="play a short agent session against a real server")
     commands.add_parser("settings", help="print the settings table (Markdown)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=args.log_level,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.command is None and sys.stdin.isatty():
+        parser.print_help()  # a person at a terminal, not an editor speaking LSP
+        return 0
+    try:
+        return _run(args)
+    except BrokenPipeError:
+        # The reader stopped early (`readkeeper read big.py | head`): not an error of
+        # ours. Point stdout at nothing so that the flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve"):
         from .lsp import serve
 
@@ -62,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(markdown_table())
         return 0
+    if args.command == "mcp":
+        from .mcp import main as mcp
+
+        return mcp(args.root, http=args.http, port=args.port, attach=not args.standalone)
     if args.command == "demo":
         from .demo import main as demo
 
@@ -74,6 +132,8 @@ def _read(args: argparse.Namespace) -> int:
     from .protocol import ReadParams, unstructure
 
     core = Readkeeper(roots=[args.root or os.getcwd()])
+    for warning in core.settings_warnings:
+        print(warning, file=sys.stderr)
     params = ReadParams(file_path=args.path, offset=args.offset, limit=args.limit, pages=args.pages)
     try:
         result = unstructure(core.read(params))

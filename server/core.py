@@ -111,6 +111,7 @@ class Readkeeper:
         self._watch_callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
         self._settings_lock = threading.Lock()
         self.settings = Settings()
+        self.settings_warnings: list[str] = []  # what `configure` said of the settings
         self.tokens = TokenCounter(self.settings.token_encoding)
         self.configure(client_settings)
 
@@ -121,6 +122,7 @@ class Readkeeper:
         settings, warnings = resolve_settings(client_settings)
         with self._settings_lock:
             self.settings = settings
+            self.settings_warnings = warnings
             self.workspace.allowed = settings.allowed_paths
             if settings.token_encoding != self.tokens.encoding_name:
                 self.tokens = TokenCounter(settings.token_encoding)

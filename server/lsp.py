@@ -203,6 +203,7 @@ class ReadkeeperServer(LanguageServer):
         self.core = Readkeeper(buffers=EditorBuffers(self))
         self.open_documents: dict[str, OpenDocument] = {}  # by real path
         self.initialization_settings: dict[str, Any] = {}
+        self.settings_warned: set[str] = set()  # each settings warning is shown once
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
 
@@ -501,7 +502,9 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     """Settings from `initializationOptions`, overlaid by the latest the client sent
     (pulled or pushed): a client that sends only some keys keeps the others."""
     for warning in ls.core.configure({**ls.initialization_settings, **latest}):
-        ls.notify_user(warning, types.MessageType.Warning)
+        if warning not in ls.settings_warned:  # not again at every pull or push
+            ls.settings_warned.add(warning)
+            ls.notify_user(warning, types.MessageType.Warning)
 
 
 @server.feature(types.INITIALIZED)

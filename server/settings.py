@@ -9,6 +9,7 @@ crashes the server: it is reported as a warning and the next source wins.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -309,15 +310,54 @@ def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+# Keys the editors keep in the same `readkeeper` section for themselves (the VS Code
+# extension's interpreter, chat and diagnostics-forwarding options), and environment
+# variables of readkeeper's that are not settings: neither is reported as unknown.
+_CLIENT_KEYS = frozenset(
+    {"interpreter", "chat_session", "diagnostics", "show_change_notices", "trace"}
+)
+_OTHER_VARIABLES = frozenset(
+    {
+        "READKEEPER_SERVE",  # the command the editor tests start the server with
+        "READKEEPER_PYTHON",  # the interpreter the editor tests use
+        "READKEEPER_NO_SKIP",  # CI: a skipped editor test is a failure
+        "READKEEPER_TEST_ROOT",
+        "READKEEPER_TEST_OUT",
+    }
+)
+
+
+def _unknown(key: str, source: str, names: Callable[[SettingSpec], str]) -> str:
+    """The warning for a key that names no setting, with the nearest one if any."""
+    close = difflib.get_close_matches(key, [names(spec) for spec in SETTINGS], n=1)
+    hint = f" Did you mean {close[0]}?" if close else ""
+    return f"readkeeper: ignoring {source}: not a readkeeper setting.{hint}"
+
+
 def resolve_settings(
     client: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[Settings, list[str]]:
-    """Merge environment > client > defaults. Returns the settings and any warnings."""
+    """Merge environment > client > defaults. Returns the settings and a warning for
+    each invalid value (which falls back) and each key that names no setting."""
     env = os.environ if env is None else env
     given = {_camel_to_snake(k): v for k, v in (client or {}).items()}
     values: dict[str, Any] = {}
     warnings: list[str] = []
+    known = {spec.name for spec in SETTINGS}
+    variables = {spec.env_var for spec in SETTINGS} | _OTHER_VARIABLES
+    for name in env:
+        if name.startswith("READKEEPER_") and name not in variables:
+            warnings.append(_unknown(name, f"environment variable {name}", lambda s: s.env_var))
+    for key in given:
+        if key not in known and key not in _CLIENT_KEYS:
+            warnings.append(
+                _unknown(
+                    f"readkeeper.{key}",
+                    f"setting readkeeper.{key}",
+                    lambda s: f"readkeeper.{s.name}",
+                )
+            )
     for spec in SETTINGS:
         for source, raw in (
             (f"environment variable {spec.env_var}", env.get(spec.env_var)),

@@ -136,3 +136,95 @@ def test_read_of_an_image_summarises_the_payload_unless_json(workspace: Path) ->
     assert shown["file"]["base64"].endswith("base64 characters; --json prints them>")
     raw = json.loads(run("read", "swatch.png", "--json", cwd=workspace).stdout)
     assert raw["file"]["base64"].startswith("iVBORw0KGgo")  # the PNG itself
+
+
+def test_output_cut_short_by_the_reader_is_not_a_traceback(workspace: Path) -> None:
+    # `readkeeper read big.py | head -2`: the reader closes the pipe early.
+    (workspace / "many.txt").write_text("".join(f"line {i}\n" for i in range(1, 1901)))
+    reader = subprocess.Popen(
+        [*READKEEPER, "read", "many.txt"],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    first = reader.stdout.readline()
+    reader.stdout.close()  # as `head -1` does
+    error = reader.stderr.read().decode()
+    code = reader.wait(timeout=60)
+    assert first == b"     1\tline 1\n"
+    assert "Traceback" not in error
+    assert error == ""
+    assert code == 141  # what a shell reports for a pipeline member stopped by SIGPIPE
+
+
+def test_a_bad_log_level_is_a_usage_error_not_a_traceback(workspace: Path) -> None:
+    done = run("--log-level", "bogus", "settings", cwd=workspace)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--log-level" in done.stderr
+    assert "DEBUG" in done.stderr and "WARNING" in done.stderr
+    assert run("--log-level", "debug", "settings", cwd=workspace).returncode == 0
+
+
+def test_version(workspace: Path) -> None:
+    from readkeeper import __version__
+
+    done = run("--version", cwd=workspace)
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"readkeeper {__version__}"
+
+
+def test_plain_readkeeper_on_a_terminal_prints_help(workspace: Path) -> None:
+    # On a terminal nobody speaks LSP: print the help instead of waiting for input.
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            READKEEPER, cwd=workspace, stdin=follower, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0
+    assert "usage: readkeeper" in done.stdout
+    assert "serve" in done.stdout and "read" in done.stdout
+
+
+def test_plain_readkeeper_without_a_terminal_serves_lsp(workspace: Path) -> None:
+    # What an editor starts: stdin is a pipe, and the end of input ends the server.
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    ).encode()
+    done = subprocess.run(
+        READKEEPER,
+        cwd=workspace,
+        input=b"Content-Length: %d\r\n\r\n" % len(body) + body,
+        capture_output=True,
+        timeout=60,
+    )
+    assert b'"capabilities"' in done.stdout
+
+
+def test_invalid_and_unknown_settings_are_reported_and_fall_back(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\nbeta\n")
+    env = {
+        **os.environ,
+        "READKEEPER_DEFAULT_LIMIT": "many",  # invalid: the default (2000) stays
+        "READKEEPER_DEFAULT_LIMT": "1",  # misspelt: not a setting
+    }
+    done = subprocess.run(
+        [*READKEEPER, "read", "a.txt"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert done.stdout == "     1\talpha\n     2\tbeta\n"
+    assert "READKEEPER_DEFAULT_LIMIT='many'" in done.stderr
+    assert "READKEEPER_DEFAULT_LIMT" in done.stderr
+    assert "not a readkeeper setting" in done.stderr
+    assert "READKEEPER_DEFAULT_LIMIT" in done.stderr.split("READKEEPER_DEFAULT_LIMT", 1)[1]

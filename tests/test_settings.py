@@ -136,3 +136,44 @@ async def test_pulled_settings_overlay_the_initialization_options(workspace: Pat
         assert file["num_lines"] == 5
     finally:
         await client.close()
+
+
+def test_unknown_keys_are_named_with_the_nearest_setting() -> None:
+    _, warnings = resolve_settings(
+        {"maxTokns": 5, "interpreter": "/usr/bin/python3", "trace": {"server": "off"}},
+        env={"READKEEPER_MAX_TOKEN": "5", "READKEEPER_NO_SKIP": "1"},
+    )
+    assert len(warnings) == 2, warnings
+    env, client = sorted(warnings)
+    assert "readkeeper.max_tokns" in client and "Did you mean readkeeper.max_tokens?" in client
+    assert "READKEEPER_MAX_TOKEN:" in env and "Did you mean READKEEPER_MAX_TOKENS?" in env
+    # The editors' own keys in the same section, and readkeeper's other variables, are
+    # not settings but not mistakes either.
+    assert not [w for w in warnings if "interpreter" in w or "trace" in w or "NO_SKIP" in w]
+
+
+async def test_an_unknown_client_setting_is_shown_to_the_user_once(workspace: Path) -> None:
+    _lines_of(0, workspace)
+    client = ReadkeeperClient()
+
+    @client.feature(types.WORKSPACE_CONFIGURATION)
+    def configuration(client: ReadkeeperClient, params: types.ConfigurationParams) -> Any:
+        return [{"defaultLimt": 5}]  # the same mistake, pulled after initialize
+
+    session = await start_session(workspace, settings={"defaultLimt": 5}, client=client)
+    try:
+        file = (await session.read("log.txt"))["file"]
+        assert file["num_lines"] == 800  # the default limit stays
+        await eventually(
+            lambda: any("default_limt" in m.message for m in session.client.shown_messages),
+            "the unknown key to be shown",
+        )
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"readkeeper": {"defaultLimt": 5}})
+        )
+        await session.read("log.txt", force=True)  # the change was handled before this
+        shown = [m.message for m in session.client.shown_messages if "default_limt" in m.message]
+        assert len(shown) == 1, shown
+        assert "Did you mean readkeeper.default_limit?" in shown[0]
+    finally:
+        await client.close()
