@@ -133,8 +133,8 @@ def _over_cap(
     """How many of `numbered` fit under the token cap; raises for a ranged read."""
     cap = settings.max_tokens
     per_line = counter.count_lines(numbered)
-    fits = _longest_fit(per_line, cap - _NOTE_ALLOWANCE)
     if window.ranged:
+        fits = _largest_exact_fit(numbered, _longest_fit(per_line, cap), cap, counter)
         last = window.offset + len(numbered) - 1
         if fits:
             advice = f"Read fewer lines: offset={window.offset}, limit={fits}."
@@ -152,7 +152,30 @@ def _over_cap(
             max_tokens=cap,
             largest_limit=fits,
         )
-    return fits
+    return _longest_fit(per_line, cap - _NOTE_ALLOWANCE)
+
+
+def _largest_exact_fit(numbered: list[str], guess: int, cap: int, counter: TokenCounter) -> int:
+    """The most leading lines of `numbered` whose joined text is at most `cap` tokens,
+    counted exactly: the limit an error advises must be the true largest. `guess` (from
+    per-line counts, which overstate a little) starts a binary search; all of
+    `numbered` is known to be over the cap."""
+
+    def fits(count: int) -> bool:
+        return count == 0 or counter.count("\n".join(numbered[:count])) <= cap
+
+    low, high = 0, len(numbered)  # fits(low), not fits(high)
+    if fits(guess):
+        low = guess
+    else:
+        high = guess
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def view(
