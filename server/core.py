@@ -181,6 +181,13 @@ class Readkeeper:
         file = view.file
         if source == "buffer":
             file = attrs.evolve(file, unsaved=True, buffer_version=version)
+        held = None
+        if file.partial:
+            last = file.start_line + file.num_lines - 1
+            held = (
+                f"Lines {file.start_line}-{last} of {file.total_lines:,}, unchanged since your "
+                f"read (force=true sends them again); the rest starts at offset={last + 1}."
+            )
         self._record_read(
             params,
             window,
@@ -192,6 +199,7 @@ class Readkeeper:
             source=source,
             version=version,
             left_out=view.tokens_left_out,
+            held=held,
         )
         return TextResult(file)
 
@@ -253,6 +261,13 @@ class Readkeeper:
             self.snapshots.put(opened.path, content_digest, data.decode("utf-8-sig"))
         if source == "buffer" and isinstance(result, NotebookResult):
             result = NotebookResult(attrs.evolve(result.file, unsaved=True, buffer_version=version))
+        held = None
+        if document.partial:
+            shown = getattr(result.file, "note", None)
+            held = "Unchanged since your read, which held only part of it" + (
+                f" ({shown.rstrip('.')}). " if shown else ". "
+            )
+            held += "force=true sends it again."
         self._record_read(
             params,
             window,
@@ -265,6 +280,7 @@ class Readkeeper:
             version=version,
             view=view,
             left_out=document.tokens_left_out,
+            held=held,
         )
         return result
 
@@ -278,14 +294,21 @@ class Readkeeper:
         source: Source,
         view: str = "",
     ) -> ReadRecord | None:
-        """The session's earlier complete view of this same content and range: the
-        condition for a `file_unchanged` stub (DESIGN.md, "Read-state: the rules")."""
+        """The session's earlier read of this same content with the same parameters
+        (after defaults) and settings: the condition for a `file_unchanged` stub
+        (DESIGN.md, "Read-state: the rules"). Such a read showed exactly what this one
+        would, even when a cap cut it. What an edit or write left never stubs: the
+        agent never read it as a read shows it."""
         previous = self.read_states.get(params.session, path)
-        if params.force or previous is None or previous.partial:
+        if params.force or previous is None or previous.origin != "read":
             return None
         if (previous.scope, previous.source, previous.digest) != (scope, source, content_digest):
             return None
-        return previous if previous.same_view(window.offset, params.limit, view) else None
+        if previous.caps != hash(self.settings):
+            return None
+        if previous.partial and previous.ranged != window.ranged:
+            return None  # over the token cap a whole read is cut, a ranged one refused
+        return previous if previous.same_view(window.offset, window.limit, view) else None
 
     def _stub(
         self,
@@ -307,7 +330,7 @@ class Readkeeper:
         self.diagnostics.mark_seen(session, previous.path)
         saved = max(0, previous.tokens - STUB_TOKENS)
         self.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
-        return UnchangedResult(UnchangedFile(previous.path))
+        return UnchangedResult(UnchangedFile(previous.path, previous.held))
 
     def _output_dir(self, session: str) -> str:
         """The session's folder for rendered pages, which its agent may then read."""
@@ -329,6 +352,7 @@ class Readkeeper:
         version: int | None = None,
         view: str = "",
         left_out: int = 0,
+        held: str | None = None,
     ) -> None:
         """What the session now has seen (its read-state) and what that cost it."""
         self.read_states.put(
@@ -340,12 +364,15 @@ class Readkeeper:
                 mtime_ns=opened.mtime_ns,
                 size=opened.size,
                 offset=window.offset,
-                limit=params.limit,
+                limit=window.limit,
                 partial=partial,
                 tokens=tokens,
                 source=source,
                 buffer_version=version,
                 view=view,
+                ranged=window.ranged,
+                caps=hash(self.settings),
+                held=held,
             ),
         )
         self.diagnostics.mark_seen(params.session, opened.path)

@@ -75,6 +75,7 @@ class TextResult:
 @attrs.frozen
 class UnchangedFile:
     file_path: str
+    note: str | None = None  # for a re-read of a view cut at a cap: the lines it holds
 
 
 @attrs.frozen

@@ -32,7 +32,7 @@ class ReadRecord:
     mtime_ns: int
     size: int
     offset: int  # 1-based first line requested
-    limit: int | None  # lines requested; None when the caller gave no limit
+    limit: int | None  # lines requested, after the default; None for an edit's record
     partial: bool  # the agent did not get everything it asked for
     tokens: int  # what the content cost, for "tokens saved" by a later stub
     source: Source = "disk"
@@ -44,6 +44,15 @@ class ReadRecord:
     # "edit"/"write": the record is the content an edit or write left, which the agent
     # knows but never read whole in that form (such records are kept partial).
     origin: Literal["read", "edit", "write"] = "read"
+    # Whether offset or limit was given: a whole read cut at a cap and a ranged read of
+    # the same lines answer differently (the ranged one is refused over the token cap).
+    ranged: bool = False
+    # The settings in force (their hash): the caps shape a view, so a view is only the
+    # same under the same settings.
+    caps: int = 0
+    # For a view cut at the line default or a cap: what the agent holds and where the
+    # rest starts, said again by the stub of a re-read.
+    held: str | None = None
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         return self.offset == offset and self.limit == limit and self.view == view

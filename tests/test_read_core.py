@@ -268,6 +268,22 @@ def test_a_huge_single_line_is_skimmed_not_held(core: Readkeeper, workspace: Pat
     assert second == "     2\tsecond line"
 
 
+def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Path) -> None:
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"max_size_bytes": 100, "max_line_chars": 10}
+    )
+    big = workspace / "crlf.log"
+    big.write_bytes(b"a" * 11 + b"\r\n" + b"short\r\n" + b"x\r\n" * 50)
+    file = text_file(core, big, offset=1, limit=2)
+    # One character over the cap: the CR before the LF is not a character of the line.
+    assert file["content"] == "     1\taaaaaaaaaa … [line cut: 1 more characters]\n     2\tshort"
+    assert not file.get("partial")  # the agent got every line it asked for
+    assert file["next_offset"] == 3
+    error = refused(core, big, offset=1_000, limit=2)
+    assert error.kind == "bad_params"
+    assert error.message.endswith("which has 52 lines. Read from offset=1 to see its end.")
+
+
 # --- what is not a regular file -------------------------------------------------------------
 
 
@@ -411,13 +427,6 @@ def test_changed_content_is_never_a_stub_even_with_the_same_size_and_mtime(
     result = read(core, path)
     assert result["type"] == "text"
     assert "bbbb" in str(result["file"]["content"])  # type: ignore[index]
-
-
-def test_partial_views_never_stub(workspace: Path) -> None:
-    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
-    (workspace / "n.txt").write_text("x\n" * 10)
-    assert text_file(core, "n.txt")["partial"] is True
-    assert read(core, "n.txt")["type"] == "text"
 
 
 def test_forget_drops_the_read_state(core: Readkeeper, workspace: Path) -> None:

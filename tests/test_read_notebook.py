@@ -173,9 +173,12 @@ def test_over_the_token_cap_comes_back_partially(core: Readkeeper, workspace: Pa
             assert file["partial"] is True
             assert f"Continue with offset={offset}" in file["note"]
     assert seen == list(range(60))
-    # A partial view is never answered with a stub.
+    # A view cut at the cap, asked for again with the same parameters, is a stub that
+    # says what the agent holds.
     assert read(core, path)["type"] == "notebook"
-    assert read(core, path)["type"] == "notebook"
+    again = read(core, path)
+    assert again["type"] == "file_unchanged"
+    assert "Continue with offset=" in again["file"]["note"]
 
 
 def test_offset_and_limit_count_cells(core: Readkeeper, workspace: Path) -> None:

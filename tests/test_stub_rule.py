@@ -1,0 +1,126 @@
+"""The stub rule: a re-read with the same parameters (after defaults) and settings, of
+unchanged content, is `file_unchanged`, also when the first view stopped at the line
+default or the token cap; what an edit left, another range or other settings are not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from document_samples import numbered_pdf
+
+from conftest import Session
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import EditParams, ReadParams, unstructure
+
+
+def read(core: Readkeeper, path: str | Path, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=str(path), **params)))
+    return result
+
+
+def lines(count: int, width: int = 8) -> str:
+    return "".join(f"line {i} {'w' * width}\n" for i in range(1, count + 1))
+
+
+def test_a_view_cut_at_the_line_default_stubs_and_says_what_is_held(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(12))
+    first = read(core, "n.txt")
+    assert (first["type"], first["file"]["partial"]) == ("text", True)
+    assert first["file"]["num_lines"] == 5
+    again = read(core, "n.txt")
+    assert again["type"] == "file_unchanged"
+    note = again["file"]["note"]
+    assert "Lines 1-5 of 12, unchanged" in note
+    assert "offset=6" in note
+    assert "force=true" in note
+    # force sends the same lines again; the continuation is a new view
+    assert read(core, "n.txt", force=True)["file"]["num_lines"] == 5
+    assert read(core, "n.txt", offset=6)["file"]["start_line"] == 6
+
+
+def test_a_whole_read_cut_at_the_token_cap_stubs(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 1000})
+    (workspace / "big.txt").write_text(lines(400, width=30))
+    first = read(core, "big.txt")
+    shown = first["file"]["num_lines"]
+    assert first["file"]["partial"] is True
+    assert 0 < shown < 400
+    again = read(core, "big.txt")
+    assert again["type"] == "file_unchanged"
+    assert f"Lines 1-{shown} of 400" in again["file"]["note"]
+    assert f"offset={shown + 1}" in again["file"]["note"]
+
+
+def test_a_complete_view_stubs_for_the_same_lines_asked_explicitly(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # limit=2000 is the default: the same parameters after defaults, the same view.
+    (workspace / "a.txt").write_text(lines(3))
+    assert read(core, "a.txt")["type"] == "text"
+    stub = read(core, "a.txt", offset=1, limit=2000)
+    assert stub == {"type": "file_unchanged", "file": {"file_path": str(workspace / "a.txt")}}
+
+
+def test_a_cut_whole_read_is_not_the_same_view_as_a_ranged_read(workspace: Path) -> None:
+    # Over the token cap a whole read is cut but a ranged one is refused: not the same,
+    # so the ranged read is answered as a fresh one would be.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 1000})
+    (workspace / "big.txt").write_text(lines(400, width=30))
+    assert read(core, "big.txt")["file"]["partial"] is True
+    with pytest.raises(ReadkeeperError) as refused:
+        read(core, "big.txt", offset=1, limit=2000)
+    assert refused.value.kind == "token_limit"
+
+
+def test_other_settings_make_another_view(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(12))
+    read(core, "n.txt")
+    core.configure({"default_limit": 8})
+    after = read(core, "n.txt")
+    assert (after["type"], after["file"]["num_lines"]) == ("text", 8)
+    assert read(core, "n.txt")["type"] == "file_unchanged"
+
+
+def test_changed_content_or_an_edit_in_between_is_never_a_stub(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    path = workspace / "n.txt"
+    path.write_text(lines(12))
+    read(core, "n.txt")
+    path.write_text(lines(12).replace("line 3 ", "line three "))
+    changed = read(core, "n.txt")
+    assert changed["type"] == "text"
+    assert "line three" in changed["file"]["content"]
+    core.edit(EditParams(file_path="n.txt", old_string="line 2 ", new_string="line two "))
+    after_edit = read(core, "n.txt")
+    assert after_edit["type"] == "text"
+    assert "line two" in after_edit["file"]["content"]
+    assert read(core, "n.txt")["type"] == "file_unchanged"
+
+
+def test_a_pdf_view_cut_at_the_page_cap_stubs(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "forty.pdf").write_bytes(numbered_pdf(40, lines=5))
+    first = read(core, "forty.pdf", pages="1-40")
+    assert first["type"] == "pdf"
+    assert first["file"]["partial"] is True
+    again = read(core, "forty.pdf", pages="1-40")
+    assert again["type"] == "file_unchanged"
+    assert "part of it" in again["file"]["note"]
+    assert "force=true" in again["file"]["note"]
+    assert "21" in again["file"]["note"]  # where the rest starts
+
+
+async def test_a_long_file_read_twice_through_the_server_is_a_stub(
+    lsp: Session, workspace: Path
+) -> None:
+    (workspace / "long.py").write_text("".join(f"value_{i} = {i}\n" for i in range(3519)))
+    first = await lsp.read(workspace / "long.py")
+    assert first["file"]["num_lines"] == 2000
+    assert first["file"]["partial"] is True
+    again = await lsp.read(workspace / "long.py")
+    assert again["type"] == "file_unchanged"
+    assert "Lines 1-2000 of 3,519, unchanged" in again["file"]["note"]
