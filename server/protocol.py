@@ -478,11 +478,37 @@ def structure(params: Any, cls: type[T]) -> T:
         return converter.structure(params, cls)
     except (ClassValidationError, ValueError, TypeError, KeyError) as exc:
         field, problem = _first_problem(exc)
+        message = f"Invalid params: {field or 'params'} {problem}.".replace(" .", ".")
+        hint = _FIX.get(field or "")
         raise ReadkeeperError(
-            "bad_params",
-            f"Invalid params: {field or 'params'} {problem}.".replace(" .", "."),
-            field=field,
+            "bad_params", f"{message} {hint}" if hint else message, field=field
         ) from None
+
+
+# How to write each field right, said after what was wrong with it.
+_FIX = {
+    "file_path": "Send the file's path, absolute or relative to the workspace root, as a "
+    'string: file_path="src/app.py".',
+    "offset": "Send the first line to read as a whole number (the first line is 1), e.g. "
+    "offset=42.",
+    "limit": "Send the number of lines to read as a whole number, e.g. limit=200, or leave "
+    "it out for the default.",
+    "pages": 'Send PDF pages as a string: pages="3", pages="1-5" or pages="2,4-6".',
+    "symbol": 'Send a symbol name as a string: symbol="Class.method" or symbol="function".',
+    "force": "Send true or false.",
+    "render": "Send true or false.",
+    "include_images": "Send true or false.",
+    "replace_all": "Send true or false.",
+    "session": 'Send the session name as a string, e.g. session="chat-1".',
+    "old_string": "Send the text to replace, exactly as the read showed it (without the line "
+    "numbers), as a string.",
+    "new_string": "Send the replacement text as a string (an empty string deletes).",
+    "content": "Send the whole new content of the file as a string.",
+    "paths": 'Send a list of paths, e.g. paths=["src/app.py"], or leave it out for all.',
+    "budget_tokens": "Send the token budget as a whole number, e.g. budget_tokens=20000.",
+    "types": 'Send a list of attachment types, e.g. types=["diagnostics", "memory"].',
+    "mentions": 'Send a list of paths, e.g. mentions=["src/app.py"].',
+}
 
 
 # Fields whose null means something ("unknown"), so they stay even when None.
