@@ -11,7 +11,10 @@ its error; it never fails the request. Everything collected then goes to the bud
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
+import platform
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ from .budget import fit
 from .model import (
     CHANGES,
     DIAGNOSTICS,
+    ENVIRONMENT,
     GIT_STATUS,
     MEMORY,
     NEW_DIAGNOSTICS,
@@ -43,7 +47,7 @@ from .model import (
 if TYPE_CHECKING:
     from readkeeper.core import Readkeeper
 
-TYPES = ("file", "memory", "diagnostics", "changes", "selection", "git_status")
+TYPES = ("file", "memory", "diagnostics", "changes", "selection", "git_status", "environment")
 
 # Sources pre-cut their text by the cheap estimate (with this much slack) so that exact
 # counting, which the budgeter then does, only ever sees about a cap's worth of text.
@@ -75,18 +79,26 @@ def gather(core: Readkeeper, params: AttachmentsParams) -> Fitted:
         got, failed = _run_phase(core.attachment_pool, phase, timeout)
         items.extend(got)
         dropped.extend(failed)
-    seen_memory: set[str] = set()
+    # A memory file above a mention may also sit at a root, and a mention may itself be
+    # a memory file: each file is attached once (the mention, the user's own, wins).
+    seen = {item.source for item in items if item.type == "file"}
     unique: list[Attachment] = []
-    for item in items:  # a memory file above a mention may also sit at a root
+    for item in items:
         if item.type == "memory":
-            if item.source in seen_memory:
+            if item.source in seen:
                 continue
-            seen_memory.add(item.source)
+            seen.add(item.source)
         unique.append(item)
     fitted = fit(unique, budget, core.tokens)
     lost = [d.source for d in fitted.dropped if d.type == "changes"]
     if lost:
         core.notices.restore(params.session, lost)
+    # A mention cut or dropped was read, but the agent holds only part of it (or none):
+    # its next read must be the file, not a stub.
+    cut = [a.source for a in fitted.attachments if a.type == "file" and a.truncated]
+    cut += [d.source for d in fitted.dropped if d.type == "file"]
+    if cut:
+        core.read_states.forget(params.session, cut)
     fitted.dropped[:0] = dropped
     return fitted
 
@@ -148,7 +160,7 @@ def _mentioned_file(core: Readkeeper, params: AttachmentsParams, path: str) -> A
         "priority": USER,
         "protected": True,
         "source": file["file_path"],
-        "max_tokens": core.settings.max_tokens,
+        "max_tokens": core.settings.mention_max_tokens,
     }
     if result["type"] == "file_unchanged":
         text = f"{file['file_path']} is unchanged since you last read it in this session."
@@ -200,9 +212,7 @@ def _thread_phase(
     if "diagnostics" in wanted:
         # Asked for diagnostics alone with mentions: just those files' diagnostics.
         only = set(_real(mentions)) if mentions and wanted == {"diagnostics"} else None
-        sources.append(
-            Source("diagnostics", "editor", lambda: _diagnostics(core, params.session, only))
-        )
+        sources.append(Source("diagnostics", "editor", lambda: _diagnostics(core, params, only)))
     if "changes" in wanted:
         sources.append(Source("changes", "watcher", partial(_changes, core, params.session)))
     return sources
@@ -250,14 +260,20 @@ def _changes(core: Readkeeper, session: str) -> list[Attachment]:
     return items
 
 
-def _diagnostics(core: Readkeeper, session: str, only: set[str] | None) -> list[Attachment]:
+def _diagnostics(
+    core: Readkeeper, params: AttachmentsParams, only: set[str] | None
+) -> list[Attachment]:
     def version_of(path: str) -> int | None:
         buffer = core.buffers.get(path)
         return buffer.version if buffer is not None else None
 
-    new, other = diagnostics.sections(core.diagnostics, session, version_of, only)
+    new, other = diagnostics.sections(core.diagnostics, params.session, version_of, only)
+    # `diagnostics_offset` counts through the new ones, then the rest.
+    new, left = diagnostics.skip(new, max(0, params.diagnostics_offset))
+    other, _ = diagnostics.skip(other, left)
     cap = core.settings.diagnostics_max_tokens
     items = []
+    before = max(0, params.diagnostics_offset)  # diagnostics ahead of this list
     for found, priority, title in (
         (new, NEW_DIAGNOSTICS, "New diagnostics (since you last read or edited these files):"),
         (other, DIAGNOSTICS, "Diagnostics:"),
@@ -269,11 +285,15 @@ def _diagnostics(core: Readkeeper, session: str, only: set[str] | None) -> list[
         room = cap * 3 - len(title) - 200
         shown = diagnostics.listing(found, room, core.workspace.display)
         lines = [title, *shown.lines]
+        total = sum(len(section.items) for section in found)
         if shown.omitted:
+            files = f"{shown.omitted_files} file{'s' if shown.omitted_files != 1 else ''}"
+            rest = {"types": ["diagnostics"], "diagnostics_offset": before + total - shown.omitted}
             lines.append(
-                f"[… {shown.omitted} more diagnostics in {shown.omitted_files} files not "
-                f"shown. {_ONE_FILE}]"
+                f"[… {shown.omitted} more diagnostics in {files} not shown. For them, call "
+                f"readkeeper/attachments with {json.dumps(rest)}.]"
             )
+        before += total
         items.append(
             Attachment(
                 type="diagnostics",
@@ -326,7 +346,31 @@ def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -
     if "git_status" in wanted:
         for root in roots:
             sources.append(Source("git_status", root, partial(_git, core, root)))
+    if "environment" in wanted:
+        sources.append(Source("environment", "readkeeper", lambda: [_environment(core)]))
     return sources
+
+
+def _environment(core: Readkeeper) -> Attachment:
+    """Where the agent works: a few facts, the first thing a tight budget drops."""
+    from readkeeper import __version__
+
+    system = f"{platform.system()} {platform.release()} ({platform.machine()})"
+    roots = ", ".join(core.workspace.roots) or "none"
+    lines = [
+        f"OS: {system}",
+        f"Shell: {os.environ.get('SHELL') or 'unknown'}",
+        f"Workspace roots: {roots}",
+        f"Date: {datetime.date.today().isoformat()}",
+        f"readkeeper {__version__}",
+    ]
+    return Attachment(
+        type="environment",
+        content="\n".join(lines),
+        priority=ENVIRONMENT,
+        source="readkeeper",
+        max_tokens=200,
+    )
 
 
 def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:

@@ -10,6 +10,7 @@ version of a document than the editor now holds are not shown: they are *pending
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import Counter
@@ -254,10 +255,22 @@ def listing(found: list[Section], max_chars: int, display: Callable[[str], str])
 
 
 def _omitting(lines: list[str], found: list[Section], index: int, position: int) -> Listing:
-    rest = found[index:]
+    rest = found[index:]  # the file cut short (if any) still has diagnostics left out
     omitted = sum(len(s.items) for s in rest) - position
-    files = len(rest) - (1 if position else 0)
-    return Listing(lines, omitted, files)
+    return Listing(lines, omitted, len(rest))
+
+
+def skip(found: list[Section], count: int) -> tuple[list[Section], int]:
+    """`found` without its first `count` diagnostics, and how many of `count` are left
+    to skip in the next list."""
+    kept: list[Section] = []
+    for section in found:
+        if count >= len(section.items) and section.items:
+            count -= len(section.items)
+            continue
+        kept.append(dataclasses.replace(section, items=section.items[count:]) if count else section)
+        count = 0
+    return kept, count
 
 
 def after_edit(

@@ -253,6 +253,9 @@ class AttachmentsParams:
     types: list[str] | None = None
     mentions: list[str] | None = None  # paths the user attached or @-mentioned
     active_editor: ActiveEditor | None = None
+    # Skip this many diagnostics (new ones first, then the rest), to get what a cut
+    # left out: the cut's note gives the number.
+    diagnostics_offset: int = 0
 
 
 @attrs.frozen

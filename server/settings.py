@@ -122,6 +122,7 @@ class Settings:
     attachments_timeout_ms: int = 3_000
     memory_max_lines: int = 200
     memory_max_bytes: int = 4_096
+    mention_max_tokens: int = 8_192
     memory_max_tokens: int = 2_000
     diagnostics_max_tokens: int = 4_000
     changes_max_tokens: int = 2_000
@@ -243,6 +244,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec("memory_max_lines", _positive_int, "Lines kept of each memory file."),
     SettingSpec("memory_max_bytes", _positive_int, "Bytes kept of each memory file."),
+    SettingSpec(
+        "mention_max_tokens",
+        _positive_int,
+        "Token cap of a file the user attached or mentioned (cut with the read that continues it).",
+    ),
     SettingSpec("memory_max_tokens", _positive_int, "Token cap of each memory file."),
     SettingSpec(
         "diagnostics_max_tokens", _positive_int, "Token cap of the diagnostics attachment."

@@ -129,7 +129,7 @@ def test_ten_thousand_diagnostics_stay_within_their_cap(core: Readkeeper, worksp
     assert note is not None, item["content"][-300:]
     assert 0 < len(shown) < 10_000
     assert len(shown) + int(note[1]) == 10_000
-    assert '"mentions": ["<file>"]' in item["content"]
+    assert f'"diagnostics_offset": {len(shown)}' in item["content"]  # the call for the rest
 
 
 def test_memory_files_at_the_root_and_above_mentions(core: Readkeeper, workspace: Path) -> None:
@@ -280,7 +280,7 @@ def test_a_huge_diagnostic_log_cannot_crowd_out_the_users_file(
 ) -> None:
     (workspace / "spec.md").write_text("".join(f"requirement {i}: must hold\n" for i in range(80)))
     forward(core, workspace / "gen.py", *(diagnostic(i, "E" * 60) for i in range(250)))
-    result = attach(core, mentions=["spec.md"], budget_tokens=1500)
+    result = attach(core, mentions=["spec.md"], budget_tokens=1500, types=["file", "diagnostics"])
     assert result["used_tokens"] <= 1500
     [mention] = of_type(result, "file")
     assert mention["truncated"] is False

@@ -218,7 +218,7 @@ async def test_a_hung_git_is_reported_and_the_rest_still_comes(
     session = await start_session(workspace, settings={"git_timeout_ms": 300}, env={"PATH": path})
     try:
         result = await session.client.request("readkeeper/attachments", {})
-        assert [a["type"] for a in result["attachments"]] == ["memory"]
+        assert [a["type"] for a in result["attachments"]] == ["memory", "environment"]
         [dropped] = result["dropped"]
         assert dropped["type"] == "git_status"
         assert "took longer than 0.3 s" in dropped["reason"]
