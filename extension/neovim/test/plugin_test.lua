@@ -1,12 +1,41 @@
 -- Run by tests/test_neovim.py in real headless Neovim:
 --   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=extension/neovim" -c "luafile THIS"
--- Environment: READKEEPER_TEST_ROOT (a workspace with app.py and lib.py),
+-- Environment: READKEEPER_TEST_ROOT (a workspace with app.py, lib.py, pkg/mod.py),
+-- NVIM_TEST_LOOSE (a folder with no root marker above it, holding note.txt),
+-- NVIM_TEST_BROKEN (a workspace with main.py, for a server that cannot start),
+-- HOME (a throwaway home folder holding todo.txt, and notes/idea.txt under a .git),
 -- READKEEPER_TEST_OUT (where the results go, as JSON), READKEEPER_PYTHON.
 -- Each check is recorded as {name, ok, detail}; the script always quits.
 
 local root = assert(os.getenv("READKEEPER_TEST_ROOT"))
+local loose = assert(os.getenv("NVIM_TEST_LOOSE"))
+local broken = assert(os.getenv("NVIM_TEST_BROKEN"))
+local home = assert(os.getenv("HOME"))
+local python = assert(os.getenv("READKEEPER_PYTHON"))
 local out = assert(os.getenv("READKEEPER_TEST_OUT"))
 local results = {}
+
+-- Deadlines (every wait polls and ends as soon as its condition holds): a server's start
+-- and a request's answer, generous for a busy two-core machine.
+local START_MS = 60000
+local ANSWER_MS = 15000
+
+-- Every vim.notify message, as the user would see it (and still shown).
+local notified = {}
+local original_notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(notified, tostring(msg))
+  return original_notify(msg, level, opts)
+end
+
+local function notified_since(mark, text)
+  for i = mark + 1, #notified do
+    if notified[i]:find(text, 1, true) then
+      return notified[i]
+    end
+  end
+  return nil
+end
 
 local function check(name, ok, detail)
   table.insert(results, { name = name, ok = ok and true or false, detail = detail and vim.inspect(detail) or "" })
@@ -22,7 +51,7 @@ local function await(fn, timeout)
   fn(function(e, r)
     done, err, result = true, e, r
   end)
-  vim.wait(timeout or 10000, function()
+  vim.wait(timeout or ANSWER_MS, function()
     return done
   end, 20)
   if not done then
@@ -39,7 +68,7 @@ local function main()
   check("attach path", true, vim.lsp.start and "vim.lsp.start" or "vim.lsp.start_client + buf_attach_client")
 
   vim.cmd("edit " .. vim.fn.fnameescape(root .. "/app.py"))
-  local attached = vim.wait(15000, function()
+  local attached = vim.wait(START_MS, function()
     local client = readkeeper.client()
     return client ~= nil and client.initialized ~= false and (client.server_capabilities or client.resolved_capabilities) ~= nil
   end, 50)
@@ -77,7 +106,7 @@ local function main()
   vim.diagnostic.set(ns, 0, {
     { lnum = 1, col = 4, end_lnum = 1, end_col = 10, severity = vim.diagnostic.severity.ERROR, message = "nvim-forwarded: sku is undefined", source = "fake-lint" },
   })
-  vim.wait(500, function() return false end, 20) -- past the debounce
+  -- (attachments() sends the pending diagnostics first, without waiting for the debounce)
   err, result = await(function(cb) readkeeper.attachments({ types = { "diagnostics" } }, cb) end)
   local text = ""
   for _, a in ipairs((result and result.attachments) or {}) do
@@ -87,13 +116,13 @@ local function main()
 
   -- the commands
   vim.cmd("ReadkeeperRead! app.py")
-  local shown = vim.wait(5000, function()
+  local shown = vim.wait(ANSWER_MS, function()
     return vim.bo.buftype == "nofile" and vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == "     1\tdef restock(sku):"
   end, 20)
   check(":ReadkeeperRead shows the file", shown, vim.api.nvim_buf_get_lines(0, 0, -1, false))
   vim.cmd("close")
   vim.cmd("ReadkeeperStats")
-  shown = vim.wait(5000, function()
+  shown = vim.wait(ANSWER_MS, function()
     return vim.bo.buftype == "nofile" and table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("total") ~= nil
   end, 20)
   check(":ReadkeeperStats shows stats", shown, vim.api.nvim_buf_get_lines(0, 0, -1, false))
@@ -102,9 +131,9 @@ local function main()
   f = assert(io.open(lib, "a"))
   f:write("EXTRA = 1\n")
   f:close()
-  local listed = vim.wait(8000, function()
+  local listed = vim.wait(START_MS, function()
     vim.cmd("ReadkeeperChanges")
-    local found = vim.wait(1000, function()
+    local found = vim.wait(ANSWER_MS, function()
       return vim.bo.buftype == "nofile" and vim.api.nvim_buf_get_name(0):find("changes") ~= nil
     end, 20)
     local lines = found and table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") or ""
@@ -115,6 +144,121 @@ local function main()
   end, 200)
   check(":ReadkeeperChanges lists the external change", listed)
   check("the change came as a didChangeReadFiles notice too", #readkeeper.notices > 0, readkeeper.notices)
+
+  -- :ReadkeeperRead resolves a relative path against the current directory, as its
+  -- completion offers it (pkg/mod.py, not the root's mod.py)
+  vim.cmd("cd " .. vim.fn.fnameescape(root .. "/pkg"))
+  local offered = vim.fn.getcompletion("ReadkeeperRead mo", "cmdline")
+  check("completion offers paths relative to the current directory", vim.tbl_contains(offered, "mod.py"), offered)
+  vim.cmd("ReadkeeperRead mod.py")
+  shown = vim.wait(ANSWER_MS, function()
+    return vim.bo.buftype == "nofile" and vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == "     1\tIN_PKG = True"
+  end, 20)
+  check(":ReadkeeperRead reads what completion offered", shown, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+  check("the relative path was resolved to pkg/mod.py", readkeeper.resolve_path("mod.py") == root .. "/pkg/mod.py", readkeeper.resolve_path("mod.py"))
+
+  -- commands where there is no file: a clear message, never a Lua error
+  local function no_file_commands(where, expected)
+    local mark = #notified
+    local ok_cmd, problem = pcall(vim.cmd, "ReadkeeperRead")
+    check(":ReadkeeperRead in " .. where .. " raises no error", ok_cmd, problem)
+    local msg = notified_since(mark, "not a file")
+    check(":ReadkeeperRead in " .. where .. " says what to do", msg and msg:find(expected, 1, true) and msg:find(":ReadkeeperRead src/app.py", 1, true), notified)
+    for _, command in ipairs({ "ReadkeeperStats", "ReadkeeperChanges" }) do
+      local before = vim.api.nvim_get_current_win()
+      ok_cmd, problem = pcall(vim.cmd, command)
+      local answered = ok_cmd and vim.wait(ANSWER_MS, function()
+        return vim.api.nvim_get_current_win() ~= before and vim.api.nvim_buf_get_name(0):find("^readkeeper://") ~= nil
+      end, 20)
+      check(":" .. command .. " in " .. where .. " shows the workspace's answer", answered, problem or notified)
+      if answered then
+        vim.cmd("close")
+      end
+    end
+  end
+  -- the result window :ReadkeeperRead just opened
+  no_file_commands("a result window", "a readkeeper result")
+  vim.cmd("close")
+  vim.cmd("enew")
+  no_file_commands("an unnamed buffer", "an unnamed buffer")
+  vim.cmd("terminal cat")
+  no_file_commands("a terminal", "a terminal")
+  vim.cmd("bwipeout!")
+  local help_ok = pcall(vim.cmd, "help lua")
+  if check("help opens", help_ok and vim.bo.buftype == "help") then
+    no_file_commands("help", "a help page")
+    vim.cmd("close")
+  end
+  vim.cmd("cd " .. vim.fn.fnameescape(root))
+
+  -- no root marker: the file's own folder is the workspace
+  vim.cmd("edit " .. vim.fn.fnameescape(loose .. "/note.txt"))
+  local loose_client = nil
+  vim.wait(START_MS, function()
+    for _, c in ipairs(all_clients()) do
+      if c.name == "readkeeper" and c.config.root_dir == loose and vim.lsp.buf_is_attached(0, c.id) then
+        loose_client = c
+      end
+    end
+    return loose_client ~= nil
+  end, 50)
+  check("a file outside any project gets a server rooted at its folder", loose_client ~= nil, vim.tbl_map(function(c) return c.config.root_dir end, all_clients()))
+
+  -- never "/" or the home folder
+  local function refused(path, expected)
+    local mark = #notified
+    local count = #all_clients()
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    local msg = vim.wait(ANSWER_MS, function()
+      return notified_since(mark, "not started for") ~= nil
+    end, 20) and notified_since(mark, "not started for")
+    check(path .. ": no server, with a message", msg and msg:find(expected, 1, true) and msg:find("root_markers", 1, true), notified)
+    local attached = false
+    for _, c in ipairs(all_clients()) do
+      attached = attached or vim.lsp.buf_is_attached(0, c.id)
+    end
+    check(path .. ": nothing attached, nothing started", not attached and #all_clients() == count, vim.tbl_map(function(c) return c.config.root_dir end, all_clients()))
+  end
+  refused(home .. "/todo.txt", "your home folder")
+  -- a buffer for a new file directly in "/" (never written)
+  refused("/readkeeper-plugin-test-never-written.txt", "its folder is /")
+  -- a root marker in the home folder (a dotfiles repository) is not a project
+  check("a marker in the home folder is not a root", readkeeper.root_for(home .. "/notes/idea.txt") == home .. "/notes", readkeeper.root_for(home .. "/notes/idea.txt"))
+
+  -- root_markers replaces the default list (not merged into it by index): with only
+  -- ".hg", which nothing here has, pkg/mod.py's root is its own folder
+  readkeeper.setup({ session = "nvim-test", root_markers = { ".hg" } })
+  check("root_markers replaces the default", vim.deep_equal(readkeeper.config.root_markers, { ".hg" }) and readkeeper.root_for(root .. "/pkg/mod.py") == root .. "/pkg", readkeeper.config.root_markers)
+
+  -- a server that cannot start: its stderr reason and the fix reach the user
+  local mark = #notified
+  readkeeper.setup({ session = "nvim-test", cmd = { python, "-I", "-S", "-m", "readkeeper", "serve" } })
+  vim.cmd("edit " .. vim.fn.fnameescape(broken .. "/main.py"))
+  local failure = vim.wait(START_MS, function()
+    return notified_since(mark, "did not start") ~= nil
+  end, 50) and notified_since(mark, "did not start")
+  check("a failed start says why, from the server's stderr", failure and failure:find("No module named readkeeper", 1, true), notified)
+  check("a failed start says how to fix it", failure and failure:find("pipx install", 1, true) and failure:find("python = ", 1, true), failure)
+  local messages = vim.fn.execute("messages")
+  check("the reason is in :messages", messages:find("No module named readkeeper", 1, true) ~= nil, messages)
+  -- a command that is not there (yet) is named before anything starts
+  mark = #notified
+  local launcher = broken .. "/bin/readkeeper-serve"
+  readkeeper.setup({ session = "nvim-test", cmd = { launcher } })
+  vim.cmd("edit " .. vim.fn.fnameescape(broken .. "/other.py"))
+  local missing = notified_since(mark, "not an executable")
+  check("a missing command is named", missing and missing:find(launcher, 1, true), notified)
+  -- installed now: :ReadkeeperRestart starts it for the workspace that failed
+  vim.fn.mkdir(broken .. "/bin", "p")
+  vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -m readkeeper serve" }, launcher)
+  vim.fn.setfperm(launcher, "rwxr-xr-x")
+  vim.cmd("ReadkeeperRestart")
+  -- every workspace's server restarts at once: generous on a loaded machine
+  local restarted = vim.wait(START_MS, function()
+    local c = readkeeper.client()
+    return c ~= nil and c.config.root_dir == broken and vim.lsp.buf_is_attached(0, c.id)
+  end, 50)
+  check(":ReadkeeperRestart starts the fixed server", restarted, { roots = vim.tbl_map(function(c) return c.config.root_dir end, all_clients()), notified = notified })
 end
 
 local ok, problem = xpcall(main, debug.traceback)

@@ -4,18 +4,30 @@
 --
 -- Works on Neovim 0.7 through current: vim.lsp.start where it exists (0.8+), else
 -- vim.lsp.start_client + vim.lsp.buf_attach_client.
+--
+-- What a user sees when something is wrong is a vim.notify message that says what
+-- happened and what to do, never a raw Lua error: a server that does not start (the
+-- reason from its stderr, and the fix), a file with no workspace (readkeeper never
+-- takes "/" or the home folder as one), a command run where there is no file.
 
 local M = {}
 
 local uv = vim.uv or vim.loop
 
 local defaults = {
-  -- Command that starts the server; default { python, "-m", "readkeeper", "serve" }.
+  -- Command that starts the server. Default: { python, "-m", "readkeeper", "serve" }
+  -- when `python` or $READKEEPER_PYTHON is set, else { "readkeeper", "serve" } when
+  -- `readkeeper` is on PATH (pipx / uv tool install), else python3 -m readkeeper serve.
   cmd = nil,
-  -- Python with readkeeper installed; default $READKEEPER_PYTHON, else "python3".
+  -- Python with readkeeper installed (e.g. a clone's .venv/bin/python).
   python = nil,
-  -- Files or folders whose presence marks a workspace root (searched upwards).
+  -- Files or folders whose presence marks a workspace root (searched upwards from the
+  -- file, stopping below "/" and the home folder). With none found, the file's own
+  -- folder is the root, unless that is "/" or the home folder: then no server starts.
   root_markers = { ".git", "pyproject.toml", "package.json", "setup.py", "Cargo.toml", "go.mod" },
+  -- function(path) -> root folder or nil, instead of root_markers; it may not return
+  -- "/" or the home folder either.
+  root_dir = nil,
   -- Server settings (README "Settings"), sent as initializationOptions and answered
   -- through workspace/configuration (section "readkeeper").
   settings = {},
@@ -37,6 +49,10 @@ M.config = vim.deepcopy(defaults)
 M.notices = {} -- every didChangeReadFiles notice received, newest last
 
 local client_ids = {} -- root_dir -> client id (used where vim.lsp.start is absent)
+local initialized = {} -- client id -> true once the server answered initialize
+local failed = {} -- root -> true: its server did not start (retried by :ReadkeeperRestart)
+local refused = {} -- folder -> true: told once that it gets no server
+local last_file_buf = nil -- the last file buffer entered (commands run from elsewhere)
 local diag_timer = nil
 local pending_diag = {} -- bufnr -> true
 
@@ -50,30 +66,104 @@ local function notify(msg, level)
   vim.notify("readkeeper: " .. msg, level or vim.log.levels.INFO)
 end
 
-local function find_root(path)
+local function realpath(path)
+  return uv.fs_realpath(path) or path
+end
+
+-- "/" or the home folder: never a workspace (the server would watch and read the whole
+-- disk or home: every dotfile and key without a prompt).
+local function too_wide(dir)
+  local real = realpath(dir)
+  if real == "/" then
+    return "/"
+  end
+  local home = vim.env.HOME
+  if home and home ~= "" and real == realpath(home) then
+    return "your home folder"
+  end
+  return nil
+end
+
+--- The workspace root of a file: its nearest folder, upwards, that holds a root marker
+--- (markers in "/" or the home folder do not count: a dotfiles repository is not a
+--- project), else the file's own folder. Returns nil and the reason when that would be
+--- "/" or the home folder.
+function M.root_for(path)
   local dir = vim.fn.fnamemodify(path, ":p:h")
-  while dir and dir ~= "" do
+  if M.config.root_dir then
+    local root = M.config.root_dir(path)
+    if not root then
+      return nil, "the `root_dir` function gave no root for it"
+    end
+    local wide = too_wide(root)
+    if wide then
+      return nil, "the `root_dir` function gave " .. wide .. ", never a workspace"
+    end
+    return vim.fn.fnamemodify(root, ":p"):gsub("(.)/$", "%1"), nil
+  end
+  local d = dir
+  while d and d ~= "" and not too_wide(d) do
     for _, marker in ipairs(M.config.root_markers) do
-      if uv.fs_stat(dir .. "/" .. marker) then
-        return dir
+      if uv.fs_stat(d .. "/" .. marker) then
+        return d, nil
       end
     end
-    local parent = vim.fn.fnamemodify(dir, ":h")
-    if parent == dir then
+    local parent = vim.fn.fnamemodify(d, ":h")
+    if parent == d then
       break
     end
-    dir = parent
+    d = parent
   end
-  return vim.fn.getcwd()
+  local wide = too_wide(dir)
+  if wide then
+    return nil,
+      string.format(
+        "no root marker (%s) above it, and its folder is %s, which readkeeper never takes as a workspace",
+        table.concat(M.config.root_markers, ", "),
+        wide
+      )
+  end
+  return dir, nil
+end
+
+-- The file a buffer holds, or nil and what the buffer is instead (for messages).
+local function buffer_file(bufnr)
+  if not bufnr or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil, "no buffer"
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local buftype = vim.bo[bufnr].buftype
+  if name:match("^readkeeper://") then
+    return nil, "a readkeeper result"
+  elseif buftype == "terminal" or name:match("^term://") then
+    return nil, "a terminal"
+  elseif buftype == "help" then
+    return nil, "a help page"
+  elseif buftype ~= "" then
+    return nil, "a special buffer (" .. buftype .. ")"
+  elseif name == "" then
+    return nil, "an unnamed buffer"
+  elseif name:match("^%w[%w+.-]*://") then
+    return nil, "a " .. name:match("^(%w[%w+.-]*)://") .. ":// buffer, not a file on disk"
+  end
+  return name, nil
 end
 
 local function server_cmd()
   if M.config.cmd then
     return M.config.cmd
   end
-  local python = M.config.python or vim.env.READKEEPER_PYTHON or "python3"
-  return { python, "-m", "readkeeper", "serve" }
+  local python = M.config.python or vim.env.READKEEPER_PYTHON
+  if not python and vim.fn.executable("readkeeper") == 1 then
+    return { "readkeeper", "serve" }
+  end
+  return { python or "python3", "-m", "readkeeper", "serve" }
 end
+
+-- How to get a server, for the messages of a start that failed.
+local INSTALL_HINT = "Install readkeeper (see extension/neovim/README.md): build its wheel and "
+  .. "`pipx install dist/readkeeper-*.whl` (puts `readkeeper` on PATH, which the plugin uses), "
+  .. 'or point the plugin at a clone\'s venv: setup({ python = "/path/to/readkeeper/.venv/bin/python" }).'
 
 local function call(client, method, ...)
   -- Neovim 0.11 made client methods take self (client:request); older ones do not.
@@ -118,11 +208,65 @@ end
 
 -- --- starting and attaching --------------------------------------------------------------
 
+-- The server exited before it answered initialize. Neovim sends a server's stderr only
+-- to its LSP log, where nobody looks; so the same command runs once more, with no input,
+-- and what it writes to stderr (for a start that fails: the same reason) is shown with
+-- the fix. A healthy server would exit at the end of its input; it is stopped after
+-- 10 s in any case.
+local function report_start_failure(cmd, root, code)
+  local stderr = {}
+  local function finish()
+    local lines = {}
+    for _, line in ipairs(stderr) do
+      if line:match("%S") then
+        table.insert(lines, line)
+      end
+    end
+    -- A traceback ends with the reason; keep its last lines.
+    local reason = table.concat(vim.list_slice(lines, math.max(1, #lines - 5)), "\n")
+    local fix
+    if reason:match("No module named '?readkeeper") then
+      fix = "readkeeper is not installed for `" .. cmd[1] .. "`. " .. INSTALL_HINT
+    else
+      fix = "Fix what it says, or set `cmd` or `python` in require(\"readkeeper\").setup()."
+    end
+    notify(
+      string.format(
+        "the server did not start (`%s` exited with %s):\n%s\n%s\nThen :ReadkeeperRestart starts it again.",
+        table.concat(cmd, " "),
+        tostring(code),
+        reason ~= "" and reason or "(it wrote nothing to stderr)",
+        fix
+      ),
+      vim.log.levels.ERROR
+    )
+  end
+  local ok, job = pcall(vim.fn.jobstart, cmd, {
+    cwd = root,
+    stderr_buffered = true,
+    on_stderr = function(_, data)
+      stderr = data or {}
+    end,
+    on_exit = function()
+      vim.schedule(finish)
+    end,
+  })
+  if not ok or job <= 0 then
+    stderr = { tostring(job) }
+    return finish()
+  end
+  vim.fn.chanclose(job, "stdin")
+  vim.defer_fn(function()
+    pcall(vim.fn.jobstop, job)
+  end, 10000)
+end
+
 local function client_config(root)
   local settings = M.config.settings or {}
+  local cmd = server_cmd()
   return {
     name = M.config.name,
-    cmd = server_cmd(),
+    cmd = cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
     init_options = settings,
@@ -130,20 +274,65 @@ local function client_config(root)
     -- Neovim answers workspace/configuration from `settings` (and pushes it once with
     -- workspace/didChangeConfiguration after initialize).
     handlers = { ["readkeeper/didChangeReadFiles"] = on_notice },
+    on_init = function(client)
+      initialized[client.id] = true
+    end,
+    on_exit = function(code, _, client_id)
+      -- (a `cmd` given as a function, Neovim 0.10+, is not a command to run again)
+      if code ~= 0 and not initialized[client_id] and not failed[root] and type(cmd) == "table" then
+        failed[root] = true
+        vim.schedule(function()
+          report_start_failure(cmd, root, code)
+        end)
+      end
+    end,
   }
 end
 
 --- Attach readkeeper to a buffer (starting the server for its workspace if needed).
+--- Returns the client id, or nil (not a file, no workspace, or the server failed).
 function M.attach(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  if vim.bo[bufnr].buftype ~= "" then
+  local name = buffer_file(bufnr)
+  if not name then
     return nil
   end
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == "" or name:match("^%w+://") then
+  local root, why = M.root_for(name)
+  if not root then
+    local dir = vim.fn.fnamemodify(name, ":p:h")
+    if not refused[dir] then
+      refused[dir] = true
+      notify(
+        string.format(
+          "not started for %s: %s. Open a file inside a project, mark the project's folder "
+            .. "(e.g. `git init` there), or set `root_markers` or `root_dir` in "
+            .. 'require("readkeeper").setup().',
+          vim.fn.fnamemodify(name, ":~"),
+          why
+        ),
+        vim.log.levels.WARN
+      )
+    end
     return nil
   end
-  local root = find_root(name)
+  for _, client in ipairs(get_clients({ name = M.config.name })) do
+    if client.config.root_dir == root and not (client.is_stopped and call(client, "is_stopped")) then
+      vim.lsp.buf_attach_client(bufnr, client.id)
+      return client.id
+    end
+  end
+  if failed[root] then
+    return nil -- reported once; :ReadkeeperRestart tries again
+  end
+  local cmd = server_cmd()
+  if type(cmd) == "table" and vim.fn.executable(cmd[1]) ~= 1 then
+    failed[root] = true
+    notify(
+      string.format("the server did not start: `%s` is not an executable on PATH. %s", cmd[1], INSTALL_HINT),
+      vim.log.levels.ERROR
+    )
+    return nil
+  end
   if vim.lsp.start then
     return vim.lsp.start(client_config(root), { bufnr = bufnr })
   end
@@ -151,7 +340,7 @@ function M.attach(bufnr)
   if not id or not vim.lsp.get_client_by_id(id) then
     id = vim.lsp.start_client(client_config(root))
     if not id then
-      notify("could not start " .. table.concat(server_cmd(), " "), vim.log.levels.ERROR)
+      notify("could not start " .. table.concat(cmd, " "), vim.log.levels.ERROR)
       return nil
     end
     client_ids[root] = id
@@ -160,14 +349,15 @@ function M.attach(bufnr)
   return id
 end
 
---- The readkeeper client for a buffer's workspace (default: the current buffer), or
---- the first one running.
+--- The readkeeper client for a buffer's workspace (default: the current buffer; for a
+--- window without a file, such as an unnamed buffer, a result, a terminal or help, the
+--- file buffer entered last), or the first one running.
 function M.client(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  local name = vim.api.nvim_buf_get_name(bufnr)
+  local name = buffer_file(bufnr) or buffer_file(last_file_buf)
   local clients = get_clients({ name = M.config.name })
-  if name ~= "" then
-    local root = find_root(name)
+  local root = name and M.root_for(name)
+  if root then
     for _, client in ipairs(clients) do
       if client.config.root_dir == root then
         return client
@@ -175,6 +365,18 @@ function M.client(bufnr)
     end
   end
   return clients[1]
+end
+
+-- The client whose workspace holds an absolute path (the deepest root), else nil.
+local function client_for_path(path)
+  local best, best_len = nil, -1
+  for _, client in ipairs(get_clients({ name = M.config.name })) do
+    local root = client.config.root_dir
+    if root and (path == root or path:sub(1, #root + 1) == root .. "/") and #root > best_len then
+      best, best_len = client, #root
+    end
+  end
+  return best
 end
 
 -- --- diagnostics forwarding --------------------------------------------------------------
@@ -253,22 +455,32 @@ M.flush_diagnostics = flush_diagnostics
 
 -- --- the Lua API -------------------------------------------------------------------------
 
+local NOT_RUNNING = "readkeeper is not running: open a file inside a project (a folder with a "
+  .. "root marker such as .git) and it starts for that workspace"
+
 --- Send a readkeeper/* request; callback(err, result). err is the JSON-RPC error
---- ({code, message, data = {kind, ...}}) or nil.
-function M.request(method, params, callback, bufnr)
-  local client = M.client(bufnr)
+--- ({code, message, data = {kind, ...}}) or nil. The server is the one of `bufnr`'s
+--- workspace (see M.client), or `client` when given.
+function M.request(method, params, callback, bufnr, client)
+  client = client or M.client(bufnr)
   callback = callback or function() end
   if not client then
-    callback({ code = -32803, message = "readkeeper is not running for this workspace", data = { kind = "not_running" } }, nil)
+    callback({ code = -32803, message = NOT_RUNNING, data = { kind = "not_running" } }, nil)
     return false
   end
   params = params or {}
   if params.session == nil then
     params.session = M.config.session
   end
+  -- The buffer goes along only when it is attached (Neovim flushes its pending changes
+  -- first); a result window, a terminal or help has nothing to flush.
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if not vim.lsp.buf_is_attached(bufnr, client.id) then
+    bufnr = nil
+  end
   return call(client, "request", method, params, function(err, result)
     callback(err, result)
-  end, bufnr or vim.api.nvim_get_current_buf())
+  end, bufnr)
 end
 
 local function merge(base, opts)
@@ -350,8 +562,43 @@ local function show(title, lines)
 end
 
 local function report_error(err)
+  if type(err) ~= "table" then
+    return notify(tostring(err), vim.log.levels.ERROR)
+  end
   local kind = err.data and err.data.kind and (err.data.kind .. ": ") or ""
   notify(kind .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+end
+
+-- A command's body, and the callback that shows its answer, run guarded: a fault in the
+-- plugin is one message naming the command, not a Lua traceback in the user's face.
+local function guarded(name, fn)
+  return function(arg)
+    local ok, problem = xpcall(function()
+      return fn(arg)
+    end, debug.traceback)
+    if not ok then
+      notify(
+        string.format(
+          "%s failed: %s (a bug in the plugin: please report it with this message)",
+          name,
+          tostring(problem):match("^[^\n]*")
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+  end
+end
+
+-- The answer of a command's request, shown on the main loop.
+local function on_answer(name, show_result)
+  return function(err, result)
+    vim.schedule(guarded(name, function()
+      if err then
+        return report_error(err)
+      end
+      show_result(result)
+    end))
+  end
 end
 
 --- The lines a read result shows (text, stub, or a summary of other kinds).
@@ -371,55 +618,109 @@ function M.result_lines(result)
   return vim.split(vim.inspect(result), "\n", { plain = true })
 end
 
+--- The file a :ReadkeeperRead argument names: relative to the current directory
+--- (:pwd), as the command's completion offers it; `~` and `%` (the current file) work
+--- as in :edit.
+function M.resolve_path(arg)
+  arg = arg:gsub("\\ ", " ") -- completion escapes spaces
+  if arg == "%" or arg == "#" then
+    return vim.fn.expand(arg .. ":p")
+  end
+  return vim.fn.fnamemodify(arg, ":p")
+end
+
 local function cmd_read(opts)
-  local path = opts.args ~= "" and opts.args or vim.api.nvim_buf_get_name(0)
-  M.read(path, { force = opts.bang or nil }, function(err, result)
-    vim.schedule(function()
-      if err then
-        return report_error(err)
-      end
-      show("read", M.result_lines(result))
-    end)
-  end)
+  local path
+  if opts.args ~= "" then
+    path = M.resolve_path(opts.args)
+  else
+    local what
+    path, what = buffer_file(vim.api.nvim_get_current_buf())
+    if not path then
+      return notify(
+        string.format(
+          "this window shows %s, not a file: name one, e.g. :ReadkeeperRead src/app.py "
+            .. "(relative to the current directory, %s)",
+          what,
+          vim.fn.fnamemodify(vim.fn.getcwd(), ":~")
+        ),
+        vim.log.levels.WARN
+      )
+    end
+  end
+  local client = client_for_path(path) or M.client()
+  if not client then
+    return notify(NOT_RUNNING, vim.log.levels.WARN)
+  end
+  M.request("readkeeper/read", { file_path = path, force = opts.bang or nil }, on_answer(":ReadkeeperRead", function(result)
+    show("read", M.result_lines(result))
+  end), nil, client)
 end
 
 local function cmd_changes()
-  M.changes({}, function(err, result)
-    vim.schedule(function()
-      if err then
-        return report_error(err)
+  M.changes({}, on_answer(":ReadkeeperChanges", function(result)
+    local lines = {}
+    for _, change in ipairs(result.changes or {}) do
+      table.insert(lines, string.format("%s: %s", change.file_path, change.kind))
+      for _, line in ipairs(vim.split(change.diff or "", "\n", { plain = true })) do
+        table.insert(lines, "  " .. line)
       end
-      local lines = {}
-      for _, change in ipairs(result.changes or {}) do
-        table.insert(lines, string.format("%s: %s", change.file_path, change.kind))
-        for _, line in ipairs(vim.split(change.diff or "", "\n", { plain = true })) do
-          table.insert(lines, "  " .. line)
-        end
-      end
-      if #lines == 0 then
-        lines = { "No file read in this session has changed since." }
-      end
-      show("changes", lines)
-    end)
-  end)
+    end
+    if #lines == 0 then
+      lines = { "No file read in this session has changed since." }
+    end
+    show("changes", lines)
+  end))
 end
 
 local function cmd_stats()
-  M.stats({}, function(err, result)
-    vim.schedule(function()
-      if err then
-        return report_error(err)
+  M.stats({}, on_answer(":ReadkeeperStats", function(result)
+    show("stats", vim.split(vim.inspect(result), "\n", { plain = true }))
+  end))
+end
+
+--- Stop every readkeeper server, forget failed starts and refused folders, and attach
+--- the loaded file buffers again (after installing readkeeper or changing setup()).
+function M.restart()
+  local clients = get_clients({ name = M.config.name })
+  for _, client in ipairs(clients) do
+    vim.lsp.stop_client(client.id)
+  end
+  failed, refused, client_ids = {}, {}, {}
+  -- A stopping client still counts as running for a moment (and vim.lsp.start would
+  -- reuse it): attach once they are gone, polling without blocking the editor.
+  local deadline = uv.now() + 30000
+  local function reattach()
+    if #get_clients({ name = M.config.name }) > 0 and uv.now() < deadline then
+      return vim.defer_fn(reattach, 50)
+    end
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        M.attach(bufnr)
       end
-      show("stats", vim.split(vim.inspect(result), "\n", { plain = true }))
-    end)
-  end)
+    end
+  end
+  reattach()
 end
 
 -- --- setup -------------------------------------------------------------------------------
 
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  opts = opts or {}
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts)
+  -- Lists replace the default, not merge into it by index.
+  M.config.root_markers = opts.root_markers or M.config.root_markers
+  -- A new configuration may fix what failed or was refused: try those again.
+  failed, refused = {}, {}
   local group = vim.api.nvim_create_augroup("readkeeper", { clear = true })
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function(args)
+      if buffer_file(args.buf) then
+        last_file_buf = args.buf
+      end
+    end,
+  })
   if M.config.autostart then
     vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
       group = group,
@@ -436,14 +737,25 @@ function M.setup(opts)
   if M.config.forward_diagnostics then
     vim.api.nvim_create_autocmd("DiagnosticChanged", { group = group, callback = on_diagnostic_changed })
   end
-  vim.api.nvim_create_user_command("ReadkeeperRead", cmd_read, {
+  -- Completion offers paths relative to the current directory, and M.resolve_path
+  -- reads them the same way.
+  vim.api.nvim_create_user_command("ReadkeeperRead", guarded(":ReadkeeperRead", cmd_read), {
     nargs = "?",
     bang = true,
     complete = "file",
     desc = "readkeeper: read a file as the agent would (! forces past the stub)",
   })
-  vim.api.nvim_create_user_command("ReadkeeperChanges", cmd_changes, { desc = "readkeeper: files read that changed since" })
-  vim.api.nvim_create_user_command("ReadkeeperStats", cmd_stats, { desc = "readkeeper: stats" })
+  vim.api.nvim_create_user_command(
+    "ReadkeeperChanges",
+    guarded(":ReadkeeperChanges", cmd_changes),
+    { desc = "readkeeper: files read that changed since" }
+  )
+  vim.api.nvim_create_user_command("ReadkeeperStats", guarded(":ReadkeeperStats", cmd_stats), { desc = "readkeeper: stats" })
+  vim.api.nvim_create_user_command(
+    "ReadkeeperRestart",
+    guarded(":ReadkeeperRestart", M.restart),
+    { desc = "readkeeper: restart the servers (after installing readkeeper or a failed start)" }
+  )
   return M
 end
 
