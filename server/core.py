@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
-from . import readers
+from . import delta, readers
 from .attachments.diagnostics import DiagnosticsStore
 from .changes import ChangeNotices
 from .errors import ReadkeeperError
@@ -27,6 +27,7 @@ from .outputs import OutputFolders
 from .paths import Workspace
 from .protocol import (
     AttachmentsParams,
+    ChangedResult,
     ChangesParams,
     ChangesResult,
     DiagnosticsParams,
@@ -172,6 +173,9 @@ class Readkeeper:
             text, source, version = buffer.text, "buffer", buffer.version
             content_digest = digest(text.encode("utf-8", "surrogatepass"))
         self.snapshots.put(path, content_digest, text)
+        held = self._held_whole(params, window, opened, text, content_digest, source, version)
+        if held is not None:
+            return held
 
         previous = self._seen_before(params, path, window, content_digest, "file", source)
         if previous is not None:
@@ -181,10 +185,10 @@ class Readkeeper:
         file = view.file
         if source == "buffer":
             file = attrs.evolve(file, unsaved=True, buffer_version=version)
-        held = None
+        lines_held = None
         if file.partial:
             last = file.start_line + file.num_lines - 1
-            held = (
+            lines_held = (
                 f"Lines {file.start_line}-{last} of {file.total_lines:,}, unchanged since your "
                 f"read (force=true sends them again); the rest starts at offset={last + 1}."
             )
@@ -199,9 +203,50 @@ class Readkeeper:
             source=source,
             version=version,
             left_out=view.tokens_left_out,
-            held=held,
+            held=lines_held,
+            whole=not file.partial and window.offset == 1 and not file.truncated_lines,
         )
         return TextResult(file)
+
+    def _held_whole(
+        self,
+        params: ReadParams,
+        window: text_reader.Window,
+        opened: OpenedFile,
+        text: str,
+        content_digest: str,
+        source: Source,
+        version: int | None,
+    ) -> UnchangedResult | ChangedResult | None:
+        """A whole re-read of text the session holds all of (a complete read, a write, or
+        its own edit of such): a stub when unchanged, else the diff when much smaller
+        than the file (delta.py); None to read as usual."""
+        if params.force or window.ranged:
+            return None
+        previous = self.read_states.get(params.session, opened.path)
+        if previous is None or not previous.whole or previous.source != source:
+            return None
+        if previous.digest == content_digest:
+            return self._stub(params.session, previous, opened, version)
+        before = self.snapshots.get(opened.path, previous.digest)
+        if before is None:
+            return None
+        changed = delta.changed_view(before, text, opened.path, self.settings, self.tokens)
+        if changed is None:
+            return None
+        self._record_read(
+            params,
+            window,
+            opened,
+            content_digest,
+            "file",
+            False,
+            changed.tokens,
+            source=source,
+            version=version,
+            whole=True,
+        )
+        return ChangedResult(changed)
 
     def _read_large(
         self, opened: OpenedFile, window: text_reader.Window, params: ReadParams
@@ -353,6 +398,7 @@ class Readkeeper:
         view: str = "",
         left_out: int = 0,
         held: str | None = None,
+        whole: bool = False,
     ) -> None:
         """What the session now has seen (its read-state) and what that cost it."""
         self.read_states.put(
@@ -373,6 +419,7 @@ class Readkeeper:
                 ranged=window.ranged,
                 caps=hash(self.settings),
                 held=held,
+                whole=whole,
             ),
         )
         self.diagnostics.mark_seen(params.session, opened.path)

@@ -224,15 +224,18 @@ def _edit_once(
             if new_stat is None:
                 return None  # changed under us: look again
     target: Target = "disk" if buffer is None else "buffer"
+    # Its own edit of content it held whole: the agent holds the result whole (not so
+    # after a merge over a change it has only been told about).
+    whole = record.whole and merged_from is None
     if buffer is not None:
         # Outside the hold: the lease is not kept while the editor answers.
         _apply_to_buffer(core, real, buffer, planned.changes)
         state = remember_change(
-            core, params.session, real, planned.text, None, None, "edit", reported
+            core, params.session, real, planned.text, None, None, "edit", reported, whole=whole
         )
     else:
         state = remember_change(
-            core, params.session, real, planned.text, data, new_stat, "edit", reported
+            core, params.session, real, planned.text, data, new_stat, "edit", reported, whole=whole
         )
     snippet, start_line = numbered_snippet(planned.text, *planned.spans[0])
     first_lines = _line_numbers(planned.text, [start for start, _ in planned.spans])
@@ -311,9 +314,13 @@ def _write_once(core: Readkeeper, params: WriteParams, where: Location) -> Write
         changed = text != buffer.text
         if changed:
             _apply_to_buffer(core, real, buffer, [_whole_change(buffer.text, text)])
-        state = remember_change(core, params.session, real, text, None, None, "write", reported)
+        state = remember_change(
+            core, params.session, real, text, None, None, "write", reported, whole=True
+        )
     else:
-        state = remember_change(core, params.session, real, text, data, new_stat, "write", reported)
+        state = remember_change(
+            core, params.session, real, text, data, new_stat, "write", reported, whole=True
+        )
         size = len(data)
     note = None if changed else f"{real} already had exactly this content; it was not touched."
     if target == "buffer":
@@ -363,7 +370,9 @@ def _create(
         raise _os_error(real, exc) from None
     if new_stat is None:
         return None  # someone created it meanwhile: the next attempt asks for a read
-    state = remember_change(core, params.session, real, text, data, new_stat, "write", reported)
+    state = remember_change(
+        core, params.session, real, text, data, new_stat, "write", reported, whole=True
+    )
     return WriteResult(
         file_path=real,
         created=True,
@@ -817,13 +826,17 @@ def remember_change(
     new_stat: os.stat_result | None,
     origin: Literal["edit", "write"],
     reported: Counter[Key],
+    *,
+    whole: bool = False,
 ) -> ReadStateInfo:
     """Record what the edit or write left as the session's read-state (see the module
     docstring for why it is partial), and keep it as a snapshot for later merges.
 
     `reported` is what the editor reported for the file before the change was made:
     taken then, because a report made while the change lands (before this runs) is
-    the change's own, and must count as new."""
+    the change's own, and must count as new. `whole`: the agent holds all of the new
+    content (it wrote it, or edited content it held whole), so a re-read of it is a
+    stub, or a diff once it changes (delta.py)."""
     in_buffer = data is None
     content_digest = digest(text.encode("utf-8", "surrogatepass") if data is None else data)
     core.read_states.put(
@@ -840,6 +853,7 @@ def remember_change(
             tokens=0,
             source="buffer" if in_buffer else "disk",
             origin=origin,
+            whole=whole,
         ),
     )
     core.snapshots.put(path, content_digest, text)
@@ -851,6 +865,7 @@ def remember_change(
         source="buffer" if in_buffer else "disk",
         size=new_stat.st_size if new_stat else None,
         mtime_ns=new_stat.st_mtime_ns if new_stat else None,
+        next_read="stub" if whole else "full",
     )
 
 

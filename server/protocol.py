@@ -84,6 +84,23 @@ class UnchangedResult:
     type: Literal["file_unchanged"] = "file_unchanged"
 
 
+@attrs.frozen
+class ChangedFile:
+    """A re-read of a file the agent holds whole that changed since: the diff only."""
+
+    file_path: str
+    diff: str  # unified, from the content the agent holds to the current one
+    total_lines: int
+    tokens: int
+    note: str
+
+
+@attrs.frozen
+class ChangedResult:
+    file: ChangedFile
+    type: Literal["file_changed"] = "file_changed"
+
+
 # --- images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py) -------------------
 
 
@@ -219,7 +236,15 @@ class NotebookResult:
     type: Literal["notebook"] = "notebook"
 
 
-ReadResult = TextResult | UnchangedResult | ImageResult | PdfResult | PartsResult | NotebookResult
+ReadResult = (
+    TextResult
+    | UnchangedResult
+    | ChangedResult
+    | ImageResult
+    | PdfResult
+    | PartsResult
+    | NotebookResult
+)
 
 
 # --- attachments (attachments/) -------------------------------------------------------------
@@ -293,9 +318,10 @@ class ReadStateInfo:
     source: Literal["disk", "buffer"]
     size: int | None = None  # bytes on disk (None when only the editor buffer changed)
     mtime_ns: int | None = None
-    # The agent knows this content but has not read it whole in this form, so its next
-    # read returns the file in full, never a `file_unchanged` stub.
-    next_read: Literal["full"] = "full"
+    # What a whole re-read will answer: "stub" (unchanged) or a diff once it changes,
+    # when the agent holds all of this content (it wrote it, or edited what it held
+    # whole); else "full", the file in full.
+    next_read: Literal["full", "stub"] = "full"
 
 
 @attrs.frozen

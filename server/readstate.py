@@ -53,6 +53,10 @@ class ReadRecord:
     # For a view cut at the line default or a cap: what the agent holds and where the
     # rest starts, said again by the stub of a re-read.
     held: str | None = None
+    # The agent holds all of this content: a complete read from line 1 with no line cut,
+    # a write, or its own edit of content it held whole. A re-read of it unchanged is a
+    # stub, and of it changed a diff (delta.py), whatever the parameters of that read.
+    whole: bool = False
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         return self.offset == offset and self.limit == limit and self.view == view

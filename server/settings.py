@@ -122,6 +122,7 @@ class Settings:
     attachments_timeout_ms: int = 3_000
     memory_max_lines: int = 200
     memory_max_bytes: int = 4_096
+    delta_max_percent: int = 25
     mention_max_tokens: int = 8_192
     memory_max_tokens: int = 2_000
     diagnostics_max_tokens: int = 4_000
@@ -244,6 +245,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec("memory_max_lines", _positive_int, "Lines kept of each memory file."),
     SettingSpec("memory_max_bytes", _positive_int, "Bytes kept of each memory file."),
+    SettingSpec(
+        "delta_max_percent",
+        _positive_int,
+        "A re-read of a file the agent holds whole that changed since answers with the diff "
+        "(`file_changed`) when the diff costs at most this percent of the whole file.",
+    ),
     SettingSpec(
         "mention_max_tokens",
         _positive_int,

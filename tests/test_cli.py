@@ -140,19 +140,21 @@ def test_read_of_an_image_summarises_the_payload_unless_json(workspace: Path) ->
 
 def test_output_cut_short_by_the_reader_is_not_a_traceback(workspace: Path) -> None:
     # `readkeeper read big.py | head -2`: the reader closes the pipe early.
-    (workspace / "many.txt").write_text("".join(f"line {i}\n" for i in range(1, 1901)))
+    # ~240 KB: more than a pipe holds, so the writer is still writing when the pipe closes.
+    (workspace / "many.txt").write_text("".join(f"line {i} {'x' * 110}\n" for i in range(1, 2001)))
     reader = subprocess.Popen(
         [*READKEEPER, "read", "many.txt"],
         cwd=workspace,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout is not None
+    assert reader.stderr is not None
     first = reader.stdout.readline()
     reader.stdout.close()  # as `head -1` does
     error = reader.stderr.read().decode()
     code = reader.wait(timeout=60)
-    assert first == b"     1\tline 1\n"
+    assert first == b"     1\tline 1 " + b"x" * 110 + b"\n"
     assert "Traceback" not in error
     assert error == ""
     assert code == 141  # what a shell reports for a pipeline member stopped by SIGPIPE
@@ -163,7 +165,8 @@ def test_a_bad_log_level_is_a_usage_error_not_a_traceback(workspace: Path) -> No
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "--log-level" in done.stderr
-    assert "DEBUG" in done.stderr and "WARNING" in done.stderr
+    assert "DEBUG" in done.stderr
+    assert "WARNING" in done.stderr
     assert run("--log-level", "debug", "settings", cwd=workspace).returncode == 0
 
 
@@ -189,7 +192,8 @@ def test_plain_readkeeper_on_a_terminal_prints_help(workspace: Path) -> None:
         os.close(follower)
     assert done.returncode == 0
     assert "usage: readkeeper" in done.stdout
-    assert "serve" in done.stdout and "read" in done.stdout
+    assert "serve" in done.stdout
+    assert "read" in done.stdout
 
 
 def test_plain_readkeeper_without_a_terminal_serves_lsp(workspace: Path) -> None:

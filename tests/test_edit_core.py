@@ -457,23 +457,6 @@ def test_a_deleted_file_is_stale_not_recreated(core: Readkeeper, workspace: Path
     assert not path.exists()
 
 
-def test_after_an_edit_the_next_read_is_whole_then_a_stub(
-    core: Readkeeper, workspace: Path
-) -> None:
-    path = workspace / "a.txt"
-    path.write_text("one\ntwo\n")
-    read(core, path)
-    result = edit(core, path, "two", "2")
-    assert result.read_state.next_read == "full"
-    # The agent knows the new content: it may edit again without reading...
-    edit(core, path, "one", "1")
-    # ...but its next read is the whole file, never a stub; the one after may be.
-    first = read(core, path)
-    assert first["type"] == "text"
-    assert first["file"]["content"] == "     1\t1\n     2\t2"
-    assert read(core, path)["type"] == "file_unchanged"
-
-
 def test_an_edit_keeps_state_for_a_later_merge(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("a\nb\nc\nd\n")
@@ -573,8 +556,6 @@ def test_write_creates_a_file_and_its_folders(core: Readkeeper, workspace: Path)
     # The writer knows what it wrote: the next write needs no read.
     again = core.write(WriteParams("src/pkg/new.py", "print('bye')\n"))
     assert (again.created, again.changed) == (False, True)
-    # ...and the next read is whole.
-    assert read(core, path)["type"] == "text"
 
 
 def test_new_file_line_ending_setting(workspace: Path) -> None:

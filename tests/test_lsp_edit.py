@@ -40,15 +40,15 @@ async def test_write_read_edit_round_trip(lsp: Session, workspace: Path) -> None
     path = workspace / "pkg" / "mod.py"
     assert created["file_path"] == str(path)
     assert (created["created"], created["changed"], created["applied_to"]) == (True, True, "disk")
-    assert created["read_state"]["next_read"] == "full"
+    assert created["read_state"]["next_read"] == "stub"  # it wrote all of it
     result = await edit(lsp, "pkg/mod.py", "return 1", "return 2")
     assert path.read_text() == "def f():\n    return 2\n"
     assert result["replacements"] == 1
     assert result["snippet"] == "     1\tdef f():\n     2\t    return 2"
     assert result["lines"] == [2]
     assert "external_change" not in result  # absent fields are left out
-    # After the edit the next read is whole, the one after it a stub.
-    assert (await lsp.read(path))["type"] == "text"
+    # It wrote the file and made the edit itself: it holds all of it, a re-read stubs.
+    assert result["read_state"]["next_read"] == "stub"
     assert (await lsp.read(path))["type"] == "file_unchanged"
     stats = await lsp.client.request("readkeeper/stats", {"session": ""})
     assert (stats["session"]["edits"], stats["session"]["writes"]) == (1, 1)

@@ -145,8 +145,10 @@ def test_unknown_keys_are_named_with_the_nearest_setting() -> None:
     )
     assert len(warnings) == 2, warnings
     env, client = sorted(warnings)
-    assert "readkeeper.max_tokns" in client and "Did you mean readkeeper.max_tokens?" in client
-    assert "READKEEPER_MAX_TOKEN:" in env and "Did you mean READKEEPER_MAX_TOKENS?" in env
+    assert "readkeeper.max_tokns" in client
+    assert "Did you mean readkeeper.max_tokens?" in client
+    assert "READKEEPER_MAX_TOKEN:" in env
+    assert "Did you mean READKEEPER_MAX_TOKENS?" in env
     # The editors' own keys in the same section, and readkeeper's other variables, are
     # not settings but not mistakes either.
     assert not [w for w in warnings if "interpreter" in w or "trace" in w or "NO_SKIP" in w]

@@ -1,0 +1,132 @@
+"""Delta re-reads: a file the session holds whole that changed since comes back as the
+diff (`file_changed`) when that is much smaller; unchanged, it is a stub, also after
+the agent's own edit or write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from conftest import Session
+from readkeeper.core import Readkeeper
+from readkeeper.protocol import EditParams, ReadParams, WriteParams, unstructure
+
+
+def read(core: Readkeeper, path: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=path, **params)))
+    return result
+
+
+def module(lines: int = 300) -> str:
+    return "".join(
+        f"def handler_{i}(request):\n    return respond(request, {i})\n" for i in range(lines // 2)
+    )
+
+
+def change_elsewhere(path: Path, old: str, new: str) -> None:
+    """Another program's change: new content, and an mtime that surely differs."""
+    path.write_text(path.read_text().replace(old, new))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_a_small_change_to_a_file_held_whole_comes_back_as_its_diff(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text(module())
+    first = read(core, "app.py")
+    change_elsewhere(path, "respond(request, 7)", "respond(request, 70)")
+    delta = read(core, "app.py")
+    assert delta["type"] == "file_changed"
+    diff = delta["file"]["diff"]
+    assert "-    return respond(request, 7)" in diff
+    assert "+    return respond(request, 70)" in diff
+    assert delta["file"]["total_lines"] == 300
+    assert delta["file"]["tokens"] * 4 < first["file"]["tokens"]
+    # The agent now holds the new content: the next re-read is a stub.
+    assert read(core, "app.py")["type"] == "file_unchanged"
+
+
+def test_a_large_change_sends_the_file(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "app.py"
+    path.write_text(module())
+    read(core, "app.py")
+    change_elsewhere(path, "request", "req")
+    again = read(core, "app.py")
+    assert again["type"] == "text"
+    assert "return respond(req, 7)" in again["file"]["content"]
+
+
+def test_force_a_range_or_a_partial_view_never_get_a_diff(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 100})
+    path = workspace / "app.py"
+    path.write_text(module())
+    read(core, "app.py")  # cut at 100 lines: the agent does not hold it whole
+    change_elsewhere(path, "respond(request, 7)", "respond(request, 70)")
+    assert read(core, "app.py")["type"] == "text"
+    small = workspace / "small.py"
+    small.write_text(module(100))
+    read(core, "small.py")
+    change_elsewhere(small, "respond(request, 7)", "respond(request, 70)")
+    assert read(core, "small.py", force=True)["type"] == "text"
+    change_elsewhere(small, "respond(request, 9)", "respond(request, 90)")
+    assert read(core, "small.py", offset=1, limit=100)["type"] == "text"
+
+
+def test_after_its_own_edit_the_agent_gets_a_stub_then_only_what_others_changed(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text(module())
+    read(core, "app.py")
+    core.edit(EditParams(file_path="app.py", old_string="respond(request, 3)", new_string="ok()"))
+    assert read(core, "app.py")["type"] == "file_unchanged"  # it made that content itself
+    change_elsewhere(path, "respond(request, 11)", "respond(request, 12)")
+    delta = read(core, "app.py")
+    assert delta["type"] == "file_changed"
+    assert "+    return respond(request, 12)" in delta["file"]["diff"]
+    assert "ok()" not in delta["file"]["diff"]  # its own edit is not sent back
+
+
+def test_after_a_write_a_reread_is_a_stub(core: Readkeeper, workspace: Path) -> None:
+    created = core.write(WriteParams(file_path="new.py", content=module(40)))
+    assert created.read_state.next_read == "stub"
+    assert read(core, "new.py")["type"] == "file_unchanged"
+    again = core.write(WriteParams(file_path="new.py", content=module(60)))
+    assert again.read_state.next_read == "stub"
+    assert read(core, "new.py")["type"] == "file_unchanged"
+
+
+def test_an_edit_after_a_partial_read_leaves_nothing_held_whole(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 100})
+    path = workspace / "app.py"
+    path.write_text(module())
+    read(core, "app.py")
+    core.edit(EditParams(file_path="app.py", old_string="respond(request, 3)", new_string="ok()"))
+    assert read(core, "app.py")["type"] == "text"
+
+
+def test_an_edit_merged_over_another_change_leaves_nothing_held_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text(module())
+    read(core, "app.py")
+    change_elsewhere(path, "respond(request, 140)", "respond(request, 141)")
+    result = core.edit(
+        EditParams(file_path="app.py", old_string="respond(request, 3)", new_string="ok()")
+    )
+    assert result.merged is True
+    assert read(core, "app.py")["type"] == "text"
+
+
+async def test_a_delta_reread_through_the_server(lsp: Session, workspace: Path) -> None:
+    path = workspace / "app.py"
+    path.write_text(module())
+    await lsp.read(path)
+    change_elsewhere(path, "respond(request, 7)", "respond(request, 70)")
+    delta = await lsp.read(path)
+    assert delta["type"] == "file_changed"
+    assert "+    return respond(request, 70)" in delta["file"]["diff"]
