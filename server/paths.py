@@ -10,6 +10,7 @@ symlink planted after the check leads nowhere.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
@@ -316,18 +317,29 @@ def _walk_files(roots: Iterable[str], budget: int) -> Iterator[str]:
 
 
 def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
-    """Existing paths the caller probably meant: siblings with a similar name first,
-    then files anywhere in the workspace with that name or a similar relative path."""
+    """Files the caller probably meant, best first: the very name elsewhere in the
+    workspace (nearest first), the path under a root when the root's prefix was left
+    out, then similar names beside it and similar paths anywhere. Only readable files
+    inside the roots: a guess must never point at a folder, nor show what lies outside.
+    With nothing close, no guess."""
     from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
+
+    if not roots:
+        return []
+    name = os.path.basename(path)
+    found: list[str] = []
+
+    # "/pkg/mod.py" typed for "<root>/pkg/mod.py": the workspace prefix left out.
+    relative = path.lstrip(os.sep)
+    found.extend(os.path.join(root, relative) for root in roots if relative)
+
+    files = list(_walk_files(roots, _MAX_SUGGESTION_WALK))
+    same_name = [f for f in files if os.path.basename(f) == name]
+    found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
 
     parent = os.path.dirname(path)
     while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
         parent = os.path.dirname(parent)
-    name = os.path.basename(path)
-    found: list[str] = []
-
-    # Names are listed only inside the workspace: a guess must not show what lies
-    # outside it.
     inside = bool(parent) and any(is_within(os.path.realpath(parent), r) for r in roots)
     try:
         siblings = os.listdir(parent) if inside else []
@@ -339,27 +351,44 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
             siblings,
             scorer=fuzz.WRatio,
             processor=utils.default_process,
-            limit=limit,
+            limit=limit * 2,  # folders among them are dropped below
             score_cutoff=60,
         ):
             found.append(os.path.join(parent, match))
 
-    if roots:
-        files = list(_walk_files(roots, _MAX_SUGGESTION_WALK))
-        same_name = [f for f in files if os.path.basename(f) == name]
-        found.extend(sorted(same_name, key=len))
-        root = next((r for r in roots if is_within(path, r)), roots[0])
-        wanted = os.path.relpath(path, root)
-        relative = {os.path.relpath(f, root): f for f in files if is_within(f, root)}
-        for match, _score, _ in process.extract(
-            wanted,
-            list(relative),
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=limit,
-            score_cutoff=70,
-        ):
-            found.append(relative[match])
+    root = next((r for r in roots if is_within(path, r)), roots[0])
+    wanted = os.path.relpath(path, root)
+    by_relative = {os.path.relpath(f, root): f for f in files if is_within(f, root)}
+    for match, _score, _ in process.extract(
+        wanted,
+        list(by_relative),
+        scorer=fuzz.WRatio,
+        processor=utils.default_process,
+        limit=limit,
+        score_cutoff=70,
+    ):
+        found.append(by_relative[match])
 
-    unique = list(dict.fromkeys(p for p in found if p != path))
-    return unique[:limit]
+    unique = dict.fromkeys(p for p in found if p != path)
+    return [p for p in unique if _readable_file(p, roots)][:limit]
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many leading path components `a` and `b` share (nearer files share more)."""
+    count = 0
+    for x, y in zip(a.split(os.sep), b.split(os.sep), strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def _readable_file(path: str, roots: list[str]) -> bool:
+    """A regular file whose real path is inside a root: a suggestion that can be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+    except (OSError, ValueError):
+        return False
+    real = os.path.realpath(path)
+    return any(is_within(real, root) for root in roots)
