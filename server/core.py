@@ -33,6 +33,8 @@ from .protocol import (
     DiagnosticsParams,
     EditParams,
     EditResult,
+    EstimateFile,
+    EstimateResult,
     ForgetParams,
     NotebookEditParams,
     NotebookEditResult,
@@ -40,6 +42,7 @@ from .protocol import (
     ReadParams,
     ReadResult,
     StatsParams,
+    TextFile,
     TextResult,
     UnchangedFile,
     UnchangedResult,
@@ -172,6 +175,12 @@ class Readkeeper:
             # Unsaved changes in the editor: the agent sees what the person sees.
             text, source, version = buffer.text, "buffer", buffer.version
             content_digest = digest(text.encode("utf-8", "surrogatepass"))
+        if params.estimate:
+            return _estimate(
+                text_reader.view(
+                    text, path, encoding, window, content_digest, settings, self.tokens
+                ).file
+            )
         self.snapshots.put(path, content_digest, text)
         held = self._held_whole(params, window, opened, text, content_digest, source, version)
         if held is not None:
@@ -252,6 +261,8 @@ class Readkeeper:
         self, opened: OpenedFile, window: text_reader.Window, params: ReadParams
     ) -> ReadResult:
         view, range_digest = text_reader.stream_range(opened, window, self.settings, self.tokens)
+        if params.estimate:
+            return _estimate(view.file)
         previous = self._seen_before(params, opened.path, window, range_digest, "range", "disk")
         if previous is not None:
             return self._stub(params.session, previous, opened)
@@ -285,7 +296,7 @@ class Readkeeper:
         previous = self._seen_before(
             params, opened.path, window, content_digest, "file", source, view
         )
-        if previous is not None:
+        if previous is not None and not params.estimate:
             return self._stub(params.session, previous, opened, version)
 
         document = readers.read_document(
@@ -300,6 +311,18 @@ class Readkeeper:
             self.tokens,
         )
         result = document.result
+        if params.estimate:
+            return EstimateResult(
+                EstimateFile(
+                    file_path=opened.path,
+                    tokens=document.tokens,
+                    num_lines=0,
+                    total_lines=None,
+                    partial=document.partial,
+                    note=f"A read with these parameters would send a {result.type} result of "
+                    f"{document.tokens:,} tokens. Nothing was recorded.",
+                )
+            )
         if kind == "notebook" and len(data) <= readers.notebook.SNAPSHOT_MAX_BYTES:
             # What the agent saw, so a cell edit after another program's change can be
             # proved disjoint (notebook_edits.py).
@@ -426,6 +449,7 @@ class Readkeeper:
         self.stats.add(
             params.session, reads=1, tokens_returned=tokens, tokens_saved_by_budgets=left_out
         )
+        self.stats.served(params.session, opened.path, tokens)
 
     # --- read-state and counters --------------------------------------------------------
 
@@ -627,6 +651,23 @@ def _watch_settings(settings: Settings) -> tuple[Any, ...]:
         settings.watch_debounce_ms,
         settings.watch_poll_interval_ms,
         settings.watch_force_polling,
+    )
+
+
+def _estimate(file: TextFile) -> EstimateResult:
+    """What a read with these parameters would cost, without its content or a record."""
+    return EstimateResult(
+        EstimateFile(
+            file_path=file.file_path,
+            tokens=file.tokens,
+            num_lines=file.num_lines,
+            total_lines=file.total_lines,
+            partial=file.partial,
+            note=(
+                f"A read with these parameters would send {file.num_lines:,} lines, "
+                f"{file.tokens:,} tokens. Nothing was recorded: the read itself is not a stub."
+            ),
+        )
     )
 
 

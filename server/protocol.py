@@ -32,6 +32,7 @@ class ReadParams:
     force: bool = False
     render: bool = False  # PDF pages as PNG images (a `parts` result) instead of text
     include_images: bool = False  # notebook image outputs inline instead of placeholders
+    estimate: bool = False  # only what the read would cost (tokens, lines), no content
 
 
 @attrs.frozen
@@ -82,6 +83,24 @@ class UnchangedFile:
 class UnchangedResult:
     file: UnchangedFile
     type: Literal["file_unchanged"] = "file_unchanged"
+
+
+@attrs.frozen
+class EstimateFile:
+    """`estimate: true`: what a read with the same parameters would send, no content."""
+
+    file_path: str
+    tokens: int
+    num_lines: int
+    total_lines: int | None
+    partial: bool
+    note: str
+
+
+@attrs.frozen
+class EstimateResult:
+    file: EstimateFile
+    type: Literal["estimate"] = "estimate"
 
 
 @attrs.frozen
@@ -240,6 +259,7 @@ ReadResult = (
     TextResult
     | UnchangedResult
     | ChangedResult
+    | EstimateResult
     | ImageResult
     | PdfResult
     | PartsResult

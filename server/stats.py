@@ -18,6 +18,9 @@ class Counters:
     tokens_returned: int = 0
     tokens_saved_by_stubs: int = 0
     tokens_saved_by_budgets: int = 0
+    # Tokens sent by reads, per file: where an agent's context goes (the top files are
+    # shown; all are kept while the server runs).
+    tokens_by_file: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     # Attachments: requests served, tokens attached, and items dropped or cut, by type.
     attachments_served: int = 0
@@ -40,7 +43,11 @@ class Counters:
             if isinstance(value, Counter):
                 # asdict() rebuilt the Counter from (key, count) pairs: take the real one.
                 data[name] = dict(getattr(self, name))
+        data["tokens_by_file"] = dict(self.tokens_by_file.most_common(TOP_FILES))
         return data
+
+
+TOP_FILES = 20  # files listed in tokens_by_file, the costliest first
 
 
 @dataclass
@@ -80,6 +87,12 @@ class Stats:
             for name, delta in deltas.items():
                 setattr(mine, name, getattr(mine, name) + delta)
                 setattr(self.total, name, getattr(self.total, name) + delta)
+
+    def served(self, session: str, path: str, tokens: int) -> None:
+        """A read sent `tokens` of `path`."""
+        with self._lock:
+            for counters in (self._sessions.setdefault(session, Counters()), self.total):
+                counters.tokens_by_file[path] += tokens
 
     def error(self, session: str, kind: str) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-""""Did you mean": the very name elsewhere first, the root's prefix restored, then close
+"""Did-you-mean suggestions: the very name elsewhere first, the root's prefix restored, then close
 names; never a folder, never a path outside the workspace, and no guess when nothing is
 close."""
 
