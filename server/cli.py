@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--offset", type=int, help="first line (1-based)")
     read.add_argument("--limit", type=int, help="number of lines")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "1-5"')
+    read.add_argument("--symbol", help='a symbol\'s lines, e.g. "Reader.read" (source files)')
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
@@ -134,7 +135,13 @@ def _read(args: argparse.Namespace) -> int:
     core = Readkeeper(roots=[args.root or os.getcwd()])
     for warning in core.settings_warnings:
         print(warning, file=sys.stderr)
-    params = ReadParams(file_path=args.path, offset=args.offset, limit=args.limit, pages=args.pages)
+    params = ReadParams(
+        file_path=args.path,
+        offset=args.offset,
+        limit=args.limit,
+        pages=args.pages,
+        symbol=args.symbol,
+    )
     try:
         result = unstructure(core.read(params))
     except ReadkeeperError as exc:
@@ -152,6 +159,9 @@ def _read(args: argparse.Namespace) -> int:
             print(file["content"])
         if file.get("note"):
             print(f"readkeeper: {file['note']}", file=sys.stderr)
+    elif result["type"] == "outline":  # a big source file: its symbols, then its first lines
+        print(f"{file['outline']}\n\n{file['content']}")
+        print(f"readkeeper: {file['note']}", file=sys.stderr)
     else:
         print(json.dumps(_without_payloads(result), ensure_ascii=False, indent=2))
     return 0

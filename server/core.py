@@ -21,6 +21,7 @@ import attrs
 from . import delta, readers
 from .attachments.diagnostics import DiagnosticsStore
 from .changes import ChangeNotices
+from .encodings import TextEncoding
 from .errors import ReadkeeperError
 from .fileio import OpenedFile, digest, open_path, peek, read_at_most
 from .outputs import OutputFolders
@@ -39,6 +40,7 @@ from .protocol import (
     NotebookEditParams,
     NotebookEditResult,
     NotebookResult,
+    OutlineResult,
     ReadParams,
     ReadResult,
     StatsParams,
@@ -49,6 +51,7 @@ from .protocol import (
     WriteParams,
     WriteResult,
 )
+from .readers import outline_read
 from .readers import text as text_reader
 from .readstate import ReadRecord, ReadStates, Scope, Source
 from .settings import Settings, resolve_settings
@@ -150,6 +153,8 @@ class Readkeeper:
             # Images, PDFs and notebooks have their own readers, chosen by content.
             kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
             if kind is not None:
+                if params.symbol is not None:
+                    raise outline_read.no_grammar(path)
                 return self._read_document(kind, opened, window, params)
             if params.pages is not None or params.render:
                 field = "pages" if params.pages is not None else "render"
@@ -185,6 +190,13 @@ class Readkeeper:
         held = self._held_whole(params, window, opened, text, content_digest, source, version)
         if held is not None:
             return held
+        # Outline and symbol reads of source files (readers/outline_read.py).
+        planned = outline_read.plan(params, path, text, content_digest, settings, self.tokens)
+        if isinstance(planned, ReadParams):  # a symbol read: a ranged read of its lines
+            params, window = planned, _window(planned, settings)
+        elif planned is not None:
+            outlined = _Outlined(planned, text, encoding, content_digest, source, version)
+            return self._read_outline(params, window, opened, outlined)
 
         previous = self._seen_before(params, path, window, content_digest, "file", source)
         if previous is not None:
@@ -230,7 +242,7 @@ class Readkeeper:
         """A whole re-read of text the session holds all of (a complete read, a write, or
         its own edit of such): a stub when unchanged, else the diff when much smaller
         than the file (delta.py); None to read as usual."""
-        if params.force or window.ranged:
+        if params.force or window.ranged or params.symbol is not None:
             return None
         previous = self.read_states.get(params.session, opened.path)
         if previous is None or not previous.whole or previous.source != source:
@@ -268,6 +280,42 @@ class Readkeeper:
             return self._stub(params.session, previous, opened)
         self._record_read(params, window, opened, range_digest, "range", False, view.file.tokens)
         return TextResult(view.file)
+
+    def _read_outline(
+        self,
+        params: ReadParams,
+        window: text_reader.Window,
+        opened: OpenedFile,
+        it: _Outlined,
+    ) -> ReadResult:
+        """A whole read of a big source file: its outline, recorded as a partial view (a
+        re-read of the same outline stubs; an edit still needs the lines it changes)."""
+        view = outline_read.VIEW
+        previous = self._seen_before(
+            params, opened.path, window, it.digest, "file", it.source, view
+        ) or self._seen_before(params, opened.path, window, it.digest, "file", it.source)
+        if previous is not None:  # the same outline, or these lines read with force
+            return self._stub(params.session, previous, opened, it.version)
+        file = outline_read.view(
+            it.text, opened.path, it.encoding, it.planned, it.digest, self.settings, self.tokens
+        )
+        if it.source == "buffer":
+            file = attrs.evolve(file, unsaved=True, buffer_version=it.version)
+        self._record_read(
+            params,
+            window,
+            opened,
+            it.digest,
+            "file",
+            True,
+            file.tokens,
+            source=it.source,
+            version=it.version,
+            view=view,
+            left_out=max(0, file.file_tokens - file.tokens),
+            held=outline_read.held(file),
+        )
+        return OutlineResult(file)
 
     def _read_document(
         self,
@@ -642,6 +690,18 @@ class Readkeeper:
 
 
 Progress = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class _Outlined:
+    """A text read that answers with an outline (readers/outline_read.py)."""
+
+    planned: outline_read.Outline
+    text: str
+    encoding: TextEncoding
+    digest: str
+    source: Source
+    version: int | None
 
 
 def _watch_settings(settings: Settings) -> tuple[Any, ...]:

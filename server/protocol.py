@@ -32,6 +32,7 @@ class ReadParams:
     force: bool = False
     render: bool = False  # PDF pages as PNG images (a `parts` result) instead of text
     include_images: bool = False  # notebook image outputs inline instead of placeholders
+    symbol: str | None = None  # "Class.method", "function": that symbol's lines (outline.py)
     estimate: bool = False  # only what the read would cost (tokens, lines), no content
 
 
@@ -118,6 +119,39 @@ class ChangedFile:
 class ChangedResult:
     file: ChangedFile
     type: Literal["file_changed"] = "file_changed"
+
+
+# --- outlines of source files (readers/outline_read.py) ------------------------------------
+
+
+@attrs.frozen
+class OutlineFile:
+    """A whole read of a source file too big to send whole: its symbols and first lines."""
+
+    file_path: str
+    language: str
+    # One line per symbol, "12-40 class Reader", nested symbols indented two spaces;
+    # "(+N inside)" marks a symbol whose nested ones were left out to keep it small.
+    outline: str
+    symbols: int  # symbols in the file
+    shown_symbols: int
+    content: str  # the first lines, numbered as in a `text` result
+    num_lines: int
+    total_lines: int
+    tokens: int  # of this result
+    file_tokens: int  # about what the file's lines cost read whole
+    encoding: str
+    line_ending: str
+    partial: bool = True
+    note: str | None = None  # the symbol or ranged read that gets any part
+    unsaved: bool | None = None
+    buffer_version: int | None = None
+
+
+@attrs.frozen
+class OutlineResult:
+    file: OutlineFile
+    type: Literal["outline"] = "outline"
 
 
 # --- images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py) -------------------
@@ -260,6 +294,7 @@ ReadResult = (
     | UnchangedResult
     | ChangedResult
     | EstimateResult
+    | OutlineResult
     | ImageResult
     | PdfResult
     | PartsResult

