@@ -1,7 +1,10 @@
 """The language-server front end: pygls wiring only.
 
-Each handler converts params at the edge (`protocol.structure`), runs the core off the
-event loop, and is registered with `@request`, which turns a `ReadkeeperError` into a
+Each handler serves its request through `calls` (the dispatch the MCP front end and the
+attach socket share: params typed, core called, result unstructured) off the event
+loop, adding only what is LSP's own (asking the editor to allow a path outside the
+workspace; lending its loop for `workspace/applyEdit`), and is registered with
+`@request`, which turns a `ReadkeeperError` into a
 JSON-RPC error whose `data.kind` names what happened (and any other exception into kind
 `internal`). The stream is read by `transport.py`, not by pygls' reader; the LSP
 lifecycle rules pygls leaves out (refusals before `initialize` and after `shutdown`,
@@ -17,7 +20,6 @@ import logging
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, BinaryIO, ClassVar, NamedTuple, TypeVar
 
@@ -29,23 +31,17 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.workspace import TextDocument
 
-from . import __version__, transport
+from . import __version__, calls, transport
+from .attach.listener import Listener
 from .core import Buffer, Readkeeper
 from .edits import TextChange, lsp_position
 from .errors import ReadkeeperError
-from .paths import is_within, uri_path
+from .paths import refused_root, uri_path
 from .protocol import (
-    AttachmentsParams,
-    ChangesParams,
     DiagnosticsParams,
     DidChangeReadFilesParams,
-    EditParams,
     FileChange,
-    ForgetParams,
-    NotebookEditParams,
     ReadParams,
-    StatsParams,
-    WriteParams,
     structure,
     unstructure,
 )
@@ -206,6 +202,7 @@ class ReadkeeperServer(LanguageServer):
         self.settings_warned: set[str] = set()  # each settings warning is shown once
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
+        self.attach: Listener | None = None  # the socket `readkeeper mcp` attaches to
 
     @property
     def endpoint(self) -> ReadkeeperProtocol:
@@ -241,6 +238,7 @@ class ReadkeeperServer(LanguageServer):
         except KeyboardInterrupt:
             return 1
         finally:
+            stop_attach(self)
             self.core.close()
             # Never wait for a handler still running: `exit` ends the process now.
             if self._thread_pool is not None:
@@ -448,21 +446,6 @@ def notification(method: str) -> Callable[[H], H]:
     return register
 
 
-def refused_root(path: str, may_be_home: bool) -> str | None:
-    """Why `path` (a real path) may not be a workspace root, or None. The filesystem
-    root and any folder holding the home folder would put every file of the user in
-    the agent's reach; the home folder itself only at `initialize` (a person opened it
-    in the editor), never through a later folder change."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    if os.path.dirname(path) == path:
-        return "it is the filesystem root"
-    if path == home:
-        return None if may_be_home else "it is your home folder"
-    if is_within(home, path):
-        return "it contains your home folder"
-    return None
-
-
 def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: bool) -> list[str]:
     """`paths` without the ones `refused_root` refuses, each refusal told to the user."""
     roots: list[str] = []
@@ -514,6 +497,32 @@ async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) 
     threading.Thread(target=ls.core.tokens.warm_up, name="tiktoken-warmup", daemon=True).start()
     await pull_configuration(ls)
     start_watching(ls)
+    start_attach(ls)
+
+
+def start_attach(ls: ReadkeeperServer) -> None:
+    """Let `readkeeper mcp` for this workspace attach: it is served by this core (its
+    read-state, watcher and the editor's buffers) through `calls`, like LSP requests."""
+    loop = asyncio.get_running_loop()
+
+    def lend_loop(method: str) -> None:
+        _editor_buffers(ls).loop = loop  # an edit of an open buffer uses applyEdit
+
+    listener = Listener(ls.core, before_call=lend_loop)
+    try:
+        started = listener.start(list(ls.core.workspace.roots))
+    except OSError as exc:
+        log.warning("Agents outside the editor cannot attach to readkeeper: %s", exc)
+        return
+    if started:
+        ls.attach = listener
+
+
+def stop_attach(ls: ReadkeeperServer) -> None:
+    """Close the attach socket and remove its discovery files."""
+    listener, ls.attach = ls.attach, None
+    if listener is not None:
+        listener.close()
 
 
 async def pull_configuration(ls: ReadkeeperServer) -> None:
@@ -551,6 +560,8 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
     added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
     ls.core.workspace.set_roots([*roots, *permitted_roots(ls, added, may_be_home=False)])
     ls.core.roots_changed()
+    if ls.attach is not None:
+        ls.attach.set_roots(list(ls.core.workspace.roots))
 
 
 # --- editor documents ---------------------------------------------------------------------
@@ -579,14 +590,13 @@ def on_close(ls: ReadkeeperServer, params: types.DidCloseTextDocumentParams) -> 
 
 @request("readkeeper/read")
 async def read(ls: ReadkeeperServer, raw: Any) -> Any:
-    params = structure(raw, ReadParams)
+    params = calls.params_for("read", raw)
     try:
-        result = await ls.run(ls.core.read, params)
+        return await ls.run(calls.run, ls.core, "read", params)
     except ReadkeeperError as exc:
         if exc.kind != "outside_workspace" or not await ask_to_allow(ls, params, exc):
             raise
-        result = await ls.run(ls.core.read, params)
-    return unstructure(result)
+        return await ls.run(calls.run, ls.core, "read", params)
 
 
 async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: ReadkeeperError) -> bool:
@@ -617,12 +627,12 @@ async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: Readkeeper
 
 @request("readkeeper/forget")
 def forget(ls: ReadkeeperServer, raw: Any) -> Any:
-    return ls.core.forget(structure(raw, ForgetParams))
+    return calls.call(ls.core, "forget", raw)
 
 
 @request("readkeeper/stats")
 def stats(ls: ReadkeeperServer, raw: Any) -> Any:
-    return ls.core.stats_for(structure(raw, StatsParams))
+    return calls.call(ls.core, "stats", raw)
 
 
 # --- attachments --------------------------------------------------------------------------
@@ -630,7 +640,7 @@ def stats(ls: ReadkeeperServer, raw: Any) -> Any:
 
 @request("readkeeper/attachments")
 async def attachments(ls: ReadkeeperServer, raw: Any) -> Any:
-    return await ls.run(ls.core.attachments, structure(raw, AttachmentsParams))
+    return await ls.run(calls.call, ls.core, "attachments", raw)
 
 
 @notification("readkeeper/didChangeDiagnostics")
@@ -640,6 +650,7 @@ def did_change_diagnostics(ls: ReadkeeperServer, raw: Any) -> None:
 
 @server.feature(types.SHUTDOWN)
 def on_shutdown(ls: ReadkeeperServer, params: None) -> None:
+    stop_attach(ls)
     ls.core.close()
 
 
@@ -649,44 +660,18 @@ def on_shutdown(ls: ReadkeeperServer, params: None) -> None:
 APPLY_EDIT_TIMEOUT_S = 30.0
 
 
-# A notebook cell edit names a cell instead of old_string/new_string.
-NOTEBOOK_EDIT_FIELDS = frozenset({"cell_id", "new_source", "edit_mode"})
-
-
 @request("readkeeper/edit")
 async def edit(ls: ReadkeeperServer, raw: Any) -> Any:
-    if isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
-        cell_params = structure(raw, NotebookEditParams)
-        return unstructure(await ls.run(ls.core.edit_cell, cell_params))
-    params = structure(raw, EditParams)
-    _editor_buffers(ls).loop = asyncio.get_running_loop()
-    since = time.time_ns()
-    result = unstructure(await ls.run(ls.core.edit, params))
-    return await with_diagnostics(ls, params.session, result, since)
-
-
-async def with_diagnostics(
-    ls: ReadkeeperServer, session: str, result: dict[str, Any], since: int
-) -> dict[str, Any]:
-    """Add the editor's diagnostics for the changed file; a problem here never fails
-    the edit or write, which has already happened."""
-    try:
-        found = await ls.run(ls.core.diagnostics_after_edit, session, result["file_path"], since)
-    except Exception:
-        log.exception("Diagnostics after the change to %s failed", result["file_path"])
-        return result
-    if found is not None:
-        result["diagnostics"] = found
-    return result
+    params = calls.params_for("edit", raw)
+    _editor_buffers(ls).loop = asyncio.get_running_loop()  # for workspace/applyEdit
+    return await ls.run(calls.run, ls.core, "edit", params)
 
 
 @request("readkeeper/write")
 async def write(ls: ReadkeeperServer, raw: Any) -> Any:
-    params = structure(raw, WriteParams)
+    params = calls.params_for("write", raw)
     _editor_buffers(ls).loop = asyncio.get_running_loop()
-    since = time.time_ns()
-    result = unstructure(await ls.run(ls.core.write, params))
-    return await with_diagnostics(ls, params.session, result, since)
+    return await ls.run(calls.run, ls.core, "write", params)
 
 
 def _editor_buffers(ls: ReadkeeperServer) -> EditorBuffers:
@@ -755,7 +740,7 @@ class WatchProgress:
 
 @request("readkeeper/changes")
 async def changes(ls: ReadkeeperServer, raw: Any) -> Any:
-    return unstructure(await ls.run(ls.core.changes_for, structure(raw, ChangesParams)))
+    return await ls.run(calls.call, ls.core, "changes", raw)
 
 
 def carries_kind(error: BaseException | None) -> bool:

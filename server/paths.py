@@ -392,3 +392,18 @@ def _readable_file(path: str, roots: list[str]) -> bool:
         return False
     real = os.path.realpath(path)
     return any(is_within(real, root) for root in roots)
+
+
+def refused_root(path: str, may_be_home: bool) -> str | None:
+    """Why `path` (a real path) may not be a workspace root, or None. The filesystem
+    root and any folder holding the home folder would put every file of the user in
+    the agent's reach; the home folder itself only when a person chose it (opened it in
+    the editor, or named it with `--root`). Every front end asks this one question."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if os.path.dirname(path) == path:
+        return "it is the filesystem root"
+    if path == home:
+        return None if may_be_home else "it is your home folder"
+    if is_within(home, path):
+        return "it contains your home folder"
+    return None

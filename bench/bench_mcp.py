@@ -1,0 +1,155 @@
+"""Benchmark the MCP front end (issue 15): a read of a 2,000-line file through
+`readkeeper mcp`, stand-alone and attached to an editor's `readkeeper serve`.
+
+Run it as `.venv/bin/python bench/bench_mcp.py`. It prints a table and writes the same
+figures to `bench/results/mcp.json`.
+
+Rows, each a `read` tool call with `force: true` (the whole file every time, never the
+stub) made with the `mcp` SDK's own client over stdio, p50/p95 of `--samples` calls:
+
+- **stand-alone**: `readkeeper mcp --standalone --root WS`, its own core;
+- **attached**: `readkeeper mcp --root WS` while `readkeeper serve` runs for WS, so each
+  call crosses the attach socket and is served by the editor's core;
+- **filesystem server** (when `--filesystem-server` names a command, e.g.
+  `npx --no-install @modelcontextprotocol/server-filesystem`): its `read_text_file` of
+  the same file, the figure to beat (goal: readkeeper no slower). Nothing is downloaded.
+
+Also the attached mode's overhead over the stand-alone one (goal under 1 ms p50).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from bench_read import python_like_source
+from common import READKEEPER_SERVE, clean_env, machine, scratch, server, summarize, write_json
+from readkeeper.attach import discovery
+from readkeeper.errors import ReadkeeperError
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "mcp.json"
+TARGET_OVERHEAD_MS = 1.0
+READKEEPER_MCP = [sys.executable, "-m", "readkeeper", "mcp"]
+
+
+async def timed_calls(
+    argv: list[str], tool: str, arguments: dict[str, Any], samples: int, warmup: int = 20
+) -> tuple[list[float], dict[str, Any]]:
+    """Milliseconds of each `tool` call to the MCP server `argv`, and its stats (if it
+    has a `stats` tool)."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
+    async with Client(params, read_timeout_seconds=120) as client:
+        call: Callable[[], Awaitable[Any]] = lambda: client.call_tool(tool, arguments)  # noqa: E731
+        for _ in range(warmup):
+            result = await call()
+            if result.is_error:
+                raise RuntimeError(f"{tool} failed: {result.content}")
+        times = []
+        for _ in range(samples):
+            started = time.perf_counter()
+            await call()
+            times.append((time.perf_counter() - started) * 1000)
+        stats: dict[str, Any] = {}
+        if any(t.name == "stats" for t in (await client.list_tools()).tools):
+            stats = (await client.call_tool("stats", {})).structured_content or {}
+        return times, stats
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    return summarize(ms, ("p50_ms", "p95_ms", "min_ms", "mean_ms"), count="samples")
+
+
+def wait_for_discovery(root: Path, timeout: float = 60) -> None:
+    """Wait until the editor's server has published its socket for `root`."""
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(ReadkeeperError):  # its folder may not exist yet
+            if discovery.find(str(root)) is not None:
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError("readkeeper serve did not publish its attach socket")
+        time.sleep(0.05)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--samples", type=int, default=200, help="timed reads per row")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
+    parser.add_argument(
+        "--filesystem-server",
+        default="",
+        help="command of an installed MCP filesystem server to compare with (not downloaded)",
+    )
+    args = parser.parse_args()
+    # A private runtime folder: the attach socket of this run only.
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="rk-bench-")
+    rows: dict[str, dict[str, float]] = {}
+    modes: dict[str, Any] = {}
+    with scratch("rk-bench-mcp-") as (root, log):
+        path = root / "module.py"
+        path.write_text(python_like_source(15, 2000))
+        size = path.stat().st_size
+        read = {"file_path": str(path), "force": True}
+        argv = [*READKEEPER_MCP, "--root", str(root)]
+
+        times, stats = anyio.run(timed_calls, [*argv, "--standalone"], "read", read, args.samples)
+        rows["read, MCP stand-alone"] = summary(times)
+        modes["stand-alone"] = stats.get("mode")
+
+        with server(READKEEPER_SERVE, root, log):
+            wait_for_discovery(root)
+            times, stats = anyio.run(timed_calls, argv, "read", read, args.samples)
+            rows["read, MCP attached to the editor's server"] = summary(times)
+            modes["attached"] = stats.get("mode")
+
+        if args.filesystem_server:
+            command = [*shlex.split(args.filesystem_server), str(root)]
+            fs_read = {"path": str(path)}
+            times, _ = anyio.run(timed_calls, command, "read_text_file", fs_read, args.samples)
+            rows["read_text_file, MCP filesystem server"] = summary(times)
+
+    standalone = rows["read, MCP stand-alone"]["p50_ms"]
+    attached = rows["read, MCP attached to the editor's server"]["p50_ms"]
+    overhead = attached - standalone
+    verdict = "pass" if overhead <= TARGET_OVERHEAD_MS else "MISS"
+    print(f"MCP read of a 2,000-line file ({size:,} bytes)")
+    print(f"{'row':<44}{'p50 ms':>9}{'p95 ms':>9}{'min ms':>9}")
+    for name, row in rows.items():
+        print(f"{name:<44}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}{row['min_ms']:>9.2f}")
+    print(f"attached over stand-alone, p50: {overhead:.2f} ms (target < 1 ms: {verdict})")
+    if "read_text_file, MCP filesystem server" not in rows:
+        print("(no filesystem server compared: pass --filesystem-server CMD to add it)")
+    write_json(
+        args.output,
+        {
+            "benchmark": "mcp",
+            "machine": machine(),
+            "file_lines": 2000,
+            "file_bytes": size,
+            "rows": rows,
+            "modes": modes,
+            "attached_overhead_p50_ms": {
+                "value": overhead,
+                "target": TARGET_OVERHEAD_MS,
+                "met": overhead <= TARGET_OVERHEAD_MS,
+            },
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

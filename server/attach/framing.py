@@ -1,0 +1,69 @@
+"""Frames on the attach socket: a 4-byte big-endian length, then that many bytes of a
+JSON object. Written by hand because it is twenty lines and both ends are ours; the
+length prefix lets a reader refuse an oversized frame before reading it.
+
+Requests are `{"id", "method", "params"}`; answers `{"id", "result"}` or
+`{"id", "error": {"message", "data": {"kind", ...}}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any
+
+# A request carries at most a file's new content; an answer at most a budgeted read.
+MAX_FRAME = 64 << 20
+_HEADER = struct.Struct(">I")
+
+
+class FrameError(Exception):
+    """A frame that is not a JSON object, or is larger than `MAX_FRAME`."""
+
+    def __init__(self, message: str, fatal: bool) -> None:
+        super().__init__(message)
+        self.fatal = fatal  # the stream is out of step: the connection must end
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    """Send one frame."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
+    sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] | None:
+    """The next frame's object; None at the end of the stream."""
+    header = _exactly(sock, _HEADER.size)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    if size > max_frame:
+        raise FrameError(f"a frame of {size} bytes, over the {max_frame}-byte limit", fatal=True)
+    body = _exactly(sock, size) if size else b""
+    if body is None:
+        raise FrameError("the stream ended inside a frame", fatal=True)
+    try:
+        message = json.loads(body)
+    except ValueError as exc:
+        raise FrameError(f"a frame that is not JSON ({exc})", fatal=False) from None
+    if not isinstance(message, dict):
+        raise FrameError("a frame that is not a JSON object", fatal=False)
+    return message
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(min(size - len(chunks), 1 << 20))
+        if not chunk:
+            if chunks:
+                raise FrameError("the stream ended inside a frame", fatal=True)
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+__all__ = ["MAX_FRAME", "FrameError", "receive", "send"]

@@ -1,0 +1,207 @@
+"""The editor's server side of attach mode: a Unix socket that serves the calls of
+`readkeeper mcp` processes through the same dispatch and core as LSP.
+
+Security: the socket is made with mode 0600 in the private folder of `discovery`, and
+every connection's peer is checked with SO_PEERCRED: a process of another uid is
+refused even if it could reach the socket. Each connection runs on its own thread,
+one request at a time, and is its own read-state session unless a call names one; a
+bad frame gets an error answer (a fatal one also ends that connection), never a stuck
+server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .. import __version__, calls
+from ..core import Readkeeper
+from ..errors import ReadkeeperError
+from . import discovery, framing
+
+log = logging.getLogger("readkeeper")
+
+MAX_CONNECTIONS = 64
+_UCRED = struct.Struct("3i")  # pid, uid, gid
+
+
+def peer_credentials(conn: socket.socket) -> tuple[int, int]:
+    """The (pid, uid) of the process at the other end of a Unix socket."""
+    raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+    pid, uid, _gid = _UCRED.unpack(raw)
+    return pid, uid
+
+
+class Listener:
+    """Serve attach connections for `core` until `close`."""
+
+    def __init__(
+        self,
+        core: Readkeeper,
+        before_call: Callable[[str], None] | None = None,
+        max_frame: int = framing.MAX_FRAME,
+    ) -> None:
+        self.core = core
+        self.before_call = before_call  # e.g. lend the editor's event loop for applyEdit
+        self.max_frame = max_frame
+        self.folder = ""
+        self.socket_path = ""
+        self._sock: socket.socket | None = None
+        self._published: list[str] = []
+        self._lock = threading.Lock()
+        self._count = itertools.count(1)
+        self._open = 0
+        self._closed = False
+
+    def start(self, roots: list[str]) -> bool:
+        """Listen and publish discovery files for `roots`; False (with a warning in
+        the log) when the private folder may not be used."""
+        why = discovery.unsupported()
+        if why is not None:  # not a fault of the user's set-up: no warning
+            log.info("Agents outside the editor cannot attach to readkeeper: %s", why)
+            return False
+        try:
+            self.folder = discovery.runtime_dir()
+        except (ReadkeeperError, OSError) as exc:
+            log.warning("Agents outside the editor cannot attach to readkeeper: %s", exc)
+            return False
+        self.socket_path = os.path.join(self.folder, f"{os.getpid()}.sock")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.socket_path)  # a dead server's, with our recycled pid
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_mask = os.umask(0o177)  # the socket is born 0600: no moment open to others
+        try:
+            sock.bind(self.socket_path)
+        finally:
+            os.umask(old_mask)
+        os.chmod(self.socket_path, 0o600)
+        sock.listen(16)
+        self._sock = sock
+        threading.Thread(target=self._accept, name="readkeeper-attach", daemon=True).start()
+        self.set_roots(roots)
+        return True
+
+    def set_roots(self, roots: list[str]) -> None:
+        """Publish discovery files for exactly these roots."""
+        if self._sock is None:
+            return
+        with self._lock:
+            discovery.unpublish(self._published)
+            self._published = discovery.publish(self.folder, roots, self.socket_path)
+
+    def close(self) -> None:
+        """Stop listening; remove the socket and the discovery files."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            sock, self._sock = self._sock, None
+            discovery.unpublish(self._published)
+            self._published = []
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.socket_path)
+
+    def _accept(self) -> None:
+        while True:
+            sock = self._sock
+            if sock is None:
+                return
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(
+                target=self._serve, args=(conn,), name="readkeeper-attach-conn", daemon=True
+            ).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            pid, uid = peer_credentials(conn)
+            if uid != os.geteuid():
+                log.warning("Refused an attach connection from uid %d (pid %d)", uid, pid)
+                self._refuse(conn, f"readkeeper serves only uid {os.geteuid()}, not uid {uid}.")
+                return
+            with self._lock:
+                if self._open >= MAX_CONNECTIONS:
+                    busy = True
+                else:
+                    busy = False
+                    self._open += 1
+            if busy:
+                self._refuse(conn, f"Too many attached agents ({MAX_CONNECTIONS}); try later.")
+                return
+            try:
+                self._converse(conn, f"mcp-{pid}-{next(self._count)}")
+            finally:
+                with self._lock:
+                    self._open -= 1
+
+    def _refuse(self, conn: socket.socket, why: str) -> None:
+        with contextlib.suppress(OSError):
+            framing.send(conn, {"id": None, "error": {"message": why, "data": {"kind": "refused"}}})
+
+    def _converse(self, conn: socket.socket, session: str) -> None:
+        while True:
+            try:
+                message = framing.receive(conn, self.max_frame)
+            except framing.FrameError as exc:
+                error = {"message": f"Bad frame: {exc}.", "data": {"kind": "bad_params"}}
+                with contextlib.suppress(OSError):
+                    framing.send(conn, {"id": None, "error": error})
+                if exc.fatal:
+                    return
+                continue
+            except OSError:
+                return
+            if message is None:
+                return
+            try:
+                framing.send(conn, self.answer(message, session))
+            except OSError:
+                return
+
+    def answer(self, message: dict[str, Any], session: str) -> dict[str, Any]:
+        """The answer frame to one request frame."""
+        msg_id = message.get("id")
+        method = message.get("method")
+        params = message.get("params")
+        try:
+            if not isinstance(method, str):
+                raise ReadkeeperError("bad_params", "A request frame needs a method (a string).")
+            if method == "hello":
+                roots = list(self.core.workspace.roots)
+                hello = {"pid": os.getpid(), "roots": roots, "version": __version__}
+                return {"id": msg_id, "result": {**hello, "session": session}}
+            if params is None:
+                params = {}
+            if isinstance(params, dict) and params.get("session") is None:
+                params = {**params, "session": session}
+            name = calls.method_named(method).name
+            if self.before_call is not None:
+                self.before_call(name)
+            return {"id": msg_id, "result": calls.call(self.core, name, params)}
+        except ReadkeeperError as exc:
+            return {"id": msg_id, "error": {"message": exc.message, "data": exc.to_data()}}
+        except Exception as exc:
+            log.exception("An attached %s failed unexpectedly", method)
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            data = {"kind": "internal", "reason": reason}
+            text = (
+                f"{method} failed on a fault in readkeeper ({reason}); the editor's "
+                "readkeeper log has the details. Other requests work."
+            )
+            return {"id": msg_id, "error": {"message": text, "data": data}}
+
+
+__all__ = ["Listener", "peer_credentials"]

@@ -1,0 +1,142 @@
+"""One dispatch for every front end: a method name and raw JSON params in, JSON out.
+
+The LSP handlers, the MCP tools and the editor's attach socket all go through here, so
+the way a request's params are typed, which core call serves it, and what its result
+looks like are written once. A front end adds only what is its own (the LSP one asks
+the editor to allow a path outside the workspace, and lends the core its event loop for
+`workspace/applyEdit`). Everything here blocks: front ends run it off their event loop.
+Bad input raises `ReadkeeperError` (kind `bad_params` naming the field).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from .core import Readkeeper
+from .errors import ReadkeeperError
+from .protocol import (
+    AttachmentsParams,
+    ChangesParams,
+    EditParams,
+    ForgetParams,
+    NotebookEditParams,
+    ReadParams,
+    StatsParams,
+    WriteParams,
+    structure,
+    unstructure,
+)
+
+log = logging.getLogger("readkeeper")
+
+# A notebook cell edit names a cell instead of old_string/new_string.
+NOTEBOOK_EDIT_FIELDS = frozenset({"cell_id", "new_source", "edit_mode"})
+
+
+@attrs.frozen
+class Method:
+    """A request every front end serves: its params type and the core call behind it."""
+
+    name: str
+    params: type[Any]
+    run: Callable[[Readkeeper, Any], Any]  # typed params -> JSON-ready result
+
+
+def _read(core: Readkeeper, params: ReadParams) -> Any:
+    return unstructure(core.read(params))
+
+
+def _edit(core: Readkeeper, params: EditParams | NotebookEditParams) -> Any:
+    if isinstance(params, NotebookEditParams):
+        return unstructure(core.edit_cell(params))
+    since = time.time_ns()  # the diagnostics that count are those reported after this
+    return with_diagnostics(core, params.session, unstructure(core.edit(params)), since)
+
+
+def _write(core: Readkeeper, params: WriteParams) -> Any:
+    since = time.time_ns()
+    return with_diagnostics(core, params.session, unstructure(core.write(params)), since)
+
+
+def _attachments(core: Readkeeper, params: AttachmentsParams) -> Any:
+    return core.attachments(params)
+
+
+def _changes(core: Readkeeper, params: ChangesParams) -> Any:
+    return unstructure(core.changes_for(params))
+
+
+def _forget(core: Readkeeper, params: ForgetParams) -> Any:
+    return core.forget(params)
+
+
+def _stats(core: Readkeeper, params: StatsParams) -> Any:
+    return core.stats_for(params)
+
+
+METHODS: dict[str, Method] = {
+    method.name: method
+    for method in (
+        Method("read", ReadParams, _read),
+        Method("edit", EditParams, _edit),
+        Method("write", WriteParams, _write),
+        Method("attachments", AttachmentsParams, _attachments),
+        Method("changes", ChangesParams, _changes),
+        Method("forget", ForgetParams, _forget),
+        Method("stats", StatsParams, _stats),
+    )
+}
+
+
+def method_named(name: str) -> Method:
+    """The method `name` (with or without the `readkeeper/` prefix), or `unsupported`."""
+    method = METHODS.get(name.removeprefix("readkeeper/"))
+    if method is None:
+        raise ReadkeeperError(
+            "unsupported",
+            f"There is no method {name!r}; the methods are {sorted(METHODS)}.",
+            method=name,
+        )
+    return method
+
+
+def params_for(name: str, raw: Any) -> Any:
+    """`raw` typed as `name`'s params (an edit naming a notebook cell gets the cell
+    edit's params), or a `bad_params` error naming the field."""
+    method = method_named(name)
+    if method.name == "edit" and isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
+        return structure(raw, NotebookEditParams)
+    return structure(raw, method.params)
+
+
+def run(core: Readkeeper, name: str, params: Any) -> Any:
+    """Serve typed params (from `params_for`): the JSON-ready result. Blocks."""
+    return method_named(name).run(core, params)
+
+
+def call(core: Readkeeper, name: str, raw: Any) -> Any:
+    """Serve one request from its raw JSON params: the JSON-ready result. Blocks."""
+    return run(core, name, params_for(name, raw))
+
+
+def with_diagnostics(
+    core: Readkeeper, session: str, result: dict[str, Any], since: int
+) -> dict[str, Any]:
+    """Add the editor's diagnostics for the changed file; a problem here never fails
+    the edit or write, which has already happened."""
+    try:
+        found = core.diagnostics_after_edit(session, result["file_path"], since)
+    except Exception:
+        log.exception("Diagnostics after the change to %s failed", result["file_path"])
+        return result
+    if found is not None:
+        result["diagnostics"] = found
+    return result
+
+
+__all__ = ["METHODS", "Method", "call", "method_named", "params_for", "run"]

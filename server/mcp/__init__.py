@@ -1,0 +1,84 @@
+"""`readkeeper mcp`: readkeeper's tools for any MCP client (package `readkeeper.mcp`).
+
+A folder of its own, like each front end: `tools.py` (schemas generated from the
+protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
+server, roots, the choice between attaching to the editor's server and a core of our
+own), and this module's `main` (stdio, or streamable HTTP on loopback). `import mcp`
+inside it is absolute, so it reaches the SDK, never this package.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+from collections.abc import Sequence
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+from .server import McpFrontEnd, build_server
+
+log = logging.getLogger("readkeeper")
+
+DEFAULT_PORT = 8765
+HTTP_PATH = "/mcp"
+
+
+def main(
+    roots: Sequence[str] = (), http: bool = False, port: int = DEFAULT_PORT, attach: bool = True
+) -> int:
+    """Serve MCP until the client leaves (stdio) or the process is stopped (HTTP)."""
+    missing = [root for root in roots if not os.path.isdir(root)]
+    if missing:
+        print(
+            f"readkeeper: --root {missing[0]} is not a folder; pass the project's folder.",
+            file=sys.stderr,
+        )
+        return 2
+    front = McpFrontEnd(roots, attach=attach)
+    try:
+        if http:
+            return _serve_http(front, port)
+        anyio.run(_serve_stdio, front)
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        front.close()
+
+
+async def _serve_stdio(front: McpFrontEnd) -> None:
+    server = build_server(front)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _serve_http(front: McpFrontEnd, port: int) -> int:
+    import uvicorn
+
+    server = build_server(front)
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        print(
+            f"readkeeper: cannot listen on 127.0.0.1:{port} ({exc.strerror}); "
+            "choose another with --port (0 picks a free one).",
+            file=sys.stderr,
+        )
+        return 1
+    sock.listen(128)  # connections made once the URL is printed wait for uvicorn
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
+    sys.stderr.flush()
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+__all__ = ["DEFAULT_PORT", "main"]

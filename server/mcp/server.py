@@ -1,0 +1,315 @@
+"""`readkeeper mcp`: the MCP front end, a thin adapter over `calls` (the dispatch every
+front end shares), served with the official `mcp` SDK's low-level `Server`.
+
+Each tool call goes to a backend: the editor's readkeeper when one serves this
+workspace (attach mode: its read-state, watcher and unsaved buffers), else a core of
+our own. The backend is chosen at the first call, once the roots are known: `--root`
+flags, else the client's MCP roots, else the working directory, never the filesystem
+root or the home folder unless a `--root` names it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
+
+from .. import __version__, calls
+from ..attach.client import AttachClient
+from ..core import Readkeeper
+from ..errors import ReadkeeperError
+from ..paths import refused_root, uri_path
+from . import render
+from .tools import TOOL_NAMES, TOOLS, input_schema
+
+log = logging.getLogger("readkeeper")
+
+INSTRUCTIONS = (
+    "readkeeper is the file layer for this workspace: read files with its `read` tool "
+    "(a re-read of an unchanged range returns a short file_unchanged stub), change them "
+    "with `edit` and `write` (refused as stale when the file changed since your read, "
+    "so re-read and retry), and call `changes` to see what changed under you."
+)
+
+
+class Backend(Protocol):
+    """Where tool calls are served: the editor's server, or a core of our own."""
+
+    def describe(self) -> dict[str, Any]:
+        """Which backend this is, for `stats`."""
+        ...
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Serve one call (blocking): its JSON result, or a `ReadkeeperError`."""
+        ...
+
+    def close(self) -> None:
+        """Release what it holds."""
+        ...
+
+
+class LocalBackend:
+    """A core of our own (no editor serves this workspace)."""
+
+    def __init__(self, roots: list[str], why: str = "") -> None:
+        self.core = Readkeeper(roots=roots)
+        self.why = why  # why not attached, when there was a reason worth telling
+        self.core.start_watching(log.warning)
+
+    def describe(self) -> dict[str, Any]:
+        """Stand-alone, its roots, and why it did not attach (if there was a reason)."""
+        mode: dict[str, Any] = {"mode": "standalone", "roots": list(self.core.workspace.roots)}
+        if self.why:
+            mode["not_attached"] = self.why
+        return mode
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Serve the call with our own core."""
+        return calls.call(self.core, method, params)
+
+    def close(self) -> None:
+        """Stop the core's watcher and pools."""
+        self.core.close()
+
+
+class AttachedBackend:
+    """The editor's readkeeper, over its socket. When the connection breaks (the editor
+    reloaded its window), the call fails and the next one connects again, to the
+    editor's new server for the same root if one runs: a call is never sent twice."""
+
+    def __init__(self, client: AttachClient, root: str) -> None:
+        self.client = client
+        self.root = root
+        self._broken = False
+
+    def describe(self) -> dict[str, Any]:
+        """Attached, to which server (pid) and its roots."""
+        client = self.client
+        return {"mode": "attached", "pid": client.pid, "roots": client.roots}
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Forward the call to the editor's server."""
+        if self._broken:
+            client = AttachClient.connect(self.root)
+            if client is None:
+                raise ReadkeeperError(
+                    "internal",
+                    f"The editor's readkeeper (pid {self.client.pid}) has gone, and none "
+                    f"serves {self.root} now. Reopen the folder in the editor, or restart "
+                    "this MCP server to run on its own.",
+                    reason="detached",
+                )
+            self.client.close()
+            self.client, self._broken = client, False
+        try:
+            return self.client.call(method, params)
+        except ReadkeeperError as exc:
+            if exc.kind == "internal" and exc.data.get("reason") in ("closed", "broken"):
+                self._broken = True
+            raise
+
+    def close(self) -> None:
+        """End the connection."""
+        self.client.close()
+
+
+class McpFrontEnd:
+    """The tools, and the backend they are served by."""
+
+    def __init__(self, roots: Sequence[str] = (), attach: bool = True) -> None:
+        self.explicit_roots = [os.path.realpath(r) for r in roots]
+        self.attach = attach
+        self.backend: Backend | None = None
+        self._lock = anyio.Lock()
+
+    # --- the SDK's handlers ---
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """Every tool, its schema generated from the protocol's params."""
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=spec.name,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema=input_schema(spec),
+                    annotations=types.ToolAnnotations(
+                        title=spec.title,
+                        read_only_hint=spec.read_only,
+                        destructive_hint=spec.destructive,
+                        idempotent_hint=spec.idempotent,
+                        open_world_hint=False,
+                    ),
+                )
+                for spec in TOOLS
+            ]
+        )
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Serve one tool call; a refusal is a tool error with its kind."""
+        if params.name not in TOOL_NAMES:
+            error = ReadkeeperError(
+                "unsupported",
+                f"There is no tool {params.name!r}; the tools are {sorted(TOOL_NAMES)}.",
+            )
+            return render.error_result(error)
+        arguments = dict(params.arguments or {})
+        try:
+            if self.backend is None:
+                roots = await self._client_roots(ctx, params)
+                if isinstance(roots, types.InputRequiredResult):
+                    return roots
+                await self._start(roots)
+            backend = self.backend
+            assert backend is not None
+            session = _connection_session(ctx)
+            if session is not None and arguments.get("session") is None:
+                arguments["session"] = session
+                if session == SHARED_HTTP_SESSION and params.name == "read":
+                    # Callers we cannot tell apart: none gets a stub for another's read.
+                    arguments.setdefault("force", True)
+            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+            images: list[types.ImageContent] = []
+            if params.name == "stats" and isinstance(result, dict):
+                result = {**result, **backend.describe()}
+            if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
+                images = await self._page_images(backend, result, arguments.get("session"))
+            return render.tool_result(params.name, result, images)
+        except ReadkeeperError as exc:
+            return render.error_result(exc)
+        except Exception as exc:
+            log.exception("The MCP tool %s failed unexpectedly", params.name)
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            return render.error_result(
+                ReadkeeperError(
+                    "internal",
+                    f"{params.name} failed on a fault in readkeeper ({reason}); it is not "
+                    "something the call did wrong, and the server's log has the details.",
+                    reason=reason,
+                )
+            )
+
+    # --- roots and the backend ---
+
+    async def _client_roots(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> list[str] | types.InputRequiredResult:
+        """The client's MCP roots when it has some to give (none when `--root` was
+        passed): asked with roots/list, or, on 2026-07-28 connections, as an input
+        request the client answers by calling again."""
+        if self.explicit_roots:
+            return []
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None:
+            return []
+        answer: Any = (params.input_responses or {}).get("roots")
+        if answer is None:
+            if ctx.session.can_send_request and ctx.protocol_version not in MODERN:
+                try:
+                    answer = await ctx.session.list_roots()
+                except Exception as exc:
+                    log.warning("roots/list failed (%s); using the working directory", exc)
+                    return []
+            else:
+                return types.InputRequiredResult(input_requests={"roots": types.ListRootsRequest()})
+        roots = getattr(answer, "roots", None) or []
+        return [p for p in (uri_path(str(root.uri)) for root in roots) if p]
+
+    async def _start(self, client_roots: list[str]) -> None:
+        async with self._lock:
+            if self.backend is not None:
+                return
+            roots = self.explicit_roots or client_roots or [os.path.realpath(os.getcwd())]
+            if not self.explicit_roots:
+                for root in roots:
+                    why = refused_root(root, may_be_home=False)  # unless --root names it
+                    if why is not None:
+                        source = "the client's MCP roots" if client_roots else "the working folder"
+                        raise ReadkeeperError(
+                            "outside_workspace",
+                            f"readkeeper will not serve {root} ({source}): {why}. Start it "
+                            "for a project folder: `readkeeper mcp --root /path/to/project` "
+                            "(an explicit --root may name any folder).",
+                            real_path=root,
+                        )
+            self.backend = await anyio.to_thread.run_sync(self._backend_for, roots)
+
+    def _backend_for(self, roots: list[str]) -> Backend:
+        why = ""
+        if self.attach:
+            try:
+                client = AttachClient.connect(roots[0])
+            except (ReadkeeperError, OSError) as exc:
+                why = getattr(exc, "message", None) or str(exc)
+                log.warning("Not attaching to the editor's readkeeper: %s", why)
+                client = None
+            if client is not None:
+                return AttachedBackend(client, roots[0])
+        return LocalBackend(roots, why)
+
+    async def _page_images(
+        self, backend: Backend, result: dict[str, Any], session: Any
+    ) -> list[types.ImageContent]:
+        """Rendered PDF pages as image content, each read (and budgeted) as an image."""
+        images = []
+        for page in result["file"].get("pages", []):
+            params: dict[str, Any] = {"file_path": page}
+            if session is not None:
+                params["session"] = session
+            try:
+                shown = await anyio.to_thread.run_sync(backend.call, "read", params)
+            except ReadkeeperError as exc:
+                log.warning("Rendered page %s could not be read: %s", page, exc.message)
+                continue
+            file = shown.get("file") or {}
+            if shown.get("type") == "image" and file.get("base64"):
+                images.append(types.ImageContent(data=file["base64"], mime_type=file["media_type"]))
+        return images
+
+    def close(self) -> None:
+        """Stop the backend (our own core, or the connection to the editor's)."""
+        if self.backend is not None:
+            self.backend.close()
+
+
+# The session of HTTP calls without an Mcp-Session-Id (2026-07-28 clients send none:
+# each request stands alone), unless they pass `session`.
+SHARED_HTTP_SESSION = "mcp-http"
+
+
+def _connection_session(ctx: ServerRequestContext[Any]) -> str | None:
+    """The read-state session of this HTTP connection (its Mcp-Session-Id, else the
+    shared one); None on stdio, where the process is the connection."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    session_id = headers.get("mcp-session-id")
+    return f"mcp-{session_id[:16]}" if session_id else SHARED_HTTP_SESSION
+
+
+def build_server(front: McpFrontEnd) -> Server[Any]:
+    """The SDK server with readkeeper's tools."""
+    return Server(
+        "readkeeper",
+        version=__version__,
+        title="readkeeper",
+        instructions=INSTRUCTIONS,
+        on_list_tools=front.list_tools,
+        on_call_tool=front.call_tool,
+    )
+
+
+__all__ = ["McpFrontEnd", "build_server"]

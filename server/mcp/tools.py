@@ -1,0 +1,200 @@
+"""The MCP tools: their input schemas, generated from the protocol's params classes, and
+the annotations MCP defines (read-only, destructive, idempotent, title).
+
+One generator turns an attrs params class into a JSON schema, so a field added to
+`protocol.py` appears in the tool with no second copy to keep in step. The words for
+the agent (each tool's description, each field's) are the one thing written here.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Literal, Union
+
+import attrs
+
+from .. import protocol
+from ..calls import METHODS
+
+# What each field means, for the agent; a field missing here is still in the schema.
+FIELD_DESCRIPTIONS: dict[str, str] = {
+    "file_path": "Absolute path, or relative to the first workspace root.",
+    "offset": "First line to read, 1-based (for notebooks: the first cell).",
+    "limit": "Number of lines to read (default 2000).",
+    "pages": 'PDF pages to read, e.g. "3", "1-5" or "2,4-6".',
+    "session": "Read-state session (a conversation); default: one per MCP connection.",
+    "force": "Return the content even when it is unchanged since your last read.",
+    "render": "Render the PDF pages as PNG images instead of extracting their text.",
+    "include_images": "Include a notebook's image outputs inline.",
+    "old_string": "The exact text to replace; it must occur once unless replace_all.",
+    "new_string": "The text to put in its place.",
+    "replace_all": "Replace every occurrence of old_string.",
+    "cell_id": "Notebook cell to edit (instead of old_string); for insert, the cell before.",
+    "new_source": "The new source of the notebook cell.",
+    "edit_mode": "Notebook cell edit: replace, insert or delete.",
+    "cell_type": "Type of an inserted notebook cell (default code).",
+    "content": "The whole new content of the file.",
+    "budget_tokens": "Total token budget for the attachments.",
+    "types": "Attachment types to gather (default: all).",
+    "mentions": "Paths the user attached or mentioned.",
+    "active_editor": "The file and selection the user is looking at.",
+    "paths": "Only forget these files (default: everything the session read).",
+}
+
+
+@attrs.frozen
+class ToolSpec:
+    """How one dispatch method is offered as an MCP tool."""
+
+    name: str
+    title: str
+    description: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    extra_params: tuple[type[Any], ...] = ()  # other params classes the tool accepts
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "read",
+        "Read a file",
+        "Read a file of the workspace: text (numbered lines, budgeted in tokens), images "
+        "(fitted to a token budget), PDFs (text, or pages rendered as images) and "
+        "notebooks. Re-reading an unchanged range returns a short file_unchanged stub: "
+        "you still hold that content. A file open in the editor with unsaved changes is "
+        "read from the editor's buffer, flagged unsaved.",
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "edit",
+        "Edit a file",
+        "Replace old_string with new_string in a file you have read (or edit a notebook "
+        "cell with cell_id/new_source/edit_mode). Refused with kind stale when the file "
+        "changed since your read where you edit (a change elsewhere is merged), and with "
+        "dirty_buffer when the editor holds unsaved changes.",
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+        extra_params=(protocol.NotebookEditParams,),
+    ),
+    ToolSpec(
+        "write",
+        "Write a file",
+        "Create a file, or replace the whole content of one you have read; keeps its "
+        "encoding, line endings and mode, and writes atomically.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "attachments",
+        "Context for this turn",
+        "The context worth attaching to your next turn, fitted to a token budget: new "
+        "diagnostics, memory files (AGENTS.md, CLAUDE.md), files changed since you read "
+        "them, the editor's selection and git status.",
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "changes",
+        "Changes since read",
+        "Files you read that changed since, each with a bounded diff (each change is "
+        "reported once).",
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "forget",
+        "Forget read-state",
+        "Forget what this session read (after a context compaction or rewind), so the "
+        "next read returns content instead of a file_unchanged stub.",
+        read_only=False,
+        destructive=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "stats",
+        "readkeeper statistics",
+        "Counters (reads, stubs, tokens saved, stale edits caught, watcher events) and "
+        "whether this server is attached to the editor's readkeeper or standalone.",
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+)
+
+TOOL_NAMES = frozenset(spec.name for spec in TOOLS)
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's JSON schema: its method's params class merged with `extra_params`;
+    a field is required when every class requires it."""
+    classes = (METHODS[spec.name].params, *spec.extra_params)
+    properties: dict[str, Any] = {}
+    required: list[str] | None = None
+    for cls in classes:
+        schema = object_schema(cls)
+        for name, prop in schema["properties"].items():
+            properties.setdefault(name, prop)
+        needed = schema.get("required", [])
+        required = needed if required is None else [n for n in required if n in needed]
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        result["required"] = required
+    return result
+
+
+def object_schema(cls: type[Any]) -> dict[str, Any]:
+    """The JSON schema of an attrs class: its fields, the ones without a default
+    required."""
+    hints = typing.get_type_hints(cls, vars(protocol))
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field in attrs.fields(cls):
+        prop = type_schema(hints[field.name])
+        description = FIELD_DESCRIPTIONS.get(field.name)
+        if description:
+            prop = {**prop, "description": description}
+        if field.default is attrs.NOTHING:
+            required.append(field.name)
+        elif field.default not in (None, "") and isinstance(field.default, bool | int | str):
+            prop = {**prop, "default": field.default}
+        properties[field.name] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def type_schema(hint: Any) -> dict[str, Any]:
+    """The JSON schema of one field's type (what `protocol.structure` accepts)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        kinds = [a for a in args if a is not type(None)]
+        if len(kinds) == 1:
+            return type_schema(kinds[0])  # optional: absent and null mean the default
+        return {"anyOf": [type_schema(a) for a in kinds]}
+    if origin is Literal:
+        return {"type": "string", "enum": list(args)}
+    if origin is list:
+        return {"type": "array", "items": type_schema(args[0]) if args else {}}
+    if origin is dict or hint is dict:
+        return {"type": "object"}
+    if attrs.has(hint):
+        return object_schema(hint)
+    simple = {str: "string", int: "integer", bool: "boolean", float: "number"}
+    if hint in simple:
+        return {"type": simple[hint]}
+    if hint is Any:
+        return {}
+    raise TypeError(f"no JSON schema for {hint!r}: add it to mcp/tools.py")
+
+
+__all__ = ["TOOLS", "TOOL_NAMES", "ToolSpec", "input_schema", "object_schema"]

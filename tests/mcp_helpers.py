@@ -1,0 +1,134 @@
+"""Helpers for the MCP tests: `readkeeper mcp` as a real subprocess, driven by the `mcp`
+SDK's own client over stdio or streamable HTTP.
+
+Every process gets a private runtime folder (`XDG_RUNTIME_DIR`), so whether it attaches
+to an editor's server depends only on what the test started, never on other tests.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+from helpers import wait_until
+
+READKEEPER = [sys.executable, "-m", "readkeeper"]
+
+
+def private_runtime_dir() -> Path:
+    """A fresh 0700 folder with a short path (Unix socket paths are limited to 107
+    bytes, and pytest's tmp_path can be longer), removed when the tests end."""
+    folder = Path(tempfile.mkdtemp(prefix="rk-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def mcp_env(runtime: Path, home: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a readkeeper process: ours, its runtime folder, no settings
+    leaking from the developer's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READKEEPER_")}
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    if home is not None:
+        env["HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+@contextlib.asynccontextmanager
+async def stdio_client(
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path | str | None = None,
+    list_roots: Callable[..., Any] | None = None,
+) -> AsyncIterator[Client]:
+    """An SDK client connected to `readkeeper mcp ARGS` over stdio."""
+    params = StdioServerParameters(
+        command=READKEEPER[0], args=[*READKEEPER[1:], "mcp", *args], env=env, cwd=cwd
+    )
+    async with Client(params, list_roots_callback=list_roots, read_timeout_seconds=60) as client:
+        yield client
+
+
+class HttpServer:
+    """`readkeeper mcp --http --port 0` as a subprocess; `url` is what it printed."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [*READKEEPER, "mcp", "--http", "--port", "0", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stderr is not None
+        self.stderr_lines: list[str] = []
+        self.url = wait_until(self._url, "readkeeper mcp --http to print its URL", timeout=60)
+
+    def _url(self) -> str | None:
+        assert self.process.stderr is not None
+        if self.process.poll() is not None:
+            rest = self.process.stderr.read()
+            raise AssertionError(
+                f"readkeeper mcp --http exited: {''.join(self.stderr_lines)}{rest}"
+            )
+        line = self.process.stderr.readline()  # blocks until the next line: it is printed
+        self.stderr_lines.append(line)
+        marker = "readkeeper MCP server on "
+        return line.split(marker, 1)[1].strip() if marker in line else None
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def http_client(args: list[str], env: dict[str, str]) -> AsyncIterator[Client]:
+    """An SDK client connected to `readkeeper mcp --http ARGS`."""
+    server = HttpServer(args, env)
+    try:
+        async with Client(server.url, read_timeout_seconds=60) as client:
+            yield client
+    finally:
+        server.stop()
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """All the text blocks of a tool result."""
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+def error_kind(result: types.CallToolResult) -> str:
+    """The `kind` of a tool error (failing the test if the call succeeded)."""
+    assert result.is_error, f"expected a tool error, got {text_of(result)[:500]}"
+    structured = result.structured_content
+    assert isinstance(structured, dict)
+    kind = structured["error"]["data"]["kind"]
+    assert f"kind: {kind}" in text_of(result)
+    return str(kind)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content

@@ -1,0 +1,210 @@
+"""The attach socket's defences, on a real socket served by a real core: a private
+folder and a 0600 socket, refused when their permissions are wrong; a peer of another
+uid refused even when it can reach the socket; bad frames answered, never wedging it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
+from readkeeper.attach import discovery, framing
+from readkeeper.attach.client import AttachClient
+from readkeeper.attach.listener import Listener
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def listener(runtime: Path, core: Readkeeper, workspace: Path) -> Iterator[Listener]:
+    served = Listener(core)
+    assert served.start([str(workspace)])
+    yield served
+    served.close()
+
+
+def test_the_socket_and_its_folder_are_private(listener: Listener, workspace: Path) -> None:
+    assert os.stat(listener.socket_path).st_mode & 0o777 == 0o600
+    assert os.stat(listener.folder).st_mode & 0o777 == 0o700
+    entry = json.loads(Path(discovery.discovery_path(listener.folder, str(workspace))).read_text())
+    assert entry == {"socket": listener.socket_path, "pid": os.getpid(), "root": str(workspace)}
+    client = AttachClient.connect(str(workspace / "sub" / "folder"))  # found from below too
+    assert client is not None
+    assert client.pid == os.getpid()
+    client.close()
+
+
+def test_a_folder_open_to_others_is_refused(runtime: Path, core: Readkeeper) -> None:
+    (runtime / "readkeeper").mkdir(mode=0o755)
+    os.chmod(runtime / "readkeeper", 0o755)
+    with pytest.raises(ReadkeeperError, match="mode 755, open to other users"):
+        discovery.runtime_dir()
+    assert not Listener(core).start(["/nonexistent"])
+
+
+def test_a_folder_that_is_a_symlink_is_refused(runtime: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (runtime / "readkeeper").symlink_to(elsewhere)
+    with pytest.raises(ReadkeeperError, match="not a folder"):
+        discovery.runtime_dir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a folder of another uid needs root")
+def test_a_folder_of_another_uid_is_refused(runtime: Path) -> None:
+    (runtime / "readkeeper").mkdir(mode=0o700)
+    os.chown(runtime / "readkeeper", NOBODY, NOBODY)
+    with pytest.raises(ReadkeeperError, match=f"belongs to uid {NOBODY}"):
+        discovery.runtime_dir()
+
+
+def test_a_socket_open_to_others_is_not_trusted(listener: Listener, workspace: Path) -> None:
+    os.chmod(listener.socket_path, 0o666)
+    with pytest.raises(ReadkeeperError, match="mode 666"):
+        AttachClient.connect(str(workspace))
+
+
+async def test_mcp_runs_standalone_when_the_socket_is_open_to_others(
+    listener: Listener, runtime: Path, workspace: Path
+) -> None:
+    os.chmod(listener.socket_path, 0o666)
+    async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as client:
+        stats = await call(client, "stats")
+        assert stats["mode"] == "standalone"
+        assert "mode 666" in stats["not_attached"]
+
+
+def run_as_nobody(socket_path: str) -> str:
+    """Connect and ask for stats from a forked child running as uid nobody (only
+    socket calls in the child: no interpreter to exec, which nobody may not run here);
+    what it got, or "EACCES"."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        outcome = b"?"
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(30)
+            try:
+                sock.connect(socket_path)
+            except PermissionError:
+                outcome = b"EACCES"
+            else:
+                framing.send(sock, {"id": 1, "method": "stats", "params": {}})
+                outcome = json.dumps(framing.receive(sock)).encode()
+        finally:
+            os.write(write_end, outcome)
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another uid needs root")
+def test_another_uid_cannot_open_the_socket(listener: Listener) -> None:
+    assert run_as_nobody(listener.socket_path) == "EACCES"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another uid needs root")
+def test_another_uid_that_reaches_the_socket_is_refused_by_its_credentials(
+    listener: Listener, runtime: Path
+) -> None:
+    # Open the way on purpose (as a careless chmod would): SO_PEERCRED still refuses.
+    for folder in (runtime, Path(listener.folder)):
+        os.chmod(folder, 0o711)
+    os.chmod(listener.socket_path, 0o666)
+    answer = json.loads(run_as_nobody(listener.socket_path))
+    assert answer["error"]["data"]["kind"] == "refused"
+    assert f"not uid {NOBODY}" in answer["error"]["message"]
+
+
+def raw_connection(listener: Listener) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(listener.socket_path)
+    return sock
+
+
+def test_bad_frames_are_answered_and_the_connection_goes_on(listener: Listener) -> None:
+    with raw_connection(listener) as sock:
+        sock.sendall(struct.pack(">I", 9) + b"not json!")
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert answer["error"]["data"]["kind"] == "bad_params"
+        assert "not JSON" in answer["error"]["message"]
+        sock.sendall(struct.pack(">I", 2) + b"[]")
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert "not a JSON object" in answer["error"]["message"]
+        framing.send(sock, {"id": 1, "method": "nonesuch", "params": {}})
+        answer = framing.receive(sock)
+        assert answer == {
+            "id": 1,
+            "error": {
+                "message": answer["error"]["message"],
+                "data": {"kind": "unsupported", "method": "nonesuch"},
+            },
+        }
+        framing.send(sock, {"id": 2, "method": "read", "params": {"file_path": 42}})
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert answer["error"]["data"] == {"kind": "bad_params", "field": "file_path"}
+        framing.send(sock, {"id": 3, "method": "stats", "params": {}})
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert answer["id"] == 3
+        assert "total" in answer["result"]
+
+
+def test_an_oversized_frame_ends_only_its_connection(listener: Listener) -> None:
+    listener.max_frame = 1024
+    with raw_connection(listener) as sock:
+        sock.sendall(struct.pack(">I", 1 << 30))
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert "over the 1024-byte limit" in answer["error"]["message"]
+        assert framing.receive(sock) is None  # closed: the stream is out of step
+    with raw_connection(listener) as sock:
+        framing.send(sock, {"id": 1, "method": "hello"})
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert answer["result"]["pid"] == os.getpid()
+
+
+def test_a_connection_is_its_own_session(listener: Listener, workspace: Path) -> None:
+    (workspace / "f.txt").write_text("text\n")
+    with raw_connection(listener) as first, raw_connection(listener) as second:
+        for sock in (first, second, first):
+            framing.send(sock, {"id": 1, "method": "read", "params": {"file_path": "f.txt"}})
+            answer = framing.receive(sock)
+            assert answer is not None
+            last = answer["result"]["type"]
+        assert last == "file_unchanged"  # the first connection's second read
+        framing.send(second, {"id": 2, "method": "hello"})
+        hello = framing.receive(second)
+        assert hello is not None
+        assert hello["result"]["session"].startswith(f"mcp-{os.getpid()}-")

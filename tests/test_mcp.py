@@ -1,0 +1,236 @@
+"""`readkeeper mcp` end to end: the real subprocess, driven by the `mcp` SDK's own
+client over stdio and over streamable HTTP, on real files.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from PIL import Image
+
+from helpers import eventually
+from mcp_helpers import (
+    call,
+    error_kind,
+    http_client,
+    mcp_env,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
+from readkeeper.mcp.tools import TOOLS, input_schema
+
+Connect = Callable[[], AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(params=["stdio", "http"])
+def connect(request: pytest.FixtureRequest, workspace: Path) -> Connect:
+    """Opens a client of `readkeeper mcp --root WORKSPACE` (entered in the test itself:
+    the SDK's task groups must be left in the task that entered them)."""
+    env = mcp_env(private_runtime_dir(), READKEEPER_WATCH_DEBOUNCE_MS="20")
+    args = ["--root", str(workspace)]
+    if request.param == "stdio":
+        return lambda: stdio_client(args, env)
+    return lambda: http_client(args, env)
+
+
+async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
+    connect: Connect,
+) -> None:
+    async with connect() as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(listed) == {"read", "edit", "write", "attachments", "changes", "forget", "stats"}
+        for spec in TOOLS:
+            tool = listed[spec.name]
+            assert tool.input_schema == input_schema(spec)
+            assert tool.annotations is not None
+            assert tool.annotations.read_only_hint is spec.read_only
+            assert tool.annotations.destructive_hint is spec.destructive
+            assert tool.annotations.idempotent_hint is spec.idempotent
+            assert tool.annotations.title == spec.title
+        assert listed["read"].input_schema["required"] == ["file_path"]
+        assert listed["read"].input_schema["properties"]["offset"]["type"] == "integer"
+        # The edit tool also takes a notebook cell edit, so old_string is not required.
+        assert listed["edit"].input_schema["required"] == ["file_path"]
+        assert "cell_id" in listed["edit"].input_schema["properties"]
+        assert listed["read"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert listed["write"].annotations.destructive_hint is True  # type: ignore[union-attr]
+
+
+async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, workspace: Path) -> None:
+    async with connect() as client:
+        (workspace / "a.py").write_text("alpha = 1\nbeta = 2\n")
+        # A named session: over HTTP, 2026-07-28 clients have no connection to be one.
+        first = await client.call_tool("read", {"file_path": "a.py", "session": "chat-1"})
+        assert not first.is_error
+        assert "     1\talpha = 1\n     2\tbeta = 2" in text_of(first)
+        assert first.structured_content is not None
+        assert first.structured_content["type"] == "text"
+        assert first.structured_content["file"]["file_path"] == str(workspace / "a.py")
+
+        again = await client.call_tool(
+            "read", {"file_path": str(workspace / "a.py"), "session": "chat-1"}
+        )
+        assert again.structured_content == {
+            "type": "file_unchanged",
+            "file": {"file_path": str(workspace / "a.py")},
+        }
+        assert "file_unchanged" in text_of(again)
+        assert "alpha" not in text_of(again)
+
+        forced = await call(client, "read", file_path="a.py", force=True, session="chat-1")
+        assert forced["type"] == "text"
+        stats = await call(client, "stats", session="chat-1")
+        assert stats["mode"] == "standalone"
+        assert stats["total"]["dedup_hits"] == 1
+
+
+async def test_a_ranged_read_says_where_to_go_on(connect: Connect, workspace: Path) -> None:
+    async with connect() as client:
+        (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+        result = await client.call_tool(
+            "read", {"file_path": "long.txt", "offset": "10", "limit": 5}
+        )
+        text = text_of(result)
+        assert "lines 10-14 of 100" in text
+        assert "    10\tline 10" in text
+        assert "line 15" not in text
+
+
+async def test_every_error_kind_is_a_tool_error_with_the_lsp_message(
+    connect: Connect, workspace: Path
+) -> None:
+    async with connect() as client:
+        (workspace / "src").mkdir()
+        (workspace / "src" / "main.py").write_text("print('hi')\n")
+        missing = await client.call_tool("read", {"file_path": "src/mian.py"})
+        assert error_kind(missing) == "not_found"
+        assert missing.structured_content is not None
+        assert missing.structured_content["error"]["data"]["suggestions"] == [
+            str(workspace / "src" / "main.py")
+        ]
+        assert str(workspace / "src" / "main.py") in text_of(missing)
+
+        outside = workspace.parent / "outside.txt"
+        outside.write_text("secret\n")
+        assert error_kind(await client.call_tool("read", {"file_path": str(outside)})) == (
+            "outside_workspace"
+        )
+        assert error_kind(await client.call_tool("read", {"file_path": "src"})) == "is_directory"
+        bad = await client.call_tool("read", {"file_path": "src/main.py", "limit": "many"})
+        assert error_kind(bad) == "bad_params"
+        assert "limit" in text_of(bad)
+        assert error_kind(
+            await client.call_tool("read", {"file_path": "src/main.py", "offset": -3})
+        ) == ("bad_params")
+        assert error_kind(await client.call_tool("read", {})) == "bad_params"
+
+        (workspace / "big.log").write_text("x" * 100 + "\n" * 3000 + "y" * 300_000)
+        assert error_kind(await client.call_tool("read", {"file_path": "big.log"})) == "too_large"
+        (workspace / "blob.bin").write_bytes(bytes(range(256)) * 64)
+        assert error_kind(await client.call_tool("read", {"file_path": "blob.bin"})) == "binary"
+
+        edit = {"file_path": "src/main.py", "old_string": "hi", "new_string": "ho"}
+        assert error_kind(await client.call_tool("edit", edit)) == "not_read"
+        await call(client, "read", file_path="src/main.py")
+        no_match = {**edit, "old_string": "absent"}
+        assert error_kind(await client.call_tool("edit", no_match)) == "no_match"
+        (workspace / "twice.txt").write_text("a\na\n")
+        await call(client, "read", file_path="twice.txt")
+        twice = {"file_path": "twice.txt", "old_string": "a", "new_string": "b"}
+        assert error_kind(await client.call_tool("edit", twice)) == "ambiguous_match"
+        same = {**edit, "new_string": "hi"}
+        assert error_kind(await client.call_tool("edit", same)) == "no_change"
+        attach = await client.call_tool("attachments", {"types": ["weather"]})
+        assert error_kind(attach) == "bad_params"
+        assert error_kind(await client.call_tool("nonesuch", {})) == "unsupported"
+
+
+async def test_an_image_read_is_image_content_within_the_token_budget(
+    connect: Connect, workspace: Path
+) -> None:
+    async with connect() as client:
+        picture = Image.new("RGB", (3000, 2000))
+        for x in range(0, 3000, 50):
+            for y in range(0, 2000, 50):
+                picture.putpixel((x, y), (x % 256, y % 256, 128))
+        picture.save(workspace / "photo.png")
+
+        result = await client.call_tool("read", {"file_path": "photo.png"})
+        assert not result.is_error, text_of(result)
+        images = [b for b in result.content if isinstance(b, types.ImageContent)]
+        assert len(images) == 1
+        shown = Image.open(io.BytesIO(base64.b64decode(images[0].data)))
+        assert images[0].mime_type in ("image/png", "image/jpeg", "image/webp")
+        assert (shown.width * shown.height + 749) // 750 <= 1600  # the default image budget
+        structured = result.structured_content
+        assert structured is not None
+        assert "base64" not in structured["file"]  # it travels once, as the image
+        assert structured["file"]["dimensions"]["original_width"] == 3000
+        assert structured["file"]["tokens"] <= 1600
+        assert "3000x2000" in text_of(result)
+
+
+async def test_a_stale_edit_is_caught_after_an_external_change(
+    connect: Connect, workspace: Path
+) -> None:
+    async with connect() as client:
+        target = workspace / "config.py"
+        target.write_text("DEBUG = False\nPORT = 80\n")
+        await call(client, "read", file_path="config.py")
+        target.write_text("DEBUG = True\nPORT = 80\n")  # someone else changed that line
+        stale = await client.call_tool(
+            "edit",
+            {"file_path": "config.py", "old_string": "DEBUG = False", "new_string": "DEBUG = 1"},
+        )
+        assert error_kind(stale) == "stale"
+        assert "+DEBUG = True" in text_of(stale)
+        assert target.read_text() == "DEBUG = True\nPORT = 80\n"
+        assert (await call(client, "stats"))["total"]["stale_edits_caught"] == 1
+
+
+async def test_an_edit_over_a_disjoint_change_is_merged(connect: Connect, workspace: Path) -> None:
+    async with connect() as client:
+        target = workspace / "app.py"
+        target.write_text("".join(f"line{n} = {n}\n" for n in range(1, 41)))
+        await call(client, "read", file_path="app.py")
+        target.write_text(target.read_text().replace("line40 = 40", "line40 = 'changed'"))
+        edited = await call(
+            client, "edit", file_path="app.py", old_string="line2 = 2", new_string="line2 = 'two'"
+        )
+        assert edited["merged"] is True
+        assert edited["replacements"] == 1
+        content = target.read_text()
+        assert "line2 = 'two'" in content
+        assert "line40 = 'changed'" in content
+
+
+async def test_write_changes_forget_and_attachments(connect: Connect, workspace: Path) -> None:
+    async with connect() as client:
+        created = await call(client, "write", file_path="new.md", content="# Title\n")
+        assert created["created"] is True
+        assert (workspace / "new.md").read_text() == "# Title\n"
+        await call(client, "read", file_path="new.md")
+        (workspace / "new.md").write_text("# Title\nmore\n")
+
+        async def noticed() -> bool:
+            changes = await call(client, "changes")
+            return any(c["file_path"] == str(workspace / "new.md") for c in changes["changes"])
+
+        await eventually(noticed, "the watcher to report the change to new.md")
+        (workspace / "AGENTS.md").write_text("Always run the tests.\n")
+        attached = await client.call_tool("attachments", {"mentions": ["new.md"]})
+        assert not attached.is_error, text_of(attached)
+        assert attached.structured_content is not None
+        assert "used_tokens" in attached.structured_content
+
+        forgotten = await call(client, "forget")
+        assert forgotten["forgotten"] >= 1
+        assert (await call(client, "read", file_path="new.md"))["type"] == "text"

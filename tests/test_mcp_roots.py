@@ -1,0 +1,88 @@
+"""`readkeeper mcp` roots: `--root`, else the client's MCP roots, else the working folder,
+but never the filesystem root or the home folder unless a `--root` names it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from mcp_helpers import (
+    READKEEPER,
+    call,
+    error_kind,
+    mcp_env,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
+
+
+async def test_the_filesystem_root_as_working_folder_is_refused() -> None:
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client([], env, cwd="/") as client:
+        refused = await client.call_tool("read", {"file_path": "etc/hostname"})
+        assert error_kind(refused) == "outside_workspace"
+        assert "it is the filesystem root" in text_of(refused)
+        assert "--root" in text_of(refused)
+
+
+async def test_the_home_folder_as_working_folder_is_refused(tmp_path: Path) -> None:
+    home = (tmp_path / "home").resolve()
+    home.mkdir()
+    (home / "notes.txt").write_text("private\n")
+    env = mcp_env(private_runtime_dir(), home=home)
+    async with stdio_client([], env, cwd=home) as client:
+        refused = await client.call_tool("read", {"file_path": "notes.txt"})
+        assert error_kind(refused) == "outside_workspace"
+        assert "it is your home folder" in text_of(refused)
+
+
+async def test_the_working_folder_is_the_root_when_nothing_else_names_one(
+    workspace: Path,
+) -> None:
+    (workspace / "here.txt").write_text("here\n")
+    async with stdio_client([], mcp_env(private_runtime_dir()), cwd=workspace) as client:
+        read = await call(client, "read", file_path="here.txt")
+        assert read["file"]["file_path"] == str(workspace / "here.txt")
+        assert (await call(client, "stats"))["roots"] == [str(workspace)]
+
+
+async def test_the_clients_roots_win_over_the_working_folder(workspace: Path) -> None:
+    (workspace / "rooted.txt").write_text("rooted\n")
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=workspace.as_uri(), name="ws")])
+
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client([], env, cwd="/", list_roots=list_roots) as client:
+        read = await client.call_tool("read", {"file_path": "rooted.txt"})
+        assert not read.is_error, text_of(read)
+        assert "rooted" in text_of(read)
+        assert (await call(client, "stats"))["roots"] == [str(workspace)]
+
+
+async def test_an_explicit_root_may_be_the_home_folder(tmp_path: Path) -> None:
+    home = (tmp_path / "home").resolve()
+    home.mkdir()
+    (home / "notes.txt").write_text("mine\n")
+    env = mcp_env(private_runtime_dir(), home=home)
+    async with stdio_client(["--root", str(home)], env, cwd="/") as client:
+        read = await call(client, "read", file_path="notes.txt")
+        assert read["file"]["file_path"] == str(home / "notes.txt")
+
+
+def test_a_root_that_is_not_a_folder_is_refused_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    done = subprocess.run(
+        [*READKEEPER, "mcp", "--root", str(missing)],
+        env=mcp_env(private_runtime_dir()),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert f"--root {missing} is not a folder" in done.stderr

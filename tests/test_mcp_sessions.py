@@ -1,0 +1,35 @@
+"""Read-state sessions of `readkeeper mcp` over streamable HTTP: one per connection
+(`Mcp-Session-Id`) for handshake-era clients; 2026-07-28 clients send no session id, so
+their calls share one session and their reads are never answered with another caller's
+stub; a `session` argument always names its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import Client
+
+from mcp_helpers import HttpServer, call, mcp_env, private_runtime_dir
+
+
+async def test_each_http_session_is_its_own_read_state(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
+    try:
+        async with (
+            Client(server.url, mode="legacy") as first,
+            Client(server.url, mode="legacy") as second,
+        ):
+            assert (await call(first, "read", file_path="a.txt"))["type"] == "text"
+            assert (await call(second, "read", file_path="a.txt"))["type"] == "text"
+            assert (await call(first, "read", file_path="a.txt"))["type"] == "file_unchanged"
+
+        async with Client(server.url) as modern, Client(server.url) as other:
+            assert modern.protocol_version >= "2026"
+            assert (await call(modern, "read", file_path="a.txt"))["type"] == "text"
+            assert (await call(other, "read", file_path="a.txt"))["type"] == "text"
+            named = {"file_path": "a.txt", "session": "agent-7"}
+            assert (await call(other, "read", **named))["type"] == "text"
+            assert (await call(other, "read", **named))["type"] == "file_unchanged"
+    finally:
+        server.stop()
