@@ -97,6 +97,9 @@ def test_lint_and_build() -> None:
 
 
 @needs_node
+# Compiling the tests, then real `python -m venv` and pip runs (the extension's private
+# environment, tests/unit/environment.test.ts): over the suite's default on a busy machine.
+@pytest.mark.timeout(300)
 def test_unit_tests() -> None:
     proc = _npm("test:unit")
     _check(proc)

@@ -6,20 +6,21 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import { registerChatParticipant } from "./chat";
 import { DiagnosticsForwarder, type DiagnosticsSource } from "./diagnostics";
 import { Methods } from "./protocol";
-import {
-  chooseInterpreter,
-  type ImportCheck,
-  importProblemMessage,
-  installCommand,
-  type Interpreter,
-  onPythonInterpreterChange,
-  PYTHON_EXTENSION_ID,
-  pythonExtensionInterpreter,
-  shellQuote,
-} from "./python";
+import { findBundledWheel, type Problem, removeEnvironment, resolveServerPython, type WithProgress } from "./environment";
+import { logFileFor, teeToFile } from "./log";
+import { registerMcpProvider } from "./mcp";
+import { onPythonInterpreterChange, PYTHON_EXTENSION_ID, pythonExtensionInterpreter, shellQuote } from "./python";
 import { ReadkeeperServer } from "./server";
 import { affectsServer, extensionSettings, needsRestart, SECTION } from "./settings";
-import { changeNoticeSummary, statsMarkdown, StatusBar, type Stats } from "./status";
+import {
+  changeNoticeSummary,
+  stateSentence,
+  STATS_SCHEME,
+  StatsDocument,
+  statsMarkdown,
+  StatusBar,
+  type Stats,
+} from "./status";
 import { describeEditor, registerTools, type ToolContext } from "./tools";
 import * as vscodeapi from "./vscodeapi";
 
@@ -31,11 +32,15 @@ export interface ReadkeeperApi {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<ReadkeeperApi> {
-  const log = vscodeapi.createOutputChannel("readkeeper");
+  const channel = vscodeapi.createOutputChannel("readkeeper");
+  const logFile = logFileFor();
+  const log = logFile ? teeToFile(channel, logFile) : channel;
   const status = new StatusBar();
+  const statsDocument = new StatsDocument();
   const settings = () => extensionSettings(vscodeapi.getConfiguration(SECTION));
   const firstFolder = () => vscodeapi.getWorkspaceFolders()[0];
   let forwarder: DiagnosticsForwarder | undefined;
+  let mcpChanged = () => {};
   let statsTimer: NodeJS.Timeout | undefined;
 
   const diagnosticsSource: DiagnosticsSource = {
@@ -61,14 +66,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     statsTimer = setTimeout(() => void refreshStats(), 500);
   };
 
-  const offerInstall = async (python: Interpreter, check: ImportCheck) => {
-    const message = importProblemMessage(python, check);
-    const actions = check.ok || check.reason === "no_python" ? [] : ["Install"];
-    const choice = await vscodeapi.showErrorMessage(message, ...actions, "Choose Interpreter", "Show Log");
-    if (choice === "Install") {
+  const openInterpreterSetting = () =>
+    vscodeapi.executeCommand("workbench.action.openSettings", `${SECTION}.interpreter`);
+
+  /** What is missing and what to do, with a button for each next step. */
+  const showProblem = async (problem: Problem) => {
+    const choice = await vscodeapi.showErrorMessage(problem.message, ...problem.actions);
+    if (choice === "Install" && problem.installCommand) {
       const terminal = vscodeapi.createTerminal("readkeeper: install", firstFolder()?.uri.fsPath);
       terminal.show();
-      terminal.sendText(shellQuote(installCommand(python.command)) + " && exit");
+      terminal.sendText(shellQuote(problem.installCommand) + " && exit");
       const closed = vscodeapi.onDidCloseTerminal((t) => {
         if (t === terminal) {
           closed.dispose();
@@ -76,15 +83,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         }
       });
       context.subscriptions.push(closed);
-    } else if (choice === "Choose Interpreter") {
+    } else if (choice === "Open Setting") {
+      await openInterpreterSetting();
+    } else if (choice === "Select Interpreter") {
       if (vscodeapi.getExtension(PYTHON_EXTENSION_ID)) {
         await vscodeapi.executeCommand("python.setInterpreter");
       } else {
-        await vscodeapi.executeCommand("workbench.action.openSettings", `${SECTION}.interpreter`);
+        await openInterpreterSetting();
       }
+    } else if (choice === "Retry") {
+      void server.restart();
     } else if (choice === "Show Log") {
       log.show();
     }
+  };
+
+  const withProgress: WithProgress = async (title, task) => {
+    status.setState("starting", "setting up its Python environment (see the notification)");
+    return await vscodeapi.withProgress(title, (progress, token) => {
+      const abort = new AbortController();
+      const cancelled = token.onCancellationRequested(() => abort.abort());
+      return task((message) => progress.report({ message }), abort.signal).finally(() => cancelled.dispose());
+    });
   };
 
   /** (Re)starts diagnostics forwarding with the current settings. */
@@ -115,16 +135,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
 
   const server = new ReadkeeperServer({
     log,
-    interpreter: () =>
-      chooseInterpreter({
+    resolve: () =>
+      resolveServerPython({
         setting: settings().interpreter,
         workspaceFolder: firstFolder()?.uri.fsPath,
         pythonExtension: () => pythonExtensionInterpreter(vscodeapi.getExtension, firstFolder()?.uri),
+        storageDir: context.globalStorageUri.fsPath,
+        extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version ?? "0"),
+        bundled: findBundledWheel(context.extensionPath),
+        log,
+        withProgress,
       }),
-    onNotImportable: (python, check) => void offerInstall(python, check),
+    onProblem: (problem) => void showProblem(problem),
+    onNote: (note) =>
+      void vscodeapi.showWarningMessage(note, "Show Log").then((choice) => choice && log.show()),
     onStateChange: (state, detail) => {
       status.setState(state, detail);
       log.info(`server ${state}${detail ? `: ${detail}` : ""}`);
+      if (state === "running") mcpChanged(); // the interpreter may be new
     },
     onStarted,
     onStopping: () => {
@@ -145,6 +173,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
   context.subscriptions.push(
     log,
     status,
+    statsDocument,
+    vscodeapi.registerTextDocumentContentProvider(STATS_SCHEME, statsDocument),
     { dispose: () => void server.dispose() },
     { dispose: () => forwarder?.dispose() },
     { dispose: () => statsTimer && clearTimeout(statsTimer) },
@@ -153,20 +183,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     vscodeapi.registerCommand("readkeeper.showStats", async () => {
       const client = server.running;
       if (!client) {
-        void vscodeapi.showWarningMessage(`readkeeper is ${server.state}.`, "Show Log");
+        const choice = await vscodeapi.showWarningMessage(stateSentence(server.state, server.detail), "Show Log");
+        if (choice) log.show();
         return;
       }
       const session = settings().chatSession;
       const stats = await client.sendRequest<Stats>(Methods.stats, { session });
       const markdown = statsMarkdown(stats, session);
       status.setStats(markdown);
+      statsDocument.set(markdown);
       log.info(`stats: ${JSON.stringify(stats)}`);
-      await vscodeapi.openMarkdownPreview(markdown);
+      await vscodeapi.showReadOnlyMarkdown(statsDocument.uri);
     }),
     vscodeapi.registerCommand("readkeeper.forget", async () => {
       const client = server.running;
       if (!client) {
-        void vscodeapi.showWarningMessage(`readkeeper is ${server.state}.`);
+        void vscodeapi.showWarningMessage(stateSentence(server.state, server.detail));
         return;
       }
       const session = settings().chatSession;
@@ -175,6 +207,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         `readkeeper forgot ${result.forgotten ?? 0} file(s) read in session "${session}".`,
       );
       scheduleStats();
+    }),
+    vscodeapi.registerCommand("readkeeper.resetEnvironment", async () => {
+      await server.stop();
+      const removed = removeEnvironment(context.globalStorageUri.fsPath);
+      log.info(`removed readkeeper's Python environment ${removed}; setting it up again`);
+      await server.start();
     }),
     vscodeapi.onDidChangeConfiguration((event) => {
       if (needsRestart(event)) {
@@ -200,6 +238,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     log.warn(`chat tools not registered: ${String(error)}`);
   }
 
+  // Any agent mode that takes MCP tools gets readkeeper, attached to this server.
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "0");
+  const mcp = registerMcpProvider(() => server.pythonCommand, version);
+  context.subscriptions.push(mcp.changed);
+  if (mcp.registration) {
+    context.subscriptions.push(
+      mcp.registration,
+      vscodeapi.onDidChangeWorkspaceFolders(() => mcp.changed.fire()),
+    );
+    mcpChanged = () => mcp.changed.fire();
+  }
+
   void onPythonInterpreterChange(vscodeapi.getExtension, () => {
     if (!settings().interpreter) {
       log.info("Python interpreter changed: restarting");
@@ -220,7 +270,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     session: () => settings().chatSession,
     request: async <R>(method: string, params: unknown): Promise<R> => {
       const client = server.running;
-      if (!client) throw new Error(`readkeeper is ${server.state}`);
+      if (!client) throw new Error(stateSentence(server.state, server.detail));
       return client.sendRequest<R>(method, params);
     },
   };

@@ -1,31 +1,35 @@
-// Which Python runs the server, and whether readkeeper is importable there.
-//
-// Order: the `readkeeper.interpreter` setting, else the interpreter selected in the
-// Python extension (when it is installed), else `python3`.
+// Python interpreters: where they come from (the `readkeeper.interpreter` setting, the
+// Python extension, PATH), what one can do (its version, whether it can make a virtual
+// environment, which readkeeper it has), and running them.
 
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as vscode from "vscode";
 
 export const PYTHON_EXTENSION_ID = "ms-python.python";
 
-export type InterpreterSource = "setting" | "python-extension" | "default";
+/** The oldest Python readkeeper runs on (pyproject.toml's `requires-python`). */
+export const MIN_PYTHON: readonly [number, number] = [3, 11];
+
+export type InterpreterSource = "setting" | "python-extension" | "path" | "private-env";
 
 export interface Interpreter {
   command: string;
   source: InterpreterSource;
 }
 
-export interface InterpreterInputs {
-  /** The `readkeeper.interpreter` setting ("" when unset). */
-  setting: string;
-  /** The first workspace folder, for `${workspaceFolder}` in the setting. */
-  workspaceFolder?: string;
-  /** The Python extension's interpreter, undefined when absent or when it has none. */
-  pythonExtension: () => Promise<string | undefined>;
-  /** Fallback command (default `python3`, `python` on Windows). */
-  fallback?: string;
+export function describeSource(source: InterpreterSource): string {
+  switch (source) {
+    case "setting":
+      return "the readkeeper.interpreter setting";
+    case "python-extension":
+      return "the Python extension's selected interpreter";
+    case "path":
+      return "PATH";
+    case "private-env":
+      return "readkeeper's own environment";
+  }
 }
 
 export function expandSetting(value: string, workspaceFolder?: string): string {
@@ -43,21 +47,25 @@ export function expandSetting(value: string, workspaceFolder?: string): string {
   return result;
 }
 
-export async function chooseInterpreter(inputs: InterpreterInputs): Promise<Interpreter> {
-  if (inputs.setting.trim()) {
-    return { command: expandSetting(inputs.setting, inputs.workspaceFolder), source: "setting" };
-  }
-  let fromExtension: string | undefined;
+/** Interpreters worth trying when the setting is empty, in order: the Python extension's
+ * selection, then `python3` and `python` on PATH (duplicates dropped). A broken Python
+ * extension is skipped, never fatal. */
+export async function candidateInterpreters(
+  pythonExtension: () => Promise<string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+): Promise<Interpreter[]> {
+  const found: Interpreter[] = [];
   try {
-    fromExtension = await inputs.pythonExtension();
+    const selected = await pythonExtension();
+    if (selected) found.push({ command: selected, source: "python-extension" });
   } catch {
-    fromExtension = undefined; // a broken Python extension must not stop readkeeper
+    // a Python extension that fails to activate must not stop readkeeper
   }
-  if (fromExtension) {
-    return { command: fromExtension, source: "python-extension" };
+  const onPath = platform === "win32" ? ["python", "py"] : ["python3", "python"];
+  for (const command of onPath) {
+    if (!found.some((c) => c.command === command)) found.push({ command, source: "path" });
   }
-  const fallback = inputs.fallback ?? (process.platform === "win32" ? "python" : "python3");
-  return { command: fallback, source: "default" };
+  return found;
 }
 
 /** The interpreter the Python extension has selected for `resource`, if it is installed. */
@@ -93,90 +101,178 @@ export function serverCommand(python: string): { command: string; args: string[]
   return { command: python, args: ["-m", "readkeeper", "serve"] };
 }
 
-export type ImportCheck =
-  | { ok: true; version: string }
-  | { ok: false; reason: "no_python" | "not_installed" | "failed"; detail: string };
+// --- running processes ----------------------------------------------------------------
 
-export type Runner = (
-  command: string,
-  args: string[],
-  timeoutMs: number,
-) => Promise<{ code: number | null; stdout: string; stderr: string; spawnError?: string }>;
-
-export const runProcess: Runner = (command, args, timeoutMs) =>
-  new Promise((resolve) => {
-    execFile(command, args, { timeout: timeoutMs, windowsHide: true }, (error, stdout, stderr) => {
-      const err = error as (NodeJS.ErrnoException & { code?: unknown }) | null;
-      if (err && typeof err.code === "string") {
-        // ENOENT, EACCES...: the interpreter itself could not be started.
-        resolve({ code: null, stdout, stderr, spawnError: `${err.code}: ${err.message}` });
-        return;
-      }
-      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-
-const CHECK_SCRIPT =
-  "import importlib.util, sys\n" +
-  "if importlib.util.find_spec('readkeeper') is None: sys.exit(3)\n" +
-  "import readkeeper; print(readkeeper.__version__)";
-
-/** Whether `python -m readkeeper` can work with this interpreter. */
-export async function checkImportable(
-  python: string,
-  run: Runner = runProcess,
-  timeoutMs = 20000,
-): Promise<ImportCheck> {
-  const result = await run(python, ["-c", CHECK_SCRIPT], timeoutMs);
-  if (result.spawnError !== undefined) {
-    return { ok: false, reason: "no_python", detail: result.spawnError };
-  }
-  if (result.code === 0) {
-    return { ok: true, version: result.stdout.trim() };
-  }
-  if (result.code === 3) {
-    return { ok: false, reason: "not_installed", detail: `readkeeper is not installed for ${python}` };
-  }
-  return { ok: false, reason: "failed", detail: (result.stderr || result.stdout).trim() };
+export interface RunOptions {
+  timeoutMs: number;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Each line of output (stdout and stderr) as it arrives. */
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
 }
 
-/** The command that installs readkeeper into `python` (shown to the user, and run in a
- * terminal when they accept). */
-export function installCommand(python: string): string[] {
-  return [python, "-m", "pip", "install", "--upgrade", "readkeeper"];
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The process could not be started (ENOENT, EACCES...). */
+  spawnError?: string;
+  timedOut?: boolean;
+  cancelled?: boolean;
+}
+
+export type Runner = (command: string, args: string[], options: RunOptions) => Promise<RunResult>;
+
+export const runProcess: Runner = (command, args, options) =>
+  new Promise((resolve) => {
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    let settled = false;
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? os.tmpdir(),
+      env: options.env ?? process.env,
+      windowsHide: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const pending = { out: "", err: "" };
+    const feed = (which: "out" | "err", chunk: string) => {
+      if (!options.onLine) return;
+      const lines = (pending[which] + chunk).split(/\r?\n/);
+      pending[which] = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) options.onLine(line);
+    };
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      feed("out", chunk);
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+      feed("err", chunk);
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill();
+    }, options.timeoutMs);
+    const onAbort = () => child.kill();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const finish = (result: RunResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      for (const rest of [pending.out, pending.err]) if (rest.trim()) options.onLine?.(rest);
+      resolve(result);
+    };
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      finish({ code: null, stdout, stderr, spawnError: `${error.code ?? "error"}: ${error.message}` }),
+    );
+    child.on("close", (code) =>
+      finish({ code, stdout, stderr, timedOut, cancelled: options.signal?.aborted ?? false }),
+    );
+  });
+
+// --- what an interpreter can do ---------------------------------------------------------
+
+export interface PythonInfo {
+  executable: string;
+  version: [number, number, number];
+  /** `venv` imports (Debian and Ubuntu ship it apart, as python3-venv). */
+  venv: boolean;
+  ensurepip: boolean;
+  /** pip's version when pip is importable. */
+  pip?: string;
+  /** readkeeper's `__version__`, when it imports. */
+  readkeeper?: string;
+  /** Why readkeeper is there but does not import (a dependency missing...). */
+  readkeeperError?: string;
+}
+
+export type Probe = { ok: true; info: PythonInfo } | { ok: false; detail: string };
+
+const PROBE_SCRIPT = `
+import importlib.util, json, sys
+info = {"executable": sys.executable, "version": list(sys.version_info[:3])}
+def has(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:
+        return False
+info["venv"] = has("venv")
+info["ensurepip"] = has("ensurepip")
+try:
+    import pip
+    info["pip"] = pip.__version__
+except Exception:
+    pass
+if has("readkeeper"):
+    try:
+        import readkeeper
+        info["readkeeper"] = readkeeper.__version__
+    except Exception as error:
+        info["readkeeperError"] = f"{type(error).__name__}: {error}"
+print(json.dumps(info))
+`;
+
+/** Runs `python` once to learn what it is and what it has. Runs in a neutral folder, so a
+ * workspace's own `readkeeper` folder is never what gets imported. */
+export async function probePython(python: string, run: Runner = runProcess, timeoutMs = 30000): Promise<Probe> {
+  const result = await run(python, ["-c", PROBE_SCRIPT], { timeoutMs, cwd: os.tmpdir() });
+  if (result.spawnError !== undefined) {
+    return { ok: false, detail: `could not run it (${result.spawnError})` };
+  }
+  if (result.timedOut) {
+    return { ok: false, detail: `it did not answer within ${timeoutMs / 1000} s` };
+  }
+  const last = result.stdout.trim().split("\n").pop() ?? "";
+  try {
+    const info = JSON.parse(last) as PythonInfo;
+    if (Array.isArray(info.version) && typeof info.executable === "string") {
+      return { ok: true, info };
+    }
+  } catch {
+    // not our JSON: Python 2, or a wrapper that printed something else
+  }
+  const said = (result.stderr || result.stdout).trim().split("\n").slice(-2).join(" ");
+  return { ok: false, detail: `it is not a Python 3 that readkeeper can use (exit ${result.code}${said ? `: ${said}` : ""})` };
+}
+
+export function versionText(version: readonly number[]): string {
+  return version.join(".");
+}
+
+export function isSupportedPython(info: PythonInfo): boolean {
+  const [major, minor] = info.version;
+  return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
+}
+
+/** pip can install into another environment (`pip --python`) from 22.3 on. */
+export function pipCanTarget(info: PythonInfo): boolean {
+  return info.pip !== undefined && compareVersions(info.pip, "22.3") >= 0;
+}
+
+/** Compares two version strings like "0.1.0", "0.2.0rc1", "1.0.post1" (PEP 440's common
+ * cases): release numbers first; at equal releases a pre-release or dev release sorts
+ * below the release and a post-release above it. */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string): { release: number[]; rank: number; extra: number } => {
+    const match = /^v?(\d+(?:\.\d+)*)(?:[.-]?(a|b|rc|c|alpha|beta|pre|preview|dev|post)\.?(\d*))?/i.exec(v.trim());
+    if (!match) return { release: [], rank: 0, extra: 0 };
+    const tag = (match[2] ?? "").toLowerCase();
+    const rank = tag === "" ? 0 : tag === "post" ? 1 : tag === "dev" ? -2 : -1;
+    return { release: match[1].split(".").map(Number), rank, extra: Number(match[3] || 0) };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < Math.max(x.release.length, y.release.length); i++) {
+    const d = (x.release[i] ?? 0) - (y.release[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  if (x.rank !== y.rank) return Math.sign(x.rank - y.rank);
+  return Math.sign(x.extra - y.extra);
 }
 
 export function shellQuote(args: string[]): string {
   return args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
-}
-
-/** The message for a failed check: what happened, and the next thing that will work. */
-export function importProblemMessage(python: Interpreter, check: ImportCheck): string {
-  if (check.ok) {
-    return "";
-  }
-  const where =
-    python.source === "setting"
-      ? "the readkeeper.interpreter setting"
-      : python.source === "python-extension"
-        ? "the Python extension's selected interpreter"
-        : "PATH";
-  switch (check.reason) {
-    case "no_python":
-      return (
-        `readkeeper could not start Python "${python.command}" (from ${where}): ${check.detail}. ` +
-        "Set readkeeper.interpreter to a Python 3.11+ that has readkeeper installed."
-      );
-    case "not_installed":
-      return (
-        `readkeeper is not installed for ${python.command} (from ${where}). ` +
-        `Install it with: ${shellQuote(installCommand(python.command))}`
-      );
-    default:
-      return (
-        `readkeeper failed to import with ${python.command} (from ${where}): ${check.detail}. ` +
-        `Reinstall it with: ${shellQuote(installCommand(python.command))}`
-      );
-  }
 }

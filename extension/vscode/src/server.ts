@@ -11,7 +11,8 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
-import { checkImportable, type ImportCheck, type Interpreter, serverCommand } from "./python";
+import type { Problem, Resolution } from "./environment";
+import { describeSource, serverCommand } from "./python";
 import { SECTION, serverSettings } from "./settings";
 import * as vscodeapi from "./vscodeapi";
 
@@ -19,15 +20,17 @@ export type ServerState = "stopped" | "starting" | "running" | "error";
 
 export interface ServerHooks {
   log: vscode.LogOutputChannel;
-  /** Resolves the interpreter (setting, Python extension, python3). */
-  interpreter(): Promise<Interpreter>;
-  /** Tells the user that readkeeper is not importable there, and offers to install it. */
-  onNotImportable(python: Interpreter, check: ImportCheck): void;
+  /** Finds the Python that runs the server: the setting, an interpreter that already has
+   * readkeeper, or the private environment (set up or upgraded on the way). */
+  resolve(): Promise<Resolution>;
+  /** Tells the user what is missing and what to do (an error message with buttons). */
+  onProblem(problem: Problem): void;
+  /** A warning worth showing although the server starts (an older readkeeper...). */
+  onNote?(note: string): void;
   onStateChange(state: ServerState, detail?: string): void;
   /** The client is running: register notification handlers, forward diagnostics. */
   onStarted(client: LanguageClient): void;
   onStopping(): void;
-  check?: (python: string) => Promise<ImportCheck>;
   /** Makes the client (tests pass a fake). */
   createClient?: (serverOptions: ServerOptions, clientOptions: LanguageClientOptions) => LanguageClient;
 }
@@ -44,6 +47,10 @@ export class ReadkeeperServer implements vscode.Disposable {
   private queue: Promise<void> = Promise.resolve();
   private pendingRestart = false;
   state: ServerState = "stopped";
+  /** What the state is about ("readkeeper not installed", ...), or "". */
+  detail = "";
+  /** The interpreter that runs the server, once resolved (the MCP definition uses it). */
+  pythonCommand: string | undefined;
 
   constructor(private readonly hooks: ServerHooks) {}
 
@@ -53,6 +60,7 @@ export class ReadkeeperServer implements vscode.Disposable {
 
   private setState(state: ServerState, detail?: string): void {
     this.state = state;
+    this.detail = detail ?? "";
     this.hooks.onStateChange(state, detail);
   }
 
@@ -89,23 +97,31 @@ export class ReadkeeperServer implements vscode.Disposable {
     }
     const { log } = this.hooks;
     this.setState("starting");
-    let python: Interpreter;
+    let resolution: Resolution;
     try {
-      python = await this.hooks.interpreter();
+      resolution = await this.hooks.resolve();
     } catch (error) {
-      log.error(`choosing the Python interpreter failed: ${String(error)}`);
-      this.setState("error", "no Python interpreter");
+      const message = `readkeeper could not find or set up a Python to run its server: ${String(error)}`;
+      log.error(message);
+      this.setState("error", "no Python to run the server; see the log");
+      this.hooks.onProblem({ message, status: "no Python", actions: ["Retry", "Show Log"] });
       return;
     }
-    log.info(`Python interpreter (${python.source}): ${python.command}`);
-    const check = await (this.hooks.check ?? checkImportable)(python.command);
-    if (!check.ok) {
-      log.error(`readkeeper cannot start with ${python.command}: ${check.detail}`);
-      this.setState("error", check.reason === "not_installed" ? "readkeeper not installed" : check.detail);
-      this.hooks.onNotImportable(python, check);
+    if (!resolution.ok) {
+      log.error(resolution.problem.message);
+      this.setState("error", resolution.problem.status);
+      this.hooks.onProblem(resolution.problem);
       return;
     }
-    log.info(`readkeeper ${check.version} found`);
+    const python = resolution.python;
+    this.pythonCommand = python.command;
+    log.info(
+      `readkeeper ${resolution.version} with ${python.command} (${describeSource(python.source)}, ${resolution.how})`,
+    );
+    if (resolution.note) {
+      log.warn(resolution.note);
+      this.hooks.onNote?.(resolution.note);
+    }
 
     const folders = vscodeapi.getWorkspaceFolders();
     const { command, args } = serverCommand(python.command);
@@ -160,7 +176,7 @@ export class ReadkeeperServer implements vscode.Disposable {
       this.setState("error", "failed to start; see the log");
       return;
     }
-    this.setState("running");
+    if (this.state !== "running") this.setState("running"); // the state listener may have said so
     this.hooks.onStarted(client);
   }
 

@@ -50,6 +50,45 @@ export function statsMarkdown(stats: Stats, session: string): string {
   return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
 }
 
+/** The server's state as a sentence for a message ("readkeeper is not running: ..."). */
+export function stateSentence(state: ServerState, detail?: string): string {
+  const why = detail ? `: ${detail}` : "";
+  switch (state) {
+    case "running":
+      return "readkeeper is running.";
+    case "starting":
+      return `readkeeper is still starting${why}. Try again in a moment.`;
+    case "stopped":
+      return `readkeeper is not running${why}. Run readkeeper: Restart Server to start it.`;
+    case "error":
+      return `readkeeper is not running${why}. Its log says why; readkeeper: Restart Server tries again.`;
+  }
+}
+
+export const STATS_SCHEME = "readkeeper-stats";
+
+/** The "Show Stats" page: a read-only virtual document (never an untitled buffer to
+ * save or discard), refreshed in place. */
+export class StatsDocument implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  readonly uri = vscode.Uri.parse(`${STATS_SCHEME}:/readkeeper-stats.md`);
+  private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.emitter.event;
+  private markdown = "**readkeeper**: no stats yet.";
+
+  set(markdown: string): void {
+    this.markdown = markdown;
+    this.emitter.fire(this.uri);
+  }
+
+  provideTextDocumentContent(): string {
+    return this.markdown;
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
 /** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar
  * (the list may be called changes, files or items). */
 export function changeNoticeSummary(params: unknown): { count: number; lines: string[] } {

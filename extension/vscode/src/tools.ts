@@ -264,10 +264,27 @@ export function renderWriteResult(result: WriteResult): Part[] {
   return [text(`${verb} ${result.file_path}${size}.` + editExtras(result) + notes(result.note))];
 }
 
-export function renderAttachments(result: AttachmentsResult): Part[] {
+/** One attachment per file: a file the user attached that is also a memory file
+ * (AGENTS.md, which VS Code's chat attaches by itself) comes once, as the file (read in
+ * full, and recorded as read), not a second time as memory. */
+export function withoutDuplicates(result: AttachmentsResult): AttachmentsResult {
+  const files = new Set(
+    result.attachments.filter((a) => a.type === "file" && a.source).map((a) => a.source),
+  );
+  const kept = result.attachments.filter((a) => !(a.type === "memory" && a.source && files.has(a.source)));
+  if (kept.length === result.attachments.length) return result;
+  const removed = result.attachments.filter((a) => !kept.includes(a));
+  const saved = removed.reduce((sum, a) => sum + (a.tokens ?? 0), 0);
+  return { ...result, attachments: kept, used_tokens: Math.max(0, result.used_tokens - saved) };
+}
+
+export function renderAttachments(raw: AttachmentsResult): Part[] {
+  const result = withoutDuplicates(raw);
   const blocks = result.attachments.map(
     (a) =>
-      `<attachment type="${a.type}" priority=${a.priority} tokens=${a.tokens}` +
+      `<attachment type="${a.type}"` +
+      `${(a.type === "file" || a.type === "memory") && a.source ? ` source="${a.source}"` : ""}` +
+      ` priority=${a.priority} tokens=${a.tokens}` +
       `${a.truncated ? " truncated" : ""}>\n${a.content}\n</attachment>`,
   );
   const dropped = result.dropped.map((d) => (typeof d === "string" ? d : JSON.stringify(d)));

@@ -115,10 +115,40 @@ export function selectChatModels(
   return vscode.lm.selectChatModels(selector);
 }
 
-export function openMarkdownPreview(content: string): Thenable<unknown> {
-  return vscode.workspace
-    .openTextDocument({ language: "markdown", content })
-    .then((doc) => vscode.window.showTextDocument(doc, { preview: true }));
+/** Shows a read-only document (from a TextDocumentContentProvider) as a Markdown
+ * preview, or as text where the Markdown preview is missing. Never a dirty untitled
+ * document. */
+export async function showReadOnlyMarkdown(uri: vscode.Uri): Promise<void> {
+  try {
+    await vscode.commands.executeCommand("markdown.showPreview", uri);
+    return;
+  } catch {
+    // no Markdown extension: the text itself, read-only
+  }
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.languages.setTextDocumentLanguage(doc, "markdown");
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+export function registerTextDocumentContentProvider(
+  scheme: string,
+  provider: vscode.TextDocumentContentProvider,
+): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, provider);
+}
+
+/** Progress as a notification, cancellable. */
+export function withProgress<T>(
+  title: string,
+  task: (
+    progress: vscode.Progress<{ message?: string }>,
+    token: vscode.CancellationToken,
+  ) => Thenable<T>,
+): Thenable<T> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    task,
+  );
 }
 
 /** An image part for a tool result, where this VS Code has `LanguageModelDataPart`
@@ -146,4 +176,33 @@ export function invokeTool(
   token?: vscode.CancellationToken,
 ): Thenable<vscode.LanguageModelToolResult> {
   return vscode.lm.invokeTool(name, options, token);
+}
+
+/** A stdio MCP server definition for `vscode.lm.registerMcpServerDefinitionProvider`. */
+export interface McpStdioDefinition {
+  label: string;
+  command: string;
+  args: string[];
+  version: string;
+}
+
+/** Registers an MCP server definition provider where this VS Code has the API
+ * (`vscode.lm.registerMcpServerDefinitionProvider`, finalized after 1.95); undefined
+ * elsewhere. Each definition becomes a `vscode.McpStdioServerDefinition`. */
+export function registerMcpServerDefinitionProvider(
+  id: string,
+  provide: () => Promise<McpStdioDefinition[]>,
+  onDidChange: vscode.Event<void>,
+): vscode.Disposable | undefined {
+  const api = vscode as unknown as Record<string, any>;
+  const register = api["lm"]?.["registerMcpServerDefinitionProvider"];
+  const Stdio = api["McpStdioServerDefinition"];
+  if (typeof register !== "function" || typeof Stdio !== "function") {
+    return undefined;
+  }
+  return register.call(api["lm"], id, {
+    onDidChangeMcpServerDefinitions: onDidChange,
+    provideMcpServerDefinitions: async () =>
+      (await provide()).map((d) => new Stdio(d.label, d.command, d.args, {}, d.version)),
+  }) as vscode.Disposable;
 }

@@ -124,3 +124,25 @@ export class Disposable {
     this.callOnDispose();
   }
 }
+
+export class EventEmitter<T> {
+  private listeners: ((e: T) => unknown)[] = [];
+  readonly event = (listener: (e: T) => unknown) => {
+    this.listeners.push(listener);
+    return new Disposable(() => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    });
+  };
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) listener(value);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}

@@ -1,14 +1,20 @@
 // Drives code-server's workbench in headless Chromium (playwright-core) for
 // e2e-code-server.sh. Prints one line per check and a closing "N passed, N failed".
 //
-// Env: CODE_SERVER_URL, WORKSPACE, OUT (the test extension's results), SCREENS,
-// CHROMIUM (the browser binary).
+// Env: CODE_SERVER_URL, WORKSPACE, OUT (the test extension's results and the readkeeper
+// output channel's lines), SCREENS, CHROMIUM (the browser binary), DATA (code-server's
+// user data folder), INSTALLED_MS (when the .vsix install began, ms since the epoch).
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { chromium } from "playwright-core";
 
-const { CODE_SERVER_URL, WORKSPACE, OUT, SCREENS, CHROMIUM } = process.env;
+const { CODE_SERVER_URL, WORKSPACE, OUT, SCREENS, CHROMIUM, DATA, INSTALLED_MS } = process.env;
+const installedMs = Number(INSTALLED_MS || Date.now());
+const seconds = (ms) => `${((ms - installedMs) / 1000).toFixed(1)} s`;
+// The first start sets up readkeeper's private environment: pip fetches the server's
+// dependencies from the package index.
+const SETUP_TIMEOUT_MS = 10 * 60 * 1000;
 const results = [];
 let shot = 0;
 
@@ -30,6 +36,14 @@ function readJson(name) {
     return JSON.parse(fs.readFileSync(path.join(OUT, name), "utf8"));
   } catch {
     return undefined;
+  }
+}
+
+function readText(name) {
+  try {
+    return fs.readFileSync(path.join(OUT, name), "utf8");
+  } catch {
+    return "";
   }
 }
 
@@ -142,14 +156,46 @@ async function main() {
     await screenshot(page, "workbench");
     if (!check("the workbench loads", workbench)) return;
 
-    // 1. activation: the status bar item shows the server running
+    // 1. activation: readkeeper sets up its own environment (a progress notification),
+    // then the status bar item shows the server running
     const item = await statusItem(page);
-    const running = await waitFor(async () => (await item.locator(".codicon-eye").count()) > 0, 90000);
+    let progressSeen = "";
+    const running = await waitFor(async () => {
+      if (!progressSeen) {
+        const toast = page.locator(".notification-toast", { hasText: "setting up its Python environment" }).first();
+        if (await toast.isVisible().catch(() => false)) {
+          progressSeen = ((await toast.innerText().catch(() => "")) || "").replace(/\s+/g, " ");
+          await screenshot(page, "setup-progress");
+        }
+      }
+      return (await item.locator(".codicon-eye").count()) > 0;
+    }, SETUP_TIMEOUT_MS, 500);
+    const runningMs = Date.now();
     await screenshot(page, "status-bar");
     check("the extension activated: status bar shows readkeeper running", running, running ? "" : await item.innerText().catch(() => "no item"));
+    check("the setup showed its progress in a notification", progressSeen, progressSeen.slice(0, 160));
+    const output = readText("readkeeper-output.log");
+    const envLine = output.split("\n").find((l) => /readkeeper \S+ with .*python-env.*readkeeper's own environment, created/.test(l));
+    check(
+      "the output channel: the private environment was set up from the bundled wheel, and the server started from it",
+      /setting up readkeeper's environment in .*globalStorage.*python-env/.test(output) &&
+        /pip: Successfully installed .*readkeeper-/.test(output) &&
+        envLine &&
+        /server running/.test(output),
+      envLine ?? `${output.split("\n").length} line(s); last: ${JSON.stringify(output.slice(-400))}`,
+    );
+    const markerFile = path.join(DATA ?? "", "User", "globalStorage", "readkeeper.readkeeper", "python-env", "readkeeper-env.json");
+    const marker = (() => {
+      try {
+        return JSON.parse(fs.readFileSync(markerFile, "utf8"));
+      } catch {
+        return undefined;
+      }
+    })();
+    check("the private environment is in the extension's global storage", /^readkeeper-.*\.whl$/.test(marker?.wheel ?? ""), JSON.stringify(marker ?? markerFile));
 
     // 2. the server answered (through the extension's API)
-    const activation = await waitFor(() => readJson("activation.json"), 60000);
+    const activation = await waitFor(() => readJson("activation.json"), SETUP_TIMEOUT_MS);
     check(
       "the server answered readkeeper/stats",
       activation?.state === "running" && activation?.stats,
@@ -194,6 +240,13 @@ async function main() {
       texts = (invoked?.results ?? []).map((r) => r.text ?? `ERROR ${r.error}`);
     }
     console.log(`  path: ${path_}`);
+    const firstResult = readLines("requests.jsonl").find((r) => r.results?.length >= 1);
+    console.log(
+      `  time: .vsix install to the server running ${seconds(runningMs)}; to the first tool result ` +
+        `${firstResult ? seconds(firstResult.at) : "(none)"}` +
+        (activation?.activatedAt ? ` (the extension activated at ${seconds(activation.activatedAt)}` : " (") +
+        `; ${/environment was set up in \d+ s/.exec(readText("readkeeper-output.log"))?.[0] ?? "no setup time in the log"})`,
+    );
     check("read: text with cat -n line numbers", texts?.[0]?.startsWith("     1\tdef restock(sku):"), JSON.stringify(texts?.[0]));
     check("read again: the file_unchanged stub", texts?.[1]?.startsWith("File unchanged since you last read it"), JSON.stringify(texts?.[1]));
     check("edit: applied", /^Edited .*app\.py: 1 replacement/.test(texts?.[2] ?? ""), JSON.stringify(texts?.[2]));
@@ -201,8 +254,18 @@ async function main() {
     check("the file on disk has the edit", disk === "def restock(sku):\n    return sku.upper()\n", JSON.stringify(disk));
     check("VS Code asked for confirmation before the edit", approvals >= 1, `${approvals} approval(s)`);
     await runCommand(page, "readkeeper: Show Stats").catch(() => undefined);
-    await page.waitForTimeout(1500);
+    const statsTab = await waitFor(async () => {
+      const tabs = await page.locator(".tabs-container .tab").allInnerTexts().catch(() => []);
+      return tabs.find((t) => /readkeeper-stats/.test(t));
+    }, 10000);
     await screenshot(page, "stats");
+    const dirty = await page.locator(".tabs-container .tab.dirty").allInnerTexts().catch(() => []);
+    const untitled = (await page.locator(".tabs-container .tab").allInnerTexts().catch(() => [])).filter((t) => /Untitled/.test(t));
+    check(
+      "Show Stats opens a read-only stats page, no unsaved document",
+      statsTab && dirty.length === 0 && untitled.length === 0,
+      JSON.stringify({ statsTab, dirty, untitled }),
+    );
   } finally {
     await browser.close();
   }

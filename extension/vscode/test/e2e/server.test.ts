@@ -20,7 +20,7 @@ import * as fake from "../fakeVscode";
 import { chatHandler } from "../../src/chat";
 import { DiagnosticsForwarder } from "../../src/diagnostics";
 import { METHOD_NOT_FOUND, type RequestSender } from "../../src/protocol";
-import { checkImportable, serverCommand } from "../../src/python";
+import { probePython, serverCommand } from "../../src/python";
 import { serverSettings } from "../../src/settings";
 import {
   attachmentsTool,
@@ -92,8 +92,11 @@ describe("the extension's handlers against a live readkeeper", () => {
   };
 
   before(async () => {
-    const check = await checkImportable(python());
-    assert.ok(check.ok, `readkeeper must be importable with ${python()}: ${JSON.stringify(check)}`);
+    const probe = await probePython(python());
+    assert.ok(
+      probe.ok && probe.info.readkeeper !== undefined,
+      `readkeeper must be importable with ${python()}: ${JSON.stringify(probe)}`,
+    );
     root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "readkeeper-e2e-")));
     const lines = Array.from({ length: 10 }, (_, i) => `line_${i + 1} = ${i + 1}`);
     fs.writeFileSync(path.join(root, "app.py"), "def restock(sku):\n    return sku\n");

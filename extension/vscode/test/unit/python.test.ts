@@ -3,104 +3,107 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import {
-  checkImportable,
-  chooseInterpreter,
+  candidateInterpreters,
+  compareVersions,
   expandSetting,
-  importProblemMessage,
-  installCommand,
-  type Runner,
+  isSupportedPython,
+  pipCanTarget,
+  probePython,
+  runProcess,
+  type PythonInfo,
 } from "../../src/python";
 
-describe("interpreter choice", () => {
-  it("uses the readkeeper.interpreter setting first", async () => {
-    let asked = false;
-    const choice = await chooseInterpreter({
-      setting: "${workspaceFolder}/.venv/bin/python",
-      workspaceFolder: "/ws",
-      pythonExtension: async () => {
-        asked = true;
-        return "/from/extension/python";
-      },
-    });
-    assert.deepEqual(choice, { command: "/ws/.venv/bin/python", source: "setting" });
-    assert.equal(asked, false, "the Python extension is not consulted when the setting is set");
+const PYTHON = process.platform === "win32" ? "python" : "python3";
+
+describe("interpreter candidates", () => {
+  it("the Python extension's selection first, then python3 and python on PATH", async () => {
+    assert.deepEqual(await candidateInterpreters(async () => "/envs/py311/bin/python", "linux"), [
+      { command: "/envs/py311/bin/python", source: "python-extension" },
+      { command: "python3", source: "path" },
+      { command: "python", source: "path" },
+    ]);
   });
 
-  it("then the Python extension's selected interpreter", async () => {
-    const choice = await chooseInterpreter({
-      setting: "  ",
-      pythonExtension: async () => "/envs/py311/bin/python",
-    });
-    assert.deepEqual(choice, { command: "/envs/py311/bin/python", source: "python-extension" });
+  it("skips a Python extension that is absent, has no selection or is broken", async () => {
+    const paths = [
+      { command: "python3", source: "path" },
+      { command: "python", source: "path" },
+    ];
+    assert.deepEqual(await candidateInterpreters(async () => undefined, "linux"), paths);
+    const broken = await candidateInterpreters(async () => {
+      throw new Error("python extension failed to activate");
+    }, "linux");
+    assert.deepEqual(broken, paths);
+    assert.deepEqual(await candidateInterpreters(async () => "python3", "linux"), [
+      { command: "python3", source: "python-extension" },
+      { command: "python", source: "path" },
+    ]);
   });
 
-  it("then python3, also when the Python extension is absent or broken", async () => {
-    const absent = await chooseInterpreter({ setting: "", pythonExtension: async () => undefined });
-    assert.deepEqual(absent, { command: "python3", source: "default" });
-    const broken = await chooseInterpreter({
-      setting: "",
-      pythonExtension: async () => {
-        throw new Error("python extension failed to activate");
-      },
-    });
-    assert.deepEqual(broken, { command: "python3", source: "default" });
-  });
-
-  it("expands ~, ${userHome} and relative paths in the setting", () => {
+  it("expands ~, ${userHome}, ${workspaceFolder} and relative paths in the setting", () => {
     assert.equal(expandSetting("~/py/bin/python"), path.join(os.homedir(), "py/bin/python"));
     assert.equal(expandSetting("${userHome}/x"), `${os.homedir()}/x`);
+    assert.equal(expandSetting("${workspaceFolder}/.venv/bin/python", "/ws"), "/ws/.venv/bin/python");
     assert.equal(expandSetting("./.venv/bin/python", "/ws"), "/ws/.venv/bin/python");
     assert.equal(expandSetting("python3.12", "/ws"), "python3.12");
   });
 });
 
-describe("importability check", () => {
-  const runner =
-    (result: Awaited<ReturnType<Runner>>): Runner =>
-    async () =>
-      result;
-
-  it("reports the version when readkeeper imports", async () => {
-    const check = await checkImportable("py", runner({ code: 0, stdout: "0.1.0\n", stderr: "" }));
-    assert.deepEqual(check, { ok: true, version: "0.1.0" });
+describe("what an interpreter can do", () => {
+  it("probes a real Python: its version, venv, pip, and readkeeper when it has it", async () => {
+    const probe = await probePython(PYTHON);
+    assert.ok(probe.ok, JSON.stringify(probe));
+    assert.equal(probe.info.version[0], 3);
+    assert.equal(typeof probe.info.venv, "boolean");
+    assert.ok(probe.info.readkeeper === undefined || /^\d/.test(probe.info.readkeeper));
   });
 
-  it("tells a missing package from a missing interpreter from a broken install", async () => {
-    const missing = await checkImportable("py", runner({ code: 3, stdout: "", stderr: "" }));
-    assert.equal(missing.ok || missing.reason, "not_installed");
-    const noPython = await checkImportable(
-      "py",
-      runner({ code: null, stdout: "", stderr: "", spawnError: "ENOENT: spawn py" }),
-    );
-    assert.equal(noPython.ok || noPython.reason, "no_python");
-    const broken = await checkImportable(
-      "py",
-      runner({ code: 1, stdout: "", stderr: "ImportError: No module named pygls" }),
-    );
-    assert.equal(broken.ok || broken.reason, "failed");
-    assert.match(broken.ok ? "" : broken.detail, /pygls/);
+  it("a missing interpreter, or something that is not Python 3, is said plainly", async () => {
+    const missing = await probePython("/nonexistent/bin/python3");
+    assert.ok(!missing.ok);
+    assert.match(missing.detail, /could not run it \(ENOENT/);
+    const notPython = await probePython(process.execPath); // node: `-c` is not Python
+    assert.ok(!notPython.ok);
+    assert.match(notPython.detail, /not a Python 3 that readkeeper can use/);
   });
 
-  it("runs a real interpreter: a missing one is no_python", async () => {
-    const check = await checkImportable("/nonexistent/bin/python3");
-    assert.equal(check.ok || check.reason, "no_python");
-  });
-
-  it("offers the install command in the message, never a silent failure", () => {
-    const python = { command: "/opt/py/bin/python", source: "python-extension" as const };
-    const message = importProblemMessage(python, {
-      ok: false,
-      reason: "not_installed",
-      detail: "",
+  it("runs processes with their output line by line, and stops them on abort", async () => {
+    const lines: string[] = [];
+    const result = await runProcess(process.execPath, ["-e", "console.log('a\\nb'); console.error('c')"], {
+      timeoutMs: 10000,
+      onLine: (l) => lines.push(l),
     });
-    assert.match(message, /not installed for \/opt\/py\/bin\/python/);
-    assert.match(message, /Python extension's selected interpreter/);
-    assert.ok(message.includes("/opt/py/bin/python -m pip install --upgrade readkeeper"));
-    assert.deepEqual(installCommand("python3"), ["python3", "-m", "pip", "install", "--upgrade", "readkeeper"]);
-    const noPython = importProblemMessage(
-      { command: "python3", source: "default" },
-      { ok: false, reason: "no_python", detail: "ENOENT" },
-    );
-    assert.match(noPython, /Set readkeeper.interpreter/);
+    assert.equal(result.code, 0);
+    assert.deepEqual(lines.sort(), ["a", "b", "c"]);
+    const abort = new AbortController();
+    const pending = runProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { timeoutMs: 60000, signal: abort.signal });
+    abort.abort();
+    assert.equal((await pending).cancelled, true);
+  });
+
+  it("needs Python 3.11+, and pip 22.3+ to install into another environment", () => {
+    const info = (version: [number, number, number], pip?: string): PythonInfo => ({
+      executable: "x",
+      version,
+      venv: true,
+      ensurepip: true,
+      pip,
+    });
+    assert.equal(isSupportedPython(info([3, 10, 12])), false);
+    assert.equal(isSupportedPython(info([3, 11, 0])), true);
+    assert.equal(isSupportedPython(info([4, 0, 0])), true);
+    assert.equal(pipCanTarget(info([3, 12, 0], "22.2.2")), false);
+    assert.equal(pipCanTarget(info([3, 12, 0], "24.0")), true);
+    assert.equal(pipCanTarget(info([3, 12, 0])), false);
+  });
+
+  it("compares versions as pip does in the common cases", () => {
+    assert.equal(compareVersions("0.1.0", "0.1.0"), 0);
+    assert.equal(compareVersions("0.1", "0.1.0"), 0);
+    assert.equal(compareVersions("0.10.0", "0.9.9"), 1);
+    assert.equal(compareVersions("0.2.0rc1", "0.2.0"), -1);
+    assert.equal(compareVersions("0.2.0.dev3", "0.2.0rc1"), -1);
+    assert.equal(compareVersions("0.2.0.post1", "0.2.0"), 1);
+    assert.equal(compareVersions("1.0.0", "0.99"), 1);
   });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { State } from "vscode-languageclient/node";
+import type { Problem, Resolution } from "../../src/environment";
 import { ReadkeeperServer, type ServerHooks, type ServerState } from "../../src/server";
 import * as vscodeapi from "../../src/vscodeapi";
 
@@ -41,11 +42,13 @@ class FakeClient {
   }
 }
 
-function setup(t: { mock: { method: Function } }, check: ServerHooks["check"] = async () => ({ ok: true, version: "0.1.0" })) {
+const found: Resolution = { ok: true, python: { command: "/py", source: "setting" }, version: "0.1.0", how: "setting" };
+
+function setup(t: { mock: { method: Function } }, resolve: ServerHooks["resolve"] = async () => found) {
   const log: string[] = [];
   const states: string[] = [];
   const clients: FakeClient[] = [];
-  const notImportable: unknown[] = [];
+  const problems: Problem[] = [];
   t.mock.method(vscodeapi, "getWorkspaceFolders", () => [{ uri: { fsPath: "/ws" }, name: "ws", index: 0 }]);
   t.mock.method(vscodeapi, "getConfiguration", () => ({
     get: (key: string) => ({ maxTokens: 1000, interpreter: "/py" })[key as "maxTokens"],
@@ -53,19 +56,18 @@ function setup(t: { mock: { method: Function } }, check: ServerHooks["check"] = 
   const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const server = new ReadkeeperServer({
     log: silent as never,
-    interpreter: async () => ({ command: "/py", source: "setting" }),
-    onNotImportable: (python, c) => notImportable.push([python, c]),
+    resolve,
+    onProblem: (problem) => problems.push(problem),
     onStateChange: (state: ServerState, detail?: string) => states.push(detail ? `${state}: ${detail}` : state),
     onStarted: () => log.push("onStarted"),
     onStopping: () => log.push("onStopping"),
-    check,
     createClient: (serverOptions, clientOptions) => {
       const client = new FakeClient(serverOptions, clientOptions, log);
       clients.push(client);
       return client as never;
     },
   });
-  return { server, log, states, clients, notImportable };
+  return { server, log, states, clients, problems };
 }
 
 describe("server lifecycle", () => {
@@ -102,17 +104,41 @@ describe("server lifecycle", () => {
     assert.equal(clients[1].state, State.Running);
   });
 
-  it("does not start when readkeeper is not importable, and says why", async (t) => {
-    const { server, clients, states, notImportable } = setup(t, async () => ({
-      ok: false,
-      reason: "not_installed",
-      detail: "readkeeper is not installed for /py",
-    }));
+  it("does not start without a Python for the server, and says what to do", async (t) => {
+    const problem: Problem = {
+      message: "readkeeper could not download its server's dependencies ...",
+      status: "offline: could not install the server's dependencies",
+      actions: ["Retry", "Show Log"],
+    };
+    const { server, clients, states, problems } = setup(t, async () => ({ ok: false, problem }));
     await server.start();
     assert.equal(clients.length, 0);
-    assert.deepEqual(states, ["starting", "error: readkeeper not installed"]);
-    assert.equal(notImportable.length, 1);
+    assert.deepEqual(states, ["starting", "error: offline: could not install the server's dependencies"]);
+    assert.deepEqual(problems, [problem]);
     assert.equal(server.running, undefined);
+    assert.equal(server.detail, "offline: could not install the server's dependencies");
+  });
+
+  it("a failure while finding the Python is a problem shown, not a silent error", async (t) => {
+    const { server, states, problems } = setup(t, async () => {
+      throw new Error("EACCES: global storage");
+    });
+    await server.start();
+    assert.equal(states.at(-1), "error: no Python to run the server; see the log");
+    assert.match(problems[0].message, /could not find or set up a Python to run its server: Error: EACCES/);
+    assert.deepEqual(problems[0].actions, ["Retry", "Show Log"]);
+  });
+
+  it("starts the private environment's Python", async (t) => {
+    const { server, clients } = setup(t, async () => ({
+      ok: true,
+      python: { command: "/storage/python-env/bin/python", source: "private-env" },
+      version: "0.1.0",
+      how: "created",
+    }));
+    await server.start();
+    assert.equal(clients[0].serverOptions.command, "/storage/python-env/bin/python");
+    assert.deepEqual(clients[0].serverOptions.args, ["-m", "readkeeper", "serve"]);
   });
 
   it("shows an error when the running server dies", async (t) => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as fake from "../fakeVscode";
-import { changeNoticeSummary, statsMarkdown, StatusBar } from "../../src/status";
+import { changeNoticeSummary, stateSentence, StatsDocument, statsMarkdown, StatusBar } from "../../src/status";
 import * as vscodeapi from "../../src/vscodeapi";
 
 describe("status bar", () => {
@@ -39,5 +39,28 @@ describe("status bar", () => {
     });
     assert.equal(changeNoticeSummary({ files: ["/a", "/b"] }).count, 2);
     assert.equal(changeNoticeSummary({ session: "" }).count, 1);
+  });
+
+  it("says the state as a sentence, never \"readkeeper is error.\"", () => {
+    assert.equal(
+      stateSentence("error", "offline: could not install the server's dependencies"),
+      "readkeeper is not running: offline: could not install the server's dependencies. Its log says why; readkeeper: Restart Server tries again.",
+    );
+    assert.equal(stateSentence("starting"), "readkeeper is still starting. Try again in a moment.");
+    assert.match(stateSentence("stopped"), /^readkeeper is not running\. Run readkeeper: Restart Server/);
+    for (const state of ["running", "starting", "stopped", "error"] as const) {
+      assert.doesNotMatch(stateSentence(state, "x"), /is (error|stopped|starting)\b/);
+    }
+  });
+
+  it("shows stats in a read-only virtual document, refreshed in place", () => {
+    const doc = new StatsDocument();
+    assert.equal(doc.uri.scheme, "readkeeper-stats");
+    const fired: unknown[] = [];
+    doc.onDidChange((uri) => fired.push(uri));
+    doc.set("**readkeeper** stats");
+    assert.equal(doc.provideTextDocumentContent(), "**readkeeper** stats");
+    assert.deepEqual(fired, [doc.uri]);
+    doc.dispose();
   });
 });

@@ -15,6 +15,7 @@ import {
   readTool,
   registerTools,
   renderAttachments,
+  withoutDuplicates,
   renderEditResult,
   renderReadResult,
   toToolResult,
@@ -232,6 +233,29 @@ describe("results -> tool result parts", () => {
     );
     assert.match(att, /<attachment type="diagnostics" priority=2 tokens=12 truncated>\na.py:3 error\n<\/attachment>/);
     assert.match(att, /12 of 100 tokens; dropped: .*git_status/);
+  });
+
+  it("attaches a memory file the user also attached once, as the file", () => {
+    const result = {
+      attachments: [
+        { type: "file", priority: 100, tokens: 30, content: "     1\t# Agents", truncated: false, source: "/ws/AGENTS.md" },
+        { type: "memory", priority: 60, tokens: 20, content: "# Agents", truncated: false, source: "/ws/AGENTS.md" },
+        { type: "memory", priority: 60, tokens: 5, content: "# Claude", truncated: false, source: "/ws/CLAUDE.md" },
+      ],
+      dropped: [],
+      used_tokens: 55,
+      budget_tokens: 100,
+    };
+    const deduped = withoutDuplicates(result);
+    assert.deepEqual(
+      deduped.attachments.map((a) => `${a.type} ${a.source}`),
+      ["file /ws/AGENTS.md", "memory /ws/CLAUDE.md"],
+    );
+    assert.equal(deduped.used_tokens, 35);
+    const shown = textOf(renderAttachments(result));
+    assert.equal(shown.match(/AGENTS\.md/g)?.length, 1, shown);
+    assert.match(shown, /<attachment type="file" source="\/ws\/AGENTS.md" priority=100 tokens=30>/);
+    assert.match(shown, /\[2 attachment\(s\), 35 of 100 tokens\]/);
   });
 
   it("errors: the server's message, its kind and suggestions; unknown methods", () => {

@@ -7,13 +7,14 @@
 //    results are logged, so the driver can check what the real chat panel passed back.
 // 3. A fallback command that invokes the same tools with vscode.lm.invokeTool.
 //
-// Results go to $READKEEPER_E2E_OUT (a folder) as JSON files.
+// Results go to $READKEEPER_TEST_OUT (a folder) as JSON files, with the time each
+// happened (ms since the epoch), so the driver can measure install-to-first-tool-result.
 
 const fs = require("node:fs");
 const path = require("node:path");
 const vscode = require("vscode");
 
-const OUT = process.env.READKEEPER_E2E_OUT || path.join(require("node:os").tmpdir(), "readkeeper-e2e");
+const OUT = process.env.READKEEPER_TEST_OUT || path.join(require("node:os").tmpdir(), "readkeeper-e2e");
 fs.mkdirSync(OUT, { recursive: true });
 
 function write(name, data) {
@@ -69,7 +70,7 @@ const provider = {
   async provideLanguageModelChatResponse(_model, messages, options, progress) {
     const results = toolResults(messages);
     const tools = (options.tools || []).map((t) => t.name);
-    append("requests.jsonl", { results, tools, count: messages.length });
+    append("requests.jsonl", { at: Date.now(), results, tools, count: messages.length });
     const step = STEPS[results.length];
     if (step) {
       // The chat may prefix tool names; find ours among the tools it offers.
@@ -77,7 +78,7 @@ const provider = {
       progress.report(new vscode.LanguageModelToolCallPart(`call-${results.length}`, name, step.input));
       return;
     }
-    write("chat-results.json", { results });
+    write("chat-results.json", { at: Date.now(), results });
     progress.report(new vscode.LanguageModelTextPart("readkeeper e2e: done."));
   },
   async provideTokenCount(_model, text) {
@@ -93,16 +94,18 @@ async function readkeeperApi() {
 }
 
 async function report() {
-  const status = { readkeeperInstalled: false, active: false, state: "", stats: null, error: null };
+  const status = { activatedAt: Date.now(), readkeeperInstalled: false, active: false, state: "", stats: null, error: null };
   try {
     const api = await readkeeperApi();
     status.readkeeperInstalled = !!vscode.extensions.getExtension("readkeeper.readkeeper");
     status.active = !!api;
-    const deadline = Date.now() + 60000;
+    // The first start sets up readkeeper's environment (pip fetches its dependencies).
+    const deadline = Date.now() + 600000;
     while (api && api.state() !== "running" && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
     }
     status.state = api ? api.state() : "";
+    status.stateAt = Date.now();
     if (api && status.state === "running") {
       status.stats = await api.request("readkeeper/stats", { session: api.session() });
     }
@@ -131,7 +134,7 @@ async function invokeTools() {
       results.push({ tool: step.tool, error: String(error && error.message ? error.message : error) });
     }
   }
-  write("invoke-results.json", { results });
+  write("invoke-results.json", { at: Date.now(), results });
   return results;
 }
 

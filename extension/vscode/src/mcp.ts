@@ -1,0 +1,42 @@
+// readkeeper as an MCP server for VS Code's agent modes: a stdio definition that runs
+// `<python> -m readkeeper mcp --root <folder>...` with the interpreter that runs the
+// language server. That process finds this window's server through its discovery file
+// and attaches to it, so MCP tools share the editor's read-state, watcher and buffers.
+
+import * as vscode from "vscode";
+import * as vscodeapi from "./vscodeapi";
+
+/** The id in package.json's `contributes.mcpServerDefinitionProviders`. */
+export const MCP_PROVIDER_ID = "readkeeper.mcp";
+
+/** The definitions for these workspace folders: none until a Python is known. */
+export function mcpDefinitions(
+  python: string | undefined,
+  folders: readonly string[],
+  version: string,
+): vscodeapi.McpStdioDefinition[] {
+  if (!python || folders.length === 0) {
+    return [];
+  }
+  const roots = folders.flatMap((folder) => ["--root", folder]);
+  return [{ label: "readkeeper", command: python, args: ["-m", "readkeeper", "mcp", ...roots], version }];
+}
+
+/** Registers the provider; `changed` is fired when the interpreter or folders change. */
+export function registerMcpProvider(
+  python: () => string | undefined,
+  version: string,
+): { changed: vscode.EventEmitter<void>; registration: vscode.Disposable | undefined } {
+  const changed = new vscode.EventEmitter<void>();
+  const registration = vscodeapi.registerMcpServerDefinitionProvider(
+    MCP_PROVIDER_ID,
+    async () =>
+      mcpDefinitions(
+        python(),
+        vscodeapi.getWorkspaceFolders().map((folder) => folder.uri.fsPath),
+        version,
+      ),
+    changed.event,
+  );
+  return { changed, registration };
+}
