@@ -154,29 +154,13 @@ def _read(args: argparse.Namespace) -> int:
         print(json.dumps(result, ensure_ascii=False))
         return 0
     file = result["file"]
-    if result["type"] == "text":
+    if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them
         if file["content"]:
             print(file["content"])
         if file.get("note"):
             print(f"readkeeper: {file['note']}", file=sys.stderr)
-    elif result["type"] == "outline":  # a big source file: its symbols, then its first lines
-        print(f"{file['outline']}\n\n{file['content']}")
-        print(f"readkeeper: {file['note']}", file=sys.stderr)
-    else:
-        print(json.dumps(_without_payloads(result), ensure_ascii=False, indent=2))
+    else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
+        from . import render
+
+        print(render.read(result))
     return 0
-
-
-def _without_payloads(value: object) -> object:
-    """The result with base64 payloads summarised: people want the facts, not the bytes
-    (`--json` keeps them)."""
-    if isinstance(value, dict):
-        return {
-            key: f"<{len(item)} base64 characters; --json prints them>"
-            if key == "base64" and isinstance(item, str)
-            else _without_payloads(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_without_payloads(item) for item in value]
-    return value

@@ -131,9 +131,9 @@ def test_read_of_an_image_summarises_the_payload_unless_json(workspace: Path) ->
     from PIL import Image
 
     Image.new("RGB", (120, 80), (10, 120, 200)).save(workspace / "swatch.png")
-    shown = json.loads(run("read", "swatch.png", cwd=workspace).stdout)
-    assert shown["type"] == "image"
-    assert shown["file"]["base64"].endswith("base64 characters; --json prints them>")
+    shown = run("read", "swatch.png", cwd=workspace).stdout
+    assert shown.startswith(f"{workspace / 'swatch.png'}: PNG image, 120x80 shown at 120x80")
+    assert "iVBORw0KGgo" not in shown
     raw = json.loads(run("read", "swatch.png", "--json", cwd=workspace).stdout)
     assert raw["file"]["base64"].startswith("iVBORw0KGgo")  # the PNG itself
 
@@ -232,3 +232,23 @@ def test_invalid_and_unknown_settings_are_reported_and_fall_back(workspace: Path
     assert "READKEEPER_DEFAULT_LIMT" in done.stderr
     assert "not a readkeeper setting" in done.stderr
     assert "READKEEPER_DEFAULT_LIMIT" in done.stderr.split("READKEEPER_DEFAULT_LIMT", 1)[1]
+
+
+def test_read_prints_pdf_pages_and_notebook_cells_as_text(workspace: Path) -> None:
+    import nbformat
+    from document_samples import numbered_pdf
+
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(2, lines=3))
+    pages = run("read", "doc.pdf", cwd=workspace)
+    assert pages.returncode == 0, pages.stderr
+    assert pages.stdout.startswith(f"{workspace / 'doc.pdf'}: PDF, pages ")
+    assert "--- page 2 ---" in pages.stdout
+    assert "Page 2 line 1" in pages.stdout
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("1 + 1")]
+    nbformat.write(notebook, str(workspace / "nb.ipynb"))
+    cells = run("read", "nb.ipynb", cwd=workspace).stdout
+    assert "notebook, 2 cells" in cells
+    assert "(markdown) ---\n# Title" in cells
+    assert "(code) ---\n1 + 1" in cells
+    assert not cells.lstrip().startswith("{")  # text, not escaped JSON

@@ -1,0 +1,166 @@
+"""Results as text a person or an agent reads: one rendering for every front end.
+
+The MCP tools send these as text content (images go along as image content), and
+`readkeeper read` prints them. Each takes the protocol's JSON result, so what a front
+end shows is what the protocol says, in fewer tokens than the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def read(result: dict[str, Any]) -> str:
+    """A read result of any type as text (an image's facts; its bytes are not text)."""
+    kind = result.get("type")
+    file = result.get("file") or {}
+    path = file.get("file_path", "")
+    if kind == "text":
+        return text_file(file)
+    if kind == "file_unchanged":
+        held = f" {file['note']}" if file.get("note") else ""
+        return (
+            f"file_unchanged: {path} has not changed since your last read of this range, "
+            "so the content you hold is current. Read again with force=true only if that "
+            f"content is no longer in your context.{held}"
+        )
+    if kind == "file_changed":
+        return _with_note(
+            f"file_changed: {path}, {file.get('tokens')} tokens\n{file['diff']}", file
+        )
+    if kind == "estimate":
+        return _with_note(f"estimate: {path}, {file.get('tokens')} tokens", file)
+    if kind == "outline":
+        head = (
+            f"{path}: outline of {file.get('total_lines')} lines ({file.get('language')}), "
+            f"{file.get('shown_symbols')} of {file.get('symbols')} symbols, "
+            f"{file.get('tokens')} tokens"
+        )
+        return _with_note(f"{head}\n{file.get('outline', '')}\n\n{file.get('content', '')}", file)
+    if kind == "image":
+        dims = file.get("dimensions") or {}
+        facts = (
+            f"{path}: {file.get('format', 'image')} image, "
+            f"{dims.get('original_width')}x{dims.get('original_height')} shown at "
+            f"{dims.get('display_width')}x{dims.get('display_height')}, "
+            f"{file.get('tokens')} tokens"
+        )
+        return _with_note(facts, file)
+    if kind == "pdf":
+        head = (
+            f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, "
+            f"{file.get('tokens')} tokens"
+        )
+        if file.get("partial") and file.get("next_pages"):
+            head += f"; continue with pages={file['next_pages']!r}"
+        return _with_note(f"{head}\n{file.get('content', '')}", file)
+    if kind == "parts":
+        pages = "\n".join(file.get("pages") or [])
+        head = (
+            f"{path}: pages {file.get('page_numbers')} of {file.get('page_count')} rendered "
+            f"to PNG in {file.get('output_dir')}"
+        )
+        if file.get("partial") and file.get("next_pages"):
+            head += f"; continue with pages={file['next_pages']!r}, render=true"
+        return _with_note(f"{head}\n{pages}", file)
+    if kind == "notebook":
+        return notebook(file)
+    return json.dumps(without_payloads(result), ensure_ascii=False, indent=1)
+
+
+def text_file(file: dict[str, Any]) -> str:
+    """Numbered lines under a line saying which, of how many, and how to go on."""
+    start, count = file.get("start_line", 1), file.get("num_lines", 0)
+    total = file.get("total_lines")
+    head = f"{file.get('file_path')}: lines {start}-{start + count - 1} of {total or '?'}"
+    head += f", {file.get('tokens')} tokens"
+    if file.get("unsaved"):
+        head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
+    if file.get("partial") and file.get("next_offset"):
+        head += f"; more: read with offset={file['next_offset']}"
+    return _with_note(f"{head}\n{file.get('content', '')}", file)
+
+
+def notebook(file: dict[str, Any]) -> str:
+    """A notebook: each cell headed by its id and type, its outputs below it."""
+    head = f"{file.get('file_path')}: notebook, {file.get('total_cells')} cells"
+    if file.get("unsaved"):
+        head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
+    if file.get("partial") and file.get("next_offset"):
+        head += f"; more: read with offset={file['next_offset']}"
+    parts = [head]
+    for cell in file.get("cells") or []:
+        count = cell.get("execution_count")
+        label = f" [{count}]" if count is not None else ""
+        parts.append(f"--- cell {cell.get('cell_id')} ({cell.get('cell_type')}){label} ---")
+        parts.append(cell.get("source", ""))
+        for output in cell.get("outputs") or []:
+            body = output.get("text") or output.get("traceback") or output.get("evalue") or ""
+            parts.append(f">>> {output.get('output_type')}: {body}".rstrip())
+    return _with_note("\n".join(parts), file)
+
+
+def change(method: str, result: dict[str, Any]) -> str:
+    """An edit or write: what changed, where, and what the agent should know."""
+    path = result.get("file_path")
+    if method == "write":
+        verb = "Created" if result.get("created") else "Wrote" if result.get("changed") else "Kept"
+        line = f"{verb} {path} ({result.get('total_lines')} lines) on {result.get('applied_to')}"
+    elif "cell_id" in result:
+        line = f"{result.get('edit_mode')} of cell {result.get('cell_id')} in {path}"
+    else:
+        line = (
+            f"Edited {path}: {result.get('replacements')} replacement(s) at lines "
+            f"{result.get('lines')} on {result.get('applied_to')}"
+        )
+    if result.get("merged"):
+        line += "; the file had changed elsewhere since your read, and your edit was merged"
+    parts = [line]
+    if result.get("snippet"):
+        parts.append(result["snippet"])
+    if result.get("diagnostics") is not None:
+        parts.append("diagnostics: " + json.dumps(result["diagnostics"], ensure_ascii=False))
+    return _with_note("\n".join(parts), result)
+
+
+def attachments(result: dict[str, Any]) -> str:
+    """Each attachment under a header, then what was dropped."""
+    parts = [f"{result.get('used_tokens')} of {result.get('budget_tokens')} tokens"]
+    for item in result.get("attachments") or []:
+        cut = " (truncated)" if item.get("truncated") else ""
+        parts.append(f"=== {item.get('type')}{cut} ===\n{item.get('content', '')}")
+    if result.get("dropped"):
+        parts.append("dropped: " + json.dumps(result["dropped"], ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def changes(result: dict[str, Any]) -> str:
+    """Each changed file with its diff."""
+    found = result.get("changes") or []
+    if not found:
+        return "No changes to the files you read."
+    parts = []
+    for item in found:
+        where = f" -> {item['new_path']}" if item.get("new_path") else ""
+        cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""
+        parts.append(f"{item.get('kind')}: {item.get('file_path')}{where}{cut}")
+        if item.get("diff"):
+            parts.append(item["diff"])
+    if result.get("remaining"):
+        parts.append(f"{result['remaining']} more: call changes again.")
+    return "\n".join(parts)
+
+
+def without_payloads(value: Any) -> Any:
+    """`value` without base64 payloads (a person wants the facts; MCP sends images as
+    image content)."""
+    if isinstance(value, dict):
+        return {k: without_payloads(v) for k, v in value.items() if k != "base64"}
+    if isinstance(value, list):
+        return [without_payloads(v) for v in value]
+    return value
+
+
+def _with_note(body: str, file: dict[str, Any]) -> str:
+    return f"{body}\nnote: {file['note']}" if file.get("note") else body

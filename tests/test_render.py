@@ -1,0 +1,57 @@
+"""Results as text (render.py), the one rendering the MCP tools and the CLI share: every
+read result type says what it is and carries what the agent needs to go on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from readkeeper import render
+from readkeeper.core import Readkeeper
+from readkeeper.protocol import ReadParams, unstructure
+
+
+def read(core: Readkeeper, path: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=path, **params)))
+    return result
+
+
+def test_an_outline_renders_its_symbols_and_first_lines(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 200})
+    (workspace / "shop.py").write_text(
+        "class Shop:\n"
+        + "".join(f"    def item_{i}(self):\n        return {i}\n" for i in range(80))
+    )
+    result = read(core, "shop.py")
+    assert result["type"] == "outline"
+    shown = render.read(result)
+    assert shown.startswith(f"{workspace / 'shop.py'}: outline of 161 lines (Python)")
+    assert "class Shop" in shown
+    assert "def item_79" in shown
+    assert "     1\tclass Shop:" in shown
+    assert "note: " in shown
+    assert "symbol=" in shown
+
+
+def test_a_changed_file_renders_its_diff_and_an_estimate_its_cost(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(200)))
+    read(core, "a.txt")
+    path.write_text(path.read_text().replace("line 7\n", "line seven\n"))
+    changed = render.read(read(core, "a.txt"))
+    assert changed.startswith(f"file_changed: {path}, ")
+    assert "+line seven" in changed
+    estimate = render.read(read(core, "a.txt", estimate=True))
+    assert estimate.startswith(f"estimate: {path}, ")
+    assert "would send 200 lines" in estimate
+
+
+def test_a_stub_of_a_cut_view_keeps_its_note(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text("x\n" * 12)
+    read(core, "n.txt")
+    shown = render.read(read(core, "n.txt"))
+    assert shown.startswith("file_unchanged: ")
+    assert "Lines 1-5 of 12" in shown
