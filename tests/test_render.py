@@ -27,7 +27,7 @@ def test_an_outline_renders_its_symbols_and_first_lines(workspace: Path) -> None
     shown = render.read(result)
     assert shown.startswith(f"{workspace / 'shop.py'}: outline of 161 lines (Python)")
     assert "class Shop" in shown
-    assert "def item_79" in shown
+    assert "method item_79" in shown
     assert "     1\tclass Shop:" in shown
     assert "note: " in shown
     assert "symbol=" in shown
