@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from readkeeper import render
 from readkeeper.errors import ReadkeeperError
 from readkeeper.fileio import open_regular, read_at_most
 from readkeeper.paths import Location
@@ -175,6 +176,9 @@ def _mentioned_file(core: Readkeeper, params: AttachmentsParams, path: str) -> A
             first_line=file["start_line"],
             **common,
         )
+    if result["type"] in ("outline", "file_changed"):
+        # A big source file's outline, or the diff to what the agent holds: as text.
+        return Attachment(content=render.read(result), **common)
     # Images, PDFs, notebooks: their reader already fitted them to its own budget.
     return Attachment(content=result, tokens=int(file.get("tokens", 0)), **common)
 

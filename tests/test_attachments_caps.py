@@ -112,3 +112,15 @@ def test_the_diagnostics_cut_note_counts_files_and_its_call_returns_the_rest(
     [rest] = of_type(attach(core, types=["diagnostics"], diagnostics_offset=offset), "diagnostics")
     assert f"problem number {shown} " in rest["content"]
     assert f"problem number {shown - 1} " not in rest["content"]
+
+
+def test_a_mentioned_big_source_file_is_its_outline_as_text(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 300})
+    (workspace / "shop.py").write_text(
+        "class Shop:\n"
+        + "".join(f"    def item_{i}(self):\n        return {i}\n" for i in range(80))
+    )
+    [item] = of_type(attach(core, types=["file"], mentions=["shop.py"]), "file")
+    assert isinstance(item["content"], str)
+    assert "outline of 161 lines" in item["content"]
+    assert "method item_79" in item["content"]
