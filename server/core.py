@@ -75,6 +75,9 @@ class Buffer:
 
     text: str
     version: int | None
+    # Whether it changed since the editor opened or last saved it. A buffer that did not
+    # but differs from the disk is a clean one the editor has not reloaded yet.
+    edited: bool = True
 
 
 class Buffers(Protocol):
@@ -144,6 +147,19 @@ class Readkeeper:
         except ReadkeeperError as exc:
             self.stats.error(params.session, exc.kind)
             raise
+
+    def disk_text(self, real_path: str) -> str | None:
+        """The text of a workspace file as the disk has it, or None (outside the
+        workspace, over the read cap, not text, gone): for telling an editor buffer that
+        was opened or saved as the disk has it from one holding unsaved changes."""
+        try:
+            with open_path(self.workspace, real_path, "") as opened:
+                if opened.size > self.settings.max_size_bytes:
+                    return None
+                data = read_at_most(opened.fd, self.settings.max_size_bytes + 1)
+            return text_reader.decode_text(data, real_path)[0]
+        except (ReadkeeperError, OSError):
+            return None
 
     def _read(self, params: ReadParams) -> ReadResult:
         settings = self.settings

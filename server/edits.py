@@ -908,6 +908,8 @@ def _dirty_buffer(core: Readkeeper, path: str, disk_text: str, settings: Setting
     buffer = core.buffers.get(path)
     if buffer is None or buffer.text == disk_text:
         return None  # a clean document: the file is written, and the editor reloads it
+    if not buffer.edited:
+        raise _not_reloaded(path, buffer.version)
     if settings.edit_open_buffers != "apply" or not isinstance(core.buffers, BufferEditor):
         raise _dirty(path, buffer.version)
     return buffer
@@ -1031,6 +1033,19 @@ def _dirty(path: str, version: int | None) -> ReadkeeperError:
         "let edits go into the editor's buffer).",
         file_path=path,
         buffer_version=version,
+    )
+
+
+def _not_reloaded(path: str, version: int | None) -> ReadkeeperError:
+    return ReadkeeperError(
+        "dirty_buffer",
+        f"{path} changed on disk, and the editor's copy, which has no unsaved changes, "
+        "has not been reloaded yet. readkeeper never writes underneath an open document "
+        "that disagrees with the disk. Ask the user to reload it (or wait for the editor "
+        "to), then read it again and redo the change.",
+        file_path=path,
+        buffer_version=version,
+        unsaved=False,
     )
 
 

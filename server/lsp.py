@@ -292,10 +292,12 @@ class ClientLogHandler(logging.Handler):
 
 class OpenDocument(NamedTuple):
     """A document open in the editor: the URI as the editor sent it (for
-    workspace/applyEdit), and pygls' copy, which didChange keeps current."""
+    workspace/applyEdit), pygls' copy, which didChange keeps current, and its text when
+    the editor opened or last saved it."""
 
     uri: str
     document: TextDocument
+    baseline: str | None  # None: opened with text the disk does not have (unsaved)
 
 
 class EditorBuffers:
@@ -309,7 +311,8 @@ class EditorBuffers:
         opened = self._server.open_documents.get(real_path)
         if opened is None:
             return None
-        return Buffer(text=opened.document.source, version=opened.document.version)
+        text = opened.document.source
+        return Buffer(text, opened.document.version, edited=text != opened.baseline)
 
     # --- edits of open buffers (edits.BufferEditor) ---
 
@@ -574,7 +577,19 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
     if path:
         # pygls has just stored the document (under its own spelling of the URI); its
         # copy is the one didChange updates.
-        ls.open_documents[path] = OpenDocument(uri, ls.workspace.get_text_document(uri))
+        document = ls.workspace.get_text_document(uri)
+        # Opened as the disk has it (usual), or with unsaved changes already (a server
+        # started after the person typed, a restored session): only the first is clean.
+        same = ls.core.disk_text(path) == document.source
+        ls.open_documents[path] = OpenDocument(uri, document, document.source if same else None)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: ReadkeeperServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = uri_path(params.text_document.uri)
+    opened = ls.open_documents.get(path) if path else None
+    if path and opened:  # what the editor has now is what the disk has
+        ls.open_documents[path] = opened._replace(baseline=opened.document.source)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -339,3 +339,44 @@ async def test_a_problem_the_editor_reports_while_the_edit_lands_is_new(workspac
         assert diagnostics["existing"] == []
     finally:
         await lsp.client.close()
+
+
+async def test_dirty_buffer_says_whether_the_editor_has_unsaved_changes_or_a_stale_copy(
+    lsp: Session, workspace: Path
+) -> None:
+    path = workspace / "open.py"
+    path.write_text("x = 1\n")
+    uri = lsp.open_document(path, "x = 1\n", version=1)  # opened as the disk has it
+    await lsp.read(path)
+    later(path, b"x = 2\n")  # another program changes the disk; the editor has not reloaded
+    stale = await lsp.error(
+        "readkeeper/edit", {"file_path": str(path), "old_string": "x", "new_string": "y"}
+    )
+    assert stale.data["kind"] == "dirty_buffer"
+    assert stale.data["unsaved"] is False
+    assert "has not been reloaded" in stale.message
+    assert "unsaved changes" not in stale.message.replace("no unsaved changes", "")
+    # The person types in the editor: now they are unsaved changes.
+    lsp.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="x = 3\n")],
+        )
+    )
+    typed = await lsp.error(
+        "readkeeper/edit", {"file_path": str(path), "old_string": "x", "new_string": "y"}
+    )
+    assert typed.data["kind"] == "dirty_buffer"
+    assert "with unsaved changes" in typed.message
+    # Saved: the editor's copy is the disk's again, and a later outside change is a
+    # stale copy once more, not unsaved work.
+    path.write_text("x = 3\n")
+    lsp.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    await lsp.read(path, force=True)
+    later(path, b"x = 4\n")
+    again = await lsp.error(
+        "readkeeper/edit", {"file_path": str(path), "old_string": "x", "new_string": "y"}
+    )
+    assert "has not been reloaded" in again.message
