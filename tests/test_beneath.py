@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -202,3 +205,197 @@ def test_both_walks_hold_against_a_racing_swapper(walk: str, tmp_path: Path) -> 
     assert outcomes.get("read ok"), outcomes
     assert outcomes.get("create ok"), outcomes
     assert sum(n for k, n in outcomes.items() if not k.endswith(" ok")), outcomes
+
+
+def test_opens_go_through_openat2_where_the_kernel_has_it(tree: tuple[Path, Path]) -> None:
+    # The "openat2" runs of the tests above must really take openat2 (Linux 5.6 and
+    # later, as CI's kernel is), also after a test forced the portable walk and let go.
+    root, _ = tree
+    release = tuple(int(n) for n in os.uname().release.split("-")[0].split(".")[:2])
+    if sys.platform != "linux" or release < (5, 6):
+        pytest.skip("openat2 needs Linux 5.6 or later")
+    # In a fresh process (the server), from the first open on.
+    script = (
+        "import os, sys\n"
+        "from readkeeper import beneath\n"
+        "os.close(beneath.Anchor.open(sys.argv[1]).open_folder('sub'))\n"
+        "print(beneath.openat2_available())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "True", done.stderr
+    beneath.force_portable_walk(True)
+    beneath.force_portable_walk(False)
+    os.close(Anchor.open(str(root)).open_folder("sub"))
+    assert beneath.openat2_available()
+    beneath.force_portable_walk(True)
+    try:
+        os.close(Anchor.open(str(root)).open_folder("sub"))
+        assert not beneath.openat2_available()
+    finally:
+        beneath.force_portable_walk(False)
+
+
+def test_opening_a_name_that_is_a_symlink_raises_moved(tree: tuple[Path, Path]) -> None:
+    # The last step of every open: a link planted under the name after it was checked.
+    root, outside = tree
+    (root / "link.txt").symlink_to(outside / "a.txt")
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(Moved):
+            beneath.open_in(folder, "link.txt", os.O_RDONLY)
+        fd = beneath.open_in(folder, "sub/deep/a.txt", os.O_RDONLY)
+        os.close(fd)
+    finally:
+        os.close(folder)
+
+
+def test_a_relative_symlink_that_stays_inside_is_refused(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    # Not only an absolute link (which openat2 refuses as an escape): any link at all.
+    root, _ = tree
+    anchor = Anchor.open(str(root))
+    (root / "link").symlink_to("sub")
+    with pytest.raises(Moved):
+        anchor.open_folder("link/deep")
+
+
+def test_a_folder_opened_for_writing_can_be_fsynced(walk: str, tree: tuple[Path, Path]) -> None:
+    # The rename of a write is made durable by fsyncing its folder, which a descriptor
+    # that only names the folder (O_PATH) cannot do.
+    root, _ = tree
+    anchor = Anchor.open(str(root))
+    for relative in ("", "sub", "sub/deep"):
+        fd = anchor.open_folder(relative, write=True)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def test_made_folders_get_the_mode_any_new_folder_gets(tree: tuple[Path, Path]) -> None:
+    # 0o777 less the umask, as `mkdir -p` would make them.
+    root, _ = tree
+    os.mkdir(root / "reference")
+    Anchor.open(str(root)).make_folders("fresh/one")
+    expected = stat.S_IMODE((root / "reference").stat().st_mode)
+    assert stat.S_IMODE((root / "fresh").stat().st_mode) == expected
+    assert stat.S_IMODE((root / "fresh" / "one").stat().st_mode) == expected
+
+
+def test_a_failed_walk_leaves_the_anchor_open_and_leaks_nothing(tree: tuple[Path, Path]) -> None:
+    root, _ = tree
+    anchor = Anchor.open(str(root))
+    beneath.force_portable_walk(True)
+
+    def open_on_sub() -> list[str]:  # descriptors of `sub` (other threads' do not count)
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/self/fd/{fd}") == str(root / "sub"):
+                    found.append(fd)
+        return found
+
+    try:
+        for missing in ("nothing/here", "sub/nothing/here"):
+            with pytest.raises(FileNotFoundError):
+                anchor.open_folder(missing)
+        assert open_on_sub() == []
+        os.close(anchor.open_folder("sub/deep"))
+    finally:
+        beneath.force_portable_walk(False)
+
+
+def test_make_folders_refuses_a_file_where_a_folder_should_be(tree: tuple[Path, Path]) -> None:
+    root, _ = tree
+    with pytest.raises(NotADirectoryError):
+        Anchor.open(str(root)).make_folders("sub/deep/a.txt")
+    assert (root / "sub" / "deep" / "a.txt").read_text() == "inside\n"
+
+
+def test_a_fifo_on_the_way_is_not_a_folder_and_never_blocks(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    # Opening a FIFO to read waits for a writer: a folder on the way is only named
+    # (O_PATH), never opened, so a FIFO there is refused at once.
+    root, _ = tree
+    os.mkfifo(root / "fifo")
+    anchor = Anchor.open(str(root))
+    with pytest.raises(NotADirectoryError):
+        anchor.open_folder("fifo/sub")
+
+
+def test_a_folder_swapped_for_a_link_after_resolving_is_stale(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    root, outside = tree
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    where = workspace.resolve("sub/deep/a.txt")
+    (root / "sub" / "deep").rename(root / "sub" / "was-deep")
+    (root / "sub" / "deep").symlink_to(outside)
+    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+        pass
+    assert caught.value.kind == "stale"
+    assert caught.value.data["moved"] is True
+
+
+def test_an_absolute_path_is_never_opened_from_the_anchor(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    # openat2 would take an absolute path from `/`, not beneath the anchor's folder.
+    root, outside = tree
+    anchor = Anchor.open(str(root))
+    with pytest.raises(OSError):  # noqa: PT011 (Moved or FileNotFoundError, by walk)
+        os.close(anchor.open_folder(str(outside)))
+
+
+_REFUSE_OPENAT2 = """
+import ctypes, os, sys
+
+class Filter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+class Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Filter))]
+
+errno_ = int(sys.argv[2])
+rules = (Filter * 4)(
+    Filter(0x20, 0, 0, 0),                       # load the system call number
+    Filter(0x15, 0, 1, 437),                     # openat2?
+    Filter(0x06, 0, 0, 0x00050000 | errno_),     # refused, with this errno
+    Filter(0x06, 0, 0, 0x7FFF0000),              # everything else allowed
+)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(Program(4, rules)), 0, 0):
+    sys.exit("seccomp: " + os.strerror(ctypes.get_errno()))
+from readkeeper import beneath
+anchor = beneath.Anchor.open(sys.argv[1])
+for _ in range(2):
+    os.close(anchor.open_folder("sub/deep"))
+print(beneath.openat2_available())
+"""
+
+
+@pytest.mark.parametrize("refusal", ["ENOSYS", "EPERM"])
+def test_where_the_kernel_refuses_openat2_opens_take_the_walk(
+    refusal: str, tree: tuple[Path, Path]
+) -> None:
+    # An old kernel (ENOSYS) or a container's seccomp filter (EPERM), made real with a
+    # seccomp filter in a child process: the first open finds out, and every open
+    # then takes the portable walk.
+    import errno
+
+    if sys.platform != "linux" or os.uname().machine == "alpha":
+        pytest.skip("a seccomp filter on openat2 (437) is Linux's")
+    root, _ = tree
+    done = subprocess.run(
+        [sys.executable, "-c", _REFUSE_OPENAT2, str(root), str(getattr(errno, refusal))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr

@@ -115,6 +115,50 @@ def test_replace_all_changes_every_match(core: Readkeeper, workspace: Path) -> N
     assert result.lines == [1, 2, 3, 3]
 
 
+def test_replace_all_shows_the_snippet_of_the_first_change(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\nfoo\n" + "pad\n" * 30 + "foo\nend\n")
+    read(core, path)
+    result = edit(core, path, "foo", "bar", replace_all=True)
+    assert result.lines == [2, 33]
+    assert result.start_line == 1
+    assert result.snippet.startswith("     1\tone\n     2\tbar\n")
+    assert "    33\t" not in result.snippet
+
+
+def test_an_edit_right_after_a_read_of_a_legacy_encoding_is_not_a_merge(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The read recorded the digest of the bytes; the edit must recognise them as the
+    # same content, not as a change someone else made meanwhile.
+    path = workspace / "a.txt"
+    path.write_bytes("caf\xe9 au lait\nna\xefve\n".encode("cp1252"))
+    read(core, path)
+    result = edit(core, path, "lait", "miel")
+    assert (result.merged, result.external_change, result.note) == (False, None, None)
+    assert path.read_bytes() == "caf\xe9 au miel\nna\xefve\n".encode("cp1252")
+
+
+def test_no_change_says_whether_the_strings_are_identical_or_differ_in_line_endings(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("same\n")
+    read(core, path)
+    assert "are identical" in refused(edit, core, path, "same", "same").message
+    assert "are the same text" in refused(edit, core, path, "same\r\n", "same\n").message
+
+
+def test_a_write_to_disk_carries_no_note(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("old\n")
+    read(core, path)
+    result = core.write(WriteParams(str(path), "new\n"))
+    assert (result.applied_to, result.changed, result.note) == ("disk", True, None)
+
+
 def test_edit_needs_a_read_in_the_same_session(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("hello\n")
@@ -183,6 +227,42 @@ def test_ambiguous_match_names_the_lines(core: Readkeeper, workspace: Path) -> N
     assert error.kind == "ambiguous_match"
     assert error.data["lines"] == [2, 4, 5]
     assert "replace_all=true" in error.message
+
+
+def test_ambiguous_match_lines_count_a_blank_first_line(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("\nfoo\nfoo\n")
+    read(core, path)
+    error = refused(edit, core, path, "foo", "bar")
+    assert error.data["lines"] == [2, 3]
+    assert "starting on lines 2, 3" in error.message
+
+
+def test_ambiguous_match_lists_twenty_lines_and_counts_the_rest(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("foo\n" * 23)
+    read(core, path)
+    error = refused(edit, core, path, "foo", "bar")
+    assert error.data["lines"] == list(range(1, 24))
+    listed = ", ".join(str(n) for n in range(1, 21))
+    assert f"(starting on lines {listed} and 3 more)" in error.message
+
+
+def test_a_deletion_inside_the_edited_lines_is_named_by_its_line() -> None:
+    # Someone deleted "X" from between the two lines old_string now spans: the edit
+    # is not merged, and the refusal names the line the deletion was at.
+    snapshot = "a\nX\nb\na\nb\nz\n"
+    current = Normalized("a\nb\na\nY\nz\n")
+    why = disjoint_hits(snapshot, current, "a\nb", False, leased=True)
+    assert why == "the change touches lines 2-2, which the edit spans (lines 1-2)"
+
+
+def test_a_deletion_just_above_the_edited_line_still_merges() -> None:
+    snapshot = "q\nDEL\nfoo\nz\n"
+    current = Normalized("q\nfoo\nz\n")
+    assert disjoint_hits(snapshot, current, "foo", False, leased=True) == [2]
 
 
 def test_no_change_and_bad_params(core: Readkeeper, workspace: Path) -> None:
@@ -430,6 +510,103 @@ def test_where_leases_do_not_work_an_unfinished_looking_change_is_refused(
     later(path, b"header\nentry 1\nlast\n")
     assert edit(core, path, "header", "HEADER").merged is True
     assert path.read_text() == "HEADER\nentry 1\nlast\n"
+
+
+def _held_location(workspace: Path, path: Path) -> Any:
+    from readkeeper.paths import Workspace
+
+    roots = Workspace()
+    roots.set_roots([str(workspace)])
+    return roots.locate(str(path))
+
+
+def test_a_file_deleted_while_held_is_not_brought_back(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("old\n")
+    with atomic.hold(_held_location(workspace, path)) as held:
+        path.unlink()
+        assert atomic.replace(held, b"new\n", b"old\n") is None  # the caller looks again
+    assert sorted(p.name for p in workspace.iterdir()) == []  # no file, no temp file
+
+
+def test_without_an_exchange_rename_a_file_replaced_meanwhile_is_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A system without renameat2/renamex_np: the name is checked before the ordinary
+    # rename, so another program's save since the read is never overwritten.
+    monkeypatch.setattr(atomic, "_renameat2", None)
+    monkeypatch.setattr(atomic, "_renameatx_np", None)
+    path = workspace / "a.txt"
+    path.write_text("old\n")
+    with atomic.hold(_held_location(workspace, path)) as held:
+        (workspace / "theirs.tmp").write_text("theirs\n")
+        os.replace(workspace / "theirs.tmp", path)  # an editor's atomic save
+        assert atomic.replace(held, b"new\n", b"old\n") is None
+    assert path.read_text() == "theirs\n"
+    assert sorted(p.name for p in workspace.iterdir()) == ["a.txt"]
+
+
+def test_without_a_lease_a_file_grown_in_place_meanwhile_is_not_replaced(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where leases do not work, an appender can write while the file is held: the
+    # commit sees the file is no longer what was read, and keeps the appended line.
+    monkeypatch.setitem(atomic._lease_works, workspace.stat().st_dev, False)
+    path = workspace / "log.txt"
+    path.write_text("one\n")
+    with atomic.hold(_held_location(workspace, path)) as held:
+        assert held.leased is False
+        with open(path, "a") as appender:
+            appender.write("two\n")
+        assert atomic.replace(held, b"ONE\n", b"one\n") is None
+    assert path.read_text() == "one\ntwo\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="an exchange rename (renameat2)")
+@pytest.mark.parametrize("third_program", [False, True])
+def test_undoing_a_swap_puts_back_the_newest_other_version(
+    workspace: Path, third_program: bool
+) -> None:
+    # After our swap the name holds our new file and `tmp` the one we took out; when
+    # the commit must be undone, theirs goes back under the name, or, if a third
+    # program saved meanwhile, that newest version stays there.
+    name, tmp = workspace / "a.txt", workspace / ".a.txt.rk-tmp"
+    name.write_text("ours\n")
+    tmp.write_text("theirs\n")
+    ours = (name.stat().st_dev, name.stat().st_ino)
+    if third_program:
+        (workspace / "third.tmp").write_text("third\n")
+        os.replace(workspace / "third.tmp", name)
+    folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        atomic._undo_swap(folder, tmp.name, name.name, ours)
+    finally:
+        os.close(folder)
+    assert name.read_text() == ("third\n" if third_program else "theirs\n")
+
+
+@pytest.mark.parametrize("hard_links", [True, False])
+def test_without_a_no_replace_rename_a_create_never_replaces_a_file(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, hard_links: bool
+) -> None:
+    # A system without renameat2/renamex_np takes a hard link instead; a filesystem
+    # without hard links either (vfat, some FUSE ones) answers link() with EPERM, and
+    # then the name is checked just before an ordinary rename.
+    monkeypatch.setattr(atomic, "_renameat2", None)
+    monkeypatch.setattr(atomic, "_renameatx_np", None)
+    if not hard_links:
+
+        def no_links(*args: Any, **kwargs: Any) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_links)
+    taken, new = workspace / "taken.txt", workspace / "new.txt"
+    taken.write_text("theirs\n")
+    assert atomic.create(_held_location(workspace, taken), b"ours\n") is None
+    assert taken.read_text() == "theirs\n"
+    assert atomic.create(_held_location(workspace, new), b"ours\n") is not None
+    assert new.read_text() == "ours\n"
+    assert sorted(p.name for p in workspace.iterdir()) == ["new.txt", "taken.txt"]
 
 
 def test_no_snapshot_means_stale_without_a_diff(workspace: Path) -> None:

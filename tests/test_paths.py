@@ -183,3 +183,146 @@ def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
     assert len(list(paths._walk_files([str(root)], 3))) == 3
     walked = list(paths._walk_files([str(root)], 100))
     assert sorted(walked) == [str(root / "a" / f"f{i}") for i in range(5)]  # not .git
+
+
+def test_a_root_swapped_for_a_link_out_still_reads_the_folder_that_was_set(
+    tmp_path: Path,
+) -> None:
+    # The roots are opened when they are set: renaming one and planting a link to
+    # another folder under its name afterwards leads nowhere new.
+    from readkeeper.fileio import open_path, read_at_most
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("SECRET\n")
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    root.rename(tmp_path / "ws-renamed")
+    root.symlink_to(outside, target_is_directory=True)
+    with open_path(workspace, "a.txt") as opened:
+        assert read_at_most(opened.fd, 100) == b"inside\n"
+
+
+def test_a_root_that_cannot_be_opened_permits_no_location(tmp_path: Path) -> None:
+    workspace = Workspace()
+    workspace.set_roots([str(tmp_path / "not-there")])
+    assert workspace.locate(str(tmp_path / "not-there" / "a.txt")) is None
+    assert workspace.direct("a.txt") is None  # left to the long way, which says why
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve("a.txt")
+    assert caught.value.kind == "not_found"
+
+
+def test_an_empty_path_or_one_with_nul_is_a_bad_parameter(tmp_path: Path) -> None:
+    workspace = Workspace()
+    workspace.set_roots([str(tmp_path)])
+    from readkeeper.fileio import open_path
+
+    for bad in ("", "a\x00b.txt"):
+        with pytest.raises(ReadkeeperError) as caught:
+            workspace.resolve(bad)
+        assert caught.value.kind == "bad_params", bad
+        assert caught.value.data["field"] == "file_path"
+        # The direct way (a path as written, inside a root) leaves them to that check.
+        assert workspace.direct(bad) is None
+        with pytest.raises(ReadkeeperError) as caught, open_path(workspace, bad):
+            pass
+        assert caught.value.kind == "bad_params", bad
+
+
+def test_did_you_mean_names_the_best_suggestion(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(3):
+        (root / f"report{i}.txt").write_text("")
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    with pytest.raises(ReadkeeperError) as caught:
+        workspace.resolve("reprot1.txt")
+    suggestions = caught.value.data["suggestions"]
+    assert suggestions[0] == str(root / "report1.txt")
+    assert len(suggestions) > 1
+    assert caught.value.message.endswith(f" Did you mean {root / 'report1.txt'}?")
+
+
+def test_a_missing_folder_on_the_way_still_suggests_the_nearest_folders_names(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "config.toml").write_text("")
+    (root / "other").mkdir()
+    (root / "other" / "confg.toml").write_text("")  # the very name, elsewhere
+    found = suggest(str(root / "src" / "missing" / "confg.toml"), [str(root)])
+    # The very name elsewhere first (test_suggestions.py), then the nearest folder's.
+    assert found == [str(root / "other" / "confg.toml"), str(root / "src" / "config.toml")]
+
+
+def test_a_path_outside_every_root_is_matched_against_the_first_root(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    (first / "report.txt").write_text("")
+    (second / "zzz.bin").write_text("")
+    found = suggest(str(tmp_path / "elsewhere" / "reprot.txt"), [str(first), str(second)])
+    assert found == [str(first / "report.txt")]
+
+
+def test_suggestions_are_given_up_not_raised_when_a_folder_cannot_be_listed(
+    tmp_path: Path,
+) -> None:
+    # Out of descriptors (a server holding many files), listing the folder fails: the
+    # not-found answer then has no suggestions, rather than becoming a crash.
+    import subprocess
+    import sys
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "config.toml").write_text("")
+    script = (
+        "import os, sys\n"
+        "import rapidfuzz.fuzz, rapidfuzz.process, rapidfuzz.utils\n"
+        "from readkeeper.paths import suggest\n"
+        "held = []\n"
+        "try:\n"
+        "    while True:\n"
+        "        held.append(os.open(os.devnull, os.O_RDONLY))\n"
+        "except OSError:\n"
+        "    pass\n"
+        "found = suggest(os.path.join(sys.argv[1], 'confg.toml'), [sys.argv[1]])\n"
+        "for fd in held:\n"
+        "    os.close(fd)\n"
+        "print(found)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_missing_folder_on_the_way_lists_the_nearest_existing_folder(tmp_path: Path) -> None:
+    # Five paths elsewhere are closer to the whole path asked for than src/config.toml;
+    # only listing src (the nearest folder that exists) finds the name beside it.
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "config.toml").write_text("")
+    (root / "srx" / "missing").mkdir(parents=True)
+    for i in range(1, 6):
+        (root / "srx" / "missing" / f"confg{i}.toml").write_text("")
+    found = suggest(str(root / "src" / "missing" / "confg.toml"), [str(root)])
+    assert found[0] == str(root / "src" / "config.toml")
+
+
+def test_the_very_name_elsewhere_is_suggested_nearest_first(tmp_path: Path) -> None:
+    # Nearest: sharing the most folders with the path asked for, even when longer.
+    root = tmp_path / "ws"
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "zz").mkdir()
+    (root / "zz" / "x.txt").write_text("")
+    (root / "a" / "b" / "c" / "x.txt").write_text("")
+    found = suggest(str(root / "a" / "b" / "missing" / "x.txt"), [str(root)])
+    assert found[:2] == [str(root / "a" / "b" / "c" / "x.txt"), str(root / "zz" / "x.txt")]

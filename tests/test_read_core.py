@@ -70,6 +70,14 @@ def test_offset_zero_is_the_first_line_and_past_the_end_is_refused(
     assert "offset=1" in error.message
 
 
+def test_past_the_end_advises_the_offset_that_shows_the_last_page(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text("".join(f"{i}\n" for i in range(1, 11)))
+    error = refused(core, "n.txt", offset=20)
+    assert error.message.endswith("which has 10 lines. Read from offset=6 to see its end.")
+    assert text_file(core, "n.txt", offset=6)["num_lines"] == 5  # lines 6-10: the end
+
+
 def test_empty_file_has_no_lines(core: Readkeeper, workspace: Path) -> None:
     (workspace / "empty.txt").write_bytes(b"")
     file = text_file(core, "empty.txt")
@@ -284,6 +292,55 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
     assert error.message.endswith("which has 52 lines. Read from offset=1 to see its end.")
 
 
+def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) -> None:
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"max_size_bytes": 100, "default_limit": 5}
+    )
+    big = workspace / "big.log"
+    big.write_text("".join(f"line {i:02d}\n" for i in range(1, 53)))  # 52 lines, 416 bytes
+    error = refused(core, big, offset=60, limit=2)
+    assert error.message.endswith("which has 52 lines. Read from offset=48 to see its end.")
+
+
+def test_a_streamed_range_of_exactly_the_token_cap_is_read(workspace: Path) -> None:
+    big = workspace / "big.log"
+    big.write_text("".join(f"request {i} ok\n" for i in range(1, 200)))
+    settings = {"max_size_bytes": 100}
+    first = Readkeeper(roots=[str(workspace)], client_settings=settings)
+    tokens = first.tokens.count(str(text_file(first, big, limit=30)["content"]))  # exact
+    core = Readkeeper(roots=[str(workspace)], client_settings={**settings, "max_tokens": tokens})
+    file = text_file(core, big, limit=30)
+    assert (file["num_lines"], file["tokens"]) == (30, tokens)
+    over = Readkeeper(
+        roots=[str(workspace)], client_settings={**settings, "max_tokens": tokens - 1}
+    )
+    error = refused(over, big, limit=30)
+    assert error.kind == "token_limit"
+    assert error.message.startswith(f"Lines 1-30 of {big} come to ")
+
+
+def test_a_streamed_range_of_a_binary_file_is_refused_as_binary(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_size_bytes": 100})
+    (workspace / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    error = refused(core, "blob.bin", offset=1, limit=5)
+    assert error.kind == "binary"
+
+
+def test_a_read_with_no_cut_line_reports_none(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("short\nlines\n")
+    assert text_file(core, "a.txt").get("truncated_lines") is None
+
+
+def test_a_line_of_exactly_the_line_cap_is_not_cut(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_line_chars": 10})
+    (workspace / "a.txt").write_text("a" * 10 + "\n" + "b" * 11 + "\n")
+    file = text_file(core, "a.txt")
+    assert file["content"] == (
+        "     1\taaaaaaaaaa\n     2\tbbbbbbbbbb … [line cut: 1 more characters]"
+    )
+    assert file["truncated_lines"] == 1
+
+
 # --- what is not a regular file -------------------------------------------------------------
 
 
@@ -308,6 +365,14 @@ def test_unix_socket(core: Readkeeper, workspace: Path) -> None:
         error = refused(core, path)
     assert error.kind == "unsupported"
     assert "socket" in error.message
+
+
+def test_a_name_too_long_to_open_is_named_with_the_systems_reason(
+    core: Readkeeper, workspace: Path
+) -> None:
+    error = refused(core, "a" * 300 + ".txt")
+    assert error.kind == "unsupported"
+    assert error.message == f"Cannot open {workspace / ('a' * 300 + '.txt')}: File name too long."
 
 
 def test_device_is_refused_before_reading(workspace: Path) -> None:
