@@ -948,3 +948,35 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_replacements_temporary_file_is_private_while_its_bytes_are_written(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The temporary file sits in the folder, under a name, while the new content is
+    # written into it: only its owner may read it then. It takes the old file's mode
+    # (0o644 here) only once its bytes are in.
+    path = workspace / "notes.txt"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    read(core, path)
+    modes: list[int] = []
+
+    class Watching:
+        """`os` for atomic.py, noting the mode of each file as bytes go into it."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd: int, data: Any) -> int:
+            modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+            return os.write(fd, data)
+
+    monkeypatch.setattr(atomic, "os", Watching())
+    edit(core, path, "old", "new")
+    monkeypatch.undo()
+    assert modes
+    assert set(modes) == {0o600}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert path.read_text() == "new\n"
