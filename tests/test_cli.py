@@ -68,8 +68,9 @@ def _receive(stream: BinaryIO) -> dict[str, object]:
 def test_serve_over_tcp(workspace: Path) -> None:
     (workspace / "a.txt").write_text("over tcp\n")
     port = _free_port()
+    log = workspace.parent / "serve-tcp.log"
     server = subprocess.Popen(
-        [*READKEEPER, "serve", "--tcp", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL
+        [*READKEEPER, "serve", "--tcp", f"127.0.0.1:{port}"], stderr=log.open("wb")
     )
     try:
         deadline = time.monotonic() + 30
@@ -107,6 +108,11 @@ def test_serve_over_tcp(workspace: Path) -> None:
             assert result["type"] == "text"
             assert result["file"]["file_path"] == str(workspace / "a.txt")
             assert result["file"]["content"] == "     1\tover tcp"
+            # The client ends the session: the server exits cleanly, no traceback.
+            stream.sendall(_frame({"id": 3, "method": "shutdown"}))
+            stream.sendall(_frame({"method": "exit"}))
+            assert server.wait(timeout=30) == 0
+        assert "Traceback" not in log.read_text()
     finally:
         server.kill()
         server.wait()
