@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from .diffs import bounded_diff  # one diff format for stale edits and change notices
 from .errors import ReadkeeperError
 from .fileio import digest, open_regular, read_at_most
+from .locks import lock_for
 from .protocol import ChangeKind, ChangesResult, FileChange
 from .readers.text import decode_text
 from .readstate import ReadRecord, ReadStates
@@ -59,6 +60,7 @@ _NOTICE_OVERHEAD_TOKENS = 24  # file_path, kind and the JSON around a diff
 # Files written lately, where a read file that is gone may have been moved.
 _APPEARED_FOR_S = 5.0
 _MAX_MOVE_CANDIDATES = 256
+_EDIT_WAIT_S = 5.0  # how long a notice waits for an edit of its file to be recorded
 _EMPTY = f"={digest(b'')}"  # every empty file: never taken for a move
 
 Channel = str  # "notified" (the editor notification) or "reported" (readkeeper/changes)
@@ -144,10 +146,18 @@ class ChangeNotices:
                 self._appeared.popleft()
         failure: Exception | None = None
         for fs_change in batch:
+            # Never between one of our edits' rename and its record (locks.py): the
+            # agent's own edit would be reported back to it. An edit waiting on the
+            # editor (applyEdit) holds it longer: then judge anyway, as before.
+            lock = lock_for(fs_change.path)
+            held = lock.acquire(timeout=_EDIT_WAIT_S)
             try:
                 self._process_one(fs_change, work, pushed)
             except Exception as exc:  # one bad path must not cost the others their notice
                 failure = failure or exc
+            finally:
+                if held:
+                    lock.release()
         for session, changes in pushed.items():
             self._stats.add(session, notices_sent=len(changes))
             if self.on_notice is not None:

@@ -33,8 +33,6 @@ import errno
 import os
 import re
 import stat
-import threading
-import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +45,7 @@ from .diffs import bounded_diff, common_ends, external_change, text_hunks
 from .encodings import NotText, TextEncoding, decode, detect, line_ending
 from .errors import ReadkeeperError
 from .fileio import digest, moved, read_at_most
+from .locks import lock_for
 from .paths import Location, Workspace, real_path
 from .protocol import (
     EditParams,
@@ -174,15 +173,6 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             roots=list(workspace.roots),
         )
     return candidate, where
-
-
-# One lock per path stripe: our own concurrent edits of one file take turns, so they
-# never have to be caught by the (slower) guards meant for other programs.
-_STRIPES = [threading.Lock() for _ in range(64)]
-
-
-def lock_for(path: str) -> threading.Lock:
-    return _STRIPES[zlib.crc32(path.encode("utf-8", "surrogateescape")) % len(_STRIPES)]
 
 
 # --- one attempt -------------------------------------------------------------------------

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import atomic
 from .diffs import bounded_diff, line_hunks
-from .edits import hold_for_change, lock_for, not_read, remember_change, resolve_for_change
+from .edits import hold_for_change, not_read, remember_change, resolve_for_change
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
+from .locks import lock_for
 from .protocol import (
     ExternalChange,
     NotebookEditParams,

@@ -600,3 +600,30 @@ def test_filesystem_type_is_that_of_the_innermost_mount(tmp_path: Path) -> None:
             check=True,
         )
         assert filesystem_type(str(tmp_path)) == found.stdout.strip()
+
+
+def test_an_edit_slow_to_record_what_it_left_is_not_reported_back(
+    watching: Watching, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A busy machine can hold the edit's thread between its rename and its read-state
+    # record for longer than the watcher's quiet time. The notice waits for the record
+    # (locks.py), so the agent is not told of its own edit; another reader still is.
+    from readkeeper import edits
+
+    make(workspace / "slow.py", "n = 1\n")
+    watching.read("slow.py", session="agent")
+    watching.read("slow.py", session="other")
+    recorded = edits.remember_change
+
+    def slowly(*args: Any, **kwargs: Any) -> Any:
+        threading.Event().wait(0.5)  # ten times the watcher's quiet time
+        return recorded(*args, **kwargs)
+
+    monkeypatch.setattr(edits, "remember_change", slowly)
+    watching.core.edit(
+        EditParams(file_path="slow.py", old_string="n = 1", new_string="n = 2", session="agent")
+    )
+    [notice] = watching.wait_notice("slow.py", session="other")
+    assert "+n = 2" in notice.diff
+    watching.sentinel(session="agent")
+    assert watching.notices(session="agent", path="slow.py") == []
