@@ -172,6 +172,11 @@ class ChangeNotices:
             readers = self._read_states.readers_under(fs_change.path)
         else:
             readers = self._read_states.readers(fs_change.path)
+            written = fs_change.kind in ("created", "modified")
+            if readers and written and not self._look(fs_change.path, work).exists:
+                # A write seen late, after the file went away: the event that removed it
+                # says how (deleted, or moved where), and is judged on its own.
+                return
         for session, record in readers:
             if record.source == "buffer":
                 continue

@@ -627,3 +627,26 @@ def test_an_edit_slow_to_record_what_it_left_is_not_reported_back(
     assert "+n = 2" in notice.diff
     watching.sentinel(session="agent")
     assert watching.notices(session="agent", path="slow.py") == []
+
+
+def test_a_write_judged_after_a_rename_does_not_report_the_file_deleted(workspace: Path) -> None:
+    # The file's own creation or last write can be judged after it was renamed (a busy
+    # watcher): then it is gone, and only the rename's event may say where it went.
+    from watchdog.events import FileModifiedEvent, FileMovedEvent
+
+    make(workspace / "a.txt", "a\n")
+    settings = {"watch_force_polling": True, "watch_poll_interval_ms": 600_000}
+    w = Watching(workspace, settings).start()
+    try:
+        w.read("a.txt")
+        watcher = w.core.watcher
+        assert watcher is not None
+        os.rename(workspace / "a.txt", workspace / "b.txt")
+        watcher._on_event(FileModifiedEvent(str(workspace / "a.txt")))  # the late write
+        batches = watcher.counters.batches
+        wait_for(lambda: watcher.counters.batches > batches, "the late write's batch")
+        watcher._on_event(FileMovedEvent(str(workspace / "a.txt"), str(workspace / "b.txt")))
+        [notice] = w.wait_notice("a.txt")
+        assert (notice.kind, notice.new_path) == ("moved", str(workspace / "b.txt"))
+    finally:
+        w.close()
