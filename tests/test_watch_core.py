@@ -641,6 +641,13 @@ def test_a_write_judged_after_a_rename_does_not_report_the_file_deleted(workspac
         w.read("a.txt")
         watcher = w.core.watcher
         assert watcher is not None
+        # The check of read files that follows setup must be over before the rename (it
+        # would rightly see a.txt gone): a change's notice comes after it.
+        first = make(workspace / "first.txt", "1\n")
+        w.read("first.txt")
+        first.write_text("2\n")
+        watcher._on_event(FileModifiedEvent(str(first)))
+        w.wait_notice("first.txt")
         os.rename(workspace / "a.txt", workspace / "b.txt")
         watcher._on_event(FileModifiedEvent(str(workspace / "a.txt")))  # the late write
         batches = watcher.counters.batches
