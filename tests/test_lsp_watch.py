@@ -26,6 +26,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from conftest import Session, start_session
+from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 
 DEADLINE_S = 15.0
@@ -84,14 +85,8 @@ def user_namespaces_work() -> bool:
 
 
 async def until(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.01)
+    """`helpers.eventually` with this file's deadline."""
+    return await eventually(condition, what, timeout)
 
 
 class Watched:
