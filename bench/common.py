@@ -242,3 +242,43 @@ def scratch(prefix: str) -> Iterator[tuple[Path, IO[bytes]]]:
 def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n")
+
+
+PEER_PACKAGE = "@modelcontextprotocol/server-filesystem"
+PEER_VERSION = "2026.8.31"
+PEER_FOLDER = Path(__file__).resolve().parent / ".peer"  # git-ignored
+
+
+def filesystem_server() -> list[str] | None:
+    """The command of the MCP filesystem server to compare with (its roots go after it).
+
+    It is installed with npm into the git-ignored `bench/.peer/` on first use (from the
+    npm registry, pinned); None, with the reason printed, where node or npm is missing
+    or the install fails.
+    """
+    entry = PEER_FOLDER / "node_modules" / PEER_PACKAGE / "dist" / "index.js"
+    if not entry.exists():
+        node_ok = shutil.which("node") and shutil.which("npm")
+        if not node_ok:
+            print("(no MCP filesystem server compared: node and npm are needed)")
+            return None
+        PEER_FOLDER.mkdir(exist_ok=True)
+        done = subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+                str(PEER_FOLDER),
+                f"{PEER_PACKAGE}@{PEER_VERSION}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0 or not entry.exists():
+            print(f"(no MCP filesystem server compared: npm install failed: {done.stderr[-300:]})")
+            return None
+    return [shutil.which("node") or "node", str(entry)]
