@@ -110,8 +110,8 @@ def run_as_nobody(socket_path: str) -> str:
             except PermissionError:
                 outcome = b"EACCES"
             else:
-                framing.send(sock, {"id": 1, "method": "stats", "params": {}})
-                outcome = json.dumps(framing.receive(sock)).encode()
+                answer = framing.exchange(sock, {"id": 1, "method": "stats", "params": {}})
+                outcome = json.dumps(answer).encode()
         finally:
             os.write(write_end, outcome)
             os._exit(0)
@@ -140,6 +140,17 @@ def test_another_uid_that_reaches_the_socket_is_refused_by_its_credentials(
     answer = json.loads(run_as_nobody(listener.socket_path))
     assert answer["error"]["data"]["kind"] == "refused"
     assert f"not uid {NOBODY}" in answer["error"]["message"]
+
+
+def test_a_refusal_sent_before_the_request_was_read_is_still_received() -> None:
+    # A refusing listener answers at once and closes; the request written after that
+    # fails with EPIPE, and the refusal waiting in the buffer must still be read.
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    refusal = {"id": None, "error": {"message": "no", "data": {"kind": "refused"}}}
+    framing.send(theirs, refusal)
+    theirs.close()
+    with ours:
+        assert framing.exchange(ours, {"id": 0, "method": "hello"}) == refusal
 
 
 def raw_connection(listener: Listener) -> socket.socket:

@@ -56,8 +56,7 @@ class AttachClient:
         sock.settimeout(CONNECT_TIMEOUT_S)
         try:
             sock.connect(found.socket)
-            framing.send(sock, {"id": 0, "method": "hello"})
-            answer = framing.receive(sock)
+            answer = framing.exchange(sock, {"id": 0, "method": "hello"})
         except (OSError, framing.FrameError):
             sock.close()
             return None  # gone since it published: run on our own
@@ -77,8 +76,8 @@ class AttachClient:
         with self._lock:
             msg_id = next(self._ids)
             try:
-                framing.send(self._sock, {"id": msg_id, "method": method, "params": params})
-                answer = framing.receive(self._sock)
+                message = {"id": msg_id, "method": method, "params": params}
+                answer = framing.exchange(self._sock, message)
             except (OSError, framing.FrameError) as exc:
                 raise ReadkeeperError(
                     "internal",

@@ -8,6 +8,7 @@ Requests are `{"id", "method", "params"}`; answers `{"id", "result"}` or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -54,6 +55,20 @@ def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] |
     return message
 
 
+def exchange(
+    sock: socket.socket, message: dict[str, Any], max_frame: int = MAX_FRAME
+) -> dict[str, Any] | None:
+    """Send one request and receive its answer (None at the end of the stream).
+
+    A peer that refuses a connection answers at once and closes, maybe before our
+    request reached it: the send then fails, but the refusal waits in our buffer and
+    is read all the same.
+    """
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        send(sock, message)
+    return receive(sock, max_frame)
+
+
 def _exactly(sock: socket.socket, size: int) -> bytes | None:
     chunks = bytearray()
     while len(chunks) < size:
@@ -66,4 +81,4 @@ def _exactly(sock: socket.socket, size: int) -> bytes | None:
     return bytes(chunks)
 
 
-__all__ = ["MAX_FRAME", "FrameError", "receive", "send"]
+__all__ = ["MAX_FRAME", "FrameError", "exchange", "receive", "send"]
