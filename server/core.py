@@ -261,7 +261,7 @@ class Readkeeper:
         if params.force or window.ranged or params.symbol is not None:
             return None
         previous = self.read_states.get(params.session, opened.path)
-        if previous is None or not previous.whole or previous.source != source:
+        if previous is None or not previous.holds_whole() or previous.source != source:
             return None
         if previous.digest == content_digest:
             return self._stub(params.session, previous, opened, version)
@@ -431,16 +431,21 @@ class Readkeeper:
         (DESIGN.md, "Read-state: the rules"). Such a read showed exactly what this one
         would, even when a cap cut it. What an edit or write left never stubs: the
         agent never read it as a read shows it."""
-        previous = self.read_states.get(params.session, path)
-        if params.force or previous is None or previous.origin != "read":
+        latest = self.read_states.get(params.session, path)
+        if params.force or latest is None:
             return None
-        if (previous.scope, previous.source, previous.digest) != (scope, source, content_digest):
+        if (latest.scope, latest.source, latest.digest) != (scope, source, content_digest):
             return None
-        if previous.caps != hash(self.settings):
+        if latest.caps != hash(self.settings):
             return None
-        if previous.partial and previous.ranged != window.ranged:
-            return None  # over the token cap a whole read is cut, a ranged one refused
-        return previous if previous.same_view(window.offset, window.limit, view) else None
+        for previous in latest.views():
+            if previous.origin != "read":
+                continue
+            if previous.partial and previous.ranged != window.ranged:
+                continue  # over the token cap a whole read is cut, a ranged one refused
+            if previous.same_view(window.offset, window.limit, view):
+                return previous
+        return None
 
     def _stub(
         self,

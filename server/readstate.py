@@ -9,6 +9,7 @@ never a change.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -22,6 +23,8 @@ Source = Literal["disk", "buffer"]
 
 # Bounds memory for an agent that walks a monorepo; the oldest reads are forgotten first.
 MAX_RECORDS_PER_SESSION = 50_000
+# Views of one file's same content kept per session (whole, a few ranges, the outline).
+MAX_VIEWS_PER_FILE = 4
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,40 @@ class ReadRecord:
     # a write, or its own edit of content it held whole. A re-read of it unchanged is a
     # stub, and of it changed a diff (delta.py), whatever the parameters of that read.
     whole: bool = False
+    # The session's other views of this same content (newest first, at most
+    # MAX_VIEWS_PER_FILE - 1, none of them with views of their own): a re-read of any of
+    # them stubs too, and a file held whole stays held through a ranged read.
+    earlier: tuple[ReadRecord, ...] = ()
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         return self.offset == offset and self.limit == limit and self.view == view
+
+    def views(self) -> tuple[ReadRecord, ...]:
+        """This view and the earlier ones of the same content, newest first."""
+        return (self, *self.earlier)
+
+    def holds_whole(self) -> bool:
+        """Whether any view of this content gave the agent all of it."""
+        return any(view.whole for view in self.views())
+
+    def _same_content(self, other: ReadRecord) -> bool:
+        mine = (self.digest, self.scope, self.source, self.caps)
+        return mine == (other.digest, other.scope, other.source, other.caps)
+
+    def _same_shape(self, other: ReadRecord) -> bool:
+        return self.same_view(other.offset, other.limit, other.view) and (
+            self.ranged == other.ranged
+        )
+
+    def after(self, previous: ReadRecord | None) -> ReadRecord:
+        """This record as it replaces `previous` in the read-state: carrying the views of
+        the same content the session still holds (a new view of other content, or what
+        an edit or write left, starts afresh)."""
+        if previous is None or self.origin != "read" or not self._same_content(previous):
+            return self if not self.earlier else dataclasses.replace(self, earlier=())
+        kept = [v for v in previous.views() if v.origin == "read" and not v._same_shape(self)]
+        earlier = tuple(dataclasses.replace(v, earlier=()) for v in kept)
+        return dataclasses.replace(self, earlier=earlier[: MAX_VIEWS_PER_FILE - 1])
 
 
 @dataclass
@@ -70,7 +104,7 @@ class SessionState:
         return self.records.get(path)
 
     def put(self, record: ReadRecord) -> None:
-        self.records[record.path] = record
+        self.records[record.path] = record.after(self.records.get(record.path))
         self.records.move_to_end(record.path)
         while len(self.records) > MAX_RECORDS_PER_SESSION:
             self.records.popitem(last=False)

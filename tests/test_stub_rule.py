@@ -124,3 +124,57 @@ async def test_a_long_file_read_twice_through_the_server_is_a_stub(
     again = await lsp.read(workspace / "long.py")
     assert again["type"] == "file_unchanged"
     assert "Lines 1-2000 of 3,519, unchanged" in again["file"]["note"]
+
+
+def test_a_view_read_earlier_stubs_after_another_view_of_the_same_content(
+    workspace: Path,
+) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(12))
+    assert read(core, "n.txt")["type"] == "text"
+    assert read(core, "n.txt", offset=8, limit=2)["type"] == "text"
+    # Both views are held: each re-read stubs, and says what it holds.
+    again = read(core, "n.txt")
+    assert again["type"] == "file_unchanged"
+    assert "Lines 1-5 of 12" in again["file"]["note"]
+    assert read(core, "n.txt", offset=8, limit=2)["type"] == "file_unchanged"
+    # Changed content drops every view held of the old one.
+    (workspace / "n.txt").write_text(lines(12).replace("line 3 ", "line three "))
+    assert read(core, "n.txt", offset=8, limit=2)["type"] == "text"
+    assert read(core, "n.txt")["type"] == "text"
+
+
+def test_a_file_held_whole_stays_held_after_a_ranged_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "w.txt").write_text(lines(300))
+    assert read(core, "w.txt")["type"] == "text"
+    assert read(core, "w.txt", offset=10, limit=3)["type"] == "text"
+    assert read(core, "w.txt")["type"] == "file_unchanged"
+    # Someone changes line 20: the agent, still holding the whole file, gets the diff.
+    (workspace / "w.txt").write_text(lines(300).replace("line 20 ", "line twenty "))
+    changed = read(core, "w.txt")
+    assert changed["type"] == "file_changed"
+    assert "+line twenty" in changed["file"]["diff"]
+
+
+def test_an_outline_read_earlier_stubs_after_a_symbol_read(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 200})
+    source = "".join(f"def function_{i}(x):\n    return x + {i}\n\n\n" for i in range(60))
+    (workspace / "m.py").write_text(source)
+    assert read(core, "m.py")["type"] == "outline"
+    assert read(core, "m.py", symbol="function_7")["type"] == "text"
+    assert read(core, "m.py")["type"] == "file_unchanged"
+    assert read(core, "m.py", symbol="function_7")["type"] == "file_unchanged"
+
+
+def test_an_edit_drops_the_views_held_of_the_content_before_it(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "e.txt").write_text(lines(30))
+    read(core, "e.txt", offset=1, limit=5)
+    read(core, "e.txt", offset=20, limit=5)
+    core.edit(
+        EditParams(file_path=str(workspace / "e.txt"), old_string="line 2 ", new_string="row 2 ")
+    )
+    assert read(core, "e.txt", offset=20, limit=5)["type"] == "text"
