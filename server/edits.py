@@ -216,7 +216,7 @@ def _edit_once(
     target: Target = "disk" if buffer is None else "buffer"
     # Its own edit of content it held whole: the agent holds the result whole (not so
     # after a merge over a change it has only been told about).
-    whole = record.whole and merged_from is None
+    whole = record.holds_whole() and merged_from is None
     if buffer is not None:
         # Outside the hold: the lease is not kept while the editor answers.
         _apply_to_buffer(core, real, buffer, planned.changes)

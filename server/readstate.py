@@ -77,8 +77,7 @@ class ReadRecord:
         return any(view.whole for view in self.views())
 
     def _same_content(self, other: ReadRecord) -> bool:
-        mine = (self.digest, self.scope, self.source, self.caps)
-        return mine == (other.digest, other.scope, other.source, other.caps)
+        return (self.digest, self.scope, self.source) == (other.digest, other.scope, other.source)
 
     def _same_shape(self, other: ReadRecord) -> bool:
         return self.same_view(other.offset, other.limit, other.view) and (
@@ -91,7 +90,11 @@ class ReadRecord:
         an edit or write left, starts afresh)."""
         if previous is None or self.origin != "read" or not self._same_content(previous):
             return self if not self.earlier else dataclasses.replace(self, earlier=())
-        kept = [v for v in previous.views() if v.origin == "read" and not v._same_shape(self)]
+        # What an edit or write left stays too: it never stubs, but it may hold the
+        # whole file (so a delta re-read still applies).
+        kept = [v for v in previous.views() if not v._same_shape(self)]
+        # A view of the whole file is kept before newer ranges: it holds all of them.
+        kept.sort(key=lambda view: not view.whole)
         earlier = tuple(dataclasses.replace(v, earlier=()) for v in kept)
         return dataclasses.replace(self, earlier=earlier[: MAX_VIEWS_PER_FILE - 1])
 

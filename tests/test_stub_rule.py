@@ -178,3 +178,37 @@ def test_an_edit_drops_the_views_held_of_the_content_before_it(
         EditParams(file_path=str(workspace / "e.txt"), old_string="line 2 ", new_string="row 2 ")
     )
     assert read(core, "e.txt", offset=20, limit=5)["type"] == "text"
+
+
+def test_an_edit_after_a_ranged_read_of_a_file_held_whole_leaves_it_held_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "h.txt").write_text(lines(300))
+    read(core, "h.txt")
+    read(core, "h.txt", offset=40, limit=5)
+    edited = core.edit(
+        EditParams(file_path=str(workspace / "h.txt"), old_string="line 42 ", new_string="L42 ")
+    )
+    assert edited.read_state.next_read == "stub"
+    assert read(core, "h.txt")["type"] == "file_unchanged"
+
+
+def test_a_whole_view_outlasts_many_ranged_reads(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "r.txt").write_text(lines(300))
+    read(core, "r.txt")
+    for offset in range(10, 200, 20):
+        read(core, "r.txt", offset=offset, limit=3)
+    assert read(core, "r.txt")["type"] == "file_unchanged"
+    assert read(core, "r.txt", offset=10, limit=3)["type"] == "text"  # the oldest range
+
+
+def test_a_ranged_read_after_its_own_edit_keeps_the_file_held_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "k.txt").write_text(lines(300))
+    read(core, "k.txt")
+    core.edit(
+        EditParams(file_path=str(workspace / "k.txt"), old_string="line 5 ", new_string="L5 ")
+    )
+    assert read(core, "k.txt", offset=3, limit=4)["type"] == "text"
+    assert read(core, "k.txt")["type"] == "file_unchanged"
