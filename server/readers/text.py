@@ -4,8 +4,10 @@ Two ways in, one way out:
 - `decode_text` + `view` for files read whole (at most `max_size_bytes`): the caller
   has the bytes (and their digest) already, so it can answer a re-read with a stub
   before any of this work is done.
-- `stream_range` for ranged reads of larger files: lines are decoded incrementally and
-  only up to the last line asked for, so a 2 GB log can be read in pieces.
+- `stream_range` for ranged reads of larger files: the lines before the range are
+  skipped by counting newline bytes (where a newline is one byte: UTF-8 and single-byte
+  code pages), and lines are decoded incrementally, only up to the last line asked
+  for, so a 2 GB log can be read in pieces.
 
 Lines are numbered as `cat -n` prints them: the number right-aligned in six columns, a
 tab, the line (one trailing CR dropped; the result's `line_ending` says what the file
@@ -14,8 +16,11 @@ uses). Lines over `max_line_chars` are cut with a marker saying how much was cut
 
 from __future__ import annotations
 
+import functools
 import io
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,7 +29,7 @@ from ..errors import ReadkeeperError
 from ..fileio import OpenedFile, digest, peek
 from ..protocol import TextFile
 from ..settings import Settings
-from ..tokens import TokenCounter, estimate_tokens
+from ..tokens import NumberedLines, TokenCounter, estimate_tokens
 
 _SAMPLE_BYTES = 64 * 1024
 # Room kept under the token cap for the note that says where to continue.
@@ -98,44 +103,31 @@ def _prefixes(start: int, count: int) -> list[str]:
     return _PREFIXES[start:end]
 
 
-def _number(
-    lines: list[str], start: int, settings: Settings, has_cr: bool = True
-) -> tuple[list[str], int]:
+def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
+    """Each line as shown (one trailing CR dropped, a long line cut), and how many were cut."""
     if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
-        # The common case: no line to cut, no CR to drop.
-        return list(map(str.__add__, _prefixes(start, len(lines)), lines)), 0
-    numbered: list[str] = []
+        return lines, 0  # the common case: no line to cut, no CR to drop
+    shown: list[str] = []
     cut_count = 0
-    for number, line in enumerate(lines, start):
-        shown, was_cut = _cut(line, settings)
+    for line in lines:
+        line, was_cut = _cut(line, settings)
         cut_count += was_cut
-        numbered.append(f"{number:>6}\t{shown}")
-    return numbered, cut_count
+        shown.append(line)
+    return shown, cut_count
 
 
-def _longest_fit(per_line: list[int], budget: int) -> int:
-    used = 0
-    for count, tokens in enumerate(per_line):
-        used += tokens
-        if used > budget:
-            return count
-    return len(per_line)
+def _number(shown: list[str], start: int) -> list[str]:
+    return list(map(str.__add__, _prefixes(start, len(shown)), shown))
 
 
 def _over_cap(
-    path: str,
-    window: Window,
-    numbered: list[str],
-    tokens: int,
-    settings: Settings,
-    counter: TokenCounter,
+    path: str, window: Window, counts: NumberedLines, tokens: int, settings: Settings
 ) -> int:
-    """How many of `numbered` fit under the token cap; raises for a ranged read."""
+    """How many of the lines fit under the token cap; raises for a ranged read."""
     cap = settings.max_tokens
-    per_line = counter.count_lines(numbered)
     if window.ranged:
-        fits = _largest_exact_fit(numbered, _longest_fit(per_line, cap), cap, counter)
-        last = window.offset + len(numbered) - 1
+        fits = counts.longest_fit(cap)
+        last = window.offset + len(counts.per_line) - 1
         if fits:
             advice = f"Read fewer lines: offset={window.offset}, limit={fits}."
         else:
@@ -152,30 +144,17 @@ def _over_cap(
             max_tokens=cap,
             largest_limit=fits,
         )
-    return _longest_fit(per_line, cap - _NOTE_ALLOWANCE)
+    return counts.longest_fit(cap - _NOTE_ALLOWANCE)
 
 
-def _largest_exact_fit(numbered: list[str], guess: int, cap: int, counter: TokenCounter) -> int:
-    """The most leading lines of `numbered` whose joined text is at most `cap` tokens,
-    counted exactly: the limit an error advises must be the true largest. `guess` (from
-    per-line counts, which overstate a little) starts a binary search; all of
-    `numbered` is known to be over the cap."""
-
-    def fits(count: int) -> bool:
-        return count == 0 or counter.count("\n".join(numbered[:count])) <= cap
-
-    low, high = 0, len(numbered)  # fits(low), not fits(high)
-    if fits(guess):
-        low = guess
-    else:
-        high = guess
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle
-    return low
+# The last few views, by content digest and everything else a view depends on: a
+# forced re-read of an unchanged file (an agent's after a context compaction, the
+# editor's and the terminal agent's of the same file) is answered without numbering
+# and counting its lines again. A view holds at most `max_size_bytes` of text and its
+# numbers, so a few of them stay within a few MB.
+_VIEWS: OrderedDict[tuple[object, ...], TextView] = OrderedDict()
+_VIEWS_LOCK = threading.Lock()
+_VIEWS_KEPT = 8
 
 
 def view(
@@ -188,6 +167,37 @@ def view(
     counter: TokenCounter,
 ) -> TextView:
     """The numbered, capped view of `window` in a text held in memory."""
+    key = (
+        content_digest,
+        path,
+        encoding,
+        window,
+        settings.max_line_chars,
+        settings.max_tokens,
+        settings.default_limit,
+        counter.encoding_name,
+    )
+    with _VIEWS_LOCK:
+        kept = _VIEWS.get(key)
+        if kept is not None:
+            _VIEWS.move_to_end(key)
+            return kept
+    made = _view(text, path, encoding, window, settings, counter)
+    with _VIEWS_LOCK:
+        _VIEWS[key] = made
+        if len(_VIEWS) > _VIEWS_KEPT:
+            _VIEWS.popitem(last=False)
+    return made
+
+
+def _view(
+    text: str,
+    path: str,
+    encoding: TextEncoding,
+    window: Window,
+    settings: Settings,
+    counter: TokenCounter,
+) -> TextView:
     lines = split_lines(text)
     total = len(lines)
     if window.offset > max(total, 1):
@@ -200,21 +210,20 @@ def view(
         )
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    numbered, cut_count = _number(chosen, window.offset, settings, has_cr="\r" in text)
-    content = "\n".join(numbered)
-    tokens = counter.measure(
-        content, settings.max_tokens, key=(content_digest, window.offset, len(numbered))
-    )
+    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
+    numbered = _number(shown, window.offset)
+    counts = counter.numbered(shown, window.offset)
+    tokens = counts.tokens()
     note: str | None = None
     if tokens > settings.max_tokens:
-        fits = _over_cap(path, window, numbered, tokens, settings, counter)
+        fits = _over_cap(path, window, counts, tokens, settings)
         numbered = numbered[:fits]
-        content = "\n".join(numbered)
-        tokens = counter.count(content)
+        tokens = counts.tokens(fits)
         note = (
             f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
             f"{settings.max_tokens:,}-token cap"
         )
+    content = "\n".join(numbered)
     shown_end = window.offset + len(numbered) - 1
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)
@@ -286,6 +295,60 @@ def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
         yield head, dropped
 
 
+_SEEK_CHUNK = 256 * 1024
+
+
+@functools.lru_cache(maxsize=32)
+def _newline_is_one_byte(name: str) -> bool:
+    """Whether in `name` a newline is the byte 0x0A and that byte is never part of
+    another character: UTF-8 and the single-byte code pages (not UTF-16 or UTF-32)."""
+    if name == "utf-8":
+        return True
+    try:
+        return len(bytes(range(256)).decode(name, "replace")) == 256
+    except LookupError:
+        return False
+
+
+def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]:
+    """Where line `offset` (1-based) starts, found by counting newline bytes without
+    decoding, and how many lines come before it: (byte position, lines). At the end
+    of a file with fewer lines, the start of its last unterminated line or its end.
+    (0, 0) where a newline is not one byte of its own."""
+    if offset == 1 or not _newline_is_one_byte(encoding.name):
+        return 0, 0
+    wanted = offset - 1  # newlines to pass
+    passed = 0
+    position = 0
+    line_start = 0  # after the last newline passed
+    while True:
+        chunk = os.pread(fd, _SEEK_CHUNK, position)
+        if not chunk:
+            return line_start, passed  # fewer lines: the last one, unterminated, or the end
+        newlines = chunk.count(b"\n")
+        if passed + newlines >= wanted:
+            return position + _after_newline(chunk, wanted - passed), wanted
+        if newlines:
+            line_start = position + chunk.rindex(b"\n") + 1
+        passed += newlines
+        position += len(chunk)
+
+
+def _after_newline(chunk: bytes, count: int) -> int:
+    """The position just after the `count`-th newline of `chunk` (which has that many)."""
+    begin = 0
+    while True:  # whole blocks first: counting is far cheaper than a find per line
+        in_block = chunk.count(b"\n", begin, begin + 4096)
+        if in_block >= count:
+            break
+        count -= in_block
+        begin += 4096
+    end = begin - 1
+    for _ in range(count):
+        end = chunk.index(b"\n", end + 1)
+    return end + 1
+
+
 def _decode_sample(sample: bytes, encoding: TextEncoding) -> str:
     return sample[len(encoding.bom) :].decode(encoding.name, "ignore")
 
@@ -301,18 +364,19 @@ def stream_range(
         encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
     except NotText as exc:
         raise not_text(path, exc.reason) from None
+    # Lines before the window are skipped by counting newline bytes, not decoded.
+    start, seen = _line_start(opened.fd, window.offset, encoding)  # seen: lines read so far
     raw = io.FileIO(opened.fd, closefd=False)
-    raw.seek(0)
+    raw.seek(start)
     stream = io.TextIOWrapper(
         io.BufferedReader(raw, 1 << 20),
-        encoding=_stream_codec(encoding),
+        encoding=_stream_codec(encoding) if start == 0 else encoding.name,
         errors="replace",
         newline="\n",
     )
     keep = settings.max_line_chars + 2  # the line, its CR and LF
     chosen: list[str] = []
     cut_count = 0
-    seen = 0  # lines read so far
     at_eof = True
     for line, dropped in _lines(stream, keep):
         if len(chosen) == window.limit:
@@ -339,14 +403,12 @@ def stream_range(
             field="offset",
             total_lines=seen,
         )
-    numbered = [f"{n:>6}\t{line}" for n, line in enumerate(chosen, window.offset)]
-    content = "\n".join(numbered)
+    content = "\n".join(_number(chosen, window.offset))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    tokens = counter.measure(
-        content, settings.max_tokens, key=(range_digest, window.offset, len(numbered))
-    )
+    counts = counter.numbered(chosen, window.offset)
+    tokens = counts.tokens()
     if tokens > settings.max_tokens:
-        _over_cap(path, window, numbered, tokens, settings, counter)
+        _over_cap(path, window, counts, tokens, settings)
     replaced = content.count("\ufffd")
     note = None
     if replaced:
@@ -354,14 +416,14 @@ def stream_range(
             f"{replaced} bytes in these lines are not valid {encoding.name} "
             "and are shown as U+FFFD."
         )
-    last = window.offset + len(numbered) - 1
+    last = window.offset + len(chosen) - 1
     return (
         TextView(
             TextFile(
                 file_path=path,
                 content=content,
                 start_line=window.offset,
-                num_lines=len(numbered),
+                num_lines=len(chosen),
                 total_lines=seen if at_eof else None,
                 tokens=tokens,
                 encoding=encoding.label,

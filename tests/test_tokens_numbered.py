@@ -1,0 +1,127 @@
+"""Exact token counts of numbered lines (tokens.py `NumberedLines`): the per-line memo
+must give the count of the joined text on real files, and the longest fit must be the
+true largest."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from readkeeper.readers.text import split_lines
+from readkeeper.tokens import TokenCounter
+
+COUNTER = TokenCounter()
+
+
+def numbered(lines: list[str], start: int) -> str:
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start))
+
+
+def real_files() -> list[Path]:
+    """About 350 files of CPython's standard library: Python of every style, and the
+    text, data and markup files it ships (every 4th file, in a stable order)."""
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    found = sorted(
+        p
+        for p in lib.rglob("*")
+        if p.suffix in {".py", ".txt", ".json", ".html", ".xml", ".cfg", ".rst", ".csv"}
+        and "site-packages" not in p.parts
+        and p.is_file()
+    )
+    return found[::4][:350]
+
+
+def test_the_sum_over_lines_is_the_count_of_the_joined_text_on_real_files() -> None:
+    files = real_files()
+    assert len(files) >= 300
+    checked = 0
+    for index, path in enumerate(files):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        lines = [line.removesuffix("\r") for line in split_lines(text)][:2000]
+        # Numbers of 1 to 6 digits; every 5th file also from 6 digits to 7.
+        for start in (1, 99_995) if index % 5 == 0 else (1,):
+            counts = COUNTER.numbered(lines, start)
+            assert counts.tokens() == COUNTER.count(numbered(lines, start)), (path, start)
+        checked += 1
+    assert checked >= 300
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],
+        [""],
+        ["", "", ""],
+        ["x = 1   ", "    ", "\t\tindented", "end):"],
+        ["def f():", "    return {", "    }", "", "# done   "],
+        ["日本語のテキスト", "emoji 🎉🎉", "  ", "<|endoftext|> is ordinary text here"],
+        ["trailing punctuation ...", "!!!", "'s 're", "123456789", "a" * 300],
+    ],
+)
+def test_edge_lines_count_as_the_joined_text(lines: list[str]) -> None:
+    for start in (1, 9, 99_999, 1_000_000):
+        counts = COUNTER.numbered(lines, start)
+        assert counts.tokens() == COUNTER.count(numbered(lines, start))
+        for count in range(len(lines) + 1):
+            assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start))
+
+
+def test_the_longest_fit_is_the_true_largest() -> None:
+    text = Path(sysconfig.get_paths()["stdlib"], "string.py").read_text()
+    lines = split_lines(text)[:150]
+    counts = COUNTER.numbered(lines, 1)
+    for budget in (0, 1, 5, 17, 100, 333, 1000, counts.tokens() - 1, counts.tokens(), 10**6):
+        fits = counts.longest_fit(budget)
+        expected = max(
+            (k for k in range(len(lines) + 1) if COUNTER.count(numbered(lines[:k], 1)) <= budget),
+            default=0,
+        )
+        assert fits == expected, budget
+
+
+def test_a_line_counted_once_is_not_counted_again_under_another_number() -> None:
+    counter = TokenCounter()
+    encoded: list[str] = []
+    encoding = counter._load()
+    original = encoding.encode_ordinary
+
+    class Spy:
+        def encode_ordinary(self, text: str) -> list[int]:
+            encoded.append(text)
+            result: list[int] = original(text)
+            return result
+
+    counter._encoding = Spy()
+    counter.numbered(["alpha = 1", "beta = 2"], 1)
+    encoded.clear()
+    again = counter.numbered(["beta = 2", "alpha = 1"], 500)
+    assert "\talpha = 1\n" not in encoded
+    assert "\tbeta = 2\n" not in encoded
+    assert again.tokens() == counter.count(numbered(["beta = 2", "alpha = 1"], 500))
+
+
+# Lines as a hostile or odd file may hold them: every kind of space and line separator
+# that is not "\n" itself, punctuation, digits, letters, CJK, emoji and lone surrogates
+# are the places a pre-tokenizer piece could run across a line's end.
+_LINE_CHARS = st.sampled_from(
+    list(" \t\r\x0b\x0c\x1c\x85\u2028\u2029\u3000'sSt.,;:!?()[]{}<>-_=+*/\\|\"`~@#$%^&")
+    + list("0123456789abcxyzÉé日本🎉")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.text(_LINE_CHARS, max_size=12), max_size=8),
+    start=st.sampled_from([1, 7, 99, 999, 9_999, 99_998, 999_999, 1_000_000]),
+)
+def test_any_lines_count_as_the_joined_text(lines: list[str], start: int) -> None:
+    counts = COUNTER.numbered(lines, start)
+    for count in range(len(lines) + 1):
+        assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start))
