@@ -3,8 +3,9 @@
 A folder of its own, like each front end: `tools.py` (schemas generated from the
 protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
 server, roots, the choice between attaching to the editor's server and a core of our
-own), and this module's `main` (stdio, or streamable HTTP on loopback). `import mcp`
-inside it is absolute, so it reaches the SDK, never this package.
+own), `stdio.py` (stdin and stdout served on the event loop), and this module's `main`
+(stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
+reaches the SDK, never this package.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any, cast
 
 import anyio
 from mcp.server.stdio import stdio_server
 
 from .server import McpFrontEnd, build_server
+from .stdio import pipe_streams
 
 log = logging.getLogger("readkeeper")
 
@@ -51,8 +54,11 @@ def main(
 
 async def _serve_stdio(front: McpFrontEnd) -> None:
     server = build_server(front)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with pipe_streams() as pipes:
+        # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
+        stdin, stdout = cast("tuple[Any, Any]", pipes or (None, None))
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
