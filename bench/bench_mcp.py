@@ -10,9 +10,11 @@ stub) made with the `mcp` SDK's own client over stdio, p50/p95 of `--samples` ca
 - **stand-alone**: `readkeeper mcp --standalone --root WS`, its own core;
 - **attached**: `readkeeper mcp --root WS` while `readkeeper serve` runs for WS, so each
   call crosses the attach socket and is served by the editor's core;
-- **filesystem server** (when `--filesystem-server` names a command, e.g.
-  `npx --no-install @modelcontextprotocol/server-filesystem`): its `read_text_file` of
-  the same file, the figure to beat (goal: readkeeper no slower). Nothing is downloaded.
+- **filesystem server**: the MCP filesystem server's `read_text_file` of the same file,
+  the figure to beat (goal: readkeeper no slower). By default the pinned one of
+  `common.filesystem_server()` (installed with npm into the git-ignored `bench/.peer/`
+  on first use); `--filesystem-server CMD` names another installed one, and
+  `--no-peer` leaves it out.
 
 Also the attached mode's overhead over the stand-alone one (goal under 1 ms p50).
 """
@@ -34,7 +36,16 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench_read import python_like_source
-from common import READKEEPER_SERVE, clean_env, machine, scratch, server, summarize, write_json
+from common import (
+    READKEEPER_SERVE,
+    clean_env,
+    filesystem_server,
+    machine,
+    scratch,
+    server,
+    summarize,
+    write_json,
+)
 from readkeeper.attach import discovery
 from readkeeper.errors import ReadkeeperError
 
@@ -91,9 +102,18 @@ def main() -> int:
     parser.add_argument(
         "--filesystem-server",
         default="",
-        help="command of an installed MCP filesystem server to compare with (not downloaded)",
+        help="command of another installed MCP filesystem server to compare with "
+        "(default: the pinned one, installed into bench/.peer/ on first use)",
+    )
+    parser.add_argument(
+        "--no-peer", action="store_true", help="leave the MCP filesystem server out"
     )
     args = parser.parse_args()
+    peer: list[str] | None = None
+    if args.filesystem_server:
+        peer = shlex.split(args.filesystem_server)
+    elif not args.no_peer:
+        peer = filesystem_server()  # None, with the reason printed, without node
     # A private runtime folder: the attach socket of this run only.
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="rk-bench-")
     rows: dict[str, dict[str, float]] = {}
@@ -115,8 +135,8 @@ def main() -> int:
             rows["read, MCP attached to the editor's server"] = summary(times)
             modes["attached"] = stats.get("mode")
 
-        if args.filesystem_server:
-            command = [*shlex.split(args.filesystem_server), str(root)]
+        if peer is not None:
+            command = [*peer, str(root)]
             fs_read = {"path": str(path)}
             times, _ = anyio.run(timed_calls, command, "read_text_file", fs_read, args.samples)
             rows["read_text_file, MCP filesystem server"] = summary(times)
@@ -130,8 +150,14 @@ def main() -> int:
     for name, row in rows.items():
         print(f"{name:<44}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}{row['min_ms']:>9.2f}")
     print(f"attached over stand-alone, p50: {overhead:.2f} ms (target < 1 ms: {verdict})")
-    if "read_text_file, MCP filesystem server" not in rows:
-        print("(no filesystem server compared: pass --filesystem-server CMD to add it)")
+    peer_row = rows.get("read_text_file, MCP filesystem server")
+    peer_ratio = None
+    if peer_row is None:
+        print("(no MCP filesystem server compared)")
+    else:
+        peer_ratio = standalone / peer_row["p50_ms"]
+        met = "pass" if peer_ratio <= 1 else "MISS"
+        print(f"stand-alone / filesystem server, p50: {peer_ratio:.2f}x (target <= 1x: {met})")
     write_json(
         args.output,
         {
@@ -141,6 +167,11 @@ def main() -> int:
             "file_bytes": size,
             "rows": rows,
             "modes": modes,
+            "standalone_over_filesystem_server_p50": {
+                "value": peer_ratio,
+                "target": 1.0,
+                "met": peer_ratio is not None and peer_ratio <= 1,
+            },
             "attached_overhead_p50_ms": {
                 "value": overhead,
                 "target": TARGET_OVERHEAD_MS,
