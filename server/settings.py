@@ -46,13 +46,21 @@ def _flag(value: Any) -> bool:
     raise ValueError("expected true or false")
 
 
-def _choice(*allowed: str) -> Callable[[Any], str]:
-    def parse(value: Any) -> str:
-        if isinstance(value, str) and value.strip().lower() in allowed:
-            return value.strip().lower()
-        raise ValueError(f"expected one of {', '.join(allowed)}")
+@dataclass(frozen=True)
+class _Choice:
+    """Parses one of a few words (any case); the words stay data that the VS Code
+    settings mirror reads (`SettingSpec.choices`)."""
 
-    return parse
+    allowed: tuple[str, ...]
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in self.allowed:
+            return value.strip().lower()
+        raise ValueError(f"expected one of {', '.join(self.allowed)}")
+
+
+def _choice(*allowed: str) -> _Choice:
+    return _Choice(allowed)
 
 
 # Dependencies, virtual environments, caches and build output: large, churning, and
@@ -162,6 +170,16 @@ class SettingSpec:
     @property
     def default(self) -> Any:
         return getattr(Settings(), self.name)
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        """The values a setting that takes one of a few words allows, else None."""
+        return self.parse.allowed if isinstance(self.parse, _Choice) else None
+
+    @property
+    def minimum(self) -> int | None:
+        """The least value of a whole-number setting that has one, else None."""
+        return 1 if self.parse is _positive_int else None
 
 
 SETTINGS: tuple[SettingSpec, ...] = (

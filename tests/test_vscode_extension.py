@@ -1,6 +1,7 @@
 """The VS Code extension (extension/vscode), run from `bash tests/run`.
 
 - its settings in package.json are the server's settings table (one source of truth);
+- its protocol types (src/protocol.ts) are generated from server/protocol.py;
 - lint (`tsc --noEmit`, strict) and the esbuild bundle;
 - its unit tests (node's test runner, the `vscode` API stubbed) and its end-to-end test
   (the extension's tool handlers, diagnostics forwarder and chat participant against
@@ -15,6 +16,7 @@ extension/vscode/test/e2e-code-server.sh, run by .ci/run after this suite.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fcntl
 import json
 import os
@@ -32,6 +34,7 @@ from readkeeper.settings import SETTINGS
 
 EXTENSION = Path(__file__).resolve().parent.parent / "extension" / "vscode"
 SYNC = EXTENSION / "scripts" / "sync_settings.py"
+GEN_PROTOCOL = EXTENSION / "scripts" / "gen_protocol.py"
 
 _no_node = pytest.mark.skipif(
     shutil.which("npm") is None or not (EXTENSION / "node_modules").is_dir(),
@@ -57,6 +60,24 @@ def test_package_json_settings_mirror_the_server() -> None:
         s for s in package["contributes"]["configuration"] if s["title"] == "Server"
     )
     assert set(server_section["properties"]) == {f"readkeeper.{s.camel_name}" for s in SETTINGS}
+
+
+def test_protocol_ts_is_generated_from_protocol_py() -> None:
+    generator = runpy.run_path(str(GEN_PROTOCOL))
+    committed = (EXTENSION / "src" / "protocol.ts").read_text(encoding="utf-8")
+    wanted: str = generator["generate"]()
+    diff = "".join(
+        difflib.unified_diff(
+            committed.splitlines(keepends=True),
+            wanted.splitlines(keepends=True),
+            "src/protocol.ts (committed)",
+            "src/protocol.ts (from server/protocol.py)",
+        )
+    )
+    assert not diff, (
+        "extension/vscode/src/protocol.ts is out of date with server/protocol.py: run "
+        f".venv/bin/python extension/vscode/scripts/gen_protocol.py\n{diff}"
+    )
 
 
 @contextlib.contextmanager

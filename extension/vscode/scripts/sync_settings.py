@@ -3,7 +3,7 @@
 The server's `readkeeper.settings.SETTINGS` is the one source of truth: this script
 renders it as the VS Code section titled "Server" (camelCase keys under `readkeeper.`,
 the server's defaults and descriptions), leaving the extension's own section alone.
-tests/test_vscode_settings.py fails when package.json is out of date.
+tests/test_vscode_extension.py fails when package.json is out of date.
 
     .venv/bin/python extension/vscode/scripts/sync_settings.py          # rewrite
     .venv/bin/python extension/vscode/scripts/sync_settings.py --check  # exit 1 if stale
@@ -22,16 +22,6 @@ PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
 SERVER_SECTION_TITLE = "Server"
 
 
-def _choices(spec: SettingSpec) -> list[str] | None:
-    """The allowed values of a setting parsed by `settings._choice(...)`, if it is one."""
-    code = getattr(spec.parse, "__code__", None)
-    closure = getattr(spec.parse, "__closure__", None)
-    if code is None or not closure or "allowed" not in code.co_freevars:
-        return None
-    allowed = closure[code.co_freevars.index("allowed")].cell_contents
-    return [str(a) for a in allowed]
-
-
 def schema_for(spec: SettingSpec) -> dict[str, Any]:
     default = spec.default
     entry: dict[str, Any]
@@ -39,15 +29,14 @@ def schema_for(spec: SettingSpec) -> dict[str, Any]:
         entry = {"type": "boolean", "default": default}
     elif isinstance(default, int):
         entry = {"type": "integer", "default": default}
-        if spec.parse.__name__ == "_positive_int":
-            entry["minimum"] = 1
+        if spec.minimum is not None:
+            entry["minimum"] = spec.minimum
     elif isinstance(default, tuple | list):
         entry = {"type": "array", "items": {"type": "string"}, "default": list(default)}
     elif isinstance(default, str):
         entry = {"type": "string", "default": default}
-        choices = _choices(spec)
-        if choices:
-            entry["enum"] = choices
+        if spec.choices:
+            entry["enum"] = list(spec.choices)
     else:
         entry = {"default": default}
     entry["markdownDescription"] = (

@@ -1,28 +1,25 @@
-// Wires the pieces together: log, status bar, server lifecycle, commands, diagnostics
-// forwarding, change notices, the chat panel's tools and the @readkeeper participant.
+// Wires the pieces together: the plumbing in common/ (log, status bar, the server's
+// Python and lifecycle, settings) and the agent's parts in agent/ (the chat panel's
+// tools, the @readkeeper participant, diagnostics forwarding, the MCP definition), plus
+// the commands and change notices. common/ never imports agent/.
 
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { registerChatParticipant } from "./chat";
-import { DiagnosticsForwarder, type DiagnosticsSource } from "./diagnostics";
-import { Methods } from "./protocol";
-import { findBundledWheel, type Problem, removeEnvironment, resolveServerPython, type WithProgress } from "./environment";
-import { logFileFor, teeToFile } from "./log";
-import { registerMcpProvider } from "./mcp";
-import { onPythonInterpreterChange, PYTHON_EXTENSION_ID, pythonExtensionInterpreter, shellQuote } from "./python";
-import { ReadkeeperServer } from "./server";
-import { affectsServer, extensionSettings, needsRestart, SECTION } from "./settings";
-import {
-  changeNoticeSummary,
-  stateSentence,
-  STATS_SCHEME,
-  StatsDocument,
-  statsMarkdown,
-  StatusBar,
-  type Stats,
-} from "./status";
-import { describeEditor, registerTools, type ToolContext } from "./tools";
-import * as vscodeapi from "./vscodeapi";
+import { registerChatParticipant } from "./agent/chat";
+import { type ForgetResult, Methods, type Stats } from "./agent/contract";
+import { DiagnosticsForwarder, type DiagnosticsSource } from "./agent/diagnostics";
+import { registerMcpProvider } from "./agent/mcp";
+import { changeNoticeSummary, forgetSentence, statsMarkdown } from "./agent/render";
+import { describeEditor, registerTools, type ToolContext } from "./agent/tools";
+import { resolveServerPython } from "./common/environment";
+import { logFileFor, teeToFile } from "./common/log";
+import { findBundledWheel, removeEnvironment } from "./common/privateEnv";
+import { onPythonInterpreterChange, PYTHON_EXTENSION_ID, pythonExtensionInterpreter, shellQuote } from "./common/python";
+import type { Problem, WithProgress } from "./common/resolution";
+import { ReadkeeperServer } from "./common/server";
+import { affectsServer, extensionSettings, needsRestart, SECTION } from "./common/settings";
+import { stateSentence, STATS_SCHEME, StatsDocument, StatusBar } from "./common/status";
+import * as vscodeapi from "./common/vscodeapi";
 
 /** What other extensions (a chat plugin, the tests) get from `activate`. */
 export interface ReadkeeperApi {
@@ -202,10 +199,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         return;
       }
       const session = settings().chatSession;
-      const result = await client.sendRequest<{ forgotten?: number }>(Methods.forget, { session });
-      void vscodeapi.showInformationMessage(
-        `readkeeper forgot ${result.forgotten ?? 0} file(s) read in session "${session}".`,
-      );
+      const result = await client.sendRequest<ForgetResult>(Methods.forget, { session });
+      void vscodeapi.showInformationMessage(forgetSentence(result, session));
       scheduleStats();
     }),
     vscodeapi.registerCommand("readkeeper.resetEnvironment", async () => {

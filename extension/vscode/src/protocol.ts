@@ -1,35 +1,327 @@
-// The readkeeper protocol as the extension uses it (the contract is DESIGN.md /
-// README.md "Protocol"). Fields the extension does not read are left as `unknown`.
-
-export const Methods = {
-  read: "readkeeper/read",
-  edit: "readkeeper/edit",
-  write: "readkeeper/write",
-  attachments: "readkeeper/attachments",
-  changes: "readkeeper/changes",
-  forget: "readkeeper/forget",
-  stats: "readkeeper/stats",
-  didChangeDiagnostics: "readkeeper/didChangeDiagnostics",
-  didChangeReadFiles: "readkeeper/didChangeReadFiles",
-} as const;
-
-/** What the tools need from a connection: vscode-languageclient's LanguageClient and a
- * plain vscode-jsonrpc MessageConnection both fit. */
-export interface RequestSender {
-  sendRequest<R>(method: string, params: unknown, token?: unknown): Promise<R>;
-}
-
-export interface NotificationSender {
-  sendNotification(method: string, params: unknown): Promise<void> | void;
-}
+// GENERATED from server/protocol.py by scripts/gen_protocol.py: do not edit by hand.
+// After a change to server/protocol.py, regenerate (from the repository's root):
+//   .venv/bin/python extension/vscode/scripts/gen_protocol.py
+// tests/test_vscode_extension.py fails while this file differs from what it generates.
+// What the server sends that protocol.py does not type yet is in src/agent/contract.ts.
 
 export interface ReadParams {
   file_path: string;
+  /** 1-based first line; 0 is taken as 1 */
   offset?: number;
+  /** lines; the default limit when absent */
   limit?: number;
+  /** PDF pages: "3", "1-5", "2,4-6" */
   pages?: string;
   session?: string;
   force?: boolean;
+  /** PDF pages as PNG images (a `parts` result) instead of text */
+  render?: boolean;
+  /** notebook image outputs inline instead of placeholders */
+  include_images?: boolean;
+  /** "Class.method", "function": that symbol's lines (outline.py) */
+  symbol?: string;
+  /** only what the read would cost (tokens, lines), no content */
+  estimate?: boolean;
+}
+
+export interface ForgetParams {
+  session?: string;
+  paths?: string[];
+}
+
+export interface StatsParams {
+  session?: string;
+}
+
+export interface TextFile {
+  file_path: string;
+  content: string;
+  start_line: number;
+  num_lines: number;
+  /** None when a ranged read of a huge file stopped before EOF */
+  total_lines: number | null;
+  tokens: number;
+  encoding: string;
+  line_ending: string;
+  partial: boolean;
+  next_offset?: number;
+  note?: string;
+  unsaved?: boolean;
+  buffer_version?: number;
+  truncated_lines?: number;
+}
+
+export interface TextResult {
+  file: TextFile;
+  type: "text";
+}
+
+export interface UnchangedFile {
+  file_path: string;
+  /** for a re-read of a view cut at a cap: the lines it holds */
+  note?: string;
+}
+
+export interface UnchangedResult {
+  file: UnchangedFile;
+  type: "file_unchanged";
+}
+
+/** `estimate: true`: what a read with the same parameters would send, no content. */
+export interface EstimateFile {
+  file_path: string;
+  tokens: number;
+  num_lines: number;
+  total_lines: number | null;
+  partial: boolean;
+  note: string;
+}
+
+export interface EstimateResult {
+  file: EstimateFile;
+  type: "estimate";
+}
+
+/** A re-read of a file the agent holds whole that changed since: the diff only. */
+export interface ChangedFile {
+  file_path: string;
+  /** unified, from the content the agent holds to the current one */
+  diff: string;
+  total_lines: number;
+  tokens: number;
+  note: string;
+}
+
+export interface ChangedResult {
+  file: ChangedFile;
+  type: "file_changed";
+}
+
+/** A whole read of a source file too big to send whole: its symbols and first lines. */
+export interface OutlineFile {
+  file_path: string;
+  language: string;
+  /**
+   * One line per symbol, "12-40 class Reader", nested symbols indented two spaces; "(+N
+   * inside)" marks a symbol whose nested ones were left out to keep it small.
+   */
+  outline: string;
+  /** symbols in the file */
+  symbols: number;
+  shown_symbols: number;
+  /** the first lines, numbered as in a `text` result */
+  content: string;
+  num_lines: number;
+  total_lines: number;
+  /** of this result */
+  tokens: number;
+  /** about what the file's lines cost read whole */
+  file_tokens: number;
+  encoding: string;
+  line_ending: string;
+  partial: boolean;
+  /** the symbol or ranged read that gets any part */
+  note?: string;
+  unsaved?: boolean;
+  buffer_version?: number;
+}
+
+export interface OutlineResult {
+  file: OutlineFile;
+  type: "outline";
+}
+
+/**
+ * Sizes as displayed (after EXIF rotation): multiply display coordinates by original_width
+ * / display_width to map them back onto the original.
+ */
+export interface ImageDimensions {
+  original_width: number;
+  original_height: number;
+  display_width: number;
+  display_height: number;
+}
+
+export interface ImageFile {
+  file_path: string;
+  base64: string;
+  /** of the payload, which may be re-encoded: see `note` */
+  media_type: string;
+  /** bytes of the file */
+  original_size: number;
+  dimensions: ImageDimensions;
+  /** display_width * display_height / 750, rounded up */
+  tokens: number;
+  /** the file's own format, e.g. "PNG" */
+  format: string;
+  /** for animated images: frames in the file (the first is shown) */
+  frames?: number;
+  note?: string;
+}
+
+export interface ImageResult {
+  file: ImageFile;
+  type: "image";
+}
+
+export interface PdfFile {
+  file_path: string;
+  /** one block per page, each headed by "--- page N ---" */
+  content: string;
+  page_count: number;
+  /** e.g. "1-5" */
+  shown_pages: string;
+  tokens: number;
+  original_size: number;
+  partial: boolean;
+  /** where to continue when `partial` */
+  next_pages?: string;
+  note?: string;
+  /** the PDF itself, when the `pdf_inline` setting is on */
+  base64?: string;
+  media_type?: string;
+}
+
+export interface PdfResult {
+  file: PdfFile;
+  type: "pdf";
+}
+
+/** PDF pages rendered to PNG files; read each one (an `image` result) to see it. */
+export interface PartsFile {
+  file_path: string;
+  count: number;
+  output_dir: string;
+  /** PNG paths, one per page, in page order */
+  pages: string[];
+  page_numbers: number[];
+  page_count: number;
+  /** of this result; reading the images costs `image_tokens` more */
+  tokens: number;
+  image_tokens: number;
+  original_size: number;
+  partial: boolean;
+  next_pages?: string;
+  note?: string;
+}
+
+export interface PartsResult {
+  file: PartsFile;
+  type: "parts";
+}
+
+export interface NotebookImage {
+  media_type: string;
+  width?: number;
+  height?: number;
+  /** of the image itself (decoded) */
+  bytes: number;
+  /** with `include_images`: fitted to the image budget */
+  base64?: string;
+  display_width?: number;
+  display_height?: number;
+  tokens?: number;
+}
+
+export interface NotebookOutput {
+  /** stream, execute_result, display_data, error */
+  output_type: string;
+  /** stream: stdout or stderr */
+  name?: string;
+  /** stream text, or the text/plain (or markdown, latex) data */
+  text?: string;
+  execution_count?: number;
+  ename?: string;
+  evalue?: string;
+  /** trimmed, without terminal colours */
+  traceback?: string;
+  images?: NotebookImage[];
+  /** what was cut or left out (HTML, JavaScript, widgets) */
+  note?: string;
+}
+
+export interface NotebookCell {
+  /** the cell's id, or "cell-N" (N = index) in notebooks without ids */
+  cell_id: string;
+  /** 0-based position in the notebook */
+  index: number;
+  /** code, markdown or raw */
+  cell_type: string;
+  source: string;
+  execution_count?: number;
+  /** code cells only */
+  outputs?: NotebookOutput[];
+  note?: string;
+}
+
+export interface NotebookFile {
+  file_path: string;
+  cells: NotebookCell[];
+  total_cells: number;
+  /** as read, e.g. "4.5" or "3.0" (v3 is upgraded to v4 for the view) */
+  nbformat: string;
+  tokens: number;
+  language?: string;
+  partial: boolean;
+  /** cells are numbered from 1 for offset/limit */
+  next_offset?: number;
+  note?: string;
+  unsaved?: boolean;
+  buffer_version?: number;
+}
+
+export interface NotebookResult {
+  file: NotebookFile;
+  type: "notebook";
+}
+
+export type ReadResult =
+  | TextResult
+  | UnchangedResult
+  | ChangedResult
+  | EstimateResult
+  | OutlineResult
+  | ImageResult
+  | PdfResult
+  | PartsResult
+  | NotebookResult;
+
+export interface Position {
+  /** 0-based, as in LSP */
+  line: number;
+  character?: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** What the user is looking at, as the client sends it with an attachments request. */
+export interface ActiveEditor {
+  file_path: string;
+  selection?: Range;
+  /** the document text, when the client sends it */
+  text?: string;
+}
+
+export interface AttachmentsParams {
+  session?: string;
+  budget_tokens?: number;
+  types?: string[];
+  /** paths the user attached or @-mentioned */
+  mentions?: string[];
+  active_editor?: ActiveEditor;
+  /**
+   * Skip this many diagnostics (new ones first, then the rest), to get what a cut left
+   * out: the cut's note gives the number.
+   */
+  diagnostics_offset?: number;
+}
+
+/** `readkeeper/didChangeDiagnostics`: `{items: [{uri, diagnostics, version?}]}`. */
+export interface DiagnosticsParams {
+  items: Record<string, unknown>[];
 }
 
 export interface EditParams {
@@ -46,203 +338,130 @@ export interface WriteParams {
   session?: string;
 }
 
-export interface LspRange {
-  start: { line: number; character: number };
-  end: { line: number; character: number };
+/** The session's read-state after an edit or write: what the agent now knows. */
+export interface ReadStateInfo {
+  digest: string;
+  total_lines: number;
+  source: "disk" | "buffer";
+  /** bytes on disk (None when only the editor buffer changed) */
+  size?: number;
+  mtime_ns?: number;
+  /**
+   * What a whole re-read will answer: "stub" (unchanged) or a diff once it changes, when
+   * the agent holds all of this content (it wrote it, or edited what it held whole); else
+   * "full", the file in full.
+   */
+  next_read: "full" | "stub";
 }
 
-/** The editor the user is looking at, sent with attachment requests. The server takes
- * the text from the synced buffer; `text` is only for documents it cannot see. */
-export interface ActiveEditor {
-  file_path: string;
-  selection?: LspRange;
-  text?: string;
+/** What another program changed between the agent's read and its edit. */
+export interface ExternalChange {
+  /** unified diff, as read -> as found */
+  diff: string;
+  truncated: boolean;
+  /** first and last changed line in the file as found ([] if none) */
+  lines: number[];
 }
-
-export interface AttachmentsParams {
-  session?: string;
-  budget_tokens?: number;
-  types?: string[];
-  mentions?: string[];
-  active_editor?: ActiveEditor;
-}
-
-export interface TextFile {
-  file_path: string;
-  content: string;
-  start_line: number;
-  num_lines: number;
-  total_lines: number | null;
-  tokens: number;
-  partial?: boolean;
-  next_offset?: number;
-  note?: string;
-  unsaved?: boolean;
-  buffer_version?: number;
-  truncated_lines?: number;
-}
-
-export interface ImageFile {
-  file_path: string;
-  base64: string;
-  media_type: string;
-  original_size: number;
-  dimensions: {
-    original_width: number;
-    original_height: number;
-    display_width: number;
-    display_height: number;
-  };
-  tokens: number;
-  note?: string;
-}
-
-export interface PdfFile {
-  file_path: string;
-  content: string;
-  page_count: number;
-  pages: string;
-  tokens: number;
-  partial?: boolean;
-  next_pages?: string;
-  note?: string;
-}
-
-export interface PartsFile {
-  file_path: string;
-  count: number;
-  output_dir: string;
-  pages: string[];
-  page_numbers: number[];
-  page_count: number;
-  partial?: boolean;
-  next_pages?: string;
-  note?: string;
-}
-
-export interface NotebookOutput {
-  output_type: string;
-  name?: string;
-  text?: string;
-  execution_count?: number;
-  ename?: string;
-  evalue?: string;
-  traceback?: string;
-  images?: { media_type: string; width?: number; height?: number; base64?: string }[];
-  note?: string;
-}
-
-export interface NotebookFile {
-  file_path: string;
-  cells: {
-    cell_id: string;
-    index: number;
-    cell_type: string;
-    source: string;
-    execution_count?: number;
-    outputs?: NotebookOutput[];
-    note?: string;
-  }[];
-  total_cells: number;
-  language?: string;
-  partial?: boolean;
-  next_offset?: number;
-  note?: string;
-  unsaved?: boolean;
-}
-
-export type ReadResult =
-  | { type: "text"; file: TextFile }
-  | { type: "file_unchanged"; file: { file_path: string } }
-  | { type: "image"; file: ImageFile }
-  | { type: "pdf"; file: PdfFile }
-  | { type: "parts"; file: PartsFile }
-  | { type: "notebook"; file: NotebookFile };
 
 export interface EditResult {
   file_path: string;
   replacements: number;
-  snippet?: string;
-  applied_to?: "disk" | "buffer";
-  merged?: boolean;
-  external_change?: { diff: string; truncated: boolean; lines: number[] };
-  diagnostics?: unknown;
+  /** numbered lines (as `cat -n` prints them) around the first change */
+  snippet: string;
+  /** first line of the snippet */
+  start_line: number;
+  /** the first changed line of each replacement, in the new content */
+  lines: number[];
+  applied_to: "disk" | "buffer";
+  encoding: string;
+  line_ending: string;
+  read_state: ReadStateInfo;
+  /** the file had changed, disjointly, and the edit was merged */
+  merged: boolean;
+  external_change?: ExternalChange;
   note?: string;
-  [extra: string]: unknown;
 }
 
 export interface WriteResult {
   file_path: string;
   created: boolean;
-  changed?: boolean;
-  applied_to?: "disk" | "buffer";
-  total_lines?: number;
-  external_change?: undefined;
-  merged?: undefined;
-  diagnostics?: unknown;
+  /** False when the content was already exactly this */
+  changed: boolean;
+  applied_to: "disk" | "buffer";
+  total_lines: number;
+  encoding: string;
+  line_ending: string;
+  read_state: ReadStateInfo;
+  size?: number;
   note?: string;
-  [extra: string]: unknown;
 }
 
-export interface Attachment {
-  type: string;
-  priority: number;
-  tokens: number;
-  content: string;
-  truncated: boolean;
-  source?: string;
-}
-
-export interface AttachmentsResult {
-  attachments: Attachment[];
-  dropped: unknown[];
-  used_tokens: number;
-  budget_tokens: number;
-}
-
-export interface Change {
+/**
+ * `readkeeper/edit` on a notebook cell: sent with `cell_id`/`new_source`/`edit_mode`
+ * instead of `old_string`/`new_string`.
+ */
+export interface NotebookEditParams {
   file_path: string;
-  kind: string;
-  diff?: string;
-  truncated?: boolean;
+  /** the target; for "insert", the new cell goes after it */
+  cell_id?: string;
+  /** required for "replace" and "insert" */
+  new_source?: string;
+  edit_mode?: "replace" | "insert" | "delete";
+  /** insert: default code */
+  cell_type?: "code" | "markdown" | "raw";
+  session?: string;
+}
+
+export interface NotebookEditResult {
+  file_path: string;
+  edit_mode: "replace" | "insert" | "delete";
+  /** the cell edited, inserted or deleted */
+  cell_id: string;
+  /** its position (for delete: where it was) */
+  index: number;
+  total_cells: number;
+  read_state: ReadStateInfo;
+  cell_type?: string;
+  /** the notebook had changed elsewhere, and the edit was merged */
+  merged: boolean;
+  external_change?: ExternalChange;
+  note?: string;
+}
+
+export interface ChangesParams {
+  session?: string;
+}
+
+export type ChangeKind = "modified" | "created" | "deleted" | "moved";
+
+/** A file this session read that changed since: what changed, never who changed it. */
+export interface FileChange {
+  file_path: string;
+  /** "created": it had been reported deleted or moved, and is back */
+  kind: ChangeKind;
+  /** unified diff from what the session saw to what is there now ("" if none) */
+  diff: string;
+  /** the diff was cut, or could not be made: re-read to see the file */
+  truncated: boolean;
+  /** where a "moved" file went */
+  new_path?: string;
+  /** lines in the file now */
+  total_lines: number | null;
+  note?: string;
 }
 
 export interface ChangesResult {
-  changes: Change[];
+  changes: FileChange[];
+  /** Changes left for the next call, when this one reached its token cap. */
+  remaining?: number;
 }
 
-export interface LspDiagnostic {
-  range: LspRange;
-  severity?: number;
-  code?: string | number;
-  source?: string;
-  message: string;
-}
-
-export interface DiagnosticsItem {
-  uri: string;
-  diagnostics: LspDiagnostic[];
-  version?: number;
-}
-
-export interface DidChangeDiagnosticsParams {
-  items: DiagnosticsItem[];
-}
-
-/** JSON-RPC error as vscode-jsonrpc's ResponseError carries it. */
-export interface RpcErrorLike {
-  code: number;
-  message: string;
-  data?: { kind?: string; suggestions?: string[]; [key: string]: unknown };
-}
-
-export const METHOD_NOT_FOUND = -32601;
-
-export function isRpcError(error: unknown): error is RpcErrorLike {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    typeof (error as RpcErrorLike).code === "number" &&
-    typeof (error as RpcErrorLike).message === "string"
-  );
+/**
+ * `readkeeper/didChangeReadFiles`, server to client: new changes to files a session read,
+ * each sent once (the same changes stay available to `readkeeper/changes`, which is what
+ * the agent reads).
+ */
+export interface DidChangeReadFilesParams {
+  session: string;
+  changes: FileChange[];
 }

@@ -1,5 +1,5 @@
 // The parts of the `vscode` module the extension's logic touches as values (classes and
-// enums). Functions with side effects go through src/vscodeapi.ts, which tests replace.
+// enums). Functions with side effects go through src/common/vscodeapi.ts, which tests replace.
 
 export class LanguageModelTextPart {
   constructor(public value: string) {}

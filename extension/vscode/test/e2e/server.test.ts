@@ -17,19 +17,19 @@ import {
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
 import * as fake from "../fakeVscode";
-import { chatHandler } from "../../src/chat";
-import { DiagnosticsForwarder } from "../../src/diagnostics";
-import { METHOD_NOT_FOUND, type RequestSender } from "../../src/protocol";
-import { probePython, serverCommand } from "../../src/python";
-import { serverSettings } from "../../src/settings";
+import { chatHandler } from "../../src/agent/chat";
+import { METHOD_NOT_FOUND, type RequestSender } from "../../src/agent/contract";
+import { DiagnosticsForwarder } from "../../src/agent/diagnostics";
+import { probePython, serverCommand } from "../../src/common/python";
+import { serverSettings } from "../../src/common/settings";
 import {
   attachmentsTool,
   editTool,
   readTool,
   type ToolContext,
-  UNCHANGED_NOTE,
   writeTool,
-} from "../../src/tools";
+} from "../../src/agent/tools";
+import { UNCHANGED_NOTE } from "../../src/agent/render";
 
 const REPO = path.resolve(__dirname, "../../../../..");
 

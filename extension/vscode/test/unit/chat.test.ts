@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as fake from "../fakeVscode";
-import { changesMarkdown, chatHandler, intentOf, mentionedPaths } from "../../src/chat";
-import type { RequestSender } from "../../src/protocol";
-import type { ToolContext } from "../../src/tools";
-import * as vscodeapi from "../../src/vscodeapi";
+import { chatHandler, intentOf, mentionedPaths } from "../../src/agent/chat";
+import type { RequestSender } from "../../src/agent/contract";
+import { changesMarkdown } from "../../src/agent/render";
+import type { ToolContext } from "../../src/agent/tools";
+import * as vscodeapi from "../../src/common/vscodeapi";
 
 class Stream {
   out: string[] = [];

@@ -6,8 +6,8 @@ import {
   selectDiagnostics,
   type Timers,
   toLspDiagnostic,
-} from "../../src/diagnostics";
-import type { DidChangeDiagnosticsParams } from "../../src/protocol";
+} from "../../src/agent/diagnostics";
+import type { DidChangeDiagnosticsParams } from "../../src/agent/contract";
 
 /** Timers run by hand: `advance(ms)` fires what is due. */
 class ManualTimers implements Timers {

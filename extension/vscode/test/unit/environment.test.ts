@@ -8,19 +8,18 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type ResolveInputs, resolveServerPython } from "../../src/common/environment";
+import { acquireLock } from "../../src/common/lock";
 import {
-  acquireLock,
   type BundledWheel,
   envLayout,
   type EnvMarker,
   findBundledWheel,
   planEnvironment,
   readMarker,
-  type ResolveInputs,
-  resolveServerPython,
-  type WithProgress,
-} from "../../src/environment";
-import { type RunResult, runProcess, type Runner } from "../../src/python";
+} from "../../src/common/privateEnv";
+import { type RunResult, runProcess, type Runner } from "../../src/common/python";
+import type { WithProgress } from "../../src/common/resolution";
 
 const PYTHON = process.platform === "win32" ? "python" : "python3";
 

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { LOG_FILE_NAME, logFileFor, teeToFile } from "../../src/log";
+import { LOG_FILE_NAME, logFileFor, teeToFile } from "../../src/common/log";
 
 describe("the output channel mirrored to a file (editor tests)", () => {
   it("only when READKEEPER_TEST_OUT names a folder", () => {

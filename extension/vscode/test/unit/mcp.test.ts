@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MCP_PROVIDER_ID, mcpDefinitions } from "../../src/mcp";
+import { MCP_PROVIDER_ID, mcpDefinitions } from "../../src/agent/mcp";
 
 describe("MCP server definition", () => {
   it("runs `python -m readkeeper mcp` with every workspace folder as a root", () => {

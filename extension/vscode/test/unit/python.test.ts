@@ -11,7 +11,7 @@ import {
   probePython,
   runProcess,
   type PythonInfo,
-} from "../../src/python";
+} from "../../src/common/python";
 
 const PYTHON = process.platform === "win32" ? "python" : "python3";
 

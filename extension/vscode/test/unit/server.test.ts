@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { State } from "vscode-languageclient/node";
-import type { Problem, Resolution } from "../../src/environment";
-import { ReadkeeperServer, type ServerHooks, type ServerState } from "../../src/server";
-import * as vscodeapi from "../../src/vscodeapi";
+import type { Problem, Resolution } from "../../src/common/resolution";
+import { ReadkeeperServer, type ServerHooks, type ServerState } from "../../src/common/server";
+import * as vscodeapi from "../../src/common/vscodeapi";
 
 class FakeClient {
   state = State.Stopped;

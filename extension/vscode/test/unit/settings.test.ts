@@ -8,7 +8,7 @@ import {
   needsRestart,
   SERVER_SETTING_KEYS,
   serverSettings,
-} from "../../src/settings";
+} from "../../src/common/settings";
 
 function reader(values: Record<string, unknown>) {
   return { get: <T>(key: string) => values[key] as T | undefined };

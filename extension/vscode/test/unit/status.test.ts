@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as fake from "../fakeVscode";
-import { changeNoticeSummary, stateSentence, StatsDocument, statsMarkdown, StatusBar } from "../../src/status";
-import * as vscodeapi from "../../src/vscodeapi";
+import { statsMarkdown } from "../../src/agent/render";
+import { stateSentence, StatsDocument, StatusBar } from "../../src/common/status";
+import * as vscodeapi from "../../src/common/vscodeapi";
 
 describe("status bar", () => {
   it("shows the server state, with an error background on error", (t) => {
@@ -30,15 +31,6 @@ describe("status bar", () => {
     });
     new StatusBar().flashChanges(2);
     assert.deepEqual(messages, [["$(history) readkeeper: 2 files the agent read changed", 5000]]);
-  });
-
-  it("summarizes didChangeReadFiles notices whatever their list is called", () => {
-    assert.deepEqual(changeNoticeSummary({ changes: [{ file_path: "/a", kind: "modified" }] }), {
-      count: 1,
-      lines: ["/a (modified)"],
-    });
-    assert.equal(changeNoticeSummary({ files: ["/a", "/b"] }).count, 2);
-    assert.equal(changeNoticeSummary({ session: "" }).count, 1);
   });
 
   it("says the state as a sentence, never \"readkeeper is error.\"", () => {

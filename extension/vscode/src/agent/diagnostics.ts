@@ -2,12 +2,17 @@
 // (`readkeeper/didChangeDiagnostics`), so attachments can tell the agent about errors.
 //
 // Changes are collected per URI and sent once the burst settles (debounced), each file
-// with the version of the open document the diagnostics belong to (versioned), errors
-// first and capped per file. A file whose diagnostics were cleared is sent with an empty
-// list, so readkeeper forgets them.
+// with the version of the open document the diagnostics belong to (versioned). A file
+// whose diagnostics were cleared is sent with an empty list, so readkeeper forgets them.
+//
+// The server decides what the agent sees (attachments/diagnostics.py sorts what arrives
+// and cuts it to a token budget). What stays here is the bound on what crosses the wire:
+// at most `readkeeper.diagnostics.maxPerFile` per file, the most severe first so that the
+// cut never drops an error for a warning, in the server's order (severity, line,
+// column). The Neovim plugin applies the same bound in lua/readkeeper/diagnostics.lua.
 
 import type * as vscode from "vscode";
-import type { DiagnosticsItem, DidChangeDiagnosticsParams, LspDiagnostic } from "./protocol";
+import type { DiagnosticsItem, DidChangeDiagnosticsParams, LspDiagnostic } from "./contract";
 
 export interface DiagnosticsSource {
   /** Diagnostics of one URI (all language servers). */
@@ -57,7 +62,7 @@ export function toLspDiagnostic(d: vscode.Diagnostic): LspDiagnostic {
   return out;
 }
 
-/** Errors first, then by position; at most `max`. */
+/** The most severe first, then by position; at most `max` (the wire bound above). */
 export function selectDiagnostics(
   diagnostics: readonly vscode.Diagnostic[],
   max: number,

@@ -2,7 +2,7 @@
 // from server/settings.py by scripts/sync_settings.py) and the extension's.
 
 import type * as vscode from "vscode";
-import pkg from "../package.json";
+import pkg from "../../package.json";
 
 export const SECTION = "readkeeper";
 

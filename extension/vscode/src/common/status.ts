@@ -5,50 +5,12 @@ import * as vscode from "vscode";
 import * as vscodeapi from "./vscodeapi";
 import type { ServerState } from "./server";
 
-export interface Stats {
-  total?: Record<string, unknown>;
-  session?: Record<string, unknown>;
-  files_in_read_state?: number;
-  [key: string]: unknown;
-}
-
 const ICONS: Record<ServerState, string> = {
   starting: "$(sync~spin)",
   running: "$(eye)",
   stopped: "$(circle-slash)",
   error: "$(error)",
 };
-
-function humanKey(key: string): string {
-  return key.replace(/_/g, " ");
-}
-
-function flatten(record: Record<string, unknown> | undefined, prefix = ""): [string, string][] {
-  const rows: [string, string][] = [];
-  for (const [key, value] of Object.entries(record ?? {})) {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      rows.push(...flatten(value as Record<string, unknown>, `${prefix}${key}.`));
-    } else {
-      rows.push([`${prefix}${key}`, String(value)]);
-    }
-  }
-  return rows;
-}
-
-/** Stats as a Markdown table (the hover and the "show stats" command). */
-export function statsMarkdown(stats: Stats, session: string): string {
-  const lines = ["| | this chat session | all sessions |", "|---|---:|---:|"];
-  const total = new Map(flatten(stats.total));
-  const mine = new Map(flatten(stats.session));
-  const keys = [...new Set([...total.keys(), ...mine.keys()])];
-  for (const key of keys) {
-    lines.push(`| ${humanKey(key)} | ${mine.get(key) ?? "–"} | ${total.get(key) ?? "–"} |`);
-  }
-  if (stats.files_in_read_state !== undefined) {
-    lines.push(`| files in read-state | ${stats.files_in_read_state} | |`);
-  }
-  return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
-}
 
 /** The server's state as a sentence for a message ("readkeeper is not running: ..."). */
 export function stateSentence(state: ServerState, detail?: string): string {
@@ -87,22 +49,6 @@ export class StatsDocument implements vscode.TextDocumentContentProvider, vscode
   dispose(): void {
     this.emitter.dispose();
   }
-}
-
-/** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar
- * (the list may be called changes, files or items). */
-export function changeNoticeSummary(params: unknown): { count: number; lines: string[] } {
-  const p = (params ?? {}) as Record<string, unknown>;
-  const list = [p.changes, p.files, p.items].find(Array.isArray) as unknown[] | undefined;
-  if (!list) {
-    return { count: 1, lines: [JSON.stringify(params)] };
-  }
-  const lines = list.map((entry) => {
-    if (typeof entry === "string") return entry;
-    const e = entry as { file_path?: string; kind?: string; session?: string };
-    return `${e.file_path ?? JSON.stringify(entry)}${e.kind ? ` (${e.kind})` : ""}`;
-  });
-  return { count: list.length, lines };
 }
 
 export class StatusBar implements vscode.Disposable {

@@ -2,17 +2,19 @@
 // question answered with readkeeper's budgeted attachments attached.
 
 import * as vscode from "vscode";
+import * as vscodeapi from "../common/vscodeapi";
+import type { ChangesResult } from "../protocol";
 import {
   type AttachmentsResult,
-  type ChangesResult,
+  type ForgetResult,
   isRpcError,
   METHOD_NOT_FOUND,
   Methods,
   type RequestSender,
-} from "./protocol";
-import { statsMarkdown, type Stats } from "./status";
-import { attachmentsParams, errorMessage, renderAttachments, type ToolContext } from "./tools";
-import * as vscodeapi from "./vscodeapi";
+  type Stats,
+} from "./contract";
+import { changesMarkdown, errorMessage, forgetSentence, renderAttachments, statsMarkdown } from "./render";
+import { attachmentsParams, type ToolContext } from "./tools";
 
 export type Intent = "changes" | "stats" | "context" | "forget" | "ask";
 
@@ -27,18 +29,6 @@ export function intentOf(command: string | undefined, prompt: string): Intent {
   if (STATS_RE.test(prompt)) return "stats";
   if (CHANGES_RE.test(prompt.trim())) return "changes";
   return "ask";
-}
-
-export function changesMarkdown(result: ChangesResult): string {
-  if (result.changes.length === 0) {
-    return "No file the agent read has changed since it read it.";
-  }
-  const blocks = result.changes.map((c) => {
-    const diff = c.diff ? `\n\`\`\`diff\n${c.diff}\n\`\`\`` : "";
-    const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
-    return `- \`${c.file_path}\`: **${c.kind}**${diff}${cut}`;
-  });
-  return `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
 }
 
 /** File paths of the references the user attached (#file, drag and drop). */
@@ -82,8 +72,8 @@ export function chatHandler(context: ToolContext): vscode.ChatRequestHandler {
           return { metadata: { intent } };
         }
         case "forget": {
-          await request(client, Methods.forget, { session });
-          stream.markdown(`Forgot what session \`${session}\` has read: the next read of each file is in full.`);
+          const result = await request<ForgetResult>(client, Methods.forget, { session });
+          stream.markdown(forgetSentence(result, session));
           return { metadata: { intent } };
         }
         default:

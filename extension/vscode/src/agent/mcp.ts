@@ -4,7 +4,7 @@
 // and attaches to it, so MCP tools share the editor's read-state, watcher and buffers.
 
 import * as vscode from "vscode";
-import * as vscodeapi from "./vscodeapi";
+import * as vscodeapi from "../common/vscodeapi";
 
 /** The id in package.json's `contributes.mcpServerDefinitionProviders`. */
 export const MCP_PROVIDER_ID = "readkeeper.mcp";

@@ -11,7 +11,7 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
-import type { Problem, Resolution } from "./environment";
+import type { Problem, Resolution } from "./resolution";
 import { describeSource, serverCommand } from "./python";
 import { SECTION, serverSettings } from "./settings";
 import * as vscodeapi from "./vscodeapi";

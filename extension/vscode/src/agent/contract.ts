@@ -1,0 +1,106 @@
+// The rest of the readkeeper protocol as the extension uses it: the method names, the
+// connection and error shapes, and the results server/protocol.py does not type yet
+// (attachments, stats and forget answer plain dicts; edits and writes gain the
+// editor's `diagnostics`). The typed requests and results are generated into
+// ../protocol.ts; when protocol.py gets one of these, it moves there.
+
+import type { EditResult, WriteResult } from "../protocol";
+
+export const Methods = {
+  read: "readkeeper/read",
+  edit: "readkeeper/edit",
+  write: "readkeeper/write",
+  attachments: "readkeeper/attachments",
+  changes: "readkeeper/changes",
+  forget: "readkeeper/forget",
+  stats: "readkeeper/stats",
+  didChangeDiagnostics: "readkeeper/didChangeDiagnostics",
+  didChangeReadFiles: "readkeeper/didChangeReadFiles",
+} as const;
+
+/** What the tools need from a connection: vscode-languageclient's LanguageClient and a
+ * plain vscode-jsonrpc MessageConnection both fit. */
+export interface RequestSender {
+  sendRequest<R>(method: string, params: unknown, token?: unknown): Promise<R>;
+}
+
+export interface NotificationSender {
+  sendNotification(method: string, params: unknown): Promise<void> | void;
+}
+
+/** JSON-RPC error as vscode-jsonrpc's ResponseError carries it. */
+export interface RpcErrorLike {
+  code: number;
+  message: string;
+  data?: { kind?: string; suggestions?: string[]; [key: string]: unknown };
+}
+
+export const METHOD_NOT_FOUND = -32601;
+
+export function isRpcError(error: unknown): error is RpcErrorLike {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as RpcErrorLike).code === "number" &&
+    typeof (error as RpcErrorLike).message === "string"
+  );
+}
+
+/** An edit's result as it arrives: with the editor's diagnostics of the edited file,
+ * when it had any (added by the server after the edit, as text or JSON). */
+export type EditOutcome = EditResult & { diagnostics?: unknown };
+
+export type WriteOutcome = WriteResult & { diagnostics?: unknown };
+
+export interface Attachment {
+  type: string;
+  priority: number;
+  tokens: number;
+  content: string;
+  truncated: boolean;
+  source?: string;
+}
+
+export interface AttachmentsResult {
+  attachments: Attachment[];
+  dropped: unknown[];
+  used_tokens: number;
+  budget_tokens: number;
+}
+
+export interface Stats {
+  total?: Record<string, unknown>;
+  session?: Record<string, unknown>;
+  files_in_read_state?: number;
+  [key: string]: unknown;
+}
+
+export interface ForgetResult {
+  session?: string;
+  forgotten?: number;
+}
+
+/** An LSP range (`readkeeper/didChangeDiagnostics` carries LSP diagnostics). */
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+export interface LspDiagnostic {
+  range: LspRange;
+  severity?: number;
+  code?: string | number;
+  source?: string;
+  message: string;
+}
+
+export interface DiagnosticsItem {
+  uri: string;
+  diagnostics: LspDiagnostic[];
+  version?: number;
+}
+
+/** protocol.ts's DiagnosticsParams, with the items typed as the extension sends them. */
+export interface DidChangeDiagnosticsParams {
+  items: DiagnosticsItem[];
+}

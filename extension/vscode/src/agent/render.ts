@@ -1,0 +1,333 @@
+// readkeeper's results as text for whoever reads them: the model (a tool result's
+// parts: numbered lines, stubs, diffs, notes in brackets) and the user (Markdown in the
+// chat, the stats page, the log). The extension's one place that turns a result into
+// words; plain functions, tested without VS Code.
+
+import type { ChangesResult, NotebookFile, ReadResult } from "../protocol";
+import {
+  type AttachmentsResult,
+  type EditOutcome,
+  type ForgetResult,
+  isRpcError,
+  METHOD_NOT_FOUND,
+  type Stats,
+  type WriteOutcome,
+} from "./contract";
+
+/** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
+export type Part = { kind: "text"; text: string } | { kind: "image"; base64: string; mimeType: string };
+
+const text = (value: string): Part => ({ kind: "text", text: value });
+
+// --- read, edit, write and attachments results, for the model --------------------------
+
+export const UNCHANGED_NOTE =
+  "File unchanged since you last read it in this conversation; that earlier read is still " +
+  "current. If it is no longer in your context, read again with force: true.";
+
+function notes(...lines: (string | undefined | false)[]): string {
+  const kept = lines.filter((l): l is string => typeof l === "string" && l.length > 0);
+  return kept.length ? "\n\n" + kept.map((l) => `[${l}]`).join("\n") : "";
+}
+
+function renderNotebook(file: NotebookFile): Part[] {
+  const parts: Part[] = [];
+  const chunks: string[] = [];
+  for (const cell of file.cells) {
+    const count = cell.execution_count != null ? ` execution_count=${cell.execution_count}` : "";
+    chunks.push(`<cell id="${cell.cell_id}" index=${cell.index} type=${cell.cell_type}${count}>`);
+    chunks.push(cell.source);
+    for (const out of cell.outputs ?? []) {
+      const body =
+        out.output_type === "error"
+          ? [out.ename, out.evalue, out.traceback].filter(Boolean).join(": ")
+          : (out.text ?? "");
+      chunks.push(`<output type=${out.output_type}${out.name ? ` name=${out.name}` : ""}>`);
+      if (body) chunks.push(body);
+      for (const image of out.images ?? []) {
+        if (image.base64) {
+          parts.push(text(chunks.splice(0).join("\n")));
+          parts.push({ kind: "image", base64: image.base64, mimeType: image.media_type });
+        } else {
+          chunks.push(`[image ${image.media_type} ${image.width ?? "?"}x${image.height ?? "?"}]`);
+        }
+      }
+      if (out.note) chunks.push(`[${out.note}]`);
+      chunks.push("</output>");
+    }
+    if (cell.note) chunks.push(`[${cell.note}]`);
+    chunks.push("</cell>");
+  }
+  const tail = notes(
+    file.unsaved && "Unsaved editor buffer",
+    file.partial && file.next_offset != null
+      ? `Showing ${file.cells.length} of ${file.total_cells} cells; continue with offset: ${file.next_offset}`
+      : undefined,
+    file.note,
+  );
+  parts.push(text(chunks.join("\n") + tail));
+  return parts.filter((p) => p.kind !== "text" || p.text.length > 0);
+}
+
+export function renderReadResult(result: ReadResult): Part[] {
+  switch (result.type) {
+    case "text": {
+      const f = result.file;
+      const end = f.start_line + f.num_lines - 1;
+      const of = f.total_lines != null ? ` of ${f.total_lines}` : "";
+      return [
+        text(
+          (f.content || "(empty file)") +
+            notes(
+              f.unsaved && `Unsaved editor buffer (version ${f.buffer_version ?? "?"}), not the file on disk`,
+              f.partial &&
+                (f.note ??
+                  `Showing lines ${f.start_line}-${end}${of}; continue with offset: ${f.next_offset}`),
+              !f.partial && f.note,
+              f.truncated_lines ? `${f.truncated_lines} long line(s) were cut` : undefined,
+            ),
+        ),
+      ];
+    }
+    case "file_unchanged":
+      return [text(`${UNCHANGED_NOTE}\n(${result.file.file_path})` + notes(result.file.note))];
+    case "file_changed": {
+      const f = result.file;
+      return [
+        text(
+          `${f.file_path} changed since you last read it (${f.total_lines} lines now); ` +
+            `the diff from what you hold:\n${f.diff}` +
+            notes(f.note),
+        ),
+      ];
+    }
+    case "outline": {
+      const f = result.file;
+      return [
+        text(
+          `Outline of ${f.file_path} (${f.language}, ${f.total_lines} lines, about ${f.file_tokens} ` +
+            `tokens whole): ${f.shown_symbols} of ${f.symbols} symbols\n${f.outline}\n\n` +
+            `First lines:\n${f.content}` +
+            notes(f.unsaved && `Unsaved editor buffer (version ${f.buffer_version ?? "?"}), not the file on disk`, f.note),
+        ),
+      ];
+    }
+    case "estimate": {
+      const f = result.file;
+      const of = f.total_lines != null ? ` of ${f.total_lines}` : "";
+      return [
+        text(
+          `Estimate for ${f.file_path}: ${f.tokens} tokens, ${f.num_lines} lines${of}` +
+            `${f.partial ? " (a partial read)" : ""}; no content was read.` +
+            notes(f.note),
+        ),
+      ];
+    }
+    case "image": {
+      const f = result.file;
+      const d = f.dimensions;
+      return [
+        { kind: "image", base64: f.base64, mimeType: f.media_type },
+        text(
+          `Image ${f.file_path}: ${d.original_width}x${d.original_height}, shown at ` +
+            `${d.display_width}x${d.display_height} (${f.tokens} tokens)` +
+            notes(f.note),
+        ),
+      ];
+    }
+    case "pdf": {
+      const f = result.file;
+      return [
+        text(
+          f.content +
+            notes(
+              `PDF ${f.file_path}: pages ${f.shown_pages} of ${f.page_count}`,
+              f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}"` : undefined,
+              f.note,
+            ),
+        ),
+      ];
+    }
+    case "parts": {
+      const f = result.file;
+      const list = f.pages.map((p, i) => `page ${f.page_numbers[i] ?? i + 1}: ${p}`).join("\n");
+      return [
+        text(
+          `Rendered ${f.count} page(s) of ${f.file_path} (${f.page_count} pages) to PNG; ` +
+            `read each image to see it:\n${list}` +
+            notes(f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}"` : undefined, f.note),
+        ),
+      ];
+    }
+    case "notebook":
+      return renderNotebook(result.file);
+    default: {
+      const unknown = result as { type?: string };
+      return [text(`Unrecognized read result type ${String(unknown.type)}:\n${JSON.stringify(result)}`)];
+    }
+  }
+}
+
+/** What the model should know beyond "done": a merge with someone else's change, an
+ * edit applied to the editor buffer, diagnostics for the edited file. */
+function editExtras(result: EditOutcome | WriteOutcome): string {
+  const lines: string[] = [];
+  if (result.applied_to === "buffer") {
+    lines.push("Applied to the open editor buffer (not yet saved).");
+  }
+  // Only an edit merges; a write replaces what it read whole.
+  const external = "external_change" in result ? result.external_change : undefined;
+  const merged = "merged" in result && result.merged;
+  if (merged || external) {
+    lines.push("The file had changed since your read, away from your edit; both changes are kept.");
+    if (external?.diff) lines.push(`What had changed:\n${external.diff}`);
+  }
+  const diagnostics = result.diagnostics;
+  if (typeof diagnostics === "string") {
+    lines.push(`Diagnostics: ${diagnostics}`);
+  } else if (diagnostics !== undefined && diagnostics !== null) {
+    lines.push(`Diagnostics: ${JSON.stringify(diagnostics)}`);
+  }
+  return lines.length ? "\n" + lines.join("\n") : "";
+}
+
+export function renderEditResult(result: EditOutcome): Part[] {
+  const n = result.replacements;
+  return [
+    text(
+      `Edited ${result.file_path}: ${n} replacement${n === 1 ? "" : "s"}.` +
+        (result.snippet ? `\n${result.snippet}` : "") +
+        editExtras(result) +
+        notes(result.note),
+    ),
+  ];
+}
+
+export function renderWriteResult(result: WriteOutcome): Part[] {
+  const verb = result.created ? "Created" : result.changed === false ? "Unchanged (same content):" : "Wrote";
+  const size = typeof result.total_lines === "number" ? ` (${result.total_lines} lines)` : "";
+  return [text(`${verb} ${result.file_path}${size}.` + editExtras(result) + notes(result.note))];
+}
+
+/** One attachment per file: a file the user attached that is also a memory file
+ * (AGENTS.md, which VS Code's chat attaches by itself) comes once, as the file (read in
+ * full, and recorded as read), not a second time as memory. */
+export function withoutDuplicates(result: AttachmentsResult): AttachmentsResult {
+  const files = new Set(
+    result.attachments.filter((a) => a.type === "file" && a.source).map((a) => a.source),
+  );
+  const kept = result.attachments.filter((a) => !(a.type === "memory" && a.source && files.has(a.source)));
+  if (kept.length === result.attachments.length) return result;
+  const removed = result.attachments.filter((a) => !kept.includes(a));
+  const saved = removed.reduce((sum, a) => sum + (a.tokens ?? 0), 0);
+  return { ...result, attachments: kept, used_tokens: Math.max(0, result.used_tokens - saved) };
+}
+
+export function renderAttachments(raw: AttachmentsResult): Part[] {
+  const result = withoutDuplicates(raw);
+  const blocks = result.attachments.map(
+    (a) =>
+      `<attachment type="${a.type}"` +
+      `${(a.type === "file" || a.type === "memory") && a.source ? ` source="${a.source}"` : ""}` +
+      ` priority=${a.priority} tokens=${a.tokens}` +
+      `${a.truncated ? " truncated" : ""}>\n${a.content}\n</attachment>`,
+  );
+  const dropped = result.dropped.map((d) => (typeof d === "string" ? d : JSON.stringify(d)));
+  const summary =
+    `[${result.attachments.length} attachment(s), ${result.used_tokens} of ${result.budget_tokens} tokens` +
+    (dropped.length ? `; dropped: ${dropped.join("; ")}` : "") +
+    "]";
+  return [text(blocks.length ? `${blocks.join("\n")}\n${summary}` : `No context to attach. ${summary}`)];
+}
+
+/** The message the model sees for a failed call: the server's own message (written for
+ * the agent: what happened and the next call that will work), plus suggestions. */
+export function errorMessage(error: unknown, method: string): string {
+  if (isRpcError(error)) {
+    if (error.code === METHOD_NOT_FOUND) {
+      return `This readkeeper server does not support ${method}; update readkeeper.`;
+    }
+    const kind = error.data?.kind ? `${error.data.kind}: ` : "";
+    const lines = [`${kind}${error.message}`];
+    const suggestions = error.data?.suggestions ?? [];
+    if (suggestions.length && !suggestions.some((s) => error.message.includes(s))) {
+      lines.push(`Did you mean: ${suggestions.join(", ")}`);
+    }
+    const diff = error.data?.diff;
+    if (typeof diff === "string" && diff && !error.message.includes(diff)) {
+      lines.push(diff);
+    }
+    return lines.join("\n");
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Parts -> the tool result VS Code hands to the model. */
+// --- for the user -------------------------------------------------------------------------
+
+/** What `readkeeper/forget` did, for the command's message and the chat. */
+export function forgetSentence(result: ForgetResult | undefined, session: string): string {
+  return (
+    `readkeeper forgot ${result?.forgotten ?? 0} file(s) read in session "${session}": ` +
+    "the next read of each is in full."
+  );
+}
+
+export function changesMarkdown(result: ChangesResult): string {
+  if (result.changes.length === 0) {
+    return "No file the agent read has changed since it read it.";
+  }
+  const blocks = result.changes.map((c) => {
+    const diff = c.diff ? `\n\`\`\`diff\n${c.diff}\n\`\`\`` : "";
+    const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
+    return `- \`${c.file_path}\`: **${c.kind}**${diff}${cut}`;
+  });
+  return `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
+}
+
+function humanKey(key: string): string {
+  return key.replace(/_/g, " ");
+}
+
+function flatten(record: Record<string, unknown> | undefined, prefix = ""): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const [key, value] of Object.entries(record ?? {})) {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      rows.push(...flatten(value as Record<string, unknown>, `${prefix}${key}.`));
+    } else {
+      rows.push([`${prefix}${key}`, String(value)]);
+    }
+  }
+  return rows;
+}
+
+/** Stats as a Markdown table (the hover and the "show stats" command). */
+export function statsMarkdown(stats: Stats, session: string): string {
+  const lines = ["| | this chat session | all sessions |", "|---|---:|---:|"];
+  const total = new Map(flatten(stats.total));
+  const mine = new Map(flatten(stats.session));
+  const keys = [...new Set([...total.keys(), ...mine.keys()])];
+  for (const key of keys) {
+    lines.push(`| ${humanKey(key)} | ${mine.get(key) ?? "–"} | ${total.get(key) ?? "–"} |`);
+  }
+  if (stats.files_in_read_state !== undefined) {
+    lines.push(`| files in read-state | ${stats.files_in_read_state} | |`);
+  }
+  return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
+}
+
+/** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar
+ * (the list may be called changes, files or items). */
+export function changeNoticeSummary(params: unknown): { count: number; lines: string[] } {
+  const p = (params ?? {}) as Record<string, unknown>;
+  const list = [p.changes, p.files, p.items].find(Array.isArray) as unknown[] | undefined;
+  if (!list) {
+    return { count: 1, lines: [JSON.stringify(params)] };
+  }
+  const lines = list.map((entry) => {
+    if (typeof entry === "string") return entry;
+    const e = entry as { file_path?: string; kind?: string; session?: string };
+    return `${e.file_path ?? JSON.stringify(entry)}${e.kind ? ` (${e.kind})` : ""}`;
+  });
+  return { count: list.length, lines };
+}

@@ -1,0 +1,260 @@
+// render.ts: results as the model and the user read them.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  changeNoticeSummary,
+  errorMessage,
+  forgetSentence,
+  type Part,
+  renderAttachments,
+  renderEditResult,
+  renderReadResult,
+  UNCHANGED_NOTE,
+  withoutDuplicates,
+} from "../../src/agent/render";
+import type { ReadResult } from "../../src/protocol";
+
+function textOf(parts: Part[]): string {
+  return parts.map((p) => (p.kind === "text" ? p.text : `<image ${p.mimeType}>`)).join("\n");
+}
+
+describe("results -> tool result parts", () => {
+  it("text: the cat -n content, with how to continue when partial", () => {
+    const result: ReadResult = {
+      type: "text",
+      file: {
+        file_path: "/ws/a.py",
+        content: "     1\tone\n     2\ttwo",
+        start_line: 1,
+        num_lines: 2,
+        total_lines: 10,
+        tokens: 4,
+        encoding: "utf-8",
+        line_ending: "lf",
+        partial: true,
+        next_offset: 3,
+      },
+    };
+    const text = textOf(renderReadResult(result));
+    assert.ok(text.startsWith("     1\tone\n     2\ttwo"));
+    assert.match(text, /Showing lines 1-2 of 10; continue with offset: 3/);
+  });
+
+  it("text: unsaved buffers are flagged", () => {
+    const text = textOf(
+      renderReadResult({
+        type: "text",
+        file: {
+          file_path: "/ws/a.py",
+          content: "     1\tx",
+          start_line: 1,
+          num_lines: 1,
+          total_lines: 1,
+          tokens: 1,
+          encoding: "utf-8",
+          line_ending: "lf",
+          partial: false,
+          unsaved: true,
+          buffer_version: 4,
+        },
+      }),
+    );
+    assert.match(text, /Unsaved editor buffer \(version 4\)/);
+  });
+
+  it("file_unchanged: a stub that tells the model how to get the content back", () => {
+    const text = textOf(renderReadResult({ type: "file_unchanged", file: { file_path: "/ws/a.py" } }));
+    assert.ok(text.startsWith(UNCHANGED_NOTE));
+    assert.match(text, /force: true/);
+    assert.ok(text.length < 300);
+  });
+
+  it("file_changed, outline and estimate: the diff, the symbols, the cost", () => {
+    const changed = textOf(
+      renderReadResult({
+        type: "file_changed",
+        file: { file_path: "/ws/a.py", diff: "@@ -1 +1 @@\n-a\n+b", total_lines: 40, tokens: 9, note: "re-read with force: true for all of it" },
+      }),
+    );
+    assert.match(changed, /\/ws\/a\.py changed since you last read it \(40 lines now\); the diff from what you hold:\n@@ -1 \+1 @@/);
+    assert.match(changed, /\[re-read with force: true for all of it\]$/);
+    const outline = textOf(
+      renderReadResult({
+        type: "outline",
+        file: {
+          file_path: "/ws/big.py",
+          language: "python",
+          outline: "1-900 class Big\n  3-40 def run",
+          symbols: 12,
+          shown_symbols: 2,
+          content: "     1\tclass Big:",
+          num_lines: 1,
+          total_lines: 900,
+          tokens: 60,
+          file_tokens: 12000,
+          encoding: "utf-8",
+          line_ending: "lf",
+          partial: true,
+          note: 'Read a symbol with symbol="Big.run", or lines with offset and limit.',
+        },
+      }),
+    );
+    assert.match(outline, /^Outline of \/ws\/big\.py \(python, 900 lines, about 12000 tokens whole\): 2 of 12 symbols\n1-900 class Big\n  3-40 def run\n\nFirst lines:\n     1\tclass Big:/);
+    assert.match(outline, /\[Read a symbol with symbol="Big\.run", or lines with offset and limit\.\]$/);
+    const estimate = textOf(
+      renderReadResult({
+        type: "estimate",
+        file: { file_path: "/ws/log.txt", tokens: 31000, num_lines: 2000, total_lines: 9000, partial: true, note: "over max_tokens" },
+      }),
+    );
+    assert.match(estimate, /^Estimate for \/ws\/log\.txt: 31000 tokens, 2000 lines of 9000 \(a partial read\); no content was read\.\n\n\[over max_tokens\]$/);
+  });
+
+  it("pdf, notebook and parts render as text with how to continue", () => {
+    const pdf = textOf(
+      renderReadResult({
+        type: "pdf",
+        file: {
+          file_path: "/ws/d.pdf",
+          content: "--- page 1 ---\nHello",
+          page_count: 30,
+          shown_pages: "1-20",
+          tokens: 5,
+          original_size: 9000,
+          partial: true,
+          next_pages: "21-30",
+        },
+      }),
+    );
+    assert.match(pdf, /--- page 1 ---/);
+    assert.match(pdf, /PDF \/ws\/d\.pdf: pages 1-20 of 30/);
+    assert.match(pdf, /Continue with pages: "21-30"/);
+    const nb = renderReadResult({
+      type: "notebook",
+      file: {
+        file_path: "/ws/n.ipynb",
+        total_cells: 1,
+        nbformat: "4.5",
+        tokens: 20,
+        partial: false,
+        cells: [
+          {
+            cell_id: "c1",
+            index: 0,
+            cell_type: "code",
+            source: "print(1)",
+            execution_count: 1,
+            outputs: [
+              { output_type: "stream", name: "stdout", text: "1\n" },
+              { output_type: "display_data", images: [{ media_type: "image/png", width: 2, height: 2, bytes: 3, base64: "AAAA" }] },
+            ],
+          },
+        ],
+      },
+    });
+    assert.match(textOf(nb), /<cell id="c1" index=0 type=code execution_count=1>\nprint\(1\)/);
+    assert.ok(nb.some((p) => p.kind === "image"));
+    const parts = textOf(
+      renderReadResult({
+        type: "parts",
+        file: {
+          file_path: "/ws/d.pdf",
+          count: 1,
+          output_dir: "/tmp/x",
+          pages: ["/tmp/x/page-1.png"],
+          page_numbers: [1],
+          page_count: 3,
+          tokens: 40,
+          image_tokens: 1600,
+          original_size: 9000,
+          partial: false,
+        },
+      }),
+    );
+    assert.match(parts, /page 1: \/tmp\/x\/page-1.png/);
+  });
+
+  it("edit and attachments results", () => {
+    const edit = textOf(
+      renderEditResult({
+        file_path: "/ws/a.py",
+        replacements: 1,
+        snippet: "     3\tnew",
+        start_line: 3,
+        lines: [3],
+        applied_to: "disk",
+        encoding: "utf-8",
+        line_ending: "lf",
+        merged: true,
+        external_change: { diff: "@@ -9 +9 @@\n-a\n+b", truncated: false, lines: [9, 9] },
+        read_state: { digest: "abc", total_lines: 12, source: "disk", next_read: "full" },
+      }),
+    );
+    assert.match(edit, /Edited \/ws\/a.py: 1 replacement\.\n     3\tnew/);
+    assert.match(edit, /both changes are kept\.\nWhat had changed:\n@@ -9 \+9 @@/);
+    assert.doesNotMatch(edit, /digest/);
+    const att = textOf(
+      renderAttachments({
+        attachments: [{ type: "diagnostics", priority: 2, tokens: 12, content: "a.py:3 error", truncated: true }],
+        dropped: [{ type: "git_status", reason: "budget" }],
+        used_tokens: 12,
+        budget_tokens: 100,
+      }),
+    );
+    assert.match(att, /<attachment type="diagnostics" priority=2 tokens=12 truncated>\na.py:3 error\n<\/attachment>/);
+    assert.match(att, /12 of 100 tokens; dropped: .*git_status/);
+  });
+
+  it("attaches a memory file the user also attached once, as the file", () => {
+    const result = {
+      attachments: [
+        { type: "file", priority: 100, tokens: 30, content: "     1\t# Agents", truncated: false, source: "/ws/AGENTS.md" },
+        { type: "memory", priority: 60, tokens: 20, content: "# Agents", truncated: false, source: "/ws/AGENTS.md" },
+        { type: "memory", priority: 60, tokens: 5, content: "# Claude", truncated: false, source: "/ws/CLAUDE.md" },
+      ],
+      dropped: [],
+      used_tokens: 55,
+      budget_tokens: 100,
+    };
+    const deduped = withoutDuplicates(result);
+    assert.deepEqual(
+      deduped.attachments.map((a) => `${a.type} ${a.source}`),
+      ["file /ws/AGENTS.md", "memory /ws/CLAUDE.md"],
+    );
+    assert.equal(deduped.used_tokens, 35);
+    const shown = textOf(renderAttachments(result));
+    assert.equal(shown.match(/AGENTS\.md/g)?.length, 1, shown);
+    assert.match(shown, /<attachment type="file" source="\/ws\/AGENTS.md" priority=100 tokens=30>/);
+    assert.match(shown, /\[2 attachment\(s\), 35 of 100 tokens\]/);
+  });
+
+  it("errors: the server's message, its kind and suggestions; unknown methods", () => {
+    const notFound = { code: -32803, message: "No such file: src/ap.py.", data: { kind: "not_found", suggestions: ["src/app.py"] } };
+    assert.equal(errorMessage(notFound, "readkeeper/read"), "not_found: No such file: src/ap.py.\nDid you mean: src/app.py");
+    const stale = { code: -32803, message: "Changed since read.", data: { kind: "stale", diff: "@@ -1 +1 @@" } };
+    assert.match(errorMessage(stale, "readkeeper/edit"), /stale: Changed since read\.\n@@ -1 \+1 @@/);
+    assert.match(errorMessage({ code: -32601, message: "Method Not Found" }, "readkeeper/edit"), /does not support readkeeper\/edit/);
+  });
+});
+
+describe("notices for the log", () => {
+  it("summarizes didChangeReadFiles notices whatever their list is called", () => {
+    assert.deepEqual(changeNoticeSummary({ changes: [{ file_path: "/a", kind: "modified" }] }), {
+      count: 1,
+      lines: ["/a (modified)"],
+    });
+    assert.equal(changeNoticeSummary({ files: ["/a", "/b"] }).count, 2);
+    assert.equal(changeNoticeSummary({ session: "" }).count, 1);
+  });
+});
+
+describe("for the user", () => {
+  it("says what forget did, and what it means", () => {
+    assert.equal(
+      forgetSentence({ session: "chat", forgotten: 3 }, "chat"),
+      'readkeeper forgot 3 file(s) read in session "chat": the next read of each is in full.',
+    );
+    assert.match(forgetSentence(undefined, "chat"), /forgot 0 file\(s\)/);
+  });
+});
