@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import shlex
 import sys
@@ -53,28 +54,43 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "mcp.json"
 TARGET_OVERHEAD_MS = 1.0
 READKEEPER_MCP = [sys.executable, "-m", "readkeeper", "mcp"]
+STANDALONE = "read, MCP stand-alone"
+ATTACHED = "read, MCP attached to the editor's server"
+PEER = "read_text_file, MCP filesystem server"
 
 
 async def timed_calls(
-    argv: list[str], tool: str, arguments: dict[str, Any], samples: int, warmup: int = 20
-) -> tuple[list[float], dict[str, Any]]:
-    """Milliseconds of each `tool` call to the MCP server `argv`, and its stats (if it
-    has a `stats` tool)."""
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
-    async with Client(params, read_timeout_seconds=120) as client:
-        call: Callable[[], Awaitable[Any]] = lambda: client.call_tool(tool, arguments)  # noqa: E731
-        for _ in range(warmup):
-            result = await call()
-            if result.is_error:
-                raise RuntimeError(f"{tool} failed: {result.content}")
-        times = []
-        for _ in range(samples):
-            started = time.perf_counter()
-            await call()
-            times.append((time.perf_counter() - started) * 1000)
-        stats: dict[str, Any] = {}
-        if any(t.name == "stats" for t in (await client.list_tools()).tools):
-            stats = (await client.call_tool("stats", {})).structured_content or {}
+    servers: dict[str, tuple[list[str], str, dict[str, Any]]], samples: int, warmup: int = 20
+) -> tuple[dict[str, list[float]], dict[str, dict[str, Any]]]:
+    """Milliseconds of each server's tool call, and each one's stats (if it has a
+    `stats` tool). `servers` maps a row to (argv, tool, arguments). The calls are
+    interleaved, one to each server in turn (the order rotating), so that a change in
+    the machine's load weighs on every row alike."""
+    async with contextlib.AsyncExitStack() as stack:
+        calls: dict[str, Callable[[], Awaitable[Any]]] = {}
+        clients: dict[str, Client] = {}
+        for row, (argv, tool, arguments) in servers.items():
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
+            client = await stack.enter_async_context(Client(params, read_timeout_seconds=120))
+            clients[row] = client
+            calls[row] = functools.partial(client.call_tool, tool, arguments)
+        for row, call in calls.items():
+            for _ in range(warmup):
+                result = await call()
+                if result.is_error:
+                    raise RuntimeError(f"{row} failed: {result.content}")
+        times: dict[str, list[float]] = {row: [] for row in servers}
+        rows = list(servers)
+        for sample in range(samples):
+            turn = sample % len(rows)
+            for row in rows[turn:] + rows[:turn]:
+                started = time.perf_counter()
+                await calls[row]()
+                times[row].append((time.perf_counter() - started) * 1000)
+        stats: dict[str, dict[str, Any]] = {}
+        for row, client in clients.items():
+            if any(t.name == "stats" for t in (await client.list_tools()).tools):
+                stats[row] = (await client.call_tool("stats", {})).structured_content or {}
         return times, stats
 
 
@@ -116,8 +132,6 @@ def main() -> int:
         peer = filesystem_server()  # None, with the reason printed, without node
     # A private runtime folder: the attach socket of this run only.
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="rk-bench-")
-    rows: dict[str, dict[str, float]] = {}
-    modes: dict[str, Any] = {}
     with scratch("rk-bench-mcp-") as (root, log):
         path = root / "module.py"
         path.write_text(python_like_source(15, 2000))
@@ -125,24 +139,23 @@ def main() -> int:
         read = {"file_path": str(path), "force": True}
         argv = [*READKEEPER_MCP, "--root", str(root)]
 
-        times, stats = anyio.run(timed_calls, [*argv, "--standalone"], "read", read, args.samples)
-        rows["read, MCP stand-alone"] = summary(times)
-        modes["stand-alone"] = stats.get("mode")
-
+        servers = {
+            STANDALONE: ([*argv, "--standalone"], "read", read),
+            ATTACHED: (argv, "read", read),
+        }
+        if peer is not None:
+            servers[PEER] = ([*peer, str(root)], "read_text_file", {"path": str(path)})
         with server(READKEEPER_SERVE, root, log):
             wait_for_discovery(root)
-            times, stats = anyio.run(timed_calls, argv, "read", read, args.samples)
-            rows["read, MCP attached to the editor's server"] = summary(times)
-            modes["attached"] = stats.get("mode")
+            times, stats = anyio.run(timed_calls, servers, args.samples)
+        rows = {row: summary(ms) for row, ms in times.items()}
+        modes = {
+            "stand-alone": stats[STANDALONE].get("mode"),
+            "attached": stats[ATTACHED].get("mode"),
+        }
 
-        if peer is not None:
-            command = [*peer, str(root)]
-            fs_read = {"path": str(path)}
-            times, _ = anyio.run(timed_calls, command, "read_text_file", fs_read, args.samples)
-            rows["read_text_file, MCP filesystem server"] = summary(times)
-
-    standalone = rows["read, MCP stand-alone"]["p50_ms"]
-    attached = rows["read, MCP attached to the editor's server"]["p50_ms"]
+    standalone = rows[STANDALONE]["p50_ms"]
+    attached = rows[ATTACHED]["p50_ms"]
     overhead = attached - standalone
     verdict = "pass" if overhead <= TARGET_OVERHEAD_MS else "MISS"
     print(f"MCP read of a 2,000-line file ({size:,} bytes)")
@@ -150,7 +163,7 @@ def main() -> int:
     for name, row in rows.items():
         print(f"{name:<44}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}{row['min_ms']:>9.2f}")
     print(f"attached over stand-alone, p50: {overhead:.2f} ms (target < 1 ms: {verdict})")
-    peer_row = rows.get("read_text_file, MCP filesystem server")
+    peer_row = rows.get(PEER)
     peer_ratio = None
     if peer_row is None:
         print("(no MCP filesystem server compared)")

@@ -520,7 +520,7 @@ class Readkeeper(Side):
         return held
 
     async def read(self, call: str, step: Step, **params: Any) -> dict[str, Any]:
-        result, _, tokens = await self.call(call, "read", {"file_path": step.name, **params})
+        result, body, tokens = await self.call(call, "read", {"file_path": step.name, **params})
         data: dict[str, Any] = result.structured_content or {}
         kind = str(data.get("type", "error" if result.is_error else "?"))
         self.tally.results[call, kind] += 1
@@ -531,7 +531,10 @@ class Readkeeper(Side):
         held = self.holding(step.name, planned)
         again = False
         if kind == "text":
-            self.check_lines(step, file, planned)
+            # The lines travel in the text block (under one line of facts), not in the
+            # structured result.
+            numbered = body.split("\n")[1 : 1 + file["num_lines"]]
+            self.check_lines(step, {**file, "content": "\n".join(numbered)}, planned)
             shown = set(range(file["start_line"], file["start_line"] + file["num_lines"]))
             again = shown <= held.lines
             held.lines |= shown

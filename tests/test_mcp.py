@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -74,6 +75,10 @@ async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, worksp
         assert first.structured_content is not None
         assert first.structured_content["type"] == "text"
         assert first.structured_content["file"]["file_path"] == str(workspace / "a.py")
+        assert first.structured_content["file"]["num_lines"] == 2
+        # The lines travel once, in the text block: not again in the structured result.
+        assert "content" not in first.structured_content["file"]
+        assert "alpha" not in json.dumps(first.structured_content)
 
         again = await client.call_tool(
             "read", {"file_path": str(workspace / "a.py"), "session": "chat-1"}

@@ -34,6 +34,8 @@ def tool_result(method: str, result: Any, images: list[types.ImageContent]) -> t
         content = [text(json.dumps(result, ensure_ascii=False, indent=1))]
     content.extend(images)
     structured = render.without_payloads(result)
+    if method == "read" and isinstance(structured, dict):
+        structured = _without_text(structured)
     return types.CallToolResult(
         content=list(content),
         structured_content=structured if isinstance(structured, dict) else None,
@@ -57,6 +59,20 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
 def text(value: str) -> types.TextContent:
     """Text content."""
     return types.TextContent(text=value)
+
+
+# A read's text fields, which its text block already carries: the structured result
+# holds the facts about them (lines, tokens, where the read stopped) but not the text
+# again, so a read travels once and a host that also shows the model the structured
+# result does not pay for the lines twice.
+_TEXT_FIELDS = ("content", "outline", "diff")
+
+
+def _without_text(result: dict[str, Any]) -> dict[str, Any]:
+    file = result.get("file")
+    if not isinstance(file, dict):
+        return result
+    return {**result, "file": {k: v for k, v in file.items() if k not in _TEXT_FIELDS}}
 
 
 def read_content(result: dict[str, Any]) -> list[Content]:
