@@ -22,6 +22,7 @@ export interface ReadInput {
   offset?: number | string;
   limit?: number | string;
   pages?: string;
+  symbol?: string;
   force?: boolean;
 }
 
@@ -64,6 +65,7 @@ export function readParams(input: ReadInput, session: string): ReadParams {
     offset: input.offset as number | undefined,
     limit: input.limit as number | undefined,
     pages: input.pages || undefined,
+    symbol: input.symbol || undefined,
     force: input.force,
     session,
   });

@@ -184,6 +184,17 @@ describe("the extension's handlers against a live readkeeper", () => {
     assert.ok(forced.startsWith("     1\tdef restock"));
   });
 
+  it("a symbol read, as an outline's note offers it, gets one function", async () => {
+    const functions = Array.from(
+      { length: 800 },
+      (_, i) => `def handler_${i}(request):\n    value = request.get("field_${i}")\n    return value * ${i}\n\n`,
+    );
+    fs.writeFileSync(path.join(root, "big.py"), functions.join(""));
+    const one = await invoke(readTool(context), { file_path: "big.py", symbol: "handler_7" });
+    assert.match(one, /^\s+29\tdef handler_7\(request\):/, one);
+    assert.ok(!one.includes("handler_8("), one);
+  });
+
   it("settings answered through workspace/configuration reach the server", async () => {
     const text = await invoke(readTool(context), { file_path: "ten.py" });
     assert.ok(text.startsWith("     1\tline_1 = 1\n"), text);

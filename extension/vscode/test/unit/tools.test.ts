@@ -46,6 +46,14 @@ describe("tool input -> request params", () => {
     assert.throws(() => readParams({ file_path: "" }, "s"), /file_path is required/);
   });
 
+  it("read: a symbol named in an outline's note reaches the server", () => {
+    assert.deepEqual(readParams({ file_path: "src/big.py", symbol: "Parser.parse" }, "s"), {
+      file_path: "src/big.py",
+      symbol: "Parser.parse",
+      session: "s",
+    });
+  });
+
   it("edit and write keep every field the protocol names", () => {
     assert.deepEqual(editParams({ file_path: "a", old_string: "x", new_string: "y", replace_all: true }, "s"), {
       file_path: "a",
