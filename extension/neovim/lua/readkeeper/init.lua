@@ -158,11 +158,7 @@ function M.setup(opts)
         M.attach(args.buf)
       end,
     })
-    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(bufnr) then
-        M.attach(bufnr)
-      end
-    end
+    server.attach_loaded()
   end
   if M.config.forward_diagnostics then
     vim.api.nvim_create_autocmd("DiagnosticChanged", { group = group, callback = diagnostics.changed })

@@ -256,13 +256,18 @@ function M.restart()
     if #get_clients({ name = config.current.name }) > 0 and util.uv.now() < deadline then
       return vim.defer_fn(reattach, 50)
     end
-    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(bufnr) then
-        M.attach(bufnr)
-      end
-    end
+    M.attach_loaded()
   end
   reattach()
+end
+
+--- Attach every loaded buffer (at setup, and after a restart).
+function M.attach_loaded()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      M.attach(bufnr)
+    end
+  end
 end
 
 return M
