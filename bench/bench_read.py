@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +45,9 @@ TARGET_FULL_MS = 5.0
 TARGET_STUB_MS = 1.0
 TARGET_RSS_MB = 120.0
 TARGET_START_RATIO = 1.3
+TARGET_FIRST_READ_MS = 50.0  # issue 16
+TARGET_IDLE_RSS_MB = 60.0  # issue 16
+IDLE_SERVERS = 3
 
 # --- workload -----------------------------------------------------------------------------
 
@@ -238,10 +242,32 @@ def bench_start(root: Path, starts: int, log: IO[bytes]) -> dict[str, Any]:
     return out
 
 
+def bench_first_read(root: Path, small: Path, starts: int, log: IO[bytes]) -> dict[str, Any]:
+    """Rows 3b and 3c: a small read sent right after `initialized` (what an agent that
+    reads at once waits for), and the RSS of a server that settled without a read."""
+    first = []
+    for _ in range(starts):
+        with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
+            began = time.perf_counter()
+            result = lsp.request("readkeeper/read", {"file_path": str(small), "force": True})
+            first.append((time.perf_counter() - began) * 1000)
+            expect("text")(result)
+    idle = []
+    for _ in range(IDLE_SERVERS):
+        with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
+            while lsp.request("readkeeper/stats", {})["watcher"]["state"] in ("off", "starting"):
+                time.sleep(0.05)  # the watcher's setup walk is part of the idle server
+            time.sleep(0.5)
+            idle.append(lsp.rss_mb()["VmRSS"])
+    return {"first_read": summarize(first), "idle_rss_mb": statistics.median(idle)}
+
+
 # --- reporting ----------------------------------------------------------------------------
 
 
-def table(reads: dict[str, Any], memory: dict[str, Any], start: dict[str, Any]) -> list[str]:
+def table(
+    reads: dict[str, Any], memory: dict[str, Any], start: dict[str, Any], first: dict[str, Any]
+) -> list[str]:
     head = f"{'measure':<50} {'p50':>9} {'p95':>9} {'n':>6}  {'target':<10} result"
     rows = [head, "-" * len(head)]
 
@@ -290,6 +316,12 @@ def table(reads: dict[str, Any], memory: dict[str, Any], start: dict[str, Any]) 
         f"{'   ratio readkeeper / bare (p50)':<50} {ratio:>8.2f}x {'':>9} {'':>6}  "
         f"{'<=1.3x':<10} {verdict(ratio, TARGET_START_RATIO)}"
     )
+    latency("3b first 10-line read after initialized", first["first_read"], TARGET_FIRST_READ_MS)
+    idle = first["idle_rss_mb"]
+    rows.append(
+        f"{'3c idle server RSS (settled, no read)':<50} {idle:>7.1f}MB {'':>9} "
+        f"{IDLE_SERVERS:>6}  {'<=60MB':<10} {verdict(idle, TARGET_IDLE_RSS_MB)}"
+    )
     return rows
 
 
@@ -312,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         big = workdir / "module.py"
         big.write_text(python_like_source(0))
         (workdir / "warmup.py").write_text(python_like_source(-1, 300))
+        ten_lines = workdir / "ten_lines.py"
+        ten_lines.write_text("".join(f"value_{i} = {i}  # line {i}\n" for i in range(10)))
         distinct = []
         for seed in range(1, args.distinct + 1):
             path = workdir / "distinct" / f"module_{seed}.py"
@@ -327,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("measuring start-up ...", file=sys.stderr)
         start = bench_start(workdir, args.starts, log)
+        first = bench_first_read(workdir, ten_lines, args.starts, log)
         print("measuring read latency ...", file=sys.stderr)
         reads = bench_reads(workdir, big, distinct, args.requests, log)
         print(f"measuring memory over {args.memory_reads:,} reads ...", file=sys.stderr)
@@ -338,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_avg_after": os.getloadavg(),
         "seconds": time.perf_counter() - began,
     }
-    lines = table(reads, memory, start)
+    lines = table(reads, memory, start, first)
     print(
         f"readkeeper read benchmark: Python {meta['python']}, {meta['cpus']} CPUs, "
         f"load {load_before[0]:.2f}, {meta['seconds']:.0f} s"
@@ -350,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         "stub_p50_ms": (reads["stub_lsp"]["p50_ms"], TARGET_STUB_MS),
         "rss_after_10k_reads_mb": (memory["rss_after_mb"], TARGET_RSS_MB),
         "start_ratio": (start["ratio"], TARGET_START_RATIO),
+        "first_read_p50_ms": (first["first_read"]["p50_ms"], TARGET_FIRST_READ_MS),
+        "idle_rss_mb": (first["idle_rss_mb"], TARGET_IDLE_RSS_MB),
     }
     report = {
         "meta": meta,
@@ -357,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         "reads": reads,
         "memory": memory,
         "start": start,
+        "first_read": first,
     }
     write_json(args.output, report)
     print(f"\nwritten to {args.output}")

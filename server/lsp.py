@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, BinaryIO, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, NamedTuple, TypeVar
 
 import attrs
 from lsprotocol import types
@@ -34,7 +34,6 @@ from pygls.workspace import TextDocument
 from . import __version__, calls, transport
 from .attach.listener import Listener
 from .core import Buffer, Readkeeper
-from .edits import TextChange, lsp_position
 from .errors import ReadkeeperError
 from .paths import refused_root, uri_path
 from .protocol import (
@@ -46,6 +45,9 @@ from .protocol import (
     unstructure,
 )
 from .readers.worker import cancellable
+
+if TYPE_CHECKING:  # edits.py loads with the first edit, as in the core
+    from .edits import TextChange
 
 log = logging.getLogger("readkeeper")
 T = TypeVar("T")
@@ -332,6 +334,8 @@ class EditorBuffers:
         caps = server.client_capabilities.workspace
         if not (caps and caps.apply_edit):
             return "the editor does not accept workspace/applyEdit"
+        from .edits import lsp_position
+
         encoding = server.workspace.position_encoding
         units = str(getattr(encoding, "value", encoding) or "utf-16")
         text_edits = [
@@ -496,8 +500,6 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:
     ls.client_log.loop = asyncio.get_running_loop()
-    # Load the token table now, off the request path, so the first big read is not slow.
-    threading.Thread(target=ls.core.tokens.warm_up, name="tiktoken-warmup", daemon=True).start()
     await pull_configuration(ls)
     start_watching(ls)
     start_attach(ls)
@@ -711,8 +713,16 @@ def start_watching(ls: ReadkeeperServer) -> None:
         payload = unstructure(DidChangeReadFilesParams(session, changes))
         loop.call_soon_threadsafe(ls.protocol.notify, DID_CHANGE_READ_FILES, payload)
 
+    def warn(message: str) -> None:
+        # The watcher's one-off warnings (a fallback to polling, a root it cannot watch)
+        # change what the user can expect of change notices: shown, not only logged.
+        if loop.is_closed():
+            log.warning("%s", message)
+        else:
+            loop.call_soon_threadsafe(ls.notify_user, message, types.MessageType.Warning)
+
     ls.core.notices.on_notice = notice
-    ls.core.start_watching(log.warning, WatchProgress(ls, loop))
+    ls.core.start_watching(warn, WatchProgress(ls, loop))
 
 
 class WatchProgress:

@@ -62,7 +62,8 @@ class TokenCounter:
             return self._encoding
 
     def warm_up(self) -> None:
-        """Load the encoding now (called off the request path after start-up)."""
+        """Load the encoding now (benchmarks and tests that must not time the load; the
+        server loads it with the first count, not at start-up)."""
         self._load()
 
     def count(self, text: str) -> int:

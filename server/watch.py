@@ -20,7 +20,8 @@ answer.
   from the next start (the watch set is not walked again).
 - Fallback: when the kernel refuses more watches (inotify ENOSPC or EMFILE), the
   observer is stopped (freeing every watch it held for the editor and other tools), one
-  warning goes to the log, and the files agents have read are polled every
+  warning goes to `WatchCallbacks.warn` (the LSP server logs it and shows it to the
+  user), and the files agents have read are polled every
   `watch_poll_interval_ms` instead, at most `_POLL_BATCH` stats per round. Roots on a
   filesystem whose events are unreliable (network and VM shares) are polled the same
   way, and `watch_force_polling` polls everything.

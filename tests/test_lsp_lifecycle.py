@@ -178,3 +178,24 @@ def test_folder_changes_never_add_the_root_or_home(
     finally:
         server.close()
     assert "home" in server.stderr  # the refusal is in the log too
+
+
+# --- start-up -----------------------------------------------------------------------------
+
+
+def token_table_loaded(raw: RawServer) -> bool:
+    """Whether the server process has tiktoken's native module (the token table) mapped."""
+    return "_tiktoken" in Path(f"/proc/{raw.process.pid}/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/<pid>/maps")
+def test_the_token_table_loads_with_the_first_read_not_at_start_up(
+    raw: RawServer, workspace: Path
+) -> None:
+    """The table is about 40 MB of the idle server and holds the GIL for over 100 ms as
+    it loads: a server that no agent reads through never loads it."""
+    raw.request(2, "readkeeper/stats", {})  # `initialized` has been handled
+    time.sleep(0.5)  # long enough for a load started at `initialized` to show
+    assert not token_table_loaded(raw)
+    assert read(raw, 3, workspace / "ok.txt")["result"]["type"] == "text"
+    assert token_table_loaded(raw)

@@ -356,6 +356,15 @@ def fallback_warnings(client: ReadkeeperClient) -> list[str]:
     return [m.message for m in client.log_messages if "inotify" in m.message]
 
 
+def shown_fallback_warnings(client: ReadkeeperClient) -> list[str]:
+    """The fallback as the user sees it: a window/showMessage warning, not only the log."""
+    return [
+        m.message
+        for m in client.shown_messages
+        if "inotify" in m.message and m.type == types.MessageType.Warning
+    ]
+
+
 @needs_userns
 async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> None:
     for i in range(12):
@@ -376,8 +385,11 @@ async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> 
         [warning] = await until(lambda: fallback_warnings(client), "the fallback warning")
         assert "max_user_watches" in warning
         assert "watch_exclude" in warning  # what to do about it
+        [shown] = await until(lambda: shown_fallback_warnings(client), "the warning shown")
+        assert "max_user_watches" in shown
         await w.sentinel()
         assert len(fallback_warnings(client)) == 1  # said once
+        assert len(shown_fallback_warnings(client)) == 1
     finally:
         await w.client.close()
 
@@ -405,8 +417,10 @@ async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> N
         [pushed] = await w.notice("src/a.py")
         assert "+A = 2" in pushed["diff"]
         await until(lambda: fallback_warnings(client), "the fallback warning")
+        await until(lambda: shown_fallback_warnings(client), "the fallback warning shown")
         await w.sentinel()
         assert len(fallback_warnings(client)) == 1
+        assert len(shown_fallback_warnings(client)) == 1
     finally:
         await w.client.close()
 

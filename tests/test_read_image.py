@@ -340,12 +340,13 @@ async def test_corrupt_image_through_the_server(lsp: Session, workspace: Path) -
 
 
 def test_reader_libraries_are_imported_lazily() -> None:
-    """Start-up is a benchmarked target: Pillow, pypdf, pypdfium2 and nbformat load on the
-    first read that needs them, never with the server."""
+    """Start-up is a benchmarked target: Pillow, pypdf, pypdfium2, nbformat and tiktoken
+    load on the first read that needs them, and edits.py with the first edit, never with
+    the server."""
     code = (
         "import sys, readkeeper.lsp, readkeeper.cli, readkeeper.core\n"
-        "heavy = {'PIL', 'pypdf', 'pypdfium2', 'nbformat'}\n"
-        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
+        "heavy = {'PIL', 'pypdf', 'pypdfium2', 'nbformat', 'tiktoken', 'readkeeper.edits'}\n"
+        "print(sorted(heavy & {*sys.modules, *(m.split('.')[0] for m in sys.modules)}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
