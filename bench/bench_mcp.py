@@ -39,7 +39,9 @@ from mcp import Client, StdioServerParameters
 from bench_read import python_like_source
 from common import (
     READKEEPER_SERVE,
+    children,
     clean_env,
+    cpu_seconds,
     filesystem_server,
     machine,
     scratch,
@@ -60,12 +62,17 @@ PEER = "read_text_file, MCP filesystem server"
 
 
 async def timed_calls(
-    servers: dict[str, tuple[list[str], str, dict[str, Any]]], samples: int, warmup: int = 20
-) -> tuple[dict[str, list[float]], dict[str, dict[str, Any]]]:
-    """Milliseconds of each server's tool call, and each one's stats (if it has a
-    `stats` tool). `servers` maps a row to (argv, tool, arguments). The calls are
-    interleaved, one to each server in turn (the order rotating), so that a change in
-    the machine's load weighs on every row alike."""
+    servers: dict[str, tuple[list[str], str, dict[str, Any]]],
+    samples: int,
+    helpers: dict[str, list[int]],
+    warmup: int = 20,
+) -> tuple[dict[str, list[float]], dict[str, float], dict[str, dict[str, Any]]]:
+    """Milliseconds of each server's tool call, the CPU milliseconds per call its
+    processes used (the server's own, plus `helpers[row]`: the editor's server an
+    attached one forwards to), and each one's stats (if it has a `stats` tool).
+    `servers` maps a row to (argv, tool, arguments). The calls are interleaved, one to
+    each server in turn (the order rotating), so that a change in the machine's load
+    weighs on every row alike; CPU time hardly depends on that load at all."""
     async with contextlib.AsyncExitStack() as stack:
         calls: dict[str, Callable[[], Awaitable[Any]]] = {}
         clients: dict[str, Client] = {}
@@ -79,6 +86,11 @@ async def timed_calls(
                 result = await call()
                 if result.is_error:
                     raise RuntimeError(f"{row} failed: {result.content}")
+        pids = {
+            row: [*_server_pids(argv), *helpers.get(row, [])]
+            for row, (argv, _, _) in servers.items()
+        }
+        cpu_before = {row: sum(map(cpu_seconds, pids[row])) for row in servers}
         times: dict[str, list[float]] = {row: [] for row in servers}
         rows = list(servers)
         for sample in range(samples):
@@ -87,11 +99,23 @@ async def timed_calls(
                 started = time.perf_counter()
                 await calls[row]()
                 times[row].append((time.perf_counter() - started) * 1000)
+        cpu_ms = {
+            row: (sum(map(cpu_seconds, pids[row])) - cpu_before[row]) * 1000 / samples
+            for row in servers
+        }
         stats: dict[str, dict[str, Any]] = {}
         for row, client in clients.items():
             if any(t.name == "stats" for t in (await client.list_tools()).tools):
                 stats[row] = (await client.call_tool("stats", {})).structured_content or {}
-        return times, stats
+        return times, cpu_ms, stats
+
+
+def _server_pids(argv: list[str]) -> list[int]:
+    """The pid of the child process started with exactly `argv`."""
+    found = [pid for pid, cmdline in children().items() if cmdline == argv]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one process running {argv}, found {len(found)}")
+    return found
 
 
 def summary(ms: list[float]) -> dict[str, float]:
@@ -145,10 +169,11 @@ def main() -> int:
         }
         if peer is not None:
             servers[PEER] = ([*peer, str(root)], "read_text_file", {"path": str(path)})
-        with server(READKEEPER_SERVE, root, log):
+        with server(READKEEPER_SERVE, root, log) as editor:
             wait_for_discovery(root)
-            times, stats = anyio.run(timed_calls, servers, args.samples)
-        rows = {row: summary(ms) for row, ms in times.items()}
+            helpers = {ATTACHED: [editor.proc.pid]}
+            times, cpu_ms, stats = anyio.run(timed_calls, servers, args.samples, helpers)
+        rows = {row: {**summary(ms), "cpu_ms_per_call": cpu_ms[row]} for row, ms in times.items()}
         modes = {
             "stand-alone": stats[STANDALONE].get("mode"),
             "attached": stats[ATTACHED].get("mode"),
@@ -159,9 +184,10 @@ def main() -> int:
     overhead = attached - standalone
     verdict = "pass" if overhead <= TARGET_OVERHEAD_MS else "MISS"
     print(f"MCP read of a 2,000-line file ({size:,} bytes)")
-    print(f"{'row':<44}{'p50 ms':>9}{'p95 ms':>9}{'min ms':>9}")
+    print(f"{'row':<44}{'p50 ms':>9}{'p95 ms':>9}{'min ms':>9}{'CPU ms':>9}")
     for name, row in rows.items():
-        print(f"{name:<44}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}{row['min_ms']:>9.2f}")
+        figures = (row[key] for key in ("p50_ms", "p95_ms", "min_ms", "cpu_ms_per_call"))
+        print(f"{name:<44}" + "".join(f"{value:>9.2f}" for value in figures))
     print(f"attached over stand-alone, p50: {overhead:.2f} ms (target < 1 ms: {verdict})")
     peer_row = rows.get(PEER)
     peer_ratio = None
@@ -171,6 +197,8 @@ def main() -> int:
         peer_ratio = standalone / peer_row["p50_ms"]
         met = "pass" if peer_ratio <= 1 else "MISS"
         print(f"stand-alone / filesystem server, p50: {peer_ratio:.2f}x (target <= 1x: {met})")
+        cpu_ratio = rows[STANDALONE]["cpu_ms_per_call"] / peer_row["cpu_ms_per_call"]
+        print(f"stand-alone / filesystem server, server CPU per call: {cpu_ratio:.2f}x")
     write_json(
         args.output,
         {

@@ -169,6 +169,27 @@ def proc_status(pid: int, keys: Sequence[str] = ("VmRSS", "VmHWM")) -> dict[str,
     return figures
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (from /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children() -> dict[int, list[str]]:
+    """This process's child processes, with their command lines."""
+    found: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            if ppid == os.getpid():
+                found[int(entry.name)] = (entry / "cmdline").read_text().split("\0")[:-1]
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return found
+
+
 # --- figures ------------------------------------------------------------------------------
 
 

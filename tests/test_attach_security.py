@@ -219,3 +219,31 @@ def test_a_connection_is_its_own_session(listener: Listener, workspace: Path) ->
         hello = framing.receive(second)
         assert hello is not None
         assert hello["result"]["session"].startswith(f"mcp-{os.getpid()}-")
+
+
+def test_frames_carry_any_text_a_result_can_hold() -> None:
+    # A path named in bytes that are not UTF-8 (decoded with surrogateescape) and
+    # text beyond the BMP both cross the socket unchanged.
+    odd = os.fsdecode(b"/ws/caf\xe9.txt")
+    message = {"id": 7, "result": {"file_path": odd, "content": "naïve 🎉 \x00 \u2028 end"}}
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, theirs:
+        framing.send(theirs, message)
+        assert framing.receive(ours) == message
+        framing.send(theirs, {"id": 8, "result": {"n": 2**40, "f": 0.5, "none": None}})
+        assert framing.receive(ours) == {"id": 8, "result": {"n": 2**40, "f": 0.5, "none": None}}
+
+
+def test_a_frame_nested_too_deeply_is_answered_and_the_connection_goes_on(
+    listener: Listener,
+) -> None:
+    body = b"[" * 100_000 + b"]" * 100_000
+    with raw_connection(listener) as sock:
+        sock.sendall(struct.pack(">I", len(body)) + body)
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert "nested too deeply" in answer["error"]["message"]
+        framing.send(sock, {"id": 1, "method": "stats", "params": {}})
+        answer = framing.receive(sock)
+        assert answer is not None
+        assert answer["id"] == 1

@@ -14,6 +14,8 @@ import socket
 import struct
 from typing import Any
 
+import orjson
+
 # A request carries at most a file's new content; an answer at most a budgeted read.
 MAX_FRAME = 64 << 20
 _HEADER = struct.Struct(">I")
@@ -29,10 +31,20 @@ class FrameError(Exception):
 
 def send(sock: socket.socket, message: dict[str, Any]) -> None:
     """Send one frame."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"
-    )
+    body = _encode(message)
     sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    # orjson is an order of magnitude faster on a read's 80 KB of lines (0.04 ms against
+    # 0.58); the standard library takes what it refuses (text with lone surrogates: a
+    # file name that is not UTF-8), and the reader handles both.
+    try:
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
 
 
 def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] | None:
@@ -47,12 +59,23 @@ def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] |
     if body is None:
         raise FrameError("the stream ended inside a frame", fatal=True)
     try:
-        message = json.loads(body)
-    except ValueError as exc:
-        raise FrameError(f"a frame that is not JSON ({exc})", fatal=False) from None
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        message = _decode_slowly(body)
     if not isinstance(message, dict):
         raise FrameError("a frame that is not a JSON object", fatal=False)
     return message
+
+
+def _decode_slowly(body: bytes) -> Any:
+    """What orjson refuses: a frame with lone surrogates (json.dumps writes them out as
+    surrogatepass bytes), or one that is not JSON at all."""
+    try:
+        return json.loads(body.decode("utf-8", "surrogatepass"))
+    except ValueError as exc:
+        raise FrameError(f"a frame that is not JSON ({exc})", fatal=False) from None
+    except RecursionError:
+        raise FrameError("a frame nested too deeply to read", fatal=False) from None
 
 
 def exchange(
