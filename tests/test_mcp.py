@@ -239,3 +239,19 @@ async def test_write_changes_forget_and_attachments(connect: Connect, workspace:
         forgotten = await call(client, "forget")
         assert forgotten["forgotten"] >= 1
         assert (await call(client, "read", file_path="new.md"))["type"] == "text"
+
+
+def test_only_reads_of_text_files_are_served_on_the_event_loop() -> None:
+    from readkeeper.mcp.server import _served_on_the_loop
+
+    assert _served_on_the_loop("read", {"file_path": "src/app.py", "offset": 3})
+    assert _served_on_the_loop("read", {"file_path": "README"})
+    # Readers that take hundreds of milliseconds, and every other tool, keep the loop free.
+    assert not _served_on_the_loop("read", {"file_path": "docs/spec.PDF"})
+    assert not _served_on_the_loop("read", {"file_path": "shot.png"})
+    assert not _served_on_the_loop("read", {"file_path": "nb.ipynb"})
+    assert not _served_on_the_loop("read", {"file_path": "misnamed.txt", "pages": "1-3"})
+    assert not _served_on_the_loop("read", {"file_path": "misnamed.txt", "render": True})
+    assert not _served_on_the_loop("read", {"file_path": 42})
+    assert not _served_on_the_loop("edit", {"file_path": "src/app.py"})
+    assert not _served_on_the_loop("attachments", {})

@@ -56,6 +56,24 @@ class Backend(Protocol):
         ...
 
 
+# Reads of files whose name says image, PDF or notebook go to a worker thread: their
+# readers take up to hundreds of milliseconds (a PDF's, up to its deadline).
+_HEAVY_SUFFIXES = frozenset(
+    (".pdf", ".ipynb", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
+)
+
+
+def _served_on_the_loop(tool: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call is served on the event loop rather than a worker thread: a read
+    of a text file (well under a millisecond once its lines are counted, a few for a
+    never-read file), where the hop to a thread and back would cost more than the read
+    itself. Anything else, or anything that may be slow, keeps the loop free."""
+    if tool != "read" or arguments.get("pages") is not None or arguments.get("render"):
+        return False
+    path = arguments.get("file_path")
+    return isinstance(path, str) and os.path.splitext(path)[1].lower() not in _HEAVY_SUFFIXES
+
+
 class LocalBackend:
     """A core of our own (no editor serves this workspace)."""
 
@@ -180,7 +198,10 @@ class McpFrontEnd:
                 if session == SHARED_HTTP_SESSION and params.name == "read":
                     # Callers we cannot tell apart: none gets a stub for another's read.
                     arguments.setdefault("force", True)
-            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+            if _served_on_the_loop(params.name, arguments):
+                result = backend.call(params.name, arguments)
+            else:
+                result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
                 result = {**result, **backend.describe()}
