@@ -8,12 +8,12 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from readkeeper import atomic, beneath
+from readkeeper import atomic, beneath, fileio
 from readkeeper.beneath import Anchor, Moved
 from readkeeper.errors import ReadkeeperError
 from readkeeper.fileio import open_regular, read_at_most
@@ -112,6 +112,83 @@ def test_a_file_swapped_for_a_symlink_is_not_read(walk: str, tree: tuple[Path, P
         read_at_most(opened.fd, 100)
     assert caught.value.kind == "stale"
     assert caught.value.data["moved"] is True
+
+
+def _change_after_the_check(monkeypatch: pytest.MonkeyPatch, change: Callable[[], object]) -> None:
+    """The name is looked at (lstat), then opened: `change` runs in between."""
+    looked = fileio.lstat_in
+
+    def look_then_change(folder: int, name: str) -> os.stat_result | None:
+        seen = looked(folder, name)
+        change()
+        return seen
+
+    monkeypatch.setattr(fileio, "lstat_in", look_then_change)
+
+
+def test_a_file_swapped_for_a_symlink_between_its_check_and_its_open_is_stale(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, outside = tree
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    where = workspace.resolve("sub/deep/a.txt")
+    name = root / "sub" / "deep" / "a.txt"
+
+    def plant_a_link() -> None:
+        os.replace(name, root / "a.txt.bak")
+        name.symlink_to(outside / "a.txt")
+
+    _change_after_the_check(monkeypatch, plant_a_link)
+    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+        pass
+    assert caught.value.kind == "stale"
+    assert caught.value.data["moved"] is True
+
+
+def test_a_file_deleted_between_its_check_and_its_open_is_not_found(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _ = tree
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    where = workspace.resolve("sub/deep/a.txt")
+    _change_after_the_check(monkeypatch, (root / "sub" / "deep" / "a.txt").unlink)
+    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+        pass
+    assert caught.value.kind == "not_found"
+    assert "disappeared while being opened" in caught.value.message
+
+
+def test_read_at_most_reads_up_to_the_limit_across_chunks_and_stops_at_the_end(
+    tmp_path: Path,
+) -> None:
+    chunk = 1 << 20  # fileio reads at most this much per system call
+    path = tmp_path / "big.bin"
+    path.write_bytes(b"x" * (2 * chunk))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert read_at_most(fd, chunk + 1) == b"x" * (chunk + 1)
+        assert read_at_most(fd, 1) == b"x"
+        assert read_at_most(fd, 0) == b""
+        assert len(read_at_most(fd, chunk)) == chunk - 2  # the rest, then the end
+    finally:
+        os.close(fd)
+
+
+def test_a_read_that_would_wait_for_data_is_unsupported_not_a_hang() -> None:
+    # A "regular" file that is a kernel interface (/proc/kmsg) with nothing to say yet
+    # reads like an empty non-blocking pipe.
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    try:
+        with pytest.raises(ReadkeeperError) as caught:
+            read_at_most(read_end, 100)
+        assert caught.value.kind == "unsupported"
+        assert "waits for events" in caught.value.message
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
 def test_a_located_read_gets_the_inside_file(walk: str, tree: tuple[Path, Path]) -> None:
@@ -235,6 +312,87 @@ def test_opens_go_through_openat2_where_the_kernel_has_it(tree: tuple[Path, Path
         assert not beneath.openat2_available()
     finally:
         beneath.force_portable_walk(False)
+
+
+def test_a_first_open_of_a_missing_folder_does_not_turn_openat2_off(
+    tree: tuple[Path, Path],
+) -> None:
+    # Only the kernel refusing the call itself (ENOSYS, EPERM) means openat2 is missing;
+    # a path that is not there is the path's fault.
+    root, _ = tree
+    release = tuple(int(n) for n in os.uname().release.split("-")[0].split(".")[:2])
+    if sys.platform != "linux" or release < (5, 6):
+        pytest.skip("openat2 needs Linux 5.6 or later")
+    script = (
+        "import os, sys\n"
+        "from readkeeper import beneath\n"
+        "anchor = beneath.Anchor.open(sys.argv[1])\n"
+        "try:\n"
+        "    anchor.open_folder('missing')\n"
+        "except FileNotFoundError:\n"
+        "    pass\n"
+        "os.close(anchor.open_folder('sub'))\n"
+        "print(beneath.openat2_available())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_folder_opened_as_descriptor_0_opens(tree: tuple[Path, Path]) -> None:
+    # A server started with stdin closed (a TCP server, a daemon) gets descriptor 0 for
+    # its next open: that is a descriptor like any other, not a failure.
+    root, _ = tree
+    script = (
+        "import os, sys\n"
+        "from readkeeper import beneath\n"
+        "anchor = beneath.Anchor.open(sys.argv[1])\n"
+        "os.close(0)\n"
+        "fd = anchor.open_folder('sub')\n"
+        "print(fd, os.path.samestat(os.fstat(fd), os.stat(sys.argv[1] + '/sub')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["0", "True"], done.stderr
+
+
+def test_a_folder_on_another_filesystem_beneath_the_anchor_opens(walk: str) -> None:
+    # A mount point inside a workspace (a bind mount, a container volume) is crossed:
+    # only symlinks and ways up are refused.
+    if sys.platform != "linux" or not os.path.ismount("/proc"):
+        pytest.skip("needs Linux's /proc mount")
+    fd = Anchor.open("/").open_folder("proc")
+    try:
+        assert os.path.samestat(os.fstat(fd), os.stat("/proc"))
+    finally:
+        os.close(fd)
+
+
+def test_a_file_swapped_for_a_link_to_a_folder_is_stale_not_a_folder(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    # The entry is looked at without following it: a link planted there is a change
+    # of the tree, whatever it points at (a folder, nothing at all).
+    root, outside = tree
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    where = workspace.resolve("sub/deep/a.txt")
+    name = root / "sub" / "deep" / "a.txt"
+    name.unlink()
+    for target in (outside, outside / "missing"):
+        name.symlink_to(target)
+        with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+            pass
+        assert caught.value.kind == "stale"
+        assert caught.value.data["moved"] is True
+        assert where.lstat() is not None
+        name.unlink()
 
 
 def test_opening_a_name_that_is_a_symlink_raises_moved(tree: tuple[Path, Path]) -> None:

@@ -123,6 +123,10 @@ def test_suggestions_stay_inside_the_workspace(tmp_path: Path) -> None:
     outside = suggest(str(tmp_path / "confg.toml"), [str(root)])
     assert outside
     assert all(is_within(p, str(root)) for p in outside), outside
+    # Not even a link out there that leads back in: its name would show what is there.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "settings.toml").symlink_to(root / "src" / "config.toml")
+    assert suggest(str(tmp_path / "elsewhere" / "setings.toml"), [str(root)]) == []
 
 
 def test_a_missing_file_names_the_first_root(tmp_path: Path) -> None:
@@ -171,6 +175,11 @@ def test_suggestions_are_capped_and_skip_dependency_folders(tmp_path: Path) -> N
     package.mkdir(parents=True)
     (package / "index.js").write_text("")
     assert suggest(str(package / "indx.js"), [str(root)]) == [str(package / "index.js")]
+    # Folders are no suggestions, even when they are the nearest names.
+    (package / "util_py").mkdir()
+    (package / "util-py").mkdir()
+    (package / "utils.py").write_text("")
+    assert suggest(str(package / "util.py"), [str(root)]) == [str(package / "utils.py")]
 
 
 def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
@@ -326,3 +335,26 @@ def test_the_very_name_elsewhere_is_suggested_nearest_first(tmp_path: Path) -> N
     (root / "a" / "b" / "c" / "x.txt").write_text("")
     found = suggest(str(root / "a" / "b" / "missing" / "x.txt"), [str(root)])
     assert found[:2] == [str(root / "a" / "b" / "c" / "x.txt"), str(root / "zz" / "x.txt")]
+    # Only the leading folders count: names shared further down the path do not.
+    for near in ("a/q/r", "b/x/y"):
+        (root / near).mkdir(parents=True)
+        (root / near / "name.txt").write_text("")
+    found = suggest(str(root / "a" / "x" / "y" / "name.txt"), [str(root)])
+    assert found[:2] == [str(root / "a/q/r/name.txt"), str(root / "b/x/y/name.txt")]
+    # A file taken for a folder of the same name: the file itself is the guess.
+    assert suggest(str(root / "zz" / "x.txt" / "x.txt"), [str(root)])[0] == str(root / "zz/x.txt")
+
+
+def test_the_home_folder_is_a_root_only_when_a_person_chose_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home" / "me"
+    (home / "project").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    real_home = os.path.realpath(home)
+    assert paths.refused_root(real_home, may_be_home=True) is None
+    assert paths.refused_root(real_home, may_be_home=False) == "it is your home folder"
+    above = os.path.dirname(real_home)
+    assert paths.refused_root(above, may_be_home=True) == "it contains your home folder"
+    assert paths.refused_root(os.sep, may_be_home=True) == "it is the filesystem root"
+    assert paths.refused_root(os.path.join(real_home, "project"), may_be_home=False) is None

@@ -55,7 +55,10 @@ def test_whole_read_stops_at_default_limit_and_says_where_to_go_on(
     assert file["num_lines"] == 2000
     assert file["partial"] is True
     assert file["next_offset"] == 2001
-    assert "offset=2001" in str(file["note"])
+    assert file["note"] == (
+        "Showing lines 1-2000 of 2500 (reads return at most 2000 lines unless a limit is "
+        "given). Continue with offset=2001."
+    )
 
 
 def test_offset_zero_is_the_first_line_and_past_the_end_is_refused(
@@ -67,6 +70,8 @@ def test_offset_zero_is_the_first_line_and_past_the_end_is_refused(
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
     assert "offset=1" in error.message
+    (workspace / "one.txt").write_text("a\n")
+    assert refused(core, "one.txt", offset=2).kind == "bad_params"
 
 
 def test_past_the_end_advises_the_offset_that_shows_the_last_page(workspace: Path) -> None:
@@ -108,15 +113,15 @@ def test_mixed_line_endings_are_reported(core: Readkeeper, workspace: Path) -> N
     assert text_file(core, "m.txt")["line_ending"] == "mixed"
 
 
-@pytest.mark.parametrize(
-    ("codec", "bom", "label"),
-    [
-        ("utf-8", codecs.BOM_UTF8, "utf-8-bom"),
-        ("utf-16-le", codecs.BOM_UTF16_LE, "utf-16-le-bom"),
-        ("utf-16-be", codecs.BOM_UTF16_BE, "utf-16-be-bom"),
-        ("utf-32-le", codecs.BOM_UTF32_LE, "utf-32-le-bom"),
-    ],
-)
+BOMS = [
+    ("utf-8", codecs.BOM_UTF8, "utf-8-bom"),
+    ("utf-16-le", codecs.BOM_UTF16_LE, "utf-16-le-bom"),
+    ("utf-16-be", codecs.BOM_UTF16_BE, "utf-16-be-bom"),
+    ("utf-32-le", codecs.BOM_UTF32_LE, "utf-32-le-bom"),
+]
+
+
+@pytest.mark.parametrize(("codec", "bom", "label"), BOMS)
 def test_unicode_files_with_a_bom(
     core: Readkeeper, workspace: Path, codec: str, bom: bytes, label: str
 ) -> None:
@@ -125,6 +130,19 @@ def test_unicode_files_with_a_bom(
     assert file["content"] == "     1\théllo\n     2\twörld ✓"
     assert file["encoding"] == label
     assert file["line_ending"] == "crlf"
+
+
+@pytest.mark.parametrize(("codec", "bom", "label"), BOMS)
+def test_unicode_files_with_a_bom_over_the_size_limit_read_in_ranges(
+    workspace: Path, codec: str, bom: bytes, label: str
+) -> None:
+    # Streamed: the byte-order mark is not a character of the first line.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_size_bytes": 20})
+    (workspace / "u.txt").write_bytes(bom + "héllo\r\nwörld ✓\r\nend\r\n".encode(codec))
+    file = text_file(core, "u.txt", offset=1, limit=2)
+    assert file["content"] == "     1\théllo\n     2\twörld ✓"
+    assert file["encoding"] == label
+    assert text_file(core, "u.txt", offset=2, limit=1)["content"] == "     2\twörld ✓"
 
 
 def test_legacy_encoding_is_decoded_and_named(core: Readkeeper, workspace: Path) -> None:
@@ -168,10 +186,23 @@ def test_whole_read_over_the_token_cap_returns_the_longest_prefix_that_fits(
     next_offset = file["next_offset"]
     assert next_offset == int(file["num_lines"]) + 1  # type: ignore[call-overload]
     assert f"offset={next_offset}" in str(file["note"])
+    assert "tokens, over the 2,000-token cap)" in str(file["note"])
     # The continuation the note suggests works as given.
     limit = str(file["note"]).split("limit=")[1].rstrip(".")
     follow = text_file(core, "log.txt", offset=next_offset, limit=int(limit))
     assert follow["start_line"] == next_offset
+
+
+def test_a_whole_read_of_exactly_the_token_cap_is_read_whole(workspace: Path) -> None:
+    (workspace / "log.txt").write_text("".join(f"request {i} ok\n" for i in range(1, 200)))
+    first = Readkeeper(roots=[str(workspace)])
+    tokens = first.tokens.count(str(text_file(first, "log.txt")["content"]))  # exact
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": tokens})
+    file = text_file(core, "log.txt")
+    assert (file["num_lines"], file["tokens"]) == (199, tokens)
+    assert not file.get("partial")
+    assert "next_offset" not in file  # nothing after the last line
+    assert "note" not in file
 
 
 def test_ranged_read_over_the_cap_is_refused_with_a_limit_that_fits(workspace: Path) -> None:
@@ -243,6 +274,24 @@ def test_ranged_read_of_a_file_over_the_size_limit_streams_just_that_range(
     assert "next_offset" not in last
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux's /proc/self/io")
+def test_a_streamed_range_stops_reading_at_its_last_line(core: Readkeeper, workspace: Path) -> None:
+    big = workspace / "big.log"
+    with open(big, "w") as f:
+        f.writelines(f"request {i} ok\n" for i in range(1, 1_000_001))  # 19 MB
+
+    def bytes_read() -> int:  # by this process, through any descriptor
+        with open("/proc/self/io") as io:
+            return int(next(line for line in io if line.startswith("rchar:")).split()[1])
+
+    (workspace / "small.txt").write_text("warm up\n")
+    text_file(core, "small.txt")  # the tokenizer's files are read once, before
+    before = bytes_read()
+    file = text_file(core, big, offset=10, limit=2)
+    assert file["content"] == "    10\trequest 10 ok\n    11\trequest 11 ok"
+    assert bytes_read() - before < 4 << 20  # its buffers' worth, not the whole file
+
+
 def test_a_huge_single_line_is_skimmed_not_held(core: Readkeeper, workspace: Path) -> None:
     big = workspace / "one-line.json"
     with open(big, "w") as f:
@@ -251,6 +300,7 @@ def test_a_huge_single_line_is_skimmed_not_held(core: Readkeeper, workspace: Pat
     first, second = str(file["content"]).split("\n")
     assert first.endswith(f"[line cut: {6_000_003 - 2000} more characters]")
     assert second == "     2\tsecond line"
+    assert file["truncated_lines"] == 1
 
 
 def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Path) -> None:
@@ -262,6 +312,7 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
     file = text_file(core, big, offset=1, limit=2)
     # One character over the cap: the CR before the LF is not a character of the line.
     assert file["content"] == "     1\taaaaaaaaaa … [line cut: 1 more characters]\n     2\tshort"
+    assert file["truncated_lines"] == 1
     assert not file.get("partial")  # the agent got every line it asked for
     assert file["next_offset"] == 3
     error = refused(core, big, offset=1_000, limit=2)
@@ -294,6 +345,32 @@ def test_a_streamed_range_of_exactly_the_token_cap_is_read(workspace: Path) -> N
     error = refused(over, big, limit=30)
     assert error.kind == "token_limit"
     assert error.message.startswith(f"Lines 1-30 of {big} come to ")
+
+
+def test_a_streamed_range_notes_only_the_bytes_it_could_not_decode(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_size_bytes": 100})
+    big = workspace / "big.log"
+    # Past the 64 KiB the encoding is guessed from, two bytes that are not UTF-8.
+    big.write_bytes(b"fine\n" * 20_000 + "café \xff\xfe\n".encode("latin-1") + b"end\n")
+    clean = text_file(core, big, offset=1, limit=1)
+    assert clean["content"] == "     1\tfine"
+    assert "note" not in clean
+    assert "truncated_lines" not in clean  # no line was cut
+    bad = text_file(core, big, offset=20_001, limit=1)
+    assert bad["content"] == " 20001\tcaf\ufffd \ufffd\ufffd"
+    assert bad["note"] == "3 bytes in these lines are not valid utf-8 and are shown as U+FFFD."
+
+
+def test_a_streamed_range_whose_sample_ends_inside_a_character_is_still_utf8(
+    workspace: Path,
+) -> None:
+    # The encoding is guessed from the first 64 KiB, which can end in the middle of a
+    # character: that cut is the sample's, not the file's.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_size_bytes": 100})
+    big = workspace / "big.log"
+    big.write_bytes(b"a" * 65_535 + "é\ncafé\n".encode() + b"more\n" * 50)
+    file = text_file(core, big, offset=2, limit=1)
+    assert (file["encoding"], file["content"]) == ("utf-8", "     2\tcafé")
 
 
 def test_a_streamed_range_of_a_binary_file_is_refused_as_binary(workspace: Path) -> None:
@@ -570,6 +647,11 @@ def test_stats_count_reads_and_what_stubs_saved(core: Readkeeper, workspace: Pat
     text_file(core, "huge.log", offset=5, limit=3)
     stats = core.stats_for(StatsParams(""))["session"]
     assert (stats["reads"], stats["tokens_saved_by_budgets"]) == (5, 0)
+    # A whole read cut at the line default kept the rest from the agent.
+    (workspace / "n.txt").write_text("x\n" * 2500)
+    assert text_file(core, "n.txt")["num_lines"] == 2000
+    stats = core.stats_for(StatsParams(""))["session"]
+    assert stats["tokens_saved_by_budgets"] == estimate_tokens("\n".join(["x"] * 500))
 
 
 def test_a_file_named_with_a_trailing_slash_is_not_found(core: Readkeeper, workspace: Path) -> None:
