@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from readkeeper import render
+from readkeeper import numbering, render
 from readkeeper.errors import ReadkeeperError
 from readkeeper.fileio import open_regular, read_at_most
 from readkeeper.paths import Location
@@ -402,7 +402,7 @@ def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
     else:
         first, shown = 0, []
         header = f"The user's active editor: {path} (nothing selected)."
-    numbered = [f"{n:>6}\t{line}" for n, line in enumerate(shown, first + 1)]
+    numbered = numbering.numbered(shown, first + 1)
     return Attachment(
         type="selection",
         content="\n".join([header, *numbered]),

@@ -3,9 +3,8 @@ edits, merges and change notices.
 
 `bounded_diff` is the unified diff an agent reads (in a `stale` refusal, in the external
 change a merged edit reports, in a change notice): numbered as in the whole file, and
-cut to a token budget. `text_hunks` (`line_hunks` for lists of lines) are the changed
-line ranges: the disjoint-merge proof checks an edit against them, and a merge reports
-where the change is.
+cut to a token budget. `text_hunks` are the changed line ranges: the disjoint-merge
+proof checks an edit against them, and a merge reports where the change is.
 
 difflib does the diffing. The unchanged ends are found first, on characters (in C), so
 difflib, which compares line by line in Python, sees only the changed middle.
@@ -117,24 +116,6 @@ def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, in
         if tag != "equal"
     ]
     return hunks, head + len(a_mid) + a_tail, head + len(b_mid) + b_tail
-
-
-def line_hunks(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
-    """The changed line ranges (i1, i2, j1, j2) of two lists of lines: a[i1:i2] became
-    b[j1:j2]. (For texts, `text_hunks` is faster.)"""
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
-    matcher = difflib.SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail])
-    return [
-        (i1 + head, i2 + head, j1 + head, j2 + head)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
 
 
 def _unchanged_ends(a: str, b: str) -> tuple[int, int, int]:

@@ -34,17 +34,17 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
-from . import atomic
+from . import atomic, numbering
 from .beneath import Moved
 from .diffs import bounded_diff, common_ends, external_change, text_hunks
 from .encodings import NotText, TextEncoding, decode, detect, line_ending
 from .errors import ReadkeeperError
-from .fileio import digest, moved, read_at_most
+from .fileio import digest, is_directory, moved, read_at_most
 from .locks import lock_for
 from .paths import Location, Workspace, real_path
 from .protocol import (
@@ -72,6 +72,7 @@ COMMIT_ATTEMPTS = 5
 NEAR_MISS_LINES = 20
 NEAR_MISS_WINDOWS = 50_000
 
+_Result = TypeVar("_Result")
 _CRLF = re.compile(r"\r\n")
 # A line as `cat -n` (and readkeeper/read) prints it: spaces, the number, a tab.
 _LINE_NUMBER_PREFIX = re.compile(r"^ *\d+\t")
@@ -122,24 +123,25 @@ def edit(core: Readkeeper, params: EditParams) -> EditResult:
             file_path=params.file_path,
         )
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    real = where.path
-    with lock_for(real):
-        for _ in range(COMMIT_ATTEMPTS):
-            result = _edit_once(core, params, candidate, where, old, new)
-            if result is not None:
-                return result
-    raise _kept_changing(real)
+    return committed(where.path, lambda: _edit_once(core, params, candidate, where, old, new))
 
 
 def write(core: Readkeeper, params: WriteParams) -> WriteResult:
     _, where = resolve_for_change(core.workspace, params.file_path, "write")
-    real = where.path
-    with lock_for(real):
+    return committed(where.path, lambda: _write_once(core, params, where))
+
+
+def committed(real_path: str, attempt: Callable[[], _Result | None]) -> _Result:
+    """The result of the first `attempt` that commits (returns a result), made under the
+    file's lock so that our own changes of one file take turns. An attempt returns None
+    when the file changed between its decision and its commit, and the next one decides
+    again; a file rewritten on every attempt is refused as `stale`."""
+    with lock_for(real_path):
         for _ in range(COMMIT_ATTEMPTS):
-            result = _write_once(core, params, where)
+            result = attempt()
             if result is not None:
                 return result
-    raise _kept_changing(real)
+    raise _kept_changing(real_path)
 
 
 # --- paths -------------------------------------------------------------------------------
@@ -190,7 +192,7 @@ def _edit_once(
             raise _deleted(real, "edit")
         raise core.workspace.not_found(candidate)
     if stat.S_ISDIR(entry.st_mode):
-        raise _is_directory(real)
+        raise is_directory(real, to_write=True)
     if record is None:
         raise not_read(real, params.session)
     settings = core.settings
@@ -267,7 +269,7 @@ def _write_once(core: Readkeeper, params: WriteParams, where: Location) -> Write
     if entry is None:
         return _create(core, params, where, settings)
     if stat.S_ISDIR(entry.st_mode):
-        raise _is_directory(real)
+        raise is_directory(real, to_write=True)
     record = core.read_states.get(params.session, real)
     if record is None:
         raise ReadkeeperError(
@@ -614,7 +616,7 @@ def near_miss(text: str, old: str) -> tuple[int, int, str, str] | None:
         return None
     index = best[2]
     shown = lines[index : index + width]
-    excerpt = "\n".join(f"{n:>6}\t{_cut(line)}" for n, line in enumerate(shown[:8], index + 1)) + (
+    excerpt = "\n".join(numbering.numbered(map(_cut, shown[:8]), index + 1)) + (
         "\n   ...\t…" if len(shown) > 8 else ""
     )
     return index + 1, index + len(shown), excerpt, _difference(wanted, shown)
@@ -778,11 +780,12 @@ def numbered_snippet(text: str, start: int, end: int) -> tuple[str, int]:
     lines = (text[begin:] if stop == -1 else text[begin:stop]).split("\n")
     if stop == -1 and text.endswith("\n"):
         lines.pop()  # nothing after the final line break
-    rows = [f"{n:>6}\t{_cut(line)}" for n, line in enumerate(lines, low + 1)]
+    rows = numbering.numbered(map(_cut, lines), low + 1)
     hidden = len(rows) - SNIPPET_MAX_LINES
     if hidden > 0:
         half = SNIPPET_MAX_LINES // 2
-        rows = [*rows[:half], f"{'':>6}\t… ({hidden} lines not shown)", *rows[len(rows) - half :]]
+        gap = numbering.gap(f"… ({hidden} lines not shown)")
+        rows = [*rows[:half], gap, *rows[len(rows) - half :]]
     return "\n".join(rows), low + 1
 
 
@@ -1002,15 +1005,6 @@ def _set_id(path: str, mode: int) -> ReadkeeperError:
         "does not change privileged programs. Ask the user to change it by hand.",
         file_path=path,
         mode=f"{mode:04o}",
-    )
-
-
-def _is_directory(path: str) -> ReadkeeperError:
-    return ReadkeeperError(
-        "is_directory",
-        f"{path} is a directory, not a file. Give the path of a file (e.g. "
-        f"{os.path.join(path, 'name.txt')}).",
-        file_path=path,
     )
 
 

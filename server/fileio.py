@@ -58,12 +58,14 @@ def _not_regular(path: str, what: str) -> ReadkeeperError:
     )
 
 
-def _is_directory(path: str) -> ReadkeeperError:
-    return ReadkeeperError(
-        "is_directory",
-        f"{path} is a directory. List its entries (e.g. `ls {path}`) and read one of its files.",
-        file_path=path,
+def is_directory(path: str, *, to_write: bool = False) -> ReadkeeperError:
+    """The refusal of a folder where a file was expected, with what to do instead."""
+    instead = (
+        f"Give the path of a file (e.g. {os.path.join(path, 'name.txt')})."
+        if to_write
+        else f"List its entries (e.g. `ls {path}`) and read one of its files."
     )
+    return ReadkeeperError("is_directory", f"{path} is a directory. {instead}", file_path=path)
 
 
 @contextmanager
@@ -135,7 +137,7 @@ def open_regular_in(folder: int, name: str, path: str) -> Iterator[OpenedFile]:
 
 def _refuse_irregular(path: str, mode: int) -> None:
     if stat.S_ISDIR(mode):
-        raise _is_directory(path)
+        raise is_directory(path)
     what = _kind_of(mode)
     if what:
         raise _not_regular(path, what)
@@ -162,7 +164,7 @@ def _open_error(path: str, exc: OSError) -> ReadkeeperError:
             suggestions=[],
         )
     if exc.errno == errno.EISDIR:
-        return _is_directory(path)
+        return is_directory(path)
     if exc.errno == errno.ENXIO:
         return _not_regular(path, "a socket or a device with nothing behind it")
     if exc.errno in (errno.EACCES, errno.EPERM):

@@ -23,13 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import atomic
-from .diffs import bounded_diff, line_hunks
-from .edits import hold_for_change, not_read, remember_change, resolve_for_change
+from .diffs import bounded_diff, external_change
+from .edits import committed, hold_for_change, not_read, remember_change, resolve_for_change
 from .errors import ReadkeeperError
 from .fileio import digest, read_at_most
-from .locks import lock_for
 from .protocol import (
-    ExternalChange,
     NotebookEditParams,
     NotebookEditResult,
 )
@@ -40,7 +38,6 @@ if TYPE_CHECKING:
     from .core import Readkeeper
     from .paths import Location
 
-COMMIT_ATTEMPTS = 5
 _INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
 
 
@@ -57,18 +54,7 @@ class _Style:
 def edit_cell(core: Readkeeper, params: NotebookEditParams) -> NotebookEditResult:
     _check(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    real = where.path
-    with lock_for(real):  # our own edits of one file take turns, as text edits do
-        for _ in range(COMMIT_ATTEMPTS):
-            result = _edit_once(core, params, candidate, where)
-            if result is not None:
-                return result
-    raise ReadkeeperError(
-        "stale",
-        f"{real} kept changing while readkeeper tried to write it (another program is "
-        "writing it). Wait for it to finish, read it again, then redo the edit.",
-        file_path=real,
-    )
+    return committed(where.path, lambda: _edit_once(core, params, candidate, where))
 
 
 def _check(params: NotebookEditParams) -> None:
@@ -142,7 +128,7 @@ def _edit_once(
     )
     external = None
     if merged_from is not None:
-        external = _external_change(merged_from, text, real)
+        external = external_change(merged_from, text, real)
         note = (
             f"{real} had changed since you read it (see external_change), but not in the "
             "cell you edited, so the edit was applied to the current notebook. " + (note or "")
@@ -306,13 +292,6 @@ def _why_not_disjoint(
     if not has_ids and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
         return "cells before it changed, and its id is its position"
     return None
-
-
-def _external_change(snapshot: str, current: str, path: str) -> ExternalChange:
-    diff, truncated = bounded_diff(snapshot, current, path)
-    hunks = line_hunks(snapshot.splitlines(keepends=True), current.splitlines(keepends=True))
-    lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
-    return ExternalChange(diff=diff, truncated=truncated, lines=lines)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT, BaseObserver, Event
 from watchdog.observers.inotify import InotifyEmitter, InotifyWatchGroup
 from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, InotifyFD, Mask
 
-from .watch import name_os_thread
+from .threads import is_folder, name_os_thread
 
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 # The private hooks this module overrides; checked once so that a watchdog release
@@ -96,11 +96,11 @@ class _Group(InotifyWatchGroup):
                 continue
             try:
                 with os.scandir(folder) as entries:
-                    found = [(e.name, e.path, _is_folder(e)) for e in entries]
+                    found = [(e.name, e.path, is_folder(e)) for e in entries]
             except OSError:
                 continue
-            for name, path, is_folder in found:
-                if is_folder:
+            for name, path, a_folder in found:
+                if a_folder:
                     mask = Mask(InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR)
                     stack.append(path)
                 else:
@@ -112,13 +112,6 @@ class _Group(InotifyWatchGroup):
         super().on_queue_overflow()
         if self.hooks is not None:
             self.hooks.overflowed()
-
-
-def _is_folder(entry: os.DirEntry[bytes]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 class _Emitter(InotifyEmitter):

@@ -53,8 +53,3 @@ class Snapshots:
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
-
-    @property
-    def chars(self) -> int:
-        with self._lock:
-            return self._chars

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, cast
 
+from .numbering import SEPARATOR, number
+
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
 
@@ -102,8 +104,8 @@ class TokenCounter:
         return exact
 
     def numbered(self, lines: Sequence[str], start: int) -> NumberedLines:
-        """Exact token counts of `lines` numbered from `start` as `cat -n` prints them
-        (`f"{n:>6}\t{line}"`), joined with newlines: see `NumberedLines`."""
+        """Exact token counts of `lines` numbered from `start` (`numbering.numbered`),
+        joined with newlines: see `NumberedLines`."""
         return NumberedLines(self, lines, start)
 
     def _numbered_line_counts(self, lines: Sequence[str], start: int) -> list[int]:
@@ -115,7 +117,7 @@ class TokenCounter:
             for i, count in enumerate(found):
                 if count is None:
                     line = lines[i]
-                    count = found[i] = len(encode(f"\t{line}\n"))
+                    count = found[i] = len(encode(f"{SEPARATOR}{line}\n"))
                     if len(line) <= MEMO_LINE_CHARS:
                         if len(memo) >= MEMO_LINES:
                             memo.clear()
@@ -124,21 +126,21 @@ class TokenCounter:
         return list(map(int.__add__, counts, self._number_counts(start, len(lines))))
 
     def _number_counts(self, start: int, count: int) -> list[int]:
-        """Tokens of each line number `f"{n:>6}"` from `start` on."""
+        """Tokens of each line number (`numbering.number`) from `start` on."""
         end = start + count
         encode = self._load().encode_ordinary
         if end > MEMO_LINES:
-            return [len(encode(f"{n:>6}")) for n in range(start, end)]
+            return [len(encode(number(n))) for n in range(start, end)]
         memo = self._number_memo
         if len(memo) < end:
             with self._lock:
-                memo.extend(len(encode(f"{n:>6}")) for n in range(len(memo), end))
+                memo.extend(len(encode(number(n))) for n in range(len(memo), end))
         return memo[start:end]
 
-    def _last_line(self, line: str, number: int) -> int:
+    def _last_line(self, line: str, n: int) -> int:
         """Tokens of a numbered line at the end of the text (no newline after it)."""
         encode = self._load().encode_ordinary
-        return len(encode(f"{number:>6}")) + len(encode(f"\t{line}"))
+        return len(encode(number(n))) + len(encode(f"{SEPARATOR}{line}"))
 
 
 class NumberedLines:

@@ -30,7 +30,6 @@ answer.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import heapq
 import logging
@@ -48,6 +47,7 @@ from .ignore import IgnoreRules
 from .paths import is_within
 from .settings import Settings
 from .stats import WatchCounters
+from .threads import is_folder, name_os_thread
 
 if TYPE_CHECKING:
     from watchdog.events import FileSystemEvent
@@ -375,7 +375,7 @@ class Watcher:
             return []
         try:
             with os.scandir(folder) as entries:
-                found = [e.path for e in entries if _is_folder(e)]
+                found = [e.path for e in entries if is_folder(e)]
         except OSError:
             return []
         rules = self._rules_for(os.fsdecode(folder))
@@ -675,13 +675,6 @@ def _stop_observer(observer: Any) -> None:
         observer.join(_STOP_TIMEOUT)
 
 
-def _is_folder(entry: os.DirEntry[bytes]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
 def _limit_reason(error: OSError) -> str:
     if error.errno == errno.EMFILE:
         return (
@@ -740,23 +733,6 @@ def _unescape(field: str) -> str:
     if "\\" not in field:
         return field
     return field.encode().decode("unicode_escape")
-
-
-_libc: Any = None
-
-
-def name_os_thread(name: str) -> None:
-    """Give the calling thread an OS-level name (Linux, at most 15 bytes), so that
-    `ps -L`, `top -H` and /proc/<pid>/task/*/comm show which threads are the watcher's."""
-    global _libc
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        if _libc is None:
-            _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
 
 
 __all__ = ["FsChange", "WatchCallbacks", "Watcher", "filesystem_type", "outermost"]

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
 
 T = TypeVar("T")
 
@@ -47,3 +51,28 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+def rewrite_before_every_swap(
+    monkeypatch: pytest.MonkeyPatch, path: Path, rewrite: Callable[[str, int], str]
+) -> list[str]:
+    """Another program that saves `path` again (its text becomes `rewrite(text, n)` the
+    n-th time) just before each of readkeeper's atomic swaps, after readkeeper decided
+    what to write: the race every commit must lose safely. It saves by renaming a new
+    file over the name, as editors do (a writer in place would wait for readkeeper's
+    lease, in this same thread: forever). Returns the texts it left, in order."""
+    from readkeeper import atomic
+
+    swap = atomic.replace
+    left: list[str] = []
+
+    def racing(held: Any, data: bytes, expected: bytes) -> Any:
+        text = rewrite(path.read_text(), len(left))
+        saved = path.with_name(path.name + ".saving")
+        saved.write_text(text)
+        os.replace(saved, path)
+        left.append(text)
+        return swap(held, data, expected)
+
+    monkeypatch.setattr(atomic, "replace", racing)
+    return left

@@ -11,10 +11,18 @@ from typing import Any
 
 import pytest
 
+from helpers import rewrite_before_every_swap
 from readkeeper import atomic
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.diffs import bounded_diff, common_ends
-from readkeeper.edits import Normalized, TextChange, disjoint_hits, lsp_position, numbered_snippet
+from readkeeper.edits import (
+    COMMIT_ATTEMPTS,
+    Normalized,
+    TextChange,
+    disjoint_hits,
+    lsp_position,
+    numbered_snippet,
+)
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
     EditParams,
@@ -980,3 +988,21 @@ def test_a_replacements_temporary_file_is_private_while_its_bytes_are_written(
     assert set(modes) == {0o600}
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert path.read_text() == "new\n"
+
+
+def test_a_file_rewritten_on_every_attempt_is_refused_not_clobbered(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = workspace / "busy.txt"
+    path.write_text("old\n")
+    read(core, path)
+
+    def append(text: str, n: int) -> str:  # a change elsewhere: each attempt merges over it
+        return f"{text}line {n} of another program\n"
+
+    writes = rewrite_before_every_swap(monkeypatch, path, append)
+    error = refused(edit, core, path, "old", "new")
+    assert error.kind == "stale"
+    assert error.message.startswith(f"{path} kept changing while readkeeper tried to commit")
+    assert len(writes) == COMMIT_ATTEMPTS
+    assert path.read_text() == writes[-1]  # the other program's last write stands

@@ -13,7 +13,9 @@ import pytest
 from document_samples import every_output_notebook
 
 from conftest import Session
+from helpers import rewrite_before_every_swap
 from readkeeper.core import Readkeeper
+from readkeeper.edits import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
 
@@ -190,9 +192,12 @@ def test_change_elsewhere_is_merged(core: Readkeeper, notebook: Path) -> None:
     changed = nbformat.read(str(notebook), as_version=4)
     changed.cells[7].source = "run_later()  # someone else"
     nbformat.write(changed, str(notebook))
+    theirs = notebook.read_text().split("\n")
+    line = next(n for n, text in enumerate(theirs, 1) if "someone else" in text)
     result = edit(core, notebook, cell_id=cells[2]["cell_id"], new_source="40 + 2")
     assert result["merged"] is True
     assert "someone else" in result["external_change"]["diff"]
+    assert result["external_change"]["lines"] == [line, line]  # in the file they left
     nb = nbformat.read(str(notebook), as_version=4)
     assert nb.cells[2].source == "40 + 2"
     assert nb.cells[7].source == "run_later()  # someone else"
@@ -232,3 +237,21 @@ async def test_cell_edit_through_the_server(lsp: Session, workspace: Path) -> No
         "readkeeper/edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
     )
     assert text["replacements"] == 1
+
+
+def test_a_notebook_rewritten_on_every_attempt_is_refused_not_clobbered(
+    core: Readkeeper, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cells = read(core, notebook)["file"]["cells"]
+
+    def change_another_cell(text: str, n: int) -> str:
+        changed = nbformat.reads(text, as_version=4)
+        changed.cells[7].source = f"run_later()  # change {n} by another program"
+        return str(nbformat.writes(changed))
+
+    writes = rewrite_before_every_swap(monkeypatch, notebook, change_another_cell)
+    error = refused(core, notebook, cell_id=cells[2]["cell_id"], new_source="40 + 2")
+    assert error.kind == "stale"
+    assert "kept changing" in error.message
+    assert len(writes) == COMMIT_ATTEMPTS
+    assert notebook.read_text() == writes[-1]  # the other program's last write stands

@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from .. import numbering
 from ..errors import ReadkeeperError
 from ..protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
 from ..settings import Settings
@@ -161,7 +162,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
         lines = text.splitlines()
         low = max(1, exc.lineno - _CONTEXT_LINES)
         high = min(len(lines), exc.lineno + _CONTEXT_LINES)
-        context = "\n".join(f"{n:>6}\t{lines[n - 1][:200]}" for n in range(low, high + 1))
+        context = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))
         raise ReadkeeperError(
             "corrupt",
             f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import attrs
 
+from .. import numbering
 from ..encodings import TextEncoding, line_ending
 from ..errors import ReadkeeperError
 from ..protocol import OutlineFile, ReadParams
@@ -92,7 +93,7 @@ def whole_tokens(
     if estimate > threshold * 2:
         return estimate
     lines = text_reader.split_lines(text)
-    numbered = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
+    numbered = "\n".join(numbering.numbered(lines))
     # Offset 0 in the key: no view's count (those start at line 1) is this one.
     exact = counter.measure(numbered, threshold, key=(content_digest, 0, len(lines)))
     return exact if exact > threshold else None

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .. import numbering
 from ..encodings import NotText, TextEncoding, decode, detect, line_ending
 from ..errors import ReadkeeperError
 from ..fileio import OpenedFile, digest, peek
@@ -96,10 +97,10 @@ _PREFIX_CACHE_LINES = 1 << 16
 def _prefixes(start: int, count: int) -> list[str]:
     end = start + count
     if end > _PREFIX_CACHE_LINES:
-        return [f"{n:>6}\t" for n in range(start, end)]
+        return list(map(numbering.prefix, range(start, end)))
     if len(_PREFIXES) < end:
         with _PREFIXES_LOCK:
-            _PREFIXES.extend(f"{n:>6}\t" for n in range(len(_PREFIXES), end))
+            _PREFIXES.extend(map(numbering.prefix, range(len(_PREFIXES), end)))
     return _PREFIXES[start:end]
 
 
@@ -347,10 +348,6 @@ def _after_newline(chunk: bytes, count: int) -> int:
     for _ in range(count):
         end = chunk.index(b"\n", end + 1)
     return end + 1
-
-
-def _decode_sample(sample: bytes, encoding: TextEncoding) -> str:
-    return sample[len(encoding.bom) :].decode(encoding.name, "ignore")
 
 
 def stream_range(
