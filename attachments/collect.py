@@ -402,7 +402,7 @@ def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
     else:
         first, shown = 0, []
         header = f"The user's active editor: {path} (nothing selected)."
-    numbered = numbering.numbered(shown, first + 1)
+    numbered = numbering.numbered(shown, first + 1, core.settings.number_width)
     return Attachment(
         type="selection",
         content="\n".join([header, *numbered]),

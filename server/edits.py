@@ -204,7 +204,7 @@ def _edit_once(
         base = Normalized(base_text)
         merged_from: str | None = None
         if record.scope == "file" and record.digest in seen:
-            hits = _hits(base, old, params, real)
+            hits = _hits(base, old, params, real, settings.number_width)
         else:
             hits, merged_from = _merge_or_refuse(core, record, base, old, params, held.leased)
         planned = plan(base, hits, old, new, _dominant_eol(base_text, settings))
@@ -229,7 +229,9 @@ def _edit_once(
         state = remember_change(
             core, params.session, real, planned.text, data, new_stat, "edit", reported, whole=whole
         )
-    snippet, start_line = numbered_snippet(planned.text, *planned.spans[0])
+    snippet, start_line = numbered_snippet(
+        planned.text, *planned.spans[0], width=settings.number_width
+    )
     first_lines = _line_numbers(planned.text, [start for start, _ in planned.spans])
     external = None
     note = None
@@ -528,10 +530,10 @@ def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) ->
     return Planned("".join(pieces), changes, spans)
 
 
-def _hits(base: Normalized, old: str, params: EditParams, path: str) -> list[int]:
+def _hits(base: Normalized, old: str, params: EditParams, path: str, width: int) -> list[int]:
     hits = find_all(base.norm, old)
     if not hits:
-        raise _no_match(base.norm, old, path)
+        raise _no_match(base.norm, old, path, width)
     if len(hits) > 1 and not params.replace_all:
         lines = _line_numbers(base.norm, hits)
         shown = ", ".join(map(str, lines[:LISTED_LINES])) + (
@@ -559,7 +561,7 @@ def _line_numbers(text: str, offsets: Sequence[int]) -> list[int]:
     return numbers
 
 
-def _no_match(text: str, old: str, path: str) -> ReadkeeperError:
+def _no_match(text: str, old: str, path: str, width: int) -> ReadkeeperError:
     data: dict[str, object] = {"file_path": path}
     lines = old.split("\n")
     numbered = [ln for ln in lines if ln.strip()]
@@ -582,7 +584,7 @@ def _no_match(text: str, old: str, path: str) -> ReadkeeperError:
             "start of each line of old_string and new_string.",
             **data,
         )
-    miss = near_miss(text, old)
+    miss = near_miss(text, old, width)
     if miss is None:
         return ReadkeeperError(
             "no_match",
@@ -602,7 +604,9 @@ def _no_match(text: str, old: str, path: str) -> ReadkeeperError:
     )
 
 
-def near_miss(text: str, old: str) -> tuple[int, int, str, str] | None:
+def near_miss(
+    text: str, old: str, number_width: int = numbering.PADDED
+) -> tuple[int, int, str, str] | None:
     """The lines of `text` closest to `old`: (first, last, numbered excerpt, hint)."""
     from rapidfuzz import fuzz, process  # deferred: only needed on a miss
 
@@ -616,7 +620,7 @@ def near_miss(text: str, old: str) -> tuple[int, int, str, str] | None:
         return None
     index = best[2]
     shown = lines[index : index + width]
-    excerpt = "\n".join(numbering.numbered(map(_cut, shown[:8]), index + 1)) + (
+    excerpt = "\n".join(numbering.numbered(map(_cut, shown[:8]), index + 1, number_width)) + (
         "\n   ...\t…" if len(shown) > 8 else ""
     )
     return index + 1, index + len(shown), excerpt, _difference(wanted, shown)
@@ -761,7 +765,9 @@ def _stale(
 # --- results -----------------------------------------------------------------------------
 
 
-def numbered_snippet(text: str, start: int, end: int) -> tuple[str, int]:
+def numbered_snippet(
+    text: str, start: int, end: int, width: int = numbering.PADDED
+) -> tuple[str, int]:
     """Numbered lines (as readkeeper/read shows them) around text[start:end]; and the
     number of the first line shown. Only the lines shown are looked at."""
     if not text:
@@ -780,11 +786,11 @@ def numbered_snippet(text: str, start: int, end: int) -> tuple[str, int]:
     lines = (text[begin:] if stop == -1 else text[begin:stop]).split("\n")
     if stop == -1 and text.endswith("\n"):
         lines.pop()  # nothing after the final line break
-    rows = numbering.numbered(map(_cut, lines), low + 1)
+    rows = numbering.numbered(map(_cut, lines), low + 1, width)
     hidden = len(rows) - SNIPPET_MAX_LINES
     if hidden > 0:
         half = SNIPPET_MAX_LINES // 2
-        gap = numbering.gap(f"… ({hidden} lines not shown)")
+        gap = numbering.gap(f"… ({hidden} lines not shown)", width)
         rows = [*rows[:half], gap, *rows[len(rows) - half :]]
     return "\n".join(rows), low + 1
 

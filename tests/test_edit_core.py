@@ -1006,3 +1006,14 @@ def test_a_file_rewritten_on_every_attempt_is_refused_not_clobbered(
     assert error.message.startswith(f"{path} kept changing while readkeeper tried to commit")
     assert len(writes) == COMMIT_ATTEMPTS
     assert path.read_text() == writes[-1]  # the other program's last write stands
+
+
+def test_edit_snippets_follow_the_line_number_style(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"line_numbers": "compact"})
+    path = workspace / "a.py"
+    path.write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    read(core, path)
+    result = edit(core, path, "    return 2\n", "    return 3\n")
+    assert result.snippet == "3\t\n4\t\n5\tdef g():\n6\t    return 3"
+    error = refused(edit, core, path, "def g():\n    return 4", "x")
+    assert error.data["closest"] == "5\tdef g():\n6\t    return 3"

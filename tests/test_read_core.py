@@ -716,3 +716,34 @@ def test_an_unsaved_notebook_is_read_from_the_editor_and_stubbed(workspace: Path
     # Open but clean: the disk is read, nothing is flagged.
     clean = Readkeeper(roots=[str(workspace)], buffers=OneBuffer(path, NOTEBOOK, 4))
     assert "unsaved" not in read(clean, path)["file"]
+
+
+def test_compact_line_numbers_drop_the_padding_and_count_exactly(workspace: Path) -> None:
+    (workspace / "a.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, 13)))
+    padded = Readkeeper(roots=[str(workspace)])
+    compact = Readkeeper(roots=[str(workspace)], client_settings={"line_numbers": "compact"})
+    # The padded read first: a view kept for it must not answer the compact one.
+    assert str(text_file(padded, "a.py")["content"]).startswith("     1\tx1 = 1\n")
+    file = text_file(compact, "a.py")
+    content = str(file["content"])
+    assert content.split("\n")[0] == "1\tx1 = 1"
+    assert content.split("\n")[-1] == "12\tx12 = 12"
+    assert file["tokens"] == compact.tokens.count(content)
+    assert file["tokens"] < text_file(padded, "a.py", force=True)["tokens"]  # type: ignore[operator]
+
+
+def test_compact_line_numbers_in_a_streamed_range_and_under_the_cap(workspace: Path) -> None:
+    big = workspace / "big.log"
+    big.write_text("".join(f"request {i} ok\n" for i in range(1, 3001)))
+    core = Readkeeper(
+        roots=[str(workspace)],
+        client_settings={"line_numbers": "compact", "max_size_bytes": 100, "max_tokens": 500},
+    )
+    file = text_file(core, big, offset=998, limit=3)
+    assert file["content"] == "998\trequest 998 ok\n999\trequest 999 ok\n1000\trequest 1000 ok"
+    error = refused(core, big, offset=1, limit=2000)
+    fits = error.data["largest_limit"]
+    assert isinstance(fits, int)
+    assert fits > 0
+    assert text_file(core, big, offset=1, limit=fits)["tokens"] <= 500  # type: ignore[operator]
+    assert refused(core, big, offset=1, limit=fits + 1).kind == "token_limit"

@@ -1,6 +1,6 @@
 """Exact token counts of numbered lines (tokens.py `NumberedLines`): the per-line memo
 must give the count of the joined text on real files, and the longest fit must be the
-true largest."""
+true largest, for both styles of line numbers (`padded`, width 6, and `compact`, 0)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from readkeeper.tokens import TokenCounter
 COUNTER = TokenCounter()
 
 
-def numbered(lines: list[str], start: int) -> str:
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start))
+WIDTHS = (6, 0)
+
+
+def numbered(lines: list[str], start: int, width: int = 6) -> str:
+    return "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(lines, start))
 
 
 def real_files() -> list[Path]:
@@ -35,7 +38,8 @@ def real_files() -> list[Path]:
     return found[::4][:350]
 
 
-def test_the_sum_over_lines_is_the_count_of_the_joined_text_on_real_files() -> None:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_sum_over_lines_is_the_count_of_the_joined_text_on_real_files(width: int) -> None:
     files = real_files()
     assert len(files) >= 300
     checked = 0
@@ -47,8 +51,8 @@ def test_the_sum_over_lines_is_the_count_of_the_joined_text_on_real_files() -> N
         lines = [line.removesuffix("\r") for line in split_lines(text)][:2000]
         # Numbers of 1 to 6 digits; every 5th file also from 6 digits to 7.
         for start in (1, 99_995) if index % 5 == 0 else (1,):
-            counts = COUNTER.numbered(lines, start)
-            assert counts.tokens() == COUNTER.count(numbered(lines, start)), (path, start)
+            counts = COUNTER.numbered(lines, start, width)
+            assert counts.tokens() == COUNTER.count(numbered(lines, start, width)), (path, start)
         checked += 1
     assert checked >= 300
 
@@ -67,20 +71,27 @@ def test_the_sum_over_lines_is_the_count_of_the_joined_text_on_real_files() -> N
 )
 def test_edge_lines_count_as_the_joined_text(lines: list[str]) -> None:
     for start in (1, 9, 99_999, 1_000_000):
-        counts = COUNTER.numbered(lines, start)
-        assert counts.tokens() == COUNTER.count(numbered(lines, start))
-        for count in range(len(lines) + 1):
-            assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start))
+        for width in WIDTHS:
+            counts = COUNTER.numbered(lines, start, width)
+            assert counts.tokens() == COUNTER.count(numbered(lines, start, width))
+            for count in range(len(lines) + 1):
+                joined = numbered(lines[:count], start, width)
+                assert counts.tokens(count) == COUNTER.count(joined)
 
 
-def test_the_longest_fit_is_the_true_largest() -> None:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_longest_fit_is_the_true_largest(width: int) -> None:
     text = Path(sysconfig.get_paths()["stdlib"], "string.py").read_text()
     lines = split_lines(text)[:150]
-    counts = COUNTER.numbered(lines, 1)
+    counts = COUNTER.numbered(lines, 1, width)
     for budget in (0, 1, 5, 17, 100, 333, 1000, counts.tokens() - 1, counts.tokens(), 10**6):
         fits = counts.longest_fit(budget)
         expected = max(
-            (k for k in range(len(lines) + 1) if COUNTER.count(numbered(lines[:k], 1)) <= budget),
+            (
+                k
+                for k in range(len(lines) + 1)
+                if COUNTER.count(numbered(lines[:k], 1, width)) <= budget
+            ),
             default=0,
         )
         assert fits == expected, budget
@@ -120,8 +131,9 @@ _LINE_CHARS = st.sampled_from(
 @given(
     lines=st.lists(st.text(_LINE_CHARS, max_size=12), max_size=8),
     start=st.sampled_from([1, 7, 99, 999, 9_999, 99_998, 999_999, 1_000_000]),
+    width=st.sampled_from(WIDTHS),
 )
-def test_any_lines_count_as_the_joined_text(lines: list[str], start: int) -> None:
-    counts = COUNTER.numbered(lines, start)
+def test_any_lines_count_as_the_joined_text(lines: list[str], start: int, width: int) -> None:
+    counts = COUNTER.numbered(lines, start, width)
     for count in range(len(lines) + 1):
-        assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start))
+        assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start, width))

@@ -93,9 +93,10 @@ def whole_tokens(
     if estimate > threshold * 2:
         return estimate
     lines = text_reader.split_lines(text)
-    numbered = "\n".join(numbering.numbered(lines))
+    width = settings.number_width
+    numbered = "\n".join(numbering.numbered(lines, width=width))
     # Offset 0 in the key: no view's count (those start at line 1) is this one.
-    exact = counter.measure(numbered, threshold, key=(content_digest, 0, len(lines)))
+    exact = counter.measure(numbered, threshold, key=(content_digest, 0, len(lines), width))
     return exact if exact > threshold else None
 
 

@@ -89,19 +89,20 @@ def _cut(line: str, settings: Settings) -> tuple[str, bool]:
 
 # "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
 # file, and the same first few thousand come up on every read.
-_PREFIXES: list[str] = []
+_PREFIXES: dict[int, list[str]] = {width: [] for width in numbering.STYLES.values()}
 _PREFIXES_LOCK = threading.Lock()
 _PREFIX_CACHE_LINES = 1 << 16
 
 
-def _prefixes(start: int, count: int) -> list[str]:
+def _prefixes(start: int, count: int, width: int) -> list[str]:
     end = start + count
     if end > _PREFIX_CACHE_LINES:
-        return list(map(numbering.prefix, range(start, end)))
-    if len(_PREFIXES) < end:
+        return [numbering.prefix(n, width) for n in range(start, end)]
+    cached = _PREFIXES[width]
+    if len(cached) < end:
         with _PREFIXES_LOCK:
-            _PREFIXES.extend(map(numbering.prefix, range(len(_PREFIXES), end)))
-    return _PREFIXES[start:end]
+            cached.extend(numbering.prefix(n, width) for n in range(len(cached), end))
+    return cached[start:end]
 
 
 def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
@@ -117,8 +118,8 @@ def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[l
     return shown, cut_count
 
 
-def _number(shown: list[str], start: int) -> list[str]:
-    return list(map(str.__add__, _prefixes(start, len(shown)), shown))
+def _number(shown: list[str], start: int, width: int) -> list[str]:
+    return list(map(str.__add__, _prefixes(start, len(shown), width), shown))
 
 
 def _over_cap(
@@ -176,6 +177,7 @@ def view(
         settings.max_line_chars,
         settings.max_tokens,
         settings.default_limit,
+        settings.line_numbers,
         counter.encoding_name,
     )
     with _VIEWS_LOCK:
@@ -212,8 +214,8 @@ def _view(
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
     shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
-    numbered = _number(shown, window.offset)
-    counts = counter.numbered(shown, window.offset)
+    numbered = _number(shown, window.offset, settings.number_width)
+    counts = counter.numbered(shown, window.offset, settings.number_width)
     tokens = counts.tokens()
     note: str | None = None
     if tokens > settings.max_tokens:
@@ -400,9 +402,9 @@ def stream_range(
             field="offset",
             total_lines=seen,
         )
-    content = "\n".join(_number(chosen, window.offset))
+    content = "\n".join(_number(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    counts = counter.numbered(chosen, window.offset)
+    counts = counter.numbered(chosen, window.offset, settings.number_width)
     tokens = counts.tokens()
     if tokens > settings.max_tokens:
         _over_cap(path, window, counts, tokens, settings)
