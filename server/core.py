@@ -264,7 +264,8 @@ class Readkeeper:
         if previous is None or not previous.holds_whole() or previous.source != source:
             return None
         if previous.digest == content_digest:
-            return self._stub(params.session, previous, opened, version)
+            whole = next(view for view in previous.views() if view.whole)
+            return self._stub(params.session, previous, opened, version, answered=whole)
         before = self.snapshots.get(opened.path, previous.digest)
         if before is None:
             return None
@@ -451,9 +452,13 @@ class Readkeeper:
         previous: ReadRecord,
         opened: OpenedFile,
         version: int | None = None,
+        answered: ReadRecord | None = None,
     ) -> UnchangedResult:
         """Answer a re-read with `file_unchanged`. The read counts as a read: its record
-        is renewed (same content and view, the file's stat as it is now)."""
+        is renewed (same content and views, the file's stat as it is now). `answered` is
+        the view the stub stands for when it is not the newest (a whole re-read of a file
+        read whole, then in a range): its tokens are what the stub saved."""
+        answered = answered or previous
         renewed = dataclasses.replace(
             previous,
             mtime_ns=opened.mtime_ns,
@@ -463,9 +468,9 @@ class Readkeeper:
         )
         self.read_states.put(session, renewed)
         self.diagnostics.mark_seen(session, previous.path)
-        saved = max(0, previous.tokens - STUB_TOKENS)
+        saved = max(0, answered.tokens - STUB_TOKENS)
         self.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
-        return UnchangedResult(UnchangedFile(previous.path, previous.held))
+        return UnchangedResult(UnchangedFile(previous.path, answered.held))
 
     def _output_dir(self, session: str) -> str:
         """The session's folder for rendered pages, which its agent may then read."""

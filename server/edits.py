@@ -74,7 +74,8 @@ NEAR_MISS_WINDOWS = 50_000
 
 _Result = TypeVar("_Result")
 _CRLF = re.compile(r"\r\n")
-# A line as `cat -n` (and readkeeper/read) prints it: spaces, the number, a tab.
+# A line as readkeeper/read prints it, in either style of numbers: spaces (padded, as
+# `cat -n` does), the number, a tab.
 _LINE_NUMBER_PREFIX = re.compile(r"^ *\d+\t")
 
 Target = Literal["disk", "buffer"]
@@ -131,17 +132,17 @@ def write(core: Readkeeper, params: WriteParams) -> WriteResult:
     return committed(where.path, lambda: _write_once(core, params, where))
 
 
-def committed(real_path: str, attempt: Callable[[], _Result | None]) -> _Result:
+def committed(path: str, attempt: Callable[[], _Result | None]) -> _Result:
     """The result of the first `attempt` that commits (returns a result), made under the
     file's lock so that our own changes of one file take turns. An attempt returns None
     when the file changed between its decision and its commit, and the next one decides
     again; a file rewritten on every attempt is refused as `stale`."""
-    with lock_for(real_path):
+    with lock_for(path):
         for _ in range(COMMIT_ATTEMPTS):
             result = attempt()
             if result is not None:
                 return result
-    raise _kept_changing(real_path)
+    raise _kept_changing(path)
 
 
 # --- paths -------------------------------------------------------------------------------
@@ -621,7 +622,7 @@ def near_miss(
     index = best[2]
     shown = lines[index : index + width]
     excerpt = "\n".join(numbering.numbered(map(_cut, shown[:8]), index + 1, number_width)) + (
-        "\n   ...\t…" if len(shown) > 8 else ""
+        "\n" + numbering.gap("…", number_width) if len(shown) > 8 else ""
     )
     return index + 1, index + len(shown), excerpt, _difference(wanted, shown)
 

@@ -15,6 +15,7 @@ one `initialize`, the exit code) are in `ReadkeeperProtocol`. Logs go to stderr 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -707,19 +708,20 @@ def start_watching(ls: ReadkeeperServer) -> None:
     its notices sent as readkeeper/didChangeReadFiles."""
     loop = asyncio.get_running_loop()
 
+    # The loop may close between a check and a call (the server shutting down while the
+    # watcher's thread reports): then the call raises RuntimeError.
     def notice(session: str, changes: list[FileChange]) -> None:
-        if loop.is_closed():  # shutting down
-            return
         payload = unstructure(DidChangeReadFilesParams(session, changes))
-        loop.call_soon_threadsafe(ls.protocol.notify, DID_CHANGE_READ_FILES, payload)
+        with contextlib.suppress(RuntimeError):  # shutting down: nobody to tell
+            loop.call_soon_threadsafe(ls.protocol.notify, DID_CHANGE_READ_FILES, payload)
 
     def warn(message: str) -> None:
         # The watcher's one-off warnings (a fallback to polling, a root it cannot watch)
         # change what the user can expect of change notices: shown, not only logged.
-        if loop.is_closed():
-            log.warning("%s", message)
-        else:
+        try:
             loop.call_soon_threadsafe(ls.notify_user, message, types.MessageType.Warning)
+        except RuntimeError:  # the loop has closed
+            log.warning("%s", message)
 
     ls.core.notices.on_notice = notice
     ls.core.start_watching(warn, WatchProgress(ls, loop))

@@ -2,7 +2,8 @@
 
 Text reads, outlines, edit snippets, a notebook's JSON error and the editor's selection
 all number lines this one way, so a line number the agent quotes from any of them means
-the same line. Two styles (the `line_numbers` setting): `padded`, `cat -n`'s number
+the same line (the notebook's error excerpt always in the padded style: the parser that
+raises it has no settings). Two styles (the `line_numbers` setting): `padded`, `cat -n`'s number
 right-aligned in six columns (the default, what agents are trained on), and `compact`,
 the number alone, which costs fewer tokens. The token counter relies on the shape
 (`tokens.NumberedLines`: the number ends a piece of tiktoken's pre-tokenizer, the tab

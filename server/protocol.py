@@ -392,7 +392,7 @@ class ExternalChange:
 class EditResult:
     file_path: str
     replacements: int
-    snippet: str  # numbered lines (as `cat -n` prints them) around the first change
+    snippet: str  # numbered lines (as reads number them) around the first change
     start_line: int  # first line of the snippet
     lines: list[int]  # the first changed line of each replacement, in the new content
     applied_to: Literal["disk", "buffer"]

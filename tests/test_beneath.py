@@ -114,56 +114,66 @@ def test_a_file_swapped_for_a_symlink_is_not_read(walk: str, tree: tuple[Path, P
     assert caught.value.data["moved"] is True
 
 
-def _change_after_the_check(monkeypatch: pytest.MonkeyPatch, change: Callable[[], object]) -> None:
-    """The name is looked at (lstat), then opened: `change` runs in between."""
+def _open_changed_after_the_check(
+    monkeypatch: pytest.MonkeyPatch, root: Path, change: Callable[[Path], object]
+) -> ReadkeeperError:
+    """Open sub/deep/a.txt of `root`, with `change(its path)` run between the look at
+    its name (lstat) and the open; returns the refusal."""
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    where = workspace.resolve("sub/deep/a.txt")
     looked = fileio.lstat_in
 
     def look_then_change(folder: int, name: str) -> os.stat_result | None:
         seen = looked(folder, name)
-        change()
+        change(root / "sub" / "deep" / "a.txt")
         return seen
 
     monkeypatch.setattr(fileio, "lstat_in", look_then_change)
+    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+        pass
+    return caught.value
 
 
 def test_a_file_swapped_for_a_symlink_between_its_check_and_its_open_is_stale(
     tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, outside = tree
-    workspace = Workspace()
-    workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
-    name = root / "sub" / "deep" / "a.txt"
 
-    def plant_a_link() -> None:
+    def plant_a_link(name: Path) -> None:
         os.replace(name, root / "a.txt.bak")
         name.symlink_to(outside / "a.txt")
 
-    _change_after_the_check(monkeypatch, plant_a_link)
-    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
-        pass
-    assert caught.value.kind == "stale"
-    assert caught.value.data["moved"] is True
+    error = _open_changed_after_the_check(monkeypatch, root, plant_a_link)
+    assert error.kind == "stale"
+    assert error.data["moved"] is True
+
+
+def test_a_file_swapped_for_a_fifo_between_its_check_and_its_open_is_refused_at_once(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A FIFO with no writer blocks an open that waits: the open must not wait.
+    def plant_a_fifo(name: Path) -> None:
+        name.unlink()
+        os.mkfifo(name)
+
+    error = _open_changed_after_the_check(monkeypatch, tree[0], plant_a_fifo)
+    assert error.kind == "unsupported", error
+    assert "not a regular file" in error.message
 
 
 def test_a_file_deleted_between_its_check_and_its_open_is_not_found(
     tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, _ = tree
-    workspace = Workspace()
-    workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
-    _change_after_the_check(monkeypatch, (root / "sub" / "deep" / "a.txt").unlink)
-    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
-        pass
-    assert caught.value.kind == "not_found"
-    assert "disappeared while being opened" in caught.value.message
+    error = _open_changed_after_the_check(monkeypatch, tree[0], Path.unlink)
+    assert error.kind == "not_found"
+    assert "disappeared while being opened" in error.message
 
 
 def test_read_at_most_reads_up_to_the_limit_across_chunks_and_stops_at_the_end(
     tmp_path: Path,
 ) -> None:
-    chunk = 1 << 20  # fileio reads at most this much per system call
+    chunk = fileio._CHUNK  # fileio reads at most this much per system call
     path = tmp_path / "big.bin"
     path.write_bytes(b"x" * (2 * chunk))
     fd = os.open(path, os.O_RDONLY)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -78,7 +80,7 @@ async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, worksp
         assert first.structured_content["file"]["num_lines"] == 2
         # The lines travel once, in the text block: not again in the structured result.
         assert "content" not in first.structured_content["file"]
-        assert "alpha" not in json.dumps(first.structured_content)
+        assert "alpha = 1" not in json.dumps(first.structured_content)
 
         again = await client.call_tool(
             "read", {"file_path": str(workspace / "a.py"), "session": "chat-1"}
@@ -88,13 +90,38 @@ async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, worksp
             "file": {"file_path": str(workspace / "a.py")},
         }
         assert "file_unchanged" in text_of(again)
-        assert "alpha" not in text_of(again)
+        assert "alpha = 1" not in text_of(again)
 
         forced = await call(client, "read", file_path="a.py", force=True, session="chat-1")
         assert forced["type"] == "text"
         stats = await call(client, "stats", session="chat-1")
         assert stats["mode"] == "standalone"
         assert stats["total"]["dedup_hits"] == 1
+
+
+async def test_an_outline_and_a_diff_travel_once_in_the_text_block(
+    connect: Connect, workspace: Path
+) -> None:
+    source = "".join(f"def handler_{i}(event):\n    return event + {i}\n\n" for i in range(600))
+    (workspace / "big.py").write_text(source)
+    (workspace / "notes.txt").write_text("".join(f"note {n}\n" for n in range(1, 201)))
+    async with connect() as client:
+        outline = await client.call_tool("read", {"file_path": "big.py", "session": "s"})
+        assert outline.structured_content is not None
+        assert outline.structured_content["type"] == "outline"
+        assert "handler_250" in text_of(outline)  # a symbol the outline shows
+        assert "outline" not in outline.structured_content["file"]
+        assert "handler_250" not in json.dumps(outline.structured_content)
+        await call(client, "read", file_path="notes.txt", session="s")
+        (workspace / "notes.txt").write_text(
+            (workspace / "notes.txt").read_text().replace("note 7\n", "note seven\n")
+        )
+        changed = await client.call_tool("read", {"file_path": "notes.txt", "session": "s"})
+        assert changed.structured_content is not None
+        assert changed.structured_content["type"] == "file_changed"
+        assert "+note seven" in text_of(changed)
+        assert "diff" not in changed.structured_content["file"]
+        assert "note seven" not in json.dumps(changed.structured_content)
 
 
 async def test_a_ranged_read_says_where_to_go_on(connect: Connect, workspace: Path) -> None:
@@ -241,17 +268,63 @@ async def test_write_changes_forget_and_attachments(connect: Connect, workspace:
         assert (await call(client, "read", file_path="new.md"))["type"] == "text"
 
 
-def test_only_reads_of_text_files_are_served_on_the_event_loop() -> None:
-    from readkeeper.mcp.server import _served_on_the_loop
+def test_only_quick_reads_by_our_own_core_are_served_on_the_event_loop(workspace: Path) -> None:
+    from readkeeper.mcp.server import AttachedBackend, LocalBackend
 
-    assert _served_on_the_loop("read", {"file_path": "src/app.py", "offset": 3})
-    assert _served_on_the_loop("read", {"file_path": "README"})
-    # Readers that take hundreds of milliseconds, and every other tool, keep the loop free.
-    assert not _served_on_the_loop("read", {"file_path": "docs/spec.PDF"})
-    assert not _served_on_the_loop("read", {"file_path": "shot.png"})
-    assert not _served_on_the_loop("read", {"file_path": "nb.ipynb"})
-    assert not _served_on_the_loop("read", {"file_path": "misnamed.txt", "pages": "1-3"})
-    assert not _served_on_the_loop("read", {"file_path": "misnamed.txt", "render": True})
-    assert not _served_on_the_loop("read", {"file_path": 42})
-    assert not _served_on_the_loop("edit", {"file_path": "src/app.py"})
-    assert not _served_on_the_loop("attachments", {})
+    backend = LocalBackend([str(workspace)])
+    try:
+
+        def on_loop(tool: str, arguments: dict[str, object]) -> bool:
+            return backend.quick(tool, dict(arguments))
+
+        # Until the token table is loaded, the first read pays for loading it.
+        assert not on_loop("read", {"file_path": "src/app.py"})
+        backend.core.tokens.warm_up()
+        assert on_loop("read", {"file_path": "src/app.py", "offset": 3})
+        assert on_loop("read", {"file_path": "README"})
+        # Readers that take hundreds of milliseconds, and every other tool, keep the loop free.
+        assert not on_loop("read", {"file_path": "src/app.py", "symbol": "main"})
+        assert not on_loop("read", {"file_path": "docs/spec.PDF"})
+        assert not on_loop("read", {"file_path": "shot.png"})
+        assert not on_loop("read", {"file_path": "nb.ipynb"})
+        assert not on_loop("read", {"file_path": "misnamed.txt", "pages": "1-3"})
+        assert not on_loop("read", {"file_path": "misnamed.txt", "render": True})
+        assert not on_loop("read", {"file_path": 42})
+        assert not on_loop("edit", {"file_path": "src/app.py"})
+        assert not on_loop("attachments", {})
+    finally:
+        backend.close()
+    # Attached, every call waits for the editor's server: never on the loop.
+    attached = AttachedBackend.__new__(AttachedBackend)
+    assert not attached.quick("read", {"file_path": "src/app.py"})
+
+
+def test_serving_on_the_pipes_leaves_stdin_and_stdout_as_they_were() -> None:
+    script = """
+import asyncio, os, sys
+from readkeeper.mcp.stdio import pipe_streams
+
+def state():
+    fds = sorted(os.listdir("/proc/self/fd"))
+    return fds, os.get_blocking(0), os.get_blocking(1), os.fstat(0).st_ino, os.fstat(1).st_ino
+
+async def serve():
+    async with pipe_streams() as streams:
+        assert streams is not None
+        lines, writer = streams
+        print("stray output goes to stderr")  # descriptor 1 is not the protocol's now
+        await writer.write("over the wire\\n")
+        await writer.flush()
+        sys.stderr.write("read: " + await lines.__anext__())
+
+before = state()
+asyncio.run(serve())
+print("restored" if state() == before else f"changed: {before} {state()}", flush=True)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=b"a line in\n", capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split("\n") == ["over the wire", "restored", ""]
+    assert "stray output goes to stderr" in done.stderr.decode()
+    assert "read: a line in" in done.stderr.decode()

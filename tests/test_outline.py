@@ -180,6 +180,23 @@ def test_an_outline_is_partial_and_never_stands_for_the_lines(
     assert read(core, "typing.py", offset=1, limit=40)["type"] == "text"
 
 
+def test_a_ranged_read_of_the_outlines_first_lines_tells_the_whole_file(
+    workspace: Path,
+) -> None:
+    # The outline shows the first lines through the text reader, whose views are kept:
+    # a ranged read of the same lines, in another core even, must still see the file.
+    (workspace / "shop.py").write_text(
+        '"""Shop."""\n\nimport os\n\n'
+        + "".join(f"def item_{i}(n):\n    return n + {i}\n\n" for i in range(200))
+    )
+    first = read(low_threshold(workspace), "shop.py")
+    assert first["type"] == "outline"
+    head = first["file"]["num_lines"]
+    file = read(low_threshold(workspace), "shop.py", offset=1, limit=head)["file"]
+    assert file["content"] == first["file"]["content"]
+    assert (file["total_lines"], file["next_offset"]) == (604, head + 1)
+
+
 # --- symbol reads ---------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ the `tokens` of every text read is the exact count of its content."""
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.readers.text import _newline_is_one_byte
 
 LARGE = 262_144  # the default max_size_bytes: larger files are read by ranges, streamed
 
@@ -111,9 +113,34 @@ def test_a_kept_view_answers_only_the_same_content_settings_and_path(workspace: 
     cut = text_file(narrow, first, force=True)
     assert cut["truncated_lines"] == 400
     assert cut["content"] != a["content"]
-    first.write_text(body.replace("value_7 ", "value_seven "))
+    # Another content of the same size and time: the view is kept by content, not stat.
+    seen = first.stat()
+    first.write_text(body.replace("value_7 ", "VALUE_7 "))
+    os.utime(first, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+    assert first.stat().st_size == seen.st_size
     changed = text_file(core, first, force=True)
-    assert "value_seven" in str(changed["content"])
+    assert "VALUE_7" in str(changed["content"])
+
+
+@pytest.mark.parametrize(
+    ("name", "skips"),
+    [
+        ("utf-8", True),
+        ("cp1252", True),
+        ("koi8_r", True),
+        ("iso8859-5", True),
+        ("utf-16-le", False),  # a newline is two bytes
+        ("cp037", False),  # EBCDIC: the byte 0x0A is not a newline
+        ("utf-7", False),  # shift states: a byte's meaning depends on what came before
+        ("hz", False),
+        ("iso2022_jp", False),
+        ("shift_jis", False),  # 0x0A alone is a newline, but other bytes pair up
+    ],
+)
+def test_lines_are_skipped_by_counting_newline_bytes_only_where_that_is_exact(
+    name: str, skips: bool
+) -> None:
+    assert _newline_is_one_byte(name) is skips
 
 
 @pytest.mark.parametrize("lines", [1, 10, 400, 2500])

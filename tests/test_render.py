@@ -55,3 +55,22 @@ def test_a_stub_of_a_cut_view_keeps_its_note(workspace: Path) -> None:
     shown = render.read(read(core, "n.txt"))
     assert shown.startswith("file_unchanged: ")
     assert "Lines 1-5 of 12" in shown
+
+
+def test_changes_render_each_file_with_its_note_and_what_was_held_back() -> None:
+    result = {
+        "changes": [
+            {"file_path": "/w/a.py", "kind": "moved", "diff": "", "truncated": False,
+             "new_path": "/w/b.py"},
+            {"file_path": "/w/big.log", "kind": "modified", "diff": "", "truncated": True,
+             "note": "the file is over max_size_bytes: read the lines you need"},
+        ],
+        "remaining": 3,
+    }  # fmt: skip
+    assert render.changes(result).split("\n") == [
+        "moved: /w/a.py -> /w/b.py",
+        "modified: /w/big.log (diff truncated: re-read the file)",
+        "note: the file is over max_size_bytes: read the lines you need",
+        "3 more: call changes again.",
+    ]
+    assert render.changes({"changes": []}) == "No changes to the files you read."

@@ -11,9 +11,9 @@ import pytest
 from document_samples import numbered_pdf
 
 from conftest import Session
-from readkeeper.core import Readkeeper
+from readkeeper.core import STUB_TOKENS, Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import EditParams, ReadParams, unstructure
+from readkeeper.protocol import EditParams, ReadParams, StatsParams, unstructure
 
 
 def read(core: Readkeeper, path: str | Path, **params: Any) -> dict[str, Any]:
@@ -148,9 +148,16 @@ def test_a_file_held_whole_stays_held_after_a_ranged_read(
     core: Readkeeper, workspace: Path
 ) -> None:
     (workspace / "w.txt").write_text(lines(300))
-    assert read(core, "w.txt")["type"] == "text"
+    whole = read(core, "w.txt")
+    assert whole["type"] == "text"
     assert read(core, "w.txt", offset=10, limit=3)["type"] == "text"
-    assert read(core, "w.txt")["type"] == "file_unchanged"
+    before = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"]
+    again = read(core, "w.txt")
+    assert again["type"] == "file_unchanged"
+    # The stub stands for the whole file, not for the range read last.
+    assert "note" not in again["file"]
+    saved = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"] - before
+    assert saved == whole["file"]["tokens"] - STUB_TOKENS
     # Someone changes line 20: the agent, still holding the whole file, gets the diff.
     (workspace / "w.txt").write_text(lines(300).replace("line 20 ", "line twenty "))
     changed = read(core, "w.txt")

@@ -43,6 +43,10 @@ INSTRUCTIONS = (
 class Backend(Protocol):
     """Where tool calls are served: the editor's server, or a core of our own."""
 
+    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether the call is sure to be quick enough to serve on the event loop."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """Which backend this is, for `stats`."""
         ...
@@ -63,12 +67,15 @@ _HEAVY_SUFFIXES = frozenset(
 )
 
 
-def _served_on_the_loop(tool: str, arguments: dict[str, Any]) -> bool:
-    """Whether a call is served on the event loop rather than a worker thread: a read
-    of a text file (well under a millisecond once its lines are counted, a few for a
-    never-read file), where the hop to a thread and back would cost more than the read
-    itself. Anything else, or anything that may be slow, keeps the loop free."""
-    if tool != "read" or arguments.get("pages") is not None or arguments.get("render"):
+def _quick_read(tool: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call is a read of a text file by its lines (well under a millisecond
+    once its lines are counted, a few for a never-read file), which our own core serves
+    on the event loop: the hop to a worker thread and back would cost more than the read.
+    Anything else, or anything that may be slow (a symbol read parses the file, a name
+    that says image, PDF or notebook), keeps the loop free."""
+    if tool != "read" or arguments.get("symbol") is not None:
+        return False
+    if arguments.get("pages") is not None or arguments.get("render"):
         return False
     path = arguments.get("file_path")
     return isinstance(path, str) and os.path.splitext(path)[1].lower() not in _HEAVY_SUFFIXES
@@ -93,6 +100,11 @@ class LocalBackend:
         """Serve the call with our own core."""
         return calls.call(self.core, method, params)
 
+    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """A read of a text file once the token table is loaded (the first count loads
+        it, in a few hundred milliseconds)."""
+        return self.core.tokens.loaded and _quick_read(tool, arguments)
+
     def close(self) -> None:
         """Stop the core's watcher and pools."""
         self.core.close()
@@ -107,6 +119,10 @@ class AttachedBackend:
         self.client = client
         self.root = root
         self._broken = False
+
+    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Never: every call waits for the editor's server, however busy it is."""
+        return False
 
     def describe(self) -> dict[str, Any]:
         """Attached, to which server (pid) and its roots."""
@@ -198,7 +214,7 @@ class McpFrontEnd:
                 if session == SHARED_HTTP_SESSION and params.name == "read":
                     # Callers we cannot tell apart: none gets a stub for another's read.
                     arguments.setdefault("force", True)
-            if _served_on_the_loop(params.name, arguments):
+            if backend.quick(params.name, arguments):
                 result = backend.call(params.name, arguments)
             else:
                 result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)

@@ -65,39 +65,51 @@ def _is_pipe(fd: int) -> bool:
 
 @contextlib.asynccontextmanager
 async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
-    """Stdin and stdout served on the loop, or None when they are not both pipes."""
+    """Stdin and stdout served on the loop, or None when they are not both pipes. Each
+    step is undone on the way out, also when a later one fails: descriptors closed, 0
+    and 1 restored, and their blocking mode as it was (the pipe transports make the
+    shared file descriptions non-blocking)."""
     if not (_is_pipe(0) and _is_pipe(1)):
         yield None
         return
     loop = asyncio.get_running_loop()
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    saved_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    saved_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    transports: list[asyncio.BaseTransport] = []
-    try:
+    with contextlib.ExitStack() as undo:
+        for fd in (0, 1):
+            saved = _dup(fd)
+            undo.callback(_restore, saved, fd, os.get_blocking(fd))
+        wire_in = undo.enter_context(os.fdopen(_dup(0), "rb", buffering=0))
+        wire_out = undo.enter_context(os.fdopen(_dup(1), "wb", buffering=0))
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(devnull, 0)
+        finally:
+            os.close(devnull)
+        os.dup2(2, 1)
         reader = asyncio.StreamReader(limit=_LINE_LIMIT)
         incoming, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+            lambda: asyncio.StreamReaderProtocol(reader), wire_in
         )
-        transports.append(incoming)
+        undo.callback(incoming.close)
         outgoing, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+            asyncio.streams.FlowControlMixin, wire_out
         )
-        transports.append(outgoing)
+        undo.callback(outgoing.close)
         writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
         yield PipeLines(reader), PipeWriter(writer)
+
+
+def _dup(fd: int) -> int:
+    """A copy of `fd` above the standard three, closed on exec."""
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
+def _restore(saved: int, fd: int, blocking: bool) -> None:
+    """Put the saved descriptor back as `fd`, in the blocking mode it had."""
+    try:
+        os.dup2(saved, fd)
+        os.set_blocking(fd, blocking)
     finally:
-        for transport in transports:
-            transport.close()
-        os.dup2(saved_in, 0)
-        os.dup2(saved_out, 1)
-        os.close(saved_in)
-        os.close(saved_out)
+        os.close(saved)
 
 
 __all__ = ["PipeLines", "PipeWriter", "pipe_streams"]

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import attrs
 
-from .. import numbering
 from ..encodings import TextEncoding, line_ending
 from ..errors import ReadkeeperError
 from ..protocol import OutlineFile, ReadParams
@@ -67,7 +66,7 @@ def plan(
     grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
     if grammar is None:
         return None
-    whole = whole_tokens(text, content_digest, settings, counter)
+    whole = whole_tokens(text, settings, counter)
     if whole is None:
         return None
     try:
@@ -78,12 +77,11 @@ def plan(
     return Outline(grammar, whole, found) if found else None
 
 
-def whole_tokens(
-    text: str, content_digest: str, settings: Settings, counter: TokenCounter
-) -> int | None:
+def whole_tokens(text: str, settings: Settings, counter: TokenCounter) -> int | None:
     """About what the file's numbered lines cost, when over `outline_over_tokens`
-    (None when not). Counted exactly (once per content) only near the threshold: the
-    estimate is within a factor of two of the count for code."""
+    (None when not). Counted exactly only near the threshold (per line, so a count of
+    the same lines again is served by the counter's memo): the estimate is within a
+    factor of two of the count for code."""
     threshold = settings.outline_over_tokens
     # Characters / 4, and a quarter more for the numbers: no pass over the text (this
     # runs on every whole read of a source file, stubs included).
@@ -93,10 +91,7 @@ def whole_tokens(
     if estimate > threshold * 2:
         return estimate
     lines = text_reader.split_lines(text)
-    width = settings.number_width
-    numbered = "\n".join(numbering.numbered(lines, width=width))
-    # Offset 0 in the key: no view's count (those start at line 1) is this one.
-    exact = counter.measure(numbered, threshold, key=(content_digest, 0, len(lines), width))
+    exact = counter.numbered(lines, 1, settings.number_width).tokens()
     return exact if exact > threshold else None
 
 
@@ -116,10 +111,9 @@ def view(
     first_start = found[0].start_line if found else len(lines) + 1
     head = _head(lines, first_start)
     window = text_reader.Window(offset=1, limit=head, ranged=True)
-    # Only the first lines go to the text reader: numbering and cutting them is all it
-    # does here (the count it caches under this key is of these same lines).
-    first = "\n".join(lines[:head]) + "\n"
-    shown = text_reader.view(first, path, encoding, window, content_digest, settings, counter)
+    # The first lines as a ranged read of them shows them: the same view, so the text
+    # reader's cache may answer either one for the other.
+    shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
     note = _note(found, drawn, len(lines), whole, head, settings)
     tokens = counter.count("\n".join((drawn.text, shown.file.content, note)))

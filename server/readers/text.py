@@ -9,9 +9,10 @@ Two ways in, one way out:
   code pages), and lines are decoded incrementally, only up to the last line asked
   for, so a 2 GB log can be read in pieces.
 
-Lines are numbered as `cat -n` prints them: the number right-aligned in six columns, a
-tab, the line (one trailing CR dropped; the result's `line_ending` says what the file
-uses). Lines over `max_line_chars` are cut with a marker saying how much was cut.
+Lines are numbered as `numbering.py` says (by default as `cat -n` prints them: the
+number right-aligned in six columns, a tab, the line), one trailing CR dropped (the
+result's `line_ending` says what the file uses). Lines over `max_line_chars` are cut
+with a marker saying how much was cut.
 """
 
 from __future__ import annotations
@@ -304,13 +305,22 @@ _SEEK_CHUNK = 256 * 1024
 @functools.lru_cache(maxsize=32)
 def _newline_is_one_byte(name: str) -> bool:
     """Whether in `name` a newline is the byte 0x0A and that byte is never part of
-    another character: UTF-8 and the single-byte code pages (not UTF-16 or UTF-32)."""
+    another character: UTF-8 and the single-byte code pages whose bytes each decode
+    alone, whatever came before (not UTF-16 or UTF-32, not EBCDIC, where 0x0A is not a
+    newline, and not codecs with shift states such as UTF-7 or ISO-2022)."""
     if name == "utf-8":
         return True
     try:
-        return len(bytes(range(256)).decode(name, "replace")) == 256
+        alone = [bytes([b]).decode(name, "replace") for b in range(256)]
+        if bytes(range(256)).decode(name, "replace") != "".join(alone):
+            return False
+        # Shift sequences (HZ's "~{", ISO-2022's escapes) are made of ASCII bytes.
+        pairs = (bytes([a, b]) for a in range(128) for b in range(128))
+        if any(pair.decode(name, "replace") != alone[pair[0]] + alone[pair[1]] for pair in pairs):
+            return False
     except LookupError:
         return False
+    return all(len(c) == 1 for c in alone) and alone.index("\n") == 0x0A
 
 
 def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]:
