@@ -60,7 +60,128 @@ local function await(fn, timeout)
   return err, result
 end
 
+-- render.lua on hand-made results: every field a result carries reaches the lines, and
+-- no base64 ever does.
+local function render_checks()
+  local render = require("readkeeper.render")
+  local function lines_check(name, got, expected)
+    check(name, vim.deep_equal(got, expected), { got = got, expected = expected })
+  end
+
+  lines_check("changes: moved, truncated, note, and what is left", render.changes_lines({
+    changes = {
+      { file_path = "/ws/a.py", kind = "modified", diff = "-x\n+y", truncated = true, note = "long lines cut", total_lines = 1 },
+      { file_path = "/ws/b.py", kind = "moved", new_path = "/ws/c.py", diff = "", truncated = false },
+    },
+    remaining = 3,
+  }), {
+    "/ws/a.py: modified (diff truncated: re-read the file)",
+    "  note: long lines cut",
+    "  -x",
+    "  +y",
+    "/ws/b.py -> /ws/c.py: moved",
+    "3 more changed file(s): run :ReadkeeperChanges again to see them",
+  })
+  lines_check("changes: none", render.changes_lines({ changes = {} }), { "No file read in this session has changed since." })
+
+  local function text(extra)
+    return { type = "text", file = vim.tbl_extend("force", {
+      file_path = "/ws/a.py", content = "     1\tone\n     2\ttwo", start_line = 1, num_lines = 2,
+      total_lines = 10, tokens = 4, partial = false,
+    }, extra or {}) }
+  end
+  lines_check("read: text is its numbered lines", render.read_lines(text()), { "     1\tone", "     2\ttwo" })
+  lines_check("read: text that is unsaved, partial, with a note", render.read_lines(text({
+    unsaved = true, buffer_version = 4, partial = true, next_offset = 3, note = "2 long lines cut",
+  })), {
+    "     1\tone",
+    "     2\ttwo",
+    "[UNSAVED editor buffer (version 4), not the file on disk]",
+    "[lines 1-2 of 10; more: read with offset=3]",
+    "note: 2 long lines cut",
+  })
+  lines_check("read: file_unchanged with its note", render.read_lines({
+    type = "file_unchanged", file = { file_path = "/ws/a.py", note = "held since turn 2" },
+  }), {
+    "file_unchanged: /ws/a.py has not changed since this session last read this range, so "
+      .. "what that read showed is current; :ReadkeeperRead! reads it again.",
+    "note: held since turn 2",
+  })
+  lines_check("read: file_changed is its diff", render.read_lines({
+    type = "file_changed", file = { file_path = "/ws/a.py", tokens = 12, diff = "-x\n+y", total_lines = 2 },
+  }), { "file_changed: /ws/a.py, 12 tokens", "-x", "+y" })
+  lines_check("read: estimate", render.read_lines({
+    type = "estimate", file = { file_path = "/ws/big.py", tokens = 9000, num_lines = 2000, partial = false, note = "over the limit" },
+  }), { "estimate: /ws/big.py, 9000 tokens", "note: over the limit" })
+  lines_check("read: outline", render.read_lines({
+    type = "outline", file = {
+      file_path = "/ws/big.py", total_lines = 2000, language = "python", shown_symbols = 2, symbols = 40,
+      tokens = 300, outline = "class A  1-900\ndef b  901-2000", content = "     1\timport os",
+    },
+  }), {
+    "/ws/big.py: outline of 2000 lines (python), 2 of 40 symbols, 300 tokens",
+    "class A  1-900",
+    "def b  901-2000",
+    "",
+    "     1\timport os",
+  })
+  local payload = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"
+  local image = render.read_lines({
+    type = "image", file = {
+      file_path = "/ws/p.png", format = "PNG", base64 = payload, media_type = "image/png", tokens = 2459,
+      dimensions = { original_width = 4000, original_height = 3000, display_width = 1568, display_height = 1176 },
+    },
+  })
+  lines_check("read: an image is its facts, never its base64", image, {
+    "/ws/p.png: PNG image, 4000x3000 shown at 1568x1176, 2459 tokens",
+  })
+  lines_check("read: pdf, where to continue, its note", render.read_lines({
+    type = "pdf", file = {
+      file_path = "/ws/d.pdf", content = "--- page 1 ---\nhello", page_count = 20, shown_pages = "1-5",
+      tokens = 900, partial = true, next_pages = "6-10", note = "page 3 has no text", base64 = payload,
+    },
+  }), {
+    "/ws/d.pdf: PDF, pages 1-5 of 20, 900 tokens; continue with pages='6-10'",
+    "--- page 1 ---",
+    "hello",
+    "note: page 3 has no text",
+  })
+  lines_check("read: parts lists the PNG files", render.read_lines({
+    type = "parts", file = {
+      file_path = "/ws/d.pdf", count = 2, output_dir = "/tmp/out", pages = { "/tmp/out/p1.png", "/tmp/out/p2.png" },
+      page_numbers = { 1, 2 }, page_count = 20, tokens = 40, partial = true, next_pages = "3-4",
+    },
+  }), {
+    "/ws/d.pdf: pages 1, 2 of 20 rendered to PNG in /tmp/out; continue with pages='3-4', render=true",
+    "/tmp/out/p1.png",
+    "/tmp/out/p2.png",
+  })
+  lines_check("read: notebook cells and outputs, no image bytes", render.read_lines({
+    type = "notebook", file = {
+      file_path = "/ws/n.ipynb", total_cells = 3, partial = true, next_offset = 3, unsaved = true, buffer_version = 2,
+      cells = {
+        { cell_id = "abc", index = 0, cell_type = "code", source = "print(1)", execution_count = 1, outputs = {
+          { output_type = "stream", name = "stdout", text = "1" },
+          { output_type = "display_data", images = { { media_type = "image/png", bytes = 10, base64 = payload } } },
+        } },
+        { cell_id = "def", index = 1, cell_type = "markdown", source = "# T" },
+      },
+    },
+  }), {
+    "/ws/n.ipynb: notebook, 3 cells; UNSAVED editor buffer (version 2); more: read with offset=3",
+    "--- cell abc (code) [1] ---",
+    "print(1)",
+    ">>> stream: 1",
+    ">>> display_data:",
+    "--- cell def (markdown) ---",
+    "# T",
+  })
+  local unknown = table.concat(render.read_lines({ type = "hologram", file = { file_path = "/ws/h", base64 = payload } }), "\n")
+  check("read: an unknown type shows its facts without base64", unknown:find("hologram", 1, true) and not unknown:find(payload, 1, true), unknown)
+end
+
 local function main()
+  render_checks()
   local readkeeper = require("readkeeper")
   readkeeper.setup({ session = "nvim-test", debounce_ms = 50, settings = { default_limit = 500 } })
   local v = vim.version()
@@ -259,6 +380,52 @@ local function main()
     return c ~= nil and c.config.root_dir == broken and vim.lsp.buf_is_attached(0, c.id)
   end, 50)
   check(":ReadkeeperRestart starts the fixed server", restarted, { roots = vim.tbl_map(function(c) return c.config.root_dir end, all_clients()), notified = notified })
+
+  -- autostart = false: a restart attaches again the buffers that were attached, and no
+  -- other (root/mod.py is loaded, never attached)
+  readkeeper.setup({ session = "nvim-test", autostart = false })
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/app.py"))
+  local app_buf = vim.api.nvim_get_current_buf()
+  readkeeper.attach(app_buf)
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/mod.py"))
+  local mod_buf = vim.api.nvim_get_current_buf()
+  -- buffer -> true for the buffers attached to a client not in `old` (client ids)
+  local function attached_bufs(old)
+    local set = {}
+    for _, c in ipairs(all_clients()) do
+      if not old[c.id] then
+        for _, b in ipairs(vim.lsp.get_buffers_by_client_id(c.id)) do
+          set[b] = true
+        end
+      end
+    end
+    return set
+  end
+  local before, old_ids = {}, {}
+  vim.wait(START_MS, function()
+    before = attached_bufs({})
+    return before[app_buf] == true
+  end, 50)
+  check("autostart = false: only attach() attaches", before[app_buf] and not before[mod_buf], { before = before, app = app_buf, mod = mod_buf })
+  for _, c in ipairs(all_clients()) do
+    old_ids[c.id] = true
+  end
+  vim.cmd("ReadkeeperRestart")
+  -- attached again: to new clients (the old ones are gone)
+  local after = {}
+  local back = vim.wait(START_MS, function()
+    after = attached_bufs(old_ids)
+    for b in pairs(before) do
+      if not after[b] then
+        return false
+      end
+    end
+    return true
+  end, 50)
+  vim.wait(500) -- what else the restart attached has been attached by now
+  after = attached_bufs(old_ids)
+  check("autostart = false: a restart attaches the attached buffers again", back, { before = before, after = after })
+  check("autostart = false: a restart attaches no other buffer", not after[mod_buf] and vim.tbl_count(after) == vim.tbl_count(before), { before = before, after = after, mod = mod_buf })
 end
 
 local ok, problem = xpcall(main, debug.traceback)

@@ -9,7 +9,7 @@ import { registerChatParticipant } from "./agent/chat";
 import { type ForgetResult, Methods, type Stats } from "./agent/contract";
 import { DiagnosticsForwarder, type DiagnosticsSource } from "./agent/diagnostics";
 import { registerMcpProvider } from "./agent/mcp";
-import { changeNoticeSummary, forgetSentence, statsMarkdown } from "./agent/render";
+import { changeNoticeSummary, errorMessage, forgetSentence, statsMarkdown } from "./agent/render";
 import { describeEditor, registerTools, type ToolContext } from "./agent/tools";
 import { resolveServerPython } from "./common/environment";
 import { logFileFor, teeToFile } from "./common/log";
@@ -20,6 +20,7 @@ import { ReadkeeperServer } from "./common/server";
 import { affectsServer, extensionSettings, needsRestart, SECTION } from "./common/settings";
 import { stateSentence, STATS_SCHEME, StatsDocument, StatusBar } from "./common/status";
 import * as vscodeapi from "./common/vscodeapi";
+import type { DidChangeReadFilesParams } from "./protocol";
 
 /** What other extensions (a chat plugin, the tests) get from `activate`. */
 export interface ReadkeeperApi {
@@ -120,7 +121,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
   };
 
   const onStarted = (client: LanguageClient) => {
-    client.onNotification(Methods.didChangeReadFiles, (params: unknown) => {
+    client.onNotification(Methods.didChangeReadFiles, (params: DidChangeReadFilesParams) => {
       const { count, lines } = changeNoticeSummary(params);
       log.info(`files the agent read changed since: ${lines.join(", ")}`);
       if (settings().showChangeNotices) status.flashChanges(count);
@@ -185,7 +186,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         return;
       }
       const session = settings().chatSession;
-      const stats = await client.sendRequest<Stats>(Methods.stats, { session });
+      let stats: Stats;
+      try {
+        stats = await client.sendRequest<Stats>(Methods.stats, { session });
+      } catch (error) {
+        void vscodeapi.showErrorMessage(errorMessage(error, Methods.stats));
+        return;
+      }
       const markdown = statsMarkdown(stats, session);
       status.setStats(markdown);
       statsDocument.set(markdown);
@@ -199,7 +206,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         return;
       }
       const session = settings().chatSession;
-      const result = await client.sendRequest<ForgetResult>(Methods.forget, { session });
+      let result: ForgetResult;
+      try {
+        result = await client.sendRequest<ForgetResult>(Methods.forget, { session });
+      } catch (error) {
+        void vscodeapi.showErrorMessage(errorMessage(error, Methods.forget));
+        return;
+      }
       void vscodeapi.showInformationMessage(forgetSentence(result, session));
       scheduleStats();
     }),

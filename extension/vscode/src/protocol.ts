@@ -366,7 +366,7 @@ export interface ExternalChange {
 export interface EditResult {
   file_path: string;
   replacements: number;
-  /** numbered lines (as `cat -n` prints them) around the first change */
+  /** numbered lines (as reads number them) around the first change */
   snippet: string;
   /** first line of the snippet */
   start_line: number;

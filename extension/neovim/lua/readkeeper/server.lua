@@ -242,10 +242,14 @@ function M.client_for_path(path)
 end
 
 --- Stop every readkeeper server, forget failed starts and refused folders, and attach
---- the loaded file buffers again (after installing readkeeper or changing setup()).
+--- the buffers again (after installing readkeeper or changing setup()): with autostart,
+--- every loaded file buffer; without it, only those that were attached (the user chose
+--- them with attach()).
 function M.restart()
   local clients = get_clients({ name = config.current.name })
+  local attached = {}
   for _, client in ipairs(clients) do
+    vim.list_extend(attached, vim.lsp.get_buffers_by_client_id(client.id))
     vim.lsp.stop_client(client.id)
   end
   failed, refused, client_ids = {}, {}, {}
@@ -256,7 +260,14 @@ function M.restart()
     if #get_clients({ name = config.current.name }) > 0 and util.uv.now() < deadline then
       return vim.defer_fn(reattach, 50)
     end
-    M.attach_loaded()
+    if config.current.autostart then
+      return M.attach_loaded()
+    end
+    for _, bufnr in ipairs(attached) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        M.attach(bufnr)
+      end
+    end
   end
   reattach()
 end

@@ -4,19 +4,21 @@
 import * as vscode from "vscode";
 import * as vscodeapi from "../common/vscodeapi";
 import type { ChangesResult } from "../protocol";
-import {
-  type AttachmentsResult,
-  type ForgetResult,
-  isRpcError,
-  METHOD_NOT_FOUND,
-  Methods,
-  type RequestSender,
-  type Stats,
-} from "./contract";
+import { type AttachmentsResult, type ForgetResult, Methods, type RequestSender, type Stats } from "./contract";
 import { changesMarkdown, errorMessage, forgetSentence, renderAttachments, statsMarkdown } from "./render";
 import { attachmentsParams, type ToolContext } from "./tools";
 
 export type Intent = "changes" | "stats" | "context" | "forget" | "ask";
+
+/** The request each intent makes (a question and /context both collect attachments),
+ * for the message of one that fails. */
+const METHOD_OF: Record<Intent, string> = {
+  changes: Methods.changes,
+  stats: Methods.stats,
+  forget: Methods.forget,
+  context: Methods.attachments,
+  ask: Methods.attachments,
+};
 
 const CHANGES_RE = /\b(what|which)\b.*\bchang|\bchanged since\b|^changes\??$/i;
 const STATS_RE = /^\s*(show\s+)?stats\??\s*$/i;
@@ -110,12 +112,9 @@ export function chatHandler(context: ToolContext): vscode.ChatRequestHandler {
       const rounds = await runToolLoop(model, messages, req.toolInvocationToken, stream, token);
       return { metadata: { intent, rounds } };
     } catch (error) {
-      if (isRpcError(error) && error.code === METHOD_NOT_FOUND) {
-        stream.markdown(`This readkeeper server does not answer that yet (${error.message}). Update readkeeper.`);
-      } else {
-        stream.markdown(`readkeeper: ${errorMessage(error, intent)}`);
-      }
-      return { errorDetails: { message: errorMessage(error, intent) } };
+      const message = errorMessage(error, METHOD_OF[intent]);
+      stream.markdown(`readkeeper: ${message}`);
+      return { errorDetails: { message } };
     } finally {
       context.afterCall?.(intent);
     }

@@ -24,10 +24,6 @@ export interface RequestSender {
   sendRequest<R>(method: string, params: unknown, token?: unknown): Promise<R>;
 }
 
-export interface NotificationSender {
-  sendNotification(method: string, params: unknown): Promise<void> | void;
-}
-
 /** JSON-RPC error as vscode-jsonrpc's ResponseError carries it. */
 export interface RpcErrorLike {
   code: number;

@@ -3,7 +3,7 @@
 // chat, the stats page, the log). The extension's one place that turns a result into
 // words; plain functions, tested without VS Code.
 
-import type { ChangesResult, NotebookFile, ReadResult } from "../protocol";
+import type { ChangesResult, DidChangeReadFilesParams, NotebookFile, ReadResult } from "../protocol";
 import {
   type AttachmentsResult,
   type EditOutcome,
@@ -262,27 +262,39 @@ export function errorMessage(error: unknown, method: string): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Parts -> the tool result VS Code hands to the model. */
 // --- for the user -------------------------------------------------------------------------
 
-/** What `readkeeper/forget` did, for the command's message and the chat. */
+/** What `readkeeper/forget` did, for the command's message and the chat. ("As a first
+ * read would", not "in full": a big source file read whole answers with its outline.) */
 export function forgetSentence(result: ForgetResult | undefined, session: string): string {
+  const forgotten = result?.forgotten ?? 0;
+  if (forgotten === 0) {
+    return `readkeeper had nothing to forget in session "${session}" (no read of those files).`;
+  }
   return (
-    `readkeeper forgot ${result?.forgotten ?? 0} file(s) read in session "${session}": ` +
-    "the next read of each is in full."
+    `readkeeper forgot ${forgotten} file(s) read in session "${session}": ` +
+    'the next read of each answers as a first read would, not with an "unchanged" stub.'
   );
 }
 
+/** `readkeeper/changes` for the chat: each file (where a moved one went), its diff and
+ * note, then how many the token cap held back for the next call. */
 export function changesMarkdown(result: ChangesResult): string {
+  const more = result.remaining
+    ? `${result.remaining} more changed file(s): ask again (\`@readkeeper /changes\`) to see them.`
+    : "";
   if (result.changes.length === 0) {
-    return "No file the agent read has changed since it read it.";
+    return more || "No file the agent read has changed since it read it.";
   }
   const blocks = result.changes.map((c) => {
+    const where = c.new_path ? ` → \`${c.new_path}\`` : "";
+    const note = c.note ? `\nNote: ${c.note}` : "";
     const diff = c.diff ? `\n\`\`\`diff\n${c.diff}\n\`\`\`` : "";
     const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
-    return `- \`${c.file_path}\`: **${c.kind}**${diff}${cut}`;
+    return `- \`${c.file_path}\`${where}: **${c.kind}**${note}${diff}${cut}`;
   });
-  return `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
+  const list = `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
+  return more ? `${list}\n\n${more}` : list;
 }
 
 function humanKey(key: string): string {
@@ -316,18 +328,10 @@ export function statsMarkdown(stats: Stats, session: string): string {
   return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
 }
 
-/** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar
- * (the list may be called changes, files or items). */
-export function changeNoticeSummary(params: unknown): { count: number; lines: string[] } {
-  const p = (params ?? {}) as Record<string, unknown>;
-  const list = [p.changes, p.files, p.items].find(Array.isArray) as unknown[] | undefined;
-  if (!list) {
-    return { count: 1, lines: [JSON.stringify(params)] };
-  }
-  const lines = list.map((entry) => {
-    if (typeof entry === "string") return entry;
-    const e = entry as { file_path?: string; kind?: string; session?: string };
-    return `${e.file_path ?? JSON.stringify(entry)}${e.kind ? ` (${e.kind})` : ""}`;
-  });
-  return { count: list.length, lines };
+/** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar. */
+export function changeNoticeSummary(params: DidChangeReadFilesParams): { count: number; lines: string[] } {
+  const lines = params.changes.map(
+    (c) => `${c.file_path}${c.new_path ? ` -> ${c.new_path}` : ""} (${c.kind})`,
+  );
+  return { count: params.changes.length, lines };
 }

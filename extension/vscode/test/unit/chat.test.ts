@@ -149,12 +149,30 @@ describe("@readkeeper", () => {
     assert.equal((result as { metadata: { rounds: number } }).metadata.rounds, 3);
   });
 
-  it("says plainly when the server lacks a method", async () => {
-    const ctx = context({ "readkeeper/changes": { code: -32601, message: "Method Not Found: readkeeper/changes" } });
+  it("says plainly when the server lacks a method, naming the method the intent called", async () => {
+    const missing = (method: string) => ({ [method]: { code: -32601, message: `Method Not Found: ${method}` } });
+    const cases: [string | undefined, string, string][] = [
+      ["changes", "", "readkeeper/changes"],
+      ["stats", "", "readkeeper/stats"],
+      ["forget", "", "readkeeper/forget"],
+      ["context", "", "readkeeper/attachments"],
+      [undefined, "why does it fail?", "readkeeper/attachments"],
+    ];
+    for (const [command, prompt, method] of cases) {
+      const stream = new Stream();
+      const result = await chatHandler(context(missing(method)))(req(prompt, command), {} as never, stream as never, {} as never);
+      const expected = `This readkeeper server does not support ${method}; update readkeeper.`;
+      assert.ok(stream.text.endsWith(`readkeeper: ${expected}`), stream.text);
+      assert.deepEqual((result as { errorDetails?: unknown }).errorDetails, { message: expected });
+    }
+  });
+
+  it("shows the server's own message for any other failure", async () => {
+    const ctx = context({ "readkeeper/changes": { code: -32803, message: "No session named chat.", data: { kind: "invalid" } } });
     const stream = new Stream();
     const result = await chatHandler(ctx)(req("", "changes"), {} as never, stream as never, {} as never);
-    assert.match(stream.text, /does not answer that yet/);
-    assert.ok((result as { errorDetails?: unknown }).errorDetails);
+    assert.equal(stream.text, "readkeeper: invalid: No session named chat.");
+    assert.deepEqual((result as { errorDetails?: unknown }).errorDetails, { message: "invalid: No session named chat." });
   });
 
   it("collects file paths from references", () => {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   changeNoticeSummary,
+  changesMarkdown,
   errorMessage,
   forgetSentence,
   type Part,
@@ -239,13 +240,18 @@ describe("results -> tool result parts", () => {
 });
 
 describe("notices for the log", () => {
-  it("summarizes didChangeReadFiles notices whatever their list is called", () => {
-    assert.deepEqual(changeNoticeSummary({ changes: [{ file_path: "/a", kind: "modified" }] }), {
-      count: 1,
-      lines: ["/a (modified)"],
-    });
-    assert.equal(changeNoticeSummary({ files: ["/a", "/b"] }).count, 2);
-    assert.equal(changeNoticeSummary({ session: "" }).count, 1);
+  it("summarizes didChangeReadFiles notices, a moved file with where it went", () => {
+    assert.deepEqual(
+      changeNoticeSummary({
+        session: "chat",
+        changes: [
+          { file_path: "/a", kind: "modified", diff: "", truncated: false, total_lines: 3 },
+          { file_path: "/b", kind: "moved", new_path: "/c", diff: "", truncated: false, total_lines: null },
+        ],
+      }),
+      { count: 2, lines: ["/a (modified)", "/b -> /c (moved)"] },
+    );
+    assert.deepEqual(changeNoticeSummary({ session: "chat", changes: [] }), { count: 0, lines: [] });
   });
 });
 
@@ -253,8 +259,28 @@ describe("for the user", () => {
   it("says what forget did, and what it means", () => {
     assert.equal(
       forgetSentence({ session: "chat", forgotten: 3 }, "chat"),
-      'readkeeper forgot 3 file(s) read in session "chat": the next read of each is in full.',
+      'readkeeper forgot 3 file(s) read in session "chat": the next read of each answers as a first ' +
+        'read would, not with an "unchanged" stub.',
     );
-    assert.match(forgetSentence(undefined, "chat"), /forgot 0 file\(s\)/);
+    assert.equal(
+      forgetSentence({ session: "chat", forgotten: 0 }, "chat"),
+      'readkeeper had nothing to forget in session "chat" (no read of those files).',
+    );
+    assert.equal(forgetSentence(undefined, "chat"), forgetSentence({ forgotten: 0 }, "chat"));
+  });
+
+  it("lists changes with where a moved file went, each note, and what is left", () => {
+    const shown = changesMarkdown({
+      changes: [
+        { file_path: "/ws/a.py", kind: "modified", diff: "-x\n+y", truncated: true, total_lines: 1, note: "binary part skipped" },
+        { file_path: "/ws/b.py", kind: "moved", new_path: "/ws/c.py", diff: "", truncated: false, total_lines: 4 },
+      ],
+      remaining: 3,
+    });
+    assert.match(shown, /^2 file\(s\) changed since the agent read them:/);
+    assert.match(shown, /- `\/ws\/a.py`: \*\*modified\*\*\nNote: binary part skipped\n```diff\n-x\n\+y\n```\n_\(diff cut; read the file to see all of it\)_/);
+    assert.match(shown, /- `\/ws\/b.py` → `\/ws\/c.py`: \*\*moved\*\*/);
+    assert.match(shown, /\n\n3 more changed file\(s\): ask again \(`@readkeeper \/changes`\) to see them\.$/);
+    assert.doesNotMatch(changesMarkdown({ changes: [{ file_path: "/ws/a.py", kind: "deleted", diff: "", truncated: false, total_lines: null }] }), /more changed/);
   });
 });
