@@ -44,6 +44,7 @@ from common import (
     cpu_seconds,
     filesystem_server,
     machine,
+    process_tree,
     scratch,
     server,
     summarize,
@@ -76,9 +77,12 @@ async def timed_calls(
     async with contextlib.AsyncExitStack() as stack:
         calls: dict[str, Callable[[], Awaitable[Any]]] = {}
         clients: dict[str, Client] = {}
+        started: dict[str, int] = {}
         for row, (argv, tool, arguments) in servers.items():
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
+            before = set(children())
             client = await stack.enter_async_context(Client(params, read_timeout_seconds=120))
+            started[row] = _the_new_child(before, argv)
             clients[row] = client
             calls[row] = functools.partial(client.call_tool, tool, arguments)
         for row, call in calls.items():
@@ -86,10 +90,8 @@ async def timed_calls(
                 result = await call()
                 if result.is_error:
                     raise RuntimeError(f"{row} failed: {result.content}")
-        pids = {
-            row: [*_server_pids(argv), *helpers.get(row, [])]
-            for row, (argv, _, _) in servers.items()
-        }
+        # Each server with whatever it started (a launcher's node, worker processes).
+        pids = {row: [*process_tree(started[row]), *helpers.get(row, [])] for row in servers}
         cpu_before = {row: sum(map(cpu_seconds, pids[row])) for row in servers}
         times: dict[str, list[float]] = {row: [] for row in servers}
         rows = list(servers)
@@ -110,12 +112,14 @@ async def timed_calls(
         return times, cpu_ms, stats
 
 
-def _server_pids(argv: list[str]) -> list[int]:
-    """The pid of the child process started with exactly `argv`."""
-    found = [pid for pid, cmdline in children().items() if cmdline == argv]
+def _the_new_child(before: set[int], argv: list[str]) -> int:
+    """The pid of the one child process started since `before` was taken: the server
+    the client just spawned for `argv` (whatever its command line became: a shebang
+    script runs as its interpreter)."""
+    found = set(children()) - before
     if len(found) != 1:
-        raise RuntimeError(f"expected one process running {argv}, found {len(found)}")
-    return found
+        raise RuntimeError(f"expected one new process for {argv}, found {len(found)}")
+    return found.pop()
 
 
 def summary(ms: list[float]) -> dict[str, float]:
@@ -178,6 +182,9 @@ def main() -> int:
             "stand-alone": stats[STANDALONE].get("mode"),
             "attached": stats[ATTACHED].get("mode"),
         }
+        if modes != {"stand-alone": "standalone", "attached": "attached"}:
+            # A front end that did not attach would make the overhead row meaningless.
+            raise RuntimeError(f"the MCP servers ran in the wrong modes: {modes}")
 
     standalone = rows[STANDALONE]["p50_ms"]
     attached = rows[ATTACHED]["p50_ms"]

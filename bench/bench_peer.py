@@ -127,7 +127,7 @@ def stdlib_heads(count: int) -> list[str]:
     """The first 2,000 lines of the `count` largest standard-library modules."""
     lib = Path(sysconfig.get_paths()["stdlib"])
     texts = []
-    for path in sorted(lib.glob("*.py")):
+    for path in sorted(lib.glob("*.py"), key=lambda p: (-p.stat().st_size, p.name)):
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         if len(lines) >= 2000:
             texts.append("\n".join(lines[:2000]) + "\n")

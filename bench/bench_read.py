@@ -255,7 +255,10 @@ def bench_first_read(root: Path, small: Path, starts: int, log: IO[bytes]) -> di
     idle = []
     for _ in range(IDLE_SERVERS):
         with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
+            deadline = time.monotonic() + 60
             while lsp.request("readkeeper/stats", {})["watcher"]["state"] in ("off", "starting"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the watcher did not finish its setup within 60 s")
                 time.sleep(0.05)  # the watcher's setup walk is part of the idle server
             time.sleep(0.5)
             idle.append(lsp.rss_mb()["VmRSS"])

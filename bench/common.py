@@ -175,19 +175,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def children() -> dict[int, list[str]]:
-    """This process's child processes, with their command lines."""
+def children(parent: int | None = None) -> dict[int, list[str]]:
+    """The child processes of `parent` (default: this process), with their command
+    lines."""
+    parent = os.getpid() if parent is None else parent
     found: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            if ppid == os.getpid():
+            if ppid == parent:
                 found[int(entry.name)] = (entry / "cmdline").read_text().split("\0")[:-1]
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
     return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (a launcher such as npx and the server it
+    starts, or a server's worker processes)."""
+    tree, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        tree.append(current)
+        pending.extend(children(current))
+    return tree
 
 
 # --- figures ------------------------------------------------------------------------------
