@@ -425,7 +425,9 @@ local function main()
   vim.wait(500) -- what else the restart attached has been attached by now
   after = attached_bufs(old_ids)
   check("autostart = false: a restart attaches the attached buffers again", back, { before = before, after = after })
-  check("autostart = false: a restart attaches no other buffer", not after[mod_buf] and vim.tbl_count(after) == vim.tbl_count(before), { before = before, after = after, mod = mod_buf })
+  -- (Only mod.py is sure never to have been attached: buffers of the workspaces started
+  -- and restarted above may still be attaching, from those steps, while this one runs.)
+  check("autostart = false: a restart does not attach a buffer never attached", not after[mod_buf], { before = before, after = after, mod = mod_buf })
 end
 
 local ok, problem = xpcall(main, debug.traceback)

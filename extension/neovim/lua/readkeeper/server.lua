@@ -246,18 +246,34 @@ end
 --- every loaded file buffer; without it, only those that were attached (the user chose
 --- them with attach()).
 function M.restart()
-  local clients = get_clients({ name = config.current.name })
+  -- Every server: those running, and (Neovim 0.7, which lists a client only once it is
+  -- initialized) those still starting, which this plugin keeps by root.
+  local ids = {}
+  for _, client in ipairs(get_clients({ name = config.current.name })) do
+    ids[client.id] = true
+  end
+  for _, id in pairs(client_ids) do
+    ids[id] = true
+  end
   local attached = {}
-  for _, client in ipairs(clients) do
-    vim.list_extend(attached, vim.lsp.get_buffers_by_client_id(client.id))
-    vim.lsp.stop_client(client.id)
+  for id in pairs(ids) do
+    vim.list_extend(attached, vim.lsp.get_buffers_by_client_id(id))
+    vim.lsp.stop_client(id)
   end
   failed, refused, client_ids = {}, {}, {}
   -- A stopping client still counts as running for a moment (and vim.lsp.start would
-  -- reuse it): attach once they are gone, polling without blocking the editor.
+  -- reuse it): attach once those stopped are gone, polling without blocking the editor.
   local deadline = util.uv.now() + 30000
+  local function stopping()
+    for id in pairs(ids) do
+      if vim.lsp.get_client_by_id(id) ~= nil then
+        return true
+      end
+    end
+    return false
+  end
   local function reattach()
-    if #get_clients({ name = config.current.name }) > 0 and util.uv.now() < deadline then
+    if stopping() and util.uv.now() < deadline then
       return vim.defer_fn(reattach, 50)
     end
     if config.current.autostart then
