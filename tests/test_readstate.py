@@ -98,3 +98,45 @@ def test_a_view_is_the_same_only_with_the_same_range_and_options() -> None:
     assert not seen.same_view(11, 20, "pages=1-2")
     assert not seen.same_view(10, None, "pages=1-2")
     assert not seen.same_view(10, 20, "")
+
+
+# --- the views a session holds of one file's same content ---------------------------------
+
+
+def views_after(*records: ReadRecord) -> list[tuple[int, int | None, bool]]:
+    """(offset, limit, ranged) of each view held after putting `records` in turn."""
+    states = ReadStates()
+    for each in records:
+        states.put("chat", each)
+    held = states.get("chat", "/ws/a.py")
+    assert held is not None
+    return [(v.offset, v.limit, v.ranged) for v in held.views()]
+
+
+def test_at_most_four_views_of_one_content_are_held_the_whole_one_first() -> None:
+    whole = record("/ws/a.py", limit=2000, whole=True)
+    ranges = [record("/ws/a.py", offset=10 * n, limit=5, ranged=True) for n in range(1, 6)]
+    assert views_after(whole, *ranges) == [
+        (50, 5, True),  # the newest
+        (1, 2000, False),  # the whole view outlasts the older ranges
+        (40, 5, True),
+        (30, 5, True),
+    ]
+
+
+def test_a_cut_whole_read_and_a_ranged_read_of_the_same_lines_are_two_views() -> None:
+    cut = record("/ws/a.py", limit=2000, ranged=False)
+    asked = record("/ws/a.py", limit=2000, ranged=True)
+    assert views_after(cut, asked) == [(1, 2000, True), (1, 2000, False)]
+    # The same view again replaces itself.
+    assert views_after(cut, asked, record("/ws/a.py", limit=2000, ranged=True)) == [
+        (1, 2000, True),
+        (1, 2000, False),
+    ]
+
+
+def test_a_record_of_other_content_holds_none_of_the_views_it_came_with() -> None:
+    stray = record("/ws/a.py", digest="old", offset=7, limit=3)
+    carrying = record("/ws/a.py", digest="new", earlier=(stray,))
+    assert views_after(carrying) == [(1, None, False)]
+    assert views_after(record("/ws/a.py", digest="old"), carrying) == [(1, None, False)]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from readkeeper.readers.text import split_lines
-from readkeeper.tokens import TokenCounter
+from readkeeper.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
 
 COUNTER = TokenCounter()
 
@@ -137,3 +137,55 @@ def test_any_lines_count_as_the_joined_text(lines: list[str], start: int, width:
     counts = COUNTER.numbered(lines, start, width)
     for count in range(len(lines) + 1):
         assert counts.tokens(count) == COUNTER.count(numbered(lines[:count], start, width))
+
+
+# --- the per-line memo's bounds (its memory) ----------------------------------------------
+
+
+def memo_size(counter: TokenCounter) -> int:
+    return len(counter._line_memo)
+
+
+def test_lines_up_to_the_memo_line_length_are_remembered_and_longer_ones_are_not() -> None:
+    counter = TokenCounter()
+    at_limit, over = "a" * MEMO_LINE_CHARS, "b" * (MEMO_LINE_CHARS + 1)
+    counter.numbered([at_limit, over], 1)
+    assert at_limit in counter._line_memo
+    assert over not in counter._line_memo
+
+
+def test_the_memo_starts_afresh_past_its_number_of_lines() -> None:
+    counter = TokenCounter()
+    counter.numbered([f"x{i}" for i in range(MEMO_LINES)], 1)
+    assert memo_size(counter) == MEMO_LINES
+    counter.numbered(["one line more"], 1)
+    assert memo_size(counter) == 1
+
+
+def test_the_memo_starts_afresh_past_its_characters_and_counts_them_from_zero() -> None:
+    counter = TokenCounter()
+    width = 200
+    lines = iter(f"{i:0{width}d}" for i in range(10**6))  # distinct, `width` characters
+    fill = MEMO_CHARS // width
+    for _round in range(2):  # the first fill, then the fill after a fresh start
+        already = memo_size(counter)
+        counter.numbered([next(lines) for _ in range(fill - already)], 1)
+        assert memo_size(counter) == fill  # exactly MEMO_CHARS characters: kept
+        counter.numbered(["1"], 1)  # one more character: over, but checked before adding
+        assert memo_size(counter) == fill + 1
+        counter.numbered([next(lines)], 1)  # over the limit: it starts afresh
+        assert memo_size(counter) == 1
+
+
+def test_the_token_table_is_loaded_by_the_first_count() -> None:
+    counter = TokenCounter()
+    assert not counter.loaded
+    counter.count("x")
+    assert counter.loaded
+
+
+def test_the_longest_fit_of_a_budget_below_zero_is_no_line() -> None:
+    # A cap smaller than what a note needs leaves a budget below zero for the lines.
+    counts = COUNTER.numbered(["alpha = 1", "beta = 2"], 1)
+    assert counts.longest_fit(-1) == 0
+    assert counts.longest_fit(-100) == 0
