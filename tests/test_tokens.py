@@ -46,37 +46,6 @@ def test_an_estimate_at_a_quarter_of_the_cap_is_counted_exactly() -> None:
     assert counter.counted == [text]
 
 
-def test_a_repeated_exact_count_with_a_key_comes_from_the_cache() -> None:
-    counter = Spied()
-    text = "entry " * 100
-    first = counter.measure(text, 400, key=("digest", 1, 100))
-    again = counter.measure(text, 400, key=("digest", 1, 100))
-    assert first == again == TokenCounter().count(text)
-    assert counter.counted == [text]  # counted once
-    counter.measure(text, 400)  # without a key, nothing is cached
-    counter.measure(text, 400)
-    assert len(counter.counted) == 3
-
-
-def test_the_cache_forgets_the_least_recently_used_count() -> None:
-    counter = Spied(cache_size=2)
-    texts = {name: f"{name} " * 250 for name in ("a", "b", "c")}  # over 100 estimated
-
-    def measure(name: str) -> None:
-        counter.measure(texts[name], 400, key=(name, 1, 1))
-
-    measure("a")
-    measure("b")
-    measure("a")  # a hit: "a" is now the most recently used
-    measure("c")  # over the size: "b" goes
-    assert counter.counted == [texts["a"], texts["b"], texts["c"]]
-    measure("a")
-    measure("c")
-    assert len(counter.counted) == 3  # both still cached
-    measure("b")
-    assert counter.counted[-1] == texts["b"]  # counted again
-
-
 def test_line_counts_add_up_to_the_joined_text_and_its_final_newline() -> None:
     counter = TokenCounter()
     lines = ["alpha", "beta", "gamma delta"]
