@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -76,3 +78,17 @@ def rewrite_before_every_swap(
 
     monkeypatch.setattr(atomic, "replace", racing)
     return left
+
+
+def run_python(
+    script: str, *args: str, stdin: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `script` in a fresh interpreter of this Python (`python -c script args`), its
+    output captured as text, within a minute."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

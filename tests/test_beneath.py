@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run_python
 from readkeeper import atomic, beneath, fileio
 from readkeeper.beneath import Anchor, Moved
 from readkeeper.errors import ReadkeeperError
 from readkeeper.fileio import open_regular, read_at_most
-from readkeeper.paths import Workspace
+from readkeeper.paths import Location, Workspace
 
 
 @pytest.fixture(params=["openat2", "portable"])
@@ -101,11 +102,23 @@ def test_make_folders_will_not_create_through_a_symlink(walk: str, tree: tuple[P
     assert (root / "fresh" / "one" / "two").is_dir()
 
 
-def test_a_file_swapped_for_a_symlink_is_not_read(walk: str, tree: tuple[Path, Path]) -> None:
-    root, outside = tree
+def _inside_file(root: Path) -> Location:
+    """Where sub/deep/a.txt of a workspace rooted at `root` is, as reads resolve it."""
     workspace = Workspace()
     workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
+    return workspace.resolve("sub/deep/a.txt")
+
+
+def _refusal(where: Location) -> ReadkeeperError:
+    """The error of opening `where`, which must be refused."""
+    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
+        pass
+    return caught.value
+
+
+def test_a_file_swapped_for_a_symlink_is_not_read(walk: str, tree: tuple[Path, Path]) -> None:
+    root, outside = tree
+    where = _inside_file(root)
     os.replace(root / "sub" / "deep" / "a.txt", root / "a.txt.bak")
     (root / "sub" / "deep" / "a.txt").symlink_to(outside / "a.txt")
     with pytest.raises(ReadkeeperError) as caught, open_regular(where) as opened:
@@ -119,9 +132,7 @@ def _open_changed_after_the_check(
 ) -> ReadkeeperError:
     """Open sub/deep/a.txt of `root`, with `change(its path)` run between the look at
     its name (lstat) and the open; returns the refusal."""
-    workspace = Workspace()
-    workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
+    where = _inside_file(root)
     looked = fileio.lstat_in
 
     def look_then_change(folder: int, name: str) -> os.stat_result | None:
@@ -130,9 +141,7 @@ def _open_changed_after_the_check(
         return seen
 
     monkeypatch.setattr(fileio, "lstat_in", look_then_change)
-    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
-        pass
-    return caught.value
+    return _refusal(where)
 
 
 def test_a_file_swapped_for_a_symlink_between_its_check_and_its_open_is_stale(
@@ -308,9 +317,7 @@ def test_opens_go_through_openat2_where_the_kernel_has_it(tree: tuple[Path, Path
         "os.close(beneath.Anchor.open(sys.argv[1]).open_folder('sub'))\n"
         "print(beneath.openat2_available())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
-    )
+    done = run_python(script, str(root))
     assert done.stdout.strip() == "True", done.stderr
     beneath.force_portable_walk(True)
     beneath.force_portable_walk(False)
@@ -344,9 +351,7 @@ def test_a_first_open_of_a_missing_folder_does_not_turn_openat2_off(
         "os.close(anchor.open_folder('sub'))\n"
         "print(beneath.openat2_available())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
-    )
+    done = run_python(script, str(root))
     assert done.stdout.strip() == "True", done.stderr
 
 
@@ -362,13 +367,7 @@ def test_a_folder_opened_as_descriptor_0_opens(tree: tuple[Path, Path]) -> None:
         "fd = anchor.open_folder('sub')\n"
         "print(fd, os.path.samestat(os.fstat(fd), os.stat(sys.argv[1] + '/sub')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(root)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_python(script, str(root), stdin=subprocess.DEVNULL)
     assert done.stdout.split() == ["0", "True"], done.stderr
 
 
@@ -390,17 +389,14 @@ def test_a_file_swapped_for_a_link_to_a_folder_is_stale_not_a_folder(
     # The entry is looked at without following it: a link planted there is a change
     # of the tree, whatever it points at (a folder, nothing at all).
     root, outside = tree
-    workspace = Workspace()
-    workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
+    where = _inside_file(root)
     name = root / "sub" / "deep" / "a.txt"
     name.unlink()
     for target in (outside, outside / "missing"):
         name.symlink_to(target)
-        with pytest.raises(ReadkeeperError) as caught, open_regular(where):
-            pass
-        assert caught.value.kind == "stale"
-        assert caught.value.data["moved"] is True
+        error = _refusal(where)
+        assert error.kind == "stale"
+        assert error.data["moved"] is True
         assert where.lstat() is not None
         name.unlink()
 
@@ -499,15 +495,12 @@ def test_a_folder_swapped_for_a_link_after_resolving_is_stale(
     walk: str, tree: tuple[Path, Path]
 ) -> None:
     root, outside = tree
-    workspace = Workspace()
-    workspace.set_roots([str(root)])
-    where = workspace.resolve("sub/deep/a.txt")
+    where = _inside_file(root)
     (root / "sub" / "deep").rename(root / "sub" / "was-deep")
     (root / "sub" / "deep").symlink_to(outside)
-    with pytest.raises(ReadkeeperError) as caught, open_regular(where):
-        pass
-    assert caught.value.kind == "stale"
-    assert caught.value.data["moved"] is True
+    error = _refusal(where)
+    assert error.kind == "stale"
+    assert error.data["moved"] is True
 
 
 def test_an_absolute_path_is_never_opened_from_the_anchor(
@@ -560,10 +553,5 @@ def test_where_the_kernel_refuses_openat2_opens_take_the_walk(
     if sys.platform != "linux" or os.uname().machine == "alpha":
         pytest.skip("a seccomp filter on openat2 (437) is Linux's")
     root, _ = tree
-    done = subprocess.run(
-        [sys.executable, "-c", _REFUSE_OPENAT2, str(root), str(getattr(errno, refusal))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_python(_REFUSE_OPENAT2, str(root), str(getattr(errno, refusal)))
     assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr

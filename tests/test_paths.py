@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run_python
 from readkeeper import paths
 from readkeeper.errors import ReadkeeperError
 from readkeeper.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
@@ -285,8 +286,6 @@ def test_suggestions_are_given_up_not_raised_when_a_folder_cannot_be_listed(
 ) -> None:
     # Out of descriptors (a server holding many files), listing the folder fails: the
     # not-found answer then has no suggestions, rather than becoming a crash.
-    import subprocess
-    import sys
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -306,9 +305,7 @@ def test_suggestions_are_given_up_not_raised_when_a_folder_cannot_be_listed(
         "    os.close(fd)\n"
         "print(found)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60
-    )
+    done = run_python(script, str(root))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
