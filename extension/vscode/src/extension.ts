@@ -186,13 +186,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         return;
       }
       const session = settings().chatSession;
-      let stats: Stats;
-      try {
-        stats = await client.sendRequest<Stats>(Methods.stats, { session });
-      } catch (error) {
-        void vscodeapi.showErrorMessage(errorMessage(error, Methods.stats));
-        return;
-      }
+      const stats = await requestOrSay<Stats>(client, Methods.stats, { session });
+      if (!stats) return;
       const markdown = statsMarkdown(stats, session);
       status.setStats(markdown);
       statsDocument.set(markdown);
@@ -206,13 +201,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
         return;
       }
       const session = settings().chatSession;
-      let result: ForgetResult;
-      try {
-        result = await client.sendRequest<ForgetResult>(Methods.forget, { session });
-      } catch (error) {
-        void vscodeapi.showErrorMessage(errorMessage(error, Methods.forget));
-        return;
-      }
+      const result = await requestOrSay<ForgetResult>(client, Methods.forget, { session });
+      if (!result) return;
       void vscodeapi.showInformationMessage(forgetSentence(result, session));
       scheduleStats();
     }),
@@ -289,4 +279,15 @@ let activeServer: ReadkeeperServer | undefined;
 /** VS Code waits for this promise: the server gets its shutdown/exit, not a kill. */
 export function deactivate(): Promise<void> | undefined {
   return activeServer?.stop();
+}
+
+/** A command's request to the server: its result, or undefined once the user has been
+ * shown why it failed. */
+async function requestOrSay<T>(client: LanguageClient, method: string, params: object): Promise<T | undefined> {
+  try {
+    return await client.sendRequest<T>(method, params);
+  } catch (error) {
+    void vscodeapi.showErrorMessage(errorMessage(error, method));
+    return undefined;
+  }
 }
