@@ -123,6 +123,31 @@ def test_replace_all_changes_every_match(core: Readkeeper, workspace: Path) -> N
     assert result.lines == [1, 2, 3, 3]
 
 
+def test_a_deletion_at_the_end_of_a_line_is_reported_on_that_line(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Each change's line is where its new text starts: for a deletion, right before the
+    # line break it leaves in place.
+    path = workspace / "a.txt"
+    path.write_text("ab;\nab;\nend\n")
+    read(core, path)
+    result = edit(core, path, ";", "", replace_all=True)
+    assert path.read_text() == "ab\nab\nend\n"
+    assert result.lines == [1, 2]
+    assert (result.start_line, result.snippet) == (1, "     1\tab\n     2\tab\n     3\tend")
+
+
+def test_after_an_edit_the_next_read_is_a_stub_only_if_the_file_was_held_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    read(core, path, offset=2, limit=3)
+    assert edit(core, path, "line 3\n", "line three\n").read_state.next_read == "full"
+    read(core, path)
+    assert edit(core, path, "line 4\n", "line four\n").read_state.next_read == "stub"
+
+
 def test_replace_all_shows_the_snippet_of_the_first_change(
     core: Readkeeper, workspace: Path
 ) -> None:
@@ -271,6 +296,18 @@ def test_a_deletion_just_above_the_edited_line_still_merges() -> None:
     snapshot = "q\nDEL\nfoo\nz\n"
     current = Normalized("q\nfoo\nz\n")
     assert disjoint_hits(snapshot, current, "foo", False, leased=True) == [2]
+
+
+def test_a_match_on_the_line_after_a_leading_empty_line_merges_at_its_column() -> None:
+    # The text starts with a line break, the only one before the match: the match's
+    # column is counted from just after it, in what was read and in the file now alike.
+    snapshot = "\nfoo = 1\nbar\n"
+    current = Normalized("x\n\nfoo = 1\nbar\n")
+    assert disjoint_hits(snapshot, current, "foo", False, leased=True) == [3]
+    # The same match moved one column right is not where it was.
+    moved = Normalized("x\n\n foo = 1\nbar\n")
+    why = disjoint_hits(snapshot, moved, "foo", False, leased=True)
+    assert isinstance(why, str)
 
 
 def test_no_change_and_bad_params(core: Readkeeper, workspace: Path) -> None:

@@ -165,6 +165,20 @@ def test_a_file_held_whole_stays_held_after_a_ranged_read(
     assert "+line twenty" in changed["file"]["diff"]
 
 
+def test_after_a_diff_of_a_file_held_whole_the_same_lines_read_as_a_range_stub(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The diff brought the agent all of the new content: reading its lines again, in
+    # the whole read's range asked explicitly, is a stub, not the file once more.
+    (workspace / "w.txt").write_text(lines(300))
+    read(core, "w.txt")
+    (workspace / "w.txt").write_text(lines(300).replace("line 20 ", "line twenty "))
+    assert read(core, "w.txt")["type"] == "file_changed"
+    again = read(core, "w.txt", offset=1)
+    assert again["type"] == "file_unchanged"
+    assert "note" not in again["file"]
+
+
 def test_an_outline_read_earlier_stubs_after_a_symbol_read(workspace: Path) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 200})
     source = "".join(f"def function_{i}(x):\n    return x + {i}\n\n\n" for i in range(60))
@@ -173,6 +187,17 @@ def test_an_outline_read_earlier_stubs_after_a_symbol_read(workspace: Path) -> N
     assert read(core, "m.py", symbol="function_7")["type"] == "text"
     assert read(core, "m.py")["type"] == "file_unchanged"
     assert read(core, "m.py", symbol="function_7")["type"] == "file_unchanged"
+
+
+def test_an_outline_does_not_hold_the_file_whole(workspace: Path) -> None:
+    # The agent saw only the outline: after a small change elsewhere, a whole re-read is
+    # the new outline, never a diff of lines it was not shown.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 200})
+    source = "".join(f"def function_{i}(x):\n    return x + {i}\n\n\n" for i in range(60))
+    (workspace / "m.py").write_text(source)
+    assert read(core, "m.py")["type"] == "outline"
+    (workspace / "m.py").write_text(source.replace("x + 30", "x + 31"))
+    assert read(core, "m.py")["type"] == "outline"
 
 
 def test_an_edit_drops_the_views_held_of_the_content_before_it(
