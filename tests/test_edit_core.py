@@ -778,6 +778,9 @@ def test_write_creates_a_file_and_its_folders(core: Readkeeper, workspace: Path)
     # The writer knows what it wrote: the next write needs no read.
     again = core.write(WriteParams("src/pkg/new.py", "print('bye')\n"))
     assert (again.created, again.changed) == (False, True)
+    # It wrote all of it, so it holds it whole: a re-read is a stub.
+    assert again.read_state.next_read == "stub"
+    assert read(core, path)["type"] == "file_unchanged"
 
 
 def test_new_file_line_ending_setting(workspace: Path) -> None:
@@ -914,6 +917,25 @@ def test_apply_edits_the_dirty_buffer_not_the_disk(workspace: Path) -> None:
     editor.docs[str(path)] = Buffer("1\r\n2\r\n3 (typed)\r\n", 9)
     error = refused(edit, core, path, "3 (unsaved)", "3")
     assert error.kind == "stale"
+
+
+def test_a_buffer_read_of_a_legacy_encoding_then_saved_edits_without_a_merge(
+    workspace: Path,
+) -> None:
+    # The agent read the editor's unsaved buffer of a Latin-1 file (recorded as the
+    # text's UTF-8), then the user saved it: the file on disk is what the agent read,
+    # in other bytes. The edit is a plain one, not a merge over a change.
+    path = workspace / "a.txt"
+    path.write_bytes("caf\xe9\n".encode("latin-1"))
+    editor = FakeEditor()
+    editor.docs[str(path)] = Buffer("caf\xe9\nna\xefve (unsaved)\n", 2)
+    core = Readkeeper(roots=[str(workspace)], buffers=editor)
+    assert read(core, path)["file"]["unsaved"] is True
+    path.write_bytes("caf\xe9\nna\xefve (unsaved)\n".encode("latin-1"))
+    del editor.docs[str(path)]
+    result = edit(core, path, " (unsaved)", "")
+    assert (result.merged, result.note) == (False, None)
+    assert path.read_bytes() == "caf\xe9\nna\xefve\n".encode("latin-1")
 
 
 def test_write_into_a_dirty_buffer_with_apply(workspace: Path) -> None:

@@ -86,6 +86,27 @@ def test_other_settings_make_another_view(workspace: Path) -> None:
     assert read(core, "n.txt")["type"] == "file_unchanged"
 
 
+def test_a_view_shown_under_other_settings_is_passed_over_not_the_end_of_the_search(
+    workspace: Path,
+) -> None:
+    core = Readkeeper(roots=[str(workspace)])
+    (workspace / "a.txt").write_text(lines(30))
+    read(core, "a.txt", offset=1, limit=3)
+    core.configure({"line_numbers": "compact"})
+    # The same lines under other settings look different: sent again, as they look now.
+    again = read(core, "a.txt", offset=1, limit=3)
+    assert (again["type"], again["file"]["content"][:2]) == ("text", "1\t")
+
+    (workspace / "b.txt").write_text(lines(30))
+    core.configure({})
+    read(core, "b.txt", offset=1, limit=3)
+    core.configure({"line_numbers": "compact"})
+    read(core, "b.txt", offset=10, limit=3)
+    core.configure({})
+    # The newest view was shown under other settings; the one before it matches.
+    assert read(core, "b.txt", offset=1, limit=3)["type"] == "file_unchanged"
+
+
 def test_changed_content_or_an_edit_in_between_is_never_a_stub(workspace: Path) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
     path = workspace / "n.txt"
