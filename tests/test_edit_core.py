@@ -334,6 +334,7 @@ def test_not_found_is_directory_binary_too_large(core: Readkeeper, workspace: Pa
     read(core, workspace / "notes.txt")
     error = refused(core.write, WriteParams(str(workspace / "folder"), "x"))
     assert error.kind == "is_directory"
+    assert f"Give the path of a file (e.g. {workspace / 'folder' / 'name.txt'})" in error.message
 
     blob = workspace / "blob.bin"
     blob.write_bytes(b"abc\n")
@@ -951,6 +952,7 @@ def test_write_into_a_dirty_buffer_with_apply(workspace: Path) -> None:
     assert (result.applied_to, result.changed) == ("buffer", True)
     assert editor.calls[0][2] == [TextChange(2, 3, "B")]
     assert editor.docs[str(path)].text == "a\nB\nc\n"
+    assert result.read_state.next_read == "stub"  # it wrote all of it
 
 
 def test_an_editor_that_refuses_the_edit_is_reported(workspace: Path) -> None:

@@ -18,6 +18,7 @@ from readkeeper.core import Readkeeper
 from readkeeper.edits import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
+from readkeeper.readers.notebook import SNAPSHOT_MAX_BYTES
 
 
 def save(path: Path, notebook: dict[str, Any]) -> Path:
@@ -201,6 +202,24 @@ def test_change_elsewhere_is_merged(core: Readkeeper, notebook: Path) -> None:
     nb = nbformat.read(str(notebook), as_version=4)
     assert nb.cells[2].source == "40 + 2"
     assert nb.cells[7].source == "run_later()  # someone else"
+
+
+def test_a_notebook_of_exactly_the_snapshot_size_still_merges(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Notebooks up to SNAPSHOT_MAX_BYTES keep what the agent read, for disjoint merges.
+    notebook = every_output_notebook()
+    notebook["cells"].append(nbformat.v4.new_markdown_cell("x"))
+    path = save(workspace / "big.ipynb", notebook)
+    notebook["cells"][-1]["source"] = "x" * (1 + SNAPSHOT_MAX_BYTES - path.stat().st_size)
+    save(path, notebook)
+    assert path.stat().st_size == SNAPSHOT_MAX_BYTES
+    cells = read(core, path)["file"]["cells"]
+    changed = nbformat.read(str(path), as_version=4)
+    changed.cells[7].source = "run_later()  # someone else"
+    nbformat.write(changed, str(path))
+    result = edit(core, path, cell_id=cells[2]["cell_id"], new_source="40 + 2")
+    assert result["merged"] is True
 
 
 def test_v3_notebook_is_not_edited(core: Readkeeper, workspace: Path) -> None:

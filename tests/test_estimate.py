@@ -52,6 +52,7 @@ def test_an_estimate_of_an_image(core: Readkeeper, workspace: Path) -> None:
     real = read(core, "shot.png")
     assert real["type"] == "image"
     assert estimate["file"]["tokens"] == real["file"]["tokens"]
+    assert (estimate["file"]["num_lines"], estimate["file"]["total_lines"]) == (0, None)
     assert "base64" not in estimate["file"]
 
 

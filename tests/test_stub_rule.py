@@ -198,6 +198,9 @@ def test_after_a_diff_of_a_file_held_whole_the_same_lines_read_as_a_range_stub(
     again = read(core, "w.txt", offset=1)
     assert again["type"] == "file_unchanged"
     assert "note" not in again["file"]
+    # It still holds the file whole: the next change comes as a diff too.
+    (workspace / "w.txt").write_text(lines(300).replace("line 40 ", "line forty "))
+    assert read(core, "w.txt")["type"] == "file_changed"
 
 
 def test_an_outline_read_earlier_stubs_after_a_symbol_read(workspace: Path) -> None:
