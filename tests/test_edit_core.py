@@ -281,6 +281,11 @@ def test_ambiguous_match_lists_twenty_lines_and_counts_the_rest(
     assert error.data["lines"] == list(range(1, 24))
     listed = ", ".join(str(n) for n in range(1, 21))
     assert f"(starting on lines {listed} and 3 more)" in error.message
+    # Exactly as many as are listed: all named, none "more".
+    path.write_text("foo\n" * 20)
+    read(core, path)
+    error = refused(edit, core, path, "foo", "bar")
+    assert f"(starting on lines {listed})." in error.message
 
 
 def test_a_deletion_inside_the_edited_lines_is_named_by_its_line() -> None:

@@ -77,6 +77,7 @@ def test_replace_a_cell_source(core: Readkeeper, notebook: Path) -> None:
     ]
     assert len(changed) == 3, changed
     # The agent's next read is a full one, not a stub, and shows the new source.
+    assert result["read_state"]["next_read"] == "full"
     again = read(core, notebook)
     assert again["type"] == "notebook"
     assert again["file"]["cells"][2]["source"] == "40 + 2\n# the answer"
