@@ -22,9 +22,15 @@ MIN_USEFUL_TOKENS = 200
 
 
 class Counter(Protocol):
-    def count(self, text: str) -> int: ...
+    """What the budgeter needs of a token counter (`tokens.TokenCounter` in the server)."""
 
-    def count_lines(self, lines: Sequence[str]) -> list[int]: ...
+    def count(self, text: str) -> int:
+        """The exact tokens of `text`."""
+        ...
+
+    def count_lines(self, lines: Sequence[str]) -> list[int]:
+        """The tokens of each line as it will be joined with newlines: where to cut."""
+        ...
 
 
 def _note(item: Attachment, kept_lines: int, total_lines: int) -> str:
@@ -79,6 +85,8 @@ def measure(item: Attachment, counter: Counter) -> bool:
 
 
 def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
+    """Fit `items` into `budget` tokens by the rules above: what is kept (cut to fit
+    or whole), and what is dropped and why."""
     dropped: list[Dropped] = []
     uncappable = set()
     for index, item in enumerate(items):

@@ -3,7 +3,8 @@
 1. user input: the files the user attached or @-mentioned (read through the normal
    readers and budgets), and memory files above them;
 2. thread: diagnostics the editor forwarded, change notices for files this session read;
-3. main thread: memory files at the roots, the active editor's selection, git status.
+3. main thread: memory files at the roots, the active editor's selection, git status,
+   and a few facts about the environment.
 
 A source that fails or runs past `attachments_timeout_ms` is reported in `dropped` with
 its error; it never fails the request. Everything collected then goes to the budgeter.
@@ -58,12 +59,18 @@ _ESTIMATE_SLACK = 1.0
 
 @dataclass(frozen=True)
 class Source:
+    """One source of a phase, run on the attachment pool; its type and name label it
+    in `dropped` when it fails or runs out of time."""
+
     type: str
     name: str
     run: Callable[[], list[Attachment]]
 
 
 def gather(core: Readkeeper, params: AttachmentsParams) -> Fitted:
+    """The session's attachments for one turn, fitted into the budget. Change notices
+    that are dropped will be reported again, and a mention cut or dropped loses its
+    read-state (the agent does not hold it as a read shows it)."""
     wanted = set(params.types) if params.types is not None else set(TYPES)
     settings = core.settings
     budget = params.budget_tokens or settings.attachments_budget_tokens

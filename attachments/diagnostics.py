@@ -29,6 +29,8 @@ Key = tuple[int, str, str, str]
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One problem a language server reported, as much of it as the listing shows."""
+
     line: int  # 0-based, as LSP sends it
     character: int
     severity: int  # 1 error .. 4 hint; LSP leaves a missing one to the client: error
@@ -38,9 +40,11 @@ class Diagnostic:
 
     @property
     def key(self) -> Key:
+        """What makes two reports the same problem (see `Key`)."""
         return (self.severity, self.message, self.source, self.code)
 
     def render(self, new: bool) -> str:
+        """Its line in a listing (1-based position), marked `(new)` when `new`."""
         origin = " ".join(p for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
         message = " ".join(self.message.split())  # one line each, whatever the server sent
@@ -51,6 +55,8 @@ class Diagnostic:
 
 @dataclass(frozen=True)
 class FileDiagnostics:
+    """What the editor last reported for one file, and for which version of it."""
+
     path: str
     uri: str
     version: int | None
@@ -133,14 +139,18 @@ class DiagnosticsStore:
             self._baselines[(session, path)] = seen
 
     def get(self, path: str) -> FileDiagnostics | None:
+        """The latest report for `path`, or None when it has no diagnostics."""
         with self._changed:
             return self._files.get(path)
 
     def files(self) -> list[FileDiagnostics]:
+        """The latest report of every file that has diagnostics."""
         with self._changed:
             return list(self._files.values())
 
     def baseline(self, session: str, path: str) -> Counter[Key] | None:
+        """What `session` has seen reported for `path`; None if it never read or edited it
+        (then nothing there is new to it)."""
         with self._changed:
             return self._baselines.get((session, path))
 
@@ -187,6 +197,7 @@ class Section:
     pending_since: int | None = None  # the document's version, when results are stale
 
     def header(self, display: Callable[[str], str]) -> str:
+        """The line that opens the section: the file and its version, or why it is pending."""
         name, version = display(self.entry.path), self.entry.version
         if self.pending_since is not None:
             return (
@@ -198,6 +209,8 @@ class Section:
 
 @dataclass
 class Listing:
+    """The rendered lines of a diagnostics attachment, and what its cap left out."""
+
     lines: list[str]
     omitted: int  # diagnostics left out to stay within the budget
     omitted_files: int

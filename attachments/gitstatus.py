@@ -25,6 +25,8 @@ from readkeeper.paths import Workspace
 
 
 class NotARepository(Exception):
+    """The root is not in a git repository: there is no git status to attach."""
+
     pass
 
 

@@ -20,6 +20,7 @@ NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-i
 
 
 def at_roots(workspace: Workspace) -> list[Location]:
+    """The memory files at the top of each workspace root."""
     roots = workspace.roots
     return _existing((os.path.join(root, name) for root in roots for name in NAMES), workspace)
 

@@ -37,6 +37,7 @@ class Attachment:
     protected: bool = False  # the user's own input: cut if it must be, never dropped
 
     def as_json(self) -> dict[str, Any]:
+        """The attachment as `readkeeper/attachments` sends it."""
         return {
             "type": self.type,
             "priority": self.priority,
@@ -49,12 +50,16 @@ class Attachment:
 
 @dataclass(frozen=True)
 class Dropped:
+    """Context the agent did not get (dropped for the budget, or from a source that
+    failed or ran out of time), and why."""
+
     type: str
     source: str
     reason: str
     tokens: int | None = None
 
     def as_json(self) -> dict[str, Any]:
+        """The entry as `readkeeper/attachments` lists it under `dropped`."""
         data: dict[str, Any] = {"type": self.type, "source": self.source, "reason": self.reason}
         if self.tokens is not None:
             data["tokens"] = self.tokens
@@ -63,15 +68,20 @@ class Dropped:
 
 @dataclass
 class Fitted:
+    """The budgeter's answer, the `readkeeper/attachments` result: what was kept, what
+    was dropped."""
+
     attachments: list[Attachment] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
     budget_tokens: int = 0
 
     @property
     def used_tokens(self) -> int:
+        """The tokens the kept attachments take."""
         return sum(a.tokens for a in self.attachments)
 
     def as_json(self) -> dict[str, Any]:
+        """The `readkeeper/attachments` result as it is sent."""
         return {
             "attachments": [a.as_json() for a in self.attachments],
             "dropped": [d.as_json() for d in self.dropped],

@@ -161,6 +161,8 @@ class Anchor:
 
     @classmethod
     def open(cls, path: str) -> Anchor:
+        """Open the folder at `path` (a real path) as an anchor; raises OSError
+        (NotADirectoryError for a file) when it cannot."""
         fd = os.open(path, _O_PATH | _DIRECTORY | _CLOEXEC)
         anchor = cls(path, fd)
         # Closed when the last user lets go: a request in flight may still hold it

@@ -109,6 +109,9 @@ class _Batch:
 
 
 class ChangeNotices:
+    """Every session's change notices, by the rules above: the watcher feeds it
+    (`process`), `readkeeper/changes` takes from it (`take`)."""
+
     def __init__(
         self,
         read_states: ReadStates,
@@ -250,6 +253,8 @@ class ChangeNotices:
                     track.pending = True
 
     def forget(self, session: str, paths: Sequence[str] | None = None) -> None:
+        """Stop telling `session` of changes to `paths` (all its files when None): after
+        `readkeeper/forget`, it no longer holds what it read."""
         with self._lock:
             if paths is None:
                 self._tracks.pop(session, None)

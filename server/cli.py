@@ -1,4 +1,4 @@
-"""`readkeeper serve | read | demo`: the command-line front end."""
+"""`readkeeper serve | mcp | read | demo | settings`: the command-line front end."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `readkeeper` command line: its options and commands."""
     parser = argparse.ArgumentParser(
         prog="readkeeper",
         description="The file layer for editor-hosted AI coding agents (a language server).",
@@ -85,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `readkeeper` console script (the language server when no command is given);
+    returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -28,6 +28,9 @@ def raw_json_converter() -> cattrs.Converter:
 
 
 class ReadkeeperClient(LanguageClient):
+    """A language client of `readkeeper serve` that keeps what the server sends besides
+    results: log and shown messages, change notices, and the end of its stderr."""
+
     STDERR_KEPT = 1 << 20
 
     def __init__(self) -> None:
@@ -50,6 +53,8 @@ class ReadkeeperClient(LanguageClient):
             client.change_notices.append(params)
 
     async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        """Start `python -m readkeeper serve` with `extra_args` (and `env` over this
+        process's environment), and speak LSP to it over stdio."""
         await self.start_io(
             sys.executable,
             "-m",
@@ -76,6 +81,8 @@ class ReadkeeperClient(LanguageClient):
     async def open_workspace(
         self, root: str | Path, settings: dict[str, Any] | None = None
     ) -> types.InitializeResult:
+        """`initialize` with `root` as the one workspace folder and `settings` as the
+        initialization options, then `initialized`."""
         uri = Path(root).resolve().as_uri()
         result = await self.initialize_async(
             types.InitializeParams(
@@ -90,9 +97,12 @@ class ReadkeeperClient(LanguageClient):
         return result
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request (e.g. `readkeeper/read`) and return its result as plain JSON; an
+        error answer raises `JsonRpcException`."""
         return await self.protocol.send_request_async(method, params or {})
 
     async def close(self) -> None:
+        """Shut the server down, tell it to exit, and stop the client."""
         await self.shutdown_async(None)
         self.exit(None)
         await self.stop()  # type: ignore[no-untyped-call]

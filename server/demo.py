@@ -193,6 +193,8 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
 
 
 async def run_demo() -> int:
+    """Play the demo session against a new server on a throwaway workspace, printing
+    each step; returns the exit status."""
     with tempfile.TemporaryDirectory(prefix="readkeeper-demo-") as tmp:
         root = Path(tmp)
         _make_workspace(root)
@@ -238,4 +240,5 @@ async def run_demo() -> int:
 
 
 def main() -> int:
+    """`readkeeper demo`: the demo session, run to the end."""
     return asyncio.run(run_demo())

@@ -20,7 +20,9 @@ The rules (DESIGN.md, "Read-state: the rules" and "Editor buffers"):
 - After an edit or write, the session's read-state is the new content, recorded as
   partial: the agent may edit again without reading, and a change by anyone else is
   still caught, but its next read returns the file whole (never a `file_unchanged`
-  stub), since the agent has not seen the file whole in that form.
+  stub), since the agent has not seen the file whole in that form. The exception is
+  content the agent holds all of (it wrote it, or edited a file it held whole): a
+  re-read of it is a stub, or a diff once it changes (delta.py).
 
 The diffs shown with a `stale` refusal or a merge are diffs.py; the commit itself (atomic
 replacement that loses no other program's write) is atomic.py.
@@ -106,6 +108,8 @@ class BufferEditor(Protocol):
 
 
 def edit(core: Readkeeper, params: EditParams) -> EditResult:
+    """`readkeeper/edit` of a text file: replace `old_string` with `new_string` by the
+    rules above."""
     if params.old_string == "":
         raise ReadkeeperError(
             "bad_params",
@@ -128,6 +132,7 @@ def edit(core: Readkeeper, params: EditParams) -> EditResult:
 
 
 def write(core: Readkeeper, params: WriteParams) -> WriteResult:
+    """`readkeeper/write`: create a file, or replace all of one the session has read."""
     _, where = resolve_for_change(core.workspace, params.file_path, "write")
     return committed(where.path, lambda: _write_once(core, params, where))
 
@@ -386,6 +391,9 @@ def _create(
 
 @dataclass(frozen=True)
 class Loaded:
+    """A file's bytes as they are on disk, and the text they decode to and back from
+    exactly."""
+
     data: bytes
     text: str
     encoding: TextEncoding
@@ -502,6 +510,9 @@ def find_all(haystack: str, needle: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Planned:
+    """An edit worked out on a text: the new text, and where it changes the old one and
+    the new one."""
+
     text: str  # the whole new text
     changes: list[TextChange]  # in the base text's offsets, in order
     spans: list[tuple[int, int]]  # where each change's new text is, in the new text
@@ -808,6 +819,7 @@ def _count_lines(text: str) -> int:
 
 
 def not_read(real: str, session: str) -> ReadkeeperError:
+    """The `not_read` refusal of a change to a file the session has not read."""
     return ReadkeeperError(
         "not_read",
         f"This session has not read {real}, so an edit could overwrite what it has not "

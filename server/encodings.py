@@ -26,11 +26,15 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 
 @dataclass(frozen=True)
 class TextEncoding:
+    """How a file's text is stored (codec and BOM), so that an edit writes it back the
+    same way."""
+
     name: str  # a Python codec name
     bom: bytes = b""
 
     @property
     def label(self) -> str:
+        """The encoding as results name it (`utf-8`, `utf-16-le-bom`, `cp1252`)."""
         return self.name + ("-bom" if self.bom else "")
 
 
@@ -109,6 +113,7 @@ def _reads_as_western(data: bytes) -> bool:
 
 
 def decode(data: bytes, encoding: TextEncoding) -> str:
+    """The text of `data` in `encoding`, without its BOM; raises UnicodeDecodeError."""
     return data[len(encoding.bom) :].decode(encoding.name)
 
 

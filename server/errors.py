@@ -43,6 +43,7 @@ class ReadkeeperError(Exception):
         self.data = data
 
     def to_data(self) -> dict[str, Any]:
+        """The JSON-RPC error's `data`: the kind, and the facts that came with it."""
         return {"kind": self.kind, **self.data}
 
     def __repr__(self) -> str:

@@ -30,6 +30,9 @@ _CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class OpenedFile:
+    """A regular file open for reading, with the stat of the descriptor itself (what
+    the read-state records); `fd` is closed when its `open_*` block ends."""
+
     path: str
     fd: int
     size: int
@@ -214,4 +217,5 @@ def _waits_for_events() -> ReadkeeperError:
 
 
 def digest(data: bytes) -> str:
+    """The content digest the read-state records: a file changed when it differs."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()

@@ -48,6 +48,7 @@ class IgnoreRules:
         self._lock = threading.Lock()
 
     def covers(self, path: str) -> bool:
+        """Whether `path` is the root or beneath it: these are the rules that apply to it."""
         return path == self.root or path.startswith(self._prefix)
 
     def ignored(self, path: str, is_dir: bool = False) -> bool:

@@ -52,6 +52,7 @@ class _Style:
 
 
 def edit_cell(core: Readkeeper, params: NotebookEditParams) -> NotebookEditResult:
+    """`readkeeper/edit` of a notebook cell, by the rules above."""
     _check(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
     return committed(where.path, lambda: _edit_once(core, params, candidate, where))

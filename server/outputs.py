@@ -18,6 +18,8 @@ import threading
 
 
 class OutputFolders:
+    """The private folders, one per session, for the files readkeeper makes for an agent."""
+
     def __init__(self) -> None:
         self._root: str | None = None
         self._lock = threading.Lock()

@@ -47,6 +47,8 @@ _NNBSP = "\u202f"
 
 
 def is_within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies beneath it, by name alone (both absolute and
+    normalized: no symlink is looked at)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -101,6 +103,8 @@ class Workspace:
     _anchors: dict[str, Anchor] = field(default_factory=dict)
 
     def set_roots(self, roots: Iterable[str]) -> None:
+        """Make these folders the roots (by real path), each held open as an anchor; a root
+        that is not a folder gets none, and nothing beneath it opens."""
         reals = [os.path.realpath(r) for r in roots]
         anchors: dict[str, Anchor] = {}
         for real in reals:
@@ -145,16 +149,20 @@ class Workspace:
         return path
 
     def grant(self, session: str, real_path: str, once: bool = False) -> None:
+        """Let `session` read `real_path` (a file or a folder), for the session or, `once`,
+        for its next read: what the user allowed when asked."""
         with self._lock:
             grants = self._granted_once if once else self._granted
             grants.setdefault(session, set()).add(real_path)
 
     def forget_grants(self, session: str) -> None:
+        """Drop what the user allowed `session` beyond the workspace (on a whole `forget`)."""
         with self._lock:
             self._granted.pop(session, None)
             self._granted_once.pop(session, None)
 
     def is_permitted(self, real_path: str, session: str) -> bool:
+        """Whether `session` may read `real_path`; like a read, this uses up a one-use grant."""
         return self._permitting(real_path, session, grants=True) is not None
 
     def _permitting(self, real_path: str, session: str, *, grants: bool) -> str | None:
@@ -249,6 +257,7 @@ class Workspace:
         return where
 
     def not_found(self, path: str) -> ReadkeeperError:
+        """The `not_found` error for `path`, with did-you-mean suggestions from the roots."""
         suggestions = suggest(path, self.roots)
         where = f" The workspace root is {self.roots[0]}." if self.roots else ""
         hint = (

@@ -6,7 +6,8 @@ read. The read path puts it here (files read whole, within the read caps), keyed
 the real path and the digest the read-state recorded, so every session that saw the
 same content shares one copy. The store is an LRU bounded in entries and characters:
 a snapshot that has been evicted only means a changed file's edit is refused with
-`stale` instead of merged, never that anything is lost.
+`stale` instead of merged, never that anything is lost. The same copies are what a
+re-read of a changed file (delta.py) and a change notice (changes.py) diff from.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ DEFAULT_MAX_CHARS = 32 * 1024 * 1024
 
 
 class Snapshots:
+    """What reads (and edits) showed, by real path and digest: one LRU for every session."""
+
     def __init__(
         self, max_entries: int = DEFAULT_MAX_ENTRIES, max_chars: int = DEFAULT_MAX_CHARS
     ) -> None:
@@ -29,6 +32,8 @@ class Snapshots:
         self._lock = threading.Lock()
 
     def put(self, path: str, content_digest: str, text: str) -> None:
+        """Keep `text`, recorded as `content_digest`, as the newest (not kept when it alone
+        is over `max_chars`)."""
         if len(text) > self.max_chars:
             return
         key = (path, content_digest)
@@ -43,6 +48,8 @@ class Snapshots:
                 self._chars -= len(dropped)
 
     def get(self, path: str, content_digest: str) -> str | None:
+        """The text recorded as `content_digest`, or None when it was never kept or was
+        evicted."""
         key = (path, content_digest)
         with self._lock:
             text = self._items.get(key)

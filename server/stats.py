@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Counters:
+    """The `readkeeper/stats` counters of one session, or of all of them together."""
+
     reads: int = 0
     dedup_hits: int = 0
     tokens_returned: int = 0
@@ -38,6 +40,7 @@ class Counters:
     changes_reported: int = 0
 
     def as_dict(self) -> dict[str, Any]:
+        """The counters as `readkeeper/stats` reports them (the TOP_FILES costliest files)."""
         data = asdict(self)
         for name, value in data.items():
             if isinstance(value, Counter):
@@ -69,6 +72,7 @@ class WatchCounters:
     failures: int = 0  # batches that failed (logged once; reads and edits are unaffected)
 
     def as_dict(self) -> dict[str, Any]:
+        """The counters as `readkeeper/stats` reports them, under `watcher`."""
         return asdict(self)
 
 
@@ -82,6 +86,7 @@ class Stats:
         self._lock = threading.Lock()
 
     def add(self, session: str, **deltas: int) -> None:
+        """Add `deltas` to the named counters, the session's and the total."""
         with self._lock:
             mine = self._sessions.setdefault(session, Counters())
             for name, delta in deltas.items():
@@ -95,11 +100,14 @@ class Stats:
                 counters.tokens_by_file[path] += tokens
 
     def error(self, session: str, kind: str) -> None:
+        """A request of the session failed with an error of this `kind`."""
         with self._lock:
             self._sessions.setdefault(session, Counters()).errors[kind] += 1
             self.total.errors[kind] += 1
 
     def attachments(self, session: str, fitted: Fitted) -> None:
+        """Count one `readkeeper/attachments` answer: tokens attached, items dropped and
+        cut, by type."""
         with self._lock:
             for counters in (self._sessions.setdefault(session, Counters()), self.total):
                 counters.attachments_served += 1
@@ -110,6 +118,7 @@ class Stats:
                 )
 
     def snapshot(self, session: str | None) -> dict[str, Any]:
+        """The total counters, and the session's too unless `session` is None."""
         with self._lock:
             result: dict[str, Any] = {"total": self.total.as_dict()}
             if session is not None:

@@ -49,9 +49,11 @@ class PipeWriter:
         self._writer = writer
 
     async def write(self, text: str) -> None:
+        """Queue `text` on stdout; `flush` waits until the pipe takes it."""
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
+        """Wait until the pipe has room again (while the client is behind reading)."""
         await self._writer.drain()
 
 

@@ -6,8 +6,9 @@ cannot: a notebook is JSON, with no signature of its own. SVG is text. Files no
 reader claims go to the text reader, which refuses what is not text.
 
 `read_document` runs the reader for a kind; the core keeps the read-state around it.
-Heavy libraries (Pillow, pypdf, pypdfium2, nbformat) are imported inside the readers,
-on first use, never when the server starts.
+Heavy libraries (Pillow, nbformat) are imported inside the readers, on first use, never
+when the server starts; pypdf and pypdfium2 only ever in the PDF worker's process
+(worker.py).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def _is_bmp(head: bytes) -> bool:
 
 @dataclass(frozen=True)
 class DocumentView:
+    """What a reader other than text answers, and what the core records of it."""
+
     result: ImageResult | PdfResult | PartsResult | NotebookResult
     partial: bool  # the agent got less than it asked for: never answered with a stub
     tokens: int
@@ -123,6 +126,7 @@ def read_document(
 
 
 def too_large(path: str, size: int, settings: Settings) -> ReadkeeperError:
+    """The `too_large` refusal of an image, PDF or notebook over `max_document_bytes`."""
     return ReadkeeperError(
         "too_large",
         f"{path} is {size:,} bytes, over the {settings.max_document_bytes:,}-byte limit for "

@@ -49,6 +49,9 @@ _TRANSPOSING = {5, 6, 7, 8}
 
 @dataclass(frozen=True)
 class FittedImage:
+    """An image fitted to the pixel, token and byte budgets: the payload, its sizes
+    before and after, and the note that says what was done."""
+
     base64: str
     media_type: str
     format: str  # the source's format
@@ -62,6 +65,7 @@ class FittedImage:
 
 
 def tokens_for(width: int, height: int) -> int:
+    """What an image of this size costs the agent's model, in tokens."""
     return -(-width * height // PIXELS_PER_TOKEN)
 
 

@@ -48,6 +48,8 @@ SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024
 
 @dataclass(frozen=True)
 class NotebookView:
+    """A notebook read's `file`, and an estimate of what the caps kept from the agent."""
+
     file: NotebookFile
     tokens_left_out: int  # estimate of what the caps kept from the agent
 

@@ -58,6 +58,7 @@ class Symbol:
 
     @property
     def lines(self) -> str:
+        """The line range as outlines and messages show it ("12-40")."""
         return f"{self.start_line}-{self.end_line}"
 
 

@@ -226,10 +226,13 @@ class Lease:
 
     @property
     def pid(self) -> int:
+        """The worker's process id (tests tell a warm worker from a new one by it)."""
         return self._process.pid
 
     @property
     def healthy(self) -> bool:
+        """False once a job failed in a way that leaves the worker unfit for another
+        read: it is then not given back to the pool."""
         return self._failure is None
 
     def call(
@@ -241,7 +244,8 @@ class Lease:
     ) -> dict[str, Any]:
         """Run `job` in the worker (with the PDF's bytes, for the first job of a read).
         Each page it streams back goes to `on_item` as it arrives; the job's own result
-        is returned. Raises `Failure` (the worker is then gone) or `Cancelled`."""
+        is returned. Raises `Failure` (the worker is then gone, unless the job only found
+        the file damaged or encrypted) or `Cancelled`."""
         if self._failure is not None:
             raise self._failure
         if data is not None:
@@ -462,6 +466,7 @@ def pool() -> Pool:
 
 
 def lease() -> contextlib.AbstractContextManager[Lease]:
+    """A worker of the server's pool for one read (see `Pool.lease`)."""
     return pool().lease()
 
 
