@@ -146,6 +146,7 @@ def test_after_an_edit_the_next_read_is_a_stub_only_if_the_file_was_held_whole(
     assert edit(core, path, "line 3\n", "line three\n").read_state.next_read == "full"
     read(core, path)
     assert edit(core, path, "line 4\n", "line four\n").read_state.next_read == "stub"
+    assert read(core, path)["type"] == "file_unchanged"
 
 
 def test_replace_all_shows_the_snippet_of_the_first_change(
