@@ -316,6 +316,15 @@ def test_a_match_on_the_line_after_a_leading_empty_line_merges_at_its_column() -
     assert isinstance(why, str)
 
 
+def test_a_match_that_was_in_two_places_is_not_merged_without_replace_all() -> None:
+    # The other change removed one of the two places old_string matched: which one the
+    # agent meant is not known, so it is refused as ambiguous.
+    snapshot = "foo\nbar\nfoo\n"
+    current = Normalized("foo\nbar\nbaz\n")
+    why = disjoint_hits(snapshot, current, "foo", False, leased=True)
+    assert why == "old_string matches more than one place"
+
+
 def test_no_change_and_bad_params(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("same\r\n")
@@ -339,6 +348,9 @@ def test_not_found_is_directory_binary_too_large(core: Readkeeper, workspace: Pa
     (workspace / "folder").mkdir()
     read(core, workspace / "notes.txt")
     error = refused(core.write, WriteParams(str(workspace / "folder"), "x"))
+    assert error.kind == "is_directory"
+    assert f"Give the path of a file (e.g. {workspace / 'folder' / 'name.txt'})" in error.message
+    error = refused(edit, core, workspace / "folder", "x", "y")
     assert error.kind == "is_directory"
     assert f"Give the path of a file (e.g. {workspace / 'folder' / 'name.txt'})" in error.message
 
