@@ -627,26 +627,27 @@ def test_without_a_lease_a_file_grown_in_place_meanwhile_is_not_replaced(
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="an exchange rename (renameat2)")
-@pytest.mark.parametrize("third_program", [False, True])
-def test_undoing_a_swap_puts_back_the_newest_other_version(
-    workspace: Path, third_program: bool
-) -> None:
+@pytest.mark.parametrize("meanwhile", ["nothing", "saved", "deleted"])
+def test_undoing_a_swap_puts_back_the_newest_other_version(workspace: Path, meanwhile: str) -> None:
     # After our swap the name holds our new file and `tmp` the one we took out; when
     # the commit must be undone, theirs goes back under the name, or, if a third
-    # program saved meanwhile, that newest version stays there.
+    # program saved meanwhile, that newest version stays there; if the name was deleted
+    # meanwhile (ours went with it), theirs comes back.
     name, tmp = workspace / "a.txt", workspace / ".a.txt.rk-tmp"
     name.write_text("ours\n")
     tmp.write_text("theirs\n")
     ours = (name.stat().st_dev, name.stat().st_ino)
-    if third_program:
+    if meanwhile == "saved":
         (workspace / "third.tmp").write_text("third\n")
         os.replace(workspace / "third.tmp", name)
+    elif meanwhile == "deleted":
+        name.unlink()
     folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:
         atomic._undo_swap(folder, tmp.name, name.name, ours)
     finally:
         os.close(folder)
-    assert name.read_text() == ("third\n" if third_program else "theirs\n")
+    assert name.read_text() == ("third\n" if meanwhile == "saved" else "theirs\n")
 
 
 @pytest.mark.parametrize("hard_links", [True, False])
