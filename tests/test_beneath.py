@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -252,6 +253,21 @@ def test_leftover_temp_files_older_than_the_start_are_removed(tree: tuple[Path, 
     assert not old.exists()
     assert young.exists()
     assert mine.exists()
+
+
+def test_leftovers_in_a_folder_that_cannot_be_listed_are_left_alone(
+    tree: tuple[Path, Path],
+) -> None:
+    root, _ = tree
+    old = root / ".a.txt.0badf00d.rk-tmp"
+    old.write_bytes(b"half a write")
+    os.utime(old, ns=(1_000_000_000, 1_000_000_000))
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY)  # a descriptor that cannot list
+    try:
+        assert atomic.remove_leftovers(fd, older_than_ns=time.time_ns()) == 0
+    finally:
+        os.close(fd)
+    assert old.exists()
 
 
 def test_anchor_descriptors_are_closed_when_dropped(tree: tuple[Path, Path]) -> None:

@@ -674,6 +674,65 @@ def test_without_a_no_replace_rename_a_create_never_replaces_a_file(
     assert sorted(p.name for p in workspace.iterdir()) == ["new.txt", "taken.txt"]
 
 
+def test_a_create_that_links_its_temp_file_never_follows_a_link_planted_there(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where a create takes a hard link (no no-replace rename), another program that
+    # swaps the temp file for a symlink to a file elsewhere must not make the new name
+    # a second name of that file.
+    monkeypatch.setattr(atomic, "_renameat2", None)
+    monkeypatch.setattr(atomic, "_renameatx_np", None)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("secret\n")
+    write_temp = atomic._write_temp
+
+    def planted(folder: int, name: str, *args: Any) -> Any:
+        tmp, st = write_temp(folder, name, *args)
+        os.unlink(tmp, dir_fd=folder)
+        os.symlink(elsewhere, tmp, dir_fd=folder)
+        return tmp, st
+
+    monkeypatch.setattr(atomic, "_write_temp", planted)
+    new = workspace / "new.txt"
+    atomic.create(_held_location(workspace, new), b"ours\n")
+    assert new.lstat().st_ino != elsewhere.stat().st_ino
+    assert elsewhere.stat().st_nlink == 1
+
+
+def test_a_temp_name_already_taken_is_passed_over_not_written(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer's temp file (a live one) holds the first name drawn: a new one
+    # is drawn, and the other writer's bytes are left alone.
+    drawn = iter(["0000beef", "0badf00d"])
+    monkeypatch.setattr(atomic, "secrets", type("Drawn", (), {"token_hex": lambda n: next(drawn)}))
+    theirs = workspace / ".a.txt.0000beef.rk-tmp"
+    theirs.write_bytes(b"a write in progress")
+    path = workspace / "a.txt"
+    assert atomic.create(_held_location(workspace, path), b"ours\n") is not None
+    assert path.read_bytes() == b"ours\n"
+    assert theirs.read_bytes() == b"a write in progress"
+
+
+def test_a_folder_where_no_probe_file_can_be_made_has_no_leases(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    open_in = atomic.open_in
+
+    def refusing(folder: int, name: str, *args: Any) -> int:
+        if name.startswith(".rk-lease-probe."):
+            raise PermissionError(13, "Permission denied", name)
+        return open_in(folder, name, *args)
+
+    monkeypatch.setattr(atomic, "open_in", refusing)
+    folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert atomic._probe_leases(folder) is False
+    finally:
+        os.close(folder)
+    assert list(workspace.iterdir()) == []
+
+
 def test_no_snapshot_means_stale_without_a_diff(workspace: Path) -> None:
     core = Readkeeper(roots=[str(workspace)])
     core.snapshots = Snapshots(max_entries=1)
