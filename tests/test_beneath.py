@@ -244,6 +244,8 @@ def test_leftover_temp_files_older_than_the_start_are_removed(tree: tuple[Path, 
     mine = root / "notes.rk-tmp.txt"  # not ours: the suffix must end the name
     mine.write_text("keep")
     os.utime(mine, ns=(1_000_000_000, 1_000_000_000))
+    link = root / ".b.txt.0ddba11.rk-tmp"  # named like ours, but a link: not ours either
+    link.symlink_to(mine)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         removed = atomic.remove_leftovers(fd, older_than_ns=young.stat().st_mtime_ns)
@@ -253,6 +255,7 @@ def test_leftover_temp_files_older_than_the_start_are_removed(tree: tuple[Path, 
     assert not old.exists()
     assert young.exists()
     assert mine.exists()
+    assert link.is_symlink()
 
 
 def test_leftovers_in_a_folder_that_cannot_be_listed_are_left_alone(

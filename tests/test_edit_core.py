@@ -674,6 +674,22 @@ def test_without_a_no_replace_rename_a_create_never_replaces_a_file(
     assert sorted(p.name for p in workspace.iterdir()) == ["new.txt", "taken.txt"]
 
 
+def test_a_held_file_moved_away_and_linked_back_under_its_name_is_not_replaced(
+    workspace: Path,
+) -> None:
+    # Another program moves the file and puts a symlink to it under its name: the name
+    # no longer holds the file that was read, so nothing is written, the link stays.
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    with atomic.hold(_held_location(workspace, path)) as held:
+        moved = workspace / "moved.txt"
+        os.replace(path, moved)
+        path.symlink_to(moved)
+        assert atomic.replace(held, b"ONE\n", b"one\n") is None
+    assert path.is_symlink()
+    assert moved.read_text() == "one\n"
+
+
 def test_a_create_that_links_its_temp_file_never_follows_a_link_planted_there(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
