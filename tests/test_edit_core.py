@@ -650,6 +650,24 @@ def test_undoing_a_swap_puts_back_the_newest_other_version(workspace: Path, mean
     assert name.read_text() == ("third\n" if meanwhile == "saved" else "theirs\n")
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="renameat2 is Linux's")
+def test_on_linux_creates_and_swaps_are_the_kernels_renames(workspace: Path) -> None:
+    # The no-replace rename refuses an existing name (EEXIST, read through errno), and
+    # the exchange swaps two names in one step: what creates and commits stand on.
+    taken = workspace / "taken.txt"
+    taken.write_text("theirs\n")
+    assert atomic.create(_held_location(workspace, taken), b"ours\n") is None
+    assert taken.read_text() == "theirs\n"
+    (workspace / "b.txt").write_text("b\n")
+    folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert atomic._swap(folder, "taken.txt", "b.txt") is True
+    finally:
+        os.close(folder)
+    assert (taken.read_text(), (workspace / "b.txt").read_text()) == ("b\n", "theirs\n")
+    assert sorted(p.name for p in workspace.iterdir()) == ["b.txt", "taken.txt"]
+
+
 @pytest.mark.parametrize("hard_links", [True, False])
 def test_without_a_no_replace_rename_a_create_never_replaces_a_file(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, hard_links: bool
@@ -1142,6 +1160,42 @@ def test_a_replacements_temporary_file_is_private_while_its_bytes_are_written(
     assert modes
     assert set(modes) == {0o600}
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert path.read_text() == "new\n"
+
+
+@pytest.mark.parametrize("change", ["create", "replace"])
+def test_a_write_is_made_durable_its_bytes_then_its_name(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    # The new file's bytes are fsynced before the rename, and the folder after it; a
+    # descriptor that cannot be fsynced (a folder opened O_PATH) would make the fsync
+    # fail, silently: every fsync here must succeed.
+    path = workspace / "a.txt"
+    if change == "replace":
+        path.write_text("old\n")
+        read(core, path)
+    synced: list[tuple[str, str | None]] = []
+
+    class Watching:
+        """`os` for atomic.py, noting each fsync: of a file or a folder, and its error."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def fsync(fd: int) -> None:
+            what = "folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                synced.append((what, exc.strerror))
+                raise
+            synced.append((what, None))
+
+    monkeypatch.setattr(atomic, "os", Watching())
+    core.write(WriteParams(str(path), "new\n"))
+    monkeypatch.undo()
+    assert synced == [("file", None), ("folder", None)]
     assert path.read_text() == "new\n"
 
 
