@@ -1,8 +1,9 @@
-"""The core: one object that serves every front end (LSP, CLI, and later MCP).
+"""The core: one object that serves every front end (LSP, MCP, CLI).
 
 It owns the settings, the workspace, the read-state of every session and the counters,
 and it is plain Python: no pygls here, so every rule is testable in-process. Front ends
-convert their params with `protocol.structure`, call a method, and unstructure the result.
+convert their params with `protocol.structure` (the LSP and MCP ones through `calls`),
+call a method, and unstructure the result.
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ class Buffer:
 class Buffers(Protocol):
     """Where the core learns about open editor documents (the LSP front end)."""
 
-    def get(self, real_path: str) -> Buffer | None: ...
+    def get(self, real_path: str) -> Buffer | None:
+        """The editor's copy of the document at `real_path`; None when it is not open."""
+        ...
 
 
 class NoBuffers:
@@ -92,6 +95,9 @@ class NoBuffers:
 
 
 class Readkeeper:
+    """The core: what every front end (LSP, MCP, CLI) calls, one method per request. The
+    methods block, and run on the front end's worker threads, several at a time."""
+
     def __init__(
         self,
         roots: list[str] | None = None,
@@ -142,6 +148,8 @@ class Readkeeper:
     # --- read ---------------------------------------------------------------------------
 
     def read(self, params: ReadParams) -> ReadResult:
+        """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
+        a diff, an outline, a document), recorded in the session's read-state."""
         try:
             return self._read(params)
         except ReadkeeperError as exc:
@@ -197,6 +205,7 @@ class Readkeeper:
             text, source, version = buffer.text, "buffer", buffer.version
             content_digest = digest(text.encode("utf-8", "surrogatepass"))
         if params.estimate:
+            self.tokens.warm_up()  # what a read costs is the count, never a bound
             return _estimate(
                 text_reader.view(
                     text, path, encoding, window, content_digest, settings, self.tokens
@@ -289,6 +298,8 @@ class Readkeeper:
     def _read_large(
         self, opened: OpenedFile, window: text_reader.Window, params: ReadParams
     ) -> ReadResult:
+        if params.estimate:
+            self.tokens.warm_up()  # what a read costs is the count, never a bound
         view, range_digest = text_reader.stream_range(opened, window, self.settings, self.tokens)
         if params.estimate:
             return _estimate(view.file)
@@ -526,6 +537,9 @@ class Readkeeper:
     # --- read-state and counters --------------------------------------------------------
 
     def forget(self, params: ForgetParams) -> dict[str, Any]:
+        """`readkeeper/forget`: the agent no longer holds what it read (a compaction or a
+        rewind), so drop the session's read-state and pending change notices, of `paths`
+        or of everything (and then its permissions too)."""
         paths = None
         if params.paths is not None:
             paths = [os.path.realpath(self.workspace.absolute(p)) for p in params.paths]
@@ -536,9 +550,13 @@ class Readkeeper:
         return {"session": params.session, "forgotten": dropped}
 
     def stats_for(self, params: StatsParams) -> dict[str, Any]:
+        """`readkeeper/stats`: the counters (the session's and the total), with the size of
+        the session's read-state and the state of the watcher and the token table."""
         result = self.stats.snapshot(params.session)
         result["files_in_read_state"] = self.read_states.count(params.session)
         result["watcher"] = self.watcher_status()
+        # Until "loaded", text reads' `tokens` may be upper bounds (tokens_upper_bound).
+        result["token_table"] = self.tokens.state
         return result
 
     # --- edits and writes (edits.py) ----------------------------------------------------
@@ -546,6 +564,7 @@ class Readkeeper:
     # The change modules are imported on first use: not needed to answer `initialize`.
 
     def edit(self, params: EditParams) -> EditResult:
+        """`readkeeper/edit` of a text file (edits.py)."""
         from . import edits
 
         result = self._change(params.session, edits.edit, params)
@@ -561,6 +580,7 @@ class Readkeeper:
         return result
 
     def write(self, params: WriteParams) -> WriteResult:
+        """`readkeeper/write`: create a file, or replace all of one (edits.py)."""
         from . import edits
 
         result = self._change(params.session, edits.write, params)
@@ -588,6 +608,8 @@ class Readkeeper:
             return self._attachment_pool
 
     def attachments(self, params: AttachmentsParams) -> dict[str, Any]:
+        """`readkeeper/attachments`: the turn's context, fitted into the token budget
+        (attachments/collect.py)."""
         from .attachments.collect import TYPES, gather
 
         unknown = sorted(set(params.types or ()) - set(TYPES))
@@ -606,6 +628,8 @@ class Readkeeper:
         return fitted.as_json()
 
     def did_change_diagnostics(self, params: DiagnosticsParams) -> int:
+        """`readkeeper/didChangeDiagnostics`: take what the editor now reports; returns how
+        many files it touched."""
         try:
             return self.diagnostics.update(params.items)
         except ValueError as exc:
@@ -673,9 +697,11 @@ class Readkeeper:
                 self.watcher.set_roots(self.workspace.roots)
 
     def changes_for(self, params: ChangesParams) -> ChangesResult:
+        """`readkeeper/changes`: the changes to files the session read, each reported once."""
         return self.notices.take(params.session)
 
     def watcher_status(self) -> dict[str, Any]:
+        """The watcher's state and counters, as `readkeeper/stats` shows them."""
         with self._watch_lock:
             watcher = self.watcher
         status: dict[str, Any] = {"state": "off"} if watcher is None else watcher.status()

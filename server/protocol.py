@@ -66,6 +66,9 @@ class TextFile:
     unsaved: bool | None = None
     buffer_version: int | None = None
     truncated_lines: int | None = None
+    # True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a
+    # read sent before the token table finished loading (tokens.py).
+    tokens_upper_bound: bool | None = None
 
 
 @attrs.frozen

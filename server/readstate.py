@@ -29,6 +29,9 @@ MAX_VIEWS_PER_FILE = 4
 
 @dataclass(frozen=True)
 class ReadRecord:
+    """One view in a session's read-state: what a read (or an edit or write) gave the
+    agent of a file, to stub a re-read and check an edit against."""
+
     path: str
     digest: str  # of the whole file (scope "file") or of the lines shown (scope "range")
     scope: Scope
@@ -37,7 +40,9 @@ class ReadRecord:
     offset: int  # 1-based first line requested
     limit: int | None  # lines requested, after the default; None for an edit's record
     partial: bool  # the agent did not get everything it asked for
-    tokens: int  # what the content cost, for "tokens saved" by a later stub
+    # What the content cost, for "tokens saved" by a later stub (the bound for a read
+    # sent before the token table loaded: stats count what the read said it cost).
+    tokens: int
     source: Source = "disk"
     buffer_version: int | None = None
     recorded_ns: int = field(default_factory=time.time_ns)
@@ -66,6 +71,7 @@ class ReadRecord:
     earlier: tuple[ReadRecord, ...] = ()
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
+        """Whether this view was asked for with these parameters (after defaults)."""
         return self.offset == offset and self.limit == limit and self.view == view
 
     def views(self) -> tuple[ReadRecord, ...]:
@@ -101,12 +107,16 @@ class ReadRecord:
 
 @dataclass
 class SessionState:
+    """One session's read-state: a record per real path, at most MAX_RECORDS_PER_SESSION."""
+
     records: OrderedDict[str, ReadRecord] = field(default_factory=OrderedDict)
 
     def get(self, path: str) -> ReadRecord | None:
+        """The record for `path`; None when the session holds nothing of it."""
         return self.records.get(path)
 
     def put(self, record: ReadRecord) -> None:
+        """Record a view as the newest, with the views of the same content held before."""
         self.records[record.path] = record.after(self.records.get(record.path))
         self.records.move_to_end(record.path)
         while len(self.records) > MAX_RECORDS_PER_SESSION:
@@ -121,11 +131,13 @@ class ReadStates:
         self._lock = threading.Lock()
 
     def get(self, session: str, path: str) -> ReadRecord | None:
+        """The session's record for `path` (a real path); None when it holds nothing of it."""
         with self._lock:
             state = self._sessions.get(session)
             return state.get(path) if state else None
 
     def put(self, session: str, record: ReadRecord) -> None:
+        """Record what the session now holds of the record's file."""
         with self._lock:
             self._sessions.setdefault(session, SessionState()).put(record)
 
@@ -145,6 +157,7 @@ class ReadStates:
             return dropped
 
     def count(self, session: str | None = None) -> int:
+        """Records in the session's read-state, or in every session's when None."""
         with self._lock:
             if session is not None:
                 state = self._sessions.get(session)

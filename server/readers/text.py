@@ -180,6 +180,9 @@ def view(
         settings.default_limit,
         settings.line_numbers,
         counter.encoding_name,
+        # Views made before the token table loaded may carry a bound: once it has
+        # loaded, they are made again, counted.
+        counter.loaded,
     )
     with _VIEWS_LOCK:
         kept = _VIEWS.get(key)
@@ -216,18 +219,24 @@ def _view(
     chosen = lines[first : first + window.limit]
     shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
     numbered = _number(shown, window.offset, settings.number_width)
-    counts = counter.numbered(shown, window.offset, settings.number_width)
-    tokens = counts.tokens()
-    note: str | None = None
-    if tokens > settings.max_tokens:
-        fits = _over_cap(path, window, counts, tokens, settings)
-        numbered = numbered[:fits]
-        tokens = counts.tokens(fits)
-        note = (
-            f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
-            f"{settings.max_tokens:,}-token cap"
-        )
     content = "\n".join(numbered)
+    note: str | None = None
+    # Under the cap by its bound, the text is sent whole: no need to wait for the count.
+    bound = counter.upper_bound(content, settings.max_tokens)
+    if bound is not None:
+        tokens = bound
+    else:
+        counts = counter.numbered(shown, window.offset, settings.number_width)
+        tokens = counts.tokens()
+        if tokens > settings.max_tokens:
+            fits = _over_cap(path, window, counts, tokens, settings)
+            numbered = numbered[:fits]
+            content = "\n".join(numbered)
+            tokens = counts.tokens(fits)
+            note = (
+                f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
+                f"{settings.max_tokens:,}-token cap"
+            )
     shown_end = window.offset + len(numbered) - 1
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)
@@ -257,6 +266,7 @@ def _view(
             next_offset=next_offset,
             note=note,
             truncated_lines=cut_count or None,
+            tokens_upper_bound=True if bound is not None else None,
         ),
         left_out,
     )
@@ -277,7 +287,8 @@ def _stream_codec(encoding: TextEncoding) -> str:
 
 
 def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
-    """Each line (with its newline) cut to `keep` characters, and the characters dropped.
+    """Each line (with its newline) cut to `keep` characters, and the characters dropped
+    (a CR that ends the line, before its LF, is not one of them).
 
     Reading stays bounded per line: a 2 GB line is skimmed through, never held.
     """
@@ -287,15 +298,19 @@ def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
             return
         dropped = 0
         if not head.endswith("\n") and len(head) == keep:
+            last = ""  # the last character dropped so far
             while True:
                 rest = stream.readline(1 << 16)
                 if not rest:
                     break
                 if rest.endswith("\n"):
                     dropped += len(rest) - 1
+                    if (rest[-2] if len(rest) > 1 else last) == "\r":
+                        dropped -= 1
                     head += "\n"
                     break
                 dropped += len(rest)
+                last = rest[-1]
         yield head, dropped
 
 
@@ -414,10 +429,14 @@ def stream_range(
         )
     content = "\n".join(_number(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    counts = counter.numbered(chosen, window.offset, settings.number_width)
-    tokens = counts.tokens()
-    if tokens > settings.max_tokens:
-        _over_cap(path, window, counts, tokens, settings)
+    bound = counter.upper_bound(content, settings.max_tokens)
+    if bound is not None:
+        tokens = bound
+    else:
+        counts = counter.numbered(chosen, window.offset, settings.number_width)
+        tokens = counts.tokens()
+        if tokens > settings.max_tokens:
+            _over_cap(path, window, counts, tokens, settings)
     replaced = content.count("\ufffd")
     note = None
     if replaced:
@@ -443,6 +462,7 @@ def stream_range(
                 next_offset=None if at_eof else last + 1,
                 note=note,
                 truncated_lines=cut_count or None,
+                tokens_upper_bound=True if bound is not None else None,
             ),
             0,
         ),

@@ -49,6 +49,11 @@ export interface TextFile {
   unsaved?: boolean;
   buffer_version?: number;
   truncated_lines?: number;
+  /**
+   * True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a read
+   * sent before the token table finished loading (tokens.py).
+   */
+  tokens_upper_bound?: boolean;
 }
 
 export interface TextResult {
