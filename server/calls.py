@@ -4,13 +4,15 @@ The LSP handlers, the MCP tools and the editor's attach socket all go through he
 the way a request's params are typed, which core call serves it, and what its result
 looks like are written once. A front end adds only what is its own (the LSP one asks
 the editor to allow a path outside the workspace, and lends the core its event loop for
-`workspace/applyEdit`). Everything here blocks: front ends run it off their event loop.
-Bad input raises `ReadkeeperError` (kind `bad_params` naming the field).
+`workspace/applyEdit`). Everything here blocks: front ends run it off their event loop,
+except a call `quick` says is quick. Bad input raises `ReadkeeperError` (kind
+`bad_params` naming the field).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -114,6 +116,37 @@ def params_for(name: str, raw: Any) -> Any:
     return structure(raw, method.params)
 
 
+# Reads of files whose name says image, PDF or notebook are never quick: their readers
+# take up to hundreds of milliseconds (a PDF's, up to its deadline).
+_HEAVY_SUFFIXES = frozenset(
+    (".pdf", ".ipynb", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
+)
+
+
+def quick(core: Readkeeper, name: str, raw: Any) -> bool:
+    """Whether a call is a read of a text file by its lines once the token table is
+    loaded (well under a millisecond once its lines are counted, a few for a never-read
+    file): a front end serves it on its event loop, where the hop to a worker thread and
+    back would cost more than the read. Anything else, or anything that may be slow (the
+    first count loads the table, a symbol read parses the file, a name that says image,
+    PDF or notebook, a range of a file too large to hold, read by scanning it from the
+    top), keeps the loop free."""
+    if name.removeprefix("readkeeper/") != "read" or not isinstance(raw, dict):
+        return False
+    if raw.get("symbol") is not None or raw.get("pages") is not None or raw.get("render"):
+        return False
+    path = raw.get("file_path")
+    if not isinstance(path, str) or os.path.splitext(path)[1].lower() in _HEAVY_SUFFIXES:
+        return False
+    if not core.tokens.loaded:
+        return False
+    try:
+        size = os.stat(core.workspace.absolute(path)).st_size
+    except (OSError, ValueError):
+        return True  # the read fails at once, and says why
+    return size <= core.settings.max_size_bytes
+
+
 def run(core: Readkeeper, name: str, params: Any) -> Any:
     """Serve typed params (from `params_for`): the JSON-ready result. Blocks."""
     return method_named(name).run(core, params)
@@ -139,4 +172,4 @@ def with_diagnostics(
     return result
 
 
-__all__ = ["METHODS", "Method", "call", "method_named", "params_for", "run"]
+__all__ = ["METHODS", "Method", "call", "method_named", "params_for", "quick", "run"]

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import IO, Any
 
 SERVE = [sys.executable, "-m", "readkeeper", "serve"]
-WAIT_S = 5.0
+# A deadline, not a wait: a server that answers at all answers in milliseconds, but on a
+# loaded machine (CI, parallel workers) its start-up alone can take seconds.
+WAIT_S = 30.0
 
 
 class ServerGone(AssertionError):
@@ -51,6 +53,7 @@ class RawServer:
             thread.start()
         self.notifications: list[dict[str, Any]] = []
         self.seen_responses: list[dict[str, Any]] = []
+        self.frames: list[bytes] = []  # every message as it came, headers and all
 
     # --- the reader threads ---
 
@@ -58,13 +61,17 @@ class RawServer:
         try:
             while True:
                 length = None
+                head = b""
                 while (line := stdout.readline()) not in (b"\r\n", b""):
+                    head += line
                     name, _, value = line.partition(b":")
                     if name.strip().lower() == b"content-length":
                         length = int(value)
                 if not line or length is None:
                     return
-                self._messages.put(json.loads(stdout.read(length)))
+                body = stdout.read(length)
+                self.frames.append(head + line + body)
+                self._messages.put(json.loads(body))
         finally:
             self._messages.put(None)  # end of output
 
@@ -121,6 +128,14 @@ class RawServer:
                 self.seen_responses.append(message)
                 if id_ is ... or message.get("id") == id_:
                     return message
+
+    def frame_of(self, id_: Any) -> bytes:
+        """The bytes of the latest response to `id_` (received already)."""
+        for frame in reversed(self.frames):
+            message = json.loads(frame.partition(b"\r\n\r\n")[2])
+            if "method" not in message and message.get("id") == id_:
+                return frame
+        raise AssertionError(f"no response to {id_!r} was received")
 
     def request(self, id_: Any, method: str, params: Any, timeout: float = WAIT_S) -> Any:
         self.send({"id": id_, "method": method, "params": params})

@@ -60,27 +60,6 @@ class Backend(Protocol):
         ...
 
 
-# Reads of files whose name says image, PDF or notebook go to a worker thread: their
-# readers take up to hundreds of milliseconds (a PDF's, up to its deadline).
-_HEAVY_SUFFIXES = frozenset(
-    (".pdf", ".ipynb", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
-)
-
-
-def _quick_read(tool: str, arguments: dict[str, Any]) -> bool:
-    """Whether a call is a read of a text file by its lines (well under a millisecond
-    once its lines are counted, a few for a never-read file), which our own core serves
-    on the event loop: the hop to a worker thread and back would cost more than the read.
-    Anything else, or anything that may be slow (a symbol read parses the file, a name
-    that says image, PDF or notebook), keeps the loop free."""
-    if tool != "read" or arguments.get("symbol") is not None:
-        return False
-    if arguments.get("pages") is not None or arguments.get("render"):
-        return False
-    path = arguments.get("file_path")
-    return isinstance(path, str) and os.path.splitext(path)[1].lower() not in _HEAVY_SUFFIXES
-
-
 class LocalBackend:
     """A core of our own (no editor serves this workspace)."""
 
@@ -101,9 +80,9 @@ class LocalBackend:
         return calls.call(self.core, method, params)
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
-        """A read of a text file once the token table is loaded (the first count loads
-        it, in a few hundred milliseconds)."""
-        return self.core.tokens.loaded and _quick_read(tool, arguments)
+        """A read of a text file by its lines once the token table is loaded (the first
+        count loads it, in a few hundred milliseconds): `calls.quick`."""
+        return calls.quick(self.core, tool, arguments)
 
     def close(self) -> None:
         """Stop the core's watcher and pools."""
