@@ -757,6 +757,7 @@ class _Outlined:
 def _watch_settings(settings: Settings) -> tuple[Any, ...]:
     return (
         settings.watch,
+        settings.watcher,
         settings.watch_exclude,
         settings.watch_debounce_ms,
         settings.watch_poll_interval_ms,

@@ -149,6 +149,7 @@ class Settings:
     new_file_line_ending: str = "lf"
     # The watcher (watch.py, ignore.py).
     watch: bool = True
+    watcher: str = "auto"
     watch_exclude: tuple[str, ...] = DEFAULT_WATCH_EXCLUDE
     watch_debounce_ms: int = 50
     watch_poll_interval_ms: int = 1_000
@@ -331,7 +332,17 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "watch",
         _flag,
-        "Watch the workspace (watchdog) and tell agents about changes to files they read.",
+        "Watch the workspace (see `watcher`) and tell agents about changes to files they read.",
+    ),
+    SettingSpec(
+        "watcher",
+        _choice("auto", "inotify", "watchman", "polling"),
+        "What watches the workspace: `inotify` is watchdog's observer (inotify on Linux; "
+        "FSEvents on macOS, ReadDirectoryChangesW on Windows); `watchman` is the Watchman "
+        "service (needs `pip install 'readkeeper[watchman]'`; if it cannot be used, inotify, "
+        "then polling); `polling` is the same as `watch_force_polling`; `auto` uses Watchman "
+        "when it already watches the workspace or the workspace has over 10,000 folders to "
+        "watch (and the `watchman` command is installed), else inotify.",
     ),
     SettingSpec(
         "watch_exclude",
@@ -348,12 +359,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "watch_poll_interval_ms",
         _positive_int,
         "How often read files are checked when watching is not possible (inotify limit "
-        "reached, network or VM filesystem, or watch_force_polling).",
+        "reached, network or VM filesystem, or `watcher` is `polling`).",
     ),
     SettingSpec(
         "watch_force_polling",
         _flag,
-        "Poll the files agents read instead of watching the workspace.",
+        "Poll the files agents read instead of watching the workspace (the same as `watcher` "
+        "set to `polling`).",
     ),
 )
 

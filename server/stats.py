@@ -66,6 +66,7 @@ class WatchCounters:
     folders_walked: int = 0  # folders given a watch (again after an overflow)
     skipped_folders: int = 0  # ignored folders, never watched
     overflows: int = 0  # kernel event queue overflows (the read files are re-checked)
+    fresh_instances: int = 0  # Watchman restarts or new watches (the read files likewise)
     polls: int = 0  # polling rounds (fallback, or roots on unreliable filesystems)
     polled_files: int = 0
     fallback_active: bool = False

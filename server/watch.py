@@ -5,9 +5,12 @@ decides anything itself. Reads and edits always check the file (DESIGN.md,
 "Read-state: the rules"), so a missed or late event costs a late notice, never a wrong
 answer.
 
-- One watchdog observer watches every workspace root, started after `initialized`
-  (watchdog is imported then, not at start-up) by a setup thread, so a large workspace
-  never holds up a request. Roots added later are watched the same way.
+- One backend watches every workspace root, set up after `initialized` by a setup
+  thread, so a large workspace never holds up a request; roots added later are watched
+  the same way. The `watcher` setting picks it: a watchdog observer (`inotify`;
+  watchdog is imported then, not at start-up), Watchman (watchman.py) or polling.
+  `auto` uses Watchman when it already watches every root, or when the inotify setup
+  walk passes `_WATCHMAN_OVER_FOLDERS` folders (Linux), else the observer.
 - Skipped: VCS folders, the `watch_exclude` patterns and .gitignore'd paths
   (ignore.py). On Linux, skipped folders cost no inotify watch (observer.py).
 - Coalescing: a path is handed on once it has been quiet for `watch_debounce_ms`
@@ -18,13 +21,16 @@ answer.
   file under the watched roots against its read-state record (stat, then digest).
 - .gitignore edits apply to events at once; a folder they newly un-ignore is watched
   from the next start (the watch set is not walked again).
-- Fallback: when the kernel refuses more watches (inotify ENOSPC or EMFILE), the
-  observer is stopped (freeing every watch it held for the editor and other tools), one
-  warning goes to `WatchCallbacks.warn` (the LSP server logs it and shows it to the
-  user), and the files agents have read are polled every
-  `watch_poll_interval_ms` instead, at most `_POLL_BATCH` stats per round. Roots on a
-  filesystem whose events are unreliable (network and VM shares) are polled the same
-  way, and `watch_force_polling` polls everything.
+- Fallback, Watchman then inotify then polling: when Watchman cannot be reached or
+  its connection breaks for good, or the kernel refuses more watches (inotify ENOSPC
+  or EMFILE), that backend is stopped (freeing every watch it held for the editor and
+  other tools), one warning goes to `WatchCallbacks.warn` (the LSP server logs it and
+  shows it to the user), the next backend watches the roots, and the files agents have
+  read are re-checked against their records (events may have been lost on the way).
+  Polling checks the files agents have read every `watch_poll_interval_ms`, at most
+  `_POLL_BATCH` stats per round. Roots on a filesystem whose events are unreliable
+  (network and VM shares) are polled the same way, and `watcher` `polling` (or
+  `watch_force_polling`) polls everything.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import watchman
 from .ignore import IgnoreRules
 from .paths import is_within
 from .settings import Settings
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("readkeeper")
 
 Kind = Literal["modified", "created", "deleted", "moved"]
+Backend = Literal["watchman", "inotify", "polling"]
 
 # A path a writer still holds open (modified, no close seen yet) waits this long for
 # the close before it is looked at anyway; and no path waits longer than _MAX_DELAY.
@@ -67,6 +75,11 @@ _MAX_DELAY = 2.0
 _POLL_BATCH = 10_000
 _PROGRESS_EVERY = 0.25  # seconds between progress reports during setup
 _STOP_TIMEOUT = 5.0
+# `auto` on Linux: an inotify setup walk that passes this many folders (ignored ones do
+# not count) hands the workspace to Watchman. Below it the walk takes well under a
+# second and its watches are a small share of the per-user budget (8,192 on kernels
+# before 5.11); above it Watchman's shared crawl is the cheaper watch.
+_WATCHMAN_OVER_FOLDERS = 10_000
 
 # Filesystems whose change events miss changes made elsewhere (another machine, the
 # VM host, Windows): their roots are polled.
@@ -152,9 +165,14 @@ class Watcher:
         self._interval = settings.watch_poll_interval_ms / 1000
         self._wanted = outermost(roots)
         self._rules: dict[str, IgnoreRules] = {}
-        self._watches: dict[str, Any] = {}  # root -> watchdog ObservedWatch
+        # root -> its watchdog ObservedWatch, or its watchman.Subscription
+        self._watches: dict[str, Any] = {}
         self._polled: dict[str, str] = {}  # root -> why it is polled
         self._observer: Any = None
+        self._backends: list[Backend] = []  # the one in use, then what it falls back to
+        self._switch_at: int | None = None  # auto: folders walked before Watchman takes over
+        self._walk_base = 0  # folders_walked when the current setup began
+        self._starting: watchman.Subscription | None = None
         self._fallback: str | None = None
         self._warned: set[str] = set()
         # Events -> pending paths -> batches, guarded by _cond.
@@ -162,7 +180,7 @@ class Watcher:
         self._pending: dict[str, _Pending] = {}
         self._due: list[tuple[float, str]] = []
         self._recheck: set[str] = set()  # roots whose read files need a stat check
-        self._limit_hit: OSError | None = None
+        self._leaving: dict[Backend, str] = {}  # backends to leave, and why
         # Polling (worker thread only).
         self._poll_queue: deque[str] = deque()
         self._poll_base: dict[str, tuple[int, int]] = {}
@@ -193,10 +211,11 @@ class Watcher:
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
+        starting = self._starting
+        if starting is not None:  # a setup waiting on Watchman
+            starting.stop()
         with self._setup_lock:  # a setup in progress ends its walk at the next folder
-            observer, self._observer = self._observer, None
-            self._watches.clear()
-        _stop_observer(observer)
+            self._release()
         for thread in [*self._setups, self._worker]:
             if thread.is_alive() and thread is not threading.current_thread():
                 thread.join(_STOP_TIMEOUT)
@@ -207,6 +226,7 @@ class Watcher:
             pending = len(self._pending)
         return {
             "state": self.state,
+            "backend": self._backends[0] if self._backends else None,
             "watched_roots": sorted(self._watches),
             "polled_roots": dict(sorted(self._polled.items())),
             "fallback_reason": self._fallback,
@@ -232,14 +252,20 @@ class Watcher:
         except Exception:  # never take the server down; reads still check files
             log.exception("readkeeper: setting up the watcher failed")
             self._warn_once("setup", "readkeeper: the watcher could not start; see the log.")
+            with self._setup_lock:  # what it did not set up is polled
+                for root in self._wanted:
+                    if root not in self._watches and root in self._rules:
+                        self._polled.setdefault(root, "the watcher could not start")
+                self._update_state()
 
     def _reconcile(self) -> None:
         if self._stopping.is_set():
             return
         wanted = list(self._wanted)
+        if not self._backends:
+            self._backends = self._chain()
         for root in [r for r in self._watches if r not in wanted]:
-            with contextlib.suppress(Exception):
-                self._observer.unschedule(self._watches.pop(root))
+            self._unwatch(self._watches.pop(root))
         for root in [r for r in self._polled if r not in wanted]:
             del self._polled[root]
         for root in [r for r in self._rules if r not in wanted]:
@@ -249,7 +275,7 @@ class Watcher:
             self._update_state()
             return
         self._setup_started = time.perf_counter()
-        walked_before = self.counters.folders_walked
+        walked_before = self._walk_base = self.counters.folders_walked
         self._progress("begin", f"Watching {len(added)} workspace folder(s) for changes")
         try:
             for root in added:
@@ -271,11 +297,29 @@ class Watcher:
             polled = f", polling {len(self._polled)} root(s)" if self._polled else ""
             self._progress("end", f"Watching {watched} folders{polled}")
 
+    def _chain(self) -> list[Backend]:
+        """The backends to try, in order (the `watcher` setting; `auto` asks Watchman)."""
+        setting = "polling" if self.settings.watch_force_polling else self.settings.watcher
+        if setting == "polling":
+            return ["polling"]
+        if setting == "inotify":
+            return ["inotify", "polling"]
+        if setting == "watchman":
+            return ["watchman", "inotify", "polling"]
+        if not watchman.installed():
+            return ["inotify", "polling"]
+        if watchman.watches(self._wanted):
+            return ["watchman", "inotify", "polling"]
+        self._switch_at = _WATCHMAN_OVER_FOLDERS
+        return ["inotify", "watchman", "polling"]
+
     def _poll_reason(self, root: str) -> str | None:
-        if self.settings.watch_force_polling:
-            return "watch_force_polling is set"
-        if self._fallback is not None:
-            return self._fallback
+        if self._backends[0] == "polling":
+            if self._fallback is not None:
+                return self._fallback
+            if self.settings.watch_force_polling:
+                return "watch_force_polling is set"
+            return "the watcher setting is polling"
         fstype = filesystem_type(root)
         if fstype in UNRELIABLE_FILESYSTEMS:
             self._warn_once(
@@ -288,27 +332,47 @@ class Watcher:
         return None
 
     def _schedule(self, root: str) -> str | None:
-        """Watch `root`; None on success, else why it is polled instead."""
-        try:
-            observer = self._ensure_observer()
-            watch = observer.schedule(
-                _Handler.make(self._on_event), root, recursive=True, event_filter=_event_filter()
-            )
-        except _Unsupported as exc:
-            self._fall_back(str(exc), root)
-            return self._fallback
-        except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EMFILE):
-                self._fall_back(_limit_reason(exc), root)
-                return self._fallback
-            self._warn_once(
-                f"root:{root}",
-                f"readkeeper: cannot watch {root} ({exc.strerror or exc}); the files agents "
-                f"read there are checked every {self._interval:g} s instead.",
-            )
-            return f"cannot watch: {exc.strerror or exc}"
-        self._watches[root] = watch
+        """Watch `root` with the backend in use, or with the next one when that one
+        cannot be used at all; None on success, else why it is polled instead."""
+        while not self._stopping.is_set():
+            backend = self._backends[0]
+            if backend == "polling":
+                return self._poll_reason(root)
+            try:
+                if backend == "watchman":
+                    self._watches[root] = self._subscribe(root)
+                else:
+                    self._watches[root] = self._ensure_observer().schedule(
+                        _Handler.make(self._on_event),
+                        root,
+                        recursive=True,
+                        event_filter=_event_filter(),
+                    )
+                return None
+            except (watchman.Unavailable, _Unsupported, _TooBig) as exc:
+                self._leave(backend, str(exc), root)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EMFILE):
+                    self._warn_once(
+                        f"root:{root}",
+                        f"readkeeper: cannot watch {root} ({exc.strerror or exc}); the files "
+                        f"agents read there are checked every {self._interval:g} s instead.",
+                    )
+                    return f"cannot watch: {exc.strerror or exc}"
+                self._leave(backend, _limit_reason(exc), root)
         return None
+
+    def _subscribe(self, root: str) -> watchman.Subscription:
+        # After a break, the watch is started again only if the user asked for Watchman:
+        # otherwise someone removed it on purpose.
+        rewatch = self.settings.watcher == "watchman"
+        subscription = watchman.Subscription(root, _Reports(self), rewatch)
+        self._starting = subscription
+        try:
+            subscription.start(spawn=True)
+        finally:
+            self._starting = None
+        return subscription
 
     def _ensure_observer(self) -> Any:
         if self._observer is None:
@@ -328,37 +392,79 @@ class Watcher:
             self._observer = observer
         return self._observer
 
-    def _fall_back(self, reason: str, root: str | None) -> None:
-        """Stop watching: release every watch, poll every root from now on."""
+    def _leave(self, backend: Backend, reason: str, root: str | None = None) -> None:
+        """Stop using `backend`, if it is the one in use: release every watch it holds
+        (for the editor and other tools), and hand its roots to the next backend (set up
+        again in the background) or poll them."""
         with self._setup_lock:
-            if self._fallback is not None:
+            if self._stopping.is_set() or not self._backends or self._backends[0] != backend:
                 return
-            self._fallback = reason
-            observer, self._observer = self._observer, None
+            # status() reads without a lock: it says "starting" until the next backend is
+            # in place, never the new backend with the old state.
+            self.state = "starting"
+            successor = self._backends[1]
+            step_down = (backend, successor) != ("inotify", "watchman")  # auto: Watchman
+            if step_down:
+                self._fallback = reason
+                self.counters.fallback_active = True
+            self._backends.pop(0)
             roots = list(self._watches)
-            self._watches.clear()
-            _stop_observer(observer)
-            for watched in [*roots, *([root] if root else [])]:
-                self._polled[watched] = reason
-            self.counters.fallback_active = True
-            self._update_state()
+            self._release()
             where = f" while watching {root}" if root else ""
-            self._warn_once(
-                "fallback",
-                f"readkeeper: {reason}{where}. It now checks the files agents have read every "
-                f"{self._interval:g} s instead of watching the workspace, so change notices "
-                "may come that much later; reads and edits still check each file themselves. "
-                "To watch again, add large folders to readkeeper.watch_exclude or raise the "
-                "limit (e.g. sudo sysctl fs.inotify.max_user_watches=524288), then restart "
-                "the server.",
-            )
+            if step_down:
+                self._warn_once(f"leave:{backend}", self._fallback_message(backend, reason + where))
+            else:
+                log.info("readkeeper: %s%s; watching with Watchman instead", reason, where)
+            if successor == "polling":
+                for watched in roots:
+                    self._polled[watched] = reason
+            elif roots:
+                self._setup_async()
+            self._update_state()
             with self._cond:
                 self._recheck.update(roots)  # events may have been lost on the way
                 self._cond.notify()
 
+    def _fallback_message(self, left: Backend, reason: str) -> str:
+        sure = "reads and edits still check each file themselves."
+        if self._backends[0] != "polling":
+            return f"readkeeper: {reason}. It watches the workspace with inotify instead; {sure}"
+        if left == "inotify":
+            advice = (
+                "add large folders to readkeeper.watch_exclude or raise the limit (e.g. sudo "
+                "sysctl fs.inotify.max_user_watches=524288)"
+            )
+        else:
+            advice = "start Watchman, or add large folders to readkeeper.watch_exclude"
+        return (
+            f"readkeeper: {reason}. It now checks the files agents have read every "
+            f"{self._interval:g} s instead of watching the workspace, so change notices may "
+            f"come that much later; {sure} To watch again, {advice}, then restart the server."
+        )
+
+    def _release(self) -> None:
+        """Stop every watch of the backend in use, and its threads (caller holds
+        _setup_lock)."""
+        watches = list(self._watches.values())
+        self._watches.clear()
+        observer, self._observer = self._observer, None
+        _stop_observer(observer)  # every inotify watch at once
+        for watch in watches:
+            if isinstance(watch, watchman.Subscription):
+                watch.stop()
+
+    def _unwatch(self, watch: Any) -> None:
+        if isinstance(watch, watchman.Subscription):
+            watch.stop()
+        elif self._observer is not None:
+            with contextlib.suppress(Exception):
+                self._observer.unschedule(watch)
+
     def _update_state(self) -> None:
         if self._stopping.is_set():
             self.state = "stopped"
+        elif any(r not in self._watches and r not in self._polled for r in self._wanted):
+            self.state = "starting"  # a root is being set up (again)
         elif self._polled and not self._watches:
             self.state = "polling"
         elif self._polled:
@@ -373,6 +479,9 @@ class Watcher:
         """The folders in `folder` worth a watch (the pruned walk of observer.py)."""
         if self._stopping.is_set():
             return []
+        walked = self.counters.folders_walked - self._walk_base
+        if self._switch_at is not None and walked >= self._switch_at and self._in_setup_walk():
+            raise _TooBig(f"the workspace has over {self._switch_at:,} folders to watch")
         try:
             with os.scandir(folder) as entries:
                 found = [e.path for e in entries if is_folder(e)]
@@ -391,10 +500,22 @@ class Watcher:
         return kept
 
     def limit_reached(self, error: OSError) -> None:
+        self.leave_soon("inotify", _limit_reason(error))
+
+    def leave_soon(self, backend: Backend, reason: str) -> None:
+        """Leave `backend` (see _leave) on the worker thread: the caller may be one of the
+        threads leaving stops."""
         with self._cond:
-            if self._limit_hit is None:
-                self._limit_hit = error
-                self._cond.notify()
+            self._leaving.setdefault(backend, reason)
+            self._cond.notify()
+
+    def watchman_fresh(self, root: str) -> None:
+        """Watchman cannot say what changed under `root` lately (a new instance or a new
+        watch): re-check the files read there."""
+        with self._cond:
+            self.counters.fresh_instances += 1
+            self._recheck.add(root)
+            self._cond.notify()
 
     def overflowed(self) -> None:
         with self._cond:
@@ -402,23 +523,40 @@ class Watcher:
             self._recheck.update(self._watches)
             self._cond.notify()
 
+    def watchman_changed(self, changes: list[watchman.Change]) -> None:
+        """What a Watchman subscription reported (one PDU)."""
+        # A .gitignore first: the paths reported with it are judged by its new patterns.
+        for change in sorted(changes, key=lambda c: os.path.basename(c.path) != ".gitignore"):
+            self._note(change.path, change.kind, change.folder)
+
     def _on_event(self, event: FileSystemEvent) -> None:
         kind = event.event_type
         src = os.fsdecode(event.src_path)
+        if kind == "closed":  # a write is complete
+            self._note(src, "modified", event.is_directory)
+        elif kind in ("created", "modified", "deleted", "moved"):
+            dest = os.fsdecode(event.dest_path) if kind == "moved" and event.dest_path else None
+            # A modification may be one of many writes: wait for the close a while.
+            writing = kind == "modified"
+            self._note(src, kind, event.is_directory, dest, writing)  # type: ignore[arg-type]
+
+    def _note(
+        self, src: str, kind: Kind, is_dir: bool, dest: str | None = None, writing: bool = False
+    ) -> None:
+        """An event of the backend in use: skip what the ignore rules skip, mark the rest."""
         rules = self._rules_for(src)
         if rules is None:
             return
         if os.path.basename(src) == ".gitignore":
             rules.forget_folder(os.path.dirname(src))
-        dest = os.fsdecode(event.dest_path) if kind == "moved" and event.dest_path else None
-        src_ignored = rules.ignored(src, event.is_directory)
-        dest_ignored = dest is None or rules.ignored(dest, event.is_directory)
+        src_ignored = rules.ignored(src, is_dir)
+        dest_ignored = dest is None or rules.ignored(dest, is_dir)
         with self._cond:
             self.counters.events += 1
             if src_ignored and dest_ignored:
                 self.counters.ignored_events += 1
                 return
-            if event.is_directory:  # a folder gone or moved: files read under it
+            if is_dir:  # a folder gone or moved: files read under it
                 if kind in ("deleted", "moved") and not src_ignored:
                     self._mark(src, "moved" if dest and not dest_ignored else "deleted", dest, True)
             elif kind == "moved":
@@ -426,12 +564,8 @@ class Watcher:
                     self._mark(src, "moved" if not dest_ignored else "deleted", dest)
                 if dest is not None and not dest_ignored:
                     self._mark(dest, "created")
-            elif not src_ignored and kind in ("created", "modified", "closed", "deleted"):
-                self._mark(
-                    src,
-                    "modified" if kind == "closed" else kind,  # type: ignore[arg-type]
-                    writing=kind == "modified",
-                )
+            elif not src_ignored:
+                self._mark(src, kind, writing=writing)
 
     def _mark(
         self,
@@ -476,16 +610,16 @@ class Watcher:
                     now = time.monotonic()
                     due = self._due[0][0] if self._due else math.inf
                     poll_at = next_poll if self._polled else math.inf
-                    if self._recheck or self._limit_hit or min(due, poll_at) <= now:
+                    if self._recheck or self._leaving or min(due, poll_at) <= now:
                         break
                     wait = min(due, poll_at) - now
                     self._cond.wait(None if wait == math.inf else wait)
                 recheck, self._recheck = self._recheck, set()
-                limit, self._limit_hit = self._limit_hit, None
+                leaving, self._leaving = self._leaving, {}
                 batch = self._take_due(now)
             try:
-                if limit is not None:
-                    self._fall_back(_limit_reason(limit), None)
+                for backend, reason in leaving.items():
+                    self._leave(backend, reason)
                 if recheck:
                     self._check_read_files(recheck, against_records=True)
                 if poll_at <= now:
@@ -625,6 +759,22 @@ class _Hooks:
         self._watcher.overflowed()
 
 
+class _Reports:
+    """watchman.py's view of the watcher (a `watchman.Sink`)."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self._watcher = watcher
+
+    def changed(self, root: str, changes: list[watchman.Change]) -> None:
+        self._watcher.watchman_changed(changes)
+
+    def fresh(self, root: str) -> None:
+        self._watcher.watchman_fresh(root)
+
+    def lost(self, root: str, reason: str) -> None:
+        self._watcher.leave_soon("watchman", reason)
+
+
 class _Handler:
     """A watchdog event handler that hands every event to one function."""
 
@@ -641,6 +791,10 @@ class _Handler:
 
 class _Unsupported(Exception):
     pass
+
+
+class _TooBig(Exception):
+    """`auto`: the inotify setup walk passed the folders Watchman takes over at."""
 
 
 def _event_filter() -> list[type[FileSystemEvent]]:

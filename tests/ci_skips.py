@@ -1,7 +1,7 @@
 """In CI nothing the README promises is skipped.
 
-A test marked `ci_required` (the editor, inotify-fallback and Neovim tests) may skip with
-a reason on a contributor's machine that lacks the tool. With READKEEPER_NO_SKIP=1
+A test marked `ci_required` (the editor, inotify-fallback, Watchman and Neovim tests) may
+skip with a reason on a contributor's machine that lacks the tool. With READKEEPER_NO_SKIP=1
 (.ci/run sets it, after installing those tools) such a skip is reported as a failure,
 so a missing install step cannot turn CI green by skipping.
 """

@@ -25,28 +25,20 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from conftest import Session, start_session
-from helpers import eventually
 from readkeeper.client import ReadkeeperClient
+from watch_helpers import (
+    DEADLINE_S,
+    WatchClient,
+    Watched,
+    make,
+    os_thread_names,
+    shown_warnings,
+    until,
+    watched,
+)
 
-DEADLINE_S = 15.0
-
-
-class WatchClient(ReadkeeperClient):
-    """Records readkeeper/didChangeReadFiles and work-done progress."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.notices = self.change_notices  # readkeeper/didChangeReadFiles, as sent
-        self.progress: list[Any] = []
-
-        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def on_create(client: WatchClient, params: Any) -> None:
-            return None
-
-        @self.feature(types.PROGRESS)
-        def on_progress(client: WatchClient, params: types.ProgressParams) -> None:
-            client.progress.append(params.value)
+# The fallback from inotify is to polling (with `auto`, it could be to Watchman).
+INOTIFY_THEN_POLLING = {"watcher": "inotify", "watch_poll_interval_ms": 100}
 
 
 class NamespacedClient(WatchClient):
@@ -84,77 +76,6 @@ def user_namespaces_work() -> bool:
     return done.returncode == 0
 
 
-async def until(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
-    """`helpers.eventually` with this file's deadline."""
-    return await eventually(condition, what, timeout)
-
-
-class Watched:
-    """A live server with its watcher: requests, and the notices it pushed."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.client = session.client
-        assert isinstance(self.client, WatchClient)
-        self.root = session.root
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return await self.client.request(method, params or {})
-
-    async def ready(self) -> dict[str, Any]:
-        deadline = time.monotonic() + DEADLINE_S
-        while True:
-            watcher = (await self.request("readkeeper/stats"))["watcher"]
-            if watcher["state"] not in ("off", "starting"):
-                return dict(watcher)
-            assert time.monotonic() < deadline, f"the watcher did not start: {watcher}"
-            await asyncio.sleep(0.01)
-
-    async def read(self, path: str, session: str = "") -> None:
-        await self.request("readkeeper/read", {"file_path": path, "session": session})
-
-    def pushed(self, path: str, session: str = "") -> list[dict[str, Any]]:
-        assert isinstance(self.client, WatchClient)
-        full = str(self.root / path)
-        return [
-            change
-            for notice in self.client.notices
-            if notice["session"] == session
-            for change in notice["changes"]
-            if change["file_path"] == full
-        ]
-
-    async def notice(
-        self, path: str, session: str = "", count: int = 1, timeout: float = DEADLINE_S
-    ) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = await until(
-            lambda: len(self.pushed(path, session)) >= count and self.pushed(path, session),
-            f"{count} notice(s) for {path}",
-            timeout,
-        )
-        return found
-
-    async def sentinel(self, session: str = "") -> None:
-        path = self.root / "sentinel.txt"
-        if not path.exists():
-            path.write_text("0\n")
-            await self.read("sentinel.txt", session)
-        count = len(self.pushed("sentinel.txt", session))
-        path.write_text(f"{count + 1}\n")
-        await self.notice("sentinel.txt", session, count + 1)
-
-    async def changes(self, session: str = "") -> list[dict[str, Any]]:
-        result = await self.request("readkeeper/changes", {"session": session})
-        return [c for c in result["changes"] if not c["file_path"].endswith("sentinel.txt")]
-
-
-async def watched(
-    root: Path, settings: dict[str, Any] | None = None, client: WatchClient | None = None
-) -> Watched:
-    session = await start_session(root, settings, client=client or WatchClient())
-    return Watched(session)
-
-
 @pytest_asyncio.fixture
 async def server(workspace: Path) -> AsyncIterator[Watched]:
     w = await watched(workspace)
@@ -163,12 +84,6 @@ async def server(workspace: Path) -> AsyncIterator[Watched]:
         yield w
     finally:
         await w.client.close()
-
-
-def make(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 # --- one notice per change ------------------------------------------------------------------
@@ -358,11 +273,7 @@ def fallback_warnings(client: ReadkeeperClient) -> list[str]:
 
 def shown_fallback_warnings(client: ReadkeeperClient) -> list[str]:
     """The fallback as the user sees it: a window/showMessage warning, not only the log."""
-    return [
-        m.message
-        for m in client.shown_messages
-        if "inotify" in m.message and m.type == types.MessageType.Warning
-    ]
+    return shown_warnings(client, "inotify")
 
 
 @needs_userns
@@ -370,7 +281,7 @@ async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> 
     for i in range(12):
         make(workspace / f"pkg{i}" / "mod.py", f"V = {i}\n")
     client = NamespacedClient(watch_limit=4)  # 13 folders need 13 watches
-    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
     try:
         watcher = await w.ready()
         assert watcher["state"] == "polling"
@@ -398,7 +309,7 @@ async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> 
 async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> None:
     make(workspace / "src" / "a.py", "A = 1\n")
     client = NamespacedClient(watch_limit=2)  # exactly the root and src
-    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
     try:
         assert (await w.ready())["state"] == "watching"
         await w.read("src/a.py")
@@ -429,7 +340,7 @@ async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> N
 async def test_inotify_instance_limit_falls_back_to_polling(workspace: Path) -> None:
     make(workspace / "i.txt", "1\n")
     client = NamespacedClient(watch_limit=100, instance_limit=0)  # EMFILE: no inotify at all
-    w = await watched(workspace, {"watch_poll_interval_ms": 100}, client)
+    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
     try:
         watcher = await w.ready()
         assert watcher["state"] == "polling"
@@ -522,16 +433,6 @@ async def test_shutdown_leaves_no_watcher_thread(workspace: Path) -> None:
             if server is not None and server.returncode is None:
                 server.kill()
             await w.client.stop()  # type: ignore[no-untyped-call]
-
-
-def os_thread_names(pid: int) -> list[str]:
-    names = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            names.append(Path(f"/proc/{pid}/task/{task}/comm").read_text().strip())
-        except OSError:
-            continue
-    return names
 
 
 async def test_a_hostile_gitignore_does_not_stall_the_watcher(workspace: Path) -> None:

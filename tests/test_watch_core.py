@@ -451,11 +451,20 @@ def test_the_changes_reply_is_capped_and_the_rest_waits(workspace: Path) -> None
 # --- fallback and lifecycle -----------------------------------------------------------------
 
 
-def test_forced_polling_still_reports_changes(workspace: Path) -> None:
-    w = Watching(workspace, {"watch_force_polling": True, "watch_poll_interval_ms": 50}).start()
+@pytest.mark.parametrize(
+    ("setting", "reason"),
+    [
+        ({"watch_force_polling": True}, "watch_force_polling is set"),
+        ({"watcher": "polling"}, "the watcher setting is polling"),
+    ],
+)
+def test_forced_polling_still_reports_changes(
+    workspace: Path, setting: dict[str, Any], reason: str
+) -> None:
+    w = Watching(workspace, {**setting, "watch_poll_interval_ms": 50}).start()
     try:
-        assert w.status()["state"] == "polling"
-        assert w.status()["polled_roots"] == {str(workspace): "watch_force_polling is set"}
+        assert (w.status()["state"], w.status()["backend"]) == ("polling", "polling")
+        assert w.status()["polled_roots"] == {str(workspace): reason}
         names = {t.name for t in threading.enumerate()}
         assert "readkeeper-watch-observer" not in names  # no observer at all
         path = make(workspace / "p.txt", "1\n")
@@ -472,9 +481,11 @@ def test_forced_polling_still_reports_changes(workspace: Path) -> None:
 
 
 def test_stopping_leaves_no_thread_running(workspace: Path) -> None:
-    before = set(threading.enumerate())
     make(workspace / "a" / "b" / "c.txt", "c\n")
-    w = Watching(workspace).start()
+    w = Watching(workspace)
+    w.core.tokens.warm_up()  # the read counts, and starts no load of the table
+    before = set(threading.enumerate())
+    w.start()
     w.read("a/b/c.txt")
     started = {t.name for t in set(threading.enumerate()) - before}
     assert {"readkeeper-watch-worker", "readkeeper-watch-observer"} <= started
