@@ -400,6 +400,17 @@ def test_a_streamed_range_of_a_binary_file_is_refused_as_binary(workspace: Path)
     assert error.kind == "binary"
 
 
+def test_a_streamed_range_ending_in_a_long_line_without_a_newline_ends(workspace: Path) -> None:
+    core = Readkeeper(
+        roots=[str(workspace)], client_settings={"max_size_bytes": 100, "max_line_chars": 10}
+    )
+    big = workspace / "tail.log"
+    big.write_bytes(b"x\n" * 60 + b"z" * 30)  # the last line is cut, and has no LF
+    file = text_file(core, big, offset=60, limit=5)
+    assert file["content"] == "    60\tx\n    61\tzzzzzzzzzz … [line cut: 20 more characters]"
+    assert "next_offset" not in file  # the end of the file
+
+
 def test_a_read_with_no_cut_line_reports_none(core: Readkeeper, workspace: Path) -> None:
     (workspace / "a.txt").write_text("short\nlines\n")
     assert text_file(core, "a.txt").get("truncated_lines") is None
