@@ -405,9 +405,15 @@ def test_a_streamed_range_ending_in_a_long_line_without_a_newline_ends(workspace
         roots=[str(workspace)], client_settings={"max_size_bytes": 100, "max_line_chars": 10}
     )
     big = workspace / "tail.log"
-    big.write_bytes(b"x\n" * 60 + b"z" * 30)  # the last line is cut, and has no LF
+    # A line that fills what a streamed read keeps of a line (the cap and two) with its
+    # LF, then a cut last line with no LF.
+    big.write_bytes(b"x\n" * 60 + b"y" * 11 + b"\n" + b"z" * 30)
     file = text_file(core, big, offset=60, limit=5)
-    assert file["content"] == "    60\tx\n    61\tzzzzzzzzzz … [line cut: 20 more characters]"
+    assert file["content"] == (
+        "    60\tx\n"
+        "    61\tyyyyyyyyyy … [line cut: 1 more characters]\n"
+        "    62\tzzzzzzzzzz … [line cut: 20 more characters]"
+    )
     assert "next_offset" not in file  # the end of the file
 
 
