@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import stat
 import sys
@@ -1197,6 +1199,81 @@ def test_a_write_is_made_durable_its_bytes_then_its_name(
     monkeypatch.undo()
     assert synced == [("file", None), ("folder", None)]
     assert path.read_text() == "new\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="leases are Linux's")
+@pytest.mark.parametrize("outcome", ["unavailable", "busy"])
+def test_a_file_that_cannot_be_leased_is_held_unleased(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    # Leases refused outright (not our file, no leases here), or refused as busy on a
+    # device whose probe finds leases never work: the file is held without one.
+    monkeypatch.setattr(atomic, "_try_lease", lambda fd: outcome)
+    monkeypatch.setattr(atomic, "_probe_leases", lambda folder: False)
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    with atomic.hold(_held_location(workspace, path)) as held:
+        assert held.leased is False
+        assert atomic.replace(held, b"ONE\n", b"one\n") is not None
+    assert path.read_text() == "ONE\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="an exchange rename (renameat2)")
+def test_where_the_exchange_rename_is_refused_a_commit_renames_over(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A filesystem that refuses renameat2's exchange (EINVAL): the commit falls back to
+    # an ordinary rename over the name, and lands.
+    renameat2 = atomic._renameat2
+
+    def no_exchange(*args: Any) -> int:
+        if args[4] == atomic._RENAME_EXCHANGE:
+            ctypes.set_errno(errno.EINVAL)
+            return -1
+        return int(renameat2(*args))
+
+    monkeypatch.setattr(atomic, "_renameat2", no_exchange)
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    read(core, path)
+    edit(core, path, "one", "two")
+    assert path.read_text() == "two\n"
+
+
+def test_a_temp_file_whose_write_fails_is_removed(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    read(core, path)
+
+    class Full:
+        """`os` for atomic.py, on a disk that is full."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd: int, data: Any) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic, "os", Full())
+    with pytest.raises(ReadkeeperError):
+        edit(core, path, "one", "two")
+    monkeypatch.undo()
+    assert path.read_text() == "one\n"
+    assert sorted(p.name for p in workspace.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_file_of_another_user_keeps_its_owner(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    os.chown(path, 65534, 65534)
+    read(core, path)
+    edit(core, path, "one", "two")
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+    assert path.read_text() == "two\n"
 
 
 def test_a_file_rewritten_on_every_attempt_is_refused_not_clobbered(
