@@ -1210,6 +1210,7 @@ def test_a_file_that_cannot_be_leased_is_held_unleased(
     # device whose probe finds leases never work: the file is held without one.
     monkeypatch.setattr(atomic, "_try_lease", lambda fd: outcome)
     monkeypatch.setattr(atomic, "_probe_leases", lambda folder: False)
+    monkeypatch.setattr(atomic, "_lease_works", {})  # what earlier probes found, forgotten
     path = workspace / "a.txt"
     path.write_text("one\n")
     with atomic.hold(_held_location(workspace, path)) as held:
