@@ -19,6 +19,10 @@ from typing import Any, TypeVar
 
 import pytest
 
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import ReadParams, unstructure
+
 T = TypeVar("T")
 
 DEADLINE_S = 15.0
@@ -92,3 +96,27 @@ def run_python(
         text=True,
         timeout=60,
     )
+
+
+# --- reads through a core in process -------------------------------------------------------
+
+
+def read(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
+    """`core.read` of `path` with `params`, as the JSON a front end sends."""
+    return unstructure(core.read(ReadParams(file_path=str(path), **params)))  # type: ignore[arg-type]
+
+
+def text_file(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
+    """The `file` of a read that must be a `text` result."""
+    result = read(core, path, **params)
+    assert result["type"] == "text", result
+    file = result["file"]
+    assert isinstance(file, dict)
+    return file
+
+
+def refused(core: Readkeeper, path: str | Path, **params: object) -> ReadkeeperError:
+    """The error of a read that must be refused."""
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path=str(path), **params))  # type: ignore[arg-type]
+    return caught.value

@@ -11,29 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers import read, refused, text_file
 from readkeeper.core import STUB_TOKENS, Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import ForgetParams, ReadParams, StatsParams, unstructure
+from readkeeper.protocol import ForgetParams, ReadParams, StatsParams
 from readkeeper.tokens import EXACT_COUNT_FRACTION, estimate_tokens
-
-
-def read(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
-    return unstructure(core.read(ReadParams(file_path=str(path), **params)))  # type: ignore[arg-type]
-
-
-def text_file(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
-    result = read(core, path, **params)
-    assert result["type"] == "text", result
-    file = result["file"]
-    assert isinstance(file, dict)
-    return file
-
-
-def refused(core: Readkeeper, path: str | Path, **params: object) -> ReadkeeperError:
-    with pytest.raises(ReadkeeperError) as caught:
-        core.read(ReadParams(file_path=str(path), **params))  # type: ignore[arg-type]
-    return caught.value
-
 
 # --- lines and ranges ---------------------------------------------------------------------
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import wait_until
+from helpers import read, refused, text_file, wait_until
 from readkeeper import render
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import ReadParams, StatsParams, unstructure
+from readkeeper.protocol import StatsParams
 from readkeeper.readers.text import decode_text, split_lines
 from readkeeper.tokens import TokenCounter, bytes_bound
 
@@ -37,24 +37,6 @@ SOURCE = "".join(
 
 def numbered(lines: list[str], start: int = 1) -> str:
     return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start))
-
-
-def read(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
-    return unstructure(core.read(ReadParams(file_path=str(path), **params)))  # type: ignore[arg-type]
-
-
-def text_file(core: Readkeeper, path: str | Path, **params: object) -> dict[str, object]:
-    result = read(core, path, **params)
-    assert result["type"] == "text", result
-    file = result["file"]
-    assert isinstance(file, dict)
-    return file
-
-
-def refused(core: Readkeeper, path: str | Path, **params: object) -> ReadkeeperError:
-    with pytest.raises(ReadkeeperError) as caught:
-        core.read(ReadParams(file_path=str(path), **params))  # type: ignore[arg-type]
-    return caught.value
 
 
 def fresh(workspace: Path, **settings: object) -> Readkeeper:
