@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from readkeeper import numbering, render
+from readkeeper import render
 from readkeeper.errors import ReadkeeperError
-from readkeeper.fileio import open_regular, read_at_most
-from readkeeper.paths import Location
+from readkeeper.files.fileio import open_regular, read_at_most
+from readkeeper.files.paths import Location
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
-from readkeeper.readers.text import decode_text
-from readkeeper.tokens import estimate_tokens
+from readkeeper.read import numbering
+from readkeeper.read.readers.text import decode_text
+from readkeeper.read.tokens import estimate_tokens
 
 from . import diagnostics, gitstatus, memory
 from .budget import fit

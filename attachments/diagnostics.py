@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from readkeeper.paths import uri_path
+from readkeeper.files.paths import uri_path
 
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 

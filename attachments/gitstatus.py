@@ -20,8 +20,8 @@ import subprocess
 import time
 from contextlib import ExitStack
 
-from readkeeper.beneath import lstat_in, open_in
-from readkeeper.paths import Workspace
+from readkeeper.files.beneath import lstat_in, open_in
+from readkeeper.files.paths import Workspace
 
 
 class NotARepository(Exception):

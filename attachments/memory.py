@@ -12,9 +12,9 @@ import os
 import stat
 from collections.abc import Iterable
 
-from readkeeper.fileio import open_regular, read_at_most
-from readkeeper.paths import Location, Workspace, is_within
-from readkeeper.readers.text import decode_text, split_lines
+from readkeeper.files.fileio import open_regular, read_at_most
+from readkeeper.files.paths import Location, Workspace, is_within
+from readkeeper.read.readers.text import decode_text, split_lines
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 

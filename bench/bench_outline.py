@@ -38,8 +38,8 @@ from typing import Any
 from common import machine, scored, scratch, summarize, verdict, write_json
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import ReadParams, unstructure
-from readkeeper.readers import outline, outline_read
-from readkeeper.tokens import TokenCounter
+from readkeeper.read.readers import outline, outline_read
+from readkeeper.read.tokens import TokenCounter
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "outline.json"
@@ -101,7 +101,7 @@ def bench_time(samples: int) -> dict[str, Any]:
 FIRST_LOAD = """
 import time, sys
 start = time.perf_counter()
-from readkeeper.readers import outline
+from readkeeper.read.readers import outline
 grammar = outline.grammar_for("typing.py")
 import typing
 text = open(typing.__file__, encoding="utf-8").read()
@@ -116,7 +116,7 @@ print((loaded - start) * 1000, (ready - loaded) * 1000, (first - ready) * 1000,
       (second - first) * 1000)
 """
 SERVER_IMPORTS = (
-    "import sys, readkeeper.lsp, readkeeper.core; "
+    "import sys, readkeeper.lsp.handlers, readkeeper.core; "
     "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))"
 )
 

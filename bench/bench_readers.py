@@ -68,7 +68,7 @@ from common import clean_env, machine, percentile, write_json  # noqa: E402
 from readkeeper.client import ReadkeeperClient  # noqa: E402
 from readkeeper.core import Readkeeper  # noqa: E402
 from readkeeper.protocol import ReadParams, unstructure  # noqa: E402
-from readkeeper.readers import worker  # noqa: E402
+from readkeeper.read.readers import worker  # noqa: E402
 
 RESULTS = HERE / "results" / "readers.json"
 TARGET_SCREENSHOT_MS = 250.0

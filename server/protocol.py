@@ -421,7 +421,7 @@ class WriteResult:
     note: str | None = None
 
 
-# --- notebook cell edits (notebook_edits.py) -----------------------------------------------
+# --- notebook cell edits (edit/notebook.py) -----------------------------------------------
 
 
 @attrs.frozen

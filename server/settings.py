@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from . import numbering
+from .read import numbering
 
 
 def _positive_int(value: Any) -> int:

@@ -67,7 +67,7 @@ def rewrite_before_every_swap(
     what to write: the race every commit must lose safely. It saves by renaming a new
     file over the name, as editors do (a writer in place would wait for readkeeper's
     lease, in this same thread: forever). Returns the texts it left, in order."""
-    from readkeeper import atomic
+    from readkeeper.files import atomic
 
     swap = atomic.replace
     left: list[str] = []

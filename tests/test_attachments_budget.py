@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from readkeeper.attachments import budget
 from readkeeper.attachments.budget import fit, truncate
 from readkeeper.attachments.model import USER, Attachment
-from readkeeper.tokens import TokenCounter
+from readkeeper.read.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 

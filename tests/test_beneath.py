@@ -1,4 +1,4 @@
-"""Opening beneath a root's descriptor (server/beneath.py): the kernel's openat2 and the
+"""Opening beneath a root's descriptor (server/files/beneath.py): the kernel's openat2 and the
 portable component-by-component walk must refuse the same escapes."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from helpers import run_python
-from readkeeper import atomic, beneath, fileio
-from readkeeper.beneath import Anchor, Moved
 from readkeeper.errors import ReadkeeperError
-from readkeeper.fileio import open_regular, read_at_most
-from readkeeper.paths import Location, Workspace
+from readkeeper.files import atomic, beneath, fileio
+from readkeeper.files.beneath import Anchor, Moved
+from readkeeper.files.fileio import open_regular, read_at_most
+from readkeeper.files.paths import Location, Workspace
 
 
 @pytest.fixture(params=["openat2", "portable"])
@@ -332,7 +332,7 @@ def test_opens_go_through_openat2_where_the_kernel_has_it(tree: tuple[Path, Path
     # In a fresh process (the server), from the first open on.
     script = (
         "import os, sys\n"
-        "from readkeeper import beneath\n"
+        "from readkeeper.files import beneath\n"
         "os.close(beneath.Anchor.open(sys.argv[1]).open_folder('sub'))\n"
         "print(beneath.openat2_available())\n"
     )
@@ -361,7 +361,7 @@ def test_a_first_open_of_a_missing_folder_does_not_turn_openat2_off(
         pytest.skip("openat2 needs Linux 5.6 or later")
     script = (
         "import os, sys\n"
-        "from readkeeper import beneath\n"
+        "from readkeeper.files import beneath\n"
         "anchor = beneath.Anchor.open(sys.argv[1])\n"
         "try:\n"
         "    anchor.open_folder('missing')\n"
@@ -380,7 +380,7 @@ def test_a_folder_opened_as_descriptor_0_opens(tree: tuple[Path, Path]) -> None:
     root, _ = tree
     script = (
         "import os, sys\n"
-        "from readkeeper import beneath\n"
+        "from readkeeper.files import beneath\n"
         "anchor = beneath.Anchor.open(sys.argv[1])\n"
         "os.close(0)\n"
         "fd = anchor.open_folder('sub')\n"
@@ -552,7 +552,7 @@ rules = (Filter * 4)(
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(Program(4, rules)), 0, 0):
     sys.exit("seccomp: " + os.strerror(ctypes.get_errno()))
-from readkeeper import beneath
+from readkeeper.files import beneath
 anchor = beneath.Anchor.open(sys.argv[1])
 for _ in range(2):
     os.close(anchor.open_folder("sub/deep"))

@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 
 from helpers import rewrite_before_every_swap
-from readkeeper import atomic
 from readkeeper.core import Buffer, Readkeeper
-from readkeeper.diffs import bounded_diff, common_ends
-from readkeeper.edits import (
+from readkeeper.edit.edits import (
     COMMIT_ATTEMPTS,
     Normalized,
     TextChange,
@@ -26,6 +24,7 @@ from readkeeper.edits import (
     numbered_snippet,
 )
 from readkeeper.errors import ReadkeeperError
+from readkeeper.files import atomic
 from readkeeper.protocol import (
     EditParams,
     EditResult,
@@ -35,7 +34,8 @@ from readkeeper.protocol import (
     WriteParams,
     unstructure,
 )
-from readkeeper.snapshots import Snapshots
+from readkeeper.read.diffs import bounded_diff, common_ends
+from readkeeper.state.snapshots import Snapshots
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -579,7 +579,7 @@ def test_where_leases_do_not_work_an_unfinished_looking_change_is_refused(
 
 
 def _held_location(workspace: Path, path: Path) -> Any:
-    from readkeeper.paths import Workspace
+    from readkeeper.files.paths import Workspace
 
     roots = Workspace()
     roots.set_roots([str(workspace)])

@@ -15,10 +15,10 @@ from document_samples import every_output_notebook
 from conftest import Session
 from helpers import rewrite_before_every_swap
 from readkeeper.core import Readkeeper
-from readkeeper.edits import COMMIT_ATTEMPTS
+from readkeeper.edit.edits import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
-from readkeeper.readers.notebook import SNAPSHOT_MAX_BYTES
+from readkeeper.read.readers.notebook import SNAPSHOT_MAX_BYTES
 
 
 def save(path: Path, notebook: dict[str, Any]) -> Path:

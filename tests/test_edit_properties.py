@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from readkeeper.core import Readkeeper
-from readkeeper.diffs import _keepends, bounded_diff, text_hunks
-from readkeeper.edits import Normalized, disjoint_hits, plan
+from readkeeper.edit.edits import Normalized, disjoint_hits, plan
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditParams, ReadParams
+from readkeeper.read.diffs import _keepends, bounded_diff, text_hunks
 
 # Few characters, so random old_strings match often (and often more than once); a tab,
 # a non-ASCII letter and a character outside the BMP keep offsets honest.

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from conftest import Session
 from helpers import eventually
-from readkeeper.tokens import TokenCounter
+from readkeeper.read.tokens import TokenCounter
 
 
 async def test_read_numbers_lines_like_cat_n(lsp: Session, workspace: Path) -> None:

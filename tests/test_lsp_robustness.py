@@ -21,7 +21,7 @@ from raw_lsp import RawServer
 from conftest import Session
 from readkeeper.client import JsonRpcException
 from readkeeper.errors import ReadkeeperError
-from readkeeper.transport import MAX_BODY, STALL_TIMEOUT_S
+from readkeeper.lsp.transport import MAX_BODY, STALL_TIMEOUT_S
 
 
 @pytest.fixture
@@ -274,7 +274,7 @@ async def test_unsaved_buffer_of_a_localhost_uri(lsp: Session, workspace: Path) 
 
 
 def test_the_request_wrapper_maps_every_exception() -> None:
-    from readkeeper import lsp
+    from readkeeper.lsp import handlers as lsp
 
     faults: dict[str, Exception] = {
         "test/os-error": OSError(22, "Invalid argument"),
@@ -317,7 +317,7 @@ async def call(handler: Any) -> Any:
 
 
 def test_errors_pygls_makes_get_a_kind_and_no_traceback() -> None:
-    from readkeeper.lsp import with_kind
+    from readkeeper.lsp.handlers import with_kind
 
     internal = with_kind(types.ResponseError(-32603, "KeyError: 'x'", {"traceback": ["..."]}))
     assert internal.data == {"kind": "internal", "reason": "KeyError: 'x'"}
@@ -329,7 +329,7 @@ def test_errors_pygls_makes_get_a_kind_and_no_traceback() -> None:
 
 
 def test_uri_path(tmp_path: Path) -> None:
-    from readkeeper.paths import uri_path
+    from readkeeper.files.paths import uri_path
 
     real = tmp_path.resolve()
     (real / "my file#1.txt").write_text("")

@@ -15,7 +15,7 @@ from outline_samples import LANGUAGES, NODE_MODULES, WRITTEN, sample
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditParams, ReadParams, unstructure
-from readkeeper.readers import outline
+from readkeeper.read.readers import outline
 
 TYPING = Path(typing.__file__).read_text(encoding="utf-8")
 

@@ -169,7 +169,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(
     imported = _run(
         python,
         "-c",
-        "import readkeeper, readkeeper.readers, readkeeper.attachments, readkeeper.cli\n"
+        "import readkeeper, readkeeper.read.readers, readkeeper.attachments, readkeeper.cli\n"
         "print(readkeeper.__file__)",
         cwd=outside,
         env=env,

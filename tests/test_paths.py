@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from helpers import run_python
-from readkeeper import paths
 from readkeeper.errors import ReadkeeperError
-from readkeeper.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
+from readkeeper.files import paths
+from readkeeper.files.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
 
 
 def test_inside_means_below_the_folder_not_a_name_that_starts_like_it() -> None:
@@ -200,7 +200,7 @@ def test_a_root_swapped_for_a_link_out_still_reads_the_folder_that_was_set(
 ) -> None:
     # The roots are opened when they are set: renaming one and planting a link to
     # another folder under its name afterwards leads nowhere new.
-    from readkeeper.fileio import open_path, read_at_most
+    from readkeeper.files.fileio import open_path, read_at_most
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -229,7 +229,7 @@ def test_a_root_that_cannot_be_opened_permits_no_location(tmp_path: Path) -> Non
 def test_an_empty_path_or_one_with_nul_is_a_bad_parameter(tmp_path: Path) -> None:
     workspace = Workspace()
     workspace.set_roots([str(tmp_path)])
-    from readkeeper.fileio import open_path
+    from readkeeper.files.fileio import open_path
 
     for bad in ("", "a\x00b.txt"):
         with pytest.raises(ReadkeeperError) as caught:
@@ -293,7 +293,7 @@ def test_suggestions_are_given_up_not_raised_when_a_folder_cannot_be_listed(
     script = (
         "import os, sys\n"
         "import rapidfuzz.fuzz, rapidfuzz.process, rapidfuzz.utils\n"
-        "from readkeeper.paths import suggest\n"
+        "from readkeeper.files.paths import suggest\n"
         "held = []\n"
         "try:\n"
         "    while True:\n"

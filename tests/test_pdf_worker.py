@@ -34,7 +34,7 @@ from conftest import Session
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
-from readkeeper.readers import worker
+from readkeeper.read.readers import worker
 from readkeeper.settings import Settings
 
 # --- hostile PDFs, as raw bytes ---------------------------------------------------------

@@ -15,7 +15,7 @@ from helpers import read, refused, text_file
 from readkeeper.core import STUB_TOKENS, Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ForgetParams, ReadParams, StatsParams
-from readkeeper.tokens import EXACT_COUNT_FRACTION, estimate_tokens
+from readkeeper.read.tokens import EXACT_COUNT_FRACTION, estimate_tokens
 
 # --- lines and ranges ---------------------------------------------------------------------
 

@@ -344,8 +344,8 @@ def test_reader_libraries_are_imported_lazily() -> None:
     load on the first read that needs them, and edits.py with the first edit, never with
     the server."""
     code = (
-        "import sys, readkeeper.lsp, readkeeper.cli, readkeeper.core\n"
-        "heavy = {'PIL', 'pypdf', 'pypdfium2', 'nbformat', 'tiktoken', 'readkeeper.edits'}\n"
+        "import sys, readkeeper.lsp.handlers, readkeeper.cli, readkeeper.core\n"
+        "heavy = {'PIL', 'pypdf', 'pypdfium2', 'nbformat', 'tiktoken', 'readkeeper.edit.edits'}\n"
         "print(sorted(heavy & {*sys.modules, *(m.split('.')[0] for m in sys.modules)}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

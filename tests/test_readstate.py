@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from readkeeper import readstate
-from readkeeper.readstate import ReadRecord, ReadStates
+from readkeeper.state import readstate
+from readkeeper.state.readstate import ReadRecord, ReadStates
 
 
 def record(path: str, **fields: Any) -> ReadRecord:

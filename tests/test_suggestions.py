@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from readkeeper.errors import ReadkeeperError
-from readkeeper.paths import Workspace, suggest
+from readkeeper.files.paths import Workspace, suggest
 
 
 def workspace_at(root: Path) -> Workspace:

@@ -23,8 +23,8 @@ from readkeeper import render
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import StatsParams
-from readkeeper.readers.text import decode_text, split_lines
-from readkeeper.tokens import TokenCounter, bytes_bound
+from readkeeper.read.readers.text import decode_text, split_lines
+from readkeeper.read.tokens import TokenCounter, bytes_bound
 
 COUNTER = TokenCounter()  # loaded by its first count: the exact counts to compare with
 REPO = Path(__file__).resolve().parent.parent

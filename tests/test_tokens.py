@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from readkeeper.tokens import EXACT_COUNT_FRACTION, TokenCounter, estimate_tokens
+from readkeeper.read.tokens import EXACT_COUNT_FRACTION, TokenCounter, estimate_tokens
 
 
 class Spied(TokenCounter):

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readkeeper.readers.text import split_lines
-from readkeeper.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
+from readkeeper.read.readers.text import split_lines
+from readkeeper.read.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
 
 COUNTER = TokenCounter()
 

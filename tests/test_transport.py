@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from readkeeper.transport import (
+from readkeeper.lsp.transport import (
     BadFrame,
     Connection,
     Event,

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import wait_until
 from readkeeper.core import Readkeeper
-from readkeeper.ignore import IgnoreRules
+from readkeeper.files.ignore import IgnoreRules
 from readkeeper.protocol import (
     ChangesParams,
     EditParams,
@@ -29,7 +29,7 @@ from readkeeper.protocol import (
     ReadParams,
     WriteParams,
 )
-from readkeeper.watch import filesystem_type, outermost
+from readkeeper.watch.watcher import filesystem_type, outermost
 
 DEADLINE_S = 10.0
 
@@ -619,7 +619,7 @@ def test_an_edit_slow_to_record_what_it_left_is_not_reported_back(
     # A busy machine can hold the edit's thread between its rename and its read-state
     # record for longer than the watcher's quiet time. The notice waits for the record
     # (locks.py), so the agent is not told of its own edit; another reader still is.
-    from readkeeper import edits
+    from readkeeper.edit import edits
 
     make(workspace / "slow.py", "n = 1\n")
     watching.read("slow.py", session="agent")

@@ -26,7 +26,7 @@ from .. import __version__, calls
 from ..attach.client import AttachClient
 from ..core import Readkeeper
 from ..errors import ReadkeeperError
-from ..paths import refused_root, uri_path
+from ..files.paths import refused_root, uri_path
 from . import render
 from .tools import TOOL_NAMES, TOOLS, input_schema
 

@@ -25,9 +25,9 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ..errors import ReadkeeperError
-from ..protocol import ImageDimensions, ImageFile
-from ..settings import Settings
+from ...errors import ReadkeeperError
+from ...protocol import ImageDimensions, ImageFile
+from ...settings import Settings
 
 if TYPE_CHECKING:
     from PIL import Image

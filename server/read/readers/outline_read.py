@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import attrs
 
-from ..encodings import TextEncoding, line_ending
-from ..errors import ReadkeeperError
-from ..protocol import OutlineFile, ReadParams
-from ..settings import Settings
+from ...errors import ReadkeeperError
+from ...files.encodings import TextEncoding, line_ending
+from ...protocol import OutlineFile, ReadParams
+from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
 from . import outline
 from . import text as text_reader

@@ -9,9 +9,9 @@ sends the file as usual.
 
 from __future__ import annotations
 
+from ..protocol import ChangedFile
+from ..settings import Settings
 from .diffs import bounded_diff
-from .protocol import ChangedFile
-from .settings import Settings
 from .tokens import TokenCounter, estimate_tokens
 
 # Each numbered line costs its number and tab (about 2 tokens) on top of its text.

@@ -22,21 +22,21 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import atomic
-from .diffs import bounded_diff, external_change
-from .edits import committed, hold_for_change, not_read, remember_change, resolve_for_change
-from .errors import ReadkeeperError
-from .fileio import digest, read_at_most
-from .protocol import (
+from ..errors import ReadkeeperError
+from ..files import atomic
+from ..files.fileio import digest, read_at_most
+from ..protocol import (
     NotebookEditParams,
     NotebookEditResult,
 )
-from .readers.notebook import cell_id, parse
-from .readstate import ReadRecord
+from ..read.diffs import bounded_diff, external_change
+from ..read.readers.notebook import cell_id, parse
+from ..state.readstate import ReadRecord
+from .edits import committed, hold_for_change, not_read, remember_change, resolve_for_change
 
 if TYPE_CHECKING:
-    from .core import Readkeeper
-    from .paths import Location
+    from ..core import Readkeeper
+    from ..files.paths import Location
 
 _INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
 

@@ -17,8 +17,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from ..errors import ReadkeeperError
 from .beneath import Anchor, lstat_in
-from .errors import ReadkeeperError
 from .fileio import moved
 
 # Folders never worth suggesting from (and too large to walk on every miss).

@@ -33,9 +33,9 @@ from typing import Any
 
 import attrs
 
-from ..errors import ReadkeeperError
-from ..protocol import PartsFile, PartsResult, PdfFile, PdfResult
-from ..settings import Settings
+from ...errors import ReadkeeperError
+from ...protocol import PartsFile, PartsResult, PdfFile, PdfResult
+from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
 from . import worker
 from .image import PIXELS_PER_TOKEN, budget_size, tokens_for

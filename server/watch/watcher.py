@@ -49,11 +49,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..files.ignore import IgnoreRules
+from ..files.paths import is_within
+from ..settings import Settings
+from ..state.stats import WatchCounters
 from . import watchman
-from .ignore import IgnoreRules
-from .paths import is_within
-from .settings import Settings
-from .stats import WatchCounters
 from .threads import is_folder, name_os_thread
 
 if TYPE_CHECKING:

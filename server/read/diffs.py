@@ -16,8 +16,8 @@ import difflib
 import re
 from collections.abc import Callable
 
-from .encodings import line_ending
-from .protocol import ExternalChange
+from ..files.encodings import line_ending
+from ..protocol import ExternalChange
 from .tokens import estimate_tokens
 
 # A stale edit's diff, and an external change reported with a merge, are cut here.

@@ -25,12 +25,12 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ...errors import ReadkeeperError
+from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
+from ...files.fileio import OpenedFile, digest, peek
+from ...protocol import TextFile
+from ...settings import Settings
 from .. import numbering
-from ..encodings import NotText, TextEncoding, decode, detect, line_ending
-from ..errors import ReadkeeperError
-from ..fileio import OpenedFile, digest, peek
-from ..protocol import TextFile
-from ..settings import Settings
 from ..tokens import NumberedLines, TokenCounter, estimate_tokens
 
 _SAMPLE_BYTES = 64 * 1024

@@ -36,12 +36,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.workspace import TextDocument
 
-from . import __version__, calls, transport
-from .attach.listener import Listener
-from .core import Buffer, Readkeeper
-from .errors import ReadkeeperError
-from .paths import refused_root, uri_path
-from .protocol import (
+from .. import __version__, calls
+from ..attach.listener import Listener
+from ..core import Buffer, Readkeeper
+from ..errors import ReadkeeperError
+from ..files.paths import refused_root, uri_path
+from ..protocol import (
     DiagnosticsParams,
     DidChangeReadFilesParams,
     FileChange,
@@ -49,10 +49,11 @@ from .protocol import (
     structure,
     unstructure,
 )
-from .readers.worker import cancellable
+from ..read.readers.worker import cancellable
+from . import transport
 
 if TYPE_CHECKING:  # edits.py loads with the first edit, as in the core
-    from .edits import TextChange
+    from ..edit.edits import TextChange
 
 log = logging.getLogger("readkeeper")
 T = TypeVar("T")
@@ -415,7 +416,7 @@ class EditorBuffers:
         caps = server.client_capabilities.workspace
         if not (caps and caps.apply_edit):
             return "the editor does not accept workspace/applyEdit"
-        from .edits import lsp_position
+        from ..edit.edits import lsp_position
 
         encoding = server.workspace.position_encoding
         units = str(getattr(encoding, "value", encoding) or "utf-16")

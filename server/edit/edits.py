@@ -41,27 +41,28 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
-from . import atomic, numbering
-from .beneath import Moved
-from .diffs import bounded_diff, common_ends, external_change, text_hunks
-from .encodings import NotText, TextEncoding, decode, detect, line_ending
-from .errors import ReadkeeperError
-from .fileio import digest, is_directory, moved, read_at_most
-from .locks import lock_for
-from .paths import Location, Workspace, real_path
-from .protocol import (
+from ..errors import ReadkeeperError
+from ..files import atomic
+from ..files.beneath import Moved
+from ..files.encodings import NotText, TextEncoding, decode, detect, line_ending
+from ..files.fileio import digest, is_directory, moved, read_at_most
+from ..files.locks import lock_for
+from ..files.paths import Location, Workspace, real_path
+from ..protocol import (
     EditParams,
     EditResult,
     ReadStateInfo,
     WriteParams,
     WriteResult,
 )
-from .readstate import ReadRecord
-from .settings import Settings
+from ..read import numbering
+from ..read.diffs import bounded_diff, common_ends, external_change, text_hunks
+from ..settings import Settings
+from ..state.readstate import ReadRecord
 
 if TYPE_CHECKING:
-    from .attachments.diagnostics import Key
-    from .core import Buffer, Readkeeper
+    from ..attachments.diagnostics import Key
+    from ..core import Buffer, Readkeeper
 
 SNIPPET_CONTEXT_LINES = 3
 SNIPPET_MAX_LINES = 40

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import ReadkeeperError
-from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult, ReadParams
-from ..settings import Settings
+from ...errors import ReadkeeperError
+from ...protocol import ImageResult, NotebookResult, PartsResult, PdfResult, ReadParams
+from ...settings import Settings
 from ..tokens import TokenCounter
 from .text import Window
 

@@ -49,7 +49,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import STARTED_NS
+from .. import STARTED_NS
 from .beneath import Moved, lstat_in, open_in
 from .fileio import OpenedFile, moved, open_regular_in
 

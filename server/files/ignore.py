@@ -19,9 +19,9 @@ from collections.abc import Iterable
 
 from pathspec import GitIgnoreSpec
 
-from .errors import ReadkeeperError
+from ..errors import ReadkeeperError
+from ..settings import DEFAULT_WATCH_EXCLUDE
 from .fileio import read_at_most
-from .settings import DEFAULT_WATCH_EXCLUDE
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
 _MAX_IGNORE_FILE_BYTES = 1 << 20

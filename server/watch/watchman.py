@@ -43,8 +43,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .ignore import VCS_FOLDERS
-from .paths import is_within
+from ..files.ignore import VCS_FOLDERS
+from ..files.paths import is_within
 from .threads import name_os_thread
 
 log = logging.getLogger("readkeeper")

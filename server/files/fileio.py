@@ -18,8 +18,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ReadkeeperError
 from .beneath import Moved, lstat_in, open_in
-from .errors import ReadkeeperError
 
 if TYPE_CHECKING:
     from .paths import Location, Workspace

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .attachments.model import Fitted
+    from ..attachments.model import Fitted
 
 
 @dataclass

@@ -27,10 +27,10 @@ from typing import Any
 
 import attrs
 
+from ...errors import ReadkeeperError
+from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
+from ...settings import Settings
 from .. import numbering
-from ..errors import ReadkeeperError
-from ..protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
-from ..settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .text import Window

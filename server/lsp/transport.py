@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
-log = logging.getLogger("readkeeper.transport")
+log = logging.getLogger("readkeeper.lsp.transport")
 
 # The largest body read into memory. A longer frame is skipped (its id, when it is near
 # the start, still gets an error reply); junk longer than this cannot be the tail of a

@@ -37,21 +37,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .diffs import bounded_diff  # one diff format for stale edits and change notices
-from .errors import ReadkeeperError
-from .fileio import digest, open_regular, read_at_most
-from .locks import lock_for
-from .protocol import ChangeKind, ChangesResult, FileChange
-from .readers.text import decode_text
-from .readstate import ReadRecord, ReadStates
-from .settings import Settings
-from .snapshots import Snapshots
-from .stats import Stats
-from .tokens import estimate_tokens
+from ..errors import ReadkeeperError
+from ..files.fileio import digest, open_regular, read_at_most
+from ..files.locks import lock_for
+from ..protocol import ChangeKind, ChangesResult, FileChange
+from ..read.diffs import bounded_diff  # one diff format for stale edits and change notices
+from ..read.readers.text import decode_text
+from ..read.tokens import estimate_tokens
+from ..settings import Settings
+from ..state.readstate import ReadRecord, ReadStates
+from ..state.snapshots import Snapshots
+from ..state.stats import Stats
 
 if TYPE_CHECKING:
-    from .paths import Location
-    from .watch import FsChange
+    from ..files.paths import Location
+    from .watcher import FsChange
 
 # Counting the lines of a file over the read caps stops here (a 2 GB log is not scanned).
 _MAX_LINE_COUNT_BYTES = 64 << 20

@@ -1,0 +1,2 @@
+"""Reading: token counting (`tokens`), line numbering, diffs and delta re-reads, and the
+readers, one per kind of file (`readers`)."""
