@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from lsprotocol import types
 
+from readkeeper.client import ReadkeeperClient
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
@@ -120,3 +122,26 @@ def refused(core: Readkeeper, path: str | Path, **params: object) -> ReadkeeperE
     with pytest.raises(ReadkeeperError) as caught:
         core.read(ReadParams(file_path=str(path), **params))  # type: ignore[arg-type]
     return caught.value
+
+
+# --- the permission prompt ---------------------------------------------------------------
+
+# The buttons of the prompt for a path outside the workspace, in order.
+BUTTONS = ["Allow once", "Allow for this session", "Deny"]
+
+
+class Prompted(ReadkeeperClient):
+    """Answers every window/showMessageRequest with `choice` (None: dismissed) and
+    records each prompt as (message, button titles)."""
+
+    def __init__(self, choice: str | None) -> None:
+        super().__init__()
+        self.prompts: list[tuple[str, list[str]]] = []
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def prompt(client: Prompted, params: types.ShowMessageRequestParams) -> Any:
+            client.prompts.append((params.message, [a.title for a in params.actions or []]))
+            return None if choice is None else types.MessageActionItem(title=choice)
+
+    def buttons(self) -> list[list[str]]:
+        return [titles for _, titles in self.prompts]

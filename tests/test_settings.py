@@ -10,7 +10,8 @@ from lsprotocol import types
 from conftest import start_session
 from helpers import eventually
 from readkeeper.client import ReadkeeperClient
-from readkeeper.settings import SETTINGS, Settings, markdown_table, resolve_settings
+from readkeeper.render import settings_table
+from readkeeper.settings import SETTINGS, Settings, resolve_settings
 
 
 def test_defaults() -> None:
@@ -43,7 +44,7 @@ def test_the_readme_settings_table_is_generated_from_the_settings() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     start, end = "<!-- settings:start -->\n", "\n<!-- settings:end -->"
     table = readme[readme.index(start) + len(start) : readme.index(end)]
-    assert table == markdown_table(), "README is stale: paste `readkeeper settings` there"
+    assert table == settings_table(), "README is stale: paste `readkeeper settings` there"
     for spec in SETTINGS:
         assert spec.env_var in table
 

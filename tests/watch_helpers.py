@@ -1,6 +1,6 @@
 """Helpers for the watcher's tests through the real server: a client that records change
-notices and progress, a handle on a watching server, and a Watchman service of a test's
-own.
+notices and progress, and a handle on a watching server (`serving`). The Watchman
+service a test starts for itself is in watchman_service.py, which the benchmarks share.
 
 Waiting is always a poll with a deadline. "Exactly one notice" is checked after a
 sentinel: a later write to another read file, whose notice can only arrive once every
@@ -12,21 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import json
 import os
 import shutil
 import signal
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from conftest import Session, start_session
-from helpers import eventually, wait_until
+from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 
 DEADLINE_S = 15.0
@@ -62,8 +59,10 @@ class Watched:
         self.client = session.client
         assert isinstance(self.client, WatchClient)
         self.root = session.root
+        self.exited = False
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A request to the server, its result."""
         return await self.client.request(method, params or {})
 
     async def watcher(self) -> dict[str, Any]:
@@ -71,6 +70,7 @@ class Watched:
         return dict((await self.request("readkeeper/stats"))["watcher"])
 
     async def ready(self) -> dict[str, Any]:
+        """Wait until the watcher's setup is over: its block of readkeeper/stats."""
         deadline = time.monotonic() + DEADLINE_S
         while True:
             watcher = await self.watcher()
@@ -80,9 +80,11 @@ class Watched:
             await asyncio.sleep(0.01)
 
     async def read(self, path: str, session: str = "") -> None:
+        """readkeeper/read `path` for `session`."""
         await self.request("readkeeper/read", {"file_path": path, "session": session})
 
     def pushed(self, path: str, session: str = "") -> list[dict[str, Any]]:
+        """The changes to `path` pushed to `session` so far."""
         assert isinstance(self.client, WatchClient)
         full = str(self.root / path)
         return [
@@ -96,6 +98,7 @@ class Watched:
     async def notice(
         self, path: str, session: str = "", count: int = 1, timeout: float = DEADLINE_S
     ) -> list[dict[str, Any]]:
+        """Wait for `count` notices of `path` to `session`: all of them so far."""
         found: list[dict[str, Any]] = await until(
             lambda: len(self.pushed(path, session)) >= count and self.pushed(path, session),
             f"{count} notice(s) for {path}",
@@ -104,6 +107,7 @@ class Watched:
         return found
 
     async def sentinel(self, session: str = "") -> None:
+        """Write a read file and wait for its notice: everything before is looked at."""
         path = self.root / "sentinel.txt"
         if not path.exists():
             path.write_text("0\n")
@@ -113,19 +117,48 @@ class Watched:
         await self.notice("sentinel.txt", session, count + 1)
 
     async def changes(self, session: str = "") -> list[dict[str, Any]]:
+        """readkeeper/changes for `session`, the sentinel left out."""
         result = await self.request("readkeeper/changes", {"session": session})
         return [c for c in result["changes"] if not c["file_path"].endswith("sentinel.txt")]
 
-    def pause(self) -> None:
-        """Stop the server process (SIGSTOP): what happens meanwhile, it learns after
-        `resume`."""
-        os.kill(self.pid, signal.SIGSTOP)
+    async def change(self, path: str, text: str, session: str = "") -> dict[str, Any]:
+        """Read `path`, rewrite it with `text`, and return the one notice that brings."""
+        await self.read(path, session)
+        (self.root / path).write_text(text)
+        [pushed] = await self.notice(path, session)
+        return pushed
 
-    def resume(self) -> None:
-        os.kill(self.pid, signal.SIGCONT)
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The server process stopped (SIGSTOP) for the block: what happens meanwhile, it
+        learns once it runs again."""
+        os.kill(self.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self.pid, signal.SIGCONT)
+
+    async def exit_after(self, *checks: tuple[Callable[[], Any], str]) -> None:
+        """`shutdown`, then wait for each (condition, what) while the server has answered
+        and not exited yet, then `exit`. A failed check kills the server: none is left
+        running."""
+        self.exited = True  # from here on, `serving` leaves the ending to this
+        try:
+            await self.client.shutdown_async(None)
+            for condition, what in checks:
+                await until(condition, what)
+        except BaseException:
+            server = self.client._server
+            if server is not None and server.returncode is None:
+                server.kill()
+            await self.client.stop()  # type: ignore[no-untyped-call]
+            raise
+        self.client.exit(None)
+        await self.client.stop()  # type: ignore[no-untyped-call]
 
     @property
     def pid(self) -> int:
+        """The server process's id."""
         server = self.client._server
         assert server is not None
         return server.pid
@@ -137,14 +170,66 @@ async def watched(
     client: WatchClient | None = None,
     env: dict[str, str] | None = None,
 ) -> Watched:
+    """A server started on `root` with these settings, not waited for."""
     session = await start_session(root, settings, env=env, client=client or WatchClient())
     return Watched(session)
 
 
+@contextlib.asynccontextmanager
+async def serving(
+    root: Path,
+    settings: dict[str, Any] | None = None,
+    client: WatchClient | None = None,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Watched]:
+    """A watching server for the block (`watched`), shut down after it."""
+    w = await watched(root, settings, client, env)
+    try:
+        yield w
+    finally:
+        if not w.exited:
+            await w.client.close()
+
+
+async def warned_once(w: Watched, word: str) -> str:
+    """The warning mentioning `word` shown to the user: waited for, and still the only
+    one once every earlier event has been looked at."""
+    [shown] = await until(lambda: shown_warnings(w.client, word), f"the {word} warning shown")
+    await w.sentinel()
+    assert len(shown_warnings(w.client, word)) == 1
+    return str(shown)
+
+
+async def external_write_once(w: Watched, path: str) -> dict[str, Any]:
+    """Read `path` ("x = 1"), write "x = 2" over it: its notice, checked to be the one
+    modification with that diff."""
+    make(w.root / path, "x = 1\n")
+    pushed = await w.change(path, "x = 2\n")
+    assert pushed["kind"] == "modified"
+    assert "-x = 1" in pushed["diff"]
+    assert "+x = 2" in pushed["diff"]
+    await w.sentinel()
+    assert len(w.pushed(path)) == 1
+    return pushed
+
+
 def make(path: Path, text: str) -> Path:
+    """Write `text` to `path`, making its folders first."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def save_like_a_formatter(path: Path, first: str, then: str, final: str) -> None:
+    """What a formatter and an editor do on save: truncate and write `first`, append
+    `then`, then replace the file with `final` atomically, through a temporary file."""
+    with open(path, "w") as f:
+        f.write(first)
+    with open(path, "a") as f:
+        f.write(then)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(final)
+    os.replace(tmp, path)
 
 
 def shown_warnings(client: ReadkeeperClient, word: str) -> list[str]:
@@ -158,6 +243,7 @@ def shown_warnings(client: ReadkeeperClient, word: str) -> list[str]:
 
 
 def os_thread_names(pid: int) -> list[str]:
+    """The OS-level names of process `pid`'s threads."""
     names = []
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -167,9 +253,6 @@ def os_thread_names(pid: int) -> list[str]:
     return names
 
 
-# --- a Watchman service of the test's own ---------------------------------------------------
-
-
 def watchman_missing() -> str | None:
     """Why the tests against a real Watchman cannot run here, or None."""
     if shutil.which("watchman") is None:
@@ -177,73 +260,3 @@ def watchman_missing() -> str | None:
     if importlib.util.find_spec("pywatchman") is None:
         return "needs pywatchman (.venv/bin/pip install -e '.[test]')"
     return None
-
-
-class PrivateWatchman:
-    """A Watchman service started for one test, its socket, state and log in a fresh
-    folder of its own: the machine's Watchman (other tools' watches) is never asked,
-    killed or given a watch. The server under test finds it through `env`
-    (WATCHMAN_SOCK)."""
-
-    def __init__(self) -> None:
-        # A short path: a Unix socket's path may not be longer than 107 bytes.
-        self.folder = Path(tempfile.mkdtemp(prefix="rk-wm-"))
-        self.sock = str(self.folder / "sock")
-        self._process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {"WATCHMAN_SOCK": self.sock}
-
-    def start(self) -> PrivateWatchman:
-        self._process = subprocess.Popen(
-            [
-                "watchman",
-                "--foreground",
-                "--no-save-state",
-                f"--sockname={self.sock}",
-                f"--statefile={self.folder / 'state'}",
-                f"--logfile={self.folder / 'log'}",
-                f"--pidfile={self.folder / 'pid'}",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_until(lambda: self._answers(), "the private Watchman service to answer")
-        return self
-
-    def _answers(self) -> bool:
-        assert self._process is not None
-        if self._process.poll() is not None:
-            raise AssertionError(f"watchman exited: {(self.folder / 'log').read_text()[-2000:]}")
-        return self._run("get-pid").returncode == 0
-
-    def command(self, *args: str) -> dict[str, Any]:
-        """A command of the `watchman` CLI against this service, its JSON answer."""
-        done = self._run(*args)
-        assert done.returncode == 0, done.stderr or done.stdout
-        answer: dict[str, Any] = json.loads(done.stdout)
-        return answer
-
-    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["watchman", "-U", self.sock, "--no-spawn", "--no-local", "--no-pretty", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    def watches(self) -> list[str]:
-        return list(self.command("watch-list")["roots"])
-
-    def kill(self) -> None:
-        """SIGKILL the service (it gets no chance to say goodbye to its clients)."""
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait(timeout=30)
-
-    def close(self) -> None:
-        self.kill()
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.folder)

@@ -8,15 +8,12 @@ earlier event has been looked at.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -27,14 +24,15 @@ from lsprotocol import types
 
 from readkeeper.client import ReadkeeperClient
 from watch_helpers import (
-    DEADLINE_S,
     WatchClient,
     Watched,
+    external_write_once,
     make,
     os_thread_names,
-    shown_warnings,
+    save_like_a_formatter,
+    serving,
     until,
-    watched,
+    warned_once,
 )
 
 # The fallback from inotify is to polling (with `auto`, it could be to Watchman).
@@ -54,6 +52,7 @@ class NamespacedClient(WatchClient):
             self.limits["max_inotify_instances"] = instance_limit
 
     async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        """Start the server inside the user namespace, its limits lowered."""
         serve = shlex.join([sys.executable, "-m", "readkeeper", "serve", *extra_args])
         limits = " && ".join(f"echo {n} > /proc/sys/user/{name}" for name, n in self.limits.items())
         script = f"{limits} && exec {serve}"
@@ -78,28 +77,18 @@ def user_namespaces_work() -> bool:
 
 @pytest_asyncio.fixture
 async def server(workspace: Path) -> AsyncIterator[Watched]:
-    w = await watched(workspace)
-    try:
+    """A watching server with the default settings."""
+    async with serving(workspace) as w:
         await w.ready()
         yield w
-    finally:
-        await w.client.close()
 
 
 # --- one notice per change ------------------------------------------------------------------
 
 
-async def test_external_write(server: Watched, workspace: Path) -> None:
-    path = make(workspace / "app.py", "x = 1\n")
-    await server.read("app.py")
-    path.write_text("x = 2\n")
-    [pushed] = await server.notice("app.py")
-    assert pushed["kind"] == "modified"
-    assert "-x = 1" in pushed["diff"]
-    assert "+x = 2" in pushed["diff"]
+async def test_external_write(server: Watched) -> None:
+    pushed = await external_write_once(server, "app.py")
     assert pushed["truncated"] is False
-    await server.sentinel()
-    assert len(server.pushed("app.py")) == 1
     assert await server.changes() == [pushed]  # the agent's channel: the same, once
     assert await server.changes() == []
     stats = await server.request("readkeeper/stats", {"session": ""})
@@ -109,26 +98,17 @@ async def test_external_write(server: Watched, workspace: Path) -> None:
 
 
 async def test_formatter_burst(workspace: Path) -> None:
-    w = await watched(workspace, {"watch_debounce_ms": 200})
-    try:
+    async with serving(workspace, {"watch_debounce_ms": 200}) as w:
         await w.ready()
         path = make(workspace / "fmt.py", "x=1\n")
         await w.read("fmt.py")
-        with open(path, "w") as f:
-            f.write("x = 1\n")
-        with open(path, "a") as f:
-            f.write("y = 2\n")
-        tmp = workspace / ".fmt.py.~tmp"
-        tmp.write_text("x = 1\ny = 2\n")
-        os.replace(tmp, path)
+        save_like_a_formatter(path, "x = 1\n", "y = 2\n", "x = 1\ny = 2\n")
         [pushed] = await w.notice("fmt.py")
         diff = pushed["diff"].splitlines()
         assert ("-x=1" in diff, "+x = 1" in diff, "+y = 2" in diff) == (True, True, True)
         await w.sentinel()
         assert len(w.pushed("fmt.py")) == 1
         assert len(await w.changes()) == 1
-    finally:
-        await w.client.close()
 
 
 async def test_rename(server: Watched, workspace: Path) -> None:
@@ -197,8 +177,7 @@ async def test_ignored_folders_produce_nothing(workspace: Path) -> None:
     files = ["node_modules/m/index.js", ".venv/lib/site.py", "out/gen.txt", "src/ok.py"]
     for name in files:
         make(workspace / name, "1\n")
-    w = await watched(workspace)
-    try:
+    async with serving(workspace) as w:
         await w.ready()
         for name in files:
             await w.read(name)
@@ -209,8 +188,6 @@ async def test_ignored_folders_produce_nothing(workspace: Path) -> None:
         for name in files[:-1]:
             assert w.pushed(name) == [], name
         assert [c["file_path"] for c in await w.changes()] == [str(workspace / "src/ok.py")]
-    finally:
-        await w.client.close()
 
 
 async def test_workspace_folders_added_later_are_watched(server: Watched, tmp_path: Path) -> None:
@@ -229,10 +206,7 @@ async def test_workspace_folders_added_later_are_watched(server: Watched, tmp_pa
         watcher = (await server.request("readkeeper/stats"))["watcher"]
         return str(other) in watcher["watched_roots"]
 
-    deadline = time.monotonic() + DEADLINE_S
-    while not await second_watched():
-        assert time.monotonic() < deadline, "the added folder was not watched"
-        await asyncio.sleep(0.01)
+    await until(second_watched, "the added folder to be watched")
     await server.read(str(other / "z.txt"))
     (other / "z.txt").write_text("zz\n")
     notice = await until(
@@ -252,6 +226,7 @@ async def test_workspace_folders_added_later_are_watched(server: Watched, tmp_pa
 
 @pytest.fixture
 def user_namespaces() -> None:
+    """Skip where `unshare -Ur` cannot lower an inotify limit."""
     if not user_namespaces_work():
         pytest.skip(
             "needs unprivileged user namespaces (unshare -Ur) to lower the inotify limit safely"
@@ -268,12 +243,8 @@ def needs_userns(test: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def fallback_warnings(client: ReadkeeperClient) -> list[str]:
+    """The fallback warnings in the log (`warned_once` checks what the user is shown)."""
     return [m.message for m in client.log_messages if "inotify" in m.message]
-
-
-def shown_fallback_warnings(client: ReadkeeperClient) -> list[str]:
-    """The fallback as the user sees it: a window/showMessage warning, not only the log."""
-    return shown_warnings(client, "inotify")
 
 
 @needs_userns
@@ -281,36 +252,26 @@ async def test_inotify_limit_at_setup_falls_back_to_polling(workspace: Path) -> 
     for i in range(12):
         make(workspace / f"pkg{i}" / "mod.py", f"V = {i}\n")
     client = NamespacedClient(watch_limit=4)  # 13 folders need 13 watches
-    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
-    try:
+    async with serving(workspace, INOTIFY_THEN_POLLING, client) as w:
         watcher = await w.ready()
         assert watcher["state"] == "polling"
         assert watcher["fallback_active"] is True
         assert "inotify watches" in watcher["fallback_reason"]
-        await w.read("pkg3/mod.py")
-        (workspace / "pkg3" / "mod.py").write_text("V = 'three'\n")
-        [pushed] = await w.notice("pkg3/mod.py")
-        assert "+V = 'three'" in pushed["diff"]
+        assert "+V = 'three'" in (await w.change("pkg3/mod.py", "V = 'three'\n"))["diff"]
         (workspace / "pkg3" / "mod.py").unlink()
         assert (await w.notice("pkg3/mod.py", count=2))[1]["kind"] == "deleted"
         [warning] = await until(lambda: fallback_warnings(client), "the fallback warning")
         assert "max_user_watches" in warning
         assert "watch_exclude" in warning  # what to do about it
-        [shown] = await until(lambda: shown_fallback_warnings(client), "the warning shown")
-        assert "max_user_watches" in shown
-        await w.sentinel()
+        assert "max_user_watches" in await warned_once(w, "inotify")
         assert len(fallback_warnings(client)) == 1  # said once
-        assert len(shown_fallback_warnings(client)) == 1
-    finally:
-        await w.client.close()
 
 
 @needs_userns
 async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> None:
     make(workspace / "src" / "a.py", "A = 1\n")
     client = NamespacedClient(watch_limit=2)  # exactly the root and src
-    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
-    try:
+    async with serving(workspace, INOTIFY_THEN_POLLING, client) as w:
         assert (await w.ready())["state"] == "watching"
         await w.read("src/a.py")
         for i in range(3):  # each new folder needs a watch the kernel now refuses
@@ -320,38 +281,25 @@ async def test_inotify_limit_reached_later_falls_back_once(workspace: Path) -> N
             watcher = (await w.request("readkeeper/stats"))["watcher"]
             return bool(watcher["state"] == "polling")
 
-        deadline = time.monotonic() + DEADLINE_S
-        while not await polling():
-            assert time.monotonic() < deadline, "no fallback after the limit was reached"
-            await asyncio.sleep(0.01)
+        await until(polling, "the fallback after the limit was reached")
         (workspace / "src" / "a.py").write_text("A = 2\n")
         [pushed] = await w.notice("src/a.py")
         assert "+A = 2" in pushed["diff"]
         await until(lambda: fallback_warnings(client), "the fallback warning")
-        await until(lambda: shown_fallback_warnings(client), "the fallback warning shown")
-        await w.sentinel()
+        await warned_once(w, "inotify")
         assert len(fallback_warnings(client)) == 1
-        assert len(shown_fallback_warnings(client)) == 1
-    finally:
-        await w.client.close()
 
 
 @needs_userns
 async def test_inotify_instance_limit_falls_back_to_polling(workspace: Path) -> None:
     make(workspace / "i.txt", "1\n")
     client = NamespacedClient(watch_limit=100, instance_limit=0)  # EMFILE: no inotify at all
-    w = await watched(workspace, INOTIFY_THEN_POLLING, client)
-    try:
+    async with serving(workspace, INOTIFY_THEN_POLLING, client) as w:
         watcher = await w.ready()
         assert watcher["state"] == "polling"
         assert "max_user_instances = 0" in watcher["fallback_reason"]
-        await w.read("i.txt")
-        (workspace / "i.txt").write_text("2\n")
-        [pushed] = await w.notice("i.txt")
-        assert "+2" in pushed["diff"]
+        assert "+2" in (await w.change("i.txt", "2\n"))["diff"]
         assert len(await until(lambda: fallback_warnings(client), "the warning")) == 1
-    finally:
-        await w.client.close()
 
 
 def _max_queued_events() -> int:
@@ -370,25 +318,18 @@ async def test_a_kernel_queue_overflow_loses_no_change(workspace: Path) -> None:
     # watcher re-checks the files agents read.
     flood = [make(workspace / "flood" / f"f{i:03d}.txt", "0\n") for i in range(500)]
     victim = make(workspace / "victim.txt", "before\n")
-    w = await watched(workspace)
-    try:
+    async with serving(workspace) as w:
         await w.ready()
         await w.read("victim.txt")
-        pid = w.client._server.pid  # type: ignore[union-attr]
-        os.kill(pid, signal.SIGSTOP)
-        try:
+        with w.paused():
             for i in range(_max_queued_events() // 2 + 1_000):  # about two events each
                 fd = os.open(flood[i % len(flood)], os.O_WRONLY | os.O_TRUNC)
                 os.write(fd, b"%d\n" % i)
                 os.close(fd)
             victim.write_text("after\n")
-        finally:
-            os.kill(pid, signal.SIGCONT)
         [pushed] = await w.notice("victim.txt", timeout=60)
         assert "+after" in pushed["diff"]
         assert (await w.request("readkeeper/stats"))["watcher"]["overflows"] >= 1
-    finally:
-        await w.client.close()
 
 
 async def test_setup_progress_is_reported(server: Watched) -> None:
@@ -406,33 +347,23 @@ def _kinds(client: WatchClient) -> list[str]:
 
 async def test_shutdown_leaves_no_watcher_thread(workspace: Path) -> None:
     make(workspace / "a" / "b.txt", "b\n")
-    w = await watched(workspace)
-    exited = False
-    try:
+    async with serving(workspace) as w:
         await w.ready()
         await w.read("a/b.txt")
-        pid = w.client._server.pid  # type: ignore[union-attr]
+        pid = w.pid
         running = os_thread_names(pid)
         assert {"rk-watch-worker", "rk-watch-events", "rk-watch-read", "rk-watch-emit"} <= set(
             running
         ), running
-        await w.client.shutdown_async(None)
         # The server has answered `shutdown` and not exited yet: its watcher threads are
         # gone (an OS thread ends a moment after its work is done, hence the wait).
-        await until(
-            lambda: not [n for n in os_thread_names(pid) if n.startswith("rk-")],
-            "the watcher's threads to end",
+        await w.exit_after(
+            (
+                lambda: not [n for n in os_thread_names(pid) if n.startswith("rk-")],
+                "the watcher's threads to end",
+            ),
+            (lambda: os.path.exists(f"/proc/{pid}"), "still alive: only the watcher stopped"),
         )
-        assert os.path.exists(f"/proc/{pid}")  # still alive: only the watcher stopped
-        w.client.exit(None)
-        exited = True
-        await w.client.stop()  # type: ignore[no-untyped-call]
-    finally:
-        if not exited:  # a failed check must not leave the server running
-            server = w.client._server
-            if server is not None and server.returncode is None:
-                server.kill()
-            await w.client.stop()  # type: ignore[no-untyped-call]
 
 
 async def test_a_hostile_gitignore_does_not_stall_the_watcher(workspace: Path) -> None:
@@ -441,12 +372,6 @@ async def test_a_hostile_gitignore_does_not_stall_the_watcher(workspace: Path) -
     os.mkfifo(workspace / ".gitignore")
     make(workspace / "deep" / "er" / "file.txt", "one\n")
     (workspace / "deep" / ".gitignore").symlink_to("/dev/zero")
-    w = await watched(workspace)
-    try:
+    async with serving(workspace) as w:
         await w.ready()
-        await w.read("deep/er/file.txt")
-        (workspace / "deep" / "er" / "file.txt").write_text("two\n")
-        [change] = await w.notice("deep/er/file.txt")
-        assert "+two" in change["diff"]
-    finally:
-        await w.client.close()
+        assert "+two" in (await w.change("deep/er/file.txt", "two\n"))["diff"]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "extension" / "neovim"
 SCRIPT = PLUGIN / "test" / "plugin_test.lua"
 

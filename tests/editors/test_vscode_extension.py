@@ -1,7 +1,7 @@
 """The VS Code extension (extension/vscode), run from `bash tests/run`.
 
 - its settings in package.json are the server's settings table (one source of truth);
-- its protocol types (src/protocol.ts) are generated from server/protocol.py;
+- its protocol types (src/protocol.ts) are generated from server/protocol/;
 - lint (`tsc --noEmit`, strict) and the esbuild bundle;
 - its unit tests (node's test runner, the `vscode` API stubbed) and its end-to-end test
   (the extension's tool handlers, diagnostics forwarder and chat participant against
@@ -32,7 +32,7 @@ import pytest
 
 from readkeeper.settings import SETTINGS
 
-EXTENSION = Path(__file__).resolve().parent.parent / "extension" / "vscode"
+EXTENSION = Path(__file__).resolve().parents[2] / "extension" / "vscode"
 SYNC = EXTENSION / "scripts" / "sync_settings.py"
 GEN_PROTOCOL = EXTENSION / "scripts" / "gen_protocol.py"
 
@@ -71,11 +71,11 @@ def test_protocol_ts_is_generated_from_protocol_py() -> None:
             committed.splitlines(keepends=True),
             wanted.splitlines(keepends=True),
             "src/protocol.ts (committed)",
-            "src/protocol.ts (from server/protocol.py)",
+            "src/protocol.ts (from server/protocol/)",
         )
     )
     assert not diff, (
-        "extension/vscode/src/protocol.ts is out of date with server/protocol.py: run "
+        "extension/vscode/src/protocol.ts is out of date with server/protocol/: run "
         f".venv/bin/python extension/vscode/scripts/gen_protocol.py\n{diff}"
     )
 

@@ -29,7 +29,9 @@ from readkeeper.protocol import (
     ReadParams,
     WriteParams,
 )
-from readkeeper.watch.watcher import filesystem_type, outermost
+from readkeeper.watch.probes import filesystem_type
+from readkeeper.watch.watcher import Watcher, outermost
+from watch_helpers import make, save_like_a_formatter
 
 DEADLINE_S = 10.0
 
@@ -56,6 +58,7 @@ class Watching:
             self.pushed.extend((session, c) for c in changes)
 
     def start(self) -> Watching:
+        """Start watching, and wait until the setup is over."""
         self.core.start_watching(self.warnings.append, self._on_progress)
         wait_for(lambda: self.status()["state"] != "starting", "the watcher's setup")
         return self
@@ -64,12 +67,15 @@ class Watching:
         self.progress.append((stage, message))
 
     def status(self) -> dict[str, Any]:
+        """The watcher's block of readkeeper/stats."""
         return self.core.watcher_status()
 
     def read(self, path: str, session: str = "") -> None:
+        """Read `path` for `session`."""
         self.core.read(ReadParams(file_path=path, session=session))
 
     def notices(self, session: str = "", path: str | None = None) -> list[FileChange]:
+        """The notices pushed to `session` so far (of `path` only, if given)."""
         with self._lock:
             return [
                 c
@@ -78,6 +84,7 @@ class Watching:
             ]
 
     def wait_notice(self, path: str, session: str = "", count: int = 1) -> list[FileChange]:
+        """Wait for `count` notices of `path` to `session`: all of them so far."""
         return wait_for(
             lambda: len(self.notices(session, path)) >= count and self.notices(session, path),
             f"{count} notice(s) for {path} in session {session!r}",
@@ -94,23 +101,33 @@ class Watching:
         self.wait_notice("sentinel.txt", session, seen + 1)
 
     def take(self, session: str = "") -> list[FileChange]:
+        """readkeeper/changes for `session`: the agent's channel."""
         return self.core.changes_for(ChangesParams(session=session)).changes
 
     def close(self) -> None:
+        """Stop the core and its watcher."""
         self.core.close()
 
 
 @pytest.fixture
 def watching(workspace: Path) -> Iterator[Watching]:
+    """A core watching the workspace with the default settings."""
     w = Watching(workspace)
     yield w.start()
     w.close()
 
 
-def make(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+@pytest.fixture
+def hand_fed(workspace: Path) -> Iterator[tuple[Watching, Watcher]]:
+    """A watching core, and its watcher, that polls too rarely to notice anything itself
+    (no real event crosses those the test hands to `watcher.intake`)."""
+    settings = {"watch_force_polling": True, "watch_poll_interval_ms": 600_000}
+    w = Watching(workspace, settings).start()
+    try:
+        assert w.core.watcher is not None
+        yield w, w.core.watcher
+    finally:
+        w.close()
 
 
 # --- notices ------------------------------------------------------------------------------
@@ -143,16 +160,8 @@ def test_a_formatter_burst_is_one_change(workspace: Path) -> None:
     try:
         path = make(workspace / "fmt.py", "x=1\ny=2\n")
         w.read("fmt.py")
-        # What a formatter and an editor do on save: truncate and write, write again,
-        # then an atomic replace through a temporary file, and a touch.
-        with open(path, "w") as f:
-            f.write("x = 1\n")
-        with open(path, "a") as f:
-            f.write("y = 2\n")
-        tmp = workspace / ".fmt.py.tmp"
-        tmp.write_text("x = 1\ny = 2\n\n")
-        os.replace(tmp, path)
-        os.utime(path)
+        save_like_a_formatter(path, "x = 1\n", "y = 2\n", "x = 1\ny = 2\n\n")
+        os.utime(path)  # and a touch
         [notice] = w.wait_notice("fmt.py")
         w.sentinel()
         assert len(w.notices(path="fmt.py")) == 1
@@ -213,28 +222,24 @@ def test_a_stat_recheck_racing_a_rename_does_not_turn_the_move_into_a_delete(
         w.close()
 
 
-def test_a_folder_rename_whose_halves_were_not_paired_is_still_a_move(workspace: Path) -> None:
+def test_a_folder_rename_whose_halves_were_not_paired_is_still_a_move(
+    hand_fed: tuple[Watching, Watcher], workspace: Path
+) -> None:
     # watchdog pairs a rename's two halves only within half a second; a busy machine
     # can split them, and then reports the folder deleted and, a moment later, its
     # files created. Fed to the watcher in that order (polling mode, so no real event
     # crosses them), the read file is still reported moved, not deleted.
     from watchdog.events import DirDeletedEvent, FileCreatedEvent
 
+    w, watcher = hand_fed
     make(workspace / "pkg" / "mod.py", "A = 1\n")
-    settings = {"watch_force_polling": True, "watch_poll_interval_ms": 600_000}
-    w = Watching(workspace, settings).start()
-    try:
-        w.read("pkg/mod.py")
-        watcher = w.core.watcher
-        assert watcher is not None
-        os.rename(workspace / "pkg", workspace / "lib")
-        watcher._on_event(DirDeletedEvent(str(workspace / "pkg")))
-        threading.Event().wait(0.1)  # the late half, as a split pair delivers it
-        watcher._on_event(FileCreatedEvent(str(workspace / "lib" / "mod.py")))
-        [notice] = w.wait_notice("pkg/mod.py")
-        assert (notice.kind, notice.new_path) == ("moved", str(workspace / "lib" / "mod.py"))
-    finally:
-        w.close()
+    w.read("pkg/mod.py")
+    os.rename(workspace / "pkg", workspace / "lib")
+    watcher.intake.on_event(DirDeletedEvent(str(workspace / "pkg")))
+    threading.Event().wait(0.1)  # the late half, as a split pair delivers it
+    watcher.intake.on_event(FileCreatedEvent(str(workspace / "lib" / "mod.py")))
+    [notice] = w.wait_notice("pkg/mod.py")
+    assert (notice.kind, notice.new_path) == ("moved", str(workspace / "lib" / "mod.py"))
 
 
 def test_a_copy_then_delete_is_a_move(watching: Watching, workspace: Path) -> None:
@@ -640,31 +645,27 @@ def test_an_edit_slow_to_record_what_it_left_is_not_reported_back(
     assert watching.notices(session="agent", path="slow.py") == []
 
 
-def test_a_write_judged_after_a_rename_does_not_report_the_file_deleted(workspace: Path) -> None:
+def test_a_write_judged_after_a_rename_does_not_report_the_file_deleted(
+    hand_fed: tuple[Watching, Watcher], workspace: Path
+) -> None:
     # The file's own creation or last write can be judged after it was renamed (a busy
     # watcher): then it is gone, and only the rename's event may say where it went.
     from watchdog.events import FileModifiedEvent, FileMovedEvent
 
+    w, watcher = hand_fed
     make(workspace / "a.txt", "a\n")
-    settings = {"watch_force_polling": True, "watch_poll_interval_ms": 600_000}
-    w = Watching(workspace, settings).start()
-    try:
-        w.read("a.txt")
-        watcher = w.core.watcher
-        assert watcher is not None
-        # The check of read files that follows setup must be over before the rename (it
-        # would rightly see a.txt gone): a change's notice comes after it.
-        first = make(workspace / "first.txt", "1\n")
-        w.read("first.txt")
-        first.write_text("2\n")
-        watcher._on_event(FileModifiedEvent(str(first)))
-        w.wait_notice("first.txt")
-        os.rename(workspace / "a.txt", workspace / "b.txt")
-        watcher._on_event(FileModifiedEvent(str(workspace / "a.txt")))  # the late write
-        batches = watcher.counters.batches
-        wait_for(lambda: watcher.counters.batches > batches, "the late write's batch")
-        watcher._on_event(FileMovedEvent(str(workspace / "a.txt"), str(workspace / "b.txt")))
-        [notice] = w.wait_notice("a.txt")
-        assert (notice.kind, notice.new_path) == ("moved", str(workspace / "b.txt"))
-    finally:
-        w.close()
+    w.read("a.txt")
+    # The check of read files that follows setup must be over before the rename (it
+    # would rightly see a.txt gone): a change's notice comes after it.
+    first = make(workspace / "first.txt", "1\n")
+    w.read("first.txt")
+    first.write_text("2\n")
+    watcher.intake.on_event(FileModifiedEvent(str(first)))
+    w.wait_notice("first.txt")
+    os.rename(workspace / "a.txt", workspace / "b.txt")
+    watcher.intake.on_event(FileModifiedEvent(str(workspace / "a.txt")))  # the late write
+    batches = watcher.counters.batches
+    wait_for(lambda: watcher.counters.batches > batches, "the late write's batch")
+    watcher.intake.on_event(FileMovedEvent(str(workspace / "a.txt"), str(workspace / "b.txt")))
+    [notice] = w.wait_notice("a.txt")
+    assert (notice.kind, notice.new_path) == ("moved", str(workspace / "b.txt"))

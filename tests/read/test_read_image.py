@@ -344,7 +344,7 @@ def test_reader_libraries_are_imported_lazily() -> None:
     load on the first read that needs them, and edits.py with the first edit, never with
     the server."""
     code = (
-        "import sys, readkeeper.lsp.handlers, readkeeper.cli, readkeeper.core\n"
+        "import sys, readkeeper.lsp.app, readkeeper.cli, readkeeper.core\n"
         "heavy = {'PIL', 'pypdf', 'pypdfium2', 'nbformat', 'tiktoken', 'readkeeper.edit.edits'}\n"
         "print(sorted(heavy & {*sys.modules, *(m.split('.')[0] for m in sys.modules)}))"
     )

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from raw_lsp import RawServer
-from test_permissions_prompt import BUTTONS, Prompted
 
 from conftest import start_session
+from helpers import BUTTONS, Prompted
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 

@@ -9,7 +9,7 @@ to happen while the server is stopped (SIGSTOP), so only the re-check can report
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,48 +17,49 @@ import pytest
 import pytest_asyncio
 
 from watch_helpers import (
-    PrivateWatchman,
     Watched,
+    external_write_once,
     make,
     os_thread_names,
+    serving,
     shown_warnings,
     until,
-    watched,
+    warned_once,
     watchman_missing,
 )
+from watchman_service import PrivateWatchman
 
 WATCHMAN = {"watcher": "watchman"}
 
 
 @pytest.fixture
 def service() -> Iterator[PrivateWatchman]:
+    """A Watchman service of the test's own (skipped where Watchman is missing)."""
     why = watchman_missing()
     if why is not None:
         pytest.skip(why)
-    started = PrivateWatchman().start()
-    try:
+    with PrivateWatchman() as started:
         yield started
-    finally:
-        started.close()
 
 
 @pytest_asyncio.fixture
 async def server(workspace: Path, service: PrivateWatchman) -> AsyncIterator[Watched]:
-    w = await watched(workspace, WATCHMAN, env=service.env)
-    try:
+    """A server watching with that service (`watcher` `watchman`)."""
+    async with serving(workspace, WATCHMAN, env=service.env) as w:
         watcher = await w.ready()
         assert (watcher["backend"], watcher["state"]) == ("watchman", "watching"), watcher
         yield w
-    finally:
-        await w.client.close()
 
 
 def subscribers(service: PrivateWatchman, root: Path) -> list[str]:
+    """The names of the subscriptions to `root`'s watch."""
     answer = service.command("debug-get-subscriptions", str(root))
     return [s["info"] for s in answer.get("subscribers", [])]
 
 
 async def backend_is(w: Watched, backend: str) -> dict[str, Any]:
+    """Wait until the watcher watches with `backend`: its status."""
+
     async def now() -> dict[str, Any] | None:
         watcher = await w.watcher()
         using = (watcher.get("backend"), watcher["state"])  # no backend before the setup
@@ -68,20 +69,31 @@ async def backend_is(w: Watched, backend: str) -> dict[str, Any]:
     return found
 
 
+async def changed_unseen(server: Watched, name: str, meanwhile: Callable[[], Any]) -> str:
+    """Read `name`; then, while the server is stopped, do `meanwhile` and rewrite the
+    file, which only a re-check can report: that notice's diff."""
+    path = make(server.root / name, "before\n")
+    await server.read(name)
+    await server.sentinel()  # the creation of the file is looked at: no notice can come of it
+    with server.paused():
+        meanwhile()
+        path.write_text("while nobody watched\n")
+    [pushed] = await server.notice(name)
+    return str(pushed["diff"])
+
+
+async def still_notified(server: Watched, name: str) -> None:
+    """A second write to `name` (read, reported once) is reported too: it is watched."""
+    (server.root / name).write_text("after\n")
+    await server.notice(name, count=2)
+
+
 # --- notices --------------------------------------------------------------------------------
 
 
 @pytest.mark.ci_required
 async def test_an_external_write_is_one_notice(server: Watched, workspace: Path) -> None:
-    path = make(workspace / "src" / "app.py", "x = 1\n")
-    await server.read("src/app.py")
-    path.write_text("x = 2\n")
-    [pushed] = await server.notice("src/app.py")
-    assert pushed["kind"] == "modified"
-    assert "-x = 1" in pushed["diff"]
-    assert "+x = 2" in pushed["diff"]
-    await server.sentinel()
-    assert len(server.pushed("src/app.py")) == 1
+    await external_write_once(server, "src/app.py")
     watcher = await server.watcher()
     assert watcher["watched_roots"] == [str(workspace)]
     assert watcher["events"] > 0
@@ -109,8 +121,7 @@ async def test_ignored_paths_produce_nothing(workspace: Path, service: PrivateWa
     files = ["out/gen.txt", "node_modules/m/index.js", "src/late.txt", "src/ok.py"]
     for name in files:
         make(workspace / name, "1\n")
-    w = await watched(workspace, WATCHMAN, env=service.env)
-    try:
+    async with serving(workspace, WATCHMAN, env=service.env) as w:
         await backend_is(w, "watchman")
         for name in [".gitignore", *files]:
             await w.read(name)
@@ -131,8 +142,6 @@ async def test_ignored_paths_produce_nothing(workspace: Path, service: PrivateWa
         for name in files[:3]:
             assert w.pushed(name) == [], name
         assert (await w.watcher())["ignored_events"] >= 3
-    finally:
-        await w.client.close()
 
 
 # --- auto -----------------------------------------------------------------------------------
@@ -144,15 +153,9 @@ async def test_auto_uses_watchman_when_it_already_watches_the_workspace(
 ) -> None:
     service.command("watch-project", str(workspace))
     make(workspace / "a.txt", "1\n")
-    w = await watched(workspace, env=service.env)
-    try:
+    async with serving(workspace, env=service.env) as w:
         await backend_is(w, "watchman")
-        await w.read("a.txt")
-        (workspace / "a.txt").write_text("2\n")
-        [pushed] = await w.notice("a.txt")
-        assert "+2" in pushed["diff"]
-    finally:
-        await w.client.close()
+        assert "+2" in (await w.change("a.txt", "2\n"))["diff"]
 
 
 @pytest.mark.ci_required
@@ -160,16 +163,11 @@ async def test_auto_uses_inotify_when_watchman_does_not_watch_a_small_workspace(
     workspace: Path, service: PrivateWatchman
 ) -> None:
     make(workspace / "a.txt", "1\n")
-    w = await watched(workspace, env=service.env)
-    try:
+    async with serving(workspace, env=service.env) as w:
         watcher = await backend_is(w, "inotify")
         assert watcher["fallback_active"] is False
-        await w.read("a.txt")
-        (workspace / "a.txt").write_text("2\n")
-        await w.notice("a.txt")
+        await w.change("a.txt", "2\n")
         assert service.watches() == []  # auto started no watch
-    finally:
-        await w.client.close()
 
 
 @pytest.mark.ci_required
@@ -177,13 +175,10 @@ async def test_watcher_inotify_leaves_watchman_alone(
     workspace: Path, service: PrivateWatchman
 ) -> None:
     service.command("watch-project", str(workspace))  # `auto` would use this watch
-    w = await watched(workspace, {"watcher": "inotify"}, env=service.env)
-    try:
+    async with serving(workspace, {"watcher": "inotify"}, env=service.env) as w:
         watcher = await backend_is(w, "inotify")
         assert watcher["fallback_reason"] is None
         assert subscribers(service, workspace) == []
-    finally:
-        await w.client.close()
 
 
 @pytest.mark.ci_required
@@ -193,17 +188,12 @@ async def test_auto_hands_a_big_workspace_to_watchman(
     for i in range(10_001):  # one more folder than the inotify walk may pass
         (workspace / f"d{i // 100}" / f"e{i}").mkdir(parents=True)
     make(workspace / "d0" / "e0" / "a.txt", "1\n")
-    w = await watched(workspace, env=service.env)
-    try:
+    async with serving(workspace, env=service.env) as w:
         watcher = await backend_is(w, "watchman")
         assert watcher["fallback_active"] is False  # not a step down
         assert shown_warnings(w.client, "Watchman") == []
         assert service.watches() == [str(workspace)]
-        await w.read("d0/e0/a.txt")
-        (workspace / "d0" / "e0" / "a.txt").write_text("2\n")
-        await w.notice("d0/e0/a.txt")
-    finally:
-        await w.client.close()
+        await w.change("d0/e0/a.txt", "2\n")
 
 
 # --- fallback and re-checks -----------------------------------------------------------------
@@ -221,45 +211,24 @@ async def test_watchman_unavailable_falls_back_to_inotify(
 ) -> None:
     monkeypatch.delenv("WATCHMAN_SOCK", raising=False)
     make(workspace / "a.txt", "1\n")
-    w = await watched(workspace, WATCHMAN, env=env)
-    try:
+    async with serving(workspace, WATCHMAN, env=env) as w:
         watcher = await backend_is(w, "inotify")
         assert watcher["fallback_active"] is True
         assert "Watchman" in watcher["fallback_reason"]
-        await w.read("a.txt")
-        (workspace / "a.txt").write_text("2\n")
-        await w.notice("a.txt")
-        [shown] = await until(lambda: shown_warnings(w.client, "Watchman"), "the warning shown")
-        assert "inotify instead" in shown
-        await w.sentinel()
-        assert len(shown_warnings(w.client, "Watchman")) == 1
-    finally:
-        await w.client.close()
+        await w.change("a.txt", "2\n")
+        assert "inotify instead" in await warned_once(w, "Watchman")
 
 
 @pytest.mark.ci_required
 async def test_watchman_killed_mid_session_falls_back_and_rechecks(
-    server: Watched, workspace: Path, service: PrivateWatchman
+    server: Watched, service: PrivateWatchman
 ) -> None:
-    path = make(workspace / "a.txt", "before\n")
-    await server.read("a.txt")
-    await server.sentinel()  # the creation of a.txt is looked at: no notice can come of it
-    server.pause()
-    try:
-        service.kill()
-        path.write_text("while nobody watched\n")  # only a re-check can report this
-    finally:
-        server.resume()
-    [pushed] = await server.notice("a.txt")
-    assert "+while nobody watched" in pushed["diff"]
+    diff = await changed_unseen(server, "a.txt", service.kill)
+    assert "+while nobody watched" in diff
     watcher = await backend_is(server, "inotify")
     assert watcher["fallback_active"] is True
-    path.write_text("after\n")  # inotify watches now
-    await server.notice("a.txt", count=2)
-    [shown] = await until(lambda: shown_warnings(server.client, "Watchman"), "the warning shown")
-    assert "inotify instead" in shown
-    await server.sentinel()
-    assert len(shown_warnings(server.client, "Watchman")) == 1
+    await still_notified(server, "a.txt")  # inotify watches now
+    assert "inotify instead" in await warned_once(server, "Watchman")
 
 
 @pytest.mark.ci_required
@@ -268,23 +237,15 @@ async def test_a_watch_new_to_watchman_rechecks_the_read_files(
 ) -> None:
     # Someone removes the watch; readkeeper (watcher=watchman) watches the root again,
     # but the new watch's clock cannot say what changed before it: a re-check does.
-    path = make(workspace / "a.txt", "before\n")
-    await server.read("a.txt")
-    await server.sentinel()  # the creation of a.txt is looked at: no notice can come of it
-    server.pause()
-    try:
-        service.command("watch-del", str(workspace))
-        path.write_text("while unwatched\n")
-    finally:
-        server.resume()
-    [pushed] = await server.notice("a.txt")
-    assert "+while unwatched" in pushed["diff"]
+    diff = await changed_unseen(
+        server, "a.txt", lambda: service.command("watch-del", str(workspace))
+    )
+    assert "+while nobody watched" in diff
     watcher = await backend_is(server, "watchman")
     assert watcher["fresh_instances"] == 1, watcher
     assert watcher["fallback_active"] is False
     assert service.watches() == [str(workspace)]
-    path.write_text("after\n")  # the new subscription reports changes
-    await server.notice("a.txt", count=2)
+    await still_notified(server, "a.txt")  # the new subscription reports changes
     assert shown_warnings(server.client, "Watchman") == []
 
 
@@ -292,19 +253,12 @@ async def test_a_watch_new_to_watchman_rechecks_the_read_files(
 async def test_shutdown_ends_the_subscription_and_keeps_the_watch(
     workspace: Path, service: PrivateWatchman
 ) -> None:
-    w = await watched(workspace, WATCHMAN, env=service.env)
-    closed = False
-    try:
+    async with serving(workspace, WATCHMAN, env=service.env) as w:
         await backend_is(w, "watchman")
         assert "rk-watchman" in os_thread_names(w.pid)
         assert subscribers(service, workspace) == ["readkeeper"]
-        await w.client.shutdown_async(None)
-        await until(lambda: "rk-watchman" not in os_thread_names(w.pid), "the thread to end")
-        await until(lambda: not subscribers(service, workspace), "the subscription to end")
-        w.client.exit(None)
-        closed = True
-        await w.client.stop()  # type: ignore[no-untyped-call]
-    finally:
-        if not closed:
-            await w.client.close()
+        await w.exit_after(
+            (lambda: "rk-watchman" not in os_thread_names(w.pid), "the thread to end"),
+            (lambda: not subscribers(service, workspace), "the subscription to end"),
+        )
     assert service.watches() == [str(workspace)]  # others may use it: never removed

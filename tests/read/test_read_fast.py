@@ -14,7 +14,7 @@ import pytest
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
-from readkeeper.read.readers.text import _newline_is_one_byte
+from readkeeper.read.readers.text_stream import _newline_is_one_byte
 
 LARGE = 262_144  # the default max_size_bytes: larger files are read by ranges, streamed
 

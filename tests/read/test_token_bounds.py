@@ -27,7 +27,7 @@ from readkeeper.read.readers.text import decode_text, split_lines
 from readkeeper.read.tokens import TokenCounter, bytes_bound
 
 COUNTER = TokenCounter()  # loaded by its first count: the exact counts to compare with
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 SOURCE = "".join(
     f"def step_{i}(value: int) -> str:  # étape {i}, 段階 {i} 🎉\n    return str(value * {i})\n"

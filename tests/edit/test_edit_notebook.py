@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,15 @@ from document_samples import every_output_notebook
 from conftest import Session
 from helpers import rewrite_before_every_swap
 from readkeeper.core import Readkeeper
-from readkeeper.edit.edits import COMMIT_ATTEMPTS
+from readkeeper.edit.commit import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
+from readkeeper.protocol import (
+    NotebookEditParams,
+    ReadParams,
+    WriteParams,
+    structure,
+    unstructure,
+)
 from readkeeper.read.readers.notebook import SNAPSHOT_MAX_BYTES
 
 
@@ -275,3 +282,67 @@ def test_a_notebook_rewritten_on_every_attempt_is_refused_not_clobbered(
     assert "kept changing" in error.message
     assert len(writes) == COMMIT_ATTEMPTS
     assert notebook.read_text() == writes[-1]  # the other program's last write stands
+
+
+def test_a_cell_edit_and_a_text_write_of_one_notebook_take_turns_under_its_lock(
+    core: Readkeeper, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell edit holds the file's lock (files/locks.py) from its first look to its
+    record, as text edits do: a write of the same file from another thread waits for it,
+    then finds the notebook changed since its read and is refused, so neither change is
+    made on top of the other unseen. Without the lock the write would land in the middle
+    of the cell edit, which would then find its file changed under it."""
+    from readkeeper.edit import commit
+    from readkeeper.edit import notebook as notebook_edits
+    from readkeeper.files.locks import lock_for
+
+    target = read(core, notebook)["file"]["cells"][2]["cell_id"]
+    read(core, notebook, session="other")
+    real = str(notebook)
+    lock = lock_for(real)
+    waited = threading.Event()  # the write found the file's lock taken
+    progressed = threading.Event()  # the write waits for the lock, or is done
+    refusals: list[ReadkeeperError] = []
+
+    class Watched:
+        """The file's lock, noting when the write has to wait for it."""
+
+        def __enter__(self) -> None:
+            if not lock.acquire(blocking=False):
+                waited.set()
+                progressed.set()
+                lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            lock.release()
+
+    def write_whole() -> None:
+        try:
+            core.write(WriteParams(file_path=real, content="{}\n", session="other"))
+        except ReadkeeperError as exc:
+            refusals.append(exc)
+        finally:
+            progressed.set()
+
+    writer = threading.Thread(target=write_whole)
+    validate = notebook_edits._validate
+
+    def validate_while_the_write_runs(*args: Any) -> None:
+        # The cell edit has decided, and commits next: now the write starts.
+        if not writer.is_alive() and not progressed.is_set():
+            writer.start()
+            assert progressed.wait(30)
+        validate(*args)
+
+    monkeypatch.setattr(
+        commit, "lock_for", lambda path: Watched() if path == real else lock_for(path)
+    )
+    monkeypatch.setattr(notebook_edits, "_validate", validate_while_the_write_runs)
+    result = edit(core, notebook, cell_id=target, new_source="40 + 2")
+    writer.join(30)
+    assert waited.is_set(), "the write did not wait for the cell edit's lock"
+    assert result["merged"] is False
+    assert nbformat.reads(notebook.read_text(), as_version=4).cells[2].source == "40 + 2"
+    [refusal] = refusals
+    assert refusal.kind == "stale"
+    assert "busy" not in refusal.data

@@ -25,7 +25,7 @@ from conftest import Session
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
-from readkeeper.read.readers.pdf import canonical_pages, compress
+from readkeeper.read.readers.pdf_pages import canonical_pages, compress
 from readkeeper.settings import Settings
 
 
@@ -375,7 +375,7 @@ def test_render_more_than_20_pages_continues(
     core: Readkeeper, forty: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # About the page cap, not the time cap (10 s), which a loaded machine can reach.
-    monkeypatch.setattr("readkeeper.read.readers.pdf._MAX_SECONDS", 300.0)
+    monkeypatch.setattr("readkeeper.read.readers.pdf_reading.MAX_SECONDS", 300.0)
     file = read(core, forty, pages="10-40", render=True)["file"]
     assert file["page_numbers"] == list(range(10, 30))
     assert file["partial"] is True

@@ -8,32 +8,11 @@ takes as a refusal, so a wrong prompt could pass the Deny cases).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from lsprotocol import types
 
 from conftest import start_session
-from readkeeper.client import ReadkeeperClient
-
-BUTTONS = ["Allow once", "Allow for this session", "Deny"]
-
-
-class Prompted(ReadkeeperClient):
-    """Answers every window/showMessageRequest with `choice` (None: dismissed) and
-    records each prompt as (message, button titles)."""
-
-    def __init__(self, choice: str | None) -> None:
-        super().__init__()
-        self.prompts: list[tuple[str, list[str]]] = []
-
-        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def prompt(client: Prompted, params: types.ShowMessageRequestParams) -> Any:
-            client.prompts.append((params.message, [a.title for a in params.actions or []]))
-            return None if choice is None else types.MessageActionItem(title=choice)
-
-    def buttons(self) -> list[list[str]]:
-        return [titles for _, titles in self.prompts]
+from helpers import BUTTONS, Prompted
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ new, never truncated, mixed or missing.
 
 Starting a server costs about a second of imports, and this runs 50+ times; so a helper
 process imports readkeeper once and forks a fresh server per round (the real
-`readkeeper.lsp.handlers.serve()`, speaking LSP over a pair of FIFOs). Each round: initialize,
+`readkeeper.lsp.serve()`, speaking LSP over a pair of FIFOs). Each round: initialize,
 read the file, send a write of new content, SIGKILL the server at a random moment
 (uniform over about the time a write takes), then look at the file. At the end a
 server started after all the kills writes once in each folder, which removes the
@@ -40,8 +40,8 @@ SIZE = 2 * 1024 * 1024
 FORKING_HELPER = r"""
 import os, signal, sys
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps killed servers
-import readkeeper.lsp.handlers  # the slow imports, once, before any fork
-readkeeper.lsp.handlers.server.core.tokens.warm_up()  # and the token table the server loads
+import readkeeper.lsp.app  # the slow imports, once, before any fork
+readkeeper.lsp.app.server.core.tokens.warm_up()  # and the token table the server loads
 for line in sys.stdin:
     to_server, from_server = line.split()
     pid = os.fork()
@@ -51,7 +51,7 @@ for line in sys.stdin:
         os.dup2(os.open(from_server, os.O_WRONLY), 1)
         sys.stdin = open(0, closefd=False)
         sys.stdout = open(1, "w", closefd=False)
-        readkeeper.lsp.handlers.serve()
+        readkeeper.lsp.serve()
         os._exit(0)
     print(pid, flush=True)
 """

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from readkeeper.core import Readkeeper
-from readkeeper.edit.edits import Normalized, disjoint_hits, plan
+from readkeeper.edit.matching import Normalized, plan
+from readkeeper.edit.merge import disjoint_hits
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditParams, ReadParams
 from readkeeper.read.diffs import _keepends, bounded_diff, text_hunks

@@ -21,7 +21,8 @@ from raw_lsp import RawServer
 from conftest import Session
 from readkeeper.client import JsonRpcException
 from readkeeper.errors import ReadkeeperError
-from readkeeper.lsp.transport import MAX_BODY, STALL_TIMEOUT_S
+from readkeeper.lsp.framing import MAX_BODY
+from readkeeper.lsp.transport import STALL_TIMEOUT_S
 
 
 @pytest.fixture
@@ -274,7 +275,9 @@ async def test_unsaved_buffer_of_a_localhost_uri(lsp: Session, workspace: Path) 
 
 
 def test_the_request_wrapper_maps_every_exception() -> None:
-    from readkeeper.lsp import handlers as lsp
+    from readkeeper.lsp.app import server
+    from readkeeper.lsp.methods import answering
+    from readkeeper.lsp.server import ReadkeeperServer
 
     faults: dict[str, Exception] = {
         "test/os-error": OSError(22, "Invalid argument"),
@@ -282,19 +285,21 @@ def test_the_request_wrapper_maps_every_exception() -> None:
     }
     for method, fault in faults.items():
 
-        def broken(ls: lsp.ReadkeeperServer, raw: object, fault: Exception = fault) -> None:
-            raise fault
-
-        async def broken_async(
-            ls: lsp.ReadkeeperServer, raw: object, fault: Exception = fault
+        def broken(
+            ls: ReadkeeperServer, method: str, raw: object, fault: Exception = fault
         ) -> None:
             raise fault
 
-        lsp.request(method)(broken)
-        lsp.request(method + "/async")(broken_async)
+        async def broken_async(
+            ls: ReadkeeperServer, method: str, raw: object, fault: Exception = fault
+        ) -> None:
+            raise fault
+
+        server.feature(method)(answering(method, broken))
+        server.feature(method + "/async")(answering(method + "/async", broken_async))
 
     for suffix in ("", "/async"):
-        features = lsp.server.protocol.fm.features
+        features = server.protocol.fm.features
 
         with pytest.raises(JsonRpcException) as caught:
             asyncio.run(call(features["test/os-error" + suffix]))
@@ -311,13 +316,20 @@ def test_the_request_wrapper_maps_every_exception() -> None:
         assert caught.value.data == {"kind": "stale", "file_path": "/x"}
 
 
+def test_every_method_of_calls_is_served_over_lsp() -> None:
+    from readkeeper import calls
+    from readkeeper.lsp.methods import REQUESTS
+
+    assert set(REQUESTS) == {f"readkeeper/{name}" for name in calls.METHODS}
+
+
 async def call(handler: Any) -> Any:
     result = handler({})
     return await result if inspect.isawaitable(result) else result
 
 
 def test_errors_pygls_makes_get_a_kind_and_no_traceback() -> None:
-    from readkeeper.lsp.handlers import with_kind
+    from readkeeper.lsp.rpc_errors import with_kind
 
     internal = with_kind(types.ResponseError(-32603, "KeyError: 'x'", {"traceback": ["..."]}))
     assert internal.data == {"kind": "internal", "reason": "KeyError: 'x'"}

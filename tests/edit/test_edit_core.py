@@ -1,4 +1,4 @@
-"""readkeeper's edits and writes, in-process: the rules of edits.py on real files."""
+"""readkeeper's edits and writes, in-process: the rules of edit/ (edits.py) on real files."""
 
 from __future__ import annotations
 
@@ -15,16 +15,14 @@ import pytest
 
 from helpers import rewrite_before_every_swap
 from readkeeper.core import Buffer, Readkeeper
-from readkeeper.edit.edits import (
-    COMMIT_ATTEMPTS,
-    Normalized,
-    TextChange,
-    disjoint_hits,
-    lsp_position,
-    numbered_snippet,
-)
+from readkeeper.edit.buffers import lsp_position
+from readkeeper.edit.commit import COMMIT_ATTEMPTS
+from readkeeper.edit.matching import Normalized
+from readkeeper.edit.merge import disjoint_hits
+from readkeeper.edit.services import TextChange
+from readkeeper.edit.snippets import numbered_snippet
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files import atomic
+from readkeeper.files import atomic, leases
 from readkeeper.protocol import (
     EditParams,
     EditResult,
@@ -561,7 +559,7 @@ def test_where_leases_do_not_work_an_unfinished_looking_change_is_refused(
 ) -> None:
     # A filesystem where leases cannot be taken (as the probe finds on some network and
     # FUSE filesystems): the edit goes on unleased, more careful about merging.
-    monkeypatch.setitem(atomic._lease_works, workspace.stat().st_dev, False)
+    monkeypatch.setitem(leases._lease_works, workspace.stat().st_dev, False)
     path = workspace / "log.txt"
     path.write_text("header\nentry 1\n")
     read(core, path)
@@ -617,7 +615,7 @@ def test_without_a_lease_a_file_grown_in_place_meanwhile_is_not_replaced(
 ) -> None:
     # Where leases do not work, an appender can write while the file is held: the
     # commit sees the file is no longer what was read, and keeps the appended line.
-    monkeypatch.setitem(atomic._lease_works, workspace.stat().st_dev, False)
+    monkeypatch.setitem(leases._lease_works, workspace.stat().st_dev, False)
     path = workspace / "log.txt"
     path.write_text("one\n")
     with atomic.hold(_held_location(workspace, path)) as held:
@@ -753,17 +751,17 @@ def test_a_temp_name_already_taken_is_passed_over_not_written(
 def test_a_folder_where_no_probe_file_can_be_made_has_no_leases(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    open_in = atomic.open_in
+    open_in = leases.open_in
 
     def refusing(folder: int, name: str, *args: Any) -> int:
         if name.startswith(".rk-lease-probe."):
             raise PermissionError(13, "Permission denied", name)
         return open_in(folder, name, *args)
 
-    monkeypatch.setattr(atomic, "open_in", refusing)
+    monkeypatch.setattr(leases, "open_in", refusing)
     folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert atomic._probe_leases(folder) is False
+        assert leases._probe_leases(folder) is False
     finally:
         os.close(folder)
     assert list(workspace.iterdir()) == []
@@ -1208,9 +1206,9 @@ def test_a_file_that_cannot_be_leased_is_held_unleased(
 ) -> None:
     # Leases refused outright (not our file, no leases here), or refused as busy on a
     # device whose probe finds leases never work: the file is held without one.
-    monkeypatch.setattr(atomic, "_try_lease", lambda fd: outcome)
-    monkeypatch.setattr(atomic, "_probe_leases", lambda folder: False)
-    monkeypatch.setattr(atomic, "_lease_works", {})  # what earlier probes found, forgotten
+    monkeypatch.setattr(leases, "_try_lease", lambda fd: outcome)
+    monkeypatch.setattr(leases, "_probe_leases", lambda folder: False)
+    monkeypatch.setattr(leases, "_lease_works", {})  # what earlier probes found, forgotten
     path = workspace / "a.txt"
     path.write_text("one\n")
     with atomic.hold(_held_location(workspace, path)) as held:
