@@ -5,22 +5,23 @@ is atomic), are fsynced, and only then take the file's name; the directory is fs
 after. A kill -9 or a power cut at any moment leaves the old file or the new one, never
 a truncated mix. The new file keeps the old one's mode bits (and owner, when we may set
 it). Every name is opened, created and renamed relative to the folder's descriptor,
-opened beneath the workspace root (`paths.Location`), so no symlink planted in the
+opened beneath the workspace root (`beneath.Location`), so no symlink planted in the
 meantime can send the temporary file or the rename anywhere else.
 
 Lost updates: between reading a file and replacing it, another program may write it.
 There are two kinds of writers, and a guard for each:
 
 - In-place writers (truncate-and-write, as most formatters do; appenders). On Linux the
-  file is held under a read lease (`fcntl(F_SETLEASE)`) from before it is read until the
-  commit is done. The kernel grants a read lease only when no process has the file open
-  for writing, and makes any process that opens it for writing wait until the lease is
-  released (a few milliseconds here). So what we read is never a half-written file. A
-  writer kept waiting has already looked the name up, and would write into the old
-  inode once let go; so the commit asks the kernel (`F_GETLEASE`) whether a writer is
-  waiting, just before and just after the swap below, and if one is, the old file goes
-  back under the name, the writer goes first, and the caller looks again. What is left
-  is a writer whose `open` falls between those two checks, one system call apart.
+  file is held under a read lease (`fcntl(F_SETLEASE)`, leases.py) from before it is
+  read until the commit is done. The kernel grants a read lease only when no process has
+  the file open for writing, and makes any process that opens it for writing wait until
+  the lease is released (a few milliseconds here). So what we read is never a half-
+  written file. A writer kept waiting has already looked the name up, and would write
+  into the old inode once let go; so the commit asks the kernel (`F_GETLEASE`) whether a
+  writer is waiting, just before and just after the swap below, and if one is, the old
+  file goes back under the name, the writer goes first, and the caller looks again. What
+  is left is a writer whose `open` falls between those two checks, one system call
+  apart.
 - Rename writers (editors' atomic saves, `git checkout`) never open our inode; they put
   a new one under the name. So the new file is not renamed over the name but swapped
   with it (`renameat2(RENAME_EXCHANGE)` on Linux, `renamex_np(RENAME_SWAP)` on macOS):
@@ -39,33 +40,25 @@ import ctypes
 import errno
 import os
 import secrets
-import signal
 import stat
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import STARTED_NS
-from .beneath import Moved, lstat_in, open_in
+from .beneath import Location, Moved, lstat_in, open_in
 from .fileio import OpenedFile, moved, open_regular_in
+from .leases import TEMP_SUFFIX, lease, unlease, writer_waiting
 
-if TYPE_CHECKING:
-    from .paths import Location
+# Raised by `hold`; callers catch it from here, where they hold files.
+from .leases import Busy as Busy
 
 if sys.platform == "linux":
-    import fcntl
+    pass
 
-# Lease breaks are signalled to the holder, by default with SIGIO, whose default action
-# kills the process. SIGWINCH's default action is to ignore it, and we release leases
-# within milliseconds anyway, so a break costs nothing.
-_LEASE_SIGNAL = signal.SIGWINCH if hasattr(signal, "SIGWINCH") else 0
-# How long to wait for another program to finish writing before giving up (~0.25 s).
-_BUSY_BACKOFF_S = (0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128)
-_TEMP_SUFFIX = ".rk-tmp"
 
 # renameat2(2) flags (Linux) and renameatx_np(2) flags (macOS).
 _RENAME_NOREPLACE = 1
@@ -104,10 +97,6 @@ def _load_rename() -> tuple[Any, Any]:
 _renameat2, _renameatx_np = _load_rename()
 
 
-class Busy(Exception):
-    """Another program has the file open for writing (a save in progress)."""
-
-
 @dataclass(frozen=True)
 class Held:
     """An existing regular file, open for reading, that the caller means to replace."""
@@ -130,7 +119,7 @@ def hold(where: Location) -> Iterator[Held]:
     """
     with _folder(where) as folder, open_regular_in(folder, where.name, where.path) as opened:
         st = os.fstat(opened.fd)
-        leased = _lease(opened.fd, folder, st.st_dev, where.path)
+        leased = lease(opened.fd, folder, st.st_dev, where.path)
         try:
             yield Held(
                 opened,
@@ -143,7 +132,7 @@ def hold(where: Location) -> Iterator[Held]:
             )
         finally:
             if leased:
-                _unlease(opened.fd)
+                unlease(opened.fd)
 
 
 def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
@@ -158,13 +147,15 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
     tmp, new_stat = _write_temp(folder, name, data, held.mode, held.owner)
     ours = (new_stat.st_dev, new_stat.st_ino)
     try:
-        if _writer_waiting(held) or not (_named(held) and _unchanged(held, expected)):
+        if writer_waiting(held.opened.fd, held.leased) or not (
+            _named(held) and _unchanged(held, expected)
+        ):
             return None
         if _swap(folder, tmp, name):
             # A writer that looked the name up before the swap and is now waiting on
             # our lease would write into the file we just swapped out: hand it back.
             if (
-                _writer_waiting(held)
+                writer_waiting(held.opened.fd, held.leased)
                 or _identity_of(folder, tmp) != held.identity
                 or not _unchanged(held, expected)
             ):
@@ -236,7 +227,7 @@ def remove_leftovers(folder: int, older_than_ns: int) -> int:
     removed = 0
     try:
         with os.scandir(folder) as entries:
-            names = [e.name for e in entries if e.name.endswith(_TEMP_SUFFIX)]
+            names = [e.name for e in entries if e.name.endswith(TEMP_SUFFIX)]
     except OSError:
         return 0
     for name in names:
@@ -303,7 +294,7 @@ def _write_temp(
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     while True:
         # Hidden, and recognisably ours if a kill -9 ever leaves one behind.
-        tmp = f".{name[:180]}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+        tmp = f".{name[:180]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
             # A new file gets 0o666 less the umask, like any editor's; a replacement
             # starts private and gets the old file's mode below.
@@ -383,80 +374,3 @@ def _fsync(folder: int) -> None:
     """Make the rename itself durable; some filesystems cannot, which is no error."""
     with suppress(OSError):
         os.fsync(folder)
-
-
-# --- leases (Linux) ----------------------------------------------------------------------
-
-# Per device: whether leases work there. Some filesystems (overlayfs on older kernels,
-# network filesystems) refuse every lease as if the file were busy; a probe tells.
-_lease_works: dict[int, bool] = {}
-_lease_probe_lock = threading.Lock()
-
-
-def _lease(fd: int, folder: int, device: int, path: str) -> bool:
-    if sys.platform != "linux" or _lease_works.get(device) is False:
-        return False
-    for delay in (0.0, *_BUSY_BACKOFF_S):
-        if delay:
-            time.sleep(delay)
-        outcome = _try_lease(fd)
-        if outcome == "held":
-            return True
-        if outcome == "unavailable":
-            return False
-        with _lease_probe_lock:
-            if device not in _lease_works:
-                _lease_works[device] = _probe_leases(folder)
-        if not _lease_works[device]:
-            return False
-    raise Busy(path)
-
-
-def _try_lease(fd: int) -> str:
-    if sys.platform != "linux":
-        return "unavailable"
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETSIG, _LEASE_SIGNAL)  # before the lease, always
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-    except OSError as exc:
-        # EAGAIN: open for writing somewhere. EACCES: not our file. EINVAL: no leases.
-        return "busy" if exc.errno == errno.EAGAIN else "unavailable"
-    return "held"
-
-
-def _writer_waiting(held: Held) -> bool:
-    """Whether a process is blocked opening the held file for writing (it resolved the
-    name to our inode, and will write there as soon as the lease is released)."""
-    if sys.platform != "linux" or not held.leased:
-        return False
-    try:
-        return fcntl.fcntl(held.opened.fd, fcntl.F_GETLEASE) != fcntl.F_RDLCK
-    except OSError:
-        return True  # cannot tell: assume the worst, the caller looks again
-
-
-def _unlease(fd: int) -> None:
-    if sys.platform != "linux":
-        return
-    with suppress(OSError):  # closing the descriptor drops it anyway
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-
-
-def _probe_leases(folder: int) -> bool:
-    """Whether a file nobody writes can be leased in `folder`."""
-    probe = f".rk-lease-probe.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
-    try:
-        os.close(open_in(folder, probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except OSError:
-        return False
-    try:
-        fd = open_in(folder, probe, os.O_RDONLY)
-        try:
-            works = _try_lease(fd) == "held"
-            if works:
-                _unlease(fd)
-            return works
-        finally:
-            os.close(fd)
-    finally:
-        _unlink_quietly(folder, probe)

@@ -221,3 +221,30 @@ def force_portable_walk(on: bool) -> None:
     """Tests: take the component-by-component path even where openat2 works."""
     global _openat2_works
     _openat2_works = False if on else (None if _syscall is not None else False)
+
+
+@dataclass(frozen=True)
+class Location:
+    """A permitted real path, and the open folder (`anchor`) it is reached beneath."""
+
+    path: str  # absolute and real: what results show
+    anchor: Anchor
+    folder: str  # the parent folder, relative to the anchor ("" for the anchor itself)
+    name: str  # the entry in that folder ("." for the anchor itself)
+
+    def open_folder(self, *, write: bool = False) -> int:
+        """A descriptor of the parent folder, opened beneath the anchor; the caller
+        closes it."""
+        return self.anchor.open_folder(self.folder, write=write)
+
+    def lstat(self) -> os.stat_result | None:
+        """The entry as it is now (a symlink is not followed); None when missing, or
+        when a folder on the way is missing."""
+        try:
+            fd = self.open_folder()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            return lstat_in(fd, self.name)
+        finally:
+            os.close(fd)

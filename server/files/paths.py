@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..errors import ReadkeeperError
-from .beneath import Anchor, lstat_in
+
+# `Location` lives with the descriptors it opens; named here too, where paths are resolved.
+from .beneath import Anchor
+from .beneath import Location as Location
 from .fileio import moved
 
 # Folders never worth suggesting from (and too large to walk on every miss).
@@ -50,33 +53,6 @@ def is_within(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or lies beneath it, by name alone (both absolute and
     normalized: no symlink is looked at)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-@dataclass(frozen=True)
-class Location:
-    """A permitted real path, and the open folder (`anchor`) it is reached beneath."""
-
-    path: str  # absolute and real: what results show
-    anchor: Anchor
-    folder: str  # the parent folder, relative to the anchor ("" for the anchor itself)
-    name: str  # the entry in that folder ("." for the anchor itself)
-
-    def open_folder(self, *, write: bool = False) -> int:
-        """A descriptor of the parent folder, opened beneath the anchor; the caller
-        closes it."""
-        return self.anchor.open_folder(self.folder, write=write)
-
-    def lstat(self) -> os.stat_result | None:
-        """The entry as it is now (a symlink is not followed); None when missing, or
-        when a folder on the way is missing."""
-        try:
-            fd = self.open_folder()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        try:
-            return lstat_in(fd, self.name)
-        finally:
-            os.close(fd)
 
 
 def _locate_in(anchor: Anchor, real_path: str) -> Location:
