@@ -7,7 +7,8 @@ change provably leaves the target alone (the read's snapshot shows the target ce
 every cell before it when cells are named by position, exactly as they are now), in
 which case it is applied to the notebook as it is now and the result says so. The new
 notebook is validated with nbformat, then written atomically (atomic.py) only if the
-file still holds the bytes it was made from.
+file still holds the bytes it was made from, under the file's lock and retried when the
+file changes under it, as text edits are (commit.py).
 
 The JSON is written back the way it was found (indent, key order, sources as line
 lists or strings, line endings, final newline), so a cell edit is a small diff in
@@ -32,10 +33,12 @@ from ..protocol import (
 from ..read.diffs import bounded_diff, external_change
 from ..read.readers.notebook import cell_id, parse
 from ..state.readstate import ReadRecord
-from .edits import committed, hold_for_change, not_read, remember_change, resolve_for_change
+from .commit import committed, hold_for_change, resolve_for_change
+from .refusals import not_read
+from .remember import Written, remember_change
+from .services import EditServices
 
 if TYPE_CHECKING:
-    from ..core import Readkeeper
     from ..files.paths import Location
 
 _INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
@@ -51,7 +54,7 @@ class _Style:
     ascii_only: bool  # written with \uXXXX escapes
 
 
-def edit_cell(core: Readkeeper, params: NotebookEditParams) -> NotebookEditResult:
+def edit_cell(core: EditServices, params: NotebookEditParams) -> NotebookEditResult:
     """`readkeeper/edit` of a notebook cell, by the rules above."""
     _check(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
@@ -75,7 +78,7 @@ def _check(params: NotebookEditParams) -> None:
 
 
 def _edit_once(
-    core: Readkeeper, params: NotebookEditParams, candidate: str, where: Location
+    core: EditServices, params: NotebookEditParams, candidate: str, where: Location
 ) -> NotebookEditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
@@ -85,47 +88,43 @@ def _edit_once(
     if record is None:
         raise not_read(real, params.session)
     settings = core.settings
-    try:
-        with hold_for_change(where) as held:
-            data = read_at_most(held.opened.fd, settings.max_document_bytes + 1)
-            if len(data) > settings.max_document_bytes:
-                raise ReadkeeperError(
-                    "too_large",
-                    f"{real} is over the {settings.max_document_bytes:,}-byte limit for "
-                    "notebooks (max_document_bytes).",
-                    file_path=real,
-                )
-            buffer = core.buffers.get(real)
-            if buffer is not None and buffer.text.encode("utf-8", "surrogatepass") != data:
-                raise ReadkeeperError(
-                    "dirty_buffer",
-                    f"{real} is open in the editor with unsaved changes, and readkeeper never "
-                    "writes a notebook underneath them. Ask the user to save or revert it, "
-                    "then read it again and redo the edit.",
-                    file_path=real,
-                    buffer_version=buffer.version,
-                )
-            notebook = parse(data, real)  # a clear error for what is not a notebook
-            text = data.decode("utf-8-sig")
-            merged_from = None
-            if record.scope != "file" or record.digest != digest(data):
-                merged_from = _disjoint_or_refuse(core, record, params, text, real)
-            index, new_id, note = _apply(notebook, params, real)
-            new_text = _dump(notebook, _style(data))
-            _validate(notebook, parse(data, real), real)
-            new_data = new_text.encode("utf-8")
-            new_stat = atomic.replace(held, new_data, data)
-            if new_stat is None:
-                return None  # changed under us: look again
-    except OSError as exc:
-        raise ReadkeeperError(
-            "unsupported", f"Cannot write {real}: {exc.strerror or exc}.", file_path=real
-        ) from None
+    # What the system refuses inside the hold is hold_for_change's error, as for text.
+    with hold_for_change(where) as held:
+        data = read_at_most(held.opened.fd, settings.max_document_bytes + 1)
+        if len(data) > settings.max_document_bytes:
+            raise ReadkeeperError(
+                "too_large",
+                f"{real} is over the {settings.max_document_bytes:,}-byte limit for "
+                "notebooks (max_document_bytes).",
+                file_path=real,
+            )
+        buffer = core.buffers.get(real)
+        if buffer is not None and buffer.text.encode("utf-8", "surrogatepass") != data:
+            raise ReadkeeperError(
+                "dirty_buffer",
+                f"{real} is open in the editor with unsaved changes, and readkeeper never "
+                "writes a notebook underneath them. Ask the user to save or revert it, "
+                "then read it again and redo the edit.",
+                file_path=real,
+                buffer_version=buffer.version,
+            )
+        notebook = parse(data, real)  # a clear error for what is not a notebook
+        text = data.decode("utf-8-sig")
+        merged_from = None
+        if record.scope != "file" or record.digest != digest(data):
+            merged_from = _disjoint_or_refuse(core, record, params, text, real)
+        index, new_id, note = _apply(notebook, params, real)
+        new_text = _dump(notebook, _style(data))
+        _validate(notebook, parse(data, real), real)
+        new_data = new_text.encode("utf-8")
+        new_stat = atomic.replace(held, new_data, data)
+        if new_stat is None:
+            return None  # changed under us: look again
 
     # Like a text edit: the agent knows this content but never read it whole in this
     # form, so the record is partial and the next read is a full one.
     state = remember_change(
-        core, params.session, real, new_text, new_data, new_stat, "edit", reported
+        core, params.session, real, new_text, Written(new_data, new_stat), "edit", reported
     )
     external = None
     if merged_from is not None:
@@ -239,7 +238,7 @@ def _like(example: Any, source: str) -> str | list[str]:
 
 
 def _disjoint_or_refuse(
-    core: Readkeeper, record: ReadRecord, params: NotebookEditParams, current: str, path: str
+    core: EditServices, record: ReadRecord, params: NotebookEditParams, current: str, path: str
 ) -> str:
     """The snapshot the session read, when the notebook's change since leaves the target
     alone; else a `stale` error with a bounded diff of what changed."""

@@ -1,0 +1,74 @@
+"""Editor buffers: a document open in the editor with unsaved changes is never written
+underneath. The change is refused with `dirty_buffer`, or applied to the buffer when
+the client allows (`edit_open_buffers: "apply"`) and can (`BufferEditor`); and the LSP
+positions of such a change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..errors import ReadkeeperError
+from ..read.diffs import common_ends
+from ..settings import Settings
+from .refusals import dirty, not_reloaded
+from .services import BufferEditor, EditorBuffer, EditServices, TextChange
+
+_LSP_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def dirty_buffer(
+    core: EditServices, path: str, disk_text: str, settings: Settings
+) -> EditorBuffer | None:
+    """The editor's buffer of `path` when it has unsaved changes we may edit; raises
+    `dirty_buffer` when it has them and we may not."""
+    buffer = core.buffers.get(path)
+    if buffer is None or buffer.text == disk_text:
+        return None  # a clean document: the file is written, and the editor reloads it
+    if not buffer.edited:
+        raise not_reloaded(path, buffer.version)
+    if settings.edit_open_buffers != "apply" or not isinstance(core.buffers, BufferEditor):
+        raise dirty(path, buffer.version)
+    return buffer
+
+
+def apply_to_buffer(
+    core: EditServices, path: str, buffer: EditorBuffer, changes: Sequence[TextChange]
+) -> None:
+    """Have the editor apply `changes` to its buffer of `path`; `dirty_buffer` when it
+    does not."""
+    editor = core.buffers
+    assert isinstance(editor, BufferEditor)  # checked by dirty_buffer
+    why_not = editor.apply_edits(path, buffer.version, buffer.text, changes)
+    if why_not is not None:
+        raise ReadkeeperError(
+            "dirty_buffer",
+            f"{path} has unsaved changes in the editor, and the editor did not apply the "
+            f"edit to them ({why_not}). Read it again (you will see the editor's text), "
+            "then redo the edit.",
+            file_path=path,
+            buffer_version=buffer.version,
+        )
+
+
+def whole_change(before: str, after: str) -> TextChange:
+    """`before` -> `after` as one change, trimmed to the part that differs."""
+    head, tail = common_ends(before, after)
+    return TextChange(head, len(before) - tail, after[head : len(after) - tail])
+
+
+def lsp_position(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
+    """The LSP (line, character) of `offset` in `text`: lines end at LF, CRLF or CR, and
+    characters are counted in the negotiated position encoding's code units."""
+    line_start = 0
+    line = 0
+    for match in _LSP_BREAK.finditer(text, 0, offset):
+        line += 1
+        line_start = match.end()
+    column = text[line_start:offset]
+    if encoding == "utf-8":
+        return line, len(column.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return line, len(column)
+    return line, len(column) + sum(1 for ch in column if ord(ch) > 0xFFFF)

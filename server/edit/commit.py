@@ -1,0 +1,210 @@
+"""Committing a change to a file: where it really is, holding it while the change is
+decided, loading it exactly, and the retried commit under the file's lock.
+
+Text edits and writes (edits.py) and notebook cell edits (notebook.py) all commit through
+`committed`: our own changes of one file take turns under its lock (locks.py), and an
+attempt whose file changed between its decision and its commit is made again. The commit
+itself (atomic replacement that loses no other program's write) is atomic.py.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..errors import ReadkeeperError
+from ..files import atomic
+from ..files.beneath import Moved
+from ..files.encodings import NotText, TextEncoding, decode, detect
+from ..files.fileio import digest, moved, read_at_most
+from ..files.locks import lock_for
+from ..files.paths import Location, Workspace, real_path
+from ..settings import Settings
+from .refusals import busy, kept_changing, not_text, os_error, set_id
+
+# Times a commit is retried when the file changes under it; each retry re-decides (and
+# usually ends as `stale`), so this only bounds a file rewritten continuously.
+COMMIT_ATTEMPTS = 5
+
+_Result = TypeVar("_Result")
+
+
+def committed(path: str, attempt: Callable[[], _Result | None]) -> _Result:
+    """The result of the first `attempt` that commits (returns a result), made under the
+    file's lock so that our own changes of one file take turns. An attempt returns None
+    when the file changed between its decision and its commit, and the next one decides
+    again; a file rewritten on every attempt is refused as `stale`."""
+    with lock_for(path):
+        for _ in range(COMMIT_ATTEMPTS):
+            result = attempt()
+            if result is not None:
+                return result
+    raise kept_changing(path)
+
+
+# --- where the file is ---------------------------------------------------------------------
+
+
+def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple[str, Location]:
+    """The absolute path as given and where it really is (symlinks followed, so a write
+    through a link updates its target), or `bad_params`/`outside_workspace`.
+
+    Only the roots and `allowed_paths` count: a read the user allowed when asked does
+    not extend to changing the file.
+    """
+    if not file_path or "\x00" in file_path:
+        raise ReadkeeperError(
+            "bad_params",
+            "file_path must be a non-empty path without NUL characters.",
+            field="file_path",
+        )
+    candidate = workspace.absolute(file_path)
+    real = real_path(candidate)
+    where = workspace.locate(real, grants=False)
+    if where is None:
+        shown = candidate if real == candidate else f"{candidate} (real path {real})"
+        raise ReadkeeperError(
+            "outside_workspace",
+            f"{shown} is outside the workspace roots ({', '.join(workspace.roots) or 'none'}), "
+            f"and readkeeper does not {verb} files there. Ask the user to add its folder to "
+            f"the readkeeper.allowed_paths setting, or {verb} a file inside the workspace.",
+            file_path=candidate,
+            real_path=real,
+            roots=list(workspace.roots),
+        )
+    return candidate, where
+
+
+def entry(where: Location) -> os.stat_result | None:
+    """What is at the path now, or None; a symlink planted since it was resolved is
+    refused (it could lead out of the workspace)."""
+    try:
+        found = where.lstat()
+    except Moved:
+        raise moved(where.path) from None
+    except OSError as exc:
+        raise os_error(where.path, exc) from None
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        raise moved(where.path)
+    return found
+
+
+# --- holding and replacing it --------------------------------------------------------------
+
+
+@contextmanager
+def hold_for_change(where: Location) -> Iterator[atomic.Held]:
+    """`atomic.hold`, with readkeeper's errors: busy, and set-id files refused."""
+    path = where.path
+    try:
+        with atomic.hold(where) as held:
+            if held.mode & (stat.S_ISUID | stat.S_ISGID):
+                raise set_id(path, held.mode)
+            yield held
+    except atomic.Busy:
+        raise busy(path) from None
+    except OSError as exc:
+        raise os_error(path, exc) from None
+
+
+def replace(held: atomic.Held, data: bytes, expected: bytes) -> os.stat_result | None:
+    """`atomic.replace`, with readkeeper's error for what the system refuses."""
+    try:
+        return atomic.replace(held, data, expected)
+    except OSError as exc:
+        raise os_error(held.opened.path, exc) from None
+
+
+# --- loading it exactly --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A file's bytes as they are on disk, and the text they decode to and back from
+    exactly."""
+
+    data: bytes
+    text: str
+    encoding: TextEncoding
+
+
+def load(held: atomic.Held, settings: Settings) -> Loaded:
+    """The held file's bytes and text; refused when too large, not text, or not decoded
+    back to the same bytes."""
+    path = held.opened.path
+    limit = settings.max_size_bytes
+    data = read_at_most(held.opened.fd, limit + 1) if held.opened.size <= limit else b""
+    if held.opened.size > limit or len(data) > limit:
+        size = max(held.opened.size, len(data))
+        raise ReadkeeperError(
+            "too_large",
+            f"{path} is {size:,} bytes, over the {limit:,}-byte limit for files readkeeper "
+            "edits (the limit for reading a file whole). Change it with a command (e.g. "
+            "sed -i on the lines you found with grep), or ask the user to raise "
+            "max_size_bytes (READKEEPER_MAX_SIZE_BYTES), read it whole, and edit it.",
+            file_path=path,
+            size=size,
+            max_size_bytes=limit,
+        )
+    try:
+        encoding = detect(data, complete=True)
+        text = decode(data, encoding)
+    except NotText as exc:
+        raise not_text(path, exc.reason) from None
+    except UnicodeDecodeError as exc:
+        raise not_text(path, f"it is not valid {exc.encoding} at byte {exc.start}") from None
+    try:
+        exact = encoding.bom + text.encode(encoding.name) == data
+    except UnicodeEncodeError:
+        exact = False
+    if not exact:
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} decodes as {encoding.label}, but not back to the same bytes, so "
+            "readkeeper will not edit it (the edit would change bytes you never touched). "
+            "Change it with a command that works on bytes, or ask the user to convert it "
+            "to UTF-8.",
+            file_path=path,
+            encoding=encoding.label,
+        )
+    return Loaded(data, text, encoding)
+
+
+def digests(text: str, loaded: Loaded | None) -> tuple[str, ...]:
+    """Digests a read of this content may have recorded: of the bytes on disk, and of
+    the text as UTF-8 (how a read of an editor buffer records it)."""
+    if loaded is not None and loaded.encoding == TextEncoding("utf-8"):
+        return (digest(loaded.data),)  # the same bytes either way
+    as_utf8 = digest(text.encode("utf-8", "surrogatepass"))
+    if loaded is None:
+        return (as_utf8,)
+    return (digest(loaded.data), as_utf8)
+
+
+def encode(text: str, encoding: TextEncoding, path: str, field: str) -> bytes:
+    """`text` as bytes in the file's encoding (with its BOM); refused, naming the first
+    character it cannot hold, when the encoding has no such character."""
+    try:
+        return encoding.bom + text.encode(encoding.name)
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start]
+        line = exc.object.count("\n", 0, exc.start) + 1
+        if encoding.name.startswith("utf"):  # only a lone surrogate fails here
+            advice = "Remove it (a lone surrogate is not a character any file can hold)."
+        else:
+            advice = (
+                f"Use characters {encoding.name} has (or an escape the language allows), "
+                "or ask the user to convert the file to UTF-8."
+            )
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} is {encoding.label}, which cannot hold {bad!r} (U+{ord(bad):04X}, line "
+            f"{line} of the result). {advice}",
+            file_path=path,
+            encoding=encoding.label,
+            field=field,
+        ) from None

@@ -1,0 +1,216 @@
+"""Finding `old_string` in a file: matching with CRLF seen as LF, planning the
+replacement so that only the part that really changes is touched, and, when nothing
+matches, the near miss to show instead.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ReadkeeperError
+from ..protocol import EditParams
+from ..read import numbering
+from ..read.diffs import common_ends
+from .services import TextChange
+from .snippets import cut
+
+LISTED_LINES = 20  # line numbers named in a message (data carries them all)
+# Lines of `old_string` compared when looking for a near miss.
+NEAR_MISS_LINES = 20
+NEAR_MISS_WINDOWS = 50_000
+
+_CRLF = re.compile(r"\r\n")
+# A line as readkeeper/read prints it, in either style of numbers: spaces (padded, as
+# `cat -n` does), the number, a tab.
+_LINE_NUMBER_PREFIX = re.compile(r"^ *\d+\t")
+
+
+class Normalized:
+    """A text with CRLF seen as LF, and the way back to offsets in the original."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        if "\r\n" in text:
+            self.norm = text.replace("\r\n", "\n")
+            # The normalized offset of each LF that stands for a CRLF.
+            self._crlf = [m.start() - i for i, m in enumerate(_CRLF.finditer(text))]
+        else:
+            self.norm = text
+            self._crlf = []
+
+    def original(self, offset: int) -> int:
+        """The original offset of normalized `offset` (a CRLF's LF maps to its CR)."""
+        return offset + bisect.bisect_left(self._crlf, offset)
+
+
+def find_all(haystack: str, needle: str) -> list[int]:
+    """Offsets of `needle`, left to right, not overlapping (as `str.replace` sees them)."""
+    hits: list[int] = []
+    at = haystack.find(needle)
+    while at != -1:
+        hits.append(at)
+        at = haystack.find(needle, at + len(needle))
+    return hits
+
+
+@dataclass(frozen=True)
+class Planned:
+    """An edit worked out on a text: the new text, and where it changes the old one and
+    the new one."""
+
+    text: str  # the whole new text
+    changes: list[TextChange]  # in the base text's offsets, in order
+    spans: list[tuple[int, int]]  # where each change's new text is, in the new text
+
+
+def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) -> Planned:
+    """Replace `old` (LF-normalized) at each normalized offset in `hits` with `new`,
+    changing only the part of `old` that differs from `new`."""
+    keep_head, keep_tail = common_ends(old, new)
+    inserted = new[keep_head : len(new) - keep_tail]
+    if eol != "\n":
+        inserted = inserted.replace("\n", eol)
+    pieces: list[str] = []
+    changes: list[TextChange] = []
+    spans: list[tuple[int, int]] = []
+    last = 0
+    shift = 0
+    for hit in hits:
+        start = base.original(hit + keep_head)
+        end = base.original(hit + len(old) - keep_tail)
+        pieces += [base.text[last:start], inserted]
+        changes.append(TextChange(start, end, inserted))
+        spans.append((start + shift, start + shift + len(inserted)))
+        shift += len(inserted) - (end - start)
+        last = end
+    pieces.append(base.text[last:])
+    return Planned("".join(pieces), changes, spans)
+
+
+def find_hits(base: Normalized, old: str, params: EditParams, path: str, width: int) -> list[int]:
+    """Where `old` (LF-normalized) is in `base`: once, or every place with `replace_all`;
+    else `no_match` or `ambiguous_match`."""
+    hits = find_all(base.norm, old)
+    if not hits:
+        raise no_match(base.norm, old, path, width)
+    if len(hits) > 1 and not params.replace_all:
+        lines = line_numbers(base.norm, hits)
+        shown = ", ".join(map(str, lines[:LISTED_LINES])) + (
+            f" and {len(lines) - LISTED_LINES} more" if len(lines) > LISTED_LINES else ""
+        )
+        raise ReadkeeperError(
+            "ambiguous_match",
+            f"old_string matches {len(hits)} places in {path} (starting on lines {shown}). "
+            "Add surrounding lines to old_string so it matches one place, or set "
+            "replace_all=true to change every one.",
+            file_path=path,
+            lines=lines,
+            matches=len(hits),
+        )
+    return hits
+
+
+def line_numbers(text: str, offsets: Sequence[int]) -> list[int]:
+    """The 1-based line of each offset in `text` (offsets in order)."""
+    numbers: list[int] = []
+    line, last = 1, 0
+    for offset in offsets:
+        line += text.count("\n", last, offset)
+        last = offset
+        numbers.append(line)
+    return numbers
+
+
+def no_match(text: str, old: str, path: str, width: int) -> ReadkeeperError:
+    """The `no_match` refusal: line-number prefixes pointed out, or the near miss shown."""
+    data: dict[str, object] = {"file_path": path}
+    lines = old.split("\n")
+    numbered = [ln for ln in lines if ln.strip()]
+    if numbered and all(_LINE_NUMBER_PREFIX.match(ln) for ln in numbered):
+        stripped = "\n".join(_LINE_NUMBER_PREFIX.sub("", ln) for ln in lines)
+        hits = find_all(text, stripped)
+        where = (
+            f" Without them it matches once, at line {line_numbers(text, hits)[0]}."
+            if len(hits) == 1
+            else f" Without them it matches {len(hits)} places."
+            if hits
+            else ""
+        )
+        data["line_number_prefixes"] = True
+        return ReadkeeperError(
+            "no_match",
+            f"old_string was not found in {path}: its lines start with line numbers as "
+            f"readkeeper/read shows them (e.g. {numbered[0].split(chr(9))[0].strip()!r} and a "
+            f"tab), which are not in the file.{where} Drop the number and the tab from the "
+            "start of each line of old_string and new_string.",
+            **data,
+        )
+    miss = near_miss(text, old, width)
+    if miss is None:
+        return ReadkeeperError(
+            "no_match",
+            f"old_string was not found in {path}, and nothing in it comes close. Read the "
+            "file again and copy old_string from what it says now.",
+            **data,
+        )
+    first, last = miss.first, miss.last
+    data.update(closest_lines=[first, last], closest=miss.excerpt)
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    return ReadkeeperError(
+        "no_match",
+        f"old_string was not found in {path}. The closest text is at {where}{miss.hint}:\n"
+        f"{miss.excerpt}\nCopy old_string exactly from the file (read those lines again with "
+        f"offset={first}, limit={last - first + 1} if unsure).",
+        **data,
+    )
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """The lines of a text closest to an `old_string` that is not in it."""
+
+    first: int  # 1-based, the first line of the closest text
+    last: int  # and its last line
+    excerpt: str  # those lines, numbered as readkeeper/read shows them
+    hint: str  # how they differ, when it is a common slip (" (...)"), else ""
+
+
+def near_miss(text: str, old: str, number_width: int = numbering.PADDED) -> NearMiss | None:
+    """The lines of `text` closest to `old`, or None when nothing comes close."""
+    from rapidfuzz import fuzz, process  # deferred: only needed on a miss
+
+    lines = text.split("\n")
+    wanted = old.strip("\n").split("\n")[:NEAR_MISS_LINES]
+    width = len(wanted)
+    windows = ["\n".join(lines[i : i + width]) for i in range(min(len(lines), NEAR_MISS_WINDOWS))]
+    scorer = fuzz.partial_ratio if width == 1 else fuzz.ratio
+    best = process.extractOne("\n".join(wanted), windows, scorer=scorer, score_cutoff=60)
+    if best is None:
+        return None
+    index = best[2]
+    shown = lines[index : index + width]
+    excerpt = "\n".join(numbering.numbered(map(cut, shown[:8]), index + 1, number_width)) + (
+        "\n" + numbering.gap("…", number_width) if len(shown) > 8 else ""
+    )
+    return NearMiss(index + 1, index + len(shown), excerpt, _difference(wanted, shown))
+
+
+def _difference(wanted: list[str], found: list[str]) -> str:
+    """A short hint at how `wanted` and `found` differ, when it is a common slip."""
+    squeeze = re.compile(r"\s+")
+
+    def flat(lines: list[str]) -> str:
+        return squeeze.sub(" ", " ".join(lines)).strip()
+
+    if flat(wanted) == flat(found):
+        if any("\t" in ln[: len(ln) - len(ln.lstrip())] for ln in found) and not any(
+            "\t" in ln for ln in wanted
+        ):
+            return " (it differs only in whitespace: the file indents with tabs)"
+        return " (it differs only in whitespace: indentation or line breaks)"
+    if flat(wanted).lower() == flat(found).lower():
+        return " (it differs only in upper/lower case)"
+    return ""

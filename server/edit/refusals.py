@@ -1,0 +1,184 @@
+"""The refusals of edits and writes, worded once for text files and notebook cells.
+
+Each says what happened and what to do next (DESIGN.md, "Errors"). The `stale` refusal
+carries a bounded diff (diffs.py) of what changed since the session's read, when the
+snapshot of that read is still kept.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from ..errors import ReadkeeperError
+from ..read.diffs import bounded_diff
+from ..state.readstate import ReadRecord
+from .services import EditServices
+
+
+def not_read(real: str, session: str) -> ReadkeeperError:
+    """The `not_read` refusal of a change to a file the session has not read."""
+    return ReadkeeperError(
+        "not_read",
+        f"This session has not read {real}, so an edit could overwrite what it has not "
+        "seen. Read it (readkeeper/read), then make the edit.",
+        file_path=real,
+        session=session,
+    )
+
+
+def stale(
+    core: EditServices,
+    record: ReadRecord,
+    current: str,
+    path: str,
+    verb: str,
+    why_not_merged: str | None,
+) -> ReadkeeperError:
+    """The `stale` refusal of a change to a file that changed since `record` was read,
+    with the diff from what was read to `current` when the snapshot is kept."""
+    snapshot = core.snapshots.get(path, record.digest) if record.scope == "file" else None
+    data: dict[str, object] = {"file_path": path, "read_source": record.source}
+    if snapshot is None:
+        detail = (
+            " (what it said then is no longer kept, so no diff can be shown)"
+            if record.scope == "file"
+            else " (you read part of it when it was too large to read whole)"
+        )
+        return ReadkeeperError(
+            "stale",
+            f"{path} changed since this session read it{detail}, so the {verb} could "
+            f"overwrite someone's work. Read it again, then redo the {verb} on what it says "
+            "now.",
+            **data,
+        )
+    diff, truncated = bounded_diff(snapshot, current, path)
+    data.update(diff=diff, diff_truncated=truncated)
+    reason = f" The edit was not merged: {why_not_merged}." if why_not_merged else ""
+    if verb == "write":
+        reason = " A whole-file write is never merged with other changes."
+    return ReadkeeperError(
+        "stale",
+        f"{path} changed since this session read it, so the {verb} could overwrite "
+        f"someone's work.{reason} Read it again, then redo the {verb} on what it says now. "
+        f"What changed:\n{diff}",
+        **data,
+    )
+
+
+def busy(path: str) -> ReadkeeperError:
+    """The `stale` refusal of a file another program has open for writing right now."""
+    return ReadkeeperError(
+        "stale",
+        f"{path} is open for writing in another program right now (a save or a "
+        "formatter in progress), so it may be changing. Read it again once that is "
+        "done, then redo the change.",
+        file_path=path,
+        busy=True,
+    )
+
+
+def kept_changing(path: str) -> ReadkeeperError:
+    """The `stale` refusal of a file that changed under every commit attempt."""
+    return ReadkeeperError(
+        "stale",
+        f"{path} kept changing while readkeeper tried to commit (another program is "
+        "rewriting it continuously). Read it again once it settles, then redo the change.",
+        file_path=path,
+    )
+
+
+def deleted(path: str, verb: str) -> ReadkeeperError:
+    """The `stale` refusal of a file that is gone since the session read it."""
+    return ReadkeeperError(
+        "stale",
+        f"{path} was deleted or moved since this session read it. List its folder to find "
+        "where it went, or create it again with readkeeper/write.",
+        file_path=path,
+        deleted=True,
+        verb=verb,
+    )
+
+
+def set_id(path: str, mode: int) -> ReadkeeperError:
+    """The refusal to change a set-user-ID or set-group-ID program."""
+    # New bytes under a set-id program's name would run with its owner's rights, and
+    # dropping the bits would break it: neither is an agent's call to make.
+    return ReadkeeperError(
+        "unsupported",
+        f"{path} is a set-user-ID or set-group-ID program (mode {mode:04o}); readkeeper "
+        "does not change privileged programs. Ask the user to change it by hand.",
+        file_path=path,
+        mode=f"{mode:04o}",
+    )
+
+
+def dirty(path: str, version: int | None) -> ReadkeeperError:
+    """The `dirty_buffer` refusal of a file with unsaved changes in the editor."""
+    return ReadkeeperError(
+        "dirty_buffer",
+        f"{path} is open in the editor with unsaved changes, and readkeeper never writes a "
+        "file underneath them. Ask the user to save or revert it, then read it again and "
+        'redo the change (or the user can set readkeeper.edit_open_buffers to "apply" to '
+        "let edits go into the editor's buffer).",
+        file_path=path,
+        buffer_version=version,
+    )
+
+
+def not_reloaded(path: str, version: int | None) -> ReadkeeperError:
+    """The `dirty_buffer` refusal of a file whose clean editor copy disagrees with the
+    disk (the editor has not reloaded it yet)."""
+    return ReadkeeperError(
+        "dirty_buffer",
+        f"{path} changed on disk, and the editor's copy, which has no unsaved changes, "
+        "has not been reloaded yet. readkeeper never writes underneath an open document "
+        "that disagrees with the disk. Ask the user to reload it (or wait for the editor "
+        "to), then read it again and redo the change.",
+        file_path=path,
+        buffer_version=version,
+        unsaved=False,
+    )
+
+
+def not_text(path: str, reason: str) -> ReadkeeperError:
+    """The `binary` refusal of a file that is not text readkeeper can edit exactly."""
+    return ReadkeeperError(
+        "binary",
+        f"{path} is not a text file ({reason}), and readkeeper only edits text, exactly. "
+        "Change it with a tool made for its format.",
+        file_path=path,
+    )
+
+
+def folder_blocked(real: str) -> ReadkeeperError:
+    """The refusal to create `real` where a file stands in place of one of its folders."""
+    return ReadkeeperError(
+        "bad_params",
+        f"Cannot create {real}: a file stands where one of its folders should be "
+        f"({_deepest_existing(os.path.dirname(real))}). Write it under another path.",
+        field="file_path",
+    )
+
+
+def _deepest_existing(folder: str) -> str:
+    probe = folder
+    while not os.path.lexists(probe) and probe != os.path.dirname(probe):
+        probe = os.path.dirname(probe)
+    return probe
+
+
+def os_error(path: str, exc: OSError) -> ReadkeeperError:
+    """The refusal of a change the system would not make (permissions, disk full, ...)."""
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        advice = "Ask the user to make it (and its folder) writable, then try again."
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        advice = "Ask the user to free disk space, then try again."
+    else:
+        advice = "Ask the user to check the file and its folder, then try again."
+    return ReadkeeperError(
+        "unsupported",
+        f"Cannot write {path}: {exc.strerror or exc}. Nothing was changed. {advice}",
+        file_path=path,
+        errno=exc.errno,
+    )

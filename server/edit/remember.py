@@ -1,0 +1,90 @@
+"""Remembering a change: what an edit or write left becomes the session's read-state, a
+snapshot for later merges, and the baseline of the file's diagnostics.
+
+The record is partial (DESIGN.md, "Read-state: the rules"): the agent may edit again
+without reading, and a change by anyone else is still caught, but its next read returns
+the file whole, since the agent has not seen the file whole in that form. The exception
+is content the agent holds all of (it wrote it, or edited a file it held whole): a
+re-read of it is a stub, or a diff once it changes (delta.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from ..files.fileio import digest
+from ..protocol import ReadStateInfo
+from ..state.readstate import ReadRecord
+from .services import DiagnosticKey, EditServices
+from .snippets import count_lines
+
+
+@dataclass(frozen=True)
+class Written:
+    """A change that went to the file on disk: the bytes written and the file's stat
+    after."""
+
+    data: bytes
+    stat: os.stat_result
+
+
+# Where a change landed: on disk, or in the editor's buffer (the user saves it).
+Landed = Written | Literal["buffer"]
+
+
+def remember_change(
+    core: EditServices,
+    session: str,
+    path: str,
+    text: str,
+    landed: Landed,
+    origin: Literal["edit", "write"],
+    reported: Counter[DiagnosticKey],
+    *,
+    whole: bool = False,
+) -> ReadStateInfo:
+    """Record what the edit or write left as the session's read-state (see the module
+    docstring for why it is partial), and keep it as a snapshot for later merges.
+
+    `reported` is what the editor reported for the file before the change was made:
+    taken then, because a report made while the change lands (before this runs) is
+    the change's own, and must count as new. `whole`: the agent holds all of the new
+    content (it wrote it, or edited content it held whole), so a re-read of it is a
+    stub, or a diff once it changes (delta.py)."""
+    on_disk = landed if isinstance(landed, Written) else None
+    in_buffer = on_disk is None
+    content_digest = digest(
+        text.encode("utf-8", "surrogatepass") if on_disk is None else on_disk.data
+    )
+    new_stat = on_disk.stat if on_disk else None
+    core.read_states.put(
+        session,
+        ReadRecord(
+            path=path,
+            digest=content_digest,
+            scope="file",
+            mtime_ns=new_stat.st_mtime_ns if new_stat else 0,
+            size=new_stat.st_size if new_stat else 0,
+            offset=1,
+            limit=None,
+            partial=True,
+            tokens=0,
+            source="buffer" if in_buffer else "disk",
+            origin=origin,
+            whole=whole,
+        ),
+    )
+    core.snapshots.put(path, content_digest, text)
+    # Diagnostics reported since `reported` was taken are this edit's.
+    core.diagnostics.set_baseline(session, path, reported)
+    return ReadStateInfo(
+        digest=content_digest,
+        total_lines=count_lines(text),
+        source="buffer" if in_buffer else "disk",
+        size=new_stat.st_size if new_stat else None,
+        mtime_ns=new_stat.st_mtime_ns if new_stat else None,
+        next_read="stub" if whole else "full",
+    )
