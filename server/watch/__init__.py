@@ -1,2 +1,2 @@
-"""Watching the workspace: the watcher and its backends (watchdog's observer, Watchman,
-polling) and the change notices it feeds (`changes`)."""
+"""Watching the workspace: the watcher (`watcher.Watcher`, the way in) with its backends
+(watchdog's observer, Watchman, polling), and the change notices it feeds (`changes`)."""

@@ -1,6 +1,6 @@
 """Change notices: which files a session read have changed since, and how.
 
-The watcher (watch.py) says which paths may have changed; this module looks at each
+The watcher (watcher.py) says which paths may have changed; this module looks at each
 file itself and compares it, for every session whose read-state has it, with what that
 session saw. The rules:
 
@@ -37,25 +37,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import ReadkeeperError
-from ..files.fileio import digest, open_regular, read_at_most
+from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
 from ..read.diffs import bounded_diff  # one diff format for stale edits and change notices
-from ..read.readers.text import decode_text
 from ..read.tokens import estimate_tokens
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from ..state.snapshots import Snapshots
 from ..state.stats import Stats
+from .looks import Look, look_at
 
 if TYPE_CHECKING:
     from ..files.paths import Location
-    from .watcher import FsChange
+    from .coalesce import FsChange
 
-# Counting the lines of a file over the read caps stops here (a 2 GB log is not scanned).
-_MAX_LINE_COUNT_BYTES = 64 << 20
-_CHUNK = 1 << 20
 _NOTICE_OVERHEAD_TOKENS = 24  # file_path, kind and the JSON around a diff
 # Files written lately, where a read file that is gone may have been moved.
 _APPEARED_FOR_S = 5.0
@@ -80,19 +76,6 @@ class _Track:
 
 
 @dataclass
-class _Look:
-    """A file as it is now."""
-
-    exists: bool
-    digest: str | None = None  # of the whole file, when within the read caps
-    text: str | None = None  # when within the read caps and text
-    total_lines: int | None = None
-    size: int = 0
-    mtime_ns: int = 0
-    why_no_text: str | None = None
-
-
-@dataclass
 class _Verdict:
     change: FileChange
     token: str
@@ -104,7 +87,7 @@ class _Verdict:
 
 @dataclass
 class _Batch:
-    looks: dict[str, _Look] = field(default_factory=dict)
+    looks: dict[str, Look] = field(default_factory=dict)
     diffs: dict[tuple[str, str, str], tuple[str, bool]] = field(default_factory=dict)
 
 
@@ -292,7 +275,7 @@ class ChangeNotices:
             known, moved_to, known_size = track.known, track.moved_to, track.known_size
             last = track.notified if channel == "notified" else track.reported
         new_path: str | None = None
-        moved_look: _Look | None = None
+        moved_look: Look | None = None
         if look.exists:
             token = f"={look.digest}" if record.scope == "file" else _stat_token(look)
             if record.scope == "file" and look.digest is None:
@@ -359,7 +342,7 @@ class ChangeNotices:
         path: str,
         kind: ChangeKind,
         new_path: str | None,
-        moved_look: _Look | None,
+        moved_look: Look | None,
         known: str,
         token: str,
         settings: Settings,
@@ -404,7 +387,7 @@ class ChangeNotices:
 
     def _same_content_elsewhere(
         self, path: str, known: str, size: int | None, work: _Batch
-    ) -> tuple[str, _Look] | None:
+    ) -> tuple[str, Look] | None:
         """A file that appeared lately with exactly the content the session knows of
         `path`, which is gone: `path` was moved there. (watchdog pairs the two halves
         of a rename itself, but gives up after half a second; this covers that, and a
@@ -429,55 +412,18 @@ class ChangeNotices:
             return None
         return self._snapshots.get(path, known[1:])
 
-    def _look(self, path: str, work: _Batch) -> _Look:
+    def _look(self, path: str, work: _Batch) -> Look:
         look = work.looks.get(path)
         if look is None:
             where = self._locate(path)
             max_bytes = self._settings().max_size_bytes
             look = work.looks[path] = (
-                look_at(where, max_bytes) if where is not None else _Look(True, why_no_text=_OUT)
+                look_at(where, max_bytes) if where is not None else Look(True, why_no_text=_OUT)
             )
         return look
 
 
 _OUT = "it is outside the workspace now"
-
-
-def look_at(where: Location, max_bytes: int) -> _Look:
-    """The file as it is now: its digest and text when within `max_bytes`. A file that
-    became a symlink is not followed (it may lead out of the workspace)."""
-    path = where.path
-    try:
-        with open_regular(where) as opened:
-            size, mtime = opened.size, opened.mtime_ns
-            if size > max_bytes:
-                lines = _count_lines(opened.fd)
-                return _Look(True, None, None, lines, size, mtime, "over the read size cap")
-            data = read_at_most(opened.fd, max_bytes + 1)
-    except ReadkeeperError as exc:
-        if exc.kind in ("not_found", "is_directory"):
-            return _Look(False)
-        return _Look(True, why_no_text=exc.message)
-    if len(data) > max_bytes:
-        return _Look(True, None, None, None, len(data), mtime, "over the read size cap")
-    content_digest = digest(data)
-    try:
-        text, _ = decode_text(data, path)
-    except ReadkeeperError:
-        return _Look(True, content_digest, None, None, size, mtime, "it is not text now")
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    return _Look(True, content_digest, text, lines, size, mtime)
-
-
-def _count_lines(fd: int) -> int | None:
-    count = seen = 0
-    while seen < _MAX_LINE_COUNT_BYTES:
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            return count
-        count += chunk.count(b"\n")
-        seen += len(chunk)
-    return None
 
 
 def _known_token(record: ReadRecord) -> str:
@@ -486,11 +432,11 @@ def _known_token(record: ReadRecord) -> str:
     return f"~{record.mtime_ns}:{record.size}"
 
 
-def _stat_token(look: _Look) -> str:
+def _stat_token(look: Look) -> str:
     return f"~{look.mtime_ns}:{look.size}"
 
 
-def _lines_phrase(look: _Look) -> str:
+def _lines_phrase(look: Look) -> str:
     if look.total_lines is not None:
         return f"; it has {look.total_lines} lines now"
     if look.size:

@@ -43,13 +43,19 @@ COMPATIBLE = all(callable(getattr(InotifyWatchGroup, name, None)) for name in _R
 
 
 class Hooks(Protocol):
+    """What the observer asks and tells the watcher, on the observer's threads."""
+
     def subfolders(self, folder: bytes) -> list[bytes]:
         """The folders inside `folder` to watch (not ignored, not symlinks)."""
         ...
 
-    def limit_reached(self, error: OSError) -> None: ...
+    def limit_reached(self, error: OSError) -> None:
+        """The kernel refused a watch (ENOSPC, EMFILE) while watching."""
+        ...
 
-    def overflowed(self) -> None: ...
+    def overflowed(self) -> None:
+        """The kernel's event queue overflowed: events were lost."""
+        ...
 
 
 class WatchLimitReached(OSError):
@@ -160,10 +166,12 @@ class PrunedObserver(BaseObserver):
         self.name = "readkeeper-watch-observer"
 
     def run(self) -> None:
+        """Dispatch events, on a thread named for `ps -L`."""
         name_os_thread("rk-watch-events")
         super().run()
 
     def on_thread_stop(self) -> None:
+        """Stop the observer's own inotify instance with it."""
         super().on_thread_stop()
         self._inotify.stop()
         with contextlib.suppress(RuntimeError):

@@ -2,8 +2,9 @@
 
 One Watchman watch of a tree is shared by every tool on the machine (git's fsmonitor,
 editors, test runners), starts from the crawl it already holds, and spends no inotify
-watch of readkeeper's. watch.py decides when to use it (the `watcher` setting) and
-treats what it reports like inotify's events; this module only talks to the service:
+watch of readkeeper's. backends.py decides when to use it (the `watcher` setting),
+intake.py treats what it reports like inotify's events, and this module only talks to
+the service:
 
 - One connection per workspace root, one subscription on it (name, exists, new, type;
   VCS folders left out), and one receive thread reading its unilateral PDUs.
@@ -77,7 +78,9 @@ class Change:
 class Sink(Protocol):
     """What the subscriptions report to (the watcher); called on their threads."""
 
-    def changed(self, root: str, changes: list[Change]) -> None: ...
+    def changed(self, root: str, changes: list[Change]) -> None:
+        """Paths under `root` changed (one PDU)."""
+        ...
 
     def fresh(self, root: str) -> None:
         """Changes under `root` may have been missed: re-check the files read there."""
