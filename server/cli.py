@@ -110,15 +110,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve"):
-        from .lsp.handlers import serve
+        from .lsp import serve
 
         return serve(getattr(args, "tcp", None))
     if args.command == "read":
         return _read(args)
     if args.command == "settings":
-        from .settings import markdown_table
+        from .render import settings_table
 
-        print(markdown_table())
+        print(settings_table())
         return 0
     if args.command == "mcp":
         from .mcp import main as mcp

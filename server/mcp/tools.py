@@ -2,7 +2,7 @@
 the annotations MCP defines (read-only, destructive, idempotent, title).
 
 One generator turns an attrs params class into a JSON schema, so a field added to
-`protocol.py` appears in the tool with no second copy to keep in step. The words for
+`protocol/` appears in the tool with no second copy to keep in step. The words for
 the agent (each tool's description, each field's) are the one thing written here.
 """
 
@@ -153,7 +153,7 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
 def object_schema(cls: type[Any]) -> dict[str, Any]:
     """The JSON schema of an attrs class: its fields, the ones without a default
     required."""
-    hints = typing.get_type_hints(cls, vars(protocol))
+    hints = typing.get_type_hints(cls)  # in the namespace of the class's own module
     properties: dict[str, Any] = {}
     required: list[str] = []
     for field in attrs.fields(cls):

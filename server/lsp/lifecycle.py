@@ -1,0 +1,127 @@
+"""The session's life and the workspace: `initialize` (the roots, the first settings),
+`initialized` (settings pulled, the watcher and the attach socket started), settings
+pulled or pushed later, workspace folders added or removed, and `shutdown`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lsprotocol import types
+
+from ..files.paths import refused_root, uri_path
+from .server import ReadkeeperServer
+from .watching import start_watching
+
+log = logging.getLogger("readkeeper")
+
+
+def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
+    """Fix the workspace roots and take the settings the client sent along."""
+    folders = [f.uri for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [params.root_uri]
+    roots = [p for p in map(uri_path, folders) if p]
+    if not folders and params.root_path:
+        roots = [os.path.realpath(params.root_path)]
+    # Fixed here: a second initialize is refused (ReadkeeperProtocol.lsp_initialize).
+    ls.core.workspace.set_roots(permitted_roots(ls, roots, may_be_home=True))
+    options = params.initialization_options
+    settings = options.get("readkeeper", options) if isinstance(options, dict) else None
+    ls.initialization_settings = settings if isinstance(settings, dict) else {}
+    apply_settings(ls, {})
+
+
+def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: bool) -> list[str]:
+    """`paths` without the ones `refused_root` refuses, each refusal told to the user."""
+    roots: list[str] = []
+    for path in paths:
+        why = refused_root(path, may_be_home)
+        if why is None:
+            roots.append(path)
+        else:
+            ls.notify_user(
+                f"{path} is not a workspace root for readkeeper: {why}. Files there are "
+                "read only with your permission; open a project folder to work in.",
+                types.MessageType.Warning,
+            )
+    return roots
+
+
+def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
+    """Settings from `initializationOptions`, overlaid by the latest the client sent
+    (pulled or pushed): a client that sends only some keys keeps the others."""
+    for warning in ls.core.configure({**ls.initialization_settings, **latest}):
+        if warning not in ls.settings_warned:  # not again at every pull or push
+            ls.settings_warned.add(warning)
+            ls.notify_user(warning, types.MessageType.Warning)
+
+
+async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:
+    """Mirror warnings to the editor's log, pull the settings, start the watcher and the
+    attach socket."""
+    ls.client_log.loop = asyncio.get_running_loop()
+    await pull_configuration(ls)
+    start_watching(ls)
+    ls.start_attach()
+
+
+async def pull_configuration(ls: ReadkeeperServer) -> None:
+    """Ask the client for the `readkeeper` settings section, when it can answer."""
+    workspace_caps = ls.client_capabilities.workspace
+    if not (workspace_caps and workspace_caps.configuration):
+        return
+    try:
+        answer = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="readkeeper")])
+        )
+    except Exception as exc:  # a client that fails the request keeps the settings we have
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    section = answer[0] if answer else None
+    if isinstance(section, dict) and section:
+        apply_settings(ls, section)
+
+
+async def on_configuration(
+    ls: ReadkeeperServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """Settings pushed with the notice, or pulled when the notice carries none."""
+    pushed = params.settings.get("readkeeper") if isinstance(params.settings, dict) else None
+    if isinstance(pushed, dict):
+        apply_settings(ls, pushed)
+    else:
+        await pull_configuration(ls)
+
+
+def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    """Workspace folders added or removed: the roots, the watcher and the attach socket
+    follow."""
+    # From the roots we hold, not pygls' folder list: that one keeps what was refused.
+    removed = {uri_path(f.uri) for f in params.event.removed}
+    roots = [r for r in ls.core.workspace.roots if r not in removed]
+    added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
+    ls.core.workspace.set_roots([*roots, *permitted_roots(ls, added, may_be_home=False)])
+    ls.core.roots_changed()
+    if ls.attach is not None:
+        ls.attach.set_roots(list(ls.core.workspace.roots))
+
+
+def on_shutdown(ls: ReadkeeperServer, params: None) -> None:
+    """Close the attach socket and stop the core's background work."""
+    ls.stop_attach()
+    ls.core.close()
+
+
+# The LSP methods served here, as the server registers them.
+FEATURES: dict[str, Callable[..., Any]] = {
+    types.INITIALIZE: on_initialize,
+    types.INITIALIZED: on_initialized,
+    types.WORKSPACE_DID_CHANGE_CONFIGURATION: on_configuration,
+    types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: on_folders,
+    types.SHUTDOWN: on_shutdown,
+}

@@ -1,0 +1,159 @@
+"""The readkeeper/* methods: one table of how the LSP front end serves each request, and
+one decorator (`answering`) that turns a request's failure into the error reply its
+kind names (`rpc_errors`).
+
+A request's params type and the core call behind it are `calls.METHODS`' (one dispatch
+for every front end); what is LSP's own is here: where the call runs (bookkeeping that
+touches no file inline on the event loop, in the order it came; the rest on the thread
+pool), the event loop lent to an edit or write so that an edit of an open buffer can
+send `workspace/applyEdit`, and the user asked about a read outside the workspace.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from .. import calls
+from ..errors import ReadkeeperError
+from ..protocol import DiagnosticsParams, ReadParams, structure
+from .quick import Refused
+from .rpc_errors import error_reply
+from .server import ReadkeeperServer
+
+log = logging.getLogger("readkeeper")
+
+# (server, method, raw params) -> the JSON-ready result, or a coroutine of it.
+Serve = Callable[[ReadkeeperServer, str, Any], Any]
+# What pygls calls: (server, raw params).
+Handler = Callable[[ReadkeeperServer, Any], Any]
+
+
+def on_the_loop(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
+    """Serve the request inline on the event loop: bookkeeping that touches no file."""
+    return calls.call(ls.core, method, raw)
+
+
+async def in_the_pool(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
+    """Serve the request on the thread pool."""
+    return await ls.run(calls.call, ls.core, method, raw)
+
+
+async def changing(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
+    """Serve an edit or write on the thread pool, with the event loop lent for
+    `workspace/applyEdit`."""
+    params = calls.params_for(method, raw)
+    ls.lend_loop()
+    return await ls.run(calls.run, ls.core, method, params)
+
+
+async def read(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
+    """Serve a read on the thread pool; a file outside the workspace is read when the
+    user allows it."""
+    if isinstance(raw, Refused):  # already read on the event loop (quick.py)
+        params, refusal = raw
+    else:
+        params = calls.params_for(method, raw)
+        try:
+            return await ls.run(calls.run, ls.core, method, params)
+        except ReadkeeperError as exc:
+            refusal = exc
+    if refusal.kind != "outside_workspace" or not await ask_to_allow(ls, params, refusal):
+        raise refusal
+    return await ls.run(calls.run, ls.core, method, params)
+
+
+async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: ReadkeeperError) -> bool:
+    """Ask the user whether the agent may read a file outside the workspace."""
+    window_caps = ls.client_capabilities.window
+    if not (window_caps and window_caps.show_message):
+        return False
+    real_path = exc.data["real_path"]
+    once, session, deny = "Allow once", "Allow for this session", "Deny"
+    try:
+        choice = await ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=f"The agent wants to read {real_path}, outside the workspace.",
+                actions=[types.MessageActionItem(t) for t in (once, session, deny)],
+            )
+        )
+    except Exception as error:
+        log.warning("window/showMessageRequest failed: %s", error)
+        return False
+    title = choice.title if choice is not None else deny
+    if title == once:
+        ls.core.workspace.grant(params.session, real_path, once=True)
+    elif title == session:
+        ls.core.workspace.grant(params.session, real_path)
+    return title in (once, session)
+
+
+# Every readkeeper/* request (`calls.METHODS`, under the `readkeeper/` prefix) and how
+# it is served.
+REQUESTS: dict[str, Serve] = {
+    "readkeeper/read": read,
+    "readkeeper/edit": changing,
+    "readkeeper/write": changing,
+    "readkeeper/attachments": in_the_pool,
+    "readkeeper/changes": in_the_pool,
+    "readkeeper/forget": on_the_loop,
+    "readkeeper/stats": on_the_loop,
+}
+
+
+def answering(method: str, serve: Serve) -> Handler:
+    """`serve` as pygls' handler of `method`. Its `ReadkeeperError` becomes the error
+    reply its kind names, any other exception an `internal` one: every failure the
+    agent sees says what happened."""
+    if inspect.iscoroutinefunction(serve):
+
+        async def answer_async(ls: ReadkeeperServer, raw: Any) -> Any:
+            try:
+                return await serve(ls, method, raw)
+            except Exception as exc:
+                raise error_reply(method, exc) from None
+
+        return answer_async
+
+    def answer(ls: ReadkeeperServer, raw: Any) -> Any:  # answered inline, in order
+        try:
+            return serve(ls, method, raw)
+        except Exception as exc:
+            raise error_reply(method, exc) from None
+
+    return answer
+
+
+DID_CHANGE_DIAGNOSTICS = "readkeeper/didChangeDiagnostics"
+
+
+def did_change_diagnostics(ls: ReadkeeperServer, raw: Any) -> None:
+    """The editor's diagnostics, forwarded by the extension."""
+    ls.core.did_change_diagnostics(structure(raw, DiagnosticsParams))
+
+
+def logging_failures(method: str, handle: Handler) -> Handler:
+    """`handle` as pygls' handler of the notification `method`: there is no reply, so
+    a failure goes to the log."""
+
+    def handle_logged(ls: ReadkeeperServer, raw: Any) -> None:
+        try:
+            handle(ls, raw)
+        except ReadkeeperError as exc:
+            log.warning("%s ignored: %s", method, exc.message)
+        except Exception:
+            log.exception("%s failed unexpectedly", method)
+
+    return handle_logged
+
+
+# Every readkeeper/* method, as the server registers it.
+METHODS: dict[str, Handler] = {
+    **{method: answering(method, serve) for method, serve in REQUESTS.items()},
+    DID_CHANGE_DIAGNOSTICS: logging_failures(DID_CHANGE_DIAGNOSTICS, did_change_diagnostics),
+}
