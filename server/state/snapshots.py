@@ -7,7 +7,8 @@ the real path and the digest the read-state recorded, so every session that saw 
 same content shares one copy. The store is an LRU bounded in entries and characters:
 a snapshot that has been evicted only means a changed file's edit is refused with
 `stale` instead of merged, never that anything is lost. The same copies are what a
-re-read of a changed file (delta.py) and a change notice (changes.py) diff from.
+re-read of a changed file (read/delta.py) and a change notice (watch/changes.py) diff
+from.
 """
 
 from __future__ import annotations

@@ -4,11 +4,47 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, NotRequired, Protocol, TypedDict
 
-if TYPE_CHECKING:
-    from ..attachments.model import Fitted
+
+class _Item(Protocol):
+    """An attachment as the counters see it: its type, and whether it was cut."""
+
+    @property
+    def type(self) -> str:
+        """The attachment's type ("diagnostics", "memory", ...)."""
+        ...
+
+
+class _Kept(_Item, Protocol):
+    """An attachment the agent got, whole or cut."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether it was cut to fit."""
+        ...
+
+
+class Served(Protocol):
+    """One `readkeeper/attachments` answer, as the counters see it (the attachments'
+    `Fitted`, described here so the counters need nothing above them)."""
+
+    @property
+    def used_tokens(self) -> int:
+        """The tokens the kept attachments take."""
+        ...
+
+    @property
+    def attachments(self) -> Sequence[_Kept]:
+        """What the agent got."""
+        ...
+
+    @property
+    def dropped(self) -> Sequence[_Item]:
+        """What it did not get."""
+        ...
 
 
 @dataclass
@@ -34,8 +70,8 @@ class Counters:
     writes: int = 0
     stale_edits_caught: int = 0
     disjoint_merges: int = 0
-    # Change notices (changes.py): pushed as readkeeper/didChangeReadFiles, and returned
-    # by readkeeper/changes.
+    # Change notices (watch/changes.py): pushed as readkeeper/didChangeReadFiles, and
+    # returned by readkeeper/changes.
     notices_sent: int = 0
     changes_reported: int = 0
 
@@ -55,7 +91,7 @@ TOP_FILES = 20  # files listed in tokens_by_file, the costliest first
 
 @dataclass
 class WatchCounters:
-    """The watcher's counters (watch.py), server-wide, written by the watcher's threads
+    """The watcher's counters (watch/watcher.py), server-wide, written by the watcher's threads
     (a reader may see a value a moment old)."""
 
     events: int = 0  # file events received
@@ -106,7 +142,7 @@ class Stats:
             self._sessions.setdefault(session, Counters()).errors[kind] += 1
             self.total.errors[kind] += 1
 
-    def attachments(self, session: str, fitted: Fitted) -> None:
+    def attachments(self, session: str, fitted: Served) -> None:
         """Count one `readkeeper/attachments` answer: tokens attached, items dropped and
         cut, by type."""
         with self._lock:
@@ -118,10 +154,17 @@ class Stats:
                     a.type for a in fitted.attachments if a.truncated
                 )
 
-    def snapshot(self, session: str | None) -> dict[str, Any]:
+    def snapshot(self, session: str | None) -> Snapshot:
         """The total counters, and the session's too unless `session` is None."""
         with self._lock:
-            result: dict[str, Any] = {"total": self.total.as_dict()}
+            result = Snapshot(total=self.total.as_dict())
             if session is not None:
                 result["session"] = self._sessions.get(session, Counters()).as_dict()
             return result
+
+
+class Snapshot(TypedDict):
+    """The counters as `readkeeper/stats` reports them: the total's, and a session's."""
+
+    total: dict[str, Any]
+    session: NotRequired[dict[str, Any]]

@@ -5,10 +5,10 @@ The bytes decide first: a PNG named `notes.txt` is an image, and a text file nam
 cannot: a notebook is JSON, with no signature of its own. SVG is text. Files no
 reader claims go to the text reader, which refuses what is not text.
 
-`read_document` runs the reader for a kind; the core keeps the read-state around it.
-Heavy libraries (Pillow, nbformat) are imported inside the readers, on first use, never
-when the server starts; pypdf and pypdfium2 only ever in the PDF worker's process
-(worker.py).
+`read_document` runs the reader for a kind; the read pipeline (read/pipeline.py) keeps
+the read-state around it. Heavy libraries (Pillow, nbformat) are imported inside the
+readers, on first use, never when the server starts; pypdf and pypdfium2 only ever in
+the PDF worker's process (pdf_worker.py).
 """
 
 from __future__ import annotations
@@ -70,18 +70,22 @@ def _is_bmp(head: bytes) -> bool:
 
 @dataclass(frozen=True)
 class DocumentView:
-    """What a reader other than text answers, and what the core records of it."""
+    """What a reader other than text answers, and what the read pipeline records of it."""
 
     result: ImageResult | PdfResult | PartsResult | NotebookResult
     partial: bool  # the agent got less than it asked for: never answered with a stub
     tokens: int
     tokens_left_out: int  # estimate of what the budgets kept from the agent
+    # The folder rendered pages went to, which the caller lets the session read.
+    output_dir: str | None = None
+    # The text to keep as what the agent saw (a notebook's), for a later edit's merge.
+    snapshot: str | None = None
 
 
 def view_key(kind: Kind, params: ReadParams) -> str:
     """What, beyond offset/limit, makes two reads of the same bytes the same view."""
     if kind == "pdf":
-        from .pdf import canonical_pages
+        from .pdf_pages import canonical_pages
 
         return f"pages={canonical_pages(params.pages)};render={int(params.render)}"
     if kind == "notebook":
@@ -100,7 +104,9 @@ def read_document(
     settings: Settings,
     counter: TokenCounter,
 ) -> DocumentView:
-    """Run the reader for `kind` on a file's bytes (already read within the byte cap)."""
+    """Run the reader for `kind` on a file's bytes (already read within the byte cap).
+    `output_dir` is the session's folder for rendered pages, made when first asked for:
+    the view says whether it was (`output_dir`), for the caller to grant."""
     if kind == "image":
         from .image import read_image, tokens_for
 
@@ -113,15 +119,29 @@ def read_document(
     if kind == "pdf":
         from .pdf import read_pdf
 
+        used: list[str] = []
+
+        def folder() -> str:
+            used.append(output_dir())
+            return used[-1]
+
         result = read_pdf(
-            data, path, params.pages, params.render, output_dir, content_digest, settings, counter
+            data, path, params.pages, params.render, folder, content_digest, settings, counter
         )
-        return DocumentView(result, result.file.partial, result.file.tokens, 0)
-    from .notebook import read_notebook
+        return DocumentView(
+            result, result.file.partial, result.file.tokens, 0, used[0] if used else None
+        )
+    from .notebook import SNAPSHOT_MAX_BYTES, read_notebook
 
     view = read_notebook(data, path, window, params.include_images, settings, counter)
+    # An estimate records nothing, so it keeps no snapshot either.
+    kept = not params.estimate and len(data) <= SNAPSHOT_MAX_BYTES
     return DocumentView(
-        NotebookResult(view.file), view.file.partial, view.file.tokens, view.tokens_left_out
+        NotebookResult(view.file),
+        view.file.partial,
+        view.file.tokens,
+        view.tokens_left_out,
+        snapshot=data.decode("utf-8-sig") if kept else None,
     )
 
 

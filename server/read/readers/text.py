@@ -4,36 +4,29 @@ Two ways in, one way out:
 - `decode_text` + `view` for files read whole (at most `max_size_bytes`): the caller
   has the bytes (and their digest) already, so it can answer a re-read with a stub
   before any of this work is done.
-- `stream_range` for ranged reads of larger files: the lines before the range are
-  skipped by counting newline bytes (where a newline is one byte: UTF-8 and single-byte
-  code pages), and lines are decoded incrementally, only up to the last line asked
-  for, so a 2 GB log can be read in pieces.
+- `stream_range` (text_stream.py) for ranged reads of larger files, decoded only up to
+  the last line asked for.
 
-Lines are numbered as `numbering.py` says (by default as `cat -n` prints them: the
-number right-aligned in six columns, a tab, the line), one trailing CR dropped (the
-result's `line_ending` says what the file uses). Lines over `max_line_chars` are cut
-with a marker saying how much was cut.
+Both number and cap their lines here (`number_lines`, `cut_line`, `fit_tokens`). Lines
+are numbered as `numbering.py` says (by default as `cat -n` prints them: the number
+right-aligned in six columns, a tab, the line), one trailing CR dropped (the result's
+`line_ending` says what the file uses). Lines over `max_line_chars` are cut with a
+marker saying how much was cut.
 """
 
 from __future__ import annotations
 
-import functools
-import io
-import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
-from ...files.fileio import OpenedFile, digest, peek
 from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
 from ..tokens import NumberedLines, TokenCounter, estimate_tokens
 
-_SAMPLE_BYTES = 64 * 1024
 # Room kept under the token cap for the note that says where to continue.
 _NOTE_ALLOWANCE = 64
 
@@ -49,11 +42,14 @@ class Window:
 
 @dataclass(frozen=True)
 class TextView:
+    """A text read's answer, and what its caps kept from the agent."""
+
     file: TextFile
     tokens_left_out: int  # estimate of what the caps kept from the agent
 
 
 def not_text(path: str, reason: str) -> ReadkeeperError:
+    """The `binary` refusal of a file that is not text, saying why."""
     return ReadkeeperError(
         "binary",
         f"{path} is not a text file ({reason}). Use a tool made for its format "
@@ -63,6 +59,7 @@ def not_text(path: str, reason: str) -> ReadkeeperError:
 
 
 def decode_text(data: bytes, path: str) -> tuple[str, TextEncoding]:
+    """A whole file's text and its encoding; `binary` when it is not text."""
     try:
         encoding = detect(data, complete=True)
         return decode(data, encoding), encoding
@@ -73,19 +70,28 @@ def decode_text(data: bytes, path: str) -> tuple[str, TextEncoding]:
 
 
 def split_lines(text: str) -> list[str]:
+    """The lines of `text`, without their LF (a CR before it stays, for `cut_line`)."""
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # "a\nb\n" has two lines, and "" has none
     return lines
 
 
-def _cut(line: str, settings: Settings) -> tuple[str, bool]:
+def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
+    """A line as shown, one trailing CR dropped and cut at `max_line_chars`, and
+    whether it was cut."""
     if line.endswith("\r"):
         line = line[:-1]
     excess = len(line) - settings.max_line_chars
     if excess <= 0:
         return line, False
-    return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]", True
+    return cut_at(line, excess, settings), True
+
+
+def cut_at(line: str, excess: int, settings: Settings) -> str:
+    """`line` cut at `max_line_chars`, with a marker saying how many characters
+    (`excess`) were cut."""
+    return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
 
 
 # "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
@@ -113,13 +119,14 @@ def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[l
     shown: list[str] = []
     cut_count = 0
     for line in lines:
-        line, was_cut = _cut(line, settings)
+        line, was_cut = cut_line(line, settings)
         cut_count += was_cut
         shown.append(line)
     return shown, cut_count
 
 
-def _number(shown: list[str], start: int, width: int) -> list[str]:
+def number_lines(shown: list[str], start: int, width: int) -> list[str]:
+    """The lines numbered from `start`, as the `line_numbers` setting says."""
     return list(map(str.__add__, _prefixes(start, len(shown), width), shown))
 
 
@@ -148,6 +155,37 @@ def _over_cap(
             largest_limit=fits,
         )
     return counts.longest_fit(cap - _NOTE_ALLOWANCE)
+
+
+@dataclass(frozen=True)
+class TokenFit:
+    """What the numbered lines of a read cost, after the token cap."""
+
+    tokens: int
+    kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
+    bound: bool  # `tokens` is an upper bound (the token table has not loaded yet)
+
+
+def fit_tokens(
+    path: str,
+    window: Window,
+    shown: list[str],
+    content: str,
+    settings: Settings,
+    counter: TokenCounter,
+) -> TokenFit:
+    """The tokens of `content`, the numbered `shown` lines: its bound when that is under
+    the cap, else the count. Over the cap a ranged read is refused (`token_limit`) and
+    a whole one cut to the lines that fit."""
+    bound = counter.upper_bound(content, settings.max_tokens)
+    if bound is not None:
+        return TokenFit(bound, None, True)
+    counts = counter.numbered(shown, window.offset, settings.number_width)
+    tokens = counts.tokens()
+    if tokens <= settings.max_tokens:
+        return TokenFit(tokens, None, False)
+    kept = _over_cap(path, window, counts, tokens, settings)
+    return TokenFit(counts.tokens(kept), kept, False)
 
 
 # The last few views, by content digest and everything else a view depends on: a
@@ -208,35 +246,22 @@ def _view(
     lines = split_lines(text)
     total = len(lines)
     if window.offset > max(total, 1):
-        raise ReadkeeperError(
-            "bad_params",
-            f"offset {window.offset} is past the end of {path}, which has {total} lines. "
-            f"Read from offset={max(1, total - settings.default_limit + 1)} to see its end.",
-            field="offset",
-            total_lines=total,
-        )
+        raise past_the_end(path, window, total, settings)
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
     shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
-    numbered = _number(shown, window.offset, settings.number_width)
+    numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
     # Under the cap by its bound, the text is sent whole: no need to wait for the count.
-    bound = counter.upper_bound(content, settings.max_tokens)
-    if bound is not None:
-        tokens = bound
-    else:
-        counts = counter.numbered(shown, window.offset, settings.number_width)
-        tokens = counts.tokens()
-        if tokens > settings.max_tokens:
-            fits = _over_cap(path, window, counts, tokens, settings)
-            numbered = numbered[:fits]
-            content = "\n".join(numbered)
-            tokens = counts.tokens(fits)
-            note = (
-                f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
-                f"{settings.max_tokens:,}-token cap"
-            )
+    fitted = fit_tokens(path, window, shown, content, settings, counter)
+    if fitted.kept is not None:
+        numbered = numbered[: fitted.kept]
+        content = "\n".join(numbered)
+        note = (
+            f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
+            f"{settings.max_tokens:,}-token cap"
+        )
     shown_end = window.offset + len(numbered) - 1
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)
@@ -259,212 +284,29 @@ def _view(
             start_line=window.offset,
             num_lines=len(numbered),
             total_lines=total,
-            tokens=tokens,
+            tokens=fitted.tokens,
             encoding=encoding.label,
             line_ending=line_ending(text),
             partial=partial,
             next_offset=next_offset,
             note=note,
             truncated_lines=cut_count or None,
-            tokens_upper_bound=True if bound is not None else None,
+            tokens_upper_bound=True if fitted.bound else None,
         ),
         left_out,
     )
 
 
+def past_the_end(path: str, window: Window, total: int, settings: Settings) -> ReadkeeperError:
+    """The `bad_params` refusal of an offset past the last of the file's `total` lines."""
+    return ReadkeeperError(
+        "bad_params",
+        f"offset {window.offset} is past the end of {path}, which has {total} lines. "
+        f"Read from offset={max(1, total - settings.default_limit + 1)} to see its end.",
+        field="offset",
+        total_lines=total,
+    )
+
+
 def _approx(n: int) -> str:
     return f"{round(n, -3):,}" if n >= 10_000 else f"{n:,}"
-
-
-# --- large files, read in ranges --------------------------------------------------------
-
-
-def _stream_codec(encoding: TextEncoding) -> str:
-    """A codec that consumes the byte-order mark itself."""
-    if not encoding.bom:
-        return encoding.name
-    return {"utf-8": "utf-8-sig"}.get(encoding.name, encoding.name.rsplit("-", 1)[0])
-
-
-def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
-    """Each line (with its newline) cut to `keep` characters, and the characters dropped
-    (a CR that ends the line, before its LF, is not one of them).
-
-    Reading stays bounded per line: a 2 GB line is skimmed through, never held.
-    """
-    while True:
-        head = stream.readline(keep)
-        if not head:
-            return
-        dropped = 0
-        if not head.endswith("\n") and len(head) == keep:
-            last = ""  # the last character dropped so far
-            while True:
-                rest = stream.readline(1 << 16)
-                if not rest:
-                    break
-                if rest.endswith("\n"):
-                    dropped += len(rest) - 1
-                    if (rest[-2] if len(rest) > 1 else last) == "\r":
-                        dropped -= 1
-                    head += "\n"
-                    break
-                dropped += len(rest)
-                last = rest[-1]
-        yield head, dropped
-
-
-_SEEK_CHUNK = 256 * 1024
-
-
-@functools.lru_cache(maxsize=32)
-def _newline_is_one_byte(name: str) -> bool:
-    """Whether in `name` a newline is the byte 0x0A and that byte is never part of
-    another character: UTF-8 and the single-byte code pages whose bytes each decode
-    alone, whatever came before (not UTF-16 or UTF-32, not EBCDIC, where 0x0A is not a
-    newline, and not codecs with shift states such as UTF-7 or ISO-2022)."""
-    if name == "utf-8":
-        return True
-    try:
-        alone = [bytes([b]).decode(name, "replace") for b in range(256)]
-        if bytes(range(256)).decode(name, "replace") != "".join(alone):
-            return False
-        # Shift sequences (HZ's "~{", ISO-2022's escapes) are made of ASCII bytes.
-        pairs = (bytes([a, b]) for a in range(128) for b in range(128))
-        if any(pair.decode(name, "replace") != alone[pair[0]] + alone[pair[1]] for pair in pairs):
-            return False
-    except LookupError:
-        return False
-    return all(len(c) == 1 for c in alone) and alone.index("\n") == 0x0A
-
-
-def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]:
-    """Where line `offset` (1-based) starts, found by counting newline bytes without
-    decoding, and how many lines come before it: (byte position, lines). At the end
-    of a file with fewer lines, the start of its last unterminated line or its end.
-    (0, 0) where a newline is not one byte of its own."""
-    if offset == 1 or not _newline_is_one_byte(encoding.name):
-        return 0, 0
-    wanted = offset - 1  # newlines to pass
-    passed = 0
-    position = 0
-    line_start = 0  # after the last newline passed
-    while True:
-        chunk = os.pread(fd, _SEEK_CHUNK, position)
-        if not chunk:
-            return line_start, passed  # fewer lines: the last one, unterminated, or the end
-        newlines = chunk.count(b"\n")
-        if passed + newlines >= wanted:
-            return position + _after_newline(chunk, wanted - passed), wanted
-        if newlines:
-            line_start = position + chunk.rindex(b"\n") + 1
-        passed += newlines
-        position += len(chunk)
-
-
-def _after_newline(chunk: bytes, count: int) -> int:
-    """The position just after the `count`-th newline of `chunk` (which has that many)."""
-    begin = 0
-    while True:  # whole blocks first: counting is far cheaper than a find per line
-        in_block = chunk.count(b"\n", begin, begin + 4096)
-        if in_block >= count:
-            break
-        count -= in_block
-        begin += 4096
-    end = begin - 1
-    for _ in range(count):
-        end = chunk.index(b"\n", end + 1)
-    return end + 1
-
-
-def stream_range(
-    opened: OpenedFile, window: Window, settings: Settings, counter: TokenCounter
-) -> tuple[TextView, str]:
-    """Lines `window` of a file too large to read whole; returns the view and the digest
-    of the lines shown (the read-state of a ranged view of a huge file)."""
-    path = opened.path
-    sample = peek(opened.fd, _SAMPLE_BYTES)
-    try:
-        encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
-    except NotText as exc:
-        raise not_text(path, exc.reason) from None
-    # Lines before the window are skipped by counting newline bytes, not decoded.
-    start, seen = _line_start(opened.fd, window.offset, encoding)  # seen: lines read so far
-    raw = io.FileIO(opened.fd, closefd=False)
-    raw.seek(start)
-    stream = io.TextIOWrapper(
-        io.BufferedReader(raw, 1 << 20),
-        encoding=_stream_codec(encoding) if start == 0 else encoding.name,
-        errors="replace",
-        newline="\n",
-    )
-    keep = settings.max_line_chars + 2  # the line, its CR and LF
-    chosen: list[str] = []
-    cut_count = 0
-    at_eof = True
-    for line, dropped in _lines(stream, keep):
-        if len(chosen) == window.limit:
-            at_eof = False  # a line follows the window
-            break
-        seen += 1
-        if seen < window.offset:
-            continue
-        body = line[:-1] if line.endswith("\n") else line
-        if dropped:
-            excess = len(body) + dropped - settings.max_line_chars
-            body = body[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
-            was_cut = True
-        else:
-            body, was_cut = _cut(body, settings)
-        cut_count += was_cut
-        chosen.append(body)
-    stream.detach()
-    if not chosen and seen < window.offset:
-        raise ReadkeeperError(
-            "bad_params",
-            f"offset {window.offset} is past the end of {path}, which has {seen} lines. "
-            f"Read from offset={max(1, seen - settings.default_limit + 1)} to see its end.",
-            field="offset",
-            total_lines=seen,
-        )
-    content = "\n".join(_number(chosen, window.offset, settings.number_width))
-    range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    bound = counter.upper_bound(content, settings.max_tokens)
-    if bound is not None:
-        tokens = bound
-    else:
-        counts = counter.numbered(chosen, window.offset, settings.number_width)
-        tokens = counts.tokens()
-        if tokens > settings.max_tokens:
-            _over_cap(path, window, counts, tokens, settings)
-    replaced = content.count("\ufffd")
-    note = None
-    if replaced:
-        note = (
-            f"{replaced} bytes in these lines are not valid {encoding.name} "
-            "and are shown as U+FFFD."
-        )
-    last = window.offset + len(chosen) - 1
-    return (
-        TextView(
-            TextFile(
-                file_path=path,
-                content=content,
-                start_line=window.offset,
-                num_lines=len(chosen),
-                total_lines=seen if at_eof else None,
-                tokens=tokens,
-                encoding=encoding.label,
-                line_ending=line_ending(
-                    sample[len(encoding.bom) :].decode(encoding.name, "ignore")
-                ),
-                partial=False,
-                next_offset=None if at_eof else last + 1,
-                note=note,
-                truncated_lines=cut_count or None,
-                tokens_upper_bound=True if bound is not None else None,
-            ),
-            0,
-        ),
-        range_digest,
-    )

@@ -1,4 +1,5 @@
-"""The PDF worker: PDFs are opened, read and drawn in a process of their own, with limits.
+"""The PDF workers: PDFs are opened, read and drawn in processes of their own, with
+limits; this module is the server's side of them (the pool, the leases, the verdicts).
 
 A PDF is a program for its reader. A 1 MB file can hold a gigabyte of zlib-compressed
 zeros that pdfium inflates whole before it draws the page (seconds of CPU and 2 GB of
@@ -6,12 +7,12 @@ memory), and neither pypdf nor pdfium can be interrupted once a page has started
 server never parses a PDF itself: `read_pdf` (pdf.py) leases a worker process and asks
 it for the page count, page sizes, page text and PNG pages, one job at a time.
 
-- The worker is this file run as a script (`python -P worker.py`: no readkeeper import,
-  nothing from the working directory on `sys.path`), started by `subprocess` (fork+exec,
-  never a bare fork of the threaded server) on the first PDF read, and kept warm for the
-  next: up to `POOL_SIZE` processes, so two reads run side by side, while each process
-  does one job at a time (pdfium is not thread-safe; alone in its process it needs no
-  lock, and nothing else in the server shares its state).
+- The worker is pdf_worker.py run as a script (`python -P pdf_worker.py`: no
+  readkeeper import, nothing from the working directory on `sys.path`), started by
+  `subprocess` (fork+exec, never a bare fork of the threaded server) on the first PDF
+  read, and kept warm for the next: up to `POOL_SIZE` processes, so two reads run side
+  by side, while each process does one job at a time (pdfium is not thread-safe; alone
+  in its process it needs no lock, and nothing else in the server shares its state).
 - Each job runs under limits the worker sets on itself with `resource.setrlimit`: its
   address space (`RLIMIT_AS`, `MEMORY_BASE` plus `MEMORY_PER_INPUT_BYTE` per byte of the
   PDF) and its CPU time (`RLIMIT_CPU`, `CPU_SECONDS` more than it has used). The parent
@@ -35,10 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
-import json
-import logging
-import math
 import os
 import resource
 import select
@@ -49,13 +46,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
+
+from . import pdf_worker
+from .pdf_worker import IDLE_SECONDS, MAX_FRAME, frame, parse_header
+from .pdf_worker import Failure as Failure  # what a lease raises, for its callers
 
 # At most this many worker processes: two reads of PDFs run side by side (on a 2-core
 # machine more would only compete for the cores), later ones wait for a free worker.
 POOL_SIZE = 2
 # Wall-clock seconds one read may hold its worker (every job of the read together);
-# pages stop being started after `pdf._MAX_SECONDS`, so this bounds the page in flight.
+# pages stop being started after `pdf_reading.MAX_SECONDS`, so this bounds the page in
+# flight.
 TIME_LIMIT = 20.0
 # CPU seconds one job may use. Below TIME_LIMIT, so a page that only computes is stopped
 # by the kernel (SIGXCPU) and reported as such; the wall clock catches the rest.
@@ -67,35 +69,18 @@ CPU_SECONDS = 15
 # frame, pypdf's stream, pdfium's copy, slack), hence the per-byte allowance.
 MEMORY_BASE = 768 << 20
 MEMORY_PER_INPUT_BYTE = 4
-# A worker exits after this long without a job, and is not reused after it has served
-# LEASES_PER_WORKER reads or grown past RETIRE_RSS (memory a big PDF made it keep).
-IDLE_SECONDS = 300.0
+# A worker is not reused after it has served LEASES_PER_WORKER reads or grown past
+# RETIRE_RSS (memory a big PDF made it keep), nor near its IDLE_SECONDS (pdf_worker.py).
 LEASES_PER_WORKER = 100
 RETIRE_RSS = 256 << 20
-# The largest frame either side accepts (a header or a blob): a damaged length field
-# must not make the server allocate gigabytes.
-MAX_FRAME = 256 << 20
 # How often a waiting parent looks at its deadline and at cancellation.
 _POLL_SECONDS = 0.05
 
-FailureKind = Literal["too_large", "corrupt", "encrypted", "internal"]
 T = TypeVar("T")
 Item = dict[str, Any]
 OnItem = Callable[[Item, list[bytes]], None]
 
 # --- what the parent sees -----------------------------------------------------------
-
-
-class Failure(Exception):
-    """A job that did not finish: a limit was hit (`too_large`), the file is damaged or
-    crashed the worker (`corrupt`), it needs a password (`encrypted`), or the worker was
-    stopped from outside (`internal`). `page` is the page it was on, when it was on one."""
-
-    def __init__(self, kind: FailureKind, reason: str, page: int | None = None) -> None:
-        super().__init__(f"{kind}: {reason}" + ("" if page is None else f" (page {page})"))
-        self.kind: FailureKind = kind
-        self.reason = reason
-        self.page = page
 
 
 class Cancelled(Exception):
@@ -117,26 +102,6 @@ def cancellable(cancel: threading.Event, function: Callable[..., T], *args: Any)
         _cancel.reset(token)
 
 
-# --- frames: a JSON header, then raw blobs --------------------------------------------
-
-
-def _frame(header: dict[str, Any], blobs: list[bytes]) -> list[bytes]:
-    head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
-    return [struct.pack(">I", len(head)), head, *blobs]
-
-
-def _parse_header(raw: bytes) -> tuple[dict[str, Any], list[int]]:
-    header = json.loads(raw)
-    if not isinstance(header, dict):
-        raise ValueError("a frame header that is not an object")
-    sizes = header.pop("blobs", [])
-    if not isinstance(sizes, list) or not all(
-        isinstance(n, int) and 0 <= n <= MAX_FRAME for n in sizes
-    ):
-        raise ValueError("bad blob sizes in a frame header")
-    return header, sizes
-
-
 # --- the parent side: processes, leases, the pool -------------------------------------
 
 
@@ -147,7 +112,7 @@ class _Process:
         # What the child's `ru_maxrss` starts from (it survives exec): the parent's peak.
         self.inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", os.path.abspath(__file__)],
+            [sys.executable, "-P", os.path.abspath(pdf_worker.__file__)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd="/",  # nothing of the workspace is importable or writable by accident
@@ -252,9 +217,9 @@ class Lease:
             self._memory = MEMORY_BASE + MEMORY_PER_INPUT_BYTE * len(data)
         limits = {"cpu": CPU_SECONDS, "memory": self._memory}
         blobs = [] if data is None else [data]
-        frame = _frame({"job": job, "args": args or {}, "limits": limits}, blobs)
+        request = frame({"job": job, "args": args or {}, "limits": limits}, blobs)
         try:
-            self._send(frame)
+            self._send(request)
             while True:
                 header, blobs = self._receive()
                 if "item" in header:
@@ -331,7 +296,7 @@ class Lease:
         (length,) = struct.unpack(">I", self._read(4))
         if length > MAX_FRAME:
             raise ValueError(f"a {length:,}-byte frame header")
-        header, sizes = _parse_header(self._read(length))
+        header, sizes = parse_header(self._read(length))
         return header, [self._read(size) for size in sizes]
 
     def _verdict(self) -> Failure:
@@ -468,259 +433,3 @@ def pool() -> Pool:
 def lease() -> contextlib.AbstractContextManager[Lease]:
     """A worker of the server's pool for one read (see `Pool.lease`)."""
     return pool().lease()
-
-
-# --- the worker side: jobs on one document --------------------------------------------
-
-# pypdf's text extraction is pure Python and grows faster than the page's content (a
-# 1 MB content stream takes seconds); larger pages go to pdfium's (C, linear, about
-# 0.4 s a MB here), and pages past the hard cap are not parsed for text at all.
-_PYPDF_MAX_CONTENT_BYTES = 256 * 1024
-_MAX_PAGE_CONTENT_BYTES = 8 * 1024 * 1024
-
-
-class _Document:
-    """The PDF of the current lease, opened by each library on first need."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self._reader: Any = None
-        self._pdfium: Any = None
-
-    def reader(self) -> Any:
-        if self._reader is None:
-            from pypdf import PdfReader
-
-            # pypdf logs a warning for every flaw it works around: thousands for a
-            # hostile file.
-            logging.getLogger("pypdf").setLevel(logging.ERROR)
-            self._reader = PdfReader(io.BytesIO(self.data), strict=False)
-        return self._reader
-
-    def pdfium(self) -> Any:
-        if self._pdfium is None:
-            import pypdfium2 as pdfium
-
-            try:
-                self._pdfium = pdfium.PdfDocument(self.data)
-            except pdfium.PdfiumError as exc:
-                raise Failure("corrupt", _describe(exc)) from None
-        return self._pdfium
-
-    def close(self) -> None:
-        if self._pdfium is not None:
-            self._pdfium.close()
-
-
-Send = Callable[[dict[str, Any], list[bytes]], None]
-
-
-def _job_open(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
-    """The page count, by pypdf, which also decrypts PDFs whose user password is empty."""
-    from pypdf.errors import FileNotDecryptedError
-
-    try:
-        count = len(doc.reader().pages)  # raises when a password is needed
-    except FileNotDecryptedError:
-        raise Failure("encrypted", "a password is needed") from None
-    except MemoryError:
-        raise
-    except Exception as exc:
-        raise Failure("corrupt", _describe(exc)) from None
-    if count == 0:
-        raise Failure("corrupt", "it has no pages")
-    return {"page_count": count}
-
-
-def _job_sizes(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
-    """Each page's width and height in points, as pdfium draws it (rotation included),
-    read from the page tree without parsing the pages' content."""
-    pdf = doc.pdfium()
-    return {"sizes": [list(pdf.get_page_size(number - 1)) for number in args["pages"]]}
-
-
-def _job_text(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
-    """Each page's text, streamed; no new page is started after `stop_after` seconds."""
-    start = time.monotonic()
-    for index, number in enumerate(args["pages"]):
-        if index and time.monotonic() - start > args["stop_after"]:
-            return {"stopped": True}
-        text, problem = _page_text(doc, number)
-        send({"item": {"number": number, "text": text, "problem": problem}}, [])
-    return {"stopped": False}
-
-
-def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
-    """The text of page `number`, or why there is none to show."""
-    try:
-        page = doc.reader().pages[number - 1]
-        contents = page.get_contents()
-        size = len(contents.get_data()) if contents is not None else 0
-        if size > _MAX_PAGE_CONTENT_BYTES:
-            return "", f"page content too large to extract text from ({size:,} bytes)"
-        if size > _PYPDF_MAX_CONTENT_BYTES:
-            return _pdfium_text(doc, number), None
-        return str(page.extract_text()), None
-    except MemoryError:
-        raise
-    except Exception as exc:  # a damaged page spoils that page, not the whole read
-        return "", f"text could not be extracted ({_describe(exc)})"
-
-
-def _pdfium_text(doc: _Document, number: int) -> str:
-    page = doc.pdfium()[number - 1]
-    try:
-        textpage = page.get_textpage()
-        try:
-            return str(textpage.get_text_bounded())
-        finally:
-            textpage.close()
-    finally:
-        page.close()
-
-
-def _job_render(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any]:
-    """Pages drawn by pdfium at `scale`, fitted to exactly `width` x `height`, as PNG,
-    streamed; no new page is started after `stop_after` seconds."""
-    pdf = doc.pdfium()
-    start = time.monotonic()
-    for index, (number, scale, width, height) in enumerate(args["pages"]):
-        if index and time.monotonic() - start > args["stop_after"]:
-            return {"stopped": True}
-        try:
-            png = _draw(pdf, number, scale, (width, height))
-        except MemoryError:
-            raise
-        except Exception as exc:  # pdfium refused the page: the rest may still draw
-            raise Failure("corrupt", _describe(exc), number) from None
-        send({"item": {"number": number, "width": width, "height": height}}, [png])
-    return {"stopped": False}
-
-
-def _draw(pdf: Any, number: int, scale: float, size: tuple[int, int]) -> bytes:
-    page = pdf[number - 1]
-    try:
-        bitmap = page.render(scale=scale)
-        try:
-            picture = bitmap.to_pil()
-            if picture.size != size:  # rounding in pdfium's favour
-                picture = picture.resize(size)
-            out = io.BytesIO()
-            picture.save(out, "PNG", compress_level=3)
-            return out.getvalue()
-        finally:
-            bitmap.close()
-    finally:
-        page.close()
-
-
-_JOBS: dict[str, Callable[[_Document, dict[str, Any], Send], dict[str, Any]]] = {
-    "open": _job_open,
-    "sizes": _job_sizes,
-    "text": _job_text,
-    "render": _job_render,
-}
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
-        if not chunk:
-            return None
-        chunks += chunk
-    return bytes(chunks)
-
-
-def _write_all(fd: int, parts: list[bytes]) -> None:
-    for part in parts:
-        view = memoryview(part)
-        while view:
-            view = view[os.write(fd, view) :]
-
-
-def _peak_rss() -> int:
-    """This process's peak resident memory, in bytes. Linux's `ru_maxrss` survives
-    `exec`: a worker started by a large parent would report the parent's peak (and be
-    retired after every read), so the new image's own high-water mark is read instead."""
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
-
-
-def _set_limits(limits: dict[str, Any]) -> None:
-    """This job's CPU and memory limits. Only the soft limits move (an unprivileged
-    process cannot raise a hard limit again), so the next job can have its own."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = math.ceil(usage.ru_utime + usage.ru_stime) + int(limits["cpu"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.RLIM_INFINITY))
-    # macOS does not enforce an address-space limit (and may refuse one): there the CPU
-    # limit and the parent's deadline remain.
-    with contextlib.suppress(OSError, ValueError):
-        resource.setrlimit(resource.RLIMIT_AS, (int(limits["memory"]), resource.RLIM_INFINITY))
-
-
-def _serve() -> None:
-    """The worker's loop: one job at a time, until stdin closes or it idles out."""
-    # The protocol gets the original stdin/stdout; anything a library prints goes to
-    # stderr (the server's log) instead of into a frame.
-    requests, replies = os.dup(0), os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when this ends
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a limit hit leaves no core file
-    document: _Document | None = None
-
-    def send(header: dict[str, Any], blobs: list[bytes]) -> None:
-        _write_all(replies, _frame(header, blobs))
-
-    while True:
-        ready, _, _ = select.select([requests], [], [], IDLE_SECONDS)
-        raw = _read_exactly(requests, 4) if ready else None
-        if raw is None:
-            return
-        head = _read_exactly(requests, struct.unpack(">I", raw)[0])
-        if head is None:
-            return
-        request, sizes = _parse_header(head)
-        blobs = [_read_exactly(requests, n) for n in sizes]
-        if None in blobs:
-            return
-        _set_limits(request["limits"])
-        leave = False
-        try:
-            if blobs:
-                if document is not None:
-                    document.close()
-                document = _Document(blobs[0] or b"")
-            if document is None:
-                raise Failure("internal", "no document was sent")
-            reply: dict[str, Any] = {"done": _JOBS[request["job"]](document, request["args"], send)}
-        except Failure as exc:
-            reply = {"error": {"kind": exc.kind, "reason": exc.reason, "page": exc.page}}
-        except MemoryError:
-            limit = f"the {request['limits']['memory'] / (1 << 20):,.0f} MB memory limit"
-            reply = {"error": {"kind": "too_large", "reason": limit, "page": None}}
-            leave = True  # what the libraries hold after a failed allocation is unknown
-        except Exception as exc:
-            reply = {"error": {"kind": "internal", "reason": _describe(exc), "page": None}}
-            leave = True
-        reply["rss"] = _peak_rss()
-        send(reply, [])
-        if leave:
-            return
-
-
-if __name__ == "__main__":
-    _serve()

@@ -1,0 +1,353 @@
+"""One read, from the agent's params to its answer, for every kind of file.
+
+`read` serves `readkeeper/read` in one pass, each step written once:
+- resolve and open: the path, beneath its root's descriptor, refused outside the
+  workspace (files/fileio.py);
+- sniff: the first bytes choose the reader: text, or an image, PDF or notebook
+  (readers/__init__.py);
+- load: the bytes, within the byte cap of the kind (a text file over it is only read
+  by ranges, streamed, never held);
+- buffer: an editor buffer with unsaved changes stands in for the disk, so the agent
+  sees what the person sees;
+- stub check: a re-read of what the session holds is a stub or a diff (stub_rule.py);
+- reader: the numbered lines, an outline, or the document's reader;
+- record: what the session now holds, and what it cost (stub_rule.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import attrs
+
+from ..errors import ReadkeeperError
+from ..files.encodings import TextEncoding
+from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
+from ..protocol import (
+    NotebookFile,
+    NotebookResult,
+    OutlineFile,
+    OutlineResult,
+    ReadParams,
+    ReadResult,
+    TextFile,
+    TextResult,
+)
+from ..settings import Settings
+from ..state.buffers import Buffer, Buffers
+from . import readers
+from .estimates import document_estimate, text_estimate
+from .readers import outline_read
+from .readers import text as text_reader
+from .readers.text_stream import stream_range
+from .services import ReadServices
+from .stub_rule import (
+    Content,
+    Request,
+    Shown,
+    held_lines,
+    held_part,
+    held_whole,
+    record,
+    seen_before,
+    stub,
+)
+
+F = TypeVar("F", TextFile, OutlineFile, NotebookFile)
+
+
+def read(services: ReadServices, params: ReadParams) -> ReadResult:
+    """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
+    a diff, an outline, a document), recorded in the session's read-state; a refusal
+    is counted in the session's errors."""
+    try:
+        return _read(services, params)
+    except ReadkeeperError as exc:
+        services.stats.error(params.session, exc.kind)
+        raise
+
+
+def disk_text(services: ReadServices, real_path: str) -> str | None:
+    """The text of a workspace file as the disk has it, or None (outside the
+    workspace, over the read cap, not text, gone): for telling an editor buffer that
+    was opened or saved as the disk has it from one holding unsaved changes."""
+    settings = services.settings
+    try:
+        with open_path(services.workspace, real_path, "") as opened:
+            if opened.size > settings.max_size_bytes:
+                return None
+            data = read_at_most(opened.fd, settings.max_size_bytes + 1)
+        return text_reader.decode_text(data, real_path)[0]
+    except (ReadkeeperError, OSError):
+        return None
+
+
+def _read(services: ReadServices, params: ReadParams) -> ReadResult:
+    settings = services.settings
+    window = window_for(params, settings)
+    with open_path(services.workspace, params.file_path, params.session) as opened:
+        request = Request(params, window, opened)
+        path = opened.path
+        # Images, PDFs and notebooks have their own readers, chosen by content.
+        kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
+        if kind is not None:
+            if params.symbol is not None:
+                raise outline_read.no_grammar(path)
+            return _document(services, kind, request)
+        if params.pages is not None or params.render:
+            field = "pages" if params.pages is not None else "render"
+            raise ReadkeeperError(
+                "bad_params",
+                f"{field} applies to PDFs, and {path} is a text file: read it by lines "
+                "with offset and limit instead.",
+                field=field,
+            )
+        if opened.size > settings.max_size_bytes:
+            if not window.ranged:
+                raise too_large(path, opened.size, settings)
+            return _range(services, request)
+        data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
+    return _text(services, request, data)
+
+
+def _load(opened: OpenedFile, cap: int, refuse: Callable[[int], ReadkeeperError]) -> bytes:
+    """The file's bytes, refused (`refuse(size)`) over `cap`."""
+    if opened.size > cap:
+        raise refuse(opened.size)
+    data = read_at_most(opened.fd, cap + 1)
+    if len(data) > cap:  # grew while we looked
+        raise refuse(len(data))
+    return data
+
+
+def _editor_copy(buffers: Buffers, path: str, disk: str | bytes) -> Buffer | None:
+    """The editor's buffer of `path` when it holds unsaved changes, that is when it
+    differs from the disk (`disk`: the file's decoded text, or a document's bytes)."""
+    buffer = buffers.get(path)
+    if buffer is None:
+        return None
+    copy = buffer.text if isinstance(disk, str) else _utf8(buffer.text)
+    return None if copy == disk else buffer
+
+
+def _from_buffer(buffer: Buffer) -> Content:
+    """The content of an editor buffer shown in place of the disk."""
+    return Content(digest(_utf8(buffer.text)), source="buffer", version=buffer.version)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _unsaved(file: F, content: Content) -> F:
+    """`file` flagged as the editor's unsaved buffer when that is what it shows."""
+    if content.source != "buffer":
+        return file
+    return attrs.evolve(file, unsaved=True, buffer_version=content.version)
+
+
+# --- text -----------------------------------------------------------------------------
+
+
+def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
+    """A text file held whole (within `max_size_bytes`): its lines, an outline, a stub
+    or a diff."""
+    settings, counter = services.settings, services.tokens
+    params, path = request.params, request.opened.path
+    text, encoding = text_reader.decode_text(data, path)
+    content = Content(digest(data))
+    buffer = _editor_copy(services.buffers, path, text)
+    if buffer is not None:
+        # Unsaved changes in the editor: the agent sees what the person sees.
+        text, content = buffer.text, _from_buffer(buffer)
+    if params.estimate:
+        counter.warm_up()  # what a read costs is the count, never a bound
+        window = request.window
+        view = text_reader.view(text, path, encoding, window, content.digest, settings, counter)
+        return text_estimate(view.file)
+    services.snapshots.put(path, content.digest, text)
+    held = held_whole(services, request, text, content)
+    if held is not None:
+        return held
+    # Outline and symbol reads of source files (readers/outline_read.py).
+    planned = outline_read.plan(params, path, text, content.digest, settings, counter)
+    if isinstance(planned, ReadParams):  # a symbol read: a ranged read of its lines
+        request = Request(planned, window_for(planned, settings), request.opened)
+    elif planned is not None:
+        return _outline(services, request, planned, text, encoding, content)
+
+    previous = seen_before(services, request, content)
+    if previous is not None:
+        return stub(services, request, previous, content.version)
+
+    window = request.window
+    view = text_reader.view(text, path, encoding, window, content.digest, settings, counter)
+    file = _unsaved(view.file, content)
+    shown = Shown(
+        file.tokens,
+        partial=file.partial,
+        left_out=view.tokens_left_out,
+        held=held_lines(file.start_line, file.num_lines, file.total_lines)
+        if file.partial
+        else None,
+        whole=not file.partial and window.offset == 1 and not file.truncated_lines,
+    )
+    record(services, request, content, shown)
+    return TextResult(file)
+
+
+def _outline(
+    services: ReadServices,
+    request: Request,
+    planned: outline_read.Outline,
+    text: str,
+    encoding: TextEncoding,
+    content: Content,
+) -> ReadResult:
+    """A whole read of a big source file: its outline, recorded as a partial view (a
+    re-read of the same outline stubs; an edit still needs the lines it changes)."""
+    view = outline_read.VIEW
+    previous = seen_before(services, request, content, view) or seen_before(
+        services, request, content
+    )
+    if previous is not None:  # the same outline, or these lines read with force
+        return stub(services, request, previous, content.version)
+    path, settings = request.opened.path, services.settings
+    file = outline_read.view(
+        text, path, encoding, planned, content.digest, settings, services.tokens
+    )
+    file = _unsaved(file, content)
+    shown = Shown(
+        file.tokens,
+        partial=True,
+        view=view,
+        left_out=max(0, file.file_tokens - file.tokens),
+        held=outline_read.held(file),
+    )
+    record(services, request, content, shown)
+    return OutlineResult(file)
+
+
+def _range(services: ReadServices, request: Request) -> ReadResult:
+    """Lines of a text file too large to hold, streamed; its record is of the lines
+    shown (scope "range"), never of the whole file."""
+    params = request.params
+    if params.estimate:
+        services.tokens.warm_up()  # what a read costs is the count, never a bound
+    view, range_digest = stream_range(
+        request.opened, request.window, services.settings, services.tokens
+    )
+    if params.estimate:
+        return text_estimate(view.file)
+    content = Content(range_digest, scope="range")
+    previous = seen_before(services, request, content)
+    if previous is not None:
+        return stub(services, request, previous)
+    record(services, request, content, Shown(view.file.tokens, partial=False))
+    return TextResult(view.file)
+
+
+# --- images, PDFs and notebooks -------------------------------------------------------
+
+
+def _document(services: ReadServices, kind: readers.Kind, request: Request) -> ReadResult:
+    """An image, PDF or notebook, under the same read-state rules as text."""
+    settings = services.settings
+    params, path = request.params, request.opened.path
+    data = _load(
+        request.opened,
+        settings.max_document_bytes,
+        lambda size: readers.too_large(path, size, settings),
+    )
+    content = Content(digest(data))
+    buffer = _editor_copy(services.buffers, path, data) if kind == "notebook" else None
+    if buffer is not None:
+        # Unsaved changes in the editor: the agent sees what the person sees.
+        data, content = _utf8(buffer.text), _from_buffer(buffer)
+    view = readers.view_key(kind, params)
+
+    previous = seen_before(services, request, content, view)
+    if previous is not None and not params.estimate:
+        return stub(services, request, previous, content.version)
+
+    document = readers.read_document(
+        kind,
+        data,
+        path,
+        params,
+        request.window,
+        content.digest,
+        lambda: services.outputs.for_session(params.session),
+        settings,
+        services.tokens,
+    )
+    if document.output_dir is not None:
+        # Rendered pages: the session may read the files it was handed, unasked.
+        services.workspace.grant(params.session, document.output_dir)
+    result = document.result
+    if params.estimate:
+        return document_estimate(path, document)
+    if document.snapshot is not None:
+        # What the agent saw, so a cell edit after another program's change can be
+        # proved disjoint (edit/notebook.py).
+        services.snapshots.put(path, content.digest, document.snapshot)
+    if isinstance(result, NotebookResult):
+        result = NotebookResult(_unsaved(result.file, content))
+    held = held_part(getattr(result.file, "note", None)) if document.partial else None
+    shown = Shown(
+        document.tokens,
+        partial=document.partial,
+        view=view,
+        left_out=document.tokens_left_out,
+        held=held,
+    )
+    record(services, request, content, shown)
+    return result
+
+
+# --- what was asked, and the refusals of text -----------------------------------------
+
+
+def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
+    """The lines a read asks for, after the defaults; `bad_params` for an offset or
+    limit that cannot be."""
+    if params.offset is not None and params.offset < 0:
+        raise ReadkeeperError(
+            "bad_params",
+            f"offset must be 1 or more (the first line is 1), got {params.offset}.",
+            field="offset",
+        )
+    if params.limit is not None and params.limit < 1:
+        raise ReadkeeperError(
+            "bad_params", f"limit must be 1 or more, got {params.limit}.", field="limit"
+        )
+    return text_reader.Window(
+        offset=max(1, params.offset or 1),
+        limit=params.limit or settings.default_limit,
+        ranged=params.offset is not None or params.limit is not None,
+    )
+
+
+def too_large(path: str, size: int, settings: Settings) -> ReadkeeperError:
+    """The `too_large` refusal of a whole read of a text file over `max_size_bytes`."""
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {_human(size)} ({size} bytes), over the "
+        f"{_human(settings.max_size_bytes)} limit for reading a file whole. "
+        "Read it in ranges: offset=1, limit=500 "
+        "(or search it first, e.g. grep, to find the lines you need).",
+        file_path=path,
+        size=size,
+        max_size_bytes=settings.max_size_bytes,
+        tokens_estimate=(size + 3) // 4,
+    )
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} bytes"

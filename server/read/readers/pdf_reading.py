@@ -1,0 +1,147 @@
+"""One PDF read in progress: the worker it leased and the pages it asked for, and what
+the agent is told when the file or a page fails (a limit hit, a damaged page, a worker
+that stopped), with the read to try next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ...errors import ReadkeeperError
+from ...settings import Settings
+from . import worker
+from .pdf_pages import compress
+
+# A read stops starting new pages after this long (the page in flight is bounded by the
+# worker's limits).
+MAX_SECONDS = 10.0
+
+
+@attrs.frozen
+class Reading:
+    """One read's worker and the pages it asked for: `chosen` now, `rest` later."""
+
+    job: worker.Lease
+    path: str
+    size: int
+    chosen: list[int]
+    rest: list[int]
+    page_count: int
+    render: bool
+    settings: Settings
+
+    def after(self, number: int) -> list[int]:
+        """The pages asked for after `number`, for the next read."""
+        return self.chosen[self.chosen.index(number) + 1 :] + self.rest
+
+    def failed(self, failure: worker.Failure, number: int) -> ReadkeeperError:
+        """The error for a read whose first page failed: what to try next."""
+        return _page_failed(failure, number, self)
+
+    def skipped(self, failure: worker.Failure, number: int) -> str:
+        """The note for a page that failed after others were read."""
+        if failure.kind == "internal":
+            again = f'pages="{number}"' + (", render=true" if self.render else "")
+            return f"Page {number} was skipped: {_why(failure, self.render)}; try {again} again."
+        other = (
+            f'read its text instead with pages="{number}" (without render)'
+            if self.render
+            else f'draw it instead with pages="{number}", render=true'
+        )
+        return f"Page {number} was skipped: {_why(failure, self.render)}; {other}."
+
+
+# --- failures -------------------------------------------------------------------------
+
+
+def _why(failure: worker.Failure, render: bool) -> str:
+    """What went wrong on a page, for a note."""
+    doing = "drawing it" if render else "reading its text"
+    if failure.kind == "too_large":
+        return f"{doing} went over {failure.reason}"
+    if failure.kind == "corrupt":
+        return f"{doing} failed ({failure.reason}): the file is likely damaged there"
+    return f"the PDF worker stopped ({failure.reason})"
+
+
+def open_failed(path: str, failure: worker.Failure) -> ReadkeeperError:
+    """The error for a PDF that could not be opened at all."""
+    if failure.kind == "encrypted":
+        return ReadkeeperError(
+            "encrypted",
+            f"{path} is encrypted and needs a password to open. Ask the user for a copy "
+            "without a password (e.g. `qpdf --decrypt --password=... in.pdf out.pdf`).",
+            file_path=path,
+        )
+    if failure.kind == "corrupt":
+        return _corrupt(path, failure.reason)
+    if failure.kind == "too_large":
+        return ReadkeeperError(
+            "too_large",
+            f"{path} could not be opened within the limits of PDF reading: it went over "
+            f"{failure.reason}. It is built to exhaust memory or time, or is far too "
+            "complex. Ask the user for a simpler copy (e.g. printed to PDF again).",
+            file_path=path,
+            reason=failure.reason,
+        )
+    return ReadkeeperError(
+        "internal",
+        f"{path}: the PDF worker stopped while opening it ({failure.reason}). Try the "
+        "same read again.",
+        file_path=path,
+        reason=failure.reason,
+    )
+
+
+def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> ReadkeeperError:
+    """The error for a read whose first page could not be read or drawn."""
+    path, render = reading.path, reading.render
+    if failure.kind == "encrypted":
+        return open_failed(path, failure)
+    after = reading.after(number)
+    rest = compress(after[: reading.settings.pdf_max_pages])
+    skip = f' Go on with the pages after it: pages="{rest}"' + (", render=true." if render else ".")
+    if not rest:
+        skip = ""
+    data: dict[str, Any] = {
+        "file_path": path,
+        "page": number,
+        "reason": failure.reason,
+        "page_count": reading.page_count,
+    }
+    if failure.kind == "internal":
+        return ReadkeeperError(
+            "internal",
+            f"{path}: the PDF worker stopped while on page {number} ({failure.reason}). Try "
+            "the same read again.",
+            **data,
+        )
+    other = (
+        f'Read its text instead: pages="{number}" without render.'
+        if render
+        else f'Draw it instead: pages="{number}", render=true.'
+    )
+    if failure.kind == "too_large":
+        message = (
+            f"{path}: page {number} is too much to {'draw' if render else 'read as text'}: "
+            f"it went over {failure.reason}, so it is built to exhaust memory or time (a "
+            f"decompression bomb, say) or is far too complex. {other}{skip}"
+        )
+    else:
+        message = (
+            f"{path}: page {number} could not be {'drawn' if render else 'read'} "
+            f"({failure.reason}): the file is likely damaged there. {other}{skip} Or ask the "
+            "user for an intact copy (or repair it: `qpdf in.pdf out.pdf`)."
+        )
+    return ReadkeeperError(failure.kind, message, **data)
+
+
+def _corrupt(path: str, detail: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "corrupt",
+        f"{path} is not a readable PDF ({detail}). It may be truncated or damaged: ask the "
+        "user for an intact copy, or repair it (e.g. `qpdf in.pdf out.pdf`) and read that.",
+        file_path=path,
+        detail=detail,
+    )

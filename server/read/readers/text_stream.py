@@ -1,0 +1,212 @@
+"""Ranged reads of text files too large to hold whole (over `max_size_bytes`).
+
+The lines before the range are skipped by counting newline bytes, without decoding them
+(where a newline is one byte of its own: UTF-8 and single-byte code pages), and lines
+are decoded incrementally, only up to the last line asked for, each cut as it is read,
+so a 2 GB log, or a 2 GB line, can be read in pieces. The lines shown are numbered and
+capped as a whole read's are (text.py); the read-state records the digest of the lines
+shown, since the file's is never computed.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+from collections.abc import Iterator
+
+from ...files.encodings import NotText, TextEncoding, detect, line_ending
+from ...files.fileio import OpenedFile, digest, peek
+from ...protocol import TextFile
+from ...settings import Settings
+from ..tokens import TokenCounter
+from .text import (
+    TextView,
+    Window,
+    cut_at,
+    cut_line,
+    fit_tokens,
+    not_text,
+    number_lines,
+    past_the_end,
+)
+
+_SAMPLE_BYTES = 64 * 1024
+
+
+def _stream_codec(encoding: TextEncoding) -> str:
+    """A codec that consumes the byte-order mark itself."""
+    if not encoding.bom:
+        return encoding.name
+    return {"utf-8": "utf-8-sig"}.get(encoding.name, encoding.name.rsplit("-", 1)[0])
+
+
+def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
+    """Each line (with its newline) cut to `keep` characters, and the characters dropped
+    (a CR that ends the line, before its LF, is not one of them).
+
+    Reading stays bounded per line: a 2 GB line is skimmed through, never held.
+    """
+    while True:
+        head = stream.readline(keep)
+        if not head:
+            return
+        dropped = 0
+        if not head.endswith("\n") and len(head) == keep:
+            last = ""  # the last character dropped so far
+            while True:
+                rest = stream.readline(1 << 16)
+                if not rest:
+                    break
+                if rest.endswith("\n"):
+                    dropped += len(rest) - 1
+                    if (rest[-2] if len(rest) > 1 else last) == "\r":
+                        dropped -= 1
+                    head += "\n"
+                    break
+                dropped += len(rest)
+                last = rest[-1]
+        yield head, dropped
+
+
+_SEEK_CHUNK = 256 * 1024
+
+
+@functools.lru_cache(maxsize=32)
+def _newline_is_one_byte(name: str) -> bool:
+    """Whether in `name` a newline is the byte 0x0A and that byte is never part of
+    another character: UTF-8 and the single-byte code pages whose bytes each decode
+    alone, whatever came before (not UTF-16 or UTF-32, not EBCDIC, where 0x0A is not a
+    newline, and not codecs with shift states such as UTF-7 or ISO-2022)."""
+    if name == "utf-8":
+        return True
+    try:
+        alone = [bytes([b]).decode(name, "replace") for b in range(256)]
+        if bytes(range(256)).decode(name, "replace") != "".join(alone):
+            return False
+        # Shift sequences (HZ's "~{", ISO-2022's escapes) are made of ASCII bytes.
+        pairs = (bytes([a, b]) for a in range(128) for b in range(128))
+        if any(pair.decode(name, "replace") != alone[pair[0]] + alone[pair[1]] for pair in pairs):
+            return False
+    except LookupError:
+        return False
+    return all(len(c) == 1 for c in alone) and alone.index("\n") == 0x0A
+
+
+def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]:
+    """Where line `offset` (1-based) starts, found by counting newline bytes without
+    decoding, and how many lines come before it: (byte position, lines). At the end
+    of a file with fewer lines, the start of its last unterminated line or its end.
+    (0, 0) where a newline is not one byte of its own."""
+    if offset == 1 or not _newline_is_one_byte(encoding.name):
+        return 0, 0
+    wanted = offset - 1  # newlines to pass
+    passed = 0
+    position = 0
+    line_start = 0  # after the last newline passed
+    while True:
+        chunk = os.pread(fd, _SEEK_CHUNK, position)
+        if not chunk:
+            return line_start, passed  # fewer lines: the last one, unterminated, or the end
+        newlines = chunk.count(b"\n")
+        if passed + newlines >= wanted:
+            return position + _after_newline(chunk, wanted - passed), wanted
+        if newlines:
+            line_start = position + chunk.rindex(b"\n") + 1
+        passed += newlines
+        position += len(chunk)
+
+
+def _after_newline(chunk: bytes, count: int) -> int:
+    """The position just after the `count`-th newline of `chunk` (which has that many)."""
+    begin = 0
+    while True:  # whole blocks first: counting is far cheaper than a find per line
+        in_block = chunk.count(b"\n", begin, begin + 4096)
+        if in_block >= count:
+            break
+        count -= in_block
+        begin += 4096
+    end = begin - 1
+    for _ in range(count):
+        end = chunk.index(b"\n", end + 1)
+    return end + 1
+
+
+def stream_range(
+    opened: OpenedFile, window: Window, settings: Settings, counter: TokenCounter
+) -> tuple[TextView, str]:
+    """Lines `window` of a file too large to read whole; returns the view and the digest
+    of the lines shown (the read-state of a ranged view of a huge file)."""
+    path = opened.path
+    sample = peek(opened.fd, _SAMPLE_BYTES)
+    try:
+        encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
+    except NotText as exc:
+        raise not_text(path, exc.reason) from None
+    # Lines before the window are skipped by counting newline bytes, not decoded.
+    start, seen = _line_start(opened.fd, window.offset, encoding)  # seen: lines read so far
+    raw = io.FileIO(opened.fd, closefd=False)
+    raw.seek(start)
+    stream = io.TextIOWrapper(
+        io.BufferedReader(raw, 1 << 20),
+        encoding=_stream_codec(encoding) if start == 0 else encoding.name,
+        errors="replace",
+        newline="\n",
+    )
+    keep = settings.max_line_chars + 2  # the line, its CR and LF
+    chosen: list[str] = []
+    cut_count = 0
+    at_eof = True
+    for line, dropped in _lines(stream, keep):
+        if len(chosen) == window.limit:
+            at_eof = False  # a line follows the window
+            break
+        seen += 1
+        if seen < window.offset:
+            continue
+        body = line[:-1] if line.endswith("\n") else line
+        if dropped:
+            body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
+            was_cut = True
+        else:
+            body, was_cut = cut_line(body, settings)
+        cut_count += was_cut
+        chosen.append(body)
+    stream.detach()
+    if not chosen and seen < window.offset:
+        raise past_the_end(path, window, seen, settings)
+    content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
+    range_digest = digest(content.encode("utf-8", "surrogatepass"))
+    # A ranged read: over the cap, it is refused rather than cut.
+    fitted = fit_tokens(path, window, chosen, content, settings, counter)
+    replaced = content.count("\ufffd")
+    note = None
+    if replaced:
+        note = (
+            f"{replaced} bytes in these lines are not valid {encoding.name} "
+            "and are shown as U+FFFD."
+        )
+    last = window.offset + len(chosen) - 1
+    return (
+        TextView(
+            TextFile(
+                file_path=path,
+                content=content,
+                start_line=window.offset,
+                num_lines=len(chosen),
+                total_lines=seen if at_eof else None,
+                tokens=fitted.tokens,
+                encoding=encoding.label,
+                line_ending=line_ending(
+                    sample[len(encoding.bom) :].decode(encoding.name, "ignore")
+                ),
+                partial=False,
+                next_offset=None if at_eof else last + 1,
+                note=note,
+                truncated_lines=cut_count or None,
+                tokens_upper_bound=True if fitted.bound else None,
+            ),
+            0,
+        ),
+        range_digest,
+    )

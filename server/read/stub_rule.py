@@ -1,0 +1,188 @@
+"""The stub rule, and what a read leaves in the session's read-state (DESIGN.md,
+"Read-state: the rules").
+
+A read's answer depends on what the session already holds of the file. The same content
+read before with the same parameters (after defaults) and settings is answered with a
+`file_unchanged` stub (`seen_before`, `stub`); a whole re-read of a file the session
+holds whole is a stub when it is unchanged and a diff when the diff is much smaller than
+the file (`held_whole`, delta.py). Every other read leaves a record (`record`): what the
+session now holds, what a later stub of it will say it holds, and what it cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from ..files.fileio import OpenedFile
+from ..protocol import ChangedResult, ReadParams, UnchangedFile, UnchangedResult
+from ..state.readstate import ReadRecord, Scope, Source
+from . import delta
+from .readers.text import Window
+from .services import ReadServices
+
+# What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
+STUB_TOKENS = 12
+
+
+@dataclass(frozen=True)
+class Request:
+    """One read as the stub rule sees it: the params, the lines they ask for (after
+    defaults), and the file they opened."""
+
+    params: ReadParams
+    window: Window
+    opened: OpenedFile
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a read shows of a file, and where it came from: what a stub is checked
+    against."""
+
+    digest: str  # of the whole file (scope "file") or of the lines shown (scope "range")
+    scope: Scope = "file"
+    source: Source = "disk"
+    version: int | None = None  # the editor's, when the source is its buffer
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one read gave the agent: what its record and the counters keep of it."""
+
+    tokens: int
+    partial: bool  # the agent got less than it asked for
+    view: str = ""  # what beyond offset/limit shaped it (PDF pages, an outline)
+    left_out: int = 0  # estimate of what the caps and budgets kept from the agent
+    held: str | None = None  # what a stub of a cut view says the agent holds
+    whole: bool = False  # a complete read from line 1, no line cut: all of the content
+
+
+def seen_before(
+    services: ReadServices, request: Request, content: Content, view: str = ""
+) -> ReadRecord | None:
+    """The session's earlier read of this same content with the same parameters
+    (after defaults) and settings: the condition for a `file_unchanged` stub
+    (DESIGN.md, "Read-state: the rules"). Such a read showed exactly what this one
+    would, even when a cap cut it. What an edit or write left never stubs: the
+    agent never read it as a read shows it."""
+    params, window = request.params, request.window
+    latest = services.read_states.get(params.session, request.opened.path)
+    if params.force or latest is None:
+        return None
+    if (latest.scope, latest.source, latest.digest) != (
+        content.scope,
+        content.source,
+        content.digest,
+    ):
+        return None
+    for previous in latest.views():
+        if previous.origin != "read" or previous.caps != hash(services.settings):
+            continue
+        if previous.partial and previous.ranged != window.ranged:
+            continue  # over the token cap a whole read is cut, a ranged one refused
+        if previous.same_view(window.offset, window.limit, view):
+            return previous
+    return None
+
+
+def stub(
+    services: ReadServices,
+    request: Request,
+    previous: ReadRecord,
+    version: int | None = None,
+    answered: ReadRecord | None = None,
+) -> UnchangedResult:
+    """Answer a re-read with `file_unchanged`. The read counts as a read: its record
+    is renewed (same content and views, the file's stat as it is now). `answered` is
+    the view the stub stands for when it is not the newest (a whole re-read of a file
+    read whole, then in a range): its tokens are what the stub saved."""
+    session, opened = request.params.session, request.opened
+    answered = answered or previous
+    renewed = dataclasses.replace(
+        previous,
+        mtime_ns=opened.mtime_ns,
+        size=opened.size,
+        buffer_version=version,
+        recorded_ns=time.time_ns(),
+    )
+    services.read_states.put(session, renewed)
+    services.diagnostics.mark_seen(session, previous.path)
+    saved = max(0, answered.tokens - STUB_TOKENS)
+    services.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
+    return UnchangedResult(UnchangedFile(previous.path, answered.held))
+
+
+def held_whole(
+    services: ReadServices, request: Request, text: str, content: Content
+) -> UnchangedResult | ChangedResult | None:
+    """A whole re-read of text the session holds all of (a complete read, a write, or
+    its own edit of such): a stub when unchanged, else the diff when much smaller
+    than the file (delta.py); None to read as usual."""
+    params, path = request.params, request.opened.path
+    if params.force or request.window.ranged or params.symbol is not None:
+        return None
+    previous = services.read_states.get(params.session, path)
+    if previous is None or not previous.holds_whole() or previous.source != content.source:
+        return None
+    if previous.digest == content.digest:
+        whole = next(view for view in previous.views() if view.whole)
+        return stub(services, request, previous, content.version, answered=whole)
+    before = services.snapshots.get(path, previous.digest)
+    if before is None:
+        return None
+    changed = delta.changed_view(before, text, path, services.settings, services.tokens)
+    if changed is None:
+        return None
+    record(services, request, content, Shown(changed.tokens, partial=False, whole=True))
+    return ChangedResult(changed)
+
+
+def record(services: ReadServices, request: Request, content: Content, shown: Shown) -> None:
+    """What the session now has seen (its read-state) and what that cost it."""
+    session, window, opened = request.params.session, request.window, request.opened
+    services.read_states.put(
+        session,
+        ReadRecord(
+            path=opened.path,
+            digest=content.digest,
+            scope=content.scope,
+            mtime_ns=opened.mtime_ns,
+            size=opened.size,
+            offset=window.offset,
+            limit=window.limit,
+            partial=shown.partial,
+            tokens=shown.tokens,
+            source=content.source,
+            buffer_version=content.version,
+            view=shown.view,
+            ranged=window.ranged,
+            caps=hash(services.settings),
+            held=shown.held,
+            whole=shown.whole,
+        ),
+    )
+    services.diagnostics.mark_seen(session, opened.path)
+    services.stats.add(
+        session, reads=1, tokens_returned=shown.tokens, tokens_saved_by_budgets=shown.left_out
+    )
+    services.stats.served(session, opened.path, shown.tokens)
+
+
+def held_lines(start_line: int, num_lines: int, total_lines: int | None) -> str:
+    """What the stub of a text read cut at the line default or a cap says it holds."""
+    last = start_line + num_lines - 1
+    return (
+        f"Lines {start_line}-{last} of {total_lines:,}, unchanged since your "
+        f"read (force=true sends them again); the rest starts at offset={last + 1}."
+    )
+
+
+def held_part(note: str | None) -> str:
+    """What the stub of a document read that held only part of it says, with the note
+    that read carried."""
+    held = "Unchanged since your read, which held only part of it" + (
+        f" ({note.rstrip('.')}). " if note else ". "
+    )
+    return held + "force=true sends it again."
