@@ -1,9 +1,10 @@
-"""Generate the extension's src/protocol.ts from the server's protocol (server/protocol.py).
+"""Generate the extension's src/protocol.ts from the server's protocol (server/protocol/).
 
-`readkeeper.protocol` is the one source of the contract's types: every attrs class there
-becomes a TypeScript interface, and every type alias (`ReadResult = TextResult | ...`,
-`ChangeKind = Literal[...]`) a TypeScript type, in the module's order, with the comments
-and docstrings that explain the fields. tests/test_vscode_extension.py fails when the
+`readkeeper.protocol` is the one source of the contract's types: every attrs class in its
+modules (`protocol.MODULES`) becomes a TypeScript interface, and every type alias
+(`ReadResult = TextResult | ...`, `ChangeKind = Literal[...]`) a TypeScript type, in
+their order, with the comments
+and docstrings that explain the fields. tests/editors/test_vscode_extension.py fails when the
 committed file differs from what this prints.
 
     .venv/bin/python extension/vscode/scripts/gen_protocol.py          # rewrite
@@ -18,6 +19,7 @@ value is None (`protocol.unstructure`), except the few whose null means somethin
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import sys
 from pathlib import Path
@@ -45,30 +47,35 @@ SCALARS = {
 }
 
 HEADER = """\
-// GENERATED from server/protocol.py by scripts/gen_protocol.py: do not edit by hand.
-// After a change to server/protocol.py, regenerate (from the repository's root):
+// GENERATED from server/protocol/ by scripts/gen_protocol.py: do not edit by hand.
+// After a change to server/protocol/, regenerate (from the repository's root):
 //   .venv/bin/python extension/vscode/scripts/gen_protocol.py
-// tests/test_vscode_extension.py fails while this file differs from what it generates.
-// What the server sends that protocol.py does not type yet is in src/agent/contract.ts.
+// tests/editors/test_vscode_extension.py fails while this file differs from what it generates.
+// What the server sends that protocol/ does not type yet is in src/agent/contract.ts.
 """
 
 
 class Generator:
-    """TypeScript for one protocol module, from its source (annotations, comments and
-    order as written) and its attrs classes (names and defaults)."""
+    """TypeScript for the protocol package, from its modules' source (annotations,
+    comments and order as written) and its attrs classes (names and defaults)."""
 
-    def __init__(self, module: Any) -> None:
-        self.module = module
-        self.source = inspect.getsource(module)
+    def __init__(self, package: Any) -> None:
+        # The package's modules read as one source, in its order: the names, comments
+        # and order of the output are theirs; the classes are taken from the package.
+        self.module = package
+        self.source = "\n".join(
+            inspect.getsource(importlib.import_module(f"{package.__name__}.{name}"))
+            for name in package.MODULES
+        )
         self.lines = self.source.splitlines()
         self.tree = ast.parse(self.source)
-        self.meaningful_nulls: frozenset[str] = module._MEANINGFUL_NULLS
+        self.meaningful_nulls: frozenset[str] = package.convert._MEANINGFUL_NULLS
         self.classes = {
             node.name
             for node in self.tree.body
             if isinstance(node, ast.ClassDef)
-            and isinstance(getattr(module, node.name, None), type)
-            and attrs.has(getattr(module, node.name))
+            and isinstance(getattr(package, node.name, None), type)
+            and attrs.has(getattr(package, node.name))
         }
         self.aliases = {
             node.targets[0].id: node.value

@@ -1,9 +1,10 @@
-// GENERATED from server/protocol.py by scripts/gen_protocol.py: do not edit by hand.
-// After a change to server/protocol.py, regenerate (from the repository's root):
+// GENERATED from server/protocol/ by scripts/gen_protocol.py: do not edit by hand.
+// After a change to server/protocol/, regenerate (from the repository's root):
 //   .venv/bin/python extension/vscode/scripts/gen_protocol.py
-// tests/test_vscode_extension.py fails while this file differs from what it generates.
-// What the server sends that protocol.py does not type yet is in src/agent/contract.ts.
+// tests/editors/test_vscode_extension.py fails while this file differs from what it generates.
+// What the server sends that protocol/ does not type yet is in src/agent/contract.ts.
 
+/** `readkeeper/read`: a file, and which part of it to read how. */
 export interface ReadParams {
   file_path: string;
   /** 1-based first line; 0 is taken as 1 */
@@ -24,15 +25,18 @@ export interface ReadParams {
   estimate?: boolean;
 }
 
+/** `readkeeper/forget`: the session, and the paths it no longer holds (all if none). */
 export interface ForgetParams {
   session?: string;
   paths?: string[];
 }
 
+/** `readkeeper/stats`: the session whose counters to report beside the total. */
 export interface StatsParams {
   session?: string;
 }
 
+/** Numbered lines of a text file, and what was left out of them. */
 export interface TextFile {
   file_path: string;
   content: string;
@@ -56,17 +60,20 @@ export interface TextFile {
   tokens_upper_bound?: boolean;
 }
 
+/** `readkeeper/read` of a text file. */
 export interface TextResult {
   file: TextFile;
   type: "text";
 }
 
+/** The stub a re-read of an unchanged range gets instead of the content. */
 export interface UnchangedFile {
   file_path: string;
   /** for a re-read of a view cut at a cap: the lines it holds */
   note?: string;
 }
 
+/** `readkeeper/read` of a range the session holds and that has not changed. */
 export interface UnchangedResult {
   file: UnchangedFile;
   type: "file_unchanged";
@@ -82,6 +89,7 @@ export interface EstimateFile {
   note: string;
 }
 
+/** `readkeeper/read` with `estimate`: what a read would cost, without the content. */
 export interface EstimateResult {
   file: EstimateFile;
   type: "estimate";
@@ -97,6 +105,7 @@ export interface ChangedFile {
   note: string;
 }
 
+/** `readkeeper/read` of a file the session holds whole that changed: the diff. */
 export interface ChangedResult {
   file: ChangedFile;
   type: "file_changed";
@@ -131,6 +140,7 @@ export interface OutlineFile {
   buffer_version?: number;
 }
 
+/** `readkeeper/read` of a source file too big to send whole: its outline. */
 export interface OutlineResult {
   file: OutlineFile;
   type: "outline";
@@ -147,6 +157,7 @@ export interface ImageDimensions {
   display_height: number;
 }
 
+/** An image as sent: its bytes (base64), type and sizes. */
 export interface ImageFile {
   file_path: string;
   base64: string;
@@ -164,11 +175,13 @@ export interface ImageFile {
   note?: string;
 }
 
+/** `readkeeper/read` of an image. */
 export interface ImageResult {
   file: ImageFile;
   type: "image";
 }
 
+/** A PDF's text, page by page, and where to go on when pages were left out. */
 export interface PdfFile {
   file_path: string;
   /** one block per page, each headed by "--- page N ---" */
@@ -187,6 +200,7 @@ export interface PdfFile {
   media_type?: string;
 }
 
+/** `readkeeper/read` of a PDF as text. */
 export interface PdfResult {
   file: PdfFile;
   type: "pdf";
@@ -210,11 +224,13 @@ export interface PartsFile {
   note?: string;
 }
 
+/** `readkeeper/read` of PDF pages rendered as images. */
 export interface PartsResult {
   file: PartsFile;
   type: "parts";
 }
 
+/** An image a notebook cell's output holds. */
 export interface NotebookImage {
   media_type: string;
   width?: number;
@@ -228,6 +244,7 @@ export interface NotebookImage {
   tokens?: number;
 }
 
+/** One output of a notebook cell, as text, with its images apart. */
 export interface NotebookOutput {
   /** stream, execute_result, display_data, error */
   output_type: string;
@@ -245,6 +262,7 @@ export interface NotebookOutput {
   note?: string;
 }
 
+/** One notebook cell: its id, type, source and outputs. */
 export interface NotebookCell {
   /** the cell's id, or "cell-N" (N = index) in notebooks without ids */
   cell_id: string;
@@ -259,6 +277,7 @@ export interface NotebookCell {
   note?: string;
 }
 
+/** A notebook as structured cells, and where to go on when cells were left out. */
 export interface NotebookFile {
   file_path: string;
   cells: NotebookCell[];
@@ -275,6 +294,7 @@ export interface NotebookFile {
   buffer_version?: number;
 }
 
+/** `readkeeper/read` of a notebook. */
 export interface NotebookResult {
   file: NotebookFile;
   type: "notebook";
@@ -291,12 +311,14 @@ export type ReadResult =
   | PartsResult
   | NotebookResult;
 
+/** A zero-based line and character in an editor's document. */
 export interface Position {
   /** 0-based, as in LSP */
   line: number;
   character?: number;
 }
 
+/** A span of an editor's document, from `start` to `end`. */
 export interface Range {
   start: Position;
   end: Position;
@@ -310,6 +332,7 @@ export interface ActiveEditor {
   text?: string;
 }
 
+/** `readkeeper/attachments`: the session, its budget, and the editor's state. */
 export interface AttachmentsParams {
   session?: string;
   budget_tokens?: number;
@@ -329,6 +352,7 @@ export interface DiagnosticsParams {
   items: Record<string, unknown>[];
 }
 
+/** `readkeeper/edit` of a text file: replace `old_string` with `new_string`. */
 export interface EditParams {
   file_path: string;
   old_string: string;
@@ -337,6 +361,7 @@ export interface EditParams {
   session?: string;
 }
 
+/** `readkeeper/write`: create a file, or replace all of one, with `content`. */
 export interface WriteParams {
   file_path: string;
   content: string;
@@ -368,6 +393,7 @@ export interface ExternalChange {
   lines: number[];
 }
 
+/** What an edit did: how many replacements, where, and a numbered snippet of the first. */
 export interface EditResult {
   file_path: string;
   replacements: number;
@@ -387,6 +413,10 @@ export interface EditResult {
   note?: string;
 }
 
+/**
+ * What a write did: whether it created or changed the file, and its encoding and line
+ * ending (an existing file keeps its own).
+ */
 export interface WriteResult {
   file_path: string;
   created: boolean;
@@ -417,6 +447,7 @@ export interface NotebookEditParams {
   session?: string;
 }
 
+/** What a notebook cell edit did: which cell, where it is now, and how many there are. */
 export interface NotebookEditResult {
   file_path: string;
   edit_mode: "replace" | "insert" | "delete";
@@ -433,6 +464,7 @@ export interface NotebookEditResult {
   note?: string;
 }
 
+/** `readkeeper/changes`: the session whose change notices to take. */
 export interface ChangesParams {
   session?: string;
 }
@@ -455,6 +487,7 @@ export interface FileChange {
   note?: string;
 }
 
+/** `readkeeper/changes`: the files the session read that changed since. */
 export interface ChangesResult {
   changes: FileChange[];
   /** Changes left for the next call, when this one reached its token cap. */

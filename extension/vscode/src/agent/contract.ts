@@ -1,8 +1,8 @@
 // The rest of the readkeeper protocol as the extension uses it: the method names, the
-// connection and error shapes, and the results server/protocol.py does not type yet
+// connection and error shapes, and the results server/protocol/ does not type yet
 // (attachments, stats and forget answer plain dicts; edits and writes gain the
 // editor's `diagnostics`). The typed requests and results are generated into
-// ../protocol.ts; when protocol.py gets one of these, it moves there.
+// ../protocol.ts; when server/protocol/ gets one of these, it moves there.
 
 import type { EditResult, WriteResult } from "../protocol";
 

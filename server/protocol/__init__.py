@@ -1,0 +1,129 @@
+"""The protocol: the contract's request and result types, and their conversion at the edge.
+
+This package is the one source of the contract's types: the LSP, MCP and CLI front ends
+take them from here, and the VS Code extension's `src/protocol.ts` is generated from the
+modules below, in this order (`extension/vscode/scripts/gen_protocol.py`):
+
+- `reads`: `readkeeper/read` params and its text, stub, diff, estimate and outline
+  results; `forget` and `stats` params;
+- `documents`: image, PDF and notebook results, and `ReadResult`, the union of them all;
+- `session`: `readkeeper/attachments` params and the results sent as built;
+- `changes`: edits, writes, notebook cell edits and change notices;
+- `convert`: loose JSON params structured into these types (`bad_params` naming the
+  field otherwise), and results unstructured to JSON with absent fields left out.
+"""
+
+from __future__ import annotations
+
+from .changes import (
+    ChangeKind,
+    ChangesParams,
+    ChangesResult,
+    DidChangeReadFilesParams,
+    EditParams,
+    EditResult,
+    ExternalChange,
+    FileChange,
+    NotebookEditParams,
+    NotebookEditResult,
+    ReadStateInfo,
+    WriteParams,
+    WriteResult,
+)
+from .convert import converter, structure, unstructure
+from .documents import (
+    ImageDimensions,
+    ImageFile,
+    ImageResult,
+    NotebookCell,
+    NotebookFile,
+    NotebookImage,
+    NotebookOutput,
+    NotebookResult,
+    PartsFile,
+    PartsResult,
+    PdfFile,
+    PdfResult,
+    ReadResult,
+)
+from .reads import (
+    ChangedFile,
+    ChangedResult,
+    EstimateFile,
+    EstimateResult,
+    ForgetParams,
+    OutlineFile,
+    OutlineResult,
+    ReadParams,
+    StatsParams,
+    TextFile,
+    TextResult,
+    UnchangedFile,
+    UnchangedResult,
+)
+from .session import (
+    ActiveEditor,
+    AttachmentsParams,
+    AttachmentsResult,
+    DiagnosticsParams,
+    ForgetResult,
+    Position,
+    Range,
+    StatsResult,
+)
+
+# The contract's modules, in the order the TypeScript types are generated from them.
+MODULES = ("reads", "documents", "session", "changes")
+
+__all__ = [
+    "ActiveEditor",
+    "AttachmentsParams",
+    "AttachmentsResult",
+    "ChangeKind",
+    "ChangedFile",
+    "ChangedResult",
+    "ChangesParams",
+    "ChangesResult",
+    "DiagnosticsParams",
+    "DidChangeReadFilesParams",
+    "EditParams",
+    "EditResult",
+    "EstimateFile",
+    "EstimateResult",
+    "ExternalChange",
+    "FileChange",
+    "ForgetParams",
+    "ForgetResult",
+    "ImageDimensions",
+    "ImageFile",
+    "ImageResult",
+    "NotebookCell",
+    "NotebookEditParams",
+    "NotebookEditResult",
+    "NotebookFile",
+    "NotebookImage",
+    "NotebookOutput",
+    "NotebookResult",
+    "OutlineFile",
+    "OutlineResult",
+    "PartsFile",
+    "PartsResult",
+    "PdfFile",
+    "PdfResult",
+    "Position",
+    "Range",
+    "ReadParams",
+    "ReadResult",
+    "ReadStateInfo",
+    "StatsParams",
+    "StatsResult",
+    "TextFile",
+    "TextResult",
+    "UnchangedFile",
+    "UnchangedResult",
+    "WriteParams",
+    "WriteResult",
+    "converter",
+    "structure",
+    "unstructure",
+]

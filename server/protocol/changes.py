@@ -1,0 +1,166 @@
+"""The contract's types for changing files and hearing of changes: `readkeeper/edit`
+(text and notebook cells), `readkeeper/write` and `readkeeper/changes`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+# --- edits and writes (edits.py) --------------------------------------------------------
+
+
+@attrs.frozen
+class EditParams:
+    """`readkeeper/edit` of a text file: replace `old_string` with `new_string`."""
+
+    file_path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+    session: str = ""
+
+
+@attrs.frozen
+class WriteParams:
+    """`readkeeper/write`: create a file, or replace all of one, with `content`."""
+
+    file_path: str
+    content: str
+    session: str = ""
+
+
+@attrs.frozen
+class ReadStateInfo:
+    """The session's read-state after an edit or write: what the agent now knows."""
+
+    digest: str
+    total_lines: int
+    source: Literal["disk", "buffer"]
+    size: int | None = None  # bytes on disk (None when only the editor buffer changed)
+    mtime_ns: int | None = None
+    # What a whole re-read will answer: "stub" (unchanged) or a diff once it changes,
+    # when the agent holds all of this content (it wrote it, or edited what it held
+    # whole); else "full", the file in full.
+    next_read: Literal["full", "stub"] = "full"
+
+
+@attrs.frozen
+class ExternalChange:
+    """What another program changed between the agent's read and its edit."""
+
+    diff: str  # unified diff, as read -> as found
+    truncated: bool
+    lines: list[int]  # first and last changed line in the file as found ([] if none)
+
+
+@attrs.frozen
+class EditResult:
+    """What an edit did: how many replacements, where, and a numbered snippet of the first."""
+
+    file_path: str
+    replacements: int
+    snippet: str  # numbered lines (as reads number them) around the first change
+    start_line: int  # first line of the snippet
+    lines: list[int]  # the first changed line of each replacement, in the new content
+    applied_to: Literal["disk", "buffer"]
+    encoding: str
+    line_ending: str
+    read_state: ReadStateInfo
+    merged: bool = False  # the file had changed, disjointly, and the edit was merged
+    external_change: ExternalChange | None = None
+    note: str | None = None
+
+
+@attrs.frozen
+class WriteResult:
+    """What a write did: whether it created or changed the file, and its encoding and line
+    ending (an existing file keeps its own)."""
+
+    file_path: str
+    created: bool
+    changed: bool  # False when the content was already exactly this
+    applied_to: Literal["disk", "buffer"]
+    total_lines: int
+    encoding: str
+    line_ending: str
+    read_state: ReadStateInfo
+    size: int | None = None
+    note: str | None = None
+
+
+# --- notebook cell edits (edit/notebook.py) -----------------------------------------------
+
+
+@attrs.frozen
+class NotebookEditParams:
+    """`readkeeper/edit` on a notebook cell: sent with `cell_id`/`new_source`/`edit_mode`
+    instead of `old_string`/`new_string`."""
+
+    file_path: str
+    cell_id: str | None = None  # the target; for "insert", the new cell goes after it
+    new_source: str | None = None  # required for "replace" and "insert"
+    edit_mode: Literal["replace", "insert", "delete"] = "replace"
+    cell_type: Literal["code", "markdown", "raw"] | None = None  # insert: default code
+    session: str = ""
+
+
+@attrs.frozen
+class NotebookEditResult:
+    """What a notebook cell edit did: which cell, where it is now, and how many there are."""
+
+    file_path: str
+    edit_mode: Literal["replace", "insert", "delete"]
+    cell_id: str  # the cell edited, inserted or deleted
+    index: int  # its position (for delete: where it was)
+    total_cells: int
+    read_state: ReadStateInfo
+    cell_type: str | None = None
+    merged: bool = False  # the notebook had changed elsewhere, and the edit was merged
+    external_change: ExternalChange | None = None
+    note: str | None = None
+
+
+# --- change notices (changes.py) ----------------------------------------------------------
+
+
+@attrs.frozen
+class ChangesParams:
+    """`readkeeper/changes`: the session whose change notices to take."""
+
+    session: str = ""
+
+
+ChangeKind = Literal["modified", "created", "deleted", "moved"]
+
+
+@attrs.frozen
+class FileChange:
+    """A file this session read that changed since: what changed, never who changed it."""
+
+    file_path: str
+    kind: ChangeKind  # "created": it had been reported deleted or moved, and is back
+    diff: str  # unified diff from what the session saw to what is there now ("" if none)
+    truncated: bool  # the diff was cut, or could not be made: re-read to see the file
+    new_path: str | None = None  # where a "moved" file went
+    total_lines: int | None = None  # lines in the file now
+    note: str | None = None
+
+
+@attrs.frozen
+class ChangesResult:
+    """`readkeeper/changes`: the files the session read that changed since."""
+
+    changes: list[FileChange]
+    # Changes left for the next call, when this one reached its token cap.
+    remaining: int | None = None
+
+
+@attrs.frozen
+class DidChangeReadFilesParams:
+    """`readkeeper/didChangeReadFiles`, server to client: new changes to files a
+    session read, each sent once (the same changes stay available to
+    `readkeeper/changes`, which is what the agent reads)."""
+
+    session: str
+    changes: list[FileChange]

@@ -1,0 +1,143 @@
+"""The protocol's conversion at the edge.
+
+Params arrive as loose JSON: numbers as strings ("42"), unknown extra fields from newer
+clients. They are structured here, once, into typed params, and anything malformed
+becomes `bad_params` naming the field. Results are attrs classes unstructured to JSON
+with absent (None) fields left out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import cattrs
+from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+
+from ..errors import ReadkeeperError
+
+T = TypeVar("T")
+
+# --- conversion -------------------------------------------------------------------------
+
+_INT_RE = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _structure_int(value: Any, _: type) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_RE.fullmatch(value):
+        return int(value)
+    raise ValueError(f"expected a whole number, got {value!r}")
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _structure_str(value: Any, _: type) -> str:
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"expected a string, got {value!r}")
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter(omit_if_default=False)
+    converter.register_structure_hook(int, _structure_int)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook(str, _structure_str)
+    return converter
+
+
+converter = _make_converter()
+
+
+def _first_problem(exc: BaseException, prefix: str = "") -> tuple[str, str]:
+    """The dotted field path and the message of the first leaf error in `exc`."""
+    if isinstance(exc, ClassValidationError | IterableValidationError):
+        for sub in exc.exceptions:
+            name = ""
+            for note in getattr(sub, "__notes__", []):
+                if isinstance(note, AttributeValidationNote):
+                    name = note.name
+                elif hasattr(note, "index"):
+                    name = f"[{note.index}]"
+            joined = f"{prefix}.{name}" if prefix and name else prefix or name
+            return _first_problem(sub, joined)
+    if isinstance(exc, KeyError):
+        return prefix, "is required"
+    return prefix, str(exc)
+
+
+def structure(params: Any, cls: type[T]) -> T:
+    """Typed params from a request's JSON, or a `bad_params` error naming the field."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ReadkeeperError(
+            "bad_params",
+            f"params must be an object, got {type(params).__name__}.",
+            field="params",
+        )
+    try:
+        return converter.structure(params, cls)
+    except (ClassValidationError, ValueError, TypeError, KeyError) as exc:
+        field, problem = _first_problem(exc)
+        message = f"Invalid params: {field or 'params'} {problem}.".replace(" .", ".")
+        hint = _FIX.get(field or "")
+        raise ReadkeeperError(
+            "bad_params", f"{message} {hint}" if hint else message, field=field
+        ) from None
+
+
+# How to write each field right, said after what was wrong with it.
+_FIX = {
+    "file_path": "Send the file's path, absolute or relative to the workspace root, as a "
+    'string: file_path="src/app.py".',
+    "offset": "Send the first line to read as a whole number (the first line is 1), e.g. "
+    "offset=42.",
+    "limit": "Send the number of lines to read as a whole number, e.g. limit=200, or leave "
+    "it out for the default.",
+    "pages": 'Send PDF pages as a string: pages="3", pages="1-5" or pages="2,4-6".',
+    "symbol": 'Send a symbol name as a string: symbol="Class.method" or symbol="function".',
+    "force": "Send true or false.",
+    "render": "Send true or false.",
+    "include_images": "Send true or false.",
+    "replace_all": "Send true or false.",
+    "session": 'Send the session name as a string, e.g. session="chat-1".',
+    "old_string": "Send the text to replace, exactly as the read showed it (without the line "
+    "numbers), as a string.",
+    "new_string": "Send the replacement text as a string (an empty string deletes).",
+    "content": "Send the whole new content of the file as a string.",
+    "paths": 'Send a list of paths, e.g. paths=["src/app.py"], or leave it out for all.',
+    "budget_tokens": "Send the token budget as a whole number, e.g. budget_tokens=20000.",
+    "types": 'Send a list of attachment types, e.g. types=["diagnostics", "memory"].',
+    "mentions": 'Send a list of paths, e.g. mentions=["src/app.py"].',
+}
+
+
+# Fields whose null means something ("unknown"), so they stay even when None.
+_MEANINGFUL_NULLS = frozenset({"total_lines"})
+
+
+def unstructure(result: Any) -> Any:
+    """JSON-ready data with absent (None-valued) optional fields dropped."""
+    return _drop_none(converter.unstructure(result))
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _drop_none(v) for k, v in value.items() if v is not None or k in _MEANINGFUL_NULLS
+        }
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value

@@ -1,0 +1,165 @@
+"""The contract's types for reading text: `readkeeper/read` params and its text,
+stub, diff, estimate and outline results; `forget` and `stats` params."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+# --- params -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ReadParams:
+    """`readkeeper/read`: a file, and which part of it to read how."""
+
+    file_path: str
+    offset: int | None = None  # 1-based first line; 0 is taken as 1
+    limit: int | None = None  # lines; the default limit when absent
+    pages: str | None = None  # PDF pages: "3", "1-5", "2,4-6"
+    session: str = ""
+    force: bool = False
+    render: bool = False  # PDF pages as PNG images (a `parts` result) instead of text
+    include_images: bool = False  # notebook image outputs inline instead of placeholders
+    symbol: str | None = None  # "Class.method", "function": that symbol's lines (outline.py)
+    estimate: bool = False  # only what the read would cost (tokens, lines), no content
+
+
+@attrs.frozen
+class ForgetParams:
+    """`readkeeper/forget`: the session, and the paths it no longer holds (all if none)."""
+
+    session: str = ""
+    paths: list[str] | None = None
+
+
+@attrs.frozen
+class StatsParams:
+    """`readkeeper/stats`: the session whose counters to report beside the total."""
+
+    session: str | None = None
+
+
+# --- results ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class TextFile:
+    """Numbered lines of a text file, and what was left out of them."""
+
+    file_path: str
+    content: str
+    start_line: int
+    num_lines: int
+    total_lines: int | None  # None when a ranged read of a huge file stopped before EOF
+    tokens: int
+    encoding: str
+    line_ending: str
+    partial: bool = False
+    next_offset: int | None = None
+    note: str | None = None
+    unsaved: bool | None = None
+    buffer_version: int | None = None
+    truncated_lines: int | None = None
+    # True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a
+    # read sent before the token table finished loading (tokens.py).
+    tokens_upper_bound: bool | None = None
+
+
+@attrs.frozen
+class TextResult:
+    """`readkeeper/read` of a text file."""
+
+    file: TextFile
+    type: Literal["text"] = "text"
+
+
+@attrs.frozen
+class UnchangedFile:
+    """The stub a re-read of an unchanged range gets instead of the content."""
+
+    file_path: str
+    note: str | None = None  # for a re-read of a view cut at a cap: the lines it holds
+
+
+@attrs.frozen
+class UnchangedResult:
+    """`readkeeper/read` of a range the session holds and that has not changed."""
+
+    file: UnchangedFile
+    type: Literal["file_unchanged"] = "file_unchanged"
+
+
+@attrs.frozen
+class EstimateFile:
+    """`estimate: true`: what a read with the same parameters would send, no content."""
+
+    file_path: str
+    tokens: int
+    num_lines: int
+    total_lines: int | None
+    partial: bool
+    note: str
+
+
+@attrs.frozen
+class EstimateResult:
+    """`readkeeper/read` with `estimate`: what a read would cost, without the content."""
+
+    file: EstimateFile
+    type: Literal["estimate"] = "estimate"
+
+
+@attrs.frozen
+class ChangedFile:
+    """A re-read of a file the agent holds whole that changed since: the diff only."""
+
+    file_path: str
+    diff: str  # unified, from the content the agent holds to the current one
+    total_lines: int
+    tokens: int
+    note: str
+
+
+@attrs.frozen
+class ChangedResult:
+    """`readkeeper/read` of a file the session holds whole that changed: the diff."""
+
+    file: ChangedFile
+    type: Literal["file_changed"] = "file_changed"
+
+
+# --- outlines of source files (readers/outline_read.py) ------------------------------------
+
+
+@attrs.frozen
+class OutlineFile:
+    """A whole read of a source file too big to send whole: its symbols and first lines."""
+
+    file_path: str
+    language: str
+    # One line per symbol, "12-40 class Reader", nested symbols indented two spaces;
+    # "(+N inside)" marks a symbol whose nested ones were left out to keep it small.
+    outline: str
+    symbols: int  # symbols in the file
+    shown_symbols: int
+    content: str  # the first lines, numbered as in a `text` result
+    num_lines: int
+    total_lines: int
+    tokens: int  # of this result
+    file_tokens: int  # about what the file's lines cost read whole
+    encoding: str
+    line_ending: str
+    partial: bool = True
+    note: str | None = None  # the symbol or ranged read that gets any part
+    unsaved: bool | None = None
+    buffer_version: int | None = None
+
+
+@attrs.frozen
+class OutlineResult:
+    """`readkeeper/read` of a source file too big to send whole: its outline."""
+
+    file: OutlineFile
+    type: Literal["outline"] = "outline"

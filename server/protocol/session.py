@@ -1,0 +1,88 @@
+"""The contract's types for what a session asks about its context: `readkeeper/attachments`
+(with the editor's state sent along), diagnostics, and the results of `forget`, `stats`
+and `attachments`, which are sent as built."""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+import attrs
+
+# --- attachments (attachments/) -------------------------------------------------------------
+
+
+@attrs.frozen
+class Position:
+    """A zero-based line and character in an editor's document."""
+
+    line: int  # 0-based, as in LSP
+    character: int = 0
+
+
+@attrs.frozen
+class Range:
+    """A span of an editor's document, from `start` to `end`."""
+
+    start: Position
+    end: Position
+
+
+@attrs.frozen
+class ActiveEditor:
+    """What the user is looking at, as the client sends it with an attachments request."""
+
+    file_path: str
+    selection: Range | None = None
+    text: str | None = None  # the document text, when the client sends it
+
+
+@attrs.frozen
+class AttachmentsParams:
+    """`readkeeper/attachments`: the session, its budget, and the editor's state."""
+
+    session: str = ""
+    budget_tokens: int | None = None
+    types: list[str] | None = None
+    mentions: list[str] | None = None  # paths the user attached or @-mentioned
+    active_editor: ActiveEditor | None = None
+    # Skip this many diagnostics (new ones first, then the rest), to get what a cut
+    # left out: the cut's note gives the number.
+    diagnostics_offset: int = 0
+
+
+@attrs.frozen
+class DiagnosticsParams:
+    """`readkeeper/didChangeDiagnostics`: `{items: [{uri, diagnostics, version?}]}`."""
+
+    items: list[dict[str, Any]]
+
+
+# --- results sent as built (JSON objects already, not unstructured) ---------------------
+
+
+class ForgetResult(TypedDict):
+    """`readkeeper/forget`: the session, and how many files it no longer holds."""
+
+    session: str
+    forgotten: int
+
+
+class StatsResult(TypedDict):
+    """`readkeeper/stats`: the counters (each as `state/stats.py` names them), the
+    total's and, unless no session was named, the session's."""
+
+    total: dict[str, Any]
+    session: NotRequired[dict[str, Any]]
+    files_in_read_state: int
+    watcher: dict[str, Any]  # its state and counters
+    # Until "loaded", text reads' `tokens` may be upper bounds (tokens_upper_bound).
+    token_table: str
+
+
+class AttachmentsResult(TypedDict):
+    """`readkeeper/attachments`: the turn's context fitted into the budget."""
+
+    attachments: list[dict[str, Any]]  # {type, priority, tokens, content, truncated, source}
+    dropped: list[dict[str, Any]]  # {type, source, reason, tokens?}
+    used_tokens: int
+    budget_tokens: int
