@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from readkeeper import render
 from readkeeper.errors import ReadkeeperError
@@ -46,9 +46,7 @@ from .model import (
     Dropped,
     Fitted,
 )
-
-if TYPE_CHECKING:
-    from readkeeper.core import Readkeeper
+from .services import AttachmentServices
 
 TYPES = ("file", "memory", "diagnostics", "changes", "selection", "git_status", "environment")
 
@@ -68,7 +66,7 @@ class Source:
     run: Callable[[], list[Attachment]]
 
 
-def gather(core: Readkeeper, params: AttachmentsParams) -> Fitted:
+def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
     """The session's attachments for one turn, fitted into the budget. Change notices
     that are dropped will be reported again, and a mention cut or dropped loses its
     read-state (the agent does not hold it as a read shows it)."""
@@ -140,7 +138,7 @@ def _run_phase(
 
 
 def _user_phase(
-    core: Readkeeper, params: AttachmentsParams, mentions: list[str], wanted: set[str]
+    core: AttachmentServices, params: AttachmentsParams, mentions: list[str], wanted: set[str]
 ) -> list[Source]:
     sources: list[Source] = []
     if "file" in wanted:
@@ -157,11 +155,11 @@ def _user_phase(
     return sources
 
 
-def _mention(core: Readkeeper, params: AttachmentsParams, path: str) -> list[Attachment]:
+def _mention(core: AttachmentServices, params: AttachmentsParams, path: str) -> list[Attachment]:
     return [_mentioned_file(core, params, path)]
 
 
-def _mentioned_file(core: Readkeeper, params: AttachmentsParams, path: str) -> Attachment:
+def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: str) -> Attachment:
     result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
     file = result["file"]
     common: dict[str, Any] = {
@@ -195,7 +193,7 @@ def _real(paths: list[str]) -> list[str]:
     return [os.path.realpath(p) for p in paths]
 
 
-def _memory_items(core: Readkeeper, found: list[Location]) -> list[Attachment]:
+def _memory_items(core: AttachmentServices, found: list[Location]) -> list[Attachment]:
     settings = core.settings
     items = []
     for where in found:
@@ -218,7 +216,7 @@ def _memory_items(core: Readkeeper, found: list[Location]) -> list[Attachment]:
 
 
 def _thread_phase(
-    core: Readkeeper, params: AttachmentsParams, mentions: list[str], wanted: set[str]
+    core: AttachmentServices, params: AttachmentsParams, mentions: list[str], wanted: set[str]
 ) -> list[Source]:
     sources: list[Source] = []
     if "diagnostics" in wanted:
@@ -230,7 +228,7 @@ def _thread_phase(
     return sources
 
 
-def _changes(core: Readkeeper, session: str) -> list[Attachment]:
+def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
     """Files this session read that changed since, one item each. They are taken from
     the notices here; whichever the budget then drops is handed back (`restore`)."""
     taken = core.notices.take(session)
@@ -273,7 +271,7 @@ def _changes(core: Readkeeper, session: str) -> list[Attachment]:
 
 
 def _diagnostics(
-    core: Readkeeper, params: AttachmentsParams, only: set[str] | None
+    core: AttachmentServices, params: AttachmentsParams, only: set[str] | None
 ) -> list[Attachment]:
     def version_of(path: str) -> int | None:
         buffer = core.buffers.get(path)
@@ -342,7 +340,9 @@ def precut(lines: list[str], max_tokens: int, how_to_see_more: str) -> tuple[str
 # --- phase 3: the main thread ----------------------------------------------------------
 
 
-def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -> list[Source]:
+def _main_phase(
+    core: AttachmentServices, params: AttachmentsParams, wanted: set[str]
+) -> list[Source]:
     sources: list[Source] = []
     roots = list(core.workspace.roots)
     if "memory" in wanted:
@@ -363,7 +363,7 @@ def _main_phase(core: Readkeeper, params: AttachmentsParams, wanted: set[str]) -
     return sources
 
 
-def _environment(core: Readkeeper) -> Attachment:
+def _environment(core: AttachmentServices) -> Attachment:
     """Where the agent works: a few facts, the first thing a tight budget drops."""
     from readkeeper import __version__
 
@@ -385,7 +385,7 @@ def _environment(core: Readkeeper) -> Attachment:
     )
 
 
-def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
+def _selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment:
     editor = params.active_editor
     assert editor is not None
     where = core.workspace.resolve(editor.file_path, params.session)
@@ -421,7 +421,7 @@ def _selection(core: Readkeeper, params: AttachmentsParams) -> Attachment:
     )
 
 
-def _git(core: Readkeeper, root: str) -> list[Attachment]:
+def _git(core: AttachmentServices, root: str) -> list[Attachment]:
     try:
         text = gitstatus.status(core.workspace, root, core.settings.git_timeout_ms / 1000)
     except gitstatus.NotARepository:

@@ -2,13 +2,16 @@
 
 The MCP tools send these as text content (images go along as image content), and
 `readkeeper read` prints them. Each takes the protocol's JSON result, so what a front
-end shows is what the protocol says, in fewer tokens than the JSON.
+end shows is what the protocol says, in fewer tokens than the JSON. The settings table
+(`readkeeper settings`, the README's) is rendered here too.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from .settings import SETTINGS
 
 
 def read(result: dict[str, Any]) -> str:
@@ -167,3 +170,27 @@ def without_payloads(value: Any) -> Any:
 
 def _with_note(body: str, file: dict[str, Any]) -> str:
     return f"{body}\nnote: {file['note']}" if file.get("note") else body
+
+
+def _shown_default(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(f"`{v}`" for v in value) if value else "none"
+    if isinstance(value, str):
+        return f"`{value}`"
+    return str(value)
+
+
+def settings_table() -> str:
+    """The README's settings table, generated from `SETTINGS` (a test keeps them equal)."""
+    rows = [
+        "| setting | environment variable | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for spec in SETTINGS:
+        rows.append(
+            f"| `{spec.name}` | `{spec.env_var}` | {_shown_default(spec.default)} "
+            f"| {spec.description} |"
+        )
+    return "\n".join(rows)

