@@ -32,10 +32,7 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,6 +40,12 @@ from bench_watch import Server
 from common import machine, proc_status, scored, scratch, summarize, verdict, write_json
 
 HERE = Path(__file__).resolve().parent
+# The private Watchman service is the tests' own (tests/watchman_service.py, standard
+# library only), as bench_readers.py takes its samples from tests/.
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from watchman_service import PrivateWatchman  # noqa: E402
+
 CACHE = HERE / ".monorepo"  # git-ignored
 RESULTS = HERE / "results" / "monorepo.json"
 
@@ -50,6 +53,7 @@ TARGET_SETUP_S = 3.0
 TARGET_LATENCY_P95_MS = 100.0
 TARGET_RSS_MB = 150.0
 WARM_UP = 5  # writes before the latency samples
+CRAWL_TIMEOUT_S = 3600  # a million files
 BACKENDS = {"watchman": {"watcher": "auto"}, "inotify": {"watcher": "inotify"}}
 
 
@@ -86,64 +90,13 @@ def probe(root: Path) -> Path:
     return path
 
 
-# --- a Watchman service of the benchmark's own ----------------------------------------------
-
-
-@contextmanager
-def watchman_service() -> Iterator[tuple[str, int]]:
-    """A private Watchman service: (its socket, its pid). Stopped afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="rk-bench-wm-"))  # short: a socket path
-    sock = str(folder / "sock")
-    process = subprocess.Popen(
-        [
-            "watchman",
-            "--foreground",
-            "--no-save-state",
-            f"--sockname={sock}",
-            f"--statefile={folder / 'state'}",
-            f"--logfile={folder / 'log'}",
-            f"--pidfile={folder / 'pid'}",
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while watchman(sock, ["get-pid"], check=False) is None:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"watchman did not start: {(folder / 'log').read_text()}")
-            time.sleep(0.05)
-        yield sock, process.pid
-    finally:
-        process.kill()
-        process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def watchman(sock: str, command: list[Any], check: bool = True) -> dict[str, Any] | None:
-    """One command (JSON) to the service at `sock`, its answer."""
-    done = subprocess.run(
-        ["watchman", "-U", sock, "--no-spawn", "--no-local", "--no-pretty", "-j"],
-        input=json.dumps(command),
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    if done.returncode != 0:
-        if check:
-            raise RuntimeError(f"watchman {command[0]} failed: {done.stderr or done.stdout}")
-        return None
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
-
-
-def crawl(sock: str, root: Path) -> float:
+def crawl(service: PrivateWatchman, root: Path) -> float:
     """`watch-project` the root and wait until Watchman has crawled it: seconds taken."""
     started = time.perf_counter()
-    watchman(sock, ["watch-project", str(root)])
+    service.command("watch-project", str(root), timeout=CRAWL_TIMEOUT_S)
     # A query answers once the crawl is done (sync_timeout: and has seen everything).
-    watchman(sock, ["query", str(root), {"expression": ["false"], "sync_timeout": 3_600_000}])
+    query = {"expression": ["false"], "sync_timeout": 3_600_000}
+    service.command("query", str(root), query, timeout=CRAWL_TIMEOUT_S)
     return time.perf_counter() - started
 
 
@@ -153,6 +106,7 @@ def crawl(sock: str, root: Path) -> float:
 def bench_server(
     root: Path, target: Path, settings: dict[str, Any], writes: int, log: IO[bytes]
 ) -> dict[str, Any]:
+    """One fresh server on `root`: its setup time, write -> notice samples and RSS."""
     server = Server(root, log, settings)
     try:
         status = server.wait_watching(timeout=600)
@@ -185,6 +139,7 @@ def bench_server(
 def bench_backend(
     root: Path, target: Path, settings: dict[str, Any], runs: int, writes: int, log: IO[bytes]
 ) -> dict[str, Any]:
+    """`runs` servers with `settings`: the medians of bench_server's figures."""
     results = [bench_server(root, target, settings, writes, log) for _ in range(runs)]
     samples = [x for r in results for x in r["samples_ms"]]
     return {
@@ -205,6 +160,7 @@ def bench_backend(
 
 
 def table(rows: dict[str, dict[str, Any]], service: dict[str, Any]) -> list[str]:
+    """The printed table: each backend beside the targets."""
     head = f"{'measure':<50} {'value':>12} {'target':>10}  result"
     lines = [head, "-" * len(head)]
     for name, row in rows.items():
@@ -236,6 +192,7 @@ def table(rows: dict[str, dict[str, Any]], service: dict[str, Any]) -> list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the table and write the JSON."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=1_000_000, help="files in the workspace")
     parser.add_argument("--folders", type=int, default=50_000, help="folders they are in")
@@ -252,14 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     root = workspace(args.files, args.folders).resolve()
     target = probe(root)
     rows: dict[str, dict[str, Any]] = {}
-    with watchman_service() as (sock, pid), scratch("readkeeper-bench-monorepo-") as (_, log):
-        os.environ["WATCHMAN_SOCK"] = sock  # the servers' Watchman (common.clean_env)
+    with PrivateWatchman() as watchman, scratch("readkeeper-bench-monorepo-") as (_, log):
+        os.environ.update(watchman.env)  # the servers' Watchman (common.clean_env)
         print("Watchman: watch-project and its crawl ...", file=sys.stderr)
-        service = {"crawl_seconds": crawl(sock, root)}
+        service = {"crawl_seconds": crawl(watchman, root)}
         for name, settings in BACKENDS.items():
             print(f"measuring {name} ...", file=sys.stderr)
             rows[name] = bench_backend(root, target, settings, args.runs, args.writes, log)
-        service["rss_mb"] = proc_status(pid)["VmRSS"]
+        service["rss_mb"] = proc_status(watchman.pid)["VmRSS"]
 
     meta = {
         **machine(),

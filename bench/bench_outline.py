@@ -116,7 +116,7 @@ print((loaded - start) * 1000, (ready - loaded) * 1000, (first - ready) * 1000,
       (second - first) * 1000)
 """
 SERVER_IMPORTS = (
-    "import sys, readkeeper.lsp.handlers, readkeeper.core; "
+    "import sys, readkeeper.lsp.app, readkeeper.core; "
     "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))"
 )
 

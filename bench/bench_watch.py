@@ -71,6 +71,7 @@ class Server(LspProcess):
         self.initialize(root, settings or {})
 
     def notified(self, message: dict[str, Any]) -> None:
+        """Keep the change notices the server pushes."""
         if message["method"] == NOTICE:
             self.notices.append((time.perf_counter(), message["params"]))
 
@@ -90,10 +91,12 @@ class Server(LspProcess):
             signal.alarm(0)
 
     def watcher(self) -> dict[str, Any]:
+        """The watcher's block of readkeeper/stats."""
         status: dict[str, Any] = self.request("readkeeper/stats", {})["watcher"]
         return status
 
     def wait_watching(self, timeout: float = 120.0) -> dict[str, Any]:
+        """Wait until the watcher watches (or polls): its status."""
         deadline = time.perf_counter() + timeout
         while True:
             status = self.watcher()
@@ -104,6 +107,7 @@ class Server(LspProcess):
             time.sleep(0.002)
 
     def rss_mb(self) -> dict[str, float]:
+        """The server's memory (VmRSS, VmHWM) and threads, from /proc."""
         return proc_status(self.pid, ("VmRSS", "VmHWM", "Threads"))
 
 
@@ -111,6 +115,7 @@ class Server(LspProcess):
 
 
 def bench_latency(root: Path, writes: int, log: IO[bytes]) -> dict[str, Any]:
+    """(a): write -> notice latency of one read file, `writes` samples."""
     target = root / "latency" / "watched.py"
     target.parent.mkdir(parents=True)
     target.write_text("value = 0\n")
@@ -147,6 +152,7 @@ def bench_latency(root: Path, writes: int, log: IO[bytes]) -> dict[str, Any]:
 
 
 def generate(root: Path, files: int, folders: int) -> None:
+    """Make `files` files spread over `folders` folders under `root`."""
     per = files // folders
     tops = max(1, int(folders**0.5))
     body = "def f(x):\n    return x + 1\n" * 4
@@ -171,6 +177,7 @@ def _setup_key(result: dict[str, Any]) -> float:
 
 
 def bench_setup(root: Path, log: IO[bytes], label: str) -> dict[str, Any]:
+    """(b), one fresh server: initialized -> watching, its RSS, and a read sent meanwhile."""
     probe = next(root.glob("pkg000/*/file000.py"))
     server = Server(root, log)
     try:
@@ -283,6 +290,7 @@ def table(
     bare: dict[str, float],
     bursts: list[dict[str, Any]],
 ) -> list[str]:
+    """The printed table: each figure beside its target."""
     head = f"{'measure':<58} {'value':>12} {'target':>10}  result"
     rows = [head, "-" * len(head)]
     rows.append(f"{'(a) write -> notice, p50':<58} {latency['p50_ms']:>10.1f}ms {'':>10}")
@@ -330,6 +338,7 @@ def table(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the table and write the JSON."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--writes", type=int, default=200, help="samples for (a)")
     parser.add_argument("--files", type=int, default=50_000, help="files for (b)")

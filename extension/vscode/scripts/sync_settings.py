@@ -3,7 +3,7 @@
 The server's `readkeeper.settings.SETTINGS` is the one source of truth: this script
 renders it as the VS Code section titled "Server" (camelCase keys under `readkeeper.`,
 the server's defaults and descriptions), leaving the extension's own section alone.
-tests/test_vscode_extension.py fails when package.json is out of date.
+tests/editors/test_vscode_extension.py fails when package.json is out of date.
 
     .venv/bin/python extension/vscode/scripts/sync_settings.py          # rewrite
     .venv/bin/python extension/vscode/scripts/sync_settings.py --check  # exit 1 if stale
