@@ -89,6 +89,7 @@ class Readkeeper:
         self.watcher: Watcher | None = None
         self._watch_lock = threading.RLock()
         self._watch_wanted = False
+        self._closed = False  # after `close`, the watcher is never started again
         self._watch_callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
         self._settings_lock = threading.Lock()
         self.settings = Settings()
@@ -251,6 +252,8 @@ class Readkeeper:
         """Stop background work (the server calls this on shutdown)."""
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
+        with self._watch_lock:
+            self._closed = True
         self.stop_watching()
 
     # --- the watcher and change notices (watch/) -----------------------------------------
@@ -259,11 +262,14 @@ class Readkeeper:
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
     ) -> bool:
         """Start watching the workspace roots (in the background: this returns at once).
-        False when the `watch` setting is off. `warn` gets the one-off warnings (e.g. the
-        fallback to polling), `progress` the setup's ("begin"|"report"|"end", message)."""
+        False when the `watch` setting is off, or the core is closed. `warn` gets the
+        one-off warnings (e.g. the fallback to polling), `progress` the setup's
+        ("begin"|"report"|"end", message)."""
         from .watch.watcher import WatchCallbacks, Watcher
 
         with self._watch_lock:
+            if self._closed:
+                return False
             self._watch_wanted = True
             self._watch_callbacks = (warn, progress)
             if self.watcher is not None or not self.settings.watch:

@@ -66,8 +66,8 @@ async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) 
     attach socket."""
     ls.client_log.loop = asyncio.get_running_loop()
     await pull_configuration(ls)
-    start_watching(ls)
     ls.start_attach()
+    await start_watching(ls)
 
 
 async def pull_configuration(ls: ReadkeeperServer) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 
@@ -21,9 +22,15 @@ log = logging.getLogger("readkeeper")
 DID_CHANGE_READ_FILES = "readkeeper/didChangeReadFiles"
 
 
-def start_watching(ls: ReadkeeperServer) -> None:
+async def start_watching(ls: ReadkeeperServer) -> None:
     """Start the watcher (after `initialized`; its setup runs on its own thread), with
-    its notices sent as readkeeper/didChangeReadFiles."""
+    its notices sent as readkeeper/didChangeReadFiles.
+
+    Its modules (watchdog, pathspec: about 50 ms) are imported on a thread first, so a
+    read sent right after `initialized` is not kept waiting behind them on the event
+    loop. A `shutdown` that comes meanwhile has closed the core, which then refuses to
+    start it."""
+    await asyncio.to_thread(importlib.import_module, "readkeeper.watch.watcher")
     loop = asyncio.get_running_loop()
 
     # The loop may close between a check and a call (the server shutting down while the

@@ -525,6 +525,18 @@ def test_watch_setting_off_starts_nothing(workspace: Path) -> None:
     core.close()
 
 
+def test_a_closed_core_never_starts_watching(workspace: Path) -> None:
+    """The LSP front end starts the watcher after importing it on a thread: a `shutdown`
+    that closed the core meanwhile must win, with no watcher or thread left running."""
+    before = set(threading.enumerate())
+    core = Readkeeper(roots=[str(workspace)])
+    core.close()
+    assert core.start_watching() is False
+    assert core.watcher is None
+    assert core.watcher_status()["state"] == "off"
+    assert set(threading.enumerate()) - before == set()
+
+
 def test_changing_a_watch_setting_restarts_the_watcher(watching: Watching) -> None:
     first = watching.core.watcher
     watching.core.configure({"watch_exclude": ["nothing/"]})
