@@ -3,9 +3,10 @@
 It is a facade: it builds the services (the workspace, the settings, every session's
 read-state, the snapshots, the counters, the watcher and its change notices) and hands
 each request to the capability that serves it: a read to the read pipeline
-(read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher
-to watch/. Those see the core only through their own narrow interfaces
-(`read.services.ReadServices`, `edit.services.EditServices`), which it satisfies. It is
+(read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher's
+life to watch/control.py. Those see the core only through their own narrow interfaces
+(`read.services.ReadServices`, `edit.services.EditServices`,
+`attachments.services.AttachmentServices`), which it satisfies. It is
 plain Python: no pygls here, so every rule is testable in-process. Front ends convert
 their params with `protocol.structure` (the LSP and MCP ones through `calls`), call a
 method, and unstructure the result.
@@ -51,6 +52,7 @@ from .state.readstate import ReadStates
 from .state.snapshots import Snapshots
 from .state.stats import Stats
 from .watch.changes import ChangeNotices
+from .watch.control import Progress, WatchControl
 
 if TYPE_CHECKING:
     from .watch.watcher import Watcher
@@ -86,11 +88,9 @@ class Readkeeper:
             self.stats,
             lambda path: self.workspace.locate(path, grants=False),
         )
-        self.watcher: Watcher | None = None
-        self._watch_lock = threading.RLock()
-        self._watch_wanted = False
-        self._closed = False  # after `close`, the watcher is never started again
-        self._watch_callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
+        self.watching = WatchControl(
+            self.workspace, self._get_settings, self.notices, self.read_states, self.stats
+        )
         self._settings_lock = threading.Lock()
         self.settings = Settings()
         self.settings_warnings: list[str] = []  # what `configure` said of the settings
@@ -108,7 +108,7 @@ class Readkeeper:
             self.workspace.allowed = settings.allowed_paths
             if settings.token_encoding != self.tokens.encoding_name:
                 self.tokens = TokenCounter(settings.token_encoding)
-        self._restart_watcher_if_needed()
+        self.watching.settings_changed()
         return warnings
 
     # --- read (read/pipeline.py) --------------------------------------------------------
@@ -252,49 +252,28 @@ class Readkeeper:
         """Stop background work (the server calls this on shutdown)."""
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
-        with self._watch_lock:
-            self._closed = True
-        self.stop_watching()
+        self.watching.close()
 
-    # --- the watcher and change notices (watch/) -----------------------------------------
+    # --- the watcher and change notices (watch/control.py) -----------------------------
+
+    @property
+    def watcher(self) -> Watcher | None:
+        """The running watcher, if any."""
+        return self.watching.watcher
 
     def start_watching(
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
     ) -> bool:
-        """Start watching the workspace roots (in the background: this returns at once).
-        False when the `watch` setting is off, or the core is closed. `warn` gets the
-        one-off warnings (e.g. the fallback to polling), `progress` the setup's
-        ("begin"|"report"|"end", message)."""
-        from .watch.watcher import WatchCallbacks, Watcher
-
-        with self._watch_lock:
-            if self._closed:
-                return False
-            self._watch_wanted = True
-            self._watch_callbacks = (warn, progress)
-            if self.watcher is not None or not self.settings.watch:
-                return False
-            callbacks = WatchCallbacks(self.notices.process, self.read_states.files)
-            if warn is not None:
-                callbacks.warn = warn
-            callbacks.progress = progress
-            self.watcher = Watcher(self.workspace.roots, self.settings, callbacks, self.stats.watch)
-            self.watcher.start()
-            return True
+        """Start watching the workspace roots, in the background (`WatchControl.start`)."""
+        return self.watching.start(warn, progress)
 
     def stop_watching(self) -> None:
         """Stop the watcher and every thread it started."""
-        with self._watch_lock:
-            self._watch_wanted = False
-            watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            watcher.stop()
+        self.watching.stop()
 
     def roots_changed(self) -> None:
         """The workspace roots changed (workspace/didChangeWorkspaceFolders)."""
-        with self._watch_lock:
-            if self.watcher is not None:
-                self.watcher.set_roots(self.workspace.roots)
+        self.watching.roots_changed()
 
     def changes_for(self, params: ChangesParams) -> ChangesResult:
         """`readkeeper/changes`: the changes to files the session read, each reported once."""
@@ -302,55 +281,10 @@ class Readkeeper:
 
     def watcher_status(self) -> dict[str, Any]:
         """The watcher's state and counters, as `readkeeper/stats` shows them."""
-        with self._watch_lock:
-            watcher = self.watcher
-        status: dict[str, Any] = {"state": "off"} if watcher is None else watcher.status()
-        status.update(self.stats.watch.as_dict())
-        return status
+        return self.watching.status()
 
     def _get_settings(self) -> Settings:
         return self.settings
-
-    def _restart_watcher_if_needed(self) -> None:
-        """A watch setting changed: start again with it, in the background."""
-        with self._watch_lock:
-            watcher = self.watcher
-            if not self._watch_wanted:
-                return
-            if watcher is not None and _watch_settings(watcher.settings) == _watch_settings(
-                self.settings
-            ):
-                return
-            if watcher is None and not self.settings.watch:
-                return
-            warn, progress = self._watch_callbacks
-
-        def restart() -> None:
-            with self._watch_lock:
-                if self.watcher is not watcher:
-                    return  # someone else restarted or stopped it meanwhile
-                self.watcher = None
-            if watcher is not None:
-                watcher.stop()
-            with self._watch_lock:
-                if self._watch_wanted:
-                    self.start_watching(warn, progress)
-
-        threading.Thread(target=restart, name="readkeeper-watch-restart", daemon=True).start()
-
-
-Progress = Callable[[str, str], None]
-
-
-def _watch_settings(settings: Settings) -> tuple[Any, ...]:
-    return (
-        settings.watch,
-        settings.watcher,
-        settings.watch_exclude,
-        settings.watch_debounce_ms,
-        settings.watch_poll_interval_ms,
-        settings.watch_force_polling,
-    )
 
 
 __all__ = ["STUB_TOKENS", "Buffer", "Buffers", "Readkeeper"]
