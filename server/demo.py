@@ -228,11 +228,13 @@ async def run_demo() -> int:
             await _edits_and_context(client, root)
             stats = await client.request("readkeeper/stats", {})
             total = stats["total"]
+            saved = total["tokens_saved_by_stubs"] + total["tokens_saved_by_budgets"]
             print(
-                f"\nstats: {total['reads']} reads, {total['dedup_hits']} stub, "
-                f"{total['tokens_returned']} tokens returned, "
-                f"{total['tokens_saved_by_stubs'] + total['tokens_saved_by_budgets']} saved, "
-                f"{total['edits']} edit, {total['stale_edits_caught']} stale edit caught"
+                f"\nstats: {_count(total['reads'], 'read')}, "
+                f"{_count(total['dedup_hits'], 'stub')}, "
+                f"{total['tokens_returned']} tokens returned, {saved} saved, "
+                f"{_count(total['edits'], 'edit')}, "
+                f"{_count(total['stale_edits_caught'], 'stale edit')} caught"
             )
         finally:
             await client.close()
@@ -242,3 +244,8 @@ async def run_demo() -> int:
 def main() -> int:
     """`readkeeper demo`: the demo session, run to the end."""
     return asyncio.run(run_demo())
+
+
+def _count(n: int, thing: str) -> str:
+    """`n` things, in words: "1 edit", "2 edits"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"

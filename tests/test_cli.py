@@ -130,7 +130,7 @@ def test_demo_plays_the_session(tmp_path: Path) -> None:
     assert "error stale" in out  # an overlapping one caught, with its diff
     assert "+        return [item for item in" in out
     assert "← changes" in out  # and the change notice attached for the next turn
-    assert "1 stale edit caught" in out
+    assert "2 edits, 1 stale edit caught" in out  # counted, and in words
 
 
 def test_read_of_an_image_summarises_the_payload_unless_json(workspace: Path) -> None:
