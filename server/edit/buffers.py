@@ -12,15 +12,16 @@ from collections.abc import Sequence
 from ..errors import ReadkeeperError
 from ..read.diffs import common_ends
 from ..settings import Settings
+from ..state.buffers import Buffer
 from .refusals import dirty, not_reloaded
-from .services import BufferEditor, EditorBuffer, EditServices, TextChange
+from .services import BufferEditor, EditServices, TextChange
 
 _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def dirty_buffer(
     core: EditServices, path: str, disk_text: str, settings: Settings
-) -> EditorBuffer | None:
+) -> Buffer | None:
     """The editor's buffer of `path` when it has unsaved changes we may edit; raises
     `dirty_buffer` when it has them and we may not."""
     buffer = core.buffers.get(path)
@@ -34,7 +35,7 @@ def dirty_buffer(
 
 
 def apply_to_buffer(
-    core: EditServices, path: str, buffer: EditorBuffer, changes: Sequence[TextChange]
+    core: EditServices, path: str, buffer: Buffer, changes: Sequence[TextChange]
 ) -> None:
     """Have the editor apply `changes` to its buffer of `path`; `dirty_buffer` when it
     does not."""

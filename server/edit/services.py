@@ -1,10 +1,10 @@
 """What the edit code needs from the rest of readkeeper, and nothing more.
 
 Edits and writes are handed the core facade, but see it only as `EditServices`: the
-workspace, the settings, the read-states and snapshots, the editor's open buffers and
-the diagnostics baselines. The facade satisfies it structurally, so this folder never
-imports the core (or the attachments, whose diagnostics store is described here by the
-two methods an edit calls).
+workspace, the settings, the read-states and snapshots, the editor's open buffers
+(`state.buffers`) and the diagnostics baselines. The facade satisfies it structurally,
+so this folder never imports the core (or the attachments, whose diagnostics store is
+described here by the two methods an edit calls).
 """
 
 from __future__ import annotations
@@ -16,39 +16,13 @@ from typing import Protocol, runtime_checkable
 
 from ..files.paths import Workspace
 from ..settings import Settings
+from ..state.buffers import Buffers
 from ..state.readstate import ReadStates
 from ..state.snapshots import Snapshots
 
 # What makes two diagnostics the same problem: severity, message, source, code (the
 # diagnostics store's `Key`).
 DiagnosticKey = tuple[int, str, str, str]
-
-
-class EditorBuffer(Protocol):
-    """An editor's in-memory copy of a document, as an edit looks at it."""
-
-    @property
-    def text(self) -> str:
-        """The buffer's whole text."""
-        ...
-
-    @property
-    def version(self) -> int | None:
-        """The editor's version number of the document, when it gives one."""
-        ...
-
-    @property
-    def edited(self) -> bool:
-        """Whether it changed since the editor opened or last saved it."""
-        ...
-
-
-class OpenBuffers(Protocol):
-    """The editor's open documents, looked up by real path."""
-
-    def get(self, real_path: str) -> EditorBuffer | None:
-        """The editor's copy of the document at `real_path`; None when it is not open."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -109,7 +83,7 @@ class EditServices(Protocol):
         ...
 
     @property
-    def buffers(self) -> OpenBuffers:
+    def buffers(self) -> Buffers:
         """The editor's open documents (a `BufferEditor` too when it can apply edits)."""
         ...
 
