@@ -267,10 +267,6 @@ class Readkeeper:
         """Start watching the workspace roots, in the background (`WatchControl.start`)."""
         return self.watching.start(warn, progress)
 
-    def stop_watching(self) -> None:
-        """Stop the watcher and every thread it started."""
-        self.watching.stop()
-
     def roots_changed(self) -> None:
         """The workspace roots changed (workspace/didChangeWorkspaceFolders)."""
         self.watching.roots_changed()
