@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 
@@ -30,7 +29,7 @@ async def start_watching(ls: ReadkeeperServer) -> None:
     read sent right after `initialized` is not kept waiting behind them on the event
     loop. A `shutdown` that comes meanwhile has closed the core, which then refuses to
     start it."""
-    await asyncio.to_thread(importlib.import_module, "readkeeper.watch.watcher")
+    await asyncio.to_thread(ls.core.watching.load)
     loop = asyncio.get_running_loop()
 
     # The loop may close between a check and a call (the server shutting down while the

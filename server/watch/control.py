@@ -47,6 +47,12 @@ class WatchControl:
         self._closed = False  # after `close`, the watcher is never started again
         self._callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
 
+    def load(self) -> None:
+        """Import the watcher's modules (watchdog, pathspec: about 50 ms) now, so that
+        `start` does not: for a front end that would rather pay for them on a thread than
+        where it calls `start`."""
+        from . import watcher  # noqa: F401
+
     def start(
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
     ) -> bool:
