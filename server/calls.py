@@ -122,15 +122,21 @@ _HEAVY_SUFFIXES = frozenset(
     (".pdf", ".ipynb", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 )
 
+# A range of a file too large to hold is found by counting the lines before it (about
+# a millisecond per MB here, and as much again to prove a re-read's range unchanged):
+# quick up to this size, kept off the loop beyond it.
+QUICK_SCAN_BYTES = 2 << 20
+
 
 def quick(core: Readkeeper, name: str, raw: Any) -> bool:
     """Whether a call is a read of a text file by its lines once the token table is
     loaded (well under a millisecond once its lines are counted, a few for a never-read
     file): a front end serves it on its event loop, where the hop to a worker thread and
-    back would cost more than the read. Anything else, or anything that may be slow (the
-    first count loads the table, a symbol read parses the file, a name that says image,
-    PDF or notebook, a range of a file too large to hold, read by scanning it from the
-    top), keeps the loop free."""
+    back would cost more than the read. So is a range of a file too large to hold, up to
+    `QUICK_SCAN_BYTES`. Anything else, or anything that may be slow (the first count
+    loads the table, a symbol read parses the file, a name that says image, PDF or
+    notebook, a range of a larger file, read by scanning it from the top), keeps the
+    loop free."""
     if name.removeprefix("readkeeper/") != "read" or not isinstance(raw, dict):
         return False
     if raw.get("symbol") is not None or raw.get("pages") is not None or raw.get("render"):
@@ -144,7 +150,10 @@ def quick(core: Readkeeper, name: str, raw: Any) -> bool:
         size = os.stat(core.workspace.absolute(path)).st_size
     except (OSError, ValueError):
         return True  # the read fails at once, and says why
-    return size <= core.settings.max_size_bytes
+    if size <= core.settings.max_size_bytes:
+        return True
+    ranged = raw.get("offset") is not None or raw.get("limit") is not None
+    return ranged and size <= QUICK_SCAN_BYTES
 
 
 def run(core: Readkeeper, name: str, params: Any) -> Any:

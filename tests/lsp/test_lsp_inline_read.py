@@ -60,11 +60,20 @@ def test_quick_reads_are_text_reads_once_the_token_table_is_loaded(workspace: Pa
     assert not calls.quick(core, READ, None)
     assert not calls.quick(core, READ, {"file_path": "shot.png"})
     assert not calls.quick(core, "readkeeper/edit", read)
-    # A range of a file too large to hold is read by scanning it: not on the loop.
+    # A file too large to hold is read by scanning it: a range of it on the loop up to
+    # a size, a whole read (its first page, and every line counted) never.
     (workspace / "held.log").write_bytes(b"x\n" * (core.settings.max_size_bytes // 2))
     (workspace / "big.log").write_bytes(b"x\n" * (core.settings.max_size_bytes // 2 + 1))
-    assert calls.quick(core, READ, {"file_path": "held.log", "offset": 9})
-    assert not calls.quick(core, READ, {"file_path": str(workspace / "big.log"), "offset": 9})
+    (workspace / "huge.log").write_bytes(b"x\n" * (calls.QUICK_SCAN_BYTES // 2 + 1))
+    assert calls.quick(core, READ, {"file_path": "held.log"})
+    assert not calls.quick(core, READ, {"file_path": "big.log"})
+    assert calls.quick(core, READ, {"file_path": "big.log", "offset": 9})
+    assert calls.quick(core, READ, {"file_path": "big.log", "limit": 9})
+    assert calls.quick(core, READ, {"file_path": "big.log", "offset": 9, "limit": None})
+    (workspace / "big.log").write_bytes(b"x\n" * (calls.QUICK_SCAN_BYTES // 2))
+    assert calls.quick(core, READ, {"file_path": "big.log", "offset": 9})
+    assert not calls.quick(core, READ, {"file_path": str(workspace / "huge.log"), "offset": 9})
+    assert not calls.quick(core, READ, {"file_path": "huge.log", "limit": 9})
 
 
 @pytest.mark.parametrize("msg_id", [7, "read-7"])
