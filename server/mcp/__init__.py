@@ -3,7 +3,8 @@
 A folder of its own, like each front end: `tools.py` (schemas generated from the
 protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
 server, roots, the choice between attaching to the editor's server and a core of our
-own), `stdio.py` (stdin and stdout served on the event loop), and this module's `main`
+own), `stdio.py` (stdin and stdout served on the event loop), `quick.py` (quick reads
+answered from their stdin line, before the SDK), and this module's `main`
 (stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
 reaches the SDK, never this package.
 """
@@ -20,6 +21,7 @@ from typing import Any, cast
 import anyio
 from mcp.server.stdio import stdio_server
 
+from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
 from .stdio import pipe_streams
 
@@ -55,6 +57,8 @@ def main(
 async def _serve_stdio(front: McpFrontEnd) -> None:
     server = build_server(front)
     async with pipe_streams() as pipes:
+        if pipes is not None:
+            pipes[0].answer = QuickCalls(front, server).answer
         # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
         stdin, stdout = cast("tuple[Any, Any]", pipes or (None, None))
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):

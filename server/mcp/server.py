@@ -141,6 +141,10 @@ class McpFrontEnd:
         self.explicit_roots = [os.path.realpath(r) for r in roots]
         self.attach = attach
         self.backend: Backend | None = None
+        # The protocol version of the last call the SDK served, and how many reads were
+        # answered from their stdin line (quick.py) instead.
+        self.protocol_version: str | None = None
+        self.quick_reads = 0
         self._lock = anyio.Lock()
 
     # --- the SDK's handlers ---
@@ -193,29 +197,32 @@ class McpFrontEnd:
                 if session == SHARED_HTTP_SESSION and params.name == "read":
                     # Callers we cannot tell apart: none gets a stub for another's read.
                     arguments.setdefault("force", True)
+            self.protocol_version = ctx.protocol_version
             if backend.quick(params.name, arguments):
-                result = backend.call(params.name, arguments)
-            else:
-                result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+                return self.answer(backend, params.name, arguments)
+            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
-                result = {**result, **backend.describe()}
+                result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 images = await self._page_images(backend, result, arguments.get("session"))
             return render.tool_result(params.name, result, images)
         except ReadkeeperError as exc:
             return render.error_result(exc)
         except Exception as exc:
-            log.exception("The MCP tool %s failed unexpectedly", params.name)
-            reason = f"{type(exc).__name__}: {exc}"[:500]
-            return render.error_result(
-                ReadkeeperError(
-                    "internal",
-                    f"{params.name} failed on a fault in readkeeper ({reason}); it is not "
-                    "something the call did wrong, and the server's log has the details.",
-                    reason=reason,
-                )
-            )
+            return _fault(params.name, exc)
+
+    def answer(
+        self, backend: Backend, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        """Serve a quick call on the event loop (from the SDK's handler, or from its
+        stdin line: quick.py): its result, or its refusal, as the tool's result."""
+        try:
+            return render.tool_result(name, backend.call(name, arguments), [])
+        except ReadkeeperError as exc:
+            return render.error_result(exc)
+        except Exception as exc:
+            return _fault(name, exc)
 
     # --- roots and the backend ---
 
@@ -298,6 +305,20 @@ class McpFrontEnd:
         """Stop the backend (our own core, or the connection to the editor's)."""
         if self.backend is not None:
             self.backend.close()
+
+
+def _fault(tool: str, exc: Exception) -> types.CallToolResult:
+    """A fault in readkeeper itself (logged) as the tool's error."""
+    log.exception("The MCP tool %s failed unexpectedly", tool)
+    reason = f"{type(exc).__name__}: {exc}"[:500]
+    return render.error_result(
+        ReadkeeperError(
+            "internal",
+            f"{tool} failed on a fault in readkeeper ({reason}); it is not something the "
+            "call did wrong, and the server's log has the details.",
+            reason=reason,
+        )
+    )
 
 
 # The session of HTTP calls without an Mcp-Session-Id (2026-07-28 clients send none:

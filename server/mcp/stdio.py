@@ -17,28 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+
+log = logging.getLogger("readkeeper")
 
 # A line is one JSON-RPC message: a `write` tool call carries a whole file.
 _LINE_LIMIT = 1 << 30
-
-
-class PipeLines:
-    """Stdin as the SDK iterates it: one decoded line at a time."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
-
-    def __aiter__(self) -> PipeLines:
-        return self
-
-    async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
 
 
 class PipeWriter:
@@ -52,9 +39,46 @@ class PipeWriter:
         """Queue `text` on stdout; `flush` waits until the pipe takes it."""
         self._writer.write(text.encode("utf-8"))
 
+    async def send(self, line: bytes) -> None:
+        """Write a whole reply line, waiting while the pipe is full."""
+        self._writer.write(line)
+        await self._writer.drain()
+
     async def flush(self) -> None:
         """Wait until the pipe has room again (while the client is behind reading)."""
         await self._writer.drain()
+
+
+class PipeLines:
+    """Stdin as the SDK iterates it: one decoded line at a time. A line that `answer`
+    replies to (quick.py: a quick read) is answered here and never reaches the SDK."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: PipeWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.answer: Callable[[bytes], bytes | None] | None = None
+
+    def __aiter__(self) -> PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                raise StopAsyncIteration
+            reply = self._answer(line)
+            if reply is None:
+                return line.decode("utf-8", "replace")
+            await self._writer.send(reply)
+
+    def _answer(self, line: bytes) -> bytes | None:
+        if self.answer is None:
+            return None
+        try:
+            return self.answer(line)
+        except Exception:  # before the call was served: the SDK serves it instead
+            log.exception("Answering a line on the loop failed; the SDK takes it")
+            return None
 
 
 def _is_pipe(fd: int) -> bool:
@@ -97,7 +121,8 @@ async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
         )
         undo.callback(outgoing.close)
         writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
-        yield PipeLines(reader), PipeWriter(writer)
+        out = PipeWriter(writer)
+        yield PipeLines(reader, out), out
 
 
 def _dup(fd: int) -> int:

@@ -1,0 +1,124 @@
+"""Quick reads answered straight off the stdin line, before the SDK sees them.
+
+The SDK's way through a tool call (a `JSONRPCMessage` model of the line, a memory
+stream, a task, its middleware, the request's validation against the protocol's
+surface, the params model, the handler, the result's sieve, another memory stream)
+costs about 1.3 ms here, several times what a quick read itself takes. A `tools/call`
+of `read` that `calls.quick` says is quick is served from the line instead: the same
+`McpFrontEnd.answer` the SDK's handler calls, the result shaped for the wire by the
+SDK's own sieve (`serialize_server_result`) and server-info stamp, so the bytes are
+the ones the SDK would send (tests/mcp/test_mcp_quick.py compares them).
+
+Only a call the SDK would serve plainly is taken: after the SDK has served a tool call
+on this connection (the backend is chosen and the protocol version known), a request
+naming no other version, with no field beyond the name, the arguments and the ordinary
+`_meta` entries, and no cache hint for `tools/call`. Anything else, or any line that is
+not quite that, goes to the SDK untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY, CallToolResult, ErrorData
+from mcp_types.jsonrpc import JSONRPCError, JSONRPCResponse
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from .server import McpFrontEnd
+
+log = logging.getLogger("readkeeper")
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+# `_meta` entries a plain call may carry: who the client is, what it can do, its
+# version (checked), and a progress token (a read reports no progress either way).
+_PLAIN_META = frozenset(
+    {
+        VERSION_KEY,
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/clientCapabilities",
+        "progressToken",
+    }
+)
+_MESSAGE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_PARAMS_KEYS = frozenset({"name", "arguments", "_meta"})
+
+
+class QuickCalls:
+    """Answers the quick `read` calls of one stdio connection from their lines."""
+
+    def __init__(self, front: McpFrontEnd, server: Server[Any]) -> None:
+        self.front = front
+        self.server = server
+
+    def answer(self, line: bytes) -> bytes | None:
+        """The reply line to `line` when it is a quick read, else None (the SDK's)."""
+        front = self.front
+        version = front.protocol_version
+        if version is None or front.backend is None or b'"tools/call"' not in line:
+            return None
+        call = _plain_read(line, version)
+        if call is None or self.server.cache_hints.get("tools/call") is not None:
+            return None
+        request_id, arguments = call
+        if not front.backend.quick("read", arguments):
+            return None
+        result = front.answer(front.backend, "read", arguments)
+        front.quick_reads += 1
+        reply: JSONRPCResponse | JSONRPCError
+        try:
+            wire = self._wire(version, result)
+            reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
+        except Exception:  # the read happened: it is answered, never handed on and read twice
+            log.exception("A quick read's result did not fit the protocol")
+            error = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
+            reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+
+    def _wire(self, version: str, result: CallToolResult) -> dict[str, Any]:
+        """`result` as the SDK puts it on the wire in `version` (its `ServerRunner`)."""
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        wire = serialize_server_result("tools/call", version, dumped)
+        if version in MODERN_PROTOCOL_VERSIONS:
+            meta = wire.get("_meta")
+            if meta is None:
+                wire["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+            elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
+                wire["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return wire
+
+
+def _plain_read(line: bytes, version: str) -> tuple[int | str, dict[str, Any]] | None:
+    """The id and arguments of a plain `tools/call` of `read` in `version`, else None."""
+    try:
+        message = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(message, dict) or not message.keys() <= _MESSAGE_KEYS:
+        return None
+    if message.get("jsonrpc") != "2.0" or message.get("method") != "tools/call":
+        return None
+    request_id = message.get("id")
+    if not (isinstance(request_id, str) or type(request_id) is int):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not params.keys() <= _PARAMS_KEYS:
+        return None
+    arguments = params.get("arguments")
+    if params.get("name") != "read" or not isinstance(arguments, dict):
+        return None
+    meta = params.get("_meta", {})
+    if not isinstance(meta, dict) or not meta.keys() <= _PLAIN_META:
+        return None
+    if meta.get(VERSION_KEY, version) != version:
+        return None
+    return request_id, arguments
+
+
+__all__ = ["QuickCalls"]

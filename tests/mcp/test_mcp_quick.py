@@ -1,0 +1,217 @@
+"""Quick reads answered from their stdin line (`readkeeper.mcp.quick`) send the very
+bytes the SDK's handler sends for the same read, in every protocol version, and every
+request still gets exactly one reply.
+
+`calls.quick` sends a read to the SDK when its file's name says image, PDF or
+notebook, so the SDK's reply comes from the same read through a symlink named `.png`
+(the target is the same text file, so the result is the same); for a refusal, from
+the same request sent before the token table has loaded. The `stats` tool counts the
+reads answered from the line (`quick_reads`), so a test can tell which way a reply came.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
+
+TEXT = "def café():\n    return '漢字 and 🙂'\n\nprint(café())\n" + "x = 1\n" * 40
+LEGACY = ("2024-11-05", "2025-11-25")
+MODERN = "2026-07-28"
+
+
+class RawMcp:
+    """`readkeeper mcp --standalone` over stdio, one JSON line per message, replies
+    kept as the bytes the server wrote."""
+
+    def __init__(self, workspace: Path, version: str) -> None:
+        self.version = version
+        self.stderr = (workspace.parent / "mcp-stderr.log").open("w+b")
+        self.proc = subprocess.Popen(
+            [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=mcp_env(private_runtime_dir()),
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.replies: dict[str, list[bytes]] = {}
+        self.last = b""  # the reply line `request` returned last, as written
+        assert self.proc.stdout is not None
+        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
+        if version == MODERN:
+            self.request("discover", "server/discover", {})
+        else:
+            info = {"name": "raw", "version": "0"}
+            params = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+            reply = self.request("init", "initialize", params)
+            assert reply["result"]["protocolVersion"] == version
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _pump(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            self.lines.put(line)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_line(json.dumps(message).encode())
+
+    def send_line(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def message(self, msg_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A request as this version's client sends it."""
+        if self.version == MODERN:
+            meta = {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            params = {**params, "_meta": meta}
+        return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+
+    def request(self, msg_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.send(self.message(msg_id, method, params))
+        return json.loads(self.reply_line(msg_id))
+
+    def reply_line(self, msg_id: Any) -> bytes:
+        """The next reply to `msg_id`, as written (waiting for it)."""
+        key = json.dumps(msg_id)
+        while not self.replies.get(key):
+            line = self.lines.get(timeout=30)
+            reply = json.loads(line)
+            self.replies.setdefault(json.dumps(reply.get("id")), []).append(line)
+        self.last = self.replies[key].pop(0)
+        return self.last
+
+    def read(self, msg_id: Any, **arguments: Any) -> dict[str, Any]:
+        reply = self.request(msg_id, "tools/call", {"name": "read", "arguments": arguments})
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def quick_reads(self) -> int:
+        reply = self.request("stats", "tools/call", {"name": "stats", "arguments": {}})
+        count: int = reply["result"]["structuredContent"]["quick_reads"]
+        return count
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        finally:
+            self.proc.kill()
+            self.stderr.close()
+
+
+@pytest.fixture(params=[*LEGACY, MODERN])
+def raw(request: pytest.FixtureRequest, workspace: Path) -> Iterator[RawMcp]:
+    server = RawMcp(workspace, request.param)
+    yield server
+    server.close()
+
+
+def load_token_table(raw: RawMcp, path: Path) -> None:
+    """An estimate counts exactly: the first one loads the token table (by the SDK)."""
+    assert raw.read("load", file_path=str(path), estimate=True)["structuredContent"]["type"] == (
+        "estimate"
+    )
+
+
+@pytest.mark.parametrize("msg_id", [7, "read-7"])
+def test_quick_replies_are_the_bytes_the_sdk_sends(
+    raw: RawMcp, workspace: Path, msg_id: int | str
+) -> None:
+    text = workspace / "café.py"
+    text.write_text(TEXT)
+    (workspace / "café.png").symlink_to(text)  # the name sends it to the SDK
+    load_token_table(raw, text)
+    quick = raw.quick_reads()
+
+    def same_reply(arguments: dict[str, Any], kind: str) -> None:
+        replies = []
+        for name in ("café.png", "café.py"):  # the SDK's, then the quick one
+            result = raw.read(msg_id, file_path=name, **arguments)
+            assert result["structuredContent"]["type"] == kind, result
+            replies.append(raw.last)
+        assert replies[0] == replies[1]
+
+    same_reply({"force": True}, "text")
+    same_reply({}, "file_unchanged")  # both names are one file: its read-state
+    same_reply({"offset": 2, "limit": 2, "force": True}, "text")
+    same_reply({"offset": 2, "limit": 2}, "file_unchanged")
+    same_reply({"estimate": True}, "estimate")
+    assert raw.quick_reads() == quick + 5  # every .py read came the quick way
+
+
+def test_quick_refusals_are_the_replies_the_sdk_sends(raw: RawMcp, workspace: Path) -> None:
+    (workspace / "module.py").write_text(TEXT)
+    (workspace / "folder").mkdir()
+    (workspace / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
+    refused = {
+        "not_found": {"file_path": "modul.py"},  # with suggestions
+        "bad_params": {"file_path": "module.py", "offset": "two"},
+        "is_directory": {"file_path": "folder"},
+        "binary": {"file_path": "blob.txt"},
+    }
+
+    def replies() -> list[bytes]:
+        lines = []
+        for kind, arguments in refused.items():
+            result = raw.read(kind, **arguments)
+            assert result["isError"] is True
+            assert result["structuredContent"]["error"]["data"]["kind"] == kind, result
+            lines.append(raw.last)
+        return lines
+
+    by_sdk = replies()  # the token table is not loaded yet: not quick
+    assert raw.quick_reads() == 0
+    load_token_table(raw, workspace / "module.py")
+    assert replies() == by_sdk
+    assert raw.quick_reads() == len(refused)
+    assert b"suggestions" in by_sdk[0]
+
+
+def test_only_plain_read_calls_are_taken_and_each_is_answered_once(
+    raw: RawMcp, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    load_token_table(raw, workspace / "a.txt")
+    read = {"name": "read", "arguments": {"file_path": "a.txt", "force": True}}
+    plain = raw.message("plain", "tools/call", read)
+    others = {
+        # Fields the quick path does not know: the SDK decides what they mean.
+        "extra field": {**plain, "params": {**plain["params"], "task": {"ttl": 1000}}},
+        "other meta": {**plain, "params": {**plain["params"], "_meta": {"custom/x": 1}}},
+        "another version": {
+            **plain,
+            "params": {
+                **plain["params"],
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"},
+            },
+        },
+        "not a read": raw.message("not a read", "tools/call", {"name": "stats", "arguments": {}}),
+        "a float id": {**plain, "id": 1.5},
+    }
+    before = raw.quick_reads()
+    for msg_id, message in others.items():
+        raw.send({**message, "id": message["id"] if msg_id == "a float id" else msg_id})
+    raw.send({**plain, "id": "quick"})
+    raw.send_line(b'{"jsonrpc": "2.0", "id": "broken", "method": "tools/call", "params": {')
+    raw.send({**plain, "id": "quick again"})
+    for msg_id in ["quick", "quick again", *(k for k in others if k != "a float id")]:
+        reply = json.loads(raw.reply_line(msg_id))
+        assert "result" in reply or "error" in reply, reply
+    assert raw.quick_reads() == before + 2
+    raw.request("last", "tools/call", {"name": "stats", "arguments": {}})
+    # No reply left over: none came twice (nor one to the float id or the broken line).
+    assert all(not lines for lines in raw.replies.values()), raw.replies
