@@ -22,6 +22,11 @@ pass/MISS; nothing is asserted, since timings depend on the machine and its load
     the server is stopped (SIGSTOP) while the writes are made, so the events wait in
     the kernel's queue (`max_queued_events`, 16,384 by default), then resumed: how
     fast it drains a burst that arrives all at once.
+(d) a long burst with reads (issue 16): 50,000 rewrites over 1,000 files in 10 folders
+    while 100 other files the session has read are each rewritten once, spread
+    through the burst (by a writer thread, so the notices are read as they come); the
+    time from each read file's write to its notice (p50, max), and the server's CPU
+    time (every thread, from /proc) per watcher event over the burst.
 
 The server is driven by a minimal synchronous JSON-RPC client over stdio (common.py).
 """
@@ -32,6 +37,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -39,6 +45,7 @@ from typing import IO, Any
 from common import (
     READKEEPER_SERVE,
     LspProcess,
+    cpu_seconds,
     machine,
     proc_status,
     scored,
@@ -55,6 +62,8 @@ NOTICE = "readkeeper/didChangeReadFiles"
 TARGET_LATENCY_P95_MS = 100.0
 TARGET_SETUP_S = 3.0
 TARGET_RSS_MB = 200.0
+TARGET_BURST_NOTICE_P50_MS = 100.0  # issue 16, (d)
+TARGET_BURST_NOTICE_MAX_MS = 300.0
 
 
 # --- a server that keeps its notices ------------------------------------------------------
@@ -281,6 +290,77 @@ def bench_burst(root: Path, writes: int, log: IO[bytes], queued: bool) -> dict[s
     }
 
 
+def bench_burst_reads(root: Path, writes: int, reads: int, log: IO[bytes]) -> dict[str, Any]:
+    """(d): `writes` rewrites of 1,000 files while `reads` read files are rewritten once
+    each, evenly spread through the burst: each read file's write -> notice, and the
+    server's CPU time per watcher event."""
+    paths = []
+    for folder in (root / "burst" / f"d{i}" for i in range(10)):
+        folder.mkdir(parents=True)
+        for index in range(100):
+            path = folder / f"f{index:03d}.txt"
+            path.write_text("0\n")
+            paths.append(str(path))
+    read_folder = root / "read"
+    read_folder.mkdir()
+    watched = [str(read_folder / f"r{i:03d}.py") for i in range(reads)]
+    for path in watched:
+        Path(path).write_text("value = 0\n")
+    sentinel = root / "sentinel.txt"
+    sentinel.write_text("before\n")
+    written: dict[str, float] = {}
+    every = max(1, writes // reads)
+
+    def burst() -> None:
+        for i in range(writes):
+            fd = os.open(paths[i % len(paths)], os.O_WRONLY | os.O_TRUNC)
+            os.write(fd, b"%d\n" % i)
+            os.close(fd)
+            if i % every == every // 2 and len(written) < len(watched):
+                path = watched[len(written)]
+                Path(path).write_text(f"value = {i}\n")
+                written[path] = time.perf_counter()
+        sentinel.write_text("after\n")
+        timing["written"] = time.perf_counter()
+
+    timing: dict[str, float] = {}
+    server = Server(root, log)
+    try:
+        server.wait_watching()
+        for path in [*watched, str(sentinel)]:
+            server.request("readkeeper/read", {"file_path": path})
+        before, cpu_before = server.watcher(), cpu_seconds(server.pid)
+        mark = len(server.notices)
+        started = time.perf_counter()
+        writer = threading.Thread(target=burst)
+        writer.start()
+        server.wait_notice(str(sentinel), mark, timeout=300)
+        writer.join()
+        cpu = cpu_seconds(server.pid) - cpu_before
+        after = server.watcher()
+    finally:
+        server.close()
+    noticed: dict[str, float] = {}
+    for arrived, params in server.notices[mark:]:
+        for change in params["changes"]:
+            noticed.setdefault(change["file_path"], arrived)
+    ms = [(noticed[p] - written[p]) * 1000 for p in watched if p in noticed and p in written]
+    events = after["events"] - before["events"]
+    return {
+        **summarize(ms, ("p50_ms", "p95_ms", "max_ms")),
+        "writes": writes,
+        "read_files_written": len(written),
+        "read_files_noticed": len(ms),
+        "events": events,
+        "seconds": time.perf_counter() - started,
+        "write_seconds": timing["written"] - started,
+        "cpu_seconds": cpu,
+        "cpu_us_per_event": cpu / events * 1e6 if events else None,
+        "overflows": after["overflows"] - before["overflows"],
+        "samples_ms": [round(x, 2) for x in ms],
+    }
+
+
 # --- report -------------------------------------------------------------------------------
 
 
@@ -289,6 +369,7 @@ def table(
     setups: list[dict[str, Any]],
     bare: dict[str, float],
     bursts: list[dict[str, Any]],
+    long_burst: dict[str, Any],
 ) -> list[str]:
     """The printed table: each figure beside its target."""
     head = f"{'measure':<58} {'value':>12} {'target':>10}  result"
@@ -334,6 +415,29 @@ def table(
             f"{'resuming' if burst['queued'] else 'the first write'}; "
             f"{burst['coalesced_events']} events coalesced, {burst['overflows']} overflows)"
         )
+    return rows + long_burst_rows(long_burst)
+
+
+def long_burst_rows(d: dict[str, Any]) -> list[str]:
+    """Row (d) of the table."""
+    rows = []
+    rows.append(
+        f"{'(d) ' + format(d['writes'], ',') + '-write burst: read file notice, p50':<58} "
+        f"{d['p50_ms']:>10.1f}ms {'<=100ms':>10}  "
+        f"{verdict(d['p50_ms'], TARGET_BURST_NOTICE_P50_MS)}"
+    )
+    rows.append(
+        f"{'    max':<58} {d['max_ms']:>10.1f}ms {'<=300ms':>10}  "
+        f"{verdict(d['max_ms'], TARGET_BURST_NOTICE_MAX_MS)}"
+    )
+    per_event = d["cpu_us_per_event"] or 0.0
+    rows.append(f"{'    server CPU per watcher event':<58} {per_event:>10.1f}us")
+    rows.append(
+        f"    ({d['read_files_noticed']} of {d['read_files_written']} read files noticed, "
+        f"{d['events']} events written in {d['write_seconds']:.1f} s, "
+        f"{d['cpu_seconds']:.2f} s of CPU in {d['seconds']:.1f} s, "
+        f"{d['overflows']} overflows)"
+    )
     return rows
 
 
@@ -346,12 +450,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--node-modules", type=int, default=20_000, help="folders for (b2)")
     parser.add_argument("--runs", type=int, default=3, help="servers started for (b)")
     parser.add_argument("--burst", type=int, default=5_000, help="writes (2 events each) for (c)")
+    parser.add_argument("--long-burst", type=int, default=50_000, help="writes for (d)")
+    parser.add_argument("--only-long-burst", action="store_true", help="run (d) alone")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
     args = parser.parse_args(argv)
 
     began = time.perf_counter()
     load_before = os.getloadavg()
     with scratch("readkeeper-bench-watch-") as (workdir, log):
+        if args.only_long_burst:
+            long_burst = bench_burst_reads(workdir / "d", args.long_burst, 100, log)
+            print("\n".join(long_burst_rows(long_burst)))
+            return 0
         print("measuring notice latency ...", file=sys.stderr)
         latency = bench_latency(workdir / "a", args.writes, log)
         print(f"generating {args.files:,} files in {args.folders:,} folders ...", file=sys.stderr)
@@ -370,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_burst(workdir / "c", args.burst, log, queued=False),
             bench_burst(workdir / "c2", args.burst, log, queued=True),
         ]
+        print(f"measuring a burst of {args.long_burst:,} writes with reads ...", file=sys.stderr)
+        long_burst = bench_burst_reads(workdir / "d", args.long_burst, 100, log)
 
     meta = {
         **machine(),
@@ -385,11 +497,13 @@ def main(argv: list[str] | None = None) -> int:
         f"load {load_before[0]:.2f}, {meta['seconds']:.0f} s; inotify: max_user_watches "
         f"{meta['max_user_watches']}, max_queued_events {meta['max_queued_events']}"
     )
-    print("\n".join(table(latency, setups, bare, bursts)))
+    print("\n".join(table(latency, setups, bare, bursts, long_burst)))
     targets = {
         "latency_p95_ms": (latency["p95_ms"], TARGET_LATENCY_P95_MS),
         "setup_seconds": (setups[0]["seconds_to_watching"], TARGET_SETUP_S),
         "rss_mb": (setups[0]["rss_mb"], TARGET_RSS_MB),
+        "burst_notice_p50_ms": (long_burst["p50_ms"], TARGET_BURST_NOTICE_P50_MS),
+        "burst_notice_max_ms": (long_burst["max_ms"], TARGET_BURST_NOTICE_MAX_MS),
     }
     report = {
         "meta": meta,
@@ -398,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         "setup": setups,
         "watcher_off": bare,
         "bursts": bursts,
+        "long_burst": long_burst,
     }
     write_json(args.output, report)
     print(f"\nwritten to {args.output}")
