@@ -132,6 +132,8 @@ class ChangeNotices:
                 self._appeared.popleft()
         failure: Exception | None = None
         for fs_change in batch:
+            if not fs_change.folder and not self._read_states.readers(fs_change.path):
+                continue  # nobody has read it: nothing to tell, no edit of ours to wait for
             # Never between one of our edits' rename and its record (locks.py): the
             # agent's own edit would be reported back to it. An edit waiting on the
             # editor (applyEdit) holds it longer: then judge anyway, as before.

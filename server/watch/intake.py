@@ -37,6 +37,7 @@ class Intake:
         self._coalescer = coalescer
         self._lock = lock
         self._counters = counters
+        self._serial = threading.Lock()  # events of several roots' emitters take turns
 
     def rules_for(self, path: str) -> IgnoreRules | None:
         """The ignore rules of the watched root `path` is under, if any."""
@@ -58,7 +59,11 @@ class Intake:
         return Handler()
 
     def on_event(self, event: FileSystemEvent) -> None:
-        """One watchdog event."""
+        """One watchdog event (from any thread: one at a time)."""
+        with self._serial:
+            self._on_event(event)
+
+    def _on_event(self, event: FileSystemEvent) -> None:
         kind = event.event_type
         src = os.fsdecode(event.src_path)
         if kind == "closed":  # a write is complete

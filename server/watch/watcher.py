@@ -402,6 +402,10 @@ class Watcher:
             self.counters.overflows += 1
             self._worker.recheck(self._watches)
 
+    def event(self, event: Any) -> None:
+        """A watchdog event, on the inotify emitter's thread (observer.py)."""
+        self.intake.on_event(event)
+
     def _watchman_lost(self, reason: str) -> None:
         self.leave_soon("watchman", reason)
 
