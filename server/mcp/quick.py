@@ -46,6 +46,9 @@ _PLAIN_META = frozenset(
         "progressToken",
     }
 )
+# A read's call is a few hundred bytes; a longer line (a `write` of a whole file) is
+# never parsed here, only by the SDK.
+_LINE_LIMIT = 64 << 10
 _MESSAGE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _PARAMS_KEYS = frozenset({"name", "arguments", "_meta"})
 
@@ -61,7 +64,9 @@ class QuickCalls:
         """The reply line to `line` when it is a quick read, else None (the SDK's)."""
         front = self.front
         version = front.protocol_version
-        if version is None or front.backend is None or b'"tools/call"' not in line:
+        if version is None or front.backend is None or len(line) > _LINE_LIMIT:
+            return None
+        if b'"tools/call"' not in line:
             return None
         call = _plain_read(line, version)
         if call is None or self.server.cache_hints.get("tools/call") is not None:

@@ -200,6 +200,12 @@ def test_only_plain_read_calls_are_taken_and_each_is_answered_once(
             },
         },
         "not a read": raw.message("not a read", "tools/call", {"name": "stats", "arguments": {}}),
+        # A line longer than a read's call ever is (a write's) is left to the SDK unparsed.
+        "long line": raw.message(
+            "long line",
+            "tools/call",
+            {"name": "read", "arguments": {**read["arguments"], "note": "x" * 70_000}},
+        ),
         "a float id": {**plain, "id": 1.5},
     }
     before = raw.quick_reads()
