@@ -1,7 +1,8 @@
 """Ranged reads of text files too large to hold whole (over `max_size_bytes`).
 
 The lines before the range are skipped by counting newline bytes, without decoding them
-(where a newline is one byte of its own: UTF-8 and single-byte code pages), and lines
+(where a newline is one byte of its own: UTF-8 and single-byte code pages; from where
+the file's line index says, line_index.py, when it was counted before), and lines
 are decoded incrementally, only up to the last line asked for, each cut as it is read,
 so a 2 GB log, or a 2 GB line, can be read in pieces. The lines shown are numbered and
 capped as a whole read's are (text.py); the read-state records the digest of the lines
@@ -20,6 +21,7 @@ from ...files.fileio import OpenedFile, digest, peek
 from ...protocol import TextFile
 from ...settings import Settings
 from ..tokens import TokenCounter
+from .line_index import INDEXES, LineIndexes
 from .text import (
     TextView,
     Window,
@@ -32,6 +34,7 @@ from .text import (
 )
 
 _SAMPLE_BYTES = 64 * 1024
+_ENDING_SAMPLE = 16 * 1024  # of it, judged for the line endings (a few hundred lines)
 
 
 def _stream_codec(encoding: TextEncoding) -> str:
@@ -69,7 +72,7 @@ def _lines(stream: io.TextIOWrapper, keep: int) -> Iterator[tuple[str, int]]:
         yield head, dropped
 
 
-_SEEK_CHUNK = 256 * 1024
+_SEEK_CHUNK = 64 * 1024
 
 
 @functools.lru_cache(maxsize=32)
@@ -93,20 +96,25 @@ def _newline_is_one_byte(name: str) -> bool:
     return all(len(c) == 1 for c in alone) and alone.index("\n") == 0x0A
 
 
-def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]:
+def _line_start(
+    fd: int, offset: int, encoding: TextEncoding, indexes: LineIndexes | None
+) -> tuple[int, int]:
     """Where line `offset` (1-based) starts, found by counting newline bytes without
-    decoding, and how many lines come before it: (byte position, lines). At the end
-    of a file with fewer lines, the start of its last unterminated line or its end.
-    (0, 0) where a newline is not one byte of its own."""
+    decoding (from the nearest boundary the file's line index knows: line_index.py),
+    and how many lines come before it: (byte position, lines). At the end of a file
+    with fewer lines, the start of its last unterminated line or its end. (0, 0) where
+    a newline is not one byte of its own."""
     if offset == 1 or not _newline_is_one_byte(encoding.name):
         return 0, 0
     wanted = offset - 1  # newlines to pass
-    passed = 0
-    position = 0
-    line_start = 0  # after the last newline passed
+    index = indexes.for_file(fd, _SEEK_CHUNK) if indexes is not None else None
+    position, passed = index.resume(wanted) if index is not None else (0, 0)
+    line_start = 0 if position == 0 else None  # after the last newline passed
     while True:
         chunk = os.pread(fd, _SEEK_CHUNK, position)
         if not chunk:
+            if line_start is None:  # counted from a boundary past the last newline
+                return _line_start(fd, offset, encoding, None)
             return line_start, passed  # fewer lines: the last one, unterminated, or the end
         newlines = chunk.count(b"\n")
         if passed + newlines >= wanted:
@@ -115,17 +123,20 @@ def _line_start(fd: int, offset: int, encoding: TextEncoding) -> tuple[int, int]
             line_start = position + chunk.rindex(b"\n") + 1
         passed += newlines
         position += len(chunk)
+        if index is not None and len(chunk) == _SEEK_CHUNK:
+            index.passed(position, passed)
 
 
 def _after_newline(chunk: bytes, count: int) -> int:
     """The position just after the `count`-th newline of `chunk` (which has that many)."""
     begin = 0
-    while True:  # whole blocks first: counting is far cheaper than a find per line
-        in_block = chunk.count(b"\n", begin, begin + 4096)
-        if in_block >= count:
-            break
-        count -= in_block
-        begin += 4096
+    for block in (32768, 4096):  # whole blocks first: counting is far cheaper than a find
+        while True:
+            in_block = chunk.count(b"\n", begin, begin + block)
+            if in_block >= count:
+                break
+            count -= in_block
+            begin += block
     end = begin - 1
     for _ in range(count):
         end = chunk.index(b"\n", end + 1)
@@ -144,7 +155,7 @@ def stream_range(
     except NotText as exc:
         raise not_text(path, exc.reason) from None
     # Lines before the window are skipped by counting newline bytes, not decoded.
-    start, seen = _line_start(opened.fd, window.offset, encoding)  # seen: lines read so far
+    start, seen = _line_start(opened.fd, window.offset, encoding, INDEXES)  # seen: lines passed
     raw = io.FileIO(opened.fd, closefd=False)
     raw.seek(start)
     stream = io.TextIOWrapper(
@@ -198,7 +209,7 @@ def stream_range(
                 tokens=fitted.tokens,
                 encoding=encoding.label,
                 line_ending=line_ending(
-                    sample[len(encoding.bom) :].decode(encoding.name, "ignore")
+                    sample[len(encoding.bom) : _ENDING_SAMPLE].decode(encoding.name, "ignore")
                 ),
                 partial=False,
                 next_offset=None if at_eof else last + 1,
