@@ -146,3 +146,25 @@ def test_ranged_reads_of_a_large_file_go_through_the_index(
         assert index.counts  # the reads counted into it
     finally:
         os.close(fd)
+
+
+def test_a_file_that_keeps_changing_holds_one_index_not_one_per_version(workspace: Path) -> None:
+    kept = workspace / "kept.log"
+    kept.write_bytes(b"line\n" * 10)
+    growing = workspace / "growing.log"
+    growing.write_bytes(b"")
+    kept_fd, growing_fd = os.open(kept, os.O_RDONLY), os.open(growing, os.O_RDONLY)
+    try:
+        indexes = LineIndexes(clock=lambda: long_ago(growing_fd) + 10 * SETTLED_NS)
+        first = indexes.for_file(kept_fd, _SEEK_CHUNK)
+        for size in range(1, KEPT_FILES + 2):  # a log growing between its reads
+            growing.write_bytes(b"x\n" * size)
+            assert indexes.for_file(growing_fd, _SEEK_CHUNK) is not None
+        assert indexes.for_file(kept_fd, _SEEK_CHUNK) is first  # not pushed out
+    finally:
+        os.close(kept_fd)
+        os.close(growing_fd)
+
+
+def test_a_file_that_cannot_be_stat_ed_has_no_index() -> None:
+    assert LineIndexes(clock=lambda: 2**62).for_file(-1, _SEEK_CHUNK) is None  # not open
