@@ -15,11 +15,10 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .core import Readkeeper
 from .errors import ReadkeeperError
 from .protocol import (
     AttachmentsParams,
@@ -33,6 +32,9 @@ from .protocol import (
     structure,
     unstructure,
 )
+
+if TYPE_CHECKING:  # the front ends import this module before they make a core
+    from .core import Readkeeper
 
 log = logging.getLogger("readkeeper")
 

@@ -24,7 +24,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, calls
 from ..attach.client import AttachClient
-from ..core import Readkeeper
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from . import render
@@ -64,6 +63,10 @@ class LocalBackend:
     """A core of our own (no editor serves this workspace)."""
 
     def __init__(self, roots: list[str], why: str = "") -> None:
+        # Imported here, on the thread that chooses the backend at the first call:
+        # `initialize` is answered without waiting for the core's modules.
+        from ..core import Readkeeper
+
         self.core = Readkeeper(roots=roots)
         self.why = why  # why not attached, when there was a reason worth telling
         self.core.start_watching(log.warning)

@@ -328,3 +328,15 @@ print("restored" if state() == before else f"changed: {before} {state()}", flush
     assert done.stdout.decode().split("\n") == ["over the wire", "restored", ""]
     assert "stray output goes to stderr" in done.stderr.decode()
     assert "read: a line in" in done.stderr.decode()
+
+
+def test_the_mcp_front_end_imports_the_core_with_its_first_call_not_at_start() -> None:
+    # `initialize` is answered without the core's modules (about 100 ms here): the first
+    # tool call chooses the backend, and a core of our own imports them then.
+    code = (
+        "import sys, readkeeper.mcp, readkeeper.cli\n"
+        "core = {'readkeeper.core', 'readkeeper.read.pipeline'}\n"
+        "print(sorted(core & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
