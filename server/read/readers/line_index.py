@@ -88,11 +88,6 @@ class LineIndexes:
                 self._indexes.popitem(last=False)
             return index
 
-    def clear(self) -> None:
-        """Forget every index."""
-        with self._lock:
-            self._indexes.clear()
-
 
 INDEXES = LineIndexes()
 
