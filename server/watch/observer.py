@@ -5,9 +5,9 @@ per-user budget shared with the editor and every other tool. watchdog's recursiv
 watch adds one for every folder under the root (node_modules and .git included) and
 quietly skips any folder the kernel refuses, so a monorepo either exhausts the budget
 or ends up half watched without anyone knowing. This module extends watchdog's inotify
-watch group (7.1+) and emitter at five points, and leaves the rest (reading inotify,
-pairing moves, following renamed folders, rebuilding after a queue overflow) to
-watchdog:
+watch group (7.1+), emitter and reader at six points, and leaves the rest (reading
+inotify, pairing moves, following renamed folders, rebuilding after a queue overflow)
+to watchdog:
 
 - the walk that adds watches asks `Hooks.subfolders` which folders to descend into, so
   ignored folders cost no watch and no walk;
@@ -18,7 +18,9 @@ watchdog:
 - a kernel queue overflow is reported (`Hooks.overflowed`), so files agents have read
   can be re-checked;
 - events go from the emitter's thread straight to `Hooks.event`, not through watchdog's
-  event queue and dispatch thread (whose handler stays registered, and idle).
+  event queue and dispatch thread (whose handler stays registered, and idle);
+- inotify is read in batches: once an event is there, `BATCH_SECONDS` pass before the
+  read (each read wakes three threads).
 
 Its threads carry names (`rk-watch-*`, at most 15 bytes) in /proc/<pid>/task/*/comm and `ps -L`.
 Imported only when watching starts, never at server start-up.
@@ -142,7 +144,7 @@ class _Emitter(InotifyEmitter):
     ) -> None:
         super().__init__(event_queue, watch, **kwargs)
         self._hooks = hooks
-        kinds = self._event_filter
+        kinds = getattr(self, "_event_filter", None)  # None: every kind (intake.py sorts)
         self._kinds = None if kinds is None else tuple(kinds)
         self.name = "readkeeper-watch-emitter"
 

@@ -9,12 +9,14 @@ the boundary nearest its line instead of from the top.
 An index is only used while the file is provably the one it was counted from: the same
 device, inode, size, mtime and ctime. The kernel stamps ctime on every change from its
 clock (which nothing short of changing the system clock sets back), so a change after
-the count gives the file a newer ctime. Two changes within one tick of that clock can
-share a ctime, though, so a file changed less than `SETTLED_NS` before it is counted is
-not indexed at all (git's rule for racily clean files): a change after the count then
-lands on a later tick than the file's ctime. A filesystem whose clock runs more than
-that behind this machine's could defeat the rule; the index is a hint for finding
-lines, never a proof of content (a re-read's stub compares the lines' digest).
+the count gives the file a newer ctime. Two changes within one tick of that clock (a
+few milliseconds) can share a ctime, though, so a file changed less than `SETTLED_NS`
+before it is counted is not indexed at all (git's rule for racily clean files): a change
+after the count then lands on a later tick than the file's ctime. On a filesystem that
+keeps whole seconds (FAT keeps mtime to 2 s) the wait is `COARSE_SETTLED_NS`. A
+filesystem whose clock runs behind this machine's by more than that could defeat the
+rule; the index is a hint for finding lines, never a proof of content (a re-read's stub
+compares the lines' digest).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-SETTLED_NS = 2_000_000_000  # how long unchanged before a file's count is kept
+SETTLED_NS = 100_000_000  # how long unchanged before a file's count is kept
+COARSE_SETTLED_NS = 2_000_000_000  # the same where timestamps are whole seconds
 KEPT_FILES = 32  # the files indexed at once (least recently used dropped)
 
 Signature = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
@@ -81,7 +84,7 @@ class LineIndexes:
                 self._indexes.move_to_end(key)
                 return index
             self._indexes.pop(key, None)
-            if self._clock() - max(st.st_mtime_ns, st.st_ctime_ns) < SETTLED_NS:
+            if self._clock() - max(st.st_mtime_ns, st.st_ctime_ns) < settles_after(st):
                 return None
             index = self._indexes[key] = Index(chunk, signature)
             while len(self._indexes) > KEPT_FILES:
@@ -89,6 +92,22 @@ class LineIndexes:
             return index
 
 
+def settles_after(st: os.stat_result) -> int:
+    """How long a file must have been unchanged to be indexed: longer on a filesystem
+    whose timestamps are whole seconds (both of them, to the nanosecond)."""
+    if st.st_mtime_ns % 1_000_000_000 == 0 and st.st_ctime_ns % 1_000_000_000 == 0:
+        return COARSE_SETTLED_NS
+    return SETTLED_NS
+
+
 INDEXES = LineIndexes()
 
-__all__ = ["INDEXES", "KEPT_FILES", "SETTLED_NS", "Index", "LineIndexes"]
+__all__ = [
+    "COARSE_SETTLED_NS",
+    "INDEXES",
+    "KEPT_FILES",
+    "SETTLED_NS",
+    "Index",
+    "LineIndexes",
+    "settles_after",
+]
