@@ -2,8 +2,9 @@
 tiktoken only when the estimate comes near a cap.
 
 Text reads are counted exactly (the `tokens` an agent budgets with is the count, not a
-guess), and cheaply: `numbered` sums per-line counts that a memo keeps across reads and
-files, instead of counting the joined text (about 10 ms per 80 KB). For other text
+guess), and cheaply: a numbered text that fits its cap costs one count of the lines
+never seen before (joined) plus memoized counts of the lines seen again; a text cut at
+its cap is counted line by line (`NumberedLines`). For other text
 (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
 answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
 stays above one byte per token.
@@ -66,6 +67,7 @@ class TokenCounter:
         self._lock = threading.Lock()
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
         self._memo_chars = 0  # characters of the lines in the memo
+        self._seen: set[int] = set()  # hashes of lines counted once, in a joined text
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
         self._loader: threading.Thread | None = None  # the background load, once started
         self._loader_lock = threading.Lock()
@@ -163,22 +165,54 @@ class TokenCounter:
 
     def _numbered_line_counts(self, lines: Sequence[str], start: int, width: int) -> list[int]:
         """Tokens of each numbered line with the newline that follows it in the text."""
-        memo = self._line_memo
-        found: list[int | None] = list(map(memo.get, lines))
+        found: list[int | None] = list(map(self._line_memo.get, lines))
         if None in found:
             encode = self._load().encode_ordinary
             for i, count in enumerate(found):
                 if count is None:
-                    line = lines[i]
-                    count = found[i] = len(encode(f"{SEPARATOR}{line}\n"))
-                    if len(line) <= MEMO_LINE_CHARS:
-                        if len(memo) >= MEMO_LINES or self._memo_chars > MEMO_CHARS:
-                            memo.clear()
-                            self._memo_chars = 0
-                        memo[line] = count
-                        self._memo_chars += len(line)
+                    found[i] = self._remember(lines[i], len(encode(f"{SEPARATOR}{lines[i]}\n")))
         counts = cast("list[int]", found)  # every None was replaced above
         return list(map(int.__add__, counts, self._number_counts(start, len(lines), width)))
+
+    def _remember(self, line: str, count: int) -> int:
+        """Keep `count`, the tokens of `line` with its tab and newline, in the memo."""
+        memo = self._line_memo
+        if len(line) <= MEMO_LINE_CHARS:
+            if len(memo) >= MEMO_LINES or self._memo_chars > MEMO_CHARS:
+                memo.clear()
+                self._memo_chars = 0
+            memo[line] = count
+            self._memo_chars += len(line)
+        return count
+
+    def _numbered_total(self, lines: Sequence[str], start: int, width: int) -> int:
+        """Tokens of the numbered lines, each with the newline that follows it, counted
+        without a call per line: lines in the memo cost nothing; a line seen before (in
+        this text or an earlier one) is counted alone and remembered, since it comes up
+        again; the rest are counted in one text, each after a "0" (one token of its
+        own, where the line's number stands in the numbered text, so the pieces and
+        the count are the same: `NumberedLines`)."""
+        memo, seen = self._line_memo, self._seen
+        encode = self._load().encode_ordinary
+        total = 0
+        alone: list[str] = []
+        for line in lines:
+            count = memo.get(line)
+            if count is None:
+                key = hash(line)
+                if key in seen and len(line) <= MEMO_LINE_CHARS:
+                    count = self._remember(line, len(encode(f"{SEPARATOR}{line}\n")))
+                else:
+                    if len(seen) >= MEMO_LINES:
+                        seen.clear()
+                    seen.add(key)
+                    alone.append(line)
+                    continue
+            total += count
+        if alone:
+            joined = "".join([f"0{SEPARATOR}{line}\n" for line in alone])
+            total += len(encode(joined)) - len(alone)
+        return total + sum(self._number_counts(start, len(lines), width))
 
     def _number_counts(self, start: int, count: int, width: int) -> list[int]:
         """Tokens of each line number (`numbering.number`) from `start` on."""
@@ -210,8 +244,12 @@ class NumberedLines:
     (digits are pieces of their own, the tab starts the next), so a line's count is its
     number's plus that of the tab, the line and the newline, which depends on the
     line alone: the per-line memo of the counter serves it for every line number, in
-    every file. tests/read/test_tokens_numbered.py checks the sum against a count of the
-    joined text on real files.
+    every file. For the same reason, lines counted together, each after a "0" standing
+    for its number, come to the sum of their counts plus one token per "0": the whole
+    count (`tokens()`) counts the lines not in the memo that way, in one call, and the
+    counts line by line are made only for a cut (`longest_fit`, `tokens(n)`).
+    tests/read/test_tokens_numbered.py checks both against a count of the joined text
+    on real files.
     """
 
     def __init__(
@@ -221,22 +259,45 @@ class NumberedLines:
         self._lines = lines
         self._start = start
         self._width = width
-        self.per_line = counter._numbered_line_counts(lines, start, width)
-        self._sums = list(accumulate(self.per_line, initial=0))
+        self._per_line: list[int] | None = None
+        self._sums: list[int] = []
+        self._total: int | None = None
+
+    @property
+    def per_line(self) -> list[int]:
+        """Tokens of each numbered line with its newline (counted on first use: a text
+        that fits its cap is counted whole, `tokens()`, and never needs them)."""
+        self._line_sums()
+        assert self._per_line is not None
+        return self._per_line
+
+    def _line_sums(self) -> list[int]:
+        """The running sums of `per_line`, counting the lines the first time."""
+        if self._per_line is None:
+            counter = self._counter
+            self._per_line = counter._numbered_line_counts(self._lines, self._start, self._width)
+            self._sums = list(accumulate(self._per_line, initial=0))
+        return self._sums
 
     def tokens(self, count: int | None = None) -> int:
         """Tokens of the first `count` lines (default: all) joined with newlines."""
+        whole = count is None or count == len(self._lines)
         count = len(self._lines) if count is None else count
         if count == 0:
             return 0
         last = count - 1
         last_line = self._counter._last_line(self._lines[last], self._start + last, self._width)
-        return self._sums[last] + last_line
+        if whole and self._per_line is None:
+            if self._total is None:
+                before = self._lines[:last]
+                self._total = self._counter._numbered_total(before, self._start, self._width)
+            return self._total + last_line
+        return self._line_sums()[last] + last_line
 
     def longest_fit(self, budget: int) -> int:
         """The most leading lines whose joined text is at most `budget` tokens."""
         # Lines that fit with their newlines; the next one may too, without its newline.
-        fits = min(bisect_right(self._sums, budget), len(self._lines))
+        fits = min(bisect_right(self._line_sums(), budget), len(self._lines))
         while fits > 0 and self.tokens(fits) > budget:
             fits -= 1
         return fits

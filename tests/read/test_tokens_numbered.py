@@ -97,25 +97,76 @@ def test_the_longest_fit_is_the_true_largest(width: int) -> None:
         assert fits == expected, budget
 
 
+class EncodeSpy:
+    """The counter's encoding, keeping every text it is asked to count."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.encoded: list[str] = []
+        self._original = counter._load()
+        counter._encoding = self
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.encoded.append(text)
+        result: list[int] = self._original.encode_ordinary(text)
+        return result
+
+    def lines_counted(self) -> list[str]:
+        """The texts counted for lines (not for line numbers, which have no tab)."""
+        return [text for text in self.encoded if "\t" in text]
+
+
 def test_a_line_counted_once_is_not_counted_again_under_another_number() -> None:
     counter = TokenCounter()
-    encoded: list[str] = []
-    encoding = counter._load()
-    original = encoding.encode_ordinary
-
-    class Spy:
-        def encode_ordinary(self, text: str) -> list[int]:
-            encoded.append(text)
-            result: list[int] = original(text)
-            return result
-
-    counter._encoding = Spy()
-    counter.numbered(["alpha = 1", "beta = 2"], 1)
-    encoded.clear()
+    spy = EncodeSpy(counter)
+    count_each(counter, ["alpha = 1", "beta = 2"])
+    spy.encoded.clear()
     again = counter.numbered(["beta = 2", "alpha = 1"], 500)
-    assert "\talpha = 1\n" not in encoded
-    assert "\tbeta = 2\n" not in encoded
     assert again.tokens() == counter.count(numbered(["beta = 2", "alpha = 1"], 500))
+    assert again.tokens(1) == counter.count(numbered(["beta = 2"], 500))
+    assert "\talpha = 1\n" not in spy.encoded
+    assert "\tbeta = 2\n" not in spy.encoded
+
+
+def test_lines_never_seen_are_counted_in_one_text_and_lines_seen_again_alone() -> None:
+    counter = TokenCounter()
+    spy = EncodeSpy(counter)
+
+    def whole(lines: list[str], start: int) -> list[str]:
+        """Count the numbered lines whole: the texts counted for them, in order."""
+        spy.encoded.clear()
+        tokens = counter.numbered(lines, start).tokens()
+        counted = spy.lines_counted()
+        assert tokens == counter.count(numbered(lines, start))
+        return counted
+
+    # The last line (without a newline) alone; the lines never seen in one text, each
+    # after a "0"; "x = 1", seen again in the same text, alone.
+    assert whole(["import os", "x = 1", "x = 1", "def f():", "    return x", "end"], 1) == [
+        "\tend",
+        "\tx = 1\n",
+        "0\timport os\n0\tx = 1\n0\tdef f():\n0\t    return x\n",
+    ]
+    second = ["import os", "x = 1", "y = 2", "end"]
+    assert whole(second, 7) == ["\tend", "\timport os\n", "0\ty = 2\n"]
+    assert whole(second, 3) == ["\tend", "\ty = 2\n"]  # the rest are remembered
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_whole_count_of_lines_never_seen_is_the_count_of_the_joined_text(width: int) -> None:
+    # A counter of its own per file: every line but repeats is counted in one text.
+    checked = 0
+    for path in real_files()[::7]:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        lines = [line.removesuffix("\r") for line in split_lines(text)][:2000]
+        counter = TokenCounter()
+        assert counter.numbered(lines, 1, width).tokens() == counter.count(
+            numbered(lines, 1, width)
+        ), path
+        checked += 1
+    assert checked >= 40
 
 
 # Lines as a hostile or odd file may hold them: every kind of space and line separator
@@ -142,6 +193,11 @@ def test_any_lines_count_as_the_joined_text(lines: list[str], start: int, width:
 # --- the per-line memo's bounds (its memory) ----------------------------------------------
 
 
+def count_each(counter: TokenCounter, lines: list[str]) -> list[int]:
+    """Count `lines` line by line (`NumberedLines.per_line`), as a cut needs them."""
+    return counter.numbered(lines, 1).per_line
+
+
 def memo_size(counter: TokenCounter) -> int:
     return len(counter._line_memo)
 
@@ -149,16 +205,16 @@ def memo_size(counter: TokenCounter) -> int:
 def test_lines_up_to_the_memo_line_length_are_remembered_and_longer_ones_are_not() -> None:
     counter = TokenCounter()
     at_limit, over = "a" * MEMO_LINE_CHARS, "b" * (MEMO_LINE_CHARS + 1)
-    counter.numbered([at_limit, over], 1)
+    count_each(counter, [at_limit, over])
     assert at_limit in counter._line_memo
     assert over not in counter._line_memo
 
 
 def test_the_memo_starts_afresh_past_its_number_of_lines() -> None:
     counter = TokenCounter()
-    counter.numbered([f"x{i}" for i in range(MEMO_LINES)], 1)
+    count_each(counter, [f"x{i}" for i in range(MEMO_LINES)])
     assert memo_size(counter) == MEMO_LINES
-    counter.numbered(["one line more"], 1)
+    count_each(counter, ["one line more"])
     assert memo_size(counter) == 1
 
 
@@ -169,11 +225,11 @@ def test_the_memo_starts_afresh_past_its_characters_and_counts_them_from_zero() 
     fill = MEMO_CHARS // width
     for _round in range(2):  # the first fill, then the fill after a fresh start
         already = memo_size(counter)
-        counter.numbered([next(lines) for _ in range(fill - already)], 1)
+        count_each(counter, [next(lines) for _ in range(fill - already)])
         assert memo_size(counter) == fill  # exactly MEMO_CHARS characters: kept
-        counter.numbered(["1"], 1)  # one more character: over, but checked before adding
+        count_each(counter, ["1"])  # one more character: over, but checked before adding
         assert memo_size(counter) == fill + 1
-        counter.numbered([next(lines)], 1)  # over the limit: it starts afresh
+        count_each(counter, [next(lines)])  # over the limit: it starts afresh
         assert memo_size(counter) == 1
 
 
@@ -189,3 +245,11 @@ def test_the_longest_fit_of_a_budget_below_zero_is_no_line() -> None:
     counts = COUNTER.numbered(["alpha = 1", "beta = 2"], 1)
     assert counts.longest_fit(-1) == 0
     assert counts.longest_fit(-100) == 0
+
+
+def test_the_lines_seen_start_afresh_past_the_memo_s_number_of_lines() -> None:
+    counter = TokenCounter()
+    counter.numbered([f"y{i}" for i in range(MEMO_LINES)] + ["last"], 1).tokens()
+    assert len(counter._seen) == MEMO_LINES  # every line but the last, seen once
+    counter.numbered(["one line more", "last"], 1).tokens()
+    assert len(counter._seen) == 1
