@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_core_helpers import Watching
 
 from helpers import wait_until
 from readkeeper.files import locks
 from readkeeper.watch import changes
 from readkeeper.watch.intake import event_filter
 from readkeeper.watch.observer import PrunedObserver
+from watch_core_helpers import Watching
 from watch_helpers import make
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_core_helpers import Watching, wait_for
 
 from readkeeper.core import Readkeeper
 from readkeeper.files.ignore import IgnoreRules
@@ -31,6 +30,7 @@ from readkeeper.protocol import (
 )
 from readkeeper.watch.probes import filesystem_type
 from readkeeper.watch.watcher import Watcher, outermost
+from watch_core_helpers import Watching, wait_for
 from watch_helpers import make, save_like_a_formatter
 
 
