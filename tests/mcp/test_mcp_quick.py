@@ -1,5 +1,6 @@
 """Quick reads answered from their stdin line (`readkeeper.mcp.quick`) send the very
-bytes the SDK's handler sends for the same read, in every protocol version, and every
+bytes the SDK's handler sends for the same read (in the oldest and the newest version
+reached by the initialize handshake, and in 2026-07-28, which has none), and every
 request still gets exactly one reply.
 
 `calls.quick` sends a read to the SDK when its file's name says image, PDF or
