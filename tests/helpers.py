@@ -145,3 +145,28 @@ class Prompted(ReadkeeperClient):
 
     def buttons(self) -> list[list[str]]:
         return [titles for _, titles in self.prompts]
+
+
+def refused_reads(workspace: Path, text: str) -> dict[str, dict[str, object]]:
+    """Files in `workspace` that reads are refused for, and the reads, by refusal kind:
+    a missing file (with suggestions, `module.py` being there), a bad param, a folder,
+    a binary file."""
+    (workspace / "module.py").write_text(text)
+    (workspace / "folder").mkdir()
+    (workspace / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
+    return {
+        "not_found": {"file_path": "modul.py"},
+        "bad_params": {"file_path": "module.py", "offset": "two"},
+        "is_directory": {"file_path": "folder"},
+        "binary": {"file_path": "blob.txt"},
+    }
+
+
+def text_with_png_twin(workspace: Path, text: str) -> Path:
+    """`café.py` holding `text`, and `café.png`, a symlink to it: front ends serve a read
+    of the `.py` name the quick way, and of the `.png` one (a name that says image) the
+    usual way, so the two replies of one read can be compared."""
+    path = workspace / "café.py"
+    path.write_text(text)
+    (workspace / "café.png").symlink_to(path)
+    return path

@@ -22,7 +22,7 @@ import pytest
 from raw_lsp import RawServer
 
 from conftest import start_session
-from helpers import BUTTONS, Prompted
+from helpers import BUTTONS, Prompted, refused_reads, text_with_png_twin
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 
@@ -80,9 +80,7 @@ def test_quick_reads_are_text_reads_once_the_token_table_is_loaded(workspace: Pa
 def test_inline_replies_are_the_bytes_the_handler_sends(
     raw: RawServer, workspace: Path, msg_id: int | str
 ) -> None:
-    text = workspace / "café.py"
-    text.write_text(TEXT)
-    (workspace / "café.png").symlink_to(text)  # the name sends it to the handler
+    text = text_with_png_twin(workspace, TEXT)
     load_token_table(raw, text)
 
     def same_reply(params: dict[str, Any], kind: str) -> None:
@@ -104,15 +102,7 @@ def test_inline_replies_are_the_bytes_the_handler_sends(
 
 
 def test_inline_refusals_are_the_replies_the_handler_sends(raw: RawServer, workspace: Path) -> None:
-    (workspace / "module.py").write_text(TEXT)
-    (workspace / "folder").mkdir()
-    (workspace / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
-    refused = {
-        "not_found": {"file_path": "modul.py"},  # with suggestions
-        "bad_params": {"file_path": "module.py", "offset": "two"},
-        "is_directory": {"file_path": "folder"},
-        "binary": {"file_path": "blob.txt"},
-    }
+    refused = refused_reads(workspace, TEXT)
 
     def replies() -> list[bytes]:
         frames = []

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import pytest
 
+from helpers import refused_reads, text_with_png_twin
 from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
 
 TEXT = "def café():\n    return '漢字 and 🙂'\n\nprint(café())\n" + "x = 1\n" * 40
@@ -132,9 +133,7 @@ def load_token_table(raw: RawMcp, path: Path) -> None:
 def test_quick_replies_are_the_bytes_the_sdk_sends(
     raw: RawMcp, workspace: Path, msg_id: int | str
 ) -> None:
-    text = workspace / "café.py"
-    text.write_text(TEXT)
-    (workspace / "café.png").symlink_to(text)  # the name sends it to the SDK
+    text = text_with_png_twin(workspace, TEXT)
     load_token_table(raw, text)
     quick = raw.quick_reads()
 
@@ -155,15 +154,7 @@ def test_quick_replies_are_the_bytes_the_sdk_sends(
 
 
 def test_quick_refusals_are_the_replies_the_sdk_sends(raw: RawMcp, workspace: Path) -> None:
-    (workspace / "module.py").write_text(TEXT)
-    (workspace / "folder").mkdir()
-    (workspace / "blob.txt").write_bytes(b"\x00\x01\x02" * 100)
-    refused = {
-        "not_found": {"file_path": "modul.py"},  # with suggestions
-        "bad_params": {"file_path": "module.py", "offset": "two"},
-        "is_directory": {"file_path": "folder"},
-        "binary": {"file_path": "blob.txt"},
-    }
+    refused = refused_reads(workspace, TEXT)
 
     def replies() -> list[bytes]:
         lines = []
