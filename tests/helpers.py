@@ -12,6 +12,7 @@ import inspect
 import os
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -170,3 +171,16 @@ def text_with_png_twin(workspace: Path, text: str) -> Path:
     path.write_text(text)
     (workspace / "café.png").symlink_to(path)
     return path
+
+
+def stdlib_text_files() -> list[Path]:
+    """CPython's standard library as text: Python of every style, and the text, data and
+    markup files it ships, in a stable order (callers take every n-th)."""
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    return sorted(
+        p
+        for p in lib.rglob("*")
+        if p.suffix in {".py", ".txt", ".json", ".html", ".xml", ".cfg", ".rst", ".csv"}
+        and "site-packages" not in p.parts
+        and p.is_file()
+    )

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import read, refused, text_file, wait_until
+from helpers import read, refused, stdlib_text_files, text_file, wait_until
 from readkeeper import render
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -60,13 +60,7 @@ def real_texts() -> list[tuple[str, str]]:
     Python, text, data and markup), its CJK test files (legacy encodings and UTF-8), and
     this repository's own sources and README."""
     lib = Path(sysconfig.get_paths()["stdlib"])
-    stdlib = sorted(
-        p
-        for p in lib.rglob("*")
-        if p.suffix in {".py", ".txt", ".json", ".html", ".xml", ".cfg", ".rst", ".csv"}
-        and "site-packages" not in p.parts
-        and p.is_file()
-    )[::8][:250]
+    stdlib = stdlib_text_files()[::8][:250]
     cjk = sorted((lib / "test" / "cjkencodings").glob("*.txt"))
     own = sorted(p for folder in ("server", "attachments") for p in (REPO / folder).rglob("*.py"))
     texts = []

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import stdlib_text_files
 from readkeeper.read.readers.text import split_lines
 from readkeeper.read.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
 
@@ -27,15 +28,7 @@ def numbered(lines: list[str], start: int, width: int = 6) -> str:
 def real_files() -> list[Path]:
     """About 350 files of CPython's standard library: Python of every style, and the
     text, data and markup files it ships (every 4th file, in a stable order)."""
-    lib = Path(sysconfig.get_paths()["stdlib"])
-    found = sorted(
-        p
-        for p in lib.rglob("*")
-        if p.suffix in {".py", ".txt", ".json", ".html", ".xml", ".cfg", ".rst", ".csv"}
-        and "site-packages" not in p.parts
-        and p.is_file()
-    )
-    return found[::4][:350]
+    return stdlib_text_files()[::4][:350]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
