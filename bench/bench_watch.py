@@ -232,19 +232,32 @@ def watcher_off(root: Path, log: IO[bytes]) -> dict[str, float]:
 # --- (c) a burst of events ----------------------------------------------------------------
 
 
-def bench_burst(root: Path, writes: int, log: IO[bytes], queued: bool) -> dict[str, Any]:
-    """`writes` rewrites of 1,000 files (two of them read), each an open-truncate, a
-    write and a close: about two inotify events each. Live, the watcher keeps up with
-    this process writing; queued, the server is stopped (SIGSTOP) while the events pile
-    up in the kernel's queue, then resumed: how fast it drains them."""
-    folders = [root / "burst" / f"d{i}" for i in range(10)]
+def burst_files(root: Path) -> list[str]:
+    """The 1,000 files of a burst, 100 in each of 10 folders under `root / "burst"`."""
     paths = []
-    for folder in folders:
+    for i in range(10):
+        folder = root / "burst" / f"d{i}"
         folder.mkdir(parents=True)
         for index in range(100):
             path = folder / f"f{index:03d}.txt"
             path.write_text("0\n")
             paths.append(str(path))
+    return paths
+
+
+def rewrite(path: str, i: int) -> None:
+    """One write of a burst: open-truncate, write, close (about two inotify events)."""
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, b"%d\n" % i)
+    os.close(fd)
+
+
+def bench_burst(root: Path, writes: int, log: IO[bytes], queued: bool) -> dict[str, Any]:
+    """`writes` rewrites of 1,000 files (two of them read), each an open-truncate, a
+    write and a close: about two inotify events each. Live, the watcher keeps up with
+    this process writing; queued, the server is stopped (SIGSTOP) while the events pile
+    up in the kernel's queue, then resumed: how fast it drains them."""
+    paths = burst_files(root)
     first, last = paths[0], paths[-1]
     # Written once after the burst: its notice comes once every earlier event is handled.
     sentinel = root / "burst" / "sentinel.txt"
@@ -260,9 +273,7 @@ def bench_burst(root: Path, writes: int, log: IO[bytes], queued: bool) -> dict[s
             os.kill(server.pid, signal.SIGSTOP)
         started = time.perf_counter()
         for i in range(writes):
-            fd = os.open(paths[i % len(paths)], os.O_WRONLY | os.O_TRUNC)
-            os.write(fd, b"%d\n" % i)
-            os.close(fd)
+            rewrite(paths[i % len(paths)], i)
         sentinel.write_text("after\n")
         burst_done = time.perf_counter()
         if queued:
@@ -294,13 +305,7 @@ def bench_burst_reads(root: Path, writes: int, reads: int, log: IO[bytes]) -> di
     """(d): `writes` rewrites of 1,000 files while `reads` read files are rewritten once
     each, evenly spread through the burst: each read file's write -> notice, and the
     server's CPU time per watcher event."""
-    paths = []
-    for folder in (root / "burst" / f"d{i}" for i in range(10)):
-        folder.mkdir(parents=True)
-        for index in range(100):
-            path = folder / f"f{index:03d}.txt"
-            path.write_text("0\n")
-            paths.append(str(path))
+    paths = burst_files(root)
     read_folder = root / "read"
     read_folder.mkdir()
     watched = [str(read_folder / f"r{i:03d}.py") for i in range(reads)]
@@ -313,9 +318,7 @@ def bench_burst_reads(root: Path, writes: int, reads: int, log: IO[bytes]) -> di
 
     def burst() -> None:
         for i in range(writes):
-            fd = os.open(paths[i % len(paths)], os.O_WRONLY | os.O_TRUNC)
-            os.write(fd, b"%d\n" % i)
-            os.close(fd)
+            rewrite(paths[i % len(paths)], i)
             if i % every == every // 2 and len(written) < len(watched):
                 path = watched[len(written)]
                 Path(path).write_text(f"value = {i}\n")
