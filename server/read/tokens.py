@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
@@ -170,12 +170,14 @@ class TokenCounter:
             encode = self._load().encode_ordinary
             for i, count in enumerate(found):
                 if count is None:
-                    found[i] = self._remember(lines[i], len(encode(f"{SEPARATOR}{lines[i]}\n")))
+                    found[i] = self._count_alone(lines[i], encode)
         counts = cast("list[int]", found)  # every None was replaced above
         return list(map(int.__add__, counts, self._number_counts(start, len(lines), width)))
 
-    def _remember(self, line: str, count: int) -> int:
-        """Keep `count`, the tokens of `line` with its tab and newline, in the memo."""
+    def _count_alone(self, line: str, encode: Callable[[str], list[int]]) -> int:
+        """The tokens of `line` with its tab and newline, counted by itself, and kept in
+        the memo when the line is short enough (`MEMO_LINE_CHARS`)."""
+        count = len(encode(f"{SEPARATOR}{line}\n"))
         memo = self._line_memo
         if len(line) <= MEMO_LINE_CHARS:
             if len(memo) >= MEMO_LINES or self._memo_chars > MEMO_CHARS:
@@ -201,7 +203,7 @@ class TokenCounter:
             if count is None:
                 key = hash(line)
                 if key in seen and len(line) <= MEMO_LINE_CHARS:
-                    count = self._remember(line, len(encode(f"{SEPARATOR}{line}\n")))
+                    count = self._count_alone(line, encode)
                 else:
                     if len(seen) >= MEMO_LINES:
                         seen.clear()
