@@ -1,2 +1,3 @@
 """Watching the workspace: the watcher (`watcher.Watcher`, the way in) with its backends
-(watchdog's observer, Watchman, polling), and the change notices it feeds (`changes`)."""
+(inotify, Watchman, polling; watchdog's observer off Linux), and the change notices it
+feeds (`changes`)."""

@@ -1,8 +1,9 @@
 """The backends: which one watches the workspace, what it falls back to, and starting
-and stopping watchdog's observer.
+the observer.
 
-The `watcher` setting picks the backend: a watchdog observer (`inotify`; watchdog is
-imported then, not at start-up), Watchman (watchman.py) or polling. `auto` uses Watchman
+The `watcher` setting picks the backend: the observer (`inotify`: readkeeper's own
+inotify reader on Linux, inotify.py; watchdog's observer elsewhere, imported then, not
+at start-up), Watchman (watchman.py) or polling. `auto` uses Watchman
 when it already watches every root, or when the inotify setup walk passes
 `_WATCHMAN_OVER_FOLDERS` folders (Linux), else the observer. The fallback goes Watchman,
 then inotify, then polling: a backend that cannot be reached, breaks for good, or is
@@ -15,13 +16,15 @@ import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..settings import Settings
 from . import watchman
+from .intake import event_filter
 
 if TYPE_CHECKING:
-    from .observer import Hooks
+    from .inotify import Hooks
+    from .intake import Intake
 
 Backend = Literal["watchman", "inotify", "polling"]
 
@@ -70,38 +73,69 @@ def fallback_message(left: Backend, reason: str, successor: Backend, interval: f
 
 
 class Unsupported(Exception):
-    """The backend cannot work here at all (the installed watchdog lacks its hooks)."""
+    """The backend cannot work here at all (this libc lacks inotify's calls)."""
 
 
 class TooBig(Exception):
     """`auto`: the inotify setup walk passed the folders Watchman takes over at."""
 
 
-def start_observer(hooks: Hooks) -> Any:
-    """A started watchdog observer: on Linux the pruned inotify one (observer.py), which
-    asks `hooks` where to descend and reports limits and overflows to it."""
+class Observer(Protocol):
+    """What watches the roots when Watchman does not: inotify.py's reader on Linux,
+    watchdog's observer elsewhere."""
+
+    def watch(self, root: str) -> Any:
+        """Watch `root` recursively; the handle `unwatch` takes."""
+        ...
+
+    def unwatch(self, handle: Any) -> None:
+        """Stop watching one root."""
+        ...
+
+    def stop(self) -> None:
+        """Stop every watch, and the threads, waiting for them."""
+        ...
+
+
+def start_observer(hooks: Hooks, intake: Intake) -> Observer:
+    """A started observer: on Linux readkeeper's own inotify reader (inotify.py), which
+    asks `hooks` where to descend, reports limits and overflows to it, and hands it
+    each change; elsewhere watchdog's, whose events go to `intake`."""
     if sys.platform.startswith("linux"):
-        from . import observer as pruned
+        from . import inotify
 
-        if not pruned.COMPATIBLE:
-            raise Unsupported("the installed watchdog lacks the inotify hooks readkeeper extends")
-        observer: Any = pruned.PrunedObserver(hooks)
-    else:  # FSEvents, ReadDirectoryChangesW: one watch per tree, nothing to prune
-        from watchdog.observers import Observer
-
-        observer = Observer()
-    observer.start()
+        if not inotify.watches_supported():
+            raise Unsupported("this C library lacks inotify's calls")
+        observer: Observer = inotify.Inotify(hooks)
+    else:
+        observer = _Watchdog(intake)
     return observer
 
 
-def stop_observer(observer: Any) -> None:
-    """Stop a watchdog observer and every watch it holds, waiting for its threads."""
-    if observer is None:
-        return
-    with contextlib.suppress(Exception):
-        observer.stop()
-    with contextlib.suppress(RuntimeError):
-        observer.join(STOP_TIMEOUT)
+class _Watchdog:
+    """watchdog's observer (FSEvents, ReadDirectoryChangesW: one watch per tree, nothing
+    to prune), its events through `Intake.handler`."""
+
+    def __init__(self, intake: Intake) -> None:
+        from watchdog.observers import Observer as WatchdogObserver
+
+        self._intake = intake
+        self._observer = WatchdogObserver()
+        self._observer.start()
+
+    def watch(self, root: str) -> Any:
+        handler = self._intake.handler()
+        return self._observer.schedule(handler, root, recursive=True, event_filter=event_filter())
+
+    def unwatch(self, handle: Any) -> None:
+        with contextlib.suppress(Exception):
+            self._observer.unschedule(handle)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._observer.stop()
+        with contextlib.suppress(RuntimeError):
+            self._observer.join(STOP_TIMEOUT)
 
 
 @dataclass

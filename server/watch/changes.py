@@ -391,9 +391,9 @@ class ChangeNotices:
         self, path: str, known: str, size: int | None, work: _Batch
     ) -> tuple[str, Look] | None:
         """A file that appeared lately with exactly the content the session knows of
-        `path`, which is gone: `path` was moved there. (watchdog pairs the two halves
-        of a rename itself, but gives up after half a second; this covers that, and a
-        move seen as a delete plus a create.)"""
+        `path`, which is gone: `path` was moved there. (The backends pair the two
+        halves of a rename themselves, but only within a moment; this covers a move
+        seen as a delete plus a create.)"""
         if not known.startswith("=") or known == _EMPTY or not size:
             return None
         with self._lock:

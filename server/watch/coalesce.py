@@ -22,9 +22,10 @@ Kind = Literal["modified", "created", "deleted", "moved"]
 # A path a writer still holds open (modified, no close seen yet) waits this long for
 # the close before it is looked at anyway; and no path waits longer than _MAX_DELAY.
 _OPEN_WRITE_GRACE = 0.5
-# A path gone waits this long for the other half of a rename: watchdog pairs the two
-# halves only within half a second, and a busy machine can split them into a delete
-# and, a moment later, a create, which change notices then pair by content.
+# A path gone waits this long for the other half of a rename: the backends pair the two
+# halves only within a moment (inotify.py: `PAIR_SECONDS`), and a busy machine can
+# split them into a delete and, a moment later, a create, which change notices then
+# pair by content.
 _UNPAIRED_MOVE_GRACE = 0.5
 _MAX_DELAY = 2.0
 

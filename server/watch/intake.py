@@ -1,6 +1,7 @@
 """Intake: the events a backend reports, through the ignore rules, into the coalescer.
 
-Both backends end here: watchdog's events (through the handler `Intake.handler` makes,
+Every backend ends here: the changes readkeeper's inotify reader sees (`Intake.note`,
+on Linux), watchdog's events elsewhere (through the handler `Intake.handler` makes,
 subscribed to the kinds `event_filter` lists) and Watchman's reports
 (`Intake.watchman_changed`). Paths the ignore rules skip (VCS folders, `watch_exclude`,
 .gitignore'd paths: ignore.py) are counted and dropped; a .gitignore edit applies to

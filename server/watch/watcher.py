@@ -7,10 +7,10 @@ answer. `Watcher` is the way in; it sets up the backends and runs the worker thr
 and leaves each step to a module of its own:
 
 - backends.py: which backend watches (the `watcher` setting, `auto`), what it falls
-  back to, and starting watchdog's observer (observer.py on Linux) or Watchman
-  (watchman.py). One backend watches every workspace root, set up after `initialized`
-  by a setup thread, so a large workspace never holds up a request; roots added later
-  are watched the same way.
+  back to, and starting the observer (readkeeper's own inotify reader on Linux,
+  inotify.py; watchdog's elsewhere) or Watchman (watchman.py). One backend watches
+  every workspace root, set up after `initialized` by a setup thread, so a large
+  workspace never holds up a request; roots added later are watched the same way.
 - intake.py: the backend's events, through the ignore rules (VCS folders,
   `watch_exclude`, .gitignore'd paths: ignore.py; on Linux, skipped folders cost no
   inotify watch). .gitignore edits apply to events at once; a folder they newly
@@ -49,16 +49,16 @@ from . import watchman
 from .backends import (
     STOP_TIMEOUT,
     Backend,
+    Observer,
     Reports,
     TooBig,
     Unsupported,
     chain,
     fallback_message,
     start_observer,
-    stop_observer,
 )
-from .coalesce import FsChange
-from .intake import Intake, event_filter
+from .coalesce import FsChange, Kind
+from .intake import Intake
 from .probes import UNRELIABLE_FILESYSTEMS, filesystem_type, limit_reason
 from .threads import is_folder, name_os_thread
 from .worker import Worker
@@ -100,10 +100,10 @@ class Watcher:
         self._interval = settings.watch_poll_interval_ms / 1000
         self._wanted = outermost(roots)
         self._rules: dict[str, IgnoreRules] = {}
-        # root -> its watchdog ObservedWatch, or its watchman.Subscription
+        # root -> its observer's handle, or its watchman.Subscription
         self._watches: dict[str, Any] = {}
         self._polled: dict[str, str] = {}  # root -> why it is polled
-        self._observer: Any = None
+        self._observer: Observer | None = None
         self._backends: list[Backend] = []  # the one in use, then what it falls back to
         self._switch_at: int | None = None  # auto: folders walked before Watchman takes over
         self._walk_base = 0  # folders_walked when the current setup began
@@ -260,10 +260,8 @@ class Watcher:
                     self._watches[root] = self._subscribe(root)
                 else:
                     if self._observer is None:
-                        self._observer = start_observer(self)
-                    self._watches[root] = self._observer.schedule(
-                        self.intake.handler(), root, recursive=True, event_filter=event_filter()
-                    )
+                        self._observer = start_observer(self, self.intake)
+                    self._watches[root] = self._observer.watch(root)
                 return None
             except (watchman.Unavailable, Unsupported, TooBig) as exc:
                 self._leave(backend, str(exc), root)
@@ -329,7 +327,8 @@ class Watcher:
         watches = list(self._watches.values())
         self._watches.clear()
         observer, self._observer = self._observer, None
-        stop_observer(observer)  # every inotify watch at once
+        if observer is not None:
+            observer.stop()  # every inotify watch at once
         for watch in watches:
             if isinstance(watch, watchman.Subscription):
                 watch.stop()
@@ -338,8 +337,7 @@ class Watcher:
         if isinstance(watch, watchman.Subscription):
             watch.stop()
         elif self._observer is not None:
-            with contextlib.suppress(Exception):
-                self._observer.unschedule(watch)
+            self._observer.unwatch(watch)
 
     def _update_state(self) -> None:
         if self._stopping.is_set():
@@ -357,7 +355,7 @@ class Watcher:
     # --- what the backends' threads call ----------------------------------------------
 
     def subfolders(self, folder: bytes) -> list[bytes]:
-        """The folders in `folder` worth a watch (the pruned walk of observer.py)."""
+        """The folders in `folder` worth a watch (the pruned walk of inotify.py)."""
         if self._stopping.is_set():
             return []
         walked = self.counters.folders_walked - self._walk_base
@@ -402,9 +400,17 @@ class Watcher:
             self.counters.overflows += 1
             self._worker.recheck(self._watches)
 
-    def event(self, event: Any) -> None:
-        """A watchdog event, on the inotify emitter's thread (observer.py)."""
-        self.intake.on_event(event)
+    def skips(self, folder: bytes) -> bool:
+        """Whether `folder`, new in the tree, is one the ignore rules skip (no watch)."""
+        path = os.fsdecode(folder)
+        rules = self.intake.rules_for(path)
+        return rules is None or rules.ignored(path, True)
+
+    def note(
+        self, src: str, kind: Kind, is_dir: bool, dest: str | None = None, writing: bool = False
+    ) -> None:
+        """A change the inotify reader saw, on its thread (inotify.py)."""
+        self.intake.note(src, kind, is_dir, dest, writing)
 
     def _watchman_lost(self, reason: str) -> None:
         self.leave_soon("watchman", reason)

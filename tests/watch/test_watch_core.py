@@ -396,7 +396,7 @@ def test_forced_polling_still_reports_changes(
         assert (w.status()["state"], w.status()["backend"]) == ("polling", "polling")
         assert w.status()["polled_roots"] == {str(workspace): reason}
         names = {t.name for t in threading.enumerate()}
-        assert "readkeeper-watch-observer" not in names  # no observer at all
+        assert "readkeeper-watch-inotify" not in names  # no observer at all
         path = make(workspace / "p.txt", "1\n")
         w.read("p.txt")
         path.write_text("2\n")
@@ -418,7 +418,7 @@ def test_stopping_leaves_no_thread_running(workspace: Path) -> None:
     w.start()
     w.read("a/b/c.txt")
     started = {t.name for t in set(threading.enumerate()) - before}
-    assert {"readkeeper-watch-worker", "readkeeper-watch-observer"} <= started
+    assert {"readkeeper-watch-worker", "readkeeper-watch-inotify"} <= started
     w.close()
     assert set(threading.enumerate()) - before == set()
     # The OS threads themselves end a moment after Python's join() returns.

@@ -1,0 +1,414 @@
+"""Linux's inotify, read by the watcher itself.
+
+One inotify instance watches every root, one watch per folder; folders the ignore
+rules skip get none (`Hooks.subfolders`, `Hooks.skips`), so node_modules and .git cost
+nothing. One thread reads it: once the descriptor is readable it waits
+`BATCH_SECONDS`, so that a burst is read in batches, then parses the kernel's records
+and hands each to `Hooks.note` (intake.py) as a path and a kind, on that same thread:
+no event objects, queues or other threads between the kernel and the intake.
+
+What the records need on top, done here:
+- A rename inside the watched folders comes as two records sharing a cookie,
+  IN_MOVED_FROM then IN_MOVED_TO, paired into one move. A MOVED_FROM still alone after
+  `PAIR_SECONDS` left the watched folders: for the workspace, its path was deleted.
+  A folder that left has its watches removed (it lives on elsewhere, and its events
+  would carry paths it no longer has).
+- A folder renamed inside the tree keeps its watches; the paths they stand for are
+  renamed with it.
+- A folder that appears (mkdir, moved in, `mkdir -p a/b/c`, an unpacked archive) is
+  watched, and what is already in it is reported created: those entries came before
+  its watch could report them.
+- A watch the kernel refuses for lack of room (ENOSPC, EMFILE) is reported to
+  `Hooks.limit_reached`; while a root is being set up, `WatchLimitReached` ends the
+  setup too.
+- A queue overflow (events were lost) is reported to `Hooks.overflowed`, and the roots
+  are walked again for folders that appeared meanwhile.
+
+The thread is named `rk-watch-read` in /proc/<pid>/task/*/comm and `ps -L`. Imported
+only when watching starts, never at server start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import logging
+import os
+import select
+import struct
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from .coalesce import Kind
+from .threads import is_folder, name_os_thread
+
+log = logging.getLogger("readkeeper")
+
+# How long inotify's records gather once one is there, before they are read: each read
+# is a wake-up and a turn of the GIL, and the notices wait longer anyway
+# (`watch_debounce_ms`).
+BATCH_SECONDS = 0.005
+# How long a MOVED_FROM waits for its MOVED_TO (the kernel queues the two one after the
+# other; this only covers a read that falls between them).
+PAIR_SECONDS = 0.05
+STOP_TIMEOUT = 5.0
+_READ_SIZE = 64 * 1024  # whole records only; one is at most 16 + NAME_MAX + 1 bytes
+
+# inotify(7)
+IN_MODIFY = 0x2
+IN_ATTRIB = 0x4
+IN_CLOSE_WRITE = 0x8
+IN_MOVED_FROM = 0x40
+IN_MOVED_TO = 0x80
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
+IN_ONLYDIR = 0x1000000
+IN_DONT_FOLLOW = 0x2000000
+IN_EXCL_UNLINK = 0x4000000
+IN_ISDIR = 0x40000000
+# Opens and reads (readkeeper's own included) are never asked for.
+WATCH_MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
+    | IN_EXCL_UNLINK
+)
+_HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the NUL-padded name
+_LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
+
+
+class Hooks(Protocol):
+    """What the reader asks and tells the watcher, on the reader's thread (and, for
+    `subfolders` and `limit_reached`, on the thread setting up a root)."""
+
+    def subfolders(self, folder: bytes) -> list[bytes]:
+        """The folders inside `folder` to watch (not ignored, not symlinks)."""
+        ...
+
+    def skips(self, folder: bytes) -> bool:
+        """Whether `folder`, new in the tree, is one the ignore rules skip."""
+        ...
+
+    def limit_reached(self, error: OSError) -> None:
+        """The kernel refused a watch (ENOSPC, EMFILE)."""
+        ...
+
+    def overflowed(self) -> None:
+        """The kernel's event queue overflowed: events were lost."""
+        ...
+
+    def note(
+        self, src: str, kind: Kind, is_dir: bool, dest: str | None = None, writing: bool = False
+    ) -> None:
+        """A change under a root (intake.py's `Intake.note`)."""
+        ...
+
+
+class WatchLimitReached(OSError):
+    """The kernel refused a watch while a root was being set up."""
+
+
+class _Libc:
+    """inotify's three calls, through ctypes, errno kept."""
+
+    def __init__(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1.argtypes = [ctypes.c_int]
+        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+        self.init1: Callable[[int], int] = libc.inotify_init1
+        self.add_watch: Callable[[int, bytes, int], int] = libc.inotify_add_watch
+        self.rm_watch: Callable[[int, int], int] = libc.inotify_rm_watch
+
+
+_libc: _Libc | None = None
+
+
+def _calls() -> _Libc:
+    global _libc
+    if _libc is None:
+        _libc = _Libc()
+    return _libc
+
+
+def _error(path: bytes | None = None) -> OSError:
+    code = ctypes.get_errno()
+    return OSError(code, os.strerror(code), path)
+
+
+class Inotify:
+    """An inotify instance of its own and the thread reading it; `stop` ends both and
+    every watch (closing the instance releases them all at once)."""
+
+    def __init__(self, hooks: Hooks) -> None:
+        self._hooks = hooks
+        self._libc = _calls()
+        fd = self._libc.init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            raise _error()  # EMFILE: the per-user instance limit
+        self._fd = fd
+        self._wake_r, self._wake_w = os.pipe()
+        self._lock = threading.RLock()  # the maps below, and the descriptor's life
+        self._folders: dict[int, bytes] = {}  # watch descriptor -> the folder it watches
+        self._watches: dict[bytes, int] = {}  # folder -> its watch descriptor
+        self._roots: list[bytes] = []
+        self._moves: dict[int, tuple[bytes, bool, float]] = {}  # cookie -> (path, dir, until)
+        self._closed = False
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="readkeeper-watch-inotify", daemon=True
+        )
+        self._thread.start()
+
+    # --- what the watcher calls ---------------------------------------------------------
+
+    def watch(self, root: str) -> str:
+        """Watch `root` and every folder under it the ignore rules keep. Raises
+        `WatchLimitReached` when the kernel refuses a watch, OSError when `root` itself
+        cannot be watched. Returns the handle `unwatch` takes."""
+        path = os.fsencode(root)
+        if self._stopping.is_set():
+            raise OSError(errno.EBADF, "the watcher has stopped", root)
+        self._add_tree(path, setting_up=True)
+        with self._lock:
+            self._roots.append(path)
+        return root
+
+    def unwatch(self, root: str) -> None:
+        """Stop watching `root` and every folder under it."""
+        path = os.fsencode(root)
+        with self._lock:
+            if path in self._roots:
+                self._roots.remove(path)
+            self._drop_tree(path)
+
+    def stop(self) -> None:
+        """End the reader's thread; the instance and its watches go with it."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"\0")
+        if self._thread is not threading.current_thread():
+            self._thread.join(STOP_TIMEOUT)
+
+    def watched(self) -> list[str]:
+        """The folders watched now (for tests and stats)."""
+        with self._lock:
+            return sorted(os.fsdecode(f) for f in self._watches)
+
+    # --- watches ------------------------------------------------------------------------
+
+    def _add_tree(self, top: bytes, setting_up: bool = False) -> list[bytes]:
+        """Watch `top` and the folders under it `Hooks.subfolders` keeps; the folders
+        watched (fewer when the kernel runs out of watches)."""
+        added: list[bytes] = []
+        stack = [top]
+        while stack and not self._stopping.is_set():
+            folder = stack.pop()
+            try:
+                self._add(folder)
+            except OSError as exc:
+                if exc.errno in _LIMIT_ERRNOS:
+                    self._hooks.limit_reached(exc)
+                    if setting_up:  # the caller falls back
+                        raise WatchLimitReached(exc.errno, exc.strerror) from exc
+                    break
+                if folder == top and setting_up:
+                    raise
+                continue  # vanished, unreadable, or not a folder after all
+            added.append(folder)
+            stack.extend(self._hooks.subfolders(folder))
+        return added
+
+    def _add(self, folder: bytes) -> None:
+        with self._lock:
+            if self._closed:
+                raise OSError(errno.EBADF, "the watcher has stopped", folder)
+            wd = self._libc.add_watch(self._fd, folder, WATCH_MASK)
+            if wd < 0:
+                raise _error(folder)
+            before = self._folders.get(wd)  # the same folder, renamed while unwatched
+            if before is not None and before != folder and self._watches.get(before) == wd:
+                del self._watches[before]
+            self._folders[wd] = folder
+            self._watches[folder] = wd
+
+    def _drop_tree(self, top: bytes) -> None:
+        """Remove the watches of `top` and the folders under it (caller holds the lock)."""
+        prefix = top + b"/"
+        for folder, wd in list(self._watches.items()):
+            if folder == top or folder.startswith(prefix):
+                del self._watches[folder]
+                self._folders.pop(wd, None)
+                if not self._closed:
+                    self._libc.rm_watch(self._fd, wd)  # EINVAL if already gone: fine
+
+    def _rename_tree(self, src: bytes, dest: bytes) -> bool:
+        """The watches under `src` now watch under `dest`; False if `src` had none."""
+        if src not in self._watches:
+            return False
+        prefix, cut = src + b"/", len(src)
+        for folder, wd in list(self._watches.items()):
+            if folder == src or folder.startswith(prefix):
+                del self._watches[folder]
+                renamed = dest + folder[cut:]
+                self._watches[renamed] = wd
+                self._folders[wd] = renamed
+        return True
+
+    # --- the reader ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        name_os_thread("rk-watch-read")
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        try:
+            while True:
+                ready = poller.poll(self._wait_ms())
+                if self._stopping.is_set():
+                    break
+                if ready and any(fd == self._fd for fd, _ in ready):
+                    time.sleep(BATCH_SECONDS)
+                    self._read()
+                if self._moves:
+                    with self._lock:
+                        self._expire_moves(time.monotonic())
+        finally:
+            with self._lock:
+                self._closed = True
+                os.close(self._fd)
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+
+    def _wait_ms(self) -> int | None:
+        if not self._moves:
+            return None
+        soonest = min(until for _, _, until in self._moves.values())
+        return max(0, int((soonest - time.monotonic()) * 1000) + 1)
+
+    def _read(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                data = os.read(self._fd, _READ_SIZE)
+            except BlockingIOError:
+                return
+            except OSError:
+                log.exception("readkeeper: reading inotify failed")
+                return
+            try:
+                with self._lock:
+                    self._handle(data)
+            except Exception:  # never end the thread: the read files are re-checked
+                log.exception("readkeeper: handling inotify's events failed")
+                self._hooks.overflowed()
+
+    def _handle(self, data: bytes) -> None:
+        unpack, size, end = _HEADER.unpack_from, _HEADER.size, len(data)
+        offset = 0
+        while offset < end:
+            wd, mask, cookie, length = unpack(data, offset)
+            start = offset + size
+            offset = start + length
+            self._record(wd, mask, cookie, data[start:offset].rstrip(b"\0"))
+
+    def _record(self, wd: int, mask: int, cookie: int, name: bytes) -> None:
+        """One record of the kernel's (caller holds the lock)."""
+        if mask & IN_Q_OVERFLOW:
+            self._overflowed()
+            return
+        folder = self._folders.get(wd)
+        if folder is None:  # a watch removed a moment ago
+            return
+        if mask & IN_IGNORED:  # the watch is gone: its folder was deleted or unmounted
+            del self._folders[wd]
+            if self._watches.get(folder) == wd:
+                del self._watches[folder]
+            return
+        if not name:  # about the watched folder itself: its parent's record says it
+            if mask & IN_DELETE_SELF and folder in self._roots:
+                self._hooks.note(os.fsdecode(folder), "deleted", True)
+            return
+        path = folder + b"/" + name
+        is_dir = bool(mask & IN_ISDIR)
+        note = self._hooks.note
+        if mask & IN_CLOSE_WRITE:
+            note(os.fsdecode(path), "modified", False)
+        elif mask & (IN_MODIFY | IN_ATTRIB):
+            if not is_dir:  # a write goes on: the close will say when it is done
+                note(os.fsdecode(path), "modified", False, writing=True)
+        elif mask & IN_CREATE:
+            self._appeared(path, is_dir)
+        elif mask & IN_DELETE:
+            note(os.fsdecode(path), "deleted", is_dir)
+        elif mask & IN_MOVED_FROM:
+            self._moves[cookie] = (path, is_dir, time.monotonic() + PAIR_SECONDS)
+        elif mask & IN_MOVED_TO:
+            moved = self._moves.pop(cookie, None)
+            if moved is None:  # from outside the watched folders
+                self._appeared(path, is_dir)
+            else:
+                self._moved(moved[0], path, is_dir)
+
+    def _appeared(self, path: bytes, is_dir: bool) -> None:
+        """A file or folder created or moved in; a folder is watched, and what is
+        already in it reported."""
+        self._hooks.note(os.fsdecode(path), "created", is_dir)
+        if not is_dir or self._hooks.skips(path):
+            return
+        for folder in self._add_tree(path):
+            try:
+                with os.scandir(folder) as entries:
+                    files = [e.path for e in entries if not is_folder(e)]
+            except OSError:
+                continue
+            for file in files:
+                self._hooks.note(os.fsdecode(file), "created", False)
+
+    def _moved(self, src: bytes, dest: bytes, is_dir: bool) -> None:
+        self._hooks.note(os.fsdecode(src), "moved", is_dir, os.fsdecode(dest))
+        if not is_dir:
+            return
+        if self._hooks.skips(dest):
+            self._drop_tree(src)
+        elif not self._rename_tree(src, dest):  # it was skipped where it came from
+            self._appeared(dest, True)
+
+    def _expire_moves(self, now: float) -> None:
+        """MOVED_FROMs whose other half never came: moved out of the watched folders."""
+        for cookie, (path, is_dir, until) in list(self._moves.items()):
+            if until <= now:
+                del self._moves[cookie]
+                self._hooks.note(os.fsdecode(path), "deleted", is_dir)
+                if is_dir:
+                    self._drop_tree(path)
+
+    def _overflowed(self) -> None:
+        self._moves.clear()
+        self._hooks.overflowed()
+        for root in list(self._roots):  # folders that appeared while events were lost
+            self._add_tree(root)
+
+
+def watches_supported() -> bool:
+    """Whether this libc has inotify's calls."""
+    try:
+        _calls()
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+__all__ = ["BATCH_SECONDS", "Hooks", "Inotify", "WatchLimitReached", "watches_supported"]
