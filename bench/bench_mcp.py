@@ -41,6 +41,7 @@ from common import (
     READKEEPER_SERVE,
     children,
     clean_env,
+    compile_like_an_install,
     cpu_seconds,
     filesystem_server,
     machine,
@@ -153,6 +154,7 @@ def main() -> int:
         "--no-peer", action="store_true", help="leave the MCP filesystem server out"
     )
     args = parser.parse_args()
+    compile_like_an_install()
     peer: list[str] | None = None
     if args.filesystem_server:
         peer = shlex.split(args.filesystem_server)

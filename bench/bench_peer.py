@@ -44,7 +44,15 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench_read import python_like_source
-from common import clean_env, filesystem_server, machine, scratch, summarize, write_json
+from common import (
+    clean_env,
+    compile_like_an_install,
+    filesystem_server,
+    machine,
+    scratch,
+    summarize,
+    write_json,
+)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "peer.json"
@@ -200,6 +208,7 @@ def main() -> int:
     peer_argv = filesystem_server()
     if peer_argv is None:
         return 1
+    compile_like_an_install()
     sides = [Side("readkeeper", READKEEPER_MCP), Side("peer", peer_argv)]
     rounds: list[dict[str, dict[str, Any]]] = []
     with scratch("rk-bench-peer-") as (root, _log):

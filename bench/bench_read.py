@@ -26,6 +26,7 @@ from typing import IO, Any
 from common import (
     READKEEPER_SERVE,
     LspProcess,
+    compile_like_an_install,
     machine,
     scored,
     scratch,
@@ -348,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--requests, --distinct and --starts need at least 2 samples each")
     for name in [k for k in os.environ if k.startswith("READKEEPER_")]:
         del os.environ[name]  # measure the defaults, in-process as in the servers
+    compile_like_an_install()
 
     began = time.perf_counter()
     load_before = os.getloadavg()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from . import __version__
 from .errors import ReadkeeperError
@@ -108,8 +110,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Load a server's modules with Python's cyclic garbage collector off, then freeze
+    what they made. Importing lsprotocol, pygls and readkeeper allocates a few hundred
+    thousand objects that live as long as the process, and the collector, which runs
+    every few hundred allocations, walks them again and again for nothing: about a
+    quarter of the time to `initialize` here. Frozen (`gc.freeze`), they are left out
+    of every later collection too, so the collector's pauses stay short while serving."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve"):
+        with _collector_paused():
+            from .lsp import app  # noqa: F401  (pygls, lsprotocol and the core)
         from .lsp import serve
 
         return serve(getattr(args, "tcp", None))
@@ -121,7 +143,8 @@ def _run(args: argparse.Namespace) -> int:
         print(settings_table())
         return 0
     if args.command == "mcp":
-        from .mcp import main as mcp
+        with _collector_paused():
+            from .mcp import main as mcp
 
         return mcp(args.root, http=args.http, port=args.port, attach=not args.standalone)
     if args.command == "demo":

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+import pytest
+
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 
@@ -258,3 +260,33 @@ def test_read_prints_pdf_pages_and_notebook_cells_as_text(workspace: Path) -> No
     assert "(markdown) ---\n# Title" in cells
     assert "(code) ---\n1 + 1" in cells
     assert not cells.lstrip().startswith("{")  # text, not escaped JSON
+
+
+def test_a_server_loads_with_the_collector_off_then_serves_with_it_on() -> None:
+    # In a process of its own: freezing the test run's objects would outlive the test.
+    script = (
+        "import gc\n"
+        "from readkeeper import cli\n"
+        "with cli._collector_paused():\n"
+        "    off = not gc.isenabled()\n"
+        "    from readkeeper.lsp import app\n"
+        "print(off, gc.isenabled(), gc.get_freeze_count())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    off, on, frozen = done.stdout.split()
+    assert (off, on) == ("True", "True")
+    assert int(frozen) > 100_000  # what loading made is left out of later collections
+
+
+def test_the_collector_comes_back_on_when_loading_fails() -> None:
+    import gc
+
+    from readkeeper import cli
+
+    try:
+        with pytest.raises(ImportError), cli._collector_paused():
+            raise ImportError("a broken install")
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
