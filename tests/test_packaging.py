@@ -175,6 +175,9 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(
         env=env,
     ).strip()
     assert Path(imported).resolve().is_relative_to(venv.resolve()), imported
+    if sys.platform.startswith("linux"):  # the watcher reads inotify itself: no watchdog
+        spec = "import importlib.util; print(importlib.util.find_spec('watchdog'))"
+        assert _run(python, "-c", spec, cwd=outside, env=env).strip() == "None"
     readkeeper = venv / "bin" / "readkeeper"
     assert readkeeper.read_text().startswith(f"#!{python}"), readkeeper.read_text()[:200]
 

@@ -48,7 +48,7 @@ class WatchControl:
         self._callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
 
     def load(self) -> None:
-        """Import the watcher's modules (watchdog, pathspec: about 50 ms) now, so that
+        """Import the watcher's modules (its backends, pathspec) now, so that
         `start` does not: for a front end that would rather pay for them on a thread than
         where it calls `start`."""
         from . import watcher  # noqa: F401
