@@ -238,3 +238,30 @@ def test_a_root_that_cannot_be_watched_raises(
         assert reading.watched() == []
     finally:
         reading.stop()
+
+
+def test_a_link_to_a_folder_outside_is_never_followed(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    outside = workspace.parent / "secrets"
+    outside.mkdir()
+    (workspace / "link").symlink_to(outside, target_is_directory=True)
+    recorder.wait(workspace / "link", "created")
+    assert ("created", False) in [(k, d) for s, k, d, *_ in recorder.notes if s.endswith("link")]
+    make(outside / "key.pem", "private\n")
+    sentinel(recorder, workspace)
+    assert str(outside) not in reader.watched()
+    assert str(workspace / "link") not in reader.watched()
+    assert not [n for n in recorder.notes if "key.pem" in n[0]]
+
+
+def test_a_name_that_is_not_utf8_round_trips(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    name = b"caf\xe9.txt"  # Latin-1, not UTF-8
+    path = os.path.join(os.fsencode(workspace), name)
+    with open(path, "wb") as file:
+        file.write(b"x\n")
+    noted = os.fsdecode(path)
+    wait_until(lambda: noted in [n[0] for n in recorder.notes], "the odd name")
+    assert os.fsencode(noted) == path  # the same bytes, so the file can be looked at
