@@ -1,6 +1,7 @@
 """Helpers for the watcher's tests through the real server: a client that records change
 notices and progress, and a handle on a watching server (`serving`). The Watchman
 service a test starts for itself is in watchman_service.py, which the benchmarks share.
+Whether a user namespace may lower the inotify limits here: `user_namespaces_work`.
 
 Waiting is always a poll with a deadline. "Exactly one notice" is checked after a
 sentinel: a later write to another read file, whose notice can only arrive once every
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -260,3 +264,19 @@ def watchman_missing() -> str | None:
     if importlib.util.find_spec("pywatchman") is None:
         return "needs pywatchman (.venv/bin/pip install -e '.[test]')"
     return None
+
+
+@functools.cache
+def user_namespaces_work() -> bool:
+    """Whether `unshare -Ur` may lower an inotify limit here (asked once per process,
+    when a test first needs it, never at import)."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return False
+    probe = "echo 1 > /proc/sys/user/max_inotify_watches"
+    try:
+        done = subprocess.run(
+            ["unshare", "-Ur", "sh", "-c", probe], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0

@@ -5,10 +5,13 @@ and that nothing it is handed ends its thread."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +19,7 @@ import pytest
 
 from helpers import wait_until
 from readkeeper.watch.inotify import PAIR_SECONDS, Inotify
-from watch_helpers import make
+from watch_helpers import make, user_namespaces_work
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -34,11 +37,13 @@ class Recorder:
         self.overflows = 0
         self.limits: list[OSError] = []
         self.fail_next_note = False
+        self.noted_at: dict[tuple[str, str], float] = {}  # (path, kind) -> first time
+        self.vanished: list[bytes] = []  # given as subfolders, as if deleted since the scan
 
     def subfolders(self, folder: bytes) -> list[bytes]:
         with os.scandir(folder) as entries:
             found = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
-        return [f for f in found if not self.skips(f)]
+        return [*self.vanished, *(f for f in found if not self.skips(f))]
 
     def skips(self, folder: bytes) -> bool:
         return os.fsdecode(os.path.basename(folder)) in self.skip
@@ -57,6 +62,7 @@ class Recorder:
             raise RuntimeError("a bug in the intake")
         self.threads.add(threading.current_thread().name)
         self.notes.append((src, kind, is_dir, dest, writing))
+        self.noted_at.setdefault((src, kind), time.monotonic())
 
     def kinds(self, path: Path) -> list[str]:
         return [kind for src, kind, *_ in self.notes if src == str(path)]
@@ -76,6 +82,12 @@ def reader(workspace: Path, recorder: Recorder) -> Iterator[Inotify]:
     reading.watch(str(workspace))
     yield reading
     reading.stop()
+
+
+def kernel_watches(reader: Inotify) -> int:
+    """The watches the kernel holds for the reader's instance (/proc's fdinfo)."""
+    fdinfo = Path(f"/proc/self/fdinfo/{reader._fd}").read_text()
+    return sum(line.startswith("inotify wd:") for line in fdinfo.splitlines())
 
 
 def sentinel(recorder: Recorder, workspace: Path, name: str = "sentinel") -> None:
@@ -122,6 +134,7 @@ def test_a_tree_moved_in_is_watched_and_what_it_holds_is_noted(
     os.rename(outside / "x", workspace / "x")
     recorder.wait(workspace / "x/y/z/deep.txt", "created")
     recorder.wait(workspace / "x/top.txt", "created")
+    assert (str(workspace / "x/top.txt"), "created", False, None, False) in recorder.notes
     expected = {str(workspace / p) for p in ("", "x", "x/y", "x/y/z")}
     assert set(reader.watched()) == {p.rstrip("/") for p in expected}
     # The watch of the deepest folder works, and the skipped folder has none.
@@ -150,11 +163,14 @@ def test_a_folder_renamed_inside_keeps_its_watches_under_the_new_name(
     os.rename(workspace / "old", workspace / "new")
     wait_until(lambda: "moved" in recorder.kinds(workspace / "old"), "the folder's move")
     assert (str(workspace / "old"), "moved", True, str(workspace / "new"), False) in recorder.notes
+    sentinel(recorder, workspace)
+    assert not [n for n in recorder.notes if n[0].startswith(str(workspace / "new"))]
     make(workspace / "new" / "sub" / "f.txt", "f\n")
     recorder.wait(workspace / "new" / "sub" / "f.txt", "created")
     assert not [n for n in recorder.notes if n[0].startswith(str(workspace / "old") + "/")]
     assert str(workspace / "new" / "sub") in reader.watched()
     assert str(workspace / "old" / "sub") not in reader.watched()
+    assert kernel_watches(reader) == len(reader.watched()) == 3  # the root, new, new/sub
 
 
 def test_a_folder_moved_out_is_deleted_and_no_longer_watched(
@@ -169,6 +185,7 @@ def test_a_folder_moved_out_is_deleted_and_no_longer_watched(
     assert ("moved" in recorder.kinds(workspace / "gone")) is False
     wait_until(lambda: str(workspace / "gone") not in reader.watched(), "the watches to go")
     assert [w for w in reader.watched() if w.startswith(str(workspace / "gone"))] == []
+    assert kernel_watches(reader) == len(reader.watched()) == 1  # the kernel's too
     before = len(recorder.notes)
     (outside / "sub" / "f.txt").write_text("changed outside\n")
     sentinel(recorder, workspace)
@@ -180,9 +197,12 @@ def test_a_file_moved_out_is_deleted_after_the_pairing_wait(
 ) -> None:
     make(workspace / "f.txt", "f\n")
     sentinel(recorder, workspace)
+    renamed_at = time.monotonic()
     os.rename(workspace / "f.txt", workspace.parent / "f.txt")
     recorder.wait(workspace / "f.txt", "deleted")
-    assert PAIR_SECONDS < 0.5  # the coalescer waits longer for a move's other half
+    # Not before its other half had the time to come; the coalescer waits longer still.
+    assert recorder.noted_at[(str(workspace / "f.txt"), "deleted")] >= renamed_at + PAIR_SECONDS
+    assert PAIR_SECONDS < 0.5
 
 
 def test_a_deleted_folder_loses_its_watch(
@@ -213,6 +233,7 @@ def test_unwatch_and_stop_release_everything(workspace: Path, recorder: Recorder
     reading.watch(str(other))
     reading.unwatch(str(other))
     assert reading.watched() == [str(workspace)]
+    assert kernel_watches(reading) == 1
     make(other / "f.txt", "f\n")
     sentinel(recorder, workspace)
     assert recorder.kinds(other / "f.txt") == []
@@ -265,3 +286,160 @@ def test_a_name_that_is_not_utf8_round_trips(
     noted = os.fsdecode(path)
     wait_until(lambda: noted in [n[0] for n in recorder.notes], "the odd name")
     assert os.fsencode(noted) == path  # the same bytes, so the file can be looked at
+
+
+def test_the_root_deleted_is_noted(reader: Inotify, recorder: Recorder, workspace: Path) -> None:
+    shutil.rmtree(workspace)
+    wait_until(lambda: (str(workspace), "deleted", True, None, False) in recorder.notes, "it")
+    wait_until(lambda: reader.watched() == [], "its watch to go")
+
+
+def test_a_folder_that_vanishes_as_it_appears_costs_nothing(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    with reader._lock:  # the reader looks at the folder only once it is gone
+        for i in range(5):
+            (workspace / f"brief{i}").mkdir()
+            (workspace / f"brief{i}").rmdir()
+    sentinel(recorder, workspace)
+    assert recorder.overflows == 0  # not a failure of the reader's, just a folder gone
+    assert reader.watched() == [str(workspace)]
+
+
+def _max_queued_events() -> int:
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.mark.skipif(
+    not 0 < _max_queued_events() <= 65_536, reason="needs a readable, default-sized inotify queue"
+)
+def test_after_an_overflow_the_watches_are_walked_again(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    (workspace / "before").mkdir()
+    wait_until(lambda: str(workspace / "before") in reader.watched(), "the watch")
+    a, b = make(workspace / "a.txt", ""), make(workspace / "b.txt", "")
+    sentinel(recorder, workspace)
+    # The reader is held while the kernel's queue fills (writes to two files in turn:
+    # the kernel merges only a record identical to the one before), then a folder is
+    # renamed and another made: their records are lost with the overflow.
+    with reader._lock:
+        fds = [os.open(a, os.O_WRONLY), os.open(b, os.O_WRONLY)]
+        for i in range(_max_queued_events() + 5_000):
+            os.write(fds[i % 2], b"x")
+        for fd in fds:
+            os.close(fd)
+        os.rename(workspace / "before", workspace / "after")
+        (workspace / "new").mkdir()
+    wait_until(lambda: recorder.overflows == 1, "the overflow")
+    wait_until(lambda: str(workspace / "new") in reader.watched(), "the new folder's watch")
+    assert str(workspace / "after") in reader.watched()  # the same watch, renamed
+    assert str(workspace / "before") not in reader.watched()
+    make(workspace / "after" / "f.txt", "f\n")
+    recorder.wait(workspace / "after" / "f.txt", "created")
+
+
+_LIMITS = """
+import errno, json, os, sys, time
+from readkeeper.watch.inotify import Inotify, WatchLimitReached
+
+class Hooks:
+    def __init__(self):
+        self.limits, self.notes = [], []
+    def subfolders(self, folder):
+        with os.scandir(folder) as entries:
+            return sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
+    def skips(self, folder):
+        return False
+    def limit_reached(self, error):
+        self.limits.append(errno.errorcode[error.errno])
+    def overflowed(self):
+        pass
+    def note(self, src, kind, is_dir, dest=None, writing=False):
+        self.notes.append(os.path.basename(src))
+
+big, small = sys.argv[1], sys.argv[2]
+out = {}
+hooks = Hooks()
+reader = Inotify(hooks)
+try:
+    reader.watch(big)
+    out["setup"] = "watched"
+except WatchLimitReached as exc:
+    out["setup"] = errno.errorcode[exc.errno]
+out["setup_limits"] = hooks.limits
+reader.stop()  # its watches go with it
+
+hooks = Hooks()
+reader = Inotify(hooks)
+reader.watch(small)  # two of the three watches
+for name in ("n1", "n2", "n3"):
+    os.mkdir(os.path.join(small, name))
+deadline = time.monotonic() + 10
+while not hooks.limits and time.monotonic() < deadline:
+    time.sleep(0.01)
+with open(os.path.join(small, "after.txt"), "w") as file:
+    file.write("x")
+while "after.txt" not in hooks.notes and time.monotonic() < deadline:
+    time.sleep(0.01)
+out["later_limits"] = hooks.limits
+out["later_watched"] = len(reader.watched())
+out["still_reading"] = "after.txt" in hooks.notes
+reader.stop()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.ci_required
+def test_the_kernel_refusing_a_watch_is_reported_and_ends_only_a_setup(
+    workspace: Path,
+) -> None:
+    if not user_namespaces_work():
+        pytest.skip("needs unprivileged user namespaces (unshare -Ur) to lower the limit")
+    big, small = workspace / "big", workspace / "small"
+    for i in range(5):
+        (big / f"d{i}").mkdir(parents=True)
+    (small / "d").mkdir(parents=True)
+    script = f"echo 3 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
+    done = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1" "$2"', _LIMITS, str(big), str(small)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    # Setting up a root: the refusal is reported, and the setup ends (the watcher falls
+    # back). Later, on the reader's thread: reported, and the reader goes on.
+    assert (out["setup"], out["setup_limits"]) == ("ENOSPC", ["ENOSPC"])
+    assert set(out["later_limits"]) == {"ENOSPC"}  # once per folder refused
+    assert out["later_watched"] == 3
+    assert out["still_reading"] is True
+
+
+def test_a_folder_gone_between_its_scan_and_its_watch_is_passed_over(
+    workspace: Path, recorder: Recorder
+) -> None:
+    (workspace / "kept" / "deeper").mkdir(parents=True)
+    recorder.vanished = [os.fsencode(workspace / "vanished")]
+    reading = Inotify(recorder)
+    try:
+        reading.watch(str(workspace))  # the root is there: the setup goes on
+        assert reading.watched() == [
+            str(workspace / p).rstrip("/") for p in ("", "kept", "kept/deeper")
+        ]
+    finally:
+        reading.stop()
+
+
+def test_a_skipped_folder_made_later_gets_no_watch(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    (workspace / "node_modules" / "pkg").mkdir(parents=True)
+    make(workspace / "node_modules" / "pkg" / "index.js", "x\n")
+    sentinel(recorder, workspace)
+    assert reader.watched() == [str(workspace)]
+    assert not [n for n in recorder.notes if "pkg" in n[0]]

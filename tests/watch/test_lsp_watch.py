@@ -8,11 +8,8 @@ earlier event has been looked at.
 
 from __future__ import annotations
 
-import functools
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -32,6 +29,7 @@ from watch_helpers import (
     save_like_a_formatter,
     serving,
     until,
+    user_namespaces_work,
     warned_once,
 )
 
@@ -57,22 +55,6 @@ class NamespacedClient(WatchClient):
         limits = " && ".join(f"echo {n} > /proc/sys/user/{name}" for name, n in self.limits.items())
         script = f"{limits} && exec {serve}"
         await self.start_io("unshare", "-Ur", "sh", "-c", script, env={**os.environ, **(env or {})})
-
-
-@functools.cache
-def user_namespaces_work() -> bool:
-    """Whether `unshare -Ur` may lower an inotify limit here (asked once per process,
-    when a test first needs it, never at import)."""
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
-        return False
-    probe = "echo 1 > /proc/sys/user/max_inotify_watches"
-    try:
-        done = subprocess.run(
-            ["unshare", "-Ur", "sh", "-c", probe], capture_output=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
 
 
 @pytest_asyncio.fixture
