@@ -115,9 +115,9 @@ def _collector_paused() -> Iterator[None]:
     """Load a server's modules with Python's cyclic garbage collector off, then freeze
     what they made. Importing lsprotocol, pygls and readkeeper allocates a few hundred
     thousand objects that live as long as the process, and the collector, which runs
-    every few hundred allocations, walks them again and again for nothing: about a
-    quarter of the time to `initialize` here. Frozen (`gc.freeze`), they are left out
-    of every later collection too, so the collector's pauses stay short while serving."""
+    every few hundred allocations, walks them again and again for nothing (a tenth of
+    the import time here). Frozen (`gc.freeze`), they are left out of every later
+    collection too, so the collector's pauses stay short while serving."""
     enabled = gc.isenabled()
     gc.disable()
     try:

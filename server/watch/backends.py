@@ -3,11 +3,11 @@ the observer.
 
 The `watcher` setting picks the backend: the observer (`inotify`: readkeeper's own
 inotify reader on Linux, inotify.py; watchdog's observer elsewhere, imported then, not
-at start-up), Watchman (watchman.py) or polling. `auto` uses Watchman
-when it already watches every root, or when the inotify setup walk passes
-`_WATCHMAN_OVER_FOLDERS` folders (Linux), else the observer. The fallback goes Watchman,
-then inotify, then polling: a backend that cannot be reached, breaks for good, or is
-refused more watches by the kernel hands its roots to the next one (watcher.py).
+at start-up), Watchman (watchman.py) or polling. `auto` uses Watchman when it already
+watches every root, or when the inotify setup walk passes `_WATCHMAN_OVER_FOLDERS`
+folders (Linux), else the observer. The fallback goes Watchman, then inotify, then
+polling: a backend that cannot be reached, breaks for good, or is refused more watches
+by the kernel hands its roots to the next one (watcher.py).
 """
 
 from __future__ import annotations
