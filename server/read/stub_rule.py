@@ -11,7 +11,6 @@ session now holds, what a later stub of it will say it holds, and what it cost.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -100,13 +99,7 @@ def stub(
     read whole, then in a range): its tokens are what the stub saved."""
     session, opened = request.params.session, request.opened
     answered = answered or previous
-    renewed = dataclasses.replace(
-        previous,
-        mtime_ns=opened.mtime_ns,
-        size=opened.size,
-        buffer_version=version,
-        recorded_ns=time.time_ns(),
-    )
+    renewed = previous.renewed(opened.mtime_ns, opened.size, version, time.time_ns())
     services.read_states.put(session, renewed)
     services.diagnostics.mark_seen(session, previous.path)
     saved = max(0, answered.tokens - STUB_TOKENS)

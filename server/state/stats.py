@@ -122,10 +122,19 @@ class Stats:
         self._sessions: dict[str, Counters] = {}
         self._lock = threading.Lock()
 
+    def _session(self, session: str) -> Counters:
+        """The session's counters, made at its first count (the caller holds the lock).
+        Not `setdefault`: that would build a Counters, five Counter dicts, on every
+        count of a session that has them."""
+        counters = self._sessions.get(session)
+        if counters is None:
+            counters = self._sessions[session] = Counters()
+        return counters
+
     def add(self, session: str, **deltas: int) -> None:
         """Add `deltas` to the named counters, the session's and the total."""
         with self._lock:
-            mine = self._sessions.setdefault(session, Counters())
+            mine = self._session(session)
             for name, delta in deltas.items():
                 setattr(mine, name, getattr(mine, name) + delta)
                 setattr(self.total, name, getattr(self.total, name) + delta)
@@ -133,20 +142,20 @@ class Stats:
     def served(self, session: str, path: str, tokens: int) -> None:
         """A read sent `tokens` of `path`."""
         with self._lock:
-            for counters in (self._sessions.setdefault(session, Counters()), self.total):
+            for counters in (self._session(session), self.total):
                 counters.tokens_by_file[path] += tokens
 
     def error(self, session: str, kind: str) -> None:
         """A request of the session failed with an error of this `kind`."""
         with self._lock:
-            self._sessions.setdefault(session, Counters()).errors[kind] += 1
+            self._session(session).errors[kind] += 1
             self.total.errors[kind] += 1
 
     def attachments(self, session: str, fitted: Served) -> None:
         """Count one `readkeeper/attachments` answer: tokens attached, items dropped and
         cut, by type."""
         with self._lock:
-            for counters in (self._sessions.setdefault(session, Counters()), self.total):
+            for counters in (self._session(session), self.total):
                 counters.attachments_served += 1
                 counters.attachment_tokens += fitted.used_tokens
                 counters.attachments_dropped.update(d.type for d in fitted.dropped)

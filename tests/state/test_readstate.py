@@ -3,6 +3,7 @@ watcher asks of it. Plain data, no files."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -140,3 +141,17 @@ def test_a_record_of_other_content_holds_none_of_the_views_it_came_with() -> Non
     carrying = record("/ws/a.py", digest="new", earlier=(stray,))
     assert views_after(carrying) == [(1, None, False)]
     assert views_after(record("/ws/a.py", digest="old"), carrying) == [(1, None, False)]
+
+
+def test_a_renewed_record_is_what_dataclasses_replace_would_make() -> None:
+    earlier = record("/w/a.py", offset=5, limit=10)
+    before = dataclasses.replace(record("/w/a.py", whole=True), earlier=(earlier,))
+    renewed = before.renewed(mtime_ns=7, size=8, buffer_version=3, recorded_ns=9)
+    expected = dataclasses.replace(before, mtime_ns=7, size=8, buffer_version=3, recorded_ns=9)
+    assert renewed == expected
+    assert dataclasses.asdict(renewed) == dataclasses.asdict(expected)  # field by field
+    assert before.mtime_ns != 7  # the record renewed is left as it was
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        renewed.size = 1  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no field 'sise'"):
+        before._but(sise=1)
