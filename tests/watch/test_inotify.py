@@ -334,10 +334,13 @@ def test_after_an_overflow_the_watches_are_walked_again(
             os.close(fd)
         os.rename(workspace / "before", workspace / "after")
         (workspace / "new").mkdir()
+        (workspace / "again").mkdir()
+        os.rename(workspace / "again", workspace / "before")  # a new folder, the old name
     wait_until(lambda: recorder.overflows == 1, "the overflow")
     wait_until(lambda: str(workspace / "new") in reader.watched(), "the new folder's watch")
-    assert str(workspace / "after") in reader.watched()  # the same watch, renamed
-    assert str(workspace / "before") not in reader.watched()
+    folders = {str(workspace), *(str(workspace / name) for name in ("after", "before", "new"))}
+    assert set(reader.watched()) == folders  # "after": the watch "before" had, renamed
+    assert kernel_watches(reader) == 4
     make(workspace / "after" / "f.txt", "f\n")
     recorder.wait(workspace / "after" / "f.txt", "created")
 
@@ -443,3 +446,14 @@ def test_a_skipped_folder_made_later_gets_no_watch(
     sentinel(recorder, workspace)
     assert reader.watched() == [str(workspace)]
     assert not [n for n in recorder.notes if "pkg" in n[0]]
+
+
+def test_a_skipped_folder_renamed_to_a_kept_name_is_watched(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    make(workspace / "node_modules" / "pkg" / "index.js", "x\n")
+    sentinel(recorder, workspace)
+    assert reader.watched() == [str(workspace)]
+    os.rename(workspace / "node_modules", workspace / "vendored")
+    recorder.wait(workspace / "vendored" / "pkg" / "index.js", "created")
+    assert str(workspace / "vendored" / "pkg") in reader.watched()
