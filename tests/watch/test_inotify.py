@@ -39,11 +39,16 @@ class Recorder:
         self.fail_next_note = False
         self.noted_at: dict[tuple[str, str], float] = {}  # (path, kind) -> first time
         self.vanished: list[bytes] = []  # given as subfolders, as if deleted since the scan
+        self.removed_once_watched: set[str] = set()  # folder names deleted as they are walked
 
     def subfolders(self, folder: bytes) -> list[bytes]:
+        if os.fsdecode(os.path.basename(folder)) in self.removed_once_watched:
+            shutil.rmtree(folder)  # gone between its watch and the look inside it
+            return []
         with os.scandir(folder) as entries:
-            found = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
-        return [*self.vanished, *(f for f in found if not self.skips(f))]
+            found = sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        # The walk takes the last first: a folder gone is met before the others.
+        return [*(f for f in found if not self.skips(f)), *self.vanished]
 
     def skips(self, folder: bytes) -> bool:
         return os.fsdecode(os.path.basename(folder)) in self.skip
@@ -289,6 +294,9 @@ def test_a_name_that_is_not_utf8_round_trips(
 
 
 def test_the_root_deleted_is_noted(reader: Inotify, recorder: Recorder, workspace: Path) -> None:
+    os.chmod(workspace, 0o755)  # a record about the root itself, not its deletion
+    sentinel(recorder, workspace)
+    assert recorder.kinds(workspace) == []
     shutil.rmtree(workspace)
     wait_until(lambda: (str(workspace), "deleted", True, None, False) in recorder.notes, "it")
     wait_until(lambda: reader.watched() == [], "its watch to go")
@@ -364,7 +372,7 @@ class Hooks:
     def note(self, src, kind, is_dir, dest=None, writing=False):
         self.notes.append(os.path.basename(src))
 
-big, small = sys.argv[1], sys.argv[2]
+big, small, tree = sys.argv[1], sys.argv[2], sys.argv[3]
 out = {}
 hooks = Hooks()
 reader = Inotify(hooks)
@@ -379,8 +387,7 @@ reader.stop()  # its watches go with it
 hooks = Hooks()
 reader = Inotify(hooks)
 reader.watch(small)  # two of the three watches
-for name in ("n1", "n2", "n3"):
-    os.mkdir(os.path.join(small, name))
+os.rename(tree, os.path.join(small, "tree"))  # a folder holding three: one watch left
 deadline = time.monotonic() + 10
 while not hooks.limits and time.monotonic() < deadline:
     time.sleep(0.01)
@@ -406,9 +413,13 @@ def test_the_kernel_refusing_a_watch_is_reported_and_ends_only_a_setup(
     for i in range(5):
         (big / f"d{i}").mkdir(parents=True)
     (small / "d").mkdir(parents=True)
+    tree = workspace.parent / "tree"
+    for name in ("a", "b", "c"):
+        (tree / name).mkdir(parents=True)
     script = f"echo 3 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
+    args = [_LIMITS, str(big), str(small), str(tree)]
     done = subprocess.run(
-        ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1" "$2"', _LIMITS, str(big), str(small)],
+        ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1" "$2" "$3"', *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -418,7 +429,7 @@ def test_the_kernel_refusing_a_watch_is_reported_and_ends_only_a_setup(
     # Setting up a root: the refusal is reported, and the setup ends (the watcher falls
     # back). Later, on the reader's thread: reported, and the reader goes on.
     assert (out["setup"], out["setup_limits"]) == ("ENOSPC", ["ENOSPC"])
-    assert set(out["later_limits"]) == {"ENOSPC"}  # once per folder refused
+    assert out["later_limits"] == ["ENOSPC"]  # once: the walk of the new tree stops there
     assert out["later_watched"] == 3
     assert out["still_reading"] is True
 
@@ -457,3 +468,15 @@ def test_a_skipped_folder_renamed_to_a_kept_name_is_watched(
     os.rename(workspace / "node_modules", workspace / "vendored")
     recorder.wait(workspace / "vendored" / "pkg" / "index.js", "created")
     assert str(workspace / "vendored" / "pkg") in reader.watched()
+
+
+def test_a_folder_gone_while_a_new_tree_is_walked_is_passed_over(
+    reader: Inotify, recorder: Recorder, workspace: Path
+) -> None:
+    outside = workspace.parent / "tree"
+    make(outside / "a_kept" / "f.txt", "f\n")
+    (outside / "z_gone").mkdir()  # sorted last: walked first, and deleted as it is
+    recorder.removed_once_watched = {"z_gone"}
+    os.rename(outside, workspace / "tree")
+    recorder.wait(workspace / "tree" / "a_kept" / "f.txt", "created")
+    assert recorder.overflows == 0
