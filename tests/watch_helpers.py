@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from conftest import Session, start_session
@@ -280,3 +281,18 @@ def user_namespaces_work() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
+
+
+def max_queued_events() -> int:
+    """The kernel's inotify queue length (events kept for a reader), 0 if unreadable."""
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+# Overflow tests fill the queue: they need to know its length, and one not so long that
+# filling it takes long.
+needs_a_default_sized_queue = pytest.mark.skipif(
+    not 0 < max_queued_events() <= 65_536, reason="needs a readable, default-sized inotify queue"
+)

@@ -19,7 +19,12 @@ import pytest
 
 from helpers import wait_until
 from readkeeper.watch.inotify import PAIR_SECONDS, Inotify
-from watch_helpers import make, user_namespaces_work
+from watch_helpers import (
+    make,
+    max_queued_events,
+    needs_a_default_sized_queue,
+    user_namespaces_work,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -314,16 +319,7 @@ def test_a_folder_that_vanishes_as_it_appears_costs_nothing(
     assert reader.watched() == [str(workspace)]
 
 
-def _max_queued_events() -> int:
-    try:
-        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-    except (OSError, ValueError):
-        return 0
-
-
-@pytest.mark.skipif(
-    not 0 < _max_queued_events() <= 65_536, reason="needs a readable, default-sized inotify queue"
-)
+@needs_a_default_sized_queue
 def test_after_an_overflow_the_watches_are_walked_again(
     reader: Inotify, recorder: Recorder, workspace: Path
 ) -> None:
@@ -336,7 +332,7 @@ def test_after_an_overflow_the_watches_are_walked_again(
     # renamed and another made: their records are lost with the overflow.
     with reader._lock:
         fds = [os.open(a, os.O_WRONLY), os.open(b, os.O_WRONLY)]
-        for i in range(_max_queued_events() + 5_000):
+        for i in range(max_queued_events() + 5_000):
             os.write(fds[i % 2], b"x")
         for fd in fds:
             os.close(fd)

@@ -25,6 +25,8 @@ from watch_helpers import (
     Watched,
     external_write_once,
     make,
+    max_queued_events,
+    needs_a_default_sized_queue,
     os_thread_names,
     save_like_a_formatter,
     serving,
@@ -284,16 +286,7 @@ async def test_inotify_instance_limit_falls_back_to_polling(workspace: Path) -> 
         assert len(await until(lambda: fallback_warnings(client), "the warning")) == 1
 
 
-def _max_queued_events() -> int:
-    try:
-        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-    except (OSError, ValueError):
-        return 0
-
-
-@pytest.mark.skipif(
-    not 0 < _max_queued_events() <= 65_536, reason="needs a readable, default-sized inotify queue"
-)
+@needs_a_default_sized_queue
 async def test_a_kernel_queue_overflow_loses_no_change(workspace: Path) -> None:
     # The server is stopped while more events than the kernel queues pile up; the read
     # file changes last, when its event can only be dropped. After the overflow the
@@ -304,7 +297,7 @@ async def test_a_kernel_queue_overflow_loses_no_change(workspace: Path) -> None:
         await w.ready()
         await w.read("victim.txt")
         with w.paused():
-            for i in range(_max_queued_events() // 2 + 1_000):  # about two events each
+            for i in range(max_queued_events() // 2 + 1_000):  # about two events each
                 fd = os.open(flood[i % len(flood)], os.O_WRONLY | os.O_TRUNC)
                 os.write(fd, b"%d\n" % i)
                 os.close(fd)
