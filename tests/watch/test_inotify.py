@@ -323,28 +323,30 @@ def test_a_folder_that_vanishes_as_it_appears_costs_nothing(
 def test_after_an_overflow_the_watches_are_walked_again(
     reader: Inotify, recorder: Recorder, workspace: Path
 ) -> None:
-    (workspace / "before").mkdir()
-    wait_until(lambda: str(workspace / "before") in reader.watched(), "the watch")
+    for name in ("before", "old"):
+        (workspace / name).mkdir()
+    wait_until(lambda: str(workspace / "old") in reader.watched(), "the watches")
     a, b = make(workspace / "a.txt", ""), make(workspace / "b.txt", "")
     sentinel(recorder, workspace)
     # The reader is held while the kernel's queue fills (writes to two files in turn:
-    # the kernel merges only a record identical to the one before), then a folder is
-    # renamed and another made: their records are lost with the overflow.
+    # the kernel merges only a record identical to the one before), then folders are
+    # renamed and made: their records are lost with the overflow.
     with reader._lock:
         fds = [os.open(a, os.O_WRONLY), os.open(b, os.O_WRONLY)]
         for i in range(max_queued_events() + 5_000):
             os.write(fds[i % 2], b"x")
         for fd in fds:
             os.close(fd)
-        os.rename(workspace / "before", workspace / "after")
+        os.rename(workspace / "before", workspace / "after")  # its old name left empty
+        os.rename(workspace / "old", workspace / "moved")
+        (workspace / "old").mkdir()  # a new folder with the old name
         (workspace / "new").mkdir()
-        (workspace / "again").mkdir()
-        os.rename(workspace / "again", workspace / "before")  # a new folder, the old name
     wait_until(lambda: recorder.overflows == 1, "the overflow")
     wait_until(lambda: str(workspace / "new") in reader.watched(), "the new folder's watch")
-    folders = {str(workspace), *(str(workspace / name) for name in ("after", "before", "new"))}
-    assert set(reader.watched()) == folders  # "after": the watch "before" had, renamed
-    assert kernel_watches(reader) == 4
+    # The walk (the last name first) meets "old" before "moved", "after" after all.
+    names = ("after", "moved", "new", "old")
+    assert set(reader.watched()) == {str(workspace), *(str(workspace / n) for n in names)}
+    assert kernel_watches(reader) == 5  # "after" and "moved" kept the watches they had
     make(workspace / "after" / "f.txt", "f\n")
     recorder.wait(workspace / "after" / "f.txt", "created")
 
