@@ -231,7 +231,7 @@ class TokenCounter:
     def _last_line(self, line: str, n: int, width: int) -> int:
         """Tokens of a numbered line at the end of the text (no newline after it)."""
         encode = self._load().encode_ordinary
-        return len(encode(number(n, width))) + len(encode(f"{SEPARATOR}{line}"))
+        return self._number_counts(n, 1, width)[0] + len(encode(f"{SEPARATOR}{line}"))
 
 
 class NumberedLines:
