@@ -13,6 +13,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Protocol
 
 from ..errors import ReadkeeperError
 from .beneath import Location, Moved, lstat_in, open_in
+from .stamps import Stamp, proof
 
 
 class Resolver(Protocol):
@@ -46,6 +48,9 @@ class OpenedFile:
     size: int
     mtime_ns: int
     mode: int
+    # The file's stamp when it proves that what is read from `fd` now is what the file
+    # holds while the stamp stays the same (stamps.py); None when it changed too lately.
+    stamp: Stamp | None = None
 
 
 def _kind_of(mode: int) -> str | None:
@@ -139,9 +144,10 @@ def open_regular_in(folder: int, name: str, path: str) -> Iterator[OpenedFile]:
     except OSError as exc:
         raise _open_error(path, exc) from None
     try:
+        now = time.time_ns()  # before the stat: a change after it is on a later tick
         st = os.fstat(fd)  # the file we actually opened, whatever happened to the name
         _refuse_irregular(path, st.st_mode)
-        yield OpenedFile(path, fd, st.st_size, st.st_mtime_ns, st.st_mode)
+        yield OpenedFile(path, fd, st.st_size, st.st_mtime_ns, st.st_mode, proof(st, now))
     finally:
         os.close(fd)
 

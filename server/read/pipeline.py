@@ -49,10 +49,14 @@ from .stub_rule import (
     held_lines,
     held_part,
     held_whole,
+    proven_unchanged,
     record,
     seen_before,
     stub,
 )
+
+# The views a re-read of a text file may match: the outline of its read whole, or lines.
+TEXT_VIEWS = (outline_read.VIEW, "")
 
 F = TypeVar("F", TextFile, OutlineFile, NotebookFile)
 
@@ -107,6 +111,9 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
             if not window.ranged:
                 raise too_large(path, opened.size, settings)
             return _range(services, request)
+        unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
+        if unchanged is not None:
+            return unchanged
         data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
     return _text(services, request, data)
 
@@ -233,6 +240,9 @@ def _range(services: ReadServices, request: Request) -> ReadResult:
     """Lines of a text file too large to hold, streamed; its record is of the lines
     shown (scope "range"), never of the whole file."""
     params = request.params
+    unchanged = proven_unchanged(services, request, ("",))
+    if unchanged is not None:
+        return unchanged
     if params.estimate:
         services.tokens.warm_up()  # what a read costs is the count, never a bound
     view, range_digest = stream_range(
@@ -255,6 +265,10 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
     """An image, PDF or notebook, under the same read-state rules as text."""
     settings = services.settings
     params, path = request.params, request.opened.path
+    view = readers.view_key(kind, params)
+    unchanged = proven_unchanged(services, request, (view,))
+    if unchanged is not None:
+        return unchanged
     data = _load(
         request.opened,
         settings.max_document_bytes,
@@ -265,7 +279,6 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
     if buffer is not None:
         # Unsaved changes in the editor: the agent sees what the person sees.
         data, content = _utf8(buffer.text), _from_buffer(buffer)
-    view = readers.view_key(kind, params)
 
     previous = seen_before(services, request, content, view)
     if previous is not None and not params.estimate:

@@ -99,12 +99,42 @@ def stub(
     read whole, then in a range): its tokens are what the stub saved."""
     session, opened = request.params.session, request.opened
     answered = answered or previous
-    renewed = previous.renewed(opened.mtime_ns, opened.size, version, time.time_ns())
+    stamp = opened.stamp if previous.source == "disk" else None
+    renewed = previous.renewed(opened.mtime_ns, opened.size, version, time.time_ns(), stamp)
     services.read_states.put(session, renewed)
     services.diagnostics.mark_seen(session, previous.path)
     saved = max(0, answered.tokens - STUB_TOKENS)
     services.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
     return UnchangedResult(UnchangedFile(previous.path, answered.held))
+
+
+def proven_unchanged(
+    services: ReadServices, request: Request, views: tuple[str, ...], *, text: bool = False
+) -> UnchangedResult | None:
+    """The stub of a re-read of a file whose stamp proves it unchanged since the session
+    last read it from disk (files/stamps.py), found without reading a byte of it: what
+    the read would answer after reading and hashing the file, when that is a stub.
+    `views` are the views such a read may match (`seen_before`), in the order it tries
+    them; `text` for a text file, which a session holding it whole re-reads whole as a
+    stub (`held_whole`). None when the stamp proves nothing, an editor buffer is open
+    for the file, or the read may not be a stub: it goes the usual way."""
+    params, opened = request.params, request.opened
+    if params.force or params.estimate or params.symbol is not None or opened.stamp is None:
+        return None
+    latest = services.read_states.get(params.session, opened.path)
+    if latest is None or latest.stamp != opened.stamp:
+        return None
+    if services.buffers.get(opened.path) is not None:
+        return None  # the buffer may stand in for the disk
+    if text and not request.window.ranged and latest.holds_whole():
+        whole = next(view for view in latest.views() if view.whole)
+        return stub(services, request, latest, answered=whole)
+    content = Content(latest.digest, latest.scope)
+    for view in views:
+        previous = seen_before(services, request, content, view)
+        if previous is not None:
+            return stub(services, request, previous)
+    return None
 
 
 def held_whole(
@@ -154,6 +184,7 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             caps=hash(services.settings),
             held=shown.held,
             whole=shown.whole,
+            stamp=opened.stamp if content.source == "disk" else None,
         ),
     )
     services.diagnostics.mark_seen(session, opened.path)

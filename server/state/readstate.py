@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..files.stamps import Stamp
+
 Scope = Literal["file", "range"]
 Source = Literal["disk", "buffer"]
 
@@ -68,6 +70,11 @@ class ReadRecord:
     # MAX_VIEWS_PER_FILE - 1, none of them with views of their own): a re-read of any of
     # them stubs too, and a file held whole stays held through a ranged read.
     earlier: tuple[ReadRecord, ...] = ()
+    # The file's stamp as the content was last read from disk, when it proves that
+    # content (files/stamps.py): a re-read finding the same stamp is a stub without
+    # reading the file again. None for a buffer's content, an edit's, or a file read
+    # too soon after it changed.
+    stamp: Stamp | None = None
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""
@@ -90,12 +97,21 @@ class ReadRecord:
         )
 
     def renewed(
-        self, mtime_ns: int, size: int, buffer_version: int | None, recorded_ns: int
+        self,
+        mtime_ns: int,
+        size: int,
+        buffer_version: int | None,
+        recorded_ns: int,
+        stamp: Stamp | None = None,
     ) -> ReadRecord:
         """This view as a stub re-read renews it: the same content and views, the file's
         stat (or buffer version) as it is now."""
         return self._but(
-            mtime_ns=mtime_ns, size=size, buffer_version=buffer_version, recorded_ns=recorded_ns
+            mtime_ns=mtime_ns,
+            size=size,
+            buffer_version=buffer_version,
+            recorded_ns=recorded_ns,
+            stamp=stamp,
         )
 
     def _but(self, **changes: object) -> ReadRecord:

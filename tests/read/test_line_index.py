@@ -17,15 +17,10 @@ import pytest
 
 from readkeeper.core import Readkeeper
 from readkeeper.files.encodings import detect
+from readkeeper.files.stamps import SETTLED_NS, settles_after
 from readkeeper.protocol import ReadParams, unstructure
 from readkeeper.read.readers import text_stream
-from readkeeper.read.readers.line_index import (
-    COARSE_SETTLED_NS,
-    KEPT_FILES,
-    SETTLED_NS,
-    LineIndexes,
-    settles_after,
-)
+from readkeeper.read.readers.line_index import KEPT_FILES, LineIndexes
 from readkeeper.read.readers.text_stream import _SEEK_CHUNK, _line_start
 
 UTF8 = detect(b"plain text\n", complete=True)
@@ -107,20 +102,6 @@ def test_a_file_changed_lately_is_not_indexed(big: tuple[int, int]) -> None:
     changed, wait = max(st.st_mtime_ns, st.st_ctime_ns), settles_after(st)
     assert LineIndexes(clock=lambda: changed + wait - 1).for_file(fd, _SEEK_CHUNK) is None
     assert LineIndexes(clock=lambda: changed + wait).for_file(fd, _SEEK_CHUNK) is not None
-
-
-def test_a_filesystem_of_whole_seconds_waits_longer(big: tuple[int, int]) -> None:
-    real = os.fstat(big[0])
-
-    def stat(mtime_ns: int, ctime_ns: int) -> os.stat_result:
-        fields = list(real)
-        fields[8], fields[9] = mtime_ns // 10**9, ctime_ns // 10**9  # st_mtime, st_ctime
-        return os.stat_result(fields, {"st_mtime_ns": mtime_ns, "st_ctime_ns": ctime_ns})
-
-    assert settles_after(real) == SETTLED_NS  # this filesystem keeps nanoseconds
-    assert settles_after(stat(1_700_000_000 * 10**9, 1_700_000_002 * 10**9)) == COARSE_SETTLED_NS
-    assert settles_after(stat(1_700_000_000 * 10**9, 1_700_000_002 * 10**9 + 5)) == SETTLED_NS
-    assert settles_after(stat(1_700_000_000 * 10**9 + 5, 1_700_000_002 * 10**9)) == SETTLED_NS
 
 
 def test_only_the_files_read_last_are_kept(workspace: Path) -> None:

@@ -6,17 +6,10 @@ agent reads its way through. The index keeps, per file, how many newlines come b
 each 64 KB boundary the count has passed, so the next read of that file counts from
 the boundary nearest its line instead of from the top.
 
-An index is only used while the file is provably the one it was counted from: the same
-device, inode, size, mtime and ctime. The kernel stamps ctime on every change from its
-clock (which nothing short of changing the system clock sets back), so a change after
-the count gives the file a newer ctime. Two changes within one tick of that clock (a
-few milliseconds) can share a ctime, though, so a file changed less than `SETTLED_NS`
-before it is counted is not indexed at all (git's rule for racily clean files): a change
-after the count then lands on a later tick than the file's ctime. On a filesystem that
-keeps whole seconds (FAT keeps mtime to 2 s) the wait is `COARSE_SETTLED_NS`. A
-filesystem whose clock runs behind this machine's by more than that could defeat the
-rule; the index is a hint for finding lines, never a proof of content (a re-read's stub
-compares the lines' digest).
+An index is only used while the file is provably the one it was counted from: its
+stamp (device, inode, size, mtime, ctime) is the same, and the file had settled when it
+was counted (files/stamps.py says why that proves it unchanged, and what it can miss).
+The index is a hint for finding lines: a re-read's stub has its own proof.
 """
 
 from __future__ import annotations
@@ -29,11 +22,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-SETTLED_NS = 100_000_000  # how long unchanged before a file's count is kept
-COARSE_SETTLED_NS = 2_000_000_000  # the same where timestamps are whole seconds
-KEPT_FILES = 32  # the files indexed at once (least recently used dropped)
+from ...files.stamps import Stamp, settled, stamp_of
 
-Signature = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+KEPT_FILES = 32  # the files indexed at once (least recently used dropped)
 
 
 @dataclass
@@ -41,7 +32,7 @@ class Index:
     """The newlines before each chunk boundary of one file, as far as counted."""
 
     chunk: int
-    signature: Signature
+    signature: Stamp
     counts: list[int] = field(default_factory=list)  # counts[i]: before (i + 1) * chunk
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -76,7 +67,7 @@ class LineIndexes:
             st = os.fstat(fd)
         except OSError:
             return None
-        signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        signature = stamp_of(st)
         key = signature[:2]
         with self._lock:
             index = self._indexes.get(key)
@@ -84,7 +75,7 @@ class LineIndexes:
                 self._indexes.move_to_end(key)
                 return index
             self._indexes.pop(key, None)
-            if self._clock() - max(st.st_mtime_ns, st.st_ctime_ns) < settles_after(st):
+            if not settled(st, self._clock()):
                 return None
             index = self._indexes[key] = Index(chunk, signature)
             while len(self._indexes) > KEPT_FILES:
@@ -92,22 +83,6 @@ class LineIndexes:
             return index
 
 
-def settles_after(st: os.stat_result) -> int:
-    """How long a file must have been unchanged to be indexed: longer on a filesystem
-    whose timestamps are whole seconds (both of them, to the nanosecond)."""
-    if st.st_mtime_ns % 1_000_000_000 == 0 and st.st_ctime_ns % 1_000_000_000 == 0:
-        return COARSE_SETTLED_NS
-    return SETTLED_NS
-
-
 INDEXES = LineIndexes()
 
-__all__ = [
-    "COARSE_SETTLED_NS",
-    "INDEXES",
-    "KEPT_FILES",
-    "SETTLED_NS",
-    "Index",
-    "LineIndexes",
-    "settles_after",
-]
+__all__ = ["INDEXES", "KEPT_FILES", "Index", "LineIndexes"]
