@@ -3,8 +3,9 @@ tiktoken only when the estimate comes near a cap.
 
 Text reads are counted exactly (the `tokens` an agent budgets with is the count, not a
 guess), and cheaply: a numbered text that fits its cap costs one count of the lines
-never seen before (joined) plus memoized counts of the lines seen again; a text cut at
-its cap is counted line by line (`NumberedLines`). For other text
+never seen before (joined, in blocks) plus memoized counts of the lines seen again; a
+text over its cap is counted up to the cap, and line by line only where it is cut
+(`NumberedLines`). For other text
 (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
 answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
 stays above one byte per token.
@@ -20,6 +21,7 @@ count, marked as a bound, while the table loads in the background.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -55,6 +57,10 @@ def bytes_bound(text: str) -> int:
 MEMO_LINE_CHARS = 256
 MEMO_LINES = 1 << 16
 MEMO_CHARS = 2_000_000
+
+# Numbered lines are counted in blocks of this many (`NumberedLines`): one call per
+# block, and a cut counts one block line by line.
+BLOCK_LINES = 128
 
 
 class TokenCounter:
@@ -247,11 +253,13 @@ class NumberedLines:
     number's plus that of the tab, the line and the newline, which depends on the
     line alone: the per-line memo of the counter serves it for every line number, in
     every file. For the same reason, lines counted together, each after a "0" standing
-    for its number, come to the sum of their counts plus one token per "0": the whole
-    count (`tokens()`) counts the lines not in the memo that way, in one call, and the
-    counts line by line are made only for a cut (`longest_fit`, `tokens(n)`).
-    tests/read/test_tokens_numbered.py checks both against a count of the joined text
-    on real files.
+    for its number, come to the sum of their counts plus one token per "0".
+
+    So the lines are counted in blocks of `BLOCK_LINES`, one call each, in order and
+    only as far as needed: a text over its cap is known to be over once the blocks
+    counted pass the cap (`tokens_within`), and a cut (`longest_fit`, `tokens(n)`)
+    counts line by line only the block it falls in. tests/read/test_tokens_numbered.py
+    checks the counts against a count of the joined text on real files.
     """
 
     def __init__(
@@ -261,45 +269,78 @@ class NumberedLines:
         self._lines = lines
         self._start = start
         self._width = width
-        self._per_line: list[int] | None = None
-        self._sums: list[int] = []
-        self._total: int | None = None
-
-    @property
-    def per_line(self) -> list[int]:
-        """Tokens of each numbered line with its newline (counted on first use: a text
-        that fits its cap is counted whole, `tokens()`, and never needs them)."""
-        self._line_sums()
-        assert self._per_line is not None
-        return self._per_line
-
-    def _line_sums(self) -> list[int]:
-        """The running sums of `per_line`, counting the lines the first time."""
-        if self._per_line is None:
-            counter = self._counter
-            self._per_line = counter._numbered_line_counts(self._lines, self._start, self._width)
-            self._sums = list(accumulate(self._per_line, initial=0))
-        return self._sums
+        # The lines counted with their newline: all but the last.
+        self._before = max(0, len(lines) - 1)
+        self._all_blocks = -(-self._before // BLOCK_LINES)
+        # Tokens of the lines before each block boundary, as far as counted.
+        self._blocks = [0]
+        # Block -> the running sums of its lines, counted one by one for a cut.
+        self._within: dict[int, list[int]] = {}
 
     def tokens(self, count: int | None = None) -> int:
         """Tokens of the first `count` lines (default: all) joined with newlines."""
-        whole = count is None or count == len(self._lines)
         count = len(self._lines) if count is None else count
         if count == 0:
             return 0
         last = count - 1
         last_line = self._counter._last_line(self._lines[last], self._start + last, self._width)
-        if whole and self._per_line is None:
-            if self._total is None:
-                before = self._lines[:last]
-                self._total = self._counter._numbered_total(before, self._start, self._width)
-            return self._total + last_line
-        return self._line_sums()[last] + last_line
+        return self._prefix(last) + last_line
+
+    def tokens_within(self, cap: int) -> int | None:
+        """Tokens of all the lines when at most `cap`; None when over, found without
+        counting the blocks after the one that passes the cap."""
+        self._count_blocks(self._all_blocks, cap)
+        if self._blocks[-1] > cap:
+            return None
+        tokens = self.tokens()
+        return tokens if tokens <= cap else None
 
     def longest_fit(self, budget: int) -> int:
         """The most leading lines whose joined text is at most `budget` tokens."""
-        # Lines that fit with their newlines; the next one may too, without its newline.
-        fits = min(bisect_right(self._line_sums(), budget), len(self._lines))
+        if budget < 0 or not self._lines:
+            return 0
+        self._count_blocks(self._all_blocks, budget)
+        blocks = self._blocks
+        if blocks[-1] <= budget:  # every line but the last fits with its newline
+            fitting = self._before
+        else:  # the block that passes the budget, line by line
+            block = bisect_right(blocks, budget) - 1
+            within = self._block_sums(block)
+            fitting = block * BLOCK_LINES + bisect_right(within, budget - blocks[block]) - 1
+        # The lines that fit with their newlines; the next one may too, without it.
+        fits = min(fitting + 1, len(self._lines))
         while fits > 0 and self.tokens(fits) > budget:
             fits -= 1
         return fits
+
+    def _prefix(self, count: int) -> int:
+        """Tokens of the first `count` lines (fewer than all), each with its newline."""
+        block, rest = divmod(count, BLOCK_LINES)
+        if rest == 0 or count == self._before:  # a block boundary
+            end = block + (rest > 0)
+            self._count_blocks(end)
+            return self._blocks[end]
+        self._count_blocks(block)
+        return self._blocks[block] + self._block_sums(block)[rest]
+
+    def _count_blocks(self, wanted: int, budget: float = math.inf) -> None:
+        """Count blocks, one call each, until `wanted` are counted or their tokens pass
+        `budget`."""
+        blocks = self._blocks
+        while len(blocks) <= wanted and blocks[-1] <= budget:
+            first = (len(blocks) - 1) * BLOCK_LINES
+            chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
+            counter = self._counter
+            blocks.append(
+                blocks[-1] + counter._numbered_total(chunk, self._start + first, self._width)
+            )
+
+    def _block_sums(self, block: int) -> list[int]:
+        """The running sums of the lines of `block`, counted line by line on first use."""
+        sums = self._within.get(block)
+        if sums is None:
+            first = block * BLOCK_LINES
+            chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
+            counts = self._counter._numbered_line_counts(chunk, self._start + first, self._width)
+            sums = self._within[block] = list(accumulate(counts, initial=0))
+        return sums

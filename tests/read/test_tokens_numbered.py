@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from helpers import stdlib_text_files
 from readkeeper.read.readers.text import split_lines
-from readkeeper.read.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
+from readkeeper.read.tokens import (
+    BLOCK_LINES,
+    MEMO_CHARS,
+    MEMO_LINE_CHARS,
+    MEMO_LINES,
+    TokenCounter,
+)
 
 COUNTER = TokenCounter()
 
@@ -187,8 +193,8 @@ def test_any_lines_count_as_the_joined_text(lines: list[str], start: int, width:
 
 
 def count_each(counter: TokenCounter, lines: list[str]) -> list[int]:
-    """Count `lines` line by line (`NumberedLines.per_line`), as a cut needs them."""
-    return counter.numbered(lines, 1).per_line
+    """Count `lines` line by line, as the block a cut falls in is counted."""
+    return counter._numbered_line_counts(lines, 1, 6)
 
 
 def memo_size(counter: TokenCounter) -> int:
@@ -246,3 +252,45 @@ def test_the_lines_seen_start_afresh_past_the_memo_s_number_of_lines() -> None:
     assert len(counter._seen) == MEMO_LINES  # every line but the last, seen once
     counter.numbered(["one line more", "last"], 1).tokens()
     assert len(counter._seen) == 1
+
+
+# --- counting in blocks -------------------------------------------------------------------
+
+
+def _long_lines() -> list[str]:
+    text = Path(sysconfig.get_paths()["stdlib"], "argparse.py").read_text()
+    return split_lines(text)[: BLOCK_LINES * 5 + 37]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_counts_at_and_around_block_boundaries_are_the_joined_counts(width: int) -> None:
+    lines = _long_lines()
+    shared = COUNTER.numbered(lines, 1, width)
+    edges = {0, 1, len(lines) - 1, len(lines)}
+    edges |= {b * BLOCK_LINES + d for b in range(1, 6) for d in (-1, 0, 1)}
+    for count in sorted(edges, reverse=True):  # the shared counts, from the far end first
+        expected = COUNTER.count(numbered(lines[:count], 1, width))
+        assert shared.tokens(count) == expected, count
+        assert COUNTER.numbered(lines, 1, width).tokens(count) == expected, count
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_longest_fit_is_found_in_any_block(width: int) -> None:
+    lines = _long_lines()
+    for count in (BLOCK_LINES - 1, BLOCK_LINES, 3 * BLOCK_LINES + 5, len(lines) - 1, len(lines)):
+        exact = COUNTER.count(numbered(lines[:count], 1, width))
+        assert COUNTER.numbered(lines, 1, width).longest_fit(exact) == count
+        assert COUNTER.numbered(lines, 1, width).longest_fit(exact - 1) == count - 1
+
+
+def test_a_text_over_its_cap_is_counted_only_as_far_as_the_cap() -> None:
+    counter = TokenCounter()
+    spy = EncodeSpy(counter)
+    lines = [f"value_{i} = compute({i}, 'label {i}')" for i in range(20 * BLOCK_LINES)]
+    whole = counter.count(numbered(lines, 1))
+    spy.encoded.clear()
+    assert counter.numbered(lines, 1).tokens_within(whole // 10) is None
+    counted = sum(len(text) for text in spy.lines_counted())
+    assert 0 < counted < len(numbered(lines, 1)) // 5  # two blocks, not twenty
+    assert counter.numbered(lines, 1).tokens_within(whole) == whole
+    assert counter.numbered(lines, 1).tokens_within(whole - 1) is None

@@ -131,13 +131,14 @@ def number_lines(shown: list[str], start: int, width: int) -> list[str]:
 
 
 def _over_cap(
-    path: str, window: Window, counts: NumberedLines, tokens: int, settings: Settings
+    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings
 ) -> int:
-    """How many of the lines fit under the token cap; raises for a ranged read."""
+    """How many of the `lines` fit under the token cap; raises for a ranged read."""
     cap = settings.max_tokens
     if window.ranged:
         fits = counts.longest_fit(cap)
-        last = window.offset + len(counts.per_line) - 1
+        tokens = counts.tokens()  # all of them, for the refusal
+        last = window.offset + lines - 1
         if fits:
             advice = f"Read fewer lines: offset={window.offset}, limit={fits}."
         else:
@@ -181,10 +182,10 @@ def fit_tokens(
     if bound is not None:
         return TokenFit(bound, None, True)
     counts = counter.numbered(shown, window.offset, settings.number_width)
-    tokens = counts.tokens()
-    if tokens <= settings.max_tokens:
+    tokens = counts.tokens_within(settings.max_tokens)
+    if tokens is not None:
         return TokenFit(tokens, None, False)
-    kept = _over_cap(path, window, counts, tokens, settings)
+    kept = _over_cap(path, window, counts, len(shown), settings)
     return TokenFit(counts.tokens(kept), kept, False)
 
 
