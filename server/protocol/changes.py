@@ -7,11 +7,13 @@ from typing import Literal
 
 import attrs
 
+from .contract import Contract
+
 # --- edits and writes (edits.py) --------------------------------------------------------
 
 
-@attrs.frozen
-class EditParams:
+@attrs.frozen(repr=False, eq=False)
+class EditParams(Contract):
     """`readkeeper/edit` of a text file: replace `old_string` with `new_string`."""
 
     file_path: str
@@ -21,8 +23,8 @@ class EditParams:
     session: str = ""
 
 
-@attrs.frozen
-class WriteParams:
+@attrs.frozen(repr=False, eq=False)
+class WriteParams(Contract):
     """`readkeeper/write`: create a file, or replace all of one, with `content`."""
 
     file_path: str
@@ -30,8 +32,8 @@ class WriteParams:
     session: str = ""
 
 
-@attrs.frozen
-class ReadStateInfo:
+@attrs.frozen(repr=False, eq=False)
+class ReadStateInfo(Contract):
     """The session's read-state after an edit or write: what the agent now knows."""
 
     digest: str
@@ -45,8 +47,8 @@ class ReadStateInfo:
     next_read: Literal["full", "stub"] = "full"
 
 
-@attrs.frozen
-class ExternalChange:
+@attrs.frozen(repr=False, eq=False)
+class ExternalChange(Contract):
     """What another program changed between the agent's read and its edit."""
 
     diff: str  # unified diff, as read -> as found
@@ -54,8 +56,8 @@ class ExternalChange:
     lines: list[int]  # first and last changed line in the file as found ([] if none)
 
 
-@attrs.frozen
-class EditResult:
+@attrs.frozen(repr=False, eq=False)
+class EditResult(Contract):
     """What an edit did: how many replacements, where, and a numbered snippet of the first."""
 
     file_path: str
@@ -72,8 +74,8 @@ class EditResult:
     note: str | None = None
 
 
-@attrs.frozen
-class WriteResult:
+@attrs.frozen(repr=False, eq=False)
+class WriteResult(Contract):
     """What a write did: whether it created or changed the file, and its encoding and line
     ending (an existing file keeps its own)."""
 
@@ -92,8 +94,8 @@ class WriteResult:
 # --- notebook cell edits (edit/notebook.py) -----------------------------------------------
 
 
-@attrs.frozen
-class NotebookEditParams:
+@attrs.frozen(repr=False, eq=False)
+class NotebookEditParams(Contract):
     """`readkeeper/edit` on a notebook cell: sent with `cell_id`/`new_source`/`edit_mode`
     instead of `old_string`/`new_string`."""
 
@@ -105,8 +107,8 @@ class NotebookEditParams:
     session: str = ""
 
 
-@attrs.frozen
-class NotebookEditResult:
+@attrs.frozen(repr=False, eq=False)
+class NotebookEditResult(Contract):
     """What a notebook cell edit did: which cell, where it is now, and how many there are."""
 
     file_path: str
@@ -124,8 +126,8 @@ class NotebookEditResult:
 # --- change notices (changes.py) ----------------------------------------------------------
 
 
-@attrs.frozen
-class ChangesParams:
+@attrs.frozen(repr=False, eq=False)
+class ChangesParams(Contract):
     """`readkeeper/changes`: the session whose change notices to take."""
 
     session: str = ""
@@ -134,8 +136,8 @@ class ChangesParams:
 ChangeKind = Literal["modified", "created", "deleted", "moved"]
 
 
-@attrs.frozen
-class FileChange:
+@attrs.frozen(repr=False, eq=False)
+class FileChange(Contract):
     """A file this session read that changed since: what changed, never who changed it."""
 
     file_path: str
@@ -147,8 +149,8 @@ class FileChange:
     note: str | None = None
 
 
-@attrs.frozen
-class ChangesResult:
+@attrs.frozen(repr=False, eq=False)
+class ChangesResult(Contract):
     """`readkeeper/changes`: the files the session read that changed since."""
 
     changes: list[FileChange]
@@ -156,8 +158,8 @@ class ChangesResult:
     remaining: int | None = None
 
 
-@attrs.frozen
-class DidChangeReadFilesParams:
+@attrs.frozen(repr=False, eq=False)
+class DidChangeReadFilesParams(Contract):
     """`readkeeper/didChangeReadFiles`, server to client: new changes to files a
     session read, each sent once (the same changes stay available to
     `readkeeper/changes`, which is what the agent reads)."""

@@ -7,13 +7,14 @@ from typing import Literal
 
 import attrs
 
+from .contract import Contract
 from .reads import ChangedResult, EstimateResult, OutlineResult, TextResult, UnchangedResult
 
 # --- images, PDFs and notebooks (readers/image.py, pdf.py, notebook.py) -------------------
 
 
-@attrs.frozen
-class ImageDimensions:
+@attrs.frozen(repr=False, eq=False)
+class ImageDimensions(Contract):
     """Sizes as displayed (after EXIF rotation): multiply display coordinates by
     original_width / display_width to map them back onto the original."""
 
@@ -23,8 +24,8 @@ class ImageDimensions:
     display_height: int
 
 
-@attrs.frozen
-class ImageFile:
+@attrs.frozen(repr=False, eq=False)
+class ImageFile(Contract):
     """An image as sent: its bytes (base64), type and sizes."""
 
     file_path: str
@@ -38,16 +39,16 @@ class ImageFile:
     note: str | None = None
 
 
-@attrs.frozen
-class ImageResult:
+@attrs.frozen(repr=False, eq=False)
+class ImageResult(Contract):
     """`readkeeper/read` of an image."""
 
     file: ImageFile
     type: Literal["image"] = "image"
 
 
-@attrs.frozen
-class PdfFile:
+@attrs.frozen(repr=False, eq=False)
+class PdfFile(Contract):
     """A PDF's text, page by page, and where to go on when pages were left out."""
 
     file_path: str
@@ -63,16 +64,16 @@ class PdfFile:
     media_type: str | None = None
 
 
-@attrs.frozen
-class PdfResult:
+@attrs.frozen(repr=False, eq=False)
+class PdfResult(Contract):
     """`readkeeper/read` of a PDF as text."""
 
     file: PdfFile
     type: Literal["pdf"] = "pdf"
 
 
-@attrs.frozen
-class PartsFile:
+@attrs.frozen(repr=False, eq=False)
+class PartsFile(Contract):
     """PDF pages rendered to PNG files; read each one (an `image` result) to see it."""
 
     file_path: str
@@ -89,16 +90,16 @@ class PartsFile:
     note: str | None = None
 
 
-@attrs.frozen
-class PartsResult:
+@attrs.frozen(repr=False, eq=False)
+class PartsResult(Contract):
     """`readkeeper/read` of PDF pages rendered as images."""
 
     file: PartsFile
     type: Literal["parts"] = "parts"
 
 
-@attrs.frozen
-class NotebookImage:
+@attrs.frozen(repr=False, eq=False)
+class NotebookImage(Contract):
     """An image a notebook cell's output holds."""
 
     media_type: str
@@ -111,8 +112,8 @@ class NotebookImage:
     tokens: int | None = None
 
 
-@attrs.frozen
-class NotebookOutput:
+@attrs.frozen(repr=False, eq=False)
+class NotebookOutput(Contract):
     """One output of a notebook cell, as text, with its images apart."""
 
     output_type: str  # stream, execute_result, display_data, error
@@ -126,8 +127,8 @@ class NotebookOutput:
     note: str | None = None  # what was cut or left out (HTML, JavaScript, widgets)
 
 
-@attrs.frozen
-class NotebookCell:
+@attrs.frozen(repr=False, eq=False)
+class NotebookCell(Contract):
     """One notebook cell: its id, type, source and outputs."""
 
     cell_id: str  # the cell's id, or "cell-N" (N = index) in notebooks without ids
@@ -139,8 +140,8 @@ class NotebookCell:
     note: str | None = None
 
 
-@attrs.frozen
-class NotebookFile:
+@attrs.frozen(repr=False, eq=False)
+class NotebookFile(Contract):
     """A notebook as structured cells, and where to go on when cells were left out."""
 
     file_path: str
@@ -156,8 +157,8 @@ class NotebookFile:
     buffer_version: int | None = None
 
 
-@attrs.frozen
-class NotebookResult:
+@attrs.frozen(repr=False, eq=False)
+class NotebookResult(Contract):
     """`readkeeper/read` of a notebook."""
 
     file: NotebookFile

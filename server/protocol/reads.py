@@ -7,11 +7,13 @@ from typing import Literal
 
 import attrs
 
+from .contract import Contract
+
 # --- params -----------------------------------------------------------------------------
 
 
-@attrs.frozen
-class ReadParams:
+@attrs.frozen(repr=False, eq=False)
+class ReadParams(Contract):
     """`readkeeper/read`: a file, and which part of it to read how."""
 
     file_path: str
@@ -26,16 +28,16 @@ class ReadParams:
     estimate: bool = False  # only what the read would cost (tokens, lines), no content
 
 
-@attrs.frozen
-class ForgetParams:
+@attrs.frozen(repr=False, eq=False)
+class ForgetParams(Contract):
     """`readkeeper/forget`: the session, and the paths it no longer holds (all if none)."""
 
     session: str = ""
     paths: list[str] | None = None
 
 
-@attrs.frozen
-class StatsParams:
+@attrs.frozen(repr=False, eq=False)
+class StatsParams(Contract):
     """`readkeeper/stats`: the session whose counters to report beside the total."""
 
     session: str | None = None
@@ -44,8 +46,8 @@ class StatsParams:
 # --- results ----------------------------------------------------------------------------
 
 
-@attrs.frozen
-class TextFile:
+@attrs.frozen(repr=False, eq=False)
+class TextFile(Contract):
     """Numbered lines of a text file, and what was left out of them."""
 
     file_path: str
@@ -67,32 +69,32 @@ class TextFile:
     tokens_upper_bound: bool | None = None
 
 
-@attrs.frozen
-class TextResult:
+@attrs.frozen(repr=False, eq=False)
+class TextResult(Contract):
     """`readkeeper/read` of a text file."""
 
     file: TextFile
     type: Literal["text"] = "text"
 
 
-@attrs.frozen
-class UnchangedFile:
+@attrs.frozen(repr=False, eq=False)
+class UnchangedFile(Contract):
     """The stub a re-read of an unchanged range gets instead of the content."""
 
     file_path: str
     note: str | None = None  # for a re-read of a view cut at a cap: the lines it holds
 
 
-@attrs.frozen
-class UnchangedResult:
+@attrs.frozen(repr=False, eq=False)
+class UnchangedResult(Contract):
     """`readkeeper/read` of a range the session holds and that has not changed."""
 
     file: UnchangedFile
     type: Literal["file_unchanged"] = "file_unchanged"
 
 
-@attrs.frozen
-class EstimateFile:
+@attrs.frozen(repr=False, eq=False)
+class EstimateFile(Contract):
     """`estimate: true`: what a read with the same parameters would send, no content."""
 
     file_path: str
@@ -103,16 +105,16 @@ class EstimateFile:
     note: str
 
 
-@attrs.frozen
-class EstimateResult:
+@attrs.frozen(repr=False, eq=False)
+class EstimateResult(Contract):
     """`readkeeper/read` with `estimate`: what a read would cost, without the content."""
 
     file: EstimateFile
     type: Literal["estimate"] = "estimate"
 
 
-@attrs.frozen
-class ChangedFile:
+@attrs.frozen(repr=False, eq=False)
+class ChangedFile(Contract):
     """A re-read of a file the agent holds whole that changed since: the diff only."""
 
     file_path: str
@@ -122,8 +124,8 @@ class ChangedFile:
     note: str
 
 
-@attrs.frozen
-class ChangedResult:
+@attrs.frozen(repr=False, eq=False)
+class ChangedResult(Contract):
     """`readkeeper/read` of a file the session holds whole that changed: the diff."""
 
     file: ChangedFile
@@ -133,8 +135,8 @@ class ChangedResult:
 # --- outlines of source files (readers/outline_read.py) ------------------------------------
 
 
-@attrs.frozen
-class OutlineFile:
+@attrs.frozen(repr=False, eq=False)
+class OutlineFile(Contract):
     """A whole read of a source file too big to send whole: its symbols and first lines."""
 
     file_path: str
@@ -157,8 +159,8 @@ class OutlineFile:
     buffer_version: int | None = None
 
 
-@attrs.frozen
-class OutlineResult:
+@attrs.frozen(repr=False, eq=False)
+class OutlineResult(Contract):
     """`readkeeper/read` of a source file too big to send whole: its outline."""
 
     file: OutlineFile

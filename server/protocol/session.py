@@ -8,27 +8,29 @@ from typing import Any, NotRequired, TypedDict
 
 import attrs
 
+from .contract import Contract
+
 # --- attachments (attachments/) -------------------------------------------------------------
 
 
-@attrs.frozen
-class Position:
+@attrs.frozen(repr=False, eq=False)
+class Position(Contract):
     """A zero-based line and character in an editor's document."""
 
     line: int  # 0-based, as in LSP
     character: int = 0
 
 
-@attrs.frozen
-class Range:
+@attrs.frozen(repr=False, eq=False)
+class Range(Contract):
     """A span of an editor's document, from `start` to `end`."""
 
     start: Position
     end: Position
 
 
-@attrs.frozen
-class ActiveEditor:
+@attrs.frozen(repr=False, eq=False)
+class ActiveEditor(Contract):
     """What the user is looking at, as the client sends it with an attachments request."""
 
     file_path: str
@@ -36,8 +38,8 @@ class ActiveEditor:
     text: str | None = None  # the document text, when the client sends it
 
 
-@attrs.frozen
-class AttachmentsParams:
+@attrs.frozen(repr=False, eq=False)
+class AttachmentsParams(Contract):
     """`readkeeper/attachments`: the session, its budget, and the editor's state."""
 
     session: str = ""
@@ -50,8 +52,8 @@ class AttachmentsParams:
     diagnostics_offset: int = 0
 
 
-@attrs.frozen
-class DiagnosticsParams:
+@attrs.frozen(repr=False, eq=False)
+class DiagnosticsParams(Contract):
     """`readkeeper/didChangeDiagnostics`: `{items: [{uri, diagnostics, version?}]}`."""
 
     items: list[dict[str, Any]]

@@ -1,0 +1,58 @@
+"""The contract's types share one repr, equality and hash (protocol/contract.py): each
+must give what the methods attrs would generate give."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import attrs
+import pytest
+
+from readkeeper.protocol import MODULES
+from readkeeper.protocol.contract import Contract
+
+TYPES = [
+    value
+    for name in MODULES
+    for value in vars(importlib.import_module(f"readkeeper.protocol.{name}")).values()
+    if isinstance(value, type) and attrs.has(value) and value.__module__.endswith(name)
+]
+
+
+def sample(cls: type[Any], changed: str | None = None) -> Any:
+    """An instance with a distinct value in every field (another in `changed`)."""
+    values = {
+        field.name: f"{field.name} {'other' if field.name == changed else 'value'}"
+        for field in attrs.fields(cls)
+    }
+    return cls(**values)
+
+
+def test_every_type_of_the_contract_is_a_frozen_slotted_contract() -> None:
+    assert len(TYPES) >= 40
+    for cls in TYPES:
+        assert issubclass(cls, Contract), cls
+        instance = sample(cls)
+        assert not hasattr(instance, "__dict__"), cls  # slotted
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(instance, attrs.fields(cls)[0].name, "changed")
+
+
+@pytest.mark.parametrize("cls", TYPES, ids=lambda cls: cls.__name__)
+def test_repr_equality_and_hash_are_what_attrs_generates(cls: type[Any]) -> None:
+    names = [field.name for field in attrs.fields(cls)]
+    twin = attrs.make_class(cls.__name__, names, frozen=True)  # attrs' own methods
+    instance, same = sample(cls), sample(cls)
+    values = {name: getattr(instance, name) for name in names}
+    assert repr(instance) == repr(twin(**values))
+    assert instance == same
+    assert (instance != same) is False
+    assert hash(instance) == hash(same)
+    for name in names:  # any one field differing makes another value
+        other = sample(cls, changed=name)
+        assert instance != other, name
+        assert (instance == other) is False, name
+    assert instance != values  # another class is never equal
+    assert instance != twin(**values)
+    assert instance.__eq__(values) is NotImplemented
