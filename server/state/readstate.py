@@ -175,7 +175,10 @@ class ReadStates:
     def put(self, session: str, record: ReadRecord) -> None:
         """Record what the session now holds of the record's file."""
         with self._lock:
-            self._sessions.setdefault(session, SessionState()).put(record)
+            state = self._sessions.get(session)
+            if state is None:
+                state = self._sessions[session] = SessionState()
+            state.put(record)
 
     def forget(self, session: str, paths: Iterable[str] | None = None) -> int:
         """Drop the session's records (all, or those for `paths`); returns how many."""
