@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import stat
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +40,8 @@ def runtime_dir(create: bool = True) -> str:
     if base and os.path.isabs(base):
         folder = os.path.join(base, "readkeeper")
     else:
+        import tempfile  # here: it and what it imports cost a few ms of every start
+
         folder = os.path.join(tempfile.gettempdir(), f"readkeeper-{os.geteuid()}")
     if create:
         with contextlib.suppress(FileExistsError):

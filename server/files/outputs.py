@@ -12,8 +12,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
-import shutil
-import tempfile
 import threading
 
 
@@ -28,6 +26,9 @@ class OutputFolders:
         """The real path of `session`'s output folder, created on first use."""
         with self._lock:
             if self._root is None:
+                import shutil  # here: most servers never render a page (a few ms at start)
+                import tempfile
+
                 self._root = os.path.realpath(tempfile.mkdtemp(prefix="readkeeper-"))
                 atexit.register(shutil.rmtree, self._root, ignore_errors=True)
             root = self._root
