@@ -126,6 +126,8 @@ def proven_unchanged(
         return None
     if services.buffers.get(opened.path) is not None:
         return None  # the buffer may stand in for the disk
+    if text:  # kept as long as when each read put it (a later diff is made from it)
+        services.snapshots.touch(opened.path, latest.digest)
     if text and not request.window.ranged and latest.holds_whole():
         whole = next(view for view in latest.views() if view.whole)
         return stub(services, request, latest, answered=whole)

@@ -326,14 +326,12 @@ class NumberedLines:
     def _count_blocks(self, wanted: int, budget: float = math.inf) -> None:
         """Count blocks, one call each, until `wanted` are counted or their tokens pass
         `budget`."""
-        blocks = self._blocks
+        blocks, counter = self._blocks, self._counter
         while len(blocks) <= wanted and blocks[-1] <= budget:
             first = (len(blocks) - 1) * BLOCK_LINES
             chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
-            counter = self._counter
-            blocks.append(
-                blocks[-1] + counter._numbered_total(chunk, self._start + first, self._width)
-            )
+            total = counter._numbered_total(chunk, self._start + first, self._width)
+            blocks.append(blocks[-1] + total)
 
     def _block_sums(self, block: int) -> list[int]:
         """The running sums of the lines of `block`, counted line by line on first use."""

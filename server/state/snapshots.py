@@ -48,6 +48,13 @@ class Snapshots:
                 _, dropped = self._items.popitem(last=False)
                 self._chars -= len(dropped)
 
+    def touch(self, path: str, content_digest: str) -> None:
+        """Count the text recorded as `content_digest` as just used, when it is kept: a
+        re-read answered without reading the file uses it as a read that puts it does."""
+        with self._lock:
+            if (path, content_digest) in self._items:
+                self._items.move_to_end((path, content_digest))
+
     def get(self, path: str, content_digest: str) -> str | None:
         """The text recorded as `content_digest`, or None when it was never kept or was
         evicted."""

@@ -27,6 +27,7 @@ from readkeeper.files.stamps import COARSE_SETTLED_NS, SETTLED_NS, proof, settle
 from readkeeper.protocol import StatsParams, unstructure
 from readkeeper.read import pipeline
 from readkeeper.state.buffers import Buffer
+from readkeeper.state.snapshots import Snapshots
 
 SETTINGS = {"max_size_bytes": 20_000, "outline_over_tokens": 1_000}
 SOURCE = "".join(
@@ -213,6 +214,25 @@ def test_a_file_renamed_over_with_the_same_size_and_times_is_seen(
     settle(path)
     again = read(core, path)
     assert again["type"] == "diff" or "b,2" in again["file"]["content"], again
+
+
+def test_a_proven_stub_keeps_what_the_file_held_for_a_later_diff(workspace: Path) -> None:
+    # The snapshots are an LRU: a stub without a read must keep the text it stands for
+    # as recently used as a read that puts it does, or a diff after a change is lost.
+    core = Readkeeper(roots=[str(workspace)])
+    core.snapshots = Snapshots(max_entries=3)  # a, b and c; the changed a drops one
+    paths = {name: workspace / f"{name}.txt" for name in ("a", "b", "c")}
+    for name, path in paths.items():
+        path.write_text("".join(f"{name} line {i}\n" for i in range(300)))
+    settle(*paths.values())
+    assert read(core, paths["a"])["type"] == "text"
+    assert read(core, paths["b"])["type"] == "text"
+    assert read(core, paths["a"])["type"] == "file_unchanged"  # proven: a is the newest
+    assert read(core, paths["c"])["type"] == "text"
+    paths["a"].write_text(paths["a"].read_text().replace("a line 150", "a line 150, changed"))
+    changed = read(core, paths["a"])  # its new text is kept first: b is the one dropped
+    assert changed["type"] == "file_changed", changed
+    assert "+a line 150, changed" in changed["file"]["diff"]
 
 
 class Editor:
