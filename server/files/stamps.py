@@ -12,10 +12,12 @@ after the read lands on a later tick. On a filesystem that keeps whole seconds (
 keeps mtime to 2 s) the wait is `COARSE_SETTLED_NS`.
 
 What it can still miss, as git can: a filesystem whose clock runs behind this machine's
-by more than the wait (a network share), a single write call lasting longer than it, or
-the system clock set back. The stamp is a fast path for telling a re-read it is
-unchanged (DESIGN.md: "mtime and size are only the fast path"); an edit always checks
-the bytes.
+by more than the wait (a network share), a single write call lasting longer than it, the
+system clock set back, and a file written through a shared memory map (the kernel stamps
+it at the first write to a page, not at each write to a page still unsaved: a database's
+files, rarely an agent's). `force` reads such a file again. The stamp is a fast path for
+telling a re-read it is unchanged (DESIGN.md: "mtime and size are only the fast path");
+an edit always checks the bytes.
 """
 
 from __future__ import annotations
