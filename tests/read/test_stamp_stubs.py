@@ -22,9 +22,9 @@ from document_samples import encode, every_output_notebook, numbered_pdf, screen
 
 from conftest import Session
 from helpers import read
-from readkeeper.core import Readkeeper
+from readkeeper.core import STUB_TOKENS, Readkeeper
 from readkeeper.files.stamps import COARSE_SETTLED_NS, SETTLED_NS, proof, settled, settles_after
-from readkeeper.protocol import StatsParams, unstructure
+from readkeeper.protocol import StatsParams, WriteParams, unstructure
 from readkeeper.read import pipeline
 from readkeeper.state.buffers import Buffer
 from readkeeper.state.snapshots import Snapshots
@@ -233,6 +233,36 @@ def test_a_proven_stub_keeps_what_the_file_held_for_a_later_diff(workspace: Path
     changed = read(core, paths["a"])  # its new text is kept first: b is the one dropped
     assert changed["type"] == "file_changed", changed
     assert "+a line 150, changed" in changed["file"]["diff"]
+
+
+def test_what_the_agent_wrote_is_stubbed_without_a_load_once_a_re_read_proved_it(
+    core: Readkeeper, workspace: Path, loads: Loads
+) -> None:
+    # The agent holds what it wrote: a whole re-read stubs (held whole). The write left
+    # no stamp (the file had just changed), so the first re-read hashes the file; the
+    # stamp it keeps then answers the next one.
+    path = workspace / "notes.txt"
+    core.write(WriteParams(str(path), "".join(f"note {i}\n" for i in range(40))))
+    settle(path)
+    assert read(core, path)["type"] == "file_unchanged"
+    assert read(core, path)["type"] == "file_unchanged"
+    assert loads.count == 1
+
+
+def test_a_notebook_the_agent_wrote_stubs_as_its_read_does(
+    core: Readkeeper, workspace: Path, loads: Loads
+) -> None:
+    # A write holds a notebook whole, but a notebook read is a view of its own: a stub
+    # of it stands for that read (what it saved), never for the write.
+    path = workspace / "nb.ipynb"
+    core.write(WriteParams(str(path), json.dumps(every_output_notebook())))
+    settle(path)
+    first = read(core, path)
+    assert first["type"] == "notebook"
+    assert read(core, path)["type"] == "file_unchanged"
+    assert loads.count == 1
+    saved = core.stats_for(StatsParams(session=""))["session"]["tokens_saved_by_stubs"]
+    assert saved == first["file"]["tokens"] - STUB_TOKENS > 0
 
 
 class Editor:
