@@ -294,3 +294,34 @@ def test_a_text_over_its_cap_is_counted_only_as_far_as_the_cap() -> None:
     assert 0 < counted < len(numbered(lines, 1)) // 5  # two blocks, not twenty
     assert counter.numbered(lines, 1).tokens_within(whole) == whole
     assert counter.numbered(lines, 1).tokens_within(whole - 1) is None
+
+
+def _per_line_calls(spy: EncodeSpy) -> int:
+    """The calls that counted one line with its newline (a block's lines are counted
+    after a "0"; the last line of a count has no newline)."""
+    return sum(1 for text in spy.lines_counted() if text[0] == "\t" and text[-1] == "\n")
+
+
+def test_a_cut_counts_line_by_line_only_the_block_it_falls_in() -> None:
+    counter = TokenCounter()
+    spy = EncodeSpy(counter)
+    lines = [f"entry_{i} = lookup({i}, 'name {i}')" for i in range(20 * BLOCK_LINES)]
+    budget = counter.count(numbered(lines[: 2 * BLOCK_LINES + 40], 1))
+    spy.encoded.clear()
+    counts = counter.numbered(lines, 1)
+    assert counts.longest_fit(budget) == 2 * BLOCK_LINES + 40
+    assert 0 < _per_line_calls(spy) <= BLOCK_LINES
+    # At a block's end no line is counted alone: the blocks' sums say it all.
+    spy.encoded.clear()
+    fresh = counter.numbered([f"other_{i} = {i}" for i in range(5 * BLOCK_LINES)], 1)
+    assert fresh.tokens(3 * BLOCK_LINES + 1) > 0
+    assert _per_line_calls(spy) == 0
+
+
+def test_a_line_seen_before_is_remembered_up_to_the_memo_line_length() -> None:
+    counter = TokenCounter()
+    at_limit, over = "c" * MEMO_LINE_CHARS, "d" * (MEMO_LINE_CHARS + 1)
+    for _ in range(2):  # seen once in a joined count, then counted alone and kept
+        counter.numbered([at_limit, over, "end"], 1).tokens()
+    assert at_limit in counter._line_memo
+    assert over not in counter._line_memo
