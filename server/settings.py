@@ -9,6 +9,7 @@ crashes the server: it is reported as a warning and the next source wins.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -402,8 +403,6 @@ _OTHER_VARIABLES = frozenset(
 
 def _unknown(key: str, source: str, names: Callable[[SettingSpec], str]) -> str:
     """The warning for a key that names no setting, with the nearest one if any."""
-    import difflib  # here: only a misspelt setting needs it
-
     close = difflib.get_close_matches(key, [names(spec) for spec in SETTINGS], n=1)
     hint = f" Did you mean {close[0]}?" if close else ""
     return f"readkeeper: ignoring {source}: not a readkeeper setting.{hint}"
