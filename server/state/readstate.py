@@ -105,7 +105,7 @@ class ReadRecord:
         stamp: Stamp | None = None,
     ) -> ReadRecord:
         """This view as a stub re-read renews it: the same content and views, the file's
-        stat (or buffer version) as it is now."""
+        stat and stamp (or buffer version) as they are now."""
         return self._but(
             mtime_ns=mtime_ns,
             size=size,
