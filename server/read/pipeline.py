@@ -214,10 +214,7 @@ def _outline(
 ) -> ReadResult:
     """A whole read of a big source file: its outline, recorded as a partial view (a
     re-read of the same outline stubs; an edit still needs the lines it changes)."""
-    view = outline_read.VIEW
-    previous = seen_before(services, request, content, view) or seen_before(
-        services, request, content
-    )
+    previous = seen_before(services, request, content, TEXT_VIEWS)
     if previous is not None:  # the same outline, or these lines read with force
         return stub(services, request, previous, content.version)
     path, settings = request.opened.path, services.settings
@@ -228,7 +225,7 @@ def _outline(
     shown = Shown(
         file.tokens,
         partial=True,
-        view=view,
+        view=outline_read.VIEW,
         left_out=max(0, file.file_tokens - file.tokens),
         held=outline_read.held(file),
     )
@@ -280,7 +277,7 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
         # Unsaved changes in the editor: the agent sees what the person sees.
         data, content = _utf8(buffer.text), _from_buffer(buffer)
 
-    previous = seen_before(services, request, content, view)
+    previous = seen_before(services, request, content, (view,))
     if previous is not None and not params.estimate:
         return stub(services, request, previous, content.version)
 

@@ -59,13 +59,14 @@ class Shown:
 
 
 def seen_before(
-    services: ReadServices, request: Request, content: Content, view: str = ""
+    services: ReadServices, request: Request, content: Content, views: tuple[str, ...] = ("",)
 ) -> ReadRecord | None:
     """The session's earlier read of this same content with the same parameters
     (after defaults) and settings: the condition for a `file_unchanged` stub
     (DESIGN.md, "Read-state: the rules"). Such a read showed exactly what this one
     would, even when a cap cut it. What an edit or write left never stubs: the
-    agent never read it as a read shows it."""
+    agent never read it as a read shows it. `views`: what beyond offset/limit the
+    read may have shown (readers.view_key), the first that matches answering."""
     params, window = request.params, request.window
     latest = services.read_states.get(params.session, request.opened.path)
     if params.force or latest is None:
@@ -76,13 +77,15 @@ def seen_before(
         content.digest,
     ):
         return None
-    for previous in latest.views():
-        if previous.origin != "read" or previous.caps != hash(services.settings):
-            continue
-        if previous.partial and previous.ranged != window.ranged:
-            continue  # over the token cap a whole read is cut, a ranged one refused
-        if previous.same_view(window.offset, window.limit, view):
-            return previous
+    caps = hash(services.settings)
+    for view in views:
+        for previous in latest.views():
+            if previous.origin != "read" or previous.caps != caps:
+                continue
+            if previous.partial and previous.ranged != window.ranged:
+                continue  # over the token cap a whole read is cut, a ranged one refused
+            if previous.same_view(window.offset, window.limit, view):
+                return previous
     return None
 
 
@@ -129,14 +132,9 @@ def proven_unchanged(
     if text:  # kept as long as when each read put it (a later diff is made from it)
         services.snapshots.touch(opened.path, latest.digest)
     if text and not request.window.ranged and latest.holds_whole():
-        whole = next(view for view in latest.views() if view.whole)
-        return stub(services, request, latest, answered=whole)
-    content = Content(latest.digest, latest.scope)
-    for view in views:
-        previous = seen_before(services, request, content, view)
-        if previous is not None:
-            return stub(services, request, previous)
-    return None
+        return _stub_of_whole(services, request, latest)
+    previous = seen_before(services, request, Content(latest.digest, latest.scope), views)
+    return None if previous is None else stub(services, request, previous)
 
 
 def held_whole(
@@ -152,8 +150,7 @@ def held_whole(
     if previous is None or not previous.holds_whole() or previous.source != content.source:
         return None
     if previous.digest == content.digest:
-        whole = next(view for view in previous.views() if view.whole)
-        return stub(services, request, previous, content.version, answered=whole)
+        return _stub_of_whole(services, request, previous, content.version)
     before = services.snapshots.get(path, previous.digest)
     if before is None:
         return None
@@ -162,6 +159,15 @@ def held_whole(
         return None
     record(services, request, content, Shown(changed.tokens, partial=False, whole=True))
     return ChangedResult(changed)
+
+
+def _stub_of_whole(
+    services: ReadServices, request: Request, held: ReadRecord, version: int | None = None
+) -> UnchangedResult:
+    """The stub of a whole re-read of content the session holds whole (`held` has a view
+    that holds it): it stands for that view."""
+    whole = next(view for view in held.views() if view.whole)
+    return stub(services, request, held, version, answered=whole)
 
 
 def record(services: ReadServices, request: Request, content: Content, shown: Shown) -> None:
