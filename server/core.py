@@ -43,18 +43,16 @@ from .protocol import (
     WriteParams,
     WriteResult,
 )
-from .read import pipeline
-from .read.stub_rule import STUB_TOKENS
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
 from .state.readstate import ReadStates
 from .state.snapshots import Snapshots
 from .state.stats import Stats
-from .watch.changes import ChangeNotices
 from .watch.control import Progress, WatchControl
 
 if TYPE_CHECKING:
+    from .watch.changes import ChangeNotices
     from .watch.watcher import Watcher
 
 P = TypeVar("P")
@@ -81,15 +79,9 @@ class Readkeeper:
         self.buffers: Buffers = buffers or NoBuffers()
         self.outputs = OutputFolders()  # rendered PDF pages, outside the workspace
         # The watcher and change notices (watch/); a front end starts it.
-        self.notices = ChangeNotices(
-            self.read_states,
-            self.snapshots,
-            self._get_settings,
-            self.stats,
-            lambda path: self.workspace.locate(path, grants=False),
-        )
+        self._notices: ChangeNotices | None = None
         self.watching = WatchControl(
-            self.workspace, self._get_settings, self.notices, self.read_states, self.stats
+            self.workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
         self._settings_lock = threading.Lock()
         self.settings = Settings()
@@ -116,11 +108,23 @@ class Readkeeper:
     def read(self, params: ReadParams) -> ReadResult:
         """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
         a diff, an outline, a document), recorded in the session's read-state."""
+        from .read import pipeline
+
         return pipeline.read(self, params)
+
+    def load(self) -> None:
+        """Import the modules the core imports on first use, the read pipeline first
+        (blocking: a front end calls this on a thread once it has answered its client's
+        `initialize`), then the watcher's (`WatchControl.load`)."""
+        from .read import pipeline  # noqa: F401
+
+        self.watching.load()
 
     def disk_text(self, real_path: str) -> str | None:
         """The text of a workspace file as the disk has it, or None (see
         `pipeline.disk_text`): tells a clean editor buffer from one with unsaved changes."""
+        from .read import pipeline
+
         return pipeline.disk_text(self, real_path)
 
     # --- read-state and counters --------------------------------------------------------
@@ -271,6 +275,23 @@ class Readkeeper:
         """The workspace roots changed (workspace/didChangeWorkspaceFolders)."""
         self.watching.roots_changed()
 
+    @property
+    def notices(self) -> ChangeNotices:
+        """Every session's change notices (watch/changes.py), made on first use: by the
+        watcher's start, after `initialize` is answered."""
+        with self._settings_lock:
+            if self._notices is None:
+                from .watch.changes import ChangeNotices
+
+                self._notices = ChangeNotices(
+                    self.read_states,
+                    self.snapshots,
+                    self._get_settings,
+                    self.stats,
+                    lambda path: self.workspace.locate(path, grants=False),
+                )
+            return self._notices
+
     def changes_for(self, params: ChangesParams) -> ChangesResult:
         """`readkeeper/changes`: the changes to files the session read, each reported once."""
         return self.notices.take(params.session)
@@ -283,4 +304,4 @@ class Readkeeper:
         return self.settings
 
 
-__all__ = ["STUB_TOKENS", "Buffer", "Buffers", "Readkeeper"]
+__all__ = ["Buffer", "Buffers", "Readkeeper"]

@@ -63,9 +63,15 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
 
 async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:
     """Mirror warnings to the editor's log, pull the settings, start the watcher and the
-    attach socket."""
+    attach socket.
+
+    What serving needs beyond `initialize` is imported meanwhile, on a thread
+    (`ReadkeeperServer.load`): a read sent right after `initialized` waits for the read
+    pipeline's modules only, not for the watcher's behind them."""
     ls.client_log.loop = asyncio.get_running_loop()
+    loading = asyncio.ensure_future(asyncio.to_thread(ls.load))
     await pull_configuration(ls)
+    await loading
     ls.start_attach()
     await start_watching(ls)
 

@@ -11,21 +11,22 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..attach.listener import Listener
 from ..core import Readkeeper
-from ..read.readers.worker import cancellable
 from . import transport
 from .editor import EditorBuffers, OpenDocument
 from .endpoint import ReadkeeperProtocol
 from .logs import ClientLogHandler
 from .rpc_errors import carries_kind
+
+if TYPE_CHECKING:
+    from ..attach.listener import Listener
 
 log = logging.getLogger("readkeeper")
 T = TypeVar("T")
@@ -100,9 +101,20 @@ class ReadkeeperServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
+    def load(self) -> None:
+        """Import what serving needs beyond answering `initialize` (blocking: for a
+        thread): the read pipeline first, then the watcher's modules (watchdog, pathspec)
+        with the change notices, the attach socket's and the PDF worker's. Each would
+        otherwise load where it is first used, on the event loop."""
+        self.core.load()
+        from ..attach import listener  # noqa: F401
+        from ..read.readers import worker  # noqa: F401
+
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run blocking core work on the thread pool, never on the event loop. When the
         client cancels the request, a PDF worker it waits for is killed (worker.py)."""
+        from ..read.readers.worker import cancellable
+
         cancel = threading.Event()
         try:
             return await asyncio.get_running_loop().run_in_executor(
@@ -122,6 +134,8 @@ class ReadkeeperServer(LanguageServer):
     def start_attach(self) -> None:
         """Let `readkeeper mcp` for this workspace attach: it is served by this core (its
         read-state, watcher and the editor's buffers) through `calls`, like LSP requests."""
+        from ..attach.listener import Listener
+
         loop = asyncio.get_running_loop()
 
         def lend_loop(method: str) -> None:

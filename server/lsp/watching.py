@@ -22,14 +22,10 @@ DID_CHANGE_READ_FILES = "readkeeper/didChangeReadFiles"
 
 
 async def start_watching(ls: ReadkeeperServer) -> None:
-    """Start the watcher (after `initialized`; its setup runs on its own thread), with
-    its notices sent as readkeeper/didChangeReadFiles.
-
-    Its modules (watchdog, pathspec: about 50 ms) are imported on a thread first, so a
-    read sent right after `initialized` is not kept waiting behind them on the event
-    loop. A `shutdown` that comes meanwhile has closed the core, which then refuses to
-    start it."""
-    await asyncio.to_thread(ls.core.watching.load)
+    """Start the watcher (after `initialized`, once its modules are loaded:
+    `ReadkeeperServer.load`; its setup runs on its own thread), with its notices sent as
+    readkeeper/didChangeReadFiles. A `shutdown` that came meanwhile has closed the core,
+    which then refuses to start it."""
     loop = asyncio.get_running_loop()
 
     # The loop may close between a check and a call (the server shutting down while the

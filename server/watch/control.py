@@ -16,9 +16,9 @@ from ..files.paths import Workspace
 from ..settings import Settings
 from ..state.readstate import ReadStates
 from ..state.stats import Stats
-from .changes import ChangeNotices
 
 if TYPE_CHECKING:
+    from .changes import ChangeNotices
     from .watcher import Watcher
 
 # The setup's steps, ("begin" | "report" | "end", message), for a progress display.
@@ -32,13 +32,13 @@ class WatchControl:
         self,
         workspace: Workspace,
         settings: Callable[[], Settings],
-        notices: ChangeNotices,
+        notices: Callable[[], ChangeNotices],
         read_states: ReadStates,
         stats: Stats,
     ) -> None:
         self._workspace = workspace
         self._settings = settings
-        self._notices = notices
+        self._notices = notices  # made on first use (the watch modules load with it)
         self._read_states = read_states
         self._stats = stats
         self.watcher: Watcher | None = None
@@ -48,10 +48,12 @@ class WatchControl:
         self._callbacks: tuple[Callable[[str], None] | None, Progress | None] = (None, None)
 
     def load(self) -> None:
-        """Import the watcher's modules (its backends, pathspec) now, so that
-        `start` does not: for a front end that would rather pay for them on a thread than
-        where it calls `start`."""
+        """Import the watcher's modules (its backends, pathspec) and make the change
+        notices now, so that `start` does not: for a front end that would rather pay for
+        them on a thread than where it calls `start`."""
         from . import watcher  # noqa: F401
+
+        self._notices()
 
     def start(
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
@@ -69,7 +71,7 @@ class WatchControl:
             settings = self._settings()
             if self.watcher is not None or not settings.watch:
                 return False
-            callbacks = WatchCallbacks(self._notices.process, self._read_states.files)
+            callbacks = WatchCallbacks(self._notices().process, self._read_states.files)
             if warn is not None:
                 callbacks.warn = warn
             callbacks.progress = progress

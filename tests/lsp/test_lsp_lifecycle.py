@@ -185,6 +185,48 @@ def test_folder_changes_never_add_the_root_or_home(
 # --- start-up -----------------------------------------------------------------------------
 
 
+# What a server needs only once `initialize` is answered: loaded on a thread at
+# `initialized` (`ReadkeeperServer.load`), not before the answer.
+LOADED_AFTER_INITIALIZE = (
+    "readkeeper.read.pipeline",
+    "readkeeper.watch.changes",
+    "readkeeper.watch.watcher",
+    "readkeeper.attach.listener",
+    "readkeeper.read.readers.worker",
+)
+
+
+def imported(server: RawServer) -> set[str]:
+    """The modules the server imported so far, from `-X importtime`'s lines on stderr."""
+    lines = server.stderr.splitlines()
+    return {line.rpartition("|")[2].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_initialize_is_answered_before_the_read_pipeline_and_the_watcher_load(
+    workspace: Path,
+) -> None:
+    """An editor waits for `initialize` before anything else of the server starts: the
+    answer does not wait for the modules of reading, watching and attaching. They load
+    at `initialized`, with no read needed, and then serve as before."""
+    (workspace / "ok.txt").write_text("inside\n")
+    server = RawServer(env={"PYTHONPROFILEIMPORTTIME": "1"})
+    try:
+        params = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+        assert "result" in server.request(1, "initialize", params)
+        assert "result" in server.request(2, "readkeeper/stats", {})
+        before = imported(server)
+        assert "readkeeper.lsp.app" in before  # the check sees the server's imports
+        assert before.isdisjoint(LOADED_AFTER_INITIALIZE)
+        server.notify("initialized", {})
+        wait_until(
+            lambda: imported(server).issuperset(LOADED_AFTER_INITIALIZE),
+            "the modules to load after `initialized`, without a read",
+        )
+        assert read(server, 3, workspace / "ok.txt")["result"]["file"]["content"].endswith("inside")
+    finally:
+        server.close()
+
+
 def token_table_loaded(raw: RawServer) -> bool:
     """Whether the server process has tiktoken's native module (the token table) mapped."""
     return "_tiktoken" in Path(f"/proc/{raw.process.pid}/maps").read_text()

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from helpers import read, refused, text_file
-from readkeeper.core import STUB_TOKENS, Buffer, Readkeeper
+from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ForgetParams, ReadParams, StatsParams
+from readkeeper.read.stub_rule import STUB_TOKENS
 from readkeeper.read.tokens import EXACT_COUNT_FRACTION, estimate_tokens
 
 # --- lines and ranges ---------------------------------------------------------------------

@@ -22,10 +22,11 @@ from document_samples import encode, every_output_notebook, numbered_pdf, screen
 
 from conftest import Session
 from helpers import read
-from readkeeper.core import STUB_TOKENS, Readkeeper
+from readkeeper.core import Readkeeper
 from readkeeper.files.stamps import COARSE_SETTLED_NS, SETTLED_NS, proof, settled, settles_after
 from readkeeper.protocol import StatsParams, WriteParams, unstructure
 from readkeeper.read import pipeline
+from readkeeper.read.stub_rule import STUB_TOKENS
 from readkeeper.state.buffers import Buffer
 from readkeeper.state.snapshots import Snapshots
 

@@ -11,9 +11,10 @@ import pytest
 from document_samples import numbered_pdf
 
 from conftest import Session
-from readkeeper.core import STUB_TOKENS, Readkeeper
+from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditParams, ReadParams, StatsParams, unstructure
+from readkeeper.read.stub_rule import STUB_TOKENS
 
 
 def read(core: Readkeeper, path: str | Path, **params: Any) -> dict[str, Any]:
