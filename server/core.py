@@ -37,7 +37,6 @@ from .protocol import (
     NotebookEditParams,
     NotebookEditResult,
     ReadParams,
-    ReadResult,
     StatsParams,
     StatsResult,
     WriteParams,
@@ -52,6 +51,7 @@ from .state.stats import Stats
 from .watch.control import Progress, WatchControl
 
 if TYPE_CHECKING:
+    from .protocol import ReadResult
     from .watch.changes import ChangeNotices
     from .watch.watcher import Watcher
 

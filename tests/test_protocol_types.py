@@ -4,11 +4,14 @@ must give what the methods attrs would generate give."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from typing import Any
 
 import attrs
 import pytest
 
+from readkeeper import protocol
 from readkeeper.protocol import MODULES
 from readkeeper.protocol.contract import Contract
 
@@ -56,3 +59,27 @@ def test_repr_equality_and_hash_are_what_attrs_generates(cls: type[Any]) -> None
     assert instance != values  # another class is never equal
     assert instance != twin(**values)
     assert instance.__eq__(values) is NotImplemented
+
+
+def test_the_package_names_every_type_of_its_modules_documents_when_asked() -> None:
+    """`documents` is imported when one of its types is first named (a server answers
+    `initialize` without it); every other module with the package. Either way, the
+    package names each type its modules define, as they define it."""
+    script = (
+        "import sys, readkeeper.protocol as p\n"
+        "print('readkeeper.protocol.documents' in sys.modules)\n"
+        "p.ImageResult\n"
+        "print('readkeeper.protocol.documents' in sys.modules)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.split() == ["False", "True"]
+    for cls in TYPES:
+        assert getattr(protocol, cls.__name__) is cls
+        assert cls.__name__ in protocol.__all__
+    namespace: dict[str, Any] = {}
+    exec("from readkeeper.protocol import *", namespace)
+    assert set(protocol.__all__) <= set(namespace)
+    with pytest.raises(AttributeError, match="has no attribute 'TextResults'"):
+        protocol.TextResults  # noqa: B018

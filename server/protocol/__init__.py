@@ -11,9 +11,15 @@ modules below, in this order (`extension/vscode/scripts/gen_protocol.py`):
 - `changes`: edits, writes, notebook cell edits and change notices;
 - `convert`: loose JSON params structured into these types (`bad_params` naming the
   field otherwise), and results unstructured to JSON with absent fields left out.
+
+The types of `documents` are imported when first named (`__getattr__`): they are a
+third of the contract's classes, and a server answers `initialize` without them.
+Everything else is imported with the package.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .changes import (
     ChangeKind,
@@ -31,21 +37,6 @@ from .changes import (
     WriteResult,
 )
 from .convert import converter, structure, unstructure
-from .documents import (
-    ImageDimensions,
-    ImageFile,
-    ImageResult,
-    NotebookCell,
-    NotebookFile,
-    NotebookImage,
-    NotebookOutput,
-    NotebookResult,
-    PartsFile,
-    PartsResult,
-    PdfFile,
-    PdfResult,
-    ReadResult,
-)
 from .reads import (
     ChangedFile,
     ChangedResult,
@@ -61,6 +52,24 @@ from .reads import (
     UnchangedFile,
     UnchangedResult,
 )
+
+if TYPE_CHECKING:
+    from .documents import (
+        ImageDimensions,
+        ImageFile,
+        ImageResult,
+        NotebookCell,
+        NotebookFile,
+        NotebookImage,
+        NotebookOutput,
+        NotebookResult,
+        PartsFile,
+        PartsResult,
+        PdfFile,
+        PdfResult,
+        ReadResult,
+    )
+
 from .session import (
     ActiveEditor,
     AttachmentsParams,
@@ -74,6 +83,19 @@ from .session import (
 
 # The contract's modules, in the order the TypeScript types are generated from them.
 MODULES = ("reads", "documents", "session", "changes")
+
+
+def __getattr__(name: str) -> Any:
+    """A type of `documents` (the one module imported when first named), imported now
+    and kept in the package."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import documents
+
+    value = getattr(documents, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ActiveEditor",

@@ -193,6 +193,7 @@ LOADED_AFTER_INITIALIZE = (
     "readkeeper.watch.watcher",
     "readkeeper.attach.listener",
     "readkeeper.read.readers.worker",
+    "readkeeper.protocol.documents",
 )
 
 
