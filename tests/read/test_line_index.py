@@ -12,6 +12,7 @@ import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from readkeeper.files.encodings import detect
 from readkeeper.files.stamps import SETTLED_NS, settles_after
 from readkeeper.protocol import ReadParams, unstructure
 from readkeeper.read.readers import text_stream
-from readkeeper.read.readers.line_index import KEPT_FILES, LineIndexes
+from readkeeper.read.readers.line_index import KEPT_FILES, KEPT_STARTS, LineIndexes
 from readkeeper.read.readers.text_stream import _SEEK_CHUNK, _line_start
 
 UTF8 = detect(b"plain text\n", complete=True)
@@ -63,7 +64,9 @@ def test_counting_from_the_index_finds_the_lines_counting_from_the_top_finds(
     for order in (offsets, sorted(offsets), sorted(offsets, reverse=True)):
         for offset in order:
             expected = _line_start(fd, offset, UTF8, None)
-            assert _line_start(fd, offset, UTF8, indexes) == expected, offset
+            assert _line_start(fd, offset, UTF8, indexes.for_file(fd, _SEEK_CHUNK)) == expected, (
+                offset
+            )
     index = indexes.for_file(fd, _SEEK_CHUNK)
     assert index is not None
     size = os.fstat(fd).st_size
@@ -80,7 +83,7 @@ def test_a_changed_file_is_counted_afresh(workspace: Path) -> None:
         indexes = LineIndexes(clock=lambda: clock[0])
         first = indexes.for_file(fd, _SEEK_CHUNK)
         assert first is not None
-        _line_start(fd, 2900, UTF8, indexes)
+        _line_start(fd, 2900, UTF8, indexes.for_file(fd, _SEEK_CHUNK))
         assert first.counts
         # The same size, other lines, and (set here, so that it surely differs) mtime.
         before = os.fstat(fd)
@@ -90,7 +93,9 @@ def test_a_changed_file_is_counted_afresh(workspace: Path) -> None:
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
         clock[0] = long_ago(fd)
         for offset in (2, 700, 2900, data.count(b"\n") + 1):
-            assert _line_start(fd, offset, UTF8, indexes) == _line_start(fd, offset, UTF8, None)
+            assert _line_start(fd, offset, UTF8, indexes.for_file(fd, _SEEK_CHUNK)) == _line_start(
+                fd, offset, UTF8, None
+            )
         assert indexes.for_file(fd, _SEEK_CHUNK) is not first
     finally:
         os.close(fd)
@@ -169,3 +174,78 @@ def test_a_file_that_keeps_changing_holds_one_index_not_one_per_version(workspac
 
 def test_a_file_that_cannot_be_stat_ed_has_no_index() -> None:
     assert LineIndexes(clock=lambda: 2**62).for_file(-1, _SEEK_CHUNK) is None  # not open
+
+
+def test_a_line_found_once_is_found_again_without_reading(
+    big: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repeated ranged read (and a stub's forced re-read) finds its first line from
+    where the last read found it: no byte of the file is read again to count."""
+    fd, lines = big
+    indexes = LineIndexes(clock=lambda: long_ago(fd))
+    index = indexes.for_file(fd, _SEEK_CHUNK)
+    assert index is not None
+    offsets = [lines - 99, 2, 3000, lines + 5]  # the last one: past the end, not kept
+    found = {offset: _line_start(fd, offset, UTF8, index) for offset in offsets}
+    assert set(index.starts) == {lines - 100, 1, 2999}
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counted_pread(fd: int, size: int, position: int) -> bytes:
+        reads.append(position)
+        return real_pread(fd, size, position)
+
+    monkeypatch.setattr(os, "pread", counted_pread)
+    for offset in offsets[:3]:
+        assert _line_start(fd, offset, UTF8, index) == found[offset]
+    assert reads == []
+    for offset in offsets[:3]:  # counting from the top finds the same
+        assert _line_start(fd, offset, UTF8, None) == found[offset]
+    assert reads
+
+
+def test_the_line_starts_kept_are_the_last_found(big: tuple[int, int]) -> None:
+    fd, _ = big
+    index = LineIndexes(clock=lambda: long_ago(fd)).for_file(fd, _SEEK_CHUNK)
+    assert index is not None
+    offsets = list(range(2, 2 + KEPT_STARTS + 10))
+    for offset in offsets:
+        _line_start(fd, offset, UTF8, index)
+    assert list(index.starts) == [offset - 1 for offset in offsets[-KEPT_STARTS:]]
+
+
+def test_a_large_file_is_sniffed_once_and_again_when_it_changes(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The encoding and line ending of a large file are judged from its first bytes
+    once per version: a file rewritten with CRLF line endings shows them on its next read."""
+    path = workspace / "app.log"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(60_000)))
+    clock = [0]
+    monkeypatch.setattr(text_stream, "INDEXES", LineIndexes(clock=lambda: clock[0]))
+    sniffs: list[str] = []
+    real_sniff = text_stream._sniff
+
+    def counted_sniff(fd: int, path: str) -> tuple[Any, str]:
+        sniffs.append(path)
+        return real_sniff(fd, path)
+
+    monkeypatch.setattr(text_stream, "_sniff", counted_sniff)
+
+    def read_tail() -> dict[str, Any]:
+        fd = os.open(path, os.O_RDONLY)
+        clock[0] = long_ago(fd)
+        os.close(fd)
+        params = ReadParams(file_path=str(path), offset=59_990, limit=5, force=True)
+        return unstructure(core.read(params))["file"]
+
+    first, again = read_tail(), read_tail()
+    assert first == again
+    assert (first["line_ending"], first["encoding"], len(sniffs)) == ("lf", "utf-8", 1)
+    path.write_bytes(b"".join(b"line %d\r\n" % i for i in range(60_000)))
+    changed = read_tail()
+    assert (changed["line_ending"], changed["content"], len(sniffs)) == (
+        "crlf",
+        first["content"],
+        2,
+    )

@@ -21,7 +21,7 @@ from ...files.fileio import OpenedFile, digest, peek
 from ...protocol import TextFile
 from ...settings import Settings
 from ..tokens import TokenCounter
-from .line_index import INDEXES, LineIndexes
+from .line_index import INDEXES, Index
 from .text import (
     TextView,
     Window,
@@ -97,7 +97,7 @@ def _newline_is_one_byte(name: str) -> bool:
 
 
 def _line_start(
-    fd: int, offset: int, encoding: TextEncoding, indexes: LineIndexes | None
+    fd: int, offset: int, encoding: TextEncoding, index: Index | None
 ) -> tuple[int, int]:
     """Where line `offset` (1-based) starts, found by counting newline bytes without
     decoding (from the nearest boundary the file's line index knows: line_index.py),
@@ -107,7 +107,10 @@ def _line_start(
     if offset == 1 or not _newline_is_one_byte(encoding.name):
         return 0, 0
     wanted = offset - 1  # newlines to pass
-    index = indexes.for_file(fd, _SEEK_CHUNK) if indexes is not None else None
+    if index is not None:
+        start = index.starts.get(wanted)
+        if start is not None:
+            return start, wanted
     position, passed = index.resume(wanted) if index is not None else (0, 0)
     line_start = 0 if position == 0 else None  # after the last newline passed
     while True:
@@ -118,7 +121,10 @@ def _line_start(
             return line_start, passed  # fewer lines: the last one, unterminated, or the end
         newlines = chunk.count(b"\n")
         if passed + newlines >= wanted:
-            return position + _after_newline(chunk, wanted - passed), wanted
+            start = position + _after_newline(chunk, wanted - passed)
+            if index is not None:
+                index.found(wanted, start)
+            return start, wanted
         if newlines:
             line_start = position + chunk.rindex(b"\n") + 1
         passed += newlines
@@ -143,19 +149,29 @@ def _after_newline(chunk: bytes, count: int) -> int:
     return end + 1
 
 
+def _sniff(fd: int, path: str) -> tuple[TextEncoding, str]:
+    """The encoding and line ending of a file, judged from its first bytes."""
+    sample = peek(fd, _SAMPLE_BYTES)
+    try:
+        encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
+    except NotText as exc:
+        raise not_text(path, exc.reason) from None
+    ending = sample[len(encoding.bom) : _ENDING_SAMPLE].decode(encoding.name, "ignore")
+    return encoding, line_ending(ending)
+
+
 def stream_range(
     opened: OpenedFile, window: Window, settings: Settings, counter: TokenCounter
 ) -> tuple[TextView, str]:
     """Lines `window` of a file too large to read whole; returns the view and the digest
     of the lines shown (the read-state of a ranged view of a huge file)."""
     path = opened.path
-    sample = peek(opened.fd, _SAMPLE_BYTES)
-    try:
-        encoding = detect(sample, complete=len(sample) < _SAMPLE_BYTES)
-    except NotText as exc:
-        raise not_text(path, exc.reason) from None
+    index = INDEXES.for_file(opened.fd, _SEEK_CHUNK)
+    encoding, ending = index.sniffed if index and index.sniffed else _sniff(opened.fd, path)
+    if index is not None:
+        index.sniffed = (encoding, ending)
     # Lines before the window are skipped by counting newline bytes, not decoded.
-    start, seen = _line_start(opened.fd, window.offset, encoding, INDEXES)  # seen: lines passed
+    start, seen = _line_start(opened.fd, window.offset, encoding, index)  # seen: lines passed
     raw = io.FileIO(opened.fd, closefd=False)
     raw.seek(start)
     stream = io.TextIOWrapper(
@@ -208,9 +224,7 @@ def stream_range(
                 total_lines=seen if at_eof else None,
                 tokens=fitted.tokens,
                 encoding=encoding.label,
-                line_ending=line_ending(
-                    sample[len(encoding.bom) : _ENDING_SAMPLE].decode(encoding.name, "ignore")
-                ),
+                line_ending=ending,
                 partial=False,
                 next_offset=None if at_eof else last + 1,
                 note=note,
