@@ -249,3 +249,29 @@ def test_a_large_file_is_sniffed_once_and_again_when_it_changes(
         first["content"],
         2,
     )
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"a\nbb\nccc", (5, 2)),  # the last line, unterminated
+        (b"a\nbb\nccc\n", (9, 3)),  # the end, after the last newline
+        (b"x\n" + b"y" * (3 * _SEEK_CHUNK), (2, 1)),  # chunks without a newline after it
+        (b"y" * (2 * _SEEK_CHUNK), (0, 0)),  # one line, no newline at all
+    ],
+)
+def test_past_the_last_line_is_where_the_last_line_starts(
+    workspace: Path, data: bytes, expected: tuple[int, int]
+) -> None:
+    """A range that starts past the end finds the last line (its start, and the lines
+    before it), counting from the top or from the index, fresh or resumed."""
+    path = workspace / "short.log"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        index = LineIndexes(clock=lambda: long_ago(fd)).for_file(fd, _SEEK_CHUNK)
+        for _ in range(2):  # the second time from the boundaries the first one passed
+            assert _line_start(fd, 50, UTF8, index) == expected
+            assert _line_start(fd, 50, UTF8, None) == expected
+    finally:
+        os.close(fd)
