@@ -14,6 +14,8 @@ import pytest
 from raw_lsp import WAIT_S, RawServer
 
 from helpers import wait_until
+from mcp_helpers import private_runtime_dir
+from readkeeper.attach import discovery
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("readkeeper")
 
@@ -226,6 +228,28 @@ def test_initialize_is_answered_before_the_read_pipeline_and_the_watcher_load(
         assert read(server, 3, workspace / "ok.txt")["result"]["file"]["content"].endswith("inside")
     finally:
         server.close()
+
+
+def test_a_shutdown_while_the_modules_load_starts_no_attach_socket(workspace: Path) -> None:
+    """`initialized` starts the attach socket and the watcher once their modules have
+    loaded: a `shutdown` answered meanwhile has the last word (pygls cancels the
+    `initialized` handler still running), and nothing is published for agents to attach
+    to a server that is going away."""
+    runtime = private_runtime_dir()
+    published = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+    server = RawServer(env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        server.initialize(workspace)  # and `initialized`, at once
+        assert "result" in server.request(2, "shutdown", None)
+        time.sleep(1.0)  # far longer than the modules take to load
+        assert not published.exists()
+        stats = server.request(3, "readkeeper/stats", {})
+        assert "error" in stats  # shut down: only exit is accepted
+        server.notify("exit")
+        assert server.wait_exit() == 0
+    finally:
+        server.close()
+    assert not published.exists()
 
 
 def token_table_loaded(raw: RawServer) -> bool:
