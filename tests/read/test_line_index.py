@@ -179,8 +179,8 @@ def test_a_file_that_cannot_be_stat_ed_has_no_index() -> None:
 def test_a_line_found_once_is_found_again_without_reading(
     big: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A repeated ranged read (and a stub's forced re-read) finds its first line from
-    where the last read found it: no byte of the file is read again to count."""
+    """A repeated ranged read (a forced re-read of a log's tail, a page read again)
+    finds its first line where the last read found it: no byte is read again to count."""
     fd, lines = big
     indexes = LineIndexes(clock=lambda: long_ago(fd))
     index = indexes.for_file(fd, _SEEK_CHUNK)

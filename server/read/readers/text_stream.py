@@ -99,11 +99,12 @@ def _newline_is_one_byte(name: str) -> bool:
 def _line_start(
     fd: int, offset: int, encoding: TextEncoding, index: Index | None
 ) -> tuple[int, int]:
-    """Where line `offset` (1-based) starts, found by counting newline bytes without
-    decoding (from the nearest boundary the file's line index knows: line_index.py),
-    and how many lines come before it: (byte position, lines). At the end of a file
-    with fewer lines, the start of its last unterminated line or its end. (0, 0) where
-    a newline is not one byte of its own."""
+    """Where line `offset` (1-based) starts, and how many lines come before it: (byte
+    position, lines). Remembered by the file's line index when a read found it lately,
+    else found by counting newline bytes without decoding, from the nearest boundary
+    the index knows (line_index.py). At the end of a file with fewer lines, the start
+    of its last unterminated line or its end. (0, 0) where a newline is not one byte of
+    its own."""
     if offset == 1 or not _newline_is_one_byte(encoding.name):
         return 0, 0
     wanted = offset - 1  # newlines to pass
