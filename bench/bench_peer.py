@@ -27,6 +27,11 @@ Rows (readkeeper's call; the peer's):
   `initialize` (the SDK client's connect).
 
 No target is asserted; issue 16's goal for every row is a ratio of at most 1.
+
+Under the two first-read rows, `count alone` is the part of readkeeper's read that no
+transport can save: the exact token count of each file's numbered lines (as the read
+makes it, with a new counter each round, so its memos are as cold as the server's),
+timed in this process, beside the peer's whole round trip.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ from common import (
     summarize,
     write_json,
 )
+from readkeeper.read.readers.text import split_lines
+from readkeeper.read.tokens import TokenCounter
+from readkeeper.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "peer.json"
@@ -68,6 +76,9 @@ ROWS = (
     "edit of an 80 KB file",
     "start to initialize answered",
 )
+
+# readkeeper's exact count alone, printed under the first-read row it is part of.
+COUNT_ROWS = ("  count alone, generated", "  count alone, stdlib")
 
 
 class Side:
@@ -142,6 +153,21 @@ def stdlib_heads(count: int) -> list[str]:
     return texts[:count]
 
 
+def count_alone(paths: list[Path]) -> list[float]:
+    """Milliseconds of the exact token count of each file's numbered lines, in order,
+    by one new counter (its table loaded first), as a server's first reads count them:
+    `fit_tokens`'s count, without the read around it."""
+    counter, cap = TokenCounter(), Settings().max_tokens
+    counter.warm_up()
+    samples = []
+    for path in paths:
+        lines = split_lines(path.read_text(encoding="utf-8"))
+        start = time.perf_counter()
+        counter.numbered(lines, 1).tokens_within(cap)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
 async def round_of(
     side: Side, root: Path, number: int, args: argparse.Namespace
 ) -> dict[str, list[float]]:
@@ -194,6 +220,9 @@ async def round_of(
 
     rows = await session(side, root, work)
     rows[ROWS[7]] = await start_times(side, root, args.starts)
+    if side.name == "readkeeper":
+        rows[COUNT_ROWS[0]] = count_alone(generated)
+        rows[COUNT_ROWS[1]] = count_alone(stdlib)
     return rows
 
 
@@ -219,6 +248,8 @@ def main() -> int:
                 samples = anyio.run(round_of, side, root, number, args)
                 for row, ms in samples.items():
                     figures.setdefault(row, {})[side.name] = summarize(ms, ("p50_ms", "min_ms"))
+            for name, first_read in zip(COUNT_ROWS, ROWS[:2], strict=True):
+                figures[name]["peer"] = figures[first_read]["peer"]
             for row in figures.values():
                 row["ratio"] = row["readkeeper"]["p50_ms"] / row["peer"]["p50_ms"]
             rounds.append(figures)
@@ -230,7 +261,7 @@ def main() -> int:
     print(f"readkeeper / MCP filesystem server: p50 ms, median of {args.rounds} rounds")
     print(f"{'row':<42}{'readkeeper':>11}{'peer':>9}{'ratio':>8}   ratio per round")
     table = {}
-    for row in ROWS:
+    for row in (ROWS[0], COUNT_ROWS[0], ROWS[1], COUNT_ROWS[1], *ROWS[2:]):
         mine, theirs, ratio = median(row, "readkeeper"), median(row, "peer"), median(row, "ratio")
         per_round = " ".join(f"{r[row]['ratio']:.2f}" for r in rounds)
         print(f"{row:<42}{mine:>11.2f}{theirs:>9.2f}{ratio:>7.2f}x   {per_round}")

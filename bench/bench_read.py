@@ -17,10 +17,12 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import PIPE
 from typing import IO, Any
 
 from common import (
@@ -28,10 +30,12 @@ from common import (
     LspProcess,
     compile_like_an_install,
     machine,
+    pinned,
     scored,
     scratch,
     server,
     summarize,
+    two_cpus,
     verdict,
     write_json,
 )
@@ -120,6 +124,38 @@ def timed(calls: list[Callable[[], Any]], check: Callable[[Any], None]) -> list[
     return samples
 
 
+# A process that writes back whatever it reads.
+ECHO = "import os\nwhile data := os.read(0, 65536):\n    os.write(1, data)\n"
+ECHO_BYTES = 150  # about the size of a stub's request and of its reply
+
+
+def echo_round_trips(count: int, cpu: int | None = None) -> list[float]:
+    """Milliseconds of `count` round trips of an `ECHO_BYTES` message through `ECHO`: two
+    pipes and two wake-ups, and no work at all (the floor of any stdio server). `cpu`:
+    the CPU the echo runs on (default: where this process may run)."""
+    message = b"x" * ECHO_BYTES
+    echo = subprocess.Popen([sys.executable, "-c", ECHO], stdin=PIPE, stdout=PIPE)
+    if echo.stdin is None or echo.stdout is None:
+        raise RuntimeError("no pipes to the echo process")
+    if cpu is not None:
+        os.sched_setaffinity(echo.pid, {cpu})
+    sink, source = echo.stdin.fileno(), echo.stdout.fileno()
+    samples = []
+    try:
+        for _ in range(count + 20):  # the first 20 warm up
+            start = time.perf_counter()
+            os.write(sink, message)
+            received = 0
+            while received < len(message):
+                received += len(os.read(source, 65536))
+            samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        echo.stdin.close()
+        echo.wait()
+        echo.stdout.close()
+    return samples[20:]
+
+
 def expect(kind: str) -> Callable[[Any], None]:
     def check(result: Any) -> None:
         got = result["type"] if isinstance(result, dict) else result.type
@@ -171,6 +207,17 @@ def bench_reads(
             [lambda: bare.request("bench/echo", stub)] * requests, expect("file_unchanged")
         )
         bare_rss = bare.rss_mb()
+
+    cpus = two_cpus()
+    if cpus is not None:  # what the wake-ups of a second CPU add to a round trip
+        with pinned(cpus[0]):
+            with server(READKEEPER_SERVE, root, log, cwd=root) as lsp:
+                for _ in range(20):
+                    lsp.request("readkeeper/read", {"file_path": str(warm), "force": True})
+                lsp.request("readkeeper/read", stub)
+                rows["stub_lsp_one_cpu"] = timed([read(stub)] * requests, expect("file_unchanged"))
+            rows["echo_one_cpu"] = echo_round_trips(requests)
+            rows["echo_two_cpus"] = echo_round_trips(requests, cpus[1])
 
     core = Readkeeper(roots=[str(root)])
     core.tokens.warm_up()
@@ -298,7 +345,12 @@ def table(
     latency("   in-process core", reads["full_core"], None)
     latency("1b stub re-read (file_unchanged), LSP", reads["stub_lsp"], TARGET_STUB_MS)
     latency("   in-process core", reads["stub_core"], None)
+    if "stub_lsp_one_cpu" in reads:
+        latency("   the same, client and server on one CPU", reads["stub_lsp_one_cpu"], None)
     latency("   pygls floor: no-op request, bare server", reads["noop_pygls"], None)
+    if "echo_two_cpus" in reads:
+        latency("   pipe floor: echo, client and echo on 2 CPUs", reads["echo_two_cpus"], None)
+        latency("   pipe floor: echo, both on one CPU", reads["echo_one_cpu"], None)
     latency("   stub of a 10-line file, LSP", reads["small_stub_lsp"], None)
     latency("   in-process core", reads["small_stub_core"], None)
     distinct = f"1c full read, {reads['uncached_lsp']['n']} distinct files (uncached), LSP"
