@@ -6,6 +6,9 @@ For each session, the diagnostics present when it last read or edited a file are
 baseline: anything not in the baseline is *new*, which usually means "your edit did
 this", so new ones come first and are kept longest. Diagnostics computed for an older
 version of a document than the editor now holds are not shown: they are *pending*.
+A baseline goes with the read it was taken at: `forget` drops it, and a session keeps
+those of its `MAX_BASELINES_PER_SESSION` most recently read or edited files, as it
+keeps their read-state.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +28,10 @@ SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 # What makes two reports "the same problem": not its position, since an edit above it
 # moves it without making it new. Equal keys are matched up by count.
 Key = tuple[int, str, str, str]
+
+# The baselines a session keeps, the oldest dropped first: as many as the read-state
+# records it keeps (state/readstate.py), beyond which its reads are forgotten anyway.
+MAX_BASELINES_PER_SESSION = 50_000
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,9 @@ class DiagnosticsStore:
 
     def __init__(self) -> None:
         self._files: dict[str, FileDiagnostics] = {}
-        self._baselines: dict[tuple[str, str], Counter[Key]] = {}
+        # session -> path -> the keys it saw reported (a tuple: most are empty, and the
+        # empty tuple is shared), least recently set first
+        self._baselines: dict[str, OrderedDict[str, tuple[Key, ...]]] = {}
         self._changed = threading.Condition()
 
     def update(self, items: Iterable[Mapping[str, Any]]) -> int:
@@ -135,8 +144,26 @@ class DiagnosticsStore:
 
     def set_baseline(self, session: str, path: str, seen: Counter[Key]) -> None:
         """What `session` has seen reported for `path`; anything beyond it is new."""
+        keys = tuple(seen.elements())
         with self._changed:
-            self._baselines[(session, path)] = seen
+            held = self._baselines.setdefault(session, OrderedDict())
+            held[path] = keys
+            held.move_to_end(path)
+            while len(held) > MAX_BASELINES_PER_SESSION:
+                held.popitem(last=False)
+
+    def forget(self, session: str, paths: Iterable[str] | None = None) -> None:
+        """Drop the session's baselines (of `paths`, or all): it no longer holds what it
+        read there, so nothing reported for those files is new to it until it reads
+        them again."""
+        with self._changed:
+            if paths is None:
+                self._baselines.pop(session, None)
+                return
+            held = self._baselines.get(session)
+            if held is not None:
+                for path in paths:
+                    held.pop(path, None)
 
     def get(self, path: str) -> FileDiagnostics | None:
         """The latest report for `path`, or None when it has no diagnostics."""
@@ -152,7 +179,9 @@ class DiagnosticsStore:
         """What `session` has seen reported for `path`; None if it never read or edited it
         (then nothing there is new to it)."""
         with self._changed:
-            return self._baselines.get((session, path))
+            held = self._baselines.get(session)
+            keys = None if held is None else held.get(path)
+        return None if keys is None else Counter(keys)
 
     def wait_for(self, path: str, since_ns: int, timeout: float) -> FileDiagnostics | None:
         """Diagnostics for `path` received after `since_ns`, waiting up to `timeout`

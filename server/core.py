@@ -131,13 +131,15 @@ class Readkeeper:
 
     def forget(self, params: ForgetParams) -> ForgetResult:
         """`readkeeper/forget`: the agent no longer holds what it read (a compaction or a
-        rewind), so drop the session's read-state and pending change notices, of `paths`
-        or of everything (and then its permissions too)."""
+        rewind), so drop the session's read-state, pending change notices and what it
+        saw of the editor's diagnostics, of `paths` or of everything (and then its
+        permissions too)."""
         paths = None
         if params.paths is not None:
             paths = [os.path.realpath(self.workspace.absolute(p)) for p in params.paths]
         dropped = self.read_states.forget(params.session, paths)
         self.notices.forget(params.session, paths)
+        self.diagnostics.forget(params.session, paths)
         if paths is None:
             self.workspace.forget_grants(params.session)
         return ForgetResult(session=params.session, forgotten=dropped)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -12,12 +13,14 @@ from urllib.parse import quote
 import pytest
 
 from helpers import wait_until
+from readkeeper.attachments import diagnostics
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
     ActiveEditor,
     AttachmentsParams,
     DiagnosticsParams,
+    ForgetParams,
     Position,
     Range,
     ReadParams,
@@ -39,6 +42,14 @@ def diagnostic(line: int, message: str, severity: int = 1) -> dict[str, Any]:
         "message": message,
         "source": "pyright",
     }
+
+
+def section(content: str, name: str) -> list[str]:
+    """The lines listed under the file `name` in a diagnostics attachment."""
+    lines = content.split("\n")
+    start = lines.index(f"{name}:") + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    return lines[start:end]
 
 
 def forward(
@@ -97,6 +108,51 @@ def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     other = of_type(attach(core, session="other", types=["diagnostics"]), "diagnostics")
     assert len(other) == 1
     assert "(new)" not in other[0]["content"]
+
+
+@pytest.mark.parametrize("paths", [None, ["app.py"]], ids=["all", "the file"])
+def test_a_forgotten_file_has_no_new_diagnostics_for_the_session(
+    core: Readkeeper, workspace: Path, paths: list[str] | None
+) -> None:
+    # What the session saw reported goes with what it read: after `forget` (a
+    # compaction) nothing is new to it, as for a session that never read the file.
+    path, kept = workspace / "app.py", workspace / "kept.py"
+    for file in (path, kept):
+        file.write_text("x = 1\n")
+        core.read(ReadParams(file_path=str(file), session="chat"))
+        forward(core, file, diagnostic(1, "fresh error"))
+    core.forget(ForgetParams(session="chat", paths=paths))
+    [*new, old] = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
+    assert "app.py:" in old["content"]
+    assert "(new)" not in old["content"]
+    if paths is None:
+        assert new == []
+    else:  # the file it still holds keeps its baseline
+        assert "kept.py:" in new[0]["content"]
+        assert "fresh error (new)" in new[0]["content"]
+    # Read again, what is reported after that is new to the session once more.
+    core.read(ReadParams(file_path=str(path), session="chat"))
+    forward(core, path, diagnostic(1, "fresh error"), diagnostic(2, "another"))
+    items = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
+    assert section(items[0]["content"], "app.py") == ["  3:1 error [pyright] another (new)"]
+    assert section(items[1]["content"], "app.py") == ["  2:1 error [pyright] fresh error"]
+
+
+def test_a_sessions_diagnostics_baselines_are_capped_oldest_first(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(diagnostics, "MAX_BASELINES_PER_SESSION", 3)
+    files = [workspace / f"f{i}.py" for i in range(4)]
+    for file in files:
+        file.write_text("x = 1\n")
+        core.read(ReadParams(file_path=str(file), session="chat"))
+    store = core.diagnostics
+    assert store.baseline("chat", str(files[0])) is None  # the oldest made room
+    assert [store.baseline("chat", str(f)) for f in files[1:]] == [Counter()] * 3
+    core.read(ReadParams(file_path=str(files[1]), session="chat"))  # read again: newest
+    core.read(ReadParams(file_path=str(files[0]), session="chat"))
+    assert store.baseline("chat", str(files[2])) is None
+    assert store.baseline("chat", str(files[1])) == Counter()
 
 
 def test_an_empty_list_clears_a_files_diagnostics(core: Readkeeper, workspace: Path) -> None:
