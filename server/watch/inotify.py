@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .coalesce import Kind
-from .threads import is_folder, name_os_thread
+from .threads import name_os_thread
 
 log = logging.getLogger("readkeeper")
 
@@ -94,8 +94,9 @@ class Hooks(Protocol):
     """What the reader asks and tells the watcher, on the reader's thread (and, for
     `subfolders` and `limit_reached`, on the thread setting up a root)."""
 
-    def subfolders(self, folder: bytes) -> list[bytes]:
-        """The folders inside `folder` to watch (not ignored, not symlinks)."""
+    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
+        """The folders inside `folder` to watch (not ignored, not symlinks); with
+        `files`, its other entries are added to that list as they are passed."""
         ...
 
     def skips(self, folder: bytes) -> bool:
@@ -210,9 +211,12 @@ class Inotify:
 
     # --- watches ------------------------------------------------------------------------
 
-    def _add_tree(self, top: bytes, setting_up: bool = False) -> list[bytes]:
+    def _add_tree(
+        self, top: bytes, setting_up: bool = False, files: list[bytes] | None = None
+    ) -> list[bytes]:
         """Watch `top` and the folders under it `Hooks.subfolders` keeps; the folders
-        watched (fewer when the kernel runs out of watches)."""
+        watched (fewer when the kernel runs out of watches). `files`: a list to add the
+        other entries of those folders to, found by the same look."""
         added: list[bytes] = []
         stack = [top]
         while stack and not self._stopping.is_set():
@@ -229,7 +233,7 @@ class Inotify:
                     raise
                 continue  # vanished, unreadable, or not a folder after all
             added.append(folder)
-            stack.extend(self._hooks.subfolders(folder))
+            stack.extend(self._hooks.subfolders(folder, files))
         return added
 
     def _add(self, folder: bytes) -> None:
@@ -368,14 +372,10 @@ class Inotify:
         self._hooks.note(os.fsdecode(path), "created", is_dir)
         if not is_dir or self._hooks.skips(path):
             return
-        for folder in self._add_tree(path):
-            try:
-                with os.scandir(folder) as entries:
-                    files = [e.path for e in entries if not is_folder(e)]
-            except OSError:
-                continue
-            for file in files:
-                self._hooks.note(os.fsdecode(file), "created", False)
+        files: list[bytes] = []
+        self._add_tree(path, files=files)
+        for file in files:
+            self._hooks.note(os.fsdecode(file), "created", False)
 
     def _moved(self, src: bytes, dest: bytes, is_dir: bool) -> None:
         self._hooks.note(os.fsdecode(src), "moved", is_dir, os.fsdecode(dest))

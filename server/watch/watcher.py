@@ -354,8 +354,10 @@ class Watcher:
 
     # --- what the backends' threads call ----------------------------------------------
 
-    def subfolders(self, folder: bytes) -> list[bytes]:
-        """The folders in `folder` worth a watch (the pruned walk of inotify.py)."""
+    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
+        """The folders in `folder` worth a watch (the pruned walk of inotify.py); with
+        `files`, the other entries are added to it (a folder new in the tree, whose
+        files came before its watch)."""
         if self._stopping.is_set():
             return []
         walked = self.counters.folders_walked - self._walk_base
@@ -363,7 +365,12 @@ class Watcher:
             raise TooBig(f"the workspace has over {self._switch_at:,} folders to watch")
         try:
             with os.scandir(folder) as entries:
-                found = [e.path for e in entries if is_folder(e)]
+                found = []
+                for entry in entries:
+                    if is_folder(entry):
+                        found.append(entry.path)
+                    elif files is not None:
+                        files.append(entry.path)
         except OSError:
             return []
         rules = self.intake.rules_for(os.fsdecode(folder))

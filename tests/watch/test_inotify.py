@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,12 +47,15 @@ class Recorder:
         self.vanished: list[bytes] = []  # given as subfolders, as if deleted since the scan
         self.removed_once_watched: set[str] = set()  # folder names deleted as they are walked
 
-    def subfolders(self, folder: bytes) -> list[bytes]:
+    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
         if os.fsdecode(os.path.basename(folder)) in self.removed_once_watched:
             shutil.rmtree(folder)  # gone between its watch and the look inside it
             return []
-        with os.scandir(folder) as entries:
-            found = sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        with os.scandir(folder) as scanned:
+            entries = list(scanned)
+        found = sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        if files is not None:
+            files.extend(e.path for e in entries if not e.is_dir(follow_symlinks=False))
         # The walk takes the last first: a folder gone is met before the others.
         return [*(f for f in found if not self.skips(f)), *self.vanished]
 
@@ -153,6 +157,29 @@ def test_a_tree_moved_in_is_watched_and_what_it_holds_is_noted(
     make(workspace / "x/node_modules/pkg/more.js", "more\n")
     sentinel(recorder, workspace)
     assert not [n for n in recorder.notes if "node_modules/pkg" in n[0]]
+
+
+def test_a_tree_moved_in_is_listed_once_per_folder(
+    reader: Inotify, recorder: Recorder, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The look for the folders to watch also finds the files to report: a new tree is
+    # not listed a second time for them.
+    outside = workspace.parent / "outside"
+    files = ("x/a.txt", "x/y/b.txt", "x/y/z/c.txt")
+    for name in files:
+        make(outside / name, "content\n")
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def listing(path: bytes) -> Any:
+        listed.append(os.fsdecode(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", listing)
+    os.rename(outside / "x", workspace / "x")
+    for name in files:
+        recorder.wait(workspace / name, "created")
+    assert sorted(listed) == [str(workspace / p) for p in ("x", "x/y", "x/y/z")]
 
 
 def test_mkdir_p_is_watched_all_the_way_down(
@@ -358,7 +385,7 @@ from readkeeper.watch.inotify import Inotify, WatchLimitReached
 class Hooks:
     def __init__(self):
         self.limits, self.notes = [], []
-    def subfolders(self, folder):
+    def subfolders(self, folder, files=None):
         with os.scandir(folder) as entries:
             return sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
     def skips(self, folder):
