@@ -110,6 +110,51 @@ def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     assert "(new)" not in other[0]["content"]
 
 
+def test_a_problem_reported_three_times_where_twice_was_seen_is_new_once(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Problems are matched by what they say, not where: an edit moves them. Three alike
+    # after the read, where two were, is one new.
+    path = workspace / "app.py"
+    path.write_text("import os\n")
+    forward(core, path, *(diagnostic(line, "unused import", 2) for line in (0, 4)))
+    core.read(ReadParams(file_path=str(path), session="chat"))
+    forward(core, path, *(diagnostic(line, "unused import", 2) for line in (0, 4, 9)))
+    new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
+    assert section(new["content"], "app.py") == ["  10:1 warning [pyright] unused import (new)"]
+    assert section(old["content"], "app.py") == [
+        "  1:1 warning [pyright] unused import",
+        "  5:1 warning [pyright] unused import",
+    ]
+
+
+def test_a_file_with_an_error_comes_before_files_with_warnings_only(
+    core: Readkeeper, workspace: Path
+) -> None:
+    warned, failing = workspace / "a.py", workspace / "b.py"
+    for path in (warned, failing):
+        path.write_text("x = 1\n")
+    forward(core, warned, diagnostic(0, "style", 2))
+    forward(core, failing, diagnostic(0, "broken"), diagnostic(1, "style", 2))
+    [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
+    headers = [line for line in item["content"].split("\n") if line.endswith(".py:")]
+    assert headers == ["b.py:", "a.py:"]
+
+
+def test_diagnostics_asked_for_one_file_list_that_file_only(
+    core: Readkeeper, workspace: Path
+) -> None:
+    files = [workspace / name for name in ("a.py", "b.py", "c.py")]
+    for path in files:
+        path.write_text("x = 1\n")
+        forward(core, path, diagnostic(0, f"problem in {path.name}"))
+    result = attach(core, types=["diagnostics"], mentions=[str(files[1])])
+    [item] = of_type(result, "diagnostics")
+    assert "problem in b.py" in item["content"]
+    assert "a.py" not in item["content"]
+    assert "c.py" not in item["content"]
+
+
 @pytest.mark.parametrize("paths", [None, ["app.py"]], ids=["all", "the file"])
 def test_a_forgotten_file_has_no_new_diagnostics_for_the_session(
     core: Readkeeper, workspace: Path, paths: list[str] | None

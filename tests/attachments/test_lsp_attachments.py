@@ -59,9 +59,13 @@ async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace
             content_changes=[types.TextDocumentContentChangeWholeDocument(text="x: int = 1\n")],
         )
     )
+    other = workspace / "other.py"
+    other.write_text("y = 2\n")
+    forward(lsp, other, ["Name is not defined"], version=None)  # a file after it
     pending = await eventually(lambda: _pending(lsp), "the diagnostics shown as pending")
-    assert "pending" in pending
+    assert "mod.py: pending (diagnostics were computed for version 4; " in pending
     assert "Incompatible" not in pending
+    assert "other.py:\n  1:1 error [mypy] Name is not defined" in pending
 
 
 async def _pending(lsp: Session) -> str:
