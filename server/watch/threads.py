@@ -1,5 +1,5 @@
 """What the watcher's threads share with its inotify observer, kept apart so that
-neither module imports the other: OS-level thread names and a folder test for scans."""
+neither module imports the other: OS-level thread names and the look into a folder."""
 
 from __future__ import annotations
 
@@ -32,3 +32,16 @@ def is_folder(entry: os.DirEntry[bytes]) -> bool:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False
+
+
+def folders_in(folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
+    """The folders in `folder` (`is_folder`); with `files`, its other entries are added
+    to that list. Raises OSError when `folder` cannot be listed."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if is_folder(entry):
+                found.append(entry.path)
+            elif files is not None:
+                files.append(entry.path)
+    return found

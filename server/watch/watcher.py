@@ -60,7 +60,7 @@ from .backends import (
 from .coalesce import FsChange, Kind
 from .intake import Intake
 from .probes import UNRELIABLE_FILESYSTEMS, filesystem_type, limit_reason
-from .threads import is_folder, name_os_thread
+from .threads import folders_in, name_os_thread
 from .worker import Worker
 
 log = logging.getLogger("readkeeper")
@@ -364,13 +364,7 @@ class Watcher:
         if self._switch_at is not None and walked >= self._switch_at and self._in_setup_walk():
             raise TooBig(f"the workspace has over {self._switch_at:,} folders to watch")
         try:
-            with os.scandir(folder) as entries:
-                found = []
-                for entry in entries:
-                    if is_folder(entry):
-                        found.append(entry.path)
-                    elif files is not None:
-                        files.append(entry.path)
+            found = folders_in(folder, files)
         except OSError:
             return []
         rules = self.intake.rules_for(os.fsdecode(folder))
