@@ -96,7 +96,7 @@ class Hooks(Protocol):
 
     def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
         """The folders inside `folder` to watch (not ignored, not symlinks); with
-        `files`, its other entries are added to that list as they are passed."""
+        `files`, its other entries are added to that list, found by the same look."""
         ...
 
     def skips(self, folder: bytes) -> bool:
