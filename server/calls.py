@@ -159,8 +159,13 @@ def quick(core: Readkeeper, name: str, raw: Any) -> bool:
 
 
 def run(core: Readkeeper, name: str, params: Any) -> Any:
-    """Serve typed params (from `params_for`): the JSON-ready result. Blocks."""
-    return method_named(name).run(core, params)
+    """Serve typed params (from `params_for`): the JSON-ready result. Blocks. The call
+    makes its session the most recent one the core keeps (`Readkeeper.enter`)."""
+    method = method_named(name)
+    session = getattr(params, "session", None)
+    if session is not None:  # `stats` may name none
+        core.enter(session)
+    return method.run(core, params)
 
 
 def call(core: Readkeeper, name: str, raw: Any) -> Any:

@@ -46,6 +46,7 @@ from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
 from .state.readstate import ReadStates
+from .state.sessions import Sessions
 from .state.snapshots import Snapshots
 from .state.stats import Stats
 from .watch.control import Progress, WatchControl
@@ -71,6 +72,7 @@ class Readkeeper:
     ) -> None:
         self.workspace = Workspace()
         self.workspace.set_roots(roots or [])
+        self.sessions = Sessions()  # the sessions kept, least recently used first
         self.read_states = ReadStates()
         self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
         self.stats = Stats()
@@ -129,6 +131,14 @@ class Readkeeper:
 
     # --- read-state and counters --------------------------------------------------------
 
+    def enter(self, session: str) -> None:
+        """A call of `session` begins (`calls.run`): it becomes the most recent session,
+        and one that no longer fits (state/sessions.py) is forgotten whole, its counters
+        too (the total keeps them)."""
+        for gone in self.sessions.enter(session):
+            self.forget(ForgetParams(session=gone))
+            self.stats.forget(gone)
+
     def forget(self, params: ForgetParams) -> ForgetResult:
         """`readkeeper/forget`: the agent no longer holds what it read (a compaction or a
         rewind), so drop the session's read-state, pending change notices and what it
@@ -142,6 +152,7 @@ class Readkeeper:
         self.diagnostics.forget(params.session, paths)
         if paths is None:
             self.workspace.forget_grants(params.session)
+            self.sessions.leave(params.session)
         return ForgetResult(session=params.session, forgotten=dropped)
 
     def stats_for(self, params: StatsParams) -> StatsResult:

@@ -163,6 +163,11 @@ class Stats:
                     a.type for a in fitted.attachments if a.truncated
                 )
 
+    def forget(self, session: str) -> None:
+        """Drop the session's counters (the total keeps what they added to it)."""
+        with self._lock:
+            self._sessions.pop(session, None)
+
     def snapshot(self, session: str | None) -> Snapshot:
         """The total counters, and the session's too unless `session` is None."""
         with self._lock:
