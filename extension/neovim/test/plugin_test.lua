@@ -302,8 +302,16 @@ local function main()
   vim.cmd("close")
   vim.cmd("enew")
   no_file_commands("an unnamed buffer", "an unnamed buffer")
-  vim.cmd("terminal cat")
+  -- The job is let start (its output seen) and stopped before its buffer is wiped: a pty
+  -- closed while its child is still being set up can send SIGHUP to Neovim itself.
+  vim.cmd("terminal echo ready; exec cat")
+  local job = vim.b.terminal_job_id
+  vim.wait(ANSWER_MS, function()
+    return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("ready", 1, true) ~= nil
+  end, 20)
   no_file_commands("a terminal", "a terminal")
+  vim.fn.jobstop(job)
+  vim.fn.jobwait({ job }, ANSWER_MS)
   vim.cmd("bwipeout!")
   local help_ok = pcall(vim.cmd, "help lua")
   if check("help opens", help_ok and vim.bo.buftype == "help") then
