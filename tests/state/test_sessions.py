@@ -109,3 +109,10 @@ def test_a_session_name_past_the_limit_is_refused(core: Readkeeper, workspace: P
     assert caught.value.data["field"] == "session"
     assert f"at most {sessions.MAX_NAME_CHARS} characters" in str(caught.value)
     assert read(core, path, "s" * sessions.MAX_NAME_CHARS) == "text"
+
+
+def test_the_readme_states_the_bounds_as_they_are() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    promise = " ".join(readme[readme.index("**Sessions are bounded.**") :].split("\n- ")[0].split())
+    assert f"keeps the {sessions.MAX_SESSIONS} most recently used sessions" in promise
+    assert f"a session name over {sessions.MAX_NAME_CHARS} characters" in promise
