@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from readkeeper.files.paths import uri_path
+from readkeeper.state.readstate import MAX_RECORDS_PER_SESSION
 
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
@@ -30,8 +31,8 @@ SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 Key = tuple[int, str, str, str]
 
 # The baselines a session keeps, the oldest dropped first: as many as the read-state
-# records it keeps (state/readstate.py), beyond which its reads are forgotten anyway.
-MAX_BASELINES_PER_SESSION = 50_000
+# records it keeps, beyond which its reads are forgotten anyway.
+MAX_BASELINES_PER_SESSION = MAX_RECORDS_PER_SESSION
 
 
 @dataclass(frozen=True)
