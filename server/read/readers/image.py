@@ -28,6 +28,16 @@ from typing import TYPE_CHECKING, cast
 from ...errors import ReadkeeperError
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
+from . import worker
+from .decode_budget import (
+    DECODE_MAX_BYTES,
+    MB,
+    Allowance,
+    Busy,
+    budget,
+    busy,
+    decode_cost,
+)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -45,6 +55,16 @@ _WEBP_QUALITIES = (60, 40)
 _SHRINK_STEP = 0.75
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
+# The turn that makes a picture stored in each EXIF orientation upright.
+_UPRIGHT = {
+    2: "FLIP_LEFT_RIGHT",
+    3: "ROTATE_180",
+    4: "FLIP_TOP_BOTTOM",
+    5: "TRANSPOSE",
+    6: "ROTATE_270",
+    7: "TRANSVERSE",
+    8: "ROTATE_90",
+}
 
 
 @dataclass(frozen=True)
@@ -118,8 +138,13 @@ def probe(data: bytes) -> tuple[int, int] | None:
         return None
 
 
-def fit_image(data: bytes, path: str, settings: Settings) -> FittedImage:
-    """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`."""
+def fit_image(
+    data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
+) -> FittedImage:
+    """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`. What
+    the decode will hold is priced from the header first and held in the server's decode
+    budget (decode_budget.py) while it runs; `allowance` is the read's own, for a read
+    that decodes many images."""
     from PIL import Image
 
     with warnings.catch_warnings():
@@ -132,23 +157,64 @@ def fit_image(data: bytes, path: str, settings: Settings) -> FittedImage:
         except Exception as exc:  # Pillow raises many types for undecodable input
             raise _corrupt(path, exc) from None
         with img:
-            return _fit(img, data, path, settings)
+            plan = _plan(img, data, path, settings)
+            if plan.cost > DECODE_MAX_BYTES:
+                raise _over_decode_cap(path, img, plan)
+            if allowance is not None and not allowance.take(plan.cost):
+                raise _over_allowance(path, plan, allowance)
+            try:
+                with budget().reserve(plan.cost, cancelled=worker.cancelled):
+                    try:
+                        return _fit(img, plan, data, path, settings)
+                    finally:
+                        # The pixels go before the budget is given back (and trimmed).
+                        img.close()
+            except Busy:
+                raise busy(path) from None
 
 
-def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> FittedImage:
-    from PIL import Image, ImageOps
+@dataclass(frozen=True)
+class _Plan:
+    """What is known of an image before its pixels are decoded."""
 
+    source_format: str
+    width: int  # as displayed, after EXIF rotation
+    height: int
+    orientation: int
+    frames: int
+    target: tuple[int, int]  # display size after the pixel and token budgets
+    as_is: bool  # sent as its own bytes, after a decode that proves it whole
+    cost: int  # bytes the decode and fitting hold at their peak
+
+
+def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan:
     source_format = img.format or "unknown"
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
     frames = getattr(img, "n_frames", 1)
     orientation = _orientation(img)
-    if orientation in _TRANSPOSING:
-        width, height = stored_h, stored_w
-    else:
-        width, height = stored_w, stored_h
+    width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
     target = budget_size(width, height, settings)
+    as_is = (
+        source_format in _SENDABLE
+        and target == (width, height)
+        and orientation == 1
+        and frames == 1
+        and _b64_len(len(data)) <= settings.image_max_base64_bytes
+    )
+    if target != (width, height):
+        # Decode at the smallest DCT scale that still covers the target (JPEG only).
+        img.draft(None, target if orientation not in _TRANSPOSING else target[::-1])
+    cost = decode_cost(img, (stored_w, stored_h), None if as_is else target)
+    return _Plan(source_format, width, height, orientation, frames, target, as_is, cost)
+
+
+def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settings) -> FittedImage:
+    from PIL import Image
+
+    source_format, width, height, frames = plan.source_format, plan.width, plan.height, plan.frames
+    orientation, target = plan.orientation, plan.target
     notes: list[str] = []
     if frames > 1:
         what = "Animated" if source_format in ("GIF", "PNG", "WEBP") else "Multi-image"
@@ -156,18 +222,11 @@ def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> Fitted
             f"{what} {source_format}: showing the first of {frames} frames ({frames - 1} dropped)."
         )
 
-    media_type = _SENDABLE.get(source_format)
-    if (
-        media_type is not None
-        and target == (width, height)
-        and orientation == 1
-        and frames == 1
-        and _b64_len(len(data)) <= settings.image_max_base64_bytes
-    ):
+    if plan.as_is:
         _decode(img, path)  # a truncated file must fail here, not in the model
         return FittedImage(
             base64=base64.b64encode(data).decode("ascii"),
-            media_type=media_type,
+            media_type=_SENDABLE[source_format],
             format=source_format,
             original_width=width,
             original_height=height,
@@ -178,17 +237,16 @@ def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> Fitted
             note=" ".join(notes) or None,
         )
 
-    # Decode at the smallest DCT scale that still covers the target (JPEG only).
-    if target != (width, height):
-        stored_target = target if orientation not in _TRANSPOSING else target[::-1]
-        img.draft(None, stored_target)
     _decode(img, path)
-    upright = ImageOps.exif_transpose(img) if orientation != 1 else img
-    picture = _displayable(upright)
-    if picture.size != target:
+    picture = _displayable(img)
+    # Downscaled as stored, then turned upright: the turn copies the small picture only.
+    stored_target = target if orientation not in _TRANSPOSING else target[::-1]
+    if picture.size != stored_target:
         # reducing_gap=1: an integer box reduction first, then Lanczos; twice as fast as
         # Lanczos alone, and box averaging does not alias.
-        picture = picture.resize(target, Image.Resampling.LANCZOS, reducing_gap=1.0)
+        picture = picture.resize(stored_target, Image.Resampling.LANCZOS, reducing_gap=1.0)
+    if orientation != 1:
+        picture = picture.transpose(Image.Transpose[_UPRIGHT[orientation]])
     payload, media_type, how, (width_out, height_out) = _encode(
         picture, source_format, target != (width, height), settings
     )
@@ -312,6 +370,11 @@ def _has_alpha(picture: Image.Image) -> bool:
 
 
 def _orientation(img: Image.Image) -> int:
+    if img.format == "PNG" and "exif" not in img.info:
+        # Pillow looks for an eXIf chunk after the pixel data by decoding them all (a
+        # bomb's whole decode, before any limit could refuse it); the PNG specification
+        # places the chunk before them.
+        return 1
     try:
         value = img.getexif().get(0x0112, 1)  # Orientation
     except Exception:  # unreadable EXIF is no reason to refuse the picture
@@ -345,4 +408,32 @@ def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
         "check it with `file` and ask the user for an intact copy.",
         file_path=path,
         detail=detail,
+    )
+
+
+def _over_decode_cap(path: str, img: Image.Image, plan: _Plan) -> ReadkeeperError:
+    name = path.rsplit("/", 1)[-1]
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {plan.width}x{plan.height} {img.mode}: decoding it takes "
+        f"{plan.cost / MB:,.0f} MB, over the {DECODE_MAX_BYTES // MB} MB one image may use. "
+        "Ask the user for a smaller export, or downscale a copy with a tool first (for "
+        f"example `magick '{name}' -resize 1568x1568 smaller.png`) and read that.",
+        file_path=path,
+        width=plan.width,
+        height=plan.height,
+        decode_bytes=plan.cost,
+        max_decode_bytes=DECODE_MAX_BYTES,
+    )
+
+
+def _over_allowance(path: str, plan: _Plan, allowance: Allowance) -> ReadkeeperError:
+    return ReadkeeperError(
+        "too_large",
+        f"An image of {plan.width}x{plan.height} in {path} was not decoded: this read's "
+        f"images already took {allowance.spent / MB:,.0f} of the {allowance.total // MB} MB "
+        "one read may decode. Read fewer cells at a time (offset and limit) to see it.",
+        file_path=path,
+        decode_bytes=plan.cost,
+        max_read_decode_bytes=allowance.total,
     )
