@@ -52,6 +52,8 @@ WAIT_SECONDS = 30.0
 # Decodes at least this large are followed by a trim of the allocator's free memory.
 TRIM_AFTER_BYTES = 8 * MB
 
+# Pixels in one strip of rows that fitting converts and reduces at a time.
+STRIP_PIXELS = 1 << 20
 # Bytes Pillow keeps per pixel, by mode: 1, 2 or 4 (three-band modes are padded to 4).
 _ONE_BYTE = {"1", "L", "P"}
 _TWO_BYTES = {"I;16", "I;16L", "I;16B", "I;16N"}
@@ -66,25 +68,37 @@ def pixel_bytes(mode: str) -> int:
     return 4
 
 
+def reduce_factors(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int]:
+    """The whole factors a picture of `size` is box-reduced by on its way to `target`."""
+    return max(1, size[0] // target[0]), max(1, size[1] // target[1])
+
+
 def decode_cost(img: Image.Image, stored: tuple[int, int], target: tuple[int, int] | None) -> int:
     """The bytes decoding `img` (opened, not loaded; drafted if it will be) holds at its
     peak: its pixels, the coefficients of a progressive JPEG, and with a `target` to fit
-    to, the converted copy and the downscaled ones."""
+    to (in stored orientation), the copies fitting makes (image.py's `_reduced`)."""
     width, height = img.size
-    cost = width * height * pixel_bytes(img.mode)
+    pixels = width * height
+    cost = pixels * pixel_bytes(img.mode)
     if img.format == "JPEG" and img.info.get("progressive"):
         # Libjpeg keeps a progressive JPEG's coefficients whole (2 bytes each, per
         # component at its sampling), whatever scale it then draws at.
         layers = getattr(img, "layer", [])
         most = max((h * v for _, h, v, _ in layers), default=1)
         cost += sum(2 * stored[0] * stored[1] * h * v // most for _, h, v, _ in layers)
-    if target is not None:
-        if img.mode not in ("L", "RGB", "RGBA"):  # a converted copy (two for 16/32-bit grey)
-            copies = 2 if img.mode.startswith("I") or img.mode == "F" else 1
-            cost += copies * width * height * 4
-        # The box reduction's output (under 4x the target), the target, the encoders'.
-        cost += 8 * target[0] * target[1] * 4
-    return cost
+    if target is None:
+        return cost
+    factors = reduce_factors(img.size, target)
+    if img.mode.startswith("I") or img.mode == "F":
+        cost += 2 * pixels * 4  # scaled to 8 bits whole: a 32-bit copy, and the result
+    elif factors == (1, 1):
+        # No reduction (under twice the target): converted and resized whole, and an
+        # RGBA resize premultiplies a copy first.
+        cost += 0 if img.mode in ("L", "RGB") else 2 * pixels * 4
+    else:
+        cost += 3 * STRIP_PIXELS * 4  # a strip: cropped, converted, reduced
+    # The reduced picture (under 4x the target), the target and the encoders' copies.
+    return cost + 8 * target[0] * target[1] * 4
 
 
 class Busy(Exception):
@@ -108,14 +122,15 @@ class Budget:
     def reserve(
         self,
         nbytes: int,
-        wait: float = WAIT_SECONDS,
+        wait: float | None = None,
         cancelled: Callable[[], bool] = lambda: False,
     ) -> Iterator[None]:
         """Hold `nbytes` of the budget for the block: wait while the decodes in flight
-        leave no room (raising `Busy` after `wait` seconds or when `cancelled()`), then
-        give them back and trim the allocator's free memory after a large decode."""
+        leave no room (raising `Busy` after `wait` seconds, `WAIT_SECONDS` by default,
+        or when `cancelled()`), then give them back and trim the allocator's free memory
+        after a large decode."""
         nbytes = min(nbytes, self.total)  # priced at most the whole: then it runs alone
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         with self._changed:
             while self._used + nbytes > self.total:
                 left = deadline - time.monotonic()
