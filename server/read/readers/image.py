@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 PIXELS_PER_TOKEN = 750
 # Formats a model accepts as they are; anything else is re-encoded.
 _SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+# The only formats Pillow may open: the ones `sniff` lets through. Notebook images are
+# any bytes under an image/* label, and some of Pillow's other plugins run programs to
+# decode (EPS runs Ghostscript) or parse far more than pixels.
+DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # JPEG opens MPO too
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
 # The turn that makes a picture stored in each EXIF orientation upright.
@@ -128,7 +132,7 @@ def probe(data: bytes) -> tuple[int, int] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as img:
+            with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as img:
                 return img.size
     except Exception:  # any unreadable image is simply "size unknown"
         return None
@@ -147,7 +151,7 @@ def fit_image(
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img = Image.open(io.BytesIO(data))
+            img = Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
