@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,35 @@ def test_the_budget_refuses_after_the_wait_and_on_cancel() -> None:
     # A price over the whole budget runs alone rather than never.
     with budget.reserve(10_000):
         assert budget.used == 100
+    assert budget.used == 0
+
+
+def test_past_a_few_waiting_decodes_the_rest_are_refused_at_once() -> None:
+    budget = Budget(total=100)
+    refused: list[str] = []
+
+    def wait_for_room(name: str) -> None:
+        try:
+            with budget.reserve(100, wait=30):
+                pass
+        except Busy:
+            refused.append(name)
+
+    with budget.reserve(100):
+        waiters = [
+            threading.Thread(target=wait_for_room, args=(f"w{n}",))
+            for n in range(decode_budget.MAX_WAITING)
+        ]
+        for waiter in waiters:
+            waiter.start()
+        deadline = time.monotonic() + 30
+        while budget.waiting < decode_budget.MAX_WAITING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pytest.raises(Busy), budget.reserve(1, wait=30):
+            pass  # refused without waiting: the test would otherwise take 30 s
+    for waiter in waiters:
+        waiter.join(30)
+    assert refused == []  # the waiters got their turn once the first was done
     assert budget.used == 0
 
 

@@ -10,7 +10,8 @@ pixel, plus the copies a mode conversion makes), so it is priced first:
   so a huge photo usually fits);
 - decodes running at once share `TOTAL_BYTES`: one that does not fit waits for room
   (the others' decodes end within seconds), up to `WAIT_SECONDS`, and is then refused
-  (never started beside the others to see whether memory lasts);
+  (never started beside the others to see whether memory lasts); at most `MAX_WAITING`
+  wait, each on a thread of the server's pool, and the rest are refused at once;
 - a read that decodes many images (a notebook) also has its own `Allowance` in total.
 
 Memory given back: Pillow allocates an image in blocks of up to 16 MB. glibc serves the
@@ -49,6 +50,8 @@ TOTAL_BYTES = 512 * MB
 READ_DECODE_BYTES = 512 * MB
 # How long a decode waits for the others to leave room before it is refused.
 WAIT_SECONDS = 30.0
+# At most this many decodes wait for room at once; more are refused at once.
+MAX_WAITING = 2
 # Decodes at least this large are followed by a trim of the allocator's free memory.
 TRIM_AFTER_BYTES = 8 * MB
 
@@ -111,12 +114,18 @@ class Budget:
     def __init__(self, total: int = TOTAL_BYTES) -> None:
         self.total = total
         self._used = 0
+        self._waiting = 0
         self._changed = threading.Condition()
 
     @property
     def used(self) -> int:
         with self._changed:
             return self._used
+
+    @property
+    def waiting(self) -> int:
+        with self._changed:
+            return self._waiting
 
     @contextlib.contextmanager
     def reserve(
@@ -132,11 +141,20 @@ class Budget:
         nbytes = min(nbytes, self.total)  # priced at most the whole: then it runs alone
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         with self._changed:
-            while self._used + nbytes > self.total:
-                left = deadline - time.monotonic()
-                if left <= 0 or cancelled():
+            if self._used + nbytes > self.total:
+                # A waiting decode holds a thread of the server's pool: past a few, the
+                # rest are refused now, so other requests always find a thread.
+                if self._waiting >= MAX_WAITING:
                     raise Busy
-                self._changed.wait(min(left, 0.05))
+                self._waiting += 1
+                try:
+                    while self._used + nbytes > self.total:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or cancelled():
+                            raise Busy
+                        self._changed.wait(min(left, 0.05))
+                finally:
+                    self._waiting -= 1
             self._used += nbytes
         try:
             yield
