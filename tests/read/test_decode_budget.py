@@ -41,6 +41,12 @@ def test_pricing_is_from_the_header_and_counts_pillows_bytes_per_pixel() -> None
     assert 64 * MB < fitted < 64 * MB + 60 * MB
 
 
+def test_decoders_copies_are_priced() -> None:
+    # libwebp decodes into a canvas of its own and hands the frame over as bytes.
+    webp = opened(encode(Image.new("RGB", (1_000, 1_000)), "WEBP"))
+    assert decode_cost(webp, webp.size, None) == 4 * 1_000 * 1_000 * 4
+
+
 def test_a_jpeg_is_priced_at_its_draft_scale() -> None:
     photo = opened(encode(Image.new("RGB", (4_000, 3_000), (90, 30, 10)), "JPEG"))
     photo.draft(None, (500, 375))

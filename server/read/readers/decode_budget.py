@@ -57,6 +57,10 @@ TRIM_AFTER_BYTES = 8 * MB
 
 # Pixels in one strip of rows that fitting converts and reduces at a time.
 STRIP_PIXELS = 1 << 20
+# Whole copies of the picture a format's decoder holds besides Pillow's image: libwebp's
+# canvas and the frame handed over as bytes (a 3,000 x 3,000 WebP peaks at 4x its
+# pixels), and the bytearray and bytes Pillow's BMP RLE decoder builds in Python.
+_DECODER_COPIES = {"WEBP": 3, "BMP": 2}
 # Bytes Pillow keeps per pixel, by mode: 1, 2 or 4 (three-band modes are padded to 4).
 _ONE_BYTE = {"1", "L", "P"}
 _TWO_BYTES = {"I;16", "I;16L", "I;16B", "I;16N"}
@@ -82,7 +86,7 @@ def decode_cost(img: Image.Image, stored: tuple[int, int], target: tuple[int, in
     to (in stored orientation), the copies fitting makes (image.py's `_reduced`)."""
     width, height = img.size
     pixels = width * height
-    cost = pixels * pixel_bytes(img.mode)
+    cost = pixels * pixel_bytes(img.mode) * (1 + _DECODER_COPIES.get(img.format or "", 0))
     if img.format == "JPEG" and img.info.get("progressive"):
         # Libjpeg keeps a progressive JPEG's coefficients whole (2 bytes each, per
         # component at its sampling), whatever scale it then draws at.
