@@ -110,6 +110,7 @@ class NotebookImage(Contract):
     display_width: int | None = None
     display_height: int | None = None
     tokens: int | None = None
+    note: str | None = None  # why an image asked for (`include_images`) is not shown
 
 
 @attrs.frozen(repr=False, eq=False)

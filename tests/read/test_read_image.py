@@ -4,6 +4,7 @@ with a clear kind. Real files made with Pillow, and matplotlib's sample images."
 from __future__ import annotations
 
 import base64
+import json
 import math
 import shutil
 import subprocess
@@ -350,3 +351,38 @@ def test_reader_libraries_are_imported_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n0 0 moveto 100 100 lineto stroke\n"
+
+
+def test_only_the_image_formats_are_decoded(core: Readkeeper, workspace: Path) -> None:
+    """Bytes a notebook labels image/png may be anything: Pillow would open PostScript and
+    run Ghostscript (a program chosen by the repository) to decode it."""
+    from readkeeper.read.readers.image import fit_image, probe
+
+    assert probe(EPS) is None
+    with pytest.raises(ReadkeeperError) as caught:
+        fit_image(EPS, "/w/figure.png", Settings())
+    assert caught.value.kind == "corrupt"
+    assert "Ghostscript" not in caught.value.message
+    cell = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "id": "c",
+        "metadata": {},
+        "source": ["plot()"],
+        "outputs": [
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {"image/png": base64.b64encode(EPS).decode()},
+            }
+        ],
+    }
+    book = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "eps.ipynb").write_text(json.dumps(book))
+    result = read(core, "eps.ipynb", include_images=True)
+    (image,) = result["file"]["cells"][0]["outputs"][0]["images"]
+    assert image.get("base64") is None
+    assert image.get("width") is None

@@ -242,6 +242,8 @@ export interface NotebookImage {
   display_width?: number;
   display_height?: number;
   tokens?: number;
+  /** why an image asked for (`include_images`) is not shown */
+  note?: string;
 }
 
 /** One output of a notebook cell, as text, with its images apart. */

@@ -4,16 +4,16 @@ An image costs an agent's model about width * height / 750 tokens, whatever its 
 so the budget is set in pixels: the long edge at most `image_max_edge` and the area at
 most `image_max_tokens` * 750, aspect kept, never upscaled. The payload is then made to
 fit `image_max_base64_bytes`: an image already within every budget is sent as it is;
-otherwise it is re-encoded: PNG for line art and flat-colour screenshots (tried when the
-picture has at most 4,096 colours, or was not downscaled, and kept while it costs at
-most half as many bytes again as a JPEG), else JPEG (WebP when it has transparency) at
-falling quality, colour kept at full resolution for lossless sources so coloured text
-stays sharp; and smaller still when even that is over the byte cap. The note says which.
+otherwise it is re-encoded (image_encode.py). The note says which.
 
-Pillow does the decoding. JPEGs are decoded at a reduced DCT scale (`draft`), so a
-12,000 x 8,000 photo is never held at full size; images with more pixels than
-`image_max_pixels` (or Pillow's own bomb limit) are refused before decoding, and
-truncated files are refused, not shown half grey.
+Pillow does the decoding, priced before it starts (decode_budget.py): what the pixels
+will hold is computed from the header and held in the server's one decode budget, and a
+decode that cannot fit is refused with `too_large` before a byte is inflated. JPEGs are
+decoded at a reduced DCT scale (`draft`), so a 12,000 x 8,000 photo is never held at
+full size; other formats are decoded whole, then converted and box-reduced a strip of
+rows at a time, so the full-size picture is held once, never copied. Images with more
+pixels than `image_max_pixels` (or Pillow's own bomb limit) are refused before decoding,
+and truncated files are refused, not shown half grey.
 """
 
 from __future__ import annotations
@@ -28,6 +28,19 @@ from typing import TYPE_CHECKING, cast
 from ...errors import ReadkeeperError
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
+from . import worker
+from .decode_budget import (
+    DECODE_MAX_BYTES,
+    MB,
+    STRIP_PIXELS,
+    Allowance,
+    Busy,
+    budget,
+    busy,
+    decode_cost,
+    reduce_factors,
+)
+from .image_encode import b64_len, encode
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -36,15 +49,22 @@ if TYPE_CHECKING:
 PIXELS_PER_TOKEN = 750
 # Formats a model accepts as they are; anything else is re-encoded.
 _SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
-_LOSSY_SOURCES = {"JPEG", "MPO"}
-# Lossless output is kept while it is at most this many times the size of a JPEG.
-_LOSSLESS_ALLOWANCE = 1.5
-_JPEG_QUALITIES = (85, 75, 60, 45)
-_FLAT_COLOURS = 4096
-_WEBP_QUALITIES = (60, 40)
-_SHRINK_STEP = 0.75
+# The only formats Pillow may open: the ones `sniff` lets through. Notebook images are
+# any bytes under an image/* label, and some of Pillow's other plugins run programs to
+# decode (EPS runs Ghostscript) or parse far more than pixels.
+DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # JPEG opens MPO too
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
+# The turn that makes a picture stored in each EXIF orientation upright.
+_UPRIGHT = {
+    2: "FLIP_LEFT_RIGHT",
+    3: "ROTATE_180",
+    4: "FLIP_TOP_BOTTOM",
+    5: "TRANSPOSE",
+    6: "ROTATE_270",
+    7: "TRANSVERSE",
+    8: "ROTATE_90",
+}
 
 
 @dataclass(frozen=True)
@@ -112,43 +132,90 @@ def probe(data: bytes) -> tuple[int, int] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as img:
+            with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as img:
                 return img.size
     except Exception:  # any unreadable image is simply "size unknown"
         return None
 
 
-def fit_image(data: bytes, path: str, settings: Settings) -> FittedImage:
-    """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`."""
+def fit_image(
+    data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
+) -> FittedImage:
+    """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`. What
+    the decode will hold is priced from the header first and held in the server's decode
+    budget (decode_budget.py) while it runs; `allowance` is the read's own, for a read
+    that decodes many images."""
     from PIL import Image
 
     with warnings.catch_warnings():
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img = Image.open(io.BytesIO(data))
+            img = Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
             raise _corrupt(path, exc) from None
         with img:
-            return _fit(img, data, path, settings)
+            plan = _plan(img, data, path, settings)
+            if plan.cost > DECODE_MAX_BYTES:
+                raise _over_decode_cap(path, img, plan)
+            if allowance is not None and not allowance.take(plan.cost):
+                raise _over_allowance(path, plan, allowance)
+            try:
+                with budget().reserve(plan.cost, cancelled=worker.cancelled):
+                    try:
+                        return _fit(img, plan, data, path, settings)
+                    finally:
+                        # The pixels go before the budget is given back (and trimmed).
+                        img.close()
+            except Busy:
+                raise busy(path) from None
 
 
-def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> FittedImage:
-    from PIL import Image, ImageOps
+@dataclass(frozen=True)
+class _Plan:
+    """What is known of an image before its pixels are decoded."""
 
+    source_format: str
+    width: int  # as displayed, after EXIF rotation
+    height: int
+    orientation: int
+    frames: int
+    target: tuple[int, int]  # display size after the pixel and token budgets
+    as_is: bool  # sent as its own bytes, after a decode that proves it whole
+    cost: int  # bytes the decode and fitting hold at their peak
+
+
+def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan:
     source_format = img.format or "unknown"
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
     frames = getattr(img, "n_frames", 1)
     orientation = _orientation(img)
-    if orientation in _TRANSPOSING:
-        width, height = stored_h, stored_w
-    else:
-        width, height = stored_w, stored_h
+    width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
     target = budget_size(width, height, settings)
+    as_is = (
+        source_format in _SENDABLE
+        and target == (width, height)
+        and orientation == 1
+        and frames == 1
+        and b64_len(len(data)) <= settings.image_max_base64_bytes
+    )
+    stored_target = target if orientation not in _TRANSPOSING else target[::-1]
+    if target != (width, height):
+        # Decode at the smallest DCT scale that still covers the target (JPEG only).
+        img.draft(None, stored_target)
+    cost = decode_cost(img, (stored_w, stored_h), None if as_is else stored_target)
+    return _Plan(source_format, width, height, orientation, frames, target, as_is, cost)
+
+
+def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settings) -> FittedImage:
+    from PIL import Image
+
+    source_format, width, height, frames = plan.source_format, plan.width, plan.height, plan.frames
+    orientation, target = plan.orientation, plan.target
     notes: list[str] = []
     if frames > 1:
         what = "Animated" if source_format in ("GIF", "PNG", "WEBP") else "Multi-image"
@@ -156,18 +223,11 @@ def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> Fitted
             f"{what} {source_format}: showing the first of {frames} frames ({frames - 1} dropped)."
         )
 
-    media_type = _SENDABLE.get(source_format)
-    if (
-        media_type is not None
-        and target == (width, height)
-        and orientation == 1
-        and frames == 1
-        and _b64_len(len(data)) <= settings.image_max_base64_bytes
-    ):
+    if plan.as_is:
         _decode(img, path)  # a truncated file must fail here, not in the model
         return FittedImage(
             base64=base64.b64encode(data).decode("ascii"),
-            media_type=media_type,
+            media_type=_SENDABLE[source_format],
             format=source_format,
             original_width=width,
             original_height=height,
@@ -178,18 +238,17 @@ def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> Fitted
             note=" ".join(notes) or None,
         )
 
-    # Decode at the smallest DCT scale that still covers the target (JPEG only).
-    if target != (width, height):
-        stored_target = target if orientation not in _TRANSPOSING else target[::-1]
-        img.draft(None, stored_target)
     _decode(img, path)
-    upright = ImageOps.exif_transpose(img) if orientation != 1 else img
-    picture = _displayable(upright)
-    if picture.size != target:
-        # reducing_gap=1: an integer box reduction first, then Lanczos; twice as fast as
-        # Lanczos alone, and box averaging does not alias.
-        picture = picture.resize(target, Image.Resampling.LANCZOS, reducing_gap=1.0)
-    payload, media_type, how, (width_out, height_out) = _encode(
+    # Downscaled as stored, then turned upright: the turn copies the small picture only.
+    stored_target = target if orientation not in _TRANSPOSING else target[::-1]
+    # An integer box reduction first (box averaging does not alias), then Lanczos for
+    # the rest: twice as fast as Lanczos alone.
+    picture = _reduced(img, stored_target)
+    if picture.size != stored_target:
+        picture = picture.resize(stored_target, Image.Resampling.LANCZOS)
+    if orientation != 1:
+        picture = picture.transpose(Image.Transpose[_UPRIGHT[orientation]])
+    payload, media_type, how, (width_out, height_out) = encode(
         picture, source_format, target != (width, height), settings
     )
     if (width_out, height_out) != (width, height):
@@ -221,69 +280,36 @@ def _fit(img: Image.Image, data: bytes, path: str, settings: Settings) -> Fitted
     )
 
 
-def _encode(
-    picture: Image.Image, source_format: str, resized: bool, settings: Settings
-) -> tuple[bytes, str, str, tuple[int, int]]:
-    """The payload for `picture`: bytes, media type, how it was made, and its size
-    (smaller than `picture` when nothing else fit the byte cap)."""
-    from PIL import Image
-
-    cap = settings.image_max_base64_bytes
-    lossy_format = "WEBP" if _has_alpha(picture) else "JPEG"
-    # Full-resolution colour for screenshots: 4:2:0 blurs coloured text.
-    chroma = 0 if source_format not in _LOSSY_SOURCES else 2
-    lossy = _save(picture, lossy_format, quality=_JPEG_QUALITIES[0], chroma=chroma)
-    # Lossless is worth trying for flat graphics (after a downscale, anti-aliased text and
-    # gradients have thousands of colours and PNG comes out two or three times a JPEG).
-    flat = picture.getcolors(_FLAT_COLOURS) is not None
-    if source_format not in _LOSSY_SOURCES and (flat or not resized):
-        lossless = _save(picture, "PNG")
-        if len(lossless) <= _LOSSLESS_ALLOWANCE * len(lossy) and _b64_len(len(lossless)) <= cap:
-            return lossless, "image/png", "PNG (lossless: line art or flat colours)", picture.size
-    while True:
-        for quality in _JPEG_QUALITIES:
-            if quality != _JPEG_QUALITIES[0]:
-                lossy = _save(picture, lossy_format, quality=quality, chroma=chroma)
-            if _b64_len(len(lossy)) <= cap:
-                what = f"{lossy_format} at quality {quality}"
-                return lossy, f"image/{lossy_format.lower()}", what, picture.size
-        for quality in _WEBP_QUALITIES:
-            smaller = _save(picture, "WEBP", quality=quality)
-            if _b64_len(len(smaller)) <= cap:
-                return smaller, "image/webp", f"WEBP at quality {quality}", picture.size
-        if picture.width <= 16 and picture.height <= 16:
-            raise ReadkeeperError(
-                "too_large",
-                f"No encoding of this image fits the {cap:,}-byte payload cap. Raise the "
-                "image_max_base64_bytes setting (READKEEPER_IMAGE_MAX_BASE64_BYTES).",
-                max_base64_bytes=cap,
-            )
-        size = (
-            max(1, int(picture.width * _SHRINK_STEP)),
-            max(1, int(picture.height * _SHRINK_STEP)),
-        )
-        picture = picture.resize(size, Image.Resampling.LANCZOS)
-        lossy = _save(picture, lossy_format, quality=_JPEG_QUALITIES[0], chroma=chroma)
-
-
-def _save(picture: Image.Image, fmt: str, quality: int = 0, chroma: int = 2) -> bytes:
-    out = io.BytesIO()
-    if fmt == "PNG":
-        # Level 3 is within a few percent of 6 on screenshots, at two thirds the time.
-        picture.save(out, "PNG", compress_level=3)
-    elif fmt == "JPEG":
-        rgb = picture if picture.mode in ("RGB", "L") else picture.convert("RGB")
-        rgb.save(out, "JPEG", quality=quality, subsampling=chroma)
-    else:
-        picture.save(out, "WEBP", quality=quality, method=3)
-    return out.getvalue()
-
-
 def _decode(img: Image.Image, path: str) -> None:
     try:
         img.load()
     except Exception as exc:
         raise _corrupt(path, exc) from None
+
+
+def _reduced(img: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """`img` in a displayable mode, box-reduced by the largest whole factors that keep it
+    at least `size`. A strip of rows at a time: Pillow's own `reduce` and `resize` copy
+    an RGBA picture whole (premultiplied) first, which doubles a bomb's peak."""
+    from PIL import Image
+
+    width, height = img.size
+    factors = reduce_factors(img.size, size)
+    if factors == (1, 1) or img.mode.startswith("I") or img.mode == "F":
+        # Nothing to reduce, or grey scaled by the whole picture's range (priced whole).
+        picture = _displayable(img)
+        return picture if factors == (1, 1) else picture.reduce(factors)
+    step_x, step_y = factors
+    rows = max(1, STRIP_PIXELS // width // step_y) * step_y
+    reduced: Image.Image | None = None
+    for top in range(0, height, rows):
+        strip = _displayable(img.crop((0, top, width, min(height, top + rows))))
+        strip = strip.reduce(factors)
+        if reduced is None:
+            reduced = Image.new(strip.mode, (-(-width // step_x), -(-height // step_y)))
+        reduced.paste(strip, (0, top // step_y))
+    assert reduced is not None
+    return reduced
 
 
 def _displayable(img: Image.Image) -> Image.Image:
@@ -304,23 +330,17 @@ def _displayable(img: Image.Image) -> Image.Image:
     return img.convert("RGBA" if "A" in mode else "RGB")
 
 
-def _has_alpha(picture: Image.Image) -> bool:
-    if picture.mode != "RGBA":
-        return False
-    low, _high = cast("tuple[int, int]", picture.getchannel("A").getextrema())
-    return low < 255
-
-
 def _orientation(img: Image.Image) -> int:
+    if img.format == "PNG" and "exif" not in img.info:
+        # Pillow looks for an eXIf chunk after the pixel data by decoding them all (a
+        # bomb's whole decode, before any limit could refuse it); the PNG specification
+        # places the chunk before them.
+        return 1
     try:
         value = img.getexif().get(0x0112, 1)  # Orientation
     except Exception:  # unreadable EXIF is no reason to refuse the picture
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
-
-
-def _b64_len(size: int) -> int:
-    return 4 * -(-size // 3)
 
 
 def _bomb(path: str, size: tuple[int, int] | None, settings: Settings) -> ReadkeeperError:
@@ -345,4 +365,32 @@ def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
         "check it with `file` and ask the user for an intact copy.",
         file_path=path,
         detail=detail,
+    )
+
+
+def _over_decode_cap(path: str, img: Image.Image, plan: _Plan) -> ReadkeeperError:
+    name = path.rsplit("/", 1)[-1]
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {plan.width}x{plan.height} {img.mode}: decoding it takes "
+        f"{plan.cost / MB:,.0f} MB, over the {DECODE_MAX_BYTES // MB} MB one image may use. "
+        "Ask the user for a smaller export, or downscale a copy with a tool first (for "
+        f"example `magick '{name}' -resize 1568x1568 smaller.png`) and read that.",
+        file_path=path,
+        width=plan.width,
+        height=plan.height,
+        decode_bytes=plan.cost,
+        max_decode_bytes=DECODE_MAX_BYTES,
+    )
+
+
+def _over_allowance(path: str, plan: _Plan, allowance: Allowance) -> ReadkeeperError:
+    return ReadkeeperError(
+        "too_large",
+        f"An image of {plan.width}x{plan.height} in {path} was not decoded: this read's "
+        f"images already took {allowance.spent / MB:,.0f} of the {allowance.total // MB} MB "
+        "one read may decode. Read fewer cells at a time (offset and limit) to see it.",
+        file_path=path,
+        decode_bytes=plan.cost,
+        max_read_decode_bytes=allowance.total,
     )

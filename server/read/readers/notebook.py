@@ -33,6 +33,7 @@ from ...settings import Settings
 from .. import numbering
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
+from .decode_budget import READ_DECODE_BYTES, Allowance
 from .text import Window
 
 _NOTE_ALLOWANCE = 64
@@ -243,6 +244,8 @@ class _Summariser:
         self.path = path
         self.include_images = include_images
         self.settings = settings
+        # Every image of the read is decoded under one total, besides the server's budget.
+        self.allowance = Allowance(READ_DECODE_BYTES)
         self.chars_cut = 0
 
     def cell(self, cell: dict[str, Any], index: int, has_ids: bool) -> NotebookCell:
@@ -338,9 +341,10 @@ class _Summariser:
         if not self.include_images or size is None:
             return NotebookImage(mime, width, height, len(data))
         try:
-            fitted = image_reader.fit_image(data, self.path, self.settings)
-        except ReadkeeperError:
-            return NotebookImage(mime, width, height, len(data))
+            fitted = image_reader.fit_image(data, self.path, self.settings, self.allowance)
+        except ReadkeeperError as exc:
+            note = f"Not shown ({exc.kind}): {exc.message}"
+            return NotebookImage(mime, width, height, len(data), note=note)
         return NotebookImage(
             media_type=fitted.media_type,
             width=fitted.original_width,

@@ -92,6 +92,12 @@ _cancel: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar
 )
 
 
+def cancelled() -> bool:
+    """Whether the request this thread serves was cancelled (for any blocking wait)."""
+    cancel = _cancel.get()
+    return cancel is not None and cancel.is_set()
+
+
 def cancellable(cancel: threading.Event, function: Callable[..., T], *args: Any) -> T:
     """Call `function(*args)` in this thread so that setting `cancel` (the front end
     does, when the client cancels the request) kills the worker it is waiting for."""

@@ -1,0 +1,228 @@
+"""One memory budget for every image the server decodes (image files, notebook images).
+
+A PNG of 650 KB can hold 13,000 x 13,000 RGBA pixels: 676 MB once decoded, and four such
+reads at once took the server to 5.4 GB. What a decode will hold is known from the header
+before a byte of pixel data is inflated (width x height x the bytes Pillow keeps per
+pixel, plus the copies a mode conversion makes), so it is priced first:
+
+- a decode that would take more than `DECODE_MAX_BYTES` is refused with `too_large`
+  and what to do instead (JPEGs are priced at the reduced DCT scale `draft` decodes at,
+  so a huge photo usually fits);
+- decodes running at once share `TOTAL_BYTES`: one that does not fit waits for room
+  (the others' decodes end within seconds), up to `WAIT_SECONDS`, and is then refused
+  (never started beside the others to see whether memory lasts); at most `MAX_WAITING`
+  wait, each on a thread of the server's pool, and the rest are refused at once;
+- a read that decodes many images (a notebook) also has its own `Allowance` in total.
+
+Memory given back: Pillow allocates an image in blocks of up to 16 MB. glibc serves the
+first from mmap, then raises its mmap threshold to the freed block's size (its dynamic
+threshold), so every later block comes from an arena's heap, and one thread's arena
+keeps all it ever held once freed: four concurrent bombs left 1.96 GB resident after
+they were answered. `malloc_trim(0)` after each large decode returns the free pages of
+every arena to the system.
+
+The limits are module constants, not settings: settings come partly from the client and
+the workspace, which must not be able to lift them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from ...errors import ReadkeeperError
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+MB = 1 << 20
+# What one decode may hold: a 64-megapixel RGBA picture, eight 4K screenshots' worth.
+DECODE_MAX_BYTES = 256 * MB
+# What every decode in flight holds together: two decodes of the largest size at once
+# (on a 2-core machine more would only compete for the cores).
+TOTAL_BYTES = 512 * MB
+# What one read decodes in total (a notebook's images, one after the other).
+READ_DECODE_BYTES = 512 * MB
+# How long a decode waits for the others to leave room before it is refused.
+WAIT_SECONDS = 30.0
+# At most this many decodes wait for room at once; more are refused at once.
+MAX_WAITING = 2
+# Decodes at least this large are followed by a trim of the allocator's free memory.
+TRIM_AFTER_BYTES = 8 * MB
+
+# Pixels in one strip of rows that fitting converts and reduces at a time.
+STRIP_PIXELS = 1 << 20
+# Whole copies of the picture a format's decoder holds besides Pillow's image: libwebp's
+# canvas and the frame handed over as bytes (a 3,000 x 3,000 WebP peaks at 4x its
+# pixels), and the bytearray and bytes Pillow's BMP RLE decoder builds in Python.
+_DECODER_COPIES = {"WEBP": 3, "BMP": 2}
+# Bytes Pillow keeps per pixel, by mode: 1, 2 or 4 (three-band modes are padded to 4).
+_ONE_BYTE = {"1", "L", "P"}
+_TWO_BYTES = {"I;16", "I;16L", "I;16B", "I;16N"}
+
+
+def pixel_bytes(mode: str) -> int:
+    """How many bytes Pillow's in-memory image of `mode` takes per pixel."""
+    if mode in _ONE_BYTE:
+        return 1
+    if mode in _TWO_BYTES:
+        return 2
+    return 4
+
+
+def reduce_factors(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int]:
+    """The whole factors a picture of `size` is box-reduced by on its way to `target`."""
+    return max(1, size[0] // target[0]), max(1, size[1] // target[1])
+
+
+def decode_cost(img: Image.Image, stored: tuple[int, int], target: tuple[int, int] | None) -> int:
+    """The bytes decoding `img` (opened, not loaded; drafted if it will be) holds at its
+    peak: its pixels, the coefficients of a progressive JPEG, and with a `target` to fit
+    to (in stored orientation), the copies fitting makes (image.py's `_reduced`)."""
+    width, height = img.size
+    pixels = width * height
+    cost = pixels * pixel_bytes(img.mode) * (1 + _DECODER_COPIES.get(img.format or "", 0))
+    if img.format == "JPEG" and img.info.get("progressive"):
+        # Libjpeg keeps a progressive JPEG's coefficients whole (2 bytes each, per
+        # component at its sampling), whatever scale it then draws at.
+        layers = getattr(img, "layer", [])
+        most = max((h * v for _, h, v, _ in layers), default=1)
+        cost += sum(2 * stored[0] * stored[1] * h * v // most for _, h, v, _ in layers)
+    if target is None:
+        return cost
+    factors = reduce_factors(img.size, target)
+    if img.mode.startswith("I") or img.mode == "F":
+        cost += 2 * pixels * 4  # scaled to 8 bits whole: a 32-bit copy, and the result
+    elif factors == (1, 1):
+        # No reduction (under twice the target): converted and resized whole, and an
+        # RGBA resize premultiplies a copy first.
+        cost += 0 if img.mode in ("L", "RGB") else 2 * pixels * 4
+    else:
+        cost += 3 * STRIP_PIXELS * 4  # a strip: cropped, converted, reduced
+    # The reduced picture (under 4x the target), the target and the encoders' copies.
+    return cost + 8 * target[0] * target[1] * 4
+
+
+class Busy(Exception):
+    """The budget had no room for a decode within `WAIT_SECONDS`."""
+
+
+class Budget:
+    """Bytes of decoded pixels the server holds at once, shared by every reader."""
+
+    def __init__(self, total: int = TOTAL_BYTES) -> None:
+        self.total = total
+        self._used = 0
+        self._waiting = 0
+        self._changed = threading.Condition()
+
+    @property
+    def used(self) -> int:
+        with self._changed:
+            return self._used
+
+    @property
+    def waiting(self) -> int:
+        with self._changed:
+            return self._waiting
+
+    @contextlib.contextmanager
+    def reserve(
+        self,
+        nbytes: int,
+        wait: float | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Iterator[None]:
+        """Hold `nbytes` of the budget for the block: wait while the decodes in flight
+        leave no room (raising `Busy` after `wait` seconds, `WAIT_SECONDS` by default,
+        or when `cancelled()`), then give them back and trim the allocator's free memory
+        after a large decode."""
+        nbytes = min(nbytes, self.total)  # priced at most the whole: then it runs alone
+        deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
+        with self._changed:
+            if self._used + nbytes > self.total:
+                # A waiting decode holds a thread of the server's pool: past a few, the
+                # rest are refused now, so other requests always find a thread.
+                if self._waiting >= MAX_WAITING:
+                    raise Busy
+                self._waiting += 1
+                try:
+                    while self._used + nbytes > self.total:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or cancelled():
+                            raise Busy
+                        self._changed.wait(min(left, 0.05))
+                finally:
+                    self._waiting -= 1
+            self._used += nbytes
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._used -= nbytes
+                self._changed.notify_all()
+            if nbytes >= TRIM_AFTER_BYTES:
+                trim()
+
+
+class Allowance:
+    """What one read may decode in total (a notebook's images, one after another)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.spent = 0
+
+    def take(self, nbytes: int) -> bool:
+        """Count `nbytes` against the allowance; False (nothing counted) past it."""
+        if self.spent + nbytes > self.total:
+            return False
+        self.spent += nbytes
+        return True
+
+
+_budget = Budget()
+
+
+def budget() -> Budget:
+    """The server's one budget."""
+    return _budget
+
+
+def busy(path: str) -> ReadkeeperError:
+    """The refusal of a decode that found no room in the budget."""
+    return ReadkeeperError(
+        "too_large",
+        f"{path}: other images being decoded hold the {TOTAL_BYTES // MB} MB the server "
+        f"lets decodes use at once, and none finished within {WAIT_SECONDS:.0f} s. Read "
+        "it again when the other image reads have answered.",
+        file_path=path,
+        reason="busy",
+        max_total_decode_bytes=TOTAL_BYTES,
+    )
+
+
+def _load_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        function = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+    function.argtypes = [ctypes.c_size_t]
+    function.restype = ctypes.c_int
+    return function
+
+
+_trim = _load_trim()
+
+
+def trim() -> None:
+    """Give the allocator's free pages back to the system (glibc only)."""
+    if _trim is not None:
+        _trim(0)

@@ -1,0 +1,141 @@
+"""Hostile images for the decode-budget tests and benchmark: files of a few hundred KB
+whose pixels take hundreds of MB once decoded, and files whose headers say more than
+they hold. Each is written from its format's bytes (zlib, struct), never by decoding
+or encoding the full-size picture, so making one costs the test almost no memory."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+from PIL import Image
+
+BOMB_EDGE = 13_000  # 169 M pixels: under Pillow's and readkeeper's pixel caps
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def png_bomb(width: int = BOMB_EDGE, height: int = BOMB_EDGE, rows: int | None = None) -> bytes:
+    """A real RGBA PNG of `width` x `height` transparent pixels (13,000 square: 676 MB
+    decoded, about 650 KB on disk). With `rows`, the pixel data stops after that many
+    rows: a header that promises more than the file holds."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    deflate = zlib.compressobj(9)
+    row = bytes(1 + 4 * width)  # filter byte 0, then the row's zero pixels
+    data = b"".join(deflate.compress(row) for _ in range(height if rows is None else rows))
+    data += deflate.flush()
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", data)
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def gif_bomb(width: int = BOMB_EDGE, height: int = BOMB_EDGE) -> bytes:
+    """A real GIF of `width` x `height` palette pixels, all one colour (13,000 square:
+    169 MB decoded, 125 KB on disk). Pillow's LZW encoder writes it (the test process
+    holds the 169 MB for a few seconds)."""
+    picture = Image.new("P", (width, height), 0)
+    picture.putpalette([0, 0, 0, 255, 255, 255])
+    out = io.BytesIO()
+    picture.save(out, "GIF")
+    return out.getvalue()
+
+
+def gif_claiming(width: int = BOMB_EDGE, height: int = BOMB_EDGE) -> bytes:
+    """A 35-byte GIF whose one frame says `width` x `height` palette pixels and whose
+    LZW data is a clear code and an end code: a header that promises what is not there."""
+    screen = struct.pack("<HHBBB", width, height, 0x80, 0, 0)  # 2-colour global palette
+    palette = b"\x00\x00\x00\xff\xff\xff"
+    descriptor = b"," + struct.pack("<HHHHB", 0, 0, width, height, 0)
+    # Minimum code size 2: one sub-block holding the clear code (4) and the end code (5),
+    # three bits each, then the terminator.
+    lzw = b"\x02\x01\x2c\x00"
+    return b"GIF89a" + screen + palette + descriptor + lzw + b";"
+
+
+def tiff_bomb(width: int = BOMB_EDGE, height: int = BOMB_EDGE) -> bytes:
+    """A deflate-compressed RGB TIFF (one strip) of `width` x `height` black pixels."""
+    deflate = zlib.compressobj(9)
+    row = bytes(3 * width)
+    strip = b"".join(deflate.compress(row) for _ in range(height)) + deflate.flush()
+    entries = [
+        (256, 4, 1, width),  # ImageWidth, LONG
+        (257, 4, 1, height),  # ImageLength
+        (258, 3, 3, 0),  # BitsPerSample 8,8,8: the value is at an offset, patched below
+        (259, 3, 1, 8),  # Compression: deflate
+        (262, 3, 1, 2),  # PhotometricInterpretation: RGB
+        (273, 4, 1, 0),  # StripOffsets, patched below
+        (277, 3, 1, 3),  # SamplesPerPixel
+        (278, 4, 1, height),  # RowsPerStrip
+        (279, 4, 1, len(strip)),  # StripByteCounts
+    ]
+    ifd_offset = 8
+    ifd_size = 2 + 12 * len(entries) + 4
+    bits_offset = ifd_offset + ifd_size
+    strip_offset = bits_offset + 6
+    out = io.BytesIO()
+    out.write(b"II*\x00" + struct.pack("<I", ifd_offset))
+    out.write(struct.pack("<H", len(entries)))
+    for tag, kind, count, value in entries:
+        if tag == 258:
+            value = bits_offset
+        elif tag == 273:
+            value = strip_offset
+        if kind == 3 and count == 1:
+            out.write(struct.pack("<HHIHH", tag, kind, count, value, 0))
+        else:
+            out.write(struct.pack("<HHII", tag, kind, count, value))
+    out.write(struct.pack("<I", 0))
+    out.write(struct.pack("<HHH", 8, 8, 8))
+    out.write(strip)
+    return out.getvalue()
+
+
+def bmp_bomb(width: int = BOMB_EDGE, height: int = BOMB_EDGE) -> bytes:
+    """A real 8-bit RLE BMP of `width` x `height` pixels of colour 0: runs of 255, an end
+    of line per row, an end of bitmap (13,000 square: 169 MB decoded, 1.4 MB on disk)."""
+    palette = b"\x00\x00\x00\x00" * 2
+    full, rest = divmod(width, 255)
+    row = b"\xff\x00" * full + (bytes([rest, 0]) if rest else b"") + b"\x00\x00"
+    pixels = row * height + b"\x00\x01"
+    offset = 14 + 40 + len(palette)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 8, 1, len(pixels), 0, 0, 2, 0)
+    head = b"BM" + struct.pack("<IHHI", offset + len(pixels), 0, 0, offset)
+    return head + info + palette + pixels
+
+
+def webp_bomb(width: int = BOMB_EDGE, height: int = BOMB_EDGE) -> bytes:
+    """A lossless WebP whose header says `width` x `height` (a small real picture with
+    its VP8L size field rewritten: libwebp allocates the canvas the header names)."""
+    out = io.BytesIO()
+    Image.new("RGBA", (16, 16), (0, 0, 0, 0)).save(out, "WEBP", lossless=True)
+    data = bytearray(out.getvalue())
+    at = data.index(b"VP8L") + 8  # chunk id, chunk size, then the 0x2f signature
+    assert data[at] == 0x2F
+    bits = int.from_bytes(data[at + 1 : at + 5], "little")
+    bits = (bits & ~((1 << 28) - 1)) | (width - 1) | ((height - 1) << 14)
+    data[at + 1 : at + 5] = bits.to_bytes(4, "little")
+    return bytes(data)
+
+
+def jpeg_claiming(width: int, height: int) -> bytes:
+    """A real 256x256 JPEG whose frame header (SOF0) says `width` x `height`."""
+    out = io.BytesIO()
+    Image.new("RGB", (256, 256), (120, 60, 30)).save(out, "JPEG", quality=80)
+    data = bytearray(out.getvalue())
+    at = data.index(b"\xff\xc0") + 5  # marker, length (2), precision (1): height, width
+    data[at : at + 4] = struct.pack(">HH", height, width)
+    return bytes(data)
+
+
+def animated_gif(frames: int, edge: int = 32) -> bytes:
+    """An animated GIF of `frames` small frames, each a different grey."""
+    pictures = [Image.new("L", (edge, edge), n % 256) for n in range(frames)]
+    out = io.BytesIO()
+    pictures[0].save(out, "GIF", save_all=True, append_images=pictures[1:], duration=10)
+    return out.getvalue()

@@ -1,0 +1,182 @@
+"""The decode budget as plain Python: pricing from the header, the shared budget's waits
+and refusals, a read's own allowance, and the images it keeps from a notebook."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from document_samples import encode, screenshot
+from image_bombs import png_bomb
+from PIL import Image
+
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.read.readers import decode_budget
+from readkeeper.read.readers.decode_budget import MB, Allowance, Budget, Busy, decode_cost
+from readkeeper.read.readers.image import fit_image
+from readkeeper.settings import Settings
+
+
+def opened(data: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(data))
+
+
+def test_pricing_is_from_the_header_and_counts_pillows_bytes_per_pixel() -> None:
+    rgba = opened(png_bomb(2_000, 1_000, rows=1))
+    assert decode_cost(rgba, rgba.size, None) == 2_000 * 1_000 * 4
+    grey = opened(encode(Image.new("L", (2_000, 1_000)), "PNG"))
+    assert decode_cost(grey, grey.size, None) == 2_000 * 1_000
+    rgb = opened(encode(Image.new("RGB", (2_000, 1_000)), "PNG"))
+    assert decode_cost(rgb, rgb.size, None) == 2_000 * 1_000 * 4  # padded to 4 bytes
+    # Fitting a palette picture: its pixels, a strip at a time, and the small copies.
+    palette = opened(encode(Image.new("P", (8_000, 8_000)), "PNG"))
+    fitted = decode_cost(palette, palette.size, (1_000, 1_000))
+    assert 64 * MB < fitted < 64 * MB + 60 * MB
+
+
+def test_decoders_copies_are_priced() -> None:
+    # libwebp decodes into a canvas of its own and hands the frame over as bytes.
+    webp = opened(encode(Image.new("RGB", (1_000, 1_000)), "WEBP"))
+    assert decode_cost(webp, webp.size, None) == 4 * 1_000 * 1_000 * 4
+
+
+def test_a_jpeg_is_priced_at_its_draft_scale() -> None:
+    photo = opened(encode(Image.new("RGB", (4_000, 3_000), (90, 30, 10)), "JPEG"))
+    photo.draft(None, (500, 375))
+    assert photo.size == (500, 375)
+    assert decode_cost(photo, (4_000, 3_000), None) == 500 * 375 * 4
+    # Progressive: libjpeg keeps every coefficient whole (4:2:0 here: 1.5 per pixel).
+    layered = opened(
+        encode(Image.new("RGB", (4_000, 3_000), (90, 30, 10)), "JPEG", progressive=True)
+    )
+    layered.draft(None, (500, 375))
+    assert decode_cost(layered, (4_000, 3_000), None) == 500 * 375 * 4 + 2 * 12_000_000 * 3 // 2
+
+
+def test_the_budget_admits_what_fits_and_makes_the_rest_wait() -> None:
+    budget = Budget(total=100)
+    order: list[str] = []
+    with budget.reserve(60):
+        waiting = threading.Thread(target=lambda: hold(budget, 60, order))
+        waiting.start()
+        with budget.reserve(40):  # fits beside the first
+            order.append("small")
+        assert waiting.is_alive()
+        order.append("first done")
+    waiting.join(30)
+    assert order == ["small", "first done", "second"]
+    assert budget.used == 0
+
+
+def hold(budget: Budget, nbytes: int, order: list[str]) -> None:
+    with budget.reserve(nbytes):
+        order.append("second")
+
+
+def test_the_budget_refuses_after_the_wait_and_on_cancel() -> None:
+    budget = Budget(total=100)
+    with budget.reserve(100):
+        with pytest.raises(Busy), budget.reserve(1, wait=0.1):
+            pass
+        with pytest.raises(Busy), budget.reserve(1, wait=30, cancelled=lambda: True):
+            pass
+    # A price over the whole budget runs alone rather than never.
+    with budget.reserve(10_000):
+        assert budget.used == 100
+    assert budget.used == 0
+
+
+def test_past_a_few_waiting_decodes_the_rest_are_refused_at_once() -> None:
+    budget = Budget(total=100)
+    refused: list[str] = []
+
+    def wait_for_room(name: str) -> None:
+        try:
+            with budget.reserve(100, wait=30):
+                pass
+        except Busy:
+            refused.append(name)
+
+    with budget.reserve(100):
+        waiters = [
+            threading.Thread(target=wait_for_room, args=(f"w{n}",))
+            for n in range(decode_budget.MAX_WAITING)
+        ]
+        for waiter in waiters:
+            waiter.start()
+        deadline = time.monotonic() + 30
+        while budget.waiting < decode_budget.MAX_WAITING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pytest.raises(Busy), budget.reserve(1, wait=30):
+            pass  # refused without waiting: the test would otherwise take 30 s
+    for waiter in waiters:
+        waiter.join(30)
+    assert refused == []  # the waiters got their turn once the first was done
+    assert budget.used == 0
+
+
+def test_a_decode_that_finds_no_room_is_too_large_with_what_to_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(decode_budget, "WAIT_SECONDS", 0.1)
+    data = encode(screenshot(), "PNG")
+    full = decode_budget.budget().reserve(decode_budget.TOTAL_BYTES)
+    with full, pytest.raises(ReadkeeperError) as caught:
+        fit_image(data, "/w/shot.png", Settings())
+    assert caught.value.kind == "too_large"
+    assert caught.value.data["reason"] == "busy"
+    assert "Read it again when the other image reads have answered" in caught.value.message
+    assert fit_image(data, "/w/shot.png", Settings()).width == 1385  # once room is back
+
+
+def test_an_image_over_the_decode_cap_is_refused_before_decoding() -> None:
+    with pytest.raises(ReadkeeperError) as caught:
+        fit_image(png_bomb(), "/w/bomb.png", Settings())
+    error = caught.value
+    assert error.kind == "too_large"
+    assert error.data["width"] == error.data["height"] == 13_000
+    assert error.data["decode_bytes"] > decode_budget.DECODE_MAX_BYTES
+    assert "magick 'bomb.png' -resize 1568x1568" in error.message
+    assert decode_budget.budget().used == 0
+
+
+def test_the_allowance_counts_a_read_in_total() -> None:
+    allowance = Allowance(100)
+    assert allowance.take(60)
+    assert not allowance.take(50)
+    assert allowance.take(40)
+    assert allowance.spent == 100
+
+
+def test_a_notebook_read_decodes_its_images_within_one_total(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # 6,000 x 6,000 RGBA: about 200 MB to fit each; two fit the 512 MB of one read.
+    big = base64.b64encode(png_bomb(6_000, 6_000)).decode()
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": n,
+            "id": f"c{n}",
+            "metadata": {},
+            "source": ["plot()"],
+            "outputs": [
+                {"output_type": "display_data", "metadata": {}, "data": {"image/png": big}}
+            ],
+        }
+        for n in range(3)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "plots.ipynb").write_text(json.dumps(notebook))
+    result = unstructure(core.read(ReadParams(file_path="plots.ipynb", include_images=True)))
+    images = [i for c in result["file"]["cells"] for o in c["outputs"] for i in o["images"]]
+    assert [i.get("base64") is not None for i in images] == [True, True, False]
+    assert "Read fewer cells at a time (offset and limit)" in images[2]["note"]
+    assert images[2]["width"] == 6_000
