@@ -306,35 +306,21 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
     _git(workspace, "init", "-q")
     (workspace / ".git" / "index").write_text("garbage\n")  # a corrupt repository
     (workspace / "AGENTS.md").write_text("rules\n")
-    # git's own complaint, whatever this git's wording is.
-    complaint = subprocess.run(
-        ["git", "-C", str(workspace), "status", "--porcelain"],
-        capture_output=True,
-        text=True,
-        env={"LC_ALL": "C", "PATH": os.environ["PATH"]},
-    )
-    assert complaint.returncode != 0
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
     [dropped] = result["dropped"]
     assert dropped["type"] == "git_status"
-    assert "git status failed: " in dropped["reason"]
-    # The same complaint, after the path (git is handed the folder as a descriptor).
-    assert complaint.stderr.strip().splitlines()[0].rsplit(": ", 1)[-1] in dropped["reason"]
+    # libgit2's complaint names what it could not read.
+    assert dropped["reason"].startswith('failed: RuntimeError("git status failed: ')
+    assert "index" in dropped["reason"]
 
 
-def test_a_slow_source_is_reported_not_waited_for(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"git_timeout_ms": 300})
     _git(workspace, "init", "-q")
-    # A git that hangs (as one does on a stalled network filesystem) comes first on PATH.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    hung = bin_dir / "git"
-    hung.write_text("#!/bin/sh\nsleep 30\n")
-    hung.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    # An index that never finishes reading (as on a stalled network filesystem): a FIFO
+    # with no writer blocks whoever opens it.
+    os.mkfifo(workspace / ".git" / "index")
     (workspace / "AGENTS.md").write_text("rules\n")
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
