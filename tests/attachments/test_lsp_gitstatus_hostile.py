@@ -179,6 +179,20 @@ def dot_git_symlink(ws: Path, marker: Path, outside: Path) -> None:
     (ws / ".git").symlink_to(outside / ".git")
 
 
+def ignore_file_outside(ws: Path, marker: Path, outside: Path) -> None:
+    os.mkfifo(outside / "ignore")  # git would wait on it for ever
+    git(ws, "config", "core.excludesFile", str(outside / "ignore"))
+
+
+def submodule_outside(ws: Path, marker: Path, outside: Path) -> None:
+    head = git(outside, "rev-parse", "HEAD")
+    git(ws, "update-index", "--add", "--cacheinfo", f"160000,{head},sub")
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".git").write_text(f"gitdir: {outside / '.git'}\n")
+    (outside / OUTSIDE_NAME).unlink()  # a change git would report inside the submodule
+    fsmonitor(ws / "sub", marker, outside)
+
+
 def index_symlink(ws: Path, marker: Path, outside: Path) -> None:
     (ws / ".git" / "index").unlink()
     (ws / ".git" / "index").symlink_to(outside / ".git" / "index")
@@ -201,6 +215,8 @@ ATTACKS: dict[str, Attack] = {
     "gitdir_outside": gitdir_outside,
     "dot_git_symlink": dot_git_symlink,
     "index_symlink": index_symlink,
+    "ignore_file_outside": ignore_file_outside,
+    "submodule_outside": submodule_outside,
 }
 
 
@@ -252,6 +268,17 @@ async def test_a_password_prompt_runs_no_program_of_the_repository(
         git(workspace, "config", key, f"!{script}" if key == "credential.helper" else str(script))
         result = await git_status_of(workspace)
     assert_harmless(result, marker)
+
+
+async def test_a_root_inside_a_repository_outside_shows_nothing_of_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    outside = committed(tmp_path, OUTSIDE_NAME)  # the workspace is a folder of it
+    fsmonitor(outside, marker, outside)
+    (outside / OUTSIDE_NAME).unlink()
+    content = assert_harmless(await git_status_of(workspace), marker)
+    assert f"lies inside the repository at {tmp_path}, outside the workspace" in content
 
 
 async def test_a_partial_clone_missing_objects_says_what_to_run(
