@@ -296,6 +296,41 @@ def test_git_status_names_the_branch_and_changes(core: Readkeeper, workspace: Pa
     )
 
 
+def test_git_status_lines_are_gits_own(core: Readkeeper, workspace: Path) -> None:
+    """Renames, conflicts, type changes, staged-then-modified files and quoted names
+    come out as `git status --porcelain=v1 --branch` prints them."""
+    _git(workspace, "init", "-q")
+    _git(workspace, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    for name in ("both.txt", "moved.txt", "link.txt", "gone.txt"):
+        (workspace / name).write_text(f"{name}\n")
+    _git(workspace, "add", ".")
+    _git(workspace, "commit", "-q", "-m", "base")
+    _git(workspace, "checkout", "-q", "-b", "side")
+    (workspace / "both.txt").write_text("side\n")
+    _git(workspace, "commit", "-q", "-am", "side")
+    _git(workspace, "checkout", "-q", "trunk")
+    (workspace / "both.txt").write_text("trunk\n")
+    _git(workspace, "commit", "-q", "-am", "trunk")
+    subprocess.run(["git", "-C", str(workspace), "merge", "-q", "side"], capture_output=True)
+    _git(workspace, "mv", "moved.txt", "renamed.txt")
+    (workspace / "link.txt").unlink()
+    (workspace / "link.txt").symlink_to("renamed.txt")
+    (workspace / "staged.txt").write_text("s\n")
+    _git(workspace, "add", "staged.txt")
+    (workspace / "staged.txt").write_text("s2\n")
+    _git(workspace, "rm", "-q", "gone.txt")
+    (workspace / "caf\u00e9 n\u00b0\t1.txt").write_text("x\n")
+    (workspace / "new").mkdir()
+    (workspace / "new" / "deep.txt").write_text("d\n")
+    gits = _git(workspace, "status", "--porcelain=v1", "--branch").stdout.splitlines()
+    assert gits[0] == "## trunk"
+    [item] = of_type(attach(core, types=["git_status"]), "git_status")
+    header, *lines = item["content"].split("\n")
+    assert header == f"git status of {workspace}: branch trunk, {len(gits) - 1} changed files"
+    assert lines == gits[1:]
+    assert {line[:2] for line in lines} >= {"UU", "R ", " T", "AM", "D ", "??"}
+
+
 def test_not_a_repository_is_skipped_quietly(core: Readkeeper) -> None:
     result = attach(core, types=["git_status"])
     assert result["attachments"] == []
