@@ -50,7 +50,8 @@ class Unsafe(Exception):
 
 
 # The entries of a git folder that libgit2 opens by path during a status: a symlink
-# among them could hand it another repository's index, refs, objects or config.
+# among them could hand it another repository's index, refs, objects or config, or a
+# file anywhere to read (a FIFO that never ends). Each is checked after its folder.
 _ENTRIES = (
     "HEAD",
     "config",
@@ -60,7 +61,12 @@ _ENTRIES = (
     "packed-refs",
     "refs",
     "objects",
+    "objects/info",
+    "objects/pack",
     "info",
+    "info/exclude",
+    "info/attributes",
+    "info/sparse-checkout",
     "shallow",
     "gitdir",
 )

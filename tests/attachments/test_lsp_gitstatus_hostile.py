@@ -179,6 +179,12 @@ def dot_git_symlink(ws: Path, marker: Path, outside: Path) -> None:
     (ws / ".git").symlink_to(outside / ".git")
 
 
+def exclude_symlink(ws: Path, marker: Path, outside: Path) -> None:
+    os.mkfifo(outside / "exclude")
+    (ws / ".git" / "info" / "exclude").unlink()
+    (ws / ".git" / "info" / "exclude").symlink_to(outside / "exclude")
+
+
 def ignore_file_outside(ws: Path, marker: Path, outside: Path) -> None:
     os.mkfifo(outside / "ignore")  # git would wait on it for ever
     git(ws, "config", "core.excludesFile", str(outside / "ignore"))
@@ -215,6 +221,7 @@ ATTACKS: dict[str, Attack] = {
     "gitdir_outside": gitdir_outside,
     "dot_git_symlink": dot_git_symlink,
     "index_symlink": index_symlink,
+    "exclude_symlink": exclude_symlink,
     "ignore_file_outside": ignore_file_outside,
     "submodule_outside": submodule_outside,
 }
