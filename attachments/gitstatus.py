@@ -119,7 +119,7 @@ def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, 
     held.callback(os.close, work_tree)
     entry = lstat_in(work_tree, ".git")
     if entry is None:
-        _no_git_folder(root)
+        _no_git_folder(workspace, root)
     if stat.S_ISLNK(entry.st_mode):
         raise Unsafe(f"{root}/.git is a symbolic link (to {os.readlink('.git', dir_fd=work_tree)})")
     if stat.S_ISDIR(entry.st_mode):
@@ -134,12 +134,15 @@ def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, 
     return git_dir, work_tree
 
 
-def _no_git_folder(root: str) -> NoReturn:
+def _no_git_folder(workspace: Workspace, root: str) -> NoReturn:
     """No `.git` at the root: git would look in the folders above, which lie outside
-    the workspace; say so when one of them is a repository."""
+    the workspace; say so when one of them is a repository (one that another root
+    holds has its own attachment)."""
     above = os.path.dirname(root)
     while True:
         if os.path.lexists(os.path.join(above, ".git")):
+            if workspace.locate(above, grants=False) is not None:
+                raise NotARepository(root)
             raise Unsafe(
                 f"{root} lies inside the repository at {above}, outside the workspace "
                 f"(open {above} as a workspace folder to see its status)"

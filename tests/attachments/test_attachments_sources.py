@@ -331,6 +331,17 @@ def test_git_status_lines_are_gits_own(core: Readkeeper, workspace: Path) -> Non
     assert {line[:2] for line in lines} >= {"UU", "R ", " T", "AM", "D ", "??"}
 
 
+def test_a_root_inside_another_roots_repository_is_skipped(workspace: Path) -> None:
+    _git(workspace, "init", "-q")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.txt").write_text("a\n")
+    core = Readkeeper(roots=[str(workspace), str(workspace / "sub")])
+    result = attach(core, types=["git_status"])
+    assert [a["source"] for a in result["attachments"]] == [str(workspace)]
+    assert "?? sub/" in result["attachments"][0]["content"]
+    assert result["dropped"] == []
+
+
 def test_not_a_repository_is_skipped_quietly(core: Readkeeper) -> None:
     result = attach(core, types=["git_status"])
     assert result["attachments"] == []
