@@ -165,7 +165,7 @@ def _open_inside(workspace: Workspace, real_path: str, held: ExitStack, what: st
     that holds it; Unsafe (naming `what`) when no root holds it."""
     where = workspace.locate(real_path, grants=False)
     if where is None:
-        raise Unsafe(f"{what}, outside the workspace")
+        raise Unsafe(f"{what}, outside the workspace (readkeeper.allowed_paths can allow it)")
     folder = where.anchor.open_folder(where.folder)
     try:
         fd = open_in(folder, where.name, _O_PATH | os.O_DIRECTORY)
