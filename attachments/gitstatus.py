@@ -18,6 +18,7 @@ why and what the user can run; nothing of it is shown.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -221,8 +222,7 @@ def _check_alternates(
 
 def _resolve(folder: int, text: str) -> str:
     """The real path of `text`, relative to the folder open as `folder`."""
-    base = os.readlink(f"/proc/self/fd/{folder}") if os.path.isdir("/proc/self/fd") else ""
-    return os.path.realpath(os.path.join(base, text.strip()))
+    return os.path.realpath(os.path.join(_real_path(folder), text.strip()))
 
 
 def _read_small(folder: int, name: str) -> bytes:
@@ -271,7 +271,14 @@ def _run(git_dir: int, work_tree: int, timeout: float, deadline: float) -> dict[
 
 
 def _real_path(fd: int) -> str:
-    return os.readlink(f"/proc/self/fd/{fd}")
+    """Where the folder open as `fd` is now (Linux: its /proc link; macOS: F_GETPATH)."""
+    if os.path.isdir("/proc/self/fd"):
+        return os.readlink(f"/proc/self/fd/{fd}")
+    get_path = getattr(fcntl, "F_GETPATH", None)
+    if get_path is None:
+        raise Unsafe("readkeeper cannot tell where its git folder is on this system")
+    path: bytes = fcntl.fcntl(fd, get_path, bytes(os.pathconf("/", "PC_PATH_MAX")))
+    return os.fsdecode(path.rstrip(b"\0"))
 
 
 def _read_line(fd: int, deadline: float) -> bytes:
