@@ -1,27 +1,41 @@
 """git status of each workspace root: the branch and what is changed, with a timeout.
 
-A repository is untrusted input. Its `.git` may be a symlink (or a `gitdir:` file) to
-another repository outside the workspace, whose file names would then be attached; and
-its config may name commands that `git status` runs on its own (`core.fsmonitor`, the
-clean filters that `.gitattributes` assigns). So `.git` is opened beneath the root like
-any workspace path and handed to git as that open descriptor (`/proc/self/fd/N`, so a
-rename after the check changes nothing), a `gitdir:` file is followed only into the
-workspace, and every command git could take from the config is switched off for the
-run (submodules, with configs of their own, are not entered).
+A repository is untrusted input, and git trusts its repository: `git status` runs the
+programs its config names (fsmonitor, filters, and for a partial clone's missing
+objects a whole fetch: sshCommand, uploadpack, credential helpers, askpass, `ext::`
+transports), and follows its `core.worktree`, `commondir` and alternates wherever they
+point. No list of `-c` switches closes all of that (git 2.39 has no GIT_NO_LAZY_FETCH).
+So readkeeper does not run git: libgit2 computes the status (gitstatus_worker.py), which
+has no way to run a program, in a process of its own that the deadline kills.
+
+What libgit2 still reads on the repository's say is confined here, before it starts:
+`.git` is opened beneath the root (a symlink is refused), a `gitdir:` file, `commondir`
+and `objects/info/alternates` must lead into the workspace, the git folder's own entries
+may not be symlinks, and a config that includes other files is refused. The work tree is
+always the root itself. A repository that fails these checks gets an attachment saying
+why and what the user can run; nothing of it is shown.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
+import select
 import signal
 import stat
 import subprocess
+import sys
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
+from typing import Any, NoReturn
 
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
+
+from . import gitstatus_worker
 
 
 class NotARepository(Exception):
@@ -30,141 +44,301 @@ class NotARepository(Exception):
     pass
 
 
-# Config that makes `git status` run a program of the repository's choosing; the clean
-# filters' names come from the config itself (`_filters`).
-_NO_COMMANDS = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
-_FILTER_COMMAND = re.compile(r"filter\.(.+)\.(?:clean|process)")
-_GITFILE_MAX = 4096
+class Unsafe(Exception):
+    """The repository cannot be read without trusting it; the message says why."""
+
+    pass
+
+
+# The entries of a git folder that libgit2 opens by path during a status: a symlink
+# among them could hand it another repository's index, refs, objects or config, or a
+# file anywhere to read (a FIFO that never ends). Each is checked after its folder.
+_ENTRIES = (
+    "HEAD",
+    "config",
+    "config.worktree",
+    "commondir",
+    "index",
+    "packed-refs",
+    "refs",
+    "objects",
+    "objects/info",
+    "objects/pack",
+    "info",
+    "info/exclude",
+    "info/attributes",
+    "info/sparse-checkout",
+    "shallow",
+    "gitdir",
+)
+# `[include]`, `[includeIf "..."]`: libgit2 would read the file they name, anywhere.
+_INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
+# libgit2 follows alternates of alternates this deep.
+_ALTERNATES_DEPTH = 5
+_SMALL_FILE_MAX = 1 << 20
+_O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
+# How long a new worker may take to import pygit2 (seconds).
+_START_SECONDS = 20.0
+# A reply holds at most gitstatus_worker.MAX_LINES lines of quoted paths.
+_REPLY_MAX = 64 << 20
 
 
 def status(workspace: Workspace, root: str, timeout: float) -> str:
-    """`git status` of `root`, compact. Raises NotARepository, or RuntimeError when git
-    fails or takes longer than `timeout` seconds."""
+    """git status of `root`, compact: the status, or why it is not shown. Raises
+    NotARepository, or RuntimeError when reading fails or takes longer than `timeout`
+    seconds."""
     deadline = time.monotonic() + timeout
-    with ExitStack() as held:
-        repository, fds = _repository(workspace, root, held)
-        look_up = ["config", "--null", "--name-only", "--get-regexp", r"^filter\."]
-        config = _run(root, [*repository, *look_up], fds, timeout, deadline, missing_is_ok=True)
-        out = _run(
-            root,
-            [
-                *_filters(config),
-                *repository,
-                "status",
-                "--porcelain=v1",
-                "--branch",
-                "--untracked-files=normal",
-                "--ignore-submodules=all",
-            ],
-            fds,
-            timeout,
-            deadline,
+    try:
+        with ExitStack() as held:
+            git_dir, work_tree = _repository(workspace, root, held)
+            answer = _run(git_dir, work_tree, timeout, deadline)
+        if "refused" in answer:
+            raise Unsafe(str(answer["refused"]))
+    except Unsafe as refused:
+        return (
+            f"git status of {root}: not shown: {refused}. readkeeper reads a repository "
+            "only when nothing in it can run a program or reach outside the workspace.\n"
+            f"If you trust this repository, run `git status` in {root} yourself."
         )
-    lines = out.splitlines()
-    has_branch = bool(lines) and lines[0].startswith("## ")
-    branch = lines[0][3:] if has_branch else "(unknown branch)"
-    changes = lines[1:] if has_branch else lines
-    summary = f"{len(changes)} changed files" if changes else "clean"
-    return "\n".join([f"git status of {root}: branch {branch}, {summary}", *changes])
+    if "failed" in answer:
+        raise RuntimeError(f"git status failed: {answer['failed']}")
+    changes: list[str] = answer["lines"]
+    total: int = answer["total"]
+    summary = f"{total} changed files" if total else "clean"
+    return "\n".join([f"git status of {root}: branch {answer['branch']}, {summary}", *changes])
 
 
-def _filters(config: str) -> list[str]:
-    """`-c` options that empty every filter command the config names (git runs no
-    filter whose command is empty)."""
-    names = {m.group(1) for key in config.split("\0") if (m := _FILTER_COMMAND.fullmatch(key))}
-    options: list[str] = []
-    for name in sorted(names):
-        options += ["-c", f"filter.{name}.clean=", "-c", f"filter.{name}.process="]
-    return options
-
-
-def _repository(
-    workspace: Workspace, root: str, held: ExitStack
-) -> tuple[list[str], tuple[int, ...]]:
-    """The arguments that tell git where the repository of `root` is, and the open
-    descriptors they name: its own `.git`, checked and held open, or (no `.git` here)
-    git's usual search upwards from the root."""
+def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, int]:
+    """Open descriptors of the git folder of `root` and of `root` itself, once every
+    path libgit2 will take from the repository has been checked."""
     where = workspace.locate(root, grants=False)
     if where is None:
         raise NotARepository(root)
-    folder = where.anchor.open_folder("")
+    folder = where.anchor.open_folder(where.folder)
     held.callback(os.close, folder)
-    entry = lstat_in(folder, ".git")
+    work_tree = open_in(folder, where.name, _O_PATH | os.O_DIRECTORY)
+    held.callback(os.close, work_tree)
+    entry = lstat_in(work_tree, ".git")
     if entry is None:
-        return ["-C", root], ()
+        _no_git_folder(workspace, root)
     if stat.S_ISLNK(entry.st_mode):
-        raise RuntimeError(
-            f"{root}/.git is a symbolic link; readkeeper does not run git status on a "
-            "repository that may lie outside the workspace. Run `git status` yourself."
-        )
-    if stat.S_ISDIR(entry.st_mode) and os.path.isdir("/proc/self/fd"):
-        git_dir = open_in(folder, ".git", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+        raise Unsafe(f"{root}/.git is a symbolic link (to {os.readlink('.git', dir_fd=work_tree)})")
+    if stat.S_ISDIR(entry.st_mode):
+        git_dir = open_in(work_tree, ".git", _O_PATH | os.O_DIRECTORY)
         held.callback(os.close, git_dir)
-        # The child's /proc/self/fd/N is the very folder opened here (pass_fds keeps N).
-        return [
-            f"--git-dir=/proc/self/fd/{git_dir}",
-            f"--work-tree=/proc/self/fd/{folder}",
-        ], (git_dir, folder)
-    if stat.S_ISREG(entry.st_mode):
-        target = _gitfile_target(folder, root)
-        if workspace.locate(target, grants=False) is None:
-            raise RuntimeError(
-                f"{root}/.git points to a repository outside the workspace ({target}); "
-                "readkeeper does not run git status there (add that repository to "
-                "readkeeper.allowed_paths to allow it). Run `git status` yourself."
+    elif stat.S_ISREG(entry.st_mode):
+        target = _gitfile_target(work_tree, root)
+        git_dir = _open_inside(workspace, target, held, f"its .git file points to {target}")
+    else:
+        raise NotARepository(root)
+    _check_git_dir(workspace, git_dir, held)
+    return git_dir, work_tree
+
+
+def _no_git_folder(workspace: Workspace, root: str) -> NoReturn:
+    """No `.git` at the root: git would look in the folders above, which lie outside
+    the workspace; say so when one of them is a repository (one that another root
+    holds has its own attachment)."""
+    above = os.path.dirname(root)
+    while True:
+        if os.path.lexists(os.path.join(above, ".git")):
+            if workspace.locate(above, grants=False) is not None:
+                raise NotARepository(root)
+            raise Unsafe(
+                f"{root} lies inside the repository at {above}, outside the workspace "
+                f"(open {above} as a workspace folder to see its status)"
             )
-    return ["-C", root], ()
+        if above == os.path.dirname(above):
+            raise NotARepository(root)
+        above = os.path.dirname(above)
 
 
 def _gitfile_target(folder: int, root: str) -> str:
-    fd = open_in(folder, ".git", os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        text = os.read(fd, _GITFILE_MAX).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
+    text = _read_small(folder, ".git").decode("utf-8", "replace")
     line = text.strip().splitlines()[0] if text.strip() else ""
     if not line.startswith("gitdir:"):
         raise NotARepository(root)
     return os.path.realpath(os.path.join(root, line[len("gitdir:") :].strip()))
 
 
-def _run(
-    root: str,
-    arguments: list[str],
-    fds: tuple[int, ...],
-    timeout: float,
-    deadline: float,
-    *,
-    missing_is_ok: bool = False,
-) -> str:
-    """git's output, run on `root`'s repository; `missing_is_ok`: exit code 1 (a
-    `git config` look-up that found nothing) is an empty answer."""
-    env = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
+def _open_inside(workspace: Workspace, real_path: str, held: ExitStack, what: str) -> int:
+    """A descriptor of the folder at `real_path`, opened beneath the workspace root
+    that holds it; Unsafe (naming `what`) when no root holds it."""
+    where = workspace.locate(real_path, grants=False)
+    if where is None:
+        raise Unsafe(f"{what}, outside the workspace (readkeeper.allowed_paths can allow it)")
+    folder = where.anchor.open_folder(where.folder)
     try:
-        # Its own process group, so a timeout also ends what git started, not just git.
-        process = subprocess.Popen(
-            ["git", *_NO_COMMANDS, *arguments],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            start_new_session=True,
-            pass_fds=fds,
-            cwd=f"/proc/self/fd/{fds[-1]}" if fds else None,
+        fd = open_in(folder, where.name, _O_PATH | os.O_DIRECTORY)
+    except OSError as exc:
+        raise Unsafe(f"{what}, which cannot be opened ({exc.strerror})") from None
+    finally:
+        os.close(folder)
+    held.callback(os.close, fd)
+    return fd
+
+
+def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack) -> None:
+    """Confine what the git folder (and its common folder) leads libgit2 to."""
+    folders = [git_dir]
+    if lstat_in(git_dir, "commondir") is not None:
+        common = _resolve(git_dir, _read_small(git_dir, "commondir").decode("utf-8", "replace"))
+        folders.append(_open_inside(workspace, common, held, f"its commondir names {common}"))
+    for folder in folders:
+        for name in _ENTRIES:
+            entry = lstat_in(folder, name)
+            if entry is not None and stat.S_ISLNK(entry.st_mode):
+                raise Unsafe(f"{name} in its git folder is a symbolic link")
+        for name in ("config", "config.worktree"):
+            if lstat_in(folder, name) is not None and _INCLUDE.search(_read_small(folder, name)):
+                raise Unsafe("its config includes other files (include.path or includeIf)")
+    _check_alternates(workspace, folders[-1], held, "objects", _ALTERNATES_DEPTH)
+
+
+def _check_alternates(
+    workspace: Workspace, folder: int, held: ExitStack, objects: str, depth: int
+) -> None:
+    """Every object store that `objects/info/alternates` names lies in the workspace,
+    and so on down the chain."""
+    if depth == 0 or lstat_in(folder, objects) is None:
+        return
+    store = open_in(folder, objects, _O_PATH | os.O_DIRECTORY)
+    held.callback(os.close, store)
+    if lstat_in(store, "info") is None:
+        return
+    info = open_in(store, "info", _O_PATH | os.O_DIRECTORY)
+    held.callback(os.close, info)
+    if lstat_in(info, "alternates") is None:
+        return
+    for line in _read_small(info, "alternates").decode("utf-8", "replace").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        path = _resolve(store, line)
+        what = f"its objects/info/alternates names {path}"
+        _check_alternates(
+            workspace, _open_inside(workspace, path, held, what), held, ".", depth - 1
         )
-    except FileNotFoundError:
-        raise RuntimeError("git is not installed") from None
+
+
+def _resolve(folder: int, text: str) -> str:
+    """The real path of `text`, relative to the folder open as `folder`."""
+    return os.path.realpath(os.path.join(_real_path(folder), text.strip()))
+
+
+def _read_small(folder: int, name: str) -> bytes:
+    """A small file of the repository, opened without following a symlink."""
+    entry = lstat_in(folder, name)
+    if entry is None or not stat.S_ISREG(entry.st_mode):
+        raise Unsafe(f"{name} in its git folder is not a regular file")
+    fd = open_in(folder, name, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        out, err = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise RuntimeError(f"git status took longer than {timeout:g} s") from None
-    if process.returncode == 1 and missing_is_ok:
-        return ""
-    if process.returncode != 0:
-        if "not a git repository" in err:
-            raise NotARepository(root)
-        raise RuntimeError(f"git status failed: {err.strip() or process.returncode}")
-    return out
+        return os.read(fd, _SMALL_FILE_MAX)
+    finally:
+        os.close(fd)
+
+
+def _run(git_dir: int, work_tree: int, timeout: float, deadline: float) -> dict[str, Any]:
+    """The worker's answer about the repository open as `git_dir`, for the work tree
+    open as `work_tree`. libgit2 takes paths, so it gets the real paths of these
+    checked folders."""
+    request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
+    line = json.dumps(request).encode() + b"\n"
+    if not _worker.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        raise RuntimeError(f"git status took longer than {timeout:g} s")
+    try:
+        process = _worker.ready()
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(line)
+            process.stdin.flush()
+            reply = _read_line(process.stdout.fileno(), deadline)
+        except BrokenPipeError:
+            reply = b""
+        except TimeoutError:
+            _worker.stop()
+            raise RuntimeError(f"git status took longer than {timeout:g} s") from None
+        if not reply.endswith(b"\n"):
+            _worker.stop()
+            raise RuntimeError(
+                f"git status failed: its reader stopped (exit status {process.poll()})"
+            )
+        _worker.used = time.monotonic()
+    finally:
+        _worker.lock.release()
+    answer: dict[str, Any] = json.loads(reply)
+    return answer
+
+
+def _real_path(fd: int) -> str:
+    """Where the folder open as `fd` is now (Linux: its /proc link; macOS: F_GETPATH)."""
+    if os.path.isdir("/proc/self/fd"):
+        return os.readlink(f"/proc/self/fd/{fd}")
+    get_path = getattr(fcntl, "F_GETPATH", None)
+    if get_path is None:
+        raise Unsafe("readkeeper cannot tell where its git folder is on this system")
+    path: bytes = fcntl.fcntl(fd, get_path, bytes(os.pathconf("/", "PC_PATH_MAX")))
+    return os.fsdecode(path.rstrip(b"\0"))
+
+
+def _read_line(fd: int, deadline: float) -> bytes:
+    """One line from `fd`, by `deadline` (else TimeoutError); less at end of file."""
+    got = bytearray()
+    while not got.endswith(b"\n") and len(got) < _REPLY_MAX:
+        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise TimeoutError
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        got += chunk
+    return bytes(got)
+
+
+class _Worker:
+    """The one warm worker process, started on first use, replaced after a timeout, a
+    crash, or an idle spell."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.used = 0.0
+
+    def ready(self) -> subprocess.Popen[bytes]:
+        idle = time.monotonic() - self.used > gitstatus_worker.IDLE_SECONDS / 2
+        if self.process is not None and (idle or self.process.poll() is not None):
+            self.stop()
+        if self.process is None:
+            env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
+            if "PYTHONPATH" in os.environ:
+                env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+            # Its own process group, so a timeout ends it whatever it is blocked on.
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", os.path.abspath(gitstatus_worker.__file__)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                cwd="/",
+            )
+            # The start is not the repository's time: a git timeout shorter than the
+            # import of pygit2 must not kill every worker before it can answer.
+            assert self.process.stdout is not None
+            try:
+                hello = _read_line(self.process.stdout.fileno(), time.monotonic() + _START_SECONDS)
+            except TimeoutError:
+                hello = b""
+            if hello != b"ready\n":
+                self.stop()
+                raise RuntimeError("git status failed: its reader (pygit2) did not start")
+        return self.process
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        with suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.communicate()
+        self.process = None
+
+
+_worker = _Worker()

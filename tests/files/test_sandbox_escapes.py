@@ -221,8 +221,10 @@ async def test_git_status_does_not_follow_a_gitdir_file_out(
         (workspace / ".git").write_text(f"gitdir: {target}\n")
         result = await attachments(lsp, types=["git_status"])
         assert not leaked(result), result
-        [dropped] = result["dropped"]
-        assert "outside the workspace" in dropped["reason"]
+        # Said in the attachment itself, with what the user can run instead.
+        [refusal] = contents(result, "git_status")
+        assert "outside the workspace" in refusal
+        assert "run `git status`" in refusal
 
 
 def _marker_hook(tmp_path: Path, marker: Path) -> Path:

@@ -1,0 +1,211 @@
+"""git status computed by libgit2 (pygit2) in a process of its own: the child side.
+
+Run as a script (`python -P gitstatus_worker.py`, no readkeeper import) by gitstatus.py
+and kept warm (importing pygit2 takes longer than most statuses). The server sends the
+real paths of a git folder and a work tree it has already confined (the commondir, the
+alternates and the config files too) and kills this process at the deadline: libgit2
+cannot be interrupted, and a stalled filesystem can hold a read forever.
+
+libgit2 is chosen over git because it has no way to run a program during a status:
+no hooks, no fsmonitor, no filter drivers or textconv (none is registered here), no
+pager, no credential helpers or askpass, and no transport at all, so a partial clone's
+missing objects are an error rather than a fetch. What it still takes from the
+repository is confined here: `core.worktree` is ignored (the repository is opened as
+bare and handed the workspace root as its work tree), configs other than the
+repository's own are not read, and a config that names an ignore or attributes file is
+refused (that file could be anywhere).
+
+Each answer is one JSON line: {"branch", "lines", "total"}, or {"refused": reason}, or
+{"failed": libgit2's message}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+from typing import Any
+
+# A worker with nothing to do this long exits (the server starts another when needed);
+# the server retires one idle half as long, so it never writes to one about to leave.
+IDLE_SECONDS = 120.0
+# Lines sent back at most; the attachment's token cap is far below this anyway.
+MAX_LINES = 5000
+# Config keys naming a file libgit2 reads during a status, which could lie anywhere.
+_PATH_KEYS = ("core.excludesfile", "core.attributesfile")
+_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
+
+
+def quoted(raw: bytes) -> str:
+    """A path as `git status --porcelain` prints it (core.quotePath): in double quotes,
+    with C escapes and octal bytes, when it holds a space, a quote, a backslash, a
+    control character or a byte outside ASCII."""
+    if not any(b <= 32 or b >= 127 or b in (34, 92) for b in raw):
+        return raw.decode("ascii")
+    out = []
+    for b in raw:
+        if b in _ESCAPES:
+            out.append("\\" + _ESCAPES[b])
+        elif b < 32 or b >= 127:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'
+
+
+def _raw(entry: Any) -> bytes:
+    raw = getattr(entry, "raw_path", None)
+    return raw if isinstance(raw, bytes) else os.fsencode(entry.path)
+
+
+def _configure() -> None:
+    """libgit2's process-wide settings, once per worker."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    # Only the repository's own config: no system, global or XDG file (as git, run
+    # without HOME, read none of the user's), so a result depends on the repository.
+    for level in (ConfigLevel.SYSTEM, ConfigLevel.GLOBAL, ConfigLevel.XDG):
+        pygit2.settings.search_path[level] = os.devnull
+    # Ownership checks guard git against running an owner's configured programs;
+    # libgit2 runs none, and refusing a folder owned by another user would hide its
+    # status for nothing.
+    pygit2.settings.owner_validation = False
+    # A partial clone opens; its missing objects then fail (never fetched).
+    pygit2.settings.set_extensions(["partialclone"])
+
+
+def _open(gitdir: str, workdir: str) -> Any:
+    import pygit2
+    from pygit2.enums import RepositoryOpenFlag
+
+    repo = pygit2.Repository(gitdir, RepositoryOpenFlag.NO_SEARCH | RepositoryOpenFlag.BARE)
+    repo.workdir = workdir
+    return repo
+
+
+def _branch(repo: Any) -> str:
+    """The `## ` line of `git status --branch`, without its `## `."""
+    if repo.head_is_unborn:
+        target = repo.references["HEAD"].target
+        return f"No commits yet on {target.removeprefix('refs/heads/')}"
+    if repo.head_is_detached:
+        return "HEAD (no branch)"
+    name = repo.head.shorthand
+    try:
+        upstream = repo.branches.local[name].upstream
+    except Exception:  # no upstream configured, or a config libgit2 cannot follow
+        upstream = None
+    if upstream is None:
+        return str(name)
+    line = f"{name}...{upstream.shorthand}"
+    try:
+        ahead, behind = repo.ahead_behind(repo.head.target, upstream.target)
+    except Exception:  # commits missing (a partial or shallow clone): no counts
+        return line
+    counts = [f"ahead {ahead}"] * bool(ahead) + [f"behind {behind}"] * bool(behind)
+    return f"{line} [{', '.join(counts)}]" if counts else line
+
+
+_CONFLICT_CODES = {
+    (True, False, False): "DD",
+    (False, True, False): "AU",
+    (True, True, False): "UD",
+    (False, False, True): "UA",
+    (True, False, True): "DU",
+    (False, True, True): "AA",
+    (True, True, True): "UU",
+}
+
+
+def _changes(repo: Any) -> list[str]:
+    """Porcelain v1 lines: tracked changes by path (XY: index, work tree), then the
+    untracked files and folders."""
+    import pygit2
+    from pygit2.enums import DeltaStatus, DiffOption
+
+    codes = {
+        DeltaStatus.ADDED: "A",
+        DeltaStatus.DELETED: "D",
+        DeltaStatus.MODIFIED: "M",
+        DeltaStatus.TYPECHANGE: "T",
+        DeltaStatus.RENAMED: "R",
+    }
+    index = repo.index
+    tracked: dict[bytes, list[str]] = {}
+    conflicts = index.conflicts
+    if conflicts is not None:
+        for ancestor, ours, theirs in conflicts:
+            entry = ancestor or ours or theirs
+            stages = (ancestor is not None, ours is not None, theirs is not None)
+            tracked[_raw(entry)] = [_CONFLICT_CODES[stages], ""]
+    if repo.head_is_unborn:
+        for entry in index:
+            tracked.setdefault(_raw(entry), ["A", " "])
+    else:
+        staged = index.diff_to_tree(
+            repo.head.peel(pygit2.Tree), flags=DiffOption.INCLUDE_TYPECHANGE
+        )
+        staged.find_similar()
+        for delta in staged.deltas:
+            new, old = _raw(delta.new_file), _raw(delta.old_file)
+            if delta.status == DeltaStatus.RENAMED:
+                tracked[new] = ["R", " ", quoted(old) + " -> "]
+            elif delta.status in codes:
+                tracked.setdefault(new, [codes[delta.status], " "])
+    untracked: list[bytes] = []
+    flags = DiffOption.INCLUDE_UNTRACKED | DiffOption.IGNORE_SUBMODULES
+    for delta in index.diff_to_workdir(flags=flags | DiffOption.INCLUDE_TYPECHANGE).deltas:
+        path = _raw(delta.new_file)
+        if delta.status == DeltaStatus.UNTRACKED:
+            untracked.append(path)
+        elif delta.status in codes and tracked.get(path, [" ", " "])[1] != "":
+            tracked.setdefault(path, [" ", " "])[1] = codes[delta.status]
+    lines = []
+    for path in sorted(tracked):
+        x, y, *renamed = tracked[path]
+        lines.append(f"{x}{y} {''.join(renamed)}{quoted(path)}")
+    return lines + [f"?? {quoted(path)}" for path in sorted(untracked)]
+
+
+def status(gitdir: str, workdir: str) -> dict[str, Any]:
+    import pygit2
+
+    try:
+        repo = _open(gitdir, workdir)
+        for key in _PATH_KEYS:
+            if key in repo.config:
+                return {
+                    "refused": f"its config names a file for git to read ({key} = "
+                    f"{repo.config[key]})"
+                }
+        lines = _changes(repo)
+        branch = _branch(repo)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        if "repo" in locals() and "extensions.partialclone" in repo.config:
+            return {
+                "refused": "it is a partial clone and objects that git status needs are "
+                "missing here (git would fetch them, running programs its config names)"
+            }
+        return {"failed": str(exc).strip() or type(exc).__name__}
+    return {"branch": branch, "lines": lines[:MAX_LINES], "total": len(lines)}
+
+
+def serve() -> None:
+    """Answer requests, one JSON line each ({"git_dir", "work_tree"}), until stdin
+    closes or nothing comes for IDLE_SECONDS."""
+    _configure()
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while select.select([sys.stdin], [], [], IDLE_SECONDS)[0]:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        request = json.loads(line)
+        sys.stdout.write(json.dumps(status(request["git_dir"], request["work_tree"])) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    serve()
