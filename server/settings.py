@@ -16,52 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-
-def _positive_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected a positive integer")
-    number = int(value)  # accepts "42" from env vars and loosely typed clients
-    if number <= 0:
-        raise ValueError("expected a positive integer")
-    return number
-
-
-def _path_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        parts = [p for p in value.split(os.pathsep) if p]
-    elif isinstance(value, list | tuple):
-        parts = [str(p) for p in value]
-    else:
-        raise ValueError("expected a list of paths")
-    return tuple(os.path.realpath(os.path.expanduser(p)) for p in parts)
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-@dataclass(frozen=True)
-class _Choice:
-    """Parses one of a few words (any case); the words stay data that the VS Code
-    settings mirror reads (`SettingSpec.choices`)."""
-
-    allowed: tuple[str, ...]
-
-    def __call__(self, value: Any) -> str:
-        if isinstance(value, str) and value.strip().lower() in self.allowed:
-            return value.strip().lower()
-        raise ValueError(f"expected one of {', '.join(self.allowed)}")
-
-
-def _choice(*allowed: str) -> _Choice:
-    return _Choice(allowed)
-
+# The parsers, under the short private names the table below uses.
+from .setting_values import Choice as _Choice
+from .setting_values import choice as _choice
+from .setting_values import flag as _flag
+from .setting_values import path_list as _path_list
+from .setting_values import pattern_list as _pattern_list
+from .setting_values import positive_int as _positive_int
+from .setting_values import text as _text
 
 # Dependencies, virtual environments, caches and build output: large, churning, and
 # never what an agent reads to edit (gitignore patterns; see files/ignore.py).
@@ -85,23 +47,6 @@ DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
     ".gradle/",
     ".parcel-cache/",
 )
-
-
-def _pattern_list(value: Any) -> tuple[str, ...]:
-    """Gitignore patterns: a list, or one string split on commas (environment variables)."""
-    if isinstance(value, str):
-        parts = value.split(",")
-    elif isinstance(value, list | tuple):
-        parts = [str(p) for p in value]
-    else:
-        raise ValueError("expected a list of gitignore patterns")
-    return tuple(p.strip() for p in parts if p.strip())
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("expected a non-empty string")
-    return value
 
 
 # The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
