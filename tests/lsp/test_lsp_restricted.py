@@ -119,3 +119,24 @@ async def test_git_status_is_off_in_restricted_mode(workspace: Path, trusted: bo
         assert "trust" in dropped[0]["reason"].lower()
     finally:
         await session.client.close()
+
+
+async def test_a_relative_path_entry_never_runs_the_workspace_s_own_git(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # An empty PATH entry (a trailing ':' is a common slip) means "the current folder",
+    # and git runs in the workspace: the repository's own `git` would run instead.
+    _git(workspace, "init", "-q")
+    marker = tmp_path / "workspace-git-ran"
+    fake = workspace / "git"
+    fake.write_text(f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep + os.environ["PATH"]}
+    session = await start_session(workspace, env=env)
+    try:
+        result = await session.client.request("readkeeper/attachments", {"types": ["git_status"]})
+        assert not marker.exists()
+        got = [a for a in result["attachments"] if a["type"] == "git_status"]
+        assert len(got) == 1, result  # the real git answered
+    finally:
+        await session.client.close()
