@@ -124,6 +124,15 @@ export interface RunResult {
 
 export type Runner = (command: string, args: string[], options: RunOptions) => Promise<RunResult>;
 
+/** `env` with only the absolute entries of PATH. An empty or relative entry names the
+ * folder a program runs in (the workspace, for the server): a trailing ':' would let a
+ * repository's own `python3` or `git` run instead of the user's. */
+export function absolutePath(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const key = Object.keys(env).find((k) => k.toUpperCase() === "PATH") ?? "PATH";
+  const entries = (env[key] ?? "").split(path.delimiter);
+  return { ...env, [key]: entries.filter((entry) => path.isAbsolute(entry)).join(path.delimiter) };
+}
+
 export const runProcess: Runner = (command, args, options) =>
   new Promise((resolve) => {
     let stdout = "";
@@ -132,7 +141,7 @@ export const runProcess: Runner = (command, args, options) =>
     let settled = false;
     const child = spawn(command, args, {
       cwd: options.cwd ?? os.tmpdir(),
-      env: options.env ?? process.env,
+      env: absolutePath(options.env ?? process.env),
       windowsHide: true,
       stdio: ["ignore", "pipe", "pipe"],
     });

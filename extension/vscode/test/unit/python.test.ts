@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
@@ -79,6 +80,21 @@ describe("what an interpreter can do", () => {
     const pending = runProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { timeoutMs: 60000, signal: abort.signal });
     abort.abort();
     assert.equal((await pending).cancelled, true);
+  });
+
+  it("never runs a program from the folder it runs in through an empty or relative PATH entry", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rk-path-"));
+    try {
+      const planted = path.join(folder, PYTHON);
+      fs.writeFileSync(planted, "#!/bin/sh\necho planted\n", { mode: 0o755 });
+      for (const entry of ["", ".", "./"]) {
+        const env = { ...process.env, PATH: [entry, process.env.PATH ?? ""].join(path.delimiter) };
+        const result = await runProcess(PYTHON, ["-c", "print('real')"], { timeoutMs: 30000, cwd: folder, env });
+        assert.equal(result.stdout.trim(), "real", `PATH entry ${JSON.stringify(entry)}`);
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it("needs Python 3.11+, and pip 22.3+ to install into another environment", () => {
