@@ -17,7 +17,9 @@ M.defaults = {
   -- "/" or the home folder either.
   root_dir = nil,
   -- Server settings (README "Settings"), sent as initializationOptions and answered
-  -- through workspace/configuration (section "readkeeper").
+  -- through workspace/configuration (section "readkeeper"). `allowed_paths`, `watcher`
+  -- and `token_encoding`, like `cmd` and `python`, are yours only: never set them from
+  -- a project's .nvim.lua/.exrc (README "Settings only you may set").
   settings = {},
   -- readkeeper session used by the commands and by the API when opts.session is nil.
   session = "nvim",
