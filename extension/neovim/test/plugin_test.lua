@@ -398,7 +398,7 @@ local function main()
   check("a missing command is named", missing and missing:find(launcher, 1, true), notified)
   -- installed now: :ReadkeeperRestart starts it for the workspace that failed
   vim.fn.mkdir(broken .. "/bin", "p")
-  vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -m readkeeper serve" }, launcher)
+  vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -P -m readkeeper serve" }, launcher)
   vim.fn.setfperm(launcher, "rwxr-xr-x")
   vim.cmd("ReadkeeperRestart")
   -- every workspace's server restarts at once: generous on a loaded machine

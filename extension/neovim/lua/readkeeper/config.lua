@@ -3,9 +3,9 @@
 local M = {}
 
 M.defaults = {
-  -- Command that starts the server. Default: { python, "-m", "readkeeper", "serve" }
+  -- Command that starts the server. Default: { python, "-P", "-m", "readkeeper", "serve" }
   -- when `python` or $READKEEPER_PYTHON is set, else { "readkeeper", "serve" } when
-  -- `readkeeper` is on PATH (pipx / uv tool install), else python3 -m readkeeper serve.
+  -- `readkeeper` is on PATH (pipx / uv tool install), else python3 -P -m readkeeper serve.
   cmd = nil,
   -- Python with readkeeper installed (e.g. a clone's .venv/bin/python).
   python = nil,

@@ -43,7 +43,9 @@ local function configured_cmd()
   if not python and util.on_path("readkeeper") then
     return { "readkeeper", "serve" }
   end
-  return { python or "python3", "-m", "readkeeper", "serve" }
+  -- -P: the server runs in the workspace, and `-m` would put that folder first on
+  -- sys.path, so a repository's own `readkeeper` package would be what runs.
+  return { python or "python3", "-P", "-m", "readkeeper", "serve" }
 end
 
 -- The command, its program named by absolute path when found on PATH: the server runs

@@ -1,5 +1,5 @@
 // readkeeper as an MCP server for VS Code's agent modes: a stdio definition that runs
-// `<python> -m readkeeper mcp --root <folder>...` with the interpreter that runs the
+// `<python> -P -m readkeeper mcp --root <folder>...` with the interpreter that runs the
 // language server. That process finds this window's server through its discovery file
 // and attaches to it, so MCP tools share the editor's read-state, watcher and buffers.
 
@@ -19,7 +19,7 @@ export function mcpDefinitions(
     return [];
   }
   const roots = folders.flatMap((folder) => ["--root", folder]);
-  return [{ label: "readkeeper", command: python, args: ["-m", "readkeeper", "mcp", ...roots], version }];
+  return [{ label: "readkeeper", command: python, args: ["-P", "-m", "readkeeper", "mcp", ...roots], version }];
 }
 
 /** Registers the provider; `changed` is fired when the interpreter or folders change. */

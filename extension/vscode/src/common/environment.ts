@@ -137,7 +137,7 @@ async function fromSetting(inputs: ResolveInputs, run: Runner): Promise<Resoluti
   }
   if (info.readkeeper === undefined) {
     const install = inputs.bundled
-      ? [python.command, "-m", "pip", "install", inputs.bundled.path]
+      ? [python.command, "-P", "-m", "pip", "install", inputs.bundled.path] // -P: the terminal opens in the workspace
       : undefined;
     const broken = info.readkeeperError ? ` (it is there but fails to import: ${info.readkeeperError})` : "";
     return {

@@ -12,7 +12,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import type { Problem, Resolution } from "./resolution";
-import { absolutePath, describeSource, serverCommand } from "./python";
+import { describeSource, safeEnv, serverCommand } from "./python";
 import { SECTION, serverSettings } from "./settings";
 import * as vscodeapi from "./vscodeapi";
 
@@ -140,7 +140,7 @@ export class ReadkeeperServer implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command,
       args,
-      options: { cwd: folders[0]?.uri.fsPath, env: absolutePath(process.env) },
+      options: { cwd: folders[0]?.uri.fsPath, env: safeEnv(process.env) },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file: the server tracks open buffers so reads see unsaved changes.

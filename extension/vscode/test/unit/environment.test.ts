@@ -288,10 +288,10 @@ describe("the server's Python: the setting, and no usable Python", () => {
     const missing = await resolveServerPython(inputs(storage, bundled, { setting: bare }).inputs);
     assert.ok(!missing.ok);
     assert.match(missing.problem.message, /readkeeper is not installed for .*bare-venv.* \(readkeeper\.interpreter\)/);
-    assert.ok(missing.problem.message.includes(`-m pip install ${bundled.path}`), missing.problem.message);
+    assert.ok(missing.problem.message.includes(`-P -m pip install ${bundled.path}`), missing.problem.message);
     assert.match(missing.problem.message, /or clear the setting to let readkeeper set up its own environment/);
     assert.deepEqual(missing.problem.actions, ["Install", "Open Setting", "Show Log"]);
-    assert.deepEqual(missing.problem.installCommand, [bare, "-m", "pip", "install", bundled.path]);
+    assert.deepEqual(missing.problem.installCommand, [bare, "-P", "-m", "pip", "install", bundled.path]);
 
     const nowhere = await resolveServerPython(inputs(storage, bundled, { setting: "/nonexistent/bin/python3" }).inputs);
     assert.ok(!nowhere.ok);

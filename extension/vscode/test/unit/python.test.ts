@@ -11,6 +11,7 @@ import {
   pipCanTarget,
   probePython,
   runProcess,
+  serverCommand,
   type PythonInfo,
 } from "../../src/common/python";
 
@@ -92,6 +93,24 @@ describe("what an interpreter can do", () => {
         const result = await runProcess(PYTHON, ["-c", "print('real')"], { timeoutMs: 30000, cwd: folder, env });
         assert.equal(result.stdout.trim(), "real", `PATH entry ${JSON.stringify(entry)}`);
       }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("the server's command never imports the folder it runs in (the workspace's own `readkeeper` or `json`)", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rk-cwd-"));
+    try {
+      fs.mkdirSync(path.join(folder, "readkeeper"));
+      fs.writeFileSync(path.join(folder, "readkeeper", "__init__.py"), "");
+      fs.writeFileSync(path.join(folder, "readkeeper", "__main__.py"), "print('planted readkeeper')\n");
+      fs.writeFileSync(path.join(folder, "json.py"), "print('planted json')\n");
+      const { command, args } = serverCommand(PYTHON);
+      const server = await runProcess(command, args, { timeoutMs: 30000, cwd: folder });
+      assert.doesNotMatch(server.stdout + server.stderr, /planted/);
+      // Any Python the extension runs (probes, pip) leaves the folder off sys.path too.
+      const other = await runProcess(PYTHON, ["-c", "import json"], { timeoutMs: 30000, cwd: folder });
+      assert.doesNotMatch(other.stdout + other.stderr, /planted/);
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }

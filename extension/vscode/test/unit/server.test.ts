@@ -81,7 +81,7 @@ describe("server lifecycle", () => {
     const { server, clients, states } = setup(t);
     await server.start();
     assert.deepEqual(clients[0].serverOptions.command, "/py");
-    assert.deepEqual(clients[0].serverOptions.args, ["-m", "readkeeper", "serve"]);
+    assert.deepEqual(clients[0].serverOptions.args, ["-P", "-m", "readkeeper", "serve"]);
     assert.equal(clients[0].serverOptions.options.cwd, "/ws");
     assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: true });
     assert.deepEqual(states, ["starting", "running"]);
@@ -156,7 +156,7 @@ describe("server lifecycle", () => {
     }));
     await server.start();
     assert.equal(clients[0].serverOptions.command, "/storage/python-env/bin/python");
-    assert.deepEqual(clients[0].serverOptions.args, ["-m", "readkeeper", "serve"]);
+    assert.deepEqual(clients[0].serverOptions.args, ["-P", "-m", "readkeeper", "serve"]);
   });
 
   it("shows an error when the running server dies", async (t) => {
