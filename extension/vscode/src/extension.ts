@@ -245,7 +245,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
 
   // Any agent mode that takes MCP tools gets readkeeper, attached to this server.
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "0");
-  const mcp = registerMcpProvider(() => server.pythonCommand, version);
+  const mcp = registerMcpProvider(() => server.pythonCommand, version, () => server.trusted);
   context.subscriptions.push(mcp.changed);
   if (mcp.registration) {
     context.subscriptions.push(

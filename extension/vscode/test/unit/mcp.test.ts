@@ -16,6 +16,10 @@ describe("MCP server definition", () => {
     ]);
   });
 
+  it("offers nothing in Restricted Mode (a standalone core would have git status on)", () => {
+    assert.deepEqual(mcpDefinitions("/venv/bin/python", ["/work/a"], "0.1.0", false), []);
+  });
+
   it("offers nothing until an interpreter is known or a folder is open", () => {
     assert.deepEqual(mcpDefinitions(undefined, ["/work/a"], "0.1.0"), []);
     assert.deepEqual(mcpDefinitions("python3", [], "0.1.0"), []);
