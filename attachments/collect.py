@@ -421,7 +421,15 @@ def _selection(core: AttachmentServices, params: AttachmentsParams) -> Attachmen
     )
 
 
+_GIT_OFF = (
+    "git status is off in restricted mode: the editor does not trust this workspace, and "
+    "git runs what a repository configures. Trust the workspace to get it."
+)
+
+
 def _git(core: AttachmentServices, root: str) -> list[Attachment]:
+    if not core.trusted:
+        raise ReadkeeperError("unsupported", _GIT_OFF)
     try:
         text = gitstatus.status(core.workspace, root, core.settings.git_timeout_ms / 1000)
     except gitstatus.NotARepository:

@@ -29,6 +29,11 @@ class AttachmentServices(Protocol):
         ...
 
     @property
+    def trusted(self) -> bool:
+        """False in restricted mode (an untrusted workspace): no program runs on it."""
+        ...
+
+    @property
     def workspace(self) -> Workspace:
         """The roots and what each session may read."""
         ...

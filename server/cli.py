@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The `readkeeper` console script (the language server when no command is given);
     returns the exit status."""
+    _absolute_path_only()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -108,6 +109,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
+
+
+def _absolute_path_only() -> None:
+    """Drop the empty and relative entries of PATH. They name the current folder, and the
+    programs readkeeper runs by name (git, watchman) run in the workspace: a trailing
+    ':' would otherwise run a repository's own `git` (SECURITY.md)."""
+    entries = os.environ.get("PATH", "").split(os.pathsep)
+    kept = [entry for entry in entries if os.path.isabs(entry)]
+    if kept != entries:
+        os.environ["PATH"] = os.pathsep.join(kept)
 
 
 @contextlib.contextmanager

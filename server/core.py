@@ -86,6 +86,9 @@ class Readkeeper:
             self.workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
         self._settings_lock = threading.Lock()
+        # False in restricted mode (the editor does not trust the workspace): user-only
+        # settings are held (settings.py) and git status is off. Set before `configure`.
+        self.trusted = True
         self.settings = Settings()
         self.settings_warnings: list[str] = []  # what `configure` said of the settings
         self.tokens = TokenCounter(self.settings.token_encoding)
@@ -95,7 +98,7 @@ class Readkeeper:
 
     def configure(self, client_settings: Mapping[str, Any] | None) -> list[str]:
         """Apply client settings (env still wins); returns warnings for the user."""
-        settings, warnings = resolve_settings(client_settings)
+        settings, warnings = resolve_settings(client_settings, trusted=self.trusted)
         with self._settings_lock:
             self.settings = settings
             self.settings_warnings = warnings

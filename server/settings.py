@@ -1,10 +1,17 @@
 """Settings: one table, one source of truth.
 
-Each setting is declared once in `SETTINGS` (name, default, parser, description). The
-value in force comes from, in order: the environment variable `READKEEPER_<NAME>`, the
-client's settings (`initializationOptions` and `workspace/configuration`, section
+Each setting is declared once in `SETTINGS` (name, default, parser, description, risk).
+The value in force comes from, in order: the environment variable `READKEEPER_<NAME>`,
+the client's settings (`initializationOptions` and `workspace/configuration`, section
 `readkeeper`, snake_case or camelCase keys), then the default. An invalid value never
 crashes the server: it is reported as a warning and the next source wins.
+
+A setting whose `risk` is not "harmless" widens the sandbox, runs a program or loads
+data it names: it is the user's, never the repository's. The server cannot tell a
+user's value from a workspace's in what a client sends, so the editor filters (the VS
+Code extension makes them `machine`-scoped and reads only the user's value); and in
+restricted mode (`trusted: false` at `initialize`: the editor does not trust the
+workspace) each is held at its `restricted_value`, whatever any source says.
 """
 
 from __future__ import annotations
@@ -14,54 +21,16 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
-
-def _positive_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected a positive integer")
-    number = int(value)  # accepts "42" from env vars and loosely typed clients
-    if number <= 0:
-        raise ValueError("expected a positive integer")
-    return number
-
-
-def _path_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        parts = [p for p in value.split(os.pathsep) if p]
-    elif isinstance(value, list | tuple):
-        parts = [str(p) for p in value]
-    else:
-        raise ValueError("expected a list of paths")
-    return tuple(os.path.realpath(os.path.expanduser(p)) for p in parts)
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-@dataclass(frozen=True)
-class _Choice:
-    """Parses one of a few words (any case); the words stay data that the VS Code
-    settings mirror reads (`SettingSpec.choices`)."""
-
-    allowed: tuple[str, ...]
-
-    def __call__(self, value: Any) -> str:
-        if isinstance(value, str) and value.strip().lower() in self.allowed:
-            return value.strip().lower()
-        raise ValueError(f"expected one of {', '.join(self.allowed)}")
-
-
-def _choice(*allowed: str) -> _Choice:
-    return _Choice(allowed)
-
+# The parsers, under the short private names the table below uses.
+from .setting_values import Choice as _Choice
+from .setting_values import choice as _choice
+from .setting_values import flag as _flag
+from .setting_values import path_list as _path_list
+from .setting_values import pattern_list as _pattern_list
+from .setting_values import positive_int as _positive_int
+from .setting_values import text as _text
 
 # Dependencies, virtual environments, caches and build output: large, churning, and
 # never what an agent reads to edit (gitignore patterns; see files/ignore.py).
@@ -85,23 +54,6 @@ DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
     ".gradle/",
     ".parcel-cache/",
 )
-
-
-def _pattern_list(value: Any) -> tuple[str, ...]:
-    """Gitignore patterns: a list, or one string split on commas (environment variables)."""
-    if isinstance(value, str):
-        parts = value.split(",")
-    elif isinstance(value, list | tuple):
-        parts = [str(p) for p in value]
-    else:
-        raise ValueError("expected a list of gitignore patterns")
-    return tuple(p.strip() for p in parts if p.strip())
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("expected a non-empty string")
-    return value
 
 
 # The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
@@ -164,13 +116,36 @@ class Settings:
         return LINE_NUMBER_WIDTHS[self.line_numbers]
 
 
+# What a setting can do beyond shaping results (SECURITY.md): widen the sandbox, run a
+# program, or load data its value names. Anything but "harmless" is the user's alone.
+Risk = Literal["harmless", "widens_sandbox", "runs_program", "loads_data"]
+_RISK_WORDS = {
+    "widens_sandbox": "widens the sandbox",
+    "runs_program": "runs a program",
+    "loads_data": "loads data it names",
+}
+
+
 @dataclass(frozen=True)
 class SettingSpec:
-    """One setting: its name, how its value is parsed and checked, and what it does."""
+    """One setting: its name, how its value is parsed and checked, what it does, what
+    it risks, and its value in restricted mode when that is not the default."""
 
     name: str
     parse: Callable[[Any], Any]
     description: str
+    risk: Risk = "harmless"
+    restricted: Any = None
+
+    @property
+    def user_only(self) -> bool:
+        """Whether only the user may set it (never a workspace's settings)."""
+        return self.risk != "harmless"
+
+    @property
+    def restricted_value(self) -> Any:
+        """Its value in restricted mode (an untrusted workspace), whatever any source says."""
+        return self.default if self.restricted is None else self.restricted
 
     @property
     def env_var(self) -> str:
@@ -232,11 +207,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "token_encoding",
         _text,
         "tiktoken encoding used to count tokens; must be available offline.",
+        risk="loads_data",  # a public encoding's name makes tiktoken download its table
     ),
     SettingSpec(
         "allowed_paths",
         _path_list,
         "Folders outside the workspace roots that may be read without asking.",
+        risk="widens_sandbox",
     ),
     SettingSpec(
         "max_document_bytes",
@@ -351,6 +328,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "then polling); `polling` is the same as `watch_force_polling`; `auto` uses Watchman "
         "when it already watches the workspace or the workspace has over 10,000 folders to "
         "watch (and the `watchman` command is installed), else inotify.",
+        risk="runs_program",  # `watchman` and `auto` run the `watchman` command
+        restricted="inotify",
     ),
     SettingSpec(
         "watch_exclude",
@@ -411,9 +390,11 @@ def _unknown(key: str, source: str, names: Callable[[SettingSpec], str]) -> str:
 def resolve_settings(
     client: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
+    trusted: bool = True,
 ) -> tuple[Settings, list[str]]:
     """Merge environment > client > defaults. Returns the settings and a warning for
-    each invalid value (which falls back) and each key that names no setting."""
+    each invalid value (which falls back), each key that names no setting, and, when not
+    `trusted` (restricted mode), each user-only setting a source set (which is held)."""
     env = os.environ if env is None else env
     given = {_camel_to_snake(k): v for k, v in (client or {}).items()}
     values: dict[str, Any] = {}
@@ -433,12 +414,21 @@ def resolve_settings(
                 )
             )
     for spec in SETTINGS:
+        if not trusted and spec.user_only:
+            values[spec.name] = spec.restricted_value
         for source, raw in (
             (f"environment variable {spec.env_var}", env.get(spec.env_var)),
             (f"setting readkeeper.{spec.name}", given.get(spec.name)),
         ):
             if raw is None or raw == "":
                 continue
+            if not trusted and spec.user_only:
+                warnings.append(
+                    f"readkeeper: ignoring {source}: it {_RISK_WORDS[spec.risk]}, and the "
+                    "editor does not trust this workspace (restricted mode). Trust the "
+                    f"workspace to use it; until then it is {spec.restricted_value!r}."
+                )
+                break
             try:
                 values[spec.name] = spec.parse(raw)
                 break

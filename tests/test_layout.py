@@ -20,7 +20,7 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"protocol", "settings", "render"},
+    {"protocol", "settings", "setting_values", "render"},
     {"files"},
     {"state"},
     {"read"},

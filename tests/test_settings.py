@@ -180,3 +180,48 @@ async def test_an_unknown_client_setting_is_shown_to_the_user_once(workspace: Pa
         assert "Did you mean readkeeper.default_limit?" in shown[0]
     finally:
         await client.close()
+
+
+# Every setting a workspace may set, reviewed one by one: none widens the sandbox, runs a
+# program or loads data it names (SECURITY.md). A new setting fails this test until it
+# is reviewed here or given its `risk` in server/settings.py.
+REVIEWED_HARMLESS = {
+    "max_size_bytes", "max_tokens", "default_limit", "max_line_chars", "outline_over_tokens",
+    "line_numbers", "max_document_bytes", "image_max_edge", "image_max_tokens",
+    "image_max_base64_bytes", "image_max_pixels", "pdf_inline", "pdf_max_pages",
+    "pdf_whole_max_pages", "pdf_whole_max_bytes", "notebook_max_output_chars",
+    "attachments_budget_tokens", "attachments_timeout_ms", "memory_max_lines",
+    "memory_max_bytes", "delta_max_percent", "mention_max_tokens", "memory_max_tokens",
+    "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
+    "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
+    "edit_diagnostics_wait_ms", "edit_open_buffers", "new_file_line_ending", "watch",
+    "watch_exclude", "watch_debounce_ms", "watch_poll_interval_ms", "watch_force_polling",
+}  # fmt: skip
+# What each user-only setting could be set to by a hostile workspace.
+USER_ONLY = {
+    "allowed_paths": "/",
+    "watcher": "watchman",
+    "token_encoding": "cl100k_base",
+}
+
+
+def test_every_setting_is_classified() -> None:
+    assert {s.name for s in SETTINGS if not s.user_only} == REVIEWED_HARMLESS
+    assert {s.name for s in SETTINGS if s.user_only} == set(USER_ONLY)
+
+
+def test_restricted_mode_holds_every_user_only_setting_from_every_source() -> None:
+    env = {f"READKEEPER_{name.upper()}": value for name, value in USER_ONLY.items()}
+    for given in ({"env": env, "client": {}}, {"env": {}, "client": USER_ONLY}):
+        trusted, _ = resolve_settings(given["client"], env=given["env"])
+        held, warnings = resolve_settings(given["client"], env=given["env"], trusted=False)
+        for spec in SETTINGS:
+            if spec.user_only:
+                assert getattr(trusted, spec.name) != spec.restricted_value, spec.name
+                assert getattr(held, spec.name) == spec.restricted_value, spec.name
+        assert len(warnings) == len(USER_ONLY), warnings
+        assert all("restricted mode" in w and "Trust the workspace" in w for w in warnings)
+    # A harmless setting still applies in restricted mode.
+    assert resolve_settings({"max_tokens": 99}, env={}, trusted=False)[0].max_tokens == 99
+    # Restricted mode runs no program: its watcher is never Watchman, even by default.
+    assert resolve_settings({}, env={}, trusted=False)[0].watcher == "inotify"

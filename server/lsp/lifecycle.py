@@ -32,7 +32,15 @@ def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     ls.core.workspace.set_roots(permitted_roots(ls, roots, may_be_home=True))
     options = params.initialization_options
     settings = options.get("readkeeper", options) if isinstance(options, dict) else None
-    ls.initialization_settings = settings if isinstance(settings, dict) else {}
+    ls.initialization_settings = dict(settings) if isinstance(settings, dict) else {}
+    trusted = ls.initialization_settings.pop("trusted", None)
+    if isinstance(options, dict) and "trusted" in options:
+        trusted = options["trusted"]
+    # Only `initialize` says whether the editor trusts the workspace, and only `false`
+    # (or anything but `true`) restricts: the editor restarts the server to lift it.
+    ls.core.trusted = trusted is None or trusted is True
+    if not ls.core.trusted:
+        log.info("restricted mode: allowed_paths, program-naming settings and git status off")
     apply_settings(ls, {})
 
 
@@ -55,6 +63,8 @@ def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: boo
 def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     """Settings from `initializationOptions`, overlaid by the latest the client sent
     (pulled or pushed): a client that sends only some keys keeps the others."""
+    # `trusted` is heard at `initialize` only: a later message can neither lift nor set it.
+    latest = {key: value for key, value in latest.items() if key != "trusted"}
     for warning in ls.core.configure({**ls.initialization_settings, **latest}):
         if warning not in ls.settings_warned:  # not again at every pull or push
             ls.settings_warned.add(warning)

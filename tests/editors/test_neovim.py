@@ -74,6 +74,11 @@ def test_plugin_in_headless_neovim(which: str, tmp_path: Path) -> None:
     (root / "mod.py").write_text("IN_ROOT = True\n")  # not the one a relative path names
     (root / "pkg").mkdir()
     (root / "pkg" / "mod.py").write_text("IN_PKG = True\n")
+    # A repository's own `readkeeper` package: `python -m` in the workspace would run it
+    # (the plugin's command has -P, so the real server starts).
+    (root / "readkeeper").mkdir()
+    (root / "readkeeper" / "__init__.py").write_text("")
+    (root / "readkeeper" / "__main__.py").write_text("raise SystemExit('planted readkeeper ran')\n")
     loose = tmp_path / "loose"  # no root marker here or above
     loose.mkdir()
     (loose / "note.txt").write_text("a note\n")

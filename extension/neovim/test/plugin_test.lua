@@ -359,6 +359,25 @@ local function main()
   readkeeper.setup({ session = "nvim-test", root_markers = { ".hg" } })
   check("root_markers replaces the default", vim.deep_equal(readkeeper.config.root_markers, { ".hg" }) and readkeeper.root_for(root .. "/pkg/mod.py") == root .. "/pkg", readkeeper.config.root_markers)
 
+  -- the server's program is looked up in PATH's absolute entries only: with an empty
+  -- entry (a trailing ':'), a `python3` planted in the folder Neovim runs in is never it
+  do
+    local util = require("readkeeper.util")
+    local saved_path, saved_cwd = vim.env.PATH, vim.fn.getcwd()
+    vim.fn.writefile({ "#!/bin/sh", "echo planted" }, broken .. "/python3")
+    vim.fn.setfperm(broken .. "/python3", "rwxr-xr-x")
+    vim.fn.writefile({ "#!/bin/sh" }, broken .. "/only-here")
+    vim.fn.setfperm(broken .. "/only-here", "rwxr-xr-x")
+    vim.env.PATH = ":.:" .. saved_path
+    vim.cmd("cd " .. vim.fn.fnameescape(broken))
+    local found, only = util.on_path("python3"), util.on_path("only-here")
+    vim.cmd("cd " .. vim.fn.fnameescape(saved_cwd))
+    vim.env.PATH = saved_path
+    vim.fn.delete(broken .. "/python3")
+    vim.fn.delete(broken .. "/only-here")
+    check("an empty or relative PATH entry is not searched", only == nil and (found == nil or (found:sub(1, 1) == "/" and found ~= broken .. "/python3")), { found = found, only = only })
+  end
+
   -- a server that cannot start: its stderr reason and the fix reach the user
   local mark = #notified
   readkeeper.setup({ session = "nvim-test", cmd = { python, "-I", "-S", "-m", "readkeeper", "serve" } })
@@ -379,7 +398,7 @@ local function main()
   check("a missing command is named", missing and missing:find(launcher, 1, true), notified)
   -- installed now: :ReadkeeperRestart starts it for the workspace that failed
   vim.fn.mkdir(broken .. "/bin", "p")
-  vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -m readkeeper serve" }, launcher)
+  vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -P -m readkeeper serve" }, launcher)
   vim.fn.setfperm(launcher, "rwxr-xr-x")
   vim.cmd("ReadkeeperRestart")
   -- every workspace's server restarts at once: generous on a loaded machine

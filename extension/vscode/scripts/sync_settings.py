@@ -2,7 +2,9 @@
 
 The server's `readkeeper.settings.SETTINGS` is the one source of truth: this script
 renders it as the VS Code section titled "Server" (camelCase keys under `readkeeper.`,
-the server's defaults and descriptions), leaving the extension's own section alone.
+the server's defaults and descriptions, `machine` scope for a user-only setting), leaving
+the extension's own section alone, and lists every user-only setting in
+`capabilities.untrustedWorkspaces.restrictedConfigurations`.
 tests/editors/test_vscode_extension.py fails when package.json is out of date.
 
     .venv/bin/python extension/vscode/scripts/sync_settings.py          # rewrite
@@ -39,6 +41,9 @@ def schema_for(spec: SettingSpec) -> dict[str, Any]:
             entry["enum"] = list(spec.choices)
     else:
         entry = {"default": default}
+    if spec.user_only:
+        # Widens the sandbox or names a program or data: the user's alone (SECURITY.md).
+        entry["scope"] = "machine"
     entry["markdownDescription"] = (
         f"{spec.description} (server setting `{spec.name}`; "
         f"the environment variable `{spec.env_var}` overrides it.)"
@@ -57,6 +62,16 @@ def synced(package: dict[str, Any]) -> dict[str, Any]:
     sections = package["contributes"]["configuration"]
     others = [s for s in sections if s.get("title") != SERVER_SECTION_TITLE]
     package["contributes"]["configuration"] = [*others, server_section()]
+    # Restricted mode ignores every user-only setting's workspace value, whichever
+    # section declares it (the extension's own `interpreter` among them).
+    user_only = [
+        key
+        for section in package["contributes"]["configuration"]
+        for key, schema in section["properties"].items()
+        if schema.get("scope") in ("machine", "application")
+    ]
+    untrusted = package["capabilities"]["untrustedWorkspaces"]
+    untrusted["restrictedConfigurations"] = user_only
     return package
 
 

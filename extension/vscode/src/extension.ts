@@ -137,6 +137,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
       resolveServerPython({
         setting: settings().interpreter,
         workspaceFolder: firstFolder()?.uri.fsPath,
+        trusted: vscodeapi.isWorkspaceTrusted(),
+        workspaceFolders: vscodeapi.getWorkspaceFolders().map((f) => f.uri.fsPath),
         pythonExtension: () => pythonExtensionInterpreter(vscodeapi.getExtension, firstFolder()?.uri),
         storageDir: context.globalStorageUri.fsPath,
         extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version ?? "0"),
@@ -226,6 +228,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     vscodeapi.onDidChangeWorkspaceFolders(() => {
       if (server.state === "stopped" && firstFolder()) void server.start();
     }),
+    // The server holds restricted mode for its life: a new one gets the trusted start.
+    vscodeapi.onDidGrantWorkspaceTrust(() => {
+      log.info("workspace trusted: restarting the server with git status and your settings on");
+      if (firstFolder()) void server.restart();
+    }),
   );
 
   try {
@@ -238,7 +245,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
 
   // Any agent mode that takes MCP tools gets readkeeper, attached to this server.
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "0");
-  const mcp = registerMcpProvider(() => server.pythonCommand, version);
+  const mcp = registerMcpProvider(() => server.pythonCommand, version, () => server.trusted);
   context.subscriptions.push(mcp.changed);
   if (mcp.registration) {
     context.subscriptions.push(

@@ -137,9 +137,9 @@ while IFS='=' read -r name _; do
       CLEAN_ENV+=("$name=${!name}") ;;
   esac
 done < <(env)
-# User settings: trust (an untrusted workspace disables readkeeper, which runs a Python
-# the workspace may choose), no network chatter, no welcome pages, no git (its socket
-# would land in /tmp).
+# User settings: trust (the test drives the trusted mode: in Restricted Mode git status
+# and the user-only settings are off, which the unit tests and tests/lsp cover), no
+# network chatter, no welcome pages, no git (its socket would land in /tmp).
 mkdir -p "$RUN/data/User"
 cat > "$RUN/data/User/settings.json" <<EOF
 {

@@ -3,9 +3,9 @@
 local M = {}
 
 M.defaults = {
-  -- Command that starts the server. Default: { python, "-m", "readkeeper", "serve" }
+  -- Command that starts the server. Default: { python, "-P", "-m", "readkeeper", "serve" }
   -- when `python` or $READKEEPER_PYTHON is set, else { "readkeeper", "serve" } when
-  -- `readkeeper` is on PATH (pipx / uv tool install), else python3 -m readkeeper serve.
+  -- `readkeeper` is on PATH (pipx / uv tool install), else python3 -P -m readkeeper serve.
   cmd = nil,
   -- Python with readkeeper installed (e.g. a clone's .venv/bin/python).
   python = nil,
@@ -17,7 +17,9 @@ M.defaults = {
   -- "/" or the home folder either.
   root_dir = nil,
   -- Server settings (README "Settings"), sent as initializationOptions and answered
-  -- through workspace/configuration (section "readkeeper").
+  -- through workspace/configuration (section "readkeeper"). `allowed_paths`, `watcher`
+  -- and `token_encoding`, like `cmd` and `python`, are yours only: never set them from
+  -- a project's .nvim.lua/.exrc (README "Settings only you may set").
   settings = {},
   -- readkeeper session used by the commands and by the API when opts.session is nil.
   session = "nvim",

@@ -35,15 +35,31 @@ function M.entered(bufnr)
   end
 end
 
-local function server_cmd()
+local function configured_cmd()
   if config.current.cmd then
     return config.current.cmd
   end
   local python = config.current.python or vim.env.READKEEPER_PYTHON
-  if not python and vim.fn.executable("readkeeper") == 1 then
+  if not python and util.on_path("readkeeper") then
     return { "readkeeper", "serve" }
   end
-  return { python or "python3", "-m", "readkeeper", "serve" }
+  -- -P: the server runs in the workspace, and `-m` would put that folder first on
+  -- sys.path, so a repository's own `readkeeper` package would be what runs.
+  return { python or "python3", "-P", "-m", "readkeeper", "serve" }
+end
+
+-- The command, its program named by absolute path when found on PATH: the server runs
+-- in the workspace, whose own `python3` an empty PATH entry would otherwise pick.
+local function server_cmd()
+  local cmd = configured_cmd()
+  if type(cmd) ~= "table" then
+    return cmd
+  end
+  local found = util.on_path(cmd[1])
+  if found then
+    cmd = vim.list_extend({ found }, cmd, 2)
+  end
+  return cmd
 end
 
 -- How to get a server, for the messages of a start that failed.
@@ -187,7 +203,7 @@ function M.attach(bufnr)
     return nil -- reported once; :ReadkeeperRestart tries again
   end
   local cmd = server_cmd()
-  if type(cmd) == "table" and vim.fn.executable(cmd[1]) ~= 1 then
+  if type(cmd) == "table" and not util.on_path(cmd[1]) then
     failed[root] = true
     notify(
       string.format("the server did not start: `%s` is not an executable on PATH. %s", cmd[1], INSTALL_HINT),

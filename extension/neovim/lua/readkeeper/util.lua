@@ -36,4 +36,24 @@ function M.get_clients(filter)
   return clients
 end
 
+--- The absolute path of the program `name` on PATH, or nil. Only absolute PATH entries
+--- count: an empty or relative one names the folder the server runs in (the workspace),
+--- where a repository could put its own `python3` (SECURITY.md). A name with a slash is
+--- a path already, returned as it is when executable.
+function M.on_path(name)
+  if name:find("/", 1, true) then
+    return vim.fn.executable(name) == 1 and name or nil
+  end
+  for _, dir in ipairs(vim.split(vim.env.PATH or "", ":", { plain = true })) do
+    if dir:sub(1, 1) == "/" then
+      local candidate = dir:gsub("/+$", "") .. "/" .. name
+      local stat = M.uv.fs_stat(candidate)
+      if stat and stat.type ~= "directory" and vim.fn.executable(candidate) == 1 then
+        return candidate
+      end
+    end
+  end
+  return nil
+end
+
 return M

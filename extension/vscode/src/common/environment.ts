@@ -5,7 +5,17 @@
 //   3. else readkeeper's private environment (privateEnv.ts), set up with the first
 //      Python >= 3.11 found in that same order.
 // Whatever fails ends in a Problem: what is missing and what to do, with buttons.
+//
+// In restricted mode (VS Code does not trust the workspace) nothing the workspace can
+// choose runs: the Python extension's interpreter is skipped (the workspace's settings
+// and its .venv choose it), and so is a `readkeeper.interpreter` that points into a
+// workspace folder; the user's own Python on PATH or the private environment runs the
+// server. A Python found by name on PATH is started by the absolute path it reports, so
+// the server's working folder (the workspace) never picks another `python3` (a relative
+// PATH entry, or a version manager's shim reading the workspace's .python-version).
 
+import * as fs from "node:fs";
+import * as path from "node:path";
 import {
   candidateInterpreters,
   compareVersions,
@@ -26,9 +36,13 @@ import type { Resolution } from "./resolution";
 
 /** What choosing the server's Python needs from the extension. */
 export interface ResolveInputs extends PrivateEnvInputs {
-  /** The `readkeeper.interpreter` setting ("" when unset). */
+  /** The `readkeeper.interpreter` setting, the user's value only ("" when unset). */
   setting: string;
   workspaceFolder?: string;
+  /** Whether VS Code trusts the workspace; false: restricted mode (see the top). */
+  trusted: boolean;
+  /** The workspace folders, which a restricted-mode interpreter may not lie in. */
+  workspaceFolders?: readonly string[];
   /** The Python extension's interpreter, undefined when absent or when it has none. */
   pythonExtension: () => Promise<string | undefined>;
   bundled: BundledWheel | undefined;
@@ -40,10 +54,18 @@ export async function resolveServerPython(inputs: ResolveInputs): Promise<Resolu
   const { log, bundled } = inputs;
 
   if (inputs.setting.trim()) {
-    return fromSetting(inputs, run);
+    const chosen = expandSetting(inputs.setting, inputs.workspaceFolder);
+    if (inputs.trusted || !insideAny(chosen, inputs.workspaceFolders ?? [], inputs.setting)) {
+      return fromSetting(inputs, run);
+    }
+    log.warn(
+      `readkeeper.interpreter (${chosen}) lies in the workspace, which VS Code does not trust: ` +
+        "not used in restricted mode; the server runs on your own Python instead",
+    );
   }
 
-  const candidates = await candidateInterpreters(inputs.pythonExtension, inputs.platform);
+  const pythonExtension = inputs.trusted ? inputs.pythonExtension : async () => undefined;
+  const candidates = await candidateInterpreters(pythonExtension, inputs.platform);
   const probes = new Map<string, Probe>();
   const probe = async (python: Interpreter) => {
     let result = probes.get(python.command);
@@ -65,7 +87,7 @@ export async function resolveServerPython(inputs: ResolveInputs): Promise<Resolu
       );
       continue;
     }
-    return { ok: true, python, version: installed, how: "existing" };
+    return { ok: true, python: absolute(python, result.info.executable), version: installed, how: "existing" };
   }
 
   if (!bundled) {
@@ -115,7 +137,7 @@ async function fromSetting(inputs: ResolveInputs, run: Runner): Promise<Resoluti
   }
   if (info.readkeeper === undefined) {
     const install = inputs.bundled
-      ? [python.command, "-m", "pip", "install", inputs.bundled.path]
+      ? [python.command, "-P", "-m", "pip", "install", inputs.bundled.path] // -P: the terminal opens in the workspace
       : undefined;
     const broken = info.readkeeperError ? ` (it is there but fails to import: ${info.readkeeperError})` : "";
     return {
@@ -136,5 +158,29 @@ async function fromSetting(inputs: ResolveInputs, run: Runner): Promise<Resoluti
     bundled && compareVersions(info.readkeeper, bundled.version) < 0
       ? `readkeeper.interpreter has readkeeper ${info.readkeeper}, older than this extension's ${bundled.version}`
       : undefined;
-  return { ok: true, python, version: info.readkeeper, how: "setting", note };
+  return { ok: true, python: absolute(python, info.executable), version: info.readkeeper, how: "setting", note };
+}
+
+/** `python`, named by the absolute path it reported when it was found by name. */
+function absolute(python: Interpreter, executable: string): Interpreter {
+  return path.isAbsolute(python.command) || !path.isAbsolute(executable) ? python : { ...python, command: executable };
+}
+
+/** Whether `command` (the expanded setting) lies in one of `folders`, or the setting
+ * (`raw`) names the workspace itself (`${workspaceFolder}`, a relative path). */
+function insideAny(command: string, folders: readonly string[], raw: string): boolean {
+  if (raw.includes("${workspaceFolder")) return true;
+  if (!path.isAbsolute(command)) return /[\\/]/.test(command); // a bare name is PATH's
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const target = real(command);
+  return folders.some((folder) => {
+    const relative = path.relative(real(folder), target);
+    return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+  });
 }

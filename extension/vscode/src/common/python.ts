@@ -3,6 +3,7 @@
 // environment, which readkeeper it has), and running them.
 
 import { spawn } from "node:child_process";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as vscode from "vscode";
@@ -96,9 +97,12 @@ export async function onPythonInterpreterChange(
   return api.environments.onDidChangeActiveEnvironmentPath(() => listener());
 }
 
-/** How the extension starts the server: `<python> -m readkeeper serve` (stdio). */
+/** How the extension starts the server: `<python> -P -m readkeeper serve` (stdio). It
+ * runs in the workspace, and `-m` would put that folder first on sys.path: `-P` (Python
+ * 3.11+, which readkeeper needs) keeps a repository's own `readkeeper` package, or a
+ * `json.py`, from being what runs. */
 export function serverCommand(python: string): { command: string; args: string[] } {
-  return { command: python, args: ["-m", "readkeeper", "serve"] };
+  return { command: python, args: ["-P", "-m", "readkeeper", "serve"] };
 }
 
 // --- running processes ----------------------------------------------------------------
@@ -124,6 +128,29 @@ export interface RunResult {
 
 export type Runner = (command: string, args: string[], options: RunOptions) => Promise<RunResult>;
 
+/** The environment of every process the extension starts, the server included: PATH
+ * without its empty and relative entries, which name the folder a program runs in (the
+ * workspace, for the server), so a trailing ':' cannot make a repository's own `python3`
+ * or `git` run; and PYTHONSAFEPATH, so no Python 3.11+ puts that folder on sys.path
+ * (older ones ignore it: the probes run in a private empty folder). */
+export function safeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const key = Object.keys(env).find((k) => k.toUpperCase() === "PATH") ?? "PATH";
+  const entries = (env[key] ?? "").split(path.delimiter);
+  const kept = entries.filter((entry) => path.isAbsolute(entry)).join(path.delimiter);
+  return { ...env, [key]: kept, PYTHONSAFEPATH: "1" };
+}
+
+let quietFolder: string | undefined;
+
+/** An empty folder only this user can write, for processes that need no other: a Python
+ * started in the shared temp folder would import a `json.py` another user left there. */
+export function neutralFolder(): string {
+  if (!quietFolder || !fs.existsSync(quietFolder)) {
+    quietFolder = fs.mkdtempSync(path.join(os.tmpdir(), "readkeeper-cwd-"));
+  }
+  return quietFolder;
+}
+
 export const runProcess: Runner = (command, args, options) =>
   new Promise((resolve) => {
     let stdout = "";
@@ -131,8 +158,8 @@ export const runProcess: Runner = (command, args, options) =>
     let timedOut = false;
     let settled = false;
     const child = spawn(command, args, {
-      cwd: options.cwd ?? os.tmpdir(),
-      env: options.env ?? process.env,
+      cwd: options.cwd ?? neutralFolder(),
+      env: safeEnv(options.env ?? process.env),
       windowsHide: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -218,7 +245,7 @@ print(json.dumps(info))
 /** Runs `python` once to learn what it is and what it has. Runs in a neutral folder, so a
  * workspace's own `readkeeper` folder is never what gets imported. */
 export async function probePython(python: string, run: Runner = runProcess, timeoutMs = 30000): Promise<Probe> {
-  const result = await run(python, ["-c", PROBE_SCRIPT], { timeoutMs, cwd: os.tmpdir() });
+  const result = await run(python, ["-c", PROBE_SCRIPT], { timeoutMs, cwd: neutralFolder() });
   if (result.spawnError !== undefined) {
     return { ok: false, detail: `could not run it (${result.spawnError})` };
   }

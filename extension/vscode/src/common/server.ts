@@ -12,7 +12,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import type { Problem, Resolution } from "./resolution";
-import { describeSource, serverCommand } from "./python";
+import { describeSource, safeEnv, serverCommand } from "./python";
 import { SECTION, serverSettings } from "./settings";
 import * as vscodeapi from "./vscodeapi";
 
@@ -51,6 +51,9 @@ export class ReadkeeperServer implements vscode.Disposable {
   detail = "";
   /** The interpreter that runs the server, once resolved (the MCP definition uses it). */
   pythonCommand: string | undefined;
+  /** Whether the running server was started for a trusted workspace (false: restricted
+   * mode, which the server holds until it is started again). */
+  trusted = false;
 
   constructor(private readonly hooks: ServerHooks) {}
 
@@ -124,11 +127,20 @@ export class ReadkeeperServer implements vscode.Disposable {
     }
 
     const folders = vscodeapi.getWorkspaceFolders();
+    // Fixed for this process: trust granted later restarts the server (extension.ts).
+    const trusted = vscodeapi.isWorkspaceTrusted();
+    this.trusted = trusted;
+    if (!trusted) {
+      log.info(
+        "restricted mode (the workspace is not trusted): git status, allowed paths and the " +
+          "settings that name a program are off until you trust it",
+      );
+    }
     const { command, args } = serverCommand(python.command);
     const serverOptions: ServerOptions = {
       command,
       args,
-      options: { cwd: folders[0]?.uri.fsPath, env: { ...process.env } },
+      options: { cwd: folders[0]?.uri.fsPath, env: safeEnv(process.env) },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file: the server tracks open buffers so reads see unsaved changes.
@@ -136,7 +148,7 @@ export class ReadkeeperServer implements vscode.Disposable {
       outputChannel: log,
       traceOutputChannel: log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: serverSettings(vscodeapi.getConfiguration(SECTION)),
+      initializationOptions: { ...serverSettings(vscodeapi.getConfiguration(SECTION), trusted), trusted },
       middleware: {
         workspace: {
           // Answer `workspace/configuration` for our section with the server's keys only
@@ -148,7 +160,7 @@ export class ReadkeeperServer implements vscode.Disposable {
             }
             return params.items.map((item, i) =>
               item.section === SECTION
-                ? serverSettings(vscodeapi.getConfiguration(SECTION))
+                ? serverSettings(vscodeapi.getConfiguration(SECTION), trusted)
                 : answers[i],
             );
           },
@@ -205,7 +217,7 @@ export class ReadkeeperServer implements vscode.Disposable {
     if (!client) {
       return;
     }
-    const settings = serverSettings(vscodeapi.getConfiguration(SECTION));
+    const settings = serverSettings(vscodeapi.getConfiguration(SECTION), this.trusted);
     void client
       .sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settings } })
       .catch((error: unknown) => this.hooks.log.warn(`sending settings: ${String(error)}`));

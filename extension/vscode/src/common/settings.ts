@@ -1,5 +1,12 @@
 // Settings: the server's own settings (the "Server" section of package.json, generated
 // from server/settings.py by scripts/sync_settings.py) and the extension's.
+//
+// A setting that widens the sandbox, names a program or data to load is the user's,
+// never the repository's: package.json declares it `machine`-scoped (so VS Code never
+// takes it from a workspace's .vscode/settings.json) and lists it in
+// `restrictedConfigurations`; and it is read here from the user's and the default values
+// only (`inspect`), so an older VS Code or a bug that returned a workspace value changes
+// nothing. In restricted mode (an untrusted workspace) it is not sent to the server at all.
 
 import type * as vscode from "vscode";
 import pkg from "../../package.json";
@@ -8,12 +15,25 @@ export const SECTION = "readkeeper";
 
 interface ConfigurationSection {
   title: string;
-  properties: Record<string, unknown>;
+  properties: Record<string, { scope?: string }>;
 }
 
+function sections(): ConfigurationSection[] {
+  return pkg.contributes.configuration as unknown as ConfigurationSection[];
+}
+
+/** Scopes VS Code never takes from a workspace's settings. */
+export const USER_SCOPES: readonly string[] = ["machine", "application"];
+
+/** Keys (without `readkeeper.`) of the settings only the user may set: those that
+ * widen the sandbox, name a program or data to load (their scope in package.json). */
+export const USER_ONLY_KEYS: readonly string[] = sections()
+  .flatMap((section) => Object.entries(section.properties))
+  .filter(([, schema]) => USER_SCOPES.includes(schema.scope ?? ""))
+  .map(([key]) => key.slice(SECTION.length + 1));
+
 function sectionKeys(title: string): string[] {
-  const sections = pkg.contributes.configuration as ConfigurationSection[];
-  const section = sections.find((s) => s.title === title);
+  const section = sections().find((s) => s.title === title);
   return Object.keys(section?.properties ?? {}).map((key) => key.slice(SECTION.length + 1));
 }
 
@@ -24,17 +44,33 @@ export function camelToSnake(name: string): string {
   return name.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
 }
 
-/** Reads settings like `WorkspaceConfiguration.get`. */
+/** Reads settings like `WorkspaceConfiguration` (`get`, and `inspect` for where a
+ * value comes from). */
 export interface SettingsReader {
   get<T>(key: string): T | undefined;
+  inspect<T>(key: string): { defaultValue?: T; globalValue?: T } | undefined;
+}
+
+/** `key`'s value as the user or the default has it: a workspace's value, at any level,
+ * never counts. */
+export function userValue<T>(config: SettingsReader, key: string): T | undefined {
+  const found = config.inspect<T>(key);
+  return found?.globalValue ?? found?.defaultValue;
+}
+
+/** A setting's value: the user's alone for a user-only setting, else the merged one. */
+function valueOf<T>(config: SettingsReader, key: string): T | undefined {
+  return USER_ONLY_KEYS.includes(key) ? userValue<T>(config, key) : config.get<T>(key);
 }
 
 /** The server's settings as it takes them (snake_case), for `initializationOptions`,
- * `workspace/configuration` and `workspace/didChangeConfiguration`. */
-export function serverSettings(config: SettingsReader): Record<string, unknown> {
+ * `workspace/configuration` and `workspace/didChangeConfiguration`. Not `trusted`
+ * (restricted mode): without the user-only ones, which the server holds fixed anyway. */
+export function serverSettings(config: SettingsReader, trusted = true): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   for (const key of SERVER_SETTING_KEYS) {
-    const value = config.get<unknown>(key);
+    if (!trusted && USER_ONLY_KEYS.includes(key)) continue;
+    const value = valueOf<unknown>(config, key);
     if (value !== undefined && value !== null) {
       settings[camelToSnake(key)] = value;
     }
@@ -53,12 +89,12 @@ export interface ExtensionSettings {
 
 export function extensionSettings(config: SettingsReader): ExtensionSettings {
   return {
-    interpreter: (config.get<string>("interpreter") ?? "").trim(),
-    chatSession: config.get<string>("chatSession") ?? "vscode-chat",
-    diagnosticsForward: config.get<boolean>("diagnostics.forward") ?? true,
-    diagnosticsDebounceMs: Math.max(0, config.get<number>("diagnostics.debounceMs") ?? 300),
-    diagnosticsMaxPerFile: Math.max(1, config.get<number>("diagnostics.maxPerFile") ?? 200),
-    showChangeNotices: config.get<boolean>("showChangeNotices") ?? true,
+    interpreter: (valueOf<string>(config, "interpreter") ?? "").trim(),
+    chatSession: valueOf<string>(config, "chatSession") ?? "vscode-chat",
+    diagnosticsForward: valueOf<boolean>(config, "diagnostics.forward") ?? true,
+    diagnosticsDebounceMs: Math.max(0, valueOf<number>(config, "diagnostics.debounceMs") ?? 300),
+    diagnosticsMaxPerFile: Math.max(1, valueOf<number>(config, "diagnostics.maxPerFile") ?? 200),
+    showChangeNotices: valueOf<boolean>(config, "showChangeNotices") ?? true,
   };
 }
 

@@ -25,6 +25,15 @@ export function onDidChangeConfiguration(
   return vscode.workspace.onDidChangeConfiguration(listener);
 }
 
+/** Whether the user trusts the workspace (false: Restricted Mode). */
+export function isWorkspaceTrusted(): boolean {
+  return vscode.workspace.isTrusted === true; // an editor without Workspace Trust: restricted
+}
+
+export function onDidGrantWorkspaceTrust(listener: () => unknown): vscode.Disposable {
+  return vscode.workspace.onDidGrantWorkspaceTrust(listener);
+}
+
 export function getWorkspaceFolders(): readonly vscode.WorkspaceFolder[] {
   return vscode.workspace.workspaceFolders ?? [];
 }

@@ -22,6 +22,7 @@ import { METHOD_NOT_FOUND, type RequestSender } from "../../src/agent/contract";
 import { DiagnosticsForwarder } from "../../src/agent/diagnostics";
 import { probePython, serverCommand } from "../../src/common/python";
 import { serverSettings } from "../../src/common/settings";
+import { settingsReader } from "../fakeSettings";
 import {
   attachmentsTool,
   editTool,
@@ -118,7 +119,7 @@ describe("the extension's handlers against a live readkeeper", () => {
       configurationAsked = true;
       return params.items.map((item) =>
         item.section === "readkeeper"
-          ? serverSettings({ get: <T>(key: string) => vscodeSettings[key] as T | undefined })
+          ? serverSettings(settingsReader(vscodeSettings))
           : null,
       );
     });
@@ -133,7 +134,7 @@ describe("the extension's handlers against a live readkeeper", () => {
       rootUri: uri,
       workspaceFolders: [{ uri, name: "ws" }],
       capabilities: { workspace: { configuration: true, didChangeConfiguration: {} }, window: {} },
-      initializationOptions: serverSettings({ get: () => undefined }),
+      initializationOptions: serverSettings(settingsReader({})),
     });
     await connection.sendNotification("initialized", {});
     await until(() => configurationAsked, "the server to ask for workspace/configuration");

@@ -102,6 +102,7 @@ function inputs(
     seen,
     inputs: {
       setting: "",
+      trusted: true,
       pythonExtension: async () => undefined,
       storageDir,
       extensionVersion: "1.0.0",
@@ -287,10 +288,10 @@ describe("the server's Python: the setting, and no usable Python", () => {
     const missing = await resolveServerPython(inputs(storage, bundled, { setting: bare }).inputs);
     assert.ok(!missing.ok);
     assert.match(missing.problem.message, /readkeeper is not installed for .*bare-venv.* \(readkeeper\.interpreter\)/);
-    assert.ok(missing.problem.message.includes(`-m pip install ${bundled.path}`), missing.problem.message);
+    assert.ok(missing.problem.message.includes(`-P -m pip install ${bundled.path}`), missing.problem.message);
     assert.match(missing.problem.message, /or clear the setting to let readkeeper set up its own environment/);
     assert.deepEqual(missing.problem.actions, ["Install", "Open Setting", "Show Log"]);
-    assert.deepEqual(missing.problem.installCommand, [bare, "-m", "pip", "install", bundled.path]);
+    assert.deepEqual(missing.problem.installCommand, [bare, "-P", "-m", "pip", "install", bundled.path]);
 
     const nowhere = await resolveServerPython(inputs(storage, bundled, { setting: "/nonexistent/bin/python3" }).inputs);
     assert.ok(!nowhere.ok);
@@ -342,6 +343,62 @@ describe("the server's Python: the setting, and no usable Python", () => {
     assert.ok(!debian.ok);
     assert.match(debian.problem.message, /cannot create virtual environments .*sudo apt install python3\.12-venv/);
     assert.match(debian.problem.message, /Debian\/Ubuntu: sudo apt install python3-venv/);
+  });
+});
+
+describe("the server's Python in Restricted Mode", () => {
+  // Probes answered from a table: `python3` on PATH reports where it really is; the
+  // workspace's .venv (the Python extension's pick) claims the newest readkeeper.
+  const answers: Record<string, object> = {
+    python3: { executable: "/usr/bin/python3.12", version: [3, 12, 3], venv: true, ensurepip: true, readkeeper: "1.0.0" },
+    "/ws/.venv/bin/python": { executable: "/ws/.venv/bin/python", version: [3, 12, 3], venv: true, ensurepip: true, readkeeper: "9.9.9" },
+  };
+  const probed: string[] = [];
+  const run: Runner = async (command): Promise<RunResult> => {
+    probed.push(command);
+    return answers[command]
+      ? { code: 0, stdout: JSON.stringify(answers[command]), stderr: "" }
+      : { code: null, stdout: "", stderr: "", spawnError: "ENOENT: not found" };
+  };
+  const restricted = (over: Partial<ResolveInputs>) =>
+    inputs(path.join(os.tmpdir(), "rk-restricted-unused"), undefined, {
+      run,
+      trusted: false,
+      workspaceFolder: "/ws",
+      workspaceFolders: ["/ws"],
+      ...over,
+    }).inputs;
+
+  it("never asks the Python extension (the workspace picks its interpreter) and starts PATH's Python by its absolute path", async () => {
+    probed.length = 0;
+    let asked = 0;
+    const pythonExtension = async () => {
+      asked++;
+      return "/ws/.venv/bin/python";
+    };
+    const result = await resolveServerPython(restricted({ pythonExtension }));
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.equal(result.python.command, "/usr/bin/python3.12");
+    assert.equal(asked, 0);
+    assert.ok(!probed.includes("/ws/.venv/bin/python"), probed.join(" "));
+    // The control: a trusted workspace's Python extension choice is used.
+    const trusted = await resolveServerPython(restricted({ pythonExtension, trusted: true }));
+    assert.ok(trusted.ok);
+    assert.equal(trusted.python.command, "/ws/.venv/bin/python");
+  });
+
+  it("skips a readkeeper.interpreter that lies in the workspace, and uses one outside it", async () => {
+    for (const setting of ["${workspaceFolder}/.venv/bin/python", "./.venv/bin/python", "/ws/.venv/bin/python"]) {
+      probed.length = 0;
+      const result = await resolveServerPython(restricted({ setting }));
+      assert.ok(result.ok, setting);
+      assert.equal(result.python.command, "/usr/bin/python3.12", setting);
+      assert.ok(!probed.includes("/ws/.venv/bin/python"), `${setting}: ${probed.join(" ")}`);
+    }
+    const outside = await resolveServerPython(restricted({ setting: "python3" }));
+    assert.ok(outside.ok);
+    assert.equal(outside.how, "setting");
+    assert.equal(outside.python.command, "/usr/bin/python3.12");
   });
 });
 

@@ -9,6 +9,7 @@ import * as log from "../../src/common/log";
 import { ReadkeeperServer } from "../../src/common/server";
 import * as vscodeapi from "../../src/common/vscodeapi";
 import { activate } from "../../src/extension";
+import { settingsReader } from "../fakeSettings";
 
 /** Anything: every property is a no-op function, so logs, status items and
  * disposables all fit. Never a thenable. */
@@ -24,14 +25,14 @@ interface Editor {
 }
 
 /** Activates the extension with a running server whose requests go to `client`. */
-async function activated(t: TestContext, client: RequestSender): Promise<Editor> {
+async function activated(t: TestContext, client: RequestSender, more?: () => void): Promise<Editor> {
   const commands = new Map<string, (...args: unknown[]) => unknown>();
   const errors: string[] = [];
   const api = vscodeapi as unknown as Record<string, unknown>;
   for (const name of Object.keys(api)) {
     if (typeof api[name] === "function") t.mock.method(api, name as never, (() => inert) as never);
   }
-  t.mock.method(vscodeapi, "getConfiguration", () => ({ get: () => undefined }) as never);
+  t.mock.method(vscodeapi, "getConfiguration", () => settingsReader({}) as never);
   t.mock.method(vscodeapi, "getWorkspaceFolders", () => []);
   t.mock.method(vscodeapi, "getExtension", () => undefined);
   t.mock.method(vscodeapi, "registerMcpServerDefinitionProvider", () => undefined);
@@ -47,6 +48,7 @@ async function activated(t: TestContext, client: RequestSender): Promise<Editor>
   t.mock.method(vscodeapi, "showInformationMessage", async () => undefined);
   t.mock.method(log, "logFileFor", () => undefined);
   t.mock.getter(ReadkeeperServer.prototype, "running", () => client as never);
+  more?.();
   const context = {
     subscriptions: [] as { dispose(): unknown }[],
     globalStorageUri: fake.Uri.file("/tmp/readkeeper-test-storage"),
@@ -83,4 +85,26 @@ describe("commands", () => {
       assert.deepEqual(editor.errors, ["busy: The session is busy."]);
     });
   }
+});
+
+describe("Workspace Trust", () => {
+  it("restarts the server when the user grants trust, so restricted mode ends", async (t) => {
+    const calls: string[] = [];
+    let grant: (() => unknown) | undefined;
+    const editor = await activated(t, failing(new Error("unused")), () => {
+      t.mock.method(vscodeapi, "getWorkspaceFolders", () => [{ uri: fake.Uri.file("/ws"), name: "ws", index: 0 }]);
+      t.mock.method(vscodeapi, "isWorkspaceTrusted", () => false);
+      t.mock.method(ReadkeeperServer.prototype, "start", async () => void calls.push("start"));
+      t.mock.method(ReadkeeperServer.prototype, "restart", async () => void calls.push("restart"));
+      t.mock.method(vscodeapi, "onDidGrantWorkspaceTrust", (listener: () => unknown) => {
+        grant = listener;
+        return { dispose() {} } as never;
+      });
+    });
+    t.after(() => editor.dispose());
+    assert.deepEqual(calls, ["start"], "the limited server starts at once");
+    assert.ok(grant, "the extension listens for trust being granted");
+    grant();
+    assert.deepEqual(calls, ["start", "restart"]);
+  });
 });

@@ -5,15 +5,19 @@ import * as path from "node:path";
 import { MCP_PROVIDER_ID, mcpDefinitions } from "../../src/agent/mcp";
 
 describe("MCP server definition", () => {
-  it("runs `python -m readkeeper mcp` with every workspace folder as a root", () => {
+  it("runs `python -P -m readkeeper mcp` (no workspace module on sys.path) with every workspace folder as a root", () => {
     assert.deepEqual(mcpDefinitions("/venv/bin/python", ["/work/a", "/work/b"], "0.1.0"), [
       {
         label: "readkeeper",
         command: "/venv/bin/python",
-        args: ["-m", "readkeeper", "mcp", "--root", "/work/a", "--root", "/work/b"],
+        args: ["-P", "-m", "readkeeper", "mcp", "--root", "/work/a", "--root", "/work/b"],
         version: "0.1.0",
       },
     ]);
+  });
+
+  it("offers nothing in Restricted Mode (a standalone core would have git status on)", () => {
+    assert.deepEqual(mcpDefinitions("/venv/bin/python", ["/work/a"], "0.1.0", false), []);
   });
 
   it("offers nothing until an interpreter is known or a folder is open", () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
@@ -10,6 +11,7 @@ import {
   pipCanTarget,
   probePython,
   runProcess,
+  serverCommand,
   type PythonInfo,
 } from "../../src/common/python";
 
@@ -79,6 +81,39 @@ describe("what an interpreter can do", () => {
     const pending = runProcess(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { timeoutMs: 60000, signal: abort.signal });
     abort.abort();
     assert.equal((await pending).cancelled, true);
+  });
+
+  it("never runs a program from the folder it runs in through an empty or relative PATH entry", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rk-path-"));
+    try {
+      const planted = path.join(folder, PYTHON);
+      fs.writeFileSync(planted, "#!/bin/sh\necho planted\n", { mode: 0o755 });
+      for (const entry of ["", ".", "./"]) {
+        const env = { ...process.env, PATH: [entry, process.env.PATH ?? ""].join(path.delimiter) };
+        const result = await runProcess(PYTHON, ["-c", "print('real')"], { timeoutMs: 30000, cwd: folder, env });
+        assert.equal(result.stdout.trim(), "real", `PATH entry ${JSON.stringify(entry)}`);
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("the server's command never imports the folder it runs in (the workspace's own `readkeeper` or `json`)", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rk-cwd-"));
+    try {
+      fs.mkdirSync(path.join(folder, "readkeeper"));
+      fs.writeFileSync(path.join(folder, "readkeeper", "__init__.py"), "");
+      fs.writeFileSync(path.join(folder, "readkeeper", "__main__.py"), "print('planted readkeeper')\n");
+      fs.writeFileSync(path.join(folder, "json.py"), "print('planted json')\n");
+      const { command, args } = serverCommand(PYTHON);
+      const server = await runProcess(command, args, { timeoutMs: 30000, cwd: folder });
+      assert.doesNotMatch(server.stdout + server.stderr, /planted/);
+      // Any Python the extension runs (probes, pip) leaves the folder off sys.path too.
+      const other = await runProcess(PYTHON, ["-c", "import json"], { timeoutMs: 30000, cwd: folder });
+      assert.doesNotMatch(other.stdout + other.stderr, /planted/);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it("needs Python 3.11+, and pip 22.3+ to install into another environment", () => {

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import type * as vscode from "vscode";
 import { describe, it } from "node:test";
 import { State } from "vscode-languageclient/node";
 import type { Problem, Resolution } from "../../src/common/resolution";
 import { ReadkeeperServer, type ServerHooks, type ServerState } from "../../src/common/server";
 import * as vscodeapi from "../../src/common/vscodeapi";
+import { settingsReader } from "../fakeSettings";
 
 class FakeClient {
   state = State.Stopped;
@@ -44,15 +46,19 @@ class FakeClient {
 
 const found: Resolution = { ok: true, python: { command: "/py", source: "setting" }, version: "0.1.0", how: "setting" };
 
-function setup(t: { mock: { method: Function } }, resolve: ServerHooks["resolve"] = async () => found) {
+function setup(
+  t: { mock: { method: Function } },
+  resolve: ServerHooks["resolve"] = async () => found,
+  trusted = true,
+  user: Record<string, unknown> = { maxTokens: 1000, interpreter: "/py" },
+) {
   const log: string[] = [];
   const states: string[] = [];
   const clients: FakeClient[] = [];
   const problems: Problem[] = [];
   t.mock.method(vscodeapi, "getWorkspaceFolders", () => [{ uri: { fsPath: "/ws" }, name: "ws", index: 0 }]);
-  t.mock.method(vscodeapi, "getConfiguration", () => ({
-    get: (key: string) => ({ maxTokens: 1000, interpreter: "/py" })[key as "maxTokens"],
-  }));
+  t.mock.method(vscodeapi, "getConfiguration", () => settingsReader(user) as vscode.WorkspaceConfiguration);
+  t.mock.method(vscodeapi, "isWorkspaceTrusted", () => trusted);
   const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const server = new ReadkeeperServer({
     log: silent as never,
@@ -75,11 +81,23 @@ describe("server lifecycle", () => {
     const { server, clients, states } = setup(t);
     await server.start();
     assert.deepEqual(clients[0].serverOptions.command, "/py");
-    assert.deepEqual(clients[0].serverOptions.args, ["-m", "readkeeper", "serve"]);
+    assert.deepEqual(clients[0].serverOptions.args, ["-P", "-m", "readkeeper", "serve"]);
     assert.equal(clients[0].serverOptions.options.cwd, "/ws");
-    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000 });
+    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: true });
     assert.deepEqual(states, ["starting", "running"]);
     assert.ok(server.running);
+  });
+
+  it("starts a limited server in Restricted Mode: trusted false, no user-only setting sent", async (t) => {
+    const user = { maxTokens: 1000, allowedPaths: ["/home/me/notes"], watcher: "watchman" };
+    const { server, clients } = setup(t, async () => found, false, user);
+    await server.start();
+    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: false });
+    const middleware = clients[0].clientOptions.middleware.workspace.configuration;
+    const answer = await middleware({ items: [{ section: "readkeeper" }] }, {}, async () => [{}]);
+    assert.deepEqual(answer, [{ max_tokens: 1000 }]);
+    server.pushSettings();
+    assert.deepEqual(clients[0].notifications[0][1], { settings: { readkeeper: { max_tokens: 1000 } } });
   });
 
   it("answers workspace/configuration for readkeeper with the server's keys only", async (t) => {
@@ -138,7 +156,7 @@ describe("server lifecycle", () => {
     }));
     await server.start();
     assert.equal(clients[0].serverOptions.command, "/storage/python-env/bin/python");
-    assert.deepEqual(clients[0].serverOptions.args, ["-m", "readkeeper", "serve"]);
+    assert.deepEqual(clients[0].serverOptions.args, ["-P", "-m", "readkeeper", "serve"]);
   });
 
   it("shows an error when the running server dies", async (t) => {

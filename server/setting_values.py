@@ -1,0 +1,73 @@
+"""How a setting's value is parsed and checked (settings.py's `SettingSpec.parse`):
+each parser takes what an environment variable or a loosely typed client sends and
+returns the typed value, or raises ValueError saying what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+
+def positive_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected a positive integer")
+    number = int(value)  # accepts "42" from env vars and loosely typed clients
+    if number <= 0:
+        raise ValueError("expected a positive integer")
+    return number
+
+
+def path_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        parts = [p for p in value.split(os.pathsep) if p]
+    elif isinstance(value, list | tuple):
+        parts = [str(p) for p in value]
+    else:
+        raise ValueError("expected a list of paths")
+    return tuple(os.path.realpath(os.path.expanduser(p)) for p in parts)
+
+
+def flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Parses one of a few words (any case); the words stay data that the VS Code
+    settings mirror reads (`SettingSpec.choices`)."""
+
+    allowed: tuple[str, ...]
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in self.allowed:
+            return value.strip().lower()
+        raise ValueError(f"expected one of {', '.join(self.allowed)}")
+
+
+def choice(*allowed: str) -> Choice:
+    return Choice(allowed)
+
+
+def pattern_list(value: Any) -> tuple[str, ...]:
+    """Gitignore patterns: a list, or one string split on commas (environment variables)."""
+    if isinstance(value, str):
+        parts = value.split(",")
+    elif isinstance(value, list | tuple):
+        parts = [str(p) for p in value]
+    else:
+        raise ValueError("expected a list of gitignore patterns")
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a non-empty string")
+    return value
