@@ -129,3 +129,20 @@ async def test_a_change_too_costly_to_diff_does_not_hold_back_other_notices(
         assert "+v" not in big["diff"]
         result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
         assert result["file"]["content"] == "     1\tafter"
+
+
+async def test_a_pathological_gitignore_does_not_stall_the_watcher_or_reads(
+    workspace: Path,
+) -> None:
+    # Regular expressions that backtrack for minutes on these names, in C, holding the
+    # GIL: on the old code the watcher's first walk froze the whole server.
+    (workspace / ".gitignore").write_text("*a" * 10 + "b\n" + "/".join(["*a*"] * 4) + "/b\n")
+    deep = workspace.joinpath(*["a" * 200] * 4)
+    deep.mkdir(parents=True)
+    (deep / "c.txt").write_text("deep\n")
+    (workspace / "small.txt").write_text("before\n")
+    async with serving(workspace) as w:
+        result, order = await beside_small_reads(w.session, w.ready())
+        assert order.count("small") == SMALL_READS
+        assert result["state"] not in ("off", "starting")
+        assert "+after" in (await w.change("small.txt", "after\n"))["diff"]
