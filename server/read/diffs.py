@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from ..files.encodings import line_ending
@@ -48,12 +49,12 @@ class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
         # What one longest-match pass over the whole middle walks: each line of `a`
         # against every line of `b` equal to it (difflib has already dropped lines too
         # common in `b` to be worth matching).
+        # Counted per distinct line (Counter counts in C): a tenth of a normal diff's
+        # time when counted line by line.
         index: dict[str, list[int]] = self.b2j  # type: ignore[attr-defined]
-        pairs = 0
-        for line in a:
-            pairs += len(index.get(line, ()))
-            if pairs > MAX_LINE_PAIRS:
-                raise TooCostly(f"over {MAX_LINE_PAIRS:,} pairs of equal lines")
+        pairs = sum(n * len(index.get(line, ())) for line, n in Counter(a).items())
+        if pairs > MAX_LINE_PAIRS:
+            raise TooCostly(f"over {MAX_LINE_PAIRS:,} pairs of equal lines")
 
     def find_longest_match(
         self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
