@@ -36,6 +36,7 @@ def test_deep_nesting_is_listed_to_the_depth_cap(name: str) -> None:
     # The qualified names stay short: each level adds one name, up to the cap.
     deepest = max(outline.walk(found), key=lambda pair: pair[0])[1]
     assert deepest.qualified_name.count(".") == outline.MAX_DEPTH - 1
+    assert "not listed" in deepest.label
 
 
 def test_a_deeply_nested_file_is_outlined_and_its_symbols_read(workspace: Path) -> None:

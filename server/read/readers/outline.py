@@ -47,6 +47,7 @@ WALK_SECONDS = 2.0
 MAX_DEPTH = 64
 # A name longer than this is cut (a generated declarator can be a whole line).
 MAX_NAME_CHARS = 200
+_DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
 
@@ -218,7 +219,10 @@ def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
         place = (where[0], where[1], index, where[3])
         if named is not None:
             if depth >= MAX_DEPTH:
-                continue  # neither listed nor entered
+                # Neither listed nor entered; the outline says so where it stops.
+                if parent is not None and not parent.label.endswith(_DEEPER):
+                    parent.label += _DEEPER
+                continue
             owner = _symbol(node, named, parent, grammar, place)
             (parent.children if parent is not None else top).append(owner)
             count += 1
