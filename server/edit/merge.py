@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..protocol import EditParams
-from ..read.diffs import text_hunks
+from ..read.diffs import TooCostly, text_hunks
 from ..state.readstate import ReadRecord
 from .matching import Normalized, find_all, line_numbers
 from .refusals import stale
@@ -58,7 +58,10 @@ def disjoint_hits(
         return "old_string matches more than one place"
     if len(was) != len(now):
         return f"the change made old_string match {len(now)} places instead of {len(was)}"
-    hunks, a_lines, b_lines = text_hunks(snapshot, current.text)
+    try:
+        hunks, a_lines, b_lines = text_hunks(snapshot, current.text)
+    except TooCostly:
+        return "the change is too large to compare with the edit"
     if not leased and any(i2 == a_lines or j2 == b_lines for _, i2, _, j2 in hunks):
         # Without a lease, a file still being written looks like this: refuse.
         return "the change reaches the end of the file (it may still be being written)"

@@ -7,14 +7,21 @@ cut to a token budget. `text_hunks` are the changed line ranges: the disjoint-me
 proof checks an edit against them, and a merge reports where the change is.
 
 difflib does the diffing. The unchanged ends are found first, on characters (in C), so
-difflib, which compares line by line in Python, sees only the changed middle.
+difflib, which compares line by line in Python, sees only the changed middle. difflib is
+quadratic or worse on some rewrites (40,000 lines of 400 values in a new order: a
+minute of CPU), so each diff runs under a budget: it is not started when the middle's
+lines pair up more than `MAX_LINE_PAIRS` times (what one of difflib's longest-match
+passes costs), and it stops at `DIFF_SECONDS`. Past its budget a diff is never guessed:
+the agent is told the file changed, how much, and the ranged read that shows it.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
 
 from ..files.encodings import line_ending
 from ..protocol import ExternalChange
@@ -22,6 +29,39 @@ from .tokens import estimate_tokens
 
 # A stale edit's diff, and an external change reported with a merge, are cut here.
 DIFF_MAX_TOKENS = 2_000
+# The budget of one diff: line pairs difflib may consider in one pass (about a second of
+# Python at most), and seconds in all.
+MAX_LINE_PAIRS = 2_000_000
+DIFF_SECONDS = 1.0
+
+
+class TooCostly(Exception):
+    """The diff was over its budget (MAX_LINE_PAIRS or DIFF_SECONDS)."""
+
+
+class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """difflib's matcher, refused up front when its first pass alone would be too
+    costly, and stopped between passes at its deadline."""
+
+    def __init__(self, a: list[str], b: list[str]) -> None:
+        self._deadline = time.monotonic() + DIFF_SECONDS
+        super().__init__(None, a, b)
+        # What one longest-match pass over the whole middle walks: each line of `a`
+        # against every line of `b` equal to it (difflib has already dropped lines too
+        # common in `b` to be worth matching).
+        # Counted per distinct line (Counter counts in C): a tenth of a normal diff's
+        # time when counted line by line.
+        index: dict[str, list[int]] = self.b2j  # type: ignore[attr-defined]
+        pairs = sum(n * len(index.get(line, ())) for line, n in Counter(a).items())
+        if pairs > MAX_LINE_PAIRS:
+            raise TooCostly(f"over {MAX_LINE_PAIRS:,} pairs of equal lines")
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> difflib.Match:
+        if time.monotonic() > self._deadline:
+            raise TooCostly(f"over {DIFF_SECONDS:g} s")
+        return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 # --- diffs shown to the agent ------------------------------------------------------------
@@ -44,14 +84,14 @@ def bounded_diff(
             start = before.rfind("\n", 0, start - 1) + 1
     a_end, b_end = _lines_after(before, a_end, 3), _lines_after(after, b_end, 3)
     head = before.count("\n", 0, start)
-    lines = difflib.unified_diff(
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(before[start:a_end])],
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(after[start:b_end])],
-        fromfile=f"{path} (as you read it)",
-        tofile=f"{path} (now)",
-        lineterm="",
-        n=2,
-    )
+    a = [ln.rstrip("\n").rstrip("\r") for ln in _keepends(before[start:a_end])]
+    b = [ln.rstrip("\n").rstrip("\r") for ln in _keepends(after[start:b_end])]
+    try:
+        matcher = _Bounded(a, b)
+        matcher.get_opcodes()  # the matching, done here (and kept) so its budget is caught
+    except TooCostly as exc:
+        return _too_costly(before, after, path, head, len(b), str(exc)), True
+    lines = _unified(matcher, a, b, path)
     kept: list[str] = []
     used = 0
     for line in lines:
@@ -65,6 +105,43 @@ def bounded_diff(
         used += cost
         kept.append(line)
     return "\n".join(kept), False
+
+
+def _unified(matcher: _Bounded, a: list[str], b: list[str], path: str) -> Iterator[str]:
+    """The unified diff (2 lines of context) of the matcher's two line lists."""
+    groups = matcher.get_grouped_opcodes(2)
+    yield f"--- {path} (as you read it)"
+    yield f"+++ {path} (now)"
+    for group in groups:
+        first, last = group[0], group[-1]
+        yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in a[i1:i2])
+                continue
+            yield from ("-" + line for line in a[i1:i2])
+            yield from ("+" + line for line in b[j1:j2])
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as unified diffs write it: 1-based, the length left out when 1."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+def _too_costly(before: str, after: str, path: str, head: int, changed: int, why: str) -> str:
+    """What a diff over its budget says instead: that the file changed, how much, and
+    the read that shows it."""
+    lines_before = _count_lines_of(before, 0, len(before))
+    lines_after = _count_lines_of(after, 0, len(after))
+    return (
+        f"{path} changed ({lines_before:,} lines as you read it, {lines_after:,} now), and "
+        f"the change is too costly to diff ({why}). It starts at line {head + 1} and spans "
+        f"about {max(changed, 1):,} lines now: read them, e.g. "
+        f'read(file_path="{path}", offset={head + 1}, limit={min(max(changed, 1), 2000)}).'
+    )
 
 
 def _lines_after(text: str, offset: int, count: int) -> int:
@@ -94,7 +171,10 @@ def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
     """What a merged edit reports of the change it was merged over: the diff from
     `snapshot` to `current`, and the first and last changed line of `current`."""
     diff, truncated = bounded_diff(snapshot, current, path)
-    hunks, _, _ = text_hunks(snapshot, current)
+    try:
+        hunks, _, _ = text_hunks(snapshot, current)
+    except TooCostly:
+        hunks = []  # the diff says why; no lines rather than wrong ones
     lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
     return ExternalChange(diff=diff, truncated=truncated, lines=lines)
 
@@ -104,12 +184,13 @@ def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
 
 def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, int]:
     """The changed line ranges (i1, i2, j1, j2) of two texts split at LF, lines a[i1:i2]
-    having become b[j1:j2]; and how many lines `a` and `b` have."""
+    having become b[j1:j2]; and how many lines `a` and `b` have. Raises TooCostly past
+    the diff's budget."""
     start, a_end, b_end = _unchanged_ends(a, b)
     head = a.count("\n", 0, start)
     a_tail, b_tail = _count_lines_of(a, a_end, len(a)), _count_lines_of(b, b_end, len(b))
     a_mid, b_mid = _keepends(a[start:a_end]), _keepends(b[start:b_end])
-    matcher = difflib.SequenceMatcher(None, a_mid, b_mid)
+    matcher = _Bounded(a_mid, b_mid)
     hunks = [
         (i1 + head, i2 + head, j1 + head, j2 + head)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()

@@ -357,7 +357,7 @@ def test_a_parse_past_its_deadline_falls_back_to_lines(
     monkeypatch.setattr(outline, "PARSE_SECONDS", 0.0)
     assert read(core, "typing.py")["type"] == "text"
     error = refused(core, "typing.py", symbol="IO.read")
-    assert error.kind == "unsupported"
+    assert error.kind == "too_large"
     assert "offset and limit" in error.message
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from readkeeper.core import Readkeeper
+from readkeeper.files import ignore
 from readkeeper.files.ignore import IgnoreRules
 from readkeeper.protocol import (
     ChangesParams,
@@ -529,6 +530,25 @@ def test_invalid_patterns_are_skipped_like_git_does(tmp_path: Path) -> None:
     rules = IgnoreRules(str(tmp_path), ["!", "*.bak"])
     assert rules.ignored(str(tmp_path / "x.bak"))
     assert not rules.ignored(str(tmp_path / "x.py"))
+
+
+def test_a_pathological_gitignore_is_matched_within_its_budget(tmp_path: Path) -> None:
+    # Patterns whose regular expressions backtrack for minutes on a long name (stars in
+    # one segment, stars across segments), then many patterns: each path is still
+    # judged at once, by the patterns that can be matched cheaply.
+    hostile = ["*a" * 10 + "b", "/".join(["*a*"] * 4) + "/b", "*a*a*b"]
+    many = [f"generated-{i}/" for i in range(ignore.MAX_PATTERNS + 500)]
+    make(tmp_path / ".gitignore", "\n".join([*hostile, "*.log", "*.min.*", *many]) + "\n")
+    rules = IgnoreRules(str(tmp_path), [])
+    long_name = "a" * 200
+    make(tmp_path / long_name / long_name / long_name / long_name / "c", "x\n")
+    assert not rules.ignored(str(tmp_path / long_name), True)
+    assert not rules.ignored(str(tmp_path / long_name / long_name / long_name / long_name / "c"))
+    assert rules.ignored(str(tmp_path / "x.log"))  # the cheap patterns still hold
+    assert rules.ignored(str(tmp_path / "app.min.js"))
+    assert rules.ignored(str(tmp_path / "generated-1"), True)
+    # Past MAX_PATTERNS, the rest of the file is not honoured.
+    assert not rules.ignored(str(tmp_path / f"generated-{ignore.MAX_PATTERNS + 100}"), True)
 
 
 def test_outermost_roots_and_filesystem_type(tmp_path: Path) -> None:

@@ -9,7 +9,11 @@ budget.
 Hostile input is expected: tree-sitter recovers from syntax errors (the symbols it can
 still see are returned), the walk keeps its own stack (no recursion limit on deeply
 nested code) and only enters the node types its grammar lists, and the number of
-symbols is capped. Grammars are imported on first use, never at server start.
+symbols is capped. The whole step is linear in the file and runs under a budget: the
+parse and the walk each stop at a deadline (`TooCostly`), symbols nested past
+`MAX_DEPTH` are left out, and the walk never asks tree-sitter for a node's parent or
+previous sibling (each of those walks down from the root, which made a file of deeply
+nested functions quadratic). Grammars are imported on first use, never at server start.
 """
 
 from __future__ import annotations
@@ -35,12 +39,21 @@ MAX_SYMBOLS = 20_000
 _CLASS_LIKE = {"class", "struct", "interface", "impl", "trait", "enum", "record", "union"}
 # Parsing stops after this long (tree-sitter is linear on real code; this is a guard).
 PARSE_SECONDS = 2.0
+# The walk over the tree stops after this long (it is linear; this bounds a huge file).
+WALK_SECONDS = 2.0
+# Symbols nested deeper than this are not listed. Real code nests a few levels; every
+# level lengthens the qualified name of each symbol below it, so 18,000 nested functions
+# made names of quadratic total size (half a gigabyte).
+MAX_DEPTH = 64
+# A name longer than this is cut (a generated declarator can be a whole line).
+MAX_NAME_CHARS = 200
+_DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
 
 
-class ParseTimeout(Exception):
-    """The parse was stopped at PARSE_SECONDS."""
+class TooCostly(Exception):
+    """The parse or the walk was stopped at its deadline."""
 
 
 @dataclass(eq=False)
@@ -128,7 +141,7 @@ def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
 
 
 def _parse(data: bytes, grammar: Grammar) -> Tree:
-    """The syntax tree, or ParseTimeout past PARSE_SECONDS (a grammar pathological on
+    """The syntax tree, or TooCostly past PARSE_SECONDS (a grammar pathological on
     some input must not hold a worker thread)."""
     from tree_sitter import Parser
 
@@ -143,7 +156,7 @@ def _parse(data: bytes, grammar: Grammar) -> Tree:
     try:
         return Parser(load(grammar)).parse(chunk, progress_callback=too_slow)
     except ValueError:  # "Parsing failed": cancelled by too_slow
-        raise ParseTimeout(f"parsing took over {PARSE_SECONDS:g} s") from None
+        raise TooCostly(f"parsing took over {PARSE_SECONDS:g} s") from None
 
 
 def _last_row(node: Node) -> int:
@@ -155,64 +168,101 @@ def _last_row(node: Node) -> int:
     return int(end.row)
 
 
-def _first_row(node: Node, grammar: Grammar) -> int:
+# Where a node sits: its parent, the parent's children, the node's index among them, and
+# the parent's own place (None at the root). Kept by the walk so that no step asks
+# tree-sitter for a parent or a sibling.
+_Place = tuple["Node", list["Node"], int, "_Place | None"]
+
+
+def _first_row(node: Node, place: _Place, grammar: Grammar) -> int:
     """Where a symbol read starts: its wrapper (decorators, `export`, `template<>`) and
     the comments or attributes right above it, with no blank line between."""
-    top = node
-    while (
-        top.parent is not None
-        and top.parent.type in grammar.wrappers
-        and sum(child.type in grammar.rules for child in top.parent.named_children) == 1
-    ):
-        top = top.parent
+    top, where = node, place
+    while True:
+        parent, siblings, _, above = where
+        if above is None or parent.type not in grammar.wrappers:
+            break
+        if sum(s.is_named and s.type in grammar.rules for s in siblings) != 1:
+            break
+        top, where = parent, above
     start = int(top.start_point.row)
-    above = top.prev_sibling
-    while above is not None and above.type in grammar.docs and _last_row(above) == start - 1:
-        before = above.prev_sibling
-        if before is not None and _last_row(before) >= above.start_point.row:
+    _, siblings, index, _ = where
+    while index > 0:
+        above_node = siblings[index - 1]
+        if above_node.type not in grammar.docs or _last_row(above_node) != start - 1:
+            break
+        if index > 1 and _last_row(siblings[index - 2]) >= above_node.start_point.row:
             break  # a comment after code on the same line belongs to that code
-        start = int(above.start_point.row)
-        above = before
+        start = int(above_node.start_point.row)
+        index -= 1
     return start
 
 
 def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
     top: list[Symbol] = []
-    count = 0
+    count = visited = 0
+    deadline = time.monotonic() + WALK_SECONDS
     rules, containers = grammar.rules, grammar.containers
-    children = root.named_children
-    children.reverse()
-    stack: list[tuple[Node, Symbol | None]] = [(child, None) for child in children]
+    # (node, the symbol it belongs to, how many symbols enclose it, its index, its
+    # parent's place)
+    stack: list[tuple[Node, Symbol | None, int, int, _Place]] = []
+    _push(stack, root, None, 0, None)
     while stack and count < MAX_SYMBOLS:
-        node, parent = stack.pop()
+        node, parent, depth, index, where = stack.pop()
+        visited += 1
+        if not visited & 4095 and time.monotonic() > deadline:
+            raise TooCostly(f"listing the symbols took over {WALK_SECONDS:g} s")
         kind = node.type
         rule = rules.get(kind)
         named: Named | None = rule(node, source) if rule is not None else None
         owner = parent
+        place = (where[0], where[1], index, where[3])
         if named is not None:
-            owner = _symbol(node, named, parent, grammar)
+            if depth >= MAX_DEPTH:
+                # Neither listed nor entered; the outline says so where it stops.
+                if parent is not None and not parent.label.endswith(_DEEPER):
+                    parent.label += _DEEPER
+                continue
+            owner = _symbol(node, named, parent, grammar, place)
             (parent.children if parent is not None else top).append(owner)
             count += 1
+            depth += 1
         # Into containers, and into what a syntax error wrapped (its symbols still count).
         if kind in containers or kind == "ERROR":
-            children = node.named_children
-            children.reverse()
-            stack.extend([(child, owner) for child in children])
+            _push(stack, node, owner, depth, place)
     return top
 
 
-def _symbol(node: Node, named: Named, parent: Symbol | None, grammar: Grammar) -> Symbol:
+def _push(
+    stack: list[tuple[Node, Symbol | None, int, int, _Place]],
+    node: Node,
+    owner: Symbol | None,
+    depth: int,
+    place: _Place | None,
+) -> None:
+    """Put the named children of `node` on the stack, the first on top."""
+    children = node.children
+    inside: _Place = (node, children, 0, place)
+    for index in range(len(children) - 1, -1, -1):
+        child = children[index]
+        if child.is_named:
+            stack.append((child, owner, depth, index, inside))
+
+
+def _symbol(
+    node: Node, named: Named, parent: Symbol | None, grammar: Grammar, place: _Place
+) -> Symbol:
     kind = named.kind
     if kind == "function" and parent is not None and parent.kind in _CLASS_LIKE:
         kind = "method"
-    name = named.name or "(anonymous)"
+    name = _short(named.name or "(anonymous)", MAX_NAME_CHARS)
     parts = [parent.qualified_name if parent is not None else "", named.scope, name]
     label = _short(named.label or f"{kind} {named.scope + '.' if named.scope else ''}{name}")
     return Symbol(
         kind=kind,
         name=name,
         qualified_name=".".join(part for part in parts if part),
-        start_line=_first_row(node, grammar) + 1,
+        start_line=_first_row(node, place, grammar) + 1,
         end_line=_last_row(node) + 1,
         label=label,
     )
@@ -272,8 +322,9 @@ def _neighbours(matches: list[Symbol], found: list[Symbol]) -> bool:
     """All of `matches` share one qualified name and sit side by side in one parent."""
     if len({s.qualified_name for s in matches}) != 1:
         return False
+    wanted = {id(s) for s in matches}  # a set: thousands of same-named symbols stay linear
     for _, parent in walk([Symbol("", "", "", 0, 0, "", found)]):
-        ids = [i for i, child in enumerate(parent.children) if child in matches]
+        ids = [i for i, child in enumerate(parent.children) if id(child) in wanted]
         if ids:
             return len(ids) == len(matches) and ids == list(range(ids[0], ids[0] + len(ids)))
     return False

@@ -71,7 +71,7 @@ def plan(
         return None
     try:
         found = outline.symbols(text, grammar, content_digest)
-    except outline.ParseTimeout:
+    except outline.TooCostly:
         return None  # the lines, as before
     # Without a symbol (a data table, generated constants) an outline tells nothing.
     return Outline(grammar, whole, found) if found else None
@@ -227,11 +227,11 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
         raise no_grammar(path)
     try:
         found = outline.find(outline.symbols(text, grammar, content_digest), wanted)
-    except outline.ParseTimeout as exc:
+    except outline.TooCostly as exc:
         raise ReadkeeperError(
-            "unsupported",
-            f"{path} could not be parsed for symbols ({exc}). Read it by lines with offset "
-            "and limit (search it first, e.g. grep -n, to find them).",
+            "too_large",
+            f"{path} is too costly to parse for symbols ({exc}). Read it by lines with "
+            "offset and limit (search it first, e.g. grep -n, to find them).",
             file_path=path,
             field="symbol",
         ) from None

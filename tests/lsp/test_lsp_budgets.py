@@ -1,0 +1,148 @@
+"""No request holds the server hostage: a file whose outline or diff is costly (issue 28,
+items 5 and 6) is answered within its budget, with a named kind or a view that says
+what to read instead, while small reads and other files' change notices go on.
+
+Each test sends the hostile request first and small reads right after it, and checks
+behaviour, never time: the first small read is answered before the hostile one, every
+small read is answered, the hostile one gets its named answer, and the server is still
+up for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+from conftest import Session
+from watch_helpers import serving
+
+# Issue 28, item 5: 216 KB on one line, 18,000 functions each inside the last.
+NESTED_JS = "function f(){" * 18_000 + "}" * 18_000
+# Issue 28, item 6: 40,000 lines of 400 values, rewritten in another order (a minute of
+# difflib on the old code).
+BEFORE = "".join(f"v{i % 400:03d}\n" for i in range(40_000))
+AFTER = "".join(f"v{i * 7 % 400:03d}\n" for i in range(40_000))
+SMALL_READS = 8
+
+
+async def beside_small_reads(lsp: Session, hostile: Awaitable[Any]) -> tuple[Any, list[str]]:
+    """Run `hostile` and, once it is sent, a stream of 3-line reads of another file: the
+    hostile request's outcome, and the order in which answers came."""
+    (lsp.root / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    await lsp.read("notes.txt", limit=3, session="warm-up")  # the read path is loaded
+    order: list[str] = []
+
+    async def run() -> Any:
+        try:
+            return await hostile
+        finally:
+            order.append("hostile")
+
+    task = asyncio.create_task(run())
+    await asyncio.sleep(0)  # the hostile request goes out first
+    for number in range(SMALL_READS):
+        small = await lsp.read("notes.txt", limit=3, session=f"small-{number}")
+        assert small["file"]["content"] == "     1\tone\n     2\ttwo\n     3\tthree"
+        order.append("small")
+    return await task, order
+
+
+async def outcome(request: Awaitable[Any]) -> Any:
+    """The result, or the error (a JsonRpcException) the request raised."""
+    try:
+        return await request
+    except Exception as exc:  # the error is the outcome under test
+        return exc
+
+
+async def test_a_deeply_nested_outline_does_not_stall_small_reads(
+    lsp: Session, workspace: Path
+) -> None:
+    (workspace / "deep.js").write_text(NESTED_JS)
+    result, order = await beside_small_reads(lsp, lsp.read("deep.js"))
+    assert order[0] == "small", order
+    assert order.count("small") == SMALL_READS
+    # An outline of the first 64 levels, and the read that gets any part.
+    assert result["type"] == "outline"
+    assert result["file"]["symbols"] <= 64
+    assert 'symbol="' in result["file"]["note"]
+    # A symbol read of the deepest listed function is its line.
+    deepest = ".".join(["f"] * 64)
+    symbol = await lsp.read("deep.js", symbol=deepest)
+    assert symbol["file"]["start_line"] == 1
+    assert (await lsp.read("notes.txt", limit=1, force=True))["file"]["num_lines"] == 1
+
+
+async def test_a_stale_edit_too_costly_to_diff_says_what_to_read(
+    lsp: Session, workspace: Path
+) -> None:
+    (workspace / "big.txt").write_text(BEFORE)
+    await lsp.read("big.txt")
+    (workspace / "big.txt").write_text(AFTER)
+    edit = lsp.error(
+        "readkeeper/edit",
+        {"file_path": "big.txt", "old_string": "v000\nv001\n", "new_string": "x\n"},
+    )
+    error, order = await beside_small_reads(lsp, edit)
+    assert order[0] == "small", order
+    assert error.data["kind"] == "stale"
+    assert "too costly to diff" in error.message
+    assert "offset=1, limit=2000" in error.message
+    assert "+v" not in error.message  # no diff, rather than a wrong one
+    # The server goes on: the read that was suggested works.
+    assert (await lsp.read("big.txt", offset=1, limit=2))["file"]["content"] == (
+        "     1\tv000\n     2\tv007"
+    )
+
+
+async def test_a_delta_reread_too_costly_to_diff_is_the_file_itself(
+    lsp: Session, workspace: Path
+) -> None:
+    # A session that wrote the file holds it whole: a re-read after a change is a diff
+    # when a diff is worth it (delta.py); this one is too costly to compute.
+    await lsp.client.request("readkeeper/write", {"file_path": "big.txt", "content": BEFORE})
+    (workspace / "big.txt").write_text(AFTER)
+    result, order = await beside_small_reads(lsp, lsp.read("big.txt"))
+    assert order[0] == "small", order
+    assert result["type"] == "text"
+    assert result["file"]["content"].startswith("     1\tv000\n     2\tv007\n")
+
+
+async def test_a_change_too_costly_to_diff_does_not_hold_back_other_notices(
+    workspace: Path,
+) -> None:
+    (workspace / "big.txt").write_text(BEFORE)
+    (workspace / "small.txt").write_text("before\n")
+    async with serving(workspace) as w:
+        await w.ready()
+        await w.read("big.txt")
+        await w.read("small.txt")
+        (workspace / "big.txt").write_text(AFTER)
+        (workspace / "small.txt").write_text("after\n")
+        [small] = await w.notice("small.txt")
+        assert "+after" in small["diff"]
+        [big] = await w.notice("big.txt")
+        assert big["truncated"] is True
+        assert "too costly to diff" in big["diff"]
+        assert "+v" not in big["diff"]
+        result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
+        assert result["file"]["content"] == "     1\tafter"
+
+
+async def test_a_pathological_gitignore_does_not_stall_the_watcher_or_reads(
+    workspace: Path,
+) -> None:
+    # Regular expressions that backtrack for minutes on these names, in C, holding the
+    # GIL: on the old code the watcher's first walk froze the whole server.
+    (workspace / ".gitignore").write_text("*a" * 10 + "b\n" + "/".join(["*a*"] * 4) + "/b\n")
+    deep = workspace.joinpath(*["a" * 200] * 4)
+    deep.mkdir(parents=True)
+    (deep / "c.txt").write_text("deep\n")
+    (workspace / "small.txt").write_text("before\n")
+    async with serving(workspace) as w:
+        result, order = await beside_small_reads(w.session, w.ready())
+        assert order.count("small") == SMALL_READS
+        assert result["state"] not in ("off", "starting")
+        assert "+after" in (await w.change("small.txt", "after\n"))["diff"]

@@ -1,0 +1,76 @@
+"""The outline's budget (issue 28, item 5): deep nesting in every grammar is listed to
+`MAX_DEPTH` levels in time linear in the file, and a walk past its deadline gives the
+lines (a whole read) or `too_large` with the ranged read (a symbol read)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.read.readers import outline
+
+LEVELS = 18_000
+DEEP = {
+    # Python nests by indentation, so a file's depth grows with the root of its size.
+    "deep.py": "".join("\t" * i + "def f():\n" for i in range(600)) + "\t" * 600 + "pass\n",
+    "deep.js": "function f(){" * LEVELS + "}" * LEVELS,
+    "deep.ts": "namespace N{" * LEVELS + "}" * LEVELS,
+    "deep.rs": "mod m{" * LEVELS + "}" * LEVELS,
+    "deep.cpp": "namespace n{" * LEVELS + "}" * LEVELS,
+    "deep.java": "class A{" * LEVELS + "}" * LEVELS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEEP))
+def test_deep_nesting_is_listed_to_the_depth_cap(name: str) -> None:
+    grammar = outline.grammar_for(name)
+    assert grammar is not None
+    found = outline.symbols(DEEP[name], grammar)
+    levels = [depth for depth, _ in outline.walk(found)]
+    assert len(levels) == outline.MAX_DEPTH
+    assert max(levels) == outline.MAX_DEPTH - 1
+    # The qualified names stay short: each level adds one name, up to the cap.
+    deepest = max(outline.walk(found), key=lambda pair: pair[0])[1]
+    assert deepest.qualified_name.count(".") == outline.MAX_DEPTH - 1
+    assert "not listed" in deepest.label
+
+
+def test_a_deeply_nested_file_is_outlined_and_its_symbols_read(workspace: Path) -> None:
+    (workspace / "deep.js").write_text(DEEP["deep.js"])
+    core = Readkeeper(roots=[str(workspace)])
+    result = unstructure(core.read(ReadParams(file_path="deep.js")))
+    assert result["type"] == "outline"
+    assert result["file"]["symbols"] == outline.MAX_DEPTH
+    symbol = ".".join(["f"] * outline.MAX_DEPTH)
+    read = unstructure(core.read(ReadParams(file_path="deep.js", symbol=symbol)))
+    assert read["file"]["start_line"] == 1
+
+
+def test_many_same_named_neighbours_are_read_together(workspace: Path) -> None:
+    # 18,000 overloads side by side: found with a set, not a list scan per child.
+    (workspace / "many.py").write_text("def f(): pass\n" * 18_000)
+    core = Readkeeper(roots=[str(workspace)])
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path="many.py", symbol="f"))
+    # All of them at once is over the token cap: the range of them all, and a smaller one.
+    assert caught.value.kind == "token_limit"
+    assert "Lines 1-18000" in caught.value.message
+    assert "offset=1, limit=" in caught.value.message
+
+
+def test_a_walk_past_its_deadline_gives_lines_or_too_large(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Enough symbols that the walk looks at its clock (every 4,096 nodes).
+    (workspace / "wide.py").write_text("".join(f"def f{i}(): pass\n" for i in range(10_000)))
+    monkeypatch.setattr(outline, "WALK_SECONDS", 0.0)
+    core = Readkeeper(roots=[str(workspace)])
+    assert unstructure(core.read(ReadParams(file_path="wide.py")))["type"] == "text"
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path="wide.py", symbol="f5"))
+    assert caught.value.kind == "too_large"
+    assert "offset" in caught.value.message
