@@ -46,6 +46,7 @@ class Recorder:
         self.noted_at: dict[tuple[str, str], float] = {}  # (path, kind) -> first time
         self.vanished: list[bytes] = []  # given as subfolders, as if deleted since the scan
         self.removed_once_watched: set[str] = set()  # folder names deleted as they are walked
+        self.gone: list[str] = []  # roots whose own folder went
 
     def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
         if os.fsdecode(os.path.basename(folder)) in self.removed_once_watched:
@@ -67,6 +68,9 @@ class Recorder:
 
     def overflowed(self) -> None:
         self.overflows += 1
+
+    def root_gone(self, root: str) -> None:
+        self.gone.append(root)
 
     def note(
         self, src: str, kind: str, is_dir: bool, dest: str | None = None, writing: bool = False
@@ -393,6 +397,8 @@ class Hooks:
     def limit_reached(self, error):
         self.limits.append(errno.errorcode[error.errno])
     def overflowed(self):
+        pass
+    def root_gone(self, root):
         pass
     def note(self, src, kind, is_dir, dest=None, writing=False):
         self.notes.append(os.path.basename(src))
