@@ -761,7 +761,7 @@ def test_a_folder_where_no_probe_file_can_be_made_has_no_leases(
     monkeypatch.setattr(leases, "open_in", refusing)
     folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert leases._probe_leases(folder) is False
+        assert leases._probe_leases(folder, str(workspace)) is False
     finally:
         os.close(folder)
     assert list(workspace.iterdir()) == []
@@ -1207,7 +1207,7 @@ def test_a_file_that_cannot_be_leased_is_held_unleased(
     # Leases refused outright (not our file, no leases here), or refused as busy on a
     # device whose probe finds leases never work: the file is held without one.
     monkeypatch.setattr(leases, "_try_lease", lambda fd: outcome)
-    monkeypatch.setattr(leases, "_probe_leases", lambda folder: False)
+    monkeypatch.setattr(leases, "_probe_leases", lambda folder, path: False)
     monkeypatch.setattr(leases, "_lease_works", {})  # what earlier probes found, forgotten
     path = workspace / "a.txt"
     path.write_text("one\n")
