@@ -21,6 +21,7 @@ kill can leave a temporary file, as before; that is logged once.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import logging
 import os
@@ -60,6 +61,7 @@ class Journal:
         self._pid = 0
         self._broken = False
         self._in_flight: set[bytes] = set()
+        self._path = ""  # where the journal is, to remove it at a clean exit
 
     def add(self, folder_path: str, name: str) -> bytes | None:
         """Write down that `name` in `folder_path` is about to be created; the entry
@@ -102,6 +104,7 @@ class Journal:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)  # before the name a sweep looks at
                 os.rename(making, token + _SUFFIX, src_dir_fd=where, dst_dir_fd=where)
+                self._path = os.path.join(folder(), token + _SUFFIX)
             except OSError:
                 os.close(fd)
                 raise
@@ -111,7 +114,19 @@ class Journal:
             self._give_up(exc)
             return None
         self._fd = fd
+        atexit.register(self.close)
         return fd
+
+    def close(self) -> None:
+        """At a clean exit: remove the journal, unless a write is cut short."""
+        with self._lock:
+            if self._fd is None or self._pid != os.getpid():
+                return
+            if not self._in_flight:
+                with suppress(OSError):
+                    os.unlink(self._path)
+            os.close(self._fd)
+            self._fd = None
 
     def _give_up(self, exc: OSError) -> None:
         self._broken = True

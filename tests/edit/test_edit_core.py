@@ -720,11 +720,11 @@ def test_a_create_that_links_its_temp_file_never_follows_a_link_planted_there(
     elsewhere.write_text("secret\n")
     write_temp = atomic._write_temp
 
-    def planted(folder: int, name: str, *args: Any) -> Any:
-        tmp, st = write_temp(folder, name, *args)
+    def planted(folder: int, *args: Any) -> Any:
+        tmp, st, entry = write_temp(folder, *args)
         os.unlink(tmp, dir_fd=folder)
         os.symlink(elsewhere, tmp, dir_fd=folder)
-        return tmp, st
+        return tmp, st, entry
 
     monkeypatch.setattr(atomic, "_write_temp", planted)
     new = workspace / "new.txt"

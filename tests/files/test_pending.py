@@ -58,12 +58,14 @@ def test_a_killed_writers_leftover_is_removed_and_lookalikes_are_kept(tmp_path: 
     lookalikes = [".a.txt.0badf00d.rk-tmp", ".rk-lease-probe.0000beef.rk-tmp", "notes.rk-tmp"]
     for name in lookalikes:
         (folder / name).write_text("the user's\n")
-    before = journals()
-    killed(writer(folder, ".a.txt.1f2e3d4c.rk-tmp"))
+    process = writer(folder, ".a.txt.1f2e3d4c.rk-tmp")
+    assert [n for n in journals() if n.startswith(f"{process.pid}.")]
+    killed(process)
     assert (folder / ".a.txt.1f2e3d4c.rk-tmp").exists()
     assert pending.sweep() == 1
     assert sorted(p.name for p in folder.iterdir()) == sorted(lookalikes)
-    assert journals() == before  # the dead writer's journal went with its file
+    # The dead writer's journal went with its file.
+    assert not [n for n in journals() if n.startswith(f"{process.pid}.")]
 
 
 def test_a_live_writers_temporary_file_is_left_alone(tmp_path: Path) -> None:
@@ -111,3 +113,16 @@ def test_the_journal_is_emptied_when_no_write_is_in_flight(tmp_path: Path) -> No
     assert os.fstat(fd).st_size == len(first) + len(second)
     journal.done(second)
     assert os.fstat(fd).st_size == 0
+
+
+def test_a_clean_exit_leaves_no_journal(tmp_path: Path) -> None:
+    script = (
+        "import os, sys\n"
+        "from readkeeper.files.pending import JOURNAL\n"
+        "JOURNAL.done(JOURNAL.add(sys.argv[1], '.a.txt.00000003.rk-tmp'))\n"
+        "print(os.getpid())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert not [n for n in journals() if n.startswith(f"{done.stdout.strip()}.")]
