@@ -54,10 +54,11 @@ async def error_of(w: Watched, method: str, params: dict[str, Any]) -> JsonRpcEx
     return caught.value
 
 
-async def watching_again(w: Watched) -> dict[str, Any]:
+async def watching_again(w: Watched, state: str = "watching") -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
         watcher = await w.watcher()
-        ok = watcher["state"] == "watching" and watcher["watched_roots"] == [str(w.root)]
+        roots = watcher["polled_roots"] if state == "polling" else watcher["watched_roots"]
+        ok = watcher["state"] == state and list(roots) == [str(w.root)]
         return watcher if ok else None
 
     found: dict[str, Any] = await until(check, "the new folder to be watched")
@@ -77,11 +78,26 @@ async def missing(w: Watched) -> dict[str, Any]:
 async def test_a_root_deleted_and_created_again_is_opened_and_watched_again(
     workspace: Path, replacement: str
 ) -> None:
-    remove, create = REPLACEMENTS[replacement]
+    await replaced_while_served(workspace, *REPLACEMENTS[replacement], {}, "watching")
+
+
+async def test_a_polled_root_deleted_and_created_again_is_polled_again(workspace: Path) -> None:
+    polling = {"watcher": "polling", "watch_poll_interval_ms": 100}
+    await replaced_while_served(workspace, move_away, fill, polling, "polling")
+
+
+async def replaced_while_served(
+    workspace: Path,
+    remove: Callable[[Path], None],
+    create: Callable[[Path], None],
+    settings: dict[str, Any],
+    state: str,
+) -> None:
+    """Read a.txt and b.txt, replace the root, and check every step (see the module)."""
     make(workspace / "a.txt", "one\n")
     make(workspace / "b.txt", "bee\n")
-    async with serving(workspace) as w:
-        assert (await w.ready())["state"] == "watching"
+    async with serving(workspace, settings) as w:
+        assert (await w.ready())["state"] == state
         await w.read("a.txt")
         await w.read("b.txt")
 
@@ -96,7 +112,7 @@ async def test_a_root_deleted_and_created_again_is_opened_and_watched_again(
         assert "no longer exists" in error.message
 
         create(workspace)
-        watcher = await watching_again(w)
+        watcher = await watching_again(w, state)
         assert watcher["missing_roots"] == {}
 
         # a.txt has the same bytes, but it is a file of another tree: read it first.
@@ -127,7 +143,7 @@ async def test_a_root_deleted_and_created_again_is_opened_and_watched_again(
             lambda: any("+bee, changed again" in n["diff"] for n in w.pushed("b.txt")),
             "a notice of the change made in the new folder",
         )
-        assert (await w.watcher())["state"] == "watching"
+        assert (await w.watcher())["state"] == state
 
 
 async def test_a_root_deleted_for_good_gets_a_clear_error(workspace: Path) -> None:
