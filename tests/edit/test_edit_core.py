@@ -1302,3 +1302,12 @@ def test_edit_snippets_follow_the_line_number_style(workspace: Path) -> None:
     assert result.snippet == "3\t\n4\t\n5\tdef g():\n6\t    return 3"
     error = refused(edit, core, path, "def g():\n    return 4", "x")
     assert error.data["closest"] == "5\tdef g():\n6\t    return 3"
+
+
+def test_a_long_non_ascii_name_gets_a_temp_name_within_the_limit(workspace: Path) -> None:
+    # 84 CJK characters are 252 bytes, a valid name; its temp name, cut at 180
+    # characters, would have been 269 bytes (over NAME_MAX): cut at 180 bytes, it fits.
+    path = workspace / ("字" * 84)
+    assert atomic.create(_held_location(workspace, path), b"new\n") is not None
+    assert path.read_bytes() == b"new\n"
+    assert [p.name for p in workspace.iterdir()] == [path.name]
