@@ -188,16 +188,26 @@ class Workspace:
             held = self._anchors.get(folder)
         if held is not None and held.current():
             return held
-        if held is not None:
-            with self._lock:
-                self._replaced[folder] = time.time_ns()
-        fresh = Anchor.open(folder)
+        try:
+            fresh = Anchor.open(folder)
+        except OSError:
+            if held is not None:
+                self._mark_replaced(folder)
+            raise
         with self._lock:
             now = self._anchors.get(folder)
-            if now is not None and now is not held and now.identity == fresh.identity:
-                return now  # another request opened it again first
+            if now is not None and now.identity == fresh.identity:
+                # Opened again by another request, or the same folder after all (a
+                # filesystem whose lstat and fstat disagree): nothing was replaced.
+                return now
             self._anchors[folder] = fresh
+        if held is not None:
+            self._mark_replaced(folder)
         return fresh
+
+    def _mark_replaced(self, folder: str) -> None:
+        with self._lock:
+            self._replaced[folder] = time.time_ns()
 
     def replaced_since(self, real_path: str, since_ns: int) -> str | None:
         """The root or allowed folder holding `real_path` when it was deleted or replaced
