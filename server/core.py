@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
 from .errors import ReadkeeperError
+from .files import pending
 from .files.outputs import OutputFolders
 from .files.paths import Workspace
 from .protocol import (
@@ -70,6 +71,8 @@ class Readkeeper:
         client_settings: Mapping[str, Any] | None = None,
         buffers: Buffers | None = None,
     ) -> None:
+        # What a killed readkeeper left in users' folders goes first (files/pending.py).
+        pending.sweep_once()
         self.workspace = Workspace()
         self.workspace.set_roots(roots or [])
         self.sessions = Sessions()  # the sessions kept, least recently used first

@@ -37,6 +37,15 @@ def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
+@pytest.fixture(autouse=True)
+def _private_state(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The journals of temporary files (files/pending.py) go to a folder of this test
+    run's, not the developer's ~/.local/state; servers started as processes inherit it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
+
+
 @pytest.fixture
 def core(workspace: Path) -> Readkeeper:
     """A core whose token table is loaded, so every text read's `tokens` is the exact

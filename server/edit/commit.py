@@ -24,7 +24,8 @@ from ..files.fileio import digest, moved, read_at_most
 from ..files.locks import lock_for
 from ..files.paths import Location, Workspace, real_path
 from ..settings import Settings
-from .refusals import busy, kept_changing, not_text, os_error, set_id
+from ..state.readstate import ReadRecord, ReadStates
+from .refusals import busy, kept_changing, not_text, os_error, root_replaced, set_id
 
 # Times a commit is retried when the file changes under it; each retry re-decides (and
 # usually ends as `stale`), so this only bounds a file rewritten continuously.
@@ -63,6 +64,9 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             field="file_path",
         )
     candidate = workspace.absolute(file_path)
+    problem = workspace.unavailable(candidate)
+    if problem is not None:
+        raise problem
     real = real_path(candidate)
     where = workspace.locate(real, grants=False)
     if where is None:
@@ -77,6 +81,20 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             roots=list(workspace.roots),
         )
     return candidate, where
+
+
+def read_record(
+    read_states: ReadStates, workspace: Workspace, session: str, real: str, verb: str
+) -> ReadRecord | None:
+    """The session's record of `real`; refused `stale` when it was read before its
+    workspace folder was replaced (`rm -rf ws && git clone ... ws`): whatever the
+    content now, the agent read a file of the old tree."""
+    record = read_states.get(session, real)
+    if record is not None:
+        folder = workspace.replaced_since(real, record.recorded_ns)
+        if folder is not None:
+            raise root_replaced(real, folder, verb)
+    return record
 
 
 def entry(where: Location) -> os.stat_result | None:

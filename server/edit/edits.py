@@ -56,6 +56,7 @@ from .commit import (
     entry,
     hold_for_change,
     load,
+    read_record,
     replace,
     resolve_for_change,
 )
@@ -111,7 +112,7 @@ def _edit_once(
 ) -> EditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
-    record = core.read_states.get(params.session, real)
+    record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     found = entry(where)
     if found is None:
         if record is not None:
@@ -194,7 +195,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
         return _create(core, params, where, settings)
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(real, to_write=True)
-    record = core.read_states.get(params.session, real)
+    record = read_record(core.read_states, core.workspace, params.session, real, "write")
     if record is None:
         raise ReadkeeperError(
             "not_read",

@@ -33,7 +33,7 @@ from ..protocol import (
 from ..read.diffs import bounded_diff, external_change
 from ..read.readers.notebook import cell_id, parse
 from ..state.readstate import ReadRecord
-from .commit import committed, hold_for_change, resolve_for_change
+from .commit import committed, hold_for_change, read_record, resolve_for_change
 from .refusals import not_read
 from .remember import Written, remember_change
 from .services import EditServices
@@ -84,7 +84,7 @@ def _edit_once(
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
     if where.lstat() is None:
         raise core.workspace.not_found(candidate)
-    record = core.read_states.get(params.session, real)
+    record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
         raise not_read(real, params.session)
     settings = core.settings

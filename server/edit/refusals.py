@@ -100,6 +100,20 @@ def deleted(path: str, verb: str) -> ReadkeeperError:
     )
 
 
+def root_replaced(path: str, folder: str, verb: str) -> ReadkeeperError:
+    """The `stale` refusal of a change to a file read before its workspace folder was
+    deleted and created again (or replaced): the file there now is another one."""
+    return ReadkeeperError(
+        "stale",
+        f"The workspace folder {folder} was deleted and created again (or replaced) since "
+        f"this session read {path}, so the file there now is not the one you read. Read "
+        f"it again, then {verb} it.",
+        file_path=path,
+        root=folder,
+        root_replaced=True,
+    )
+
+
 def set_id(path: str, mode: int) -> ReadkeeperError:
     """The refusal to change a set-user-ID or set-group-ID program."""
     # New bytes under a set-id program's name would run with its owner's rights, and

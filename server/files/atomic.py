@@ -40,21 +40,19 @@ import ctypes
 import errno
 import os
 import secrets
-import stat
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from .. import STARTED_NS
 from .beneath import Location, Moved, lstat_in, open_in
 from .fileio import OpenedFile, moved, open_regular_in
-from .leases import TEMP_SUFFIX, lease, unlease, writer_waiting
 
 # Raised by `hold`; callers catch it from here, where they hold files.
 from .leases import Busy as Busy
+from .leases import lease, unlease, writer_waiting
+from .pending import JOURNAL, TEMP_SUFFIX
 
 if sys.platform == "linux":
     pass
@@ -142,9 +140,10 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
     was read: nothing was changed then, and the caller must look at the file again.
     """
     folder, name = held.folder, held.name
-    _sweep_once(folder)
     tmp: str | None
-    tmp, new_stat = _write_temp(folder, name, data, held.mode, held.owner)
+    tmp, new_stat, entry = _write_temp(
+        folder, os.path.dirname(held.opened.path), name, data, held.mode, held.owner
+    )
     ours = (new_stat.st_dev, new_stat.st_ino)
     try:
         if writer_waiting(held.opened.fd, held.leased) or not (
@@ -167,6 +166,7 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
     finally:
         if tmp is not None:
             _unlink_quietly(folder, tmp)
+        JOURNAL.done(entry)
     _fsync(folder)
     return new_stat
 
@@ -175,10 +175,11 @@ def create(where: Location, data: bytes) -> os.stat_result | None:
     """Create the file holding `data`; None if a file appeared there meanwhile (it is
     left untouched). Its folders must exist."""
     with _folder(where) as folder:
-        _sweep_once(folder)
         name = where.name
         tmp: str | None
-        tmp, new_stat = _write_temp(folder, name, data, None, None)
+        tmp, new_stat, entry = _write_temp(
+            folder, os.path.dirname(where.path), name, data, None, None
+        )
         try:
             done = _rename_flags(folder, tmp, name, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
             if done is None:
@@ -202,41 +203,9 @@ def create(where: Location, data: bytes) -> os.stat_result | None:
         finally:
             if tmp is not None:
                 _unlink_quietly(folder, tmp)
+            JOURNAL.done(entry)
         _fsync(folder)
         return new_stat
-
-
-# Folders (st_dev, st_ino) already swept of leftovers by this process.
-_swept: set[tuple[int, int]] = set()
-_swept_lock = threading.Lock()
-
-
-def _sweep_once(folder: int) -> None:
-    """On this process's first write in a folder, remove what killed writers left."""
-    st = os.fstat(folder)
-    with _swept_lock:
-        if (st.st_dev, st.st_ino) in _swept:
-            return
-        _swept.add((st.st_dev, st.st_ino))
-    remove_leftovers(folder, STARTED_NS)
-
-
-def remove_leftovers(folder: int, older_than_ns: int) -> int:
-    """Delete the temporary files a killed writer left in a folder (ours, by their
-    suffix, and older than `older_than_ns`: a live writer keeps touching its own)."""
-    removed = 0
-    try:
-        with os.scandir(folder) as entries:
-            names = [e.name for e in entries if e.name.endswith(TEMP_SUFFIX)]
-    except OSError:
-        return 0
-    for name in names:
-        with suppress(OSError):
-            st = os.stat(name, dir_fd=folder, follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode) and st.st_mtime_ns < older_than_ns:
-                os.unlink(name, dir_fd=folder)
-                removed += 1
-    return removed
 
 
 # --- the pieces --------------------------------------------------------------------------
@@ -289,19 +258,32 @@ def _identity_of(folder: int, name: str) -> tuple[int, int]:
 
 
 def _write_temp(
-    folder: int, name: str, data: bytes, mode: int | None, owner: tuple[int, int] | None
-) -> tuple[str, os.stat_result]:
+    folder: int,
+    folder_path: str,
+    name: str,
+    data: bytes,
+    mode: int | None,
+    owner: tuple[int, int] | None,
+) -> tuple[str, os.stat_result, bytes | None]:
+    """The temporary file holding `data`, its stat, and its journal entry (pending.py:
+    written down before it exists, so that a kill at any moment leaves nothing the next
+    start does not remove)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     while True:
-        # Hidden, and recognisably ours if a kill -9 ever leaves one behind.
-        tmp = f".{name[:180]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        # Hidden, and recognisably ours; within NAME_MAX however long the name's bytes.
+        tmp = f".{_shortened(name)}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        entry = JOURNAL.add(folder_path, tmp)
         try:
             # A new file gets 0o666 less the umask, like any editor's; a replacement
             # starts private and gets the old file's mode below.
             fd = open_in(folder, tmp, flags, 0o600 if mode is not None else 0o666)
             break
         except FileExistsError:
+            JOURNAL.done(entry)
             continue
+        except BaseException:
+            JOURNAL.done(entry)
+            raise
     try:
         view = memoryview(data)
         while view:
@@ -321,9 +303,19 @@ def _write_temp(
     except BaseException:
         os.close(fd)
         _unlink_quietly(folder, tmp)
+        JOURNAL.done(entry)
         raise
     os.close(fd)
-    return tmp, new_stat
+    return tmp, new_stat, entry
+
+
+def _shortened(name: str, limit: int = 180) -> str:
+    """`name` cut to at most `limit` bytes of the filesystem encoding, at a character
+    (180 non-ASCII characters are up to 720 bytes: with our affixes, over NAME_MAX)."""
+    cut = name[:limit]
+    while len(os.fsencode(cut)) > limit:
+        cut = cut[:-1]
+    return cut
 
 
 def _rename_flags(folder: int, src: str, dst: str, linux_flag: int, mac_flag: int) -> bool | None:

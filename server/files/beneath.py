@@ -158,18 +158,42 @@ class Anchor:
 
     path: str  # its real path when it was opened
     fd: int = field(repr=False)
+    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the folder held
 
     @classmethod
     def open(cls, path: str) -> Anchor:
-        """Open the folder at `path` (a real path) as an anchor; raises OSError
-        (NotADirectoryError for a file) when it cannot."""
-        fd = os.open(path, _O_PATH | _DIRECTORY | _CLOEXEC)
-        anchor = cls(path, fd)
+        """Open the folder at `path` (an absolute real path) as an anchor, following no
+        symlink on the way: a real path has none, so one there now was planted since
+        (`Moved`). Raises OSError (FileNotFoundError when it is gone, NotADirectoryError
+        for a file) when it cannot."""
+        top = os.open(os.sep, _O_PATH | _DIRECTORY | _CLOEXEC)
+        try:
+            relative = path.lstrip(os.sep)
+            parts = _parts(relative)
+            flags = _O_PATH | _DIRECTORY
+            fd = _openat2(top, relative if parts else ".", flags)
+            if fd is None:
+                fd = _walk(top, parts, flags)
+        finally:
+            os.close(top)
+        st = os.fstat(fd)
+        anchor = cls(path, fd, (st.st_dev, st.st_ino))
         # Closed when the last user lets go: a request in flight may still hold it
         # after the roots changed, and closing it under that request could hand its
         # number to another file.
         weakref.finalize(anchor, os.close, fd)
         return anchor
+
+    def current(self) -> bool:
+        """Whether the folder held is still the one at its path: False once it was
+        deleted, moved away, or replaced (`rm -rf ws && git clone ... ws`, `mv ws
+        ws.old && mkdir ws`, a symlink put in its place). One lstat: while the folder is
+        held open its inode cannot be freed, so its number cannot name another folder."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self.identity
 
     def open_folder(self, relative: str, *, write: bool = False) -> int:
         """A descriptor of the folder at `relative` (a real path relative to the

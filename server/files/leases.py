@@ -20,6 +20,7 @@ import time
 from contextlib import suppress
 
 from .beneath import open_in
+from .pending import JOURNAL, TEMP_SUFFIX
 
 if sys.platform == "linux":
     import fcntl
@@ -30,9 +31,6 @@ if sys.platform == "linux":
 _LEASE_SIGNAL = signal.SIGWINCH if hasattr(signal, "SIGWINCH") else 0
 # How long to wait for another program to finish writing before giving up (~0.25 s).
 _BUSY_BACKOFF_S = (0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128)
-# The suffix of every file readkeeper creates for a moment in a user's folder (atomic.py's
-# temporary files, the lease probe), so that one sweep finds the leftovers of both.
-TEMP_SUFFIX = ".rk-tmp"
 
 
 class Busy(Exception):
@@ -60,7 +58,7 @@ def lease(fd: int, folder: int, device: int, path: str) -> bool:
             return False
         with _lease_probe_lock:
             if device not in _lease_works:
-                _lease_works[device] = _probe_leases(folder)
+                _lease_works[device] = _probe_leases(folder, os.path.dirname(path))
         if not _lease_works[device]:
             return False
     raise Busy(path)
@@ -97,12 +95,14 @@ def unlease(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
-def _probe_leases(folder: int) -> bool:
-    """Whether a file nobody writes can be leased in `folder`."""
+def _probe_leases(folder: int, folder_path: str) -> bool:
+    """Whether a file nobody writes can be leased in `folder` (at `folder_path`)."""
     probe = f".rk-lease-probe.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    entry = JOURNAL.add(folder_path, probe)
     try:
         os.close(open_in(folder, probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError:
+        JOURNAL.done(entry)
         return False
     try:
         fd = open_in(folder, probe, os.O_RDONLY)
@@ -116,3 +116,4 @@ def _probe_leases(folder: int) -> bool:
     finally:
         with suppress(OSError):
             os.unlink(probe, dir_fd=folder)
+        JOURNAL.done(entry)

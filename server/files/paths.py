@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..errors import ReadkeeperError
 from .beneath import Anchor
 from .beneath import Location as Location
 from .fileio import moved
+from .unavailable import folder_unavailable
 
 # Folders never worth suggesting from (and too large to walk on every miss).
 _SKIP_DIRS = frozenset(
@@ -77,18 +79,21 @@ class Workspace:
 
     # Open descriptors of the roots, allowed folders and granted paths, by real path.
     _anchors: dict[str, Anchor] = field(default_factory=dict)
+    # When a folder of `_anchors` was last found deleted or replaced (time.time_ns):
+    # what a session read there before is of another tree.
+    _replaced: dict[str, int] = field(default_factory=dict)
 
     def set_roots(self, roots: Iterable[str]) -> None:
         """Make these folders the roots (by real path), each held open as an anchor; a root
         that is not a folder gets none, and nothing beneath it opens."""
         reals = [os.path.realpath(r) for r in roots]
-        anchors: dict[str, Anchor] = {}
         for real in reals:
             # A root that is not a folder (any more) gets no anchor: nothing beneath
             # it can be opened.
             with suppress(OSError):
-                anchors[real] = self._anchors.get(real) or Anchor.open(real)
+                self._anchor(real)
         with self._lock:
+            anchors = {r: self._anchors[r] for r in reals if r in self._anchors}
             self.roots = reals
             # Allowed folders and grants are opened again on their next use.
             self._anchors = anchors
@@ -176,13 +181,59 @@ class Workspace:
         return _locate_in(anchor, real_path)
 
     def _anchor(self, folder: str) -> Anchor:
+        """The open folder `folder`, opened again when the one held is no longer at its
+        path (deleted and re-created, moved away and replaced): OSError when there is
+        no folder there now, `Moved` when a symlink stands in its place."""
         with self._lock:
-            anchor = self._anchors.get(folder)
-        if anchor is None:
-            anchor = Anchor.open(folder)
-            with self._lock:
-                anchor = self._anchors.setdefault(folder, anchor)
-        return anchor
+            held = self._anchors.get(folder)
+        if held is not None and held.current():
+            return held
+        try:
+            fresh = Anchor.open(folder)
+        except OSError:
+            if held is not None:
+                self._mark_replaced(folder)
+            raise
+        with self._lock:
+            now = self._anchors.get(folder)
+            if now is not None and now.identity == fresh.identity:
+                # Opened again by another request, or the same folder after all (a
+                # filesystem whose lstat and fstat disagree): nothing was replaced.
+                return now
+            self._anchors[folder] = fresh
+        if held is not None:
+            self._mark_replaced(folder)
+        return fresh
+
+    def _mark_replaced(self, folder: str) -> None:
+        with self._lock:
+            self._replaced[folder] = time.time_ns()
+
+    def replaced_since(self, real_path: str, since_ns: int) -> str | None:
+        """The root or allowed folder holding `real_path` when it was deleted or replaced
+        after `since_ns` (a read-state record's time): what was read there before is of
+        another tree. None otherwise."""
+        for folder in (*self.roots, *self.allowed):
+            if is_within(real_path, folder):
+                with self._lock:
+                    replaced = self._replaced.get(folder)
+                if replaced is not None and replaced > since_ns:
+                    return folder
+        return None
+
+    def unavailable(self, path: str) -> ReadkeeperError | None:
+        """Why nothing at `path` (absolute) can be opened when the root or allowed folder
+        it lies in is gone or is no longer the folder it was; None when that folder is
+        there (or `path` is in none)."""
+        for folder in (*self.roots, *self.allowed):
+            if not is_within(path, folder):
+                continue
+            try:
+                self._anchor(folder)
+                return None
+            except OSError as exc:
+                return folder_unavailable(folder, path, exc)
+        return None
 
     def resolve(self, file_path: str, session: str = "") -> Location:
         """Where `file_path` really is, to be opened beneath its permitted folder; or a
@@ -194,6 +245,9 @@ class Workspace:
                 field="file_path",
             )
         candidate = self.absolute(file_path)
+        problem = self.unavailable(candidate)
+        if problem is not None:
+            raise problem
         if not os.path.lexists(candidate):
             variant = screenshot_variant(candidate)
             if variant is not None and os.path.lexists(variant):

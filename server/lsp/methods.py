@@ -70,9 +70,9 @@ async def read(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
 async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: ReadkeeperError) -> bool:
     """Ask the user whether the agent may read a file outside the workspace."""
     window_caps = ls.client_capabilities.window
-    if not (window_caps and window_caps.show_message):
-        return False
-    real_path = exc.data["real_path"]
+    real_path = exc.data.get("real_path")
+    if not (window_caps and window_caps.show_message) or real_path is None:
+        return False  # nothing the user could allow (a root replaced by a link)
     once, session, deny = "Allow once", "Allow for this session", "Deny"
     try:
         choice = await ls.window_show_message_request_async(

@@ -145,7 +145,7 @@ class Reports:
 
     on_changes: Callable[[list[watchman.Change]], None]
     on_fresh: Callable[[str], None]
-    on_lost: Callable[[str], None]  # why it was lost
+    on_lost: Callable[[str, str], None]  # the root, and why it was lost
 
     def changed(self, root: str, changes: list[watchman.Change]) -> None:
         """Paths under `root` changed."""
@@ -156,5 +156,6 @@ class Reports:
         self.on_fresh(root)
 
     def lost(self, root: str, reason: str) -> None:
-        """The subscription of `root` ended for good."""
-        self.on_lost(reason)
+        """The subscription of `root` ended for good (the watcher asks whether its folder
+        went)."""
+        self.on_lost(root, reason)

@@ -66,6 +66,7 @@ IN_MOVED_TO = 0x80
 IN_CREATE = 0x100
 IN_DELETE = 0x200
 IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 IN_ONLYDIR = 0x1000000
@@ -82,6 +83,7 @@ WATCH_MASK = (
     | IN_CREATE
     | IN_DELETE
     | IN_DELETE_SELF
+    | IN_MOVE_SELF
     | IN_ONLYDIR
     | IN_DONT_FOLLOW
     | IN_EXCL_UNLINK
@@ -109,6 +111,10 @@ class Hooks(Protocol):
 
     def overflowed(self) -> None:
         """The kernel's event queue overflowed: events were lost."""
+        ...
+
+    def root_gone(self, root: str) -> None:
+        """A root's own folder was deleted or moved away: its watches are gone."""
         ...
 
     def note(
@@ -340,10 +346,13 @@ class Inotify:
             del self._folders[wd]
             if self._watches.get(folder) == wd:
                 del self._watches[folder]
+            if folder in self._roots:
+                self._root_gone(folder)
             return
         if not name:  # about the watched folder itself: its parent's record says it
-            if mask & IN_DELETE_SELF and folder in self._roots:
+            if mask & (IN_DELETE_SELF | IN_MOVE_SELF) and folder in self._roots:
                 self._hooks.note(os.fsdecode(folder), "deleted", True)
+                self._root_gone(folder)
             return
         path = folder + b"/" + name
         is_dir = bool(mask & IN_ISDIR)
@@ -365,6 +374,14 @@ class Inotify:
                 self._appeared(path, is_dir)
             else:
                 self._moved(moved[0], path, is_dir)
+
+    def _root_gone(self, root: bytes) -> None:
+        """A root's folder was deleted or moved away (renamed, it would report its
+        changes under the root's name): its watches go, and the watcher watches the
+        folder that takes its place, when one does (roots.py)."""
+        self._roots.remove(root)
+        self._drop_tree(root)
+        self._hooks.root_gone(os.fsdecode(root))
 
     def _appeared(self, path: bytes, is_dir: bool) -> None:
         """A file or folder created or moved in; a folder is watched, and what is

@@ -16,17 +16,16 @@ and leaves each step to a module of its own:
   inotify watch). .gitignore edits apply to events at once; a folder they newly
   un-ignore is watched from the next start (the watch set is not walked again).
 - coalesce.py: each path handed on once it has been quiet, so a burst is one change.
-- polling.py: roots no backend watches (`watch_force_polling`, `watcher` `polling`, a
-  filesystem whose events are unreliable, the fallback's last step: probes.py says
-  which) have their read files checked every `watch_poll_interval_ms`; after a kernel
-  event queue overflow or a fallback (events lost), every read file under the watched
-  roots is re-checked against its read-state record (stat, then digest).
-- Fallback: when Watchman cannot be reached or its connection breaks for good, or the
-  kernel refuses more watches (inotify ENOSPC or EMFILE), that backend is stopped
-  (freeing every watch it held for the editor and other tools), one warning goes to
-  `WatchCallbacks.warn` (the LSP server logs it and shows it to the user), the next
-  backend watches the roots, and the files agents have read are re-checked against
-  their records (events may have been lost on the way).
+- polling.py: roots no backend watches (`watch_force_polling`, `watcher` `polling`, an
+  unreliable filesystem: probes.py) have their read files checked every
+  `watch_poll_interval_ms`; after an overflow or a fallback every read file under the
+  roots is re-checked against its read-state record.
+- roots.py: a root whose folder is deleted, moved away or replaced is missing until a
+  folder is there again, then watched afresh (any backend).
+- Fallback (backends.py): a backend that cannot be reached, breaks for good, or is
+  refused more watches (ENOSPC, EMFILE) is stopped, freeing its watches; one warning
+  goes to `WatchCallbacks.warn`, the next backend watches the roots, and the files
+  agents read are re-checked (events may have been lost on the way).
 """
 
 from __future__ import annotations
@@ -37,12 +36,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..files.ignore import IgnoreRules
-from ..files.paths import is_within
 from ..settings import Settings
 from ..state.stats import WatchCounters
 from . import watchman
@@ -60,6 +58,7 @@ from .backends import (
 from .coalesce import FsChange, Kind
 from .intake import Intake
 from .probes import UNRELIABLE_FILESYSTEMS, filesystem_type, limit_reason
+from .roots import FollowsRoots, RootLives, outermost
 from .threads import folders_in, name_os_thread
 from .worker import Worker
 
@@ -80,10 +79,10 @@ class WatchCallbacks:
     progress: Callable[[str, str], None] | None = None
 
 
-State = Literal["starting", "watching", "partial", "polling", "stopped"]
+State = Literal["starting", "watching", "partial", "polling", "root_missing", "stopped"]
 
 
-class Watcher:
+class Watcher(FollowsRoots):
     """Watches the workspace roots and hands the paths that may have changed to
     `WatchCallbacks.changed`, in batches, on its worker thread."""
 
@@ -103,6 +102,7 @@ class Watcher:
         # root -> its observer's handle, or its watchman.Subscription
         self._watches: dict[str, Any] = {}
         self._polled: dict[str, str] = {}  # root -> why it is polled
+        self.roots = RootLives()  # which folder each root was set up on; those missing
         self._observer: Observer | None = None
         self._backends: list[Backend] = []  # the one in use, then what it falls back to
         self._switch_at: int | None = None  # auto: folders walked before Watchman takes over
@@ -120,6 +120,7 @@ class Watcher:
             callbacks.changed,
             callbacks.read_files,
             self._leave,
+            self._check_roots,
         )
         lock, coalescer = self._worker.lock, self._worker.coalescer
         self.intake = Intake(self._rules, coalescer, lock, self.counters)
@@ -157,13 +158,22 @@ class Watcher:
         self.state = "stopped"
 
     def status(self) -> dict[str, Any]:
-        """The watcher's state, as `readkeeper/stats` shows it."""
+        """The watcher's state, as `readkeeper/stats` shows it: a root whose folder is
+        gone or replaced this very moment is missing, not watched (roots.py)."""
         pending = self._worker.pending()
+        watched, polled = list(self._watches), dict(self._polled)
+        missing = self.roots.gone([*watched, *polled])
+        watched = [r for r in watched if r not in missing]
+        polled = {r: why for r, why in polled.items() if r not in missing}
+        state = self.state
+        if missing and state in ("watching", "partial", "polling"):
+            state = "partial" if watched or polled else "root_missing"
         return {
-            "state": self.state,
+            "state": state,
             "backend": self._backends[0] if self._backends else None,
-            "watched_roots": sorted(self._watches),
-            "polled_roots": dict(sorted(self._polled.items())),
+            "watched_roots": sorted(watched),
+            "polled_roots": dict(sorted(polled.items())),
+            "missing_roots": dict(sorted(missing.items())),
             "fallback_reason": self._fallback,
             "setup_ms": None if self.setup_seconds is None else self.setup_seconds * 1000,
             "pending_paths": pending,
@@ -205,7 +215,8 @@ class Watcher:
             del self._polled[root]
         for root in [r for r in self._rules if r not in wanted]:
             del self._rules[root]
-        added = [r for r in wanted if r not in self._watches and r not in self._polled]
+        self.roots.forget([r for r in self.roots.missing if r not in wanted])
+        added = [r for r in wanted if not self._set_up(r) and r not in self.roots.missing]
         if not added:
             self._update_state()
             return
@@ -217,8 +228,8 @@ class Watcher:
                 if self._stopping.is_set():
                     return
                 self._rules[root] = IgnoreRules(root, self.settings.watch_exclude)
-                reason = self._poll_reason(root)
-                if reason is None:
+                reason = self._poll_reason(root) if self.roots.arm(root) else None
+                if reason is None and root not in self.roots.missing:
                     reason = self._schedule(root)
                 if reason is not None:
                     self._polled[root] = reason
@@ -340,13 +351,16 @@ class Watcher:
             self._observer.unwatch(watch)
 
     def _update_state(self) -> None:
+        missing = self.roots.missing
         if self._stopping.is_set():
             self.state = "stopped"
-        elif any(r not in self._watches and r not in self._polled for r in self._wanted):
+        elif any(not self._set_up(r) and r not in missing for r in self._wanted):
             self.state = "starting"  # a root is being set up (again)
-        elif self._polled and not self._watches:
+        elif not self._watches and not self._polled:
+            self.state = "root_missing"
+        elif self._polled and not self._watches and not missing:
             self.state = "polling"
-        elif self._polled:
+        elif self._polled or missing:
             self.state = "partial"
         else:
             self.state = "watching"
@@ -413,9 +427,6 @@ class Watcher:
         """A change the inotify reader saw, on its thread (inotify.py)."""
         self.intake.note(src, kind, is_dir, dest, writing)
 
-    def _watchman_lost(self, reason: str) -> None:
-        self.leave_soon("watchman", reason)
-
     # --- helpers ------------------------------------------------------------------------
 
     def _in_setup_walk(self) -> bool:
@@ -433,16 +444,6 @@ class Watcher:
         self._warned.add(key)
         with contextlib.suppress(Exception):
             self._callbacks.warn(message)
-
-
-def outermost(roots: Iterable[str]) -> list[str]:
-    """The roots, without those inside another root (watched with it)."""
-    unique = sorted({os.path.realpath(r) for r in roots}, key=len)
-    kept: list[str] = []
-    for root in unique:
-        if not any(is_within(root, k) for k in kept):
-            kept.append(root)
-    return kept
 
 
 __all__ = ["FsChange", "WatchCallbacks", "Watcher", "outermost"]

@@ -41,6 +41,7 @@ class Worker:
         changed: Callable[[list[FsChange]], None],
         read_files: Callable[[], dict[str, tuple[int, int]]],
         leave: Callable[[Backend, str], None],
+        check_roots: Callable[[], None],
     ) -> None:
         self.counters = counters
         self._interval = settings.watch_poll_interval_ms / 1000
@@ -48,6 +49,8 @@ class Worker:
         self._stopping = stopping
         self._changed = changed
         self._leave = leave
+        self._check_roots = check_roots
+        self._roots_due = False  # a backend saw a root's folder go
         # Events -> pending paths -> batches, guarded by lock.
         self.lock = threading.Condition()
         self.coalescer = Coalescer(settings.watch_debounce_ms / 1000, counters, self.lock)
@@ -75,6 +78,12 @@ class Worker:
             self._recheck.update(roots)
             self.lock.notify()
 
+    def roots_soon(self) -> None:
+        """Look at the roots' folders on this thread now (roots.py)."""
+        with self.lock:
+            self._roots_due = True
+            self.lock.notify()
+
     def leave_soon(self, backend: Backend, reason: str) -> None:
         """Leave `backend` on this thread: the caller may be one of the threads leaving
         stops."""
@@ -92,23 +101,36 @@ class Worker:
                         return
                     now = time.monotonic()
                     due = self.coalescer.next_due()
-                    poll_at = next_poll if self._polled else math.inf
-                    if self._recheck or self._leaving or min(due, poll_at) <= now:
+                    # Every tick looks at the roots' folders (deleted, replaced?).
+                    poll_at = next_poll
+                    if (
+                        self._recheck
+                        or self._leaving
+                        or self._roots_due
+                        or min(due, poll_at) <= now
+                    ):
                         break
                     wait = min(due, poll_at) - now
                     self.lock.wait(None if wait == math.inf else wait)
                 recheck, self._recheck = self._recheck, set()
                 leaving, self._leaving = self._leaving, {}
+                roots_due, self._roots_due = self._roots_due, False
                 batch = self.coalescer.take_due(now)
             try:
                 for backend, reason in leaving.items():
                     self._leave(backend, reason)
+                if roots_due or poll_at <= now:
+                    self._check_roots()
+                with self.lock:  # what that found to re-check
+                    recheck |= self._recheck
+                    self._recheck = set()
                 if recheck:
                     self._check_read_files(recheck, against_records=True)
                 if poll_at <= now:
-                    self.counters.polls += 1
-                    self._check_read_files(set(self._polled), against_records=False)
                     next_poll = now + self._interval
+                    if self._polled:
+                        self.counters.polls += 1
+                        self._check_read_files(set(self._polled), against_records=False)
                 if batch:
                     self.counters.batches += 1
                     self._changed(batch)

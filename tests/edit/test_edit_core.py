@@ -720,11 +720,11 @@ def test_a_create_that_links_its_temp_file_never_follows_a_link_planted_there(
     elsewhere.write_text("secret\n")
     write_temp = atomic._write_temp
 
-    def planted(folder: int, name: str, *args: Any) -> Any:
-        tmp, st = write_temp(folder, name, *args)
+    def planted(folder: int, *args: Any) -> Any:
+        tmp, st, entry = write_temp(folder, *args)
         os.unlink(tmp, dir_fd=folder)
         os.symlink(elsewhere, tmp, dir_fd=folder)
-        return tmp, st
+        return tmp, st, entry
 
     monkeypatch.setattr(atomic, "_write_temp", planted)
     new = workspace / "new.txt"
@@ -761,7 +761,7 @@ def test_a_folder_where_no_probe_file_can_be_made_has_no_leases(
     monkeypatch.setattr(leases, "open_in", refusing)
     folder = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert leases._probe_leases(folder) is False
+        assert leases._probe_leases(folder, str(workspace)) is False
     finally:
         os.close(folder)
     assert list(workspace.iterdir()) == []
@@ -1207,7 +1207,7 @@ def test_a_file_that_cannot_be_leased_is_held_unleased(
     # Leases refused outright (not our file, no leases here), or refused as busy on a
     # device whose probe finds leases never work: the file is held without one.
     monkeypatch.setattr(leases, "_try_lease", lambda fd: outcome)
-    monkeypatch.setattr(leases, "_probe_leases", lambda folder: False)
+    monkeypatch.setattr(leases, "_probe_leases", lambda folder, path: False)
     monkeypatch.setattr(leases, "_lease_works", {})  # what earlier probes found, forgotten
     path = workspace / "a.txt"
     path.write_text("one\n")
@@ -1302,3 +1302,12 @@ def test_edit_snippets_follow_the_line_number_style(workspace: Path) -> None:
     assert result.snippet == "3\t\n4\t\n5\tdef g():\n6\t    return 3"
     error = refused(edit, core, path, "def g():\n    return 4", "x")
     assert error.data["closest"] == "5\tdef g():\n6\t    return 3"
+
+
+def test_a_long_non_ascii_name_gets_a_temp_name_within_the_limit(workspace: Path) -> None:
+    # 84 CJK characters are 252 bytes, a valid name; its temp name, cut at 180
+    # characters, would have been 269 bytes (over NAME_MAX): cut at 180 bytes, it fits.
+    path = workspace / ("字" * 84)
+    assert atomic.create(_held_location(workspace, path), b"new\n") is not None
+    assert path.read_bytes() == b"new\n"
+    assert [p.name for p in workspace.iterdir()] == [path.name]

@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 from helpers import run_python
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files import atomic, beneath, fileio
+from readkeeper.files import beneath, fileio
 from readkeeper.files.beneath import Anchor, Moved
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace
@@ -232,45 +231,6 @@ def test_a_granted_single_file_opens_only_that_name(tree: tuple[Path, Path]) -> 
         assert read_at_most(opened.fd, 100) == b"SECRET\n"
     assert workspace.locate(str(outside / "b.txt"), "s") is None
     assert workspace.locate(str(outside / "a.txt"), "s", grants=False) is None
-
-
-def test_leftover_temp_files_older_than_the_start_are_removed(tree: tuple[Path, Path]) -> None:
-    root, _ = tree
-    old = root / ".a.txt.0badf00d.rk-tmp"
-    old.write_bytes(b"half a write")
-    os.utime(old, ns=(1_000_000_000, 1_000_000_000))
-    young = root / ".a.txt.0000beef.rk-tmp"
-    young.write_bytes(b"a write in progress")
-    mine = root / "notes.rk-tmp.txt"  # not ours: the suffix must end the name
-    mine.write_text("keep")
-    os.utime(mine, ns=(1_000_000_000, 1_000_000_000))
-    link = root / ".b.txt.0ddba11.rk-tmp"  # named like ours, but a link: not ours either
-    link.symlink_to(mine)
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        removed = atomic.remove_leftovers(fd, older_than_ns=young.stat().st_mtime_ns)
-    finally:
-        os.close(fd)
-    assert removed == 1
-    assert not old.exists()
-    assert young.exists()
-    assert mine.exists()
-    assert link.is_symlink()
-
-
-def test_leftovers_in_a_folder_that_cannot_be_listed_are_left_alone(
-    tree: tuple[Path, Path],
-) -> None:
-    root, _ = tree
-    old = root / ".a.txt.0badf00d.rk-tmp"
-    old.write_bytes(b"half a write")
-    os.utime(old, ns=(1_000_000_000, 1_000_000_000))
-    fd = os.open(root, os.O_PATH | os.O_DIRECTORY)  # a descriptor that cannot list
-    try:
-        assert atomic.remove_leftovers(fd, older_than_ns=time.time_ns()) == 0
-    finally:
-        os.close(fd)
-    assert old.exists()
 
 
 def test_anchor_descriptors_are_closed_when_dropped(tree: tuple[Path, Path]) -> None:

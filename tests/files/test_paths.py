@@ -4,6 +4,8 @@ the short names shown to the agent. Plain functions on real files; no server."""
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -195,12 +197,11 @@ def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
     assert sorted(walked) == [str(root / "a" / f"f{i}") for i in range(5)]  # not .git
 
 
-def test_a_root_swapped_for_a_link_out_still_reads_the_folder_that_was_set(
-    tmp_path: Path,
-) -> None:
-    # The roots are opened when they are set: renaming one and planting a link to
-    # another folder under its name afterwards leads nowhere new.
-    from readkeeper.files.fileio import open_path, read_at_most
+def test_a_root_swapped_for_a_link_out_is_refused_never_followed(tmp_path: Path) -> None:
+    # The roots are opened when they are set and opened again when the folder at the
+    # root's path is another one (roots.py), but never through a symlink: renaming one
+    # and planting a link to another folder under its name leads nowhere.
+    from readkeeper.files.fileio import open_path
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -212,8 +213,34 @@ def test_a_root_swapped_for_a_link_out_still_reads_the_folder_that_was_set(
     workspace.set_roots([str(root)])
     root.rename(tmp_path / "ws-renamed")
     root.symlink_to(outside, target_is_directory=True)
-    with open_path(workspace, "a.txt") as opened:
-        assert read_at_most(opened.fd, 100) == b"inside\n"
+    assert workspace.direct("a.txt") is None
+    assert workspace.locate(str(root / "a.txt")) is None
+    with pytest.raises(ReadkeeperError) as caught, open_path(workspace, "a.txt"):
+        pass
+    assert caught.value.kind == "outside_workspace"
+    assert "replaced by a symbolic link" in caught.value.message
+
+
+def test_a_root_deleted_and_created_again_is_opened_again(tmp_path: Path) -> None:
+    from readkeeper.files.fileio import open_path, read_at_most
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("old\n")
+    workspace = Workspace()
+    workspace.set_roots([str(root)])
+    before = time.time_ns()
+    for replace in (shutil.rmtree, lambda r: r.rename(tmp_path / "ws.old")):
+        replace(root)
+        with pytest.raises(ReadkeeperError) as caught, open_path(workspace, "a.txt"):
+            pass
+        assert caught.value.data["root_missing"] is True
+        root.mkdir()
+        (root / "a.txt").write_text("new\n")
+        with open_path(workspace, "a.txt") as opened:
+            assert read_at_most(opened.fd, 100) == b"new\n"
+        assert workspace.replaced_since(str(root / "a.txt"), before) == str(root)
+        assert workspace.replaced_since(str(root / "a.txt"), time.time_ns()) is None
 
 
 def test_a_root_that_cannot_be_opened_permits_no_location(tmp_path: Path) -> None:

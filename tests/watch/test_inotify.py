@@ -46,6 +46,7 @@ class Recorder:
         self.noted_at: dict[tuple[str, str], float] = {}  # (path, kind) -> first time
         self.vanished: list[bytes] = []  # given as subfolders, as if deleted since the scan
         self.removed_once_watched: set[str] = set()  # folder names deleted as they are walked
+        self.gone: list[str] = []  # roots whose own folder went
 
     def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
         if os.fsdecode(os.path.basename(folder)) in self.removed_once_watched:
@@ -67,6 +68,9 @@ class Recorder:
 
     def overflowed(self) -> None:
         self.overflows += 1
+
+    def root_gone(self, root: str) -> None:
+        self.gone.append(root)
 
     def note(
         self, src: str, kind: str, is_dir: bool, dest: str | None = None, writing: bool = False
@@ -394,6 +398,8 @@ class Hooks:
         self.limits.append(errno.errorcode[error.errno])
     def overflowed(self):
         pass
+    def root_gone(self, root):
+        pass
     def note(self, src, kind, is_dir, dest=None, writing=False):
         self.notes.append(os.path.basename(src))
 
@@ -505,3 +511,27 @@ def test_a_folder_gone_while_a_new_tree_is_walked_is_passed_over(
     os.rename(outside, workspace / "tree")
     recorder.wait(workspace / "tree" / "a_kept" / "f.txt", "created")
     assert recorder.overflows == 0
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved away"])
+def test_a_root_whose_folder_goes_is_said_gone_and_its_watches_dropped(
+    reader: Inotify, recorder: Recorder, workspace: Path, how: str
+) -> None:
+    # Moved away, its watches would go on reporting the renamed folder's changes under
+    # the root's name; deleted, they are gone. Either way the watcher is told.
+    make(workspace / "sub" / "a.txt", "a\n")
+    sentinel(recorder, workspace)
+    if how == "deleted":
+        shutil.rmtree(workspace)
+    else:
+        workspace.rename(workspace.with_name("ws.old"))
+    wait_until(lambda: recorder.gone == [str(workspace)], "the root said gone")
+    assert reader.watched() == []
+    wait_until(lambda: kernel_watches(reader) == 0, "every watch released")
+    if how == "moved away":  # what is written in the renamed folder is not noted
+        other = make(workspace.with_name("other") / "o.txt", "o\n").parent
+        reader.watch(str(other))
+        before = len(recorder.notes)
+        make(workspace.with_name("ws.old") / "sub" / "b.txt", "b\n")
+        sentinel(recorder, other)
+        assert {src for src, *_ in recorder.notes[before:]} == {str(other / "sentinel")}
