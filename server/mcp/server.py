@@ -97,9 +97,9 @@ class AttachedBackend:
     reloaded its window), the call fails and the next one connects again, to the
     editor's new server for the same root if one runs: a call is never sent twice."""
 
-    def __init__(self, client: AttachClient, root: str) -> None:
+    def __init__(self, client: AttachClient, roots: list[str]) -> None:
         self.client = client
-        self.root = root
+        self.roots = roots
         self._broken = False
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
@@ -114,12 +114,12 @@ class AttachedBackend:
     def call(self, method: str, params: dict[str, Any]) -> Any:
         """Forward the call to the editor's server."""
         if self._broken:
-            client = AttachClient.connect(self.root)
+            client = AttachClient.connect(self.roots)
             if client is None:
                 raise ReadkeeperError(
                     "internal",
                     f"The editor's readkeeper (pid {self.client.pid}) has gone, and none "
-                    f"serves {self.root} now. Reopen the folder in the editor, or restart "
+                    f"serves {self.roots[0]} now. Reopen the folder in the editor, or restart "
                     "this MCP server to run on its own.",
                     reason="detached",
                 )
@@ -276,13 +276,13 @@ class McpFrontEnd:
         why = ""
         if self.attach:
             try:
-                client = AttachClient.connect(roots[0])
+                client = AttachClient.connect(roots)
             except (ReadkeeperError, OSError) as exc:
                 why = getattr(exc, "message", None) or str(exc)
                 log.warning("Not attaching to the editor's readkeeper: %s", why)
                 client = None
             if client is not None:
-                return AttachedBackend(client, roots[0])
+                return AttachedBackend(client, roots)
         return LocalBackend(roots, why)
 
     async def _page_images(

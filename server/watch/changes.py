@@ -182,13 +182,16 @@ class ChangeNotices:
 
     # --- readkeeper/changes -------------------------------------------------------------
 
-    def take(self, session: str) -> ChangesResult:
+    def take(self, session: str, within: Callable[[str], bool] | None = None) -> ChangesResult:
         """The changes not yet reported to `session`, each reported once, within the
-        total token cap (the rest wait for the next call)."""
+        total token cap (the rest wait for the next call); only of the paths `within`
+        accepts, when given (an attached agent's roots: the rest wait for the editor)."""
         settings = self._settings()
         with self._lock:
             tracks = sorted(
-                (path, t) for path, t in self._tracks.get(session, {}).items() if t.pending
+                (path, t)
+                for path, t in self._tracks.get(session, {}).items()
+                if t.pending and (within is None or within(path))
             )
         work = _Batch()
         changes: list[FileChange] = []
