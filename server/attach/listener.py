@@ -61,6 +61,7 @@ class Listener:
         self._count = itertools.count(1)
         self._open = 0
         self._closed = False
+        self.refused = ""  # why the private folder may not be used (for the user)
 
     def start(self, roots: list[str]) -> bool:
         """Listen and publish discovery files for `roots`; False (with a warning in
@@ -72,8 +73,12 @@ class Listener:
         try:
             self.folder = discovery.runtime_dir()
         except (ReadkeeperError, OSError) as exc:
-            log.warning("Agents outside the editor cannot attach to readkeeper: %s", exc)
+            self.refused = getattr(exc, "message", None) or str(exc)
+            log.warning("Agents outside the editor cannot attach to readkeeper: %s", self.refused)
             return False
+        swept = discovery.sweep(self.folder)
+        if swept:
+            log.info("Removed %d entries of dead readkeeper servers from %s", swept, self.folder)
         self.socket_path = os.path.join(self.folder, f"{os.getpid()}.sock")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket_path)  # a dead server's, with our recycled pid
