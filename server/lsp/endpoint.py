@@ -61,11 +61,16 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self.exit_code: int | None = None
         self.initialize_seen = False
         self.core: Readkeeper | None = None  # set by the server: quick reads are its
+        # Requests received and not yet answered, and who to tell when one is: the
+        # stream reader stops reading while too many are (transport.py).
+        self.in_flight: set[Any] = set()
+        self.on_settled: Callable[[], None] | None = None
 
     # --- transport.Endpoint ---
 
     def receive(self, data: dict[str, Any]) -> None:
         """Handle one well-formed JSON-RPC message (`transport.Endpoint`)."""
+        self._count(data)
         if self._refused(data) or self._read_inline(data):
             return
         try:
@@ -78,6 +83,22 @@ class ReadkeeperProtocol(LanguageServerProtocol):
                 log.warning("Ignored %s: %s", data.get("method", "a response"), exc.message)
             return
         self.handle_message(message)
+
+    def _count(self, data: dict[str, Any]) -> None:
+        method = data.get("method")
+        if not isinstance(method, str):
+            return  # a response to a request of ours
+        if "id" in data:
+            self.in_flight.add(_key(data["id"]))
+        elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
+            self._settle(data["params"].get("id"))
+
+    def _settle(self, msg_id: Any) -> None:
+        key = _key(msg_id)
+        if key in self.in_flight:
+            self.in_flight.discard(key)
+            if self.on_settled is not None:
+                self.on_settled()
 
     def _refused(self, data: dict[str, Any]) -> bool:
         """LSP's lifecycle: before `initialize` and after `shutdown`, a request is
@@ -151,6 +172,12 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             body = to_json(data, self._serialize_message)
             # Written at once: our writers (stdout, a socket) are never asynchronous.
             self.writer.write(FRAME_HEADER % len(body) + body if self._include_headers else body)
+            if self.in_flight:
+                reply = data if isinstance(data, dict) else None
+                if reply is None and not hasattr(data, "method"):
+                    reply = {"id": getattr(data, "id", None)}
+                if reply is not None and "method" not in reply:
+                    self._settle(reply.get("id"))
         except BrokenPipeError:
             raise  # the connection ends (transport.py)
         except Exception as error:
@@ -186,3 +213,8 @@ def to_json(data: Any, default: Callable[[Any], Any]) -> bytes:
         return orjson.dumps(data, default=default)
     except orjson.JSONEncodeError:
         return json.dumps(data, default=default).encode()
+
+
+def _key(msg_id: Any) -> Any:
+    """A request id as a set member (a JSON-RPC id is a string or a number)."""
+    return msg_id if isinstance(msg_id, (str, int, float)) or msg_id is None else repr(msg_id)
