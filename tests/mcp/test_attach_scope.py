@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,34 @@ def test_a_hello_must_declare_roots_within_the_editors(
     assert kind(twice.ask("hello", roots=[str(workspace)])) == "bad_params"
     assert kind(twice.ask("read", file_path="../secret.env")) == "outside_workspace"
     assert os.path.exists(workspace / "secret.env")
+
+
+def test_a_client_that_stops_reading_holds_only_its_own_connection(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    # One request at a time per connection, answered with a blocking send: a client
+    # that writes and never reads stops its own connection (and its own thread), with
+    # at most one answer waiting; another connection is served meanwhile, and the
+    # first is answered in full once it reads.
+    (layout / "big.txt").write_text("".join(f"line {i:06d} {'x' * 40}\n" for i in range(1500)))
+    slow = Raw(listener.socket_path)
+    slow.ask("hello", roots=[str(layout)])
+    count = 400
+    frames = [
+        {"id": i, "method": "read", "params": {"file_path": "big.txt", "force": True}}
+        for i in range(1, count + 1)
+    ]
+
+    def write_all() -> None:
+        for message in frames:
+            framing.send(slow.sock, message)
+
+    writer = threading.Thread(target=write_all, daemon=True)
+    writer.start()
+    other = Raw(listener.socket_path)
+    other.ask("hello", roots=[str(layout)])
+    assert other.ask("read", file_path="mine.txt")["result"]["type"] == "text"
+    answers = [framing.receive(slow.sock) for _ in range(count)]
+    writer.join()
+    assert [a["id"] for a in answers if a is not None] == list(range(1, count + 1))
+    assert all(a is not None and a["result"]["type"] == "text" for a in answers)
