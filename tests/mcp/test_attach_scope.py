@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 from test_mcp_attach import editor
 
@@ -202,3 +203,29 @@ def test_a_client_that_stops_reading_holds_only_its_own_connection(
     writer.join()
     assert [a["id"] for a in answers if a is not None] == list(range(1, count + 1))
     assert all(a is not None and a["result"]["type"] == "text" for a in answers)
+
+
+async def test_an_attached_agent_reads_the_pages_rendered_for_it(
+    workspace: Path, layout: Path
+) -> None:
+    # Rendered pages live outside every root, in readkeeper's own folder for the
+    # session: the one path beyond its roots an attached agent is handed, and may read.
+    from test_mcp_documents import make_pdf
+
+    make_pdf(layout / "short.pdf", 2)
+    runtime = private_runtime_dir()
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(layout)], mcp_env(runtime)) as client:
+            assert (await call(client, "stats"))["mode"] == "attached"
+            rendered = await client.call_tool(
+                "read", {"file_path": "short.pdf", "pages": "1-2", "render": True}
+            )
+            assert not rendered.is_error, text_of(rendered)
+            images = [b for b in rendered.content if isinstance(b, types.ImageContent)]
+            assert len(images) == 2
+            assert rendered.structured_content is not None
+            page = rendered.structured_content["file"]["pages"][0]
+            assert (await call(client, "read", file_path=page, force=True))["type"] == "image"
+    finally:
+        await lsp.client.close()
