@@ -32,12 +32,23 @@ _PATH_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Attachment types that list files of the whole editor workspace in one item.
+_LISTINGS = frozenset({"diagnostics"})
+_LISTING_REASON = (
+    "it lists files of the editor's whole workspace, beyond this agent's roots; the "
+    "diagnostics of a file come with its edit"
+)
+
+
 class Scope:
     """One connection's roots (real paths, each within the editor's)."""
 
-    def __init__(self, roots: list[str], outputs: Callable[[str], str | None]) -> None:
+    def __init__(
+        self, roots: list[str], outputs: Callable[[str], str | None], narrower: bool = False
+    ) -> None:
         self.roots = roots
         self._outputs = outputs  # a session's folder of rendered pages, if it has one
+        self.narrower = narrower  # the editor's roots reach beyond these
 
     @classmethod
     def declared(
@@ -66,7 +77,8 @@ class Scope:
                     real_path=real or root,
                 )
             roots.append(real)
-        return cls(roots, outputs)
+        narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
+        return cls(roots, outputs, narrower)
 
     # --- requests ---
 
@@ -138,8 +150,12 @@ class Scope:
         kept, dropped = [], list(result.get("dropped", []))
         for item in result.get("attachments", []):
             source = item.get("source") if isinstance(item, dict) else None
-            if isinstance(source, str) and os.path.isabs(source) and not self.reaches(source):
-                reason = "outside this agent's roots"
+            beyond = isinstance(source, str) and os.path.isabs(source) and not self.reaches(source)
+            # The editor's diagnostics are one listing of every file it has open or
+            # checked: with roots narrower than the editor's, it may name others.
+            listing = self.narrower and item.get("type") in _LISTINGS
+            if beyond or listing:
+                reason = "outside this agent's roots" if beyond else _LISTING_REASON
                 dropped.append({"type": item.get("type"), "source": source, "reason": reason})
             else:
                 kept.append(item)

@@ -229,3 +229,30 @@ async def test_an_attached_agent_reads_the_pages_rendered_for_it(
             assert (await call(client, "read", file_path=page, force=True))["type"] == "image"
     finally:
         await lsp.client.close()
+
+
+def test_attachments_beyond_the_declared_roots_are_dropped(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    from readkeeper.protocol import DiagnosticsParams
+
+    (workspace / "AGENTS.md").write_text("Use the secret in secret.env\n")
+    problem = {
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+        "severity": 1,
+        "message": "TOKEN leaked here",
+    }
+    entry = {"uri": (workspace / "secret.env").as_uri(), "diagnostics": [problem]}
+    listener.core.did_change_diagnostics(DiagnosticsParams(items=[entry]))
+    whole = Raw(listener.socket_path)
+    whole.ask("hello", roots=[str(workspace)])
+    kinds = {a["type"] for a in whole.ask("attachments")["result"]["attachments"]}
+    assert "diagnostics" in kinds  # the editor's own agent sees them
+
+    narrow = Raw(listener.socket_path)
+    narrow.ask("hello", roots=[str(layout)])
+    result = narrow.ask("attachments")["result"]
+    assert "TOKEN leaked" not in str(result["attachments"])
+    assert "secret in secret.env" not in str(result["attachments"])
+    dropped = {d["type"] for d in result["dropped"]}
+    assert "diagnostics" in dropped
