@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from ..calls import METHODS
 from ..core import Readkeeper
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
@@ -27,6 +28,8 @@ from .rpc_errors import SERVER_NOT_INITIALIZED, with_kind
 log = logging.getLogger("readkeeper")
 
 NAMESPACE = "readkeeper/"
+# The requests every front end serves: each gets exactly one reply.
+ANSWERED = frozenset(METHODS)
 
 
 @attrs.define
@@ -88,15 +91,19 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         method = data.get("method")
         if not isinstance(method, str):
             return  # a response to a request of ours
-        if "id" in data:
-            self.in_flight.add(_key(data["id"]))
+        msg_id = data.get("id")
+        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            # Only readkeeper's own requests, each answered once whatever happens: a
+            # message pygls never answers (a notification sent with an id) would
+            # otherwise hold a place for good.
+            if method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED:
+                self.in_flight.add(msg_id)
         elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
             self._settle(data["params"].get("id"))
 
     def _settle(self, msg_id: Any) -> None:
-        key = _key(msg_id)
-        if key in self.in_flight:
-            self.in_flight.discard(key)
+        if isinstance(msg_id, (str, int)) and msg_id in self.in_flight:
+            self.in_flight.discard(msg_id)
             if self.on_settled is not None:
                 self.on_settled()
 
@@ -213,8 +220,3 @@ def to_json(data: Any, default: Callable[[Any], Any]) -> bytes:
         return orjson.dumps(data, default=default)
     except orjson.JSONEncodeError:
         return json.dumps(data, default=default).encode()
-
-
-def _key(msg_id: Any) -> Any:
-    """A request id as a set member (a JSON-RPC id is a string or a number)."""
-    return msg_id if isinstance(msg_id, (str, int, float)) or msg_id is None else repr(msg_id)

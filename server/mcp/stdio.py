@@ -30,6 +30,7 @@ import stat
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import mcp_types as types
 import orjson
 
 log = logging.getLogger("readkeeper")
@@ -71,16 +72,24 @@ class PipeWriter:
         self.in_flight.discard(orjson.loads(match.group(1)))
         self._answered.set()
 
-    def asked(self, message: Any) -> None:
-        """Count a request handed to the SDK; a cancellation settles the one it names."""
+    def asked(self, line: bytes) -> None:
+        """Count a tool call handed to the SDK; a cancellation settles the one it names.
+
+        Only a tool call the SDK takes as one (its own validation of the line) is
+        counted: it is answered exactly once whatever happens, where a line it refuses,
+        or a notification sent with an id, is never answered and would hold a place
+        for good."""
+        message = _parsed(line)
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return
-        if "id" in message:
-            self.in_flight.add(_key(message["id"]))
+        msg_id = message.get("id")
+        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            if message["method"] == "tools/call" and _valid(line):
+                self.in_flight.add(msg_id)
         elif message["method"] == "notifications/cancelled":
             params = message.get("params")
-            if isinstance(params, dict):
-                self.in_flight.discard(_key(params.get("requestId")))
+            if isinstance(params, dict) and isinstance(params.get("requestId"), (str, int)):
+                self.in_flight.discard(params["requestId"])
 
     def full(self) -> bool:
         """Whether enough answers wait, or enough requests run, to stop reading."""
@@ -105,11 +114,6 @@ class PipeWriter:
     async def flush(self) -> None:
         """Wait while `MAX_WAITING_OUTPUT` bytes wait for a client behind reading."""
         await self._writer.drain()
-
-
-def _key(msg_id: Any) -> Any:
-    """A request id as a set member (a JSON-RPC id is a string or a number)."""
-    return msg_id if isinstance(msg_id, (str, int, float)) else repr(msg_id)
 
 
 class PipeLines:
@@ -140,7 +144,7 @@ class PipeLines:
                 raise StopAsyncIteration
             reply = self._answer(line)
             if reply is None:
-                self._writer.asked(_parsed(line))
+                self._writer.asked(line)
                 return line.decode("utf-8", "replace")
             await self._writer.send(reply)
 
@@ -185,6 +189,15 @@ class Wire(asyncio.StreamReaderProtocol):
         if self._held and isinstance(self._pipe, asyncio.ReadTransport):
             self._held = False
             self._pipe.resume_reading()
+
+
+def _valid(line: bytes) -> bool:
+    """Whether the SDK takes `line` as a JSON-RPC message (as its stdin reader does)."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return False
+    return True
 
 
 def _parsed(line: bytes) -> Any:

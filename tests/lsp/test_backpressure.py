@@ -161,3 +161,36 @@ def test_a_client_that_stops_reading_leaves_the_server_bounded(workspace: Path, 
             conn.close()
         server.kill()
         server.wait()
+
+
+def test_messages_the_server_never_answers_hold_no_place(workspace: Path) -> None:
+    # Notifications sent with an id, unknown methods, odd ids: more of each than the
+    # requests let in flight, and a read after them is still answered.
+    from raw_lsp import RawServer
+
+    (workspace / "a.txt").write_text("a\n")
+    server = RawServer(env={"XDG_RUNTIME_DIR": str(workspace.parent)})
+    try:
+        server.initialize(workspace)
+        uri = (workspace / "a.txt").as_uri()
+        for n in range(100):
+            for message in (
+                {
+                    "id": 1000 + n,
+                    "method": "textDocument/didSave",
+                    "params": {"textDocument": {"uri": uri}},
+                },
+                {
+                    "id": 2000 + n,
+                    "method": "readkeeper/didChangeDiagnostics",
+                    "params": {"items": []},
+                },
+                {"id": 3000 + n, "method": "nonexistent/method", "params": {}},
+                {"id": [n], "method": "readkeeper/read", "params": {"file_path": "a.txt"}},
+                {"id": 4000 + n, "method": "readkeeper/read", "params": {"file_path": 5}},
+            ):
+                server.send({"jsonrpc": "2.0", **message})
+        reply = server.request(99_999, "readkeeper/read", {"file_path": "a.txt"})
+        assert reply["result"]["type"] == "text"
+    finally:
+        server.close()

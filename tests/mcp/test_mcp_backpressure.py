@@ -102,3 +102,45 @@ def test_a_client_that_stops_reading_leaves_the_server_bounded(workspace: Path) 
     finally:
         server.kill()
         server.wait()
+
+
+def test_requests_the_sdk_never_answers_hold_no_place(workspace: Path) -> None:
+    # Lines the SDK refuses or never answers (bad envelopes, odd ids, notifications
+    # sent with an id), more of each than the requests let in flight: a tool call
+    # after them is still answered.
+    server = subprocess.Popen(
+        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=mcp_env(private_runtime_dir()),
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        hello["clientInfo"] = {"name": "test", "version": "1"}
+        odd: list[dict[str, Any]] = [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        ]
+        odd.append({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        stats = {"name": "stats", "arguments": {}}
+        for n in range(100):
+            odd += [
+                {"jsonrpc": "2.0", "id": 1000 + n, "method": "tools/call", "params": "x"},
+                {"jsonrpc": "1.0", "id": 2000 + n, "method": "tools/call", "params": stats},
+                {"jsonrpc": "2.0", "id": [n], "method": "tools/call", "params": stats},
+                {"jsonrpc": "2.0", "id": 3000 + n, "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 4000 + n, "method": "tools/call", "params": {"name": 7}},
+            ]
+        odd.append({"jsonrpc": "2.0", "id": "last", "method": "tools/call", "params": stats})
+        server.stdin.write(b"".join(line(message) for message in odd))
+        server.stdin.close()
+        while True:
+            answer = server.stdout.readline()
+            assert answer, "the server ended without answering the last call"
+            if json.loads(answer).get("id") == "last":
+                break
+    finally:
+        server.kill()
+        server.wait()
