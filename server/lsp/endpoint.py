@@ -30,6 +30,8 @@ log = logging.getLogger("readkeeper")
 NAMESPACE = "readkeeper/"
 # The requests every front end serves: each gets exactly one reply.
 ANSWERED = frozenset(METHODS)
+# What a request in flight may ask the client and wait for.
+WAITED_ON = frozenset({types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST})
 
 
 @attrs.define
@@ -68,6 +70,7 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         # stream reader stops reading while too many are (transport.py).
         self.in_flight: set[Any] = set()
         self.on_settled: Callable[[], None] | None = None
+        self.awaiting: set[Any] = set()  # ids of our requests a request in flight waits on
 
     # --- transport.Endpoint ---
 
@@ -89,8 +92,10 @@ class ReadkeeperProtocol(LanguageServerProtocol):
 
     def _count(self, data: dict[str, Any]) -> None:
         method = data.get("method")
-        if not isinstance(method, str):
-            return  # a response to a request of ours
+        if not isinstance(method, str):  # a response to a request of ours
+            if isinstance(data.get("id"), (str, int)):
+                self.awaiting.discard(data["id"])
+            return
         msg_id = data.get("id")
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
             # Only readkeeper's own requests, each answered once whatever happens: a
@@ -100,6 +105,12 @@ class ReadkeeperProtocol(LanguageServerProtocol):
                 self.in_flight.add(msg_id)
         elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
             self._settle(data["params"].get("id"))
+
+    def may_hold(self) -> bool:
+        """Whether the stream may stop being read for the requests in flight: not
+        while one of them waits for an answer of the client's (applyEdit, a permission
+        asked), which only reading can bring."""
+        return not self.awaiting
 
     def _settle(self, msg_id: Any) -> None:
         if isinstance(msg_id, (str, int)) and msg_id in self.in_flight:
@@ -180,11 +191,19 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             # Written at once: our writers (stdout, a socket) are never asynchronous.
             self.writer.write(FRAME_HEADER % len(body) + body if self._include_headers else body)
             if self.in_flight:
-                reply = data if isinstance(data, dict) else None
-                if reply is None and not hasattr(data, "method"):
-                    reply = {"id": getattr(data, "id", None)}
-                if reply is not None and "method" not in reply:
-                    self._settle(reply.get("id"))
+                if isinstance(data, dict):
+                    asking, msg_id = "method" in data, data.get("id")
+                else:
+                    asking, msg_id = hasattr(data, "method"), getattr(data, "id", None)
+                method = (
+                    data.get("method") if isinstance(data, dict) else getattr(data, "method", None)
+                )
+                if not asking:
+                    self._settle(msg_id)
+                elif msg_id is not None and method in WAITED_ON:
+                    self.awaiting.add(msg_id)  # its answer must be read: no holding
+                    if self.on_settled is not None:
+                        self.on_settled()
         except BrokenPipeError:
             raise  # the connection ends (transport.py)
         except Exception as error:

@@ -112,7 +112,10 @@ class Connection(asyncio.Protocol):
             self._release()
 
     def _busy(self) -> bool:
-        return len(getattr(self._endpoint, "in_flight", ())) >= MAX_IN_FLIGHT
+        if len(getattr(self._endpoint, "in_flight", ())) < MAX_IN_FLIGHT:
+            return False
+        may_hold = getattr(self._endpoint, "may_hold", None)
+        return may_hold is None or bool(may_hold())
 
     def _hold(self) -> None:
         if not self._held:
