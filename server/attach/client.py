@@ -34,11 +34,13 @@ class AttachClient:
         self._ids = itertools.count(1)
 
     @classmethod
-    def connect(cls, root: str) -> AttachClient | None:
-        """A connection to the editor's server for `root` (or a folder above it), or
-        None when none runs. A socket that fails the checks raises `ReadkeeperError`."""
+    def connect(cls, roots: list[str]) -> AttachClient | None:
+        """A connection to the editor's server for the first of `roots` (or a folder
+        above it), or None when none runs. A socket that fails the checks, or a server
+        that will not serve all of `roots`, raises `ReadkeeperError`. The server holds
+        the connection to `roots` (scope.py): never the editor's wider workspace."""
         try:
-            found = discovery.find(root)
+            found = discovery.find(roots[0])
         except ReadkeeperError as exc:
             if exc.kind == "not_found":
                 return None  # no private folder yet: no editor server ever published
@@ -56,7 +58,8 @@ class AttachClient:
         sock.settimeout(CONNECT_TIMEOUT_S)
         try:
             sock.connect(found.socket)
-            answer = framing.exchange(sock, {"id": 0, "method": "hello"})
+            hello = {"id": 0, "method": "hello", "params": {"roots": list(roots)}}
+            answer = framing.exchange(sock, hello)
         except (OSError, framing.FrameError):
             sock.close()
             return None  # gone since it published: run on our own

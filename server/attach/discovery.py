@@ -5,7 +5,14 @@ with mode 0700; one that exists but is not a real folder owned by this user, or 
 to the group or others, is refused (another user could plant a socket there, or read
 our discovery files). Each workspace root served has a discovery file there, named by
 a hash of the root's real path, holding the socket's path and the server's pid; a file
-whose pid is gone is stale and is removed by whoever finds it.
+or socket whose pid is gone is stale and is removed by whoever finds it, and every
+server's start sweeps the folder of them (`sweep`), so a folder shared by many editor
+sessions does not fill with the entries of dead ones.
+
+The folder in the temporary directory is the one another local user could make first
+(it is a predictable name in a folder everyone may write): it is then refused, loudly
+(the editor shows it, and `readkeeper mcp` tells the agent in its tool results that
+it does not see the editor's unsaved buffers), never used and never silently replaced.
 """
 
 from __future__ import annotations
@@ -45,9 +52,43 @@ def runtime_dir(create: bool = True) -> str:
         folder = os.path.join(tempfile.gettempdir(), f"readkeeper-{os.geteuid()}")
     if create:
         with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o700)
+            os.mkdir(folder, 0o700)  # atomic: made by us, or refused below if not ours
     check_private(folder, is_dir=True)
     return folder
+
+
+def sweep(folder: str) -> int:
+    """Remove the discovery files, sockets and half-written files of dead servers from
+    `folder` (the private one); how many entries went."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.endswith(".json"):
+            if _live(path, folder) is None and not os.path.lexists(path):
+                removed += 1
+            continue
+        pid = _pid_in(name)
+        if pid is not None and not pid_alive(pid):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+                removed += 1
+    return removed
+
+
+def _pid_in(name: str) -> int | None:
+    """The pid a socket (`<pid>.sock`) or a half-written discovery file
+    (`<key>.json.<pid>.tmp`) is named after, or None."""
+    if name.endswith(".sock"):
+        digits = name[: -len(".sock")]
+    elif name.endswith(".tmp"):
+        digits = name[: -len(".tmp")].rpartition(".")[2]
+    else:
+        return None
+    return int(digits) if digits.isdigit() and 0 < int(digits) < 1 << 31 else None
 
 
 def check_private(path: str, is_dir: bool) -> None:
@@ -147,7 +188,7 @@ def find(root: str) -> Found | None:
     folder = runtime_dir(create=False)
     current = os.path.realpath(root)
     while True:
-        found = _live(discovery_path(folder, current))
+        found = _live(discovery_path(folder, current), folder)
         if found is not None:
             return found
         parent = os.path.dirname(current)
@@ -156,7 +197,7 @@ def find(root: str) -> Found | None:
         current = parent
 
 
-def _live(path: str) -> Found | None:
+def _live(path: str, folder: str) -> Found | None:
     entry = _load(path)
     if entry is None:
         return None
@@ -166,8 +207,9 @@ def _live(path: str) -> Found | None:
     if not pid_alive(pid):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(socket_path)
+        if os.path.dirname(socket_path) == folder:  # never a path elsewhere it names
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(socket_path)
         return None
     return Found(socket_path, pid, str(entry.get("root", "")))
 
@@ -185,4 +227,4 @@ def _load(path: str) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-__all__ = ["Found", "check_private", "find", "publish", "runtime_dir", "unpublish"]
+__all__ = ["Found", "check_private", "find", "publish", "runtime_dir", "sweep", "unpublish"]

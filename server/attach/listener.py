@@ -24,7 +24,9 @@ from typing import Any
 from .. import __version__, calls
 from ..core import Readkeeper
 from ..errors import ReadkeeperError
+from ..protocol import unstructure
 from . import discovery, framing
+from .scope import Scope
 
 log = logging.getLogger("readkeeper")
 
@@ -59,6 +61,7 @@ class Listener:
         self._count = itertools.count(1)
         self._open = 0
         self._closed = False
+        self.refused = ""  # why the private folder may not be used (for the user)
 
     def start(self, roots: list[str]) -> bool:
         """Listen and publish discovery files for `roots`; False (with a warning in
@@ -70,8 +73,12 @@ class Listener:
         try:
             self.folder = discovery.runtime_dir()
         except (ReadkeeperError, OSError) as exc:
-            log.warning("Agents outside the editor cannot attach to readkeeper: %s", exc)
+            self.refused = getattr(exc, "message", None) or str(exc)
+            log.warning("Agents outside the editor cannot attach to readkeeper: %s", self.refused)
             return False
+        swept = discovery.sweep(self.folder)
+        if swept:
+            log.info("Removed %d entries of dead readkeeper servers from %s", swept, self.folder)
         self.socket_path = os.path.join(self.folder, f"{os.getpid()}.sock")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket_path)  # a dead server's, with our recycled pid
@@ -152,6 +159,7 @@ class Listener:
             framing.send(conn, {"id": None, "error": {"message": why, "data": {"kind": "refused"}}})
 
     def _converse(self, conn: socket.socket, session: str) -> None:
+        scope: list[Scope] = []  # set by the hello: the roots this connection may reach
         while True:
             try:
                 message = framing.receive(conn, self.max_frame)
@@ -167,12 +175,13 @@ class Listener:
             if message is None:
                 return
             try:
-                framing.send(conn, self.answer(message, session))
+                framing.send(conn, self.answer(message, session, scope))
             except OSError:
                 return
 
-    def answer(self, message: dict[str, Any], session: str) -> dict[str, Any]:
-        """The answer frame to one request frame."""
+    def answer(self, message: dict[str, Any], session: str, scope: list[Scope]) -> dict[str, Any]:
+        """The answer frame to one request frame. The connection's first frame must be a
+        hello naming its roots (`scope`, filled here); every later call is held to them."""
         msg_id = message.get("id")
         method = message.get("method")
         params = message.get("params")
@@ -180,17 +189,26 @@ class Listener:
             if not isinstance(method, str):
                 raise ReadkeeperError("bad_params", "A request frame needs a method (a string).")
             if method == "hello":
-                roots = list(self.core.workspace.roots)
-                hello = {"pid": os.getpid(), "roots": roots, "version": __version__}
-                return {"id": msg_id, "result": {**hello, "session": session}}
+                return {"id": msg_id, "result": self._hello(params, session, scope)}
+            if not scope:
+                raise ReadkeeperError(
+                    "bad_params",
+                    f"{method} came before hello: send hello with your roots first.",
+                )
             if params is None:
                 params = {}
             if isinstance(params, dict) and params.get("session") is None:
                 params = {**params, "session": session}
             name = calls.method_named(method).name
+            if isinstance(params, dict):
+                params = scope[0].params(name, params)
             if self.before_call is not None:
                 self.before_call(name)
-            return {"id": msg_id, "result": calls.call(self.core, name, params)}
+            try:
+                result = self._call(name, params, scope[0])
+            except ReadkeeperError as exc:
+                raise scope[0].error(exc) from None
+            return {"id": msg_id, "result": scope[0].result(name, result)}
         except ReadkeeperError as exc:
             return {"id": msg_id, "error": {"message": exc.message, "data": exc.to_data()}}
         except Exception as exc:
@@ -202,6 +220,24 @@ class Listener:
                 "readkeeper log has the details. Other requests work."
             )
             return {"id": msg_id, "error": {"message": text, "data": data}}
+
+    def _call(self, name: str, params: Any, scope: Scope) -> Any:
+        if name != "changes":
+            return calls.call(self.core, name, params)
+        # Notices of files beyond the connection's roots stay pending for the editor's
+        # agent (a session may be shared): not taken here and thrown away.
+        typed = calls.params_for(name, params)
+        self.core.enter(typed.session)
+        return unstructure(self.core.notices.take(typed.session, within=scope.reaches))
+
+    def _hello(self, params: Any, session: str, scope: list[Scope]) -> dict[str, Any]:
+        if scope:
+            raise ReadkeeperError("bad_params", "hello was already sent on this connection.")
+        asked = params.get("roots") if isinstance(params, dict) else None
+        editor_roots = list(self.core.workspace.roots)
+        scope.append(Scope.declared(asked, editor_roots, self.core.outputs.existing))
+        roots = scope[0].roots
+        return {"pid": os.getpid(), "roots": roots, "version": __version__, "session": session}
 
 
 __all__ = ["Listener", "peer_credentials"]

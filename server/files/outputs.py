@@ -32,8 +32,18 @@ class OutputFolders:
                 self._root = os.path.realpath(tempfile.mkdtemp(prefix="readkeeper-"))
                 atexit.register(shutil.rmtree, self._root, ignore_errors=True)
             root = self._root
-        # Session names come from the client: hash them into a safe folder name.
-        name = "session-" + hashlib.blake2b(session.encode(), digest_size=6).hexdigest()
-        path = os.path.join(root, name)
+        path = os.path.join(root, _folder_name(session))
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
+
+    def existing(self, session: str) -> str | None:
+        """The real path `session`'s output folder has (or will have), without making
+        it; None while no folder was made at all."""
+        with self._lock:
+            root = self._root
+        return None if root is None else os.path.join(root, _folder_name(session))
+
+
+def _folder_name(session: str) -> str:
+    # Session names come from the client: hash them into a safe folder name.
+    return "session-" + hashlib.blake2b(session.encode(), digest_size=6).hexdigest()

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from ..calls import METHODS
 from ..core import Readkeeper
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
@@ -27,6 +28,10 @@ from .rpc_errors import SERVER_NOT_INITIALIZED, with_kind
 log = logging.getLogger("readkeeper")
 
 NAMESPACE = "readkeeper/"
+# The requests every front end serves: each gets exactly one reply.
+ANSWERED = frozenset(METHODS)
+# What a request in flight may ask the client and wait for.
+WAITED_ON = frozenset({types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST})
 
 
 @attrs.define
@@ -61,11 +66,17 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self.exit_code: int | None = None
         self.initialize_seen = False
         self.core: Readkeeper | None = None  # set by the server: quick reads are its
+        # Requests received and not yet answered, and who to tell when one is: the
+        # stream reader stops reading while too many are (transport.py).
+        self.in_flight: set[Any] = set()
+        self.on_settled: Callable[[], None] | None = None
+        self.awaiting: set[Any] = set()  # ids of our requests a request in flight waits on
 
     # --- transport.Endpoint ---
 
     def receive(self, data: dict[str, Any]) -> None:
         """Handle one well-formed JSON-RPC message (`transport.Endpoint`)."""
+        self._count(data)
         if self._refused(data) or self._read_inline(data):
             return
         try:
@@ -78,6 +89,34 @@ class ReadkeeperProtocol(LanguageServerProtocol):
                 log.warning("Ignored %s: %s", data.get("method", "a response"), exc.message)
             return
         self.handle_message(message)
+
+    def _count(self, data: dict[str, Any]) -> None:
+        method = data.get("method")
+        if not isinstance(method, str):  # a response to a request of ours
+            if isinstance(data.get("id"), (str, int)):
+                self.awaiting.discard(data["id"])
+            return
+        msg_id = data.get("id")
+        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            # Only readkeeper's own requests, each answered once whatever happens: a
+            # message pygls never answers (a notification sent with an id) would
+            # otherwise hold a place for good.
+            if method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED:
+                self.in_flight.add(msg_id)
+        elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
+            self._settle(data["params"].get("id"))
+
+    def may_hold(self) -> bool:
+        """Whether the stream may stop being read for the requests in flight: not
+        while one of them waits for an answer of the client's (applyEdit, a permission
+        asked), which only reading can bring."""
+        return not self.awaiting
+
+    def _settle(self, msg_id: Any) -> None:
+        if isinstance(msg_id, (str, int)) and msg_id in self.in_flight:
+            self.in_flight.discard(msg_id)
+            if self.on_settled is not None:
+                self.on_settled()
 
     def _refused(self, data: dict[str, Any]) -> bool:
         """LSP's lifecycle: before `initialize` and after `shutdown`, a request is
@@ -151,6 +190,20 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             body = to_json(data, self._serialize_message)
             # Written at once: our writers (stdout, a socket) are never asynchronous.
             self.writer.write(FRAME_HEADER % len(body) + body if self._include_headers else body)
+            if self.in_flight:
+                if isinstance(data, dict):
+                    asking, msg_id = "method" in data, data.get("id")
+                else:
+                    asking, msg_id = hasattr(data, "method"), getattr(data, "id", None)
+                method = (
+                    data.get("method") if isinstance(data, dict) else getattr(data, "method", None)
+                )
+                if not asking:
+                    self._settle(msg_id)
+                elif msg_id is not None and method in WAITED_ON:
+                    self.awaiting.add(msg_id)  # its answer must be read: no holding
+                    if self.on_settled is not None:
+                        self.on_settled()
         except BrokenPipeError:
             raise  # the connection ends (transport.py)
         except Exception as error:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine
@@ -77,6 +78,7 @@ class ReadkeeperServer(LanguageServer):
         self.serve_tcp(host, port)
 
     def _serve(self, connection: Coroutine[Any, Any, int]) -> int:
+        _exit_on_signals()
         try:
             return asyncio.run(connection)
         except BrokenPipeError:
@@ -149,9 +151,30 @@ class ReadkeeperServer(LanguageServer):
             return
         if started:
             self.attach = listener
+        elif listener.refused:  # someone's doing, or a broken set-up: the user must know
+            self.notify_user(
+                "readkeeper: agents outside the editor (readkeeper mcp) cannot attach, so "
+                f"they do not see your unsaved changes: {listener.refused}",
+                types.MessageType.Warning,
+            )
 
     def stop_attach(self) -> None:
         """Close the attach socket and remove its discovery files."""
         listener, self.attach = self.attach, None
         if listener is not None:
             listener.close()
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_on_signals() -> None:
+    """Let SIGTERM and SIGHUP end the server the way `exit` does (the `finally` of
+    `_serve` removes the attach socket and its discovery files), instead of killing it
+    with them left behind; SIGINT already does (KeyboardInterrupt)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # served in a test's thread: signals are the process's own business
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            signal.signal(signum, _stop)

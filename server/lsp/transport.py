@@ -11,6 +11,12 @@ on a frame the client stopped sending in the middle of (`STALL_TIMEOUT_S`), and 
 the connection with LSP's exit code after `exit`, or with 1 and the reason on stderr
 when the stream is beyond repair (junk longer than any frame, or the end of input
 mid-frame).
+
+A client that stops reading its replies does not make the server grow: once
+`MAX_IN_FLIGHT` requests are unanswered, or (on a socket) `MAX_WAITING_OUTPUT` bytes of
+replies wait to be sent, the messages already read wait too and the stream is not read
+until the client catches up. (On stdio, replies are written by a blocking write on the
+loop, which holds the loop back too.)
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
@@ -30,6 +37,10 @@ log = logging.getLogger("readkeeper.lsp.transport")
 # A frame left unfinished this long is given up (clients write a frame at once, so
 # only a wrong Content-Length on the last message sent leaves one waiting).
 STALL_TIMEOUT_S = 3.0
+# Replies waiting for a client that does not read them, before its messages wait too.
+MAX_WAITING_OUTPUT = 64 << 20
+# Requests handed to the server and not answered yet, before the next ones wait.
+MAX_IN_FLIGHT = 64
 
 
 class Endpoint(Protocol):
@@ -66,12 +77,61 @@ class Connection(asyncio.Protocol):
         self._transport: asyncio.BaseTransport | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._last_data = 0.0
+        self._backlog: deque[Event] = deque()  # read, and waiting while replies wait
+        self._held = False  # not reading: the client is behind (see `_hold`)
+        self._writing_held = False  # the replies waiting passed MAX_WAITING_OUTPUT
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """The pipe or socket is open: a socket's replies go back the same way."""
         self._transport = transport
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        if hasattr(self._endpoint, "on_settled"):
+            self._endpoint.on_settled = self._settled
         if self._on_connect is not None and isinstance(transport, asyncio.WriteTransport):
+            transport.set_write_buffer_limits(high=MAX_WAITING_OUTPUT)
             self._on_connect(transport)  # a socket: replies go back the same way
+
+    def pause_writing(self) -> None:
+        """`MAX_WAITING_OUTPUT` bytes of replies wait: read nothing more, handle nothing
+        more, until the client has read them."""
+        self._writing_held = True
+        self._hold()
+
+    def resume_writing(self) -> None:
+        """The client caught up: handle what waited, then read again."""
+        self._writing_held = False
+        self._release()
+
+    def _settled(self) -> None:
+        """A request was answered: go on if that makes room."""
+        if threading.get_ident() != self._loop_thread:  # answered from a worker thread
+            self._loop.call_soon_threadsafe(self._settled)
+            return
+        if self._held and not self._writing_held and not self._busy():
+            self._release()
+
+    def _busy(self) -> bool:
+        if len(getattr(self._endpoint, "in_flight", ())) < MAX_IN_FLIGHT:
+            return False
+        may_hold = getattr(self._endpoint, "may_hold", None)
+        return may_hold is None or bool(may_hold())
+
+    def _hold(self) -> None:
+        if not self._held:
+            self._held = True
+            if isinstance(self._transport, asyncio.ReadTransport):
+                self._transport.pause_reading()
+
+    def _release(self) -> None:
+        if self._writing_held or self._busy():
+            return
+        self._held = False
+        self._last_data = asyncio.get_running_loop().time()  # a frame cut short waits anew
+        self._handle([])
+        reading = isinstance(self._transport, asyncio.ReadTransport)
+        if reading and not self._held and not self._done.done():
+            self._transport.resume_reading()  # type: ignore[union-attr]
 
     def data_received(self, data: bytes) -> None:
         """Frames and messages from the next bytes; a frame left unfinished is timed."""
@@ -110,6 +170,8 @@ class Connection(asyncio.Protocol):
         if self._done.done() or not self._reader.pending:
             return
         loop = asyncio.get_running_loop()
+        if self._held:  # we stopped reading, not the client sending: wait anew
+            self._last_data = loop.time()
         waited = loop.time() - self._last_data
         if waited < self._stall_timeout:  # bytes came since: wait the rest
             self._timer = loop.call_later(self._stall_timeout - waited, self._stalled)
@@ -119,8 +181,13 @@ class Connection(asyncio.Protocol):
 
     def _handle(self, events: list[Event]) -> None:
         endpoint = self._endpoint
+        self._backlog.extend(events)
         try:
-            for event in events:
+            while self._backlog and not self._held and not self._done.done():
+                if self._busy():
+                    self._hold()
+                    break
+                event = self._backlog.popleft()
                 if isinstance(event, Frame):
                     message = parse_message(event.body)
                     if isinstance(message, RpcError):

@@ -19,8 +19,11 @@ from ..errors import ReadkeeperError
 Content = types.TextContent | types.ImageContent
 
 
-def tool_result(method: str, result: Any, images: list[types.ImageContent]) -> types.CallToolResult:
-    """The MCP result of a successful call (`images`: rendered pages, read for it)."""
+def tool_result(
+    method: str, result: Any, images: list[types.ImageContent], notice: str | None = None
+) -> types.CallToolResult:
+    """The MCP result of a successful call (`images`: rendered pages, read for it;
+    `notice`: what the agent must know about how it is served, shown first)."""
     content: list[Content] = []
     if method == "read" and isinstance(result, dict):
         content = read_content(result)
@@ -36,6 +39,10 @@ def tool_result(method: str, result: Any, images: list[types.ImageContent]) -> t
     structured = render.without_payloads(result)
     if method == "read" and isinstance(structured, dict):
         structured = _without_text(structured)
+    if notice is not None:
+        content.insert(0, text(notice))
+        if isinstance(structured, dict):
+            structured = {**structured, "not_attached": notice}
     return types.CallToolResult(
         content=list(content),
         structured_content=structured if isinstance(structured, dict) else None,

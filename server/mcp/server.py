@@ -97,9 +97,9 @@ class AttachedBackend:
     reloaded its window), the call fails and the next one connects again, to the
     editor's new server for the same root if one runs: a call is never sent twice."""
 
-    def __init__(self, client: AttachClient, root: str) -> None:
+    def __init__(self, client: AttachClient, roots: list[str]) -> None:
         self.client = client
-        self.root = root
+        self.roots = roots
         self._broken = False
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
@@ -114,12 +114,12 @@ class AttachedBackend:
     def call(self, method: str, params: dict[str, Any]) -> Any:
         """Forward the call to the editor's server."""
         if self._broken:
-            client = AttachClient.connect(self.root)
+            client = AttachClient.connect(self.roots)
             if client is None:
                 raise ReadkeeperError(
                     "internal",
                     f"The editor's readkeeper (pid {self.client.pid}) has gone, and none "
-                    f"serves {self.root} now. Reopen the folder in the editor, or restart "
+                    f"serves {self.roots[0]} now. Reopen the folder in the editor, or restart "
                     "this MCP server to run on its own.",
                     reason="detached",
                 )
@@ -148,6 +148,7 @@ class McpFrontEnd:
         # answered from their stdin line (quick.py) instead.
         self.protocol_version: str | None = None
         self.quick_reads = 0
+        self._told = False  # whether the agent was told it is not attached, and why
         self._lock = anyio.Lock()
 
     # --- the SDK's handlers ---
@@ -209,11 +210,27 @@ class McpFrontEnd:
                 result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 images = await self._page_images(backend, result, arguments.get("session"))
-            return render.tool_result(params.name, result, images)
+            return render.tool_result(
+                params.name, result, images, self._notice(backend, params.name)
+            )
         except ReadkeeperError as exc:
             return render.error_result(exc)
         except Exception as exc:
             return _fault(params.name, exc)
+
+    def _notice(self, backend: Backend, tool: str) -> str | None:
+        """What the agent must know when it could not attach to the editor's server
+        though one may run (its folder was refused): on its first result, and on every
+        edit and write, which may land under unsaved changes it cannot see."""
+        why = getattr(backend, "why", "")
+        if not why or (self._told and tool not in ("edit", "write")):
+            return None
+        self._told = True
+        return (
+            f"Note: not attached to the editor's readkeeper ({why}). Unsaved changes in "
+            "the editor are not visible to you, and an edit or write goes to disk even "
+            "under them: ask the user to save their open files before you change them."
+        )
 
     def answer(
         self, backend: Backend, name: str, arguments: dict[str, Any]
@@ -276,13 +293,13 @@ class McpFrontEnd:
         why = ""
         if self.attach:
             try:
-                client = AttachClient.connect(roots[0])
+                client = AttachClient.connect(roots)
             except (ReadkeeperError, OSError) as exc:
                 why = getattr(exc, "message", None) or str(exc)
                 log.warning("Not attaching to the editor's readkeeper: %s", why)
                 client = None
             if client is not None:
-                return AttachedBackend(client, roots[0])
+                return AttachedBackend(client, roots)
         return LocalBackend(roots, why)
 
     async def _page_images(

@@ -7,6 +7,12 @@ starts a server), these objects read and write them through asyncio's pipe
 transports instead, on the loop. Anything else (a terminal, a file) keeps the SDK's
 own handling.
 
+A client that stops reading its answers is not allowed to make the server grow: once
+`MAX_WAITING_OUTPUT` bytes of answers wait for the pipe, or `MAX_IN_FLIGHT` requests
+handed to the SDK are not answered yet, stdin is not read (its pipe fills, and the
+client's writes block) until the client reads again. Without this the SDK takes every
+line at once, a task each, and each task holds its answer until the pipe takes it.
+
 As the SDK does for its own streams, descriptors 0 and 1 are moved out of the way
 while serving (0 to the null device, 1 to stderr), so a handler's or a child
 process's stray output never lands in the protocol stream; they are restored after.
@@ -19,25 +25,86 @@ import contextlib
 import fcntl
 import logging
 import os
+import re
 import stat
 from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import mcp_types as types
+import orjson
 
 log = logging.getLogger("readkeeper")
 
 # A line is one JSON-RPC message: a `write` tool call carries a whole file.
 _LINE_LIMIT = 1 << 30
+# Answers waiting for a client that does not read them, before stdin is left unread.
+MAX_WAITING_OUTPUT = 64 << 20
+# Requests the SDK holds (running, or their answer made and not yet written).
+MAX_IN_FLIGHT = 64
+# Bytes read from stdin ahead of the line being served (a longer line is read whole).
+READ_AHEAD = 1 << 20
+# The SDK writes an answer's `jsonrpc` and `id` first: read the id without parsing the
+# whole answer (a read's is about 100 KB).
+_ANSWER_ID = re.compile(rb'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
 
 
 class PipeWriter:
-    """Stdout as the SDK writes it: `write`, then `flush` (which waits while the pipe
-    is full, so a slow client holds the writer back rather than memory growing)."""
+    """Stdout as the SDK writes it: `write`, then `flush` (which waits only while
+    `MAX_WAITING_OUTPUT` bytes wait for the pipe), and the count of requests not yet
+    answered, which `room` waits on."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
+        self.in_flight: set[Any] = set()  # ids of requests handed to the SDK
+        self._answered = asyncio.Event()
 
     async def write(self, text: str) -> None:
-        """Queue `text` on stdout; `flush` waits until the pipe takes it."""
-        self._writer.write(text.encode("utf-8"))
+        """Queue `text` on stdout (an answer settles its request)."""
+        data = text.encode("utf-8")
+        self._writer.write(data)
+        if self.in_flight:
+            self._settle(data)
+
+    def _settle(self, data: bytes) -> None:
+        match = _ANSWER_ID.match(data, 0, 200)
+        if match is None:
+            return  # a request or notification of the server's own
+        self.in_flight.discard(orjson.loads(match.group(1)))
+        self._answered.set()
+
+    def asked(self, line: bytes) -> None:
+        """Count a tool call handed to the SDK; a cancellation settles the one it names.
+
+        Only a tool call the SDK takes as one (its own validation of the line) is
+        counted: it is answered exactly once whatever happens, where a line it refuses,
+        or a notification sent with an id, is never answered and would hold a place
+        for good."""
+        message = _parsed(line)
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        msg_id = message.get("id")
+        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            if message["method"] == "tools/call" and _valid(line):
+                self.in_flight.add(msg_id)
+        elif message["method"] == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and isinstance(params.get("requestId"), (str, int)):
+                self.in_flight.discard(params["requestId"])
+
+    def full(self) -> bool:
+        """Whether enough answers wait, or enough requests run, to stop reading."""
+        transport = self._writer.transport
+        waiting = transport.get_write_buffer_size()
+        return waiting >= MAX_WAITING_OUTPUT or len(self.in_flight) >= MAX_IN_FLIGHT
+
+    async def room(self) -> None:
+        """Wait until the client has read enough, and the SDK answered enough, to read on."""
+        while self.full():
+            if self._writer.transport.get_write_buffer_size() >= MAX_WAITING_OUTPUT:
+                await self._writer.drain()
+            else:
+                self._answered.clear()
+                await self._answered.wait()
 
     async def send(self, line: bytes) -> None:
         """Write a whole reply line, waiting while the pipe is full."""
@@ -45,7 +112,7 @@ class PipeWriter:
         await self._writer.drain()
 
     async def flush(self) -> None:
-        """Wait until the pipe has room again (while the client is behind reading)."""
+        """Wait while `MAX_WAITING_OUTPUT` bytes wait for a client behind reading."""
         await self._writer.drain()
 
 
@@ -53,9 +120,11 @@ class PipeLines:
     """Stdin as the SDK iterates it: one decoded line at a time. A line that `answer`
     replies to (quick.py: a quick read) is answered here and never reaches the SDK."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: PipeWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: PipeWriter, wire: Wire) -> None:
         self._reader = reader
         self._writer = writer
+        self._wire = wire
+        self._taken = 0  # bytes of the lines served so far
         self.answer: Callable[[bytes], bytes | None] | None = None
 
     def __aiter__(self) -> PipeLines:
@@ -63,11 +132,19 @@ class PipeLines:
 
     async def __anext__(self) -> str:
         while True:
+            if self._writer.full():
+                self._wire.hold()  # the answers wait: so do the requests, in their pipe
+                await self._writer.room()
+            self._wire.read_on()  # the next line may still be on its way
             line = await self._reader.readline()
+            self._taken += len(line)
+            if self._wire.fed - self._taken > READ_AHEAD:
+                self._wire.hold()  # the client runs ahead: let its pipe fill instead
             if not line:
                 raise StopAsyncIteration
             reply = self._answer(line)
             if reply is None:
+                self._writer.asked(line)
                 return line.decode("utf-8", "replace")
             await self._writer.send(reply)
 
@@ -79,6 +156,55 @@ class PipeLines:
         except Exception:  # before the call was served: the SDK serves it instead
             log.exception("Answering a line on the loop failed; the SDK takes it")
             return None
+
+
+class Wire(asyncio.StreamReaderProtocol):
+    """Stdin's protocol: counts the bytes it fed the reader, and holds the pipe (stops
+    reading it) when asked, until the next line is wanted."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        super().__init__(reader)
+        self.fed = 0
+        self._held = False
+        self._pipe: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the pipe's transport, to hold it."""
+        self._pipe = transport
+        super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the reader, counting."""
+        self.fed += len(data)
+        super().data_received(data)
+
+    def hold(self) -> None:
+        """Stop reading the pipe."""
+        if not self._held and isinstance(self._pipe, asyncio.ReadTransport):
+            self._held = True
+            self._pipe.pause_reading()
+
+    def read_on(self) -> None:
+        """Read the pipe again."""
+        if self._held and isinstance(self._pipe, asyncio.ReadTransport):
+            self._held = False
+            self._pipe.resume_reading()
+
+
+def _valid(line: bytes) -> bool:
+    """Whether the SDK takes `line` as a JSON-RPC message (as its stdin reader does)."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _parsed(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None  # the SDK answers it (or not) as it sees fit: nothing counted
 
 
 def _is_pipe(fd: int) -> bool:
@@ -112,17 +238,17 @@ async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
             os.close(devnull)
         os.dup2(2, 1)
         reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-        incoming, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), wire_in
-        )
+        wire = Wire(reader)
+        incoming, _ = await loop.connect_read_pipe(lambda: wire, wire_in)
         undo.callback(incoming.close)
         outgoing, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, wire_out
         )
         undo.callback(outgoing.close)
+        outgoing.set_write_buffer_limits(high=MAX_WAITING_OUTPUT)
         writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
         out = PipeWriter(writer)
-        yield PipeLines(reader, out), out
+        yield PipeLines(reader, out, wire), out
 
 
 def _dup(fd: int) -> int:

@@ -182,14 +182,13 @@ class ChangeNotices:
 
     # --- readkeeper/changes -------------------------------------------------------------
 
-    def take(self, session: str) -> ChangesResult:
+    def take(self, session: str, within: Callable[[str], bool] | None = None) -> ChangesResult:
         """The changes not yet reported to `session`, each reported once, within the
-        total token cap (the rest wait for the next call)."""
+        total token cap (the rest wait for the next call); only of paths `within` takes."""
         settings = self._settings()
         with self._lock:
-            tracks = sorted(
-                (path, t) for path, t in self._tracks.get(session, {}).items() if t.pending
-            )
+            held = self._tracks.get(session, {}).items()
+            tracks = sorted((p, t) for p, t in held if t.pending and (not within or within(p)))
         work = _Batch()
         changes: list[FileChange] = []
         taken: dict[str, tuple[str | None, str, int | None]] = {}

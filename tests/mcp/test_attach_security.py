@@ -44,7 +44,7 @@ def test_the_socket_and_its_folder_are_private(listener: Listener, workspace: Pa
     assert os.stat(listener.folder).st_mode & 0o777 == 0o700
     entry = json.loads(Path(discovery.discovery_path(listener.folder, str(workspace))).read_text())
     assert entry == {"socket": listener.socket_path, "pid": os.getpid(), "root": str(workspace)}
-    client = AttachClient.connect(str(workspace / "sub" / "folder"))  # found from below too
+    client = AttachClient.connect([str(workspace / "sub" / "folder")])  # found from below too
     assert client is not None
     assert client.pid == os.getpid()
     client.close()
@@ -77,7 +77,7 @@ def test_a_folder_of_another_uid_is_refused(runtime: Path) -> None:
 def test_a_socket_open_to_others_is_not_trusted(listener: Listener, workspace: Path) -> None:
     os.chmod(listener.socket_path, 0o666)
     with pytest.raises(ReadkeeperError, match="mode 666"):
-        AttachClient.connect(str(workspace))
+        AttachClient.connect([str(workspace)])
 
 
 async def test_mcp_runs_standalone_when_the_socket_is_open_to_others(
@@ -153,10 +153,17 @@ def test_a_refusal_sent_before_the_request_was_read_is_still_received() -> None:
         assert framing.exchange(ours, {"id": 0, "method": "hello"}) == refusal
 
 
-def raw_connection(listener: Listener) -> socket.socket:
+def raw_connection(listener: Listener, hello: bool = True) -> socket.socket:
+    """A connection to the listener, past its hello (naming the editor's roots) unless
+    `hello` is False."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(30)
     sock.connect(listener.socket_path)
+    if hello:
+        roots = list(listener.core.workspace.roots)
+        answer = framing.exchange(sock, {"id": 0, "method": "hello", "params": {"roots": roots}})
+        assert answer is not None
+        assert answer["result"]["roots"] == roots
     return sock
 
 
@@ -199,8 +206,9 @@ def test_an_oversized_frame_ends_only_its_connection(listener: Listener) -> None
         assert answer is not None
         assert "over the 1024-byte limit" in answer["error"]["message"]
         assert framing.receive(sock) is None  # closed: the stream is out of step
-    with raw_connection(listener) as sock:
-        framing.send(sock, {"id": 1, "method": "hello"})
+    with raw_connection(listener, hello=False) as sock:
+        roots = list(listener.core.workspace.roots)
+        framing.send(sock, {"id": 1, "method": "hello", "params": {"roots": roots}})
         answer = framing.receive(sock)
         assert answer is not None
         assert answer["result"]["pid"] == os.getpid()
@@ -208,17 +216,18 @@ def test_an_oversized_frame_ends_only_its_connection(listener: Listener) -> None
 
 def test_a_connection_is_its_own_session(listener: Listener, workspace: Path) -> None:
     (workspace / "f.txt").write_text("text\n")
-    with raw_connection(listener) as first, raw_connection(listener) as second:
+    with raw_connection(listener) as first, raw_connection(listener, hello=False) as second:
+        roots = list(listener.core.workspace.roots)
+        framing.send(second, {"id": 2, "method": "hello", "params": {"roots": roots}})
+        hello = framing.receive(second)
+        assert hello is not None
+        assert hello["result"]["session"].startswith(f"mcp-{os.getpid()}-")
         for sock in (first, second, first):
             framing.send(sock, {"id": 1, "method": "read", "params": {"file_path": "f.txt"}})
             answer = framing.receive(sock)
             assert answer is not None
             last = answer["result"]["type"]
         assert last == "file_unchanged"  # the first connection's second read
-        framing.send(second, {"id": 2, "method": "hello"})
-        hello = framing.receive(second)
-        assert hello is not None
-        assert hello["result"]["session"].startswith(f"mcp-{os.getpid()}-")
 
 
 def test_frames_carry_any_text_a_result_can_hold() -> None:

@@ -1,0 +1,195 @@
+"""What one attached connection may reach: the roots its `readkeeper mcp` declared in
+its hello, never the editor's wider ones.
+
+The editor's core serves the whole editor workspace; an agent started with
+`readkeeper mcp --root WS/sub` must reach exactly what the same agent reaches on its
+own (standalone): files beneath its own roots, relative paths taken from its first
+root, and the files readkeeper rendered for its session (PDF pages). The rule is held
+here, on the server's side of the socket, so a client that lies or has a bug cannot
+widen itself after the hello: every path a request carries is checked before the core
+sees it, by its real path (a symlink in WS/sub pointing at WS/secret.env is outside),
+and what the core answers is cut to the connection's roots (change notices, did-you-
+mean suggestions, attachments drawn from files).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ReadkeeperError
+from ..files.paths import is_within, real_path, refused_root
+
+# The fields of a request's params that name a path, by method: the allowlist of what
+# the core resolves. A method not named here carries no path.
+_PATH_FIELDS: dict[str, tuple[str, ...]] = {
+    "read": ("file_path",),
+    "edit": ("file_path",),
+    "write": ("file_path",),
+    "forget": ("paths",),
+    "attachments": ("mentions",),
+}
+
+
+# Attachment types that list files of the whole editor workspace in one item.
+_LISTINGS = frozenset({"diagnostics"})
+_LISTING_REASON = (
+    "it lists files of the editor's whole workspace, beyond this agent's roots; the "
+    "diagnostics of a file come with its edit"
+)
+
+
+class Scope:
+    """One connection's roots (real paths, each within the editor's)."""
+
+    def __init__(
+        self, roots: list[str], outputs: Callable[[str], str | None], narrower: bool = False
+    ) -> None:
+        self.roots = roots
+        self._outputs = outputs  # a session's folder of rendered pages, if it has one
+        self.narrower = narrower  # the editor's roots reach beyond these
+
+    @classmethod
+    def declared(
+        cls, asked: Any, editor_roots: list[str], outputs: Callable[[str], str | None]
+    ) -> Scope:
+        """The scope for the roots a hello declared, or a refusal: each root must be an
+        absolute folder within one of the editor's roots."""
+        if not isinstance(asked, list) or not asked or not all(isinstance(r, str) for r in asked):
+            raise ReadkeeperError(
+                "bad_params",
+                "hello must name the attaching agent's roots (a non-empty list of absolute "
+                "folders): the editor's readkeeper serves an attached agent only within them.",
+                field="roots",
+            )
+        roots = []
+        for root in asked:
+            real = os.path.realpath(root) if os.path.isabs(root) and "\x00" not in root else ""
+            why = refused_root(real, may_be_home=True) if real else "it is not an absolute path"
+            if why is None and not any(is_within(real, e) for e in editor_roots):
+                why = f"it is outside the editor's roots ({', '.join(editor_roots) or 'none'})"
+            if why is not None:
+                raise ReadkeeperError(
+                    "outside_workspace",
+                    f"The editor's readkeeper will not serve the root {root}: {why}. "
+                    "The agent runs on its own for it.",
+                    real_path=real or root,
+                )
+            roots.append(real)
+        narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
+        return cls(roots, outputs, narrower)
+
+    # --- requests ---
+
+    def params(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` with every path made absolute from this connection's first root,
+        or an `outside_workspace` error for a path beyond its roots."""
+        fields = _PATH_FIELDS.get(method, ())
+        session = params.get("session")
+        session = session if isinstance(session, str) else ""
+        checked = dict(params)
+        for name in fields:
+            value = params.get(name)
+            if isinstance(value, str):
+                checked[name] = self._path(value, session)
+            elif isinstance(value, list):
+                checked[name] = [self._path(v, session) if isinstance(v, str) else v for v in value]
+        editor = params.get("active_editor") if method == "attachments" else None
+        if isinstance(editor, dict) and isinstance(editor.get("file_path"), str):
+            checked["active_editor"] = {
+                **editor,
+                "file_path": self._path(editor["file_path"], session),
+            }
+        return checked
+
+    def _path(self, path: str, session: str) -> str:
+        if not path or "\x00" in path:
+            return path  # the core's own bad_params error says what is wrong
+        absolute = os.path.normpath(os.path.join(self.roots[0], os.path.expanduser(path)))
+        real = real_path(absolute)
+        if self.reaches(real, session):
+            return absolute
+        shown = absolute if real == absolute else f"{absolute} (real path {real})"
+        raise ReadkeeperError(
+            "outside_workspace",
+            f"{shown} is outside this agent's roots ({', '.join(self.roots)}), though the "
+            "editor's workspace may hold it: start `readkeeper mcp --root` on a folder that "
+            "holds it, or read a file inside your roots.",
+            file_path=absolute,
+            real_path=real,
+            roots=list(self.roots),
+        )
+
+    def reaches(self, real: str, session: str = "") -> bool:
+        """Whether a real path is within this connection's roots, or is a page readkeeper
+        rendered for the session."""
+        if any(is_within(real, root) for root in self.roots):
+            return True
+        outputs = self._outputs(session)
+        return outputs is not None and is_within(real, outputs)
+
+    # --- answers ---
+
+    def result(self, method: str, result: Any) -> Any:
+        """The core's answer cut to this connection's roots."""
+        if method == "changes" and isinstance(result, dict):
+            kept = [c for c in result.get("changes", []) if self._shows(c)]
+            return {**result, "changes": kept}
+        if method == "attachments" and isinstance(result, dict):
+            return self._attachments(result)
+        return result
+
+    def _shows(self, change: Any) -> bool:
+        if not isinstance(change, dict):
+            return False
+        paths = [change.get("file_path"), change.get("new_path")]
+        return all(self.reaches(p) for p in paths if isinstance(p, str))
+
+    def _attachments(self, result: dict[str, Any]) -> dict[str, Any]:
+        kept, dropped = [], list(result.get("dropped", []))
+        for item in result.get("attachments", []):
+            source = item.get("source") if isinstance(item, dict) else None
+            beyond = isinstance(source, str) and os.path.isabs(source) and not self.reaches(source)
+            # The editor's diagnostics are one listing of every file it has open or
+            # checked: with roots narrower than the editor's, it may name others.
+            listing = self.narrower and item.get("type") in _LISTINGS
+            if beyond or listing:
+                reason = "outside this agent's roots" if beyond else _LISTING_REASON
+                dropped.append({"type": item.get("type"), "source": source, "reason": reason})
+            else:
+                kept.append(item)
+        used = sum(int(item.get("tokens", 0)) for item in kept if isinstance(item, dict))
+        return {**result, "attachments": kept, "dropped": dropped, "used_tokens": used}
+
+    def error(self, exc: ReadkeeperError) -> ReadkeeperError:
+        """The core's refusal cut to this connection's roots: no did-you-mean, root or
+        path of the editor's wider workspace."""
+        data = dict(exc.data)
+        message = exc.message
+        if isinstance(data.get("suggestions"), list):
+            data["suggestions"] = [
+                s for s in data["suggestions"] if isinstance(s, str) and self.reaches(real_path(s))
+            ]
+            if message.startswith("File does not exist"):
+                first = data["suggestions"][:1]
+                hint = (
+                    f" Did you mean {first[0]}?"
+                    if first
+                    else " List the folder to find the right name."
+                )
+                message = (
+                    f"File does not exist: {data.get('file_path', '')}. "
+                    f"The workspace root is {self.roots[0]}.{hint}"
+                )
+        if "roots" in data:
+            data["roots"] = list(self.roots)
+            if exc.kind == "outside_workspace":
+                message = (
+                    f"{data.get('file_path', 'That path')} is outside this agent's roots "
+                    f"({', '.join(self.roots)}). Read a file inside them."
+                )
+        return ReadkeeperError(exc.kind, message, **data)
+
+
+__all__ = ["Scope"]

@@ -1,0 +1,258 @@
+"""An attached `readkeeper mcp` is held to its own roots, never the editor's wider ones:
+end to end (the editor's server and `readkeeper mcp --root WS/sub` attached to it), and
+on the socket itself with a client that declares narrow roots and then asks beyond
+them (the server enforces it: a lying or buggy client cannot widen itself).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from test_mcp_attach import editor
+
+from helpers import wait_until
+from mcp_helpers import call, error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper.attach import framing
+from readkeeper.attach.listener import Listener
+from readkeeper.core import Readkeeper
+
+
+@pytest.fixture
+def layout(workspace: Path) -> Path:
+    """WS/secret.env beside WS/sub, and a symlink in sub that points at the secret."""
+    (workspace / "secret.env").write_text("TOKEN=hunter2\n")
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "mine.txt").write_text("mine\n")
+    (sub / "link.env").symlink_to(workspace / "secret.env")
+    return sub
+
+
+async def test_an_attached_mcp_is_held_to_its_own_root(workspace: Path, layout: Path) -> None:
+    runtime = private_runtime_dir()
+    lsp, pid = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(layout)], mcp_env(runtime)) as client:
+            stats = await call(client, "stats")
+            assert stats["mode"] == "attached"
+            assert stats["pid"] == pid
+            assert stats["roots"] == [str(layout)]
+
+            read = await call(client, "read", file_path="mine.txt")
+            assert read["file"]["file_path"] == str(layout / "mine.txt")
+            for path in ("../secret.env", str(workspace / "secret.env"), "link.env"):
+                refused = await client.call_tool("read", {"file_path": path})
+                assert error_kind(refused) == "outside_workspace", path
+                assert "hunter2" not in text_of(refused)
+
+            written = await call(client, "write", file_path="new.txt", content="new\n")
+            assert written["file_path"] == str(layout / "new.txt")
+            assert (layout / "new.txt").read_text() == "new\n"
+            assert not (workspace / "new.txt").exists()
+            refused = await client.call_tool(
+                "write", {"file_path": "../planted.txt", "content": "x\n"}
+            )
+            assert error_kind(refused) == "outside_workspace"
+            assert not (workspace / "planted.txt").exists()
+
+            missing = await client.call_tool("read", {"file_path": "secret.env"})
+            assert error_kind(missing) == "not_found"
+            assert str(workspace / "secret.env") not in text_of(missing)
+    finally:
+        await lsp.client.close()
+
+
+@pytest.fixture
+def listener(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Listener]:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir()))
+    served = Listener(core)
+    assert served.start([str(workspace)])
+    yield served
+    served.close()
+
+
+class Raw:
+    """A hand-made client of the attach socket: it can say anything."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(path)
+        self.ids = 0
+
+    def ask(self, method: str, **params: Any) -> dict[str, Any]:
+        self.ids += 1
+        answer = framing.exchange(self.sock, {"id": self.ids, "method": method, "params": params})
+        assert answer is not None
+        return answer
+
+
+def kind(answer: dict[str, Any]) -> str:
+    assert "error" in answer, answer
+    return str(answer["error"]["data"]["kind"])
+
+
+def test_every_path_a_request_carries_is_held_to_the_declared_roots(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    raw = Raw(listener.socket_path)
+    hello = raw.ask("hello", roots=[str(layout)])
+    assert hello["result"]["roots"] == [str(layout)]
+    outside = str(workspace / "secret.env")
+    for method, params in (
+        ("read", {"file_path": outside}),
+        ("read", {"file_path": "../secret.env"}),
+        ("read", {"file_path": "link.env"}),
+        ("edit", {"file_path": outside, "old_string": "TOKEN", "new_string": "T"}),
+        ("write", {"file_path": "../new.txt", "content": "x"}),
+        ("forget", {"paths": ["mine.txt", outside]}),
+        ("attachments", {"mentions": [outside]}),
+        ("attachments", {"active_editor": {"file_path": outside}}),
+    ):
+        answer = raw.ask(method, **params)
+        assert kind(answer) == "outside_workspace", (method, params)
+        assert answer["error"]["data"]["roots"] == [str(layout)]
+    assert (workspace / "secret.env").read_text() == "TOKEN=hunter2\n"
+    assert not (workspace / "new.txt").exists()
+    assert raw.ask("read", file_path="mine.txt")["result"]["type"] == "text"
+
+
+def test_changes_show_only_files_within_the_declared_roots(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    # A session shared with the editor's agent (it may name one): its notices of files
+    # beyond this connection's roots stay the editor's.
+    listener.core.configure({"watch_debounce_ms": 20})
+    listener.core.start_watching(lambda message: None)
+    raw = Raw(listener.socket_path)
+    raw.ask("hello", roots=[str(layout)])
+    editor = Raw(listener.socket_path)
+    editor.ask("hello", roots=[str(workspace)])
+    assert editor.ask("read", file_path="secret.env", session="agent")["result"]["type"] == "text"
+    assert editor.ask("read", file_path="sub/mine.txt", session="agent")["result"]["type"] == "text"
+    (workspace / "secret.env").write_text("TOKEN=changed\n")
+    (layout / "mine.txt").write_text("mine, changed\n")
+
+    def noticed() -> list[str] | None:
+        changes = raw.ask("changes", session="agent")["result"]["changes"]
+        return [c["file_path"] for c in changes] or None
+
+    assert wait_until(noticed, "the watcher to notice sub/mine.txt") == [str(layout / "mine.txt")]
+
+    # The notice of the file beyond its roots was left for the editor's agent.
+    def editor_noticed() -> list[str] | None:
+        changes = editor.ask("changes", session="agent")["result"]["changes"]
+        return [c["file_path"] for c in changes] or None
+
+    assert wait_until(editor_noticed, "the editor's notice") == [str(workspace / "secret.env")]
+
+
+def test_a_hello_must_declare_roots_within_the_editors(
+    listener: Listener, workspace: Path, layout: Path, tmp_path: Path
+) -> None:
+    assert kind(Raw(listener.socket_path).ask("read", file_path="sub/mine.txt")) == "bad_params"
+    assert kind(Raw(listener.socket_path).ask("hello")) == "bad_params"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert kind(Raw(listener.socket_path).ask("hello", roots=[str(elsewhere)])) == (
+        "outside_workspace"
+    )
+    assert kind(Raw(listener.socket_path).ask("hello", roots=["/"])) == "outside_workspace"
+    twice = Raw(listener.socket_path)
+    twice.ask("hello", roots=[str(layout)])
+    assert kind(twice.ask("hello", roots=[str(workspace)])) == "bad_params"
+    assert kind(twice.ask("read", file_path="../secret.env")) == "outside_workspace"
+    assert os.path.exists(workspace / "secret.env")
+
+
+def test_a_client_that_stops_reading_holds_only_its_own_connection(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    # One request at a time per connection, answered with a blocking send: a client
+    # that writes and never reads stops its own connection (and its own thread), with
+    # at most one answer waiting; another connection is served meanwhile, and the
+    # first is answered in full once it reads.
+    (layout / "big.txt").write_text("".join(f"line {i:06d} {'x' * 40}\n" for i in range(1500)))
+    slow = Raw(listener.socket_path)
+    slow.ask("hello", roots=[str(layout)])
+    count = 400
+    frames = [
+        {"id": i, "method": "read", "params": {"file_path": "big.txt", "force": True}}
+        for i in range(1, count + 1)
+    ]
+
+    def write_all() -> None:
+        for message in frames:
+            framing.send(slow.sock, message)
+
+    writer = threading.Thread(target=write_all, daemon=True)
+    writer.start()
+    other = Raw(listener.socket_path)
+    other.ask("hello", roots=[str(layout)])
+    assert other.ask("read", file_path="mine.txt")["result"]["type"] == "text"
+    answers = [framing.receive(slow.sock) for _ in range(count)]
+    writer.join()
+    assert [a["id"] for a in answers if a is not None] == list(range(1, count + 1))
+    assert all(a is not None and a["result"]["type"] == "text" for a in answers)
+
+
+async def test_an_attached_agent_reads_the_pages_rendered_for_it(
+    workspace: Path, layout: Path
+) -> None:
+    # Rendered pages live outside every root, in readkeeper's own folder for the
+    # session: the one path beyond its roots an attached agent is handed, and may read.
+    from test_mcp_documents import make_pdf
+
+    make_pdf(layout / "short.pdf", 2)
+    runtime = private_runtime_dir()
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(layout)], mcp_env(runtime)) as client:
+            assert (await call(client, "stats"))["mode"] == "attached"
+            rendered = await client.call_tool(
+                "read", {"file_path": "short.pdf", "pages": "1-2", "render": True}
+            )
+            assert not rendered.is_error, text_of(rendered)
+            images = [b for b in rendered.content if isinstance(b, types.ImageContent)]
+            assert len(images) == 2
+            assert rendered.structured_content is not None
+            page = rendered.structured_content["file"]["pages"][0]
+            assert (await call(client, "read", file_path=page, force=True))["type"] == "image"
+    finally:
+        await lsp.client.close()
+
+
+def test_attachments_beyond_the_declared_roots_are_dropped(
+    listener: Listener, workspace: Path, layout: Path
+) -> None:
+    from readkeeper.protocol import DiagnosticsParams
+
+    (workspace / "AGENTS.md").write_text("Use the secret in secret.env\n")
+    problem = {
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+        "severity": 1,
+        "message": "TOKEN leaked here",
+    }
+    entry = {"uri": (workspace / "secret.env").as_uri(), "diagnostics": [problem]}
+    listener.core.did_change_diagnostics(DiagnosticsParams(items=[entry]))
+    whole = Raw(listener.socket_path)
+    whole.ask("hello", roots=[str(workspace)])
+    kinds = {a["type"] for a in whole.ask("attachments")["result"]["attachments"]}
+    assert "diagnostics" in kinds  # the editor's own agent sees them
+
+    narrow = Raw(listener.socket_path)
+    narrow.ask("hello", roots=[str(layout)])
+    result = narrow.ask("attachments")["result"]
+    assert "TOKEN leaked" not in str(result["attachments"])
+    assert "secret in secret.env" not in str(result["attachments"])
+    dropped = {d["type"] for d in result["dropped"]}
+    assert "diagnostics" in dropped
