@@ -16,6 +16,7 @@ import difflib
 import re
 from collections.abc import Callable
 
+from .. import quoting
 from ..files.encodings import line_ending
 from ..protocol import ExternalChange
 from .tokens import estimate_tokens
@@ -45,10 +46,12 @@ def bounded_diff(
     a_end, b_end = _lines_after(before, a_end, 3), _lines_after(after, b_end, 3)
     head = before.count("\n", 0, start)
     lines = difflib.unified_diff(
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(before[start:a_end])],
-        [ln.rstrip("\n").rstrip("\r") for ln in _keepends(after[start:b_end])],
-        fromfile=f"{path} (as you read it)",
-        tofile=f"{path} (now)",
+        # Each line one diff line, whatever breaks it holds; the name quoted when odd
+        # (quoting.py): no line of the file or its name poses as a header.
+        [quoting.line(ln.rstrip("\n").removesuffix("\r")) for ln in _keepends(before[start:a_end])],
+        [quoting.line(ln.rstrip("\n").removesuffix("\r")) for ln in _keepends(after[start:b_end])],
+        fromfile=f"{quoting.name(path)} (as you read it)",
+        tofile=f"{quoting.name(path)} (now)",
         lineterm="",
         n=2,
     )

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import quoting
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
@@ -272,6 +273,7 @@ class ChangeNotices:
         """What to tell the session on `channel` about `record`'s file; None if
         nothing new."""
         path = record.path
+        shown = quoting.name(path)  # the file's name in notes: quoted when odd
         look = self._look(path, work)
         with self._lock:
             known, moved_to, known_size = track.known, track.moved_to, track.known_size
@@ -307,7 +309,7 @@ class ChangeNotices:
         if record.scope == "range":
             lines = _lines_phrase(look)
             note = (
-                f"{path} changed since you read part of it (it was too large to read whole)"
+                f"{shown} changed since you read part of it (it was too large to read whole)"
                 f"{lines}. Read the lines you need again."
             )
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
@@ -316,19 +318,19 @@ class ChangeNotices:
         if before is None or look.text is None:
             if look.text is None:
                 why = f" ({look.why_no_text})" if look.why_no_text else ""
-                note = f"{path} changed{why}{_lines_phrase(look)}. Read it again to see it."
+                note = f"{shown} changed{why}{_lines_phrase(look)}. Read it again to see it."
             else:
-                note = f"{path} changed{_lines_phrase(look)}. Read it again to see it."
+                note = f"{shown} changed{_lines_phrase(look)}. Read it again to see it."
             if kind == "created":
-                note = f"{path} is back after it was reported gone; " + note[len(path) + 1 :]
+                note = f"{shown} is back after it was reported gone; " + note[len(shown) + 1 :]
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
             return _Verdict(change, token, None, tokens=_cost(note))
         diff, truncated = self._diff(path, known, token, before, look.text, settings, work)
         extra: str | None = None
         if not diff.strip() and before == look.text:
-            extra = f"{path} is back, with the content you read."
+            extra = f"{shown} is back, with the content you read."
         elif kind == "created":
-            extra = f"{path} is back after it was reported gone; the diff is from what you read."
+            extra = f"{shown} is back after it was reported gone; the diff is from what you read."
         change = FileChange(path, kind, diff, truncated, total_lines=look.total_lines, note=extra)
         return _Verdict(
             change,
@@ -350,25 +352,26 @@ class ChangeNotices:
         settings: Settings,
         work: _Batch,
     ) -> _Verdict:
+        shown, shown_new = quoting.name(path), quoting.name(new_path or "")
         if kind == "deleted":
-            note = f"{path} was deleted."
+            note = f"{shown} was deleted."
             return _Verdict(FileChange(path, kind, "", False, note=note), token, None)
         assert new_path is not None
         assert moved_look is not None
         before = self._snapshot(path, known)
         if moved_look.digest is not None and f"={moved_look.digest}" == known:
-            note = f"{path} was moved to {new_path}, with the content you read."
+            note = f"{shown} was moved to {shown_new}, with the content you read."
             change = FileChange(path, kind, "", False, new_path, moved_look.total_lines, note)
             return _Verdict(change, token, None, tokens=_cost(note))
         if before is None or moved_look.text is None:
             note = (
-                f"{path} was moved to {new_path} and changed{_lines_phrase(moved_look)}. "
-                f"Read {new_path} to see it."
+                f"{shown} was moved to {shown_new} and changed{_lines_phrase(moved_look)}. "
+                f"Read {shown_new} to see it."
             )
             change = FileChange(path, kind, "", True, new_path, moved_look.total_lines, note)
             return _Verdict(change, token, None, tokens=_cost(note))
         diff, truncated = self._diff(path, known, token, before, moved_look.text, settings, work)
-        note = f"{path} was moved to {new_path}; the diff is from what you read to it."
+        note = f"{shown} was moved to {shown_new}; the diff is from what you read to it."
         change = FileChange(path, kind, diff, truncated, new_path, moved_look.total_lines, note)
         return _Verdict(change, token, None, tokens=_cost(diff) + _cost(note))
 

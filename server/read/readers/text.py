@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ... import quoting
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
 from ...protocol import TextFile
@@ -78,20 +79,34 @@ def split_lines(text: str) -> list[str]:
 
 
 def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
-    """A line as shown, one trailing CR dropped and cut at `max_line_chars`, and
-    whether it was cut."""
+    """A line as shown, one trailing CR dropped, cut at `max_line_chars` and its inner
+    line breaks escaped (quoting.py), and whether it was cut."""
     if line.endswith("\r"):
         line = line[:-1]
     excess = len(line) - settings.max_line_chars
     if excess <= 0:
-        return line, False
+        return quoting.line(line), False
     return cut_at(line, excess, settings), True
 
 
 def cut_at(line: str, excess: int, settings: Settings) -> str:
     """`line` cut at `max_line_chars`, with a marker saying how many characters
-    (`excess`) were cut."""
-    return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
+    (`excess`) were cut, its inner line breaks escaped."""
+    kept = quoting.line(line[: settings.max_line_chars])
+    return kept + f" … [line cut: {excess} more characters]"
+
+
+def escaped_count(raw: list[str]) -> int:
+    """How many of the `raw` lines hold a line break that is shown escaped."""
+    return sum(map(quoting.has_break, (r[:-1] if r.endswith("\r") else r for r in raw)))
+
+
+def escaped_note(count: int) -> str:
+    """The note on lines holding line breaks shown escaped."""
+    return (
+        f"{count} line(s) hold line breaks other than LF (a lone CR, U+2028, ...), shown "
+        "escaped as \\r, \\u2028, ...; an edit's old_string may give them as shown."
+    )
 
 
 # "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
@@ -113,7 +128,9 @@ def _prefixes(start: int, count: int, width: int) -> list[str]:
 
 
 def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
-    """Each line as shown (one trailing CR dropped, a long line cut), and how many were cut."""
+    """Each line as shown (one trailing CR dropped, a long line cut, inner line breaks
+    escaped), and how many were cut. `has_cr`: whether the text holds any CR or other
+    line break but LF."""
     if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
         return lines, 0  # the common case: no line to cut, no CR to drop
     shown: list[str] = []
@@ -250,7 +267,8 @@ def _view(
         raise past_the_end(path, window, total, settings)
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
+    breaks = quoting.has_break(text)
+    shown, cut_count = _shown(chosen, settings, has_cr=breaks)
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
@@ -277,6 +295,9 @@ def _view(
         )
     elif total == 0:
         note = "The file is empty."
+    escaped = escaped_count(chosen[: len(numbered)]) if breaks else 0
+    if escaped:
+        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
     left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0
     return TextView(
         TextFile(
@@ -292,6 +313,7 @@ def _view(
             next_offset=next_offset,
             note=note,
             truncated_lines=cut_count or None,
+            escaped_lines=escaped or None,
             tokens_upper_bound=True if fitted.bound else None,
         ),
         left_out,

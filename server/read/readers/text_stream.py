@@ -27,6 +27,8 @@ from .text import (
     Window,
     cut_at,
     cut_line,
+    escaped_count,
+    escaped_note,
     fit_tokens,
     not_text,
     number_lines,
@@ -183,6 +185,7 @@ def stream_range(
     )
     keep = settings.max_line_chars + 2  # the line, its CR and LF
     chosen: list[str] = []
+    escaped = 0  # lines holding a line break shown escaped
     cut_count = 0
     at_eof = True
     for line, dropped in _lines(stream, keep):
@@ -193,6 +196,7 @@ def stream_range(
         if seen < window.offset:
             continue
         body = line[:-1] if line.endswith("\n") else line
+        escaped += escaped_count([body])
         if dropped:
             body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
             was_cut = True
@@ -214,6 +218,8 @@ def stream_range(
             f"{replaced} bytes in these lines are not valid {encoding.name} "
             "and are shown as U+FFFD."
         )
+    if escaped:
+        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
     last = window.offset + len(chosen) - 1
     return (
         TextView(
@@ -230,6 +236,7 @@ def stream_range(
                 next_offset=None if at_eof else last + 1,
                 note=note,
                 truncated_lines=cut_count or None,
+                escaped_lines=escaped or None,
                 tokens_upper_bound=True if fitted.bound else None,
             ),
             0,
