@@ -20,6 +20,7 @@ import subprocess
 import time
 from contextlib import ExitStack
 
+from readkeeper import quoting
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
 
@@ -49,6 +50,10 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
             root,
             [
                 *_filters(config),
+                # Names with odd bytes C-quoted whatever the repository's config says:
+                # git then quotes every control and non-ASCII byte in them.
+                "-c",
+                "core.quotePath=true",
                 *repository,
                 "status",
                 "--porcelain=v1",
@@ -60,12 +65,14 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
             timeout,
             deadline,
         )
-    lines = out.splitlines()
+    # Lines end at LF only; whatever else breaks a line shown escaped (quoting.py).
+    lines = [quoting.line(line) for line in out.split("\n") if line]
     has_branch = bool(lines) and lines[0].startswith("## ")
     branch = lines[0][3:] if has_branch else "(unknown branch)"
     changes = lines[1:] if has_branch else lines
     summary = f"{len(changes)} changed files" if changes else "clean"
-    return "\n".join([f"git status of {root}: branch {branch}, {summary}", *changes])
+    head = f"git status of {quoting.name(root)}: branch {branch}, {summary}"
+    return "\n".join([head, *changes])
 
 
 def _filters(config: str) -> list[str]:
