@@ -16,6 +16,7 @@ rendering is sound when:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -70,3 +71,76 @@ def assert_own_lines(text: str, diffs: bool = False) -> None:
         named = min((i for i in (line.find('"'), line.find("/")) if i != -1), default=-1)
         assert -1 < named < line.find("FORGED"), f"forged line {line!r} in:\n{text}"
     assert fence is None, f"a fence left open in:\n{text}"
+
+
+def protocol_results(name: str, text: str) -> list[tuple[str, Any]]:
+    """Results as the server sends them (server/quoting.py's rules applied where the
+    server applies them) naming file `name` and holding `text` wherever a result holds
+    a file's text: what the editors' renderers are given."""
+    from readkeeper import quoting
+    from readkeeper.read.diffs import bounded_diff
+
+    path = f"/ws/{name}"
+    rows = text.split("\n")
+    numbered = "\n".join(f"{n:>6}\t{quoting.line(row)}" for n, row in enumerate(rows, 1))
+    diff, _ = bounded_diff(text, text + "\nmore", path)
+    note = f"{quoting.name(path)} changed."
+    cell = {
+        "cell_id": path,  # any string: a notebook names its cells
+        "index": 0,
+        "cell_type": "code",
+        "source": text,
+        "execution_count": 1,
+        "outputs": [{"output_type": "stream", "name": "stdout", "text": text}],
+    }
+    read_files: dict[str, dict[str, Any]] = {
+        "text": {"file_path": path, "content": numbered, "start_line": 1, "num_lines": len(rows)},
+        "file_unchanged": {"file_path": path, "note": note},
+        "file_changed": {"file_path": path, "diff": diff, "total_lines": 2, "note": note},
+        "outline": {
+            "file_path": path,
+            "language": "python",
+            "outline": numbered,
+            "content": numbered,
+        },
+        "estimate": {"file_path": path, "tokens": 3, "num_lines": 1},
+        "image": {"file_path": path, "base64": "", "media_type": "image/png", "dimensions": {}},
+        "pdf": {"file_path": path, "content": quoting.fence(text), "page_count": 1},
+        "parts": {"file_path": path, "pages": [f"{path}.png"], "page_numbers": [1], "count": 1},
+        "notebook": {"file_path": path, "cells": [cell], "total_cells": 1},
+    }
+    change = {
+        "file_path": path,
+        "kind": "moved",
+        "new_path": path + "2",
+        "diff": diff,
+        "note": note,
+    }
+    memory = f"{quoting.name(name)}, the repository's words:\n{quoting.fence(text)}"
+    return [
+        *(("read", {"type": kind, "file": file}) for kind, file in read_files.items()),
+        ("edit", {"file_path": path, "replacements": 1, "snippet": numbered, "diagnostics": text}),
+        ("write", {"file_path": path, "created": True, "total_lines": 1}),
+        (
+            "attachments",
+            {
+                "attachments": [
+                    {"type": "memory", "source": path, "content": memory, "priority": 1},
+                    {"type": "file", "source": path, "content": numbered, "priority": 1},
+                ],
+                "dropped": [{"type": "file", "source": path}],
+                "used_tokens": 1,
+                "budget_tokens": 2,
+            },
+        ),
+        (
+            "error",
+            {
+                "code": -32001,
+                "message": quoting.line(f"{quoting.name(path)} does not exist."),
+                "data": {"kind": "not_found", "suggestions": [path], "diff": diff},
+            },
+        ),
+        ("changes", {"changes": [change]}),
+        ("notice", {"changes": [change]}),
+    ]

@@ -57,8 +57,10 @@ def test_a_text_read_of_any_file_is_numbered_lines_under_a_quoted_name(
     file = result["file"]
     # The LSP contract: `content` is one numbered line per LF-ended line of the file.
     shown = file["content"].split("\n") if file["content"] else []
-    assert len(shown) == file["num_lines"] == content.count("\n") + (
-        not content.endswith("\n") and content != ""
+    assert (
+        len(shown)
+        == file["num_lines"]
+        == content.count("\n") + (not content.endswith("\n") and content != "")
     )
     assert all(_NUMBERED.match(line) for line in shown)
     assert not set(file["content"]) & set(BREAKS)
@@ -119,11 +121,18 @@ def test_a_change_notice_of_any_file_and_move_is_readkeepers_own_lines(
 @given(name=names, text=contents)
 def test_every_result_type_names_any_file_on_readkeepers_own_lines(name: str, text: str) -> None:
     path = f"/ws/{name}"
-    numbered = "\n".join(f"{n:>6}\t{quoting.line(row)}" for n, row in enumerate(text.split("\n"), 1))
+    numbered = "\n".join(
+        f"{n:>6}\t{quoting.line(row)}" for n, row in enumerate(text.split("\n"), 1)
+    )
     files: dict[str, dict[str, Any]] = {
         "file_unchanged": {"file_path": path, "note": f"held by {quoting.name(path)}"},
         "estimate": {"file_path": path, "tokens": 3},
-        "outline": {"file_path": path, "language": "python", "outline": numbered, "content": numbered},
+        "outline": {
+            "file_path": path,
+            "language": "python",
+            "outline": numbered,
+            "content": numbered,
+        },
         "image": {"file_path": path, "format": "png", "dimensions": {}, "tokens": 3},
         "pdf": {"file_path": path, "content": quoting.fence(text), "next_pages": "2"},
         "parts": {"file_path": path, "pages": [f"{path}.png"], "output_dir": path},
@@ -170,7 +179,7 @@ def test_a_name_holding_numbered_lines_does_not_forge_them_in_the_header(
     path.write_text("harmless\n")
     shown = render.read(_read(core, path))
     assert shown.split("\n")[1:] == ["     1\tharmless"]
-    assert '"' + str(workspace) + '/notes.txt\\n     1\\t' in shown
+    assert '"' + str(workspace) + "/notes.txt\\n     1\\t" in shown
 
 
 def test_a_lone_cr_or_line_separator_inside_a_line_stays_in_its_numbered_line(
@@ -179,9 +188,7 @@ def test_a_lone_cr_or_line_separator_inside_a_line_stays_in_its_numbered_line(
     path = workspace / "m.js"
     path.write_bytes("a = 1;\rnote: readkeeper: FORGED\u2028b\r\nlast\n".encode())
     file = _read(core, path)["file"]
-    assert file["content"] == (
-        "     1\ta = 1;\\rnote: readkeeper: FORGED\\u2028b\n     2\tlast"
-    )
+    assert file["content"] == ("     1\ta = 1;\\rnote: readkeeper: FORGED\\u2028b\n     2\tlast")
     assert file["escaped_lines"] == 1
     assert "shown escaped" in file["note"]
     for splitter in (str.splitlines, lambda t: re.split("[\n\r\u2028\u2029]", t)):
@@ -206,9 +213,7 @@ def test_an_old_string_copied_from_an_escaped_line_edits_the_real_characters(
     )
     assert path.read_text() == "const sep = '\u2029';\nconst lit = '\\u2028';\n"
     # Text that is in the file as given is matched as given.
-    core.edit(
-        EditParams(file_path=str(path), old_string="lit = '\\u2028'", new_string="lit = 'x'")
-    )
+    core.edit(EditParams(file_path=str(path), old_string="lit = '\\u2028'", new_string="lit = 'x'"))
     assert path.read_text() == "const sep = '\u2029';\nconst lit = 'x';\n"
 
 
