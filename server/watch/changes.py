@@ -1,13 +1,11 @@
 """Change notices: which files a session read have changed since, and how.
 
-The watcher (watcher.py) says which paths may have changed; this module looks at each
-file itself and compares it, for every session whose read-state has it, with what that
-session saw. The rules:
+The watcher (watcher.py) says which paths may have changed; this module compares each
+file itself with what every session whose read-state has it saw. The rules:
 
-- Changed means the content digest differs from what the session knows, as everywhere
-  in readkeeper: a `touch` or a rewrite of identical bytes is no notice. (A file read
-  in ranges because it was too large to read whole has no whole-file digest; for it a
-  change of size or mtime is the change.)
+- Changed means the content digest differs from what the session knows: a `touch` or a
+  rewrite of identical bytes is no notice. (A file read in ranges, too large to read
+  whole, has no whole-file digest: for it a change of size or mtime is the change.)
 - What the session knows is what its read (or its own edit or write) recorded, and then
   each change it was given in full by `readkeeper/changes`. A notice's diff goes from
   there to the file now, so a second change to a file is shown as its own diff. A diff
@@ -23,8 +21,7 @@ session saw. The rules:
 - readkeeper's own edits and writes: the edit records the new content as the editing
   session's read-state, so that session gets no notice of its own change; every other
   session that read the old content does.
-- Notices say what changed, never who changed it.
-- Reads and edits never rely on notices: they check the file themselves.
+- Notices say what changed, never who; reads and edits check the file themselves.
 """
 
 from __future__ import annotations
@@ -273,7 +270,7 @@ class ChangeNotices:
         """What to tell the session on `channel` about `record`'s file; None if
         nothing new."""
         path = record.path
-        shown = quoting.name(path)  # the file's name in notes: quoted when odd
+        shown = quoting.name(path)  # in notes, quoted when odd: no name forges a notice
         look = self._look(path, work)
         with self._lock:
             known, moved_to, known_size = track.known, track.moved_to, track.known_size
