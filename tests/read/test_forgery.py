@@ -191,6 +191,9 @@ def test_a_lone_cr_or_line_separator_inside_a_line_stays_in_its_numbered_line(
     assert file["content"] == ("     1\ta = 1;\\rnote: readkeeper: FORGED\\u2028b\n     2\tlast")
     assert file["escaped_lines"] == 1
     assert "shown escaped" in file["note"]
+    ranged = unstructure(core.read(ReadParams(file_path=str(path), offset=1, limit=2)))
+    assert ranged["file"]["content"] == file["content"]  # the streamed path, alike
+    assert ranged["file"]["escaped_lines"] == 1
     for splitter in (str.splitlines, lambda t: re.split("[\n\r\u2028\u2029]", t)):
         assert all(_NUMBERED.match(line) for line in splitter(file["content"]))
 

@@ -78,14 +78,15 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
+def cut_line(line: str, settings: Settings, escape: bool = True) -> tuple[str, bool]:
     """A line as shown, one trailing CR dropped, cut at `max_line_chars` and its inner
-    line breaks escaped (quoting.py), and whether it was cut."""
+    line breaks escaped (quoting.py; `escape` False: the text holds none), and whether
+    it was cut."""
     if line.endswith("\r"):
         line = line[:-1]
     excess = len(line) - settings.max_line_chars
     if excess <= 0:
-        return quoting.line(line), False
+        return (quoting.line(line) if escape else line), False
     return cut_at(line, excess, settings), True
 
 
@@ -127,16 +128,18 @@ def _prefixes(start: int, count: int, width: int) -> list[str]:
     return cached[start:end]
 
 
-def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
+def _shown(
+    lines: list[str], settings: Settings, has_cr: bool = True, escape: bool = True
+) -> tuple[list[str], int]:
     """Each line as shown (one trailing CR dropped, a long line cut, inner line breaks
-    escaped), and how many were cut. `has_cr`: whether the text holds any CR or other
-    line break but LF."""
-    if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
+    escaped), and how many were cut. `has_cr`: whether the text holds a CR; `escape`:
+    whether it holds a line break but LF and CRLF."""
+    if not has_cr and not escape and max(map(len, lines), default=0) <= settings.max_line_chars:
         return lines, 0  # the common case: no line to cut, no CR to drop
     shown: list[str] = []
     cut_count = 0
     for line in lines:
-        line, was_cut = cut_line(line, settings)
+        line, was_cut = cut_line(line, settings, escape)
         cut_count += was_cut
         shown.append(line)
     return shown, cut_count
@@ -267,8 +270,8 @@ def _view(
         raise past_the_end(path, window, total, settings)
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    breaks = quoting.has_break(text)
-    shown, cut_count = _shown(chosen, settings, has_cr=breaks)
+    breaks = quoting.has_inner_break(text)
+    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text, escape=breaks)
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None

@@ -16,6 +16,7 @@ import io
 import os
 from collections.abc import Iterator
 
+from ... import quoting
 from ...files.encodings import NotText, TextEncoding, detect, line_ending
 from ...files.fileio import OpenedFile, digest, peek
 from ...protocol import TextFile
@@ -27,7 +28,6 @@ from .text import (
     Window,
     cut_at,
     cut_line,
-    escaped_count,
     escaped_note,
     fit_tokens,
     not_text,
@@ -185,7 +185,6 @@ def stream_range(
     )
     keep = settings.max_line_chars + 2  # the line, its CR and LF
     chosen: list[str] = []
-    escaped = 0  # lines holding a line break shown escaped
     cut_count = 0
     at_eof = True
     for line, dropped in _lines(stream, keep):
@@ -196,15 +195,20 @@ def stream_range(
         if seen < window.offset:
             continue
         body = line[:-1] if line.endswith("\n") else line
-        escaped += escaped_count([body])
         if dropped:
             body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
             was_cut = True
         else:
-            body, was_cut = cut_line(body, settings)
+            body, was_cut = cut_line(body, settings, escape=False)  # escaped below
         cut_count += was_cut
         chosen.append(body)
     stream.detach()
+    # Inner line breaks escaped once, for the lines that hold one (a check of them all
+    # together costs a few substring searches; one per line would double a read's time).
+    escaped = 0
+    if quoting.has_break("\n".join(chosen)):
+        escaped = sum(map(quoting.has_break, chosen))
+        chosen = [quoting.line(body) for body in chosen]
     if not chosen and seen < window.offset:
         raise past_the_end(path, window, seen, settings)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
