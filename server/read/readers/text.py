@@ -78,28 +78,31 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def cut_line(line: str, settings: Settings, escape: bool = True) -> tuple[str, bool]:
-    """A line as shown, one trailing CR dropped, cut at `max_line_chars` and its inner
-    line breaks escaped (quoting.py; `escape` False: the text holds none), and whether
-    it was cut."""
+def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
+    """A line as shown, one trailing CR dropped and cut at `max_line_chars`, and
+    whether it was cut (its inner line breaks are escaped by `escape_lines`)."""
     if line.endswith("\r"):
         line = line[:-1]
     excess = len(line) - settings.max_line_chars
     if excess <= 0:
-        return (quoting.line(line) if escape else line), False
+        return line, False
     return cut_at(line, excess, settings), True
 
 
 def cut_at(line: str, excess: int, settings: Settings) -> str:
     """`line` cut at `max_line_chars`, with a marker saying how many characters
-    (`excess`) were cut, its inner line breaks escaped."""
-    kept = quoting.line(line[: settings.max_line_chars])
-    return kept + f" … [line cut: {excess} more characters]"
+    (`excess`) were cut."""
+    return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
 
 
-def escaped_count(raw: list[str]) -> int:
-    """How many of the `raw` lines hold a line break that is shown escaped."""
-    return sum(map(quoting.has_break, (r[:-1] if r.endswith("\r") else r for r in raw)))
+def escape_lines(shown: list[str]) -> tuple[list[str], list[bool]]:
+    """`shown` with their inner line breaks escaped, in one pass over them all (a pass
+    per line would double a read's time), and which of them held one."""
+    joined = "\n".join(shown)
+    if not quoting.has_break(joined):
+        return shown, []
+    escaped = quoting.line(joined).split("\n")
+    return escaped, [a != b for a, b in zip(shown, escaped, strict=True)]
 
 
 def escaped_note(count: int) -> str:
@@ -128,18 +131,16 @@ def _prefixes(start: int, count: int, width: int) -> list[str]:
     return cached[start:end]
 
 
-def _shown(
-    lines: list[str], settings: Settings, has_cr: bool = True, escape: bool = True
-) -> tuple[list[str], int]:
-    """Each line as shown (one trailing CR dropped, a long line cut, inner line breaks
-    escaped), and how many were cut. `has_cr`: whether the text holds a CR; `escape`:
-    whether it holds a line break but LF and CRLF."""
-    if not has_cr and not escape and max(map(len, lines), default=0) <= settings.max_line_chars:
+def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
+    """Each line as shown (one trailing CR dropped, a long line cut; inner line breaks
+    are left to `escape_lines`), and how many were cut. `has_cr`: whether the text holds
+    a CR."""
+    if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
         return lines, 0  # the common case: no line to cut, no CR to drop
     shown: list[str] = []
     cut_count = 0
     for line in lines:
-        line, was_cut = cut_line(line, settings, escape)
+        line, was_cut = cut_line(line, settings)
         cut_count += was_cut
         shown.append(line)
     return shown, cut_count
@@ -270,8 +271,10 @@ def _view(
         raise past_the_end(path, window, total, settings)
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    breaks = quoting.has_inner_break(text)
-    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text, escape=breaks)
+    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
+    held: list[bool] = []  # which lines hold a line break shown escaped
+    if quoting.has_inner_break(text):
+        shown, held = escape_lines(shown)
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
@@ -298,7 +301,7 @@ def _view(
         )
     elif total == 0:
         note = "The file is empty."
-    escaped = escaped_count(chosen[: len(numbered)]) if breaks else 0
+    escaped = sum(held[: len(numbered)])
     if escaped:
         note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
     left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0

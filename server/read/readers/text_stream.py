@@ -16,7 +16,6 @@ import io
 import os
 from collections.abc import Iterator
 
-from ... import quoting
 from ...files.encodings import NotText, TextEncoding, detect, line_ending
 from ...files.fileio import OpenedFile, digest, peek
 from ...protocol import TextFile
@@ -28,6 +27,7 @@ from .text import (
     Window,
     cut_at,
     cut_line,
+    escape_lines,
     escaped_note,
     fit_tokens,
     not_text,
@@ -199,16 +199,12 @@ def stream_range(
             body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
             was_cut = True
         else:
-            body, was_cut = cut_line(body, settings, escape=False)  # escaped below
+            body, was_cut = cut_line(body, settings)
         cut_count += was_cut
         chosen.append(body)
     stream.detach()
-    # Inner line breaks escaped once, for the lines that hold one (a check of them all
-    # together costs a few substring searches; one per line would double a read's time).
-    escaped = 0
-    if quoting.has_break("\n".join(chosen)):
-        escaped = sum(map(quoting.has_break, chosen))
-        chosen = [quoting.line(body) for body in chosen]
+    chosen, held = escape_lines(chosen)
+    escaped = sum(held)
     if not chosen and seen < window.offset:
         raise past_the_end(path, window, seen, settings)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
