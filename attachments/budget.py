@@ -52,10 +52,17 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
     if not isinstance(item.content, str):
         return False
     lines = item.content.split("\n")
+    frame: tuple[list[str], list[str]] = ([], [])  # readkeeper's lines around the file's
+    if item.fenced and len(lines) >= 3:
+        fence = lines[1]
+        closing = len(lines) - 1 - lines[::-1].index(fence)
+        frame = (lines[:2], [fence])
+        lines = lines[2:closing]  # the file's lines; a note after them gives way to ours
     widest_note = _note(item, len(lines), len(lines))
     room = limit - counter.count(widest_note)
     if room < 0:
         return False
+    room -= counter.count("\n".join([*frame[0], *frame[1], ""])) if item.fenced else 0
     per_line = counter.count_lines(lines)
     kept, used = 0, 0
     for tokens in per_line:
@@ -64,7 +71,7 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         used += tokens
         kept += 1
     while True:
-        text = "\n".join(lines[:kept]) + _note(item, kept, len(lines))
+        text = "\n".join([*frame[0], *lines[:kept], *frame[1]]) + _note(item, kept, len(lines))
         tokens = counter.count(text)
         if tokens <= limit or kept == 0:
             break

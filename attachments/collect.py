@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from readkeeper import render
+from readkeeper import quoting, render
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
+from readkeeper.quoting import name
 from readkeeper.read import numbering
 from readkeeper.read.readers.text import decode_text
 from readkeeper.read.tokens import estimate_tokens
@@ -170,7 +171,7 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
         "max_tokens": core.settings.mention_max_tokens,
     }
     if result["type"] == "file_unchanged":
-        text = f"{file['file_path']} is unchanged since you last read it in this session."
+        text = f"{name(file['file_path'])} is unchanged since you last read it in this session."
         return Attachment(content=text, **common)
     if result["type"] == "text":
         content = file["content"]
@@ -198,15 +199,20 @@ def _memory_items(core: AttachmentServices, found: list[Location]) -> list[Attac
     items = []
     for where in found:
         text, cut = memory.load(where, settings.memory_max_lines, settings.memory_max_bytes)
+        # The repository's words, not readkeeper's nor the user's: labelled, and fenced
+        # so that no line of it can pose as another attachment or as readkeeper's.
+        label = f"{name(os.path.basename(where.path))}, the repository's words:"
+        shown = f"{label}\n{quoting.fence(text)}" + (f"\n{cut}" if cut else "")
         items.append(
             Attachment(
                 type="memory",
-                content=text,
+                content=shown,
+                fenced=True,
                 priority=MEMORY,
                 source=where.path,
                 file_path=where.path,
                 max_tokens=settings.memory_max_tokens,
-                truncated=cut,
+                truncated=cut is not None,
             )
         )
     return items
@@ -234,12 +240,12 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
     taken = core.notices.take(session)
     items = []
     for change in taken.changes:
-        where = f" to {change.new_path}" if change.new_path else ""
-        lines = [f"{change.file_path} was {change.kind}{where} since you read it."]
+        where = f" to {name(change.new_path)}" if change.new_path else ""
+        lines = [f"{name(change.file_path)} was {change.kind}{where} since you read it."]
         if change.diff:
-            lines.append(change.diff)
+            lines.append(quoting.lines(change.diff))
         if change.note:
-            lines.append(change.note)
+            lines.append(quoting.line(change.note))
         items.append(
             Attachment(
                 type="changes",
@@ -249,7 +255,8 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                 max_tokens=core.settings.changes_max_tokens,
                 truncated=change.truncated,
                 rest_hint=(
-                    f'Read the file again (readkeeper/read {{"file_path": "{change.file_path}"}}) '
+                    f"Read the file again (readkeeper/read "
+                    f'{{"file_path": {quoting.json_text(change.file_path)}}}) '
                     "to see all of it."
                 ),
             )
@@ -406,10 +413,11 @@ def _selection(core: AttachmentServices, params: AttachmentsParams) -> Attachmen
             last -= 1  # a selection ending at column 0 does not include that line
         shown = lines[first : last + 1]
         span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-        header = f"The user's active editor: {path}, {span} selected:"
+        header = f"The user's active editor: {name(path)}, {span} selected:"
     else:
         first, shown = 0, []
-        header = f"The user's active editor: {path} (nothing selected)."
+        header = f"The user's active editor: {name(path)} (nothing selected)."
+    shown = [line.removesuffix("\r") for line in shown]  # a CRLF's CR, as a read drops it
     numbered = numbering.numbered(shown, first + 1, core.settings.number_width)
     return Attachment(
         type="selection",
@@ -417,7 +425,7 @@ def _selection(core: AttachmentServices, params: AttachmentsParams) -> Attachmen
         priority=SELECTION,
         source=path,
         max_tokens=core.settings.selection_max_tokens,
-        rest_hint=f'Read the file with readkeeper/read {{"file_path": "{path}"}}.',
+        rest_hint=f'Read the file with readkeeper/read {{"file_path": {quoting.json_text(path)}}}.',
     )
 
 

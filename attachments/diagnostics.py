@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from readkeeper import quoting
 from readkeeper.files.paths import uri_path
 from readkeeper.state.readstate import MAX_RECORDS_PER_SESSION
 
@@ -53,7 +54,7 @@ class Diagnostic:
 
     def render(self, new: bool) -> str:
         """Its line in a listing (1-based position), marked `(new)` when `new`."""
-        origin = " ".join(p for p in (self.source, self.code) if p)
+        origin = " ".join(quoting.name(p) for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
         message = " ".join(self.message.split())  # one line each, whatever the server sent
         mark = " (new)" if new else ""
@@ -228,7 +229,7 @@ class Section:
 
     def header(self, display: Callable[[str], str]) -> str:
         """The line that opens the section: the file and its version, or why it is pending."""
-        name, version = display(self.entry.path), self.entry.version
+        name, version = quoting.name(display(self.entry.path)), self.entry.version
         if self.pending_since is not None:
             return (
                 f"{name}: pending (diagnostics were computed for version {version}; "

@@ -32,6 +32,7 @@ import time
 from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
+from readkeeper import quoting
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
 
@@ -96,16 +97,20 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
             raise Unsafe(str(answer["refused"]))
     except Unsafe as refused:
         return (
-            f"git status of {root}: not shown: {refused}. readkeeper reads a repository "
-            "only when nothing in it can run a program or reach outside the workspace.\n"
-            f"If you trust this repository, run `git status` in {root} yourself."
+            f"git status of {quoting.name(root)}: not shown: {quoting.line(str(refused))}. "
+            "readkeeper reads a repository only when nothing in it can run a program or "
+            "reach outside the workspace.\nIf you trust this repository, run `git status` "
+            f"in {quoting.name(root)} yourself."
         )
     if "failed" in answer:
         raise RuntimeError(f"git status failed: {answer['failed']}")
-    changes: list[str] = answer["lines"]
+    # The worker C-quotes names as git does; a branch name may still hold U+2028 and
+    # the like, so every line is escaped like any file text (quoting.py).
+    changes = [quoting.line(line) for line in answer["lines"]]
     total: int = answer["total"]
     summary = f"{total} changed files" if total else "clean"
-    return "\n".join([f"git status of {root}: branch {answer['branch']}, {summary}", *changes])
+    branch = quoting.line(str(answer["branch"]))
+    return "\n".join([f"git status of {quoting.name(root)}: branch {branch}, {summary}", *changes])
 
 
 def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, int]:

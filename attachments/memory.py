@@ -7,11 +7,11 @@ mentioned file up to its root. Each is capped at `memory_max_lines` lines and
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable
 
+from readkeeper import quoting
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.read.readers.text import decode_text, split_lines
@@ -58,8 +58,9 @@ def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]
     return list(found.values())
 
 
-def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, bool]:
-    """(text, whether it was cut) for a memory file, within both caps."""
+def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, str | None]:
+    """(text, the note saying where it was cut, if it was) for a memory file, within
+    both caps."""
     path = where.path
     with open_regular(where) as opened:
         data = read_at_most(opened.fd, max_bytes + 1)
@@ -74,11 +75,11 @@ def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, bool]:
     cut_by_lines = len(lines) > max_lines
     lines = lines[:max_lines]
     if not (cut_by_bytes or cut_by_lines):
-        return "\n".join(lines), False
+        return "\n".join(lines), None
     rest = {"file_path": path, "offset": len(lines) + 1}
     note = (
         f"[memory file cut at {len(lines)} lines ({max_lines} lines / {max_bytes} bytes "
         f"per memory file; the file has {size} bytes). "
-        f"Read the rest with readkeeper/read {json.dumps(rest)}]"
+        f"Read the rest with readkeeper/read {quoting.json_text(rest)}]"
     )
-    return "\n".join([*lines, note]), True
+    return "\n".join(lines), note

@@ -34,6 +34,9 @@ class Attachment:
     rest_hint: str = ""
     file_path: str | None = None
     first_line: int = 1  # the line number of the content's first line in that file
+    # The content is a label line, then the file's text in a fence (quoting.fence), then
+    # maybe a note: a cut keeps the label and closes the fence (a memory file).
+    fenced: bool = False
     protected: bool = False  # the user's own input: cut if it must be, never dropped
 
     def as_json(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TextIO
 
 from . import __version__
 from .errors import ReadkeeperError
@@ -186,19 +187,27 @@ def _read(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            print(f"readkeeper: {exc.kind}: {exc.message}", file=sys.stderr)
+            _print(f"readkeeper: {exc.kind}: {exc.message}", sys.stderr)
         return 1
-    if args.json:
+    if args.json:  # exact: JSON escapes what it must, and a program reads it
         print(json.dumps(result, ensure_ascii=False))
         return 0
     file = result["file"]
     if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them
         if file["content"]:
-            print(file["content"])
+            _print(file["content"], sys.stdout)
         if file.get("note"):
-            print(f"readkeeper: {file['note']}", file=sys.stderr)
+            _print(f"readkeeper: {file['note']}", sys.stderr)
     else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
         from . import render
 
-        print(render.read(result))
+        _print(render.read(result), sys.stdout)
     return 0
+
+
+def _print(text: str, stream: TextIO) -> None:
+    """Print `text`; to a terminal with its controls escaped (quoting.terminal), so a
+    file cannot move the cursor, erase lines or retitle the window."""
+    from . import quoting
+
+    print(quoting.terminal(text) if stream.isatty() else text, file=stream)

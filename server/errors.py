@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import quoting
+
 ErrorKind = Literal[
     "not_found",
     "outside_workspace",
@@ -33,10 +35,29 @@ ErrorKind = Literal[
 ]
 
 
+# The data fields that hold names (of files, symbols): where the message names one, it
+# shows it as quoting.name does, so no name can break the message's lines or pose as its
+# prose.
+_NAME_FIELDS = ("file_path", "path", "new_path", "symbol", "suggestions", "paths")
+
+
+def _shown(message: str, data: dict[str, Any]) -> str:
+    for key in _NAME_FIELDS:
+        value = data.get(key)
+        for named in value if isinstance(value, list) else [value]:
+            if isinstance(named, str) and named and quoting.name(named) != named:
+                message = message.replace(named, quoting.name(named))
+    # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
+    # whose lines are escaped already); any other break from a file is escaped.
+    return quoting.line(message)
+
+
 class ReadkeeperError(Exception):
-    """A failure the caller can act on. `data` travels with it to the client."""
+    """A failure the caller can act on. `data` travels with it to the client. The
+    message names files as quoting.py shows names."""
 
     def __init__(self, kind: ErrorKind, message: str, **data: Any) -> None:
+        message = _shown(message, data)
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message

@@ -2,15 +2,20 @@
 
 The MCP tools send these as text content (images go along as image content), and
 `readkeeper read` prints them. Each takes the protocol's JSON result, so what a front
-end shows is what the protocol says, in fewer tokens than the JSON. The settings table
-(`readkeeper settings`, the README's) is rendered here too.
+end shows is what the protocol says, in fewer tokens than the JSON. Everything from a
+file or a file name is shown as quoting.py says: names quoted when odd, a file's lines
+breaking at LF only, notebook cells and attachments fenced, so no file can write a line
+in readkeeper's name. The settings table (`readkeeper settings`, the README's) is
+rendered here too.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from . import quoting
+from .quoting import lines as _text
+from .quoting import name as _name
 from .settings import SETTINGS
 
 
@@ -18,7 +23,7 @@ def read(result: dict[str, Any]) -> str:
     """A read result of any type as text (an image's facts; its bytes are not text)."""
     kind = result.get("type")
     file = result.get("file") or {}
-    path = file.get("file_path", "")
+    path = _name(file.get("file_path", ""))
     if kind == "text":
         return text_file(file)
     if kind == "file_unchanged":
@@ -30,21 +35,22 @@ def read(result: dict[str, Any]) -> str:
         )
     if kind == "file_changed":
         return _with_note(
-            f"file_changed: {path}, {file.get('tokens')} tokens\n{file['diff']}", file
+            f"file_changed: {path}, {file.get('tokens')} tokens\n{_text(file['diff'])}", file
         )
     if kind == "estimate":
         return _with_note(f"estimate: {path}, {file.get('tokens')} tokens", file)
     if kind == "outline":
         head = (
-            f"{path}: outline of {file.get('total_lines')} lines ({file.get('language')}), "
+            f"{path}: outline of {file.get('total_lines')} lines ({_name(file.get('language'))}), "
             f"{file.get('shown_symbols')} of {file.get('symbols')} symbols, "
             f"{file.get('tokens')} tokens"
         )
-        return _with_note(f"{head}\n{file.get('outline', '')}\n\n{file.get('content', '')}", file)
+        body = f"{_text(file.get('outline', ''))}\n\n{_text(file.get('content', ''))}"
+        return _with_note(f"{head}\n{body}", file)
     if kind == "image":
         dims = file.get("dimensions") or {}
         facts = (
-            f"{path}: {file.get('format', 'image')} image, "
+            f"{path}: {_name(file.get('format', 'image'))} image, "
             f"{dims.get('original_width')}x{dims.get('original_height')} shown at "
             f"{dims.get('display_width')}x{dims.get('display_height')}, "
             f"{file.get('tokens')} tokens"
@@ -57,38 +63,39 @@ def read(result: dict[str, Any]) -> str:
         )
         if file.get("partial") and file.get("next_pages"):
             head += f"; continue with pages={file['next_pages']!r}"
-        return _with_note(f"{head}\n{file.get('content', '')}", file)
+        return _with_note(f"{head}\n{_text(file.get('content', ''))}", file)
     if kind == "parts":
-        pages = "\n".join(file.get("pages") or [])
+        pages = "\n".join(map(_name, file.get("pages") or []))
         head = (
             f"{path}: pages {file.get('page_numbers')} of {file.get('page_count')} rendered "
-            f"to PNG in {file.get('output_dir')}"
+            f"to PNG in {_name(file.get('output_dir'))}"
         )
         if file.get("partial") and file.get("next_pages"):
             head += f"; continue with pages={file['next_pages']!r}, render=true"
         return _with_note(f"{head}\n{pages}", file)
     if kind == "notebook":
         return notebook(file)
-    return json.dumps(without_payloads(result), ensure_ascii=False, indent=1)
+    return quoting.json_text(without_payloads(result), indent=1)
 
 
 def text_file(file: dict[str, Any]) -> str:
     """Numbered lines under a line saying which, of how many, and how to go on."""
     start, count = file.get("start_line", 1), file.get("num_lines", 0)
     total = file.get("total_lines")
-    head = f"{file.get('file_path')}: lines {start}-{start + count - 1} of {total or '?'}"
+    head = f"{_name(file.get('file_path'))}: lines {start}-{start + count - 1} of {total or '?'}"
     at_most = "≤ " if file.get("tokens_upper_bound") else ""  # not counted yet: a bound
     head += f", {at_most}{file.get('tokens')} tokens"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
         head += f"; more: read with offset={file['next_offset']}"
-    return _with_note(f"{head}\n{file.get('content', '')}", file)
+    return _with_note(f"{head}\n{_text(file.get('content', ''))}", file)
 
 
 def notebook(file: dict[str, Any]) -> str:
-    """A notebook: each cell headed by its id and type, its outputs below it."""
-    head = f"{file.get('file_path')}: notebook, {file.get('total_cells')} cells"
+    """A notebook: each cell headed by its id and type, its source and each output in a
+    fence of their own (quoting.fence: no cell's text can close it or open another)."""
+    head = f"{_name(file.get('file_path'))}: notebook, {file.get('total_cells')} cells"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
@@ -97,22 +104,29 @@ def notebook(file: dict[str, Any]) -> str:
     for cell in file.get("cells") or []:
         count = cell.get("execution_count")
         label = f" [{count}]" if count is not None else ""
-        parts.append(f"--- cell {cell.get('cell_id')} ({cell.get('cell_type')}){label} ---")
-        parts.append(cell.get("source", ""))
+        cell_type = _name(cell.get("cell_type"))
+        parts.append(f"--- cell {_name(cell.get('cell_id'))} ({cell_type}){label} ---")
+        parts.append(quoting.fence(cell.get("source", "")))
         for output in cell.get("outputs") or []:
             body = output.get("text") or output.get("traceback") or output.get("evalue") or ""
-            parts.append(f">>> {output.get('output_type')}: {body}".rstrip())
+            parts.append(f">>> {_name(output.get('output_type'))}:")
+            if body:
+                parts.append(quoting.fence(body))
+            if output.get("note"):
+                parts.append(f"note: {quoting.line(output['note'])}")
+        if cell.get("note"):
+            parts.append(f"note: {quoting.line(cell['note'])}")
     return _with_note("\n".join(parts), file)
 
 
 def change(method: str, result: dict[str, Any]) -> str:
     """An edit or write: what changed, where, and what the agent should know."""
-    path = result.get("file_path")
+    path = _name(result.get("file_path"))
     if method == "write":
         verb = "Created" if result.get("created") else "Wrote" if result.get("changed") else "Kept"
         line = f"{verb} {path} ({result.get('total_lines')} lines) on {result.get('applied_to')}"
     elif "cell_id" in result:
-        line = f"{result.get('edit_mode')} of cell {result.get('cell_id')} in {path}"
+        line = f"{result.get('edit_mode')} of cell {_name(result.get('cell_id'))} in {path}"
     else:
         line = (
             f"Edited {path}: {result.get('replacements')} replacement(s) at lines "
@@ -122,20 +136,25 @@ def change(method: str, result: dict[str, Any]) -> str:
         line += "; the file had changed elsewhere since your read, and your edit was merged"
     parts = [line]
     if result.get("snippet"):
-        parts.append(result["snippet"])
+        parts.append(_text(result["snippet"]))
     if result.get("diagnostics") is not None:
-        parts.append("diagnostics: " + json.dumps(result["diagnostics"], ensure_ascii=False))
+        parts.append("diagnostics: " + quoting.json_text(result["diagnostics"]))
     return _with_note("\n".join(parts), result)
 
 
 def attachments(result: dict[str, Any]) -> str:
-    """Each attachment under a header, then what was dropped."""
+    """Each attachment under a header, its content fenced (it holds files' text), then
+    what was dropped."""
     parts = [f"{result.get('used_tokens')} of {result.get('budget_tokens')} tokens"]
     for item in result.get("attachments") or []:
         cut = " (truncated)" if item.get("truncated") else ""
-        parts.append(f"=== {item.get('type')}{cut} ===\n{item.get('content', '')}")
+        source = f" from {_name(item['source'])}" if item.get("source") else ""
+        content = item.get("content", "")
+        if not isinstance(content, str):  # a notebook's, a PDF's, an image's facts
+            content = quoting.json_text(without_payloads(content), indent=1)
+        parts.append(f"=== {_name(item.get('type'))}{source}{cut} ===\n{quoting.fence(content)}")
     if result.get("dropped"):
-        parts.append("dropped: " + json.dumps(result["dropped"], ensure_ascii=False))
+        parts.append("dropped: " + quoting.json_text(result["dropped"]))
     return "\n".join(parts)
 
 
@@ -146,13 +165,14 @@ def changes(result: dict[str, Any]) -> str:
         return "No changes to the files you read."
     parts = []
     for item in found:
-        where = f" -> {item['new_path']}" if item.get("new_path") else ""
+        where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
         cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""
-        parts.append(f"{item.get('kind')}: {item.get('file_path')}{where}{cut}")
+        parts.append(f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}")
         if item.get("note"):
-            parts.append(f"note: {item['note']}")
+            parts.append(f"note: {quoting.line(item['note'])}")
         if item.get("diff"):
-            parts.append(item["diff"])
+            # Every diff line indented: none can pose as the next file's header.
+            parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
     if result.get("remaining"):
         parts.append(f"{result['remaining']} more: call changes again.")
     return "\n".join(parts)
@@ -169,7 +189,7 @@ def without_payloads(value: Any) -> Any:
 
 
 def _with_note(body: str, file: dict[str, Any]) -> str:
-    return f"{body}\nnote: {file['note']}" if file.get("note") else body
+    return f"{body}\nnote: {quoting.line(file['note'])}" if file.get("note") else body
 
 
 def _shown_default(value: Any) -> str:

@@ -257,8 +257,8 @@ def test_read_prints_pdf_pages_and_notebook_cells_as_text(workspace: Path) -> No
     nbformat.write(notebook, str(workspace / "nb.ipynb"))
     cells = run("read", "nb.ipynb", cwd=workspace).stdout
     assert "notebook, 2 cells" in cells
-    assert "(markdown) ---\n# Title" in cells
-    assert "(code) ---\n1 + 1" in cells
+    assert "(markdown) ---\n```\n# Title\n```" in cells
+    assert "(code) ---\n```\n1 + 1\n```" in cells
     assert not cells.lstrip().startswith("{")  # text, not escaped JSON
 
 

@@ -61,7 +61,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
-from .matching import Normalized, find_hits, line_numbers, plan
+from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
 from .remember import Landed, Written, remember_change
@@ -129,6 +129,7 @@ def _edit_once(
         base_text = buffer.text if buffer else loaded.text
         seen = digests(base_text, loaded if buffer is None else None)
         base = Normalized(base_text)
+        old, new, unescaped = as_shown(base.norm, old, new)
         merged_from: str | None = None
         if record.scope == "file" and record.digest in seen:
             hits = find_hits(base, old, params, real, settings.number_width)
@@ -163,6 +164,12 @@ def _edit_once(
         note = (
             f"{real} had changed since you read it (see external_change); the change does "
             "not touch the text you replaced, so the edit was applied to the current content."
+        )
+    if unescaped:
+        note = _join(
+            note,
+            "old_string matched once its escapes (\\r, \\u2028, ...) were read as the line "
+            "breaks a read shows that way; new_string's were read the same way.",
         )
     if target == "buffer":
         note = _join(

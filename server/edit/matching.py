@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..protocol import EditParams
 from ..read import numbering
@@ -88,6 +89,19 @@ def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) ->
         last = end
     pieces.append(base.text[last:])
     return Planned("".join(pieces), changes, spans)
+
+
+def as_shown(text: str, old: str, new: str) -> tuple[str, str, bool]:
+    """`old` and `new` as the agent meant them: as given, unless `old` matches nowhere in
+    `text` as given but does once the escapes a read shows line breaks with (`\\u2028`,
+    quoting.py) are read as those characters, when both are read that way; and whether
+    they were."""
+    if old in text:
+        return old, new, False
+    raw = quoting.unescape(old)
+    if raw == old or raw not in text:
+        return old, new, False
+    return raw, quoting.unescape(new), True
 
 
 def find_hits(base: Normalized, old: str, params: EditParams, path: str, width: int) -> list[int]:

@@ -8,12 +8,11 @@ content; an error becomes the same message the LSP front end gives, with its `ki
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp_types as types
 
-from .. import render
+from .. import quoting, render
 from ..errors import ReadkeeperError
 
 Content = types.TextContent | types.ImageContent
@@ -34,7 +33,7 @@ def tool_result(
     elif method == "changes" and isinstance(result, dict):
         content = [text(render.changes(result))]
     else:
-        content = [text(json.dumps(result, ensure_ascii=False, indent=1))]
+        content = [text(quoting.json_text(result, indent=1))]
     content.extend(images)
     structured = render.without_payloads(result)
     if method == "read" and isinstance(structured, dict):
@@ -55,7 +54,7 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     details = {k: v for k, v in data.items() if k != "kind"}
     lines = [exc.message, f"kind: {exc.kind}"]
     if details:
-        lines.append(json.dumps(details, ensure_ascii=False, default=str)[:4000])
+        lines.append(quoting.json_text(details, default=str)[:4000])
     return types.CallToolResult(
         content=[text("\n".join(lines))],
         structured_content={"error": {"message": exc.message, "data": data}},

@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from .. import quoting
 from ..files.encodings import line_ending
 from ..protocol import ExternalChange
 from .tokens import estimate_tokens
@@ -84,8 +85,8 @@ def bounded_diff(
             start = before.rfind("\n", 0, start - 1) + 1
     a_end, b_end = _lines_after(before, a_end, 3), _lines_after(after, b_end, 3)
     head = before.count("\n", 0, start)
-    a = [ln.rstrip("\n").rstrip("\r") for ln in _keepends(before[start:a_end])]
-    b = [ln.rstrip("\n").rstrip("\r") for ln in _keepends(after[start:b_end])]
+    a = [ln.rstrip("\n").removesuffix("\r") for ln in _keepends(before[start:a_end])]
+    b = [ln.rstrip("\n").removesuffix("\r") for ln in _keepends(after[start:b_end])]
     try:
         matcher = _Bounded(a, b)
         matcher.get_opcodes()  # the matching, done here (and kept) so its budget is caught
@@ -110,17 +111,20 @@ def bounded_diff(
 def _unified(matcher: _Bounded, a: list[str], b: list[str], path: str) -> Iterator[str]:
     """The unified diff (2 lines of context) of the matcher's two line lists."""
     groups = matcher.get_grouped_opcodes(2)
-    yield f"--- {path} (as you read it)"
-    yield f"+++ {path} (now)"
+    # Lines are matched as they are and shown escaped, the name quoted when odd
+    # (quoting.py): each file line is one diff line, and none poses as a header.
+    shown = quoting.name(path)
+    yield f"--- {shown} (as you read it)"
+    yield f"+++ {shown} (now)"
     for group in groups:
         first, last = group[0], group[-1]
         yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                yield from (" " + line for line in a[i1:i2])
+                yield from (" " + quoting.line(line) for line in a[i1:i2])
                 continue
-            yield from ("-" + line for line in a[i1:i2])
-            yield from ("+" + line for line in b[j1:j2])
+            yield from ("-" + quoting.line(line) for line in a[i1:i2])
+            yield from ("+" + quoting.line(line) for line in b[j1:j2])
 
 
 def _range(start: int, stop: int) -> str:
@@ -137,10 +141,11 @@ def _too_costly(before: str, after: str, path: str, head: int, changed: int, why
     lines_before = _count_lines_of(before, 0, len(before))
     lines_after = _count_lines_of(after, 0, len(after))
     return (
-        f"{path} changed ({lines_before:,} lines as you read it, {lines_after:,} now), and "
-        f"the change is too costly to diff ({why}). It starts at line {head + 1} and spans "
-        f"about {max(changed, 1):,} lines now: read them, e.g. "
-        f'read(file_path="{path}", offset={head + 1}, limit={min(max(changed, 1), 2000)}).'
+        f"{quoting.name(path)} changed ({lines_before:,} lines as you read it, "
+        f"{lines_after:,} now), and the change is too costly to diff ({why}). It starts at "
+        f"line {head + 1} and spans about {max(changed, 1):,} lines now: read them, e.g. "
+        f"read(file_path={quoting.json_text(path)}, offset={head + 1}, "
+        f"limit={min(max(changed, 1), 2000)})."
     )
 
 

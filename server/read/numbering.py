@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import quoting
 from ..settings import LINE_NUMBER_WIDTHS
 
 SEPARATOR = "\t"
@@ -32,8 +33,9 @@ def prefix(n: int, width: int = PADDED) -> str:
 
 
 def numbered(lines: Iterable[str], first: int = 1, width: int = PADDED) -> list[str]:
-    """`lines` with their numbers, the first of them being line `first`."""
-    return [f"{n:>{width}}{SEPARATOR}{line}" for n, line in enumerate(lines, first)]
+    """`lines` with their numbers, the first of them being line `first`; any line break
+    left inside a line (not LF) shown escaped, so each stays one line (quoting.py)."""
+    return [f"{n:>{width}}{SEPARATOR}{quoting.line(line)}" for n, line in enumerate(lines, first)]
 
 
 def gap(text: str, width: int = PADDED) -> str:

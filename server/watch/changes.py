@@ -1,13 +1,11 @@
 """Change notices: which files a session read have changed since, and how.
 
-The watcher (watcher.py) says which paths may have changed; this module looks at each
-file itself and compares it, for every session whose read-state has it, with what that
-session saw. The rules:
+The watcher (watcher.py) says which paths may have changed; this module compares each
+file itself with what every session whose read-state has it saw. The rules:
 
-- Changed means the content digest differs from what the session knows, as everywhere
-  in readkeeper: a `touch` or a rewrite of identical bytes is no notice. (A file read
-  in ranges because it was too large to read whole has no whole-file digest; for it a
-  change of size or mtime is the change.)
+- Changed means the content digest differs from what the session knows: a `touch` or a
+  rewrite of identical bytes is no notice. (A file read in ranges, too large to read
+  whole, has no whole-file digest: for it a change of size or mtime is the change.)
 - What the session knows is what its read (or its own edit or write) recorded, and then
   each change it was given in full by `readkeeper/changes`. A notice's diff goes from
   there to the file now, so a second change to a file is shown as its own diff. A diff
@@ -23,8 +21,7 @@ session saw. The rules:
 - readkeeper's own edits and writes: the edit records the new content as the editing
   session's read-state, so that session gets no notice of its own change; every other
   session that read the old content does.
-- Notices say what changed, never who changed it.
-- Reads and edits never rely on notices: they check the file themselves.
+- Notices say what changed, never who; reads and edits check the file themselves.
 """
 
 from __future__ import annotations
@@ -37,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import quoting
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
@@ -271,6 +269,7 @@ class ChangeNotices:
         """What to tell the session on `channel` about `record`'s file; None if
         nothing new."""
         path = record.path
+        shown = quoting.name(path)  # in notes, quoted when odd: no name forges a notice
         look = self._look(path, work)
         with self._lock:
             known, moved_to, known_size = track.known, track.moved_to, track.known_size
@@ -306,7 +305,7 @@ class ChangeNotices:
         if record.scope == "range":
             lines = _lines_phrase(look)
             note = (
-                f"{path} changed since you read part of it (it was too large to read whole)"
+                f"{shown} changed since you read part of it (it was too large to read whole)"
                 f"{lines}. Read the lines you need again."
             )
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
@@ -315,19 +314,19 @@ class ChangeNotices:
         if before is None or look.text is None:
             if look.text is None:
                 why = f" ({look.why_no_text})" if look.why_no_text else ""
-                note = f"{path} changed{why}{_lines_phrase(look)}. Read it again to see it."
+                note = f"{shown} changed{why}{_lines_phrase(look)}. Read it again to see it."
             else:
-                note = f"{path} changed{_lines_phrase(look)}. Read it again to see it."
+                note = f"{shown} changed{_lines_phrase(look)}. Read it again to see it."
             if kind == "created":
-                note = f"{path} is back after it was reported gone; " + note[len(path) + 1 :]
+                note = f"{shown} is back after it was reported gone; " + note[len(shown) + 1 :]
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
             return _Verdict(change, token, None, tokens=_cost(note))
         diff, truncated = self._diff(path, known, token, before, look.text, settings, work)
         extra: str | None = None
         if not diff.strip() and before == look.text:
-            extra = f"{path} is back, with the content you read."
+            extra = f"{shown} is back, with the content you read."
         elif kind == "created":
-            extra = f"{path} is back after it was reported gone; the diff is from what you read."
+            extra = f"{shown} is back after it was reported gone; the diff is from what you read."
         change = FileChange(path, kind, diff, truncated, total_lines=look.total_lines, note=extra)
         return _Verdict(
             change,
@@ -349,25 +348,26 @@ class ChangeNotices:
         settings: Settings,
         work: _Batch,
     ) -> _Verdict:
+        shown, shown_new = quoting.name(path), quoting.name(new_path or "")
         if kind == "deleted":
-            note = f"{path} was deleted."
+            note = f"{shown} was deleted."
             return _Verdict(FileChange(path, kind, "", False, note=note), token, None)
         assert new_path is not None
         assert moved_look is not None
         before = self._snapshot(path, known)
         if moved_look.digest is not None and f"={moved_look.digest}" == known:
-            note = f"{path} was moved to {new_path}, with the content you read."
+            note = f"{shown} was moved to {shown_new}, with the content you read."
             change = FileChange(path, kind, "", False, new_path, moved_look.total_lines, note)
             return _Verdict(change, token, None, tokens=_cost(note))
         if before is None or moved_look.text is None:
             note = (
-                f"{path} was moved to {new_path} and changed{_lines_phrase(moved_look)}. "
-                f"Read {new_path} to see it."
+                f"{shown} was moved to {shown_new} and changed{_lines_phrase(moved_look)}. "
+                f"Read {shown_new} to see it."
             )
             change = FileChange(path, kind, "", True, new_path, moved_look.total_lines, note)
             return _Verdict(change, token, None, tokens=_cost(note))
         diff, truncated = self._diff(path, known, token, before, moved_look.text, settings, work)
-        note = f"{path} was moved to {new_path}; the diff is from what you read to it."
+        note = f"{shown} was moved to {shown_new}; the diff is from what you read to it."
         change = FileChange(path, kind, diff, truncated, new_path, moved_look.total_lines, note)
         return _Verdict(change, token, None, tokens=_cost(diff) + _cost(note))
 

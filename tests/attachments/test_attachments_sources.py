@@ -252,17 +252,19 @@ def test_memory_file_over_the_cap_is_cut_with_where_to_read_on(
 ) -> None:
     (workspace / "AGENTS.md").write_text("".join(f"- rule {i}\n" for i in range(1, 301)))
     [item] = of_type(attach(core, types=["memory"]), "memory")
-    lines = item["content"].split("\n")
+    label, fence, *lines, closing, note = item["content"].split("\n")
+    assert label == "AGENTS.md, the repository's words:"
+    assert fence == closing == "```"  # the repository's words fenced, readkeeper's note after
     assert lines[199] == "- rule 200"
-    assert "cut at 200 lines" in lines[200]
-    assert '"offset": 201' in lines[200]
-    assert len(lines) == 201
+    assert len(lines) == 200
+    assert "cut at 200 lines" in note
+    assert '"offset": 201' in note
 
 
 def test_memory_file_over_the_byte_cap_is_cut_at_a_line(core: Readkeeper, workspace: Path) -> None:
     (workspace / "CLAUDE.md").write_text("".join(f"{'é' * 60} {i}\n" for i in range(100)))
     [item] = of_type(attach(core, types=["memory"]), "memory")
-    *shown, note = item["content"].split("\n")
+    _label, _fence, *shown, _closing, note = item["content"].split("\n")
     assert len("\n".join(shown).encode()) <= 4096
     assert all(line.startswith("é" * 60) for line in shown)
     assert f'"offset": {len(shown) + 1}' in note

@@ -170,11 +170,12 @@ local function render_checks()
   }), {
     "/ws/n.ipynb: notebook, 3 cells; UNSAVED editor buffer (version 2); more: read with offset=3",
     "--- cell abc (code) [1] ---",
-    "print(1)",
-    ">>> stream: 1",
+    "```", "print(1)", "```",
+    ">>> stream:",
+    "```", "1", "```",
     ">>> display_data:",
     "--- cell def (markdown) ---",
-    "# T",
+    "```", "# T", "```",
   })
   local unknown = table.concat(render.read_lines({ type = "hologram", file = { file_path = "/ws/h", base64 = payload } }), "\n")
   check("read: an unknown type shows its facts without base64", unknown:find("hologram", 1, true) and not unknown:find(payload, 1, true), unknown)

@@ -54,6 +54,13 @@ export interface TextFile {
   buffer_version?: number;
   truncated_lines?: number;
   /**
+   * How many of the lines shown hold a line break other than the LF that ends them (a lone
+   * CR, VT, FF, U+001C-001E, NEL, U+2028, U+2029): each is shown escaped as its Python
+   * spelling (`\r`, `\x0c`, `\u2028`), so the line stays one numbered line for any
+   * consumer; an edit's `old_string` may give it as shown or as the character.
+   */
+  escaped_lines?: number;
+  /**
    * True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a read
    * sent before the token table finished loading (tokens.py).
    */

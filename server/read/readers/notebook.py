@@ -162,7 +162,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
     except RecursionError:
         raise _corrupt(path, "its JSON is nested too deeply to be a notebook") from None
     except json.JSONDecodeError as exc:
-        lines = text.splitlines()
+        lines = text.split("\n")
         low = max(1, exc.lineno - _CONTEXT_LINES)
         high = min(len(lines), exc.lineno + _CONTEXT_LINES)
         context = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
+from ... import quoting
 from ...errors import ReadkeeperError
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
@@ -108,8 +109,10 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             textless.append(number)
             problem = "no text layer on this page (scanned or drawn)"
         if problem is not None:
-            text = f'[{problem}: read it as an image with pages="{number}", render=true]'
-        blocks.append(f"--- page {number} ---\n{text.strip()}")
+            told = f'[{problem}: read it as an image with pages="{number}", render=true]'
+            blocks.append(f"--- page {number} ---\n{told}")
+        else:  # the page's words fenced: none can pose as the next page's header
+            blocks.append(f"--- page {number} ---\n{quoting.fence(text.strip())}")
         done.append(number)
     if textless and textless == done and skipped is None:
         blank = compress(textless)

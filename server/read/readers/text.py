@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ... import quoting
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
 from ...protocol import TextFile
@@ -79,7 +80,7 @@ def split_lines(text: str) -> list[str]:
 
 def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
     """A line as shown, one trailing CR dropped and cut at `max_line_chars`, and
-    whether it was cut."""
+    whether it was cut (its inner line breaks are escaped by `escape_lines`)."""
     if line.endswith("\r"):
         line = line[:-1]
     excess = len(line) - settings.max_line_chars
@@ -92,6 +93,24 @@ def cut_at(line: str, excess: int, settings: Settings) -> str:
     """`line` cut at `max_line_chars`, with a marker saying how many characters
     (`excess`) were cut."""
     return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
+
+
+def escape_lines(shown: list[str]) -> tuple[list[str], list[bool]]:
+    """`shown` with their inner line breaks escaped, in one pass over them all (a pass
+    per line would double a read's time), and which of them held one."""
+    joined = "\n".join(shown)
+    if not quoting.has_break(joined):
+        return shown, []
+    escaped = quoting.line(joined).split("\n")
+    return escaped, [a != b for a, b in zip(shown, escaped, strict=True)]
+
+
+def escaped_note(count: int) -> str:
+    """The note on lines holding line breaks shown escaped."""
+    return (
+        f"{count} line(s) hold line breaks other than LF (a lone CR, U+2028, ...), shown "
+        "escaped as \\r, \\u2028, ...; an edit's old_string may give them as shown."
+    )
 
 
 # "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
@@ -113,7 +132,9 @@ def _prefixes(start: int, count: int, width: int) -> list[str]:
 
 
 def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
-    """Each line as shown (one trailing CR dropped, a long line cut), and how many were cut."""
+    """Each line as shown (one trailing CR dropped, a long line cut; inner line breaks
+    are left to `escape_lines`), and how many were cut. `has_cr`: whether the text holds
+    a CR."""
     if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
         return lines, 0  # the common case: no line to cut, no CR to drop
     shown: list[str] = []
@@ -251,6 +272,9 @@ def _view(
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
     shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
+    held: list[bool] = []  # which lines hold a line break shown escaped
+    if quoting.has_inner_break(text):
+        shown, held = escape_lines(shown)
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
@@ -277,6 +301,9 @@ def _view(
         )
     elif total == 0:
         note = "The file is empty."
+    escaped = sum(held[: len(numbered)])
+    if escaped:
+        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
     left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0
     return TextView(
         TextFile(
@@ -292,6 +319,7 @@ def _view(
             next_offset=next_offset,
             note=note,
             truncated_lines=cut_count or None,
+            escaped_lines=escaped or None,
             tokens_upper_bound=True if fitted.bound else None,
         ),
         left_out,

@@ -27,6 +27,8 @@ from .text import (
     Window,
     cut_at,
     cut_line,
+    escape_lines,
+    escaped_note,
     fit_tokens,
     not_text,
     number_lines,
@@ -201,6 +203,8 @@ def stream_range(
         cut_count += was_cut
         chosen.append(body)
     stream.detach()
+    chosen, held = escape_lines(chosen)
+    escaped = sum(held)
     if not chosen and seen < window.offset:
         raise past_the_end(path, window, seen, settings)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
@@ -214,6 +218,8 @@ def stream_range(
             f"{replaced} bytes in these lines are not valid {encoding.name} "
             "and are shown as U+FFFD."
         )
+    if escaped:
+        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
     last = window.offset + len(chosen) - 1
     return (
         TextView(
@@ -230,6 +236,7 @@ def stream_range(
                 next_offset=None if at_eof else last + 1,
                 note=note,
                 truncated_lines=cut_count or None,
+                escaped_lines=escaped or None,
                 tokens_upper_bound=True if fitted.bound else None,
             ),
             0,

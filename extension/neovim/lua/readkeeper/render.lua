@@ -4,8 +4,76 @@
 
 local M = {}
 
+-- Bytes from files and file names are shown inside a structure readkeeper controls, by
+-- the server's rules (server/quoting.py): a name bare when plain, else quoted with its
+-- controls escaped; a file's lines break at LF only, every other line break (CR, VT, FF,
+-- U+001C-001E, NEL, U+2028, U+2029) escaped inside the line; notebook cells fenced with
+-- more backticks than any run inside them.
+local BREAKS = {
+  ["\r"] = "\\r", ["\v"] = "\\x0b", ["\f"] = "\\x0c",
+  ["\28"] = "\\x1c", ["\29"] = "\\x1d", ["\30"] = "\\x1e",
+  ["\194\133"] = "\\x85", ["\226\128\168"] = "\\u2028", ["\226\128\169"] = "\\u2029",
+}
+
+--- A file's text as shown: every line break but LF escaped.
+function M.file_text(text)
+  text = tostring(text or "")
+  text = text:gsub("[\r\v\f\28-\30]", BREAKS)
+  text = text:gsub("\194\133", BREAKS["\194\133"])
+  text = text:gsub("\226\128[\168\169]", BREAKS)
+  return text
+end
+
+-- A name is odd when it holds a control (C0, DEL, C1), a line or paragraph separator, a
+-- bidirectional override or isolate, a quote or a backslash, or spaces at either end.
+local function odd(text)
+  return text == "" or text:find('[%z\1-\31\127"\\]') or text:find("\194[\128-\159]")
+    or text:find("\226\128[\168-\174]") or text:find("\226\129[\166-\169]")
+    or text ~= vim.trim(text)
+end
+
+--- A path, symbol or label as shown in readkeeper's words: bare when plain, else a
+--- quoted string with its controls escaped (as JSON spells them).
+function M.name(value)
+  local text = tostring(value)
+  if not odd(text) then
+    return text
+  end
+  local simple = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+  local inner = text:gsub('[%z\1-\31\127"\\]', function(c)
+    return simple[c] or string.format("\\u%04x", c:byte())
+  end)
+  inner = inner:gsub("\194([\128-\159])", function(c)
+    return string.format("\\u%04x", c:byte())
+  end)
+  inner = inner:gsub("\226\128([\168-\174])", function(c)
+    return string.format("\\u%04x", 0x2000 + c:byte() - 128)
+  end)
+  inner = inner:gsub("\226\129([\166-\169])", function(c)
+    return string.format("\\u%04x", 0x2040 + c:byte() - 128)
+  end)
+  return '"' .. inner .. '"'
+end
+
+--- `body` (a file's text) between backtick fences longer than any run inside it.
+function M.fence(body)
+  body = tostring(body or "")
+  local longest = 0
+  for run in body:gmatch("`+") do
+    longest = math.max(longest, #run)
+  end
+  local ticks = string.rep("`", math.max(3, longest + 1))
+  if body:sub(-1) == "\n" then
+    body = body:sub(1, -2)
+  end
+  if body == "" then
+    return ticks .. "\n" .. ticks
+  end
+  return ticks .. "\n" .. M.file_text(body) .. "\n" .. ticks
+end
+
 local function split(text)
-  return vim.split(text or "", "\n", { plain = true })
+  return vim.split(M.file_text(text), "\n", { plain = true })
 end
 
 -- A JSON null arrives as nil or vim.NIL, depending on the Neovim version.
@@ -17,6 +85,11 @@ local function str(value)
   return given(value) and tostring(value) or "?"
 end
 
+-- A name from a result (a path, a cell id), quoted when odd; "?" when missing.
+local function named(value)
+  return given(value) and M.name(value) or "?"
+end
+
 local function append(lines, text)
   for _, line in ipairs(split(text)) do
     table.insert(lines, line)
@@ -26,7 +99,7 @@ end
 
 local function with_note(lines, file)
   if given(file.note) and file.note ~= "" then
-    table.insert(lines, "note: " .. file.note)
+    table.insert(lines, "note: " .. M.file_text(file.note))
   end
   return lines
 end
@@ -70,25 +143,25 @@ end
 
 function read.file_unchanged(file)
   return with_note({
-    "file_unchanged: " .. str(file.file_path) .. " has not changed since this session last read "
+    "file_unchanged: " .. named(file.file_path) .. " has not changed since this session last read "
       .. "this range, so what that read showed is current; :ReadkeeperRead! reads it again.",
   }, file)
 end
 
 function read.file_changed(file)
-  local lines = { string.format("file_changed: %s, %s tokens", str(file.file_path), str(file.tokens)) }
+  local lines = { string.format("file_changed: %s, %s tokens", named(file.file_path), str(file.tokens)) }
   return with_note(append(lines, file.diff), file)
 end
 
 function read.estimate(file)
-  return with_note({ string.format("estimate: %s, %s tokens", str(file.file_path), str(file.tokens)) }, file)
+  return with_note({ string.format("estimate: %s, %s tokens", named(file.file_path), str(file.tokens)) }, file)
 end
 
 function read.outline(file)
   local lines = {
     string.format(
       "%s: outline of %s lines (%s), %s of %s symbols, %s tokens",
-      str(file.file_path), str(file.total_lines), str(file.language),
+      named(file.file_path), str(file.total_lines), named(file.language),
       str(file.shown_symbols), str(file.symbols), str(file.tokens)
     ),
   }
@@ -102,7 +175,7 @@ function read.image(file)
   return with_note({
     string.format(
       "%s: %s image, %sx%s shown at %sx%s, %s tokens",
-      str(file.file_path), given(file.format) and file.format or "image",
+      named(file.file_path), given(file.format) and M.name(file.format) or "image",
       str(dims.original_width), str(dims.original_height),
       str(dims.display_width), str(dims.display_height), str(file.tokens)
     ),
@@ -112,7 +185,7 @@ end
 function read.pdf(file)
   local head = string.format(
     "%s: PDF, pages %s of %s, %s tokens",
-    str(file.file_path), str(file.shown_pages), str(file.page_count), str(file.tokens)
+    named(file.file_path), str(file.shown_pages), str(file.page_count), str(file.tokens)
   )
   if file.partial and given(file.next_pages) then
     head = head .. "; continue with pages='" .. file.next_pages .. "'"
@@ -124,20 +197,20 @@ function read.parts(file)
   local numbers = vim.tbl_map(tostring, given(file.page_numbers) and file.page_numbers or {})
   local head = string.format(
     "%s: pages %s of %s rendered to PNG in %s",
-    str(file.file_path), table.concat(numbers, ", "), str(file.page_count), str(file.output_dir)
+    named(file.file_path), table.concat(numbers, ", "), str(file.page_count), named(file.output_dir)
   )
   if file.partial and given(file.next_pages) then
     head = head .. "; continue with pages='" .. file.next_pages .. "', render=true"
   end
   local lines = { head }
   for _, page in ipairs(given(file.pages) and file.pages or {}) do
-    table.insert(lines, page)
+    table.insert(lines, M.name(page))
   end
   return with_note(lines, file)
 end
 
 function read.notebook(file)
-  local head = string.format("%s: notebook, %s cells", str(file.file_path), str(file.total_cells))
+  local head = string.format("%s: notebook, %s cells", named(file.file_path), str(file.total_cells))
   if file.unsaved then
     head = head .. "; " .. string.format(UNSAVED, str(file.buffer_version))
   end
@@ -147,8 +220,8 @@ function read.notebook(file)
   local lines = { head }
   for _, cell in ipairs(given(file.cells) and file.cells or {}) do
     local count = given(cell.execution_count) and (" [" .. tostring(cell.execution_count) .. "]") or ""
-    table.insert(lines, string.format("--- cell %s (%s)%s ---", str(cell.cell_id), str(cell.cell_type), count))
-    append(lines, cell.source)
+    table.insert(lines, string.format("--- cell %s (%s)%s ---", named(cell.cell_id), named(cell.cell_type), count))
+    append(lines, M.fence(cell.source))
     for _, output in ipairs(given(cell.outputs) and cell.outputs or {}) do
       local body = ""
       for _, field in ipairs({ "text", "traceback", "evalue" }) do
@@ -158,8 +231,10 @@ function read.notebook(file)
         end
       end
       -- (its images go unshown: their bytes are not text)
-      local text = (">>> " .. str(output.output_type) .. ": " .. body):gsub("%s+$", "")
-      append(lines, text)
+      table.insert(lines, ">>> " .. named(output.output_type) .. ":")
+      if body ~= "" then
+        append(lines, M.fence(body))
+      end
     end
   end
   return with_note(lines, file)
@@ -173,7 +248,7 @@ function M.read_lines(result)
     return render(file)
   end
   return append(
-    { "readkeeper: a result of type " .. str(result.type) .. " (this plugin does not know it yet):" },
+    { "readkeeper: a result of type " .. named(result.type) .. " (this plugin does not know it yet):" },
     vim.inspect(without_payloads(result))
   )
 end
@@ -183,11 +258,11 @@ end
 function M.changes_lines(result)
   local lines = {}
   for _, change in ipairs(result.changes or {}) do
-    local where = given(change.new_path) and (" -> " .. change.new_path) or ""
+    local where = given(change.new_path) and (" -> " .. M.name(change.new_path)) or ""
     local cut = change.truncated and " (diff truncated: re-read the file)" or ""
-    table.insert(lines, string.format("%s%s: %s%s", str(change.file_path), where, str(change.kind), cut))
+    table.insert(lines, string.format("%s%s: %s%s", named(change.file_path), where, named(change.kind), cut))
     if given(change.note) and change.note ~= "" then
-      table.insert(lines, "  note: " .. change.note)
+      table.insert(lines, "  note: " .. M.file_text(change.note))
     end
     if given(change.diff) and change.diff ~= "" then
       for _, line in ipairs(split(change.diff)) do
@@ -215,7 +290,8 @@ end
 function M.notice_line(params)
   local files = {}
   for _, change in ipairs((params and params.changes) or {}) do
-    table.insert(files, vim.fn.fnamemodify(change.file_path or "?", ":~:.") .. " (" .. (change.kind or "changed") .. ")")
+    local shown = M.name(vim.fn.fnamemodify(change.file_path or "?", ":~:."))
+    table.insert(files, shown .. " (" .. M.name(change.kind or "changed") .. ")")
   end
   if #files == 0 then
     return nil
@@ -229,7 +305,7 @@ function M.error_text(err)
     return tostring(err)
   end
   local kind = err.data and err.data.kind and (err.data.kind .. ": ") or ""
-  return kind .. (err.message or vim.inspect(err))
+  return M.file_text(kind .. (err.message or vim.inspect(err)))
 end
 
 return M

@@ -13,6 +13,7 @@ import {
   type Stats,
   type WriteOutcome,
 } from "./contract";
+import { fence, jsonText, lines as fileText, name } from "./quoting";
 
 /** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
 export type Part = { kind: "text"; text: string } | { kind: "image"; base64: string; mimeType: string };
@@ -27,7 +28,7 @@ export const UNCHANGED_NOTE =
 
 function notes(...lines: (string | undefined | false)[]): string {
   const kept = lines.filter((l): l is string => typeof l === "string" && l.length > 0);
-  return kept.length ? "\n\n" + kept.map((l) => `[${l}]`).join("\n") : "";
+  return kept.length ? "\n\n" + kept.map((l) => `[${fileText(l)}]`).join("\n") : "";
 }
 
 function renderNotebook(file: NotebookFile): Part[] {
@@ -35,27 +36,31 @@ function renderNotebook(file: NotebookFile): Part[] {
   const chunks: string[] = [];
   for (const cell of file.cells) {
     const count = cell.execution_count != null ? ` execution_count=${cell.execution_count}` : "";
-    chunks.push(`<cell id="${cell.cell_id}" index=${cell.index} type=${cell.cell_type}${count}>`);
-    chunks.push(cell.source);
+    // The cell's id and type are the notebook's words, quoted; its text is fenced, so no
+    // cell can close its <cell> or open another (quoting.ts).
+    chunks.push(
+      `<cell id=${jsonText(cell.cell_id)} index=${cell.index} type=${name(cell.cell_type)}${count}>`,
+    );
+    chunks.push(fence(cell.source));
     for (const out of cell.outputs ?? []) {
       const body =
         out.output_type === "error"
           ? [out.ename, out.evalue, out.traceback].filter(Boolean).join(": ")
           : (out.text ?? "");
-      chunks.push(`<output type=${out.output_type}${out.name ? ` name=${out.name}` : ""}>`);
-      if (body) chunks.push(body);
+      chunks.push(`<output type=${name(out.output_type)}${out.name ? ` name=${name(out.name)}` : ""}>`);
+      if (body) chunks.push(fence(body));
       for (const image of out.images ?? []) {
         if (image.base64) {
           parts.push(text(chunks.splice(0).join("\n")));
           parts.push({ kind: "image", base64: image.base64, mimeType: image.media_type });
         } else {
-          chunks.push(`[image ${image.media_type} ${image.width ?? "?"}x${image.height ?? "?"}]`);
+          chunks.push(`[image ${name(image.media_type)} ${image.width ?? "?"}x${image.height ?? "?"}]`);
         }
       }
-      if (out.note) chunks.push(`[${out.note}]`);
+      if (out.note) chunks.push(`[${fileText(out.note)}]`);
       chunks.push("</output>");
     }
-    if (cell.note) chunks.push(`[${cell.note}]`);
+    if (cell.note) chunks.push(`[${fileText(cell.note)}]`);
     chunks.push("</cell>");
   }
   const tail = notes(
@@ -77,7 +82,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       const of = f.total_lines != null ? ` of ${f.total_lines}` : "";
       return [
         text(
-          (f.content || "(empty file)") +
+          (fileText(f.content) || "(empty file)") +
             notes(
               f.unsaved && `Unsaved editor buffer (version ${f.buffer_version ?? "?"}), not the file on disk`,
               f.partial &&
@@ -90,13 +95,13 @@ export function renderReadResult(result: ReadResult): Part[] {
       ];
     }
     case "file_unchanged":
-      return [text(`${UNCHANGED_NOTE}\n(${result.file.file_path})` + notes(result.file.note))];
+      return [text(`${UNCHANGED_NOTE}\n(${name(result.file.file_path)})` + notes(result.file.note))];
     case "file_changed": {
       const f = result.file;
       return [
         text(
-          `${f.file_path} changed since you last read it (${f.total_lines} lines now); ` +
-            `the diff from what you hold:\n${f.diff}` +
+          `${name(f.file_path)} changed since you last read it (${f.total_lines} lines now); ` +
+            `the diff from what you hold:\n${fileText(f.diff)}` +
             notes(f.note),
         ),
       ];
@@ -105,9 +110,9 @@ export function renderReadResult(result: ReadResult): Part[] {
       const f = result.file;
       return [
         text(
-          `Outline of ${f.file_path} (${f.language}, ${f.total_lines} lines, about ${f.file_tokens} ` +
-            `tokens whole): ${f.shown_symbols} of ${f.symbols} symbols\n${f.outline}\n\n` +
-            `First lines:\n${f.content}` +
+          `Outline of ${name(f.file_path)} (${name(f.language)}, ${f.total_lines} lines, about ` +
+            `${f.file_tokens} tokens whole): ${f.shown_symbols} of ${f.symbols} symbols\n` +
+            `${fileText(f.outline)}\n\nFirst lines:\n${fileText(f.content)}` +
             notes(f.unsaved && `Unsaved editor buffer (version ${f.buffer_version ?? "?"}), not the file on disk`, f.note),
         ),
       ];
@@ -117,7 +122,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       const of = f.total_lines != null ? ` of ${f.total_lines}` : "";
       return [
         text(
-          `Estimate for ${f.file_path}: ${f.tokens} tokens, ${f.num_lines} lines${of}` +
+          `Estimate for ${name(f.file_path)}: ${f.tokens} tokens, ${f.num_lines} lines${of}` +
             `${f.partial ? " (a partial read)" : ""}; no content was read.` +
             notes(f.note),
         ),
@@ -129,7 +134,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       return [
         { kind: "image", base64: f.base64, mimeType: f.media_type },
         text(
-          `Image ${f.file_path}: ${d.original_width}x${d.original_height}, shown at ` +
+          `Image ${name(f.file_path)}: ${d.original_width}x${d.original_height}, shown at ` +
             `${d.display_width}x${d.display_height} (${f.tokens} tokens)` +
             notes(f.note),
         ),
@@ -139,9 +144,9 @@ export function renderReadResult(result: ReadResult): Part[] {
       const f = result.file;
       return [
         text(
-          f.content +
+          fileText(f.content) +
             notes(
-              `PDF ${f.file_path}: pages ${f.shown_pages} of ${f.page_count}`,
+              `PDF ${name(f.file_path)}: pages ${f.shown_pages} of ${f.page_count}`,
               f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}"` : undefined,
               f.note,
             ),
@@ -150,10 +155,10 @@ export function renderReadResult(result: ReadResult): Part[] {
     }
     case "parts": {
       const f = result.file;
-      const list = f.pages.map((p, i) => `page ${f.page_numbers[i] ?? i + 1}: ${p}`).join("\n");
+      const list = f.pages.map((p, i) => `page ${f.page_numbers[i] ?? i + 1}: ${name(p)}`).join("\n");
       return [
         text(
-          `Rendered ${f.count} page(s) of ${f.file_path} (${f.page_count} pages) to PNG; ` +
+          `Rendered ${f.count} page(s) of ${name(f.file_path)} (${f.page_count} pages) to PNG; ` +
             `read each image to see it:\n${list}` +
             notes(f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}"` : undefined, f.note),
         ),
@@ -163,7 +168,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       return renderNotebook(result.file);
     default: {
       const unknown = result as { type?: string };
-      return [text(`Unrecognized read result type ${String(unknown.type)}:\n${JSON.stringify(result)}`)];
+      return [text(`Unrecognized read result type ${name(unknown.type)}:\n${jsonText(result)}`)];
     }
   }
 }
@@ -180,13 +185,12 @@ function editExtras(result: EditOutcome | WriteOutcome): string {
   const merged = "merged" in result && result.merged;
   if (merged || external) {
     lines.push("The file had changed since your read, away from your edit; both changes are kept.");
-    if (external?.diff) lines.push(`What had changed:\n${external.diff}`);
+    if (external?.diff) lines.push(`What had changed:\n${fileText(external.diff)}`);
   }
+  // Language servers' words about the file (they read it): one JSON line, quoted.
   const diagnostics = result.diagnostics;
-  if (typeof diagnostics === "string") {
-    lines.push(`Diagnostics: ${diagnostics}`);
-  } else if (diagnostics !== undefined && diagnostics !== null) {
-    lines.push(`Diagnostics: ${JSON.stringify(diagnostics)}`);
+  if (diagnostics !== undefined && diagnostics !== null) {
+    lines.push(`Diagnostics: ${jsonText(diagnostics)}`);
   }
   return lines.length ? "\n" + lines.join("\n") : "";
 }
@@ -195,8 +199,8 @@ export function renderEditResult(result: EditOutcome): Part[] {
   const n = result.replacements;
   return [
     text(
-      `Edited ${result.file_path}: ${n} replacement${n === 1 ? "" : "s"}.` +
-        (result.snippet ? `\n${result.snippet}` : "") +
+      `Edited ${name(result.file_path)}: ${n} replacement${n === 1 ? "" : "s"}.` +
+        (result.snippet ? `\n${fileText(result.snippet)}` : "") +
         editExtras(result) +
         notes(result.note),
     ),
@@ -206,7 +210,7 @@ export function renderEditResult(result: EditOutcome): Part[] {
 export function renderWriteResult(result: WriteOutcome): Part[] {
   const verb = result.created ? "Created" : result.changed === false ? "Unchanged (same content):" : "Wrote";
   const size = typeof result.total_lines === "number" ? ` (${result.total_lines} lines)` : "";
-  return [text(`${verb} ${result.file_path}${size}.` + editExtras(result) + notes(result.note))];
+  return [text(`${verb} ${name(result.file_path)}${size}.` + editExtras(result) + notes(result.note))];
 }
 
 /** One attachment per file: a file the user attached that is also a memory file
@@ -225,14 +229,16 @@ export function withoutDuplicates(result: AttachmentsResult): AttachmentsResult 
 
 export function renderAttachments(raw: AttachmentsResult): Part[] {
   const result = withoutDuplicates(raw);
+  // The content holds files' text: fenced, so no line of it closes the <attachment>.
   const blocks = result.attachments.map(
     (a) =>
-      `<attachment type="${a.type}"` +
-      `${(a.type === "file" || a.type === "memory") && a.source ? ` source="${a.source}"` : ""}` +
+      `<attachment type=${jsonText(a.type)}` +
+      `${(a.type === "file" || a.type === "memory") && a.source ? ` source=${jsonText(a.source)}` : ""}` +
       ` priority=${a.priority} tokens=${a.tokens}` +
-      `${a.truncated ? " truncated" : ""}>\n${a.content}\n</attachment>`,
+      `${a.truncated ? " truncated" : ""}>\n` +
+      `${fence(typeof a.content === "string" ? a.content : jsonText(a.content))}\n</attachment>`,
   );
-  const dropped = result.dropped.map((d) => (typeof d === "string" ? d : JSON.stringify(d)));
+  const dropped = result.dropped.map((d) => (typeof d === "string" ? fileText(d) : jsonText(d)));
   const summary =
     `[${result.attachments.length} attachment(s), ${result.used_tokens} of ${result.budget_tokens} tokens` +
     (dropped.length ? `; dropped: ${dropped.join("; ")}` : "") +
@@ -248,14 +254,14 @@ export function errorMessage(error: unknown, method: string): string {
       return `This readkeeper server does not support ${method}; update readkeeper.`;
     }
     const kind = error.data?.kind ? `${error.data.kind}: ` : "";
-    const lines = [`${kind}${error.message}`];
+    const lines = [`${kind}${fileText(error.message)}`];
     const suggestions = error.data?.suggestions ?? [];
-    if (suggestions.length && !suggestions.some((s) => error.message.includes(s))) {
-      lines.push(`Did you mean: ${suggestions.join(", ")}`);
+    if (suggestions.length && !suggestions.some((s) => error.message.includes(name(s)))) {
+      lines.push(`Did you mean: ${suggestions.map(name).join(", ")}`);
     }
     const diff = error.data?.diff;
     if (typeof diff === "string" && diff && !error.message.includes(diff)) {
-      lines.push(diff);
+      lines.push(fileText(diff));
     }
     return lines.join("\n");
   }
@@ -287,11 +293,11 @@ export function changesMarkdown(result: ChangesResult): string {
     return more || "No file the agent read has changed since it read it.";
   }
   const blocks = result.changes.map((c) => {
-    const where = c.new_path ? ` → \`${c.new_path}\`` : "";
-    const note = c.note ? `\nNote: ${c.note}` : "";
-    const diff = c.diff ? `\n\`\`\`diff\n${c.diff}\n\`\`\`` : "";
+    const where = c.new_path ? ` → \`${name(c.new_path)}\`` : "";
+    const note = c.note ? `\nNote: ${fileText(c.note)}` : "";
+    const diff = c.diff ? `\n${fence(c.diff, "diff")}` : "";
     const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
-    return `- \`${c.file_path}\`${where}: **${c.kind}**${note}${diff}${cut}`;
+    return `- \`${name(c.file_path)}\`${where}: **${c.kind}**${note}${diff}${cut}`;
   });
   const list = `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
   return more ? `${list}\n\n${more}` : list;
@@ -331,7 +337,7 @@ export function statsMarkdown(stats: Stats, session: string): string {
 /** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar. */
 export function changeNoticeSummary(params: DidChangeReadFilesParams): { count: number; lines: string[] } {
   const lines = params.changes.map(
-    (c) => `${c.file_path}${c.new_path ? ` -> ${c.new_path}` : ""} (${c.kind})`,
+    (c) => `${name(c.file_path)}${c.new_path ? ` -> ${name(c.new_path)}` : ""} (${c.kind})`,
   );
   return { count: params.changes.length, lines };
 }

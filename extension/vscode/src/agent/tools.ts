@@ -14,6 +14,7 @@ import {
   renderReadResult,
   renderWriteResult,
 } from "./render";
+import { name } from "./quoting";
 
 // --- tool inputs -> params ---------------------------------------------------------------
 
@@ -156,7 +157,7 @@ async function call<R>(
 export function readTool(context: ToolContext): vscode.LanguageModelTool<ReadInput> {
   return {
     prepareInvocation(options) {
-      return { invocationMessage: `Reading ${options.input.file_path}` };
+      return { invocationMessage: `Reading ${name(options.input.file_path)}` };
     },
     async invoke(options, token) {
       const result = await call<ReadResult>(
@@ -180,7 +181,7 @@ export function editConfirmation(input: EditInput): { title: string; message: st
   return {
     title: "Edit file?",
     message:
-      `readkeeper will edit \`${input.file_path}\`${all}, unless it changed since the agent read it.\n\n` +
+      `readkeeper will edit \`${name(input.file_path)}\`${all}, unless it changed since the agent read it.\n\n` +
       `Replace:\n\n${fence(input.old_string)}\n\nwith:\n\n${fence(input.new_string)}`,
   };
 }
@@ -191,7 +192,7 @@ export function writeConfirmation(input: WriteInput): { title: string; message: 
   return {
     title: "Write file?",
     message:
-      `readkeeper will write ${lines} line(s) to \`${input.file_path}\` (creating it, or replacing ` +
+      `readkeeper will write ${lines} line(s) to \`${name(input.file_path)}\` (creating it, or replacing ` +
       `it if it is unchanged since the agent read it).\n\n${fence(preview)}` +
       (lines > 20 ? `\n(${lines - 20} more lines)` : ""),
   };
@@ -202,7 +203,7 @@ export function editTool(context: ToolContext): vscode.LanguageModelTool<EditInp
     prepareInvocation(options) {
       const { title, message } = editConfirmation(options.input);
       return {
-        invocationMessage: `Editing ${options.input.file_path}`,
+        invocationMessage: `Editing ${name(options.input.file_path)}`,
         confirmationMessages: { title, message: new vscode.MarkdownString(message) },
       };
     },
@@ -223,7 +224,7 @@ export function writeTool(context: ToolContext): vscode.LanguageModelTool<WriteI
     prepareInvocation(options) {
       const { title, message } = writeConfirmation(options.input);
       return {
-        invocationMessage: `Writing ${options.input.file_path}`,
+        invocationMessage: `Writing ${name(options.input.file_path)}`,
         confirmationMessages: { title, message: new vscode.MarkdownString(message) },
       };
     },

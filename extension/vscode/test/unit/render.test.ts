@@ -154,7 +154,7 @@ describe("results -> tool result parts", () => {
         ],
       },
     });
-    assert.match(textOf(nb), /<cell id="c1" index=0 type=code execution_count=1>\nprint\(1\)/);
+    assert.match(textOf(nb), /<cell id="c1" index=0 type=code execution_count=1>\n```\nprint\(1\)\n```/);
     assert.ok(nb.some((p) => p.kind === "image"));
     const parts = textOf(
       renderReadResult({
@@ -203,7 +203,7 @@ describe("results -> tool result parts", () => {
         budget_tokens: 100,
       }),
     );
-    assert.match(att, /<attachment type="diagnostics" priority=2 tokens=12 truncated>\na.py:3 error\n<\/attachment>/);
+    assert.match(att, /<attachment type="diagnostics" priority=2 tokens=12 truncated>\n```\na.py:3 error\n```\n<\/attachment>/);
     assert.match(att, /12 of 100 tokens; dropped: .*git_status/);
   });
 

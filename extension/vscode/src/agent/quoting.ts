@@ -1,0 +1,56 @@
+// How bytes from files and file names are shown to the model: inside a structure
+// readkeeper controls. The same rules as the server's server/quoting.py (read it for
+// the why): a name is bare when plain, else quoted with its controls escaped; a file's
+// lines break at LF only, every other line break (CR, VT, FF, U+001C-001E, NEL, U+2028,
+// U+2029) escaped inside the line; a block of a file's text is fenced with more
+// backticks than any run inside it.
+
+const BREAK = /[\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
+const ESCAPES: Record<string, string> = {
+  "\r": "\\r",
+  "\v": "\\x0b",
+  "\f": "\\x0c",
+  "\x1c": "\\x1c",
+  "\x1d": "\\x1d",
+  "\x1e": "\\x1e",
+  "\x85": "\\x85",
+  "\u2028": "\\u2028",
+  "\u2029": "\\u2029",
+};
+// The C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional
+// overrides and isolates, and the quote and backslash quoting itself uses.
+const UNSAFE_IN_NAME = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]/;
+const NAME_ESCAPE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]/g;
+
+/** A file's text as shown: lines end at its LFs only, every other line break escaped. */
+export function lines(text: string): string {
+  return text.replace(BREAK, (c) => ESCAPES[c] ?? c);
+}
+
+/** A path, symbol or label in readkeeper's words: bare when plain, else a quoted
+ * string with its controls escaped. */
+export function name(value: unknown): string {
+  const text = String(value ?? "");
+  if (text && !UNSAFE_IN_NAME.test(text) && text === text.trim()) return text;
+  const inner = text.replace(NAME_ESCAPE, (c) => {
+    if (c === '"' || c === "\\") return "\\" + c;
+    const simple: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+    return simple[c] ?? "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+  });
+  return `"${inner}"`;
+}
+
+/** `value` as JSON text without a raw line break (JSON.stringify leaves NEL, U+2028 and
+ * U+2029 raw inside strings). */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  return text.replace(/[\x85\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+/** `body` (a file's text) between backtick fences longer than any backtick run in it. */
+export function fence(body: string, info = ""): string {
+  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
+  const ticks = "`".repeat(Math.max(3, longest + 1));
+  const shown = lines(body.endsWith("\n") ? body.slice(0, -1) : body);
+  return shown ? `${ticks}${info}\n${shown}\n${ticks}` : `${ticks}${info}\n${ticks}`;
+}

