@@ -24,12 +24,9 @@ from typing import Any
 
 from readkeeper import quoting, render
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.quoting import name
-from readkeeper.read import numbering
-from readkeeper.read.readers.text import decode_text
 from readkeeper.read.tokens import estimate_tokens
 
 from . import diagnostics, gitstatus, memory
@@ -41,12 +38,12 @@ from .model import (
     GIT_STATUS,
     MEMORY,
     NEW_DIAGNOSTICS,
-    SELECTION,
     USER,
     Attachment,
     Dropped,
     Fitted,
 )
+from .selection import selection
 from .services import AttachmentServices
 
 TYPES = ("file", "memory", "diagnostics", "changes", "selection", "git_status", "environment")
@@ -361,7 +358,7 @@ def _main_phase(
             )
         )
     if "selection" in wanted and params.active_editor is not None:
-        sources.append(Source("selection", "editor", lambda: [_selection(core, params)]))
+        sources.append(Source("selection", "editor", lambda: [selection(core, params)]))
     if "git_status" in wanted:
         for root in roots:
             sources.append(Source("git_status", root, partial(_git, core, root)))
@@ -392,46 +389,9 @@ def _environment(core: AttachmentServices) -> Attachment:
     )
 
 
-def _selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment:
-    editor = params.active_editor
-    assert editor is not None
-    where = core.workspace.resolve(editor.file_path, params.session)
-    path = where.path
-    buffer = core.buffers.get(path)
-    if editor.text is not None:
-        text = editor.text
-    elif buffer is not None:
-        text = buffer.text
-    else:
-        with open_regular(where) as opened:
-            data = read_at_most(opened.fd, core.settings.max_size_bytes)
-        text, _ = decode_text(data, path)
-    lines = text.split("\n")
-    if editor.selection is not None:
-        first, last = editor.selection.start.line, editor.selection.end.line
-        if editor.selection.end.character == 0 and last > first:
-            last -= 1  # a selection ending at column 0 does not include that line
-        shown = lines[first : last + 1]
-        span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-        header = f"The user's active editor: {name(path)}, {span} selected:"
-    else:
-        first, shown = 0, []
-        header = f"The user's active editor: {name(path)} (nothing selected)."
-    shown = [line.removesuffix("\r") for line in shown]  # a CRLF's CR, as a read drops it
-    numbered = numbering.numbered(shown, first + 1, core.settings.number_width)
-    return Attachment(
-        type="selection",
-        content="\n".join([header, *numbered]),
-        priority=SELECTION,
-        source=path,
-        max_tokens=core.settings.selection_max_tokens,
-        rest_hint=f'Read the file with readkeeper/read {{"file_path": {quoting.json_text(path)}}}.',
-    )
-
-
 _GIT_OFF = (
-    "git status is off in restricted mode: the editor does not trust this workspace, and "
-    "git runs what a repository configures. Trust the workspace to get it."
+    "git status is off in restricted mode: the editor does not trust this workspace. "
+    "Trust the workspace to get it."
 )
 
 

@@ -1,0 +1,53 @@
+"""The open editor's selection, attached: the lines the user selected, numbered as a
+read numbers them, under a header naming the file (quoted when odd)."""
+
+from __future__ import annotations
+
+from readkeeper import quoting
+from readkeeper.files.fileio import open_regular, read_at_most
+from readkeeper.protocol import AttachmentsParams
+from readkeeper.quoting import name
+from readkeeper.read import numbering
+from readkeeper.read.readers.text import decode_text
+
+from .model import SELECTION, Attachment
+from .services import AttachmentServices
+
+
+def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment:
+    """The user's active editor as an attachment: its selected lines, numbered, or its
+    name when nothing is selected."""
+    editor = params.active_editor
+    assert editor is not None
+    where = core.workspace.resolve(editor.file_path, params.session)
+    path = where.path
+    buffer = core.buffers.get(path)
+    if editor.text is not None:
+        text = editor.text
+    elif buffer is not None:
+        text = buffer.text
+    else:
+        with open_regular(where) as opened:
+            data = read_at_most(opened.fd, core.settings.max_size_bytes)
+        text, _ = decode_text(data, path)
+    lines = text.split("\n")
+    if editor.selection is not None:
+        first, last = editor.selection.start.line, editor.selection.end.line
+        if editor.selection.end.character == 0 and last > first:
+            last -= 1  # a selection ending at column 0 does not include that line
+        shown = lines[first : last + 1]
+        span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+        header = f"The user's active editor: {name(path)}, {span} selected:"
+    else:
+        first, shown = 0, []
+        header = f"The user's active editor: {name(path)} (nothing selected)."
+    shown = [line.removesuffix("\r") for line in shown]  # a CRLF's CR, as a read drops it
+    numbered = numbering.numbered(shown, first + 1, core.settings.number_width)
+    return Attachment(
+        type="selection",
+        content="\n".join([header, *numbered]),
+        priority=SELECTION,
+        source=path,
+        max_tokens=core.settings.selection_max_tokens,
+        rest_hint=f'Read the file with readkeeper/read {{"file_path": {quoting.json_text(path)}}}.',
+    )
