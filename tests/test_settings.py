@@ -11,7 +11,7 @@ from conftest import start_session
 from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 from readkeeper.render import settings_table
-from readkeeper.settings import SETTINGS, Settings, resolve_settings
+from readkeeper.settings import SETTINGS, Settings, SettingSpec, resolve_settings
 
 
 def test_defaults() -> None:
@@ -225,3 +225,55 @@ def test_restricted_mode_holds_every_user_only_setting_from_every_source() -> No
     assert resolve_settings({"max_tokens": 99}, env={}, trusted=False)[0].max_tokens == 99
     # Restricted mode runs no program: its watcher is never Watchman, even by default.
     assert resolve_settings({}, env={}, trusted=False)[0].watcher == "inotify"
+
+
+# Every whole-number setting, reviewed: a limit says which way is tighter (SECURITY.md:
+# "a workspace may only tighten a limit"); a new one fails here until it declares it.
+TIGHTER_LOWER = {
+    "max_size_bytes", "max_tokens", "default_limit", "max_line_chars", "outline_over_tokens",
+    "max_document_bytes", "image_max_edge", "image_max_tokens", "image_max_base64_bytes",
+    "image_max_pixels", "pdf_max_pages", "pdf_whole_max_pages", "pdf_whole_max_bytes",
+    "notebook_max_output_chars", "attachments_budget_tokens", "attachments_timeout_ms",
+    "memory_max_lines", "memory_max_bytes", "mention_max_tokens", "memory_max_tokens",
+    "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
+    "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
+    "edit_diagnostics_wait_ms",
+}  # fmt: skip
+TIGHTER_HIGHER = {"watch_debounce_ms", "watch_poll_interval_ms"}
+# A preference, not a protection: either answer (the diff or the whole file) is cut by
+# `max_tokens`, so neither way loosens anything.
+NOT_A_LIMIT = {"delta_max_percent"}
+
+
+def test_every_limit_says_which_way_is_tighter() -> None:
+    numbers = {s.name for s in SETTINGS if isinstance(s.default, int) and s.minimum is not None}
+    assert numbers == TIGHTER_LOWER | TIGHTER_HIGHER | NOT_A_LIMIT
+    assert {s.name for s in SETTINGS if s.tighter == "lower"} == TIGHTER_LOWER
+    assert {s.name for s in SETTINGS if s.tighter == "higher"} == TIGHTER_HIGHER
+
+
+def _looser(spec: SettingSpec) -> int:
+    return int(spec.default * 1000 if spec.tighter == "lower" else 1)
+
+
+def _tighter(spec: SettingSpec) -> int:
+    return int(spec.default // 2 if spec.tighter == "lower" else spec.default * 2)
+
+
+def test_restricted_mode_never_loosens_a_limit_from_any_source() -> None:
+    limits = [s for s in SETTINGS if s.tighter]
+    looser = {s.name: _looser(s) for s in limits}
+    env = {s.env_var: str(looser[s.name]) for s in limits}
+    for client, environ in ((looser, {}), ({}, env)):
+        trusted, _ = resolve_settings(client, env=environ)
+        held, warnings = resolve_settings(client, env=environ, trusted=False)
+        for spec in limits:
+            assert getattr(trusted, spec.name) == looser[spec.name], spec.name
+            assert getattr(held, spec.name) == spec.default, spec.name
+        assert len(warnings) == len(limits), warnings
+        assert all("restricted mode" in w and "looser than" in w for w in warnings)
+    # Tighter than the default applies in restricted mode, silently.
+    tighter = {s.name: _tighter(s) for s in limits}
+    held, warnings = resolve_settings(tighter, env={}, trusted=False)
+    assert warnings == []
+    assert all(getattr(held, s.name) == tighter[s.name] for s in limits)
