@@ -130,6 +130,9 @@ _RISK_WORDS = {
 # workspace's value only when it is at least as strict as the user's, and restricted
 # mode never lets any source loosen one past its default.
 Tighter = Literal["lower", "higher"]
+# What one read may hold of a file in memory, whoever asks: the byte caps are held here
+# (the server cannot tell a user's value from a repository's in what a client sends).
+HARD_MAX_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ class SettingSpec:
     risk: Risk = "harmless"
     restricted: Any = None
     tighter: Tighter | None = None
+    ceiling: int | None = None
 
     def looser(self, value: Any, than: Any) -> bool:
         """Whether `value` of this limit is less strict than `than` (never, if no limit)."""
@@ -189,7 +193,8 @@ class SettingSpec:
 
 def _cap(name: str, description: str) -> SettingSpec:
     """A whole-number cap on what one answer or step may cost: lower is tighter."""
-    return SettingSpec(name, _positive_int, description, tighter="lower")
+    ceiling = HARD_MAX_BYTES if name.endswith("_bytes") else None
+    return SettingSpec(name, _positive_int, description, tighter="lower", ceiling=ceiling)
 
 
 SETTINGS: tuple[SettingSpec, ...] = (
@@ -424,6 +429,12 @@ def resolve_settings(
                     f"using the next source or the default {spec.default!r}"
                 )
                 continue
+            if spec.ceiling is not None and value > spec.ceiling:
+                warnings.append(
+                    f"readkeeper: {source}={raw!r} is over the hard ceiling {spec.ceiling:,} "
+                    f"(what one read may hold in memory); using {spec.ceiling:,}."
+                )
+                value = spec.ceiling
             if not trusted and spec.looser(value, spec.default):
                 warnings.append(
                     f"readkeeper: ignoring {source}={raw!r}: it is looser than the default "

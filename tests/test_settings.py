@@ -253,7 +253,7 @@ def test_every_limit_says_which_way_is_tighter() -> None:
 
 
 def _looser(spec: SettingSpec) -> int:
-    return int(spec.default * 1000 if spec.tighter == "lower" else 1)
+    return int(min(spec.default * 1000, spec.ceiling or 10**18) if spec.tighter == "lower" else 1)
 
 
 def _tighter(spec: SettingSpec) -> int:
@@ -277,3 +277,26 @@ def test_restricted_mode_never_loosens_a_limit_from_any_source() -> None:
     held, warnings = resolve_settings(tighter, env={}, trusted=False)
     assert warnings == []
     assert all(getattr(held, s.name) == tighter[s.name] for s in limits)
+
+
+# The byte caps size what one read holds in memory: past the hard ceiling no source,
+# user's or not, may raise them (an absurd value from any client is held there).
+BYTE_CAPS = {"max_size_bytes", "max_document_bytes", "pdf_whole_max_bytes",
+             "image_max_base64_bytes", "memory_max_bytes"}  # fmt: skip
+
+
+def test_byte_caps_are_held_at_the_hard_ceiling_from_every_source() -> None:
+    assert {s.name for s in SETTINGS if s.ceiling is not None} == BYTE_CAPS
+    assert {s.name for s in SETTINGS if s.name.endswith("_bytes")} == BYTE_CAPS
+    caps = [s for s in SETTINGS if s.ceiling is not None]
+    absurd = {s.name: 10**15 for s in caps}
+    env = {s.env_var: str(10**15) for s in caps}
+    for client, environ in ((absurd, {}), ({}, env)):
+        settings, warnings = resolve_settings(client, env=environ)
+        for spec in caps:
+            assert spec.default <= spec.ceiling == getattr(settings, spec.name), spec.name
+        assert len(warnings) == len(caps), warnings
+        assert all("hard ceiling" in w for w in warnings), warnings
+    # At the ceiling itself: taken, silently.
+    at = {s.name: s.ceiling for s in caps}
+    assert resolve_settings(at, env={}) == (Settings(**at), [])
