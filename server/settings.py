@@ -248,6 +248,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "pdf_inline",
         _flag,
         "Also return a small PDF itself as base64, for models that read PDFs natively.",
+        tighter="lower",  # on, a whole PDF's read costs its base64 (up to 4 MiB) too
     ),
     _cap("pdf_max_pages", "Most PDF pages one read returns."),
     _cap("pdf_whole_max_pages", "PDFs with more pages need `pages` (smaller ones are read whole)."),

@@ -240,6 +240,10 @@ TIGHTER_LOWER = {
     "edit_diagnostics_wait_ms",
 }  # fmt: skip
 TIGHTER_HIGHER = {"watch_debounce_ms", "watch_poll_interval_ms"}
+# A flag that, on, adds to what one answer costs (a PDF's base64 besides its text): off is
+# tighter. The other flags only turn the watcher on or off or change how it looks.
+FLAG_LIMITS = {"pdf_inline"}
+NOT_A_LIMIT_FLAGS = {"watch", "watch_force_polling"}
 # A preference, not a protection: either answer (the diff or the whole file) is cut by
 # `max_tokens`, so neither way loosens anything.
 NOT_A_LIMIT = {"delta_max_percent"}
@@ -248,22 +252,28 @@ NOT_A_LIMIT = {"delta_max_percent"}
 def test_every_limit_says_which_way_is_tighter() -> None:
     numbers = {s.name for s in SETTINGS if isinstance(s.default, int) and s.minimum is not None}
     assert numbers == TIGHTER_LOWER | TIGHTER_HIGHER | NOT_A_LIMIT
-    assert {s.name for s in SETTINGS if s.tighter == "lower"} == TIGHTER_LOWER
+    flags = {s.name for s in SETTINGS if isinstance(s.default, bool)}
+    assert flags == FLAG_LIMITS | NOT_A_LIMIT_FLAGS
+    assert {s.name for s in SETTINGS if s.tighter == "lower"} == TIGHTER_LOWER | FLAG_LIMITS
     assert {s.name for s in SETTINGS if s.tighter == "higher"} == TIGHTER_HIGHER
 
 
 def _looser(spec: SettingSpec) -> int:
+    if isinstance(spec.default, bool):
+        return True
     return int(min(spec.default * 1000, spec.ceiling or 10**18) if spec.tighter == "lower" else 1)
 
 
 def _tighter(spec: SettingSpec) -> int:
+    if isinstance(spec.default, bool):
+        return False
     return int(spec.default // 2 if spec.tighter == "lower" else spec.default * 2)
 
 
 def test_restricted_mode_never_loosens_a_limit_from_any_source() -> None:
     limits = [s for s in SETTINGS if s.tighter]
     looser = {s.name: _looser(s) for s in limits}
-    env = {s.env_var: str(looser[s.name]) for s in limits}
+    env = {s.env_var: str(looser[s.name]).lower() for s in limits}
     for client, environ in ((looser, {}), ({}, env)):
         trusted, _ = resolve_settings(client, env=environ)
         held, warnings = resolve_settings(client, env=environ, trusted=False)

@@ -86,8 +86,10 @@ export function userValue<T>(config: SettingsReader, key: string): T | undefined
 /** A value the server would take for the limit `key` (a number, at least its minimum):
  * anything else from a workspace would make the server fall back to its default, which
  * may be looser than the user's value. */
-function validLimit(key: string, value: unknown): value is number {
-  const minimum = schemaOf(key).minimum ?? -Infinity;
+function validLimit(key: string, value: unknown): value is number | boolean {
+  const schema = schemaOf(key);
+  if (typeof schema.default === "boolean") return typeof value === "boolean"; // on is looser
+  const minimum = schema.minimum ?? -Infinity;
   return typeof value === "number" && Number.isFinite(value) && value >= minimum;
 }
 
@@ -98,13 +100,14 @@ export function limitValue(config: SettingsReader, key: string, trusted = true):
   const found = config.inspect<unknown>(key);
   const own = found?.globalValue ?? found?.defaultValue;
   const fallback = schemaOf(key).default;
-  const tighter = [found?.workspaceValue, found?.workspaceFolderValue].filter((v) =>
-    validLimit(key, v),
-  ) as number[];
-  if (!trusted && own !== undefined && validLimit(key, fallback)) tighter.push(fallback);
+  const tighter = [found?.workspaceValue, found?.workspaceFolderValue]
+    .filter((v) => validLimit(key, v))
+    .map(Number);
+  if (!trusted && own !== undefined && validLimit(key, fallback)) tighter.push(Number(fallback));
   if (tighter.length === 0) return own;
   const base = validLimit(key, own) ? own : fallback;
-  return validLimit(key, base) ? stricter(base, ...tighter) : stricter(...tighter);
+  const value = validLimit(key, base) ? stricter(Number(base), ...tighter) : stricter(...tighter);
+  return typeof fallback === "boolean" ? value !== 0 : value;
 }
 
 /** A setting's value: the user's alone for a user-only setting, a limit only tightened

@@ -157,6 +157,10 @@ const TIGHTER_LOWER = [
 const TIGHTER_HIGHER = ["watchDebounceMs", "watchPollIntervalMs", "diagnostics.debounceMs"];
 // A preference, not a protection: the diff and the whole file are both cut by maxTokens.
 const NOT_A_LIMIT = ["deltaMaxPercent"];
+// Flags: on, pdfInline adds a PDF's base64 to its read (off is tighter); the others turn
+// a feature or its display on or off without raising what one answer may cost.
+const FLAG_LIMITS = ["pdfInline"];
+const NOT_A_LIMIT_FLAGS = ["watch", "watchForcePolling", "diagnostics.forward", "showChangeNotices"];
 
 type NumberSchema = { type?: string; default?: number; minimum?: number };
 const numbers = (): [string, NumberSchema][] =>
@@ -172,8 +176,10 @@ describe("a workspace may only tighten a limit", () => {
   it("every whole-number setting is a limit that says which way is tighter, or reviewed as none", () => {
     const keys = numbers().map(([key]) => key);
     assert.deepEqual([...keys].sort(), [...TIGHTER_LOWER, ...TIGHTER_HIGHER, ...NOT_A_LIMIT].sort());
-    assert.deepEqual(Object.keys(LIMITS).sort(), [...TIGHTER_LOWER, ...TIGHTER_HIGHER].sort());
-    for (const key of TIGHTER_LOWER) assert.equal(LIMITS[key], "lower", key);
+    const flags = contributed().filter(([, schema]) => (schema as NumberSchema).type === "boolean");
+    assert.deepEqual(flags.map(([key]) => key.slice("readkeeper.".length)).sort(), [...FLAG_LIMITS, ...NOT_A_LIMIT_FLAGS].sort());
+    assert.deepEqual(Object.keys(LIMITS).sort(), [...TIGHTER_LOWER, ...TIGHTER_HIGHER, ...FLAG_LIMITS].sort());
+    for (const key of [...TIGHTER_LOWER, ...FLAG_LIMITS]) assert.equal(LIMITS[key], "lower", key);
     for (const key of TIGHTER_HIGHER) assert.equal(LIMITS[key], "higher", key);
   });
 
@@ -194,6 +200,17 @@ describe("a workspace may only tighten a limit", () => {
         assert.equal(limitValue(settingsReader({ [key]: user }, { [key]: bad }), key), user, `${key}=${bad}`);
       }
     }
+  });
+
+  it("lets a workspace turn pdfInline off, never on; restricted mode keeps it off", () => {
+    const value = (user: Record<string, unknown>, ws: Record<string, unknown>, trusted = true) =>
+      limitValue(settingsReader(user, ws), "pdfInline", trusted);
+    assert.equal(value({ pdfInline: false }, { pdfInline: true }), false);
+    assert.equal(value({}, { pdfInline: true }), false);
+    assert.equal(value({ pdfInline: true }, { pdfInline: false }), false);
+    assert.equal(value({ pdfInline: true }, { pdfInline: "yes" }), true);
+    assert.equal(value({ pdfInline: true }, {}, false), false);
+    assert.equal(value({ pdfInline: true }, {}, true), true);
   });
 
   it("sends the server the stricter value, and the extension uses it for its own limits", () => {
