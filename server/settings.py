@@ -124,6 +124,15 @@ _RISK_WORDS = {
     "runs_program": "runs a program",
     "loads_data": "loads data it names",
 }
+# Which way a limit (a cap, a budget, a timeout, an interval) is stricter: "lower" for a
+# cap on what one answer or step may cost, "higher" for the least time between two
+# looks. A workspace may only tighten a limit (SECURITY.md): the editor keeps a
+# workspace's value only when it is at least as strict as the user's, and restricted
+# mode never lets any source loosen one past its default.
+Tighter = Literal["lower", "higher"]
+# What one read may hold of a file in memory, whoever asks: the byte caps are held here
+# (the server cannot tell a user's value from a repository's in what a client sends).
+HARD_MAX_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,14 @@ class SettingSpec:
     description: str
     risk: Risk = "harmless"
     restricted: Any = None
+    tighter: Tighter | None = None
+    ceiling: int | None = None
+
+    def looser(self, value: Any, than: Any) -> bool:
+        """Whether `value` of this limit is less strict than `than` (never, if no limit)."""
+        if self.tighter is None:
+            return False
+        return bool(value > than if self.tighter == "lower" else value < than)
 
     @property
     def user_only(self) -> bool:
@@ -174,24 +191,22 @@ class SettingSpec:
         return 1 if self.parse is _positive_int else None
 
 
+def _cap(name: str, description: str) -> SettingSpec:
+    """A whole-number cap on what one answer or step may cost: lower is tighter."""
+    ceiling = HARD_MAX_BYTES if name.endswith("_bytes") else None
+    return SettingSpec(name, _positive_int, description, tighter="lower", ceiling=ceiling)
+
+
 SETTINGS: tuple[SettingSpec, ...] = (
-    SettingSpec(
-        "max_size_bytes",
-        _positive_int,
-        "Largest file read whole; larger files need `offset`/`limit`.",
-    ),
-    SettingSpec(
+    _cap("max_size_bytes", "Largest file read whole; larger files need `offset`/`limit`."),
+    _cap(
         "max_tokens",
-        _positive_int,
         "Token cap of one read result (whole reads are cut to fit, ranged reads refused).",
     ),
-    SettingSpec("default_limit", _positive_int, "Lines returned when `limit` is not given."),
-    SettingSpec(
-        "max_line_chars", _positive_int, "Longer lines are cut, with a marker saying how much."
-    ),
-    SettingSpec(
+    _cap("default_limit", "Lines returned when `limit` is not given."),
+    _cap("max_line_chars", "Longer lines are cut, with a marker saying how much."),
+    _cap(
         "outline_over_tokens",
-        _positive_int,
         "A whole read of a source file (Python, JavaScript, TypeScript, Go, Rust, Java, C, "
         "C++, Markdown) over this many tokens answers with its outline (symbols and line "
         "ranges) instead of its first lines; `symbol`, `offset`/`limit` or `force` read lines.",
@@ -215,90 +230,65 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Folders outside the workspace roots that may be read without asking.",
         risk="widens_sandbox",
     ),
-    SettingSpec(
-        "max_document_bytes",
-        _positive_int,
-        "Largest image, PDF or notebook file read.",
-    ),
-    SettingSpec(
-        "image_max_edge", _positive_int, "Images are downscaled so their long edge fits this."
-    ),
-    SettingSpec(
+    _cap("max_document_bytes", "Largest image, PDF or notebook file read."),
+    _cap("image_max_edge", "Images are downscaled so their long edge fits this."),
+    _cap(
         "image_max_tokens",
-        _positive_int,
         "Token budget of one image (tokens = width * height / 750); images are downscaled to fit.",
     ),
-    SettingSpec(
+    _cap(
         "image_max_base64_bytes",
-        _positive_int,
         "Cap on an image's base64 payload; re-encoded at falling quality, then smaller, to fit.",
     ),
-    SettingSpec(
+    _cap(
         "image_max_pixels",
-        _positive_int,
         "Images with more pixels are refused as decompression bombs (Pillow's limit caps it).",
     ),
     SettingSpec(
         "pdf_inline",
         _flag,
         "Also return a small PDF itself as base64, for models that read PDFs natively.",
+        tighter="lower",  # on, a whole PDF's read costs its base64 (up to 4 MiB) too
     ),
-    SettingSpec("pdf_max_pages", _positive_int, "Most PDF pages one read returns."),
-    SettingSpec(
-        "pdf_whole_max_pages",
-        _positive_int,
-        "PDFs with more pages need `pages` (smaller ones are read whole).",
+    _cap("pdf_max_pages", "Most PDF pages one read returns."),
+    _cap("pdf_whole_max_pages", "PDFs with more pages need `pages` (smaller ones are read whole)."),
+    _cap(
+        "pdf_whole_max_bytes", "PDFs larger than this need `pages` (smaller ones are read whole)."
     ),
-    SettingSpec(
-        "pdf_whole_max_bytes",
-        _positive_int,
-        "PDFs larger than this need `pages` (smaller ones are read whole).",
-    ),
-    SettingSpec(
+    _cap(
         "notebook_max_output_chars",
-        _positive_int,
         "Each notebook output's text is cut to this many characters, with a note.",
     ),
     # Attachments (attachments/).
-    SettingSpec(
+    _cap(
         "attachments_budget_tokens",
-        _positive_int,
         "Total token budget of one turn's attachments, unless the request gives one.",
     ),
-    SettingSpec(
+    _cap(
         "attachments_timeout_ms",
-        _positive_int,
         "A source slower than this is reported in `dropped` instead of waited for.",
     ),
-    SettingSpec("memory_max_lines", _positive_int, "Lines kept of each memory file."),
-    SettingSpec("memory_max_bytes", _positive_int, "Bytes kept of each memory file."),
+    _cap("memory_max_lines", "Lines kept of each memory file."),
+    _cap("memory_max_bytes", "Bytes kept of each memory file."),
     SettingSpec(
         "delta_max_percent",
         _positive_int,
         "A re-read of a file the agent holds whole that changed since answers with the diff "
         "(`file_changed`) when the diff costs at most this percent of the whole file.",
     ),
-    SettingSpec(
+    _cap(
         "mention_max_tokens",
-        _positive_int,
         "Token cap of a file the user attached or mentioned (cut with the read that continues it).",
     ),
-    SettingSpec("memory_max_tokens", _positive_int, "Token cap of each memory file."),
-    SettingSpec(
-        "diagnostics_max_tokens", _positive_int, "Token cap of the diagnostics attachment."
-    ),
-    SettingSpec("changes_max_tokens", _positive_int, "Token cap of each change notice."),
-    SettingSpec(
-        "changes_total_max_tokens", _positive_int, "Token cap of all change notices together."
-    ),
-    SettingSpec(
-        "selection_max_tokens", _positive_int, "Token cap of the active editor's selection."
-    ),
-    SettingSpec("git_status_max_tokens", _positive_int, "Token cap of git status."),
-    SettingSpec("git_timeout_ms", _positive_int, "How long git status may take."),
-    SettingSpec(
+    _cap("memory_max_tokens", "Token cap of each memory file."),
+    _cap("diagnostics_max_tokens", "Token cap of the diagnostics attachment."),
+    _cap("changes_max_tokens", "Token cap of each change notice."),
+    _cap("changes_total_max_tokens", "Token cap of all change notices together."),
+    _cap("selection_max_tokens", "Token cap of the active editor's selection."),
+    _cap("git_status_max_tokens", "Token cap of git status."),
+    _cap("git_timeout_ms", "How long git status may take."),
+    _cap(
         "edit_diagnostics_wait_ms",
-        _positive_int,
         "How long an edit waits for the editor's new diagnostics of the edited file.",
     ),
     # Edits and writes (edit/).
@@ -341,12 +331,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "watch_debounce_ms",
         _positive_int,
         "Quiet time before a changed file is looked at: a burst of writes is one change.",
+        tighter="higher",
     ),
     SettingSpec(
         "watch_poll_interval_ms",
         _positive_int,
         "How often read files are checked when watching is not possible (inotify limit "
         "reached, network or VM filesystem, or `watcher` is `polling`).",
+        tighter="higher",
     ),
     SettingSpec(
         "watch_force_polling",
@@ -394,7 +386,8 @@ def resolve_settings(
 ) -> tuple[Settings, list[str]]:
     """Merge environment > client > defaults. Returns the settings and a warning for
     each invalid value (which falls back), each key that names no setting, and, when not
-    `trusted` (restricted mode), each user-only setting a source set (which is held)."""
+    `trusted` (restricted mode), each user-only setting a source set (which is held) and
+    each limit a source loosened past its default (which is kept)."""
     env = os.environ if env is None else env
     given = {_camel_to_snake(k): v for k, v in (client or {}).items()}
     values: dict[str, Any] = {}
@@ -430,11 +423,27 @@ def resolve_settings(
                 )
                 break
             try:
-                values[spec.name] = spec.parse(raw)
-                break
+                value = spec.parse(raw)
             except (TypeError, ValueError) as exc:
                 warnings.append(
                     f"readkeeper: ignoring {source}={raw!r} ({exc}); "
                     f"using the next source or the default {spec.default!r}"
                 )
+                continue
+            if spec.ceiling is not None and value > spec.ceiling:
+                warnings.append(
+                    f"readkeeper: {source}={raw!r} is over the hard ceiling {spec.ceiling:,} "
+                    f"(what one read may hold in memory); using {spec.ceiling:,}."
+                )
+                value = spec.ceiling
+            if not trusted and spec.looser(value, spec.default):
+                warnings.append(
+                    f"readkeeper: ignoring {source}={raw!r}: it is looser than the default "
+                    f"{spec.default!r}, and the editor does not trust this workspace "
+                    "(restricted mode), where a limit may only be tightened. Trust the "
+                    "workspace to use it."
+                )
+                value = spec.default
+            values[spec.name] = value
+            break
     return Settings(**values), warnings

@@ -11,7 +11,7 @@ from conftest import start_session
 from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 from readkeeper.render import settings_table
-from readkeeper.settings import SETTINGS, Settings, resolve_settings
+from readkeeper.settings import SETTINGS, Settings, SettingSpec, resolve_settings
 
 
 def test_defaults() -> None:
@@ -225,3 +225,88 @@ def test_restricted_mode_holds_every_user_only_setting_from_every_source() -> No
     assert resolve_settings({"max_tokens": 99}, env={}, trusted=False)[0].max_tokens == 99
     # Restricted mode runs no program: its watcher is never Watchman, even by default.
     assert resolve_settings({}, env={}, trusted=False)[0].watcher == "inotify"
+
+
+# Every whole-number setting, reviewed: a limit says which way is tighter (SECURITY.md:
+# "a workspace may only tighten a limit"); a new one fails here until it declares it.
+TIGHTER_LOWER = {
+    "max_size_bytes", "max_tokens", "default_limit", "max_line_chars", "outline_over_tokens",
+    "max_document_bytes", "image_max_edge", "image_max_tokens", "image_max_base64_bytes",
+    "image_max_pixels", "pdf_max_pages", "pdf_whole_max_pages", "pdf_whole_max_bytes",
+    "notebook_max_output_chars", "attachments_budget_tokens", "attachments_timeout_ms",
+    "memory_max_lines", "memory_max_bytes", "mention_max_tokens", "memory_max_tokens",
+    "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
+    "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
+    "edit_diagnostics_wait_ms",
+}  # fmt: skip
+TIGHTER_HIGHER = {"watch_debounce_ms", "watch_poll_interval_ms"}
+# A flag that, on, adds to what one answer costs (a PDF's base64 besides its text): off is
+# tighter. The other flags only turn the watcher on or off or change how it looks.
+FLAG_LIMITS = {"pdf_inline"}
+NOT_A_LIMIT_FLAGS = {"watch", "watch_force_polling"}
+# A preference, not a protection: either answer (the diff or the whole file) is cut by
+# `max_tokens`, so neither way loosens anything.
+NOT_A_LIMIT = {"delta_max_percent"}
+
+
+def test_every_limit_says_which_way_is_tighter() -> None:
+    numbers = {s.name for s in SETTINGS if isinstance(s.default, int) and s.minimum is not None}
+    assert numbers == TIGHTER_LOWER | TIGHTER_HIGHER | NOT_A_LIMIT
+    flags = {s.name for s in SETTINGS if isinstance(s.default, bool)}
+    assert flags == FLAG_LIMITS | NOT_A_LIMIT_FLAGS
+    assert {s.name for s in SETTINGS if s.tighter == "lower"} == TIGHTER_LOWER | FLAG_LIMITS
+    assert {s.name for s in SETTINGS if s.tighter == "higher"} == TIGHTER_HIGHER
+
+
+def _looser(spec: SettingSpec) -> int:
+    if isinstance(spec.default, bool):
+        return True
+    return int(min(spec.default * 1000, spec.ceiling or 10**18) if spec.tighter == "lower" else 1)
+
+
+def _tighter(spec: SettingSpec) -> int:
+    if isinstance(spec.default, bool):
+        return False
+    return int(spec.default // 2 if spec.tighter == "lower" else spec.default * 2)
+
+
+def test_restricted_mode_never_loosens_a_limit_from_any_source() -> None:
+    limits = [s for s in SETTINGS if s.tighter]
+    looser = {s.name: _looser(s) for s in limits}
+    env = {s.env_var: str(looser[s.name]).lower() for s in limits}
+    for client, environ in ((looser, {}), ({}, env)):
+        trusted, _ = resolve_settings(client, env=environ)
+        held, warnings = resolve_settings(client, env=environ, trusted=False)
+        for spec in limits:
+            assert getattr(trusted, spec.name) == looser[spec.name], spec.name
+            assert getattr(held, spec.name) == spec.default, spec.name
+        assert len(warnings) == len(limits), warnings
+        assert all("restricted mode" in w and "looser than" in w for w in warnings)
+    # Tighter than the default applies in restricted mode, silently.
+    tighter = {s.name: _tighter(s) for s in limits}
+    held, warnings = resolve_settings(tighter, env={}, trusted=False)
+    assert warnings == []
+    assert all(getattr(held, s.name) == tighter[s.name] for s in limits)
+
+
+# The byte caps size what one read holds in memory: past the hard ceiling no source,
+# user's or not, may raise them (an absurd value from any client is held there).
+BYTE_CAPS = {"max_size_bytes", "max_document_bytes", "pdf_whole_max_bytes",
+             "image_max_base64_bytes", "memory_max_bytes"}  # fmt: skip
+
+
+def test_byte_caps_are_held_at_the_hard_ceiling_from_every_source() -> None:
+    assert {s.name for s in SETTINGS if s.ceiling is not None} == BYTE_CAPS
+    assert {s.name for s in SETTINGS if s.name.endswith("_bytes")} == BYTE_CAPS
+    caps = [s for s in SETTINGS if s.ceiling is not None]
+    absurd = {s.name: 10**15 for s in caps}
+    env = {s.env_var: str(10**15) for s in caps}
+    for client, environ in ((absurd, {}), ({}, env)):
+        settings, warnings = resolve_settings(client, env=environ)
+        for spec in caps:
+            assert spec.default <= spec.ceiling == getattr(settings, spec.name), spec.name
+        assert len(warnings) == len(caps), warnings
+        assert all("hard ceiling" in w for w in warnings), warnings
+    # At the ceiling itself: taken, silently.
+    at = {s.name: s.ceiling for s in caps}
+    assert resolve_settings(at, env={}) == (Settings(**at), [])

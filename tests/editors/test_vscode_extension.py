@@ -60,6 +60,8 @@ def test_package_json_settings_mirror_the_server() -> None:
         s for s in package["contributes"]["configuration"] if s["title"] == "Server"
     )
     assert set(server_section["properties"]) == {f"readkeeper.{s.camel_name}" for s in SETTINGS}
+    limits = json.loads((EXTENSION / "src" / "common" / "limits.json").read_text())
+    assert limits == sync["limits"](), "src/common/limits.json is stale: run sync_settings.py"
 
 
 def test_protocol_ts_is_generated_from_protocol_py() -> None:

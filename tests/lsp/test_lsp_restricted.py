@@ -140,3 +140,33 @@ async def test_a_relative_path_entry_never_runs_the_workspace_s_own_git(
         assert len(got) == 1, result  # the real git answered
     finally:
         await session.client.close()
+
+
+async def _lines_returned(session: Session) -> int:
+    """How many of big.txt's lines a whole read returns (a whole read is cut to fit)."""
+    return int((await session.read("big.txt", force=True))["file"]["num_lines"])
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_restricted_mode_never_loosens_a_limit(workspace: Path, trusted: bool) -> None:
+    # A hostile repository's settings raise the token cap a thousandfold so that one read
+    # floods the agent's context: restricted mode keeps the default cap, from the
+    # initialization options and from a later push alike. Trusted is the control.
+    (workspace / "big.txt").write_text("".join(f"{i} {'word ' * 18}\n" for i in range(1_500)))
+    client = ReadkeeperClient()
+    settings: dict[str, Any] = {"max_tokens": 25_000_000}
+    if not trusted:
+        settings["trusted"] = False
+    session = await start_session(workspace, settings=settings, client=client)
+    try:
+        assert (await _lines_returned(session) == 1_500) is trusted
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"readkeeper": {"maxTokens": 10**9}})
+        )
+        await session.client.request("readkeeper/stats", {})  # handled after the push
+        assert (await _lines_returned(session) == 1_500) is trusted
+        if not trusted:
+            shown = [m.message for m in session.client.shown_messages]
+            assert any("max_tokens" in m and "restricted mode" in m for m in shown), shown
+    finally:
+        await client.close()

@@ -4,8 +4,10 @@ The server's `readkeeper.settings.SETTINGS` is the one source of truth: this scr
 renders it as the VS Code section titled "Server" (camelCase keys under `readkeeper.`,
 the server's defaults and descriptions, `machine` scope for a user-only setting), leaving
 the extension's own section alone, and lists every user-only setting in
-`capabilities.untrustedWorkspaces.restrictedConfigurations`.
-tests/editors/test_vscode_extension.py fails when package.json is out of date.
+`capabilities.untrustedWorkspaces.restrictedConfigurations`; and it writes which way
+each limit is tighter (`SettingSpec.tighter`) into src/common/limits.json, which the
+extension's settings reader uses so that a workspace may only tighten a limit.
+tests/editors/test_vscode_extension.py fails when either file is out of date.
 
     .venv/bin/python extension/vscode/scripts/sync_settings.py          # rewrite
     .venv/bin/python extension/vscode/scripts/sync_settings.py --check  # exit 1 if stale
@@ -21,6 +23,7 @@ from typing import Any
 from readkeeper.settings import SETTINGS, SettingSpec
 
 PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
+LIMITS_JSON = PACKAGE_JSON.parent / "src" / "common" / "limits.json"
 SERVER_SECTION_TITLE = "Server"
 
 
@@ -33,6 +36,8 @@ def schema_for(spec: SettingSpec) -> dict[str, Any]:
         entry = {"type": "integer", "default": default}
         if spec.minimum is not None:
             entry["minimum"] = spec.minimum
+        if spec.ceiling is not None:
+            entry["maximum"] = spec.ceiling
     elif isinstance(default, tuple | list):
         entry = {"type": "array", "items": {"type": "string"}, "default": list(default)}
     elif isinstance(default, str):
@@ -75,18 +80,32 @@ def synced(package: dict[str, Any]) -> dict[str, Any]:
     return package
 
 
+def limits() -> dict[str, str]:
+    """camelCase key (without `readkeeper.`) of each server limit: which way is tighter."""
+    return {spec.camel_name: spec.tighter for spec in SETTINGS if spec.tighter}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str]) -> int:
     text = PACKAGE_JSON.read_text(encoding="utf-8")
-    wanted = json.dumps(synced(json.loads(text)), indent=2, ensure_ascii=False) + "\n"
-    if "--check" in argv:
-        if wanted != text:
-            print(f"{PACKAGE_JSON} is out of date: run {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    if wanted != text:
-        PACKAGE_JSON.write_text(wanted, encoding="utf-8")
-        print(f"updated {PACKAGE_JSON}")
-    return 0
+    stale = 0
+    for path, wanted in (
+        (PACKAGE_JSON, _json(synced(json.loads(text)))),
+        (LIMITS_JSON, _json(limits())),
+    ):
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if wanted == current:
+            continue
+        if "--check" in argv:
+            print(f"{path} is out of date: run {Path(__file__).name}", file=sys.stderr)
+            stale = 1
+        else:
+            path.write_text(wanted, encoding="utf-8")
+            print(f"updated {path}")
+    return stale
 
 
 if __name__ == "__main__":

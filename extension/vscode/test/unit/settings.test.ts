@@ -5,6 +5,8 @@ import {
   affectsServer,
   camelToSnake,
   extensionSettings,
+  LIMITS,
+  limitValue,
   needsRestart,
   SERVER_SETTING_KEYS,
   serverSettings,
@@ -137,5 +139,106 @@ describe("settings only the user may set", () => {
   it("sends no user-only setting at all in restricted mode", () => {
     const config = settingsReader({ allowedPaths: ["/home/me/notes"], watcher: "polling", maxTokens: 9 });
     assert.deepEqual(serverSettings(config, false), { max_tokens: 9 });
+  });
+});
+
+// Every whole-number setting, reviewed: a limit says which way is tighter, so that a
+// workspace may only tighten it (SECURITY.md). A new one fails here until it is listed
+// (the server's get it from server/settings.py's `tighter`, via limits.json).
+const TIGHTER_LOWER = [
+  "maxSizeBytes", "maxTokens", "defaultLimit", "maxLineChars", "outlineOverTokens",
+  "maxDocumentBytes", "imageMaxEdge", "imageMaxTokens", "imageMaxBase64Bytes", "imageMaxPixels",
+  "pdfMaxPages", "pdfWholeMaxPages", "pdfWholeMaxBytes", "notebookMaxOutputChars",
+  "attachmentsBudgetTokens", "attachmentsTimeoutMs", "memoryMaxLines", "memoryMaxBytes",
+  "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens", "changesMaxTokens",
+  "changesTotalMaxTokens", "selectionMaxTokens", "gitStatusMaxTokens", "gitTimeoutMs",
+  "editDiagnosticsWaitMs", "diagnostics.maxPerFile",
+]; // prettier-ignore
+const TIGHTER_HIGHER = ["watchDebounceMs", "watchPollIntervalMs", "diagnostics.debounceMs"];
+// A preference, not a protection: the diff and the whole file are both cut by maxTokens.
+const NOT_A_LIMIT = ["deltaMaxPercent"];
+// Flags: on, pdfInline adds a PDF's base64 to its read (off is tighter); the others turn
+// a feature or its display on or off without raising what one answer may cost.
+const FLAG_LIMITS = ["pdfInline"];
+const NOT_A_LIMIT_FLAGS = ["watch", "watchForcePolling", "diagnostics.forward", "showChangeNotices"];
+
+type NumberSchema = { type?: string; default?: number; minimum?: number };
+const numbers = (): [string, NumberSchema][] =>
+  contributed()
+    .map(([key, schema]) => [key.slice("readkeeper.".length), schema as NumberSchema] as [string, NumberSchema])
+    .filter(([, schema]) => schema.type === "integer" || schema.type === "number");
+
+// A value on the loose side of `base`, and one on the strict side (still valid).
+const looser = (key: string, base: number) => (LIMITS[key] === "lower" ? base * 1000 : 1);
+const stricter = (key: string, base: number) => (LIMITS[key] === "lower" ? Math.ceil(base / 2) : base * 2);
+
+describe("a workspace may only tighten a limit", () => {
+  it("every whole-number setting is a limit that says which way is tighter, or reviewed as none", () => {
+    const keys = numbers().map(([key]) => key);
+    assert.deepEqual([...keys].sort(), [...TIGHTER_LOWER, ...TIGHTER_HIGHER, ...NOT_A_LIMIT].sort());
+    const flags = contributed().filter(([, schema]) => (schema as NumberSchema).type === "boolean");
+    assert.deepEqual(flags.map(([key]) => key.slice("readkeeper.".length)).sort(), [...FLAG_LIMITS, ...NOT_A_LIMIT_FLAGS].sort());
+    assert.deepEqual(Object.keys(LIMITS).sort(), [...TIGHTER_LOWER, ...TIGHTER_HIGHER, ...FLAG_LIMITS].sort());
+    for (const key of [...TIGHTER_LOWER, ...FLAG_LIMITS]) assert.equal(LIMITS[key], "lower", key);
+    for (const key of TIGHTER_HIGHER) assert.equal(LIMITS[key], "higher", key);
+  });
+
+  it("takes a workspace's value of every limit only when it is at least as strict as the user's", () => {
+    for (const [key, schema] of numbers().filter(([k]) => k in LIMITS)) {
+      const user = stricter(key, schema.default ?? 1);
+      // looser than the user's: the user's stands, at either workspace level
+      assert.equal(limitValue(settingsReader({ [key]: user }, { [key]: looser(key, user) }), key), user, key);
+      // stricter: the workspace's
+      const tight = stricter(key, user);
+      assert.equal(limitValue(settingsReader({ [key]: user }, { [key]: tight }), key), tight, key);
+      // no user value: measured against the default
+      const noUser = settingsReader({}, { [key]: looser(key, schema.default ?? 1) });
+      assert.equal(limitValue(noUser, key), schema.default, key);
+      // a value the server would refuse (and then fall back to its looser default) never counts
+      for (const bad of [0, -1, "99999999", null, true]) {
+        if (typeof bad === "number" && bad >= (schema.minimum ?? -Infinity)) continue;
+        assert.equal(limitValue(settingsReader({ [key]: user }, { [key]: bad }), key), user, `${key}=${bad}`);
+      }
+    }
+  });
+
+  it("lets a workspace turn pdfInline off, never on; restricted mode keeps it off", () => {
+    const value = (user: Record<string, unknown>, ws: Record<string, unknown>, trusted = true) =>
+      limitValue(settingsReader(user, ws), "pdfInline", trusted);
+    assert.equal(value({ pdfInline: false }, { pdfInline: true }), false);
+    assert.equal(value({}, { pdfInline: true }), false);
+    assert.equal(value({ pdfInline: true }, { pdfInline: false }), false);
+    assert.equal(value({ pdfInline: true }, { pdfInline: "yes" }), true);
+    assert.equal(value({ pdfInline: true }, {}, false), false);
+    assert.equal(value({ pdfInline: true }, {}, true), true);
+  });
+
+  it("sends the server the stricter value, and the extension uses it for its own limits", () => {
+    const user = { maxTokens: 1000, imageMaxPixels: 1_000_000, watchPollIntervalMs: 2000 };
+    const workspace = { maxTokens: 10_000_000, imageMaxPixels: 10 ** 12, watchPollIntervalMs: 1, maxLineChars: 50 };
+    assert.deepEqual(serverSettings(settingsReader(user, workspace)), {
+      max_tokens: 1000,
+      image_max_pixels: 1_000_000,
+      watch_poll_interval_ms: 2000,
+      max_line_chars: 50,
+    });
+    const own = extensionSettings(
+      settingsReader({}, { "diagnostics.debounceMs": 0, "diagnostics.maxPerFile": 100_000 }),
+    );
+    assert.equal(own.diagnosticsDebounceMs, 300);
+    assert.equal(own.diagnosticsMaxPerFile, 200);
+  });
+
+  it("in restricted mode no source makes a limit looser than its default", () => {
+    for (const [key, schema] of numbers().filter(([k]) => k in LIMITS)) {
+      const loose = looser(key, schema.default ?? 1);
+      for (const config of [settingsReader({ [key]: loose }), settingsReader({}, { [key]: loose })]) {
+        assert.equal(limitValue(config, key, false), schema.default, key);
+      }
+      // the control: trusted, the user may loosen a limit
+      assert.equal(limitValue(settingsReader({ [key]: loose }), key, true), loose, key);
+      const tight = stricter(key, schema.default ?? 1);
+      assert.equal(limitValue(settingsReader({ [key]: tight }), key, false), tight, key);
+    }
   });
 });
