@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"files"},
     {"state"},
     {"read"},
-    {"edit", "watch"},
+    {"edit", "watch", "search"},
     {"attachments"},
     {"core"},
     {"calls"},

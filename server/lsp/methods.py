@@ -103,6 +103,9 @@ REQUESTS: dict[str, Serve] = {
     "readkeeper/changes": in_the_pool,
     "readkeeper/forget": on_the_loop,
     "readkeeper/stats": on_the_loop,
+    "readkeeper/grep": in_the_pool,
+    "readkeeper/glob": in_the_pool,
+    "readkeeper/list": in_the_pool,
 }
 
 
