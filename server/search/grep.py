@@ -21,6 +21,7 @@ from ..files.fileio import is_directory
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from . import rg
+from .globs import Glob
 from .seen import record_shown
 from .where import searched
 
@@ -56,8 +57,9 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
         flags += ["--multiline", "--multiline-dotall"]
     if params.context and params.output == "matches":
         flags.append(f"--context={params.context}")
-    if params.glob:
-        flags.append(f"--glob={params.glob}")
+    matcher = Glob(params.glob) if params.glob is not None else None
+    if matcher is not None and matcher.name_only:
+        flags += [f"--type-add=wanted:{params.glob}", "--type=wanted"]
     flags += ["--regexp", params.pattern, "--", arg]
     ran = rg.run(
         cwd, flags, max_lines=COLLECT_CAP, sep=b"\0" if params.output == "files" else b"\n"
@@ -67,8 +69,8 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     incomplete = ran.timed_out or ran.cut
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
-        return _files(services, root, cwd, ran, params, cap, incomplete)
-    lines, counts = _collect(root, cwd, ran.lines)
+        return _files(root, cwd, ran, params, cap, incomplete, matcher)
+    lines, counts = _collect(root, cwd, ran.lines, matcher)
     if params.output == "counts":
         return _counts(services, counts, params, cap, incomplete)
     return _matches(services, lines, params, cap, incomplete, ran.timed_out)
@@ -93,7 +95,9 @@ def _check(params: GrepParams) -> None:
         raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
 
 
-def _collect(root: str, cwd: str, output: Iterable[bytes]) -> tuple[list[Line], dict[str, int]]:
+def _collect(
+    root: str, cwd: str, output: Iterable[bytes], matcher: Glob | None
+) -> tuple[list[Line], dict[str, int]]:
     """ripgrep's JSON as lines (in path and line order) and match counts per file."""
     lines: dict[tuple[str, int], Line] = {}
     counts: dict[str, int] = {}
@@ -101,7 +105,10 @@ def _collect(root: str, cwd: str, output: Iterable[bytes]) -> tuple[list[Line], 
         kind, data = event.get("type"), event.get("data")
         if kind not in ("match", "context", "end") or not isinstance(data, dict):
             continue
-        path = rg.beneath(root, cwd, rg.text_of(data.get("path")))
+        printed = rg.text_of(data.get("path")).removeprefix("./")
+        if matcher is not None and not matcher.matches(printed):
+            continue
+        path = rg.beneath(root, cwd, printed)
         if path is None:
             continue
         if kind == "end":
@@ -212,20 +219,21 @@ def _counts(
 
 
 def _files(
-    services: ReadServices,
     root: str,
     cwd: str,
     ran: rg.Run,
     params: GrepParams,
     cap: int,
     incomplete: bool,
+    matcher: Glob | None,
 ) -> dict[str, Any]:
     found: list[str] = []
     for chunk in ran.lines:
         for name in chunk.split(b"\x00"):
             name = name.strip(b"\n")
-            if name:
-                path = rg.beneath(root, cwd, os.fsdecode(name))
+            printed = os.fsdecode(name).removeprefix("./")
+            if printed and (matcher is None or matcher.matches(printed)):
+                path = rg.beneath(root, cwd, printed)
                 if path is not None:
                     found.append(path)
     found.sort()

@@ -20,6 +20,7 @@ from ..files.ignore import IgnoreRules, _compile, _read_lines
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
+from .globs import Glob
 from .where import searched
 
 MAX_PATHS = 1000
@@ -30,31 +31,19 @@ _FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chu
 
 def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     """Serve `readkeeper/glob`: files matching `pattern` under `path`, newest first."""
-    if not params.pattern or "\x00" in params.pattern:
-        raise ReadkeeperError(
-            "bad_params", "pattern must be a non-empty glob, e.g. **/*.py.", field="pattern"
-        )
+    matcher = Glob(params.pattern)
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, cwd, arg = searched(services, params.path, params.session, folder_only=True)
-    ran = rg.run(
-        cwd,
-        ["--files", "--null", f"--glob={params.pattern}", "--", arg],
-        max_lines=_FILE_LINES,
-        sep=b"\0",
-    )
-    if ran.returncode == 2 and "glob" in ran.error.lower() and not ran.lines:
-        raise ReadkeeperError(
-            "bad_params",
-            f"The glob {params.pattern!r} is not valid: {ran.error.strip()[:300]}. "
-            "Fix it and call glob again.",
-            field="pattern",
-        )
+    ran = rg.run(cwd, ["--files", "--null", "--", arg], max_lines=_FILE_LINES, sep=b"\0")
     found: list[tuple[int, str]] = []
     for chunk in ran.lines:
         for name in chunk.split(b"\x00"):
             name = name.strip(b"\n")
-            path = rg.beneath(root, cwd, os.fsdecode(name)) if name else None
+            relative = os.fsdecode(name).removeprefix("./")
+            if not name or not matcher.matches(relative):
+                continue
+            path = rg.beneath(root, cwd, relative)
             if path is None:
                 continue
             try:
