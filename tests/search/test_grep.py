@@ -402,3 +402,19 @@ def test_context_before_the_first_match_and_a_token_cut_lose_no_match(
             break
         params = page["next"]
     assert lines == list(range(2, 203))
+
+
+def test_an_edit_of_lines_no_search_showed_needs_a_read(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "m.py"
+    path.write_text("needle = 1\nsecret = 2\nmore = 3\n")
+    grep(core, pattern="needle")
+    error = refused(core, "edit", file_path=str(path), old_string="secret = 2", new_string="x")
+    assert error.kind == "not_read"
+    assert "offset=2" in error.message
+    spanning = refused(
+        core, "edit", file_path=str(path), old_string="needle = 1\nsecret", new_string="x"
+    )
+    assert spanning.kind == "not_read"
+    assert path.read_text() == "needle = 1\nsecret = 2\nmore = 3\n"
+    calls.call(core, "read", {"file_path": str(path), "offset": 2, "limit": 1})
+    assert edit(core, path, "secret = 2", "secret = 3")["replacements"] == 1
