@@ -20,7 +20,7 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"protocol", "settings", "render"},
+    {"protocol", "settings", "render", "hints"},
     {"files"},
     {"state"},
     {"read"},
@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"core"},
     {"calls"},
     {"lsp", "mcp", "attach", "client", "demo"},
-    {"cli", "__main__"},
+    {"cli", "cli_search", "__main__"},
 ]
 MAX_LINES = 450
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ReadkeeperError
+from ..hints import call
 from ..state.readstate import ReadRecord
 from .matching import line_numbers
 
@@ -44,7 +45,8 @@ def check_seen(record: ReadRecord, text: str, hits: Sequence[int], old: str, pat
                 "not_read",
                 f"This session has seen {path} only through search, which did not show "
                 f"line {unseen[0]}, and the edit changes lines {first}-{last}. Read them "
-                f"(read with file_path, offset={first}, limit={span + 1}), then make the edit.",
+                f"({call('read', file_path=path, offset=first, limit=span + 1)}), then make "
+                "the edit.",
                 file_path=path,
                 lines=[first, last],
             )

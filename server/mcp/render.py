@@ -13,8 +13,9 @@ from typing import Any
 
 import mcp_types as types
 
-from .. import render
+from .. import hints, render
 from ..errors import ReadkeeperError
+from .tools import TOOL_NAMES
 
 Content = types.TextContent | types.ImageContent
 
@@ -46,12 +47,13 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     """A refusal as a tool error: the LSP message, then its kind and data."""
     data = exc.to_data()
     details = {k: v for k, v in data.items() if k != "kind"}
-    lines = [exc.message, f"kind: {exc.kind}"]
+    message = hints.for_mcp(exc.message, TOOL_NAMES)  # the next call as a tool of ours
+    lines = [message, f"kind: {exc.kind}"]
     if details:
         lines.append(json.dumps(details, ensure_ascii=False, default=str)[:4000])
     return types.CallToolResult(
         content=[text("\n".join(lines))],
-        structured_content={"error": {"message": exc.message, "data": data}},
+        structured_content={"error": {"message": message, "data": data}},
         is_error=True,
     )
 

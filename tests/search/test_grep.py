@@ -410,7 +410,7 @@ def test_an_edit_of_lines_no_search_showed_needs_a_read(core: Readkeeper, worksp
     grep(core, pattern="needle")
     error = refused(core, "edit", file_path=str(path), old_string="secret = 2", new_string="x")
     assert error.kind == "not_read"
-    assert "offset=2" in error.message
+    assert '"offset": 2' in error.message
     spanning = refused(
         core, "edit", file_path=str(path), old_string="needle = 1\nsecret", new_string="x"
     )

@@ -18,6 +18,7 @@ import attrs
 
 from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
+from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
@@ -231,7 +232,7 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
         raise ReadkeeperError(
             "unsupported",
             f"{path} could not be parsed for symbols ({exc}). Read it by lines with offset "
-            "and limit (search it first, e.g. grep -n, to find them).",
+            f"and limit (search it first to find them: {_search(path)}).",
             file_path=path,
             field="symbol",
         ) from None
@@ -247,7 +248,7 @@ def no_grammar(path: str) -> ReadkeeperError:
         "unsupported",
         f"Symbol reads need a parser for the file's language, and {path} is not one of "
         f"{outline.supported_languages()}. Read it by lines with offset and limit instead "
-        "(search it first, e.g. grep -n, to find them).",
+        f"(search it first to find them: {_search(path)}).",
         file_path=path,
         field="symbol",
     )
@@ -290,3 +291,8 @@ def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
     return ReadkeeperError(
         "not_found", message, file_path=path, symbol=wanted, candidates=candidates
     )
+
+
+def _search(path: str) -> str:
+    """The search that finds the lines of a symbol the outline cannot."""
+    return call("grep", pattern="<the symbol's name>", path=path)
