@@ -33,10 +33,25 @@ class Glob:
                 "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field="pattern"
             ) from None
         self.pattern = pattern
+        # The one pattern's regular expression, matched directly: pathspec's matching
+        # of a spec costs several times more per path, and a glob meets every file.
+        regex = getattr(self._spec.patterns[0], "regex", None) if self._spec.patterns else None
+        self._match = regex.match if regex is not None else self._spec_match
         # A name-only pattern is also ripgrep's file type filter, which keeps to the
         # ignore rules: a narrow search then reads only the files it names.
-        self.name_only = "/" not in pattern.rstrip("/")
+        # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
+        self.name_only = "/" not in pattern.rstrip("/") and not pattern.startswith("include:")
 
     def matches(self, relative: str) -> bool:
         """Whether `relative` (a path relative to the folder searched) matches."""
-        return bool(self._spec.match_file(relative))
+        return self._match(relative) is not None
+
+    def rg_filter(self) -> list[str]:
+        """ripgrep's flags that select the files a name-only pattern names (its file
+        type filter, which keeps to the ignore rules); none for other patterns."""
+        if not self.name_only:
+            return []
+        return [f"--type-add=wanted:{self.pattern}", "--type=wanted"]
+
+    def _spec_match(self, relative: str) -> object | None:
+        return True if self._spec.match_file(relative) else None

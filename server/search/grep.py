@@ -58,8 +58,8 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     if params.context and params.output == "matches":
         flags.append(f"--context={params.context}")
     matcher = Glob(params.glob) if params.glob is not None else None
-    if matcher is not None and matcher.name_only:
-        flags += [f"--type-add=wanted:{params.glob}", "--type=wanted"]
+    if matcher is not None:
+        flags += matcher.rg_filter()
     flags += ["--regexp", params.pattern, "--", arg]
     ran = rg.run(
         cwd, flags, max_lines=COLLECT_CAP, sep=b"\0" if params.output == "files" else b"\n"
@@ -101,6 +101,7 @@ def _collect(
     """ripgrep's JSON as lines (in path and line order) and match counts per file."""
     lines: dict[tuple[str, int], Line] = {}
     counts: dict[str, int] = {}
+    inside = rg.Beneath(root, cwd)
     for event in rg.events(list(output)):
         kind, data = event.get("type"), event.get("data")
         if kind not in ("match", "context", "end") or not isinstance(data, dict):
@@ -108,7 +109,7 @@ def _collect(
         printed = rg.text_of(data.get("path")).removeprefix("./")
         if matcher is not None and not matcher.matches(printed):
             continue
-        path = rg.beneath(root, cwd, printed)
+        path = inside(printed)
         if path is None:
             continue
         if kind == "end":
@@ -228,12 +229,13 @@ def _files(
     matcher: Glob | None,
 ) -> dict[str, Any]:
     found: list[str] = []
+    inside = rg.Beneath(root, cwd)
     for chunk in ran.lines:
         for name in chunk.split(b"\x00"):
             name = name.strip(b"\n")
             printed = os.fsdecode(name).removeprefix("./")
             if printed and (matcher is None or matcher.matches(printed)):
-                path = rg.beneath(root, cwd, printed)
+                path = inside(printed)
                 if path is not None:
                     found.append(path)
     found.sort()

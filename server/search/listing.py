@@ -35,15 +35,17 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, cwd, arg = searched(services, params.path, params.session, folder_only=True)
-    ran = rg.run(cwd, ["--files", "--null", "--", arg], max_lines=_FILE_LINES, sep=b"\0")
+    flags = ["--files", "--null", *matcher.rg_filter(), "--", arg]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0")
     found: list[tuple[int, str]] = []
+    inside = rg.Beneath(root, cwd)
     for chunk in ran.lines:
         for name in chunk.split(b"\x00"):
             name = name.strip(b"\n")
             relative = os.fsdecode(name).removeprefix("./")
-            if not name or not matcher.matches(relative):
+            if not name or not (matcher.name_only or matcher.matches(relative)):
                 continue
-            path = rg.beneath(root, cwd, relative)
+            path = inside(relative)
             if path is None:
                 continue
             try:

@@ -17,7 +17,6 @@ could otherwise lead it out.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -27,6 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from typing import IO
+
+import orjson
 
 from ..errors import ReadkeeperError
 
@@ -162,8 +163,8 @@ def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
     """ripgrep's `--json` messages."""
     for line in lines:
         try:
-            event = json.loads(line)
-        except ValueError:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
             continue
         if isinstance(event, dict):
             yield event
@@ -214,18 +215,34 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
     )
 
 
+class Beneath:
+    """Checks that paths ripgrep printed, running in `cwd`, lie beneath `root`: no "..",
+    not absolute, no symlink on the way out. Each folder's real path is looked up once
+    (a search prints many paths of few folders)."""
+
+    def __init__(self, root: str, cwd: str) -> None:
+        self.root = root
+        self.cwd = cwd
+        self._prefix = root.rstrip(os.sep) + os.sep
+        self._folders: dict[str, bool] = {}
+
+    def __call__(self, relative: str) -> str | None:
+        """The absolute path of `relative`, or None when it leads out."""
+        relative = relative.removeprefix("./")
+        if not relative or relative.startswith(os.sep) or "\x00" in relative:
+            return None
+        if ".." in relative.split(os.sep):
+            return None
+        folder = relative.rpartition(os.sep)[0]
+        inside = self._folders.get(folder)
+        if inside is None:
+            real = os.path.realpath(os.path.join(self.cwd, folder))
+            inside = real == self.root or real.startswith(self._prefix)
+            if len(self._folders) < 100_000:
+                self._folders[folder] = inside
+        return os.path.join(self.cwd, relative) if inside else None
+
+
 def beneath(root: str, cwd: str, relative: str) -> str | None:
-    """The absolute path of a path ripgrep printed running in `cwd`, when it lies
-    beneath `root` (no "..", not absolute, no symlink on the way out); else None."""
-    relative = relative.removeprefix("./")
-    if not relative or os.path.isabs(relative) or "\x00" in relative:
-        return None
-    parts = relative.split(os.sep)
-    if ".." in parts:
-        return None
-    path = os.path.join(cwd, relative)
-    real = os.path.realpath(os.path.dirname(path))
-    prefix = root.rstrip(os.sep) + os.sep
-    if real != root and not real.startswith(prefix):
-        return None
-    return path
+    """The absolute path of one path ripgrep printed, when it lies beneath `root`."""
+    return Beneath(root, cwd)(relative)
