@@ -40,7 +40,10 @@ class Glob:
         # A name-only pattern is also ripgrep's file type filter, which keeps to the
         # ignore rules: a narrow search then reads only the files it names.
         # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
-        self.name_only = "/" not in pattern.rstrip("/") and not pattern.startswith("include:")
+        # "**/x" is "x" at any depth: a name-only pattern too.
+        name = pattern.removeprefix("**/")
+        self.name_only = "/" not in name.rstrip("/") and not name.startswith("include:")
+        self._name = name
 
     def matches(self, relative: str) -> bool:
         """Whether `relative` (a path relative to the folder searched) matches."""
@@ -51,7 +54,7 @@ class Glob:
         type filter, which keeps to the ignore rules); none for other patterns."""
         if not self.name_only:
             return []
-        return [f"--type-add=wanted:{self.pattern}", "--type=wanted"]
+        return [f"--type-add=wanted:{self._name}", "--type=wanted"]
 
     def _spec_match(self, relative: str) -> object | None:
         return True if self._spec.match_file(relative) else None

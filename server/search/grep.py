@@ -12,15 +12,13 @@ its cap answers with what it found, marked `partial`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
-from . import rg
+from . import blocks, rg
 from .globs import Glob
 from .seen import record_shown
 from .where import searched
@@ -30,16 +28,6 @@ MAX_MATCHES = 2000
 MAX_CONTEXT = 20
 COLLECT_CAP = 50_000  # ripgrep output lines held per call
 MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
-
-
-@dataclass(frozen=True)
-class Line:
-    """A line of a result: a match's or context's."""
-
-    path: str
-    number: int
-    text: str
-    match: bool
 
 
 def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
@@ -70,10 +58,10 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
         return _files(root, cwd, ran, params, cap, incomplete, matcher)
-    lines, counts = _collect(root, cwd, ran.lines, matcher)
+    found = blocks.blocks(root, cwd, ran.lines, matcher)
     if params.output == "counts":
-        return _counts(services, counts, params, cap, incomplete)
-    return _matches(services, lines, params, cap, incomplete, ran.timed_out)
+        return _counts(blocks.counts(found), params, cap, incomplete)
+    return _matches(services, found, params, cap, incomplete, ran.timed_out)
 
 
 def _check(params: GrepParams) -> None:
@@ -95,63 +83,25 @@ def _check(params: GrepParams) -> None:
         raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
 
 
-def _collect(
-    root: str, cwd: str, output: Iterable[bytes], matcher: Glob | None
-) -> tuple[list[Line], dict[str, int]]:
-    """ripgrep's JSON as lines (in path and line order) and match counts per file."""
-    lines: dict[tuple[str, int], Line] = {}
-    counts: dict[str, int] = {}
-    inside = rg.Beneath(root, cwd)
-    for event in rg.events(list(output)):
-        kind, data = event.get("type"), event.get("data")
-        if kind not in ("match", "context", "end") or not isinstance(data, dict):
-            continue
-        printed = rg.text_of(data.get("path")).removeprefix("./")
-        if matcher is not None and not matcher.matches(printed):
-            continue
-        path = inside(printed)
-        if path is None:
-            continue
-        if kind == "end":
-            stats = data.get("stats")
-            if isinstance(stats, dict) and stats.get("matches"):
-                counts[path] = int(stats["matches"])
-            continue
-        number = data.get("line_number")
-        if not isinstance(number, int):
-            continue
-        text = rg.text_of(data.get("lines"))
-        for i, part in enumerate(text.removesuffix("\n").split("\n")):
-            key = (path, number + i)
-            if key not in lines or kind == "match":
-                lines[key] = Line(path, number + i, part.removesuffix("\r"), kind == "match")
-    ordered = [lines[key] for key in sorted(lines)]
-    return ordered, dict(sorted(counts.items()))
-
-
 def _matches(
     services: ReadServices,
-    lines: list[Line],
+    found: list[blocks.Block],
     params: GrepParams,
     cap: int,
     incomplete: bool,
     timed_out: bool,
 ) -> dict[str, Any]:
-    match_index = [i for i, line in enumerate(lines) if line.match]
-    total = len(match_index)
-    # From just after the last match shown before: the context before this page's first.
-    start = 0 if params.offset == 0 else min(len(lines), match_index[params.offset - 1] + 1)
-    if params.offset > total:
-        start = len(lines)
+    total = sum(block.matches for block in found)
     budget = services.settings.max_tokens
     counter = services.tokens
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
     used = matches = 0
     cut_lines = 0
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if line.match and matches == cap:
+    last_event = -1
+    for line in blocks.lines(found, params.offset):
+        new_match = line.match and line.event != last_event
+        if new_match and matches == cap:
             break
         text = line.text
         if len(text) > MAX_LINE_CHARS:
@@ -161,11 +111,13 @@ def _matches(
             item["context"] = True
         cost = counter.count(text) + 8
         if used + cost > budget and shown:
-            if not line.match:  # the match this context line belongs to is shown
+            if not new_match:  # what it belongs to is shown: the rest of it is left out
                 continue
             break
         used += cost
-        matches += line.match
+        if new_match:
+            matches += 1
+            last_event = line.event
         shown.append(item)
         seen.setdefault(line.path, {})[line.number] = text
     next_offset = params.offset + matches
@@ -204,7 +156,7 @@ def _matches(
 
 
 def _counts(
-    services: ReadServices, counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
+    counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
 ) -> dict[str, Any]:
     items = list(counts.items())
     page = items[params.offset : params.offset + cap]
