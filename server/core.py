@@ -42,6 +42,7 @@ from .protocol import (
     WriteParams,
     WriteResult,
 )
+from .protocol.batch import ReadManyParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
@@ -129,6 +130,12 @@ class Readkeeper:
         from .read import pipeline
 
         return pipeline.disk_text(self, real_path)
+
+    def read_many(self, params: ReadManyParams) -> dict[str, Any]:
+        """`readkeeper/readMany`: several reads in one call (read/many.py)."""
+        from .read.many import read_many
+
+        return read_many(self, params)
 
     # --- search, glob and list (search/) -------------------------------------------------
 
