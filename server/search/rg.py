@@ -35,6 +35,9 @@ from ..errors import ReadkeeperError
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
 MAX_OUTPUT_LINE_BYTES = 1 << 20
 DEADLINE_S = 10.0
+# The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
+# files could otherwise add up to gigabytes before the line cap is reached.
+MAX_OUTPUT_BYTES = 32 << 20
 # The flags every run has: no config file, no symlink followed, hidden files searched
 # (agents look for .github/ and dotfiles) but never a VCS folder's insides.
 BASE_FLAGS = (
@@ -107,9 +110,11 @@ def run(
     drain.start()
     assert proc.stdout is not None
     try:
+        held = 0
         for line in _bounded_lines(proc.stdout, sep):
             result.lines.append(line)
-            if len(result.lines) >= max_lines:
+            held += len(line)
+            if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True
                 break
     finally:
@@ -154,7 +159,8 @@ def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
             if skipping:
                 skipping = False  # the end of an overlong piece
                 continue
-            yield piece
+            if len(piece) <= MAX_OUTPUT_LINE_BYTES:  # one chunk may hold a long piece whole
+                yield piece
         if len(pending) > MAX_OUTPUT_LINE_BYTES:
             pending, skipping = b"", True
 

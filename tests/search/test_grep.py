@@ -418,3 +418,25 @@ def test_an_edit_of_lines_no_search_showed_needs_a_read(core: Readkeeper, worksp
     assert path.read_text() == "needle = 1\nsecret = 2\nmore = 3\n"
     calls.call(core, "read", {"file_path": str(path), "offset": 2, "limit": 1})
     assert edit(core, path, "secret = 2", "secret = 3")["replacements"] == 1
+
+
+def test_long_matching_lines_are_held_within_a_byte_cap(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rg, "MAX_OUTPUT_BYTES", 1 << 20)
+    line = "needle " + "x" * 200_000 + "\n"
+    for i in range(20):
+        (workspace / f"min{i}.js").write_text(line * 2)
+    result = grep(core, pattern="needle", max_matches=1000)
+    assert result["partial"] is True
+    assert "found more than it can hold" in result["note"]
+    assert all(len(m["text"]) <= grep_module.MAX_LINE_CHARS for m in result["matches"])
+
+
+def test_an_overlong_output_line_is_skipped_whole() -> None:
+    import io
+
+    stream = io.BufferedReader(
+        io.BytesIO(b"a\n" + b"x" * (rg.MAX_OUTPUT_LINE_BYTES + 10) + b"\nb\n")
+    )
+    assert list(rg._bounded_lines(stream, b"\n")) == [b"a", b"b"]
