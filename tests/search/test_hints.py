@@ -7,8 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import Session
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
 from readkeeper.hints import call, for_cli, for_mcp
 from readkeeper.mcp.tools import TOOL_NAMES
 
@@ -64,3 +69,28 @@ def test_cli_errors_name_commands(workspace: Path) -> None:
     assert done.returncode == 1
     assert f"`readkeeper ls {workspace / 'sub'}`" in done.stderr
     assert not any(word in done.stderr for word in SHELL_WORDS)
+
+
+def test_core_refusals_suggest_no_shell_command(core: Readkeeper, workspace: Path) -> None:
+    """The refusals that used to say `ls`, `grep -n` or `sed -i` now name a method."""
+    (workspace / "m.py").write_text("def f():\n    return 1\n")
+    (workspace / "big.txt").write_text("x\n" * 200_000)
+    (workspace / "sub").mkdir()
+    messages = []
+    for params in (
+        {"file_path": "m.py", "symbol": "zzzzqqqq"},
+        {"file_path": "sub"},
+        {"file_path": "big.txt"},
+    ):
+        with pytest.raises(ReadkeeperError) as caught:
+            calls.call(core, "read", params)
+        messages.append(caught.value.message)
+    calls.call(core, "read", {"file_path": "big.txt", "offset": 1, "limit": 1})
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(
+            core, "edit", {"file_path": "big.txt", "old_string": "x\nx\n", "new_string": "y\n"}
+        )
+    messages.append(caught.value.message)
+    for message in messages:
+        assert "readkeeper/" in message, message
+        assert not any(word in message for word in (*SHELL_WORDS, "sed -i")), message

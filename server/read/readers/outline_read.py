@@ -269,7 +269,8 @@ def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
     if first is None:
         message = (
             f'No symbol "{wanted}" in {path}, and none with a similar name. Read the file '
-            "without offset or limit for its outline (or its lines), or search it (grep -n)."
+            f"without offset or limit for its outline (or its lines), or search it "
+            f"({_search(path)})."
         )
     elif not found.ambiguous:
         message = (
