@@ -11,6 +11,7 @@ from typing import Any
 
 from .errors import ReadkeeperError
 from .hints import for_cli
+from .search.shown import lines
 
 COMMANDS = ("grep", "glob", "ls")
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        for line in _lines(core.workspace.display, method, result):
+        for line in lines(method, result, core.workspace.display):
             print(line)
         if result.get("note"):
             print(f"readkeeper: {result['note']}", file=sys.stderr)
@@ -89,33 +90,3 @@ def _params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         params = {"pattern": args.pattern, "path": args.path, "offset": args.offset}
         return "glob", {k: v for k, v in params.items() if v is not None}
     return "list", {"path": args.path, "depth": args.depth, "offset": args.offset}
-
-
-def _lines(display: Any, method: str, result: dict[str, Any]) -> list[str]:
-    """The result as grep, find and ls print theirs (paths relative to the root); a
-    name is quoted when it holds a character a terminal would act on."""
-    if method == "grep":
-        if "files" in result:
-            return [_name(display(p)) for p in result["files"]]
-        if "counts" in result:
-            return [f"{_name(display(c['file_path']))}:{c['count']}" for c in result["counts"]]
-        return [
-            f"{_name(display(m['file_path']))}{'-' if m.get('context') else ':'}{m['line']}"
-            f"{'-' if m.get('context') else ':'}{_text(m['text'])}"
-            for m in result["matches"]
-        ]
-    if method == "glob":
-        return [_name(display(p)) for p in result["paths"]]
-    marks = {"dir": "/", "symlink": "@", "other": "|"}
-    return [
-        f"{e.get('size', '-')!s:>10}  {_name(e['name'])}{marks.get(e['kind'], '')}"
-        for e in result["entries"]
-    ]
-
-
-def _name(name: str) -> str:
-    return name if name.isprintable() else json.dumps(name)
-
-
-def _text(text: str) -> str:
-    return "".join(c if c.isprintable() or c == "\t" else json.dumps(c)[1:-1] for c in text)

@@ -15,6 +15,7 @@ import mcp_types as types
 
 from .. import hints, render
 from ..errors import ReadkeeperError
+from ..search import shown
 from .tools import TOOL_NAMES
 
 Content = types.TextContent | types.ImageContent
@@ -31,6 +32,8 @@ def tool_result(method: str, result: Any, images: list[types.ImageContent]) -> t
         content = [text(render.attachments(result))]
     elif method == "changes" and isinstance(result, dict):
         content = [text(render.changes(result))]
+    elif method in ("grep", "glob", "list") and isinstance(result, dict):
+        content = [text(shown.text(method, result))]
     else:
         content = [text(json.dumps(result, ensure_ascii=False, indent=1))]
     content.extend(images)

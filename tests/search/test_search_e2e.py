@@ -62,7 +62,10 @@ async def test_mcp_grep_glob_list_and_an_edit_after_a_search(workspace: Path) ->
             ("util.py", 1),
         ]
         result = await client.call_tool("grep", {"pattern": "compute", "output": "counts"})
-        assert "notes.md" in text_of(result)
+        assert f"{workspace / 'notes.md'}:1" in text_of(result).splitlines()
+        # The agent reads compact lines (path:line:text), not JSON.
+        compact = text_of(await client.call_tool("grep", {"pattern": "return 42"}))
+        assert compact.splitlines() == [f"{workspace / 'src' / 'util.py'}:2:    return 42"]
         edited = await call(
             client,
             "edit",
