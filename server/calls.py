@@ -32,6 +32,8 @@ from .protocol import (
     structure,
     unstructure,
 )
+from .protocol.batch import ReadManyParams
+from .protocol.search import GlobParams, GrepParams, ListParams
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
     from .core import Readkeeper
@@ -93,6 +95,10 @@ METHODS: dict[str, Method] = {
         Method("changes", ChangesParams, _changes),
         Method("forget", ForgetParams, _forget),
         Method("stats", StatsParams, _stats),
+        Method("readMany", ReadManyParams, lambda core, params: core.read_many(params)),
+        Method("grep", GrepParams, lambda core, params: core.grep(params)),
+        Method("glob", GlobParams, lambda core, params: core.glob(params)),
+        Method("list", ListParams, lambda core, params: core.list_folder(params)),
     )
 }
 

@@ -14,7 +14,11 @@ from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from . import __version__
+from .cli_search import COMMANDS as SEARCH_COMMANDS
+from .cli_search import add_commands as add_search_commands
+from .cli_search import run as run_search
 from .errors import ReadkeeperError
+from .hints import for_cli
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -62,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--symbol", help='a symbol\'s lines, e.g. "Reader.read" (source files)')
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
+
+    add_search_commands(commands)
 
     mcp = commands.add_parser(
         "mcp",
@@ -150,6 +156,8 @@ def _run(args: argparse.Namespace) -> int:
         return serve(getattr(args, "tcp", None))
     if args.command == "read":
         return _read(args)
+    if args.command in SEARCH_COMMANDS:
+        return run_search(args)
     if args.command == "settings":
         from .render import settings_table
 
@@ -187,7 +195,7 @@ def _read(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            _print(f"readkeeper: {exc.kind}: {exc.message}", sys.stderr)
+            _print(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
         return 1
     if args.json:  # exact: JSON escapes what it must, and a program reads it
         print(json.dumps(result, ensure_ascii=False))

@@ -43,6 +43,8 @@ from .protocol import (
     WriteParams,
     WriteResult,
 )
+from .protocol.batch import ReadManyParams
+from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
@@ -134,6 +136,32 @@ class Readkeeper:
         from .read import pipeline
 
         return pipeline.disk_text(self, real_path)
+
+    def read_many(self, params: ReadManyParams) -> dict[str, Any]:
+        """`readkeeper/readMany`: several reads in one call (read/many.py)."""
+        from .read.many import read_many
+
+        return read_many(self, params)
+
+    # --- search, glob and list (search/) -------------------------------------------------
+
+    def grep(self, params: GrepParams) -> dict[str, Any]:
+        """`readkeeper/grep`: a regular-expression search; the lines shown count as seen."""
+        from .search.grep import grep
+
+        return grep(self, params)
+
+    def glob(self, params: GlobParams) -> dict[str, Any]:
+        """`readkeeper/glob`: files by pattern, newest first."""
+        from .search.listing import glob
+
+        return glob(self, params)
+
+    def list_folder(self, params: ListParams) -> dict[str, Any]:
+        """`readkeeper/list`: a folder's entries with kinds and sizes."""
+        from .search.listing import list_folder
+
+        return list_folder(self, params)
 
     # --- read-state and counters --------------------------------------------------------
 

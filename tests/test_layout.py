@@ -20,16 +20,16 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
     {"errors", "quoting"},
-    {"protocol", "settings", "setting_values", "render"},
+    {"protocol", "settings", "setting_values", "render", "hints"},
     {"files"},
     {"state"},
     {"read"},
-    {"edit", "watch"},
+    {"edit", "watch", "search"},
     {"attachments"},
     {"core"},
     {"calls"},
     {"lsp", "mcp", "attach", "client", "demo"},
-    {"cli", "__main__"},
+    {"cli", "cli_search", "__main__"},
 ]
 MAX_LINES = 450
 

@@ -23,6 +23,7 @@ from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, moved, read_at_most
 from ..files.locks import lock_for
 from ..files.paths import Location, Workspace, real_path
+from ..hints import call
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from .refusals import busy, kept_changing, not_text, os_error, root_replaced, set_id
@@ -161,9 +162,10 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
         raise ReadkeeperError(
             "too_large",
             f"{path} is {size:,} bytes, over the {limit:,}-byte limit for files readkeeper "
-            "edits (the limit for reading a file whole). Change it with a command (e.g. "
-            "sed -i on the lines you found with grep), or ask the user to raise "
-            "max_size_bytes (READKEEPER_MAX_SIZE_BYTES), read it whole, and edit it.",
+            "edits (the limit for reading a file whole). Ask the user to raise "
+            "max_size_bytes (READKEEPER_MAX_SIZE_BYTES), then read it whole and edit it; "
+            "until then, find what to change with "
+            f"{call('grep', pattern='<what you look for>', path=path)} and tell the user.",
             file_path=path,
             size=size,
             max_size_bytes=limit,

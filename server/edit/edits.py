@@ -65,6 +65,7 @@ from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
 from .remember import Landed, Written, remember_change
+from .seen_lines import check_seen
 from .services import EditServices
 from .snippets import count_lines, numbered_snippet
 
@@ -135,6 +136,7 @@ def _edit_once(
             hits = find_hits(base, old, params, real, settings.number_width)
         else:
             hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
+        check_seen(record, base.norm, hits, old, real)
         planned = plan(base, hits, old, new, dominant_eol(base_text, settings))
         landed: Landed = "buffer"
         if buffer is None:

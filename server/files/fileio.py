@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import ReadkeeperError
+from ..hints import call
 from .beneath import Location, Moved, lstat_in, open_in
 from .stamps import Stamp, proof
 
@@ -79,7 +80,7 @@ def is_directory(path: str, *, to_write: bool = False) -> ReadkeeperError:
     instead = (
         f"Give the path of a file (e.g. {os.path.join(path, 'name.txt')})."
         if to_write
-        else f"List its entries (e.g. `ls {path}`) and read one of its files."
+        else f"List its entries ({call('list', path=path)}) and read one of its files."
     )
     return ReadkeeperError("is_directory", f"{path} is a directory. {instead}", file_path=path)
 

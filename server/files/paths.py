@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..errors import ReadkeeperError
+from ..hints import call
 
 # `Location` lives with the descriptors it opens; named here too, where paths are resolved.
 from .beneath import Anchor
@@ -293,7 +294,8 @@ class Workspace:
         hint = (
             f" Did you mean {suggestions[0]}?"
             if suggestions
-            else " List the folder to find the right name."
+            else f" List the folder ({call('list', path=os.path.dirname(path))}) or find the "
+            f"file by name ({call('glob', pattern='**/' + os.path.basename(path))})."
         )
         return ReadkeeperError(
             "not_found",

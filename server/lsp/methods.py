@@ -103,6 +103,10 @@ REQUESTS: dict[str, Serve] = {
     "readkeeper/changes": in_the_pool,
     "readkeeper/forget": on_the_loop,
     "readkeeper/stats": on_the_loop,
+    "readkeeper/readMany": in_the_pool,
+    "readkeeper/grep": in_the_pool,
+    "readkeeper/glob": in_the_pool,
+    "readkeeper/list": in_the_pool,
 }
 
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import mcp_types as types
 
-from .. import quoting, render
+from .. import hints, quoting, render
 from ..errors import ReadkeeperError
+from ..search import shown
+from .tools import TOOL_NAMES
 
 Content = types.TextContent | types.ImageContent
 
@@ -32,6 +34,8 @@ def tool_result(
         content = [text(render.attachments(result))]
     elif method == "changes" and isinstance(result, dict):
         content = [text(render.changes(result))]
+    elif method in ("grep", "glob", "list") and isinstance(result, dict):
+        content = [text(shown.text(method, result))]
     else:
         content = [text(quoting.json_text(result, indent=1))]
     content.extend(images)
@@ -52,12 +56,13 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     """A refusal as a tool error: the LSP message, then its kind and data."""
     data = exc.to_data()
     details = {k: v for k, v in data.items() if k != "kind"}
-    lines = [exc.message, f"kind: {exc.kind}"]
+    message = hints.for_mcp(exc.message, TOOL_NAMES)  # the next call as a tool of ours
+    lines = [message, f"kind: {exc.kind}"]
     if details:
         lines.append(quoting.json_text(details, default=str)[:4000])
     return types.CallToolResult(
         content=[text("\n".join(lines))],
-        structured_content={"error": {"message": exc.message, "data": data}},
+        structured_content={"error": {"message": message, "data": data}},
         is_error=True,
     )
 

@@ -20,7 +20,8 @@ from ..calls import METHODS
 # What each field means, for the agent; a field missing here is still in the schema.
 FIELD_DESCRIPTIONS: dict[str, str] = {
     "file_path": "Absolute path, or relative to the first workspace root.",
-    "offset": "First line to read, 1-based (for notebooks: the first cell).",
+    "offset": "read: first line to read, 1-based (notebooks: first cell); grep, glob, "
+    "list: how many results to skip (a cut result's next names it).",
     "limit": "Number of lines to read (default 2000).",
     "pages": 'PDF pages to read, e.g. "3", "1-5" or "2,4-6".',
     "session": "Read-state session (a conversation); default: one per MCP connection.",
@@ -40,6 +41,15 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "mentions": "Paths the user attached or mentioned.",
     "active_editor": "The file and selection the user is looking at.",
     "paths": "Only forget these files (default: everything the session read).",
+    "pattern": "grep: a regular expression; glob: a glob pattern.",
+    "path": "Folder (or file) to look in; default: the workspace root.",
+    "glob": 'Only search files whose path matches this glob, e.g. "*.py".',
+    "context": "Lines shown before and after each match.",
+    "case_sensitive": "Match case exactly (default true).",
+    "multiline": "Let the pattern match across lines.",
+    "output": "matches (lines), files (names only) or counts (per file).",
+    "max_matches": "Most matches (or files) to show.",
+    "depth": "How many folder levels to list (default 1).",
 }
 
 
@@ -123,6 +133,39 @@ TOOLS: tuple[ToolSpec, ...] = (
         "readkeeper statistics",
         "Counters (reads, stubs, tokens saved, stale edits caught, watcher events) and "
         "whether this server is attached to the editor's readkeeper or standalone.",
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+)
+
+TOOLS += (
+    ToolSpec(
+        "grep",
+        "Search file contents",
+        "Search the workspace (or path: a folder or file) for a regular expression "
+        "(Rust regex syntax), respecting .gitignore and skipping binary files. output: "
+        "matches (numbered lines, with context lines around them), files (names only) or "
+        "counts (per file). Lines shown count as read: you may edit them without "
+        "reading the file first. A cut result names the call for the rest (next).",
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "glob",
+        "Find files by name",
+        'Files whose path matches a glob (e.g. "**/*.py", "src/**/test_*.ts"), most '
+        "recently modified first, respecting .gitignore.",
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "list",
+        "List a folder",
+        "A folder's entries with their kind (file, dir, symlink, other) and size, to a "
+        "depth (default 1), respecting .gitignore.",
         read_only=True,
         destructive=False,
         idempotent=True,

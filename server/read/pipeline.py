@@ -24,6 +24,7 @@ import attrs
 from ..errors import ReadkeeperError
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
+from ..hints import call
 from ..protocol import (
     NotebookFile,
     NotebookResult,
@@ -346,7 +347,8 @@ def too_large(path: str, size: int, settings: Settings) -> ReadkeeperError:
         f"{path} is {_human(size)} ({size} bytes), over the "
         f"{_human(settings.max_size_bytes)} limit for reading a file whole. "
         "Read it in ranges: offset=1, limit=500 "
-        "(or search it first, e.g. grep, to find the lines you need).",
+        f"(or search it first to find the lines you need: "
+        f"{call('grep', pattern='<what you look for>', path=path)}).",
         file_path=path,
         size=size,
         max_size_bytes=settings.max_size_bytes,

@@ -49,7 +49,18 @@ async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
 ) -> None:
     async with connect() as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(listed) == {"read", "edit", "write", "attachments", "changes", "forget", "stats"}
+        assert set(listed) == {
+            "read",
+            "edit",
+            "write",
+            "attachments",
+            "changes",
+            "forget",
+            "stats",
+            "grep",
+            "glob",
+            "list",
+        }
         for spec in TOOLS:
             tool = listed[spec.name]
             assert tool.input_schema == input_schema(spec)

@@ -18,6 +18,7 @@ import attrs
 
 from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
+from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
@@ -231,7 +232,7 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
         raise ReadkeeperError(
             "too_large",
             f"{path} is too costly to parse for symbols ({exc}). Read it by lines with "
-            "offset and limit (search it first, e.g. grep -n, to find them).",
+            f"offset and limit (search it first to find them: {_search(path)}).",
             file_path=path,
             field="symbol",
         ) from None
@@ -247,7 +248,7 @@ def no_grammar(path: str) -> ReadkeeperError:
         "unsupported",
         f"Symbol reads need a parser for the file's language, and {path} is not one of "
         f"{outline.supported_languages()}. Read it by lines with offset and limit instead "
-        "(search it first, e.g. grep -n, to find them).",
+        f"(search it first to find them: {_search(path)}).",
         file_path=path,
         field="symbol",
     )
@@ -268,7 +269,8 @@ def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
     if first is None:
         message = (
             f'No symbol "{wanted}" in {path}, and none with a similar name. Read the file '
-            "without offset or limit for its outline (or its lines), or search it (grep -n)."
+            f"without offset or limit for its outline (or its lines), or search it "
+            f"({_search(path)})."
         )
     elif not found.ambiguous:
         message = (
@@ -290,3 +292,8 @@ def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
     return ReadkeeperError(
         "not_found", message, file_path=path, symbol=wanted, candidates=candidates
     )
+
+
+def _search(path: str) -> str:
+    """The search that finds the lines of a symbol the outline cannot."""
+    return call("grep", pattern="<the symbol's name>", path=path)

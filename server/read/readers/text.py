@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ... import quoting
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
+from ...hints import call
 from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
@@ -165,7 +166,8 @@ def _over_cap(
         else:
             advice = (
                 f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
-                "(READKEEPER_MAX_TOKENS) or search the file instead (e.g. grep)."
+                "(READKEEPER_MAX_TOKENS) or search the file instead "
+                f"({call('grep', pattern='<what you look for>', path=path)})."
             )
         raise ReadkeeperError(
             "token_limit",

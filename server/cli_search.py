@@ -1,0 +1,92 @@
+"""`readkeeper grep`, `readkeeper glob` and `readkeeper ls`: the search tools for people
+and scripts, on the same core as the agents' (the protocol result with `--json`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from .errors import ReadkeeperError
+from .hints import for_cli
+from .search.shown import lines
+
+COMMANDS = ("grep", "glob", "ls")
+
+
+def add_commands(commands: Any) -> None:
+    """Add the commands to the CLI's subparsers."""
+    grep = commands.add_parser("grep", help="search files for a regular expression")
+    grep.add_argument("pattern")
+    grep.add_argument("path", nargs="?", default=None, help="folder or file (default: root)")
+    grep.add_argument("--glob", help='only files matching, e.g. "*.py"')
+    grep.add_argument("-C", "--context", type=int, default=0, help="lines around each match")
+    grep.add_argument("-i", "--ignore-case", action="store_true")
+    grep.add_argument("-U", "--multiline", action="store_true", help="match across lines")
+    grep.add_argument("-l", "--files", action="store_true", help="only the files that match")
+    grep.add_argument("-c", "--count", action="store_true", help="matches per file")
+    grep.add_argument("--max-matches", type=int, help="most matches shown")
+    grep.add_argument("--offset", type=int, default=0, help="matches skipped (the rest)")
+    glob = commands.add_parser("glob", help="files whose path matches a glob, newest first")
+    glob.add_argument("pattern")
+    glob.add_argument("path", nargs="?", default=None)
+    glob.add_argument("--offset", type=int, default=0)
+    ls = commands.add_parser("ls", help="a folder's entries, with kinds and sizes")
+    ls.add_argument("path", nargs="?", default=".")
+    ls.add_argument("--depth", type=int, default=1)
+    ls.add_argument("--offset", type=int, default=0)
+    for parser in (grep, glob, ls):
+        parser.add_argument("--root", default=None, help="workspace root (default: here)")
+        parser.add_argument("--json", action="store_true", help="the protocol result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve one of the commands; the exit status (1: nothing found, or an error)."""
+    from . import calls
+    from .core import Readkeeper
+
+    core = Readkeeper(roots=[args.root or os.getcwd()])
+    for warning in core.settings_warnings:
+        print(warning, file=sys.stderr)
+    method, params = _params(args)
+    try:
+        result = calls.call(core, method, params)
+    except ReadkeeperError as exc:
+        if args.json:
+            print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
+        else:
+            print(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for line in lines(method, result, core.workspace.display):
+            print(line)
+        if result.get("note"):
+            print(f"readkeeper: {result['note']}", file=sys.stderr)
+    found = result.get("matches") or result.get("files") or result.get("counts")
+    found = found or result.get("paths") or result.get("entries")
+    return 0 if found else 1
+
+
+def _params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if args.command == "grep":
+        output = "files" if args.files else "counts" if args.count else "matches"
+        params = {
+            "pattern": args.pattern,
+            "path": args.path,
+            "glob": args.glob,
+            "context": args.context,
+            "case_sensitive": not args.ignore_case,
+            "multiline": args.multiline,
+            "output": output,
+            "max_matches": args.max_matches,
+            "offset": args.offset,
+        }
+        return "grep", {k: v for k, v in params.items() if v is not None}
+    if args.command == "glob":
+        params = {"pattern": args.pattern, "path": args.path, "offset": args.offset}
+        return "glob", {k: v for k, v in params.items() if v is not None}
+    return "list", {"path": args.path, "depth": args.depth, "offset": args.offset}

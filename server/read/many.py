@@ -1,0 +1,79 @@
+"""`readkeeper/readMany`: several reads in one call, each answered as `readkeeper/read`
+answers it (a stub, a diff, lines, or its own error), in the order asked.
+
+With `budget_tokens`, the reads share one budget: each file's cost is estimated first (no
+content, nothing recorded), and a file that no longer fits is not read; its entry says
+so, with the read that gets it. A file's error never fails the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ReadkeeperError
+from ..hints import call
+from ..protocol import ReadParams, unstructure
+from ..protocol.batch import ReadManyParams
+from . import pipeline
+from .services import ReadServices
+
+MAX_FILES = 100
+
+
+def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
+    """Serve `readkeeper/readMany` by the rules above."""
+    if not params.file_paths or len(params.file_paths) > MAX_FILES:
+        raise ReadkeeperError(
+            "bad_params",
+            f"file_paths must name 1 to {MAX_FILES} files; split a longer list into calls.",
+            field="file_paths",
+        )
+    if params.budget_tokens is not None and params.budget_tokens < 1:
+        raise ReadkeeperError(
+            "bad_params", "budget_tokens must be 1 or more.", field="budget_tokens"
+        )
+    left = params.budget_tokens
+    results: list[dict[str, Any]] = []
+    for path in params.file_paths:
+        one = ReadParams(
+            file_path=path,
+            offset=params.offset,
+            limit=params.limit,
+            pages=params.pages,
+            session=params.session,
+            force=params.force,
+        )
+        try:
+            if left is not None:
+                cost = _estimate(services, one)
+                if cost > left:
+                    raise ReadkeeperError(
+                        "token_limit",
+                        f"{path} would cost about {cost} tokens, more than the {left} left "
+                        f"of budget_tokens. Read it on its own ({call('read', file_path=path)}).",
+                        file_path=path,
+                        tokens=cost,
+                    )
+            result = unstructure(pipeline.read(services, one))
+        except ReadkeeperError as exc:
+            results.append(
+                {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
+            )
+            continue
+        if left is not None:
+            file = result.get("file") if isinstance(result, dict) else None
+            left -= int(file.get("tokens", 0)) if isinstance(file, dict) else 0
+        results.append({"file_path": path, "result": result})
+    answer: dict[str, Any] = {"results": results}
+    if left is not None:
+        answer["budget_tokens_left"] = max(left, 0)
+    return answer
+
+
+def _estimate(services: ReadServices, params: ReadParams) -> int:
+    """What the read would cost (0 for a stub or diff, which are small)."""
+    import attrs
+
+    estimated = unstructure(pipeline.read(services, attrs.evolve(params, estimate=True)))
+    file = estimated.get("file") if isinstance(estimated, dict) else None
+    return int(file.get("tokens", 0)) if isinstance(file, dict) else 0

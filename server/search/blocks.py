@@ -1,0 +1,121 @@
+"""ripgrep's `--json` output as one block per file, put in path order, parsed only as far
+as a page needs.
+
+ripgrep's threads finish files in any order, but each file's messages come out together
+(`begin`, its matches and context, `end`). So a search's output is cut into blocks by
+`begin` lines (one message parsed per file), its matches counted by a byte prefix, and
+only the blocks a page shows are parsed whole: a search with a hundred thousand matches
+costs little more than one with a hundred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from . import rg
+from .globs import Glob
+
+_BEGIN = b'{"type":"begin"'
+_MATCH = b'{"type":"match"'
+_END = b'{"type":"end"'
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of a result: a match's (`event` numbers the match it is part of) or
+    context's."""
+
+    path: str
+    number: int
+    text: str
+    match: bool
+    event: int = 0
+
+
+@dataclass
+class Block:
+    """One file's messages."""
+
+    path: str
+    raw: list[bytes] = field(default_factory=list)
+    matches: int = 0  # match messages (a multiline match is one)
+
+
+def blocks(root: str, cwd: str, output: Iterable[bytes], matcher: Glob | None) -> list[Block]:
+    """The files' blocks, in path order; paths not beneath `root`, or not matching the
+    glob, are left out."""
+    inside = rg.Beneath(root, cwd)
+    found: list[Block] = []
+    current: Block | None = None
+    for raw in output:
+        if raw.startswith(_BEGIN):
+            current = None
+            for event in rg.events([raw]):
+                data = event.get("data")
+                printed = rg.text_of(data.get("path") if isinstance(data, dict) else None)
+                printed = printed.removeprefix("./")
+                if matcher is not None and not matcher.matches(printed):
+                    continue
+                path = inside(printed)
+                if path is not None:
+                    current = Block(path)
+                    found.append(current)
+        elif current is not None:
+            current.raw.append(raw)
+            if raw.startswith(_MATCH):
+                current.matches += 1
+    found.sort(key=lambda block: block.path)
+    return found
+
+
+def counts(found: list[Block]) -> dict[str, int]:
+    """Matches per file, as ripgrep counts them (every match on a line)."""
+    result: dict[str, int] = {}
+    for block in found:
+        for event in rg.events([raw for raw in block.raw if raw.startswith(_END)]):
+            data = event.get("data")
+            stats = data.get("stats") if isinstance(data, dict) else None
+            if isinstance(stats, dict) and stats.get("matches"):
+                result[block.path] = int(stats["matches"])
+    return result
+
+
+def lines(found: list[Block], skip: int) -> Iterator[Line]:
+    """The lines of the blocks in order, from after the first `skip` matches (with the
+    context before the next match)."""
+    event_id = 0
+    for block in found:
+        if skip >= block.matches:
+            skip -= block.matches
+            event_id += block.matches
+            continue
+        parsed = list(_block_lines(block, event_id))
+        event_id += block.matches
+        if skip:
+            first_event = min(line.event for line in parsed if line.match)
+            last_skipped = max(
+                i for i, line in enumerate(parsed) if line.match and line.event < first_event + skip
+            )
+            parsed = parsed[last_skipped + 1 :]
+            skip = 0
+        yield from parsed
+
+
+def _block_lines(block: Block, event_id: int) -> Iterator[Line]:
+    seen: set[int] = set()
+    for event in rg.events(block.raw):
+        kind, data = event.get("type"), event.get("data")
+        if kind not in ("match", "context") or not isinstance(data, dict):
+            continue
+        number = data.get("line_number")
+        if not isinstance(number, int):
+            continue
+        if kind == "match":
+            event_id += 1
+        text = rg.text_of(data.get("lines"))
+        for i, part in enumerate(text.removesuffix("\n").split("\n")):
+            if number + i in seen:
+                continue
+            seen.add(number + i)
+            yield Line(block.path, number + i, part.removesuffix("\r"), kind == "match", event_id)

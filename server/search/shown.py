@@ -1,0 +1,55 @@
+"""grep, glob and list results as text, as grep, find and ls print theirs: what the CLI
+prints and the MCP tools' text (compact: a path and a line each, no JSON keys).
+
+Every byte from a file or a file name stays inside the structure: a name holding a
+character a terminal or a reader would act on (a control character, a line break) is
+shown JSON-quoted, and such characters in a line are shown escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+
+def lines(method: str, result: dict[str, Any], display: Callable[[str], str] = str) -> list[str]:
+    """The result of `method` (grep, glob, list) as lines; `display` shortens paths."""
+    if method == "grep":
+        if "files" in result:
+            return [_name(display(p)) for p in result["files"]]
+        if "counts" in result:
+            return [f"{_name(display(c['file_path']))}:{c['count']}" for c in result["counts"]]
+        out = []
+        for match in result["matches"]:
+            mark = "-" if match.get("context") else ":"
+            path = _name(display(match["file_path"]))
+            out.append(f"{path}{mark}{match['line']}{mark}{_text(match['text'])}")
+        return out
+    if method == "glob":
+        return [_name(display(p)) for p in result["paths"]]
+    marks = {"dir": "/", "symlink": "@", "other": "|"}
+    return [
+        f"{e.get('size', '-')!s:>10}  {_name(e['name'])}{marks.get(e['kind'], '')}"
+        for e in result["entries"]
+    ]
+
+
+def text(method: str, result: dict[str, Any]) -> str:
+    """The result as one text, its note (where it stopped, the call for the rest) last."""
+    shown = lines(method, result)
+    if method == "list" and result.get("path"):
+        shown.insert(0, f"{_name(result['path'])}:")
+    if result.get("note"):
+        shown.append(f"({result['note']})")
+    if result.get("next"):
+        shown.append(f"next: {json.dumps(result['next'], ensure_ascii=False)}")
+    return "\n".join(shown) if shown else "(nothing found)"
+
+
+def _name(name: str) -> str:
+    return name if name.isprintable() else json.dumps(name)
+
+
+def _text(line: str) -> str:
+    return "".join(c if c.isprintable() or c == "\t" else json.dumps(c)[1:-1] for c in line)

@@ -1,0 +1,53 @@
+"""Where a search, glob or listing looks: a user-given folder or file, checked as a read
+checks its path (inside a root or an allowed folder, symlinks resolved first), and
+never a FIFO, socket or device."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ..errors import ReadkeeperError
+from ..files.paths import is_within
+from ..read.services import ReadServices
+
+
+def searched(
+    services: ReadServices, path: str | None, session: str, *, folder_only: bool = False
+) -> tuple[str, str, str]:
+    """(the permitted folder `path` lies beneath, the folder to run in, the argument
+    naming what is searched there) for `path` (the first root when None)."""
+    workspace = services.workspace
+    if path is None or path in ("", "."):
+        if not workspace.roots:
+            raise ReadkeeperError(
+                "bad_params", "There is no workspace root; give path.", field="path"
+            )
+        path = workspace.roots[0]
+    where = workspace.resolve(path, session)
+    anchor = where.anchor.path
+    real = where.path
+    try:
+        mode = os.lstat(real).st_mode
+    except OSError:
+        raise workspace.not_found(real) from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ReadkeeperError(
+            "unsupported",
+            f"{real} is not a folder or a regular file, so it is not searched; give a "
+            "folder or a file.",
+            file_path=real,
+        )
+    if folder_only and not stat.S_ISDIR(mode):
+        raise ReadkeeperError(
+            "bad_params",
+            f"{real} is a file, not a folder. Read it with read (file_path={real!r}).",
+            field="path",
+            file_path=real,
+        )
+    if not is_within(real, anchor):
+        raise ReadkeeperError("outside_workspace", f"{real} is outside the roots.", file_path=real)
+    # ripgrep matches globs against paths relative to where it runs: the folder itself.
+    if stat.S_ISDIR(mode):
+        return anchor, real, "."
+    return anchor, os.path.dirname(real), "./" + os.path.basename(real)  # never a flag

@@ -1,0 +1,66 @@
+"""`readkeeper/readMany`: several reads in one call, each as `read` answers it, one error
+never failing the others, within one shared token budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Session
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+
+
+def read_many(core: Readkeeper, **params: Any) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = calls.call(core, "readMany", params)["results"]
+    return result
+
+
+def test_each_file_is_read_in_order_and_an_error_stays_its_own(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    results = read_many(core, file_paths=["a.txt", "missing.txt", "b.txt"])
+    assert [r["file_path"] for r in results] == ["a.txt", "missing.txt", "b.txt"]
+    assert results[0]["result"]["file"]["content"] == "     1\talpha"
+    assert results[1]["error"]["data"]["kind"] == "not_found"
+    assert results[2]["result"]["file"]["content"] == "     1\tbeta"
+    again = read_many(core, file_paths=["a.txt", "b.txt"])
+    assert [r["result"]["type"] for r in again] == ["file_unchanged", "file_unchanged"]
+
+
+def test_the_budget_is_shared_and_a_file_past_it_is_not_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "small.txt").write_text("one line\n")
+    (workspace / "big.txt").write_text("word " * 2000 + "\n")
+    result = calls.call(
+        core, "readMany", {"file_paths": ["small.txt", "big.txt"], "budget_tokens": 200}
+    )
+    small, big = result["results"]
+    assert small["result"]["type"] == "text"
+    assert big["error"]["data"]["kind"] == "token_limit"
+    assert "readkeeper/read" in big["error"]["message"]
+    assert core.read_states.get("", str(workspace / "big.txt")) is None
+    assert 0 < result["budget_tokens_left"] < 200
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"file_paths": []}, {"file_paths": ["a"] * 101}, {"file_paths": ["a"], "budget_tokens": 0}],
+)
+def test_bad_params(core: Readkeeper, params: dict[str, Any]) -> None:
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "readMany", params)
+    assert caught.value.kind == "bad_params"
+
+
+async def test_read_many_over_lsp(lsp: Session, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    result = await lsp.client.request("readkeeper/readMany", {"file_paths": ["a.txt", "nope.txt"]})
+    assert result["results"][0]["result"]["type"] == "text"
+    assert result["results"][1]["error"]["data"]["kind"] == "not_found"

@@ -1,0 +1,43 @@
+"""`readkeeper grep`, `readkeeper glob` and `readkeeper ls` as a person runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+READKEEPER = [sys.executable, "-m", "readkeeper"]
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_grep_glob_and_ls(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.py").write_text("one\nneedle\nthree\n")
+    (workspace / "b.txt").write_text("NEEDLE\n")
+    assert run("grep", "needle", "-C", "1", cwd=workspace).stdout == (
+        "src/a.py-1-one\nsrc/a.py:2:needle\nsrc/a.py-3-three\n"
+    )
+    assert run("grep", "-i", "-l", "needle", cwd=workspace).stdout == "b.txt\nsrc/a.py\n"
+    assert run("grep", "-c", "needle", "src", cwd=workspace).stdout == "src/a.py:1\n"
+    assert run("grep", "absent", cwd=workspace).returncode == 1
+    assert run("glob", "**/*.py", cwd=workspace).stdout == "src/a.py\n"
+    listed = run("ls", "--depth", "2", cwd=workspace).stdout.splitlines()
+    assert [line.split()[-1] for line in listed] == ["b.txt", "src/", "src/a.py"]
+    as_json = json.loads(run("ls", "src", "--json", cwd=workspace).stdout)
+    assert as_json["entries"] == [{"name": "a.py", "kind": "file", "size": 17}]
+
+
+def test_bad_input_exits_2_with_the_kind(workspace: Path) -> None:
+    done = run("grep", "a(b", cwd=workspace)
+    assert done.returncode == 2
+    assert "bad_params" in done.stderr
+    assert "position 1" in done.stderr
+
+
+def test_a_control_character_in_a_line_is_escaped(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("needle \x1b[31mred\n")
+    assert run("grep", "needle", cwd=workspace).stdout == "a.txt:1:needle \\u001b[31mred\n"

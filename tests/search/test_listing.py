@@ -1,0 +1,138 @@
+"""`readkeeper/glob` and `readkeeper/list` in-process: order, ignore rules (against git
+itself), depth, caps with the way on, and the sandbox."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_grep import git_ignored, make_repository
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.search import listing
+
+
+def call(core: Readkeeper, method: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = calls.call(core, method, params)
+    return result
+
+
+def refused(core: Readkeeper, method: str, **params: Any) -> ReadkeeperError:
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, method, params)
+    return caught.value
+
+
+def test_glob_is_newest_first(core: Readkeeper, workspace: Path) -> None:
+    for age, name in enumerate(["new.py", "mid.py", "old.py"]):
+        path = workspace / name
+        path.write_text("x\n")
+        os.utime(path, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    (workspace / "other.txt").write_text("x\n")
+    result = call(core, "glob", pattern="*.py")
+    assert result["paths"] == [str(workspace / n) for n in ("new.py", "mid.py", "old.py")]
+
+
+def test_glob_patterns_are_relative_to_the_folder(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "src" / "a").mkdir(parents=True)
+    (workspace / "src" / "a" / "x.py").write_text("")
+    (workspace / "src" / "y.py").write_text("")
+    (workspace / "z.py").write_text("")
+    deep = call(core, "glob", pattern="src/**/*.py")
+    assert sorted(deep["paths"]) == [
+        str(workspace / "src" / "a" / "x.py"),
+        str(workspace / "src" / "y.py"),
+    ]
+    inside = call(core, "glob", pattern="a/*.py", path="src")
+    assert inside["paths"] == [str(workspace / "src" / "a" / "x.py")]
+
+
+def test_glob_and_list_agree_with_git_check_ignore(core: Readkeeper, workspace: Path) -> None:
+    files = make_repository(workspace)
+    ignored = git_ignored(workspace, files)
+    globbed = set(call(core, "glob", pattern="**/*")["paths"])
+    listed = {
+        str(workspace / e["name"])
+        for e in call(core, "list", path=".", depth=10)["entries"]
+        if e["kind"] == "file"
+    }
+    for name in files:
+        assert (str(workspace / name) in globbed) == (name not in ignored), name
+        assert (str(workspace / name) in listed) == (name not in ignored), name
+
+
+def test_list_shows_kinds_and_sizes_to_a_depth(
+    core: Readkeeper, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "d" / "e").mkdir(parents=True)
+    (workspace / "d" / "e" / "deep.txt").write_text("deep")
+    (workspace / "d" / "f.txt").write_text("12345")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (workspace / "out").symlink_to(outside)
+    os.mkfifo(workspace / "pipe")
+    one = call(core, "list", path=".")
+    assert one["entries"] == [
+        {"name": "d", "kind": "dir"},
+        {"name": "out", "kind": "symlink"},
+        {"name": "pipe", "kind": "other"},
+    ]
+    two = call(core, "list", path=str(workspace), depth=3)
+    assert {"name": "d/f.txt", "kind": "file", "size": 5} in two["entries"]
+    assert {"name": "d/e/deep.txt", "kind": "file", "size": 4} in two["entries"]
+    assert not any("secret" in e["name"] for e in two["entries"])  # a symlink is not entered
+
+
+def test_list_and_glob_are_capped_with_the_way_on(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(25):
+        (workspace / f"f{i:02}.txt").write_text("")
+    monkeypatch.setattr(listing, "MAX_ENTRIES", 10)
+    monkeypatch.setattr(listing, "MAX_PATHS", 10)
+    names: list[str] = []
+    params: dict[str, Any] = {"path": "."}
+    while True:
+        page = call(core, "list", **params)
+        names += [e["name"] for e in page["entries"]]
+        if "next" not in page:
+            break
+        assert page["partial"] is True
+        assert f"offset={page['next']['offset']}" in page["note"]
+        params = page["next"]
+    assert names == [f"f{i:02}.txt" for i in range(25)]
+    first = call(core, "glob", pattern="*.txt")
+    assert first["partial"] is True
+    rest = call(core, "glob", **first["next"])
+    assert (
+        len(first["paths"]) + len(rest["paths"]) + len(call(core, "glob", **rest["next"])["paths"])
+        == 25
+    )
+
+
+def test_bad_input_to_list_and_glob(core: Readkeeper, workspace: Path, tmp_path: Path) -> None:
+    (workspace / "f.txt").write_text("")
+    assert refused(core, "list", path="f.txt").kind == "bad_params"
+    assert refused(core, "list", path=".", depth=0).kind == "bad_params"
+    assert refused(core, "list", path=str(tmp_path)).kind == "outside_workspace"
+    assert refused(core, "list", path="missing").kind == "not_found"
+    assert refused(core, "glob", pattern="").kind == "bad_params"
+    assert refused(core, "glob", pattern="!*.py").kind == "bad_params"
+
+
+def test_a_glob_never_brings_back_what_the_ignore_rules_hide(
+    core: Readkeeper, workspace: Path
+) -> None:
+    make_repository(workspace)
+    # ripgrep's own --glob would un-ignore these (and list .git's insides).
+    assert call(core, "glob", pattern="*.log")["paths"] == [str(workspace / "keep.log")]
+    assert call(core, "glob", pattern="**/HEAD")["paths"] == []
+    found = calls.call(core, "grep", {"pattern": "needle", "glob": "*.log", "output": "files"})
+    assert found["files"] == [str(workspace / "keep.log")]
+    deep = calls.call(core, "grep", {"pattern": "needle", "glob": "deep/**", "output": "files"})
+    assert deep["files"] == [str(workspace / "deep" / "a" / "b" / "y.txt")]
