@@ -432,6 +432,33 @@ def test_touch_and_identical_rewrite_are_not_changes(core: Readkeeper, workspace
     assert path.read_text() == "one\n2\n"
 
 
+def test_a_same_length_rewrite_that_puts_the_mtime_back_is_a_change(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # `touch -r`, `rsync -t`, a formatter that keeps timestamps: size and mtime as they
+    # were, the bytes not. Only the digest says "changed" (DESIGN.md), so the edit of the
+    # changed line is stale, and the edit of another line is merged and says so.
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\nthree\nfour\nfive\n")
+    read(core, path)
+    st = path.stat()
+    path.write_text("one\nTWO\nthree\nfour\nfive\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    error = refused(edit, core, path, "two", "2")
+    assert error.kind == "stale"
+    assert "\n-two\n" in error.data["diff"]
+    assert "\n+TWO\n" in error.data["diff"]
+    assert path.read_text() == "one\nTWO\nthree\nfour\nfive\n"
+    merged = edit(core, path, "five", "5")
+    assert merged.merged is True
+    assert merged.note is not None
+    assert "had changed since you read it" in merged.note
+    assert merged.external_change is not None
+    assert "+TWO" in merged.external_change.diff
+    assert path.read_text() == "one\nTWO\nthree\nfour\n5\n"
+
+
 def test_formatter_rewrite_is_caught_with_a_diff(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.py"
     path.write_text("x=1\ny=2\nz=3\n")

@@ -4,6 +4,8 @@ default or the token cap; what an edit left, another range or other settings are
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from document_samples import numbered_pdf
 from conftest import Session
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
+from readkeeper.files.stamps import settled, settles_after
 from readkeeper.protocol import EditParams, ReadParams, StatsParams, unstructure
 from readkeeper.read.stub_rule import STUB_TOKENS
 
@@ -24,6 +27,16 @@ def read(core: Readkeeper, path: str | Path, **params: Any) -> dict[str, Any]:
 
 def lines(count: int, width: int = 8) -> str:
     return "".join(f"line {i} {'w' * width}\n" for i in range(1, count + 1))
+
+
+def settle(path: Path) -> None:
+    """Wait until the file's stamp proves its content, so a re-read may be a stub
+    without reading it (files/stamps.py)."""
+    st = os.stat(path)
+    left = max(st.st_mtime_ns, st.st_ctime_ns) + settles_after(st) - time.time_ns()
+    if left > 0:
+        time.sleep(left / 1e9 + 0.005)
+    assert settled(os.stat(path), time.time_ns())
 
 
 def test_a_view_cut_at_the_line_default_stubs_and_says_what_is_held(workspace: Path) -> None:
@@ -269,3 +282,28 @@ def test_a_ranged_read_after_its_own_edit_keeps_the_file_held_whole(
     )
     assert read(core, "k.txt", offset=3, limit=4)["type"] == "text"
     assert read(core, "k.txt")["type"] == "file_unchanged"
+
+
+@pytest.mark.parametrize("proven", [False, True], ids=["hashed", "proven-by-stamp"])
+def test_a_re_read_asking_more_lines_from_the_same_offset_gets_them_all(
+    workspace: Path, proven: bool
+) -> None:
+    # The stub names the lines the agent holds: a wider range from the same offset asks
+    # for lines it never got, so it is sent whole, never answered as "unchanged".
+    # Both ways to a stub: hashing the file again, and its stamp proving it unchanged.
+    core = Readkeeper(roots=[str(workspace)])
+    path = workspace / "n.txt"
+    path.write_text(lines(40))
+    if proven:
+        settle(path)
+    assert read(core, "n.txt", offset=5, limit=3)["file"]["num_lines"] == 3
+    wider = read(core, "n.txt", offset=5, limit=10)
+    assert wider["type"] == "text"
+    assert (wider["file"]["start_line"], wider["file"]["num_lines"]) == (5, 10)
+    assert "line 14 " in wider["file"]["content"]
+    # Both ranges are now held: each re-read is a stub, and a narrower one is not the
+    # wider one (a stub stands for exactly the lines asked).
+    assert read(core, "n.txt", offset=5, limit=10)["type"] == "file_unchanged"
+    assert read(core, "n.txt", offset=5, limit=3)["type"] == "file_unchanged"
+    narrower = read(core, "n.txt", offset=5, limit=2)
+    assert (narrower["type"], narrower["file"]["num_lines"]) == ("text", 2)
