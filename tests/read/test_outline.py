@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from outline_samples import LANGUAGES, NODE_MODULES, WRITTEN, sample
+from outline_samples import LANGUAGES, WRITTEN, node_modules_file, sample
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -397,10 +397,10 @@ def test_the_cli_prints_an_outline_and_reads_a_symbol(workspace: Path) -> None:
     assert "def read(self, n: int = -1) -> AnyStr:" in symbol.stdout
 
 
+@pytest.mark.ci_required
 def test_compiled_typescript_namespaces_in_javascript(core: Readkeeper, workspace: Path) -> None:
     # `(function (Position) { function create() ... })(Position || ...)`, as tsc emits.
-    main = NODE_MODULES / "vscode-languageserver-types/lib/umd/main.js"
-    assert main.is_file(), f"{main} is missing: run `npm ci` in extension/vscode"
+    main = node_modules_file("vscode-languageserver-types/lib/umd/main.js")
     (workspace / "main.js").write_text(main.read_text(encoding="utf-8"))
     file = read(core, "main.js", symbol="Position.create")["file"]
     assert file["content"].split("\n")[0].endswith("/**")  # with its doc comment
