@@ -27,6 +27,7 @@ import pytest_asyncio
 from sandbox_helpers import (
     SECRET,
     Tally,
+    exchange,
     in_batches,
     leaked,
     listing,
@@ -232,7 +233,10 @@ async def _race_file_changes(server: Session, workspace: Path, tmp_path: Path, m
             changed = exc
         return seen, changed
 
+    met_inside = 0
+
     def settle(i: int, outcome: Any) -> None:
+        nonlocal met_inside
         if isinstance(outcome, BaseException):
             raise outcome
         tally.tries += 1
@@ -241,6 +245,8 @@ async def _race_file_changes(server: Session, workspace: Path, tmp_path: Path, m
                 tally.error(part, f"{what} {i}")
             elif part is not None and leaked(part):
                 tally.escapes.append(f"{what} {i}: the result carries the outside secret")
+        if not isinstance(outcome[0], BaseException) and not leaked(outcome[0]):
+            met_inside += 1  # the read opened the file inside, so the change went for it
         if outcome[1] is not None and not isinstance(outcome[1], BaseException):
             tally.ok += 1
 
@@ -249,7 +255,18 @@ async def _race_file_changes(server: Session, workspace: Path, tmp_path: Path, m
     if twin.read_bytes() != before:
         tally.escapes.append(f"modified outside: {twin.name}")
     tally.escapes += [f"created outside: {n}" for n in listing(twin.parent) if n != twin.name]
-    tally.assert_sealed()
+    # That a change can succeed here at all (else refusing every change would pass) is
+    # shown after the race, not by a try that happened to slip between two swaps: a
+    # loaded machine may run every change across one (the swapped file is then `stale`).
+    if target.is_symlink():
+        exchange(target, link)
+    held = target.read_text()
+    seen, changed = await one(TRIES)
+    assert not isinstance(seen, BaseException), seen
+    assert not isinstance(changed, BaseException), changed
+    assert target.read_text() not in (held, twin.read_text())
+    assert met_inside > 0, f"no read met the file inside: {tally.summary()}"
+    tally.assert_sealed(any_ok=False)
 
 
 async def test_an_edit_never_changes_a_file_swapped_for_a_link_out(
