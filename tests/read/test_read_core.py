@@ -14,7 +14,7 @@ import pytest
 from helpers import read, refused, text_file
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import ForgetParams, ReadParams, StatsParams
+from readkeeper.protocol import EditParams, ForgetParams, ReadParams, StatsParams, WriteParams
 from readkeeper.read.stub_rule import STUB_TOKENS
 from readkeeper.read.tokens import EXACT_COUNT_FRACTION, estimate_tokens
 
@@ -423,6 +423,21 @@ def test_directory(core: Readkeeper, workspace: Path) -> None:
     error = refused(core, "src")
     assert error.kind == "is_directory"
     assert "ls " in error.message
+
+
+def test_the_root_itself_is_a_directory_to_read_edit_and_write(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The root is located apart from the paths beneath it (no folder, no name): each
+    # operation on it still opens it beneath its own descriptor and says what it is.
+    for call in (
+        lambda: core.read(ReadParams(file_path=str(workspace))),
+        lambda: core.edit(EditParams(str(workspace), "a", "b")),
+        lambda: core.write(WriteParams(str(workspace), "x")),
+    ):
+        with pytest.raises(ReadkeeperError) as caught:
+            call()
+        assert caught.value.kind == "is_directory"
 
 
 def test_fifo_with_no_writer_does_not_block(core: Readkeeper, workspace: Path) -> None:
