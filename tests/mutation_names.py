@@ -24,7 +24,8 @@ parso trees and are found through entry points of an installed distribution (one
 package to build and register), while these three need to know what a name is in its
 function (parameter, local, the attributes used on one object), which `ast` gives
 directly. The modules, their tests and the scratch copy are tests/mutation's; survivors
-listed in tests/mutation-equivalent.md (same format, these operator names) count apart.
+listed in tests/mutation-equivalent.md count apart (the same format; the operator may
+name the replacement, `names/ReplaceName -> other`, where a line has several mutants).
 
 Each module's mutants run one at a time against only the test files that guard it
 (`-x`, no xdist). Results are kept in the work folder: `--keep` goes on where a stopped
@@ -219,8 +220,15 @@ def mutants_of(path: Path, names: tuple[str, ...]) -> list[Mutant]:
                             abs(line - node.lineno) <= _NEAR_LINES for line in near[other]
                         ):
                             add("names/ReplaceName", node, f"{owner}.{other}", function.name)
+                # `other.attr` for `obj.attr`: an object with that attribute, or one in
+                # use nearby (`previous.limit` for `window.limit`).
                 for other in sorted((params | local) - {owner}):
-                    if node.attr in used_on.get(other, {}):
+                    near = used_on.get(other, {})
+                    if node.attr in near or any(
+                        abs(line - node.lineno) <= _NEAR_LINES // 2
+                        for lines in near.values()
+                        for line in lines
+                    ):
                         add("names/ReplaceName", node.value, other, function.name)
             elif isinstance(node, ast.Call):
                 positional = [a for a in node.args if not isinstance(a, ast.Starred)]
@@ -350,8 +358,12 @@ def report(
         if results[mutant.key]["outcome"] == "killed":
             killed += 1
             continue
-        key = (path, mutant.operator, mutant.source)
-        why = equivalents.get((*key, mutant.function)) or equivalents.get((*key, None))
+        why = None
+        # An entry names the replacement (`names/ReplaceName -> other`) where one line has
+        # several mutants of one operator, or only the operator for all of them.
+        for operator in (f"{mutant.operator} -> {mutant.replacement}", mutant.operator):
+            key = (path, operator, mutant.source)
+            why = why or equivalents.get((*key, mutant.function)) or equivalents.get((*key, None))
         if why:
             equivalent += 1
         else:
