@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import json
 import os
 import socket
@@ -174,6 +175,23 @@ def test_whole_read_over_the_token_cap_returns_the_longest_prefix_that_fits(
     limit = str(file["note"]).split("limit=")[1].rstrip(".")
     follow = text_file(core, "log.txt", offset=next_offset, limit=int(limit))
     assert follow["start_line"] == next_offset
+
+
+def test_the_continuation_a_cut_read_suggests_fits_when_the_lines_after_cost_more(
+    workspace: Path,
+) -> None:
+    # Cheap lines first, dear ones after: "as many lines again" would be refused.
+    cheap = "ok\n" * 600
+    dear = "".join(hashlib.sha256(str(i).encode()).hexdigest() + "\n" for i in range(600))
+    (workspace / "log.txt").write_text(cheap + dear)
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 2000})
+    core.tokens.warm_up()
+    file = text_file(core, "log.txt")
+    assert file["partial"] is True
+    suggested = str(file["note"]).split("limit=")[1].rstrip(".")
+    follow = text_file(core, "log.txt", offset=file["next_offset"], limit=int(suggested))
+    assert follow["start_line"] == file["next_offset"]
+    assert 0 < int(follow["tokens"]) <= 2000  # type: ignore[call-overload]
 
 
 def test_a_whole_read_of_exactly_the_token_cap_is_read_whole(workspace: Path) -> None:
