@@ -382,3 +382,20 @@ def test_a_relative_path_without_roots_is_outside_named_from_the_current_folder(
         Readkeeper(roots=[]).read(ReadParams(file_path="a.txt"))
     assert caught.value.kind == "outside_workspace"
     assert str(tmp_path.resolve() / "a.txt") in caught.value.message
+
+
+def test_a_link_out_is_refused_naming_the_path_given_and_its_real_path(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("no\n")
+    link = workspace / "link.txt"
+    link.symlink_to(outside / "secret.txt")
+    with pytest.raises(ReadkeeperError) as caught:
+        Readkeeper(roots=[str(workspace)]).read(ReadParams(file_path=str(link)))
+    refusal = caught.value
+    assert refusal.kind == "outside_workspace"
+    assert refusal.data["file_path"] == str(link)
+    assert refusal.data["real_path"] == str((outside / "secret.txt").resolve())
+    assert f"{link} (real path {(outside / 'secret.txt').resolve()})" in refusal.message
