@@ -305,20 +305,31 @@ def run_module(name: str, tree: Path, workdir: Path, args: argparse.Namespace) -
     module = setup.MODULES[name]
     target = tree / module.path
     original = (REPO / module.path).read_text()
-    target.write_text(original)  # a stopped run may have left a mutant in the copy
-    mutants = mutants_of(target, module.functions)
-    if args.sample and len(mutants) > args.sample:
-        step = len(mutants) / args.sample
-        mutants = [mutants[int(i * step)] for i in range(args.sample)]
     results_path = workdir / f"names-{name}.json"
     results: dict[str, dict[str, object]] = {}
     if args.keep and results_path.exists():
         results = json.loads(results_path.read_text())
+    if args.report or args.again:  # the mutants run before (the code is unchanged since)
+        fields = Mutant.__dataclass_fields__
+        mutants = [
+            Mutant(
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in r.items() if k in fields}
+            )
+            for r in results.values()
+        ]
+    else:
+        mutants = mutants_of(REPO / module.path, module.functions)
+        if args.sample and len(mutants) > args.sample:
+            step = len(mutants) / args.sample
+            mutants = [mutants[int(i * step)] for i in range(args.sample)]
     if args.again:
         results = {k: v for k, v in results.items() if v["outcome"] != "survived"}
     if args.plan:
         print(f"{name}: {len(mutants)} mutants ({len(mutants) - len(results)} to run)")
         return {}
+    if args.report:  # what a stopped run got through, run no more
+        return report(name, module.path, mutants, results, 0.0)
+    target.write_text(original)  # a stopped run may have left a mutant in the copy
     env = setup.environment(tree)
     started = time.monotonic()
     took = setup.unmutated_run(name, module, tree, env)
@@ -394,6 +405,7 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="go on where a run stopped")
     parser.add_argument("--again", action="store_true", help="re-run the survivors only")
+    parser.add_argument("--report", action="store_true", help="report the kept results only")
     args = parser.parse_args()
     if args.list:
         for name, module in setup.MODULES.items():
@@ -404,7 +416,7 @@ def main() -> int:
         parser.error(f"unknown module(s) {unknown}; see --list")
     workdir = args.workdir or Path(tempfile.gettempdir()) / "readkeeper-mutation-names"
     tree = workdir / "tree"
-    args.keep = args.keep or args.again
+    args.keep = args.keep or args.again or args.report
     if not (args.keep and tree.is_dir()):
         workdir.mkdir(parents=True, exist_ok=True)
         setup.copy_tree(tree)
