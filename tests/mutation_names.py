@@ -416,7 +416,7 @@ def main() -> int:
         parser.error(f"unknown module(s) {unknown}; see --list")
     workdir = args.workdir or Path(tempfile.gettempdir()) / "readkeeper-mutation-names"
     tree = workdir / "tree"
-    args.keep = args.keep or args.again or args.report
+    args.keep = args.keep or args.again or args.report or args.plan
     if not (args.keep and tree.is_dir()):
         workdir.mkdir(parents=True, exist_ok=True)
         setup.copy_tree(tree)
