@@ -307,3 +307,53 @@ def test_a_re_read_asking_more_lines_from_the_same_offset_gets_them_all(
     assert read(core, "n.txt", offset=5, limit=3)["type"] == "file_unchanged"
     narrower = read(core, "n.txt", offset=5, limit=2)
     assert (narrower["type"], narrower["file"]["num_lines"]) == ("text", 2)
+
+
+def test_a_view_read_again_with_force_replaces_itself_not_another_view(
+    workspace: Path,
+) -> None:
+    # Each forced re-read of the whole file is the same view again: it takes that
+    # view's place, so the ranges read before stay held (a few views are kept per file).
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(40))
+    read(core, "n.txt", offset=10, limit=2)
+    read(core, "n.txt", offset=20, limit=2)
+    for _ in range(4):
+        assert read(core, "n.txt", force=True)["file"]["num_lines"] == 5
+    assert read(core, "n.txt", offset=10, limit=2)["type"] == "file_unchanged"
+    assert read(core, "n.txt", offset=20, limit=2)["type"] == "file_unchanged"
+    assert read(core, "n.txt")["type"] == "file_unchanged"
+
+
+def test_a_whole_re_read_cut_at_the_line_default_says_what_is_held_after_a_ranged_read(
+    workspace: Path,
+) -> None:
+    # Lines 1-5 read whole (cut at the line default), then the same lines asked as a
+    # range: a whole re-read is still told it holds lines 1-5 of 12, not a bare
+    # "unchanged" that reads as the whole file.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(12))
+    assert read(core, "n.txt")["file"]["partial"] is True
+    ranged = read(core, "n.txt", offset=1, limit=5)
+    assert (ranged["type"], ranged["file"]["num_lines"]) == ("text", 5)
+    again = read(core, "n.txt")
+    assert again["type"] == "file_unchanged"
+    assert "Lines 1-5 of 12" in again["file"]["note"]
+    assert read(core, "n.txt", offset=1, limit=5)["type"] == "file_unchanged"
+
+
+def test_a_range_from_line_one_does_not_hold_the_file_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Lines 1-5 of 40 asked as a range: the agent got all it asked for, but not the
+    # file. A whole read then sends the file (no stub), and after a change it is no
+    # diff of lines the agent never had.
+    (workspace / "n.txt").write_text(lines(40))
+    assert read(core, "n.txt", offset=1, limit=5)["file"]["num_lines"] == 5
+    whole = read(core, "n.txt")
+    assert (whole["type"], whole["file"]["num_lines"]) == ("text", 40)
+    (workspace / "m.txt").write_text(lines(40))
+    assert read(core, "m.txt", offset=1, limit=5)["type"] == "text"
+    (workspace / "m.txt").write_text(lines(40).replace("line 30 ", "line thirty "))
+    after = read(core, "m.txt")
+    assert (after["type"], after["file"]["num_lines"]) == ("text", 40)
