@@ -449,6 +449,11 @@ def test_a_same_length_rewrite_that_puts_the_mtime_back_is_a_change(
     assert error.kind == "stale"
     assert "\n-two\n" in error.data["diff"]
     assert "\n+TWO\n" in error.data["diff"]
+    assert (error.data["file_path"], error.data["read_source"]) == (str(path), "disk")
+    # What happened, why it was not merged, and the next call that works.
+    assert error.message.startswith(f"{path} changed since this session read it, so the edit ")
+    assert "The edit was not merged: old_string is no longer in the file." in error.message
+    assert "Read it again, then redo the edit on what it says now." in error.message
     assert path.read_text() == "one\nTWO\nthree\nfour\nfive\n"
     merged = edit(core, path, "five", "5")
     assert merged.merged is True
