@@ -298,6 +298,14 @@ def test_a_deletion_inside_the_edited_lines_is_named_by_its_line() -> None:
     assert why == "the change touches lines 2-2, which the edit spans (lines 1-2)"
 
 
+def test_a_change_of_several_edited_lines_is_named_by_all_its_lines() -> None:
+    # "a" then "a\nb" read; now "a\nb" starts the file and two new lines follow its "a":
+    # the refusal names both changed lines, not only the first.
+    current = Normalized("a\nb\nc\na\n")
+    why = disjoint_hits("a\na\nb\n", current, "a\nb", False, leased=True)
+    assert why == "the change touches lines 2-3, which the edit spans (lines 1-2)"
+
+
 def test_a_deletion_just_above_the_edited_line_still_merges() -> None:
     snapshot = "q\nDEL\nfoo\nz\n"
     current = Normalized("q\nfoo\nz\n")
