@@ -1124,6 +1124,8 @@ def test_an_editor_that_refuses_the_edit_is_reported(workspace: Path) -> None:
     error = refused(edit, core, path, "b", "B")
     assert error.kind == "dirty_buffer"
     assert "the user typed meanwhile" in error.message
+    assert error.message.startswith(f"{path} has unsaved changes in the editor")
+    assert (error.data["file_path"], error.data["buffer_version"]) == (str(path), 2)
 
 
 # --- pieces ----------------------------------------------------------------------------------

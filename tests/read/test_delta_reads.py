@@ -181,3 +181,30 @@ def test_each_session_gets_the_diff_from_the_version_it_holds(
     assert "respond(request, 70)" not in b["file"]["diff"]
     assert apply_unified_diff(v2, b["file"]["diff"]) == v3
     assert read(core, "app.py", session="a")["type"] == "file_unchanged"
+
+
+def test_a_diff_counted_over_its_budget_sends_the_file(workspace: Path) -> None:
+    # The diff's size is estimated while it is made, then counted: CJK text counts about
+    # twice its estimate, so a diff that seemed to fit is sent as the file after all.
+    cjk = "".join(chr(0x4E00 + i) for i in range(120))
+    path = workspace / "app.py"
+    for percent, answer in ((8, "text"), (20, "file_changed")):
+        core = Readkeeper(roots=[str(workspace)], client_settings={"delta_max_percent": percent})
+        core.tokens.warm_up()
+        path.write_text(module())
+        read(core, "app.py")
+        change_elsewhere(path, "respond(request, 7)", f"respond(request, '{cjk}')")
+        again = read(core, "app.py")
+        assert again["type"] == answer, percent
+
+
+def test_the_diff_of_a_file_held_empty_counts_its_last_line(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"delta_max_percent": 1000})
+    path = workspace / "e.txt"
+    path.write_text("")
+    assert read(core, "e.txt")["type"] == "text"
+    change_elsewhere(path, "", "a\nb\nc")  # no line break after the last line
+    changed = read(core, "e.txt")
+    assert changed["type"] == "file_changed"
+    assert changed["file"]["total_lines"] == 3
+    assert "(3 lines)" in changed["file"]["note"]
