@@ -296,6 +296,10 @@ def test_a_deletion_inside_the_edited_lines_is_named_by_its_line() -> None:
     current = Normalized("a\nb\na\nY\nz\n")
     why = disjoint_hits(snapshot, current, "a\nb", False, leased=True)
     assert why == "the change touches lines 2-2, which the edit spans (lines 1-2)"
+    # The same further down: the line named is the deletion's own, wherever it is.
+    current = Normalized("q\nr\na\nb\na\nY\nz\n")
+    why = disjoint_hits("q\nr\na\nX\nb\na\nb\nz\n", current, "a\nb", False, leased=True)
+    assert why == "the change touches lines 4-4, which the edit spans (lines 3-4)"
 
 
 def test_a_change_of_several_edited_lines_is_named_by_all_its_lines() -> None:
