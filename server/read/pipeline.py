@@ -199,7 +199,12 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         held=held_lines(file.start_line, file.num_lines, file.total_lines)
         if file.partial
         else None,
-        whole=not file.partial and window.offset == 1 and not file.truncated_lines,
+        # All of the file: from line 1 to its last (a range from line 1 may stop short
+        # of it and still not be partial: it got every line it asked for).
+        whole=not file.partial
+        and window.offset == 1
+        and file.num_lines == file.total_lines
+        and not file.truncated_lines,
     )
     record(services, request, content, shown)
     return TextResult(file)

@@ -78,8 +78,12 @@ def seen_before(
     ):
         return None
     caps = hash(services.settings)
+    # Views read as this read asks (whole or ranged) first: a whole re-read cut at the
+    # line default is answered by the whole read's view, whose stub says what is held,
+    # before a ranged view of the same lines.
+    held = sorted(latest.views(), key=lambda previous: previous.ranged != window.ranged)
     for view in views:
-        for previous in latest.views():
+        for previous in held:
             if previous.origin != "read" or previous.caps != caps:
                 continue
             if previous.partial and previous.ranged != window.ranged:

@@ -98,6 +98,29 @@ def test_an_item_whose_cap_cannot_hold_the_cut_note_is_dropped_and_says_why() ->
     fitted = fit([item], 60_000, COUNTER)
     assert fitted.attachments == []
     assert "too small to hold even a note" in fitted.dropped[0].reason
+    [dropped] = fitted.dropped
+    assert (dropped.type, dropped.source, dropped.tokens) == ("git_status", "/w", item.tokens)
+    assert dropped.reason.startswith(f"{item.tokens} tokens, over its 10-token cap")
+
+
+def test_what_is_dropped_for_ranking_after_a_miss_says_its_own_cost() -> None:
+    big = Attachment("diagnostics", "\n".join(f"error {i}" for i in range(400)), 80, 5000, "ed")
+    small = Attachment("git_status", "branch main, clean", 30, 1000, "git")
+    fitted = fit([big, small], 100, COUNTER)
+    assert [(d.type, d.source) for d in fitted.dropped] == [
+        ("diagnostics", "ed"),
+        ("git_status", "git"),
+    ]
+    assert fitted.dropped[1].tokens == small.tokens > 0
+
+
+def test_a_cut_without_a_file_ends_with_its_own_hint() -> None:
+    lines = "\n".join(f"error {i}: something is wrong here" for i in range(300))
+    hint = "Ask for the rest with types=['diagnostics']."
+    item = Attachment("diagnostics", lines, 50, 200, "editor", rest_hint=hint)
+    [kept] = fit([item], 60_000, COUNTER).attachments
+    assert kept.truncated
+    assert kept.content.endswith(f"{hint}]")
 
 
 def test_an_item_over_its_type_cap_is_cut_with_where_to_continue() -> None:

@@ -296,6 +296,18 @@ def test_a_deletion_inside_the_edited_lines_is_named_by_its_line() -> None:
     current = Normalized("a\nb\na\nY\nz\n")
     why = disjoint_hits(snapshot, current, "a\nb", False, leased=True)
     assert why == "the change touches lines 2-2, which the edit spans (lines 1-2)"
+    # The same further down: the line named is the deletion's own, wherever it is.
+    current = Normalized("q\nr\na\nb\na\nY\nz\n")
+    why = disjoint_hits("q\nr\na\nX\nb\na\nb\nz\n", current, "a\nb", False, leased=True)
+    assert why == "the change touches lines 4-4, which the edit spans (lines 3-4)"
+
+
+def test_a_change_of_several_edited_lines_is_named_by_all_its_lines() -> None:
+    # "a" then "a\nb" read; now "a\nb" starts the file and two new lines follow its "a":
+    # the refusal names both changed lines, not only the first.
+    current = Normalized("a\nb\nc\na\n")
+    why = disjoint_hits("a\na\nb\n", current, "a\nb", False, leased=True)
+    assert why == "the change touches lines 2-3, which the edit spans (lines 1-2)"
 
 
 def test_a_deletion_just_above_the_edited_line_still_merges() -> None:
@@ -430,6 +442,38 @@ def test_touch_and_identical_rewrite_are_not_changes(core: Readkeeper, workspace
     os.utime(path, ns=(0, 0))  # a touch to a time far away (2-second-mtime mounts too)
     edit(core, path, "two", "2")
     assert path.read_text() == "one\n2\n"
+
+
+def test_a_same_length_rewrite_that_puts_the_mtime_back_is_a_change(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # `touch -r`, `rsync -t`, a formatter that keeps timestamps: size and mtime as they
+    # were, the bytes not. Only the digest says "changed" (DESIGN.md), so the edit of the
+    # changed line is stale, and the edit of another line is merged and says so.
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\nthree\nfour\nfive\n")
+    read(core, path)
+    st = path.stat()
+    path.write_text("one\nTWO\nthree\nfour\nfive\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    error = refused(edit, core, path, "two", "2")
+    assert error.kind == "stale"
+    assert "\n-two\n" in error.data["diff"]
+    assert "\n+TWO\n" in error.data["diff"]
+    assert (error.data["file_path"], error.data["read_source"]) == (str(path), "disk")
+    # What happened, why it was not merged, and the next call that works.
+    assert error.message.startswith(f"{path} changed since this session read it, so the edit ")
+    assert "The edit was not merged: old_string is no longer in the file." in error.message
+    assert "Read it again, then redo the edit on what it says now." in error.message
+    assert path.read_text() == "one\nTWO\nthree\nfour\nfive\n"
+    merged = edit(core, path, "five", "5")
+    assert merged.merged is True
+    assert merged.note is not None
+    assert "had changed since you read it" in merged.note
+    assert merged.external_change is not None
+    assert "+TWO" in merged.external_change.diff
+    assert path.read_text() == "one\nTWO\nthree\nfour\n5\n"
 
 
 def test_formatter_rewrite_is_caught_with_a_diff(core: Readkeeper, workspace: Path) -> None:
@@ -1084,6 +1128,8 @@ def test_an_editor_that_refuses_the_edit_is_reported(workspace: Path) -> None:
     error = refused(edit, core, path, "b", "B")
     assert error.kind == "dirty_buffer"
     assert "the user typed meanwhile" in error.message
+    assert error.message.startswith(f"{path} has unsaved changes in the editor")
+    assert (error.data["file_path"], error.data["buffer_version"]) == (str(path), 2)
 
 
 # --- pieces ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from document_samples import every_output_notebook
 
 from conftest import Session
 from helpers import rewrite_before_every_swap
-from readkeeper.core import Readkeeper
+from readkeeper.core import Buffer, Readkeeper
 from readkeeper.edit.commit import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
@@ -210,6 +210,39 @@ def test_change_elsewhere_is_merged(core: Readkeeper, notebook: Path) -> None:
     nb = nbformat.read(str(notebook), as_version=4)
     assert nb.cells[2].source == "40 + 2"
     assert nb.cells[7].source == "run_later()  # someone else"
+
+
+class Editor:
+    """The documents the editor has open, as the LSP front end lends them to the core."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, Buffer] = {}
+
+    def get(self, real_path: str) -> Buffer | None:
+        return self.docs.get(real_path)
+
+
+def test_a_cell_edit_never_writes_under_unsaved_typing_in_the_editor(
+    workspace: Path, notebook: Path
+) -> None:
+    editor = Editor()
+    core = Readkeeper(roots=[str(workspace)], buffers=editor)
+    target = read(core, notebook)["file"]["cells"][2]["cell_id"]
+    on_disk = notebook.read_bytes()
+    # The person opens the notebook and types in it, unsaved.
+    typed = on_disk.decode().replace('"plot()"', '"plot()  # typed, unsaved"')
+    assert typed != on_disk.decode()
+    editor.docs[str(notebook)] = Buffer(typed, 5)
+    error = refused(core, notebook, cell_id=target, new_source="6 * 7")
+    assert error.kind == "dirty_buffer"
+    assert error.data["buffer_version"] == 5
+    assert notebook.read_bytes() == on_disk
+    # Saved (the buffer now says what the disk says): the edit goes through.
+    notebook.write_text(typed)
+    editor.docs[str(notebook)] = Buffer(typed, 6, edited=False)
+    read(core, notebook)
+    assert edit(core, notebook, cell_id=target, new_source="6 * 7")["merged"] is False
+    assert nbformat.read(str(notebook), as_version=4).cells[2].source == "6 * 7"
 
 
 def test_a_notebook_of_exactly_the_snapshot_size_still_merges(

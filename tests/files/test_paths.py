@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from helpers import run_python
+from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import paths
 from readkeeper.files.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
+from readkeeper.protocol import ReadParams
 
 
 def test_inside_means_below_the_folder_not_a_name_that_starts_like_it() -> None:
@@ -382,3 +384,45 @@ def test_the_home_folder_is_a_root_only_when_a_person_chose_it(
     assert paths.refused_root(above, may_be_home=True) == "it contains your home folder"
     assert paths.refused_root(os.sep, may_be_home=True) == "it is the filesystem root"
     assert paths.refused_root(os.path.join(real_home, "project"), may_be_home=False) is None
+
+
+def test_a_file_in_a_root_whose_name_extends_another_roots_is_that_roots_file(
+    tmp_path: Path,
+) -> None:
+    # "ws" and "ws2": a path in ws2 starts like one in ws, and is still only ws2's.
+    first, second = tmp_path / "ws", tmp_path / "ws2"
+    for root, text in ((first, "first\n"), (second, "second\n")):
+        root.mkdir()
+        (root / "b.txt").write_text(text)
+    core = Readkeeper(roots=[str(first.resolve()), str(second.resolve())])
+    file = core.read(ReadParams(file_path=str(second / "b.txt"))).file
+    assert "second" in file.content
+    assert file.file_path == str((second / "b.txt").resolve())
+
+
+def test_a_relative_path_without_roots_is_outside_named_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("here\n")
+    with pytest.raises(ReadkeeperError) as caught:
+        Readkeeper(roots=[]).read(ReadParams(file_path="a.txt"))
+    assert caught.value.kind == "outside_workspace"
+    assert str(tmp_path.resolve() / "a.txt") in caught.value.message
+
+
+def test_a_link_out_is_refused_naming_the_path_given_and_its_real_path(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("no\n")
+    link = workspace / "link.txt"
+    link.symlink_to(outside / "secret.txt")
+    with pytest.raises(ReadkeeperError) as caught:
+        Readkeeper(roots=[str(workspace)]).read(ReadParams(file_path=str(link)))
+    refusal = caught.value
+    assert refusal.kind == "outside_workspace"
+    assert refusal.data["file_path"] == str(link)
+    assert refusal.data["real_path"] == str((outside / "secret.txt").resolve())
+    assert f"{link} (real path {(outside / 'secret.txt').resolve()})" in refusal.message

@@ -55,6 +55,16 @@ def test_a_path_missing_the_workspace_prefix_finds_the_file_under_the_root(
     assert all(s.startswith(str(workspace) + os.sep) for s in error.data["suggestions"])
 
 
+def test_the_root_prefix_restored_comes_before_the_same_name_elsewhere(workspace: Path) -> None:
+    # "/pkg/mod.py" typed for "<root>/pkg/mod.py": that file, not the nearest or shortest
+    # other "mod.py" ("x/mod.py" is shorter, and shares as few folders with the path).
+    for folder in ("pkg", "x"):
+        (workspace / folder).mkdir()
+        (workspace / folder / "mod.py").write_text("")
+    found = suggest("/pkg/mod.py", [str(workspace)])
+    assert found[:2] == [str(workspace / "pkg" / "mod.py"), str(workspace / "x" / "mod.py")]
+
+
 def test_nothing_close_means_no_guess(workspace: Path) -> None:
     (workspace / ".git").mkdir()
     (workspace / "main.py").write_text("")

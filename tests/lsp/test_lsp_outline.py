@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing
 from pathlib import Path
 
+import pytest
 from outline_samples import sample
 
 from conftest import Session
@@ -52,6 +53,7 @@ async def test_symbol_read_then_edit_then_the_new_symbol(lsp: Session, workspace
     assert "def write(self, s: bytes) -> int:" in after["file"]["content"]
 
 
+@pytest.mark.ci_required
 async def test_symbol_errors_carry_candidates_and_kinds(lsp: Session, workspace: Path) -> None:
     source = sample("typescript")  # a .d.ts from the extension's node_modules
     (workspace / source.name).write_text(source.text)

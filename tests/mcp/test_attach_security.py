@@ -11,6 +11,7 @@ import socket
 import struct
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,34 @@ def test_the_socket_and_its_folder_are_private(listener: Listener, workspace: Pa
     assert client is not None
     assert client.pid == os.getpid()
     client.close()
+
+
+def test_the_socket_is_private_from_the_moment_it_exists(
+    runtime: Path, core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user whose umask opens new files to everyone: a socket bound under it and
+    # chmod'ed after is open to other users in between, long enough to connect. So
+    # whatever later changes the socket's mode first sees the mode it was born with.
+    born: list[int] = []
+    real_chmod = os.chmod
+
+    def chmod_seen(path: Any, mode: int, **kwargs: Any) -> None:
+        if str(path).endswith(".sock") and not born:
+            born.append(os.stat(path).st_mode & 0o777)
+        real_chmod(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "chmod", chmod_seen)
+    old_mask = os.umask(0)
+    try:
+        served = Listener(core)
+        assert served.start([str(workspace)])
+    finally:
+        os.umask(old_mask)
+    try:
+        assert os.stat(served.socket_path).st_mode & 0o777 == 0o600
+        assert all(mode == 0o600 for mode in born), f"born {born[0]:o}, then chmod'ed"
+    finally:
+        served.close()
 
 
 def test_a_folder_open_to_others_is_refused(runtime: Path, core: Readkeeper) -> None:
@@ -256,3 +285,21 @@ def test_a_frame_nested_too_deeply_is_answered_and_the_connection_goes_on(
         answer = framing.receive(sock)
         assert answer is not None
         assert answer["id"] == 1
+
+
+def test_an_agent_past_the_connection_limit_is_told_so_and_the_others_go_on(
+    listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("readkeeper.attach.listener.MAX_CONNECTIONS", 1)
+    with raw_connection(listener) as first:
+        framing.send(first, {"id": 1, "method": "hello"})  # answered: it holds the one place
+        assert framing.receive(first) is not None
+        with raw_connection(listener) as second:
+            refusal = framing.receive(second)
+            assert refusal is not None
+            assert refusal["error"]["data"]["kind"] == "refused"
+            assert refusal["error"]["message"] == "Too many attached agents (1); try later."
+        framing.send(first, {"id": 2, "method": "hello"})
+        hello = framing.receive(first)
+        assert hello is not None
+        assert hello["result"]["pid"] == os.getpid()

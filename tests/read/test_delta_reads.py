@@ -5,6 +5,7 @@ the agent's own edit or write."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,80 @@ async def test_a_delta_reread_through_the_server(lsp: Session, workspace: Path) 
     delta = await lsp.read(path)
     assert delta["type"] == "file_changed"
     assert "+    return respond(request, 70)" in delta["file"]["diff"]
+
+
+def apply_unified_diff(held: str, diff: str) -> str:
+    """`diff` applied to `held` as `patch` would, checking every context and removed line
+    against it: what the agent makes of a `file_changed` answer."""
+    old = held.split("\n")
+    out: list[str] = []
+    at = 0  # lines of `old` consumed
+    for line in diff.split("\n"):
+        hunk = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
+        if hunk:
+            start = int(hunk[1]) - (0 if hunk[2] == "0" else 1)
+            assert start >= at, "hunks out of order"
+            out += old[at:start]
+            at = start
+        elif line.startswith(("---", "+++")) or not line:
+            continue
+        elif line[0] == "+":
+            out.append(line[1:])
+        elif line[0] in " -":
+            assert old[at] == line[1:], f"line {at + 1} is not {line[1:]!r}"
+            if line[0] == " ":
+                out.append(old[at])
+            at += 1
+    return "\n".join(out + old[at:])
+
+
+def test_each_session_gets_the_diff_from_the_version_it_holds(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The snapshots are shared by every session, keyed by content: a session's delta
+    # starts from what that session holds, never from what another read later.
+    path = workspace / "app.py"
+    path.write_text(module())
+    v1 = path.read_text()
+    assert read(core, "app.py", session="a")["type"] == "text"
+    change_elsewhere(path, "respond(request, 7)", "respond(request, 70)")
+    v2 = path.read_text()
+    assert read(core, "app.py", session="b")["type"] == "text"
+    change_elsewhere(path, "respond(request, 120)", "respond(request, 1200)")
+    v3 = path.read_text()
+    a = read(core, "app.py", session="a")
+    assert a["type"] == "file_changed"
+    assert "+    return respond(request, 70)" in a["file"]["diff"]
+    assert apply_unified_diff(v1, a["file"]["diff"]) == v3
+    b = read(core, "app.py", session="b")
+    assert b["type"] == "file_changed"
+    assert "respond(request, 70)" not in b["file"]["diff"]
+    assert apply_unified_diff(v2, b["file"]["diff"]) == v3
+    assert read(core, "app.py", session="a")["type"] == "file_unchanged"
+
+
+def test_a_diff_counted_over_its_budget_sends_the_file(workspace: Path) -> None:
+    # The diff's size is estimated while it is made, then counted: CJK text counts about
+    # twice its estimate, so a diff that seemed to fit is sent as the file after all.
+    cjk = "".join(chr(0x4E00 + i) for i in range(120))
+    path = workspace / "app.py"
+    for percent, answer in ((8, "text"), (20, "file_changed")):
+        core = Readkeeper(roots=[str(workspace)], client_settings={"delta_max_percent": percent})
+        core.tokens.warm_up()
+        path.write_text(module())
+        read(core, "app.py")
+        change_elsewhere(path, "respond(request, 7)", f"respond(request, '{cjk}')")
+        again = read(core, "app.py")
+        assert again["type"] == answer, percent
+
+
+def test_the_diff_of_a_file_held_empty_counts_its_last_line(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"delta_max_percent": 1000})
+    path = workspace / "e.txt"
+    path.write_text("")
+    assert read(core, "e.txt")["type"] == "text"
+    change_elsewhere(path, "", "a\nb\nc")  # no line break after the last line
+    changed = read(core, "e.txt")
+    assert changed["type"] == "file_changed"
+    assert changed["file"]["total_lines"] == 3
+    assert "(3 lines)" in changed["file"]["note"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from outline_samples import LANGUAGES, NODE_MODULES, WRITTEN, sample
+from outline_samples import LANGUAGES, WRITTEN, node_modules_file, sample
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -197,6 +197,29 @@ def test_a_ranged_read_of_the_outlines_first_lines_tells_the_whole_file(
     assert (file["total_lines"], file["next_offset"]) == (604, head + 1)
 
 
+def test_the_threshold_is_the_numbered_lines_exact_count(workspace: Path) -> None:
+    # "Over outline_over_tokens": a file whose numbered lines (as a whole read sends
+    # them) come to exactly the threshold is read as lines; one token over, an outline.
+    source = "".join(
+        f"def task_{i}(value):\n    return value * {i} + len('{i}')\n\n" for i in range(12)
+    )
+    (workspace / "m.py").write_text(source)
+
+    def whole_read(threshold: int) -> dict[str, Any]:
+        core = Readkeeper(
+            roots=[str(workspace)], client_settings={"outline_over_tokens": threshold}
+        )
+        core.tokens.warm_up()
+        return read(core, "m.py")
+
+    lines = whole_read(100_000)
+    assert lines["type"] == "text"
+    numbered = lines["file"]["tokens"]
+    assert numbered > 100  # near enough to the threshold to be counted exactly
+    assert whole_read(numbered)["type"] == "text"
+    assert whole_read(numbered - 1)["type"] == "outline"
+
+
 # --- symbol reads ---------------------------------------------------------------------------
 
 
@@ -374,10 +397,10 @@ def test_the_cli_prints_an_outline_and_reads_a_symbol(workspace: Path) -> None:
     assert "def read(self, n: int = -1) -> AnyStr:" in symbol.stdout
 
 
+@pytest.mark.ci_required
 def test_compiled_typescript_namespaces_in_javascript(core: Readkeeper, workspace: Path) -> None:
     # `(function (Position) { function create() ... })(Position || ...)`, as tsc emits.
-    main = NODE_MODULES / "vscode-languageserver-types/lib/umd/main.js"
-    assert main.is_file(), f"{main} is missing: run `npm ci` in extension/vscode"
+    main = node_modules_file("vscode-languageserver-types/lib/umd/main.js")
     (workspace / "main.js").write_text(main.read_text(encoding="utf-8"))
     file = read(core, "main.js", symbol="Position.create")["file"]
     assert file["content"].split("\n")[0].endswith("/**")  # with its doc comment

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import json
 import os
 import socket
@@ -14,7 +15,7 @@ import pytest
 from helpers import read, refused, text_file
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import ForgetParams, ReadParams, StatsParams
+from readkeeper.protocol import EditParams, ForgetParams, ReadParams, StatsParams, WriteParams
 from readkeeper.read.stub_rule import STUB_TOKENS
 from readkeeper.read.tokens import EXACT_COUNT_FRACTION, estimate_tokens
 
@@ -174,6 +175,23 @@ def test_whole_read_over_the_token_cap_returns_the_longest_prefix_that_fits(
     limit = str(file["note"]).split("limit=")[1].rstrip(".")
     follow = text_file(core, "log.txt", offset=next_offset, limit=int(limit))
     assert follow["start_line"] == next_offset
+
+
+def test_the_continuation_a_cut_read_suggests_fits_when_the_lines_after_cost_more(
+    workspace: Path,
+) -> None:
+    # Cheap lines first, dear ones after: "as many lines again" would be refused.
+    cheap = "ok\n" * 600
+    dear = "".join(hashlib.sha256(str(i).encode()).hexdigest() + "\n" for i in range(600))
+    (workspace / "log.txt").write_text(cheap + dear)
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 2000})
+    core.tokens.warm_up()
+    file = text_file(core, "log.txt")
+    assert file["partial"] is True
+    suggested = str(file["note"]).split("limit=")[1].rstrip(".")
+    follow = text_file(core, "log.txt", offset=file["next_offset"], limit=int(suggested))
+    assert follow["start_line"] == file["next_offset"]
+    assert 0 < int(follow["tokens"]) <= 2000  # type: ignore[call-overload]
 
 
 def test_a_whole_read_of_exactly_the_token_cap_is_read_whole(workspace: Path) -> None:
@@ -423,6 +441,21 @@ def test_directory(core: Readkeeper, workspace: Path) -> None:
     error = refused(core, "src")
     assert error.kind == "is_directory"
     assert "ls " in error.message
+
+
+def test_the_root_itself_is_a_directory_to_read_edit_and_write(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The root is located apart from the paths beneath it (no folder, no name): each
+    # operation on it still opens it beneath its own descriptor and says what it is.
+    for call in (
+        lambda: core.read(ReadParams(file_path=str(workspace))),
+        lambda: core.edit(EditParams(str(workspace), "a", "b")),
+        lambda: core.write(WriteParams(str(workspace), "x")),
+    ):
+        with pytest.raises(ReadkeeperError) as caught:
+            call()
+        assert caught.value.kind == "is_directory"
 
 
 def test_fifo_with_no_writer_does_not_block(core: Readkeeper, workspace: Path) -> None:

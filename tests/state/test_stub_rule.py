@@ -4,6 +4,8 @@ default or the token cap; what an edit left, another range or other settings are
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from document_samples import numbered_pdf
 from conftest import Session
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
+from readkeeper.files.stamps import settled, settles_after
 from readkeeper.protocol import EditParams, ReadParams, StatsParams, unstructure
 from readkeeper.read.stub_rule import STUB_TOKENS
 
@@ -24,6 +27,16 @@ def read(core: Readkeeper, path: str | Path, **params: Any) -> dict[str, Any]:
 
 def lines(count: int, width: int = 8) -> str:
     return "".join(f"line {i} {'w' * width}\n" for i in range(1, count + 1))
+
+
+def settle(path: Path) -> None:
+    """Wait until the file's stamp proves its content, so a re-read may be a stub
+    without reading it (files/stamps.py)."""
+    st = os.stat(path)
+    left = max(st.st_mtime_ns, st.st_ctime_ns) + settles_after(st) - time.time_ns()
+    if left > 0:
+        time.sleep(left / 1e9 + 0.005)
+    assert settled(os.stat(path), time.time_ns())
 
 
 def test_a_view_cut_at_the_line_default_stubs_and_says_what_is_held(workspace: Path) -> None:
@@ -269,3 +282,78 @@ def test_a_ranged_read_after_its_own_edit_keeps_the_file_held_whole(
     )
     assert read(core, "k.txt", offset=3, limit=4)["type"] == "text"
     assert read(core, "k.txt")["type"] == "file_unchanged"
+
+
+@pytest.mark.parametrize("proven", [False, True], ids=["hashed", "proven-by-stamp"])
+def test_a_re_read_asking_more_lines_from_the_same_offset_gets_them_all(
+    workspace: Path, proven: bool
+) -> None:
+    # The stub names the lines the agent holds: a wider range from the same offset asks
+    # for lines it never got, so it is sent whole, never answered as "unchanged".
+    # Both ways to a stub: hashing the file again, and its stamp proving it unchanged.
+    core = Readkeeper(roots=[str(workspace)])
+    path = workspace / "n.txt"
+    path.write_text(lines(40))
+    if proven:
+        settle(path)
+    assert read(core, "n.txt", offset=5, limit=3)["file"]["num_lines"] == 3
+    wider = read(core, "n.txt", offset=5, limit=10)
+    assert wider["type"] == "text"
+    assert (wider["file"]["start_line"], wider["file"]["num_lines"]) == (5, 10)
+    assert "line 14 " in wider["file"]["content"]
+    # Both ranges are now held: each re-read is a stub, and a narrower one is not the
+    # wider one (a stub stands for exactly the lines asked).
+    assert read(core, "n.txt", offset=5, limit=10)["type"] == "file_unchanged"
+    assert read(core, "n.txt", offset=5, limit=3)["type"] == "file_unchanged"
+    narrower = read(core, "n.txt", offset=5, limit=2)
+    assert (narrower["type"], narrower["file"]["num_lines"]) == ("text", 2)
+
+
+def test_a_view_read_again_with_force_replaces_itself_not_another_view(
+    workspace: Path,
+) -> None:
+    # Each forced re-read of the whole file is the same view again: it takes that
+    # view's place, so the ranges read before stay held (a few views are kept per file).
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(40))
+    read(core, "n.txt", offset=10, limit=2)
+    read(core, "n.txt", offset=20, limit=2)
+    for _ in range(4):
+        assert read(core, "n.txt", force=True)["file"]["num_lines"] == 5
+    assert read(core, "n.txt", offset=10, limit=2)["type"] == "file_unchanged"
+    assert read(core, "n.txt", offset=20, limit=2)["type"] == "file_unchanged"
+    assert read(core, "n.txt")["type"] == "file_unchanged"
+
+
+def test_a_whole_re_read_cut_at_the_line_default_says_what_is_held_after_a_ranged_read(
+    workspace: Path,
+) -> None:
+    # Lines 1-5 read whole (cut at the line default), then the same lines asked as a
+    # range: a whole re-read is still told it holds lines 1-5 of 12, not a bare
+    # "unchanged" that reads as the whole file.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
+    (workspace / "n.txt").write_text(lines(12))
+    assert read(core, "n.txt")["file"]["partial"] is True
+    ranged = read(core, "n.txt", offset=1, limit=5)
+    assert (ranged["type"], ranged["file"]["num_lines"]) == ("text", 5)
+    again = read(core, "n.txt")
+    assert again["type"] == "file_unchanged"
+    assert "Lines 1-5 of 12" in again["file"]["note"]
+    assert read(core, "n.txt", offset=1, limit=5)["type"] == "file_unchanged"
+
+
+def test_a_range_from_line_one_does_not_hold_the_file_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Lines 1-5 of 40 asked as a range: the agent got all it asked for, but not the
+    # file. A whole read then sends the file (no stub), and after a change it is no
+    # diff of lines the agent never had.
+    (workspace / "n.txt").write_text(lines(40))
+    assert read(core, "n.txt", offset=1, limit=5)["file"]["num_lines"] == 5
+    whole = read(core, "n.txt")
+    assert (whole["type"], whole["file"]["num_lines"]) == ("text", 40)
+    (workspace / "m.txt").write_text(lines(40))
+    assert read(core, "m.txt", offset=1, limit=5)["type"] == "text"
+    (workspace / "m.txt").write_text(lines(40).replace("line 30 ", "line thirty "))
+    after = read(core, "m.txt")
+    assert (after["type"], after["file"]["num_lines"]) == ("text", 40)

@@ -295,8 +295,13 @@ def _view(
     next_offset = shown_end + 1 if shown_end < total else None
     if partial:
         why = note or f"reads return at most {window.limit} lines unless a limit is given"
-        # The lines shown fitted the budget, so as many again should fit the next read.
-        more = f", limit={len(numbered)}" if note else ""
+        # Cut at the cap: as many lines as fit the cap from there (the lines after may
+        # cost more than those shown), so the call suggested is one that works.
+        more = ""
+        if note:
+            after, _ = _shown(lines[shown_end : shown_end + len(numbered)], settings, "\r" in text)
+            fits = counter.numbered(after, shown_end + 1, settings.number_width)
+            more = f", limit={max(1, fits.longest_fit(settings.max_tokens))}"
         note = (
             f"Showing lines {window.offset}-{shown_end} of {total} ({why}). "
             f"Continue with offset={next_offset}{more}."
