@@ -22,12 +22,7 @@ def read(result: dict[str, Any]) -> str:
     if kind == "text":
         return text_file(file)
     if kind == "file_unchanged":
-        held = f" {file['note']}" if file.get("note") else ""
-        return (
-            f"file_unchanged: {path} has not changed since your last read of this range, "
-            "so the content you hold is current. Read again with force=true only if that "
-            f"content is no longer in your context.{held}"
-        )
+        return unchanged(file)
     if kind == "file_changed":
         return _with_note(
             f"file_changed: {path}, {file.get('tokens')} tokens\n{file['diff']}", file
@@ -86,6 +81,16 @@ def text_file(file: dict[str, Any]) -> str:
     return _with_note(f"{head}\n{file.get('content', '')}", file)
 
 
+def unchanged(file: dict[str, Any]) -> str:
+    """A stub: what the agent holds of the file, in the words the core put in its note
+    (read/unchanged.py), which name the lines, how they were got and what changed
+    around them."""
+    held = file.get("note") or (
+        "Unchanged since your read; the content you hold is current (force=true resends)."
+    )
+    return f"file_unchanged: {file.get('file_path', '')}: {held}"
+
+
 def notebook(file: dict[str, Any]) -> str:
     """A notebook: each cell headed by its id and type, its outputs below it."""
     head = f"{file.get('file_path')}: notebook, {file.get('total_cells')} cells"
@@ -120,12 +125,26 @@ def change(method: str, result: dict[str, Any]) -> str:
         )
     if result.get("merged"):
         line += "; the file had changed elsewhere since your read, and your edit was merged"
-    parts = [line]
+    parts = [line + next_read(result)]
     if result.get("snippet"):
         parts.append(result["snippet"])
     if result.get("diagnostics") is not None:
         parts.append("diagnostics: " + json.dumps(result["diagnostics"], ensure_ascii=False))
     return _with_note("\n".join(parts), result)
+
+
+def next_read(result: dict[str, Any]) -> str:
+    """What the next read of the file returns after this edit or write (its
+    `read_state.next_read`), as the sentence that ends the change's first line."""
+    state = result.get("read_state") or {}
+    if state.get("next_read") == "stub":
+        return (
+            ". Your next read of the whole file sends no lines: a stub saying the file is "
+            "what this change left (or a diff, if someone changes it); force=true sends them"
+        )
+    if state.get("next_read") == "full":
+        return ". Your next read sends the file's lines: you have not seen it whole as it is now"
+    return ""
 
 
 def attachments(result: dict[str, Any]) -> str:

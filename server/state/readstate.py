@@ -75,6 +75,18 @@ class ReadRecord:
     # reading the file again. None for a buffer's content, an edit's, or a file read
     # too soon after it changed.
     stamp: Stamp | None = None
+    # The lines this view showed, and the file's lines then (None for a view that is not
+    # numbered lines: a document, an outline's record keeps its head): what a stub of it
+    # names.
+    shown_lines: int | None = None
+    total_lines: int | None = None
+    # The digest of the lines shown, as the file has them: a re-read of the same lines
+    # stubs although the file changed outside them, or only moved them (read/held_range.py).
+    lines_digest: str | None = None
+    # The symbol a symbol read asked for: its lines are found again where they moved to.
+    symbol: str | None = None
+    # When the session got this content (a stub's renewal keeps it).
+    obtained_ns: int = field(default_factory=time.time_ns)
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""
