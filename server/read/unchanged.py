@@ -87,7 +87,8 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
     if count is None or start is None:
         return held or "Unchanged since your read; the content you hold is current."
     end = start + count - 1
-    of = f" of {total:,}" if total is not None else ""
+    # Once the file changed around them, "now N lines" says the total.
+    of = f" of {total:,}" if total is not None and not file.changed_outside else ""
     if count == 0:
         lines = "the file is empty, and"
     elif start == 1 and total == count:
@@ -101,17 +102,22 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
         "write": f"{lines}: exactly what you wrote {at}",
         "edit": f"{lines}: what your edit {at} left (your read with your edits applied)",
     }.get(file.obtained_by, f"{lines} unchanged since your read")
-    said = said[0].upper() + said[1:]
+    rest = f"; the rest starts at offset={file.next_offset}" if file.next_offset else ""
+    total_now = f"now {total:,} lines" if total is not None else "now longer or shorter"
+    where = "elsewhere" if file.changed_outside == "outside" else f"{file.changed_outside} them"
     if file.changed_outside and file.previous_start_line is not None:
         first = file.previous_start_line
-        said += (
-            f"; they are now lines {start}-{end} (you hold them as {first}-{first + count - 1}):"
-            f" the file changed {file.changed_outside} them (now {total:,} lines)"
+        named = f"{file.symbol}: the" if file.symbol else "the"
+        said = (
+            f"{named} lines you read as {first}-{first + count - 1} are unchanged, now lines "
+            f"{start}-{end}: the file changed {where} ({total_now})"
         )
-    elif file.changed_outside == "outside":
-        said += f"; the file changed elsewhere (now {total:,} lines)"
+        rest = ""  # a range asked for: where it is now is enough
+    elif file.changed_outside == "after":
+        more = f"; read on at offset={file.next_offset}" if file.next_offset else ""
+        said += f"; the file changed after line {end} ({total_now}{more})"
+        rest = ""
     elif file.changed_outside:
-        where = f"after line {end}" if file.changed_outside == "after" else "before them"
-        said += f"; the file changed {where} (now {total:,} lines)"
-    rest = f" The rest starts at offset={file.next_offset}." if file.next_offset else ""
-    return f"{said}. The text you hold is current (force=true resends).{rest}"
+        said += f"; the file changed {where} ({total_now})"
+    said = said[0].upper() + said[1:]
+    return f"{said}{rest}. Your copy is current; force=true resends."
