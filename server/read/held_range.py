@@ -46,14 +46,17 @@ def answer(
     if params.force or params.estimate:
         return None
     latest = services.read_states.get(params.session, path)
-    if latest is None or latest.digest == content.digest or latest.scope != "file":
-        return None
-    if latest.source != content.source:
+    if latest is None or latest.scope != "file" or latest.source != content.source:
         return None
     caps = hash(services.settings)
     lines: list[str] | None = None
-    for view in latest.views():
+    # The views held of this content (seen_before answered for them) and of the content
+    # before the session's own edits or writes.
+    views = [view for kept in latest.views() for view in (kept, *kept.superseded)]
+    for view in views:
         if view.origin != "read" or view.caps != caps or view.view != "" or view.symbol != symbol:
+            continue
+        if view.digest == content.digest or view.source != content.source:
             continue
         if view.lines_digest is None or not view.shown_lines or view.total_lines is None:
             continue
@@ -62,7 +65,7 @@ def answer(
         ):
             continue
         lines = split_lines(text) if lines is None else lines
-        found = _find(services, path, latest.digest, view, lines)
+        found = _find(services, path, view.digest, view, lines)
         if found is None or (symbol is not None and found.start_line != window.offset):
             continue
         return _stub(services, request, view, content, found)

@@ -187,3 +187,18 @@ def test_a_range_from_line_one_does_not_stand_for_the_whole_file(
     read(core, "mod.txt", offset=1, limit=10)
     whole = read(core, "mod.txt")
     assert (whole["type"], whole["file"]["num_lines"]) == ("text", 100)
+
+
+def test_a_range_the_sessions_own_edits_did_not_touch_is_a_stub(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "mod.txt").write_text(numbered(400))
+    read(core, "mod.txt", offset=300, limit=20)
+    read(core, "mod.txt", offset=1, limit=10)
+    core.edit(EditParams(file_path="mod.txt", old_string="v5\n", new_string="v5\nextra\n"))
+    core.edit(EditParams(file_path="mod.txt", old_string="v7\n", new_string="v7\nmore\n"))
+    again = read(core, "mod.txt", offset=300, limit=20)
+    assert again["type"] == "file_unchanged"
+    assert (again["file"]["start_line"], again["file"]["previous_start_line"]) == (302, 300)
+    edited = read(core, "mod.txt", offset=1, limit=10)
+    assert edited["type"] == "text"

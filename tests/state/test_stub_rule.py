@@ -230,7 +230,7 @@ def test_an_outline_does_not_hold_the_file_whole(workspace: Path) -> None:
     assert read(core, "m.py")["type"] == "outline"
 
 
-def test_an_edit_drops_the_views_held_of_the_content_before_it(
+def test_after_an_edit_only_the_views_it_touched_are_sent_again(
     core: Readkeeper, workspace: Path
 ) -> None:
     (workspace / "e.txt").write_text(lines(30))
@@ -239,7 +239,13 @@ def test_an_edit_drops_the_views_held_of_the_content_before_it(
     core.edit(
         EditParams(file_path=str(workspace / "e.txt"), old_string="line 2 ", new_string="row 2 ")
     )
-    assert read(core, "e.txt", offset=20, limit=5)["type"] == "text"
+    # Lines 20-24 are as the agent read them: a stub that says the file changed before.
+    kept = read(core, "e.txt", offset=20, limit=5)
+    assert (kept["type"], kept["file"]["changed_outside"]) == ("file_unchanged", "before")
+    # Lines 1-5 hold the edit: the agent has not read them as they are now.
+    again = read(core, "e.txt", offset=1, limit=5)
+    assert again["type"] == "text"
+    assert "row 2" in again["file"]["content"]
 
 
 def test_an_edit_after_a_ranged_read_of_a_file_held_whole_leaves_it_held_whole(
