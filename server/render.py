@@ -138,12 +138,9 @@ def next_read(result: dict[str, Any]) -> str:
     `read_state.next_read`), as the sentence that ends the change's first line."""
     state = result.get("read_state") or {}
     if state.get("next_read") == "stub":
-        return (
-            ". Your next read of the whole file sends no lines: a stub saying the file is "
-            "what this change left (or a diff, if someone changes it); force=true sends them"
-        )
+        return "; you hold all of it now: your next read of it is a stub"
     if state.get("next_read") == "full":
-        return ". Your next read sends the file's lines: you have not seen it whole as it is now"
+        return "; your next read of it sends its lines"
     return ""
 
 

@@ -39,13 +39,10 @@ function fromFields(f: UnchangedFile): string {
  * read_state.next_read), said as render.py says it. */
 export function nextReadWords(state: ReadStateInfo | undefined): string | undefined {
   if (state?.next_read === "stub") {
-    return (
-      "Your next read of the whole file sends no lines: a stub saying the file is what this " +
-      "change left (or a diff, if someone changes it); force: true sends them"
-    );
+    return "You hold all of it now: your next read of it is a stub";
   }
   if (state?.next_read === "full") {
-    return "Your next read sends the file's lines: you have not seen it whole as it is now";
+    return "Your next read of it sends its lines";
   }
   return undefined;
 }

@@ -220,7 +220,7 @@ describe("results -> tool result parts", () => {
     assert.match(edit, /Edited \/ws\/a.py: 1 replacement\.\n     3\tnew/);
     assert.match(edit, /both changes are kept\.\nWhat had changed:\n@@ -9 \+9 @@/);
     assert.doesNotMatch(edit, /digest/);
-    assert.match(edit, /Your next read sends the file's lines/);
+    assert.match(edit, /Your next read of it sends its lines/);
     const att = textOf(
       renderAttachments({
         attachments: [{ type: "diagnostics", priority: 2, tokens: 12, content: "a.py:3 error", truncated: true }],
