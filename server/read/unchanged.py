@@ -119,5 +119,6 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
         rest = ""
     elif file.changed_outside:
         said += f"; the file changed {where} ({total_now})"
-    said = said[0].upper() + said[1:]
+    if said[0].islower() and not said.startswith(file.symbol or "\0"):
+        said = said[0].upper() + said[1:]  # never a symbol's own name
     return f"{said}{rest}. Your copy is current; force=true resends."

@@ -202,3 +202,10 @@ def test_a_range_the_sessions_own_edits_did_not_touch_is_a_stub(
     assert (again["file"]["start_line"], again["file"]["previous_start_line"]) == (302, 300)
     edited = read(core, "mod.txt", offset=1, limit=10)
     assert edited["type"] == "text"
+
+
+def test_a_symbol_stub_keeps_the_symbols_name_as_written(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "mod.py").write_text("def handler():\n    return 1\n")
+    read(core, "mod.py", symbol="handler")
+    again = read(core, "mod.py", symbol="handler")
+    assert again["file"]["note"].startswith("handler (all 2 lines)")
