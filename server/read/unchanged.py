@@ -100,7 +100,7 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
     at = f"at {file.obtained_at[11:19]} UTC" if file.obtained_at else ""
     said = {
         "write": f"{lines}: exactly what you wrote {at}",
-        "edit": f"{lines}: what your edit {at} left (your read with your edits applied)",
+        "edit": f"{lines}: what your edit {at} left (what you held, with your edits applied)",
     }.get(file.obtained_by, f"{lines} unchanged since your read")
     rest = f"; the rest starts at offset={file.next_offset}" if file.next_offset else ""
     total_now = f"now {total:,} lines" if total is not None else "now longer or shorter"
