@@ -11,10 +11,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Protocol
 
+from .cut_notes import read_call
 from .model import Attachment, Dropped, Fitted
 
 # Below this, a cut item is more note than content: drop it instead.
@@ -33,7 +33,11 @@ class Counter(Protocol):
         ...
 
 
-def _note(item: Attachment, kept_lines: int, total_lines: int) -> str:
+def _note(item: Attachment, kept_lines: int, lines: Sequence[str]) -> str:
+    total_lines = len(lines)
+    if item.cut_note is not None:
+        what = item.cut_note(lines[:kept_lines], lines)
+        return f"\n[{item.type} cut to fit the token budget: {what}.]"
     what = (
         f"showing {kept_lines} of {total_lines} lines"
         if kept_lines
@@ -41,8 +45,8 @@ def _note(item: Attachment, kept_lines: int, total_lines: int) -> str:
     )
     hint = item.rest_hint
     if item.file_path is not None:
-        rest = {"file_path": item.file_path, "offset": item.first_line + kept_lines}
-        hint = f"Read the rest with readkeeper/read {json.dumps(rest)}."
+        rest = read_call(file_path=item.file_path, offset=item.first_line + kept_lines)
+        hint = f"Read the rest with {rest}."
     return f"\n[{item.type} cut to fit the token budget: {what}. {hint}]".replace(" ]", "]")
 
 
@@ -58,7 +62,7 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         closing = len(lines) - 1 - lines[::-1].index(fence)
         frame = (lines[:2], [fence])
         lines = lines[2:closing]  # the file's lines; a note after them gives way to ours
-    widest_note = _note(item, len(lines), len(lines))
+    widest_note = _note(item, len(lines), lines)
     room = limit - counter.count(widest_note)
     if room < 0:
         return False
@@ -71,7 +75,7 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         used += tokens
         kept += 1
     while True:
-        text = "\n".join([*frame[0], *lines[:kept], *frame[1]]) + _note(item, kept, len(lines))
+        text = "\n".join([*frame[0], *lines[:kept], *frame[1]]) + _note(item, kept, lines)
         tokens = counter.count(text)
         if tokens <= limit or kept == 0:
             break

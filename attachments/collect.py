@@ -13,7 +13,6 @@ its error; it never fails the request. Everything collected then goes to the bud
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import platform
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.quoting import name
 from readkeeper.read.tokens import estimate_tokens
 
-from . import diagnostics, gitstatus, memory
+from . import cut_notes, diagnostics, gitstatus, memory
 from .budget import fit
 from .model import (
     CHANGES,
@@ -167,22 +166,28 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
         "source": file["file_path"],
         "max_tokens": core.settings.mention_max_tokens,
     }
+    path = file["file_path"]
     if result["type"] == "file_unchanged":
-        text = f"{name(file['file_path'])} is unchanged since you last read it in this session."
-        return Attachment(content=text, **common)
+        # What the stub says the agent holds (the lines, how it got them).
+        return Attachment(content=render.read(result), **common)
     if result["type"] == "text":
         content = file["content"]
         if file.get("note"):
             content += f"\n[{file['note']}]"
         return Attachment(
             content=content,
-            file_path=file["file_path"],
+            file_path=path,
             first_line=file["start_line"],
+            cut_note=cut_notes.file_lines(path, file["start_line"], file.get("total_lines")),
             **common,
         )
     if result["type"] in ("outline", "file_changed"):
-        # A big source file's outline, or the diff to what the agent holds: as text.
-        return Attachment(content=render.read(result), **common)
+        # A big source file's outline, or the diff to what the agent holds: as text,
+        # a cut counted in the file's lines.
+        cut = cut_notes.outline if result["type"] == "outline" else cut_notes.diff
+        return Attachment(
+            content=render.read(result), cut_note=cut(path, file["total_lines"]), **common
+        )
     # Images, PDFs, notebooks: their reader already fitted them to its own budget.
     return Attachment(content=result, tokens=int(file.get("tokens", 0)), **common)
 
@@ -252,8 +257,7 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                 max_tokens=core.settings.changes_max_tokens,
                 truncated=change.truncated,
                 rest_hint=(
-                    f"Read the file again (readkeeper/read "
-                    f'{{"file_path": {quoting.json_text(change.file_path)}}}) '
+                    f"Read the file again with {cut_notes.read_call(file_path=change.file_path)} "
                     "to see all of it."
                 ),
             )
@@ -264,7 +268,7 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                 type="changes",
                 content=(
                     f"[{taken.remaining} more changed files are not shown here; "
-                    "readkeeper/changes lists them.]"
+                    f"{cut_notes.attachments_call(types=['changes'])} lists them.]"
                 ),
                 priority=CHANGES,
                 source="watcher",
@@ -305,7 +309,7 @@ def _diagnostics(
             rest = {"types": ["diagnostics"], "diagnostics_offset": before + total - shown.omitted}
             lines.append(
                 f"[… {shown.omitted} more diagnostics in {files} not shown. For them, call "
-                f"readkeeper/attachments with {json.dumps(rest)}.]"
+                f"{cut_notes.attachments_call(**rest)}.]"
             )
         before += total
         items.append(
@@ -323,8 +327,8 @@ def _diagnostics(
 
 
 _ONE_FILE = (
-    "For one file's diagnostics, call readkeeper/attachments with "
-    '{"types": ["diagnostics"], "mentions": ["<file>"]}.'
+    "For one file's diagnostics, call "
+    f"{cut_notes.attachments_call(types=['diagnostics'], mentions=['<file>'])}."
 )
 
 

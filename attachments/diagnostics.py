@@ -25,6 +25,8 @@ from readkeeper import quoting
 from readkeeper.files.paths import uri_path
 from readkeeper.state.readstate import MAX_RECORDS_PER_SESSION
 
+from .cut_notes import attachments_call
+
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 # What makes two reports "the same problem": not its position, since an edit above it
@@ -347,7 +349,7 @@ def after_edit(
     omitted = max(0, len(fresh) - max_lines) + max(0, len(known) - max_lines)
     if omitted:
         result["note"] = (
-            f"{omitted} more diagnostics not shown; readkeeper/attachments "
-            f'{{"types": ["diagnostics"], "mentions": ["{path}"]}} lists them all.'
+            f"{omitted} more diagnostics not shown; "
+            f"{attachments_call(types=['diagnostics'], mentions=[path])} lists them all."
         )
     return result

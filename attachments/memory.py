@@ -11,10 +11,11 @@ import os
 import stat
 from collections.abc import Iterable
 
-from readkeeper import quoting
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.read.readers.text import decode_text, split_lines
+
+from .cut_notes import read_call
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
@@ -80,6 +81,6 @@ def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, str | No
     note = (
         f"[memory file cut at {len(lines)} lines ({max_lines} lines / {max_bytes} bytes "
         f"per memory file; the file has {size} bytes). "
-        f"Read the rest with readkeeper/read {quoting.json_text(rest)}]"
+        f"Read the rest with {read_call(**rest)}]"
     )
     return "\n".join(lines), note

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cut_notes import CutNote
+
 # Priorities: higher is kept first. The user's own input is never dropped (it may be cut
 # to fit, with a note), so it sits above everything else.
 USER = 100
@@ -38,6 +40,9 @@ class Attachment:
     # maybe a note: a cut keeps the label and closes the fence (a memory file).
     fenced: bool = False
     protected: bool = False  # the user's own input: cut if it must be, never dropped
+    # What a cut's note says (cut_notes.py): what was kept in the file's own terms and
+    # the call for the rest. None: "showing K of N lines" and `rest_hint`.
+    cut_note: CutNote | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The attachment as `readkeeper/attachments` sends it."""

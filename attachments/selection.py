@@ -3,13 +3,13 @@ read numbers them, under a header naming the file (quoted when odd)."""
 
 from __future__ import annotations
 
-from readkeeper import quoting
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.protocol import AttachmentsParams
 from readkeeper.quoting import name
 from readkeeper.read import numbering
 from readkeeper.read.readers.text import decode_text
 
+from . import cut_notes
 from .model import SELECTION, Attachment
 from .services import AttachmentServices
 
@@ -49,5 +49,5 @@ def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment
         priority=SELECTION,
         source=path,
         max_tokens=core.settings.selection_max_tokens,
-        rest_hint=f'Read the file with readkeeper/read {{"file_path": {quoting.json_text(path)}}}.',
+        rest_hint=f"Read the file with {cut_notes.read_call(file_path=path)}.",
     )

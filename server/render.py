@@ -27,12 +27,7 @@ def read(result: dict[str, Any]) -> str:
     if kind == "text":
         return text_file(file)
     if kind == "file_unchanged":
-        held = f" {file['note']}" if file.get("note") else ""
-        return (
-            f"file_unchanged: {path} has not changed since your last read of this range, "
-            "so the content you hold is current. Read again with force=true only if that "
-            f"content is no longer in your context.{held}"
-        )
+        return unchanged(file)
     if kind == "file_changed":
         return _with_note(
             f"file_changed: {path}, {file.get('tokens')} tokens\n{_text(file['diff'])}", file
@@ -92,6 +87,16 @@ def text_file(file: dict[str, Any]) -> str:
     return _with_note(f"{head}\n{_text(file.get('content', ''))}", file)
 
 
+def unchanged(file: dict[str, Any]) -> str:
+    """A stub: what the agent holds of the file, in the words the core put in its note
+    (read/unchanged.py), which name the lines, how they were got and what changed
+    around them."""
+    held = file.get("note") or (
+        "Unchanged since your read; the content you hold is current (force=true resends)."
+    )
+    return f"file_unchanged: {file.get('file_path', '')}: {held}"
+
+
 def notebook(file: dict[str, Any]) -> str:
     """A notebook: each cell headed by its id and type, its source and each output in a
     fence of their own (quoting.fence: no cell's text can close it or open another)."""
@@ -134,12 +139,23 @@ def change(method: str, result: dict[str, Any]) -> str:
         )
     if result.get("merged"):
         line += "; the file had changed elsewhere since your read, and your edit was merged"
-    parts = [line]
+    parts = [line + next_read(result)]
     if result.get("snippet"):
         parts.append(_text(result["snippet"]))
     if result.get("diagnostics") is not None:
         parts.append("diagnostics: " + quoting.json_text(result["diagnostics"]))
     return _with_note("\n".join(parts), result)
+
+
+def next_read(result: dict[str, Any]) -> str:
+    """What the next read of the file returns after this edit or write (its
+    `read_state.next_read`), as the sentence that ends the change's first line."""
+    state = result.get("read_state") or {}
+    if state.get("next_read") == "stub":
+        return "; you hold all of it now: your next read of it is a stub"
+    if state.get("next_read") == "full":
+        return "; your next read of it sends its lines"
+    return ""
 
 
 def attachments(result: dict[str, Any]) -> str:

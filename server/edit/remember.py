@@ -75,6 +75,8 @@ def remember_change(
             source="buffer" if in_buffer else "disk",
             origin=origin,
             whole=whole,
+            shown_lines=count_lines(text),
+            total_lines=count_lines(text),
         ),
     )
     core.snapshots.put(path, content_digest, text)

@@ -84,10 +84,25 @@ class TextResult(Contract):
 
 @attrs.frozen(repr=False, eq=False)
 class UnchangedFile(Contract):
-    """The stub a re-read of an unchanged range gets instead of the content."""
+    """The stub a re-read of an unchanged range gets instead of the content: what the
+    agent holds (the range, the file's lines, how and when it got them), and what
+    changed around it."""
 
     file_path: str
-    note: str | None = None  # for a re-read of a view cut at a cap: the lines it holds
+    note: str | None = None  # what the agent holds, in words (read/unchanged.py)
+    start_line: int | None = None  # the held lines as numbered now (None: not lines)
+    num_lines: int | None = None
+    total_lines: int | None = None  # the file's lines now
+    # How the agent got it: "read", "outline", "symbol", or its own "write" or "edit".
+    obtained_by: Literal["read", "outline", "symbol", "write", "edit"] = "read"
+    obtained_at: str | None = None  # when the session wrote or edited it, ISO 8601 UTC
+    # The file changed outside the held lines: "before", "after", "before and after",
+    # or "outside" (somewhere else, not known where).
+    changed_outside: str | None = None
+    previous_start_line: int | None = None  # where the held lines were, when they moved
+    symbol: str | None = None  # for a symbol read: the symbol
+    next_offset: int | None = None  # where the lines after the held ones start
+    buffer_version: int | None = None  # the editor buffer's, when that is what it holds
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -37,7 +37,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import readers
+from . import held_range, readers
 from .estimates import document_estimate, text_estimate
 from .readers import outline_read
 from .readers import text as text_reader
@@ -163,6 +163,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     or a diff."""
     settings, counter = services.settings, services.tokens
     params, path = request.params, request.opened.path
+    symbol = params.symbol
     text, encoding = text_reader.decode_text(data, path)
     content = Content(digest(data))
     buffer = _editor_copy(services.buffers, path, text)
@@ -188,10 +189,15 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     previous = seen_before(services, request, content)
     if previous is not None:
         return stub(services, request, previous, content.version)
+    moved = held_range.answer(services, request, symbol, text, content)
+    if moved is not None:
+        return moved
 
     window = request.window
     view = text_reader.view(text, path, encoding, window, content.digest, settings, counter)
     file = _unsaved(view.file, content)
+    whole = not file.partial and window.offset == 1 and file.num_lines == file.total_lines
+    first = file.start_line - 1
     shown = Shown(
         file.tokens,
         partial=file.partial,
@@ -199,12 +205,14 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         held=held_lines(file.start_line, file.num_lines, file.total_lines)
         if file.partial
         else None,
-        # All of the file: from line 1 to its last (a range from line 1 may stop short
-        # of it and still not be partial: it got every line it asked for).
-        whole=not file.partial
-        and window.offset == 1
-        and file.num_lines == file.total_lines
-        and not file.truncated_lines,
+        whole=whole and not file.truncated_lines,
+        num_lines=file.num_lines,
+        total_lines=file.total_lines,
+        # Only a view of part of the file is looked for again in a changed file.
+        lines_digest=None
+        if whole
+        else held_range.lines_digest(text_reader.split_lines(text)[first : first + file.num_lines]),
+        symbol=symbol,
     )
     record(services, request, content, shown)
     return TextResult(file)
@@ -234,6 +242,7 @@ def _outline(
         view=outline_read.VIEW,
         left_out=max(0, file.file_tokens - file.tokens),
         held=outline_read.held(file),
+        total_lines=file.total_lines,
     )
     record(services, request, content, shown)
     return OutlineResult(file)
@@ -257,7 +266,13 @@ def _range(services: ReadServices, request: Request) -> ReadResult:
     previous = seen_before(services, request, content)
     if previous is not None:
         return stub(services, request, previous)
-    record(services, request, content, Shown(view.file.tokens, partial=False))
+    shown = Shown(
+        view.file.tokens,
+        partial=False,
+        num_lines=view.file.num_lines,
+        total_lines=view.file.total_lines,
+    )
+    record(services, request, content, shown)
     return TextResult(view.file)
 
 

@@ -15,11 +15,12 @@ import time
 from dataclasses import dataclass
 
 from ..files.fileio import OpenedFile
-from ..protocol import ChangedResult, ReadParams, UnchangedFile, UnchangedResult
+from ..protocol import ChangedResult, ReadParams, UnchangedResult
 from ..state.readstate import ReadRecord, Scope, Source
 from . import delta
 from .readers.text import Window
 from .services import ReadServices
+from .unchanged import unchanged_file
 
 # What a `file_unchanged` stub costs the agent, roughly: {"type":"file_unchanged",...}.
 STUB_TOKENS = 12
@@ -56,6 +57,12 @@ class Shown:
     left_out: int = 0  # estimate of what the caps and budgets kept from the agent
     held: str | None = None  # what a stub of a cut view says the agent holds
     whole: bool = False  # a complete read from line 1, no line cut: all of the content
+    # Numbered lines shown (None for other views), the file's lines, and the digest of
+    # the lines shown when the view is not the whole file (held_range.py).
+    num_lines: int | None = None
+    total_lines: int | None = None
+    lines_digest: str | None = None
+    symbol: str | None = None  # the symbol a symbol read asked for
 
 
 def seen_before(
@@ -112,7 +119,7 @@ def stub(
     services.diagnostics.mark_seen(session, previous.path)
     saved = max(0, answered.tokens - STUB_TOKENS)
     services.stats.add(session, reads=1, dedup_hits=1, tokens_saved_by_stubs=saved)
-    return UnchangedResult(UnchangedFile(previous.path, answered.held))
+    return UnchangedResult(unchanged_file(previous.path, answered, version=version))
 
 
 def proven_unchanged(
@@ -161,7 +168,9 @@ def held_whole(
     changed = delta.changed_view(before, text, path, services.settings, services.tokens)
     if changed is None:
         return None
-    record(services, request, content, Shown(changed.tokens, partial=False, whole=True))
+    lines = changed.total_lines
+    shown = Shown(changed.tokens, partial=False, whole=True, num_lines=lines, total_lines=lines)
+    record(services, request, content, shown)
     return ChangedResult(changed)
 
 
@@ -196,6 +205,10 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             caps=hash(services.settings),
             held=shown.held,
             whole=shown.whole,
+            shown_lines=shown.num_lines,
+            total_lines=shown.total_lines,
+            lines_digest=shown.lines_digest,
+            symbol=shown.symbol,
             stamp=opened.stamp if content.source == "disk" else None,
         ),
     )

@@ -75,6 +75,22 @@ class ReadRecord:
     # reading the file again. None for a buffer's content, an edit's, or a file read
     # too soon after it changed.
     stamp: Stamp | None = None
+    # The lines this view showed, and the file's lines then (None for a view that is not
+    # numbered lines: a document, an outline's record keeps its head): what a stub of it
+    # names.
+    shown_lines: int | None = None
+    total_lines: int | None = None
+    # The digest of the lines shown, as the file has them: a re-read of the same lines
+    # stubs although the file changed outside them, or only moved them (read/held_range.py).
+    lines_digest: str | None = None
+    # The symbol a symbol read asked for: its lines are found again where they moved to.
+    symbol: str | None = None
+    # When the session got this content (a stub's renewal keeps it).
+    obtained_ns: int = field(default_factory=time.time_ns)
+    # On what an edit or write left: the session's read views of numbered lines of the
+    # content before it (at most MAX_VIEWS_PER_FILE, none with views of their own). A
+    # re-read of such lines that the change did not touch is a stub (read/held_range.py).
+    superseded: tuple[ReadRecord, ...] = ()
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""
@@ -130,7 +146,9 @@ class ReadRecord:
         """This record as it replaces `previous` in the read-state: carrying the views of
         the same content the session still holds (a new view of other content, or what
         an edit or write left, starts afresh)."""
-        if previous is None or self.origin != "read" or not self._same_content(previous):
+        if previous is not None and self.origin != "read":
+            return self._but(earlier=(), superseded=_lines_held(previous))
+        if previous is None or not self._same_content(previous):
             return self if not self.earlier else self._but(earlier=())
         # What an edit or write left stays too: it never stubs, but it may hold the
         # whole file (so a delta re-read still applies).
@@ -139,6 +157,18 @@ class ReadRecord:
         kept.sort(key=lambda view: not view.whole)
         earlier = tuple(v._but(earlier=()) if v.earlier else v for v in kept)
         return self._but(earlier=earlier[: MAX_VIEWS_PER_FILE - 1])
+
+
+def _lines_held(previous: ReadRecord) -> tuple[ReadRecord, ...]:
+    """The views of numbered lines `previous` holds (its own, and those it superseded),
+    each without views of its own: what an edit or write keeps of them."""
+    found = [
+        view._but(earlier=(), superseded=())
+        for kept in previous.views()
+        for view in (kept, *kept.superseded)
+        if view.origin == "read" and view.lines_digest is not None
+    ]
+    return tuple(found[:MAX_VIEWS_PER_FILE])
 
 
 @dataclass

@@ -166,7 +166,7 @@ def test_a_cut_keeps_as_many_lines_as_fit_and_says_how_many(ragged: bool) -> Non
         # line costs its tokens and its line break.
         more = _memory(40, ragged=ragged)
         lines = more.content.split("\n")
-        widest = COUNTER.count(budget._note(more, len(lines), len(lines)))
+        widest = COUNTER.count(budget._note(more, len(lines), lines))
         assert sum(COUNTER.count_lines(lines[:kept])) + widest <= limit, (limit, kept)
         assert sum(COUNTER.count_lines(lines[: kept + 1])) + widest > limit, (limit, kept)
         assert item.content.startswith("\n".join(lines[:kept]))
@@ -176,7 +176,7 @@ def test_a_cut_keeps_as_many_lines_as_fit_and_says_how_many(ragged: bool) -> Non
 def test_when_only_the_note_fits_the_cut_is_the_note_alone() -> None:
     item = _memory(40)
     lines = item.content.split("\n")
-    widest = COUNTER.count(budget._note(item, len(lines), len(lines)))
+    widest = COUNTER.count(budget._note(item, len(lines), lines))
     assert truncate(item, widest, COUNTER)
     assert item.content.startswith("[memory cut to fit the token budget: none of its 40 lines")
     assert '"offset": 1}' in item.content

@@ -37,7 +37,7 @@ def test_a_mentioned_file_is_cut_at_its_own_cap_with_the_read_that_continues(
     [item] = of_type(result, "file")
     assert item["truncated"] is True
     assert 7_000 < item["tokens"] <= 8_192
-    assert 'Read the rest with readkeeper/read {"file_path": ' in item["content"]
+    assert 'Read the rest with the read tool with {"file_path": ' in item["content"]
     assert '"offset": ' in item["content"]
     # The agent holds only part of it: its next read of the file is the file, not a stub.
     again = unstructure(core.read(ReadParams(file_path="big.log")))

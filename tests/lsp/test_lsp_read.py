@@ -50,7 +50,12 @@ async def test_reread_of_unchanged_file_is_a_small_stub(lsp: Session, workspace:
     first = await lsp.read("a.txt")
     assert first["type"] == "text"
     again = await lsp.read("a.txt")
-    assert again == {"type": "file_unchanged", "file": {"file_path": str(workspace / "a.txt")}}
+    assert again["type"] == "file_unchanged"
+    held = again["file"]
+    assert held["file_path"] == str(workspace / "a.txt")
+    assert (held["start_line"], held["num_lines"], held["total_lines"]) == (1, 50, 50)
+    assert held["obtained_by"] == "read"
+    assert "All 50 lines" in held["note"]
     forced = await lsp.read("a.txt", force=True)
     assert forced["type"] == "text"
     stats = await lsp.client.request("readkeeper/stats", {"session": ""})

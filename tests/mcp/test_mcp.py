@@ -96,11 +96,14 @@ async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, worksp
         again = await client.call_tool(
             "read", {"file_path": str(workspace / "a.py"), "session": "chat-1"}
         )
-        assert again.structured_content == {
-            "type": "file_unchanged",
-            "file": {"file_path": str(workspace / "a.py")},
-        }
+        assert again.structured_content is not None
+        assert again.structured_content["type"] == "file_unchanged"
+        held = again.structured_content["file"]
+        assert held["file_path"] == str(workspace / "a.py")
+        assert (held["start_line"], held["num_lines"], held["total_lines"]) == (1, 2, 2)
+        assert held["obtained_by"] == "read"
         assert "file_unchanged" in text_of(again)
+        assert "All 2 lines unchanged since your read" in text_of(again)
         assert "alpha = 1" not in text_of(again)
 
         forced = await call(client, "read", file_path="a.py", force=True, session="chat-1")
@@ -108,6 +111,13 @@ async def test_read_then_a_reread_is_the_unchanged_stub(connect: Connect, worksp
         stats = await call(client, "stats", session="chat-1")
         assert stats["mode"] == "standalone"
         assert stats["total"]["dedup_hits"] == 1
+        # After the session's own write, the stub says the content is what it wrote.
+        await client.call_tool(
+            "write", {"file_path": "a.py", "content": "gamma = 3\n", "session": "chat-1"}
+        )
+        written = await client.call_tool("read", {"file_path": "a.py", "session": "chat-1"})
+        assert "exactly what you wrote at" in text_of(written)
+        assert "since your read" not in text_of(written)
 
 
 async def test_an_outline_and_a_diff_travel_once_in_the_text_block(

@@ -440,7 +440,7 @@ def test_directory(core: Readkeeper, workspace: Path) -> None:
     (workspace / "src").mkdir()
     error = refused(core, "src")
     assert error.kind == "is_directory"
-    assert "ls " in error.message
+    assert "readkeeper/list" in error.message
 
 
 def test_the_root_itself_is_a_directory_to_read_edit_and_write(

@@ -23,6 +23,7 @@ def record(path: str, **fields: Any) -> ReadRecord:
         "partial": False,
         "tokens": 3,
         "recorded_ns": 0,
+        "obtained_ns": 0,
     }
     values.update(fields)
     return ReadRecord(path=path, **values)

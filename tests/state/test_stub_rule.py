@@ -48,7 +48,7 @@ def test_a_view_cut_at_the_line_default_stubs_and_says_what_is_held(workspace: P
     again = read(core, "n.txt")
     assert again["type"] == "file_unchanged"
     note = again["file"]["note"]
-    assert "Lines 1-5 of 12, unchanged" in note
+    assert "Lines 1-5 of 12 unchanged" in note
     assert "offset=6" in note
     assert "force=true" in note
     # force sends the same lines again; the continuation is a new view
@@ -76,7 +76,10 @@ def test_a_complete_view_stubs_for_the_same_lines_asked_explicitly(
     (workspace / "a.txt").write_text(lines(3))
     assert read(core, "a.txt")["type"] == "text"
     stub = read(core, "a.txt", offset=1, limit=2000)
-    assert stub == {"type": "file_unchanged", "file": {"file_path": str(workspace / "a.txt")}}
+    assert stub["type"] == "file_unchanged"
+    assert stub["file"]["file_path"] == str(workspace / "a.txt")
+    held = stub["file"]
+    assert (held["start_line"], held["num_lines"], held["total_lines"]) == (1, 3, 3)
 
 
 def test_a_cut_whole_read_is_not_the_same_view_as_a_ranged_read(workspace: Path) -> None:
@@ -158,7 +161,7 @@ async def test_a_long_file_read_twice_through_the_server_is_a_stub(
     assert first["file"]["partial"] is True
     again = await lsp.read(workspace / "long.py")
     assert again["type"] == "file_unchanged"
-    assert "Lines 1-2000 of 3,519, unchanged" in again["file"]["note"]
+    assert "Lines 1-2000 of 3,519 unchanged" in again["file"]["note"]
 
 
 def test_a_view_read_earlier_stubs_after_another_view_of_the_same_content(
@@ -173,9 +176,11 @@ def test_a_view_read_earlier_stubs_after_another_view_of_the_same_content(
     assert again["type"] == "file_unchanged"
     assert "Lines 1-5 of 12" in again["file"]["note"]
     assert read(core, "n.txt", offset=8, limit=2)["type"] == "file_unchanged"
-    # Changed content drops every view held of the old one.
+    # A change to line 3: lines 8-9 are as the agent holds them (a stub that says the
+    # file changed before them), lines 1-5 are not.
     (workspace / "n.txt").write_text(lines(12).replace("line 3 ", "line three "))
-    assert read(core, "n.txt", offset=8, limit=2)["type"] == "text"
+    moved = read(core, "n.txt", offset=8, limit=2)
+    assert (moved["type"], moved["file"]["changed_outside"]) == ("file_unchanged", "before")
     assert read(core, "n.txt")["type"] == "text"
 
 
@@ -190,7 +195,7 @@ def test_a_file_held_whole_stays_held_after_a_ranged_read(
     again = read(core, "w.txt")
     assert again["type"] == "file_unchanged"
     # The stub stands for the whole file, not for the range read last.
-    assert "note" not in again["file"]
+    assert (again["file"]["start_line"], again["file"]["num_lines"]) == (1, 300)
     saved = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"] - before
     assert saved == whole["file"]["tokens"] - STUB_TOKENS
     # Someone changes line 20: the agent, still holding the whole file, gets the diff.
@@ -211,7 +216,7 @@ def test_after_a_diff_of_a_file_held_whole_the_same_lines_read_as_a_range_stub(
     assert read(core, "w.txt")["type"] == "file_changed"
     again = read(core, "w.txt", offset=1)
     assert again["type"] == "file_unchanged"
-    assert "note" not in again["file"]
+    assert (again["file"]["num_lines"], again["file"]["total_lines"]) == (300, 300)
     # It still holds the file whole: the next change comes as a diff too.
     (workspace / "w.txt").write_text(lines(300).replace("line 40 ", "line forty "))
     assert read(core, "w.txt")["type"] == "file_changed"
@@ -238,7 +243,7 @@ def test_an_outline_does_not_hold_the_file_whole(workspace: Path) -> None:
     assert read(core, "m.py")["type"] == "outline"
 
 
-def test_an_edit_drops_the_views_held_of_the_content_before_it(
+def test_after_an_edit_only_the_views_it_touched_are_sent_again(
     core: Readkeeper, workspace: Path
 ) -> None:
     (workspace / "e.txt").write_text(lines(30))
@@ -247,7 +252,13 @@ def test_an_edit_drops_the_views_held_of_the_content_before_it(
     core.edit(
         EditParams(file_path=str(workspace / "e.txt"), old_string="line 2 ", new_string="row 2 ")
     )
-    assert read(core, "e.txt", offset=20, limit=5)["type"] == "text"
+    # Lines 20-24 are as the agent read them: a stub that says the file changed before.
+    kept = read(core, "e.txt", offset=20, limit=5)
+    assert (kept["type"], kept["file"]["changed_outside"]) == ("file_unchanged", "before")
+    # Lines 1-5 hold the edit: the agent has not read them as they are now.
+    again = read(core, "e.txt", offset=1, limit=5)
+    assert again["type"] == "text"
+    assert "row 2" in again["file"]["content"]
 
 
 def test_an_edit_after_a_ranged_read_of_a_file_held_whole_leaves_it_held_whole(

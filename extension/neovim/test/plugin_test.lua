@@ -103,9 +103,26 @@ local function render_checks()
   lines_check("read: file_unchanged with its note", render.read_lines({
     type = "file_unchanged", file = { file_path = "/ws/a.py", note = "held since turn 2" },
   }), {
-    "file_unchanged: /ws/a.py has not changed since this session last read this range, so "
-      .. "what that read showed is current; :ReadkeeperRead! reads it again.",
+    "file_unchanged: /ws/a.py, what you got, from your read; :ReadkeeperRead! reads it again.",
     "note: held since turn 2",
+  })
+  lines_check("read: file_unchanged names the lines held and what changed around them", render.read_lines({
+    type = "file_unchanged", file = {
+      file_path = "/ws/a.py", start_line = 103, num_lines = 50, total_lines = 403,
+      obtained_by = "read", changed_outside = "before", previous_start_line = 100,
+    },
+  }), {
+    "file_unchanged: /ws/a.py, lines 103-152 of 403, from your read (were lines 100-149); "
+      .. "the file changed before them; :ReadkeeperRead! reads it again.",
+  })
+  lines_check("read: file_unchanged after the session's write says so", render.read_lines({
+    type = "file_unchanged", file = {
+      file_path = "/ws/a.py", start_line = 1, num_lines = 12, total_lines = 12,
+      obtained_by = "write", obtained_at = "2026-12-04T21:40:03Z",
+    },
+  }), {
+    "file_unchanged: /ws/a.py, lines 1-12 of 12, exactly as your write left them at "
+      .. "2026-12-04T21:40:03Z; :ReadkeeperRead! reads it again.",
   })
   lines_check("read: file_changed is its diff", render.read_lines({
     type = "file_changed", file = { file_path = "/ws/a.py", tokens = 12, diff = "-x\n+y", total_lines = 2 },

@@ -73,11 +73,37 @@ export interface TextResult {
   type: "text";
 }
 
-/** The stub a re-read of an unchanged range gets instead of the content. */
+/**
+ * The stub a re-read of an unchanged range gets instead of the content: what the agent
+ * holds (the range, the file's lines, how and when it got them), and what changed around
+ * it.
+ */
 export interface UnchangedFile {
   file_path: string;
-  /** for a re-read of a view cut at a cap: the lines it holds */
+  /** what the agent holds, in words (read/unchanged.py) */
   note?: string;
+  /** the held lines as numbered now (None: not lines) */
+  start_line?: number;
+  num_lines?: number;
+  /** the file's lines now */
+  total_lines: number | null;
+  /** How the agent got it: "read", "outline", "symbol", or its own "write" or "edit". */
+  obtained_by: "read" | "outline" | "symbol" | "write" | "edit";
+  /** when the session wrote or edited it, ISO 8601 UTC */
+  obtained_at?: string;
+  /**
+   * The file changed outside the held lines: "before", "after", "before and after", or
+   * "outside" (somewhere else, not known where).
+   */
+  changed_outside?: string;
+  /** where the held lines were, when they moved */
+  previous_start_line?: number;
+  /** for a symbol read: the symbol */
+  symbol?: string;
+  /** where the lines after the held ones start */
+  next_offset?: number;
+  /** the editor buffer's, when that is what it holds */
+  buffer_version?: number;
 }
 
 /** `readkeeper/read` of a range the session holds and that has not changed. */

@@ -141,11 +141,46 @@ function read.text(file)
   return with_note(lines, file)
 end
 
+-- What a stub stands for, from its fields: the lines (as numbered now), how the session
+-- got them (a read, or its own write or edit, and when), and what changed around them.
+-- The server's note, shown after it, says the same in the agent's words.
+local HOW = {
+  read = "from your read",
+  outline = "from your outline read",
+  symbol = "from your symbol read",
+  write = "exactly as your write left them",
+  edit = "as your edit left them",
+}
+
+local function held(file)
+  local what = "what you got"
+  if given(file.start_line) and given(file.num_lines) then
+    what = string.format("lines %s-%s", file.start_line, file.start_line + file.num_lines - 1)
+    if given(file.total_lines) then
+      what = what .. " of " .. file.total_lines
+    end
+  end
+  if given(file.symbol) then
+    what = named(file.symbol) .. " (" .. what .. ")"
+  end
+  local how = HOW[file.obtained_by] or HOW.read
+  if given(file.obtained_at) then
+    how = how .. " at " .. file.obtained_at
+  end
+  local line = string.format("file_unchanged: %s, %s, %s", named(file.file_path), what, how)
+  if given(file.previous_start_line) and given(file.num_lines) then
+    local first = file.previous_start_line
+    line = line .. string.format(" (were lines %s-%s)", first, first + file.num_lines - 1)
+  end
+  if given(file.changed_outside) then
+    local where = file.changed_outside == "outside" and "elsewhere" or (file.changed_outside .. " them")
+    line = line .. "; the file changed " .. where
+  end
+  return line .. "; :ReadkeeperRead! reads it again."
+end
+
 function read.file_unchanged(file)
-  return with_note({
-    "file_unchanged: " .. named(file.file_path) .. " has not changed since this session last read "
-      .. "this range, so what that read showed is current; :ReadkeeperRead! reads it again.",
-  }, file)
+  return with_note({ held(file) }, file)
 end
 
 function read.file_changed(file)

@@ -13,6 +13,7 @@ import {
   type Stats,
   type WriteOutcome,
 } from "./contract";
+import { heldWords, nextReadWords } from "./held";
 import { fence, jsonText, lines as fileText, name } from "./quoting";
 
 /** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
@@ -22,9 +23,7 @@ const text = (value: string): Part => ({ kind: "text", text: value });
 
 // --- read, edit, write and attachments results, for the model --------------------------
 
-export const UNCHANGED_NOTE =
-  "File unchanged since you last read it in this conversation; that earlier read is still " +
-  "current. If it is no longer in your context, read again with force: true.";
+export { UNCHANGED_NOTE } from "./held";
 
 function notes(...lines: (string | undefined | false)[]): string {
   const kept = lines.filter((l): l is string => typeof l === "string" && l.length > 0);
@@ -95,7 +94,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       ];
     }
     case "file_unchanged":
-      return [text(`${UNCHANGED_NOTE}\n(${name(result.file.file_path)})` + notes(result.file.note))];
+      return [text(heldWords(result.file))];
     case "file_changed": {
       const f = result.file;
       return [
@@ -202,7 +201,7 @@ export function renderEditResult(result: EditOutcome): Part[] {
       `Edited ${name(result.file_path)}: ${n} replacement${n === 1 ? "" : "s"}.` +
         (result.snippet ? `\n${fileText(result.snippet)}` : "") +
         editExtras(result) +
-        notes(result.note),
+        notes(result.note, nextReadWords(result.read_state)),
     ),
   ];
 }
@@ -210,7 +209,7 @@ export function renderEditResult(result: EditOutcome): Part[] {
 export function renderWriteResult(result: WriteOutcome): Part[] {
   const verb = result.created ? "Created" : result.changed === false ? "Unchanged (same content):" : "Wrote";
   const size = typeof result.total_lines === "number" ? ` (${result.total_lines} lines)` : "";
-  return [text(`${verb} ${name(result.file_path)}${size}.` + editExtras(result) + notes(result.note))];
+  return [text(`${verb} ${name(result.file_path)}${size}.` + editExtras(result) + notes(result.note, nextReadWords(result.read_state)))];
 }
 
 /** One attachment per file: a file the user attached that is also a memory file

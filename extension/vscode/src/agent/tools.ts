@@ -43,6 +43,8 @@ export interface AttachmentsInput {
   budget_tokens?: number | string;
   types?: string[];
   mentions?: string[];
+  // A cut diagnostics list names this, to continue where it stopped.
+  diagnostics_offset?: number | string;
 }
 
 function requirePath(input: { file_path?: unknown }): string {
@@ -96,6 +98,7 @@ export function attachmentsParams(
     budget_tokens: input?.budget_tokens as number | undefined,
     types: input?.types?.length ? input.types : undefined,
     mentions: input?.mentions?.length ? input.mentions : undefined,
+    diagnostics_offset: input?.diagnostics_offset as number | undefined,
     active_editor: activeEditor,
   });
 }

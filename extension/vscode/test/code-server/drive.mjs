@@ -248,7 +248,7 @@ async function main() {
         `; ${/environment was set up in \d+ s/.exec(readText("readkeeper-output.log"))?.[0] ?? "no setup time in the log"})`,
     );
     check("read: text with cat -n line numbers", texts?.[0]?.startsWith("     1\tdef restock(sku):"), JSON.stringify(texts?.[0]));
-    check("read again: the file_unchanged stub", texts?.[1]?.startsWith("File unchanged since you last read it"), JSON.stringify(texts?.[1]));
+    check("read again: the file_unchanged stub", texts?.[1]?.startsWith("File unchanged: "), JSON.stringify(texts?.[1]));
     check("edit: applied", /^Edited .*app\.py: 1 replacement/.test(texts?.[2] ?? ""), JSON.stringify(texts?.[2]));
     const disk = fs.readFileSync(path.join(WORKSPACE, "app.py"), "utf8");
     check("the file on disk has the edit", disk === "def restock(sku):\n    return sku.upper()\n", JSON.stringify(disk));

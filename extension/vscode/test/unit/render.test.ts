@@ -65,10 +65,35 @@ describe("results -> tool result parts", () => {
   });
 
   it("file_unchanged: a stub that tells the model how to get the content back", () => {
-    const text = textOf(renderReadResult({ type: "file_unchanged", file: { file_path: "/ws/a.py" } }));
+    const text = textOf(renderReadResult({ type: "file_unchanged", file: { file_path: "/ws/a.py", total_lines: null, obtained_by: "read" } }));
     assert.ok(text.startsWith(UNCHANGED_NOTE));
     assert.match(text, /force: true/);
     assert.ok(text.length < 300);
+  });
+
+  it("file_unchanged: the server's words, or the stub's fields in words", () => {
+    const noted = textOf(
+      renderReadResult({
+        type: "file_unchanged",
+        file: { file_path: "/ws/a.py", note: "Lines 1-2000 of 3,420 unchanged since your read.", total_lines: 3420, obtained_by: "read" },
+      }),
+    );
+    assert.equal(noted, "File unchanged: /ws/a.py: Lines 1-2000 of 3,420 unchanged since your read.");
+    const written = textOf(
+      renderReadResult({
+        type: "file_unchanged",
+        file: { file_path: "/ws/a.py", start_line: 1, num_lines: 12, total_lines: 12, obtained_by: "write", obtained_at: "2026-12-04T21:40:03Z" },
+      }),
+    );
+    assert.match(written, /lines 1-12 of 12: exactly what you wrote at 2026-12-04T21:40:03Z/);
+    assert.doesNotMatch(written, /since your read/);
+    const moved = textOf(
+      renderReadResult({
+        type: "file_unchanged",
+        file: { file_path: "/ws/a.py", start_line: 103, num_lines: 50, total_lines: 403, obtained_by: "read", changed_outside: "before", previous_start_line: 100 },
+      }),
+    );
+    assert.match(moved, /lines 103-152 of 403 unchanged since your read \(you hold them as lines 100-149\); the file changed before them/);
   });
 
   it("file_changed, outline and estimate: the diff, the symbols, the cost", () => {
@@ -195,6 +220,7 @@ describe("results -> tool result parts", () => {
     assert.match(edit, /Edited \/ws\/a.py: 1 replacement\.\n     3\tnew/);
     assert.match(edit, /both changes are kept\.\nWhat had changed:\n@@ -9 \+9 @@/);
     assert.doesNotMatch(edit, /digest/);
+    assert.match(edit, /Your next read of it sends its lines/);
     const att = textOf(
       renderAttachments({
         attachments: [{ type: "diagnostics", priority: 2, tokens: 12, content: "a.py:3 error", truncated: true }],

@@ -79,6 +79,11 @@ describe("tool input -> request params", () => {
     });
   });
 
+  it("attachments take the diagnostics_offset a cut diagnostics list names", () => {
+    const params = attachmentsParams({ types: ["diagnostics"], diagnostics_offset: 40 }, "s", undefined);
+    assert.deepEqual(params, { session: "s", types: ["diagnostics"], diagnostics_offset: 40 });
+  });
+
   it("describes the active editor, its selection as an LSP range", () => {
     const doc = {
       uri: fake.Uri.file("/ws/a.py"),

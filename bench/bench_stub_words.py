@@ -1,0 +1,89 @@
+"""What a `file_unchanged` stub costs the model as the MCP front end renders it (issue 30).
+
+Run it as `.venv/bin/python bench/bench_stub_words.py`. A real MCP-rendered stub is made
+for each case (through the core and the MCP renderer, in a scratch workspace under a
+typical project path), and its text counted with readkeeper's tokenizer. It prints a
+table and writes `bench/results/stub_words.json`. Goal: under 40 tokens for a typical
+path (a whole file read again unchanged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from common import machine, scratch, write_json
+from readkeeper.core import Readkeeper
+from readkeeper.mcp.render import read_content
+from readkeeper.protocol import EditParams, ReadParams, WriteParams, unstructure
+from readkeeper.read.tokens import TokenCounter
+
+RESULTS = Path(__file__).parent / "results" / "stub_words.json"
+GOAL = 40
+
+
+def rendered(core: Readkeeper, name: str, **params: Any) -> str:
+    result = unstructure(core.read(ReadParams(file_path=name, **params)))
+    assert result["type"] == "file_unchanged", result["type"]
+    return str(read_content(result)[0].text)
+
+
+def moved_on(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def cases(root: Path) -> list[tuple[str, str]]:
+    project = root / "home" / "me" / "proj" / "src"
+    project.mkdir(parents=True)
+    core = Readkeeper(roots=[str(root / "home" / "me" / "proj")])
+    app, log = project / "app.py", project / "server.log"
+    app.write_text("".join(f"value_{i} = {i}\n" for i in range(120)))
+    log.write_text("".join(f"entry {i}\n" for i in range(3400)))
+    out = []
+    core.read(ReadParams(file_path=str(app)))
+    out.append(("whole file, read again unchanged", rendered(core, str(app))))
+    core.read(ReadParams(file_path=str(log)))
+    out.append(("read cut at 2,000 lines, again", rendered(core, str(log))))
+    moved_on(log, log.read_text() + "entry 3400\n")
+    out.append(("lines 1-2000, file changed after", rendered(core, str(log))))
+    core.read(ReadParams(file_path=str(log), offset=100, limit=50))
+    moved_on(log, "new\n" + log.read_text())
+    out.append(("range moved by a change before", rendered(core, str(log), offset=100, limit=50)))
+    core.write(WriteParams(file_path=str(app), content="x = 1\ny = 2\n"))
+    out.append(("after the session's own write", rendered(core, str(app))))
+    core.edit(EditParams(file_path=str(app), old_string="y = 2", new_string="y = 3"))
+    out.append(("after the session's own edit", rendered(core, str(app))))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
+    args = parser.parse_args(argv)
+    counter = TokenCounter()
+    with scratch("rk-bench-stub-") as (workdir, _log):
+        found = cases(workdir)
+        prefix = str(workdir)
+    rows = []
+    print(f"{'stub':40} {'tokens':>6}  text (scratch prefix shown as ~)")
+    for name, text in found:
+        shown = text.replace(prefix, "~")
+        # Counted as under /home/me/proj, a typical path, not the scratch folder's.
+        tokens = counter.count(text.replace(prefix, ""))
+        rows.append({"case": name, "tokens": tokens, "text": shown})
+        print(f"{name:40} {tokens:>6}  {shown}")
+    typical = rows[0]["tokens"]
+    verdict = "pass" if typical < GOAL else "FAIL"
+    print(f"typical stub: {typical} tokens (goal < {GOAL}: {verdict})")
+    write_json(args.output, {**machine(), "goal": GOAL, "typical": typical, "cases": rows})
+    print(f"written to {args.output}")
+    return 0 if typical < GOAL else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
