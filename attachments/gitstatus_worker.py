@@ -13,7 +13,12 @@ missing objects are an error rather than a fetch. What it still takes from the
 repository is confined here: `core.worktree` is ignored (the repository is opened as
 bare and handed the workspace root as its work tree), configs other than the
 repository's own are not read, and a config that names an ignore or attributes file is
-refused (that file could be anywhere).
+refused (that file could be anywhere), and so is a work tree whose tracked or top-level
+`.gitignore` or `.gitattributes` is a symlink out of it or not a regular file (git never
+follows those; libgit2 would).
+
+libgit2 opens the repository by path (it resolves even a /proc/self/fd/N path to the
+folder's current name first), so a rename racing with the status is not closed here.
 
 Each answer is one JSON line: {"branch", "lines", "total"}, or {"refused": reason}, or
 {"failed": libgit2's message}.
@@ -37,7 +42,7 @@ MAX_LINES = 5000
 _PATH_KEYS = ("core.excludesfile", "core.attributesfile")
 # The work tree's rule files, and how far beyond the index they are looked for.
 _RULE_NAMES = (b".gitignore", b".gitattributes")
-_RULE_LEVELS = 2
+_RULE_LEVELS = 1
 _RULE_FOLDERS = 2000
 _ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 
@@ -92,8 +97,9 @@ def _open(gitdir: str, workdir: str) -> Any:
 
 def _rule_files(repo: Any, workdir: str) -> list[bytes]:
     """The work tree's ignore and attributes files libgit2 may read: every tracked one
-    (what a repository brings), and any in its top `_RULE_LEVELS` levels of folders,
-    at most `_RULE_FOLDERS` of them (what a build left, bounded)."""
+    (what a repository brings), and any in the root or the folders up to
+    `_RULE_LEVELS` below it, at most `_RULE_FOLDERS` of them (what a build left,
+    bounded: libgit2 reads deeper untracked ones too)."""
     found = {r for r in map(_raw, repo.index) if os.path.basename(r) in _RULE_NAMES}
     folders: list[tuple[bytes, int]] = [(b"", 0)]
     seen = 0
