@@ -8,8 +8,10 @@ root, and the files readkeeper rendered for its session (PDF pages). The rule is
 here, on the server's side of the socket, so a client that lies or has a bug cannot
 widen itself after the hello: every path a request carries is checked before the core
 sees it, by its real path (a symlink in WS/sub pointing at WS/secret.env is outside),
-and what the core answers is cut to the connection's roots (change notices, did-you-
-mean suggestions, attachments drawn from files).
+the core then resolves and opens it again beneath the connection's own roots (its
+`workspace`, files/narrowed.py: a link swapped after the check leads nowhere), and
+what the core answers is cut to the connection's roots (change notices, did-you-mean
+suggestions, attachments drawn from files).
 """
 
 from __future__ import annotations
