@@ -271,8 +271,31 @@ def _run(git_dir: int, work_tree: int, timeout: float, deadline: float) -> dict[
         _worker.used = time.monotonic()
     finally:
         _worker.lock.release()
+    # libgit2 opened these folders by name: an answer about whatever stands there now
+    # in place of the folders checked is not theirs (a swap undone before this look
+    # is not seen; see gitstatus_worker).
+    for fd, path in ((git_dir, request["git_dir"]), (work_tree, request["work_tree"])):
+        if not _still_at(fd, path):
+            raise RuntimeError(
+                "git status failed: the repository was moved or replaced while it was "
+                "read; ask again"
+            )
     answer: dict[str, Any] = json.loads(reply)
     return answer
+
+
+def _still_at(fd: int, path: str) -> bool:
+    """Whether the folder open as `fd` is still the one at `path`, with no symlink on
+    the way."""
+    try:
+        here, held = os.stat(path), os.fstat(fd)
+        return (
+            _real_path(fd) == path
+            and os.path.realpath(path) == path
+            and ((here.st_dev, here.st_ino) == (held.st_dev, held.st_ino))
+        )
+    except OSError:
+        return False
 
 
 def _real_path(fd: int) -> str:

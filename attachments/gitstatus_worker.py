@@ -13,7 +13,12 @@ missing objects are an error rather than a fetch. What it still takes from the
 repository is confined here: `core.worktree` is ignored (the repository is opened as
 bare and handed the workspace root as its work tree), configs other than the
 repository's own are not read, and a config that names an ignore or attributes file is
-refused (that file could be anywhere).
+refused (that file could be anywhere), and so is a work tree whose tracked or top-level
+`.gitignore` or `.gitattributes` is a symlink out of it or not a regular file (git never
+follows those; libgit2 would).
+
+libgit2 opens the repository by path (it resolves even a /proc/self/fd/N path to the
+folder's current name first), so a rename racing with the status is not closed here.
 
 Each answer is one JSON line: {"branch", "lines", "total"}, or {"refused": reason}, or
 {"failed": libgit2's message}.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 import sys
 from typing import Any
 
@@ -34,6 +40,10 @@ IDLE_SECONDS = 120.0
 MAX_LINES = 5000
 # Config keys naming a file libgit2 reads during a status, which could lie anywhere.
 _PATH_KEYS = ("core.excludesfile", "core.attributesfile")
+# The work tree's rule files, and how far beyond the index they are looked for.
+_RULE_NAMES = (b".gitignore", b".gitattributes")
+_RULE_LEVELS = 1
+_RULE_FOLDERS = 2000
 _ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 
 
@@ -83,6 +93,64 @@ def _open(gitdir: str, workdir: str) -> Any:
     repo = pygit2.Repository(gitdir, RepositoryOpenFlag.NO_SEARCH | RepositoryOpenFlag.BARE)
     repo.workdir = workdir
     return repo
+
+
+def _rule_files(repo: Any, workdir: str) -> list[bytes]:
+    """The work tree's ignore and attributes files libgit2 may read: every tracked one
+    (what a repository brings), and any in the root or the folders up to
+    `_RULE_LEVELS` below it, at most `_RULE_FOLDERS` of them (what a build left,
+    bounded: libgit2 reads deeper untracked ones too)."""
+    found = {r for r in map(_raw, repo.index) if os.path.basename(r) in _RULE_NAMES}
+    folders: list[tuple[bytes, int]] = [(b"", 0)]
+    seen = 0
+    while folders and seen < _RULE_FOLDERS:
+        rel, depth = folders.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(os.path.join(os.fsencode(workdir), rel)))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in _RULE_NAMES:
+                found.add(os.path.join(rel, entry.name))
+            elif (
+                depth < _RULE_LEVELS
+                and entry.name != b".git"
+                and entry.is_dir(follow_symlinks=False)
+            ):
+                folders.append((os.path.join(rel, entry.name), depth + 1))
+    return sorted(found)
+
+
+def _rule_file_refusal(repo: Any, workdir: str) -> str | None:
+    """Why libgit2 may not read the work tree's rules: git never follows a symlinked
+    .gitignore or .gitattributes there, and libgit2 would, to a file anywhere (a FIFO
+    outside stalls it, outside patterns hide changes). A link within the work tree to
+    a regular file gives what the tree holds, and is read."""
+    top = os.path.realpath(workdir)
+    for rel in _rule_files(repo, workdir):
+        path = os.path.join(os.fsencode(top), rel)
+        try:
+            entry = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(entry.st_mode):
+            continue
+        shown = quoted(rel)
+        if not stat.S_ISLNK(entry.st_mode):
+            return f"{shown} in its work tree is not a regular file"
+        real = os.path.realpath(path)
+        inside = real.startswith(os.fsencode(top.rstrip(os.sep) + os.sep))
+        try:
+            regular = stat.S_ISREG(os.stat(real).st_mode)
+        except OSError:
+            regular = False
+        if not (inside and regular):
+            target = os.fsdecode(os.readlink(path))
+            return (
+                f"{shown} in its work tree is a symbolic link to {target}, which git never follows"
+            )
+    return None
 
 
 def _branch(repo: Any) -> str:
@@ -180,6 +248,9 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
                     "refused": f"its config names a file for git to read ({key} = "
                     f"{repo.config[key]})"
                 }
+        refused = _rule_file_refusal(repo, workdir)
+        if refused is not None:
+            return {"refused": refused}
         lines = _changes(repo)
         branch = _branch(repo)
     except (pygit2.GitError, KeyError, ValueError) as exc:

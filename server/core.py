@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar, copy_context
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
 from .errors import ReadkeeperError
 from .files import pending
+from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
 from .files.paths import Workspace
 from .protocol import (
@@ -62,6 +65,20 @@ if TYPE_CHECKING:
 P = TypeVar("P")
 R = TypeVar("R")
 
+# The workspace of the call running in this context, when it is narrower than the
+# editor's (an attached agent's roots): see `Readkeeper.serving`.
+_SERVING: ContextVar[Narrowed | None] = ContextVar("readkeeper_serving", default=None)
+A = ParamSpec("A")
+
+
+class _CallPool(ThreadPoolExecutor):
+    """Threads that run each task in the context of the call that submitted it, so an
+    attachment gathered for an attached agent is read beneath its roots too."""
+
+    def submit(self, fn: Callable[A, R], /, *args: A.args, **kwargs: A.kwargs) -> Future[R]:
+        context = copy_context()
+        return super().submit(lambda: context.run(fn, *args, **kwargs))
+
 
 class Readkeeper:
     """The core: what every front end (LSP, MCP, CLI) calls, one method per request. The
@@ -75,8 +92,8 @@ class Readkeeper:
     ) -> None:
         # What a killed readkeeper left in users' folders goes first (files/pending.py).
         pending.sweep_once()
-        self.workspace = Workspace()
-        self.workspace.set_roots(roots or [])
+        self._workspace = Workspace()
+        self._workspace.set_roots(roots or [])
         self.sessions = Sessions()  # the sessions kept, least recently used first
         self.read_states = ReadStates()
         self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
@@ -88,7 +105,7 @@ class Readkeeper:
         # The watcher and change notices (watch/); a front end starts it.
         self._notices: ChangeNotices | None = None
         self.watching = WatchControl(
-            self.workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
+            self._workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
         self._settings_lock = threading.Lock()
         # False in restricted mode (the editor does not trust the workspace): user-only
@@ -99,6 +116,22 @@ class Readkeeper:
         self.tokens = TokenCounter(self.settings.token_encoding)
         self.configure(client_settings)
 
+    @property
+    def workspace(self) -> Workspace:
+        """The roots the running call may reach: the editor's, or within `serving` the
+        narrower ones of an attached agent."""
+        return _SERVING.get() or self._workspace
+
+    @contextmanager
+    def serving(self, narrowed: Narrowed) -> Iterator[None]:
+        """Within the block (and the attachment threads it starts), every path this
+        core resolves is permitted and opened beneath `narrowed`'s roots."""
+        token = _SERVING.set(narrowed)
+        try:
+            yield
+        finally:
+            _SERVING.reset(token)
+
     # --- settings -----------------------------------------------------------------------
 
     def configure(self, client_settings: Mapping[str, Any] | None) -> list[str]:
@@ -107,7 +140,7 @@ class Readkeeper:
         with self._settings_lock:
             self.settings = settings
             self.settings_warnings = warnings
-            self.workspace.allowed = settings.allowed_paths
+            self._workspace.allowed = settings.allowed_paths
             if settings.token_encoding != self.tokens.encoding_name:
                 self.tokens = TokenCounter(settings.token_encoding)
         self.watching.settings_changed()
@@ -181,6 +214,8 @@ class Readkeeper:
         paths = None
         if params.paths is not None:
             paths = [os.path.realpath(self.workspace.absolute(p)) for p in params.paths]
+            if isinstance(self.workspace, Narrowed):
+                paths = self.workspace.forgettable(paths, params.session)
         dropped = self.read_states.forget(params.session, paths)
         self.notices.forget(params.session, paths)
         self.diagnostics.forget(params.session, paths)
@@ -244,7 +279,7 @@ class Readkeeper:
         """Threads for gathering attachment sources concurrently (made on first use)."""
         with self._settings_lock:
             if self._attachment_pool is None:
-                self._attachment_pool = ThreadPoolExecutor(8, thread_name_prefix="attach")
+                self._attachment_pool = _CallPool(8, thread_name_prefix="attach")
             return self._attachment_pool
 
     def attachments(self, params: AttachmentsParams) -> AttachmentsResult:
@@ -335,7 +370,7 @@ class Readkeeper:
                     self.snapshots,
                     self._get_settings,
                     self.stats,
-                    lambda path: self.workspace.locate(path, grants=False),
+                    lambda path: self._workspace.locate(path, grants=False),
                 )
             return self._notices
 

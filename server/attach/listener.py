@@ -223,7 +223,10 @@ class Listener:
 
     def _call(self, name: str, params: Any, scope: Scope) -> Any:
         if name != "changes":
-            return calls.call(self.core, name, params)
+            # The scope checked the paths by name; the core opens them beneath the
+            # connection's own roots, so a link swapped since cannot lead beyond them.
+            with self.core.serving(scope.workspace):
+                return calls.call(self.core, name, params)
         # Notices of files beyond the connection's roots stay pending for the editor's
         # agent (a session may be shared): not taken here and thrown away.
         typed = calls.params_for(name, params)
@@ -234,8 +237,7 @@ class Listener:
         if scope:
             raise ReadkeeperError("bad_params", "hello was already sent on this connection.")
         asked = params.get("roots") if isinstance(params, dict) else None
-        editor_roots = list(self.core.workspace.roots)
-        scope.append(Scope.declared(asked, editor_roots, self.core.outputs.existing))
+        scope.append(Scope.declared(asked, self.core.workspace, self.core.outputs.existing))
         roots = scope[0].roots
         return {"pid": os.getpid(), "roots": roots, "version": __version__, "session": session}
 

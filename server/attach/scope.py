@@ -8,8 +8,10 @@ root, and the files readkeeper rendered for its session (PDF pages). The rule is
 here, on the server's side of the socket, so a client that lies or has a bug cannot
 widen itself after the hello: every path a request carries is checked before the core
 sees it, by its real path (a symlink in WS/sub pointing at WS/secret.env is outside),
-and what the core answers is cut to the connection's roots (change notices, did-you-
-mean suggestions, attachments drawn from files).
+the core then resolves and opens it again beneath the connection's own roots (its
+`workspace`, files/narrowed.py: a link swapped after the check leads nowhere), and
+what the core answers is cut to the connection's roots (change notices, did-you-mean
+suggestions, attachments drawn from files).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ReadkeeperError
-from ..files.paths import is_within, real_path, refused_root
+from ..files.narrowed import Narrowed
+from ..files.paths import Workspace, is_within, real_path, refused_root
 
 # The fields of a request's params that name a path, by method: the allowlist of what
 # the core resolves. A method not named here carries no path.
@@ -44,18 +47,23 @@ class Scope:
     """One connection's roots (real paths, each within the editor's)."""
 
     def __init__(
-        self, roots: list[str], outputs: Callable[[str], str | None], narrower: bool = False
+        self,
+        roots: list[str],
+        outputs: Callable[[str], str | None],
+        narrower: bool = False,
+        editor: Workspace | None = None,
     ) -> None:
         self.roots = roots
         self._outputs = outputs  # a session's folder of rendered pages, if it has one
         self.narrower = narrower  # the editor's roots reach beyond these
+        # What the core resolves and opens this connection's calls beneath.
+        self.workspace = Narrowed.within(editor or Workspace(), roots, outputs)
 
     @classmethod
-    def declared(
-        cls, asked: Any, editor_roots: list[str], outputs: Callable[[str], str | None]
-    ) -> Scope:
+    def declared(cls, asked: Any, editor: Workspace, outputs: Callable[[str], str | None]) -> Scope:
         """The scope for the roots a hello declared, or a refusal: each root must be an
         absolute folder within one of the editor's roots."""
+        editor_roots = list(editor.roots)
         if not isinstance(asked, list) or not asked or not all(isinstance(r, str) for r in asked):
             raise ReadkeeperError(
                 "bad_params",
@@ -78,7 +86,7 @@ class Scope:
                 )
             roots.append(real)
         narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
-        return cls(roots, outputs, narrower)
+        return cls(roots, outputs, narrower, editor)
 
     # --- requests ---
 

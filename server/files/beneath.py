@@ -176,6 +176,20 @@ class Anchor:
                 fd = _walk(top, parts, flags)
         finally:
             os.close(top)
+        return cls._held(path, fd)
+
+    @classmethod
+    def beneath(cls, outer: Anchor, path: str) -> Anchor:
+        """Open the folder at `path` (an absolute real path within `outer`) as an anchor,
+        beneath `outer`'s descriptor and following no symlink: what is opened beneath it
+        then stays beneath both."""
+        prefix = outer.path.rstrip(os.sep) + os.sep
+        if path != outer.path and not path.startswith(prefix):
+            raise Moved(errno.EXDEV, "the folder is not beneath its outer anchor", path)
+        return cls._held(path, outer.open_folder(path[len(prefix) :]))
+
+    @classmethod
+    def _held(cls, path: str, fd: int) -> Anchor:
         st = os.fstat(fd)
         anchor = cls(path, fd, (st.st_dev, st.st_ino))
         # Closed when the last user lets go: a request in flight may still hold it

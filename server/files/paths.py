@@ -89,8 +89,6 @@ class Workspace:
         that is not a folder gets none, and nothing beneath it opens."""
         reals = [os.path.realpath(r) for r in roots]
         for real in reals:
-            # A root that is not a folder (any more) gets no anchor: nothing beneath
-            # it can be opened.
             with suppress(OSError):
                 self._anchor(real)
         with self._lock:
@@ -190,7 +188,7 @@ class Workspace:
         if held is not None and held.current():
             return held
         try:
-            fresh = Anchor.open(folder)
+            fresh = self._open_anchor(folder)
         except OSError:
             if held is not None:
                 self._mark_replaced(folder)
@@ -205,6 +203,9 @@ class Workspace:
         if held is not None:
             self._mark_replaced(folder)
         return fresh
+
+    def _open_anchor(self, folder: str) -> Anchor:
+        return Anchor.open(folder)  # `narrowed.Narrowed` opens beneath its editor's roots
 
     def _mark_replaced(self, folder: str) -> None:
         with self._lock:

@@ -327,3 +327,54 @@ async def test_a_normal_repository_shows_its_status(workspace: Path) -> None:
             '?? "tab\\tand\\"quote.txt"',
         ]
     )
+
+
+# --- ignore and attributes files of the work tree -----------------------------------------
+# git never follows a symlinked .gitignore or .gitattributes in the work tree; libgit2
+# does, so a repository could hand it a file anywhere: a FIFO outside stalls the status
+# until its timeout, and outside patterns can hide what changed.
+
+
+def rule_file_symlink(ws: Path, rel: str, target: Path) -> None:
+    (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+    (ws / rel).symlink_to(target)
+    git(ws, "add", rel)
+    git(ws, "commit", "-q", "-m", "rules")
+
+
+@pytest.mark.parametrize(
+    "rel", [".gitignore", ".gitattributes", "deep/down/in/the/tree/.gitattributes"]
+)
+async def test_a_rule_file_linked_to_a_fifo_outside_is_not_followed(
+    rel: str, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "rules")  # libgit2 would wait on it until the timeout
+    committed(workspace)
+    rule_file_symlink(workspace, rel, outside / "rules")
+    content = assert_harmless(await git_status_of(workspace), tmp_path / "marker")
+    assert "not shown" in content, content
+    assert rel in content, content
+
+
+async def test_patterns_outside_cannot_hide_a_change(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "rules").write_text("*\n")
+    committed(workspace)
+    rule_file_symlink(workspace, ".gitignore", outside / "rules")
+    (workspace / "new.txt").write_text("new\n")
+    content = assert_harmless(await git_status_of(workspace), tmp_path / "marker")
+    assert "?? new.txt" in content or "not shown" in content, content
+
+
+async def test_a_rule_file_linked_within_the_tree_is_read(workspace: Path) -> None:
+    committed(workspace)
+    (workspace / "rules.txt").write_text("*.log\n")
+    rule_file_symlink(workspace, ".gitignore", Path("rules.txt"))
+    (workspace / "noise.log").write_text("x\n")
+    (workspace / "new.txt").write_text("new\n")
+    content = assert_harmless(await git_status_of(workspace), workspace.parent / "marker")
+    assert "?? new.txt" in content, content
+    assert "noise.log" not in content, content
