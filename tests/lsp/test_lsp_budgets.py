@@ -146,3 +146,57 @@ async def test_a_pathological_gitignore_does_not_stall_the_watcher_or_reads(
         assert order.count("small") == SMALL_READS
         assert result["state"] not in ("off", "starting")
         assert "+after" in (await w.change("small.txt", "after\n"))["diff"]
+
+
+# Under MAX_LINE_PAIRS, so difflib does run: about a second and a half of it each on the
+# old code, on the watcher's thread, one after the other.
+SLOW_BEFORE = "".join(f"v{i % 400:03d}\n" for i in range(20_000))
+SLOW_AFTER = "".join(f"v{i * 7 % 400:03d}\n" for i in range(20_000))
+HOSTILE_FILES = 10
+
+
+async def test_ten_changes_costly_to_diff_do_not_hold_back_an_ordinary_notice(
+    workspace: Path,
+) -> None:
+    hostile = [f"slow{n}.txt" for n in range(HOSTILE_FILES)]
+    for name in hostile:
+        (workspace / name).write_text(SLOW_BEFORE)
+    (workspace / "small.txt").write_text("before\n")
+    async with serving(workspace) as w:
+        await w.ready()
+        for name in ["small.txt", *hostile]:
+            await w.read(name)
+        (workspace / "small.txt").write_text("after\n")
+        for name in hostile:
+            (workspace / name).write_text(SLOW_AFTER)
+        [small] = await w.notice("small.txt")
+        assert "+after" in small["diff"]
+        for name in hostile:
+            await w.notice(name, timeout=60)
+
+        # The ordinary notice was pushed before any of the costly ones: it never waited.
+        def sent_in(name: str) -> int:
+            full = str(workspace / name)
+            return next(
+                index
+                for index, notice in enumerate(w.client.notices)
+                if any(change["file_path"] == full for change in notice["changes"])
+            )
+
+        assert sent_in("small.txt") < min(sent_in(name) for name in hostile)
+        # Each costly one says it changed, and the read that shows it; never a wrong diff.
+        for name in hostile:
+            [pushed] = w.pushed(name)
+            assert pushed["truncated"] is True
+            assert "+v" not in pushed["diff"]
+            assert f'read(file_path="{workspace / name}", offset=1' in pushed["diff"]
+        # readkeeper/changes, under its own budget, tells the agent the same way.
+        changes = {c["file_path"]: c for c in await w.changes()}
+        assert "+after" in changes[str(workspace / "small.txt")]["diff"]
+        for name in hostile:
+            change = changes[str(workspace / name)]
+            assert change["truncated"] is True
+            assert "+v" not in change["diff"]
+            assert f'read(file_path="{workspace / name}", offset=1' in change["diff"]
+        result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
+        assert result["file"]["content"] == "     1\tafter"
