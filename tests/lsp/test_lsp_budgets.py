@@ -11,9 +11,13 @@ up for the next request.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conftest import Session
 from watch_helpers import serving
@@ -200,3 +204,93 @@ async def test_ten_changes_costly_to_diff_do_not_hold_back_an_ordinary_notice(
             assert f'read(file_path="{workspace / name}", offset=1' in change["diff"]
         result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
         assert result["file"]["content"] == "     1\tafter"
+
+
+def notebook(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+
+
+def code_cell(number: int, outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "id": f"c{number}",
+        "metadata": {},
+        "source": f"x = {number}\n",
+        "execution_count": 1,
+        "outputs": outputs,
+    }
+
+
+def stream(text: str | list[str]) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def hostile_notebook(name: str) -> str:
+    """The JSON of one of the hostile notebooks below."""
+    if name == "lines":  # 150,000 output lines, with terminal colours
+        return json.dumps(
+            notebook(
+                [code_cell(0, [stream([f"{i} \x1b[31mred\x1b[0m\n" for i in range(150_000)])])]
+            )
+        )
+    if name == "outputs":  # one cell, 150,000 outputs of a line each
+        outputs = [stream(f"line {i}\n") for i in range(150_000)]
+        return json.dumps(notebook([code_cell(0, outputs)]))
+    if name == "cells":
+        return json.dumps(notebook([code_cell(i, [stream(f"{i}\n")]) for i in range(40_000)]))
+    if name == "fifty_mb":  # one output of 50 MB of text
+        return json.dumps(notebook([code_cell(0, [stream("y" * 50_000_000)])]))
+    if name == "deep_metadata":  # metadata nested deeper than any notebook is
+        deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+        return json.dumps(notebook([])).replace('"metadata": {}', f'"metadata": {deep}')
+    assert name == "png_blob"  # 30 MB of base64 that says it is a PNG, and is not
+    blob = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 117_188).decode()
+    data = {"image/png": blob, "text/plain": "<Figure>"}
+    output = {"output_type": "display_data", "metadata": {}, "data": data}
+    return json.dumps(notebook([code_cell(0, [output])]))
+
+
+@pytest.mark.parametrize(
+    "name", ["lines", "outputs", "cells", "fifty_mb", "deep_metadata", "png_blob"]
+)
+async def test_a_hostile_notebook_answers_its_kind_while_small_reads_go_on(
+    lsp: Session, workspace: Path, name: str
+) -> None:
+    (workspace / "nb.ipynb").write_text(hostile_notebook(name))
+    read = lsp.read("nb.ipynb", include_images=name == "png_blob")
+    result, order = await beside_small_reads(lsp, outcome(read))
+    assert order[0] == "small", order
+    assert order.count("small") == SMALL_READS
+    if name == "deep_metadata":
+        assert result.data["kind"] == "corrupt"
+        assert "nested too deeply" in result.message
+        return
+    assert result["type"] == "notebook", result
+    notebook_file = result["file"]
+    assert notebook_file["tokens"] <= 25_000
+    if name == "cells":
+        assert notebook_file["total_cells"] == 40_000
+        assert notebook_file["partial"] is True
+        offset = notebook_file["next_offset"]
+        assert f"Continue with offset={offset}." in notebook_file["note"]
+        assert (await lsp.read("nb.ipynb", offset=offset, limit=1))["file"]["cells"][0][
+            "cell_id"
+        ] == f"c{offset - 1}"
+        return
+    [cell] = notebook_file["cells"]
+    if name == "outputs":  # as many outputs as fit, and how many more there are
+        shown = len(cell["outputs"])
+        assert 100 < shown < 150_000
+        assert cell["outputs"][-1]["text"] == f"line {shown - 1}\n"
+        assert f"Outputs 1-{shown} of 150,000 shown" in cell["note"]
+        return
+    [output] = cell["outputs"]
+    if name == "png_blob":
+        [image] = output["images"]
+        assert image["bytes"] > 30_000_000
+        assert image.get("base64") is None  # not an image at all: never decoded as one
+        assert output["text"] == "<Figure>"
+        return
+    assert "1 output was cut to 2,000 characters." in notebook_file["note"]
+    assert "characters from the middle" in output["note"]
+    assert "\x1b" not in output["text"]
