@@ -201,9 +201,10 @@ def _renumber_hunk(line: str, offset: int) -> str:
 def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
     """What a merged edit reports of the change it was merged over: the diff from
     `snapshot` to `current`, and the first and last changed line of `current`."""
-    diff, truncated = bounded_diff(snapshot, current, path)
+    budget = Budget()  # the two share one budget: a costly change costs it once
+    diff, truncated = bounded_diff(snapshot, current, path, budget=budget)
     try:
-        hunks, _, _ = text_hunks(snapshot, current)
+        hunks, _, _ = text_hunks(snapshot, current, budget)
     except TooCostly:
         hunks = []  # the diff says why; no lines rather than wrong ones
     lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
@@ -213,7 +214,9 @@ def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
 # --- changed line ranges -----------------------------------------------------------------
 
 
-def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, int]:
+def text_hunks(
+    a: str, b: str, budget: Budget | None = None
+) -> tuple[list[tuple[int, int, int, int]], int, int]:
     """The changed line ranges (i1, i2, j1, j2) of two texts split at LF, lines a[i1:i2]
     having become b[j1:j2]; and how many lines `a` and `b` have. Raises TooCostly past
     the diff's budget."""
@@ -221,7 +224,7 @@ def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, in
     head = a.count("\n", 0, start)
     a_tail, b_tail = _count_lines_of(a, a_end, len(a)), _count_lines_of(b, b_end, len(b))
     a_mid, b_mid = _keepends(a[start:a_end]), _keepends(b[start:b_end])
-    matcher = _Bounded(a_mid, b_mid)
+    matcher = _Bounded(a_mid, b_mid, budget)
     hunks = [
         (i1 + head, i2 + head, j1 + head, j2 + head)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
