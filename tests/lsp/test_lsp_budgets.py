@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from raw_lsp import RawServer
 
 from conftest import Session
 from watch_helpers import serving
@@ -294,3 +295,34 @@ async def test_a_hostile_notebook_answers_its_kind_while_small_reads_go_on(
     assert "1 output was cut to 2,000 characters." in notebook_file["note"]
     assert "characters from the middle" in output["note"]
     assert "\x1b" not in output["text"]
+
+
+@pytest.mark.parametrize("case", ["outline", "delta"])
+def test_a_read_that_turns_costly_leaves_the_event_loop(workspace: Path, case: str) -> None:
+    # Both look like quick reads (a text file within the caps, by its lines), answered on
+    # the event loop; one turns into an outline, the other into a diff. Sent back to back
+    # with a 3-line read, the small read's answer must come first: the costly step runs on
+    # a worker thread while the loop answers.
+    (workspace / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    server = RawServer()
+    try:
+        server.initialize(workspace)
+        small = {"file_path": "notes.txt", "limit": 3, "force": True}
+        server.request("warm-up", "readkeeper/read", {**small, "estimate": True})
+        if case == "outline":
+            (workspace / "deep.js").write_text(NESTED_JS)
+            hostile = {"file_path": "deep.js"}
+        else:
+            write = {"file_path": "big.txt", "content": SLOW_BEFORE}
+            server.request("write", "readkeeper/write", write)
+            (workspace / "big.txt").write_text(SLOW_AFTER)
+            hostile = {"file_path": "big.txt"}
+        server.send({"id": "hostile", "method": "readkeeper/read", "params": hostile})
+        server.send({"id": "small", "method": "readkeeper/read", "params": small})
+        first = server.response()
+        second = server.response()
+        assert [first["id"], second["id"]] == ["small", "hostile"]
+        assert first["result"]["file"]["num_lines"] == 3
+        assert second["result"]["type"] == ("outline" if case == "outline" else "text")
+    finally:
+        server.close()
