@@ -12,7 +12,8 @@ same figures to `bench/results/hostile.json`. Rows:
 2. Under attack, over LSP: a hostile request is sent, then 3-line reads of another file
    one after another until it has answered (at least 20): their p50/p95, and how long
    the hostile request took. Hostile inputs: the nested JS of item 5, the difflib
-   rewrite of item 6 as a stale edit and as a delta re-read; and none, for reference.
+   rewrite of item 6 as a stale edit (refused by the pair cap; and a smaller one that
+   difflib runs on until its deadline) and as a delta re-read; and none, for reference.
 """
 
 from __future__ import annotations
@@ -39,7 +40,17 @@ TYPING = Path(typing.__file__).read_text(encoding="utf-8")
 NESTED_JS = "function f(){" * 18_000 + "}" * 18_000
 BEFORE = "".join(f"v{i % 400:03d}\n" for i in range(40_000))
 AFTER = "".join(f"v{i * 7 % 400:03d}\n" for i in range(40_000))
+# Under the pair cap (diffs.MAX_LINE_PAIRS), so difflib runs until its deadline.
+SLOW_BEFORE = "".join(f"v{i % 400:03d}\n" for i in range(20_000))
+SLOW_AFTER = "".join(f"v{i * 7 % 400:03d}\n" for i in range(20_000))
 RUNS = 15
+ATTACKS = (
+    "none",
+    "nested JS outline",
+    "stale edit, slow diff",
+    "stale edit, 1 s of difflib",
+    "delta re-read, slow diff",
+)
 MIN_SMALL = 20
 
 
@@ -99,9 +110,11 @@ class Client(LspProcess):
         return self.answers.pop(ident)
 
 
-def under_attack(name: str, root: Path, log: Any) -> dict[str, Any]:
+def under_attack(
+    name: str, root: Path, log: Any, command: list[str] = READKEEPER_SERVE
+) -> dict[str, Any]:
     (root / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
-    client = Client(READKEEPER_SERVE, log, root)
+    client = Client(command, log, root)
     try:
         client.initialize(root)
         small = {"file_path": "notes.txt", "limit": 3, "force": True}
@@ -137,10 +150,11 @@ def prepare(name: str, root: Path, client: Client) -> tuple[str, dict[str, Any]]
     if name == "nested JS outline":
         (root / "deep.js").write_text(NESTED_JS)
         return "readkeeper/read", {"file_path": "deep.js"}
-    if name == "stale edit, slow diff":
-        (root / "big.txt").write_text(BEFORE)
+    if name in ("stale edit, slow diff", "stale edit, 1 s of difflib"):
+        slow = name.endswith("difflib")
+        (root / "big.txt").write_text(SLOW_BEFORE if slow else BEFORE)
         client.wait(client.send("readkeeper/read", {"file_path": "big.txt"}))
-        (root / "big.txt").write_text(AFTER)
+        (root / "big.txt").write_text(SLOW_AFTER if slow else AFTER)
         edit = {"file_path": "big.txt", "old_string": "v000\nv001\n", "new_string": "x\n"}
         return "readkeeper/edit", edit
     if name == "delta re-read, slow diff":
@@ -153,7 +167,7 @@ def prepare(name: str, root: Path, client: Client) -> tuple[str, dict[str, Any]]
 
 def main() -> None:
     report: dict[str, Any] = {"machine": machine(), "normal": normal_work(), "attacks": []}
-    for name in ("none", "nested JS outline", "stale edit, slow diff", "delta re-read, slow diff"):
+    for name in ATTACKS:
         with scratch("rk-bench-hostile-") as (workdir, log):
             report["attacks"].append(under_attack(name, workdir, log))
     normal = report["normal"]

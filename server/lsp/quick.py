@@ -19,6 +19,7 @@ from .. import calls
 from ..core import Readkeeper
 from ..errors import ReadkeeperError
 from ..protocol import ReadParams
+from ..read.loop_guard import OffTheLoop, on_the_loop
 from .rpc_errors import error_reply
 
 READ = "readkeeper/read"
@@ -50,7 +51,10 @@ def quick_read(
         return None
     try:
         params = calls.params_for(READ, raw)
-        return Result(calls.run(core, READ, params))
+        with on_the_loop():
+            return Result(calls.run(core, READ, params))
+    except OffTheLoop:
+        return None  # it turned out costly: pygls runs it on its thread pool
     except Exception as exc:
         if isinstance(exc, ReadkeeperError) and exc.kind == "outside_workspace":
             return Refused(params, exc)  # the handler asks the user, asynchronously

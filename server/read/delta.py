@@ -12,10 +12,13 @@ from __future__ import annotations
 from ..protocol import ChangedFile
 from ..settings import Settings
 from .diffs import bounded_diff
+from .loop_guard import costly_step
 from .tokens import TokenCounter, estimate_tokens
 
 # Each numbered line costs its number and tab (about 2 tokens) on top of its text.
 _NUMBERING_TOKENS_PER_LINE = 2
+# Texts (before and after, in characters) small enough to diff on the event loop.
+_QUICK_DIFF_CHARS = 8 * 1024
 
 
 def changed_view(
@@ -28,6 +31,8 @@ def changed_view(
     budget = whole * settings.delta_max_percent // 100
     if budget <= 0:
         return None
+    if len(held) + len(current) > _QUICK_DIFF_CHARS:
+        costly_step()  # difflib can be quadratic: not on the event loop
     diff, truncated = bounded_diff(held, current, path, budget)
     if truncated:
         return None

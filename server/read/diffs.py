@@ -11,8 +11,10 @@ difflib, which compares line by line in Python, sees only the changed middle. di
 quadratic or worse on some rewrites (40,000 lines of 400 values in a new order: a
 minute of CPU), so each diff runs under a budget: it is not started when the middle's
 lines pair up more than `MAX_LINE_PAIRS` times (what one of difflib's longest-match
-passes costs), and it stops at `DIFF_SECONDS`. Past its budget a diff is never guessed:
-the agent is told the file changed, how much, and the ranged read that shows it.
+passes costs), and it stops at `DIFF_SECONDS`. Diffs made together (a batch of change
+notices, one `readkeeper/changes`) share one `Budget` as well, so ten costly files cost
+one budget, not ten. Past its budget a diff is never guessed: the agent is told the file
+changed, how much, and the ranged read that shows it.
 """
 
 from __future__ import annotations
@@ -37,15 +39,38 @@ DIFF_SECONDS = 1.0
 
 
 class TooCostly(Exception):
-    """The diff was over its budget (MAX_LINE_PAIRS or DIFF_SECONDS)."""
+    """The diff was over its budget (MAX_LINE_PAIRS or DIFF_SECONDS), or its shared
+    `Budget` was spent (`spent`: then it was not tried at all)."""
+
+    def __init__(self, why: str, spent: bool = False) -> None:
+        super().__init__(why)
+        self.spent = spent
+
+
+class Budget:
+    """Time shared by the diffs made together: each diff gets what is left (at most
+    its own DIFF_SECONDS), and its pairs of equal lines in proportion."""
+
+    def __init__(self, seconds: float = DIFF_SECONDS) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds left, never less than 0."""
+        return max(0.0, self.deadline - time.monotonic())
 
 
 class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
     """difflib's matcher, refused up front when its first pass alone would be too
     costly, and stopped between passes at its deadline."""
 
-    def __init__(self, a: list[str], b: list[str]) -> None:
-        self._deadline = time.monotonic() + DIFF_SECONDS
+    def __init__(self, a: list[str], b: list[str], budget: Budget | None = None) -> None:
+        seconds = DIFF_SECONDS if budget is None else min(DIFF_SECONDS, budget.left())
+        if seconds <= 0:
+            raise TooCostly("the time for diffs of these changes went to other files", True)
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
+        # A pass cannot be stopped inside: with less time left, smaller passes only.
+        max_pairs = int(MAX_LINE_PAIRS * seconds / DIFF_SECONDS)
         super().__init__(None, a, b)
         # What one longest-match pass over the whole middle walks: each line of `a`
         # against every line of `b` equal to it (difflib has already dropped lines too
@@ -54,14 +79,14 @@ class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
         # time when counted line by line.
         index: dict[str, list[int]] = self.b2j  # type: ignore[attr-defined]
         pairs = sum(n * len(index.get(line, ())) for line, n in Counter(a).items())
-        if pairs > MAX_LINE_PAIRS:
-            raise TooCostly(f"over {MAX_LINE_PAIRS:,} pairs of equal lines")
+        if pairs > max_pairs:
+            raise TooCostly(f"over {max_pairs:,} pairs of equal lines")
 
     def find_longest_match(
         self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
     ) -> difflib.Match:
         if time.monotonic() > self._deadline:
-            raise TooCostly(f"over {DIFF_SECONDS:g} s")
+            raise TooCostly(f"over {self._seconds:.2g} s")
         return super().find_longest_match(alo, ahi, blo, bhi)
 
 
@@ -69,9 +94,14 @@ class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
 
 
 def bounded_diff(
-    before: str, after: str, path: str, max_tokens: int = DIFF_MAX_TOKENS
+    before: str,
+    after: str,
+    path: str,
+    max_tokens: int = DIFF_MAX_TOKENS,
+    budget: Budget | None = None,
 ) -> tuple[str, bool]:
-    """A unified diff of `before` -> `after`, cut to about `max_tokens` with a note."""
+    """A unified diff of `before` -> `after`, cut to about `max_tokens` with a note;
+    within `budget` too when given."""
     if before.replace("\r\n", "\n") == after.replace("\r\n", "\n") and before != after:
         return (
             f"Only line endings changed ({line_ending(before)} -> {line_ending(after)}); "
@@ -88,10 +118,10 @@ def bounded_diff(
     a = [ln.rstrip("\n").removesuffix("\r") for ln in _keepends(before[start:a_end])]
     b = [ln.rstrip("\n").removesuffix("\r") for ln in _keepends(after[start:b_end])]
     try:
-        matcher = _Bounded(a, b)
+        matcher = _Bounded(a, b, budget)
         matcher.get_opcodes()  # the matching, done here (and kept) so its budget is caught
     except TooCostly as exc:
-        return _too_costly(before, after, path, head, len(b), str(exc)), True
+        return _too_costly(before, after, path, head, len(b), exc), True
     lines = _unified(matcher, a, b, path)
     kept: list[str] = []
     used = 0
@@ -135,15 +165,16 @@ def _range(start: int, stop: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
-def _too_costly(before: str, after: str, path: str, head: int, changed: int, why: str) -> str:
+def _too_costly(before: str, after: str, path: str, head: int, changed: int, why: TooCostly) -> str:
     """What a diff over its budget says instead: that the file changed, how much, and
     the read that shows it."""
     lines_before = _count_lines_of(before, 0, len(before))
     lines_after = _count_lines_of(after, 0, len(after))
+    outcome = "it was not diffed" if why.spent else "the change is too costly to diff"
     return (
         f"{quoting.name(path)} changed ({lines_before:,} lines as you read it, "
-        f"{lines_after:,} now), and the change is too costly to diff ({why}). It starts at "
-        f"line {head + 1} and spans about {max(changed, 1):,} lines now: read them, e.g. "
+        f"{lines_after:,} now), and {outcome} ({why}). It starts at line {head + 1} and "
+        f"spans about {max(changed, 1):,} lines now: read them, e.g. "
         f"read(file_path={quoting.json_text(path)}, offset={head + 1}, "
         f"limit={min(max(changed, 1), 2000)})."
     )
@@ -175,9 +206,10 @@ def _renumber_hunk(line: str, offset: int) -> str:
 def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
     """What a merged edit reports of the change it was merged over: the diff from
     `snapshot` to `current`, and the first and last changed line of `current`."""
-    diff, truncated = bounded_diff(snapshot, current, path)
+    budget = Budget()  # the two share one budget: a costly change costs it once
+    diff, truncated = bounded_diff(snapshot, current, path, budget=budget)
     try:
-        hunks, _, _ = text_hunks(snapshot, current)
+        hunks, _, _ = text_hunks(snapshot, current, budget)
     except TooCostly:
         hunks = []  # the diff says why; no lines rather than wrong ones
     lines = [hunks[0][2] + 1, max(hunks[-1][2] + 1, hunks[-1][3])] if hunks else []
@@ -187,7 +219,9 @@ def external_change(snapshot: str, current: str, path: str) -> ExternalChange:
 # --- changed line ranges -----------------------------------------------------------------
 
 
-def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, int]:
+def text_hunks(
+    a: str, b: str, budget: Budget | None = None
+) -> tuple[list[tuple[int, int, int, int]], int, int]:
     """The changed line ranges (i1, i2, j1, j2) of two texts split at LF, lines a[i1:i2]
     having become b[j1:j2]; and how many lines `a` and `b` have. Raises TooCostly past
     the diff's budget."""
@@ -195,7 +229,7 @@ def text_hunks(a: str, b: str) -> tuple[list[tuple[int, int, int, int]], int, in
     head = a.count("\n", 0, start)
     a_tail, b_tail = _count_lines_of(a, a_end, len(a)), _count_lines_of(b, b_end, len(b))
     a_mid, b_mid = _keepends(a[start:a_end]), _keepends(b[start:b_end])
-    matcher = _Bounded(a_mid, b_mid)
+    matcher = _Bounded(a_mid, b_mid, budget)
     hunks = [
         (i1 + head, i2 + head, j1 + head, j2 + head)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()

@@ -39,6 +39,7 @@ from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
 from . import held_range, readers
 from .estimates import document_estimate, text_estimate
+from .loop_guard import costly_step
 from .readers import outline_read
 from .readers import text as text_reader
 from .readers.text_stream import stream_range
@@ -184,6 +185,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     if isinstance(planned, ReadParams):  # a symbol read: a ranged read of its lines
         request = Request(planned, window_for(planned, settings), request.opened)
     elif planned is not None:
+        costly_step()  # a parse and a walk: not on the event loop
         return _outline(services, request, planned, text, encoding, content)
 
     previous = seen_before(services, request, content)

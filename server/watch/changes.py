@@ -16,6 +16,8 @@ file itself with what every session whose read-state has it saw. The rules:
   `readkeeper/didChangeReadFiles`, and returned once by `readkeeper/changes`, which is
   what the agent reads (the two are independent: an editor showing a notice does not
   take it from the agent). A change reverted before the agent asked is not reported.
+- A notice never waits behind another file's costly diff (batches.py). A file left
+  without a diff when the budget is spent is told it changed and which read shows it.
 - Sessions that never read a file get nothing for it. A read of an editor buffer with
   unsaved changes is left to the editor: the agent saw the buffer, not the disk.
 - readkeeper's own edits and writes: the edit records the new content as the editing
@@ -31,7 +33,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import quoting
@@ -44,6 +46,7 @@ from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from ..state.snapshots import Snapshots
 from ..state.stats import Stats
+from .batches import Batch, cost_order, size_of
 from .looks import Look, look_at
 
 if TYPE_CHECKING:
@@ -56,7 +59,6 @@ _APPEARED_FOR_S = 5.0
 _MAX_MOVE_CANDIDATES = 256
 _EDIT_WAIT_S = 5.0  # how long a notice waits for an edit of its file to be recorded
 _EMPTY = f"={digest(b'')}"  # every empty file: never taken for a move
-
 Channel = str  # "notified" (the editor notification) or "reported" (readkeeper/changes)
 
 
@@ -81,12 +83,6 @@ class _Verdict:
     text: str | None = None  # the new content, kept as a snapshot when `known` moves
     tokens: int = 0
     size: int | None = None  # bytes of the new content
-
-
-@dataclass
-class _Batch:
-    looks: dict[str, Look] = field(default_factory=dict)
-    diffs: dict[tuple[str, str, str], tuple[str, bool]] = field(default_factory=dict)
 
 
 class ChangeNotices:
@@ -119,8 +115,7 @@ class ChangeNotices:
 
     def process(self, batch: Sequence[FsChange]) -> None:
         """Look at the paths the watcher reported; push what is new to each session."""
-        work = _Batch()
-        pushed: dict[str, list[FileChange]] = {}
+        work = Batch(send=self._send)
         now = time.monotonic()
         with self._lock:
             for fs_change in batch:
@@ -129,7 +124,7 @@ class ChangeNotices:
             while self._appeared and now - self._appeared[0][0] > _APPEARED_FOR_S:
                 self._appeared.popleft()
         failure: Exception | None = None
-        for fs_change in batch:
+        for fs_change in sorted(batch, key=cost_order):
             if not fs_change.folder and not self._read_states.readers(fs_change.path):
                 continue  # nobody has read it: nothing to tell, no edit of ours to wait for
             # Never between one of our edits' rename and its record (locks.py): the
@@ -138,22 +133,22 @@ class ChangeNotices:
             lock = lock_for(fs_change.path)
             held = lock.acquire(timeout=_EDIT_WAIT_S)
             try:
-                self._process_one(fs_change, work, pushed)
+                self._process_one(fs_change, work)
             except Exception as exc:  # one bad path must not cost the others their notice
                 failure = failure or exc
             finally:
                 if held:
                     lock.release()
-        for session, changes in pushed.items():
-            self._stats.add(session, notices_sent=len(changes))
-            if self.on_notice is not None:
-                self.on_notice(session, changes)
+        work.flush()
         if failure is not None:
             raise failure
 
-    def _process_one(
-        self, fs_change: FsChange, work: _Batch, pushed: dict[str, list[FileChange]]
-    ) -> None:
+    def _send(self, session: str, changes: list[FileChange]) -> None:
+        self._stats.add(session, notices_sent=len(changes))
+        if self.on_notice is not None:
+            self.on_notice(session, changes)
+
+    def _process_one(self, fs_change: FsChange, work: Batch) -> None:
         if fs_change.folder:
             readers = self._read_states.readers_under(fs_change.path)
         else:
@@ -176,7 +171,7 @@ class ChangeNotices:
             with self._lock:
                 track.notified = verdict.token
                 track.pending = True
-            pushed.setdefault(session, []).append(verdict.change)
+            work.pushed.setdefault(session, []).append(verdict.change)
 
     # --- readkeeper/changes -------------------------------------------------------------
 
@@ -186,8 +181,9 @@ class ChangeNotices:
         settings = self._settings()
         with self._lock:
             held = self._tracks.get(session, {}).items()
-            tracks = sorted((p, t) for p, t in held if t.pending and (not within or within(p)))
-        work = _Batch()
+            tracks = [(p, t) for p, t in held if t.pending and (not within or within(p))]
+        tracks.sort(key=lambda item: (size_of(item[0]), item[0]))  # batches.py
+        work = Batch()
         changes: list[FileChange] = []
         taken: dict[str, tuple[str | None, str, int | None]] = {}
         used = remaining = 0
@@ -264,7 +260,7 @@ class ChangeNotices:
             del mine[path]
 
     def _evaluate(
-        self, record: ReadRecord, track: _Track, channel: Channel, work: _Batch
+        self, record: ReadRecord, track: _Track, channel: Channel, work: Batch
     ) -> _Verdict | None:
         """What to tell the session on `channel` about `record`'s file; None if
         nothing new."""
@@ -346,7 +342,7 @@ class ChangeNotices:
         known: str,
         token: str,
         settings: Settings,
-        work: _Batch,
+        work: Batch,
     ) -> _Verdict:
         shown, shown_new = quoting.name(path), quoting.name(new_path or "")
         if kind == "deleted":
@@ -379,15 +375,17 @@ class ChangeNotices:
         before: str,
         after: str,
         settings: Settings,
-        work: _Batch,
+        work: Batch,
     ) -> tuple[str, bool]:
         key = (path, known, token)
         if key not in work.diffs:
-            work.diffs[key] = bounded_diff(before, after, path, settings.changes_max_tokens)
+            work.before_diff(len(before) + len(after))
+            max_tokens = settings.changes_max_tokens
+            work.diffs[key] = bounded_diff(before, after, path, max_tokens, work.budget)
         return work.diffs[key]
 
     def _same_content_elsewhere(
-        self, path: str, known: str, size: int | None, work: _Batch
+        self, path: str, known: str, size: int | None, work: Batch
     ) -> tuple[str, Look] | None:
         """A file that appeared lately with exactly the content the session knows of
         `path`, which is gone: `path` was moved there. (The backends pair the two
@@ -413,7 +411,7 @@ class ChangeNotices:
             return None
         return self._snapshots.get(path, known[1:])
 
-    def _look(self, path: str, work: _Batch) -> Look:
+    def _look(self, path: str, work: Batch) -> Look:
         look = work.looks.get(path)
         if look is None:
             where = self._locate(path)

@@ -32,7 +32,7 @@ from readkeeper.protocol import (
     WriteParams,
     unstructure,
 )
-from readkeeper.read.diffs import bounded_diff, common_ends
+from readkeeper.read.diffs import Budget, bounded_diff, common_ends
 from readkeeper.state.snapshots import Snapshots
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -1161,6 +1161,17 @@ def test_diffs_are_bounded_with_a_note() -> None:
     assert len(diff) < 2000
     only_endings, _ = bounded_diff("a\nb\n", "a\r\nb\r\n", "f")
     assert only_endings.startswith("Only line endings changed (lf -> crlf)")
+
+
+def test_diffs_made_together_share_one_budget() -> None:
+    before, after = "a\nb\nc\n", "a\nB\nc\n"
+    # Spent by the diffs before it: this one is not tried, and says what to read.
+    diff, truncated = bounded_diff(before, after, "f", budget=Budget(0))
+    assert truncated is True
+    assert "it was not diffed (the time for diffs of these changes went to" in diff
+    assert 'read(file_path="f", offset=1, limit=3)' in diff
+    assert "+B" not in diff
+    assert "+B" in bounded_diff(before, after, "f", budget=Budget())[0]
 
 
 def test_snippets_elide_the_middle_of_long_changes() -> None:

@@ -11,9 +11,14 @@ up for the next request.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
+
+import pytest
+from raw_lsp import RawServer
 
 from conftest import Session
 from watch_helpers import serving
@@ -146,3 +151,178 @@ async def test_a_pathological_gitignore_does_not_stall_the_watcher_or_reads(
         assert order.count("small") == SMALL_READS
         assert result["state"] not in ("off", "starting")
         assert "+after" in (await w.change("small.txt", "after\n"))["diff"]
+
+
+# Under MAX_LINE_PAIRS, so difflib does run: about a second and a half of it each on the
+# old code, on the watcher's thread, one after the other.
+SLOW_BEFORE = "".join(f"v{i % 400:03d}\n" for i in range(20_000))
+SLOW_AFTER = "".join(f"v{i * 7 % 400:03d}\n" for i in range(20_000))
+HOSTILE_FILES = 10
+
+
+async def test_ten_changes_costly_to_diff_do_not_hold_back_an_ordinary_notice(
+    workspace: Path,
+) -> None:
+    hostile = [f"slow{n}.txt" for n in range(HOSTILE_FILES)]
+    for name in hostile:
+        (workspace / name).write_text(SLOW_BEFORE)
+    (workspace / "small.txt").write_text("before\n")
+    async with serving(workspace) as w:
+        await w.ready()
+        for name in ["small.txt", *hostile]:
+            await w.read(name)
+        (workspace / "small.txt").write_text("after\n")
+        for name in hostile:
+            (workspace / name).write_text(SLOW_AFTER)
+        [small] = await w.notice("small.txt")
+        assert "+after" in small["diff"]
+        for name in hostile:
+            await w.notice(name, timeout=60)
+
+        # The ordinary notice was pushed before any of the costly ones: it never waited.
+        def sent_in(name: str) -> int:
+            full = str(workspace / name)
+            return next(
+                index
+                for index, notice in enumerate(w.client.notices)
+                if any(change["file_path"] == full for change in notice["changes"])
+            )
+
+        assert sent_in("small.txt") < min(sent_in(name) for name in hostile)
+        # Each costly one says it changed, and the read that shows it; never a wrong diff.
+        for name in hostile:
+            [pushed] = w.pushed(name)
+            assert pushed["truncated"] is True
+            assert "+v" not in pushed["diff"]
+            assert f'read(file_path="{workspace / name}", offset=1' in pushed["diff"]
+        # readkeeper/changes, under its own budget, tells the agent the same way.
+        changes = {c["file_path"]: c for c in await w.changes()}
+        assert "+after" in changes[str(workspace / "small.txt")]["diff"]
+        for name in hostile:
+            change = changes[str(workspace / name)]
+            assert change["truncated"] is True
+            assert "+v" not in change["diff"]
+            assert f'read(file_path="{workspace / name}", offset=1' in change["diff"]
+        result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
+        assert result["file"]["content"] == "     1\tafter"
+
+
+def notebook(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+
+
+def code_cell(number: int, outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "id": f"c{number}",
+        "metadata": {},
+        "source": f"x = {number}\n",
+        "execution_count": 1,
+        "outputs": outputs,
+    }
+
+
+def stream(text: str | list[str]) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def hostile_notebook(name: str) -> str:
+    """The JSON of one of the hostile notebooks below."""
+    if name == "lines":  # 150,000 output lines, with terminal colours
+        return json.dumps(
+            notebook(
+                [code_cell(0, [stream([f"{i} \x1b[31mred\x1b[0m\n" for i in range(150_000)])])]
+            )
+        )
+    if name == "outputs":  # one cell, 150,000 outputs of a line each
+        outputs = [stream(f"line {i}\n") for i in range(150_000)]
+        return json.dumps(notebook([code_cell(0, outputs)]))
+    if name == "cells":
+        return json.dumps(notebook([code_cell(i, [stream(f"{i}\n")]) for i in range(40_000)]))
+    if name == "fifty_mb":  # one output of 50 MB of text
+        return json.dumps(notebook([code_cell(0, [stream("y" * 50_000_000)])]))
+    if name == "deep_metadata":  # metadata nested deeper than any notebook is
+        deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+        return json.dumps(notebook([])).replace('"metadata": {}', f'"metadata": {deep}')
+    assert name == "png_blob"  # 30 MB of base64 that says it is a PNG, and is not
+    blob = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 117_188).decode()
+    data = {"image/png": blob, "text/plain": "<Figure>"}
+    output = {"output_type": "display_data", "metadata": {}, "data": data}
+    return json.dumps(notebook([code_cell(0, [output])]))
+
+
+@pytest.mark.parametrize(
+    "name", ["lines", "outputs", "cells", "fifty_mb", "deep_metadata", "png_blob"]
+)
+async def test_a_hostile_notebook_answers_its_kind_while_small_reads_go_on(
+    lsp: Session, workspace: Path, name: str
+) -> None:
+    (workspace / "nb.ipynb").write_text(hostile_notebook(name))
+    read = lsp.read("nb.ipynb", include_images=name == "png_blob")
+    result, order = await beside_small_reads(lsp, outcome(read))
+    assert order[0] == "small", order
+    assert order.count("small") == SMALL_READS
+    if name == "deep_metadata":
+        assert result.data["kind"] == "corrupt"
+        assert "nested too deeply" in result.message
+        return
+    assert result["type"] == "notebook", result
+    notebook_file = result["file"]
+    assert notebook_file["tokens"] <= 25_000
+    if name == "cells":
+        assert notebook_file["total_cells"] == 40_000
+        assert notebook_file["partial"] is True
+        offset = notebook_file["next_offset"]
+        assert f"Continue with offset={offset}." in notebook_file["note"]
+        assert (await lsp.read("nb.ipynb", offset=offset, limit=1))["file"]["cells"][0][
+            "cell_id"
+        ] == f"c{offset - 1}"
+        return
+    [cell] = notebook_file["cells"]
+    if name == "outputs":  # as many outputs as fit, and how many more there are
+        shown = len(cell["outputs"])
+        assert 100 < shown < 150_000
+        assert cell["outputs"][-1]["text"] == f"line {shown - 1}\n"
+        assert f"Outputs 1-{shown} of 150,000 shown" in cell["note"]
+        return
+    [output] = cell["outputs"]
+    if name == "png_blob":
+        [image] = output["images"]
+        assert image["bytes"] > 30_000_000
+        assert image.get("base64") is None  # not an image at all: never decoded as one
+        assert output["text"] == "<Figure>"
+        return
+    assert "1 output was cut to 2,000 characters." in notebook_file["note"]
+    assert "characters from the middle" in output["note"]
+    assert "\x1b" not in output["text"]
+
+
+@pytest.mark.parametrize("case", ["outline", "delta"])
+def test_a_read_that_turns_costly_leaves_the_event_loop(workspace: Path, case: str) -> None:
+    # Both look like quick reads (a text file within the caps, by its lines), answered on
+    # the event loop; one turns into an outline, the other into a diff. Sent back to back
+    # with a 3-line read, the small read's answer must come first: the costly step runs on
+    # a worker thread while the loop answers.
+    (workspace / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    server = RawServer()
+    try:
+        server.initialize(workspace)
+        small = {"file_path": "notes.txt", "limit": 3, "force": True}
+        server.request("warm-up", "readkeeper/read", {**small, "estimate": True})
+        if case == "outline":
+            (workspace / "deep.js").write_text(NESTED_JS)
+            hostile = {"file_path": "deep.js"}
+        else:
+            write = {"file_path": "big.txt", "content": SLOW_BEFORE}
+            server.request("write", "readkeeper/write", write)
+            (workspace / "big.txt").write_text(SLOW_AFTER)
+            hostile = {"file_path": "big.txt"}
+        server.send({"id": "hostile", "method": "readkeeper/read", "params": hostile})
+        server.send({"id": "small", "method": "readkeeper/read", "params": small})
+        first = server.response()
+        second = server.response()
+        assert [first["id"], second["id"]] == ["small", "hostile"]
+        assert first["result"]["file"]["num_lines"] == 3
+        assert second["result"]["type"] == ("outline" if case == "outline" else "text")
+    finally:
+        server.close()

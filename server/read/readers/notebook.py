@@ -2,7 +2,8 @@
 
 Each cell comes back with its id, position, type, source and execution count; outputs
 are summarised for an agent: stream text and text/plain kept (each cut to
-`notebook_max_output_chars`, keeping its head and tail, with a note), errors as
+`notebook_max_output_chars`, keeping its head and tail, with a note; a cell's outputs
+cut to half the token cap, with a note), errors as
 ename/evalue and the end of the traceback without terminal colours, images as sized
 placeholders (or, with `include_images`, fitted to the image budget), and HTML,
 JavaScript and widget outputs as a one-line placeholder.
@@ -37,6 +38,7 @@ from .decode_budget import READ_DECODE_BYTES, Allowance
 from .text import Window
 
 _NOTE_ALLOWANCE = 64
+_OUTPUT_OVERHEAD_TOKENS = 40  # an output's fields and the JSON around its text
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 # The first of these present is shown as the output's text.
@@ -228,9 +230,9 @@ def _source(cell: Mapping[str, Any]) -> str:
     return _join(cell.get("source", ""))
 
 
-def _join(value: Any) -> str:
+def _join(value: Any, separator: str = "") -> str:
     if isinstance(value, list):
-        return "".join(str(v) for v in value)
+        return separator.join(str(v) for v in value)
     return value if isinstance(value, str) else ""
 
 
@@ -256,13 +258,11 @@ class _Summariser:
         if isinstance(attachments, dict) and attachments:
             names = ", ".join(sorted(attachments))
             note = f"Attachments not shown: {names}."
-        outputs = None
-        count = None
+        outputs = count = None
         if kind == "code":
-            raw_outputs = cell.get("outputs")
-            outputs = [
-                self.output(o) for o in (raw_outputs if isinstance(raw_outputs, list) else [])
-            ]
+            raw = cell.get("outputs")
+            outputs, more = self.outputs(raw if isinstance(raw, list) else [])
+            note = f"{note} {more}" if note and more else note or more
             count = cell.get("execution_count")
         return NotebookCell(
             cell_id=cell_id(cell, index, has_ids),
@@ -273,6 +273,20 @@ class _Summariser:
             outputs=outputs,
             note=note,
         )
+
+    def outputs(self, raw: list[Any]) -> tuple[list[NotebookOutput], str | None]:
+        """A cell's outputs, as many as half the token cap holds by estimate (a cell of
+        150,000 one-line outputs is not summarised and costed whole), and a note."""
+        budget, shown = self.settings.max_tokens // 2, list[NotebookOutput]()
+        for output in raw:
+            view = self.output(output)
+            text = (view.text or "") + (view.traceback or "") + (view.note or "")
+            budget -= _OUTPUT_OVERHEAD_TOKENS + estimate_tokens(text)
+            if budget < 0 and shown:
+                more = f"Outputs 1-{len(shown)} of {len(raw):,} shown; the rest are over the cap."
+                return shown, more
+            shown.append(view)
+        return shown, None
 
     def output(self, output: Any) -> NotebookOutput:
         if not isinstance(output, dict):
@@ -288,12 +302,12 @@ class _Summariser:
                 note=note,
             )
         if kind == "error":
-            trace = _join_lines(output.get("traceback"))
+            trace = _join(output.get("traceback"), "\n")
             trace, note = self.capped(trace, keep="tail")
             return NotebookOutput(
                 output_type="error",
                 ename=str(output.get("ename", "")),
-                evalue=_strip_ansi(str(output.get("evalue", ""))),
+                evalue=_ANSI_RE.sub("", str(output.get("evalue", ""))),
                 traceback=trace or None,
                 note=note,
             )
@@ -359,7 +373,7 @@ class _Summariser:
     def capped(self, text: str, keep: str) -> tuple[str, str | None]:
         """`text` without terminal colours, cut to the output cap (head and tail, or the
         tail alone for tracebacks, whose end says what went wrong)."""
-        text = _strip_ansi(text)
+        text = _ANSI_RE.sub("", text)
         limit = self.settings.notebook_max_output_chars
         if len(text) <= limit:
             return text, None
@@ -374,16 +388,6 @@ class _Summariser:
             text[:head] + marker + text[len(text) - (limit - head) :],
             f"{_OUTPUT_CUT} {cut:,} characters from the middle.",
         )
-
-
-def _join_lines(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return value if isinstance(value, str) else ""
-
-
-def _strip_ansi(text: str) -> str:
-    return _ANSI_RE.sub("", text)
 
 
 # --- costs ----------------------------------------------------------------------------
