@@ -7,7 +7,7 @@ an editor, inotify-fallback or Neovim test fail in CI in tests/ci_skips.py.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,14 @@ def _private_state(
 
 
 @pytest.fixture
-def core(workspace: Path) -> Readkeeper:
+def core(workspace: Path) -> Iterator[Readkeeper]:
     """A core whose token table is loaded, so every text read's `tokens` is the exact
-    count (before the load, small reads answer an upper bound: test_token_bounds.py)."""
+    count (before the load, small reads answer an upper bound: test_token_bounds.py).
+    Closed after the test, so a watcher a test started leaves no thread to the next."""
     core = Readkeeper(roots=[str(workspace)])
     core.tokens.warm_up()
-    return core
+    yield core
+    core.close()
 
 
 class Session:
