@@ -27,6 +27,8 @@ from mcp_types.jsonrpc import JSONRPCError, JSONRPCResponse
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..read.loop_guard import OffTheLoop
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
@@ -74,7 +76,10 @@ class QuickCalls:
         request_id, arguments = call
         if not front.backend.quick("read", arguments):
             return None
-        result = front.answer(front.backend, "read", arguments)
+        try:
+            result = front.answer(front.backend, "read", arguments)
+        except OffTheLoop:
+            return None  # it turned out costly: the SDK serves it on a worker thread
         front.quick_reads += 1
         reply: JSONRPCResponse | JSONRPCError
         try:

@@ -10,6 +10,7 @@ root or the home folder unless a `--root` names it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from .. import __version__, calls
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
+from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import render
 from .tools import TOOL_NAMES, TOOLS, input_schema
 
@@ -203,7 +205,8 @@ class McpFrontEnd:
                     arguments.setdefault("force", True)
             self.protocol_version = ctx.protocol_version
             if backend.quick(params.name, arguments):
-                return self.answer(backend, params.name, arguments)
+                with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
+                    return self.answer(backend, params.name, arguments)
             result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
@@ -236,11 +239,17 @@ class McpFrontEnd:
         self, backend: Backend, name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         """Serve a quick call on the event loop (from the SDK's handler, or from its
-        stdin line: quick.py): its result, or its refusal, as the tool's result."""
+        stdin line: quick.py): its result, or its refusal, as the tool's result.
+        Raises OffTheLoop when the call turns out costly (an outline, a large diff):
+        the caller then serves it on a worker thread."""
         try:
-            return render.tool_result(name, backend.call(name, arguments), [])
+            with on_the_loop():
+                result = backend.call(name, arguments)
+            return render.tool_result(name, result, [], self._notice(backend, name))
         except ReadkeeperError as exc:
             return render.error_result(exc)
+        except OffTheLoop:
+            raise
         except Exception as exc:
             return _fault(name, exc)
 

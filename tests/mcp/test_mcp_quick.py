@@ -213,3 +213,33 @@ def test_only_plain_read_calls_are_taken_and_each_is_answered_once(
     raw.request("last", "tools/call", {"name": "stats", "arguments": {}})
     # No reply left over: none came twice (nor one to the float id or the broken line).
     assert all(not lines for lines in raw.replies.values()), raw.replies
+
+
+NESTED_JS = "function f(){" * 18_000 + "}" * 18_000
+
+
+def test_a_quick_read_that_turns_costly_leaves_the_event_loop(workspace: Path) -> None:
+    # A text file within the caps looks quick, but this one turns into an outline (a
+    # parse and a walk): sent back to back with a 3-line read, the small read's reply
+    # must come first, and the outline must still come (from a worker thread).
+    (workspace / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    (workspace / "deep.js").write_text(NESTED_JS)
+    raw = RawMcp(workspace, LEGACY[-1])
+    try:
+        load_token_table(raw, workspace / "notes.txt")
+        quick = raw.quick_reads()
+        small = {"file_path": "notes.txt", "limit": 3, "force": True}
+        raw.send(
+            raw.message(
+                "hostile", "tools/call", {"name": "read", "arguments": {"file_path": "deep.js"}}
+            )
+        )
+        raw.send(raw.message("small", "tools/call", {"name": "read", "arguments": small}))
+        first = json.loads(raw.lines.get(timeout=60))
+        second = json.loads(raw.lines.get(timeout=60))
+        assert [first["id"], second["id"]] == ["small", "hostile"]
+        assert first["result"]["structuredContent"]["file"]["num_lines"] == 3
+        assert second["result"]["structuredContent"]["type"] == "outline"
+        assert raw.quick_reads() == quick + 1  # the small one; the outline went to the SDK
+    finally:
+        raw.close()
