@@ -48,6 +48,9 @@ class IgnoreRules:
     """One root's rules. Safe to share between threads: caches are plain dicts whose
     entries are only ever replaced or dropped whole."""
 
+    # The files each folder's patterns come from (besides `.git/info/exclude`).
+    IGNORE_FILES: tuple[str, ...] = (".gitignore",)
+
     def __init__(self, root: str, exclude: Iterable[str] = DEFAULT_WATCH_EXCLUDE) -> None:
         self.root = root.rstrip(os.sep) or os.sep
         self._prefix = self.root if self.root.endswith(os.sep) else self.root + os.sep
@@ -133,7 +136,8 @@ class IgnoreRules:
         lines: list[str] = []
         if os.path.isdir(os.path.join(folder, ".git")):
             lines += _read_lines(os.path.join(folder, ".git", "info", "exclude"))
-        lines += _read_lines(os.path.join(folder, ".gitignore"))
+        for name in self.IGNORE_FILES:
+            lines += _read_lines(os.path.join(folder, name))
         spec = _compile(lines) if lines else None
         with self._lock:
             self._specs[folder] = spec

@@ -16,7 +16,7 @@ import stat
 from typing import Any
 
 from ..errors import ReadkeeperError
-from ..files.ignore import IgnoreRules, _compile, _read_lines
+from ..files.ignore import IgnoreRules
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
@@ -78,19 +78,7 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
 class _Rules(IgnoreRules):
     """The watcher's rules with no `watch_exclude`, plus `.ignore` files (as ripgrep)."""
 
-    def _spec(self, folder: str) -> Any:
-        try:
-            return self._specs[folder]
-        except KeyError:
-            pass
-        lines: list[str] = []
-        if os.path.isdir(os.path.join(folder, ".git")):
-            lines += _read_lines(os.path.join(folder, ".git", "info", "exclude"))
-        lines += _read_lines(os.path.join(folder, ".gitignore"))
-        lines += _read_lines(os.path.join(folder, ".ignore"))
-        spec = _compile(lines) if lines else None
-        self._specs[folder] = spec
-        return spec
+    IGNORE_FILES = (".gitignore", ".ignore")
 
 
 def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
