@@ -4,7 +4,8 @@ A folder of its own, like each front end: `tools.py` (schemas generated from the
 protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
 server, roots, the choice between attaching to the editor's server and a core of our
 own), `stdio.py` (stdin and stdout served on the event loop), `quick.py` (quick reads
-answered from their stdin line, before the SDK), and this module's `main`
+answered from their stdin line, before the SDK), `http_limits.py` (what HTTP
+clients can make it hold at once), and this module's `main`
 (stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
 reaches the SDK, never this package.
 """
@@ -21,6 +22,7 @@ from typing import Any, cast
 import anyio
 from mcp.server.stdio import stdio_server
 
+from .http_limits import InFlightLimit
 from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
 from .stdio import pipe_streams
@@ -29,6 +31,9 @@ log = logging.getLogger("readkeeper")
 
 DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
+# Sessions open at once (the SDK's default is 10,000): one agent needs a few, and each
+# holds its server task, streams and read-state; past it, a new one is refused (503).
+MAX_SESSIONS = 256
 
 
 def main(
@@ -69,7 +74,9 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
 
     server = build_server(front)
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH, host="127.0.0.1", max_sessions=MAX_SESSIONS
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -84,7 +91,7 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         return 1
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(InFlightLimit(app), log_level="warning", lifespan="on")
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])

@@ -96,7 +96,9 @@ def read_call(msg_id: int, padding: int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": params}
 
 
-def flood(address: tuple[str, int], session: str, first: int, count: int, padding: int) -> socket.socket:
+def flood(
+    address: tuple[str, int], session: str, first: int, count: int, padding: int
+) -> socket.socket:
     """A connection that sends `count` tool calls and never reads."""
     conn = socket.create_connection(address)
 
@@ -116,12 +118,22 @@ def start(workspace: Path) -> tuple[HttpServer, tuple[str, int]]:
     (workspace / "big.txt").write_text(rows)
     server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
     url = urlsplit(server.url)
-    assert url.hostname is not None and url.port is not None
+    assert url.hostname is not None
+    assert url.port is not None
     return server, (url.hostname, url.port)
 
 
 def served_afterwards(address: tuple[str, int]) -> None:
-    """A fresh client opens its session and gets a whole answer."""
+    """A fresh client opens its session and gets a whole answer, once the server has
+    seen the closed connections go (their requests in flight then end)."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "test", "version": "1"}
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+
+    def admitted() -> bool:
+        return exchange(address, post(*address, init))[0] != 503
+
+    wait_until(admitted, "the closed connections' requests to end", timeout=120)
     session = open_session(address)
     call = {"jsonrpc": "2.0", "id": "fresh", "method": "tools/call"}
     call["params"] = {"name": "read", "arguments": {"file_path": "big.txt", "force": True}}
@@ -151,7 +163,6 @@ def test_one_connection_that_never_reads_leaves_the_server_bounded(workspace: Pa
         conn = flood(address, session, 1, 2000, 0)
         wait_for_peak(server.process.pid, threading.Event())
         peak = peak_rss_kb(server.process.pid)
-        print("PEAK", peak)
         assert peak < PEAK_RSS_CAP_KB, f"peak RSS {peak} kB"
         served_afterwards(address)
         conn.close()
@@ -169,8 +180,34 @@ def test_many_connections_that_never_read_leave_the_server_bounded(workspace: Pa
         ]
         wait_for_peak(server.process.pid, threading.Event())
         peak = peak_rss_kb(server.process.pid)
-        print("PEAK", peak)
         assert peak < PEAK_RSS_CAP_KB, f"peak RSS {peak} kB"
+        for conn in conns:
+            conn.close()
+        served_afterwards(address)
+    finally:
+        server.stop()
+
+
+def test_a_request_over_the_cap_is_refused_with_what_to_do(workspace: Path) -> None:
+    # Each connection's unread answers (100 KB each) outgrow the socket buffers, so
+    # every connection keeps a request in flight for good: more of them than the cap.
+    server, address = start(workspace)
+    try:
+        session = open_session(address)
+        conns = [flood(address, session, 1 + n * 200, 200, 0) for n in range(40)]
+        probe = {"jsonrpc": "2.0", "id": "probe", "method": "tools/call"}
+        probe["params"] = {"name": "stats", "arguments": {}}
+
+        def refused() -> tuple[int, dict[str, str], bytes] | None:
+            answer = exchange(address, post(*address, probe, session))
+            return answer if answer[0] == 503 else None
+
+        _, headers, body = wait_until(refused, "a request over the cap to be refused", 300)
+        error = json.loads(body)["error"]
+        assert error["data"]["kind"] == "too_large"
+        assert error["data"]["reason"] == "busy"
+        assert "Read the answers to your earlier requests" in error["message"]
+        assert headers["retry-after"] == "1"
         for conn in conns:
             conn.close()
         served_afterwards(address)
