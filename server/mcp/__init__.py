@@ -17,7 +17,7 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from .http_limits import InFlightLimit
 from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
-from .stdio import pipe_streams
+from .stdio import file_streams, pipe_streams
 
 log = logging.getLogger("readkeeper")
 
@@ -64,10 +64,17 @@ async def _serve_stdio(front: McpFrontEnd) -> None:
     async with pipe_streams() as pipes:
         if pipes is not None:
             pipes[0].answer = QuickCalls(front, server).answer
-        # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
-        stdin, stdout = cast("tuple[Any, Any]", pipes or (None, None))
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await _serve_on(server, pipes)
+            return
+    async with file_streams() as files:
+        await _serve_on(server, files)
+
+
+async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
+    # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
+    stdin, stdout = streams
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
