@@ -213,3 +213,29 @@ def test_a_request_over_the_cap_is_refused_with_what_to_do(workspace: Path) -> N
         served_afterwards(address)
     finally:
         server.stop()
+
+
+def test_unread_event_streams_hold_no_place(workspace: Path) -> None:
+    # A session's GET stream stays open for good and readkeeper sends nothing on it
+    # (a call's roots/list rides that call's own answer): more of them than the cap on
+    # requests in flight, never read, and a fresh client is still served.
+    server, address = start(workspace)
+    streams = []
+    try:
+        for _ in range(40):
+            session = open_session(address)
+            conn = socket.create_connection(address)
+            conn.sendall(
+                (
+                    f"GET /mcp HTTP/1.1\r\nHost: {address[0]}:{address[1]}\r\n"
+                    "Accept: text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+                    f"Mcp-Session-Id: {session}\r\n\r\n"
+                ).encode()
+            )
+            streams.append(conn)
+        served_afterwards(address)
+        assert peak_rss_kb(server.process.pid) < PEAK_RSS_CAP_KB
+    finally:
+        for conn in streams:
+            conn.close()
+        server.stop()
