@@ -219,3 +219,29 @@ def _write_fully(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def test_requests_from_a_file_are_answered_into_a_file(workspace: Path, tmp_path: Path) -> None:
+    # Neither stream a pipe nor a terminal: the same line reader, to the end of input.
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "test", "version": "1"}
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    )
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(
+            [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env=mcp_env(private_runtime_dir()),
+            timeout=120,
+        )
+    assert done.returncode == 0
+    replies = [json.loads(row) for row in answers.read_text().splitlines()]
+    assert [reply["id"] for reply in replies] == [0, 1]
+    assert any(tool["name"] == "read" for tool in replies[1]["result"]["tools"])
