@@ -4,7 +4,8 @@ A folder of its own, like each front end: `tools.py` (schemas generated from the
 protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
 server, roots, the choice between attaching to the editor's server and a core of our
 own), `stdio.py` (stdin and stdout served on the event loop), `quick.py` (quick reads
-answered from their stdin line, before the SDK), and this module's `main`
+answered from their stdin line, before the SDK), `http_limits.py` (what HTTP
+clients can make it hold at once), and this module's `main`
 (stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
 reaches the SDK, never this package.
 """
@@ -16,19 +17,23 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from mcp.server.stdio import stdio_server
 
+from .http_limits import InFlightLimit
 from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
-from .stdio import pipe_streams
+from .stdio import file_streams, pipe_streams
 
 log = logging.getLogger("readkeeper")
 
 DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
+# Sessions open at once (the SDK's default is 10,000): one agent needs a few, and each
+# holds its server task, streams and read-state; past it, a new one is refused (503).
+MAX_SESSIONS = 256
 
 
 def main(
@@ -59,17 +64,26 @@ async def _serve_stdio(front: McpFrontEnd) -> None:
     async with pipe_streams() as pipes:
         if pipes is not None:
             pipes[0].answer = QuickCalls(front, server).answer
-        # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
-        stdin, stdout = cast("tuple[Any, Any]", pipes or (None, None))
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await _serve_on(server, pipes)
+            return
+    async with file_streams() as files:
+        await _serve_on(server, files)
+
+
+async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
+    # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
+    stdin, stdout = streams
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
 
     server = build_server(front)
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH, host="127.0.0.1", max_sessions=MAX_SESSIONS
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -84,7 +98,7 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         return 1
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(InFlightLimit(app), log_level="warning", lifespan="on")
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])

@@ -4,8 +4,9 @@ The SDK wraps the standard streams in `anyio.wrap_file`, which sends every line 
 and every write and flush to a worker thread: three thread hops per tool call, about
 a third of what a small read costs. When both streams are pipes (as an MCP client
 starts a server), these objects read and write them through asyncio's pipe
-transports instead, on the loop. Anything else (a terminal, a file) keeps the SDK's
-own handling.
+transports instead, on the loop. Anything else (a terminal, a file) is read and
+written through worker threads as the SDK does (`file_streams`), with the same cap on
+the requests in flight.
 
 A client that stops reading its answers is not allowed to make the server grow: once
 `MAX_WAITING_OUTPUT` bytes of answers wait for the pipe, or `MAX_IN_FLIGHT` requests
@@ -30,6 +31,7 @@ import stat
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 import orjson
 
@@ -114,6 +116,58 @@ class PipeWriter:
     async def flush(self) -> None:
         """Wait while `MAX_WAITING_OUTPUT` bytes wait for a client behind reading."""
         await self._writer.drain()
+
+
+class FileWriter(PipeWriter):
+    """Stdout when it is not a pipe (a terminal, a file): written by a worker thread,
+    which blocks while a terminal is not read. A request stays in flight until its
+    answer is written, so `room` waits on the client's reading too."""
+
+    def __init__(self, out: anyio.AsyncFile[bytes]) -> None:
+        self._out = out
+        self.in_flight = set()
+        self._answered = asyncio.Event()
+
+    async def write(self, text: str) -> None:
+        """Write `text` (an answer settles its request once written)."""
+        data = text.encode("utf-8")
+        await self._out.write(data)
+        if self.in_flight:
+            self._settle(data)
+
+    async def flush(self) -> None:
+        """Flush the file."""
+        await self._out.flush()
+
+    def full(self) -> bool:
+        """Whether enough requests wait for their answers to be written."""
+        return len(self.in_flight) >= MAX_IN_FLIGHT
+
+    async def room(self) -> None:
+        """Wait until enough answers are written to read on."""
+        while self.full():
+            self._answered.clear()
+            await self._answered.wait()
+
+
+class FileLines:
+    """Stdin as the SDK iterates it when it is not a pipe: the next line is read only
+    while fewer than `MAX_IN_FLIGHT` requests wait for their answers."""
+
+    def __init__(self, lines: anyio.AsyncFile[bytes], writer: FileWriter) -> None:
+        self._lines = lines
+        self._writer = writer
+
+    def __aiter__(self) -> FileLines:
+        return self
+
+    async def __anext__(self) -> str:
+        await self._writer.room()
+        line = await self._lines.readline()
+        if not line:
+            raise StopAsyncIteration
+        self._writer.asked(line)
+        return line.decode("utf-8", "replace")
 
 
 class PipeLines:
@@ -224,7 +278,42 @@ async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     if not (_is_pipe(0) and _is_pipe(1)):
         yield None
         return
-    loop = asyncio.get_running_loop()
+    async with _claimed() as (wire_in, wire_out):
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+        wire = Wire(reader)
+        incoming, _ = await loop.connect_read_pipe(lambda: wire, wire_in)
+        try:
+            outgoing, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, wire_out
+            )
+            try:
+                outgoing.set_write_buffer_limits(high=MAX_WAITING_OUTPUT)
+                writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
+                out = PipeWriter(writer)
+                yield PipeLines(reader, out, wire), out
+            finally:
+                outgoing.close()
+        finally:
+            incoming.close()
+
+
+@contextlib.asynccontextmanager
+async def file_streams() -> AsyncIterator[tuple[FileLines, FileWriter]]:
+    """Stdin and stdout when they are not both pipes, through worker threads."""
+    async with _claimed() as (wire_in, wire_out):
+        # Buffered: a raw file reads a line a byte at a time, and may write part of one.
+        with (
+            os.fdopen(wire_in.fileno(), "rb", closefd=False) as lines,
+            os.fdopen(wire_out.fileno(), "wb", closefd=False) as answers,
+        ):
+            out = FileWriter(anyio.wrap_file(answers))
+            yield FileLines(anyio.wrap_file(lines), out), out
+
+
+@contextlib.asynccontextmanager
+async def _claimed() -> AsyncIterator[tuple[Any, Any]]:
+    """Copies of stdin and stdout, with 0 and 1 moved out of the way until the end."""
     with contextlib.ExitStack() as undo:
         for fd in (0, 1):
             saved = _dup(fd)
@@ -237,18 +326,7 @@ async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
         finally:
             os.close(devnull)
         os.dup2(2, 1)
-        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-        wire = Wire(reader)
-        incoming, _ = await loop.connect_read_pipe(lambda: wire, wire_in)
-        undo.callback(incoming.close)
-        outgoing, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, wire_out
-        )
-        undo.callback(outgoing.close)
-        outgoing.set_write_buffer_limits(high=MAX_WAITING_OUTPUT)
-        writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
-        out = PipeWriter(writer)
-        yield PipeLines(reader, out, wire), out
+        yield wire_in, wire_out
 
 
 def _dup(fd: int) -> int:
@@ -265,4 +343,4 @@ def _restore(saved: int, fd: int, blocking: bool) -> None:
         os.close(saved)
 
 
-__all__ = ["PipeLines", "PipeWriter", "pipe_streams"]
+__all__ = ["FileLines", "FileWriter", "PipeLines", "PipeWriter", "file_streams", "pipe_streams"]

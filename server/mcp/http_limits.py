@@ -1,0 +1,87 @@
+"""A bound on what HTTP clients can make `readkeeper mcp --http` hold at once.
+
+uvicorn serves one request at a time per connection (a pipelined request waits, unread,
+until the answer before it is written), so a client that stops reading stops that
+connection. But connections are not bounded, and each request that waits for an
+unread answer keeps its body (up to the SDK's 4 MiB), the parsed call and the answer
+alive: fifty such connections took 600 MB. So the requests served at once are capped,
+by count and by the bytes of their bodies; one over either is refused at once (before
+its body is read) with a 503 whose JSON-RPC error says to read the earlier answers and
+retry. A GET (the session's event stream, which readkeeper sends nothing on) holds
+nothing of the client's and is not counted; the SDK caps the sessions it belongs to.
+"""
+
+from __future__ import annotations
+
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+# Requests being served (running, or their answer waiting for its client).
+MAX_IN_FLIGHT = 32
+# The bytes of their bodies (a body is held until its answer is written).
+MAX_BODY_BYTES_IN_FLIGHT = 64 << 20
+# What a body without a Content-Length (chunked) is counted as: the SDK's own limit.
+UNDECLARED_BODY_BYTES = 4 << 20
+# The JSON-RPC code of a refusal the client should retry (the SDK's own for its
+# session limit is -32603, "internal"; this is not a fault).
+BUSY_CODE = -32000
+
+
+class InFlightLimit:
+    """ASGI middleware: count the requests in flight, refuse the one over the cap."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.requests = 0
+        self.body_bytes = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] == "GET":
+            await self.app(scope, receive, send)
+            return
+        size = _declared_size(scope)
+        if self.requests >= MAX_IN_FLIGHT or self.body_bytes + size > MAX_BODY_BYTES_IN_FLIGHT:
+            await _refuse(send, self.requests)
+            return
+        self.requests += 1
+        self.body_bytes += size
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.requests -= 1
+            self.body_bytes -= size
+
+
+def _declared_size(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return max(0, int(value))
+            except ValueError:
+                return UNDECLARED_BODY_BYTES  # the SDK refuses it; counted while it does
+    return UNDECLARED_BODY_BYTES
+
+
+async def _refuse(send: Send, serving: int) -> None:
+    message = (
+        f"readkeeper is serving {serving} requests whose answers have not been read yet "
+        f"(it serves at most {MAX_IN_FLIGHT} at once, with at most "
+        f"{MAX_BODY_BYTES_IN_FLIGHT >> 20} MB of request bodies). Read the answers to your "
+        "earlier requests, then send this one again."
+    )
+    error = {
+        "code": BUSY_CODE,
+        "message": message,
+        "data": {"kind": "too_large", "reason": "busy", "max_in_flight": MAX_IN_FLIGHT},
+    }
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+__all__ = ["MAX_IN_FLIGHT", "InFlightLimit"]
