@@ -437,10 +437,9 @@ def _readable_file(path: str, roots: list[str]) -> bool:
 
 
 def refused_root(path: str, may_be_home: bool) -> str | None:
-    """Why `path` (a real path) may not be a workspace root, or None. The filesystem
-    root and any folder holding the home folder would put every file of the user in
-    the agent's reach; the home folder itself only when a person chose it (opened it in
-    the editor, or named it with `--root`). Every front end asks this one question."""
+    """Why `path` (a real path) may not be a workspace root, or None: not the filesystem
+    root nor a folder holding the home folder (all the user's files), and the home folder
+    only when a person chose it (opened it, or named it with `--root`)."""
     home = os.path.realpath(os.path.expanduser("~"))
     if os.path.dirname(path) == path:
         return "it is the filesystem root"
