@@ -135,9 +135,15 @@ def _same_as_cp1252(sample: bytes, single: list[str]) -> bool:
 
 
 def _wide_chars(sample: bytes, name: str) -> int:
-    """How many characters of `sample` take more than one byte in `name`."""
-    text = sample.decode(name, "ignore")
-    return sum(1 for ch in text if not ch.isascii() and len(ch.encode(name, "ignore")) > 1)
+    """How many characters of `sample` take more than one byte in `name`, counted up to
+    the number the guess needs."""
+    wide = 0
+    for ch in sample.decode(name, "ignore"):
+        if not ch.isascii() and len(ch.encode(name, "ignore")) > 1:
+            wide += 1
+            if wide >= _MIN_WIDE_CHARS:
+                break
+    return wide
 
 
 def _reads_as_western(data: bytes) -> bool:
