@@ -5,6 +5,7 @@ its value (no NUL byte appears in a text file that had none)."""
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,28 @@ async def test_edit_and_write_keep_extended_attributes(lsp: Session, workspace: 
     assert path.read_text() == "new\n"
     assert os.getxattr(path, "user.keep") == b"1"
     assert os.getxattr(path, "user.comment") == b"reviewed \x00 binary"
+
+
+def posix_acl(*entries: tuple[int, int, int]) -> bytes:
+    """The bytes of a system.posix_acl_access value (version 2, then tag, perm, id)."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+async def test_an_edit_keeps_a_posix_acl(lsp: Session, workspace: Path) -> None:
+    path = workspace / "shared.txt"
+    path.write_text("orig line\n")
+    anyone = 0xFFFFFFFF
+    acl = posix_acl(
+        (1, 6, anyone), (2, 6, 65534), (4, 4, anyone), (0x10, 6, anyone), (0x20, 4, anyone)
+    )
+    try:
+        os.setxattr(path, "system.posix_acl_access", acl)
+    except OSError as exc:
+        pytest.skip(f"this filesystem or user cannot set a POSIX ACL ({exc.strerror})")
+    await lsp.read(path)
+    await edit(lsp, path, "orig line", "agent line")
+    assert path.read_text() == "agent line\n"
+    assert os.getxattr(path, "system.posix_acl_access") == acl
 
 
 JAPANESE = (
