@@ -146,7 +146,11 @@ def _first_problem(exc: BaseException, prefix: str = "") -> tuple[str, str]:
                     name = note.name
                 elif hasattr(note, "index"):
                     name = f"[{note.index}]"
-            joined = f"{prefix}.{name}" if prefix and name else prefix or name
+            joined = (
+                (f"{prefix}{name}" if name.startswith("[") else f"{prefix}.{name}")
+                if prefix and name
+                else prefix or name
+            )
             return _first_problem(sub, joined)
     if isinstance(exc, KeyError):
         return prefix, "is required"
@@ -245,6 +249,10 @@ _FIX = {
     "budget_tokens": "Send the token budget as a whole number, e.g. budget_tokens=20000.",
     "types": 'Send a list of attachment types, e.g. types=["diagnostics", "memory"].',
     "mentions": 'Send a list of paths, e.g. mentions=["src/app.py"].',
+    "file_paths": 'Send a list of paths, e.g. file_paths=["src/app.py", "README.md"].',
+    "active_editor": 'Send an object, e.g. active_editor={"file_path": "src/app.py"}.',
+    "active_editor.selection": 'Send an object, e.g. selection={"start": {"line": 3, '
+    '"character": 0}, "end": {"line": 5, "character": 0}}, or leave it out.',
 }
 
 

@@ -112,6 +112,8 @@ def test_every_wrong_shape_of_every_field_is_bad_params_naming_it(raw: RawServer
 
 
 def test_forget_with_paths_as_a_string_forgets_nothing_and_says_so(raw: RawServer) -> None:
+    listed = raw.request(1, "readkeeper/readMany", {"file_paths": ["ok.txt", 7]})
+    assert listed["error"]["data"]["field"] == "file_paths[1]"
     reply = raw.request(2, "readkeeper/forget", {"paths": "notalist"})
     assert reply["error"]["data"]["kind"] == "bad_params"
     assert reply["error"]["data"]["field"] == "paths"
