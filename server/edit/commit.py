@@ -205,11 +205,15 @@ def digests(text: str, loaded: Loaded | None) -> tuple[str, ...]:
     return (digest(loaded.data), as_utf8)
 
 
-def encode(text: str, encoding: TextEncoding, path: str, field: str) -> bytes:
+def encode(
+    text: str, encoding: TextEncoding, path: str, field: str, original: bytes | None = None
+) -> bytes:
     """`text` as bytes in the file's encoding (with its BOM); refused, naming the first
-    character it cannot hold, when the encoding has no such character."""
+    character it cannot hold, when the encoding has no such character, and refused when
+    it would put a NUL byte into an `original` that had none (a text file would turn
+    binary for every other tool)."""
     try:
-        return encoding.bom + text.encode(encoding.name)
+        data = encoding.bom + text.encode(encoding.name)
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start]
         line = exc.object.count("\n", 0, exc.start) + 1
@@ -228,3 +232,15 @@ def encode(text: str, encoding: TextEncoding, path: str, field: str) -> bytes:
             encoding=encoding.label,
             field=field,
         ) from None
+    if original is not None and b"\x00" in data and b"\x00" not in original:
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} is {encoding.label} and has no NUL byte; the {field} would add one "
+            "(a NUL character, or a character this encoding stores with NUL bytes), which "
+            "turns the file into binary for every other program. Leave out the NUL "
+            "character, or ask the user to convert the file to UTF-8.",
+            file_path=path,
+            encoding=encoding.label,
+            field=field,
+        )
+    return data

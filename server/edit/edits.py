@@ -140,7 +140,7 @@ def _edit_once(
         planned = plan(base, hits, old, new, dominant_eol(base_text, settings))
         landed: Landed = "buffer"
         if buffer is None:
-            data = encode(planned.text, loaded.encoding, real, "new_string")
+            data = encode(planned.text, loaded.encoding, real, "new_string", loaded.data)
             new_stat = replace(held, data, loaded.data)
             if new_stat is None:
                 return None  # changed under us: look again
@@ -225,7 +225,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
         text = with_eol(params.content, dominant_eol(base_text, settings))
         landed: Landed = "buffer"
         if buffer is None:
-            data = encode(text, loaded.encoding, real, "content")
+            data = encode(text, loaded.encoding, real, "content", loaded.data)
             changed = data != loaded.data
             if changed:
                 new_stat = replace(held, data, loaded.data)

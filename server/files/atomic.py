@@ -142,7 +142,13 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
     folder, name = held.folder, held.name
     tmp: str | None
     tmp, new_stat, entry = _write_temp(
-        folder, os.path.dirname(held.opened.path), name, data, held.mode, held.owner
+        folder,
+        os.path.dirname(held.opened.path),
+        name,
+        data,
+        held.mode,
+        held.owner,
+        held.opened.fd,
     )
     ours = (new_stat.st_dev, new_stat.st_ino)
     try:
@@ -264,6 +270,7 @@ def _write_temp(
     data: bytes,
     mode: int | None,
     owner: tuple[int, int] | None,
+    original: int | None = None,
 ) -> tuple[str, os.stat_result, bytes | None]:
     """The temporary file holding `data`, its stat, and its journal entry (pending.py:
     written down before it exists, so that a kill at any moment leaves nothing the next
@@ -298,6 +305,10 @@ def _write_temp(
                     os.fchown(fd, *owner)
             if mode is not None:
                 os.fchmod(fd, mode)
+            # After the mode: an ACL carries the group bits, and fchmod would rewrite
+            # its mask.
+            if original is not None:
+                _copy_xattrs(original, fd)
         os.fsync(fd)
         new_stat = os.fstat(fd)
     except BaseException:
@@ -307,6 +318,25 @@ def _write_temp(
         raise
     os.close(fd)
     return tmp, new_stat, entry
+
+
+def _copy_xattrs(source: int, target: int) -> None:
+    """Give the replacement the original's extended attributes (user.*, POSIX ACLs, and
+    whatever else this user may set): an edit changes the text, not the file's metadata.
+    Names the user may not set (security.*, trusted.* when not root) or the filesystem
+    refuses are left out rather than fail the edit."""
+    listxattr = getattr(os, "listxattr", None)
+    if listxattr is None:
+        return
+    try:
+        names = listxattr(source)
+    except OSError:
+        return  # a filesystem without extended attributes
+    for attr in names:
+        try:
+            os.setxattr(target, attr, os.getxattr(source, attr))
+        except OSError:
+            continue
 
 
 def _shortened(name: str, limit: int = 180) -> str:

@@ -1,7 +1,8 @@
 """Text or binary, which encoding, which line endings.
 
 Order of evidence: a byte-order mark wins; otherwise NUL bytes in the first 8 KB mean
-binary; otherwise strict UTF-8; otherwise charset-normalizer's best legacy guess. A file
+binary; otherwise strict UTF-8; otherwise charset-normalizer's best guess among the legacy
+encodings source files use (UTF-16/32 only ever with a BOM). A file
 nothing decodes cleanly is binary: readkeeper never shows an agent U+FFFD soup, and never
 writes one back.
 """
@@ -65,21 +66,53 @@ def detect(data: bytes, complete: bool = True) -> TextEncoding:
     return _legacy(data, complete)
 
 
+# The legacy encodings a source tree plausibly holds. charset-normalizer weighs dozens
+# more (UTF-16 without a BOM, cp1006, johab, EBCDIC...), and on a short file one of them
+# often "fits" better than the truth; a guess outside this list is never taken.
+_SINGLE_BYTE = frozenset(
+    [f"cp{n}" for n in range(1250, 1259)]
+    + [f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16)]
+    + ["koi8-r", "koi8-u"]
+)
+_MULTI_BYTE = frozenset(
+    {"shift_jis", "cp932", "euc_jp", "gb18030", "gbk", "gb2312", "big5", "cp950"}
+    | {"euc_kr", "cp949"}
+)
+# A multi-byte guess needs this many multi-byte characters, and charset-normalizer's
+# chaos at most this: three accented cp1252 letters pair up into two plausible Big5
+# ideographs ("ação" as "a誽o"); a real CJK file has dozens.
+_MIN_WIDE_CHARS = 8
+_MAX_WIDE_CHAOS = 0.1
+
+
 def _legacy(data: bytes, complete: bool) -> TextEncoding:
     from charset_normalizer import from_bytes  # deferred: rare, and slow to import
 
-    candidates = list(from_bytes(data[: 1 << 20] if not complete else data))
-    if not candidates:
-        raise NotText("no text encoding decodes it")
-    # Windows-1252 is by far the most common legacy encoding in source trees, and
-    # charset-normalizer ranks it below look-alike code pages (cp1250, mac_latin2, even
-    # cp1006 on a line or two) on short Western text. It wins whenever it is a clean
-    # candidate or its reading looks Western: accented letters inside Latin words.
-    names = [codecs.lookup(c.encoding).name for c in candidates]
     sample = data[: SNIFF_BYTES * 8]
-    single_byte = len(sample.decode(names[0], "ignore")) == len(sample)  # not cp932, gb18030...
-    western = "cp1252" in names or _reads_as_western(sample)
-    name = "cp1252" if single_byte and western else names[0]
+    candidates = [
+        (codecs.lookup(c.encoding).name, c.chaos)
+        for c in from_bytes(data[: 1 << 20] if not complete else data)
+    ]
+    name = None
+    for guess, chaos in candidates:
+        if guess in _MULTI_BYTE:
+            if chaos <= _MAX_WIDE_CHAOS and _wide_chars(sample, guess) >= _MIN_WIDE_CHARS:
+                name = guess
+            break  # a multi-byte guess ranked first without the evidence: none
+        if guess in _SINGLE_BYTE:
+            break
+    if name is None:
+        single = [guess for guess, _ in candidates if guess in _SINGLE_BYTE]
+        # Windows-1252 is by far the most common legacy encoding in source trees, and
+        # charset-normalizer ranks it below look-alike code pages (cp1250, cp1251) on
+        # short Western text. It wins whenever it is a candidate or its reading looks
+        # Western: accented letters inside Latin words.
+        if "cp1252" in single or _reads_as_western(sample) or _same_as_cp1252(sample, single):
+            name = "cp1252"
+        elif single:
+            name = single[0]
+        else:
+            raise NotText("no source-file encoding decodes it")
     try:
         shown = sample.decode(name, "ignore" if not complete else "strict")
         if complete:
@@ -90,6 +123,27 @@ def _legacy(data: bytes, complete: bool) -> TextEncoding:
     if controls > max(2, len(shown) // 100):
         raise NotText("it is mostly control characters")
     return TextEncoding(name)
+
+
+def _same_as_cp1252(sample: bytes, single: list[str]) -> bool:
+    """Does the best single-byte guess read `sample` exactly as cp1252 does ("©" is the
+    same byte in cp1250)? Then cp1252 is the likelier name."""
+    try:
+        return bool(single) and sample.decode(single[0]) == sample.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+
+
+def _wide_chars(sample: bytes, name: str) -> int:
+    """How many characters of `sample` take more than one byte in `name`, counted up to
+    the number the guess needs."""
+    wide = 0
+    for ch in sample.decode(name, "ignore"):
+        if not ch.isascii() and len(ch.encode(name, "ignore")) > 1:
+            wide += 1
+            if wide >= _MIN_WIDE_CHARS:
+                break
+    return wide
 
 
 def _reads_as_western(data: bytes) -> bool:

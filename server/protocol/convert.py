@@ -8,11 +8,19 @@ with absent (None) fields left out.
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args, get_origin
 
+import attrs
 import cattrs
-from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn
 
 from ..errors import ReadkeeperError
 
@@ -49,11 +57,79 @@ def _structure_str(value: Any, _: type) -> str:
     raise ValueError(f"expected a string, got {value!r}")
 
 
+# cattrs on its own takes any iterable for a list (a string becomes its characters, so
+# `paths: "notalist"` meant ["n", "o", ...]) and indexes whatever it is given as an
+# object ("string indices must be integers"). Every list must be a JSON array and every
+# object a JSON object, at any depth.
+
+
+def _list_hook(converter: cattrs.Converter, cls: Any) -> Any:
+    (item,) = get_args(cls) or (Any,)
+
+    def structure_list(value: Any, _: type) -> list[Any]:
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list, got {_shown(value)}")
+        out, problems = [], []
+        for index, entry in enumerate(value):
+            try:
+                out.append(converter.structure(entry, item))
+            except Exception as exc:  # re-raised below, with its index
+                exc.add_note(IterableValidationNote(f"@ index {index}", index, item))
+                problems.append(exc)
+                break
+        if problems:
+            raise IterableValidationError("invalid list", problems, cls)
+        return out
+
+    return structure_list
+
+
+def _dict_hook(converter: cattrs.Converter, cls: Any) -> Any:
+    key, item = get_args(cls) or (Any, Any)
+
+    def structure_dict(value: Any, _: type) -> dict[Any, Any]:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object, got {_shown(value)}")
+        return {converter.structure(k, key): converter.structure(v, item) for k, v in value.items()}
+
+    return structure_dict
+
+
+def _class_hook(converter: cattrs.Converter, cls: Any) -> Any:
+    fields = make_dict_structure_fn(cls, converter)
+
+    def structure_object(value: Any, _: type) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object, got {_shown(value)}")
+        return fields(value, cls)
+
+    return structure_object
+
+
+def _shown(value: Any) -> str:
+    kind = {str: "a string", bool: "true/false", int: "a number", float: "a number"}
+    return kind.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def _origin(cls: Any) -> Any:
+    return get_origin(cls)
+
+
 def _make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(omit_if_default=False)
     converter.register_structure_hook(int, _structure_int)
     converter.register_structure_hook(bool, _structure_bool)
     converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook_factory(
+        lambda cls: _origin(cls) is list, lambda cls: _list_hook(converter, cls)
+    )
+    converter.register_structure_hook_factory(
+        lambda cls: _origin(cls) is dict, lambda cls: _dict_hook(converter, cls)
+    )
+    converter.register_structure_hook_factory(
+        lambda cls: isinstance(cls, type) and attrs.has(cls),
+        lambda cls: _class_hook(converter, cls),
+    )
     return converter
 
 
@@ -70,7 +146,11 @@ def _first_problem(exc: BaseException, prefix: str = "") -> tuple[str, str]:
                     name = note.name
                 elif hasattr(note, "index"):
                     name = f"[{note.index}]"
-            joined = f"{prefix}.{name}" if prefix and name else prefix or name
+            joined = (
+                (f"{prefix}{name}" if name.startswith("[") else f"{prefix}.{name}")
+                if prefix and name
+                else prefix or name
+            )
             return _first_problem(sub, joined)
     if isinstance(exc, KeyError):
         return prefix, "is required"
@@ -88,6 +168,7 @@ def structure(params: Any, cls: type[T]) -> T:
             field="params",
         )
     try:
+        _check_paths(params, "")
         return converter.structure(params, cls)
     except (ClassValidationError, ValueError, TypeError, KeyError) as exc:
         field, problem = _first_problem(exc)
@@ -96,6 +177,53 @@ def structure(params: Any, cls: type[T]) -> T:
         raise ReadkeeperError(
             "bad_params", f"{message} {hint}" if hint else message, field=field
         ) from None
+
+
+# The fields whose strings become file names, wherever they sit.
+_PATH_FIELDS = frozenset({"file_path", "file_paths", "path", "paths", "mentions", "glob"})
+
+
+def _check_paths(value: Any, where: str) -> None:
+    """Refuse, naming the field, a path that cannot become a file name's bytes. A lone
+    surrogate is kept only in the form Python's file APIs give a name that is not UTF-8
+    (U+DC80-U+DCFF for the bytes 0x80-0xFF, which readkeeper's own listings show); any
+    other lone surrogate, or a NUL, names no file, and would fail deep inside a call."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            field = f"{where}.{key}" if where else str(key)
+            if key in _PATH_FIELDS:
+                _check_path_value(item, field)
+            elif isinstance(item, dict | list):
+                _check_paths(item, field)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_paths(item, f"{where}[{index}]")
+
+
+def _check_path_value(value: Any, field: str) -> None:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_path_value(item, f"{field}[{index}]")
+        return
+    if not isinstance(value, str):
+        return  # the shape is the structuring's to judge
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start]
+        raise _path_error(field, f"holds U+{ord(bad):04X}, a lone surrogate") from None
+    if "\x00" in value:
+        raise _path_error(field, "holds a NUL character")
+
+
+def _path_error(field: str, problem: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "bad_params",
+        f"Invalid params: {field} {problem}, which no file name can contain. Send the path "
+        "as the listing or the user gave it (readkeeper/glob finds a file by part of its "
+        "name).",
+        field=field,
+    )
 
 
 # How to write each field right, said after what was wrong with it.
@@ -121,6 +249,10 @@ _FIX = {
     "budget_tokens": "Send the token budget as a whole number, e.g. budget_tokens=20000.",
     "types": 'Send a list of attachment types, e.g. types=["diagnostics", "memory"].',
     "mentions": 'Send a list of paths, e.g. mentions=["src/app.py"].',
+    "file_paths": 'Send a list of paths, e.g. file_paths=["src/app.py", "README.md"].',
+    "active_editor": 'Send an object, e.g. active_editor={"file_path": "src/app.py"}.',
+    "active_editor.selection": 'Send an object, e.g. selection={"start": {"line": 3, '
+    '"character": 0}, "end": {"line": 5, "character": 0}}, or leave it out.',
 }
 
 
