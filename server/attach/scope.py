@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from ..errors import ReadkeeperError
+from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
 
@@ -221,7 +221,7 @@ class Scope:
         if not isinstance(error, dict) or not isinstance(error.get("data"), dict):
             return item
         data = dict(error["data"])
-        kind = str(data.pop("kind", "internal"))
+        kind = cast("ErrorKind", str(data.pop("kind", "internal")))
         cut = self.error(ReadkeeperError(kind, str(error.get("message", "")), **data))
         return {**item, "error": {"message": cut.message, "data": cut.to_data()}}
 
