@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from test_attach_scope import Raw
+from test_mcp_attach import editor
 
-from mcp_helpers import private_runtime_dir
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
 from readkeeper.attach import scope
 from readkeeper.attach.listener import Listener
@@ -125,3 +126,32 @@ def test_no_method_reaches_or_names_beyond_the_roots(listener: Listener, workspa
     assert [e["name"] for e in listed["entries"]] == ["in.txt"]
     watcher = narrow.ask("stats")["result"]["watcher"]
     assert watcher.get("watched_roots", [str(sub)]) == [str(sub)]
+
+
+async def test_an_attached_mcp_names_nothing_beyond_its_root(workspace: Path) -> None:
+    # End to end: the editor's server of WS read WS/other.txt; `readkeeper mcp --root
+    # WS/sub` attached to it sees neither its content nor its name.
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "in.txt").write_text("inside\n")
+    (workspace / "other.txt").write_text(f"{SECRET}\n")
+    (workspace / "AGENTS.md").write_text(f"# AGENTS\n{SECRET}\n")
+    runtime = private_runtime_dir()
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        await lsp.read(workspace / "other.txt")
+        async with stdio_client(["--root", str(sub)], mcp_env(runtime)) as client:
+            for tool, arguments in (
+                ("stats", {}),
+                ("grep", {"pattern": SECRET}),
+                ("grep", {"pattern": "AGENTS", "glob": "*.md"}),
+                ("glob", {"pattern": "*"}),
+                ("list", {"path": "."}),
+                ("attachments", {}),
+            ):
+                answer = await client.call_tool(tool, arguments)
+                shown = text_of(answer) + json.dumps(answer.structured_content)
+                assert SECRET not in shown, (tool, arguments)
+                assert names_beyond(shown, workspace, sub, set()) == [], (tool, shown)
+    finally:
+        await lsp.client.close()
