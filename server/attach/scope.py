@@ -17,23 +17,37 @@ suggestions, attachments drawn from files).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from ..errors import ReadkeeperError
+from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
 
-# The fields of a request's params that name a path, by method: the allowlist of what
-# the core resolves. A method not named here carries no path.
-_PATH_FIELDS: dict[str, tuple[str, ...]] = {
+# Every method an attached connection may call, with the fields of its params that
+# name a path (each resolved from the connection's first root and checked against its
+# roots before the core sees it; the core then opens it beneath them). A method of
+# `calls.METHODS` missing here is refused to attached connections: a new method needs
+# a decision here first (tests/mcp/test_attach_methods.py holds the two tables equal).
+# What each answer may name is cut in `Scope.result`.
+PATH_FIELDS: dict[str, tuple[str, ...]] = {
     "read": ("file_path",),
+    "readMany": ("file_paths",),
     "edit": ("file_path",),
     "write": ("file_path",),
     "forget": ("paths",),
     "attachments": ("mentions",),
+    "grep": ("path",),
+    "glob": ("path",),
+    "list": ("path",),
+    "changes": (),
+    "stats": (),
 }
 
+
+# An absolute path within free text (a watcher's reason).
+_ABSOLUTE = re.compile(r"(?<![\w.])/[^\s'\"]+")
 
 # Attachment types that list files of the whole editor workspace in one item.
 _LISTINGS = frozenset({"diagnostics"})
@@ -93,7 +107,14 @@ class Scope:
     def params(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """`params` with every path made absolute from this connection's first root,
         or an `outside_workspace` error for a path beyond its roots."""
-        fields = _PATH_FIELDS.get(method, ())
+        fields = PATH_FIELDS.get(method)
+        if fields is None:
+            raise ReadkeeperError(
+                "unsupported",
+                f"{method} is not served to an attached agent; the methods are "
+                f"{sorted(PATH_FIELDS)}.",
+                method=method,
+            )
         session = params.get("session")
         session = session if isinstance(session, str) else ""
         checked = dict(params)
@@ -146,7 +167,63 @@ class Scope:
             return {**result, "changes": kept}
         if method == "attachments" and isinstance(result, dict):
             return self._attachments(result)
+        if method == "stats" and isinstance(result, dict):
+            return self._stats(result)
+        if method == "readMany" and isinstance(result, dict):
+            return {**result, "results": [self._one_of_many(r) for r in result.get("results", [])]}
         return result
+
+    def _stats(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The counters without the names of files beyond this connection's roots (other
+        sessions' and the editor's files), and the watcher's roots as this connection's."""
+        cut = dict(result)
+        for part in ("total", "session"):
+            counters = cut.get(part)
+            if isinstance(counters, dict) and isinstance(counters.get("tokens_by_file"), dict):
+                shown = {p: n for p, n in counters["tokens_by_file"].items() if self.reaches(p)}
+                cut[part] = {**counters, "tokens_by_file": shown}
+        watcher = cut.get("watcher")
+        if isinstance(watcher, dict):
+            cut["watcher"] = self._watcher(watcher)
+        return cut
+
+    def _watcher(self, status: dict[str, Any]) -> dict[str, Any]:
+        """Each of this connection's roots stands for the editor's root that holds it;
+        a reason that names a path beyond them is replaced."""
+        shown = dict(status)
+        if isinstance(status.get("watched_roots"), list):
+            shown["watched_roots"] = self._mine(dict.fromkeys(status["watched_roots"], ""))
+            shown["watched_roots"] = sorted(shown["watched_roots"])
+        for name in ("polled_roots", "missing_roots"):
+            if isinstance(status.get(name), dict):
+                shown[name] = self._mine(status[name])
+        if isinstance(status.get("fallback_reason"), str):
+            shown["fallback_reason"] = self._said(status["fallback_reason"])
+        return shown
+
+    def _mine(self, by_root: dict[str, Any]) -> dict[str, Any]:
+        mine: dict[str, Any] = {}
+        for outer, why in by_root.items():
+            for root in self.roots:
+                if isinstance(outer, str) and is_within(root, outer):
+                    mine[root] = self._said(why) if isinstance(why, str) else why
+        return mine
+
+    def _said(self, text: str) -> str:
+        """`text`, or a stand-in when it names a path beyond this connection's roots."""
+        for found in _ABSOLUTE.findall(text):
+            if not self.reaches(found.rstrip(".,;:)'\"")):
+                return "(it names a folder beyond this agent's roots; the editor's log has it)"
+        return text
+
+    def _one_of_many(self, item: Any) -> Any:
+        error = item.get("error") if isinstance(item, dict) else None
+        if not isinstance(error, dict) or not isinstance(error.get("data"), dict):
+            return item
+        data = dict(error["data"])
+        kind = cast("ErrorKind", str(data.pop("kind", "internal")))
+        cut = self.error(ReadkeeperError(kind, str(error.get("message", "")), **data))
+        return {**item, "error": {"message": cut.message, "data": cut.to_data()}}
 
     def _shows(self, change: Any) -> bool:
         if not isinstance(change, dict):

@@ -23,6 +23,7 @@ from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, moved, read_at_most
 from ..files.locks import lock_for
 from ..files.paths import Location, Workspace, real_path
+from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
@@ -56,7 +57,8 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
     through a link updates its target), or `bad_params`/`outside_workspace`.
 
     Only the roots and `allowed_paths` count: a read the user allowed when asked does
-    not extend to changing the file.
+    not extend to changing the file. Version-control metadata is never changed
+    (files/vcs.py).
     """
     if not file_path or "\x00" in file_path:
         raise ReadkeeperError(
@@ -81,6 +83,7 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             real_path=real,
             roots=list(workspace.roots),
         )
+    refuse_metadata(candidate, where.path, where.anchor.path, verb)
     return candidate, where
 
 
