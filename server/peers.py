@@ -1,0 +1,121 @@
+"""Which local user is at the other end of a loopback TCP connection, so that a network
+front end (`serve --tcp`, `mcp --http`) serves only the user who started it.
+
+A Unix socket tells its peer's uid (SO_PEERCRED); TCP does not, even on loopback. On
+Linux the kernel lists every TCP socket of the network namespace in /proc/net/tcp and
+/proc/net/tcp6 with its owner's uid. The peer's socket is the one whose local address
+is the peer's and whose remote address is ours (loopback connections never leave the
+namespace, so it is always listed). Only an ESTABLISHED entry counts: once a client
+closes its socket the kernel may keep its address pair as a TIME_WAIT or orphaned
+FIN_WAIT entry that shows uid 0, which would pass for root's own client. Anything that
+cannot be decided is a refusal (fail closed). Elsewhere (macOS, BSD) there is no such
+table, so the network front ends refuse to start (`unsupported`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Iterator
+
+_TABLES = {4: "/proc/net/tcp", 6: "/proc/net/tcp6"}
+_ESTABLISHED = "01"
+_Address = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]
+
+UNSUPPORTED = (
+    "needs Linux: it tells which user each connection comes from through /proc/net/tcp, "
+    "and this system has none"
+)
+
+
+def unsupported() -> str | None:
+    """Why connections cannot be checked here (None: they can)."""
+    if sys.platform != "linux" or not os.access(_TABLES[4], os.R_OK):
+        return UNSUPPORTED
+    return None
+
+
+def refusal(ours: tuple[object, ...] | None, theirs: tuple[object, ...] | None) -> str | None:
+    """Why the connection from `theirs` to `ours` (each (host, port, ...), as a socket
+    names them) may not be served: None when its peer runs as this process's uid."""
+    if not ours or not theirs:
+        return "the connection has no address to tell its user by"
+    try:
+        uid = peer_uid(_address(ours), _address(theirs))
+    except (OSError, ValueError) as exc:
+        return f"the peer's user cannot be told ({exc})"
+    if uid is None:
+        return f"the peer's user cannot be told (no established socket {theirs[0]}:{theirs[1]})"
+    if uid != os.geteuid():
+        return f"the peer runs as uid {uid}, not as uid {os.geteuid()} who started readkeeper"
+    return None
+
+
+def peer_uid(ours: _Address, theirs: _Address) -> int | None:
+    """The uid owning the established socket at `theirs` connected to `ours` (None: no
+    such socket is listed)."""
+    tables = [4, 6] if theirs[0].version == 4 else [6]  # an IPv4 peer may use either
+    for version in tables:
+        for local, remote, state, uid in _entries(_TABLES[version]):
+            if local == theirs and remote == ours and state == _ESTABLISHED:
+                return uid
+    return None
+
+
+def _address(named: tuple[object, ...]) -> _Address:
+    host, port = str(named[0]), int(str(named[1]))
+    return _plain(ipaddress.ip_address(host.split("%", 1)[0])), port
+
+
+def _plain(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An IPv4 address seen through an IPv6 socket is the same address as IPv4."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _entries(table: str) -> Iterator[tuple[_Address, _Address, str, int]]:
+    """Each socket of a /proc/net/tcp table: local, remote, state and uid."""
+    try:
+        lines = open(table, encoding="ascii")  # noqa: SIM115  (closed by `with` below)
+    except FileNotFoundError:  # no IPv6 in this kernel
+        return
+    with lines:
+        next(lines, None)  # the column names
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 7:
+                yield _proc_address(fields[1]), _proc_address(fields[2]), fields[3], int(fields[7])
+
+
+def _proc_address(field: str) -> _Address:
+    """`0100007F:1F90` (the address in 32-bit words of host byte order, the port in
+    big-endian hex) as (ip, port)."""
+    hex_ip, hex_port = field.split(":")
+    raw = bytes.fromhex(hex_ip)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return _plain(ipaddress.ip_address(raw)), int(hex_port, 16)
+
+
+def loopback_refusal(host: str) -> str | None:
+    """Why a network front end may not listen on `host` (None: every address it names
+    is loopback, so only this machine can connect)."""
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not bare:
+        return "an empty host listens on every interface"
+    try:
+        found = socket.getaddrinfo(bare, None, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        return f"{host!r} cannot be resolved ({exc})"
+    ips = {_plain(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])) for info in found}
+    if any(ip.is_unspecified for ip in ips):
+        return f"{host} listens on every interface, reachable from other machines"
+    outside = sorted(str(ip) for ip in ips if not ip.is_loopback)
+    if outside:
+        return f"{host} is reachable from other machines ({', '.join(outside)})"
+    return None
