@@ -21,6 +21,7 @@ from typing import Any, cast
 import anyio
 from mcp.server.stdio import stdio_server
 
+from .own_user import OwnUserOnly
 from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
 from .stdio import pipe_streams
@@ -70,6 +71,7 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
 
     server = build_server(front)
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
+    guarded = OwnUserOnly(app)  # Host and Origin stop web pages; this, other users
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -84,7 +86,8 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         return 1
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # No proxy headers: a forwarded address would stand in for the socket's own peer.
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on", proxy_headers=False)
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])
