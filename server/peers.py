@@ -18,10 +18,9 @@ import ipaddress
 import os
 import socket
 import sys
-from collections.abc import Iterator
 
 _TABLES = {4: "/proc/net/tcp", 6: "/proc/net/tcp6"}
-_ESTABLISHED = "01"
+_ESTABLISHED = b"01"
 _Address = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]
 
 UNSUPPORTED = (
@@ -57,11 +56,49 @@ def peer_uid(ours: _Address, theirs: _Address) -> int | None:
     """The uid owning the established socket at `theirs` connected to `ours` (None: no
     such socket is listed)."""
     tables = [4, 6] if theirs[0].version == 4 else [6]  # an IPv4 peer may use either
-    for version in tables:
-        for local, remote, state, uid in _entries(_TABLES[version]):
-            if local == theirs and remote == ours and state == _ESTABLISHED:
+    # The table is read in chunks, and sockets opened or closed meanwhile may move an
+    # entry out of the chunk being read: a miss is looked up once more.
+    for _attempt in range(2):
+        for version in tables:
+            uid = _find(_TABLES[version], _entry_key(version, theirs, ours))
+            if uid is not None:
                 return uid
     return None
+
+
+def _find(table: str, key: bytes) -> int | None:
+    """The uid of the established entry whose addresses are `key`. The key is searched
+    for in the raw table rather than each line parsed: a busy machine lists thousands."""
+    try:
+        with open(table, "rb") as listing:
+            text = listing.read()
+    except FileNotFoundError:  # no IPv6 in this kernel
+        return None
+    at = text.find(key)
+    while at >= 0:
+        # local, remote, state, tx:rx queues, timer, retransmits, uid, ...
+        fields = text[at : text.find(b"\n", at)].split()
+        if len(fields) > 6 and fields[2] == _ESTABLISHED:
+            return int(fields[6])
+        at = text.find(key, at + 1)
+    return None
+
+
+def _entry_key(version: int, local: _Address, remote: _Address) -> bytes:
+    """` LOCAL REMOTE ` as the table of IP `version` prints them: the address in 32-bit
+    words of host byte order, the port in big-endian, upper-case hex."""
+    return b" %s %s " % (_proc_address(version, *local), _proc_address(version, *remote))
+
+
+def _proc_address(
+    version: int, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int
+) -> bytes:
+    if version == 6 and ip.version == 4:  # an IPv6 socket's IPv4 peer: mapped
+        ip = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed)
+    raw = ip.packed
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return b"%s:%04X" % (raw.hex().upper().encode(), port)
 
 
 def _address(named: tuple[object, ...]) -> _Address:
@@ -76,30 +113,6 @@ def _plain(
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return ip.ipv4_mapped
     return ip
-
-
-def _entries(table: str) -> Iterator[tuple[_Address, _Address, str, int]]:
-    """Each socket of a /proc/net/tcp table: local, remote, state and uid."""
-    try:
-        lines = open(table, encoding="ascii")  # noqa: SIM115  (closed by `with` below)
-    except FileNotFoundError:  # no IPv6 in this kernel
-        return
-    with lines:
-        next(lines, None)  # the column names
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 7:
-                yield _proc_address(fields[1]), _proc_address(fields[2]), fields[3], int(fields[7])
-
-
-def _proc_address(field: str) -> _Address:
-    """`0100007F:1F90` (the address in 32-bit words of host byte order, the port in
-    big-endian hex) as (ip, port)."""
-    hex_ip, hex_port = field.split(":")
-    raw = bytes.fromhex(hex_ip)
-    if sys.byteorder == "little":
-        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    return _plain(ipaddress.ip_address(raw)), int(hex_port, 16)
 
 
 def loopback_refusal(host: str) -> str | None:

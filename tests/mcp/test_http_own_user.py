@@ -78,3 +78,36 @@ async def test_another_uid_gets_403_and_its_own_user_is_served(workspace: Path) 
         assert f"not as uid {os.geteuid()}" in refusals[0]
     finally:
         server.stop()
+
+
+def post_as_a_web_page(url: str, headers: dict[str, str]) -> int:
+    """The status of an initialize POST sent with a web page's `headers`."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        connection.putrequest("POST", parts.path, skip_host="Host" in headers)
+        body = json.dumps(INITIALIZE).encode()
+        for name, value in {**HEADERS, **headers, "Content-Length": str(len(body))}.items():
+            connection.putheader(name, value)
+        connection.endheaders(body)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+async def test_a_web_pages_request_is_refused_though_it_comes_from_our_user(
+    workspace: Path,
+) -> None:
+    # Our own user's browser: the uid check passes, so Host and Origin must stop it.
+    server = HttpServer(["--root", str(workspace), "--standalone"], mcp_env(private_runtime_dir()))
+    try:
+        port = urlsplit(server.url).port
+        rebound = {"Host": f"attacker.example:{port}"}  # DNS rebinding: a name of theirs
+        cross_site = {"Origin": "http://evil.example"}
+        simple = {"Content-Type": "text/plain;charset=UTF-8", "Origin": "http://evil.example"}
+        for headers in (rebound, cross_site, simple):
+            assert post_as_a_web_page(server.url, headers) >= 400, headers
+        assert post_as_a_web_page(server.url, {}) == 200
+    finally:
+        server.stop()
