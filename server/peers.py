@@ -2,14 +2,16 @@
 front end (`serve --tcp`, `mcp --http`) serves only the user who started it.
 
 A Unix socket tells its peer's uid (SO_PEERCRED); TCP does not, even on loopback. On
-Linux the kernel lists every TCP socket of the network namespace in /proc/net/tcp and
-/proc/net/tcp6 with its owner's uid. The peer's socket is the one whose local address
-is the peer's and whose remote address is ours (loopback connections never leave the
-namespace, so it is always listed). Only an ESTABLISHED entry counts: once a client
-closes its socket the kernel may keep its address pair as a TIME_WAIT or orphaned
-FIN_WAIT entry that shows uid 0, which would pass for root's own client. Anything that
-cannot be decided is a refusal (fail closed). Elsewhere (macOS, BSD) there is no such
-table, so the network front ends refuse to start (`unsupported`).
+Linux the kernel knows each TCP socket's owner: sock_diag (netlink) looks a socket up
+by its address pair, and /proc/net/tcp and /proc/net/tcp6 list them all (the fallback:
+milliseconds instead of microseconds on a busy machine). The peer's socket is the one
+whose local address is the peer's and whose remote address is ours (loopback
+connections never leave the network namespace, so it is always there). Only an
+ESTABLISHED socket counts: once a client closes its socket the kernel may keep its
+address pair as a TIME_WAIT or orphaned FIN_WAIT entry owned by uid 0, which would pass
+for root's own client. Anything that cannot be decided is a refusal (fail closed).
+Elsewhere (macOS, BSD) there is neither, so the network front ends refuse to start
+(`unsupported`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import struct
 import sys
+from errno import ENOENT
 
 _TABLES = {4: "/proc/net/tcp", 6: "/proc/net/tcp6"}
 _ESTABLISHED = b"01"
-_Address = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]
+_IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+_Address = tuple[_IP, int]
+_ESTABLISHED_STATE = 1
 
 UNSUPPORTED = (
     "needs Linux: it tells which user each connection comes from through /proc/net/tcp, "
@@ -54,7 +60,15 @@ def refusal(ours: tuple[object, ...] | None, theirs: tuple[object, ...] | None) 
 
 def peer_uid(ours: _Address, theirs: _Address) -> int | None:
     """The uid owning the established socket at `theirs` connected to `ours` (None: no
-    such socket is listed)."""
+    such socket exists)."""
+    try:
+        return _diag_uid(ours, theirs)
+    except OSError:  # no sock_diag (a kernel without it, a sandbox): the table
+        return table_uid(ours, theirs)
+
+
+def table_uid(ours: _Address, theirs: _Address) -> int | None:
+    """`peer_uid` from /proc/net/tcp and /proc/net/tcp6."""
     tables = [4, 6] if theirs[0].version == 4 else [6]  # an IPv4 peer may use either
     # The table is read in chunks, and sockets opened or closed meanwhile may move an
     # entry out of the chunk being read: a miss is looked up once more.
@@ -64,6 +78,55 @@ def peer_uid(ours: _Address, theirs: _Address) -> int | None:
             if uid is not None:
                 return uid
     return None
+
+
+# sock_diag (netlink): the kernel looks the socket up by its address pair, in
+# microseconds, where reading /proc/net/tcp takes milliseconds on a busy machine.
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_NLMSG_ERROR = 2
+_NO_COOKIE = 0xFFFFFFFF
+_HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, seq, pid
+_ERRNO = struct.Struct("=i")
+_STATE = 17  # inet_diag_msg: family, state, ...
+_UID = struct.Struct("=I")
+_UID_AT = 16 + 4 + 48 + 12  # after the header, the id and expires, rqueue, wqueue
+
+
+def _diag_uid(ours: _Address, theirs: _Address) -> int | None:
+    """`peer_uid` through sock_diag; OSError when the kernel offers none."""
+    families = [socket.AF_INET, socket.AF_INET6] if theirs[0].version == 4 else [socket.AF_INET6]
+    for family in families:
+        version = 4 if family == socket.AF_INET else 6
+        local, remote = _in(version, theirs[0]), _in(version, ours[0])
+        request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF)
+        request += struct.pack("!HH", theirs[1], ours[1])
+        request += local.packed.ljust(16, b"\0") + remote.packed.ljust(16, b"\0")
+        request += struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+        header = _HEADER.pack(
+            _HEADER.size + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0
+        )
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as link:
+            link.settimeout(5)
+            link.send(header + request)
+            answer = link.recv(8192)
+        if _HEADER.unpack_from(answer)[1] == _NLMSG_ERROR:
+            errno = -_ERRNO.unpack_from(answer, _HEADER.size)[0]
+            if errno != ENOENT:
+                raise OSError(errno, os.strerror(errno))
+            continue  # no such socket in this family
+        if answer[_STATE] == _ESTABLISHED_STATE:
+            return int(_UID.unpack_from(answer, _UID_AT)[0])
+        return None  # closing, or a TIME_WAIT entry (listed as uid 0)
+    return None
+
+
+def _in(version: int, ip: _IP) -> _IP:
+    """`ip` as a socket of IP `version` names it: IPv4 through IPv6 is mapped."""
+    if version == 6 and ip.version == 4:
+        return ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed)
+    return ip
 
 
 def _find(table: str, key: bytes) -> int | None:
@@ -93,9 +156,7 @@ def _entry_key(version: int, local: _Address, remote: _Address) -> bytes:
 def _proc_address(
     version: int, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int
 ) -> bytes:
-    if version == 6 and ip.version == 4:  # an IPv6 socket's IPv4 peer: mapped
-        ip = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed)
-    raw = ip.packed
+    raw = _in(version, ip).packed
     if sys.byteorder == "little":
         raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     return b"%s:%04X" % (raw.hex().upper().encode(), port)

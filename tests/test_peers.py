@@ -57,6 +57,36 @@ def test_an_ipv4_client_of_a_dual_stack_server_is_found() -> None:
             assert peers.refusal(accepted.getsockname(), peer) is None
 
 
+def test_the_table_tells_the_same_uid_as_sock_diag(listening: socket.socket) -> None:
+    # The fallback where netlink's sock_diag is missing: /proc/net/tcp{,6}.
+    client = socket.create_connection(listening.getsockname()[:2])
+    accepted, peer = listening.accept()
+    with accepted:
+        ours = peers._address(accepted.getsockname())
+        theirs = peers._address(peer)
+        assert peers.table_uid(ours, theirs) == peers.peer_uid(ours, theirs) == os.geteuid()
+        client.close()
+        assert peers.table_uid(ours, theirs) is None  # closing: never taken for root
+        assert peers.peer_uid(ours, theirs) is None
+
+
+def test_an_ipv6_client_of_an_ipv4_server_is_found() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        client = socket.socket(socket.AF_INET6)
+        try:
+            client.connect(("::ffff:127.0.0.1", server.getsockname()[1]))
+        except OSError:
+            client.close()
+            pytest.skip("no IPv6 sockets here")
+        accepted, peer = server.accept()
+        with client, accepted:
+            assert peers.refusal(accepted.getsockname(), peer) is None
+            ours, theirs = peers._address(accepted.getsockname()), peers._address(peer)
+            assert peers.table_uid(ours, theirs) == os.geteuid()
+
+
 def test_a_peer_that_closed_is_refused_not_taken_for_root(listening: socket.socket) -> None:
     # A closed client's address pair may linger as a TIME_WAIT or orphaned FIN_WAIT
     # entry listed with uid 0: that must not pass for root's own client.
@@ -81,6 +111,7 @@ def test_a_connection_of_another_uid_names_that_uid(listening: socket.socket) ->
     address = listening.getsockname()[:2]
     family = listening.family
     verdict: list[str | None] = []
+    table: list[int | None] = []
 
     def as_nobody() -> bytes:
         with socket.socket(family) as client:
@@ -92,6 +123,8 @@ def test_a_connection_of_another_uid_names_that_uid(listening: socket.socket) ->
         accepted, _ = listening.accept()
         with accepted:
             verdict.append(peers.refusal(accepted.getsockname(), accepted.getpeername()))
+            ours, theirs = accepted.getsockname(), accepted.getpeername()
+            table.append(peers.table_uid(peers._address(ours), peers._address(theirs)))
             accepted.sendall(b"done")
 
     checker = threading.Thread(target=check)
@@ -100,6 +133,7 @@ def test_a_connection_of_another_uid_names_that_uid(listening: socket.socket) ->
     checker.join()
     assert verdict[0] is not None
     assert f"uid {NOBODY}, not as uid {os.geteuid()}" in verdict[0]
+    assert table == [NOBODY]  # the fallback tells the same
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
