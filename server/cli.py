@@ -19,6 +19,7 @@ from .cli_search import add_commands as add_search_commands
 from .cli_search import run as run_search
 from .errors import ReadkeeperError
 from .hints import for_cli
+from .peers import loopback_refusal, unsupported
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -32,10 +33,25 @@ def _log_level(value: str) -> str:
 
 
 def _host_port(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
+    host, colon, port = value.rpartition(":")
+    if not colon or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
-    return host, int(port)
+    # Other machines are not the user: only this one may connect (SECURITY.md).
+    why = loopback_refusal(host)
+    if why:
+        raise argparse.ArgumentTypeError(
+            f"readkeeper listens on loopback only, and {why}; use 127.0.0.1:{port}"
+        )
+    return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def _network_refusal(front: str) -> int | None:
+    """Exit status 2, after saying why, where no connection's user can be checked."""
+    why = unsupported()
+    if why is None:
+        return None
+    print(f"readkeeper: {front} {why}; use stdio (the default) instead.", file=sys.stderr)
+    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,11 +175,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve", "mcp"):
         sys.setswitchinterval(SWITCH_INTERVAL_S)
     if args.command in (None, "serve"):
+        tcp = getattr(args, "tcp", None)
+        refused = _network_refusal("serve --tcp") if tcp else None
+        if refused is not None:
+            return refused
         with _loading():
             from .lsp import app  # noqa: F401  (pygls, lsprotocol and the core)
         from .lsp import serve
 
-        return serve(getattr(args, "tcp", None))
+        return serve(tcp)
     if args.command == "read":
         return _read(args)
     if args.command in SEARCH_COMMANDS:
@@ -174,6 +194,9 @@ def _run(args: argparse.Namespace) -> int:
         print(settings_table())
         return 0
     if args.command == "mcp":
+        refused = _network_refusal("mcp --http") if args.http else None
+        if refused is not None:
+            return refused
         with _loading():
             from .mcp import main as mcp
 

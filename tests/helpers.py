@@ -8,12 +8,14 @@ instead of sleeping a fixed time and hoping the server was done by then.
 from __future__ import annotations
 
 import asyncio
+import encodings.idna  # noqa: F401  (a child run as nobody names hosts: the codec must be loaded)
 import inspect
 import os
 import subprocess
 import sys
 import sysconfig
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -184,3 +186,39 @@ def stdlib_text_files() -> list[Path]:
         and "site-packages" not in p.parts
         and p.is_file()
     )
+
+
+NOBODY = 65534
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="running a client as another uid needs root"
+)
+
+
+def run_as_nobody(client: Callable[[], bytes]) -> bytes:
+    """What `client()` returns when run as another local user, uid nobody (or the
+    traceback it raised): a forked child that drops its uid and reports through a pipe.
+    The child runs no new interpreter (nobody may not be able to read the one under
+    test), so everything it calls must be imported before the fork."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        outcome = b"?"
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            outcome = client()
+        except BaseException:  # the parent reports whatever happened
+            outcome = ("raised: " + traceback.format_exc()).encode()
+        finally:
+            os.write(write_end, outcome)
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return b"".join(chunks)

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
+from .door import Door
 from .framing import BadFrame, Event, Frame, FrameReader, StreamBroken
 from .messages import INVALID_REQUEST, PARSE_ERROR, MsgId, RpcError, parse_message, recover_id
 
@@ -262,10 +263,12 @@ def _pump(fd: int, connection: Connection, loop: asyncio.AbstractEventLoop) -> N
 async def serve_tcp(
     endpoint: Endpoint, host: str, port: int, on_connect: Callable[[asyncio.WriteTransport], None]
 ) -> int:
-    """Serve `endpoint` to the first client on `host:port`, until it ends."""
+    """Serve `endpoint` to the first client on `host:port` that `door` admits (our
+    user's, speaking LSP), until it ends."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[int] = loop.create_future()
-    server = await loop.create_server(lambda: Connection(endpoint, done, on_connect), host, port)
+    door = Door(lambda: Connection(endpoint, done, on_connect))
+    server = await loop.create_server(door.keeper, host, port)
     async with server:
         log.info("Listening on %s:%s", host, port)
         return await done

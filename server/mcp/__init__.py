@@ -23,6 +23,7 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from .http_limits import InFlightLimit
+from .own_user import OwnUserOnly
 from .quick import QuickCalls
 from .server import McpFrontEnd, build_server
 from .stdio import file_streams, pipe_streams
@@ -84,6 +85,9 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH, host="127.0.0.1", max_sessions=MAX_SESSIONS
     )
+    # Host and Origin stop web pages; OwnUserOnly, other users (first: a refused request
+    # takes no place among those in flight).
+    guarded = OwnUserOnly(InFlightLimit(app))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -98,7 +102,8 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         return 1
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(InFlightLimit(app), log_level="warning", lifespan="on")
+    # No proxy headers: a forwarded address would stand in for the socket's own peer.
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on", proxy_headers=False)
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])
