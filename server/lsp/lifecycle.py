@@ -19,6 +19,9 @@ from .watching import start_watching
 
 log = logging.getLogger("readkeeper")
 
+# The workspace roots held at once: each is watched, so what the editor adds is capped.
+MAX_ROOTS = 64
+
 
 def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     """Fix the workspace roots and take the settings the client sent along."""
@@ -121,7 +124,22 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
     removed = {uri_path(f.uri) for f in params.event.removed}
     roots = [r for r in ls.core.workspace.roots if r not in removed]
     added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
-    ls.core.workspace.set_roots([*roots, *permitted_roots(ls, added, may_be_home=False)])
+    added = list(dict.fromkeys(added))
+    room = max(0, MAX_ROOTS - len(roots))
+    if len(added) > room:  # cut before checking each: one message, not one per folder
+        ls.notify_user(
+            f"readkeeper keeps at most {MAX_ROOTS} workspace roots, so {len(added) - room} "
+            f"added folder(s) are not roots, from {added[room]} on: remove folders first.",
+            types.MessageType.Warning,
+        )
+        ls.core.stats.client_state_dropped("workspace_folders", len(added) - room)
+        added = added[:room]
+    added = permitted_roots(ls, added, may_be_home=False)
+    taken = {*roots, *added}
+    for folder in params.event.added:  # pygls' own list keeps only the roots taken
+        if uri_path(folder.uri) not in taken:
+            ls.workspace.remove_folder(folder.uri)
+    ls.core.workspace.set_roots([*roots, *added])
     ls.core.roots_changed()
     if ls.attach is not None:
         ls.attach.set_roots(list(ls.core.workspace.roots))
