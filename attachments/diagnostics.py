@@ -132,6 +132,7 @@ class DiagnosticsStore:
         """Apply a `didChangeDiagnostics` payload; returns how many files it touched.
         Malformed entries raise ValueError naming the problem."""
         parsed: list[FileDiagnostics] = []
+        cut = 0  # diagnostics past MAX_PER_FILE
         now = time.time_ns()
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
@@ -149,7 +150,7 @@ class DiagnosticsStore:
             version = item.get("version")
             ordered = tuple(sorted(diagnostics, key=lambda d: (d.severity, d.line, d.character)))
             if len(ordered) > MAX_PER_FILE:
-                self._dropped["diagnostics"] += len(ordered) - MAX_PER_FILE
+                cut += len(ordered) - MAX_PER_FILE
                 ordered = ordered[:MAX_PER_FILE]
             parsed.append(
                 FileDiagnostics(
@@ -157,6 +158,8 @@ class DiagnosticsStore:
                 )
             )
         with self._changed:
+            if cut:
+                self._dropped["diagnostics"] += cut
             for entry in parsed:
                 before = self._files.pop(entry.path, None)
                 if before is not None:
