@@ -19,6 +19,12 @@ from .watching import start_watching
 
 log = logging.getLogger("readkeeper")
 
+# Settings warnings remembered as shown (so not shown again at every pull or push), and
+# how much of one is shown: a warning quotes the value the client sent, and a client
+# sending ever new values must not grow the server or flood the user with them.
+MAX_WARNINGS_KEPT = 256
+MAX_WARNING_CHARS = 1_000
+
 # The workspace roots held at once: each is watched, so what the editor adds is capped.
 MAX_ROOTS = 64
 
@@ -69,9 +75,16 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     # `trusted` is heard at `initialize` only: a later message can neither lift nor set it.
     latest = {key: value for key, value in latest.items() if key != "trusted"}
     for warning in ls.core.configure({**ls.initialization_settings, **latest}):
-        if warning not in ls.settings_warned:  # not again at every pull or push
-            ls.settings_warned.add(warning)
-            ls.notify_user(warning, types.MessageType.Warning)
+        key = hash(warning)
+        if key in ls.settings_warned:  # not again at every pull or push
+            ls.settings_warned.move_to_end(key)
+            continue
+        ls.settings_warned[key] = None
+        while len(ls.settings_warned) > MAX_WARNINGS_KEPT:
+            ls.settings_warned.popitem(last=False)
+        if len(warning) > MAX_WARNING_CHARS:
+            warning = warning[:MAX_WARNING_CHARS] + " … [cut]"
+        ls.notify_user(warning, types.MessageType.Warning)
 
 
 async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:

@@ -117,3 +117,22 @@ def test_workspace_folders_added_past_the_cap_are_not_roots(workspace: Path) -> 
         assert len(server.shown_messages()) == 1
     finally:
         server.close()
+
+
+def test_settings_pushed_with_ever_new_bad_values_stay_bounded(workspace: Path) -> None:
+    server = started(workspace)
+    try:
+        for i in range(300):  # each warning quotes its 1 MB value: 300 MB if all were kept
+            bad = f"{i}" + "n" * 1_000_000
+            server.notify(
+                "workspace/didChangeConfiguration",
+                {"settings": {"readkeeper": {"max_tokens": bad}}},
+            )
+        stats(server, 10)
+        assert peak_rss_kb(server) < PEAK_RSS_CAP_KB
+        # Each new value is told (the last may still be on its way), each one cut.
+        shown = server.shown_messages()
+        assert len(shown) >= 250
+        assert max(map(len, shown)) < 1_100
+    finally:
+        server.close()
