@@ -234,6 +234,21 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             return None
         return (yield from super().lsp_text_document__did_change(params))
 
+    # readkeeper reads notebooks from the disk and keeps no editor copy of them: pygls'
+    # own would be one more store the client could grow without end.
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(self, params: Any) -> None:
+        """Not kept: see above."""
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: Any) -> None:
+        """Not kept: see above."""
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(self, params: Any) -> None:
+        """Not kept: see above."""
+
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Any:  # pygls' is a generator; either kind runs
         """`exit`: the connection ends with LSP's code (0 after `shutdown`, else 1)."""

@@ -136,3 +136,28 @@ def test_settings_pushed_with_ever_new_bad_values_stay_bounded(workspace: Path) 
         assert max(map(len, shown)) < 1_100
     finally:
         server.close()
+
+
+def test_notebook_documents_are_not_kept(workspace: Path) -> None:
+    server = started(workspace)
+    try:
+        for i in range(300):  # 300 MB of cell text if pygls kept it
+            uri = (workspace / f"n{i}.ipynb").as_uri()
+            cell = {"uri": f"{uri}#cell1", "languageId": "python", "version": 1}
+            server.notify(
+                "notebookDocument/didOpen",
+                {
+                    "notebookDocument": {
+                        "uri": uri,
+                        "notebookType": "jupyter-notebook",
+                        "version": 1,
+                        "cells": [{"kind": 2, "document": cell["uri"]}],
+                    },
+                    "cellTextDocuments": [{**cell, "text": "c" * 1_000_000}],
+                },
+            )
+        stats(server, 10)
+        assert peak_rss_kb(server) < PEAK_RSS_CAP_KB
+        assert "Failed to handle" not in server.stderr
+    finally:
+        server.close()
