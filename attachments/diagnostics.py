@@ -33,6 +33,18 @@ SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 # moves it without making it new. Equal keys are matched up by count.
 Key = tuple[int, str, str, str]
 
+# What the store keeps of what the editor pushes, so that a client sending without end
+# cannot grow the server without end: the files with diagnostics (the least recently
+# reported dropped first, beyond the count or the characters held), the diagnostics of
+# one file (errors first, so those dropped are the least severe), and each text field.
+# Far beyond what an agent's listing shows, which is cut to its token budget anyway.
+MAX_FILES = 5_000
+MAX_PER_FILE = 200
+MAX_CHARS = 8_000_000  # every kept message, source and code together
+MAX_MESSAGE_CHARS = 2_000
+MAX_FIELD_CHARS = 200  # source and code
+CUT_MARK = " … [cut]"
+
 # The baselines a session keeps, the oldest dropped first: as many as the read-state
 # records it keeps, beyond which its reads are forgotten anyway.
 MAX_BASELINES_PER_SESSION = MAX_RECORDS_PER_SESSION
@@ -85,17 +97,32 @@ def _parse_diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
         line=int(start.get("line", 0)),
         character=int(start.get("character", 0)),
         severity=int(severity) if int(severity) in SEVERITY else 1,
-        message=str(raw.get("message", "")),
-        source=str(raw.get("source") or ""),
-        code=str(code if code is not None else ""),
+        message=_cut(str(raw.get("message", "")), MAX_MESSAGE_CHARS),
+        source=_cut(str(raw.get("source") or ""), MAX_FIELD_CHARS),
+        code=_cut(str(code if code is not None else ""), MAX_FIELD_CHARS),
     )
+
+
+def _cut(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[:cap] + CUT_MARK
+
+
+def _chars(entry: FileDiagnostics) -> int:
+    """What `MAX_CHARS` counts of a file's report: its path, URI and texts, and a fixed
+    share for each diagnostic's other fields."""
+    texts = sum(len(d.message) + len(d.source) + len(d.code) + 32 for d in entry.items)
+    return len(entry.path) + len(entry.uri) + texts
 
 
 class DiagnosticsStore:
     """Thread-safe: the LSP front end writes, attachment and edit requests read."""
 
     def __init__(self) -> None:
-        self._files: dict[str, FileDiagnostics] = {}
+        # least recently reported first: the first dropped past MAX_FILES or MAX_CHARS
+        self._files: OrderedDict[str, FileDiagnostics] = OrderedDict()
+        self._chars = 0
+        # what was cut or dropped, by kind, since `take_dropped` last said
+        self._dropped: Counter[str] = Counter()
         # session -> path -> the keys it saw reported (a tuple: most are empty, and the
         # empty tuple is shared), least recently set first
         self._baselines: dict[str, OrderedDict[str, tuple[Key, ...]]] = {}
@@ -105,6 +132,7 @@ class DiagnosticsStore:
         """Apply a `didChangeDiagnostics` payload; returns how many files it touched.
         Malformed entries raise ValueError naming the problem."""
         parsed: list[FileDiagnostics] = []
+        cut = 0  # diagnostics past MAX_PER_FILE
         now = time.time_ns()
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
@@ -121,19 +149,36 @@ class DiagnosticsStore:
                 raise ValueError(f"items[{index}].diagnostics: {exc}") from None
             version = item.get("version")
             ordered = tuple(sorted(diagnostics, key=lambda d: (d.severity, d.line, d.character)))
+            if len(ordered) > MAX_PER_FILE:
+                cut += len(ordered) - MAX_PER_FILE
+                ordered = ordered[:MAX_PER_FILE]
             parsed.append(
                 FileDiagnostics(
                     path, item["uri"], version if isinstance(version, int) else None, ordered, now
                 )
             )
         with self._changed:
+            if cut:
+                self._dropped["diagnostics"] += cut
             for entry in parsed:
+                before = self._files.pop(entry.path, None)
+                if before is not None:
+                    self._chars -= _chars(before)
                 if entry.items:
                     self._files[entry.path] = entry
-                else:
-                    self._files.pop(entry.path, None)
+                    self._chars += _chars(entry)
+            while len(self._files) > MAX_FILES or self._chars > MAX_CHARS:
+                _, oldest = self._files.popitem(last=False)
+                self._chars -= _chars(oldest)
+                self._dropped["diagnostics_files"] += 1
             self._changed.notify_all()
         return len(parsed)
+
+    def take_dropped(self) -> Counter[str]:
+        """What the caps cut or dropped since the last call, by kind (for the stats)."""
+        with self._changed:
+            dropped, self._dropped = self._dropped, Counter()
+        return dropped
 
     def mark_seen(self, session: str, path: str) -> None:
         """The session just read `path`: what is reported now is not new to it."""

@@ -317,6 +317,9 @@ class Readkeeper:
             raise ReadkeeperError(
                 "bad_params", f"Invalid diagnostics: {exc}.", field="items"
             ) from None
+        finally:
+            for kind, count in self.diagnostics.take_dropped().items():
+                self.stats.client_state_dropped(kind, count)
 
     def diagnostics_after_edit(
         self, session: str, path: str, since_ns: int

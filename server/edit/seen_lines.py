@@ -1,10 +1,11 @@
-"""An edit backed only by what searches showed: it may change only lines they showed.
+"""An edit backed only by what searches showed: it may change only what they showed.
 
 A read, even a ranged one, gives the agent a view of the file it chose; a search shows
 scattered lines it did not choose. So when every view the session holds of a file came
-from searches (the record's views are all `grep:` ones, search/seen.py), the lines an
-edit's `old_string` spans must all be lines a search showed; anything else needs a read
-first. Any read of the file lifts this.
+from searches (the record's views are all `grep:` ones, search/seen.py), the text an
+edit's `old_string` spans must all be text a search showed: whole lines, and of a line
+shown cut, only its first characters, up to the cut. Anything else needs a read first.
+Any read of the file lifts this.
 """
 
 from __future__ import annotations
@@ -19,34 +20,63 @@ from .matching import line_numbers
 SEARCH_VIEW = "grep:"
 
 
-def shown_lines(record: ReadRecord) -> set[int] | None:
-    """The lines searches showed of the file, or None when a read (or an edit or write)
-    is among the session's views of it."""
-    lines: set[int] = set()
+def shown_lines(record: ReadRecord) -> dict[int, int | None] | None:
+    """The lines searches showed of the file, each with the characters shown of it when
+    it was shown cut (None: shown whole), or None when a read (or an edit or write) is
+    among the session's views of it."""
+    lines: dict[int, int | None] = {}
     for view in record.views():
         if not view.view.startswith(SEARCH_VIEW) or view.origin != "read":
             return None
-        lines.update(int(n) for n in view.view[len(SEARCH_VIEW) :].split(",") if n)
+        for item in filter(None, view.view[len(SEARCH_VIEW) :].split(",")):
+            number, _, cut = item.partition(":")
+            shown = int(cut) if cut else None
+            if int(number) in lines:  # seen by two searches: the longer view counts
+                before = lines[int(number)]
+                shown = None if before is None or shown is None else max(before, shown)
+            lines[int(number)] = shown
     return lines
 
 
 def check_seen(record: ReadRecord, text: str, hits: Sequence[int], old: str, path: str) -> None:
-    """Refuse (`not_read`) an edit touching a line no search showed, when searches are
-    all the session has seen of the file (`text`: LF-normalized, `hits` offsets in it)."""
+    """Refuse (`not_read`) an edit touching text no search showed (a line not shown, or
+    the part of a line past where it was shown cut), when searches are all the session
+    has seen of the file (`text`: LF-normalized, `hits` offsets in it)."""
     shown = shown_lines(record)
     if shown is None:
         return
     span = old.rstrip("\n").count("\n")
-    for first in line_numbers(text, list(hits)):
-        unseen = [n for n in range(first, first + span + 1) if n not in shown]
-        if unseen:
-            last = first + span
+    for hit, first in zip(hits, line_numbers(text, list(hits)), strict=True):
+        last = first + span
+        unseen = next((n for n in range(first, last + 1) if n not in shown), None)
+        why = f"did not show line {unseen}"
+        if unseen is None:
+            unseen = _past_cut(text, hit, hit + len(old.rstrip("\n")), first, shown)
+            why = f"showed line {unseen} cut short of what the edit changes"
+        if unseen is not None:
             raise ReadkeeperError(
                 "not_read",
-                f"This session has seen {path} only through search, which did not show "
-                f"line {unseen[0]}, and the edit changes lines {first}-{last}. Read them "
+                f"This session has seen {path} only through search, which {why}, and "
+                f"the edit changes lines {first}-{last}. Read them "
                 f"({call('read', file_path=path, offset=first, limit=span + 1)}), then make "
                 "the edit.",
                 file_path=path,
                 lines=[first, last],
             )
+
+
+def _past_cut(
+    text: str, start: int, end: int, first: int, shown: dict[int, int | None]
+) -> int | None:
+    """The first line in `text[start:end]` (which begins on line `first`) whose part
+    there reaches past the characters a search showed of it; None when none does."""
+    line_start = text.rfind("\n", 0, start) + 1
+    number = first
+    while line_start <= end:
+        line_end = text.find("\n", line_start)
+        line_end = len(text) if line_end < 0 else line_end
+        cut = shown.get(number)
+        if cut is not None and min(end, line_end) - line_start > cut:
+            return number
+        line_start, number = line_end + 1, number + 1
+    return None

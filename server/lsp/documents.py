@@ -1,10 +1,20 @@
 """The documents open in the editor, kept as `editor.OpenDocument`s by real path: opened,
 saved (the text the disk now has) and closed. pygls keeps their text current on
 `didChange` itself.
+
+What the editor opens is held in memory, so it is held within caps: `MAX_DOCUMENTS`
+documents and `MAX_CHARS` characters of their text (pygls' copies under every URI, and
+the saved text kept beside an edited one). A document opened or grown past them is not
+tracked: pygls forgets it, a warning is logged, and `readkeeper/stats` counts it under
+`client_state_dropped`. Reads and edits of it then go to the disk, as for a closed one
+(an edit checks the disk's text it read, so a buffer it cannot see is never overwritten
+silently: saving the buffer later is the editor's own conflict). A document that is not
+a file (untitled:, git:) is never tracked: readkeeper reads files only.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -14,12 +24,22 @@ from ..files.paths import uri_path
 from .editor import OpenDocument
 from .server import ReadkeeperServer
 
+log = logging.getLogger("readkeeper")
+
+# Far above what an editor holds open; each is also cut by the message size cap.
+MAX_DOCUMENTS = 2_000
+MAX_CHARS = 64_000_000
+
 
 def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> None:
     """Keep the opened document, and whether its text is what the disk has."""
     uri = params.text_document.uri
     path = uri_path(uri)
-    if path:
+    if not path:
+        ls.workspace.remove_text_document(uri)
+    elif not _within_caps(ls):
+        _untrack(ls, uri, path, "opened")
+    else:
         # pygls has just stored the document (under its own spelling of the URI); its
         # copy is the one didChange updates.
         document = ls.workspace.get_text_document(uri)
@@ -27,6 +47,44 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
         # started after the person typed, a restored session): only the first is clean.
         same = ls.core.disk_text(path) == document.source
         ls.open_documents[path] = OpenDocument(uri, document, document.source if same else None)
+
+
+def on_change(ls: ReadkeeperServer, params: types.DidChangeTextDocumentParams) -> None:
+    """A document grown past the caps (pygls has applied the change) stops being
+    tracked."""
+    uri = params.text_document.uri
+    if not _within_caps(ls):
+        _untrack(ls, uri, uri_path(uri), "grown")
+
+
+def _within_caps(ls: ReadkeeperServer) -> bool:
+    held = ls.workspace.text_documents
+    if len(held) > MAX_DOCUMENTS:
+        return False
+    chars = sum(len(document.source) for document in held.values())
+    # An edited document's saved text is a second copy.
+    chars += sum(
+        len(opened.baseline)
+        for opened in ls.open_documents.values()
+        if opened.baseline is not None and opened.baseline is not opened.document.source
+    )
+    return chars <= MAX_CHARS
+
+
+def _untrack(ls: ReadkeeperServer, uri: str, path: str | None, how: str) -> None:
+    ls.workspace.remove_text_document(uri)
+    opened = ls.open_documents.get(path) if path else None
+    if path and opened and opened.uri == uri:
+        del ls.open_documents[path]
+    log.warning(
+        "Not tracking the editor's document %s: %s past readkeeper's caps (%d documents, "
+        "%d characters of open text); reads and edits of it use the file on disk.",
+        uri,
+        how,
+        MAX_DOCUMENTS,
+        MAX_CHARS,
+    )
+    ls.core.stats.client_state_dropped("documents")
 
 
 def on_save(ls: ReadkeeperServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -48,6 +106,7 @@ def on_close(ls: ReadkeeperServer, params: types.DidCloseTextDocumentParams) -> 
 # The LSP methods served here, as the server registers them.
 FEATURES: dict[str, Callable[..., Any]] = {
     types.TEXT_DOCUMENT_DID_OPEN: on_open,
+    types.TEXT_DOCUMENT_DID_CHANGE: on_change,
     types.TEXT_DOCUMENT_DID_SAVE: on_save,
     types.TEXT_DOCUMENT_DID_CLOSE: on_close,
 }

@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 import orjson
@@ -224,6 +225,29 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             )
         self.initialize_seen = True
         return (yield from super().lsp_initialize(params))
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """pygls' `didChange`, for documents it holds only: one it never took or has
+        let go (past the caps on open documents, lsp/documents.py) stays untracked."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            return None
+        return (yield from super().lsp_text_document__did_change(params))
+
+    # readkeeper reads notebooks from the disk and keeps no editor copy of them: pygls'
+    # own would be one more store the client could grow without end.
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(self, params: Any) -> None:
+        """Not kept: see above."""
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: Any) -> None:
+        """Not kept: see above."""
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(self, params: Any) -> None:
+        """Not kept: see above."""
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Any:  # pygls' is a generator; either kind runs

@@ -19,6 +19,15 @@ from .watching import start_watching
 
 log = logging.getLogger("readkeeper")
 
+# Settings warnings remembered as shown (so not shown again at every pull or push), and
+# how much of one is shown: a warning quotes the value the client sent, and a client
+# sending ever new values must not grow the server or flood the user with them.
+MAX_WARNINGS_KEPT = 256
+MAX_WARNING_CHARS = 1_000
+
+# The workspace roots held at once: each is watched, so what the editor adds is capped.
+MAX_ROOTS = 64
+
 
 def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     """Fix the workspace roots and take the settings the client sent along."""
@@ -66,9 +75,16 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     # `trusted` is heard at `initialize` only: a later message can neither lift nor set it.
     latest = {key: value for key, value in latest.items() if key != "trusted"}
     for warning in ls.core.configure({**ls.initialization_settings, **latest}):
-        if warning not in ls.settings_warned:  # not again at every pull or push
-            ls.settings_warned.add(warning)
-            ls.notify_user(warning, types.MessageType.Warning)
+        key = hash(warning)
+        if key in ls.settings_warned:  # not again at every pull or push
+            ls.settings_warned.move_to_end(key)
+            continue
+        ls.settings_warned[key] = None
+        while len(ls.settings_warned) > MAX_WARNINGS_KEPT:
+            ls.settings_warned.popitem(last=False)
+        if len(warning) > MAX_WARNING_CHARS:
+            warning = warning[:MAX_WARNING_CHARS] + " … [cut]"
+        ls.notify_user(warning, types.MessageType.Warning)
 
 
 async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:
@@ -121,7 +137,22 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
     removed = {uri_path(f.uri) for f in params.event.removed}
     roots = [r for r in ls.core.workspace.roots if r not in removed]
     added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
-    ls.core.workspace.set_roots([*roots, *permitted_roots(ls, added, may_be_home=False)])
+    added = list(dict.fromkeys(added))
+    room = max(0, MAX_ROOTS - len(roots))
+    if len(added) > room:  # cut before checking each: one message, not one per folder
+        ls.notify_user(
+            f"readkeeper keeps at most {MAX_ROOTS} workspace roots, so {len(added) - room} "
+            f"added folder(s) are not roots, from {added[room]} on: remove folders first.",
+            types.MessageType.Warning,
+        )
+        ls.core.stats.client_state_dropped("workspace_folders", len(added) - room)
+        added = added[:room]
+    added = permitted_roots(ls, added, may_be_home=False)
+    taken = {*roots, *added}
+    for folder in params.event.added:  # pygls' own list keeps only the roots taken
+        if uri_path(folder.uri) not in taken:
+            ls.workspace.remove_folder(folder.uri)
+    ls.core.workspace.set_roots([*roots, *added])
     ls.core.roots_changed()
     if ls.attach is not None:
         ls.attach.set_roots(list(ls.core.workspace.roots))

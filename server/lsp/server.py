@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
@@ -44,7 +45,8 @@ class ReadkeeperServer(LanguageServer):
         self.core = Readkeeper(buffers=self.buffers)
         self.endpoint.core = self.core
         self.initialization_settings: dict[str, Any] = {}
-        self.settings_warned: set[str] = set()  # each settings warning is shown once
+        # each settings warning is shown once: the hashes of the latest shown (lifecycle.py)
+        self.settings_warned: OrderedDict[int, None] = OrderedDict()
         self.client_log = ClientLogHandler(self)
         log.addHandler(self.client_log)
         self.attach: Listener | None = None  # the socket `readkeeper mcp` attaches to

@@ -48,11 +48,15 @@ def _record_file(services: ReadServices, session: str, path: str, lines: Mapping
     except (ReadkeeperError, OSError):
         return False
     file_lines = text.split("\n")
-    for number, shown in lines.items():
+    views = []
+    for number, shown in sorted(lines.items()):
         if number < 1 or number > len(file_lines):
             return False
-        if not file_lines[number - 1].rstrip("\r").startswith(shown.rstrip("\r")):
+        line, shown = file_lines[number - 1].rstrip("\r"), shown.rstrip("\r")
+        if not line.startswith(shown):
             return False  # changed since ripgrep read it
+        # A line shown cut is seen only up to the cut: an edit past it needs a read.
+        views.append(f"{number}:{len(shown)}" if len(line) > len(shown) else str(number))
     content_digest = digest(data)
     services.snapshots.put(opened.path, content_digest, text)
     first, last = min(lines), max(lines)
@@ -68,7 +72,7 @@ def _record_file(services: ReadServices, session: str, path: str, lines: Mapping
             limit=last - first + 1,
             partial=True,
             tokens=0,
-            view="grep:" + ",".join(str(n) for n in sorted(lines)),
+            view="grep:" + ",".join(views),
             stamp=opened.stamp,
         ),
     )

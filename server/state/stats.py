@@ -74,6 +74,9 @@ class Counters:
     # returned by readkeeper/changes.
     notices_sent: int = 0
     changes_reported: int = 0
+    # What the client pushed (diagnostics, open documents, folders) beyond the caps on
+    # what the server keeps of it, by kind: counted in the total only.
+    client_state_dropped: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
         """The counters as `readkeeper/stats` reports them (the TOP_FILES costliest files)."""
@@ -162,6 +165,12 @@ class Stats:
                 counters.attachments_truncated.update(
                     a.type for a in fitted.attachments if a.truncated
                 )
+
+    def client_state_dropped(self, kind: str, count: int = 1) -> None:
+        """`count` pieces of client-pushed state of `kind` were cut or not kept."""
+        if count:
+            with self._lock:
+                self.total.client_state_dropped[kind] += count
 
     def forget(self, session: str) -> None:
         """Drop the session's counters (the total keeps what they added to it)."""

@@ -1,0 +1,83 @@
+"""A line a search showed cut is seen only up to the cut: an edit reaching past it is
+refused `not_read` with the read that shows the line, in-process and over LSP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Session
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.search.grep import MAX_LINE_CHARS
+
+HEAD = "shown_head "
+LONG = HEAD + "q" * 5000 + "NEEDLE" + "z" * 5000 + "HIDDEN_TAIL"
+TEXT = f"start\n{LONG}\nend\n"
+
+
+def call(core: Readkeeper, method: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = calls.call(core, method, params)
+    return result
+
+
+def refused(core: Readkeeper, method: str, **params: Any) -> ReadkeeperError:
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, method, params)
+    return caught.value
+
+
+def test_an_edit_past_where_a_search_cut_the_line_needs_a_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "g2.txt"
+    path.write_text(TEXT)
+    found = call(core, "grep", pattern="NEEDLE", path="g2.txt")
+    assert "HIDDEN_TAIL" not in str(found)
+    for old in ("HIDDEN_TAIL", "NEEDLE", HEAD + "q" * MAX_LINE_CHARS, LONG[:600]):
+        error = refused(core, "edit", file_path=str(path), old_string=old, new_string="X")
+        assert error.kind == "not_read", old[:20]
+        assert "line 2 cut short" in error.message
+        assert '"offset": ' in error.message
+    assert path.read_text() == TEXT
+    # What the search did show stays editable without a read.
+    assert (
+        call(core, "edit", file_path=str(path), old_string=HEAD, new_string="head ")["replacements"]
+        == 1
+    )
+    call(core, "read", file_path=str(path), offset=2, limit=1)
+    edited = call(core, "edit", file_path=str(path), old_string="HIDDEN_TAIL", new_string="X")
+    assert edited["replacements"] == 1
+
+
+def test_two_searches_showing_one_line_count_the_longer_view(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "two.txt"
+    path.write_text("short NEEDLE line\n" + "y" * 600 + "\n")
+    call(core, "grep", pattern="NEEDLE", path="two.txt")
+    call(core, "grep", pattern="^y", path="two.txt")
+    error = refused(core, "edit", file_path=str(path), old_string="y" * 600, new_string="z")
+    assert error.kind == "not_read"
+    assert (
+        call(core, "edit", file_path=str(path), old_string="short", new_string="s")["replacements"]
+        == 1
+    )
+
+
+async def test_lsp_an_edit_of_the_hidden_tail_is_refused(lsp: Session, workspace: Path) -> None:
+    (workspace / "g2.txt").write_text(TEXT)
+    found = await lsp.client.request(
+        "readkeeper/grep", {"pattern": "NEEDLE", "path": "g2.txt", "session": "s2"}
+    )
+    assert "HIDDEN_TAIL" not in str(found)
+    error = await lsp.error(
+        "readkeeper/edit",
+        {"file_path": "g2.txt", "old_string": "HIDDEN_TAIL", "new_string": "X", "session": "s2"},
+    )
+    assert error.data["kind"] == "not_read"
+    assert error.data["lines"] == [2, 2]
+    assert (workspace / "g2.txt").read_text() == TEXT
