@@ -130,7 +130,7 @@ def _edit_once(
         base_text = buffer.text if buffer else loaded.text
         seen = digests(base_text, loaded if buffer is None else None)
         base = Normalized(base_text)
-        old, new, unescaped = as_shown(base.norm, old, new)
+        old, new, unescaped = as_shown(base.norm, old, new, real)
         merged_from: str | None = None
         if record.scope == "file" and record.digest in seen:
             hits = find_hits(base, old, params, real, settings.number_width)
