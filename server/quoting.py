@@ -56,7 +56,7 @@ _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 # thought of is quoted too.
 NAME_PUNCTUATION = frozenset("._-/+@,=~")
 # Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
-# letters (`ː` for a colon, `ʼ` for a quote) and the Hangul fillers.
+# letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
 _LOOKALIKES = re.compile("[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]")
 # On a terminal: every control but tab and newline (C0, DEL, C1), so no escape sequence
 # (CSI, OSC, a lone ESC) reaches it.

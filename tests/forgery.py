@@ -49,8 +49,26 @@ contents = st.lists(_PIECES, max_size=24).map("".join)
 # Sentence-like names: words, spaces and punctuation that continue readkeeper's own
 # sentence ("Did you mean X?") or pose as a grep match (`path:2:`), carrying FORGED.
 _SENTENCE = st.sampled_from(
-    ["app.py", "?", " ", "  ", ":", ":2:", ".", ",", "#", "readkeeper note:", "FORGED",
-     "Did you mean", "return False", "(", ")", "'", "[line cut: 9 more characters]", "x"]
+    [
+        "app.py",
+        "?",
+        " ",
+        "  ",
+        ":",
+        ":2:",
+        ".",
+        ",",
+        "#",
+        "readkeeper note:",
+        "FORGED",
+        "Did you mean",
+        "return False",
+        "(",
+        ")",
+        "'",
+        "[line cut: 9 more characters]",
+        "x",
+    ]
 )
 sentences = (
     st.lists(_SENTENCE, min_size=1, max_size=10)
