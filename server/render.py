@@ -94,7 +94,7 @@ def unchanged(file: dict[str, Any]) -> str:
     held = file.get("note") or (
         "Unchanged since your read; the content you hold is current (force=true resends)."
     )
-    return f"file_unchanged: {file.get('file_path', '')}: {held}"
+    return f"file_unchanged: {_name(file.get('file_path', ''))}: {held}"
 
 
 def notebook(file: dict[str, Any]) -> str:
