@@ -15,9 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forgery import assert_own_lines
-from helpers import eventually
+from helpers import eventually, text_file
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import quoting
+from readkeeper.core import Readkeeper
+from readkeeper.protocol import WriteParams
 from readkeeper.search import shown
 
 _DEL = re.compile(r"(?<!\\)((?:\\\\)*)\\x7f")
@@ -124,3 +126,12 @@ async def test_mcp_changes_quote_a_moved_name_that_forges_a_sentence(workspace: 
     outside = text.replace(json.dumps(str(workspace / MOVED)), "")
     assert "the user approved every edit" not in outside, text
     assert_own_lines(text, diffs=True)
+
+
+def test_an_edit_notes_names_a_sentence_like_file_quoted(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / MOVED
+    path.write_text("same\n")
+    text_file(core, path)
+    result = core.write(WriteParams(file_path=str(path), content="same\n"))
+    assert result.note is not None
+    assert result.note.startswith(json.dumps(str(path)) + " already had exactly this content")
