@@ -55,6 +55,7 @@ _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 # the bidirectional overrides) makes a name quoted: an allowlist, so a character nobody
 # thought of is quoted too.
 NAME_PUNCTUATION = frozenset("._-/+@,=~")
+
 # Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
 # letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
 _LOOKALIKES = re.compile("[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]")
@@ -101,7 +102,22 @@ def name(value: object) -> str:
     text = str(value)
     if is_plain(text):
         return text
-    return json.dumps(text).replace("\\u007f", "\\x7f")
+    # Readable in any script (a name with a space is quoted, and the agent copies it
+    # back): only what a reader would not see or would act on is escaped, every
+    # character str.isprintable rejects (controls, format characters such as the
+    # bidirectional overrides, line and paragraph separators, unassigned, surrogates).
+    quoted = json.dumps(text, ensure_ascii=False)
+    return "".join(char if char.isprintable() else _unprintable(char) for char in quoted)
+
+
+def _unprintable(char: str) -> str:
+    if char == "\x7f":
+        return "\\x7f"
+    code = ord(char)
+    if code > 0xFFFF:  # as JSON spells it: its two UTF-16 halves
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def is_plain(text: str) -> bool:

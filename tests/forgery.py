@@ -25,6 +25,9 @@ from hypothesis import strategies as st
 BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _FENCE = re.compile(r"^(`{3,})")
 _NUMBERED = re.compile(r"^ *\d+\t")
+# A diagnostic's line: its position, severity and source, then the language server's
+# message (data on a line readkeeper opened).
+_DIAGNOSTIC = re.compile(r"^ +\d+:\d+ [a-z]+ ")
 _DIFF = re.compile(r"^ {0,2}[-+ @]")
 
 # Pieces that pose as readkeeper's lines, and the characters that would make them lines.
@@ -96,7 +99,9 @@ def assert_own_lines(text: str, diffs: bool = False) -> None:
         if opened:
             fence = opened.group(1)
             continue
-        if "FORGED" not in line or _NUMBERED.match(line) or (diffs and _DIFF.match(line)):
+        if "FORGED" not in line or _NUMBERED.match(line) or _DIAGNOSTIC.match(line):
+            continue
+        if diffs and _DIFF.match(line):
             continue
         for at in (m.start() for m in re.finditer("FORGED", line)):
             assert _quoted_at(line, at) or "/" in _word_at(line, at), (

@@ -43,7 +43,7 @@ def test_only_letters_digits_and_path_punctuation_are_bare() -> None:
     odd = [SENTENCE, MATCH, MOVED, "a b", "a:b", "a?", "a#b", "a'b", "(a)", "[a]", "a\\b"]
     odd += ["", "a;b", "a!b", "a*b", "a`b", "a\u00a0b", "a\u02d0b", "a\u3164b", "a\u202eb", "a%b"]
     for name in odd:
-        assert quoting.name(name) == json.dumps(name), name
+        assert quoting.name(name).startswith('"'), name
         assert json.loads(quoting.name(name)) == name
 
 

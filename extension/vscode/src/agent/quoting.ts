@@ -24,9 +24,11 @@ const ESCAPES: Record<string, string> = {
 // the Hangul fillers).
 const PLAIN_NAME = /^[\p{L}\p{N}._\-/+@,=~]+$/u;
 const LOOKALIKES = /[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]/;
-// Inside a quoted name: the C0 and C1 controls, DEL, the line and paragraph separators,
-// the bidirectional overrides and isolates, and the quote and backslash quoting uses.
-const NAME_ESCAPE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]/g;
+// Inside a quoted name: the quote and backslash quoting uses, and every character a
+// reader would not see or would act on (what Python's str.isprintable rejects: controls,
+// format characters such as the bidirectional overrides, separators but the space,
+// unassigned code points, lone surrogates).
+const NAME_ESCAPE = /["\\]|[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
 
 /** Whether `text` may be shown bare (server/quoting.py's `is_plain`). */
 export function isPlain(text: string): boolean {
@@ -45,8 +47,10 @@ export function name(value: unknown): string {
   if (isPlain(text)) return text;
   const inner = text.replace(NAME_ESCAPE, (c) => {
     if (c === '"' || c === "\\") return "\\" + c;
-    const simple: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-    return simple[c] ?? "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+    const simple: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x7f": "\\x7f" };
+    // An astral character (unassigned, private use) as its two UTF-16 halves, as JSON.
+    const units = c.split("").map((unit) => "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0"));
+    return simple[c] ?? units.join("");
   });
   return `"${inner}"`;
 }
