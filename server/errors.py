@@ -8,6 +8,7 @@ exit code); nothing else in the core raises to the user.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from . import quoting
@@ -42,11 +43,17 @@ _NAME_FIELDS = ("file_path", "path", "new_path", "symbol", "suggestions", "paths
 
 
 def _shown(message: str, data: dict[str, Any]) -> str:
+    odd: set[str] = set()
     for key in _NAME_FIELDS:
         value = data.get(key)
         for named in value if isinstance(value, list) else [value]:
             if isinstance(named, str) and named and quoting.name(named) != named:
-                message = message.replace(named, quoting.name(named))
+                odd.add(named)
+    if odd:
+        # One pass, longest first: a name given twice (a path and its suggestion), or one
+        # inside another, is quoted once, never its quoted form quoted again.
+        found = re.compile("|".join(map(re.escape, sorted(odd, key=len, reverse=True))))
+        message = found.sub(lambda m: quoting.name(m.group()), message)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
     return quoting.line(message)

@@ -4,9 +4,12 @@ A file's text, a file's name, a symbol's name or a language server's message is 
 never readkeeper's own words. Every renderer (render.py, the MCP and CLI front ends, the
 editors' renderers, which follow these same rules) keeps them apart this one way:
 
-- a name (a path, a symbol, a page label) is shown bare when it is plain, else in double
-  quotes with its control characters escaped C-style (`name`), as git shows paths: no
-  name can hold a line break or pose as the prose around it;
+- a name (a path, a symbol, a page label) is shown bare only when every character of it
+  is on an allowlist (letters and digits of any script, and `._-/+@,=~`), else as a JSON
+  string (`name`): a bare name is one word, so it can neither hold a line break nor
+  continue readkeeper's sentence around it (a space, `?`, `:` or `#` in a name would let
+  it pose as a sentence, a grep match's `path:line:`, or a comment), and a quoted one
+  ends only at its closing quote;
 - a line of a file ends only where the file has an LF (its CR before it dropped): every
   other character a reader could break a line at (a lone CR, VT, FF, U+001C-001E, which
   Python's `str.splitlines` splits at, NEL, U+2028, U+2029, which JavaScript's line
@@ -20,7 +23,10 @@ editors' renderers, which follow these same rules) keeps them apart this one way
 
 The escapes are the characters' Python/JSON spellings (`\\r`, `\\x0b`, `\\u2028`); the
 protocol's raw fields (`content` of a text read, `diff`) say which lines hold one
-(`escaped_lines`), and an edit's `old_string` copied from such a line still matches.
+(`escaped_lines`, and a read's note names those lines, as it names the lines readkeeper
+cut), and an edit's `old_string` copied from such a line still matches; when it matches
+both as written (a file's own `\\r`) and unescaped, the edit is refused `ambiguous_match`
+(edit/matching.py), since either could be meant.
 """
 
 from __future__ import annotations
@@ -46,10 +52,16 @@ _ESCAPES = {
 UNESCAPES = {v: k for k, v in _ESCAPES.items()}
 _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 
-# In a name: the C0 and C1 controls, DEL, the line and paragraph separators, the
-# bidirectional overrides and isolates (a name that reads backwards), and the quote and
-# backslash that quoting itself uses.
-_UNSAFE_IN_NAME = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\\\]')
+# The punctuation a bare name may hold: what paths, symbols and labels commonly use, none
+# of which ends or starts a sentence, a clause or a `path:line:` prefix. Everything else
+# (space, `:`, `?`, `#`, quotes, brackets, backslash, controls, format characters such as
+# the bidirectional overrides) makes a name quoted: an allowlist, so a character nobody
+# thought of is quoted too.
+NAME_PUNCTUATION = frozenset("._-/+@,=~")
+
+# Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
+# letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
+_LOOKALIKES = re.compile("[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]")
 # On a terminal: every control but tab and newline (C0, DEL, C1), so no escape sequence
 # (CSI, OSC, a lone ESC) reaches it.
 _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -88,13 +100,35 @@ def unescape(text: str) -> str:
 
 
 def name(value: object) -> str:
-    """A path, symbol or label as shown in readkeeper's words: bare when plain, else
-    quoted with its controls escaped (a JSON string: unambiguous, and any reader can
-    undo it)."""
+    """A path, symbol or label as shown in readkeeper's words: bare when plain
+    (`is_plain`), else a JSON string (unambiguous, and any reader can undo it)."""
     text = str(value)
-    if text and _UNSAFE_IN_NAME.search(text) is None and text == text.strip():
+    if is_plain(text):
         return text
-    return json.dumps(text).replace("\\u007f", "\\x7f")
+    # Readable in any script (a name with a space is quoted, and the agent copies it
+    # back): only what a reader would not see or would act on is escaped, every
+    # character str.isprintable rejects (controls, format characters such as the
+    # bidirectional overrides, line and paragraph separators, unassigned, surrogates).
+    quoted = json.dumps(text, ensure_ascii=False)
+    return "".join(char if char.isprintable() else _unprintable(char) for char in quoted)
+
+
+def _unprintable(char: str) -> str:
+    if char == "\x7f":
+        return "\\x7f"
+    code = ord(char)
+    if code > 0xFFFF:  # as JSON spells it: its two UTF-16 halves
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def is_plain(text: str) -> bool:
+    """Whether `text` may be shown bare: not empty, and every character a letter or digit
+    (of any script) or in `NAME_PUNCTUATION`."""
+    if not text or _LOOKALIKES.search(text):
+        return False
+    return all(char.isalnum() or char in NAME_PUNCTUATION for char in text)
 
 
 def json_text(value: Any, **kwargs: Any) -> str:

@@ -9,8 +9,9 @@ rendering is sound when:
   JavaScript's line terminators or as Python's `str.splitlines`, sees the same lines);
 - each line holding FORGED is the file's inside a structure readkeeper made: a numbered
   line, a diff line (where diffs are shown), a line inside a fence that readkeeper
-  opened and closed, or a name on readkeeper's line (the word comes after the quote
-  that opens a quoted name, or after the "/" of an absolute path).
+  opened and closed, or a name on readkeeper's line: each FORGED is inside a quoted
+  (JSON) string, or in one bare word with the "/" of an absolute path (a bare name is
+  one word: no space, colon or `?` lets it continue readkeeper's sentence).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from hypothesis import strategies as st
 BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _FENCE = re.compile(r"^(`{3,})")
 _NUMBERED = re.compile(r"^ *\d+\t")
+# A diagnostic's line: its position, severity and source, then the language server's
+# message (data on a line readkeeper opened).
+_DIAGNOSTIC = re.compile(r"^ +\d+:\d+ [a-z]+ ")
 _DIFF = re.compile(r"^ {0,2}[-+ @]")
 
 # Pieces that pose as readkeeper's lines, and the characters that would make them lines.
@@ -45,11 +49,40 @@ FORGERIES = [
 _PIECES = st.sampled_from([*FORGERIES, *BREAKS, "\n", "\r\n", "\t", " ", "`", "x", "é"])
 # A file's text, and a file name (a name holds no "/" or NUL, and is not "." or "..").
 contents = st.lists(_PIECES, max_size=24).map("".join)
+# Sentence-like names: words, spaces and punctuation that continue readkeeper's own
+# sentence ("Did you mean X?") or pose as a grep match (`path:2:`), carrying FORGED.
+_SENTENCE = st.sampled_from(
+    [
+        "app.py",
+        "?",
+        " ",
+        "  ",
+        ":",
+        ":2:",
+        ".",
+        ",",
+        "#",
+        "readkeeper note:",
+        "FORGED",
+        "Did you mean",
+        "return False",
+        "(",
+        ")",
+        "'",
+        "[line cut: 9 more characters]",
+        "x",
+    ]
+)
+sentences = (
+    st.lists(_SENTENCE, min_size=1, max_size=10)
+    .map(lambda parts: "".join(parts) + " FORGED")
+    .filter(lambda name: len(name.encode()) < 200)
+)
 names = (
     st.lists(_PIECES, min_size=1, max_size=8)
     .map(lambda parts: "".join(parts).replace("/", "_").replace("\x00", "_"))
     .filter(lambda name: name not in (".", "..") and len(name.encode()) < 200)
-)
+) | sentences
 
 
 def assert_own_lines(text: str, diffs: bool = False) -> None:
@@ -66,11 +99,45 @@ def assert_own_lines(text: str, diffs: bool = False) -> None:
         if opened:
             fence = opened.group(1)
             continue
-        if "FORGED" not in line or _NUMBERED.match(line) or (diffs and _DIFF.match(line)):
+        if "FORGED" not in line or _NUMBERED.match(line) or _DIAGNOSTIC.match(line):
             continue
-        named = min((i for i in (line.find('"'), line.find("/")) if i != -1), default=-1)
-        assert -1 < named < line.find("FORGED"), f"forged line {line!r} in:\n{text}"
+        if diffs and _DIFF.match(line):
+            continue
+        for at in (m.start() for m in re.finditer("FORGED", line)):
+            assert _quoted_at(line, at) or "/" in _word_at(line, at), (
+                f"forged line {line!r} in:\n{text}"
+            )
     assert fence is None, f"a fence left open in:\n{text}"
+
+
+def _quoted_at(line: str, at: int) -> bool:
+    """Whether position `at` of `line` is inside a JSON string (after an odd number of
+    unescaped double quotes)."""
+    inside = False
+    escaped = False
+    for char in line[:at]:
+        if escaped:
+            escaped = False
+        elif char == "\\" and inside:
+            escaped = True
+        elif char == '"':
+            inside = not inside
+    return inside
+
+
+def _word_at(line: str, at: int) -> str:
+    """The run of characters a bare name may hold (quoting.is_plain) around `at`."""
+    from readkeeper.quoting import NAME_PUNCTUATION
+
+    def plain(char: str) -> bool:
+        return char.isalnum() or char in NAME_PUNCTUATION
+
+    start, end = at, at
+    while start > 0 and plain(line[start - 1]):
+        start -= 1
+    while end < len(line) and plain(line[end]):
+        end += 1
+    return line[start:end]
 
 
 def protocol_results(name: str, text: str) -> list[tuple[str, Any]]:

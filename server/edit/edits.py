@@ -39,6 +39,7 @@ import os
 import stat
 from typing import Literal
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Moved
@@ -130,7 +131,7 @@ def _edit_once(
         base_text = buffer.text if buffer else loaded.text
         seen = digests(base_text, loaded if buffer is None else None)
         base = Normalized(base_text)
-        old, new, unescaped = as_shown(base.norm, old, new)
+        old, new, unescaped = as_shown(base.norm, old, new, real)
         merged_from: str | None = None
         if record.scope == "file" and record.digest in seen:
             hits = find_hits(base, old, params, real, settings.number_width)
@@ -164,7 +165,8 @@ def _edit_once(
     if merged_from is not None:
         external = external_change(merged_from, base_text, real)
         note = (
-            f"{real} had changed since you read it (see external_change); the change does "
+            f"{quoting.name(real)} had changed since you read it (see external_change); the "
+            "change does "
             "not touch the text you replaced, so the edit was applied to the current content."
         )
     if unescaped:
@@ -241,7 +243,8 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
             apply_to_buffer(core, real, buffer, [whole_change(buffer.text, text)])
     state = remember_change(core, params.session, real, text, landed, "write", reported, whole=True)
     size = len(landed.data) if isinstance(landed, Written) else None
-    note = None if changed else f"{real} already had exactly this content; it was not touched."
+    same = f"{quoting.name(real)} already had exactly this content; it was not touched."
+    note = None if changed else same
     if target == "buffer":
         note = _join(
             note,

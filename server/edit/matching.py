@@ -91,17 +91,31 @@ def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) ->
     return Planned("".join(pieces), changes, spans)
 
 
-def as_shown(text: str, old: str, new: str) -> tuple[str, str, bool]:
+def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     """`old` and `new` as the agent meant them: as given, unless `old` matches nowhere in
     `text` as given but does once the escapes a read shows line breaks with (`\\u2028`,
     quoting.py) are read as those characters, when both are read that way; and whether
-    they were."""
-    if old in text:
-        return old, new, False
+    they were. `ambiguous_match` when it matches both ways: a file's literal `\\r` and
+    an escaped CR are shown alike, so neither can be assumed."""
     raw = quoting.unescape(old)
     if raw == old or raw not in text:
         return old, new, False
-    return raw, quoting.unescape(new), True
+    if old not in text:
+        return raw, quoting.unescape(new), True
+    literal = line_numbers(text, find_all(text, old)[:LISTED_LINES])
+    escaped = line_numbers(text, find_all(text, raw)[:LISTED_LINES])
+    raise ReadkeeperError(
+        "ambiguous_match",
+        f"old_string matches in {path} both as written, with a literal backslash (starting "
+        f"on lines {', '.join(map(str, literal))}), and with its escapes read as the line "
+        f"breaks a read shows escaped (starting on lines {', '.join(map(str, escaped))}). "
+        "A read's note lists the lines that hold escaped line breaks; add surrounding "
+        "lines to old_string that occur in only one of these places.",
+        file_path=path,
+        lines=sorted({*literal, *escaped}),
+        literal_lines=literal,
+        escaped_lines=escaped,
+    )
 
 
 def find_hits(base: Normalized, old: str, params: EditParams, path: str, width: int) -> list[int]:

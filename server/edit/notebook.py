@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.fileio import digest, read_at_most
@@ -130,7 +131,8 @@ def _edit_once(
     if merged_from is not None:
         external = external_change(merged_from, text, real)
         note = (
-            f"{real} had changed since you read it (see external_change), but not in the "
+            f"{quoting.name(real)} had changed since you read it (see external_change), but "
+            "not in the "
             "cell you edited, so the edit was applied to the current notebook. " + (note or "")
         ).strip()
     cells = notebook["cells"]

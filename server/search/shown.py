@@ -1,9 +1,9 @@
 """grep, glob and list results as text, as grep, find and ls print theirs: what the CLI
 prints and the MCP tools' text (compact: a path and a line each, no JSON keys).
 
-Every byte from a file or a file name stays inside the structure: a name holding a
-character a terminal or a reader would act on (a control character, a line break) is
-shown JSON-quoted, and such characters in a line are shown escaped.
+Every byte from a file or a file name stays inside the structure: a name that is not
+plain (quoting.name: a space, a colon, a control character...) is shown JSON-quoted, and
+control characters in a line are shown escaped.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+
+from readkeeper import quoting
 
 
 def lines(method: str, result: dict[str, Any], display: Callable[[str], str] = str) -> list[str]:
@@ -48,7 +50,9 @@ def text(method: str, result: dict[str, Any]) -> str:
 
 
 def _name(name: str) -> str:
-    return name if name.isprintable() else json.dumps(name)
+    # The one rule for names (quoting.py): a name with a space or a colon would let a
+    # file named `auth.py:2:    return False` forge a match of another file.
+    return quoting.name(name)
 
 
 def _text(line: str) -> str:

@@ -86,7 +86,7 @@ def test_diagnostics_of_a_name_with_escapes_land_on_that_file(
         DiagnosticsParams(items=[{"uri": uri, "diagnostics": [diagnostic(0, "bad")]}])
     )
     [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
-    assert "my file; #1 é.py:" in item["content"]
+    assert '"my file; #1 é.py":' in item["content"]  # quoted: it holds spaces
     assert "1:1 error [pyright] bad" in item["content"]
 
 

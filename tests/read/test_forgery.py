@@ -158,6 +158,7 @@ def test_every_result_type_names_any_file_on_readkeepers_own_lines(name: str, te
 @given(name=names, suggestion=names)
 def test_an_error_naming_any_file_is_one_message_of_readkeepers(name: str, suggestion: str) -> None:
     path = f"/ws/{name}"
+    suggestion = f"/ws/{suggestion}"  # suggestions are absolute paths (files/paths.py)
     error = ReadkeeperError(
         "not_found",
         f"{path} does not exist. Did you mean {suggestion}?",

@@ -106,12 +106,35 @@ def escape_lines(shown: list[str]) -> tuple[list[str], list[bool]]:
     return escaped, [a != b for a, b in zip(shown, escaped, strict=True)]
 
 
-def escaped_note(count: int) -> str:
-    """The note on lines holding line breaks shown escaped."""
-    return (
-        f"{count} line(s) hold line breaks other than LF (a lone CR, U+2028, ...), shown "
-        "escaped as \\r, \\u2028, ...; an edit's old_string may give them as shown."
-    )
+LISTED_LINES = 20  # line numbers named in a note
+
+
+def marks_note(start: int, held: list[bool], cut: list[int], count: int) -> str | None:
+    """The note naming, of the `count` lines shown from line `start`, those that hold a
+    line break shown escaped (`held`, by index) and those cut (`cut`, indexes): a file's
+    own `\\r` or `[line cut: ...]` looks just like readkeeper's, so only the lines named
+    here hold readkeeper's."""
+    escaped = [start + i for i, was in enumerate(held[:count]) if was]
+    cuts = [start + i for i in cut if i < count]
+    parts = []
+    if escaped:
+        parts.append(
+            f"Lines {_listed(escaped)} hold line breaks other than LF (a lone CR, U+2028, "
+            "...), shown escaped as \\r, \\u2028, ...; in any other line such text is the "
+            "file's own. An edit's old_string may give them as shown."
+        )
+    if cuts:
+        parts.append(
+            f"Lines {_listed(cuts)} were cut, ending in readkeeper's "
+            "'… [line cut: N more characters]'; in any other line such text is the file's own."
+        )
+    return " ".join(parts) or None
+
+
+def _listed(numbers: list[int]) -> str:
+    shown = ", ".join(map(str, numbers[:LISTED_LINES]))
+    more = len(numbers) - LISTED_LINES
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 # "     1\t", "     2\t", ...: formatting numbers is most of the cost of numbering a
@@ -132,19 +155,22 @@ def _prefixes(start: int, count: int, width: int) -> list[str]:
     return cached[start:end]
 
 
-def _shown(lines: list[str], settings: Settings, has_cr: bool = True) -> tuple[list[str], int]:
+def _shown(
+    lines: list[str], settings: Settings, has_cr: bool = True
+) -> tuple[list[str], list[int]]:
     """Each line as shown (one trailing CR dropped, a long line cut; inner line breaks
-    are left to `escape_lines`), and how many were cut. `has_cr`: whether the text holds
-    a CR."""
+    are left to `escape_lines`), and the indexes of those cut. `has_cr`: whether the text
+    holds a CR."""
     if not has_cr and max(map(len, lines), default=0) <= settings.max_line_chars:
-        return lines, 0  # the common case: no line to cut, no CR to drop
+        return lines, []  # the common case: no line to cut, no CR to drop
     shown: list[str] = []
-    cut_count = 0
-    for line in lines:
+    cut: list[int] = []
+    for index, line in enumerate(lines):
         line, was_cut = cut_line(line, settings)
-        cut_count += was_cut
+        if was_cut:
+            cut.append(index)
         shown.append(line)
-    return shown, cut_count
+    return shown, cut
 
 
 def number_lines(shown: list[str], start: int, width: int) -> list[str]:
@@ -273,7 +299,7 @@ def _view(
         raise past_the_end(path, window, total, settings)
     first = window.offset - 1
     chosen = lines[first : first + window.limit]
-    shown, cut_count = _shown(chosen, settings, has_cr="\r" in text)
+    shown, cut = _shown(chosen, settings, has_cr="\r" in text)
     held: list[bool] = []  # which lines hold a line break shown escaped
     if quoting.has_inner_break(text):
         shown, held = escape_lines(shown)
@@ -309,8 +335,9 @@ def _view(
     elif total == 0:
         note = "The file is empty."
     escaped = sum(held[: len(numbered)])
-    if escaped:
-        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
+    marks = marks_note(window.offset, held, cut, len(numbered))
+    if marks:
+        note = f"{note} {marks}" if note else marks
     left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0
     return TextView(
         TextFile(
@@ -325,7 +352,7 @@ def _view(
             partial=partial,
             next_offset=next_offset,
             note=note,
-            truncated_lines=cut_count or None,
+            truncated_lines=len(cut) or None,
             escaped_lines=escaped or None,
             tokens_upper_bound=True if fitted.bound else None,
         ),

@@ -28,8 +28,8 @@ from .text import (
     cut_at,
     cut_line,
     escape_lines,
-    escaped_note,
     fit_tokens,
+    marks_note,
     not_text,
     number_lines,
     past_the_end,
@@ -185,7 +185,7 @@ def stream_range(
     )
     keep = settings.max_line_chars + 2  # the line, its CR and LF
     chosen: list[str] = []
-    cut_count = 0
+    cut: list[int] = []
     at_eof = True
     for line, dropped in _lines(stream, keep):
         if len(chosen) == window.limit:
@@ -200,7 +200,8 @@ def stream_range(
             was_cut = True
         else:
             body, was_cut = cut_line(body, settings)
-        cut_count += was_cut
+        if was_cut:
+            cut.append(len(chosen))
         chosen.append(body)
     stream.detach()
     chosen, held = escape_lines(chosen)
@@ -218,8 +219,9 @@ def stream_range(
             f"{replaced} bytes in these lines are not valid {encoding.name} "
             "and are shown as U+FFFD."
         )
-    if escaped:
-        note = f"{note} {escaped_note(escaped)}" if note else escaped_note(escaped)
+    marks = marks_note(window.offset, held, cut, len(chosen))
+    if marks:
+        note = f"{note} {marks}" if note else marks
     last = window.offset + len(chosen) - 1
     return (
         TextView(
@@ -235,7 +237,7 @@ def stream_range(
                 partial=False,
                 next_offset=None if at_eof else last + 1,
                 note=note,
-                truncated_lines=cut_count or None,
+                truncated_lines=len(cut) or None,
                 escaped_lines=escaped or None,
                 tokens_upper_bound=True if fitted.bound else None,
             ),

@@ -5,10 +5,10 @@
 local M = {}
 
 -- Bytes from files and file names are shown inside a structure readkeeper controls, by
--- the server's rules (server/quoting.py): a name bare when plain, else quoted with its
--- controls escaped; a file's lines break at LF only, every other line break (CR, VT, FF,
--- U+001C-001E, NEL, U+2028, U+2029) escaped inside the line; notebook cells fenced with
--- more backticks than any run inside them.
+-- the server's rules (server/quoting.py): a name bare when plain (letters, digits,
+-- `._-/+@,=~`), else quoted with its controls escaped; a file's lines break at LF only,
+-- every other line break (CR, VT, FF, U+001C-001E, NEL, U+2028, U+2029) escaped inside
+-- the line; notebook cells fenced with more backticks than any run inside them.
 local BREAKS = {
   ["\r"] = "\\r", ["\v"] = "\\x0b", ["\f"] = "\\x0c",
   ["\28"] = "\\x1c", ["\29"] = "\\x1d", ["\30"] = "\\x1e",
@@ -24,12 +24,13 @@ function M.file_text(text)
   return text
 end
 
--- A name is odd when it holds a control (C0, DEL, C1), a line or paragraph separator, a
--- bidirectional override or isolate, a quote or a backslash, or spaces at either end.
+-- A name is plain (shown bare) only when every character is an ASCII letter or digit or
+-- one of `._-/+@,=~`: an allowlist, so a space, `:`, `?`, `#`, a quote, a control or a
+-- character nobody thought of makes it quoted and it cannot continue readkeeper's
+-- sentence. The server allows letters of any script; Lua's patterns know no Unicode
+-- classes, so here any other character is quoted (stricter, never looser).
 local function odd(text)
-  return text == "" or text:find('[%z\1-\31\127"\\]') or text:find("\194[\128-\159]")
-    or text:find("\226\128[\168-\174]") or text:find("\226\129[\166-\169]")
-    or text ~= vim.trim(text)
+  return text == "" or text:find("[^%w._%-/+@,=~]") ~= nil
 end
 
 --- A path, symbol or label as shown in readkeeper's words: bare when plain, else a

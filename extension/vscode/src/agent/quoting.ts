@@ -1,9 +1,9 @@
 // How bytes from files and file names are shown to the model: inside a structure
 // readkeeper controls. The same rules as the server's server/quoting.py (read it for
-// the why): a name is bare when plain, else quoted with its controls escaped; a file's
-// lines break at LF only, every other line break (CR, VT, FF, U+001C-001E, NEL, U+2028,
-// U+2029) escaped inside the line; a block of a file's text is fenced with more
-// backticks than any run inside it.
+// the why): a name is bare when plain (letters, digits, `._-/+@,=~`), else quoted with
+// its controls escaped; a file's lines break at LF only, every other line break (CR, VT,
+// FF, U+001C-001E, NEL, U+2028, U+2029) escaped inside the line; a block of a file's
+// text is fenced with more backticks than any run inside it.
 
 const BREAK = /[\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
 const ESCAPES: Record<string, string> = {
@@ -17,10 +17,23 @@ const ESCAPES: Record<string, string> = {
   "\u2028": "\\u2028",
   "\u2029": "\\u2029",
 };
-// The C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional
-// overrides and isolates, and the quote and backslash quoting itself uses.
-const UNSAFE_IN_NAME = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]/;
-const NAME_ESCAPE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]/g;
+// A name is bare only when every character is a letter or digit of any script or one of
+// `._-/+@,=~` (an allowlist: a space, `:`, `?`, `#`, a quote, a control or a character
+// nobody thought of makes it quoted, so it cannot continue readkeeper's sentence), and
+// none is a letter that looks like punctuation or a blank (the spacing modifier letters,
+// the Hangul fillers).
+const PLAIN_NAME = /^[\p{L}\p{N}._\-/+@,=~]+$/u;
+const LOOKALIKES = /[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]/;
+// Inside a quoted name: the quote and backslash quoting uses, and every character a
+// reader would not see or would act on (what Python's str.isprintable rejects: controls,
+// format characters such as the bidirectional overrides, separators but the space,
+// unassigned code points, lone surrogates).
+const NAME_ESCAPE = /["\\]|[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+
+/** Whether `text` may be shown bare (server/quoting.py's `is_plain`). */
+export function isPlain(text: string): boolean {
+  return PLAIN_NAME.test(text) && !LOOKALIKES.test(text);
+}
 
 /** A file's text as shown: lines end at its LFs only, every other line break escaped. */
 export function lines(text: string): string {
@@ -31,11 +44,13 @@ export function lines(text: string): string {
  * string with its controls escaped. */
 export function name(value: unknown): string {
   const text = String(value ?? "");
-  if (text && !UNSAFE_IN_NAME.test(text) && text === text.trim()) return text;
+  if (isPlain(text)) return text;
   const inner = text.replace(NAME_ESCAPE, (c) => {
     if (c === '"' || c === "\\") return "\\" + c;
-    const simple: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-    return simple[c] ?? "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+    const simple: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x7f": "\\x7f" };
+    // An astral character (unassigned, private use) as its two UTF-16 halves, as JSON.
+    const units = c.split("").map((unit) => "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0"));
+    return simple[c] ?? units.join("");
   });
   return `"${inner}"`;
 }
