@@ -44,6 +44,8 @@ MAX_WAITING_OUTPUT = 64 << 20
 # Requests the SDK holds (running, or their answer made and not yet written).
 MAX_IN_FLIGHT = 64
 # Bytes read from stdin ahead of the line being served (a longer line is read whole).
+# At the end of input, how long the requests read so far may take to be answered.
+END_GRACE_S = 30.0
 READ_AHEAD = 1 << 20
 # The SDK writes an answer's `jsonrpc` and `id` first: read the id without parsing the
 # whole answer (a read's is about 100 KB).
@@ -58,20 +60,23 @@ class PipeWriter:
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self.in_flight: set[Any] = set()  # ids of requests handed to the SDK
+        self.unanswered: set[Any] = set()  # ids of every request the SDK will answer
         self._answered = asyncio.Event()
 
     async def write(self, text: str) -> None:
         """Queue `text` on stdout (an answer settles its request)."""
         data = text.encode("utf-8")
         self._writer.write(data)
-        if self.in_flight:
+        if self.in_flight or self.unanswered:
             self._settle(data)
 
     def _settle(self, data: bytes) -> None:
         match = _ANSWER_ID.match(data, 0, 200)
         if match is None:
             return  # a request or notification of the server's own
-        self.in_flight.discard(orjson.loads(match.group(1)))
+        answered = orjson.loads(match.group(1))
+        self.in_flight.discard(answered)
+        self.unanswered.discard(answered)
         self._answered.set()
 
     def asked(self, line: bytes) -> None:
@@ -86,8 +91,10 @@ class PipeWriter:
             return
         msg_id = message.get("id")
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
-            if message["method"] == "tools/call" and _valid(line):
-                self.in_flight.add(msg_id)
+            if _valid(line):
+                self.unanswered.add(msg_id)
+                if message["method"] == "tools/call":
+                    self.in_flight.add(msg_id)
         elif message["method"] == "notifications/cancelled":
             params = message.get("params")
             if isinstance(params, dict) and isinstance(params.get("requestId"), (str, int)):
@@ -108,6 +115,18 @@ class PipeWriter:
                 self._answered.clear()
                 await self._answered.wait()
 
+    async def all_answered(self, seconds: float = END_GRACE_S) -> None:
+        """At the end of input: wait (at most `seconds`) until every request read has
+        been answered, so the SDK's shutdown drops none of them."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while self.unanswered:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            self._answered.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), left)
+
     async def send(self, line: bytes) -> None:
         """Write a whole reply line, waiting while the pipe is full."""
         self._writer.write(line)
@@ -126,13 +145,14 @@ class FileWriter(PipeWriter):
     def __init__(self, out: anyio.AsyncFile[bytes]) -> None:
         self._out = out
         self.in_flight = set()
+        self.unanswered = set()
         self._answered = asyncio.Event()
 
     async def write(self, text: str) -> None:
         """Write `text` (an answer settles its request once written)."""
         data = text.encode("utf-8")
         await self._out.write(data)
-        if self.in_flight:
+        if self.in_flight or self.unanswered:
             self._settle(data)
 
     async def flush(self) -> None:
@@ -165,6 +185,7 @@ class FileLines:
         await self._writer.room()
         line = await self._lines.readline()
         if not line:
+            await self._writer.all_answered()
             raise StopAsyncIteration
         self._writer.asked(line)
         return line.decode("utf-8", "replace")
@@ -195,6 +216,7 @@ class PipeLines:
             if self._wire.fed - self._taken > READ_AHEAD:
                 self._wire.hold()  # the client runs ahead: let its pipe fill instead
             if not line:
+                await self._writer.all_answered()
                 raise StopAsyncIteration
             reply = self._answer(line)
             if reply is None:

@@ -48,7 +48,7 @@ def test_fitting_respects_the_budget_the_caps_and_the_priorities(
         if item.truncated:
             assert "cut to fit the token budget" in item.content  # every cut says so
             if item.file_path:
-                assert "readkeeper/read" in item.content  # ... and how to get the rest
+                assert "the read tool with" in item.content  # ... and how to get the rest
     assert len(kept) + len(fitted.dropped) == len(items)
     # Priorities: every kept droppable item ranks before every dropped one (higher
     # priority, or equal priority and earlier in the list).

@@ -265,6 +265,25 @@ def test_a_decompression_bomb_hits_the_memory_limit(pool: worker.Pool, bomb: byt
         assert job.pid != pid
 
 
+def test_a_bomb_is_too_large_though_the_parent_is_the_larger(
+    pool: worker.Pool, bomb: bytes
+) -> None:
+    # A dead worker's ru_maxrss also counts its parent's peak (it survives exec): with a
+    # parent larger than the bomb's growth, only the worker's own VmHWM, taken while it
+    # works, tells the memory limit from a crash.
+    held = bytearray(900 << 20)
+    for page in range(0, len(held), 4096):
+        held[page] = 1
+    try:
+        with pool.lease() as job:
+            assert job.call("open", data=bomb) == {"page_count": 1}
+            with pytest.raises(worker.Failure) as caught:
+                draw(job, [[1, 1.0, 612, 792]])
+        assert (caught.value.kind, "memory limit" in caught.value.reason) == ("too_large", True)
+    finally:
+        del held
+
+
 def test_python_running_out_of_memory_is_too_large(
     pool: worker.Pool, bomb: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:

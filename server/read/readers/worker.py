@@ -139,6 +139,18 @@ class _Process:
     def pid(self) -> int:
         return self.proc.pid
 
+    def sample_peak(self) -> None:
+        """Note the worker's own peak RSS (VmHWM) while it works: its `ru_maxrss` at death
+        also counts the parent's peak, which hides a bomb's growth in a larger parent."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"VmHWM:"):
+                        self.peak_rss = max(self.peak_rss, int(line.split()[1]) * 1024)
+                        return
+        except (OSError, ValueError, IndexError):  # no /proc, or the worker is gone
+            return
+
     def reusable(self) -> bool:
         return (
             self.reaped is None
@@ -271,6 +283,7 @@ class Lease:
                 raise failure
             if poller.poll(min(left, _POLL_SECONDS) * 1000):
                 return
+            self._process.sample_peak()
 
     def _send(self, parts: list[bytes]) -> None:
         for part in parts:
@@ -332,15 +345,8 @@ class Lease:
         return Failure("internal", f"the PDF worker exited unexpectedly (code {code})")
 
 
-_CRASHES = {
-    signal.SIGSEGV,
-    signal.SIGBUS,
-    signal.SIGILL,
-    signal.SIGFPE,
-    signal.SIGABRT,
-    signal.SIGTRAP,
-    signal.SIGSYS,
-}
+_CRASH_NAMES = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGSYS")
+_CRASHES = {signal.Signals[name] for name in _CRASH_NAMES}
 
 
 class Pool:
