@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from readkeeper import calls
+from readkeeper.core import Readkeeper
 from readkeeper.files import landlock
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
@@ -72,3 +74,10 @@ def test_a_symlink_inside_the_root_to_outside_leads_nowhere(tmp_path: Path) -> N
         ["/bin/cat", "link/secret.txt"], cwd=allowed, capture_output=True, text=True, timeout=60
     )
     assert unconfined.stdout == "outside text\n"  # the link itself works: the test is live
+
+
+def test_stats_say_whether_the_programs_readkeeper_runs_are_confined(core: Readkeeper) -> None:
+    sandbox = calls.call(core, "stats", {})["sandbox"]
+    assert sandbox["landlock_abi"] == landlock.abi()
+    assert sandbox["programs_confined"] is True
+    assert "Landlock" in sandbox["note"]
