@@ -97,18 +97,22 @@ def run(
     deadline_s: float | None = None,
     sep: bytes = b"\n",
     confined: bool = True,
+    readable: str | None = None,
 ) -> Run:
     """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
     (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
     is killed, and the run says so). `confined`: where the kernel has Landlock, rg
-    runs unable to read anything but `root` (False only for tests that show the race)."""
+    runs unable to read anything but the folder `readable` (the workspace root that
+    holds `root`, whose ignore files apply; `root` itself when None). False only for
+    tests that show the race."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
     command = [binary(), *BASE_FLAGS, *args]
     if confined and landlock_abi() > 0:
-        # A fresh interpreter restricts itself to reading beneath its working folder
-        # (the root it was started in), then becomes rg: rg's walk opens by name, and a
-        # folder swapped for a symlink out mid-walk then leads to nothing readable.
-        launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, ".", "--"]
+        # A fresh interpreter restricts itself to reading beneath the root, then becomes
+        # rg: rg's walk opens by name, and a folder swapped for a symlink out mid-walk
+        # then leads to nothing readable.
+        allowed = readable or "."
+        launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
         command = launcher + command
     proc = subprocess.Popen(
         command,

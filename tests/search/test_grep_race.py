@@ -69,3 +69,15 @@ def test_without_landlock_the_same_swap_leaks_which_proves_the_race_test_live(
 ) -> None:
     monkeypatch.setattr(rg, "landlock_abi", lambda: 0)
     assert _leaks(core, workspace, _outside(tmp_path))[0] > 0
+
+
+def test_a_confined_grep_of_a_subfolder_still_follows_the_roots_gitignore(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / ".gitignore").write_text("sub/*.log\n")
+    (workspace / ".git").mkdir()  # ripgrep reads .gitignore files inside a repository
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.log").write_text("NEEDLE\n")
+    (workspace / "sub" / "b.txt").write_text("NEEDLE\n")
+    result = calls.call(core, "grep", {"pattern": "NEEDLE", "path": str(workspace / "sub")})
+    assert [Path(m["file_path"]).name for m in result["matches"]] == ["b.txt"]
