@@ -33,6 +33,7 @@ from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 from readkeeper import quoting
+from readkeeper.files import landlock
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
 
@@ -82,6 +83,9 @@ _O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
 _START_SECONDS = 20.0
 # A reply holds at most gitstatus_worker.MAX_LINES lines of quoted paths.
 _REPLY_MAX = 64 << 20
+# Each status confined by Landlock where the kernel has it (tests turn this off to show
+# that their race is real).
+CONFINE = True
 
 
 def status(workspace: Workspace, root: str, timeout: float) -> str:
@@ -91,8 +95,9 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     try:
         with ExitStack() as held:
-            git_dir, work_tree = _repository(workspace, root, held)
-            answer = _run(git_dir, work_tree, timeout, deadline)
+            reach: list[int] = []
+            git_dir, work_tree = _repository(workspace, root, held, reach)
+            answer = _run(git_dir, work_tree, reach, timeout, deadline)
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))
     except Unsafe as refused:
@@ -113,9 +118,12 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
     return "\n".join([f"git status of {quoting.name(root)}: branch {branch}, {summary}", *changes])
 
 
-def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, int]:
+def _repository(
+    workspace: Workspace, root: str, held: ExitStack, reach: list[int]
+) -> tuple[int, int]:
     """Open descriptors of the git folder of `root` and of `root` itself, once every
-    path libgit2 will take from the repository has been checked."""
+    path libgit2 will take from the repository has been checked; `reach` gets every
+    folder libgit2 may read (these two, a common folder, alternates)."""
     where = workspace.locate(root, grants=False)
     if where is None:
         raise NotARepository(root)
@@ -136,7 +144,8 @@ def _repository(workspace: Workspace, root: str, held: ExitStack) -> tuple[int, 
         git_dir = _open_inside(workspace, target, held, f"its .git file points to {target}")
     else:
         raise NotARepository(root)
-    _check_git_dir(workspace, git_dir, held)
+    reach += [work_tree, git_dir]
+    _check_git_dir(workspace, git_dir, held, reach)
     return git_dir, work_tree
 
 
@@ -183,12 +192,13 @@ def _open_inside(workspace: Workspace, real_path: str, held: ExitStack, what: st
     return fd
 
 
-def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack) -> None:
+def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack, reach: list[int]) -> None:
     """Confine what the git folder (and its common folder) leads libgit2 to."""
     folders = [git_dir]
     if lstat_in(git_dir, "commondir") is not None:
         common = _resolve(git_dir, _read_small(git_dir, "commondir").decode("utf-8", "replace"))
         folders.append(_open_inside(workspace, common, held, f"its commondir names {common}"))
+        reach.append(folders[-1])
     for folder in folders:
         for name in _ENTRIES:
             entry = lstat_in(folder, name)
@@ -197,11 +207,11 @@ def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack) -> None:
         for name in ("config", "config.worktree"):
             if lstat_in(folder, name) is not None and _INCLUDE.search(_read_small(folder, name)):
                 raise Unsafe("its config includes other files (include.path or includeIf)")
-    _check_alternates(workspace, folders[-1], held, "objects", _ALTERNATES_DEPTH)
+    _check_alternates(workspace, folders[-1], held, reach, "objects", _ALTERNATES_DEPTH)
 
 
 def _check_alternates(
-    workspace: Workspace, folder: int, held: ExitStack, objects: str, depth: int
+    workspace: Workspace, folder: int, held: ExitStack, reach: list[int], objects: str, depth: int
 ) -> None:
     """Every object store that `objects/info/alternates` names lies in the workspace,
     and so on down the chain."""
@@ -220,9 +230,9 @@ def _check_alternates(
             continue
         path = _resolve(store, line)
         what = f"its objects/info/alternates names {path}"
-        _check_alternates(
-            workspace, _open_inside(workspace, path, held, what), held, ".", depth - 1
-        )
+        store = _open_inside(workspace, path, held, what)
+        reach.append(store)
+        _check_alternates(workspace, store, held, reach, ".", depth - 1)
 
 
 def _resolve(folder: int, text: str) -> str:
@@ -242,12 +252,17 @@ def _read_small(folder: int, name: str) -> bytes:
         os.close(fd)
 
 
-def _run(git_dir: int, work_tree: int, timeout: float, deadline: float) -> dict[str, Any]:
+def _run(
+    git_dir: int, work_tree: int, reach: list[int], timeout: float, deadline: float
+) -> dict[str, Any]:
     """The worker's answer about the repository open as `git_dir`, for the work tree
     open as `work_tree`. libgit2 takes paths, so it gets the real paths of these
-    checked folders."""
+    checked folders; with Landlock it can read nothing but the folders of `reach`
+    (named with their device and inode, so the worker confines itself to these very
+    folders)."""
+    allow = [[_real_path(fd), os.fstat(fd).st_dev, os.fstat(fd).st_ino] for fd in reach]
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
-    line = json.dumps(request).encode() + b"\n"
+    line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
     if not _worker.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
         raise RuntimeError(f"git status took longer than {timeout:g} s")
     try:
@@ -272,8 +287,8 @@ def _run(git_dir: int, work_tree: int, timeout: float, deadline: float) -> dict[
     finally:
         _worker.lock.release()
     # libgit2 opened these folders by name: an answer about whatever stands there now
-    # in place of the folders checked is not theirs (a swap undone before this look
-    # is not seen; see gitstatus_worker).
+    # in place of the folders checked is not theirs. A swap undone before this look is
+    # not seen here; Landlock (gitstatus_worker) keeps libgit2 from reading it.
     for fd, path in ((git_dir, request["git_dir"]), (work_tree, request["work_tree"])):
         if not _still_at(fd, path):
             raise RuntimeError(
@@ -330,6 +345,8 @@ class _Worker:
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
         self.used = 0.0
+        # Whether the last started worker confines each status with Landlock.
+        self.confined: bool | None = None
 
     def ready(self) -> subprocess.Popen[bytes]:
         idle = time.monotonic() - self.used > gitstatus_worker.IDLE_SECONDS / 2
@@ -341,7 +358,12 @@ class _Worker:
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
             # Its own process group, so a timeout ends it whatever it is blocked on.
             self.process = subprocess.Popen(
-                [sys.executable, "-P", os.path.abspath(gitstatus_worker.__file__)],
+                [
+                    sys.executable,
+                    "-P",
+                    os.path.abspath(gitstatus_worker.__file__),
+                    os.path.abspath(landlock.__file__),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
@@ -355,9 +377,10 @@ class _Worker:
                 hello = _read_line(self.process.stdout.fileno(), time.monotonic() + _START_SECONDS)
             except TimeoutError:
                 hello = b""
-            if hello != b"ready\n":
+            if hello not in (b"ready\n", b"ready confined\n"):
                 self.stop()
                 raise RuntimeError("git status failed: its reader (pygit2) did not start")
+            self.confined = hello == b"ready confined\n"
         return self.process
 
     def stop(self) -> None:

@@ -18,7 +18,11 @@ refused (that file could be anywhere), and so is a work tree whose tracked or to
 follows those; libgit2 would).
 
 libgit2 opens the repository by path (it resolves even a /proc/self/fd/N path to the
-folder's current name first), so a rename racing with the status is not closed here.
+folder's current name first), so a folder swapped for a symlink out while it reads would
+lead it out. Where the kernel has Landlock, each status therefore runs in a child forked
+from this warm process that first confines itself to reading beneath the folders the
+server checked (each opened here and matched to the server's device and inode): what a
+swapped name leads to outside them cannot be opened. Without Landlock that race is open.
 
 Each answer is one JSON line: {"branch", "lines", "total"}, or {"refused": reason}, or
 {"failed": libgit2's message}.
@@ -26,11 +30,13 @@ Each answer is one JSON line: {"branch", "lines", "total"}, or {"refused": reaso
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
 import stat
 import sys
+from types import ModuleType
 from typing import Any
 
 # A worker with nothing to do this long exits (the server starts another when needed);
@@ -263,20 +269,76 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
     return {"branch": branch, "lines": lines[:MAX_LINES], "total": len(lines)}
 
 
-def serve() -> None:
-    """Answer requests, one JSON line each ({"git_dir", "work_tree"}), until stdin
-    closes or nothing comes for IDLE_SECONDS."""
+def _landlock(path: str) -> ModuleType | None:
+    """readkeeper's Landlock binding (server/files/landlock.py), loaded by its path: this
+    script imports nothing of readkeeper's package."""
+    spec = importlib.util.spec_from_file_location("_readkeeper_landlock", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module if module.abi() > 0 else None
+
+
+def _confined(landlock: ModuleType, request: dict[str, Any]) -> dict[str, Any]:
+    """The status, computed by a child that can read nothing but the folders the server
+    checked (as [path, device, inode] in request["allow"])."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: confine, answer, leave without running any cleanup
+        answer: dict[str, Any]
+        try:
+            os.close(reader)
+            held = []
+            for path, device, inode in request["allow"]:
+                fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+                seen = os.fstat(fd)
+                if (seen.st_dev, seen.st_ino) != (device, inode):
+                    raise OSError(f"{path} was replaced")
+                held.append(fd)
+            if not landlock.restrict([*held, os.devnull]):
+                raise OSError("Landlock could not be applied")
+            for fd in held:
+                os.close(fd)
+            answer = status(request["git_dir"], request["work_tree"])
+        except OSError as exc:
+            answer = {"failed": f"the repository was moved or replaced while read ({exc})"}
+        except BaseException as exc:  # the child must answer whatever went wrong
+            answer = {"failed": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(answer).encode()
+        with os.fdopen(writer, "wb") as out:
+            out.write(data)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as got:
+        data = got.read()
+    os.waitpid(pid, 0)
+    if not data:
+        return {"failed": "its confined reader stopped without an answer"}
+    answer = json.loads(data)
+    return answer
+
+
+def serve(landlock_path: str | None = None) -> None:
+    """Answer requests, one JSON line each ({"git_dir", "work_tree", "allow"}), until
+    stdin closes or nothing comes for IDLE_SECONDS. The first line says whether each
+    status will be confined by Landlock."""
     _configure()
-    sys.stdout.write("ready\n")
+    landlock = _landlock(landlock_path) if landlock_path else None
+    sys.stdout.write("ready confined\n" if landlock else "ready\n")
     sys.stdout.flush()
     while select.select([sys.stdin], [], [], IDLE_SECONDS)[0]:
         line = sys.stdin.readline()
         if not line:
             return
         request = json.loads(line)
-        sys.stdout.write(json.dumps(status(request["git_dir"], request["work_tree"])) + "\n")
+        if landlock is not None and request.get("allow"):
+            answer = _confined(landlock, request)
+        else:
+            answer = status(request["git_dir"], request["work_tree"])
+        sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1] if len(sys.argv) > 1 else None)

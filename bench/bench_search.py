@@ -126,7 +126,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
+    # The cost of confining ripgrep with Landlock (a launcher per run): compare a run
+    # with this flag against one without.
+    parser.add_argument("--no-landlock", action="store_true", help="run rg unconfined")
     args = parser.parse_args()
+    if args.no_landlock:
+        rg.landlock_abi = lambda: 0  # type: ignore[method-assign]
     rows = rows_for(f"generated {args.files:,} files", generated(args.files), args.runs)
     rows += rows_for("this repository", HERE.parent, args.runs)
     header = f"{'tree':<26} {'tool':<5} {'case':<24} {'readkeeper':>11} {'rg':>9} {'ratio':>6}"
@@ -138,8 +143,8 @@ def main() -> None:
             f"{'' if row['meets'] else '  (over ' + str(row['target']) + 'x)'}"
         )
     write_json(
-        HERE / "results" / "search.json",
-        {"machine": machine(), "runs": args.runs, "rows": rows},
+        HERE / "results" / ("search-no-landlock.json" if args.no_landlock else "search.json"),
+        {"machine": machine(), "runs": args.runs, "landlock": not args.no_landlock, "rows": rows},
     )
 
 

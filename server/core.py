@@ -232,6 +232,7 @@ class Readkeeper:
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
+            sandbox=_sandbox_state(),
         )
 
     # --- edits and writes (edit/) --------------------------------------------------------
@@ -390,3 +391,19 @@ class Readkeeper:
 
 
 __all__ = ["Buffer", "Buffers", "Readkeeper"]
+
+
+def _sandbox_state() -> dict[str, Any]:
+    """`stats`' word on the programs readkeeper runs that open files by name."""
+    from .search import rg
+
+    abi = rg.landlock_abi()
+    note = (
+        "ripgrep (grep, glob) and libgit2 (git status) can read only beneath the "
+        "workspace folders they were given (Landlock)"
+        if abi
+        else "no Landlock here: ripgrep and libgit2 open files by name, and a folder "
+        "swapped for a symlink while they walk can lead them outside the workspace "
+        "(readkeeper checks each path they report, but a swap undone in time is not seen)"
+    )
+    return {"landlock_abi": abi, "programs_confined": abi > 0, "note": note}

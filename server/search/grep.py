@@ -49,9 +49,8 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     if matcher is not None:
         flags += matcher.rg_filter()
     flags += ["--regexp", params.pattern, "--", arg]
-    ran = rg.run(
-        cwd, flags, max_lines=COLLECT_CAP, sep=b"\0" if params.output == "files" else b"\n"
-    )
+    sep = b"\0" if params.output == "files" else b"\n"
+    ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
     if ran.returncode == 2 and "regex parse error" in ran.error:
         raise rg.pattern_error(params.pattern, ran.error)
     incomplete = ran.timed_out or ran.cut

@@ -39,7 +39,8 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     # newest come first, so a page needs only its own paths read, not every path.
     flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), "--", arg]
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    ran = rg.run(cwd, flags, max_lines=wanted if matcher.name_only else _FILE_LINES, sep=b"\0")
+    lines = wanted if matcher.name_only else _FILE_LINES
+    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
     found: list[str] = []
     inside = rg.Beneath(root, cwd)
     for name in ran.lines:

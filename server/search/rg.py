@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from typing import IO
 import orjson
 
 from ..errors import ReadkeeperError
+from ..files import landlock
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -70,6 +72,12 @@ def binary() -> str:
     )
 
 
+@lru_cache(maxsize=1)
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI (0: none, and rg's walk can be raced out of the root)."""
+    return landlock.abi()
+
+
 @dataclass
 class Run:
     """What one run printed, as far as it got."""
@@ -88,13 +96,26 @@ def run(
     max_lines: int,
     deadline_s: float | None = None,
     sep: bytes = b"\n",
+    confined: bool = True,
+    readable: str | None = None,
 ) -> Run:
     """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
     (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
-    is killed, and the run says so)."""
+    is killed, and the run says so). `confined`: where the kernel has Landlock, rg
+    runs unable to read anything but the folder `readable` (the workspace root that
+    holds `root`, whose ignore files apply; `root` itself when None). False only for
+    tests that show the race."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
+    command = [binary(), *BASE_FLAGS, *args]
+    if confined and landlock_abi() > 0:
+        # A fresh interpreter restricts itself to reading beneath the root, then becomes
+        # rg: rg's walk opens by name, and a folder swapped for a symlink out mid-walk
+        # then leads to nothing readable.
+        allowed = readable or "."
+        launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
+        command = launcher + command
     proc = subprocess.Popen(
-        [binary(), *BASE_FLAGS, *args],
+        command,
         cwd=root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -242,7 +263,10 @@ class Beneath:
         folder = relative.rpartition(os.sep)[0]
         inside = self._folders.get(folder)
         if inside is None:
-            real = os.path.realpath(os.path.join(self.cwd, folder))
+            try:
+                real = os.path.realpath(os.path.join(self.cwd, folder))
+            except OSError:  # a name that changed kind while it was resolved (EINVAL)
+                real = ""
             inside = real == self.root or real.startswith(self._prefix)
             if len(self._folders) < 100_000:
                 self._folders[folder] = inside

@@ -35,7 +35,11 @@ def record_shown(
 
 
 def _record_file(services: ReadServices, session: str, path: str, lines: Mapping[int, str]) -> bool:
-    where = services.workspace.locate(os.path.realpath(path), session, grants=False)
+    try:
+        real = os.path.realpath(path)
+    except OSError:  # a name that changed kind while it was resolved (EINVAL)
+        return False
+    where = services.workspace.locate(real, session, grants=False)
     if where is None:
         return False
     cap = services.settings.max_size_bytes

@@ -1,0 +1,76 @@
+"""git status while a tracked folder of the work tree is swapped again and again for a
+link to an outside folder, each swap undone at once. libgit2 walks the work tree by name,
+and readkeeper's check after the status looks only at the work tree and the git folder
+themselves (a `.git` swapped for a link is caught by it: test_gitstatus_race.py); with
+Landlock, libgit2 cannot open anything outside the folders readkeeper checked. Bounded in
+count and time; the control (Landlock off) must leak at least once, which proves the test
+is live."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import swapping
+from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
+
+from readkeeper.attachments import gitstatus
+from readkeeper.files import landlock
+from readkeeper.files.paths import Workspace
+
+_STATUSES = 300
+_SECONDS = 25.0
+
+pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
+
+
+def _leaks(workspace: Path, tmp_path: Path) -> tuple[int, int]:
+    """How many statuses showed an outside name, and how many showed a status at all."""
+    outside = committed(tmp_path / "outside", OUTSIDE_NAME)
+    (outside / "loose").mkdir()
+    (outside / "loose" / OUTSIDE_NAME).write_text("untracked outside\n")
+    (workspace / "sub").mkdir(parents=True)
+    (workspace / "sub" / "inside.txt").write_text("tracked inside\n")
+    committed(workspace)
+    # Tracked files before `sub`: libgit2 looks at `sub` when it lists the root, and
+    # opens it by name only after comparing these, which widens the window of the race.
+    for n in range(300):
+        (workspace / f"a{n:03d}.txt").write_text(f"{n}\n")
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "sub")
+    roots = Workspace()
+    roots.set_roots([str(workspace)])
+    link = workspace.parent / "link-out"
+    link.symlink_to(outside / "loose", target_is_directory=True)
+    leaks = answered = 0
+    ends = time.monotonic() + _SECONDS
+    try:
+        with swapping(workspace / "sub", link):
+            for _ in range(_STATUSES):
+                if time.monotonic() > ends or leaks >= 3:
+                    break
+                try:
+                    shown = gitstatus.status(roots, str(workspace), 20.0)
+                except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
+                    shown = str(exc)
+                leaks += OUTSIDE_NAME in shown
+                answered += "branch master" in shown
+    finally:
+        gitstatus._worker.stop()
+    return leaks, answered
+
+
+def test_git_status_never_shows_an_outside_name_through_folders_swapped_while_it_reads(
+    workspace: Path, tmp_path: Path
+) -> None:
+    leaks, answered = _leaks(workspace, tmp_path)
+    assert leaks == 0
+    assert answered > 0  # statuses were computed under Landlock, not all refused
+
+
+def test_without_landlock_the_same_swaps_leak_which_proves_the_race_test_live(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitstatus, "CONFINE", False)
+    assert _leaks(workspace, tmp_path)[0] > 0
