@@ -282,7 +282,11 @@ local function main()
     return lines:find("lib.py: modified", 1, true) ~= nil and lines:find("+EXTRA = 1", 1, true) ~= nil
   end, 200)
   check(":ReadkeeperChanges lists the external change", listed)
-  check("the change came as a didChangeReadFiles notice too", #readkeeper.notices > 0, readkeeper.notices)
+  -- The push is its own channel: it may come after `changes` answered, so wait for it.
+  local pushed = vim.wait(START_MS, function()
+    return #readkeeper.notices > 0
+  end, 20)
+  check("the change came as a didChangeReadFiles notice too", pushed, readkeeper.notices)
 
   -- :ReadkeeperRead resolves a relative path against the current directory, as its
   -- completion offers it (pkg/mod.py, not the root's mod.py)
