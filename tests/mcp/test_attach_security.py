@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from helpers import run_as_nobody
 from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
 from readkeeper.attach import discovery, framing
 from readkeeper.attach.client import AttachClient
@@ -119,43 +120,26 @@ async def test_mcp_runs_standalone_when_the_socket_is_open_to_others(
         assert "mode 666" in stats["not_attached"]
 
 
-def run_as_nobody(socket_path: str) -> str:
-    """Connect and ask for stats from a forked child running as uid nobody (only
-    socket calls in the child: no interpreter to exec, which nobody may not run here);
-    what it got, or "EACCES"."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        outcome = b"?"
+def ask_as_nobody(socket_path: str) -> str:
+    """Connect and ask for stats as uid nobody (helpers.run_as_nobody: only socket calls
+    in the child); what it got, or "EACCES"."""
+
+    def client() -> bytes:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(30)
         try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(30)
-            try:
-                sock.connect(socket_path)
-            except PermissionError:
-                outcome = b"EACCES"
-            else:
-                answer = framing.exchange(sock, {"id": 1, "method": "stats", "params": {}})
-                outcome = json.dumps(answer).encode()
-        finally:
-            os.write(write_end, outcome)
-            os._exit(0)
-    os.close(write_end)
-    chunks = []
-    while chunk := os.read(read_end, 1 << 16):
-        chunks.append(chunk)
-    os.close(read_end)
-    os.waitpid(pid, 0)
-    return b"".join(chunks).decode()
+            sock.connect(socket_path)
+        except PermissionError:
+            return b"EACCES"
+        answer = framing.exchange(sock, {"id": 1, "method": "stats", "params": {}})
+        return json.dumps(answer).encode()
+
+    return run_as_nobody(client).decode()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another uid needs root")
 def test_another_uid_cannot_open_the_socket(listener: Listener) -> None:
-    assert run_as_nobody(listener.socket_path) == "EACCES"
+    assert ask_as_nobody(listener.socket_path) == "EACCES"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another uid needs root")
@@ -166,7 +150,7 @@ def test_another_uid_that_reaches_the_socket_is_refused_by_its_credentials(
     for folder in (runtime, Path(listener.folder)):
         os.chmod(folder, 0o711)
     os.chmod(listener.socket_path, 0o666)
-    answer = json.loads(run_as_nobody(listener.socket_path))
+    answer = json.loads(ask_as_nobody(listener.socket_path))
     assert answer["error"]["data"]["kind"] == "refused"
     assert f"not uid {NOBODY}" in answer["error"]["message"]
 
