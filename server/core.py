@@ -47,6 +47,7 @@ from .protocol import (
     WriteResult,
 )
 from .protocol.batch import ReadManyParams
+from .protocol.convert import check_budget_tokens
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
@@ -295,10 +296,7 @@ class Readkeeper:
                 f"Unknown attachment types {unknown}; the types are {list(TYPES)}.",
                 field="types",
             )
-        if params.budget_tokens is not None and params.budget_tokens < 1:
-            raise ReadkeeperError(
-                "bad_params", "budget_tokens must be 1 or more.", field="budget_tokens"
-            )
+        check_budget_tokens(params.budget_tokens)
         fitted = gather(self, params)
         self.stats.attachments(params.session, fitted)
         sent = fitted.as_json()

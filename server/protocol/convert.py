@@ -273,3 +273,11 @@ def _drop_none(value: Any) -> Any:
     if isinstance(value, list):
         return [_drop_none(v) for v in value]
     return value
+
+
+def check_budget_tokens(budget_tokens: int | None) -> None:
+    """A call's total token budget (readMany, attachments): when given, 1 or more."""
+    if budget_tokens is not None and budget_tokens < 1:
+        raise ReadkeeperError(
+            "bad_params", "budget_tokens must be 1 or more.", field="budget_tokens"
+        )

@@ -14,6 +14,7 @@ from ..errors import ReadkeeperError
 from ..hints import call
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
+from ..protocol.convert import check_budget_tokens
 from . import pipeline
 from .services import ReadServices
 
@@ -28,10 +29,7 @@ def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
             f"file_paths must name 1 to {MAX_FILES} files; split a longer list into calls.",
             field="file_paths",
         )
-    if params.budget_tokens is not None and params.budget_tokens < 1:
-        raise ReadkeeperError(
-            "bad_params", "budget_tokens must be 1 or more.", field="budget_tokens"
-        )
+    check_budget_tokens(params.budget_tokens)
     left = params.budget_tokens
     results: list[dict[str, Any]] = []
     for path in params.file_paths:
