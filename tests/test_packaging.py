@@ -154,9 +154,22 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(
     missing = _expected_modules() - names
     assert not missing, f"not in the wheel: {sorted(missing)}"
     assert "readkeeper = readkeeper.cli:main" in entry_points, entry_points
+    # The MIT license travels with the wheel (PEP 639: dist-info/licenses/), and the
+    # metadata names it and the platforms the project supports.
+    licenses = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    assert licenses, f"LICENSE is not in the wheel: {sorted(names)[:20]}"
+    with zipfile.ZipFile(wheel) as archive:
+        assert archive.read(licenses[0]) == (REPO / "LICENSE").read_bytes()
+        metadata = next(
+            archive.read(n).decode() for n in names if n.endswith(".dist-info/METADATA")
+        )
+    assert "License-Expression: MIT" in metadata, metadata[:2000]
+    assert "License-File: LICENSE" in metadata, metadata[:2000]
+    for platform in ("Operating System :: POSIX :: Linux", "Operating System :: MacOS"):
+        assert f"Classifier: {platform}" in metadata, metadata[:2000]
     with tarfile.open(sdists[0]) as archive:
         members = {m.name.split("/", 1)[1] for m in archive.getmembers() if "/" in m.name}
-    for needed in ("pyproject.toml", "README.md", "server/py.typed", "server/cli.py"):
+    for needed in ("pyproject.toml", "README.md", "LICENSE", "server/py.typed", "server/cli.py"):
         assert needed in members, f"{needed} is not in the sdist"
 
     # 2. A fresh venv with the wheel and its declared dependencies only.
