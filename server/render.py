@@ -5,7 +5,7 @@ The MCP tools send these as text content (images go along as image content), and
 end shows is what the protocol says, in fewer tokens than the JSON. Everything from a
 file or a file name is shown as quoting.py says: names quoted when odd, a file's lines
 breaking at LF only, notebook cells and attachments fenced, so no file can write a line
-in readkeeper's name. The settings table (`readkeeper settings`, the README's) is
+in readkeeper's name. The settings table (`readkeeper settings`, the docs' settings page) is
 rendered here too.
 """
 
@@ -219,7 +219,8 @@ def _shown_default(value: Any) -> str:
 
 
 def settings_table() -> str:
-    """The README's settings table, generated from `SETTINGS` (a test keeps them equal)."""
+    """The settings table of `readkeeper settings` and docs/reference/settings.md,
+    generated from `SETTINGS` (a test keeps them equal)."""
     rows = [
         "| setting | environment variable | default | meaning |",
         "|---|---|---|---|",

@@ -3,8 +3,8 @@ layer above its own, no module grown past the size one reader can hold.
 
 Every import counts, including those inside functions and under `TYPE_CHECKING`: a lazy
 or type-only import of the facade is still a dependency on it. The layers, lowest first,
-are the folders of `server/` (and `attachments/`) as the README's architecture picture
-draws them.
+are the folders of `server/` (and `attachments/`) as the architecture picture in
+docs/design/internals.md (Layout) draws them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A guess without a byte-order mark is UTF-8 or one of the legacy encodings source
-files use: never UTF-16/32 (README: only with a BOM), never an exotic code page."""
+files use: never UTF-16/32 (docs/design/reading.md: only with a BOM), never an exotic code page."""
 
 from __future__ import annotations
 

@@ -101,8 +101,9 @@ def test_a_session_name_past_the_limit_is_refused(core: Readkeeper, app: Path) -
     assert read(core, app, "s" * sessions.MAX_NAME_CHARS) == "text"
 
 
-def test_the_readme_states_the_bounds_as_they_are() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    promise = " ".join(readme[readme.index("**Sessions are bounded.**") :].split("\n- ")[0].split())
+def test_the_security_page_states_the_bounds_as_they_are() -> None:
+    # The promise moved from the README's sandbox section to docs/security.md.
+    page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    promise = " ".join(page[page.index("## Sessions are bounded") :].split("\n## ")[0].split())
     assert f"keeps the {sessions.MAX_SESSIONS} most recently used sessions" in promise
     assert f"a session name over {sessions.MAX_NAME_CHARS} characters" in promise
