@@ -313,7 +313,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "watcher",
         _choice("auto", "inotify", "watchman", "polling"),
         "What watches the workspace: `inotify` is the system's own events (inotify on "
-        "Linux; FSEvents on macOS, ReadDirectoryChangesW on Windows); `watchman` is the Watchman "
+        "Linux, FSEvents on macOS); `watchman` is the Watchman "
         "service (needs `pip install 'readkeeper[watchman]'`; if it cannot be used, inotify, "
         "then polling); `polling` is the same as `watch_force_polling`; `auto` uses Watchman "
         "when it already watches the workspace or the workspace has over 10,000 folders to "
