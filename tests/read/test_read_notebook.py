@@ -178,7 +178,7 @@ def test_over_the_token_cap_comes_back_partially(core: Readkeeper, workspace: Pa
     assert read(core, path)["type"] == "notebook"
     again = read(core, path)
     assert again["type"] == "file_unchanged"
-    assert "Continue with offset=" in again["file"]["note"]
+    assert "the rest starts at offset=" in again["file"]["note"]
 
 
 def test_offset_and_limit_count_cells(core: Readkeeper, workspace: Path) -> None:
