@@ -153,8 +153,37 @@ local HOW = {
   edit = "as your edit left them",
 }
 
+-- An image, PDF or notebook: the pages, cells or image size held, from the stub's fields.
+local function document_held(file)
+  if (file.held_type == "pdf" or file.held_type == "parts") and given(file.shown_pages) then
+    local as = file.held_type == "parts" and "rendered as PNG images" or "as text"
+    return string.format("pages %s of %s %s", file.shown_pages, str(file.page_count), as)
+  end
+  if file.held_type == "notebook" and given(file.first_cell) and given(file.num_cells) then
+    local images = file.include_images and "and images" or "(images as size placeholders)"
+    return string.format(
+      "cells %s-%s of %s, with their outputs %s",
+      file.first_cell,
+      file.first_cell + file.num_cells - 1,
+      str(file.total_cells),
+      images
+    )
+  end
+  if file.held_type == "image" and given(file.display_width) then
+    return string.format(
+      "the image as sent (%sx%s, from %sx%s, %s tokens)",
+      file.display_width,
+      str(file.display_height),
+      str(file.original_width),
+      str(file.original_height),
+      str(file.tokens)
+    )
+  end
+  return nil
+end
+
 local function held(file)
-  local what = "what you got"
+  local what = document_held(file) or "what you got"
   if given(file.start_line) and given(file.num_lines) then
     what = string.format("lines %s-%s", file.start_line, file.start_line + file.num_lines - 1)
     if given(file.total_lines) then
