@@ -351,6 +351,8 @@ export interface NotebookFile {
   note?: string;
   unsaved?: boolean;
   buffer_version?: number;
+  /** true when the read asked for the output images */
+  include_images?: boolean;
 }
 
 /** `readkeeper/read` of a notebook. */
