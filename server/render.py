@@ -104,7 +104,8 @@ def notebook(file: dict[str, Any]) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += f"; more: read with offset={file['next_offset']}"
+        images = ", include_images=true" if file.get("include_images") else ""
+        head += f"; more: read with offset={file['next_offset']}{images}"
     parts = [head]
     for cell in file.get("cells") or []:
         count = cell.get("execution_count")

@@ -98,7 +98,9 @@ def words(document: HeldDocument) -> str:
         return f"{_image(document)}, unchanged since your read. {_ENDING}"
     if document.kind == "notebook":
         said = _cells(document)
-        rest = f"; the rest starts at offset={document.next_offset}" if document.next_offset else ""
+        images = ", include_images=true" if document.include_images else ""
+        rest = f"; the rest starts at offset={document.next_offset}{images}"
+        rest = rest if document.next_offset else ""
         return f"{said}, unchanged since your read{rest}. {_ENDING}"
     said = _pages(document)
     render = ", render=true" if document.kind == "parts" else ""

@@ -124,6 +124,13 @@ local function render_checks()
     "file_unchanged: /ws/a.py, lines 1-12 of 12, exactly as your write left them at "
       .. "2026-12-04T21:40:03Z; :ReadkeeperRead! reads it again.",
   })
+  lines_check("read: a notebook cut short goes on with the images asked for", render.read_lines({
+    type = "notebook", file = {
+      file_path = "/ws/a.ipynb", total_cells = 60, partial = true, next_offset = 12, include_images = true, cells = {},
+    },
+  }), {
+    "/ws/a.ipynb: notebook, 60 cells; more: read with offset=12, include_images=true",
+  })
   lines_check("read: file_unchanged of a PDF names the pages held", render.read_lines({
     type = "file_unchanged", file = {
       file_path = "/ws/a.pdf", held_type = "pdf", shown_pages = "2-3", page_count = 40, obtained_by = "read",

@@ -281,6 +281,9 @@ function read.notebook(file)
   end
   if file.partial and given(file.next_offset) then
     head = head .. "; more: read with offset=" .. str(file.next_offset)
+    if file.include_images then
+      head = head .. ", include_images=true"
+    end
   end
   local lines = { head }
   for _, cell in ipairs(given(file.cells) and file.cells or {}) do

@@ -214,6 +214,45 @@ describe("results -> tool result parts", () => {
       }),
     );
     assert.match(parts, /page 1: \/tmp\/x\/page-1.png/);
+    // A view cut short goes on as the same view: rendered pages, cells with their images.
+    const cutParts = textOf(
+      renderReadResult({
+        type: "parts",
+        file: {
+          file_path: "/ws/d.pdf",
+          count: 1,
+          output_dir: "/tmp/x",
+          pages: ["/tmp/x/page-1.png"],
+          page_numbers: [1],
+          page_count: 30,
+          tokens: 40,
+          image_tokens: 1600,
+          original_size: 9000,
+          partial: true,
+          next_pages: "2-21",
+        },
+      }),
+    );
+    assert.match(cutParts, /Continue with pages: "2-21", render: true/);
+    const cutCells = textOf(
+      renderReadResult({
+        type: "notebook",
+        file: {
+          file_path: "/ws/n.ipynb",
+          total_cells: 60,
+          nbformat: "4.5",
+          tokens: 20,
+          partial: true,
+          next_offset: 12,
+          include_images: true,
+          cells: [
+            { cell_id: "c9", index: 9, cell_type: "code", source: "a" },
+            { cell_id: "c10", index: 10, cell_type: "code", source: "b" },
+          ],
+        },
+      }),
+    );
+    assert.match(cutCells, /Showing cells 10-11 of 60; continue with offset: 12, include_images: true/);
   });
 
   it("edit and attachments results", () => {
