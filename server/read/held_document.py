@@ -139,8 +139,8 @@ def _cells(document: HeldDocument) -> str:
         named = f"Cells {first}-{first + count - 1} of {total:,}"
     if count == 0:
         return named
-    images = "and images" if document.include_images else "(images as size placeholders)"
-    return f"{named}, with their outputs {images}"
+    images = "and images" if document.include_images else "(images as placeholders)"
+    return f"{named}, with outputs {images}"
 
 
 def _image(document: HeldDocument) -> str:

@@ -46,8 +46,8 @@ PAGES_HELD = re.compile(
     r"(?:as text|rendered as (?:a PNG image|PNG images)), unchanged since your read"
 )
 CELLS_HELD = re.compile(
-    r"^(?:All (?P<all>[\d,]+) cells|Cells (?P<a>\d+)-(?P<b>\d+) of (?P<n>[\d,]+)), with their "
-    r"outputs (?:and images|\(images as size placeholders\)), unchanged since your read"
+    r"^(?:All (?P<all>[\d,]+) cells|Cells (?P<a>\d+)-(?P<b>\d+) of (?P<n>[\d,]+)), with "
+    r"outputs (?:and images|\(images as placeholders\)), unchanged since your read"
 )
 IMAGE_HELD = re.compile(
     r"^The image as sent to you \((?P<w>\d+)x(?P<h>\d+), (?:full size|downscaled from "

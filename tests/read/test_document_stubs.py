@@ -1,6 +1,6 @@
 """The stub of a re-read of an image, PDF or notebook names what the agent holds in the
 file's own terms (issue 30): the pages it holds of the PDF (as text or rendered, of how
-many), the cells of the notebook (which, of how many, with their outputs and whether
+many), the cells of the notebook (which, of how many, with outputs and whether
 their images), the image as it was sent (its size, downscaled from what, its tokens);
 in the stub's fields and in words, on every front end. Another page or cell range of
 the same unchanged document is sent, never stubbed as if held."""
@@ -99,19 +99,19 @@ def test_a_notebook_stub_names_the_cells_and_their_outputs(
     assert (whole["first_cell"], whole["num_cells"], whole["total_cells"]) == (1, 12, 12)
     assert whole["include_images"] is False
     assert whole["note"].startswith(
-        "All 12 cells, with their outputs (images as size placeholders), unchanged since your read"
+        "All 12 cells, with outputs (images as placeholders), unchanged since your read"
     )
     assert read(core, path, offset=3, limit=2)["type"] == "notebook"
     some = stub(core, path, offset=3, limit=2)
     assert (some["first_cell"], some["num_cells"], some["next_offset"]) == (3, 2, 5)
-    assert some["note"].startswith("Cells 3-4 of 12, with their outputs")
+    assert some["note"].startswith("Cells 3-4 of 12, with outputs")
     assert "the rest starts at offset=5" in some["note"]
     full = workspace / "all.ipynb"
     full.write_text(json.dumps(every_output_notebook()))
     read(core, full, include_images=True)
     with_images = stub(core, full, include_images=True)
     assert with_images["include_images"] is True
-    assert "with their outputs and images," in with_images["note"]
+    assert "with outputs and images," in with_images["note"]
 
 
 def test_an_image_stub_names_what_was_sent(core: Readkeeper, workspace: Path) -> None:
@@ -172,7 +172,7 @@ async def test_document_stubs_over_lsp(lsp: Session, workspace: Path) -> None:
     assert (await lsp.read("nb.ipynb", offset=2, limit=3))["type"] == "notebook"
     cells = (await lsp.read("nb.ipynb", offset=2, limit=3))["file"]
     assert (cells["first_cell"], cells["num_cells"], cells["total_cells"]) == (2, 3, 6)
-    assert cells["note"].startswith("Cells 2-4 of 6, with their outputs")
+    assert cells["note"].startswith("Cells 2-4 of 6, with outputs")
     image = (await lsp.read("shot.png"))["file"]
     held = (await lsp.read("shot.png"))["file"]
     assert held["held_type"] == "image"
@@ -207,7 +207,7 @@ async def test_document_stubs_over_mcp(workspace: Path) -> None:
             said[str(params["file_path"]) + str(params.get("render", ""))] = text_of(again)
         assert "Pages 5-6 of 40 as text, unchanged since your read" in said["forty.pdf"]
         assert "Page 8 of 40 rendered as a PNG image, unchanged" in said["forty.pdfTrue"]
-        assert "All 6 cells, with their outputs" in said["nb.ipynb"]
+        assert "All 6 cells, with outputs" in said["nb.ipynb"]
         assert "The image as sent to you (" in said["shot.png"]
         assert all("since your read" in words for words in said.values())
         other = await client.call_tool("read", {"file_path": "forty.pdf", "pages": "6-7"})

@@ -144,7 +144,7 @@ local function render_checks()
       include_images = false, obtained_by = "read",
     },
   }), {
-    "file_unchanged: /ws/a.ipynb, cells 3-4 of 12, with their outputs (images as size placeholders), "
+    "file_unchanged: /ws/a.ipynb, cells 3-4 of 12, with outputs (images as placeholders), "
       .. "from your read; :ReadkeeperRead! reads it again.",
   })
   lines_check("read: file_unchanged of an image names what was sent", render.read_lines({

@@ -160,9 +160,9 @@ local function document_held(file)
     return string.format("pages %s of %s %s", file.shown_pages, str(file.page_count), as)
   end
   if file.held_type == "notebook" and given(file.first_cell) and given(file.num_cells) then
-    local images = file.include_images and "and images" or "(images as size placeholders)"
+    local images = file.include_images and "and images" or "(images as placeholders)"
     return string.format(
-      "cells %s-%s of %s, with their outputs %s",
+      "cells %s-%s of %s, with outputs %s",
       file.first_cell,
       file.first_cell + file.num_cells - 1,
       str(file.total_cells),

@@ -22,8 +22,8 @@ function documentWords(f: UnchangedFile): string | undefined {
     held = `pages ${f.shown_pages} of ${f.page_count ?? "?"} ${as}`;
     if (f.next_pages != null) rest = `; the rest: pages "${f.next_pages}"${f.held_type === "parts" ? ", render: true" : ""}`;
   } else if (f.held_type === "notebook" && f.first_cell != null && f.num_cells != null) {
-    const images = f.include_images ? "and images" : "(images as size placeholders)";
-    held = `cells ${f.first_cell}-${f.first_cell + f.num_cells - 1} of ${f.total_cells ?? "?"}, with their outputs ${images}`;
+    const images = f.include_images ? "and images" : "(images as placeholders)";
+    held = `cells ${f.first_cell}-${f.first_cell + f.num_cells - 1} of ${f.total_cells ?? "?"}, with outputs ${images}`;
     if (f.next_offset != null) rest = `; the rest starts at offset ${f.next_offset}`;
   } else if (f.held_type === "image" && f.display_width != null) {
     held = `the image as sent to you (${f.display_width}x${f.display_height}, from ${f.original_width}x${f.original_height}, ${f.tokens} tokens)`;

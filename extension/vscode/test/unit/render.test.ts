@@ -104,7 +104,7 @@ describe("results -> tool result parts", () => {
     const parts = stub({ held_type: "parts", shown_pages: "4", page_count: 40, tokens: 90 });
     assert.match(parts, /pages 4 of 40 rendered as PNG images, unchanged since your read\./);
     const cells = stub({ held_type: "notebook", first_cell: 3, num_cells: 2, total_cells: 12, next_offset: 5, include_images: false, tokens: 80 });
-    assert.match(cells, /cells 3-4 of 12, with their outputs \(images as size placeholders\), unchanged since your read; the rest starts at offset 5/);
+    assert.match(cells, /cells 3-4 of 12, with outputs \(images as placeholders\), unchanged since your read; the rest starts at offset 5/);
     const image = stub({ held_type: "image", display_width: 1568, display_height: 980, original_width: 2880, original_height: 1800, tokens: 2049 });
     assert.match(image, /the image as sent to you \(1568x980, from 2880x1800, 2049 tokens\), unchanged since your read/);
     // The server's note, when there, is what the model reads.
