@@ -70,7 +70,9 @@ def unchanged_file(
     start = around.start_line if around else view.offset
     total = around.total_lines if around else view.total_lines
     next_offset = None
-    if count is not None and total is not None and start + count - 1 < total:
+    # A symbol read whole holds all it asked for: no rest to read on to.
+    cut = view.symbol is None or view.partial
+    if cut and count is not None and total is not None and start + count - 1 < total:
         next_offset = start + count
     moved = around is not None and around.start_line != view.offset
     file = UnchangedFile(
