@@ -111,6 +111,23 @@ def words(document: HeldDocument) -> str:
 _ENDING = "Your copy is current; force=true resends."
 
 
+def named(document: HeldDocument) -> str:
+    """What the agent read of the document, as a change notice names it ("pages 2-3 of
+    40 as text", "all 12 cells, with outputs ...", "the image as sent to you (...)")."""
+    if document.kind == "image":
+        said = _image(document)
+    elif document.kind == "notebook":
+        said = _cells(document)
+    else:
+        said = _pages(document)
+    return said[0].lower() + said[1:]
+
+
+def json_diff(document: HeldDocument) -> str:
+    """The note of a change notice's diff of a notebook, which the agent read as cells."""
+    return f"The diff is of the notebook's JSON; you read {named(document)}."
+
+
 def _pages(document: HeldDocument) -> str:
     pages, count = document.pages or "", document.page_count or 0
     numbers = _numbers(pages)
