@@ -53,6 +53,22 @@ def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
     return note
 
 
+def selection(path: str, first_line: int, last_line: int, total_lines: int) -> CutNote:
+    """The note of a cut selection (a header, then lines `first_line`-`last_line` of the
+    file, numbered): the selected lines kept, and the read of the rest of them."""
+
+    def note(kept: Sequence[str], _all: Sequence[str]) -> str:
+        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
+        reached = numbers[-1] if numbers else first_line - 1
+        rest = read_call(file_path=path, offset=reached + 1, limit=last_line - reached)
+        selected = f"the {first_line}-{last_line} selected (the file has {total_lines:,})"
+        if not numbers:
+            return f"none of {selected} fit. Read them with {rest}"
+        return f"showing lines {first_line}-{reached} of {selected}. Read the rest with {rest}"
+
+    return note
+
+
 def outline(path: str, total_lines: int) -> CutNote:
     """The note of a cut outline (its symbols' lines, then the file's first lines,
     numbered): the file lines the kept part reaches."""

@@ -13,7 +13,15 @@ from typing import Any
 from document_samples import encode, numbered_pdf, page_text, screenshot
 
 from readkeeper.core import Readkeeper
-from readkeeper.protocol import AttachmentsParams, ForgetParams, ReadParams, unstructure
+from readkeeper.protocol import (
+    ActiveEditor,
+    AttachmentsParams,
+    ForgetParams,
+    Position,
+    Range,
+    ReadParams,
+    unstructure,
+)
 
 TYPING = Path(typing.__file__).read_text(encoding="utf-8")
 CALL = re.compile(r"the (read|attachments) tool with (\{.*?\})(?=[.,;\]]|$| or)")
@@ -200,3 +208,28 @@ def test_an_image_mention_over_the_budget_names_the_read_that_sends_it(
     [(tool, args)] = calls(dropped["reason"])
     assert (tool, args) == ("read", {"file_path": str(workspace / "shot.png")})
     assert unstructure(core.read(ReadParams(**args)))["type"] == "image"
+
+
+def test_a_cut_selection_counts_the_files_lines_and_its_call_reads_the_rest_of_it(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "log.txt").write_text("".join(f"{i:05d} served\n" for i in range(1, 3001)))
+    # Lines 501-1500 selected: far more than the selection's cap.
+    editor = ActiveEditor("log.txt", Range(Position(500, 0), Position(1500, 0)))
+    result = attach(core, types=["selection"], active_editor=editor)
+    [item] = result["attachments"]
+    assert item["truncated"] is True
+    body, note = item["content"].rsplit("\n", 1)
+    shown = re.search(
+        r"showing lines 501-(\d+) of the 501-1500 selected \(the file has 3,000\)", note
+    )
+    assert shown, note
+    last = int(shown.group(1))
+    assert body.split("\n")[-1].endswith(f"{last:05d} served")
+    [(tool, args)] = calls(note)
+    assert (tool, args) == (
+        "read",
+        {"file_path": str(workspace / "log.txt"), "offset": last + 1, "limit": 1500 - last},
+    )
+    rest = unstructure(core.read(ReadParams(**args)))
+    assert (rest["file"]["start_line"], rest["file"]["num_lines"]) == (last + 1, 1500 - last)
