@@ -210,12 +210,22 @@ class Agent:
 
     def _notebook(self, name: str, words: str) -> None:
         cells = notebook_sources(self.root / name)
-        assert re.match(rf"^.+: notebook, {len(cells)} cells", words), words
+        # "notebook, 12 cells" when it shows them all, else which: "cells 3-6 of 12".
+        head = re.match(
+            r"^.+: notebook, (?:cells? (\d+)(?:-(\d+))? of (\d+)$|(\d+) cells)", words, re.M
+        )
+        assert head, words
+        assert int(head[3] or head[4]) == len(cells)
+        first = int(head[1] or 1)
+        last = int(head[2] or head[1]) if head[1] else len(cells)
         ids = [cell.get("id") for cell in json.loads((self.root / name).read_text())["cells"]]
+        shown = []
         for found in re.finditer(r"^--- cell (\S+) \(\w+\)(?: \[\d+\])? ---\n`{3,}\n", words, re.M):
             index = ids.index(found[1])
             assert words[found.end() :].startswith(cells[index]), index
             self.cells.setdefault(name, {})[index] = cells[index]
+            shown.append(index + 1)
+        assert shown == list(range(first, last + 1)), (head[0], shown)
 
 
 def apply(old: list[str], diff: list[str]) -> list[str]:

@@ -124,6 +124,12 @@ local function render_checks()
     "file_unchanged: /ws/a.py, lines 1-12 of 12, exactly as your write left them at "
       .. "2026-12-04T21:40:03Z; :ReadkeeperRead! reads it again.",
   })
+  lines_check("read: a notebook range says which cells it shows", render.read_lines({
+    type = "notebook", file = {
+      file_path = "/ws/a.ipynb", total_cells = 12, partial = false,
+      cells = { { cell_id = "x7f", index = 2, cell_type = "code", source = "a" } },
+    },
+  })[1], "/ws/a.ipynb: notebook, cell 3 of 12")
   lines_check("read: a notebook cut short goes on with the images asked for", render.read_lines({
     type = "notebook", file = {
       file_path = "/ws/a.ipynb", total_cells = 60, partial = true, next_offset = 12, include_images = true, cells = {},
@@ -217,7 +223,7 @@ local function render_checks()
       },
     },
   }), {
-    "/ws/n.ipynb: notebook, 3 cells; UNSAVED editor buffer (version 2); more: read with offset=3",
+    "/ws/n.ipynb: notebook, cells 1-2 of 3; UNSAVED editor buffer (version 2); more: read with offset=3",
     "--- cell abc (code) [1] ---",
     "```", "print(1)", "```",
     ">>> stream:",

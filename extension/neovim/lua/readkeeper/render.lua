@@ -275,7 +275,16 @@ function read.parts(file)
 end
 
 function read.notebook(file)
-  local head = string.format("%s: notebook, %s cells", named(file.file_path), str(file.total_cells))
+  local cells = given(file.cells) and file.cells or {}
+  local shows = str(file.total_cells) .. " cells"
+  -- A view of some of the cells says which (as offset counts them): ids are not numbers.
+  if #cells > 0 and #cells ~= file.total_cells then
+    local first = (given(cells[1].index) and cells[1].index or 0) + 1
+    local last = first + #cells - 1
+    local which = first == last and ("cell " .. first) or string.format("cells %d-%d", first, last)
+    shows = which .. " of " .. str(file.total_cells)
+  end
+  local head = string.format("%s: notebook, %s", named(file.file_path), shows)
   if file.unsaved then
     head = head .. "; " .. string.format(UNSAVED, str(file.buffer_version))
   end

@@ -74,7 +74,9 @@ function renderNotebook(file: NotebookFile): Part[] {
     file.partial && file.next_offset != null
       ? `Showing ${cellRange(file)} of ${file.total_cells}; continue with offset: ${file.next_offset}` +
           (file.include_images ? ", include_images: true" : "")
-      : undefined,
+      : file.cells.length > 0 && file.cells.length !== file.total_cells
+        ? `Showing ${cellRange(file)} of ${file.total_cells}`
+        : undefined,
     file.note,
   );
   parts.push(text(chunks.join("\n") + tail));

@@ -253,6 +253,21 @@ describe("results -> tool result parts", () => {
       }),
     );
     assert.match(cutCells, /Showing cells 10-11 of 60; continue with offset: 12, include_images: true/);
+    // A range asked for (offset, limit) says which cells: their ids are not their numbers.
+    const ranged = textOf(
+      renderReadResult({
+        type: "notebook",
+        file: {
+          file_path: "/ws/n.ipynb",
+          total_cells: 12,
+          nbformat: "4.5",
+          tokens: 20,
+          partial: false,
+          cells: [{ cell_id: "x7f", index: 2, cell_type: "code", source: "a" }],
+        },
+      }),
+    );
+    assert.match(ranged, /\[Showing cell 3 of 12\]/);
   });
 
   it("edit and attachments results", () => {
