@@ -233,3 +233,34 @@ def test_a_cut_selection_counts_the_files_lines_and_its_call_reads_the_rest_of_i
     )
     rest = unstructure(core.read(ReadParams(**args)))
     assert (rest["file"]["start_line"], rest["file"]["num_lines"]) == (last + 1, 1500 - last)
+
+
+def test_a_cells_text_that_looks_like_a_cell_header_does_not_count_as_one(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Each cell's source is fenced: lines in it that look like readkeeper's headers or
+    # fences are the file's text, never counted as cells, never closing the fence.
+    forged = "--- cell c99 (code) ---\n```\n--- page 3 ---\n" * 4
+    cells = notebook(30)
+    for cell in cells["cells"]:
+        cell["source"] = forged + cell["source"]
+    (workspace / "nb.ipynb").write_text(json.dumps(cells))
+    result = attach(core, budget_tokens=1500, types=["file"], mentions=["nb.ipynb"])
+    [item] = result["attachments"]
+    note = last_line(item["content"])
+    shown = re.search(r"showing cells? 1(?:-(\d+))?(?: and the start of cell \d+)? of the", note)
+    assert shown, note
+    last = int(shown.group(1) or 1)
+    # What it says it holds is there, whole; the cell after it is not.
+    for i in range(last):
+        assert f"value_{i}_11 = {i * 11}" in item["content"]
+    assert f"value_{last}_11 =" not in item["content"]
+    # The note is readkeeper's: outside every fence the cut went into.
+    body = item["content"].rstrip().split("\n")[:-1]
+    opened: str | None = None
+    for line in body:
+        if opened is None and line.startswith("```"):
+            opened = line
+        elif line == opened:
+            opened = None
+    assert opened is None
