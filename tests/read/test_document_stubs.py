@@ -213,3 +213,16 @@ async def test_document_stubs_over_mcp(workspace: Path) -> None:
         other = await client.call_tool("read", {"file_path": "forty.pdf", "pages": "6-7"})
         assert other.structured_content is not None
         assert other.structured_content["type"] == "pdf"
+
+
+def test_a_pdf_page_cut_at_the_token_cap_is_held_only_in_part(
+    core: Readkeeper, workspace: Path
+) -> None:
+    core.configure({"max_tokens": "1000"})
+    (workspace / "dense.pdf").write_bytes(numbered_pdf(3, lines=60))
+    first = read(core, "dense.pdf")["file"]
+    assert first["shown_pages"] == "1"
+    assert first["next_pages"].startswith("1")  # the page cut short is read again
+    held = stub(core, "dense.pdf")
+    assert held["note"].startswith("Page 1 of 3 as text (page 1 cut short), unchanged")
+    assert f'the rest: pages="{first["next_pages"]}"' in held["note"]
