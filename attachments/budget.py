@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .cut_notes import read_call
+from .cut_notes import read_call, unclosed_fence
 from .model import Attachment, Dropped, Fitted
 
 # Below this, a cut item is more note than content: drop it instead.
@@ -75,7 +75,10 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         used += tokens
         kept += 1
     while True:
-        text = "\n".join([*frame[0], *lines[:kept], *frame[1]]) + _note(item, kept, lines)
+        shown = [*frame[0], *lines[:kept], *frame[1]]
+        if not item.fenced:  # a cut inside a fenced page or cell closes that fence
+            shown += unclosed_fence(lines[:kept])
+        text = "\n".join(shown) + _note(item, kept, lines)
         tokens = counter.count(text)
         if tokens <= limit or kept == 0:
             break
@@ -135,15 +138,12 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
         worth_cutting = item.protected or remaining >= MIN_USEFUL_TOKENS
         fits = item.tokens <= remaining or (worth_cutting and truncate(item, remaining, counter))
         if not fits:
-            dropped.append(
-                Dropped(
-                    item.type,
-                    item.source,
-                    f"needs {item.tokens} tokens; {remaining} of the {budget}-token budget "
-                    "were left",
-                    item.tokens,
-                )
+            reason = (
+                f"needs {item.tokens} tokens; {remaining} of the {budget}-token budget were left"
             )
+            if item.type == "file":  # an image, which is sent whole or not at all
+                reason += f". Read it with {read_call(file_path=item.source)}"
+            dropped.append(Dropped(item.type, item.source, reason, item.tokens))
             if not item.protected:
                 missed = item
             continue

@@ -157,7 +157,16 @@ def _mention(core: AttachmentServices, params: AttachmentsParams, path: str) -> 
 
 
 def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: str) -> Attachment:
-    result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
+    try:
+        result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
+    except ReadkeeperError as exc:
+        if exc.kind != "pages_required":
+            raise
+        # A PDF too big to read whole: its first pages, and the note says where to go on.
+        first = str(exc.data.get("suggested_pages"))
+        read = ReadParams(file_path=path, pages=first, session=params.session)
+        result = unstructure(core.read(read))
+        result["file"] = cut_notes.first_pages(result["file"])
     file = result["file"]
     common: dict[str, Any] = {
         "type": "file",
@@ -188,7 +197,11 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
         return Attachment(
             content=render.read(result), cut_note=cut(path, file["total_lines"]), **common
         )
-    # Images, PDFs, notebooks: their reader already fitted them to its own budget.
+    if result["type"] in ("pdf", "notebook"):
+        # As text, a cut counted in the PDF's pages or the notebook's cells.
+        part = cut_notes.pdf_pages if result["type"] == "pdf" else cut_notes.notebook_cells
+        return Attachment(content=render.read(result), cut_note=part(path, file), **common)
+    # An image: its reader already fitted it to the image budget; it is sent or dropped.
     return Attachment(content=result, tokens=int(file.get("tokens", 0)), **common)
 
 

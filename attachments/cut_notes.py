@@ -3,8 +3,10 @@ file's own terms (its lines, not the attachment's), and the call that returns th
 
 The calls are named as every front end has them: the read tool (`readkeeper/read` over
 LSP, `read` over MCP, `readkeeper_read` in VS Code) and the attachments tool, with
-parameters all three take (`file_path`, `offset`, `symbol`, `force`; `types`,
-`mentions`, `diagnostics_offset`).
+parameters all three take (`file_path`, `offset`, `pages`, `symbol`, `force`; `types`,
+`mentions`, `diagnostics_offset`). A PDF is counted in pages and a notebook in cells
+(as offset counts them), each section whole or begun; a cut inside a fenced page or
+cell closes that fence first (`unclosed_fence`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,22 @@ def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
         last = first_line + len(kept) - 1
         rest = read_call(file_path=path, offset=last + 1)
         return f"showing lines {first_line}-{last}{of}. Read the rest with {rest}"
+
+    return note
+
+
+def selection(path: str, first_line: int, last_line: int, total_lines: int) -> CutNote:
+    """The note of a cut selection (a header, then lines `first_line`-`last_line` of the
+    file, numbered): the selected lines kept, and the read of the rest of them."""
+
+    def note(kept: Sequence[str], _all: Sequence[str]) -> str:
+        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
+        reached = numbers[-1] if numbers else first_line - 1
+        rest = read_call(file_path=path, offset=reached + 1, limit=last_line - reached)
+        selected = f"the {first_line}-{last_line} selected (the file has {total_lines:,})"
+        if not numbers:
+            return f"none of {selected} fit. Read them with {rest}"
+        return f"showing lines {first_line}-{reached} of {selected}. Read the rest with {rest}"
 
     return note
 
@@ -103,3 +121,110 @@ def diff(path: str, total_lines: int) -> CutNote:
         )
 
     return note
+
+
+# A section header readkeeper writes outside every fence (render.py): a PDF page's, a
+# notebook cell's. The file's own text is fenced, so none of it can pose as one.
+_PAGE_HEAD = re.compile(r"^--- page (\d+) ---$")
+_CELL_HEAD = re.compile(r"^--- cell .* ---$")
+_FENCE_OPEN = re.compile(r"^(`{3,})")
+
+
+def unclosed_fence(lines: Sequence[str]) -> list[str]:
+    """The fence line that closes the fence `lines` end inside (none when they end
+    outside every fence): a cut inside a page's or a cell's fenced text is closed before
+    the note, so the note never reads as part of the file's text."""
+    closing: str | None = None
+    for line in lines:
+        if closing is not None:
+            closing = None if line == closing else closing
+        elif found := _FENCE_OPEN.match(line):
+            closing = found.group(1)
+    return [closing] if closing is not None else []
+
+
+def _sections(lines: Sequence[str], head: re.Pattern[str], body_end: int) -> list[tuple[int, int]]:
+    """(first line, end) of each section headed by `head` outside the fences, up to
+    `body_end` (where the note after the last section starts)."""
+    starts: list[int] = []
+    closing: str | None = None
+    for index, line in enumerate(lines[:body_end]):
+        if closing is not None:
+            closing = None if line == closing else closing
+        elif head.match(line):
+            starts.append(index)
+        elif found := _FENCE_OPEN.match(line):
+            closing = found.group(1)
+    ends = [*starts[1:], body_end]
+    # A section ends at its last line that is not blank.
+    return [
+        (s, e - 1 if e - 1 > s and not lines[e - 1].strip() else e)
+        for s, e in zip(starts, ends, strict=True)
+    ]
+
+
+def _held(
+    kept: Sequence[str], every: Sequence[str], head: re.Pattern[str], has_note: bool
+) -> tuple[int, bool]:
+    """How many sections `kept` holds whole, and whether it holds the start of the next."""
+    sections = _sections(every, head, len(every) - 1 if has_note else len(every))
+    whole = sum(1 for _, end in sections if end <= len(kept))
+    started = whole < len(sections) and sections[whole][0] < len(kept)
+    return whole, started
+
+
+def pdf_pages(path: str, file: dict[str, Any]) -> CutNote:
+    """The note of a cut PDF's text (render.py's "--- page N ---" blocks): the pages kept
+    whole, of the PDF's, and the pages to read next."""
+    count = int(file["page_count"])
+    has_note = bool(file.get("note"))
+
+    def note(kept: Sequence[str], every: Sequence[str]) -> str:
+        numbers = [int(m.group(1)) for line in every if (m := _PAGE_HEAD.match(line))]
+        whole, started = _held(kept, every, _PAGE_HEAD, has_note)
+        first_left = numbers[whole] if whole < len(numbers) else numbers[-1] + 1
+        rest = read_call(file_path=path, pages=_from(first_left, count))
+        if not whole:
+            return f"none of its {count:,} pages fit whole. Read it with {rest}"
+        shown = f"pages {numbers[0]}-{numbers[whole - 1]}" if whole > 1 else f"page {numbers[0]}"
+        part = f" and the start of page {first_left}" if started else ""
+        return f"showing {shown}{part} of the PDF's {count:,}. Read the rest with {rest}"
+
+    return note
+
+
+def notebook_cells(path: str, file: dict[str, Any]) -> CutNote:
+    """The note of a cut notebook (render.py's "--- cell ---" blocks): the cells kept
+    whole, counted from 1 as offset counts them, of the notebook's, and where to go on."""
+    cells = file.get("cells") or []
+    first = int(cells[0]["index"]) + 1 if cells else 1
+    total = int(file["total_cells"])
+    has_note = bool(file.get("note"))
+
+    def note(kept: Sequence[str], every: Sequence[str]) -> str:
+        whole, started = _held(kept, every, _CELL_HEAD, has_note)
+        rest = read_call(file_path=path, offset=first + whole)
+        if not whole:
+            return f"none of its {total:,} cells fit whole. Read it with {rest}"
+        last = first + whole - 1
+        shown = f"cells {first}-{last}" if last > first else f"cell {first}"
+        part = f" and the start of cell {last + 1}" if started else ""
+        return f"showing {shown}{part} of the notebook's {total:,}. Read the rest with {rest}"
+
+    return note
+
+
+def _from(first: int, last: int) -> str:
+    return str(first) if first >= last else f"{first}-{last}"
+
+
+def first_pages(file: dict[str, Any]) -> dict[str, Any]:
+    """The file of a read of the first pages of a PDF too big to attach whole, with a
+    note that names the rest."""
+    shown, count = str(file.get("shown_pages", "")), int(file.get("page_count", 0))
+    last = int(shown.rsplit("-", 1)[-1]) if shown.replace("-", "").isdigit() else count
+    if file.get("note") or last >= count:
+        return file  # the reader's own note says where to go on
+    rest = read_call(file_path=file["file_path"], pages=f"{last + 1}-{count}")
+    note = f"Pages {shown} of {count:,} (too many to attach whole). Read the rest with {rest}."
+    return {**file, "note": note}

@@ -31,6 +31,7 @@ def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment
             data = read_at_most(opened.fd, core.settings.max_size_bytes)
         text, _ = decode_text(data, path)
     lines = text.split("\n")
+    total = len(lines) - (1 if lines[-1] == "" else 0)  # the file's lines, as a read counts
     if editor.selection is not None:
         first, last = editor.selection.start.line, editor.selection.end.line
         if editor.selection.end.character == 0 and last > first:
@@ -50,4 +51,5 @@ def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment
         source=path,
         max_tokens=core.settings.selection_max_tokens,
         rest_hint=f"Read the file with {cut_notes.read_call(file_path=path)}.",
+        cut_note=cut_notes.selection(path, first + 1, first + len(shown), total) if shown else None,
     )

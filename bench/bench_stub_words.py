@@ -4,16 +4,23 @@ Run it as `.venv/bin/python bench/bench_stub_words.py`. A real MCP-rendered stub
 for each case (through the core and the MCP renderer, in a scratch workspace under a
 typical project path), and its text counted with readkeeper's tokenizer. It prints a
 table and writes `bench/results/stub_words.json`. Goal: under 40 tokens for a typical
-path (a whole file read again unchanged).
+path (a whole file read again unchanged). The stubs of a PDF's pages (as text and
+rendered), a notebook's cells and an image are measured too: they name what the agent
+holds in the file's terms, so they say a little more.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+
+from document_samples import encode, numbered_pdf, screenshot
 
 from common import machine, scratch, write_json
 from readkeeper.core import Readkeeper
@@ -58,6 +65,39 @@ def cases(root: Path) -> list[tuple[str, str]]:
     out.append(("after the session's own write", rendered(core, str(app))))
     core.edit(EditParams(file_path=str(app), old_string="y = 2", new_string="y = 3"))
     out.append(("after the session's own edit", rendered(core, str(app))))
+    out.extend(document_cases(core, root / "home" / "me" / "proj" / "docs"))
+    return out
+
+
+def document_cases(core: Readkeeper, docs: Path) -> list[tuple[str, str]]:
+    """The stubs of a PDF's pages (as text and rendered), a notebook, an image."""
+    docs.mkdir(parents=True)
+    spec, nb, shot = docs / "spec.pdf", docs / "analysis.ipynb", docs / "screenshot.png"
+    spec.write_bytes(numbered_pdf(40, lines=5))
+    cells = [
+        {
+            "cell_type": "code",
+            "id": f"c{i}",
+            "metadata": {},
+            "source": f"x_{i} = {i}",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": f"{i}\n"}],
+            "execution_count": i + 1,
+        }
+        for i in range(24)
+    ]
+    nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    shot.write_bytes(encode(screenshot(2880, 1800), "PNG"))
+    out = []
+    for name, path, params in (
+        ("PDF pages 3-5 as text, again", spec, {"pages": "3-5"}),
+        ("PDF pages cut at 20, again", spec, {"pages": "1-40"}),
+        ("PDF page rendered, again", spec, {"pages": "7", "render": True}),
+        ("notebook read whole, again", nb, {}),
+        ("notebook cells 5-8, again", nb, {"offset": 5, "limit": 4}),
+        ("image read again", shot, {}),
+    ):
+        core.read(ReadParams(file_path=str(path), **params))
+        out.append((name, rendered(core, str(path), **params)))
     return out
 
 

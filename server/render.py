@@ -100,13 +100,20 @@ def unchanged(file: dict[str, Any]) -> str:
 def notebook(file: dict[str, Any]) -> str:
     """A notebook: each cell headed by its id and type, its source and each output in a
     fence of their own (quoting.fence: no cell's text can close it or open another)."""
-    head = f"{_name(file.get('file_path'))}: notebook, {file.get('total_cells')} cells"
+    cells, total = file.get("cells") or [], file.get("total_cells")
+    # A view of some of the cells says which (as offset counts them): ids are not numbers.
+    shows = f"{total} cells"
+    if cells and len(cells) != total:
+        first, last = int(cells[0].get("index", 0)) + 1, int(cells[-1].get("index", 0)) + 1
+        shows = f"cell {first} of {total}" if first == last else f"cells {first}-{last} of {total}"
+    head = f"{_name(file.get('file_path'))}: notebook, {shows}"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += f"; more: read with offset={file['next_offset']}"
+        images = ", include_images=true" if file.get("include_images") else ""
+        head += f"; more: read with offset={file['next_offset']}{images}"
     parts = [head]
-    for cell in file.get("cells") or []:
+    for cell in cells:
         count = cell.get("execution_count")
         label = f" [{count}]" if count is not None else ""
         cell_type = _name(cell.get("cell_type"))

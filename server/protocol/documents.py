@@ -156,6 +156,7 @@ class NotebookFile(Contract):
     note: str | None = None
     unsaved: bool | None = None
     buffer_version: int | None = None
+    include_images: bool | None = None  # true when the read asked for the output images
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -103,6 +103,22 @@ class UnchangedFile(Contract):
     symbol: str | None = None  # for a symbol read: the symbol
     next_offset: int | None = None  # where the lines after the held ones start
     buffer_version: int | None = None  # the editor buffer's, when that is what it holds
+    # For an image, PDF or notebook, what the agent holds in the file's terms (None for
+    # lines): the answer the stub stands for ("pdf" page text, "parts" rendered pages,
+    # "image", "notebook") and what that answer cost.
+    held_type: Literal["image", "pdf", "parts", "notebook"] | None = None
+    tokens: int | None = None
+    shown_pages: str | None = None  # the PDF's pages held, e.g. "1-5" or "2,4-6"
+    page_count: int | None = None
+    next_pages: str | None = None  # the pages after them, for a view cut short
+    first_cell: int | None = None  # the notebook's cells held, numbered from 1 (offset)
+    num_cells: int | None = None
+    total_cells: int | None = None
+    include_images: bool | None = None  # whether the cells' output images were sent
+    display_width: int | None = None  # the image as sent
+    display_height: int | None = None
+    original_width: int | None = None  # the image file's own size
+    original_height: int | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -48,7 +48,7 @@ def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
                     raise ReadkeeperError(
                         "token_limit",
                         f"{path} would cost about {cost} tokens, more than the {left} left "
-                        f"of budget_tokens. Read it on its own ({call('read', file_path=path)}).",
+                        f"of budget_tokens. Read it on its own ({_alone(one)}).",
                         file_path=path,
                         tokens=cost,
                     )
@@ -75,3 +75,10 @@ def _estimate(services: ReadServices, params: ReadParams) -> int:
     estimated = unstructure(pipeline.read(services, attrs.evolve(params, estimate=True)))
     file = estimated.get("file") if isinstance(estimated, dict) else None
     return int(file.get("tokens", 0)) if isinstance(file, dict) else 0
+
+
+def _alone(one: ReadParams) -> str:
+    """The read of one file of a readMany, with the lines or pages it asked for."""
+    return call(
+        "read", file_path=one.file_path, offset=one.offset, limit=one.limit, pages=one.pages
+    )

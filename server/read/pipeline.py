@@ -37,7 +37,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import held_range, readers
+from . import held_document, held_range, readers
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
 from .readers import outline_read
@@ -49,7 +49,6 @@ from .stub_rule import (
     Request,
     Shown,
     held_lines,
-    held_part,
     held_whole,
     proven_unchanged,
     record,
@@ -327,13 +326,12 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
         services.snapshots.put(path, content.digest, document.snapshot)
     if isinstance(result, NotebookResult):
         result = NotebookResult(_unsaved(result.file, content))
-    held = held_part(getattr(result.file, "note", None)) if document.partial else None
     shown = Shown(
         document.tokens,
         partial=document.partial,
         view=view,
         left_out=document.tokens_left_out,
-        held=held,
+        document=held_document.held(result, params.include_images),
     )
     record(services, request, content, shown)
     return result

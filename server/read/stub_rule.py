@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..files.fileio import OpenedFile
 from ..protocol import ChangedResult, ReadParams, UnchangedResult
+from ..state.held import HeldDocument
 from ..state.readstate import ReadRecord, Scope, Source
 from . import delta
 from .readers.text import Window
@@ -63,6 +64,7 @@ class Shown:
     total_lines: int | None = None
     lines_digest: str | None = None
     symbol: str | None = None  # the symbol a symbol read asked for
+    document: HeldDocument | None = None  # an image's, PDF's or notebook's view
 
 
 def seen_before(
@@ -210,6 +212,7 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             lines_digest=shown.lines_digest,
             symbol=shown.symbol,
             stamp=opened.stamp if content.source == "disk" else None,
+            document=shown.document,
         ),
     )
     services.diagnostics.mark_seen(session, opened.path)
@@ -226,12 +229,3 @@ def held_lines(start_line: int, num_lines: int, total_lines: int | None) -> str:
         f"Lines {start_line}-{last} of {total_lines:,}, unchanged since your "
         f"read (force=true sends them again); the rest starts at offset={last + 1}."
     )
-
-
-def held_part(note: str | None) -> str:
-    """What the stub of a document read that held only part of it says, with the note
-    that read carried."""
-    held = "Unchanged since your read, which held only part of it" + (
-        f" ({note.rstrip('.')}). " if note else ". "
-    )
-    return held + "force=true sends it again."

@@ -23,6 +23,7 @@ import attrs
 
 from ..protocol import UnchangedFile
 from ..state.readstate import ReadRecord
+from . import held_document
 from .readers.outline_read import VIEW as OUTLINE_VIEW
 
 Obtained = Literal["read", "outline", "symbol", "write", "edit"]
@@ -56,11 +57,22 @@ def unchanged_file(
 ) -> UnchangedFile:
     """The stub of a re-read answered by `view`: its fields, and the same in words."""
     how = obtained_by(view)
+    if view.document is not None:  # an image, PDF or notebook: its pages, cells, size
+        document = view.document
+        return UnchangedFile(
+            file_path=path,
+            obtained_by=how,
+            note=held_document.words(document),
+            buffer_version=version if view.source == "buffer" else None,
+            **held_document.fields(document),
+        )
     count = view.shown_lines
     start = around.start_line if around else view.offset
     total = around.total_lines if around else view.total_lines
     next_offset = None
-    if count is not None and total is not None and start + count - 1 < total:
+    # A symbol read whole holds all it asked for: no rest to read on to.
+    cut = view.symbol is None or view.partial
+    if cut and count is not None and total is not None and start + count - 1 < total:
         next_offset = start + count
     moved = around is not None and around.start_line != view.offset
     file = UnchangedFile(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..files.stamps import Stamp
+from .held import HeldDocument
 
 Scope = Literal["file", "range"]
 Source = Literal["disk", "buffer"]
@@ -91,6 +92,9 @@ class ReadRecord:
     # content before it (at most MAX_VIEWS_PER_FILE, none with views of their own). A
     # re-read of such lines that the change did not touch is a stub (read/held_range.py).
     superseded: tuple[ReadRecord, ...] = ()
+    # For a view of an image, PDF or notebook: what it gave the agent, in the file's
+    # terms (pages, cells, the image as sent), which a stub of it names.
+    document: HeldDocument | None = None
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""

@@ -40,6 +40,7 @@ from .. import quoting
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
+from ..read import held_document
 from ..read.diffs import bounded_diff  # one diff format for stale edits and change notices
 from ..read.tokens import estimate_tokens
 from ..settings import Settings
@@ -308,11 +309,11 @@ class ChangeNotices:
             return _Verdict(change, token, None, tokens=_cost(note))
         before = self._snapshot(path, known)
         if before is None or look.text is None:
-            if look.text is None:
-                why = f" ({look.why_no_text})" if look.why_no_text else ""
-                note = f"{shown} changed{why}{_lines_phrase(look)}. Read it again to see it."
-            else:
-                note = f"{shown} changed{_lines_phrase(look)}. Read it again to see it."
+            why = f" ({look.why_no_text})" if look.text is None and look.why_no_text else ""
+            why += _lines_phrase(look)
+            if record.document is not None:  # not read as lines: what the agent read of it
+                why = f" since you read {held_document.named(record.document)}"
+            note = f"{shown} changed{why}. Read it again to see it."
             if kind == "created":
                 note = f"{shown} is back after it was reported gone; " + note[len(shown) + 1 :]
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
@@ -323,6 +324,8 @@ class ChangeNotices:
             extra = f"{shown} is back, with the content you read."
         elif kind == "created":
             extra = f"{shown} is back after it was reported gone; the diff is from what you read."
+        if record.document is not None:  # a notebook, read as cells: its file is JSON
+            extra = f"{extra or ''} {held_document.json_diff(record.document)}".lstrip()
         change = FileChange(path, kind, diff, truncated, total_lines=look.total_lines, note=extra)
         return _Verdict(
             change,

@@ -159,6 +159,19 @@ def test_a_symbol_moved_by_a_change_before_it_is_a_stub(core: Readkeeper, worksp
     assert again["file"]["start_line"] == 8
 
 
+def test_a_symbol_read_whole_has_no_rest_to_read(core: Readkeeper, workspace: Path) -> None:
+    # The agent holds all of the symbol: "the rest starts at" would say it was cut.
+    (workspace / "mod.py").write_text(
+        "def first():\n    return 1\n\n\ndef second():\n    return 2\n"
+    )
+    read(core, "mod.py", symbol="first")
+    again = read(core, "mod.py", symbol="first")
+    assert again["type"] == "file_unchanged"
+    assert "next_offset" not in again["file"]
+    assert "rest" not in again["file"]["note"]
+    assert again["file"]["note"].startswith("first (lines 1-2 of 6) unchanged since your read.")
+
+
 def test_a_change_inside_the_range_sends_the_lines(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "big.txt"
     path.write_text(numbered(400))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from document_samples import numbered_pdf
 
 from conftest import Session
 from readkeeper import calls
@@ -47,6 +48,26 @@ def test_the_budget_is_shared_and_a_file_past_it_is_not_read(
     assert "readkeeper/read" in big["error"]["message"]
     assert core.read_states.get("", str(workspace / "big.txt")) is None
     assert 0 < result["budget_tokens_left"] < 200
+
+
+def test_a_file_past_the_budget_is_named_with_the_pages_or_lines_asked_for(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The read it names is the one the agent asked for: a PDF's pages, a file's lines.
+    (workspace / "book.pdf").write_bytes(numbered_pdf(40, lines=30))
+    (workspace / "big.txt").write_text("word " * 2000 + "\n")
+    result = calls.call(
+        core, "readMany", {"file_paths": ["book.pdf"], "pages": "3-6", "budget_tokens": 100}
+    )
+    [pdf] = result["results"]
+    assert 'readkeeper/read {"file_path": "book.pdf", "pages": "3-6"}' in pdf["error"]["message"]
+    result = calls.call(
+        core,
+        "readMany",
+        {"file_paths": ["big.txt"], "offset": 1, "limit": 1, "budget_tokens": 10},
+    )
+    [text] = result["results"]
+    assert '"offset": 1, "limit": 1}' in text["error"]["message"]
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from document_samples import (
 )
 
 from conftest import Session
+from readkeeper import render
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
@@ -178,7 +179,29 @@ def test_over_the_token_cap_comes_back_partially(core: Readkeeper, workspace: Pa
     assert read(core, path)["type"] == "notebook"
     again = read(core, path)
     assert again["type"] == "file_unchanged"
-    assert "Continue with offset=" in again["file"]["note"]
+    assert "the rest starts at offset=" in again["file"]["note"]
+
+
+def test_the_call_that_reads_on_keeps_the_images_asked_for(
+    core: Readkeeper, workspace: Path
+) -> None:
+    from nbformat import v4
+
+    core.configure({"max_tokens": 2000})
+    nb = v4.new_notebook()
+    nb.cells = [
+        v4.new_code_cell("\n".join(f"value_{i}_{j} = {i * j}" for j in range(20)))
+        for i in range(60)
+    ]
+    path = write_notebook(workspace / "big.ipynb", dict(nb))
+    result = read(core, path, include_images=True)
+    offset = result["file"]["next_offset"]
+    said = f"offset={offset}, include_images=true"
+    assert f"Continue with {said}." in result["file"]["note"]
+    assert f"more: read with {said}" in render.read(result)
+    assert f"the rest starts at {said}." in read(core, path, include_images=True)["file"]["note"]
+    # Without images asked for, the call is the offset alone.
+    assert "include_images" not in read(core, path)["file"]["note"]
 
 
 def test_offset_and_limit_count_cells(core: Readkeeper, workspace: Path) -> None:

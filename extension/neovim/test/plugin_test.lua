@@ -124,6 +124,44 @@ local function render_checks()
     "file_unchanged: /ws/a.py, lines 1-12 of 12, exactly as your write left them at "
       .. "2026-12-04T21:40:03Z; :ReadkeeperRead! reads it again.",
   })
+  lines_check("read: a notebook range says which cells it shows", render.read_lines({
+    type = "notebook", file = {
+      file_path = "/ws/a.ipynb", total_cells = 12, partial = false,
+      cells = { { cell_id = "x7f", index = 2, cell_type = "code", source = "a" } },
+    },
+  })[1], "/ws/a.ipynb: notebook, cell 3 of 12")
+  lines_check("read: a notebook cut short goes on with the images asked for", render.read_lines({
+    type = "notebook", file = {
+      file_path = "/ws/a.ipynb", total_cells = 60, partial = true, next_offset = 12, include_images = true, cells = {},
+    },
+  }), {
+    "/ws/a.ipynb: notebook, 60 cells; more: read with offset=12, include_images=true",
+  })
+  lines_check("read: file_unchanged of a PDF names the pages held", render.read_lines({
+    type = "file_unchanged", file = {
+      file_path = "/ws/a.pdf", held_type = "pdf", shown_pages = "2-3", page_count = 40, obtained_by = "read",
+    },
+  }), {
+    "file_unchanged: /ws/a.pdf, pages 2-3 of 40 as text, from your read; :ReadkeeperRead! reads it again.",
+  })
+  lines_check("read: file_unchanged of a notebook names the cells held", render.read_lines({
+    type = "file_unchanged", file = {
+      file_path = "/ws/a.ipynb", held_type = "notebook", first_cell = 3, num_cells = 2, total_cells = 12,
+      include_images = false, obtained_by = "read",
+    },
+  }), {
+    "file_unchanged: /ws/a.ipynb, cells 3-4 of 12, with outputs (images as placeholders), "
+      .. "from your read; :ReadkeeperRead! reads it again.",
+  })
+  lines_check("read: file_unchanged of an image names what was sent", render.read_lines({
+    type = "file_unchanged", file = {
+      file_path = "/ws/a.png", held_type = "image", display_width = 1568, display_height = 980,
+      original_width = 2880, original_height = 1800, tokens = 2049, obtained_by = "read",
+    },
+  }), {
+    "file_unchanged: /ws/a.png, the image as sent (1568x980, from 2880x1800, 2049 tokens), from your read; "
+      .. ":ReadkeeperRead! reads it again.",
+  })
   lines_check("read: file_changed is its diff", render.read_lines({
     type = "file_changed", file = { file_path = "/ws/a.py", tokens = 12, diff = "-x\n+y", total_lines = 2 },
   }), { "file_changed: /ws/a.py, 12 tokens", "-x", "+y" })
@@ -185,7 +223,7 @@ local function render_checks()
       },
     },
   }), {
-    "/ws/n.ipynb: notebook, 3 cells; UNSAVED editor buffer (version 2); more: read with offset=3",
+    "/ws/n.ipynb: notebook, cells 1-2 of 3; UNSAVED editor buffer (version 2); more: read with offset=3",
     "--- cell abc (code) [1] ---",
     "```", "print(1)", "```",
     ">>> stream:",

@@ -104,6 +104,30 @@ export interface UnchangedFile {
   next_offset?: number;
   /** the editor buffer's, when that is what it holds */
   buffer_version?: number;
+  /**
+   * For an image, PDF or notebook, what the agent holds in the file's terms (None for
+   * lines): the answer the stub stands for ("pdf" page text, "parts" rendered pages,
+   * "image", "notebook") and what that answer cost.
+   */
+  held_type?: "image" | "pdf" | "parts" | "notebook";
+  tokens?: number;
+  /** the PDF's pages held, e.g. "1-5" or "2,4-6" */
+  shown_pages?: string;
+  page_count?: number;
+  /** the pages after them, for a view cut short */
+  next_pages?: string;
+  /** the notebook's cells held, numbered from 1 (offset) */
+  first_cell?: number;
+  num_cells?: number;
+  total_cells?: number;
+  /** whether the cells' output images were sent */
+  include_images?: boolean;
+  /** the image as sent */
+  display_width?: number;
+  display_height?: number;
+  /** the image file's own size */
+  original_width?: number;
+  original_height?: number;
 }
 
 /** `readkeeper/read` of a range the session holds and that has not changed. */
@@ -327,6 +351,8 @@ export interface NotebookFile {
   note?: string;
   unsaved?: boolean;
   buffer_version?: number;
+  /** true when the read asked for the output images */
+  include_images?: boolean;
 }
 
 /** `readkeeper/read` of a notebook. */

@@ -112,7 +112,9 @@ def read_notebook(
         )
         notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
         if next_offset is not None:
-            notes.append(f"Continue with offset={next_offset}.")
+            # The same view goes on: with the images, when they were asked for.
+            images = ", include_images=true" if include_images else ""
+            notes.append(f"Continue with offset={next_offset}{images}.")
     outputs = [o for cell in shown for o in cell.outputs or []]
     cut = sum(1 for o in outputs if o.note and _OUTPUT_CUT in o.note)
     if cut:
@@ -145,6 +147,7 @@ def read_notebook(
             partial=partial,
             next_offset=next_offset if partial else None,
             note=" ".join(notes) or None,
+            include_images=True if include_images else None,
         ),
         left_out if partial or summarise.chars_cut else 0,
     )

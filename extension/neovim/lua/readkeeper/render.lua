@@ -153,8 +153,37 @@ local HOW = {
   edit = "as your edit left them",
 }
 
+-- An image, PDF or notebook: the pages, cells or image size held, from the stub's fields.
+local function document_held(file)
+  if (file.held_type == "pdf" or file.held_type == "parts") and given(file.shown_pages) then
+    local as = file.held_type == "parts" and "rendered as PNG images" or "as text"
+    return string.format("pages %s of %s %s", file.shown_pages, str(file.page_count), as)
+  end
+  if file.held_type == "notebook" and given(file.first_cell) and given(file.num_cells) then
+    local images = file.include_images and "and images" or "(images as placeholders)"
+    return string.format(
+      "cells %s-%s of %s, with outputs %s",
+      file.first_cell,
+      file.first_cell + file.num_cells - 1,
+      str(file.total_cells),
+      images
+    )
+  end
+  if file.held_type == "image" and given(file.display_width) then
+    return string.format(
+      "the image as sent (%sx%s, from %sx%s, %s tokens)",
+      file.display_width,
+      str(file.display_height),
+      str(file.original_width),
+      str(file.original_height),
+      str(file.tokens)
+    )
+  end
+  return nil
+end
+
 local function held(file)
-  local what = "what you got"
+  local what = document_held(file) or "what you got"
   if given(file.start_line) and given(file.num_lines) then
     what = string.format("lines %s-%s", file.start_line, file.start_line + file.num_lines - 1)
     if given(file.total_lines) then
@@ -246,12 +275,24 @@ function read.parts(file)
 end
 
 function read.notebook(file)
-  local head = string.format("%s: notebook, %s cells", named(file.file_path), str(file.total_cells))
+  local cells = given(file.cells) and file.cells or {}
+  local shows = str(file.total_cells) .. " cells"
+  -- A view of some of the cells says which (as offset counts them): ids are not numbers.
+  if #cells > 0 and #cells ~= file.total_cells then
+    local first = (given(cells[1].index) and cells[1].index or 0) + 1
+    local last = first + #cells - 1
+    local which = first == last and ("cell " .. first) or string.format("cells %d-%d", first, last)
+    shows = which .. " of " .. str(file.total_cells)
+  end
+  local head = string.format("%s: notebook, %s", named(file.file_path), shows)
   if file.unsaved then
     head = head .. "; " .. string.format(UNSAVED, str(file.buffer_version))
   end
   if file.partial and given(file.next_offset) then
     head = head .. "; more: read with offset=" .. str(file.next_offset)
+    if file.include_images then
+      head = head .. ", include_images=true"
+    end
   end
   local lines = { head }
   for _, cell in ipairs(given(file.cells) and file.cells or {}) do

@@ -13,7 +13,27 @@ export function heldWords(file: UnchangedFile): string {
   return `${UNCHANGED_NOTE}: ${name(file.file_path)}: ${fileText(file.note ?? fromFields(file))}`;
 }
 
+/** An image, PDF or notebook stub's fields in words: the pages, cells or image held. */
+function documentWords(f: UnchangedFile): string | undefined {
+  let held: string | undefined;
+  let rest = "";
+  if ((f.held_type === "pdf" || f.held_type === "parts") && f.shown_pages != null) {
+    const as = f.held_type === "parts" ? "rendered as PNG images" : "as text";
+    held = `pages ${f.shown_pages} of ${f.page_count ?? "?"} ${as}`;
+    if (f.next_pages != null) rest = `; the rest: pages "${f.next_pages}"${f.held_type === "parts" ? ", render: true" : ""}`;
+  } else if (f.held_type === "notebook" && f.first_cell != null && f.num_cells != null) {
+    const images = f.include_images ? "and images" : "(images as placeholders)";
+    held = `cells ${f.first_cell}-${f.first_cell + f.num_cells - 1} of ${f.total_cells ?? "?"}, with outputs ${images}`;
+    if (f.next_offset != null) rest = `; the rest starts at offset ${f.next_offset}`;
+  } else if (f.held_type === "image" && f.display_width != null) {
+    held = `the image as sent to you (${f.display_width}x${f.display_height}, from ${f.original_width}x${f.original_height}, ${f.tokens} tokens)`;
+  }
+  return held && `${held}, unchanged since your read${rest}. Your copy is current (force: true resends).`;
+}
+
 function fromFields(f: UnchangedFile): string {
+  const document = documentWords(f);
+  if (document) return document;
   if (f.start_line == null || f.num_lines == null) {
     return "unchanged since your read; your copy is current (force: true resends).";
   }

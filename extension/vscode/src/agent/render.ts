@@ -30,6 +30,13 @@ function notes(...lines: (string | undefined | false)[]): string {
   return kept.length ? "\n\n" + kept.map((l) => `[${fileText(l)}]`).join("\n") : "";
 }
 
+/** The cells a notebook view shows, numbered from 1 as offset counts them. */
+function cellRange(file: NotebookFile): string {
+  const first = (file.cells[0]?.index ?? 0) + 1;
+  const last = first + file.cells.length - 1;
+  return last > first ? `cells ${first}-${last}` : `cell ${first}`;
+}
+
 function renderNotebook(file: NotebookFile): Part[] {
   const parts: Part[] = [];
   const chunks: string[] = [];
@@ -65,8 +72,11 @@ function renderNotebook(file: NotebookFile): Part[] {
   const tail = notes(
     file.unsaved && "Unsaved editor buffer",
     file.partial && file.next_offset != null
-      ? `Showing ${file.cells.length} of ${file.total_cells} cells; continue with offset: ${file.next_offset}`
-      : undefined,
+      ? `Showing ${cellRange(file)} of ${file.total_cells}; continue with offset: ${file.next_offset}` +
+          (file.include_images ? ", include_images: true" : "")
+      : file.cells.length > 0 && file.cells.length !== file.total_cells
+        ? `Showing ${cellRange(file)} of ${file.total_cells}`
+        : undefined,
     file.note,
   );
   parts.push(text(chunks.join("\n") + tail));
@@ -159,7 +169,7 @@ export function renderReadResult(result: ReadResult): Part[] {
         text(
           `Rendered ${f.count} page(s) of ${name(f.file_path)} (${f.page_count} pages) to PNG; ` +
             `read each image to see it:\n${list}` +
-            notes(f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}"` : undefined, f.note),
+            notes(f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}", render: true` : undefined, f.note),
         ),
       ];
     }

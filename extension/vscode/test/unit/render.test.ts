@@ -96,6 +96,21 @@ describe("results -> tool result parts", () => {
     assert.match(moved, /lines 103-152 of 403 unchanged since your read \(you hold them as lines 100-149\); the file changed before them/);
   });
 
+  it("file_unchanged of a PDF, a notebook, an image: the pages, cells or image held", () => {
+    const stub = (file: Record<string, unknown>) =>
+      textOf(renderReadResult({ type: "file_unchanged", file: { file_path: "/ws/d", total_lines: null, obtained_by: "read", ...file } } as never));
+    const pdf = stub({ held_type: "pdf", shown_pages: "1-20", page_count: 40, next_pages: "21-40", tokens: 900 });
+    assert.match(pdf, /pages 1-20 of 40 as text, unchanged since your read; the rest: pages "21-40"/);
+    const parts = stub({ held_type: "parts", shown_pages: "4", page_count: 40, tokens: 90 });
+    assert.match(parts, /pages 4 of 40 rendered as PNG images, unchanged since your read\./);
+    const cells = stub({ held_type: "notebook", first_cell: 3, num_cells: 2, total_cells: 12, next_offset: 5, include_images: false, tokens: 80 });
+    assert.match(cells, /cells 3-4 of 12, with outputs \(images as placeholders\), unchanged since your read; the rest starts at offset 5/);
+    const image = stub({ held_type: "image", display_width: 1568, display_height: 980, original_width: 2880, original_height: 1800, tokens: 2049 });
+    assert.match(image, /the image as sent to you \(1568x980, from 2880x1800, 2049 tokens\), unchanged since your read/);
+    // The server's note, when there, is what the model reads.
+    assert.match(stub({ held_type: "pdf", shown_pages: "2", page_count: 3, note: "Page 2 of 3 as text." }), /: Page 2 of 3 as text\.$/);
+  });
+
   it("file_changed, outline and estimate: the diff, the symbols, the cost", () => {
     const changed = textOf(
       renderReadResult({
@@ -199,6 +214,60 @@ describe("results -> tool result parts", () => {
       }),
     );
     assert.match(parts, /page 1: \/tmp\/x\/page-1.png/);
+    // A view cut short goes on as the same view: rendered pages, cells with their images.
+    const cutParts = textOf(
+      renderReadResult({
+        type: "parts",
+        file: {
+          file_path: "/ws/d.pdf",
+          count: 1,
+          output_dir: "/tmp/x",
+          pages: ["/tmp/x/page-1.png"],
+          page_numbers: [1],
+          page_count: 30,
+          tokens: 40,
+          image_tokens: 1600,
+          original_size: 9000,
+          partial: true,
+          next_pages: "2-21",
+        },
+      }),
+    );
+    assert.match(cutParts, /Continue with pages: "2-21", render: true/);
+    const cutCells = textOf(
+      renderReadResult({
+        type: "notebook",
+        file: {
+          file_path: "/ws/n.ipynb",
+          total_cells: 60,
+          nbformat: "4.5",
+          tokens: 20,
+          partial: true,
+          next_offset: 12,
+          include_images: true,
+          cells: [
+            { cell_id: "c9", index: 9, cell_type: "code", source: "a" },
+            { cell_id: "c10", index: 10, cell_type: "code", source: "b" },
+          ],
+        },
+      }),
+    );
+    assert.match(cutCells, /Showing cells 10-11 of 60; continue with offset: 12, include_images: true/);
+    // A range asked for (offset, limit) says which cells: their ids are not their numbers.
+    const ranged = textOf(
+      renderReadResult({
+        type: "notebook",
+        file: {
+          file_path: "/ws/n.ipynb",
+          total_cells: 12,
+          nbformat: "4.5",
+          tokens: 20,
+          partial: false,
+          cells: [{ cell_id: "x7f", index: 2, cell_type: "code", source: "a" }],
+        },
+      }),
+    );
+    assert.match(ranged, /\[Showing cell 3 of 12\]/);
   });
 
   it("edit and attachments results", () => {
