@@ -29,6 +29,11 @@ def call(method: str, **params: Any) -> str:
     )
 
 
+def rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
+    """`message` with each next call as `word(method, params)` says it (None: as written)."""
+    return _rewrite(message, word)
+
+
 def _rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
     def replace(match: re.Match[str]) -> str:
         params: dict[str, Any] | None = None
