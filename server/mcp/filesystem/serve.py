@@ -105,7 +105,9 @@ def _text_file(file: dict[str, Any]) -> str:
     notes = []
     if file.get("unsaved"):
         notes.append("this is the editor's buffer, with unsaved changes")
-    if file.get("partial"):
+    if file.get("note"):  # the core's words for a cut or a repair: they name offset
+        notes.append(for_filesystem(str(file["note"])))
+    elif file.get("partial"):
         start, count = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
         more = file.get("next_offset")
@@ -113,8 +115,6 @@ def _text_file(file: dict[str, Any]) -> str:
             f"lines {start}-{start + count - 1} of {total}"
             + (f"; the rest: read_text_file with offset={more}" if more else "")
         )
-    if file.get("note"):
-        notes.append(for_filesystem(str(file["note"])))
     if not notes:
         return body
     return body + "\n(readkeeper: " + "; ".join(notes) + ")"
