@@ -29,7 +29,7 @@ from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
-from .tools import TOOL_NAMES, TOOLS, input_schema
+from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
 log = logging.getLogger("readkeeper")
 
@@ -234,7 +234,7 @@ class McpFrontEnd:
             session = _connection_session(ctx)
             if session is not None and arguments.get("session") is None:
                 arguments["session"] = session
-                if session == SHARED_HTTP_SESSION and params.name == "read":
+                if session == SHARED_HTTP_SESSION and params.name in ("read", "read_many"):
                     # Callers we cannot tell apart: none gets a stub for another's read.
                     arguments.setdefault("force", True)
             self.protocol_version = ctx.protocol_version
@@ -252,7 +252,8 @@ class McpFrontEnd:
             if backend.quick(params.name, arguments):
                 with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
                     return self.answer(backend, params.name, arguments)
-            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+            method = TOOL_METHODS[params.name]
+            result = await anyio.to_thread.run_sync(backend.call, method, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
                 result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
