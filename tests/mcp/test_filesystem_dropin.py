@@ -18,6 +18,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from PIL import Image
+from test_mcp_attach import editor
 
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
 
@@ -319,3 +320,44 @@ async def test_readkeeper_s_own_tools_are_not_offered_in_drop_in_mode(
             result = await client.call_tool(tool, arguments)
             assert error_kind(result) == "unsupported"
             assert "read_text_file" in text_of(result)
+
+
+async def test_attached_the_drop_in_reads_unsaved_buffers_and_never_writes_under_them(
+    workspace: Path,
+) -> None:
+    runtime = private_runtime_dir()
+    path = workspace / "open.py"
+    path.write_text("x = 1\n")
+    (workspace / "closed.py").write_text("c = 1\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        lsp.open_document(path, "x = 1\ny = 2  # typed, not saved\n", version=3)
+        async with stdio_client(
+            ["--tools", "filesystem", "--root", str(workspace)], mcp_env(runtime)
+        ) as client:
+            read = await ok(client, "read_text_file", path="open.py")
+            assert "y = 2  # typed, not saved" in read
+            assert "unsaved changes" in read
+            kind, said = await refused(
+                client,
+                "edit_file",
+                path="open.py",
+                edits=[{"oldText": "x = 1", "newText": "x = 2"}],
+            )
+            assert kind == "dirty_buffer"
+            assert "unsaved changes" in said
+            kind, _ = await refused(client, "move_file", source="open.py", destination="moved.py")
+            assert kind == "dirty_buffer"
+            assert path.read_text() == "x = 1\n"
+            assert not (workspace / "moved.py").exists()
+            # A file the editor does not hold is changed as on its own.
+            await ok(client, "read_text_file", path="closed.py")
+            await ok(
+                client,
+                "edit_file",
+                path="closed.py",
+                edits=[{"oldText": "c = 1", "newText": "c = 2"}],
+            )
+            assert (workspace / "closed.py").read_text() == "c = 2\n"
+    finally:
+        await lsp.client.close()
