@@ -57,6 +57,14 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
             raise workspace.not_found(source_given)
         if _lstat(destination) is not None:
             raise _exists(destination.path)
+        if destination.path.startswith(source.path.rstrip(os.sep) + os.sep):
+            raise ReadkeeperError(
+                "bad_params",
+                f"{destination.path} lies inside {source.path}: a folder cannot be moved into "
+                "itself. Choose a destination outside it.",
+                field="destination",
+                file_path=destination.path,
+            )
         _refuse_unsaved(core, source.path, stat.S_ISDIR(found.st_mode))
         _rename(source, destination, destination_given)
         followed = core.read_states.moved(params.session, source.path, destination.path)

@@ -107,6 +107,14 @@ def test_version_control_metadata_is_never_a_move_s_end_nor_made(
     assert error.kind == "bad_params"
 
 
+def test_a_folder_is_never_moved_into_itself(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "d" / "e").mkdir(parents=True)
+    error = refused(core, "move", source="d", destination="d/e/d")
+    assert error.kind == "bad_params"
+    assert "into itself" in error.message
+    assert (workspace / "d" / "e").is_dir()
+
+
 def test_unsaved_editor_changes_are_never_moved_from_under_the_editor(
     workspace: Path,
 ) -> None:

@@ -236,6 +236,10 @@ async def test_listings_tree_search_and_info(connect: Connect, workspace: Path) 
         assert "build" not in names
         src = {node["name"]: node for node in names["src"]["children"]}
         assert set(src) == {"big.py", "pkg"}
+        folders_out = json.loads(
+            await ok(client, "directory_tree", path="src", excludePatterns=["pkg/"])
+        )
+        assert [node["name"] for node in folders_out] == ["big.py", "small.log"]
         assert src["pkg"] == {
             "name": "pkg",
             "type": "directory",

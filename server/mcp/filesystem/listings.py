@@ -108,7 +108,8 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
     for e in result.get("entries", []):
         name = e["name"]
         parent, _, leaf = name.rpartition("/")
-        if excluded(name) or parent not in folders:
+        is_dir = e["kind"] == "dir"
+        if excluded(name + "/" if is_dir else name) or parent not in folders:
             continue  # excluded, or inside an excluded folder
         node: dict[str, Any] = {"name": leaf, "type": "directory" if e["kind"] == "dir" else "file"}
         if e["kind"] == "dir":
@@ -135,8 +136,10 @@ def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
     path = string(args, "path")
     excluded = _excluded(args)
     result = served.ask("glob", pattern=string(args, "pattern"), path=path)
-    where = served.ask("stat", path=path).get("path", path)
-    found = [p for p in result.get("paths", []) if not excluded(os.path.relpath(p, where))]
+    found = list(result.get("paths", []))
+    if args.get("excludePatterns"):
+        where = served.ask("stat", path=path).get("path", path)  # the real folder searched
+        found = [p for p in found if not excluded(os.path.relpath(p, where))]
     text = "\n".join(quoting.name(p) for p in found) if found else "No matches found"
     cut = _cut(result, "the 1000 newest matches; narrow the pattern or path for the others")
     return [text_block(text + cut)]

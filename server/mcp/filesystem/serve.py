@@ -72,8 +72,9 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
         if not isinstance(total, int):
             raise ReadkeeperError(
                 "unsupported",
-                f"{path} is too large to count its lines for tail; read a part with offset "
-                "and head instead.",
+                f"The lines of {path} cannot be counted for tail (it is not a text file, or "
+                "it is too large to count); read it without tail, or a part with offset and "
+                "head.",
                 file_path=path,
             )
         offset, limit = max(1, total - tail + 1), tail
