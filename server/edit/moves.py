@@ -11,7 +11,8 @@ confined as writes are.
 - A move never replaces anything (`renameat2(RENAME_NOREPLACE)`: an existing
   destination, even one created between the check and the rename, refuses it).
 - A file (or any file in a folder) with unsaved changes in the editor is not moved:
-  the editor would save them under the old name.
+  the editor would save them under the old name; nor is anything moved to a path the
+  editor holds a document for that is not on disk (its save would replace it).
 - What the session read follows the files it moved (its read-state and snapshots), so
   it may edit them at their new path without reading again; other sessions are told
   the file is gone from where they read it, as for any deletion.
@@ -66,6 +67,11 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
                 file_path=destination.path,
             )
         _refuse_unsaved(core, source.path, stat.S_ISDIR(found.st_mode))
+        waiting = core.buffers.get(destination.path)
+        if waiting is not None:
+            # Open in the editor but not on disk: all of it is unsaved, and its save would
+            # replace what the move put there.
+            raise dirty(destination.path, waiting.version)
         _rename(source, destination, destination_given)
         followed = core.read_states.moved(params.session, source.path, destination.path)
         for old, new, digest in followed:

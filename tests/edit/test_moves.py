@@ -127,6 +127,7 @@ def test_unsaved_editor_changes_are_never_moved_from_under_the_editor(
             f"{real}/open.py": Buffer("typed\n", 3),
             f"{real}/pkg/inner.py": Buffer("typed\n", 4),
             f"{real}/clean.py": Buffer("disk\n", 1, edited=False),
+            f"{real}/untitled.py": Buffer("typed in a new file\n", 1),
         }
     )
     core = Readkeeper(roots=[str(workspace)], buffers=editor)
@@ -136,6 +137,10 @@ def test_unsaved_editor_changes_are_never_moved_from_under_the_editor(
             assert error.kind == "dirty_buffer", source
         assert (workspace / "open.py").exists()
         assert (workspace / "pkg" / "inner.py").exists()
+        # Nor onto a path the editor holds a never-saved document for.
+        error = refused(core, "move", source="clean.py", destination="untitled.py")
+        assert error.kind == "dirty_buffer"
+        assert not (workspace / "untitled.py").exists()
         # A document open without unsaved changes may move (the editor follows or closes it).
         calls.call(core, "move", {"source": "clean.py", "destination": "clean2.py"})
         assert (workspace / "clean2.py").exists()
