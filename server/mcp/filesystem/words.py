@@ -29,7 +29,8 @@ _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "stat": ("get_file_info", {}),
 }
 _WORDS = {"old_string": "oldText", "new_string": "newText", "file_path": "path"}
-_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b")
+# A param's name as a word of the message, never part of a path or a name it shows.
+_WORD = re.compile(r"(?<![\w/.\-\\])(" + "|".join(_WORDS) + r")(?![\w/.\-])")
 
 
 def _word(method: str, params: dict[str, Any] | None) -> str:
