@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Session
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -229,3 +230,41 @@ def test_a_patch_keeps_crlf_and_applies_replacements_in_order(
         },
     )
     assert path.read_bytes() == b"1-3\r\n4\r\n"
+
+
+async def test_over_lsp_patch_stat_move_and_mkdir_answer_and_refuse_with_kinds(
+    lsp: Session, workspace: Path
+) -> None:
+    path = workspace / "l.py"
+    path.write_text("a = 1\nb = 2\n")
+    request = lsp.client.request
+    error = await lsp.error(
+        "readkeeper/patch",
+        {"file_path": str(path), "edits": [{"old_string": "a = 1", "new_string": "a = 3"}]},
+    )
+    assert error.data["kind"] == "not_read"
+    await lsp.read(path)
+    done = await request(
+        "readkeeper/patch",
+        {
+            "file_path": str(path),
+            "edits": [
+                {"old_string": "a = 1", "new_string": "a = 3"},
+                {"old_string": "b = 2", "new_string": "b = 4"},
+            ],
+        },
+    )
+    assert "+a = 3" in done["diff"]
+    assert path.read_text() == "a = 3\nb = 4\n"
+    info = await request("readkeeper/stat", {"path": str(path)})
+    assert info["kind"] == "file"
+    assert info["read_by_session"] is True
+    await request("readkeeper/mkdir", {"path": str(workspace / "pkg")})
+    moved = await request(
+        "readkeeper/move", {"source": str(path), "destination": str(workspace / "pkg" / "l.py")}
+    )
+    assert moved["destination"] == str(workspace / "pkg" / "l.py")
+    error = await lsp.error(
+        "readkeeper/move", {"source": str(workspace / "pkg"), "destination": str(workspace / "pkg")}
+    )
+    assert error.data["kind"] == "bad_params"
