@@ -240,7 +240,10 @@ class McpFrontEnd:
             self.protocol_version = ctx.protocol_version
             if self.tool_set == "filesystem":
                 served = filesystem.Served(
-                    backend.call, lambda: _reachable(backend), arguments.pop("session", None)
+                    backend.call,
+                    lambda: _reachable(backend),
+                    arguments.pop("session", None),
+                    force_reads=session == SHARED_HTTP_SESSION,
                 )
                 answered: types.CallToolResult = await anyio.to_thread.run_sync(
                     filesystem.serve, served, params.name, arguments

@@ -22,12 +22,17 @@ class Served:
     call: Call
     roots: Callable[[], list[str]]
     session: str | None = None
+    # Callers sharing one session that cannot be told apart (HTTP without a session
+    # id): none may get a stub for what another read.
+    force_reads: bool = False
 
     def ask(self, method: str, **params: Any) -> Any:
         """`method` with `params` (None values left out), in this call's session."""
         sent = {k: v for k, v in params.items() if v is not None}
         if self.session is not None:
             sent["session"] = self.session
+        if self.force_reads and method in ("read", "readMany") and not sent.get("estimate"):
+            sent["force"] = True
         return self.call(method, sent)
 
 
