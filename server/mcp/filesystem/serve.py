@@ -109,11 +109,11 @@ def _text_file(file: dict[str, Any]) -> str:
     if file.get("note"):  # the core's words for a cut or a repair: they name offset
         notes.append(for_filesystem(str(file["note"])))
     elif file.get("partial"):
-        start, count = file.get("start_line", 1), file.get("num_lines", 0)
+        start, shown = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
         more = file.get("next_offset")
         notes.append(
-            f"lines {start}-{start + count - 1} of {total}"
+            f"lines {start}-{start + shown - 1} of {total}"
             + (f"; the rest: read_text_file with offset={more}" if more else "")
         )
     if not notes:
