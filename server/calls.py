@@ -33,6 +33,7 @@ from .protocol import (
     unstructure,
 )
 from .protocol.batch import ReadManyParams
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
@@ -69,6 +70,14 @@ def _write(core: Readkeeper, params: WriteParams) -> Any:
     return with_diagnostics(core, params.session, unstructure(core.write(params)), since)
 
 
+def _patch(core: Readkeeper, params: PatchParams) -> Any:
+    since = time.time_ns()
+    result = core.patch(params)
+    if params.dry_run:
+        return result
+    return with_diagnostics(core, params.session, result, since)
+
+
 def _attachments(core: Readkeeper, params: AttachmentsParams) -> Any:
     return core.attachments(params)
 
@@ -99,6 +108,10 @@ METHODS: dict[str, Method] = {
         Method("grep", GrepParams, lambda core, params: core.grep(params)),
         Method("glob", GlobParams, lambda core, params: core.glob(params)),
         Method("list", ListParams, lambda core, params: core.list_folder(params)),
+        Method("stat", StatParams, lambda core, params: core.stat_path(params)),
+        Method("move", MoveParams, lambda core, params: core.move(params)),
+        Method("mkdir", MkdirParams, lambda core, params: core.mkdir(params)),
+        Method("patch", PatchParams, _patch),
     )
 }
 

@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never attach to the editor's readkeeper: run a core of its own",
     )
+    mcp.add_argument(
+        "--tools",
+        choices=("readkeeper", "filesystem"),
+        default="readkeeper",
+        help="readkeeper's own tools (default), or the 14 tools of the reference MCP "
+        "filesystem server (a drop-in for @modelcontextprotocol/server-filesystem)",
+    )
 
     commands.add_parser("demo", help="play a short agent session against a real server")
     commands.add_parser("settings", help="print the settings table (Markdown)")
@@ -200,7 +207,13 @@ def _run(args: argparse.Namespace) -> int:
         with _loading():
             from .mcp import main as mcp
 
-        return mcp(args.root, http=args.http, port=args.port, attach=not args.standalone)
+        return mcp(
+            args.root,
+            http=args.http,
+            port=args.port,
+            attach=not args.standalone,
+            tools=args.tools,
+        )
     if args.command == "demo":
         from .demo import main as demo
 

@@ -48,6 +48,7 @@ from .protocol import (
 )
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .settings import Settings, resolve_settings
@@ -197,6 +198,12 @@ class Readkeeper:
 
         return list_folder(self, params)
 
+    def stat_path(self, params: StatParams) -> dict[str, Any]:
+        """`readkeeper/stat`: a file's kind, size, times and permissions."""
+        from .search.info import file_info
+
+        return file_info(self, params)
+
     # --- read-state and counters --------------------------------------------------------
 
     def enter(self, session: str) -> None:
@@ -262,6 +269,27 @@ class Readkeeper:
 
         result = self._change(params.session, edits.write, params)
         self.stats.add(params.session, writes=1)
+        return result
+
+    def move(self, params: MoveParams) -> dict[str, Any]:
+        """`readkeeper/move`: rename a file or folder, never replacing (edit/moves.py)."""
+        from .edit import moves
+
+        return self._change(params.session, moves.move, params)
+
+    def mkdir(self, params: MkdirParams) -> dict[str, Any]:
+        """`readkeeper/mkdir`: a folder and the missing ones above it (edit/moves.py)."""
+        from .edit import moves
+
+        return self._change(params.session, moves.mkdir, params)
+
+    def patch(self, params: PatchParams) -> dict[str, Any]:
+        """`readkeeper/patch`: replacements in one file, all or none (edit/patch.py)."""
+        from .edit.patch import patch
+
+        result = self._change(params.session, patch, params)
+        if not params.dry_run:
+            self.stats.add(params.session, edits=1)
         return result
 
     def _change(self, session: str, apply: Callable[[Readkeeper, P], R], params: P) -> R:

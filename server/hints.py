@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _CALL = re.compile(r"readkeeper/([A-Za-z]+)(?: (\{[^{}]*\}))?")
@@ -27,6 +27,11 @@ def call(method: str, **params: Any) -> str:
         if shown
         else (f"readkeeper/{method}")
     )
+
+
+def rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
+    """`message` with each next call as `word(method, params)` says it (None: as written)."""
+    return _rewrite(message, word)
 
 
 def _rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
@@ -44,15 +49,17 @@ def _rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | No
     return _CALL.sub(replace, message)
 
 
-def for_mcp(message: str, tools: frozenset[str]) -> str:
-    """`message` with each next call as the MCP tool that serves it."""
+def for_mcp(message: str, tools: Mapping[str, str]) -> str:
+    """`message` with each next call as the MCP tool that serves it (`tools`: each
+    method's tool name)."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
-        if method not in tools:
+        tool = tools.get(method)
+        if tool is None:
             return None
         if not params:
-            return f"the {method} tool"
-        return f"the {method} tool with {json.dumps(params, ensure_ascii=False)}"
+            return f"the {tool} tool"
+        return f"the {tool} tool with {json.dumps(params, ensure_ascii=False)}"
 
     return _rewrite(message, word)
 

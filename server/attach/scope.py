@@ -43,6 +43,10 @@ PATH_FIELDS: dict[str, tuple[str, ...]] = {
     "list": ("path",),
     "changes": (),
     "stats": (),
+    "stat": ("path",),
+    "move": ("source", "destination"),
+    "mkdir": ("path",),
+    "patch": ("file_path",),
 }
 
 

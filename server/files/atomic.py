@@ -40,6 +40,7 @@ import ctypes
 import errno
 import os
 import secrets
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -396,3 +397,28 @@ def _fsync(folder: int) -> None:
     """Make the rename itself durable; some filesystems cannot, which is no error."""
     with suppress(OSError):
         os.fsync(folder)
+
+
+def rename_new(src_folder: int, src: str, dst_folder: int, dst: str) -> bool:
+    """Rename the entry `src` of one open folder to `dst` in another, never replacing
+    what is at `dst` (FileExistsError then): `renameat2(RENAME_NOREPLACE)`, else for a
+    file a hard link and an unlink (the link fails on an existing name). False where the
+    system can do neither (a folder without renameat2): nothing was renamed."""
+    if _renameat2 is not None or _renameatx_np is not None:
+        if _renameat2 is not None:
+            flags = _RENAME_NOREPLACE
+            rc = _renameat2(src_folder, os.fsencode(src), dst_folder, os.fsencode(dst), flags)
+        else:
+            flags = _MAC_RENAME_EXCL
+            rc = _renameatx_np(src_folder, os.fsencode(src), dst_folder, os.fsencode(dst), flags)
+        if rc == 0:
+            return True
+        err = ctypes.get_errno()
+        if err not in _UNSUPPORTED:
+            raise OSError(err, os.strerror(err), dst)
+    found = lstat_in(src_folder, src)
+    if found is None or not stat.S_ISREG(found.st_mode):
+        return False
+    os.link(src, dst, src_dir_fd=src_folder, dst_dir_fd=dst_folder, follow_symlinks=False)
+    os.unlink(src, dir_fd=src_folder)
+    return True

@@ -49,6 +49,10 @@ class EditorBuffers:
         text = opened.document.source
         return Buffer(text, opened.document.version, edited=text != opened.baseline)
 
+    def paths(self) -> list[str]:
+        """The real paths of the open documents."""
+        return list(self._documents)
+
     # --- edits of open buffers (edit.services.BufferEditor) ---
 
     # The event loop that sends workspace/applyEdit: lent by whatever runs an edit.

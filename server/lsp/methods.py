@@ -107,6 +107,10 @@ REQUESTS: dict[str, Serve] = {
     "readkeeper/grep": in_the_pool,
     "readkeeper/glob": in_the_pool,
     "readkeeper/list": in_the_pool,
+    "readkeeper/stat": in_the_pool,
+    "readkeeper/move": changing,
+    "readkeeper/mkdir": changing,
+    "readkeeper/patch": changing,
 }
 
 

@@ -38,7 +38,11 @@ MAX_SESSIONS = 256
 
 
 def main(
-    roots: Sequence[str] = (), http: bool = False, port: int = DEFAULT_PORT, attach: bool = True
+    roots: Sequence[str] = (),
+    http: bool = False,
+    port: int = DEFAULT_PORT,
+    attach: bool = True,
+    tools: str = "readkeeper",
 ) -> int:
     """Serve MCP until the client leaves (stdio) or the process is stopped (HTTP)."""
     missing = [root for root in roots if not os.path.isdir(root)]
@@ -48,7 +52,7 @@ def main(
             file=sys.stderr,
         )
         return 2
-    front = McpFrontEnd(roots, attach=attach)
+    front = McpFrontEnd(roots, attach=attach, tools=tools)
     try:
         if http:
             return _serve_http(front, port)

@@ -68,6 +68,8 @@ class QuickCalls:
         version = front.protocol_version
         if version is None or front.backend is None or len(line) > _LINE_LIMIT:
             return None
+        if front.tool_set != "readkeeper":
+            return None  # the drop-in has no `read` tool: the SDK refuses it
         if b'"tools/call"' not in line:
             return None
         call = _plain_read(line, version)

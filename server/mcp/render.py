@@ -15,7 +15,7 @@ import mcp_types as types
 from .. import hints, quoting, render
 from ..errors import ReadkeeperError
 from ..search import shown
-from .tools import TOOL_NAMES
+from .tools import METHOD_TOOLS
 
 Content = types.TextContent | types.ImageContent
 
@@ -34,6 +34,8 @@ def tool_result(
         content = [text(render.attachments(result))]
     elif method == "changes" and isinstance(result, dict):
         content = [text(render.changes(result))]
+    elif method == "read_many" and isinstance(result, dict):
+        content = many_content(result)
     elif method in ("grep", "glob", "list") and isinstance(result, dict):
         content = [text(shown.text(method, result))]
     else:
@@ -42,6 +44,14 @@ def tool_result(
     structured = render.without_payloads(result)
     if method == "read" and isinstance(structured, dict):
         structured = _without_text(structured)
+    if method == "read_many" and isinstance(structured, dict):
+        structured = {
+            **structured,
+            "results": [
+                {**item, "result": _without_text(item["result"])} if "result" in item else item
+                for item in structured.get("results", [])
+            ],
+        }
     if notice is not None:
         content.insert(0, text(notice))
         if isinstance(structured, dict):
@@ -56,7 +66,7 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     """A refusal as a tool error: the LSP message, then its kind and data."""
     data = exc.to_data()
     details = {k: v for k, v in data.items() if k != "kind"}
-    message = hints.for_mcp(exc.message, TOOL_NAMES)  # the next call as a tool of ours
+    message = hints.for_mcp(exc.message, METHOD_TOOLS)  # the next call as a tool of ours
     lines = [message, f"kind: {exc.kind}"]
     if details:
         lines.append(quoting.json_text(details, default=str)[:4000])
@@ -84,6 +94,26 @@ def _without_text(result: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(file, dict):
         return result
     return {**result, "file": {k: v for k, v in file.items() if k not in _TEXT_FIELDS}}
+
+
+def many_content(result: dict[str, Any]) -> list[Content]:
+    """A read_many result: each file as read shows it (or its refusal, with its kind)
+    in the order asked, then the budget left; images after the text."""
+    parts: list[str] = []
+    images: list[Content] = []
+    for item in result.get("results", []):
+        error = item.get("error")
+        if isinstance(error, dict):
+            kind = (error.get("data") or {}).get("kind", "internal")
+            message = hints.for_mcp(str(error.get("message", "")), METHOD_TOOLS)
+            parts.append(f"{quoting.name(item.get('file_path', ''))}: refused ({kind}): {message}")
+            continue
+        blocks = read_content(item.get("result") or {})
+        parts.extend(b.text for b in blocks if isinstance(b, types.TextContent))
+        images.extend(b for b in blocks if isinstance(b, types.ImageContent))
+    if "budget_tokens_left" in result:
+        parts.append(f"(budget_tokens left: {result['budget_tokens_left']})")
+    return [text("\n\n".join(parts)), *images]
 
 
 def read_content(result: dict[str, Any]) -> list[Content]:

@@ -28,8 +28,8 @@ from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
-from . import render
-from .tools import TOOL_NAMES, TOOLS, input_schema
+from . import filesystem, render
+from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
 log = logging.getLogger("readkeeper")
 
@@ -39,6 +39,14 @@ INSTRUCTIONS = (
     "with `edit` and `write` (refused as stale when the file changed since your read, "
     "so re-read and retry), and call `changes` to see what changed under you."
 )
+FILESYSTEM_INSTRUCTIONS = (
+    "readkeeper, serving the filesystem server's tools: reading a file you already hold "
+    "unchanged returns a short note instead of the text (force=true resends it), long "
+    "files come back in parts (offset continues), and edit_file/write_file of a file are "
+    "refused until you have read it, or as stale when it changed since your read."
+)
+# The tool sets `readkeeper mcp --tools` offers.
+TOOL_SETS = ("readkeeper", "filesystem")
 
 
 class Backend(Protocol):
@@ -76,6 +84,8 @@ class LocalBackend:
     def describe(self) -> dict[str, Any]:
         """Stand-alone, its roots, and why it did not attach (if there was a reason)."""
         mode: dict[str, Any] = {"mode": "standalone", "roots": list(self.core.workspace.roots)}
+        if self.core.workspace.allowed:
+            mode["allowed_paths"] = list(self.core.workspace.allowed)
         if self.why:
             mode["not_attached"] = self.why
         return mode
@@ -142,9 +152,12 @@ class AttachedBackend:
 class McpFrontEnd:
     """The tools, and the backend they are served by."""
 
-    def __init__(self, roots: Sequence[str] = (), attach: bool = True) -> None:
+    def __init__(
+        self, roots: Sequence[str] = (), attach: bool = True, tools: str = "readkeeper"
+    ) -> None:
         self.explicit_roots = [os.path.realpath(r) for r in roots]
         self.attach = attach
+        self.tool_set = tools  # one of TOOL_SETS
         self.backend: Backend | None = None
         # The protocol version of the last call the SDK served, and how many reads were
         # answered from their stdin line (quick.py) instead.
@@ -158,7 +171,27 @@ class McpFrontEnd:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        """Every tool, its schema generated from the protocol's params."""
+        """Every tool, its schema generated from the protocol's params (the drop-in's:
+        the reference server's, filesystem/tools.py)."""
+        if self.tool_set == "filesystem":
+            return types.ListToolsResult(
+                tools=[
+                    types.Tool(
+                        name=spec.name,
+                        title=spec.title,
+                        description=spec.description,
+                        input_schema=filesystem.SCHEMAS[spec.name],
+                        annotations=types.ToolAnnotations(
+                            title=spec.title,
+                            read_only_hint=spec.read_only,
+                            destructive_hint=spec.destructive,
+                            idempotent_hint=spec.idempotent,
+                            open_world_hint=False,
+                        ),
+                    )
+                    for spec in filesystem.TOOLS
+                ]
+            )
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -182,10 +215,11 @@ class McpFrontEnd:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Serve one tool call; a refusal is a tool error with its kind."""
-        if params.name not in TOOL_NAMES:
+        names = filesystem.TOOL_NAMES if self.tool_set == "filesystem" else TOOL_NAMES
+        if params.name not in names:
             error = ReadkeeperError(
                 "unsupported",
-                f"There is no tool {params.name!r}; the tools are {sorted(TOOL_NAMES)}.",
+                f"There is no tool {params.name!r}; the tools are {sorted(names)}.",
             )
             return render.error_result(error)
         arguments = dict(params.arguments or {})
@@ -200,14 +234,29 @@ class McpFrontEnd:
             session = _connection_session(ctx)
             if session is not None and arguments.get("session") is None:
                 arguments["session"] = session
-                if session == SHARED_HTTP_SESSION and params.name == "read":
+                if session == SHARED_HTTP_SESSION and params.name in ("read", "read_many"):
                     # Callers we cannot tell apart: none gets a stub for another's read.
                     arguments.setdefault("force", True)
             self.protocol_version = ctx.protocol_version
+            if self.tool_set == "filesystem":
+                served = filesystem.Served(
+                    backend.call,
+                    lambda: _reachable(backend),
+                    arguments.pop("session", None),
+                    force_reads=session == SHARED_HTTP_SESSION,
+                )
+                answered: types.CallToolResult = await anyio.to_thread.run_sync(
+                    filesystem.serve, served, params.name, arguments
+                )
+                notice = self._notice(backend, params.name)
+                if notice is not None:
+                    answered.content.insert(0, render.text(notice))
+                return answered
             if backend.quick(params.name, arguments):
                 with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
                     return self.answer(backend, params.name, arguments)
-            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+            method = TOOL_METHODS[params.name]
+            result = await anyio.to_thread.run_sync(backend.call, method, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
                 result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
@@ -226,7 +275,8 @@ class McpFrontEnd:
         though one may run (its folder was refused): on its first result, and on every
         edit and write, which may land under unsaved changes it cannot see."""
         why = getattr(backend, "why", "")
-        if not why or (self._told and tool not in ("edit", "write")):
+        changing = ("edit", "write", "edit_file", "write_file", "move_file")
+        if not why or (self._told and tool not in changing):
             return None
         self._told = True
         return (
@@ -336,6 +386,12 @@ class McpFrontEnd:
             self.backend.close()
 
 
+def _reachable(backend: Backend) -> list[str]:
+    """The folders calls may reach (list_allowed_directories): roots, then allowed paths."""
+    described = backend.describe()
+    return [*described.get("roots", []), *described.get("allowed_paths", [])]
+
+
 def _fault(tool: str, exc: Exception) -> types.CallToolResult:
     """A fault in readkeeper itself (logged) as the tool's error."""
     log.exception("The MCP tool %s failed unexpectedly", tool)
@@ -372,7 +428,7 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
         "readkeeper",
         version=__version__,
         title="readkeeper",
-        instructions=INSTRUCTIONS,
+        instructions=FILESYSTEM_INSTRUCTIONS if front.tool_set == "filesystem" else INSTRUCTIONS,
         on_list_tools=front.list_tools,
         on_call_tool=front.call_tool,
     )

@@ -36,7 +36,10 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "edit_mode": "Notebook cell edit: replace, insert or delete.",
     "cell_type": "Type of an inserted notebook cell (default code).",
     "content": "The whole new content of the file.",
-    "budget_tokens": "Total token budget for the attachments.",
+    "budget_tokens": "Total token budget (attachments: of the context gathered; read_many: "
+    "shared by the files, each that no longer fits left unread and said).",
+    "file_paths": "The files to read, each as read reads it (absolute, or relative to the "
+    "first workspace root).",
     "types": "Attachment types to gather (default: all).",
     "mentions": "Paths the user attached or mentioned.",
     "active_editor": "The file and selection the user is looking at.",
@@ -64,6 +67,12 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     extra_params: tuple[type[Any], ...] = ()  # other params classes the tool accepts
+    method: str = ""  # the dispatch method it calls, when not its own name
+
+    @property
+    def calls(self) -> str:
+        """The `calls.METHODS` method this tool is served by."""
+        return self.method or self.name
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -141,6 +150,18 @@ TOOLS: tuple[ToolSpec, ...] = (
 
 TOOLS += (
     ToolSpec(
+        "read_many",
+        "Read several files",
+        "Read several files in one call (up to 100), each as read reads it (its own stub, "
+        "caps and errors, in the order given), the whole within budget_tokens when given: a "
+        "file that no longer fits is left unread and says so, with the read that gets it. "
+        "One file's error never fails the others.",
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+        method="readMany",
+    ),
+    ToolSpec(
         "grep",
         "Search file contents",
         "Search the workspace (or path: a folder or file) for a regular expression "
@@ -173,12 +194,15 @@ TOOLS += (
 )
 
 TOOL_NAMES = frozenset(spec.name for spec in TOOLS)
+# The method each tool calls, and the tool each method is offered as (for errors' hints).
+TOOL_METHODS = {spec.name: spec.calls for spec in TOOLS}
+METHOD_TOOLS = {spec.calls: spec.name for spec in TOOLS}
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its method's params class merged with `extra_params`;
     a field is required when every class requires it."""
-    classes = (METHODS[spec.name].params, *spec.extra_params)
+    classes = (METHODS[spec.calls].params, *spec.extra_params)
     properties: dict[str, Any] = {}
     required: list[str] | None = None
     for cls in classes:
@@ -240,4 +264,12 @@ def type_schema(hint: Any) -> dict[str, Any]:
     raise TypeError(f"no JSON schema for {hint!r}: add it to mcp/tools.py")
 
 
-__all__ = ["TOOLS", "TOOL_NAMES", "ToolSpec", "input_schema", "object_schema"]
+__all__ = [
+    "METHOD_TOOLS",
+    "TOOLS",
+    "TOOL_METHODS",
+    "TOOL_NAMES",
+    "ToolSpec",
+    "input_schema",
+    "object_schema",
+]

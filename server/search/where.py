@@ -9,6 +9,7 @@ import stat
 
 from ..errors import ReadkeeperError
 from ..files.paths import is_within
+from ..hints import call
 from ..read.services import ReadServices
 
 
@@ -41,7 +42,7 @@ def searched(
     if folder_only and not stat.S_ISDIR(mode):
         raise ReadkeeperError(
             "bad_params",
-            f"{real} is a file, not a folder. Read it with read (file_path={real!r}).",
+            f"{real} is a file, not a folder. Read it ({call('read', file_path=real)}).",
             field="path",
             file_path=real,
         )

@@ -31,6 +31,10 @@ class Buffers(Protocol):
         """The editor's copy of the document at `real_path`; None when it is not open."""
         ...
 
+    def paths(self) -> list[str]:
+        """The real paths of every open document (a folder's move checks those in it)."""
+        ...
+
 
 class NoBuffers:
     """The buffers of a front end without an editor: no document is ever open."""
@@ -38,3 +42,7 @@ class NoBuffers:
     def get(self, real_path: str) -> Buffer | None:
         """None: nothing is open."""
         return None
+
+    def paths(self) -> list[str]:
+        """None open."""
+        return []

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..files.stamps import Stamp
@@ -228,6 +228,25 @@ class ReadStates:
                 if state.records.pop(path, None) is not None:
                     dropped += 1
             return dropped
+
+    def moved(self, session: str, old: str, new: str) -> list[tuple[str, str, str]]:
+        """The session's own move of `old` (a file, or a folder with everything beneath
+        it) to `new`: its records follow the files, so what it read it still holds and
+        may edit at the new path. Returns (old path, new path, digest) of each."""
+        prefix = old.rstrip(os.sep) + os.sep
+        followed: list[tuple[str, str, str]] = []
+        with self._lock:
+            state = self._sessions.get(session)
+            if state is None:
+                return followed
+            for path in list(state.records):
+                if path != old and not path.startswith(prefix):
+                    continue
+                record = state.records.pop(path)
+                target = new + path[len(old) :]
+                state.records[target] = replace(record, path=target)
+                followed.append((path, target, record.digest))
+        return followed
 
     def count(self, session: str | None = None) -> int:
         """Records in the session's read-state, or in every session's when None."""

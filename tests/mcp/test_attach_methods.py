@@ -45,6 +45,20 @@ HOSTILE: dict[str, list[dict[str, Any]]] = {
     "list": [{"path": "."}, {"path": "{ws}"}, {"path": ".."}],
     "changes": [{}, {"session": "editor"}],
     "stats": [{}, {"session": "editor"}],
+    "stat": [{"path": "../other.txt"}, {"path": "{ws}"}, {"path": "missing.txt"}],
+    "move": [
+        {"source": "in.txt", "destination": "../moved-out.txt"},
+        {"source": "../other.txt", "destination": "stolen.txt"},
+    ],
+    "mkdir": [{"path": "../made-outside"}, {"path": "../made-outside/deeper"}],
+    "patch": [
+        {"file_path": "../other.txt", "edits": [{"old_string": "TOP", "new_string": "X"}]},
+        {
+            "file_path": "../other.txt",
+            "edits": [{"old_string": "TOP", "new_string": "X"}],
+            "dry_run": True,
+        },
+    ],
 }
 
 
@@ -116,6 +130,10 @@ def test_no_method_reaches_or_names_beyond_the_roots(listener: Listener, workspa
             assert beyond == [], (method, params, answer)
     assert (workspace / "other.txt").read_text() == f"{SECRET}\n"
     assert not (workspace / "planted.txt").exists()
+    assert not (workspace / "moved-out.txt").exists()
+    assert (sub / "in.txt").exists()
+    assert not (sub / "stolen.txt").exists()
+    assert not (workspace / "made-outside").exists()
 
     # Relative paths start at the agent's root, not the editor's.
     found = narrow.ask("grep", pattern="inside")["result"]["matches"]

@@ -57,6 +57,7 @@ async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
             "changes",
             "forget",
             "stats",
+            "read_many",
             "grep",
             "glob",
             "list",

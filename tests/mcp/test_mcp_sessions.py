@@ -33,3 +33,23 @@ async def test_each_http_session_is_its_own_read_state(workspace: Path) -> None:
             assert (await call(other, "read", **named))["type"] == "file_unchanged"
     finally:
         server.stop()
+
+
+async def test_drop_in_callers_without_a_session_id_never_get_anothers_stub(
+    workspace: Path,
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    args = ["--tools", "filesystem", "--root", str(workspace)]
+    server = HttpServer(args, mcp_env(private_runtime_dir()))
+    try:
+        async with Client(server.url) as modern, Client(server.url) as other:
+            for client in (modern, other, modern):
+                read = await client.call_tool("read_text_file", {"path": "a.txt"})
+                assert read.content[0].text == "```\na\n```"  # type: ignore[union-attr]
+        async with Client(server.url, mode="legacy") as legacy:
+            first = await legacy.call_tool("read_text_file", {"path": "a.txt"})
+            again = await legacy.call_tool("read_text_file", {"path": "a.txt"})
+            assert first.content[0].text == "```\na\n```"  # type: ignore[union-attr]
+            assert again.content[0].text.startswith("file_unchanged")  # type: ignore[union-attr]
+    finally:
+        server.stop()

@@ -15,7 +15,7 @@ from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.hints import call, for_cli, for_mcp
-from readkeeper.mcp.tools import TOOL_NAMES
+from readkeeper.mcp.tools import METHOD_TOOLS
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 SHELL_WORDS = ("`ls", "e.g. grep", "grep -n", "`find", "`cat")
@@ -26,7 +26,7 @@ def test_one_next_call_in_each_front_ends_words() -> None:
     assert (
         written == 'List it (readkeeper/list {"path": "/w/a b"}), then read it (readkeeper/read).'
     )
-    assert for_mcp(written, TOOL_NAMES) == (
+    assert for_mcp(written, METHOD_TOOLS) == (
         'List it (the list tool with {"path": "/w/a b"}), then read it (the read tool).'
     )
     assert (
@@ -35,7 +35,10 @@ def test_one_next_call_in_each_front_ends_words() -> None:
     ranged = call("read", file_path="/w/x.py", offset=3, limit=2)
     assert for_cli(ranged) == "`readkeeper read /w/x.py --offset 3 --limit 2`"
     # A method a front end lacks stays the method.
-    assert for_mcp("(readkeeper/undo)", TOOL_NAMES) == "(readkeeper/undo)"
+    assert for_mcp("(readkeeper/undo)", METHOD_TOOLS) == "(readkeeper/undo)"
+    # A method offered under another tool name is said as that tool.
+    many = call("readMany", file_paths=["a.py"])
+    assert for_mcp(many, METHOD_TOOLS) == 'the read_many tool with {"file_paths": ["a.py"]}'
     assert for_cli("(readkeeper/edit)") == "(readkeeper/edit)"
 
 

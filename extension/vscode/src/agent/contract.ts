@@ -14,6 +14,7 @@ export const Methods = {
   changes: "readkeeper/changes",
   forget: "readkeeper/forget",
   stats: "readkeeper/stats",
+  grep: "readkeeper/grep",
   didChangeDiagnostics: "readkeeper/didChangeDiagnostics",
   didChangeReadFiles: "readkeeper/didChangeReadFiles",
 } as const;
@@ -62,6 +63,23 @@ export interface AttachmentsResult {
   dropped: unknown[];
   used_tokens: number;
   budget_tokens: number;
+}
+
+/** `readkeeper/grep`'s result (server/search/grep.py: one of matches, files, counts). */
+export interface GrepMatch {
+  file_path: string;
+  line: number;
+  text: string;
+  context?: boolean;
+}
+
+export interface GrepResult {
+  matches?: GrepMatch[];
+  files?: string[];
+  counts?: { file_path: string; count: number }[];
+  partial?: boolean;
+  note?: string;
+  next?: Record<string, unknown>;
 }
 
 export interface Stats {

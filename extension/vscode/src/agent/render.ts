@@ -8,6 +8,7 @@ import {
   type AttachmentsResult,
   type EditOutcome,
   type ForgetResult,
+  type GrepResult,
   isRpcError,
   METHOD_NOT_FOUND,
   type Stats,
@@ -225,6 +226,26 @@ export function renderWriteResult(result: WriteOutcome): Part[] {
 /** One attachment per file: a file the user attached that is also a memory file
  * (AGENTS.md, which VS Code's chat attaches by itself) comes once, as the file (read in
  * full, and recorded as read), not a second time as memory. */
+/** A search as grep prints it (`path:line:text`, context lines with `-`), names quoted
+ * when odd so no file name can forge a match, then where it stopped and the call for
+ * the rest. */
+export function renderGrep(result: GrepResult): Part[] {
+  let out: string[];
+  if (result.files) {
+    out = result.files.map((file) => name(file));
+  } else if (result.counts) {
+    out = result.counts.map((c) => `${name(c.file_path)}:${c.count}`);
+  } else {
+    out = (result.matches ?? []).map((m) => {
+      const mark = m.context ? "-" : ":";
+      return `${name(m.file_path)}${mark}${m.line}${mark}${fileText(m.text)}`;
+    });
+  }
+  if (result.note) out.push(`(${result.note})`);
+  if (result.next) out.push(`next: ${jsonText(result.next)}`);
+  return [text(out.length ? out.join("\n") : "(nothing found)")];
+}
+
 export function withoutDuplicates(result: AttachmentsResult): AttachmentsResult {
   const files = new Set(
     result.attachments.filter((a) => a.type === "file" && a.source).map((a) => a.source),

@@ -1,16 +1,24 @@
-// readkeeper's read, edit, write and attachments as Language Model Tools for the chat
+// readkeeper's read, edit, write, attachments and grep as Language Model Tools for the chat
 // panel's agent mode. The conversions (tool input -> request params, parts -> tool
 // result) are plain functions, tested without VS Code; render.ts words the results.
 
 import * as vscode from "vscode";
 import * as vscodeapi from "../common/vscodeapi";
 import type { ActiveEditor, AttachmentsParams, EditParams, ReadParams, ReadResult, WriteParams } from "../protocol";
-import { type AttachmentsResult, type EditOutcome, Methods, type RequestSender, type WriteOutcome } from "./contract";
+import {
+  type AttachmentsResult,
+  type EditOutcome,
+  type GrepResult,
+  Methods,
+  type RequestSender,
+  type WriteOutcome,
+} from "./contract";
 import {
   errorMessage,
   type Part,
   renderAttachments,
   renderEditResult,
+  renderGrep,
   renderReadResult,
   renderWriteResult,
 } from "./render";
@@ -45,6 +53,18 @@ export interface AttachmentsInput {
   mentions?: string[];
   // A cut diagnostics list names this, to continue where it stopped.
   diagnostics_offset?: number | string;
+}
+
+export interface GrepInput {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  context?: number | string;
+  case_sensitive?: boolean;
+  multiline?: boolean;
+  output?: "matches" | "files" | "counts";
+  max_matches?: number | string;
+  offset?: number | string;
 }
 
 function requirePath(input: { file_path?: unknown }): string {
@@ -86,6 +106,24 @@ export function editParams(input: EditInput, session: string): EditParams {
 
 export function writeParams(input: WriteInput, session: string): WriteParams {
   return { file_path: requirePath(input), content: input.content, session };
+}
+
+export function grepParams(input: GrepInput, session: string): Record<string, unknown> {
+  if (typeof input?.pattern !== "string" || input.pattern === "") {
+    throw new Error("pattern is required: give a regular expression to search for.");
+  }
+  return defined({
+    pattern: input.pattern,
+    path: input.path || undefined,
+    glob: input.glob || undefined,
+    context: input.context,
+    case_sensitive: input.case_sensitive,
+    multiline: input.multiline,
+    output: input.output || undefined,
+    max_matches: input.max_matches,
+    offset: input.offset,
+    session,
+  });
 }
 
 export function attachmentsParams(
@@ -260,11 +298,33 @@ export function attachmentsTool(context: ToolContext): vscode.LanguageModelTool<
   };
 }
 
+// Search, because its lines count as read: readkeeper_edit may then change them without
+// a read of the whole file, and a stale check covers them. VS Code's own search tools
+// cannot tell readkeeper what the model saw. Finding files by name and listing folders
+// show no content, so VS Code's own tools for those lose nothing: none is offered here.
+export function grepTool(context: ToolContext): vscode.LanguageModelTool<GrepInput> {
+  return {
+    prepareInvocation(options) {
+      return { invocationMessage: `Searching for ${name(options.input.pattern)}` };
+    },
+    async invoke(options, token) {
+      const result = await call<GrepResult>(
+        context,
+        Methods.grep,
+        grepParams(options.input, context.session()),
+        token,
+      );
+      return toToolResult(renderGrep(result));
+    },
+  };
+}
+
 export const TOOL_NAMES = {
   read: "readkeeper_read",
   edit: "readkeeper_edit",
   write: "readkeeper_write",
   attachments: "readkeeper_attachments",
+  grep: "readkeeper_grep",
 } as const;
 
 export function registerTools(context: ToolContext): vscode.Disposable[] {
@@ -273,6 +333,7 @@ export function registerTools(context: ToolContext): vscode.Disposable[] {
     vscodeapi.registerTool(TOOL_NAMES.edit, editTool(context)),
     vscodeapi.registerTool(TOOL_NAMES.write, writeTool(context)),
     vscodeapi.registerTool(TOOL_NAMES.attachments, attachmentsTool(context)),
+    vscodeapi.registerTool(TOOL_NAMES.grep, grepTool(context)),
   ];
 }
 

@@ -10,6 +10,8 @@ import {
   editConfirmation,
   editParams,
   editTool,
+  grepParams,
+  grepTool,
   readParams,
   readTool,
   registerTools,
@@ -202,7 +204,42 @@ describe("the tools against a fake connection", () => {
     });
   });
 
-  it("registers the four tools under the names package.json declares", () => {
+  it("grep: the session is added, and the matches come back as grep prints them", async () => {
+    assert.deepEqual(grepParams({ pattern: "def \\w+", glob: "*.py", path: "", context: 2 }, "s"), {
+      pattern: "def \\w+",
+      glob: "*.py",
+      context: 2,
+      session: "s",
+    });
+    assert.throws(() => grepParams({ pattern: "" }, "s"), /pattern is required/);
+    let sent: [string, unknown] | undefined;
+    const client: RequestSender = {
+      sendRequest: async <R>(method: string, params: unknown) => {
+        sent = [method, params];
+        return {
+          matches: [
+            { file_path: "/ws/a.py", line: 3, text: "def f():" },
+            { file_path: "/ws/a b.py", line: 4, text: "    return 1", context: true },
+          ],
+          partial: true,
+          note: "Showing 2 matches.",
+          next: { pattern: "def", offset: 2 },
+        } as R;
+      },
+    };
+    const result = await grepTool(contextWith(client)).invoke(
+      { input: { pattern: "def" }, toolInvocationToken: undefined },
+      token,
+    );
+    assert.deepEqual(sent, ["readkeeper/grep", { pattern: "def", session: "chat-1" }]);
+    const shown = (result as unknown as { content: { value: string }[] }).content.map((p) => p.value).join("");
+    assert.equal(
+      shown,
+      '/ws/a.py:3:def f():\n"/ws/a b.py"-4-    return 1\n(Showing 2 matches.)\nnext: {"pattern":"def","offset":2}',
+    );
+  });
+
+  it("registers the five tools under the names package.json declares", () => {
     const registered: string[] = [];
     mock.method(vscodeapi, "registerTool", (name: string) => {
       registered.push(name);

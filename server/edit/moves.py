@@ -1,0 +1,268 @@
+"""`readkeeper/move` and `readkeeper/mkdir`: the two changes that are not a file's bytes,
+confined as writes are.
+
+- Both ends of a move, and every folder made, lie inside a root or `allowed_paths` by
+  their real path (a read the user allowed does not extend to changing anything), and
+  never in version-control metadata (files/vcs.py).
+- A move renames one entry of a folder opened beneath its root into another opened the
+  same way (beneath.py): a folder on the way swapped for a symlink since the check
+  fails the move (`stale`), never leads it out. The entry moved is the one the path
+  names: a symlink is moved as itself, never its target.
+- A move never replaces anything (`renameat2(RENAME_NOREPLACE)`: an existing
+  destination, even one created between the check and the rename, refuses it).
+- A file (or any file in a folder) with unsaved changes in the editor is not moved:
+  the editor would save them under the old name; nor is anything moved to a path the
+  editor holds a document for that is not on disk (its save would replace it).
+- What the session read follows the files it moved (its read-state and snapshots), so
+  it may edit them at their new path without reading again; other sessions are told
+  the file is gone from where they read it, as for any deletion.
+- mkdir makes each missing folder beneath the one before it, following no symlink.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from contextlib import ExitStack, suppress
+from typing import Any
+
+from ..errors import ReadkeeperError
+from ..files import atomic
+from ..files.beneath import Location, Moved
+from ..files.fileio import moved
+from ..files.locks import lock_for
+from ..files.paths import Workspace, real_path
+from ..files.vcs import refuse_metadata
+from ..hints import call
+from ..protocol.files import MkdirParams, MoveParams
+from .refusals import dirty, os_error
+from .services import EditServices
+
+
+def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
+    """Serve `readkeeper/move` by the rules above."""
+    workspace = core.workspace
+    source_given, source = _entry(workspace, params.source, "source")
+    destination_given, destination = _entry(workspace, params.destination, "destination")
+    with ExitStack() as stack:
+        locks: dict[int, threading.Lock] = {}
+        for path in (source.path, destination.path):
+            lock = lock_for(path)
+            locks[id(lock)] = lock
+        for _, lock in sorted(locks.items()):
+            stack.enter_context(lock)  # stripes shared by both paths are taken once
+        found = _lstat(source)
+        if found is None:
+            raise workspace.not_found(source_given)
+        if _lstat(destination) is not None:
+            raise _exists(destination.path)
+        if destination.path.startswith(source.path.rstrip(os.sep) + os.sep):
+            raise ReadkeeperError(
+                "bad_params",
+                f"{destination.path} lies inside {source.path}: a folder cannot be moved into "
+                "itself. Choose a destination outside it.",
+                field="destination",
+                file_path=destination.path,
+            )
+        _refuse_unsaved(core, source.path, stat.S_ISDIR(found.st_mode))
+        waiting = core.buffers.get(destination.path)
+        if waiting is not None:
+            # Open in the editor but not on disk: all of it is unsaved, and its save would
+            # replace what the move put there.
+            raise dirty(destination.path, waiting.version)
+        _rename(source, destination, destination_given)
+        followed = core.read_states.moved(params.session, source.path, destination.path)
+        for old, new, digest in followed:
+            text = core.snapshots.get(old, digest)
+            if text is not None:
+                core.snapshots.put(new, digest, text)
+    kind = "folder" if stat.S_ISDIR(found.st_mode) else _kind(found.st_mode)
+    result: dict[str, Any] = {
+        "source": source.path,
+        "destination": destination.path,
+        "kind": kind,
+        "read_state_followed": len(followed),
+    }
+    if followed:
+        result["note"] = (
+            f"What this session read of {len(followed)} moved file(s) now counts at the new "
+            "path: you may edit there without reading again."
+        )
+    return result
+
+
+def mkdir(core: EditServices, params: MkdirParams) -> dict[str, Any]:
+    """Serve `readkeeper/mkdir`: the folder and any missing folders above it."""
+    workspace = core.workspace
+    _, where = _resolved(workspace, params.path, "path", follow_last=True)
+    relative = "" if where.path == where.anchor.path else where.path[len(where.anchor.path) + 1 :]
+    existed = _lstat(where)
+    if existed is not None and not stat.S_ISDIR(existed.st_mode):
+        raise _not_a_folder(where.path)
+    try:
+        where.anchor.make_folders(relative)
+    except Moved:
+        raise moved(where.path) from None
+    except (NotADirectoryError, FileExistsError):
+        raise _not_a_folder(where.path) from None
+    except OSError as exc:
+        raise os_error(where.path, exc) from None
+    return {"path": where.path, "created": existed is None}
+
+
+# --- where each end is -------------------------------------------------------------------
+
+
+def _entry(workspace: Workspace, path: str, field: str) -> tuple[str, Location]:
+    """The entry `path` names (its folder's symlinks resolved, its own name not: a
+    symlink is moved as itself), permitted for changes; never a root itself."""
+    given, where = _resolved(workspace, path, field, follow_last=False)
+    if where.path == where.anchor.path:
+        raise ReadkeeperError(
+            "bad_params",
+            f"{where.path} is a workspace folder itself; move what is inside it instead.",
+            field=field,
+            file_path=where.path,
+        )
+    return given, where
+
+
+def _resolved(
+    workspace: Workspace, path: str, field: str, *, follow_last: bool
+) -> tuple[str, Location]:
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ReadkeeperError(
+            "bad_params", f"{field} must be a non-empty path without NUL characters.", field=field
+        )
+    given = workspace.absolute(path)
+    problem = workspace.unavailable(given)
+    if problem is not None:
+        raise problem
+    if follow_last:
+        real = real_path(given)
+    else:
+        real = os.path.join(real_path(os.path.dirname(given)), os.path.basename(given))
+    where = workspace.locate(real, grants=False)
+    if where is None:
+        shown = given if real == given else f"{given} (real path {real})"
+        raise ReadkeeperError(
+            "outside_workspace",
+            f"{shown} is outside the workspace roots ({', '.join(workspace.roots) or 'none'}), "
+            "and readkeeper changes nothing there. Give a path inside the workspace, or ask "
+            "the user to add its folder to the readkeeper.allowed_paths setting.",
+            file_path=given,
+            real_path=real,
+            roots=list(workspace.roots),
+            field=field,
+        )
+    refuse_metadata(given, where.path, where.anchor.path, "move" if not follow_last else "create")
+    return given, where
+
+
+def _lstat(where: Location) -> os.stat_result | None:
+    try:
+        return where.lstat()
+    except Moved:
+        raise moved(where.path) from None
+    except OSError as exc:
+        raise os_error(where.path, exc) from None
+
+
+# --- the move itself -----------------------------------------------------------------------
+
+
+def _refuse_unsaved(core: EditServices, path: str, folder: bool) -> None:
+    """`dirty_buffer` when the editor holds unsaved changes to the file (or to any file
+    in the folder) being moved."""
+    prefix = path.rstrip(os.sep) + os.sep
+    names = [p for p in core.buffers.paths() if p.startswith(prefix)] if folder else [path]
+    for name in names:
+        buffer = core.buffers.get(name)
+        if buffer is not None and buffer.edited:
+            raise dirty(name, buffer.version)
+
+
+def _rename(source: Location, destination: Location, destination_given: str) -> None:
+    try:
+        src_fd = source.open_folder(write=True)
+    except Moved:
+        raise moved(source.path) from None
+    try:
+        try:
+            dst_fd = destination.open_folder(write=True)
+        except Moved:
+            raise moved(destination.path) from None
+        except (FileNotFoundError, NotADirectoryError):
+            folder = os.path.dirname(destination_given)
+            raise ReadkeeperError(
+                "not_found",
+                f"The destination's folder {folder} does not exist. Create it first "
+                f"({call('mkdir', path=folder)}), then move.",
+                file_path=folder,
+                suggestions=[],
+            ) from None
+        try:
+            done = atomic.rename_new(src_fd, source.name, dst_fd, destination.name)
+            if done:
+                for fd in {src_fd, dst_fd}:
+                    _fsync_quietly(fd)
+        finally:
+            os.close(dst_fd)
+    except FileExistsError:
+        raise _exists(destination.path) from None
+    except OSError as exc:
+        if exc.errno == errno.EXDEV:
+            raise ReadkeeperError(
+                "unsupported",
+                f"{source.path} and {destination.path} are on different filesystems, and a "
+                "move is a rename. Write the file at the destination, then ask the user to "
+                "delete the source.",
+                file_path=source.path,
+            ) from None
+        raise os_error(source.path, exc) from None
+    finally:
+        os.close(src_fd)
+    if not done:
+        raise ReadkeeperError(
+            "unsupported",
+            f"This system cannot rename the folder {source.path} without the risk of "
+            "replacing what appears at the destination meanwhile, so it was not moved.",
+            file_path=source.path,
+        )
+
+
+def _fsync_quietly(fd: int) -> None:
+    # Some filesystems cannot sync a folder: the rename is done all the same.
+    with suppress(OSError):
+        os.fsync(fd)
+
+
+def _exists(path: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "bad_params",
+        f"{path} already exists, and a move never replaces anything. Choose another "
+        f"destination, or look at what is there first ({call('stat', path=path)}).",
+        field="destination",
+        file_path=path,
+        exists=True,
+    )
+
+
+def _not_a_folder(path: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "bad_params",
+        f"{path}, or a folder on its way, exists and is not a folder, so no folder can be "
+        "made there. Choose another path.",
+        field="path",
+        file_path=path,
+    )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"

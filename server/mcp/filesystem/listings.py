@@ -1,0 +1,153 @@
+"""The drop-in's folder tools: list_directory (and with sizes), directory_tree and
+search_files, served by readkeeper's `list` and `glob` (so the same ignore rules,
+symlinks never entered, and caps), shown as the reference server shows them.
+
+Bounds: a listing holds at most `list`'s page (1000 entries), a tree at most
+`TREE_DEPTH` levels and that many entries, a search `glob`'s page (1000 paths); each
+cut says so after the listing, and how to see the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pathspec import GitIgnoreSpec
+
+from ... import quoting
+from ...errors import ReadkeeperError
+from .args import Content, Served, string, text_block
+
+TREE_DEPTH = 6
+
+
+def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
+    """Whether a path relative to the folder asked is left out by `excludePatterns`
+    (gitignore's syntax: a bare name at any depth, a folder with all it holds)."""
+    patterns = args.get("excludePatterns") or []
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ReadkeeperError(
+            "bad_params",
+            "excludePatterns must be a list of glob patterns.",
+            field="excludePatterns",
+        )
+    if not patterns:
+        return lambda relative: False
+    try:
+        spec = GitIgnoreSpec.from_lines(patterns)
+    except ValueError as exc:
+        raise ReadkeeperError(
+            "bad_params", f"An excludePattern is not a valid glob: {exc}.", field="excludePatterns"
+        ) from None
+    return lambda relative: bool(spec.match_file(relative))
+
+
+def _cut(result: dict[str, Any], what: str) -> str:
+    return f"\n(readkeeper: {what})" if result.get("partial") else ""
+
+
+def list_directory(served: Served, args: dict[str, Any]) -> list[Content]:
+    """list_directory: `[DIR] name` or `[FILE] name` per entry."""
+    result = served.ask("list", path=string(args, "path"), depth=1)
+    lines = [
+        f"{'[DIR]' if e['kind'] == 'dir' else '[FILE]'} {quoting.name(e['name'])}"
+        for e in result.get("entries", [])
+    ]
+    cut = _cut(result, "the first 1000 entries; find the others with search_files")
+    return [text_block("\n".join(lines) + cut)]
+
+
+def _size(size: int) -> str:
+    units = ["B", "KB", "MB", "GB", "TB"]
+    if size == 0:
+        return "0 B"
+    step = 0
+    value = float(size)
+    while value >= 1024 and step < len(units) - 1:
+        value /= 1024
+        step += 1
+    return f"{size} B" if step == 0 else f"{value:.2f} {units[step]}"
+
+
+def list_with_sizes(served: Served, args: dict[str, Any]) -> list[Content]:
+    """list_directory_with_sizes: entries with sizes, by name or largest first, and the
+    totals."""
+    sort_by = args.get("sortBy") or "name"
+    if sort_by not in ("name", "size"):
+        raise ReadkeeperError("bad_params", 'sortBy must be "name" or "size".', field="sortBy")
+    result = served.ask("list", path=string(args, "path"), depth=1)
+    entries = list(result.get("entries", []))
+    if sort_by == "size":
+        entries.sort(key=lambda e: -int(e.get("size", 0)))
+    lines = []
+    for e in entries:
+        is_dir = e["kind"] == "dir"
+        size = "" if is_dir else _size(int(e.get("size", 0))).rjust(10)
+        lines.append(
+            f"{'[DIR]' if is_dir else '[FILE]'} {quoting.name(e['name']).ljust(30)} {size}"
+        )
+    files = [e for e in entries if e["kind"] != "dir"]
+    lines += [
+        "",
+        f"Total: {len(files)} files, {len(entries) - len(files)} directories",
+        f"Combined size: {_size(sum(int(e.get('size', 0)) for e in files))}",
+    ]
+    cut = _cut(result, "the first 1000 entries only; the totals count those")
+    return [text_block("\n".join(lines) + cut)]
+
+
+def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
+    """directory_tree: compact JSON of `{name, type, children}`, to `TREE_DEPTH`."""
+    excluded = _excluded(args)
+    result = served.ask("list", path=string(args, "path"), depth=TREE_DEPTH)
+    top: list[dict[str, Any]] = []
+    folders: dict[str, list[dict[str, Any]]] = {"": top}
+    deepest = False
+    for e in result.get("entries", []):
+        name = e["name"]
+        parent, _, leaf = name.rpartition("/")
+        is_dir = e["kind"] == "dir"
+        if excluded(name + "/" if is_dir else name) or parent not in folders:
+            continue  # excluded, or inside an excluded folder
+        node: dict[str, Any] = {"name": leaf, "type": "directory" if e["kind"] == "dir" else "file"}
+        if e["kind"] == "dir":
+            node["children"] = folders[name] = []
+            if name.count("/") == TREE_DEPTH - 1:
+                node["more"] = True  # entries below the depth shown
+                deepest = True
+        folders[parent].append(node)
+    text = json.dumps(top, ensure_ascii=False, separators=(",", ":"))
+    notes = []
+    if result.get("partial"):
+        notes.append("cut at 1000 entries; ask for a subfolder's tree to see the rest")
+    if deepest:
+        notes.append(
+            f'"more": true marks a folder deeper than {TREE_DEPTH} levels; ask for its tree'
+        )
+    if notes:
+        text += "\n(readkeeper: " + "; ".join(notes) + ")"
+    return [text_block(text)]
+
+
+def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
+    """search_files: full paths of the files matching the glob, newest first."""
+    path = string(args, "path")
+    excluded = _excluded(args)
+    result = served.ask("glob", pattern=string(args, "pattern"), path=path)
+    found = list(result.get("paths", []))
+    if args.get("excludePatterns"):
+        where = served.ask("stat", path=path).get("path", path)  # the real folder searched
+        found = [p for p in found if not excluded(os.path.relpath(p, where))]
+    text = "\n".join(quoting.name(p) for p in found) if found else "No matches found"
+    cut = _cut(result, "the 1000 newest matches; narrow the pattern or path for the others")
+    return [text_block(text + cut)]
+
+
+HANDLERS: dict[str, Callable[[Served, dict[str, Any]], list[Content]]] = {
+    "list_directory": list_directory,
+    "list_directory_with_sizes": list_with_sizes,
+    "directory_tree": directory_tree,
+    "search_files": search_files,
+}

@@ -1,0 +1,260 @@
+"""How each drop-in tool is served: its arguments turned into readkeeper calls (the same
+`calls` every front end uses, so through the editor's server when attached), and the
+answer shown as the reference server shows it, with readkeeper's own facts (a stub, a
+cut, unsaved changes) said outside the file's text.
+
+A file's text is fenced (quoting.fence), so nothing in a file can pose as one of
+readkeeper's notes; names are quoted when odd (quoting.name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+
+from ... import quoting, render
+from ...errors import ReadkeeperError
+from . import listings
+from .args import Content, Served, count, flag, string, text_block
+from .words import for_filesystem
+
+# read_multiple_files: the files of one call share this many tokens.
+MANY_BUDGET_TOKENS = 40_000
+_NUMBER = re.compile(r"^ *\d+\t", re.MULTILINE)
+
+
+def serve(served: Served, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    """Serve drop-in tool `name`; a refusal is a tool error in the drop-in's words."""
+    try:
+        handler = HANDLERS[name]
+        content = handler(served, args)
+    except ReadkeeperError as exc:
+        return error_result(exc)
+    return types.CallToolResult(content=list(content))
+
+
+def error_result(exc: ReadkeeperError) -> types.CallToolResult:
+    """A refusal: its message, with the next call named as a tool of this server."""
+    message = for_filesystem(exc.message)
+    data = exc.to_data()
+    lines = [message, f"kind: {exc.kind}"]
+    extra = {k: v for k, v in data.items() if k not in ("kind", "message")}
+    if extra:
+        lines.append(quoting.json_text(extra, default=str)[:2000])
+    return types.CallToolResult(
+        content=[types.TextContent(text="\n".join(lines))],
+        structured_content={"error": {"message": message, "data": data}},
+        is_error=True,
+    )
+
+
+# --- reads ------------------------------------------------------------------------------
+
+
+def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
+    """read_text_file and read_file: the text (or the part asked), fenced, with what
+    readkeeper knows about it said outside the fence."""
+    path = string(args, "path")
+    head, tail, offset = count(args, "head"), count(args, "tail"), count(args, "offset")
+    if head is not None and tail is not None:
+        raise ReadkeeperError(
+            "bad_params", "Give head or tail, not both (one read each).", field="tail"
+        )
+    force = flag(args, "force") or None
+    limit = head
+    if tail is not None:
+        estimate = served.ask("read", file_path=path, estimate=True)
+        total = (estimate.get("file") or {}).get("total_lines")
+        if not isinstance(total, int):
+            raise ReadkeeperError(
+                "unsupported",
+                f"The lines of {path} cannot be counted for tail (it is not a text file, or "
+                "it is too large to count); read it without tail, or a part with offset and "
+                "head.",
+                file_path=path,
+            )
+        offset, limit = max(1, total - tail + 1), tail
+    if limit == 0:
+        return [text_block("")]
+    result = served.ask("read", file_path=path, offset=offset, limit=limit, force=force)
+    return shown_read(result)
+
+
+def shown_read(result: dict[str, Any]) -> list[Content]:
+    """A read result as the drop-in shows it."""
+    kind = result.get("type")
+    file = result.get("file") or {}
+    if kind == "text":
+        return [text_block(_text_file(file))]
+    if kind == "image" and file.get("base64"):
+        return [
+            text_block(for_filesystem(render.read(result))),
+            types.ImageContent(data=file["base64"], mime_type=file["media_type"]),
+        ]
+    said = for_filesystem(render.read(result))
+    if kind == "file_unchanged":
+        said += "\n(read_text_file with force=true sends the text again.)"
+    return [text_block(said)]
+
+
+def _text_file(file: dict[str, Any]) -> str:
+    body = quoting.fence(_NUMBER.sub("", file.get("content", "")))
+    notes = []
+    if file.get("unsaved"):
+        notes.append("this is the editor's buffer, with unsaved changes")
+    if file.get("note"):  # the core's words for a cut or a repair: they name offset
+        notes.append(for_filesystem(str(file["note"])))
+    elif file.get("partial"):
+        start, shown = file.get("start_line", 1), file.get("num_lines", 0)
+        total = file.get("total_lines") or "?"
+        more = file.get("next_offset")
+        notes.append(
+            f"lines {start}-{start + shown - 1} of {total}"
+            + (f"; the rest: read_text_file with offset={more}" if more else "")
+        )
+    if not notes:
+        return body
+    return body + "\n(readkeeper: " + "; ".join(notes) + ")"
+
+
+def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
+    """read_media_file: an image as image content (fitted to a budget), a PDF as text."""
+    return shown_read(served.ask("read", file_path=string(args, "path")))
+
+
+def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
+    """read_multiple_files: each file as read_text_file shows it, in one token budget."""
+    paths = args.get("paths")
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+        raise ReadkeeperError(
+            "bad_params", "paths must be a non-empty list of file paths.", field="paths"
+        )
+    answer = served.ask("readMany", file_paths=paths, budget_tokens=MANY_BUDGET_TOKENS)
+    parts = []
+    for item in answer.get("results", []):
+        path = quoting.name(item.get("file_path", ""))
+        error = item.get("error")
+        if error:
+            parts.append(f"{path}: Error - {for_filesystem(str(error.get('message', '')))}")
+            continue
+        shown = shown_read(item.get("result") or {})
+        text = "\n".join(c.text for c in shown if isinstance(c, types.TextContent))
+        if any(isinstance(c, types.ImageContent) for c in shown):
+            text += "\n(an image: read_media_file shows it)"
+        parts.append(f"{path}:\n{text}\n")
+    return [text_block("\n---\n".join(parts))]
+
+
+# --- changes ----------------------------------------------------------------------------
+
+
+def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
+    """write_file: create, or replace a file this session read."""
+    path = string(args, "path")
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise ReadkeeperError("bad_params", "content must be a string.", field="content")
+    done = served.ask("write", file_path=path, content=content)
+    said = f"Successfully wrote to {quoting.name(path)}"
+    if done.get("created"):
+        said += " (a new file)"
+    if done.get("note"):
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+    return [text_block(said)]
+
+
+def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
+    """edit_file: every edit applied in order, all or none (readkeeper/patch)."""
+    path = string(args, "path")
+    edits = args.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise ReadkeeperError(
+            "bad_params", "edits must be a non-empty list of {oldText, newText}.", field="edits"
+        )
+    pairs = []
+    for index, one in enumerate(edits):
+        if not (
+            isinstance(one, dict)
+            and isinstance(one.get("oldText"), str)
+            and isinstance(one.get("newText"), str)
+        ):
+            raise ReadkeeperError(
+                "bad_params",
+                f"edits[{index}] must be an object with oldText and newText (strings).",
+                field="edits",
+            )
+        pairs.append({"old_string": one["oldText"], "new_string": one["newText"]})
+    done = served.ask("patch", file_path=path, edits=pairs, dry_run=flag(args, "dryRun"))
+    said = quoting.fence(str(done.get("diff", "")), "diff")
+    if done.get("note"):
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+    return [text_block(said)]
+
+
+def create_directory(served: Served, args: dict[str, Any]) -> list[Content]:
+    """create_directory: the folder and the missing ones above it."""
+    path = string(args, "path")
+    done = served.ask("mkdir", path=path)
+    said = f"Successfully created directory {quoting.name(path)}"
+    if not done.get("created"):
+        said += " (it already existed)"
+    return [text_block(said)]
+
+
+def move_file(served: Served, args: dict[str, Any]) -> list[Content]:
+    """move_file: rename, never replacing; the session's read-state follows."""
+    source, destination = string(args, "source"), string(args, "destination")
+    done = served.ask("move", source=source, destination=destination)
+    said = f"Successfully moved {quoting.name(source)} to {quoting.name(destination)}"
+    if done.get("note"):
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+    return [text_block(said)]
+
+
+# --- metadata ---------------------------------------------------------------------------
+
+
+def file_info(served: Served, args: dict[str, Any]) -> list[Content]:
+    """get_file_info: the reference server's keys, then readkeeper's."""
+    info = served.ask("stat", path=string(args, "path"))
+    shown = {
+        "size": info.get("size"),
+        "created": info.get("created", "(not recorded by this filesystem)"),
+        "modified": info.get("modified"),
+        "accessed": info.get("accessed"),
+        "isDirectory": info.get("kind") == "dir",
+        "isFile": info.get("kind") == "file",
+        "permissions": info.get("permissions"),
+    }
+    if "read_by_session" in info:
+        shown["readThisSession"] = info["read_by_session"]
+    lines = [
+        f"{key}: {json.dumps(value) if isinstance(value, bool) else value}"
+        for key, value in shown.items()
+    ]
+    return [text_block("\n".join(lines))]
+
+
+def allowed_directories(served: Served, args: dict[str, Any]) -> list[Content]:
+    """list_allowed_directories: the roots (and allowed paths) calls may reach."""
+    roots = [quoting.name(r) for r in served.roots()]
+    return [text_block("Allowed directories:\n" + "\n".join(roots))]
+
+
+HANDLERS: dict[str, Callable[[Served, dict[str, Any]], list[Content]]] = {
+    "read_file": read_text,
+    "read_text_file": read_text,
+    "read_media_file": read_media,
+    "read_multiple_files": read_multiple,
+    "write_file": write_file,
+    "edit_file": edit_file,
+    "create_directory": create_directory,
+    "move_file": move_file,
+    "get_file_info": file_info,
+    "list_allowed_directories": allowed_directories,
+    **listings.HANDLERS,
+}

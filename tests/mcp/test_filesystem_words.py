@@ -1,0 +1,33 @@
+"""The drop-in's words for readkeeper's next calls and params (mcp/filesystem/words.py):
+each method said as this server's tool with its arguments renamed, a method it lacks
+said as readkeeper's own, and never a path or a name changed on the way."""
+
+from __future__ import annotations
+
+from readkeeper.hints import call
+from readkeeper.mcp.filesystem.words import for_filesystem
+
+
+def test_each_next_call_is_a_tool_of_the_drop_in() -> None:
+    message = (
+        f"Read it ({call('read', file_path='/w/a.py', offset=3, limit=2)}), list "
+        f"({call('list', path='/w')}) or find it ({call('glob', pattern='**/a.py')})."
+    )
+    assert for_filesystem(message) == (
+        'Read it (read_text_file with {"path": "/w/a.py", "offset": 3, "head": 2}), list '
+        '(list_directory with {"path": "/w"}) or find it (search_files with '
+        '{"pattern": "**/a.py"}).'
+    )
+    assert for_filesystem(f"({call('mkdir', path='/w/d')})") == (
+        '(create_directory with {"path": "/w/d"})'
+    )
+    grep = for_filesystem(call("grep", pattern="x"))
+    assert "does not offer it" in grep
+    assert "readkeeper/" not in grep
+
+
+def test_param_words_are_renamed_but_never_inside_a_path() -> None:
+    said = for_filesystem(
+        "old_string was not found in /w/old_string.py; file_path /w/file_path/new_string.txt."
+    )
+    assert said == ("oldText was not found in /w/old_string.py; path /w/file_path/new_string.txt.")
