@@ -49,10 +49,17 @@ RESULTS: dict[str, str] = {
     "grep": "`{matches, files?, counts?, partial, next?}`: lines shown count as read",
     "glob": "`{paths, partial, next?}`: newest first",
     "list": "`{entries: [{name, kind, size}], partial, next?}`",
+    "stat": "`{path, kind, size, modified, accessed, changed, permissions, created?, "
+    "read_by_session?}`",
+    "move": "`{source, destination, kind, read_state_followed, note?}`: the session's "
+    "read-state follows the file",
+    "mkdir": "`{path, created}`",
+    "patch": "`{file_path, diff, replacements, dry_run?, edit?, applied_to?, note?}`: all "
+    "replacements or none",
 }
 
 # The protocol's modules, in the order their types are documented.
-MODULES = ("reads", "documents", "session", "changes", "search", "batch")
+MODULES = ("reads", "documents", "session", "changes", "search", "files", "batch")
 
 
 def settings_page() -> str:
