@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from .setting_values import DEFAULT_WATCH_EXCLUDE
+from .setting_values import DEFAULT_WATCH_EXCLUDE as DEFAULT_WATCH_EXCLUDE
 
 # The parsers, under the short private names the table below uses.
 from .setting_values import Choice as _Choice
