@@ -24,12 +24,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
 
 import attrs
 
 from ..protocol import ChangedResult, ReadParams, ReadResult, TextFile, TextResult, UnchangedResult
-from ..state.shown_lines import ShownLines
 from .services import ReadServices
 
 LINE_FORMATS = ("cat-n", "anchors")
@@ -39,13 +37,7 @@ NO_ANCHOR = "--"  # a line shown cut or escaped: it has no anchor
 _CUT_MARK = re.compile(r" … \[line cut: \d+ more characters\]$")
 
 
-class AnchorServices(ReadServices, Protocol):
-    """A read as anchors need it: the read's services and the shown lines."""
-
-    @property
-    def shown_lines(self) -> ShownLines:
-        """Which lines each session was shown, at which content."""
-        ...
+AnchorServices = ReadServices  # the read's services hold the shown lines
 
 
 def line_hash(line: str) -> int:
