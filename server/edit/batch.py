@@ -22,8 +22,10 @@ from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.encodings import line_ending
 from ..protocol import EditBatchParams, EditParams, EditResult
 from ..read.anchors import shown_rows
+from ..read.diffs import external_change
 from ..state.shown_lines import ShownLines
 from .anchors import Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
@@ -120,13 +122,15 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                 planned.text, *planned.spans[0], width=core.settings.number_width
             )
             extra.update(snippet=snippet, start_line=start)
+        if not unchanged:
+            extra.update(_merged(core, record, text, real, extra.get("note")))
         return EditResult(
             file_path=real,
             replacements=len(firsts),
             lines=firsts,
             applied_to="disk" if buffer is None else "buffer",
             encoding=loaded.encoding.label,
-            line_ending=quoting_ending(planned.text),
+            line_ending=line_ending(planned.text),
             read_state=state,
             merged=not unchanged,
             **extra,
@@ -135,10 +139,18 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
     return committed(real, attempt)
 
 
-def quoting_ending(text: str) -> str:
-    from ..files.encodings import line_ending
-
-    return line_ending(text)
+def _merged(core: BatchServices, record: Any, text: str, real: str, note: Any) -> dict[str, Any]:
+    """What the answer says of a file that had changed since the session read it: the
+    change (when what was read is still kept), and that the edits left it alone."""
+    snapshot = core.snapshots.get(real, record.digest) if record.scope == "file" else None
+    said = (
+        f"{quoting.name(real)} had changed since you read it; every edit named text as you "
+        "saw it, still there, so the edits were applied to the current content."
+    )
+    found: dict[str, Any] = {"note": f"{note} {said}" if note else said}
+    if snapshot is not None:
+        found["external_change"] = external_change(snapshot, text, real)
+    return found
 
 
 # --- plain pairs -------------------------------------------------------------------------

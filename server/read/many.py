@@ -42,6 +42,7 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
             pages=params.pages,
             session=params.session,
             force=params.force,
+            line_format=params.line_format,
         )
         try:
             if left is not None:

@@ -127,6 +127,10 @@ def test_a_moved_line_is_found_nearby_and_the_answer_says_so(
     )
     assert result["relocated"] == [{"anchor": a[5], "line": 7}, {"anchor": a[6], "line": 8}]
     assert "is now line 7" in result["note"]
+    # The other program's change is reported, as a merged single edit reports it.
+    assert result["merged"] is True
+    assert "+import sys" in result["external_change"]["diff"]
+    assert "had changed since you read it" in result["note"]
 
 
 def test_a_moved_line_that_is_not_unique_is_stale(core: Readkeeper, workspace: Path) -> None:
@@ -384,3 +388,48 @@ def test_shown_lines_are_bounded_and_follow_the_session_edits() -> None:
     shown.edited("t", "/e", [(2, 3, 3)], {2: 20})  # line 2 became three lines
     assert shown.lines("t", "/e") == {1: 1, 2: 20, 5: 3, 6: 4}
     assert shown.lines("s", "/e") == {}
+
+
+def test_a_symbol_read_and_a_read_many_show_anchors(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text(SOURCE)
+    symbol = read(core, "a.py", symbol="g")
+    assert symbol["file"]["content"] == (
+        f"{anchor(5, 'def g():')}\tdef g():\n{anchor(6, '    return 2')}\t    return 2"
+    )
+    edit(
+        core,
+        "a.py",
+        anchor_edits=[
+            {"op": "delete", "start": anchor(5, "def g():"), "end": anchor(6, "    return 2")}
+        ],
+    )
+    (workspace / "b.py").write_text("x = 1\n")
+    many = calls.call(
+        core, "readMany", {"file_paths": ["b.py"], "line_format": "anchors", "session": "m"}
+    )
+    assert many["results"][0]["result"]["file"]["content"] == f"{anchor(1, 'x = 1')}\tx = 1"
+    edit(
+        core,
+        "b.py",
+        session="m",
+        anchor_edits=[{"op": "replace", "start": anchor(1, "x = 1"), "lines": ["x = 2"]}],
+    )
+    assert (workspace / "b.py").read_text() == "x = 2\n"
+
+
+def test_the_line_format_setting_is_the_default_of_a_read(workspace: Path) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"line_format": "anchors"})
+    try:
+        (workspace / "a.py").write_text("x = 1\n")
+        shown = calls.call(core, "read", {"file_path": "a.py"})["file"]["content"]
+        assert shown == f"{anchor(1, 'x = 1')}\tx = 1"
+        plain = calls.call(
+            core, "read", {"file_path": "a.py", "line_format": "cat-n", "force": True}
+        )
+        assert plain["file"]["content"] == "     1\tx = 1"
+        with pytest.raises(ReadkeeperError) as caught:
+            calls.call(core, "read", {"file_path": "a.py", "line_format": "hashes"})
+        assert caught.value.kind == "bad_params"
+    finally:
+        core.close()

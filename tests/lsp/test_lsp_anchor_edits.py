@@ -1,12 +1,11 @@
-"""Anchored reads and anchor edits through the real server over LSP, and the same over
-MCP with the SDK's client: the front ends carry the new fields and refusals."""
+"""Anchored reads, anchor edits and batches through the real server over LSP: the new
+fields and their refusals travel as the core gives them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from conftest import Session
-from mcp_helpers import call, error_kind, mcp_env, private_runtime_dir, stdio_client
 from readkeeper.read.anchors import anchor
 
 SOURCE = "a = 1\nb = 2\nc = 3\n"
@@ -58,31 +57,3 @@ async def test_anchor_edits_over_lsp(lsp: Session, workspace: Path) -> None:
     )
     assert batch["replacements"] == 2
     assert before != path.read_bytes() == b"a = 10\nb = 20\nc = 3\nd = 40\n"
-
-
-async def test_anchor_edits_over_mcp(workspace: Path) -> None:
-    path = workspace / "a.py"
-    path.write_text(SOURCE)
-    env = mcp_env(private_runtime_dir())
-    async with stdio_client(["--root", str(workspace)], env) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        properties = tools["edit"].input_schema["properties"]
-        assert properties["anchor_edits"]["items"]["required"] == ["op", "start"]
-        assert "anchor" in properties["anchor_edits"]["description"]
-        assert "line_format" in tools["read"].input_schema["properties"]
-        await call(client, "read", file_path="a.py", line_format="anchors")
-        result = await call(
-            client,
-            "edit",
-            file_path="a.py",
-            anchor_edits=[{"op": "delete", "start": anchor(1, "a = 1")}],
-        )
-        assert result["replacements"] == 1
-        assert path.read_text() == "b = 2\nc = 3\n"
-        refused = await client.call_tool(
-            "edit",
-            {"file_path": "a.py", "anchor_edits": [{"op": "delete", "start": "b2"}]},
-        )
-        assert refused.is_error
-        assert error_kind(refused) == "bad_params"
-        assert path.read_text() == "b = 2\nc = 3\n"
