@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.encodings import line_ending
+from ..files.fileio import is_directory
 from ..protocol import EditBatchParams, EditParams, EditResult
 from ..read.anchors import shown_rows
 from ..read.diffs import external_change
@@ -49,6 +50,8 @@ from .seen_lines import check_seen
 from .services import EditServices, TextChange
 from .snippets import numbered_snippet
 
+# The spans an anchored edit replaced and the new lines its answer shows (`edited`).
+MovedLines = tuple[list[tuple[int, int, int]], dict[int, int]]
 CONTEXT = 2  # lines shown around each stale anchor and each anchored change
 MAX_SHOWN = 60  # lines shown in all, in a refusal or an anchored edit's snippet
 
@@ -87,7 +90,9 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             raise (
                 deleted(real, "edit") if record is not None else core.workspace.not_found(candidate)
             )
-        if stat.S_ISDIR(found.st_mode) or record is None:
+        if stat.S_ISDIR(found.st_mode):
+            raise is_directory(real, to_write=True)
+        if record is None:
             raise not_read(real, params.session)
         with hold_for_change(where) as held:
             loaded = load(held, core.settings)
@@ -99,8 +104,11 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                 text, loaded if buffer is None else None
             )
             extra: dict[str, Any] = {}
+            moved_lines: MovedLines | None = None
             if params.anchor_edits is not None:
-                planned, firsts, extra = _anchored(core, params.session, real, base, checked, eol)
+                planned, firsts, extra, moved_lines = _anchored(
+                    core, params.session, real, base, checked, eol
+                )
             else:
                 planned, firsts = _plain(core, record, base, pairs, params, unchanged, eol, held)
             _still_a_notebook(real, text, planned.text)
@@ -113,6 +121,8 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                 landed = Written(data, new_stat)
         if buffer is not None:
             apply_to_buffer(core, real, buffer, planned.changes)
+        if moved_lines is not None:  # landed: the lines the session holds move with it
+            core.shown_lines.edited(params.session, real, *moved_lines)
         whole = record.holds_whole() and unchanged
         state = remember_change(
             core, params.session, real, planned.text, landed, "edit", reported, whole=whole
@@ -255,9 +265,10 @@ def _anchored(
     base: Normalized,
     checked: Any,
     eol: str,
-) -> tuple[Planned, list[int], dict[str, Any]]:
-    """The anchor edits located and planned; `stale` (with the lines as they are now
-    around each stale anchor, anchored) when any anchor is not one the session saw."""
+) -> tuple[Planned, list[int], dict[str, Any], MovedLines]:
+    """The anchor edits located and planned, and how the lines the session holds move
+    once they land (`ShownLines.edited`); `stale` (with the lines as they are now around
+    each stale anchor, anchored) when any anchor is not one the session saw."""
     current = [line.removesuffix("\r") for line in _lines(base.norm)]
     shown = core.shown_lines.lines(session, real)
     steps, moved, problems = locate(checked, current, shown)
@@ -268,7 +279,6 @@ def _anchored(
     new_lines = [line.removesuffix("\r") for line in _lines(lf(planned.text))]
     rows, whole = _around(new_lines, _new_ranges(steps, firsts), max_chars)
     spans = [(s.first + 1, s.end + 1, len(s.lines)) for s in steps]
-    core.shown_lines.edited(session, real, spans, whole)
     extra: dict[str, Any] = {"snippet": "\n".join(rows), "start_line": firsts[0]}
     if moved:
         extra["relocated"] = moved
@@ -277,7 +287,7 @@ def _anchored(
             + ", ".join(f"{m.anchor} is now line {m.line}" for m in moved)
             + ". The snippet shows the lines as they are now, with their anchors."
         )
-    return planned, firsts, extra
+    return planned, firsts, extra, (spans, whole)
 
 
 def _lines(norm: str) -> list[str]:

@@ -95,8 +95,8 @@ def _lacks_anchors(services: AnchorServices, session: str, result: ReadResult) -
     if not isinstance(result, UnchangedResult):
         return False
     held = result.file
-    if held.start_line is None or held.num_lines is None:
-        return False  # not lines (a document): nothing anchors would show
+    if held.start_line is None or not held.num_lines:
+        return False  # not lines (a document), or none: nothing anchors would show
     record = services.read_states.get(session, held.file_path)
     last = held.start_line + max(held.num_lines, 1) - 1
     return record is None or not services.shown_lines.holds_anchors(

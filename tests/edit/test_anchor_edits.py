@@ -433,3 +433,36 @@ def test_the_line_format_setting_is_the_default_of_a_read(workspace: Path) -> No
         assert caught.value.kind == "bad_params"
     finally:
         core.close()
+
+
+def test_an_edit_refused_at_its_commit_leaves_the_shown_lines_as_they_were(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "latin.txt"
+    path.write_bytes("caf\xe9 one\ntwo\nthree\n".encode("latin-1"))
+    a = anchors_of(read(core, "latin.txt"))
+    before = path.read_bytes()
+    # Checked, planned, then refused as it is encoded: the file cannot hold the character.
+    error = refused(
+        core, "latin.txt", anchor_edits=[{"op": "insert_before", "start": a[1], "lines": ["漢"]}]
+    )
+    assert error.kind == "unsupported"
+    assert path.read_bytes() == before
+    # The session still holds line 3 where it was: no relocation, no stale.
+    result = edit(
+        core, "latin.txt", anchor_edits=[{"op": "replace", "start": a[3], "lines": ["3"]}]
+    )
+    assert "relocated" not in result
+    assert path.read_bytes() == "caf\xe9 one\ntwo\n3\n".encode("latin-1")
+
+
+def test_an_anchored_reread_of_an_empty_file_is_a_stub(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "empty.txt").write_text("")
+    assert read(core, "empty.txt")["type"] == "text"
+    assert read(core, "empty.txt")["type"] == "file_unchanged"
+
+
+def test_a_directory_is_refused_as_one(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "d").mkdir()
+    error = refused(core, "d", edits=[{"old_string": "a", "new_string": "b"}])
+    assert error.kind == "is_directory"
