@@ -28,7 +28,7 @@ from ..protocol import EditBatchParams, EditParams, EditResult
 from ..read.anchors import shown_rows
 from ..read.diffs import external_change
 from ..state.shown_lines import ShownLines
-from .anchors import Stale, Step, apply, check_shape, locate
+from .anchors import MAX_EDITS, Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
 from .commit import (
     committed,
@@ -173,6 +173,13 @@ def _check_pairs(params: EditBatchParams) -> list[tuple[str, str]]:
             "bad_params",
             'edits is empty. Give at least one pair: edits=[{"old_string": "...", '
             '"new_string": "..."}].',
+            field="edits",
+        )
+    if len(edits) > MAX_EDITS:
+        raise ReadkeeperError(
+            "bad_params",
+            f"edits has {len(edits):,} pairs; at most {MAX_EDITS:,} in one call. Split them "
+            "into calls.",
             field="edits",
         )
     pairs = []

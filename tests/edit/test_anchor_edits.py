@@ -242,6 +242,8 @@ def test_a_batch_of_plain_edits_is_all_or_none(core: Readkeeper, workspace: Path
     )
     assert overlap.kind == "bad_params"
     assert "overlap" in overlap.message
+    many = [{"old_string": "return 1", "new_string": "return 10"}] * 1_001
+    assert refused(core, "a.py", edits=many).kind == "bad_params"
     assert path.read_bytes() == before
     result = edit(
         core,
@@ -353,15 +355,30 @@ def test_a_cut_line_has_no_anchor(core: Readkeeper, workspace: Path) -> None:
 
 
 def test_an_anchored_read_stays_under_the_token_cap(workspace: Path) -> None:
-    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 300})
+    # Compact numbers cost less than anchors: lines cut to fit as cat -n are over the cap
+    # once anchored, and are cut again.
+    settings = {"max_tokens": 300, "line_numbers": "compact"}
+    core = Readkeeper(roots=[str(workspace)], client_settings=settings)
     core.tokens.warm_up()
     try:
-        (workspace / "a.txt").write_text("".join(f"w{i} z\n" for i in range(400)))
+        (workspace / "a.txt").write_text("\n" * 400)
+        plain = calls.call(core, "read", {"file_path": "a.txt"})
         result = read(core, "a.txt")
-        assert result["file"]["tokens"] <= 300
-        assert result["file"]["partial"] is True
+        assert (
+            result["file"]["tokens"]
+            <= 300
+            < core.tokens.count(
+                "\n".join(
+                    f"{n}{anchor(n, '')[len(str(n)) :]}\t"
+                    for n in range(1, plain["file"]["num_lines"] + 1)
+                )
+            )
+        )
+        assert result["file"]["tokens"] == core.tokens.count(result["file"]["content"])
         shown = result["file"]["num_lines"]
+        assert result["file"]["partial"] is True
         assert result["file"]["next_offset"] == shown + 1
+        assert f"Continue with offset={shown + 1}" in result["file"]["note"]
     finally:
         core.close()
 
