@@ -22,13 +22,15 @@ from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files import atomic
 from ..files.encodings import line_ending
 from ..files.fileio import is_directory
 from ..protocol import EditBatchParams, EditParams, EditResult
 from ..read.anchors import shown_rows
 from ..read.diffs import external_change
+from ..state.readstate import ReadRecord
 from ..state.shown_lines import ShownLines
-from .anchors import MAX_EDITS, Stale, Step, apply, check_shape, locate
+from .anchors import MAX_EDITS, Checked, Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
 from .commit import (
     committed,
@@ -70,8 +72,8 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
     if (params.edits is None) == (params.anchor_edits is None):
         raise ReadkeeperError(
             "bad_params",
-            "Give either edits (old_string/new_string pairs) or anchor_edits (lines named "
-            "by anchors), not both: send them as two calls.",
+            "Give one of edits (old_string/new_string pairs) and anchor_edits (lines named "
+            "by anchors) per call: send each form in its own call.",
             field="edits",
         )
     if params.anchor_edits is not None:
@@ -111,6 +113,13 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                 )
             else:
                 planned, firsts = _plain(core, record, base, pairs, params, unchanged, eol, held)
+            if planned.text == text:
+                raise ReadkeeperError(
+                    "no_change",
+                    f"The edits would leave {quoting.name(real)} exactly as it is. Put the "
+                    "lines you want in lines (or new_string), then send the call again.",
+                    file_path=real,
+                )
             _still_a_notebook(real, text, planned.text)
             landed: Landed = "buffer"
             if buffer is None:
@@ -149,7 +158,9 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
     return committed(real, attempt)
 
 
-def _merged(core: BatchServices, record: Any, text: str, real: str, note: Any) -> dict[str, Any]:
+def _merged(
+    core: BatchServices, record: ReadRecord, text: str, real: str, note: Any
+) -> dict[str, Any]:
     """What the answer says of a file that had changed since the session read it: the
     change (when what was read is still kept), and that the edits left it alone."""
     snapshot = core.snapshots.get(real, record.digest) if record.scope == "file" else None
@@ -205,13 +216,13 @@ def _check_pairs(params: EditBatchParams) -> list[tuple[str, str]]:
 
 def _plain(
     core: BatchServices,
-    record: Any,
+    record: ReadRecord,
     base: Normalized,
     pairs: list[tuple[str, str]],
     params: EditBatchParams,
     unchanged: bool,
     eol: str,
-    held: Any,
+    held: atomic.Held,
 ) -> tuple[Planned, list[int]]:
     """Every pair matched once (in the file as the session read it, or merged over a
     disjoint change), none overlapping another; the planned text."""
@@ -270,7 +281,7 @@ def _anchored(
     session: str,
     real: str,
     base: Normalized,
-    checked: Any,
+    checked: list[Checked],
     eol: str,
 ) -> tuple[Planned, list[int], dict[str, Any], MovedLines]:
     """The anchor edits located and planned, and how the lines the session holds move

@@ -479,6 +479,13 @@ def test_an_anchored_reread_of_an_empty_file_is_a_stub(core: Readkeeper, workspa
     assert read(core, "empty.txt")["type"] == "file_unchanged"
 
 
+def test_anchor_edits_that_change_nothing_are_no_change(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "a.py").write_text(SOURCE)
+    a = anchors_of(read(core, "a.py"))
+    same = [{"op": "replace", "start": a[2], "lines": ["    return 1"]}]
+    assert refused(core, "a.py", anchor_edits=same).kind == "no_change"
+
+
 def test_a_directory_is_refused_as_one(core: Readkeeper, workspace: Path) -> None:
     (workspace / "d").mkdir()
     error = refused(core, "d", edits=[{"old_string": "a", "new_string": "b"}])
