@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..errors import ReadkeeperError
 from ..protocol import AnchorEdit, Relocation
 from ..read.anchors import NO_ANCHOR, line_hash, short_hash
+from ..read.diffs import common_ends
 from .matching import Normalized, Planned
 from .services import TextChange
 
@@ -188,30 +189,26 @@ def locate(
 
 def apply(base: Normalized, steps: Sequence[Step], eol: str) -> tuple[Planned, list[int]]:
     """The text with `steps` (in order, not overlapping) applied bottom to top, only the
-    lines they name touched; and the first line of each step in the new text."""
-    norm = base.norm
+    lines they name touched; and the first line of each step in the new text.
+
+    A file that does not end with a line break is edited as if it did, and the result
+    then has none either: whichever line ends up last (an untouched one, or one an
+    edit put there) ends the file without one, as the old last line did."""
+    if base.norm and not base.norm.endswith("\n"):
+        ended = Normalized(base.text + eol)
+        planned, firsts = apply(ended, steps, eol)
+        text = planned.text
+        text = text.removesuffix("\r\n") if eol == "\r\n" else text.removesuffix("\n")
+        change = _trimmed(base.text, text)
+        return Planned(text, [change], [(change.start, change.start + len(change.text))]), firsts
     starts = [0]
-    for line in norm.split("\n")[:-1]:
+    for line in base.norm.split("\n")[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    count = len(starts) if not norm.endswith("\n") else len(starts) - 1
-    if not norm:
-        count = 0
-    final_break = norm.endswith("\n") or not norm
     changes: list[TextChange] = []
     for step in reversed(steps):
-        begin = starts[step.first] if step.first < len(starts) else len(norm)
-        stop = starts[step.end] if step.end < len(starts) else len(norm)
-        text = "".join(line + "\n" for line in step.lines)
-        if step.end >= count and not final_break:  # at the end of a file with no final LF
-            if step.first == step.end:  # inserting after the last line
-                begin = stop = len(norm)
-                text = "\n" + "\n".join(step.lines)
-            elif step.lines:
-                text = "\n".join(step.lines)
-            elif step.first > 0:  # deleting the last lines: their line break goes too
-                begin -= 1
-        start, end = base.original(begin), base.original(stop)
-        changes.insert(0, TextChange(start, end, text.replace("\n", eol)))
+        begin, stop = base.original(starts[step.first]), base.original(starts[step.end])
+        text = "".join(line + eol for line in step.lines)
+        changes.insert(0, TextChange(begin, stop, text))
     pieces, last, spans, shift = [], 0, [], 0
     for change in changes:
         pieces += [base.text[last : change.start], change.text]
@@ -219,12 +216,17 @@ def apply(base: Normalized, steps: Sequence[Step], eol: str) -> tuple[Planned, l
         shift += len(change.text) - (change.end - change.start)
         last = change.end
     pieces.append(base.text[last:])
-    new_text = "".join(pieces)
     firsts, delta = [], 0
     for step in steps:
         firsts.append(step.first + 1 + delta)
         delta += len(step.lines) - (step.end - step.first)
-    return Planned(new_text, changes, spans), firsts
+    return Planned("".join(pieces), changes, spans), firsts
+
+
+def _trimmed(before: str, after: str) -> TextChange:
+    """`before` -> `after` as one change, trimmed to the part that differs."""
+    head, tail = common_ends(before, after)
+    return TextChange(head, len(before) - tail, after[head : len(after) - tail])
 
 
 def _span(edit: Checked, first: int, last: int) -> tuple[int, int, int, int]:

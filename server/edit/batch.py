@@ -26,10 +26,10 @@ from ..files import atomic
 from ..files.encodings import line_ending
 from ..files.fileio import is_directory
 from ..protocol import EditBatchParams, EditParams, EditResult
-from ..read.anchors import shown_rows
+from ..read.anchors import seen_lines, shown_rows
 from ..read.diffs import external_change
 from ..state.readstate import ReadRecord
-from ..state.shown_lines import ShownLines
+from ..state.shown_lines import ShownLines, moved
 from .anchors import MAX_EDITS, Checked, Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
 from .commit import (
@@ -52,8 +52,8 @@ from .seen_lines import check_seen
 from .services import EditServices, TextChange
 from .snippets import numbered_snippet
 
-# The spans an anchored edit replaced and the new lines its answer shows (`edited`).
-MovedLines = tuple[list[tuple[int, int, int]], dict[int, int]]
+# The lines the session holds once an anchored edit lands (`shown_lines.moved`).
+MovedLines = dict[int, int]
 CONTEXT = 2  # lines shown around each stale anchor and each anchored change
 MAX_SHOWN = 60  # lines shown in all, in a refusal or an anchored edit's snippet
 
@@ -131,7 +131,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
         if buffer is not None:
             apply_to_buffer(core, real, buffer, planned.changes)
         if moved_lines is not None:  # landed: the lines the session holds move with it
-            core.shown_lines.edited(params.session, real, *moved_lines)
+            core.shown_lines.replace(params.session, real, moved_lines)
         whole = record.holds_whole() and unchanged
         state = remember_change(
             core, params.session, real, planned.text, landed, "edit", reported, whole=whole
@@ -284,12 +284,12 @@ def _anchored(
     checked: list[Checked],
     eol: str,
 ) -> tuple[Planned, list[int], dict[str, Any], MovedLines]:
-    """The anchor edits located and planned, and how the lines the session holds move
-    once they land (`ShownLines.edited`); `stale` (with the lines as they are now around
+    """The anchor edits located and planned, and the lines the session holds once they
+    land (`shown_lines.moved`); `stale` (with the lines as they are now around
     each stale anchor, anchored) when any anchor is not one the session saw."""
     current = [line.removesuffix("\r") for line in _lines(base.norm)]
-    shown = core.shown_lines.lines(session, real)
-    steps, moved, problems = locate(checked, current, shown)
+    shown = seen_lines(core, session, real)
+    steps, relocated, problems = locate(checked, current, shown)
     max_chars = core.settings.max_line_chars
     if problems:
         raise _stale(core, session, real, current, problems, max_chars)
@@ -297,15 +297,16 @@ def _anchored(
     new_lines = [line.removesuffix("\r") for line in _lines(lf(planned.text))]
     rows, whole = _around(new_lines, _new_ranges(steps, firsts), max_chars)
     spans = [(s.first + 1, s.end + 1, len(s.lines)) for s in steps]
+    held = moved(shown, spans, whole)
     extra: dict[str, Any] = {"snippet": "\n".join(rows), "start_line": firsts[0]}
-    if moved:
-        extra["relocated"] = moved
+    if relocated:
+        extra["relocated"] = relocated
         extra["note"] = (
             "Anchors found where their line had moved to: "
-            + ", ".join(f"{m.anchor} is now line {m.line}" for m in moved)
+            + ", ".join(f"{m.anchor} is now line {m.line}" for m in relocated)
             + ". The snippet shows the lines as they are now, with their anchors."
         )
-    return planned, firsts, extra, (spans, whole)
+    return planned, firsts, extra, held
 
 
 def _lines(norm: str) -> list[str]:

@@ -21,14 +21,20 @@ old numbers) is answered with the lines instead.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+import threading
+import zlib
+from collections.abc import Callable, Iterable
+from itertools import accumulate
+from typing import Protocol
 
 import attrs
 
 from ..protocol import ChangedResult, ReadParams, ReadResult, TextFile, TextResult, UnchangedResult
+from ..state.shown_lines import ShownLines
+from ..state.snapshots import Snapshots
 from .services import ReadServices
+from .tokens import TokenCounter
 
 LINE_FORMATS = ("cat-n", "anchors")
 # Two letters of this alphabet (no i, l or o, which read as digits): 529 hashes.
@@ -47,12 +53,24 @@ def line_hash(line: str) -> int:
 
 
 def short_hash(line: str) -> str:
-    """The two letters an anchor shows of a line's content (stable across processes)."""
-    value = int.from_bytes(
-        hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=4).digest(), "big"
-    )
-    first, second = divmod(value % (len(_ALPHABET) ** 2), len(_ALPHABET))
-    return _ALPHABET[first] + _ALPHABET[second]
+    """The two letters an anchor shows of a line's content (the same in every process:
+    the agent may hold them across a restart; they only catch a slip, see line_hash)."""
+    found = _SHORT.get(line)
+    if found is None:
+        value = zlib.crc32(line.encode("utf-8", "surrogatepass"))
+        first, second = divmod(value % (len(_ALPHABET) ** 2), len(_ALPHABET))
+        found = _ALPHABET[first] + _ALPHABET[second]
+        if len(_SHORT) >= _SHORT_KEPT:
+            _SHORT.clear()
+        if len(line) <= _SHORT_LINE_CHARS:
+            _SHORT[line] = found
+    return found
+
+
+# The hashes of lines shown lately: a re-read of a file shows the same lines again.
+_SHORT: dict[str, str] = {}
+_SHORT_KEPT = 100_000
+_SHORT_LINE_CHARS = 200
 
 
 def anchor(number: int, line: str) -> str:
@@ -77,15 +95,66 @@ def read(services: AnchorServices, params: ReadParams) -> ReadResult:
         result = pipeline.read(services, attrs.evolve(params, force=True))
     if isinstance(result, TextResult):
         file = result.file
-        rows = _rows(file)
-        services.shown_lines.saw(
-            params.session,
-            file.file_path,
-            {n: line_hash(text) for n, text, exact in rows if exact},
-        )
         if anchored:
-            return TextResult(_anchored(services, params.session, file, rows))
+            file = _anchored(services, params.session, file)
+            result = TextResult(file)
+        if not _saw_view(services, params.session, file):
+            services.shown_lines.saw(params.session, file.file_path, _exact(_rows(file), file))
     return result
+
+
+def _exact(rows: list[tuple[int, str, bool]], file: TextFile) -> dict[int, int]:
+    """The lines of `rows` shown whole, as far as `file` shows them."""
+    last = file.start_line + file.num_lines - 1
+    return {n: line_hash(text) for n, text, exact in rows if exact and n <= last}
+
+
+def _saw_view(services: AnchorServices, session: str, file: TextFile) -> bool:
+    """Record the lines `file` shows as a view of the content the snapshots keep; False
+    when they keep none of it (the lines are then recorded one by one)."""
+    record = services.read_states.get(session, file.file_path)
+    if record is None or record.scope != "file" or not file.num_lines:
+        return False
+    if services.snapshots.get(file.file_path, record.digest) is None:
+        return False
+    last = file.start_line + file.num_lines - 1
+    max_chars = services.settings.max_line_chars
+    services.shown_lines.saw_view(
+        session, file.file_path, record.digest, file.start_line, last, max_chars
+    )
+    return True
+
+
+class SeenServices(Protocol):
+    """What `seen_lines` needs of the core."""
+
+    @property
+    def snapshots(self) -> Snapshots:
+        """The texts reads showed, by digest."""
+        ...
+
+    @property
+    def shown_lines(self) -> ShownLines:
+        """Which lines each session was shown."""
+        ...
+
+
+def seen_lines(services: SeenServices, session: str, path: str) -> dict[int, int]:
+    """The lines `session` was shown of `path` (number -> line_hash), for an edit."""
+
+    def expand(digest: str, first: int, last: int, max_chars: int) -> dict[int, int]:
+        text = services.snapshots.get(path, digest)
+        if text is None:
+            return {}  # evicted: those lines must be shown again
+        lines = text.split("\n")[first - 1 : last]
+        found = {}
+        for number, line in enumerate(lines, first):
+            line = line.removesuffix("\r")
+            if len(line) <= max_chars and not _has_break(line):
+                found[number] = line_hash(line)
+        return found
+
+    return services.shown_lines.lines(session, path, expand)
 
 
 def _lacks_anchors(services: AnchorServices, session: str, result: ReadResult) -> bool:
@@ -118,35 +187,31 @@ def _rows(file: TextFile) -> list[tuple[int, str, bool]]:
     return shown
 
 
-def _anchored(
-    services: AnchorServices, session: str, file: TextFile, rows: list[tuple[int, str, bool]]
-) -> TextFile:
+def _anchored(services: AnchorServices, session: str, file: TextFile) -> TextFile:
     """`file` with its lines shown anchored, cut to the token cap if anchors made it
     longer, and recorded as held with anchors."""
     settings, counter = services.settings, services.tokens
-    lines = [row(n, text, exact) for n, text, exact in rows]
-    content = "\n".join(lines)
-    tokens = counter.upper_bound(content, settings.max_tokens)
-    bound = tokens is not None
-    if tokens is None:
-        tokens = counter.count(content)
-    changes: dict[str, object] = {}
-    if tokens > settings.max_tokens:
-        kept = _fitting(counter.count, lines, settings.max_tokens - 64)
-        lines, content = lines[:kept], "\n".join(lines[:kept])
-        tokens, bound = counter.count(content), False
-        next_offset = file.start_line + kept
-        changes = {
-            "num_lines": kept,
-            "partial": True,
-            "next_offset": next_offset,
-            "note": f"Showing lines {file.start_line}-{next_offset - 1} (anchors made the "
-            f"lines over the {settings.max_tokens:,}-token cap). Continue with "
-            f"offset={next_offset}, line_format=anchors.",
-        }
+    key = (
+        file.content,
+        file.start_line,
+        bool(file.truncated_lines or file.escaped_lines),
+        settings.max_tokens,
+        counter.encoding_name,
+        counter.loaded,
+    )
+    with _VIEWS_LOCK:
+        made = _VIEWS.get(key)
+    if made is None:
+        made = _anchored_view(file, settings.max_tokens, counter)
+        with _VIEWS_LOCK:
+            _VIEWS[key] = made
+            while len(_VIEWS) > _VIEWS_KEPT:
+                del _VIEWS[next(iter(_VIEWS))]
+    content, tokens, bound, changes = made
     record = services.read_states.get(session, file.file_path)
-    if record is not None and lines:
-        last = file.start_line + len(lines) - 1
+    shown = changes.get("num_lines", file.num_lines)
+    if record is not None and isinstance(shown, int) and shown:
+        last = file.start_line + shown - 1
         services.shown_lines.saw_anchored(
             session, file.file_path, record.digest, file.start_line, last
         )
@@ -159,16 +224,73 @@ def _anchored(
     )
 
 
-def _fitting(count: Callable[[str], int], lines: Sequence[str], cap: int) -> int:
-    """How many of `lines` (from the first) fit in `cap` tokens, joined."""
-    low, high = 0, len(lines)
+# The last few anchored views, by the cat -n view they were made from (a forced re-read
+# of an unchanged file is answered without hashing and counting its lines again).
+_VIEWS: dict[tuple[object, ...], tuple[str, int, bool, dict[str, object]]] = {}
+_VIEWS_LOCK = threading.Lock()
+_VIEWS_KEPT = 8
+
+
+def _anchored_view(
+    file: TextFile, cap: int, counter: TokenCounter
+) -> tuple[str, int, bool, dict[str, object]]:
+    """The anchored content of `file`, its tokens, whether they are a bound, and what
+    else changes when anchors put it over the cap `cap`."""
+    rows = _rows(file)
+    hashes = [short_hash(text) if exact else NO_ANCHOR for _, text, exact in rows]
+    lines = [f"{n}{h}\t{text}" for (n, text, _), h in zip(rows, hashes, strict=True)]
+    content = "\n".join(lines)
+    tokens = counter.upper_bound(content, cap)
+    if tokens is not None:
+        return content, tokens, True, {}
+    # An anchored row is a compact numbered row with the two letters between the number
+    # and the tab: the pre-tokenizer makes them a piece of their own (the number ends
+    # one, the tab starts the next; numbering.py), so the count is the numbered lines'
+    # count plus the letters'.
+    numbered = counter.numbered([text for _, text, _ in rows], file.start_line, 0)
+    letters = list(accumulate((_letter_tokens(counter, h) for h in hashes), initial=0))
+
+    def cost(kept: int) -> int:
+        return numbered.tokens(kept) + letters[kept]
+
+    tokens = cost(len(lines))
+    if tokens <= cap:
+        return content, tokens, False, {}
+    kept = _fitting(cost, len(lines), cap - 64)
+    next_offset = file.start_line + kept
+    changes: dict[str, object] = {
+        "num_lines": kept,
+        "partial": True,
+        "next_offset": next_offset,
+        "note": f"Showing lines {file.start_line}-{next_offset - 1} (anchors made the lines "
+        f"over the {cap:,}-token cap). Continue with offset={next_offset}, "
+        "line_format=anchors.",
+    }
+    return "\n".join(lines[:kept]), cost(kept), False, changes
+
+
+def _fitting(cost: Callable[[int], int], count: int, cap: int) -> int:
+    """How many of `count` lines (from the first) fit in `cap` tokens."""
+    low, high = 0, count
     while low < high:
         middle = (low + high + 1) // 2
-        if count("\n".join(lines[:middle])) <= cap:
+        if cost(middle) <= cap:
             low = middle
         else:
             high = middle - 1
     return max(low, 1)
+
+
+# Tokens of each anchor's letters (or of NO_ANCHOR), by token table.
+_LETTERS: dict[tuple[str, str], int] = {}
+
+
+def _letter_tokens(counter: TokenCounter, letters: str) -> int:
+    key = (counter.encoding_name, letters)
+    found = _LETTERS.get(key)
+    if found is None:
+        found = _LETTERS[key] = counter.count(letters)
+    return found
 
 
 def shown_rows(

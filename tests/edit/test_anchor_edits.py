@@ -14,7 +14,7 @@ from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.read.anchors import anchor, short_hash
-from readkeeper.state.shown_lines import ShownLines
+from readkeeper.state.shown_lines import ShownLines, moved
 
 SOURCE = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
 
@@ -392,19 +392,31 @@ def test_forget_drops_the_shown_lines(core: Readkeeper, workspace: Path) -> None
     assert refused(core, "a.py", anchor_edits=[{"op": "delete", "start": a[5]}]).kind == "stale"
 
 
-def test_shown_lines_are_bounded_and_follow_the_session_edits() -> None:
+def test_shown_lines_are_bounded_and_the_newer_entry_wins() -> None:
     shown = ShownLines(max_lines=10, max_files=2)
+
+    def none(digest: str, first: int, last: int, max_chars: int) -> dict[int, int]:
+        return {}
+
     shown.saw("s", "/a", {n: n for n in range(1, 9)})
     shown.saw("s", "/b", {1: 1, 2: 2})
-    assert len(shown.lines("s", "/a")) == 8
+    assert len(shown.lines("s", "/a", none)) == 8
     shown.saw("s", "/c", {1: 1})  # a third file: the oldest goes
-    assert shown.lines("s", "/a") == {}
+    assert shown.lines("s", "/a", none) == {}
     shown.saw("s", "/d", {n: n for n in range(1, 30)})  # one file over the cap alone
-    assert len(shown.lines("s", "/d")) == 10
-    shown.saw("t", "/e", {1: 1, 2: 2, 3: 3, 4: 4})
-    shown.edited("t", "/e", [(2, 3, 3)], {2: 20})  # line 2 became three lines
-    assert shown.lines("t", "/e") == {1: 1, 2: 20, 5: 3, 6: 4}
-    assert shown.lines("s", "/e") == {}
+    assert len(shown.lines("s", "/d", none)) == 10
+    # A view is expanded when asked; where a line was shown twice, the newer counts.
+    shown.saw("t", "/e", {1: 1, 2: 2})
+    shown.saw_view("t", "/e", "v1", 2, 3, 100)
+    shown.saw("t", "/e", {3: 30})
+
+    def expand(digest: str, first: int, last: int, max_chars: int) -> dict[int, int]:
+        return {n: n * 100 for n in range(first, last + 1)}
+
+    assert shown.lines("t", "/e", expand) == {1: 1, 2: 200, 3: 30}
+    shown.replace("t", "/e", moved({1: 1, 2: 2, 3: 3, 4: 4}, [(2, 3, 3)], {2: 20}))
+    assert shown.lines("t", "/e", expand) == {1: 1, 2: 20, 5: 3, 6: 4}
+    assert shown.lines("s", "/e", expand) == {}
 
 
 def test_a_symbol_read_and_a_read_many_show_anchors(core: Readkeeper, workspace: Path) -> None:
