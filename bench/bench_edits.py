@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 # The forms measured (number n, hash h, line text t).
 FORMS: dict[str, Callable[[int, str, str], str]] = {
     "cat -n (padded)": lambda n, h, t: f"{n:>6}\t{t}",
+    "compact numbers": lambda n, h, t: f"{n}\t{t}",
     "12ab<tab> (chosen)": lambda n, h, t: f"{n}{h}\t{t}",
     "12#ab<tab>": lambda n, h, t: f"{n}#{h}\t{t}",
     "12:ab<tab>": lambda n, h, t: f"{n}:{h}\t{t}",
@@ -64,6 +65,9 @@ def _tokens(core: Readkeeper, path: Path, line_format: str) -> int | None:
     if result["type"] != "text" or result["file"].get("partial"):
         return None
     value: int = result["file"]["tokens"]
+    # The count a read reports is the count of what it shows (anchors are counted
+    # without counting the joined text: read/anchors.py).
+    assert value == core.tokens.count(result["file"]["content"]), path
     return value
 
 
