@@ -13,6 +13,8 @@ from typing import BinaryIO
 
 import pytest
 
+from readkeeper.read.anchors import anchor
+
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 
@@ -28,8 +30,6 @@ def test_read_prints_numbered_lines(workspace: Path) -> None:
 
 
 def test_read_prints_anchored_lines_when_asked(workspace: Path) -> None:
-    from readkeeper.read.anchors import anchor
-
     (workspace / "a.txt").write_text("alpha\nbeta\n")
     done = run("read", "a.txt", "--line-format", "anchors", cwd=workspace)
     assert done.returncode == 0
