@@ -21,6 +21,8 @@ old numbers) is answered with the lines instead.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import threading
 import zlib
@@ -47,9 +49,16 @@ AnchorServices = ReadServices  # the read's services hold the shown lines
 
 
 def line_hash(line: str) -> int:
-    """What a line's content is checked by: 64 bits, keyed per process (SipHash), so
-    no file can be written to collide with another line."""
-    return hash(line)
+    """What a line's content is checked by: 64 bits of BLAKE2b under a key drawn when
+    the process starts, so no file can be written to collide with another line (str's
+    own hash would do, unless PYTHONHASHSEED fixes its key)."""
+    digest = hashlib.blake2b(
+        line.encode("utf-8", "surrogatepass"), digest_size=8, key=_LINE_KEY
+    ).digest()
+    return int.from_bytes(digest, "big")
+
+
+_LINE_KEY = os.urandom(16)
 
 
 def short_hash(line: str) -> str:

@@ -5,6 +5,10 @@ before it (`locate`) accept exactly the anchors the session was shown."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,3 +78,17 @@ def test_locate_accepts_only_the_lines_the_session_was_shown() -> None:
     # The right number with the wrong letters: a slip, stale.
     slip = check_shape([AnchorEdit("delete", "2aa" if anchor(2, "two")[1:] != "aa" else "2bb")])
     assert locate(slip, current, shown)[2][0].why == "not the hash you were shown"
+
+
+def test_the_line_hash_is_keyed_per_process_even_with_a_fixed_hash_seed() -> None:
+    # With PYTHONHASHSEED fixed, str's own hash is the same in every process, so a file
+    # could be written to collide with a line; the line hash must not be predictable.
+    script = "from readkeeper.read.anchors import line_hash; print(line_hash('x = 1'))"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
+    assert len(seen) == 2
