@@ -3,15 +3,17 @@
 `line_format` (a read's parameter, else the setting) chooses how text lines are shown:
 `cat-n` as numbering.py says, or `anchors`, `12ab<tab>text`: line 12, whose content
 hashes to "ab". The form was chosen by measuring tokens on real files
-(bench/bench_edits.py): the number and two letters with no separator tokenize as cheaply
-as `cat -n`'s padded number, cheaper than `12#ab|` (the letters are never digits, so
-where the number ends is never in doubt). An edit names lines by these anchors
-(edit/anchors.py) instead of repeating them.
+(bench/bench_edits.py): the number and two letters with no separator cost 7% fewer
+tokens than `cat -n`'s padded number, `12#ab<tab>` about as many, `12#ab|` 5% more (the
+letters are never digits, so where the number ends is never in doubt). An edit names
+lines by these anchors (edit/anchors.py) instead of repeating them.
 
-Every read of numbered lines, in either format, adds the lines it showed whole to the
-session's shown lines (state/shown_lines.py): what an anchor is checked against. A
-line shown cut or with escaped line breaks is not added, and in the anchors format it
-is shown as `12--`, with no anchor: the agent never saw it as it is.
+Every read of numbered lines, in either format, adds what it showed to the session's
+shown lines (state/shown_lines.py), what an anchor is checked against: as a view of the
+snapshot of that content, hashed only when an edit asks, or line by line when no
+snapshot keeps it (a range of a file too large to hold). A line shown cut or with
+escaped line breaks does not count, and in the anchors format it is shown as `12--`,
+with no anchor: the agent never saw it as it is.
 
 The stub rule holds with one more condition: a re-read in the anchors format is a stub
 only when the session got anchors for those lines of that content; a stub of lines it
