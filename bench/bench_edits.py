@@ -9,6 +9,10 @@ Run it as `.venv/bin/python bench/bench_edits.py` (under a minute).
   files read whole in both formats count. Also the candidate anchor forms, counted on
   the same lines with the same token table, which chose the one shown.
 
+- **read_time**: what a read costs in each format, on the largest of the standard
+  library's modules within the read caps: the median of forced re-reads (answered from
+  the views kept), and of first anchored views (hashing and counting every line).
+
 Prints a table per section and writes `bench/results/edits.json`.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sysconfig
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,13 +130,63 @@ def print_read_tokens(section: dict[str, Any]) -> None:
         print(f"    {name}: {shown}")
 
 
+def read_time(repeats: int) -> dict[str, Any]:
+    """Section: milliseconds per read, cat -n and anchored, re-read and first view."""
+    from readkeeper.read import anchors
+
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    paths = sources(10_000)["stdlib"]
+    path = max(paths, key=lambda p: p.stat().st_size)
+    core = Readkeeper(roots=[str(lib)])
+    core.tokens.warm_up()
+
+    def median_ms(run: Callable[[], object]) -> float:
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - start) * 1000)
+        return statistics.median(times)
+
+    def reread(line_format: str) -> Callable[[], object]:
+        params = ReadParams(str(path), force=True, line_format=line_format)  # type: ignore[arg-type]
+        return lambda: core.read(params)
+
+    def first_view() -> object:
+        anchors._VIEWS.clear()  # as for a file never read anchored
+        return core.read(ReadParams(str(path), force=True, line_format="anchors"))
+
+    for line_format in ("cat-n", "anchors"):
+        reread(line_format)()
+    result = unstructure(core.read(ReadParams(str(path), force=True)))
+    section = {
+        "file": str(path.relative_to(lib)),
+        "lines": result["file"]["num_lines"],
+        "reread_cat_n_ms": median_ms(reread("cat-n")),
+        "reread_anchors_ms": median_ms(reread("anchors")),
+        "first_anchored_view_ms": median_ms(first_view),
+    }
+    core.close()
+    return section
+
+
+def print_read_time(section: dict[str, Any]) -> None:
+    print(f"read time, {section['file']} ({section['lines']} lines shown), medians:")
+    print(f"  forced re-read, cat -n:   {section['reread_cat_n_ms']:8.2f} ms")
+    print(f"  forced re-read, anchors:  {section['reread_anchors_ms']:8.2f} ms")
+    print(f"  first anchored view:      {section['first_anchored_view_ms']:8.2f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=400, help="at most this many files per source")
+    parser.add_argument("--repeats", type=int, default=30, help="reads timed per figure")
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"machine": machine()}
     report["read_tokens"] = read_tokens(args.files)
     print_read_tokens(report["read_tokens"])
+    report["read_time"] = read_time(args.repeats)
+    print_read_time(report["read_time"])
     write_json(RESULTS, report)
     print(f"written to {RESULTS}")
     return 0
