@@ -23,6 +23,7 @@ from .errors import ReadkeeperError
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
+    EditBatchParams,
     EditParams,
     ForgetParams,
     NotebookEditParams,
@@ -43,6 +44,8 @@ log = logging.getLogger("readkeeper")
 
 # A notebook cell edit names a cell instead of old_string/new_string.
 NOTEBOOK_EDIT_FIELDS = frozenset({"cell_id", "new_source", "edit_mode"})
+# A batch names its edits in a list instead (edit/batch.py).
+BATCH_EDIT_FIELDS = frozenset({"edits", "anchor_edits"})
 
 
 @attrs.frozen
@@ -58,10 +61,12 @@ def _read(core: Readkeeper, params: ReadParams) -> Any:
     return unstructure(core.read(params))
 
 
-def _edit(core: Readkeeper, params: EditParams | NotebookEditParams) -> Any:
+def _edit(core: Readkeeper, params: EditParams | NotebookEditParams | EditBatchParams) -> Any:
     if isinstance(params, NotebookEditParams):
         return unstructure(core.edit_cell(params))
     since = time.time_ns()  # the diagnostics that count are those reported after this
+    if isinstance(params, EditBatchParams):
+        return with_diagnostics(core, params.session, unstructure(core.edit_batch(params)), since)
     return with_diagnostics(core, params.session, unstructure(core.edit(params)), since)
 
 
@@ -132,8 +137,23 @@ def params_for(name: str, raw: Any) -> Any:
     """`raw` typed as `name`'s params (an edit naming a notebook cell gets the cell
     edit's params), or a `bad_params` error naming the field."""
     method = method_named(name)
-    if method.name == "edit" and isinstance(raw, dict) and not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
-        return structure(raw, NotebookEditParams)
+    if method.name == "edit" and isinstance(raw, dict):
+        batch = sorted(BATCH_EDIT_FIELDS.intersection(raw))
+        if batch:
+            mixed = sorted(
+                ({"old_string", "new_string", "replace_all"} | NOTEBOOK_EDIT_FIELDS) & raw.keys()
+            )
+            if mixed or len(batch) > 1:
+                raise ReadkeeperError(
+                    "bad_params",
+                    f"This edit gives {', '.join(batch + mixed)}: one call takes one form. Send "
+                    "old_string/new_string, or edits=[{old_string, new_string}, ...], or "
+                    "anchor_edits=[{op, start, end?, lines}, ...], each in its own call.",
+                    field=batch[0],
+                )
+            return structure(raw, EditBatchParams)
+        if not NOTEBOOK_EDIT_FIELDS.isdisjoint(raw):
+            return structure(raw, NotebookEditParams)
     return structure(raw, method.params)
 
 

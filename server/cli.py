@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--limit", type=int, help="number of lines")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "1-5"')
     read.add_argument("--symbol", help='a symbol\'s lines, e.g. "Reader.read" (source files)')
+    read.add_argument(
+        "--line-format", choices=("cat-n", "anchors"), help="how lines are shown (cat-n)"
+    )
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
@@ -234,6 +237,7 @@ def _read(args: argparse.Namespace) -> int:
         limit=args.limit,
         pages=args.pages,
         symbol=args.symbol,
+        line_format=args.line_format,
     )
     try:
         result = unstructure(core.read(params))

@@ -34,6 +34,7 @@ from .protocol import (
     ChangesParams,
     ChangesResult,
     DiagnosticsParams,
+    EditBatchParams,
     EditParams,
     EditResult,
     ForgetParams,
@@ -55,6 +56,7 @@ from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
 from .state.readstate import ReadStates
 from .state.sessions import Sessions
+from .state.shown_lines import ShownLines
 from .state.snapshots import Snapshots
 from .state.stats import Stats
 from .watch.control import Progress, WatchControl
@@ -99,6 +101,7 @@ class Readkeeper:
         self.sessions = Sessions()  # the sessions kept, least recently used first
         self.read_states = ReadStates()
         self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
+        self.shown_lines = ShownLines()  # the lines each session saw: what anchors name
         self.stats = Stats()
         self.diagnostics = DiagnosticsStore()
         self._attachment_pool: ThreadPoolExecutor | None = None
@@ -153,9 +156,9 @@ class Readkeeper:
     def read(self, params: ReadParams) -> ReadResult:
         """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
         a diff, an outline, a document), recorded in the session's read-state."""
-        from .read import pipeline
+        from .read import anchors
 
-        return pipeline.read(self, params)
+        return anchors.read(self, params)
 
     def load(self) -> None:
         """Import the modules the core imports on first use, the read pipeline first
@@ -225,6 +228,7 @@ class Readkeeper:
             if isinstance(self.workspace, Narrowed):
                 paths = self.workspace.forgettable(paths, params.session)
         dropped = self.read_states.forget(params.session, paths)
+        self.shown_lines.forget(params.session, paths)
         self.notices.forget(params.session, paths)
         self.diagnostics.forget(params.session, paths)
         if paths is None:
@@ -252,6 +256,14 @@ class Readkeeper:
         from .edit import edits
 
         result = self._change(params.session, edits.edit, params)
+        self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
+        return result
+
+    def edit_batch(self, params: EditBatchParams) -> EditResult:
+        """`readkeeper/edit` of several places of a file at once, all or none (edit/batch.py)."""
+        from .edit import batch
+
+        result = self._change(params.session, batch.edit_batch, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 

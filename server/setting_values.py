@@ -1,6 +1,7 @@
 """How a setting's value is parsed and checked (settings.py's `SettingSpec.parse`):
 each parser takes what an environment variable or a loosely typed client sends and
-returns the typed value, or raises ValueError saying what was expected.
+returns the typed value, or raises ValueError saying what was expected. The longest
+default value (the watcher's exclusions) is kept here too, out of the settings table.
 """
 
 from __future__ import annotations
@@ -8,6 +9,29 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
+
+# Dependencies, virtual environments, caches and build output: large, churning, and
+# never what an agent reads to edit (gitignore patterns; see files/ignore.py).
+DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".tox/",
+    ".nox/",
+    "build/",
+    "dist/",
+    "target/",
+    ".next/",
+    ".nuxt/",
+    ".svelte-kit/",
+    ".turbo/",
+    ".gradle/",
+    ".parcel-cache/",
+)
 
 
 def positive_int(value: Any) -> int:

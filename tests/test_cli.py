@@ -13,6 +13,8 @@ from typing import BinaryIO
 
 import pytest
 
+from readkeeper.read.anchors import anchor
+
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 
@@ -25,6 +27,13 @@ def test_read_prints_numbered_lines(workspace: Path) -> None:
     done = run("read", "a.txt", "--offset", "2", "--limit", "1", cwd=workspace)
     assert done.returncode == 0
     assert done.stdout == "     2\tbeta\n"
+
+
+def test_read_prints_anchored_lines_when_asked(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\nbeta\n")
+    done = run("read", "a.txt", "--line-format", "anchors", cwd=workspace)
+    assert done.returncode == 0
+    assert done.stdout == f"{anchor(1, 'alpha')}\talpha\n{anchor(2, 'beta')}\tbeta\n"
 
 
 def test_read_json_is_the_protocol_result(workspace: Path) -> None:

@@ -190,7 +190,7 @@ async def test_an_unknown_client_setting_is_shown_to_the_user_once(workspace: Pa
 # is reviewed here or given its `risk` in server/settings.py.
 REVIEWED_HARMLESS = {
     "max_size_bytes", "max_tokens", "default_limit", "max_line_chars", "outline_over_tokens",
-    "line_numbers", "max_document_bytes", "image_max_edge", "image_max_tokens",
+    "line_numbers", "line_format", "max_document_bytes", "image_max_edge", "image_max_tokens",
     "image_max_base64_bytes", "image_max_pixels", "pdf_inline", "pdf_max_pages",
     "pdf_whole_max_pages", "pdf_whole_max_bytes", "notebook_max_output_chars",
     "attachments_budget_tokens", "attachments_timeout_ms", "memory_max_lines",

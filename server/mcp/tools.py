@@ -40,6 +40,14 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "shared by the files, each that no longer fits left unread and said).",
     "file_paths": "The files to read, each as read reads it (absolute, or relative to the "
     "first workspace root).",
+    "line_format": 'How lines are shown: "cat-n" (number, tab, line) or "anchors" (number '
+    'and a two-letter hash of the line, e.g. "12ab", then a tab): the anchors anchor_edits '
+    "name.",
+    "edits": "Several old_string/new_string pairs applied in one call, all or none (instead "
+    "of old_string/new_string); each must match once, and no two may overlap.",
+    "anchor_edits": "Edits by anchor (instead of old_string/new_string), all or none: "
+    '[{"op": "replace|insert_after|insert_before|delete", "start": "12ab", "end": "14cd", '
+    '"lines": ["new line", ...]}] with anchors from a read with line_format="anchors".',
     "types": "Attachment types to gather (default: all).",
     "mentions": "Paths the user attached or mentioned.",
     "active_editor": "The file and selection the user is looking at.",
@@ -91,14 +99,17 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "edit",
         "Edit a file",
-        "Replace old_string with new_string in a file you have read (or edit a notebook "
-        "cell with cell_id/new_source/edit_mode). Refused with kind stale when the file "
-        "changed since your read where you edit (a change elsewhere is merged), and with "
-        "dirty_buffer when the editor holds unsaved changes.",
+        "Replace old_string with new_string in a file you have read, or several pairs at "
+        "once (edits), or lines named by the anchors of an anchored read (anchor_edits), "
+        "each call all or none (or edit a notebook cell with cell_id/new_source/"
+        "edit_mode). Refused with kind stale when the file changed since your read where "
+        "you edit (a change elsewhere is merged; a stale anchor comes back with the "
+        "current lines and their anchors), and with dirty_buffer when the editor holds "
+        "unsaved changes.",
         read_only=False,
         destructive=True,
         idempotent=False,
-        extra_params=(protocol.NotebookEditParams,),
+        extra_params=(protocol.NotebookEditParams, protocol.EditBatchParams),
     ),
     ToolSpec(
         "write",

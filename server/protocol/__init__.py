@@ -22,17 +22,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .changes import (
+    AnchorEdit,
     ChangeKind,
     ChangesParams,
     ChangesResult,
     DidChangeReadFilesParams,
+    EditBatchParams,
     EditParams,
     EditResult,
     ExternalChange,
     FileChange,
     NotebookEditParams,
     NotebookEditResult,
+    PlainEdit,
     ReadStateInfo,
+    Relocation,
     WriteParams,
     WriteResult,
 )
@@ -99,6 +103,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ActiveEditor",
+    "AnchorEdit",
     "AttachmentsParams",
     "AttachmentsResult",
     "ChangeKind",
@@ -108,6 +113,7 @@ __all__ = [
     "ChangesResult",
     "DiagnosticsParams",
     "DidChangeReadFilesParams",
+    "EditBatchParams",
     "EditParams",
     "EditResult",
     "EstimateFile",
@@ -132,11 +138,13 @@ __all__ = [
     "PartsResult",
     "PdfFile",
     "PdfResult",
+    "PlainEdit",
     "Position",
     "Range",
     "ReadParams",
     "ReadResult",
     "ReadStateInfo",
+    "Relocation",
     "StatsParams",
     "StatsResult",
     "TextFile",

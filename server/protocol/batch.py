@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import attrs
 
 from .contract import Contract
@@ -20,3 +22,4 @@ class ReadManyParams(Contract):
     session: str = ""
     force: bool = False
     budget_tokens: int | None = None
+    line_format: Literal["cat-n", "anchors"] | None = None

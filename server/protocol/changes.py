@@ -24,6 +24,45 @@ class EditParams(Contract):
 
 
 @attrs.frozen(repr=False, eq=False)
+class PlainEdit(Contract):
+    """One replacement of a batch (`edits`): `old_string` must occur once."""
+
+    old_string: str
+    new_string: str
+
+
+@attrs.frozen(repr=False, eq=False)
+class AnchorEdit(Contract):
+    """One edit by anchors (`anchor_edits`), as an anchored read shows lines ("12ab":
+    line 12, whose content hashes to "ab"): replace or delete the lines `start`..`end`
+    (`end` defaults to `start`), or insert `lines` before or after `start`."""
+
+    op: Literal["replace", "insert_after", "insert_before", "delete"]
+    start: str
+    end: str | None = None
+    lines: list[str] | None = None
+
+
+@attrs.frozen(repr=False, eq=False)
+class EditBatchParams(Contract):
+    """`readkeeper/edit` of several places of one text file in one call, all or none:
+    `edits` (old_string/new_string pairs) or `anchor_edits` (lines named by anchors)."""
+
+    file_path: str
+    edits: list[PlainEdit] | None = None
+    anchor_edits: list[AnchorEdit] | None = None
+    session: str = ""
+
+
+@attrs.frozen(repr=False, eq=False)
+class Relocation(Contract):
+    """An anchor whose line had moved (unambiguously, nearby) and was found there."""
+
+    anchor: str
+    line: int  # where its line is now
+
+
+@attrs.frozen(repr=False, eq=False)
 class WriteParams(Contract):
     """`readkeeper/write`: create a file, or replace all of one, with `content`."""
 
@@ -72,6 +111,8 @@ class EditResult(Contract):
     merged: bool = False  # the file had changed, disjointly, and the edit was merged
     external_change: ExternalChange | None = None
     note: str | None = None
+    # Anchor edits: anchors found where their line had moved to.
+    relocated: list[Relocation] | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -26,6 +26,9 @@ class ReadParams(Contract):
     include_images: bool = False  # notebook image outputs inline instead of placeholders
     symbol: str | None = None  # "Class.method", "function": that symbol's lines (outline.py)
     estimate: bool = False  # only what the read would cost (tokens, lines), no content
+    # How text lines are shown: "cat-n" (the number, a tab, the line) or "anchors" (the
+    # number and a short hash of the line, for anchor_edits); default: the setting.
+    line_format: Literal["cat-n", "anchors"] | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -16,12 +16,14 @@ from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
 from ..protocol.convert import check_budget_tokens
 from . import pipeline
+from .anchors import AnchorServices
+from .anchors import read as read_in_format
 from .services import ReadServices
 
 MAX_FILES = 100
 
 
-def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
+def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any]:
     """Serve `readkeeper/readMany` by the rules above."""
     if not params.file_paths or len(params.file_paths) > MAX_FILES:
         raise ReadkeeperError(
@@ -40,6 +42,7 @@ def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
             pages=params.pages,
             session=params.session,
             force=params.force,
+            line_format=params.line_format,
         )
         try:
             if left is not None:
@@ -52,7 +55,7 @@ def read_many(services: ReadServices, params: ReadManyParams) -> dict[str, Any]:
                         file_path=path,
                         tokens=cost,
                     )
-            result = unstructure(pipeline.read(services, one))
+            result = unstructure(read_in_format(services, one))
         except ReadkeeperError as exc:
             results.append(
                 {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}

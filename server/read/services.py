@@ -19,6 +19,7 @@ from ..files.paths import Workspace
 from ..settings import Settings
 from ..state.buffers import Buffers
 from ..state.readstate import ReadStates
+from ..state.shown_lines import ShownLines
 from ..state.snapshots import Snapshots
 from ..state.stats import Stats
 from .tokens import TokenCounter
@@ -79,4 +80,9 @@ class ReadServices(Protocol):
     @property
     def diagnostics(self) -> SeenDiagnostics:
         """The editor's diagnostics, which a read marks as seen."""
+        ...
+
+    @property
+    def shown_lines(self) -> ShownLines:
+        """Which lines each session was shown, at which content (read/anchors.py)."""
         ...

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from ..errors import ReadkeeperError
 from ..files.fileio import digest, open_regular, read_at_most
+from ..read.anchors import line_hash
 from ..read.readers.text import decode_text
 from ..read.services import ReadServices
 from ..state.readstate import ReadRecord
@@ -53,6 +54,7 @@ def _record_file(services: ReadServices, session: str, path: str, lines: Mapping
         return False
     file_lines = text.split("\n")
     views = []
+    whole: dict[int, int] = {}  # the lines shown whole: an anchor may name them
     for number, shown in sorted(lines.items()):
         if number < 1 or number > len(file_lines):
             return False
@@ -61,8 +63,11 @@ def _record_file(services: ReadServices, session: str, path: str, lines: Mapping
             return False  # changed since ripgrep read it
         # A line shown cut is seen only up to the cut: an edit past it needs a read.
         views.append(f"{number}:{len(shown)}" if len(line) > len(shown) else str(number))
+        if len(line) == len(shown):
+            whole[number] = line_hash(file_lines[number - 1].removesuffix("\r"))
     content_digest = digest(data)
     services.snapshots.put(opened.path, content_digest, text)
+    services.shown_lines.saw(session, opened.path, whole)
     first, last = min(lines), max(lines)
     services.read_states.put(
         session,

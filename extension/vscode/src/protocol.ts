@@ -23,6 +23,11 @@ export interface ReadParams {
   symbol?: string;
   /** only what the read would cost (tokens, lines), no content */
   estimate?: boolean;
+  /**
+   * How text lines are shown: "cat-n" (the number, a tab, the line) or "anchors" (the
+   * number and a short hash of the line, for anchor_edits); default: the setting.
+   */
+  line_format?: "cat-n" | "anchors";
 }
 
 /** `readkeeper/forget`: the session, and the paths it no longer holds (all if none). */
@@ -422,6 +427,42 @@ export interface EditParams {
   session?: string;
 }
 
+/** One replacement of a batch (`edits`): `old_string` must occur once. */
+export interface PlainEdit {
+  old_string: string;
+  new_string: string;
+}
+
+/**
+ * One edit by anchors (`anchor_edits`), as an anchored read shows lines ("12ab": line 12,
+ * whose content hashes to "ab"): replace or delete the lines `start`..`end` (`end`
+ * defaults to `start`), or insert `lines` before or after `start`.
+ */
+export interface AnchorEdit {
+  op: "replace" | "insert_after" | "insert_before" | "delete";
+  start: string;
+  end?: string;
+  lines?: string[];
+}
+
+/**
+ * `readkeeper/edit` of several places of one text file in one call, all or none: `edits`
+ * (old_string/new_string pairs) or `anchor_edits` (lines named by anchors).
+ */
+export interface EditBatchParams {
+  file_path: string;
+  edits?: PlainEdit[];
+  anchor_edits?: AnchorEdit[];
+  session?: string;
+}
+
+/** An anchor whose line had moved (unambiguously, nearby) and was found there. */
+export interface Relocation {
+  anchor: string;
+  /** where its line is now */
+  line: number;
+}
+
 /** `readkeeper/write`: create a file, or replace all of one, with `content`. */
 export interface WriteParams {
   file_path: string;
@@ -472,6 +513,8 @@ export interface EditResult {
   merged: boolean;
   external_change?: ExternalChange;
   note?: string;
+  /** Anchor edits: anchors found where their line had moved to. */
+  relocated?: Relocation[];
 }
 
 /**

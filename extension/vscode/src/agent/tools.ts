@@ -4,7 +4,17 @@
 
 import * as vscode from "vscode";
 import * as vscodeapi from "../common/vscodeapi";
-import type { ActiveEditor, AttachmentsParams, EditParams, ReadParams, ReadResult, WriteParams } from "../protocol";
+import type {
+  ActiveEditor,
+  AnchorEdit,
+  AttachmentsParams,
+  EditBatchParams,
+  EditParams,
+  PlainEdit,
+  ReadParams,
+  ReadResult,
+  WriteParams,
+} from "../protocol";
 import {
   type AttachmentsResult,
   type EditOutcome,
@@ -37,9 +47,13 @@ export interface ReadInput {
 
 export interface EditInput {
   file_path: string;
-  old_string: string;
-  new_string: string;
+  old_string?: string;
+  new_string?: string;
   replace_all?: boolean;
+  // Several replacements in one call, all or none.
+  edits?: PlainEdit[];
+  // Lines named by the anchors a read with line_format "anchors" shows ("12ab").
+  anchor_edits?: AnchorEdit[];
 }
 
 export interface WriteInput {
@@ -94,14 +108,18 @@ export function readParams(input: ReadInput, session: string): ReadParams {
   });
 }
 
-export function editParams(input: EditInput, session: string): EditParams {
+/** The edit's params: every field the agent gave is passed on, so a call mixing the
+ * forms reaches the server, which refuses it saying which call works. */
+export function editParams(input: EditInput, session: string): EditParams | EditBatchParams {
   return defined({
     file_path: requirePath(input),
     old_string: input.old_string,
     new_string: input.new_string,
     replace_all: input.replace_all,
+    edits: input.edits,
+    anchor_edits: input.anchor_edits,
     session,
-  });
+  }) as EditParams | EditBatchParams;
 }
 
 export function writeParams(input: WriteInput, session: string): WriteParams {
@@ -219,11 +237,30 @@ function fence(body: string): string {
 
 export function editConfirmation(input: EditInput): { title: string; message: string } {
   const all = input.replace_all ? " (every occurrence)" : "";
+  const target = `readkeeper will edit \`${name(input.file_path)}\``;
+  if (input.anchor_edits?.length) {
+    const listed = input.anchor_edits
+      .map((e) => `${e.op} ${e.start}${e.end ? `..${e.end}` : ""}` + (e.lines?.length ? `:\n${fence(e.lines.join("\n"))}` : ""))
+      .join("\n\n");
+    return {
+      title: "Edit file?",
+      message: `${target} by ${input.anchor_edits.length} anchored edit(s), all or none, only where the lines are still as the agent read them.\n\n${listed}`,
+    };
+  }
+  if (input.edits?.length) {
+    const listed = input.edits
+      .map((e) => `Replace:\n\n${fence(e.old_string)}\n\nwith:\n\n${fence(e.new_string)}`)
+      .join("\n\n");
+    return {
+      title: "Edit file?",
+      message: `${target} in ${input.edits.length} place(s), all or none, unless it changed since the agent read it.\n\n${listed}`,
+    };
+  }
   return {
     title: "Edit file?",
     message:
       `readkeeper will edit \`${name(input.file_path)}\`${all}, unless it changed since the agent read it.\n\n` +
-      `Replace:\n\n${fence(input.old_string)}\n\nwith:\n\n${fence(input.new_string)}`,
+      `Replace:\n\n${fence(input.old_string ?? "")}\n\nwith:\n\n${fence(input.new_string ?? "")}`,
   };
 }
 

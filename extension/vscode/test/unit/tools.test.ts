@@ -21,6 +21,7 @@ import {
   writeTool,
 } from "../../src/agent/tools";
 import * as vscodeapi from "../../src/common/vscodeapi";
+import type { EditParams } from "../../src/protocol";
 
 const token = {} as never;
 const SEL = { start: { line: 1, character: 0 }, end: { line: 2, character: 4 } };
@@ -65,7 +66,18 @@ describe("tool input -> request params", () => {
       session: "s",
     });
     // An empty new_string deletes: it must not be dropped as "absent".
-    assert.equal(editParams({ file_path: "a", old_string: "x", new_string: "" }, "s").new_string, "");
+    assert.equal((editParams({ file_path: "a", old_string: "x", new_string: "" }, "s") as EditParams).new_string, "");
+    // A batch and anchored edits are forwarded as given (the server checks their shape).
+    const anchored = [{ op: "replace" as const, start: "12ab", end: "14cd", lines: ["x"] }];
+    assert.deepEqual(editParams({ file_path: "a", anchor_edits: anchored }, "s"), {
+      file_path: "a",
+      anchor_edits: anchored,
+      session: "s",
+    });
+    const pairs = [{ old_string: "x", new_string: "y" }];
+    assert.deepEqual(editParams({ file_path: "a", edits: pairs }, "s"), { file_path: "a", edits: pairs, session: "s" });
+    assert.match(editConfirmation({ file_path: "a", anchor_edits: anchored }).message, /replace 12ab\.\.14cd/);
+    assert.match(editConfirmation({ file_path: "a", edits: pairs }).message, /in 1 place\(s\), all or none/);
     assert.deepEqual(writeParams({ file_path: "a", content: "" }, "s"), { file_path: "a", content: "", session: "s" });
   });
 
