@@ -32,6 +32,7 @@ import orjson
 
 from ..errors import ReadkeeperError
 from ..files import landlock
+from ..files.confined import LAUNCHER, Child
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -40,6 +41,9 @@ DEADLINE_S = 10.0
 # The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
 # files could otherwise add up to gigabytes before the line cap is reached.
 MAX_OUTPUT_BYTES = 32 << 20
+# False: every confined run starts a fresh launcher interpreter (the bench's baseline).
+WARM_LAUNCHER = True
+Process = subprocess.Popen[bytes] | Child
 # The flags every run has: no config file, no symlink followed, hidden files searched
 # (agents look for .github/ and dotfiles) but never a VCS folder's insides.
 BASE_FLAGS = (
@@ -107,21 +111,16 @@ def run(
     tests that show the race."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
     command = [binary(), *BASE_FLAGS, *args]
-    if confined and landlock_abi() > 0:
-        # A fresh interpreter restricts itself to reading beneath the root, then becomes
-        # rg: rg's walk opens by name, and a folder swapped for a symlink out mid-walk
-        # then leads to nothing readable.
-        allowed = readable or "."
-        launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
-        command = launcher + command
-    proc = subprocess.Popen(
-        command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    proc = _start(command, root, readable or ".", env) if confined and landlock_abi() > 0 else None
+    if proc is None:
+        proc = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
     result = Run()
     timer = threading.Timer(DEADLINE_S if deadline_s is None else deadline_s, _kill, (proc, result))
     timer.daemon = True
@@ -149,12 +148,35 @@ def run(
     return result
 
 
-def _kill(proc: subprocess.Popen[bytes], result: Run) -> None:
+def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> Process:
+    """rg confined to reading beneath `allowed` (rg's walk opens by name, and a folder
+    swapped for a symlink out mid-walk then leads to nothing readable): forked by the
+    warm launcher, or, when that cannot start it, by a fresh interpreter that restricts
+    itself and then becomes rg."""
+    if WARM_LAUNCHER:
+        try:
+            return LAUNCHER.start(
+                command, cwd=root, read=[allowed], run=landlock.SYSTEM_LIBRARIES, env=env
+            )
+        except OSError:
+            pass
+    launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
+    return subprocess.Popen(
+        launcher + command,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _kill(proc: Process, result: Run) -> None:
     result.timed_out = True
     proc.kill()
 
 
-def _drain(proc: subprocess.Popen[bytes], into: list[bytes]) -> None:
+def _drain(proc: Process, into: list[bytes]) -> None:
     assert proc.stderr is not None
     kept = 0
     for chunk in iter(lambda: proc.stderr.read(8192) if proc.stderr else b"", b""):
