@@ -2,8 +2,9 @@
 entries with kinds and sizes, to a depth).
 
 Both keep to the ignore rules of search: `glob` asks ripgrep for the files (`--files`,
-the same rules and walk as `grep`), `list` reads the folder itself, beneath its root's
-open descriptor with no symlink followed (a symlink is listed as one, never entered),
+the same rules and walk as `grep`) and orders them by the times mtimes.py looks up;
+`list` reads the folder itself, beneath its root's open descriptor with no symlink
+followed (a symlink is listed as one, never entered),
 and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore (pathspec's
 GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the call that
 shows the rest.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from typing import Any
 
 from ..errors import ReadkeeperError
@@ -21,6 +23,7 @@ from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
 from .globs import Glob
+from .mtimes import FileTimes
 from .where import searched
 
 MAX_PATHS = 1000
@@ -29,30 +32,27 @@ MAX_DEPTH = 10
 _FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 
 
-def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
+def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[str, Any]:
     """Serve `readkeeper/glob`: files matching `pattern` under `path`, newest first."""
     matcher = Glob(params.pattern)
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
-    root, cwd, arg = searched(services, params.path, params.session, folder_only=True)
-    # ripgrep sorts by modification time itself (a stat per file, in Rust): the
-    # newest come first, so a page needs only its own paths read, not every path.
-    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), "--", arg]
+    root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
+    deadline = time.monotonic() + rg.DEADLINE_S
+    # ripgrep lists in parallel, in no order (its --sortr=modified walks on one thread
+    # and is several times slower); the times come from mtimes.py, and a heap keeps
+    # only the page. No path argument: ripgrep then prints paths without "./".
+    flags = ["--files", "--null", *matcher.rg_filter()]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = [name for name in names if matcher.matches(os.fsdecode(name))]
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    lines = wanted if matcher.name_only else _FILE_LINES
-    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
-    found: list[str] = []
-    inside = rg.Beneath(root, cwd)
-    for name in ran.lines:
-        relative = os.fsdecode(name.strip(b"\n")).removeprefix("./")
-        if not relative or not (matcher.name_only or matcher.matches(relative)):
-            continue
-        path = inside(relative)
-        if path is not None:
-            found.append(path)
-        if len(found) == wanted:
-            break
-    stopped = ran.timed_out or (ran.cut and not matcher.name_only)
+    newest, late = times.newest(cwd, names, wanted, deadline)
+    found = _inside(newest, root, cwd)
+    if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
+        found = _inside(times.newest(cwd, names, len(names), deadline)[0], root, cwd)[:wanted]
+    stopped = ran.timed_out or ran.cut or late
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
@@ -74,6 +74,14 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+def _inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:
+    """The absolute paths of `ordered` that lie beneath `root` (none led out by a
+    folder swapped for a symlink while ripgrep walked)."""
+    inside = rg.Beneath(root, cwd)
+    paths = (inside(os.fsdecode(name)) for _, name in ordered)
+    return [path for path in paths if path is not None]
 
 
 class _Rules(IgnoreRules):

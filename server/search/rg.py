@@ -131,9 +131,10 @@ def run(
     assert proc.stdout is not None
     try:
         held = 0
-        for line in _bounded_lines(proc.stdout, sep):
-            result.lines.append(line)
-            held += len(line)
+        for pieces in _bounded_pieces(proc.stdout, sep):  # a chunk's at once: 100,000s
+            room = max_lines - len(result.lines)
+            result.lines.extend(pieces[:room])
+            held += sum(map(len, pieces[:room]))
             if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True
                 break
@@ -188,22 +189,30 @@ def _drain(proc: Process, into: list[bytes]) -> None:
 def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
     """The pieces of `stream` ended by `sep`, a piece past MAX_OUTPUT_LINE_BYTES skipped
     whole (never held)."""
+    for pieces in _bounded_pieces(stream, sep):
+        yield from pieces
+
+
+def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
+    """`_bounded_lines`, a list per chunk read."""
     pending = b""
     skipping = False
     while True:
         chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
         if not chunk:
             if pending and not skipping:
-                yield pending
+                yield [pending]
             return
-        pieces = (pending + chunk).split(sep)
+        data = pending + chunk
+        pieces = data.split(sep)
         pending = pieces.pop()
-        for piece in pieces:
-            if skipping:
-                skipping = False  # the end of an overlong piece
-                continue
-            if len(piece) <= MAX_OUTPUT_LINE_BYTES:  # one chunk may hold a long piece whole
-                yield piece
+        if skipping and pieces:
+            skipping = False  # the end of an overlong piece
+            del pieces[0]
+        if len(data) > MAX_OUTPUT_LINE_BYTES:  # else no piece of it can be overlong
+            pieces = [piece for piece in pieces if len(piece) <= MAX_OUTPUT_LINE_BYTES]
+        if pieces:
+            yield pieces
         if len(pending) > MAX_OUTPUT_LINE_BYTES:
             pending, skipping = b"", True
 

@@ -1,0 +1,222 @@
+"""The modification times `glob` orders its files by (newest first), and a cache of them
+across calls.
+
+Newest first needs a time per file, and on a large tree stat-ing every file is most of
+a glob's cost (bench/bench_search.py): ripgrep's own `--sortr=modified` walks on one
+thread and stats as it sorts, several times slower than its parallel `--files`. So
+ripgrep lists (its ignore rules, in parallel) and the times are looked up here, one
+`lstat` per file (never an open: a FIFO or device is only stat-ed), or taken from the
+cache.
+
+The cache holds a folder's files' times only while the watcher hears every change to
+that folder (watch/hears.py: readkeeper's inotify reader, with a watch on it, the
+watcher `watching`), and forgets a path the moment an event names it, and a whole
+folder when it is created, deleted or moved. Each entry also keeps the folder's own
+modification time, checked on every use: a file added, removed or renamed there
+changes it even before the event arrives. A new watcher (restarted, or a different
+one) starts with an empty cache. A file written in place changes only itself: its
+event is what makes its time be read again, so until that event arrives (milliseconds)
+its old time may still order it.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from itertools import compress, repeat
+from typing import Protocol, cast
+
+# Files held at most, over every folder searched from; past that the cache starts again
+# (a bound on its memory, about 150 bytes a file).
+MAX_FILES = 500_000
+_CHECK_EVERY = 512  # stats between looks at the clock
+
+
+class Heard(Protocol):
+    """The watcher as the cache sees it (watch/hears.py)."""
+
+    def hears(self, folder: bytes) -> bool:
+        """Whether every change to the entries of `folder` is reported now."""
+        ...
+
+    def listen(self, listener: Callable[[str, str | None, bool], None]) -> None:
+        """Be told of every event from now on."""
+        ...
+
+
+class _Tree:
+    """What is kept of the files under one folder globbed from (paths relative to it, as
+    ripgrep prints them)."""
+
+    def __init__(self) -> None:
+        self.times: dict[bytes, int] = {}
+        self.folders: dict[bytes, tuple[int, list[bytes]]] = {}  # -> (its mtime, its files)
+
+    def drop_folder(self, folder: bytes) -> None:
+        _, names = self.folders.pop(folder, (0, []))
+        for name in names:
+            self.times.pop(name, None)
+
+
+class FileTimes:
+    """Modification times of files, kept while the watcher hears their changes.
+    Thread-safe: the watcher's thread forgets, requests look up."""
+
+    def __init__(self, watcher: Callable[[], Heard | None]) -> None:
+        self._watcher = watcher
+        self._heard_by: Heard | None = None
+        self._trees: dict[bytes, _Tree] = {}
+        self._lock = threading.Lock()
+        self._events = 0  # events heard so far: a time read before one is not kept after it
+        self.hits = 0  # files whose time came from the cache (tests, the bench)
+
+    def newest(
+        self, cwd: str, names: list[bytes], count: int, deadline: float
+    ) -> tuple[list[tuple[int, bytes]], bool]:
+        """The `count` newest of `names` (paths relative to `cwd`, as ripgrep printed
+        them) as (modification time, name), newest first; and whether the deadline (a
+        `time.monotonic()` value) stopped the look-ups early (then only the files
+        looked up are ordered)."""
+        watcher = self._current()
+        base = os.fsencode(cwd)
+        heard = self._events
+        tree = self._valid_tree(watcher, base)
+        known = tree.times if tree is not None else {}
+        got = list(map(known.get, names))  # in C: 100,000s of names, most of them known
+        missing = set(compress(names, map(operator.is_, got, repeat(None))))
+        self.hits += len(names) - len(missing)
+        times = known
+        late = False
+        if missing:
+            fresh, folders, late = _look_up(watcher, base, missing, deadline)
+            times = {**known, **fresh}
+            with self._lock:
+                if tree is not None and self._events == heard and not late:
+                    _keep(tree, fresh, folders)  # those of folders the watcher hears
+            if len(fresh) < len(missing):  # gone since ripgrep listed them, or out of time
+                names = [name for name in names if name in times]
+            got = list(map(times.__getitem__, names))
+        return _newest(cast(list[int], got), names, count), late  # no None is left
+
+    def forget(self, path: str, moved_to: str | None, is_dir: bool) -> None:
+        """An event named `path` (and `moved_to`): what the cache holds of them goes."""
+        with self._lock:
+            self._events += 1
+            for changed in (path, moved_to):
+                if changed is None:
+                    continue
+                encoded = os.fsencode(changed)
+                for base, tree in self._trees.items():
+                    if not encoded.startswith(base + b"/"):
+                        continue
+                    relative = encoded[len(base) + 1 :]
+                    tree.times.pop(relative, None)
+                    if is_dir:
+                        prefix = relative + b"/"
+                        for folder in [
+                            f for f in tree.folders if f == relative or f.startswith(prefix)
+                        ]:
+                            tree.drop_folder(folder)
+
+    def _current(self) -> Heard | None:
+        """The watcher now; the cache starts again when it is not the one it was filled
+        under."""
+        watcher = self._watcher()
+        with self._lock:
+            if watcher is not self._heard_by:
+                self._trees.clear()
+                self._heard_by = watcher
+                if watcher is not None:
+                    watcher.listen(self._forget_for(watcher))
+        return watcher
+
+    def _forget_for(self, watcher: Heard) -> Callable[[str, str | None, bool], None]:
+        def forget(path: str, moved_to: str | None, is_dir: bool) -> None:
+            if self._heard_by is watcher:  # a former watcher's events mean nothing now
+                self.forget(path, moved_to, is_dir)
+
+        return forget
+
+    def _valid_tree(self, watcher: Heard | None, base: bytes) -> _Tree | None:
+        """The cache of the files under `base`, each folder in it still heard and with
+        the modification time it had when its files' times were read (else dropped)."""
+        if watcher is None:
+            return None
+        with self._lock:
+            tree = self._trees.get(base)
+            if tree is None:
+                if sum(len(t.times) for t in self._trees.values()) >= MAX_FILES:
+                    self._trees.clear()
+                tree = self._trees[base] = _Tree()
+            folders = list(tree.folders.items())
+        stale = [folder for folder, (mtime, _) in folders if _mtime(watcher, base, folder) != mtime]
+        if stale:
+            with self._lock:
+                for folder in stale:
+                    tree.drop_folder(folder)
+        return tree
+
+
+def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int, bytes]]:
+    """The `count` newest (time, name) pairs, newest first (ties: the greater name
+    first), by comparisons in C: a heap in Python costs more than the stats it orders."""
+    if len(times) > count:
+        threshold = sorted(times)[-count]
+        keep = list(map(operator.ge, times, repeat(threshold)))
+        times, names = list(compress(times, keep)), list(compress(names, keep))
+    return sorted(zip(times, names, strict=True), reverse=True)[:count]
+
+
+def _mtime(watcher: Heard | None, base: bytes, folder: bytes) -> int | None:
+    """The modification time of `folder` (relative to `base`) when the watcher hears
+    every change to it, else None."""
+    path = os.path.join(base, folder) if folder else base
+    if watcher is None or not watcher.hears(path):
+        return None
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _look_up(
+    watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float
+) -> tuple[dict[bytes, int], dict[bytes, int | None], bool]:
+    """(the times of `names`, each one's folder's time read before them (None: not
+    heard), whether the deadline stopped it). One lstat a file: never an open."""
+    by_folder: dict[bytes, list[bytes]] = {}
+    for name in names:
+        by_folder.setdefault(name.rpartition(b"/")[0], []).append(name)
+    fresh: dict[bytes, int] = {}
+    folders: dict[bytes, int | None] = {}
+    done = 0
+    for folder, files in by_folder.items():
+        folders[folder] = _mtime(watcher, base, folder)
+        for name in files:
+            done += 1
+            if done % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+                return fresh, folders, True
+            try:
+                fresh[name] = os.lstat(os.path.join(base, name)).st_mtime_ns
+            except OSError:
+                continue  # gone since ripgrep listed it
+    return fresh, folders, False
+
+
+def _keep(tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, int | None]) -> None:
+    """Add `fresh` times to `tree`, those of the folders heard (caller holds the lock)."""
+    for name, mtime in fresh.items():
+        folder = name.rpartition(b"/")[0]
+        folder_mtime = folders.get(folder)
+        if folder_mtime is None:
+            continue
+        entry = tree.folders.get(folder)
+        if entry is None or entry[0] != folder_mtime:
+            if entry is not None:
+                tree.drop_folder(folder)
+            entry = tree.folders[folder] = (folder_mtime, [])
+        entry[1].append(name)
+        tree.times[name] = mtime
