@@ -116,6 +116,7 @@ def _reap(selector: selectors.BaseSelector, pidfd: int, pid: int, reply: socket.
 def serve(control_fd: int) -> None:
     """Fork a confined child per request on `control_fd` until its other end closes."""
     landlock = _landlock()
+    landlock.abi()  # libc loaded once, here, not in every child
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the caller's to handle
     control = socket.socket(fileno=control_fd)
     selector = selectors.DefaultSelector()

@@ -184,33 +184,37 @@ def _mtime(watcher: Heard | None, base: bytes, folder: bytes) -> int | None:
 
 def _look_up(
     watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float
-) -> tuple[dict[bytes, int], dict[bytes, int | None], bool]:
-    """(the times of `names`, each one's folder's time read before them (None: not
-    heard), whether the deadline stopped it). One lstat a file: never an open."""
-    by_folder: dict[bytes, list[bytes]] = {}
+) -> tuple[dict[bytes, int], dict[bytes, tuple[int | None, list[bytes]]], bool]:
+    """(the times of `names`, by folder its time read before theirs (None: not heard)
+    and its names, whether the deadline stopped it). One lstat a file: never an open."""
+    folders: dict[bytes, tuple[int | None, list[bytes]]] = {}
     for name in names:
-        by_folder.setdefault(name.rpartition(b"/")[0], []).append(name)
+        folder = name.rpartition(b"/")[0]
+        entry = folders.get(folder)
+        if entry is None:
+            entry = folders[folder] = (_mtime(watcher, base, folder), [])
+        entry[1].append(name)
     fresh: dict[bytes, int] = {}
-    folders: dict[bytes, int | None] = {}
+    prefix = base + b"/"
+    lstat = os.lstat
     done = 0
-    for folder, files in by_folder.items():
-        folders[folder] = _mtime(watcher, base, folder)
+    for _, files in folders.values():
         for name in files:
             done += 1
             if done % _CHECK_EVERY == 0 and time.monotonic() > deadline:
                 return fresh, folders, True
             try:
-                fresh[name] = os.lstat(os.path.join(base, name)).st_mtime_ns
+                fresh[name] = lstat(prefix + name).st_mtime_ns
             except OSError:
                 continue  # gone since ripgrep listed it
     return fresh, folders, False
 
 
-def _keep(tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, int | None]) -> None:
-    """Add `fresh` times to `tree`, those of the folders heard (caller holds the lock)."""
-    for name, mtime in fresh.items():
-        folder = name.rpartition(b"/")[0]
-        folder_mtime = folders.get(folder)
+def _keep(
+    tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[int | None, list[bytes]]]
+) -> None:
+    """Add the `fresh` times of the folders heard to `tree` (caller holds the lock)."""
+    for folder, (folder_mtime, names) in folders.items():
         if folder_mtime is None:
             continue
         entry = tree.folders.get(folder)
@@ -218,5 +222,8 @@ def _keep(tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, int | None]
             if entry is not None:
                 tree.drop_folder(folder)
             entry = tree.folders[folder] = (folder_mtime, [])
-        entry[1].append(name)
-        tree.times[name] = mtime
+        for name in names:
+            mtime = fresh.get(name)
+            if mtime is not None:
+                entry[1].append(name)
+                tree.times[name] = mtime
