@@ -32,7 +32,7 @@ import orjson
 
 from ..errors import ReadkeeperError
 from ..files import landlock
-from ..files.confined import LAUNCHER, Child
+from ..files.confined import LAUNCHER, Child, widen_pipe
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -121,6 +121,8 @@ def run(
             stderr=subprocess.PIPE,
             env=env,
         )
+    assert proc.stdout is not None
+    widen_pipe(proc.stdout.fileno())  # ripgrep then rarely waits on this reader
     result = Run()
     timer = threading.Timer(DEADLINE_S if deadline_s is None else deadline_s, _kill, (proc, result))
     timer.daemon = True
@@ -128,7 +130,6 @@ def run(
     stderr: list[bytes] = []
     drain = threading.Thread(target=_drain, args=(proc, stderr), daemon=True)
     drain.start()
-    assert proc.stdout is not None
     try:
         held = 0
         for pieces in _bounded_pieces(proc.stdout, sep):  # a chunk's at once: 100,000s
@@ -198,7 +199,7 @@ def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
     pending = b""
     skipping = False
     while True:
-        chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
+        chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
         if not chunk:
             if pending and not skipping:
                 yield [pending]
