@@ -23,7 +23,7 @@ from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
 from .globs import Glob
-from .mtimes import FileTimes
+from .mtimes import FileTimes, Opener
 from .where import searched
 
 MAX_PATHS = 1000
@@ -48,10 +48,12 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if not matcher.name_only:
         names = [name for name in names if matcher.matches(os.fsdecode(name))]
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    newest, late = times.newest(cwd, names, wanted, deadline)
+    opener = _opener(services, cwd, params.session)
+    newest, late = times.newest(cwd, names, wanted, deadline, opener)
     found = _inside(newest, root, cwd)
     if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
-        found = _inside(times.newest(cwd, names, len(names), deadline)[0], root, cwd)[:wanted]
+        everything = times.newest(cwd, names, len(names), deadline, opener)[0]
+        found = _inside(everything, root, cwd)[:wanted]
     stopped = ran.timed_out or ran.cut or late
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
@@ -74,6 +76,21 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+def _opener(services: ReadServices, cwd: str, session: str) -> Opener:
+    """Opens a folder given relative to `cwd` beneath the permitted folder's descriptor,
+    with no symlink followed (files/beneath.py)."""
+    where = services.workspace.locate(cwd, session)
+    if where is None:  # checked by `searched`; the roots may have changed since
+        raise services.workspace.not_found(cwd)
+    anchor = where.anchor
+    offset = "" if cwd == anchor.path else os.path.relpath(cwd, anchor.path)
+
+    def opener(folder: bytes) -> int:
+        return anchor.open_folder(os.path.join(offset, os.fsdecode(folder)).rstrip("/"))
+
+    return opener
 
 
 def _inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:

@@ -35,6 +35,10 @@ MAX_FILES = 500_000
 _CHECK_EVERY = 512  # stats between looks at the clock
 
 
+# Opens a folder (relative to the one globbed) beneath the root, following no symlink.
+Opener = Callable[[bytes], int]
+
+
 class Heard(Protocol):
     """The watcher as the cache sees it (watch/hears.py)."""
 
@@ -74,16 +78,19 @@ class FileTimes:
         self.hits = 0  # files whose time came from the cache (tests, the bench)
 
     def newest(
-        self, cwd: str, names: list[bytes], count: int, deadline: float
+        self, cwd: str, names: list[bytes], count: int, deadline: float, opener: Opener
     ) -> tuple[list[tuple[int, bytes]], bool]:
         """The `count` newest of `names` (paths relative to `cwd`, as ripgrep printed
         them) as (modification time, name), newest first; and whether the deadline (a
         `time.monotonic()` value) stopped the look-ups early (then only the files
-        looked up are ordered)."""
+        looked up are ordered). `opener` opens a folder (relative to `cwd`) beneath
+        the root with no symlink followed: each file is stat-ed by name in it, so a
+        folder swapped for a symlink out is never stat-ed through (its files are left
+        out)."""
         watcher = self._current()
         base = os.fsencode(cwd)
         heard = self._events
-        tree = self._valid_tree(watcher, base)
+        tree = self._valid_tree(watcher, base, opener)
         known = tree.times if tree is not None else {}
         got = list(map(known.get, names))  # in C: 100,000s of names, most of them known
         missing = set(compress(names, map(operator.is_, got, repeat(None))))
@@ -91,7 +98,7 @@ class FileTimes:
         times = known
         late = False
         if missing:
-            fresh, folders, late = _look_up(watcher, base, missing, deadline)
+            fresh, folders, late = _look_up(watcher, base, missing, deadline, opener)
             times = {**known, **fresh}
             with self._lock:
                 if tree is not None and self._events == heard and not late:
@@ -140,7 +147,7 @@ class FileTimes:
 
         return forget
 
-    def _valid_tree(self, watcher: Heard | None, base: bytes) -> _Tree | None:
+    def _valid_tree(self, watcher: Heard | None, base: bytes, opener: Opener) -> _Tree | None:
         """The cache of the files under `base`, each folder in it still heard and with
         the modification time it had when its files' times were read (else dropped)."""
         if watcher is None:
@@ -152,7 +159,7 @@ class FileTimes:
                     self._trees.clear()
                 tree = self._trees[base] = _Tree()
             folders = list(tree.folders.items())
-        stale = [folder for folder, (mtime, _) in folders if _mtime(watcher, base, folder) != mtime]
+        stale = [f for f, (mtime, _) in folders if _folder_time(watcher, base, f, opener) != mtime]
         if stale:
             with self._lock:
                 for folder in stale:
@@ -170,43 +177,54 @@ def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int,
     return sorted(zip(times, names, strict=True), reverse=True)[:count]
 
 
-def _mtime(watcher: Heard | None, base: bytes, folder: bytes) -> int | None:
+def _folder_time(watcher: Heard | None, base: bytes, folder: bytes, opener: Opener) -> int | None:
     """The modification time of `folder` (relative to `base`) when the watcher hears
     every change to it, else None."""
-    path = os.path.join(base, folder) if folder else base
-    if watcher is None or not watcher.hears(path):
+    if watcher is None or not watcher.hears(os.path.join(base, folder) if folder else base):
         return None
     try:
-        return os.lstat(path).st_mtime_ns
+        fd = opener(folder)
     except OSError:
         return None
+    try:
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
 
 
 def _look_up(
-    watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float
+    watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float, opener: Opener
 ) -> tuple[dict[bytes, int], dict[bytes, tuple[int | None, list[bytes]]], bool]:
     """(the times of `names`, by folder its time read before theirs (None: not heard)
-    and its names, whether the deadline stopped it). One lstat a file: never an open."""
+    and its names, whether the deadline stopped it). One stat a file by its name in its
+    folder's descriptor: never an open, never a symlink followed."""
     folders: dict[bytes, tuple[int | None, list[bytes]]] = {}
     for name in names:
         folder = name.rpartition(b"/")[0]
         entry = folders.get(folder)
         if entry is None:
-            entry = folders[folder] = (_mtime(watcher, base, folder), [])
+            entry = folders[folder] = (_folder_time(watcher, base, folder, opener), [])
         entry[1].append(name)
     fresh: dict[bytes, int] = {}
-    prefix = base + b"/"
-    lstat = os.lstat
     done = 0
-    for _, files in folders.values():
-        for name in files:
-            done += 1
-            if done % _CHECK_EVERY == 0 and time.monotonic() > deadline:
-                return fresh, folders, True
-            try:
-                fresh[name] = lstat(prefix + name).st_mtime_ns
-            except OSError:
-                continue  # gone since ripgrep listed it
+    for folder, (_, files) in folders.items():
+        try:
+            fd = opener(folder)
+        except OSError:
+            continue  # gone, or now a symlink: its files are left out
+        try:
+            cut = len(folder) + 1 if folder else 0
+            for name in files:
+                done += 1
+                if done % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+                    return fresh, folders, True
+                try:
+                    st = os.stat(name[cut:], dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue  # gone since ripgrep listed it
+                fresh[name] = st.st_mtime_ns
+        finally:
+            os.close(fd)
     return fresh, folders, False
 
 

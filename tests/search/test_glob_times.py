@@ -16,6 +16,7 @@ import pytest
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
+from readkeeper.search import listing
 from watch_core_helpers import Watching, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -128,3 +129,18 @@ def test_a_folder_the_watcher_skips_is_never_cached(workspace: Path) -> None:
         assert _glob(core) == ["skipped/b.py", "a.py"]  # no event comes: stat-ed afresh
     finally:
         watched.core.close()
+
+
+def test_a_path_through_a_symlink_out_is_never_stat_ed(core: Readkeeper, tmp_path: Path) -> None:
+    """What ripgrep prints when a folder is swapped for a symlink mid-walk: the file
+    beyond it is not stat-ed through the link, and is left out."""
+    workspace = Path(core.workspace.roots[0])
+    _files(workspace, ["a.py"])
+    outside = tmp_path / "outside"
+    _files(outside, ["secret.py"])
+    os.utime(outside / "secret.py", ns=(BASE_NS + 10**9, BASE_NS + 10**9))
+    (workspace / "link").symlink_to(outside, target_is_directory=True)
+    opener = listing._opener(core, str(workspace), "")
+    names = [b"a.py", b"link/secret.py"]
+    newest, late = core.file_times.newest(str(workspace), names, 10, 10**12, opener)
+    assert (newest, late) == ([(BASE_NS, b"a.py")], False)
