@@ -1,13 +1,13 @@
 """`readkeeper/glob` (files by pattern, newest first) and `readkeeper/list` (a folder's
 entries with kinds and sizes, to a depth).
 
-Both keep to the ignore rules of search: `glob` asks ripgrep for the files (`--files`,
-the same rules and walk as `grep`) and orders them by the times mtimes.py looks up;
-`list` reads the folder itself, beneath its root's open descriptor with no symlink
-followed (a symlink is listed as one, never entered),
-and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore (pathspec's
-GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the call that
-shows the rest.
+Both keep to the ignore rules of search. `glob` asks ripgrep for the files (`--files`,
+the same rules and walk as `grep`) and orders them by the times mtimes.py looks up (or
+kept while the watcher hears the folders); `list` reads the folder itself, beneath its
+root's open descriptor with no symlink followed (a symlink is listed as one, never
+entered), and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore
+(pathspec's GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the
+call that shows the rest.
 """
 
 from __future__ import annotations

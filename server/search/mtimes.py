@@ -93,7 +93,9 @@ class FileTimes:
         tree = self._valid_tree(watcher, base, opener)
         known = tree.times if tree is not None else {}
         got = list(map(known.get, names))  # in C: 100,000s of names, most of them known
-        missing = set(compress(names, map(operator.is_, got, repeat(None))))
+        missing: set[bytes] = set()
+        if None in got:  # identity first: a quick scan when every name is known
+            missing = set(compress(names, map(operator.is_, got, repeat(None))))
         self.hits += len(names) - len(missing)
         times = known
         late = False
