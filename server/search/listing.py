@@ -46,7 +46,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
     names = list(filter(None, ran.lines))
     if not matcher.name_only:
-        names = [name for name in names if matcher.matches(os.fsdecode(name))]
+        names = matcher.select(names)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     opener = _opener(services, cwd, params.session)
     newest, late = times.newest(cwd, names, wanted, deadline, opener)
