@@ -29,9 +29,7 @@ from .where import searched
 MAX_PATHS = 1000
 MAX_ENTRIES = 1000
 MAX_DEPTH = 10
-# Paths held from one ripgrep run (with rg.MAX_OUTPUT_BYTES): every file the ignore
-# rules keep, before the pattern is applied.
-_FILE_LINES = 500_000
+_FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 
 
 def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[str, Any]:
@@ -42,12 +40,13 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     deadline = time.monotonic() + rg.DEADLINE_S
     # ripgrep lists in parallel, in no order (its --sortr=modified walks on one thread
-    # and is several times slower), every file the ignore rules keep: the pattern is
-    # matched here, over its bytes (as a --type filter it costs ripgrep more than the
-    # match costs here). The times come from mtimes.py and only the page is sorted. No
-    # path argument: ripgrep then prints paths without "./".
-    ran = rg.run(cwd, ["--files", "--null"], max_lines=_FILE_LINES, sep=b"\0", readable=root)
-    names = matcher.select(list(filter(None, ran.lines)))
+    # and is several times slower); the times come from mtimes.py, and a heap keeps
+    # only the page. No path argument: ripgrep then prints paths without "./".
+    flags = ["--files", "--null", *matcher.rg_filter()]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = matcher.select(names)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     opener = _opener(services, cwd, params.session)
     newest, late = times.newest(cwd, names, wanted, deadline, opener)
