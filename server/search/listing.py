@@ -40,8 +40,8 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     deadline = time.monotonic() + rg.DEADLINE_S
     # ripgrep lists in parallel, in no order (its --sortr=modified walks on one thread
-    # and is several times slower); the times come from mtimes.py, and a heap keeps
-    # only the page. No path argument: ripgrep then prints paths without "./".
+    # and is several times slower); the times come from mtimes.py, and only the newest
+    # are sorted. No path argument: ripgrep then prints paths without "./".
     flags = ["--files", "--null", *matcher.rg_filter()]
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
     names = list(filter(None, ran.lines))
