@@ -38,23 +38,11 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
-    deadline = time.monotonic() + rg.DEADLINE_S
-    # ripgrep lists in parallel, in no order (its --sortr=modified walks on one thread
-    # and is several times slower); the times come from mtimes.py, and only the newest
-    # are sorted. No path argument: ripgrep then prints paths without "./".
-    flags = ["--files", "--null", *matcher.rg_filter()]
-    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
-    names = list(filter(None, ran.lines))
-    if not matcher.name_only:
-        names = matcher.select(names)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    opener = _opener(services, cwd, params.session)
-    newest, late = times.newest(cwd, names, wanted, deadline, opener)
-    found = _inside(newest, root, cwd)
-    if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
-        everything = times.newest(cwd, names, len(names), deadline, opener)[0]
-        found = _inside(everything, root, cwd)[:wanted]
-    stopped = ran.timed_out or ran.cut or late
+    if times.kept(cwd):
+        found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
+    else:
+        found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted)
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
@@ -76,6 +64,54 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+def _newest_listed(
+    services: ReadServices,
+    params: GlobParams,
+    matcher: Glob,
+    root: str,
+    cwd: str,
+    wanted: int,
+    times: FileTimes,
+) -> tuple[list[str], bool]:
+    """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
+    in parallel, in no order, and the times come from mtimes.py (kept across calls)."""
+    deadline = time.monotonic() + rg.DEADLINE_S
+    # No path argument: ripgrep then prints paths without "./".
+    flags = ["--files", "--null", *matcher.rg_filter()]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = matcher.select(names)
+    opener = _opener(services, cwd, params.session)
+    newest, late = times.newest(cwd, names, wanted, deadline, opener)
+    found = _inside(newest, root, cwd)
+    if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
+        everything = times.newest(cwd, names, len(names), deadline, opener)[0]
+        found = _inside(everything, root, cwd)[:wanted]
+    return found, ran.timed_out or ran.cut or late
+
+
+def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tuple[list[str], bool]:
+    """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
+    sorts by time itself, on one thread, and for a name-only pattern only the page's
+    lines are read. Stat-ing here costs more when every time must be read anyway."""
+    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter()]
+    lines = wanted if matcher.name_only else _FILE_LINES
+    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = matcher.select(names)
+    found: list[str] = []
+    inside = rg.Beneath(root, cwd)
+    for name in names:
+        path = inside(os.fsdecode(name))
+        if path is not None:
+            found.append(path)
+            if len(found) == wanted:
+                break
+    return found, ran.timed_out or (ran.cut and not matcher.name_only)
 
 
 def _opener(services: ReadServices, cwd: str, session: str) -> Opener:

@@ -77,6 +77,11 @@ class FileTimes:
         self._events = 0  # events heard so far: a time read before one is not kept after it
         self.hits = 0  # files whose time came from the cache (tests, the bench)
 
+    def kept(self, cwd: str) -> bool:
+        """Whether times under `cwd` can be kept: the watcher hears that folder."""
+        watcher = self._watcher()
+        return watcher is not None and watcher.hears(os.fsencode(cwd))
+
     def newest(
         self, cwd: str, names: list[bytes], count: int, deadline: float, opener: Opener
     ) -> tuple[list[tuple[int, bytes]], bool]:
