@@ -1,22 +1,22 @@
-"""The modification times `glob` orders its files by (newest first), and a cache of them
-across calls.
+"""The modification times `glob` orders its files by (newest first), kept across calls
+while the watcher hears the folders.
 
-Newest first needs a time per file, and on a large tree stat-ing every file is most of
-a glob's cost (bench/bench_search.py): ripgrep's own `--sortr=modified` walks on one
-thread and stats as it sorts, several times slower than its parallel `--files`. So
-ripgrep lists (its ignore rules, in parallel) and the times are looked up here, one
-`lstat` per file (never an open: a FIFO or device is only stat-ed), or taken from the
-cache.
+Newest first needs a time per file. ripgrep's own `--sortr=modified` walks on one
+thread and stats as it sorts, several times slower than its parallel `--files`
+(bench/bench_search.py); stat-ing every file here costs about as much. So where times
+can be kept, ripgrep lists in parallel and the times are read here once, one stat a
+file by its name in its folder opened beneath the root (never an open of the file: a
+FIFO or device is only stat-ed; never a symlink followed), and kept; where they cannot
+(no watcher hears the folder: the CLI) listing.py lets ripgrep sort.
 
-The cache holds a folder's files' times only while the watcher hears every change to
-that folder (watch/hears.py: readkeeper's inotify reader, with a watch on it, the
-watcher `watching`), and forgets a path the moment an event names it, and a whole
-folder when it is created, deleted or moved. Each entry also keeps the folder's own
-modification time, checked on every use: a file added, removed or renamed there
-changes it even before the event arrives. A new watcher (restarted, or a different
-one) starts with an empty cache. A file written in place changes only itself: its
-event is what makes its time be read again, so until that event arrives (milliseconds)
-its old time may still order it.
+A folder's files' times are kept only while the watcher hears every change to that
+folder (watch/hears.py: readkeeper's inotify reader holds a watch on it and the watcher
+is `watching`). An event forgets the path it names (a folder's: everything beneath).
+Each folder also keeps its own modification time, checked on every use: a file added,
+removed or renamed there changes it before the event arrives. A time read before an
+event is not kept after it. A new watcher (restarted, or another) starts afresh. A file
+written in place changes only itself: until its event arrives (milliseconds) its old
+time may still order it.
 """
 
 from __future__ import annotations
