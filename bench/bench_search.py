@@ -10,12 +10,24 @@ repository. Each row is readkeeper's call in-process (`calls.call` on a core, wh
 front end does after parsing) against the same ripgrep binary with the same pattern,
 run as a shell would (`rg -n PATTERN`, `rg --files`): the goal is within 1.3x for
 search and 1.5x for glob and list. Each figure is the median of `--runs` runs after one
-warm-up run (the page cache is warm for both).
+warm-up run (the page cache is warm for both), readkeeper's and ripgrep's runs taken in
+turn (the machine is shared: load shifts between rows, not within one).
+
+glob is measured three ways: with no watcher (the CLI; ripgrep sorts by time itself),
+the first call of a core whose watcher hears the tree (every file stat-ed: one run), and
+its later calls (search/mtimes.py keeps the times). A reference row times
+`rg --files --sortr=modified` against `rg --files`.
+
+The launcher rows time one ripgrep run (`rg --version`) started unconfined, through a
+fresh launcher interpreter per call (the old way), and through the warm launcher
+(server/files/zygote.py): p50 and p95 of `--launches` calls, in turn, and the overhead
+of each over the unconfined start.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import time
@@ -23,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import machine, write_json
+from common import machine, percentile, write_json
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.search import rg
@@ -52,14 +64,30 @@ def generated(files: int) -> Path:
     return root
 
 
-def median_s(run: Callable[[], Any], runs: int) -> float:
-    run()  # warm-up
-    samples = []
+def medians_s(ours: Callable[[], Any], theirs: Callable[[], Any], runs: int) -> tuple[float, float]:
+    """The median seconds of `ours` and of `theirs`, run in turn after one warm-up each."""
+    ours()
+    theirs()
+    mine, base = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for run, samples in ((ours, mine), (theirs, base)):
+            start = time.perf_counter()
+            run()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(mine), statistics.median(base)
+
+
+def watching(root: Path) -> Readkeeper:
+    """A core whose watcher hears `root` (set up, every folder watched)."""
+    core = Readkeeper(roots=[str(root)])
+    core.tokens.warm_up()
+    core.start_watching()
+    ends = time.monotonic() + 120
+    while core.watcher_status()["state"] != "watching":
+        if time.monotonic() > ends:
+            raise SystemExit(f"the watcher of {root} did not set up: {core.watcher_status()}")
+        time.sleep(0.05)
+    return core
 
 
 def shell_rg(root: Path, *args: str) -> Callable[[], Any]:
@@ -70,6 +98,14 @@ def shell_rg(root: Path, *args: str) -> Callable[[], Any]:
 def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
     core = Readkeeper(roots=[str(root)])
     core.tokens.warm_up()
+    cached = watching(root)
+    # The first glob of a watched tree reads every time (one run: after it they are kept).
+    start = time.perf_counter()
+    calls.call(cached, "glob", {"pattern": "**/*.py"})
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    shell_rg(root, "--files", "-g", "*.py")()
+    first_rg = time.perf_counter() - start
     cases: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
         (
             "grep",
@@ -91,8 +127,26 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
         ),
         (
             "glob",
-            "**/*.py",
+            "**/*.py no watcher",
             lambda: calls.call(core, "glob", {"pattern": "**/*.py"}),
+            shell_rg(root, "--files", "-g", "*.py"),
+        ),
+        (
+            "glob",
+            "**/*.py times kept",
+            lambda: calls.call(cached, "glob", {"pattern": "**/*.py"}),
+            shell_rg(root, "--files", "-g", "*.py"),
+        ),
+        (
+            "glob",
+            "*/mod00*.py times kept",
+            lambda: calls.call(cached, "glob", {"pattern": "*/mod00*.py"}),
+            shell_rg(root, "--files", "-g", "*/mod00*.py"),
+        ),
+        (
+            "ref",
+            "rg --sortr=modified",
+            shell_rg(root, "--files", "--sortr=modified", "-g", "*.py"),
             shell_rg(root, "--files", "-g", "*.py"),
         ),
         (
@@ -101,35 +155,85 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
             lambda: calls.call(core, "list", {"path": ".", "depth": 2}),
             shell_rg(root, "--files", "--max-depth", "2"),
         ),
+        (
+            "list",
+            "depth 10",
+            lambda: calls.call(core, "list", {"path": ".", "depth": 10}),
+            shell_rg(root, "--files"),
+        ),
     ]
-    rows = []
+    rows = [_row(name, "glob", "**/*.py first, 1 run", first, first_rg)]
     for tool, case, ours, theirs in cases:
-        mine = median_s(ours, runs)
-        base = median_s(theirs, runs)
-        ratio = mine / base if base else float("inf")
-        rows.append(
-            {
-                "tree": name,
-                "tool": tool,
-                "case": case,
-                "readkeeper_ms": round(mine * 1000, 1),
-                "rg_ms": round(base * 1000, 1),
-                "ratio": round(ratio, 2),
-                "target": TARGETS[tool],
-                "meets": ratio <= TARGETS[tool],
-            }
-        )
+        mine, base = medians_s(ours, theirs, runs)
+        rows.append(_row(name, tool, case, mine, base))
+    cached.close()
+    core.close()
     return rows
+
+
+def _row(tree: str, tool: str, case: str, mine: float, base: float) -> dict[str, Any]:
+    ratio = mine / base if base else float("inf")
+    target = TARGETS.get(tool)
+    return {
+        "tree": tree,
+        "tool": tool,
+        "case": case,
+        "readkeeper_ms": round(mine * 1000, 1),
+        "rg_ms": round(base * 1000, 1),
+        "ratio": round(ratio, 2),
+        "target": target,
+        "meets": target is None or ratio <= target,
+    }
+
+
+def launcher_rows(root: Path, launches: int) -> list[dict[str, Any]]:
+    """p50/p95 of one `rg --version` run: unconfined, per-call launcher, warm launcher."""
+    modes = {
+        "unconfined": (False, True),
+        "per-call launcher": (True, False),
+        "warm launcher": (True, True),
+    }
+    samples: dict[str, list[float]] = {mode: [] for mode in modes}
+
+    def once(mode: str) -> float:
+        confined, warm = modes[mode]
+        rg.WARM_LAUNCHER = warm
+        start = time.perf_counter()
+        ran = rg.run(str(root), ["--version"], max_lines=10, confined=confined)
+        elapsed = (time.perf_counter() - start) * 1000
+        assert ran.returncode == 0, ran.error
+        return elapsed
+
+    for mode in modes:
+        once(mode)  # the warm launcher starts here
+    for _ in range(launches):
+        for mode in modes:
+            samples[mode].append(once(mode))
+    rg.WARM_LAUNCHER = True
+    base = statistics.median(samples["unconfined"])
+    return [
+        {
+            "mode": mode,
+            "p50_ms": round(statistics.median(ms), 2),
+            "p95_ms": round(percentile(ms, 95), 2),
+            "overhead_p50_ms": round(statistics.median(ms) - base, 2),
+            "n": len(ms),
+        }
+        for mode, ms in samples.items()
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
-    # The cost of confining ripgrep with Landlock (a launcher per run): compare a run
-    # with this flag against one without.
+    parser.add_argument("--launches", type=int, default=40)
+    # The cost of confining ripgrep with Landlock: compare a run with this flag against
+    # one without (the launcher rows measure the start alone).
     parser.add_argument("--no-landlock", action="store_true", help="run rg unconfined")
     args = parser.parse_args()
+    load_before = os.getloadavg()
+    launchers = [] if rg.landlock_abi() < 1 else launcher_rows(HERE.parent, args.launches)
     if args.no_landlock:
         rg.landlock_abi = lambda: 0  # type: ignore[method-assign]
     rows = rows_for(f"generated {args.files:,} files", generated(args.files), args.runs)
@@ -142,9 +246,24 @@ def main() -> None:
             f"{row['readkeeper_ms']:>9.1f}ms {row['rg_ms']:>7.1f}ms {row['ratio']:>5.2f}x"
             f"{'' if row['meets'] else '  (over ' + str(row['target']) + 'x)'}"
         )
+    print(f"\n{'rg --version started':<22} {'p50':>8} {'p95':>8} {'overhead p50':>13}")
+    for row in launchers:
+        print(
+            f"{row['mode']:<22} {row['p50_ms']:>6.1f}ms {row['p95_ms']:>6.1f}ms "
+            f"{row['overhead_p50_ms']:>11.1f}ms"
+        )
+    load = {"before": load_before, "after": os.getloadavg()}
+    print(f"\nload average (1, 5, 15 min): before {load_before}, after {load['after']}")
     write_json(
         HERE / "results" / ("search-no-landlock.json" if args.no_landlock else "search.json"),
-        {"machine": machine(), "runs": args.runs, "landlock": not args.no_landlock, "rows": rows},
+        {
+            "machine": machine(),
+            "load": load,
+            "runs": args.runs,
+            "landlock": not args.no_landlock,
+            "rows": rows,
+            "launcher": launchers,
+        },
     )
 
 

@@ -52,6 +52,7 @@ from .protocol.convert import check_budget_tokens
 from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
+from .search.mtimes import FileTimes
 from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
 from .state.readstate import ReadStates
@@ -112,6 +113,8 @@ class Readkeeper:
         self.watching = WatchControl(
             self._workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
+        # Files' modification times for glob, kept while the watcher hears their changes.
+        self.file_times = FileTimes(lambda: self.watching.watcher)
         self._settings_lock = threading.Lock()
         # False in restricted mode (the editor does not trust the workspace): user-only
         # settings are held (settings.py) and git status is off. Set before `configure`.
@@ -193,7 +196,7 @@ class Readkeeper:
         """`readkeeper/glob`: files by pattern, newest first."""
         from .search.listing import glob
 
-        return glob(self, params)
+        return glob(self, params, self.file_times)
 
     def list_folder(self, params: ListParams) -> dict[str, Any]:
         """`readkeeper/list`: a folder's entries with kinds and sizes."""

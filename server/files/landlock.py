@@ -13,6 +13,7 @@ False and nothing changes: the race those programs leave is then open (see `stat
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+@functools.cache  # the warm launcher's children find it loaded: no dlopen per call
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None

@@ -10,6 +10,9 @@ name at any depth ("*.py"), one with "/" is anchored to the folder searched
 
 from __future__ import annotations
 
+import os
+import re
+
 from pathspec import GitIgnoreSpec
 
 from ..errors import ReadkeeperError
@@ -37,6 +40,13 @@ class Glob:
         # of a spec costs several times more per path, and a glob meets every file.
         regex = getattr(self._spec.patterns[0], "regex", None) if self._spec.patterns else None
         self._match = regex.match if regex is not None else self._spec_match
+        # The same expression over ripgrep's raw bytes, where it means the same: an
+        # ASCII pattern with no one-character wildcard ("?", "[...]" would match one
+        # byte of a multi-byte name there, not one character). Matched in C, with no
+        # decoding of each of 100,000s of paths.
+        self._match_bytes = None
+        if regex is not None and pattern.isascii() and not set("?[") & set(pattern):
+            self._match_bytes = re.compile(regex.pattern.encode(), regex.flags & ~re.UNICODE).match
         # A name-only pattern is also ripgrep's file type filter, which keeps to the
         # ignore rules: a narrow search then reads only the files it names.
         # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
@@ -48,6 +58,12 @@ class Glob:
     def matches(self, relative: str) -> bool:
         """Whether `relative` (a path relative to the folder searched) matches."""
         return self._match(relative) is not None
+
+    def select(self, relatives: list[bytes]) -> list[bytes]:
+        """Those of `relatives` (paths as ripgrep printed them) that match."""
+        if self._match_bytes is not None:
+            return list(filter(self._match_bytes, relatives))
+        return [path for path in relatives if self._match(os.fsdecode(path)) is not None]
 
     def rg_filter(self) -> list[str]:
         """ripgrep's flags that select the files a name-only pattern names (its file

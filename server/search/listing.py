@@ -1,18 +1,20 @@
 """`readkeeper/glob` (files by pattern, newest first) and `readkeeper/list` (a folder's
 entries with kinds and sizes, to a depth).
 
-Both keep to the ignore rules of search: `glob` asks ripgrep for the files (`--files`,
-the same rules and walk as `grep`), `list` reads the folder itself, beneath its root's
-open descriptor with no symlink followed (a symlink is listed as one, never entered),
-and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore (pathspec's
-GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the call that
-shows the rest.
+Both keep to the ignore rules of search. `glob` asks ripgrep for the files (`--files`,
+the same rules and walk as `grep`) and orders them by the times mtimes.py looks up (or
+kept while the watcher hears the folders); `list` reads the folder itself, beneath its
+root's open descriptor with no symlink followed (a symlink is listed as one, never
+entered), and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore
+(pathspec's GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the
+call that shows the rest.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from typing import Any
 
 from ..errors import ReadkeeperError
@@ -21,6 +23,7 @@ from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
 from .globs import Glob
+from .mtimes import FileTimes, Opener
 from .where import searched
 
 MAX_PATHS = 1000
@@ -29,30 +32,17 @@ MAX_DEPTH = 10
 _FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 
 
-def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
+def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[str, Any]:
     """Serve `readkeeper/glob`: files matching `pattern` under `path`, newest first."""
     matcher = Glob(params.pattern)
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
-    root, cwd, arg = searched(services, params.path, params.session, folder_only=True)
-    # ripgrep sorts by modification time itself (a stat per file, in Rust): the
-    # newest come first, so a page needs only its own paths read, not every path.
-    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), "--", arg]
+    root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    lines = wanted if matcher.name_only else _FILE_LINES
-    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
-    found: list[str] = []
-    inside = rg.Beneath(root, cwd)
-    for name in ran.lines:
-        relative = os.fsdecode(name.strip(b"\n")).removeprefix("./")
-        if not relative or not (matcher.name_only or matcher.matches(relative)):
-            continue
-        path = inside(relative)
-        if path is not None:
-            found.append(path)
-        if len(found) == wanted:
-            break
-    stopped = ran.timed_out or (ran.cut and not matcher.name_only)
+    if times.kept(cwd):
+        found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
+    else:
+        found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted)
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
@@ -74,6 +64,77 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+def _newest_listed(
+    services: ReadServices,
+    params: GlobParams,
+    matcher: Glob,
+    root: str,
+    cwd: str,
+    wanted: int,
+    times: FileTimes,
+) -> tuple[list[str], bool]:
+    """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
+    in parallel, in no order, and the times come from mtimes.py (kept across calls)."""
+    deadline = time.monotonic() + rg.DEADLINE_S
+    # No path argument: ripgrep then prints paths without "./".
+    flags = ["--files", "--null", *matcher.rg_filter()]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = matcher.select(names)
+    opener = _opener(services, cwd, params.session)
+    newest, late = times.newest(cwd, names, wanted, deadline, opener)
+    found = _inside(newest, root, cwd)
+    if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
+        everything = times.newest(cwd, names, len(names), deadline, opener)[0]
+        found = _inside(everything, root, cwd)[:wanted]
+    return found, ran.timed_out or ran.cut or late
+
+
+def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tuple[list[str], bool]:
+    """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
+    sorts by time itself, on one thread, and for a name-only pattern only the page's
+    lines are read. Stat-ing here costs more when every time must be read anyway."""
+    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter()]
+    lines = wanted if matcher.name_only else _FILE_LINES
+    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
+    names = list(filter(None, ran.lines))
+    if not matcher.name_only:
+        names = matcher.select(names)
+    found: list[str] = []
+    inside = rg.Beneath(root, cwd)
+    for name in names:
+        path = inside(os.fsdecode(name))
+        if path is not None:
+            found.append(path)
+            if len(found) == wanted:
+                break
+    return found, ran.timed_out or (ran.cut and not matcher.name_only)
+
+
+def _opener(services: ReadServices, cwd: str, session: str) -> Opener:
+    """Opens a folder given relative to `cwd` beneath the permitted folder's descriptor,
+    with no symlink followed (files/beneath.py)."""
+    where = services.workspace.locate(cwd, session)
+    if where is None:  # checked by `searched`; the roots may have changed since
+        raise services.workspace.not_found(cwd)
+    anchor = where.anchor
+    offset = "" if cwd == anchor.path else os.path.relpath(cwd, anchor.path)
+
+    def opener(folder: bytes) -> int:
+        return anchor.open_folder(os.path.join(offset, os.fsdecode(folder)).rstrip("/"))
+
+    return opener
+
+
+def _inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:
+    """The absolute paths of `ordered` that lie beneath `root` (none led out by a
+    folder swapped for a symlink while ripgrep walked)."""
+    inside = rg.Beneath(root, cwd)
+    paths = (inside(os.fsdecode(name)) for _, name in ordered)
+    return [path for path in paths if path is not None]
 
 
 class _Rules(IgnoreRules):

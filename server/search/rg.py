@@ -32,6 +32,7 @@ import orjson
 
 from ..errors import ReadkeeperError
 from ..files import landlock
+from ..files.confined import LAUNCHER, Child, widen_pipe
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -40,6 +41,9 @@ DEADLINE_S = 10.0
 # The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
 # files could otherwise add up to gigabytes before the line cap is reached.
 MAX_OUTPUT_BYTES = 32 << 20
+# False: every confined run starts a fresh launcher interpreter (the bench's baseline).
+WARM_LAUNCHER = True
+Process = subprocess.Popen[bytes] | Child
 # The flags every run has: no config file, no symlink followed, hidden files searched
 # (agents look for .github/ and dotfiles) but never a VCS folder's insides.
 BASE_FLAGS = (
@@ -107,21 +111,18 @@ def run(
     tests that show the race."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
     command = [binary(), *BASE_FLAGS, *args]
-    if confined and landlock_abi() > 0:
-        # A fresh interpreter restricts itself to reading beneath the root, then becomes
-        # rg: rg's walk opens by name, and a folder swapped for a symlink out mid-walk
-        # then leads to nothing readable.
-        allowed = readable or "."
-        launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
-        command = launcher + command
-    proc = subprocess.Popen(
-        command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    proc = _start(command, root, readable or ".", env) if confined and landlock_abi() > 0 else None
+    if proc is None:
+        proc = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    assert proc.stdout is not None
+    widen_pipe(proc.stdout.fileno())  # ripgrep then rarely waits on this reader
     result = Run()
     timer = threading.Timer(DEADLINE_S if deadline_s is None else deadline_s, _kill, (proc, result))
     timer.daemon = True
@@ -129,12 +130,12 @@ def run(
     stderr: list[bytes] = []
     drain = threading.Thread(target=_drain, args=(proc, stderr), daemon=True)
     drain.start()
-    assert proc.stdout is not None
     try:
         held = 0
-        for line in _bounded_lines(proc.stdout, sep):
-            result.lines.append(line)
-            held += len(line)
+        for pieces in _bounded_pieces(proc.stdout, sep):  # a chunk's at once: 100,000s
+            room = max_lines - len(result.lines)
+            result.lines.extend(pieces[:room])
+            held += sum(map(len, pieces[:room]))
             if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True
                 break
@@ -149,12 +150,35 @@ def run(
     return result
 
 
-def _kill(proc: subprocess.Popen[bytes], result: Run) -> None:
+def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> Process:
+    """rg confined to reading beneath `allowed` (rg's walk opens by name, and a folder
+    swapped for a symlink out mid-walk then leads to nothing readable): forked by the
+    warm launcher, or, when that cannot start it, by a fresh interpreter that restricts
+    itself and then becomes rg."""
+    if WARM_LAUNCHER:
+        try:
+            return LAUNCHER.start(
+                command, cwd=root, read=[allowed], run=landlock.SYSTEM_LIBRARIES, env=env
+            )
+        except OSError:
+            pass
+    launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
+    return subprocess.Popen(
+        launcher + command,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _kill(proc: Process, result: Run) -> None:
     result.timed_out = True
     proc.kill()
 
 
-def _drain(proc: subprocess.Popen[bytes], into: list[bytes]) -> None:
+def _drain(proc: Process, into: list[bytes]) -> None:
     assert proc.stderr is not None
     kept = 0
     for chunk in iter(lambda: proc.stderr.read(8192) if proc.stderr else b"", b""):
@@ -166,22 +190,30 @@ def _drain(proc: subprocess.Popen[bytes], into: list[bytes]) -> None:
 def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
     """The pieces of `stream` ended by `sep`, a piece past MAX_OUTPUT_LINE_BYTES skipped
     whole (never held)."""
+    for pieces in _bounded_pieces(stream, sep):
+        yield from pieces
+
+
+def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
+    """`_bounded_lines`, a list per chunk read."""
     pending = b""
     skipping = False
     while True:
-        chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
+        chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
         if not chunk:
             if pending and not skipping:
-                yield pending
+                yield [pending]
             return
-        pieces = (pending + chunk).split(sep)
+        data = pending + chunk
+        pieces = data.split(sep)
         pending = pieces.pop()
-        for piece in pieces:
-            if skipping:
-                skipping = False  # the end of an overlong piece
-                continue
-            if len(piece) <= MAX_OUTPUT_LINE_BYTES:  # one chunk may hold a long piece whole
-                yield piece
+        if skipping and pieces:
+            skipping = False  # the end of an overlong piece
+            del pieces[0]
+        if len(data) > MAX_OUTPUT_LINE_BYTES:  # else no piece of it can be overlong
+            pieces = [piece for piece in pieces if len(piece) <= MAX_OUTPUT_LINE_BYTES]
+        if pieces:
+            yield pieces
         if len(pending) > MAX_OUTPUT_LINE_BYTES:
             pending, skipping = b"", True
 

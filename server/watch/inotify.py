@@ -210,6 +210,10 @@ class Inotify:
         if self._thread is not threading.current_thread():
             self._thread.join(STOP_TIMEOUT)
 
+    def is_watched(self, folder: bytes) -> bool:
+        """Whether `folder` has a watch now: every change to its entries is reported."""
+        return folder in self._watches
+
     def watched(self) -> list[str]:
         """The folders watched now (for tests and stats)."""
         with self._lock:

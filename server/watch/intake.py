@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..files.ignore import IgnoreRules
@@ -39,6 +40,10 @@ class Intake:
         self._lock = lock
         self._counters = counters
         self._serial = threading.Lock()  # events of several roots' emitters take turns
+        # Told of every event before the ignore rules judge it, on the backend's thread:
+        # (path, where it moved to or None, whether it is a folder). Caches of file
+        # metadata (search/mtimes.py) forget what changed.
+        self.listeners: list[Callable[[str, str | None, bool], None]] = []
 
     def rules_for(self, path: str) -> IgnoreRules | None:
         """The ignore rules of the watched root `path` is under, if any."""
@@ -85,6 +90,8 @@ class Intake:
         self, src: str, kind: Kind, is_dir: bool, dest: str | None = None, writing: bool = False
     ) -> None:
         """An event of the backend in use: skip what the ignore rules skip, mark the rest."""
+        for listener in self.listeners:
+            listener(src, dest, is_dir)
         rules = self.rules_for(src)
         if rules is None:
             return

@@ -56,6 +56,7 @@ from .backends import (
     start_observer,
 )
 from .coalesce import FsChange, Kind
+from .hears import Hears
 from .intake import Intake
 from .probes import UNRELIABLE_FILESYSTEMS, filesystem_type, limit_reason
 from .roots import FollowsRoots, RootLives, outermost
@@ -82,7 +83,7 @@ class WatchCallbacks:
 State = Literal["starting", "watching", "partial", "polling", "root_missing", "stopped"]
 
 
-class Watcher(FollowsRoots):
+class Watcher(FollowsRoots, Hears):
     """Watches the workspace roots and hands the paths that may have changed to
     `WatchCallbacks.changed`, in batches, on its worker thread."""
 

@@ -136,3 +136,25 @@ def test_a_glob_never_brings_back_what_the_ignore_rules_hide(
     assert found["files"] == [str(workspace / "keep.log")]
     deep = calls.call(core, "grep", {"pattern": "needle", "glob": "deep/**", "output": "files"})
     assert deep["files"] == [str(workspace / "deep" / "a" / "b" / "y.txt")]
+
+
+def test_a_glob_selects_raw_names_as_it_matches_decoded_ones() -> None:
+    """The fast path over ripgrep's bytes agrees with the pattern over decoded names,
+    multi-byte and non-UTF-8 names included."""
+    from readkeeper.search.globs import Glob
+
+    names = [
+        b"pkg/mod001.py",
+        b"pkg/sub/mod001.py",
+        "p\u00e9/mod00\u00e9.py".encode(),
+        b"p\xff/mod00\xfe.py",
+        b"mod001.py",
+        b"src/a/b/c.ts",
+        b"src/c.ts",
+        b"docs/x.md",
+        b"a\nb/mod00.py",
+    ]
+    for pattern in ["*/mod00*.py", "src/**/*.ts", "**/*.py", "docs/", "x?.py", "p*/*.py"]:
+        glob = Glob(pattern)
+        decoded = [name for name in names if glob.matches(os.fsdecode(name))]
+        assert glob.select(names) == decoded, pattern

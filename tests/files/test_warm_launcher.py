@@ -1,0 +1,112 @@
+"""The warm launcher (server/files/zygote.py, confined.py): one process forks a child per
+call, and each child is confined to that call's folders alone, never a previous call's;
+it cannot write, cannot follow a symlink out, is killed when asked and reports how it
+ended; a launcher that died is started again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from readkeeper.files import landlock
+from readkeeper.files.confined import Launcher
+
+pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
+
+
+def _program(name: str) -> str:
+    found = shutil.which(name)
+    assert found is not None
+    return os.path.realpath(found)
+
+
+@pytest.fixture
+def launcher() -> Iterator[Launcher]:
+    started = Launcher()
+    yield started
+    started.close()
+
+
+def _run(launcher: Launcher, argv: list[str], cwd: Path, read: list[str]) -> tuple[int, str, str]:
+    child = launcher.start(argv, cwd=str(cwd), read=read, run=landlock.SYSTEM_LIBRARIES, env={})
+    out, err = child.stdout.read(), child.stderr.read()
+    child.stdout.close()
+    child.stderr.close()
+    return child.wait(), out.decode(), err.decode()
+
+
+def _folders(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "note.txt").write_text(f"{folder.name} text\n")
+    return first, second
+
+
+def test_each_child_reads_only_its_own_calls_folders(launcher: Launcher, tmp_path: Path) -> None:
+    first, second = _folders(tmp_path)
+    cat = _program("cat")
+    assert _run(launcher, [cat, "first/note.txt"], tmp_path, ["first"])[:2] == (0, "first text\n")
+    pid = launcher.pid()
+    # The next call is allowed `second` only: the first call's folder is not readable.
+    code, out, err = _run(launcher, [cat, "first/note.txt"], tmp_path, ["second"])
+    assert (code, out) == (1, "")
+    assert "Permission denied" in err
+    assert _run(launcher, [cat, "second/note.txt"], tmp_path, ["second"])[:2] == (
+        0,
+        "second text\n",
+    )
+    code, _, err = _run(launcher, [cat, str(first / "note.txt")], second, ["."])
+    assert code == 1
+    assert "Permission denied" in err
+    assert launcher.pid() == pid  # one launcher served every call: it was warm
+
+
+def test_a_child_cannot_write_or_follow_a_symlink_out(launcher: Launcher, tmp_path: Path) -> None:
+    first, second = _folders(tmp_path)
+    (first / "link").symlink_to(second, target_is_directory=True)
+    code, _, err = _run(launcher, [_program("touch"), "made.txt"], first, ["."])
+    assert code == 1
+    assert "Permission denied" in err
+    assert not (first / "made.txt").exists()
+    code, out, err = _run(launcher, [_program("cat"), "link/note.txt"], first, ["."])
+    assert (code, out) == (1, "")
+    assert "Permission denied" in err
+    assert (first / "link" / "note.txt").read_text() == "second text\n"  # the link works
+
+
+def test_a_child_is_killed_through_its_pidfd(launcher: Launcher, tmp_path: Path) -> None:
+    child = launcher.start(
+        [_program("sleep"), "60"],
+        cwd=str(tmp_path),
+        read=["."],
+        run=landlock.SYSTEM_LIBRARIES,
+        env={},
+    )
+    assert child.poll() is None
+    child.kill()
+    assert child.wait() == -signal.SIGKILL
+    child.stdout.close()
+    child.stderr.close()
+
+
+def test_a_launcher_that_died_is_started_again(launcher: Launcher, tmp_path: Path) -> None:
+    first, _ = _folders(tmp_path)
+    cat = _program("cat")
+    assert _run(launcher, [cat, "note.txt"], first, ["."])[0] == 0
+    pid = launcher.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)  # the launcher this test started
+    assert _run(launcher, [cat, "note.txt"], first, ["."])[:2] == (0, "first text\n")
+    assert launcher.pid() not in (None, pid)
+
+
+def test_a_program_that_cannot_start_is_reported(launcher: Launcher, tmp_path: Path) -> None:
+    code, _, err = _run(launcher, [str(tmp_path / "missing")], tmp_path, ["."])
+    assert code == 127
+    assert "confined launch failed" in err
