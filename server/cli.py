@@ -36,6 +36,7 @@ def _host_port(value: str) -> tuple[str, int]:
     host, colon, port = value.rpartition(":")
     if not colon or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    _port(port)
     # Other machines are not the user: only this one may connect (SECURITY.md).
     why = loopback_refusal(host)
     if why:
@@ -43,6 +44,17 @@ def _host_port(value: str) -> tuple[str, int]:
             f"readkeeper listens on loopback only, and {why}; use 127.0.0.1:{port}"
         )
     return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def _port(value: str) -> int:
+    """A TCP port (0: any free one), or a usage error saying the range."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port: use 0 to 65535 (0: any)")
+    return port
 
 
 def _network_refusal(front: str) -> int | None:
@@ -98,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         "folder; never / or your home folder unless named here)",
     )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0: any)")
+    mcp.add_argument("--port", type=_port, default=8765, help="HTTP port (default 8765; 0: any)")
     mcp.add_argument(
         "--standalone",
         action="store_true",
@@ -174,6 +186,10 @@ SWITCH_INTERVAL_S = 0.0002
 def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve", "mcp"):
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+    missing = _missing_stream(args)
+    if missing:
+        print(f"readkeeper: {missing} is closed, and {_WIRE[args.command]}.", file=sys.stderr)
+        return 1
     if args.command in (None, "serve"):
         tcp = getattr(args, "tcp", None)
         refused = _network_refusal("serve --tcp") if tcp else None
@@ -206,6 +222,28 @@ def _run(args: argparse.Namespace) -> int:
 
         return demo()
     return 2
+
+
+_WIRE = {
+    None: "the language server speaks LSP on stdin and stdout (an editor starts it)",
+    "serve": "the language server speaks LSP on stdin and stdout (an editor starts it; "
+    "--tcp HOST:PORT listens instead)",
+    "mcp": "the MCP server speaks on stdin and stdout (an MCP client starts it; --http "
+    "listens instead)",
+}
+
+
+def _missing_stream(args: argparse.Namespace) -> str | None:
+    """ "stdin" or "stdout" when a server would speak on it and it is not open. Checked
+    first: the next file opened would take its descriptor and be spoken to instead."""
+    if args.command not in _WIRE or getattr(args, "tcp", None) or getattr(args, "http", False):
+        return None
+    for fd, name in ((0, "stdin"), (1, "stdout")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            return name
+    return None
 
 
 def _read(args: argparse.Namespace) -> int:
