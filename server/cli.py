@@ -16,6 +16,7 @@ from typing import TextIO
 from . import __version__
 from .cli_search import COMMANDS as SEARCH_COMMANDS
 from .cli_search import add_commands as add_search_commands
+from .cli_search import root_refusal
 from .cli_search import run as run_search
 from .errors import ReadkeeperError
 from .hints import for_cli
@@ -250,6 +251,10 @@ def _read(args: argparse.Namespace) -> int:
     from .core import Readkeeper
     from .protocol import ReadParams, unstructure
 
+    refused = root_refusal(args.root)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     core = Readkeeper(roots=[args.root or os.getcwd()])
     for warning in core.settings_warnings:
         print(warning, file=sys.stderr)
@@ -276,7 +281,7 @@ def _read(args: argparse.Namespace) -> int:
         if file["content"]:
             _print(file["content"], sys.stdout)
         if file.get("note"):
-            _print(f"readkeeper: {file['note']}", sys.stderr)
+            _print(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
     else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
         from . import render
 

@@ -131,3 +131,35 @@ def test_mcp_on_a_terminal_stops_on_ctrl_c(workspace: Path, attach: bool) -> Non
         os.close(follower)
     assert "Traceback" not in error
     assert status in (0, 130)
+
+
+@pytest.mark.parametrize("command", [("read", "f.txt"), ("grep", "x"), ("ls", ".")])
+@pytest.mark.parametrize("root", ["missing", "f.txt"])
+def test_a_root_that_is_no_folder_is_named_as_the_root(
+    workspace: Path, command: tuple[str, ...], root: str
+) -> None:
+    (workspace / "f.txt").write_text("x\n")
+    done = run(*command, "--root", str(workspace / root), cwd=workspace)
+    assert done.returncode == 2
+    said = one_line(done.stderr)
+    assert f"--root {workspace / root}" in said
+    assert "not a folder" in said
+
+
+def test_an_empty_file_is_not_an_error(workspace: Path) -> None:
+    (workspace / "empty.txt").write_bytes(b"")
+    done = run("read", "empty.txt", cwd=workspace)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert one_line(done.stderr).startswith("readkeeper: note: ")
+    assert "empty" in done.stderr
+
+
+def test_offset_zero_is_refused_as_the_other_front_ends_refuse_it(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("a\nb\n")
+    done = run("read", "f.txt", "--offset", "0", cwd=workspace)
+    assert done.returncode == 1
+    said = one_line(done.stderr)
+    assert said.startswith("readkeeper: bad_params: ")
+    assert "--offset 1" in said  # the CLI's own words for the call that works
+    assert done.stdout == ""

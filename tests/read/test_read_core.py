@@ -45,11 +45,11 @@ def test_whole_read_stops_at_default_limit_and_says_where_to_go_on(
     )
 
 
-def test_offset_zero_is_the_first_line_and_past_the_end_is_refused(
-    core: Readkeeper, workspace: Path
-) -> None:
+def test_offset_zero_and_past_the_end_are_refused(core: Readkeeper, workspace: Path) -> None:
     (workspace / "n.txt").write_text("a\nb\n")
-    assert text_file(core, "n.txt", offset=0)["start_line"] == 1
+    zero = refused(core, "n.txt", offset=0)
+    assert (zero.kind, zero.data["field"]) == ("bad_params", "offset")
+    assert "offset=1" in zero.message
     error = refused(core, "n.txt", offset=9)
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
