@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .client import JsonRpcException, ReadkeeperClient
+from .words import count as _count
 
 BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
 
@@ -244,8 +245,3 @@ async def run_demo() -> int:
 def main() -> int:
     """`readkeeper demo`: the demo session, run to the end."""
     return asyncio.run(run_demo())
-
-
-def _count(n: int, thing: str) -> str:
-    """`n` things, in words: "1 edit", "2 edits"."""
-    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
