@@ -93,6 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--limit", type=int, help="number of lines")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "1-5"')
     read.add_argument("--symbol", help='a symbol\'s lines, e.g. "Reader.read" (source files)')
+    read.add_argument(
+        "--render", action="store_true", help="PDF pages rendered to PNG files (with --pages)"
+    )
+    read.add_argument(
+        "--include-images", action="store_true", help="a notebook's image outputs inline"
+    )
+    read.add_argument(
+        "--estimate", action="store_true", help="only what the read would cost (lines, tokens)"
+    )
+    read.add_argument(
+        "--force", action="store_true", help="the content even when unchanged (the default here)"
+    )
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
@@ -264,6 +276,10 @@ def _read(args: argparse.Namespace) -> int:
         limit=args.limit,
         pages=args.pages,
         symbol=args.symbol,
+        render=args.render,
+        include_images=args.include_images,
+        estimate=args.estimate,
+        force=args.force,
     )
     try:
         result = unstructure(core.read(params))

@@ -163,3 +163,23 @@ def test_offset_zero_is_refused_as_the_other_front_ends_refuse_it(workspace: Pat
     assert said.startswith("readkeeper: bad_params: ")
     assert "--offset 1" in said  # the CLI's own words for the call that works
     assert done.stdout == ""
+
+
+def test_every_read_parameter_an_error_can_ask_for_is_a_read_flag(workspace: Path) -> None:
+    # A scanned PDF's error asks for pages="1", render=true: the CLI must have both.
+    import attrs
+
+    from readkeeper.protocol import ReadParams
+
+    usage = run("read", "--help", cwd=workspace).stdout
+    wanted = {f.name for f in attrs.fields(ReadParams)} - {"file_path", "session"}
+    missing = [name for name in sorted(wanted) if f"--{name.replace('_', '-')}" not in usage]
+    assert missing == []
+
+
+def test_read_estimate_says_the_cost_and_nothing_else(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("a\nb\n")
+    done = run("read", "f.txt", "--estimate", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"estimate: {workspace / 'f.txt'}, ")
+    assert "\ta" not in done.stdout

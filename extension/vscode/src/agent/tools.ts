@@ -25,6 +25,9 @@ export interface ReadInput {
   pages?: string;
   symbol?: string;
   force?: boolean;
+  render?: boolean;
+  include_images?: boolean;
+  estimate?: boolean;
 }
 
 export interface EditInput {
@@ -70,6 +73,9 @@ export function readParams(input: ReadInput, session: string): ReadParams {
     pages: input.pages || undefined,
     symbol: input.symbol || undefined,
     force: input.force,
+    render: input.render,
+    include_images: input.include_images,
+    estimate: input.estimate,
     session,
   });
 }
