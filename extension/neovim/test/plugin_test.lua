@@ -240,6 +240,23 @@ local function main()
   err, result = await(function(cb) readkeeper.edit(lib, "VALUE = 2", "VALUE = 3", {}, cb) end)
   check("edit after re-read applies", not err and result and result.replacements == 1, err or result)
 
+  -- a file open in a buffer with no unsaved changes, changed on disk (saved by rename, as
+  -- editors and formatters do): the buffer follows it, and the agent's edit applies
+  local app = root .. "/app.py"
+  local app_buf = vim.fn.bufnr(app)
+  local lines = vim.fn.readfile(app)
+  table.insert(lines, "TAIL = 0")
+  vim.fn.writefile(lines, app .. ".new")
+  assert(os.rename(app .. ".new", app))
+  local reloaded = vim.wait(ANSWER_MS, function()
+    local shown = vim.api.nvim_buf_get_lines(app_buf, 0, -1, false)
+    return shown[#shown] == "TAIL = 0"
+  end, 20)
+  check("an unmodified buffer follows its file changed on disk", reloaded, vim.api.nvim_buf_get_lines(app_buf, 0, -1, false))
+  err, result = await(function(cb) readkeeper.read("app.py", {}, cb) end)
+  err, result = await(function(cb) readkeeper.edit("app.py", "TAIL = 0", "TAIL = 1", {}, cb) end)
+  check("and the edit applies (no dirty_buffer)", not err and result and result.replacements == 1, err or result)
+
   -- a diagnostic set by any source is forwarded and shows up in attachments
   local ns = vim.api.nvim_create_namespace("readkeeper-test")
   vim.diagnostic.set(ns, 0, {

@@ -202,6 +202,7 @@ function M.attach(bufnr)
   if failed[root] then
     return nil -- reported once; :ReadkeeperRestart tries again
   end
+  require("readkeeper.reload").watch(bufnr, name)
   local cmd = server_cmd()
   if type(cmd) == "table" and not util.on_path(cmd[1]) then
     failed[root] = true
