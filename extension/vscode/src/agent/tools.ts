@@ -14,7 +14,7 @@ import {
   renderReadResult,
   renderWriteResult,
 } from "./render";
-import { name } from "./quoting";
+import { count, name } from "./quoting";
 
 // --- tool inputs -> params ---------------------------------------------------------------
 
@@ -201,7 +201,7 @@ export function writeConfirmation(input: WriteInput): { title: string; message: 
   return {
     title: "Write file?",
     message:
-      `readkeeper will write ${lines} line(s) to \`${name(input.file_path)}\` (creating it, or replacing ` +
+      `readkeeper will write ${count(lines, "line")} to \`${name(input.file_path)}\` (creating it, or replacing ` +
       `it if it is unchanged since the agent read it).\n\n${fence(preview)}` +
       (lines > 20 ? `\n(${lines - 20} more lines)` : ""),
   };
