@@ -154,9 +154,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader stopped early (`readkeeper read big.py | head`): not an error of
         # ours. Point stdout at nothing so that the flush at exit cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _stdout_to_nothing()
         return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
+    except OSError as exc:
+        if not _unwritable(exc):
+            raise
+        _stdout_to_nothing()
+        print(f"readkeeper: cannot write the output ({exc.strerror}).", file=sys.stderr)
+        return 1
+
+
+def _unwritable(exc: OSError) -> bool:
+    """Whether `exc` is stdout refusing what was printed (a full disk, a device error)."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
+
+
+def _stdout_to_nothing() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def _absolute_path_only() -> None:
@@ -201,7 +219,8 @@ def _run(args: argparse.Namespace) -> int:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
     missing = _missing_stream(args)
     if missing:
-        print(f"readkeeper: {missing} is closed, and {_WIRE[args.command]}.", file=sys.stderr)
+        why = _WIRE.get(args.command, "the command prints its answer there")
+        print(f"readkeeper: {missing} is closed, and {why}.", file=sys.stderr)
         return 1
     if args.command in (None, "serve"):
         tcp = getattr(args, "tcp", None)
@@ -247,11 +266,15 @@ _WIRE = {
 
 
 def _missing_stream(args: argparse.Namespace) -> str | None:
-    """ "stdin" or "stdout" when a server would speak on it and it is not open. Checked
-    first: the next file opened would take its descriptor and be spoken to instead."""
-    if args.command not in _WIRE or getattr(args, "tcp", None) or getattr(args, "http", False):
+    """The stream ("stdin", "stdout") a server would speak on, or a command print its
+    answer to, when it is not open. Checked first: the next file opened would take its
+    descriptor and be spoken to instead."""
+    server = args.command in _WIRE
+    if server and (getattr(args, "tcp", None) or getattr(args, "http", False)):
         return None
     for fd, name in ((0, "stdin"), (1, "stdout")):
+        if fd == 0 and not server:
+            continue
         try:
             os.fstat(fd)
         except OSError:

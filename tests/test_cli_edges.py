@@ -183,3 +183,36 @@ def test_read_estimate_says_the_cost_and_nothing_else(workspace: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"estimate: {workspace / 'f.txt'}, ")
     assert "\ta" not in done.stdout
+
+
+def _close_stdout() -> None:
+    os.close(1)
+
+
+@pytest.mark.parametrize("command", [("read", "f.txt"), ("read", "f.txt", "--json"), ("settings",)])
+def test_a_closed_stdout_is_said_not_a_traceback_nor_a_silent_success(
+    workspace: Path, command: tuple[str, ...]
+) -> None:
+    (workspace / "f.txt").write_text("a\n")
+    done = run(*command, cwd=workspace, preexec_fn=_close_stdout)
+    assert done.returncode == 1
+    assert "stdout is closed" in one_line(done.stderr)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", [("read", "f.txt"), ("settings",)])
+def test_output_that_cannot_be_written_is_said_in_one_line(
+    workspace: Path, command: tuple[str, ...]
+) -> None:
+    (workspace / "f.txt").write_text("a\n")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*READKEEPER, *command],
+            cwd=workspace,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert "No space left on device" in one_line(done.stderr)
