@@ -216,3 +216,23 @@ def test_output_that_cannot_be_written_is_said_in_one_line(
         )
     assert done.returncode == 1
     assert "No space left on device" in one_line(done.stderr)
+
+
+def test_serve_on_port_zero_says_which_port_it_took(workspace: Path) -> None:
+    with subprocess.Popen(
+        [*READKEEPER, "serve", "--tcp", "127.0.0.1:0"],
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as server:
+        try:
+            assert server.stderr is not None
+            said = server.stderr.readline()
+            port = int(said.rsplit(":", 1)[1])
+            assert said.startswith("readkeeper: listening on 127.0.0.1:")
+            with socket.create_connection(("127.0.0.1", port), timeout=30):
+                pass
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

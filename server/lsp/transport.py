@@ -291,5 +291,7 @@ async def serve_tcp(
         )
         return 1
     async with server:
-        log.info("Listening on %s:%s", host, port)
+        # Said always: with port 0 nobody else knows which one was taken.
+        bound = server.sockets[0].getsockname()[1] if server.sockets else port
+        print(f"readkeeper: listening on {host}:{bound}", file=sys.stderr, flush=True)
         return await done
