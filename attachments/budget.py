@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from readkeeper import words
+
 from .cut_notes import read_call, unclosed_fence
 from .model import Attachment, Dropped, Fitted
 
@@ -39,9 +41,9 @@ def _note(item: Attachment, kept_lines: int, lines: Sequence[str]) -> str:
         what = item.cut_note(lines[:kept_lines], lines)
         return f"\n[{item.type} cut to fit the token budget: {what}.]"
     what = (
-        f"showing {kept_lines} of {total_lines} lines"
+        f"showing {kept_lines} of {words.count(total_lines, 'line')}"
         if kept_lines
-        else f"none of its {total_lines} lines fit"
+        else f"none of its {words.count(total_lines, 'line')} fit"
     )
     hint = item.rest_hint
     if item.file_path is not None:

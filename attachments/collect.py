@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from readkeeper import quoting, render
+from readkeeper import quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import Location
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
@@ -280,7 +280,7 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
             Attachment(
                 type="changes",
                 content=(
-                    f"[{taken.remaining} more changed files are not shown here; "
+                    f"[{words.count(taken.remaining, 'more changed file')} not shown here; "
                     f"{cut_notes.attachments_call(types=['changes'])} lists them.]"
                 ),
                 priority=CHANGES,
@@ -318,10 +318,11 @@ def _diagnostics(
         lines = [title, *shown.lines]
         total = sum(len(section.items) for section in found)
         if shown.omitted:
-            files = f"{shown.omitted_files} file{'s' if shown.omitted_files != 1 else ''}"
+            files = words.count(shown.omitted_files, "file")
             rest = {"types": ["diagnostics"], "diagnostics_offset": before + total - shown.omitted}
             lines.append(
-                f"[… {shown.omitted} more diagnostics in {files} not shown. For them, call "
+                f"[… {words.count(shown.omitted, 'more diagnostic')} in {files} not shown. "
+                "For them, call "
                 f"{cut_notes.attachments_call(**rest)}.]"
             )
         before += total
@@ -353,7 +354,9 @@ def precut(lines: list[str], max_tokens: int, how_to_see_more: str) -> tuple[str
     for index, line in enumerate(lines):
         used += estimate_tokens(line) + 1
         if used > allowance:
-            rest = f"[… {len(lines) - index} more lines not shown. {how_to_see_more}]"
+            rest = (
+                f"[… {words.count(len(lines) - index, 'more line')} not shown. {how_to_see_more}]"
+            )
             return "\n".join([*lines[:index], rest]), True
     return "\n".join(lines), False
 

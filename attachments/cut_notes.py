@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from readkeeper import quoting
+from readkeeper import quoting, words
 
 # What a note is made from: the attachment's lines kept, and all of its lines.
 CutNote = Callable[[Sequence[str], Sequence[str]], str]
@@ -88,12 +88,14 @@ def outline(path: str, total_lines: int) -> CutNote:
             rest = read_call(file_path=path, offset=head_to + 1)
             head = f"its lines 1-{head_to}" if head_to else "none of its first lines"
             return (
-                f"the whole outline of the file's {total_lines:,} lines, and {head}. "
+                f"the whole outline of the file's {words.count(total_lines, 'line', True)}, and "
+                f"{head}. "
                 f"Read on with {rest}, or one symbol with {symbol}"
             )
         if not symbols_to:
             whole = read_call(file_path=path)
-            return f"none of its outline fit ({total_lines:,} lines). Read it with {whole}"
+            lines = words.count(total_lines, "line", grouped=True)
+            return f"none of its outline fit ({lines}). Read it with {whole}"
         shows = f"its outline shows symbols to line {symbols_to:,} of the file's {total_lines:,}"
         if symbols_to >= total_lines:  # what is left: nested symbols and the first lines
             first = read_call(file_path=path, offset=1, limit=_HEAD_LINES)
@@ -116,7 +118,7 @@ def diff(path: str, total_lines: int) -> CutNote:
         whole = read_call(file_path=path, force=True)
         where = f"up to line {reached:,}" if reached else "none of its changes"
         return (
-            f"showing the diff {where} of the file's {total_lines:,} lines. "
+            f"showing the diff {where} of the file's {words.count(total_lines, 'line', True)}. "
             f"Read the file as it is now with {whole}"
         )
 

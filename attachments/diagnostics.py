@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from readkeeper import quoting
+from readkeeper import quoting, words
 from readkeeper.files.paths import uri_path
 from readkeeper.state.readstate import MAX_RECORDS_PER_SESSION
 
@@ -394,7 +394,7 @@ def after_edit(
     omitted = max(0, len(fresh) - max_lines) + max(0, len(known) - max_lines)
     if omitted:
         result["note"] = (
-            f"{omitted} more diagnostics not shown; "
+            f"{words.count(omitted, 'more diagnostic')} not shown; "
             f"{attachments_call(types=['diagnostics'], mentions=[path])} lists them all."
         )
     return result

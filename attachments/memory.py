@@ -11,6 +11,7 @@ import os
 import stat
 from collections.abc import Iterable
 
+from readkeeper import words
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.read.readers.text import decode_text, split_lines
@@ -79,7 +80,8 @@ def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, str | No
         return "\n".join(lines), None
     rest = {"file_path": path, "offset": len(lines) + 1}
     note = (
-        f"[memory file cut at {len(lines)} lines ({max_lines} lines / {max_bytes} bytes "
+        f"[memory file cut at {words.count(len(lines), 'line')} ({max_lines} lines / "
+        f"{max_bytes} bytes "
         f"per memory file; the file has {size} bytes). "
         f"Read the rest with {read_call(**rest)}]"
     )

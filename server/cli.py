@@ -16,6 +16,7 @@ from typing import TextIO
 from . import __version__
 from .cli_search import COMMANDS as SEARCH_COMMANDS
 from .cli_search import add_commands as add_search_commands
+from .cli_search import root_refusal
 from .cli_search import run as run_search
 from .errors import ReadkeeperError
 from .hints import for_cli
@@ -36,6 +37,7 @@ def _host_port(value: str) -> tuple[str, int]:
     host, colon, port = value.rpartition(":")
     if not colon or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    _port(port)
     # Other machines are not the user: only this one may connect (SECURITY.md).
     why = loopback_refusal(host)
     if why:
@@ -43,6 +45,17 @@ def _host_port(value: str) -> tuple[str, int]:
             f"readkeeper listens on loopback only, and {why}; use 127.0.0.1:{port}"
         )
     return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def _port(value: str) -> int:
+    """A TCP port (0: any free one), or a usage error saying the range."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port: use 0 to 65535 (0: any)")
+    return port
 
 
 def _network_refusal(front: str) -> int | None:
@@ -83,6 +96,18 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument(
         "--line-format", choices=("cat-n", "anchors"), help="how lines are shown (cat-n)"
     )
+    read.add_argument(
+        "--render", action="store_true", help="PDF pages rendered to PNG files (with --pages)"
+    )
+    read.add_argument(
+        "--include-images", action="store_true", help="a notebook's image outputs inline"
+    )
+    read.add_argument(
+        "--estimate", action="store_true", help="only what the read would cost (lines, tokens)"
+    )
+    read.add_argument(
+        "--force", action="store_true", help="the content even when unchanged (the default here)"
+    )
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
@@ -101,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "folder; never / or your home folder unless named here)",
     )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0: any)")
+    mcp.add_argument("--port", type=_port, default=8765, help="HTTP port (default 8765; 0: any)")
     mcp.add_argument(
         "--standalone",
         action="store_true",
@@ -139,9 +164,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader stopped early (`readkeeper read big.py | head`): not an error of
         # ours. Point stdout at nothing so that the flush at exit cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _stdout_to_nothing()
         return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
+    except OSError as exc:
+        if not _unwritable(exc):
+            raise
+        _stdout_to_nothing()
+        print(f"readkeeper: cannot write the output ({exc.strerror}).", file=sys.stderr)
+        return 1
+
+
+def _unwritable(exc: OSError) -> bool:
+    """Whether `exc` is stdout refusing what was printed (a full disk, a device error)."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
+
+
+def _stdout_to_nothing() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def _absolute_path_only() -> None:
@@ -184,6 +227,11 @@ SWITCH_INTERVAL_S = 0.0002
 def _run(args: argparse.Namespace) -> int:
     if args.command in (None, "serve", "mcp"):
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+    missing = _missing_stream(args)
+    if missing:
+        why = _WIRE.get(args.command, "the command prints its answer there")
+        print(f"readkeeper: {missing} is closed, and {why}.", file=sys.stderr)
+        return 1
     if args.command in (None, "serve"):
         tcp = getattr(args, "tcp", None)
         refused = _network_refusal("serve --tcp") if tcp else None
@@ -224,10 +272,40 @@ def _run(args: argparse.Namespace) -> int:
     return 2
 
 
+_WIRE = {
+    None: "the language server speaks LSP on stdin and stdout (an editor starts it)",
+    "serve": "the language server speaks LSP on stdin and stdout (an editor starts it; "
+    "--tcp HOST:PORT listens instead)",
+    "mcp": "the MCP server speaks on stdin and stdout (an MCP client starts it; --http "
+    "listens instead)",
+}
+
+
+def _missing_stream(args: argparse.Namespace) -> str | None:
+    """The stream ("stdin", "stdout") a server would speak on, or a command print its
+    answer to, when it is not open. Checked first: the next file opened would take its
+    descriptor and be spoken to instead."""
+    server = args.command in _WIRE
+    if server and (getattr(args, "tcp", None) or getattr(args, "http", False)):
+        return None
+    for fd, name in ((0, "stdin"), (1, "stdout")):
+        if fd == 0 and not server:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            return name
+    return None
+
+
 def _read(args: argparse.Namespace) -> int:
     from .core import Readkeeper
     from .protocol import ReadParams, unstructure
 
+    refused = root_refusal(args.root)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     core = Readkeeper(roots=[args.root or os.getcwd()])
     for warning in core.settings_warnings:
         print(warning, file=sys.stderr)
@@ -238,6 +316,10 @@ def _read(args: argparse.Namespace) -> int:
         pages=args.pages,
         symbol=args.symbol,
         line_format=args.line_format,
+        render=args.render,
+        include_images=args.include_images,
+        estimate=args.estimate,
+        force=args.force,
     )
     try:
         result = unstructure(core.read(params))
@@ -255,7 +337,7 @@ def _read(args: argparse.Namespace) -> int:
         if file["content"]:
             _print(file["content"], sys.stdout)
         if file.get("note"):
-            _print(f"readkeeper: {file['note']}", sys.stderr)
+            _print(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
     else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
         from . import render
 

@@ -42,11 +42,24 @@ def add_commands(commands: Any) -> None:
         parser.add_argument("--json", action="store_true", help="the protocol result as JSON")
 
 
+def root_refusal(root: str | None) -> str | None:
+    """What to say (a usage error) when `--root` names no folder, else None: a
+    command's message would otherwise blame the file, or the folder "no longer"
+    there."""
+    if root is None or os.path.isdir(root):
+        return None
+    return f"readkeeper: --root {root} is not a folder; pass the project's folder."
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve one of the commands; the exit status (1: nothing found, or an error)."""
     from . import calls
     from .core import Readkeeper
 
+    refused = root_refusal(args.root)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     core = Readkeeper(roots=[args.root or os.getcwd()])
     for warning in core.settings_warnings:
         print(warning, file=sys.stderr)
@@ -65,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         for line in lines(method, result, core.workspace.display):
             print(line)
         if result.get("note"):
-            print(f"readkeeper: {result['note']}", file=sys.stderr)
+            print(f"readkeeper: note: {for_cli(result['note'])}", file=sys.stderr)
     found = result.get("matches") or result.get("files") or result.get("counts")
     found = found or result.get("paths") or result.get("entries")
     return 0 if found else 1

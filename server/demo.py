@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .client import JsonRpcException, ReadkeeperClient
+from .words import count as _count
 
 BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
 
@@ -65,7 +66,8 @@ def _make_workspace(root: Path) -> None:
     (root / "server.log").write_text("\n".join(lines) + "\n")
 
 
-def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
+def _show(label: str, params: dict[str, Any], outcome: Any) -> bool:
+    """Print one read's step; whether its tokens were an upper bound."""
     print(f"\n{BOLD}{label}{PLAIN}")
     print(f"  → readkeeper/read {json.dumps(params)}")
     if isinstance(outcome, JsonRpcException):
@@ -73,14 +75,18 @@ def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
         print(f"  ← error {data.get('kind')}: {outcome.message}")
         if data.get("suggestions"):
             print(f"    suggestions: {data['suggestions']}")
-        return
+        return False
     size = len(json.dumps(outcome))
     file = outcome["file"]
     if outcome["type"] == "file_unchanged":
         print(f"  ← {json.dumps(outcome)}   ({size} bytes)")
-        return
+        return False
     keys = ("start_line", "num_lines", "total_lines", "tokens", "partial", "next_offset")
     summary = ", ".join(f"{k}={file[k]}" for k in keys if k in file)
+    if file.get("tokens_upper_bound"):
+        # Counted before the token table had loaded: the file's bytes, a bound.
+        summary = summary.replace("tokens=", "tokens≤", 1)
+        summary += " (tokens: an upper bound, the token table was still loading)"
     print(f"  ← text: {summary}   ({size} bytes)")
     shown = file["content"].split("\n")
     for line in shown[:4]:
@@ -89,6 +95,7 @@ def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
         print(f"    … {len(shown) - 4} more lines")
     if file.get("note"):
         print(f"    note: {file['note']}")
+    return bool(file.get("tokens_upper_bound"))
 
 
 async def _request(client: ReadkeeperClient, method: str, params: dict[str, Any]) -> Any:
@@ -161,13 +168,15 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
                     "uri": path.as_uri(),
                     "diagnostics": [
                         {
+                            # True of the code: restock has no docstring.
                             "range": {
-                                "start": {"line": 21, "character": 8},
-                                "end": {"line": 21, "character": 12},
+                                "start": {"line": 19, "character": 8},
+                                "end": {"line": 19, "character": 15},
                             },
-                            "severity": 1,
-                            "source": "pyright",
-                            "message": '"max" expects two arguments',
+                            "severity": 2,
+                            "source": "ruff",
+                            "code": "D102",
+                            "message": "Missing docstring in public method",
                         }
                     ],
                 }
@@ -183,13 +192,22 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
     if attached:
         for item in attached["attachments"]:
             first = item["content"].split("\n")
-            print(f"  ← {item['type']} ({item['tokens']} tokens): {first[0][:80]}")
-            for line in first[1:3]:
+            print(f"  ← {item['type']} ({_count(item['tokens'], 'token')}): {first[0][:80]}")
+            for line in _preview(first[1:]):
                 print(f"      {line[:90]}")
         print(
             f"  used {attached['used_tokens']} of {attached['budget_tokens']} tokens, "
             f"{len(attached['dropped'])} dropped"
         )
+
+
+def _preview(lines: list[str]) -> list[str]:
+    """Up to three lines of an attachment under its title; of a diff, the changed lines
+    (its file header says nothing the title does not)."""
+    if any(line.startswith("@@") for line in lines):
+        changed = [line for line in lines if line[:1] in "-+" and line[:3] not in ("---", "+++")]
+        return changed[:4]
+    return lines[:2]
 
 
 async def run_demo() -> int:
@@ -219,12 +237,13 @@ async def run_demo() -> int:
                 ),
                 ("5. A typo in the path gets a suggestion", {"file_path": "src/inventroy.py"}),
             ]
+            bounded = False
             for label, params in steps:
                 try:
                     outcome = await client.request("readkeeper/read", params)
                 except JsonRpcException as exc:
                     outcome = exc
-                _show(label, params, outcome)
+                bounded = _show(label, params, outcome) or bounded
             await _edits_and_context(client, root)
             stats = await client.request("readkeeper/stats", {})
             total = stats["total"]
@@ -232,7 +251,8 @@ async def run_demo() -> int:
             print(
                 f"\nstats: {_count(total['reads'], 'read')}, "
                 f"{_count(total['dedup_hits'], 'stub')}, "
-                f"{total['tokens_returned']} tokens returned, {saved} saved, "
+                f"{'at most ' if bounded else ''}{total['tokens_returned']} tokens returned, "
+                f"{saved} saved, "
                 f"{_count(total['edits'], 'edit')}, "
                 f"{_count(total['stale_edits_caught'], 'stale edit')} caught"
             )
@@ -244,8 +264,3 @@ async def run_demo() -> int:
 def main() -> int:
     """`readkeeper demo`: the demo session, run to the end."""
     return asyncio.run(run_demo())
-
-
-def _count(n: int, thing: str) -> str:
-    """`n` things, in words: "1 edit", "2 edits"."""
-    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"

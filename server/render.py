@@ -17,6 +17,7 @@ from . import quoting
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
+from .words import count
 
 
 def read(result: dict[str, Any]) -> str:
@@ -29,16 +30,16 @@ def read(result: dict[str, Any]) -> str:
     if kind == "file_unchanged":
         return unchanged(file)
     if kind == "file_changed":
-        return _with_note(
-            f"file_changed: {path}, {file.get('tokens')} tokens\n{_text(file['diff'])}", file
-        )
+        tokens = count(file.get("tokens"), "token")
+        return _with_note(f"file_changed: {path}, {tokens}\n{_text(file['diff'])}", file)
     if kind == "estimate":
-        return _with_note(f"estimate: {path}, {file.get('tokens')} tokens", file)
+        return _with_note(f"estimate: {path}, {count(file.get('tokens'), 'token')}", file)
     if kind == "outline":
         head = (
-            f"{path}: outline of {file.get('total_lines')} lines ({_name(file.get('language'))}), "
-            f"{file.get('shown_symbols')} of {file.get('symbols')} symbols, "
-            f"{file.get('tokens')} tokens"
+            f"{path}: outline of {count(file.get('total_lines'), 'line')} "
+            f"({_name(file.get('language'))}), "
+            f"{file.get('shown_symbols')} of {count(file.get('symbols'), 'symbol')}, "
+            f"{count(file.get('tokens'), 'token')}"
         )
         body = f"{_text(file.get('outline', ''))}\n\n{_text(file.get('content', ''))}"
         return _with_note(f"{head}\n{body}", file)
@@ -48,13 +49,13 @@ def read(result: dict[str, Any]) -> str:
             f"{path}: {_name(file.get('format', 'image'))} image, "
             f"{dims.get('original_width')}x{dims.get('original_height')} shown at "
             f"{dims.get('display_width')}x{dims.get('display_height')}, "
-            f"{file.get('tokens')} tokens"
+            f"{count(file.get('tokens'), 'token')}"
         )
         return _with_note(facts, file)
     if kind == "pdf":
         head = (
             f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, "
-            f"{file.get('tokens')} tokens"
+            f"{count(file.get('tokens'), 'token')}"
         )
         if file.get("partial") and file.get("next_pages"):
             head += f"; continue with pages={file['next_pages']!r}"
@@ -75,11 +76,11 @@ def read(result: dict[str, Any]) -> str:
 
 def text_file(file: dict[str, Any]) -> str:
     """Numbered lines under a line saying which, of how many, and how to go on."""
-    start, count = file.get("start_line", 1), file.get("num_lines", 0)
+    start, shown = file.get("start_line", 1), file.get("num_lines", 0)
     total = file.get("total_lines")
-    head = f"{_name(file.get('file_path'))}: lines {start}-{start + count - 1} of {total or '?'}"
+    head = f"{_name(file.get('file_path'))}: lines {start}-{start + shown - 1} of {total or '?'}"
     at_most = "≤ " if file.get("tokens_upper_bound") else ""  # not counted yet: a bound
-    head += f", {at_most}{file.get('tokens')} tokens"
+    head += f", {at_most}{count(file.get('tokens'), 'token')}"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
@@ -102,7 +103,7 @@ def notebook(file: dict[str, Any]) -> str:
     fence of their own (quoting.fence: no cell's text can close it or open another)."""
     cells, total = file.get("cells") or [], file.get("total_cells")
     # A view of some of the cells says which (as offset counts them): ids are not numbers.
-    shows = f"{total} cells"
+    shows = count(total, "cell")
     if cells and len(cells) != total:
         first, last = int(cells[0].get("index", 0)) + 1, int(cells[-1].get("index", 0)) + 1
         shows = f"cell {first} of {total}" if first == last else f"cells {first}-{last} of {total}"
@@ -114,8 +115,8 @@ def notebook(file: dict[str, Any]) -> str:
         head += f"; more: read with offset={file['next_offset']}{images}"
     parts = [head]
     for cell in cells:
-        count = cell.get("execution_count")
-        label = f" [{count}]" if count is not None else ""
+        run = cell.get("execution_count")
+        label = f" [{run}]" if run is not None else ""
         cell_type = _name(cell.get("cell_type"))
         parts.append(f"--- cell {_name(cell.get('cell_id'))} ({cell_type}){label} ---")
         parts.append(quoting.fence(cell.get("source", "")))
@@ -136,12 +137,13 @@ def change(method: str, result: dict[str, Any]) -> str:
     path = _name(result.get("file_path"))
     if method == "write":
         verb = "Created" if result.get("created") else "Wrote" if result.get("changed") else "Kept"
-        line = f"{verb} {path} ({result.get('total_lines')} lines) on {result.get('applied_to')}"
+        lines = count(result.get("total_lines"), "line")
+        line = f"{verb} {path} ({lines}) on {result.get('applied_to')}"
     elif "cell_id" in result:
         line = f"{result.get('edit_mode')} of cell {_name(result.get('cell_id'))} in {path}"
     else:
         line = (
-            f"Edited {path}: {result.get('replacements')} replacement(s) at lines "
+            f"Edited {path}: {count(result.get('replacements'), 'replacement')} at lines "
             f"{result.get('lines')} on {result.get('applied_to')}"
         )
     if result.get("merged"):
@@ -168,7 +170,7 @@ def next_read(result: dict[str, Any]) -> str:
 def attachments(result: dict[str, Any]) -> str:
     """Each attachment under a header, its content fenced (it holds files' text), then
     what was dropped."""
-    parts = [f"{result.get('used_tokens')} of {result.get('budget_tokens')} tokens"]
+    parts = [f"{result.get('used_tokens')} of {count(result.get('budget_tokens'), 'token')}"]
     for item in result.get("attachments") or []:
         cut = " (truncated)" if item.get("truncated") else ""
         source = f" from {_name(item['source'])}" if item.get("source") else ""

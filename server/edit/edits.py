@@ -46,6 +46,7 @@ from ..files.beneath import Moved
 from ..files.encodings import TextEncoding, line_ending
 from ..files.fileio import is_directory, moved
 from ..files.paths import Location
+from ..hints import call
 from ..protocol import EditParams, EditResult, WriteParams, WriteResult
 from ..read.diffs import external_change
 from ..settings import Settings
@@ -83,7 +84,8 @@ def edit(core: EditServices, params: EditParams) -> EditResult:
         raise ReadkeeperError(
             "bad_params",
             "old_string is empty, so it would match everywhere. To create a file or replace "
-            "all of it, use readkeeper/write with file_path and content; to insert text, put "
+            f"all of it, use {call('write', file_path=params.file_path, content='...')}; to "
+            "insert text, put "
             "a neighbouring line in old_string and repeat it in new_string with the new text.",
             field="old_string",
         )
@@ -211,7 +213,8 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
         raise ReadkeeperError(
             "not_read",
             f"{real} already exists and this session has not read it, so writing it could "
-            "overwrite what it has not seen. Read it (readkeeper/read), then write it "
+            f"overwrite what it has not seen. Read it ({call('read', file_path=real)}), then "
+            "write it "
             "(or edit just the parts to change).",
             file_path=real,
             session=params.session,

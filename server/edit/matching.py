@@ -171,7 +171,7 @@ def no_match(text: str, old: str, path: str, width: int) -> ReadkeeperError:
         return ReadkeeperError(
             "no_match",
             f"old_string was not found in {path}: its lines start with line numbers as "
-            f"readkeeper/read shows them (e.g. {numbered[0].split(chr(9))[0].strip()!r} and a "
+            f"a read shows them (e.g. {numbered[0].split(chr(9))[0].strip()!r} and a "
             f"tab), which are not in the file.{where} Drop the number and the tab from the "
             "start of each line of old_string and new_string.",
             **data,

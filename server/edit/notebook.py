@@ -27,6 +27,7 @@ from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.fileio import digest, read_at_most
+from ..hints import call
 from ..protocol import (
     NotebookEditParams,
     NotebookEditResult,
@@ -72,8 +73,8 @@ def _check(params: NotebookEditParams) -> None:
     if params.edit_mode != "insert" and not params.cell_id:
         raise ReadkeeperError(
             "bad_params",
-            f'edit_mode "{params.edit_mode}" needs cell_id, as readkeeper/read of the '
-            "notebook names the cells.",
+            f'edit_mode "{params.edit_mode}" needs cell_id, as a read of the notebook names '
+            f"the cells ({call('read', file_path=params.file_path)}).",
             field="cell_id",
         )
 

@@ -11,6 +11,7 @@ import errno
 import os
 
 from ..errors import ReadkeeperError
+from ..hints import call
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
 from .services import EditServices
@@ -21,7 +22,7 @@ def not_read(real: str, session: str) -> ReadkeeperError:
     return ReadkeeperError(
         "not_read",
         f"This session has not read {real}, so an edit could overwrite what it has not "
-        "seen. Read it (readkeeper/read), then make the edit.",
+        f"seen. Read it ({call('read', file_path=real)}), then make the edit.",
         file_path=real,
         session=session,
     )
@@ -93,7 +94,7 @@ def deleted(path: str, verb: str) -> ReadkeeperError:
     return ReadkeeperError(
         "stale",
         f"{path} was deleted or moved since this session read it. List its folder to find "
-        "where it went, or create it again with readkeeper/write.",
+        f"where it went, or create it again with {call('write', file_path=path)}.",
         file_path=path,
         deleted=True,
         verb=verb,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .. import words
 from ..read import numbering
 
 SNIPPET_CONTEXT_LINES = 3
@@ -35,7 +36,7 @@ def numbered_snippet(
     hidden = len(rows) - SNIPPET_MAX_LINES
     if hidden > 0:
         half = SNIPPET_MAX_LINES // 2
-        gap = numbering.gap(f"… ({hidden} lines not shown)", width)
+        gap = numbering.gap(f"… ({words.count(hidden, 'line')} not shown)", width)
         rows = [*rows[:half], gap, *rows[len(rows) - half :]]
     return "\n".join(rows), low + 1
 

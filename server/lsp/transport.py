@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -238,9 +240,11 @@ async def serve_stream(endpoint: Endpoint, stdin: BinaryIO) -> int:
     done: asyncio.Future[int] = loop.create_future()
     connection = Connection(endpoint, done)
     try:
+        if not _watchable(stdin.fileno()):
+            raise ValueError("not a pipe, socket or terminal")
         # Read on the event loop itself: no thread hop per message.
         transport, _ = await loop.connect_read_pipe(lambda: connection, stdin)
-    except ValueError:  # a regular file: no event-loop reads, so a thread feeds the loop
+    except ValueError:  # a file or device the loop cannot watch: a thread feeds the loop
         threading.Thread(
             target=_pump, args=(stdin.fileno(), connection, loop), name="stdin", daemon=True
         ).start()
@@ -249,6 +253,14 @@ async def serve_stream(endpoint: Endpoint, stdin: BinaryIO) -> int:
         return await done
     finally:
         transport.close()
+
+
+def _watchable(fd: int) -> bool:
+    """Whether the event loop can wait on `fd`: a pipe, a socket or a terminal. epoll
+    refuses regular files and devices such as /dev/null (`serve </dev/null`), and the
+    loop would then wait for input that never comes."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 def _pump(fd: int, connection: Connection, loop: asyncio.AbstractEventLoop) -> None:
@@ -268,7 +280,18 @@ async def serve_tcp(
     loop = asyncio.get_running_loop()
     done: asyncio.Future[int] = loop.create_future()
     door = Door(lambda: Connection(endpoint, done, on_connect))
-    server = await loop.create_server(door.keeper, host, port)
+    try:
+        server = await loop.create_server(door.keeper, host, port)
+    except OSError as exc:
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        print(
+            f"readkeeper: cannot listen on {host}:{port} ({why}); choose another port "
+            "(0 picks a free one).",
+            file=sys.stderr,
+        )
+        return 1
     async with server:
-        log.info("Listening on %s:%s", host, port)
+        # Said always: with port 0 nobody else knows which one was taken.
+        bound = server.sockets[0].getsockname()[1] if server.sockets else port
+        print(f"readkeeper: listening on {host}:{bound}", file=sys.stderr, flush=True)
         return await done

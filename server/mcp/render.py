@@ -26,6 +26,7 @@ def tool_result(
     """The MCP result of a successful call (`images`: rendered pages, read for it;
     `notice`: what the agent must know about how it is served, shown first)."""
     content: list[Content] = []
+    result = _notes_for_mcp(result)
     if method == "read" and isinstance(result, dict):
         content = read_content(result)
     elif method in ("edit", "write") and isinstance(result, dict):
@@ -60,6 +61,20 @@ def tool_result(
         content=list(content),
         structured_content=structured if isinstance(structured, dict) else None,
     )
+
+
+def _notes_for_mcp(result: Any) -> Any:
+    """`result` with the notes readkeeper wrote in it naming each next call as a tool
+    (hints.py); the file's own text is left as it is."""
+    if not isinstance(result, dict):
+        return result
+    said = dict(result)
+    if isinstance(said.get("note"), str):
+        said["note"] = hints.for_mcp(said["note"], TOOL_NAMES)
+    file = said.get("file")
+    if isinstance(file, dict) and isinstance(file.get("note"), str):
+        said["file"] = {**file, "note": hints.for_mcp(file["note"], TOOL_NAMES)}
+    return said
 
 
 def error_result(exc: ReadkeeperError) -> types.CallToolResult:

@@ -28,6 +28,7 @@ import logging
 import os
 import re
 import stat
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -174,8 +175,8 @@ class FileLines:
     """Stdin as the SDK iterates it when it is not a pipe: the next line is read only
     while fewer than `MAX_IN_FLIGHT` requests wait for their answers."""
 
-    def __init__(self, lines: anyio.AsyncFile[bytes], writer: FileWriter) -> None:
-        self._lines = lines
+    def __init__(self, lines: Any, writer: FileWriter) -> None:
+        self._lines = lines  # a binary file object
         self._writer = writer
 
     def __aiter__(self) -> FileLines:
@@ -183,12 +184,38 @@ class FileLines:
 
     async def __anext__(self) -> str:
         await self._writer.room()
-        line = await self._lines.readline()
+        line = await self._readline()
         if not line:
             await self._writer.all_answered()
             raise StopAsyncIteration
         self._writer.asked(line)
         return line.decode("utf-8", "replace")
+
+    async def _readline(self) -> bytes:
+        """The next line, read on a daemon thread of its own. A worker thread (the SDK's
+        way) cannot be left behind: Ctrl-C at a terminal would wait for the line being
+        typed before the server could stop, and the exit for that thread after it."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[bytes] = loop.create_future()
+
+        def settle(line: bytes | None, error: BaseException | None) -> None:
+            if done.done():
+                return  # given up on (the server is stopping)
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(line or b"")
+
+        def read() -> None:
+            try:
+                line, error = self._lines.readline(), None
+            except Exception as exc:
+                line, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop closed first
+                loop.call_soon_threadsafe(settle, line, error)
+
+        threading.Thread(target=read, name="mcp-stdin", daemon=True).start()
+        return await done
 
 
 class PipeLines:
@@ -325,12 +352,34 @@ async def file_streams() -> AsyncIterator[tuple[FileLines, FileWriter]]:
     """Stdin and stdout when they are not both pipes, through worker threads."""
     async with _claimed() as (wire_in, wire_out):
         # Buffered: a raw file reads a line a byte at a time, and may write part of one.
-        with (
-            os.fdopen(wire_in.fileno(), "rb", closefd=False) as lines,
-            os.fdopen(wire_out.fileno(), "wb", closefd=False) as answers,
-        ):
+        with os.fdopen(wire_out.fileno(), "wb", closefd=False) as answers:
             out = FileWriter(anyio.wrap_file(answers))
-            yield FileLines(anyio.wrap_file(lines), out), out
+            yield FileLines(_Lines(wire_in.fileno()), out), out
+
+
+class _Lines:
+    """Lines of a descriptor, read a block at a time. Not a buffered file object: its
+    lock would make closing it wait for the line a thread is still waiting for."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._ended = False
+
+    def readline(self) -> bytes:
+        """The next line with its newline, the rest at the end of input, else b""."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0 or self._ended:
+                cut = end + 1 if end >= 0 else len(self._buffer)
+                line = bytes(self._buffer[:cut])
+                del self._buffer[:cut]
+                return line
+            chunk = os.read(self._fd, READ_AHEAD)
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._ended = True
 
 
 @contextlib.asynccontextmanager

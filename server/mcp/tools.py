@@ -22,13 +22,24 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "file_path": "Absolute path, or relative to the first workspace root.",
     "offset": "read: first line to read, 1-based (notebooks: first cell); grep, glob, "
     "list: how many results to skip (a cut result's next names it).",
-    "limit": "Number of lines to read (default 2000).",
+    "limit": "Number of lines to read (default 2000; notebooks: cells).",
     "pages": 'PDF pages to read, e.g. "3", "1-5" or "2,4-6".',
     "session": "Read-state session (a conversation); default: one per MCP connection.",
     "force": "Return the content even when it is unchanged since your last read.",
     "render": "Render the PDF pages as PNG images instead of extracting their text.",
     "include_images": "Include a notebook's image outputs inline.",
-    "old_string": "The exact text to replace; it must occur once unless replace_all.",
+    "symbol": 'Read only this symbol\'s lines, e.g. "Reader.read" or "main" (source files).',
+    "estimate": "Only say what the read would cost (lines, tokens); no content, nothing recorded.",
+    "diagnostics_offset": "Skip this many diagnostics (a cut attachment's note gives the "
+    "number), to get the ones it left out.",
+    "selection": "The selected range (0-based lines and characters).",
+    "text": "The document's text, when it is not saved.",
+    "start": "Where the range starts.",
+    "end": "Where the range ends.",
+    "line": "Line, 0-based.",
+    "character": "Character in the line, 0-based.",
+    "old_string": "The exact text to replace, without the line-number prefix a read shows; "
+    "it must occur once unless replace_all.",
     "new_string": "The text to put in its place.",
     "replace_all": "Replace every occurrence of old_string.",
     "cell_id": "Notebook cell to edit (instead of old_string); for insert, the cell before.",
@@ -64,6 +75,12 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
 }
 
 
+# The least value of counting fields: a read's lines (or cells) count from 1 (0 is
+# refused), a search's offset skips results, from 0.
+_MINIMUM = {"offset": 0, "limit": 1, "max_matches": 1, "depth": 1, "budget_tokens": 1}
+_READ_MINIMUM = {"offset": 1, "limit": 1}
+
+
 @attrs.frozen
 class ToolSpec:
     """How one dispatch method is offered as an MCP tool."""
@@ -76,6 +93,8 @@ class ToolSpec:
     idempotent: bool
     extra_params: tuple[type[Any], ...] = ()  # other params classes the tool accepts
     method: str = ""  # the dispatch method it calls, when not its own name
+    # When the classes differ in what they need: each way to call, its required fields.
+    ways: tuple[tuple[str, ...], ...] = ()
 
     @property
     def calls(self) -> str:
@@ -102,14 +121,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Replace old_string with new_string in a file you have read, or several pairs at "
         "once (edits), or lines named by the anchors of an anchored read (anchor_edits), "
         "each call all or none (or edit a notebook cell with cell_id/new_source/"
-        "edit_mode). Refused with kind stale when the file changed since your read where "
-        "you edit (a change elsewhere is merged; a stale anchor comes back with the "
-        "current lines and their anchors), and with dirty_buffer when the editor holds "
-        "unsaved changes.",
+        "edit_mode). old_string is the file's text exactly, copied from a read result "
+        "WITHOUT the line-number prefix (the number and tab before each line). Refused "
+        "with kind stale when the file changed since your read where you edit (a change "
+        "elsewhere is merged; a stale anchor comes back with the current lines and their "
+        "anchors), and with dirty_buffer when the editor holds unsaved changes.",
         read_only=False,
         destructive=True,
         idempotent=False,
         extra_params=(protocol.NotebookEditParams, protocol.EditBatchParams),
+        ways=(
+            ("file_path", "old_string", "new_string"),
+            ("file_path", "edits"),  # several pairs, all or none
+            ("file_path", "anchor_edits"),  # lines named by their anchors
+            ("file_path", "new_source"),  # a notebook cell replaced or inserted
+            ("file_path", "cell_id"),  # a notebook cell deleted
+        ),
     ),
     ToolSpec(
         "write",
@@ -225,6 +252,8 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     result: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         result["required"] = required
+    if spec.ways:
+        result["anyOf"] = [{"required": list(way)} for way in spec.ways]
     return result
 
 
@@ -239,6 +268,9 @@ def object_schema(cls: type[Any]) -> dict[str, Any]:
         description = FIELD_DESCRIPTIONS.get(field.name)
         if description:
             prop = {**prop, "description": description}
+        least = (_READ_MINIMUM if cls is protocol.ReadParams else _MINIMUM).get(field.name)
+        if least is not None and prop.get("type") == "integer":
+            prop = {**prop, "minimum": least}
         if field.default is attrs.NOTHING:
             required.append(field.name)
         elif field.default not in (None, "") and isinstance(field.default, bool | int | str):

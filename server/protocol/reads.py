@@ -17,7 +17,7 @@ class ReadParams(Contract):
     """`readkeeper/read`: a file, and which part of it to read how."""
 
     file_path: str
-    offset: int | None = None  # 1-based first line; 0 is taken as 1
+    offset: int | None = None  # 1-based first line (0 is refused: bad_params)
     limit: int | None = None  # lines; the default limit when absent
     pages: str | None = None  # PDF pages: "3", "1-5", "2,4-6"
     session: str = ""

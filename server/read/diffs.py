@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from .. import quoting
+from .. import quoting, words
 from ..files.encodings import line_ending
 from ..protocol import ExternalChange
 from .tokens import estimate_tokens
@@ -131,7 +131,9 @@ def bounded_diff(
         cost = estimate_tokens(line) + 1
         if used + cost > max_tokens:
             rest = sum(1 for _ in lines) + 1
-            kept.append(f"... diff cut: {rest} more lines. Read the file to see all of it.")
+            kept.append(
+                f"... diff cut: {words.count(rest, 'more line')}. Read the file to see all of it."
+            )
             return "\n".join(kept), True
         used += cost
         kept.append(line)
@@ -172,9 +174,10 @@ def _too_costly(before: str, after: str, path: str, head: int, changed: int, why
     lines_after = _count_lines_of(after, 0, len(after))
     outcome = "it was not diffed" if why.spent else "the change is too costly to diff"
     return (
-        f"{quoting.name(path)} changed ({lines_before:,} lines as you read it, "
+        f"{quoting.name(path)} changed ({words.count(lines_before, 'line', grouped=True)} as "
+        "you read it, "
         f"{lines_after:,} now), and {outcome} ({why}). It starts at line {head + 1} and "
-        f"spans about {max(changed, 1):,} lines now: read them, e.g. "
+        f"spans about {words.count(max(changed, 1), 'line', grouped=True)} now: read them, e.g. "
         f"read(file_path={quoting.json_text(path)}, offset={head + 1}, "
         f"limit={min(max(changed, 1), 2000)})."
     )

@@ -3,6 +3,7 @@ nothing recorded, so the read itself is never answered with a stub."""
 
 from __future__ import annotations
 
+from .. import words
 from ..protocol import EstimateFile, EstimateResult, TextFile
 from .readers import DocumentView
 
@@ -17,8 +18,10 @@ def text_estimate(file: TextFile) -> EstimateResult:
             total_lines=file.total_lines,
             partial=file.partial,
             note=(
-                f"A read with these parameters would send {file.num_lines:,} lines, "
-                f"{file.tokens:,} tokens. Nothing was recorded: the read itself is not a stub."
+                "A read with these parameters would send "
+                f"{words.count(file.num_lines, 'line', grouped=True)}, "
+                f"{words.count(file.tokens, 'token', grouped=True)}. Nothing was recorded: "
+                "the read itself is not a stub."
             ),
         )
     )

@@ -343,10 +343,11 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
 def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
     """The lines a read asks for, after the defaults; `bad_params` for an offset or
     limit that cannot be."""
-    if params.offset is not None and params.offset < 0:
+    if params.offset is not None and params.offset < 1:
         raise ReadkeeperError(
             "bad_params",
-            f"offset must be 1 or more (the first line is 1), got {params.offset}.",
+            f"offset must be 1 or more (the first line is offset=1), got {params.offset}. "
+            f"From the top: {call('read', file_path=params.file_path, offset=1)}",
             field="offset",
         )
     if params.limit is not None and params.limit < 1:
@@ -354,7 +355,7 @@ def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
             "bad_params", f"limit must be 1 or more, got {params.limit}.", field="limit"
         )
     return text_reader.Window(
-        offset=max(1, params.offset or 1),
+        offset=params.offset or 1,
         limit=params.limit or settings.default_limit,
         ranged=params.offset is not None or params.limit is not None,
     )

@@ -23,6 +23,7 @@ import attrs
 
 from ..protocol import UnchangedFile
 from ..state.readstate import ReadRecord
+from ..words import count as counted
 from . import held_document
 from .readers.outline_read import VIEW as OUTLINE_VIEW
 
@@ -104,7 +105,7 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
     if count == 0:
         lines = "the file is empty, and"
     elif start == 1 and total == count:
-        lines = f"all {count:,} lines"
+        lines = f"all {counted(count, 'line', grouped=True)}"
     else:
         lines = f"lines {start}-{end}{of}"
     if file.symbol is not None:
@@ -115,7 +116,9 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
         "edit": f"{lines}: what your edit {at} left (what you held, with your edits applied)",
     }.get(file.obtained_by, f"{lines} unchanged since your read")
     rest = f"; the rest starts at offset={file.next_offset}" if file.next_offset else ""
-    total_now = f"now {total:,} lines" if total is not None else "now longer or shorter"
+    total_now = (
+        f"now {counted(total, 'line', True)}" if total is not None else "now longer or shorter"
+    )
     where = "elsewhere" if file.changed_outside == "outside" else f"{file.changed_outside} them"
     if file.changed_outside and file.previous_start_line is not None:
         first = file.previous_start_line

@@ -18,6 +18,7 @@ from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
+from ..words import count
 from . import blocks, rg
 from .globs import Glob
 from .seen import record_shown
@@ -144,7 +145,7 @@ def _matches(
         )
     if cut_lines:
         notes.append(
-            f"{cut_lines} line(s) longer than {MAX_LINE_CHARS} characters are shown cut; "
+            f"{count(cut_lines, 'line')} longer than {MAX_LINE_CHARS} characters shown cut; "
             "read the file at that line to see one whole."
         )
     if not shown and not incomplete:
@@ -161,12 +162,12 @@ def _counts(
     page = items[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],
-        "counts": [{"file_path": path, "count": count} for path, count in page],
+        "counts": [{"file_path": path, "count": n} for path, n in page],
         "partial": incomplete or params.offset + cap < len(items),
     }
     if params.offset + cap < len(items):
         result["next"] = _next(params, params.offset + cap)
-        result["note"] = f"{len(items)} files match; the rest: offset={params.offset + cap}."
+        result["note"] = f"{_matching(len(items))}; the rest: offset={params.offset + cap}."
     return result
 
 
@@ -198,8 +199,12 @@ def _files(
     }
     if params.offset + cap < len(found):
         result["next"] = _next(params, params.offset + cap)
-        result["note"] = f"{len(found)} files match; the rest: offset={params.offset + cap}."
+        result["note"] = f"{_matching(len(found))}; the rest: offset={params.offset + cap}."
     return result
+
+
+def _matching(files: int) -> str:
+    return f"{count(files, 'file')} {'matches' if files == 1 else 'match'}"
 
 
 def _next(params: GrepParams, offset: int) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import quoting
+from .. import quoting, words
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
@@ -440,9 +440,9 @@ def _stat_token(look: Look) -> str:
 
 def _lines_phrase(look: Look) -> str:
     if look.total_lines is not None:
-        return f"; it has {look.total_lines} lines now"
+        return f"; it has {words.count(look.total_lines, 'line')} now"
     if look.size:
-        return f"; it is {look.size} bytes now"
+        return f"; it is {words.count(look.size, 'byte')} now"
     return ""
 
 

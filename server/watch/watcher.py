@@ -43,6 +43,7 @@ from typing import Any, Literal
 from ..files.ignore import IgnoreRules
 from ..settings import Settings
 from ..state.stats import WatchCounters
+from ..words import count
 from . import watchman
 from .backends import (
     STOP_TIMEOUT,
@@ -223,7 +224,7 @@ class Watcher(FollowsRoots, Hears):
             return
         self._setup_started = time.perf_counter()
         walked_before = self._walk_base = self.counters.folders_walked
-        self._progress("begin", f"Watching {len(added)} workspace folder(s) for changes")
+        self._progress("begin", f"Watching {count(len(added), 'workspace folder')} for changes")
         try:
             for root in added:
                 if self._stopping.is_set():
@@ -239,8 +240,8 @@ class Watcher(FollowsRoots, Hears):
         finally:
             self._update_state()
             watched = self.counters.folders_walked - walked_before
-            polled = f", polling {len(self._polled)} root(s)" if self._polled else ""
-            self._progress("end", f"Watching {watched} folders{polled}")
+            polled = f", polling {count(len(self._polled), 'root')}" if self._polled else ""
+            self._progress("end", f"Watching {count(watched, 'folder')}{polled}")
 
     def _poll_reason(self, root: str) -> str | None:
         if self._backends[0] == "polling":
@@ -391,7 +392,7 @@ class Watcher(FollowsRoots, Hears):
         now = time.perf_counter()
         if now - self._last_progress >= _PROGRESS_EVERY and self._in_setup_walk():
             self._last_progress = now
-            self._progress("report", f"Watching {self.counters.folders_walked} folders")
+            self._progress("report", f"Watching {count(self.counters.folders_walked, 'folder')}")
         return kept
 
     def limit_reached(self, error: OSError) -> None:

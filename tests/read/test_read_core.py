@@ -45,11 +45,11 @@ def test_whole_read_stops_at_default_limit_and_says_where_to_go_on(
     )
 
 
-def test_offset_zero_is_the_first_line_and_past_the_end_is_refused(
-    core: Readkeeper, workspace: Path
-) -> None:
+def test_offset_zero_and_past_the_end_are_refused(core: Readkeeper, workspace: Path) -> None:
     (workspace / "n.txt").write_text("a\nb\n")
-    assert text_file(core, "n.txt", offset=0)["start_line"] == 1
+    zero = refused(core, "n.txt", offset=0)
+    assert (zero.kind, zero.data["field"]) == ("bad_params", "offset")
+    assert "offset=1" in zero.message
     error = refused(core, "n.txt", offset=9)
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
@@ -324,7 +324,7 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
     )
     file = text_file(core, big, offset=1, limit=2)
     # One character over the cap: the CR before the LF is not a character of the line.
-    assert file["content"] == "     1\taaaaaaaaaa … [line cut: 1 more characters]\n     2\tshort"
+    assert file["content"] == "     1\taaaaaaaaaa … [line cut: 1 more character]\n     2\tshort"
     assert file["truncated_lines"] == 1
     assert not file.get("partial")  # the agent got every line it asked for
     assert file["next_offset"] == 3
@@ -412,7 +412,7 @@ def test_a_streamed_range_ending_in_a_long_line_without_a_newline_ends(workspace
     file = text_file(core, big, offset=60, limit=5)
     assert file["content"] == (
         "    60\tx\n"
-        "    61\tyyyyyyyyyy … [line cut: 1 more characters]\n"
+        "    61\tyyyyyyyyyy … [line cut: 1 more character]\n"
         "    62\tzzzzzzzzzz … [line cut: 20 more characters]"
     )
     assert "next_offset" not in file  # the end of the file
@@ -428,7 +428,7 @@ def test_a_line_of_exactly_the_line_cap_is_not_cut(workspace: Path) -> None:
     (workspace / "a.txt").write_text("a" * 10 + "\n" + "b" * 11 + "\n")
     file = text_file(core, "a.txt")
     assert file["content"] == (
-        "     1\taaaaaaaaaa\n     2\tbbbbbbbbbb … [line cut: 1 more characters]"
+        "     1\taaaaaaaaaa\n     2\tbbbbbbbbbb … [line cut: 1 more character]"
     )
     assert file["truncated_lines"] == 1
 

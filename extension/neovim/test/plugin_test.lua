@@ -80,7 +80,7 @@ local function render_checks()
     "  -x",
     "  +y",
     "/ws/b.py -> /ws/c.py: moved",
-    "3 more changed file(s): run :ReadkeeperChanges again to see them",
+    "3 more changed files: run :ReadkeeperChanges again to see them",
   })
   lines_check("changes: none", render.changes_lines({ changes = {} }), { "No file read in this session has changed since." })
 
@@ -278,6 +278,23 @@ local function main()
   err, result = await(function(cb) readkeeper.edit(lib, "VALUE = 2", "VALUE = 3", {}, cb) end)
   check("edit after re-read applies", not err and result and result.replacements == 1, err or result)
 
+  -- a file open in a buffer with no unsaved changes, changed on disk (saved by rename, as
+  -- editors and formatters do): the buffer follows it, and the agent's edit applies
+  local app = root .. "/app.py"
+  local app_buf = vim.fn.bufnr(app)
+  local lines = vim.fn.readfile(app)
+  table.insert(lines, "TAIL = 0")
+  vim.fn.writefile(lines, app .. ".new")
+  assert(os.rename(app .. ".new", app))
+  local reloaded = vim.wait(ANSWER_MS, function()
+    local shown = vim.api.nvim_buf_get_lines(app_buf, 0, -1, false)
+    return shown[#shown] == "TAIL = 0"
+  end, 20)
+  check("an unmodified buffer follows its file changed on disk", reloaded, vim.api.nvim_buf_get_lines(app_buf, 0, -1, false))
+  err, result = await(function(cb) readkeeper.read("app.py", {}, cb) end)
+  err, result = await(function(cb) readkeeper.edit("app.py", "TAIL = 0", "TAIL = 1", {}, cb) end)
+  check("and the edit applies (no dirty_buffer)", not err and result and result.replacements == 1, err or result)
+
   -- a diagnostic set by any source is forwarded and shows up in attachments
   local ns = vim.api.nvim_create_namespace("readkeeper-test")
   vim.diagnostic.set(ns, 0, {
@@ -303,6 +320,12 @@ local function main()
     return vim.bo.buftype == "nofile" and table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("total") ~= nil
   end, 20)
   check(":ReadkeeperStats shows stats", shown, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+  local stats_text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  check(
+    ":ReadkeeperStats is key: value lines, not a Lua table dump",
+    stats_text:find("^total:\n") and stats_text:find("\n  reads: %d") and not stats_text:find("[{}]") and not stats_text:find(" = "),
+    stats_text
+  )
   vim.cmd("close")
   -- a change made outside to a file this session read shows in :ReadkeeperChanges
   f = assert(io.open(lib, "a"))
@@ -454,19 +477,23 @@ local function main()
   local launcher = broken .. "/bin/readkeeper-serve"
   readkeeper.setup({ session = "nvim-test", cmd = { launcher } })
   vim.cmd("edit " .. vim.fn.fnameescape(broken .. "/other.py"))
-  local missing = notified_since(mark, "not an executable")
+  local missing = notified_since(mark, "did not start")
   check("a missing command is named", missing and missing:find(launcher, 1, true), notified)
+  check("a missing path is said not to exist (not: not on PATH)", missing and missing:find("does not exist", 1, true) and not missing:find("not an executable on PATH", 1, true), missing)
   -- installed now: :ReadkeeperRestart starts it for the workspace that failed
   vim.fn.mkdir(broken .. "/bin", "p")
   vim.fn.writefile({ "#!/bin/sh", "exec '" .. python .. "' -P -m readkeeper serve" }, launcher)
   vim.fn.setfperm(launcher, "rwxr-xr-x")
+  mark = #notified
   vim.cmd("ReadkeeperRestart")
+  check(":ReadkeeperRestart says it restarts", notified_since(mark, "restarting") or notified_since(mark, "starting the servers"), notified)
   -- every workspace's server restarts at once: generous on a loaded machine
   local restarted = vim.wait(START_MS, function()
     local c = readkeeper.client()
     return c ~= nil and c.config.root_dir == broken and vim.lsp.buf_is_attached(0, c.id)
   end, 50)
   check(":ReadkeeperRestart starts the fixed server", restarted, { roots = vim.tbl_map(function(c) return c.config.root_dir end, all_clients()), notified = notified })
+  check(":ReadkeeperRestart says when it has started again", notified_since(mark, "starting again") ~= nil, notified)
 
   -- autostart = false: a restart attaches again the buffers that were attached, and no
   -- other (root/mod.py is loaded, never attached)

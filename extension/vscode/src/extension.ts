@@ -3,6 +3,7 @@
 // tools, the @readkeeper participant, diagnostics forwarding, the MCP definition), plus
 // the commands and change notices. common/ never imports agent/.
 
+import { unsupportedPlatform } from "./common/platform";
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 import { registerChatParticipant } from "./agent/chat";
@@ -264,7 +265,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
     .then((d) => d && context.subscriptions.push(d))
     .catch((error: unknown) => log.warn(`Python extension: ${String(error)}`));
 
-  if (firstFolder()) {
+  const unsupported = unsupportedPlatform(process.platform, vscodeapi.remoteName());
+  if (unsupported) {
+    log.error(unsupported);
+    status.setState("stopped", "runs under WSL on Windows");
+    void vscodeapi.showErrorMessage(unsupported);
+  } else if (firstFolder()) {
     void server.start();
   } else {
     status.setState("stopped", "open a folder to start readkeeper");

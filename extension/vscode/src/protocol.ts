@@ -7,7 +7,7 @@
 /** `readkeeper/read`: a file, and which part of it to read how. */
 export interface ReadParams {
   file_path: string;
-  /** 1-based first line; 0 is taken as 1 */
+  /** 1-based first line (0 is refused: bad_params) */
   offset?: number;
   /** lines; the default limit when absent */
   limit?: number;

@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ... import words
 from ...errors import ReadkeeperError
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
 from ...settings import Settings
@@ -108,7 +109,7 @@ def read_notebook(
         why = (
             f"the notebook is over the {settings.max_tokens:,}-token cap"
             if capped
-            else f"reads return at most {window.limit} cells unless a limit is given"
+            else f"reads return at most {words.count(window.limit, 'cell')} unless a limit is given"
         )
         notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
         if next_offset is not None:

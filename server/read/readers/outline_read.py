@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import attrs
 
+from ... import words
 from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
 from ...hints import call
@@ -138,7 +139,7 @@ def view(
 def held(file: OutlineFile) -> str:
     """What a `file_unchanged` stub of an outline read says the agent holds."""
     return (
-        f"The outline of this file ({file.shown_symbols} symbols and lines "
+        f"The outline of this file ({words.count(file.shown_symbols, 'symbol')} and lines "
         f"1-{file.num_lines} of {file.total_lines:,}) is unchanged since your read. Read a "
         "symbol (symbol=...) or a range (offset, limit) for its lines, or force=true for "
         "the file from the top."
@@ -165,7 +166,8 @@ def _note(
     settings: Settings,
 ) -> str:
     parts = [
-        f"This file has {total_lines:,} lines, about {whole:,} tokens read whole (over the "
+        f"This file has {words.count(total_lines, 'line', grouped=True)}, about "
+        f"{words.count(whole, 'token', grouped=True)} read whole (over the "
         f"{settings.outline_over_tokens:,}-token outline_over_tokens), so here are its "
         f"symbols (line ranges, nesting by indent) and lines 1-{head}."
     ]
@@ -185,8 +187,8 @@ def _note(
         )
     elif drawn.shown < drawn.total:
         parts.append(
-            f"{drawn.total - drawn.shown} symbols nested deeper are left out (see "
-            '"+N inside"): read their parent by symbol to see them.'
+            f"{words.count(drawn.total - drawn.shown, 'symbol')} nested deeper are left out "
+            '(see "+N inside"): read their parent by symbol to see them.'
         )
     parts.append(
         f"force=true reads the lines from the top instead (at most {settings.max_tokens:,} tokens)."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ... import words
 from ...errors import ReadkeeperError
 from ...settings import Settings
 
@@ -80,9 +81,9 @@ def pages_required(
     to ask for."""
     first = f"1-{min(page_count, settings.pdf_max_pages)}"  # all that one read returns
     why = (
-        f"{page_count} pages"
+        words.count(page_count, "page")
         if page_count > settings.pdf_whole_max_pages
-        else f"{page_count} pages but {size:,} bytes"
+        else f"{words.count(page_count, 'page')} but {size:,} bytes"
     )
     extra = ", render=true" if render else ""
     return ReadkeeperError(

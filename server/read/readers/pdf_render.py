@@ -16,6 +16,7 @@ from collections.abc import Callable
 import attrs
 
 from ...errors import ReadkeeperError
+from ...hints import call
 from ...protocol import PartsFile, PartsResult
 from ...settings import Settings
 from ..tokens import estimate_tokens
@@ -91,7 +92,7 @@ def render_pages(
     next_pages = compress(left[: settings.pdf_max_pages]) if left else None
     image_tokens = sum(tokens_for(*plan[n][1:]) for n in shown)
     note = (
-        "Read each page file with readkeeper/read to see it "
+        f"Read each page file with {call('read')} to see it "
         f"(about {image_tokens // max(1, len(shown)):,} tokens a page)."
     )
     if skipped is not None:

@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ... import quoting
+from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
 from ...hints import call
@@ -93,7 +93,9 @@ def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
 def cut_at(line: str, excess: int, settings: Settings) -> str:
     """`line` cut at `max_line_chars`, with a marker saying how many characters
     (`excess`) were cut."""
-    return line[: settings.max_line_chars] + f" … [line cut: {excess} more characters]"
+    return (
+        line[: settings.max_line_chars] + f" … [line cut: {words.count(excess, 'more character')}]"
+    )
 
 
 def escape_lines(shown: list[str]) -> tuple[list[str], list[bool]]:
@@ -364,7 +366,8 @@ def past_the_end(path: str, window: Window, total: int, settings: Settings) -> R
     """The `bad_params` refusal of an offset past the last of the file's `total` lines."""
     return ReadkeeperError(
         "bad_params",
-        f"offset {window.offset} is past the end of {path}, which has {total} lines. "
+        f"offset {window.offset} is past the end of {path}, which has "
+        f"{words.count(total, 'line')}. "
         f"Read from offset={max(1, total - settings.default_limit + 1)} to see its end.",
         field="offset",
         total_lines=total,

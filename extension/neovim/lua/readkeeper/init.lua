@@ -73,7 +73,8 @@ local function merge(base, opts)
   return vim.tbl_extend("force", base, opts or {})
 end
 
---- read(path, {offset, limit, pages, force, session}, callback(err, result))
+--- read(path, {offset, limit, pages, symbol, render, include_images, estimate, force, session},
+---   callback(err, result)): every field of readkeeper/read goes through as given
 function M.read(path, opts, callback)
   return M.request("readkeeper/read", merge({ file_path = path }, opts), callback)
 end

@@ -349,7 +349,8 @@ function M.changes_lines(result)
   end
   if given(result.remaining) and result.remaining > 0 then
     table.insert(lines, string.format(
-      "%s more changed file(s): run :ReadkeeperChanges again to see them", str(result.remaining)
+      "%s more changed %s: run :ReadkeeperChanges again to see them", str(result.remaining),
+      result.remaining == 1 and "file" or "files"
     ))
   end
   if #lines == 0 then
@@ -358,9 +359,45 @@ function M.changes_lines(result)
   return lines
 end
 
---- The lines of a readkeeper/stats result.
+--- The lines of a value under `key`, indented by `depth`: a table's entries (sorted,
+--- nested ones indented below their key), a list's items on one line.
+local function stat_lines(lines, key, value, depth)
+  local pad = string.rep("  ", depth)
+  if type(value) ~= "table" then
+    table.insert(lines, pad .. key .. ": " .. M.file_text(str(value)))
+    return
+  end
+  if vim.tbl_islist(value) then
+    local items = vim.tbl_map(function(item)
+      return type(item) == "table" and vim.inspect(item, { newline = " ", indent = "" }) or str(item)
+    end, value)
+    table.insert(lines, pad .. key .. ": " .. M.file_text(#items > 0 and table.concat(items, ", ") or "none"))
+    return
+  end
+  table.insert(lines, pad .. key .. ":")
+  local keys = vim.tbl_keys(value)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  for _, name in ipairs(keys) do
+    stat_lines(lines, M.file_text(tostring(name)), value[name], depth + 1)
+  end
+end
+
+--- The lines of a readkeeper/stats result: one `key: value` a line, nested counters
+--- indented under their group (a file's path is a key like any other).
 function M.stats_lines(result)
-  return split(vim.inspect(result))
+  local lines = {}
+  local keys = vim.tbl_keys(result or {})
+  table.sort(keys, function(a, b)
+    -- the counters first, the rest after, each group alphabetical
+    local order = { total = 1, session = 2 }
+    return (order[a] or 3) < (order[b] or 3) or ((order[a] or 3) == (order[b] or 3) and a < b)
+  end)
+  for _, key in ipairs(keys) do
+    stat_lines(lines, key, result[key], 0)
+  end
+  return lines
 end
 
 --- One line for a readkeeper/didChangeReadFiles notice, or nil when it names no file.

@@ -202,11 +202,12 @@ function M.attach(bufnr)
   if failed[root] then
     return nil -- reported once; :ReadkeeperRestart tries again
   end
+  require("readkeeper.reload").watch(bufnr, name)
   local cmd = server_cmd()
   if type(cmd) == "table" and not util.on_path(cmd[1]) then
     failed[root] = true
     notify(
-      string.format("the server did not start: `%s` is not an executable on PATH. %s", cmd[1], INSTALL_HINT),
+      string.format("the server did not start: %s. %s", util.why_not_runnable(cmd[1]), INSTALL_HINT),
       vim.log.levels.ERROR
     )
     return nil
@@ -272,6 +273,9 @@ function M.restart()
     ids[id] = true
   end
   local attached = {}
+  local count = vim.tbl_count(ids)
+  notify(count == 0 and "no server was running: starting the servers for the open buffers"
+    or string.format("restarting %d %s", count, count == 1 and "server" or "servers"))
   for id in pairs(ids) do
     vim.list_extend(attached, vim.lsp.get_buffers_by_client_id(id))
     vim.lsp.stop_client(id)
@@ -293,13 +297,17 @@ function M.restart()
       return vim.defer_fn(reattach, 50)
     end
     if config.current.autostart then
-      return M.attach_loaded()
-    end
-    for _, bufnr in ipairs(attached) do
-      if vim.api.nvim_buf_is_loaded(bufnr) then
-        M.attach(bufnr)
+      M.attach_loaded()
+    else
+      for _, bufnr in ipairs(attached) do
+        if vim.api.nvim_buf_is_loaded(bufnr) then
+          M.attach(bufnr)
+        end
       end
     end
+    local started = #get_clients({ name = config.current.name }) + vim.tbl_count(client_ids)
+    notify(started > 0 and "stopped; starting again for the open buffers (a failure is reported here)"
+      or "stopped; no open buffer is in a workspace, so none started")
   end
   reattach()
 end

@@ -56,4 +56,20 @@ function M.on_path(name)
   return nil
 end
 
+--- Why `name` cannot be run, for a message: a path that does not exist or is not
+--- executable is said as such; a bare name is missing from PATH.
+function M.why_not_runnable(name)
+  if not name:find("/", 1, true) then
+    return string.format("`%s` is not an executable on PATH", name)
+  end
+  local stat = M.uv.fs_stat(name)
+  if not stat then
+    return string.format("`%s` does not exist", name)
+  end
+  if stat.type == "directory" then
+    return string.format("`%s` is a folder, not a program", name)
+  end
+  return string.format("`%s` is not executable (chmod +x it)", name)
+end
+
 return M

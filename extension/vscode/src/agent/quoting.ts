@@ -40,6 +40,11 @@ export function lines(text: string): string {
   return text.replace(BREAK, (c) => ESCAPES[c] ?? c);
 }
 
+/** A count and its noun in words: "1 file", "2 files" (`plural` when not noun + "s"). */
+export function count(n: number | undefined, noun: string, plural = `${noun}s`): string {
+  return `${n ?? "?"} ${n === 1 ? noun : plural}`;
+}
+
 /** A path, symbol or label in readkeeper's words: bare when plain, else a quoted
  * string with its controls escaped. */
 export function name(value: unknown): string {

@@ -15,7 +15,7 @@ import {
   type WriteOutcome,
 } from "./contract";
 import { heldWords, nextReadWords } from "./held";
-import { fence, jsonText, lines as fileText, name } from "./quoting";
+import { count, fence, jsonText, lines as fileText, name } from "./quoting";
 
 /** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
 export type Part = { kind: "text"; text: string } | { kind: "image"; base64: string; mimeType: string };
@@ -99,7 +99,7 @@ export function renderReadResult(result: ReadResult): Part[] {
                 (f.note ??
                   `Showing lines ${f.start_line}-${end}${of}; continue with offset: ${f.next_offset}`),
               !f.partial && f.note,
-              f.truncated_lines ? `${f.truncated_lines} long line(s) were cut` : undefined,
+              f.truncated_lines ? `${count(f.truncated_lines, "long line")} cut` : undefined,
             ),
         ),
       ];
@@ -168,7 +168,7 @@ export function renderReadResult(result: ReadResult): Part[] {
       const list = f.pages.map((p, i) => `page ${f.page_numbers[i] ?? i + 1}: ${name(p)}`).join("\n");
       return [
         text(
-          `Rendered ${f.count} page(s) of ${name(f.file_path)} (${f.page_count} pages) to PNG; ` +
+          `Rendered ${count(f.count, "page")} of ${name(f.file_path)} (${count(f.page_count, "page")}) to PNG; ` +
             `read each image to see it:\n${list}` +
             notes(f.partial && f.next_pages ? `Continue with pages: "${f.next_pages}", render: true` : undefined, f.note),
         ),
@@ -270,7 +270,7 @@ export function renderAttachments(raw: AttachmentsResult): Part[] {
   );
   const dropped = result.dropped.map((d) => (typeof d === "string" ? fileText(d) : jsonText(d)));
   const summary =
-    `[${result.attachments.length} attachment(s), ${result.used_tokens} of ${result.budget_tokens} tokens` +
+    `[${count(result.attachments.length, "attachment")}, ${result.used_tokens} of ${count(result.budget_tokens, "token")}` +
     (dropped.length ? `; dropped: ${dropped.join("; ")}` : "") +
     "]";
   return [text(blocks.length ? `${blocks.join("\n")}\n${summary}` : `No context to attach. ${summary}`)];
@@ -308,7 +308,7 @@ export function forgetSentence(result: ForgetResult | undefined, session: string
     return `readkeeper had nothing to forget in session "${session}" (no read of those files).`;
   }
   return (
-    `readkeeper forgot ${forgotten} file(s) read in session "${session}": ` +
+    `readkeeper forgot ${count(forgotten, "file")} read in session "${session}": ` +
     'the next read of each answers as a first read would, not with an "unchanged" stub.'
   );
 }
@@ -317,7 +317,7 @@ export function forgetSentence(result: ForgetResult | undefined, session: string
  * note, then how many the token cap held back for the next call. */
 export function changesMarkdown(result: ChangesResult): string {
   const more = result.remaining
-    ? `${result.remaining} more changed file(s): ask again (\`@readkeeper /changes\`) to see them.`
+    ? `${count(result.remaining, "more changed file")}: ask again (\`@readkeeper /changes\`) to see them.`
     : "";
   if (result.changes.length === 0) {
     return more || "No file the agent read has changed since it read it.";
@@ -329,7 +329,8 @@ export function changesMarkdown(result: ChangesResult): string {
     const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
     return `- \`${name(c.file_path)}\`${where}: **${c.kind}**${note}${diff}${cut}`;
   });
-  const list = `${result.changes.length} file(s) changed since the agent read them:\n\n${blocks.join("\n")}`;
+  const changed = count(result.changes.length, "file");
+  const list = `${changed} changed since the agent read them:\n\n${blocks.join("\n")}`;
   return more ? `${list}\n\n${more}` : list;
 }
 
@@ -337,29 +338,45 @@ function humanKey(key: string): string {
   return key.replace(/_/g, " ");
 }
 
-function flatten(record: Record<string, unknown> | undefined, prefix = ""): [string, string][] {
-  const rows: [string, string][] = [];
-  for (const [key, value] of Object.entries(record ?? {})) {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      rows.push(...flatten(value as Record<string, unknown>, `${prefix}${key}.`));
-    } else {
-      rows.push([`${prefix}${key}`, String(value)]);
-    }
-  }
-  return rows;
+type Counters = Record<string, unknown> | undefined;
+
+function isGroup(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Stats as a Markdown table (the hover and the "show stats" command). */
-export function statsMarkdown(stats: Stats, session: string): string {
+/** A table cell: Markdown's own characters and line breaks cannot change the table. */
+function cell(value: unknown): string {
+  return String(value ?? "–").replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, " ");
+}
+
+/** One table: a row per key of either session's counters (`label` names the keys). */
+function statsTable(mine: Counters, total: Counters, label: (key: string) => string, keys: string[]): string[] {
   const lines = ["| | this chat session | all sessions |", "|---|---:|---:|"];
-  const total = new Map(flatten(stats.total));
-  const mine = new Map(flatten(stats.session));
-  const keys = [...new Set([...total.keys(), ...mine.keys()])];
   for (const key of keys) {
-    lines.push(`| ${humanKey(key)} | ${mine.get(key) ?? "–"} | ${total.get(key) ?? "–"} |`);
+    lines.push(`| ${label(key)} | ${cell(mine?.[key])} | ${cell(total?.[key])} |`);
   }
+  return lines;
+}
+
+/** Stats as Markdown (the hover and the "show stats" command): the counters in one
+ * table, and each group of them (tokens by file: a file's path a row) in a table of its
+ * own under its name. */
+export function statsMarkdown(stats: Stats, session: string): string {
+  const total: Counters = stats.total;
+  const mine: Counters = stats.session;
+  const keys = [...new Set([...Object.keys(total ?? {}), ...Object.keys(mine ?? {})])];
+  const groups = keys.filter((k) => isGroup(total?.[k]) || isGroup(mine?.[k]));
+  const counters = keys.filter((k) => !groups.includes(k));
+  const lines = statsTable(mine, total, (k) => cell(humanKey(k)), counters);
   if (stats.files_in_read_state !== undefined) {
-    lines.push(`| files in read-state | ${stats.files_in_read_state} | |`);
+    lines.push(`| files in read-state | | ${stats.files_in_read_state} |`);
+  }
+  for (const group of groups) {
+    const ours = isGroup(mine?.[group]) ? (mine?.[group] as Record<string, unknown>) : undefined;
+    const all = isGroup(total?.[group]) ? (total?.[group] as Record<string, unknown>) : undefined;
+    const rows = [...new Set([...Object.keys(ours ?? {}), ...Object.keys(all ?? {})])];
+    lines.push("", `**${humanKey(group)}**`, "");
+    lines.push(...statsTable(ours, all, (k) => "`" + k.replace(/[`\r\n]/g, "?") + "`", rows));
   }
   return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
 }

@@ -32,7 +32,7 @@ import {
   renderReadResult,
   renderWriteResult,
 } from "./render";
-import { name } from "./quoting";
+import { count, name } from "./quoting";
 
 // --- tool inputs -> params ---------------------------------------------------------------
 
@@ -43,6 +43,10 @@ export interface ReadInput {
   pages?: string;
   symbol?: string;
   force?: boolean;
+  render?: boolean;
+  include_images?: boolean;
+  estimate?: boolean;
+  line_format?: "cat-n" | "anchors";
 }
 
 export interface EditInput {
@@ -104,6 +108,10 @@ export function readParams(input: ReadInput, session: string): ReadParams {
     pages: input.pages || undefined,
     symbol: input.symbol || undefined,
     force: input.force,
+    render: input.render,
+    include_images: input.include_images,
+    estimate: input.estimate,
+    line_format: input.line_format,
     session,
   });
 }
@@ -270,7 +278,7 @@ export function writeConfirmation(input: WriteInput): { title: string; message: 
   return {
     title: "Write file?",
     message:
-      `readkeeper will write ${lines} line(s) to \`${name(input.file_path)}\` (creating it, or replacing ` +
+      `readkeeper will write ${count(lines, "line")} to \`${name(input.file_path)}\` (creating it, or replacing ` +
       `it if it is unchanged since the agent read it).\n\n${fence(preview)}` +
       (lines > 20 ? `\n(${lines - 20} more lines)` : ""),
   };

@@ -8,6 +8,11 @@ export function createOutputChannel(name: string): vscode.LogOutputChannel {
   return vscode.window.createOutputChannel(name, { log: true });
 }
 
+/** The remote the window is connected to ("wsl", "ssh-remote"), or undefined. */
+export function remoteName(): string | undefined {
+  return vscode.env.remoteName;
+}
+
 export function createStatusBarItem(id: string, priority: number): vscode.StatusBarItem {
   return vscode.window.createStatusBarItem(id, vscode.StatusBarAlignment.Right, priority);
 }

@@ -11,6 +11,7 @@ import {
   renderAttachments,
   renderEditResult,
   renderReadResult,
+  statsMarkdown,
   UNCHANGED_NOTE,
   withoutDuplicates,
 } from "../../src/agent/render";
@@ -322,7 +323,7 @@ describe("results -> tool result parts", () => {
     const shown = textOf(renderAttachments(result));
     assert.equal(shown.match(/AGENTS\.md/g)?.length, 1, shown);
     assert.match(shown, /<attachment type="file" source="\/ws\/AGENTS.md" priority=100 tokens=30>/);
-    assert.match(shown, /\[2 attachment\(s\), 35 of 100 tokens\]/);
+    assert.match(shown, /\[2 attachments, 35 of 100 tokens\]/);
   });
 
   it("errors: the server's message, its kind and suggestions; unknown methods", () => {
@@ -351,10 +352,31 @@ describe("notices for the log", () => {
 });
 
 describe("for the user", () => {
+  it("shows stats with a table per group: a file's path is a row, not part of a key", () => {
+    const shown = statsMarkdown(
+      {
+        total: { reads: 4, tokens_by_file: { "/tmp/w/app.py": 120, "/tmp/w/b.py": 7 } },
+        session: { reads: 1, tokens_by_file: { "/tmp/w/app.py": 100 } },
+      },
+      "chat",
+    );
+    assert.ok(!shown.includes("tokens by file."), shown);
+    assert.ok(!shown.includes("tokens_by_file."), shown);
+    assert.match(shown, /\| reads \| 1 \| 4 \|/);
+    assert.match(shown, /\*\*tokens by file\*\*/);
+    assert.match(shown, /\| `\/tmp\/w\/app\.py` \| 100 \| 120 \|/);
+    assert.match(shown, /\| `\/tmp\/w\/b\.py` \| – \| 7 \|/);
+  });
+
+  it("counts in words: one file, two files", () => {
+    assert.match(forgetSentence({ session: "chat", forgotten: 1 }, "chat"), /forgot 1 file read/);
+    assert.match(changesMarkdown({ changes: [{ file_path: "/w/a", kind: "deleted" }] } as never), /^1 file changed/);
+  });
+
   it("says what forget did, and what it means", () => {
     assert.equal(
       forgetSentence({ session: "chat", forgotten: 3 }, "chat"),
-      'readkeeper forgot 3 file(s) read in session "chat": the next read of each answers as a first ' +
+      'readkeeper forgot 3 files read in session "chat": the next read of each answers as a first ' +
         'read would, not with an "unchanged" stub.',
     );
     assert.equal(
@@ -372,10 +394,10 @@ describe("for the user", () => {
       ],
       remaining: 3,
     });
-    assert.match(shown, /^2 file\(s\) changed since the agent read them:/);
+    assert.match(shown, /^2 files changed since the agent read them:/);
     assert.match(shown, /- `\/ws\/a.py`: \*\*modified\*\*\nNote: binary part skipped\n```diff\n-x\n\+y\n```\n_\(diff cut; read the file to see all of it\)_/);
     assert.match(shown, /- `\/ws\/b.py` → `\/ws\/c.py`: \*\*moved\*\*/);
-    assert.match(shown, /\n\n3 more changed file\(s\): ask again \(`@readkeeper \/changes`\) to see them\.$/);
+    assert.match(shown, /\n\n3 more changed files: ask again \(`@readkeeper \/changes`\) to see them\.$/);
     assert.doesNotMatch(changesMarkdown({ changes: [{ file_path: "/ws/a.py", kind: "deleted", diff: "", truncated: false, total_lines: null }] }), /more changed/);
   });
 });

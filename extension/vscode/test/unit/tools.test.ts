@@ -21,6 +21,7 @@ import {
   writeTool,
 } from "../../src/agent/tools";
 import * as vscodeapi from "../../src/common/vscodeapi";
+import pkg from "../../package.json";
 import type { EditParams } from "../../src/protocol";
 
 const token = {} as never;
@@ -55,6 +56,21 @@ describe("tool input -> request params", () => {
       symbol: "Parser.parse",
       session: "s",
     });
+  });
+
+  it("read: every input the tool's schema lists reaches the server (what an error asks for)", () => {
+    // A scanned PDF's error asks for pages="1", render=true: both must get through.
+    const tool = pkg.contributes.languageModelTools.find((t) => t.name === "readkeeper_read");
+    assert.ok(tool);
+    const listed = Object.keys(tool.inputSchema.properties).sort();
+    for (const asked of ["render", "include_images", "estimate", "pages", "symbol", "force"]) {
+      assert.ok(listed.includes(asked), `${asked} is not in the read tool's schema`);
+    }
+    const input = Object.fromEntries(
+      listed.map((key) => [key, key === "file_path" ? "doc.pdf" : key === "pages" ? "1" : 3]),
+    );
+    const sent = readParams(input as never, "s");
+    assert.deepEqual(Object.keys(sent).sort(), [...listed, "session"].sort());
   });
 
   it("edit and write keep every field the protocol names", () => {

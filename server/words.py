@@ -1,0 +1,34 @@
+"""A count and its noun, in words: "1 line", "2 lines", "1,024 tokens".
+
+One helper for every message that counts something, so no message says "1 lines",
+"1 cells" or "replacement(s)". English plurals here are regular but for the few nouns
+given their plural.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_IRREGULAR = {"match": "matches", "entry": "entries", "diagnostic": "diagnostics"}
+
+
+def plural(noun: str) -> str:
+    """The plural of `noun`."""
+    if noun in _IRREGULAR:
+        return _IRREGULAR[noun]
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def count(n: Any, noun: str, grouped: bool = False) -> str:
+    """`n` and `noun`, singular for exactly 1 ("1 line", "0 lines"); `grouped` writes
+    thousands with commas. A count that is not a number (None, "?") is shown as it is,
+    with the plural."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        shown = f"{n:,}" if grouped else str(n)
+        return f"{shown} {noun if n == 1 else plural(noun)}"
+    return f"{n} {plural(noun)}"
+
+
+__all__ = ["count", "plural"]
