@@ -70,10 +70,10 @@ def _notes_for_mcp(result: Any) -> Any:
         return result
     said = dict(result)
     if isinstance(said.get("note"), str):
-        said["note"] = hints.for_mcp(said["note"], TOOL_NAMES)
+        said["note"] = hints.for_mcp(said["note"], METHOD_TOOLS)
     file = said.get("file")
     if isinstance(file, dict) and isinstance(file.get("note"), str):
-        said["file"] = {**file, "note": hints.for_mcp(file["note"], TOOL_NAMES)}
+        said["file"] = {**file, "note": hints.for_mcp(file["note"], METHOD_TOOLS)}
     return said
 
 
