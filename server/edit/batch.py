@@ -30,6 +30,7 @@ from ..read.anchors import seen_lines, shown_rows
 from ..read.diffs import external_change
 from ..state.readstate import ReadRecord
 from ..state.shown_lines import ShownLines, moved
+from ..words import count
 from .anchors import MAX_EDITS, Checked, Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
 from .commit import (
@@ -360,7 +361,8 @@ def _stale(
     listed = "; ".join(f"{p.anchor} (line {p.near}): {p.why}" for p in problems[:10])
     return ReadkeeperError(
         "stale",
-        f"{len(problems)} anchor(s) do not name lines of {quoting.name(real)} as this "
+        f"{count(len(problems), 'anchor')} {'does' if len(problems) == 1 else 'do'} not name "
+        f"lines of {quoting.name(real)} as this "
         f"session was shown them: {listed}. Nothing was written. The lines there now, with "
         "their anchors:\n" + "\n".join(rows) + "\nSend the edits again with these anchors.",
         file_path=real,

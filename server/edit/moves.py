@@ -37,6 +37,7 @@ from ..files.paths import Workspace, real_path
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
+from ..words import count
 from .refusals import dirty, os_error
 from .services import EditServices
 
@@ -87,7 +88,7 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
     }
     if followed:
         result["note"] = (
-            f"What this session read of {len(followed)} moved file(s) now counts at the new "
+            f"What this session read of {count(len(followed), 'moved file')} now counts at the new "
             "path: you may edit there without reading again."
         )
     return result

@@ -34,8 +34,12 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "number), to get the ones it left out.",
     "selection": "The selected range (0-based lines and characters).",
     "text": "The document's text, when it is not saved.",
-    "start": "Where the range starts.",
-    "end": "Where the range ends.",
+    "start": 'Where the range starts (anchor_edits: the anchor of the first line, e.g. "12ab").',
+    "end": "Where the range ends (anchor_edits: the anchor of the last line replaced or "
+    "deleted; default: start).",
+    "op": "What an anchor edit does: replace or delete the lines start..end, or insert lines "
+    "after or before start.",
+    "lines": "The new lines (without line breaks or prefixes): for replace and the inserts.",
     "line": "Line, 0-based.",
     "character": "Character in the line, 0-based.",
     "old_string": "The exact text to replace, without the line-number prefix a read shows; "

@@ -1,10 +1,9 @@
 """The watcher: external changes to the workspace, noticed as they happen.
 
-It tells the change notices (changes.py) which paths may have changed; it never
-decides anything itself. Reads and edits always check the file (DESIGN.md,
-"Read-state: the rules"), so a missed or late event costs a late notice, never a wrong
-answer. `Watcher` is the way in; it sets up the backends and runs the worker thread,
-and leaves each step to a module of its own:
+It tells the change notices (changes.py) which paths may have changed and decides
+nothing itself: reads and edits always check the file (DESIGN.md, "Read-state: the
+rules"), so a missed or late event costs a late notice, never a wrong answer. `Watcher`
+sets up the backends, runs the worker thread, and leaves each step to a module:
 
 - backends.py: which backend watches (the `watcher` setting, `auto`), what it falls
   back to, and starting the observer (readkeeper's own inotify reader on Linux,
