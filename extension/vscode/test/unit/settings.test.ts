@@ -82,7 +82,7 @@ const HARMLESS = [
   "deltaMaxPercent", "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens",
   "changesMaxTokens", "changesTotalMaxTokens", "selectionMaxTokens", "gitStatusMaxTokens",
   "gitTimeoutMs", "editDiagnosticsWaitMs", "editOpenBuffers", "newFileLineEnding", "watch",
-  "watchExclude", "watchDebounceMs", "watchPollIntervalMs", "watchForcePolling",
+  "watchExclude", "watchDebounceMs", "watchPollIntervalMs", "watchForcePolling", "lineFormat",
 ]; // prettier-ignore
 
 type Schema = { scope?: string };
