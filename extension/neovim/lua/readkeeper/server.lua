@@ -296,16 +296,18 @@ function M.restart()
     if stopping() and util.uv.now() < deadline then
       return vim.defer_fn(reattach, 50)
     end
+    -- Counted from what attach returned: a client Neovim 0.11 is still starting may not
+    -- be listed yet.
+    local started = 0
     if config.current.autostart then
-      M.attach_loaded()
+      started = M.attach_loaded()
     else
       for _, bufnr in ipairs(attached) do
-        if vim.api.nvim_buf_is_loaded(bufnr) then
-          M.attach(bufnr)
+        if vim.api.nvim_buf_is_loaded(bufnr) and M.attach(bufnr) then
+          started = started + 1
         end
       end
     end
-    local started = #get_clients({ name = config.current.name }) + vim.tbl_count(client_ids)
     notify(started > 0 and "stopped; starting again for the open buffers (a failure is reported here)"
       or "stopped; no open buffer is in a workspace, so none started")
   end
@@ -314,11 +316,13 @@ end
 
 --- Attach every loaded buffer (at setup, and after a restart).
 function M.attach_loaded()
+  local attached = 0
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) then
-      M.attach(bufnr)
+    if vim.api.nvim_buf_is_loaded(bufnr) and M.attach(bufnr) then
+      attached = attached + 1
     end
   end
+  return attached
 end
 
 return M
