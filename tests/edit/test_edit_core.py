@@ -5,15 +5,17 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import shutil
 import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import rewrite_before_every_swap
+from helpers import NOBODY, rewrite_before_every_swap, run_as_nobody
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.edit.buffers import lsp_position
 from readkeeper.edit.commit import COMMIT_ATTEMPTS
@@ -1368,3 +1370,41 @@ def test_a_long_non_ascii_name_gets_a_temp_name_within_the_limit(workspace: Path
     assert atomic.create(_held_location(workspace, path), b"new\n") is not None
     assert path.read_bytes() == b"new\n"
     assert [p.name for p in workspace.iterdir()] == [path.name]
+
+
+def test_an_edit_in_a_folder_it_may_not_open_is_refused_and_changes_nothing() -> None:
+    # A folder one may enter and write in, but not list (mode 0311): the file reads, but
+    # holding it for the change needs the folder opened. Root may open any folder, so
+    # as root the edit runs in a child as another user.
+    base = Path(tempfile.mkdtemp(prefix="rk-locked-"))
+    try:
+        base.chmod(0o755)
+        folder = base / "ws" / "locked"
+        folder.mkdir(parents=True)
+        path = folder / "a.txt"
+        path.write_text("one\n")
+        if os.geteuid() == 0:
+            for owned in (base / "ws", folder, path):
+                os.chown(owned, NOBODY, NOBODY)
+        core = Readkeeper(roots=[str(base / "ws")])
+        core.tokens.warm_up()
+
+        def client() -> bytes:
+            read(core, path)
+            folder.chmod(0o311)
+            try:
+                edit(core, path, "one", "two")
+            except ReadkeeperError as exc:
+                return f"{exc.kind}\n{exc.message}".encode()
+            return b"edited"
+
+        answer = (run_as_nobody(client) if os.geteuid() == 0 else client()).decode()
+        folder.chmod(0o755)
+        core.close()
+        kind, message = answer.split("\n", 1)
+        assert kind == "unsupported", answer
+        assert message.startswith(f"Cannot write {path}: Permission denied. Nothing was changed.")
+        assert path.read_text() == "one\n"
+        assert [p.name for p in folder.iterdir()] == ["a.txt"]
+    finally:
+        shutil.rmtree(base)
