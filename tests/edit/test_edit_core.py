@@ -835,6 +835,8 @@ def test_a_deleted_file_is_stale_not_recreated(core: Readkeeper, workspace: Path
     path.unlink()
     error = refused(edit, core, path, "a", "b")
     assert (error.kind, error.data["deleted"]) == ("stale", True)
+    assert error.message.startswith(f"{path} was deleted or moved since this session read it.")
+    assert error.data["file_path"] == str(path)
     assert not path.exists()
 
 
