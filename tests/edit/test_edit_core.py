@@ -195,6 +195,23 @@ def test_a_write_to_disk_carries_no_note(core: Readkeeper, workspace: Path) -> N
     assert (result.applied_to, result.changed, result.note) == ("disk", True, None)
 
 
+def test_the_read_state_an_edit_or_write_returns_is_the_file_as_written(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    read(core, path)
+    for change in (
+        lambda: edit(core, path, "two", "three"),
+        lambda: core.write(WriteParams(str(path), "one\ntwo\nthree\nfour\n")),
+    ):
+        result = change()
+        st = path.stat()
+        state = result.read_state
+        assert (state.source, state.size, state.mtime_ns) == ("disk", st.st_size, st.st_mtime_ns)
+        assert state.total_lines == len(path.read_text().splitlines())
+
+
 def test_edit_needs_a_read_in_the_same_session(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("hello\n")
@@ -1067,6 +1084,7 @@ def test_apply_edits_the_dirty_buffer_not_the_disk(workspace: Path) -> None:
     result = edit(core, path, "two\nthree", "2\n3")
     assert result.applied_to == "buffer"
     assert result.read_state.source == "buffer"
+    assert (result.read_state.size, result.read_state.mtime_ns) == (None, None)  # no file written
     assert editor.docs[str(path)] == Buffer("one\r\n2\r\n3 (unsaved)\r\n", 4)
     assert path.read_text() == "one\ntwo\n"  # disk untouched
     # Only the changed characters travel to the editor.
