@@ -707,6 +707,22 @@ def test_stats_count_reads_and_what_stubs_saved(core: Readkeeper, workspace: Pat
     assert stats["tokens_saved_by_budgets"] == estimate_tokens("\n".join(["x"] * 500))
 
 
+def test_stats_count_an_outline_as_what_it_sent_and_its_stub_as_what_it_saved(
+    workspace: Path,
+) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 50})
+    core.tokens.warm_up()
+    source = "".join(f"def function_{i}(value):\n    return value + {i}\n\n\n" for i in range(40))
+    (workspace / "mod.py").write_text(source)
+    first = read(core, "mod.py")
+    assert first["type"] == "outline"
+    tokens = first["file"]["tokens"]
+    assert core.stats_for(StatsParams(""))["session"]["tokens_returned"] == tokens
+    assert read(core, "mod.py")["type"] == "file_unchanged"
+    saved = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"]
+    assert saved == tokens - STUB_TOKENS > 0
+
+
 def test_a_file_named_with_a_trailing_slash_is_not_found(core: Readkeeper, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\n")
     with pytest.raises(ReadkeeperError) as caught:
