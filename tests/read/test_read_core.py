@@ -707,7 +707,7 @@ def test_stats_count_reads_and_what_stubs_saved(core: Readkeeper, workspace: Pat
     assert stats["tokens_saved_by_budgets"] == estimate_tokens("\n".join(["x"] * 500))
 
 
-def test_stats_count_an_outline_as_what_it_sent_and_its_stub_as_what_it_saved(
+def test_stats_count_what_an_outline_sent_and_kept_back_and_what_its_stub_saved(
     workspace: Path,
 ) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 50})
@@ -717,7 +717,10 @@ def test_stats_count_an_outline_as_what_it_sent_and_its_stub_as_what_it_saved(
     first = read(core, "mod.py")
     assert first["type"] == "outline"
     tokens = first["file"]["tokens"]
-    assert core.stats_for(StatsParams(""))["session"]["tokens_returned"] == tokens
+    stats = core.stats_for(StatsParams(""))["session"]
+    assert stats["tokens_returned"] == tokens
+    # What the outline kept from the agent: the file's lines, less the outline.
+    assert stats["tokens_saved_by_budgets"] == first["file"]["file_tokens"] - tokens > 0
     assert read(core, "mod.py")["type"] == "file_unchanged"
     saved = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"]
     assert saved == tokens - STUB_TOKENS > 0
