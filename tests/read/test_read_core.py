@@ -726,6 +726,19 @@ def test_stats_count_what_an_outline_sent_and_kept_back_and_what_its_stub_saved(
     assert saved == tokens - STUB_TOKENS > 0
 
 
+def test_an_outline_that_costs_more_than_the_lines_counts_nothing_kept_back(
+    workspace: Path,
+) -> None:
+    # With a threshold this low, the outline and its note cost more than the two short
+    # functions' lines: the agent was kept from nothing, so nothing is counted as saved.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 10})
+    core.tokens.warm_up()
+    (workspace / "mod.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    file = read(core, "mod.py")["file"]
+    assert file["tokens"] > file["file_tokens"]
+    assert core.stats_for(StatsParams(""))["session"]["tokens_saved_by_budgets"] == 0
+
+
 def test_a_file_named_with_a_trailing_slash_is_not_found(core: Readkeeper, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\n")
     with pytest.raises(ReadkeeperError) as caught:
