@@ -115,6 +115,18 @@ def test_edit_replaces_once_and_reports_a_numbered_snippet(
     assert result.file_path == str(path)
 
 
+def test_the_snippet_shows_every_line_an_edit_inserted(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    read(core, path)
+    inserted = [f"new {letter}" for letter in "abcdef"]
+    result = edit(core, path, "line 10\n", "".join(f"{line}\n" for line in inserted))
+    # Three lines of context, all six new lines (10-15), three lines of context.
+    shown = ["line 7", "line 8", "line 9", *inserted, "line 11", "line 12", "line 13"]
+    assert result.start_line == 7
+    assert result.snippet == "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, 7))
+
+
 def test_replace_all_changes_every_match(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("x = 1\ny = x\nz = x + x\n")
