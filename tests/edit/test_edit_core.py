@@ -258,6 +258,7 @@ def test_no_match_points_at_the_closest_lines(core: Readkeeper, workspace: Path)
     read(core, path)
     error = refused(edit, core, path, "def main():\n    print(os.getcwd())", "x")
     assert error.kind == "no_match"
+    assert error.message.startswith(f"old_string was not found in {path}. The closest text is")
     assert error.data["closest_lines"] == [3, 4]
     assert "     3\tdef main():" in error.message
     assert "whitespace" in error.message
