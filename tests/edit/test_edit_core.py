@@ -291,6 +291,9 @@ def test_ambiguous_match_names_the_lines(core: Readkeeper, workspace: Path) -> N
     read(core, path)
     error = refused(edit, core, path, "foo", "bar")
     assert error.kind == "ambiguous_match"
+    assert error.message.startswith(
+        f"old_string matches 3 places in {path} (starting on lines 2, 4, 5)."
+    )
     assert error.data["lines"] == [2, 4, 5]
     assert "replace_all=true" in error.message
 
