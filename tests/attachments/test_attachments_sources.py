@@ -20,6 +20,7 @@ from readkeeper.protocol import (
     ActiveEditor,
     AttachmentsParams,
     DiagnosticsParams,
+    EditParams,
     ForgetParams,
     Position,
     Range,
@@ -108,6 +109,33 @@ def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     other = of_type(attach(core, session="other", types=["diagnostics"]), "diagnostics")
     assert len(other) == 1
     assert "(new)" not in other[0]["content"]
+
+
+def test_after_an_edit_only_what_is_reported_since_it_is_new_to_the_session(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path, other = workspace / "app.py", workspace / "other.py"
+    path.write_text("x = 1\n")
+    other.write_text("y = 1\n")
+    core.read(ReadParams(file_path=str(path), session="chat"))
+    core.read(ReadParams(file_path=str(other), session="chat"))
+    forward(core, path, diagnostic(0, "before the edit"))
+    forward(core, other, diagnostic(0, "in the other file"))
+    core.edit(
+        EditParams(file_path=str(path), old_string="x = 1", new_string="x = 2", session="chat")
+    )
+    forward(core, path, diagnostic(0, "before the edit"), diagnostic(0, "after the edit"))
+    new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
+    # Known to the edit's session when it edited: not new; the edit's own: new. The other
+    # file it did not edit keeps its baseline (its report is still new).
+    assert section(new["content"], "app.py") == ["  1:1 error [pyright] after the edit (new)"]
+    assert section(new["content"], "other.py") == ["  1:1 error [pyright] in the other file (new)"]
+    assert section(old["content"], "app.py") == ["  1:1 error [pyright] before the edit"]
+    # Another session read nothing: nothing is new to it.
+    assert (
+        "(new)"
+        not in attach(core, session="else", types=["diagnostics"])["attachments"][0]["content"]
+    )
 
 
 def test_a_problem_reported_three_times_where_twice_was_seen_is_new_once(

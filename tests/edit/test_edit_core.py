@@ -5,15 +5,17 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import shutil
 import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import rewrite_before_every_swap
+from helpers import NOBODY, rewrite_before_every_swap, run_as_nobody
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.edit.buffers import lsp_position
 from readkeeper.edit.commit import COMMIT_ATTEMPTS
@@ -113,6 +115,18 @@ def test_edit_replaces_once_and_reports_a_numbered_snippet(
     assert result.file_path == str(path)
 
 
+def test_the_snippet_shows_every_line_an_edit_inserted(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    read(core, path)
+    inserted = [f"new {letter}" for letter in "abcdef"]
+    result = edit(core, path, "line 10\n", "".join(f"{line}\n" for line in inserted))
+    # Three lines of context, all six new lines (10-15), three lines of context.
+    shown = ["line 7", "line 8", "line 9", *inserted, "line 11", "line 12", "line 13"]
+    assert result.start_line == 7
+    assert result.snippet == "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, 7))
+
+
 def test_replace_all_changes_every_match(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("x = 1\ny = x\nz = x + x\n")
@@ -193,6 +207,23 @@ def test_a_write_to_disk_carries_no_note(core: Readkeeper, workspace: Path) -> N
     assert (result.applied_to, result.changed, result.note) == ("disk", True, None)
 
 
+def test_the_read_state_an_edit_or_write_returns_is_the_file_as_written(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    read(core, path)
+    for change in (
+        lambda: edit(core, path, "two", "three"),
+        lambda: core.write(WriteParams(str(path), "one\ntwo\nthree\nfour\n")),
+    ):
+        result = change()
+        st = path.stat()
+        state = result.read_state
+        assert (state.source, state.size, state.mtime_ns) == ("disk", st.st_size, st.st_mtime_ns)
+        assert state.total_lines == len(path.read_text().splitlines())
+
+
 def test_edit_needs_a_read_in_the_same_session(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("hello\n")
@@ -227,6 +258,7 @@ def test_no_match_points_at_the_closest_lines(core: Readkeeper, workspace: Path)
     read(core, path)
     error = refused(edit, core, path, "def main():\n    print(os.getcwd())", "x")
     assert error.kind == "no_match"
+    assert error.message.startswith(f"old_string was not found in {path}. The closest text is")
     assert error.data["closest_lines"] == [3, 4]
     assert "     3\tdef main():" in error.message
     assert "whitespace" in error.message
@@ -259,6 +291,9 @@ def test_ambiguous_match_names_the_lines(core: Readkeeper, workspace: Path) -> N
     read(core, path)
     error = refused(edit, core, path, "foo", "bar")
     assert error.kind == "ambiguous_match"
+    assert error.message.startswith(
+        f"old_string matches 3 places in {path} (starting on lines 2, 4, 5)."
+    )
     assert error.data["lines"] == [2, 4, 5]
     assert "replace_all=true" in error.message
 
@@ -833,6 +868,8 @@ def test_a_deleted_file_is_stale_not_recreated(core: Readkeeper, workspace: Path
     path.unlink()
     error = refused(edit, core, path, "a", "b")
     assert (error.kind, error.data["deleted"]) == ("stale", True)
+    assert error.message.startswith(f"{path} was deleted or moved since this session read it.")
+    assert error.data["file_path"] == str(path)
     assert not path.exists()
 
 
@@ -1063,6 +1100,7 @@ def test_apply_edits_the_dirty_buffer_not_the_disk(workspace: Path) -> None:
     result = edit(core, path, "two\nthree", "2\n3")
     assert result.applied_to == "buffer"
     assert result.read_state.source == "buffer"
+    assert (result.read_state.size, result.read_state.mtime_ns) == (None, None)  # no file written
     assert editor.docs[str(path)] == Buffer("one\r\n2\r\n3 (unsaved)\r\n", 4)
     assert path.read_text() == "one\ntwo\n"  # disk untouched
     # Only the changed characters travel to the editor.
@@ -1368,3 +1406,41 @@ def test_a_long_non_ascii_name_gets_a_temp_name_within_the_limit(workspace: Path
     assert atomic.create(_held_location(workspace, path), b"new\n") is not None
     assert path.read_bytes() == b"new\n"
     assert [p.name for p in workspace.iterdir()] == [path.name]
+
+
+def test_an_edit_in_a_folder_it_may_not_open_is_refused_and_changes_nothing() -> None:
+    # A folder one may enter and write in, but not list (mode 0311): the file reads, but
+    # holding it for the change needs the folder opened. Root may open any folder, so
+    # as root the edit runs in a child as another user.
+    base = Path(tempfile.mkdtemp(prefix="rk-locked-"))
+    try:
+        base.chmod(0o755)
+        folder = base / "ws" / "locked"
+        folder.mkdir(parents=True)
+        path = folder / "a.txt"
+        path.write_text("one\n")
+        if os.geteuid() == 0:
+            for owned in (base / "ws", folder, path):
+                os.chown(owned, NOBODY, NOBODY)
+        core = Readkeeper(roots=[str(base / "ws")])
+        core.tokens.warm_up()
+
+        def client() -> bytes:
+            read(core, path)
+            folder.chmod(0o311)
+            try:
+                edit(core, path, "one", "two")
+            except ReadkeeperError as exc:
+                return f"{exc.kind}\n{exc.message}".encode()
+            return b"edited"
+
+        answer = (run_as_nobody(client) if os.geteuid() == 0 else client()).decode()
+        folder.chmod(0o755)
+        core.close()
+        kind, message = answer.split("\n", 1)
+        assert kind == "unsupported", answer
+        assert message.startswith(f"Cannot write {path}: Permission denied. Nothing was changed.")
+        assert path.read_text() == "one\n"
+        assert [p.name for p in folder.iterdir()] == ["a.txt"]
+    finally:
+        shutil.rmtree(base)

@@ -12,6 +12,7 @@ from typing import Any
 from readkeeper import render
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import EditParams, ReadParams, WriteParams, unstructure
+from readkeeper.state.snapshots import Snapshots
 
 
 def read(core: Readkeeper, path: str, **params: Any) -> dict[str, Any]:
@@ -170,6 +171,29 @@ def test_a_symbol_read_whole_has_no_rest_to_read(core: Readkeeper, workspace: Pa
     assert "next_offset" not in again["file"]
     assert "rest" not in again["file"]["note"]
     assert again["file"]["note"].startswith("first (lines 1-2 of 6) unchanged since your read.")
+
+
+def test_a_range_is_found_unchanged_also_when_the_text_read_is_no_longer_kept(
+    workspace: Path,
+) -> None:
+    # Without the text the agent read (its snapshot evicted), the held lines are found
+    # by the digest of the lines shown: those of the range, not of the file's start.
+    core = Readkeeper(roots=[str(workspace)])
+    core.snapshots = Snapshots(max_entries=1)
+    path = workspace / "big.txt"
+    path.write_text(numbered(400))
+    read(core, "big.txt", offset=100, limit=50)
+    (workspace / "other.txt").write_text("other\n")
+    read(core, "other.txt")  # evicts big.txt's snapshot
+    rewrite(path, numbered(400) + "appended\n")
+    again = read(core, "big.txt", offset=100, limit=50)
+    assert again["type"] == "file_unchanged"
+    assert (again["file"]["start_line"], again["file"]["num_lines"]) == (100, 50)
+    assert again["file"]["changed_outside"] == "outside"
+    rewrite(path, numbered(400).replace("v120", "v120 changed"))
+    changed = read(core, "big.txt", offset=100, limit=50)
+    assert changed["type"] == "text"
+    assert "v120 changed" in changed["file"]["content"]
 
 
 def test_a_change_inside_the_range_sends_the_lines(core: Readkeeper, workspace: Path) -> None:

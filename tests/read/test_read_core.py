@@ -707,6 +707,38 @@ def test_stats_count_reads_and_what_stubs_saved(core: Readkeeper, workspace: Pat
     assert stats["tokens_saved_by_budgets"] == estimate_tokens("\n".join(["x"] * 500))
 
 
+def test_stats_count_what_an_outline_sent_and_kept_back_and_what_its_stub_saved(
+    workspace: Path,
+) -> None:
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 50})
+    core.tokens.warm_up()
+    source = "".join(f"def function_{i}(value):\n    return value + {i}\n\n\n" for i in range(40))
+    (workspace / "mod.py").write_text(source)
+    first = read(core, "mod.py")
+    assert first["type"] == "outline"
+    tokens = first["file"]["tokens"]
+    stats = core.stats_for(StatsParams(""))["session"]
+    assert stats["tokens_returned"] == tokens
+    # What the outline kept from the agent: the file's lines, less the outline.
+    assert stats["tokens_saved_by_budgets"] == first["file"]["file_tokens"] - tokens > 0
+    assert read(core, "mod.py")["type"] == "file_unchanged"
+    saved = core.stats_for(StatsParams(""))["session"]["tokens_saved_by_stubs"]
+    assert saved == tokens - STUB_TOKENS > 0
+
+
+def test_an_outline_that_costs_more_than_the_lines_counts_nothing_kept_back(
+    workspace: Path,
+) -> None:
+    # With a threshold this low, the outline and its note cost more than the two short
+    # functions' lines: the agent was kept from nothing, so nothing is counted as saved.
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 10})
+    core.tokens.warm_up()
+    (workspace / "mod.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    file = read(core, "mod.py")["file"]
+    assert file["tokens"] > file["file_tokens"]
+    assert core.stats_for(StatsParams(""))["session"]["tokens_saved_by_budgets"] == 0
+
+
 def test_a_file_named_with_a_trailing_slash_is_not_found(core: Readkeeper, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\n")
     with pytest.raises(ReadkeeperError) as caught:
