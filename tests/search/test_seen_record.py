@@ -8,6 +8,7 @@ from pathlib import Path
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.search.seen import record_shown
+from watch_core_helpers import Watching
 
 
 def test_a_path_printed_through_a_symlinked_folder_records_the_real_file(
@@ -35,3 +36,34 @@ def test_a_file_with_no_line_shown_is_not_recorded(core: Readkeeper, workspace: 
     path.write_text("needle\n")
     assert record_shown(core, "", {str(path): {}}) == []
     assert core.read_states.get("", str(path)) is None
+
+
+def test_a_file_that_lost_the_lines_shown_is_left_unrecorded(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The file was cut short between ripgrep's look and this one: its line 3 is gone.
+    path = workspace / "m.py"
+    path.write_text("needle\n")
+    assert record_shown(core, "", {str(path): {1: "needle", 3: "x"}}) == []
+    assert record_shown(core, "", {str(path): {20: "a needle further down"}}) == []
+    assert core.read_states.get("", str(path)) is None
+
+
+def test_a_searched_file_moved_as_a_copy_and_a_delete_is_reported_moved(
+    workspace: Path,
+) -> None:
+    # The watcher pairs a delete with a file that appeared holding the same content, of
+    # the same size, as the session saw (as after a read: test_watch_core.py).
+    watching = Watching(workspace).start()
+    try:
+        path = workspace / "orig.txt"
+        path.write_text("some needle content\nand more\n")
+        calls.call(watching.core, "grep", {"pattern": "needle"})
+        copy = workspace / "elsewhere" / "copy.txt"
+        copy.parent.mkdir()
+        copy.write_bytes(path.read_bytes())
+        path.unlink()
+        [notice] = watching.wait_notice("orig.txt")
+        assert (notice.kind, notice.new_path) == ("moved", str(copy))
+    finally:
+        watching.close()
