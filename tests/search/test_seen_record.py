@@ -67,3 +67,27 @@ def test_a_searched_file_moved_as_a_copy_and_a_delete_is_reported_moved(
         assert (notice.kind, notice.new_path) == ("moved", str(copy))
     finally:
         watching.close()
+
+
+def test_a_file_of_exactly_the_size_cap_counts_as_seen(core: Readkeeper, workspace: Path) -> None:
+    # A read holds a file of max_size_bytes whole, so a search's lines of it are seen.
+    path = workspace / "m.py"
+    path.write_text("needle = 1\n" + "x" * 20 + "\n")
+    core.configure({"max_size_bytes": path.stat().st_size})
+    calls.call(core, "grep", {"pattern": "needle"})
+    edited = calls.call(
+        core, "edit", {"file_path": str(path), "old_string": "= 1", "new_string": "= 2"}
+    )
+    assert edited["replacements"] == 1
+
+
+def test_files_gone_outside_or_not_text_are_left_unrecorded(
+    core: Readkeeper, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("needle\n")
+    binary = workspace / "b.bin"
+    binary.write_bytes(b"needle\n\x00\xff\xfe")
+    for path in (outside, workspace / "gone.py", binary, workspace):
+        assert record_shown(core, "", {str(path): {1: "needle"}}) == [], path
+        assert core.read_states.get("", str(path)) is None
