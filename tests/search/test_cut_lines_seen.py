@@ -81,3 +81,16 @@ async def test_lsp_an_edit_of_the_hidden_tail_is_refused(lsp: Session, workspace
     assert error.data["kind"] == "not_read"
     assert error.data["lines"] == [2, 2]
     assert (workspace / "g2.txt").read_text() == TEXT
+
+
+def test_a_line_two_searches_showed_stays_editable(core: Readkeeper, workspace: Path) -> None:
+    # Both views are kept (one shows lines 1 and 3, the other line 1 only): line 1 is in both.
+    path = workspace / "both.txt"
+    path.write_text("needle one\nsecret\nneedle two other\n")
+    call(core, "grep", pattern="needle", path="both.txt")
+    call(core, "grep", pattern="one", path="both.txt")
+    assert refused(core, "edit", file_path=str(path), old_string="secret", new_string="s").kind == (
+        "not_read"
+    )
+    edited = call(core, "edit", file_path=str(path), old_string="needle one", new_string="n1")
+    assert edited["replacements"] == 1
