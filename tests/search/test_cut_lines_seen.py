@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import Session
-from readkeeper import calls
+from readkeeper import calls, hints
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.search.grep import MAX_LINE_CHARS
@@ -94,3 +94,17 @@ def test_a_line_two_searches_showed_stays_editable(core: Readkeeper, workspace: 
     )
     edited = call(core, "edit", file_path=str(path), old_string="needle one", new_string="n1")
     assert edited["replacements"] == 1
+
+
+def test_the_refusal_names_the_file_the_lines_and_the_read_that_shows_them(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "m.py"
+    path.write_text("needle = 1\nsecret = 2\nmore = 3\n")
+    call(core, "grep", pattern="needle", path="m.py")
+    error = refused(core, "edit", file_path=str(path), old_string="secret = 2\nmore", new_string="")
+    assert error.kind == "not_read"
+    assert f"seen {path} only through search, which did not show line 2," in error.message
+    assert "the edit changes lines 2-3." in error.message
+    assert hints.call("read", file_path=str(path), offset=2, limit=2) in error.message
+    assert error.data["lines"] == [2, 3]
