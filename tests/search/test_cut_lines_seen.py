@@ -108,3 +108,28 @@ def test_the_refusal_names_the_file_the_lines_and_the_read_that_shows_them(
     assert "the edit changes lines 2-3." in error.message
     assert hints.call("read", file_path=str(path), offset=2, limit=2) in error.message
     assert error.data["lines"] == [2, 3]
+
+
+def test_an_edit_from_a_line_shown_whole_into_past_a_cut_needs_a_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "span.txt"
+    path.write_text(TEXT)
+    call(core, "grep", pattern="start|NEEDLE", path="span.txt")  # line 1 whole, 2 cut
+    old = "start\n" + HEAD + "q" * MAX_LINE_CHARS
+    error = refused(core, "edit", file_path=str(path), old_string=old, new_string="X")
+    assert error.kind == "not_read"
+    assert "line 2 cut short" in error.message
+    assert path.read_text() == TEXT
+
+
+def test_a_cut_line_further_down_is_seen_only_up_to_its_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "down.txt"
+    path.write_text("a\nb\n" + TEXT)  # the cut line is line 4
+    call(core, "grep", pattern="NEEDLE", path="down.txt")
+    past = HEAD + "q" * MAX_LINE_CHARS
+    error = refused(core, "edit", file_path=str(path), old_string=past, new_string="X")
+    assert "line 4 cut short" in error.message
+    assert call(core, "edit", file_path=str(path), old_string=HEAD, new_string="h")["lines"] == [4]
