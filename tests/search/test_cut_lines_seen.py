@@ -133,3 +133,14 @@ def test_a_cut_line_further_down_is_seen_only_up_to_its_cut(
     error = refused(core, "edit", file_path=str(path), old_string=past, new_string="X")
     assert "line 4 cut short" in error.message
     assert call(core, "edit", file_path=str(path), old_string=HEAD, new_string="h")["lines"] == [4]
+
+
+def test_a_cut_last_line_without_a_newline_is_seen_only_up_to_its_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "last.txt"
+    path.write_text("start\n" + LONG)
+    call(core, "grep", pattern="NEEDLE", path="last.txt")
+    error = refused(core, "edit", file_path=str(path), old_string="HIDDEN_TAIL", new_string="X")
+    assert "line 2 cut short" in error.message
+    assert path.read_text() == "start\n" + LONG
