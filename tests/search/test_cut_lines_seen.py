@@ -144,3 +144,18 @@ def test_a_cut_last_line_without_a_newline_is_seen_only_up_to_its_cut(
     error = refused(core, "edit", file_path=str(path), old_string="HIDDEN_TAIL", new_string="X")
     assert "line 2 cut short" in error.message
     assert path.read_text() == "start\n" + LONG
+
+
+def test_an_edit_may_reach_the_last_character_shown_and_not_one_more(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "edge.txt"
+    before = "x" * 600 + "\n"  # the cut line starts far into the file
+    path.write_text(before + LONG + "\n")
+    call(core, "grep", pattern="NEEDLE", path="edge.txt")
+    one_more = LONG[: MAX_LINE_CHARS + 1]
+    error = refused(core, "edit", file_path=str(path), old_string=one_more, new_string="X")
+    assert "line 2 cut short" in error.message
+    shown = LONG[:MAX_LINE_CHARS]
+    assert call(core, "edit", file_path=str(path), old_string=shown, new_string="X")["lines"] == [2]
+    assert path.read_text() == before + "X" + LONG[MAX_LINE_CHARS:] + "\n"
