@@ -47,3 +47,8 @@ def test_ls_shows_a_files_size_and_a_dash_for_a_folder(workspace: Path) -> None:
     (workspace / "src").mkdir()
     (workspace / "b.txt").write_text("abc\n")
     assert run("ls", cwd=workspace).stdout == f"{4:>10}  b.txt\n{'-':>10}  src/\n"
+
+
+def test_printable_text_in_a_line_is_shown_as_it_is(workspace: Path) -> None:
+    (workspace / "a.txt").write_text('needle "é" \\ \t tab\n')
+    assert run("grep", "needle", cwd=workspace).stdout == 'a.txt:1:needle "é" \\ \t tab\n'

@@ -89,6 +89,9 @@ async def test_mcp_grep_glob_list_and_an_edit_after_a_search(workspace: Path) ->
         assert globbed["paths"] == [str(workspace / "notes.md")]
         listed = await call(client, "list", path="src")
         assert [e["name"] for e in listed["entries"]] == ["app.py", "util.py"]
+        as_text = text_of(await client.call_tool("list", {"path": "src"})).splitlines()
+        assert as_text[0] == f"{workspace / 'src'}:"  # the folder first, as ls names it
+        assert [line.split()[-1] for line in as_text[1:]] == ["app.py", "util.py"]
         missing = await client.call_tool("list", {"path": "nope"})
         assert error_kind(missing) == "not_found"
         bad = await client.call_tool("grep", {"pattern": "a[b"})
