@@ -41,3 +41,14 @@ def test_bad_input_exits_2_with_the_kind(workspace: Path) -> None:
 def test_a_control_character_in_a_line_is_escaped(workspace: Path) -> None:
     (workspace / "a.txt").write_text("needle \x1b[31mred\n")
     assert run("grep", "needle", cwd=workspace).stdout == "a.txt:1:needle \\u001b[31mred\n"
+
+
+def test_ls_shows_a_files_size_and_a_dash_for_a_folder(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "b.txt").write_text("abc\n")
+    assert run("ls", cwd=workspace).stdout == f"{4:>10}  b.txt\n{'-':>10}  src/\n"
+
+
+def test_printable_text_in_a_line_is_shown_as_it_is(workspace: Path) -> None:
+    (workspace / "a.txt").write_text('needle "é" \\ \t tab\n')
+    assert run("grep", "needle", cwd=workspace).stdout == 'a.txt:1:needle "é" \\ \t tab\n'

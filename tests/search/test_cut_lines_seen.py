@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import Session
-from readkeeper import calls
+from readkeeper import calls, hints
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.search.grep import MAX_LINE_CHARS
@@ -81,3 +81,81 @@ async def test_lsp_an_edit_of_the_hidden_tail_is_refused(lsp: Session, workspace
     assert error.data["kind"] == "not_read"
     assert error.data["lines"] == [2, 2]
     assert (workspace / "g2.txt").read_text() == TEXT
+
+
+def test_a_line_two_searches_showed_stays_editable(core: Readkeeper, workspace: Path) -> None:
+    # Both views are kept (one shows lines 1 and 3, the other line 1 only): line 1 is in both.
+    path = workspace / "both.txt"
+    path.write_text("needle one\nsecret\nneedle two other\n")
+    call(core, "grep", pattern="needle", path="both.txt")
+    call(core, "grep", pattern="one", path="both.txt")
+    assert refused(core, "edit", file_path=str(path), old_string="secret", new_string="s").kind == (
+        "not_read"
+    )
+    edited = call(core, "edit", file_path=str(path), old_string="needle one", new_string="n1")
+    assert edited["replacements"] == 1
+
+
+def test_the_refusal_names_the_file_the_lines_and_the_read_that_shows_them(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "m.py"
+    path.write_text("needle = 1\nsecret = 2\nmore = 3\n")
+    call(core, "grep", pattern="needle", path="m.py")
+    error = refused(core, "edit", file_path=str(path), old_string="secret = 2\nmore", new_string="")
+    assert error.kind == "not_read"
+    assert f"seen {path} only through search, which did not show line 2," in error.message
+    assert "the edit changes lines 2-3." in error.message
+    assert hints.call("read", file_path=str(path), offset=2, limit=2) in error.message
+    assert error.data["lines"] == [2, 3]
+
+
+def test_an_edit_from_a_line_shown_whole_into_past_a_cut_needs_a_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "span.txt"
+    path.write_text(TEXT)
+    call(core, "grep", pattern="start|NEEDLE", path="span.txt")  # line 1 whole, 2 cut
+    old = "start\n" + HEAD + "q" * MAX_LINE_CHARS
+    error = refused(core, "edit", file_path=str(path), old_string=old, new_string="X")
+    assert error.kind == "not_read"
+    assert "line 2 cut short" in error.message
+    assert path.read_text() == TEXT
+
+
+def test_a_cut_line_further_down_is_seen_only_up_to_its_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "down.txt"
+    path.write_text("a\nb\n" + TEXT)  # the cut line is line 4
+    call(core, "grep", pattern="NEEDLE", path="down.txt")
+    past = HEAD + "q" * MAX_LINE_CHARS
+    error = refused(core, "edit", file_path=str(path), old_string=past, new_string="X")
+    assert "line 4 cut short" in error.message
+    assert call(core, "edit", file_path=str(path), old_string=HEAD, new_string="h")["lines"] == [4]
+
+
+def test_a_cut_last_line_without_a_newline_is_seen_only_up_to_its_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "last.txt"
+    path.write_text("start\n" + LONG)
+    call(core, "grep", pattern="NEEDLE", path="last.txt")
+    error = refused(core, "edit", file_path=str(path), old_string="HIDDEN_TAIL", new_string="X")
+    assert "line 2 cut short" in error.message
+    assert path.read_text() == "start\n" + LONG
+
+
+def test_an_edit_may_reach_the_last_character_shown_and_not_one_more(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "edge.txt"
+    before = "x" * 600 + "\n"  # the cut line starts far into the file
+    path.write_text(before + LONG + "\n")
+    call(core, "grep", pattern="NEEDLE", path="edge.txt")
+    one_more = LONG[: MAX_LINE_CHARS + 1]
+    error = refused(core, "edit", file_path=str(path), old_string=one_more, new_string="X")
+    assert "line 2 cut short" in error.message
+    shown = LONG[:MAX_LINE_CHARS]
+    assert call(core, "edit", file_path=str(path), old_string=shown, new_string="X")["lines"] == [2]
+    assert path.read_text() == before + "X" + LONG[MAX_LINE_CHARS:] + "\n"

@@ -3,6 +3,7 @@ the official SDK client, on real files; a search then an edit with no read betwe
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import Session
@@ -66,6 +67,16 @@ async def test_mcp_grep_glob_list_and_an_edit_after_a_search(workspace: Path) ->
         # The agent reads compact lines (path:line:text), not JSON.
         compact = text_of(await client.call_tool("grep", {"pattern": "return 42"}))
         assert compact.splitlines() == [f"{workspace / 'src' / 'util.py'}:2:    return 42"]
+        # A capped search ends with where it stopped and the call for the rest.
+        capped = text_of(await client.call_tool("grep", {"pattern": "compute", "max_matches": 1}))
+        *_, note, rest = capped.splitlines()
+        assert note.startswith("(Showing matches 1-1 of ")
+        assert note.endswith(")")
+        assert json.loads(rest.removeprefix("next: ")) == {
+            "pattern": "compute",
+            "max_matches": 1,
+            "offset": 1,
+        }
         edited = await call(
             client,
             "edit",
@@ -78,6 +89,9 @@ async def test_mcp_grep_glob_list_and_an_edit_after_a_search(workspace: Path) ->
         assert globbed["paths"] == [str(workspace / "notes.md")]
         listed = await call(client, "list", path="src")
         assert [e["name"] for e in listed["entries"]] == ["app.py", "util.py"]
+        as_text = text_of(await client.call_tool("list", {"path": "src"})).splitlines()
+        assert as_text[0] == f"{workspace / 'src'}:"  # the folder first, as ls names it
+        assert [line.split()[-1] for line in as_text[1:]] == ["app.py", "util.py"]
         missing = await client.call_tool("list", {"path": "nope"})
         assert error_kind(missing) == "not_found"
         bad = await client.call_tool("grep", {"pattern": "a[b"})

@@ -352,6 +352,21 @@ def test_a_file_over_the_read_caps_gets_a_notice_without_diff(workspace: Path) -
         w.close()
 
 
+def test_a_file_over_the_read_caps_rewritten_to_the_same_size_gets_a_notice(
+    workspace: Path,
+) -> None:
+    # Its content is never digested whole: its stat (the mtime, here) tells the change.
+    w = Watching(workspace, {"max_size_bytes": 1000}).start()
+    try:
+        path = make(workspace / "big.log", "line\n" * 400)
+        w.core.read(ReadParams(file_path="big.log", offset=1, limit=10))
+        path.write_text("LINE\n" * 400)
+        [notice] = w.wait_notice("big.log")
+        assert notice.kind == "modified"
+    finally:
+        w.close()
+
+
 def test_the_changes_reply_is_capped_and_the_rest_waits(workspace: Path) -> None:
     w = Watching(workspace, {"changes_total_max_tokens": 200}).start()
     try:

@@ -1,0 +1,93 @@
+"""What a search records as seen (search/seen.py), called as grep calls it: the file a
+printed path names, at its real path, and nothing for a file of which no line was shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.search.seen import record_shown
+from watch_core_helpers import Watching
+
+
+def test_a_path_printed_through_a_symlinked_folder_records_the_real_file(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # ripgrep's walk printed the path before a folder on its way became a link (or a
+    # caller names it so): what is recorded is the file the link leads to, so an edit
+    # of that file by its own path needs no read.
+    (workspace / "real").mkdir()
+    path = workspace / "real" / "m.py"
+    path.write_text("needle = 1\n")
+    (workspace / "link").symlink_to("real")
+    printed = str(workspace / "link" / "m.py")
+    assert record_shown(core, "", {printed: {1: "needle = 1"}}) == [printed]
+    assert core.read_states.get("", str(path)) is not None
+    edited = calls.call(
+        core, "edit", {"file_path": str(path), "old_string": "= 1", "new_string": "= 2"}
+    )
+    assert edited["replacements"] == 1
+    assert path.read_text() == "needle = 2\n"
+
+
+def test_a_file_with_no_line_shown_is_not_recorded(core: Readkeeper, workspace: Path) -> None:
+    path = workspace / "m.py"
+    path.write_text("needle\n")
+    assert record_shown(core, "", {str(path): {}}) == []
+    assert core.read_states.get("", str(path)) is None
+
+
+def test_a_file_that_lost_the_lines_shown_is_left_unrecorded(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The file was cut short between ripgrep's look and this one: its line 3 is gone.
+    path = workspace / "m.py"
+    path.write_text("needle\n")
+    assert record_shown(core, "", {str(path): {1: "needle", 3: "x"}}) == []
+    assert record_shown(core, "", {str(path): {20: "a needle further down"}}) == []
+    assert core.read_states.get("", str(path)) is None
+
+
+def test_a_searched_file_moved_as_a_copy_and_a_delete_is_reported_moved(
+    workspace: Path,
+) -> None:
+    # The watcher pairs a delete with a file that appeared holding the same content, of
+    # the same size, as the session saw (as after a read: test_watch_core.py).
+    watching = Watching(workspace).start()
+    try:
+        path = workspace / "orig.txt"
+        path.write_text("some needle content\nand more\n")
+        calls.call(watching.core, "grep", {"pattern": "needle"})
+        copy = workspace / "elsewhere" / "copy.txt"
+        copy.parent.mkdir()
+        copy.write_bytes(path.read_bytes())
+        path.unlink()
+        [notice] = watching.wait_notice("orig.txt")
+        assert (notice.kind, notice.new_path) == ("moved", str(copy))
+    finally:
+        watching.close()
+
+
+def test_a_file_of_exactly_the_size_cap_counts_as_seen(core: Readkeeper, workspace: Path) -> None:
+    # A read holds a file of max_size_bytes whole, so a search's lines of it are seen.
+    path = workspace / "m.py"
+    path.write_text("needle = 1\n" + "x" * 20 + "\n")
+    core.configure({"max_size_bytes": path.stat().st_size})
+    calls.call(core, "grep", {"pattern": "needle"})
+    edited = calls.call(
+        core, "edit", {"file_path": str(path), "old_string": "= 1", "new_string": "= 2"}
+    )
+    assert edited["replacements"] == 1
+
+
+def test_files_gone_outside_or_not_text_are_left_unrecorded(
+    core: Readkeeper, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("needle\n")
+    binary = workspace / "b.bin"
+    binary.write_bytes(b"needle\n\x00\xff\xfe")
+    for path in (outside, workspace / "gone.py", binary, workspace):
+        assert record_shown(core, "", {str(path): {1: "needle"}}) == [], path
+        assert core.read_states.get("", str(path)) is None
