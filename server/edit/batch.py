@@ -135,7 +135,15 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             core.shown_lines.replace(params.session, real, moved_lines)
         whole = record.holds_whole() and unchanged
         state = remember_change(
-            core, params.session, real, planned.text, landed, "edit", reported, whole=whole
+            core,
+            params.session,
+            real,
+            planned.text,
+            landed,
+            "edit",
+            reported,
+            whole=whole,
+            before=text,
         )
         if "snippet" not in extra:
             snippet, start = numbered_snippet(

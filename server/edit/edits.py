@@ -156,7 +156,15 @@ def _edit_once(
         # Outside the hold: the lease is not kept while the editor answers.
         apply_to_buffer(core, real, buffer, planned.changes)
     state = remember_change(
-        core, params.session, real, planned.text, landed, "edit", reported, whole=whole
+        core,
+        params.session,
+        real,
+        planned.text,
+        landed,
+        "edit",
+        reported,
+        whole=whole,
+        before=base_text,
     )
     snippet, start_line = numbered_snippet(
         planned.text, *planned.spans[0], width=settings.number_width

@@ -18,6 +18,7 @@ from typing import Literal
 from ..files.fileio import digest
 from ..protocol import ReadStateInfo
 from ..state.readstate import ReadRecord
+from .seen_lines import after_edit
 from .services import DiagnosticKey, EditServices
 from .snippets import count_lines
 
@@ -45,6 +46,7 @@ def remember_change(
     reported: Counter[DiagnosticKey],
     *,
     whole: bool = False,
+    before: str | None = None,
 ) -> ReadStateInfo:
     """Record what the edit or write left as the session's read-state (see the module
     docstring for why it is partial), and keep it as a snapshot for later merges.
@@ -53,7 +55,9 @@ def remember_change(
     taken then, because a report made while the change lands (before this runs) is
     the change's own, and must count as new. `whole`: the agent holds all of the new
     content (it wrote it, or edited content it held whole), so a re-read of it is a
-    stub, or a diff once it changes (delta.py)."""
+    stub, or a diff once it changes (delta.py). `before`: the text the edit changed,
+    to keep what a search-only session has seen at its new lines (seen_lines.py)."""
+    prior = core.read_states.get(session, path) if origin == "edit" else None
     on_disk = landed if isinstance(landed, Written) else None
     in_buffer = on_disk is None
     content_digest = digest(
@@ -74,6 +78,7 @@ def remember_change(
             tokens=0,
             source="buffer" if in_buffer else "disk",
             origin=origin,
+            view=after_edit(prior, before, text),
             whole=whole,
             shown_lines=count_lines(text),
             total_lines=count_lines(text),

@@ -5,11 +5,14 @@ scattered lines it did not choose. So when every view the session holds of a fil
 from searches (the record's views are all `grep:` ones, search/seen.py), the text an
 edit's `old_string` spans must all be text a search showed: whole lines, and of a line
 shown cut, only its first characters, up to the cut. Anything else needs a read first.
-Any read of the file lifts this.
+Any read of the file lifts this; an edit does not: what it leaves is still a search's
+view (`after_edit`), of the lines shown that the edit moved but did not change, and of
+the lines it wrote.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 from ..errors import ReadkeeperError
@@ -22,11 +25,11 @@ SEARCH_VIEW = "grep:"
 
 def shown_lines(record: ReadRecord) -> dict[int, int | None] | None:
     """The lines searches showed of the file, each with the characters shown of it when
-    it was shown cut (None: shown whole), or None when a read (or an edit or write) is
-    among the session's views of it."""
+    it was shown cut (None: shown whole), or None when a read (or a write, or an edit
+    of a file read) is among the session's views of it."""
     lines: dict[int, int | None] = {}
     for view in record.views():
-        if not view.view.startswith(SEARCH_VIEW) or view.origin != "read":
+        if not view.view.startswith(SEARCH_VIEW):
             return None
         for item in filter(None, view.view[len(SEARCH_VIEW) :].split(",")):
             number, _, cut = item.partition(":")
@@ -80,3 +83,27 @@ def _past_cut(
             return number
         line_start, number = line_end + 1, number + 1
     return None
+
+
+def after_edit(record: ReadRecord | None, before: str | None, after: str) -> str:
+    """The view an edit leaves of a file the session has seen only through search
+    (`record`, its view before the edit): the lines shown that the edit kept, at their
+    new numbers, and the lines it wrote (the edit's answer shows them); "" when the
+    session had read the file (the edit's record then lifts nothing that was there).
+    Without the text before the edit, nothing is kept: the next edit needs a read."""
+    shown = shown_lines(record) if record is not None else None
+    if shown is None:
+        return ""
+    kept: dict[int, int | None] = {}
+    if before is not None:
+        old, new = before.split("\n"), after.split("\n")
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    if i1 + k + 1 in shown:
+                        kept[j1 + k + 1] = shown[i1 + k + 1]
+            else:
+                kept.update((j + 1, None) for j in range(j1, j2))
+    items = (str(n) if cut is None else f"{n}:{cut}" for n, cut in sorted(kept.items()))
+    return SEARCH_VIEW + ",".join(items)

@@ -159,3 +159,27 @@ def test_an_edit_may_reach_the_last_character_shown_and_not_one_more(
     shown = LONG[:MAX_LINE_CHARS]
     assert call(core, "edit", file_path=str(path), old_string=shown, new_string="X")["lines"] == [2]
     assert path.read_text() == before + "X" + LONG[MAX_LINE_CHARS:] + "\n"
+
+
+def test_after_an_edit_backed_by_search_the_rest_still_needs_a_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The edit's own record must not lift the rule: the agent has still seen only the
+    # lines the search showed (moved by the edit) and the lines it wrote.
+    path = workspace / "m.py"
+    body = "".join(f"line{n} = {n}\n" for n in range(2, 100))
+    path.write_text("needle = 1\n" + body + "needle = 100\n")
+    call(core, "grep", pattern="needle", path="m.py")
+    call(core, "edit", file_path=str(path), old_string="needle = 1\n", new_string="a = 1\nb = 1\n")
+    error = refused(core, "edit", file_path=str(path), old_string="line50 = 50", new_string="x")
+    assert error.kind == "not_read"
+    assert "line50 = 50" in path.read_text()
+    # What it wrote, and the other line the search showed (now one lower), stay editable.
+    call(core, "edit", file_path=str(path), old_string="b = 1", new_string="b = 2")
+    call(core, "edit", file_path=str(path), old_string="needle = 100", new_string="c = 100")
+    assert refused(
+        core, "edit", file_path=str(path), old_string="line2 = 2", new_string="y"
+    ).kind == ("not_read")
+    # A read of the file lifts the rule, as before.
+    call(core, "read", file_path=str(path))
+    call(core, "edit", file_path=str(path), old_string="line50 = 50", new_string="x")

@@ -147,7 +147,7 @@ def test_a_pdf_view_cut_at_the_page_cap_stubs(core: Readkeeper, workspace: Path)
     assert first["file"]["partial"] is True
     again = read(core, "forty.pdf", pages="1-40")
     assert again["type"] == "file_unchanged"
-    assert "part of it" in again["file"]["note"]
+    assert "Pages 1-20 of 40" in again["file"]["note"]  # what it holds: part of the file
     assert "force=true" in again["file"]["note"]
     assert "21" in again["file"]["note"]  # where the rest starts
 
