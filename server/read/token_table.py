@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -66,6 +67,52 @@ def load(name: str, cache: UserCache | None = None) -> Loaded:
     made = make_payload(encoding._pat_str, encoding._special_tokens, encoding._mergeable_ranks)
     cached = made is not None and cache.put(CACHE_KIND, key, made)
     return Loaded(encoding, False, cached)
+
+
+# One table per encoding per process, whichever counter asks first (or `preload`).
+_SHARED: dict[str, Loaded] = {}
+_SHARED_LOCK = threading.Lock()
+_PRELOADED: set[str] = set()
+
+
+def shared(name: str) -> Loaded:
+    """The process's table of encoding `name`, loaded (`load`) on first need: a caller
+    that comes while another loads it waits for that load."""
+    found = _SHARED.get(name)
+    if found is not None:
+        return found
+    with _SHARED_LOCK:
+        found = _SHARED.get(name)
+        if found is None:
+            found = _SHARED[name] = load(name)
+        return found
+
+
+def has(name: str) -> bool:
+    """Whether the process's table of `name` is loaded."""
+    return name in _SHARED
+
+
+def preloaded(name: str) -> bool:
+    """Whether the process's table of `name` was asked for ahead of need (`preload`):
+    loaded, or being loaded."""
+    return name in _PRELOADED
+
+
+def preload(name: str) -> None:
+    """Load the process's table of `name` on a daemon thread, ahead of need (once); a
+    failure is logged, and the first count tries again."""
+    if name in _PRELOADED:
+        return
+    _PRELOADED.add(name)
+
+    def run() -> None:
+        try:
+            shared(name)
+        except Exception:
+            log.exception("Loading the token table (%s) failed", name)
+
+    threading.Thread(target=run, name="readkeeper-token-table", daemon=True).start()
 
 
 def data_files(name: str) -> tuple[str, str] | None:
@@ -155,8 +202,12 @@ __all__ = [
     "CACHE_KIND",
     "Loaded",
     "data_files",
+    "has",
     "load",
     "make_payload",
     "parse_payload",
+    "preload",
+    "preloaded",
+    "shared",
     "table_key",
 ]

