@@ -308,6 +308,18 @@ class NumberedLines:
         tokens = self.tokens()
         return tokens if tokens <= cap else None
 
+    def about(self) -> int:
+        """About the tokens of all the lines: exact when every block was counted, else
+        those counted, scaled by the characters of the lines not counted yet."""
+        counted_blocks = len(self._blocks) - 1
+        if counted_blocks >= self._all_blocks:
+            return self.tokens()
+        counted_lines = counted_blocks * BLOCK_LINES
+        done = sum(map(len, self._lines[:counted_lines])) + counted_lines
+        left = sum(map(len, self._lines[counted_lines:])) + len(self._lines) - counted_lines
+        tokens = self._blocks[-1]
+        return tokens + (tokens * left // done if done else left // 4)
+
     def longest_fit(self, budget: int) -> int:
         """The most leading lines whose joined text is at most `budget` tokens."""
         if budget < 0 or not self._lines:
