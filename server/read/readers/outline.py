@@ -23,6 +23,7 @@ import os
 import re
 import threading
 import time
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -128,9 +129,8 @@ def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
                 _cache.move_to_end(cache_key)
                 return cached[0]
     data = text.encode("utf-8", "surrogatepass")
-    found = _walk(_parse(data, grammar).root_node, grammar, data)
+    found, count = _walk(_parse(data, grammar).root_node, grammar, data)
     if key:
-        count = sum(1 for _ in walk(found))
         with _languages_lock:
             _cache[cache_key] = (found, count)
             while len(_cache) > 1 and (
@@ -198,15 +198,17 @@ def _first_row(node: Node, place: _Place, grammar: Grammar) -> int:
     return start
 
 
-def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
+def _walk(root: Node, grammar: Grammar, source: bytes) -> tuple[list[Symbol], int]:
+    """The top-level symbols, and how many symbols there are in all."""
     top: list[Symbol] = []
     count = visited = 0
     deadline = time.monotonic() + WALK_SECONDS
     rules, containers = grammar.rules, grammar.containers
+    marks = _mark_offsets(grammar, source)
     # (node, the symbol it belongs to, how many symbols enclose it, its index, its
     # parent's place)
     stack: list[tuple[Node, Symbol | None, int, int, _Place]] = []
-    _push(stack, root, None, 0, None)
+    _push(stack, root, None, 0, None, marks)
     while stack and count < MAX_SYMBOLS:
         node, parent, depth, index, where = stack.pop()
         visited += 1
@@ -229,8 +231,23 @@ def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
             depth += 1
         # Into containers, and into what a syntax error wrapped (its symbols still count).
         if kind in containers or kind == "ERROR":
-            _push(stack, node, owner, depth, place)
-    return top
+            _push(stack, node, owner, depth, place, marks)
+    return top, count
+
+
+_MARK_PATTERNS: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
+
+
+def _mark_offsets(grammar: Grammar, source: bytes) -> list[int] | None:
+    """Where the grammar's marks occur in `source`, in order (None: it has none, and
+    every subtree is walked)."""
+    if not grammar.marks:
+        return None
+    pattern = _MARK_PATTERNS.get(grammar.marks)
+    if pattern is None:
+        pattern = re.compile(b"|".join(re.escape(mark) for mark in grammar.marks))
+        _MARK_PATTERNS[grammar.marks] = pattern
+    return [found.start() for found in pattern.finditer(source)]
 
 
 def _push(
@@ -239,13 +256,19 @@ def _push(
     owner: Symbol | None,
     depth: int,
     place: _Place | None,
+    marks: list[int] | None,
 ) -> None:
-    """Put the named children of `node` on the stack, the first on top."""
+    """Put the named children of `node` on the stack, the first on top: those whose
+    bytes hold a mark of the grammar, when it has marks (no symbol is in the others)."""
     children = node.children
     inside: _Place = (node, children, 0, place)
     for index in range(len(children) - 1, -1, -1):
         child = children[index]
         if child.is_named:
+            if marks is not None:
+                at = bisect_left(marks, child.start_byte)
+                if at == len(marks) or marks[at] >= child.end_byte:
+                    continue
             stack.append((child, owner, depth, index, inside))
 
 
