@@ -121,23 +121,33 @@ def load(grammar: Grammar) -> Language:
 def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
     """The top-level symbols of `text`, each with its nested ones. `key` (the content
     digest) lets a symbol read after an outline of the same content skip the parse."""
-    cache_key = (grammar.name, key)
-    if key:
-        with _languages_lock:
-            cached = _cache.get(cache_key)
-            if cached is not None:
-                _cache.move_to_end(cache_key)
-                return cached[0]
+    if key and (kept := recall(grammar, key)) is not None:
+        return kept
     data = text.encode("utf-8", "surrogatepass")
     found, count = _walk(_parse(data, grammar).root_node, grammar, data)
     if key:
-        with _languages_lock:
-            _cache[cache_key] = (found, count)
-            while len(_cache) > 1 and (
-                len(_cache) > _CACHE_FILES or sum(n for _, n in _cache.values()) > _CACHE_SYMBOLS
-            ):
-                _cache.popitem(last=False)
+        remember(grammar, key, found, count)
     return found
+
+
+def recall(grammar: Grammar, key: str) -> list[Symbol] | None:
+    """The symbols kept in memory for the content digest `key`, if any."""
+    with _languages_lock:
+        cached = _cache.get((grammar.name, key))
+        if cached is not None:
+            _cache.move_to_end((grammar.name, key))
+        return None if cached is None else cached[0]
+
+
+def remember(grammar: Grammar, key: str, found: list[Symbol], count: int = -1) -> None:
+    """Keep `found` in memory for the content digest `key` (bounded: `_CACHE_*`)."""
+    count = sum(1 for _ in walk(found)) if count < 0 else count
+    with _languages_lock:
+        _cache[(grammar.name, key)] = (found, count)
+        while len(_cache) > 1 and (
+            len(_cache) > _CACHE_FILES or sum(n for _, n in _cache.values()) > _CACHE_SYMBOLS
+        ):
+            _cache.popitem(last=False)
 
 
 def _parse(data: bytes, grammar: Grammar) -> Tree:
@@ -239,8 +249,7 @@ _MARK_PATTERNS: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
 
 
 def _mark_offsets(grammar: Grammar, source: bytes) -> list[int] | None:
-    """Where the grammar's marks occur in `source`, in order (None: it has none, and
-    every subtree is walked)."""
+    """Where the grammar's marks occur in `source` (None: it has none: walk everything)."""
     if not grammar.marks:
         return None
     pattern = _MARK_PATTERNS.get(grammar.marks)

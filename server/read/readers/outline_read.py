@@ -22,7 +22,7 @@ from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
-from . import outline
+from . import outline, outline_cache
 from . import text as text_reader
 from .grammars import Grammar
 
@@ -71,7 +71,7 @@ def plan(
     if whole is None:
         return None
     try:
-        found = outline.symbols(text, grammar, content_digest)
+        found = outline_cache.symbols(text, grammar, content_digest)
     except outline.TooCostly:
         return None  # the lines, as before
     # Without a symbol (a data table, generated constants) an outline tells nothing.
