@@ -14,7 +14,8 @@ corrupt disk, a file put there by hand, a name collision) is ignored and written
 what a payload means is checked again by its reader, whose parser interprets no code
 (no pickle, no marshal). Writes go to a temporary file renamed over the name, so a
 reader sees the old entry or the new one, never half of one. The folder is kept under
-`MAX_TOTAL_BYTES`: past it, the least recently written entries go.
+`MAX_TOTAL_BYTES` (give or take the sixteenth written between two trims): past it,
+the least recently written entries go.
 """
 
 from __future__ import annotations
@@ -67,6 +68,18 @@ def decode_entry(key: str, data: bytes) -> bytes | None:
     return bytes(rest[key_length:])
 
 
+_SHARED: dict[str, UserCache] = {}
+
+
+def shared() -> UserCache:
+    """The process's cache in the default folder (as the environment names it now)."""
+    folder = default_folder()
+    found = _SHARED.get(folder)
+    if found is None:
+        found = _SHARED.setdefault(folder, UserCache(folder))
+    return found
+
+
 class UserCache:
     """Entries by kind and key in one private folder."""
 
@@ -74,6 +87,9 @@ class UserCache:
         self.folder = folder or default_folder()
         self._lock = threading.Lock()
         self._refused = False  # the folder may not be used (logged once)
+        # Bytes written since the folder was last trimmed (None: not yet trimmed): it
+        # is listed only every `MAX_TOTAL_BYTES // 16` bytes, not on every write.
+        self._since_trim: int | None = None
 
     def get(self, kind: str, key: str) -> bytes | None:
         """The payload kept for `key`, or None (absent, unreadable, or not trusted)."""
@@ -98,7 +114,11 @@ class UserCache:
                 return False
             try:
                 _write_entry(fd, _name(kind, key), data)
-                _trim(fd, MAX_TOTAL_BYTES)
+                written = (self._since_trim or 0) + len(data)
+                if self._since_trim is None or written > MAX_TOTAL_BYTES // 16:
+                    _trim(fd, MAX_TOTAL_BYTES)
+                    written = 0
+                self._since_trim = written
                 return True
             except OSError as exc:
                 log.warning("Could not write readkeeper's cache in %s: %s", self.folder, exc)
@@ -237,4 +257,4 @@ def _trim(folder_fd: int, limit: int) -> None:
         total -= size
 
 
-__all__ = ["UserCache", "decode_entry", "default_folder", "encode_entry"]
+__all__ = ["UserCache", "decode_entry", "default_folder", "encode_entry", "shared"]

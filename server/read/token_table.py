@@ -27,6 +27,7 @@ from itertools import accumulate, pairwise
 from typing import Any
 
 from .. import __version__
+from ..files import user_cache
 from ..files.user_cache import UserCache
 
 log = logging.getLogger("readkeeper")
@@ -49,7 +50,7 @@ def load(name: str, cache: UserCache | None = None) -> Loaded:
     (and written there when not). Raises ValueError for an unknown name, as tiktoken."""
     import tiktoken  # deferred: its import alone takes about 90 ms
 
-    cache = cache if cache is not None else UserCache()
+    cache = cache if cache is not None else user_cache.shared()
     key = table_key(name)
     if key is None:
         return Loaded(tiktoken.get_encoding(name), False, False)

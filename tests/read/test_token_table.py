@@ -186,3 +186,18 @@ def test_the_cache_folder_is_made_private_and_kept_under_its_size(tmp_path: Path
     assert cache.get("probe", "one") == b"x" * 100
     assert cache.get("probe", "two") is None
     assert [p.stat().st_mode & 0o777 for p in folder.iterdir()] == [0o600]
+
+
+def test_the_cache_folder_stays_near_its_bound_and_keeps_the_newest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from readkeeper.files import user_cache
+
+    monkeypatch.setattr(user_cache, "MAX_TOTAL_BYTES", 100_000)
+    cache = UserCache(str(tmp_path))
+    for i in range(60):
+        assert cache.put("probe", f"entry {i}", bytes([i]) * 10_000)
+        total = sum(p.stat().st_size for p in tmp_path.iterdir())
+        assert total <= 100_000 + 100_000 // 16 + 20_000
+    assert cache.get("probe", "entry 59") == bytes([59]) * 10_000
+    assert cache.get("probe", "entry 0") is None

@@ -21,7 +21,7 @@ from functools import cache
 from importlib import metadata
 
 from ... import __version__
-from ...files.user_cache import UserCache
+from ...files.user_cache import UserCache, shared
 from . import outline
 from .grammars import Grammar
 
@@ -39,7 +39,7 @@ def symbols(
         kept = outline.recall(grammar, key)
         if kept is not None:
             return kept
-    user_cache = user_cache if user_cache is not None else UserCache()
+    user_cache = user_cache if user_cache is not None else shared()
     disk_key = entry_key(text, grammar)
     payload = user_cache.get(CACHE_KIND, disk_key)
     if payload is not None:
