@@ -68,11 +68,10 @@ class LocalBackend:
         # Imported here, on the thread that chooses the backend at the first call:
         # `initialize` is answered without waiting for the core's modules.
         from ..core import Readkeeper
-        from ..read import token_table
 
         self.core = Readkeeper(roots=roots)
         # An MCP server is read through: its reads count exactly, waiting for the table.
-        token_table.preload(self.core.tokens.encoding_name)
+        self.core.tokens.load_ahead()
         self.why = why  # why not attached, when there was a reason worth telling
         self.core.start_watching(log.warning)
 

