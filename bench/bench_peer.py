@@ -9,13 +9,16 @@ git-ignored `bench/.peer/` on first use; without node the script says so and sto
 
 Rows (readkeeper's call; the peer's):
 
-- **first read, generated**: a read of each of `--first` never-read 2,000-line files
-  of `bench_read.python_like_source` (a new server and new files every round), with
-  `force` so that both send the lines (without it readkeeper answers a source file this
-  big with its outline: `bench_outline.py`); `read_text_file`.
-- **first read, stdlib**: the same with the first 2,000 lines of CPython's largest
-  standard-library modules (real code shares fewer lines between files than generated
-  code does, and readkeeper's token counts are memoized per line).
+- **first read, stdlib / site-packages module**: a read with the default parameters of
+  each of `--first` never-read real modules of 30-250 KB (CPython's standard library, and
+  the packages installed beside readkeeper: a second real codebase), different modules
+  in every row and round, so no memo of one read serves another (readkeeper answers a
+  module over `outline_over_tokens` with its outline); `read_text_file`.
+- **..., force**: the same with `force` (the lines, cut at `max_tokens`), on modules of
+  their own.
+- **cold restart**: a new server's first reads of the modules the first row's server
+  read (readkeeper's cache in the user's cache folder may answer them); the peer, a new
+  server too.
 - **forced re-read**: `read` with `force` of one 2,000-line file; `read_text_file`.
 - **10-line file**: `read` with `force`; `read_text_file`.
 - **last 100 lines of 1 MB**: `read` with `offset`/`limit` and `force`;
@@ -26,12 +29,13 @@ Rows (readkeeper's call; the peer's):
 - **start to initialize**: from spawning the server to the answer of MCP's
   `initialize` (the SDK client's connect).
 
-No target is asserted; issue 16's goal for every row is a ratio of at most 1.
+Each readkeeper server has `XDG_CACHE_HOME` in the run's scratch folder (shared by its
+rounds), never the user's; under the table, the size of that cache after each round.
+No target is asserted; issue 34's goal for every row is a ratio of at most 1.
 
-Under the two first-read rows, `count alone` is the part of readkeeper's read that no
-transport can save: the exact token count of each file's numbered lines (as the read
-makes it, with a new counter each round, so its memos are as cold as the server's),
-timed in this process, beside the peer's whole round trip.
+Under the forced stdlib row, `count alone` is the exact token count of each module's
+numbered lines as the read makes it (a new counter each round, so its memos are as
+cold as the server's), timed in this process, beside the peer's whole round trip.
 """
 
 from __future__ import annotations
@@ -67,8 +71,11 @@ RESULTS = HERE / "results" / "peer.json"
 READKEEPER_MCP = [sys.executable, "-m", "readkeeper", "mcp", "--standalone"]
 
 ROWS = (
-    "first read, generated 2,000-line file",
-    "first read, stdlib 2,000-line file",
+    "first read, stdlib module",
+    "first read, stdlib module, force",
+    "first read, site-packages module",
+    "first read, site-packages module, force",
+    "cold restart: first reads read before",
     "forced re-read, 2,000-line file",
     "10-line file",
     "last 100 lines of a 1 MB file",
@@ -78,7 +85,11 @@ ROWS = (
 )
 
 # readkeeper's exact count alone, printed under the first-read row it is part of.
-COUNT_ROWS = ("  count alone, generated", "  count alone, stdlib")
+COUNT_ROW = "  count alone, stdlib force"
+CACHE_ROW = "cache on disk after the round, KB"
+# Real modules of this size, as agents read them (under 30 KB most are answered whole,
+# and over 250 KB are mostly generated tables).
+MODULE_BYTES = (30_000, 250_000)
 
 
 class Side:
@@ -122,18 +133,26 @@ async def timed(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list
     return times
 
 
+def server_params(side: Side, root: Path) -> StdioServerParameters:
+    argv = [*side.argv, str(root)] if side.name == "peer" else [*side.argv, "--root", str(root)]
+    env = {**clean_env(), "XDG_CACHE_HOME": str(cache_home(root))}
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+
+
+def cache_home(root: Path) -> Path:
+    """The cache folder of the run's readkeeper servers (never the user's)."""
+    return root.parent / "cache"
+
+
 async def session(
     side: Side, root: Path, work: Callable[[Client], Awaitable[dict[str, list[float]]]]
 ) -> dict[str, list[float]]:
-    argv = [*side.argv, str(root)] if side.name == "peer" else [*side.argv, "--root", str(root)]
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
-    async with Client(params, read_timeout_seconds=120) as client:
+    async with Client(server_params(side, root), read_timeout_seconds=120) as client:
         return await work(client)
 
 
 async def start_times(side: Side, root: Path, starts: int) -> list[float]:
-    argv = [*side.argv, str(root)] if side.name == "peer" else [*side.argv, "--root", str(root)]
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
+    params = server_params(side, root)
     times = []
     for _ in range(starts):
         started = time.perf_counter()
@@ -142,15 +161,44 @@ async def start_times(side: Side, root: Path, starts: int) -> list[float]:
     return times
 
 
-def stdlib_heads(count: int) -> list[str]:
-    """The first 2,000 lines of the `count` largest standard-library modules."""
-    lib = Path(sysconfig.get_paths()["stdlib"])
-    texts = []
-    for path in sorted(lib.glob("*.py"), key=lambda p: (-p.stat().st_size, p.name)):
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        if len(lines) >= 2000:
-            texts.append("\n".join(lines[:2000]) + "\n")
-    return texts[:count]
+def real_modules(where: str) -> list[Path]:
+    """The UTF-8 modules of `MODULE_BYTES` in the standard library ("stdlib") or in the
+    packages installed beside it ("site-packages", readkeeper's own left out), in a
+    stable order that mixes packages and sizes."""
+    paths = sysconfig.get_paths()
+    if where == "stdlib":
+        found = [p for p in Path(paths["stdlib"]).rglob("*.py") if "site-packages" not in p.parts]
+    else:
+        found = [p for p in Path(paths["purelib"]).rglob("*.py") if "readkeeper" not in p.parts]
+    modules = []
+    for path in sorted(found):
+        if MODULE_BYTES[0] <= path.stat().st_size <= MODULE_BYTES[1]:
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            modules.append(path)
+    # Every seventh, round and round: neighbours in one package are alike.
+    return [modules[i] for start in range(7) for i in range(start, len(modules), 7)]
+
+
+def copies(folder: Path, modules: list[Path]) -> list[Path]:
+    """Copies of `modules` in `folder` (the content read, at a path of this run's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    made = []
+    for i, module in enumerate(modules):
+        path = folder / f"{i:03d}_{module.name}"
+        path.write_bytes(module.read_bytes())
+        made.append(path)
+    return made
+
+
+def cache_kb(root: Path) -> float:
+    """Kilobytes in the run's readkeeper cache folder."""
+    folder = cache_home(root) / "readkeeper"
+    if not folder.is_dir():
+        return 0.0
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) / 1024
 
 
 def count_alone(paths: list[Path]) -> list[float]:
@@ -174,18 +222,15 @@ async def round_of(
     """One round of every row for one server, on files of its own (so every first read
     is a first read) with the same content as the other server's."""
     folder = root / f"{side.name}-{number}"
-    generated = []
-    for i in range(args.first):
-        path = folder / "generated" / f"module_{i}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(python_like_source(1000 * number + i))
-        generated.append(path)
-    stdlib = []
-    for i, text in enumerate(stdlib_heads(args.first)):
-        path = folder / "stdlib" / f"module_{i}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        stdlib.append(path)
+    first = {}
+    for where in ("stdlib", "site-packages"):
+        modules = real_modules(where)
+        span = 2 * args.first
+        mine = modules[number * span : (number + 1) * span]
+        if len(mine) < span:
+            raise SystemExit(f"not enough {where} modules for {args.rounds} rounds of --first")
+        first[where] = copies(folder / where / "default", mine[: args.first])
+        first[where + " force"] = copies(folder / where / "force", mine[args.first :])
     big = folder / "module.py"
     big.write_text(python_like_source(7))
     small = folder / "small.py"
@@ -198,32 +243,44 @@ async def round_of(
     edited.write_text(python_like_source(9, 2000))
     old = "from decimal import Decimal"
     new = "from decimal import Decimal as Dec"
+    warm = folder / "warm.py"
+    warm.write_text(python_like_source(-1, 300))
 
     async def work(client: Client) -> dict[str, list[float]]:
         n = args.samples
         rows: dict[str, list[float]] = {}
-        warm = folder / "warm.py"
-        warm.write_text(python_like_source(-1, 300))
         await timed(client, [side.forced(warm)] * 10)
-        rows[ROWS[0]] = await timed(client, [side.forced(p) for p in generated])
-        rows[ROWS[1]] = await timed(client, [side.forced(p) for p in stdlib])
+        rows[ROWS[0]] = await timed(client, [side.read(p) for p in first["stdlib"]])
+        rows[ROWS[1]] = await timed(client, [side.forced(p) for p in first["stdlib force"]])
+        rows[ROWS[2]] = await timed(client, [side.read(p) for p in first["site-packages"]])
+        forced = [side.forced(p) for p in first["site-packages force"]]
+        rows[ROWS[3]] = await timed(client, forced)
         await timed(client, [side.forced(big)] * 5)
-        rows[ROWS[2]] = await timed(client, [side.forced(big)] * n)
+        rows[ROWS[5]] = await timed(client, [side.forced(big)] * n)
         await timed(client, [side.forced(small)] * 5)
-        rows[ROWS[3]] = await timed(client, [side.forced(small)] * n)
-        rows[ROWS[4]] = await timed(client, [side.tail(log, 100, log_lines, True)] * n)
-        rows[ROWS[5]] = await timed(client, [side.tail(log, 100, log_lines, False)] * n)
+        rows[ROWS[6]] = await timed(client, [side.forced(small)] * n)
+        rows[ROWS[7]] = await timed(client, [side.tail(log, 100, log_lines, True)] * n)
+        rows[ROWS[8]] = await timed(client, [side.tail(log, 100, log_lines, False)] * n)
         await timed(client, [side.read(edited)])  # readkeeper edits only what was read
         edits = [side.edit(edited, *((old, new) if i % 2 == 0 else (new, old))) for i in range(n)]
-        rows[ROWS[6]] = await timed(client, edits)
+        rows[ROWS[9]] = await timed(client, edits)
         return rows
 
+    async def restarted(client: Client) -> dict[str, list[float]]:
+        await timed(client, [side.forced(warm)] * 10)
+        return {ROWS[4]: await timed(client, [side.read(p) for p in first["stdlib"]])}
+
     rows = await session(side, root, work)
-    rows[ROWS[7]] = await start_times(side, root, args.starts)
+    rows.update(await session(side, root, restarted))
+    rows[ROWS[10]] = await start_times(side, root, args.starts)
     if side.name == "readkeeper":
-        rows[COUNT_ROWS[0]] = count_alone(generated)
-        rows[COUNT_ROWS[1]] = count_alone(stdlib)
+        rows[COUNT_ROW] = count_alone(first["stdlib force"])
+        rows[CACHE_ROW] = [cache_kb(root)]
     return rows
+
+
+def mine_over_theirs(row: dict[str, Any]) -> float:
+    return float(row["readkeeper"]["p50_ms"] / row["peer"]["p50_ms"])
 
 
 def main() -> int:
@@ -240,7 +297,9 @@ def main() -> int:
     compile_like_an_install()
     sides = [Side("readkeeper", READKEEPER_MCP), Side("peer", peer_argv)]
     rounds: list[dict[str, dict[str, Any]]] = []
-    with scratch("rk-bench-peer-") as (root, _log):
+    with scratch("rk-bench-peer-") as (scratch_root, _log):
+        root = scratch_root / "files"
+        root.mkdir()
         for number in range(args.rounds):
             print(f"round {number + 1} of {args.rounds} ...", file=sys.stderr)
             figures: dict[str, dict[str, Any]] = {}
@@ -248,10 +307,10 @@ def main() -> int:
                 samples = anyio.run(round_of, side, root, number, args)
                 for row, ms in samples.items():
                     figures.setdefault(row, {})[side.name] = summarize(ms, ("p50_ms", "min_ms"))
-            for name, first_read in zip(COUNT_ROWS, ROWS[:2], strict=True):
-                figures[name]["peer"] = figures[first_read]["peer"]
-            for row in figures.values():
-                row["ratio"] = row["readkeeper"]["p50_ms"] / row["peer"]["p50_ms"]
+            figures[COUNT_ROW]["peer"] = figures[ROWS[1]]["peer"]
+            figures[CACHE_ROW]["peer"] = {"p50_ms": 0.0, "min_ms": 0.0}
+            for name, row in figures.items():
+                row["ratio"] = 0.0 if name == CACHE_ROW else mine_over_theirs(row)
             rounds.append(figures)
 
     def median(row: str, key: str) -> float:
@@ -261,8 +320,12 @@ def main() -> int:
     print(f"readkeeper / MCP filesystem server: p50 ms, median of {args.rounds} rounds")
     print(f"{'row':<42}{'readkeeper':>11}{'peer':>9}{'ratio':>8}   ratio per round")
     table = {}
-    for row in (ROWS[0], COUNT_ROWS[0], ROWS[1], COUNT_ROWS[1], *ROWS[2:]):
+    for row in (ROWS[0], ROWS[1], COUNT_ROW, *ROWS[2:], CACHE_ROW):
         mine, theirs, ratio = median(row, "readkeeper"), median(row, "peer"), median(row, "ratio")
+        if row == CACHE_ROW:
+            print(f"{row:<42}{mine:>11.0f}")
+            table[row] = {"readkeeper_kb": mine}
+            continue
         per_round = " ".join(f"{r[row]['ratio']:.2f}" for r in rounds)
         print(f"{row:<42}{mine:>11.2f}{theirs:>9.2f}{ratio:>7.2f}x   {per_round}")
         table[row] = {"readkeeper_p50_ms": mine, "peer_p50_ms": theirs, "ratio": ratio}

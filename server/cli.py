@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TextIO
 
 from . import __version__
@@ -20,6 +18,7 @@ from .cli_search import root_refusal
 from .cli_search import run as run_search
 from .errors import ReadkeeperError
 from .hints import for_cli
+from .loading import loading
 from .peers import loopback_refusal, unsupported
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -197,25 +196,6 @@ def _absolute_path_only() -> None:
         os.environ["PATH"] = os.pathsep.join(kept)
 
 
-@contextlib.contextmanager
-def _loading() -> Iterator[None]:
-    """Load a server's modules without the garbage collector's full passes, then freeze
-    what loading left. Importing lsprotocol, pygls and readkeeper makes a few hundred
-    thousand objects that live as long as the process, and each full collection while
-    they load walks all of them again for nothing (a tenth of the import time here).
-    The young generations are still collected, so loading's own garbage is freed as it
-    goes: with the collector simply off, about 10 MB of it stayed for good. Frozen
-    (`gc.freeze`), what stays is left out of every later collection too, so the
-    collector's pauses stay short while serving."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)  # no full collection
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.freeze()
-
-
 # How long a thread may hold the GIL while another waits for it (CPython's default is
 # 5 ms). Beside a costly pure-Python step (difflib, an outline walk) on a worker thread,
 # the event loop waited up to that long each time it wanted the GIL back: at 0.2 ms the
@@ -237,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
         refused = _network_refusal("serve --tcp") if tcp else None
         if refused is not None:
             return refused
-        with _loading():
+        with loading():
             from .lsp import app  # noqa: F401  (pygls, lsprotocol and the core)
         from .lsp import serve
 
@@ -255,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
         refused = _network_refusal("mcp --http") if args.http else None
         if refused is not None:
             return refused
-        with _loading():
+        with loading():
             from .mcp import main as mcp
 
         return mcp(

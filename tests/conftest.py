@@ -41,9 +41,11 @@ def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 def _private_state(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The journals of temporary files (files/pending.py) go to a folder of this test
-    run's, not the developer's ~/.local/state; servers started as processes inherit it."""
+    """The journals of temporary files (files/pending.py) and the cache (files/user_cache.py)
+    go to folders of this test run's, not the developer's ~/.local/state and ~/.cache;
+    servers started as processes inherit them."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
-    {"errors", "quoting", "peers", "words"},
+    {"errors", "quoting", "peers", "words", "loading"},
     {"protocol", "settings", "setting_values", "render", "hints"},
     {"files"},
     {"state"},

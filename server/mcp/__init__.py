@@ -4,7 +4,9 @@ A folder of its own, like each front end: `tools.py` (schemas generated from the
 protocol, annotations), `render.py` (results as MCP content), `server.py` (the SDK
 server, roots, the choice between attaching to the editor's server and a core of our
 own), `stdio.py` (stdin and stdout served on the event loop), `quick.py` (quick reads
-answered from their stdin line, before the SDK), `http_limits.py` (what HTTP
+answered from their stdin line, before the SDK), `early.py` (the handshake answered
+while the SDK loads, from the SDK's own answers that `handshake.py` generates into
+`handshake_answers.py`), `http_limits.py` (what HTTP
 clients can make it hold at once), and this module's `main`
 (stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
 reaches the SDK, never this package.
@@ -17,16 +19,14 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-from mcp.server.stdio import stdio_server
+from .early import EarlyAnswers
 
-from .http_limits import InFlightLimit
-from .own_user import OwnUserOnly
-from .quick import QuickCalls
-from .server import McpFrontEnd, build_server
-from .stdio import file_streams, pipe_streams
+# The SDK and what imports it are loaded in `main`, once the handshake is being
+# answered without them (early.py).
+if TYPE_CHECKING:
+    from .server import McpFrontEnd
 
 log = logging.getLogger("readkeeper")
 
@@ -52,11 +52,23 @@ def main(
             file=sys.stderr,
         )
         return 2
+    early = None if http else EarlyAnswers.start(tools)
+    from ..loading import loading
+
+    with loading():
+        import anyio
+
+        from ..read import token_table
+        from ..read.tokens import DEFAULT_ENCODING
+        from .server import McpFrontEnd
+
+    if not attach:  # its reads are counted here: load the token table from the start
+        token_table.preload(DEFAULT_ENCODING)
     front = McpFrontEnd(roots, attach=attach, tools=tools)
     try:
         if http:
             return _serve_http(front, port)
-        anyio.run(_serve_stdio, front)
+        anyio.run(_serve_stdio, front, early)
         return 0
     except KeyboardInterrupt:
         return 0
@@ -64,9 +76,13 @@ def main(
         front.close()
 
 
-async def _serve_stdio(front: McpFrontEnd) -> None:
+async def _serve_stdio(front: McpFrontEnd, early: EarlyAnswers | None) -> None:
+    from .quick import QuickCalls
+    from .server import build_server
+    from .stdio import file_streams, pipe_streams
+
     server = build_server(front)
-    async with pipe_streams() as pipes:
+    async with pipe_streams(early) as pipes:
         if pipes is not None:
             pipes[0].answer = QuickCalls(front, server).answer
             await _serve_on(server, pipes)
@@ -76,6 +92,8 @@ async def _serve_stdio(front: McpFrontEnd) -> None:
 
 
 async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
     # The SDK only iterates stdin and writes and flushes stdout (stdio.py).
     stdin, stdout = streams
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):
@@ -84,6 +102,10 @@ async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
+
+    from .http_limits import InFlightLimit
+    from .own_user import OwnUserOnly
+    from .server import build_server
 
     server = build_server(front)
     app = server.streamable_http_app(

@@ -78,6 +78,8 @@ class LocalBackend:
         from ..core import Readkeeper
 
         self.core = Readkeeper(roots=roots)
+        # An MCP server is read through: its reads count exactly, waiting for the table.
+        self.core.tokens.load_ahead()
         self.why = why  # why not attached, when there was a reason worth telling
         self.core.start_watching(log.warning)
 

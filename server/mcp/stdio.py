@@ -36,6 +36,8 @@ import anyio
 import mcp_types as types
 import orjson
 
+from .early import EarlyAnswers
+
 log = logging.getLogger("readkeeper")
 
 # A line is one JSON-RPC message: a `write` tool call carries a whole file.
@@ -58,18 +60,43 @@ class PipeWriter:
     `MAX_WAITING_OUTPUT` bytes wait for the pipe), and the count of requests not yet
     answered, which `room` waits on."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, early: dict[str, bytes] | None = None) -> None:
         self._writer = writer
         self.in_flight: set[Any] = set()  # ids of requests handed to the SDK
         self.unanswered: set[Any] = set()  # ids of every request the SDK will answer
         self._answered = asyncio.Event()
+        # Requests answered before the SDK loaded (early.py), by the id the SDK was
+        # given for them: its answers to them are not sent again.
+        self.early = early or {}
 
     async def write(self, text: str) -> None:
         """Queue `text` on stdout (an answer settles its request)."""
         data = text.encode("utf-8")
+        if self.early and self._answered_early(data):
+            return
         self._writer.write(data)
         if self.in_flight or self.unanswered:
             self._settle(data)
+
+    def _answered_early(self, data: bytes) -> bool:
+        """Whether `data` is the SDK's answer to a request answered early (dropped; a
+        result other than the one sent is logged: handshake.py is out of date)."""
+        match = _ANSWER_ID.match(data, 0, 200)
+        if match is None:
+            return False
+        answered = orjson.loads(match.group(1))
+        sent = self.early.pop(answered, None) if isinstance(answered, str) else None
+        if sent is None:
+            return False
+        self._settle(data)
+        head = b'{"jsonrpc":"2.0","id":' + match.group(1) + b',"result":'
+        if data.rstrip(b"\n") != head + sent + b"}":
+            log.error(
+                "The SDK answered a request answered early otherwise: the early answers "
+                "are out of date (python -m readkeeper.mcp.handshake). The SDK's: %s",
+                data[:2000],
+            )
+        return True
 
     def _settle(self, data: bytes) -> None:
         match = _ANSWER_ID.match(data, 0, 200)
@@ -319,17 +346,22 @@ def _is_pipe(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
+async def pipe_streams(
+    early: EarlyAnswers | None = None,
+) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     """Stdin and stdout served on the loop, or None when they are not both pipes. Each
     step is undone on the way out, also when a later one fails: descriptors closed, 0
     and 1 restored, and their blocking mode as it was (the pipe transports make the
-    shared file descriptions non-blocking)."""
+    shared file descriptions non-blocking). What `early` read is read first."""
+    read_early = early.handover() if early is not None else b""
     if not (_is_pipe(0) and _is_pipe(1)):
         yield None
         return
     async with _claimed() as (wire_in, wire_out):
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+        if read_early:
+            reader.feed_data(read_early)
         wire = Wire(reader)
         incoming, _ = await loop.connect_read_pipe(lambda: wire, wire_in)
         try:
@@ -339,7 +371,7 @@ async def pipe_streams() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
             try:
                 outgoing.set_write_buffer_limits(high=MAX_WAITING_OUTPUT)
                 writer = asyncio.StreamWriter(outgoing, protocol, None, loop)
-                out = PipeWriter(writer)
+                out = PipeWriter(writer, early.expected if early is not None else None)
                 yield PipeLines(reader, out, wire), out
             finally:
                 outgoing.close()

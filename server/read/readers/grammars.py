@@ -43,6 +43,9 @@ class Grammar:
     wrappers: frozenset[str] = frozenset()  # decorated_definition, export_statement...
     docs: frozenset[str] = frozenset()  # comments and attributes that lead a symbol
     function: str = "language"  # the wheel's function returning the grammar
+    # Words in the own text of every symbol node (Python's `def`, `class`): the walk
+    # skips a subtree with none of them in its bytes (no symbol can be in it).
+    marks: tuple[bytes, ...] = ()
 
 
 def text(node: Node | None, source: bytes) -> str:
@@ -85,6 +88,7 @@ PYTHON = Grammar(
     ),
     wrappers=frozenset({"decorated_definition"}),
     docs=frozenset({"comment"}),
+    marks=(b"def", b"class"),
 )
 
 # --- JavaScript and TypeScript -----------------------------------------------------------

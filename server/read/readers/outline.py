@@ -23,6 +23,7 @@ import os
 import re
 import threading
 import time
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -120,24 +121,33 @@ def load(grammar: Grammar) -> Language:
 def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
     """The top-level symbols of `text`, each with its nested ones. `key` (the content
     digest) lets a symbol read after an outline of the same content skip the parse."""
-    cache_key = (grammar.name, key)
-    if key:
-        with _languages_lock:
-            cached = _cache.get(cache_key)
-            if cached is not None:
-                _cache.move_to_end(cache_key)
-                return cached[0]
+    if key and (kept := recall(grammar, key)) is not None:
+        return kept
     data = text.encode("utf-8", "surrogatepass")
-    found = _walk(_parse(data, grammar).root_node, grammar, data)
+    found, count = _walk(_parse(data, grammar).root_node, grammar, data)
     if key:
-        count = sum(1 for _ in walk(found))
-        with _languages_lock:
-            _cache[cache_key] = (found, count)
-            while len(_cache) > 1 and (
-                len(_cache) > _CACHE_FILES or sum(n for _, n in _cache.values()) > _CACHE_SYMBOLS
-            ):
-                _cache.popitem(last=False)
+        remember(grammar, key, found, count)
     return found
+
+
+def recall(grammar: Grammar, key: str) -> list[Symbol] | None:
+    """The symbols kept in memory for the content digest `key`, if any."""
+    with _languages_lock:
+        cached = _cache.get((grammar.name, key))
+        if cached is not None:
+            _cache.move_to_end((grammar.name, key))
+        return None if cached is None else cached[0]
+
+
+def remember(grammar: Grammar, key: str, found: list[Symbol], count: int = -1) -> None:
+    """Keep `found` in memory for the content digest `key` (bounded: `_CACHE_*`)."""
+    count = sum(1 for _ in walk(found)) if count < 0 else count
+    with _languages_lock:
+        _cache[(grammar.name, key)] = (found, count)
+        while len(_cache) > 1 and (
+            len(_cache) > _CACHE_FILES or sum(n for _, n in _cache.values()) > _CACHE_SYMBOLS
+        ):
+            _cache.popitem(last=False)
 
 
 def _parse(data: bytes, grammar: Grammar) -> Tree:
@@ -198,15 +208,17 @@ def _first_row(node: Node, place: _Place, grammar: Grammar) -> int:
     return start
 
 
-def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
+def _walk(root: Node, grammar: Grammar, source: bytes) -> tuple[list[Symbol], int]:
+    """The top-level symbols, and how many symbols there are in all."""
     top: list[Symbol] = []
     count = visited = 0
     deadline = time.monotonic() + WALK_SECONDS
     rules, containers = grammar.rules, grammar.containers
+    marks = _mark_offsets(grammar, source)
     # (node, the symbol it belongs to, how many symbols enclose it, its index, its
     # parent's place)
     stack: list[tuple[Node, Symbol | None, int, int, _Place]] = []
-    _push(stack, root, None, 0, None)
+    _push(stack, root, None, 0, None, marks)
     while stack and count < MAX_SYMBOLS:
         node, parent, depth, index, where = stack.pop()
         visited += 1
@@ -229,8 +241,22 @@ def _walk(root: Node, grammar: Grammar, source: bytes) -> list[Symbol]:
             depth += 1
         # Into containers, and into what a syntax error wrapped (its symbols still count).
         if kind in containers or kind == "ERROR":
-            _push(stack, node, owner, depth, place)
-    return top
+            _push(stack, node, owner, depth, place, marks)
+    return top, count
+
+
+_MARK_PATTERNS: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
+
+
+def _mark_offsets(grammar: Grammar, source: bytes) -> list[int] | None:
+    """Where the grammar's marks occur in `source` (None: it has none: walk everything)."""
+    if not grammar.marks:
+        return None
+    pattern = _MARK_PATTERNS.get(grammar.marks)
+    if pattern is None:
+        pattern = re.compile(b"|".join(re.escape(mark) for mark in grammar.marks))
+        _MARK_PATTERNS[grammar.marks] = pattern
+    return [found.start() for found in pattern.finditer(source)]
 
 
 def _push(
@@ -239,13 +265,19 @@ def _push(
     owner: Symbol | None,
     depth: int,
     place: _Place | None,
+    marks: list[int] | None,
 ) -> None:
-    """Put the named children of `node` on the stack, the first on top."""
+    """Put the named children of `node` on the stack, the first on top: those whose
+    bytes hold a mark of the grammar, when it has marks (no symbol is in the others)."""
     children = node.children
     inside: _Place = (node, children, 0, place)
     for index in range(len(children) - 1, -1, -1):
         child = children[index]
         if child.is_named:
+            if marks is not None:
+                at = bisect_left(marks, child.start_byte)
+                if at == len(marks) or marks[at] >= child.end_byte:
+                    continue
             stack.append((child, owner, depth, index, inside))
 
 

@@ -23,7 +23,7 @@ from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
-from . import outline
+from . import outline, outline_cache
 from . import text as text_reader
 from .grammars import Grammar
 
@@ -72,7 +72,7 @@ def plan(
     if whole is None:
         return None
     try:
-        found = outline.symbols(text, grammar, content_digest)
+        found = outline_cache.symbols(text, grammar, content_digest)
     except outline.TooCostly:
         return None  # the lines, as before
     # Without a symbol (a data table, generated constants) an outline tells nothing.
@@ -81,9 +81,10 @@ def plan(
 
 def whole_tokens(text: str, settings: Settings, counter: TokenCounter) -> int | None:
     """About what the file's numbered lines cost, when over `outline_over_tokens`
-    (None when not). Counted exactly only near the threshold (per line, so a count of
-    the same lines again is served by the counter's memo): the estimate is within a
-    factor of two of the count for code."""
+    (None when not). Counted exactly only near the threshold, and only as far as it
+    takes to pass it (`NumberedLines.tokens_within`): past it, the rest is scaled from
+    the lines counted (`about`). The estimate is within a factor of two of the count
+    for code."""
     threshold = settings.outline_over_tokens
     # Characters / 4, and a quarter more for the numbers: no pass over the text (this
     # runs on every whole read of a source file, stubs included).
@@ -93,8 +94,10 @@ def whole_tokens(text: str, settings: Settings, counter: TokenCounter) -> int | 
     if estimate > threshold * 2:
         return estimate
     lines = text_reader.split_lines(text)
-    exact = counter.numbered(lines, 1, settings.number_width).tokens()
-    return exact if exact > threshold else None
+    counts = counter.numbered(lines, 1, settings.number_width)
+    if counts.tokens_within(threshold) is not None:
+        return None
+    return counts.about()
 
 
 def view(

