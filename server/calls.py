@@ -34,7 +34,7 @@ from .protocol import (
     unstructure,
 )
 from .protocol.batch import ReadManyParams
-from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
@@ -117,6 +117,7 @@ METHODS: dict[str, Method] = {
         Method("move", MoveParams, lambda core, params: core.move(params)),
         Method("mkdir", MkdirParams, lambda core, params: core.mkdir(params)),
         Method("patch", PatchParams, _patch),
+        Method("undo", UndoParams, lambda core, params: core.undo(params)),
     )
 }
 

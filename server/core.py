@@ -23,6 +23,7 @@ from contextvars import ContextVar, copy_context
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
+from .edit.journal import Journal
 from .errors import ReadkeeperError
 from .files import pending
 from .files.narrowed import Narrowed
@@ -49,7 +50,7 @@ from .protocol import (
 )
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
-from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
@@ -103,6 +104,7 @@ class Readkeeper:
         self.read_states = ReadStates()
         self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
         self.shown_lines = ShownLines()  # the lines each session saw: what anchors name
+        self.journal = Journal()  # each session's last change, for undo
         self.stats = Stats()
         self.diagnostics = DiagnosticsStore()
         self._attachment_pool: ThreadPoolExecutor | None = None
@@ -237,17 +239,20 @@ class Readkeeper:
         if paths is None:
             self.workspace.forget_grants(params.session)
             self.sessions.leave(params.session)
+            self.journal.forget(params.session)
         return ForgetResult(session=params.session, forgotten=dropped)
 
     def stats_for(self, params: StatsParams) -> StatsResult:
         """`readkeeper/stats`: the counters (the session's and the total), with the size of
         the session's read-state and the state of the watcher and the token table."""
+        from .search.rg import sandbox_state as rg_sandbox_state
+
         return StatsResult(
             **self.stats.snapshot(params.session),
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
-            sandbox=_sandbox_state(),
+            sandbox=rg_sandbox_state(),
         )
 
     # --- edits and writes (edit/) --------------------------------------------------------
@@ -307,10 +312,21 @@ class Readkeeper:
             self.stats.add(params.session, edits=1)
         return result
 
-    def _change(self, session: str, apply: Callable[[Readkeeper, P], R], params: P) -> R:
-        """Run an edit or write, counting its refusals (and stale ones apart)."""
+    def undo(self, params: UndoParams) -> dict[str, Any]:
+        """`readkeeper/undo`: the session's last change taken back (edit/undo.py)."""
+        from .edit.undo import undo
+
+        return self._change(params.session, undo, params, keeps=False)
+
+    def _change(
+        self, session: str, apply: Callable[[Readkeeper, P], R], params: P, keeps: bool = True
+    ) -> R:
+        """Run an edit or write, counting its refusals (and stale ones apart); what it
+        writes becomes the session's last change (edit/journal.py)."""
+        keeps = keeps and not getattr(params, "dry_run", False)
         try:
-            return apply(self, params)
+            with self.journal.recording(session, apply.__name__, keeps):
+                return apply(self, params)
         except ReadkeeperError as exc:
             self.stats.error(session, exc.kind)
             if exc.kind == "stale":
@@ -432,19 +448,3 @@ class Readkeeper:
 
 
 __all__ = ["Buffer", "Buffers", "Readkeeper"]
-
-
-def _sandbox_state() -> dict[str, Any]:
-    """`stats`' word on the programs readkeeper runs that open files by name."""
-    from .search import rg
-
-    abi = rg.landlock_abi()
-    note = (
-        "ripgrep (grep, glob) and libgit2 (git status) can read only beneath the "
-        "workspace folders they were given (Landlock)"
-        if abi
-        else "no Landlock here: ripgrep and libgit2 open files by name, and a folder "
-        "swapped for a symlink while they walk can lead them outside the workspace "
-        "(readkeeper checks each path they report, but a swap undone in time is not seen)"
-    )
-    return {"landlock_abi": abi, "programs_confined": abi > 0, "note": note}

@@ -49,6 +49,7 @@ from ..files.paths import Location
 from ..protocol import EditParams, EditResult, WriteParams, WriteResult
 from ..read.diffs import external_change
 from ..settings import Settings
+from . import journal
 from .buffers import apply_to_buffer, dirty_buffer, whole_change
 from .commit import (
     committed,
@@ -286,6 +287,7 @@ def _create(
         raise os_error(real, exc) from None
     if new_stat is None:
         return None  # someone created it meanwhile: the next attempt asks for a read
+    journal.note(real, None, data)
     state = remember_change(
         core, params.session, real, text, Written(data, new_stat), "write", reported, whole=True
     )

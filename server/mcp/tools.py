@@ -121,6 +121,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         idempotent=True,
     ),
     ToolSpec(
+        "undo",
+        "Undo your last change",
+        "Take back this session's last edit or write (every file it changed), once. "
+        "Refused with kind stale, writing nothing, when any of those files changed since "
+        "your change; after an undo your next read of the file returns it whole.",
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+    ),
+    ToolSpec(
         "attachments",
         "Context for this turn",
         "The context worth attaching to your next turn, fitted to a token budget: new "

@@ -53,6 +53,7 @@ async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
             "read",
             "edit",
             "write",
+            "undo",
             "attachments",
             "changes",
             "forget",
