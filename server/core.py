@@ -50,7 +50,7 @@ from .protocol import (
 )
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
-from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
@@ -263,7 +263,7 @@ class Readkeeper:
         """`readkeeper/edit` of a text file (edit/edits.py)."""
         from .edit import edits
 
-        result = self._change(params.session, edits.edit, params)
+        result = self.change(params.session, edits.edit, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -271,7 +271,7 @@ class Readkeeper:
         """`readkeeper/edit` of several places of a file at once, all or none (edit/batch.py)."""
         from .edit import batch
 
-        result = self._change(params.session, batch.edit_batch, params)
+        result = self.change(params.session, batch.edit_batch, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -279,7 +279,7 @@ class Readkeeper:
         """`readkeeper/edit` of a notebook cell (`cell_id`/`new_source`/`edit_mode`)."""
         from .edit import notebook
 
-        result = self._change(params.session, notebook.edit_cell, params)
+        result = self.change(params.session, notebook.edit_cell, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -287,7 +287,7 @@ class Readkeeper:
         """`readkeeper/write`: create a file, or replace all of one (edit/edits.py)."""
         from .edit import edits
 
-        result = self._change(params.session, edits.write, params)
+        result = self.change(params.session, edits.write, params)
         self.stats.add(params.session, writes=1)
         return result
 
@@ -295,34 +295,28 @@ class Readkeeper:
         """`readkeeper/move`: rename a file or folder, never replacing (edit/moves.py)."""
         from .edit import moves
 
-        return self._change(params.session, moves.move, params)
+        return self.change(params.session, moves.move, params)
 
     def mkdir(self, params: MkdirParams) -> dict[str, Any]:
         """`readkeeper/mkdir`: a folder and the missing ones above it (edit/moves.py)."""
         from .edit import moves
 
-        return self._change(params.session, moves.mkdir, params)
+        return self.change(params.session, moves.mkdir, params)
 
     def patch(self, params: PatchParams) -> dict[str, Any]:
         """`readkeeper/patch`: replacements in one file, all or none (edit/patch.py)."""
         from .edit.patch import patch
 
-        result = self._change(params.session, patch, params)
+        result = self.change(params.session, patch, params)
         if not params.dry_run:
             self.stats.add(params.session, edits=1)
         return result
 
-    def undo(self, params: UndoParams) -> dict[str, Any]:
-        """`readkeeper/undo`: the session's last change taken back (edit/undo.py)."""
-        from .edit.undo import undo
-
-        return self._change(params.session, undo, params, keeps=False)
-
-    def _change(
+    def change(
         self, session: str, apply: Callable[[Readkeeper, P], R], params: P, keeps: bool = True
     ) -> R:
-        """Run an edit or write, counting its refusals (and stale ones apart); what it
-        writes becomes the session's last change (edit/journal.py)."""
+        """Run an edit, write or undo, counting its refusals (and stale ones apart); what
+        it writes becomes the session's last change (edit/journal.py)."""
         keeps = keeps and not getattr(params, "dry_run", False)
         try:
             with self.journal.recording(session, apply.__name__, keeps):

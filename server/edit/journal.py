@@ -68,6 +68,13 @@ def note(path: str, before: bytes | None, after: bytes) -> None:
         pending.files.append(FileChange(path, before, after))
 
 
+def noted() -> list[FileChange]:
+    """What the running call has written so far, in order (a multi-file edit that
+    fails puts it back)."""
+    pending = _pending.get()
+    return list(pending.files) if pending is not None else []
+
+
 class Journal:
     """Each session's last change (see the module docstring)."""
 

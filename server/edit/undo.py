@@ -20,6 +20,8 @@ next read returns the file whole. The anchors it was shown of those files are dr
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from contextlib import ExitStack
 from typing import Any, Protocol
 
@@ -76,18 +78,8 @@ def undo(core: UndoServices, params: UndoParams) -> dict[str, Any]:
             "command that removes it.",
             files=created,
         )
-    last: dict[str, FileChange] = {}
-    for written in change.files:  # a file written twice: its first before, last after
-        first = last.get(written.path)
-        last[written.path] = (
-            written if first is None else FileChange(written.path, first.before, written.after)
-        )
-    files = list(last.values())
-    with ExitStack() as stack:
-        for path in sorted(last):
-            stack.enter_context(lock_for(path))
-        held = [stack.enter_context(_held(core, f)) for f in files]
-        restored = _restore(held, files)
+    files = squashed(change.files)
+    restored = put_back(core, files)
     core.journal.done(params.session, change)
     results = []
     for written, new_stat in zip(files, restored, strict=True):
@@ -108,7 +100,26 @@ def undo(core: UndoServices, params: UndoParams) -> dict[str, Any]:
     return _result(change, results)
 
 
-def _held(core: UndoServices, written: FileChange) -> Any:
+def squashed(written: Iterable[FileChange]) -> list[FileChange]:
+    """One entry per file: a file written twice keeps its first before, last after."""
+    last: dict[str, FileChange] = {}
+    for one in written:
+        first = last.get(one.path)
+        last[one.path] = one if first is None else FileChange(one.path, first.before, one.after)
+    return list(last.values())
+
+
+def put_back(core: EditServices, files: list[FileChange]) -> list[os.stat_result]:
+    """Each file back to its bytes before, all or none, each only while it holds what
+    was written (else `stale` or `dirty_buffer`, and nothing is written)."""
+    with ExitStack() as stack:
+        for path in sorted({f.path for f in files}):
+            stack.enter_context(lock_for(path))
+        held = [stack.enter_context(_held(core, f)) for f in files]
+        return _restore(held, files)
+
+
+def _held(core: EditServices, written: FileChange) -> Any:
     """A context holding the file, once it is checked to hold what the change wrote."""
     path = written.path
     where = core.workspace.locate(path, grants=False)
@@ -122,7 +133,7 @@ def _held(core: UndoServices, written: FileChange) -> Any:
 class _checked:
     """`hold_for_change` of the file, refused unless its bytes are what was written."""
 
-    def __init__(self, core: UndoServices, where: Any, written: FileChange) -> None:
+    def __init__(self, core: EditServices, where: Any, written: FileChange) -> None:
         self._core, self._where, self._written = core, where, written
         self._context = hold_for_change(where)
 
@@ -146,7 +157,7 @@ class _checked:
         return self._context.__exit__(*exc)
 
 
-def _restore(held: list[atomic.Held], files: list[FileChange]) -> list[Any]:
+def _restore(held: list[atomic.Held], files: list[FileChange]) -> list[os.stat_result]:
     """Each file back to its bytes before the change; all or none."""
     done: list[tuple[atomic.Held, FileChange]] = []
     stats = []

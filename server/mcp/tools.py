@@ -48,6 +48,9 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "anchor_edits": "Edits by anchor (instead of old_string/new_string), all or none: "
     '[{"op": "replace|insert_after|insert_before|delete", "start": "12ab", "end": "14cd", '
     '"lines": ["new line", ...]}] with anchors from a read with line_format="anchors".',
+    "files": "Several files edited in one call, all or none (instead of file_path): "
+    '[{"file_path": "a.py", "old_string": "...", "new_string": "..."}, {"file_path": '
+    '"b.py", "edits": [...]}]; each file at most once.',
     "types": "Attachment types to gather (default: all).",
     "mentions": "Paths the user attached or mentioned.",
     "active_editor": "The file and selection the user is looking at.",
@@ -101,7 +104,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Edit a file",
         "Replace old_string with new_string in a file you have read, or several pairs at "
         "once (edits), or lines named by the anchors of an anchored read (anchor_edits), "
-        "each call all or none (or edit a notebook cell with cell_id/new_source/"
+        "or several files at once (files: each entry one file's edits; undo takes them all "
+        "back), each call all or none (or edit a notebook cell with cell_id/new_source/"
         "edit_mode). Refused with kind stale when the file changed since your read where "
         "you edit (a change elsewhere is merged; a stale anchor comes back with the "
         "current lines and their anchors), and with dirty_buffer when the editor holds "
@@ -109,7 +113,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=True,
         idempotent=False,
-        extra_params=(protocol.NotebookEditParams, protocol.EditBatchParams),
+        extra_params=(
+            protocol.NotebookEditParams,
+            protocol.EditBatchParams,
+            protocol.EditFilesParams,
+        ),
     ),
     ToolSpec(
         "write",
