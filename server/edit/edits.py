@@ -63,6 +63,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
+from .forgiving import Forgiven, forgive, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
@@ -134,7 +135,13 @@ def _edit_once(
         base = Normalized(base_text)
         old, new, unescaped = as_shown(base.norm, old, new, real)
         merged_from: str | None = None
+        forgiven: Forgiven | None = None
         if record.scope == "file" and record.digest in seen:
+            # The file is as the session read it: a mismatch is the agent's slip.
+            if old not in base.norm and not params.replace_all:
+                forgiven = forgive(base.norm, old, new, real)
+                if forgiven is not None:
+                    old, new = forgiven.old, forgiven.new
             hits = find_hits(base, old, params, real, settings.number_width)
         else:
             hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
@@ -176,6 +183,8 @@ def _edit_once(
             "old_string matched once its escapes (\\r, \\u2028, ...) were read as the line "
             "breaks a read shows that way; new_string's were read the same way.",
         )
+    if forgiven is not None:
+        note = _join(note, said_forgiven(forgiven))
     if target == "buffer":
         note = _join(
             note,
