@@ -44,7 +44,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, lf
-from .forgiving import forgive, said_forgiven
+from .forgiving import meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, not_read
@@ -239,7 +239,7 @@ def _plain(
         single = EditParams(params.file_path, old, new, session=params.session)
         try:
             if unchanged:
-                forgiven = forgive(base.norm, old, new, real) if old not in base.norm else None
+                forgiven = meant(base.norm, old, new, real)
                 if forgiven is not None:
                     old, new = forgiven.old, forgiven.new
                     notes.append(f"edits[{index}]: {said_forgiven(forgiven)}")

@@ -63,7 +63,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
-from .forgiving import Forgiven, forgive, said_forgiven
+from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
@@ -138,8 +138,8 @@ def _edit_once(
         forgiven: Forgiven | None = None
         if record.scope == "file" and record.digest in seen:
             # The file is as the session read it: a mismatch is the agent's slip.
-            if old not in base.norm and not params.replace_all:
-                forgiven = forgive(base.norm, old, new, real)
+            if not params.replace_all:
+                forgiven = meant(base.norm, old, new, real)
                 if forgiven is not None:
                     old, new = forgiven.old, forgiven.new
             hits = find_hits(base, old, params, real, settings.number_width)

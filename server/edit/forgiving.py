@@ -54,6 +54,28 @@ class Forgiven:
     normalised: list[str]
 
 
+def meant(text: str, old: str, new: str, path: str) -> Forgiven | None:
+    """The edit as the agent meant it when `old` is not in `text` as written but a
+    slipped copy of one place (`forgive`), or when it is, once, only as the tail of an
+    indented line and `new` adds lines after its first: the agent left out that line's
+    indentation, and its new lines must get it too (written as given, they would land
+    unindented)."""
+    at = text.find(old)
+    if at == -1:
+        return forgive(text, old, new, path)
+    if not old.endswith("\n") or old[:1] in " \t" or text.find(old, at + 1) != -1:
+        return None
+    if not any(line.strip() for line in new.split("\n")[1:]):
+        return None  # no new line to indent: written as given, it lands as meant
+    line_start = text.rfind("\n", 0, at) + 1
+    if at == line_start or text[line_start:at].strip(" \t"):
+        return None  # at a line's start, or after text: a real partial match
+    try:
+        return forgive(text, old, new, path)
+    except ReadkeeperError:
+        return None  # whole lines alike elsewhere: the exact match stands
+
+
 def said_forgiven(forgiven: Forgiven) -> str:
     """What the answer says of an edit whose `old_string` was forgiven."""
     return (

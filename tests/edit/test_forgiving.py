@@ -165,3 +165,16 @@ def test_a_batch_pair_is_forgiven_and_said_by_index(core: Readkeeper, workspace:
     )
     assert "edits[0]" in result["note"]
     assert path.read_text().endswith("    return 3\n")
+
+
+def test_the_tail_of_an_indented_line_gives_its_indentation_to_new_lines(
+    core: Readkeeper, workspace: Path
+) -> None:
+    old = "return name\n"
+    new = "log(name)\nreturn name\n"
+    result, text = edit(core, workspace, SOURCE, old, new)
+    assert "    log(name)\n    return name\n" in text
+    assert "indentation" in result["note"]
+    # Without new lines to indent, an exact tail match is Python's replacement.
+    _, text = edit(core, workspace, SOURCE, "return 2\n", "return 3\n")
+    assert text.endswith("    return 3\n")
