@@ -164,3 +164,18 @@ def test_the_total_kept_over_sessions_is_capped_oldest_first() -> None:
     assert why is not None
     assert "room" in why
     assert kept.last(sessions[-1])[0] is not None
+
+
+def test_a_write_racing_the_undo_is_kept_and_the_undo_refused(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helpers import rewrite_before_every_swap
+
+    path = workspace / "a.txt"
+    path.write_text("one\n")
+    call(core, "read", file_path="a.txt")
+    call(core, "edit", file_path="a.txt", old_string="one", new_string="1")
+    # Another program saves the file between the undo's check and its swap.
+    rewrite_before_every_swap(monkeypatch, path, lambda text, n: text + f"theirs {n}\n")
+    assert undo_refused(core).kind == "stale"
+    assert path.read_text() == "1\ntheirs 0\n"
