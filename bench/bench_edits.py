@@ -13,6 +13,13 @@ Run it as `.venv/bin/python bench/bench_edits.py` (under a minute).
   library's modules within the read caps: the median of forced re-reads (answered from
   the views kept), and of first anchored views (hashing and counting every line).
 
+- **robustness**: the edit-robustness corpus (tests/edit_samples.py: at least 1,000
+  base edits over real Python, C and JavaScript files, seeded), each in its variants:
+  plain old_string edits with the slips models make, anchored edits, stale versions.
+  Per form and variant: applied correctly, refused (and whether the refusal showed
+  where to look), applied wrongly (the goal is 0); and the output tokens of the call
+  an agent sends per edit in each form (exact variants).
+
 Prints a table per section and writes `bench/results/edits.json`.
 """
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import sysconfig
 import time
 from collections.abc import Callable
@@ -34,6 +42,7 @@ from readkeeper.read.anchors import short_hash
 from readkeeper.settings import Settings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "edits.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # edit_samples
 REPO = Path(__file__).resolve().parents[1]
 
 # The forms measured (number n, hash h, line text t).
@@ -177,16 +186,80 @@ def print_read_time(section: dict[str, Any]) -> None:
     print(f"  first anchored view:      {section['first_anchored_view_ms']:8.2f} ms")
 
 
+def robustness(count: int, seed: int) -> dict[str, Any]:
+    import tempfile
+
+    import edit_samples
+
+    edits = edit_samples.corpus(count, seed)
+    with tempfile.TemporaryDirectory(prefix="rk-edits-") as folder:
+        root = Path(folder).resolve()
+        core = Readkeeper(roots=[str(root)])
+        core.tokens.warm_up()
+        started = time.perf_counter()
+        outcomes = edit_samples.run(core, root, edits)
+        seconds = time.perf_counter() - started
+        core.close()
+    tokens = {
+        form: [o.tokens for o in outcomes if o.form == form and o.variant == "exact"]
+        for form in ("plain", "anchored")
+    }
+    languages = sorted({edit.name.rsplit(".", 1)[1] for edit in edits})
+    return {
+        "base_edits": len(edits),
+        "cases": len(outcomes),
+        "languages": languages,
+        "seed": seed,
+        "seconds": round(seconds, 1),
+        "table": edit_samples.tally(outcomes),
+        "wrong": sum(o.result == "wrong" for o in outcomes),
+        "output_tokens_per_edit": {
+            form: {
+                "median": statistics.median(values) if values else None,
+                "mean": round(statistics.fmean(values), 1) if values else None,
+            }
+            for form, values in tokens.items()
+        },
+    }
+
+
+def print_robustness(section: dict[str, Any]) -> None:
+    print(
+        f"\nrobustness: {section['base_edits']} base edits ({', '.join(section['languages'])}), "
+        f"{section['cases']} cases, {section['seconds']} s; applied wrongly: {section['wrong']}"
+    )
+    head = ("form", "variant", "cases", "correct", "refused", "useful", "wrong")
+    print("  {:9} {:20} {:>6} {:>8} {:>8} {:>7} {:>6}".format(*head))
+    for form, rows in section["table"].items():
+        for variant, row in rows.items():
+            print(
+                f"  {form:9} {variant:20} {row['cases']:6} {row['correct']:8} "
+                f"{row['refused']:8} {row['useful']:7} {row['wrong']:6}"
+            )
+    for form, figures in section["output_tokens_per_edit"].items():
+        print(
+            f"  output tokens per edit, {form}: median {figures['median']}, mean {figures['mean']}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=400, help="at most this many files per source")
     parser.add_argument("--repeats", type=int, default=30, help="reads timed per figure")
+    parser.add_argument("--edits", type=int, default=1000, help="base edits of the corpus")
+    parser.add_argument("--seed", type=int, default=33, help="the corpus's seed")
+    parser.add_argument("--only", choices=("read_tokens", "read_time", "robustness"))
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"machine": machine()}
-    report["read_tokens"] = read_tokens(args.files)
-    print_read_tokens(report["read_tokens"])
-    report["read_time"] = read_time(args.repeats)
-    print_read_time(report["read_time"])
+    if args.only in (None, "read_tokens"):
+        report["read_tokens"] = read_tokens(args.files)
+        print_read_tokens(report["read_tokens"])
+    if args.only in (None, "read_time"):
+        report["read_time"] = read_time(args.repeats)
+        print_read_time(report["read_time"])
+    if args.only in (None, "robustness"):
+        report["robustness"] = robustness(args.edits, args.seed)
+        print_robustness(report["robustness"])
     write_json(RESULTS, report)
     print(f"written to {RESULTS}")
     return 0

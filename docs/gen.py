@@ -56,6 +56,8 @@ RESULTS: dict[str, str] = {
     "mkdir": "`{path, created}`",
     "patch": "`{file_path, diff, replacements, dry_run?, edit?, applied_to?, note?}`: all "
     "replacements or none",
+    "undo": "`{undone, file_path, files: [{file_path, read_state}], note}`: the session's "
+    "last change taken back, every file or none",
 }
 
 # The protocol's modules, in the order their types are documented.

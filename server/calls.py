@@ -24,6 +24,7 @@ from .protocol import (
     AttachmentsParams,
     ChangesParams,
     EditBatchParams,
+    EditFilesParams,
     EditParams,
     ForgetParams,
     NotebookEditParams,
@@ -34,7 +35,7 @@ from .protocol import (
     unstructure,
 )
 from .protocol.batch import ReadManyParams
-from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
+from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
@@ -61,13 +62,35 @@ def _read(core: Readkeeper, params: ReadParams) -> Any:
     return unstructure(core.read(params))
 
 
-def _edit(core: Readkeeper, params: EditParams | NotebookEditParams | EditBatchParams) -> Any:
+def _edit(
+    core: Readkeeper,
+    params: EditParams | NotebookEditParams | EditBatchParams | EditFilesParams,
+) -> Any:
+    if isinstance(params, EditFilesParams):
+        return _edit_files(core, params)
     if isinstance(params, NotebookEditParams):
         return unstructure(core.edit_cell(params))
     since = time.time_ns()  # the diagnostics that count are those reported after this
     if isinstance(params, EditBatchParams):
         return with_diagnostics(core, params.session, unstructure(core.edit_batch(params)), since)
     return with_diagnostics(core, params.session, unstructure(core.edit(params)), since)
+
+
+def _edit_files(core: Readkeeper, params: EditFilesParams) -> Any:
+    from .edit.multi import edit_files  # the change modules load on first use
+
+    since = time.time_ns()
+    result = core.change(params.session, edit_files, params)
+    core.stats.add(params.session, edits=1)
+    for one in result["files"]:
+        with_diagnostics(core, params.session, one, since)
+    return result
+
+
+def _undo(core: Readkeeper, params: UndoParams) -> Any:
+    from .edit.undo import undo
+
+    return core.change(params.session, undo, params, keeps=False)
 
 
 def _write(core: Readkeeper, params: WriteParams) -> Any:
@@ -117,6 +140,7 @@ METHODS: dict[str, Method] = {
         Method("move", MoveParams, lambda core, params: core.move(params)),
         Method("mkdir", MkdirParams, lambda core, params: core.mkdir(params)),
         Method("patch", PatchParams, _patch),
+        Method("undo", UndoParams, _undo),
     )
 }
 
@@ -137,6 +161,17 @@ def params_for(name: str, raw: Any) -> Any:
     """`raw` typed as `name`'s params (an edit naming a notebook cell gets the cell
     edit's params), or a `bad_params` error naming the field."""
     method = method_named(name)
+    if method.name == "edit" and isinstance(raw, dict) and "files" in raw:
+        mixed = sorted(raw.keys() - {"files", "session"})
+        if mixed:
+            raise ReadkeeperError(
+                "bad_params",
+                f"This edit gives files and {', '.join(mixed)}: with files, each file's "
+                "edits go inside its entry (files=[{file_path, old_string, new_string}, "
+                "...]) and only session beside it.",
+                field="files",
+            )
+        return structure(raw, EditFilesParams)
     if method.name == "edit" and isinstance(raw, dict):
         batch = sorted(BATCH_EDIT_FIELDS.intersection(raw))
         if batch:

@@ -23,6 +23,7 @@ from contextvars import ContextVar, copy_context
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
+from .edit.journal import Journal
 from .errors import ReadkeeperError
 from .files import pending
 from .files.narrowed import Narrowed
@@ -103,6 +104,7 @@ class Readkeeper:
         self.read_states = ReadStates()
         self.snapshots = Snapshots()  # what reads showed, for edits' disjoint merges
         self.shown_lines = ShownLines()  # the lines each session saw: what anchors name
+        self.journal = Journal()  # each session's last change, for undo
         self.stats = Stats()
         self.diagnostics = DiagnosticsStore()
         self._attachment_pool: ThreadPoolExecutor | None = None
@@ -237,17 +239,20 @@ class Readkeeper:
         if paths is None:
             self.workspace.forget_grants(params.session)
             self.sessions.leave(params.session)
+            self.journal.forget(params.session)
         return ForgetResult(session=params.session, forgotten=dropped)
 
     def stats_for(self, params: StatsParams) -> StatsResult:
         """`readkeeper/stats`: the counters (the session's and the total), with the size of
         the session's read-state and the state of the watcher and the token table."""
+        from .search.rg import sandbox_state as rg_sandbox_state
+
         return StatsResult(
             **self.stats.snapshot(params.session),
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
-            sandbox=_sandbox_state(),
+            sandbox=rg_sandbox_state(),
         )
 
     # --- edits and writes (edit/) --------------------------------------------------------
@@ -258,7 +263,7 @@ class Readkeeper:
         """`readkeeper/edit` of a text file (edit/edits.py)."""
         from .edit import edits
 
-        result = self._change(params.session, edits.edit, params)
+        result = self.change(params.session, edits.edit, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -266,7 +271,7 @@ class Readkeeper:
         """`readkeeper/edit` of several places of a file at once, all or none (edit/batch.py)."""
         from .edit import batch
 
-        result = self._change(params.session, batch.edit_batch, params)
+        result = self.change(params.session, batch.edit_batch, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -274,7 +279,7 @@ class Readkeeper:
         """`readkeeper/edit` of a notebook cell (`cell_id`/`new_source`/`edit_mode`)."""
         from .edit import notebook
 
-        result = self._change(params.session, notebook.edit_cell, params)
+        result = self.change(params.session, notebook.edit_cell, params)
         self.stats.add(params.session, edits=1, disjoint_merges=int(result.merged))
         return result
 
@@ -282,7 +287,7 @@ class Readkeeper:
         """`readkeeper/write`: create a file, or replace all of one (edit/edits.py)."""
         from .edit import edits
 
-        result = self._change(params.session, edits.write, params)
+        result = self.change(params.session, edits.write, params)
         self.stats.add(params.session, writes=1)
         return result
 
@@ -290,27 +295,32 @@ class Readkeeper:
         """`readkeeper/move`: rename a file or folder, never replacing (edit/moves.py)."""
         from .edit import moves
 
-        return self._change(params.session, moves.move, params)
+        return self.change(params.session, moves.move, params)
 
     def mkdir(self, params: MkdirParams) -> dict[str, Any]:
         """`readkeeper/mkdir`: a folder and the missing ones above it (edit/moves.py)."""
         from .edit import moves
 
-        return self._change(params.session, moves.mkdir, params)
+        return self.change(params.session, moves.mkdir, params)
 
     def patch(self, params: PatchParams) -> dict[str, Any]:
         """`readkeeper/patch`: replacements in one file, all or none (edit/patch.py)."""
         from .edit.patch import patch
 
-        result = self._change(params.session, patch, params)
+        result = self.change(params.session, patch, params)
         if not params.dry_run:
             self.stats.add(params.session, edits=1)
         return result
 
-    def _change(self, session: str, apply: Callable[[Readkeeper, P], R], params: P) -> R:
-        """Run an edit or write, counting its refusals (and stale ones apart)."""
+    def change(
+        self, session: str, apply: Callable[[Readkeeper, P], R], params: P, keeps: bool = True
+    ) -> R:
+        """Run an edit, write or undo, counting its refusals (and stale ones apart); what
+        it writes becomes the session's last change (edit/journal.py)."""
+        keeps = keeps and not getattr(params, "dry_run", False)
         try:
-            return apply(self, params)
+            with self.journal.recording(session, apply.__name__, keeps):
+                return apply(self, params)
         except ReadkeeperError as exc:
             self.stats.error(session, exc.kind)
             if exc.kind == "stale":
@@ -432,19 +442,3 @@ class Readkeeper:
 
 
 __all__ = ["Buffer", "Buffers", "Readkeeper"]
-
-
-def _sandbox_state() -> dict[str, Any]:
-    """`stats`' word on the programs readkeeper runs that open files by name."""
-    from .search import rg
-
-    abi = rg.landlock_abi()
-    note = (
-        "ripgrep (grep, glob) and libgit2 (git status) can read only beneath the "
-        "workspace folders they were given (Landlock)"
-        if abi
-        else "no Landlock here: ripgrep and libgit2 open files by name, and a folder "
-        "swapped for a symlink while they walk can lead them outside the workspace "
-        "(readkeeper checks each path they report, but a swap undone in time is not seen)"
-    )
-    return {"landlock_abi": abi, "programs_confined": abi > 0, "note": note}

@@ -45,6 +45,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, lf
+from .forgiving import meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, not_read
@@ -113,7 +114,11 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                     core, params.session, real, base, checked, eol
                 )
             else:
-                planned, firsts = _plain(core, record, base, pairs, params, unchanged, eol, held)
+                planned, firsts, notes = _plain(
+                    core, record, base, pairs, params, unchanged, eol, held
+                )
+                if notes:
+                    extra["note"] = " ".join(notes)
             if planned.text == text:
                 raise ReadkeeperError(
                     "no_change",
@@ -232,16 +237,22 @@ def _plain(
     unchanged: bool,
     eol: str,
     held: atomic.Held,
-) -> tuple[Planned, list[int]]:
+) -> tuple[Planned, list[int], list[str]]:
     """Every pair matched once (in the file as the session read it, or merged over a
     disjoint change), none overlapping another; the planned text."""
     real = record.path
     found: list[tuple[int, int, str, str, int]] = []  # start, end, old, new, index
+    notes: list[str] = []
     for index, (old, new) in enumerate(pairs):
         old, new, _ = as_shown(base.norm, old, new, real)
         single = EditParams(params.file_path, old, new, session=params.session)
         try:
             if unchanged:
+                forgiven = meant(base.norm, old, new, real)
+                if forgiven is not None:
+                    old, new = forgiven.old, forgiven.new
+                    notes.append(f"edits[{index}]: {said_forgiven(forgiven)}")
+                    single = EditParams(params.file_path, old, new, session=params.session)
                 hits = find_hits(base, old, single, real, core.settings.number_width)
             else:
                 hits, _ = merge_or_refuse(core, record, base, old, single, held.leased)
@@ -268,7 +279,7 @@ def _plain(
     for start, _, old, new, _ in found:
         changes += plan(base, [start], old, new, eol).changes
     firsts = line_numbers(base.norm, [start for start, *_ in found])
-    return _applied(base, changes), firsts
+    return _applied(base, changes), firsts, notes
 
 
 def _applied(base: Normalized, changes: list[TextChange]) -> Planned:

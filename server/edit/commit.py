@@ -27,6 +27,7 @@ from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
+from . import journal
 from .refusals import busy, kept_changing, not_text, os_error, root_replaced, set_id
 
 # Times a commit is retried when the file changes under it; each retry re-decides (and
@@ -134,11 +135,15 @@ def hold_for_change(where: Location) -> Iterator[atomic.Held]:
 
 
 def replace(held: atomic.Held, data: bytes, expected: bytes) -> os.stat_result | None:
-    """`atomic.replace`, with readkeeper's error for what the system refuses."""
+    """`atomic.replace`, with readkeeper's error for what the system refuses; what it
+    wrote is noted for `readkeeper/undo` (journal.py)."""
     try:
-        return atomic.replace(held, data, expected)
+        new_stat = atomic.replace(held, data, expected)
     except OSError as exc:
         raise os_error(held.opened.path, exc) from None
+    if new_stat is not None:
+        journal.note(held.opened.path, expected, data)
+    return new_stat
 
 
 # --- loading it exactly --------------------------------------------------------------------

@@ -50,6 +50,7 @@ from ..hints import call
 from ..protocol import EditParams, EditResult, WriteParams, WriteResult
 from ..read.diffs import external_change
 from ..settings import Settings
+from . import journal
 from .buffers import apply_to_buffer, dirty_buffer, whole_change
 from .commit import (
     committed,
@@ -63,6 +64,7 @@ from .commit import (
     resolve_for_change,
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
+from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
@@ -135,7 +137,13 @@ def _edit_once(
         base = Normalized(base_text)
         old, new, unescaped = as_shown(base.norm, old, new, real)
         merged_from: str | None = None
+        forgiven: Forgiven | None = None
         if record.scope == "file" and record.digest in seen:
+            # The file is as the session read it: a mismatch is the agent's slip.
+            if not params.replace_all:
+                forgiven = meant(base.norm, old, new, real)
+                if forgiven is not None:
+                    old, new = forgiven.old, forgiven.new
             hits = find_hits(base, old, params, real, settings.number_width)
         else:
             hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
@@ -185,6 +193,8 @@ def _edit_once(
             "old_string matched once its escapes (\\r, \\u2028, ...) were read as the line "
             "breaks a read shows that way; new_string's were read the same way.",
         )
+    if forgiven is not None:
+        note = _join(note, said_forgiven(forgiven))
     if target == "buffer":
         note = _join(
             note,
@@ -297,6 +307,7 @@ def _create(
         raise os_error(real, exc) from None
     if new_stat is None:
         return None  # someone created it meanwhile: the next attempt asks for a read
+    journal.note(real, None, data)
     state = remember_change(
         core, params.session, real, text, Written(data, new_stat), "write", reported, whole=True
     )

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import quoting
 from ..errors import ReadkeeperError
-from ..files import atomic
 from ..files.fileio import digest, read_at_most
 from ..hints import call
 from ..protocol import (
@@ -35,7 +34,7 @@ from ..protocol import (
 from ..read.diffs import bounded_diff, external_change
 from ..read.readers.notebook import cell_id, parse
 from ..state.readstate import ReadRecord
-from .commit import committed, hold_for_change, read_record, resolve_for_change
+from .commit import committed, hold_for_change, read_record, replace, resolve_for_change
 from .refusals import not_read
 from .remember import Written, remember_change
 from .services import EditServices
@@ -119,7 +118,7 @@ def _edit_once(
         new_text = _dump(notebook, _style(data))
         _validate(notebook, parse(data, real), real)
         new_data = new_text.encode("utf-8")
-        new_stat = atomic.replace(held, new_data, data)
+        new_stat = replace(held, new_data, data)
         if new_stat is None:
             return None  # changed under us: look again
 

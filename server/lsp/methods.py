@@ -111,6 +111,7 @@ REQUESTS: dict[str, Serve] = {
     "readkeeper/move": changing,
     "readkeeper/mkdir": changing,
     "readkeeper/patch": changing,
+    "readkeeper/undo": changing,
 }
 
 

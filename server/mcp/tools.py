@@ -63,6 +63,9 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "anchor_edits": "Edits by anchor (instead of old_string/new_string), all or none: "
     '[{"op": "replace|insert_after|insert_before|delete", "start": "12ab", "end": "14cd", '
     '"lines": ["new line", ...]}] with anchors from a read with line_format="anchors".',
+    "files": "Several files edited in one call, all or none (instead of file_path): "
+    '[{"file_path": "a.py", "old_string": "...", "new_string": "..."}, {"file_path": '
+    '"b.py", "edits": [...]}]; each file at most once.',
     "types": "Attachment types to gather (default: all).",
     "mentions": "Paths the user attached or mentioned.",
     "active_editor": "The file and selection the user is looking at.",
@@ -124,7 +127,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Edit a file",
         "Replace old_string with new_string in a file you have read, or several pairs at "
         "once (edits), or lines named by the anchors of an anchored read (anchor_edits), "
-        "each call all or none (or edit a notebook cell with cell_id/new_source/"
+        "or several files at once (files: each entry one file's edits; undo takes them all "
+        "back), each call all or none (or edit a notebook cell with cell_id/new_source/"
         "edit_mode). old_string is the file's text exactly, copied from a read result "
         "WITHOUT the line-number prefix (the number and tab before each line). Refused "
         "with kind stale when the file changed since your read where you edit (a change "
@@ -133,13 +137,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=True,
         idempotent=False,
-        extra_params=(protocol.NotebookEditParams, protocol.EditBatchParams),
+        extra_params=(
+            protocol.NotebookEditParams,
+            protocol.EditBatchParams,
+            protocol.EditFilesParams,
+        ),
         ways=(
             ("file_path", "old_string", "new_string"),
             ("file_path", "edits"),  # several pairs, all or none
             ("file_path", "anchor_edits"),  # lines named by their anchors
             ("file_path", "new_source"),  # a notebook cell replaced or inserted
             ("file_path", "cell_id"),  # a notebook cell deleted
+            ("files",),  # several files, all or none
         ),
     ),
     ToolSpec(
@@ -150,6 +159,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=True,
         idempotent=True,
+    ),
+    ToolSpec(
+        "undo",
+        "Undo your last change",
+        "Take back this session's last edit or write (every file it changed), once. "
+        "Refused with kind stale, writing nothing, when any of those files changed since "
+        "your change; after an undo your next read of the file returns it whole.",
+        read_only=False,
+        destructive=True,
+        idempotent=False,
     ),
     ToolSpec(
         "attachments",

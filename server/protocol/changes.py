@@ -55,6 +55,28 @@ class EditBatchParams(Contract):
 
 
 @attrs.frozen(repr=False, eq=False)
+class FileEdit(Contract):
+    """One file of a multi-file edit (`files`): one of `old_string`/`new_string`
+    (`replace_all?`), `edits` or `anchor_edits`, as `readkeeper/edit` takes them."""
+
+    file_path: str
+    old_string: str | None = None
+    new_string: str | None = None
+    replace_all: bool = False
+    edits: list[PlainEdit] | None = None
+    anchor_edits: list[AnchorEdit] | None = None
+
+
+@attrs.frozen(repr=False, eq=False)
+class EditFilesParams(Contract):
+    """`readkeeper/edit` of several files in one call (`files`): every file's edits
+    land, or none does; one `readkeeper/undo` takes them all back."""
+
+    files: list[FileEdit]
+    session: str = ""
+
+
+@attrs.frozen(repr=False, eq=False)
 class Relocation(Contract):
     """An anchor whose line had moved (unambiguously, nearby) and was found there."""
 

@@ -53,3 +53,11 @@ class PatchParams(Contract):
     edits: list[Replacement]
     dry_run: bool = False
     session: str = ""
+
+
+@attrs.frozen(repr=False, eq=False)
+class UndoParams(Contract):
+    """`readkeeper/undo`: take back the session's last edit or write (every file it
+    changed), refused with `stale` when any of them changed since."""
+
+    session: str = ""

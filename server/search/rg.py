@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
-from typing import IO
+from typing import IO, Any
 
 import orjson
 
@@ -308,3 +308,17 @@ class Beneath:
 def beneath(root: str, cwd: str, relative: str) -> str | None:
     """The absolute path of one path ripgrep printed, when it lies beneath `root`."""
     return Beneath(root, cwd)(relative)
+
+
+def sandbox_state() -> dict[str, Any]:
+    """`stats`' word on the programs readkeeper runs that open files by name."""
+    abi = landlock_abi()
+    note = (
+        "ripgrep (grep, glob) and libgit2 (git status) can read only beneath the "
+        "workspace folders they were given (Landlock)"
+        if abi
+        else "no Landlock here: ripgrep and libgit2 open files by name, and a folder "
+        "swapped for a symlink while they walk can lead them outside the workspace "
+        "(readkeeper checks each path they report, but a swap undone in time is not seen)"
+    )
+    return {"landlock_abi": abi, "programs_confined": abi > 0, "note": note}

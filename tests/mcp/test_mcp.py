@@ -53,6 +53,7 @@ async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
             "read",
             "edit",
             "write",
+            "undo",
             "attachments",
             "changes",
             "forget",
@@ -72,9 +73,11 @@ async def test_every_tool_is_listed_with_its_generated_schema_and_annotations(
             assert tool.annotations.title == spec.title
         assert listed["read"].input_schema["required"] == ["file_path"]
         assert listed["read"].input_schema["properties"]["offset"]["type"] == "integer"
-        # The edit tool also takes a notebook cell edit, so old_string is not required.
-        assert listed["edit"].input_schema["required"] == ["file_path"]
+        # The edit tool also takes a notebook cell edit, so old_string is not required,
+        # and several files (files), so neither is file_path.
+        assert "required" not in listed["edit"].input_schema
         assert "cell_id" in listed["edit"].input_schema["properties"]
+        assert "files" in listed["edit"].input_schema["properties"]
         assert listed["read"].annotations.read_only_hint is True  # type: ignore[union-attr]
         assert listed["write"].annotations.destructive_hint is True  # type: ignore[union-attr]
 

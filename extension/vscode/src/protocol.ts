@@ -456,6 +456,28 @@ export interface EditBatchParams {
   session?: string;
 }
 
+/**
+ * One file of a multi-file edit (`files`): one of `old_string`/`new_string`
+ * (`replace_all?`), `edits` or `anchor_edits`, as `readkeeper/edit` takes them.
+ */
+export interface FileEdit {
+  file_path: string;
+  old_string?: string;
+  new_string?: string;
+  replace_all?: boolean;
+  edits?: PlainEdit[];
+  anchor_edits?: AnchorEdit[];
+}
+
+/**
+ * `readkeeper/edit` of several files in one call (`files`): every file's edits land, or
+ * none does; one `readkeeper/undo` takes them all back.
+ */
+export interface EditFilesParams {
+  files: FileEdit[];
+  session?: string;
+}
+
 /** An anchor whose line had moved (unambiguously, nearby) and was found there. */
 export interface Relocation {
   anchor: string;
