@@ -154,7 +154,12 @@ class Readkeeper:
         a diff, an outline, a document), recorded in the session's read-state."""
         from .read import pipeline
 
-        return pipeline.read(self, params)
+        path = self._journal_path(params.file_path)
+        with self.stats.journal.call(params.session, "read", path) as tally:
+            result = pipeline.read(self, params)
+            tally.kind = result.type
+            tally.path = getattr(result.file, "file_path", "") or tally.path
+            return result
 
     def load(self) -> None:
         """Import the modules the core imports on first use, the read pipeline first
@@ -183,19 +188,22 @@ class Readkeeper:
         """`readkeeper/grep`: a regular-expression search; the lines shown count as seen."""
         from .search.grep import grep
 
-        return grep(self, params)
+        with self.stats.journal.call(params.session, "grep", params.path or ""):
+            return grep(self, params)
 
     def glob(self, params: GlobParams) -> dict[str, Any]:
         """`readkeeper/glob`: files by pattern, newest first."""
         from .search.listing import glob
 
-        return glob(self, params)
+        with self.stats.journal.call(params.session, "glob", params.path or ""):
+            return glob(self, params)
 
     def list_folder(self, params: ListParams) -> dict[str, Any]:
         """`readkeeper/list`: a folder's entries with kinds and sizes."""
         from .search.listing import list_folder
 
-        return list_folder(self, params)
+        with self.stats.journal.call(params.session, "list", params.path or ""):
+            return list_folder(self, params)
 
     # --- read-state and counters --------------------------------------------------------
 
@@ -228,13 +236,20 @@ class Readkeeper:
     def stats_for(self, params: StatsParams) -> StatsResult:
         """`readkeeper/stats`: the counters (the session's and the total), with the size of
         the session's read-state and the state of the watcher and the token table."""
-        return StatsResult(
-            **self.stats.snapshot(params.session),
+        snapshot = self.stats.snapshot(params.session)
+        result = StatsResult(
+            total=snapshot["total"],
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
             sandbox=_sandbox_state(),
         )
+        if "session" in snapshot:
+            result["session"] = snapshot["session"]
+        if params.history:
+            # Every session's calls: the picture shows the editor's agent beside others.
+            result["history"] = self.stats.journal.snapshot()
+        return result
 
     # --- edits and writes (edit/) --------------------------------------------------------
 
@@ -266,8 +281,13 @@ class Readkeeper:
 
     def _change(self, session: str, apply: Callable[[Readkeeper, P], R], params: P) -> R:
         """Run an edit or write, counting its refusals (and stale ones apart)."""
+        kind = "write" if apply.__name__ == "write" else "edit"
+        path = self._journal_path(getattr(params, "file_path", ""))
         try:
-            return apply(self, params)
+            with self.stats.journal.call(session, kind, path) as tally:
+                result = apply(self, params)
+                tally.path = getattr(result, "file_path", "") or tally.path
+                return result
         except ReadkeeperError as exc:
             self.stats.error(session, exc.kind)
             if exc.kind == "stale":
@@ -297,8 +317,9 @@ class Readkeeper:
                 field="types",
             )
         check_budget_tokens(params.budget_tokens)
-        fitted = gather(self, params)
-        self.stats.attachments(params.session, fitted)
+        with self.stats.journal.call(params.session, "attachments"):
+            fitted = gather(self, params)
+            self.stats.attachments(params.session, fitted)
         sent = fitted.as_json()
         return AttachmentsResult(
             attachments=sent["attachments"],
@@ -383,6 +404,15 @@ class Readkeeper:
     def watcher_status(self) -> dict[str, Any]:
         """The watcher's state and counters, as `readkeeper/stats` shows them."""
         return self.watching.status()
+
+    def _journal_path(self, path: str | None) -> str:
+        """`path` as the journal names it: absolute (from the first root), as asked."""
+        if not path:
+            return ""
+        try:
+            return self.workspace.absolute(path)
+        except (ReadkeeperError, ValueError, OSError):
+            return path
 
     def _get_settings(self) -> Settings:
         return self.settings
