@@ -19,6 +19,15 @@ def positive_int(value: Any) -> int:
     return number
 
 
+def non_negative_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected 0 or a positive integer")
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected 0 or a positive integer")
+    return number
+
+
 def path_list(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         parts = [p for p in value.split(os.pathsep) if p]

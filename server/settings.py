@@ -27,6 +27,7 @@ from typing import Any, Literal
 from .setting_values import Choice as _Choice
 from .setting_values import choice as _choice
 from .setting_values import flag as _flag
+from .setting_values import non_negative_int as _non_negative_int
 from .setting_values import path_list as _path_list
 from .setting_values import pattern_list as _pattern_list
 from .setting_values import positive_int as _positive_int
@@ -99,6 +100,8 @@ class Settings:
     git_status_max_tokens: int = 1_000
     git_timeout_ms: int = 2_000
     edit_diagnostics_wait_ms: int = 1_000
+    # Progress (progress.py): shown for work still running after this long.
+    progress_after_ms: int = 1_000
     # Edits and writes (edit/).
     edit_open_buffers: str = "refuse"
     new_file_line_ending: str = "lf"
@@ -188,6 +191,8 @@ class SettingSpec:
     @property
     def minimum(self) -> int | None:
         """The least value of a whole-number setting that has one, else None."""
+        if self.parse is _non_negative_int:
+            return 0
         return 1 if self.parse is _positive_int else None
 
 
@@ -290,6 +295,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _cap(
         "edit_diagnostics_wait_ms",
         "How long an edit waits for the editor's new diagnostics of the edited file.",
+    ),
+    SettingSpec(
+        "progress_after_ms",
+        _non_negative_int,
+        "Work still running after this long (PDF pages drawn, an outline, a search, "
+        "attachments) shows progress: LSP work-done progress, MCP progress notifications. "
+        "0 shows it for all such work.",
     ),
     # Edits and writes (edit/).
     SettingSpec(
