@@ -6,8 +6,21 @@ returns the typed value, or raises ValueError saying what was expected.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
+
+# The description of `progress_after_ms` (kept here: settings.py is at its length cap).
+PROGRESS_AFTER_MS = (
+    "Work still running after this long (PDF pages drawn, an outline, a search, "
+    "attachments) shows progress: LSP work-done progress, MCP progress notifications. "
+    "0 shows it for all such work."
+)
+
+
+def camel_to_snake(name: str) -> str:
+    """A client's camelCase key as the setting's snake_case name."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def positive_int(value: Any) -> int:
