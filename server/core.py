@@ -154,12 +154,7 @@ class Readkeeper:
         a diff, an outline, a document), recorded in the session's read-state."""
         from .read import pipeline
 
-        path = self._journal_path(params.file_path)
-        with self.stats.journal.call(params.session, "read", path) as tally:
-            result = pipeline.read(self, params)
-            tally.kind = result.type
-            tally.path = getattr(result.file, "file_path", "") or tally.path
-            return result
+        return pipeline.read(self, params)
 
     def load(self) -> None:
         """Import the modules the core imports on first use, the read pipeline first
