@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..files.ignore import IgnoreRules
+from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
@@ -40,7 +41,9 @@ def glob(services: ReadServices, params: GlobParams) -> dict[str, Any]:
     flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), "--", arg]
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     lines = wanted if matcher.name_only else _FILE_LINES
+    step(f"finding {params.pattern} in {arg}")
     ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
+    step(f"{len(ran.lines):,} files found; matching them")
     found: list[str] = []
     inside = rg.Beneath(root, cwd)
     for name in ran.lines:
@@ -80,6 +83,10 @@ class _Rules(IgnoreRules):
     """The watcher's rules with no `watch_exclude`, plus `.ignore` files (as ripgrep)."""
 
     IGNORE_FILES = (".gitignore", ".ignore")
+
+
+# Entries listed between two progress steps.
+_STEP_ENTRIES = 1000
 
 
 def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
@@ -147,6 +154,8 @@ def _walk(
         if kind == "file":
             entry["size"] = st.st_size
         into.append(entry)
+        if len(into) % _STEP_ENTRIES == 0:
+            step(f"{len(into):,} entries listed")
         if is_dir and depth > 1:
             try:
                 child = os.open(

@@ -32,6 +32,7 @@ import orjson
 
 from ..errors import ReadkeeperError
 from ..files import landlock
+from ..progress import step
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -40,6 +41,8 @@ DEADLINE_S = 10.0
 # The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
 # files could otherwise add up to gigabytes before the line cap is reached.
 MAX_OUTPUT_BYTES = 32 << 20
+# Lines of output between two progress steps.
+_STEP_LINES = 5000
 # The flags every run has: no config file, no symlink followed, hidden files searched
 # (agents look for .github/ and dotfiles) but never a VCS folder's insides.
 BASE_FLAGS = (
@@ -134,6 +137,8 @@ def run(
         held = 0
         for line in _bounded_lines(proc.stdout, sep):
             result.lines.append(line)
+            if len(result.lines) % _STEP_LINES == 0:
+                step(f"{len(result.lines):,} lines found so far")
             held += len(line)
             if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import attrs
 
 from ...errors import ReadkeeperError
+from ...progress import step
 from ...protocol import PartsFile, PartsResult
 from ...settings import Settings
 from ..tokens import estimate_tokens
@@ -61,6 +62,7 @@ def render_pages(
                 number = int(item["number"])
                 folder.write(_page_name(number), blobs[0])
                 have.add(number)
+                step(f"page {number} drawn", len(have), len(chosen))
 
             if missing:
                 drawing = [[n, *plan[n]] for n in missing]
