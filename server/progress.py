@@ -27,6 +27,16 @@ T = TypeVar("T")
 # for long, and must be safe from any thread.
 Send = Callable[[str, str, int | None], None]
 
+# The calls that may run long, and what each is, as a front end shows its progress.
+TITLES = {
+    "read": "readkeeper: reading",
+    "readMany": "readkeeper: reading files",
+    "grep": "readkeeper: searching",
+    "glob": "readkeeper: finding files",
+    "list": "readkeeper: listing",
+    "attachments": "readkeeper: gathering context",
+}
+
 _CURRENT: ContextVar[Progress | None] = ContextVar("readkeeper_progress", default=None)
 
 

@@ -20,8 +20,9 @@ from lsprotocol import types
 
 from .. import calls, progress
 from ..errors import ReadkeeperError
+from ..progress import TITLES
 from ..protocol import DiagnosticsParams, ReadParams, structure
-from .progress import TITLES, sender
+from .progress import sender
 from .quick import Refused
 from .rpc_errors import error_reply
 from .server import ReadkeeperServer
@@ -52,7 +53,10 @@ async def reporting(ls: ReadkeeperServer, method: str, raw: Any, work: Any, *arg
         return await ls.run(work, *args)
     title = TITLES[method.removeprefix("readkeeper/")]
     after_ms = ls.core.settings.progress_after_ms
-    return await ls.run(progress.within, send, title, after_ms, work, *args)
+    try:
+        return await ls.run(progress.within, send, title, after_ms, work, *args)
+    finally:
+        await send.settle()
 
 
 async def changing(ls: ReadkeeperServer, method: str, raw: Any) -> Any:

@@ -9,6 +9,7 @@ in the order it came (one lock), the create answered before the begin.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import logging
 import os
@@ -17,24 +18,14 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..progress import Send
+from ..progress import TITLES
 
 log = logging.getLogger("readkeeper")
 
 _made = itertools.count(1)  # the server's own tokens, one a request that needs one
 
-# What each request is, as the editor shows it.
-TITLES = {
-    "read": "readkeeper: reading",
-    "readMany": "readkeeper: reading files",
-    "grep": "readkeeper: searching",
-    "glob": "readkeeper: finding files",
-    "list": "readkeeper: listing",
-    "attachments": "readkeeper: gathering context",
-}
 
-
-def sender(ls: LanguageServer, method: str, raw: Any) -> Send | None:
+def sender(ls: LanguageServer, method: str, raw: Any) -> RequestProgress | None:
     """The `Send` for a request's progress, or None when it shows none (a method without
     long work, or a client that can show no progress and sent no token)."""
     name = method.removeprefix("readkeeper/")
@@ -67,14 +58,22 @@ class RequestProgress:
         self._lock = asyncio.Lock()
         self._failed = False
         self._percentage = 0
+        self._sent: list[concurrent.futures.Future[None]] = []
 
     def __call__(self, stage: str, message: str, percentage: int | None) -> None:
         """Send one stage (a `progress.Send`), from any thread."""
         step = self._step(stage, message, percentage)
         try:
-            asyncio.run_coroutine_threadsafe(step, self._loop)
+            self._sent.append(asyncio.run_coroutine_threadsafe(step, self._loop))
         except RuntimeError:  # the loop has closed: the server is going
             step.close()
+
+    async def settle(self) -> None:
+        """Wait until every stage is sent, when the token is the client's: it stands
+        for the request, so its progress ends before the reply. (A token of the
+        server's own is not waited on: its create waits for the client.)"""
+        if self._given and self._sent:
+            await asyncio.gather(*(asyncio.wrap_future(f) for f in self._sent))
 
     async def _step(self, stage: str, message: str, percentage: int | None) -> None:
         progress = self._ls.work_done_progress

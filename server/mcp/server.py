@@ -23,12 +23,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
-from .. import __version__, calls
+from .. import __version__, calls, progress
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import render
+from .progress import sender as progress_sender
 from .tools import TOOL_NAMES, TOOLS, input_schema
 
 log = logging.getLogger("readkeeper")
@@ -207,7 +208,7 @@ class McpFrontEnd:
             if backend.quick(params.name, arguments):
                 with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
                     return self.answer(backend, params.name, arguments)
-            result = await anyio.to_thread.run_sync(backend.call, params.name, arguments)
+            result = await self._run(ctx, backend, params.name, arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
                 result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
@@ -220,6 +221,25 @@ class McpFrontEnd:
             return render.error_result(exc)
         except Exception as exc:
             return _fault(params.name, exc)
+
+    async def _run(
+        self, ctx: ServerRequestContext[Any], backend: Backend, tool: str, arguments: dict[str, Any]
+    ) -> Any:
+        """Serve the call on a worker thread, its long work sent as progress
+        notifications when the client asked for them (mcp/progress.py). Attached, the
+        work's steps are the editor's: the progress begins past the threshold and ends."""
+        send = progress_sender(ctx, tool)
+        if send is None:
+            return await anyio.to_thread.run_sync(backend.call, tool, arguments)
+        core = getattr(backend, "core", None)
+        after_ms = (core.settings if core is not None else _env_settings()).progress_after_ms
+        title = progress.TITLES[tool]
+        try:
+            return await anyio.to_thread.run_sync(
+                progress.within, send, title, after_ms, backend.call, tool, arguments
+            )
+        finally:
+            await send.settle()
 
     def _notice(self, backend: Backend, tool: str) -> str | None:
         """What the agent must know when it could not attach to the editor's server
@@ -334,6 +354,13 @@ class McpFrontEnd:
         """Stop the backend (our own core, or the connection to the editor's)."""
         if self.backend is not None:
             self.backend.close()
+
+
+def _env_settings() -> Any:
+    """The settings of this process's environment (the defaults, and READKEEPER_*)."""
+    from ..settings import resolve_settings
+
+    return resolve_settings(None)[0]
 
 
 def _fault(tool: str, exc: Exception) -> types.CallToolResult:
