@@ -168,3 +168,22 @@ async def test_work_under_the_threshold_and_work_without_steps_send_none(
         assert client.created == []
     finally:
         await session.client.close()
+
+
+async def test_a_large_outline_reports_its_parse(workspace: Path) -> None:
+    source = "".join(f"def handler_{n}(request):\n    return {n}\n\n" for n in range(400))
+    (workspace / "big.py").write_text(source)
+    session, client = await serving(workspace, 0)
+    try:
+        result = await client.request(
+            "readkeeper/read", {"file_path": "big.py", "workDoneToken": "outline"}
+        )
+        assert result["type"] == "outline"
+        values = await eventually(
+            lambda: (v := client.by_token.get("outline")) and v[-1]["kind"] == "end" and v,
+            "the outline's progress to end",
+        )
+        well_formed(values)
+        assert values[0]["message"] == f"outlining {(workspace / 'big.py').resolve()}"
+    finally:
+        await session.client.close()
