@@ -66,7 +66,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         client.close()
     if not args.html:
-        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        shown = json.dumps(stats, indent=2, ensure_ascii=False)
+        if sys.stdout.isatty():  # file names may hold terminal controls JSON leaves be
+            from .quoting import terminal
+
+            shown = terminal(shown)
+        print(shown)
         return 0
     from .picture import page
 

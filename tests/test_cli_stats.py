@@ -11,6 +11,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
+from test_cli_terminal import _on_a_terminal
+
 from conftest import start_session
 from helpers import eventually
 from mcp_helpers import mcp_env, private_runtime_dir
@@ -151,3 +154,24 @@ def test_stats_without_a_running_server_says_what_to_do(workspace: Path) -> None
     assert "Open the folder in the editor" in ran.stderr
     assert len(ran.stderr.strip().splitlines()) == 1
     assert not (workspace / "unused.html").exists()
+
+
+async def test_stats_on_a_terminal_shows_a_file_names_controls_escaped(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    named = workspace / "a\x9b31mred\x1b]0;pwned\x07.txt"
+    named.write_text("x\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(named)
+        status, shown = await asyncio.to_thread(_on_a_terminal, "stats", cwd=workspace)
+        assert status == 0, shown
+        assert "a\\x9b31mred" in shown  # JSON escapes ESC and BEL; the C1 CSI is ours
+        assert "\x9b" not in shown
+        assert "\x1b" not in shown
+    finally:
+        await session.client.close()
