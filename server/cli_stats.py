@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         client = AttachClient.connect([root])
     except ReadkeeperError as exc:
-        print(f"readkeeper: {exc.kind}: {exc.message}", file=sys.stderr)
+        _refused(exc)
         return 1
     if client is None:
         print(
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         stats = client.call("stats", {"history": True})
     except ReadkeeperError as exc:
-        print(f"readkeeper: {exc.kind}: {exc.message}", file=sys.stderr)
+        _refused(exc)
         return 1
     finally:
         client.close()
@@ -84,3 +84,13 @@ def run(args: argparse.Namespace) -> int:
     events = len(stats.get("history", {}).get("events", []))
     print(f"readkeeper: wrote the picture of {events} calls to {args.html}", file=sys.stderr)
     return 0
+
+
+def _refused(exc: ReadkeeperError) -> None:
+    """The server's refusal on one line, as the other commands print theirs (its
+    message may name files: escaped on a terminal)."""
+    from .hints import for_cli
+    from .quoting import terminal
+
+    line = f"readkeeper: {exc.kind}: {for_cli(exc.message)}"
+    print(terminal(line) if sys.stderr.isatty() else line, file=sys.stderr)
