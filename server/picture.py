@@ -45,6 +45,12 @@ def _events(history: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in events if isinstance(e, dict) and isinstance(e.get("at_ms"), int)]
 
 
+def _top_level(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events that are not part of another (a mention's read within attachments):
+    what the totals and the chart add up, each token once."""
+    return [e for e in events if not e.get("within")]
+
+
 def _int(event: dict[str, Any], name: str) -> int:
     value = event.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -62,7 +68,7 @@ def chart(events: Sequence[dict[str, Any]]) -> str:
     start = min(e["at_ms"] for e in events)
     span = max(1, max(e["at_ms"] for e in events) - start)
     sent, saved = [0] * BARS, [0] * BARS
-    for event in events:
+    for event in _top_level(events):
         slot = min(BARS - 1, (event["at_ms"] - start) * BARS // span)
         sent[slot] += _int(event, "tokens")
         saved[slot] += _int(event, "saved")
@@ -113,6 +119,16 @@ def _per_file(events: Iterable[dict[str, Any]]) -> list[tuple[str, int, int, int
     return rows
 
 
+def _what(event: dict[str, Any]) -> str:
+    """A call's kind, with its refusal and the call it ran within."""
+    what = str(event.get("kind", ""))
+    if event.get("error"):
+        what += f" ({event['error']})"
+    if event.get("within"):
+        what += f", within {event['within']}"
+    return what
+
+
 def _table(head: Sequence[str], rows: Iterable[Sequence[tuple[Any, bool]]]) -> str:
     """A table; each cell (value, numeric) escaped."""
     header = "".join(f"<th>{_text(h)}</th>" for h in head)
@@ -135,8 +151,8 @@ def page(stats: dict[str, Any], title: str = "readkeeper: the session") -> str:
     history = stats.get("history") if isinstance(stats.get("history"), dict) else {}
     assert isinstance(history, dict)
     events = _events(history)
-    sent = sum(_int(e, "tokens") for e in events)
-    saved = sum(_int(e, "saved") for e in events)
+    sent = sum(_int(e, "tokens") for e in _top_level(events))
+    saved = sum(_int(e, "saved") for e in _top_level(events))
     cap, dropped = history.get("cap"), history.get("dropped")
     notes = [
         f"{len(events):,} calls: {sent:,} tokens sent to the agent, {saved:,} saved by "
@@ -160,7 +176,7 @@ def page(stats: dict[str, Any], title: str = "readkeeper: the session") -> str:
         [
             (_when(e["at_ms"]), False),
             (e.get("session", ""), False),
-            (e.get("kind", "") + (f" ({e['error']})" if e.get("error") else ""), False),
+            (_what(e), False),
             (e.get("path", ""), False),
             (_int(e, "tokens"), True),
             (_int(e, "saved"), True),

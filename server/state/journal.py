@@ -59,6 +59,9 @@ class Event:
     saved: int
     ms: float
     error: str = ""
+    # The call this one ran inside (a file mentioned in `attachments` is read): its
+    # tokens are the outer call's too, so totals count the outer call alone.
+    within: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The event as `readkeeper/stats` sends it (with `history`)."""
@@ -73,6 +76,8 @@ class Event:
         }
         if self.error:
             data["error"] = self.error
+        if self.within:
+            data["within"] = self.within
         return data
 
 
@@ -101,6 +106,7 @@ class Journal:
         its cost (a nested call, such as each read of a `readMany`, is its own event).
         The caller sets the tally's `kind` and `path` as it learns them (a read's answer
         type, the real path of its file)."""
+        outer = _TALLY.get()
         tally = Tally(kind=kind, path=path)
         token = _TALLY.set(tally)
         started_ns, started = time.time_ns(), time.perf_counter()
@@ -122,6 +128,7 @@ class Journal:
                     tally.saved,
                     ms,
                     tally.error,
+                    outer.kind if outer is not None else "",
                 )
             )
 

@@ -10,7 +10,14 @@ from typing import Any
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import EditParams, ReadParams, StatsParams, unstructure
+from readkeeper.picture import page
+from readkeeper.protocol import (
+    AttachmentsParams,
+    EditParams,
+    ReadParams,
+    StatsParams,
+    unstructure,
+)
 from readkeeper.protocol.search import GrepParams
 from readkeeper.state.journal import Event, Journal
 
@@ -114,3 +121,18 @@ def test_a_call_that_raises_is_journaled_with_its_kind() -> None:
     (event,) = journal.snapshot()["events"]
     assert event["kind"] == "glob"
     assert event["error"] == "bad_params"
+
+
+def test_a_mentions_read_is_marked_within_attachments_and_counted_once(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n" * 10)
+    fitted = core.attachments(AttachmentsParams(mentions=["a.py"], types=["file"]))
+    events = history(core)["events"]
+    (read_event,) = [e for e in events if e["kind"] == "text"]
+    (outer,) = [e for e in events if e["kind"] == "attachments"]
+    assert read_event["within"] == "attachments"
+    assert "within" not in outer
+    assert outer["tokens"] == fitted["used_tokens"]
+    html = page({"history": history(core)})
+    assert f"{outer['tokens']:,} tokens sent to the agent" in html

@@ -16,6 +16,7 @@ export interface JournalEvent {
   saved: number;
   ms: number;
   error?: string;
+  within?: string; // the call it ran inside: its tokens are that call's too
 }
 
 export interface History {
@@ -59,7 +60,7 @@ export function chartSvg(events: JournalEvent[]): string {
   const span = Math.max(1, Math.max(...events.map((e) => e.at_ms)) - start);
   const sent = new Array<number>(BARS).fill(0);
   const saved = new Array<number>(BARS).fill(0);
-  for (const e of events) {
+  for (const e of events.filter((e) => !e.within)) {
     const slot = Math.min(BARS - 1, Math.floor(((e.at_ms - start) * BARS) / span));
     sent[slot] += count(e.tokens);
     saved[slot] += count(e.saved);
@@ -109,8 +110,9 @@ function table(head: string[], rows: Cell[][]): string {
 export function sessionChartHtml(stats: { history?: unknown }, nonce: string): string {
   const history = (stats.history ?? {}) as Partial<History>;
   const events = eventsOf(history);
-  const sent = events.reduce((n, e) => n + count(e.tokens), 0);
-  const saved = events.reduce((n, e) => n + count(e.saved), 0);
+  const top = events.filter((e) => !e.within); // each token once: not a mention's read again
+  const sent = top.reduce((n, e) => n + count(e.tokens), 0);
+  const saved = top.reduce((n, e) => n + count(e.saved), 0);
   const notes = [
     `${number(events.length)} calls: ${number(sent)} tokens sent to the agent, ${number(saved)} saved by readkeeper ` +
       "(stubs of unchanged re-reads, outlines and budget cuts, diffs).",
@@ -138,7 +140,7 @@ export function sessionChartHtml(stats: { history?: unknown }, nonce: string): s
     .map((e) => [
       [when(e.at_ms), false],
       [e.session ?? "", false],
-      [`${e.kind ?? ""}${e.error ? ` (${e.error})` : ""}`, false],
+      [`${e.kind ?? ""}${e.error ? ` (${e.error})` : ""}${e.within ? `, within ${e.within}` : ""}`, false],
       [e.path ?? "", false],
       [count(e.tokens), true],
       [count(e.saved), true],

@@ -39,6 +39,16 @@ describe("the session chart page", () => {
     assert.match(html, /Only the newest 10 calls are kept in memory: 7 older ones were dropped/);
   });
 
+  it("counts a mention's read within attachments once, in the attachments call", () => {
+    const events = [
+      { ...event("/w/a.py", 1000, 40, 0), within: "attachments" },
+      { ...event("", 1000, 60, 0, "attachments") },
+    ];
+    const html = sessionChartHtml({ history: { events, cap: 10, dropped: 0 } }, "n");
+    assert.match(html, /2 calls: 60 tokens sent to the agent/);
+    assert.match(html, /text, within attachments/);
+  });
+
   it("says when there is nothing to draw, and ignores malformed events", () => {
     assert.match(chartSvg([]), /No calls yet/);
     const html = sessionChartHtml({ history: { events: [null, { at_ms: "x" }, 3], cap: 1, dropped: 0 } }, "n");
