@@ -332,6 +332,16 @@ async function main() {
       const tabs = await page.locator(".tabs-container .tab").allInnerTexts().catch(() => []);
       return tabs.find((t) => /readkeeper-stats/.test(t));
     }, 10000);
+    // The preview is a webview that renders after its tab opens: wait for its text, so
+    // the screenshot shows the page (it was blank when taken at once).
+    const statsShown = await waitFor(async () => {
+      for (const frame of page.frames()) {
+        const body = await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+        if (/readkeeper/.test(body) && /reads/.test(body)) return body.slice(0, 80);
+      }
+      return undefined;
+    }, 20000);
+    check("the stats page renders its counters before its screenshot", statsShown, JSON.stringify(statsShown));
     await screenshot(page, "stats");
     const dirty = await page.locator(".tabs-container .tab.dirty").allInnerTexts().catch(() => []);
     const untitled = (await page.locator(".tabs-container .tab").allInnerTexts().catch(() => [])).filter((t) => /Untitled/.test(t));
