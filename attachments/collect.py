@@ -24,6 +24,7 @@ from typing import Any
 from readkeeper import quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import Location
+from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.quoting import name
 from readkeeper.read.tokens import estimate_tokens
@@ -79,7 +80,8 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
     items: list[Attachment] = []
     dropped: list[Dropped] = []
     timeout = settings.attachments_timeout_ms / 1000
-    for phase in phases:
+    for done, phase in enumerate(phases):
+        step(f"gathering: {', '.join(s.type for s in phase) or 'nothing'}", done, len(phases))
         got, failed = _run_phase(core.attachment_pool, phase, timeout)
         items.extend(got)
         dropped.extend(failed)

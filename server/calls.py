@@ -98,11 +98,32 @@ def _write(core: Readkeeper, params: WriteParams) -> Any:
     return with_diagnostics(core, params.session, unstructure(core.write(params)), since)
 
 
+def _stat(core: Readkeeper, params: StatParams) -> Any:
+    from .search.info import file_info
+
+    return file_info(core, params)
+
+
+def _move(core: Readkeeper, params: MoveParams) -> Any:
+    from .edit.moves import move
+
+    return core.change(params.session, move, params)
+
+
+def _mkdir(core: Readkeeper, params: MkdirParams) -> Any:
+    from .edit.moves import mkdir
+
+    return core.change(params.session, mkdir, params)
+
+
 def _patch(core: Readkeeper, params: PatchParams) -> Any:
+    from .edit.patch import patch
+
     since = time.time_ns()
-    result = core.patch(params)
+    result = core.change(params.session, patch, params)
     if params.dry_run:
         return result
+    core.stats.add(params.session, edits=1)
     return with_diagnostics(core, params.session, result, since)
 
 
@@ -136,9 +157,9 @@ METHODS: dict[str, Method] = {
         Method("grep", GrepParams, lambda core, params: core.grep(params)),
         Method("glob", GlobParams, lambda core, params: core.glob(params)),
         Method("list", ListParams, lambda core, params: core.list_folder(params)),
-        Method("stat", StatParams, lambda core, params: core.stat_path(params)),
-        Method("move", MoveParams, lambda core, params: core.move(params)),
-        Method("mkdir", MkdirParams, lambda core, params: core.mkdir(params)),
+        Method("stat", StatParams, _stat),
+        Method("move", MoveParams, _move),
+        Method("mkdir", MkdirParams, _mkdir),
         Method("patch", PatchParams, _patch),
         Method("undo", UndoParams, _undo),
     )

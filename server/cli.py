@@ -16,6 +16,7 @@ from .cli_search import COMMANDS as SEARCH_COMMANDS
 from .cli_search import add_commands as add_search_commands
 from .cli_search import root_refusal
 from .cli_search import run as run_search
+from .cli_stats import add_command as add_stats_command
 from .errors import ReadkeeperError
 from .hints import for_cli
 from .loading import loading
@@ -111,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
     add_search_commands(commands)
+    add_stats_command(commands)
 
     mcp = commands.add_parser(
         "mcp",
@@ -226,6 +228,10 @@ def _run(args: argparse.Namespace) -> int:
         return _read(args)
     if args.command in SEARCH_COMMANDS:
         return run_search(args)
+    if args.command == "stats":
+        from .cli_stats import run as run_stats
+
+        return run_stats(args)
     if args.command == "settings":
         from .render import settings_table
 

@@ -50,7 +50,6 @@ from .protocol import (
 )
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
-from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
@@ -192,25 +191,22 @@ class Readkeeper:
         """`readkeeper/grep`: a regular-expression search; the lines shown count as seen."""
         from .search.grep import grep
 
-        return grep(self, params)
+        with self.stats.journal.call(params.session, "grep", params.path or ""):
+            return grep(self, params)
 
     def glob(self, params: GlobParams) -> dict[str, Any]:
         """`readkeeper/glob`: files by pattern, newest first."""
         from .search.listing import glob
 
-        return glob(self, params, self.file_times)
+        with self.stats.journal.call(params.session, "glob", params.path or ""):
+            return glob(self, params, self.file_times)
 
     def list_folder(self, params: ListParams) -> dict[str, Any]:
         """`readkeeper/list`: a folder's entries with kinds and sizes."""
         from .search.listing import list_folder
 
-        return list_folder(self, params)
-
-    def stat_path(self, params: StatParams) -> dict[str, Any]:
-        """`readkeeper/stat`: a file's kind, size, times and permissions."""
-        from .search.info import file_info
-
-        return file_info(self, params)
+        with self.stats.journal.call(params.session, "list", params.path or ""):
+            return list_folder(self, params)
 
     # --- read-state and counters --------------------------------------------------------
 
@@ -247,13 +243,20 @@ class Readkeeper:
         the session's read-state and the state of the watcher and the token table."""
         from .search.rg import sandbox_state as rg_sandbox_state
 
-        return StatsResult(
-            **self.stats.snapshot(params.session),
+        snapshot = self.stats.snapshot(params.session)
+        result = StatsResult(
+            total=snapshot["total"],
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
             sandbox=rg_sandbox_state(),
         )
+        if "session" in snapshot:
+            result["session"] = snapshot["session"]
+        if params.history:
+            # Every session's calls: the picture shows the editor's agent beside others.
+            result["history"] = self.stats.journal.snapshot()
+        return result
 
     # --- edits and writes (edit/) --------------------------------------------------------
 
@@ -291,36 +294,23 @@ class Readkeeper:
         self.stats.add(params.session, writes=1)
         return result
 
-    def move(self, params: MoveParams) -> dict[str, Any]:
-        """`readkeeper/move`: rename a file or folder, never replacing (edit/moves.py)."""
-        from .edit import moves
-
-        return self.change(params.session, moves.move, params)
-
-    def mkdir(self, params: MkdirParams) -> dict[str, Any]:
-        """`readkeeper/mkdir`: a folder and the missing ones above it (edit/moves.py)."""
-        from .edit import moves
-
-        return self.change(params.session, moves.mkdir, params)
-
-    def patch(self, params: PatchParams) -> dict[str, Any]:
-        """`readkeeper/patch`: replacements in one file, all or none (edit/patch.py)."""
-        from .edit.patch import patch
-
-        result = self.change(params.session, patch, params)
-        if not params.dry_run:
-            self.stats.add(params.session, edits=1)
-        return result
-
     def change(
         self, session: str, apply: Callable[[Readkeeper, P], R], params: P, keeps: bool = True
     ) -> R:
-        """Run an edit, write or undo, counting its refusals (and stale ones apart); what
-        it writes becomes the session's last change (edit/journal.py)."""
+        """Run an edit, write or undo, counting its refusals (and stale ones apart) and
+        journaling the call; what it writes becomes the session's last change
+        (edit/journal.py)."""
         keeps = keeps and not getattr(params, "dry_run", False)
+        kind = "write" if apply.__name__ == "write" else "edit"
+        path = self._journal_path(getattr(params, "file_path", ""))
         try:
-            with self.journal.recording(session, apply.__name__, keeps):
-                return apply(self, params)
+            with (
+                self.journal.recording(session, apply.__name__, keeps),
+                self.stats.journal.call(session, kind, path) as tally,
+            ):
+                result = apply(self, params)
+                tally.path = getattr(result, "file_path", "") or tally.path
+                return result
         except ReadkeeperError as exc:
             self.stats.error(session, exc.kind)
             if exc.kind == "stale":
@@ -350,8 +340,9 @@ class Readkeeper:
                 field="types",
             )
         check_budget_tokens(params.budget_tokens)
-        fitted = gather(self, params)
-        self.stats.attachments(params.session, fitted)
+        with self.stats.journal.call(params.session, "attachments"):
+            fitted = gather(self, params)
+            self.stats.attachments(params.session, fitted)
         sent = fitted.as_json()
         return AttachmentsResult(
             attachments=sent["attachments"],
@@ -436,6 +427,15 @@ class Readkeeper:
     def watcher_status(self) -> dict[str, Any]:
         """The watcher's state and counters, as `readkeeper/stats` shows them."""
         return self.watching.status()
+
+    def _journal_path(self, path: str | None) -> str:
+        """`path` as the journal names it: absolute (from the first root), as asked."""
+        if not path:
+            return ""
+        try:
+            return self.workspace.absolute(path)
+        except (ReadkeeperError, ValueError, OSError):
+            return path
 
     def _get_settings(self) -> Settings:
         return self.settings

@@ -7,6 +7,7 @@ default value (the watcher's exclusions) is kept here too, out of the settings t
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,18 @@ DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
     ".parcel-cache/",
 )
 
+# The description of `progress_after_ms` (kept here: settings.py is at its length cap).
+PROGRESS_AFTER_MS = (
+    "Work still running after this long (PDF pages drawn, an outline, a search, "
+    "attachments) shows progress: LSP work-done progress, MCP progress notifications. "
+    "0 shows it for all such work."
+)
+
+
+def camel_to_snake(name: str) -> str:
+    """A client's camelCase key as the setting's snake_case name."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
 
 def positive_int(value: Any) -> int:
     if isinstance(value, bool):
@@ -40,6 +53,15 @@ def positive_int(value: Any) -> int:
     number = int(value)  # accepts "42" from env vars and loosely typed clients
     if number <= 0:
         raise ValueError("expected a positive integer")
+    return number
+
+
+def non_negative_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected 0 or a positive integer")
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected 0 or a positive integer")
     return number
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -26,9 +25,12 @@ from typing import Any, Literal
 from .setting_values import DEFAULT_WATCH_EXCLUDE as DEFAULT_WATCH_EXCLUDE
 
 # The parsers, under the short private names the table below uses.
+from .setting_values import PROGRESS_AFTER_MS
 from .setting_values import Choice as _Choice
+from .setting_values import camel_to_snake as _camel_to_snake
 from .setting_values import choice as _choice
 from .setting_values import flag as _flag
+from .setting_values import non_negative_int as _non_negative_int
 from .setting_values import path_list as _path_list
 from .setting_values import pattern_list as _pattern_list
 from .setting_values import positive_int as _positive_int
@@ -78,6 +80,7 @@ class Settings:
     git_status_max_tokens: int = 1_000
     git_timeout_ms: int = 2_000
     edit_diagnostics_wait_ms: int = 1_000
+    progress_after_ms: int = 1_000  # progress.py: shown for work running longer
     # Edits and writes (edit/).
     edit_open_buffers: str = "refuse"
     new_file_line_ending: str = "lf"
@@ -167,7 +170,7 @@ class SettingSpec:
     @property
     def minimum(self) -> int | None:
         """The least value of a whole-number setting that has one, else None."""
-        return 1 if self.parse is _positive_int else None
+        return 1 if self.parse is _positive_int else 0 if self.parse is _non_negative_int else None
 
 
 def _cap(name: str, description: str) -> SettingSpec:
@@ -277,6 +280,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "edit_diagnostics_wait_ms",
         "How long an edit waits for the editor's new diagnostics of the edited file.",
     ),
+    SettingSpec("progress_after_ms", _non_negative_int, PROGRESS_AFTER_MS),
     # Edits and writes (edit/).
     SettingSpec(
         "edit_open_buffers",
@@ -335,10 +339,6 @@ SETTINGS: tuple[SettingSpec, ...] = (
 )
 
 assert {s.name for s in SETTINGS} == {f.name for f in fields(Settings)}
-
-
-def _camel_to_snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 # Keys the editors keep in the same `readkeeper` section for themselves (the VS Code

@@ -19,8 +19,8 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
-    {"errors", "quoting", "peers", "words", "loading"},
-    {"protocol", "settings", "setting_values", "render", "hints"},
+    {"errors", "quoting", "peers", "words", "loading", "progress"},
+    {"protocol", "settings", "setting_values", "render", "hints", "picture"},
     {"files"},
     {"state"},
     {"read"},
@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"core"},
     {"calls"},
     {"lsp", "mcp", "attach", "client", "demo"},
-    {"cli", "cli_search", "__main__"},
+    {"cli", "cli_search", "cli_stats", "__main__"},
 ]
 MAX_LINES = 450
 

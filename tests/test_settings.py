@@ -197,7 +197,8 @@ REVIEWED_HARMLESS = {
     "memory_max_bytes", "delta_max_percent", "mention_max_tokens", "memory_max_tokens",
     "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
     "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
-    "edit_diagnostics_wait_ms", "edit_open_buffers", "new_file_line_ending", "watch",
+    "edit_diagnostics_wait_ms", "progress_after_ms", "edit_open_buffers",
+    "new_file_line_ending", "watch",
     "watch_exclude", "watch_debounce_ms", "watch_poll_interval_ms", "watch_force_polling",
 }  # fmt: skip
 # What each user-only setting could be set to by a hostile workspace.
@@ -249,7 +250,9 @@ FLAG_LIMITS = {"pdf_inline"}
 NOT_A_LIMIT_FLAGS = {"watch", "watch_force_polling"}
 # A preference, not a protection: either answer (the diff or the whole file) is cut by
 # `max_tokens`, so neither way loosens anything.
-NOT_A_LIMIT = {"delta_max_percent"}
+# `progress_after_ms` only decides when progress is shown: each step of work that is
+# bounded anyway sends at most one message, whatever its value.
+NOT_A_LIMIT = {"delta_max_percent", "progress_after_ms"}
 
 
 def test_every_limit_says_which_way_is_tighter() -> None:

@@ -186,10 +186,29 @@ class Scope:
             if isinstance(counters, dict) and isinstance(counters.get("tokens_by_file"), dict):
                 shown = {p: n for p, n in counters["tokens_by_file"].items() if self.reaches(p)}
                 cut[part] = {**counters, "tokens_by_file": shown}
+        history = cut.get("history")
+        if isinstance(history, dict) and isinstance(history.get("events"), list):
+            # A call beyond these roots is left out whole: its path, its time, its cost.
+            shown_events = [
+                e
+                for e in history["events"]
+                if isinstance(e, dict) and isinstance(e.get("path"), str) and self._journaled(e)
+            ]
+            left_out = len(history["events"]) - len(shown_events)
+            cut["history"] = {**history, "events": shown_events, "beyond_roots": left_out}
         watcher = cut.get("watcher")
         if isinstance(watcher, dict):
             cut["watcher"] = self._watcher(watcher)
         return cut
+
+    def _journaled(self, event: dict[str, Any]) -> bool:
+        """Whether a journal event may be shown here: its file within these roots; a
+        call naming no absolute path (attachments) only when these roots are the
+        editor's own."""
+        path = event["path"]
+        if path and os.path.isabs(path):
+            return self.reaches(path, str(event.get("session", "")))
+        return not self.narrower
 
     def _watcher(self, status: dict[str, Any]) -> dict[str, Any]:
         """Each of this connection's roots stands for the editor's root that holds it;

@@ -18,9 +18,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from .. import calls
+from .. import calls, progress
 from ..errors import ReadkeeperError
+from ..progress import TITLES
 from ..protocol import DiagnosticsParams, ReadParams, structure
+from .progress import sender
 from .quick import Refused
 from .rpc_errors import error_reply
 from .server import ReadkeeperServer
@@ -39,8 +41,22 @@ def on_the_loop(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
 
 
 async def in_the_pool(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
-    """Serve the request on the thread pool."""
-    return await ls.run(calls.call, ls.core, method, raw)
+    """Serve the request on the thread pool, its long work shown as progress."""
+    return await reporting(ls, method, raw, calls.call, ls.core, method, raw)
+
+
+async def reporting(ls: ReadkeeperServer, method: str, raw: Any, work: Any, *args: Any) -> Any:
+    """Run `work(*args)` on the thread pool with its steps sent as work-done progress
+    (lsp/progress.py), when the request has long work and the client shows progress."""
+    send = sender(ls, method, raw)
+    if send is None:
+        return await ls.run(work, *args)
+    title = TITLES[method.removeprefix("readkeeper/")]
+    after_ms = ls.core.settings.progress_after_ms
+    try:
+        return await ls.run(progress.within, send, title, after_ms, work, *args)
+    finally:
+        await send.settle()
 
 
 async def changing(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
@@ -59,7 +75,7 @@ async def read(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
     else:
         params = calls.params_for(method, raw)
         try:
-            return await ls.run(calls.run, ls.core, method, params)
+            return await reporting(ls, method, raw, calls.run, ls.core, method, params)
         except ReadkeeperError as exc:
             refusal = exc
     if refusal.kind != "outside_workspace" or not await ask_to_allow(ls, params, refusal):

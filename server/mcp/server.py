@@ -23,12 +23,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
-from .. import __version__, calls
+from .. import __version__, calls, progress
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
+from .progress import sender as progress_sender
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
 log = logging.getLogger("readkeeper")
@@ -257,8 +258,7 @@ class McpFrontEnd:
             if backend.quick(params.name, arguments):
                 with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
                     return self.answer(backend, params.name, arguments)
-            method = TOOL_METHODS[params.name]
-            result = await anyio.to_thread.run_sync(backend.call, method, arguments)
+            result = await self._run(ctx, backend, TOOL_METHODS[params.name], arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
                 result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
@@ -271,6 +271,25 @@ class McpFrontEnd:
             return render.error_result(exc)
         except Exception as exc:
             return _fault(params.name, exc)
+
+    async def _run(
+        self, ctx: ServerRequestContext[Any], backend: Backend, tool: str, arguments: dict[str, Any]
+    ) -> Any:
+        """Serve the call on a worker thread, its long work sent as progress
+        notifications when the client asked for them (mcp/progress.py). Attached, the
+        work's steps are the editor's: the progress begins past the threshold and ends."""
+        send = progress_sender(ctx, tool)
+        if send is None:
+            return await anyio.to_thread.run_sync(backend.call, tool, arguments)
+        core = getattr(backend, "core", None)
+        after_ms = (core.settings if core is not None else _env_settings()).progress_after_ms
+        title = progress.TITLES[tool]
+        try:
+            return await anyio.to_thread.run_sync(
+                progress.within, send, title, after_ms, backend.call, tool, arguments
+            )
+        finally:
+            await send.settle()
 
     def _notice(self, backend: Backend, tool: str) -> str | None:
         """What the agent must know when it could not attach to the editor's server
@@ -392,6 +411,13 @@ def _reachable(backend: Backend) -> list[str]:
     """The folders calls may reach (list_allowed_directories): roots, then allowed paths."""
     described = backend.describe()
     return [*described.get("roots", []), *described.get("allowed_paths", [])]
+
+
+def _env_settings() -> Any:
+    """The settings of this process's environment (the defaults, and READKEEPER_*)."""
+    from ..settings import resolve_settings
+
+    return resolve_settings(None)[0]
 
 
 def _fault(tool: str, exc: Exception) -> types.CallToolResult:

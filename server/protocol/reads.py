@@ -41,9 +41,14 @@ class ForgetParams(Contract):
 
 @attrs.frozen(repr=False, eq=False)
 class StatsParams(Contract):
-    """`readkeeper/stats`: the session whose counters to report beside the total."""
+    """`readkeeper/stats`: the session whose counters to report beside the total, and
+    whether to send the journal too (each call: what, when, at what cost)."""
 
     session: str | None = None
+    # With the journal (`history`): the newest calls of every session, each {at_ms,
+    # session, kind, path, tokens, saved, ms, error?}, with its cap and how many older
+    # calls were dropped.
+    history: bool = False
 
 
 # --- results ----------------------------------------------------------------------------

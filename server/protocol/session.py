@@ -83,6 +83,8 @@ class StatsResult(TypedDict):
     # files by name, run confined by Landlock (without it a folder swapped mid-walk can
     # lead them out of the workspace).
     sandbox: NotRequired[dict[str, Any]]
+    # With `history`: {events: [...] oldest first, cap, dropped} (state/journal.py).
+    history: NotRequired[dict[str, Any]]
 
 
 class AttachmentsResult(TypedDict):

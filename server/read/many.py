@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..hints import call
+from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
 from ..protocol.convert import check_budget_tokens
@@ -34,7 +35,8 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     check_budget_tokens(params.budget_tokens)
     left = params.budget_tokens
     results: list[dict[str, Any]] = []
-    for path in params.file_paths:
+    for done, path in enumerate(params.file_paths):
+        step(f"reading {path}", done, len(params.file_paths))
         one = ReadParams(
             file_path=path,
             offset=params.offset,

@@ -25,6 +25,7 @@ from ..errors import ReadkeeperError
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
 from ..hints import call
+from ..progress import step
 from ..protocol import (
     NotebookFile,
     NotebookResult,
@@ -66,11 +67,16 @@ def read(services: ReadServices, params: ReadParams) -> ReadResult:
     """`readkeeper/read`: what the session should see of a file now (its lines, a stub,
     a diff, an outline, a document), recorded in the session's read-state; a refusal
     is counted in the session's errors."""
-    try:
-        return _read(services, params)
-    except ReadkeeperError as exc:
-        services.stats.error(params.session, exc.kind)
-        raise
+    path = services.workspace.absolute(params.file_path) if params.file_path else ""
+    with services.stats.journal.call(params.session, "read", path) as tally:
+        try:
+            result = _read(services, params)
+        except ReadkeeperError as exc:
+            services.stats.error(params.session, exc.kind)
+            raise
+        tally.kind = result.type
+        tally.path = getattr(result.file, "file_path", "") or tally.path
+        return result
 
 
 def disk_text(services: ReadServices, real_path: str) -> str | None:
@@ -185,6 +191,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         request = Request(planned, window_for(planned, settings), request.opened)
     elif planned is not None:
         costly_step()  # a parse and a walk: not on the event loop
+        step(f"outlining {path}")
         return _outline(services, request, planned, text, encoding, content)
 
     previous = seen_before(services, request, content)

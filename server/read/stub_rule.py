@@ -173,6 +173,10 @@ def held_whole(
     lines = changed.total_lines
     shown = Shown(changed.tokens, partial=False, whole=True, num_lines=lines, total_lines=lines)
     record(services, request, content, shown)
+    # The diff stands for the whole file sent again: the tokens of the view it replaces.
+    whole = next(view for view in previous.views() if view.whole)
+    saved = max(0, whole.tokens - changed.tokens)
+    services.stats.add(params.session, tokens_saved_by_diffs=saved)
     return ChangedResult(changed)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
+from ..progress import step
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..words import count
@@ -51,7 +52,9 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
         flags += matcher.rg_filter()
     flags += ["--regexp", params.pattern, "--", arg]
     sep = b"\0" if params.output == "files" else b"\n"
+    step(f"searching {arg} for {params.pattern}")
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
+    step(f"{len(ran.lines):,} lines of output; fitting them to the budget")
     if ran.returncode == 2 and "regex parse error" in ran.error:
         raise rg.pattern_error(params.pattern, ran.error)
     incomplete = ran.timed_out or ran.cut

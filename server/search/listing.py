@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..files.ignore import IgnoreRules
+from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import rg
@@ -39,6 +40,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
+    step(f"finding {params.pattern} in {params.path or 'the workspace'}")
     if times.kept(cwd):
         found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
     else:
@@ -143,6 +145,10 @@ class _Rules(IgnoreRules):
     IGNORE_FILES = (".gitignore", ".ignore")
 
 
+# Entries listed between two progress steps.
+_STEP_ENTRIES = 1000
+
+
 def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     """Serve `readkeeper/list`: the entries of a folder, to `depth` levels."""
     if params.depth < 1 or params.depth > MAX_DEPTH:
@@ -208,6 +214,8 @@ def _walk(
         if kind == "file":
             entry["size"] = st.st_size
         into.append(entry)
+        if len(into) % _STEP_ENTRIES == 0:
+            step(f"{len(into):,} entries listed")
         if is_dir and depth > 1:
             try:
                 child = os.open(

@@ -33,6 +33,7 @@ import orjson
 from ..errors import ReadkeeperError
 from ..files import landlock
 from ..files.confined import LAUNCHER, Child, widen_pipe
+from ..progress import step
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -44,6 +45,8 @@ MAX_OUTPUT_BYTES = 32 << 20
 # False: every confined run starts a fresh launcher interpreter (the bench's baseline).
 WARM_LAUNCHER = True
 Process = subprocess.Popen[bytes] | Child
+# Lines of output between two progress steps.
+_STEP_LINES = 5000
 # The flags every run has: no config file, no symlink followed, hidden files searched
 # (agents look for .github/ and dotfiles) but never a VCS folder's insides.
 BASE_FLAGS = (
@@ -134,8 +137,11 @@ def run(
         held = 0
         for pieces in _bounded_pieces(proc.stdout, sep):  # a chunk's at once: 100,000s
             room = max_lines - len(result.lines)
+            before = len(result.lines)
             result.lines.extend(pieces[:room])
             held += sum(map(len, pieces[:room]))
+            if len(result.lines) // _STEP_LINES > before // _STEP_LINES:
+                step(f"{len(result.lines):,} lines found so far")
             if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True
                 break

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NotRequired, Protocol, TypedDict
 
+from .journal import Journal, current_tally
+
 
 class _Item(Protocol):
     """An attachment as the counters see it: its type, and whether it was cut."""
@@ -56,6 +58,9 @@ class Counters:
     tokens_returned: int = 0
     tokens_saved_by_stubs: int = 0
     tokens_saved_by_budgets: int = 0
+    # A re-read of a changed file answered with the diff: the whole view's tokens less
+    # the diff's.
+    tokens_saved_by_diffs: int = 0
     # Tokens sent by reads, per file: where an agent's context goes (the top files are
     # shown; all are kept while the server runs).
     tokens_by_file: Counter[str] = field(default_factory=Counter)
@@ -91,6 +96,9 @@ class Counters:
 
 TOP_FILES = 20  # files listed in tokens_by_file, the costliest first
 
+# The counters that are tokens readkeeper kept from the agent (a call's `saved`).
+_SAVINGS = ("tokens_saved_by_stubs", "tokens_saved_by_budgets", "tokens_saved_by_diffs")
+
 
 @dataclass
 class WatchCounters:
@@ -124,6 +132,7 @@ class Stats:
         self.watch = WatchCounters()
         self._sessions: dict[str, Counters] = {}
         self._lock = threading.Lock()
+        self.journal = Journal()  # each call: what, when, at what cost (journal.py)
 
     def _session(self, session: str) -> Counters:
         """The session's counters, made at its first count (the caller holds the lock).
@@ -141,18 +150,28 @@ class Stats:
             for name, delta in deltas.items():
                 setattr(mine, name, getattr(mine, name) + delta)
                 setattr(self.total, name, getattr(self.total, name) + delta)
+        tally = current_tally()
+        if tally is not None:
+            tally.tokens += deltas.get("tokens_returned", 0)
+            tally.saved += sum(deltas.get(name, 0) for name in _SAVINGS)
 
     def served(self, session: str, path: str, tokens: int) -> None:
         """A read sent `tokens` of `path`."""
         with self._lock:
             for counters in (self._session(session), self.total):
                 counters.tokens_by_file[path] += tokens
+        tally = current_tally()
+        if tally is not None and not tally.path:
+            tally.path = path
 
     def error(self, session: str, kind: str) -> None:
         """A request of the session failed with an error of this `kind`."""
         with self._lock:
             self._session(session).errors[kind] += 1
             self.total.errors[kind] += 1
+        tally = current_tally()
+        if tally is not None:
+            tally.error = kind
 
     def attachments(self, session: str, fitted: Served) -> None:
         """Count one `readkeeper/attachments` answer: tokens attached, items dropped and
@@ -165,6 +184,9 @@ class Stats:
                 counters.attachments_truncated.update(
                     a.type for a in fitted.attachments if a.truncated
                 )
+        tally = current_tally()
+        if tally is not None:
+            tally.tokens += fitted.used_tokens
 
     def client_state_dropped(self, kind: str, count: int = 1) -> None:
         """`count` pieces of client-pushed state of `kind` were cut or not kept."""

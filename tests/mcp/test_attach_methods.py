@@ -44,7 +44,7 @@ HOSTILE: dict[str, list[dict[str, Any]]] = {
     "glob": [{"pattern": "*"}, {"pattern": "**/*.md"}, {"pattern": "*", "path": "{ws}"}],
     "list": [{"path": "."}, {"path": "{ws}"}, {"path": ".."}],
     "changes": [{}, {"session": "editor"}],
-    "stats": [{}, {"session": "editor"}],
+    "stats": [{}, {"session": "editor"}, {"history": True}, {"session": "editor", "history": True}],
     "stat": [{"path": "../other.txt"}, {"path": "{ws}"}, {"path": "missing.txt"}],
     "move": [
         {"source": "in.txt", "destination": "../moved-out.txt"},
@@ -144,6 +144,12 @@ def test_no_method_reaches_or_names_beyond_the_roots(listener: Listener, workspa
     assert [e["name"] for e in listed["entries"]] == ["in.txt"]
     watcher = narrow.ask("stats")["result"]["watcher"]
     assert watcher.get("watched_roots", [str(sub)]) == [str(sub)]
+    # The journal shows the narrow agent's own calls within its roots, and counts the rest.
+    history = narrow.ask("stats", history=True)["result"]["history"]
+    assert {e["path"] for e in history["events"]} <= {str(sub), str(sub / "in.txt")} | {
+        str(sub / name) for name in ("other.txt", "AGENTS.md", "planted.txt")
+    }
+    assert history["beyond_roots"] >= 2  # the editor's reads of other.txt and AGENTS.md
 
 
 async def test_an_attached_mcp_names_nothing_beyond_its_root(workspace: Path) -> None:

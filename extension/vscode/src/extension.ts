@@ -10,6 +10,7 @@ import { registerChatParticipant } from "./agent/chat";
 import { type ForgetResult, Methods, type Stats } from "./agent/contract";
 import { DiagnosticsForwarder, type DiagnosticsSource } from "./agent/diagnostics";
 import { registerMcpProvider } from "./agent/mcp";
+import { SessionPanel } from "./agent/sessionPanel";
 import { changeNoticeSummary, errorMessage, forgetSentence, statsMarkdown } from "./agent/render";
 import { describeEditor, registerTools, type ToolContext } from "./agent/tools";
 import { resolveServerPython } from "./common/environment";
@@ -35,6 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
   const logFile = logFileFor();
   const log = logFile ? teeToFile(channel, logFile) : channel;
   const status = new StatusBar();
+  const sessionPanel = new SessionPanel();
   const statsDocument = new StatsDocument();
   const settings = () => extensionSettings(vscodeapi.getConfiguration(SECTION));
   const firstFolder = () => vscodeapi.getWorkspaceFolders()[0];
@@ -196,6 +198,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Readke
       statsDocument.set(markdown);
       log.info(`stats: ${JSON.stringify(stats)}`);
       await vscodeapi.showReadOnlyMarkdown(statsDocument.uri);
+    }),
+    sessionPanel,
+    vscodeapi.registerCommand("readkeeper.showSessionChart", async () => {
+      const client = server.running;
+      if (!client) {
+        void vscodeapi.showWarningMessage(stateSentence(server.state, server.detail));
+        return;
+      }
+      const stats = await requestOrSay<{ history?: unknown }>(client, Methods.stats, { history: true });
+      if (stats) sessionPanel.show(stats);
     }),
     vscodeapi.registerCommand("readkeeper.forget", async () => {
       const client = server.running;

@@ -36,9 +36,18 @@ export interface ForgetParams {
   paths?: string[];
 }
 
-/** `readkeeper/stats`: the session whose counters to report beside the total. */
+/**
+ * `readkeeper/stats`: the session whose counters to report beside the total, and whether
+ * to send the journal too (each call: what, when, at what cost).
+ */
 export interface StatsParams {
   session?: string;
+  /**
+   * With the journal (`history`): the newest calls of every session, each {at_ms, session,
+   * kind, path, tokens, saved, ms, error?}, with its cap and how many older calls were
+   * dropped.
+   */
+  history?: boolean;
 }
 
 /** Numbered lines of a text file, and what was left out of them. */

@@ -29,7 +29,9 @@
 # the chat's built-in Agent (GitHub Copilot Chat) asks for a GitHub sign-in, which needs
 # the network. If the chat panel cannot run the turn, the test fails; the same tools are
 # then invoked with vscode.lm.invokeTool from a test command, to tell whether the tools or
-# the chat UI broke.
+# the chat UI broke. Last, "Show Session Chart" must draw the session's chart in its
+# webview: the test waits for its bars to have a real size, then finds their colour in
+# the screenshot's pixels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXT=$PWD

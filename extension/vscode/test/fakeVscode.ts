@@ -48,7 +48,7 @@ export class LanguageModelChatMessage {
 }
 
 export class MarkdownString {
-  isTrusted = false;
+  isTrusted: boolean | { enabledCommands: readonly string[] } = false;
   constructor(public value = "") {}
 }
 

@@ -17,6 +17,7 @@ import attrs
 
 from ...errors import ReadkeeperError
 from ...hints import call
+from ...progress import step
 from ...protocol import PartsFile, PartsResult
 from ...settings import Settings
 from ..tokens import estimate_tokens
@@ -62,6 +63,7 @@ def render_pages(
                 number = int(item["number"])
                 folder.write(_page_name(number), blobs[0])
                 have.add(number)
+                step(f"page {number} drawn", len(have), len(chosen))
 
             if missing:
                 drawing = [[n, *plan[n]] for n in missing]

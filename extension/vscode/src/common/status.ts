@@ -51,6 +51,9 @@ export class StatsDocument implements vscode.TextDocumentContentProvider, vscode
   }
 }
 
+/** The commands the status bar's hover links to. */
+export const TOOLTIP_COMMANDS = ["readkeeper.showStats", "readkeeper.restart", "readkeeper.showLog"] as const;
+
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private state: ServerState = "stopped";
@@ -96,7 +99,9 @@ export class StatusBar implements vscode.Disposable {
         "\n\n[Show stats](command:readkeeper.showStats) · [Restart](command:readkeeper.restart) · " +
         "[Log](command:readkeeper.showLog)",
     );
-    tooltip.isTrusted = true;
+    // Only these commands' links run: the stats name files, and a file name is the
+    // repository's, which could otherwise plant a link to any command.
+    tooltip.isTrusted = { enabledCommands: [...TOOLTIP_COMMANDS] };
     this.item.tooltip = tooltip;
     this.item.backgroundColor =
       this.state === "error" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;

@@ -220,3 +220,12 @@ export function registerMcpServerDefinitionProvider(
       (await provide()).map((d) => new Stdio(d.label, d.command, d.args, {}, d.version)),
   }) as vscode.Disposable;
 }
+
+/** A webview panel that runs no script, opens no command link and loads no file. */
+export function createWebviewPanel(viewType: string, title: string): vscode.WebviewPanel {
+  return vscode.window.createWebviewPanel(viewType, title, vscode.ViewColumn.Active, {
+    enableScripts: false,
+    enableCommandUris: false,
+    localResourceRoots: [],
+  });
+}

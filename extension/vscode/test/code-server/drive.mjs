@@ -78,6 +78,80 @@ async function runCommand(page, label) {
   await page.keyboard.press("Enter");
 }
 
+/** The frame (a webview's, nested in code-server's iframes) that holds `selector`. */
+async function frameWith(page, selector) {
+  for (const frame of page.frames()) {
+    const found = await frame.$(selector).catch(() => null);
+    if (found) return { frame, element: found };
+  }
+  return undefined;
+}
+
+/** "Show Session Chart": wait until the webview has drawn the chart (bars of a real
+ * size), screenshot it, and count the bars' colours in the screenshot's pixels (decoded
+ * by Chromium in a blank page of its own): the picture must show the chart, not only
+ * a tab with the right title. */
+async function checkSessionChart(page, browser) {
+  await runCommand(page, "readkeeper: Show Session Chart");
+  const drawn = await waitFor(async () => {
+    const found = await frameWith(page, "#readkeeper-chart");
+    if (!found) return undefined;
+    const shape = await found.frame
+      .evaluate(() => {
+        const svg = document.querySelector("#readkeeper-chart");
+        const box = svg.getBoundingClientRect();
+        const bars = [...svg.querySelectorAll("rect")].filter((r) => r.getBoundingClientRect().height > 0);
+        const fills = [...new Set(bars.map((r) => getComputedStyle(r).fill))];
+        return { width: box.width, height: box.height, bars: bars.length, fills };
+      })
+      .catch(() => undefined);
+    const box = await found.element.boundingBox().catch(() => null);
+    return shape && shape.bars > 0 && shape.width > 0 && box && box.width > 0 ? { ...shape, box } : undefined;
+  }, 30000);
+  check(
+    "Show Session Chart draws the chart in its webview (bars of a real size)",
+    drawn && drawn.bars >= 1 && drawn.height > 100 && drawn.fills.length >= 1,
+    JSON.stringify(drawn),
+  );
+  if (!drawn) {
+    await screenshot(page, "session-chart-missing");
+    return;
+  }
+  await page.waitForTimeout(300); // the frame's paint after the layout measured above
+  await screenshot(page, "session-chart");
+  const png = await page.screenshot({ clip: drawn.box });
+  const decoder = await browser.newPage();
+  try {
+    const colours = await decoder.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const canvas = document.createElement("canvas");
+      canvas.width = img.width;
+      canvas.height = img.height;
+      const ctx = canvas.getContext("2d");
+      ctx.drawImage(img, 0, 0);
+      const data = ctx.getImageData(0, 0, img.width, img.height).data;
+      const near = (i, [r, g, b]) => Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 60;
+      let sent = 0;
+      let saved = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (near(i, [0x3b, 0x6f, 0xd4])) sent += 1;
+        else if (near(i, [0x3c, 0xa5, 0x5c])) saved += 1;
+      }
+      return { sent, saved, pixels: data.length / 4 };
+    }, png.toString("base64"));
+    check(
+      // (The session's tiny file saves no tokens on its stub: green bars may be absent.)
+      "the screenshot shows the chart: pixels of its bars (blue: tokens sent)",
+      colours.sent > 50,
+      JSON.stringify(colours),
+    );
+  } finally {
+    await decoder.close();
+  }
+}
+
 async function statusItem(page) {
   return page.locator(".statusbar-item", { hasText: "readkeeper" }).first();
 }
@@ -258,6 +332,16 @@ async function main() {
       const tabs = await page.locator(".tabs-container .tab").allInnerTexts().catch(() => []);
       return tabs.find((t) => /readkeeper-stats/.test(t));
     }, 10000);
+    // The preview is a webview that renders after its tab opens: wait for its text, so
+    // the screenshot shows the page (it was blank when taken at once).
+    const statsShown = await waitFor(async () => {
+      for (const frame of page.frames()) {
+        const body = await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+        if (/readkeeper/.test(body) && /reads/.test(body)) return body.slice(0, 80);
+      }
+      return undefined;
+    }, 20000);
+    check("the stats page renders its counters before its screenshot", statsShown, JSON.stringify(statsShown));
     await screenshot(page, "stats");
     const dirty = await page.locator(".tabs-container .tab.dirty").allInnerTexts().catch(() => []);
     const untitled = (await page.locator(".tabs-container .tab").allInnerTexts().catch(() => [])).filter((t) => /Untitled/.test(t));
@@ -266,6 +350,7 @@ async function main() {
       statsTab && dirty.length === 0 && untitled.length === 0,
       JSON.stringify({ statsTab, dirty, untitled }),
     );
+    await checkSessionChart(page, browser);
   } finally {
     await browser.close();
   }

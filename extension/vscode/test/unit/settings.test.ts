@@ -81,7 +81,7 @@ const HARMLESS = [
   "attachmentsBudgetTokens", "attachmentsTimeoutMs", "memoryMaxLines", "memoryMaxBytes",
   "deltaMaxPercent", "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens",
   "changesMaxTokens", "changesTotalMaxTokens", "selectionMaxTokens", "gitStatusMaxTokens",
-  "gitTimeoutMs", "editDiagnosticsWaitMs", "editOpenBuffers", "newFileLineEnding", "watch",
+  "gitTimeoutMs", "editDiagnosticsWaitMs", "progressAfterMs", "editOpenBuffers", "newFileLineEnding", "watch",
   "watchExclude", "watchDebounceMs", "watchPollIntervalMs", "watchForcePolling", "lineFormat",
 ]; // prettier-ignore
 
@@ -155,8 +155,9 @@ const TIGHTER_LOWER = [
   "editDiagnosticsWaitMs", "diagnostics.maxPerFile",
 ]; // prettier-ignore
 const TIGHTER_HIGHER = ["watchDebounceMs", "watchPollIntervalMs", "diagnostics.debounceMs"];
-// A preference, not a protection: the diff and the whole file are both cut by maxTokens.
-const NOT_A_LIMIT = ["deltaMaxPercent"];
+// A preference, not a protection: the diff and the whole file are both cut by maxTokens;
+// progressAfterMs only decides when progress of work bounded anyway is shown.
+const NOT_A_LIMIT = ["deltaMaxPercent", "progressAfterMs"];
 // Flags: on, pdfInline adds a PDF's base64 to its read (off is tighter); the others turn
 // a feature or its display on or off without raising what one answer may cost.
 const FLAG_LIMITS = ["pdfInline"];

@@ -22,6 +22,18 @@ describe("status bar", () => {
     assert.match((item.tooltip as fake.MarkdownString).value, /\| reads \| – \| 4 \|/);
   });
 
+  it("lets its hover run only its own commands, whatever a file name in the stats says", (t) => {
+    const item: { tooltip: unknown; show(): void; dispose(): void } = { tooltip: undefined, show() {}, dispose() {} };
+    t.mock.method(vscodeapi, "createStatusBarItem", () => item);
+    const bar = new StatusBar();
+    const planted = "/w/[x](command:workbench.action.terminal.sendSequence?%7B%7D).py";
+    bar.setStats(statsMarkdown({ total: { tokens_by_file: { [planted]: 9 } } } as never, "s"));
+    const tooltip = item.tooltip as fake.MarkdownString;
+    assert.deepEqual(tooltip.isTrusted, {
+      enabledCommands: ["readkeeper.showStats", "readkeeper.restart", "readkeeper.showLog"],
+    });
+  });
+
   it("flashes change notices in the status bar, not in a popup", (t) => {
     t.mock.method(vscodeapi, "createStatusBarItem", () => ({ show() {}, dispose() {} }));
     const messages: [string, number][] = [];

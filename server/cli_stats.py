@@ -1,0 +1,96 @@
+"""`readkeeper stats [--html FILE]`: the counters and journal of the readkeeper that serves
+this workspace (the editor's, or `readkeeper serve` under Neovim), reached over its
+attach socket (attach/), and the picture of its session as one HTML file (picture.py).
+
+A CLI process of its own would have read nothing: the session worth a picture lives in
+the server the agent calls, so the command asks that one, as `readkeeper mcp` does, with
+the same checks of the socket and within the same roots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from .errors import ReadkeeperError
+
+
+def add_command(commands: Any) -> None:
+    """The `stats` command and its options."""
+    stats = commands.add_parser(
+        "stats",
+        help="the counters and the picture of the session of the readkeeper serving this "
+        "workspace (the editor's)",
+    )
+    stats.add_argument("--root", default=None, help="workspace root (default: current folder)")
+    stats.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the picture of the session (what the agent read, when, at what cost, "
+        "what readkeeper saved) as a self-contained HTML file",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fetch the running server's stats (with its journal); print them, or write the page."""
+    from .attach.client import AttachClient
+
+    root = os.path.realpath(args.root or os.getcwd())
+    if not os.path.isdir(root):
+        print(
+            f"readkeeper: --root {root} is not a folder; pass the project's folder.",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        client = AttachClient.connect([root])
+    except ReadkeeperError as exc:
+        _refused(exc)
+        return 1
+    if client is None:
+        print(
+            f"readkeeper: no readkeeper serves {root}: the stats and the picture are of a "
+            "running server's session. Open the folder in the editor (VS Code, or Neovim "
+            "with readkeeper), or pass --root with the folder it serves.",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        stats = client.call("stats", {"history": True})
+    except ReadkeeperError as exc:
+        _refused(exc)
+        return 1
+    finally:
+        client.close()
+    if not args.html:
+        shown = json.dumps(stats, indent=2, ensure_ascii=False)
+        if sys.stdout.isatty():  # file names may hold terminal controls JSON leaves be
+            from .quoting import terminal
+
+            shown = terminal(shown)
+        print(shown)
+        return 0
+    from .picture import page
+
+    try:
+        with open(args.html, "w", encoding="utf-8") as out:
+            out.write(page(stats, f"readkeeper: the session in {root}"))
+    except OSError as exc:
+        print(f"readkeeper: cannot write {args.html}: {exc.strerror}.", file=sys.stderr)
+        return 1
+    events = len(stats.get("history", {}).get("events", []))
+    print(f"readkeeper: wrote the picture of {events} calls to {args.html}", file=sys.stderr)
+    return 0
+
+
+def _refused(exc: ReadkeeperError) -> None:
+    """The server's refusal on one line, as the other commands print theirs (its
+    message may name files: escaped on a terminal)."""
+    from .hints import for_cli
+    from .quoting import terminal
+
+    line = f"readkeeper: {exc.kind}: {for_cli(exc.message)}"
+    print(terminal(line) if sys.stderr.isatty() else line, file=sys.stderr)
