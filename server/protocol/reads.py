@@ -78,7 +78,8 @@ class TextFile(Contract):
     # any consumer; an edit's `old_string` may give it as shown or as the character.
     escaped_lines: int | None = None
     # True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a
-    # read sent before the token table finished loading (tokens.py).
+    # read the editor's server sent before its token table finished loading (tokens.py;
+    # `readkeeper mcp` loads its table at start and waits for it).
     tokens_upper_bound: bool | None = None
 
 
