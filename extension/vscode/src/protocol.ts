@@ -76,7 +76,8 @@ export interface TextFile {
   escaped_lines?: number;
   /**
    * True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a read
-   * sent before the token table finished loading (tokens.py).
+   * the editor's server sent before its token table finished loading (tokens.py;
+   * `readkeeper mcp` loads its table at start and waits for it).
    */
   tokens_upper_bound?: boolean;
 }
