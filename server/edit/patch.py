@@ -18,6 +18,7 @@ from __future__ import annotations
 import stat
 from typing import Any, Protocol
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..hints import call
@@ -92,10 +93,13 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
 
 
 def _labelled(diff: str, real: str) -> str:
-    """The diff with its file lines saying before and after (not "as you read it")."""
+    """The diff with its file lines saying before and after (not "as you read it"), the
+    name quoted when odd as in every diff (quoting.name): a name holding a line break
+    would otherwise add lines to the diff."""
     lines = diff.split("\n")
     if len(lines) > 2 and lines[0].startswith("--- ") and lines[1].startswith("+++ "):
-        lines[:2] = [f"--- {real} (before)", f"+++ {real} (after)"]
+        shown = quoting.name(real)
+        lines[:2] = [f"--- {shown} (before)", f"+++ {shown} (after)"]
     return "\n".join(lines)
 
 
