@@ -98,13 +98,19 @@ class IgnoreRules:
     # --- internals ----------------------------------------------------------------------
 
     def _folder_ignored(self, folder: str) -> bool:
-        verdict = self._folders.get(folder)
-        if verdict is None:
+        # Without recursion: a folder chain may be deeper than Python's recursion limit.
+        # The uncached ancestors are judged from the top down, each after its parent.
+        chain = []
+        while folder not in self._folders:
+            chain.append(folder)
             parent = os.path.dirname(folder)
+            if parent == self.root or parent == folder:
+                break
+            folder = parent
+        verdict = self._folders.get(folder, False)
+        for folder in reversed(chain):
             verdict = (
-                (parent != self.root and self._folder_ignored(parent))
-                or os.path.basename(folder) in VCS_FOLDERS
-                or self._matches(folder, True)
+                verdict or os.path.basename(folder) in VCS_FOLDERS or self._matches(folder, True)
             )
             if len(self._folders) >= _MAX_CACHED_PATHS:
                 self._folders = {}
