@@ -4,12 +4,11 @@ never follows a symlink out."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from deep_chain import chains
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -19,46 +18,9 @@ from readkeeper.protocol import ReadParams
 from readkeeper.protocol.search import GlobParams
 
 
-def make_chain(root: Path, levels: int) -> None:
-    """`levels` nested folders named d (too long a path for one mkdir: made by descriptor)."""
-    fd = os.open(root, os.O_RDONLY)
-    for _ in range(levels):
-        os.mkdir("d", dir_fd=fd)
-        deeper = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = deeper
-    with open(os.open("deepest.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as file:
-        file.write("x\n")
-    os.close(fd)
-
-
-def remove_chain(root: Path) -> None:
-    """Remove what `make_chain` made (pytest's own clean-up recurses per level)."""
-    fds = [os.open(root, os.O_RDONLY)]
-    while True:
-        try:
-            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
-        except FileNotFoundError:
-            break
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink("deepest.txt", dir_fd=fds[-1])
-    for parent in reversed(fds[:-1]):
-        os.rmdir("d", dir_fd=parent)
-    for fd in fds:
-        os.close(fd)
-
-
 @pytest.fixture
 def deep_chain() -> Iterator[Callable[[Path, int], None]]:
-    made: list[Path] = []
-
-    def make(root: Path, levels: int) -> None:
-        made.append(root)
-        make_chain(root, levels)
-
-    yield make
-    for root in made:
-        remove_chain(root)
+    yield from chains()
 
 
 def test_a_miss_beside_a_deep_chain_is_not_found_with_suggestions(
