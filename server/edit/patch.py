@@ -80,7 +80,8 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
         if exc.kind in ("no_match", "ambiguous_match"):
             raise ReadkeeperError(
                 "stale",
-                f"{real} changed while the replacements were being applied, so none was. "
+                f"{quoting.name(real)} "
+                f"changed while the replacements were being applied, so none was. "
                 f"Read it again ({call('read', file_path=real)}), then redo them.",
                 file_path=real,
             ) from None
@@ -113,7 +114,8 @@ def _current_text(core: PatchServices, real: str) -> str:
     if text is None:
         raise ReadkeeperError(
             "unsupported",
-            f"{real} cannot be patched: it is not a text file readkeeper can edit exactly, "
+            f"{quoting.name(real)} "
+            f"cannot be patched: it is not a text file readkeeper can edit exactly, "
             f"or it is larger than the read cap. See what it is ({call('stat', path=real)}).",
             file_path=real,
         )
@@ -151,7 +153,8 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
             lines = line_numbers(current, hits)
             raise ReadkeeperError(
                 "ambiguous_match",
-                f"{where}: old_string occurs {len(hits)} times in {real}{earlier} (lines "
+                f"{where}: old_string occurs {len(hits)} times in {quoting.name(real)}{earlier} "
+                f"(lines "
                 f"{', '.join(map(str, lines[:20]))}). Add lines around it until it occurs "
                 "once. Nothing was written: the replacements apply all or none.",
                 file_path=real,
@@ -162,7 +165,8 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
     if current == text:
         raise ReadkeeperError(
             "no_change",
-            f"The replacements leave {real} as it is; nothing was written. Put the text you "
+            f"The replacements leave {quoting.name(real)} "
+            f"as it is; nothing was written. Put the text you "
             "want in new_string.",
             file_path=real,
         )
