@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Moved
@@ -169,7 +170,8 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
         size = max(held.opened.size, len(data))
         raise ReadkeeperError(
             "too_large",
-            f"{path} is {size:,} bytes, over the {limit:,}-byte limit for files readkeeper "
+            f"{quoting.name(path)} "
+            f"is {size:,} bytes, over the {limit:,}-byte limit for files readkeeper "
             "edits (the limit for reading a file whole). Ask the user to raise "
             "max_size_bytes (READKEEPER_MAX_SIZE_BYTES), then read it whole and edit it; "
             "until then, find what to change with "
@@ -192,7 +194,7 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
     if not exact:
         raise ReadkeeperError(
             "unsupported",
-            f"{path} decodes as {encoding.label}, but not back to the same bytes, so "
+            f"{quoting.name(path)} decodes as {encoding.label}, but not back to the same bytes, so "
             "readkeeper will not edit it (the edit would change bytes you never touched). "
             "Change it with a command that works on bytes, or ask the user to convert it "
             "to UTF-8.",
@@ -234,7 +236,8 @@ def encode(
             )
         raise ReadkeeperError(
             "unsupported",
-            f"{path} is {encoding.label}, which cannot hold {bad!r} (U+{ord(bad):04X}, line "
+            f"{quoting.name(path)} "
+            f"is {encoding.label}, which cannot hold {bad!r} (U+{ord(bad):04X}, line "
             f"{line} of the result). {advice}",
             file_path=path,
             encoding=encoding.label,
@@ -243,7 +246,8 @@ def encode(
     if original is not None and b"\x00" in data and b"\x00" not in original:
         raise ReadkeeperError(
             "unsupported",
-            f"{path} is {encoding.label} and has no NUL byte; the {field} would add one "
+            f"{quoting.name(path)} "
+            f"is {encoding.label} and has no NUL byte; the {field} would add one "
             "(a NUL character, or a character this encoding stores with NUL bytes), which "
             "turns the file into binary for every other program. Leave out the NUL "
             "character, or ask the user to convert the file to UTF-8.",

@@ -230,7 +230,8 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
     if record is None:
         raise ReadkeeperError(
             "not_read",
-            f"{real} already exists and this session has not read it, so writing it could "
+            f"{quoting.name(real)} "
+            f"already exists and this session has not read it, so writing it could "
             f"overwrite what it has not seen. Read it ({call('read', file_path=real)}), then "
             "write it "
             "(or edit just the parts to change).",

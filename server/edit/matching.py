@@ -106,7 +106,8 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     escaped = line_numbers(text, find_all(text, raw)[:LISTED_LINES])
     raise ReadkeeperError(
         "ambiguous_match",
-        f"old_string matches in {path} both as written, with a literal backslash (starting "
+        f"old_string matches in {quoting.name(path)} "
+        f"both as written, with a literal backslash (starting "
         f"on lines {', '.join(map(str, literal))}), and with its escapes read as the line "
         f"breaks a read shows escaped (starting on lines {', '.join(map(str, escaped))}). "
         "A read's note lists the lines that hold escaped line breaks; add surrounding "
@@ -131,7 +132,8 @@ def find_hits(base: Normalized, old: str, params: EditParams, path: str, width: 
         )
         raise ReadkeeperError(
             "ambiguous_match",
-            f"old_string matches {len(hits)} places in {path} (starting on lines {shown}). "
+            f"old_string matches {len(hits)} places in {quoting.name(path)} "
+            f"(starting on lines {shown}). "
             "Add surrounding lines to old_string so it matches one place, or set "
             "replace_all=true to change every one.",
             file_path=path,
@@ -170,7 +172,8 @@ def no_match(text: str, old: str, path: str, width: int) -> ReadkeeperError:
         data["line_number_prefixes"] = True
         return ReadkeeperError(
             "no_match",
-            f"old_string was not found in {path}: its lines start with line numbers as "
+            f"old_string was not found in {quoting.name(path)}: "
+            f"its lines start with line numbers as "
             f"a read shows them (e.g. {numbered[0].split(chr(9))[0].strip()!r} and a "
             f"tab), which are not in the file.{where} Drop the number and the tab from the "
             "start of each line of old_string and new_string.",

@@ -28,6 +28,7 @@ import threading
 from contextlib import ExitStack, suppress
 from typing import Any
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Location, Moved
@@ -243,7 +244,7 @@ def _fsync_quietly(fd: int) -> None:
 def _exists(path: str) -> ReadkeeperError:
     return ReadkeeperError(
         "bad_params",
-        f"{path} already exists, and a move never replaces anything. Choose another "
+        f"{quoting.name(path)} already exists, and a move never replaces anything. Choose another "
         f"destination, or look at what is there first ({call('stat', path=path)}).",
         field="destination",
         file_path=path,
@@ -254,7 +255,8 @@ def _exists(path: str) -> ReadkeeperError:
 def _not_a_folder(path: str) -> ReadkeeperError:
     return ReadkeeperError(
         "bad_params",
-        f"{path}, or a folder on its way, exists and is not a folder, so no folder can be "
+        f"{quoting.name(path)}, "
+        f"or a folder on its way, exists and is not a folder, so no folder can be "
         "made there. Choose another path.",
         field="path",
         file_path=path,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import stat
 from typing import Any, Protocol
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..hints import call
@@ -79,7 +80,8 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
         if exc.kind in ("no_match", "ambiguous_match"):
             raise ReadkeeperError(
                 "stale",
-                f"{real} changed while the replacements were being applied, so none was. "
+                f"{quoting.name(real)} "
+                f"changed while the replacements were being applied, so none was. "
                 f"Read it again ({call('read', file_path=real)}), then redo them.",
                 file_path=real,
             ) from None
@@ -92,10 +94,13 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
 
 
 def _labelled(diff: str, real: str) -> str:
-    """The diff with its file lines saying before and after (not "as you read it")."""
+    """The diff with its file lines saying before and after (not "as you read it"), the
+    name quoted when odd as in every diff (quoting.name): a name holding a line break
+    would otherwise add lines to the diff."""
     lines = diff.split("\n")
     if len(lines) > 2 and lines[0].startswith("--- ") and lines[1].startswith("+++ "):
-        lines[:2] = [f"--- {real} (before)", f"+++ {real} (after)"]
+        shown = quoting.name(real)
+        lines[:2] = [f"--- {shown} (before)", f"+++ {shown} (after)"]
     return "\n".join(lines)
 
 
@@ -109,7 +114,8 @@ def _current_text(core: PatchServices, real: str) -> str:
     if text is None:
         raise ReadkeeperError(
             "unsupported",
-            f"{real} cannot be patched: it is not a text file readkeeper can edit exactly, "
+            f"{quoting.name(real)} "
+            f"cannot be patched: it is not a text file readkeeper can edit exactly, "
             f"or it is larger than the read cap. See what it is ({call('stat', path=real)}).",
             file_path=real,
         )
@@ -147,7 +153,8 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
             lines = line_numbers(current, hits)
             raise ReadkeeperError(
                 "ambiguous_match",
-                f"{where}: old_string occurs {len(hits)} times in {real}{earlier} (lines "
+                f"{where}: old_string occurs {len(hits)} times in {quoting.name(real)}{earlier} "
+                f"(lines "
                 f"{', '.join(map(str, lines[:20]))}). Add lines around it until it occurs "
                 "once. Nothing was written: the replacements apply all or none.",
                 file_path=real,
@@ -158,7 +165,8 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
     if current == text:
         raise ReadkeeperError(
             "no_change",
-            f"The replacements leave {real} as it is; nothing was written. Put the text you "
+            f"The replacements leave {quoting.name(real)} "
+            f"as it is; nothing was written. Put the text you "
             "want in new_string.",
             file_path=real,
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..state.readstate import ReadRecord
@@ -59,7 +60,7 @@ def check_seen(record: ReadRecord, text: str, hits: Sequence[int], old: str, pat
         if unseen is not None:
             raise ReadkeeperError(
                 "not_read",
-                f"This session has seen {path} only through search, which {why}, and "
+                f"This session has seen {quoting.name(path)} only through search, which {why}, and "
                 f"the edit changes lines {first}-{last}. Read them "
                 f"({call('read', file_path=path, offset=first, limit=span + 1)}), then make "
                 "the edit.",

@@ -13,11 +13,10 @@ A .gitignore is repository data, and pathspec matches with Python regular expres
 which run in C holding the GIL (the whole server waits) and backtrack: `*a*a*a*a*a*b`
 against a long name costs the name's length to the power of its stars (45 s for ten
 stars and a 40-character name), and 100,000 patterns cost seconds to compile and tens of
-milliseconds per path. Each segment's second and later stars multiply the ways a path
-can be tried (`*a*/*a*/*a*/*a*/b`: 25 s on four 100-character folders). So a file's
-first `MAX_PATTERNS` patterns are honoured, and a pattern with more than `MAX_EXTRA_STARS`
-such stars is skipped as if it did not parse: a path it would have ignored is watched,
-which costs a notice, never a wrong answer.
+milliseconds per path. So a file's first `MAX_PATTERNS` patterns are honoured, and a
+pattern that globcost.py's one rule for every glob finds too costly (too many stars or
+`**` segments) is skipped as if it did not parse: a path it would have ignored is
+watched, which costs a notice, never a wrong answer.
 """
 
 from __future__ import annotations
@@ -32,14 +31,12 @@ from pathspec import GitIgnoreSpec
 from ..errors import ReadkeeperError
 from ..settings import DEFAULT_WATCH_EXCLUDE
 from .fileio import read_at_most
+from .globcost import affordable
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
 _MAX_IGNORE_FILE_BYTES = 1 << 20
-# The patterns honoured per file (real ones hold tens to hundreds), and the stars past
-# the first of each path segment a pattern may hold in all: one (`*.min.*`) keeps a
-# match linear in the path; each more multiplies it by a name's length.
+# The patterns honoured per file (real ones hold tens to hundreds).
 MAX_PATTERNS = 2_000
-MAX_EXTRA_STARS = 1
 # Verdicts are cached; past this many, the cache starts again.
 _MAX_CACHED_PATHS = 100_000
 
@@ -98,13 +95,19 @@ class IgnoreRules:
     # --- internals ----------------------------------------------------------------------
 
     def _folder_ignored(self, folder: str) -> bool:
-        verdict = self._folders.get(folder)
-        if verdict is None:
+        # Without recursion: a folder chain may be deeper than Python's recursion limit.
+        # The uncached ancestors are judged from the top down, each after its parent.
+        chain = []
+        while folder not in self._folders:
+            chain.append(folder)
             parent = os.path.dirname(folder)
+            if parent == self.root or parent == folder:
+                break
+            folder = parent
+        verdict = self._folders.get(folder, False)
+        for folder in reversed(chain):
             verdict = (
-                (parent != self.root and self._folder_ignored(parent))
-                or os.path.basename(folder) in VCS_FOLDERS
-                or self._matches(folder, True)
+                verdict or os.path.basename(folder) in VCS_FOLDERS or self._matches(folder, True)
             )
             if len(self._folders) >= _MAX_CACHED_PATHS:
                 self._folders = {}
@@ -165,8 +168,8 @@ def _read_lines(path: str) -> list[str]:
 
 def _compile(lines: list[str]) -> GitIgnoreSpec:
     """The patterns as one spec; like Git, a pattern that does not parse is skipped, and
-    so is one too costly to match (`MAX_EXTRA_STARS`); past `MAX_PATTERNS`, the rest."""
-    kept = [line for line in lines if _affordable(line)][:MAX_PATTERNS]
+    so is one too costly to match (globcost.affordable); past `MAX_PATTERNS`, the rest."""
+    kept = [line for line in lines if affordable(line)][:MAX_PATTERNS]
     try:
         return GitIgnoreSpec.from_lines(kept)
     except ValueError:  # pathspec's GitWildMatchPatternError is a ValueError
@@ -178,12 +181,3 @@ def _compile(lines: list[str]) -> GitIgnoreSpec:
                 continue
             valid.append(line)
         return GitIgnoreSpec.from_lines(valid)
-
-
-def _affordable(line: str) -> bool:
-    """Whether the pattern's stars past the first of each path segment are at most
-    MAX_EXTRA_STARS (`**` alone as a segment matches folders, not characters)."""
-    if line.count("*") <= 1 + MAX_EXTRA_STARS:
-        return True  # the common case, without splitting
-    extra = sum(max(part.count("*") - 1, 0) for part in line.split("/") if part != "**")
-    return extra <= MAX_EXTRA_STARS

@@ -13,7 +13,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -26,6 +26,7 @@ from .beneath import Anchor
 from .beneath import Location as Location
 from .fileio import moved
 from .unavailable import folder_unavailable
+from .walk import files_beneath
 
 # Folders never worth suggesting from (and too large to walk on every miss).
 _SKIP_DIRS = frozenset(
@@ -346,18 +347,6 @@ def screenshot_variant(path: str) -> str | None:
     return None
 
 
-def _walk_files(roots: Iterable[str], budget: int) -> Iterator[str]:
-    seen = 0
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-            for name in filenames:
-                yield os.path.join(dirpath, name)
-                seen += 1
-                if seen >= budget:
-                    return
-
-
 def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     """Files the caller probably meant, best first: the very name elsewhere in the
     workspace (nearest first), the path under a root when the root's prefix was left
@@ -375,7 +364,7 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     relative = path.lstrip(os.sep)
     found.extend(os.path.join(root, relative) for root in roots if relative)
 
-    files = list(_walk_files(roots, _MAX_SUGGESTION_WALK))
+    files = list(files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS))
     same_name = [f for f in files if os.path.basename(f) == name]
     found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
 

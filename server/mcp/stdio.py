@@ -36,6 +36,7 @@ import anyio
 import mcp_types as types
 import orjson
 
+from . import unpaired
 from .early import EarlyAnswers
 
 log = logging.getLogger("readkeeper")
@@ -210,13 +211,17 @@ class FileLines:
         return self
 
     async def __anext__(self) -> str:
-        await self._writer.room()
-        line = await self._readline()
-        if not line:
-            await self._writer.all_answered()
-            raise StopAsyncIteration
-        self._writer.asked(line)
-        return line.decode("utf-8", "replace")
+        while True:
+            await self._writer.room()
+            line = await self._readline()
+            if not line:
+                await self._writer.all_answered()
+                raise StopAsyncIteration
+            refused = unpaired.refusal(line)
+            if refused is None:
+                self._writer.asked(line)
+                return line.decode("utf-8", "replace")
+            await self._writer.write(refused.decode())
 
     async def _readline(self) -> bytes:
         """The next line, read on a daemon thread of its own. A worker thread (the SDK's
@@ -272,7 +277,7 @@ class PipeLines:
             if not line:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
-            reply = self._answer(line)
+            reply = unpaired.refusal(line) or self._answer(line)
             if reply is None:
                 self._writer.asked(line)
                 return line.decode("utf-8", "replace")

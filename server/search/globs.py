@@ -16,24 +16,26 @@ import re
 from pathspec import GitIgnoreSpec
 
 from ..errors import ReadkeeperError
+from ..files.globcost import refuse_costly
 
 
 class Glob:
     """One pattern, compiled once."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, field: str = "pattern") -> None:
         if not pattern.strip() or "\x00" in pattern or pattern.lstrip().startswith("!"):
             raise ReadkeeperError(
                 "bad_params",
                 f"{pattern!r} is not a glob to look for; give one such as **/*.py or "
                 "src/**/test_*.ts.",
-                field="pattern",
+                field=field,
             )
+        refuse_costly(pattern, field)
         try:
             self._spec = GitIgnoreSpec.from_lines([pattern])
         except ValueError as exc:
             raise ReadkeeperError(
-                "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field="pattern"
+                "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field=field
             ) from None
         self.pattern = pattern
         # The one pattern's regular expression, matched directly: pathspec's matching

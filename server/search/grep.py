@@ -47,7 +47,7 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
         flags += ["--multiline", "--multiline-dotall"]
     if params.context and params.output == "matches":
         flags.append(f"--context={params.context}")
-    matcher = Glob(params.glob) if params.glob is not None else None
+    matcher = Glob(params.glob, field="glob") if params.glob is not None else None
     if matcher is not None:
         flags += matcher.rg_filter()
     flags += ["--regexp", params.pattern, "--", arg]

@@ -15,6 +15,7 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import paths
 from readkeeper.files.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
+from readkeeper.files.walk import files_beneath
 from readkeeper.protocol import ReadParams
 
 
@@ -194,8 +195,9 @@ def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
     (root / ".git" / "HEAD").write_text("")
     for i in range(5):
         (root / "a" / f"f{i}").write_text("")
-    assert len(list(paths._walk_files([str(root)], 3))) == 3
-    walked = list(paths._walk_files([str(root)], 100))
+    # The budget counts every entry looked at, folders too (the walk's cost).
+    assert len(list(files_beneath([str(root)], 4, skip=paths._SKIP_DIRS))) == 2
+    walked = list(files_beneath([str(root)], 100, skip=paths._SKIP_DIRS))
     assert sorted(walked) == [str(root / "a" / f"f{i}") for i in range(5)]  # not .git
 
 

@@ -249,3 +249,20 @@ def test_a_quick_read_that_turns_costly_leaves_the_event_loop(workspace: Path) -
         assert raw.quick_reads() == quick + 1  # the small one; the outline went to the SDK
     finally:
         raw.close()
+
+
+def test_a_lone_surrogate_escape_is_answered_bad_params(raw: RawMcp, workspace: Path) -> None:
+    """Valid JSON the SDK's parser refuses (it would drop the line unanswered): answered
+    here, naming the field, and the connection serves the next request."""
+    (workspace / "a.txt").write_text("hi\n")
+    message = raw.message(7, "tools/call", {"name": "read", "arguments": {"file_path": "X"}})
+    raw.send_line(json.dumps(message).replace('"X"', '"\\udc80"').encode())
+    reply = json.loads(raw.reply_line(7))
+    assert reply["error"]["data"]["kind"] == "bad_params"
+    assert reply["error"]["data"]["field"] == "file_path"
+    assert "surrogate" in reply["error"]["message"]
+    # A pair is a character, not a lone half: served as usual (not found).
+    paired = raw.message(8, "tools/call", {"name": "read", "arguments": {"file_path": "X"}})
+    raw.send_line(json.dumps(paired).replace('"X"', '"\\ud83d\\ude42.txt"').encode())
+    assert "error" not in json.loads(raw.reply_line(8))
+    assert "hi" in json.dumps(raw.read(9, file_path=str(workspace / "a.txt")))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,9 +19,13 @@ from pathspec import GitIgnoreSpec
 
 from ... import quoting
 from ...errors import ReadkeeperError
+from ...files.globcost import refuse_costly
 from .args import Content, Served, string, text_block
 
 TREE_DEPTH = 6
+# Matching excludePatterns stops here (each match is cheap, globcost.py; a thousand
+# long paths are not): the entries matched so far are shown, the cut said.
+EXCLUDE_DEADLINE_S = 5.0
 
 
 def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
@@ -35,6 +40,8 @@ def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
         )
     if not patterns:
         return lambda relative: False
+    for pattern in patterns:
+        refuse_costly(pattern, "excludePatterns")
     try:
         spec = GitIgnoreSpec.from_lines(patterns)
     except ValueError as exc:
@@ -104,8 +111,12 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
     result = served.ask("list", path=string(args, "path"), depth=TREE_DEPTH)
     top: list[dict[str, Any]] = []
     folders: dict[str, list[dict[str, Any]]] = {"": top}
-    deepest = False
+    deepest = late = False
+    until = time.monotonic() + EXCLUDE_DEADLINE_S
     for e in result.get("entries", []):
+        if time.monotonic() > until:
+            late = True
+            break
         name = e["name"]
         parent, _, leaf = name.rpartition("/")
         is_dir = e["kind"] == "dir"
@@ -120,7 +131,9 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
         folders[parent].append(node)
     text = json.dumps(top, ensure_ascii=False, separators=(",", ":"))
     notes = []
-    if result.get("partial"):
+    if late:
+        notes.append("cut: matching excludePatterns ran out of time; ask for a subfolder")
+    elif result.get("partial"):
         notes.append("cut at 1000 entries; ask for a subfolder's tree to see the rest")
     if deepest:
         notes.append(
@@ -137,12 +150,29 @@ def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
     excluded = _excluded(args)
     result = served.ask("glob", pattern=string(args, "pattern"), path=path)
     found = list(result.get("paths", []))
+    late = False
     if args.get("excludePatterns"):
         where = served.ask("stat", path=path).get("path", path)  # the real folder searched
-        found = [p for p in found if not excluded(os.path.relpath(p, where))]
+        found, late = _kept(found, lambda p: not excluded(os.path.relpath(p, where)))
     text = "\n".join(quoting.name(p) for p in found) if found else "No matches found"
-    cut = _cut(result, "the 1000 newest matches; narrow the pattern or path for the others")
+    if late:
+        cut = "\n(readkeeper: cut: matching excludePatterns ran out of time; narrow the path)"
+    else:
+        cut = _cut(result, "the 1000 newest matches; narrow the pattern or path for the others")
     return [text_block(text + cut)]
+
+
+def _kept(paths: list[str], keep: Callable[[str], bool]) -> tuple[list[str], bool]:
+    """The paths `keep` keeps, as many as are matched by `EXCLUDE_DEADLINE_S`, and
+    whether the time ran out first."""
+    until = time.monotonic() + EXCLUDE_DEADLINE_S
+    kept: list[str] = []
+    for path in paths:
+        if time.monotonic() > until:
+            return kept, True
+        if keep(path):
+            kept.append(path)
+    return kept, False
 
 
 HANDLERS: dict[str, Callable[[Served, dict[str, Any]], list[Content]]] = {
