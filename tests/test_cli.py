@@ -275,9 +275,9 @@ def test_a_server_loads_without_full_collections_and_leaves_no_garbage_behind() 
     # In a process of its own: freezing the test run's objects would outlive the test.
     script = (
         "import gc\n"
-        "from readkeeper import cli\n"
+        "from readkeeper.loading import loading\n"
         "before = gc.get_threshold()\n"
-        "with cli._loading():\n"
+        "with loading():\n"
         "    during = gc.get_threshold()\n"
         "    from readkeeper.lsp import app\n"
         "    garbage = gc.collect()  # what a full collection would still find\n"
@@ -297,11 +297,11 @@ def test_a_server_loads_without_full_collections_and_leaves_no_garbage_behind() 
 def test_the_collector_is_restored_when_loading_fails() -> None:
     import gc
 
-    from readkeeper import cli
+    from readkeeper.loading import loading
 
     thresholds = gc.get_threshold()
     try:
-        with pytest.raises(ImportError), cli._loading():
+        with pytest.raises(ImportError), loading():
             raise ImportError("a broken install")
         assert gc.get_threshold() == thresholds
     finally:

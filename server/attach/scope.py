@@ -49,6 +49,13 @@ PATH_FIELDS: dict[str, tuple[str, ...]] = {
     "patch": ("file_path",),
 }
 
+# Methods refused to attached connections, and why (a decision like those above).
+REFUSED: dict[str, str] = {
+    # The session's last change may be another session's (any session name can be
+    # passed), in files beyond this agent's roots: undo through the editor's own chat.
+    "undo": "an undo may take back a change beyond this agent's roots",
+}
+
 
 # An absolute path within free text (a watcher's reason).
 _ABSOLUTE = re.compile(r"(?<![\w.])/[^\s'\"]+")
@@ -113,9 +120,10 @@ class Scope:
         or an `outside_workspace` error for a path beyond its roots."""
         fields = PATH_FIELDS.get(method)
         if fields is None:
+            why = f" ({REFUSED[method]})" if method in REFUSED else ""
             raise ReadkeeperError(
                 "unsupported",
-                f"{method} is not served to an attached agent; the methods are "
+                f"{method} is not served to an attached agent{why}; the methods are "
                 f"{sorted(PATH_FIELDS)}.",
                 method=method,
             )
@@ -134,6 +142,14 @@ class Scope:
                 **editor,
                 "file_path": self._path(editor["file_path"], session),
             }
+        files = params.get("files") if method == "edit" else None
+        if isinstance(files, list):  # a multi-file edit: each file's path, as above
+            checked["files"] = [
+                {**entry, "file_path": self._path(entry["file_path"], session)}
+                if isinstance(entry, dict) and isinstance(entry.get("file_path"), str)
+                else entry
+                for entry in files
+            ]
         return checked
 
     def _path(self, path: str, session: str) -> str:

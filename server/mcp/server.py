@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -23,12 +23,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
-from .. import __version__, calls, progress
+from .. import __version__, progress
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
+from .backends import AttachedBackend, Backend, LocalBackend
 from .progress import sender as progress_sender
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
@@ -48,108 +49,6 @@ FILESYSTEM_INSTRUCTIONS = (
 )
 # The tool sets `readkeeper mcp --tools` offers.
 TOOL_SETS = ("readkeeper", "filesystem")
-
-
-class Backend(Protocol):
-    """Where tool calls are served: the editor's server, or a core of our own."""
-
-    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
-        """Whether the call is sure to be quick enough to serve on the event loop."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """Which backend this is, for `stats`."""
-        ...
-
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Serve one call (blocking): its JSON result, or a `ReadkeeperError`."""
-        ...
-
-    def close(self) -> None:
-        """Release what it holds."""
-        ...
-
-
-class LocalBackend:
-    """A core of our own (no editor serves this workspace)."""
-
-    def __init__(self, roots: list[str], why: str = "") -> None:
-        # Imported here, on the thread that chooses the backend at the first call:
-        # `initialize` is answered without waiting for the core's modules.
-        from ..core import Readkeeper
-
-        self.core = Readkeeper(roots=roots)
-        # An MCP server is read through: its reads count exactly, waiting for the table.
-        self.core.tokens.load_ahead()
-        self.why = why  # why not attached, when there was a reason worth telling
-        self.core.start_watching(log.warning)
-
-    def describe(self) -> dict[str, Any]:
-        """Stand-alone, its roots, and why it did not attach (if there was a reason)."""
-        mode: dict[str, Any] = {"mode": "standalone", "roots": list(self.core.workspace.roots)}
-        if self.core.workspace.allowed:
-            mode["allowed_paths"] = list(self.core.workspace.allowed)
-        if self.why:
-            mode["not_attached"] = self.why
-        return mode
-
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Serve the call with our own core."""
-        return calls.call(self.core, method, params)
-
-    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
-        """A read of a text file by its lines once the token table is loaded (the first
-        count loads it, in a few hundred milliseconds): `calls.quick`."""
-        return calls.quick(self.core, tool, arguments)
-
-    def close(self) -> None:
-        """Stop the core's watcher and pools."""
-        self.core.close()
-
-
-class AttachedBackend:
-    """The editor's readkeeper, over its socket. When the connection breaks (the editor
-    reloaded its window), the call fails and the next one connects again, to the
-    editor's new server for the same root if one runs: a call is never sent twice."""
-
-    def __init__(self, client: AttachClient, roots: list[str]) -> None:
-        self.client = client
-        self.roots = roots
-        self._broken = False
-
-    def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
-        """Never: every call waits for the editor's server, however busy it is."""
-        return False
-
-    def describe(self) -> dict[str, Any]:
-        """Attached, to which server (pid) and its roots."""
-        client = self.client
-        return {"mode": "attached", "pid": client.pid, "roots": client.roots}
-
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Forward the call to the editor's server."""
-        if self._broken:
-            client = AttachClient.connect(self.roots)
-            if client is None:
-                raise ReadkeeperError(
-                    "internal",
-                    f"The editor's readkeeper (pid {self.client.pid}) has gone, and none "
-                    f"serves {self.roots[0]} now. Reopen the folder in the editor, or restart "
-                    "this MCP server to run on its own.",
-                    reason="detached",
-                )
-            self.client.close()
-            self.client, self._broken = client, False
-        try:
-            return self.client.call(method, params)
-        except ReadkeeperError as exc:
-            if exc.kind == "internal" and exc.data.get("reason") in ("closed", "broken"):
-                self._broken = True
-            raise
-
-    def close(self) -> None:
-        """End the connection."""
-        self.client.close()
 
 
 class McpFrontEnd:

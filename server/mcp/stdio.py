@@ -1,12 +1,10 @@
 """Stdin and stdout for the SDK's stdio transport, served by the event loop itself.
 
-The SDK wraps the standard streams in `anyio.wrap_file`, which sends every line read
-and every write and flush to a worker thread: three thread hops per tool call, about
-a third of what a small read costs. When both streams are pipes (as an MCP client
-starts a server), these objects read and write them through asyncio's pipe
-transports instead, on the loop. Anything else (a terminal, a file) is read and
-written through worker threads as the SDK does (`file_streams`), with the same cap on
-the requests in flight.
+The SDK's `anyio.wrap_file` sends every line read and every write and flush to a
+worker thread: three hops per tool call, a third of a small read's cost. When both
+streams are pipes (as an MCP client starts a server), these objects use asyncio's pipe
+transports instead, on the loop; anything else (a terminal, a file) goes through
+worker threads as the SDK does (`file_streams`), with the same cap on requests.
 
 A client that stops reading its answers is not allowed to make the server grow: once
 `MAX_WAITING_OUTPUT` bytes of answers wait for the pipe, or `MAX_IN_FLIGHT` requests

@@ -29,7 +29,15 @@ SECRET = "TOPSECRET_OF_THE_EDITOR"
 HOSTILE: dict[str, list[dict[str, Any]]] = {
     "read": [{"file_path": "other.txt"}, {"file_path": "../other.txt"}],
     "readMany": [{"file_paths": ["in.txt", "../other.txt"]}, {"file_paths": ["AGENTS.md"]}],
-    "edit": [{"file_path": "../other.txt", "old_string": "TOP", "new_string": "X"}],
+    "edit": [
+        {"file_path": "../other.txt", "old_string": "TOP", "new_string": "X"},
+        # The editor's session has read other.txt: only the scope stands in the way.
+        {
+            "files": [{"file_path": "../other.txt", "old_string": SECRET, "new_string": "X"}],
+            "session": "editor",
+        },
+    ],
+    "undo": [{}, {"session": "editor"}],
     "write": [{"file_path": "../planted.txt", "content": "x\n"}],
     "forget": [{"paths": ["../other.txt"]}, {}],
     "attachments": [{}, {"mentions": ["../AGENTS.md"]}],
@@ -63,7 +71,8 @@ HOSTILE: dict[str, list[dict[str, Any]]] = {
 
 
 def test_every_method_has_a_scope_decision() -> None:
-    assert set(scope.PATH_FIELDS) == set(calls.METHODS)
+    assert set(scope.PATH_FIELDS) | set(scope.REFUSED) == set(calls.METHODS)
+    assert not set(scope.PATH_FIELDS) & set(scope.REFUSED)
     assert set(HOSTILE) == set(calls.METHODS)
 
 
@@ -91,6 +100,8 @@ def named(params: dict[str, Any], sub: Path) -> set[str]:
     given: set[str] = set()
     for value in params.values():
         for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, dict):  # a multi-file edit's entry
+                path = path.get("file_path")
             if isinstance(path, str):
                 given.add(os.path.normpath(os.path.join(sub, path)))
     return given

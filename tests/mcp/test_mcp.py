@@ -294,7 +294,7 @@ async def test_write_changes_forget_and_attachments(connect: Connect, workspace:
 
 
 def test_only_quick_reads_by_our_own_core_are_served_on_the_event_loop(workspace: Path) -> None:
-    from readkeeper.mcp.server import AttachedBackend, LocalBackend
+    from readkeeper.mcp.backends import AttachedBackend, LocalBackend
 
     backend = LocalBackend([str(workspace)])
     try:

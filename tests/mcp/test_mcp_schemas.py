@@ -43,6 +43,10 @@ async def test_line_numbers_start_at_one_and_edit_says_what_it_needs(workspace: 
     edit = tools["edit"]
     # A text edit needs old_string and new_string; a notebook cell edit, cell_id or
     # new_source instead: each way is one set of required arguments.
-    assert edit["required"] == ["file_path"]
+    # (or files, several files in one call, each entry with its own file_path).
+    assert "required" not in edit
     assert {"required": ["file_path", "old_string", "new_string"]} in edit["anyOf"]
-    assert all("file_path" in way["required"] for way in edit["anyOf"])
+    assert {"required": ["files"]} in edit["anyOf"]
+    assert all(
+        "file_path" in way["required"] or way["required"] == ["files"] for way in edit["anyOf"]
+    )

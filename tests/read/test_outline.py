@@ -150,7 +150,8 @@ def test_outline_re_read_is_a_stub_until_the_file_changes(
     again = read(core, "typing.py")
     assert again["type"] == "file_unchanged"
     assert "outline" in again["file"]["note"]
-    assert len(str(again)) < 400
+    # Small, whatever the path: the stub says the path, never the outline again.
+    assert len(str(again).replace(str(workspace), "")) < 400
     assert first["file"]["tokens"] > 1_000
     path.write_text(TYPING.replace("def reveal_type(", "def reveal_types("))
     changed = read(core, "typing.py")

@@ -35,7 +35,7 @@ def test_one_next_call_in_each_front_ends_words() -> None:
     ranged = call("read", file_path="/w/x.py", offset=3, limit=2)
     assert for_cli(ranged) == "`readkeeper read /w/x.py --offset 3 --limit 2`"
     # A method a front end lacks stays the method.
-    assert for_mcp("(readkeeper/undo)", METHOD_TOOLS) == "(readkeeper/undo)"
+    assert for_mcp("(readkeeper/move)", METHOD_TOOLS) == "(readkeeper/move)"
     # A method offered under another tool name is said as that tool.
     many = call("readMany", file_paths=["a.py"])
     assert for_mcp(many, METHOD_TOOLS) == 'the read_many tool with {"file_paths": ["a.py"]}'

@@ -9,6 +9,7 @@ notices are sent together).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -456,7 +457,7 @@ def test_setup_reports_progress(watching: Watching) -> None:
     stages = [stage for stage, _ in watching.progress]
     assert stages[0] == "begin"
     assert stages[-1] == "end"
-    assert "folders" in watching.progress[-1][1]
+    assert re.search(r"Watching \d+ folders?\b", watching.progress[-1][1])
 
 
 def test_watch_setting_off_starts_nothing(workspace: Path) -> None:
