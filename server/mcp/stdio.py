@@ -12,9 +12,8 @@ handed to the SDK are not answered yet, stdin is not read (its pipe fills, and t
 client's writes block) until the client reads again. Without this the SDK takes every
 line at once, a task each, and each task holds its answer until the pipe takes it.
 
-As the SDK does for its own streams, descriptors 0 and 1 are moved out of the way
-while serving (0 to the null device, 1 to stderr), so a handler's or a child
-process's stray output never lands in the protocol stream; they are restored after.
+As the SDK does, descriptors 0 and 1 are moved aside while serving (0 to the null
+device, 1 to stderr): no stray output lands in the protocol stream.
 """
 
 from __future__ import annotations
