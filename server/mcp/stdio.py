@@ -6,11 +6,10 @@ streams are pipes (as an MCP client starts a server), these objects use asyncio'
 transports instead, on the loop; anything else (a terminal, a file) goes through
 worker threads as the SDK does (`file_streams`), with the same cap on requests.
 
-A client that stops reading its answers is not allowed to make the server grow: once
+A client that stops reading its answers cannot make the server grow: once
 `MAX_WAITING_OUTPUT` bytes of answers wait for the pipe, or `MAX_IN_FLIGHT` requests
-handed to the SDK are not answered yet, stdin is not read (its pipe fills, and the
-client's writes block) until the client reads again. Without this the SDK takes every
-line at once, a task each, and each task holds its answer until the pipe takes it.
+handed to the SDK are not answered yet, stdin is not read until the client reads
+again (without this the SDK takes every line at once, a task and an answer each).
 
 As the SDK does, descriptors 0 and 1 are moved aside while serving (0 to the null
 device, 1 to stderr): no stray output lands in the protocol stream.
