@@ -383,9 +383,13 @@ def report(
         f"\n== {name} ({path}): {len(mutants)} mutants, {killed} killed, {equivalent} "
         f"equivalent, {len(survivors)} survived, {seconds:.0f} s"
     )
+    original = (REPO / path).read_text()
     for m in survivors:
+        # The line as mutated, not only the replacement: `-> 'path'` alone was once read
+        # as replacing the line's first name when it replaced its second.
+        changed = mutated(original, m).splitlines()[m.start[0] - 1].strip()
         print(f"  SURVIVED {path}:{m.line} {m.operator} in {m.function}\n    `{m.source}`")
-        print(f"      -> {m.replacement!r} at {m.start}-{m.end}")
+        print(f"      -> `{changed}` ({m.replacement!r} at {m.start}-{m.end})")
     return {
         "mutants": len(mutants),
         "killed": killed,
