@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
@@ -284,6 +284,26 @@ def _conditions(function: ast.FunctionDef) -> Iterator[ast.BoolOp]:
                 yield node
 
 
+def placed(text: str, mutant: Mutant) -> Mutant:
+    """`mutant` where its line is in `text` now: a mutant kept from an earlier run
+    (`--again`) has that run's positions, and a line added above it since would put the
+    replacement on another line (a mutant that no test was meant to kill, or a syntax
+    error), so it moves with its line; one whose line is gone stops the run."""
+    lines = text.splitlines()
+    if 0 < mutant.line <= len(lines) and lines[mutant.line - 1].strip() == mutant.source:
+        return mutant
+    found = [n for n, line in enumerate(lines, 1) if line.strip() == mutant.source]
+    if not found:
+        sys.exit(f"{mutant.line}: `{mutant.source}` is no longer in the file: run afresh")
+    shift = min(found, key=lambda n: abs(n - mutant.line)) - mutant.line
+    return replace(
+        mutant,
+        line=mutant.line + shift,
+        start=(mutant.start[0] + shift, mutant.start[1]),
+        end=(mutant.end[0] + shift, mutant.end[1]),
+    )
+
+
 def mutated(text: str, mutant: Mutant) -> str:
     lines = text.splitlines(keepends=True)
     starts = [0]
@@ -340,7 +360,7 @@ def run_module(name: str, tree: Path, workdir: Path, args: argparse.Namespace) -
         for mutant in mutants:
             if mutant.key in results:
                 continue
-            target.write_text(mutated(original, mutant))
+            target.write_text(mutated(original, placed(original, mutant)))
             try:
                 done = subprocess.run(
                     command, cwd=tree, env=env, capture_output=True, timeout=timeout * 1.5
@@ -383,9 +403,14 @@ def report(
         f"\n== {name} ({path}): {len(mutants)} mutants, {killed} killed, {equivalent} "
         f"equivalent, {len(survivors)} survived, {seconds:.0f} s"
     )
+    original = (REPO / path).read_text()
     for m in survivors:
+        # The line as mutated, not only the replacement: `-> 'path'` alone was once read
+        # as replacing the line's first name when it replaced its second.
+        here = placed(original, m)
+        changed = mutated(original, here).splitlines()[here.start[0] - 1].strip()
         print(f"  SURVIVED {path}:{m.line} {m.operator} in {m.function}\n    `{m.source}`")
-        print(f"      -> {m.replacement!r} at {m.start}-{m.end}")
+        print(f"      -> `{changed}` ({m.replacement!r} at {m.start}-{m.end})")
     return {
         "mutants": len(mutants),
         "killed": killed,

@@ -49,3 +49,15 @@ def test_about_is_exact_when_all_was_counted_and_close_when_scaled() -> None:
         lines = split_lines(text)
         counts = COUNTER.numbered(lines, 1)
         assert counts.tokens_within(10**9) == exact == counts.about()
+
+
+def test_about_scales_short_lines_by_their_characters_and_newlines() -> None:
+    # A file of short lines (a data table, a closing brace a line): each newline weighs
+    # as much as the few characters before it, in the lines counted and in the rest.
+    for line in ("x = 1", "pass", "}"):
+        lines = [line] * 20_000
+        counts = TokenCounter().numbered(lines, 1)
+        assert counts.tokens_within(2_000) is None
+        exact = COUNTER.numbered(lines, 1).tokens_within(10**9)
+        assert exact is not None
+        assert abs(counts.about() - exact) <= exact * 0.15, (line, counts.about(), exact)

@@ -151,3 +151,18 @@ def test_the_tokens_of_a_text_read_are_the_exact_count_of_its_content(
     path.write_text("".join(f"def f_{i}(x):  return x ** {i}  # ok\n" for i in range(lines)))
     file = text_file(core, path)
     assert file["tokens"] == core.tokens.count(str(file["content"]))
+
+
+@pytest.mark.parametrize("bom", [b"", codecs.BOM_UTF8])
+def test_the_line_ending_of_a_large_file_is_judged_from_its_first_byte_after_the_bom(
+    core: Readkeeper, workspace: Path, bom: bytes
+) -> None:
+    # Only the first line ends in CRLF: a streamed read still says the endings are mixed
+    # (an edit then keeps each line's own ending), as a whole read of a small file would.
+    lines = large_lines(7000)
+    path = workspace / "big.log"
+    path.write_bytes(bom + b"a\r\n" + "\n".join(lines).encode())
+    assert path.stat().st_size > LARGE
+    file = text_file(core, path, offset=1, limit=5)
+    assert file["line_ending"] == "mixed"
+    assert file["content"] == expected(["a", *lines], 1, 5)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import sysconfig
+import threading
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,34 @@ def test_a_bound_is_shown_as_one() -> None:
     bounded = render.text_file({**file, "tokens": 30, "tokens_upper_bound": True, "content": "x"})
     assert counted.split("\n")[0] == "/w/a.py: lines 1-2 of 2, 12 tokens"
     assert bounded.split("\n")[0] == "/w/a.py: lines 1-2 of 2, ≤ 30 tokens"
+
+
+def test_a_core_loading_ahead_never_answers_a_bound_and_waits_for_the_count(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The MCP server loads the table from its start (`load_ahead`): its reads wait for
+    # the rest of that load and send exact counts, never a bound, however small the read.
+    (workspace / "a.py").write_text(SOURCE)
+    core = fresh(workspace)
+    gate = threading.Event()
+    real_load = core.tokens._load
+    waiting: list[threading.Thread] = []
+
+    def held() -> object:
+        waiting.append(threading.current_thread())
+        gate.wait()  # the load is still under way when the read arrives
+        return real_load()
+
+    monkeypatch.setattr(core.tokens, "_load", held)
+    core.tokens.load_ahead()
+    assert core.tokens.state == "loading"
+    answers: list[dict[str, object]] = []
+    reader = threading.Thread(target=lambda: answers.append(text_file(core, "a.py")))
+    reader.start()
+    # Until the read answers, or waits for the table itself: the load is let finish only then.
+    wait_until(lambda: bool(answers) or reader in waiting, "the read to answer or wait")
+    gate.set()
+    reader.join()
+    (file,) = answers
+    assert "tokens_upper_bound" not in file
+    assert file["tokens"] == COUNTER.count(str(file["content"]))
