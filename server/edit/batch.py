@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import stat
 from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.encodings import line_ending
-from ..files.fileio import is_directory
 from ..protocol import EditBatchParams, EditParams, EditResult
 from ..read.anchors import seen_lines, shown_rows
 from ..read.diffs import external_change
@@ -37,10 +35,9 @@ from .commit import (
     committed,
     digests,
     encode,
-    entry,
     hold_for_change,
     load,
-    read_record,
+    record_to_edit,
     replace,
     resolve_for_change,
 )
@@ -48,7 +45,6 @@ from .endings import dominant_eol, lf
 from .forgiving import meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
-from .refusals import deleted, not_read
 from .remember import Landed, Written, remember_change
 from .seen_lines import check_seen
 from .services import EditServices, TextChange
@@ -88,16 +84,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
 
     def attempt() -> EditResult | None:
         reported = core.diagnostics.reported(real)
-        record = read_record(core.read_states, core.workspace, params.session, real, "edit")
-        found = entry(where)
-        if found is None:
-            raise (
-                deleted(real, "edit") if record is not None else core.workspace.not_found(candidate)
-            )
-        if stat.S_ISDIR(found.st_mode):
-            raise is_directory(real, to_write=True)
-        if record is None:
-            raise not_read(real, params.session)
+        record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
         with hold_for_change(where) as held:
             loaded = load(held, core.settings)
             buffer = dirty_buffer(core, real, loaded.text, core.settings)

@@ -21,7 +21,7 @@ from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
-from ..files.fileio import digest, moved, read_at_most
+from ..files.fileio import digest, is_directory, moved, read_at_most
 from ..files.locks import lock_for
 from ..files.paths import Location, Workspace, real_path
 from ..files.vcs import refuse_metadata
@@ -29,7 +29,16 @@ from ..hints import call
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
-from .refusals import busy, kept_changing, not_text, os_error, root_replaced, set_id
+from .refusals import (
+    busy,
+    deleted,
+    kept_changing,
+    not_read,
+    not_text,
+    os_error,
+    root_replaced,
+    set_id,
+)
 
 # Times a commit is retried when the file changes under it; each retry re-decides (and
 # usually ends as `stale`), so this only bounds a file rewritten continuously.
@@ -100,6 +109,23 @@ def read_record(
         folder = workspace.replaced_since(real, record.recorded_ns)
         if folder is not None:
             raise root_replaced(real, folder, verb)
+    return record
+
+
+def record_to_edit(
+    read_states: ReadStates, workspace: Workspace, session: str, where: Location, named: str
+) -> ReadRecord:
+    """The session's record of the text file an edit changes (`where`, as the agent
+    `named` it); refused when the file is gone (`stale` if the session had read it, else
+    `not_found`), is a folder, or was never read by the session."""
+    record = read_record(read_states, workspace, session, where.path, "edit")
+    found = entry(where)
+    if found is None:
+        raise deleted(where.path, "edit") if record is not None else workspace.not_found(named)
+    if stat.S_ISDIR(found.st_mode):
+        raise is_directory(where.path, to_write=True)
+    if record is None:
+        raise not_read(where.path, session)
     return record
 
 

@@ -60,6 +60,7 @@ from .commit import (
     hold_for_change,
     load,
     read_record,
+    record_to_edit,
     replace,
     resolve_for_change,
 )
@@ -67,7 +68,7 @@ from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
-from .refusals import deleted, dirty, folder_blocked, not_read, os_error, stale
+from .refusals import dirty, folder_blocked, os_error, stale
 from .remember import Landed, Written, remember_change
 from .seen_lines import check_seen
 from .services import EditServices
@@ -118,16 +119,7 @@ def _edit_once(
 ) -> EditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
-    record = read_record(core.read_states, core.workspace, params.session, real, "edit")
-    found = entry(where)
-    if found is None:
-        if record is not None:
-            raise deleted(real, "edit")
-        raise core.workspace.not_found(candidate)
-    if stat.S_ISDIR(found.st_mode):
-        raise is_directory(real, to_write=True)
-    if record is None:
-        raise not_read(real, params.session)
+    record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
     settings = core.settings
     with hold_for_change(where) as held:
         loaded = load(held, settings)
