@@ -67,6 +67,19 @@ export function jsonText(value: unknown): string {
   return text.replace(/[\x85\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
 }
 
+/** `text` (a name from `name`, an agent's word) as an inline code span: between more
+ * backticks than any run inside it, so no character of it ends the span early and
+ * nothing in it is Markdown (CommonMark's code spans). A span that starts or ends with
+ * a backtick gets a space inside each fence, which the renderer takes off again. Line
+ * breaks become spaces, as the renderer would show them. */
+export function code(text: string): string {
+  const flat = text.replace(/[\r\n]+/g, " ") || " ";
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const ticks = "`".repeat(longest + 1);
+  const pad = /^`|`$/.test(flat) || /^ .*[^ ].* $/.test(flat) ? " " : "";
+  return `${ticks}${pad}${flat}${pad}${ticks}`;
+}
+
 /** `body` (a file's text) between backtick fences longer than any backtick run in it. */
 export function fence(body: string, info = ""): string {
   const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));

@@ -15,7 +15,7 @@ import {
   type WriteOutcome,
 } from "./contract";
 import { heldWords, nextReadWords } from "./held";
-import { count, fence, jsonText, lines as fileText, name } from "./quoting";
+import { code, count, fence, jsonText, lines as fileText, name } from "./quoting";
 
 /** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
 export type Part = { kind: "text"; text: string } | { kind: "image"; base64: string; mimeType: string };
@@ -323,11 +323,11 @@ export function changesMarkdown(result: ChangesResult): string {
     return more || "No file the agent read has changed since it read it.";
   }
   const blocks = result.changes.map((c) => {
-    const where = c.new_path ? ` → \`${name(c.new_path)}\`` : "";
+    const where = c.new_path ? ` → ${code(name(c.new_path))}` : "";
     const note = c.note ? `\nNote: ${fileText(c.note)}` : "";
     const diff = c.diff ? `\n${fence(c.diff, "diff")}` : "";
     const cut = c.truncated ? "\n_(diff cut; read the file to see all of it)_" : "";
-    return `- \`${name(c.file_path)}\`${where}: **${c.kind}**${note}${diff}${cut}`;
+    return `- ${code(name(c.file_path))}${where}: **${cell(c.kind)}**${note}${diff}${cut}`;
   });
   const changed = count(result.changes.length, "file");
   const list = `${changed} changed since the agent read them:\n\n${blocks.join("\n")}`;
@@ -344,9 +344,16 @@ function isGroup(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** A table cell: Markdown's own characters and line breaks cannot change the table. */
+/** Words in Markdown: its own characters and line breaks cannot change the text around
+ * them (a table's cells, a list's items). */
 function cell(value: unknown): string {
   return String(value ?? "–").replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, " ");
+}
+
+/** A name as a table's cell: a code span (`code`) whose pipes are escaped, as a table
+ * needs even inside a span. */
+function nameCell(value: string): string {
+  return code(name(value)).replace(/\|/g, "\\|");
 }
 
 /** One table: a row per key of either session's counters (`label` names the keys). */
@@ -376,9 +383,9 @@ export function statsMarkdown(stats: Stats, session: string): string {
     const all = isGroup(total?.[group]) ? (total?.[group] as Record<string, unknown>) : undefined;
     const rows = [...new Set([...Object.keys(ours ?? {}), ...Object.keys(all ?? {})])];
     lines.push("", `**${humanKey(group)}**`, "");
-    lines.push(...statsTable(ours, all, (k) => "`" + k.replace(/[`\r\n]/g, "?") + "`", rows));
+    lines.push(...statsTable(ours, all, nameCell, rows));
   }
-  return `**readkeeper** (session \`${session}\`)\n\n${lines.join("\n")}`;
+  return `**readkeeper** (session ${code(name(session))})\n\n${lines.join("\n")}`;
 }
 
 /** `readkeeper/didChangeReadFiles` params, summarized for the log and the status bar. */

@@ -32,7 +32,7 @@ import {
   renderReadResult,
   renderWriteResult,
 } from "./render";
-import { count, name } from "./quoting";
+import { code, count, fence, name } from "./quoting";
 
 // --- tool inputs -> params ---------------------------------------------------------------
 
@@ -238,21 +238,16 @@ export function readTool(context: ToolContext): vscode.LanguageModelTool<ReadInp
   };
 }
 
-function fence(body: string): string {
-  const ticks = body.includes("```") ? "````" : "```";
-  return `${ticks}\n${body}\n${ticks}`;
-}
-
 export function editConfirmation(input: EditInput): { title: string; message: string } {
   const all = input.replace_all ? " (every occurrence)" : "";
-  const target = `readkeeper will edit \`${name(input.file_path)}\``;
+  const target = `readkeeper will edit ${code(name(input.file_path))}`;
   if (input.anchor_edits?.length) {
     const listed = input.anchor_edits
-      .map((e) => `${e.op} ${e.start}${e.end ? `..${e.end}` : ""}` + (e.lines?.length ? `:\n${fence(e.lines.join("\n"))}` : ""))
+      .map((e) => code(`${e.op} ${e.start}${e.end ? `..${e.end}` : ""}`) + (e.lines?.length ? `:\n${fence(e.lines.join("\n"))}` : ""))
       .join("\n\n");
     return {
       title: "Edit file?",
-      message: `${target} by ${input.anchor_edits.length} anchored edit(s), all or none, only where the lines are still as the agent read them.\n\n${listed}`,
+      message: `${target} by ${count(input.anchor_edits.length, "anchored edit")}, all or none, only where the lines are still as the agent read them.\n\n${listed}`,
     };
   }
   if (input.edits?.length) {
@@ -261,13 +256,13 @@ export function editConfirmation(input: EditInput): { title: string; message: st
       .join("\n\n");
     return {
       title: "Edit file?",
-      message: `${target} in ${input.edits.length} place(s), all or none, unless it changed since the agent read it.\n\n${listed}`,
+      message: `${target} in ${count(input.edits.length, "place")}, all or none, unless it changed since the agent read it.\n\n${listed}`,
     };
   }
   return {
     title: "Edit file?",
     message:
-      `readkeeper will edit \`${name(input.file_path)}\`${all}, unless it changed since the agent read it.\n\n` +
+      `${target}${all}, unless it changed since the agent read it.\n\n` +
       `Replace:\n\n${fence(input.old_string ?? "")}\n\nwith:\n\n${fence(input.new_string ?? "")}`,
   };
 }
@@ -278,7 +273,7 @@ export function writeConfirmation(input: WriteInput): { title: string; message: 
   return {
     title: "Write file?",
     message:
-      `readkeeper will write ${count(lines, "line")} to \`${name(input.file_path)}\` (creating it, or replacing ` +
+      `readkeeper will write ${count(lines, "line")} to ${code(name(input.file_path))} (creating it, or replacing ` +
       `it if it is unchanged since the agent read it).\n\n${fence(preview)}` +
       (lines > 20 ? `\n(${lines - 20} more lines)` : ""),
   };

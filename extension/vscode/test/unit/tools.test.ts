@@ -93,7 +93,7 @@ describe("tool input -> request params", () => {
     const pairs = [{ old_string: "x", new_string: "y" }];
     assert.deepEqual(editParams({ file_path: "a", edits: pairs }, "s"), { file_path: "a", edits: pairs, session: "s" });
     assert.match(editConfirmation({ file_path: "a", anchor_edits: anchored }).message, /replace 12ab\.\.14cd/);
-    assert.match(editConfirmation({ file_path: "a", edits: pairs }).message, /in 1 place\(s\), all or none/);
+    assert.match(editConfirmation({ file_path: "a", edits: pairs }).message, /in 1 place, all or none/);
     assert.deepEqual(writeParams({ file_path: "a", content: "" }, "s"), { file_path: "a", content: "", session: "s" });
   });
 
