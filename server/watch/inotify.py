@@ -30,13 +30,16 @@ only when watching starts, never at server start-up.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import errno
+import fcntl
 import logging
 import os
 import select
 import struct
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -174,6 +177,7 @@ class Inotify:
         self._roots: list[bytes] = []
         self._moves: dict[int, tuple[bytes, bool, float]] = {}  # cookie -> (path, dir, until)
         self._closed = False
+        self.full = False
         self._stopping = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name="readkeeper-watch-inotify", daemon=True
@@ -214,6 +218,16 @@ class Inotify:
         """Whether `folder` has a watch now: every change to its entries is reported."""
         return folder in self._watches
 
+    def quiet(self) -> bool:
+        """Whether every change made before this call was handed to `Hooks.note` (the
+        kernel queues its record before the call returns): none unread or being handled,
+        no rename waiting for its other half, no watch refused."""
+        with self._lock:
+            if self._closed or self._moves or self.full:
+                return False
+            fcntl.ioctl(self._fd, termios.FIONREAD, pending := array.array("i", [0]))
+            return pending[0] == 0
+
     def watched(self) -> list[str]:
         """The folders watched now (for tests and stats)."""
         with self._lock:
@@ -235,6 +249,7 @@ class Inotify:
                 self._add(folder)
             except OSError as exc:
                 if exc.errno in _LIMIT_ERRNOS:
+                    self.full = True  # a folder unheard: no cache may rely on events now
                     self._hooks.limit_reached(exc)
                     if setting_up:  # the caller falls back
                         raise WatchLimitReached(exc.errno, exc.strerror) from exc
@@ -315,19 +330,19 @@ class Inotify:
 
     def _read(self) -> None:
         while not self._stopping.is_set():
-            try:
-                data = os.read(self._fd, _READ_SIZE)
-            except BlockingIOError:
-                return
-            except OSError:
-                log.exception("readkeeper: reading inotify failed")
-                return
-            try:
-                with self._lock:
+            with self._lock:  # read and handled at once: `quiet` sees no record between
+                try:
+                    data = os.read(self._fd, _READ_SIZE)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    log.exception("readkeeper: reading inotify failed")
+                    return
+                try:
                     self._handle(data)
-            except Exception:  # never end the thread: the read files are re-checked
-                log.exception("readkeeper: handling inotify's events failed")
-                self._hooks.overflowed()
+                except Exception:  # never end the thread: the read files are re-checked
+                    log.exception("readkeeper: handling inotify's events failed")
+                    self._hooks.overflowed()
 
     def _handle(self, data: bytes) -> None:
         unpack, size, end = _HEADER.unpack_from, _HEADER.size, len(data)

@@ -1,0 +1,242 @@
+"""glob's kept listing (search/kept.py): a repeat glob of a tree the watcher hears runs
+no ripgrep, and every change that alters what ripgrep would list shows in the very next
+glob, with no wait: the watcher tells every change made before a call first (`quiet`).
+
+Each case globs once (the listing is kept), checks that the next glob used it, changes
+the tree, and compares the next glob with the files that are there (for ignore rules:
+with `git check-ignore`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.search import rg
+from watch_core_helpers import Watching
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify"),
+    pytest.mark.skipif(rg.landlock_abi() < 1, reason="a listing is kept only under Landlock"),
+]
+
+FILES = ["a.py", "b.txt", "sub/c.py", "sub/deep/d.py", "other/e.md", "logs/x.log"]
+
+
+def _paths(core: Readkeeper, pattern: str = "**/*") -> set[str]:
+    result: dict[str, Any] = calls.call(core, "glob", {"pattern": pattern})
+    return {os.path.relpath(p, core.workspace.roots[0]) for p in result["paths"]}
+
+
+def _make(root: Path, names: list[str]) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+
+
+def _there(root: Path) -> set[str]:
+    """Every file under `root` but the .git folder's, by a walk of its own."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found |= {os.path.relpath(os.path.join(folder, f), root) for f in files}
+    return found
+
+
+def _git_listed(root: Path) -> set[str]:
+    """The files git does not ignore (the reference for ripgrep's ignore rules)."""
+    names = sorted(_there(root))
+    done = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--no-index", *names],
+        capture_output=True,
+        text=True,
+    )
+    return set(names) - set(done.stdout.split())
+
+
+@pytest.fixture
+def watched(workspace: Path) -> Any:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    _make(workspace, FILES)
+    (workspace / ".gitignore").write_text("*.log\n")
+    watching = Watching(workspace).start()
+    assert watching.status()["state"] == "watching"
+    yield watching
+    watching.core.close()
+
+
+def _kept(core: Readkeeper) -> set[str]:
+    """Glob twice: the second must be answered from the kept listing."""
+    first = _paths(core)
+    used = core.file_times.listings_used
+    assert _paths(core) == first
+    assert core.file_times.listings_used == used + 1, "the listing was not kept"
+    return first
+
+
+def test_a_repeat_glob_runs_no_ripgrep(watched: Watching, workspace: Path) -> None:
+    assert _kept(watched.core) == _git_listed(workspace)
+    assert _paths(watched.core, "**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
+
+
+def test_a_written_file_keeps_the_listing(watched: Watching, workspace: Path) -> None:
+    core = watched.core
+    _kept(core)
+    (workspace / "sub" / "c.py").write_text("changed\n")
+    used = core.file_times.listings_used
+    assert _paths(core, "**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
+    assert core.file_times.listings_used == used + 1
+    assert calls.call(core, "glob", {"pattern": "**/*.py"})["paths"][0].endswith("sub/c.py")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "file created",
+        "file removed",
+        "file renamed",
+        "folder created with files",
+        "folder moved in with files",
+        "folder removed",
+        "folder renamed",
+        "folder swapped for a symlink",
+        "file swapped for a folder",
+    ],
+)
+def test_a_change_to_the_tree_shows_in_the_next_glob(
+    watched: Watching, workspace: Path, tmp_path: Path, change: str
+) -> None:
+    core = watched.core
+    _kept(core)
+    if change == "file created":
+        _make(workspace, ["sub/deep/new.py"])
+    elif change == "file removed":
+        (workspace / "sub" / "c.py").unlink()
+    elif change == "file renamed":
+        (workspace / "a.py").rename(workspace / "sub" / "renamed.py")
+    elif change == "folder created with files":
+        _make(workspace, ["fresh/one/two/f.py", "fresh/g.py"])
+    elif change == "folder moved in with files":
+        _make(tmp_path / "elsewhere", ["in/h.py", "in/deeper/i.py"])
+        (tmp_path / "elsewhere" / "in").rename(workspace / "in")
+    elif change == "folder removed":
+        shutil.rmtree(workspace / "sub")
+    elif change == "folder renamed":
+        (workspace / "sub").rename(workspace / "moved")
+    elif change == "folder swapped for a symlink":
+        _make(tmp_path / "outside", ["secret.py"])
+        (workspace / "sub").rename(tmp_path / "gone")
+        (workspace / "sub").symlink_to(tmp_path / "outside", target_is_directory=True)
+    elif change == "file swapped for a folder":
+        (workspace / "b.txt").unlink()
+        _make(workspace, ["b.txt/inner.py"])
+    expected = _git_listed(workspace)
+    if change == "folder swapped for a symlink":
+        expected.discard("sub")  # a symlink to a folder: not followed, not listed
+    assert _paths(core) == expected
+    assert _kept(core) == expected  # kept again afterwards
+
+
+@pytest.mark.parametrize("ignore_file", [".gitignore", "sub/.gitignore", ".git/info/exclude"])
+@pytest.mark.parametrize("how", ["created", "edited in place", "removed"])
+def test_an_ignore_file_changed_applies_to_the_next_glob(
+    watched: Watching, workspace: Path, ignore_file: str, how: str
+) -> None:
+    core = watched.core
+    path = workspace / ignore_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if how != "created":
+        path.write_text("*.md\n*.txt\n")
+    else:
+        path.unlink(missing_ok=True)
+    _kept(core)
+    if how == "created":
+        path.write_text("*.py\n")
+    elif how == "edited in place":
+        with open(path, "r+") as file:  # the same inode and size
+            file.write("*.py\n")
+    else:
+        path.unlink()
+    assert _paths(core) == _git_listed(workspace)
+
+
+@pytest.mark.parametrize("ignore_file", [".ignore", ".rgignore", "sub/.ignore"])
+def test_ripgrep_s_own_ignore_files_apply_to_the_next_glob(
+    watched: Watching, workspace: Path, ignore_file: str
+) -> None:
+    core = watched.core
+    everything = _kept(core)
+    under = os.path.dirname(ignore_file)
+
+    def without(suffix: str) -> set[str]:
+        hidden = {p for p in everything if p.endswith(suffix) and p.startswith(under)}
+        return everything - hidden | {ignore_file}
+
+    path = workspace / ignore_file
+    path.write_text("*.py\n")
+    assert _paths(core) == without(".py")
+    with open(path, "r+") as file:  # the same inode
+        file.write("*.md")
+    assert _paths(core) == without(".md")
+    path.unlink()
+    assert _paths(core) == everything
+
+
+def test_a_glob_of_a_subfolder_sees_its_parent_s_ignore_file(
+    watched: Watching, workspace: Path
+) -> None:
+    core = watched.core
+
+    def sub() -> set[str]:
+        result = calls.call(core, "glob", {"pattern": "**/*", "path": "sub"})
+        return {os.path.relpath(p, workspace) for p in result["paths"]}
+
+    assert sub() == {"sub/c.py", "sub/deep/d.py"}
+    used = core.file_times.listings_used
+    assert sub() == {"sub/c.py", "sub/deep/d.py"}
+    assert core.file_times.listings_used == used + 1
+    (workspace / ".gitignore").write_text("*.log\ndeep/\n")  # outside the folder globbed
+    assert sub() == {"sub/c.py"}
+
+
+def test_an_unwatched_folder_ripgrep_walks_keeps_no_listing(workspace: Path) -> None:
+    """A folder `watch_exclude` skips but ripgrep walks, empty when listed: a file made
+    in it raises no event, so no listing may be kept."""
+    _make(workspace, ["a.py"])
+    (workspace / "skipped").mkdir()
+    watching = Watching(workspace, {"watchExclude": ["skipped/"]}).start()
+    try:
+        core = watching.core
+        assert _paths(core) == {"a.py"}
+        _make(workspace, ["skipped/b.py"])
+        assert _paths(core) == {"a.py", "skipped/b.py"}
+        assert core.file_times.listings_used == 0
+    finally:
+        watching.core.close()
+
+
+def test_a_restarted_watcher_keeps_nothing_of_the_last(watched: Watching, workspace: Path) -> None:
+    core = watched.core
+    _kept(core)
+    core.watching.stop()
+    _make(workspace, ["while_stopped.py"])
+    (workspace / "a.py").unlink()
+    Watching.start(watched)
+    assert _paths(core) == _git_listed(workspace)
+    assert _kept(core) == _git_listed(workspace)
+
+
+def test_no_listing_is_kept_without_a_watcher(core: Readkeeper, workspace: Path) -> None:
+    _make(workspace, ["a.py"])
+    assert _paths(core) == {"a.py"}
+    _make(workspace, ["b.py"])
+    assert _paths(core) == {"a.py", "b.py"}
+    assert core.file_times.listings_used == 0
