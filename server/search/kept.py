@@ -19,14 +19,23 @@ config, parents' ignore files) can then change its answer. In doubt, ripgrep run
 from __future__ import annotations
 
 import os
+import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ..files.ignore import VCS_FOLDERS, IgnoreRules
 
 # The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
 IGNORE_NAMES = frozenset({b".gitignore", b".ignore", b".rgignore"})
 _VCS = frozenset(os.fsencode(name) for name in VCS_FOLDERS)
+# Files written since the order was made that are moved to their places one by one;
+# past that the whole order is made again.
+MAX_CHANGED = 1000
+# Matches a path as ripgrep printed it (a compiled pattern's `match`, or None).
+Match = Callable[[bytes], object]
+_FOLDER = re.compile(rb"^(.+)/[^/\n]*$", re.MULTILINE)
 
 
 @dataclass
@@ -38,6 +47,7 @@ class Listing:
     unheard: list[bytes]
     stamps: list[tuple[int, ...] | None]
     order: list[bytes] | None = None  # every name, newest first, once every time is known
+    changed: set[bytes] = field(default_factory=set)  # names in `order` written since
     dropped: bool = field(default=False)
 
     def still(self) -> bool:
@@ -63,7 +73,9 @@ def stamp(path: bytes) -> tuple[int, ...] | None:
 def folders_of(names: list[bytes]) -> set[bytes]:
     """The folders (relative, "" for the one globbed) holding `names`, with every folder
     between them and the one globbed."""
-    folders = {name.rpartition(b"/")[0] for name in names}
+    # One regular expression over them all, in C (a name holds no newline: ripgrep's
+    # NUL-separated output can, and such a name counts as its own folder's, harmlessly).
+    folders = set(_FOLDER.findall(b"\n".join(names)))
     for folder in list(folders):
         while folder:
             folder = folder.rpartition(b"/")[0]
@@ -145,3 +157,34 @@ def touches(base: bytes, path: bytes, kind: str, is_dir: bool) -> bool:
     if kind == "modified" and not is_dir and os.path.basename(path) not in IGNORE_NAMES:
         return False  # a file written: its time goes (mtimes.py), the listing stays
     return path.startswith(base + b"/") or base.startswith(path + b"/") or path == base
+
+
+def order_of(names: list[bytes], times: dict[bytes, int]) -> list[bytes]:
+    """Every name, newest first (ties: the greater name first, as mtimes.py orders a
+    page), by two sorts in C: by name, then stably by time."""
+    return sorted(sorted(names, reverse=True), key=times.__getitem__, reverse=True)
+
+
+def reorder(order: list[bytes], changed: set[bytes], times: dict[bytes, int]) -> list[bytes]:
+    """`order` with each name of `changed` moved to its place by its new time."""
+    kept = [name for name in order if name not in changed]
+    for name in changed:
+        key = (times[name], name)
+        low, high = 0, len(kept)
+        while low < high:  # the first place whose (time, name) is below the name's
+            middle = (low + high) // 2
+            if (times[kept[middle]], kept[middle]) > key:
+                low = middle + 1
+            else:
+                high = middle
+        kept.insert(low, name)
+    return kept
+
+
+def first(
+    order: list[bytes], time_of: Callable[[bytes], int], count: int, match: Match | None
+) -> list[tuple[int, bytes]]:
+    """The first `count` of `order` that `match`, with their times: in C, and it stops
+    at the `count`th."""
+    chosen = list(islice(order if match is None else filter(match, order), count))
+    return list(zip(map(time_of, chosen), chosen, strict=True))

@@ -26,11 +26,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from itertools import compress, islice, repeat
+from itertools import compress, repeat
 from typing import Protocol, cast
 
 from . import kept
-from .kept import Listing
+from .kept import Listing, Match
 
 # Files held at most, over every folder searched from, times and listings each; past
 # that the cache starts again (a bound on its memory: about 150 bytes a file for a
@@ -42,8 +42,6 @@ SETTLE_S = 0.06  # the longest wait for the watcher to tell what happened before
 
 # Opens a folder (relative to the one globbed) beneath the root, following no symlink.
 Opener = Callable[[bytes], int]
-# Matches a path as ripgrep printed it (a compiled pattern's `match`, or None).
-Match = Callable[[bytes], object]
 
 
 class Heard(Protocol):
@@ -165,10 +163,25 @@ class FileTimes:
             listing = self._listings.get(base)
             if listing is None or listing.names is not names or listing.era != era:
                 listing = None
-            elif listing.order is not None:
-                order, known = listing.order, tree.times if tree is not None else {}
-                self.hits += len(order)
-                return _first(order, known, count, match), False
+            order, changed = None, set[bytes]()
+            if listing is not None and listing.order is not None and tree is not None:
+                order, changed, listing.changed = listing.order, listing.changed, set()
+                known = tree.times
+                if not changed:
+                    self.hits += len(order)
+                    return kept.first(order, known.__getitem__, count, match), False
+        if order is not None and listing is not None and tree is not None:
+            # Files written since the order was made: their times only, and each moved
+            # to its place.
+            fresh, folders, late = _look_up(watcher, base, changed, deadline, opener)
+            with self._lock:
+                if late or len(fresh) < len(changed) or self._events != heard:
+                    listing.order = None  # the full way below; `changed` was taken
+                else:
+                    _keep(tree, fresh, folders)
+                    listing.order = order = kept.reorder(order, changed, tree.times)
+                    self.hits += len(order) - len(changed)
+                    return kept.first(order, tree.times.__getitem__, count, match), False
         if listing is None and match is not None:
             names = list(filter(match, names))
         known = tree.times if tree is not None else {}
@@ -189,11 +202,13 @@ class FileTimes:
                 names = [name for name in names if name in times]
             got = list(map(times.__getitem__, names))
         if listing is not None:
-            order = _order(cast(list[int], got), names)
+            if times is known:  # the kept dict, which the watcher's thread changes
+                times = dict(zip(names, cast(list[int], got), strict=True))
+            order = kept.order_of(names, times)
             with self._lock:
                 if len(names) == len(listing.names) and self._events == heard and not late:
-                    listing.order = order
-            return _first(order, times, count, match), late
+                    listing.order, listing.changed = order, set()
+            return kept.first(order, times.__getitem__, count, match), late
         return _newest(cast(list[int], got), names, count), late  # no None is left
 
     def forget(self, path: str, moved_to: str | None, is_dir: bool, kind: str = "") -> None:
@@ -209,7 +224,7 @@ class FileTimes:
                         listing.dropped = True
                         del self._listings[base]
                     elif listing.order is not None and encoded.startswith(base + b"/"):
-                        listing.order = None  # a time in it changed
+                        self._changed(listing, base, encoded[len(base) + 1 :])
                 for base, tree in self._trees.items():
                     if not encoded.startswith(base + b"/"):
                         continue
@@ -221,6 +236,16 @@ class FileTimes:
                             f for f in tree.folders if f == relative or f.startswith(prefix)
                         ]:
                             tree.drop_folder(folder)
+
+    def _changed(self, listing: Listing, base: bytes, name: bytes) -> None:
+        """`name`'s time changed: moved in the listing's order on next use (a listed
+        file has its time kept until its event, as the order needs; caller holds the
+        lock)."""
+        tree = self._trees.get(base)
+        if name in listing.changed or (tree is not None and name in tree.times):
+            listing.changed.add(name)
+            if len(listing.changed) > kept.MAX_CHANGED:
+                listing.order = None
 
     def _settled(self) -> tuple[Heard | None, object | None]:
         """The watcher now and its era, once it has told every change made before this
@@ -274,22 +299,6 @@ def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int,
         keep = list(map(operator.ge, times, repeat(threshold)))
         times, names = list(compress(times, keep)), list(compress(names, keep))
     return sorted(zip(times, names, strict=True), reverse=True)[:count]
-
-
-def _order(times: list[int], names: list[bytes]) -> list[bytes]:
-    """Every name, newest first (ties: the greater name first), as `_newest` orders."""
-    by_name = sorted(zip(names, times, strict=True), reverse=True)
-    by_name.sort(key=operator.itemgetter(1), reverse=True)  # stable: ties keep their order
-    return [name for name, _ in by_name]
-
-
-def _first(
-    order: list[bytes], times: dict[bytes, int], count: int, match: Match | None
-) -> list[tuple[int, bytes]]:
-    """The first `count` of `order` that `match`, with their times: in C, and it stops
-    at the `count`th."""
-    chosen = list(islice(order if match is None else filter(match, order), count))
-    return list(zip(map(times.__getitem__, chosen), chosen, strict=True))
 
 
 def _look_up(

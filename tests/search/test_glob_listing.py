@@ -240,3 +240,34 @@ def test_no_listing_is_kept_without_a_watcher(core: Readkeeper, workspace: Path)
     _make(workspace, ["b.py"])
     assert _paths(core) == {"a.py", "b.py"}
     assert core.file_times.listings_used == 0
+
+
+def _ordered(core: Readkeeper, root: Path) -> list[str]:
+    result: dict[str, Any] = calls.call(core, "glob", {"pattern": "**/*"})
+    return [os.path.relpath(p, root) for p in result["paths"]]
+
+
+def _by_time(root: Path, names: set[str]) -> list[str]:
+    """Newest first, ties by the greater name first (glob's order)."""
+    stamped = [(os.stat(root / n).st_mtime_ns, n) for n in names]
+    return [n for _, n in sorted(stamped, reverse=True)]
+
+
+@pytest.mark.parametrize("age_s", [10**6, -(10**6), 0])
+def test_written_files_move_to_their_places_in_the_kept_order(
+    watched: Watching, workspace: Path, age_s: int
+) -> None:
+    """Newer, older (a time set back) and the same time as another: each written file
+    moves to where a fresh sort puts it."""
+    core = watched.core
+    for n, name in enumerate(sorted(_there(workspace) - {"logs/x.log"})):
+        os.utime(workspace / name, ns=(10**18 + n * 10**9, 10**18 + n * 10**9))
+    listed = _kept(core)
+    assert _ordered(core, workspace) == _by_time(workspace, listed)
+    for name in ("sub/c.py", "a.py"):
+        (workspace / name).write_text("written\n")
+        when = 10**18 + age_s * 10**9 if age_s else os.stat(workspace / "b.txt").st_mtime_ns
+        os.utime(workspace / name, ns=(when, when))
+    used = core.file_times.listings_used
+    assert _ordered(core, workspace) == _by_time(workspace, listed)
+    assert core.file_times.listings_used == used + 1
