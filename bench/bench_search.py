@@ -13,10 +13,12 @@ search and 1.5x for glob and list. Each figure is the median of `--runs` runs af
 warm-up run (the page cache is warm for both), readkeeper's and ripgrep's runs taken in
 turn (the machine is shared: load shifts between rows, not within one).
 
-glob is measured three ways: with no watcher (the CLI; ripgrep sorts by time itself),
-the first call of a core whose watcher hears the tree (every file stat-ed: one run), and
-its later calls (search/mtimes.py keeps the times). A reference row times
-`rg --files --sortr=modified` against `rg --files`.
+glob is measured four ways: with no watcher (the CLI; ripgrep sorts by time itself),
+the first call of a core whose watcher hears the tree (every file stat-ed: one run), its
+later calls (search/kept.py keeps the listing and its order: no ripgrep runs), and a
+later call after one file was written (its time looked up, the file moved to its place
+in the order). A reference row times `rg --files --sortr=modified` against
+`rg --files`.
 
 The launcher rows time one ripgrep run (`rg --version`) started unconfined, through a
 fresh launcher interpreter per call (the old way), and through the warm launcher
@@ -139,6 +141,12 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
         ),
         (
             "glob",
+            "**/*.py after a write",
+            lambda: (_write_one(root), calls.call(cached, "glob", {"pattern": "**/*.py"})),
+            shell_rg(root, "--files", "-g", "*.py"),
+        ),
+        (
+            "glob",
             "*/mod00*.py times kept",
             lambda: calls.call(cached, "glob", {"pattern": "*/mod00*.py"}),
             shell_rg(root, "--files", "-g", "*/mod00*.py"),
@@ -169,6 +177,13 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
     cached.close()
     core.close()
     return rows
+
+
+def _write_one(root: Path) -> None:
+    """Write a file of the tree again, as it was (its time changes, its text not)."""
+    path = next(p for p in sorted(root.iterdir()) if p.is_dir() and p.name != ".git")
+    target = next(p for p in sorted(path.iterdir()) if p.is_file())
+    target.write_bytes(target.read_bytes())
 
 
 def _row(tree: str, tool: str, case: str, mine: float, base: float) -> dict[str, Any]:

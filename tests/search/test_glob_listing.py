@@ -8,6 +8,7 @@ with `git check-ignore`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -271,3 +272,59 @@ def test_written_files_move_to_their_places_in_the_kept_order(
     used = core.file_times.listings_used
     assert _ordered(core, workspace) == _by_time(workspace, listed)
     assert core.file_times.listings_used == used + 1
+
+
+_OVER_THE_LIMIT = """
+import json, os, sys, time
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+
+root = sys.argv[1]
+core = Readkeeper(roots=[root])
+core.start_watching()
+ends = time.monotonic() + 30
+while core.watcher_status()["state"] != "watching" and time.monotonic() < ends:
+    time.sleep(0.01)
+
+def paths():
+    found = calls.call(core, "glob", {"pattern": "**/*"})["paths"]
+    return sorted(os.path.relpath(p, root) for p in found)
+
+out = {"state": core.watcher_status()["state"], "before": paths(), "again": paths()}
+out["used"] = core.file_times.listings_used
+os.makedirs(os.path.join(root, "new", "deeper"))  # the second folder gets no watch
+with open(os.path.join(root, "new", "deeper", "f.py"), "w") as file:
+    file.write("x")
+out["after"] = paths()
+with open(os.path.join(root, "new", "deeper", "g.py"), "w") as file:
+    file.write("x")  # no watch hears it
+out["later"] = paths()
+out["used_after"] = core.file_times.listings_used
+core.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_change_under_a_folder_over_the_watch_limit_shows(workspace: Path) -> None:
+    """The kernel's real watch limit (lowered in a user namespace of the test's own):
+    a folder made past it has no watch, and what happens in it still shows."""
+    from watch_helpers import user_namespaces_work
+
+    if not user_namespaces_work():
+        pytest.skip("needs unprivileged user namespaces (unshare -Ur) to lower the limit")
+    _make(workspace, ["a/one.py", "b/two.py"])  # the root, a and b: three watches
+    script = f"echo 4 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
+    done = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1"', _OVER_THE_LIMIT, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["state"] == "watching"
+    assert out["before"] == out["again"] == ["a/one.py", "b/two.py"]
+    assert out["used"] == 1  # the listing was kept while every folder had a watch
+    assert out["after"] == ["a/one.py", "b/two.py", "new/deeper/f.py"]
+    assert out["later"] == ["a/one.py", "b/two.py", "new/deeper/f.py", "new/deeper/g.py"]
+    assert out["used_after"] == 1
