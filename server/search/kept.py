@@ -102,7 +102,17 @@ def unheard(root: bytes, base: bytes, folders: set[bytes]) -> tuple[list[bytes],
     for folder in folders:
         if folder:
             _repository(os.path.join(base, folder), paths)
-    return paths, in_repo
+    return paths + _global_git_files(), in_repo
+
+
+def _global_git_files() -> list[bytes]:
+    """Git's own files of the user's that ripgrep reads (when the root holds them, it
+    can under Landlock: a workspace of the home folder)."""
+    home = os.path.expanduser(b"~")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.fsdecode(home), ".config")
+    git = os.path.join(os.fsencode(config), b"git")
+    names = (os.path.join(git, b"config"), os.path.join(git, b"ignore"))
+    return [os.path.join(home, b".gitconfig"), git, *names]
 
 
 def _repository(folder: bytes, into: list[bytes]) -> bool:

@@ -37,7 +37,7 @@ from .kept import Listing, Match
 # time, 100 for a listed name).
 MAX_FILES = 500_000
 _CHECK_EVERY = 512  # stats between looks at the clock
-SETTLE_S = 0.06  # the longest wait for the watcher to tell what happened before a call
+SETTLE_S = 0.1  # the longest wait for the watcher to tell what happened before a call
 
 
 # Opens a folder (relative to the one globbed) beneath the root, following no symlink.
@@ -57,6 +57,10 @@ class Heard(Protocol):
 
     def quiet(self) -> bool:
         """Whether every change made before this call has been told."""
+        ...
+
+    def watched_under(self, under: bytes) -> list[bytes]:
+        """The folders under `under` that have a watch now."""
         ...
 
     def skipped(self, under: bytes) -> list[bytes] | None:
@@ -125,7 +129,8 @@ class FileTimes:
         if not all(watcher.hears(os.path.join(base, f) if f else base) for f in folders):
             return
         skipped = watcher.skipped(base)
-        paths, in_repo = kept.unheard(top, base, folders)
+        watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
+        paths, in_repo = kept.unheard(top, base, folders | watched)
         if skipped is None or kept.skipped_walked(root, base, skipped, in_repo):
             return
         listing = Listing(era, names, paths, list(map(kept.stamp, paths)))

@@ -42,10 +42,11 @@ class Hears:
 
     def era(self) -> object | None:
         """What stays the same while no event can have been missed (the inotify reader
-        in use and the count of its queue's overflows); None when no event is sure."""
+        in use, the count of its queue's overflows, of the times it removed watches: a
+        root unwatched, a folder moved out); None when no event is sure."""
         if self.state != "watching" or getattr(self._observer, "quiet", None) is None:
             return None
-        return (self._observer, self.counters.overflows)
+        return (self._observer, self.counters.overflows, getattr(self._observer, "drops", 0))
 
     def quiet(self) -> bool:
         """Whether every change made before this call has been told to the listeners."""
@@ -55,6 +56,12 @@ class Hears:
     def listen(self, listener: Callable[[str, str | None, bool, str], None]) -> None:
         """Call `listener(path, moved_to, is_dir, kind)` for every event from now on."""
         self.intake.listeners.append(listener)
+
+    def watched_under(self, under: bytes) -> list[bytes]:
+        """The folders under `under` (absolute) that have a watch now."""
+        watches = getattr(self._observer, "_watches", None)
+        prefix = under + b"/"
+        return [f for f in list(watches or ()) if f.startswith(prefix)]
 
     def skipped(self, under: bytes) -> list[bytes] | None:
         """The folders under `under` (absolute) the ignore rules left unwatched; None

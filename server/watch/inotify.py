@@ -50,9 +50,8 @@ from .threads import name_os_thread
 
 log = logging.getLogger("readkeeper")
 
-# How long inotify's records gather once one is there, before they are read: each read
-# is a wake-up and a turn of the GIL, and the notices wait longer anyway
-# (`watch_debounce_ms`).
+# How long inotify's records gather once one is there, before they are read: each read is
+# a wake-up and a turn of the GIL, and the notices wait longer (`watch_debounce_ms`).
 BATCH_SECONDS = 0.005
 # How long a MOVED_FROM waits for its MOVED_TO (the kernel queues the two one after the
 # other; this only covers a read that falls between them).
@@ -178,6 +177,7 @@ class Inotify:
         self._moves: dict[int, tuple[bytes, bool, float]] = {}  # cookie -> (path, dir, until)
         self._closed = False
         self.full = False
+        self.drops = 0  # times watches were removed: a cache of events starts again
         self._stopping = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name="readkeeper-watch-inotify", daemon=True
@@ -219,9 +219,8 @@ class Inotify:
         return folder in self._watches
 
     def quiet(self) -> bool:
-        """Whether every change made before this call was handed to `Hooks.note` (the
-        kernel queues its record before the call returns): none unread or being handled,
-        no rename waiting for its other half, no watch refused."""
+        """Whether every change made before this call was handed to `Hooks.note` (queued
+        before the call returned): none unread, no rename half-paired, no watch refused."""
         with self._lock:
             if self._closed or self._moves or self.full:
                 return False
@@ -276,6 +275,7 @@ class Inotify:
 
     def _drop_tree(self, top: bytes) -> None:
         """Remove the watches of `top` and the folders under it (caller holds the lock)."""
+        self.drops += 1
         prefix = top + b"/"
         for folder, wd in list(self._watches.items()):
             if folder == top or folder.startswith(prefix):

@@ -21,7 +21,7 @@ import pytest
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.search import rg
-from watch_core_helpers import Watching
+from watch_core_helpers import Watching, wait_for
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify"),
@@ -328,3 +328,47 @@ def test_a_change_under_a_folder_over_the_watch_limit_shows(workspace: Path) -> 
     assert out["after"] == ["a/one.py", "b/two.py", "new/deeper/f.py"]
     assert out["later"] == ["a/one.py", "b/two.py", "new/deeper/f.py", "new/deeper/g.py"]
     assert out["used_after"] == 1
+
+
+def test_a_nested_repository_s_exclude_file_applies_to_the_next_glob(
+    workspace: Path,
+) -> None:
+    """A repository inside the workspace whose files its own `.git/info/exclude` hides
+    (none of its files listed): un-hiding them shows in the next glob."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", str(workspace / "inner")], check=True)
+    _make(workspace, ["a.py", "inner/deep/hidden.py"])
+    exclude = workspace / "inner" / ".git" / "info" / "exclude"
+    exclude.write_text("*.py\n")
+    watching = Watching(workspace).start()
+    try:
+        core = watching.core
+        assert _kept(core) == {"a.py"}  # (git check-ignore from outside does not look in)
+        exclude.write_text("")
+        assert _paths(core) == {"a.py", "inner/deep/hidden.py"}
+    finally:
+        watching.core.close()
+
+
+def test_a_root_unwatched_and_watched_again_keeps_nothing(
+    watched: Watching, workspace: Path, tmp_path: Path
+) -> None:
+    """Changes made while the root had no watch are not heard: its listing goes."""
+    core = watched.core
+    _kept(core)
+    other = tmp_path / "other"
+    other.mkdir()
+    watcher = core.watcher
+    assert watcher is not None
+
+    def roots(*folders: Path) -> None:
+        core.workspace.set_roots([str(f) for f in folders])
+        core.roots_changed()
+
+    roots(other)
+    wait_for(lambda: not watcher.hears(bytes(workspace)), "the root unwatched")
+    _make(workspace, ["made_while_unwatched.py"])
+    (workspace / "a.py").unlink()
+    roots(workspace)
+    wait_for(lambda: watcher.hears(bytes(workspace)) and watcher.state == "watching", "watched")
+    assert _paths(core) == _git_listed(workspace)
