@@ -378,9 +378,9 @@ class Inotify:
         note = self._hooks.note
         if mask & IN_CLOSE_WRITE:
             note(os.fsdecode(path), "modified", False)
-        elif mask & (IN_MODIFY | IN_ATTRIB):
-            if not is_dir:  # a write goes on: the close will say when it is done
-                note(os.fsdecode(path), "modified", False, writing=True)
+        elif mask & (IN_MODIFY | IN_ATTRIB):  # a write goes on (its close says when it is
+            # done), or a folder's mode changed: ripgrep may no longer enter it
+            note(os.fsdecode(path), "modified", is_dir, writing=not is_dir)
         elif mask & IN_CREATE:
             self._appeared(path, is_dir)
         elif mask & IN_DELETE:

@@ -372,3 +372,14 @@ def test_a_root_unwatched_and_watched_again_keeps_nothing(
     roots(workspace)
     wait_for(lambda: watcher.hears(bytes(workspace)) and watcher.state == "watching", "watched")
     assert _paths(core) == _git_listed(workspace)
+
+
+def test_a_folder_s_mode_changed_drops_the_listing(watched: Watching, workspace: Path) -> None:
+    """A folder made unreadable is one ripgrep no longer enters (for a user other than
+    root): its mode change is heard, and the next glob lists afresh."""
+    core = watched.core
+    listed = _kept(core)
+    os.chmod(workspace / "sub", 0o700)
+    used = core.file_times.listings_used
+    assert _paths(core) == listed
+    assert core.file_times.listings_used == used  # ripgrep ran
