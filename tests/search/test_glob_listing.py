@@ -383,3 +383,36 @@ def test_a_folder_s_mode_changed_drops_the_listing(watched: Watching, workspace:
     used = core.file_times.listings_used
     assert _paths(core) == listed
     assert core.file_times.listings_used == used  # ripgrep ran
+
+
+def test_globs_while_the_tree_changes_end_with_the_tree_as_it_is(
+    watched: Watching, workspace: Path
+) -> None:
+    """Files made, renamed and removed by another thread while globs run: whatever
+    each glob answered, the one after the last change lists the tree as it is."""
+    import threading
+
+    core = watched.core
+    _kept(core)
+    done = threading.Event()
+
+    def churn() -> None:
+        for n in range(150):
+            folder = workspace / f"churn{n % 7}"
+            folder.mkdir(exist_ok=True)
+            (folder / f"f{n}.py").write_text("x\n")
+            if n % 3 == 0:
+                (folder / f"f{n}.py").rename(folder / f"g{n}.py")
+            if n % 5 == 0:
+                (folder / f"f{n - 5}.py").unlink(missing_ok=True)
+            if n % 50 == 49:
+                shutil.rmtree(workspace / f"churn{(n + 1) % 7}", ignore_errors=True)
+        done.set()
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    while not done.is_set():
+        _paths(core)
+    writer.join()
+    assert _paths(core) == _git_listed(workspace)
+    assert _kept(core) == _git_listed(workspace)
