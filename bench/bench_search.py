@@ -13,10 +13,12 @@ search and 1.5x for glob and list. Each figure is the median of `--runs` runs af
 warm-up run (the page cache is warm for both), readkeeper's and ripgrep's runs taken in
 turn (the machine is shared: load shifts between rows, not within one).
 
-glob is measured three ways: with no watcher (the CLI; ripgrep sorts by time itself),
-the first call of a core whose watcher hears the tree (every file stat-ed: one run), and
-its later calls (search/mtimes.py keeps the times). A reference row times
-`rg --files --sortr=modified` against `rg --files`.
+glob is measured four ways: with no watcher (the CLI; ripgrep sorts by time itself),
+the first call of a core whose watcher hears the tree (every file stat-ed: one run), its
+later calls (search/kept.py keeps the listing and its order: no ripgrep runs), and a
+later call after one file was written (its time looked up, the file moved to its place
+in the order). A reference row times `rg --files --sortr=modified` against
+`rg --files`.
 
 The launcher rows time one ripgrep run (`rg --version`) started unconfined, through a
 fresh launcher interpreter per call (the old way), and through the warm launcher
@@ -95,7 +97,9 @@ def shell_rg(root: Path, *args: str) -> Callable[[], Any]:
     return lambda: subprocess.run(command, cwd=root, capture_output=True, check=False)
 
 
-def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
+def rows_for(
+    name: str, root: Path, runs: int, generated_root: Path | None = None
+) -> list[dict[str, Any]]:
     core = Readkeeper(roots=[str(root)])
     core.tokens.warm_up()
     cached = watching(root)
@@ -139,6 +143,12 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
         ),
         (
             "glob",
+            "**/*.py after a write",
+            lambda: (_write_one(root), calls.call(cached, "glob", {"pattern": "**/*.py"})),
+            shell_rg(root, "--files", "-g", "*.py"),
+        ),
+        (
+            "glob",
             "*/mod00*.py times kept",
             lambda: calls.call(cached, "glob", {"pattern": "*/mod00*.py"}),
             shell_rg(root, "--files", "-g", "*/mod00*.py"),
@@ -163,12 +173,21 @@ def rows_for(name: str, root: Path, runs: int) -> list[dict[str, Any]]:
         ),
     ]
     rows = [_row(name, "glob", "**/*.py first, 1 run", first, first_rg)]
+    if root != generated_root:  # a file of the generated tree only is written
+        cases = [c for c in cases if "write" not in c[1]]
     for tool, case, ours, theirs in cases:
         mine, base = medians_s(ours, theirs, runs)
         rows.append(_row(name, tool, case, mine, base))
     cached.close()
     core.close()
     return rows
+
+
+def _write_one(root: Path) -> None:
+    """Write a file of the tree again, as it was (its time changes, its text not)."""
+    path = next(p for p in sorted(root.iterdir()) if p.is_dir() and p.name != ".git")
+    target = next(p for p in sorted(path.iterdir()) if p.is_file())
+    target.write_bytes(target.read_bytes())
 
 
 def _row(tree: str, tool: str, case: str, mine: float, base: float) -> dict[str, Any]:
@@ -236,7 +255,8 @@ def main() -> None:
     launchers = [] if rg.landlock_abi() < 1 else launcher_rows(HERE.parent, args.launches)
     if args.no_landlock:
         rg.landlock_abi = lambda: 0  # type: ignore[method-assign]
-    rows = rows_for(f"generated {args.files:,} files", generated(args.files), args.runs)
+    tree = generated(args.files)
+    rows = rows_for(f"generated {args.files:,} files", tree, args.runs, tree)
     rows += rows_for("this repository", HERE.parent, args.runs)
     header = f"{'tree':<26} {'tool':<5} {'case':<24} {'readkeeper':>11} {'rg':>9} {'ratio':>6}"
     print(header)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 from pathspec import GitIgnoreSpec
 
@@ -66,6 +67,13 @@ class Glob:
         if self._match_bytes is not None:
             return list(filter(self._match_bytes, relatives))
         return [path for path in relatives if self._match(os.fsdecode(path)) is not None]
+
+    def match_bytes(self) -> Callable[[bytes], object]:
+        """Whether a path as ripgrep printed it matches (a match object or None)."""
+        if self._match_bytes is not None:
+            return self._match_bytes
+        match = self._match
+        return lambda path: match(os.fsdecode(path))
 
     def rg_filter(self) -> list[str]:
         """ripgrep's flags that select the files a name-only pattern names (its file

@@ -80,19 +80,25 @@ def _newest_listed(
     """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
     in parallel, in no order, and the times come from mtimes.py (kept across calls)."""
     deadline = time.monotonic() + rg.DEADLINE_S
-    # No path argument: ripgrep then prints paths without "./".
-    flags = ["--files", "--null", *matcher.rg_filter()]
-    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
-    names = list(filter(None, ran.lines))
-    if not matcher.name_only:
-        names = matcher.select(names)
+    names, token = times.listing(cwd)
+    stopped = False
+    if names is None:
+        # Every file, whatever the pattern, so that the listing can be kept (kept.py);
+        # no path argument: ripgrep then prints paths without "./".
+        flags = ["--files", "--null"]
+        ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
+        names = list(filter(None, ran.lines))
+        stopped = ran.timed_out or ran.cut
+        if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
+            times.keep_listing(root, cwd, names, token)
     opener = _opener(services, cwd, params.session)
-    newest, late = times.newest(cwd, names, wanted, deadline, opener)
+    match = matcher.match_bytes()
+    newest, late = times.newest(cwd, names, wanted, deadline, opener, match)
     found = _inside(newest, root, cwd)
-    if len(found) < len(newest) and len(names) > wanted:  # a path led out: look further
-        everything = times.newest(cwd, names, len(names), deadline, opener)[0]
+    if len(found) < len(newest) and len(newest) == wanted:  # a path led out: look further
+        everything = times.newest(cwd, names, len(names), deadline, opener, match)[0]
         found = _inside(everything, root, cwd)[:wanted]
-    return found, ran.timed_out or ran.cut or late
+    return found, stopped or late
 
 
 def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tuple[list[str], bool]:

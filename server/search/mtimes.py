@@ -1,5 +1,5 @@
-"""The modification times `glob` orders its files by (newest first), kept across calls
-while the watcher hears the folders.
+"""The modification times `glob` orders its files by (newest first), and the listing
+of kept.py, kept across calls while the watcher hears the folders.
 
 Newest first needs a time per file. ripgrep's own `--sortr=modified` walks on one
 thread and stats as it sorts, several times slower than its parallel `--files`
@@ -12,11 +12,11 @@ FIFO or device is only stat-ed; never a symlink followed), and kept; where they 
 A folder's files' times are kept only while the watcher hears every change to that
 folder (watch/hears.py: readkeeper's inotify reader holds a watch on it and the watcher
 is `watching`). An event forgets the path it names (a folder's: everything beneath).
-Each folder also keeps its own modification time, checked on every use: a file added,
-removed or renamed there changes it before the event arrives. A time read before an
-event is not kept after it. A new watcher (restarted, or another) starts afresh. A file
-written in place changes only itself: until its event arrives (milliseconds) its old
-time may still order it.
+Before anything kept is used, the watcher must have told every change made so far
+(`quiet`: nothing unread in inotify's queue, no rename half-paired; waited for up to
+SETTLE_S, else nothing kept is used): a file added, written or removed just before the
+call is then already forgotten. A time read before an event is not kept after it. A new
+watcher (restarted, or another) or an overflow of its queue (the era) starts afresh.
 """
 
 from __future__ import annotations
@@ -29,10 +29,15 @@ from collections.abc import Callable, Iterable
 from itertools import compress, repeat
 from typing import Protocol, cast
 
-# Files held at most, over every folder searched from; past that the cache starts again
-# (a bound on its memory, about 150 bytes a file).
+from . import kept
+from .kept import Listing, Match
+
+# Files held at most, over every folder searched from, times and listings each; past
+# that the cache starts again (a bound on its memory: about 150 bytes a file for a
+# time, 100 for a listed name).
 MAX_FILES = 500_000
 _CHECK_EVERY = 512  # stats between looks at the clock
+SETTLE_S = 0.1  # the longest wait for the watcher to tell what happened before a call
 
 
 # Opens a folder (relative to the one globbed) beneath the root, following no symlink.
@@ -46,7 +51,23 @@ class Heard(Protocol):
         """Whether every change to the entries of `folder` is reported now."""
         ...
 
-    def listen(self, listener: Callable[[str, str | None, bool], None]) -> None:
+    def era(self) -> object | None:
+        """The same while no event can have been missed; None when none is sure."""
+        ...
+
+    def quiet(self) -> bool:
+        """Whether every change made before this call has been told."""
+        ...
+
+    def watched_under(self, under: bytes) -> list[bytes]:
+        """The folders under `under` that have a watch now."""
+        ...
+
+    def skipped(self, under: bytes) -> list[bytes] | None:
+        """The folders under `under` the watcher's ignore rules leave unwatched."""
+        ...
+
+    def listen(self, listener: Callable[[str, str | None, bool, str], None]) -> None:
         """Be told of every event from now on."""
         ...
 
@@ -57,45 +78,117 @@ class _Tree:
 
     def __init__(self) -> None:
         self.times: dict[bytes, int] = {}
-        self.folders: dict[bytes, tuple[int, list[bytes]]] = {}  # -> (its mtime, its files)
+        self.folders: dict[bytes, list[bytes]] = {}  # a folder -> its files with a time
 
     def drop_folder(self, folder: bytes) -> None:
-        _, names = self.folders.pop(folder, (0, []))
-        for name in names:
+        for name in self.folders.pop(folder, []):
             self.times.pop(name, None)
 
 
 class FileTimes:
-    """Modification times of files, kept while the watcher hears their changes.
-    Thread-safe: the watcher's thread forgets, requests look up."""
+    """Modification times of files, and listings, kept while the watcher hears their
+    changes. Thread-safe: the watcher's thread forgets, requests look up."""
 
     def __init__(self, watcher: Callable[[], Heard | None]) -> None:
         self._watcher = watcher
         self._heard_by: Heard | None = None
+        self._era: object | None = None
         self._trees: dict[bytes, _Tree] = {}
+        self._listings: dict[bytes, Listing] = {}
         self._lock = threading.Lock()
         self._events = 0  # events heard so far: a time read before one is not kept after it
         self.hits = 0  # files whose time came from the cache (tests, the bench)
+        self.listings_used = 0  # globs answered with no ripgrep run (tests, the bench)
 
     def kept(self, cwd: str) -> bool:
         """Whether times under `cwd` can be kept: the watcher hears that folder."""
         watcher = self._watcher()
         return watcher is not None and watcher.hears(os.fsencode(cwd))
 
+    def listing(self, cwd: str) -> tuple[list[bytes] | None, object]:
+        """The kept listing of `cwd` when still valid (else None), and a token for
+        `keep_listing` taken before ripgrep runs."""
+        era = self._settled()[1]
+        base = os.fsencode(cwd)
+        with self._lock:
+            token = (era, self._events)
+            listing = self._listings.get(base) if era is not None else None
+        if listing is not None and listing.era == era and listing.still():
+            self.listings_used += 1
+            return listing.names, token
+        return None, token
+
+    def keep_listing(self, root: str, cwd: str, names: list[bytes], token: object) -> None:
+        """Keep what ripgrep listed under `cwd` (see kept.py for when it may be)."""
+        era, events = cast(tuple[object, int], token)
+        watcher = self._watcher()
+        if era is None or watcher is None or len(names) > MAX_FILES:
+            return
+        base, top = os.fsencode(cwd), os.fsencode(root)
+        folders = kept.folders_of(names)
+        if not all(watcher.hears(os.path.join(base, f) if f else base) for f in folders):
+            return
+        skipped = watcher.skipped(base)
+        watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
+        paths, in_repo = kept.unheard(top, base, folders | watched)
+        if skipped is None or kept.skipped_walked(root, base, skipped, in_repo):
+            return
+        listing = Listing(era, names, paths, list(map(kept.stamp, paths)))
+        if self._settled()[1] != era:
+            return
+        with self._lock:
+            if self._events != events or era != self._era:
+                return  # something changed while ripgrep walked
+            if sum(len(k.names) for k in self._listings.values()) + len(names) > MAX_FILES:
+                self._listings.clear()
+            self._listings[base] = listing
+
     def newest(
-        self, cwd: str, names: list[bytes], count: int, deadline: float, opener: Opener
+        self,
+        cwd: str,
+        names: list[bytes],
+        count: int,
+        deadline: float,
+        opener: Opener,
+        match: Match | None = None,
     ) -> tuple[list[tuple[int, bytes]], bool]:
         """The `count` newest of `names` (paths relative to `cwd`, as ripgrep printed
-        them) as (modification time, name), newest first; and whether the deadline (a
-        `time.monotonic()` value) stopped the look-ups early (then only the files
-        looked up are ordered). `opener` opens a folder (relative to `cwd`) beneath
-        the root with no symlink followed: each file is stat-ed by name in it, so a
-        folder swapped for a symlink out is never stat-ed through (its files are left
-        out)."""
-        watcher = self._current()
+        them) that `match` (None: all), as (modification time, name), newest first; and
+        whether the deadline (a `time.monotonic()` value) stopped the look-ups early
+        (then only the files looked up are ordered). `opener` opens a folder (relative
+        to `cwd`) beneath the root with no symlink followed: each file is stat-ed by
+        name in it, so a folder swapped for a symlink out is never stat-ed through (its
+        files are left out). For a kept listing, every file's time is looked up and the
+        order kept: later calls take the first `count` matches of it."""
+        watcher, era = self._settled()
         base = os.fsencode(cwd)
-        heard = self._events
-        tree = self._valid_tree(watcher, base, opener)
+        with self._lock:
+            heard = self._events
+            tree = self._tree(base) if era is not None else None
+            listing = self._listings.get(base)
+            if listing is None or listing.names is not names or listing.era != era:
+                listing = None
+            order, changed = None, set[bytes]()
+            if listing is not None and listing.order is not None and tree is not None:
+                order, changed, listing.changed = listing.order, listing.changed, set()
+                known = tree.times
+                if not changed:
+                    self.hits += len(order)
+                    return kept.first(order, known.__getitem__, count, match), False
+        if order is not None and listing is not None and tree is not None:
+            # Files written since the order was made: their times only, and each moved
+            # to its place.
+            fresh, folders, late = _look_up(watcher, base, changed, deadline, opener)
+            with self._lock:
+                if late or len(fresh) < len(changed) or self._events != heard:
+                    listing.order = None  # the full way below; `changed` was taken
+                else:
+                    _keep(tree, fresh, folders)
+                    listing.order = order = kept.reorder(order, changed, tree.times)
+                    self.hits += len(order) - len(changed)
+                    return kept.first(order, tree.times.__getitem__, count, match), False
+        if listing is None and match is not None:
+            names = list(filter(match, names))
         known = tree.times if tree is not None else {}
         got = list(map(known.get, names))  # in C: 100,000s of names, most of them known
         missing: set[bytes] = set()
@@ -113,9 +206,17 @@ class FileTimes:
             if len(fresh) < len(missing):  # gone since ripgrep listed them, or out of time
                 names = [name for name in names if name in times]
             got = list(map(times.__getitem__, names))
+        if listing is not None:
+            if times is known:  # the kept dict, which the watcher's thread changes
+                times = dict(zip(names, cast(list[int], got), strict=True))
+            order = kept.order_of(names, times)
+            with self._lock:
+                if len(names) == len(listing.names) and self._events == heard and not late:
+                    listing.order, listing.changed = order, set()
+            return kept.first(order, times.__getitem__, count, match), late
         return _newest(cast(list[int], got), names, count), late  # no None is left
 
-    def forget(self, path: str, moved_to: str | None, is_dir: bool) -> None:
+    def forget(self, path: str, moved_to: str | None, is_dir: bool, kind: str = "") -> None:
         """An event named `path` (and `moved_to`): what the cache holds of them goes."""
         with self._lock:
             self._events += 1
@@ -123,6 +224,12 @@ class FileTimes:
                 if changed is None:
                     continue
                 encoded = os.fsencode(changed)
+                for base, listing in list(self._listings.items()):
+                    if kept.touches(base, encoded, kind, is_dir):
+                        listing.dropped = True
+                        del self._listings[base]
+                    elif listing.order is not None and encoded.startswith(base + b"/"):
+                        self._changed(listing, base, encoded[len(base) + 1 :])
                 for base, tree in self._trees.items():
                     if not encoded.startswith(base + b"/"):
                         continue
@@ -135,42 +242,57 @@ class FileTimes:
                         ]:
                             tree.drop_folder(folder)
 
-    def _current(self) -> Heard | None:
-        """The watcher now; the cache starts again when it is not the one it was filled
-        under."""
+    def _changed(self, listing: Listing, base: bytes, name: bytes) -> None:
+        """`name`'s time changed: moved in the listing's order on next use (a listed
+        file has its time kept until its event, as the order needs; caller holds the
+        lock)."""
+        tree = self._trees.get(base)
+        if name in listing.changed or (tree is not None and name in tree.times):
+            listing.changed.add(name)
+            if len(listing.changed) > kept.MAX_CHANGED:
+                listing.order = None
+
+    def _settled(self) -> tuple[Heard | None, object | None]:
+        """The watcher now and its era, once it has told every change made before this
+        call (era None: nothing kept may be used). The cache starts again when the
+        watcher or its era is not the one it was filled under."""
         watcher = self._watcher()
+        era = None
+        if watcher is not None:
+            ends = time.monotonic() + SETTLE_S
+            while not watcher.quiet():
+                if time.monotonic() > ends:
+                    break
+                time.sleep(0.001)
+            else:
+                era = watcher.era()
         with self._lock:
             if watcher is not self._heard_by:
-                self._trees.clear()
                 self._heard_by = watcher
                 if watcher is not None:
                     watcher.listen(self._forget_for(watcher))
-        return watcher
+            if era is not None and era != self._era:
+                self._trees.clear()
+                self._listings.clear()
+                self._era = era
+        return watcher, era
 
-    def _forget_for(self, watcher: Heard) -> Callable[[str, str | None, bool], None]:
-        def forget(path: str, moved_to: str | None, is_dir: bool) -> None:
+    def _forget_for(self, watcher: Heard) -> Callable[[str, str | None, bool, str], None]:
+        def forget(path: str, moved_to: str | None, is_dir: bool, kind: str) -> None:
             if self._heard_by is watcher:  # a former watcher's events mean nothing now
-                self.forget(path, moved_to, is_dir)
+                self.forget(path, moved_to, is_dir, kind)
 
         return forget
 
-    def _valid_tree(self, watcher: Heard | None, base: bytes, opener: Opener) -> _Tree | None:
-        """The cache of the files under `base`, each folder in it still heard and with
-        the modification time it had when its files' times were read (else dropped)."""
-        if watcher is None:
-            return None
-        with self._lock:
-            tree = self._trees.get(base)
-            if tree is None:
-                if sum(len(t.times) for t in self._trees.values()) >= MAX_FILES:
-                    self._trees.clear()
-                tree = self._trees[base] = _Tree()
-            folders = list(tree.folders.items())
-        stale = [f for f, (mtime, _) in folders if _folder_time(watcher, base, f, opener) != mtime]
-        if stale:
-            with self._lock:
-                for folder in stale:
-                    tree.drop_folder(folder)
+    def _tree(self, base: bytes) -> _Tree:
+        """The cache of the times under `base` (caller holds the lock)."""
+        tree = self._trees.get(base)
+        if tree is None:
+            if sum(len(t.times) for t in self._trees.values()) >= MAX_FILES:
+                self._trees.clear()
+                for listing in self._listings.values():
+                    listing.order = None  # its times are gone
+            tree = self._trees[base] = _Tree()
         return tree
 
 
@@ -184,33 +306,22 @@ def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int,
     return sorted(zip(times, names, strict=True), reverse=True)[:count]
 
 
-def _folder_time(watcher: Heard | None, base: bytes, folder: bytes, opener: Opener) -> int | None:
-    """The modification time of `folder` (relative to `base`) when the watcher hears
-    every change to it, else None."""
-    if watcher is None or not watcher.hears(os.path.join(base, folder) if folder else base):
-        return None
-    try:
-        fd = opener(folder)
-    except OSError:
-        return None
-    try:
-        return os.fstat(fd).st_mtime_ns
-    finally:
-        os.close(fd)
-
-
 def _look_up(
     watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float, opener: Opener
-) -> tuple[dict[bytes, int], dict[bytes, tuple[int | None, list[bytes]]], bool]:
-    """(the times of `names`, by folder its time read before theirs (None: not heard)
-    and its names, whether the deadline stopped it). One stat a file by its name in its
-    folder's descriptor: never an open, never a symlink followed."""
-    folders: dict[bytes, tuple[int | None, list[bytes]]] = {}
+) -> tuple[dict[bytes, int], dict[bytes, tuple[bool, list[bytes]]], bool]:
+    """(the times of `names`, by folder whether the watcher hears it (asked before
+    their times are read) and its names, whether the deadline stopped it). One stat a
+    file by its name in its folder's descriptor: never an open, never a symlink
+    followed."""
+    folders: dict[bytes, tuple[bool, list[bytes]]] = {}
     for name in names:
         folder = name.rpartition(b"/")[0]
         entry = folders.get(folder)
         if entry is None:
-            entry = folders[folder] = (_folder_time(watcher, base, folder, opener), [])
+            heard = watcher is not None and watcher.hears(
+                os.path.join(base, folder) if folder else base
+            )
+            entry = folders[folder] = (heard, [])
         entry[1].append(name)
     fresh: dict[bytes, int] = {}
     done = 0
@@ -236,19 +347,16 @@ def _look_up(
 
 
 def _keep(
-    tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[int | None, list[bytes]]]
+    tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[bool, list[bytes]]]
 ) -> None:
     """Add the `fresh` times of the folders heard to `tree` (caller holds the lock)."""
-    for folder, (folder_mtime, names) in folders.items():
-        if folder_mtime is None:
+    for folder, (heard, names) in folders.items():
+        if not heard:
             continue
-        entry = tree.folders.get(folder)
-        if entry is None or entry[0] != folder_mtime:
-            if entry is not None:
-                tree.drop_folder(folder)
-            entry = tree.folders[folder] = (folder_mtime, [])
+        entry = tree.folders.setdefault(folder, [])
         for name in names:
             mtime = fresh.get(name)
             if mtime is not None:
-                entry[1].append(name)
+                if name not in tree.times:
+                    entry.append(name)
                 tree.times[name] = mtime

@@ -1,5 +1,6 @@
-"""What a cache of file metadata asks the watcher (search/mtimes.py): whether every
-change to a folder's entries is reported now, and to be told of each one.
+"""What a cache of file metadata asks the watcher (search/mtimes.py, search/kept.py):
+whether every change to a folder's entries is reported now, to be told of each one,
+whether every change made so far has been told, and which folders no watch hears.
 
 Only readkeeper's own inotify reader answers yes, for the folders it holds a watch on,
 while the watcher is `watching`: a folder the ignore rules or `watch_exclude` skip has
@@ -9,12 +10,18 @@ missing a root hears nothing for sure.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..files.ignore import IgnoreRules
+    from ..state.stats import WatchCounters
     from .backends import Observer
     from .intake import Intake
+
+# Folders skipped by the ignore rules remembered at most; past that a cache trusts none.
+MAX_SKIPPED = 10_000
 
 
 class Hears:
@@ -22,7 +29,9 @@ class Hears:
 
     state: str
     intake: Intake
+    counters: WatchCounters
     _observer: Observer | None
+    _skipped: dict[bytes, None] | None = None  # folders left unwatched by the rules
 
     def hears(self, folder: bytes) -> bool:
         """Whether every change to the entries of `folder` (absolute) is reported now."""
@@ -31,6 +40,55 @@ class Hears:
         is_watched = getattr(self._observer, "is_watched", None)
         return bool(is_watched(folder)) if is_watched is not None else False
 
-    def listen(self, listener: Callable[[str, str | None, bool], None]) -> None:
-        """Call `listener(path, moved_to, is_dir)` for every event from now on."""
+    def era(self) -> object | None:
+        """What stays the same while no event can have been missed (the inotify reader
+        in use, the count of its queue's overflows, of the times it removed watches: a
+        root unwatched, a folder moved out); None when no event is sure."""
+        if self.state != "watching" or getattr(self._observer, "quiet", None) is None:
+            return None
+        return (self._observer, self.counters.overflows, getattr(self._observer, "drops", 0))
+
+    def quiet(self) -> bool:
+        """Whether every change made before this call has been told to the listeners."""
+        quiet = getattr(self._observer, "quiet", None)
+        return self.state == "watching" and quiet is not None and bool(quiet())
+
+    def listen(self, listener: Callable[[str, str | None, bool, str], None]) -> None:
+        """Call `listener(path, moved_to, is_dir, kind)` for every event from now on."""
         self.intake.listeners.append(listener)
+
+    def watched_under(self, under: bytes) -> list[bytes]:
+        """The folders under `under` (absolute) that have a watch now."""
+        watches = getattr(self._observer, "_watches", None)
+        prefix = under + b"/"
+        return [f for f in list(watches or ()) if f.startswith(prefix)]
+
+    def skipped(self, under: bytes) -> list[bytes] | None:
+        """The folders under `under` (absolute) the ignore rules left unwatched; None
+        when more than MAX_SKIPPED were met (then none is known for sure)."""
+        skipped = self._skipped
+        if skipped is not None and len(skipped) > MAX_SKIPPED:
+            return None
+        prefix = under + b"/"
+        return [f for f in list(skipped or ()) if f.startswith(prefix)]
+
+    def kept_folders(self, found: list[bytes], rules: IgnoreRules) -> list[bytes]:
+        """Those of the folders `found` the ignore rules keep (a watch for each); the
+        others are remembered as skipped."""
+        kept = []
+        for folder in found:
+            if self.skips_by(folder, rules):
+                continue
+            kept.append(folder)
+        return kept
+
+    def skips_by(self, folder: bytes, rules: IgnoreRules | None) -> bool:
+        """Whether the rules skip `folder` (remembered when they do)."""
+        if rules is not None and not rules.ignored(os.fsdecode(folder), True):
+            return False
+        if self._skipped is None:
+            self._skipped = {}
+        if len(self._skipped) <= MAX_SKIPPED:
+            self._skipped[folder] = None
+        self.counters.skipped_folders += 1
+        return True

@@ -30,13 +30,16 @@ only when watching starts, never at server start-up.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import errno
+import fcntl
 import logging
 import os
 import select
 import struct
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -47,9 +50,8 @@ from .threads import name_os_thread
 
 log = logging.getLogger("readkeeper")
 
-# How long inotify's records gather once one is there, before they are read: each read
-# is a wake-up and a turn of the GIL, and the notices wait longer anyway
-# (`watch_debounce_ms`).
+# How long inotify's records gather once one is there, before they are read: each read is
+# a wake-up and a turn of the GIL, and the notices wait longer (`watch_debounce_ms`).
 BATCH_SECONDS = 0.005
 # How long a MOVED_FROM waits for its MOVED_TO (the kernel queues the two one after the
 # other; this only covers a read that falls between them).
@@ -174,6 +176,8 @@ class Inotify:
         self._roots: list[bytes] = []
         self._moves: dict[int, tuple[bytes, bool, float]] = {}  # cookie -> (path, dir, until)
         self._closed = False
+        self.full = False
+        self.drops = 0  # times watches were removed: a cache of events starts again
         self._stopping = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name="readkeeper-watch-inotify", daemon=True
@@ -214,6 +218,15 @@ class Inotify:
         """Whether `folder` has a watch now: every change to its entries is reported."""
         return folder in self._watches
 
+    def quiet(self) -> bool:
+        """Whether every change made before this call was handed to `Hooks.note` (queued
+        before the call returned): none unread, no rename half-paired, no watch refused."""
+        with self._lock:
+            if self._closed or self._moves or self.full:
+                return False
+            fcntl.ioctl(self._fd, termios.FIONREAD, pending := array.array("i", [0]))
+            return pending[0] == 0
+
     def watched(self) -> list[str]:
         """The folders watched now (for tests and stats)."""
         with self._lock:
@@ -235,6 +248,7 @@ class Inotify:
                 self._add(folder)
             except OSError as exc:
                 if exc.errno in _LIMIT_ERRNOS:
+                    self.full = True  # a folder unheard: no cache may rely on events now
                     self._hooks.limit_reached(exc)
                     if setting_up:  # the caller falls back
                         raise WatchLimitReached(exc.errno, exc.strerror) from exc
@@ -261,6 +275,7 @@ class Inotify:
 
     def _drop_tree(self, top: bytes) -> None:
         """Remove the watches of `top` and the folders under it (caller holds the lock)."""
+        self.drops += 1
         prefix = top + b"/"
         for folder, wd in list(self._watches.items()):
             if folder == top or folder.startswith(prefix):
@@ -315,19 +330,19 @@ class Inotify:
 
     def _read(self) -> None:
         while not self._stopping.is_set():
-            try:
-                data = os.read(self._fd, _READ_SIZE)
-            except BlockingIOError:
-                return
-            except OSError:
-                log.exception("readkeeper: reading inotify failed")
-                return
-            try:
-                with self._lock:
+            with self._lock:  # read and handled at once: `quiet` sees no record between
+                try:
+                    data = os.read(self._fd, _READ_SIZE)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    log.exception("readkeeper: reading inotify failed")
+                    return
+                try:
                     self._handle(data)
-            except Exception:  # never end the thread: the read files are re-checked
-                log.exception("readkeeper: handling inotify's events failed")
-                self._hooks.overflowed()
+                except Exception:  # never end the thread: the read files are re-checked
+                    log.exception("readkeeper: handling inotify's events failed")
+                    self._hooks.overflowed()
 
     def _handle(self, data: bytes) -> None:
         unpack, size, end = _HEADER.unpack_from, _HEADER.size, len(data)
@@ -363,9 +378,9 @@ class Inotify:
         note = self._hooks.note
         if mask & IN_CLOSE_WRITE:
             note(os.fsdecode(path), "modified", False)
-        elif mask & (IN_MODIFY | IN_ATTRIB):
-            if not is_dir:  # a write goes on: the close will say when it is done
-                note(os.fsdecode(path), "modified", False, writing=True)
+        elif mask & (IN_MODIFY | IN_ATTRIB):  # a write goes on (its close says when it is
+            # done), or a folder's mode changed: ripgrep may no longer enter it
+            note(os.fsdecode(path), "modified", is_dir, writing=not is_dir)
         elif mask & IN_CREATE:
             self._appeared(path, is_dir)
         elif mask & IN_DELETE:

@@ -41,9 +41,9 @@ class Intake:
         self._counters = counters
         self._serial = threading.Lock()  # events of several roots' emitters take turns
         # Told of every event before the ignore rules judge it, on the backend's thread:
-        # (path, where it moved to or None, whether it is a folder). Caches of file
-        # metadata (search/mtimes.py) forget what changed.
-        self.listeners: list[Callable[[str, str | None, bool], None]] = []
+        # (path, where it moved to or None, whether it is a folder, the kind). Caches of
+        # file metadata (search/mtimes.py) forget what changed.
+        self.listeners: list[Callable[[str, str | None, bool, str], None]] = []
 
     def rules_for(self, path: str) -> IgnoreRules | None:
         """The ignore rules of the watched root `path` is under, if any."""
@@ -91,7 +91,7 @@ class Intake:
     ) -> None:
         """An event of the backend in use: skip what the ignore rules skip, mark the rest."""
         for listener in self.listeners:
-            listener(src, dest, is_dir)
+            listener(src, dest, is_dir, kind)
         rules = self.rules_for(src)
         if rules is None:
             return

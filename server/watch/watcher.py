@@ -385,9 +385,8 @@ class Watcher(FollowsRoots, Hears):
         rules = self.intake.rules_for(os.fsdecode(folder))
         if rules is None:
             return []
-        kept = [p for p in found if not rules.ignored(os.fsdecode(p), True)]
+        kept = self.kept_folders(found, rules)
         self.counters.folders_walked += 1
-        self.counters.skipped_folders += len(found) - len(kept)
         now = time.perf_counter()
         if now - self._last_progress >= _PROGRESS_EVERY and self._in_setup_walk():
             self._last_progress = now
@@ -418,9 +417,7 @@ class Watcher(FollowsRoots, Hears):
 
     def skips(self, folder: bytes) -> bool:
         """Whether `folder`, new in the tree, is one the ignore rules skip (no watch)."""
-        path = os.fsdecode(folder)
-        rules = self.intake.rules_for(path)
-        return rules is None or rules.ignored(path, True)
+        return self.skips_by(folder, self.intake.rules_for(os.fsdecode(folder)))
 
     def note(
         self, src: str, kind: Kind, is_dir: bool, dest: str | None = None, writing: bool = False

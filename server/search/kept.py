@@ -1,0 +1,200 @@
+"""glob's listing of a folder (which files ripgrep listed), kept across calls while the
+watcher hears every change that could alter it, so a repeat glob runs no ripgrep.
+
+A listing is kept only when, as ripgrep finished, every folder holding a listed file
+(and each folder between it and the one globbed) had a watch, the watcher had told every
+change made so far (watch/hears.py `quiet`) and no event had come meanwhile, and every
+folder the watcher's rules skip there is one ripgrep ignores too (or a VCS folder): a
+folder no watch hears and ripgrep walks could gain a file unseen. It is dropped by any
+event but a file's write beneath it (or a write of an ignore file, or any event about a
+folder on its way), by a new watcher or a queue overflow (the era), and by a change to
+what no watch hears, checked on every use by one lstat each (`unheard`): the ignore
+files of the folders from the root down to the one globbed (events beneath the folder
+globbed only), each repository's `.git` (a file in a worktree or submodule: its git
+folders) and `info/exclude` (the watcher keeps out of `.git`). ripgrep runs confined
+to the root (Landlock) for a listing to be kept: nothing above the root (global git
+config, parents' ignore files) can then change its answer. In doubt, ripgrep runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import islice
+
+from ..files.ignore import VCS_FOLDERS, IgnoreRules
+
+# The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
+IGNORE_NAMES = frozenset({b".gitignore", b".ignore", b".rgignore"})
+_VCS = frozenset(os.fsencode(name) for name in VCS_FOLDERS)
+# Files written since the order was made that are moved to their places one by one;
+# past that the whole order is made again.
+MAX_CHANGED = 1000
+# Matches a path as ripgrep printed it (a compiled pattern's `match`, or None).
+Match = Callable[[bytes], object]
+_FOLDER = re.compile(rb"^(.+)/[^/\n]*$", re.MULTILINE)
+
+
+@dataclass
+class Listing:
+    """What ripgrep listed under one folder, and what it depends on that no watch hears."""
+
+    era: object
+    names: list[bytes]
+    unheard: list[bytes]
+    stamps: list[tuple[int, ...] | None]
+    order: list[bytes] | None = None  # every name, newest first, once every time is known
+    changed: set[bytes] = field(default_factory=set)  # names in `order` written since
+    dropped: bool = field(default=False)
+
+    def still(self) -> bool:
+        """Whether nothing unheard has changed since it was listed."""
+        return not self.dropped and list(map(stamp, self.unheard)) == self.stamps
+
+
+class _RgRules(IgnoreRules):
+    """The ignore rules ripgrep honours, with no `watch_exclude`."""
+
+    IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+
+
+def stamp(path: bytes) -> tuple[int, ...] | None:
+    """What changes when `path` is created, removed, replaced or written."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+
+
+def folders_of(names: list[bytes]) -> set[bytes]:
+    """The folders (relative, "" for the one globbed) holding `names`, with every folder
+    between them and the one globbed."""
+    # One regular expression over them all, in C (a name holds no newline: ripgrep's
+    # NUL-separated output can, and such a name counts as its own folder's, harmlessly).
+    folders = set(_FOLDER.findall(b"\n".join(names)))
+    for folder in list(folders):
+        while folder:
+            folder = folder.rpartition(b"/")[0]
+            if folder in folders:
+                break
+            folders.add(folder)
+    folders.add(b"")
+    return folders
+
+
+def unheard(root: bytes, base: bytes, folders: set[bytes]) -> tuple[list[bytes], bool]:
+    """The paths whose changes no watch reports and ripgrep's listing of `base` depends
+    on (see the module's docstring), and whether a repository holds `base`."""
+    paths: list[bytes] = []
+    in_repo = False
+    above = base
+    while True:  # from the folder globbed up to the root
+        paths += [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
+        found = _repository(above, paths)
+        in_repo = in_repo or found
+        if above == root or not above.startswith(root + b"/"):
+            break
+        above = os.path.dirname(above)
+    for folder in folders:
+        if folder:
+            _repository(os.path.join(base, folder), paths)
+    return paths + _global_git_files(), in_repo
+
+
+def _global_git_files() -> list[bytes]:
+    """Git's own files of the user's that ripgrep reads (when the root holds them, it
+    can under Landlock: a workspace of the home folder)."""
+    home = os.path.expanduser(b"~")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.fsdecode(home), ".config")
+    git = os.path.join(os.fsencode(config), b"git")
+    names = (os.path.join(git, b"config"), os.path.join(git, b"ignore"))
+    return [os.path.join(home, b".gitconfig"), git, *names]
+
+
+def _repository(folder: bytes, into: list[bytes]) -> bool:
+    """Add the paths of `folder`'s repository, if it is one, that no watch hears."""
+    dot_git = os.path.join(folder, b".git")
+    into.append(dot_git)
+    try:
+        mode = os.lstat(dot_git).st_mode
+    except OSError:
+        return False
+    git_dirs = [dot_git]
+    if stat.S_ISREG(mode):  # "gitdir: <path>" (a worktree's or a submodule's)
+        git_dirs = _git_dirs(folder, dot_git)
+    for git_dir in git_dirs:
+        into += [os.path.join(git_dir, b"info", b"exclude"), os.path.join(git_dir, b"commondir")]
+    return True
+
+
+def _git_dirs(folder: bytes, dot_git: bytes) -> list[bytes]:
+    try:
+        with open(dot_git, "rb") as file:
+            line = file.read(4096).strip()
+    except OSError:
+        return []
+    if not line.startswith(b"gitdir:"):
+        return []
+    git_dir = os.path.join(folder, line[7:].strip())
+    dirs = [git_dir]
+    try:
+        with open(os.path.join(git_dir, b"commondir"), "rb") as file:
+            dirs.append(os.path.join(git_dir, file.read(4096).strip()))
+    except OSError:
+        pass
+    return dirs
+
+
+def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:
+    """Whether a folder the watcher's rules skip under `base` may be one ripgrep walks
+    (not a VCS folder, not ignored by ripgrep's own rules: `.gitignore` counts only
+    inside a repository)."""
+    rules = _RgRules(root, exclude=()) if in_repo else None
+    for folder in skipped:
+        if os.path.basename(folder) in _VCS:
+            continue
+        if rules is None or not rules.ignored(os.fsdecode(folder), True):
+            return True
+    return False
+
+
+def touches(base: bytes, path: bytes, kind: str, is_dir: bool) -> bool:
+    """Whether an event about `path` may change the listing of `base`."""
+    if kind == "modified" and not is_dir and os.path.basename(path) not in IGNORE_NAMES:
+        return False  # a file written: its time goes (mtimes.py), the listing stays
+    return path.startswith(base + b"/") or base.startswith(path + b"/") or path == base
+
+
+def order_of(names: list[bytes], times: dict[bytes, int]) -> list[bytes]:
+    """Every name, newest first (ties: the greater name first, as mtimes.py orders a
+    page), by two sorts in C: by name, then stably by time."""
+    return sorted(sorted(names, reverse=True), key=times.__getitem__, reverse=True)
+
+
+def reorder(order: list[bytes], changed: set[bytes], times: dict[bytes, int]) -> list[bytes]:
+    """`order` with each name of `changed` moved to its place by its new time."""
+    kept = [name for name in order if name not in changed]
+    for name in changed:
+        key = (times[name], name)
+        low, high = 0, len(kept)
+        while low < high:  # the first place whose (time, name) is below the name's
+            middle = (low + high) // 2
+            if (times[kept[middle]], kept[middle]) > key:
+                low = middle + 1
+            else:
+                high = middle
+        kept.insert(low, name)
+    return kept
+
+
+def first(
+    order: list[bytes], time_of: Callable[[bytes], int], count: int, match: Match | None
+) -> list[tuple[int, bytes]]:
+    """The first `count` of `order` that `match`, with their times: in C, and it stops
+    at the `count`th."""
+    chosen = list(islice(order if match is None else filter(match, order), count))
+    return list(zip(map(time_of, chosen), chosen, strict=True))

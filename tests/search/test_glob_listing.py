@@ -1,0 +1,418 @@
+"""glob's kept listing (search/kept.py): a repeat glob of a tree the watcher hears runs
+no ripgrep, and every change that alters what ripgrep would list shows in the very next
+glob, with no wait: the watcher tells every change made before a call first (`quiet`).
+
+Each case globs once (the listing is kept), checks that the next glob used it, changes
+the tree, and compares the next glob with the files that are there (for ignore rules:
+with `git check-ignore`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.search import rg
+from watch_core_helpers import Watching, wait_for
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify"),
+    pytest.mark.skipif(rg.landlock_abi() < 1, reason="a listing is kept only under Landlock"),
+]
+
+FILES = ["a.py", "b.txt", "sub/c.py", "sub/deep/d.py", "other/e.md", "logs/x.log"]
+
+
+def _paths(core: Readkeeper, pattern: str = "**/*") -> set[str]:
+    result: dict[str, Any] = calls.call(core, "glob", {"pattern": pattern})
+    return {os.path.relpath(p, core.workspace.roots[0]) for p in result["paths"]}
+
+
+def _make(root: Path, names: list[str]) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+
+
+def _there(root: Path) -> set[str]:
+    """Every file under `root` but the .git folder's, by a walk of its own."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found |= {os.path.relpath(os.path.join(folder, f), root) for f in files}
+    return found
+
+
+def _git_listed(root: Path) -> set[str]:
+    """The files git does not ignore (the reference for ripgrep's ignore rules)."""
+    names = sorted(_there(root))
+    done = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--no-index", *names],
+        capture_output=True,
+        text=True,
+    )
+    return set(names) - set(done.stdout.split())
+
+
+@pytest.fixture
+def watched(workspace: Path) -> Any:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    _make(workspace, FILES)
+    (workspace / ".gitignore").write_text("*.log\n")
+    watching = Watching(workspace).start()
+    assert watching.status()["state"] == "watching"
+    yield watching
+    watching.core.close()
+
+
+def _kept(core: Readkeeper) -> set[str]:
+    """Glob twice: the second must be answered from the kept listing."""
+    first = _paths(core)
+    used = core.file_times.listings_used
+    assert _paths(core) == first
+    assert core.file_times.listings_used == used + 1, "the listing was not kept"
+    return first
+
+
+def test_a_repeat_glob_runs_no_ripgrep(watched: Watching, workspace: Path) -> None:
+    assert _kept(watched.core) == _git_listed(workspace)
+    assert _paths(watched.core, "**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
+
+
+def test_a_written_file_keeps_the_listing(watched: Watching, workspace: Path) -> None:
+    core = watched.core
+    _kept(core)
+    (workspace / "sub" / "c.py").write_text("changed\n")
+    used = core.file_times.listings_used
+    assert _paths(core, "**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
+    assert core.file_times.listings_used == used + 1
+    assert calls.call(core, "glob", {"pattern": "**/*.py"})["paths"][0].endswith("sub/c.py")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "file created",
+        "file removed",
+        "file renamed",
+        "folder created with files",
+        "folder moved in with files",
+        "folder removed",
+        "folder renamed",
+        "folder swapped for a symlink",
+        "file swapped for a folder",
+    ],
+)
+def test_a_change_to_the_tree_shows_in_the_next_glob(
+    watched: Watching, workspace: Path, tmp_path: Path, change: str
+) -> None:
+    core = watched.core
+    _kept(core)
+    if change == "file created":
+        _make(workspace, ["sub/deep/new.py"])
+    elif change == "file removed":
+        (workspace / "sub" / "c.py").unlink()
+    elif change == "file renamed":
+        (workspace / "a.py").rename(workspace / "sub" / "renamed.py")
+    elif change == "folder created with files":
+        _make(workspace, ["fresh/one/two/f.py", "fresh/g.py"])
+    elif change == "folder moved in with files":
+        _make(tmp_path / "elsewhere", ["in/h.py", "in/deeper/i.py"])
+        (tmp_path / "elsewhere" / "in").rename(workspace / "in")
+    elif change == "folder removed":
+        shutil.rmtree(workspace / "sub")
+    elif change == "folder renamed":
+        (workspace / "sub").rename(workspace / "moved")
+    elif change == "folder swapped for a symlink":
+        _make(tmp_path / "outside", ["secret.py"])
+        (workspace / "sub").rename(tmp_path / "gone")
+        (workspace / "sub").symlink_to(tmp_path / "outside", target_is_directory=True)
+    elif change == "file swapped for a folder":
+        (workspace / "b.txt").unlink()
+        _make(workspace, ["b.txt/inner.py"])
+    expected = _git_listed(workspace)
+    if change == "folder swapped for a symlink":
+        expected.discard("sub")  # a symlink to a folder: not followed, not listed
+    assert _paths(core) == expected
+    assert _kept(core) == expected  # kept again afterwards
+
+
+@pytest.mark.parametrize("ignore_file", [".gitignore", "sub/.gitignore", ".git/info/exclude"])
+@pytest.mark.parametrize("how", ["created", "edited in place", "removed"])
+def test_an_ignore_file_changed_applies_to_the_next_glob(
+    watched: Watching, workspace: Path, ignore_file: str, how: str
+) -> None:
+    core = watched.core
+    path = workspace / ignore_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if how != "created":
+        path.write_text("*.md\n*.txt\n")
+    else:
+        path.unlink(missing_ok=True)
+    _kept(core)
+    if how == "created":
+        path.write_text("*.py\n")
+    elif how == "edited in place":
+        with open(path, "r+") as file:  # the same inode and size
+            file.write("*.py\n")
+    else:
+        path.unlink()
+    assert _paths(core) == _git_listed(workspace)
+
+
+@pytest.mark.parametrize("ignore_file", [".ignore", ".rgignore", "sub/.ignore"])
+def test_ripgrep_s_own_ignore_files_apply_to_the_next_glob(
+    watched: Watching, workspace: Path, ignore_file: str
+) -> None:
+    core = watched.core
+    everything = _kept(core)
+    under = os.path.dirname(ignore_file)
+
+    def without(suffix: str) -> set[str]:
+        hidden = {p for p in everything if p.endswith(suffix) and p.startswith(under)}
+        return everything - hidden | {ignore_file}
+
+    path = workspace / ignore_file
+    path.write_text("*.py\n")
+    assert _paths(core) == without(".py")
+    with open(path, "r+") as file:  # the same inode
+        file.write("*.md")
+    assert _paths(core) == without(".md")
+    path.unlink()
+    assert _paths(core) == everything
+
+
+def test_a_glob_of_a_subfolder_sees_its_parent_s_ignore_file(
+    watched: Watching, workspace: Path
+) -> None:
+    core = watched.core
+
+    def sub() -> set[str]:
+        result = calls.call(core, "glob", {"pattern": "**/*", "path": "sub"})
+        return {os.path.relpath(p, workspace) for p in result["paths"]}
+
+    assert sub() == {"sub/c.py", "sub/deep/d.py"}
+    used = core.file_times.listings_used
+    assert sub() == {"sub/c.py", "sub/deep/d.py"}
+    assert core.file_times.listings_used == used + 1
+    (workspace / ".gitignore").write_text("*.log\ndeep/\n")  # outside the folder globbed
+    assert sub() == {"sub/c.py"}
+
+
+def test_an_unwatched_folder_ripgrep_walks_keeps_no_listing(workspace: Path) -> None:
+    """A folder `watch_exclude` skips but ripgrep walks, empty when listed: a file made
+    in it raises no event, so no listing may be kept."""
+    _make(workspace, ["a.py"])
+    (workspace / "skipped").mkdir()
+    watching = Watching(workspace, {"watchExclude": ["skipped/"]}).start()
+    try:
+        core = watching.core
+        assert _paths(core) == {"a.py"}
+        _make(workspace, ["skipped/b.py"])
+        assert _paths(core) == {"a.py", "skipped/b.py"}
+        assert core.file_times.listings_used == 0
+    finally:
+        watching.core.close()
+
+
+def test_a_restarted_watcher_keeps_nothing_of_the_last(watched: Watching, workspace: Path) -> None:
+    core = watched.core
+    _kept(core)
+    core.watching.stop()
+    _make(workspace, ["while_stopped.py"])
+    (workspace / "a.py").unlink()
+    Watching.start(watched)
+    assert _paths(core) == _git_listed(workspace)
+    assert _kept(core) == _git_listed(workspace)
+
+
+def test_no_listing_is_kept_without_a_watcher(core: Readkeeper, workspace: Path) -> None:
+    _make(workspace, ["a.py"])
+    assert _paths(core) == {"a.py"}
+    _make(workspace, ["b.py"])
+    assert _paths(core) == {"a.py", "b.py"}
+    assert core.file_times.listings_used == 0
+
+
+def _ordered(core: Readkeeper, root: Path) -> list[str]:
+    result: dict[str, Any] = calls.call(core, "glob", {"pattern": "**/*"})
+    return [os.path.relpath(p, root) for p in result["paths"]]
+
+
+def _by_time(root: Path, names: set[str]) -> list[str]:
+    """Newest first, ties by the greater name first (glob's order)."""
+    stamped = [(os.stat(root / n).st_mtime_ns, n) for n in names]
+    return [n for _, n in sorted(stamped, reverse=True)]
+
+
+@pytest.mark.parametrize("age_s", [10**6, -(10**6), 0])
+def test_written_files_move_to_their_places_in_the_kept_order(
+    watched: Watching, workspace: Path, age_s: int
+) -> None:
+    """Newer, older (a time set back) and the same time as another: each written file
+    moves to where a fresh sort puts it."""
+    core = watched.core
+    for n, name in enumerate(sorted(_there(workspace) - {"logs/x.log"})):
+        os.utime(workspace / name, ns=(10**18 + n * 10**9, 10**18 + n * 10**9))
+    listed = _kept(core)
+    assert _ordered(core, workspace) == _by_time(workspace, listed)
+    for name in ("sub/c.py", "a.py"):
+        (workspace / name).write_text("written\n")
+        when = 10**18 + age_s * 10**9 if age_s else os.stat(workspace / "b.txt").st_mtime_ns
+        os.utime(workspace / name, ns=(when, when))
+    used = core.file_times.listings_used
+    assert _ordered(core, workspace) == _by_time(workspace, listed)
+    assert core.file_times.listings_used == used + 1
+
+
+_OVER_THE_LIMIT = """
+import json, os, sys, time
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+
+root = sys.argv[1]
+core = Readkeeper(roots=[root])
+core.start_watching()
+ends = time.monotonic() + 30
+while core.watcher_status()["state"] != "watching" and time.monotonic() < ends:
+    time.sleep(0.01)
+
+def paths():
+    found = calls.call(core, "glob", {"pattern": "**/*"})["paths"]
+    return sorted(os.path.relpath(p, root) for p in found)
+
+out = {"state": core.watcher_status()["state"], "before": paths(), "again": paths()}
+out["used"] = core.file_times.listings_used
+os.makedirs(os.path.join(root, "new", "deeper"))  # the second folder gets no watch
+with open(os.path.join(root, "new", "deeper", "f.py"), "w") as file:
+    file.write("x")
+out["after"] = paths()
+with open(os.path.join(root, "new", "deeper", "g.py"), "w") as file:
+    file.write("x")  # no watch hears it
+out["later"] = paths()
+out["used_after"] = core.file_times.listings_used
+core.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_change_under_a_folder_over_the_watch_limit_shows(workspace: Path) -> None:
+    """The kernel's real watch limit (lowered in a user namespace of the test's own):
+    a folder made past it has no watch, and what happens in it still shows."""
+    from watch_helpers import user_namespaces_work
+
+    if not user_namespaces_work():
+        pytest.skip("needs unprivileged user namespaces (unshare -Ur) to lower the limit")
+    _make(workspace, ["a/one.py", "b/two.py"])  # the root, a and b: three watches
+    script = f"echo 4 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
+    done = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1"', _OVER_THE_LIMIT, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["state"] == "watching"
+    assert out["before"] == out["again"] == ["a/one.py", "b/two.py"]
+    assert out["used"] == 1  # the listing was kept while every folder had a watch
+    assert out["after"] == ["a/one.py", "b/two.py", "new/deeper/f.py"]
+    assert out["later"] == ["a/one.py", "b/two.py", "new/deeper/f.py", "new/deeper/g.py"]
+    assert out["used_after"] == 1
+
+
+def test_a_nested_repository_s_exclude_file_applies_to_the_next_glob(
+    workspace: Path,
+) -> None:
+    """A repository inside the workspace whose files its own `.git/info/exclude` hides
+    (none of its files listed): un-hiding them shows in the next glob."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", str(workspace / "inner")], check=True)
+    _make(workspace, ["a.py", "inner/deep/hidden.py"])
+    exclude = workspace / "inner" / ".git" / "info" / "exclude"
+    exclude.write_text("*.py\n")
+    watching = Watching(workspace).start()
+    try:
+        core = watching.core
+        assert _kept(core) == {"a.py"}  # (git check-ignore from outside does not look in)
+        exclude.write_text("")
+        assert _paths(core) == {"a.py", "inner/deep/hidden.py"}
+    finally:
+        watching.core.close()
+
+
+def test_a_root_unwatched_and_watched_again_keeps_nothing(
+    watched: Watching, workspace: Path, tmp_path: Path
+) -> None:
+    """Changes made while the root had no watch are not heard: its listing goes."""
+    core = watched.core
+    _kept(core)
+    other = tmp_path / "other"
+    other.mkdir()
+    watcher = core.watcher
+    assert watcher is not None
+
+    def roots(*folders: Path) -> None:
+        core.workspace.set_roots([str(f) for f in folders])
+        core.roots_changed()
+
+    roots(other)
+    wait_for(lambda: not watcher.hears(bytes(workspace)), "the root unwatched")
+    _make(workspace, ["made_while_unwatched.py"])
+    (workspace / "a.py").unlink()
+    roots(workspace)
+    wait_for(lambda: watcher.hears(bytes(workspace)) and watcher.state == "watching", "watched")
+    assert _paths(core) == _git_listed(workspace)
+
+
+def test_a_folder_s_mode_changed_drops_the_listing(watched: Watching, workspace: Path) -> None:
+    """A folder made unreadable is one ripgrep no longer enters (for a user other than
+    root): its mode change is heard, and the next glob lists afresh."""
+    core = watched.core
+    listed = _kept(core)
+    os.chmod(workspace / "sub", 0o700)
+    used = core.file_times.listings_used
+    assert _paths(core) == listed
+    assert core.file_times.listings_used == used  # ripgrep ran
+
+
+def test_globs_while_the_tree_changes_end_with_the_tree_as_it_is(
+    watched: Watching, workspace: Path
+) -> None:
+    """Files made, renamed and removed by another thread while globs run: whatever
+    each glob answered, the one after the last change lists the tree as it is."""
+    import threading
+
+    core = watched.core
+    _kept(core)
+    done = threading.Event()
+
+    def churn() -> None:
+        for n in range(150):
+            folder = workspace / f"churn{n % 7}"
+            folder.mkdir(exist_ok=True)
+            (folder / f"f{n}.py").write_text("x\n")
+            if n % 3 == 0:
+                (folder / f"f{n}.py").rename(folder / f"g{n}.py")
+            if n % 5 == 0:
+                (folder / f"f{n - 5}.py").unlink(missing_ok=True)
+            if n % 50 == 49:
+                shutil.rmtree(workspace / f"churn{(n + 1) % 7}", ignore_errors=True)
+        done.set()
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    while not done.is_set():
+        _paths(core)
+    writer.join()
+    assert _paths(core) == _git_listed(workspace)
+    assert _kept(core) == _git_listed(workspace)
