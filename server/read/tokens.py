@@ -33,7 +33,8 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
-from . import token_table
+from ..files.user_cache import UserCache
+from . import count_cache, token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
@@ -75,8 +76,18 @@ class TokenCounter:
     """Counts tokens in one tiktoken encoding, loaded on first need (or in the
     background), with the memos that make numbered lines cheap to count."""
 
-    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
+    def __init__(
+        self,
+        encoding_name: str = DEFAULT_ENCODING,
+        cache: UserCache | None = None,
+        keep_counts: bool = True,
+    ) -> None:
         self.encoding_name = encoding_name
+        # Where counts of numbered lines are kept (count_cache.py): the user's cache
+        # folder unless given; `keep_counts` False counts every time (benchmarks).
+        self.cache = cache
+        self.keep_counts = keep_counts
+        self.table_name = encoding_name  # the table counted with (`_load` may fall back)
         self._encoding: Any = None
         self._lock = threading.Lock()
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
@@ -97,6 +108,7 @@ class TokenCounter:
                     # An unknown name: fall back to the bundled offline table rather
                     # than letting tiktoken try the network for a public one.
                     loaded = token_table.shared(DEFAULT_ENCODING)
+                    self.table_name = DEFAULT_ENCODING
                 self.from_cache = loaded.from_cache
                 self._encoding = loaded.encoding
             return self._encoding
@@ -294,6 +306,16 @@ class NumberedLines:
         self._blocks = [0]
         # Block -> the running sums of its lines, counted one by one for a cut.
         self._within: dict[int, list[int]] = {}
+        # Past one block, what was counted of the same lines before is kept by their
+        # digest (count_cache.py): `_counted` says something new was counted since.
+        self._key: str | None = None
+        self._counted = False
+        if self._before > BLOCK_LINES and counter.keep_counts:
+            counter._load()
+            self._key = count_cache.key(counter.table_name, lines, start, width)
+            kept = count_cache.get(self._key, lines, start, width, BLOCK_LINES, counter.cache)
+            if kept is not None:
+                self._blocks, self._within = kept.blocks, kept.within
 
     def tokens(self, count: int | None = None) -> int:
         """Tokens of the first `count` lines (default: all) joined with newlines."""
@@ -302,13 +324,16 @@ class NumberedLines:
             return 0
         last = count - 1
         last_line = self._counter._last_line(self._lines[last], self._start + last, self._width)
-        return self._prefix(last) + last_line
+        tokens = self._prefix(last) + last_line
+        self._keep()
+        return tokens
 
     def tokens_within(self, cap: int) -> int | None:
         """Tokens of all the lines when at most `cap`; None when over, found without
         counting the blocks after the one that passes the cap."""
         self._count_blocks(self._all_blocks, cap)
         if self._blocks[-1] > cap:
+            self._keep()
             return None
         tokens = self.tokens()
         return tokens if tokens <= cap else None
@@ -341,7 +366,15 @@ class NumberedLines:
         fits = min(fitting + 1, len(self._lines))
         while fits > 0 and self.tokens(fits) > budget:
             fits -= 1
+        self._keep()
         return fits
+
+    def _keep(self) -> None:
+        """Keep what was newly counted (count_cache.py), for the next read of these lines."""
+        if self._counted and self._key is not None:
+            self._counted = False
+            facts = count_cache.Facts(self._blocks, self._within)
+            count_cache.put(self._key, facts, self._counter.cache)
 
     def _prefix(self, count: int) -> int:
         """Tokens of the first `count` lines (fewer than all), each with its newline."""
@@ -362,6 +395,7 @@ class NumberedLines:
             chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
             total = counter._numbered_total(chunk, self._start + first, self._width)
             blocks.append(blocks[-1] + total)
+            self._counted = True
 
     def _block_sums(self, block: int) -> list[int]:
         """The running sums of the lines of `block`, counted line by line on first use."""
@@ -371,4 +405,5 @@ class NumberedLines:
             chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
             counts = self._counter._numbered_line_counts(chunk, self._start + first, self._width)
             sums = self._within[block] = list(accumulate(counts, initial=0))
+            self._counted = True
         return sums
