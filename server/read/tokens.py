@@ -338,12 +338,17 @@ class NumberedLines:
         tokens = self.tokens()
         return tokens if tokens <= cap else None
 
+    @property
+    def counted_all(self) -> bool:
+        """Whether every block was counted (`about` is then the count)."""
+        return len(self._blocks) - 1 >= self._all_blocks
+
     def about(self) -> int:
         """About the tokens of all the lines: exact when every block was counted, else
         those counted, scaled by the characters of the lines not counted yet."""
-        counted_blocks = len(self._blocks) - 1
-        if counted_blocks >= self._all_blocks:
+        if self.counted_all:
             return self.tokens()
+        counted_blocks = len(self._blocks) - 1
         counted_lines = counted_blocks * BLOCK_LINES
         done = sum(map(len, self._lines[:counted_lines])) + counted_lines
         left = sum(map(len, self._lines[counted_lines:])) + len(self._lines) - counted_lines
