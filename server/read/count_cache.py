@@ -162,6 +162,16 @@ def _remember(entry_key: str, facts: Facts) -> None:
         _MEMORY.popitem(last=False)
 
 
+def hit_counts() -> dict[str, dict[str, int]]:
+    """Look-ups of the counts of this process, and those answered, from memory or disk
+    (an entry rejected is no hit), beside the user cache's counts of every kind."""
+    found = user_cache.hit_counts()
+    with _LOCK:
+        hits = STATS.memory_hits + STATS.disk_hits
+        found[CACHE_KIND] = {"lookups": STATS.lookups, "hits": hits}
+    return found
+
+
 def clear_memory() -> None:
     """Forget the facts held in memory, once those queued are on disk (which stay)."""
     flush()
@@ -235,6 +245,7 @@ __all__ = [
     "dump",
     "flush",
     "get",
+    "hit_counts",
     "key",
     "parse",
     "put",

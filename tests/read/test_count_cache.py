@@ -17,6 +17,7 @@ import tiktoken
 from helpers import read, stdlib_text_files
 from readkeeper.core import Readkeeper
 from readkeeper.files.user_cache import UserCache, encode_entry
+from readkeeper.protocol import StatsParams
 from readkeeper.read import count_cache, token_table
 from readkeeper.read.readers.text import split_lines
 from readkeeper.read.tokens import BLOCK_LINES, TokenCounter
@@ -179,8 +180,8 @@ def test_the_memory_holds_at_most_its_entries(tmp_path: Path) -> None:
     assert len(count_cache._MEMORY) == count_cache.MEMORY_ENTRIES
 
 
-def forced_tokens(workspace: Path, name: str) -> int:
-    core = Readkeeper(roots=[str(workspace)])
+def forced_tokens(workspace: Path, name: str, **settings: object) -> int:
+    core = Readkeeper(roots=[str(workspace)], client_settings=settings or None)
     core.tokens.warm_up()
     try:
         file = read(core, name, force=True)["file"]
@@ -218,3 +219,18 @@ def test_a_cache_folder_that_is_a_symlink_is_not_used(
     (workspace / "m.txt").write_text("\n".join(LINES))
     assert forced_tokens(workspace, "m.txt") == exact(LINES)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_stats_report_each_cache_s_lookups_and_hits(workspace: Path) -> None:
+    # Lines of this test's own: no other test kept counts of them.
+    (workspace / "m.txt").write_text("\n".join(["# the stats' own text", *LINES]))
+    before = Readkeeper(roots=[str(workspace)]).stats_for(StatsParams())["caches"]
+    forced_tokens(workspace, "m.txt")
+    count_cache.clear_memory()
+    # Another cap: not the view the text reader keeps, the same counts.
+    forced_tokens(workspace, "m.txt", max_tokens=40_000)
+    after = Readkeeper(roots=[str(workspace)]).stats_for(StatsParams())["caches"]
+    counts_before = before.get("counts", {"lookups": 0, "hits": 0})
+    assert after["counts"]["lookups"] == counts_before["lookups"] + 2
+    assert after["counts"]["hits"] == counts_before["hits"] + 1
+    assert after["token-table"]["lookups"] >= 0
