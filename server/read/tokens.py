@@ -5,7 +5,9 @@ Text reads are counted exactly (the `tokens` an agent budgets with is the count,
 guess), and cheaply: a numbered text that fits its cap costs one count of the lines
 never seen before (joined, in blocks) plus memoized counts of the lines seen again; a
 text over its cap is counted up to the cap, and line by line only where it is cut
-(`NumberedLines`). For other text
+(`NumberedLines`). What was counted of a text past one block is kept by its digest
+(count_cache.py): a later read of the same lines, by this server or a new one, counts
+only what was not counted yet. For other text
 (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
 answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
 stays above one byte per token.
