@@ -20,10 +20,12 @@ look-up.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -133,6 +135,7 @@ def put(entry_key: str, facts: Facts, cache: UserCache | None = None) -> None:
             if _WRITER is None or not _WRITER.is_alive():
                 _WRITER = threading.Thread(target=_write, name="readkeeper-counts", daemon=True)
                 _WRITER.start()
+                atexit.register(_drain, EXIT_WAIT_SECONDS)
 
 
 # Writes waiting for the writer; past `MAX_PENDING` they are dropped (a cache may miss).
@@ -148,6 +151,16 @@ def _write() -> None:
             folder.put(CACHE_KIND, entry_key, payload)
         finally:
             _WRITES.task_done()
+
+
+# How long a process that exits waits for the writes still queued (they are small).
+EXIT_WAIT_SECONDS = 1.0
+
+
+def _drain(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while _WRITES.unfinished_tasks and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def flush() -> None:
