@@ -211,7 +211,8 @@ def count_alone(paths: list[Path]) -> list[float]:
     """Milliseconds of the exact token count of each file's numbered lines, in order,
     by one new counter (its table loaded first), as a server's first reads count them:
     `fit_tokens`'s count, without the read around it."""
-    counter, cap = TokenCounter(), Settings().max_tokens
+    # Nothing kept (count_cache.py): the count itself, never an earlier run's entry.
+    counter, cap = TokenCounter(keep_counts=False), Settings().max_tokens
     counter.warm_up()
     samples = []
     for path in paths:
