@@ -19,6 +19,8 @@ Rows (readkeeper's call; the peer's):
 - **cold restart**: a new server's first reads of the modules the first row's server
   read (readkeeper's cache in the user's cache folder may answer them); the peer, a new
   server too.
+- **cold restart, force**: the same new server's reads with `force` of the modules the
+  forced stdlib row read (readkeeper's counts kept in that cache may answer them).
 - **forced re-read**: `read` with `force` of one 2,000-line file; `read_text_file`.
 - **10-line file**: `read` with `force`; `read_text_file`.
 - **last 100 lines of 1 MB**: `read` with `offset`/`limit` and `force`;
@@ -30,7 +32,9 @@ Rows (readkeeper's call; the peer's):
   `initialize` (the SDK client's connect).
 
 Each readkeeper server has `XDG_CACHE_HOME` in the run's scratch folder (shared by its
-rounds), never the user's; under the table, the size of that cache after each round.
+rounds), never the user's; under the table, the size of that cache after each round,
+and each cache's hits / look-ups over the round's two servers (the outline cache's and
+the token table's entries on disk, the counts from memory or disk: `stats`' `caches`).
 No target is asserted; issue 34's goal for every row is a ratio of at most 1.
 
 Under the forced stdlib row, `count alone` is the exact token count of each module's
@@ -76,6 +80,7 @@ ROWS = (
     "first read, site-packages module",
     "first read, site-packages module, force",
     "cold restart: first reads read before",
+    "cold restart, force: reads read before",
     "forced re-read, 2,000-line file",
     "10-line file",
     "last 100 lines of a 1 MB file",
@@ -87,6 +92,7 @@ ROWS = (
 # readkeeper's exact count alone, printed under the first-read row it is part of.
 COUNT_ROW = "  count alone, stdlib force"
 CACHE_ROW = "cache on disk after the round, KB"
+HITS_ROW = "cache hits / look-ups over the round"
 # Real modules of this size, as agents read them (under 30 KB most are answered whole,
 # and over 250 KB are mostly generated tables).
 MODULE_BYTES = (30_000, 250_000)
@@ -205,7 +211,8 @@ def count_alone(paths: list[Path]) -> list[float]:
     """Milliseconds of the exact token count of each file's numbered lines, in order,
     by one new counter (its table loaded first), as a server's first reads count them:
     `fit_tokens`'s count, without the read around it."""
-    counter, cap = TokenCounter(), Settings().max_tokens
+    # Nothing kept (count_cache.py): the count itself, never an earlier run's entry.
+    counter, cap = TokenCounter(keep_counts=False), Settings().max_tokens
     counter.warm_up()
     samples = []
     for path in paths:
@@ -216,8 +223,17 @@ def count_alone(paths: list[Path]) -> list[float]:
     return samples
 
 
+async def caches_of(client: Client, into: dict[str, list[int]]) -> None:
+    """Add the server's caches' look-ups and hits (`stats`' `caches`) to `into`."""
+    found = (await client.call_tool("stats", {})).structured_content or {}
+    for kind, counts in (found.get("caches") or {}).items():
+        kept = into.setdefault(kind, [0, 0])
+        kept[0] += counts["hits"]
+        kept[1] += counts["lookups"]
+
+
 async def round_of(
-    side: Side, root: Path, number: int, args: argparse.Namespace
+    side: Side, root: Path, number: int, args: argparse.Namespace, caches: dict[str, list[int]]
 ) -> dict[str, list[float]]:
     """One round of every row for one server, on files of its own (so every first read
     is a first read) with the same content as the other server's."""
@@ -256,23 +272,29 @@ async def round_of(
         forced = [side.forced(p) for p in first["site-packages force"]]
         rows[ROWS[3]] = await timed(client, forced)
         await timed(client, [side.forced(big)] * 5)
-        rows[ROWS[5]] = await timed(client, [side.forced(big)] * n)
+        rows[ROWS[6]] = await timed(client, [side.forced(big)] * n)
         await timed(client, [side.forced(small)] * 5)
-        rows[ROWS[6]] = await timed(client, [side.forced(small)] * n)
-        rows[ROWS[7]] = await timed(client, [side.tail(log, 100, log_lines, True)] * n)
-        rows[ROWS[8]] = await timed(client, [side.tail(log, 100, log_lines, False)] * n)
+        rows[ROWS[7]] = await timed(client, [side.forced(small)] * n)
+        rows[ROWS[8]] = await timed(client, [side.tail(log, 100, log_lines, True)] * n)
+        rows[ROWS[9]] = await timed(client, [side.tail(log, 100, log_lines, False)] * n)
         await timed(client, [side.read(edited)])  # readkeeper edits only what was read
         edits = [side.edit(edited, *((old, new) if i % 2 == 0 else (new, old))) for i in range(n)]
-        rows[ROWS[9]] = await timed(client, edits)
+        rows[ROWS[10]] = await timed(client, edits)
+        if side.name == "readkeeper":
+            await caches_of(client, caches)
         return rows
 
     async def restarted(client: Client) -> dict[str, list[float]]:
         await timed(client, [side.forced(warm)] * 10)
-        return {ROWS[4]: await timed(client, [side.read(p) for p in first["stdlib"]])}
+        rows = {ROWS[4]: await timed(client, [side.read(p) for p in first["stdlib"]])}
+        rows[ROWS[5]] = await timed(client, [side.forced(p) for p in first["stdlib force"]])
+        if side.name == "readkeeper":
+            await caches_of(client, caches)
+        return rows
 
     rows = await session(side, root, work)
     rows.update(await session(side, root, restarted))
-    rows[ROWS[10]] = await start_times(side, root, args.starts)
+    rows[ROWS[11]] = await start_times(side, root, args.starts)
     if side.name == "readkeeper":
         rows[COUNT_ROW] = count_alone(first["stdlib force"])
         rows[CACHE_ROW] = [cache_kb(root)]
@@ -297,14 +319,16 @@ def main() -> int:
     compile_like_an_install()
     sides = [Side("readkeeper", READKEEPER_MCP), Side("peer", peer_argv)]
     rounds: list[dict[str, dict[str, Any]]] = []
+    caches: list[dict[str, list[int]]] = []  # per round: kind -> [hits, look-ups]
     with scratch("rk-bench-peer-") as (scratch_root, _log):
         root = scratch_root / "files"
         root.mkdir()
         for number in range(args.rounds):
             print(f"round {number + 1} of {args.rounds} ...", file=sys.stderr)
             figures: dict[str, dict[str, Any]] = {}
+            caches.append({})
             for side in sides if number % 2 == 0 else sides[::-1]:
-                samples = anyio.run(round_of, side, root, number, args)
+                samples = anyio.run(round_of, side, root, number, args, caches[-1])
                 for row, ms in samples.items():
                     figures.setdefault(row, {})[side.name] = summarize(ms, ("p50_ms", "min_ms"))
             figures[COUNT_ROW]["peer"] = figures[ROWS[1]]["peer"]
@@ -329,6 +353,15 @@ def main() -> int:
         per_round = " ".join(f"{r[row]['ratio']:.2f}" for r in rounds)
         print(f"{row:<42}{mine:>11.2f}{theirs:>9.2f}{ratio:>7.2f}x   {per_round}")
         table[row] = {"readkeeper_p50_ms": mine, "peer_p50_ms": theirs, "ratio": ratio}
+    hits: dict[str, list[int]] = {}
+    for found in caches:
+        for kind, (hit, lookups) in found.items():
+            total = hits.setdefault(kind, [0, 0])
+            total[0] += hit
+            total[1] += lookups
+    shown = ", ".join(f"{kind} {hit}/{lookups}" for kind, (hit, lookups) in sorted(hits.items()))
+    print(f"{HITS_ROW:<42}{shown}")
+    table[HITS_ROW] = {kind: {"hits": h, "lookups": n} for kind, (h, n) in hits.items()}
     write_json(
         args.output,
         {
@@ -337,6 +370,7 @@ def main() -> int:
             "peer": peer_argv,
             "medians": table,
             "rounds": rounds,
+            "caches": caches,
         },
     )
     print(f"written to {args.output}")

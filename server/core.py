@@ -51,6 +51,7 @@ from .protocol import (
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
 from .protocol.search import GlobParams, GrepParams, ListParams
+from .read import count_cache
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
 from .settings import Settings, resolve_settings
@@ -253,6 +254,7 @@ class Readkeeper:
         )
         if "session" in snapshot:
             result["session"] = snapshot["session"]
+        result["caches"] = count_cache.hit_counts()
         if params.history:
             # Every session's calls: the picture shows the editor's agent beside others.
             result["history"] = self.stats.journal.snapshot()

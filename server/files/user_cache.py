@@ -70,6 +70,17 @@ def decode_entry(key: str, data: bytes) -> bytes | None:
 
 _SHARED: dict[str, UserCache] = {}
 
+# Kind -> [look-ups, hits] of this process, in every folder (`hit_counts`).
+_COUNTS: dict[str, list[int]] = {}
+_COUNTS_LOCK = threading.Lock()
+
+
+def hit_counts() -> dict[str, dict[str, int]]:
+    """By kind of entry, this process's look-ups and the entries found whole and for
+    their key (a reader may still reject what one holds)."""
+    with _COUNTS_LOCK:
+        return {kind: {"lookups": n, "hits": hits} for kind, (n, hits) in sorted(_COUNTS.items())}
+
 
 def shared() -> UserCache:
     """The process's cache in the default folder (as the environment names it now)."""
@@ -93,6 +104,14 @@ class UserCache:
 
     def get(self, kind: str, key: str) -> bytes | None:
         """The payload kept for `key`, or None (absent, unreadable, or not trusted)."""
+        payload = self._get(kind, key)
+        with _COUNTS_LOCK:
+            counts = _COUNTS.setdefault(kind, [0, 0])
+            counts[0] += 1
+            counts[1] += payload is not None
+        return payload
+
+    def _get(self, kind: str, key: str) -> bytes | None:
         fd = self._open_folder(create=False)
         if fd is None:
             return None
@@ -257,4 +276,11 @@ def _trim(folder_fd: int, limit: int) -> None:
         total -= size
 
 
-__all__ = ["UserCache", "decode_entry", "default_folder", "encode_entry", "shared"]
+__all__ = [
+    "UserCache",
+    "decode_entry",
+    "default_folder",
+    "encode_entry",
+    "hit_counts",
+    "shared",
+]

@@ -85,6 +85,8 @@ class StatsResult(TypedDict):
     sandbox: NotRequired[dict[str, Any]]
     # With `history`: {events: [...] oldest first, cap, dropped} (state/journal.py).
     history: NotRequired[dict[str, Any]]
+    # {kind: {lookups, hits}}: this process's caches (outline, counts, token-table).
+    caches: NotRequired[dict[str, Any]]
 
 
 class AttachmentsResult(TypedDict):

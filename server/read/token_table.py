@@ -122,11 +122,23 @@ def data_files(name: str) -> tuple[str, str] | None:
     return (data, module) if os.path.isfile(data) else None
 
 
+# Keys of the installed tables by name: hashing the data files once per process (about
+# 2 MB) serves the table's load and every key of the counts kept (count_cache.py).
+_KEYS: dict[str, str | None] = {}
+
+
 def table_key(name: str, files: tuple[str, str] | None = None) -> str | None:
     """The cache key of encoding `name`: everything its table depends on."""
+    if files is None:
+        if name not in _KEYS:
+            _KEYS[name] = _table_key(name, data_files(name))
+        return _KEYS[name]
+    return _table_key(name, files)
+
+
+def _table_key(name: str, files: tuple[str, str] | None) -> str | None:
     import tiktoken
 
-    files = files if files is not None else data_files(name)
     if files is None:
         return None
     digests = []

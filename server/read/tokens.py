@@ -5,7 +5,9 @@ Text reads are counted exactly (the `tokens` an agent budgets with is the count,
 guess), and cheaply: a numbered text that fits its cap costs one count of the lines
 never seen before (joined, in blocks) plus memoized counts of the lines seen again; a
 text over its cap is counted up to the cap, and line by line only where it is cut
-(`NumberedLines`). For other text
+(`NumberedLines`). What was counted of a text past one block is kept by its digest
+(count_cache.py): a later read of the same lines, by this server or a new one, counts
+only what was not counted yet. For other text
 (`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
 answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
 stays above one byte per token.
@@ -33,7 +35,8 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
-from . import token_table
+from ..files.user_cache import UserCache
+from . import count_cache, token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
@@ -75,8 +78,18 @@ class TokenCounter:
     """Counts tokens in one tiktoken encoding, loaded on first need (or in the
     background), with the memos that make numbered lines cheap to count."""
 
-    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
+    def __init__(
+        self,
+        encoding_name: str = DEFAULT_ENCODING,
+        cache: UserCache | None = None,
+        keep_counts: bool = True,
+    ) -> None:
         self.encoding_name = encoding_name
+        # Where counts of numbered lines are kept (count_cache.py): the user's cache
+        # folder unless given; `keep_counts` False counts every time (benchmarks).
+        self.cache = cache
+        self.keep_counts = keep_counts
+        self.table_name = encoding_name  # the table counted with (`_load` may fall back)
         self._encoding: Any = None
         self._lock = threading.Lock()
         self._line_memo: dict[str, int] = {}  # line -> tokens of "\t" + line + "\n"
@@ -97,6 +110,7 @@ class TokenCounter:
                     # An unknown name: fall back to the bundled offline table rather
                     # than letting tiktoken try the network for a public one.
                     loaded = token_table.shared(DEFAULT_ENCODING)
+                    self.table_name = DEFAULT_ENCODING
                 self.from_cache = loaded.from_cache
                 self._encoding = loaded.encoding
             return self._encoding
@@ -294,6 +308,16 @@ class NumberedLines:
         self._blocks = [0]
         # Block -> the running sums of its lines, counted one by one for a cut.
         self._within: dict[int, list[int]] = {}
+        # Past one block, what was counted of the same lines before is kept by their
+        # digest (count_cache.py): `_counted` says something new was counted since.
+        self._key: str | None = None
+        self._counted = False
+        if self._before > BLOCK_LINES and counter.keep_counts:
+            counter._load()
+            self._key = count_cache.key(counter.table_name, lines, start, width)
+            kept = count_cache.get(self._key, lines, start, width, BLOCK_LINES, counter.cache)
+            if kept is not None:
+                self._blocks, self._within = kept.blocks, kept.within
 
     def tokens(self, count: int | None = None) -> int:
         """Tokens of the first `count` lines (default: all) joined with newlines."""
@@ -302,23 +326,31 @@ class NumberedLines:
             return 0
         last = count - 1
         last_line = self._counter._last_line(self._lines[last], self._start + last, self._width)
-        return self._prefix(last) + last_line
+        tokens = self._prefix(last) + last_line
+        self._keep()
+        return tokens
 
     def tokens_within(self, cap: int) -> int | None:
         """Tokens of all the lines when at most `cap`; None when over, found without
         counting the blocks after the one that passes the cap."""
         self._count_blocks(self._all_blocks, cap)
         if self._blocks[-1] > cap:
+            self._keep()
             return None
         tokens = self.tokens()
         return tokens if tokens <= cap else None
 
+    @property
+    def counted_all(self) -> bool:
+        """Whether every block was counted (`about` is then the count)."""
+        return len(self._blocks) - 1 >= self._all_blocks
+
     def about(self) -> int:
         """About the tokens of all the lines: exact when every block was counted, else
         those counted, scaled by the characters of the lines not counted yet."""
-        counted_blocks = len(self._blocks) - 1
-        if counted_blocks >= self._all_blocks:
+        if self.counted_all:
             return self.tokens()
+        counted_blocks = len(self._blocks) - 1
         counted_lines = counted_blocks * BLOCK_LINES
         done = sum(map(len, self._lines[:counted_lines])) + counted_lines
         left = sum(map(len, self._lines[counted_lines:])) + len(self._lines) - counted_lines
@@ -341,7 +373,15 @@ class NumberedLines:
         fits = min(fitting + 1, len(self._lines))
         while fits > 0 and self.tokens(fits) > budget:
             fits -= 1
+        self._keep()
         return fits
+
+    def _keep(self) -> None:
+        """Keep what was newly counted (count_cache.py), for the next read of these lines."""
+        if self._counted and self._key is not None:
+            self._counted = False
+            facts = count_cache.Facts(self._blocks, self._within)
+            count_cache.put(self._key, facts, self._counter.cache)
 
     def _prefix(self, count: int) -> int:
         """Tokens of the first `count` lines (fewer than all), each with its newline."""
@@ -362,6 +402,7 @@ class NumberedLines:
             chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
             total = counter._numbered_total(chunk, self._start + first, self._width)
             blocks.append(blocks[-1] + total)
+            self._counted = True
 
     def _block_sums(self, block: int) -> list[int]:
         """The running sums of the lines of `block`, counted line by line on first use."""
@@ -371,4 +412,5 @@ class NumberedLines:
             chunk = self._lines[first : min(first + BLOCK_LINES, self._before)]
             counts = self._counter._numbered_line_counts(chunk, self._start + first, self._width)
             sums = self._within[block] = list(accumulate(counts, initial=0))
+            self._counted = True
         return sums

@@ -187,7 +187,11 @@ def _over_cap(
     cap = settings.max_tokens
     if window.ranged:
         fits = counts.longest_fit(cap)
-        tokens = counts.tokens()  # all of them, for the refusal
+        # What the range costs, for the refusal: counted as far as the cap, the rest
+        # scaled (a range may be many times the cap; its count would be the costliest
+        # part of a refusal).
+        tokens = counts.about()
+        about = "" if counts.counted_all else "about "
         last = window.offset + lines - 1
         if fits:
             advice = f"Read fewer lines: offset={window.offset}, limit={fits}."
@@ -199,7 +203,7 @@ def _over_cap(
             )
         raise ReadkeeperError(
             "token_limit",
-            f"Lines {window.offset}-{last} of {path} come to {tokens:,} tokens, over the "
+            f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, over the "
             f"{cap:,}-token cap. {advice}",
             file_path=path,
             tokens=tokens,
