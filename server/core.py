@@ -51,6 +51,7 @@ from .protocol import (
 from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
 from .protocol.search import GlobParams, GrepParams, ListParams
+from .read.ahead import Ahead
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
 from .settings import Settings, resolve_settings
@@ -124,6 +125,8 @@ class Readkeeper:
         self.settings_warnings: list[str] = []  # what `configure` said of the settings
         self.tokens = TokenCounter(self.settings.token_encoding)
         self.configure(client_settings)
+        # Reads made between calls, of the files likely read next (read/ahead.py).
+        self.ahead = Ahead(self, lambda: self._workspace, lambda: self.watching.watcher)
 
     @property
     def workspace(self) -> Workspace:
@@ -384,6 +387,7 @@ class Readkeeper:
         """Stop background work (the server calls this on shutdown)."""
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
+        self.ahead.close()
         self.watching.close()
 
     # --- the watcher and change notices (watch/control.py) -----------------------------
