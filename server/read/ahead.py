@@ -348,7 +348,11 @@ class Ahead:
         except (OSError, ValueError):
             return False
         if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= self._max_bytes(settings):
-            return False
+            return False  # a symlink itself is never a candidate
+        # A read opens a file by its real path (what names it in the caches); a folder
+        # on the way that leads out of the roots is refused by `locate`, and any symlink
+        # met when opening it beneath its root by `open_regular`.
+        path = os.path.realpath(path)
         key = (path, info.st_mtime_ns, info.st_size)
         if key in self._made:
             return False
