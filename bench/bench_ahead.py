@@ -24,6 +24,7 @@ the figures of every round to `bench/results/ahead.json`.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
@@ -171,6 +172,14 @@ def main() -> int:
     with scratch("rk-bench-ahead-") as (scratch_root, _log):
         root = scratch_root / "files"
         root.mkdir()
+        # This process's outlines go to the run's cache folder, never the user's, and
+        # start cold.
+        os.environ["XDG_CACHE_HOME"] = str(scratch_root / "in-process-cache")
+        busy = ahead.machine_busy()
+        print(
+            f"load {os.getloadavg()[0]:.1f}: " + ("BUSY, the worker stays off" if busy else "idle")
+        )
+        report["busy_at_start"] = busy
         print("a call waiting on a file in progress (wake-up lateness, ms)")
         print(f"{'modules made ahead':<28}{'p50':>7}{'p99':>7}{'max':>7}{'per file':>10}")
         waits = {"no worker": lateness(root, None)}
@@ -220,6 +229,9 @@ def main() -> int:
         print(f"{row:<38}{on:>10.2f}{off:>8.2f}{peer:>8.2f}{on / peer:>8.2f}x{on / off:>7.2f}x")
         table[row] = {"on_p50_ms": on, "off_p50_ms": off, "peer_p50_ms": peer}
     report["medians"] = table
+    report["busy_at_end"] = ahead.machine_busy()
+    if report["busy_at_start"] or report["busy_at_end"]:
+        print(f"The machine was busy (load over {ahead.BUSY_LOAD} per core): the worker was off.")
     write_json(args.output, report)
     print(f"written to {args.output}")
     return 0

@@ -252,6 +252,7 @@ class Readkeeper:
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
+            ahead=self.ahead.status(),
             sandbox=rg_sandbox_state(),
         )
         if "session" in snapshot:

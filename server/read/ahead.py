@@ -132,7 +132,7 @@ class Ahead:
         self._heard_by: Any = None
         self._minute: deque[tuple[float, float]] = deque()  # (when, CPU seconds), per file
         self._git: dict[str, list[str]] = {}  # root -> the files git status names
-        # What it did, for `status` (tests and benchmarks).
+        # What it did: counts for `status`, the last files made for tests.
         self.made: deque[str] = deque(maxlen=64)
         self.counts = {"made": 0, "skipped": 0, "stopped_by_call": 0, "triggers": 0}
 
@@ -406,8 +406,10 @@ class Ahead:
         return True
 
     def status(self) -> dict[str, Any]:
-        """What the worker did so far (counts, and the last files it made)."""
-        return {**self.counts, "last_made": list(self.made)}
+        """What the worker did so far, as `readkeeper/stats` shows it: counts, whether
+        the setting has it on and whether the machine is busy now; no path."""
+        on = self._services.settings.read_ahead
+        return {**self.counts, "on": on, "busy": self.busy()}
 
 
 def _status_paths(answer: str, root: str) -> list[str]:
