@@ -155,6 +155,11 @@ async def one_round(
         rows = {"back to back": await timed(client, [side.read(p) for p in mine["back"]])}
         rows["after 300 ms idle, 30-250 KB"] = await paused(client, side, mine["idle"])
         rows["after 300 ms idle, under MAX_BYTES"] = await paused(client, side, mine["small"])
+        if name != "peer":
+            stats = (await client.call_tool("stats", {})).structured_content or {}
+            shown = stats.get("ahead", {})
+            rows["files made ahead (count)"] = [float(shown.get("made", 0))]
+            rows["stopped by a call (count)"] = [float(shown.get("stopped_by_call", 0))]
     return rows
 
 
@@ -222,6 +227,11 @@ def main() -> int:
     print(f"\nfirst reads over MCP: p50 ms, median of {args.rounds} rounds (uptime below)")
     print(f"{'row':<38}{'ahead on':>10}{'off':>8}{'peer':>8}{'on/peer':>9}{'on/off':>8}")
     for row in rounds[0]:
+        if "(count)" in row:
+            made = [r[row]["readkeeper, ahead on"]["p50_ms"] for r in rounds]
+            print(f"{row:<38}{statistics.median(made):>10.0f}   per round: {made}")
+            table[row] = {"on": statistics.median(made)}
+            continue
         values = {
             name: statistics.median(r[row][name]["p50_ms"] for r in rounds) for name, _ in sides
         }
