@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ReadkeeperError
 from ..files.fileio import digest, open_regular, peek, read_at_most
 from ..protocol import ReadParams
-from . import readers
 
 if TYPE_CHECKING:
     from ..files.paths import Workspace
@@ -123,7 +122,8 @@ class Ahead:
         self._in_flight = 0
         self._calls = 0  # calls started so far: a trigger stops when this moves
         self._last_end = 0.0
-        self._pending = False
+        self._pending = False  # a call ended: run once the calls have been quiet a while
+        self._running = False
         self._closed = False
         self._thread: threading.Thread | None = None
         self._last_read: str | None = None
@@ -150,7 +150,8 @@ class Ahead:
             with self._cond:
                 self._in_flight -= 1
                 self._last_end = time.monotonic()
-                if self._in_flight == 0 and not self._closed:
+                on = self._services.settings.read_ahead
+                if self._in_flight == 0 and not self._closed and on:
                     self._pending = True
                     self._start()
                     self._cond.notify_all()
@@ -177,8 +178,6 @@ class Ahead:
                     return False
                 self._cond.wait(left)
         return True
-
-    _running = False
 
     # --- the thread -------------------------------------------------------------------------
 
@@ -372,7 +371,8 @@ class Ahead:
         return min(MAX_BYTES, settings.max_size_bytes)
 
     def _read_like_a_read(self, where: Any, path: str, settings: Settings, trigger: int) -> bool:
-        from . import pipeline
+        # The read path's modules, imported by the first read anyway (not at start).
+        from . import pipeline, readers
         from .readers import outline_read
         from .readers import text as text_reader
 
