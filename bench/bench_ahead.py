@@ -9,7 +9,10 @@ the figures of every round to `bench/results/ahead.json`.
    grouped by size, while the main thread wakes every millisecond and notes how late
    it woke: the wait for the GIL a call arriving then would have had (tree-sitter's
    parse holds it). Beside it, the same with no worker. This sizes `MAX_BYTES`.
-2. **Over MCP, beside the filesystem server** (medians of the rounds' p50s), three
+2. **In this process, on and off interleaved** (repeatable on a loaded machine): the
+   medians of each round's reads, with `calls.call` as a front end calls it, for the
+   rows below; the worker is told the machine is idle.
+3. **Over MCP, beside the filesystem server** (medians of the rounds' p50s), three
    servers: readkeeper with `read_ahead` on (the default), readkeeper with it off,
    and the peer:
    - *back to back*: first reads (default parameters) of distinct never-read real
@@ -53,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "ahead.json"
 READKEEPER_MCP = [sys.executable, "-m", "readkeeper", "mcp", "--standalone"]
 THINK_SECONDS = 0.3
+THINK = THINK_SECONDS
 SIZES = ((8_000, 32_000), (32_000, 64_000), (64_000, 128_000), (128_000, 250_000))
 
 
@@ -118,7 +122,53 @@ def lateness(root: Path, modules: list[Path] | None) -> dict[str, float]:
     }
 
 
-# --- 2. over MCP --------------------------------------------------------------------------
+# --- 2. in this process, on and off interleaved -------------------------------------
+
+
+def in_process(root: Path, on: bool, paths: list[Path], pause: float) -> float:
+    """The median ms of reads of `paths` (the first left out), each after `pause`."""
+    from readkeeper import calls
+    from readkeeper.read.readers import outline
+    from readkeeper.read.readers import text as text_reader
+
+    folder = (root / f"ab-{len(list(root.iterdir()))}").resolve()
+    copied = copies(folder, paths)
+    # Cold: nothing this process made of another row's modules, a new cache folder.
+    with outline._languages_lock:
+        outline._cache.clear()
+    with text_reader._VIEWS_LOCK:
+        text_reader._VIEWS.clear()
+    os.environ["XDG_CACHE_HOME"] = str(folder) + "-cache"
+    core = Readkeeper(roots=[str(folder)], client_settings={"read_ahead": on})
+    core.tokens.warm_up()
+    core.ahead.busy = lambda: False
+    times = []
+    for path in copied:
+        time.sleep(pause)
+        started = time.perf_counter()
+        calls.call(core, "readkeeper/read", {"file_path": str(path)})
+        times.append((time.perf_counter() - started) * 1000)
+    core.close()
+    return statistics.median(times[1:])
+
+
+def interleaved(root: Path, rounds: int, first: int) -> dict[str, dict[str, list[float]]]:
+    pools = {
+        "back to back, 30-250 KB": (real_modules_sized(30_000, 250_000), 0.0),
+        "after 300 ms idle, 30-250 KB": (real_modules_sized(30_000, 250_000)[::-1], THINK),
+        "after 300 ms idle, under MAX_BYTES": (real_modules_sized(8_000, ahead.MAX_BYTES), THINK),
+    }
+    found: dict[str, dict[str, list[float]]] = {}
+    for number in range(rounds):
+        for on in (True, False) if number % 2 == 0 else (False, True):
+            for row, (pool, pause) in pools.items():
+                start = (2 * number + on) * first
+                median = in_process(root, on, pool[start : start + first], pause)
+                found.setdefault(row, {}).setdefault("on" if on else "off", []).append(median)
+    return found
+
+
+# --- 3. over MCP --------------------------------------------------------------------------
 
 
 def params_for(name: str, argv: list[str], root: Path) -> StdioServerParameters:
@@ -198,6 +248,13 @@ def main() -> int:
                 f"{row['per_file_ms']:>10.2f}"
             )
         report["lateness"] = waits
+
+        print("\nin this process, on and off interleaved: medians of the rounds' medians, ms")
+        found = interleaved(root, args.rounds, args.first)
+        for row, sides_found in found.items():
+            on, off = (statistics.median(sides_found[k]) for k in ("on", "off"))
+            print(f"{row:<38}{'on':>4}{on:>8.2f}{'off':>5}{off:>8.2f}{on / off:>7.2f}x")
+        report["in_process"] = found
 
         modules = real_modules("stdlib")
         small = real_modules_sized(8_000, ahead.MAX_BYTES)
