@@ -23,6 +23,7 @@ from readkeeper.read.readers import outline
 from readkeeper.read.readers import text as text_reader
 from readkeeper.read.readers.grammars import PYTHON
 from readkeeper.state.buffers import Buffer
+from watch_core_helpers import Watching, wait_for
 
 # A module over outline_over_tokens (8,000) and under ahead.MAX_BYTES: read whole, it
 # answers its outline.
@@ -258,3 +259,24 @@ def test_the_names_git_status_gives_are_taken_as_paths_only_when_plain() -> None
         ]
     )
     assert ahead._status_paths(answer, "/r") == ["/r/src/a.py", "/r/new.py"]
+
+
+def test_files_the_watcher_saw_change_come_before_siblings(workspace: Path) -> None:
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "first.py").write_text(SMALL)
+    (sub / "sibling.py").write_text(SMALL.replace("tiny", "sibling"))
+    w = Watching(workspace).start()
+    core = w.core
+    core.tokens.warm_up()
+    core.ahead.busy = lambda: False
+    try:
+        core.ahead.run_once()  # nothing read yet: it only starts listening
+        changed = workspace / "elsewhere.py"
+        changed.write_text(SMALL.replace("tiny", "elsewhere"))
+        wait_for(lambda: str(changed) in core.ahead._changed, "the watcher's event")
+        core.ahead.read(str(sub / "first.py"))
+        core.ahead.run_once()
+        assert list(core.ahead.made) == [str(changed), str(sub / "sibling.py")]
+    finally:
+        core.close()
