@@ -424,6 +424,7 @@ def _git(core: AttachmentServices, root: str) -> list[Attachment]:
         text = gitstatus.status(core.workspace, root, core.settings.git_timeout_ms / 1000)
     except gitstatus.NotARepository:
         return []
+    core.ahead.git_status(root, text)  # the files it names may be read next
     cap = core.settings.git_status_max_tokens
     hint = "Run `git status` for the full list."
     content, cut = precut(text.split("\n"), cap, hint)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from readkeeper.files.paths import Workspace
 from readkeeper.protocol import ReadParams, ReadResult
+from readkeeper.read.ahead import Ahead
 from readkeeper.read.tokens import TokenCounter
 from readkeeper.settings import Settings
 from readkeeper.state.buffers import Buffers
@@ -61,6 +62,11 @@ class AttachmentServices(Protocol):
     @property
     def notices(self) -> ChangeNotices:
         """The change notices waiting for each session."""
+        ...
+
+    @property
+    def ahead(self) -> Ahead:
+        """The reads made between calls (told what git status names)."""
         ...
 
     @property

@@ -260,7 +260,11 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
     session = getattr(params, "session", None)
     if session is not None:  # `stats` may name none
         core.enter(session)
-    return method.run(core, params)
+    with core.ahead.call():  # nothing is read ahead while a call is in flight
+        result = method.run(core, params)
+        if method.name == "read" and isinstance(result, dict):
+            core.ahead.read(result.get("file", {}).get("file_path"))
+        return result
 
 
 def call(core: Readkeeper, name: str, raw: Any) -> Any:

