@@ -307,8 +307,8 @@ class Ahead:
             watcher.listen(self._heard)
         return list(reversed(self._changed))
 
-    def _heard(self, path: str, moved_to: str | None, is_dir: bool) -> None:
-        # On the watcher's thread: keep it to an append.
+    def _heard(self, path: str, moved_to: str | None, is_dir: bool, kind: str) -> None:
+        # On the watcher's thread: keep it to an append (`kind` tells nothing more here).
         if not is_dir:
             self._changed.append(moved_to or path)
 
