@@ -10,7 +10,7 @@ from readkeeper.read.readers.text import split_lines
 from readkeeper.read.tokens import BLOCK_LINES, TokenCounter
 from readkeeper.settings import Settings
 
-COUNTER = TokenCounter()
+COUNTER = TokenCounter(keep_counts=False)
 
 
 def numbered_count(text: str) -> int:
@@ -29,7 +29,7 @@ def modules() -> list[str]:
 def test_a_count_past_the_threshold_stops_there() -> None:
     text = max(modules(), key=len)
     lines = split_lines(text)
-    counts = TokenCounter().numbered(lines, 1)
+    counts = TokenCounter(keep_counts=False).numbered(lines, 1)
     assert counts.tokens_within(2_000) is None
     counted = (len(counts._blocks) - 1) * BLOCK_LINES
     assert counted < len(lines) // 2  # the rest was never counted
@@ -56,7 +56,7 @@ def test_about_scales_short_lines_by_their_characters_and_newlines() -> None:
     # as much as the few characters before it, in the lines counted and in the rest.
     for line in ("x = 1", "pass", "}"):
         lines = [line] * 20_000
-        counts = TokenCounter().numbered(lines, 1)
+        counts = TokenCounter(keep_counts=False).numbered(lines, 1)
         assert counts.tokens_within(2_000) is None
         exact = COUNTER.numbered(lines, 1).tokens_within(10**9)
         assert exact is not None

@@ -21,7 +21,7 @@ from readkeeper.read.tokens import (
     TokenCounter,
 )
 
-COUNTER = TokenCounter()
+COUNTER = TokenCounter(keep_counts=False)
 
 
 WIDTHS = (6, 0)
@@ -115,7 +115,7 @@ class EncodeSpy:
 
 
 def test_a_line_counted_once_is_not_counted_again_under_another_number() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     spy = EncodeSpy(counter)
     count_each(counter, ["alpha = 1", "beta = 2"])
     spy.encoded.clear()
@@ -127,7 +127,7 @@ def test_a_line_counted_once_is_not_counted_again_under_another_number() -> None
 
 
 def test_lines_never_seen_are_counted_in_one_text_and_lines_seen_again_alone() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     spy = EncodeSpy(counter)
 
     def whole(lines: list[str], start: int) -> list[str]:
@@ -160,7 +160,7 @@ def test_a_whole_count_of_lines_never_seen_is_the_count_of_the_joined_text(width
         except (UnicodeDecodeError, OSError):
             continue
         lines = [line.removesuffix("\r") for line in split_lines(text)][:2000]
-        counter = TokenCounter()
+        counter = TokenCounter(keep_counts=False)
         assert counter.numbered(lines, 1, width).tokens() == counter.count(
             numbered(lines, 1, width)
         ), path
@@ -202,7 +202,7 @@ def memo_size(counter: TokenCounter) -> int:
 
 
 def test_lines_up_to_the_memo_line_length_are_remembered_and_longer_ones_are_not() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     at_limit, over = "a" * MEMO_LINE_CHARS, "b" * (MEMO_LINE_CHARS + 1)
     count_each(counter, [at_limit, over])
     assert at_limit in counter._line_memo
@@ -210,7 +210,7 @@ def test_lines_up_to_the_memo_line_length_are_remembered_and_longer_ones_are_not
 
 
 def test_the_memo_starts_afresh_past_its_number_of_lines() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     count_each(counter, [f"x{i}" for i in range(MEMO_LINES)])
     assert memo_size(counter) == MEMO_LINES
     count_each(counter, ["one line more"])
@@ -218,7 +218,7 @@ def test_the_memo_starts_afresh_past_its_number_of_lines() -> None:
 
 
 def test_the_memo_starts_afresh_past_its_characters_and_counts_them_from_zero() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     width = 200
     lines = iter(f"{i:0{width}d}" for i in range(10**6))  # distinct, `width` characters
     fill = MEMO_CHARS // width
@@ -233,7 +233,7 @@ def test_the_memo_starts_afresh_past_its_characters_and_counts_them_from_zero() 
 
 
 def test_the_token_table_is_loaded_by_the_first_count() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     assert not counter.loaded
     counter.count("x")
     assert counter.loaded
@@ -247,7 +247,7 @@ def test_the_longest_fit_of_a_budget_below_zero_is_no_line() -> None:
 
 
 def test_the_lines_seen_start_afresh_past_the_memo_s_number_of_lines() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     counter.numbered([f"y{i}" for i in range(MEMO_LINES)] + ["last"], 1).tokens()
     assert len(counter._seen) == MEMO_LINES  # every line but the last, seen once
     counter.numbered(["one line more", "last"], 1).tokens()
@@ -284,7 +284,7 @@ def test_the_longest_fit_is_found_in_any_block(width: int) -> None:
 
 
 def test_a_text_over_its_cap_is_counted_only_as_far_as_the_cap() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     spy = EncodeSpy(counter)
     lines = [f"value_{i} = compute({i}, 'label {i}')" for i in range(20 * BLOCK_LINES)]
     whole = counter.count(numbered(lines, 1))
@@ -303,7 +303,7 @@ def _per_line_calls(spy: EncodeSpy) -> int:
 
 
 def test_a_cut_counts_line_by_line_only_the_block_it_falls_in() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     spy = EncodeSpy(counter)
     lines = [f"entry_{i} = lookup({i}, 'name {i}')" for i in range(20 * BLOCK_LINES)]
     budget = counter.count(numbered(lines[: 2 * BLOCK_LINES + 40], 1))
@@ -319,7 +319,7 @@ def test_a_cut_counts_line_by_line_only_the_block_it_falls_in() -> None:
 
 
 def test_a_line_seen_before_is_remembered_up_to_the_memo_line_length() -> None:
-    counter = TokenCounter()
+    counter = TokenCounter(keep_counts=False)
     at_limit, over = "c" * MEMO_LINE_CHARS, "d" * (MEMO_LINE_CHARS + 1)
     for _ in range(2):  # seen once in a joined count, then counted alone and kept
         counter.numbered([at_limit, over, "end"], 1).tokens()
