@@ -12,7 +12,7 @@ of its language is outlined.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,6 +46,11 @@ class Grammar:
     # Words in the own text of every symbol node (Python's `def`, `class`): the walk
     # skips a subtree with none of them in its bytes (no symbol can be in it).
     marks: tuple[bytes, ...] = ()
+    # Node types whose nested symbols can only be in one field (a class's or a
+    # function's body: never its name, parameters, bases or decorators): the walk goes
+    # straight to that field instead of listing every child. Each field's node is a
+    # block of some kind, never a symbol itself.
+    bodies: Mapping[str, str] = field(default_factory=dict)
 
 
 def text(node: Node | None, source: bytes) -> str:
@@ -89,6 +94,7 @@ PYTHON = Grammar(
     wrappers=frozenset({"decorated_definition"}),
     docs=frozenset({"comment"}),
     marks=(b"def", b"class"),
+    bodies=dict.fromkeys(("class_definition", "function_definition"), "body"),
 )
 
 # --- JavaScript and TypeScript -----------------------------------------------------------

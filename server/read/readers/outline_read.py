@@ -23,7 +23,7 @@ from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
-from . import outline, outline_cache
+from . import outline, outline_cache, outline_find
 from . import text as text_reader
 from .grammars import Grammar
 
@@ -232,7 +232,7 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     if grammar is None:
         raise no_grammar(path)
     try:
-        found = outline.find(outline.symbols(text, grammar, content_digest), wanted)
+        found = outline_find.find(outline.symbols(text, grammar, content_digest), wanted)
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
@@ -259,7 +259,7 @@ def no_grammar(path: str) -> ReadkeeperError:
     )
 
 
-def _not_found(path: str, wanted: str, found: outline.Found) -> ReadkeeperError:
+def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperError:
     candidates = [
         {
             "qualified_name": s.qualified_name,
