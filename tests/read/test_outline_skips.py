@@ -8,7 +8,7 @@ import pytest
 
 from readkeeper.read.readers import outline
 
-DEEP = 3_000
+DEEP = 5_000
 # Each language's file: a function whose body holds `{open}` x N, a value, `{close}` x
 # N, among symbols nested as the language allows.
 SOURCES = {
@@ -87,7 +87,7 @@ def test_the_walk_does_not_enter_the_nested_expressions(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The walk looks at its deadline every 4,096 nodes: with the deadline already
-    # passed, it finishes only if it visits fewer, so not the 3,000-deep expression.
+    # passed, it finishes only if it visits fewer, so not the 5,000-deep expression.
     grammar = outline.grammar_for(name)
     assert grammar is not None
     text = source(name, DEEP)

@@ -217,7 +217,8 @@ def _walk(root: Node, grammar: Grammar, source: bytes) -> tuple[list[Symbol], in
     # (node, the symbol it belongs to, how many symbols enclose it, its index, its
     # parent's place)
     stack: list[tuple[Node, Symbol | None, int, int, _Place]] = []
-    _push(stack, root, None, 0, None, marks)
+    marked = grammar.marked
+    _push(stack, root, None, 0, None, marks, marked)
     while stack and count < MAX_SYMBOLS:
         node, parent, depth, index, where = stack.pop()
         visited += 1
@@ -242,9 +243,9 @@ def _walk(root: Node, grammar: Grammar, source: bytes) -> tuple[list[Symbol], in
         if kind in containers or kind == "ERROR":
             body = bodies.get(kind)
             if body is None or node.has_error:
-                _push(stack, node, owner, depth, place, marks)
+                _push(stack, node, owner, depth, place, marks, marked)
             else:
-                _push_body(stack, node, body, owner, depth, place, marks)
+                _push_body(stack, node, body, owner, depth, place, marks, marked)
     return top, count
 
 
@@ -271,15 +272,17 @@ def _push(
     depth: int,
     place: _Place | None,
     marks: list[int] | None,
+    marked: frozenset[str] | None,
 ) -> None:
-    """Put the named children of `node` on the stack, the first on top: those whose
-    bytes hold a mark of the grammar, when it has marks (no symbol is in the others)."""
+    """Put the named children of `node` on the stack, the first on top: when the
+    grammar has marks, only those whose bytes hold one, of the types it prunes (no
+    symbol is in the others)."""
     children = node.children
     inside: _Place = (node, children, 0, place)
     for index in range(len(children) - 1, -1, -1):
         child = children[index]
         if child.is_named:
-            if marks is not None:
+            if marks is not None and (marked is None or child.type in marked):
                 at = bisect_left(marks, child.start_byte)
                 if at == len(marks) or marks[at] >= child.end_byte:
                     continue
@@ -294,6 +297,7 @@ def _push_body(
     depth: int,
     place: _Place,
     marks: list[int] | None,
+    marked: frozenset[str] | None,
 ) -> None:
     """Put the one child of `node` that can hold its symbols (`Grammar.bodies`) on the
     stack, when it holds a mark: the other children are not even listed. The body is
@@ -302,7 +306,7 @@ def _push_body(
     body = node.child_by_field_name(name_field)
     if body is None:
         return
-    if marks is not None:
+    if marks is not None and (marked is None or body.type in marked):
         at = bisect_left(marks, body.start_byte)
         if at == len(marks) or marks[at] >= body.end_byte:
             return
