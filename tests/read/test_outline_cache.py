@@ -16,7 +16,7 @@ from outline_samples import LANGUAGES, sample
 
 from helpers import read
 from readkeeper.core import Readkeeper
-from readkeeper.files.user_cache import UserCache, encode_entry
+from readkeeper.files.user_cache import UserCache, encode_entry, shared
 from readkeeper.read.readers import outline, outline_cache
 from readkeeper.read.readers.grammars import PYTHON
 
@@ -145,3 +145,48 @@ def test_a_cache_folder_that_is_a_symlink_is_not_used(
     (workspace / "m.py").write_text(SOURCE)
     assert outline_read(workspace)["type"] == "outline"
     assert list(elsewhere.iterdir()) == []
+
+
+def whole_key(workspace: Path, threshold: int = 8_000) -> str:
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        width = core.settings.number_width
+        return outline_cache.whole_key(SOURCE, threshold, width, core.tokens.encoding_name)
+    finally:
+        core.close()
+
+
+def test_a_restarted_server_takes_the_deciding_count_from_the_cache(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no other test's entry
+    (workspace / "m.py").write_text(SOURCE)
+    counted = outline_read(workspace)["file"]
+    assert isinstance(counted, dict)
+    assert counted["file_tokens"] > 8_000
+    # Rewritten (another count a file of this size could have), the entry is what a
+    # new server answers with: it did not count again.
+    shared().put(outline_cache.WHOLE_KIND, whole_key(workspace), b"12345")
+    again = outline_read(workspace)
+    assert again["type"] == "outline"
+    assert isinstance(again["file"], dict)
+    assert again["file"]["file_tokens"] == 12_345
+    # Another threshold is another entry.
+    other = outline_read(workspace, outline_over_tokens=7_000)["file"]
+    assert isinstance(other, dict)
+    assert other["file_tokens"] != 12_345
+
+
+@pytest.mark.parametrize("payload", [b"99999999", b"100", b"12a", b"", b"-1", "١٢٣٤٥".encode()])
+def test_a_kept_count_that_cannot_be_the_files_is_counted_anew(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: bytes
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (workspace / "m.py").write_text(SOURCE)
+    counted = outline_read(workspace)["file"]
+    assert isinstance(counted, dict)
+    shared().put(outline_cache.WHOLE_KIND, whole_key(workspace), payload)
+    again = outline_read(workspace)
+    assert again["type"] == "outline"
+    assert isinstance(again["file"], dict)
+    assert again["file"]["file_tokens"] == counted["file_tokens"]

@@ -12,7 +12,7 @@ of its language is outlined.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,6 +46,12 @@ class Grammar:
     # Words in the own text of every symbol node (Python's `def`, `class`): the walk
     # skips a subtree with none of them in its bytes (no symbol can be in it).
     marks: tuple[bytes, ...] = ()
+    marked: frozenset[str] | None = None  # the node types the marks prune (None: all)
+    # Node types whose nested symbols can only be in one field (a class's or a
+    # function's body: never its name, parameters, bases or decorators): the walk goes
+    # straight to that field instead of listing every child. Each field's node is a
+    # block of some kind, never a symbol itself.
+    bodies: Mapping[str, str] = field(default_factory=dict)
 
 
 def text(node: Node | None, source: bytes) -> str:
@@ -89,6 +95,7 @@ PYTHON = Grammar(
     wrappers=frozenset({"decorated_definition"}),
     docs=frozenset({"comment"}),
     marks=(b"def", b"class"),
+    bodies=dict.fromkeys(("class_definition", "function_definition"), "body"),
 )
 
 # --- JavaScript and TypeScript -----------------------------------------------------------
@@ -175,6 +182,12 @@ _TS_CONTAINERS = _JS_CONTAINERS | _types(
 )
 _JS_DOCS = frozenset({"comment", "decorator"})
 
+# Expressions hold a symbol only with a function or a class in them (a method is in
+# a class body, never in an expression by itself): the walk skips nested parentheses
+# and arguments without one.
+_JS_MARKS = (b"function", b"=>", b"class")
+_JS_MARKED = _types("arguments parenthesized_expression call_expression return_statement")
+
 JAVASCRIPT = Grammar(
     "JavaScript",
     "tree_sitter_javascript",
@@ -182,6 +195,8 @@ JAVASCRIPT = Grammar(
     _JS_CONTAINERS,
     wrappers=frozenset({"export_statement"}),
     docs=_JS_DOCS,
+    marks=_JS_MARKS,
+    marked=_JS_MARKED,
 )
 TYPESCRIPT = Grammar(
     "TypeScript",
@@ -191,6 +206,8 @@ TYPESCRIPT = Grammar(
     wrappers=frozenset({"export_statement", "ambient_declaration"}),
     docs=_JS_DOCS,
     function="language_typescript",
+    marks=_JS_MARKS,
+    marked=_JS_MARKED,
 )
 TSX = Grammar(
     "TSX",
@@ -200,6 +217,8 @@ TSX = Grammar(
     wrappers=TYPESCRIPT.wrappers,
     docs=_JS_DOCS,
     function="language_tsx",
+    marks=_JS_MARKS,
+    marked=_JS_MARKED,
 )
 
 # --- Go ------------------------------------------------------------------------------------
@@ -380,12 +399,7 @@ CPP = Grammar(
         "namespace_definition": field_named("namespace"),
         "field_declaration": _function("function"),
     },
-    _C_CONTAINERS
-    | {
-        "class_specifier",
-        "namespace_definition",
-        "template_declaration",
-    },
+    _C_CONTAINERS | _types("class_specifier namespace_definition template_declaration"),
     wrappers=frozenset({"template_declaration"}),
     docs=frozenset({"comment"}),
 )
@@ -432,8 +446,3 @@ BY_EXTENSION: dict[str, Grammar] = {
     ),
     **dict.fromkeys((".md", ".markdown"), MARKDOWN),
 }
-
-# For messages: each language once, with its extensions.
-SUPPORTED: dict[str, list[str]] = {}
-for _ext, _grammar in BY_EXTENSION.items():
-    SUPPORTED.setdefault(_grammar.name, []).append(_ext)

@@ -1,6 +1,8 @@
 """Outlines kept across servers: a file's symbols by the SHA-256 of its text, in the
 user's cache folder (files/user_cache.py), so a restarted server's first outline of a
-file an earlier one outlined skips the parse and the walk.
+file an earlier one outlined skips the parse and the walk; and the token count that
+decided it (`whole_key`: by the text, the threshold, the number width and the
+tokenizer), so it skips that count too.
 
 The key is the digest of the decoded text itself (not of the bytes, so a file read in
 another encoding is another key, and not its name, size or mtime, so a file swapped
@@ -43,11 +45,11 @@ def symbols(
     disk_key = entry_key(text, grammar)
     payload = user_cache.get(CACHE_KIND, disk_key)
     if payload is not None:
-        found = parse(payload, text.count("\n") + 1)
-        if found is not None:
+        counted = parse_counted(payload, text.count("\n") + 1)
+        if counted is not None:
             if key:
-                outline.remember(grammar, key, found)
-            return found
+                outline.remember(grammar, key, *counted)
+            return counted[0]
         log.warning("Ignoring a cached outline that does not parse")
     found = outline.symbols(text, grammar, key)
     user_cache.put(CACHE_KIND, disk_key, dump(found))
@@ -55,21 +57,74 @@ def symbols(
 
 
 @cache
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
 def _versions(module: str) -> str:
-    found = []
-    for distribution in ("tree-sitter", module.replace("_", "-")):
-        try:
-            found.append(f"{distribution} {metadata.version(distribution)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{distribution} ?")
-    return "|".join(found)
+    found = ("tree-sitter", module.replace("_", "-"))
+    return "|".join(f"{distribution} {_version(distribution)}" for distribution in found)
+
+
+# The text last digested and its digest: a read asks for it twice (the count's entry,
+# the outline's), and hashing 100 KB costs about 0.2 ms. Held by identity, not equality.
+_last_digest: tuple[str, str] | None = None
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of the text's UTF-8 (lone surrogates kept, as decoded)."""
+    global _last_digest
+    last = _last_digest
+    if last is not None and last[0] is text:
+        return last[1]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    _last_digest = (text, digest)
+    return digest
 
 
 def entry_key(text: str, grammar: Grammar) -> str:
     """Everything the symbols of `text` depend on."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     grammar_id = f"{grammar.name}|{grammar.module}.{grammar.function}"
-    return f"v{_FORMAT}|readkeeper {__version__}|{_versions(grammar.module)}|{grammar_id}|{digest}"
+    versions = _versions(grammar.module)
+    return f"v{_FORMAT}|readkeeper {__version__}|{versions}|{grammar_id}|{text_digest(text)}"
+
+
+# --- the count that decides an outline ----------------------------------------------------
+
+WHOLE_KIND = "whole-tokens"
+_NOT_OVER = b"-"
+
+
+def whole_key(text: str, threshold: int, width: int, encoding: str) -> str:
+    """Everything `outline_read.whole_tokens` depends on: the text, the settings it
+    reads and the tokenizer."""
+    tokenizer = f"tiktoken {_version('tiktoken')} {encoding}"
+    return (
+        f"v{_FORMAT}|readkeeper {__version__}|{tokenizer}|over {threshold}|width {width}|"
+        f"{text_digest(text)}"
+    )
+
+
+def recall_whole(key: str, threshold: int, most: int, user_cache: UserCache) -> int | bool | None:
+    """The kept answer of `whole_tokens` for `key`: its count, None (not over the
+    threshold), or False when there is none to trust (absent, or not a count over
+    `threshold` and at most `most`)."""
+    payload = user_cache.get(WHOLE_KIND, key)
+    if payload is None:
+        return False
+    if payload == _NOT_OVER:
+        return None
+    if payload.isdigit() and len(payload) < 20 and threshold < int(payload) <= most:
+        return int(payload)
+    log.warning("Ignoring a cached token count that does not parse")
+    return False
+
+
+def keep_whole(key: str, whole: int | None, user_cache: UserCache) -> None:
+    user_cache.put(WHOLE_KIND, key, _NOT_OVER if whole is None else str(whole).encode())
 
 
 def dump(found: list[outline.Symbol]) -> bytes:
@@ -92,31 +147,62 @@ def dump(found: list[outline.Symbol]) -> bytes:
 def parse(payload: bytes, total_lines: int) -> list[outline.Symbol] | None:
     """The symbols of an entry, or None when it is not an outline of a text of
     `total_lines` lines."""
+    counted = parse_counted(payload, total_lines)
+    return None if counted is None else counted[0]
+
+
+def parse_counted(payload: bytes, total_lines: int) -> tuple[list[outline.Symbol], int] | None:
+    """`parse`, and how many symbols there are in all (what `outline.remember` keeps)."""
     try:
         rows = json.loads(payload)
     except (ValueError, RecursionError):
         return None
+    if type(rows) is not list:
+        return None
     top: list[outline.Symbol] = []
     # (rows, the list their symbols go in, depth)
-    pending: list[tuple[object, list[outline.Symbol], int]] = [(rows, top, 0)]
+    pending: list[tuple[list[object], list[outline.Symbol], int]] = [(rows, top, 0)]
     count = 0
+    new = outline.Symbol
     while pending:
         level, into, depth = pending.pop()
-        if not isinstance(level, list) or depth > outline.MAX_DEPTH:
+        count += len(level)
+        if depth > outline.MAX_DEPTH or count > outline.MAX_SYMBOLS:
             return None
         for item in level:
-            count += 1
-            if count > outline.MAX_SYMBOLS or not isinstance(item, list) or len(item) != 7:
+            # Checked by type, not isinstance: JSON gives exactly list, str and int (a
+            # bool is an int to isinstance).
+            if type(item) is not list or len(item) != 7:
                 return None
             kind, name, qualified, start, end, label, children = item
-            if not all(isinstance(v, str) for v in (kind, name, qualified, label)):
+            if not (
+                type(kind) is str
+                and type(name) is str
+                and type(qualified) is str
+                and type(label) is str
+                and type(start) is int
+                and type(end) is int
+                and 1 <= start <= end <= total_lines
+                and type(children) is list
+            ):
                 return None
-            if not (type(start) is int and type(end) is int and 1 <= start <= end <= total_lines):
-                return None
-            symbol = outline.Symbol(kind, name, qualified, start, end, label)
+            symbol = new(kind, name, qualified, start, end, label)
             into.append(symbol)
-            pending.append((children, symbol.children, depth + 1))
-    return top
+            if children:
+                pending.append((children, symbol.children, depth + 1))
+    return top, count
 
 
-__all__ = ["CACHE_KIND", "dump", "entry_key", "parse", "symbols"]
+__all__ = [
+    "CACHE_KIND",
+    "WHOLE_KIND",
+    "dump",
+    "entry_key",
+    "keep_whole",
+    "parse",
+    "parse_counted",
+    "recall_whole",
+    "symbols",
+    "text_digest",
+    "whole_key",
+]
