@@ -10,7 +10,7 @@ from ..settings import Settings
 
 def lf(text: str) -> str:
     """`text` with every CRLF seen as LF."""
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n") if "\r" in text else text
 
 
 def eol_setting(settings: Settings) -> str:
