@@ -10,7 +10,7 @@ from ..settings import Settings
 
 def lf(text: str) -> str:
     """`text` with every CRLF seen as LF."""
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n") if "\r" in text else text
 
 
 def eol_setting(settings: Settings) -> str:
@@ -29,6 +29,8 @@ def with_eol(text: str, eol: str) -> str:
 
 def dominant_eol(text: str, settings: Settings) -> str:
     """The line ending most lines of `text` use (the setting's, when it has none)."""
+    if "\r" not in text:  # found at memory speed; counting a file's lines is not
+        return "\n" if "\n" in text else eol_setting(settings)
     crlf = text.count("\r\n")
     lf_only = text.count("\n") - crlf
     if crlf > lf_only:

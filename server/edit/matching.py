@@ -34,7 +34,7 @@ class Normalized:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        if "\r\n" in text:
+        if "\r" in text and "\r\n" in text:  # a CR is found at memory speed, a CRLF not
             self.norm = text.replace("\r\n", "\n")
             # The normalized offset of each LF that stands for a CRLF.
             self._crlf = [m.start() - i for i, m in enumerate(_CRLF.finditer(text))]

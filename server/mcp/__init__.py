@@ -84,7 +84,8 @@ async def _serve_stdio(front: McpFrontEnd, early: EarlyAnswers | None) -> None:
     server = build_server(front)
     async with pipe_streams(early) as pipes:
         if pipes is not None:
-            pipes[0].answer = QuickCalls(front, server).answer
+            quick = QuickCalls(front, server)
+            pipes[0].answer, pipes[0].later = quick.answer, quick.later
             await _serve_on(server, pipes)
             return
     async with file_streams() as files:

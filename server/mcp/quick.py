@@ -9,6 +9,10 @@ of `read` that `calls.quick` says is quick is served from the line instead: the 
 SDK's own sieve (`serialize_server_result`) and server-info stamp, so the bytes are
 the ones the SDK would send (tests/mcp/test_mcp_quick.py compares them).
 
+A plain `edit` is taken the same way (`later`), but served on a worker thread (it
+writes and fsyncs: never on the loop), its reply written when it is done: the SDK's
+way around it cost a third of an 80 KB edit.
+
 Only a call the SDK would serve plainly is taken: after the SDK has served a tool call
 on this connection (the backend is chosen and the protocol version known), a request
 naming no other version, with no field beyond the name, the arguments and the ordinary
@@ -18,9 +22,11 @@ not quite that, goes to the SDK untouched.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 import orjson
 from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY, CallToolResult, ErrorData
 from mcp_types.jsonrpc import JSONRPCError, JSONRPCResponse
@@ -32,7 +38,9 @@ from ..read.loop_guard import OffTheLoop
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
+    from .backends import Backend
     from .server import McpFrontEnd
+    from .stdio import PipeWriter
 
 log = logging.getLogger("readkeeper")
 
@@ -56,39 +64,80 @@ _PARAMS_KEYS = frozenset({"name", "arguments", "_meta"})
 
 
 class QuickCalls:
-    """Answers the quick `read` calls of one stdio connection from their lines."""
+    """Serves the quick `read` and `edit` calls of one stdio connection from their lines."""
 
     def __init__(self, front: McpFrontEnd, server: Server[Any]) -> None:
         self.front = front
         self.server = server
+        self._serving: set[asyncio.Task[None]] = set()
 
     def answer(self, line: bytes) -> bytes | None:
         """The reply line to `line` when it is a quick read, else None (the SDK's)."""
+        front = self.front
+        call = self._plain(line, "read")
+        if call is None:
+            return None
+        request_id, arguments, backend, version = call
+        if not backend.quick("read", arguments):
+            return None
+        try:
+            result = front.answer(backend, "read", arguments)
+        except OffTheLoop:
+            return None  # it turned out costly: the SDK serves it on a worker thread
+        front.quick_reads += 1
+        return self._reply(version, request_id, result)
+
+    def later(self, line: bytes, writer: PipeWriter) -> bool:
+        """Take `line` when it is a plain `edit`: served on a worker thread, in flight
+        (as a call the SDK holds) until `writer` has its reply; False for the SDK's."""
+        try:
+            call = self._plain(line, "edit")
+            if call is None:
+                return False
+            request_id, arguments, backend, version = call
+            serve = self.front.on_thread(backend, "edit", arguments)
+        except Exception:  # before the call was served: the SDK serves it instead
+            log.exception("Taking a line for a worker thread failed; the SDK takes it")
+            return False
+        self.front.quick_edits += 1
+        writer.unanswered.add(request_id)
+        writer.in_flight.add(request_id)
+
+        async def reply() -> None:
+            line = await anyio.to_thread.run_sync(lambda: self._reply(version, request_id, serve()))
+            await writer.write(line.decode())
+
+        task = asyncio.ensure_future(reply())
+        self._serving.add(task)  # kept until done: the loop holds tasks weakly
+        task.add_done_callback(self._serving.discard)
+        return True
+
+    def _plain(
+        self, line: bytes, tool: str
+    ) -> tuple[int | str, dict[str, Any], Backend, str] | None:
+        """The id and arguments of `line` when it is a plain call of `tool`, once this
+        connection's SDK has served one (the backend and protocol version it chose)."""
         front = self.front
         version = front.protocol_version
         if version is None or front.backend is None or len(line) > _LINE_LIMIT:
             return None
         if front.tool_set != "readkeeper":
-            return None  # the drop-in has no `read` tool: the SDK refuses it
+            return None  # the drop-in has no `read` or `edit` tool: the SDK refuses them
         if b'"tools/call"' not in line:
             return None
-        call = _plain_read(line, version)
+        call = _plain_call(line, version, tool)
         if call is None or self.server.cache_hints.get("tools/call") is not None:
             return None
-        request_id, arguments = call
-        if not front.backend.quick("read", arguments):
-            return None
-        try:
-            result = front.answer(front.backend, "read", arguments)
-        except OffTheLoop:
-            return None  # it turned out costly: the SDK serves it on a worker thread
-        front.quick_reads += 1
+        return (*call, front.backend, version)
+
+    def _reply(self, version: str, request_id: int | str, result: CallToolResult) -> bytes:
+        """The reply line of `result`, as the SDK writes it."""
         reply: JSONRPCResponse | JSONRPCError
         try:
             wire = self._wire(version, result)
             reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
-        except Exception:  # the read happened: it is answered, never handed on and read twice
-            log.exception("A quick read's result did not fit the protocol")
+        except Exception:  # the call happened: it is answered, never handed on and run twice
+            log.exception("A quick call's result did not fit the protocol")
             error = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
             reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
@@ -106,8 +155,8 @@ class QuickCalls:
         return wire
 
 
-def _plain_read(line: bytes, version: str) -> tuple[int | str, dict[str, Any]] | None:
-    """The id and arguments of a plain `tools/call` of `read` in `version`, else None."""
+def _plain_call(line: bytes, version: str, tool: str) -> tuple[int | str, dict[str, Any]] | None:
+    """The id and arguments of a plain `tools/call` of `tool` in `version`, else None."""
     try:
         message = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -123,11 +172,13 @@ def _plain_read(line: bytes, version: str) -> tuple[int | str, dict[str, Any]] |
     if not isinstance(params, dict) or not params.keys() <= _PARAMS_KEYS:
         return None
     arguments = params.get("arguments")
-    if params.get("name") != "read" or not isinstance(arguments, dict):
+    if params.get("name") != tool or not isinstance(arguments, dict):
         return None
     meta = params.get("_meta", {})
     if not isinstance(meta, dict) or not meta.keys() <= _PLAIN_META:
         return None
+    if tool != "read" and "progressToken" in meta:
+        return None  # the SDK's, which would report the call's progress
     if meta.get(VERSION_KEY, version) != version:
         return None
     return request_id, arguments

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -61,10 +61,11 @@ class McpFrontEnd:
         self.attach = attach
         self.tool_set = tools  # one of TOOL_SETS
         self.backend: Backend | None = None
-        # The protocol version of the last call the SDK served, and how many reads were
-        # answered from their stdin line (quick.py) instead.
+        # The protocol version of the last call the SDK served, and how many reads and
+        # edits were served from their stdin line (quick.py) instead.
         self.protocol_version: str | None = None
         self.quick_reads = 0
+        self.quick_edits = 0
         self._told = False  # whether the agent was told it is not attached, and why
         self._lock = anyio.Lock()
 
@@ -160,7 +161,8 @@ class McpFrontEnd:
             result = await self._run(ctx, backend, TOOL_METHODS[params.name], arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
-                result = {**result, **backend.describe(), "quick_reads": self.quick_reads}
+                quick = {"quick_reads": self.quick_reads, "quick_edits": self.quick_edits}
+                result = {**result, **backend.describe(), **quick}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 images = await self._page_images(backend, result, arguments.get("session"))
             return render.tool_result(
@@ -222,6 +224,24 @@ class McpFrontEnd:
             raise
         except Exception as exc:
             return _fault(name, exc)
+
+    def on_thread(
+        self, backend: Backend, name: str, arguments: dict[str, Any]
+    ) -> Callable[[], types.CallToolResult]:
+        """A call taken from its stdin line to be served on a worker thread (quick.py's
+        edits): what the thread runs, the call's result or refusal as the SDK's handler
+        makes it (its notice taken now, on the loop)."""
+        notice = self._notice(backend, name)
+
+        def serve() -> types.CallToolResult:
+            try:
+                return render.tool_result(name, backend.call(name, arguments), [], notice)
+            except ReadkeeperError as exc:
+                return render.error_result(exc)
+            except Exception as exc:
+                return _fault(name, exc)
+
+        return serve
 
     # --- roots and the backend ---
 

@@ -1,5 +1,4 @@
 """Stdin and stdout for the SDK's stdio transport, served by the event loop itself.
-
 The SDK's `anyio.wrap_file` sends every line read and every write and flush to a
 worker thread: three hops per tool call, a third of a small read's cost. When both
 streams are pipes (as an MCP client starts a server), these objects use asyncio's pipe
@@ -43,10 +42,9 @@ _LINE_LIMIT = 1 << 30
 MAX_WAITING_OUTPUT = 64 << 20
 # Requests the SDK holds (running, or their answer made and not yet written).
 MAX_IN_FLIGHT = 64
-# Bytes read from stdin ahead of the line being served (a longer line is read whole).
-# At the end of input, how long the requests read so far may take to be answered.
-END_GRACE_S = 30.0
-READ_AHEAD = 1 << 20
+# At the end of input, how long the requests read so far may take to be answered; the
+# bytes read from stdin ahead of the line being served (a longer line is read whole).
+END_GRACE_S, READ_AHEAD = 30.0, 1 << 20
 # The SDK writes an answer's `jsonrpc` and `id` first: read the id without parsing the
 # whole answer (a read's is about 100 KB).
 _ANSWER_ID = re.compile(rb'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
@@ -247,8 +245,8 @@ class FileLines:
 
 
 class PipeLines:
-    """Stdin as the SDK iterates it: one decoded line at a time. A line that `answer`
-    replies to (quick.py: a quick read) is answered here and never reaches the SDK."""
+    """Stdin as the SDK iterates it, a line at a time; quick.py's lines never reach it:
+    `answer` replies to a quick read here, `later` serves an edit on a worker thread."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: PipeWriter, wire: Wire) -> None:
         self._reader = reader
@@ -256,6 +254,7 @@ class PipeLines:
         self._wire = wire
         self._taken = 0  # bytes of the lines served so far
         self.answer: Callable[[bytes], bytes | None] | None = None
+        self.later: Callable[[bytes, PipeWriter], bool] | None = None
 
     def __aiter__(self) -> PipeLines:
         return self
@@ -274,10 +273,11 @@ class PipeLines:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
             reply = unpaired.refusal(line) or self._answer(line)
-            if reply is None:
+            if reply is not None:
+                await self._writer.send(reply)
+            elif self.later is None or not self.later(line, self._writer):
                 self._writer.asked(line)
                 return line.decode("utf-8", "replace")
-            await self._writer.send(reply)
 
     def _answer(self, line: bytes) -> bytes | None:
         if self.answer is None:

@@ -11,7 +11,8 @@ lines by these anchors (edit/anchors.py) instead of repeating them.
 Every read of numbered lines, in either format, adds what it showed to the session's
 shown lines (state/shown_lines.py), what an anchor is checked against: as a view of the
 snapshot of that content, hashed only when an edit asks, or line by line when no
-snapshot keeps it (a range of a file too large to hold). A line shown cut or with
+snapshot keeps it (a range of a file too large to hold), hashed when an edit asks or
+the session's next such read comes. A line shown cut or with
 escaped line breaks does not count, and in the anchors format it is shown as `12--`,
 with no anchor: the agent never saw it as it is.
 
@@ -110,8 +111,19 @@ def read(services: AnchorServices, params: ReadParams) -> ReadResult:
             file = _anchored(services, params.session, file)
             result = TextResult(file)
         if not _saw_view(services, params.session, file):
-            services.shown_lines.saw(params.session, file.file_path, _exact(_rows(file), file))
+            _saw_lines(services, params.session, file)
     return result
+
+
+def _saw_lines(services: AnchorServices, session: str, file: TextFile) -> None:
+    """Record the lines `file` shows one by one (no snapshot keeps its text), hashed
+    only when an edit asks or another such read comes (`ShownLines.saw_later`): a read
+    of a log's tail, forced again and again, hashes its lines once at most."""
+    key = (file.start_line, file.num_lines, bool(file.truncated_lines or file.escaped_lines))
+    shown = services.shown_lines
+    shown.saw_later(
+        session, file.file_path, (*key, file.content), lambda: _exact(_rows(file), file)
+    )
 
 
 def _exact(rows: list[tuple[int, str, bool]], file: TextFile) -> dict[int, int]:

@@ -102,7 +102,8 @@ def bounded_diff(
 ) -> tuple[str, bool]:
     """A unified diff of `before` -> `after`, cut to about `max_tokens` with a note;
     within `budget` too when given."""
-    if before.replace("\r\n", "\n") == after.replace("\r\n", "\n") and before != after:
+    crs = "\r" in before or "\r" in after  # without one, no replace can make them equal
+    if crs and before != after and before.replace("\r\n", "\n") == after.replace("\r\n", "\n"):
         return (
             f"Only line endings changed ({line_ending(before)} -> {line_ending(after)}); "
             "the text is the same.",

@@ -7,6 +7,9 @@ short hash in the anchor only catches a slip, the check is against a 64-bit hash
 the line as it was shown. Two kinds of entry say what was shown:
 - lines, each with the hash of its content: what a search showed, the fresh lines of a
   `stale` refusal, an anchored edit's snippet, a read of lines no snapshot keeps;
+  the last such read of a session waits unhashed (`saw_later`): hashed when an edit
+  asks, or when the session's next such read comes, and not at all when that read
+  showed the same lines again (a forced re-read of a log's tail);
 - views of a read: a range of lines of a content digest whose text the snapshots keep
   (state/snapshots.py). A read costs a tuple here, not a hash per line: the lines are
   hashed only when an edit asks, and a view whose text has been evicted since counts
@@ -37,6 +40,17 @@ MAX_VIEWS = 8
 # whole then); expanded into lines (number -> hash) when an edit asks.
 View = tuple[int, str, int, int, int]
 Expand = Callable[[str, int, int, int], Mapping[int, int]]
+Lines = Callable[[], Mapping[int, int]]
+
+
+@dataclass
+class _Later:
+    """Lines shown by a read that no snapshot keeps, not hashed yet: `lines` hashes them."""
+
+    path: str
+    stamp: int
+    key: object  # equal for a read that showed the same lines of the same text
+    lines: Lines
 
 
 @dataclass
@@ -50,6 +64,7 @@ class _File:
 class _Session:
     files: OrderedDict[str, _File] = field(default_factory=OrderedDict)
     lines: int = 0
+    later: _Later | None = None  # at most one read's lines wait unhashed
 
 
 class ShownLines:
@@ -73,6 +88,21 @@ class ShownLines:
             entry.lines.update((number, (stamp, value)) for number, value in lines.items())
             state.lines += len(entry.lines)
             self._trim(state)
+
+    def saw_later(self, session: str, path: str, key: object, lines: Lines) -> None:
+        """`session` was shown the lines `lines()` gives (number -> hash), hashed only
+        when needed: `key` is equal for a read that showed the same lines of the same
+        text, which then renews them without hashing them again. `lines` must not call
+        back into these shown lines."""
+        with self._lock:
+            stamp = next(self._stamps)
+            state, _ = self._entry(session, path)
+            later = state.later
+            if later is not None and later.path == path and later.key == key:
+                later.stamp = stamp  # the same lines shown again: now the newest
+                return
+            self._settle(state)
+            state.later = _Later(path, stamp, key, lines)
 
     def saw_view(
         self, session: str, path: str, digest: str, first: int, last: int, max_chars: int
@@ -105,6 +135,9 @@ class ShownLines:
         """The lines `session` was shown of `path` (number -> hash), the newer entry
         where two name one line; `expand` turns a view into its lines."""
         with self._lock:
+            state = self._sessions.get(session)
+            if state is not None and state.later is not None and state.later.path == path:
+                self._settle(state)
             entry = self._find(session, path)
             if entry is None:
                 return {}
@@ -120,6 +153,8 @@ class ShownLines:
         its views and anchored views are of content that is no more."""
         with self._lock:
             state, entry = self._entry(session, path)
+            if state.later is not None and state.later.path == path:
+                state.later = None  # of content that is no more
             stamp = next(self._stamps)
             state.lines += len(lines) - len(entry.lines)
             entry.lines = {number: (stamp, value) for number, value in lines.items()}
@@ -136,6 +171,8 @@ class ShownLines:
                 del self._sessions[session]
                 return
             for path in paths:
+                if state.later is not None and state.later.path == path:
+                    state.later = None
                 entry = state.files.pop(path, None)
                 if entry is not None:
                     state.lines -= len(entry.lines)
@@ -151,12 +188,28 @@ class ShownLines:
         state.files[path] = entry
         return state, entry
 
+    def _settle(self, state: _Session) -> None:
+        """Hash the session's lines waiting unhashed into their file's entry, where no
+        newer entry showed those lines since."""
+        later, state.later = state.later, None
+        entry = state.files.get(later.path) if later is not None else None
+        if later is None or entry is None:
+            return
+        before = len(entry.lines)
+        for number, value in later.lines().items():
+            if entry.lines.get(number, (0, 0))[0] < later.stamp:
+                entry.lines[number] = (later.stamp, value)
+        state.lines += len(entry.lines) - before
+        self._trim(state)
+
     def _trim(self, state: _Session) -> None:
         while len(state.files) > 1 and (
             state.lines > self.max_lines or len(state.files) > self.max_files
         ):
-            _, dropped = state.files.popitem(last=False)
+            path, dropped = state.files.popitem(last=False)
             state.lines -= len(dropped.lines)
+            if state.later is not None and state.later.path == path:
+                state.later = None
         if state.lines > self.max_lines:  # one file alone: keep its newest lines
             (entry,) = state.files.values()
             oldest = sorted(entry.lines, key=lambda number: entry.lines[number][0])

@@ -502,3 +502,25 @@ def test_a_directory_is_refused_as_one(core: Readkeeper, workspace: Path) -> Non
     (workspace / "d").mkdir()
     error = refused(core, "d", edits=[{"old_string": "a", "new_string": "b"}])
     assert error.kind == "is_directory"
+
+
+def test_a_range_of_a_file_too_large_to_hold_validates_only_its_lines(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "big.log"
+    lines = [f"entry {n} of the log" for n in range(1, 41)]
+    path.write_text("\n".join(lines) + "\n")
+    core.configure({"max_size_bytes": 256})  # the file is read by ranges only
+    for _ in range(3):  # the same tail again, forced: the lines it holds are the same
+        tail = read(core, "big.log", offset=37, limit=4, force=True)
+        assert (tail["type"], tail["file"]["num_lines"]) == ("text", 4)
+    read(core, "big.log", offset=2, limit=1, session="B")
+    core.configure({})
+    late = refused(core, "big.log", anchor_edits=[{"op": "delete", "start": anchor(2, lines[1])}])
+    assert late.kind == "stale"  # line 2 was shown to session B, not to this one
+    edit(core, "big.log", anchor_edits=[{"op": "delete", "start": anchor(38, lines[37])}])
+    assert path.read_text() == "\n".join(lines[:37] + lines[38:]) + "\n"
+    edit(
+        core, "big.log", session="B", anchor_edits=[{"op": "delete", "start": anchor(2, lines[1])}]
+    )
+    assert path.read_text() == "\n".join(lines[:1] + lines[2:37] + lines[38:]) + "\n"

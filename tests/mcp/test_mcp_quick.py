@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -266,3 +267,64 @@ def test_a_lone_surrogate_escape_is_answered_bad_params(raw: RawMcp, workspace: 
     raw.send_line(json.dumps(paired).replace('"X"', '"\\ud83d\\ude42.txt"').encode())
     assert "error" not in json.loads(raw.reply_line(8))
     assert "hi" in json.dumps(raw.read(9, file_path=str(workspace / "a.txt")))
+
+
+def test_quick_edits_are_the_replies_the_sdk_sends(raw: RawMcp, workspace: Path) -> None:
+    """A plain `edit` is served from its line on a worker thread (quick.py's `later`):
+    its reply, and its refusal's, are the SDK's for the same edit of a twin file."""
+    for name in ("sdk.py", "line.py"):
+        (workspace / name).write_text(TEXT)
+        raw.read(name, file_path=name)
+    load_token_table(raw, workspace / "sdk.py")
+
+    def reply(name: str, msg_id: str, **arguments: Any) -> bytes:
+        message = raw.message(
+            msg_id, "tools/call", {"name": "edit", "arguments": {"file_path": name, **arguments}}
+        )
+        if name == "sdk.py":  # a `_meta` entry the quick path does not know: the SDK's
+            meta = {**message["params"].get("_meta", {}), "example.com/via": "sdk"}
+            message["params"] = {**message["params"], "_meta": meta}
+        raw.send(message)
+        line = raw.reply_line(msg_id).replace(b"sdk.py", b"line.py")
+        return re.sub(rb'"mtime_ns":\d+', b'"mtime_ns":0', line)  # each file's own
+
+    def stats() -> dict[str, int]:
+        result = raw.request("stats", "tools/call", {"name": "stats", "arguments": {}})
+        return result["result"]["structuredContent"]
+
+    before = stats()
+    changed = {"old_string": "x = 1\nx = 1\nx = 1\n" * 13, "new_string": "y = 2\n"}
+    for arguments in (
+        {"old_string": "return", "new_string": "yield"},
+        changed,
+        {"old_string": "not in the file", "new_string": "z"},
+    ):
+        by_sdk = reply("sdk.py", "edit", **arguments)
+        assert reply("line.py", "edit", **arguments) == by_sdk
+    assert b'"isError":true' in by_sdk
+    assert (workspace / "sdk.py").read_bytes() == (workspace / "line.py").read_bytes()
+    after = stats()
+    assert (after["quick_edits"], after["quick_reads"]) == (
+        before["quick_edits"] + 3,
+        before["quick_reads"],
+    )
+
+
+def test_a_quick_edit_is_answered_before_the_server_ends(workspace: Path) -> None:
+    """An edit served on a worker thread is in flight like one the SDK holds: stdin
+    closed right after it, its reply still comes, and the file is changed once."""
+    (workspace / "a.py").write_text("one = 1\n")
+    raw = RawMcp(workspace, LEGACY[-1])
+    try:
+        raw.read("first", file_path="a.py")
+        arguments = {"file_path": "a.py", "old_string": "one = 1", "new_string": "two = 2"}
+        raw.send(raw.message("edit", "tools/call", {"name": "edit", "arguments": arguments}))
+        assert raw.proc.stdin is not None
+        raw.proc.stdin.close()
+        reply = json.loads(raw.reply_line("edit"))
+        assert reply["result"]["isError"] is False
+        assert raw.proc.wait(timeout=30) == 0
+        assert (workspace / "a.py").read_text() == "two = 2\n"
+    finally:
+        raw.proc.kill()
+        raw.stderr.close()

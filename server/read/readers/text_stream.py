@@ -178,7 +178,8 @@ def stream_range(
     raw = io.FileIO(opened.fd, closefd=False)
     raw.seek(start)
     stream = io.TextIOWrapper(
-        io.BufferedReader(raw, 1 << 20),
+        # A page of lines is a few KB: a larger buffer only copies bytes never shown.
+        io.BufferedReader(raw, _SEEK_CHUNK),
         encoding=_stream_codec(encoding) if start == 0 else encoding.name,
         errors="replace",
         newline="\n",
