@@ -152,14 +152,33 @@ def _git_dirs(folder: bytes, dot_git: bytes) -> list[bytes]:
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:
     """Whether a folder the watcher's rules skip under `base` may be one ripgrep walks
     (not a VCS folder, not ignored by ripgrep's own rules: `.gitignore` counts only
-    inside a repository)."""
+    inside a repository). A folder inside a nested repository (a vendored clone, a
+    submodule) may be: ripgrep applies no ignore file of the outer repository there,
+    and the watcher's rules are the outer ones."""
     rules = _RgRules(root, exclude=()) if in_repo else None
+    top = os.fsencode(root)
+    nested: dict[bytes, bool] = {}  # folder -> whether a repository is at or above it
     for folder in skipped:
         if os.path.basename(folder) in _VCS:
             continue
         if rules is None or not rules.ignored(os.fsdecode(folder), True):
             return True
+        if _in_nested_repository(top, os.path.dirname(folder), nested):
+            return True
     return False
+
+
+def _in_nested_repository(root: bytes, folder: bytes, known: dict[bytes, bool]) -> bool:
+    """Whether `folder` or a folder between it and `root` (not the root) holds `.git`."""
+    if folder == root or not folder.startswith(root + b"/"):
+        return False
+    found = known.get(folder)
+    if found is None:
+        found = os.path.lexists(os.path.join(folder, b".git")) or _in_nested_repository(
+            root, os.path.dirname(folder), known
+        )
+        known[folder] = found
+    return found
 
 
 def touches(base: bytes, path: bytes, kind: str, is_dir: bool) -> bool:

@@ -350,6 +350,38 @@ def test_a_nested_repository_s_exclude_file_applies_to_the_next_glob(
         watching.core.close()
 
 
+@pytest.mark.parametrize("named_by", [".gitignore", "info/exclude", "a gitdir file"])
+def test_a_folder_the_outer_repository_ignores_inside_a_nested_one_shows_new_files(
+    workspace: Path, named_by: str
+) -> None:
+    """The outer repository's ignore rules name an empty folder of a nested repository
+    (a vendored clone, a submodule): the watcher, which follows the outer rules, skips
+    it, but ripgrep walks it (no outer ignore file applies in a nested repository), so
+    files made there must show in the next glob."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    if named_by == "a gitdir file":  # a submodule's `.git` is a file naming its git folder
+        (workspace / ".git" / "modules").mkdir()
+        subprocess.run(["git", "init", "-q", "--separate-git-dir",
+                        str(workspace / ".git" / "modules" / "inner"),
+                        str(workspace / "inner")], check=True)  # fmt: skip
+    else:
+        subprocess.run(["git", "init", "-q", str(workspace / "inner")], check=True)
+    (workspace / "inner" / "gen").mkdir()
+    if named_by == "info/exclude":
+        (workspace / ".git" / "info" / "exclude").write_text("inner/gen/\n")
+    else:
+        (workspace / ".gitignore").write_text("inner/gen/\n")
+    watching = Watching(workspace).start()
+    try:
+        core = watching.core
+        before = _paths(core)
+        _paths(core)
+        _make(workspace, ["inner/gen/new.py", "inner/gen/sub/deep.py"])
+        assert _paths(core) == before | {"inner/gen/new.py", "inner/gen/sub/deep.py"}
+    finally:
+        watching.core.close()
+
+
 def test_a_root_unwatched_and_watched_again_keeps_nothing(
     watched: Watching, workspace: Path, tmp_path: Path
 ) -> None:
