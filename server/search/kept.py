@@ -162,6 +162,48 @@ def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) 
     return False
 
 
+# The most of an ignore file read to tell whether its patterns are plain.
+_PLAIN_BYTES = 64 * 1024
+
+
+def plain_above(root: bytes, base: bytes) -> bool:
+    """Whether every ignore pattern of the folders above `base` (from `root` down to
+    its parent: ignore files, a repository's `info/exclude`) names a file or folder by
+    name alone (no "/" but a last one, no "**"). ripgrep run in `base` applies such a
+    parent's patterns with a slash unlike ripgrep run in `root` does (ripgrep issues
+    1757, 2770, 2778): only with plain ones is its listing of `base` the root's
+    listing beneath it."""
+    above = os.path.dirname(base)
+    while above.startswith(root + b"/") or above == root:
+        paths = [os.path.join(above, name) for name in IGNORE_NAMES]
+        dot_git = os.path.join(above, b".git")
+        if os.path.isfile(dot_git):
+            return False  # a worktree's or submodule's git folder: not looked into
+        paths.append(os.path.join(dot_git, b"info", b"exclude"))
+        for path in paths:
+            try:
+                with open(path, "rb") as file:
+                    text = file.read(_PLAIN_BYTES + 1)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            if len(text) > _PLAIN_BYTES or not all(map(_plain, text.splitlines())):
+                return False
+        if above == root:
+            break
+        above = os.path.dirname(above)
+    return True
+
+
+def _plain(line: bytes) -> bool:
+    pattern = line.strip()
+    if not pattern or pattern.startswith(b"#"):
+        return True
+    pattern = pattern.removeprefix(b"!").removesuffix(b"/")
+    return b"/" not in pattern and b"**" not in pattern
+
+
 def touches(base: bytes, path: bytes, kind: str, is_dir: bool) -> bool:
     """Whether an event about `path` may change the listing of `base`."""
     if kind == "modified" and not is_dir and os.path.basename(path) not in IGNORE_NAMES:

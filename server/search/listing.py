@@ -24,7 +24,7 @@ from ..files.ignore import IgnoreRules
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
-from . import rg
+from . import kept, rg
 from .globs import Glob
 from .kept import Match
 from .mtimes import FileTimes, Opener
@@ -83,14 +83,15 @@ def _newest_listed(
     """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
     in parallel, in no order, and the times come from mtimes.py (kept across calls). A
     subfolder with no listing of its own is answered from its root's, when that is
-    kept and valid (what ripgrep lists beneath the folder from the root is what it
-    lists run in it): no ripgrep run."""
+    kept and valid and the ignore patterns above the folder are plain (then what
+    ripgrep lists beneath the folder from the root is what it lists run in it,
+    `kept.plain_above`): no ripgrep run."""
     deadline = time.monotonic() + rg.DEADLINE_S
     match = matcher.match_bytes()
     names, token = times.listing(cwd)
     listed = cwd
     stopped = False
-    if names is None and cwd != root:
+    if names is None and cwd != root and kept.plain_above(*map(os.fsencode, (root, cwd))):
         names = times.listing_under(root, cwd)
         if names is not None:
             listed, match = root, _beneath(os.fsencode(os.path.relpath(cwd, root)), match)

@@ -152,7 +152,9 @@ def test_a_change_after_the_build_shows_in_the_first_glob(
 
 
 @pytest.mark.parametrize("at_check", [1, 2, 3, 8])
-def test_a_call_arriving_mid_build_stops_it_at_its_next_step(workspace: Path, at_check: int) -> None:
+def test_a_call_arriving_mid_build_stops_it_at_its_next_step(
+    workspace: Path, at_check: int
+) -> None:
     """The call arrives at the build's `at_check`th look (the roots' loop, then after
     each chunk of ripgrep's output and every few hundred stats): the build stops there,
     keeps no times it read, and the call answers with the tree as it is."""
@@ -224,16 +226,28 @@ def test_the_setting_off_builds_nothing(workspace: Path) -> None:
         core.close()
 
 
-# Nested ignore files of every kind ripgrep honours, patterns anchored and not,
-# negations, a nested repository with its own exclude file, hidden folders.
-NESTED = {
-    ".gitignore": "*.log\n/out/\nsub/generated/\n**/cache/\n!keep.log\nsub/deep/skip.txt\n"
-    "deep/*.tmp\n",
-    ".rgignore": "secret*\n",
-    "sub/.gitignore": "*.md\n/local.txt\n!important.md\nnested/\n",
-    "sub/deep/.ignore": "*.py\n!main.py\n",
-    "sub/deep/deeper/.gitignore": "/*.txt\n",
-    "inner/.gitignore": "*.dat\n",
+# Nested ignore files of every kind ripgrep honours, negations, a nested repository
+# with its own exclude file, hidden files: "plain" has only patterns by name above the
+# deepest folders, "slashed" patterns with slashes everywhere (which ripgrep run in a
+# subfolder applies unlike git and unlike ripgrep run in the root: kept.plain_above).
+TREES = {
+    "plain": {
+        ".gitignore": "*.log\n!keep.log\ncache/\ngenerated\nonly_ignored/\n",
+        ".rgignore": "secret*\n",
+        "sub/.gitignore": "*.md\n!important.md\nnested/\n",
+        "sub/deep/.ignore": "*.py\n!main.py\n",
+        "sub/deep/deeper/.gitignore": "/*.txt\n",
+        "inner/.gitignore": "*.dat\n",
+    },
+    "slashed": {
+        ".gitignore": "*.log\n/out/\nsub/generated/\n**/cache/\n!keep.log\nsub/deep/skip.txt\n"
+        "deep/*.tmp\n",
+        ".rgignore": "secret*\n",
+        "sub/.gitignore": "*.md\n/local.txt\n!important.md\nnested/\n",
+        "sub/deep/.ignore": "*.py\n!main.py\n",
+        "sub/deep/deeper/.gitignore": "/*.txt\n",
+        "inner/.gitignore": "*.dat\n",
+    },
 }
 NESTED_FILES = [
     "a.py", "keep.log", "x.log", "out/o.o", "sub/out/kept.o", "sub/generated/g.py",
@@ -243,7 +257,6 @@ NESTED_FILES = [
     "sub/nested/n.py", "secret.key", "sub/secret2", ".hidden/h.py", "sub/.env",
     "inner/i.dat", "inner/i.py", "inner/ex.py", "inner/sub/j.py", "only_ignored/z.log",
 ]  # fmt: skip
-
 # Hidden by ripgrep's own ignore files (.rgignore, .ignore), which git does not read.
 RG_ONLY = {"secret.key", "sub/secret2", "sub/deep/x.py"}
 
@@ -252,32 +265,37 @@ def _rg_in(root: Path, folder: str) -> set[str]:
     """What ripgrep lists run in `folder` (confined to the root, as a glob runs it)."""
     ran = rg.run(str(root / folder), ["--files", "--null"], max_lines=10**6, sep=b"\0",
                  readable=str(root))  # fmt: skip
-    return {os.path.join(folder, os.fsdecode(n)) for n in ran.lines if n}
+    return {os.path.normpath(os.path.join(folder, os.fsdecode(n))) for n in ran.lines if n}
 
 
+def _nested(root: Path, tree: str, repository: str) -> None:
+    if repository == "git":
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        subprocess.run(["git", "init", "-q", str(root / "inner")], check=True)
+        (root / "inner" / ".git" / "info" / "exclude").write_text("ex.py\n")
+    _make(root, NESTED_FILES)
+    for name, text in TREES[tree].items():
+        (root / name).write_text(text)
+
+
+@pytest.mark.parametrize("tree", sorted(TREES))
 @pytest.mark.parametrize("repository", ["git", "none"])
-def test_ripgrep_in_a_subfolder_lists_the_root_s_listing_beneath_it(
-    workspace: Path, repository: str
+def test_a_subfolder_s_glob_is_what_ripgrep_lists_run_in_it(
+    workspace: Path, tree: str, repository: str
 ) -> None:
-    """For every folder of a tree of nested ignore files: ripgrep run in it lists what
-    ripgrep run in the root lists beneath it, and the glob of that folder answered from
-    the root's listing is the same."""
-    if repository == "git":
-        subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-        subprocess.run(["git", "init", "-q", str(workspace / "inner")], check=True)
-        (workspace / "inner" / ".git" / "info" / "exclude").write_text("ex.py\n")
-    _make(workspace, NESTED_FILES)
-    for name, text in NESTED.items():
-        (workspace / name).write_text(text)
+    """For every folder of a tree of nested ignore files, the glob of the folder is what
+    ripgrep run in it lists; it is answered from the root's listing when that lists
+    the folder's files and the patterns above it are plain, and that is then the
+    root's listing beneath it."""
+    _nested(workspace, tree, repository)
     everything = _rg_in(workspace, ".")
-    everything = {os.path.normpath(n) for n in everything}
     if repository == "git":
-        # (git check-ignore from outside does not look into the inner repository, nor
-        # read ripgrep's own ignore files)
+        # (git check-ignore from outside does not look into the inner repository)
         git = _git_listed(workspace) - {n for n in _there(workspace) if n.startswith("inner/")}
         assert git - RG_ONLY == {n for n in everything if not n.startswith("inner/")}
     watching = _watching(workspace)
     core = watching.core
+    answered_from_root = 0
     try:
         if repository == "git":
             _built(core)
@@ -287,11 +305,43 @@ def test_ripgrep_in_a_subfolder_lists_the_root_s_listing_beneath_it(
         folders = sorted({os.path.dirname(n) for n in _there(workspace)} - {""})
         for folder in folders:
             beneath = {n for n in everything if n.startswith(folder + "/")}
-            if beneath:  # else a glob of the folder runs ripgrep there
-                assert _rg_in(workspace, folder) == beneath, folder
-                used = core.file_times.listings_used
-                assert _glob(core, folder) == beneath, folder
-                assert core.file_times.listings_used == used + (repository == "git"), folder
+            fresh = _rg_in(workspace, folder)
+            used = core.file_times.listings_used
+            assert _glob(core, folder) == fresh, folder
+            if core.file_times.listings_used > used:
+                assert fresh == beneath, folder
+                answered_from_root += 1
+    finally:
+        core.close()
+    if repository == "git" and tree == "plain":
+        assert answered_from_root >= 8  # sub, sub/deep, inner, inner/sub, .hidden, ...
+    else:  # "slashed": the root's .gitignore lies above every folder; "none": no listing
+        assert answered_from_root == 0
+
+
+def test_a_parent_pattern_with_a_slash_makes_the_subfolder_s_glob_run_ripgrep(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ripgrep run in `sub` lists `sub/deep/skip.txt`, which the root's `.gitignore`
+    names (and git ignores): the glob of `sub` answers as ripgrep run there does, never
+    with the root's listing, whatever was built ahead."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    _make(workspace, ["a.py", "sub/deep/skip.txt", "sub/deep/kept.txt"])
+    (workspace / ".gitignore").write_text("sub/deep/skip.txt\n")
+    watching = _watching(workspace)
+    core = watching.core
+    try:
+        _built(core)
+        assert "sub/deep/skip.txt" not in _glob(core)
+        used = core.file_times.listings_used
+        assert _glob(core, "sub") == _rg_in(workspace, "sub")
+        assert core.file_times.listings_used == used  # ripgrep ran
+        monkeypatch.setattr(search_ahead, "REBUILD_S", 0.0)  # no wait between two builds
+        (workspace / ".gitignore").write_text("skip.txt\n")  # by name: plain
+        wait_for(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
+        calls.call(core, "stats", {})  # a call ends: a trigger
+        _built(core)
+        assert _glob(core, "sub") == {"sub/deep/kept.txt"} == _rg_in(workspace, "sub")
     finally:
         core.close()
 
