@@ -118,9 +118,10 @@ class FileTimes:
             return listing.names, token
         return None, token
 
-    def ready(self, cwd: str) -> bool:
+    def ready(self, cwd: str, checked: bool = True) -> bool:
         """Whether `cwd`'s listing is kept, valid and ordered (nothing left to build
-        ahead; not counted as used)."""
+        ahead; not counted as used). Not `checked`: what no watch hears is not looked
+        at (an lstat each, 1,000s in a large tree)."""
         era = self._settled()[1]
         with self._lock:
             listing = self._listings.get(os.fsencode(cwd)) if era is not None else None
@@ -129,7 +130,7 @@ class FileTimes:
             and listing.era == era
             and listing.order is not None
             and not listing.changed
-            and listing.still()
+            and (not checked or listing.still())
         )
 
     def listing_under(self, root: str, cwd: str) -> list[bytes] | None:
