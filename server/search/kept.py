@@ -36,6 +36,7 @@ MAX_CHANGED = 1000
 # Matches a path as ripgrep printed it (a compiled pattern's `match`, or None).
 Match = Callable[[bytes], object]
 _FOLDER = re.compile(rb"^(.+)/[^/\n]*$", re.MULTILINE)
+_FOLDERS_AT_ONCE = 4096
 
 
 @dataclass
@@ -73,9 +74,13 @@ def stamp(path: bytes) -> tuple[int, ...] | None:
 def folders_of(names: list[bytes]) -> set[bytes]:
     """The folders (relative, "" for the one globbed) holding `names`, with every folder
     between them and the one globbed."""
-    # One regular expression over them all, in C (a name holds no newline: ripgrep's
-    # NUL-separated output can, and such a name counts as its own folder's, harmlessly).
-    folders = set(_FOLDER.findall(b"\n".join(names)))
+    # One regular expression over many at once, in C (a name holds no newline: ripgrep's
+    # NUL-separated output can, and such a name counts as its own folder's, harmlessly);
+    # a few thousand at a time, for the GIL is held through each (search/ahead.py's
+    # build runs beside calls).
+    folders: set[bytes] = set()
+    for start in range(0, len(names), _FOLDERS_AT_ONCE):
+        folders.update(_FOLDER.findall(b"\n".join(names[start : start + _FOLDERS_AT_ONCE])))
     for folder in list(folders):
         while folder:
             folder = folder.rpartition(b"/")[0]
