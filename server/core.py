@@ -54,6 +54,7 @@ from .protocol.search import GlobParams, GrepParams, ListParams
 from .read import count_cache
 from .read.ahead import Ahead
 from .read.tokens import TokenCounter
+from .search.ahead import ListingAhead, when_set_up
 from .search.mtimes import FileTimes
 from .settings import Settings, resolve_settings
 from .state.buffers import Buffer, Buffers, NoBuffers
@@ -128,6 +129,7 @@ class Readkeeper:
         self.configure(client_settings)
         # Reads made between calls, of the files likely read next (read/ahead.py).
         self.ahead = Ahead(self, lambda: self._workspace, lambda: self.watching.watcher)
+        self.ahead.jobs.append(ListingAhead(self.file_times, lambda: self._workspace))
 
     @property
     def workspace(self) -> Workspace:
@@ -402,8 +404,8 @@ class Readkeeper:
     def start_watching(
         self, warn: Callable[[str], None] | None = None, progress: Progress | None = None
     ) -> bool:
-        """Start watching the workspace roots, in the background (`WatchControl.start`)."""
-        return self.watching.start(warn, progress)
+        """Start watching the roots, in the background; then their listings (search/ahead.py)."""
+        return self.watching.start(warn, when_set_up(progress, self.ahead.poke))
 
     def roots_changed(self) -> None:
         """The workspace roots changed (workspace/didChangeWorkspaceFolders)."""
@@ -436,12 +438,10 @@ class Readkeeper:
 
     def _journal_path(self, path: str | None) -> str:
         """`path` as the journal names it: absolute (from the first root), as asked."""
-        if not path:
-            return ""
         try:
-            return self.workspace.absolute(path)
+            return self.workspace.absolute(path) if path else ""
         except (ReadkeeperError, ValueError, OSError):
-            return path
+            return path or ""
 
     def _get_settings(self) -> Settings:
         return self.settings

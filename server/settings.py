@@ -199,8 +199,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _flag,
         "While the agent thinks between calls, make the outline and token count of the "
         "files it is likely to read next (open documents, git status, recent changes, "
-        "siblings of the last read), so its first read of one is faster. Off: nothing runs "
-        "between calls.",
+        "siblings of the last read), so its first read of one is faster, and list each "
+        "workspace root with the times of its files, so the first glob runs no search. "
+        "Off: nothing runs between calls.",
         tighter="lower",  # on, it spends some CPU between calls
     ),
     SettingSpec(

@@ -11,6 +11,7 @@ read (its extension first, newest first), and makes of each what a whole read wi
 default parameters makes (`outline_read.plan`, then its outline's or its lines' view),
 through the same functions, so the same caches fill: the symbols by content digest (in
 memory and in the user's cache folder), the numbered lines' counts, the last views.
+Then its `jobs` run (search/ahead.py: each root's glob listing).
 
 It is polite: it starts only when no call is in flight, checks before each file and
 before each file's count and parse that none arrived, and stops at once if one did.
@@ -132,6 +133,8 @@ class Ahead:
         self._heard_by: Any = None
         self._minute: deque[tuple[float, float]] = deque()  # (when, CPU seconds), per file
         self._git: dict[str, list[str]] = {}  # root -> the files git status names
+        # Run in each trigger after the files, told whether a call came (search/ahead.py).
+        self.jobs: list[Callable[[Callable[[], bool]], object]] = []
         # What it did: counts for `status`, the last files made for tests.
         self.made: deque[str] = deque(maxlen=64)
         self.counts = {"made": 0, "skipped": 0, "stopped_by_call": 0, "triggers": 0}
@@ -150,11 +153,19 @@ class Ahead:
             with self._cond:
                 self._in_flight -= 1
                 self._last_end = time.monotonic()
-                on = self._services.settings.read_ahead
-                if self._in_flight == 0 and not self._closed and on:
-                    self._pending = True
-                    self._start()
-                    self._cond.notify_all()
+                self._trigger()
+
+    def poke(self) -> None:
+        """Something worth doing ahead is ready (the watcher's setup ended): a trigger,
+        as after a call."""
+        with self._cond:
+            self._trigger()
+
+    def _trigger(self) -> None:
+        if self._in_flight == 0 and not self._closed and self._services.settings.read_ahead:
+            self._pending = True
+            self._start()
+            self._cond.notify_all()
 
     def read(self, path: str | None) -> None:
         """The file a read just answered for (its siblings come next)."""
@@ -233,8 +244,16 @@ class Ahead:
         call after `trigger`, a count of calls; None: now's). How many it made."""
         trigger = self._calls if trigger is None else trigger
         services = self._services
-        if not services.settings.read_ahead or not services.tokens.loaded or self.busy():
+        if not services.settings.read_ahead or self.busy():
             return 0
+        made = self._files(trigger) if services.tokens.loaded else 0
+        for job in self.jobs:  # after the files: the likelier reads come first
+            if self._interrupted(trigger):
+                break
+            job(lambda: self._interrupted(trigger))
+        return made
+
+    def _files(self, trigger: int) -> int:
         self.counts["triggers"] += 1
         if self._interrupted(trigger):
             self.counts["stopped_by_call"] += 1

@@ -18,6 +18,7 @@ config, parents' ignore files) can then change its answer. In doubt, ripgrep run
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -36,6 +37,7 @@ MAX_CHANGED = 1000
 # Matches a path as ripgrep printed it (a compiled pattern's `match`, or None).
 Match = Callable[[bytes], object]
 _FOLDER = re.compile(rb"^(.+)/[^/\n]*$", re.MULTILINE)
+_FOLDERS_AT_ONCE = 4096
 
 
 @dataclass
@@ -73,9 +75,13 @@ def stamp(path: bytes) -> tuple[int, ...] | None:
 def folders_of(names: list[bytes]) -> set[bytes]:
     """The folders (relative, "" for the one globbed) holding `names`, with every folder
     between them and the one globbed."""
-    # One regular expression over them all, in C (a name holds no newline: ripgrep's
-    # NUL-separated output can, and such a name counts as its own folder's, harmlessly).
-    folders = set(_FOLDER.findall(b"\n".join(names)))
+    # One regular expression over many at once, in C (a name holds no newline: ripgrep's
+    # NUL-separated output can, and such a name counts as its own folder's, harmlessly);
+    # a few thousand at a time, for the GIL is held through each (search/ahead.py's
+    # build runs beside calls).
+    folders: set[bytes] = set()
+    for start in range(0, len(names), _FOLDERS_AT_ONCE):
+        folders.update(_FOLDER.findall(b"\n".join(names[start : start + _FOLDERS_AT_ONCE])))
     for folder in list(folders):
         while folder:
             folder = folder.rpartition(b"/")[0]
@@ -94,14 +100,14 @@ def unheard(root: bytes, base: bytes, folders: set[bytes]) -> tuple[list[bytes],
     above = base
     while True:  # from the folder globbed up to the root
         paths += [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
-        found = _repository(above, paths)
+        found = _repository(root, above, paths)
         in_repo = in_repo or found
         if above == root or not above.startswith(root + b"/"):
             break
         above = os.path.dirname(above)
     for folder in folders:
         if folder:
-            _repository(os.path.join(base, folder), paths)
+            _repository(root, os.path.join(base, folder), paths)
     return paths + _global_git_files(), in_repo
 
 
@@ -115,7 +121,7 @@ def _global_git_files() -> list[bytes]:
     return [os.path.join(home, b".gitconfig"), git, *names]
 
 
-def _repository(folder: bytes, into: list[bytes]) -> bool:
+def _repository(root: bytes, folder: bytes, into: list[bytes]) -> bool:
     """Add the paths of `folder`'s repository, if it is one, that no watch hears."""
     dot_git = os.path.join(folder, b".git")
     into.append(dot_git)
@@ -125,28 +131,46 @@ def _repository(folder: bytes, into: list[bytes]) -> bool:
         return False
     git_dirs = [dot_git]
     if stat.S_ISREG(mode):  # "gitdir: <path>" (a worktree's or a submodule's)
-        git_dirs = _git_dirs(folder, dot_git)
+        git_dirs = _git_dirs(root, folder, dot_git)
     for git_dir in git_dirs:
         into += [os.path.join(git_dir, b"info", b"exclude"), os.path.join(git_dir, b"commondir")]
     return True
 
 
-def _git_dirs(folder: bytes, dot_git: bytes) -> list[bytes]:
+def _git_dirs(root: bytes, folder: bytes, dot_git: bytes) -> list[bytes]:
+    """The git folders a `.git` file names, those beneath the root only: ripgrep, confined
+    to the root, reads none elsewhere, and readkeeper opens nothing outside by name."""
     try:
-        with open(dot_git, "rb") as file:
-            line = file.read(4096).strip()
+        line = small_file(dot_git, 4096).strip()
     except OSError:
         return []
     if not line.startswith(b"gitdir:"):
         return []
-    git_dir = os.path.join(folder, line[7:].strip())
+    git_dir = os.path.normpath(os.path.join(folder, line[7:].strip()))
+    if not git_dir.startswith(root + b"/"):
+        return []
     dirs = [git_dir]
     try:
-        with open(os.path.join(git_dir, b"commondir"), "rb") as file:
-            dirs.append(os.path.join(git_dir, file.read(4096).strip()))
+        common = small_file(os.path.join(git_dir, b"commondir"), 4096).strip()
+        dirs.append(os.path.join(git_dir, common))
     except OSError:
         pass
     return dirs
+
+
+def small_file(path: bytes, limit: int) -> bytes:
+    """The first `limit` bytes of the regular file at `path`. Raises OSError
+    (FileNotFoundError when there is none) for anything else: a FIFO, a device or a
+    symlink is never opened (a FIFO would block the glob; a link could lead out)."""
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the lstat
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
 
 
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:
@@ -179,6 +203,47 @@ def _in_nested_repository(root: bytes, folder: bytes, known: dict[bytes, bool]) 
         )
         known[folder] = found
     return found
+
+
+# The most of an ignore file read to tell whether its patterns are plain.
+_PLAIN_BYTES = 64 * 1024
+
+
+def plain_above(root: bytes, base: bytes) -> bool:
+    """Whether every ignore pattern of the folders above `base` (from `root` down to
+    its parent: ignore files, a repository's `info/exclude`) names a file or folder by
+    name alone (no "/" but a last one, no "**"). ripgrep run in `base` applies such a
+    parent's patterns with a slash unlike ripgrep run in `root` does (ripgrep issues
+    1757, 2770, 2778): only with plain ones is its listing of `base` the root's
+    listing beneath it."""
+    above = os.path.dirname(base)
+    while above.startswith(root + b"/") or above == root:
+        paths = [os.path.join(above, name) for name in IGNORE_NAMES]
+        dot_git = os.path.join(above, b".git")
+        if os.path.isfile(dot_git):
+            return False  # a worktree's or submodule's git folder: not looked into
+        paths.append(os.path.join(dot_git, b"info", b"exclude"))
+        for path in paths:
+            try:
+                text = small_file(path, _PLAIN_BYTES + 1)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            if len(text) > _PLAIN_BYTES or not all(map(_plain, text.splitlines())):
+                return False
+        if above == root:
+            break
+        above = os.path.dirname(above)
+    return True
+
+
+def _plain(line: bytes) -> bool:
+    pattern = line.strip()
+    if not pattern or pattern.startswith(b"#"):
+        return True
+    pattern = pattern.removeprefix(b"!").removesuffix(b"/")
+    return b"/" not in pattern and b"**" not in pattern
 
 
 def touches(base: bytes, path: bytes, kind: str, is_dir: bool) -> bool:

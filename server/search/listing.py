@@ -15,15 +15,18 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ReadkeeperError
+from ..files.beneath import Anchor
 from ..files.ignore import IgnoreRules
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
-from . import rg
+from . import kept, rg
 from .globs import Glob
+from .kept import Match
 from .mtimes import FileTimes, Opener
 from .where import searched
 
@@ -78,27 +81,57 @@ def _newest_listed(
     times: FileTimes,
 ) -> tuple[list[str], bool]:
     """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
-    in parallel, in no order, and the times come from mtimes.py (kept across calls)."""
+    in parallel, in no order, and the times come from mtimes.py (kept across calls). A
+    subfolder with no listing of its own is answered from its root's, when that is
+    kept and valid and the ignore patterns above the folder are plain (then what
+    ripgrep lists beneath the folder from the root is what it lists run in it,
+    `kept.plain_above`): no ripgrep run."""
     deadline = time.monotonic() + rg.DEADLINE_S
-    names, token = times.listing(cwd)
-    stopped = False
-    if names is None:
-        # Every file, whatever the pattern, so that the listing can be kept (kept.py);
-        # no path argument: ripgrep then prints paths without "./".
-        flags = ["--files", "--null"]
-        ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root)
-        names = list(filter(None, ran.lines))
-        stopped = ran.timed_out or ran.cut
-        if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
-            times.keep_listing(root, cwd, names, token)
-    opener = _opener(services, cwd, params.session)
     match = matcher.match_bytes()
-    newest, late = times.newest(cwd, names, wanted, deadline, opener, match)
-    found = _inside(newest, root, cwd)
+    names, token = times.listing(cwd)
+    listed = cwd
+    stopped = False
+    if names is None and cwd != root and kept.plain_above(*map(os.fsencode, (root, cwd))):
+        names = times.listing_under(root, cwd)
+        if names is not None:
+            listed, match = root, _beneath(os.fsencode(os.path.relpath(cwd, root)), match)
+    if names is None:
+        names, stopped = list_files(root, cwd, times, token)
+    opener = _opener(services, listed, params.session)
+    newest, late = times.newest(listed, names, wanted, deadline, opener, match)
+    found = _inside(newest, root, listed)
     if len(found) < len(newest) and len(newest) == wanted:  # a path led out: look further
-        everything = times.newest(cwd, names, len(names), deadline, opener, match)[0]
-        found = _inside(everything, root, cwd)[:wanted]
+        everything = times.newest(listed, names, len(names), deadline, opener, match)[0]
+        found = _inside(everything, root, listed)[:wanted]
     return found, stopped or late
+
+
+def list_files(
+    root: str, cwd: str, times: FileTimes, token: object, stop: Callable[[], bool] | None = None
+) -> tuple[list[bytes], bool]:
+    """Every file ripgrep lists under `cwd`, whatever the pattern, so that the listing
+    can be kept (kept.py: `token` from `times.listing`, taken before); and whether the
+    run stopped early (a deadline, the cap, or `stop`: then nothing is kept)."""
+    # No path argument: ripgrep then prints paths without "./".
+    flags = ["--files", "--null"]
+    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
+    names = list(filter(None, ran.lines))
+    stopped = ran.timed_out or ran.cut or ran.stopped
+    if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
+        times.keep_listing(root, cwd, names, token)
+    return names, stopped
+
+
+def _beneath(prefix: bytes, match: Match) -> Match:
+    """`match` of a path relative to the folder `prefix`, for paths relative to its
+    root: those beneath the folder only."""
+    cut = len(prefix) + 1
+    prefix += b"/"
+
+    def beneath(name: bytes) -> object:
+        return name.startswith(prefix) and match(name[cut:])
+
+    return beneath
 
 
 def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tuple[list[str], bool]:
@@ -128,7 +161,11 @@ def _opener(services: ReadServices, cwd: str, session: str) -> Opener:
     where = services.workspace.locate(cwd, session)
     if where is None:  # checked by `searched`; the roots may have changed since
         raise services.workspace.not_found(cwd)
-    anchor = where.anchor
+    return opener_at(where.anchor, cwd)
+
+
+def opener_at(anchor: Anchor, cwd: str) -> Opener:
+    """`_opener` beneath `anchor` (a permitted folder, files/beneath.py)."""
     offset = "" if cwd == anchor.path else os.path.relpath(cwd, anchor.path)
 
     def opener(folder: bytes) -> int:

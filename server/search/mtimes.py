@@ -105,18 +105,50 @@ class FileTimes:
         watcher = self._watcher()
         return watcher is not None and watcher.hears(os.fsencode(cwd))
 
-    def listing(self, cwd: str) -> tuple[list[bytes] | None, object]:
+    def listing(self, cwd: str, used: bool = True) -> tuple[list[bytes] | None, object]:
         """The kept listing of `cwd` when still valid (else None), and a token for
-        `keep_listing` taken before ripgrep runs."""
+        `keep_listing` taken before ripgrep runs. `used`: counted as a glob answered."""
         era = self._settled()[1]
         base = os.fsencode(cwd)
         with self._lock:
             token = (era, self._events)
             listing = self._listings.get(base) if era is not None else None
         if listing is not None and listing.era == era and listing.still():
-            self.listings_used += 1
+            self.listings_used += used
             return listing.names, token
         return None, token
+
+    def ready(self, cwd: str, checked: bool = True) -> bool:
+        """Whether `cwd`'s listing is kept, valid and ordered (nothing left to build
+        ahead; not counted as used). Not `checked`: what no watch hears is not looked
+        at (an lstat each, 1,000s in a large tree)."""
+        era = self._settled()[1]
+        with self._lock:
+            listing = self._listings.get(os.fsencode(cwd)) if era is not None else None
+        return (
+            listing is not None
+            and listing.era == era
+            and listing.order is not None
+            and not listing.changed
+            and (not checked or listing.still())
+        )
+
+    def listing_under(self, root: str, cwd: str) -> list[bytes] | None:
+        """The kept listing of `root` when still valid and it lists a file beneath its
+        folder `cwd` (so ripgrep walked into `cwd` from the root: it is neither hidden
+        nor ignored there, and ripgrep run in `cwd` lists what it listed beneath it;
+        tests/search/test_glob_ahead.py compares the two); else None."""
+        base = os.fsencode(root)
+        prefix = os.fsencode(os.path.relpath(cwd, root)) + b"/"
+        era = self._settled()[1]
+        with self._lock:
+            listing = self._listings.get(base) if era is not None else None
+        if listing is None or listing.era != era or not listing.still():
+            return None
+        if not any(map(bytes.startswith, listing.names, repeat(prefix))):
+            return None
+        self.listings_used += 1
+        return listing.names
 
     def keep_listing(self, root: str, cwd: str, names: list[bytes], token: object) -> None:
         """Keep what ripgrep listed under `cwd` (see kept.py for when it may be)."""
@@ -151,6 +183,7 @@ class FileTimes:
         deadline: float,
         opener: Opener,
         match: Match | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> tuple[list[tuple[int, bytes]], bool]:
         """The `count` newest of `names` (paths relative to `cwd`, as ripgrep printed
         them) that `match` (None: all), as (modification time, name), newest first; and
@@ -159,7 +192,8 @@ class FileTimes:
         to `cwd`) beneath the root with no symlink followed: each file is stat-ed by
         name in it, so a folder swapped for a symlink out is never stat-ed through (its
         files are left out). For a kept listing, every file's time is looked up and the
-        order kept: later calls take the first `count` matches of it."""
+        order kept: later calls take the first `count` matches of it. `stop` (asked
+        with the clock) ends the look-ups as the deadline does."""
         watcher, era = self._settled()
         base = os.fsencode(cwd)
         with self._lock:
@@ -178,7 +212,7 @@ class FileTimes:
         if order is not None and listing is not None and tree is not None:
             # Files written since the order was made: their times only, and each moved
             # to its place.
-            fresh, folders, late = _look_up(watcher, base, changed, deadline, opener)
+            fresh, folders, late = _look_up(watcher, base, changed, deadline, opener, stop)
             with self._lock:
                 if late or len(fresh) < len(changed) or self._events != heard:
                     listing.order = None  # the full way below; `changed` was taken
@@ -198,7 +232,7 @@ class FileTimes:
         times = known
         late = False
         if missing:
-            fresh, folders, late = _look_up(watcher, base, missing, deadline, opener)
+            fresh, folders, late = _look_up(watcher, base, missing, deadline, opener, stop)
             times = {**known, **fresh}
             with self._lock:
                 if tree is not None and self._events == heard and not late:
@@ -307,7 +341,12 @@ def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int,
 
 
 def _look_up(
-    watcher: Heard | None, base: bytes, names: Iterable[bytes], deadline: float, opener: Opener
+    watcher: Heard | None,
+    base: bytes,
+    names: Iterable[bytes],
+    deadline: float,
+    opener: Opener,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[dict[bytes, int], dict[bytes, tuple[bool, list[bytes]]], bool]:
     """(the times of `names`, by folder whether the watcher hears it (asked before
     their times are read) and its names, whether the deadline stopped it). One stat a
@@ -334,7 +373,9 @@ def _look_up(
             cut = len(folder) + 1 if folder else 0
             for name in files:
                 done += 1
-                if done % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+                if done % _CHECK_EVERY == 0 and (
+                    time.monotonic() > deadline or (stop is not None and stop())
+                ):
                     return fresh, folders, True
                 try:
                     st = os.stat(name[cut:], dir_fd=fd, follow_symlinks=False)

@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -92,6 +92,7 @@ class Run:
     lines: list[bytes] = field(default_factory=list)
     timed_out: bool = False
     cut: bool = False  # stopped at the line cap
+    stopped: bool = False  # ended by its caller's `stop`
     error: str = ""
     returncode: int | None = None
 
@@ -105,13 +106,15 @@ def run(
     sep: bytes = b"\n",
     confined: bool = True,
     readable: str | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Run:
     """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
     (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
     is killed, and the run says so). `confined`: where the kernel has Landlock, rg
     runs unable to read anything but the folder `readable` (the workspace root that
     holds `root`, whose ignore files apply; `root` itself when None). False only for
-    tests that show the race."""
+    tests that show the race. `stop`, asked after each chunk of output: true ends the
+    run there (killed; the run is `stopped`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
     command = [binary(), *BASE_FLAGS, *args]
     proc = _start(command, root, readable or ".", env) if confined and landlock_abi() > 0 else None
@@ -144,6 +147,9 @@ def run(
                 step(f"{len(result.lines):,} lines found so far")
             if len(result.lines) >= max_lines or held >= MAX_OUTPUT_BYTES:
                 result.cut = True
+                break
+            if stop is not None and stop():
+                result.stopped = True
                 break
     finally:
         timer.cancel()
