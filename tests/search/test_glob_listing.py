@@ -8,11 +8,13 @@ with `git check-ignore`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -378,6 +380,49 @@ def test_a_folder_the_outer_repository_ignores_inside_a_nested_one_shows_new_fil
         _paths(core)
         _make(workspace, ["inner/gen/new.py", "inner/gen/sub/deep.py"])
         assert _paths(core) == before | {"inner/gen/new.py", "inner/gen/sub/deep.py"}
+    finally:
+        watching.core.close()
+
+
+def _answers(glob: Any, fifos: list[Path]) -> set[str]:
+    """`glob()`'s answer, which must come while no one writes the FIFOs (a FIFO opened
+    for reading waits for a writer: then the test opens each for writing, to let the
+    stuck thread go, and fails)."""
+    found: list[set[str]] = []
+    thread = threading.Thread(target=lambda: found.append(glob()), daemon=True)
+    thread.start()
+    thread.join(60)  # a hang detector, not a speed check: an answer takes milliseconds
+    if thread.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+        pytest.fail("the glob waited on a FIFO")
+    return found[0]
+
+
+def test_a_fifo_where_git_s_own_files_are_read_never_stalls_a_glob(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """readkeeper reads a few small files of git's to know what a listing depends on (a
+    `.git` file's `gitdir:`, the `commondir` there): a FIFO planted there is never
+    opened, and a `gitdir:` out of the root is not followed. (ripgrep itself still
+    waits on a FIFO named like an ignore file: SECURITY.md's known limits.)"""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "commondir")
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    _make(workspace, ["vendored/a.py", "linked/b.py", "gd/info/x"])
+    (workspace / "vendored" / ".git").write_text("gitdir: ../gd\n")
+    os.mkfifo(workspace / "gd" / "commondir")
+    (workspace / "linked" / ".git").write_text(f"gitdir: {outside}\n")
+    fifos = [workspace / "gd" / "commondir", outside / "commondir"]
+    watching = Watching(workspace).start()
+    try:
+        core = watching.core
+        for _ in range(2):
+            found = _answers(lambda: _paths(core), fifos)
+            assert {"vendored/a.py", "linked/b.py"} <= found
     finally:
         watching.core.close()
 
