@@ -113,8 +113,7 @@ class Ahead:
         watcher: Callable[[], Any],
         busy: Callable[[], bool] = machine_busy,
     ) -> None:
-        """`workspace`: the editor's roots (never an attached agent's narrower ones);
-        `watcher`: the running watcher (watch/hears.py `listen`), or None."""
+        """`workspace`: the editor's roots (never an agent's); `watcher`: hears.py's, or None."""
         self._services = services
         self._workspace = workspace
         self._watcher = watcher
@@ -162,7 +161,9 @@ class Ahead:
             self._trigger()
 
     def _trigger(self) -> None:
-        if self._in_flight == 0 and not self._closed and self._services.settings.read_ahead:
+        # A worker waiting for quiet rereads `_last_end`: waking it per call costs the GIL.
+        idle = not (self._pending or self._in_flight or self._closed)
+        if idle and self._services.settings.read_ahead:
             self._pending = True
             self._start()
             self._cond.notify_all()
@@ -306,9 +307,8 @@ class Ahead:
                     yield path
 
     def git_status(self, root: str, answer: str) -> None:
-        """What the git status attachment found in `root` (attachments/collect.py): the
-        files it names come next. The worker never asks git itself: that runs a process,
-        and an attachment asking meanwhile would wait for it."""
+        """What the git status attachment found in `root` (attachments/collect.py) comes
+        next. The worker never runs git: an attachment asking meanwhile would wait."""
         paths = _status_paths(answer, root)
         with self._cond:
             self._git[root] = paths
