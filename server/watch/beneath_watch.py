@@ -4,10 +4,10 @@ on whatever a path names a moment later.
 A watch added by path (`inotify_add_watch(path, IN_DONT_FOLLOW)`) follows every symlink
 but the last component's, and a listing by path (`scandir(path)`) follows them all: a
 folder swapped for a symlink to `/etc` between the watcher's steps would be listed and
-watched outside the root. So every folder is opened first, beneath the root's own open
-descriptor and following no symlink at any component (files/beneath.py: openat2
-RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW openat per component); it is
-listed from that descriptor, and its watch is added on `/proc/self/fd/<fd>`, a link the
+watched outside the root. So every folder is opened first, beneath the root's folder
+and following no symlink at any component (files/beneath.py: openat2 RESOLVE_BENEATH |
+RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW openat per component); it is listed from that
+descriptor, and its watch is added on `/proc/self/fd/<fd>`, a link the
 kernel resolves to the very inode the descriptor holds (checked with fstat). Without a
 /proc that says so, no watch is added at all: there is no path walk to fall back to.
 
@@ -27,28 +27,30 @@ from .inotify_abi import IN_DONT_FOLLOW, Libc, last_error
 
 
 class Beneath:
-    """The roots being watched, each held open, and the opening of folders beneath them."""
+    """The roots being watched, and the opening of folders beneath them.
+
+    A root is opened anew for each folder rather than held open: an open descriptor
+    keeps a deleted folder's inode alive, and with it the root's IN_DELETE_SELF, which
+    is how the watcher learns that its root is gone."""
 
     def __init__(self) -> None:
-        self._anchors: dict[bytes, Anchor] = {}
+        self._roots: set[bytes] = set()
         self._lock = threading.Lock()
 
     def hold(self, root: bytes) -> None:
-        """Open `root` (a real path) as the folder everything under it is opened beneath;
-        OSError when it cannot be (gone, not a folder, a symlink in its path)."""
-        anchor = Anchor.open(os.fsdecode(root))
+        """Open folders beneath `root` (a real path) from now on."""
         with self._lock:
-            self._anchors[root] = anchor
+            self._roots.add(root)
 
     def release(self, root: bytes) -> None:
-        """Forget `root`'s folder (its descriptor closes with the last user)."""
+        """Open nothing beneath `root` any more."""
         with self._lock:
-            self._anchors.pop(root, None)
+            self._roots.discard(root)
 
     def root_of(self, folder: bytes) -> bytes | None:
-        """The held root `folder` lies in (the deepest one), if any."""
+        """The root `folder` lies in (the deepest one), if any."""
         with self._lock:
-            roots = list(self._anchors)
+            roots = list(self._roots)
         best = None
         for root in roots:
             if (folder == root or folder.startswith(root + b"/")) and (
@@ -62,12 +64,12 @@ class Beneath:
         symlink at any component; `files.beneath.Moved` when one is met, OSError when
         the folder is missing or lies in no held root. The caller closes it."""
         root = self.root_of(folder)
-        anchor = self._anchors.get(root) if root is not None else None
-        if root is None or anchor is None:
+        if root is None:
             raise OSError(errno.EXDEV, "the folder lies in no watched root", folder)
-        relative = os.fsdecode(folder[len(root) + 1 :])
+        # A real path: a symlink in the root's own path is one planted since (Moved).
+        anchor = Anchor.open(os.fsdecode(root))
         # `write=True` asks for an O_RDONLY descriptor (O_PATH cannot be listed).
-        return anchor.open_folder(relative, write=True)
+        return anchor.open_folder(os.fsdecode(folder[len(root) + 1 :]), write=True)
 
 
 def watch_opened(libc: Libc, inotify_fd: int, fd: int, mask: int) -> int:

@@ -172,9 +172,9 @@ def test_a_tree_moved_in_is_listed_once_per_folder(
     listed: list[str] = []
     scandir = os.scandir
 
-    def listing(path: bytes) -> Any:
-        listed.append(os.fsdecode(path))
-        return scandir(path)
+    def listing(fd: int) -> Any:  # folders are listed from their descriptors
+        listed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return scandir(fd)
 
     monkeypatch.setattr(os, "scandir", listing)
     os.rename(outside / "x", workspace / "x")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers import wait_until
+from readkeeper.files.ignore import IgnoreRules
 from readkeeper.watch.beneath_watch import folder_entries
 from readkeeper.watch.inotify import Inotify
 from watch_helpers import make
@@ -161,3 +162,18 @@ def test_a_tree_moved_in_then_flipped_to_a_symlink_is_not_followed(
     hooks.wait(tree / "deep" / "f.py", "modified")
     assert (tree / "deep").stat().st_ino in watched_inodes(reader)
     assert not watched_inodes(reader) & inodes_under(outside)
+
+
+def test_ignore_files_are_read_beneath_the_root_only(workspace: Path, outside: Path) -> None:
+    # The outside twin ignores every .py file; the real folder ignores nothing.
+    make(outside / ".gitignore", "*.py\n")
+    make(outside / ".git" / "info" / "exclude", "*.md\n")
+    make(workspace / "sub" / "keep.py", "k\n")
+    make(workspace / "sub" / ".gitignore", "*.log\n")
+    os.rename(workspace / "sub", workspace / "real")
+    os.symlink(outside, workspace / "sub", target_is_directory=True)  # swapped since the walk
+    os.symlink(outside / ".git", workspace / ".git", target_is_directory=True)
+    rules = IgnoreRules(str(workspace), [])
+    assert not rules.ignored(str(workspace / "sub" / "keep.py"))
+    assert not rules.ignored(str(workspace / "notes.md"))  # the outside .git's exclude
+    assert rules.ignored(str(workspace / "real" / "x.log"))  # a real one is still read
