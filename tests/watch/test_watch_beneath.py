@@ -10,7 +10,10 @@ name the reader keeps for it."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -177,3 +180,54 @@ def test_ignore_files_are_read_beneath_the_root_only(workspace: Path, outside: P
     assert not rules.ignored(str(workspace / "sub" / "keep.py"))
     assert not rules.ignored(str(workspace / "notes.md"))  # the outside .git's exclude
     assert rules.ignored(str(workspace / "real" / "x.log"))  # a real one is still read
+
+
+_NO_PROC = """
+import errno, json, os, sys
+from readkeeper.watch.inotify import Inotify
+ws, out, fake = sys.argv[1:4]
+if fake == "links":  # a /proc whose fd links all name the folder outside
+    os.makedirs("/proc/self/fd")
+    for n in range(1024):
+        os.symlink(out, f"/proc/self/fd/{n}")
+
+class Hooks:
+    def subfolders(self, folder, fd, files=None):
+        return []
+    def skips(self, folder):
+        return False
+    def limit_reached(self, error):
+        pass
+    def overflowed(self):
+        pass
+    def root_gone(self, root):
+        pass
+    def note(self, *args, **kwargs):
+        pass
+
+reader = Inotify(Hooks())
+try:
+    reader.watch(ws)
+    result = "watched"
+except OSError as exc:
+    result = errno.errorcode.get(exc.errno, str(exc.errno))
+print(json.dumps({"result": result, "watched": reader.watched()}))
+reader.stop()
+"""
+
+
+@pytest.mark.parametrize("fake", ["empty", "links"])
+def test_without_a_true_proc_no_watch_is_added(workspace: Path, outside: Path, fake: str) -> None:
+    # /proc hidden under an empty tmpfs, or one whose fd links lead outside: the watch
+    # is refused (the watcher falls back to polling), never added by path.
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) to hide /proc in a mount namespace")
+    script = 'mount -t tmpfs none /proc && exec "$0" -c "$1" "$2" "$3" "$4"'
+    args = [sys.executable, _NO_PROC, str(workspace), str(outside), fake]
+    done = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", script, *args], capture_output=True, text=True, timeout=60
+    )
+    if done.returncode != 0 and "mount" in done.stderr:
+        pytest.skip(f"cannot mount in a user namespace here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"result": "EACCES", "watched": []}
