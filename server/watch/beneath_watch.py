@@ -18,9 +18,11 @@ has caught up with the renames (inotify.py), and a real folder put back is watch
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
+from collections.abc import Iterator
 
 from ..files.beneath import Anchor
 from .inotify_abi import IN_DONT_FOLLOW, Libc, last_error
@@ -29,13 +31,23 @@ from .inotify_abi import IN_DONT_FOLLOW, Libc, last_error
 class Beneath:
     """The roots being watched, and the opening of folders beneath them.
 
-    A root is opened anew for each folder rather than held open: an open descriptor
-    keeps a deleted folder's inode alive, and with it the root's IN_DELETE_SELF, which
-    is how the watcher learns that its root is gone."""
+    A root is opened once per walk, never held between walks: an open descriptor keeps
+    a deleted folder's inode alive, and with it the root's IN_DELETE_SELF, which is how
+    the watcher learns that its root is gone."""
 
     def __init__(self) -> None:
         self._roots: set[bytes] = set()
         self._lock = threading.Lock()
+        self._walks = threading.local()  # per thread: root -> its Anchor, during a walk
+
+    @contextlib.contextmanager
+    def walking(self) -> Iterator[None]:
+        """One walk: each root is opened once for all of it, and let go at its end."""
+        self._walks.anchors = {}
+        try:
+            yield
+        finally:
+            self._walks.anchors = None
 
     def hold(self, root: bytes) -> None:
         """Open folders beneath `root` (a real path) from now on."""
@@ -66,8 +78,13 @@ class Beneath:
         root = self.root_of(folder)
         if root is None:
             raise OSError(errno.EXDEV, "the folder lies in no watched root", folder)
-        # A real path: a symlink in the root's own path is one planted since (Moved).
-        anchor = Anchor.open(os.fsdecode(root))
+        anchors: dict[bytes, Anchor] | None = getattr(self._walks, "anchors", None)
+        anchor = anchors.get(root) if anchors is not None else None
+        if anchor is None:
+            # A real path: a symlink in the root's own path is one planted since (Moved).
+            anchor = Anchor.open(os.fsdecode(root))
+            if anchors is not None:
+                anchors[root] = anchor
         # `write=True` asks for an O_RDONLY descriptor (O_PATH cannot be listed).
         return anchor.open_folder(os.fsdecode(folder[len(root) + 1 :]), write=True)
 

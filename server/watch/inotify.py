@@ -212,31 +212,32 @@ class Inotify:
         other entries of those folders to, found by the same look."""
         added: list[bytes] = []
         stack = [top]
-        while stack and not self._stopping.is_set():
-            folder = stack.pop()
-            fd = -1
-            try:
-                fd = self._beneath.open(folder)
-                self._add(folder, fd)
-            except OSError as exc:
-                if fd >= 0:
+        with self._beneath.walking():  # the root opened once for the walk
+            while stack and not self._stopping.is_set():
+                folder = stack.pop()
+                fd = -1
+                try:
+                    fd = self._beneath.open(folder)
+                    self._add(folder, fd)
+                except OSError as exc:
+                    if fd >= 0:
+                        os.close(fd)
+                    if isinstance(exc, Moved):  # a symlink on the way: refused, and the tree
+                        self._walk_again(folder)  # moved under the walk
+                    if exc.errno in _LIMIT_ERRNOS:
+                        self.full = True  # a folder unheard: no cache may rely on events now
+                        self._hooks.limit_reached(exc)
+                        if setting_up:  # the caller falls back
+                            raise WatchLimitReached(exc.errno, exc.strerror) from exc
+                        break
+                    if folder == top and setting_up:
+                        raise
+                    continue  # vanished, unreadable, or not a folder after all
+                added.append(folder)
+                try:
+                    stack.extend(self._hooks.subfolders(folder, fd, files))
+                finally:
                     os.close(fd)
-                if isinstance(exc, Moved):  # a symlink on the way: refused, and the tree
-                    self._walk_again(folder)  # moved under the walk
-                if exc.errno in _LIMIT_ERRNOS:
-                    self.full = True  # a folder unheard: no cache may rely on events now
-                    self._hooks.limit_reached(exc)
-                    if setting_up:  # the caller falls back
-                        raise WatchLimitReached(exc.errno, exc.strerror) from exc
-                    break
-                if folder == top and setting_up:
-                    raise
-                continue  # vanished, unreadable, or not a folder after all
-            added.append(folder)
-            try:
-                stack.extend(self._hooks.subfolders(folder, fd, files))
-            finally:
-                os.close(fd)
         return added
 
     def _add(self, folder: bytes, fd: int) -> None:
