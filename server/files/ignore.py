@@ -7,7 +7,10 @@ files, the nearest folder's first (with `.git/info/exclude` under a repository's
 .gitignore). As in Git, nothing inside an ignored folder can be un-ignored.
 
 Each folder's .gitignore is read the first time a path under it is checked, and read
-again when the watcher sees the file change (`forget_folder`).
+again when the watcher sees the file change (`forget_folder`). It is opened beneath the
+root's open folder with no symlink followed at any component (beneath.py): a folder
+swapped for a symlink since it was walked does not make the watcher read a file
+outside the root, and a symlink is read as no file at all.
 
 A .gitignore is repository data, and pathspec matches with Python regular expressions,
 which run in C holding the GIL (the whole server waits) and backtrack: `*a*a*a*a*a*b`
@@ -25,11 +28,13 @@ import os
 import stat
 import threading
 from collections.abc import Iterable
+from contextlib import suppress
 
 from pathspec import GitIgnoreSpec
 
 from ..errors import ReadkeeperError
 from ..settings import DEFAULT_WATCH_EXCLUDE
+from .beneath import Anchor, lstat_in, open_in
 from .fileio import read_at_most
 from .globcost import affordable
 
@@ -136,23 +141,48 @@ class IgnoreRules:
             return self._specs[folder]
         except KeyError:
             pass
-        lines: list[str] = []
-        if os.path.isdir(os.path.join(folder, ".git")):
-            lines += _read_lines(os.path.join(folder, ".git", "info", "exclude"))
-        for name in self.IGNORE_FILES:
-            lines += _read_lines(os.path.join(folder, name))
+        lines = self._read_rules(folder)
         spec = _compile(lines) if lines else None
         with self._lock:
             self._specs[folder] = spec
         return spec
 
+    def _read_rules(self, folder: str) -> list[str]:
+        """The lines of `folder`'s ignore files, each reached beneath the root."""
+        if folder != self.root and not folder.startswith(self._prefix):
+            return []
+        relative = folder[len(self._prefix) :] if folder != self.root else ""
+        try:
+            # Opened for each read, never held: a descriptor held open would keep a
+            # deleted root's inode alive, and the watcher unaware that it is gone.
+            anchor = Anchor.open(self.root)
+            fd = anchor.open_folder(relative)
+        except OSError:  # gone, or a symlink on the way (beneath.Moved)
+            return []
+        lines: list[str] = []
+        try:
+            git = lstat_in(fd, ".git")
+            if git is not None and stat.S_ISDIR(git.st_mode):
+                with suppress(OSError):
+                    info = anchor.open_folder(os.path.join(relative, ".git", "info"))
+                    try:
+                        lines += _read_lines(info, "exclude")
+                    finally:
+                        os.close(info)
+            for name in self.IGNORE_FILES:
+                lines += _read_lines(fd, name)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return lines
 
-def _read_lines(path: str) -> list[str]:
+
+def _read_lines(folder_fd: int, name: str) -> list[str]:
     # A repository may ship a .gitignore that is a FIFO (an open would block the
     # watcher for good) or a symlink (git itself does not follow those either).
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = open_in(folder_fd, name, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return []
     try:

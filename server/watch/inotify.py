@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import ctypes
 import errno
 import fcntl
 import logging
@@ -42,10 +41,28 @@ import struct
 import termios
 import threading
 import time
-from collections.abc import Callable
 from typing import Protocol
 
+from ..files.beneath import Moved
+from .beneath_watch import Beneath, watch_opened
 from .coalesce import Kind
+from .inotify_abi import (
+    IN_ATTRIB,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    WATCH_MASK,
+    calls,
+    last_error,
+)  # fmt: skip
 from .threads import name_os_thread
 
 log = logging.getLogger("readkeeper")
@@ -59,37 +76,6 @@ PAIR_SECONDS = 0.05
 STOP_TIMEOUT = 5.0
 _READ_SIZE = 64 * 1024  # whole records only; one is at most 16 + NAME_MAX + 1 bytes
 
-# inotify(7)
-IN_MODIFY = 0x2
-IN_ATTRIB = 0x4
-IN_CLOSE_WRITE = 0x8
-IN_MOVED_FROM = 0x40
-IN_MOVED_TO = 0x80
-IN_CREATE = 0x100
-IN_DELETE = 0x200
-IN_DELETE_SELF = 0x400
-IN_MOVE_SELF = 0x800
-IN_Q_OVERFLOW = 0x4000
-IN_IGNORED = 0x8000
-IN_ONLYDIR = 0x1000000
-IN_DONT_FOLLOW = 0x2000000
-IN_EXCL_UNLINK = 0x4000000
-IN_ISDIR = 0x40000000
-# Opens and reads (readkeeper's own included) are never asked for.
-WATCH_MASK = (
-    IN_MODIFY
-    | IN_ATTRIB
-    | IN_CLOSE_WRITE
-    | IN_MOVED_FROM
-    | IN_MOVED_TO
-    | IN_CREATE
-    | IN_DELETE
-    | IN_DELETE_SELF
-    | IN_MOVE_SELF
-    | IN_ONLYDIR
-    | IN_DONT_FOLLOW
-    | IN_EXCL_UNLINK
-)
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the NUL-padded name
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 
@@ -98,9 +84,10 @@ class Hooks(Protocol):
     """What the reader asks and tells the watcher, on the reader's thread (and, for
     `subfolders` and `limit_reached`, on the thread setting up a root)."""
 
-    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
-        """The folders inside `folder` to watch (not ignored, not symlinks); with
-        `files`, its other entries are added to that list, found by the same look."""
+    def subfolders(self, folder: bytes, fd: int, files: list[bytes] | None = None) -> list[bytes]:
+        """The folders inside `folder`, open as `fd`, to watch (not ignored, not
+        symlinks; beneath_watch.folder_entries); with `files`, its other entries are
+        added to that list, found by the same look."""
         ...
 
     def skips(self, folder: bytes) -> bool:
@@ -130,44 +117,18 @@ class WatchLimitReached(OSError):
     """The kernel refused a watch while a root was being set up."""
 
 
-class _Libc:
-    """inotify's three calls, through ctypes, errno kept."""
-
-    def __init__(self) -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.inotify_init1.argtypes = [ctypes.c_int]
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-        self.init1: Callable[[int], int] = libc.inotify_init1
-        self.add_watch: Callable[[int, bytes, int], int] = libc.inotify_add_watch
-        self.rm_watch: Callable[[int, int], int] = libc.inotify_rm_watch
-
-
-_libc: _Libc | None = None
-
-
-def _calls() -> _Libc:
-    global _libc
-    if _libc is None:
-        _libc = _Libc()
-    return _libc
-
-
-def _error(path: bytes | None = None) -> OSError:
-    code = ctypes.get_errno()
-    return OSError(code, os.strerror(code), path)
-
-
 class Inotify:
     """An inotify instance of its own and the thread reading it; `stop` ends both and
     every watch (closing the instance releases them all at once)."""
 
     def __init__(self, hooks: Hooks) -> None:
         self._hooks = hooks
-        self._libc = _calls()
+        self._libc = calls()
+        self._beneath = Beneath()  # every folder is opened beneath its root
+        self._rewalk: set[bytes] = set()  # roots a walk met a symlink in, to walk again
         fd = self._libc.init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
-            raise _error()  # EMFILE: the per-user instance limit
+            raise last_error()  # EMFILE: the per-user instance limit
         self._fd = fd
         self._wake_r, self._wake_w = os.pipe()
         self._lock = threading.RLock()  # the maps below, and the descriptor's life
@@ -193,9 +154,16 @@ class Inotify:
         path = os.fsencode(root)
         if self._stopping.is_set():
             raise OSError(errno.EBADF, "the watcher has stopped", root)
-        self._add_tree(path, setting_up=True)
+        self._beneath.hold(path)
+        try:
+            self._add_tree(path, setting_up=True)
+        except BaseException:
+            self._beneath.release(path)
+            raise
         with self._lock:
             self._roots.append(path)
+        if path in self._rewalk:
+            self._walk_again(path)
         return root
 
     def unwatch(self, root: str) -> None:
@@ -204,6 +172,7 @@ class Inotify:
         with self._lock:
             if path in self._roots:
                 self._roots.remove(path)
+            self._beneath.release(path)
             self._drop_tree(path)
 
     def stop(self) -> None:
@@ -220,9 +189,10 @@ class Inotify:
 
     def quiet(self) -> bool:
         """Whether every change made before this call was handed to `Hooks.note` (queued
-        before the call returned): none unread, no rename half-paired, no watch refused."""
+        before the call returned): none unread, no rename half-paired, no watch refused,
+        no walk due."""
         with self._lock:
-            if self._closed or self._moves or self.full:
+            if self._closed or self._moves or self.full or self._rewalk:
                 return False
             fcntl.ioctl(self._fd, termios.FIONREAD, pending := array.array("i", [0]))
             return pending[0] == 0
@@ -242,36 +212,61 @@ class Inotify:
         other entries of those folders to, found by the same look."""
         added: list[bytes] = []
         stack = [top]
-        while stack and not self._stopping.is_set():
-            folder = stack.pop()
-            try:
-                self._add(folder)
-            except OSError as exc:
-                if exc.errno in _LIMIT_ERRNOS:
-                    self.full = True  # a folder unheard: no cache may rely on events now
-                    self._hooks.limit_reached(exc)
-                    if setting_up:  # the caller falls back
-                        raise WatchLimitReached(exc.errno, exc.strerror) from exc
-                    break
-                if folder == top and setting_up:
-                    raise
-                continue  # vanished, unreadable, or not a folder after all
-            added.append(folder)
-            stack.extend(self._hooks.subfolders(folder, files))
+        with self._beneath.walking():  # the root opened once for the walk
+            while stack and not self._stopping.is_set():
+                folder = stack.pop()
+                fd = -1
+                try:
+                    fd = self._beneath.open(folder)
+                    self._add(folder, fd)
+                except OSError as exc:
+                    if fd >= 0:
+                        os.close(fd)
+                    if isinstance(exc, Moved):  # a symlink on the way: refused, and the tree
+                        self._walk_again(folder)  # moved under the walk
+                    if exc.errno in _LIMIT_ERRNOS:
+                        self.full = True  # a folder unheard: no cache may rely on events now
+                        self._hooks.limit_reached(exc)
+                        if setting_up:  # the caller falls back
+                            raise WatchLimitReached(exc.errno, exc.strerror) from exc
+                        break
+                    if folder == top and setting_up:
+                        raise
+                    continue  # vanished, unreadable, or not a folder after all
+                added.append(folder)
+                try:
+                    stack.extend(self._hooks.subfolders(folder, fd, files))
+                finally:
+                    os.close(fd)
         return added
 
-    def _add(self, folder: bytes) -> None:
+    def _add(self, folder: bytes, fd: int) -> None:
+        """Watch the folder open as `fd` (beneath_watch.py), known as `folder`."""
         with self._lock:
             if self._closed:
                 raise OSError(errno.EBADF, "the watcher has stopped", folder)
-            wd = self._libc.add_watch(self._fd, folder, WATCH_MASK)
-            if wd < 0:
-                raise _error(folder)
+            wd = watch_opened(self._libc, self._fd, fd, WATCH_MASK)
             before = self._folders.get(wd)  # the same folder, renamed while unwatched
             if before is not None and before != folder and self._watches.get(before) == wd:
                 del self._watches[before]
             self._folders[wd] = folder
             self._watches[folder] = wd
+
+    def _walk_again(self, folder: bytes) -> None:
+        """Walk the root of `folder` again on the reader's thread, once it has read
+        the renames that put a symlink on the walk's way (and maybe took it off)."""
+        root = self._beneath.root_of(folder)
+        if root is not None:
+            self._rewalk.add(root)
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"w")
+
+    def _walk_roots_again(self) -> None:
+        with self._lock:
+            roots = [r for r in self._rewalk if r in self._roots]  # the others: once set up
+            self._rewalk.difference_update(roots)
+            for root in roots:
+                self._add_tree(root)
 
     def _drop_tree(self, top: bytes) -> None:
         """Remove the watches of `top` and the folders under it (caller holds the lock)."""
@@ -312,6 +307,10 @@ class Inotify:
                 if ready and any(fd == self._fd for fd, _ in ready):
                     time.sleep(BATCH_SECONDS)
                     self._read()
+                if ready and any(fd == self._wake_r for fd, _ in ready):
+                    os.read(self._wake_r, _READ_SIZE)
+                    self._read()  # caught up with the renames first
+                    self._walk_roots_again()
                 if self._moves:
                     with self._lock:
                         self._expire_moves(time.monotonic())
@@ -399,6 +398,7 @@ class Inotify:
         changes under the root's name): its watches go, and the watcher watches the
         folder that takes its place, when one does (roots.py)."""
         self._roots.remove(root)
+        self._beneath.release(root)
         self._drop_tree(root)
         self._hooks.root_gone(os.fsdecode(root))
 
@@ -441,7 +441,7 @@ class Inotify:
 def watches_supported() -> bool:
     """Whether this libc has inotify's calls."""
     try:
-        _calls()
+        calls()
     except (OSError, AttributeError):
         return False
     return True

@@ -55,12 +55,13 @@ from .backends import (
     fallback_message,
     start_observer,
 )
+from .beneath_watch import folder_entries
 from .coalesce import FsChange, Kind
 from .hears import Hears
 from .intake import Intake
 from .probes import UNRELIABLE_FILESYSTEMS, filesystem_type, limit_reason
 from .roots import FollowsRoots, RootLives, outermost
-from .threads import folders_in, name_os_thread
+from .threads import name_os_thread
 from .worker import Worker
 
 log = logging.getLogger("readkeeper")
@@ -369,17 +370,17 @@ class Watcher(FollowsRoots, Hears):
 
     # --- what the backends' threads call ----------------------------------------------
 
-    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
-        """The folders in `folder` worth a watch (the pruned walk of inotify.py); with
-        `files`, the other entries are added to it (a folder new in the tree, whose
-        files came before its watch)."""
+    def subfolders(self, folder: bytes, fd: int, files: list[bytes] | None = None) -> list[bytes]:
+        """The folders in `folder`, listed from `fd` (opened beneath its root), worth a
+        watch (the pruned walk of inotify.py); with `files`, the other entries are added
+        to it (a folder new in the tree, whose files came before its watch)."""
         if self._stopping.is_set():
             return []
         walked = self.counters.folders_walked - self._walk_base
         if self._switch_at is not None and walked >= self._switch_at and self._in_setup_walk():
             raise TooBig(f"the workspace has over {self._switch_at:,} folders to watch")
         try:
-            found = folders_in(folder, files)
+            found = folder_entries(fd, folder, files)
         except OSError:
             return []
         rules = self.intake.rules_for(os.fsdecode(folder))

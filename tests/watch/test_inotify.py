@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from helpers import wait_until
+from readkeeper.watch.beneath_watch import folder_entries
 from readkeeper.watch.inotify import PAIR_SECONDS, Inotify
 from watch_helpers import (
     make,
@@ -48,15 +49,11 @@ class Recorder:
         self.removed_once_watched: set[str] = set()  # folder names deleted as they are walked
         self.gone: list[str] = []  # roots whose own folder went
 
-    def subfolders(self, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
+    def subfolders(self, folder: bytes, fd: int, files: list[bytes] | None = None) -> list[bytes]:
         if os.fsdecode(os.path.basename(folder)) in self.removed_once_watched:
             shutil.rmtree(folder)  # gone between its watch and the look inside it
             return []
-        with os.scandir(folder) as scanned:
-            entries = list(scanned)
-        found = sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
-        if files is not None:
-            files.extend(e.path for e in entries if not e.is_dir(follow_symlinks=False))
+        found = sorted(folder_entries(fd, folder, files))
         # The walk takes the last first: a folder gone is met before the others.
         return [*(f for f in found if not self.skips(f)), *self.vanished]
 
@@ -175,9 +172,9 @@ def test_a_tree_moved_in_is_listed_once_per_folder(
     listed: list[str] = []
     scandir = os.scandir
 
-    def listing(path: bytes) -> Any:
-        listed.append(os.fsdecode(path))
-        return scandir(path)
+    def listing(fd: int) -> Any:  # folders are listed from their descriptors
+        listed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return scandir(fd)
 
     monkeypatch.setattr(os, "scandir", listing)
     os.rename(outside / "x", workspace / "x")
@@ -384,14 +381,14 @@ def test_after_an_overflow_the_watches_are_walked_again(
 
 _LIMITS = """
 import errno, json, os, sys, time
+from readkeeper.watch.beneath_watch import folder_entries
 from readkeeper.watch.inotify import Inotify, WatchLimitReached
 
 class Hooks:
     def __init__(self):
         self.limits, self.notes = [], []
-    def subfolders(self, folder, files=None):
-        with os.scandir(folder) as entries:
-            return sorted(e.path for e in entries if e.is_dir(follow_symlinks=False))
+    def subfolders(self, folder, fd, files=None):
+        return sorted(folder_entries(fd, folder, files))
     def skips(self, folder):
         return False
     def limit_reached(self, error):
