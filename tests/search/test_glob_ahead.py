@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glob_trees import git_listed, make, there
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -30,32 +31,6 @@ pytestmark = [
 ]
 
 FILES = ["a.py", "b.txt", "sub/c.py", "sub/deep/d.py", "other/e.md", "logs/x.log"]
-
-
-def _make(root: Path, names: list[str]) -> None:
-    for name in names:
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x\n")
-
-
-def _there(root: Path) -> set[str]:
-    found = set()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        found |= {os.path.relpath(os.path.join(folder, f), root) for f in files}
-    return found
-
-
-def _git_listed(root: Path) -> set[str]:
-    """The files git does not ignore (the reference for ripgrep's ignore rules)."""
-    names = sorted(_there(root))
-    done = subprocess.run(
-        ["git", "-C", str(root), "check-ignore", "--no-index", *names],
-        capture_output=True,
-        text=True,
-    )
-    return set(names) - set(done.stdout.split())
 
 
 def _glob(core: Readkeeper, path: str | None = None, pattern: str = "**/*") -> set[str]:
@@ -85,7 +60,7 @@ def _built(core: Readkeeper) -> None:
 @pytest.fixture
 def built(workspace: Path) -> Any:
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _make(workspace, FILES)
+    make(workspace, FILES)
     (workspace / ".gitignore").write_text("*.log\n")
     watching = _watching(workspace)
     _built(watching.core)
@@ -97,9 +72,9 @@ def test_the_first_glob_after_the_build_runs_no_ripgrep(built: Readkeeper, works
     times = built.file_times
     assert _job(built).counts["built"] == 1
     hits = times.hits
-    assert _glob(built) == _git_listed(workspace)
+    assert _glob(built) == git_listed(workspace)
     assert times.listings_used == 1  # no ripgrep run
-    assert times.hits - hits == len(_git_listed(workspace))  # no file stat-ed
+    assert times.hits - hits == len(git_listed(workspace))  # no file stat-ed
     assert _glob(built, pattern="**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
 
 
@@ -134,7 +109,7 @@ def test_a_change_after_the_build_shows_in_the_first_glob(
     built: Readkeeper, workspace: Path, change: str, path: str | None
 ) -> None:
     if change == "file created":
-        _make(workspace, ["sub/deep/new.py"])
+        make(workspace, ["sub/deep/new.py"])
     elif change == "file removed":
         (workspace / "sub" / "c.py").unlink()
     elif change == "folder renamed":
@@ -145,7 +120,7 @@ def test_a_change_after_the_build_shows_in_the_first_glob(
         (workspace / "sub" / ".gitignore").write_text("deep/\n")
     elif change == "exclude file edited":
         (workspace / ".git" / "info" / "exclude").write_text("c.py\n")
-    expected = _git_listed(workspace)
+    expected = git_listed(workspace)
     if path is not None:
         expected = {name for name in expected if name.startswith(path + "/")}
     assert _glob(built, path) == expected
@@ -159,7 +134,7 @@ def test_a_call_arriving_mid_build_stops_it_at_its_next_step(
     each chunk of ripgrep's output and every few hundred stats): the build stops there,
     keeps no times it read, and the call answers with the tree as it is."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _make(workspace, [f"f{n // 100}/m{n}.py" for n in range(3000)])
+    make(workspace, [f"f{n // 100}/m{n}.py" for n in range(3000)])
     watching = _watching(workspace, read_ahead=False)  # the test drives the worker
     core = watching.core
     try:
@@ -194,12 +169,12 @@ def test_a_listing_dropped_is_built_again_once_calls_are_quiet(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(search_ahead, "REBUILD_S", 0.0)  # no wait between two builds
-    _make(workspace, FILES)
+    make(workspace, FILES)
     watching = _watching(workspace)
     core = watching.core
     try:
         _built(core)
-        _make(workspace, ["new/file.py"])  # the listing is dropped
+        make(workspace, ["new/file.py"])  # the listing is dropped
         wait_for(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
         calls.call(core, "stats", {})  # a call ends: a trigger
         _built(core)
@@ -211,7 +186,7 @@ def test_a_listing_dropped_is_built_again_once_calls_are_quiet(
 
 
 def test_the_setting_off_builds_nothing(workspace: Path) -> None:
-    _make(workspace, FILES)
+    make(workspace, FILES)
     watching = _watching(workspace, read_ahead=False)
     core = watching.core
     try:
@@ -273,7 +248,7 @@ def _nested(root: Path, tree: str, repository: str) -> None:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         subprocess.run(["git", "init", "-q", str(root / "inner")], check=True)
         (root / "inner" / ".git" / "info" / "exclude").write_text("ex.py\n")
-    _make(root, NESTED_FILES)
+    make(root, NESTED_FILES)
     for name, text in TREES[tree].items():
         (root / name).write_text(text)
 
@@ -291,7 +266,7 @@ def test_a_subfolder_s_glob_is_what_ripgrep_lists_run_in_it(
     everything = _rg_in(workspace, ".")
     if repository == "git":
         # (git check-ignore from outside does not look into the inner repository)
-        git = _git_listed(workspace) - {n for n in _there(workspace) if n.startswith("inner/")}
+        git = git_listed(workspace) - {n for n in there(workspace) if n.startswith("inner/")}
         assert git - RG_ONLY == {n for n in everything if not n.startswith("inner/")}
     watching = _watching(workspace)
     core = watching.core
@@ -302,7 +277,7 @@ def test_a_subfolder_s_glob_is_what_ripgrep_lists_run_in_it(
         else:  # .gitignore applies to the watcher but not to ripgrep: no listing kept
             assert core.ahead.settle(10.0)
             assert not core.file_times.ready(str(workspace))
-        folders = sorted({os.path.dirname(n) for n in _there(workspace)} - {""})
+        folders = sorted({os.path.dirname(n) for n in there(workspace)} - {""})
         for folder in folders:
             beneath = {n for n in everything if n.startswith(folder + "/")}
             fresh = _rg_in(workspace, folder)
@@ -326,7 +301,7 @@ def test_a_parent_pattern_with_a_slash_makes_the_subfolder_s_glob_run_ripgrep(
     names (and git ignores): the glob of `sub` answers as ripgrep run there does, never
     with the root's listing, whatever was built ahead."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _make(workspace, ["a.py", "sub/deep/skip.txt", "sub/deep/kept.txt"])
+    make(workspace, ["a.py", "sub/deep/skip.txt", "sub/deep/kept.txt"])
     (workspace / ".gitignore").write_text("sub/deep/skip.txt\n")
     watching = _watching(workspace)
     core = watching.core
@@ -348,4 +323,4 @@ def test_a_parent_pattern_with_a_slash_makes_the_subfolder_s_glob_run_ripgrep(
 
 def test_a_folder_of_the_tree_removed_after_the_build(built: Readkeeper, workspace: Path) -> None:
     shutil.rmtree(workspace / "sub")
-    assert _glob(built) == _git_listed(workspace)
+    assert _glob(built) == git_listed(workspace)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glob_trees import git_listed, make, there
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -38,37 +39,10 @@ def _paths(core: Readkeeper, pattern: str = "**/*") -> set[str]:
     return {os.path.relpath(p, core.workspace.roots[0]) for p in result["paths"]}
 
 
-def _make(root: Path, names: list[str]) -> None:
-    for name in names:
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x\n")
-
-
-def _there(root: Path) -> set[str]:
-    """Every file under `root` but the .git folder's, by a walk of its own."""
-    found = set()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        found |= {os.path.relpath(os.path.join(folder, f), root) for f in files}
-    return found
-
-
-def _git_listed(root: Path) -> set[str]:
-    """The files git does not ignore (the reference for ripgrep's ignore rules)."""
-    names = sorted(_there(root))
-    done = subprocess.run(
-        ["git", "-C", str(root), "check-ignore", "--no-index", *names],
-        capture_output=True,
-        text=True,
-    )
-    return set(names) - set(done.stdout.split())
-
-
 @pytest.fixture
 def watched(workspace: Path) -> Any:
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _make(workspace, FILES)
+    make(workspace, FILES)
     (workspace / ".gitignore").write_text("*.log\n")
     watching = Watching(workspace).start()
     assert watching.status()["state"] == "watching"
@@ -86,7 +60,7 @@ def _kept(core: Readkeeper) -> set[str]:
 
 
 def test_a_repeat_glob_runs_no_ripgrep(watched: Watching, workspace: Path) -> None:
-    assert _kept(watched.core) == _git_listed(workspace)
+    assert _kept(watched.core) == git_listed(workspace)
     assert _paths(watched.core, "**/*.py") == {"a.py", "sub/c.py", "sub/deep/d.py"}
 
 
@@ -120,28 +94,28 @@ def test_a_change_to_the_tree_shows_in_the_next_glob(
     core = watched.core
     _kept(core)
     if change == "file created":
-        _make(workspace, ["sub/deep/new.py"])
+        make(workspace, ["sub/deep/new.py"])
     elif change == "file removed":
         (workspace / "sub" / "c.py").unlink()
     elif change == "file renamed":
         (workspace / "a.py").rename(workspace / "sub" / "renamed.py")
     elif change == "folder created with files":
-        _make(workspace, ["fresh/one/two/f.py", "fresh/g.py"])
+        make(workspace, ["fresh/one/two/f.py", "fresh/g.py"])
     elif change == "folder moved in with files":
-        _make(tmp_path / "elsewhere", ["in/h.py", "in/deeper/i.py"])
+        make(tmp_path / "elsewhere", ["in/h.py", "in/deeper/i.py"])
         (tmp_path / "elsewhere" / "in").rename(workspace / "in")
     elif change == "folder removed":
         shutil.rmtree(workspace / "sub")
     elif change == "folder renamed":
         (workspace / "sub").rename(workspace / "moved")
     elif change == "folder swapped for a symlink":
-        _make(tmp_path / "outside", ["secret.py"])
+        make(tmp_path / "outside", ["secret.py"])
         (workspace / "sub").rename(tmp_path / "gone")
         (workspace / "sub").symlink_to(tmp_path / "outside", target_is_directory=True)
     elif change == "file swapped for a folder":
         (workspace / "b.txt").unlink()
-        _make(workspace, ["b.txt/inner.py"])
-    expected = _git_listed(workspace)
+        make(workspace, ["b.txt/inner.py"])
+    expected = git_listed(workspace)
     if change == "folder swapped for a symlink":
         expected.discard("sub")  # a symlink to a folder: not followed, not listed
     assert _paths(core) == expected
@@ -168,7 +142,7 @@ def test_an_ignore_file_changed_applies_to_the_next_glob(
             file.write("*.py\n")
     else:
         path.unlink()
-    assert _paths(core) == _git_listed(workspace)
+    assert _paths(core) == git_listed(workspace)
 
 
 @pytest.mark.parametrize("ignore_file", [".ignore", ".rgignore", "sub/.ignore"])
@@ -213,13 +187,13 @@ def test_a_glob_of_a_subfolder_sees_its_parent_s_ignore_file(
 def test_an_unwatched_folder_ripgrep_walks_keeps_no_listing(workspace: Path) -> None:
     """A folder `watch_exclude` skips but ripgrep walks, empty when listed: a file made
     in it raises no event, so no listing may be kept."""
-    _make(workspace, ["a.py"])
+    make(workspace, ["a.py"])
     (workspace / "skipped").mkdir()
     watching = Watching(workspace, {"watchExclude": ["skipped/"]}).start()
     try:
         core = watching.core
         assert _paths(core) == {"a.py"}
-        _make(workspace, ["skipped/b.py"])
+        make(workspace, ["skipped/b.py"])
         assert _paths(core) == {"a.py", "skipped/b.py"}
         assert core.file_times.listings_used == 0
     finally:
@@ -230,17 +204,17 @@ def test_a_restarted_watcher_keeps_nothing_of_the_last(watched: Watching, worksp
     core = watched.core
     _kept(core)
     core.watching.stop()
-    _make(workspace, ["while_stopped.py"])
+    make(workspace, ["while_stopped.py"])
     (workspace / "a.py").unlink()
     Watching.start(watched)
-    assert _paths(core) == _git_listed(workspace)
-    assert _kept(core) == _git_listed(workspace)
+    assert _paths(core) == git_listed(workspace)
+    assert _kept(core) == git_listed(workspace)
 
 
 def test_no_listing_is_kept_without_a_watcher(core: Readkeeper, workspace: Path) -> None:
-    _make(workspace, ["a.py"])
+    make(workspace, ["a.py"])
     assert _paths(core) == {"a.py"}
-    _make(workspace, ["b.py"])
+    make(workspace, ["b.py"])
     assert _paths(core) == {"a.py", "b.py"}
     assert core.file_times.listings_used == 0
 
@@ -263,7 +237,7 @@ def test_written_files_move_to_their_places_in_the_kept_order(
     """Newer, older (a time set back) and the same time as another: each written file
     moves to where a fresh sort puts it."""
     core = watched.core
-    for n, name in enumerate(sorted(_there(workspace) - {"logs/x.log"})):
+    for n, name in enumerate(sorted(there(workspace) - {"logs/x.log"})):
         os.utime(workspace / name, ns=(10**18 + n * 10**9, 10**18 + n * 10**9))
     listed = _kept(core)
     assert _ordered(core, workspace) == _by_time(workspace, listed)
@@ -314,7 +288,7 @@ def test_a_change_under_a_folder_over_the_watch_limit_shows(workspace: Path) -> 
 
     if not user_namespaces_work():
         pytest.skip("needs unprivileged user namespaces (unshare -Ur) to lower the limit")
-    _make(workspace, ["a/one.py", "b/two.py"])  # the root, a and b: three watches
+    make(workspace, ["a/one.py", "b/two.py"])  # the root, a and b: three watches
     script = f"echo 4 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
     done = subprocess.run(
         ["unshare", "-Ur", "sh", "-c", script + '"$0" "$1"', _OVER_THE_LIMIT, str(workspace)],
@@ -339,7 +313,7 @@ def test_a_nested_repository_s_exclude_file_applies_to_the_next_glob(
     (none of its files listed): un-hiding them shows in the next glob."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     subprocess.run(["git", "init", "-q", str(workspace / "inner")], check=True)
-    _make(workspace, ["a.py", "inner/deep/hidden.py"])
+    make(workspace, ["a.py", "inner/deep/hidden.py"])
     exclude = workspace / "inner" / ".git" / "info" / "exclude"
     exclude.write_text("*.py\n")
     watching = Watching(workspace).start()
@@ -378,7 +352,7 @@ def test_a_folder_the_outer_repository_ignores_inside_a_nested_one_shows_new_fil
         core = watching.core
         before = _paths(core)
         _paths(core)
-        _make(workspace, ["inner/gen/new.py", "inner/gen/sub/deep.py"])
+        make(workspace, ["inner/gen/new.py", "inner/gen/sub/deep.py"])
         assert _paths(core) == before | {"inner/gen/new.py", "inner/gen/sub/deep.py"}
     finally:
         watching.core.close()
@@ -412,7 +386,7 @@ def test_a_fifo_where_git_s_own_files_are_read_never_stalls_a_glob(
     outside.mkdir()
     os.mkfifo(outside / "commondir")
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _make(workspace, ["vendored/a.py", "linked/b.py", "gd/info/x"])
+    make(workspace, ["vendored/a.py", "linked/b.py", "gd/info/x"])
     (workspace / "vendored" / ".git").write_text("gitdir: ../gd\n")
     os.mkfifo(workspace / "gd" / "commondir")
     (workspace / "linked" / ".git").write_text(f"gitdir: {outside}\n")
@@ -444,11 +418,11 @@ def test_a_root_unwatched_and_watched_again_keeps_nothing(
 
     roots(other)
     wait_for(lambda: not watcher.hears(bytes(workspace)), "the root unwatched")
-    _make(workspace, ["made_while_unwatched.py"])
+    make(workspace, ["made_while_unwatched.py"])
     (workspace / "a.py").unlink()
     roots(workspace)
     wait_for(lambda: watcher.hears(bytes(workspace)) and watcher.state == "watching", "watched")
-    assert _paths(core) == _git_listed(workspace)
+    assert _paths(core) == git_listed(workspace)
 
 
 def test_a_folder_s_mode_changed_drops_the_listing(watched: Watching, workspace: Path) -> None:
@@ -491,5 +465,5 @@ def test_globs_while_the_tree_changes_end_with_the_tree_as_it_is(
     while not done.is_set():
         _paths(core)
     writer.join()
-    assert _paths(core) == _git_listed(workspace)
-    assert _kept(core) == _git_listed(workspace)
+    assert _paths(core) == git_listed(workspace)
+    assert _kept(core) == git_listed(workspace)
