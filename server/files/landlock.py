@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import resource
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +31,19 @@ _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | _TRUNCATE | _IOCTL_DEV
 # What a program needs to start: its dynamic loader and libraries (system files only).
 SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache")
+# The heap (and every private writable mapping) a confined program may take: ripgrep
+# reads a whole ignore file into memory, and a repository's sparse 50 GB `.gitignore`
+# (or a device node there) would otherwise grow it until the machine's memory ran out.
+# Past it the program dies (an allocation failure aborts it), and its run says so.
+DATA_LIMIT_BYTES = 1 << 30
+
+
+def limit_memory() -> None:
+    """Cap this process's data (RLIMIT_DATA: the heap and private writable mappings, not
+    the files ripgrep maps to read) at DATA_LIMIT_BYTES, before it becomes a program."""
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    cap = DATA_LIMIT_BYTES if hard == resource.RLIM_INFINITY else min(hard, DATA_LIMIT_BYTES)
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
 
 
 class _PathBeneath(ctypes.Structure):
@@ -117,6 +131,7 @@ def launch(argv: Sequence[str]) -> None:
     asked for and could not be applied: the caller knew the kernel has it."""
     split = list(argv).index("--")
     roots, command = list(argv[:split]), list(argv[split + 1 :])
+    limit_memory()
     if not restrict(roots, [command[0], *SYSTEM_LIBRARIES]):
         sys.stderr.write("readkeeper: Landlock could not be applied\n")
         os._exit(125)

@@ -58,6 +58,7 @@ def _child(landlock: Any, request: dict[str, Any], stdio: list[int]) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.chdir(request["cwd"])
         argv = [str(arg) for arg in request["argv"]]
+        landlock.limit_memory()
         if not landlock.restrict(list(request["read"]), [argv[0], *request["run"]]):
             os.write(2, b"readkeeper: Landlock could not be applied\n")
             os._exit(NOT_CONFINED)

@@ -60,11 +60,14 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     incomplete = ran.timed_out or ran.cut
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
-        return _files(root, cwd, ran, params, cap, incomplete, matcher)
-    found = blocks.blocks(root, cwd, ran.lines, matcher)
-    if params.output == "counts":
-        return _counts(blocks.counts(found), params, cap, incomplete)
-    return _matches(services, found, params, cap, incomplete, ran.timed_out)
+        result = _files(root, cwd, ran, params, cap, incomplete, matcher)
+    else:
+        found = blocks.blocks(root, cwd, ran.lines, matcher)
+        if params.output == "counts":
+            result = _counts(blocks.counts(found), params, cap, incomplete)
+        else:
+            result = _matches(services, found, params, cap, incomplete, ran.timed_out)
+    return rg.said_failed(result, ran)
 
 
 def _check(params: GrepParams) -> None:

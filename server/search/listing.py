@@ -63,8 +63,11 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             f"the rest: glob with offset={params.offset + MAX_PATHS}, or a narrower pattern."
         )
     if stopped:
-        notes.append("The walk stopped early (too many files or too slow): narrow path.")
-    if not page and not more:
+        notes.append(
+            "The walk stopped early (too many files, too slow, or a path ripgrep could "
+            "not read): narrow path."
+        )
+    if not page and not more and not stopped:
         notes.append("No files match.")
     if notes:
         result["note"] = " ".join(notes)
@@ -116,7 +119,7 @@ def list_files(
     flags = ["--files", "--null"]
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
     names = list(filter(None, ran.lines))
-    stopped = ran.timed_out or ran.cut or ran.stopped
+    stopped = ran.timed_out or ran.cut or ran.stopped or ran.failed
     if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
         times.keep_listing(root, cwd, names, token)
     return names, stopped
@@ -152,7 +155,7 @@ def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tup
             found.append(path)
             if len(found) == wanted:
                 break
-    return found, ran.timed_out or (ran.cut and not matcher.name_only)
+    return found, ran.timed_out or ran.failed or (ran.cut and not matcher.name_only)
 
 
 def _opener(services: ReadServices, cwd: str, session: str) -> Opener:

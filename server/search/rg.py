@@ -34,6 +34,7 @@ from ..errors import ReadkeeperError
 from ..files import landlock
 from ..files.confined import LAUNCHER, Child, widen_pipe
 from ..progress import step
+from ..words import count
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -95,6 +96,25 @@ class Run:
     stopped: bool = False  # ended by its caller's `stop`
     error: str = ""
     returncode: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether ripgrep ended by itself short of a whole walk: exit code 2 (a path it
+        could not read: too long, unreadable) or a signal not of readkeeper's (the
+        kernel's out-of-memory killer). Its output may then miss files."""
+        if self.timed_out or self.cut or self.stopped or self.returncode is None:
+            return False
+        return self.returncode < 0 or self.returncode == 2
+
+    def failure(self) -> str:
+        """What a result says when `failed`: ripgrep's own messages name paths, which are
+        the repository's words, so only their count is said."""
+        if self.returncode is not None and self.returncode < 0:
+            why = f"was stopped by signal {-self.returncode}"
+        else:
+            errors = len([line for line in self.error.splitlines() if line.strip()])
+            why = f"could not read {count(errors, 'path')}" if errors else "failed"
+        return f"ripgrep {why}, so files there may be missing: narrow path, or read them."
 
 
 def run(
@@ -160,6 +180,19 @@ def run(
         drain.join(1.0)
     result.error = b"".join(stderr).decode("utf-8", "replace")[:4000]
     return result
+
+
+def said_failed(result: dict[str, Any], ran: Run) -> dict[str, Any]:
+    """`result` marked partial, its note saying why, when `ran` failed (`Run.failed`):
+    an answer that may miss files never looks whole ("No matches." is then untrue)."""
+    if ran.failed:
+        result["partial"] = True
+        notes = [n for n in [result.get("note", "")] if n and n not in _NOTHING_FOUND]
+        result["note"] = " ".join([*notes, ran.failure()])
+    return result
+
+
+_NOTHING_FOUND = ("No matches.", "No files match.")
 
 
 def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> Process:
