@@ -16,6 +16,7 @@ import ctypes
 import functools
 import os
 import resource
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +37,20 @@ SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cach
 # (or a device node there) would otherwise grow it until the machine's memory ran out.
 # Past it the program dies (an allocation failure aborts it), and its run says so.
 DATA_LIMIT_BYTES = 1 << 30
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> bool:
+    """Have the kernel kill this process when `parent`, the single-threaded launcher that
+    forked it, ends: a program that never ends by itself (ripgrep waiting on a FIFO a
+    repository planted as its .gitignore) is not left behind when readkeeper goes.
+    False when the parent has already gone (the caller then exits)."""
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return os.getppid() == parent
 
 
 def limit_memory() -> None:

@@ -46,10 +46,12 @@ def _landlock() -> Any:
     return module
 
 
-def _child(landlock: Any, request: dict[str, Any], stdio: list[int]) -> None:
-    """In the forked child: take the call's stdio, confine, become the program. Never
-    returns."""
+def _child(landlock: Any, request: dict[str, Any], stdio: list[int], parent: int) -> None:
+    """In the forked child: take the call's stdio, confine, become the program (killed
+    when the launcher ends). Never returns."""
     try:
+        if not landlock.die_with_parent(parent):
+            os._exit(NOT_STARTED)
         for target, fd in enumerate(stdio):
             os.dup2(fd, target)
         os.closerange(3, 1 << 16)  # the launcher's socket and every other call's pipes
@@ -86,9 +88,10 @@ def _spawn(landlock: Any, control: socket.socket, selector: selectors.BaseSelect
     reply: socket.socket | None = answering
     try:
         request = json.loads(message)
+        launcher = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(landlock, request, fds[:3])
+            _child(landlock, request, fds[:3], launcher)
         pidfd = os.pidfd_open(pid)
         selector.register(pidfd, selectors.EVENT_READ, (pid, answering))  # reaped whatever comes
         socket.send_fds(answering, [json.dumps({"pid": pid}).encode()], [pidfd])

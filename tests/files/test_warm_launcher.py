@@ -15,6 +15,7 @@ import pytest
 
 from readkeeper.files import landlock
 from readkeeper.files.confined import Launcher
+from watch_core_helpers import wait_for
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
 
@@ -110,3 +111,32 @@ def test_a_program_that_cannot_start_is_reported(launcher: Launcher, tmp_path: P
     code, _, err = _run(launcher, [str(tmp_path / "missing")], tmp_path, ["."])
     assert code == 127
     assert "confined launch failed" in err
+
+
+@pytest.mark.parametrize("ended", ["closed", "killed"])
+def test_a_child_blocked_for_good_does_not_outlive_its_launcher(tmp_path: Path, ended: str) -> None:
+    """A program that never ends by itself (ripgrep waiting on a FIFO a repository
+    planted as its .gitignore) ends with the launcher, whether the server closed it or
+    died (its socket closed): no process is left behind, blocked forever."""
+    launcher = Launcher()
+    child = launcher.start(
+        [_program("sleep"), "600"], cwd=str(tmp_path), read=["."],
+        run=landlock.SYSTEM_LIBRARIES, env={},
+    )  # fmt: skip
+    pid = launcher.pid()
+    assert pid is not None
+    if ended == "killed":
+        os.kill(pid, signal.SIGKILL)
+    launcher.close()
+    child.stdout.close()
+    child.stderr.close()
+    wait_for(lambda: _ended(child.pid), "the launcher's child to end with it", timeout=30)
+
+
+def _ended(pid: int) -> bool:
+    """Whether process `pid` has ended (gone, or a zombie its new parent has not reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
