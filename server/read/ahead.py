@@ -61,10 +61,8 @@ SETTLE_SECONDS = 0.05
 # The largest file made ahead: a 64 KB module parses in about 3 ms here, the longest a
 # call arriving mid-parse may wait for the GIL (bench/bench_ahead.py).
 MAX_BYTES = 64 * 1024
-FILES_PER_TRIGGER = 4
-CPU_PER_TRIGGER = 0.1
-FILES_PER_MINUTE = 60
-CPU_PER_MINUTE = 3.0
+FILES_PER_TRIGGER, CPU_PER_TRIGGER = 4, 0.1
+FILES_PER_MINUTE, CPU_PER_MINUTE = 60, 3.0
 # The machine is busy when its one-minute load per core is over this.
 BUSY_LOAD = 1.5
 # The siblings of the last file read looked at (a huge folder is not listed whole).
@@ -174,10 +172,12 @@ class Ahead:
             self._last_read = path
 
     def close(self) -> None:
-        """Stop the worker (it leaves after the file in progress)."""
+        """Stop the worker: it leaves after its step in progress, waited for (5 s at most)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
 
     def settle(self, timeout: float) -> bool:
         """Wait until no trigger is pending or running (tests and benchmarks); whether

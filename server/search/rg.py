@@ -178,6 +178,7 @@ def run(
         proc.stdout.close()
         result.returncode = proc.wait()
         drain.join(1.0)
+        timer.join(1.0)  # cancelled: it ends at once, and no thread of this run is left
     result.error = b"".join(stderr).decode("utf-8", "replace")[:4000]
     return result
 
