@@ -198,7 +198,7 @@ class Readkeeper:
         from .search.grep import grep
 
         with self.stats.journal.call(params.session, "grep", params.path or ""):
-            return grep(self, params)
+            return grep(self, params, self.file_times.suspects)
 
     def glob(self, params: GlobParams) -> dict[str, Any]:
         """`readkeeper/glob`: files by pattern, newest first."""

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..errors import ReadkeeperError
 from . import rg
 from .listing import list_files, opener_at
 from .mtimes import FileTimes
@@ -96,7 +97,11 @@ class ListingAhead:
 
         names, token = times.listing(root, used=False)
         if names is None:
-            names, cut = list_files(root, root, times, token, stop)
+            try:  # ripgrep is kept out of the folders it would wait in (stalls.py)
+                names, cut = list_files(root, root, times, token, stop)
+            except ReadkeeperError:  # the root's own ignore file would stall it: no build
+                self._built[root] = time.monotonic()
+                return 0
             if not cut and times.listing(root, used=False)[0] is not names:
                 self._built[root] = time.monotonic()  # not kept (kept.py): not tried again soon
                 return 0

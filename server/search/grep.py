@@ -12,6 +12,7 @@ its cap answers with what it found, marked `partial`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ReadkeeperError
@@ -20,7 +21,7 @@ from ..progress import step
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..words import count
-from . import blocks, rg
+from . import blocks, rg, stalls
 from .globs import Glob
 from .seen import record_shown
 from .where import searched
@@ -32,10 +33,16 @@ COLLECT_CAP = 50_000  # ripgrep output lines held per call
 MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
 
 
-def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
-    """Serve `readkeeper/grep` by the rules above."""
+def grep(
+    services: ReadServices,
+    params: GrepParams,
+    suspects: Callable[[str], list[bytes] | None] | None = None,
+) -> dict[str, Any]:
+    """Serve `readkeeper/grep` by the rules above; `suspects`: the watcher's entries
+    beneath a folder that ripgrep could wait on (search/stalls.py), when it knows them."""
     _check(params)
     root, cwd, arg = searched(services, params.path, params.session)
+    avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
     flags = ["--json"]
     if params.output == "files":
         flags = ["--files-with-matches", "--null"]
@@ -50,7 +57,7 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
     matcher = Glob(params.glob, field="glob") if params.glob is not None else None
     if matcher is not None:
         flags += matcher.rg_filter()
-    flags += ["--regexp", params.pattern, "--", arg]
+    flags += [*avoided.flags(), "--regexp", params.pattern, "--", arg]
     sep = b"\0" if params.output == "files" else b"\n"
     step(f"searching {arg} for {params.pattern}")
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
@@ -67,7 +74,7 @@ def grep(services: ReadServices, params: GrepParams) -> dict[str, Any]:
             result = _counts(blocks.counts(found), params, cap, incomplete)
         else:
             result = _matches(services, found, params, cap, incomplete, ran.timed_out)
-    return rg.said_failed(result, ran)
+    return rg.said_failed(stalls.with_note(result, avoided), ran)
 
 
 def _check(params: GrepParams) -> None:

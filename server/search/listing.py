@@ -24,7 +24,7 @@ from ..files.ignore import IgnoreRules
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
-from . import kept, rg
+from . import kept, rg, stalls
 from .globs import Glob
 from .kept import Match
 from .mtimes import FileTimes, Opener
@@ -44,10 +44,13 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
+    avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     if times.kept(cwd):
-        found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
+        found, stopped = _newest_listed(
+            services, params, matcher, (root, cwd), wanted, times, avoided
+        )
     else:
-        found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted)
+        found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted, avoided)
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
@@ -71,17 +74,17 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         notes.append("No files match.")
     if notes:
         result["note"] = " ".join(notes)
-    return result
+    return stalls.with_note(result, avoided)
 
 
 def _newest_listed(
     services: ReadServices,
     params: GlobParams,
     matcher: Glob,
-    root: str,
-    cwd: str,
+    where: tuple[str, str],
     wanted: int,
     times: FileTimes,
+    avoided: stalls.Avoided,
 ) -> tuple[list[str], bool]:
     """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
     in parallel, in no order, and the times come from mtimes.py (kept across calls). A
@@ -89,6 +92,7 @@ def _newest_listed(
     kept and valid and the ignore patterns above the folder are plain (then what
     ripgrep lists beneath the folder from the root is what it lists run in it,
     `kept.plain_above`): no ripgrep run."""
+    root, cwd = where
     deadline = time.monotonic() + rg.DEADLINE_S
     match = matcher.match_bytes()
     names, token = times.listing(cwd)
@@ -99,7 +103,7 @@ def _newest_listed(
         if names is not None:
             listed, match = root, _beneath(os.fsencode(os.path.relpath(cwd, root)), match)
     if names is None:
-        names, stopped = list_files(root, cwd, times, token)
+        names, stopped = list_files(root, cwd, times, token, avoided=avoided)
     opener = _opener(services, listed, params.session)
     newest, late = times.newest(listed, names, wanted, deadline, opener, match)
     found = _inside(newest, root, listed)
@@ -110,13 +114,22 @@ def _newest_listed(
 
 
 def list_files(
-    root: str, cwd: str, times: FileTimes, token: object, stop: Callable[[], bool] | None = None
+    root: str,
+    cwd: str,
+    times: FileTimes,
+    token: object,
+    stop: Callable[[], bool] | None = None,
+    avoided: stalls.Avoided | None = None,
 ) -> tuple[list[bytes], bool]:
     """Every file ripgrep lists under `cwd`, whatever the pattern, so that the listing
     can be kept (kept.py: `token` from `times.listing`, taken before); and whether the
-    run stopped early (a deadline, the cap, or `stop`: then nothing is kept)."""
+    run stopped early (a deadline, the cap, or `stop`: then nothing is kept). The
+    folders ripgrep would wait in are left out (stalls.py; `avoided` when already
+    known), and so kept: an event there drops the listing."""
+    if avoided is None:
+        avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     # No path argument: ripgrep then prints paths without "./".
-    flags = ["--files", "--null"]
+    flags = ["--files", "--null", *avoided.flags()]
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
     names = list(filter(None, ran.lines))
     stopped = ran.timed_out or ran.cut or ran.stopped or ran.failed
@@ -137,11 +150,13 @@ def _beneath(prefix: bytes, match: Match) -> Match:
     return beneath
 
 
-def _newest_sorted_by_rg(matcher: Glob, root: str, cwd: str, wanted: int) -> tuple[list[str], bool]:
+def _newest_sorted_by_rg(
+    matcher: Glob, root: str, cwd: str, wanted: int, avoided: stalls.Avoided
+) -> tuple[list[str], bool]:
     """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
     sorts by time itself, on one thread, and for a name-only pattern only the page's
     lines are read. Stat-ing here costs more when every time must be read anyway."""
-    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter()]
+    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), *avoided.flags()]
     lines = wanted if matcher.name_only else _FILE_LINES
     ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
     names = list(filter(None, ran.lines))

@@ -71,6 +71,10 @@ class Heard(Protocol):
         """Be told of every event from now on."""
         ...
 
+    def suspects(self, under: bytes) -> list[bytes] | None:
+        """The entries under `under` ripgrep could wait on (watch/suspects.py)."""
+        ...
+
 
 class _Tree:
     """What is kept of the files under one folder globbed from (paths relative to it, as
@@ -104,6 +108,14 @@ class FileTimes:
         """Whether times under `cwd` can be kept: the watcher hears that folder."""
         watcher = self._watcher()
         return watcher is not None and watcher.hears(os.fsencode(cwd))
+
+    def suspects(self, cwd: str) -> list[bytes] | None:
+        """The watcher's suspects beneath `cwd` (search/stalls.py), once it has told
+        every change made before this call; None when it cannot know them all."""
+        watcher, era = self._settled()
+        if watcher is None or era is None:
+            return None
+        return watcher.suspects(os.fsencode(cwd))
 
     def listing(self, cwd: str, used: bool = True) -> tuple[list[bytes] | None, object]:
         """The kept listing of `cwd` when still valid (else None), and a token for

@@ -26,6 +26,9 @@ from collections.abc import Iterator
 
 from ..files.beneath import Anchor
 from .inotify_abi import IN_DONT_FOLLOW, Libc, last_error
+from .suspects import GIT, IGNORE_NAMES, Suspects, is_suspect
+
+_SUSPECT_NAMES = IGNORE_NAMES | {GIT}
 
 
 class Beneath:
@@ -105,10 +108,13 @@ def watch_opened(libc: Libc, inotify_fd: int, fd: int, mask: int) -> int:
     return wd
 
 
-def folder_entries(fd: int, folder: bytes, files: list[bytes] | None = None) -> list[bytes]:
+def folder_entries(
+    fd: int, folder: bytes, files: list[bytes] | None = None, suspects: Suspects | None = None
+) -> list[bytes]:
     """The folders in the folder open as `fd` (a link to one is not), as paths under
-    `folder`; with `files`, its other entries are added to that list. Listed from the
-    descriptor, so it is the folder opened, wherever its name now leads."""
+    `folder`; with `files`, its other entries are added to that list; with `suspects`,
+    the entries ripgrep could wait on are told to it (by the type the listing gives).
+    Listed from the descriptor, so it is the folder opened, wherever its name now leads."""
     found = []
     with os.scandir(fd) as entries:
         for entry in entries:
@@ -117,6 +123,10 @@ def folder_entries(fd: int, folder: bytes, files: list[bytes] | None = None) -> 
             except OSError:
                 continue  # vanished before it could be looked at
             path = folder + b"/" + os.fsencode(entry.name)
+            if suspects is not None and entry.name in _SUSPECT_NAMES:
+                regular = not is_dir and entry.is_file(follow_symlinks=False)
+                if is_suspect(entry.name, regular):
+                    suspects.found(path)
             if is_dir:
                 found.append(path)
             elif files is not None:

@@ -11,8 +11,11 @@ missing a root hears nothing for sure.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from .suspects import Suspects
 
 if TYPE_CHECKING:
     from ..files.ignore import IgnoreRules
@@ -32,6 +35,9 @@ class Hears:
     counters: WatchCounters
     _observer: Observer | None
     _skipped: dict[bytes, None] | None = None  # folders left unwatched by the rules
+    _suspects: Suspects | None = None
+    _suspects_since = 0  # the queue's overflows when the suspects were first gathered
+    _suspects_lock = threading.Lock()
 
     def hears(self, folder: bytes) -> bool:
         """Whether every change to the entries of `folder` (absolute) is reported now."""
@@ -71,6 +77,24 @@ class Hears:
             return None
         prefix = under + b"/"
         return [f for f in list(skipped or ()) if f.startswith(prefix)]
+
+    def suspect_files(self) -> Suspects:
+        """The tree's suspects (watch/suspects.py), told of every event from the first
+        walk on."""
+        with self._suspects_lock:
+            if self._suspects is None:
+                self._suspects = Suspects()
+                self._suspects_since = self.counters.overflows
+                self.intake.listeners.append(self._suspects.heard)
+            return self._suspects
+
+    def suspects(self, under: bytes) -> list[bytes] | None:
+        """The entries beneath `under` (absolute) ripgrep could wait on (search/stalls.py
+        looks at each again); None unless every one is known: inotify is watching and
+        no event was lost."""
+        if self.era() is None or self.counters.overflows != self._suspects_since:
+            return None
+        return self.suspect_files().under(under)
 
     def kept_folders(self, found: list[bytes], rules: IgnoreRules) -> list[bytes]:
         """Those of the folders `found` the ignore rules keep (a watch for each); the

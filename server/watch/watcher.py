@@ -380,7 +380,7 @@ class Watcher(FollowsRoots, Hears):
         if self._switch_at is not None and walked >= self._switch_at and self._in_setup_walk():
             raise TooBig(f"the workspace has over {self._switch_at:,} folders to watch")
         try:
-            found = folder_entries(fd, folder, files)
+            found = folder_entries(fd, folder, files, self.suspect_files())
         except OSError:
             return []
         rules = self.intake.rules_for(os.fsdecode(folder))

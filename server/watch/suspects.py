@@ -1,0 +1,88 @@
+"""The entries of the watched tree that could make ripgrep wait: an ignore file that is
+not a regular file (a FIFO: ripgrep's open waits for a writer; a device: it reads it
+whole) and each repository's `.git` (its `info/exclude` lies where no watch hears).
+
+The watcher's walk sees every entry's type in the folder listing (d_type), and its
+events name every entry created, moved or deleted, so the tree's suspects are known
+with no extra look at the disk: the walk adds each ignore-named entry that is not a
+regular file (a symlink too: where it leads is looked at only when a search asks) and
+each `.git`; an event adds an ignore-named path only after one lstat says it is not a
+regular file. Nothing here is ever opened. A search (search/stalls.py) looks at each
+suspect again, so one gone or made regular since is harmless; one missed is not, so
+after a lost event (the queue overflowed) or past the cap none is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+
+# ripgrep's ignore files in a folder (search/kept.py's IGNORE_NAMES, as str).
+IGNORE_NAMES = frozenset({".gitignore", ".ignore", ".rgignore"})
+GIT = ".git"
+# Suspects remembered at most; past that none is trusted (the deadline bounds a search).
+MAX_SUSPECTS = 10_000
+
+
+def is_suspect(name: str, regular: bool) -> bool:
+    """Whether an entry called `name`, a regular file or not, is one to remember."""
+    return name == GIT or (name in IGNORE_NAMES and not regular)
+
+
+class Suspects:
+    """The suspects of the watched roots (absolute paths); thread-safe."""
+
+    def __init__(self) -> None:
+        self._paths: dict[bytes, None] = {}
+        self._lock = threading.Lock()
+        self.complete = True  # False once one may have been missed
+
+    def found(self, path: bytes) -> None:
+        """The walk met `path`, a suspect by its name and type."""
+        with self._lock:
+            if len(self._paths) >= MAX_SUSPECTS:
+                self.complete = False
+            else:
+                self._paths[path] = None
+
+    def heard(self, src: str, dest: str | None, is_dir: bool, kind: str) -> None:
+        """An event (the watcher's listener): a suspect's folder moved keeps its
+        suspects under the new name; a name created or moved in is looked at."""
+        if is_dir and kind == "moved" and dest is not None:
+            self._moved(os.fsencode(src), os.fsencode(dest))
+        path = dest if kind == "moved" else src
+        if path is None or kind not in ("created", "moved"):
+            return
+        name = os.path.basename(path)
+        if name == GIT:
+            self.found(os.fsencode(path))
+        elif name in IGNORE_NAMES and not is_dir:
+            try:
+                regular = stat.S_ISREG(os.lstat(path).st_mode)
+            except OSError:
+                return  # gone already: nothing to wait on
+            if not regular:
+                self.found(os.fsencode(path))
+
+    def lost(self) -> None:
+        """An event may have been lost: no list is sure any more."""
+        self.complete = False
+
+    def under(self, folder: bytes) -> list[bytes] | None:
+        """The suspects beneath `folder`; None when one may be missing."""
+        prefix = folder + b"/"
+        with self._lock:
+            if not self.complete:
+                return None
+            return [path for path in self._paths if path.startswith(prefix)]
+
+    def _moved(self, src: bytes, dest: bytes) -> None:
+        prefix, cut = src + b"/", len(src)
+        with self._lock:
+            for path in [p for p in self._paths if p.startswith(prefix)]:
+                del self._paths[path]
+                self._paths[dest + path[cut:]] = None
+
+
+__all__ = ["GIT", "IGNORE_NAMES", "Suspects", "is_suspect"]
