@@ -2,11 +2,12 @@
 
 ripgrep opens every `.gitignore`, `.ignore` and `.rgignore` of the folders it walks (and
 of the folders above the one searched, up to the root), and each repository's
-`info/exclude` (through a `.git` file's `gitdir:` and `commondir` too), with a plain
-blocking open following links: a FIFO planted there makes it wait for a writer that
-never comes, and a character or block device is read whole. A hostile repository could
-so make every search of its tree run to its deadline. (A socket fails to open and a
-folder fails to read: ripgrep goes on, so neither is one.)
+`.git/info/exclude` (for the folders at and above the one searched, through a `.git`
+file's `gitdir:` and `commondir` too), with a plain blocking open following links: a
+FIFO planted there makes it wait for a writer that never comes, and a character or
+block device is read whole. A hostile repository could so make every search of its tree
+run to its deadline. (A socket fails to open and a folder fails to read: ripgrep goes
+on, so neither is one.)
 
 So before a run: the folders above and at the one searched are looked at (a few lstats
 each: cheap, with or without a watcher), and the folders beneath it that the watcher
@@ -52,21 +53,21 @@ def waits(path: bytes) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
-def git_waits(root: bytes, folder: bytes) -> bool:
-    """Whether ripgrep would wait on a file of `folder`'s repository: its `info/exclude`,
-    or a `.git` file's `commondir`. A `.git` that is a link counts as one (where it
-    leads is not followed here)."""
+def git_waits(root: bytes, folder: bytes, searched_from: bool) -> bool:
+    """Whether ripgrep would wait on a file of `folder`'s repository: a `.git` folder's
+    `info/exclude` (a link to a folder is followed, as ripgrep does); for a folder it
+    runs in or under (`searched_from`), also a `.git` file's `commondir` and the
+    `info/exclude` it leads to (ripgrep reads those only there, never for a `.git`
+    file met in its walk)."""
     dot_git = os.path.join(folder, GIT.encode())
     try:
-        mode = os.lstat(dot_git).st_mode
-    except OSError:
+        mode = os.stat(dot_git).st_mode  # follows a link: ripgrep does
+    except (OSError, ValueError):
         return False
-    if stat.S_ISLNK(mode):
-        return True
     if stat.S_ISDIR(mode):
         return waits(os.path.join(dot_git, b"info", b"exclude"))
-    if not stat.S_ISREG(mode):
-        return False  # ripgrep looks for `info/exclude` beneath it: not a folder, no wait
+    if not stat.S_ISREG(mode) or not searched_from:
+        return False
     found = _git_dirs(root, folder, dot_git)
     if found and waits(os.path.join(found[0], b"commondir")):
         return True
@@ -117,7 +118,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             path = os.path.join(folder, name.encode())
             if waits(path):
                 raise _refused(os.fsdecode(path), os.fsdecode(folder))
-        avoided.exclude_off = avoided.exclude_off or git_waits(top, folder)
+        avoided.exclude_off = avoided.exclude_off or git_waits(top, folder, True)
         if folder == top or not folder.startswith(top + b"/"):
             break
         folder = os.path.dirname(folder)
@@ -126,7 +127,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         beneath, last = os.path.split(suspect)
         if beneath == here or not beneath.startswith(here + b"/"):
             continue  # looked at above
-        if waits(suspect) if last != GIT.encode() else git_waits(top, beneath):
+        if waits(suspect) if last != GIT.encode() else git_waits(top, beneath, False):
             skipped.add(beneath[len(here) + 1 :])
     outer = sorted(skipped)
     kept: list[bytes] = []

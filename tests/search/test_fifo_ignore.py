@@ -145,22 +145,29 @@ def test_a_fifo_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, 
         assert "sub/d.py" in {e["name"] for e in listed["entries"]}
 
 
-def test_a_symlink_to_a_fifo_and_a_worktree_s_fifo_exclude_are_left_out(workspace: Path) -> None:
-    """ripgrep's open follows a link; a `.git` file leads it to its git folder's
-    `info/exclude` (or `commondir`)."""
+def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclude_off(
+    workspace: Path,
+) -> None:
+    """ripgrep's open follows a link (an ignore file's, a `.git` folder's); a `.git` file
+    leads it to its git folder's `commondir` and `info/exclude` only for the folder it
+    runs in (or above): there they turn info/exclude off, in its walk they are never read."""
     _tree(workspace)
-    make(workspace, ["gd/info/keep", "wt/g.py", "gd2/keep", "wt2/h.py"])
-    fifos = [workspace / "fifo", workspace / "gd/info/exclude", workspace / "gd2/commondir"]
+    make(workspace, ["gd/info/keep", "wt/g.py", "real/info/keep", "v/h.py"])
+    fifos = [workspace / "fifo", workspace / "gd/info/exclude", workspace / "real/info/exclude"]
     for fifo in fifos:
         os.mkfifo(fifo)
     (workspace / "sub" / ".ignore").symlink_to("../fifo")
+    (workspace / "v" / ".git").symlink_to("../real")
     (workspace / "wt" / ".git").write_text("gitdir: ../gd\n")
-    (workspace / "wt2" / ".git").write_text("gitdir: ../gd2\n")
     with _watching(workspace) as core:
         found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), fifos)
         assert found["partial"] is False, found
-        assert _rel(core, found["paths"]) == OUTSIDE_SUB
-        assert "Not searched: sub, wt, wt2 (" in found["note"]
+        assert _rel(core, found["paths"]) == OUTSIDE_SUB | {"wt/g.py"}
+        assert "Not searched: sub, v (" in found["note"]
+        inside = _unstuck(lambda: calls.call(core, "grep", {"pattern": "x", "path": "wt"}), fifos)
+        assert inside["partial"] is False, inside
+        assert _rel(core, [m["file_path"] for m in inside["matches"]]) == {"wt/g.py"}
+        assert ".git/info/exclude is a FIFO or a device" in inside["note"]
 
 
 def test_the_root_s_own_fifo_exclude_turns_info_exclude_off(workspace: Path) -> None:
