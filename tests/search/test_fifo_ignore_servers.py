@@ -84,3 +84,23 @@ async def test_mcp_a_fifo_ignore_file_leaves_out_only_its_folder(workspace: Path
         )
         assert error_kind(refused) == "unsupported"
         assert "Make it a regular file" in text_of(refused)
+
+
+def test_cli_a_fifo_ignore_file_of_the_folder_searched_is_refused_at_once(
+    workspace: Path,
+) -> None:
+    """The CLI has no watcher: the folders at and above the one searched are still
+    looked at (a few lstats), so a FIFO there is named at once instead of costing the
+    deadline. (Beneath, the deadline is the CLI's bound: SECURITY.md.)"""
+    _tree(workspace)
+    for args in (["grep", "x"], ["glob", "**/*.py"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "readkeeper", *args],
+            cwd=workspace / "sub",
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
+        assert done.returncode == 2, done
+        assert "unsupported" in done.stderr
+        assert str(workspace / "sub" / ".gitignore") in done.stderr
