@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
+from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES
 from .kept import _git_dirs
 
@@ -90,7 +91,7 @@ class Avoided:
         """What the answer says of it ("" when nothing was left out)."""
         notes = []
         if self.folders:
-            named = ", ".join(self.folders[:_NAMED])
+            named = ", ".join(map(shown, self.folders[:_NAMED]))
             more = len(self.folders) - _NAMED
             if more > 0:
                 named += f" and {more} more"
@@ -150,15 +151,20 @@ def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:
 
 
 def _escaped(folder: str) -> str:
-    """`folder` as a glob matching that name only."""
-    return "".join("\\" + c if c in _GLOB_SPECIAL else c for c in folder)
+    """`folder` as a glob matching that name only. ripgrep takes only UTF-8 globs: a
+    byte of the name that is not UTF-8 becomes `?` (which matches one such byte, and
+    so maybe a look-alike sibling too: left out as well, never a wait)."""
+    return "".join(
+        "?" if "\udc80" <= c <= "\udcff" else "\\" + c if c in _GLOB_SPECIAL else c for c in folder
+    )
 
 
 def _refused(path: str, folder: str) -> ReadkeeperError:
     return ReadkeeperError(
         "unsupported",
-        f"{path} is a FIFO or a device, not a regular file: ripgrep reads it as an "
-        f"ignore file of {folder} and would wait on it, so nothing there is searched. "
+        f"{shown(path)} is a FIFO or a device, not a regular file: ripgrep reads it as "
+        f"an ignore file of {shown(folder)} and would wait on it, so nothing there is "
+        "searched. "
         "Make it a regular file (or remove it), then search again; read or list "
         "files meanwhile.",
         file_path=path,

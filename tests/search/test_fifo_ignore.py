@@ -247,16 +247,21 @@ def test_a_folder_moved_keeps_its_fifo_left_out(workspace: Path) -> None:
 
 
 def test_folder_names_are_matched_literally(workspace: Path) -> None:
-    """A name with glob characters leaves out that folder only, not its look-alikes."""
+    """A name with glob characters leaves out that folder only, not its look-alikes; a
+    name with a line break or a byte that is not UTF-8 (ripgrep takes UTF-8 globs only)
+    is left out too, and shown quoted."""
     _tree(workspace)
-    odd = "w[x]*{y},z?"
-    make(workspace, [f"{odd}/g.py", "wx/h.py", "w[x]/i.py"])
-    fifo = workspace / odd / ".gitignore"
-    os.mkfifo(fifo)
+    odd, broken = "w[x]*{y},z?", os.fsdecode(b"bad\xff")
+    make(workspace, [f"{odd}/g.py", "wx/h.py", "w[x]/i.py", "nl\nx/j.py", f"{broken}/k.py"])
+    fifos = [workspace / folder / ".gitignore" for folder in (odd, "nl\nx", broken)]
+    for fifo in fifos:
+        os.mkfifo(fifo)
     with _watching(workspace) as core:
-        found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), [fifo])
-        assert found["partial"] is False
+        found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), fifos)
+        assert found["partial"] is False, found
         assert _rel(core, found["paths"]) == set(FILES) | {"wx/h.py", "w[x]/i.py"}
+        assert '"nl\\nx"' in found["note"]
+        assert '"bad\\udcff"' in found["note"]
 
 
 def test_a_device_named_like_an_ignore_file_is_left_out(workspace: Path) -> None:
