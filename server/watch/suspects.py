@@ -41,6 +41,8 @@ class Suspects:
     def found(self, path: bytes) -> None:
         """The walk met `path`, a suspect by its name and type."""
         with self._lock:
+            if len(self._paths) >= MAX_SUSPECTS:  # those gone since go first
+                self._paths = {p: None for p in self._paths if os.path.lexists(p)}
             if len(self._paths) >= MAX_SUSPECTS:
                 self.complete = False
             else:

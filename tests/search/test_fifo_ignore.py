@@ -29,6 +29,7 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.search import rg
 from readkeeper.search.ahead import ListingAhead
+from readkeeper.watch import suspects
 from watch_core_helpers import Watching, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -296,3 +297,27 @@ def test_the_listing_built_ahead_does_not_wait_on_a_fifo(workspace: Path) -> Non
         assert "Not searched: sub (" in found["note"]
     finally:
         watching.core.close()
+
+
+def test_the_suspects_kept_are_bounded_and_those_gone_make_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the cap none is trusted (the deadline is then the bound), after the ones
+    no longer there have been let go."""
+    monkeypatch.setattr(suspects, "MAX_SUSPECTS", 3)
+    kept = suspects.Suspects()
+    made = [tmp_path / f"d{index}" / ".gitignore" for index in range(4)]
+    for path in made:
+        path.parent.mkdir()
+        os.mkfifo(path)
+        kept.heard(str(path), None, False, "created")
+    assert kept.under(os.fsencode(tmp_path)) is None
+    again = suspects.Suspects()
+    for path in made[:3]:
+        again.heard(str(path), None, False, "created")
+    made[0].unlink()
+    again.heard(str(made[3]), None, False, "created")
+    assert sorted(again.under(os.fsencode(tmp_path)) or []) == [bytes(p) for p in made[1:]]
+    (tmp_path / "d1" / "plain").mkdir()
+    again.heard(str(tmp_path / "d1" / "plain" / ".ignore"), None, False, "created")  # gone
+    assert len(again.under(os.fsencode(tmp_path)) or []) == 3
