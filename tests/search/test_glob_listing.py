@@ -380,8 +380,8 @@ def test_a_fifo_where_git_s_own_files_are_read_never_stalls_a_glob(
 ) -> None:
     """readkeeper reads a few small files of git's to know what a listing depends on (a
     `.git` file's `gitdir:`, the `commondir` there): a FIFO planted there is never
-    opened, and a `gitdir:` out of the root is not followed. (ripgrep itself still
-    waits on a FIFO named like an ignore file: SECURITY.md's known limits.)"""
+    opened, and a `gitdir:` out of the root is not followed. (ripgrep's own ignore
+    files: tests/search/test_fifo_ignore.py.)"""
     outside = tmp_path / "outside"
     outside.mkdir()
     os.mkfifo(outside / "commondir")
