@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import pytest_asyncio
@@ -46,6 +46,25 @@ def _private_state(
     servers started as processes inherit them."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+class LinkedCache(NamedTuple):
+    link: Path  # the environment's cache folder, a symlink to `elsewhere`
+    elsewhere: Path  # a private folder the cache must never write in
+
+
+@pytest.fixture
+def symlinked_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LinkedCache:
+    """The environment's cache folder (XDG_CACHE_HOME/readkeeper) made a symlink to a
+    private folder elsewhere: a cache that followed it would write there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    home = tmp_path / "cache-home"
+    home.mkdir()
+    link = home / "readkeeper"
+    link.symlink_to(elsewhere)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return LinkedCache(link, elsewhere)
 
 
 @pytest.fixture
