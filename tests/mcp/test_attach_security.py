@@ -9,14 +9,13 @@ import json
 import os
 import socket
 import struct
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import run_as_nobody
-from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import call, mcp_env, stdio_client
 from readkeeper.attach import discovery, framing
 from readkeeper.attach.client import AttachClient
 from readkeeper.attach.listener import Listener
@@ -24,21 +23,6 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 
 NOBODY = 65534
-
-
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = private_runtime_dir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def listener(runtime: Path, core: Readkeeper, workspace: Path) -> Iterator[Listener]:
-    served = Listener(core)
-    assert served.start([str(workspace)])
-    yield served
-    served.close()
 
 
 def test_the_socket_and_its_folder_are_private(listener: Listener, workspace: Path) -> None:
