@@ -232,6 +232,23 @@ def test_a_patch_keeps_crlf_and_applies_replacements_in_order(
     assert path.read_bytes() == b"1-3\r\n4\r\n"
 
 
+def test_a_patch_sees_crlf_as_lf_in_the_file_and_in_its_strings(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # endings.lf, the edits' one rule: a CRLF in the file or in old_string matches an LF,
+    # and what the patch puts in takes the file's dominant ending (here CRLF).
+    path = workspace / "mixed.txt"
+    path.write_bytes(b"a\r\nb\r\nc\nd\r\nlone\rcr\n")
+    calls.call(core, "read", {"file_path": "mixed.txt"})
+    edits = [
+        {"old_string": "a\r\nb", "new_string": "A\r\nB"},
+        {"old_string": "c\nd", "new_string": "C\nD"},
+    ]
+    done = calls.call(core, "patch", {"file_path": "mixed.txt", "edits": edits})
+    assert "+A\n+B\n+C\n+D" in done["diff"]
+    assert path.read_bytes() == b"A\r\nB\r\nC\r\nD\r\nlone\rcr\n"  # a lone CR is text
+
+
 async def test_over_lsp_patch_stat_move_and_mkdir_answer_and_refuse_with_kinds(
     lsp: Session, workspace: Path
 ) -> None:
