@@ -236,6 +236,16 @@ def read_small_in(folder: int, name: str | bytes, limit: int) -> bytes:
         os.close(fd)
 
 
+def read_small(path: str | bytes, limit: int) -> bytes:
+    """`read_small_in` of a path's last name in its folder (a folder of readkeeper's own,
+    or one the caller checked: the way to it is not confined)."""
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return read_small_in(folder, os.path.basename(path), limit)
+    finally:
+        os.close(folder)
+
+
 def peek(fd: int, size: int) -> bytes:
     """The first `size` bytes of an open file, wherever its position is."""
     try:

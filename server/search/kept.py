@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 
-from ..files.fileio import read_small_in
+from ..files.fileio import read_small
 from ..files.ignore import VCS_FOLDERS, IgnoreRules
 
 # The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
@@ -162,11 +162,7 @@ def small_file(path: bytes, limit: int) -> bytes:
     """The first `limit` bytes of the regular file at `path`. Raises OSError
     (FileNotFoundError when there is none) for anything else: a FIFO, a device or a
     symlink is never opened (a FIFO would block the glob; a link could lead out)."""
-    folder = os.open(os.path.dirname(path) or b".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        return read_small_in(folder, os.path.basename(path), limit)
-    finally:
-        os.close(folder)
+    return read_small(path, limit)
 
 
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:

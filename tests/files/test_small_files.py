@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from readkeeper.files.fileio import read_small_in
+from readkeeper.files.fileio import read_small, read_small_in
 
 
 @pytest.fixture
@@ -50,3 +50,12 @@ def test_a_folder_is_refused(tmp_path: Path, folder: int) -> None:
     (tmp_path / "sub").mkdir()
     with pytest.raises(OSError, match="not a regular file"):
         read_small_in(folder, "sub", 10)
+
+
+def test_a_path_is_read_by_its_last_name_in_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"abc")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    assert read_small(str(tmp_path / "a"), 2) == b"ab"
+    assert read_small(os.fsencode(tmp_path / "a"), 10) == b"abc"
+    with pytest.raises(OSError, match="not a regular file"):
+        read_small(str(tmp_path / "link"), 10)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run_as_nobody
+from helpers import run_as_nobody, run_python
 from mcp_helpers import call, mcp_env, stdio_client
 from readkeeper.attach import discovery, framing
 from readkeeper.attach.client import AttachClient
@@ -268,3 +268,23 @@ def test_an_agent_past_the_connection_limit_is_told_so_and_the_others_go_on(
         answer = framing.exchange(first, {"id": 2, "method": "stats", "params": {}})
         assert answer is not None
         assert "result" in answer, answer
+
+
+def test_a_discovery_file_that_is_a_fifo_or_a_link_is_no_server_not_a_hang(
+    runtime: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # An `readkeeper mcp` that looks for the editor's server must start whatever sits
+    # in the runtime folder: a FIFO (whose open would wait for a writer) or a symlink
+    # to a discovery file elsewhere is no server.
+    folder = discovery.runtime_dir()
+    sub = workspace / "sub"
+    sub.mkdir()
+    os.mkfifo(discovery.discovery_path(folder, str(sub)))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"socket": "/x", "pid": os.getpid(), "root": "/"}))
+    os.symlink(elsewhere, discovery.discovery_path(folder, str(workspace)))
+    script = (
+        "import sys; from readkeeper.attach import discovery; print(discovery.find(sys.argv[1]))"
+    )
+    done = run_python(script, str(sub))
+    assert (done.returncode, done.stdout.strip()) == (0, "None"), done.stderr
