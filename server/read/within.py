@@ -47,10 +47,15 @@ def count_within(counter: TokenCounter, text: str, cap: int) -> int | None:
     return count_until(counter, text, cap)[0]
 
 
-def measure_within(counter: TokenCounter, text: str, near: int, cap: int) -> int | None:
-    """`counter.measure(text, near)` (the estimate, when far below `near`) when at most
-    `cap`, else None, counting no further past `cap` than `count_until`."""
+def measure_until(counter: TokenCounter, text: str, near: int, cap: int) -> tuple[int | None, int]:
+    """`count_until`, but the estimate when it is far below `near` (as
+    `counter.measure(text, near)` answers)."""
     estimate = estimate_tokens(text)
     if estimate < near * EXACT_COUNT_FRACTION:
-        return estimate if estimate <= cap else None
-    return count_within(counter, text, cap)
+        return (estimate, len(text) + 1) if estimate <= cap else (None, len(text))
+    return count_until(counter, text, cap)
+
+
+def measure_within(counter: TokenCounter, text: str, near: int, cap: int) -> int | None:
+    """`counter.measure(text, near)` when at most `cap`, else None (`measure_until`)."""
+    return measure_until(counter, text, near, cap)[0]

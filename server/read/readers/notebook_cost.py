@@ -13,7 +13,7 @@ import attrs
 from ...protocol import NotebookCell, converter
 from ...settings import Settings
 from ..tokens import TokenCounter
-from ..within import measure_within
+from ..within import measure_until, measure_within
 
 CUT_MARK = "[cell cut: over the token cap]"
 
@@ -57,11 +57,20 @@ def cost_within(
 def cut_cell(
     cell: NotebookCell, cap: int, counter: TokenCounter, settings: Settings
 ) -> NotebookCell:
-    """A lone cell over the cap, without its outputs and with its source cut to fit."""
+    """A lone cell over the cap, without its outputs and with its source cut to fit. A
+    shorter source is tried until one fits; one whose JSON starts with a text already
+    found over the cap is over too, and is not counted."""
     source = cell.source
     trimmed = attrs.evolve(cell, outputs=[] if cell.outputs is not None else None, note=CUT_MARK)
+    over = None  # the longest start of a candidate's JSON known to be over the cap
     while True:
         candidate = attrs.evolve(trimmed, source=source)
-        if not source or cost_within([candidate], counter, settings, cap) is not None:
+        if not source:
             return candidate
+        text = _as_json([candidate])
+        if over is None or not text.startswith(over):
+            tokens, at = measure_until(counter, text, settings.max_tokens, cap)
+            if tokens is not None:
+                return candidate
+            over = text[:at]
         source = source[: int(len(source) * 0.8)]
