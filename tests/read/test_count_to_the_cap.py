@@ -4,12 +4,11 @@ neither counts the text far past the cap (the count is the costly part of both).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from document_samples import page_text, text_pdf
+from document_samples import code_notebook, page_text, text_pdf
 
 from helpers import read, refused
 from readkeeper.core import Readkeeper
@@ -92,26 +91,11 @@ def test_a_pdf_page_alone_over_the_cap_is_cut_without_counting_it_again_and_agai
     assert spy.chars < len(page) // 2  # a whole count of each shorter prefix: 10 pages
 
 
-def notebook(sources: list[str]) -> str:
-    cells = [
-        {
-            "cell_type": "code",
-            "id": f"c{i}",
-            "metadata": {},
-            "source": source,
-            "outputs": [],
-            "execution_count": None,
-        }
-        for i, source in enumerate(sources)
-    ]
-    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
-
-
 def test_a_notebook_cell_alone_over_the_cap_is_cut_without_counting_it_again_and_again(
     workspace: Path,
 ) -> None:
     source = "".join(f"value_{i} = {i * 7919 % 100_003}  # entry {i}\n" for i in range(8000))
-    (workspace / "big.ipynb").write_text(notebook([source, "x = 1\n"]))
+    (workspace / "big.ipynb").write_text(code_notebook([source, "x = 1\n"]))
     core, spy = spied(workspace)
     file = read(core, "big.ipynb")["file"]
     assert isinstance(file, dict)
