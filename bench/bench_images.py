@@ -23,9 +23,7 @@ Rows:
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
-import json
 import statistics
 import sys
 import time
@@ -36,7 +34,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from document_samples import encode, screenshot  # noqa: E402
+from document_samples import code_notebook, encode, png_output, screenshot  # noqa: E402
 from image_bombs import png_bomb  # noqa: E402
 
 from common import (  # noqa: E402
@@ -193,22 +191,7 @@ def storm(root: Path, log: Any, picture: bytes, tag: str) -> dict[str, Any]:
 
 
 def notebook(root: Path, log: Any, bomb: bytes) -> dict[str, Any]:
-    data = base64.b64encode(bomb).decode()
-    cells = [
-        {
-            "cell_type": "code",
-            "execution_count": n,
-            "id": f"c{n}",
-            "metadata": {},
-            "source": ["plot()"],
-            "outputs": [
-                {"output_type": "display_data", "metadata": {}, "data": {"image/png": data}}
-            ],
-        }
-        for n in range(6)
-    ]
-    book = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (root / "plots.ipynb").write_text(json.dumps(book))
+    (root / "plots.ipynb").write_text(code_notebook(["plot()"] * 6, [png_output(bomb)]))
     with server(READKEEPER_SERVE, root, log) as lsp:
         start = time.perf_counter()
         lsp.request("readkeeper/read", {"file_path": "plots.ipynb", "include_images": True})

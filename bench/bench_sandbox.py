@@ -35,13 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
-import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,47 +54,12 @@ from readkeeper.core import Readkeeper
 from readkeeper.protocol import ReadParams
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from swapper import swapping  # noqa: E402  (the race tests' swapper)
+
 RESULTS = HERE / "results" / "sandbox.json"
 SECRET = "sandbox-secret-5f1e9c-outside-the-workspace"
-
-# The same swapper as tests/sandbox_helpers.py: a separate process, so no GIL takes
-# turns with the server; it dies with this one (PR_SET_PDEATHSIG).
-SWAPPER = r"""
-import ctypes, os, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-rename = libc.renameat2
-rename.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-for _ in range(2):
-    if rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
-        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
-os.write(1, b"ready\n")
-while True:
-    rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
-"""
-
-
-@contextmanager
-def swapping(a: Path, b: Path) -> Iterator[None]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(a), str(b)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 15)
-        if not ready or not os.read(process.stdout.fileno(), 64).startswith(b"ready"):
-            raise RuntimeError(f"the swapper did not start: {process.stderr!r}")
-        yield
-        if process.poll() is not None:
-            raise RuntimeError("the swapper stopped before the tries ended")
-    finally:
-        process.kill()
-        process.wait()
 
 
 class RaceServer(LspProcess):

@@ -14,7 +14,7 @@ from typing import TextIO
 from . import __version__
 from .cli_search import COMMANDS as SEARCH_COMMANDS
 from .cli_search import add_commands as add_search_commands
-from .cli_search import root_refusal
+from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
 from .errors import ReadkeeperError
@@ -285,16 +285,11 @@ def _missing_stream(args: argparse.Namespace) -> str | None:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from .core import Readkeeper
     from .protocol import ReadParams, unstructure
 
-    refused = root_refusal(args.root)
-    if refused:
-        print(refused, file=sys.stderr)
+    core = open_core(args.root)
+    if core is None:
         return 2
-    core = Readkeeper(roots=[args.root or os.getcwd()])
-    for warning in core.settings_warnings:
-        print(warning, file=sys.stderr)
     params = ReadParams(
         file_path=args.path,
         offset=args.offset,

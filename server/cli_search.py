@@ -7,11 +7,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ReadkeeperError
 from .hints import for_cli
 from .search.shown import lines
+
+if TYPE_CHECKING:
+    from .core import Readkeeper
 
 COMMANDS = ("grep", "glob", "ls")
 
@@ -51,18 +54,28 @@ def root_refusal(root: str | None) -> str | None:
     return f"readkeeper: --root {root} is not a folder; pass the project's folder."
 
 
+def open_core(root: str | None) -> Readkeeper | None:
+    """A command's core for `--root` (default: here), the warnings of its settings said
+    on stderr; None, after the usage error, when `--root` names no folder."""
+    from .core import Readkeeper
+
+    refused = root_refusal(root)
+    if refused:
+        print(refused, file=sys.stderr)
+        return None
+    core = Readkeeper(roots=[root or os.getcwd()])
+    for warning in core.settings_warnings:
+        print(warning, file=sys.stderr)
+    return core
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve one of the commands; the exit status (1: nothing found, or an error)."""
     from . import calls
-    from .core import Readkeeper
 
-    refused = root_refusal(args.root)
-    if refused:
-        print(refused, file=sys.stderr)
+    core = open_core(args.root)
+    if core is None:
         return 2
-    core = Readkeeper(roots=[args.root or os.getcwd()])
-    for warning in core.settings_warnings:
-        print(warning, file=sys.stderr)
     method, params = _params(args)
     try:
         result = calls.call(core, method, params)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 import pytest_asyncio
@@ -20,6 +20,9 @@ from pytest_lsp import client_capabilities
 from ci_skips import pytest_configure, pytest_runtest_makereport  # noqa: F401
 from readkeeper.client import JsonRpcException, ReadkeeperClient
 from readkeeper.core import Readkeeper
+
+if TYPE_CHECKING:
+    from readkeeper.attach.listener import Listener
 
 
 @pytest.fixture
@@ -46,6 +49,46 @@ def _private_state(
     servers started as processes inherit them."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+class LinkedCache(NamedTuple):
+    link: Path  # the environment's cache folder, a symlink to `elsewhere`
+    elsewhere: Path  # a private folder the cache must never write in
+
+
+@pytest.fixture
+def symlinked_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LinkedCache:
+    """The environment's cache folder (XDG_CACHE_HOME/readkeeper) made a symlink to a
+    private folder elsewhere: a cache that followed it would write there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    home = tmp_path / "cache-home"
+    home.mkdir()
+    link = home / "readkeeper"
+    link.symlink_to(elsewhere)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return LinkedCache(link, elsewhere)
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private XDG_RUNTIME_DIR of the test's own, where attach sockets are published."""
+    from mcp_helpers import private_runtime_dir  # the MCP SDK, only for tests that attach
+
+    folder = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def listener(runtime: Path, core: Readkeeper, workspace: Path) -> Iterator[Listener]:
+    """The attach socket of a real core serving `workspace`, published in `runtime`."""
+    from readkeeper.attach.listener import Listener
+
+    served = Listener(core)
+    assert served.start([str(workspace)])
+    yield served
+    served.close()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import io
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,28 @@ def every_output_notebook() -> dict[str, Any]:
         v4.new_raw_cell("raw text"),
     ]
     return dict(nb)
+
+
+def code_notebook(sources: list[str], outputs: list[dict[str, Any]] | None = None) -> str:
+    """A v4.5 notebook (as its JSON text) of a code cell per source, each with `outputs`."""
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": n,
+            "id": f"c{n}",
+            "metadata": {},
+            "source": source,
+            "outputs": outputs or [],
+        }
+        for n, source in enumerate(sources)
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def png_output(png: bytes) -> dict[str, Any]:
+    """A display_data output showing `png`."""
+    data = {"image/png": base64.b64encode(png).decode()}
+    return {"output_type": "display_data", "metadata": {}, "data": data}
 
 
 def notebook_with_plots(target_bytes: int, seed: int = 0) -> dict[str, Any]:

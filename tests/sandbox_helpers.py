@@ -3,8 +3,7 @@ the workspace that holds it, a process that swaps two names as fast as the kerne
 a server session whose stderr cannot fill up, and a tally of what a run of racing
 requests got back.
 
-The swapper is a separate process (not a thread), so the GIL never takes turns with the
-server's requests: the names really change between any two system calls.
+The swapper lives in swapper.py (the sandbox benchmark runs it too).
 """
 
 from __future__ import annotations
@@ -12,13 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
-import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,36 +27,9 @@ from readkeeper.client import JsonRpcException, ReadkeeperClient
 # Text that only the files outside the workspace hold: if it shows up in any reply, the
 # reply carries content from outside the workspace.
 SECRET = "sandbox-secret-5f1e9c-outside-the-workspace"
-SWAPPER_READY_S = 15.0
 SERVER_CLOSE_S = 15.0
 # A batch of requests that takes longer than this is a hang, not a slow machine.
 BATCH_DEADLINE_S = 60.0
-
-# Exchanges two names atomically (renameat2 RENAME_EXCHANGE) in a tight loop until
-# killed; dies with its parent (PR_SET_PDEATHSIG), so no run leaves one behind.
-_SWAPPER = r"""
-import ctypes, os, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-rename = libc.renameat2
-rename.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-for _ in range(2):
-    if rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
-        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
-os.write(1, b"ready\n")
-while True:
-    rename(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
-"""
-
-
-def exchange(a: Path, b: Path) -> None:
-    """Trade the names `a` and `b` once, as the swapper does (after it stopped)."""
-    aside = a.with_name(a.name + ".aside")
-    os.rename(a, aside)
-    os.rename(b, a)
-    os.rename(aside, b)
 
 
 def outside_folder(tmp_path: Path, name: str = "outside") -> Path:
@@ -73,37 +42,6 @@ def outside_folder(tmp_path: Path, name: str = "outside") -> Path:
 def leaked(value: Any) -> bool:
     """Whether `value` (a result, an error's message and data) carries the secret."""
     return SECRET in json.dumps(value, default=str)
-
-
-@contextmanager
-def swapping(a: Path, b: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """While the block runs, `a` and `b` trade places continuously (a file with a
-    symlink, a folder with a symlink). The swapper is killed on the way out, whatever
-    happens; it must still be running then, or the block did not race anything."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", _SWAPPER, str(a), str(b)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + SWAPPER_READY_S
-        while True:
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"the swapper did not start within {SWAPPER_READY_S:g} s"
-            ready, _, _ = select.select([process.stdout], [], [], remaining)
-            if ready:
-                line = os.read(process.stdout.fileno(), 64)
-                if line.startswith(b"ready"):
-                    break
-                _, err = process.communicate(timeout=SWAPPER_READY_S)
-                raise AssertionError(f"the swapper failed: {err.decode(errors='replace')}")
-        yield process
-        assert process.poll() is None, "the swapper stopped before the tries ended"
-    finally:
-        process.kill()
-        process.wait()
 
 
 class SandboxClient(ReadkeeperClient):

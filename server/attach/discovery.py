@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ReadkeeperError
+from ..files.fileio import read_small
 
 
 def unsupported() -> str | None:
@@ -215,13 +216,9 @@ def _live(path: str, folder: str) -> Found | None:
 
 
 def _load(path: str) -> dict[str, Any] | None:
+    # A regular file only: a FIFO planted in its place would block the open for good.
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd) as source:
-            entry = json.loads(source.read(1 << 16))
+        entry = json.loads(read_small(path, 1 << 16))
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) else None

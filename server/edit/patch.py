@@ -27,6 +27,7 @@ from ..protocol.files import PatchParams
 from ..read.diffs import bounded_diff
 from .commit import entry, resolve_for_change
 from .edits import edit
+from .endings import lf
 from .matching import find_all, line_numbers, no_match
 from .services import EditServices
 
@@ -109,7 +110,7 @@ def _current_text(core: PatchServices, real: str) -> str:
     unsaved changes, else the disk (an edit reads it again when it commits)."""
     buffer = core.buffers.get(real)
     if buffer is not None and buffer.edited:
-        return buffer.text.replace("\r\n", "\n")
+        return lf(buffer.text)
     text = core.disk_text(real)
     if text is None:
         raise ReadkeeperError(
@@ -119,7 +120,7 @@ def _current_text(core: PatchServices, real: str) -> str:
             f"or it is larger than the read cap. See what it is ({call('stat', path=real)}).",
             file_path=real,
         )
-    return text.replace("\r\n", "\n")
+    return lf(text)
 
 
 def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
@@ -127,8 +128,8 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
     cannot be (nothing is written then)."""
     current = text
     for index, one in enumerate(params.edits):
-        old = one.old_string.replace("\r\n", "\n")
-        new = one.new_string.replace("\r\n", "\n")
+        old = lf(one.old_string)
+        new = lf(one.new_string)
         where = f"edits[{index}]"
         if not old:
             raise ReadkeeperError(

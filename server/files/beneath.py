@@ -232,7 +232,7 @@ class Anchor:
             os.close(current)
 
 
-def lstat_in(folder_fd: int, name: str) -> os.stat_result | None:
+def lstat_in(folder_fd: int, name: str | bytes) -> os.stat_result | None:
     """The entry `name` in a folder, not followed if it is a symlink; None if missing."""
     try:
         return os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
@@ -240,7 +240,7 @@ def lstat_in(folder_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def open_in(folder_fd: int, name: str, flags: int, mode: int = 0o666) -> int:
+def open_in(folder_fd: int, name: str | bytes, flags: int, mode: int = 0o666) -> int:
     """Open the entry `name` of a folder, never through a symlink."""
     try:
         return os.open(name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=folder_fd)

@@ -212,6 +212,40 @@ def read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def read_small_in(folder: int, name: str | bytes, limit: int) -> bytes:
+    """The first `limit` bytes of the regular file `name` in an open folder: a side file
+    readkeeper reads for itself (an ignore file, a `.git` file), not one the agent asked
+    for. Raises OSError (FileNotFoundError when there is none) for anything else: a FIFO
+    or a device is never opened (a FIFO would block, some devices act when opened), nor
+    a symlink (it could lead anywhere)."""
+    pre = lstat_in(folder, name)
+    if pre is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file", name)
+    if not stat.S_ISREG(pre.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", name)
+    fd = open_in(folder, name, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the lstat
+            raise OSError(errno.EINVAL, "not a regular file", name)
+        parts: list[bytes] = []
+        while limit > 0 and (chunk := os.read(fd, min(_CHUNK, limit))):
+            parts.append(chunk)
+            limit -= len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def read_small(path: str | bytes, limit: int) -> bytes:
+    """`read_small_in` of a path's last name in its folder (a folder of readkeeper's own,
+    or one the caller checked: the way to it is not confined)."""
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return read_small_in(folder, os.path.basename(path), limit)
+    finally:
+        os.close(folder)
+
+
 def peek(fd: int, size: int) -> bytes:
     """The first `size` bytes of an open file, wherever its position is."""
     try:

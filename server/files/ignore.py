@@ -32,10 +32,9 @@ from contextlib import suppress
 
 from pathspec import GitIgnoreSpec
 
-from ..errors import ReadkeeperError
 from ..settings import DEFAULT_WATCH_EXCLUDE
-from .beneath import Anchor, lstat_in, open_in
-from .fileio import read_at_most
+from .beneath import Anchor, lstat_in
+from .fileio import read_small_in
 from .globcost import affordable
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
@@ -182,17 +181,9 @@ def _read_lines(folder_fd: int, name: str) -> list[str]:
     # A repository may ship a .gitignore that is a FIFO (an open would block the
     # watcher for good) or a symlink (git itself does not follow those either).
     try:
-        fd = open_in(folder_fd, name, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_small_in(folder_fd, name, _MAX_IGNORE_FILE_BYTES)
     except OSError:
         return []
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return []
-        data = read_at_most(fd, _MAX_IGNORE_FILE_BYTES)
-    except (OSError, ReadkeeperError):
-        return []
-    finally:
-        os.close(fd)
     return data.decode("utf-8", "replace").splitlines()
 
 

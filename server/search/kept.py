@@ -18,7 +18,6 @@ config, parents' ignore files) can then change its answer. In doubt, ripgrep run
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 
+from ..files.fileio import read_small
 from ..files.ignore import VCS_FOLDERS, IgnoreRules
 
 # The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
@@ -162,15 +162,7 @@ def small_file(path: bytes, limit: int) -> bytes:
     """The first `limit` bytes of the regular file at `path`. Raises OSError
     (FileNotFoundError when there is none) for anything else: a FIFO, a device or a
     symlink is never opened (a FIFO would block the glob; a link could lead out)."""
-    if not stat.S_ISREG(os.lstat(path).st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", path)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the lstat
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        return os.read(fd, limit)
-    finally:
-        os.close(fd)
+    return read_small(path, limit)
 
 
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import swapping
+from swapper import swapping
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
 
 from readkeeper.attachments import gitstatus

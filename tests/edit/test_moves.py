@@ -211,25 +211,31 @@ def test_a_patch_dry_run_writes_and_records_nothing(core: Readkeeper, workspace:
     assert error.kind == "not_read"
 
 
+def patched(core: Readkeeper, workspace: Path, data: bytes, *edits: tuple[str, str]) -> bytes:
+    """The bytes of a file holding `data` after a read and a patch of `edits`."""
+    (workspace / "w.txt").write_bytes(data)
+    calls.call(core, "read", {"file_path": "w.txt"})
+    pairs = [{"old_string": old, "new_string": new} for old, new in edits]
+    calls.call(core, "patch", {"file_path": "w.txt", "edits": pairs})
+    return (workspace / "w.txt").read_bytes()
+
+
 def test_a_patch_keeps_crlf_and_applies_replacements_in_order(
     core: Readkeeper, workspace: Path
 ) -> None:
-    path = workspace / "w.txt"
-    path.write_bytes(b"one\r\ntwo\r\nthree\r\nfour\r\n")
-    calls.call(core, "read", {"file_path": "w.txt"})
-    calls.call(
-        core,
-        "patch",
-        {
-            "file_path": "w.txt",
-            "edits": [
-                {"old_string": "one\ntwo", "new_string": "1\n2"},
-                {"old_string": "1\n2\nthree", "new_string": "1-3"},
-                {"old_string": "four", "new_string": "4"},
-            ],
-        },
-    )
-    assert path.read_bytes() == b"1-3\r\n4\r\n"
+    edits = [("one\ntwo", "1\n2"), ("1\n2\nthree", "1-3"), ("four", "4")]
+    assert patched(core, workspace, b"one\r\ntwo\r\nthree\r\nfour\r\n", *edits) == b"1-3\r\n4\r\n"
+
+
+def test_a_patch_sees_crlf_as_lf_in_the_file_and_in_its_strings(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # endings.lf, the edits' one rule: a CRLF in the file or in old_string matches an LF,
+    # and what the patch puts in takes the file's dominant ending (here CRLF); a lone CR
+    # is text.
+    edits = [("a\r\nb", "A\r\nB"), ("c\nd", "C\nD")]
+    after = patched(core, workspace, b"a\r\nb\r\nc\nd\r\nlone\rcr\n", *edits)
+    assert after == b"A\r\nB\r\nC\r\nD\r\nlone\rcr\n"
 
 
 async def test_over_lsp_patch_stat_move_and_mkdir_answer_and_refuse_with_kinds(

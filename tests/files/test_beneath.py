@@ -248,7 +248,8 @@ def test_both_walks_hold_against_a_racing_swapper(walk: str, tmp_path: Path) -> 
     """Raced in process (so the portable fallback is raced too): a folder swapped with
     a symlink out, 1,000 reads and 1,000 creates, nothing read or made outside, and
     every refusal a named error."""
-    from sandbox_helpers import SECRET, swapping
+    from sandbox_helpers import SECRET
+    from swapper import swapping
 
     from readkeeper.core import Readkeeper
     from readkeeper.protocol import ReadParams, WriteParams

@@ -14,13 +14,12 @@ from typing import Any
 import pytest_asyncio
 from sandbox_helpers import (
     Tally,
-    exchange,
     in_batches,
     listing,
     outside_folder,
     sandbox_session,
-    swapping,
 )
+from swapper import exchange, swapping
 from test_sandbox_races import settle_into
 
 from conftest import Session

@@ -27,14 +27,13 @@ import pytest_asyncio
 from sandbox_helpers import (
     SECRET,
     Tally,
-    exchange,
     in_batches,
     leaked,
     listing,
     outside_folder,
     sandbox_session,
-    swapping,
 )
+from swapper import exchange, swapping
 
 from conftest import Session
 from readkeeper.client import JsonRpcException

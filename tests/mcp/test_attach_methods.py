@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
 from readkeeper.attach import scope
 from readkeeper.attach.listener import Listener
-from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 
 SECRET = "TOPSECRET_OF_THE_EDITOR"
@@ -82,17 +80,6 @@ def test_a_method_without_a_decision_is_refused(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(ReadkeeperError) as refused:
         narrow.params("grep", {"pattern": "x"})
     assert refused.value.kind == "unsupported"
-
-
-@pytest.fixture
-def listener(
-    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Listener]:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir()))
-    served = Listener(core)
-    assert served.start([str(workspace)])
-    yield served
-    served.close()
 
 
 def named(params: dict[str, Any], sub: Path) -> set[str]:

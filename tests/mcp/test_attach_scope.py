@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from helpers import wait_until
 from mcp_helpers import call, error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.attach import framing
 from readkeeper.attach.listener import Listener
-from readkeeper.core import Readkeeper
 
 
 @pytest.fixture
@@ -67,17 +65,6 @@ async def test_an_attached_mcp_is_held_to_its_own_root(workspace: Path, layout: 
             assert str(workspace / "secret.env") not in text_of(missing)
     finally:
         await lsp.client.close()
-
-
-@pytest.fixture
-def listener(
-    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Listener]:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir()))
-    served = Listener(core)
-    assert served.start([str(workspace)])
-    yield served
-    served.close()
 
 
 class Raw:

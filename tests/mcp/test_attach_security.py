@@ -9,14 +9,13 @@ import json
 import os
 import socket
 import struct
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import run_as_nobody
-from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
+from helpers import run_as_nobody, run_python
+from mcp_helpers import call, mcp_env, stdio_client
 from readkeeper.attach import discovery, framing
 from readkeeper.attach.client import AttachClient
 from readkeeper.attach.listener import Listener
@@ -24,21 +23,6 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 
 NOBODY = 65534
-
-
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = private_runtime_dir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def listener(runtime: Path, core: Readkeeper, workspace: Path) -> Iterator[Listener]:
-    served = Listener(core)
-    assert served.start([str(workspace)])
-    yield served
-    served.close()
 
 
 def test_the_socket_and_its_folder_are_private(listener: Listener, workspace: Path) -> None:
@@ -284,3 +268,23 @@ def test_an_agent_past_the_connection_limit_is_told_so_and_the_others_go_on(
         answer = framing.exchange(first, {"id": 2, "method": "stats", "params": {}})
         assert answer is not None
         assert "result" in answer, answer
+
+
+def test_a_discovery_file_that_is_a_fifo_or_a_link_is_no_server_not_a_hang(
+    runtime: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # An `readkeeper mcp` that looks for the editor's server must start whatever sits
+    # in the runtime folder: a FIFO (whose open would wait for a writer) or a symlink
+    # to a discovery file elsewhere is no server.
+    folder = discovery.runtime_dir()
+    sub = workspace / "sub"
+    sub.mkdir()
+    os.mkfifo(discovery.discovery_path(folder, str(sub)))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"socket": "/x", "pid": os.getpid(), "root": "/"}))
+    os.symlink(elsewhere, discovery.discovery_path(folder, str(workspace)))
+    script = (
+        "import sys; from readkeeper.attach import discovery; print(discovery.find(sys.argv[1]))"
+    )
+    done = run_python(script, str(sub))
+    assert (done.returncode, done.stdout.strip()) == (0, "None"), done.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 
+from conftest import LinkedCache
 from helpers import read, stdlib_text_files
 from readkeeper.core import Readkeeper
 from readkeeper.files.user_cache import UserCache, encode_entry
@@ -208,17 +209,11 @@ def test_a_file_swapped_under_the_same_mtime_and_size_is_counted_anew(workspace:
 
 
 def test_a_cache_folder_that_is_a_symlink_is_not_used(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, symlinked_cache: LinkedCache
 ) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir(mode=0o700)
-    home = tmp_path / "cache-home"
-    home.mkdir()
-    (home / "readkeeper").symlink_to(elsewhere)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     (workspace / "m.txt").write_text("\n".join(LINES))
     assert forced_tokens(workspace, "m.txt") == exact(LINES)
-    assert list(elsewhere.iterdir()) == []
+    assert list(symlinked_cache.elsewhere.iterdir()) == []
 
 
 def test_stats_report_each_cache_s_lookups_and_hits(workspace: Path) -> None:

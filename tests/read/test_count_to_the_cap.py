@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from document_samples import code_notebook, page_text, text_pdf
 
 from helpers import read, refused
 from readkeeper.core import Readkeeper
@@ -38,9 +39,9 @@ def big(workspace: Path) -> Path:
     return path
 
 
-def spied(workspace: Path) -> tuple[Readkeeper, EncodeSpy]:
+def spied(workspace: Path, cap: int = CAP) -> tuple[Readkeeper, EncodeSpy]:
     core = Readkeeper(
-        roots=[str(workspace)], client_settings={"max_tokens": CAP, "max_size_bytes": 10**7}
+        roots=[str(workspace)], client_settings={"max_tokens": cap, "max_size_bytes": 10**7}
     )
     return core, EncodeSpy(core)
 
@@ -64,3 +65,40 @@ def test_a_ranged_read_over_the_cap_is_refused_without_counting_the_whole_range(
     assert spy.chars < big.stat().st_size // 5
     assert error.data["tokens"] > CAP * 10  # the whole range's, scaled from the counted
     assert "about" in error.message
+
+
+def test_a_pdf_over_the_cap_is_not_counted_past_it(workspace: Path) -> None:
+    pages = [page_text(n, lines=120) for n in range(1, 21)]
+    (workspace / "long.pdf").write_bytes(text_pdf(pages))
+    core, spy = spied(workspace)
+    file = read(core, "long.pdf", pages="1-20")["file"]
+    assert isinstance(file, dict)
+    assert file["partial"] is True
+    assert file["tokens"] <= CAP
+    assert spy.chars < sum(map(len, pages)) // 3
+
+
+def test_a_pdf_page_alone_over_the_cap_is_cut_without_counting_it_again_and_again(
+    workspace: Path,
+) -> None:
+    page = page_text(1, lines=2000)  # about 40 times the cap of 1,000 tokens
+    (workspace / "dense.pdf").write_bytes(text_pdf([page]))
+    core, spy = spied(workspace, cap=1000)
+    file = read(core, "dense.pdf")["file"]
+    assert isinstance(file, dict)
+    assert "page cut here" in str(file["content"])
+    assert file["tokens"] <= 1000
+    assert spy.chars < len(page) // 2  # a whole count of each shorter prefix: 10 pages
+
+
+def test_a_notebook_cell_alone_over_the_cap_is_cut_without_counting_it_again_and_again(
+    workspace: Path,
+) -> None:
+    source = "".join(f"value_{i} = {i * 7919 % 100_003}  # entry {i}\n" for i in range(8000))
+    (workspace / "big.ipynb").write_text(code_notebook([source, "x = 1\n"]))
+    core, spy = spied(workspace)
+    file = read(core, "big.ipynb")["file"]
+    assert isinstance(file, dict)
+    assert file["partial"] is True
+    assert file["tokens"] <= CAP
+    assert spy.chars < len(source) // 2  # a whole count of each shorter cut: 5 cells

@@ -3,15 +3,13 @@ and refusals, a read's own allowance, and the images it keeps from a notebook.""
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from document_samples import encode, screenshot
+from document_samples import code_notebook, encode, png_output, screenshot
 from image_bombs import png_bomb
 from PIL import Image
 
@@ -159,22 +157,8 @@ def test_a_notebook_read_decodes_its_images_within_one_total(
     core: Readkeeper, workspace: Path
 ) -> None:
     # 6,000 x 6,000 RGBA: about 200 MB to fit each; two fit the 512 MB of one read.
-    big = base64.b64encode(png_bomb(6_000, 6_000)).decode()
-    cells = [
-        {
-            "cell_type": "code",
-            "execution_count": n,
-            "id": f"c{n}",
-            "metadata": {},
-            "source": ["plot()"],
-            "outputs": [
-                {"output_type": "display_data", "metadata": {}, "data": {"image/png": big}}
-            ],
-        }
-        for n in range(3)
-    ]
-    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (workspace / "plots.ipynb").write_text(json.dumps(notebook))
+    big = png_output(png_bomb(6_000, 6_000))
+    (workspace / "plots.ipynb").write_text(code_notebook(["plot()"] * 3, [big]))
     result = unstructure(core.read(ReadParams(file_path="plots.ipynb", include_images=True)))
     images = [i for c in result["file"]["cells"] for o in c["outputs"] for i in o["images"]]
     assert [i.get("base64") is not None for i in images] == [True, True, False]

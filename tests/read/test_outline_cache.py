@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from outline_samples import LANGUAGES, sample
 
+from conftest import LinkedCache
 from helpers import read
 from readkeeper.core import Readkeeper
 from readkeeper.files.user_cache import UserCache, encode_entry, shared
@@ -134,17 +135,11 @@ def test_the_settings_decide_every_read_whatever_is_cached(workspace: Path) -> N
 
 
 def test_a_cache_folder_that_is_a_symlink_is_not_used(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, symlinked_cache: LinkedCache
 ) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir(mode=0o700)
-    home = tmp_path / "cache-home"
-    home.mkdir()
-    (home / "readkeeper").symlink_to(elsewhere)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     (workspace / "m.py").write_text(SOURCE)
     assert outline_read(workspace)["type"] == "outline"
-    assert list(elsewhere.iterdir()) == []
+    assert list(symlinked_cache.elsewhere.iterdir()) == []
 
 
 def whole_key(workspace: Path, threshold: int = 8_000) -> str:

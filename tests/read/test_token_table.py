@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 
+from conftest import LinkedCache
 from helpers import stdlib_text_files
 from readkeeper.files.user_cache import MAX_ENTRY_BYTES, UserCache, encode_entry
 from readkeeper.read import token_table
@@ -157,16 +158,14 @@ def test_a_symlinked_or_oversized_entry_is_ignored(tmp_path: Path) -> None:
     assert not token_table.load(NAME, cache).from_cache
 
 
-def test_a_cache_folder_that_is_a_symlink_elsewhere_is_not_used(tmp_path: Path) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir(mode=0o700)
-    link = tmp_path / "readkeeper"
-    link.symlink_to(elsewhere)
-    cache = UserCache(str(link))
+def test_a_cache_folder_that_is_a_symlink_elsewhere_is_not_used(
+    symlinked_cache: LinkedCache,
+) -> None:
+    cache = UserCache(str(symlinked_cache.link))
     for _ in range(2):
         loaded = token_table.load(NAME, cache)
         assert (loaded.from_cache, loaded.cached) == (False, False)
-    assert list(elsewhere.iterdir()) == []
+    assert list(symlinked_cache.elsewhere.iterdir()) == []
 
 
 def test_a_cache_folder_others_may_write_in_is_not_used(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import swapping
+from swapper import swapping
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper

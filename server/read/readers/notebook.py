@@ -26,16 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import attrs
-
 from ... import words
 from ...errors import ReadkeeperError
-from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput, converter
+from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from .. import numbering
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
+from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
 from .text import Window
 
 _NOTE_ALLOWANCE = 64
@@ -87,21 +86,23 @@ def read_notebook(
     used = 0
     for index, cell in enumerate(chosen, first):
         view = summarise.cell(cell, index, major == 4)
-        cost = _cost(view, counter, settings)
-        if used + cost > cap and shown:
+        cost = cost_within([view], counter, settings, cap - used)
+        if cost is None and shown:
             break
         shown.append(view)
+        if cost is None:
+            break  # the first cell alone is over the cap: cut below
         used += cost
-    tokens = _total_cost(shown, counter, settings)
-    while tokens > cap and len(shown) > 1:  # the per-cell estimates were optimistic
+    within = cost_within(shown, counter, settings, cap)
+    while within is None and len(shown) > 1:  # the per-cell estimates were optimistic
         shown.pop()
-        tokens = _total_cost(shown, counter, settings)
-    if tokens > cap:  # one cell alone is over the cap: cut it down to fit
-        shown = [_cut_cell(shown[0], cap, counter, settings)]
-        tokens = _total_cost(shown, counter, settings)
+        within = cost_within(shown, counter, settings, cap)
+    if within is None:  # one cell alone is over the cap: cut it down to fit
+        shown = [cut_cell(shown[0], cap, counter, settings)]
+    tokens = within if within is not None else total_cost(shown, counter, settings)
 
     shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
-    capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == _CUT_MARK)
+    capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == CUT_MARK)
     partial = capped or (not window.ranged and shown_end < total)
     next_offset = shown_end + 1 if shown_end < total else None
     notes: list[str] = []
@@ -392,52 +393,6 @@ class _Summariser:
             text[:head] + marker + text[len(text) - (limit - head) :],
             f"{_OUTPUT_CUT} {cut:,} characters from the middle.",
         )
-
-
-# --- costs ----------------------------------------------------------------------------
-
-_CUT_MARK = "[cell cut: over the token cap]"
-
-
-def _as_json(cells: list[NotebookCell]) -> str:
-    """What the cells cost as text: their JSON without image payloads (which models
-    count by pixels, in the images' own `tokens`)."""
-    data = converter.unstructure(cells)
-    for cell in data:
-        for output in cell.get("outputs") or []:
-            for image in output.get("images") or []:
-                image.pop("base64", None)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def _cost(cell: NotebookCell, counter: TokenCounter, settings: Settings) -> int:
-    image_tokens = sum(
-        image.tokens or 0 for output in cell.outputs or [] for image in output.images or []
-    )
-    return counter.measure(_as_json([cell]), settings.max_tokens) + image_tokens
-
-
-def _total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
-    image_tokens = sum(
-        image.tokens or 0
-        for cell in cells
-        for output in cell.outputs or []
-        for image in output.images or []
-    )
-    return counter.measure(_as_json(cells), settings.max_tokens) + image_tokens
-
-
-def _cut_cell(
-    cell: NotebookCell, cap: int, counter: TokenCounter, settings: Settings
-) -> NotebookCell:
-    """A lone cell over the cap, without its outputs and with its source cut to fit."""
-    source = cell.source
-    trimmed = attrs.evolve(cell, outputs=[] if cell.outputs is not None else None, note=_CUT_MARK)
-    while True:
-        candidate = attrs.evolve(trimmed, source=source)
-        if _total_cost([candidate], counter, settings) <= cap or not source:
-            return candidate
-        source = source[: int(len(source) * 0.8)]
 
 
 def _corrupt(path: str, why: str) -> ReadkeeperError:

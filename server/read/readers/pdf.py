@@ -30,6 +30,7 @@ from ...errors import ReadkeeperError
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ..tokens import TokenCounter
+from ..within import count_until, count_within, measure_within
 from . import pdf_reading, worker
 from .pdf_pages import compress, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
@@ -130,8 +131,10 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
 
     cap = settings.max_tokens - _NOTE_ALLOWANCE
     content = "\n\n".join(blocks)
-    tokens = counter.measure(content, settings.max_tokens)
-    if tokens > cap:
+    within = measure_within(counter, content, settings.max_tokens, cap)
+    if within is not None:
+        tokens = within
+    else:
         blocks, tokens = _fit_blocks(blocks, cap, counter)
         content = "\n\n".join(blocks)
         notes.append(f"The pages asked for are over the {settings.max_tokens:,}-token cap.")
@@ -182,19 +185,21 @@ def _fit_blocks(blocks: list[str], cap: int, counter: TokenCounter) -> tuple[lis
     kept: list[str] = []
     used = 0
     for block in blocks:
-        cost = counter.count(block) + 1
-        if used + cost > cap:
+        cost = count_within(counter, block, cap - used - 1)
+        if cost is None:
             break
         kept.append(block)
-        used += cost
+        used += cost + 1
     if kept:
         return kept, counter.count("\n\n".join(kept))
     block = blocks[0]
-    keep = len(block)
+    keep = over = len(block)
     while keep > 0:
         keep = int(keep * 0.9)
+        if keep >= over:
+            continue  # a longer prefix was over already
         candidate = block[:keep] + "\n" + _CUT_MARK
-        tokens = counter.count(candidate)
-        if tokens <= cap:
+        tokens, over = count_until(counter, candidate, cap)
+        if tokens is not None:
             return [candidate], tokens
     return [_CUT_MARK], counter.count(_CUT_MARK)

@@ -6,23 +6,14 @@ import * as vscode from "vscode";
 import * as vscodeapi from "../common/vscodeapi";
 import type {
   ActiveEditor,
-  AnchorEdit,
   AttachmentsParams,
   EditBatchParams,
   EditParams,
-  PlainEdit,
+  FileEdit,
   ReadParams,
-  ReadResult,
   WriteParams,
 } from "../protocol";
-import {
-  type AttachmentsResult,
-  type EditOutcome,
-  type GrepResult,
-  Methods,
-  type RequestSender,
-  type WriteOutcome,
-} from "./contract";
+import { Methods, type RequestSender } from "./contract";
 import {
   errorMessage,
   type Part,
@@ -49,16 +40,9 @@ export interface ReadInput {
   line_format?: "cat-n" | "anchors";
 }
 
-export interface EditInput {
-  file_path: string;
-  old_string?: string;
-  new_string?: string;
-  replace_all?: boolean;
-  // Several replacements in one call, all or none.
-  edits?: PlainEdit[];
-  // Lines named by the anchors a read with line_format "anchors" shows ("12ab").
-  anchor_edits?: AnchorEdit[];
-}
+// One file's edit, as the protocol names it: a replacement, several in one call (`edits`,
+// all or none), or lines named by the anchors a read with line_format "anchors" shows.
+export type EditInput = FileEdit;
 
 export interface WriteInput {
   file_path: string;
@@ -92,42 +76,43 @@ function requirePath(input: { file_path?: unknown }): string {
   return input.file_path;
 }
 
-/** Drops absent (undefined or null) fields; an empty string is a value (an edit that
- * deletes). Numbers given as strings are passed on: the server coerces them. */
-function defined<T extends object>(params: T): T {
-  return Object.fromEntries(
-    Object.entries(params).filter(([, v]) => v !== undefined && v !== null),
-  ) as T;
+/** A call's params: the named fields of the input, as given (numbers given as strings
+ * too: the server coerces them), and the session. An absent field (undefined or null) is
+ * dropped, and so is an empty one (a string or a list) where it is `blankIsAbsent` (an
+ * empty path or filter means none); elsewhere an empty string is a value (an edit that
+ * deletes). A field not named is not sent. */
+function paramsOf<I extends object>(
+  input: I,
+  session: string,
+  fields: readonly (keyof I & string)[],
+  blankIsAbsent: readonly (keyof I & string)[] = [],
+): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value: unknown = input[field];
+    const blank = value === "" || (Array.isArray(value) && value.length === 0);
+    if (value !== undefined && value !== null && !(blank && blankIsAbsent.includes(field))) {
+      params[field] = value;
+    }
+  }
+  params.session = session;
+  return params;
 }
 
 export function readParams(input: ReadInput, session: string): ReadParams {
-  return defined({
-    file_path: requirePath(input),
-    offset: input.offset as number | undefined,
-    limit: input.limit as number | undefined,
-    pages: input.pages || undefined,
-    symbol: input.symbol || undefined,
-    force: input.force,
-    render: input.render,
-    include_images: input.include_images,
-    estimate: input.estimate,
-    line_format: input.line_format,
-    session,
-  });
+  const fields = [
+    "offset", "limit", "pages", "symbol", "line_format", "force", "render", "include_images", "estimate",
+  ] as const;
+  const params = paramsOf(input, session, fields, ["pages", "symbol"]);
+  return { file_path: requirePath(input), ...params } as ReadParams;
 }
 
 /** The edit's params: every field the agent gave is passed on, so a call mixing the
  * forms reaches the server, which refuses it saying which call works. */
 export function editParams(input: EditInput, session: string): EditParams | EditBatchParams {
-  return defined({
-    file_path: requirePath(input),
-    old_string: input.old_string,
-    new_string: input.new_string,
-    replace_all: input.replace_all,
-    edits: input.edits,
-    anchor_edits: input.anchor_edits,
-    session,
-  }) as EditParams | EditBatchParams;
+  const fields = ["old_string", "new_string", "replace_all", "edits", "anchor_edits"] as const;
+  const params = paramsOf(input, session, fields);
+  return { file_path: requirePath(input), ...params } as EditParams | EditBatchParams;
 }
 
 export function writeParams(input: WriteInput, session: string): WriteParams {
@@ -138,18 +123,10 @@ export function grepParams(input: GrepInput, session: string): Record<string, un
   if (typeof input?.pattern !== "string" || input.pattern === "") {
     throw new Error("pattern is required: give a regular expression to search for.");
   }
-  return defined({
-    pattern: input.pattern,
-    path: input.path || undefined,
-    glob: input.glob || undefined,
-    context: input.context,
-    case_sensitive: input.case_sensitive,
-    multiline: input.multiline,
-    output: input.output || undefined,
-    max_matches: input.max_matches,
-    offset: input.offset,
-    session,
-  });
+  const fields = [
+    "pattern", "path", "glob", "context", "case_sensitive", "multiline", "output", "max_matches", "offset",
+  ] as const;
+  return paramsOf(input, session, fields, ["path", "glob", "output"]);
 }
 
 export function attachmentsParams(
@@ -157,14 +134,9 @@ export function attachmentsParams(
   session: string,
   activeEditor: ActiveEditor | undefined,
 ): AttachmentsParams {
-  return defined({
-    session,
-    budget_tokens: input?.budget_tokens as number | undefined,
-    types: input?.types?.length ? input.types : undefined,
-    mentions: input?.mentions?.length ? input.mentions : undefined,
-    diagnostics_offset: input?.diagnostics_offset as number | undefined,
-    active_editor: activeEditor,
-  });
+  const given = { ...input, active_editor: activeEditor };
+  const fields = ["budget_tokens", "types", "mentions", "diagnostics_offset", "active_editor"] as const;
+  return paramsOf(given, session, fields, ["types", "mentions"]) as AttachmentsParams;
 }
 
 // --- parts -> the tool result -----------------------------------------------------------
@@ -221,21 +193,35 @@ async function call<R>(
   }
 }
 
-export function readTool(context: ToolContext): vscode.LanguageModelTool<ReadInput> {
+/** A tool: its invocation message (and the user's confirmation, for a change), then
+ * the call its input makes and the result's rendering. */
+function tool<I, R>(
+  context: ToolContext,
+  prepare: (input: I) => vscode.PreparedToolInvocation,
+  method: string,
+  params: (input: I, session: string) => unknown,
+  render: (result: R) => Part[],
+): vscode.LanguageModelTool<I> {
   return {
-    prepareInvocation(options) {
-      return { invocationMessage: `Reading ${name(options.input.file_path)}` };
-    },
+    prepareInvocation: (options) => prepare(options.input),
     async invoke(options, token) {
-      const result = await call<ReadResult>(
-        context,
-        Methods.read,
-        readParams(options.input, context.session()),
-        token,
-      );
-      return toToolResult(renderReadResult(result));
+      const result = await call<R>(context, method, params(options.input, context.session()), token);
+      return toToolResult(render(result));
     },
   };
+}
+
+function confirmed(
+  invocationMessage: string,
+  confirmation: { title: string; message: string },
+): vscode.PreparedToolInvocation {
+  const { title, message } = confirmation;
+  return { invocationMessage, confirmationMessages: { title, message: new vscode.MarkdownString(message) } };
+}
+
+export function readTool(context: ToolContext): vscode.LanguageModelTool<ReadInput> {
+  const prepare = (input: ReadInput) => ({ invocationMessage: `Reading ${name(input.file_path)}` });
+  return tool(context, prepare, Methods.read, readParams, renderReadResult);
 }
 
 export function editConfirmation(input: EditInput): { title: string; message: string } {
@@ -280,62 +266,20 @@ export function writeConfirmation(input: WriteInput): { title: string; message: 
 }
 
 export function editTool(context: ToolContext): vscode.LanguageModelTool<EditInput> {
-  return {
-    prepareInvocation(options) {
-      const { title, message } = editConfirmation(options.input);
-      return {
-        invocationMessage: `Editing ${name(options.input.file_path)}`,
-        confirmationMessages: { title, message: new vscode.MarkdownString(message) },
-      };
-    },
-    async invoke(options, token) {
-      const result = await call<EditOutcome>(
-        context,
-        Methods.edit,
-        editParams(options.input, context.session()),
-        token,
-      );
-      return toToolResult(renderEditResult(result));
-    },
-  };
+  const prepare = (input: EditInput) => confirmed(`Editing ${name(input.file_path)}`, editConfirmation(input));
+  return tool(context, prepare, Methods.edit, editParams, renderEditResult);
 }
 
 export function writeTool(context: ToolContext): vscode.LanguageModelTool<WriteInput> {
-  return {
-    prepareInvocation(options) {
-      const { title, message } = writeConfirmation(options.input);
-      return {
-        invocationMessage: `Writing ${name(options.input.file_path)}`,
-        confirmationMessages: { title, message: new vscode.MarkdownString(message) },
-      };
-    },
-    async invoke(options, token) {
-      const result = await call<WriteOutcome>(
-        context,
-        Methods.write,
-        writeParams(options.input, context.session()),
-        token,
-      );
-      return toToolResult(renderWriteResult(result));
-    },
-  };
+  const prepare = (input: WriteInput) => confirmed(`Writing ${name(input.file_path)}`, writeConfirmation(input));
+  return tool(context, prepare, Methods.write, writeParams, renderWriteResult);
 }
 
 export function attachmentsTool(context: ToolContext): vscode.LanguageModelTool<AttachmentsInput> {
-  return {
-    prepareInvocation() {
-      return { invocationMessage: "Collecting context" };
-    },
-    async invoke(options, token) {
-      const result = await call<AttachmentsResult>(
-        context,
-        Methods.attachments,
-        attachmentsParams(options.input, context.session(), context.activeEditor()),
-        token,
-      );
-      return toToolResult(renderAttachments(result));
-    },
-  };
+  const prepare = () => ({ invocationMessage: "Collecting context" });
+  const params = (input: AttachmentsInput, session: string) =>
+    attachmentsParams(input, session, context.activeEditor());
+  return tool(context, prepare, Methods.attachments, params, renderAttachments);
 }
 
 // Search, because its lines count as read: readkeeper_edit may then change them without
@@ -343,20 +287,8 @@ export function attachmentsTool(context: ToolContext): vscode.LanguageModelTool<
 // cannot tell readkeeper what the model saw. Finding files by name and listing folders
 // show no content, so VS Code's own tools for those lose nothing: none is offered here.
 export function grepTool(context: ToolContext): vscode.LanguageModelTool<GrepInput> {
-  return {
-    prepareInvocation(options) {
-      return { invocationMessage: `Searching for ${name(options.input.pattern)}` };
-    },
-    async invoke(options, token) {
-      const result = await call<GrepResult>(
-        context,
-        Methods.grep,
-        grepParams(options.input, context.session()),
-        token,
-      );
-      return toToolResult(renderGrep(result));
-    },
-  };
+  const prepare = (input: GrepInput) => ({ invocationMessage: `Searching for ${name(input.pattern)}` });
+  return tool(context, prepare, Methods.grep, grepParams, renderGrep);
 }
 
 export const TOOL_NAMES = {

@@ -1,0 +1,76 @@
+"""What a notebook view costs in tokens, and a cell cut down to a cap (notebook.py).
+
+A view over the cap is known to be over without counting it whole (within.py): a cell
+of megabytes costs a count of about the cap, not of the cell.
+"""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from ...protocol import NotebookCell, converter
+from ...settings import Settings
+from ..tokens import TokenCounter
+from ..within import measure_until, measure_within
+
+CUT_MARK = "[cell cut: over the token cap]"
+
+
+def _as_json(cells: list[NotebookCell]) -> str:
+    """What the cells cost as text: their JSON without image payloads (which models
+    count by pixels, in the images' own `tokens`)."""
+    data = converter.unstructure(cells)
+    for cell in data:
+        for output in cell.get("outputs") or []:
+            for image in output.get("images") or []:
+                image.pop("base64", None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _image_tokens(cells: list[NotebookCell]) -> int:
+    return sum(
+        image.tokens or 0
+        for cell in cells
+        for output in cell.outputs or []
+        for image in output.images or []
+    )
+
+
+def total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
+    return counter.measure(_as_json(cells), settings.max_tokens) + _image_tokens(cells)
+
+
+def cost_within(
+    cells: list[NotebookCell], counter: TokenCounter, settings: Settings, cap: int
+) -> int | None:
+    """`total_cost` when at most `cap`, else None, found without counting far past it
+    (within.py): a cell of megabytes over the cap is not counted whole."""
+    images = _image_tokens(cells)
+    if images > cap:
+        return None
+    text = measure_within(counter, _as_json(cells), settings.max_tokens, cap - images)
+    return None if text is None else text + images
+
+
+def cut_cell(
+    cell: NotebookCell, cap: int, counter: TokenCounter, settings: Settings
+) -> NotebookCell:
+    """A lone cell over the cap, without its outputs and with its source cut to fit. A
+    shorter source is tried until one fits; one whose JSON starts with a text already
+    found over the cap is over too, and is not counted."""
+    source = cell.source
+    trimmed = attrs.evolve(cell, outputs=[] if cell.outputs is not None else None, note=CUT_MARK)
+    over = None  # the longest start of a candidate's JSON known to be over the cap
+    while True:
+        candidate = attrs.evolve(trimmed, source=source)
+        if not source:
+            return candidate
+        text = _as_json([candidate])
+        if over is None or not text.startswith(over):
+            tokens, at = measure_until(counter, text, settings.max_tokens, cap)
+            if tokens is not None:
+                return candidate
+            over = text[:at]
+        source = source[: int(len(source) * 0.8)]
