@@ -9,7 +9,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TextIO
 
 from . import __version__
 from .cli_search import COMMANDS as SEARCH_COMMANDS
@@ -21,6 +20,7 @@ from .errors import ReadkeeperError
 from .hints import for_cli
 from .loading import loading
 from .peers import loopback_refusal, unsupported
+from .quoting import show
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -308,7 +308,7 @@ def _read(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            _print(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
+            show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
         return 1
     if args.json:  # exact: JSON escapes what it must, and a program reads it
         print(json.dumps(result, ensure_ascii=False))
@@ -316,19 +316,11 @@ def _read(args: argparse.Namespace) -> int:
     file = result["file"]
     if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them
         if file["content"]:
-            _print(file["content"], sys.stdout)
+            show(file["content"], sys.stdout)
         if file.get("note"):
-            _print(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
+            show(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
     else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
         from . import render
 
-        _print(render.read(result), sys.stdout)
+        show(render.read(result), sys.stdout)
     return 0
-
-
-def _print(text: str, stream: TextIO) -> None:
-    """Print `text`; to a terminal with its controls escaped (quoting.terminal), so a
-    file cannot move the cursor, erase lines or retitle the window."""
-    from . import quoting
-
-    print(quoting.terminal(text) if stream.isatty() else text, file=stream)

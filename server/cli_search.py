@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ReadkeeperError
 from .hints import for_cli
+from .quoting import show
 from .search.shown import lines
 
 if TYPE_CHECKING:
@@ -61,11 +62,11 @@ def open_core(root: str | None) -> Readkeeper | None:
 
     refused = root_refusal(root)
     if refused:
-        print(refused, file=sys.stderr)
+        show(refused, sys.stderr)
         return None
     core = Readkeeper(roots=[root or os.getcwd()])
     for warning in core.settings_warnings:
-        print(warning, file=sys.stderr)
+        show(warning, sys.stderr)
     return core
 
 
@@ -83,15 +84,15 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            print(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", file=sys.stderr)
+            show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
         for line in lines(method, result, core.workspace.display):
-            print(line)
+            show(line, sys.stdout)
         if result.get("note"):
-            print(f"readkeeper: note: {for_cli(result['note'])}", file=sys.stderr)
+            show(f"readkeeper: note: {for_cli(result['note'])}", sys.stderr)
     found = result.get("matches") or result.get("files") or result.get("counts")
     found = found or result.get("paths") or result.get("entries")
     return 0 if found else 1

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from .errors import ReadkeeperError
+from .quoting import show
 
 
 def add_command(commands: Any) -> None:
@@ -66,12 +67,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         client.close()
     if not args.html:
-        shown = json.dumps(stats, indent=2, ensure_ascii=False)
-        if sys.stdout.isatty():  # file names may hold terminal controls JSON leaves be
-            from .quoting import terminal
-
-            shown = terminal(shown)
-        print(shown)
+        # file names may hold terminal controls, which JSON leaves be
+        show(json.dumps(stats, indent=2, ensure_ascii=False), sys.stdout)
         return 0
     from .picture import page
 
@@ -90,7 +87,5 @@ def _refused(exc: ReadkeeperError) -> None:
     """The server's refusal on one line, as the other commands print theirs (its
     message may name files: escaped on a terminal)."""
     from .hints import for_cli
-    from .quoting import terminal
 
-    line = f"readkeeper: {exc.kind}: {for_cli(exc.message)}"
-    print(terminal(line) if sys.stderr.isatty() else line, file=sys.stderr)
+    show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)

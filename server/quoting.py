@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TextIO
 
 # Every character, but the LF that ends a line, that some consumer breaks a line at.
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -154,6 +154,13 @@ def terminal(text: str) -> str:
     if _TERMINAL_CONTROL.search(text) is None:
         return text
     return _TERMINAL_CONTROL.sub(lambda m: _control_escape(m.group()), text)
+
+
+def show(text: str, stream: TextIO) -> None:
+    """Print `text` to `stream`; to a terminal with its controls escaped (`terminal`),
+    so a file's line or name cannot move the cursor, erase lines or retitle the window.
+    To a pipe or file it goes as it is: the program reading it gets the exact text."""
+    print(terminal(text) if stream.isatty() else text, file=stream)
 
 
 def _control_escape(char: str) -> str:

@@ -86,3 +86,16 @@ def test_any_file_on_a_terminal_is_readkeepers_lines_and_no_control(
     assert_own_lines(shown)
     piped = subprocess.run([*READKEEPER, "read", name], cwd=folder, capture_output=True)
     assert_own_lines(piped.stdout.decode())
+
+
+def test_search_commands_on_a_terminal_show_controls_escaped(workspace: Path) -> None:
+    """grep, glob and ls print a file's lines and names too: the same rule as read."""
+    attack = "ok\x1b]0;pwned\x07\x1b[2J"
+    folder = workspace / f"s{next(_fresh)}"
+    folder.mkdir()
+    (folder / f"n{attack}.txt").write_text(f"find {attack}\n")
+    for command in (["grep", "find"], ["glob", "*.txt"], ["ls", "."], ["grep", "nothing["]):
+        status, shown = _on_a_terminal(*command, cwd=folder)
+        assert status in (0, 2), shown
+        assert not _TERMINAL_CONTROL.search(shown.replace("\t", "")), (command, repr(shown))
+        assert "pwned" in shown or command[1] == "nothing[", (command, shown)
