@@ -85,7 +85,8 @@ def test_a_change_in_the_lines_shown_after_the_search_is_stale_with_its_diff(
     path.write_text("a = 1\nneedle = 3\nb = 1\n")
     error = refused(core, path, "needle = 3", "needle = 4")
     assert error.kind == "stale"
-    assert "needle = 1" in error.data["diff"] and "needle = 3" in error.data["diff"]
+    assert "needle = 1" in error.data["diff"]
+    assert "needle = 3" in error.data["diff"]
     assert path.read_text() == "a = 1\nneedle = 3\nb = 1\n"
 
 
