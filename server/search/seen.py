@@ -124,9 +124,9 @@ def _kept(
     if stamp is None:
         return None
     record = services.read_states.get(session, path)
+    # A stamp is kept only on content read from disk (never a buffer's or an edit's);
+    # a range's digest names no whole text.
     if record is None or record.stamp != stamp or record.scope != "file":
-        return None
-    if record.source != "disk":
         return None
     text = services.snapshots.get(path, record.digest)
     return None if text is None else (record.digest, text)

@@ -210,3 +210,22 @@ def test_a_search_showing_many_files_keeps_the_snapshots_within_their_bound(
     assert result["num_matches"] == 30
     assert len(core.snapshots) <= 8
     assert core.read_states.count("") == 30
+
+
+def test_a_printed_path_that_is_a_link_within_the_workspace_records_its_target(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Each folder's real path is looked up once per search; the file's own name may
+    # still be a link, followed as before.
+    target = workspace / "real.py"
+    target.write_text("needle = 1\n")
+    (workspace / "link.py").symlink_to("real.py")
+    (workspace / "other.py").write_text("needle = 2\n")
+    printed = {
+        str(workspace / "link.py"): {1: "needle = 1"},
+        str(workspace / "other.py"): {1: "needle = 2"},
+    }
+    assert record_shown(core, "", printed) == list(printed)
+    assert core.read_states.get("", str(target)) is not None
+    assert core.read_states.get("", str(workspace / "link.py")) is None
+    assert edit(core, target, "needle = 1", "needle = 3")["replacements"] == 1
