@@ -392,6 +392,7 @@ class Readkeeper:
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
         self.ahead.close()
+        self.file_times.builds.close()
         self.watching.close()
 
     # --- the watcher and change notices (watch/control.py) -----------------------------

@@ -24,6 +24,7 @@ start a minute (each other one was stopped by a call).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -80,6 +81,8 @@ class ListingAhead:
         # After every call: a listing whose unheard files changed is made afresh by the
         # next glob instead (a rare change; their thousands of lstats are not paid here).
         times = self._times
+        if times.builds.running(os.fsencode(root)):
+            return False  # a first glob's build (search/deferred.py) is on it
         return times.kept(root) and not times.ready(root, checked=False)
 
     def _build(self, anchor: Anchor, interrupted: Callable[[], bool]) -> int:

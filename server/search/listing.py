@@ -25,6 +25,7 @@ from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import kept, rg
+from .deferred import Build
 from .globs import Glob
 from .kept import Match
 from .mtimes import FileTimes, Opener
@@ -45,7 +46,15 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
     if times.kept(cwd):
-        found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
+        for key in {os.fsencode(root), os.fsencode(cwd)}:
+            times.builds.join(key)  # mid-build: its listing answers once it ends
+        if times.cold(cwd, root):
+            # Nothing kept yet: answered as with no watcher, the listing built after.
+            found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted)
+            build = _build(_opener(services, cwd, params.session), root, cwd, times)
+            times.builds.start(os.fsencode(cwd), build)
+        else:
+            found, stopped = _newest_listed(services, params, matcher, root, cwd, wanted, times)
     else:
         found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted)
     page = found[params.offset : params.offset + MAX_PATHS]
@@ -123,6 +132,22 @@ def list_files(
     if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
         times.keep_listing(root, cwd, names, token)
     return names, stopped
+
+
+def _build(opener: Opener, root: str, cwd: str, times: FileTimes) -> Build:
+    """What a glob of `cwd` with nothing kept runs to keep its listing and every time
+    (search/deferred.py): `list_files`, then the times of all and their order."""
+
+    def build(stop: Callable[[], bool]) -> None:
+        names, token = times.listing(cwd, used=False)
+        if names is None:
+            names, cut = list_files(root, cwd, times, token, stop)
+            if cut:
+                return
+        deadline = time.monotonic() + rg.DEADLINE_S
+        times.newest(cwd, names, 1, deadline, opener, None, stop)
+
+    return build
 
 
 def _beneath(prefix: bytes, match: Match) -> Match:
