@@ -1,15 +1,15 @@
 """Each root's glob listing built ahead, between calls (issue 31): an agent's first glob
 then runs no ripgrep and stats nothing.
 
-The first glob of a server lists the root with ripgrep, stats every file and orders them
-(listing.py, mtimes.py); later ones answer from what kept.py keeps. When read/ahead.py's
-worker finds the calls quiet (no call in flight for its settle time, the machine not
-busy, the `read_ahead` setting on), it builds that for each root the watcher hears,
-by the very functions a glob of the root runs (`list_files`, then `FileTimes.newest`
-of every file): the same ripgrep run, the same stats beneath the root, the same rules
-for what may be kept and for when it is dropped. Nothing new is trusted: what it builds
-is what that glob would have kept. A glob of a subfolder then answers from the root's
-listing too (listing.py).
+The first glob of a server with nothing kept is answered by ripgrep's own sort, and the
+root's listing, times and order are built after the answer (deferred.py: `list_files`,
+then `FileTimes.newest` of every file); later ones answer from what kept.py keeps.
+When read/ahead.py's worker finds the calls quiet (no call in flight for its settle
+time, the machine not busy, the `read_ahead` setting on), it builds that for each
+root the watcher hears, by the same functions: the same ripgrep run, the same stats
+beneath the root, the same rules for what may be kept and for when it is dropped.
+Nothing new is trusted: what it builds is what that glob would have kept. A glob of a
+subfolder then answers from the root's listing too (listing.py).
 
 Only the editor's roots are built (never a session's grant, nor an attached agent's
 narrower roots: their globs key their own listings). It is polite: it stops at once

@@ -97,7 +97,8 @@ def _newest_listed(
     subfolder with no listing of its own is answered from its root's, when that is
     kept and valid and the ignore patterns above the folder are plain (then what
     ripgrep lists beneath the folder from the root is what it lists run in it,
-    `kept.plain_above`): no ripgrep run."""
+    `kept.plain_above`): no ripgrep run. A folder with nothing kept is not answered
+    here (`glob`: ripgrep sorts, the listing is built after, deferred.py)."""
     deadline = time.monotonic() + rg.DEADLINE_S
     match = matcher.match_bytes()
     names, token = times.listing(cwd)
