@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 
 from pathspec import GitIgnoreSpec
-from pathspec.util import normalize_file
+from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
 
 from ..errors import ReadkeeperError
 from ..settings import DEFAULT_WATCH_EXCLUDE
@@ -229,11 +229,16 @@ class _Patterns:
     def verdict(self, relative: str) -> bool | None:
         """Whether the patterns ignore `relative` (False: a negation re-includes it), or
         None when none matches it: pathspec's own verdict."""
-        if self._any is not None and self._any.search(normalize_file(relative)) is None:
+        text = relative
+        if _OTHER_SEPARATORS or relative.startswith(("/", "./")):
+            text = normalize_file(relative)  # else it is the path unchanged
+        if self._any is not None and self._any.search(text) is None:
             return None  # no pattern matches (pathspec searches each the same way)
         return self.spec.check_file(relative).include
 
 
+# Separators pathspec turns into "/" before matching (none on POSIX).
+_OTHER_SEPARATORS = bool(NORMALIZE_PATH_SEPS)
 # A group name pathspec's regular expressions hold (the union may hold each only once);
 # a pattern's own "(" and "?" are escaped, so this is never the pattern's text.
 _NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")

@@ -269,6 +269,7 @@ def _walk(
     folder by name, each subfolder's entries after it."""
     with os.scandir(fd) as scan:
         items = sorted(scan, key=lambda entry: entry.name)
+    above = folder if folder.endswith(os.sep) else folder + os.sep
     for item in items:
         if len(into) >= limit:
             return
@@ -277,11 +278,11 @@ def _walk(
         except OSError:
             continue
         mode = st.st_mode
-        path = os.path.join(folder, item.name)
+        path = above + item.name
         is_dir = stat.S_ISDIR(mode)
         if rules.ignored(path, is_dir):
             continue
-        kind = _kind(mode)
+        kind = _KINDS.get(stat.S_IFMT(mode), "other")  # other: a FIFO, socket or device
         entry: dict[str, Any] = {"name": prefix + item.name, "kind": kind}
         if kind == "file":
             entry["size"] = st.st_size
@@ -303,11 +304,5 @@ def _walk(
                 os.close(child)
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "dir"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "other"  # a FIFO, socket or device: listed, never opened
+# Listed, never opened, unless a folder (entered beneath its parent's descriptor).
+_KINDS = {stat.S_IFDIR: "dir", stat.S_IFREG: "file", stat.S_IFLNK: "symlink"}
