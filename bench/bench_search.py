@@ -17,12 +17,16 @@ files the session already holds (search/seen.py); the row "a new session each" p
 them by reading the files, as a session's first search of them does.
 
 glob is measured five ways: with no watcher (the CLI; ripgrep sorts by time itself),
-the first call of a core whose watcher hears the tree, cold (every file stat-ed) and
-after the server was idle (search/ahead.py built the root's listing between calls; the
-build's own time is a row of its own), its later calls (search/kept.py keeps the
+the first call of a core whose watcher hears the tree, cold (answered as with no
+watcher; search/deferred.py then lists the tree, stats every file and keeps the order
+after the answer: "cold, then listing kept" times both) and after the server was idle
+(search/ahead.py built the root's listing between calls; the build's own time is a row
+of its own), its later calls (search/kept.py keeps the
 listing and its order: no ripgrep runs), and a later call after one file was written
 (its time looked up, the file moved to its place in the order). A reference row times
-`rg --files --sortr=modified` against `rg --files`.
+`rg --files --sortr=modified` against `rg --files`, and two floor rows what newest
+first over every file costs at least: one Python `os.lstat` per listed path (the paths
+already held), and GNU `find -printf` of every file's time (in C, no ignore rules).
 
 The launcher rows time one ripgrep run (`rg --version`) started unconfined, through a
 fresh launcher interpreter per call (the old way), and through the warm launcher
@@ -184,7 +188,7 @@ def rows_for(
             shell_rg(root, "--files"),
         ),
     ]
-    rows = first_rows
+    rows = first_rows + floor_rows(name, root, runs, with_find=root == generated_root)
     if root != generated_root:  # a file of the generated tree only is written
         cases = [c for c in cases if "write" not in c[1]]
     for tool, case, ours, theirs in cases:
@@ -204,12 +208,14 @@ def first_glob_rows(name: str, root: Path, core: Readkeeper, runs: int) -> list[
     as the worker runs it, and timed apart (its cost is paid while the agent thinks)."""
     pattern = {"pattern": "**/*.py"}
     theirs = shell_rg(root, "--files", "-g", "*.py")
-    cold, idle, base, build = [], [], [], []
+    cold, kept, idle, base, build = [], [], [], [], []
     for _ in range(runs + 1):  # the first round warms up
         core.file_times = FileTimes(lambda: core.watching.watcher)
         start = time.perf_counter()
         calls.call(core, "glob", pattern)
         cold.append(time.perf_counter() - start)
+        core.file_times.builds.wait()  # the listing built after the answer (deferred.py)
+        kept.append(time.perf_counter() - start)
         core.file_times = FileTimes(lambda: core.watching.watcher)
         start = time.perf_counter()
         ListingAhead(core.file_times, lambda: core.workspace)(lambda: False)
@@ -225,11 +231,44 @@ def first_glob_rows(name: str, root: Path, core: Readkeeper, runs: int) -> list[
     base_s = statistics.median(base[1:])
     built = _row(name, "glob", "idle build (in the back)", statistics.median(build[1:]), base_s)
     built["target"], built["meets"] = None, True  # paid between calls, not by one
+    after = _row(name, "glob", "cold, then listing kept", statistics.median(kept[1:]), base_s)
+    after["target"], after["meets"] = None, True  # the build runs after the answer
     return [
         _row(name, "glob", "**/*.py first call, cold", statistics.median(cold[1:]), base_s),
+        after,
         _row(name, "glob", "**/*.py first after idle", statistics.median(idle[1:]), base_s),
         built,
     ]
+
+
+def floor_rows(name: str, root: Path, runs: int, with_find: bool) -> list[dict[str, Any]]:
+    """What newest first over every file costs at least, against `rg --files`: one
+    Python stat per listed file (the paths already held: no listing counted), and GNU
+    find printing every file's time (in C, but no ignore rules: only `with_find`, for
+    the generated tree, where it walks no ignored folder)."""
+    listed = shell_rg(root, "--files", "--hidden", "--null")().stdout.split(b"\0")
+    paths = [os.path.join(os.fsencode(root), p) for p in listed if p]
+    theirs = shell_rg(root, "--files")
+
+    def stat_all() -> None:
+        for path in paths:
+            os.lstat(path)
+
+    def find() -> None:
+        subprocess.run(
+            ["find", ".", "-type", "f", "-printf", "%T@ %p\\0"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+        )
+
+    rows = []
+    cases = [("stat every listed file, Python", stat_all), ("find -printf", find)]
+    for case, ours in cases[: 2 if with_find else 1]:
+        row = _row(name, "floor", case, *medians_s(ours, theirs, runs))
+        row["target"], row["meets"] = None, True  # a floor, not readkeeper
+        rows.append(row)
+    return rows
 
 
 def _write_one(root: Path) -> None:
@@ -307,11 +346,11 @@ def main() -> None:
     tree = generated(args.files)
     rows = rows_for(f"generated {args.files:,} files", tree, args.runs, tree)
     rows += rows_for("this repository", HERE.parent, args.runs)
-    header = f"{'tree':<26} {'tool':<5} {'case':<24} {'readkeeper':>11} {'rg':>9} {'ratio':>6}"
+    header = f"{'tree':<26} {'tool':<5} {'case':<32} {'readkeeper':>11} {'rg':>9} {'ratio':>6}"
     print(header)
     for row in rows:
         print(
-            f"{row['tree']:<26} {row['tool']:<5} {row['case']:<24} "
+            f"{row['tree']:<26} {row['tool']:<5} {row['case']:<32} "
             f"{row['readkeeper_ms']:>9.1f}ms {row['rg_ms']:>7.1f}ms {row['ratio']:>5.2f}x"
             f"{'' if row['meets'] else '  (over ' + str(row['target']) + 'x)'}"
         )

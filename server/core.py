@@ -117,8 +117,7 @@ class Readkeeper:
         self.watching = WatchControl(
             self._workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
-        # Files' modification times for glob, kept while the watcher hears their changes.
-        self.file_times = FileTimes(lambda: self.watching.watcher)
+        self.file_times = FileTimes(lambda: self.watching.watcher)  # glob's, while it hears
         self._settings_lock = threading.Lock()
         # False in restricted mode (the editor does not trust the workspace): user-only
         # settings are held (settings.py) and git status is off. Set before `configure`.
@@ -392,6 +391,7 @@ class Readkeeper:
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
         self.ahead.close()
+        self.file_times.builds.close()
         self.watching.close()
 
     # --- the watcher and change notices (watch/control.py) -----------------------------

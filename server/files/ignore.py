@@ -25,12 +25,14 @@ watched, which costs a notice, never a wrong answer.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from collections.abc import Iterable
 from contextlib import suppress
 
 from pathspec import GitIgnoreSpec
+from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
 
 from ..settings import DEFAULT_WATCH_EXCLUDE
 from .beneath import Anchor, lstat_in
@@ -56,13 +58,14 @@ class IgnoreRules:
         self.root = root.rstrip(os.sep) or os.sep
         self._prefix = self.root if self.root.endswith(os.sep) else self.root + os.sep
         patterns = list(exclude)
-        self._exclude = _compile(patterns)
+        self._exclude = _compile(patterns) if patterns else None
         # Patterns ending in "/" match folders only; a file is only checked against the
         # others (its folders are checked on their own), which is most of an event's cost.
         file_patterns = [p for p in patterns if not p.rstrip().endswith("/")]
         self._exclude_files = _compile(file_patterns) if file_patterns else None
-        self._specs: dict[str, GitIgnoreSpec | None] = {}  # folder -> its .gitignore
+        self._specs: dict[str, _Patterns | None] = {}  # folder -> its .gitignore
         self._folders: dict[str, bool] = {}  # folder -> ignored
+        self._chains: dict[str, list[tuple[int, _Patterns]]] = {}  # folder -> `_chain`
         self._files: dict[str, bool] = {}  # file -> ignored (bursts hit the same files)
         self._lock = threading.Lock()
 
@@ -80,10 +83,11 @@ class IgnoreRules:
         if parent != self.root and self._folder_ignored(parent):
             return True
         if is_dir:
-            return os.path.basename(path) in VCS_FOLDERS or self._matches(path, True)
+            name = path[len(parent) + 1 :] if parent != os.sep else path[1:]
+            return name in VCS_FOLDERS or self._matches(path, True, parent)
         verdict = self._files.get(path)
         if verdict is None:
-            verdict = self._matches(path, False)
+            verdict = self._matches(path, False, parent)
             if len(self._files) >= _MAX_CACHED_PATHS:
                 self._files = {}
             self._files[path] = verdict
@@ -93,6 +97,7 @@ class IgnoreRules:
         """A .gitignore in `folder` changed: read it again on next use."""
         with self._lock:
             self._specs.pop(folder, None)
+            self._chains = {}
             self._folders = {}
             self._files = {}
 
@@ -111,37 +116,53 @@ class IgnoreRules:
         verdict = self._folders.get(folder, False)
         for folder in reversed(chain):
             verdict = (
-                verdict or os.path.basename(folder) in VCS_FOLDERS or self._matches(folder, True)
+                verdict
+                or os.path.basename(folder) in VCS_FOLDERS
+                or self._matches(folder, True, os.path.dirname(folder))
             )
             if len(self._folders) >= _MAX_CACHED_PATHS:
                 self._folders = {}
             self._folders[folder] = verdict
         return verdict
 
-    def _matches(self, path: str, is_dir: bool) -> bool:
+    def _matches(self, path: str, is_dir: bool, parent: str) -> bool:
         tail = "/" if is_dir else ""
         exclude = self._exclude if is_dir else self._exclude_files
         if exclude is not None and exclude.match_file(path[len(self._prefix) :] + tail):
             return True
-        folder = os.path.dirname(path)
-        while True:
-            spec = self._spec(folder)
-            if spec is not None:
-                relative = path[len(folder) + 1 :] if folder != os.sep else path[1:]
-                verdict = spec.check_file(relative + tail).include
-                if verdict is not None:
-                    return verdict
-            if folder == self.root or len(folder) <= len(self.root):
-                return False
-            folder = os.path.dirname(folder)
+        for start, spec in self._chain(parent):
+            verdict = spec.verdict(path[start:] + tail)
+            if verdict is not None:
+                return verdict
+        return False
 
-    def _spec(self, folder: str) -> GitIgnoreSpec | None:
+    def _chain(self, folder: str) -> list[tuple[int, _Patterns]]:
+        """The patterns of `folder` and of each folder above it up to the root, the
+        nearest first, each with where a path beneath its folder starts relative to it
+        (looked up once a folder: a listing checks each entry against them all)."""
+        chain = self._chains.get(folder)
+        if chain is None:
+            chain = []
+            above = folder
+            while True:
+                spec = self._spec(above)
+                if spec is not None:
+                    chain.append((len(above) + 1 if above != os.sep else 1, spec))
+                if above == self.root or len(above) <= len(self.root):
+                    break
+                above = os.path.dirname(above)
+            if len(self._chains) >= _MAX_CACHED_PATHS:
+                self._chains = {}
+            self._chains[folder] = chain
+        return chain
+
+    def _spec(self, folder: str) -> _Patterns | None:
         try:
             return self._specs[folder]
         except KeyError:
             pass
         lines = self._read_rules(folder)
-        spec = _compile(lines) if lines else None
+        spec = _Patterns(_compile(lines)) if lines else None
         with self._lock:
             self._specs[folder] = spec
         return spec
@@ -185,6 +206,81 @@ def _read_lines(folder_fd: int, name: str) -> list[str]:
     except OSError:
         return []
     return data.decode("utf-8", "replace").splitlines()
+
+
+class _Patterns:
+    """A folder's ignore patterns. Most paths match none of them: one regular expression
+    of them all (in C) says so, where pathspec tries each pattern in turn in Python (the
+    cost of `list`, whose every entry is checked against each folder above it)."""
+
+    def __init__(self, spec: GitIgnoreSpec) -> None:
+        self.spec = spec
+        self._any = _union(spec)
+
+    def verdict(self, relative: str) -> bool | None:
+        """Whether the patterns ignore `relative` (False: a negation re-includes it), or
+        None when none matches it: pathspec's own verdict."""
+        text = relative
+        if _OTHER_SEPARATORS or relative.startswith(("/", "./")):
+            text = normalize_file(relative)  # else it is the path unchanged
+        if self._any is not None and self._any.search(text) is None:
+            return None  # no pattern matches (pathspec searches each the same way)
+        return self.spec.check_file(relative).include
+
+
+# Separators pathspec turns into "/" before matching (none on POSIX).
+_OTHER_SEPARATORS = bool(NORMALIZE_PATH_SEPS)
+# A group name pathspec's regular expressions hold (the union may hold each only once);
+# a pattern's own "(" and "?" are escaped, so this is never the pattern's text.
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+
+
+def _union(spec: GitIgnoreSpec) -> re.Pattern[str] | None:
+    """One expression that matches where any pattern with a verdict matches, or None
+    when they cannot be joined (then each is tried)."""
+    regexes: list[re.Pattern[str]] = []
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None:
+            continue
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+            return None
+        regexes.append(regex)
+    flags = {regex.flags for regex in regexes}
+    if len(flags) != 1:
+        return None
+    texts = [_NAMED_GROUP.sub("(?:", regex.pattern) for regex in regexes]
+    # Anchored at the start each: the union is too, so it is tried at the start alone
+    # (a search of "^a|^b" tries each position of the path).
+    anchored = all(t.startswith("^") and not _bar_outside_groups(t) for t in texts)
+    union = "|".join(f"(?:{t[1:] if anchored else t})" for t in texts)
+    try:
+        return re.compile(f"^(?:{union})" if anchored else union, flags.pop())
+    except re.error:
+        return None
+
+
+def _bar_outside_groups(text: str) -> bool:
+    """Whether the expression `text` is an alternation at its top level ("^a|b": its
+    "^" anchors one branch only)."""
+    depth = 0
+    escaped = in_class = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+    return False
 
 
 def _compile(lines: list[str]) -> GitIgnoreSpec:

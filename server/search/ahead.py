@@ -1,15 +1,15 @@
 """Each root's glob listing built ahead, between calls (issue 31): an agent's first glob
 then runs no ripgrep and stats nothing.
 
-The first glob of a server lists the root with ripgrep, stats every file and orders them
-(listing.py, mtimes.py); later ones answer from what kept.py keeps. When read/ahead.py's
-worker finds the calls quiet (no call in flight for its settle time, the machine not
-busy, the `read_ahead` setting on), it builds that for each root the watcher hears,
-by the very functions a glob of the root runs (`list_files`, then `FileTimes.newest`
-of every file): the same ripgrep run, the same stats beneath the root, the same rules
-for what may be kept and for when it is dropped. Nothing new is trusted: what it builds
-is what that glob would have kept. A glob of a subfolder then answers from the root's
-listing too (listing.py).
+The first glob of a server with nothing kept is answered by ripgrep's own sort, and the
+root's listing, times and order are built after the answer (deferred.py: `list_files`,
+then `FileTimes.newest` of every file); later ones answer from what kept.py keeps.
+When read/ahead.py's worker finds the calls quiet (no call in flight for its settle
+time, the machine not busy, the `read_ahead` setting on), it builds that for each
+root the watcher hears, by the same functions: the same ripgrep run, the same stats
+beneath the root, the same rules for what may be kept and for when it is dropped.
+Nothing new is trusted: what it builds is what that glob would have kept. A glob of a
+subfolder then answers from the root's listing too (listing.py).
 
 Only the editor's roots are built (never a session's grant, nor an attached agent's
 narrower roots: their globs key their own listings). It is polite: it stops at once
@@ -24,6 +24,7 @@ start a minute (each other one was stopped by a call).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -81,6 +82,8 @@ class ListingAhead:
         # After every call: a listing whose unheard files changed is made afresh by the
         # next glob instead (a rare change; their thousands of lstats are not paid here).
         times = self._times
+        if times.builds.running(os.fsencode(root)):
+            return False  # a first glob's build (search/deferred.py) is on it
         return times.kept(root) and not times.ready(root, checked=False)
 
     def _build(self, anchor: Anchor, interrupted: Callable[[], bool]) -> int:

@@ -25,6 +25,7 @@ from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import kept, rg, stalls
+from .deferred import Build
 from .globs import Glob
 from .kept import Match
 from .mtimes import FileTimes, Opener
@@ -45,12 +46,20 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
     avoided = stalls.avoid(root, cwd, times.suspects(cwd))
-    if times.kept(cwd):
-        found, stopped = _newest_listed(
-            services, params, matcher, (root, cwd), wanted, times, avoided
-        )
+    watched = times.kept(cwd)
+    if watched:
+        for key in {os.fsencode(root), os.fsencode(cwd)}:
+            times.builds.join(key)  # mid-build: its listing answers once it ends
+    # ripgrep sorts on its one-thread walk, which opens a left-out folder's ignore
+    # files all the same (stalls.py): with a folder left out, the times are stat-ed here.
+    if avoided.folders or (watched and not times.cold(cwd, root)):
+        where = (root, cwd)
+        found, stopped = _newest_listed(services, params, matcher, where, wanted, times, avoided)
     else:
         found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted, avoided)
+        if watched:  # nothing kept yet: the listing is built after the answer
+            build = _build(_opener(services, cwd, params.session), root, cwd, times)
+            times.builds.start(os.fsencode(cwd), build)
     page = found[params.offset : params.offset + MAX_PATHS]
     more = len(found) == wanted
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
@@ -91,7 +100,8 @@ def _newest_listed(
     subfolder with no listing of its own is answered from its root's, when that is
     kept and valid and the ignore patterns above the folder are plain (then what
     ripgrep lists beneath the folder from the root is what it lists run in it,
-    `kept.plain_above`): no ripgrep run."""
+    `kept.plain_above`): no ripgrep run. A folder with nothing kept is not answered
+    here (`glob`: ripgrep sorts, the listing is built after, deferred.py)."""
     root, cwd = where
     deadline = time.monotonic() + rg.DEADLINE_S
     match = matcher.match_bytes()
@@ -136,6 +146,22 @@ def list_files(
     if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
         times.keep_listing(root, cwd, names, token)
     return names, stopped
+
+
+def _build(opener: Opener, root: str, cwd: str, times: FileTimes) -> Build:
+    """What a glob of `cwd` with nothing kept runs to keep its listing and every time
+    (search/deferred.py): `list_files`, then the times of all and their order."""
+
+    def build(stop: Callable[[], bool]) -> None:
+        names, token = times.listing(cwd, used=False)
+        if names is None:
+            names, cut = list_files(root, cwd, times, token, stop)
+            if cut:
+                return
+        deadline = time.monotonic() + rg.DEADLINE_S
+        times.newest(cwd, names, 1, deadline, opener, None, stop)
+
+    return build
 
 
 def _beneath(prefix: bytes, match: Match) -> Match:
@@ -258,6 +284,7 @@ def _walk(
     folder by name, each subfolder's entries after it."""
     with os.scandir(fd) as scan:
         items = sorted(scan, key=lambda entry: entry.name)
+    above = folder if folder.endswith(os.sep) else folder + os.sep
     for item in items:
         if len(into) >= limit:
             return
@@ -266,11 +293,11 @@ def _walk(
         except OSError:
             continue
         mode = st.st_mode
-        path = os.path.join(folder, item.name)
+        path = above + item.name
         is_dir = stat.S_ISDIR(mode)
         if rules.ignored(path, is_dir):
             continue
-        kind = _kind(mode)
+        kind = _KINDS.get(stat.S_IFMT(mode), "other")  # other: a FIFO, socket or device
         entry: dict[str, Any] = {"name": prefix + item.name, "kind": kind}
         if kind == "file":
             entry["size"] = st.st_size
@@ -292,11 +319,5 @@ def _walk(
                 os.close(child)
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "dir"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "other"  # a FIFO, socket or device: listed, never opened
+# Listed, never opened, unless a folder (entered beneath its parent's descriptor).
+_KINDS = {stat.S_IFDIR: "dir", stat.S_IFREG: "file", stat.S_IFLNK: "symlink"}

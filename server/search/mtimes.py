@@ -30,6 +30,7 @@ from itertools import compress, repeat
 from typing import Protocol, cast
 
 from . import kept
+from .deferred import Builds
 from .kept import Listing, Match
 
 # Files held at most, over every folder searched from, times and listings each; past
@@ -103,6 +104,7 @@ class FileTimes:
         self._events = 0  # events heard so far: a time read before one is not kept after it
         self.hits = 0  # files whose time came from the cache (tests, the bench)
         self.listings_used = 0  # globs answered with no ripgrep run (tests, the bench)
+        self.builds = Builds()  # listings built after a first answer (search/deferred.py)
 
     def kept(self, cwd: str) -> bool:
         """Whether times under `cwd` can be kept: the watcher hears that folder."""
@@ -129,6 +131,14 @@ class FileTimes:
             self.listings_used += used
             return listing.names, token
         return None, token
+
+    def cold(self, cwd: str, root: str) -> bool:
+        """Whether nothing is kept for a glob of `cwd`: no listing of it or of its root,
+        no time of a file beneath it."""
+        base, top = os.fsencode(cwd), os.fsencode(root)
+        with self._lock:
+            listed = base in self._listings or top in self._listings
+            return not listed and not self._trees.get(base)
 
     def ready(self, cwd: str, checked: bool = True) -> bool:
         """Whether `cwd`'s listing is kept, valid and ordered (nothing left to build
@@ -375,7 +385,8 @@ def _look_up(
             entry = folders[folder] = (heard, [])
         entry[1].append(name)
     fresh: dict[bytes, int] = {}
-    done = 0
+    lstat = os.stat
+    due = _CHECK_EVERY  # stats until the next look at the clock
     for folder, (_, files) in folders.items():
         try:
             fd = opener(folder)
@@ -383,17 +394,20 @@ def _look_up(
             continue  # gone, or now a symlink: its files are left out
         try:
             cut = len(folder) + 1 if folder else 0
-            for name in files:
-                done += 1
-                if done % _CHECK_EVERY == 0 and (
-                    time.monotonic() > deadline or (stop is not None and stop())
-                ):
-                    return fresh, folders, True
-                try:
-                    st = os.stat(name[cut:], dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue  # gone since ripgrep listed it
-                fresh[name] = st.st_mtime_ns
+            for start in range(0, len(files), _CHECK_EVERY):
+                if due <= 0:
+                    if time.monotonic() > deadline or (stop is not None and stop()):
+                        return fresh, folders, True
+                    due = _CHECK_EVERY
+                chunk = files[start : start + _CHECK_EVERY]
+                due -= len(chunk)
+                for name in chunk:  # the loop of one stat a file: nothing else in it
+                    try:
+                        fresh[name] = lstat(
+                            name[cut:], dir_fd=fd, follow_symlinks=False
+                        ).st_mtime_ns
+                    except OSError:
+                        continue  # gone since ripgrep listed it
         finally:
             os.close(fd)
     return fresh, folders, False

@@ -85,6 +85,11 @@ class Avoided:
     def flags(self) -> list[str]:
         """ripgrep's flags, to come after every other glob (the last one matching wins)."""
         globs = [f"--glob=!/{_escaped(folder)}" for folder in self.folders]
+        if globs:
+            # ripgrep's one-thread walk (chosen for one CPU or `-j1`) opens a folder's
+            # ignore files before it applies the exclusion: keep it on the parallel walk.
+            # A sort (`--sortr`) walks on one thread whatever this says: not with these.
+            globs.append(f"--threads={min(max(os.cpu_count() or 2, 2), 12)}")
         return globs + (["--no-ignore-exclude"] if self.exclude_off else [])
 
     def note(self) -> str:

@@ -27,7 +27,7 @@ from glob_trees import make
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.search import rg
+from readkeeper.search import rg, stalls
 from readkeeper.search.ahead import ListingAhead
 from readkeeper.watch import suspects
 from watch_core_helpers import Watching, wait_for
@@ -321,3 +321,19 @@ def test_the_suspects_kept_are_bounded_and_those_gone_make_room(
     (tmp_path / "d1" / "plain").mkdir()
     again.heard(str(tmp_path / "d1" / "plain" / ".ignore"), None, False, "created")  # gone
     assert len(again.under(os.fsencode(tmp_path)) or []) == 3
+
+
+def test_a_folder_left_out_stays_out_of_ripgrep_s_one_thread_walk(workspace: Path) -> None:
+    """ripgrep's one-thread walk (one CPU, `-j1`, or a sort) opens a folder's ignore
+    files before it applies a `--glob` exclusion: the flags that leave a folder out keep
+    ripgrep on its parallel walk (glob never asks it to sort then: the tests above)."""
+    _tree(workspace)
+    fifo = _plant(workspace, PLANTS[".gitignore"])
+    avoided = stalls.avoid(str(workspace), str(workspace), [os.fsencode(fifo)])
+    assert avoided.folders == ["sub"]
+    flags = ["--files", "--null", "-j1", *avoided.flags()]
+    ran = _unstuck(
+        lambda: rg.run(str(workspace), flags, max_lines=1000, sep=b"\0", deadline_s=20), [fifo]
+    )
+    assert not ran.timed_out
+    assert {n.decode() for n in ran.lines if n} == {f for f in FILES if not f.startswith("sub/")}

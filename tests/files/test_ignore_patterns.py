@@ -1,0 +1,104 @@
+"""The one-expression test of a folder's ignore patterns (files/ignore.py `_Patterns`)
+gives pathspec's own verdict on every path, and the rules' verdicts through nested
+ignore files are Git's (a nearer file's negation wins)."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from readkeeper.files.ignore import IgnoreRules, _Patterns
+
+PATTERNS = [
+    "*.log",
+    "!keep.log",
+    "build/",
+    "/dist",
+    "docs/**/*.tmp",
+    "**/cache",
+    "a?c",
+    "[mn]ode_modules/",
+    "\\#literal",
+    "name with space",
+    "(paren)",
+    "x[!y]z",
+    "deep/**",
+    "!deep/kept/",
+]
+PATHS = [
+    "app.log",
+    "keep.log",
+    "sub/keep.log",
+    "build/",
+    "build",
+    "src/build/",
+    "dist",
+    "src/dist",
+    "docs/a/b/c.tmp",
+    "docs/c.tmp",
+    "cache",
+    "x/y/cache/",
+    "abc",
+    "ac",
+    "node_modules/",
+    "mode_modules/",
+    "#literal",
+    "name with space",
+    "(paren)",
+    "xaz",
+    "xyz",
+    "deep/kept/",
+    "deep/kept/file.py",
+    "deep/other.py",
+    "src/main.py",
+    "README.md",
+]
+
+
+def test_one_expression_gives_pathspecs_verdict_on_every_path() -> None:
+    # Every ordered pair of patterns and each alone: negations before and after.
+    sets = [[p] for p in PATTERNS] + [list(pair) for pair in itertools.permutations(PATTERNS, 2)]
+    sets.append(PATTERNS)
+    for lines in sets:
+        spec = GitIgnoreSpec.from_lines(lines)
+        patterns = _Patterns(spec)
+        for path in PATHS:
+            assert patterns.verdict(path) == spec.check_file(path).include, (lines, path)
+
+
+def test_nested_ignore_files_agree_with_git(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("*.log\nout/\n!important.log\n")
+    (root / "pkg").mkdir()
+    (root / "pkg" / ".gitignore").write_text("!*.log\nlocal.py\n")
+    (root / "pkg" / "inner").mkdir()
+    (root / "pkg" / "inner" / ".gitignore").write_text("*.log\n")
+    files = [
+        "a.log",
+        "important.log",
+        "pkg/a.log",
+        "pkg/local.py",
+        "pkg/inner/b.log",
+        "pkg/inner/local.py",
+        "pkg/inner/ok.py",
+        "out/x.py",
+        "src/y.py",
+    ]
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", *files],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    git_ignored = set(checked.stdout.split())
+    rules = IgnoreRules(str(root), exclude=())
+    for name in files:
+        assert rules.ignored(str(root / name)) == (name in git_ignored), name
