@@ -1,0 +1,188 @@
+"""What a first read costs the MCP server in instructions (issue 34), the figure that
+holds whatever else runs on the machine: before/after figures of a change to the
+first-read path, where wall-clock time here swings by half.
+
+Run it as `.venv/bin/python bench/bench_first_instructions.py` (a minute or two; needs
+valgrind). The server (`readkeeper mcp --standalone`, `read_ahead` off so nothing runs
+beside the calls, a new empty user cache each run, `PYTHONHASHSEED=0`) runs under
+`valgrind --tool=callgrind`, driven by a raw stdio client: `initialize`, ten forced
+reads of a small file (the token table loaded, every lazy import made), then the reads
+of a row, then the end of its input. The same run without the row's reads is the
+baseline; a row's figure is (run - baseline) / reads: the server's whole share of one
+read (the line parsed, the read, the result, its JSON, the write), over its threads.
+
+Rows: a read with the default parameters of each of `--first` never-read modules of
+bench_peer.py's standard-library selection (an outline for most), and a read with
+`force` of as many others. `--profile` instead runs the server under cProfile (no
+valgrind) and prints each row's top functions by cumulative time. Results:
+`bench/results/first_instructions.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from bench_peer import copies, real_modules
+from common import clean_env, compile_like_an_install, machine, write_json
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "first_instructions.json"
+ROWS = ("first read, stdlib module", "first read, stdlib module, force")
+
+
+def drive(argv: list[str], env: dict[str, str], calls: list[dict[str, Any]]) -> None:
+    """Start `argv`, make the handshake and `calls` one at a time, end its input."""
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(json.dumps(message).encode() + b"\n")
+        stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(stdout.readline())
+            if "id" in message:
+                return message
+
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw"}}
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+    answer()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for number, arguments in enumerate(calls, 1):
+        params = {"name": "read", "arguments": arguments}
+        send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+        reply = answer()
+        if "result" not in reply or reply["result"].get("isError"):
+            raise RuntimeError(f"read {arguments} failed: {reply}")
+    stdin.close()
+    proc.wait(timeout=600)
+
+
+def server_env(cache: Path) -> dict[str, str]:
+    return {
+        **clean_env(),
+        "XDG_CACHE_HOME": str(cache),
+        "READKEEPER_READ_AHEAD": "false",
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def instructions(root: Path, calls: list[dict[str, Any]]) -> int:
+    """The server's instructions (all its threads) for the handshake, warm-up and `calls`."""
+    with tempfile.TemporaryDirectory(prefix="rk-first-ir-") as scratch:
+        out = Path(scratch) / "callgrind.out"
+        argv = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            sys.executable, "-m", "readkeeper", "mcp", "--standalone", "--root", str(root),
+        ]  # fmt: skip
+        drive(argv, server_env(Path(scratch) / "cache"), calls)
+        found = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.MULTILINE)
+        assert found is not None, "no total in callgrind's output"
+        return int(found.group(1))
+
+
+def profile(root: Path, calls: list[dict[str, Any]], row: str, top: int) -> None:
+    """Print the `top` functions by cumulative time of the server serving `calls`, over
+    its threads (the SDK serves a costly read on a worker thread)."""
+    with tempfile.TemporaryDirectory(prefix="rk-first-prof-") as scratch:
+        out = Path(scratch) / "server.prof"
+        argv = [sys.executable, __file__, "--as-server", str(out), "--root", str(root)]
+        drive(argv, server_env(Path(scratch) / "cache"), calls)
+        print(f"--- {row}: the server's top {top} functions by cumulative time")
+        pstats.Stats(str(out)).sort_stats("cumulative").print_stats(top)
+
+
+def serve_profiled(out: str, argv: list[str]) -> int:
+    """`readkeeper mcp --standalone argv`, each thread under a profiler of its own, the
+    profiles merged into `out` at its end."""
+    from readkeeper.cli import main as readkeeper_main
+
+    profiles: list[cProfile.Profile] = []
+
+    def on_new_thread(*_: object) -> None:
+        # The thread's first event: a profiler of its own replaces this hook.
+        profiler = cProfile.Profile()
+        profiles.append(profiler)
+        profiler.enable()
+
+    threading.setprofile(on_new_thread)
+    main_profile = cProfile.Profile()
+    profiles.append(main_profile)
+    main_profile.enable()
+    try:
+        code = readkeeper_main(["mcp", "--standalone", *argv])
+    finally:
+        main_profile.disable()
+        merged = pstats.Stats(main_profile)
+        for profiler in profiles[1:]:
+            merged.add(profiler)
+        merged.dump_stats(out)
+    return code
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["--as-server"]:
+        return serve_profiled(sys.argv[2], sys.argv[3:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--first", type=int, default=12, help="never-read modules per row")
+    parser.add_argument("--profile", action="store_true", help="cProfile, not callgrind")
+    parser.add_argument("--top", type=int, default=45, help="functions shown by --profile")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
+    args = parser.parse_args()
+    compile_like_an_install()
+    modules = real_modules("stdlib")[: 2 * args.first]
+    with tempfile.TemporaryDirectory(prefix="rk-first-files-") as folder:
+        root = Path(folder)
+        warm = root / "warm.py"
+        warm.write_text("x = 1\n" * 300)
+        warm_up = [{"file_path": str(warm), "force": True}] * 10
+        default = copies(root / "default", modules[: args.first])
+        forced = copies(root / "force", modules[args.first :])
+        reads = {
+            ROWS[0]: [{"file_path": str(p)} for p in default],
+            ROWS[1]: [{"file_path": str(p), "force": True} for p in forced],
+        }
+        if args.profile:
+            for row, calls in reads.items():
+                profile(root, warm_up + calls, row, args.top)
+            return 0
+        base = instructions(root, warm_up)
+        table = {}
+        for row, calls in reads.items():
+            total = instructions(root, warm_up + calls)
+            table[row] = {"instructions_per_read": (total - base) // len(calls)}
+    print(f"server instructions per read (callgrind), {args.first} modules a row")
+    print(f"{'baseline (start, warm-up, end)':<42}{base / 1e9:>10.3f} G")
+    for row, figures in table.items():
+        print(f"{row:<42}{figures['instructions_per_read'] / 1e6:>10.2f} M")
+    write_json(
+        args.output,
+        {
+            "benchmark": "first_instructions",
+            "machine": machine(),
+            "first": args.first,
+            "baseline_instructions": base,
+            "rows": table,
+        },
+    )
+    print(f"written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
