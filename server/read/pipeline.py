@@ -101,7 +101,8 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         request = Request(params, window, opened)
         path = opened.path
         # Images, PDFs and notebooks have their own readers, chosen by content.
-        kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
+        head = peek(opened.fd, readers.SNIFF_BYTES)
+        kind = readers.sniff(head, path)
         if kind is not None:
             if params.symbol is not None:
                 raise outline_read.no_grammar(path)
@@ -121,6 +122,8 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
             return unchanged
+        if outline_read.surely_outlined(params, path, opened.size, head, settings):
+            costly_step()  # an outline: on a worker thread from the start, read once there
         data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
     return _text(services, request, data)
 

@@ -23,6 +23,7 @@ from ...files.user_cache import shared
 from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
+from ..loop_guard import costly_step
 from ..tokens import TokenCounter, estimate_tokens
 from . import outline, outline_cache, outline_find
 from . import text as text_reader
@@ -72,12 +73,31 @@ def plan(
     whole = whole_tokens(text, settings, counter)
     if whole is None:
         return None
+    costly_step()  # a parse and a walk: never on the event loop
     try:
         found = outline_cache.symbols(text, grammar, content_digest)
     except outline.TooCostly:
         return None  # the lines, as before
     # Without a symbol (a data table, generated constants) an outline tells nothing.
     return Outline(grammar, whole, found) if found else None
+
+
+def surely_outlined(
+    params: ReadParams, path: str, size: int, head: bytes, settings: Settings
+) -> bool:
+    """Whether a read of a text file of `size` bytes, not yet loaded, is a whole read of
+    a source file that `whole_tokens` finds over `outline_over_tokens` without counting
+    (its estimate is over twice the threshold even at a character a byte): a parse
+    follows, unless its outline is kept, so the event loop hands the read to a worker
+    thread before it loads the file, rather than after loading, decoding and hashing
+    it there (loop_guard.py). A read it misses reaches `plan`'s own step."""
+    if params.force or params.estimate or params.symbol is not None:
+        return False
+    if params.offset is not None or params.limit is not None:
+        return False
+    if size * 5 // 16 <= settings.outline_over_tokens * 2:
+        return False
+    return outline.grammar_for(path, head) is not None
 
 
 def whole_tokens(text: str, settings: Settings, counter: TokenCounter) -> int | None:
