@@ -150,7 +150,13 @@ class QuickCalls:
         reply: JSONRPCResponse | JSONRPCError
         try:
             wire = self._wire(version, result)
-            reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
+            try:
+                # The bytes the SDK's model would write (the same compact JSON, keys in
+                # order, text as UTF-8), without building and checking the model again
+                # from the dict just dumped from one (a forced read of 77 KB: 87 us -> 40).
+                return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
+            except TypeError:  # what orjson will not write (a lone surrogate): the model's
+                reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
         except Exception:  # the call happened: it is answered, never handed on and run twice
             log.exception("A quick call's result did not fit the protocol")
             error = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
