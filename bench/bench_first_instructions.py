@@ -23,12 +23,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import re
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +42,15 @@ RESULTS = HERE / "results" / "first_instructions.json"
 ROWS = ("first read, stdlib module", "first read, stdlib module, force")
 
 
-def drive(argv: list[str], env: dict[str, str], calls: list[dict[str, Any]]) -> None:
-    """Start `argv`, make the handshake and `calls` one at a time, end its input."""
+def drive(
+    argv: list[str],
+    env: dict[str, str],
+    calls: list[dict[str, Any]],
+    between: Callable[[int], None] | None = None,
+    after: int = 0,
+) -> None:
+    """Start `argv`, make the handshake and `calls` one at a time, end its input;
+    `between(pid)` is called before call number `after` and once the last is answered."""
     proc = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
@@ -64,11 +73,15 @@ def drive(argv: list[str], env: dict[str, str], calls: list[dict[str, Any]]) -> 
     answer()
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     for number, arguments in enumerate(calls, 1):
+        if between is not None and number == after + 1:
+            between(proc.pid)
         params = {"name": "read", "arguments": arguments}
         send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
         reply = answer()
         if "result" not in reply or reply["result"].get("isError"):
             raise RuntimeError(f"read {arguments} failed: {reply}")
+    if between is not None:
+        between(proc.pid)
     stdin.close()
     proc.wait(timeout=600)
 
@@ -82,18 +95,32 @@ def server_env(cache: Path) -> dict[str, str]:
     }
 
 
-def instructions(root: Path, calls: list[dict[str, Any]]) -> int:
-    """The server's instructions (all its threads) for the handshake, warm-up and `calls`."""
+def instructions(root: Path, warm_up: list[dict[str, Any]], calls: list[dict[str, Any]]) -> int:
+    """The server's instructions (all its threads) from the answer to its warm-up's
+    last call to the answer to the last of `calls`: callgrind's counters are zeroed
+    after the warm-up and dumped after the calls (`callgrind_control`)."""
     with tempfile.TemporaryDirectory(prefix="rk-first-ir-") as scratch:
         out = Path(scratch) / "callgrind.out"
         argv = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
             sys.executable, "-m", "readkeeper", "mcp", "--standalone", "--root", str(root),
         ]  # fmt: skip
-        drive(argv, server_env(Path(scratch) / "cache"), calls)
-        found = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.MULTILINE)
-        assert found is not None, "no total in callgrind's output"
-        return int(found.group(1))
+        steps = iter(("--zero", "--dump=calls"))
+
+        def control(pid: int) -> None:
+            subprocess.run(
+                ["callgrind_control", next(steps), str(pid)],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
+            )  # fmt: skip
+
+        drive(argv, server_env(Path(scratch) / "cache"), warm_up + calls, control, len(warm_up))
+        for dump in sorted(Path(scratch).glob("callgrind.out.*")):
+            data = dump.read_bytes()
+            if b"calls" in data[:2000]:
+                found = re.search(rb"^(?:summary|totals): (\d+)", data, re.MULTILINE)
+                assert found is not None, "no total in callgrind's output"
+                return int(found.group(1))
+        raise RuntimeError(f"no dump of the calls: {sorted(os.listdir(scratch))}")
 
 
 def profile(root: Path, calls: list[dict[str, Any]], row: str, top: int) -> None:
@@ -161,13 +188,11 @@ def main() -> int:
             for row, calls in reads.items():
                 profile(root, warm_up + calls, row, args.top)
             return 0
-        base = instructions(root, warm_up)
         table = {}
         for row, calls in reads.items():
-            total = instructions(root, warm_up + calls)
-            table[row] = {"instructions_per_read": (total - base) // len(calls)}
+            total = instructions(root, warm_up, calls)
+            table[row] = {"instructions_per_read": total // len(calls)}
     print(f"server instructions per read (callgrind), {args.first} modules a row")
-    print(f"{'baseline (start, warm-up, end)':<42}{base / 1e9:>10.3f} G")
     for row, figures in table.items():
         print(f"{row:<42}{figures['instructions_per_read'] / 1e6:>10.2f} M")
     write_json(
@@ -176,7 +201,6 @@ def main() -> int:
             "benchmark": "first_instructions",
             "machine": machine(),
             "first": args.first,
-            "baseline_instructions": base,
             "rows": table,
         },
     )

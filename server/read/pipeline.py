@@ -222,7 +222,9 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         # Only a view of part of the file is looked for again in a changed file.
         lines_digest=None
         if whole
-        else held_range.lines_digest(text_reader.split_lines(text)[first : first + file.num_lines]),
+        else held_range.lines_digest(
+            text_reader.leading_lines(text, first + file.num_lines)[first:]
+        ),
         symbol=symbol,
     )
     record(services, request, content, shown)

@@ -141,15 +141,15 @@ def view(
     """The outline of a source file: its symbols, first lines and how to read on."""
     found = planned.symbols
     drawn = outline.render(found, OUTLINE_MAX_CHARS)
-    lines = text_reader.split_lines(text)
-    first_start = found[0].start_line if found else len(lines) + 1
-    head = _head(lines, first_start)
+    total = text_reader.line_count(text)
+    first_start = found[0].start_line if found else total + 1
+    head = _head(text_reader.leading_lines(text, HEAD_MAX_LINES), first_start)
     window = text_reader.Window(offset=1, limit=head, ranged=True)
     # The first lines as a ranged read of them shows them: the same view, so the text
     # reader's cache may answer either one for the other.
     shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
-    note = _note(found, drawn, len(lines), whole, head, settings)
+    note = _note(found, drawn, total, whole, head, settings)
     tokens = counter.count("\n".join((drawn.text, shown.file.content, note)))
     return OutlineFile(
         file_path=path,
@@ -159,7 +159,7 @@ def view(
         shown_symbols=drawn.shown,
         content=shown.file.content,
         num_lines=shown.file.num_lines,
-        total_lines=len(lines),
+        total_lines=total,
         tokens=tokens,
         file_tokens=whole,
         encoding=encoding.label,
