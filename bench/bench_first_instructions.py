@@ -2,18 +2,22 @@
 holds whatever else runs on the machine: before/after figures of a change to the
 first-read path, where wall-clock time here swings by half.
 
-Run it as `.venv/bin/python bench/bench_first_instructions.py` (a minute or two; needs
+Run it as `.venv/bin/python bench/bench_first_instructions.py` (a few minutes; needs
 valgrind). The server (`readkeeper mcp --standalone`, `read_ahead` off so nothing runs
 beside the calls, a new empty user cache each run, `PYTHONHASHSEED=0`) runs under
 `valgrind --tool=callgrind`, driven by a raw stdio client: `initialize`, ten forced
 reads of a small file (the token table loaded, every lazy import made), then the reads
-of a row, then the end of its input. The same run without the row's reads is the
-baseline; a row's figure is (run - baseline) / reads: the server's whole share of one
-read (the line parsed, the read, the result, its JSON, the write), over its threads.
+of a row. callgrind's counters are zeroed before the row's first read and dumped once
+its last is answered (`callgrind_control`), so a row's figure is the server's whole
+share of its reads (each line parsed, the read, the result, its JSON, the write, and
+whatever its other threads did meanwhile) divided by the reads. Counting from the
+start instead and subtracting a run without the reads left a noise of +-10 M
+instructions a read (the start's threads do not interleave the same way twice).
 
 Rows: a read with the default parameters of each of `--first` never-read modules of
 bench_peer.py's standard-library selection (an outline for most), and a read with
-`force` of as many others. `--profile` instead runs the server under cProfile (no
+`force` of as many others. `--keep DIR` keeps each row's dump for `callgrind_annotate`.
+`--profile` instead runs the server under cProfile (a profiler a thread, merged; no
 valgrind) and prints each row's top functions by cumulative time. Results:
 `bench/results/first_instructions.json`.
 """
@@ -95,7 +99,9 @@ def server_env(cache: Path) -> dict[str, str]:
     }
 
 
-def instructions(root: Path, warm_up: list[dict[str, Any]], calls: list[dict[str, Any]]) -> int:
+def instructions(
+    root: Path, warm_up: list[dict[str, Any]], calls: list[dict[str, Any]], keep: Path | None
+) -> int:
     """The server's instructions (all its threads) from the answer to its warm-up's
     last call to the answer to the last of `calls`: callgrind's counters are zeroed
     after the warm-up and dumped after the calls (`callgrind_control`)."""
@@ -117,6 +123,8 @@ def instructions(root: Path, warm_up: list[dict[str, Any]], calls: list[dict[str
         for dump in sorted(Path(scratch).glob("callgrind.out.*")):
             data = dump.read_bytes()
             if b"calls" in data[:2000]:
+                if keep is not None:  # for callgrind_annotate
+                    keep.write_bytes(data)
                 found = re.search(rb"^(?:summary|totals): (\d+)", data, re.MULTILINE)
                 assert found is not None, "no total in callgrind's output"
                 return int(found.group(1))
@@ -170,6 +178,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile, not callgrind")
     parser.add_argument("--top", type=int, default=45, help="functions shown by --profile")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
+    parser.add_argument("--keep", type=Path, help="a folder for each row's callgrind dump")
     args = parser.parse_args()
     compile_like_an_install()
     modules = real_modules("stdlib")[: 2 * args.first]
@@ -190,7 +199,8 @@ def main() -> int:
             return 0
         table = {}
         for row, calls in reads.items():
-            total = instructions(root, warm_up, calls)
+            keep = None if args.keep is None else args.keep / f"callgrind.{len(table)}.out"
+            total = instructions(root, warm_up, calls, keep)
             table[row] = {"instructions_per_read": total // len(calls)}
     print(f"server instructions per read (callgrind), {args.first} modules a row")
     for row, figures in table.items():
