@@ -357,3 +357,23 @@ def test_a_quick_edit_is_answered_before_the_server_ends(workspace: Path) -> Non
     finally:
         raw.proc.kill()
         raw.stderr.close()
+
+
+def test_many_reads_found_costly_at_once_are_each_answered_once(workspace: Path) -> None:
+    # Sent back to back, more than the requests in flight stdin is read for: each is
+    # served on a worker thread from its line, answered once, none lost.
+    (workspace / "big.py").write_text(BIG_MODULE)
+    raw = RawMcp(workspace, LEGACY[-1])
+    try:
+        load_token_table(raw, workspace / "big.py")
+        calls = 150  # over MAX_IN_FLIGHT (64): stdin waits for answers
+        for number in range(calls):
+            arguments = {"file_path": "big.py", "session": f"agent-{number}"}
+            raw.send(raw.message(number, "tools/call", {"name": "read", "arguments": arguments}))
+        for number in range(calls):
+            reply = json.loads(raw.reply_line(number))
+            assert reply["result"]["structuredContent"]["type"] == "outline", reply
+        assert raw.quick_reads("thread_reads") == calls
+        assert all(not lines for lines in raw.replies.values()), raw.replies
+    finally:
+        raw.close()
