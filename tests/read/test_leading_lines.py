@@ -1,16 +1,14 @@
 """The lines a range needs are split without splitting the rest of the text
 (`text.leading_lines`, `text.line_count`), and are exactly the lines `split_lines`
 gives: the same views, outlines and digests (issue 34: an outline's first lines no
-longer split the whole file, twice); what a cut read leaves out is estimated without
-joining the rest of the file, to the same figure."""
+longer split the whole file, twice)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from readkeeper.read.readers.text import _rest_estimate, leading_lines, line_count, split_lines
-from readkeeper.read.tokens import estimate_tokens
+from readkeeper.read.readers.text import leading_lines, line_count, split_lines
 
 TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "\n", "\r", " ", "\u2028", "é"])) | st.text(
     alphabet=st.sampled_from(["a", "\n", " "])
@@ -32,9 +30,3 @@ def test_edges() -> None:
         assert line_count(text) == len(split_lines(text))
         for count in range(4):
             assert leading_lines(text, count) == split_lines(text)[:count]
-
-
-@given(TEXTS, st.integers(min_value=0, max_value=30))
-def test_the_estimate_of_the_rest_is_that_of_the_rest_joined(text: str, shown_end: int) -> None:
-    lines = split_lines(text)
-    assert _rest_estimate(text, lines, shown_end) == estimate_tokens("\n".join(lines[shown_end:]))

@@ -365,7 +365,7 @@ def _view(
     marks = marks_note(window.offset, held, cut, len(numbered))
     if marks:
         note = f"{note} {marks}" if note else marks
-    left_out = _rest_estimate(text, lines, shown_end) if partial else 0
+    left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0
     return TextView(
         TextFile(
             file_path=path,
@@ -385,15 +385,6 @@ def _view(
         ),
         left_out,
     )
-
-
-def _rest_estimate(text: str, lines: list[str], shown_end: int) -> int:
-    """`estimate_tokens` of the lines after `shown_end`, joined: for ASCII text from
-    their lengths, without joining and encoding the rest of the file."""
-    rest = lines[shown_end:]
-    if not text.isascii():
-        return estimate_tokens("\n".join(rest))
-    return (max(0, sum(map(len, rest)) + len(rest) - 1) + 3) // 4
 
 
 def past_the_end(path: str, window: Window, total: int, settings: Settings) -> ReadkeeperError:
