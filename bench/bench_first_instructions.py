@@ -12,7 +12,8 @@ its last is answered (`callgrind_control`), so a row's figure is the server's wh
 share of its reads (each line parsed, the read, the result, its JSON, the write, and
 whatever its other threads did meanwhile) divided by the reads. Counting from the
 start instead and subtracting a run without the reads left a noise of +-10 M
-instructions a read (the start's threads do not interleave the same way twice).
+instructions a read (the start's threads do not interleave the same way twice); see
+`server_env` for the GIL's switch interval.
 
 Rows: a read with the default parameters of each of `--first` never-read modules of
 bench_peer.py's standard-library selection (an outline for most), and a read with
@@ -90,12 +91,22 @@ def drive(
     proc.wait(timeout=600)
 
 
-def server_env(cache: Path) -> dict[str, str]:
+def server_env(scratch: Path) -> dict[str, str]:
+    """The server's environment: its own user cache, nothing read ahead, and a
+    `sitecustomize` that sets the GIL's switch interval to a second. At the default 5
+    ms, a thread waiting for the GIL asks for it every 5 ms of wall-clock time, which
+    under valgrind is a varying number of instructions: counts of one build swung by
+    +-7 M a read; with it, two runs agree within 0.2 M."""
+    site = scratch / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\n\nsys.setswitchinterval(1.0)\n")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return {
         **clean_env(),
-        "XDG_CACHE_HOME": str(cache),
+        "XDG_CACHE_HOME": str(scratch / "cache"),
         "READKEEPER_READ_AHEAD": "false",
         "PYTHONHASHSEED": "0",
+        "PYTHONPATH": path,
     }
 
 
@@ -119,7 +130,7 @@ def instructions(
                 check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
             )  # fmt: skip
 
-        drive(argv, server_env(Path(scratch) / "cache"), warm_up + calls, control, len(warm_up))
+        drive(argv, server_env(Path(scratch)), warm_up + calls, control, len(warm_up))
         for dump in sorted(Path(scratch).glob("callgrind.out.*")):
             data = dump.read_bytes()
             if b"calls" in data[:2000]:
@@ -137,7 +148,7 @@ def profile(root: Path, calls: list[dict[str, Any]], row: str, top: int) -> None
     with tempfile.TemporaryDirectory(prefix="rk-first-prof-") as scratch:
         out = Path(scratch) / "server.prof"
         argv = [sys.executable, __file__, "--as-server", str(out), "--root", str(root)]
-        drive(argv, server_env(Path(scratch) / "cache"), calls)
+        drive(argv, server_env(Path(scratch)), calls)
         print(f"--- {row}: the server's top {top} functions by cumulative time")
         pstats.Stats(str(out)).sort_stats("cumulative").print_stats(top)
 
