@@ -52,7 +52,7 @@ def symbols(
             return counted[0]
         log.warning("Ignoring a cached outline that does not parse")
     found = outline.symbols(text, grammar, key)
-    user_cache.put_later(CACHE_KIND, disk_key, dump(found))
+    user_cache.put_later(CACHE_KIND, disk_key, lambda: dump(found))
     return found
 
 
