@@ -31,19 +31,22 @@ import json
 import os
 import pstats
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench_peer import copies, real_modules
 from common import clean_env, compile_like_an_install, machine, write_json
+from readkeeper.read import token_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "first_instructions.json"
+READKEEPER_MCP = [sys.executable, "-m", "readkeeper", "mcp", "--standalone"]
 ROWS = ("first read, stdlib module", "first read, stdlib module, force")
 
 
@@ -91,14 +94,29 @@ def drive(
     proc.wait(timeout=600)
 
 
-def server_env(scratch: Path) -> dict[str, str]:
-    """The server's environment: its own user cache, nothing read ahead, and a
-    `sitecustomize` that sets the GIL's switch interval to a second. At the default 5
-    ms, a thread waiting for the GIL asks for it every 5 ms of wall-clock time, which
-    under valgrind is a varying number of instructions: counts of one build swung by
-    +-7 M a read; with it, two runs agree within 0.2 M."""
+def token_table_entries(root: Path, warm_up: list[dict[str, Any]], folder: Path) -> list[Path]:
+    """The token table's entries of the user cache, made by one server run without
+    valgrind: each measured server finds them in its new cache folder, so none writes
+    them (tens of MB, on a thread of its own, sometimes while a row is counted)."""
+    drive([*READKEEPER_MCP, "--root", str(root)], server_env(folder), warm_up)
+    kept = folder / "cache" / "readkeeper"
+    return [p for p in kept.iterdir() if p.name.startswith(token_table.CACHE_KIND)]
+
+
+def server_env(scratch: Path, table: Sequence[Path] = ()) -> dict[str, str]:
+    """The server's environment: its own user cache (`table`: the token table's entries
+    copied in), nothing read ahead, and a `sitecustomize` that sets the GIL's switch
+    interval to a second. At the default 5 ms, a thread waiting for the GIL asks for it
+    every 5 ms of wall-clock time, which under valgrind is a varying number of
+    instructions: counts of one build swung by +-7 M a read; with it, two runs agree
+    within 0.2 M."""
     site = scratch / "site"
     site.mkdir()
+    if table:
+        cache = scratch / "cache" / "readkeeper"
+        cache.mkdir(parents=True, mode=0o700)
+        for entry in table:
+            shutil.copy(entry, cache / entry.name)
     (site / "sitecustomize.py").write_text("import sys\n\nsys.setswitchinterval(1.0)\n")
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return {
@@ -111,7 +129,11 @@ def server_env(scratch: Path) -> dict[str, str]:
 
 
 def instructions(
-    root: Path, warm_up: list[dict[str, Any]], calls: list[dict[str, Any]], keep: Path | None
+    root: Path,
+    warm_up: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    keep: Path | None,
+    table: list[Path],
 ) -> int:
     """The server's instructions (all its threads) from the answer to its warm-up's
     last call to the answer to the last of `calls`: callgrind's counters are zeroed
@@ -120,7 +142,7 @@ def instructions(
         out = Path(scratch) / "callgrind.out"
         argv = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            sys.executable, "-m", "readkeeper", "mcp", "--standalone", "--root", str(root),
+            *READKEEPER_MCP, "--root", str(root),
         ]  # fmt: skip
         steps = iter(("--zero", "--dump=calls"))
 
@@ -130,7 +152,8 @@ def instructions(
                 check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
             )  # fmt: skip
 
-        drive(argv, server_env(Path(scratch)), warm_up + calls, control, len(warm_up))
+        env = server_env(Path(scratch), table)
+        drive(argv, env, warm_up + calls, control, len(warm_up))
         for dump in sorted(Path(scratch).glob("callgrind.out.*")):
             data = dump.read_bytes()
             if b"calls" in data[:2000]:
@@ -193,7 +216,10 @@ def main() -> int:
     args = parser.parse_args()
     compile_like_an_install()
     modules = real_modules("stdlib")[: 2 * args.first]
-    with tempfile.TemporaryDirectory(prefix="rk-first-files-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="rk-first-files-") as folder,
+        tempfile.TemporaryDirectory(prefix="rk-first-table-") as table_folder,
+    ):
         root = Path(folder)
         warm = root / "warm.py"
         warm.write_text("x = 1\n" * 300)
@@ -208,10 +234,11 @@ def main() -> int:
             for row, calls in reads.items():
                 profile(root, warm_up + calls, row, args.top)
             return 0
+        made = token_table_entries(root, warm_up, Path(table_folder))
         table = {}
         for row, calls in reads.items():
             keep = None if args.keep is None else args.keep / f"callgrind.{len(table)}.out"
-            total = instructions(root, warm_up, calls, keep)
+            total = instructions(root, warm_up, calls, keep, made)
             table[row] = {"instructions_per_read": total // len(calls)}
     print(f"server instructions per read (callgrind), {args.first} modules a row")
     for row, figures in table.items():
