@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from .attachments.diagnostics import DiagnosticsStore
 from .edit.journal import Journal
 from .errors import ReadkeeperError
-from .files import pending
+from .files import pending, user_cache
 from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
 from .files.paths import Workspace
@@ -112,8 +112,7 @@ class Readkeeper:
         self._attachment_pool: ThreadPoolExecutor | None = None
         self.buffers: Buffers = buffers or NoBuffers()
         self.outputs = OutputFolders()  # rendered PDF pages, outside the workspace
-        # The watcher and change notices (watch/); a front end starts it.
-        self._notices: ChangeNotices | None = None
+        self._notices: ChangeNotices | None = None  # watch/: a front end starts the watcher
         self.watching = WatchControl(
             self._workspace, self._get_settings, lambda: self.notices, self.read_states, self.stats
         )
@@ -393,6 +392,7 @@ class Readkeeper:
         self.ahead.close()
         self.file_times.builds.close()
         self.watching.close()
+        user_cache.flush()  # the outlines and counts made, on disk for the next server
 
     # --- the watcher and change notices (watch/control.py) -----------------------------
 

@@ -11,7 +11,10 @@ the ones the SDK would send (tests/mcp/test_mcp_quick.py compares them).
 
 A plain `edit` is taken the same way (`later`), but served on a worker thread (it
 writes and fsyncs: never on the loop), its reply written when it is done: the SDK's
-way around it cost a third of an 80 KB edit.
+way around it cost a third of an 80 KB edit. So is a quick read that turned out costly
+on the loop (`OffTheLoop`: an outline, a diff): handed to the SDK, it went through all
+of the SDK's way, and its handler tried it on the loop a second time before sending it
+to a worker thread (issue 34: a first read's outline).
 
 Only a call the SDK would serve plainly is taken: after the SDK has served a tool call
 on this connection (the backend is chosen and the protocol version known), a request
@@ -70,6 +73,8 @@ class QuickCalls:
         self.front = front
         self.server = server
         self._serving: set[asyncio.Task[None]] = set()
+        # The line of the read `answer` found costly, and its call, for `later`.
+        self._costly: tuple[bytes, tuple[int | str, dict[str, Any], Backend, str]] | None = None
 
     def answer(self, line: bytes) -> bytes | None:
         """The reply line to `line` when it is a quick read, else None (the SDK's)."""
@@ -83,23 +88,33 @@ class QuickCalls:
         try:
             result = front.answer(backend, "read", arguments)
         except OffTheLoop:
-            return None  # it turned out costly: the SDK serves it on a worker thread
+            # Costly after all: `later` serves it on a worker thread, unless the client
+            # asked for its progress (the SDK's handler sends it).
+            if b'"progressToken"' not in line:
+                self._costly = (line, call)
+            return None
         front.quick_reads += 1
         return self._reply(version, request_id, result)
 
     def later(self, line: bytes, writer: PipeWriter) -> bool:
-        """Take `line` when it is a plain `edit`: served on a worker thread, in flight
-        (as a call the SDK holds) until `writer` has its reply; False for the SDK's."""
+        """Take `line` when it is a plain `edit`, or the read `answer` just found costly:
+        served on a worker thread, in flight (as a call the SDK holds) until `writer`
+        has its reply; False for the SDK's."""
+        costly, self._costly = self._costly, None
+        tool = "read" if costly is not None and costly[0] is line else "edit"
         try:
-            call = self._plain(line, "edit")
+            call = costly[1] if costly is not None and tool == "read" else self._plain(line, tool)
             if call is None:
                 return False
             request_id, arguments, backend, version = call
-            serve = self.front.on_thread(backend, "edit", arguments)
+            serve = self.front.on_thread(backend, tool, arguments)
         except Exception:  # before the call was served: the SDK serves it instead
             log.exception("Taking a line for a worker thread failed; the SDK takes it")
             return False
-        self.front.quick_edits += 1
+        if tool == "read":
+            self.front.thread_reads += 1
+        else:
+            self.front.quick_edits += 1
         writer.unanswered.add(request_id)
         writer.in_flight.add(request_id)
 
@@ -135,7 +150,13 @@ class QuickCalls:
         reply: JSONRPCResponse | JSONRPCError
         try:
             wire = self._wire(version, result)
-            reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
+            try:
+                # The bytes the SDK's model would write (the same compact JSON, keys in
+                # order, text as UTF-8), without building and checking the model again
+                # from the dict just dumped from one (a forced read of 77 KB: 87 us -> 40).
+                return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
+            except TypeError:  # what orjson will not write (a lone surrogate): the model's
+                reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
         except Exception:  # the call happened: it is answered, never handed on and run twice
             log.exception("A quick call's result did not fit the protocol")
             error = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")

@@ -65,6 +65,7 @@ class McpFrontEnd:
         # edits were served from their stdin line (quick.py) instead.
         self.protocol_version: str | None = None
         self.quick_reads = 0
+        self.thread_reads = 0  # quick reads found costly, served on a worker thread (quick.py)
         self.quick_edits = 0
         self._told = False  # whether the agent was told it is not attached, and why
         self._lock = anyio.Lock()
@@ -161,7 +162,11 @@ class McpFrontEnd:
             result = await self._run(ctx, backend, TOOL_METHODS[params.name], arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
-                quick = {"quick_reads": self.quick_reads, "quick_edits": self.quick_edits}
+                quick = {
+                    "quick_reads": self.quick_reads,
+                    "quick_edits": self.quick_edits,
+                    "thread_reads": self.thread_reads,
+                }
                 result = {**result, **backend.describe(), **quick}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 images = await self._page_images(backend, result, arguments.get("session"))

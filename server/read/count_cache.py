@@ -20,12 +20,9 @@ look-up.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
-import queue
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,52 +117,17 @@ def get(
 
 
 def put(entry_key: str, facts: Facts, cache: UserCache | None = None) -> None:
-    """Keep `facts` for `entry_key`: in memory now, on disk from a background thread (a
-    write costs about a fifth of a millisecond, off the read that counted)."""
+    """Keep `facts` for `entry_key`: in memory now, on disk from the user cache's writer
+    thread (`UserCache.put_later`), off the read that counted."""
     with _LOCK:
         _remember(entry_key, facts.copy())
     folder = cache if cache is not None else user_cache.shared()
-    try:
-        _WRITES.put_nowait((folder, entry_key, dump(facts)))
-    except queue.Full:
-        return
-    global _WRITER
-    if _WRITER is None or not _WRITER.is_alive():
-        with _LOCK:
-            if _WRITER is None or not _WRITER.is_alive():
-                _WRITER = threading.Thread(target=_write, name="readkeeper-counts", daemon=True)
-                _WRITER.start()
-                atexit.register(_drain, EXIT_WAIT_SECONDS)
-
-
-# Writes waiting for the writer; past `MAX_PENDING` they are dropped (a cache may miss).
-MAX_PENDING = 64
-_WRITES: queue.Queue[tuple[UserCache, str, bytes]] = queue.Queue(MAX_PENDING)
-_WRITER: threading.Thread | None = None
-
-
-def _write() -> None:
-    while True:
-        folder, entry_key, payload = _WRITES.get()
-        try:
-            folder.put(CACHE_KIND, entry_key, payload)
-        finally:
-            _WRITES.task_done()
-
-
-# How long a process that exits waits for the writes still queued (they are small).
-EXIT_WAIT_SECONDS = 1.0
-
-
-def _drain(seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while _WRITES.unfinished_tasks and time.monotonic() < deadline:
-        time.sleep(0.005)
+    folder.put_later(CACHE_KIND, entry_key, dump(facts))
 
 
 def flush() -> None:
     """Wait for the writes queued so far (tests, and a server closing)."""
-    _WRITES.join()
+    user_cache.flush()
 
 
 def _remember(entry_key: str, facts: Facts) -> None:

@@ -101,7 +101,8 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         request = Request(params, window, opened)
         path = opened.path
         # Images, PDFs and notebooks have their own readers, chosen by content.
-        kind = readers.sniff(peek(opened.fd, readers.SNIFF_BYTES), path)
+        head = peek(opened.fd, readers.SNIFF_BYTES)
+        kind = readers.sniff(head, path)
         if kind is not None:
             if params.symbol is not None:
                 raise outline_read.no_grammar(path)
@@ -121,6 +122,8 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
             return unchanged
+        if outline_read.surely_outlined(params, path, opened.size, head, settings):
+            costly_step()  # an outline: on a worker thread from the start, read once there
         data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
     return _text(services, request, data)
 
@@ -219,7 +222,9 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         # Only a view of part of the file is looked for again in a changed file.
         lines_digest=None
         if whole
-        else held_range.lines_digest(text_reader.split_lines(text)[first : first + file.num_lines]),
+        else held_range.lines_digest(
+            text_reader.leading_lines(text, first + file.num_lines)[first:]
+        ),
         symbol=symbol,
     )
     record(services, request, content, shown)

@@ -101,9 +101,9 @@ class RawMcp:
         result: dict[str, Any] = reply["result"]
         return result
 
-    def quick_reads(self) -> int:
+    def quick_reads(self, kind: str = "quick_reads") -> int:
         reply = self.request("stats", "tools/call", {"name": "stats", "arguments": {}})
-        count: int = reply["result"]["structuredContent"]["quick_reads"]
+        count: int = reply["result"]["structuredContent"][kind]
         return count
 
     def close(self) -> None:
@@ -247,9 +247,38 @@ def test_a_quick_read_that_turns_costly_leaves_the_event_loop(workspace: Path) -
         assert [first["id"], second["id"]] == ["small", "hostile"]
         assert first["result"]["structuredContent"]["file"]["num_lines"] == 3
         assert second["result"]["structuredContent"]["type"] == "outline"
-        assert raw.quick_reads() == quick + 1  # the small one; the outline went to the SDK
+        assert raw.quick_reads() == quick + 1  # the small one; the outline, to a thread
+        assert raw.quick_reads("thread_reads") == 1
     finally:
         raw.close()
+
+
+BIG_MODULE = "".join(
+    f"class Shape{i}:\n    def area(self, side):\n        return side * {i} + {i}\n\n\n"
+    for i in range(900)
+)
+
+
+@pytest.mark.parametrize("version", [*LEGACY, MODERN])
+def test_a_read_found_costly_on_the_loop_is_served_from_its_line_with_the_sdks_reply(
+    workspace: Path, version: str
+) -> None:
+    # An outline read is taken from its line, found costly on the loop, and served on a
+    # worker thread without going through the SDK: the reply is the SDK's, byte for
+    # byte (each name read by a new server: both are first reads).
+    path = text_with_png_twin(workspace, BIG_MODULE)
+    replies = []
+    for name in ("café.png", "café.py"):  # the SDK's, then the one from the line
+        raw = RawMcp(workspace, version)
+        try:
+            load_token_table(raw, path)
+            result = raw.read(7, file_path=name)
+            assert result["structuredContent"]["type"] == "outline", result
+            replies.append(raw.last)
+            assert raw.quick_reads("thread_reads") == (name == "café.py")
+        finally:
+            raw.close()
+    assert replies[0] == replies[1]
 
 
 def test_a_lone_surrogate_escape_is_answered_bad_params(raw: RawMcp, workspace: Path) -> None:
@@ -328,3 +357,23 @@ def test_a_quick_edit_is_answered_before_the_server_ends(workspace: Path) -> Non
     finally:
         raw.proc.kill()
         raw.stderr.close()
+
+
+def test_many_reads_found_costly_at_once_are_each_answered_once(workspace: Path) -> None:
+    # Sent back to back, more than the requests in flight stdin is read for: each is
+    # served on a worker thread from its line, answered once, none lost.
+    (workspace / "big.py").write_text(BIG_MODULE)
+    raw = RawMcp(workspace, LEGACY[-1])
+    try:
+        load_token_table(raw, workspace / "big.py")
+        calls = 150  # over MAX_IN_FLIGHT (64): stdin waits for answers
+        for number in range(calls):
+            arguments = {"file_path": "big.py", "session": f"agent-{number}"}
+            raw.send(raw.message(number, "tools/call", {"name": "read", "arguments": arguments}))
+        for number in range(calls):
+            reply = json.loads(raw.reply_line(number))
+            assert reply["result"]["structuredContent"]["type"] == "outline", reply
+        assert raw.quick_reads("thread_reads") == calls
+        assert all(not lines for lines in raw.replies.values()), raw.replies
+    finally:
+        raw.close()

@@ -17,7 +17,7 @@ from outline_samples import LANGUAGES, sample
 from conftest import LinkedCache
 from helpers import read
 from readkeeper.core import Readkeeper
-from readkeeper.files.user_cache import UserCache, encode_entry, shared
+from readkeeper.files.user_cache import UserCache, encode_entry, flush, shared
 from readkeeper.read.readers import outline, outline_cache
 from readkeeper.read.readers.grammars import PYTHON
 
@@ -29,6 +29,7 @@ def names(found: list[outline.Symbol]) -> list[str]:
 
 
 def entry(folder: Path) -> Path:
+    flush()  # the entry is written on the cache's writer thread
     [found] = [p for p in folder.iterdir() if p.name.startswith(outline_cache.CACHE_KIND)]
     return found
 

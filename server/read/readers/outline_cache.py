@@ -52,7 +52,7 @@ def symbols(
             return counted[0]
         log.warning("Ignoring a cached outline that does not parse")
     found = outline.symbols(text, grammar, key)
-    user_cache.put(CACHE_KIND, disk_key, dump(found))
+    user_cache.put_later(CACHE_KIND, disk_key, lambda: dump(found))
     return found
 
 
@@ -124,7 +124,7 @@ def recall_whole(key: str, threshold: int, most: int, user_cache: UserCache) -> 
 
 
 def keep_whole(key: str, whole: int | None, user_cache: UserCache) -> None:
-    user_cache.put(WHOLE_KIND, key, _NOT_OVER if whole is None else str(whole).encode())
+    user_cache.put_later(WHOLE_KIND, key, _NOT_OVER if whole is None else str(whole).encode())
 
 
 def dump(found: list[outline.Symbol]) -> bytes:

@@ -23,6 +23,7 @@ from ...files.user_cache import shared
 from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
+from ..loop_guard import costly_step
 from ..tokens import TokenCounter, estimate_tokens
 from . import outline, outline_cache, outline_find
 from . import text as text_reader
@@ -72,12 +73,31 @@ def plan(
     whole = whole_tokens(text, settings, counter)
     if whole is None:
         return None
+    costly_step()  # a parse and a walk: never on the event loop
     try:
         found = outline_cache.symbols(text, grammar, content_digest)
     except outline.TooCostly:
         return None  # the lines, as before
     # Without a symbol (a data table, generated constants) an outline tells nothing.
     return Outline(grammar, whole, found) if found else None
+
+
+def surely_outlined(
+    params: ReadParams, path: str, size: int, head: bytes, settings: Settings
+) -> bool:
+    """Whether a read of a text file of `size` bytes, not yet loaded, is a whole read of
+    a source file that `whole_tokens` finds over `outline_over_tokens` without counting
+    (its estimate is over twice the threshold even at a character a byte): a parse
+    follows, unless its outline is kept, so the event loop hands the read to a worker
+    thread before it loads the file, rather than after loading, decoding and hashing
+    it there (loop_guard.py). A read it misses reaches `plan`'s own step."""
+    if params.force or params.estimate or params.symbol is not None:
+        return False
+    if params.offset is not None or params.limit is not None:
+        return False
+    if size * 5 // 16 <= settings.outline_over_tokens * 2:
+        return False
+    return outline.grammar_for(path, head) is not None
 
 
 def whole_tokens(text: str, settings: Settings, counter: TokenCounter) -> int | None:
@@ -121,15 +141,15 @@ def view(
     """The outline of a source file: its symbols, first lines and how to read on."""
     found = planned.symbols
     drawn = outline.render(found, OUTLINE_MAX_CHARS)
-    lines = text_reader.split_lines(text)
-    first_start = found[0].start_line if found else len(lines) + 1
-    head = _head(lines, first_start)
+    total = text_reader.line_count(text)
+    first_start = found[0].start_line if found else total + 1
+    head = _head(text_reader.leading_lines(text, HEAD_MAX_LINES), first_start)
     window = text_reader.Window(offset=1, limit=head, ranged=True)
     # The first lines as a ranged read of them shows them: the same view, so the text
     # reader's cache may answer either one for the other.
     shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
-    note = _note(found, drawn, len(lines), whole, head, settings)
+    note = _note(found, drawn, total, whole, head, settings)
     tokens = counter.count("\n".join((drawn.text, shown.file.content, note)))
     return OutlineFile(
         file_path=path,
@@ -139,7 +159,7 @@ def view(
         shown_symbols=drawn.shown,
         content=shown.file.content,
         num_lines=shown.file.num_lines,
-        total_lines=len(lines),
+        total_lines=total,
         tokens=tokens,
         file_tokens=whole,
         encoding=encoding.label,

@@ -79,6 +79,22 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def leading_lines(text: str, count: int) -> list[str]:
+    """`split_lines(text)[:count]`, without splitting the lines after them (an outline's
+    first lines, a range near the top of a long file)."""
+    lines = text.split("\n", count)
+    if len(lines) > count:
+        lines.pop()  # the rest of the text, unsplit
+    elif lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_count(text: str) -> int:
+    """`len(split_lines(text))`, without making the lines."""
+    return text.count("\n") + (not text.endswith("\n") if text else 0)
+
+
 def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
     """A line as shown, one trailing CR dropped and cut at `max_line_chars`, and
     whether it was cut (its inner line breaks are escaped by `escape_lines`)."""
@@ -299,11 +315,14 @@ def _view(
     settings: Settings,
     counter: TokenCounter,
 ) -> TextView:
-    lines = split_lines(text)
-    total = len(lines)
+    first = window.offset - 1
+    # A range (an outline's first lines, a window of a long file) splits only the lines
+    # up to its end; the rest are split only if a cap cuts it (the note's next lines).
+    ranged = window.ranged
+    lines = leading_lines(text, first + window.limit) if ranged else split_lines(text)
+    total = line_count(text) if ranged else len(lines)
     if window.offset > max(total, 1):
         raise past_the_end(path, window, total, settings)
-    first = window.offset - 1
     chosen = lines[first : first + window.limit]
     shown, cut = _shown(chosen, settings, has_cr="\r" in text)
     held: list[bool] = []  # which lines hold a line break shown escaped
@@ -325,6 +344,8 @@ def _view(
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)
     next_offset = shown_end + 1 if shown_end < total else None
+    if partial and ranged:
+        lines = split_lines(text)
     if partial:
         why = note or f"reads return at most {window.limit} lines unless a limit is given"
         # Cut at the cap: as many lines as fit the cap from there (the lines after may
