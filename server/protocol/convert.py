@@ -31,16 +31,26 @@ T = TypeVar("T")
 _INT_RE = re.compile(r"\s*[+-]?\d+\s*")
 
 
+# Every whole number of a request is a line, a count, an offset or a budget: LSP's own
+# integer range holds them all, and one bound here keeps a huge one from reaching an
+# index or a C call deeper in (an offset of 2**63 made an `internal` error).
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
 def _structure_int(value: Any, _: type) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected a whole number, got {value!r}")
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INT_RE.fullmatch(value):
-        return int(value)
-    raise ValueError(f"expected a whole number, got {value!r}")
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) < 64 and _INT_RE.fullmatch(value):
+        number = int(value)
+    else:
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if not _INT_MIN <= number <= _INT_MAX:
+        raise ValueError(f"expected a whole number from {_INT_MIN} to {_INT_MAX}, got {number}")
+    return number
 
 
 def _structure_bool(value: Any, _: type) -> bool:

@@ -63,7 +63,8 @@ def wrong(tp: Any) -> list[Any]:
     if tp is bool:
         return ["maybe", [True], {"a": 1}]
     if tp is int:
-        return ["many", [1], {"a": 1}, 1.5]
+        # and numbers no line, count or offset can be (an index past C's range crashed)
+        return ["many", [1], {"a": 1}, 1.5, 2**31, -(2**31) - 1, 2**63 - 1, 2**70]
     return [[1], {"a": 1}, 7]  # str and Literal
 
 
