@@ -40,14 +40,10 @@ _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 def _structure_int(value: Any, _: type) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected a whole number, got {value!r}")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and len(value) < 64 and _INT_RE.fullmatch(value):
-        number = int(value)
-    else:
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if not whole and not (isinstance(value, str) and len(value) < 64 and _INT_RE.fullmatch(value)):
         raise ValueError(f"expected a whole number, got {value!r}")
+    number = int(value)
     if not _INT_MIN <= number <= _INT_MAX:
         raise ValueError(f"expected a whole number from {_INT_MIN} to {_INT_MAX}, got {number}")
     return number

@@ -51,6 +51,7 @@ class Listing:
     order: list[bytes] | None = None  # every name, newest first, once every time is known
     changed: set[bytes] = field(default_factory=set)  # names in `order` written since
     dropped: bool = field(default=False)
+    cost: int = 0  # bytes held, as mtimes.MAX_BYTES counts them
 
     def still(self) -> bool:
         """Whether nothing unheard has changed since it was listed."""

@@ -27,54 +27,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from itertools import compress, repeat
-from typing import Protocol, cast
+from typing import cast
 
+from ..watch.hears import Heard
 from . import kept
 from .deferred import Builds
 from .kept import Listing, Match
 
-# Files held at most, over every folder searched from, times and listings each; past
-# that the cache starts again (a bound on its memory: about 150 bytes a file for a
-# time, 100 for a listed name).
-MAX_FILES = 500_000
+# What is held at most, over every folder globbed from, of times and of listings each,
+# counted in bytes (a name's own, plus what holding it costs: about 150 bytes a time,
+# 100 a listed name): past it that store starts again. In bytes, not files: a deep
+# tree's names are kilobytes each, and every folder globbed from keeps its own.
+MAX_BYTES = 64 << 20
+_TIME_COST, _NAME_COST = 150, 100
 _CHECK_EVERY = 512  # stats between looks at the clock
 SETTLE_S = 0.1  # the longest wait for the watcher to tell what happened before a call
 
 
 # Opens a folder (relative to the one globbed) beneath the root, following no symlink.
 Opener = Callable[[bytes], int]
-
-
-class Heard(Protocol):
-    """The watcher as the cache sees it (watch/hears.py)."""
-
-    def hears(self, folder: bytes) -> bool:
-        """Whether every change to the entries of `folder` is reported now."""
-        ...
-
-    def era(self) -> object | None:
-        """The same while no event can have been missed; None when none is sure."""
-        ...
-
-    def quiet(self) -> bool:
-        """Whether every change made before this call has been told."""
-        ...
-
-    def watched_under(self, under: bytes) -> list[bytes]:
-        """The folders under `under` that have a watch now."""
-        ...
-
-    def skipped(self, under: bytes) -> list[bytes] | None:
-        """The folders under `under` the watcher's ignore rules leave unwatched."""
-        ...
-
-    def listen(self, listener: Callable[[str, str | None, bool, str], None]) -> None:
-        """Be told of every event from now on."""
-        ...
-
-    def suspects(self, under: bytes) -> list[bytes] | None:
-        """The entries under `under` ripgrep could wait on (watch/suspects.py)."""
-        ...
 
 
 class _Tree:
@@ -84,6 +55,7 @@ class _Tree:
     def __init__(self) -> None:
         self.times: dict[bytes, int] = {}
         self.folders: dict[bytes, list[bytes]] = {}  # a folder -> its files with a time
+        self.cost = 0  # bytes held, as MAX_BYTES counts them (what is dropped is not taken off)
 
     def drop_folder(self, folder: bytes) -> None:
         for name in self.folders.pop(folder, []):
@@ -99,6 +71,7 @@ class FileTimes:
         self._heard_by: Heard | None = None
         self._era: object | None = None
         self._trees: dict[bytes, _Tree] = {}
+        self._cleared = 0  # times started again so often
         self._listings: dict[bytes, Listing] = {}
         self._lock = threading.Lock()
         self._events = 0  # events heard so far: a time read before one is not kept after it
@@ -176,7 +149,8 @@ class FileTimes:
         """Keep what ripgrep listed under `cwd` (see kept.py for when it may be)."""
         era, events = cast(tuple[object, int], token)
         watcher = self._watcher()
-        if era is None or watcher is None or len(names) > MAX_FILES:
+        cost = _listing_cost(names)
+        if era is None or watcher is None or cost > MAX_BYTES:
             return
         base, top = os.fsencode(cwd), os.fsencode(root)
         folders = kept.folders_of(names)
@@ -187,13 +161,14 @@ class FileTimes:
         paths, in_repo = kept.unheard(top, base, folders | watched)
         if skipped is None or kept.skipped_walked(root, base, skipped, in_repo):
             return
-        listing = Listing(era, names, paths, list(map(kept.stamp, paths)))
+        listing = Listing(era, names, paths, list(map(kept.stamp, paths)), cost=cost)
         if self._settled()[1] != era:
             return
         with self._lock:
             if self._events != events or era != self._era:
                 return  # something changed while ripgrep walked
-            if sum(len(k.names) for k in self._listings.values()) + len(names) > MAX_FILES:
+            self._listings.pop(base, None)
+            if self._listing_bytes() + cost > MAX_BYTES:
                 self._listings.clear()
             self._listings[base] = listing
 
@@ -219,7 +194,7 @@ class FileTimes:
         watcher, era = self._settled()
         base = os.fsencode(cwd)
         with self._lock:
-            heard = self._events
+            heard, cleared = self._events, self._cleared
             tree = self._tree(base) if era is not None else None
             listing = self._listings.get(base)
             if listing is None or listing.names is not names or listing.era != era:
@@ -239,8 +214,10 @@ class FileTimes:
                 if late or len(fresh) < len(changed) or self._events != heard:
                     listing.order = None  # the full way below; `changed` was taken
                 else:
-                    _keep(tree, fresh, folders)
-                    listing.order = order = kept.reorder(order, changed, tree.times)
+                    self._keep(tree, fresh, folders)
+                    order = kept.reorder(order, changed, tree.times)
+                    if self._cleared == cleared:  # else those times are no longer held
+                        listing.order = order
                     self.hits += len(order) - len(changed)
                     return kept.first(order, tree.times.__getitem__, count, match), False
         if listing is None and match is not None:
@@ -258,7 +235,7 @@ class FileTimes:
             times = {**known, **fresh}
             with self._lock:
                 if tree is not None and self._events == heard and not late:
-                    _keep(tree, fresh, folders)  # those of folders the watcher hears
+                    self._keep(tree, fresh, folders)  # those of folders the watcher hears
             if len(fresh) < len(missing):  # gone since ripgrep listed them, or out of time
                 names = [name for name in names if name in times]
             got = list(map(times.__getitem__, names))
@@ -267,7 +244,8 @@ class FileTimes:
                 times = dict(zip(names, cast(list[int], got), strict=True))
             order = kept.order_of(names, times)
             with self._lock:
-                if len(names) == len(listing.names) and self._events == heard and not late:
+                unchanged = self._events == heard and self._cleared == cleared
+                if len(names) == len(listing.names) and unchanged and not late:
                     listing.order, listing.changed = order, set()
             return kept.first(order, times.__getitem__, count, match), late
         return _newest(cast(list[int], got), names, count), late  # no None is left
@@ -328,7 +306,7 @@ class FileTimes:
                 if watcher is not None:
                     watcher.listen(self._forget_for(watcher))
             if era is not None and era != self._era:
-                self._trees.clear()
+                self._clear_trees()
                 self._listings.clear()
                 self._era = era
         return watcher, era
@@ -344,12 +322,36 @@ class FileTimes:
         """The cache of the times under `base` (caller holds the lock)."""
         tree = self._trees.get(base)
         if tree is None:
-            if sum(len(t.times) for t in self._trees.values()) >= MAX_FILES:
-                self._trees.clear()
-                for listing in self._listings.values():
-                    listing.order = None  # its times are gone
+            self._bound_trees(0)
             tree = self._trees[base] = _Tree()
         return tree
+
+    def _bound_trees(self, adding: int) -> None:
+        """Start the times again if `adding` bytes more would pass MAX_BYTES (caller
+        holds the lock)."""
+        if sum(t.cost for t in self._trees.values()) + adding > MAX_BYTES:
+            self._clear_trees()
+
+    def _clear_trees(self) -> None:
+        self._trees.clear()
+        self._cleared += 1  # an order made from the times before is not kept
+        for listing in self._listings.values():
+            listing.order = None  # its times are gone
+
+    def _keep(
+        self, tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[bool, list[bytes]]]
+    ) -> None:
+        """`_keep`, then the times start again if they pass MAX_BYTES (lock held)."""
+        _keep(tree, fresh, folders)
+        self._bound_trees(0)
+
+    def _listing_bytes(self) -> int:
+        return sum(listing.cost for listing in self._listings.values())
+
+    def held(self) -> tuple[int, int]:
+        """The bytes held, as MAX_BYTES counts them: (listings, times)."""
+        with self._lock:
+            return self._listing_bytes(), sum(t.cost for t in self._trees.values())
 
 
 def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int, bytes]]:
@@ -426,4 +428,9 @@ def _keep(
             if mtime is not None:
                 if name not in tree.times:
                     entry.append(name)
+                    tree.cost += len(name) + _TIME_COST
                 tree.times[name] = mtime
+
+
+def _listing_cost(names: list[bytes]) -> int:
+    return sum(map(len, names)) + _NAME_COST * len(names)

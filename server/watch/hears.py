@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .suspects import Suspects
 
@@ -116,3 +116,35 @@ class Hears:
             self._skipped[folder] = None
         self.counters.skipped_folders += 1
         return True
+
+
+class Heard(Protocol):
+    """The watcher as glob's cache (search/mtimes.py) sees it: what this module tells."""
+
+    def hears(self, folder: bytes) -> bool:
+        """Whether every change to the entries of `folder` is reported now."""
+        ...
+
+    def era(self) -> object | None:
+        """The same while no event can have been missed; None when none is sure."""
+        ...
+
+    def quiet(self) -> bool:
+        """Whether every change made before this call has been told."""
+        ...
+
+    def watched_under(self, under: bytes) -> list[bytes]:
+        """The folders under `under` that have a watch now."""
+        ...
+
+    def skipped(self, under: bytes) -> list[bytes] | None:
+        """The folders under `under` the watcher's ignore rules leave unwatched."""
+        ...
+
+    def listen(self, listener: Callable[[str, str | None, bool, str], None]) -> None:
+        """Be told of every event from now on."""
+        ...
+
+    def suspects(self, under: bytes) -> list[bytes] | None:
+        """The entries under `under` ripgrep could wait on (watch/suspects.py)."""
+        ...
