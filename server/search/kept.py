@@ -65,12 +65,32 @@ class _RgRules(IgnoreRules):
 
 
 def stamp(path: bytes) -> tuple[int, ...] | None:
-    """What changes when `path` is created, removed, replaced or written."""
+    """What changes when `path` is created, removed, replaced or written; for a symlink,
+    its target's too (ripgrep follows an ignore file's link: its target may change
+    with the link untouched)."""
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+    own = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+    if not stat.S_ISLNK(st.st_mode):
+        return own
+    try:
+        target = os.stat(path)
+    except OSError:
+        return (*own, -1)
+    return (*own, target.st_ino, target.st_mtime_ns, target.st_ctime_ns, target.st_size)
+
+
+def heard_ignore_files(suspects: list[bytes] | None) -> bool:
+    """Whether every ignore file beneath a folder is one whose changes the watcher hears:
+    the suspects are known (watch/suspects.py: ignore-named entries that are not regular
+    files), and none is a link, whose target changes unheard. (A FIFO or device leaves
+    its folder out of the walk: search/stalls.py.)"""
+    if suspects is None:
+        return False
+    named = (path for path in suspects if os.path.basename(path) in IGNORE_NAMES)
+    return not any(map(os.path.islink, named))
 
 
 def folders_of(names: list[bytes]) -> set[bytes]:

@@ -156,6 +156,8 @@ class FileTimes:
         folders = kept.folders_of(names)
         if not all(watcher.hears(os.path.join(base, f) if f else base) for f in folders):
             return
+        if not kept.heard_ignore_files(watcher.suspects(base)):
+            return
         skipped = watcher.skipped(base)
         watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
         paths, in_repo = kept.unheard(top, base, folders | watched)

@@ -467,3 +467,24 @@ def test_globs_while_the_tree_changes_end_with_the_tree_as_it_is(
     writer.join()
     assert _paths(core) == git_listed(workspace)
     assert _kept(core) == git_listed(workspace)
+
+
+@pytest.mark.parametrize(
+    "link", [".ignore", "sub/.ignore", "sub/.rgignore", "sub/.gitignore", ".git/info/exclude"]
+)
+def test_an_ignore_file_that_is_a_link_applies_its_target_s_change_to_the_next_glob(
+    watched: Watching, workspace: Path, link: str
+) -> None:
+    """ripgrep follows an ignore file that is a symlink; a change to its target (written
+    in place, anywhere) raises no event on the link: such a listing is not trusted."""
+    core = watched.core
+    rules = workspace / "other" / "rules.txt"
+    rules.write_text("nothing-matches\n")
+    (workspace / link).unlink(missing_ok=True)
+    os.symlink(os.path.relpath(rules, (workspace / link).parent), workspace / link)
+    before = _paths(core)
+    _paths(core)
+    assert "sub/c.py" in before
+    with open(rules, "a") as file:  # the same inode, the link untouched
+        file.write("*.py\n")
+    assert "sub/c.py" not in _paths(core)
