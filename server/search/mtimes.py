@@ -163,6 +163,7 @@ class FileTimes:
         paths, in_repo = kept.unheard(top, base, folders | watched)
         if skipped is None or kept.skipped_walked(root, base, skipped, in_repo):
             return
+        cost += _listing_cost(paths)  # the files above, each with its stamp
         listing = Listing(era, names, paths, list(map(kept.stamp, paths)), cost=cost)
         if self._settled()[1] != era:
             return
