@@ -61,18 +61,16 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             build = _build(_opener(services, cwd, params.session), root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
     page = found[params.offset : params.offset + MAX_PATHS]
-    more = len(found) == wanted
+    page = page[: fitting(page, services)]
+    more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or stopped}
     notes = []
     if more:
-        result["next"] = {
-            "pattern": params.pattern,
-            "path": params.path,
-            "offset": params.offset + MAX_PATHS,
-        }
+        after = params.offset + len(page)
+        result["next"] = {"pattern": params.pattern, "path": params.path, "offset": after}
         notes.append(
-            f"Showing the {params.offset + 1}-{params.offset + len(page)} newest files; "
-            f"the rest: glob with offset={params.offset + MAX_PATHS}, or a narrower pattern."
+            f"Showing the {params.offset + 1}-{after} newest files; "
+            f"the rest: glob with offset={after}, or a narrower pattern."
         )
     if stopped:
         notes.append(
@@ -256,19 +254,37 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     finally:
         os.close(fd)
     page = entries[params.offset : params.offset + MAX_ENTRIES]
-    more = len(entries) > params.offset + MAX_ENTRIES
+    page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS)]
+    more = len(entries) > params.offset + len(page)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}
     if more:
-        result["next"] = {
-            "path": folder,
-            "depth": params.depth,
-            "offset": params.offset + MAX_ENTRIES,
-        }
+        after = params.offset + len(page)
+        result["next"] = {"path": folder, "depth": params.depth, "offset": after}
         result["note"] = (
-            f"Showing entries {params.offset + 1}-{params.offset + len(page)}; the rest: "
-            f"list with offset={params.offset + MAX_ENTRIES}, or list a subfolder."
+            f"Showing entries {params.offset + 1}-{after}; the rest: "
+            f"list with offset={after}, or list a subfolder."
         )
     return result
+
+
+_ENTRY_TOKENS = 12  # what an entry costs besides its name: its kind, size and framing
+
+
+def fitting(texts: list[str], services: ReadServices, extra: int = 1) -> int:
+    """How many of `texts` (a page's names, in order) fit within `max_tokens` with
+    `extra` tokens each, at least one: a name is not cut. A token is at least a byte,
+    so only a page whose bytes pass the cap is counted."""
+    budget = services.settings.max_tokens
+    if sum(len(text.encode("utf-8", "surrogateescape")) for text in texts) <= budget - extra * len(
+        texts
+    ):
+        return len(texts)
+    used = 0
+    for shown, text in enumerate(texts):
+        used += services.tokens.count(text) + extra
+        if used > budget:
+            return max(shown, 1)
+    return len(texts)
 
 
 def _walk(

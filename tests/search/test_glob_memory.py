@@ -48,7 +48,7 @@ def test_what_glob_keeps_stays_within_its_byte_budget(
         for folder in folders:
             for _ in range(2):  # the second call keeps what the first one built
                 answer = calls.call(core, "glob", {"pattern": "**/*.txt", "path": str(folder)})
-                assert len(answer["paths"]) == FILES
+                assert answer["paths"]  # a page within the token cap: long names
             core.file_times.builds.wait()
             peak = max(peak, *core.file_times.held())
         assert peak <= mtimes.MAX_BYTES

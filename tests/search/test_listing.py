@@ -158,3 +158,37 @@ def test_a_glob_selects_raw_names_as_it_matches_decoded_ones() -> None:
         glob = Glob(pattern)
         decoded = [name for name in names if glob.matches(os.fsdecode(name))]
         assert glob.select(names) == decoded, pattern
+
+
+@pytest.mark.parametrize("method", ["glob", "list"])
+def test_long_names_are_paged_within_the_token_cap(
+    core: Readkeeper, workspace: Path, method: str
+) -> None:
+    """A page of 1,000 names of 200 characters is ~200,000 characters: glob and list
+    are budgeted like a read (max_tokens), with the call for the rest."""
+    folder = workspace / ("d" * 200)
+    folder.mkdir()
+    for i in range(600):
+        (folder / (f"{i:04}" + "n" * 200 + ".txt")).write_text("")
+    counter = core.tokens
+    cap = core.settings.max_tokens
+    params: dict[str, Any] = (
+        {"pattern": "**/*.txt"} if method == "glob" else {"path": ".", "depth": 3}
+    )
+    seen: list[str] = []
+    pages = 0
+    while True:
+        page = call(core, method, **params)
+        pages += 1
+        names = page["paths"] if method == "glob" else [e["name"] for e in page["entries"]]
+        assert names
+        assert counter.count("\n".join(names)) <= cap
+        seen += names
+        if "next" not in page:
+            break
+        assert page["partial"] is True
+        assert f"offset={page['next']['offset']}" in page["note"]
+        params = page["next"]
+    assert pages > 1
+    assert len([n for n in seen if n.endswith(".txt")]) == 600
+    assert len(set(seen)) == len(seen)
