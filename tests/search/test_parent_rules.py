@@ -98,6 +98,9 @@ async def test_grep_and_glob_of_a_subfolder_show_only_what_git_shows(workspace: 
             assert {c["file_path"]: c["count"] for c in counts["counts"]} == dict.fromkeys(
                 wanted, 1
             ), folder
+        # list reads the folder itself with the same rules (files/ignore.py): a sibling.
+        listed = await call(client, "list", path="config", depth=3)
+        assert {e["name"] for e in listed["entries"]} == {"app.yml", "secrets", "secrets/ok.txt"}
         # A file named by path is searched as ripgrep searches it (as read reads it).
         named_file = await call(client, "grep", pattern="PRIVATE", path="config/secrets/key.pem")
         assert [m["file_path"] for m in named_file["matches"]] == [
