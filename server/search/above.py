@@ -8,7 +8,9 @@ of the whole tree and not from one of `config`. Running it in the root with the 
 as its argument does no better. So when a pattern above the folder is not a plain name
 (kept.py `plain_above`), ripgrep runs there with the parents' ignore files left out
 (`--no-ignore-parent`: it applies only those of the folder and beneath, which it gets
-right), and every path it prints is judged again by the project's own rules over the
+right) when the project's rules hold every pattern of the parents' files (`_whole`:
+else it keeps them too, and the rules only take away), and every path it prints is
+judged again by the project's own rules over the
 whole chain from the root (files/ignore.py, pathspec's GitIgnoreSpec, which agree with
 `git check-ignore`), the nearest ignore file first: what they hide is dropped, and what
 a parent's negation brings back (`!sub/keep/x.log`, which ripgrep in `sub` missed) is
@@ -23,11 +25,16 @@ from __future__ import annotations
 
 import os
 
-from ..files.ignore import VCS_FOLDERS, IgnoreRules
-from .kept import plain_above
+from pathspec import GitIgnoreSpec
+
+from ..files.globcost import affordable
+from ..files.ignore import MAX_PATTERNS, VCS_FOLDERS, IgnoreRules
+from .kept import IGNORE_NAMES, plain_above, small_file
 
 # Verdicts on folders kept per search; past this many, the cache starts again.
 _MAX_FOLDERS = 100_000
+# The most of a parent's ignore file the rules are trusted to hold whole.
+_WHOLE_BYTES = 256 * 1024
 
 
 class _Rules(IgnoreRules):
@@ -66,8 +73,9 @@ class _Rules(IgnoreRules):
 class Above:
     """The judge of paths ripgrep printed, run in `base` beneath `root`."""
 
-    def __init__(self, rules: _Rules, base: str) -> None:
+    def __init__(self, rules: _Rules, base: str, whole: bool) -> None:
         self._rules = rules
+        self._whole = whole
         self._base = base
         self._prefix = base + os.sep
         self._folders: dict[str, bool] = {}
@@ -86,11 +94,12 @@ class Above:
         rules = _Rules(root, names)
         if rules.ignored(base, True):
             return None
-        return cls(rules, base)
+        return cls(rules, base, _whole(os.fsencode(root), os.fsencode(base)))
 
     def flags(self) -> list[str]:
-        """ripgrep's flags for a run in the folder: the parents' files are judged here."""
-        return ["--no-ignore-parent"]
+        """ripgrep's flags for a run in the folder: the parents' files are judged here
+        alone when the rules hold them whole."""
+        return ["--no-ignore-parent"] if self._whole else []
 
     def hides(self, relative: str) -> bool:
         """Whether the ignore rules hide the file `relative` (as ripgrep printed it)."""
@@ -116,3 +125,36 @@ def _in_repository(folder: str) -> bool:
         if parent == folder:
             return False
         folder = parent
+
+
+def _whole(root: bytes, base: bytes) -> bool:
+    """Whether the rules hold every pattern of the ignore files above `base`: each a
+    regular file of a bounded size, every line one they parse and afford (files/ignore.py
+    skips a costly one and those past `MAX_PATTERNS`), no `.git` file (a worktree's
+    exclude file, which they do not read). Else ripgrep keeps applying them as well."""
+    above = os.path.dirname(base)
+    while above == root or above.startswith(root + b"/"):
+        dot_git = os.path.join(above, b".git")
+        if os.path.isfile(dot_git):
+            return False
+        paths = [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
+        for path in [*paths, os.path.join(dot_git, b"info", b"exclude")]:
+            try:
+                text = small_file(path, _WHOLE_BYTES + 1)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            lines = text.decode("utf-8", "replace").splitlines()
+            if len(text) > _WHOLE_BYTES or len(lines) > MAX_PATTERNS:
+                return False
+            if not all(map(affordable, lines)):
+                return False
+            try:
+                GitIgnoreSpec.from_lines(lines)
+            except ValueError:
+                return False
+        if above == root:
+            break
+        above = os.path.dirname(above)
+    return True

@@ -106,3 +106,30 @@ async def test_grep_and_glob_of_a_subfolder_show_only_what_git_shows(workspace: 
         assert [m["file_path"] for m in named_file["matches"]] == [
             str(workspace / "config/secrets/key.pem")
         ]
+
+
+async def test_a_parent_pattern_the_rules_skip_is_still_ripgrep_s(workspace: Path) -> None:
+    """A pattern above that files/ignore.py skips (too costly to match, globcost.py) is
+    one ripgrep still applies there: the parents' files are then left to it as well."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text("config/secrets/*.pem\n*x*y*z\n")
+    for name in ["config/app.yml", "config/secrets/key.pem", "config/axbycz"]:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("PRIVATE\n")
+    assert _git_shown_of(workspace, ["config/secrets/key.pem", "config/axbycz"]) == set()
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        globbed = await call(client, "glob", pattern="**/*", path="config")
+        assert globbed["paths"] == [str(workspace / "config/app.yml")]
+        matched = await call(client, "grep", pattern="PRIVATE", path="config", output="files")
+        assert matched["files"] == [str(workspace / "config/app.yml")]
+
+
+def _git_shown_of(root: Path, names: list[str]) -> set[str]:
+    ran = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--stdin"],
+        input="\n".join(names),
+        capture_output=True,
+        text=True,
+    )
+    return set(names) - set(ran.stdout.split())
