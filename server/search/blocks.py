@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from . import rg
+from .above import Above
 from .globs import Glob
 
 _BEGIN = b'{"type":"begin"'
@@ -42,9 +43,15 @@ class Block:
     matches: int = 0  # match messages (a multiline match is one)
 
 
-def blocks(root: str, cwd: str, output: Iterable[bytes], matcher: Glob | None) -> list[Block]:
-    """The files' blocks, in path order; paths not beneath `root`, or not matching the
-    glob, are left out."""
+def blocks(
+    root: str,
+    cwd: str,
+    output: Iterable[bytes],
+    matcher: Glob | None,
+    above: Above | None = None,
+) -> list[Block]:
+    """The files' blocks, in path order; paths not beneath `root`, not matching the
+    glob, or hidden by the ignore files `above` the folder searched, are left out."""
     inside = rg.Beneath(root, cwd)
     found: list[Block] = []
     current: Block | None = None
@@ -56,6 +63,8 @@ def blocks(root: str, cwd: str, output: Iterable[bytes], matcher: Glob | None) -
                 printed = rg.text_of(data.get("path") if isinstance(data, dict) else None)
                 printed = printed.removeprefix("./")
                 if matcher is not None and not matcher.matches(printed):
+                    continue
+                if above is not None and above.hides(printed):
                     continue
                 path = inside(printed)
                 if path is not None:

@@ -22,6 +22,7 @@ from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..words import count
 from . import blocks, rg, stalls
+from .above import Above
 from .globs import Glob
 from .seen import record_shown
 from .where import searched
@@ -57,7 +58,10 @@ def grep(
     matcher = Glob(params.glob, field="glob") if params.glob is not None else None
     if matcher is not None:
         flags += matcher.rg_filter()
-    flags += [*avoided.flags(), "--regexp", params.pattern, "--", arg]
+    # A file named by path is searched whatever the rules say, as read reads it.
+    above = Above.of(root, cwd) if arg == "." else None
+    flags += [*avoided.flags(), *(above.flags() if above else []), "--regexp", params.pattern]
+    flags += ["--", arg]
     sep = b"\0" if params.output == "files" else b"\n"
     step(f"searching {arg} for {params.pattern}")
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
@@ -67,9 +71,9 @@ def grep(
     incomplete = ran.timed_out or ran.cut
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
-        result = _files(root, cwd, ran, params, cap, incomplete, matcher)
+        result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
     else:
-        found = blocks.blocks(root, cwd, ran.lines, matcher)
+        found = blocks.blocks(root, cwd, ran.lines, matcher, above)
         if params.output == "counts":
             result = _counts(blocks.counts(found), params, cap, incomplete)
         else:
@@ -192,6 +196,7 @@ def _files(
     cap: int,
     incomplete: bool,
     matcher: Glob | None,
+    above: Above | None,
 ) -> dict[str, Any]:
     found: list[str] = []
     inside = rg.Beneath(root, cwd)
@@ -199,7 +204,9 @@ def _files(
         for name in chunk.split(b"\x00"):
             name = name.strip(b"\n")
             printed = os.fsdecode(name).removeprefix("./")
-            if printed and (matcher is None or matcher.matches(printed)):
+            if not printed or (above is not None and above.hides(printed)):
+                continue
+            if matcher is None or matcher.matches(printed):
                 path = inside(printed)
                 if path is not None:
                     found.append(path)

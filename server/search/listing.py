@@ -25,6 +25,7 @@ from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
 from . import kept, rg, stalls
+from .above import Above
 from .deferred import Build
 from .globs import Glob
 from .kept import Match
@@ -137,9 +138,12 @@ def list_files(
     if avoided is None:
         avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     # No path argument: ripgrep then prints paths without "./".
-    flags = ["--files", "--null", *avoided.flags()]
+    above = Above.of(root, cwd)
+    flags = ["--files", "--null", *avoided.flags(), *(above.flags() if above else [])]
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
     names = list(filter(None, ran.lines))
+    if above is not None:  # kept so: the ignore files above are among `unheard`
+        names = above.keep(names)
     stopped = ran.timed_out or ran.cut or ran.stopped or ran.failed
     if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
         times.keep_listing(root, cwd, names, token)
@@ -180,10 +184,15 @@ def _newest_sorted_by_rg(
     """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
     sorts by time itself, on one thread, and for a name-only pattern only the page's
     lines are read. Stat-ing here costs more when every time must be read anyway."""
+    above = Above.of(root, cwd)
     flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), *avoided.flags()]
-    lines = wanted if matcher.name_only else _FILE_LINES
+    flags += above.flags() if above else []
+    # A page's lines are a page's files only when none of them is dropped.
+    lines = wanted if matcher.name_only and above is None else _FILE_LINES
     ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
     names = list(filter(None, ran.lines))
+    if above is not None:
+        names = above.keep(names)
     if not matcher.name_only:
         names = matcher.select(names)
     found: list[str] = []
@@ -194,7 +203,7 @@ def _newest_sorted_by_rg(
             found.append(path)
             if len(found) == wanted:
                 break
-    return found, ran.timed_out or ran.failed or (ran.cut and not matcher.name_only)
+    return found, ran.timed_out or ran.failed or (ran.cut and lines == _FILE_LINES)
 
 
 def _opener(services: ReadServices, cwd: str, session: str) -> Opener:

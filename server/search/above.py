@@ -1,0 +1,160 @@
+"""What the ignore files above a subfolder hide, judged as git judges it, for ripgrep run
+in that subfolder.
+
+ripgrep run in a subfolder reads its parents' ignore files but applies their patterns
+with a slash unlike git and unlike ripgrep run in the root (ripgrep issues 1757, 2770,
+2778): a root `.gitignore` holding `config/secrets/*.pem` hides the key from a search
+of the whole tree and not from one of `config`. Running it in the root with the folder
+as its argument does no better. So when a pattern above the folder is not a plain name
+(kept.py `plain_above`), ripgrep runs there with the parents' ignore files left out
+(`--no-ignore-parent`: it applies only those of the folder and beneath, which it gets
+right) when the project's rules hold every pattern of the parents' files (`_whole`:
+else it keeps them too, and the rules only take away), and every path it prints is
+judged again by the project's own rules over the
+whole chain from the root (files/ignore.py, pathspec's GitIgnoreSpec, which agree with
+`git check-ignore`), the nearest ignore file first: what they hide is dropped, and what
+a parent's negation brings back (`!sub/keep/x.log`, which ripgrep in `sub` missed) is
+there to be judged.
+
+A folder that is itself ignored, searched by name, is left to ripgrep: its files are
+shown, as ripgrep shows them (the caller asked for that folder). So is a file named by
+path (read would read it).
+"""
+
+from __future__ import annotations
+
+import os
+
+from pathspec import GitIgnoreSpec
+
+from ..files.globcost import affordable
+from ..files.ignore import MAX_PATTERNS, VCS_FOLDERS, IgnoreRules
+from .kept import IGNORE_NAMES, plain_above, small_file
+
+# Verdicts on folders kept per search; past this many, the cache starts again.
+_MAX_FOLDERS = 100_000
+# The most of a parent's ignore file the rules are trusted to hold whole.
+_WHOLE_BYTES = 256 * 1024
+
+
+class _Rules(IgnoreRules):
+    """ripgrep's ignore files with no `watch_exclude`: `.gitignore` and the repository's
+    `info/exclude` only inside a repository, as ripgrep reads them."""
+
+    def __init__(self, root: str, names: tuple[str, ...]) -> None:
+        super().__init__(root, exclude=())
+        self.IGNORE_FILES = names
+
+    def hides(self, path: str, folders: dict[str, bool], base: str) -> bool:
+        """Whether `path` (a file beneath `base`) or a folder between them is ignored."""
+        parent = os.path.dirname(path)
+        if parent != base and self._hidden_folder(parent, folders, base):
+            return True
+        return self._matches(path, False, parent)
+
+    def _hidden_folder(self, folder: str, folders: dict[str, bool], base: str) -> bool:
+        # From the nearest known folder down, without recursion (chains can be deep).
+        chain = []
+        while folder not in folders and folder != base:
+            chain.append(folder)
+            folder = os.path.dirname(folder)
+        verdict = folders.get(folder, False)
+        for folder in reversed(chain):
+            verdict = verdict or (
+                os.path.basename(folder) not in VCS_FOLDERS
+                and self._matches(folder, True, os.path.dirname(folder))
+            )
+            if len(folders) >= _MAX_FOLDERS:
+                folders.clear()
+            folders[folder] = verdict
+        return verdict
+
+
+class Above:
+    """The judge of paths ripgrep printed, run in `base` beneath `root`."""
+
+    def __init__(self, rules: _Rules, base: str, whole: bool) -> None:
+        self._rules = rules
+        self._whole = whole
+        self._base = base
+        self._prefix = base + os.sep
+        self._folders: dict[str, bool] = {}
+
+    @classmethod
+    def of(cls, root: str, base: str) -> Above | None:
+        """The judge for a search run in `base`, or None when ripgrep's own answer there
+        needs none: the root itself, only plain names above, or `base` ignored."""
+        if base == root or not base.startswith(root + os.sep):
+            return None
+        if plain_above(os.fsencode(root), os.fsencode(base)):
+            return None
+        names: tuple[str, ...] = (".ignore", ".rgignore")
+        if _in_repository(base):
+            names = (".gitignore", *names)
+        rules = _Rules(root, names)
+        if rules.ignored(base, True):
+            return None
+        return cls(rules, base, _whole(os.fsencode(root), os.fsencode(base)))
+
+    def flags(self) -> list[str]:
+        """ripgrep's flags for a run in the folder: the parents' files are judged here
+        alone when the rules hold them whole."""
+        return ["--no-ignore-parent"] if self._whole else []
+
+    def hides(self, relative: str) -> bool:
+        """Whether the ignore rules hide the file `relative` (as ripgrep printed it)."""
+        path = self._prefix + relative.removeprefix("./")
+        return self._rules.hides(path, self._folders, self._base)
+
+    def hides_bytes(self, relative: bytes) -> bool:
+        """`hides` of a path as ripgrep printed it, in bytes."""
+        return self.hides(os.fsdecode(relative))
+
+    def keep(self, names: list[bytes]) -> list[bytes]:
+        """Those of `names` (paths as ripgrep printed them) not hidden."""
+        return [name for name in names if not self.hides_bytes(name)]
+
+
+def _in_repository(folder: str) -> bool:
+    """Whether `folder` or a folder above it holds `.git`: ripgrep honours `.gitignore`
+    there only."""
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def _whole(root: bytes, base: bytes) -> bool:
+    """Whether the rules hold every pattern of the ignore files above `base`: each a
+    regular file of a bounded size, every line one they parse and afford (files/ignore.py
+    skips a costly one and those past `MAX_PATTERNS`), no `.git` file (a worktree's
+    exclude file, which they do not read). Else ripgrep keeps applying them as well."""
+    above = os.path.dirname(base)
+    while above == root or above.startswith(root + b"/"):
+        dot_git = os.path.join(above, b".git")
+        if os.path.isfile(dot_git):
+            return False
+        paths = [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
+        for path in [*paths, os.path.join(dot_git, b"info", b"exclude")]:
+            try:
+                text = small_file(path, _WHOLE_BYTES + 1)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            lines = text.decode("utf-8", "replace").splitlines()
+            if len(text) > _WHOLE_BYTES or len(lines) > MAX_PATTERNS:
+                return False
+            if not all(map(affordable, lines)):
+                return False
+            try:
+                GitIgnoreSpec.from_lines(lines)
+            except ValueError:
+                return False
+        if above == root:
+            break
+        above = os.path.dirname(above)
+    return True
