@@ -340,18 +340,19 @@ def test_a_folder_left_out_stays_out_of_ripgrep_s_one_thread_walk(workspace: Pat
     assert {n.decode() for n in ran.lines if n} == {f for f in FILES if not f.startswith("sub/")}
 
 
-def _worktree(root: Path, at: str, gitdir: str, fifo: str) -> Path:
+def _worktree(root: Path, at: str, gitdir: str, fifo: str = "") -> Path:
     """A worktree at `at` whose `.git` file names the git folder `gd` (as `gitdir`
     says), that folder's `commondir` leading to `common`; `fifo` is one of those made a
-    FIFO."""
+    FIFO (when named)."""
     (root / "common" / "info").mkdir(parents=True)
     (root / "gd").mkdir()
     (root / "gd" / "HEAD").write_text("ref: refs/heads/main\n")  # no "x": not grepped
     (root / at / ".git").write_text(f"gitdir: {gitdir}\n")
     (root / "gd" / "commondir").write_text("../common\n")
     path = root / fifo
-    path.unlink(missing_ok=True)
-    os.mkfifo(path)
+    if fifo:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
     return path
 
 
@@ -393,3 +394,22 @@ def test_the_root_as_a_worktree_names_the_fifo_its_git_file_leads_to(
             found = answer.get("paths") or answer.get("files") or []
             found = found or [m["file_path"] for m in answer["matches"]]
             assert _rel(core, found) == set(FILES), name
+
+
+def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace: Path) -> None:
+    """The `.git` file is the suspect the watcher keeps; what it leads to is looked at
+    again at each search, so a FIFO made in the git folder (where no event names a
+    suspect) is left out all the same."""
+    _tree(workspace)
+    make(workspace, ["wt/g.py"])
+    with _watching(workspace) as core:
+        _worktree(workspace, "wt", str(workspace / "gd"))
+        first = calls.call(core, "glob", {"pattern": "**/*.py"})
+        assert _rel(core, first["paths"]) == set(FILES) | {"wt/g.py"}
+        commondir = workspace / "gd" / "commondir"
+        commondir.unlink()
+        os.mkfifo(commondir)
+        found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), [commondir])
+        assert found["partial"] is False, found
+        assert "Not searched: wt (" in found["note"]
+        assert _rel(core, found["paths"]) == set(FILES)
