@@ -42,6 +42,7 @@ from ..errors import ReadkeeperError
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES
 from .kept import small_file
+from .rg import landlock_abi
 
 # Folders named in a note at most (the rest counted).
 _NAMED = 10
@@ -64,8 +65,11 @@ def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | Non
     for a `.git` file, met in its walk or at or above `cwd` alike, its git folder's
     `commondir` and the `info/exclude` of the common folder that names, and, for one
     at or above `cwd` (`own`), the git folder's own `info/exclude` too. ripgrep takes a
-    relative `gitdir:`, and a `commondir` not starting with a dot, from its own working
-    folder (`cwd`), not from the `.git` file's: both readings are looked at."""
+    relative `gitdir:` from its own working folder (`cwd`), not from the `.git` file's
+    (git's reading, which it never opens: looking there would leave out folders it
+    searches whole), and a `commondir` not starting with a dot from `cwd` too: both
+    readings of that are looked at. A confined ripgrep (rg.py) opens nothing outside
+    the root, so nothing there is looked at then."""
     dot_git = os.path.join(folder, GIT.encode())
     try:
         mode = os.stat(dot_git).st_mode  # follows a link: ripgrep does
@@ -79,7 +83,9 @@ def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | Non
     line = _first_line(root, dot_git)
     if not line.startswith(b"gitdir:"):
         return None
-    for git_dir in _readings(line[7:].strip(), (cwd, folder)):
+    for git_dir in _readings(line[7:].strip(), (cwd,)):
+        if not _reachable(root, git_dir):
+            continue
         commondir = os.path.join(git_dir, b"commondir")
         if waits(commondir):
             return commondir
@@ -87,7 +93,7 @@ def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | Non
         common = _first_line(root, commondir)
         for common_dir in _readings(common, (git_dir, cwd)):
             excludes.append(os.path.join(common_dir, b"info", b"exclude"))
-        found = next((exclude for exclude in excludes if waits(exclude)), None)
+        found = next((e for e in excludes if _reachable(root, e) and waits(e)), None)
         if found:
             return found
     return None
@@ -98,6 +104,12 @@ def _readings(value: bytes, bases: tuple[bytes, ...]) -> list[bytes]:
     if not value:
         return []
     return list(dict.fromkeys(os.path.normpath(os.path.join(base, value)) for base in bases))
+
+
+def _reachable(root: bytes, path: bytes) -> bool:
+    """Whether ripgrep could open `path`: anywhere unless Landlock confines it to `root`."""
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + b"/") or landlock_abi() < 1
 
 
 def _first_line(root: bytes, path: bytes) -> bytes:
@@ -137,9 +149,9 @@ class Avoided:
         notes = []
         if self.folders:
             notes.append(
-                f"Not searched: {_listed(self.folders)} (an ignore file there, or one its "
-                ".git leads to, is a FIFO or a device, which ripgrep would wait on: "
-                f"{_listed(self.files)}); make it a regular file to search there."
+                f"Not searched: {_listed(self.folders)} (an ignore file there is a FIFO or "
+                f"a device, which ripgrep would wait on: {_listed(self.files)}); make it a "
+                "regular file to search there."
             )
         if self.exclude_off:
             notes.append(
