@@ -413,3 +413,14 @@ def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace
         assert found["partial"] is False, found
         assert "Not searched: wt (" in found["note"]
         assert _rel(core, found["paths"]) == set(FILES)
+
+
+def test_a_worktree_s_commondir_linked_to_a_device_is_left_out(workspace: Path) -> None:
+    """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end."""
+    _tree(workspace)
+    make(workspace, ["wt/g.py"])
+    _worktree(workspace, "wt", str(workspace / "gd"))
+    (workspace / "gd" / "commondir").unlink()
+    (workspace / "gd" / "commondir").symlink_to("/dev/zero")
+    with _watching(workspace) as core:
+        _assert_only_sub_left_out(core, _searches(core, []), "wt")
