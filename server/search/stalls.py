@@ -1,9 +1,10 @@
 """Keeping ripgrep away from the ignore files it would wait on.
 
 ripgrep opens every `.gitignore`, `.ignore` and `.rgignore` of the folders it walks (and
-of the folders above the one searched, up to the root), and each repository's
-`.git/info/exclude` (for the folders at and above the one searched, through a `.git`
-file's `gitdir:` and `commondir` too), with a plain blocking open following links: a
+of the folders above the one searched, up to the root), each repository's
+`.git/info/exclude`, and, for every `.git` file it meets (walking or above), the
+`commondir` of the git folder its `gitdir:` names and the `info/exclude` of the common
+folder that names in turn, with a plain blocking open following links: a
 FIFO planted there makes it wait for a writer that never comes, and a character or
 block device is read whole. A hostile repository could so make every search of its tree
 run to its deadline. (A socket fails to open and a folder fails to read: ripgrep goes
@@ -12,14 +13,17 @@ on, so neither is one.)
 So before a run: the folders above and at the one searched are looked at (a few lstats
 each: cheap, with or without a watcher), and the folders beneath it that the watcher
 named as suspects (watch/suspects.py, no walk here) are looked at again. A folder
-beneath holding such a file is kept out of the walk by an anchored `--glob=!/folder`,
+beneath holding such a file (or whose `.git` leads to one) is kept out of the walk by
+an anchored `--glob=!/folder`,
 which ripgrep applies before entering it (so it never opens its ignore files); a
 repository at or above the folder searched whose `info/exclude` is one gets
 `--no-ignore-exclude` (that file has no patterns to lose, but the nested repositories'
 `info/exclude` are then not applied either: the answer says so); an ignore file at or
 above the folder searched cannot be kept out of ripgrep's reach (`--no-ignore-parent`
 does not stop it), so the search is refused with the way on. The answer's note names
-every folder left out and why. Nothing here opens a suspect: lstat and stat only.
+every folder left out and the file it would wait on. Nothing here opens a suspect:
+stat only (the `.git` file and a regular `commondir` beneath the root are read, to
+follow them as ripgrep would).
 
 With no watcher's list (the CLI, polling, Watchman, a queue overflowed), only the
 folders above are looked at; beneath, the deadline is the bound (a partial answer). A
@@ -37,7 +41,8 @@ from typing import Any
 from ..errors import ReadkeeperError
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES
-from .kept import _git_dirs
+from .kept import small_file
+from .rg import landlock_abi
 
 # Folders named in a note at most (the rest counted).
 _NAMED = 10
@@ -54,25 +59,69 @@ def waits(path: bytes) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
-def git_waits(root: bytes, folder: bytes, searched_from: bool) -> bool:
-    """Whether ripgrep would wait on a file of `folder`'s repository: a `.git` folder's
-    `info/exclude` (a link to a folder is followed, as ripgrep does); for a folder it
-    runs in or under (`searched_from`), also a `.git` file's `commondir` and the
-    `info/exclude` it leads to (ripgrep reads those only there, never for a `.git`
-    file met in its walk)."""
+def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | None:
+    """The file of `folder`'s repository ripgrep (run in `cwd`) would wait on, or None:
+    a `.git` folder's `info/exclude` (a link to a folder is followed, as ripgrep does);
+    for a `.git` file, met in its walk or at or above `cwd` alike, its git folder's
+    `commondir` and the `info/exclude` of the common folder that names, and, for one
+    at or above `cwd` (`own`), the git folder's own `info/exclude` too. ripgrep takes a
+    relative `gitdir:` from its own working folder (`cwd`), not from the `.git` file's
+    (git's reading, which it never opens: looking there would leave out folders it
+    searches whole), and a `commondir` not starting with a dot from `cwd` too: both
+    readings of that are looked at. A confined ripgrep (rg.py) opens nothing outside
+    the root, so nothing there is looked at then."""
     dot_git = os.path.join(folder, GIT.encode())
     try:
         mode = os.stat(dot_git).st_mode  # follows a link: ripgrep does
     except (OSError, ValueError):
-        return False
+        return None
     if stat.S_ISDIR(mode):
-        return waits(os.path.join(dot_git, b"info", b"exclude"))
-    if not stat.S_ISREG(mode) or not searched_from:
-        return False
-    found = _git_dirs(root, folder, dot_git)
-    if found and waits(os.path.join(found[0], b"commondir")):
-        return True
-    return any(waits(os.path.join(git_dir, b"info", b"exclude")) for git_dir in found)
+        exclude = os.path.join(dot_git, b"info", b"exclude")
+        return exclude if waits(exclude) else None
+    if not stat.S_ISREG(mode):
+        return None  # ripgrep reads a `.git` only when it is a regular file
+    line = _first_line(root, dot_git)
+    if not line.startswith(b"gitdir:"):
+        return None
+    for git_dir in _readings(line[7:].strip(), (cwd,)):
+        if not _reachable(root, git_dir):
+            continue
+        commondir = os.path.join(git_dir, b"commondir")
+        if waits(commondir):
+            return commondir
+        excludes = [os.path.join(git_dir, b"info", b"exclude")] if own else []
+        common = _first_line(root, commondir)
+        for common_dir in _readings(common, (git_dir, cwd)):
+            excludes.append(os.path.join(common_dir, b"info", b"exclude"))
+        found = next((e for e in excludes if _reachable(root, e) and waits(e)), None)
+        if found:
+            return found
+    return None
+
+
+def _readings(value: bytes, bases: tuple[bytes, ...]) -> list[bytes]:
+    """The paths `value` (a path read from a git file) may name, from each of `bases`."""
+    if not value:
+        return []
+    return list(dict.fromkeys(os.path.normpath(os.path.join(base, value)) for base in bases))
+
+
+def _reachable(root: bytes, path: bytes) -> bool:
+    """Whether ripgrep could open `path`: anywhere unless Landlock confines it to `root`."""
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + b"/") or landlock_abi() < 1
+
+
+def _first_line(root: bytes, path: bytes) -> bytes:
+    """The first line of the regular file at `path` (a link followed, within `root` only:
+    readkeeper opens nothing outside by name), or b"" (none, not regular, or outside)."""
+    real = os.path.realpath(path)
+    if not real.startswith(root + b"/"):
+        return b""
+    try:
+        return small_file(real, 4096).split(b"\n", 1)[0].strip()
+    except (OSError, ValueError):
+        return b""
 
 
 @dataclass
@@ -80,7 +129,10 @@ class Avoided:
     """What a run leaves out so that ripgrep never waits."""
 
     folders: list[str] = field(default_factory=list)  # beneath the folder searched
+    # The file ripgrep would wait on, for each of `folders` in turn (as the note shows it).
+    files: list[str] = field(default_factory=list)
     exclude_off: bool = False  # `--no-ignore-exclude`
+    exclude_file: str = ""  # the file that turned it off
 
     def flags(self) -> list[str]:
         """ripgrep's flags, to come after every other glob (the last one matching wins)."""
@@ -96,18 +148,15 @@ class Avoided:
         """What the answer says of it ("" when nothing was left out)."""
         notes = []
         if self.folders:
-            named = ", ".join(map(shown, self.folders[:_NAMED]))
-            more = len(self.folders) - _NAMED
-            if more > 0:
-                named += f" and {more} more"
             notes.append(
-                f"Not searched: {named} (an ignore file there is a FIFO or a device, "
-                "which ripgrep would wait on); make it a regular file to search there."
+                f"Not searched: {_listed(self.folders)} (an ignore file there is a FIFO or "
+                f"a device, which ripgrep would wait on: {_listed(self.files)}); make it a "
+                "regular file to search there."
             )
         if self.exclude_off:
             notes.append(
-                "The repository's .git/info/exclude is a FIFO or a device, so no "
-                "info/exclude was applied; make it a regular file."
+                f"The repository's {shown(self.exclude_file)} is a FIFO or a device, so "
+                "no info/exclude was applied; make it a regular file."
             )
         return " ".join(notes)
 
@@ -117,6 +166,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     `suspects` being the watcher's (watch/suspects.py) beneath `cwd`, or None. Raises
     `unsupported` for an ignore file at or above `cwd` that ripgrep would wait on."""
     top, here = os.fsencode(root), os.fsencode(cwd)
+    real_top = os.path.realpath(top)
     avoided = Avoided()
     folder = here
     while True:  # from the folder searched up to the root: ripgrep reads them all
@@ -124,23 +174,30 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             path = os.path.join(folder, name.encode())
             if waits(path):
                 raise _refused(os.fsdecode(path), os.fsdecode(folder))
-        avoided.exclude_off = avoided.exclude_off or git_waits(top, folder, True)
+        if not avoided.exclude_off:
+            own = git_waiter(real_top, here, folder, True)
+            avoided.exclude_off = own is not None
+            avoided.exclude_file = _shown_from(top, own or b"")
         if folder == top or not folder.startswith(top + b"/"):
             break
         folder = os.path.dirname(folder)
-    skipped: set[bytes] = set()
+    skipped: dict[bytes, bytes] = {}  # a folder left out -> the file it would wait on
     for suspect in suspects or ():
         beneath, last = os.path.split(suspect)
         if beneath == here or not beneath.startswith(here + b"/"):
             continue  # looked at above
-        if waits(suspect) if last != GIT.encode() else git_waits(top, beneath, False):
-            skipped.add(beneath[len(here) + 1 :])
-    outer = sorted(skipped)
+        if last != GIT.encode():
+            waited: bytes | None = suspect if waits(suspect) else None
+        else:
+            waited = git_waiter(real_top, here, beneath, False)
+        if waited is not None:
+            skipped.setdefault(beneath[len(here) + 1 :], waited)
     kept: list[bytes] = []
-    for folder in outer:  # one beneath another left out is left out with it
+    for folder in sorted(skipped):  # one beneath another left out is left out with it
         if not any(folder.startswith(above + b"/") for above in kept):
             kept.append(folder)
     avoided.folders = [os.fsdecode(folder) for folder in kept]
+    avoided.files = [_shown_from(top, skipped[folder]) for folder in kept]
     return avoided
 
 
@@ -153,6 +210,18 @@ def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:
             before = f"{before[:-1]} elsewhere."
         result["note"] = f"{before} {said}".strip()
     return result
+
+
+def _listed(names: list[str]) -> str:
+    listed = ", ".join(map(shown, names[:_NAMED]))
+    more = len(names) - _NAMED
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
+def _shown_from(root: bytes, path: bytes) -> str:
+    """`path` as a note shows it: from the root when beneath it."""
+    path = os.path.normpath(path) if path else path
+    return os.fsdecode(path[len(root) + 1 :] if path.startswith(root + b"/") else path)
 
 
 def _escaped(folder: str) -> str:
@@ -176,4 +245,4 @@ def _refused(path: str, folder: str) -> ReadkeeperError:
     )
 
 
-__all__ = ["Avoided", "avoid", "git_waits", "waits", "with_note"]
+__all__ = ["Avoided", "avoid", "git_waiter", "waits", "with_note"]

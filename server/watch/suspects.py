@@ -1,6 +1,8 @@
 """The entries of the watched tree that could make ripgrep wait: an ignore file that is
 not a regular file (a FIFO: ripgrep's open waits for a writer; a device: it reads it
-whole) and each repository's `.git` (its `info/exclude` lies where no watch hears).
+whole) and each repository's `.git` (its `info/exclude`, and a `.git` file's git
+folder's `commondir` and the common folder's `info/exclude`, lie where no watch hears:
+a search looks at them again each time).
 
 The watcher's walk sees every entry's type in the folder listing (d_type), and its
 events name every entry created, moved or deleted, so the tree's suspects are known

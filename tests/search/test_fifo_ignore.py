@@ -149,9 +149,10 @@ def test_a_fifo_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, 
 def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclude_off(
     workspace: Path,
 ) -> None:
-    """ripgrep's open follows a link (an ignore file's, a `.git` folder's); a `.git` file
-    leads it to its git folder's `commondir` and `info/exclude` only for the folder it
-    runs in (or above): there they turn info/exclude off, in its walk they are never read."""
+    """ripgrep's open follows a link (an ignore file's, a `.git` folder's); a git folder
+    with no `commondir` has its own `info/exclude` read (at most) only for the folder
+    ripgrep runs in (or above): there it turns info/exclude off, named; in the walk it
+    is never read, so that worktree is searched."""
     _tree(workspace)
     make(workspace, ["gd/info/keep", "wt/g.py", "real/info/keep", "v/h.py"])
     fifos = [workspace / "fifo", workspace / "gd/info/exclude", workspace / "real/info/exclude"]
@@ -168,7 +169,7 @@ def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclud
         inside = _unstuck(lambda: calls.call(core, "grep", {"pattern": "x", "path": "wt"}), fifos)
         assert inside["partial"] is False, inside
         assert _rel(core, [m["file_path"] for m in inside["matches"]]) == {"wt/g.py"}
-        assert ".git/info/exclude is a FIFO or a device" in inside["note"]
+        assert "The repository's gd/info/exclude is a FIFO or a device" in inside["note"]
 
 
 def test_the_root_s_own_fifo_exclude_turns_info_exclude_off(workspace: Path) -> None:
@@ -337,3 +338,89 @@ def test_a_folder_left_out_stays_out_of_ripgrep_s_one_thread_walk(workspace: Pat
     )
     assert not ran.timed_out
     assert {n.decode() for n in ran.lines if n} == {f for f in FILES if not f.startswith("sub/")}
+
+
+def _worktree(root: Path, at: str, gitdir: str, fifo: str = "") -> Path:
+    """A worktree at `at` whose `.git` file names the git folder `gd` (as `gitdir`
+    says), that folder's `commondir` leading to `common`; `fifo` is one of those made a
+    FIFO (when named)."""
+    (root / "common" / "info").mkdir(parents=True)
+    (root / "gd").mkdir()
+    (root / "gd" / "HEAD").write_text("ref: refs/heads/main\n")  # no "x": not grepped
+    (root / at / ".git").write_text(f"gitdir: {gitdir}\n")
+    (root / "gd" / "commondir").write_text("../common\n")
+    path = root / fifo
+    if fifo:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("fifo", ["gd/commondir", "common/info/exclude"])
+@pytest.mark.parametrize("gitdir", ["absolute", "from ripgrep's folder"])
+def test_a_nested_worktree_whose_git_folder_holds_a_fifo_is_left_out_naming_it(
+    workspace: Path, fifo: str, gitdir: str
+) -> None:
+    """ripgrep reads the `commondir` of every `.git` file's git folder it meets in its
+    walk, then the `info/exclude` of the folder that names (a relative `gitdir:` taken
+    from ripgrep's own folder): the worktree is left out, only it, the file named."""
+    _tree(workspace)
+    make(workspace, ["wt/g.py"])
+    named = str(workspace / "gd") if gitdir == "absolute" else "gd"
+    path = _worktree(workspace, "wt", named, fifo)
+    with _watching(workspace) as core:
+        for name, answer in _searches(core, [path]).items():
+            assert answer["partial"] is False, (name, answer)
+            assert "Not searched: wt (" in answer["note"], (name, answer)
+            assert f"{fifo})" in answer["note"], (name, answer)
+            found = answer.get("paths") or answer.get("files") or []
+            found = found or [m["file_path"] for m in answer["matches"]]
+            assert _rel(core, found) == set(FILES), name
+        beside = _unstuck(lambda: calls.call(core, "glob", {"pattern": "*", "path": "sub"}), [path])
+        assert beside["partial"] is False, beside
+        assert _rel(core, beside["paths"]) == {"sub/d.py", "sub/inner/e.py"}
+
+
+@pytest.mark.parametrize("fifo", ["gd/commondir", "common/info/exclude"])
+def test_the_root_as_a_worktree_names_the_fifo_its_git_file_leads_to(
+    workspace: Path, fifo: str
+) -> None:
+    make(workspace, FILES)
+    path = _worktree(workspace, ".", str(workspace / "gd"), fifo)
+    with _watching(workspace) as core:
+        for name, answer in _searches(core, [path]).items():
+            assert answer["partial"] is False, (name, answer)
+            assert f"The repository's {fifo} is a FIFO or a device" in answer["note"], name
+            found = answer.get("paths") or answer.get("files") or []
+            found = found or [m["file_path"] for m in answer["matches"]]
+            assert _rel(core, found) == set(FILES), name
+
+
+def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace: Path) -> None:
+    """The `.git` file is the suspect the watcher keeps; what it leads to is looked at
+    again at each search, so a FIFO made in the git folder (where no event names a
+    suspect) is left out all the same."""
+    _tree(workspace)
+    make(workspace, ["wt/g.py"])
+    with _watching(workspace) as core:
+        _worktree(workspace, "wt", str(workspace / "gd"))
+        first = calls.call(core, "glob", {"pattern": "**/*.py"})
+        assert _rel(core, first["paths"]) == set(FILES) | {"wt/g.py"}
+        commondir = workspace / "gd" / "commondir"
+        commondir.unlink()
+        os.mkfifo(commondir)
+        found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), [commondir])
+        assert found["partial"] is False, found
+        assert "Not searched: wt (" in found["note"]
+        assert _rel(core, found["paths"]) == set(FILES)
+
+
+def test_a_worktree_s_commondir_linked_to_a_device_is_left_out(workspace: Path) -> None:
+    """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end."""
+    _tree(workspace)
+    make(workspace, ["wt/g.py"])
+    _worktree(workspace, "wt", str(workspace / "gd"))
+    (workspace / "gd" / "commondir").unlink()
+    (workspace / "gd" / "commondir").symlink_to("/dev/zero")
+    with _watching(workspace) as core:
+        _assert_only_sub_left_out(core, _searches(core, []), "wt")
