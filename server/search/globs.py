@@ -54,8 +54,12 @@ class Glob:
         # ignore rules: a narrow search then reads only the files it names.
         # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
         # "**/x" is "x" at any depth: a name-only pattern too.
+        # Braces, classes and escapes are where ripgrep's glob syntax parts from
+        # gitignore's ("*.{py,md}" is one literal name here, two in ripgrep; "[" an
+        # error there): such a pattern is matched here only, one syntax for every path.
         name = pattern.removeprefix("**/")
-        self.name_only = "/" not in name.rstrip("/") and not name.startswith("include:")
+        plain = not set("{}[]\\") & set(name)
+        self.name_only = plain and "/" not in name.rstrip("/") and not name.startswith("include:")
         self._name = name
 
     def matches(self, relative: str) -> bool:

@@ -68,6 +68,13 @@ def grep(
     step(f"{len(ran.lines):,} lines of output; fitting them to the budget")
     if ran.returncode == 2 and "regex parse error" in ran.error:
         raise rg.pattern_error(params.pattern, ran.error)
+    if ran.returncode == 2 and "is not allowed in a regex" in ran.error:
+        raise ReadkeeperError(
+            "bad_params",
+            f"The pattern {params.pattern!r} matches a line break, which only a search "
+            "across lines finds: search again with multiline: true, or without it.",
+            field="pattern",
+        )
     incomplete = ran.timed_out or ran.cut
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":

@@ -307,8 +307,11 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
     except re.error as exc:
         if exc.pos is not None:
             position = exc.pos
-    where = f" at position {position}" if position is not None else ""
     reason = reason or (lines[-1].removeprefix("rg: ") if lines else "invalid pattern")
+    if (len(pattern) - len(pattern.rstrip("\\"))) % 2 == 1:
+        # ripgrep wraps the pattern in "(?:...)": it calls this an unclosed group
+        position, reason = len(pattern) - 1, "a trailing backslash escapes nothing"
+    where = f" at position {position}" if position is not None else ""
     return ReadkeeperError(
         "bad_params",
         f"The pattern {pattern!r} is not a valid regular expression{where}: {reason}. "

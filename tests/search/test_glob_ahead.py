@@ -263,9 +263,7 @@ def _nested(root: Path, tree: str, repository: str) -> None:
 
 @pytest.mark.parametrize("tree", sorted(TREES))
 @pytest.mark.parametrize("repository", ["git", "none"])
-def test_a_subfolder_s_glob_is_git_s_answer(
-    workspace: Path, tree: str, repository: str
-) -> None:
+def test_a_subfolder_s_glob_is_git_s_answer(workspace: Path, tree: str, repository: str) -> None:
     """For every folder of a tree of nested ignore files, the glob of the folder is what
     ripgrep run in the root lists beneath it (ripgrep run in it, for a folder ignored
     itself); it is answered from the root's listing when that lists

@@ -129,3 +129,21 @@ def test_closing_the_core_stops_the_build(workspace: Path) -> None:
     _glob(core, "**/*.py")
     core.close()
     assert not [t for t in threading.enumerate() if t.name == "readkeeper-glob-build"]
+
+
+@pytest.mark.parametrize("pattern", ["*.{py,md}", "**/*.{py,md}", "[", "*.[pm]*", "c\\.py"])
+def test_the_first_answer_and_the_kept_one_read_a_pattern_alike(
+    workspace: Path, pattern: str
+) -> None:
+    """The first glob is answered by ripgrep's sort, the next from the kept listing: one
+    syntax for both (gitignore's), whatever ripgrep's own glob syntax makes of it."""
+    _tree(workspace, [*FILES, "sub/x.{py,md}"])
+    watching = _watching(workspace)
+    try:
+        core = watching.core
+        first = _glob(core, pattern)
+        core.file_times.builds.wait()
+        assert _glob(core, pattern) == first
+        assert _no_watcher(workspace, pattern) == first
+    finally:
+        watching.core.close()

@@ -70,7 +70,7 @@ def test_case_multiline_files_and_counts(core: Readkeeper, workspace: Path) -> N
     assert [m["line"] for m in grep(core, pattern="alpha")["matches"]] == [3]
     spanning = grep(core, pattern=r"Alpha\nbeta", multiline=True)
     assert [(m["line"], m["text"]) for m in spanning["matches"]] == [(1, "Alpha"), (2, "beta")]
-    assert grep(core, pattern=r"Alpha\nbeta")["matches"] == []
+    assert "multiline: true" in refused(core, "grep", pattern=r"Alpha\nbeta").message
     files = grep(core, pattern="(?i)alpha", output="files")
     assert files["files"] == [str(workspace / "a.txt")]
     counts = grep(core, pattern="(?i)alpha", output="counts")
@@ -159,6 +159,23 @@ def test_a_pattern_that_does_not_compile_is_bad_params_with_its_position(
     assert error.data["field"] == "pattern"
     assert error.data["position"] == 2
     assert "unclosed group" in error.message
+
+
+def test_a_trailing_backslash_is_named_as_such(core: Readkeeper) -> None:
+    # ripgrep wraps the pattern in "(?:...)": its own words would say "unclosed group".
+    error = refused(core, "grep", pattern="ab\\")
+    assert error.kind == "bad_params"
+    assert error.data["position"] == 2
+    assert "trailing backslash" in error.message
+    assert "unclosed group" not in error.message
+
+
+def test_a_line_break_in_the_pattern_asks_for_multiline(core: Readkeeper) -> None:
+    error = refused(core, "grep", pattern="a\nb")
+    assert error.kind == "bad_params"
+    assert error.data["field"] == "pattern"
+    assert "multiline" in error.message
+    assert "could not read" not in error.message
 
 
 @pytest.mark.parametrize(
