@@ -70,7 +70,7 @@ from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .refusals import dirty, folder_blocked, os_error, stale
 from .remember import Landed, Written, remember_change
-from .seen_lines import check_seen
+from .seen_lines import check_seen, shown_lines
 from .services import EditServices
 from .snippets import count_lines, numbered_snippet
 
@@ -219,6 +219,15 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(real, to_write=True)
     record = read_record(core.read_states, core.workspace, params.session, real, "write")
+    if record is not None and shown_lines(record) is not None:
+        raise ReadkeeperError(
+            "not_read",
+            f"This session has seen {quoting.name(real)} only through search, and a write "
+            f"replaces every line of it. Read it ({call('read', file_path=real)}), then "
+            "write it (or edit just the lines the search showed).",
+            file_path=real,
+            session=params.session,
+        )
     if record is None:
         raise ReadkeeperError(
             "not_read",

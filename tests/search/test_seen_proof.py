@@ -229,3 +229,22 @@ def test_a_printed_path_that_is_a_link_within_the_workspace_records_its_target(
     assert core.read_states.get("", str(target)) is not None
     assert core.read_states.get("", str(workspace / "link.py")) is None
     assert edit(core, target, "needle = 1", "needle = 3")["replacements"] == 1
+
+
+def test_a_write_after_search_alone_is_refused_and_loses_nothing(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """A search shows some lines; a write replaces them all: it needs a read (attack a3b:
+    a grep of line 1 let a write drop the 198 lines never shown)."""
+    path = workspace / "w.py"
+    body = "needle = 1\n" + "".join(f"line_{n} = {n}\n" for n in range(198))
+    path.write_text(body)
+    grep(core, pattern="needle")
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "write", {"file_path": str(path), "content": "needle = 2\n"})
+    assert caught.value.kind == "not_read"
+    assert "search" in caught.value.message
+    assert path.read_text() == body
+    calls.call(core, "read", {"file_path": str(path)})
+    calls.call(core, "write", {"file_path": str(path), "content": "needle = 2\n"})
+    assert path.read_text() == "needle = 2\n"
