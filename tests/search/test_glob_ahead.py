@@ -134,7 +134,9 @@ def test_a_call_arriving_mid_build_stops_it_at_its_next_step(
     each chunk of ripgrep's output and every few hundred stats): the build stops there,
     keeps no times it read, and the call answers with the tree as it is."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    make(workspace, [f"f{n // 100}/m{n}.py" for n in range(3000)])
+    # Enough files that the stats alone look a dozen times, however ripgrep's output
+    # arrives (in one chunk on an idle machine: 3,000 files left the 8th look to chance).
+    make(workspace, [f"f{n // 100}/m{n}.py" for n in range(6000)])
     watching = _watching(workspace, read_ahead=False)  # the test drives the worker
     core = watching.core
     try:
