@@ -284,9 +284,8 @@ def fitting(texts: list[str], services: ReadServices, extra: int = 1) -> int:
     `extra` tokens each, at least one: a name is not cut. A token is at least a byte,
     so only a page whose bytes pass the cap is counted."""
     budget = services.settings.max_tokens
-    if sum(len(text.encode("utf-8", "surrogateescape")) for text in texts) <= budget - extra * len(
-        texts
-    ):
+    size = sum(len(text.encode("utf-8", "surrogateescape")) for text in texts)
+    if size + extra * len(texts) <= budget:
         return len(texts)
     used = 0
     for shown, text in enumerate(texts):
