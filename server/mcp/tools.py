@@ -239,7 +239,7 @@ TOOLS += (
     ToolSpec(
         "glob",
         "Find files by name",
-        'Files whose path matches a glob (e.g. "**/*.py", "src/**/test_*.ts"), most '
+        'Files whose path matches a glob (e.g. "**/*.py", "src/**/*.{ts,tsx}"), most '
         "recently modified first, respecting .gitignore.",
         read_only=True,
         destructive=False,

@@ -5,7 +5,10 @@ applies the glob to those paths itself.
 
 The syntax is gitignore's (pathspec's GitIgnoreSpec): a pattern without "/" matches a
 name at any depth ("*.py"), one with "/" is anchored to the folder searched
-("src/**/*.ts"), "**" spans folders.
+("src/**/*.ts"), "**" spans folders. Braces, which agents write and gitignore lacks,
+are expanded first as a shell does ("**/*.{ts,tsx}" is "**/*.ts" or "**/*.tsx"; a brace
+with no comma or no close, or escaped, is a literal one), into at most MAX_ALTERNATIVES
+patterns, each held to the cost rule.
 """
 
 from __future__ import annotations
@@ -13,54 +16,113 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
 
 from pathspec import GitIgnoreSpec
 
 from ..errors import ReadkeeperError
 from ..files.globcost import refuse_costly
 
+MAX_ALTERNATIVES = 64  # patterns one glob's braces may expand into
+
+
+def alternatives(pattern: str, field: str) -> list[str]:
+    """The patterns `pattern`'s brace groups expand into, in order, each once; refused
+    (`bad_params` naming `field`) past MAX_ALTERNATIVES."""
+    done: dict[str, None] = {}
+    pending = [pattern]
+    while pending:
+        current = pending.pop(0)
+        group = _first_group(current)
+        if group is None:
+            done[current] = None
+        else:
+            start, commas, end = group
+            cuts = [start, *commas, end]
+            head, tail = current[:start], current[end + 1 :]
+            pending += [head + current[a + 1 : b] + tail for a, b in pairwise(cuts)]
+        if len(done) + len(pending) > MAX_ALTERNATIVES:
+            raise ReadkeeperError(
+                "bad_params",
+                f"The glob {pattern!r} expands to more than {MAX_ALTERNATIVES} patterns; "
+                "give fewer alternatives in braces, or run several globs.",
+                field=field,
+            )
+    return list(done)
+
+
+def _first_group(pattern: str) -> tuple[int, list[int], int] | None:
+    """The first brace group with a comma at its own level: where it opens, its commas,
+    where it closes; None when there is none (an escaped brace never counts)."""
+    opened: list[tuple[int, list[int]]] = []
+    inner = None  # a group inside braces with no comma of their own ("x{a{b,c}}")
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            opened.append((index, []))
+        elif char == "," and opened:
+            opened[-1][1].append(index)
+        elif char == "}" and opened:
+            start, commas = opened.pop()
+            if commas and not opened:
+                return start, commas, index
+            if commas and inner is None:
+                inner = (start, commas, index)  # expanded now only if no outer group is
+        index += 1
+    return inner
+
 
 class Glob:
     """One pattern, compiled once."""
 
     def __init__(self, pattern: str, field: str = "pattern") -> None:
-        if not pattern.strip() or "\x00" in pattern or pattern.lstrip().startswith("!"):
-            raise ReadkeeperError(
-                "bad_params",
-                f"{pattern!r} is not a glob to look for; give one such as **/*.py or "
-                "src/**/test_*.ts.",
-                field=field,
-            )
-        refuse_costly(pattern, field)
+        self.patterns = alternatives(pattern, field) if "\x00" not in pattern else [pattern]
+        for each in self.patterns:
+            if not each.strip() or "\x00" in each or each.lstrip().startswith("!"):
+                raise ReadkeeperError(
+                    "bad_params",
+                    f"{pattern!r} is not a glob to look for; give one such as **/*.py or "
+                    "src/**/*.{ts,tsx}.",
+                    field=field,
+                )
+            refuse_costly(each, field)
         try:
-            self._spec = GitIgnoreSpec.from_lines([pattern])
+            self._spec = GitIgnoreSpec.from_lines(self.patterns)
         except ValueError as exc:
             raise ReadkeeperError(
                 "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field=field
             ) from None
         self.pattern = pattern
-        # The one pattern's regular expression, matched directly: pathspec's matching
-        # of a spec costs several times more per path, and a glob meets every file.
-        regex = getattr(self._spec.patterns[0], "regex", None) if self._spec.patterns else None
-        self._match = regex.match if regex is not None else self._spec_match
-        # The same expression over ripgrep's raw bytes, where it means the same: an
-        # ASCII pattern with no one-character wildcard ("?", "[...]" would match one
-        # byte of a multi-byte name there, not one character). Matched in C, with no
-        # decoding of each of 100,000s of paths.
-        self._match_bytes = None
-        if regex is not None and pattern.isascii() and not set("?[") & set(pattern):
-            self._match_bytes = re.compile(regex.pattern.encode(), regex.flags & ~re.UNICODE).match
+        # Each pattern's regular expression, matched directly: pathspec's matching of a
+        # spec costs several times more per path, and a glob meets every file.
+        found = [getattr(each, "regex", None) for each in self._spec.patterns]
+        regexes = [regex for regex in found if regex is not None]
+        whole = bool(regexes) and len(regexes) == len(found)
+        self._match: Callable[[str], object | None] = self._spec_match
+        if whole:
+            self._match = _any([regex.match for regex in regexes])
+        # The same expressions over ripgrep's raw bytes, where they mean the same: ASCII
+        # patterns with no one-character wildcard ("?", "[...]" would match one byte of
+        # a multi-byte name there, not one character). Matched in C, with no decoding
+        # of each of 100,000s of paths.
+        self._match_bytes: Callable[[bytes], object | None] | None = None
+        if whole and pattern.isascii() and not set("?[") & set(pattern):
+            self._match_bytes = _any(
+                [re.compile(r.pattern.encode(), r.flags & ~re.UNICODE).match for r in regexes]
+            )
         # A name-only pattern is also ripgrep's file type filter, which keeps to the
         # ignore rules: a narrow search then reads only the files it names.
         # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
-        # "**/x" is "x" at any depth: a name-only pattern too.
-        # Braces, classes and escapes are where ripgrep's glob syntax parts from
-        # gitignore's ("*.{py,md}" is one literal name here, two in ripgrep; "[" an
-        # error there): such a pattern is matched here only, one syntax for every path.
-        name = pattern.removeprefix("**/")
-        plain = not set("{}[]\\") & set(name)
-        self.name_only = plain and "/" not in name.rstrip("/") and not name.startswith("include:")
-        self._name = name
+        # "**/x" is "x" at any depth: a name-only pattern too. Braces left (a literal
+        # one), classes and escapes are where ripgrep's glob syntax parts from
+        # gitignore's ("[" is an error there): such a pattern is matched here only.
+        self._names = [each.removeprefix("**/") for each in self.patterns]
+        self.name_only = all(map(_name_only, self._names))
 
     def matches(self, relative: str) -> bool:
         """Whether `relative` (a path relative to the folder searched) matches."""
@@ -84,7 +146,27 @@ class Glob:
         type filter, which keeps to the ignore rules); none for other patterns."""
         if not self.name_only:
             return []
-        return [f"--type-add=wanted:{self._name}", "--type=wanted"]
+        return [*(f"--type-add=wanted:{name}" for name in self._names), "--type=wanted"]
 
     def _spec_match(self, relative: str) -> object | None:
         return True if self._spec.match_file(relative) else None
+
+
+def _name_only(name: str) -> bool:
+    plain = not set("{}[]\\") & set(name)
+    return plain and "/" not in name.rstrip("/") and not name.startswith("include:")
+
+
+def _any(matches: list[Callable[[Any], object | None]]) -> Callable[[Any], object | None]:
+    """A match by any of `matches` (the one itself when alone: a call saved a path)."""
+    if len(matches) == 1:
+        return matches[0]
+
+    def matched(path: Any) -> object | None:
+        for match in matches:
+            found = match(path)
+            if found is not None:
+                return found
+        return None
+
+    return matched
