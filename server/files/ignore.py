@@ -283,18 +283,23 @@ def _bar_outside_groups(text: str) -> bool:
     return False
 
 
+# What pathspec raises for a pattern it cannot compile: its own GitWildMatchPatternError
+# (a ValueError), or re.error from the expression it built (a class such as "[z-a]").
+SPEC_ERRORS = (ValueError, re.error)
+
+
 def _compile(lines: list[str]) -> GitIgnoreSpec:
     """The patterns as one spec; like Git, a pattern that does not parse is skipped, and
     so is one too costly to match (globcost.affordable); past `MAX_PATTERNS`, the rest."""
     kept = [line for line in lines if affordable(line)][:MAX_PATTERNS]
     try:
         return GitIgnoreSpec.from_lines(kept)
-    except ValueError:  # pathspec's GitWildMatchPatternError is a ValueError
+    except SPEC_ERRORS:
         valid = []
         for line in kept:
             try:
                 GitIgnoreSpec.from_lines([line])
-            except ValueError:
+            except SPEC_ERRORS:
                 continue
             valid.append(line)
         return GitIgnoreSpec.from_lines(valid)

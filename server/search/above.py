@@ -28,7 +28,7 @@ import os
 from pathspec import GitIgnoreSpec
 
 from ..files.globcost import affordable
-from ..files.ignore import MAX_PATTERNS, VCS_FOLDERS, IgnoreRules
+from ..files.ignore import MAX_PATTERNS, SPEC_ERRORS, VCS_FOLDERS, IgnoreRules
 from .kept import IGNORE_NAMES, plain_above, small_file
 
 # Verdicts on folders kept per search; past this many, the cache starts again.
@@ -152,7 +152,7 @@ def _whole(root: bytes, base: bytes) -> bool:
                 return False
             try:
                 GitIgnoreSpec.from_lines(lines)
-            except ValueError:
+            except SPEC_ERRORS:
                 return False
         if above == root:
             break

@@ -23,6 +23,7 @@ from pathspec import GitIgnoreSpec
 
 from ..errors import ReadkeeperError
 from ..files.globcost import refuse_costly
+from ..files.ignore import SPEC_ERRORS
 
 MAX_ALTERNATIVES = 64  # patterns one glob's braces may expand into
 
@@ -93,7 +94,7 @@ class Glob:
             refuse_costly(each, field)
         try:
             self._spec = GitIgnoreSpec.from_lines(self.patterns)
-        except ValueError as exc:
+        except SPEC_ERRORS as exc:
             raise ReadkeeperError(
                 "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field=field
             ) from None

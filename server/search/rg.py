@@ -307,6 +307,8 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
     except re.error as exc:
         if exc.pos is not None:
             position = exc.pos
+    except RecursionError:  # nested past Python's parser too: ripgrep's words alone
+        pass
     reason = reason or (lines[-1].removeprefix("rg: ") if lines else "invalid pattern")
     if (len(pattern) - len(pattern.rstrip("\\"))) % 2 == 1:
         # ripgrep wraps the pattern in "(?:...)": it calls this an unclosed group

@@ -102,3 +102,18 @@ def test_nested_ignore_files_agree_with_git(tmp_path: Path) -> None:
     rules = IgnoreRules(str(root), exclude=())
     for name in files:
         assert rules.ignored(str(root / name)) == (name in git_ignored), name
+
+
+def test_a_pattern_whose_expression_cannot_compile_is_skipped_as_git_does(tmp_path: Path) -> None:
+    """pathspec raises re.error (not a ValueError) for a class such as "[z-a]": a line
+    of a repository's ignore file that does not compile is skipped, the rest applied
+    (it once stopped the watcher and made `list` an internal error)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("[z-a]\n*.log\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("[9-0]x\n!keep.log\n")
+    rules = IgnoreRules(str(tmp_path), exclude=["[z-a]", "*.tmp"])
+    assert rules.ignored(str(tmp_path / "a.log"))
+    assert rules.ignored(str(tmp_path / "a.tmp"))
+    assert not rules.ignored(str(tmp_path / "sub" / "keep.log"))
+    assert not rules.ignored(str(tmp_path / "a.txt"))

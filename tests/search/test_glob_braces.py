@@ -73,3 +73,11 @@ def test_glob_and_grep_take_braces(core: Readkeeper, workspace: Path) -> None:
         "b.md",
         "sub/d.py",
     }
+
+
+@pytest.mark.parametrize("pattern", ["[z-a]", "d/[9-0]*", "**/[z-a]", "{[z-a],b}"])
+def test_a_glob_whose_expression_cannot_compile_is_bad_params(pattern: str) -> None:
+    with pytest.raises(ReadkeeperError) as caught:
+        Glob(pattern, field="glob")
+    assert caught.value.kind == "bad_params"
+    assert caught.value.data["field"] == "glob"

@@ -457,3 +457,10 @@ def test_an_overlong_output_line_is_skipped_whole() -> None:
         io.BytesIO(b"a\n" + b"x" * (rg.MAX_OUTPUT_LINE_BYTES + 10) + b"\nb\n")
     )
     assert list(rg._bounded_lines(stream, b"\n")) == [b"a", b"b"]
+
+
+@pytest.mark.parametrize("pattern", ["(" * 5000, "(?:" * 3000])
+def test_a_pattern_nested_past_any_parser_is_bad_params(core: Readkeeper, pattern: str) -> None:
+    error = refused(core, "grep", pattern=pattern)
+    assert error.kind == "bad_params"
+    assert error.data["field"] == "pattern"

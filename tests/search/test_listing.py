@@ -192,3 +192,15 @@ def test_long_names_are_paged_within_the_token_cap(
     assert pages > 1
     assert len([n for n in seen if n.endswith(".txt")]) == 600
     assert len(set(seen)) == len(seen)
+
+
+def test_an_ignore_line_that_cannot_compile_leaves_the_rest_applied(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / ".gitignore").write_text("[z-a]\n*.log\n")
+    (workspace / "a.txt").write_text("x\n")
+    (workspace / "b.log").write_text("x\n")
+    listed = call(core, "list", path=".", depth=2)
+    assert {e["name"] for e in listed["entries"]} == {".gitignore", "a.txt"}
+    error = refused(core, "glob", pattern="[z-a]")
+    assert error.kind == "bad_params"

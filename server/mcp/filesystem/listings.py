@@ -20,6 +20,7 @@ from pathspec import GitIgnoreSpec
 from ... import quoting
 from ...errors import ReadkeeperError
 from ...files.globcost import refuse_costly
+from ...files.ignore import SPEC_ERRORS
 from .args import Content, Served, string, text_block
 
 TREE_DEPTH = 6
@@ -44,7 +45,7 @@ def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
         refuse_costly(pattern, "excludePatterns")
     try:
         spec = GitIgnoreSpec.from_lines(patterns)
-    except ValueError as exc:
+    except SPEC_ERRORS as exc:
         raise ReadkeeperError(
             "bad_params", f"An excludePattern is not a valid glob: {exc}.", field="excludePatterns"
         ) from None
