@@ -174,7 +174,7 @@ def _git_dirs(root: bytes, folder: bytes, dot_git: bytes) -> list[bytes]:
     try:
         common = small_file(os.path.join(git_dir, b"commondir"), 4096).strip()
         dirs.append(os.path.join(git_dir, common))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the `gitdir:` line read
         pass
     return dirs
 

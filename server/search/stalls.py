@@ -153,6 +153,7 @@ class Avoided:
     exclude_why: str = ""  # why: "a FIFO or a device", or its size
     waits: bool = False  # a file of `files` is a FIFO or a device
     big: bool = False  # a file of `files` is over MAX_IGNORE_BYTES
+    sizes: list[str] = field(default_factory=list)  # each of `files`'s when over it
 
     def flags(self) -> list[str]:
         """ripgrep's flags, to come after every other glob (the last one matching wins)."""
@@ -170,10 +171,11 @@ class Avoided:
         if self.folders:
             whys = [f"is {_WAITED}, which ripgrep would wait on"] if self.waits else []
             whys += [f"is larger than ripgrep may read whole ({_LIMIT})"] if self.big else []
+            why = ", or ".join(whys or [f"is {_WAITED}"])
             notes.append(
-                f"Not searched: {_listed(self.folders)} (an ignore file there "
-                f"{', or '.join(whys or [f'is {_WAITED}'])}: {_listed(self.files)}); make it "
-                f"a regular file{_UNDER if self.big else ''} to search there."
+                f"Not searched: {_listed(self.folders)} (an ignore file there {why}: "
+                f"{_listed(self.files, self.sizes)}); make it a regular file"
+                f"{_UNDER if self.big else ''} to search there."
             )
         if self.exclude_off:
             file = shown(self.exclude_file)
@@ -231,8 +233,8 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         why = trouble(skipped[folder])
         avoided.big = avoided.big or why not in ("", _WAITED)
         avoided.waits = avoided.waits or why == _WAITED
-        shown_file = _shown_from(top, skipped[folder])
-        avoided.files.append(shown_file if why in ("", _WAITED) else f"{shown_file} of {why}")
+        avoided.files.append(_shown_from(top, skipped[folder]))
+        avoided.sizes.append("" if why == _WAITED else why)
     return avoided
 
 
@@ -247,8 +249,10 @@ def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:
     return result
 
 
-def _listed(names: list[str]) -> str:
-    listed = ", ".join(map(shown, names[:_NAMED]))
+def _listed(names: list[str], sizes: list[str] | None = None) -> str:
+    """`names` shown, each with its size when `sizes` gives one, the first _NAMED only."""
+    sized = zip(names[:_NAMED], sizes or [""] * len(names), strict=False)
+    listed = ", ".join(shown(n) + (f" of {size}" if size else "") for n, size in sized)
     more = len(names) - _NAMED
     return f"{listed} and {more} more" if more > 0 else listed
 
