@@ -1,14 +1,16 @@
-"""Benchmark what keeping ripgrep away from FIFO ignore files costs (search/stalls.py,
-watch/suspects.py): the watcher's listing of every folder with and without noting the
-suspects (one set lookup per entry), and the look a grep or glob takes before ripgrep
-runs (`stalls.avoid`: the folders above, each suspect stat-ed again), beside a grep of
-the same tree for scale.
+"""Benchmark what keeping ripgrep away from FIFO and huge ignore files costs
+(search/stalls.py, watch/suspects.py): the watcher's listing of every folder with and
+without noting the suspects (one set lookup per entry, one lstat per regular ignore
+file: its size), and the look a grep or glob takes before ripgrep runs
+(`stalls.avoid`: the folders above, each suspect stat-ed again), beside a grep of the
+same tree for scale.
 
 Run it as `.venv/bin/python bench/bench_stalls.py`. A generated tree of `--folders`
-folders of 10 files, with `--repos` nested repositories and `--fifos` FIFO `.gitignore`
-files, is listed `--runs` times each way, interleaved (A, B, A, B...); then a core
-watches it and `avoid` and a grep run `--calls` times. Prints medians and `uptime`;
-writes bench/results/stalls.json. Nothing is asserted: timings depend on the load.
+folders of 10 files, a regular `.gitignore` in each (`--no-gitignores`: none), with
+`--repos` nested repositories and `--fifos` FIFO `.gitignore` files, is listed `--runs`
+times each way, interleaved (A, B, A, B...); then a core watches it and `avoid` and a
+grep run `--calls` times. Prints medians and `uptime`; writes
+bench/results/stalls.json. Nothing is asserted: timings depend on the load.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "stalls.json"
 
 
-def make_tree(root: Path, folders: int, repos: int, fifos: int) -> list[bytes]:
+def make_tree(root: Path, folders: int, repos: int, fifos: int, ignores: bool) -> list[bytes]:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     made = []
     for index in range(folders):
@@ -41,11 +43,15 @@ def make_tree(root: Path, folders: int, repos: int, fifos: int) -> list[bytes]:
         folder.mkdir(parents=True)
         for name in range(10):
             (folder / f"m{name}.py").write_text("x = 1\n")
+        if ignores:
+            (folder / ".gitignore").write_text("*.pyc\n")
         made.append(os.fsencode(folder))
     for index in range(repos):
         subprocess.run(["git", "init", "-q", str(root / f"d000/f{index:05d}")], check=True)
     for index in range(fifos):
-        os.mkfifo(root / f"d001/f{100 + index:05d}/.gitignore")
+        fifo = root / f"d001/f{100 + index:05d}/.gitignore"
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
     return [os.fsencode(root), *{os.path.dirname(f) for f in made}, *made]
 
 
@@ -70,12 +76,13 @@ def main() -> None:
     parser.add_argument("--repos", type=int, default=20)
     parser.add_argument("--fifos", type=int, default=5)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--no-gitignores", dest="gitignores", action="store_false")
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
     with scratch("stalls") as (tmp, _log):
         root = (tmp / "tree").resolve()
         root.mkdir()
-        folders = make_tree(root, args.folders, args.repos, args.fifos)
+        folders = make_tree(root, args.folders, args.repos, args.fifos, args.gitignores)
         plain: list[float] = []
         noted: list[float] = []
         for _ in range(args.runs):

@@ -70,7 +70,7 @@ def stamp(path: bytes) -> tuple[int, ...] | None:
     with the link untouched)."""
     try:
         st = os.lstat(path)
-    except OSError:
+    except (OSError, ValueError):  # a NUL in a path read from a `.git` file or `commondir`
         return None
     own = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
     if not stat.S_ISLNK(st.st_mode):
@@ -174,7 +174,7 @@ def _git_dirs(root: bytes, folder: bytes, dot_git: bytes) -> list[bytes]:
     try:
         common = small_file(os.path.join(git_dir, b"commondir"), 4096).strip()
         dirs.append(os.path.join(git_dir, common))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the `gitdir:` line read
         pass
     return dirs
 

@@ -1,4 +1,4 @@
-"""Keeping ripgrep away from the ignore files it would wait on.
+"""Keeping ripgrep away from the ignore files it would wait on or die reading.
 
 ripgrep opens every `.gitignore`, `.ignore` and `.rgignore` of the folders it walks (and
 of the folders above the one searched, up to the root), each repository's
@@ -7,7 +7,10 @@ of the folders above the one searched, up to the root), each repository's
 folder that names in turn, with a plain blocking open following links: a
 FIFO planted there makes it wait for a writer that never comes, and a character or
 block device is read whole. A hostile repository could so make every search of its tree
-run to its deadline. (A socket fails to open and a folder fails to read: ripgrep goes
+run to its deadline. A regular file of gigabytes there (sparse: it costs no disk) is
+read whole too and takes ripgrep past its memory cap (files/landlock.py): it dies and
+the search answers with nothing, so a file over watch/suspects.py's MAX_IGNORE_BYTES
+is treated as one it would wait on. (A socket fails to open and a folder fails to read: ripgrep goes
 on, so neither is one.)
 
 So before a run: the folders above and at the one searched are looked at (a few lstats
@@ -40,7 +43,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..quoting import name as shown
-from ..watch.suspects import GIT, IGNORE_NAMES
+from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES
 from .kept import small_file
 from .rg import landlock_abi
 
@@ -49,14 +52,26 @@ _NAMED = 10
 _GLOB_SPECIAL = frozenset("\\*?[]{}")
 
 
-def waits(path: bytes) -> bool:
-    """Whether ripgrep, opening `path` to read it whole, could wait or never end: a FIFO
-    or a device, or a link to one. Only stat-ed, never opened."""
+_WAITED = "a FIFO or a device"
+
+
+def trouble(path: bytes) -> str:
+    """Why ripgrep, opening `path` to read it whole, could wait, never end or die: "a
+    FIFO or a device" (or a link to one), or the size of a regular file over
+    MAX_IGNORE_BYTES ("8.0 GiB"); "" when neither. Only stat-ed, never opened."""
     try:
-        mode = os.stat(path).st_mode  # follows a link: ripgrep's open does
+        info = os.stat(path)  # follows a link: ripgrep's open does
     except (OSError, ValueError):
-        return False  # nothing there (or unreachable): ripgrep's open fails, no wait
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        return ""  # nothing there (or unreachable): ripgrep's open fails, no wait
+    mode = info.st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return _WAITED
+    return _size(info.st_size) if info.st_size > MAX_IGNORE_BYTES else ""
+
+
+def waits(path: bytes) -> bool:
+    """Whether ripgrep would wait on `path`, never end or die reading it (`trouble`)."""
+    return bool(trouble(path))
 
 
 def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | None:
@@ -80,6 +95,8 @@ def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | Non
         return exclude if waits(exclude) else None
     if not stat.S_ISREG(mode):
         return None  # ripgrep reads a `.git` only when it is a regular file
+    if waits(dot_git):
+        return dot_git  # read up to its first line break: maybe whole
     line = _first_line(root, dot_git)
     if not line.startswith(b"gitdir:"):
         return None
@@ -133,6 +150,10 @@ class Avoided:
     files: list[str] = field(default_factory=list)
     exclude_off: bool = False  # `--no-ignore-exclude`
     exclude_file: str = ""  # the file that turned it off
+    exclude_why: str = ""  # why: "a FIFO or a device", or its size
+    waits: bool = False  # a file of `files` is a FIFO or a device
+    big: bool = False  # a file of `files` is over MAX_IGNORE_BYTES
+    sizes: list[str] = field(default_factory=list)  # each of `files`'s when over it
 
     def flags(self) -> list[str]:
         """ripgrep's flags, to come after every other glob (the last one matching wins)."""
@@ -148,15 +169,24 @@ class Avoided:
         """What the answer says of it ("" when nothing was left out)."""
         notes = []
         if self.folders:
+            whys = [f"is {_WAITED}, which ripgrep would wait on"] if self.waits else []
+            whys += [f"is larger than ripgrep may read whole ({_LIMIT})"] if self.big else []
+            why = ", or ".join(whys or [f"is {_WAITED}"])
             notes.append(
-                f"Not searched: {_listed(self.folders)} (an ignore file there is a FIFO or "
-                f"a device, which ripgrep would wait on: {_listed(self.files)}); make it a "
-                "regular file to search there."
+                f"Not searched: {_listed(self.folders)} (an ignore file there {why}: "
+                f"{_listed(self.files, self.sizes)}); make it a regular file"
+                f"{_UNDER if self.big else ''} to search there."
             )
         if self.exclude_off:
+            file = shown(self.exclude_file)
+            if self.exclude_why in ("", _WAITED):
+                why, under = f"is {_WAITED}", ""
+            else:
+                why = f"({self.exclude_why}) is larger than ripgrep may read whole ({_LIMIT})"
+                under = _UNDER
             notes.append(
-                f"The repository's {shown(self.exclude_file)} is a FIFO or a device, so "
-                "no info/exclude was applied; make it a regular file."
+                f"The repository's {file} {why}, so no info/exclude was applied; make it a "
+                f"regular file{under}."
             )
         return " ".join(notes)
 
@@ -172,12 +202,14 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     while True:  # from the folder searched up to the root: ripgrep reads them all
         for name in sorted(IGNORE_NAMES):
             path = os.path.join(folder, name.encode())
-            if waits(path):
-                raise _refused(os.fsdecode(path), os.fsdecode(folder))
+            why = trouble(path)
+            if why:
+                raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
         if not avoided.exclude_off:
             own = git_waiter(real_top, here, folder, True)
             avoided.exclude_off = own is not None
             avoided.exclude_file = _shown_from(top, own or b"")
+            avoided.exclude_why = trouble(own) if own else ""
         if folder == top or not folder.startswith(top + b"/"):
             break
         folder = os.path.dirname(folder)
@@ -197,7 +229,12 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         if not any(folder.startswith(above + b"/") for above in kept):
             kept.append(folder)
     avoided.folders = [os.fsdecode(folder) for folder in kept]
-    avoided.files = [_shown_from(top, skipped[folder]) for folder in kept]
+    for folder in kept:
+        why = trouble(skipped[folder])
+        avoided.big = avoided.big or why not in ("", _WAITED)
+        avoided.waits = avoided.waits or why == _WAITED
+        avoided.files.append(_shown_from(top, skipped[folder]))
+        avoided.sizes.append("" if why == _WAITED else why)
     return avoided
 
 
@@ -212,8 +249,10 @@ def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:
     return result
 
 
-def _listed(names: list[str]) -> str:
-    listed = ", ".join(map(shown, names[:_NAMED]))
+def _listed(names: list[str], sizes: list[str] | None = None) -> str:
+    """`names` shown, each with its size when `sizes` gives one, the first _NAMED only."""
+    sized = zip(names[:_NAMED], sizes or [""] * len(names), strict=False)
+    listed = ", ".join(shown(n) + (f" of {size}" if size else "") for n, size in sized)
     more = len(names) - _NAMED
     return f"{listed} and {more} more" if more > 0 else listed
 
@@ -233,16 +272,32 @@ def _escaped(folder: str) -> str:
     )
 
 
-def _refused(path: str, folder: str) -> ReadkeeperError:
+def _size(size: int) -> str:
+    """`size` bytes as a note says it."""
+    for unit, shift in (("GiB", 30), ("MiB", 20)):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):.1f} {unit}"
+    return f"{size} bytes"
+
+
+_LIMIT = _size(MAX_IGNORE_BYTES).replace(".0 ", " ")
+_UNDER = f" under {_LIMIT}"
+
+
+def _refused(path: str, folder: str, why: str) -> ReadkeeperError:
+    if why == _WAITED:
+        what, fate, under = f"is {_WAITED}, not a regular file", "would wait on it", ""
+    else:
+        what = f"is of {why}, more than ripgrep may read whole ({_LIMIT})"
+        fate, under = "would die at its memory cap reading it", _UNDER
     return ReadkeeperError(
         "unsupported",
-        f"{shown(path)} is a FIFO or a device, not a regular file: ripgrep reads it as "
-        f"an ignore file of {shown(folder)} and would wait on it, so nothing there is "
-        "searched. "
-        "Make it a regular file (or remove it), then search again; read or list "
+        f"{shown(path)} {what}: ripgrep reads it as an ignore file of {shown(folder)} and "
+        f"{fate}, so nothing there is searched. "
+        f"Make it a regular file{under} (or remove it), then search again; read or list "
         "files meanwhile.",
         file_path=path,
     )
 
 
-__all__ = ["Avoided", "avoid", "git_waiter", "waits", "with_note"]
+__all__ = ["Avoided", "avoid", "git_waiter", "trouble", "waits", "with_note"]

@@ -113,7 +113,8 @@ def folder_entries(
 ) -> list[bytes]:
     """The folders in the folder open as `fd` (a link to one is not), as paths under
     `folder`; with `files`, its other entries are added to that list; with `suspects`,
-    the entries ripgrep could wait on are told to it (by the type the listing gives).
+    the entries ripgrep could wait on are told to it (by the type the listing gives,
+    and an ignore file's size).
     Listed from the descriptor, so it is the folder opened, wherever its name now leads."""
     found = []
     with os.scandir(fd) as entries:
@@ -125,13 +126,21 @@ def folder_entries(
             path = folder + b"/" + os.fsencode(entry.name)
             if suspects is not None and entry.name in _SUSPECT_NAMES:
                 regular = not is_dir and entry.is_file(follow_symlinks=False)
-                if is_suspect(entry.name, regular):
+                if is_suspect(entry.name, regular, _size(entry) if regular else 0):
                     suspects.found(path)
             if is_dir:
                 found.append(path)
             elif files is not None:
                 files.append(path)
     return found
+
+
+def _size(entry: os.DirEntry[str]) -> int:
+    """The size of the regular file `entry` (one lstat), 0 when it is gone."""
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        return 0
 
 
 __all__ = ["Beneath", "folder_entries", "watch_opened"]

@@ -1,17 +1,21 @@
-"""The entries of the watched tree that could make ripgrep wait: an ignore file that is
-not a regular file (a FIFO: ripgrep's open waits for a writer; a device: it reads it
-whole) and each repository's `.git` (its `info/exclude`, and a `.git` file's git
+"""The entries of the watched tree that could make ripgrep wait or die: an ignore file
+that is not a regular file (a FIFO: ripgrep's open waits for a writer; a device: it
+reads it whole) or is larger than MAX_IGNORE_BYTES (read whole, it takes ripgrep past
+its memory cap) and each repository's `.git` (its `info/exclude`, and a `.git` file's git
 folder's `commondir` and the common folder's `info/exclude`, lie where no watch hears:
 a search looks at them again each time).
 
 The watcher's walk sees every entry's type in the folder listing (d_type), and its
 events name every entry created, moved or deleted, so the tree's suspects are known
 with no extra look at the disk: the walk adds each ignore-named entry that is not a
-regular file (a symlink too: where it leads is looked at only when a search asks) and
-each `.git`; an event adds an ignore-named path only after one lstat says it is not a
-regular file. Nothing here is ever opened. A search (search/stalls.py) looks at each
-suspect again, so one gone or made regular since is harmless; one missed is not, so
-after a lost event (the queue overflowed) or past the cap none is trusted.
+regular file (a symlink too: where it leads is looked at only when a search asks), each
+regular one over the size limit (one lstat of each ignore-named regular entry: the
+listing gives no size) and each `.git`; an event (a creation, a move in, or a write,
+which may grow a file) adds an ignore-named path only after one lstat says it is not a
+regular file or is over the limit. Nothing here is ever opened. A search
+(search/stalls.py) looks at each suspect again, so one gone or made regular (or small)
+since is harmless; one missed is not, so after a lost event (the queue overflowed) or
+past the cap none is trusted.
 """
 
 from __future__ import annotations
@@ -25,11 +29,19 @@ IGNORE_NAMES = frozenset({".gitignore", ".ignore", ".rgignore"})
 GIT = ".git"
 # Suspects remembered at most; past that none is trusted (the deadline bounds a search).
 MAX_SUSPECTS = 10_000
+# The largest file ripgrep is let read whole as an ignore file, `.git` file, `commondir`
+# or `info/exclude`. Real ones are kilobytes; ripgrep holds every pattern compiled, and
+# 1 MiB of one-letter lines peaked at 346 MB (4 MiB of them passed its 1 GiB cap and
+# it died): the limit leaves it more than half its cap.
+MAX_IGNORE_BYTES = 1 << 20
 
 
-def is_suspect(name: str, regular: bool) -> bool:
-    """Whether an entry called `name`, a regular file or not, is one to remember."""
-    return name == GIT or (name in IGNORE_NAMES and not regular)
+def is_suspect(name: str, regular: bool, size: int = 0) -> bool:
+    """Whether an entry called `name`, a regular file (of `size` bytes) or not, is one
+    to remember."""
+    if name == GIT:
+        return True
+    return name in IGNORE_NAMES and (not regular or size > MAX_IGNORE_BYTES)
 
 
 class Suspects:
@@ -52,21 +64,21 @@ class Suspects:
 
     def heard(self, src: str, dest: str | None, is_dir: bool, kind: str) -> None:
         """An event (the watcher's listener): a suspect's folder moved keeps its
-        suspects under the new name; a name created or moved in is looked at."""
+        suspects under the new name; a name created, moved in or written is looked at."""
         if is_dir and kind == "moved" and dest is not None:
             self._moved(os.fsencode(src), os.fsencode(dest))
         path = dest if kind == "moved" else src
-        if path is None or kind not in ("created", "moved"):
+        if path is None or kind not in ("created", "moved", "modified"):
             return
         name = os.path.basename(path)
         if name == GIT:
             self.found(os.fsencode(path))
         elif name in IGNORE_NAMES and not is_dir:
             try:
-                regular = stat.S_ISREG(os.lstat(path).st_mode)
+                info = os.lstat(path)
             except OSError:
                 return  # gone already: nothing to wait on
-            if not regular:
+            if is_suspect(name, stat.S_ISREG(info.st_mode), info.st_size):
                 self.found(os.fsencode(path))
 
     def lost(self) -> None:
@@ -89,4 +101,4 @@ class Suspects:
                 self._paths[dest + path[cut:]] = None
 
 
-__all__ = ["GIT", "IGNORE_NAMES", "Suspects", "is_suspect"]
+__all__ = ["GIT", "IGNORE_NAMES", "MAX_IGNORE_BYTES", "Suspects", "is_suspect"]
