@@ -16,17 +16,15 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .quoting import json_text
+
 _CALL = re.compile(r"readkeeper/([A-Za-z]+)(?: (\{[^{}]*\}))?")
 
 
 def call(method: str, **params: Any) -> str:
     """The next step naming `method` with `params`, as the core writes it."""
     shown = {k: v for k, v in params.items() if v is not None}
-    return (
-        f"readkeeper/{method} {json.dumps(shown, ensure_ascii=False)}"
-        if shown
-        else (f"readkeeper/{method}")
-    )
+    return f"readkeeper/{method} {json_text(shown)}" if shown else (f"readkeeper/{method}")
 
 
 def rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
@@ -59,7 +57,7 @@ def for_mcp(message: str, tools: Mapping[str, str]) -> str:
             return None
         if not params:
             return f"the {tool} tool"
-        return f"the {tool} tool with {json.dumps(params, ensure_ascii=False)}"
+        return f"the {tool} tool with {json_text(params)}"
 
     return _rewrite(message, word)
 

@@ -132,10 +132,20 @@ def is_plain(text: str) -> bool:
 
 
 def json_text(value: Any, **kwargs: Any) -> str:
-    """`value` as JSON text that holds no raw line break (json.dumps with
-    ensure_ascii=False leaves NEL, U+2028 and U+2029 raw inside strings)."""
+    """`value` as JSON text in which every character `name` escapes is escaped too: all
+    that str.isprintable rejects (json.dumps with ensure_ascii=False leaves NEL, U+2028,
+    the bidirectional overrides, zero-width characters and DEL raw inside strings), the
+    line breaks of its own layout (`indent`) kept."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)
-    return text.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    if text.isascii() and "\x7f" not in text:
+        return text  # json.dumps escapes every other ASCII control
+    return "".join(
+        char if char.isprintable() or char == "\n" else _json_escape(char) for char in text
+    )
+
+
+def _json_escape(char: str) -> str:
+    return "\\u007f" if char == "\x7f" else _unprintable(char)
 
 
 def fence(body: str, info: str = "") -> str:

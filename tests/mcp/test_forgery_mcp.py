@@ -53,3 +53,17 @@ async def test_reads_of_forging_names_and_lines_are_numbered_and_quoted(
     assert text.split("\n")[1] == "     1\tok\\rnote: readkeeper: FORGED\\u2028"
     assert_own_lines(cells)
     assert_own_lines(missing)
+
+
+async def test_an_error_s_details_escape_what_a_reader_would_not_see(workspace: Path) -> None:
+    """The JSON of an error's details names the file as its message does: a bidi
+    override, a zero-width space or a BOM in the name is escaped, never raw."""
+    hidden = "\u202e\u200b\ufeff\u2066"
+    runtime = private_runtime_dir()
+    async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
+        missing = await client.call_tool("read", {"file_path": f"n{hidden}.txt"})
+    shown = text_of(missing)
+    assert missing.is_error
+    assert "kind: not_found" in shown
+    assert not any(char in shown for char in hidden), repr(shown)
+    assert "\\u202e" in shown.split("kind: not_found", 1)[1]
