@@ -92,9 +92,14 @@ class Above:
         if _in_repository(base):
             names = (".gitignore", *names)
         rules = _Rules(root, names)
-        if rules.ignored(base, True):
+        whole, negated = _read_above(os.fsencode(root), os.fsencode(base))
+        # A folder the rules ignore, searched by name, shows its files as ripgrep run in
+        # it does; unless a negation above re-includes it or a folder above it ("*" then
+        # "!*/": pathspec keeps the folder ignored, git does not), for then ripgrep's own
+        # answer shows what a parent's pattern hides: the rules judge it.
+        if rules.ignored(base, True) and not negated:
             return None
-        return cls(rules, base, _whole(os.fsencode(root), os.fsencode(base)))
+        return cls(rules, base, whole)
 
     def flags(self) -> list[str]:
         """ripgrep's flags for a run in the folder: the parents' files are judged here
@@ -127,16 +132,19 @@ def _in_repository(folder: str) -> bool:
         folder = parent
 
 
-def _whole(root: bytes, base: bytes) -> bool:
-    """Whether the rules hold every pattern of the ignore files above `base`: each a
-    regular file of a bounded size, every line one they parse and afford (files/ignore.py
-    skips a costly one and those past `MAX_PATTERNS`), no `.git` file (a worktree's
-    exclude file, which they do not read). Else ripgrep keeps applying them as well."""
+def _read_above(root: bytes, base: bytes) -> tuple[bool, bool]:
+    """Of the ignore files above `base`: whether the rules hold every pattern of them
+    (each a regular file of a bounded size, every line one they parse and afford:
+    files/ignore.py skips a costly one and those past `MAX_PATTERNS`; no `.git` file, a
+    worktree's exclude file they do not read; else ripgrep keeps applying them as well),
+    and whether one holds a negation ("!") that matches `base` or a folder between it
+    and that file's folder (or could: a file not read)."""
+    negated = False
     above = os.path.dirname(base)
     while above == root or above.startswith(root + b"/"):
         dot_git = os.path.join(above, b".git")
         if os.path.isfile(dot_git):
-            return False
+            return False, True  # unread: a negation may be there
         paths = [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
         for path in [*paths, os.path.join(dot_git, b"info", b"exclude")]:
             try:
@@ -144,17 +152,33 @@ def _whole(root: bytes, base: bytes) -> bool:
             except FileNotFoundError:
                 continue
             except OSError:
-                return False
+                return False, True
             lines = text.decode("utf-8", "replace").splitlines()
+            negated = negated or _reincludes(lines, above, base)
             if len(text) > _WHOLE_BYTES or len(lines) > MAX_PATTERNS:
-                return False
+                return False, True
             if not all(map(affordable, lines)):
-                return False
+                return False, negated
             try:
                 GitIgnoreSpec.from_lines(lines)
             except SPEC_ERRORS:
-                return False
+                return False, negated
         if above == root:
             break
         above = os.path.dirname(above)
-    return True
+    return True, negated
+
+
+def _reincludes(lines: list[str], folder: bytes, base: bytes) -> bool:
+    """Whether a negation among `lines` (an ignore file of `folder`) matches `base` or a
+    folder between the two, as a folder."""
+    negations = [line[1:] for line in lines if line.startswith("!") and affordable(line)]
+    if not negations:
+        return False
+    try:
+        spec = GitIgnoreSpec.from_lines(negations)
+    except SPEC_ERRORS:
+        return True
+    parts = os.fsdecode(os.path.relpath(base, folder)).split(os.sep)
+    folders = ("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))
+    return any(map(spec.match_file, folders))

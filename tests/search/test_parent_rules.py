@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
+from readkeeper import calls
+from readkeeper.core import Readkeeper
 from readkeeper.search.above import Above
 
 ROOT_IGNORE = (
@@ -133,3 +135,29 @@ def _git_shown_of(root: Path, names: list[str]) -> set[str]:
         text=True,
     )
     return set(names) - set(ran.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "ignore", ["*\n!*/\n!config/settings.json\n", "**\n!*/\n!config/settings.json\n"]
+)
+def test_a_folder_re_included_by_a_negation_never_shows_what_git_hides(
+    workspace: Path, ignore: str
+) -> None:
+    """ "Ignore everything but": pathspec reads `!*/` otherwise than git (it keeps the
+    folder ignored), so a search of the folder must not fall back to ripgrep's own
+    answer there, which shows what a parent's pattern hides (attack round 2, F2)."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text(ignore)
+    for name in ["config/settings.json", "config/private/settings.json"]:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text('{"api_key": "sk-SECRET"}\n')
+    hidden = str(workspace / "config/private/settings.json")
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        for path in ["config", "config/private"]:
+            globbed = calls.call(core, "glob", {"pattern": "**/*", "path": path})
+            assert hidden not in globbed["paths"], path
+            found = calls.call(core, "grep", {"pattern": "api_key", "path": path})
+            assert hidden not in {m["file_path"] for m in found["matches"]}, path
+    finally:
+        core.close()
