@@ -26,6 +26,7 @@ from ..files.globcost import refuse_costly
 from ..files.ignore import SPEC_ERRORS
 
 MAX_ALTERNATIVES = 64  # patterns one glob's braces may expand into
+MAX_GLOB_CHARS = 4096  # a glob's length at most: a path is at most PATH_MAX
 
 
 def alternatives(pattern: str, field: str) -> list[str]:
@@ -38,18 +39,19 @@ def alternatives(pattern: str, field: str) -> list[str]:
         group = _first_group(current)
         if group is None:
             done[current] = None
-        else:
-            start, commas, end = group
-            cuts = [start, *commas, end]
-            head, tail = current[:start], current[end + 1 :]
-            pending += [head + current[a + 1 : b] + tail for a, b in pairwise(cuts)]
-        if len(done) + len(pending) > MAX_ALTERNATIVES:
+            continue
+        start, commas, end = group
+        # Counted before any is made: a group of 100,000 commas is never copied out.
+        if len(done) + len(pending) + len(commas) + 1 > MAX_ALTERNATIVES:
             raise ReadkeeperError(
                 "bad_params",
-                f"The glob {pattern!r} expands to more than {MAX_ALTERNATIVES} patterns; "
+                f"The glob {_short(pattern)} expands to more than {MAX_ALTERNATIVES} patterns; "
                 "give fewer alternatives in braces, or run several globs.",
                 field=field,
             )
+        cuts = [start, *commas, end]
+        head, tail = current[:start], current[end + 1 :]
+        pending += [head + current[a + 1 : b] + tail for a, b in pairwise(cuts)]
     return list(done)
 
 
@@ -82,6 +84,13 @@ class Glob:
     """One pattern, compiled once."""
 
     def __init__(self, pattern: str, field: str = "pattern") -> None:
+        if len(pattern) > MAX_GLOB_CHARS:
+            raise ReadkeeperError(
+                "bad_params",
+                f"The glob {_short(pattern)} is {len(pattern):,} characters; at most "
+                f"{MAX_GLOB_CHARS:,}. Give a shorter one.",
+                field=field,
+            )
         self.patterns = alternatives(pattern, field) if "\x00" not in pattern else [pattern]
         for each in self.patterns:
             if not each.strip() or "\x00" in each or each.lstrip().startswith("!"):
@@ -171,3 +180,8 @@ def _any(matches: list[Callable[[Any], object | None]]) -> Callable[[Any], objec
         return None
 
     return matched
+
+
+def _short(pattern: str) -> str:
+    """`pattern` as a message quotes it: its first 200 characters."""
+    return repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."

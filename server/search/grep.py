@@ -88,6 +88,10 @@ def grep(
     return rg.said_failed(stalls.with_note(result, avoided), ran)
 
 
+# A pattern's length at most, in characters (a UTF-8 character is up to 4 bytes).
+MAX_PATTERN_CHARS = 16_384
+
+
 def _check(params: GrepParams) -> None:
     if not params.pattern:
         raise ReadkeeperError(
@@ -105,6 +109,14 @@ def _check(params: GrepParams) -> None:
         )
     if "\x00" in params.pattern or "\x00" in (params.glob or ""):
         raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
+    if len(params.pattern) > MAX_PATTERN_CHARS:
+        # ripgrep takes it as one argument, which the kernel caps (128 KiB).
+        raise ReadkeeperError(
+            "bad_params",
+            f"pattern is {len(params.pattern):,} characters; at most {MAX_PATTERN_CHARS:,}. "
+            "Search for a shorter one (a distinctive part of the text).",
+            field="pattern",
+        )
 
 
 def _matches(

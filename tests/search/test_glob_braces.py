@@ -33,13 +33,21 @@ def test_braces_expand_as_a_shell_does(pattern: str, expanded: list[str]) -> Non
     assert alternatives(pattern, "pattern") == expanded
 
 
-def test_too_many_alternatives_are_refused_naming_the_field() -> None:
-    pattern = "{a,b}" * 7  # 128 patterns
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "{a,b}" * 7,  # 128 patterns
+        "{" + ",".join(["x"] * 1500) + "}",  # never copied out 1,500 times
+        "a" * 100_000,  # too long to be a path's glob
+    ],
+)
+def test_too_many_alternatives_are_refused_naming_the_field(pattern: str) -> None:
     assert MAX_ALTERNATIVES < 2**7
     with pytest.raises(ReadkeeperError) as caught:
         Glob(pattern, field="glob")
     assert caught.value.kind == "bad_params"
     assert caught.value.data["field"] == "glob"
+    assert len(caught.value.message) < 1000
 
 
 def test_each_alternative_is_held_to_the_cost_rule() -> None:

@@ -464,3 +464,10 @@ def test_a_pattern_nested_past_any_parser_is_bad_params(core: Readkeeper, patter
     error = refused(core, "grep", pattern=pattern)
     assert error.kind == "bad_params"
     assert error.data["field"] == "pattern"
+
+
+def test_a_pattern_longer_than_an_argument_can_be_is_bad_params(core: Readkeeper) -> None:
+    error = refused(core, "grep", pattern="a" * 200_000)
+    assert error.kind == "bad_params"
+    assert error.data["field"] == "pattern"
+    assert len(error.message) < 500
