@@ -8,17 +8,19 @@ of the whole tree and not from one of `config`. Running it in the root with the 
 as its argument does no better. So when a pattern above the folder is not a plain name
 (kept.py `plain_above`), ripgrep runs there with the parents' ignore files left out
 (`--no-ignore-parent`: it applies only those of the folder and beneath, which it gets
-right) when the project's rules hold every pattern of the parents' files (`_whole`:
-else it keeps them too, and the rules only take away), and every path it prints is
-judged again by the project's own rules over the
-whole chain from the root (files/ignore.py, pathspec's GitIgnoreSpec, which agree with
-`git check-ignore`), the nearest ignore file first: what they hide is dropped, and what
-a parent's negation brings back (`!sub/keep/x.log`, which ripgrep in `sub` missed) is
-there to be judged.
+right) when the project's rules hold every pattern of the parents' files
+(`_read_above`: else it keeps them too, and the rules only take away), and every path
+it prints is judged again by the project's own rules over the whole chain from the root
+(files/ignore.py, pathspec's GitIgnoreSpec, tested against `git check-ignore`), the
+nearest ignore file first: what they hide is dropped, and what a parent's negation
+brings back (`!sub/keep/x.log`, which ripgrep in `sub` missed) is there to be judged.
 
 A folder that is itself ignored, searched by name, is left to ripgrep: its files are
-shown, as ripgrep shows them (the caller asked for that folder). So is a file named by
-path (read would read it).
+shown, as ripgrep shows them (the caller asked for that folder); unless a negation above
+re-includes it or a folder above it, where pathspec and git part ("*" then "!*/":
+pathspec keeps the folder ignored), for then ripgrep's answer there would show what a
+parent's pattern hides: the rules judge it, hiding more than git, never less. A file
+named by path is left to ripgrep too (read would read it).
 """
 
 from __future__ import annotations
