@@ -8,8 +8,9 @@ earlier event has been looked at.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,14 @@ class Watching:
     def close(self) -> None:
         """Stop the core and its watcher."""
         self.core.close()
+
+
+@contextlib.contextmanager
+def watching_core(root: Path) -> Iterator[Readkeeper]:
+    """A core whose inotify watcher hears `root` (asserted), closed afterwards."""
+    watching = Watching(root).start()
+    try:
+        assert watching.status()["state"] == "watching"
+        yield watching.core
+    finally:
+        watching.core.close()

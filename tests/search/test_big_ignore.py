@@ -11,11 +11,9 @@ so), every file outside the folder left out is found, and the note says why."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.watch import suspects
-from watch_core_helpers import Watching
+from watch_core_helpers import watching_core
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 
@@ -52,16 +50,6 @@ def _huge(path: Path) -> Path:
     path.write_bytes(b"gitdir: " if path.name == ".git" else b"")
     os.truncate(path, HUGE)
     return path
-
-
-@contextlib.contextmanager
-def _watching(root: Path) -> Iterator[Readkeeper]:
-    watching = Watching(root).start()
-    try:
-        assert watching.status()["state"] == "watching"
-        yield watching.core
-    finally:
-        watching.core.close()
 
 
 def _found(core: Readkeeper, answer: dict[str, Any]) -> set[str]:
@@ -100,7 +88,7 @@ def test_a_huge_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, 
         subprocess.run(["git", "init", "-q", str(workspace / "sub")], check=True)
     _huge(workspace / plant)
     folder = "sub/inner" if "inner" in plant else "sub"
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         outside = {f for f in FILES if not f.startswith(folder + "/")}
         _assert_left_out(core, _searches(core), folder, plant, outside)
 
@@ -108,7 +96,7 @@ def test_a_huge_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, 
 def test_a_huge_ignore_file_of_the_folder_searched_is_refused_naming_it(workspace: Path) -> None:
     _tree(workspace)
     huge = _huge(workspace / "sub" / ".gitignore")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for method, params in [
             ("glob", {"pattern": "*", "path": "sub/inner"}),
             ("grep", {"pattern": "x", "path": "sub"}),
@@ -129,7 +117,7 @@ def test_an_ignore_file_grown_while_watching_is_left_out_and_searched_again_once
     _tree(workspace)
     ignore = workspace / "sub" / ".gitignore"
     ignore.write_text("inner/\n")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         first = calls.call(core, "glob", {"pattern": "**/*.py"})
         assert _found(core, first) == set(FILES) - {"sub/inner/e.py"}
         os.truncate(ignore, HUGE)
@@ -149,7 +137,7 @@ def test_an_ignore_file_just_under_the_limit_is_read_and_applied(workspace: Path
     (workspace / "sub" / ".gitignore").write_bytes(
         b"q\n" * ((suspects.MAX_IGNORE_BYTES - 8) // 2) + b"inner/\n"
     )
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for name, answer in _searches(core).items():
             assert answer["partial"] is False, (name, answer)
             assert "note" not in answer or "Not searched" not in answer["note"], (name, answer)
@@ -174,7 +162,7 @@ def test_a_nested_worktree_leading_to_a_huge_file_is_left_out_naming_it(
 ) -> None:
     _tree(workspace)
     _worktree(workspace, huge)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         _assert_left_out(core, _searches(core), "wt", huge, set(FILES))
 
 
@@ -183,7 +171,7 @@ def test_the_root_s_huge_git_file_turns_info_exclude_off(workspace: Path) -> Non
     for the root's own, `--no-ignore-exclude` is enough, and the answer says so."""
     make(workspace, FILES)
     _huge(workspace / ".git")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for name, answer in _searches(core).items():
             assert answer["partial"] is False, (name, answer)
             assert "The repository's .git (8.0 GiB) is larger" in answer["note"], (name, answer)

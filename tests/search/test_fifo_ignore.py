@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from readkeeper.errors import ReadkeeperError
 from readkeeper.search import rg, stalls
 from readkeeper.search.ahead import ListingAhead
 from readkeeper.watch import suspects
-from watch_core_helpers import Watching, wait_for
+from watch_core_helpers import Watching, wait_for, watching_core
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 
@@ -64,16 +64,6 @@ def _plant(root: Path, where: str) -> Path:
         path.unlink()
     os.mkfifo(path)
     return path
-
-
-@contextlib.contextmanager
-def _watching(root: Path) -> Iterator[Readkeeper]:
-    watching = Watching(root).start()
-    try:
-        assert watching.status()["state"] == "watching"
-        yield watching.core
-    finally:
-        watching.core.close()
 
 
 def _unstuck(call: Callable[[], Any], fifos: list[Path]) -> Any:
@@ -138,7 +128,7 @@ def _assert_only_sub_left_out(
 def test_a_fifo_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, plant: str) -> None:
     _tree(workspace)
     fifo = _plant(workspace, PLANTS[plant])
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         folder = os.path.dirname(PLANTS[plant]).removesuffix("/.git/info")
         _assert_only_sub_left_out(core, _searches(core, [fifo]), folder)
         listed = _unstuck(lambda: calls.call(core, "list", {"path": ".", "depth": 3}), [fifo])
@@ -161,7 +151,7 @@ def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclud
     (workspace / "sub" / ".ignore").symlink_to("../fifo")
     (workspace / "v" / ".git").symlink_to("../real")
     (workspace / "wt" / ".git").write_text("gitdir: ../gd\n")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), fifos)
         assert found["partial"] is False, found
         assert _rel(core, found["paths"]) == OUTSIDE_SUB | {"wt/g.py"}
@@ -177,7 +167,7 @@ def test_the_root_s_own_fifo_exclude_turns_info_exclude_off(workspace: Path) -> 
     exclude = workspace / ".git" / "info" / "exclude"
     exclude.unlink()
     os.mkfifo(exclude)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for name, answer in _searches(core, [exclude]).items():
             assert answer["partial"] is False, (name, answer)
             assert ".git/info/exclude is a FIFO or a device" in answer["note"], name
@@ -192,7 +182,7 @@ def test_a_fifo_ignore_file_of_the_folder_searched_is_refused_naming_it(workspac
     _tree(workspace)
     fifo = workspace / "sub" / ".gitignore"
     os.mkfifo(fifo)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for method, params in [
             ("glob", {"pattern": "*", "path": "sub/inner"}),
             ("grep", {"pattern": "x", "path": "sub"}),
@@ -209,7 +199,7 @@ def test_a_fifo_made_while_watching_is_left_out_and_searched_again_once_regular(
     workspace: Path,
 ) -> None:
     _tree(workspace)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         first = calls.call(core, "glob", {"pattern": "**/*.py"})
         assert _rel(core, first["paths"]) == set(FILES)
         fifo = workspace / "sub" / ".gitignore"
@@ -237,7 +227,7 @@ def test_a_folder_moved_keeps_its_fifo_left_out(workspace: Path) -> None:
     _tree(workspace)
     fifo = workspace / "sub" / ".rgignore"
     os.mkfifo(fifo)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         os.rename(workspace / "sub", workspace / "moved")
         found = _unstuck(
             lambda: calls.call(core, "glob", {"pattern": "**/*.py"}),
@@ -258,7 +248,7 @@ def test_folder_names_are_matched_literally(workspace: Path) -> None:
     fifos = [workspace / folder / ".gitignore" for folder in (odd, "nl\nx", broken)]
     for fifo in fifos:
         os.mkfifo(fifo)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), fifos)
         assert found["partial"] is False, found
         assert _rel(core, found["paths"]) == set(FILES) | {"wx/h.py", "w[x]/i.py"}
@@ -274,7 +264,7 @@ def test_a_device_named_like_an_ignore_file_is_left_out(workspace: Path) -> None
         os.mknod(device, 0o600 | 0o020000, os.makedev(1, 5))
     except PermissionError:
         pytest.skip("no mknod here")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         _assert_only_sub_left_out(core, _searches(core, []))
 
 
@@ -368,7 +358,7 @@ def test_a_nested_worktree_whose_git_folder_holds_a_fifo_is_left_out_naming_it(
     make(workspace, ["wt/g.py"])
     named = str(workspace / "gd") if gitdir == "absolute" else "gd"
     path = _worktree(workspace, "wt", named, fifo)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for name, answer in _searches(core, [path]).items():
             assert answer["partial"] is False, (name, answer)
             assert "Not searched: wt (" in answer["note"], (name, answer)
@@ -387,7 +377,7 @@ def test_the_root_as_a_worktree_names_the_fifo_its_git_file_leads_to(
 ) -> None:
     make(workspace, FILES)
     path = _worktree(workspace, ".", str(workspace / "gd"), fifo)
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         for name, answer in _searches(core, [path]).items():
             assert answer["partial"] is False, (name, answer)
             assert f"The repository's {fifo} is a FIFO or a device" in answer["note"], name
@@ -402,7 +392,7 @@ def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace
     suspect) is left out all the same."""
     _tree(workspace)
     make(workspace, ["wt/g.py"])
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         _worktree(workspace, "wt", str(workspace / "gd"))
         first = calls.call(core, "glob", {"pattern": "**/*.py"})
         assert _rel(core, first["paths"]) == set(FILES) | {"wt/g.py"}
@@ -422,5 +412,5 @@ def test_a_worktree_s_commondir_linked_to_a_device_is_left_out(workspace: Path) 
     _worktree(workspace, "wt", str(workspace / "gd"))
     (workspace / "gd" / "commondir").unlink()
     (workspace / "gd" / "commondir").symlink_to("/dev/zero")
-    with _watching(workspace) as core:
+    with watching_core(workspace) as core:
         _assert_only_sub_left_out(core, _searches(core, []), "wt")
