@@ -58,6 +58,35 @@ class Listing:
         return not self.dropped and list(map(stamp, self.unheard)) == self.stamps
 
 
+@dataclass(frozen=True)
+class Stamped:
+    """What no watch hears that a listing depends on (`unheard`), stamped before
+    ripgrep runs: a change made while it walks then fails `Listing.still` (stamped
+    after, it would pass as the version listed). For the folders watched then only."""
+
+    folders: set[bytes]  # relative to the folder listed, "" for itself
+    paths: list[bytes]
+    stamps: list[tuple[int, ...] | None]
+    in_repo: bool
+
+
+def stamped(root: bytes, base: bytes, folders: set[bytes]) -> Stamped:
+    """`unheard` of `base` with `folders` (and `base` itself), each path stamped."""
+    folders = folders | {b""}
+    paths, in_repo = unheard(root, base, folders)
+    return Stamped(folders, paths, list(map(stamp, paths)), in_repo)
+
+
+@dataclass(frozen=True)
+class Token:
+    """Taken before ripgrep lists, for `FileTimes.keep_listing`: the era and the events
+    heard then, and (`before_listing`) what no watch hears, stamped."""
+
+    era: object | None
+    events: int
+    unheard: Stamped | None = None
+
+
 class _RgRules(IgnoreRules):
     """The ignore rules ripgrep honours, with no `watch_exclude`."""
 

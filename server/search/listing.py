@@ -28,7 +28,7 @@ from . import kept, rg, stalls
 from .above import Above
 from .deferred import Build
 from .globs import Glob
-from .kept import Match
+from .kept import Match, Token
 from .mtimes import FileTimes, Opener
 from .where import searched
 
@@ -126,7 +126,7 @@ def list_files(
     root: str,
     cwd: str,
     times: FileTimes,
-    token: object,
+    token: Token,
     stop: Callable[[], bool] | None = None,
     avoided: stalls.Avoided | None = None,
 ) -> tuple[list[bytes], bool]:
@@ -140,6 +140,7 @@ def list_files(
     # No path argument: ripgrep then prints paths without "./".
     above = Above.of(root, cwd)
     flags = ["--files", "--null", *avoided.flags(), *(above.flags() if above else [])]
+    token = times.before_listing(root, cwd, token)
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
     names = list(filter(None, ran.lines))
     if above is not None:  # kept so: the ignore files above are among `unheard`

@@ -26,13 +26,14 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from itertools import compress, repeat
 from typing import cast
 
 from ..watch.hears import Heard
 from . import kept
 from .deferred import Builds
-from .kept import Listing, Match
+from .kept import Listing, Match, Token
 
 # What is held at most, over every folder globbed from, of times and of listings each,
 # counted in bytes (a name's own, plus what holding it costs: about 150 bytes a time,
@@ -92,13 +93,13 @@ class FileTimes:
             return None
         return watcher.suspects(os.fsencode(cwd))
 
-    def listing(self, cwd: str, used: bool = True) -> tuple[list[bytes] | None, object]:
+    def listing(self, cwd: str, used: bool = True) -> tuple[list[bytes] | None, Token]:
         """The kept listing of `cwd` when still valid (else None), and a token for
         `keep_listing` taken before ripgrep runs. `used`: counted as a glob answered."""
         era = self._settled()[1]
         base = os.fsencode(cwd)
         with self._lock:
-            token = (era, self._events)
+            token = Token(era, self._events)
             listing = self._listings.get(base) if era is not None else None
         if listing is not None and listing.era == era and listing.still():
             self.listings_used += used
@@ -145,30 +146,38 @@ class FileTimes:
         self.listings_used += 1
         return listing.names
 
-    def keep_listing(self, root: str, cwd: str, names: list[bytes], token: object) -> None:
-        """Keep what ripgrep listed under `cwd` (see kept.py for when it may be)."""
-        era, events = cast(tuple[object, int], token)
+    def before_listing(self, root: str, cwd: str, token: Token) -> Token:
+        """`token` with what no watch hears stamped: called just before ripgrep lists."""
         watcher = self._watcher()
+        if token.era is None or watcher is None:
+            return token
+        base = os.fsencode(cwd)
+        watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
+        return replace(token, unheard=kept.stamped(os.fsencode(root), base, watched))
+
+    def keep_listing(self, root: str, cwd: str, names: list[bytes], token: Token) -> None:
+        """Keep what ripgrep listed under `cwd` (see kept.py for when it may be)."""
+        watcher, before = self._watcher(), token.unheard
         cost = _listing_cost(names)
-        if era is None or watcher is None or cost > MAX_BYTES:
+        if token.era is None or watcher is None or before is None or cost > MAX_BYTES:
             return
-        base, top = os.fsencode(cwd), os.fsencode(root)
+        base = os.fsencode(cwd)
         folders = kept.folders_of(names)
+        if not folders <= before.folders:
+            return  # a folder with no watch when the stamps were taken
         if not all(watcher.hears(os.path.join(base, f) if f else base) for f in folders):
             return
         if not kept.heard_ignore_files(watcher.suspects(base)):
             return
         skipped = watcher.skipped(base)
-        watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
-        paths, in_repo = kept.unheard(top, base, folders | watched)
-        if skipped is None or kept.skipped_walked(root, base, skipped, in_repo):
+        if skipped is None or kept.skipped_walked(root, base, skipped, before.in_repo):
             return
-        cost += _listing_cost(paths)  # the files above, each with its stamp
-        listing = Listing(era, names, paths, list(map(kept.stamp, paths)), cost=cost)
-        if self._settled()[1] != era:
+        cost += _listing_cost(before.paths)  # the files above, each with its stamp
+        listing = Listing(token.era, names, before.paths, before.stamps, cost=cost)
+        if self._settled()[1] != token.era:
             return
         with self._lock:
-            if self._events != events or era != self._era:
+            if self._events != token.events or token.era != self._era:
                 return  # something changed while ripgrep walked
             self._listings.pop(base, None)
             if self._listing_bytes() + cost > MAX_BYTES:
@@ -325,14 +334,13 @@ class FileTimes:
         """The cache of the times under `base` (caller holds the lock)."""
         tree = self._trees.get(base)
         if tree is None:
-            self._bound_trees(0)
+            self._bound_trees()
             tree = self._trees[base] = _Tree()
         return tree
 
-    def _bound_trees(self, adding: int) -> None:
-        """Start the times again if `adding` bytes more would pass MAX_BYTES (caller
-        holds the lock)."""
-        if sum(t.cost for t in self._trees.values()) + adding > MAX_BYTES:
+    def _bound_trees(self) -> None:
+        """Start the times again once they pass MAX_BYTES (caller holds the lock)."""
+        if sum(t.cost for t in self._trees.values()) > MAX_BYTES:
             self._clear_trees()
 
     def _clear_trees(self) -> None:
@@ -346,7 +354,7 @@ class FileTimes:
     ) -> None:
         """`_keep`, then the times start again if they pass MAX_BYTES (lock held)."""
         _keep(tree, fresh, folders)
-        self._bound_trees(0)
+        self._bound_trees()
 
     def _listing_bytes(self) -> int:
         return sum(listing.cost for listing in self._listings.values())

@@ -23,7 +23,7 @@ from glob_trees import git_listed, make, there
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
-from readkeeper.search import rg
+from readkeeper.search import listing, rg
 from watch_core_helpers import Watching, wait_for
 
 pytestmark = [
@@ -488,3 +488,33 @@ def test_an_ignore_file_that_is_a_link_applies_its_target_s_change_to_the_next_g
     with open(rules, "a") as file:  # the same inode, the link untouched
         file.write("*.py\n")
     assert "sub/c.py" not in _paths(core)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_an_unheard_ignore_file_written_while_ripgrep_lists_is_not_kept_as_listed(
+    watched: Watching, workspace: Path, nested: bool
+) -> None:
+    """No watch hears a repository's `.git/info/exclude` (the root's, or a nested
+    one's); its stamp is the version ripgrep read only when taken before it ran: a write
+    landing while it walks (the listing built ahead or after a first glob runs beside
+    calls) must fail the kept listing's check, not pass as the version listed."""
+    times = watched.core.file_times
+    folder = workspace / "other" if nested else workspace
+    if nested:
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    written: list[bool] = []
+
+    def write_while_listing() -> bool:  # asked after ripgrep's first output
+        if not written:
+            with open(folder / ".git" / "info" / "exclude", "a") as file:
+                file.write("*.md\n*.py\n")
+            written.append(True)
+        return False
+
+    _, token = times.listing(str(workspace), used=False)
+    _, stopped = listing.list_files(
+        str(workspace), str(workspace), times, token, write_while_listing
+    )
+    assert written
+    assert not stopped
+    assert times.listing(str(workspace), used=False)[0] is None, "a stale listing was kept"
