@@ -117,3 +117,14 @@ def text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("expected a non-empty string")
     return value
+
+
+def offline_encoding(value: Any) -> str:
+    """A tiktoken encoding installed for offline use: any other name would make tiktoken
+    download its table at run time."""
+    from .read import token_table  # deferred: the check imports tiktoken (~130 ms)
+
+    name = text(value)
+    if token_table.data_files(name) is None:
+        raise ValueError(f"expected {token_table.offline_names()}")
+    return name

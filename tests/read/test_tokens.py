@@ -3,6 +3,8 @@ cache that spares a re-read the exact count."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from readkeeper.read.tokens import EXACT_COUNT_FRACTION, TokenCounter, estimate_tokens
@@ -52,6 +54,31 @@ def test_line_counts_add_up_to_the_joined_text_and_its_final_newline() -> None:
     counts = counter.count_lines(lines)
     assert counts == [counter.count(line) + 1 for line in lines]
     assert sum(counts) == counter.count("\n".join(lines)) + 1
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """A tripwire on every name lookup and connection: what was tried is recorded and
+    refused (here no network answers anyway; on a user's machine one would)."""
+    tried: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        tried.append(args)
+        raise OSError("readkeeper must not use the network")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    return tried
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt2", "r50k_base"])
+def test_a_public_encoding_s_name_counts_with_the_bundled_table_never_downloading(
+    no_network: list[object], name: str
+) -> None:
+    """tiktoken fetches a public encoding's table from the internet: only the tables
+    installed for offline use are ever loaded."""
+    assert TokenCounter(name).count("hello world") == TokenCounter().count("hello world")
+    assert no_network == []
 
 
 def test_an_unknown_encoding_falls_back_to_the_bundled_table() -> None:
