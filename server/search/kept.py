@@ -10,8 +10,9 @@ event but a file's write beneath it (or a write of an ignore file, or any event 
 folder on its way), by a new watcher or a queue overflow (the era), and by a change to
 what no watch hears, checked on every use by one lstat each (`unheard`): the ignore
 files of the folders from the root down to the one globbed (events beneath the folder
-globbed only), each repository's `.git` (a file in a worktree or submodule: its git
-folders) and `info/exclude` (the watcher keeps out of `.git`). ripgrep runs confined
+globbed only), each repository's `.git` and the files ripgrep opens for its
+`info/exclude` (gitchain.py: for a `.git` file, its `commondir` too), for the watcher
+keeps out of `.git`. ripgrep runs confined
 to the root (Landlock) for a listing to be kept: nothing above the root (global git
 config, parents' ignore files) can then change its answer. In doubt, ripgrep runs.
 """
@@ -27,6 +28,7 @@ from itertools import islice
 
 from ..files.fileio import read_small
 from ..files.ignore import VCS_FOLDERS, IgnoreRules
+from .gitchain import exclude_chain
 
 # The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
 IGNORE_NAMES = frozenset({b".gitignore", b".ignore", b".rgignore"})
@@ -150,14 +152,14 @@ def unheard(root: bytes, base: bytes, folders: set[bytes]) -> tuple[list[bytes],
     above = base
     while True:  # from the folder globbed up to the root
         paths += [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
-        found = _repository(root, above, paths)
+        found = _repository(root, base, above, paths)
         in_repo = in_repo or found
         if above == root or not above.startswith(root + b"/"):
             break
         above = os.path.dirname(above)
     for folder in folders:
         if folder:
-            _repository(root, os.path.join(base, folder), paths)
+            _repository(root, base, os.path.join(base, folder), paths)
     return paths + _global_git_files(), in_repo
 
 
@@ -171,41 +173,16 @@ def _global_git_files() -> list[bytes]:
     return [os.path.join(home, b".gitconfig"), git, *names]
 
 
-def _repository(root: bytes, folder: bytes, into: list[bytes]) -> bool:
-    """Add the paths of `folder`'s repository, if it is one, that no watch hears."""
+def _repository(root: bytes, base: bytes, folder: bytes, into: list[bytes]) -> bool:
+    """Add the paths of `folder`'s repository, if it is one, that no watch hears: its
+    `.git` and the files ripgrep run in `base` opens for its exclude file (gitchain.py,
+    within the root: ripgrep, confined to it, opens none elsewhere)."""
     dot_git = os.path.join(folder, b".git")
     into.append(dot_git)
-    try:
-        mode = os.lstat(dot_git).st_mode
-    except OSError:
+    if not os.path.lexists(dot_git):
         return False
-    git_dirs = [dot_git]
-    if stat.S_ISREG(mode):  # "gitdir: <path>" (a worktree's or a submodule's)
-        git_dirs = _git_dirs(root, folder, dot_git)
-    for git_dir in git_dirs:
-        into += [os.path.join(git_dir, b"info", b"exclude"), os.path.join(git_dir, b"commondir")]
+    into += exclude_chain(root, base, folder, confined=True)
     return True
-
-
-def _git_dirs(root: bytes, folder: bytes, dot_git: bytes) -> list[bytes]:
-    """The git folders a `.git` file names, those beneath the root only: ripgrep, confined
-    to the root, reads none elsewhere, and readkeeper opens nothing outside by name."""
-    try:
-        line = small_file(dot_git, 4096).strip()
-    except OSError:
-        return []
-    if not line.startswith(b"gitdir:"):
-        return []
-    git_dir = os.path.normpath(os.path.join(folder, line[7:].strip()))
-    if not git_dir.startswith(root + b"/"):
-        return []
-    dirs = [git_dir]
-    try:
-        common = small_file(os.path.join(git_dir, b"commondir"), 4096).strip()
-        dirs.append(os.path.join(git_dir, common))
-    except (OSError, ValueError):  # ValueError: a NUL in the `gitdir:` line read
-        pass
-    return dirs
 
 
 def small_file(path: bytes, limit: int) -> bytes:

@@ -44,7 +44,7 @@ from typing import Any
 from ..errors import ReadkeeperError
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES
-from .kept import small_file
+from .gitchain import exclude_chain
 from .rg import landlock_abi
 
 # Folders named in a note at most (the rest counted).
@@ -74,71 +74,16 @@ def waits(path: bytes) -> bool:
     return bool(trouble(path))
 
 
-def git_waiter(root: bytes, cwd: bytes, folder: bytes, own: bool) -> bytes | None:
+def git_waiter(root: bytes, cwd: bytes, folder: bytes) -> bytes | None:
     """The file of `folder`'s repository ripgrep (run in `cwd`) would wait on, or None:
-    a `.git` folder's `info/exclude` (a link to a folder is followed, as ripgrep does);
-    for a `.git` file, met in its walk or at or above `cwd` alike, its git folder's
-    `commondir` and the `info/exclude` of the common folder that names, and, for one
-    at or above `cwd` (`own`), the git folder's own `info/exclude` too. ripgrep takes a
-    relative `gitdir:` from its own working folder (`cwd`), not from the `.git` file's
-    (git's reading, which it never opens: looking there would leave out folders it
-    searches whole), and a `commondir` not starting with a dot from `cwd` too: both
-    readings of that are looked at. A confined ripgrep (rg.py) opens nothing outside
+    the first of those it opens for the repository's `info/exclude` (gitchain.py: a
+    `.git` folder's exclude file, a link to a folder followed; for a `.git` file, met
+    in its walk or at or above `cwd` alike, the file itself, its git folder's
+    `commondir` and the common folder's exclude file, a relative path taken from `cwd`
+    as ripgrep takes it) that waits. A confined ripgrep (rg.py) opens nothing outside
     the root, so nothing there is looked at then."""
-    dot_git = os.path.join(folder, GIT.encode())
-    try:
-        mode = os.stat(dot_git).st_mode  # follows a link: ripgrep does
-    except (OSError, ValueError):
-        return None
-    if stat.S_ISDIR(mode):
-        exclude = os.path.join(dot_git, b"info", b"exclude")
-        return exclude if waits(exclude) else None
-    if not stat.S_ISREG(mode):
-        return None  # ripgrep reads a `.git` only when it is a regular file
-    if waits(dot_git):
-        return dot_git  # read up to its first line break: maybe whole
-    line = _first_line(root, dot_git)
-    if not line.startswith(b"gitdir:"):
-        return None
-    for git_dir in _readings(line[7:].strip(), (cwd,)):
-        if not _reachable(root, git_dir):
-            continue
-        commondir = os.path.join(git_dir, b"commondir")
-        if waits(commondir):
-            return commondir
-        excludes = [os.path.join(git_dir, b"info", b"exclude")] if own else []
-        common = _first_line(root, commondir)
-        for common_dir in _readings(common, (git_dir, cwd)):
-            excludes.append(os.path.join(common_dir, b"info", b"exclude"))
-        found = next((e for e in excludes if _reachable(root, e) and waits(e)), None)
-        if found:
-            return found
-    return None
-
-
-def _readings(value: bytes, bases: tuple[bytes, ...]) -> list[bytes]:
-    """The paths `value` (a path read from a git file) may name, from each of `bases`."""
-    if not value:
-        return []
-    return list(dict.fromkeys(os.path.normpath(os.path.join(base, value)) for base in bases))
-
-
-def _reachable(root: bytes, path: bytes) -> bool:
-    """Whether ripgrep could open `path`: anywhere unless Landlock confines it to `root`."""
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root + b"/") or landlock_abi() < 1
-
-
-def _first_line(root: bytes, path: bytes) -> bytes:
-    """The first line of the regular file at `path` (a link followed, within `root` only:
-    readkeeper opens nothing outside by name), or b"" (none, not regular, or outside)."""
-    real = os.path.realpath(path)
-    if not real.startswith(root + b"/"):
-        return b""
-    try:
-        return small_file(real, 4096).split(b"\n", 1)[0].strip()
-    except (OSError, ValueError):
-        return b""
+    chain = exclude_chain(root, cwd, folder, confined=landlock_abi() > 0)
+    return next(filter(waits, chain), None)
 
 
 @dataclass
@@ -206,7 +151,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             if why:
                 raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
         if not avoided.exclude_off:
-            own = git_waiter(real_top, here, folder, True)
+            own = git_waiter(real_top, here, folder)
             avoided.exclude_off = own is not None
             avoided.exclude_file = _shown_from(top, own or b"")
             avoided.exclude_why = trouble(own) if own else ""
@@ -221,7 +166,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         if last != GIT.encode():
             waited: bytes | None = suspect if waits(suspect) else None
         else:
-            waited = git_waiter(real_top, here, beneath, False)
+            waited = git_waiter(real_top, here, beneath)
         if waited is not None:
             skipped.setdefault(beneath[len(here) + 1 :], waited)
     kept: list[bytes] = []

@@ -140,9 +140,9 @@ def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclud
     workspace: Path,
 ) -> None:
     """ripgrep's open follows a link (an ignore file's, a `.git` folder's); a git folder
-    with no `commondir` has its own `info/exclude` read (at most) only for the folder
-    ripgrep runs in (or above): there it turns info/exclude off, named; in the walk it
-    is never read, so that worktree is searched."""
+    with no `commondir` has no `info/exclude` read at all, not even its own (ripgrep 14's
+    `resolve_git_commondir`, search/gitchain.py), so that worktree is searched whole,
+    in the walk and run in it, with every exclude file applied."""
     _tree(workspace)
     make(workspace, ["gd/info/keep", "wt/g.py", "real/info/keep", "v/h.py"])
     fifos = [workspace / "fifo", workspace / "gd/info/exclude", workspace / "real/info/exclude"]
@@ -159,7 +159,7 @@ def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclud
         inside = _unstuck(lambda: calls.call(core, "grep", {"pattern": "x", "path": "wt"}), fifos)
         assert inside["partial"] is False, inside
         assert _rel(core, [m["file_path"] for m in inside["matches"]]) == {"wt/g.py"}
-        assert "The repository's gd/info/exclude is a FIFO or a device" in inside["note"]
+        assert "info/exclude" not in inside.get("note", ""), inside
 
 
 def test_the_root_s_own_fifo_exclude_turns_info_exclude_off(workspace: Path) -> None:
@@ -406,11 +406,20 @@ def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace
 
 
 def test_a_worktree_s_commondir_linked_to_a_device_is_left_out(workspace: Path) -> None:
-    """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end."""
+    """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end.
+    Confined to the root (Landlock), it cannot open it at all: then nothing is left
+    out (the search never waits either way)."""
     _tree(workspace)
     make(workspace, ["wt/g.py"])
     _worktree(workspace, "wt", str(workspace / "gd"))
     (workspace / "gd" / "commondir").unlink()
     (workspace / "gd" / "commondir").symlink_to("/dev/zero")
     with watching_core(workspace) as core:
-        _assert_only_sub_left_out(core, _searches(core, []), "wt")
+        answers = _searches(core, [])
+        if rg.landlock_abi() < 1:
+            _assert_only_sub_left_out(core, answers, "wt")
+            return
+        for name, answer in answers.items():
+            assert answer["partial"] is False, (name, answer)
+            assert "Not searched" not in answer.get("note", ""), (name, answer)
+        assert "wt/g.py" in _rel(core, answers["glob"]["paths"])
