@@ -29,9 +29,10 @@ import os
 
 from pathspec import GitIgnoreSpec
 
+from ..files.fileio import read_small
 from ..files.globcost import affordable
 from ..files.ignore import MAX_PATTERNS, SPEC_ERRORS, VCS_FOLDERS, IgnoreRules
-from .kept import IGNORE_NAMES, plain_above, small_file
+from .kept import IGNORE_NAMES, plain_above
 
 # Verdicts on folders kept per search; past this many, the cache starts again.
 _MAX_FOLDERS = 100_000
@@ -150,7 +151,7 @@ def _read_above(root: bytes, base: bytes) -> tuple[bool, bool]:
         paths = [os.path.join(above, name) for name in sorted(IGNORE_NAMES)]
         for path in [*paths, os.path.join(dot_git, b"info", b"exclude")]:
             try:
-                text = small_file(path, _WHOLE_BYTES + 1)
+                text = read_small(path, _WHOLE_BYTES + 1)
             except FileNotFoundError:
                 continue
             except OSError:

@@ -185,13 +185,6 @@ def _repository(root: bytes, base: bytes, folder: bytes, into: list[bytes]) -> b
     return True
 
 
-def small_file(path: bytes, limit: int) -> bytes:
-    """The first `limit` bytes of the regular file at `path`. Raises OSError
-    (FileNotFoundError when there is none) for anything else: a FIFO, a device or a
-    symlink is never opened (a FIFO would block the glob; a link could lead out)."""
-    return read_small(path, limit)
-
-
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:
     """Whether a folder the watcher's rules skip under `base` may be one ripgrep walks
     (not a VCS folder, not ignored by ripgrep's own rules: `.gitignore` counts only
@@ -244,7 +237,7 @@ def plain_above(root: bytes, base: bytes) -> bool:
         paths.append(os.path.join(dot_git, b"info", b"exclude"))
         for path in paths:
             try:
-                text = small_file(path, _PLAIN_BYTES + 1)
+                text = read_small(path, _PLAIN_BYTES + 1)
             except FileNotFoundError:
                 continue
             except OSError:
