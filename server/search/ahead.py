@@ -109,7 +109,7 @@ class ListingAhead:
                 self._built[root] = time.monotonic()  # not kept (kept.py): not tried again soon
                 return 0
         else:
-            cut = False
+            cut = ""
         # Every file's time, and the order kept (as a glob of the root makes them).
         opener = opener_at(anchor, root)
         deadline = time.monotonic() + rg.DEADLINE_S

@@ -30,12 +30,12 @@ from .deferred import Build
 from .globs import Glob
 from .kept import Match, Token
 from .mtimes import FileTimes, Opener
+from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .where import searched
 
 MAX_PATHS = 1000
 MAX_ENTRIES = 1000
 MAX_DEPTH = 10
-_FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 
 
 def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[str, Any]:
@@ -57,14 +57,15 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         where = (root, cwd)
         found, stopped = _newest_listed(services, params, matcher, where, wanted, times, avoided)
     else:
-        found, stopped = _newest_sorted_by_rg(matcher, root, cwd, wanted, avoided)
+        opener = _opener(services, cwd, params.session)
+        found, stopped = newest_sorted_by_rg(matcher, (root, cwd), wanted, avoided, times, opener)
         if watched:  # nothing kept yet: the listing is built after the answer
             build = _build(_opener(services, cwd, params.session), root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
     page = found[params.offset : params.offset + MAX_PATHS]
     page = page[: fitting(page, services)]
     more = len(found) > params.offset + len(page)
-    result: dict[str, Any] = {"paths": page, "partial": more or stopped}
+    result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
     notes = []
     if more:
         after = params.offset + len(page)
@@ -74,10 +75,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             f"the rest: glob with offset={after}, or a narrower pattern."
         )
     if stopped:
-        notes.append(
-            "The walk stopped early (too many files, too slow, or a path ripgrep could "
-            "not read): narrow path."
-        )
+        notes.append(stopped)
     if not page and not more and not stopped:
         notes.append("No files match.")
     if notes:
@@ -93,8 +91,9 @@ def _newest_listed(
     wanted: int,
     times: FileTimes,
     avoided: stalls.Avoided,
-) -> tuple[list[str], bool]:
-    """The `wanted` newest matches, and whether the walk stopped early: ripgrep lists
+) -> tuple[list[str], str]:
+    """The `wanted` newest matches, and why the walk stopped early ("" when it did not,
+    `why_stopped`): ripgrep lists
     in parallel, in no order, and the times come from mtimes.py (kept across calls). A
     subfolder with no listing of its own is answered from its root's, when that is
     kept and valid and the ignore patterns above the folder are plain (then what
@@ -106,7 +105,7 @@ def _newest_listed(
     match = matcher.match_bytes()
     names, token = times.listing(cwd)
     listed = cwd
-    stopped = False
+    stopped = ""
     if names is None and cwd != root and kept.plain_above(*map(os.fsencode, (root, cwd))):
         names = times.listing_under(root, cwd)
         if names is not None:
@@ -115,11 +114,11 @@ def _newest_listed(
         names, stopped = list_files(root, cwd, times, token, avoided=avoided)
     opener = _opener(services, listed, params.session)
     newest, late = times.newest(listed, names, wanted, deadline, opener, match)
-    found = _inside(newest, root, listed)
+    found = inside(newest, root, listed)
     if len(found) < len(newest) and len(newest) == wanted:  # a path led out: look further
         everything = times.newest(listed, names, len(names), deadline, opener, match)[0]
-        found = _inside(everything, root, listed)[:wanted]
-    return found, stopped or late
+        found = inside(everything, root, listed)[:wanted]
+    return found, stopped or (TIMES_LATE if late else "")
 
 
 def list_files(
@@ -129,10 +128,11 @@ def list_files(
     token: Token,
     stop: Callable[[], bool] | None = None,
     avoided: stalls.Avoided | None = None,
-) -> tuple[list[bytes], bool]:
+) -> tuple[list[bytes], str]:
     """Every file ripgrep lists under `cwd`, whatever the pattern, so that the listing
-    can be kept (kept.py: `token` from `times.listing`, taken before); and whether the
-    run stopped early (a deadline, the cap, or `stop`: then nothing is kept). The
+    can be kept (kept.py: `token` from `times.listing`, taken before); and why the run
+    stopped early ("" when it did not; a deadline, the cap, a failure or `stop`: then
+    nothing is kept, `why_stopped`). The
     folders ripgrep would wait in are left out (stalls.py; `avoided` when already
     known), and so kept: an event there drops the listing."""
     if avoided is None:
@@ -141,11 +141,11 @@ def list_files(
     above = Above.of(root, cwd)
     flags = ["--files", "--null", *avoided.flags(), *(above.flags() if above else [])]
     token = times.before_listing(root, cwd, token)
-    ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
+    ran = rg.run(cwd, flags, max_lines=FILE_LINES, sep=b"\0", readable=root, stop=stop)
     names = list(filter(None, ran.lines))
     if above is not None:  # kept so: the ignore files above are among `unheard`
         names = above.keep(names)
-    stopped = ran.timed_out or ran.cut or ran.stopped or ran.failed
+    stopped = why_stopped(ran)
     if not stopped and ran.returncode == 0 and rg.landlock_abi() > 0:
         times.keep_listing(root, cwd, names, token)
     return names, stopped
@@ -179,34 +179,6 @@ def _beneath(prefix: bytes, match: Match) -> Match:
     return beneath
 
 
-def _newest_sorted_by_rg(
-    matcher: Glob, root: str, cwd: str, wanted: int, avoided: stalls.Avoided
-) -> tuple[list[str], bool]:
-    """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
-    sorts by time itself, on one thread, and for a name-only pattern only the page's
-    lines are read. Stat-ing here costs more when every time must be read anyway."""
-    above = Above.of(root, cwd)
-    flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), *avoided.flags()]
-    flags += above.flags() if above else []
-    # A page's lines are a page's files only when none of them is dropped.
-    lines = wanted if matcher.name_only and above is None else _FILE_LINES
-    ran = rg.run(cwd, flags, max_lines=lines, sep=b"\0", readable=root)
-    names = list(filter(None, ran.lines))
-    if above is not None:
-        names = above.keep(names)
-    if not matcher.name_only:
-        names = matcher.select(names)
-    found: list[str] = []
-    inside = rg.Beneath(root, cwd)
-    for name in names:
-        path = inside(os.fsdecode(name))
-        if path is not None:
-            found.append(path)
-            if len(found) == wanted:
-                break
-    return found, ran.timed_out or ran.failed or (ran.cut and lines == _FILE_LINES)
-
-
 def _opener(services: ReadServices, cwd: str, session: str) -> Opener:
     """Opens a folder given relative to `cwd` beneath the permitted folder's descriptor,
     with no symlink followed (files/beneath.py)."""
@@ -224,14 +196,6 @@ def opener_at(anchor: Anchor, cwd: str) -> Opener:
         return anchor.open_folder(os.path.join(offset, os.fsdecode(folder)).rstrip("/"))
 
     return opener
-
-
-def _inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:
-    """The absolute paths of `ordered` that lie beneath `root` (none led out by a
-    folder swapped for a symlink while ripgrep walked)."""
-    inside = rg.Beneath(root, cwd)
-    paths = (inside(os.fsdecode(name)) for _, name in ordered)
-    return [path for path in paths if path is not None]
 
 
 class _Rules(IgnoreRules):

@@ -1,0 +1,140 @@
+"""glob's newest files where no time can be kept (no watcher hears the folder: the CLI,
+polling), and what glob says of a ripgrep run that did not list every file.
+
+ripgrep sorts by time itself (`--sortr=modified`, on one thread), and for a name-only
+pattern only the page's lines are read: stat-ing here costs more when every time must
+be read anyway. But it prints nothing until its sort ends, so a tree it cannot sort
+within the deadline would answer no path at all. So the sort gets SORT_SHARE of the
+deadline; past it, an unsorted parallel listing (`--line-buffered`: a run killed at its
+deadline keeps what it printed, which block-buffered output loses) runs in part of
+the time left, and the files it found are stat-ed here until the deadline and the
+newest of them answered, marked partial, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..words import count
+from . import rg, stalls
+from .above import Above
+from .globs import Glob
+from .mtimes import FileTimes, Opener
+
+FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
+# The part of the deadline ripgrep's own sort may take; of what is left, the part the
+# unsorted listing may (the rest is for the times).
+SORT_SHARE = 0.6
+LIST_SHARE = 0.7
+TIMES_LATE = (
+    "Time ran out looking up when files changed, so only the files looked up are "
+    "ordered: glob a narrower path or pattern."
+)
+
+
+def why_stopped(ran: rg.Run, cut_counts: bool = True) -> str:
+    """What glob's answer says of a run that did not list every file ("" when it did):
+    the run's own failure (`Run.failure`), its deadline, the cap (when `cut_counts`),
+    or its caller's stop."""
+    if ran.failed:
+        return ran.failure()
+    if ran.timed_out:
+        return (
+            f"ripgrep ran out of time ({rg.DEADLINE_S:g} s) before it listed every file, "
+            "so files may be missing: glob a narrower path or pattern."
+        )
+    if ran.cut and cut_counts:
+        return (
+            f"More than {FILE_LINES:,} files are there and only those listed first were "
+            "looked at: glob a narrower path or pattern."
+        )
+    if ran.stopped:
+        return "The listing was stopped before it ended: glob again."
+    return ""
+
+
+def newest_sorted_by_rg(
+    matcher: Glob,
+    where: tuple[str, str],
+    wanted: int,
+    avoided: stalls.Avoided,
+    times: FileTimes,
+    opener: Opener,
+) -> tuple[list[str], str]:
+    """The `wanted` newest matches under `where` (root, folder), and why the walk
+    stopped early ("" when it did not), by ripgrep's own sort, or past its part of the
+    deadline by an unsorted listing stat-ed here (the module's docstring)."""
+    root, cwd = where
+    end = time.monotonic() + rg.DEADLINE_S
+    above = Above.of(root, cwd)
+    flags = ["--files", "--null", *matcher.rg_filter(), *avoided.flags()]
+    flags += above.flags() if above else []
+    # A page's lines are a page's files only when none of them is dropped.
+    lines = wanted if matcher.name_only and above is None else FILE_LINES
+    sort = ["--sortr=modified"]
+    share = rg.DEADLINE_S * SORT_SHARE
+    ran = rg.run(cwd, [*flags, *sort], max_lines=lines, sep=b"\0", readable=root, deadline_s=share)
+    if ran.timed_out and not ran.lines:
+        return _newest_unsorted(matcher, where, wanted, (flags, above), times, (opener, end))
+    found: list[str] = []
+    beneath = rg.Beneath(root, cwd)
+    for name in _selected(matcher, above, ran):
+        path = beneath(os.fsdecode(name))
+        if path is not None:
+            found.append(path)
+            if len(found) == wanted:
+                break
+    return found, why_stopped(ran, cut_counts=lines == FILE_LINES)
+
+
+def _newest_unsorted(
+    matcher: Glob,
+    where: tuple[str, str],
+    wanted: int,
+    run_with: tuple[list[str], Above | None],
+    times: FileTimes,
+    timed: tuple[Opener, float],
+) -> tuple[list[str], str]:
+    """`newest_sorted_by_rg` once ripgrep's sort passed its part of the deadline: an
+    unsorted listing in part of the time left, its files stat-ed until `end`."""
+    (root, cwd), (flags, above), (opener, end) = where, run_with, timed
+    left = max(end - time.monotonic(), 0.0)
+    ran = rg.run(
+        cwd,
+        [*flags, "--line-buffered"],
+        max_lines=FILE_LINES,
+        sep=b"\0",
+        readable=root,
+        deadline_s=left * LIST_SHARE,
+    )
+    names = _selected(matcher, above, ran)
+    ordered, late = times.newest(cwd, names, len(names), end, opener, None)
+    found = inside(ordered, root, cwd)[:wanted]
+    said = [
+        f"ripgrep ran out of time sorting by time ({rg.DEADLINE_S:g} s; it shows nothing "
+        f"until its sort ends), so these are the newest of the {count(len(names), 'file')} "
+        "an unsorted listing found in the time left, not sorted by ripgrep; files it did "
+        "not reach may be missing: glob a narrower path or pattern."
+    ]
+    if ran.failed:
+        said.append(ran.failure())
+    if late:
+        said.append(TIMES_LATE)
+    return found, " ".join(said)
+
+
+def _selected(matcher: Glob, above: Above | None, ran: rg.Run) -> list[bytes]:
+    """The paths `ran` printed that the rules above keep and `matcher` matches."""
+    names = list(filter(None, ran.lines))
+    if above is not None:
+        names = above.keep(names)
+    return names if matcher.name_only else matcher.select(names)
+
+
+def inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:
+    """The absolute paths of `ordered` that lie beneath `root` (none led out by a
+    folder swapped for a symlink while ripgrep walked)."""
+    beneath = rg.Beneath(root, cwd)
+    paths = (beneath(os.fsdecode(name)) for _, name in ordered)
+    return [path for path in paths if path is not None]
