@@ -67,6 +67,7 @@ class IgnoreRules:
         self._folders: dict[str, bool] = {}  # folder -> ignored
         self._chains: dict[str, list[tuple[int, _Patterns]]] = {}  # folder -> `_chain`
         self._files: dict[str, bool] = {}  # file -> ignored (bursts hit the same files)
+        self._kinds: dict[tuple[str, tuple[str, ...], bool], _Patterns | None] = {}
         self._lock = threading.Lock()
 
     def covers(self, path: str) -> bool:
@@ -97,6 +98,7 @@ class IgnoreRules:
         """A .gitignore in `folder` changed: read it again on next use."""
         with self._lock:
             self._specs.pop(folder, None)
+            self._kinds = {}
             self._chains = {}
             self._folders = {}
             self._files = {}
@@ -167,8 +169,27 @@ class IgnoreRules:
             self._specs[folder] = spec
         return spec
 
-    def _read_rules(self, folder: str) -> list[str]:
-        """The lines of `folder`'s ignore files, each reached beneath the root."""
+    def _kind_spec(self, folder: str, names: tuple[str, ...], exclude: bool) -> _Patterns | None:
+        """The patterns of `folder`'s files `names` (and its repository's exclude file
+        when `exclude`), kept apart from the others (a precedence by kind, rgignore.py)."""
+        key = (folder, names, exclude)
+        try:
+            return self._kinds[key]
+        except KeyError:
+            pass
+        lines = self._read_rules(folder, names, exclude)
+        spec = _Patterns(_compile(lines)) if lines else None
+        with self._lock:
+            if len(self._kinds) >= _MAX_CACHED_PATHS:
+                self._kinds = {}
+            self._kinds[key] = spec
+        return spec
+
+    def _read_rules(
+        self, folder: str, names: tuple[str, ...] | None = None, exclude: bool = True
+    ) -> list[str]:
+        """The lines of `folder`'s ignore files (`names`, else IGNORE_FILES, after its
+        repository's exclude file when `exclude`), each reached beneath the root."""
         if folder != self.root and not folder.startswith(self._prefix):
             return []
         relative = folder[len(self._prefix) :] if folder != self.root else ""
@@ -181,7 +202,7 @@ class IgnoreRules:
             return []
         lines: list[str] = []
         try:
-            git = lstat_in(fd, ".git")
+            git = lstat_in(fd, ".git") if exclude else None
             if git is not None and stat.S_ISDIR(git.st_mode):
                 with suppress(OSError):
                     info = anchor.open_folder(os.path.join(relative, ".git", "info"))
@@ -189,7 +210,7 @@ class IgnoreRules:
                         lines += _read_lines(info, "exclude")
                     finally:
                         os.close(info)
-            for name in self.IGNORE_FILES:
+            for name in self.IGNORE_FILES if names is None else names:
                 lines += _read_lines(fd, name)
         except OSError:
             return []

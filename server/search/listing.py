@@ -5,8 +5,9 @@ Both keep to the ignore rules of search. `glob` asks ripgrep for the files (`--f
 the same rules and walk as `grep`) and orders them by the times mtimes.py looks up (or
 kept while the watcher hears the folders); `list` reads the folder itself, beneath its
 root's open descriptor with no symlink followed (a symlink is listed as one, never
-entered), and skips what `.gitignore`, `.ignore` and `.git/info/exclude` ignore
-(pathspec's GitIgnoreSpec, as the watcher does). Each is capped, with a note naming the
+entered), and skips what `.rgignore`, `.ignore`, `.gitignore` and `.git/info/exclude`
+ignore, with ripgrep's precedence (files/rgignore.py; pathspec's GitIgnoreSpec matches,
+as for the watcher). Each is capped, with a note naming the
 call that shows the rest.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from ..errors import ReadkeeperError
 from ..files.beneath import Anchor
 from ..files.ignore import IgnoreRules
+from ..files.rgignore import RipgrepRules
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
@@ -198,12 +200,6 @@ def opener_at(anchor: Anchor, cwd: str) -> Opener:
     return opener
 
 
-class _Rules(IgnoreRules):
-    """The watcher's rules with no `watch_exclude`, plus `.ignore` files (as ripgrep)."""
-
-    IGNORE_FILES = (".gitignore", ".ignore")
-
-
 # Entries listed between two progress steps.
 _STEP_ENTRIES = 1000
 
@@ -218,7 +214,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     where = services.workspace.locate(folder, params.session)
     if where is None:  # checked by `searched`; the roots may have changed since
         raise services.workspace.not_found(folder)
-    rules = _Rules(root, exclude=())
+    rules = RipgrepRules(root)
     entries: list[dict[str, Any]] = []
     limit = params.offset + MAX_ENTRIES + 1
     relative = "" if folder == where.anchor.path else os.path.relpath(folder, where.anchor.path)

@@ -212,6 +212,7 @@ async def test_edit_file_needs_a_read_and_refuses_a_stale_one(
 
 
 async def test_listings_tree_search_and_info(connect: Connect, workspace: Path) -> None:
+    (workspace / ".git").mkdir()  # a repository: ripgrep's rules apply `.gitignore` there only
     (workspace / ".gitignore").write_text("build/\n")
     (workspace / "build").mkdir()
     (workspace / "build" / "out.bin").write_bytes(b"x" * 10)

@@ -197,6 +197,7 @@ def test_long_names_are_paged_within_the_token_cap(
 def test_an_ignore_line_that_cannot_compile_leaves_the_rest_applied(
     core: Readkeeper, workspace: Path
 ) -> None:
+    (workspace / ".git").mkdir()  # a repository: ripgrep's rules apply `.gitignore` there only
     (workspace / ".gitignore").write_text("[z-a]\n*.log\n")
     (workspace / "a.txt").write_text("x\n")
     (workspace / "b.log").write_text("x\n")

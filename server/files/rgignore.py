@@ -1,0 +1,91 @@
+"""The ignore rules as ripgrep applies them (crates/ignore/src/dir.rs, `matched_ignore`),
+for what readkeeper lists itself (`list`) to hide what grep and glob, which run ripgrep,
+hide (tests/search/test_list_rg_rules.py compares it with `rg --files`).
+
+ripgrep's precedence is by the kind of file first, then by folder: a path is judged by
+the nearest `.rgignore` with a pattern matching it; else by the nearest such `.ignore`;
+else `.gitignore`; else a repository's `info/exclude`. So a root `.rgignore` holding
+`*.tmp` hides `sub/a.tmp` even when `sub/.gitignore` says `!a.tmp` (the watcher's rules,
+ignore.py, merge a folder's files and take the nearest folder first, as git does with
+its one kind). `.gitignore` and `info/exclude` apply only inside a repository (a `.git`
+at or above the folder, up to `/`: ripgrep looks up to there), and none above the
+nearest repository's own folder: a nested repository is judged by its own files only.
+
+A `.git` file's exclude file (a worktree's) is not read here: the watcher's rules read
+none either, and a pattern there shows an entry that grep and glob hide, never the
+other way round.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .ignore import IgnoreRules
+
+# ripgrep's kinds, the strongest first: (file names, whether the exclude file too).
+_KINDS: tuple[tuple[tuple[str, ...], bool], ...] = (
+    ((".rgignore",), False),
+    ((".ignore",), False),
+    ((".gitignore",), False),
+    ((), True),  # the repository's `info/exclude`
+)
+_GIT_KINDS = 2  # from this index on, the kinds that apply inside a repository only
+_MAX_FOLDERS = 100_000  # repositories looked up per rules; past this, looked up again
+
+
+class RipgrepRules(IgnoreRules):
+    """One root's rules as ripgrep applies them, with no `watch_exclude`."""
+
+    IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root, exclude=())
+        self._repositories: dict[str, str | None] = {}
+
+    def _matches(self, path: str, is_dir: bool, parent: str) -> bool:
+        tail = "/" if is_dir else ""
+        folders = self._folders_up(parent)
+        repository = self._repository(parent)
+        for index, (names, exclude) in enumerate(_KINDS):
+            for folder in folders:
+                if index >= _GIT_KINDS and (repository is None or len(folder) < len(repository)):
+                    break  # outside a repository, or above the nearest one's folder
+                spec = self._kind_spec(folder, names, exclude)
+                if spec is None:
+                    continue
+                start = len(folder) + 1 if folder != os.sep else 1
+                verdict = spec.verdict(path[start:] + tail)
+                if verdict is not None:
+                    return verdict
+        return False
+
+    def _folders_up(self, folder: str) -> list[str]:
+        """`folder` and each folder above it up to the root, the nearest first."""
+        folders = [folder]
+        while folder != self.root and len(folder) > len(self.root):
+            folder = os.path.dirname(folder)
+            folders.append(folder)
+        return folders
+
+    def _repository(self, folder: str) -> str | None:
+        """The nearest folder at or above `folder` holding a `.git` (up to `/`, as
+        ripgrep looks; stat only), or None."""
+        chain = []
+        above = folder
+        while True:
+            if above in self._repositories:
+                found = self._repositories[above]
+                break
+            chain.append(above)
+            if os.path.exists(os.path.join(above, ".git")):  # follows a link: ripgrep does
+                found = above
+                break
+            parent = os.path.dirname(above)
+            if parent == above:
+                found = None
+                break
+            above = parent
+        if len(self._repositories) >= _MAX_FOLDERS:
+            self._repositories = {}
+        self._repositories.update(dict.fromkeys(chain, found))
+        return found
