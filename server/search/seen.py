@@ -93,7 +93,7 @@ def _record_file(services: ReadServices, session: str, real: str, lines: Mapping
         views.append(f"{number}:{len(shown)}" if len(line) > len(shown) else str(number))
         if len(line) == len(shown):
             whole[number] = line_hash(file_lines[number - 1].removesuffix("\r"))
-    services.snapshots.put(opened.path, content_digest, text)
+    services.snapshots.put(opened.path, content_digest, text, searched=True)
     services.shown_lines.saw(session, opened.path, whole)
     first = min(lines)
     services.read_states.put(

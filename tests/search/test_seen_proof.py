@@ -202,8 +202,7 @@ def test_another_sessions_record_proves_nothing_for_this_one(
 def test_a_search_showing_many_files_keeps_the_snapshots_within_their_bound(
     core: Readkeeper, workspace: Path
 ) -> None:
-    core.snapshots.max_entries = 8
-    assert isinstance(core.snapshots, Snapshots)
+    core.snapshots = Snapshots(searched_entries=8)  # a search's budget, apart from reads'
     for n in range(30):
         (workspace / f"m{n:02d}.py").write_text(f"needle = {n}\n")
     result = grep(core, pattern="needle", max_matches=30)
