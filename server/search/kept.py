@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from ..files.fileio import read_small
-from ..files.ignore import VCS_FOLDERS, IgnoreRules
+from ..files.ignore import VCS_FOLDERS
+from ..files.rgignore import RipgrepRules
 from .gitchain import exclude_chain
 
 # The files whose patterns ripgrep honours in each folder (besides `.git/info/exclude`).
@@ -87,12 +88,6 @@ class Token:
     era: object | None
     events: int
     unheard: Stamped | None = None
-
-
-class _RgRules(IgnoreRules):
-    """The ignore rules ripgrep honours, with no `watch_exclude`."""
-
-    IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 
 
 def stamp(path: bytes) -> tuple[int, ...] | None:
@@ -187,11 +182,12 @@ def _repository(root: bytes, base: bytes, folder: bytes, into: list[bytes]) -> b
 
 def skipped_walked(root: str, base: bytes, skipped: list[bytes], in_repo: bool) -> bool:
     """Whether a folder the watcher's rules skip under `base` may be one ripgrep walks
-    (not a VCS folder, not ignored by ripgrep's own rules: `.gitignore` counts only
-    inside a repository). A folder inside a nested repository (a vendored clone, a
+    (not a VCS folder, not ignored by ripgrep's own rules and precedence,
+    files/rgignore.py: a root `.ignore` re-including what a nearer `.gitignore` hides
+    wins). A folder inside a nested repository (a vendored clone, a
     submodule) may be: ripgrep applies no ignore file of the outer repository there,
     and the watcher's rules are the outer ones."""
-    rules = _RgRules(root, exclude=()) if in_repo else None
+    rules = RipgrepRules(root) if in_repo else None
     top = os.fsencode(root)
     nested: dict[bytes, bool] = {}  # folder -> whether a repository is at or above it
     for folder in skipped:

@@ -6,7 +6,9 @@ root. Compared with the installed `rg --files` on one tree using all three."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from glob_trees import make
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.search import rg
+from watch_core_helpers import Watching
 
 FILES = [
     "a.py",
@@ -100,3 +103,32 @@ def test_outside_a_repository_no_gitignore_applies(core: Readkeeper, workspace: 
     (workspace / ".gitignore").write_text("*.log\n")
     (workspace / ".rgignore").write_text("*.tmp\n")
     assert _listed(core) == _rg_files(workspace) == {"a.log", ".gitignore", ".rgignore", "c.py"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+@pytest.mark.skipif(rg.landlock_abi() < 1, reason="a listing is kept only under Landlock")
+def test_a_folder_the_watcher_skips_and_rg_walks_by_precedence_shows_new_files(
+    workspace: Path,
+) -> None:
+    """The watcher skips `sub/gen` (its `.gitignore` says so), but the root's `.ignore`
+    re-includes it, and ripgrep takes `.ignore` over `.gitignore`: it walks there, so a
+    glob's kept listing must not hide a file made there (kept.py `skipped_walked`)."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    make(workspace, ["a.py", "sub/b.py"])
+    (workspace / "sub" / "gen").mkdir()
+    (workspace / ".ignore").write_text("!gen/\n")
+    (workspace / "sub" / ".gitignore").write_text("gen/\n")
+    watching = Watching(workspace).start()
+    try:
+        core = watching.core
+
+        def globbed() -> set[str]:
+            result: dict[str, Any] = calls.call(core, "glob", {"pattern": "**/*.py"})
+            return {os.path.relpath(p, workspace) for p in result["paths"]}
+
+        assert globbed() == globbed() == {"a.py", "sub/b.py"}
+        make(workspace, ["sub/gen/new.py"])
+        assert "sub/gen/new.py" in _rg_files(workspace)
+        assert globbed() == {"a.py", "sub/b.py", "sub/gen/new.py"}
+    finally:
+        watching.core.close()
