@@ -46,7 +46,10 @@ def grep(
     avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
     flags = ["--json"]
     if params.output == "files":
-        flags = ["--files-with-matches", "--null"]
+        # Each file's name as a count of one, not `--files-with-matches --null`: ripgrep
+        # flushes a count line by line, but block-buffers NUL-ended names, so a run
+        # killed at its deadline lost every name it had found (`_named`).
+        flags = ["--count", "--max-count=1", "--with-filename", "--null"]
     if not params.case_sensitive:
         flags.append("--ignore-case")
     else:
@@ -207,6 +210,18 @@ def _counts(
     return result
 
 
+def _named(pieces: list[bytes]) -> list[bytes]:
+    """The names of `--count --null` output split at its NULs: the first piece is a
+    name, each next one the previous name's count, a line break, then a name (the
+    count's digits never hold one, so a name holding line breaks is kept whole)."""
+    names = pieces[:1]
+    for piece in pieces[1:]:
+        count, _, name = piece.partition(b"\n")
+        if count.isdigit():
+            names.append(name)
+    return [name for name in names if name]
+
+
 def _files(
     root: str,
     cwd: str,
@@ -219,16 +234,14 @@ def _files(
 ) -> dict[str, Any]:
     found: list[str] = []
     inside = rg.Beneath(root, cwd)
-    for chunk in ran.lines:
-        for name in chunk.split(b"\x00"):
-            name = name.strip(b"\n")
-            printed = os.fsdecode(name).removeprefix("./")
-            if not printed or (above is not None and above.hides(printed)):
-                continue
-            if matcher is None or matcher.matches(printed):
-                path = inside(printed)
-                if path is not None:
-                    found.append(path)
+    for name in _named(ran.lines):
+        printed = os.fsdecode(name).removeprefix("./")
+        if not printed or (above is not None and above.hides(printed)):
+            continue
+        if matcher is None or matcher.matches(printed):
+            path = inside(printed)
+            if path is not None:
+                found.append(path)
     found.sort()
     page = found[params.offset : params.offset + cap]
     result: dict[str, Any] = {

@@ -92,3 +92,38 @@ def test_a_sorted_glob_past_its_deadline_answers_what_it_listed(
     assert "not sorted by ripgrep" in result["note"], result["note"]
     assert "ran out of time" in result["note"], result["note"]
     assert GENERIC not in result["note"]
+
+
+def test_a_grep_past_its_deadline_answers_the_matches_printed(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ripgrep's output to a pipe is block-buffered: killed at its deadline (a FIFO
+    ignore file holds one thread of its walk for good), what it found but had not yet
+    flushed was lost, and a search that found matches answered none."""
+    monkeypatch.setattr(rg, "DEADLINE_S", 3.0)
+    names = [f"d{i}/f.py" for i in range(50)] + ["sub/b.py"]
+    make(workspace, names)
+    for name in names:
+        (workspace / name).write_text("needle = 1\n")
+    os.mkfifo(workspace / "sub" / ".gitignore")
+    for output in ("matches", "files", "counts"):
+        result: dict[str, Any] = calls.call(core, "grep", {"pattern": "needle", "output": output})
+        assert result["partial"] is True, result
+        found = result.get("matches") or result.get("files") or result.get("counts")
+        assert found, (output, result)
+
+
+def test_grep_files_keeps_a_name_holding_line_breaks_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """grep's file list is read from ripgrep's counts (`--count --null`): a name with
+    line breaks, even one that ends in a number line, is one name."""
+    names = ["plain.py", "a\nb.py", "7\n8", "x\n"]
+    for name in names:
+        (workspace / name).write_text("needle\n")
+    result: dict[str, Any] = calls.call(core, "grep", {"pattern": "needle", "output": "files"})
+    assert sorted(result["files"]) == sorted(str(workspace / name) for name in names)
+    one: dict[str, Any] = calls.call(
+        core, "grep", {"pattern": "needle", "output": "files", "path": "a\nb.py"}
+    )
+    assert one["files"] == [str(workspace / "a\nb.py")]
