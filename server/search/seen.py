@@ -9,8 +9,10 @@ left unrecorded, so an edit of it still needs a read). The record is a partial v
 so an edit checks it exactly as it checks a ranged read: applied while the file is
 unchanged, merged when a change is disjoint from the edit, refused `stale` otherwise.
 
-The proof is on the search's way to its answer, so it does only what it must: the real
-path of each folder is looked up once per search, a file is split only up to its last
+The proof is on the search's way to its answer, so it does only what it must: each
+folder's real path is looked up, and the folder opened beneath its root, once per search
+(its files then opened by name in it; a name that is itself a link is found by that
+open, not looked up first), a file is split only up to its last
 line shown, and a file the session already holds at a stamp that still proves that
 content (files/stamps.py, as a stub re-read trusts it) is checked against the text kept
 of it (state/snapshots.py) rather than read, decoded and hashed again. Only the session's
@@ -22,10 +24,11 @@ uses the lines: by then the content the search saw is gone, and with it the diff
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from ..errors import ReadkeeperError
-from ..files.fileio import digest, open_regular, read_at_most
+from ..files.fileio import OpenedFile, digest, open_regular_in, read_at_most
 from ..files.stamps import Stamp
 from ..read.anchors import line_hash
 from ..read.readers.text import decode_text
@@ -39,47 +42,122 @@ def record_shown(
     """Record the lines shown of each file (path -> line number -> text as shown, a
     cut line's text ending where it was cut); returns the paths recorded."""
     recorded = []
-    folders: dict[str, str] = {}
-    for path, lines in shown.items():
-        if lines and _record_file(services, session, _real(path, folders), lines):
-            recorded.append(path)
+    with _Folders(services, session) as folders:
+        for path, lines in shown.items():
+            if lines and _record_file(services, session, folders, path, lines):
+                recorded.append(path)
     return recorded
 
 
-def _real(path: str, folders: dict[str, str]) -> str:
-    """`os.path.realpath(path)`, each folder's looked up once per search ("" when it
-    cannot be resolved). What this names is only where to open: the open itself
-    follows no link (files/beneath.py)."""
-    folder, _, name = path.rpartition(os.sep)
-    try:
-        real_folder = folders.get(folder)
+class _Folders:
+    """The folders of one search's files: each one's real path looked up, and each one
+    opened beneath its anchor, once (a search shows many files of few folders). What a
+    real path names is only where to open: the open itself follows no link
+    (files/beneath.py)."""
+
+    def __init__(self, services: ReadServices, session: str) -> None:
+        self._workspace = services.workspace
+        self._session = session
+        self._real: dict[str, str] = {}
+        self._open: dict[tuple[int, str], int | None] = {}
+
+    def __enter__(self) -> _Folders:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd in self._open.values():
+            if fd is not None:
+                os.close(fd)
+
+    def real(self, path: str) -> str:
+        """`path` with its folder's real path (the name itself is not looked at: a
+        link there is found when it is opened); "" when it cannot be resolved."""
+        folder, _, name = path.rpartition(os.sep)
+        real_folder = self._real.get(folder)
         if real_folder is None:
-            real_folder = folders[folder] = os.path.realpath(folder or os.sep)
-        real = os.path.join(real_folder, name)
-        return os.path.realpath(real) if os.path.islink(real) else real
-    except OSError:  # a name that changed kind while it was resolved (EINVAL)
-        return ""
+            try:
+                real_folder = os.path.realpath(folder or os.sep)
+            except OSError:  # a name that changed kind while it was resolved (EINVAL)
+                real_folder = ""
+            self._real[folder] = real_folder
+        return os.path.join(real_folder, name) if real_folder else ""
+
+    @contextmanager
+    def opened(self, real: str) -> Iterator[OpenedFile | None]:
+        """The regular file at `real`, opened beneath its permitted folder (None when it
+        is not permitted, or its folder cannot be opened)."""
+        where = self._workspace.locate(real, self._session, grants=False) if real else None
+        if where is None:
+            yield None
+            return
+        key = (id(where.anchor), where.folder)
+        if key not in self._open:
+            try:
+                self._open[key] = where.open_folder()
+            except OSError:
+                self._open[key] = None
+        folder = self._open[key]
+        if folder is None:
+            yield None
+            return
+        with open_regular_in(folder, where.name, where.path) as opened:
+            yield opened
 
 
-def _record_file(services: ReadServices, session: str, real: str, lines: Mapping[int, str]) -> bool:
-    where = services.workspace.locate(real, session, grants=False) if real else None
-    if where is None:
-        return False
-    cap = services.settings.max_size_bytes
-    last = max(lines)
+def _record_file(
+    services: ReadServices,
+    session: str,
+    folders: _Folders,
+    path: str,
+    lines: Mapping[int, str],
+) -> bool:
+    real = folders.real(path)
     try:
-        with open_regular(where) as opened:
-            if opened.size > cap:
-                return False  # too large to hold: a ranged read records it
-            kept = _kept(services, session, opened.path, opened.stamp)
-            if kept is None:
-                data = read_at_most(opened.fd, cap)
-                text, _ = decode_text(data, opened.path)
-                content_digest = digest(data)
-            else:
-                content_digest, text = kept
-    except (ReadkeeperError, OSError):
+        proved = _content(services, session, folders, real)
+    except ReadkeeperError as exc:
+        if not exc.data.get("moved"):
+            return False
+        # The name itself is a link (ripgrep follows one named on its command line, or
+        # one was planted since): the file it leads to, as os.path.realpath finds it.
+        try:
+            target = os.path.realpath(real)
+            proved = _content(services, session, folders, target) if target != real else None
+        except (ReadkeeperError, OSError):
+            return False
+    except OSError:
         return False
+    if proved is None:
+        return False
+    opened, content_digest, text = proved
+    return _record(services, session, opened, content_digest, text, lines)
+
+
+def _content(
+    services: ReadServices, session: str, folders: _Folders, real: str
+) -> tuple[OpenedFile, str, str] | None:
+    """The file at `real` as it is now (its stat, digest and text), when it is permitted,
+    regular and within `max_size_bytes`."""
+    cap = services.settings.max_size_bytes
+    with folders.opened(real) as opened:
+        if opened is None or opened.size > cap:
+            return None  # too large to hold: a ranged read records it
+        kept = _kept(services, session, opened.path, opened.stamp)
+        if kept is not None:
+            return opened, *kept
+        data = read_at_most(opened.fd, cap)
+        text, _ = decode_text(data, opened.path)
+        return opened, digest(data), text
+
+
+def _record(
+    services: ReadServices,
+    session: str,
+    opened: OpenedFile,
+    content_digest: str,
+    text: str,
+    lines: Mapping[int, str],
+) -> bool:
+    last = max(lines)
     file_lines = text.split("\n", last)  # the lines up to the last one shown
     views = []
     whole: dict[int, int] = {}  # the lines shown whole: an anchor may name them
