@@ -36,6 +36,7 @@ from ..files import landlock
 from ..files.confined import LAUNCHER, Child, widen_pipe
 from ..progress import step
 from ..words import count
+from .realdirs import RealFolders
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -389,14 +390,15 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
 
 class Beneath:
     """Checks that paths ripgrep printed, running in `cwd`, lie beneath `root`: no "..",
-    not absolute, no symlink on the way out. Each folder's real path is looked up once
-    (a search prints many paths of few folders)."""
+    not absolute, no symlink on the way out. Each folder's real path is looked up once,
+    from its parent's (a search prints many paths of few folders: realdirs.py)."""
 
     def __init__(self, root: str, cwd: str) -> None:
         self.root = root
         self.cwd = cwd
         self._prefix = root.rstrip(os.sep) + os.sep
         self._folders: dict[str, bool] = {}
+        self._real = RealFolders()
 
     def __call__(self, relative: str) -> str | None:
         """The absolute path of `relative`, or None when it leads out."""
@@ -408,10 +410,7 @@ class Beneath:
         folder = relative.rpartition(os.sep)[0]
         inside = self._folders.get(folder)
         if inside is None:
-            try:
-                real = os.path.realpath(os.path.join(self.cwd, folder))
-            except OSError:  # a name that changed kind while it was resolved (EINVAL)
-                real = ""
+            real = self._real(os.path.join(self.cwd, folder) if folder else self.cwd)
             inside = real == self.root or real.startswith(self._prefix)
             if len(self._folders) < 100_000:
                 self._folders[folder] = inside

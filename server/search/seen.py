@@ -34,6 +34,7 @@ from ..read.anchors import line_hash
 from ..read.readers.text import decode_text
 from ..read.services import ReadServices
 from ..state.readstate import ReadRecord
+from .realdirs import RealFolders
 
 
 def record_shown(
@@ -58,7 +59,7 @@ class _Folders:
     def __init__(self, services: ReadServices, session: str) -> None:
         self._workspace = services.workspace
         self._session = session
-        self._real: dict[str, str] = {}
+        self._real = RealFolders()
         self._open: dict[tuple[int, str], int | None] = {}
 
     def __enter__(self) -> _Folders:
@@ -73,13 +74,7 @@ class _Folders:
         """`path` with its folder's real path (the name itself is not looked at: a
         link there is found when it is opened); "" when it cannot be resolved."""
         folder, _, name = path.rpartition(os.sep)
-        real_folder = self._real.get(folder)
-        if real_folder is None:
-            try:
-                real_folder = os.path.realpath(folder or os.sep)
-            except OSError:  # a name that changed kind while it was resolved (EINVAL)
-                real_folder = ""
-            self._real[folder] = real_folder
+        real_folder = self._real(folder or os.sep)
         return os.path.join(real_folder, name) if real_folder else ""
 
     @contextmanager
