@@ -58,10 +58,11 @@ def main() -> None:
     core.tokens.warm_up()
     samples: dict[str, list[float]] = {}
     # The phases, timed where grep.py calls them (module attributes, put back after).
-    originals = (rg.run, blocks.blocks, grep_module.record_shown)
-    rg.run = _timed(samples, "rg run", rg.run)  # type: ignore[assignment]
-    blocks.blocks = _timed(samples, "blocks", blocks.blocks)  # type: ignore[assignment]
-    grep_module.record_shown = _timed(samples, "proof", grep_module.record_shown)  # type: ignore[assignment]
+    phases = [(rg, "run", "rg run"), (blocks, "blocks", "blocks")]
+    phases.append((grep_module, "record_shown", "proof"))
+    originals = [getattr(module, name) for module, name, _ in phases]
+    for (module, name, key), fn in zip(phases, originals, strict=True):
+        setattr(module, name, _timed(samples, key, fn))
     rows = []
     try:
         for case, pattern in CASES.items():
@@ -84,13 +85,18 @@ def main() -> None:
                         samples.setdefault(f"{case}/{key}", []).append(value)
                     rest = took - sum(parts.values())
                     samples.setdefault(f"{case}/rest", []).append(rest)
-            row = {"case": case, "grep_ms": _ms(totals), "rg_by_hand_ms": _ms(shell)}
+            row: dict[str, Any] = {
+                "case": case,
+                "grep_ms": _ms(totals),
+                "rg_by_hand_ms": _ms(shell),
+            }
             for key in ("rg run", "blocks", "proof", "rest"):
                 row[f"{key.replace(' ', '_')}_ms"] = _ms(samples[f"{case}/{key}"])
             row["ratio"] = round(row["grep_ms"] / row["rg_by_hand_ms"], 2)
             rows.append(row)
     finally:
-        rg.run, blocks.blocks, grep_module.record_shown = originals  # type: ignore[assignment]
+        for (module, name, _), fn in zip(phases, originals, strict=True):
+            setattr(module, name, fn)
     launch = _launch_ms(args.runs)
     core.close()
     print(
