@@ -77,7 +77,10 @@ def main() -> None:
                 took = time.perf_counter() - start
                 parts = {key: sum(samples[key]) for key in ("rg run", "blocks", "proof")}
                 start = time.perf_counter()
-                subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
+                # stdin /dev/null: with a pipe there, rg would search it, not the tree.
+                subprocess.run(
+                    command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, check=False
+                )
                 if run:  # the first round warms up
                     totals.append(took)
                     shell.append(time.perf_counter() - start)

@@ -104,8 +104,13 @@ def watching(root: Path, **settings: Any) -> Readkeeper:
 
 
 def shell_rg(root: Path, *args: str) -> Callable[[], Any]:
+    """ripgrep as a shell runs it in `root`. Its stdin is /dev/null, as a terminal's
+    would be for this purpose: given no path and a pipe or file as stdin (the bench run
+    as `python - <<EOF`, or under a harness), rg searches stdin, not the tree."""
     command = [rg.binary(), "--no-config", *args]
-    return lambda: subprocess.run(command, cwd=root, capture_output=True, check=False)
+    return lambda: subprocess.run(
+        command, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, check=False
+    )
 
 
 def rows_for(
