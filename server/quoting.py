@@ -194,3 +194,12 @@ def valid_unicode(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [valid_unicode(item) for item in value]
     return value
+
+
+def valid_json(text: str) -> str:
+    """JSON text (written with `ensure_ascii=False`) in which each raw lone surrogate is
+    written to decode as `valid_unicode` writes it (the text `\\udcff`, not JSON's own
+    `\\udcff` escape, which strict decoders refuse: it is not Unicode)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: "\\" + _unprintable(found.group()), text)
