@@ -138,7 +138,7 @@ def list_files(
     if avoided is None:
         avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     # No path argument: ripgrep then prints paths without "./".
-    above = Above.of(root, cwd)
+    above = Above.of(root, cwd, avoided.judged)
     flags = ["--files", "--null", *avoided.flags(), *(above.flags() if above else [])]
     token = times.before_listing(root, cwd, token)
     ran = rg.run(cwd, flags, max_lines=_FILE_LINES, sep=b"\0", readable=root, stop=stop)
@@ -185,7 +185,7 @@ def _newest_sorted_by_rg(
     """`_newest_listed` where no time can be kept (no watcher hears the folder): ripgrep
     sorts by time itself, on one thread, and for a name-only pattern only the page's
     lines are read. Stat-ing here costs more when every time must be read anyway."""
-    above = Above.of(root, cwd)
+    above = Above.of(root, cwd, avoided.judged)
     flags = ["--files", "--null", "--sortr=modified", *matcher.rg_filter(), *avoided.flags()]
     flags += above.flags() if above else []
     # A page's lines are a page's files only when none of them is dropped.

@@ -338,8 +338,9 @@ def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
             yield event
 
 
-def text_of(value: object) -> str:
-    """A `{text}` or `{bytes}` (base64, for what is not UTF-8) of ripgrep's JSON."""
+def text_of(value: object, errors: str = "replace") -> str:
+    """A `{text}` or `{bytes}` (base64, for what is not UTF-8) of ripgrep's JSON; a path's
+    bytes are decoded as the name's own (`errors="surrogateescape"`: os.fsdecode)."""
     if not isinstance(value, dict):
         return ""
     if "text" in value:
@@ -347,7 +348,7 @@ def text_of(value: object) -> str:
     import base64
 
     try:
-        return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", "replace")
+        return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", errors)
     except ValueError:
         return ""
 
