@@ -32,7 +32,9 @@ from . import journal
 from .refusals import (
     busy,
     deleted,
+    folder_path,
     kept_changing,
+    names_a_folder,
     not_read,
     not_text,
     os_error,
@@ -78,6 +80,8 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             field="file_path",
         )
     candidate = workspace.absolute(file_path)
+    if names_a_folder(file_path):
+        raise folder_path(file_path, candidate, "file_path")
     problem = workspace.unavailable(candidate)
     if problem is not None:
         raise problem
