@@ -23,7 +23,7 @@ from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, is_directory, moved, read_at_most
 from ..files.locks import lock_for
-from ..files.paths import Location, Workspace, real_path
+from ..files.paths import Location, Workspace, names_a_folder, real_path
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
@@ -34,7 +34,6 @@ from .refusals import (
     deleted,
     folder_path,
     kept_changing,
-    names_a_folder,
     not_read,
     not_text,
     os_error,

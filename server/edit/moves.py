@@ -34,12 +34,12 @@ from ..files import atomic
 from ..files.beneath import Location, Moved
 from ..files.fileio import moved
 from ..files.locks import lock_for
-from ..files.paths import Workspace, real_path
+from ..files.paths import Workspace, names_a_folder, real_path
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
 from ..words import count
-from .refusals import dirty, names_a_folder, os_error
+from .refusals import dirty, os_error
 from .services import EditServices
 
 

@@ -200,13 +200,6 @@ def os_error(path: str, exc: OSError) -> ReadkeeperError:
     )
 
 
-def names_a_folder(path: str) -> bool:
-    """Whether `path`, as given, names a folder by its form alone: it ends in a slash,
-    or its last part is `.` or `..`. Made absolute (normpath) it would lose that, and a
-    write to `new/` would make a file named `new`."""
-    return path.endswith(("/", os.sep)) or os.path.basename(path) in (".", "..")
-
-
 def folder_path(given: str, absolute: str, field: str) -> ReadkeeperError:
     """The refusal of a folder's path where a file's is needed (write, edit, the file
     moved): the way to name a file in that folder, or the file itself."""

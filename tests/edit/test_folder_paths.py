@@ -124,3 +124,12 @@ async def test_over_mcp_both_tool_sets_refuse_a_folder_path(
         result = await client.call_tool("move_file", {"source": "a.txt", "destination": "b/"})
         assert error_kind(result) == "bad_params"
     assert sorted(os.listdir(workspace)) == ["a.txt"]
+
+
+@pytest.mark.parametrize("path", ["a.txt/", "a.txt/."])
+def test_a_read_by_a_folder_path_is_refused_by_the_same_rule(
+    core: Readkeeper, tree: list[str], path: str
+) -> None:
+    error = refused(core, "read", file_path=path)
+    assert error.kind == "not_found"
+    assert "names a folder" in error.message
