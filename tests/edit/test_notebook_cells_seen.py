@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import Session
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -188,3 +189,27 @@ def test_a_name_two_cells_share_is_ambiguous_and_a_position_is_not(
     assert result["index"] == 1
     assert sources(path)[1] == "EDITED = 0"
     assert sources(path)[0] == "".join(cells[0]["source"])
+
+
+# --- through the language server ----------------------------------------------------------
+
+
+async def test_cell_edits_through_the_server(lsp: Session, workspace: Path) -> None:
+    path = save(workspace / "nb.ipynb", [cell("a = 1", "same"), cell("b = 2", "same")])
+    data = b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n")
+    path.write_bytes(data)
+    await lsp.client.request("readkeeper/grep", {"pattern": "nbformat", "path": "nb.ipynb"})
+    error = await lsp.error(
+        "readkeeper/edit", {"file_path": "nb.ipynb", "cell_id": "@0", "new_source": "x"}
+    )
+    assert error.data["kind"] == "not_read"
+    names = [c["cell_id"] for c in (await lsp.read("nb.ipynb"))["file"]["cells"]]
+    assert names == ["@0", "@1"]
+    error = await lsp.error(
+        "readkeeper/edit", {"file_path": "nb.ipynb", "cell_id": "same", "new_source": "x"}
+    )
+    assert error.data["kind"] == "ambiguous_match"
+    await lsp.client.request(
+        "readkeeper/edit", {"file_path": "nb.ipynb", "cell_id": "@1", "new_source": "b = 3"}
+    )
+    assert path.read_bytes() == data.replace(b'"b = 2"', b'"b = 3"')
