@@ -22,7 +22,7 @@ keeps them until the cell runs again; the result's note says so.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
@@ -111,7 +111,7 @@ def _edit_once(
         old_cells = list(notebook.get("cells") or [])
         index, note = _apply(notebook, params, real)
         new_text = _spliced(text, params, index, old_cells, notebook, real)
-        _validate(notebook, parse(data, real), real)
+        _validate(notebook, lambda: parse(data, real), real)
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         new_data = bom + new_text.encode("utf-8", "surrogatepass")
         new_stat = replace(held, new_data, data)
@@ -383,7 +383,7 @@ def _why_not_disjoint(
 # --- writing ----------------------------------------------------------------------------
 
 
-def _validate(notebook: dict[str, Any], before: dict[str, Any], path: str) -> None:
+def _validate(notebook: dict[str, Any], before: Callable[[], dict[str, Any]], path: str) -> None:
     """nbformat's schema check of the new notebook. A notebook that was already invalid
     before the edit is let through (the edit did not make it so); one the edit broke is
     refused."""
@@ -397,7 +397,7 @@ def _validate(notebook: dict[str, Any], before: dict[str, Any], path: str) -> No
         return None
 
     broken = problem(notebook)
-    if broken is not None and problem(before) is None:
+    if broken is not None and problem(before()) is None:
         raise ReadkeeperError(
             "bad_params",
             f"The edit would make {path} an invalid notebook ({broken}); nothing was "

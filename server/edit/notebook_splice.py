@@ -51,7 +51,14 @@ class Layout:
 
     text: str
     array: _Span  # the "cells" array, brackets included
-    cells: tuple[_Span, ...]
+    cells: tuple[_Span, ...]  # without their members, found only for the cells an edit needs
+
+    def scanned(self, index: int) -> _Span:
+        """Cell `index` with its members."""
+        cell, _, _ = _object(self.text, self.cells[index].start)
+        if cell.end != self.cells[index].end:
+            raise Uncertain(f"cell {index} ends elsewhere than json found")
+        return cell
 
 
 def layout(text: str) -> Layout:
@@ -123,9 +130,11 @@ def _list_of_objects(text: str, at: int) -> tuple[_Span, tuple[_Span, ...]]:
     if at < len(text) and text[at] == "]":
         return _Span(start, at + 1), ()
     while True:
-        cell, _, _ = _object(text, at)
-        found.append(cell)
-        at = _skip(text, cell.end)
+        if at >= len(text) or text[at] != "{":
+            raise Uncertain(f"a cell at character {at} is not an object")
+        end = _value_end(text, at)  # json's C scanner: a cell's members are found when needed
+        found.append(_Span(at, end))
+        at = _skip(text, end)
         if at < len(text) and text[at] == "]":
             return _Span(start, at + 1), tuple(found)
         at = _skip(text, _expect(text, at, ","))
@@ -191,7 +200,7 @@ def replaced(where: Layout, index: int, old: dict[str, Any], new: dict[str, Any]
     """The text with cell `index` changed from `old` to `new`: each changed member's value
     rewritten in place, a removed member taken out with its comma, an added one put in
     key order (Jupyter sorts keys)."""
-    text, cell = where.text, where.cells[index]
+    text, cell = where.text, where.scanned(index)
     style = _style(text, cell)
     keys = [m.key for m in cell.members]
     edits: list[tuple[int, int, str]] = []
@@ -249,7 +258,7 @@ def inserted(where: Layout, at: int, cell: dict[str, Any]) -> str:
     text, cells = where.text, where.cells
     if not cells:
         return _into_empty(where, cell)
-    sample = cells[at - 1] if at else cells[0]
+    sample = where.scanned(at - 1 if at else 0)
     style = _style(text, sample)
     body = style.dump(cell, _indent_at(text, sample.start))
     if at == 0:
@@ -292,7 +301,8 @@ def proved(text: str, expected: dict[str, Any]) -> None:
         found = json.loads(text)
     except (ValueError, RecursionError):
         raise Uncertain("the spliced text would not be JSON") from None
-    if _canonical(found) != _canonical(expected):
+    # A NaN is unequal to itself: only then are the two compared as canonical text.
+    if found != expected and _canonical(found) != _canonical(expected):
         raise Uncertain("the spliced text would not be the notebook the edit means")
 
 
