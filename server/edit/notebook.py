@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
 from ..protocol import (
@@ -38,7 +39,14 @@ from ..read.readers.notebook import parse
 from ..read.readers.notebook_ids import by_position, cell_names, claimants, positional
 from ..state.readstate import ReadRecord
 from . import notebook_splice
-from .commit import committed, hold_for_change, read_record, replace, resolve_for_change
+from .commit import (
+    committed,
+    encode,
+    hold_for_change,
+    read_record,
+    replace,
+    resolve_for_change,
+)
 from .notebook_seen import Seen, held_after, seen_for
 from .refusals import not_read
 from .remember import Written, remember_change
@@ -62,6 +70,8 @@ def _check(params: NotebookEditParams) -> None:
             f'edit_mode "{params.edit_mode}" needs new_source, the cell\'s new text.',
             field="new_source",
         )
+    if params.new_source is not None:  # a lone surrogate: not even an escape may hold it
+        encode(params.new_source, UTF8, params.file_path, "new_source")
     if params.edit_mode != "insert" and not params.cell_id:
         raise ReadkeeperError(
             "bad_params",
@@ -113,7 +123,7 @@ def _edit_once(
         new_text = _spliced(text, params, index, old_cells, notebook, real)
         _validate(notebook, lambda: parse(data, real), real)
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-        new_data = bom + new_text.encode("utf-8", "surrogatepass")
+        new_data = bom + encode(new_text, UTF8, real, "new_source")
         new_stat = replace(held, new_data, data)
         if new_stat is None:
             return None  # changed under us: look again

@@ -227,3 +227,17 @@ def test_a_key_the_edit_must_change_twice_over_is_refused_not_reformatted(
     assert path.read_text() == text
     edit(core, path, cell_id="a", edit_mode="insert", new_source="after = 1")
     assert path.read_text().startswith(text[: text.index("]")])
+
+
+def test_a_lone_surrogate_in_new_source_is_refused_not_written_as_bad_utf8(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "nb.ipynb"
+    nbformat.write(nbformat.from_dict(every_output_notebook()), str(path))
+    before = path.read_bytes()
+    target = unstructure(core.read(ReadParams(file_path=str(path))))["file"]["cells"][0]
+    with pytest.raises(ReadkeeperError) as caught:
+        edit(core, path, cell_id=target["cell_id"], new_source="bad \ud800")
+    assert caught.value.kind == "unsupported"
+    assert "U+D800" in caught.value.message
+    assert path.read_bytes() == before
