@@ -23,7 +23,6 @@ from typing import Any
 
 from readkeeper import quoting, render, words
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files.paths import Location
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.quoting import name
@@ -36,7 +35,6 @@ from .model import (
     DIAGNOSTICS,
     ENVIRONMENT,
     GIT_STATUS,
-    MEMORY,
     NEW_DIAGNOSTICS,
     USER,
     Attachment,
@@ -61,7 +59,9 @@ class Source:
 
     type: str
     name: str
-    run: Callable[[], list[Attachment]]
+    # A source of several files (memory files) judges each alone: one it cannot attach
+    # is a `Dropped` of its own, with its reason, beside the attachments of the others.
+    run: Callable[[], Sequence[Attachment | Dropped]]
 
 
 def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
@@ -112,7 +112,7 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
 def _run_phase(
     pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float
 ) -> tuple[list[Attachment], list[Dropped]]:
-    futures: list[tuple[Source, Future[list[Attachment]]]] = [
+    futures: list[tuple[Source, Future[Sequence[Attachment | Dropped]]]] = [
         (source, pool.submit(source.run)) for source in sources
     ]
     wait([f for _, f in futures], timeout=timeout)
@@ -125,7 +125,11 @@ def _run_phase(
             continue
         error = future.exception()
         if error is None:
-            items.extend(future.result())
+            for got in future.result():
+                if isinstance(got, Dropped):
+                    dropped.append(got)
+                else:
+                    items.append(got)
         elif isinstance(error, ReadkeeperError):
             dropped.append(Dropped(source.type, source.name, f"{error.kind}: {error.message}"))
         else:
@@ -148,7 +152,7 @@ def _user_phase(
             Source(
                 "memory",
                 "memory files above mentions",
-                lambda: _memory_items(core, memory.above(_real(mentions), core.workspace)),
+                lambda: memory.items(core.settings, memory.above(_real(mentions), core.workspace)),
             )
         )
     return sources
@@ -209,30 +213,6 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
 
 def _real(paths: list[str]) -> list[str]:
     return [os.path.realpath(p) for p in paths]
-
-
-def _memory_items(core: AttachmentServices, found: list[Location]) -> list[Attachment]:
-    settings = core.settings
-    items = []
-    for where in found:
-        text, cut = memory.load(where, settings.memory_max_lines, settings.memory_max_bytes)
-        # The repository's words, not readkeeper's nor the user's: labelled, and fenced
-        # so that no line of it can pose as another attachment or as readkeeper's.
-        label = f"{name(os.path.basename(where.path))}, the repository's words:"
-        shown = f"{label}\n{quoting.fence(text)}" + (f"\n{cut}" if cut else "")
-        items.append(
-            Attachment(
-                type="memory",
-                content=shown,
-                fenced=True,
-                priority=MEMORY,
-                source=where.path,
-                file_path=where.path,
-                max_tokens=settings.memory_max_tokens,
-                truncated=cut is not None,
-            )
-        )
-    return items
 
 
 # --- phase 2: the thread ---------------------------------------------------------------
@@ -376,7 +356,7 @@ def _main_phase(
             Source(
                 "memory",
                 "memory files at the roots",
-                lambda: _memory_items(core, memory.at_roots(core.workspace)),
+                lambda: memory.items(core.settings, memory.at_roots(core.workspace)),
             )
         )
     if "selection" in wanted and params.active_editor is not None:

@@ -11,12 +11,15 @@ import os
 import stat
 from collections.abc import Iterable
 
-from readkeeper import words
+from readkeeper import quoting, words
+from readkeeper.errors import ReadkeeperError
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.read.readers.text import decode_text, split_lines
+from readkeeper.settings import Settings
 
 from .cut_notes import read_call
+from .model import MEMORY, Attachment, Dropped
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
@@ -58,6 +61,38 @@ def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]
         if st is not None and stat.S_ISREG(st.st_mode):
             found[where.path] = where
     return list(found.values())
+
+
+def items(settings: Settings, found: list[Location]) -> list[Attachment | Dropped]:
+    """The memory files `found`, each judged alone: one that cannot be attached (binary,
+    unreadable, gone) is dropped with its own reason, and never takes the others along."""
+    out: list[Attachment | Dropped] = []
+    for where in found:
+        try:
+            text, cut = load(where, settings.memory_max_lines, settings.memory_max_bytes)
+        except ReadkeeperError as exc:  # binary, gone, no longer a regular file...
+            out.append(Dropped("memory", where.path, f"{exc.kind}: {exc.message}"))
+            continue
+        except OSError as exc:
+            out.append(Dropped("memory", where.path, f"cannot be read ({exc.strerror or exc})"))
+            continue
+        # The repository's words, not readkeeper's nor the user's: labelled, and fenced
+        # so that no line of it can pose as another attachment or as readkeeper's.
+        label = f"{quoting.name(os.path.basename(where.path))}, the repository's words:"
+        shown = f"{label}\n{quoting.fence(text)}" + (f"\n{cut}" if cut else "")
+        out.append(
+            Attachment(
+                type="memory",
+                content=shown,
+                fenced=True,
+                priority=MEMORY,
+                source=where.path,
+                file_path=where.path,
+                max_tokens=settings.memory_max_tokens,
+                truncated=cut is not None,
+            )
+        )
+    return out
 
 
 def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, str | None]:

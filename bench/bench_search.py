@@ -104,17 +104,31 @@ def watching(root: Path, **settings: Any) -> Readkeeper:
 
 
 def shell_rg(root: Path, *args: str) -> Callable[[], Any]:
+    """ripgrep as a shell runs it in `root`. Its stdin is /dev/null, as a terminal's
+    would be for this purpose: given no path and a pipe or file as stdin (the bench run
+    as `python - <<EOF`, or under a harness), rg searches stdin, not the tree."""
     command = [rg.binary(), "--no-config", *args]
-    return lambda: subprocess.run(command, cwd=root, capture_output=True, check=False)
+    return lambda: subprocess.run(
+        command, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, check=False
+    )
 
 
 def rows_for(
-    name: str, root: Path, runs: int, generated_root: Path | None = None
+    name: str,
+    root: Path,
+    runs: int,
+    generated_root: Path | None = None,
+    tools: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
+    """The rows of one tree; `tools`: only the rows of these tools (all when None)."""
     core = Readkeeper(roots=[str(root)])
     core.tokens.warm_up()
-    cached = watching(root, read_ahead=False)  # nothing built ahead: the first call is cold
-    first_rows = first_glob_rows(name, root, cached, runs)
+    wanted = tools or frozenset({"grep", "glob", "ref", "list", "floor"})
+    cached = None
+    first_rows: list[dict[str, Any]] = []
+    if "glob" in wanted:  # the watcher's set-up takes seconds
+        cached = watching(root, read_ahead=False)  # nothing built ahead: the first call is cold
+        first_rows = first_glob_rows(name, root, cached, runs)
     sessions = (f"bench-{n}" for n in itertools.count())
     cases: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
         (
@@ -188,13 +202,17 @@ def rows_for(
             shell_rg(root, "--files"),
         ),
     ]
-    rows = first_rows + floor_rows(name, root, runs, with_find=root == generated_root)
+    rows = first_rows
+    if "floor" in wanted:
+        rows += floor_rows(name, root, runs, with_find=root == generated_root)
     if root != generated_root:  # a file of the generated tree only is written
         cases = [c for c in cases if "write" not in c[1]]
     for tool, case, ours, theirs in cases:
-        mine, base = medians_s(ours, theirs, runs)
-        rows.append(_row(name, tool, case, mine, base))
-    cached.close()
+        if tool in wanted:
+            mine, base = medians_s(ours, theirs, runs)
+            rows.append(_row(name, tool, case, mine, base))
+    if cached is not None:
+        cached.close()
     core.close()
     return rows
 
@@ -335,17 +353,28 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--launches", type=int, default=40)
+    parser.add_argument(
+        "--trees", choices=["both", "generated", "repository"], default="both", help="which trees"
+    )
+    parser.add_argument(
+        "--tools", default="", help="only these rows, comma-separated: grep,glob,ref,list,floor"
+    )
     # The cost of confining ripgrep with Landlock: compare a run with this flag against
     # one without (the launcher rows measure the start alone).
     parser.add_argument("--no-landlock", action="store_true", help="run rg unconfined")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    launchers = [] if rg.landlock_abi() < 1 else launcher_rows(HERE.parent, args.launches)
+    tools = frozenset(args.tools.split(",")) if args.tools else None
+    some = tools is not None or args.trees != "both"
+    launchers = [] if rg.landlock_abi() < 1 or some else launcher_rows(HERE.parent, args.launches)
     if args.no_landlock:
         rg.landlock_abi = lambda: 0  # type: ignore[method-assign]
-    tree = generated(args.files)
-    rows = rows_for(f"generated {args.files:,} files", tree, args.runs, tree)
-    rows += rows_for("this repository", HERE.parent, args.runs)
+    rows = []
+    if args.trees != "repository":
+        tree = generated(args.files)
+        rows += rows_for(f"generated {args.files:,} files", tree, args.runs, tree, tools)
+    if args.trees != "generated":
+        rows += rows_for("this repository", HERE.parent, args.runs, tools=tools)
     header = f"{'tree':<26} {'tool':<5} {'case':<32} {'readkeeper':>11} {'rg':>9} {'ratio':>6}"
     print(header)
     for row in rows:
@@ -362,12 +391,16 @@ def main() -> None:
         )
     load = {"before": load_before, "after": os.getloadavg()}
     print(f"\nload average (1, 5, 15 min): before {load_before}, after {load['after']}")
+    # A run of some rows only never replaces the whole table's figures.
+    name = "search-no-landlock" if args.no_landlock else "search"
     write_json(
-        HERE / "results" / ("search-no-landlock.json" if args.no_landlock else "search.json"),
+        HERE / "results" / f"{name}{'-some' if some else ''}.json",
         {
             "machine": machine(),
             "load": load,
             "runs": args.runs,
+            "trees": args.trees,
+            "tools": sorted(tools) if tools else "all",
             "landlock": not args.no_landlock,
             "rows": rows,
             "launcher": launchers,

@@ -6,11 +6,11 @@ a table and writes the figures to `bench/results/seen.json`; nothing is asserted
 The lines two searches of this repository show (a rare pattern: a line or two in each
 of some forty files; a common word: a hundred lines of a few files) are recorded again
 and again, in-process: in a new session each time (every file opened, read, decoded
-and hashed) and in the same session (the files' stamps still prove the text kept, so
-they are opened and checked, not read). Each figure is the median of `--runs` runs,
-the two ways taken in turn (the machine is shared: load shifts between rows, not within
-one). For figures that do not move with the load, run the same calls under
-`valgrind --tool=callgrind` and compare instruction counts.
+and hashed) and in the same session (the files' stamps, taken by name in their
+folders, still prove the text kept, so they are checked, never opened or read). Each
+figure is the median of `--runs` runs, the two ways taken in turn (the machine is
+shared: load shifts between rows, not within one). Callgrind counts instructions in
+user space only: it shows the Python's cost, not the system calls a cut may remove.
 """
 
 from __future__ import annotations

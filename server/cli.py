@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
+from .cli_numbers import whole_number
 from .cli_search import COMMANDS as SEARCH_COMMANDS
 from .cli_search import add_commands as add_search_commands
 from .cli_search import open_core
@@ -89,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     read = commands.add_parser("read", help="read a file as an agent would")
     read.add_argument("path")
-    read.add_argument("--offset", type=int, help="first line (1-based)")
-    read.add_argument("--limit", type=int, help="number of lines")
+    read.add_argument("--offset", type=whole_number, help="first line (1-based)")
+    read.add_argument("--limit", type=whole_number, help="number of lines")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "1-5"')
     read.add_argument("--symbol", help='a symbol\'s lines, e.g. "Reader.read" (source files)')
     read.add_argument(
@@ -285,24 +286,26 @@ def _missing_stream(args: argparse.Namespace) -> str | None:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from .protocol import ReadParams, unstructure
+    from .protocol import ReadParams, structure, unstructure
 
     core = open_core(args.root)
     if core is None:
         return 2
-    params = ReadParams(
-        file_path=args.path,
-        offset=args.offset,
-        limit=args.limit,
-        pages=args.pages,
-        symbol=args.symbol,
-        line_format=args.line_format,
-        render=args.render,
-        include_images=args.include_images,
-        estimate=args.estimate,
-        force=args.force,
-    )
+    asked = {
+        "file_path": args.path,
+        "offset": args.offset,
+        "limit": args.limit,
+        "pages": args.pages,
+        "symbol": args.symbol,
+        "line_format": args.line_format,
+        "render": args.render,
+        "include_images": args.include_images,
+        "estimate": args.estimate,
+        "force": args.force,
+    }
     try:
+        # Through the protocol's converter, as a request is: one rule for every value.
+        params = structure({k: v for k, v in asked.items() if v is not None}, ReadParams)
         result = unstructure(core.read(params))
     except ReadkeeperError as exc:
         if args.json:

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .cli_numbers import whole_number
 from .errors import ReadkeeperError
 from .hints import for_cli
 from .quoting import show
@@ -26,21 +27,23 @@ def add_commands(commands: Any) -> None:
     grep.add_argument("pattern")
     grep.add_argument("path", nargs="?", default=None, help="folder or file (default: root)")
     grep.add_argument("--glob", help='only files matching, e.g. "*.py"')
-    grep.add_argument("-C", "--context", type=int, default=0, help="lines around each match")
+    grep.add_argument(
+        "-C", "--context", type=whole_number, default=0, help="lines around each match"
+    )
     grep.add_argument("-i", "--ignore-case", action="store_true")
     grep.add_argument("-U", "--multiline", action="store_true", help="match across lines")
     grep.add_argument("-l", "--files", action="store_true", help="only the files that match")
     grep.add_argument("-c", "--count", action="store_true", help="matches per file")
-    grep.add_argument("--max-matches", type=int, help="most matches shown")
-    grep.add_argument("--offset", type=int, default=0, help="matches skipped (the rest)")
+    grep.add_argument("--max-matches", type=whole_number, help="most matches shown")
+    grep.add_argument("--offset", type=whole_number, default=0, help="matches skipped (the rest)")
     glob = commands.add_parser("glob", help="files whose path matches a glob, newest first")
     glob.add_argument("pattern")
     glob.add_argument("path", nargs="?", default=None)
-    glob.add_argument("--offset", type=int, default=0)
+    glob.add_argument("--offset", type=whole_number, default=0)
     ls = commands.add_parser("ls", help="a folder's entries, with kinds and sizes")
     ls.add_argument("path", nargs="?", default=".")
-    ls.add_argument("--depth", type=int, default=1)
-    ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--depth", type=whole_number, default=1)
+    ls.add_argument("--offset", type=whole_number, default=0)
     for parser in (grep, glob, ls):
         parser.add_argument("--root", default=None, help="workspace root (default: here)")
         parser.add_argument("--json", action="store_true", help="the protocol result as JSON")

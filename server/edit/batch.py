@@ -401,4 +401,4 @@ def _still_a_notebook(path: str, before: str, after: str) -> None:
     from .notebook import _validate
 
     if isinstance(was, dict):
-        _validate(now, was, path)
+        _validate(now, lambda: was, path)

@@ -23,7 +23,7 @@ from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, is_directory, moved, read_at_most
 from ..files.locks import lock_for
-from ..files.paths import Location, Workspace, real_path
+from ..files.paths import Location, Workspace, names_a_folder, real_path
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
@@ -32,6 +32,7 @@ from . import journal
 from .refusals import (
     busy,
     deleted,
+    folder_path,
     kept_changing,
     not_read,
     not_text,
@@ -78,6 +79,8 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
             field="file_path",
         )
     candidate = workspace.absolute(file_path)
+    if names_a_folder(file_path):
+        raise folder_path(file_path, candidate, "file_path")
     problem = workspace.unavailable(candidate)
     if problem is not None:
         raise problem

@@ -34,7 +34,7 @@ from ..files import atomic
 from ..files.beneath import Location, Moved
 from ..files.fileio import moved
 from ..files.locks import lock_for
-from ..files.paths import Workspace, real_path
+from ..files.paths import Workspace, names_a_folder, real_path
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
@@ -58,6 +58,8 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
         found = _lstat(source)
         if found is None:
             raise workspace.not_found(source_given)
+        if not stat.S_ISDIR(found.st_mode):
+            _refuse_folder_form(params, source.path, destination.path)
         if _lstat(destination) is not None:
             raise _exists(destination.path)
         if destination.path.startswith(source.path.rstrip(os.sep) + os.sep):
@@ -161,6 +163,31 @@ def _resolved(
         )
     refuse_metadata(given, where.path, where.anchor.path, "move" if not follow_last else "create")
     return given, where
+
+
+def _refuse_folder_form(params: MoveParams, source: str, destination: str) -> None:
+    """A file is never moved by a path that names a folder (`b/`, `b/.`): `mv a b/`
+    would move it into b, and the rename would name it b instead."""
+    if names_a_folder(params.source):
+        raise ReadkeeperError(
+            "bad_params",
+            f"source {quoting.name(params.source)} names a folder (it ends in a slash or a "
+            f"dot), and {quoting.name(source)} is a file. To move the file, give its path as "
+            f"it is: {call('move', source=source, destination=params.destination)}.",
+            field="source",
+            file_path=source,
+        )
+    if names_a_folder(params.destination):
+        inside = os.path.join(destination, os.path.basename(source))
+        raise ReadkeeperError(
+            "bad_params",
+            f"destination {quoting.name(params.destination)} names a folder (it ends in a "
+            f"slash or a dot), and {quoting.name(source)} is a file. To move it into that "
+            f"folder, give its full new path: {call('move', source=source, destination=inside)}; "
+            "to rename it, leave out the trailing part.",
+            field="destination",
+            file_path=destination,
+        )
 
 
 def _lstat(where: Location) -> os.stat_result | None:

@@ -1,30 +1,33 @@
 """`readkeeper/edit` on a notebook cell: replace its source, insert a cell after it, or
 delete it, by `cell_id` (as `readkeeper/read` of the notebook names cells).
 
-The rules are those of text edits (edits.py): the session must have read the notebook;
-if it changed since, the edit is refused with `stale` and a bounded diff, unless the
-change provably leaves the target alone (the read's snapshot shows the target cell, and
-every cell before it when cells are named by position, exactly as they are now), in
-which case it is applied to the notebook as it is now and the result says so. The new
-notebook is validated with nbformat, then written atomically (atomic.py) only if the
-file still holds the bytes it was made from, under the file's lock and retried when the
-file changes under it, as text edits are (commit.py).
+The rules are those of text edits (edits.py), and one more: the session must have seen
+the cell (notebook_seen.py), not only read some of the notebook. If the notebook changed
+since, the edit is refused with `stale` and a bounded diff, unless the change provably
+leaves the target alone (the read's snapshot shows the target cell, and every cell
+before it when cells are named by position, exactly as they are now), in which case it
+is applied to the notebook as it is now and the result says so. The new notebook is
+validated with nbformat, then written atomically (atomic.py) only if the file still
+holds the bytes it was made from, under the file's lock and retried when the file
+changes under it, as text edits are (commit.py).
 
-The JSON is written back the way it was found (indent, key order, sources as line
-lists or strings, line endings, final newline), so a cell edit is a small diff in
-version control. Outputs of a code cell whose source is replaced are kept, as Jupyter
+Only the edit's own spans of the text change (notebook_splice.py): every other byte,
+a BOM, odd numbers, duplicated keys and any layout included, is the file's own, and what
+is new follows the layout around it, so a cell edit is a small diff in version control.
+Cells are named as the read names them (notebook_ids.py); a name two cells share is
+`ambiguous_match`. Outputs of a code cell whose source is replaced are kept, as Jupyter
 keeps them until the cell runs again; the result's note says so.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
 from ..protocol import (
@@ -32,27 +35,25 @@ from ..protocol import (
     NotebookEditResult,
 )
 from ..read.diffs import bounded_diff, external_change
-from ..read.readers.notebook import cell_id, parse
+from ..read.readers.notebook import parse
+from ..read.readers.notebook_ids import by_position, cell_names, claimants, positional
 from ..state.readstate import ReadRecord
-from .commit import committed, hold_for_change, read_record, replace, resolve_for_change
+from . import notebook_splice
+from .commit import (
+    committed,
+    encode,
+    hold_for_change,
+    read_record,
+    replace,
+    resolve_for_change,
+)
+from .notebook_seen import Seen, held_after, seen_for
 from .refusals import not_read
 from .remember import Written, remember_change
 from .services import EditServices
 
 if TYPE_CHECKING:
     from ..files.paths import Location
-
-_INDENT_RE = re.compile(rb"\{\r?\n( +|\t)\"")
-
-
-@dataclass(frozen=True)
-class _Style:
-    """How the file was written, to write it back the same way."""
-
-    indent: int | str | None
-    crlf: bool
-    final_newline: bool
-    ascii_only: bool  # written with \uXXXX escapes
 
 
 def edit_cell(core: EditServices, params: NotebookEditParams) -> NotebookEditResult:
@@ -69,6 +70,8 @@ def _check(params: NotebookEditParams) -> None:
             f'edit_mode "{params.edit_mode}" needs new_source, the cell\'s new text.',
             field="new_source",
         )
+    if params.new_source is not None:  # a lone surrogate: not even an escape may hold it
+        encode(params.new_source, UTF8, params.file_path, "new_source")
     if params.edit_mode != "insert" and not params.cell_id:
         raise ReadkeeperError(
             "bad_params",
@@ -114,18 +117,30 @@ def _edit_once(
         merged_from = None
         if record.scope != "file" or record.digest != digest(data):
             merged_from = _disjoint_or_refuse(core, record, params, text, real)
-        index, new_id, note = _apply(notebook, params, real)
-        new_text = _dump(notebook, _style(data))
-        _validate(notebook, parse(data, real), real)
-        new_data = new_text.encode("utf-8")
+        seen = _seen(record, params, notebook, merged_from, real)
+        old_cells = list(notebook.get("cells") or [])
+        index, note = _apply(notebook, params, real)
+        new_text = _spliced(text, params, index, old_cells, notebook, real)
+        _validate(notebook, lambda: parse(data, real), real)
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        new_data = bom + encode(new_text, UTF8, real, "new_source")
         new_stat = replace(held, new_data, data)
         if new_stat is None:
             return None  # changed under us: look again
 
     # Like a text edit: the agent knows this content but never read it whole in this
     # form, so the record is partial and the next read is a full one.
+    cells = notebook["cells"]
+    document = held_after(seen, params.edit_mode, index, len(cells), merged_from is not None)
     state = remember_change(
-        core, params.session, real, new_text, Written(new_data, new_stat), "edit", reported
+        core,
+        params.session,
+        real,
+        new_text,
+        Written(new_data, new_stat),
+        "edit",
+        reported,
+        document=document,
     )
     external = None
     if merged_from is not None:
@@ -135,12 +150,12 @@ def _edit_once(
             "not in the "
             "cell you edited, so the edit was applied to the current notebook. " + (note or "")
         ).strip()
-    cells = notebook["cells"]
     kind = cells[index]["cell_type"] if params.edit_mode != "delete" else None
+    names = cell_names(cells)
     return NotebookEditResult(
         file_path=real,
         edit_mode=params.edit_mode,
-        cell_id=new_id,
+        cell_id=names[index] if params.edit_mode != "delete" else str(params.cell_id),
         index=index,
         total_cells=len(cells),
         read_state=state,
@@ -156,26 +171,20 @@ def _edit_once(
 
 def _apply(
     notebook: dict[str, Any], params: NotebookEditParams, path: str
-) -> tuple[int, str, str | None]:
-    """Change `notebook` in place; returns the cell's index, its id, and a note."""
-    if notebook.get("nbformat") != 4:
-        raise ReadkeeperError(
-            "unsupported",
-            f"{path} is nbformat {notebook.get('nbformat')}; readkeeper edits nbformat 4 "
-            "notebooks only. Ask the user to open and save it in a current Jupyter first.",
-            file_path=path,
-        )
-    cells: list[dict[str, Any]] = notebook["cells"]
+) -> tuple[int, str | None]:
+    """Change `notebook` in place; returns the index of the cell changed, inserted or
+    deleted, and a note."""
+    cells = _cells(notebook, path)
     has_ids = notebook.get("nbformat_minor", 0) >= 5
-    index = _find(cells, params.cell_id, has_ids, path) if params.cell_id else -1
+    index = find(cells, params.cell_id, path) if params.cell_id else -1
     if params.edit_mode == "delete":
-        removed = cells.pop(index)
-        return index, cell_id(removed, index, has_ids), None
+        cells.pop(index)
+        return index, None
     assert params.new_source is not None  # checked in _check
     if params.edit_mode == "insert":
         cell = _new_cell(params.cell_type or "code", params.new_source, has_ids, cells)
         cells.insert(index + 1, cell)
-        return index + 1, cell_id(cell, index + 1, has_ids), None
+        return index + 1, None
     cell = cells[index]
     note = None
     if params.cell_type is not None and params.cell_type != cell.get("cell_type"):
@@ -183,22 +192,106 @@ def _apply(
     cell["source"] = _like(cell.get("source"), params.new_source)
     if cell.get("cell_type") == "code" and cell.get("outputs"):
         note = "The cell's outputs are from its previous source; they stay until it runs again."
-    return index, cell_id(cell, index, has_ids), note
+    return index, note
 
 
-def _find(cells: list[dict[str, Any]], wanted: str | None, has_ids: bool, path: str) -> int:
-    for index, cell in enumerate(cells):
-        if cell_id(cell, index, has_ids) == wanted:
-            return index
-    known = [cell_id(c, i, has_ids) for i, c in enumerate(cells)]
-    shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+def _cells(notebook: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    if notebook.get("nbformat") != 4:
+        raise ReadkeeperError(
+            "unsupported",
+            f"{path} is nbformat {notebook.get('nbformat')}; readkeeper edits nbformat 4 "
+            "notebooks only. Ask the user to open and save it in a current Jupyter first.",
+            file_path=path,
+        )
+    cells = notebook.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise ReadkeeperError(
+            "corrupt",
+            f'{quoting.name(path)} has no "cells" list of cells, so no cell can be edited. '
+            "Ask the user to re-save it from Jupyter.",
+            file_path=path,
+        )
+    return cells
+
+
+def find(cells: Sequence[Mapping[str, Any]], wanted: str | None, path: str) -> int:
+    """The index of the cell `wanted` names (notebook_ids.py); `ambiguous_match` when
+    it names more than one, `no_match` when none."""
+    names = cell_names(cells)
+    if wanted in names:
+        return names.index(str(wanted))
+    at = by_position(wanted or "", len(cells))
+    if at is not None:
+        return at
+    shared = claimants(cells, wanted or "")
+    if len(shared) > 1:
+        choices = " or ".join(f'"@{i}"' for i in shared[:10])
+        raise ReadkeeperError(
+            "ambiguous_match",
+            f"{len(shared)} cells of {quoting.name(path)} are named {quoting.name(wanted or '')} "
+            f"(at indexes {', '.join(map(str, shared[:10]))}), so the edit could change the "
+            "wrong one; a read names each of them by its position instead. Name the one you "
+            f"mean by its index: cell_id {choices}.",
+            file_path=path,
+            cell_indexes=shared[:200],
+        )
+    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
     raise ReadkeeperError(
         "no_match",
         f"{path} has no cell with cell_id {wanted!r}. Its cells are: {shown or 'none'}. "
         "Read the notebook again to see the current ids.",
         file_path=path,
-        cell_ids=known[:200],
+        cell_ids=names[:200],
     )
+
+
+def _seen(
+    record: ReadRecord,
+    params: NotebookEditParams,
+    notebook: dict[str, Any],
+    merged_from: str | None,
+    path: str,
+) -> Seen:
+    """The run of cells the session saw holding the edit's target (notebook_seen.py),
+    in the content it saw: the notebook now, or the snapshot of its read."""
+    seen = json.loads(merged_from) if merged_from is not None else notebook
+    cells = _cells(seen, path)
+    index = find(cells, params.cell_id, path) if params.cell_id else -1
+    return seen_for(record, cell_names(cells), index, params.edit_mode, path)
+
+
+def _spliced(
+    text: str,
+    params: NotebookEditParams,
+    index: int,
+    old_cells: list[dict[str, Any]],
+    notebook: dict[str, Any],
+    path: str,
+) -> str:
+    """The notebook's text with only the edit's spans changed (notebook_splice.py)."""
+    try:
+        where = notebook_splice.layout(text)
+        if len(where.cells) != len(old_cells):
+            raise notebook_splice.Uncertain("the cells found are not the cells parsed")
+        if params.edit_mode == "delete":
+            new_text = notebook_splice.deleted(where, index)
+        elif params.edit_mode == "insert":
+            new_text = notebook_splice.inserted(where, index, notebook["cells"][index])
+        else:
+            old = json.loads(text[where.cells[index].start : where.cells[index].end])
+            new_text = notebook_splice.replaced(where, index, old, notebook["cells"][index])
+        notebook_splice.proved(new_text, notebook)
+    except notebook_splice.Uncertain as exc:
+        raise ReadkeeperError(
+            "unsupported",
+            f"readkeeper could not find where the cell is in the text of {quoting.name(path)} "
+            f"with certainty ({exc}), and never rewrites the rest of a notebook to make an "
+            "edit; nothing was written. Change the cell's lines as text instead "
+            "(old_string/new_string on the notebook's JSON).",
+            file_path=path,
+            detail=str(exc),
+        ) from None
+    return new_text
 
 
 def _new_cell(kind: str, source: str, has_ids: bool, cells: list[dict[str, Any]]) -> dict[str, Any]:
@@ -280,18 +373,19 @@ def _why_not_disjoint(
         return "it is not valid JSON now"
     if before.get("nbformat_minor") != now.get("nbformat_minor"):
         return "its format version changed"
-    has_ids = now.get("nbformat_minor", 0) >= 5
-    old_cells, new_cells = before.get("cells", []), now.get("cells", [])
+    old_cells, new_cells = before.get("cells"), now.get("cells")
+    if not isinstance(old_cells, list) or not isinstance(new_cells, list):
+        return 'it has no "cells" list'
     if not params.cell_id:  # insert at the top: disjoint if the first cell stayed
         return None if old_cells[:1] == new_cells[:1] else "its first cell changed"
-    old_ids = [cell_id(c, i, has_ids) for i, c in enumerate(old_cells)]
-    new_ids = [cell_id(c, i, has_ids) for i, c in enumerate(new_cells)]
-    if params.cell_id not in old_ids or params.cell_id not in new_ids:
-        return f"cell {params.cell_id!r} is not in both versions"
-    old_index, new_index = old_ids.index(params.cell_id), new_ids.index(params.cell_id)
+    try:
+        old_index = find(old_cells, params.cell_id, path)
+        new_index = find(new_cells, params.cell_id, path)
+    except ReadkeeperError:
+        return f"cell {params.cell_id!r} is not in both versions, once"
     if old_cells[old_index] != new_cells[new_index]:
         return f"cell {params.cell_id!r} itself changed"
-    if not has_ids and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
+    if positional(params.cell_id) and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
         return "cells before it changed, and its id is its position"
     return None
 
@@ -299,31 +393,7 @@ def _why_not_disjoint(
 # --- writing ----------------------------------------------------------------------------
 
 
-def _style(data: bytes) -> _Style:
-    match = _INDENT_RE.match(data.lstrip(b"\xef\xbb\xbf"))
-    indent: int | str | None = None
-    if match:
-        unit = match[1].decode()
-        indent = "\t" if unit == "\t" else len(unit)
-    return _Style(
-        indent=indent,
-        crlf=b"\r\n" in data,
-        final_newline=data.endswith(b"\n"),
-        ascii_only=data.isascii() and b"\\u" in data,
-    )
-
-
-def _dump(notebook: dict[str, Any], style: _Style) -> str:
-    separators = (",", ": ") if style.indent is not None else (",", ":")
-    text = json.dumps(
-        notebook, indent=style.indent, ensure_ascii=style.ascii_only, separators=separators
-    )
-    if style.final_newline:
-        text += "\n"
-    return text.replace("\n", "\r\n") if style.crlf else text
-
-
-def _validate(notebook: dict[str, Any], before: dict[str, Any], path: str) -> None:
+def _validate(notebook: dict[str, Any], before: Callable[[], dict[str, Any]], path: str) -> None:
     """nbformat's schema check of the new notebook. A notebook that was already invalid
     before the edit is let through (the edit did not make it so); one the edit broke is
     refused."""
@@ -337,7 +407,7 @@ def _validate(notebook: dict[str, Any], before: dict[str, Any], path: str) -> No
         return None
 
     broken = problem(notebook)
-    if broken is not None and problem(before) is None:
+    if broken is not None and problem(before()) is None:
         raise ReadkeeperError(
             "bad_params",
             f"The edit would make {path} an invalid notebook ({broken}); nothing was "

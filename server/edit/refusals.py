@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..read.diffs import bounded_diff
@@ -196,4 +197,19 @@ def os_error(path: str, exc: OSError) -> ReadkeeperError:
         f"Cannot write {path}: {exc.strerror or exc}. Nothing was changed. {advice}",
         file_path=path,
         errno=exc.errno,
+    )
+
+
+def folder_path(given: str, absolute: str, field: str) -> ReadkeeperError:
+    """The refusal of a folder's path where a file's is needed (write, edit, the file
+    moved): the way to name a file in that folder, or the file itself."""
+    inside = os.path.join(absolute, "name.txt")
+    return ReadkeeperError(
+        "bad_params",
+        f"{field} {quoting.name(given)} names a folder (it ends in a slash or a dot), not a "
+        f"file. To write a file in that folder, give the file's own name: "
+        f"{call('write', file_path=inside)} (missing folders are made); to mean the file "
+        f"{quoting.name(absolute)}, leave out the trailing part.",
+        field=field,
+        file_path=absolute,
     )

@@ -17,6 +17,7 @@ from typing import Literal
 
 from ..files.fileio import digest
 from ..protocol import ReadStateInfo
+from ..state.held import HeldDocument
 from ..state.readstate import ReadRecord
 from .seen_lines import after_edit
 from .services import DiagnosticKey, EditServices
@@ -47,6 +48,7 @@ def remember_change(
     *,
     whole: bool = False,
     before: str | None = None,
+    document: HeldDocument | None = None,
 ) -> ReadStateInfo:
     """Record what the edit or write left as the session's read-state (see the module
     docstring for why it is partial), and keep it as a snapshot for later merges.
@@ -56,7 +58,8 @@ def remember_change(
     the change's own, and must count as new. `whole`: the agent holds all of the new
     content (it wrote it, or edited content it held whole), so a re-read of it is a
     stub, or a diff once it changes (delta.py). `before`: the text the edit changed,
-    to keep what a search-only session has seen at its new lines (seen_lines.py)."""
+    to keep what a search-only session has seen at its new lines (seen_lines.py).
+    `document`: the cells a notebook cell edit leaves seen (edit/notebook_seen.py)."""
     prior = core.read_states.get(session, path) if origin == "edit" else None
     on_disk = landed if isinstance(landed, Written) else None
     in_buffer = on_disk is None
@@ -83,6 +86,7 @@ def remember_change(
             whole=whole,
             shown_lines=lines,
             total_lines=lines,
+            document=document,
         ),
     )
     core.snapshots.put(path, content_digest, text)

@@ -6,6 +6,11 @@ Git's own edge cases). A root's rules are, in order of precedence: the VCS folde
 files, the nearest folder's first (with `.git/info/exclude` under a repository's own
 .gitignore). As in Git, nothing inside an ignored folder can be un-ignored.
 
+A file is read as git reads it (`git_lines`): a byte-order mark dropped, lines split at
+line feeds only and cut at a NUL, bytes that are not UTF-8 kept as a path's own decode
+(so a pattern naming such a file matches it), and POSIX classes (`[[:digit:]]`), which
+pathspec lacks, written as ranges.
+
 Each folder's .gitignore is read the first time a path under it is checked, and read
 again when the watcher sees the file change (`forget_folder`). It is opened beneath the
 root's open folder with no symlink followed at any component (beneath.py): a folder
@@ -226,7 +231,19 @@ def _read_lines(folder_fd: int, name: str) -> list[str]:
         data = read_small_in(folder_fd, name, _MAX_IGNORE_FILE_BYTES)
     except OSError:
         return []
-    return data.decode("utf-8", "replace").splitlines()
+    return git_lines(data)
+
+
+def git_lines(data: bytes) -> list[str]:
+    """An ignore file's lines as git reads them: a byte-order mark at the start dropped,
+    split at line feeds only (a carriage return before one dropped), each line up to
+    its first NUL, and bytes that are not UTF-8 decoded as a path's own are
+    (`os.fsdecode`), so that a pattern naming such a name matches it."""
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    cut = (line.split(b"\0", 1)[0].removesuffix(b"\r") for line in lines)
+    return [line.decode("utf-8", "surrogateescape") for line in cut]
 
 
 class _Patterns:
@@ -312,7 +329,7 @@ SPEC_ERRORS = (ValueError, re.error)
 def _compile(lines: list[str]) -> GitIgnoreSpec:
     """The patterns as one spec; like Git, a pattern that does not parse is skipped, and
     so is one too costly to match (globcost.affordable); past `MAX_PATTERNS`, the rest."""
-    kept = [line for line in lines if affordable(line)][:MAX_PATTERNS]
+    kept = [_posix_classes(line) for line in lines if affordable(line)][:MAX_PATTERNS]
     try:
         return GitIgnoreSpec.from_lines(kept)
     except SPEC_ERRORS:
@@ -324,3 +341,47 @@ def _compile(lines: list[str]) -> GitIgnoreSpec:
                 continue
             valid.append(line)
         return GitIgnoreSpec.from_lines(valid)
+
+
+# git's POSIX character classes (its wildmatch, ASCII as in the C locale) that pathspec
+# lacks, as the ranges it has; a class not here is left as written (it matches what
+# pathspec makes of it).
+_POSIX = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "digit": "0-9", "lower": "a-z",
+    "upper": "A-Z", "xdigit": "0-9A-Fa-f", "blank": " \t", "space": " \t\n\r\v\f",
+}  # fmt: skip
+_CLASS_NAME = re.compile(r"\[:([a-z]+):\]")
+
+
+def _posix_classes(line: str) -> str:
+    """`line` with each POSIX class inside a bracket expression ("[[:digit:]]") written as
+    the ranges it stands for ("[0-9]")."""
+    if "[:" not in line:
+        return line
+    out: list[str] = []
+    at, in_class = 0, False
+    while at < len(line):
+        char = line[at]
+        named = _CLASS_NAME.match(line, at) if in_class else None
+        if named is not None and named.group(1) in _POSIX:
+            out.append(_POSIX[named.group(1)])
+            at = named.end()
+            continue
+        if char == "\\":
+            out.append(line[at : at + 2])
+            at += 2
+            continue
+        if not in_class and char == "[":
+            in_class = True
+            out.append(char)
+            if line[at + 1 : at + 2] in ("!", "^"):
+                out.append(line[at + 1])
+                at += 1
+            if line[at + 1 : at + 2] == "]":  # a "]" first is one of the class
+                out.append("]")
+                at += 1
+        else:
+            in_class = in_class and char != "]"
+            out.append(char)
+        at += 1
+    return "".join(out)

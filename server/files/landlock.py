@@ -76,6 +76,15 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
+def warm() -> None:
+    """Look up the C functions a child calls (`die_with_parent`, `restrict`) in this
+    process, before it forks them."""
+    libc = _libc()
+    if libc is not None:
+        libc.prctl  # noqa: B018  (the lookup is kept on `libc`: what this is for)
+        libc.syscall  # noqa: B018
+
+
 def abi() -> int:
     """The kernel's Landlock ABI version, 0 when it has none."""
     libc = _libc()

@@ -111,7 +111,7 @@ class Workspace:
         allowed folder: right whenever no symlink is on its way, which opening it
         beneath the folder with no symlink allowed then proves (see `fileio.open_path`).
         None for anything else (which `resolve` takes the long way)."""
-        if not file_path or "\x00" in file_path or file_path.endswith(os.sep):
+        if not file_path or "\x00" in file_path or names_a_folder(file_path):
             return None
         candidate = self.absolute(file_path)
         for folder in (*self.roots, *self.allowed):
@@ -278,12 +278,12 @@ class Workspace:
                 real_path=real,
                 roots=list(self.roots),
             )
-        if file_path.endswith(os.sep) and not os.path.isdir(real):
+        if names_a_folder(file_path) and not os.path.isdir(real):
             # "a.txt/" names a folder; the system refuses it, and so does readkeeper.
             raise ReadkeeperError(
                 "not_found",
-                f"{file_path} ends with '{os.sep}', which names a folder, but {candidate} is "
-                f"not a folder. To read the file, give its path as {candidate}.",
+                f"{file_path} ends in a slash (or a dot), which names a folder, but "
+                f"{candidate} is not a folder. To read the file, give its path as {candidate}.",
                 file_path=candidate,
                 suggestions=[candidate],
             )
@@ -305,6 +305,12 @@ class Workspace:
             file_path=path,
             suggestions=suggestions,
         )
+
+
+def names_a_folder(path: str) -> bool:
+    """Whether `path` as given names a folder by its form (a trailing slash, or `.` or `..`
+    last), which making it absolute loses: then `new/` would be written as a file `new`."""
+    return path.endswith(("/", os.sep)) or os.path.basename(path) in (".", "..")
 
 
 def real_path(path: str) -> str:

@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from .. import quoting
 from ..calls import METHODS
 from ..core import Readkeeper
 from .framing import FRAME_HEADER
@@ -258,8 +259,10 @@ class ReadkeeperProtocol(LanguageServerProtocol):
 def to_json(data: Any, default: Callable[[Any], Any]) -> bytes:
     """`data` as JSON, objects that are not JSON (lsprotocol's types) through `default`
     (pygls' converter). What orjson refuses (text with lone surrogates: a file name that
-    is not UTF-8) is written as pygls did, by the standard library in ASCII."""
+    is not UTF-8) is written by the standard library, each surrogate as the escape text
+    readkeeper names it with (quoting.valid_json): a message is valid Unicode."""
     try:
         return orjson.dumps(data, default=default)
     except orjson.JSONEncodeError:
-        return json.dumps(data, default=default).encode()
+        text = json.dumps(data, default=default, ensure_ascii=False)
+        return quoting.valid_json(text).encode()

@@ -15,6 +15,7 @@ import concurrent.futures
 import logging
 from typing import Any
 
+from .. import quoting
 from ..progress import TITLES
 
 log = logging.getLogger("readkeeper")
@@ -52,7 +53,8 @@ class ToolProgress:
         async with self._lock:
             self._count += 1
             try:
-                await self._session.report_progress(float(self._count), None, message)
+                said = quoting.valid_unicode(message)  # a path may name bytes not UTF-8
+                await self._session.report_progress(float(self._count), None, said)
             except Exception as exc:  # the client has gone: the call's answer says the rest
                 log.debug("A progress notification was not sent: %s", exc)
 

@@ -37,6 +37,7 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..read.loop_guard import OffTheLoop
+from . import render
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -149,7 +150,7 @@ class QuickCalls:
         """The reply line of `result`, as the SDK writes it."""
         reply: JSONRPCResponse | JSONRPCError
         try:
-            wire = self._wire(version, result)
+            wire = self._wire(version, render.valid_unicode(result))
             try:
                 # The bytes the SDK's model would write (the same compact JSON, keys in
                 # order, text as UTF-8), without building and checking the model again

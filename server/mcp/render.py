@@ -92,6 +92,17 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     )
 
 
+def valid_unicode(result: types.CallToolResult) -> types.CallToolResult:
+    """`result` with every string valid Unicode (quoting.valid_unicode): the one rule for
+    every tool's answer, whichever path built it."""
+    for item in result.content:
+        if isinstance(item, types.TextContent):
+            item.text = quoting.valid_unicode(item.text)
+    if result.structured_content is not None:
+        result.structured_content = quoting.valid_unicode(result.structured_content)
+    return result
+
+
 def text(value: str) -> types.TextContent:
     """Text content."""
     return types.TextContent(text=value)

@@ -118,7 +118,16 @@ class McpFrontEnd:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Serve one tool call; a refusal is a tool error with its kind."""
+        """Serve one tool call; a refusal is a tool error with its kind; every answer is
+        valid Unicode (a name that is not UTF-8 is escaped)."""
+        answered = await self._call_tool(ctx, params)
+        if isinstance(answered, types.CallToolResult):
+            return render.valid_unicode(answered)
+        return answered
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         names = filesystem.TOOL_NAMES if self.tool_set == "filesystem" else TOOL_NAMES
         if params.name not in names:
             error = ReadkeeperError(

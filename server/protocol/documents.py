@@ -132,7 +132,7 @@ class NotebookOutput(Contract):
 class NotebookCell(Contract):
     """One notebook cell: its id, type, source and outputs."""
 
-    cell_id: str  # the cell's id, or "cell-N" (N = index) in notebooks without ids
+    cell_id: str  # its name: its own id, "cell-N" without one, "@N" (N = index) when shared
     index: int  # 0-based position in the notebook
     cell_type: str  # code, markdown or raw
     source: str

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult
 from ..state.held import HeldDocument
+from .readers.notebook_cost import CUT_MARK
 from .readers.pdf_pages import compress
 
 DocumentResult = ImageResult | PdfResult | PartsResult | NotebookResult
@@ -39,6 +40,7 @@ def held(result: DocumentResult, include_images: bool) -> HeldDocument:
             total_cells=nb.total_cells,
             next_offset=after if after <= nb.total_cells else None,
             include_images=include_images,
+            cut_cell=nb.cells[-1].index + 1 if nb.cells and nb.cells[-1].note == CUT_MARK else None,
         )
     if isinstance(result, PartsResult):
         parts = result.file

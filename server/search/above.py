@@ -21,17 +21,24 @@ re-includes it or a folder above it, where pathspec and git part ("*" then "!*/"
 pathspec keeps the folder ignored), for then ripgrep's answer there would show what a
 parent's pattern hides: the rules judge it, hiding more than git, never less. A file
 named by path is left to ripgrep too (read would read it).
+
+The same judge serves a search of any folder, the root included, where an ignore file
+on the way is one ripgrep reads otherwise than git (search/stalls.py `judged`: a
+byte-order mark, a NUL, a POSIX class, a byte that is not UTF-8, for which ripgrep drops
+the whole file): the paths beneath that file's folder are judged by the rules, which
+read it as git does (files/ignore.py `git_lines`); ripgrep's answer elsewhere stands.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from pathspec import GitIgnoreSpec
 
 from ..files.fileio import read_small
 from ..files.globcost import affordable
-from ..files.ignore import MAX_PATTERNS, SPEC_ERRORS, VCS_FOLDERS, IgnoreRules
+from ..files.ignore import MAX_PATTERNS, SPEC_ERRORS, VCS_FOLDERS, IgnoreRules, git_lines
 from .kept import IGNORE_NAMES, plain_above
 
 # Verdicts on folders kept per search; past this many, the cache starts again.
@@ -76,25 +83,36 @@ class _Rules(IgnoreRules):
 class Above:
     """The judge of paths ripgrep printed, run in `base` beneath `root`."""
 
-    def __init__(self, rules: _Rules, base: str, whole: bool) -> None:
+    def __init__(self, rules: _Rules, base: str, whole: bool, only: tuple[str, ...] = ()) -> None:
         self._rules = rules
         self._whole = whole
         self._base = base
         self._prefix = base + os.sep
         self._folders: dict[str, bool] = {}
+        self._only = tuple(folder + "/" for folder in only)  # else every path is judged
 
     @classmethod
-    def of(cls, root: str, base: str) -> Above | None:
+    def of(cls, root: str, base: str, judged: Sequence[str] = ()) -> Above | None:
         """The judge for a search run in `base`, or None when ripgrep's own answer there
-        needs none: the root itself, only plain names above, or `base` ignored."""
+        needs none: the root itself, only plain names above, or `base` ignored; and
+        none of `judged` (stalls.Avoided: folders beneath `base` where an ignore file
+        reads apart, "" for `base` itself or one above it)."""
+        judge = cls._of(root, base)
+        if judge is not None or not judged or not base.startswith(root):
+            return judge
+        rules = _Rules(root, _names(base))
+        if base != root and rules.ignored(base, True):
+            return None  # searched by name: its files are shown (below)
+        only = () if "" in judged else tuple(judged)
+        return cls(rules, base, whole=False, only=only)
+
+    @classmethod
+    def _of(cls, root: str, base: str) -> Above | None:
         if base == root or not base.startswith(root + os.sep):
             return None
         if plain_above(os.fsencode(root), os.fsencode(base)):
             return None
-        names: tuple[str, ...] = (".ignore", ".rgignore")
-        if _in_repository(base):
-            names = (".gitignore", *names)
-        rules = _Rules(root, names)
+        rules = _Rules(root, _names(base))
         whole, negated = _read_above(os.fsencode(root), os.fsencode(base))
         # A folder the rules ignore, searched by name, shows its files as ripgrep run in
         # it does; unless a negation above re-includes it or a folder above it ("*" then
@@ -111,7 +129,10 @@ class Above:
 
     def hides(self, relative: str) -> bool:
         """Whether the ignore rules hide the file `relative` (as ripgrep printed it)."""
-        path = self._prefix + relative.removeprefix("./")
+        relative = relative.removeprefix("./")
+        if self._only and not relative.startswith(self._only):
+            return False  # ripgrep reads every ignore file on its way as git does
+        path = self._prefix + relative
         return self._rules.hides(path, self._folders, self._base)
 
     def hides_bytes(self, relative: bytes) -> bool:
@@ -121,6 +142,12 @@ class Above:
     def keep(self, names: list[bytes]) -> list[bytes]:
         """Those of `names` (paths as ripgrep printed them) not hidden."""
         return [name for name in names if not self.hides_bytes(name)]
+
+
+def _names(base: str) -> tuple[str, ...]:
+    """The ignore files ripgrep reads for a search of `base`."""
+    names: tuple[str, ...] = (".ignore", ".rgignore")
+    return (".gitignore", *names) if _in_repository(base) else names
 
 
 def _in_repository(folder: str) -> bool:
@@ -156,7 +183,7 @@ def _read_above(root: bytes, base: bytes) -> tuple[bool, bool]:
                 continue
             except OSError:
                 return False, True
-            lines = text.decode("utf-8", "replace").splitlines()
+            lines = git_lines(text)
             negated = negated or _reincludes(lines, above, base)
             if len(text) > _WHOLE_BYTES or len(lines) > MAX_PATTERNS:
                 return False, True

@@ -60,7 +60,8 @@ def blocks(
             current = None
             for event in rg.events([raw]):
                 data = event.get("data")
-                printed = rg.text_of(data.get("path") if isinstance(data, dict) else None)
+                path = data.get("path") if isinstance(data, dict) else None
+                printed = rg.text_of(path, "surrogateescape")
                 printed = printed.removeprefix("./")
                 if matcher is not None and not matcher.matches(printed):
                     continue

@@ -62,7 +62,7 @@ def grep(
     if matcher is not None:
         flags += matcher.rg_filter()
     # A file named by path is searched whatever the rules say, as read reads it.
-    above = Above.of(root, cwd) if arg == "." else None
+    above = Above.of(root, cwd, avoided.judged) if arg == "." else None
     flags += [*avoided.flags(), *(above.flags() if above else []), "--regexp", params.pattern]
     flags += ["--", arg]
     sep = b"\0" if params.output == "files" else b"\n"

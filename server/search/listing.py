@@ -140,7 +140,7 @@ def list_files(
     if avoided is None:
         avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     # No path argument: ripgrep then prints paths without "./".
-    above = Above.of(root, cwd)
+    above = Above.of(root, cwd, avoided.judged)
     flags = ["--files", "--null", *avoided.flags(), *(above.flags() if above else [])]
     token = times.before_listing(root, cwd, token)
     ran = rg.run(cwd, flags, max_lines=FILE_LINES, sep=b"\0", readable=root, stop=stop)

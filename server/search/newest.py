@@ -67,7 +67,7 @@ def newest_sorted_by_rg(
     deadline by an unsorted listing stat-ed here (the module's docstring)."""
     root, cwd = where
     end = time.monotonic() + rg.DEADLINE_S
-    above = Above.of(root, cwd)
+    above = Above.of(root, cwd, avoided.judged)
     flags = ["--files", "--null", *matcher.rg_filter(), *avoided.flags()]
     flags += above.flags() if above else []
     # A page's lines are a page's files only when none of them is dropped.

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import re
+import selectors
 import subprocess
 import sys
-import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,6 +36,7 @@ from ..files import landlock
 from ..files.confined import LAUNCHER, Child, widen_pipe
 from ..progress import step
 from ..words import count
+from .realdirs import RealFolders
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
 # never held: the line it shows is cut to MAX_LINE_CHARS anyway.
@@ -46,6 +48,8 @@ MAX_OUTPUT_BYTES = 32 << 20
 # False: every confined run starts a fresh launcher interpreter (the bench's baseline).
 WARM_LAUNCHER = True
 Process = subprocess.Popen[bytes] | Child
+# The bytes of a run's stderr kept (its messages are cut to 4,000 characters).
+_STDERR_KEPT = 65536
 # Lines of output between two progress steps.
 _STEP_LINES = 5000
 # The flags every run has: no config file, no symlink followed, hidden files searched
@@ -150,15 +154,11 @@ def run(
     assert proc.stdout is not None
     widen_pipe(proc.stdout.fileno())  # ripgrep then rarely waits on this reader
     result = Run()
-    timer = threading.Timer(DEADLINE_S if deadline_s is None else deadline_s, _kill, (proc, result))
-    timer.daemon = True
-    timer.start()
-    stderr: list[bytes] = []
-    drain = threading.Thread(target=_drain, args=(proc, stderr), daemon=True)
-    drain.start()
+    deadline = time.monotonic() + (DEADLINE_S if deadline_s is None else deadline_s)
+    output = _Output(proc, sep)
     try:
         held = 0
-        for pieces in _bounded_pieces(proc.stdout, sep):  # a chunk's at once: 100,000s
+        for pieces in output.pieces(deadline, result):  # a chunk's at once: 100,000s
             room = max_lines - len(result.lines)
             before = len(result.lines)
             result.lines.extend(pieces[:room])
@@ -172,13 +172,11 @@ def run(
                 result.stopped = True
                 break
     finally:
-        timer.cancel()
         if proc.poll() is None:
             proc.kill()
-        proc.stdout.close()
+        output.close()
         result.returncode = proc.wait()
-        drain.join(1.0)
-        timer.join(1.0)  # cancelled: it ends at once, and no thread of this run is left
+    stderr = output.stderr
     result.error = b"".join(stderr).decode("utf-8", "replace")[:4000]
     return result
 
@@ -224,13 +222,62 @@ def _kill(proc: Process, result: Run) -> None:
     proc.kill()
 
 
-def _drain(proc: Process, into: list[bytes]) -> None:
-    assert proc.stderr is not None
-    kept = 0
-    for chunk in iter(lambda: proc.stderr.read(8192) if proc.stderr else b"", b""):
-        if kept < 65536:
-            into.append(chunk)
-            kept += len(chunk)
+class _Output:
+    """A run's stdout, cut into pieces, and its stderr (at most `_STDERR_KEPT` bytes
+    kept), both read by the caller's thread: a thread per run for the deadline and one
+    for stderr cost more than a small search (each start waits for the new thread to
+    be scheduled, on a loaded machine for milliseconds)."""
+
+    def __init__(self, proc: Process, sep: bytes) -> None:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        self._proc = proc
+        self._out, self._err = proc.stdout.fileno(), proc.stderr.fileno()
+        self._cut = _Pieces(sep)
+        self.stderr: list[bytes] = []
+        self._kept = 0
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._out, selectors.EVENT_READ)
+        self._selector.register(self._err, selectors.EVENT_READ)
+
+    def pieces(self, deadline: float, result: Run) -> Iterator[list[bytes]]:
+        """stdout's pieces, a list per chunk read, until both pipes end or `deadline`
+        (time.monotonic) passes: the run is then killed, and says it timed out."""
+        while self._selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill(self._proc, result)
+                return
+            for key, _ in self._selector.select(left):
+                pieces = self._read(key.fd)
+                if pieces:
+                    yield pieces
+
+    def close(self) -> None:
+        """Read what is left of stderr (for at most a second: the program has ended or
+        been killed), then close both pipes."""
+        if self._out in self._selector.get_map():
+            self._selector.unregister(self._out)
+        ends = time.monotonic() + 1.0
+        while self._selector.get_map() and (left := ends - time.monotonic()) > 0:
+            for key, _ in self._selector.select(left):
+                self._read(key.fd)
+        self._selector.close()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _read(self, fd: int) -> list[bytes]:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            self._selector.unregister(fd)
+            return self._cut.end() if fd == self._out else []
+        if fd == self._err:
+            if self._kept < _STDERR_KEPT:
+                self.stderr.append(chunk)
+                self._kept += len(chunk)
+            return []
+        return self._cut.feed(chunk)
 
 
 def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
@@ -242,26 +289,42 @@ def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
 
 def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
     """`_bounded_lines`, a list per chunk read."""
-    pending = b""
-    skipping = False
+    cut = _Pieces(sep)
     while True:
         chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+        pieces = cut.feed(chunk) if chunk else cut.end()
+        if pieces:
+            yield pieces
         if not chunk:
-            if pending and not skipping:
-                yield [pending]
             return
-        data = pending + chunk
-        pieces = data.split(sep)
-        pending = pieces.pop()
-        if skipping and pieces:
-            skipping = False  # the end of an overlong piece
+
+
+class _Pieces:
+    """Chunks of output cut into the pieces ended by `sep`, a piece past
+    MAX_OUTPUT_LINE_BYTES skipped whole (never held)."""
+
+    def __init__(self, sep: bytes) -> None:
+        self._sep = sep
+        self._pending = b""
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The pieces `chunk` ends."""
+        data = self._pending + chunk
+        pieces = data.split(self._sep)
+        self._pending = pieces.pop()
+        if self._skipping and pieces:
+            self._skipping = False  # the end of an overlong piece
             del pieces[0]
         if len(data) > MAX_OUTPUT_LINE_BYTES:  # else no piece of it can be overlong
             pieces = [piece for piece in pieces if len(piece) <= MAX_OUTPUT_LINE_BYTES]
-        if pieces:
-            yield pieces
-        if len(pending) > MAX_OUTPUT_LINE_BYTES:
-            pending, skipping = b"", True
+        if len(self._pending) > MAX_OUTPUT_LINE_BYTES:
+            self._pending, self._skipping = b"", True
+        return pieces
+
+    def end(self) -> list[bytes]:
+        """The last piece, when the output did not end with `sep`."""
+        return [self._pending] if self._pending and not self._skipping else []
 
 
 def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
@@ -275,8 +338,9 @@ def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
             yield event
 
 
-def text_of(value: object) -> str:
-    """A `{text}` or `{bytes}` (base64, for what is not UTF-8) of ripgrep's JSON."""
+def text_of(value: object, errors: str = "replace") -> str:
+    """A `{text}` or `{bytes}` (base64, for what is not UTF-8) of ripgrep's JSON; a path's
+    bytes are decoded as the name's own (`errors="surrogateescape"`: os.fsdecode)."""
     if not isinstance(value, dict):
         return ""
     if "text" in value:
@@ -284,7 +348,7 @@ def text_of(value: object) -> str:
     import base64
 
     try:
-        return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", "replace")
+        return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", errors)
     except ValueError:
         return ""
 
@@ -327,14 +391,15 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
 
 class Beneath:
     """Checks that paths ripgrep printed, running in `cwd`, lie beneath `root`: no "..",
-    not absolute, no symlink on the way out. Each folder's real path is looked up once
-    (a search prints many paths of few folders)."""
+    not absolute, no symlink on the way out. Each folder's real path is looked up once,
+    from its parent's (a search prints many paths of few folders: realdirs.py)."""
 
     def __init__(self, root: str, cwd: str) -> None:
         self.root = root
         self.cwd = cwd
         self._prefix = root.rstrip(os.sep) + os.sep
         self._folders: dict[str, bool] = {}
+        self._real = RealFolders()
 
     def __call__(self, relative: str) -> str | None:
         """The absolute path of `relative`, or None when it leads out."""
@@ -346,10 +411,7 @@ class Beneath:
         folder = relative.rpartition(os.sep)[0]
         inside = self._folders.get(folder)
         if inside is None:
-            try:
-                real = os.path.realpath(os.path.join(self.cwd, folder))
-            except OSError:  # a name that changed kind while it was resolved (EINVAL)
-                real = ""
+            real = self._real(os.path.join(self.cwd, folder) if folder else self.cwd)
             inside = real == self.root or real.startswith(self._prefix)
             if len(self._folders) < 100_000:
                 self._folders[folder] = inside

@@ -9,12 +9,15 @@ left unrecorded, so an edit of it still needs a read). The record is a partial v
 so an edit checks it exactly as it checks a ranged read: applied while the file is
 unchanged, merged when a change is disjoint from the edit, refused `stale` otherwise.
 
-The proof is on the search's way to its answer, so it does only what it must: the real
-path of each folder is looked up once per search, a file is split only up to its last
-line shown, and a file the session already holds at a stamp that still proves that
-content (files/stamps.py, as a stub re-read trusts it) is checked against the text kept
-of it (state/snapshots.py) rather than read, decoded and hashed again. Only the session's
-own record counts, and the lines are checked all the same. It cannot wait until an edit
+The proof is on the search's way to its answer, so it does only what it must: each
+folder's real path is looked up, and the folder opened beneath its root, once per search
+(its files then opened by name in it; a name that is itself a link is found by that
+open, not looked up first), a file is split only up to its last line shown, and a file
+the session already holds at a stamp that still proves that content (files/stamps.py,
+as a stub re-read trusts it; the stamp taken by name in its folder, the file not even
+opened) is checked against the text kept of it (state/snapshots.py) rather than read,
+decoded and hashed again. Only the session's own record counts, and the lines are
+checked all the same. It cannot wait until an edit
 uses the lines: by then the content the search saw is gone, and with it the diff a
 `stale` refusal shows and the proof that a change is disjoint.
 """
@@ -22,15 +25,20 @@ uses the lines: by then the content the search saw is gone, and with it the diff
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from ..errors import ReadkeeperError
-from ..files.fileio import digest, open_regular, read_at_most
-from ..files.stamps import Stamp
+from ..files.beneath import Location, lstat_in
+from ..files.fileio import digest, open_regular_in, read_at_most
+from ..files.stamps import Stamp, proof
 from ..read.anchors import line_hash
 from ..read.readers.text import decode_text
 from ..read.services import ReadServices
 from ..state.readstate import ReadRecord
+from .realdirs import RealFolders
 
 
 def record_shown(
@@ -39,48 +47,116 @@ def record_shown(
     """Record the lines shown of each file (path -> line number -> text as shown, a
     cut line's text ending where it was cut); returns the paths recorded."""
     recorded = []
-    folders: dict[str, str] = {}
-    for path, lines in shown.items():
-        if lines and _record_file(services, session, _real(path, folders), lines):
-            recorded.append(path)
+    with _Folders(services, session) as folders:
+        for path, lines in shown.items():
+            if lines and _record_file(services, session, folders, path, lines):
+                recorded.append(path)
     return recorded
 
 
-def _real(path: str, folders: dict[str, str]) -> str:
-    """`os.path.realpath(path)`, each folder's looked up once per search ("" when it
-    cannot be resolved). What this names is only where to open: the open itself
-    follows no link (files/beneath.py)."""
-    folder, _, name = path.rpartition(os.sep)
+class _Folders:
+    """The folders of one search's files: each one's real path looked up, and each one
+    opened beneath its anchor, once (a search shows many files of few folders). What a
+    real path names is only where to open: the open itself follows no link
+    (files/beneath.py)."""
+
+    def __init__(self, services: ReadServices, session: str) -> None:
+        self._workspace = services.workspace
+        self._session = session
+        self._real = RealFolders()
+        self._open: dict[tuple[int, str], int | None] = {}
+
+    def __enter__(self) -> _Folders:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd in self._open.values():
+            if fd is not None:
+                os.close(fd)
+
+    def real(self, path: str) -> str:
+        """`path` with its folder's real path (the name itself is not looked at: a
+        link there is found when it is opened); "" when it cannot be resolved."""
+        folder, _, name = path.rpartition(os.sep)
+        real_folder = self._real(folder or os.sep)
+        return os.path.join(real_folder, name) if real_folder else ""
+
+    def find(self, real: str) -> tuple[int, Location] | None:
+        """The open folder holding `real`, and where `real` is beneath its permitted
+        folder; None when it is not permitted, or its folder cannot be opened."""
+        where = self._workspace.locate(real, self._session, grants=False) if real else None
+        if where is None:
+            return None
+        key = (id(where.anchor), where.folder)
+        if key not in self._open:
+            try:
+                self._open[key] = where.open_folder()
+            except OSError:
+                self._open[key] = None
+        folder = self._open[key]
+        return None if folder is None else (folder, where)
+
+
+class _Proved(NamedTuple):
+    """A file's content as it is now, and the stat that proves it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    stamp: Stamp | None
+    digest: str
+    text: str
+
+
+def _record_file(
+    services: ReadServices,
+    session: str,
+    folders: _Folders,
+    path: str,
+    lines: Mapping[int, str],
+) -> bool:
+    real = folders.real(path)
     try:
-        real_folder = folders.get(folder)
-        if real_folder is None:
-            real_folder = folders[folder] = os.path.realpath(folder or os.sep)
-        real = os.path.join(real_folder, name)
-        return os.path.realpath(real) if os.path.islink(real) else real
-    except OSError:  # a name that changed kind while it was resolved (EINVAL)
-        return ""
-
-
-def _record_file(services: ReadServices, session: str, real: str, lines: Mapping[int, str]) -> bool:
-    where = services.workspace.locate(real, session, grants=False) if real else None
-    if where is None:
+        proved = _content(services, session, folders, real)
+    except ReadkeeperError as exc:
+        if not exc.data.get("moved"):
+            return False
+        # The name itself is a link (ripgrep follows one named on its command line, or
+        # one was planted since): the file it leads to, as os.path.realpath finds it.
+        try:
+            target = os.path.realpath(real)
+            proved = _content(services, session, folders, target) if target != real else None
+        except (ReadkeeperError, OSError):
+            return False
+    except OSError:
         return False
+    return proved is not None and _record(services, session, proved, lines)
+
+
+def _content(services: ReadServices, session: str, folders: _Folders, real: str) -> _Proved | None:
+    """The file at `real` as it is now, when it is permitted, regular and within
+    `max_size_bytes`."""
     cap = services.settings.max_size_bytes
+    found = folders.find(real)
+    if found is None:
+        return None
+    folder, where = found
+    kept = _kept(services, session, folder, where, cap)
+    if kept is not None:
+        return kept
+    with open_regular_in(folder, where.name, where.path) as opened:
+        if opened.size > cap:
+            return None  # too large to hold: a ranged read records it
+        data = read_at_most(opened.fd, cap)
+    text, _ = decode_text(data, opened.path)
+    return _Proved(opened.path, opened.size, opened.mtime_ns, opened.stamp, digest(data), text)
+
+
+def _record(
+    services: ReadServices, session: str, proved: _Proved, lines: Mapping[int, str]
+) -> bool:
     last = max(lines)
-    try:
-        with open_regular(where) as opened:
-            if opened.size > cap:
-                return False  # too large to hold: a ranged read records it
-            kept = _kept(services, session, opened.path, opened.stamp)
-            if kept is None:
-                data = read_at_most(opened.fd, cap)
-                text, _ = decode_text(data, opened.path)
-                content_digest = digest(data)
-            else:
-                content_digest, text = kept
-    except (ReadkeeperError, OSError):
-        return False
-    file_lines = text.split("\n", last)  # the lines up to the last one shown
+    file_lines = proved.text.split("\n", last)  # the lines up to the last one shown
     views = []
     whole: dict[int, int] = {}  # the lines shown whole: an anchor may name them
     for number, shown in sorted(lines.items()):
@@ -93,40 +169,52 @@ def _record_file(services: ReadServices, session: str, real: str, lines: Mapping
         views.append(f"{number}:{len(shown)}" if len(line) > len(shown) else str(number))
         if len(line) == len(shown):
             whole[number] = line_hash(file_lines[number - 1].removesuffix("\r"))
-    services.snapshots.put(opened.path, content_digest, text, searched=True)
-    services.shown_lines.saw(session, opened.path, whole)
+    services.snapshots.put(proved.path, proved.digest, proved.text, searched=True)
+    services.shown_lines.saw(session, proved.path, whole)
     first = min(lines)
     services.read_states.put(
         session,
         ReadRecord(
-            path=opened.path,
-            digest=content_digest,
+            path=proved.path,
+            digest=proved.digest,
             scope="file",
-            mtime_ns=opened.mtime_ns,
-            size=opened.size,
+            mtime_ns=proved.mtime_ns,
+            size=proved.size,
             offset=first,
             limit=last - first + 1,
             partial=True,
             tokens=0,
             view="grep:" + ",".join(views),
-            stamp=opened.stamp,
+            stamp=proved.stamp,
         ),
     )
     return True
 
 
 def _kept(
-    services: ReadServices, session: str, path: str, stamp: Stamp | None
-) -> tuple[str, str] | None:
-    """The digest and text of the content the session holds of `path`, when the file's
-    stamp now is the one that proved that content as it was read from disk, and its
-    text is still kept; None when the file must be read."""
-    if stamp is None:
-        return None
-    record = services.read_states.get(session, path)
+    services: ReadServices, session: str, folder: int, where: Location, cap: int
+) -> _Proved | None:
+    """The content the session holds of the file, when the file's stamp now is the one
+    that proved that content as it was read from disk, and its text is still kept; None
+    when the file must be read. The stamp is taken by name in its folder, following no
+    link, without opening the file: the stat of the entry is the stat of the file an
+    open would give, and nothing of it is read."""
+    record = services.read_states.get(session, where.path)
     # A stamp is kept only on content read from disk (never a buffer's or an edit's);
     # a range's digest names no whole text.
-    if record is None or record.stamp != stamp or record.scope != "file":
+    if record is None or record.stamp is None or record.scope != "file":
         return None
-    text = services.snapshots.get(path, record.digest)
-    return None if text is None else (record.digest, text)
+    now = time.time_ns()  # before the stat: a change after it is on a later tick
+    try:
+        st = lstat_in(folder, where.name)
+    except OSError:
+        return None
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+        return None  # opened, it is refused or read as any other file
+    stamp = proof(st, now)
+    if stamp != record.stamp:
+        return None
+    text = services.snapshots.get(where.path, record.digest)
+    if text is None:
+        return None
+    return _Proved(where.path, st.st_size, st.st_mtime_ns, stamp, record.digest, text)

@@ -24,9 +24,15 @@ repository at or above the folder searched whose `info/exclude` is one gets
 `info/exclude` are then not applied either: the answer says so); an ignore file at or
 above the folder searched cannot be kept out of ripgrep's reach (`--no-ignore-parent`
 does not stop it), so the search is refused with the way on. The answer's note names
-every folder left out and the file it would wait on. Nothing here opens a suspect:
-stat only (the `.git` file and a regular `commondir` beneath the root are read, to
-follow them as ripgrep would).
+every folder left out and the file it would wait on. Nothing here opens a suspect
+that could make ripgrep wait: stat only (the `.git` file and a regular `commondir`
+beneath the root are read, to follow them as ripgrep would).
+
+The same looks find the ignore files ripgrep reads otherwise than git (a byte-order
+mark, a NUL, a POSIX class, a byte that is not UTF-8: watch/suspects.py `reads_apart`;
+each a regular file within the size limit, read beneath the root): at or above the
+folder searched, a repository's `info/exclude` there, and beneath it those the watcher
+named. Their folders are `judged`: search/above.py judges what ripgrep printed there.
 
 With no watcher's list (the CLI, polling, Watchman, a queue overflowed), only the
 folders above are looked at; beneath, the deadline is the bound (a partial answer). A
@@ -43,7 +49,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..quoting import name as shown
-from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES
+from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
 from .gitchain import exclude_chain
 from .rg import landlock_abi
 
@@ -99,6 +105,10 @@ class Avoided:
     waits: bool = False  # a file of `files` is a FIFO or a device
     big: bool = False  # a file of `files` is over MAX_IGNORE_BYTES
     sizes: list[str] = field(default_factory=list)  # each of `files`'s when over it
+    # The folders (relative; "" for all) where an ignore file is one ripgrep reads
+    # otherwise than git (watch/suspects.py `reads_apart`): its answer there is judged
+    # by the project's rules (search/above.py).
+    judged: list[str] = field(default_factory=list)
 
     def flags(self) -> list[str]:
         """ripgrep's flags, to come after every other glob (the last one matching wins)."""
@@ -144,12 +154,15 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     real_top = os.path.realpath(top)
     avoided = Avoided()
     folder = here
+    apart = False  # an ignore file at or above the folder searched reads apart
     while True:  # from the folder searched up to the root: ripgrep reads them all
         for name in sorted(IGNORE_NAMES):
             path = os.path.join(folder, name.encode())
             why = trouble(path)
             if why:
                 raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
+            apart = apart or _apart(real_top, path)
+        apart = apart or _exclude_apart(real_top, folder)
         if not avoided.exclude_off:
             own = git_waiter(real_top, here, folder)
             avoided.exclude_off = own is not None
@@ -159,16 +172,22 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             break
         folder = os.path.dirname(folder)
     skipped: dict[bytes, bytes] = {}  # a folder left out -> the file it would wait on
+    judged: set[bytes] = {b""} if apart else set()
     for suspect in suspects or ():
         beneath, last = os.path.split(suspect)
         if beneath == here or not beneath.startswith(here + b"/"):
             continue  # looked at above
         if last != GIT.encode():
             waited: bytes | None = suspect if waits(suspect) else None
+            apart = waited is None and _apart(real_top, suspect)
         else:
             waited = git_waiter(real_top, here, beneath)
+            apart = waited is None and _exclude_apart(real_top, beneath)
         if waited is not None:
             skipped.setdefault(beneath[len(here) + 1 :], waited)
+        elif apart:
+            judged.add(beneath[len(here) + 1 :])
+    avoided.judged = [os.fsdecode(folder) for folder in sorted(judged)]
     kept: list[bytes] = []
     for folder in sorted(skipped):  # one beneath another left out is left out with it
         if not any(folder.startswith(above + b"/") for above in kept):
@@ -181,6 +200,19 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         avoided.files.append(_shown_from(top, skipped[folder]))
         avoided.sizes.append("" if why == _WAITED else why)
     return avoided
+
+
+def _exclude_apart(real_top: bytes, folder: bytes) -> bool:
+    """Whether `folder`'s repository has an `info/exclude` that ripgrep reads otherwise
+    than git (a `.git` folder's; a worktree's is not looked at)."""
+    return _apart(real_top, os.path.join(folder, GIT.encode(), b"info", b"exclude"))
+
+
+def _apart(real_top: bytes, path: bytes) -> bool:
+    """`apart_in` of the file at `path` when it lies beneath the root (a link followed
+    within it only: readkeeper opens nothing outside by name)."""
+    real = os.path.realpath(path)
+    return real.startswith(real_top + b"/") and apart_in(None, real)
 
 
 def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:

@@ -29,6 +29,9 @@ class HeldDocument:
     total_cells: int | None = None
     next_offset: int | None = None
     include_images: bool | None = None
+    # The cell shown cut short by the token cap (numbered from 1): its source was not
+    # seen whole, so a cell edit may not replace or delete it (edit/notebook_seen.py).
+    cut_cell: int | None = None
     # Images: the size sent and the file's own.
     display: tuple[int, int] | None = None
     original: tuple[int, int] | None = None

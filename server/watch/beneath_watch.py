@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from ..files.beneath import Anchor
 from .inotify_abi import IN_DONT_FOLLOW, Libc, last_error
-from .suspects import GIT, IGNORE_NAMES, Suspects, is_suspect
+from .suspects import GIT, IGNORE_NAMES, Suspects, apart_in, is_suspect
 
 _SUSPECT_NAMES = IGNORE_NAMES | {GIT}
 
@@ -128,6 +128,8 @@ def folder_entries(
                 regular = not is_dir and entry.is_file(follow_symlinks=False)
                 if is_suspect(entry.name, regular, _size(entry) if regular else 0):
                     suspects.found(path)
+                elif regular and entry.name != GIT and apart_in(fd, entry.name):
+                    suspects.found(path)  # ripgrep reads it otherwise than git
             if is_dir:
                 found.append(path)
             elif files is not None:

@@ -12,10 +12,18 @@ regular file (a symlink too: where it leads is looked at only when a search asks
 regular one over the size limit (one lstat of each ignore-named regular entry: the
 listing gives no size) and each `.git`; an event (a creation, a move in, or a write,
 which may grow a file) adds an ignore-named path only after one lstat says it is not a
-regular file or is over the limit. Nothing here is ever opened. A search
+regular file or is over the limit. Nothing else is opened (but see below). A search
 (search/stalls.py) looks at each suspect again, so one gone or made regular (or small)
 since is harmless; one missed is not, so after a lost event (the queue overflowed) or
 past the cap none is trusted.
+
+A third kind is not a stall but a wrong answer: an ignore file ripgrep reads otherwise
+than git (`reads_apart`: a byte-order mark, a NUL, a POSIX class, a byte that is not
+UTF-8, which makes ripgrep drop the whole file), so that its answer can show what git
+hides. The walk reads each regular ignore file within the size limit (through its
+folder's descriptor, as a regular file only: fileio.read_small_in) and an event about
+one reads it again; the search judges ripgrep's answer beneath such a file's folder by
+the project's rules, which read it as git does (search/above.py).
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from __future__ import annotations
 import os
 import stat
 import threading
+
+from ..files.fileio import read_small, read_small_in
 
 # ripgrep's ignore files in a folder (search/kept.py's IGNORE_NAMES, as str).
 IGNORE_NAMES = frozenset({".gitignore", ".ignore", ".rgignore"})
@@ -34,6 +44,32 @@ MAX_SUSPECTS = 10_000
 # 1 MiB of one-letter lines peaked at 346 MB (4 MiB of them passed its 1 GiB cap and
 # it died): the limit leaves it more than half its cap.
 MAX_IGNORE_BYTES = 1 << 20
+
+
+def reads_apart(data: bytes) -> bool:
+    """Whether ripgrep may read these ignore-file bytes otherwise than git does (files/
+    ignore.py `git_lines`): a byte-order mark, a NUL, a POSIX class, a byte that is not
+    UTF-8. In doubt, yes: a search then judges what ripgrep printed, which costs time."""
+    if data.startswith(b"\xef\xbb\xbf") or b"\0" in data or b"[:" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def apart_in(folder: int | None, name: str | bytes) -> bool:
+    """`reads_apart` of the regular ignore file `name` in the open `folder` (None: `name`
+    is a path), within the size limit; False when it is not one."""
+    try:
+        if folder is None:
+            data = read_small(name, MAX_IGNORE_BYTES + 1)
+        else:
+            data = read_small_in(folder, name, MAX_IGNORE_BYTES + 1)
+    except (OSError, ValueError):
+        return False
+    return len(data) <= MAX_IGNORE_BYTES and reads_apart(data)
 
 
 def is_suspect(name: str, regular: bool, size: int = 0) -> bool:
@@ -78,7 +114,8 @@ class Suspects:
                 info = os.lstat(path)
             except OSError:
                 return  # gone already: nothing to wait on
-            if is_suspect(name, stat.S_ISREG(info.st_mode), info.st_size):
+            regular = stat.S_ISREG(info.st_mode)
+            if is_suspect(name, regular, info.st_size) or (regular and apart_in(None, path)):
                 self.found(os.fsencode(path))
 
     def lost(self) -> None:
@@ -101,4 +138,6 @@ class Suspects:
                 self._paths[dest + path[cut:]] = None
 
 
-__all__ = ["GIT", "IGNORE_NAMES", "MAX_IGNORE_BYTES", "Suspects", "is_suspect"]
+__all__ = [
+    "GIT", "IGNORE_NAMES", "MAX_IGNORE_BYTES", "Suspects", "apart_in", "is_suspect", "reads_apart"
+]  # fmt: skip

@@ -86,3 +86,20 @@ async def test_a_miss_beside_a_deep_chain_is_not_found(
         for tool in ("read_text_file", "get_file_info"):
             result = await client.call_tool(tool, {"path": "a.tx"})
             assert error_kind(result) == "not_found", text_of(result)
+
+
+async def test_a_huge_head_tail_or_offset_is_refused_naming_the_drop_ins_field(
+    connect: Connect, workspace: Path
+) -> None:
+    # The protocol's range (LSP's integers), said as the drop-in's own argument: `head`
+    # past it was refused as "limit", a field read_text_file does not have.
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    async with connect() as client:
+        for field in ("head", "tail", "offset"):
+            for number in (2**31, 2**63, 2**70, "99999999999999999999999"):
+                result = await client.call_tool("read_text_file", {"path": "a.txt", field: number})
+                assert error_kind(result) == "bad_params"
+                said = text_of(result)
+                assert f"{field} " in said, said
+                assert "limit" not in said, said
+                assert "2147483647" in said

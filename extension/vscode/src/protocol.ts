@@ -338,7 +338,7 @@ export interface NotebookOutput {
 
 /** One notebook cell: its id, type, source and outputs. */
 export interface NotebookCell {
-  /** the cell's id, or "cell-N" (N = index) in notebooks without ids */
+  /** its name: its own id, "cell-N" without one, "@N" (N = index) when shared */
   cell_id: string;
   /** 0-based position in the notebook */
   index: number;

@@ -10,6 +10,7 @@ from typing import Any
 import mcp_types as types
 
 from ...errors import ReadkeeperError
+from ...protocol.convert import converter
 
 Call = Callable[[str, dict[str, Any]], Any]
 Content = types.TextContent | types.ImageContent
@@ -55,7 +56,13 @@ def count(args: dict[str, Any], field: str) -> int | None:
         )
     if int(value) != value:
         raise ReadkeeperError("bad_params", f"{field} must be a whole number.", field=field)
-    return int(value)
+    try:  # the protocol's range, said here with the drop-in's name for the field
+        number: int = converter.structure(int(value), int)
+    except ValueError as exc:
+        raise ReadkeeperError(
+            "bad_params", f"Invalid params: {field} {exc}.", field=field
+        ) from None
+    return number
 
 
 def flag(args: dict[str, Any], field: str) -> bool:

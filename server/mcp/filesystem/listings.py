@@ -4,13 +4,16 @@ symlinks never entered, and caps), shown as the reference server shows them.
 
 Bounds: a listing holds at most `list`'s page (1000 entries), a tree at most
 `TREE_DEPTH` levels and that many entries, a search `glob`'s page (1000 paths); each
-cut says so after the listing, and how to see the rest.
+cut says so after the listing, and how to see the rest. Whatever else the core said
+of the answer (a folder left out of the search and why, a walk stopped early) is said
+there too: a listing never looks whole when it is not.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +25,7 @@ from ...errors import ReadkeeperError
 from ...files.globcost import refuse_costly
 from ...files.ignore import SPEC_ERRORS
 from .args import Content, Served, string, text_block
+from .words import for_filesystem
 
 TREE_DEPTH = 6
 # Matching excludePatterns stops here (each match is cheap, globcost.py; a thousand
@@ -52,18 +56,51 @@ def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
     return lambda relative: bool(spec.match_file(relative))
 
 
-def _cut(result: dict[str, Any], what: str) -> str:
-    return f"\n(readkeeper: {what})" if result.get("partial") else ""
+# An entry's kind (the core's, from lstat, as `list` and `stat` give it) as every
+# drop-in tool names it: [DIR]/[FILE] and "directory"/"file" are the reference
+# server's words; a symlink (never entered) and anything else (a FIFO, a socket, a
+# device: no read opens one) are named as what they are, never passed off as a file.
+_KINDS = {
+    "dir": ("[DIR]", "directory"),
+    "file": ("[FILE]", "file"),
+    "symlink": ("[LINK]", "symlink"),
+}
+_OTHER = ("[OTHER]", "other")
+
+
+def mark(kind: str) -> str:
+    """The listing's mark for an entry of `kind`: [DIR], [FILE], [LINK] or [OTHER]."""
+    return _KINDS.get(kind, _OTHER)[0]
+
+
+def kind_word(kind: str) -> str:
+    """The tree's and get_file_info's word for `kind`: directory, file, symlink, other."""
+    return _KINDS.get(kind, _OTHER)[1]
+
+
+# The core's sentence for the next page names an offset the drop-in's tools do not
+# take: the drop-in says the cut in its own words instead. Every other sentence of the
+# core's note is carried as written.
+_PAGING = re.compile(r"Showing [^;.]*; the rest: \w+ with offset=\d+[^.]*\.\s*")
+_NOTHING = frozenset({"No files match.", "No matches."})  # the listing says it already
+
+
+def _notes(result: dict[str, Any], cut: str, *more: str) -> str:
+    """What follows a listing: `cut` (if any) when the core had more to show, `more`,
+    then the rest of the core's note, as one parenthesised line."""
+    notes = [cut] if cut and result.get("next") else []
+    notes.extend(more)
+    said = _PAGING.sub("", str(result.get("note") or "")).strip()
+    if said and said not in _NOTHING:
+        notes.append(for_filesystem(said))
+    return "\n(readkeeper: " + "; ".join(notes) + ")" if notes else ""
 
 
 def list_directory(served: Served, args: dict[str, Any]) -> list[Content]:
     """list_directory: `[DIR] name` or `[FILE] name` per entry."""
     result = served.ask("list", path=string(args, "path"), depth=1)
-    lines = [
-        f"{'[DIR]' if e['kind'] == 'dir' else '[FILE]'} {quoting.name(e['name'])}"
-        for e in result.get("entries", [])
-    ]
-    cut = _cut(result, "the first 1000 entries; find the others with search_files")
+    lines = [f"{mark(e['kind'])} {quoting.name(e['name'])}" for e in result.get("entries", [])]
+    cut = _notes(result, "the first 1000 entries; find the others with search_files")
     return [text_block("\n".join(lines) + cut)]
 
 
@@ -91,18 +128,19 @@ def list_with_sizes(served: Served, args: dict[str, Any]) -> list[Content]:
         entries.sort(key=lambda e: -int(e.get("size", 0)))
     lines = []
     for e in entries:
-        is_dir = e["kind"] == "dir"
-        size = "" if is_dir else _size(int(e.get("size", 0))).rjust(10)
-        lines.append(
-            f"{'[DIR]' if is_dir else '[FILE]'} {quoting.name(e['name']).ljust(30)} {size}"
-        )
-    files = [e for e in entries if e["kind"] != "dir"]
+        # Only a regular file has a size the core gives (a link's would be its target's).
+        size = _size(int(e["size"])).rjust(10) if e["kind"] == "file" else ""
+        lines.append(f"{mark(e['kind'])} {quoting.name(e['name']).ljust(30)} {size}".rstrip())
+    files = [e for e in entries if e["kind"] == "file"]
+    folders = sum(e["kind"] == "dir" for e in entries)
+    others = len(entries) - len(files) - folders
+    total = f"Total: {len(files)} files, {folders} directories"
     lines += [
         "",
-        f"Total: {len(files)} files, {len(entries) - len(files)} directories",
+        total + (f", {others} other entries" if others else ""),
         f"Combined size: {_size(sum(int(e.get('size', 0)) for e in files))}",
     ]
-    cut = _cut(result, "the first 1000 entries only; the totals count those")
+    cut = _notes(result, "the first 1000 entries only; the totals count those")
     return [text_block("\n".join(lines) + cut)]
 
 
@@ -123,7 +161,7 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
         is_dir = e["kind"] == "dir"
         if excluded(name + "/" if is_dir else name) or parent not in folders:
             continue  # excluded, or inside an excluded folder
-        node: dict[str, Any] = {"name": leaf, "type": "directory" if e["kind"] == "dir" else "file"}
+        node: dict[str, Any] = {"name": leaf, "type": kind_word(e["kind"])}
         if e["kind"] == "dir":
             node["children"] = folders[name] = []
             if name.count("/") == TREE_DEPTH - 1:
@@ -131,18 +169,15 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
                 deepest = True
         folders[parent].append(node)
     text = json.dumps(top, ensure_ascii=False, separators=(",", ":"))
-    notes = []
+    more = []
     if late:
-        notes.append("cut: matching excludePatterns ran out of time; ask for a subfolder")
-    elif result.get("partial"):
-        notes.append("cut at 1000 entries; ask for a subfolder's tree to see the rest")
+        more.append("cut: matching excludePatterns ran out of time; ask for a subfolder")
     if deepest:
-        notes.append(
+        more.append(
             f'"more": true marks a folder deeper than {TREE_DEPTH} levels; ask for its tree'
         )
-    if notes:
-        text += "\n(readkeeper: " + "; ".join(notes) + ")"
-    return [text_block(text)]
+    cut = "cut at 1000 entries; ask for a subfolder's tree to see the rest"
+    return [text_block(text + _notes(result, "" if late else cut, *more))]
 
 
 def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
@@ -156,11 +191,11 @@ def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
         where = served.ask("stat", path=path).get("path", path)  # the real folder searched
         found, late = _kept(found, lambda p: not excluded(os.path.relpath(p, where)))
     text = "\n".join(quoting.name(p) for p in found) if found else "No matches found"
+    cut = "the 1000 newest matches; narrow the pattern or path for the others"
     if late:
-        cut = "\n(readkeeper: cut: matching excludePatterns ran out of time; narrow the path)"
-    else:
-        cut = _cut(result, "the 1000 newest matches; narrow the pattern or path for the others")
-    return [text_block(text + cut)]
+        late_cut = "cut: matching excludePatterns ran out of time; narrow the path"
+        return [text_block(text + _notes(result, "", late_cut))]
+    return [text_block(text + _notes(result, cut))]
 
 
 def _kept(paths: list[str], keep: Callable[[str], bool]) -> tuple[list[str], bool]:

@@ -229,6 +229,7 @@ def file_info(served: Served, args: dict[str, Any]) -> list[Content]:
         "isDirectory": info.get("kind") == "dir",
         "isFile": info.get("kind") == "file",
         "permissions": info.get("permissions"),
+        "type": listings.kind_word(str(info.get("kind"))),  # as the listings name it
     }
     if "read_by_session" in info:
         shown["readThisSession"] = info["read_by_session"]

@@ -12,8 +12,8 @@ JavaScript and widget outputs as a one-line placeholder.
 token cap comes back partially, with `next_offset` saying where to continue.
 
 nbformat parses every version and upgrades v3 (and older) notebooks to v4 for the view.
-Cells without an id (nbformat < 4.5) are named `cell-N` after their index, because the
-ids nbformat would invent are random and would not survive the next read.
+Cells are named as notebook_ids.py says: their own id, `cell-N` without one, `#N` when
+two would share a name.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
 from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
+from .notebook_ids import cell_names
 from .text import Window
 
 _NOTE_ALLOWANCE = 64
@@ -81,11 +82,12 @@ def read_notebook(
     first = window.offset - 1
     chosen = cells[first : first + window.limit]
     summarise = _Summariser(path, include_images, settings)
+    names = cell_names(cells, major == 4)
     shown: list[NotebookCell] = []
     cap = settings.max_tokens - _NOTE_ALLOWANCE
     used = 0
     for index, cell in enumerate(chosen, first):
-        view = summarise.cell(cell, index, major == 4)
+        view = summarise.cell(cell, index, names[index])
         cost = cost_within([view], counter, settings, cap - used)
         if cost is None and shown:
             break
@@ -225,12 +227,6 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
     return cells, language
 
 
-def cell_id(cell: Mapping[str, Any], index: int, has_ids: bool) -> str:
-    """The id an agent uses for a cell: its own, or `cell-N` when it has none."""
-    own = cell.get("id") if has_ids else None
-    return own if isinstance(own, str) and own else f"cell-{index}"
-
-
 def _source(cell: Mapping[str, Any]) -> str:
     return _join(cell.get("source", ""))
 
@@ -255,7 +251,7 @@ class _Summariser:
         self.allowance = Allowance(READ_DECODE_BYTES)
         self.chars_cut = 0
 
-    def cell(self, cell: dict[str, Any], index: int, has_ids: bool) -> NotebookCell:
+    def cell(self, cell: dict[str, Any], index: int, name: str) -> NotebookCell:
         cell_type = cell.get("cell_type")
         kind = cell_type if isinstance(cell_type, str) else "unknown"
         note = None
@@ -270,7 +266,7 @@ class _Summariser:
             note = f"{note} {more}" if note and more else note or more
             count = cell.get("execution_count")
         return NotebookCell(
-            cell_id=cell_id(cell, index, has_ids),
+            cell_id=name,
             index=index,
             cell_type=kind,
             source=_source(cell),

@@ -1,0 +1,154 @@
+"""Which cells of a notebook a session has seen, so a cell edit changes only those.
+
+A text edit names the text it replaces (`old_string`), so it can only replace what the
+agent knows; a cell edit names a cell by its id, and replaces or deletes the whole cell
+unseen. So a cell edit needs its cell shown to the session: by a read of the notebook
+whose cells covered it (each of the session's views of that content counts), a write of
+the whole notebook, or the session's own cell edit, whose record carries on the cells it
+had seen (and the one it wrote). Lines of the notebook's JSON that a search showed never
+count: they are not a cell. A cell shown cut short by the token cap was not seen whole,
+so it may not be replaced or deleted. An insert needs the cell it goes after shown (at
+the top, the first cell), so the agent knows where it puts it.
+
+That the cell is unchanged since it was seen is the stale check's (notebook.py): it
+compares the cell as read with the cell now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .. import quoting
+from ..errors import ReadkeeperError
+from ..hints import call
+from ..state.held import HeldDocument
+from ..state.readstate import ReadRecord
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The cells (indexes of the content the session saw) one run of its views showed
+    whole and in order, and the one among them shown cut."""
+
+    run: range
+    cut: int | None
+
+
+def _views(record: ReadRecord, total: int) -> tuple[list[range], set[int], bool]:
+    runs: list[range] = []
+    cut: set[int] = set()
+    notebook_view = False
+    for view in record.views():
+        document = view.document
+        if document is not None and document.kind == "notebook":
+            notebook_view = True
+            first = (document.first_cell or 1) - 1
+            runs.append(range(first, first + (document.num_cells or 0)))
+            if document.cut_cell is not None:
+                cut.add(document.cut_cell - 1)
+        elif view.whole:  # it wrote the notebook, or edited it as text, holding it whole
+            notebook_view = True
+            runs.append(range(total))
+    return runs, cut, notebook_view
+
+
+def seen_for(record: ReadRecord, names: Sequence[str], index: int, mode: str, path: str) -> Seen:
+    """The run of seen cells holding cell `index` (-1: an insert at the top) of the
+    content the session saw (`names`: its cells' names); `not_read` when the session
+    has not seen that cell (or, to replace or delete it, saw it cut)."""
+    total = len(names)
+    runs, cut, notebook_view = _views(record, total)
+    wanted = max(index, 0)
+    if total == 0 and notebook_view:
+        return Seen(range(0), None)
+    merged = _merged(runs)
+    run = next((r for r in merged if wanted in r), None)
+    if run is None:
+        raise _unseen(record, names, wanted, mode, path, notebook_view, merged)
+    cuts = sorted(c for c in cut if c in run)
+    if mode != "insert" and index in cuts:
+        raise ReadkeeperError(
+            "not_read",
+            f"Cell {quoting.name(names[index])} of {quoting.name(path)} was shown cut short "
+            "by the token cap, so its source was never seen whole, and "
+            f"{'replacing' if mode == 'replace' else 'deleting'} it could lose what was not "
+            "shown. Change its lines as text instead (old_string/new_string on the "
+            "notebook's JSON, which the edit must quote exactly).",
+            file_path=path,
+            cell_id=names[index],
+            index=index,
+        )
+    return Seen(run, cuts[0] if len(cuts) == 1 else None)
+
+
+def _merged(runs: list[range]) -> list[range]:
+    found: list[range] = []
+    for run in sorted((r for r in runs if r), key=lambda r: r.start):
+        if found and run.start <= found[-1].stop:
+            found[-1] = range(found[-1].start, max(found[-1].stop, run.stop))
+        else:
+            found.append(run)
+    return found
+
+
+def _unseen(
+    record: ReadRecord,
+    names: Sequence[str],
+    index: int,
+    mode: str,
+    path: str,
+    notebook_view: bool,
+    runs: list[range],
+) -> ReadkeeperError:
+    name = quoting.name(path)
+    what = "the first cell" if index == 0 and mode == "insert" else "cell"
+    if mode == "insert" and index >= 0 and what == "cell":
+        what = "the cell the new one goes after,"
+    target = f"{what} {quoting.name(names[index])}" if index < len(names) else what
+    if not notebook_view:
+        how = (
+            "only through search, whose lines of the notebook's JSON never show a cell"
+            if record.view.startswith("grep:")
+            else "only as lines of its JSON, never as cells"
+        )
+        said = f"This session has seen {name} {how}"
+    else:
+        shown = ", ".join(f"{r.start + 1}-{r.stop}" for r in runs) or "none"
+        said = f"This session's reads of {name} showed cells {shown} of {len(names)}, not {target}"
+    verb = {"replace": "replacing a cell", "delete": "deleting a cell"}.get(mode, "inserting")
+    return ReadkeeperError(
+        "not_read",
+        f"{said}, so {verb} could overwrite or misplace what it has not seen. Read it "
+        f"({call('read', file_path=path, offset=index + 1, limit=1)}), then redo the edit.",
+        file_path=path,
+        index=index,
+    )
+
+
+def held_after(seen: Seen, mode: str, index: int, total_after: int, merged: bool) -> HeldDocument:
+    """What the session has seen of the notebook its cell edit left: the run it had seen
+    (moved by the cell inserted or deleted), or, when another program's change was
+    merged (cells it never saw may have come in), only the cells the edit shows it."""
+    run, cut = seen.run, seen.cut
+    if merged:
+        if mode == "delete":
+            run, cut = range(0), None
+        elif mode == "insert":
+            run, cut = range(max(index - 1, 0), index + 1), None
+        else:
+            run, cut = range(index, index + 1), None
+    elif mode == "insert":  # the new cell is at `index`, inside or right after the run
+        run = range(min(run.start, index), max(run.stop, index) + 1)
+        cut = cut + 1 if cut is not None and cut >= index else cut
+    elif mode == "delete":
+        run = range(run.start, max(run.stop - 1, run.start))
+        cut = cut - 1 if cut is not None and cut > index else cut
+    return HeldDocument(
+        "notebook",
+        0,
+        first_cell=run.start + 1,
+        num_cells=len(run),
+        total_cells=total_after,
+        cut_cell=cut + 1 if cut is not None else None,
+    )
