@@ -136,7 +136,7 @@ def test_a_fifo_ignore_file_beneath_leaves_out_only_its_folder(workspace: Path, 
         assert "sub/d.py" in {e["name"] for e in listed["entries"]}
 
 
-def test_links_to_a_fifo_are_left_out_and_a_worktree_s_fifo_exclude_turns_exclude_off(
+def test_links_to_a_fifo_are_left_out_and_a_worktree_without_commondir_reads_no_exclude(
     workspace: Path,
 ) -> None:
     """ripgrep's open follows a link (an ignore file's, a `.git` folder's); a git folder
@@ -405,7 +405,7 @@ def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace
         assert _rel(core, found["paths"]) == set(FILES)
 
 
-def test_a_worktree_s_commondir_linked_to_a_device_is_left_out(workspace: Path) -> None:
+def test_a_worktree_s_commondir_linked_to_a_device_never_makes_a_search_wait(workspace: Path) -> None:
     """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end.
     Confined to the root (Landlock), it cannot open it at all: then nothing is left
     out (the search never waits either way)."""
