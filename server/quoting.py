@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, TextIO
 
 # Every character, but the LF that ends a line, that some consumer breaks a line at.
@@ -203,3 +204,17 @@ def valid_json(text: str) -> str:
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(lambda found: "\\" + _unprintable(found.group()), text)
+
+
+_SHOWN_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])")
+
+
+def name_back(path: str, exists: Callable[[str], bool]) -> str:
+    """The path a name shown by `valid_unicode` stands for: where no entry is called
+    `path` itself, each escape text of a byte that is not UTF-8 (`\\udce9`) back to that
+    byte, when that names an entry. So a name shown escaped works sent back, on every
+    front end (an entry literally so named wins)."""
+    if "\\udc" not in path or exists(path):
+        return path
+    back = _SHOWN_BYTE.sub(lambda found: chr(0xDC00 + int(found.group(1), 16)), path)
+    return back if back != path and exists(back) else path

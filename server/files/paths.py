@@ -18,6 +18,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 
@@ -99,12 +100,12 @@ class Workspace:
             self._anchors = anchors
 
     def absolute(self, file_path: str) -> str:
-        """The absolute (not yet real) path of a user-given path."""
+        """The absolute (not yet real) path of a user-given path (a name readkeeper shows
+        escaped, a byte not UTF-8 as `\\udce9`, names that entry: quoting.name_back)."""
         expanded = os.path.expanduser(file_path)
-        if os.path.isabs(expanded):
-            return os.path.normpath(expanded)
-        base = self.roots[0] if self.roots else os.getcwd()
-        return os.path.normpath(os.path.join(base, expanded))
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(self.roots[0] if self.roots else os.getcwd(), expanded)
+        return quoting.name_back(os.path.normpath(expanded), os.path.lexists)
 
     def direct(self, file_path: str) -> Location | None:
         """The location of a path as written, when it lies lexically inside a root or an

@@ -235,11 +235,16 @@ def framed(message: dict[str, Any]) -> bytes:
 
 def test_a_file_name_that_is_not_utf8_is_answered(raw: RawServer, workspace: Path) -> None:
     """orjson refuses the lone surrogate that stands for its byte: that reply is written
-    by the standard library, escaped, as pygls wrote every reply."""
+    by the standard library, the byte as the escape text readkeeper names it with (never
+    JSON's own lone-surrogate escape, which strict decoders refuse); that text, sent
+    back, names the file, and so does the name itself."""
     (workspace / "ok.txt").write_text("ok\n")
     load_token_table(raw, workspace / "ok.txt")
     name = os.fsdecode(b"caf\xe9.txt")  # "caf\udce9.txt"
     (workspace / name).write_text("latin-1 name\n")
-    reply = raw.request(2, READ, {"file_path": name})
-    assert reply["result"]["file"]["file_path"] == str(workspace / name)
-    assert b'caf\\udce9.txt"' in raw.frame_of(2)
+    shown = str(workspace / "caf\\udce9.txt")  # the escape, as text
+    for id_, asked in ((2, name), (3, "caf\\udce9.txt")):
+        reply = raw.request(id_, READ, {"file_path": asked, "force": True})
+        assert reply["result"]["file"]["file_path"] == shown, reply
+        assert reply["result"]["file"]["content"] == "     1\tlatin-1 name"
+        assert b'caf\\\\udce9.txt"' in raw.frame_of(id_)

@@ -49,6 +49,22 @@ async def test_every_tool_names_a_file_not_utf8_and_the_server_lives_on(workspac
             assert not alive.is_error, (tool, arguments)
 
 
+async def test_a_name_shown_escaped_sent_back_reads_and_edits_that_file(workspace: Path) -> None:
+    """MCP can carry no lone surrogate: the escape text it showed names the file."""
+    _tree(workspace)
+    args = ["--root", str(workspace), "--standalone"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        listed = text_of(await client.call_tool("glob", {"pattern": "*.txt"}))
+        assert SHOWN in listed
+        read = await client.call_tool("read", {"file_path": SHOWN})
+        assert not read.is_error, text_of(read)
+        assert "needle" in text_of(read)
+        edit = {"file_path": SHOWN, "old_string": "needle", "new_string": "pin"}
+        assert not (await client.call_tool("edit", edit)).is_error
+    with open(os.path.join(os.fsencode(workspace), NAME), "rb") as file:
+        assert file.read() == b"pin\n"
+
+
 async def test_a_read_through_a_link_to_a_name_not_utf8_answers(workspace: Path) -> None:
     """The read answers with the path the link leads to: on the quick path (a plain
     read after the SDK has served a call) as on the SDK's."""

@@ -405,7 +405,9 @@ def test_a_worktree_s_commondir_made_a_fifo_while_watching_is_left_out(workspace
         assert _rel(core, found["paths"]) == set(FILES)
 
 
-def test_a_worktree_s_commondir_linked_to_a_device_never_makes_a_search_wait(workspace: Path) -> None:
+def test_a_worktree_s_commondir_linked_to_a_device_never_makes_a_search_wait(
+    workspace: Path,
+) -> None:
     """ripgrep reads a `commondir` whole, through a link: /dev/zero would never end.
     Confined to the root (Landlock), it cannot open it at all: then nothing is left
     out (the search never waits either way)."""
