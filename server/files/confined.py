@@ -29,6 +29,8 @@ _REPLY_BYTES = 4096
 # The program's output pipe: ripgrep listing 100,000 files prints over a megabyte, and
 # with the default 64 KiB it waits on this process's reader at every turn.
 PIPE_BYTES = 1 << 20
+# True: `start` waits for the launcher's pid reply before it returns (the bench's baseline).
+WAIT_FOR_PID = False
 
 
 def widen_pipe(fd: int) -> None:
@@ -193,7 +195,10 @@ class Launcher:
         finally:
             _close(null, out_w, err_w)
             theirs.close()
-        return Child(mine, out_r, err_r, program)
+        child = Child(mine, out_r, err_r, program)
+        if WAIT_FOR_PID:
+            child.started()
+        return child
 
     def pid(self) -> int | None:
         """The launcher's own pid, when it runs."""
