@@ -232,11 +232,6 @@ def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> 
     )
 
 
-def _kill(proc: Process, result: Run) -> None:
-    result.timed_out = True
-    proc.kill()
-
-
 class _Output:
     """A run's stdout, cut into pieces, and its stderr (at most `_STDERR_KEPT` bytes
     kept), both read by the caller's thread: a thread per run for the deadline and one
@@ -261,7 +256,8 @@ class _Output:
         while self._selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                _kill(self._proc, result)
+                result.timed_out = True
+                self._proc.kill()
                 return
             for key, _ in self._selector.select(left):
                 pieces = self._read(key.fd)
