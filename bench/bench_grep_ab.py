@@ -7,9 +7,9 @@ warm launcher's pid reply, ripgrep prints `--json`), "no pid wait" (server/files
 confined.py WAIT_FOR_PID off: ripgrep's output is read before the reply), and "plain
 output" (server/search/grep.py PLAIN_OUTPUT: `path NUL number:text` lines, search/
 blocks.py). Each figure is the median of `--runs` rounds after one warm-up round; a
-round runs every variant and ripgrep by hand once, for each pattern in turn, so load
-shifts hit them alike. `uptime`'s load average is printed before and after, since the
-machine is shared. It prints a table and writes `bench/results/grep-ab.json`; nothing is
+round runs every variant (each first in turn) and ripgrep by hand once, for each
+pattern in turn, so load shifts hit them alike. The load average is printed before and
+after, since the machine is shared. It prints a table and writes `bench/results/grep-ab.json`; nothing is
 asserted.
 """
 
@@ -55,8 +55,10 @@ def main() -> None:
     try:
         for run in range(args.runs + 1):
             for case, pattern in CASES.items():
-                for variant, (wait, plain) in VARIANTS.items():
-                    confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT = wait, plain
+                names = list(VARIANTS)
+                turn = run % len(names)  # each variant first in turn: no order favoured
+                for variant in names[turn:] + names[:turn]:
+                    confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT = VARIANTS[variant]
                     start = time.perf_counter()
                     calls.call(core, "grep", {"pattern": pattern})
                     took = time.perf_counter() - start
