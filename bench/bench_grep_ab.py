@@ -9,8 +9,8 @@ output" (server/search/grep.py PLAIN_OUTPUT: `path NUL number:text` lines, searc
 blocks.py). Each figure is the median of `--runs` rounds after one warm-up round; a
 round runs every variant (each first in turn) and ripgrep by hand once, for each
 pattern in turn, so load shifts hit them alike. The load average is printed before and
-after, since the machine is shared. It prints a table and writes `bench/results/grep-ab.json`; nothing is
-asserted.
+after, since the machine is shared. It prints a table and writes
+`bench/results/grep-ab.json`; nothing is asserted.
 """
 
 from __future__ import annotations
