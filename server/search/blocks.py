@@ -59,7 +59,8 @@ class Block:
     path: str
     raw: list[bytes] = field(default_factory=list)
     matches: int = 0  # match messages (a multiline match is one)
-    plain: bool = False  # raw holds `number:text` lines of plain output, not messages
+    # Not 0: raw holds lines of plain output, their `number:text` from this offset.
+    plain: int = 0
 
 
 def blocks(
@@ -104,30 +105,39 @@ def plain_blocks(
     output: Iterable[bytes],
     matcher: Glob | None,
     above: Above | None = None,
+    *,
+    context: bool = True,
 ) -> list[Block] | None:
     """`blocks` of ripgrep's plain output (PLAIN_FLAGS); None when it is not exact (a
-    line without the NUL after its path): search again with `--json`."""
+    line without the NUL after its path): search again with `--json`. `context`: False
+    when the search asked for none (every line is then a match)."""
     inside = rg.Beneath(root, cwd)
     found: list[Block] = []
-    current: Block | None = None
-    name = None
+    left_out: list[bytes] = []  # the lines of a file left out, dropped at the end
+    add = left_out.append
+    prefix = b"\0"  # the path and NUL every line of the current file starts with
     for raw in output:
-        printed, nul, rest = raw.partition(b"\0")
+        if raw.startswith(prefix):  # a file's lines come together: one test a line
+            add(raw)
+            continue
+        printed, nul, _ = raw.partition(b"\0")
         if not nul:
             return None
-        if printed != name:
-            name, current = printed, None
-            shown = os.fsdecode(printed).removeprefix("./")
-            hidden = matcher is not None and not matcher.matches(shown)
-            if not hidden and not (above is not None and above.hides(shown)):
-                path = inside(shown)
-                if path is not None:
-                    current = Block(path, plain=True)
-                    found.append(current)
-        if current is not None:
-            current.raw.append(rest)
+        prefix, add = printed + nul, left_out.append
+        shown = os.fsdecode(printed).removeprefix("./")
+        hidden = matcher is not None and not matcher.matches(shown)
+        if not hidden and not (above is not None and above.hides(shown)):
+            path = inside(shown)
+            if path is not None:
+                found.append(Block(path, plain=len(prefix)))
+                add = found[-1].raw.append
+        add(raw)
     for block in found:
-        block.matches = sum(1 for line in block.raw if _MATCH_NUMBER.match(line))
+        if not context:
+            block.matches = len(block.raw)
+        else:
+            start = block.plain
+            block.matches = sum(1 for line in block.raw if _MATCH_NUMBER.match(line, start))
     found.sort(key=lambda block: block.path)
     return found
 
@@ -194,7 +204,7 @@ def _block_lines(block: Block, event_id: int) -> Iterator[Line]:
 def _plain_lines(block: Block, event_id: int) -> Iterator[Line]:
     """`_block_lines` of plain output: a line each, decoded as `--json`'s text is."""
     for raw in block.raw:
-        number = _NUMBER.match(raw)
+        number = _NUMBER.match(raw, block.plain)
         if number is None:
             continue
         match = number[2] == b":"

@@ -74,7 +74,9 @@ def grep(
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
     found = None
     if plain:
-        found = blocks.plain_blocks(root, cwd, ran.lines, matcher, above)
+        found = blocks.plain_blocks(
+            root, cwd, ran.lines, matcher, above, context=params.context > 0
+        )
         if found is None:  # not exact: once more as JSON, within what is left of the time
             flags = ["--json", *flags[len(blocks.PLAIN_FLAGS) :]]
             left = max(rg.DEADLINE_S - (time.monotonic() - started), 0.0)
