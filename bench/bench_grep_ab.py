@@ -1,16 +1,13 @@
-"""Issue 31's cuts of a grep call on this repository, A/B: each variant switched on in
-turn, interleaved, with `rg -n` by hand in the same rounds.
+"""Issue 31's cuts of a grep call on this repository, A/B: each variant in turn,
+interleaved, with `rg -n` by hand in the same rounds.
 
 Run it as `.venv/bin/python bench/bench_grep_ab.py` (`--runs` for more samples). The
-variants, each adding one cut to the one before: "before" (the caller waits for the
-warm launcher's pid reply, ripgrep prints `--json`), "no pid wait" (server/files/
-confined.py WAIT_FOR_PID off: ripgrep's output is read before the reply), and "plain
-output" (server/search/grep.py PLAIN_OUTPUT: `path NUL number:text` lines, search/
-blocks.py). Each figure is the median of `--runs` rounds after one warm-up round; a
-round runs every variant (each first in turn) and ripgrep by hand once, for each
-pattern in turn, so load shifts hit them alike. The load average is printed before and
-after, since the machine is shared. It prints a table and writes
-`bench/results/grep-ab.json`; nothing is asserted.
+variants: "before" (ripgrep prints `--json`) and "plain output" (server/search/grep.py
+PLAIN_OUTPUT: `path NUL number:text` lines, search/blocks.py). Each figure is the
+median of `--runs` rounds after one warm-up round; a round runs every variant (each
+first in turn) and ripgrep by hand once, for each pattern in turn, so load shifts hit
+them alike. The load average is printed before and after, since the machine is shared.
+It prints a table and writes `bench/results/grep-ab.json`; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from typing import Any
 from common import machine, write_json
 from readkeeper import calls
 from readkeeper.core import Readkeeper
-from readkeeper.files import confined
 from readkeeper.search import grep, rg
 
 HERE = Path(__file__).resolve().parent
@@ -35,12 +31,8 @@ CASES = {
     "rare symbol": "RARE_SYMBOL|def main\\(",
     "common word (100 shown)": "return",
 }
-# name -> (confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT)
-VARIANTS = {
-    "before": (True, False),
-    "no pid wait": (False, False),
-    "plain output": (False, True),
-}
+# name -> grep.PLAIN_OUTPUT
+VARIANTS = {"before": False, "plain output": True}
 
 
 def main() -> None:
@@ -50,7 +42,7 @@ def main() -> None:
     load_before = os.getloadavg()
     core = Readkeeper(roots=[str(ROOT)])
     core.tokens.warm_up()
-    kept = (confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT)
+    kept = grep.PLAIN_OUTPUT
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         for run in range(args.runs + 1):
@@ -58,7 +50,7 @@ def main() -> None:
                 names = list(VARIANTS)
                 turn = run % len(names)  # each variant first in turn: no order favoured
                 for variant in names[turn:] + names[:turn]:
-                    confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT = VARIANTS[variant]
+                    grep.PLAIN_OUTPUT = VARIANTS[variant]
                     start = time.perf_counter()
                     calls.call(core, "grep", {"pattern": pattern})
                     took = time.perf_counter() - start
@@ -76,7 +68,7 @@ def main() -> None:
                 if run:
                     samples.setdefault((case, "rg -n"), []).append(time.perf_counter() - start)
     finally:
-        confined.WAIT_FOR_PID, grep.PLAIN_OUTPUT = kept
+        grep.PLAIN_OUTPUT = kept
         core.close()
     rows: list[dict[str, Any]] = []
     for case in CASES:

@@ -29,8 +29,6 @@ _REPLY_BYTES = 4096
 # The program's output pipe: ripgrep listing 100,000 files prints over a megabyte, and
 # with the default 64 KiB it waits on this process's reader at every turn.
 PIPE_BYTES = 1 << 20
-# True: `start` waits for the launcher's pid reply before it returns (the bench's baseline).
-WAIT_FOR_PID = False
 
 
 def widen_pipe(fd: int) -> None:
@@ -55,25 +53,15 @@ def _close(*fds: int) -> None:
 
 
 class Child:
-    """A program the launcher started for one call.
+    """A program the launcher started for one call."""
 
-    The launcher's `{pid}` reply (with the pidfd) is not waited for before the caller
-    reads the program's output: the fork and the reply cost the caller a round trip
-    (about 2 ms) that ripgrep's run can overlap. It is taken when first needed: by
-    `kill` (blocking: the launcher answers every request, or ends and closes the
-    socket), `poll` and `wait`. A call the launcher ended before answering (it died, or
-    could not fork) is `unstarted`: its status is NOT_STARTED and its output empty."""
-
-    def __init__(self, reply: socket.socket, stdout: int, stderr: int, program: str):
-        self.pid: int | None = None
-        self._pidfd = -1
+    def __init__(self, pid: int, pidfd: int, reply: socket.socket, stdout: int, stderr: int):
+        self.pid = pid
+        self._pidfd = pidfd
         self._reply = reply
-        self._program = program
         self.stdout: IO[bytes] = os.fdopen(stdout, "rb")
         self.stderr: IO[bytes] = os.fdopen(stderr, "rb")
         self.returncode: int | None = None
-        self.unstarted = False
-        self.why = ""  # what the launcher said when it could not start the program
         self._lock = threading.Lock()
 
     def poll(self) -> int | None:
@@ -86,18 +74,9 @@ class Child:
         assert status is not None
         return status
 
-    def started(self) -> int | None:
-        """The program's pid, waited for; None when it was never started."""
-        with self._lock:
-            if self.returncode is None and self._pidfd < 0:
-                self._answer(block=True)
-            return self.pid
-
     def kill(self) -> None:
         """SIGKILL the program, if it still runs."""
         with self._lock:
-            if self.returncode is None and self._pidfd < 0:
-                self._answer(block=True)  # its pid first: it may not be here yet
             if self.returncode is not None or self._pidfd < 0:
                 return
             with contextlib.suppress(ProcessLookupError):
@@ -105,49 +84,24 @@ class Child:
 
     def _status(self, *, block: bool) -> int | None:
         with self._lock:
-            while self.returncode is None:
-                if not self._answer(block=block):
-                    return None
-            return self.returncode
-
-    def _answer(self, *, block: bool) -> bool:
-        """Take the launcher's next message: the pid (and pidfd), then the exit status;
-        False when none is there yet (only when not `block`)."""
-        self._reply.setblocking(block)
-        try:
-            message, fds, _, _ = socket.recv_fds(self._reply, _REPLY_BYTES, 1)
-        except BlockingIOError:
-            return False
-        except OSError:
-            message, fds = b"", []
-        try:
-            answer = json.loads(message) if message else {}
-        except ValueError:
-            answer = {}
-        if not isinstance(answer, dict):
-            answer = {}
-        if self._pidfd < 0 and self.pid is None and "pid" in answer and len(fds) == 1:
-            self.pid, self._pidfd = int(answer["pid"]), fds[0]
-            return True
-        _close(*fds)
-        if self.pid is None:  # no pid ever came: the program was never started
-            self.unstarted = True
-            why = answer.get("error", "the launcher ended first")
-            self.why = f"readkeeper's launcher could not start {self._program}: {why}"
-            self._end(zygote.NOT_STARTED)
-        else:
-            try:  # no answer: the launcher died, and its children with it
-                self._end(int(answer["returncode"]))
-            except (KeyError, TypeError, ValueError):
-                self._end(-signal.SIGKILL)
-        return True
-
-    def _end(self, code: int) -> None:
-        self.returncode = code
-        self._reply.close()
-        if self._pidfd >= 0:
+            if self.returncode is not None:
+                return self.returncode
+            self._reply.setblocking(block)
+            try:
+                message = self._reply.recv(_REPLY_BYTES)
+            except BlockingIOError:
+                return None
+            except OSError:
+                message = b""
+            try:
+                code = int(json.loads(message)["returncode"]) if message else -signal.SIGKILL
+            except (ValueError, KeyError, TypeError):
+                code = -signal.SIGKILL
+            self.returncode = code  # no answer: the launcher died, and its children with it
+            self._reply.close()
             os.close(self._pidfd)
-        self._pidfd = -1
+            self._pidfd = -1
+            return code
 
 
 class Launcher:
@@ -195,10 +149,19 @@ class Launcher:
         finally:
             _close(null, out_w, err_w)
             theirs.close()
-        child = Child(mine, out_r, err_r, program)
-        if WAIT_FOR_PID:
-            child.started()
-        return child
+        try:
+            message, fds, _, _ = socket.recv_fds(mine, _REPLY_BYTES, 1)
+            if not message:
+                raise _Gone("the launcher ended")
+            answer = json.loads(message)
+            if "pid" not in answer or len(fds) != 1:
+                _close(*fds)
+                raise LaunchError(f"readkeeper's launcher could not start {program}: {answer}")
+        except (OSError, ValueError):
+            _close(out_r, err_r)
+            mine.close()
+            raise
+        return Child(int(answer["pid"]), fds[0], mine, out_r, err_r)
 
     def pid(self) -> int | None:
         """The launcher's own pid, when it runs."""

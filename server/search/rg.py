@@ -137,7 +137,6 @@ def run(
     confined: bool = True,
     readable: str | None = None,
     stop: Callable[[], bool] | None = None,
-    retry: bool = True,
 ) -> Run:
     """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
     (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
@@ -185,14 +184,6 @@ def run(
         result.returncode = proc.wait()
     stderr = output.stderr
     result.error = b"".join(stderr).decode("utf-8", "replace")[:4000]
-    if isinstance(proc, Child) and proc.unstarted:
-        # The launcher ended (or could not fork) before it started rg: nothing ran, so
-        # the call is made again, as when the launcher is found gone before a request.
-        result.error = proc.why
-        if retry and not result.timed_out:
-            left = deadline - time.monotonic()
-            return run(root, args, max_lines=max_lines, deadline_s=left, sep=sep,
-                       readable=readable, stop=stop, retry=False)  # fmt: skip
     return result
 
 

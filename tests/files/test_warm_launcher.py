@@ -8,14 +8,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from readkeeper.files import landlock, zygote
-from readkeeper.files.confined import Child, Launcher
+from readkeeper.files import landlock
+from readkeeper.files.confined import Launcher
 from watch_core_helpers import wait_for
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
@@ -104,9 +103,6 @@ def test_a_launcher_that_died_is_started_again(launcher: Launcher, tmp_path: Pat
     pid = launcher.pid()
     assert pid is not None
     os.kill(pid, signal.SIGKILL)  # the launcher this test started
-    # Ended, as a launcher an out-of-memory kill ended between calls (one that dies with
-    # a request unread: test_a_call_the_launcher_never_started_says_so).
-    wait_for(lambda: _ended(pid), "the launcher to end")
     assert _run(launcher, [cat, "note.txt"], first, ["."])[:2] == (0, "first text\n")
     assert launcher.pid() not in (None, pid)
 
@@ -127,89 +123,14 @@ def test_a_child_blocked_for_good_does_not_outlive_its_launcher(tmp_path: Path, 
         [_program("sleep"), "600"], cwd=str(tmp_path), read=["."],
         run=landlock.SYSTEM_LIBRARIES, env={},
     )  # fmt: skip
-    pid, started = launcher.pid(), child.started()
+    pid = launcher.pid()
     assert pid is not None
-    assert started is not None
     if ended == "killed":
         os.kill(pid, signal.SIGKILL)
     launcher.close()
     child.stdout.close()
     child.stderr.close()
-    wait_for(lambda: _ended(started), "the launcher's child to end with it", timeout=30)
-
-
-def _stopped(launcher: Launcher, tmp_path: Path) -> int:
-    """The launcher's pid, once it runs and is stopped (SIGSTOP): it answers nothing."""
-    assert _run(launcher, [_program("true")], tmp_path, ["."])[0] == 0
-    pid = launcher.pid()
-    assert pid is not None
-    os.kill(pid, signal.SIGSTOP)
-    return pid
-
-
-def test_a_call_does_not_wait_for_the_launchers_reply(launcher: Launcher, tmp_path: Path) -> None:
-    """The caller reads the program's output without first waiting for the launcher's
-    pid reply (a round trip ripgrep's run overlaps): `start` returns while the launcher
-    has not even read the request, and the call completes once it does."""
-    first, _ = _folders(tmp_path)
-    pid = _stopped(launcher, tmp_path)
-    returned: list[Child] = []
-    argv = [_program("cat"), "note.txt"]
-
-    def start() -> None:
-        returned.append(
-            launcher.start(argv, cwd=str(first), read=["."], run=landlock.SYSTEM_LIBRARIES, env={})
-        )
-
-    starting = threading.Thread(target=start, daemon=True)
-    starting.start()
-    starting.join(30)
-    returned_first = bool(returned)
-    os.kill(pid, signal.SIGCONT)
-    starting.join(30)
-    assert returned_first, "start waited for the stopped launcher's reply"
-    child = returned[0]
-    assert child.stdout.read() == b"first text\n"
-    assert child.wait() == 0
-    assert child.pid is not None
-    child.stdout.close()
-    child.stderr.close()
-
-
-def test_a_kill_before_the_reply_waits_for_the_pid(launcher: Launcher, tmp_path: Path) -> None:
-    """A kill asked before the launcher's reply (a deadline passed at once) waits for the
-    pid, then kills exactly that process: the program never outlives the kill."""
-    pid = _stopped(launcher, tmp_path)
-    child = launcher.start([_program("sleep"), "60"], cwd=str(tmp_path), read=["."],
-                           run=landlock.SYSTEM_LIBRARIES, env={})  # fmt: skip
-    assert child.pid is None  # not answered yet: the launcher is stopped
-    os.kill(pid, signal.SIGCONT)
-    child.kill()
-    assert child.wait() == -signal.SIGKILL
-    started = child.pid
-    assert started is not None
-    assert _ended(started)
-    child.stdout.close()
-    child.stderr.close()
-
-
-def test_a_call_the_launcher_never_started_says_so(launcher: Launcher, tmp_path: Path) -> None:
-    """A launcher that dies with a request unread never starts the program: the call
-    ends `unstarted` with NOT_STARTED and no output (rg.run then runs it again), and the
-    next call starts a new launcher."""
-    first, _ = _folders(tmp_path)
-    pid = _stopped(launcher, tmp_path)
-    child = launcher.start([_program("cat"), "note.txt"], cwd=str(first), read=["."],
-                           run=landlock.SYSTEM_LIBRARIES, env={})  # fmt: skip
-    os.kill(pid, signal.SIGKILL)
-    assert child.stdout.read() == b""
-    assert child.wait() == zygote.NOT_STARTED
-    assert child.unstarted
-    assert "could not start" in child.why
-    child.stdout.close()
-    child.stderr.close()
-    assert _run(launcher, [_program("cat"), "note.txt"], first, ["."])[:2] == (0, "first text\n")
-    assert launcher.pid() not in (None, pid)
+    wait_for(lambda: _ended(child.pid), "the launcher's child to end with it", timeout=30)
 
 
 def _ended(pid: int) -> bool:
