@@ -65,6 +65,8 @@ class _Folders:
         self._session = session
         self._real = RealFolders()
         self._open: dict[tuple[int, str], int | None] = {}
+        self._located: dict[str, Location] = {}  # by folder (real path)
+        self._by_name = {*services.workspace.roots, *services.workspace.allowed}
 
     def __enter__(self) -> _Folders:
         return self
@@ -83,8 +85,17 @@ class _Folders:
 
     def find(self, real: str) -> tuple[int, Location] | None:
         """The open folder holding `real`, and where `real` is beneath its permitted
-        folder; None when it is not permitted, or its folder cannot be opened."""
-        where = self._workspace.locate(real, self._session, grants=False) if real else None
+        folder; None when it is not permitted, or its folder cannot be opened. A folder
+        permitted for one file is for its siblings (the roots and allowed folders hold
+        whole folders), so it is located once; a file allowed by its own name is not."""
+        parent, _, name = real.rpartition(os.sep)
+        known = self._located.get(parent)
+        if known is not None:
+            where: Location | None = Location(real, known.anchor, known.folder, name)
+        else:
+            where = self._workspace.locate(real, self._session, grants=False) if real else None
+            if where is not None and where.name == name and real not in self._by_name:
+                self._located[parent] = where
         if where is None:
             return None
         key = (id(where.anchor), where.folder)

@@ -91,3 +91,35 @@ def test_files_gone_outside_or_not_text_are_left_unrecorded(
     for path in (outside, workspace / "gone.py", binary, workspace):
         assert record_shown(core, "", {str(path): {1: "needle"}}) == [], path
         assert core.read_states.get("", str(path)) is None
+
+
+def test_a_file_allowed_by_name_does_not_open_its_folder_to_the_proof(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The proof locates a folder once for all its files (a root or an allowed folder
+    permits whole folders), but a file allowed by its own name permits only itself: its
+    sibling is left unrecorded, whichever of the two comes first."""
+    other = tmp_path / "other"
+    other.mkdir()
+    allowed, sibling = other / "allowed.py", other / "sibling.py"
+    allowed.write_text("needle\n")
+    sibling.write_text("needle\n")
+    settings = {"allowed_paths": [str(allowed)]}
+    for order in ((allowed, sibling), (sibling, allowed)):
+        core = Readkeeper(roots=[str(workspace)], client_settings=settings)
+        try:
+            shown = {str(path): {1: "needle"} for path in order}
+            assert record_shown(core, "", shown) == [str(allowed)], order
+            assert core.read_states.get("", str(sibling)) is None
+        finally:
+            core.close()
+    in_root = workspace / "a.py", workspace / "b.py"  # a root's folder: both, located once
+    for path in in_root:
+        path.write_text("needle\n")
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        assert record_shown(core, "", {str(p): {1: "needle"} for p in in_root}) == [
+            str(p) for p in in_root
+        ]
+    finally:
+        core.close()
