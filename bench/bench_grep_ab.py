@@ -2,10 +2,8 @@
 interleaved, with `rg -n` by hand in the same rounds.
 
 Run it as `.venv/bin/python bench/bench_grep_ab.py` (`--runs` for more samples). The
-variants: "before" (ripgrep prints `--json`, the warm launcher forks a child per call),
-"plain output" (server/search/grep.py PLAIN_OUTPUT: `path NUL number:text` lines,
-search/blocks.py), "spare child" (server/files/zygote.py: a child confined ahead takes
-the call) and "both" (the two cuts). Each figure is the
+variants: "before" (ripgrep prints `--json`) and "plain output" (server/search/grep.py
+PLAIN_OUTPUT: `path NUL number:text` lines, search/blocks.py). Each figure is the
 median of `--runs` rounds after one warm-up round; a round runs every variant (each
 first in turn) and ripgrep by hand once, for each pattern in turn, so load shifts hit
 them alike. The load average is printed before and after, since the machine is shared.
@@ -25,7 +23,6 @@ from typing import Any
 from common import machine, write_json
 from readkeeper import calls
 from readkeeper.core import Readkeeper
-from readkeeper.files import confined
 from readkeeper.search import grep, rg
 
 HERE = Path(__file__).resolve().parent
@@ -34,13 +31,8 @@ CASES = {
     "rare symbol": "RARE_SYMBOL|def main\\(",
     "common word (100 shown)": "return",
 }
-# name -> (a launcher with a spare child, grep.PLAIN_OUTPUT)
-VARIANTS = {
-    "before": (False, False),
-    "plain output": (False, True),
-    "spare child": (True, False),
-    "both": (True, True),
-}
+# name -> grep.PLAIN_OUTPUT
+VARIANTS = {"before": False, "plain output": True}
 
 
 def main() -> None:
@@ -50,8 +42,7 @@ def main() -> None:
     load_before = os.getloadavg()
     core = Readkeeper(roots=[str(ROOT)])
     core.tokens.warm_up()
-    kept = grep.PLAIN_OUTPUT, rg.LAUNCHER
-    launchers = {spare: confined.Launcher(spare=spare) for spare in (False, True)}
+    kept = grep.PLAIN_OUTPUT
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         for run in range(args.runs + 1):
@@ -59,8 +50,7 @@ def main() -> None:
                 names = list(VARIANTS)
                 turn = run % len(names)  # each variant first in turn: no order favoured
                 for variant in names[turn:] + names[:turn]:
-                    spare, grep.PLAIN_OUTPUT = VARIANTS[variant]
-                    rg.LAUNCHER = launchers[spare]
+                    grep.PLAIN_OUTPUT = VARIANTS[variant]
                     start = time.perf_counter()
                     calls.call(core, "grep", {"pattern": pattern})
                     took = time.perf_counter() - start
@@ -78,9 +68,7 @@ def main() -> None:
                 if run:
                     samples.setdefault((case, "rg -n"), []).append(time.perf_counter() - start)
     finally:
-        grep.PLAIN_OUTPUT, rg.LAUNCHER = kept
-        for launcher in launchers.values():
-            launcher.close()
+        grep.PLAIN_OUTPUT = kept
         core.close()
     rows: list[dict[str, Any]] = []
     for case in CASES:
