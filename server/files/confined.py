@@ -107,10 +107,7 @@ class Child:
 class Launcher:
     """The warm launcher of this process, started on first use."""
 
-    def __init__(self, *, spare: bool = True) -> None:
-        """`spare`: the launcher keeps a child confined ahead (zygote.py); False only
-        for the bench's baseline."""
-        self._spare = spare
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
@@ -188,15 +185,7 @@ class Launcher:
             control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
                 self._process = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-S",
-                        "-P",
-                        "-E",
-                        zygote.__file__,
-                        str(theirs.fileno()),
-                        *([] if self._spare else ["--no-spare"]),
-                    ],
+                    [sys.executable, "-S", "-P", "-E", zygote.__file__, str(theirs.fileno())],
                     pass_fds=(theirs.fileno(),),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from readkeeper.files import landlock
-from readkeeper.files.confined import Child, Launcher
+from readkeeper.files.confined import Launcher
 from watch_core_helpers import wait_for
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
@@ -140,96 +140,3 @@ def _ended(pid: int) -> bool:
     except (OSError, IndexError):
         return True
     return state in ("Z", "X")
-
-
-def _spare(launcher: Launcher) -> int:
-    """The pid of the spare child the launcher keeps, once it is there (the launcher's
-    one child between calls); waits for it."""
-    pid = launcher.pid()
-    assert pid is not None
-    found: list[int] = []
-
-    def there() -> bool:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        found[:] = [int(child) for child in children]
-        return len(found) == 1 and _status(found[0], "NoNewPrivs") == "1"
-
-    wait_for(there, "the launcher's spare child, confined")
-    return found[0]
-
-
-def _status(pid: int, field: str) -> str:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return line.split(":", 1)[1].strip()
-    return ""
-
-
-def _start(launcher: Launcher, argv: list[str], cwd: Path, read: list[str]) -> Child:
-    return launcher.start(argv, cwd=str(cwd), read=read, run=landlock.SYSTEM_LIBRARIES, env={})
-
-
-def test_a_spare_is_confined_before_its_call_and_serves_only_the_same_folders(
-    launcher: Launcher, tmp_path: Path
-) -> None:
-    """The spare child confines itself to the last call's folders before any command
-    comes (no_new_privs is set with the domain), holds no descriptor but its stdio and
-    its socket, and takes the next call only when that call names the same folders: it
-    can read no more than a fresh child of that call could."""
-    _folders(tmp_path)
-    cat = _program("cat")
-    assert _run(launcher, [cat, "first/note.txt"], tmp_path, ["first"])[:2] == (0, "first text\n")
-    spare = _spare(launcher)
-    assert sorted(os.listdir(f"/proc/{spare}/fd")) == ["0", "1", "2", "3"]
-    child = _start(launcher, [cat, "first/note.txt", "second/note.txt"], tmp_path, ["first"])
-    out, err = child.stdout.read(), child.stderr.read()
-    assert child.wait() == 1
-    assert child.pid == spare  # the spare took it...
-    assert out == b"first text\n"  # ...confined to the call's folder, not beyond
-    assert b"second/note.txt: Permission denied" in err
-    child.stdout.close()
-    child.stderr.close()
-    # Another call's folders: a fresh child, confined to those alone.
-    spare = _spare(launcher)
-    child = _start(launcher, [cat, "second/note.txt", "first/note.txt"], tmp_path, ["second"])
-    out, err = child.stdout.read(), child.stderr.read()
-    assert child.wait() == 1
-    assert child.pid != spare
-    wait_for(lambda: _ended(spare), "the spare that did not fit to end")
-    assert out == b"second text\n"
-    assert b"first/note.txt: Permission denied" in err
-    child.stdout.close()
-    child.stderr.close()
-
-
-def test_a_folder_swapped_since_the_spare_was_made_is_not_read_through_it(
-    launcher: Launcher, tmp_path: Path
-) -> None:
-    """The spare is confined to the folder its name named when it was made: a call
-    after that folder was moved away and another put at its name gets a fresh child,
-    which reads the folder there now (never the one moved away)."""
-    first, _ = _folders(tmp_path)
-    cat = _program("cat")
-    assert _run(launcher, [cat, "note.txt"], first, ["."])[:2] == (0, "first text\n")
-    spare = _spare(launcher)
-    first.rename(tmp_path / "moved")
-    first.mkdir()
-    (first / "note.txt").write_text("new text\n")
-    child = _start(launcher, [cat, "note.txt"], first, ["."])
-    assert child.stdout.read() == b"new text\n"
-    assert child.wait() == 0
-    assert child.pid != spare
-    child.stdout.close()
-    child.stderr.close()
-
-
-@pytest.mark.parametrize("ended", ["closed", "killed"])
-def test_a_spare_does_not_outlive_its_launcher(tmp_path: Path, ended: str) -> None:
-    launcher = Launcher()
-    assert _run(launcher, [_program("true")], tmp_path, ["."])[0] == 0
-    spare, pid = _spare(launcher), launcher.pid()
-    assert pid is not None
-    if ended == "killed":
-        os.kill(pid, signal.SIGKILL)
-    launcher.close()
-    wait_for(lambda: _ended(spare), "the spare to end with its launcher", timeout=30)
