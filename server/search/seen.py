@@ -26,8 +26,12 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
+from array import array
+from collections import OrderedDict
 from collections.abc import Mapping
+from itertools import accumulate, chain
 from typing import NamedTuple
 
 from ..errors import ReadkeeperError
@@ -167,19 +171,21 @@ def _record(
     services: ReadServices, session: str, proved: _Proved, lines: Mapping[int, str]
 ) -> bool:
     last = max(lines)
-    file_lines = proved.text.split("\n", last)  # the lines up to the last one shown
+    starts = _STARTS.of(proved.path, proved.digest, proved.text)
     views = []
     whole: dict[int, int] = {}  # the lines shown whole: an anchor may name them
     for number, shown in sorted(lines.items()):
-        if number < 1 or number > len(file_lines):
+        if number < 1 or number > len(starts):
             return False
-        line, shown = file_lines[number - 1].rstrip("\r"), shown.rstrip("\r")
+        end = starts[number] - 1 if number < len(starts) else len(proved.text)
+        text = proved.text[starts[number - 1] : end]
+        line, shown = text.rstrip("\r"), shown.rstrip("\r")
         if not line.startswith(shown):
             return False  # changed since ripgrep read it
         # A line shown cut is seen only up to the cut: an edit past it needs a read.
         views.append(f"{number}:{len(shown)}" if len(line) > len(shown) else str(number))
         if len(line) == len(shown):
-            whole[number] = line_hash(file_lines[number - 1].removesuffix("\r"))
+            whole[number] = line_hash(text.removesuffix("\r"))
     services.snapshots.put(proved.path, proved.digest, proved.text)
     services.shown_lines.saw(session, proved.path, whole)
     first = min(lines)
@@ -200,6 +206,40 @@ def _record(
         ),
     )
     return True
+
+
+class _LineStarts:
+    """Where each line of a text starts, for the last `_STARTS_KEPT` texts (by path and
+    digest, and checked against the text's own hash and length: the very text, however
+    it was decoded): a search shows lines of the same files again and again, and
+    splitting a file up to its last line shown cost most of its proof (0.8 ms of 2 for
+    the 51 files of a rare search). Found in C (split, map, accumulate)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str], tuple[int, int, array[int]]] = OrderedDict()
+
+    def of(self, path: str, digest: str, text: str) -> array[int]:
+        key, mark = (path, digest), hash(text)  # a kept text's hash is cached on it
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None and found[:2] == (mark, len(text)):
+                self._kept.move_to_end(key)
+                return found[2]
+        # line i+1 starts where line i did, plus its length and its newline
+        ends = accumulate(map((1).__add__, map(len, text.split("\n"))))
+        starts = array("q", chain([0], ends))
+        starts.pop()  # the end of the text, not a line's start
+        with self._lock:
+            self._kept[key] = (mark, len(text), starts)
+            self._kept.move_to_end(key)
+            while len(self._kept) > _STARTS_KEPT:
+                self._kept.popitem(last=False)
+        return starts
+
+
+_STARTS_KEPT = 1024
+_STARTS = _LineStarts()
 
 
 def _kept(

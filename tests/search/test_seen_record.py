@@ -123,3 +123,16 @@ def test_a_file_allowed_by_name_does_not_open_its_folder_to_the_proof(
         ]
     finally:
         core.close()
+
+
+def test_the_lines_kept_are_those_of_the_very_text_proved() -> None:
+    """The proof finds a line by where it starts, kept per file and digest across
+    searches; a text of the same name and digest decoded otherwise (or any other text)
+    gets its own starts, never the ones kept."""
+    from readkeeper.search.seen import _STARTS
+
+    first, other = "x\r\ny\n", "a longer line\ny\nz"
+    assert list(_STARTS.of("/p.txt", "d1", first)) == [0, 3, 5]
+    assert list(_STARTS.of("/p.txt", "d1", other)) == [0, 14, 16]
+    assert list(_STARTS.of("/p.txt", "d1", first)) == [0, 3, 5]
+    assert list(_STARTS.of("/p.txt", "d2", "")) == [0]
