@@ -218,6 +218,7 @@ class _LineStarts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[str, str], tuple[int, int, array[int]]] = OrderedDict()
+        self._held = 0  # starts kept, in all
 
     def of(self, path: str, digest: str, text: str) -> array[int]:
         key, mark = (path, digest), hash(text)  # a kept text's hash is cached on it
@@ -230,15 +231,22 @@ class _LineStarts:
         ends = accumulate(map((1).__add__, map(len, text.split("\n"))))
         starts = array("q", chain([0], ends))
         starts.pop()  # the end of the text, not a line's start
+        if len(starts) > _STARTS_HELD // 4:
+            return starts  # a huge file's starts are not worth the memory
         with self._lock:
+            if key in self._kept:
+                self._held -= len(self._kept.pop(key)[2])
             self._kept[key] = (mark, len(text), starts)
-            self._kept.move_to_end(key)
-            while len(self._kept) > _STARTS_KEPT:
-                self._kept.popitem(last=False)
+            self._held += len(starts)
+            while len(self._kept) > _STARTS_KEPT or self._held > _STARTS_HELD:
+                self._held -= len(self._kept.popitem(last=False)[1][2])
         return starts
 
 
 _STARTS_KEPT = 1024
+# The line starts kept in all (8 bytes each: 16 MB), so a few files of millions of lines
+# cannot make the cache hold gigabytes.
+_STARTS_HELD = 2_000_000
 _STARTS = _LineStarts()
 
 

@@ -136,3 +136,17 @@ def test_the_lines_kept_are_those_of_the_very_text_proved() -> None:
     assert list(_STARTS.of("/p.txt", "d1", other)) == [0, 14, 16]
     assert list(_STARTS.of("/p.txt", "d1", first)) == [0, 3, 5]
     assert list(_STARTS.of("/p.txt", "d2", "")) == [0]
+
+
+def test_the_line_starts_kept_stay_within_their_memory_cap() -> None:
+    """The starts of many or huge texts are not all kept: the cache holds at most
+    `_STARTS_HELD` starts in all, whatever it was given."""
+    from readkeeper.search import seen
+
+    text = "\n" * 100_000
+    for n in range(40):
+        assert len(seen._STARTS.of(f"/big{n}.txt", "d", text)) == 100_001
+    assert seen._STARTS._held <= seen._STARTS_HELD
+    huge = "\n" * (seen._STARTS_HELD // 2)
+    assert len(seen._STARTS.of("/huge.txt", "d", huge)) == seen._STARTS_HELD // 2 + 1
+    assert ("/huge.txt", "d") not in seen._STARTS._kept
