@@ -3,9 +3,10 @@ repository, in-process as bench_search.py calls it.
 
 Run it as `.venv/bin/python bench/bench_grep_phases.py` (`--runs` for more samples). Each
 case is one grep call, timed whole and split into its phases: ripgrep's run as readkeeper
-makes it (the warm launcher's fork and confinement included), the cutting of its JSON
-into per-file blocks (search/blocks.py), the proof of the lines shown (search/seen.py
-`record_shown`) and the rest (parameters, pages, tokens, the answer). Beside it: ripgrep
+makes it (the warm launcher's fork and confinement included), the cutting of its output
+(plain or JSON) into per-file blocks (search/blocks.py), the proof of the lines shown
+(search/seen.py `record_shown`) and the rest (parameters, pages, tokens, the answer).
+Beside it: ripgrep
 with the same pattern run as a shell would, and `rg --version` started through the warm
 launcher and unconfined (what starting a confined run costs). Each figure is the median
 of `--runs` calls after one warm-up, the cases taken in turn; the 1-minute load average is
@@ -59,6 +60,7 @@ def main() -> None:
     samples: dict[str, list[float]] = {}
     # The phases, timed where grep.py calls them (module attributes, put back after).
     phases = [(rg, "run", "rg run"), (blocks, "blocks", "blocks")]
+    phases.append((blocks, "plain_blocks", "blocks"))  # ripgrep's plain output, cut
     phases.append((grep_module, "record_shown", "proof"))
     originals = [getattr(module, name) for module, name, _ in phases]
     for (module, name, key), fn in zip(phases, originals, strict=True):

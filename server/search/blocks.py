@@ -6,10 +6,19 @@ ripgrep's threads finish files in any order, but each file's messages come out t
 `begin` lines (one message parsed per file), its matches counted by a byte prefix, and
 only the blocks a page shows are parsed whole: a search with a hundred thousand matches
 costs little more than one with a hundred.
+
+A search of single lines reads ripgrep's plain output instead (`PLAIN_FLAGS`: each line
+`path NUL number:text`, `-` for context, a third the bytes of `--json`, which ripgrep
+takes longer to write and this process to cut). It is exact only while every line
+holds a NUL after its path: a line without one is a path holding a newline, or one of
+ripgrep's own messages about a binary file (which `--json` leaves out, showing its
+lines): `plain_blocks` then answers None, and the search is made again with `--json`.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +29,15 @@ from .globs import Glob
 _BEGIN = b'{"type":"begin"'
 _MATCH = b'{"type":"match"'
 _END = b'{"type":"end"'
+# ripgrep's plain output, one line per line found, always the path first.
+PLAIN_FLAGS = (
+    "--line-number",
+    "--with-filename",
+    "--null",
+    "--no-heading",
+    "--color=never",
+    "--no-context-separator",
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,8 @@ class Block:
     path: str
     raw: list[bytes] = field(default_factory=list)
     matches: int = 0  # match messages (a multiline match is one)
+    # Not 0: raw holds lines of plain output, their `number:text` from this offset.
+    plain: int = 0
 
 
 def blocks(
@@ -79,6 +99,53 @@ def blocks(
     return found
 
 
+def plain_blocks(
+    root: str,
+    cwd: str,
+    output: Iterable[bytes],
+    matcher: Glob | None,
+    above: Above | None = None,
+    *,
+    context: bool = True,
+) -> list[Block] | None:
+    """`blocks` of ripgrep's plain output (PLAIN_FLAGS); None when it is not exact (a
+    line without the NUL after its path): search again with `--json`. `context`: False
+    when the search asked for none (every line is then a match)."""
+    inside = rg.Beneath(root, cwd)
+    found: list[Block] = []
+    left_out: list[bytes] = []  # the lines of a file left out, dropped at the end
+    add = left_out.append
+    prefix = b"\0"  # the path and NUL every line of the current file starts with
+    for raw in output:
+        if raw.startswith(prefix):  # a file's lines come together: one test a line
+            add(raw)
+            continue
+        printed, nul, _ = raw.partition(b"\0")
+        if not nul:
+            return None
+        prefix, add = printed + nul, left_out.append
+        shown = os.fsdecode(printed).removeprefix("./")
+        hidden = matcher is not None and not matcher.matches(shown)
+        if not hidden and not (above is not None and above.hides(shown)):
+            path = inside(shown)
+            if path is not None:
+                found.append(Block(path, plain=len(prefix)))
+                add = found[-1].raw.append
+        add(raw)
+    for block in found:
+        if not context:
+            block.matches = len(block.raw)
+        else:
+            start = block.plain
+            block.matches = sum(1 for line in block.raw if _MATCH_NUMBER.match(line, start))
+    found.sort(key=lambda block: block.path)
+    return found
+
+
+_MATCH_NUMBER = re.compile(rb"\d+:")
+_NUMBER = re.compile(rb"(\d+)([:-])")
+
+
 def counts(found: list[Block]) -> dict[str, int]:
     """Matches per file, as ripgrep counts them (every match on a line)."""
     result: dict[str, int] = {}
@@ -113,6 +180,9 @@ def lines(found: list[Block], skip: int) -> Iterator[Line]:
 
 
 def _block_lines(block: Block, event_id: int) -> Iterator[Line]:
+    if block.plain:
+        yield from _plain_lines(block, event_id)
+        return
     seen: set[int] = set()
     for event in rg.events(block.raw):
         kind, data = event.get("type"), event.get("data")
@@ -129,3 +199,16 @@ def _block_lines(block: Block, event_id: int) -> Iterator[Line]:
                 continue
             seen.add(number + i)
             yield Line(block.path, number + i, part.removesuffix("\r"), kind == "match", event_id)
+
+
+def _plain_lines(block: Block, event_id: int) -> Iterator[Line]:
+    """`_block_lines` of plain output: a line each, decoded as `--json`'s text is."""
+    for raw in block.raw:
+        number = _NUMBER.match(raw, block.plain)
+        if number is None:
+            continue
+        match = number[2] == b":"
+        if match:
+            event_id += 1
+        text = raw[number.end() :].decode("utf-8", "replace").removesuffix("\r")
+        yield Line(block.path, int(number[1]), text, match, event_id)

@@ -12,6 +12,7 @@ its cap answers with what it found, marked `partial`.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,9 @@ MAX_MATCHES = 2000
 MAX_CONTEXT = 20
 COLLECT_CAP = 50_000  # ripgrep output lines held per call
 MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
+# False: every search reads ripgrep's `--json` (the bench's baseline, and the tests' check
+# that both readings agree).
+PLAIN_OUTPUT = True
 
 
 def grep(
@@ -44,7 +48,9 @@ def grep(
     _check(params)
     root, cwd, arg = searched(services, params.path, params.session)
     avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
-    flags = ["--json"]
+    # Plain lines where they are exact (blocks.py), else ripgrep's JSON messages.
+    plain = PLAIN_OUTPUT and params.output == "matches" and not params.multiline
+    flags = list(blocks.PLAIN_FLAGS) if plain else ["--json"]
     if params.output == "files":
         # Each file's name as a count of one, not `--files-with-matches --null`: ripgrep
         # flushes a count line by line, but block-buffers NUL-ended names, so a run
@@ -67,7 +73,17 @@ def grep(
     flags += ["--", arg]
     sep = b"\0" if params.output == "files" else b"\n"
     step(f"searching {arg} for {params.pattern}")
+    started = time.monotonic()
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
+    found = None
+    if plain:
+        found = blocks.plain_blocks(
+            root, cwd, ran.lines, matcher, above, context=params.context > 0
+        )
+        if found is None:  # not exact: once more as JSON, within what is left of the time
+            flags = ["--json", *flags[len(blocks.PLAIN_FLAGS) :]]
+            left = max(rg.DEADLINE_S - (time.monotonic() - started), 0.0)
+            ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, deadline_s=left, readable=root)
     step(f"{len(ran.lines):,} lines of output; fitting them to the budget")
     if ran.returncode == 2 and "regex parse error" in ran.error:
         raise rg.pattern_error(params.pattern, ran.error)
@@ -83,7 +99,8 @@ def grep(
     if params.output == "files":
         result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
     else:
-        found = blocks.blocks(root, cwd, ran.lines, matcher, above)
+        if found is None:
+            found = blocks.blocks(root, cwd, ran.lines, matcher, above)
         if params.output == "counts":
             result = _counts(blocks.counts(found), params, cap, incomplete)
         else:

@@ -34,6 +34,7 @@ import orjson
 from ..errors import ReadkeeperError
 from ..files import landlock
 from ..files.confined import LAUNCHER, Child, widen_pipe
+from ..files.zygote import NOT_CONFINED, NOT_STARTED
 from ..progress import step
 from ..words import count
 from .realdirs import RealFolders
@@ -50,6 +51,9 @@ WARM_LAUNCHER = True
 Process = subprocess.Popen[bytes] | Child
 # The bytes of a run's stderr kept (its messages are cut to 4,000 characters).
 _STDERR_KEPT = 65536
+# Exit statuses of a launcher (warm or per call) that never made rg run: not confined,
+# not started. rg itself ends 0, 1 or 2.
+_NOT_RAN = (NOT_CONFINED, NOT_STARTED)
 # Lines of output between two progress steps.
 _STEP_LINES = 5000
 # The flags every run has: no config file, no symlink followed, hidden files searched
@@ -108,13 +112,15 @@ class Run:
         kernel's out-of-memory killer). Its output may then miss files."""
         if self.timed_out or self.cut or self.stopped or self.returncode is None:
             return False
-        return self.returncode < 0 or self.returncode == 2
+        return self.returncode < 0 or self.returncode in _NOT_RAN or self.returncode == 2
 
     def failure(self) -> str:
         """What a result says when `failed`: ripgrep's own messages name paths, which are
         the repository's words, so only their count is said."""
         if self.returncode is not None and self.returncode < 0:
             why = f"was stopped by signal {-self.returncode}"
+        elif self.returncode in _NOT_RAN:
+            return "ripgrep could not be started confined, so nothing was searched: try again."
         else:
             errors = len([line for line in self.error.splitlines() if line.strip()])
             why = f"could not read {count(errors, 'path')}" if errors else "failed"
@@ -217,11 +223,6 @@ def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> 
     )
 
 
-def _kill(proc: Process, result: Run) -> None:
-    result.timed_out = True
-    proc.kill()
-
-
 class _Output:
     """A run's stdout, cut into pieces, and its stderr (at most `_STDERR_KEPT` bytes
     kept), both read by the caller's thread: a thread per run for the deadline and one
@@ -246,7 +247,8 @@ class _Output:
         while self._selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                _kill(self._proc, result)
+                result.timed_out = True
+                self._proc.kill()
                 return
             for key, _ in self._selector.select(left):
                 pieces = self._read(key.fd)

@@ -102,3 +102,15 @@ def test_a_huge_ignore_file_cannot_grow_ripgrep_past_its_memory_cap(
     result = calls.call(core, "grep", {"pattern": "x"})
     assert "ripgrep was stopped by signal" in result["note"], result["note"]
     assert "ran out of time" not in result["note"], result["note"]
+
+
+@pytest.mark.parametrize("status", [125, 127])
+def test_a_run_the_launcher_never_made_is_failed_not_empty(status: int) -> None:
+    """The launchers' own statuses (125: Landlock could not be applied, 127: the program
+    could not be started) mean ripgrep never searched: the answer is partial and says
+    so, never "No matches." (ripgrep itself ends 0, 1 or 2)."""
+    ran = rg.Run(returncode=status, error="readkeeper: Landlock could not be applied\n")
+    result = rg.said_failed({"matches": [], "partial": False, "note": "No matches."}, ran)
+    assert result["partial"] is True
+    assert "No matches." not in result["note"]
+    assert "nothing was searched" in result["note"]

@@ -91,3 +91,62 @@ def test_files_gone_outside_or_not_text_are_left_unrecorded(
     for path in (outside, workspace / "gone.py", binary, workspace):
         assert record_shown(core, "", {str(path): {1: "needle"}}) == [], path
         assert core.read_states.get("", str(path)) is None
+
+
+def test_a_file_allowed_by_name_does_not_open_its_folder_to_the_proof(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The proof locates a folder once for all its files (a root or an allowed folder
+    permits whole folders), but a file allowed by its own name permits only itself: its
+    sibling is left unrecorded, whichever of the two comes first."""
+    other = tmp_path / "other"
+    other.mkdir()
+    allowed, sibling = other / "allowed.py", other / "sibling.py"
+    allowed.write_text("needle\n")
+    sibling.write_text("needle\n")
+    settings = {"allowed_paths": [str(allowed)]}
+    for order in ((allowed, sibling), (sibling, allowed)):
+        core = Readkeeper(roots=[str(workspace)], client_settings=settings)
+        try:
+            shown = {str(path): {1: "needle"} for path in order}
+            assert record_shown(core, "", shown) == [str(allowed)], order
+            assert core.read_states.get("", str(sibling)) is None
+        finally:
+            core.close()
+    in_root = workspace / "a.py", workspace / "b.py"  # a root's folder: both, located once
+    for path in in_root:
+        path.write_text("needle\n")
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        assert record_shown(core, "", {str(p): {1: "needle"} for p in in_root}) == [
+            str(p) for p in in_root
+        ]
+    finally:
+        core.close()
+
+
+def test_the_lines_kept_are_those_of_the_very_text_proved() -> None:
+    """The proof finds a line by where it starts, kept per file and digest across
+    searches; a text of the same name and digest decoded otherwise (or any other text)
+    gets its own starts, never the ones kept."""
+    from readkeeper.search.seen import _STARTS
+
+    first, other = "x\r\ny\n", "a longer line\ny\nz"
+    assert list(_STARTS.of("/p.txt", "d1", first)) == [0, 3, 5]
+    assert list(_STARTS.of("/p.txt", "d1", other)) == [0, 14, 16]
+    assert list(_STARTS.of("/p.txt", "d1", first)) == [0, 3, 5]
+    assert list(_STARTS.of("/p.txt", "d2", "")) == [0]
+
+
+def test_the_line_starts_kept_stay_within_their_memory_cap() -> None:
+    """The starts of many or huge texts are not all kept: the cache holds at most
+    `_STARTS_HELD` starts in all, whatever it was given."""
+    from readkeeper.search import seen
+
+    text = "\n" * 100_000
+    for n in range(40):
+        assert len(seen._STARTS.of(f"/big{n}.txt", "d", text)) == 100_001
+    assert seen._STARTS._held <= seen._STARTS_HELD
+    huge = "\n" * (seen._STARTS_HELD // 2)
+    assert len(seen._STARTS.of("/huge.txt", "d", huge)) == seen._STARTS_HELD // 2 + 1
+    assert ("/huge.txt", "d") not in seen._STARTS._kept
