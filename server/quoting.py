@@ -181,15 +181,18 @@ def _control_escape(char: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def valid_unicode(value: Any) -> Any:
+def valid_unicode(value: Any, names: bool = True) -> Any:
     """`value` (JSON types) with each lone surrogate in its strings (a byte of a name that
     is not UTF-8, as os.fsdecode decodes it) written as the escape `name` shows it
-    (`\\udcff`): what goes on a wire as UTF-8 (the MCP SDK, orjson) must be valid
-    Unicode, and one such name used to stop the server."""
+    (`\\udcff`), and in such a string each backslash doubled as `name` shows it too
+    (`names`; not in a text block, whose names are quoted already): so no two names
+    read alike, and `name_back` undoes it. What goes on a wire as UTF-8 (the MCP SDK,
+    orjson) must be valid Unicode, and one such name used to stop the server."""
     if isinstance(value, str):
         if value.isascii() or _SURROGATE.search(value) is None:
             return value
-        return _SURROGATE.sub(lambda found: _unprintable(found.group()), value)
+        escaped = value.replace("\\", "\\\\") if names else value
+        return _SURROGATE.sub(lambda found: _unprintable(found.group()), escaped)
     if isinstance(value, dict):
         return {valid_unicode(key): valid_unicode(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -197,24 +200,42 @@ def valid_unicode(value: Any) -> Any:
     return value
 
 
+# A JSON string literal (json.dumps's: every backslash begins an escape).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def valid_json(text: str) -> str:
-    """JSON text (written with `ensure_ascii=False`) in which each raw lone surrogate is
-    written to decode as `valid_unicode` writes it (the text `\\udcff`, not JSON's own
-    `\\udcff` escape, which strict decoders refuse: it is not Unicode)."""
+    """JSON text (written with `ensure_ascii=False`) in which each string holding a raw
+    lone surrogate decodes as `valid_unicode` writes it (the text `\\udcff`, its
+    backslashes doubled), never as JSON's own `\\udcff` escape, which strict decoders
+    refuse: it is not Unicode."""
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
-    return _SURROGATE.sub(lambda found: "\\" + _unprintable(found.group()), text)
+
+    def string(found: re.Match[str]) -> str:
+        literal = found.group()
+        if _SURROGATE.search(literal) is None:
+            return literal
+        doubled = literal.replace("\\\\", "\\\\\\\\")
+        return _SURROGATE.sub(lambda byte: "\\" + _unprintable(byte.group()), doubled)
+
+    return _JSON_STRING.sub(string, text)
 
 
-_SHOWN_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])")
+_SHOWN = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
 
 
 def name_back(path: str, exists: Callable[[str], bool]) -> str:
-    """The path a name shown by `valid_unicode` stands for: where no entry is called
-    `path` itself, each escape text of a byte that is not UTF-8 (`\\udce9`) back to that
-    byte, when that names an entry. So a name shown escaped works sent back, on every
-    front end (an entry literally so named wins)."""
-    if "\\udc" not in path or exists(path):
+    """The path a name shown by `valid_unicode` (or inside `name`'s JSON string) stands
+    for: each escape text of a byte that is not UTF-8 (`\\udce9`) back to that byte, and
+    each doubled backslash to one, when that names an entry; else `path` as written. So a
+    name shown escaped works sent back, on every front end."""
+    if "\\" not in path:
         return path
-    back = _SHOWN_BYTE.sub(lambda found: chr(0xDC00 + int(found.group(1), 16)), path)
+    back = _SHOWN.sub(_unshown, path)
     return back if back != path and exists(back) else path
+
+
+def _unshown(found: re.Match[str]) -> str:
+    escape = found.group(1)
+    return "\\" if escape == "\\" else chr(0xDC00 + int(escape[3:], 16))

@@ -97,7 +97,7 @@ def valid_unicode(result: types.CallToolResult) -> types.CallToolResult:
     every tool's answer, whichever path built it."""
     for item in result.content:
         if isinstance(item, types.TextContent):
-            item.text = quoting.valid_unicode(item.text)
+            item.text = quoting.valid_unicode(item.text, names=False)
     if result.structured_content is not None:
         result.structured_content = quoting.valid_unicode(result.structured_content)
     return result

@@ -47,3 +47,27 @@ def test_every_message_naming_a_file_not_utf8_is_valid_unicode(
     body = raw.frame_of(2).partition(b"\r\n\r\n")[2]
     orjson.loads(body)  # refuses a lone surrogate, as Neovim's decoder does
     assert json.dumps(SHOWN)[1:-1].encode() in body, body  # the name's escape, as text
+
+
+def test_names_alike_as_escape_text_are_named_apart_and_each_read_back(workspace: Path) -> None:
+    """A name holding the byte ff then the text "\\udcfe" and one holding the bytes ff fe
+    are listed apart (a backslash of a name holding such a byte is doubled), and each
+    listed name, sent back, reads its own file."""
+    names = {b"\xff\xfe.txt": "ff fe bytes", b"\xff\\udcfe.txt": "ff byte, then text"}
+    for name, content in names.items():
+        with open(os.path.join(os.fsencode(workspace), name), "w") as file:
+            file.write(content + "\n")
+    server = RawServer()
+    try:
+        server.initialize(workspace)
+        server.notify("initialized", {})
+        server.request(2, "readkeeper/glob", {"pattern": "*.txt"})
+        paths = orjson.loads(server.frame_of(2).partition(b"\r\n\r\n")[2])["result"]["paths"]
+        assert len(set(paths)) == 2, paths
+        read = {}
+        for id_, path in enumerate(paths, 3):
+            reply = server.request(id_, "readkeeper/read", {"file_path": path, "force": True})
+            read[path] = reply["result"]["file"]["content"].split("\t", 1)[1]
+        assert sorted(read.values()) == sorted(names.values())
+    finally:
+        server.close()

@@ -5,6 +5,7 @@ writes only valid Unicode, and a lone surrogate in one answer used to kill it.""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,44 @@ async def test_a_name_shown_escaped_sent_back_reads_and_edits_that_file(workspac
         assert not (await client.call_tool("edit", edit)).is_error
     with open(os.path.join(os.fsencode(workspace), NAME), "rb") as file:
         assert file.read() == b"pin\n"
+
+
+# Names alike once a byte that is not UTF-8 is written as escape text, each with its own
+# content: every one is named apart, and its name sent back reads that very file.
+TWINS = {
+    b"\xff.txt": "ff byte",
+    b"\xff\xfe.txt": "ff fe bytes",
+    b"\xff\\udcfe.txt": "ff byte, then the text \\udcfe",
+    b"\xaa.txt": "aa byte",
+    b"\\udcaa.txt": "the text \\udcaa",
+}
+
+
+async def test_names_alike_as_escape_text_are_named_apart_and_each_read_back(
+    workspace: Path,
+) -> None:
+    for name, content in TWINS.items():
+        with open(os.path.join(os.fsencode(workspace), name), "w") as file:
+            file.write(content + "\n")
+    args = ["--root", str(workspace), "--standalone"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        listed = await client.call_tool("glob", {"pattern": "*.txt"})
+        assert listed.structured_content is not None
+        paths = listed.structured_content["paths"]
+        # A name literally holding the text "\udcaa" reads, in the structured list, as
+        # the one holding that byte (a known limit): the quoted names below differ.
+        assert len(set(paths)) == len(TWINS) - 1, paths
+        shown = [line for line in text_of(listed).splitlines() if line.startswith(('"', "/"))]
+        assert len(set(shown)) == len(TWINS), shown
+        for line in shown:  # the name as a line shows it: a JSON string's inner text
+            asked = line[1:-1] if line.startswith('"') else line
+            read = await client.call_tool("read", {"file_path": asked, "force": True})
+            assert not read.is_error, text_of(read)
+            on_disk = os.fsencode(json.loads(line)) if line.startswith('"') else line.encode()
+            with open(on_disk, "rb") as file:
+                assert file.read().decode() in text_of(read).replace("     1\t", "") + "\n"
+        for path in paths:  # the structured names, sent back, read files too
+            assert not (await client.call_tool("read", {"file_path": path})).is_error
 
 
 async def test_a_read_through_a_link_to_a_name_not_utf8_answers(workspace: Path) -> None:
