@@ -68,6 +68,7 @@ from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
+from .notebook_seen import check_text_change
 from .refusals import dirty, folder_blocked, os_error, stale
 from .remember import Landed, Written, remember_change
 from .seen_lines import check_seen, shown_lines
@@ -239,6 +240,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
             file_path=real,
             session=params.session,
         )
+    check_text_change(record, real, "write")
     with hold_for_change(where) as held:
         loaded = load(held, settings)
         buffer = dirty_buffer(core, real, loaded.text, settings)
