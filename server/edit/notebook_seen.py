@@ -107,7 +107,9 @@ def check_text_change(record: ReadRecord, path: str, verb: str) -> None:
         return
     shown = ", ".join(f"{r.start + 1}-{r.stop}" for r in merged) or "none"
     missing = _gaps(merged, total)
-    change = "a write replaces all of it" if verb == "write" else "a text edit matches its whole JSON"
+    change = (
+        "a write replaces all of it" if verb == "write" else "a text edit matches its whole JSON"
+    )
     raise ReadkeeperError(
         "not_read",
         f"This session's reads of {quoting.name(path)} as a notebook showed cells {shown} of "
