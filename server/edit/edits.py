@@ -71,6 +71,7 @@ from .merge import merge_or_refuse
 from .notebook_seen import check_text_change
 from .refusals import dirty, folder_blocked, os_error, stale
 from .remember import Landed, Written, remember_change
+from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen, shown_lines
 from .services import EditServices
 from .snippets import count_lines, numbered_snippet
@@ -133,11 +134,15 @@ def _edit_once(
         forgiven: Forgiven | None = None
         if record.scope == "file" and record.digest in seen:
             # The file is as the session read it: a mismatch is the agent's slip.
+            budget = SearchBudget()
             if not params.replace_all:
-                forgiven = meant(base.norm, old, new, real)
+                forgiven = meant(base.norm, old, new, real, budget)
                 if forgiven is not None:
                     old, new = forgiven.old, forgiven.new
-            hits = find_hits(base, old, params, real, settings.number_width)
+            try:
+                hits = find_hits(base, old, params, real, settings.number_width)
+            except ReadkeeperError as exc:
+                raise noted(exc, budget) from None
         else:
             hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
         check_seen(record, base.norm, hits, old, real)
