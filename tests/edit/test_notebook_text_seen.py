@@ -133,3 +133,14 @@ async def test_over_lsp_a_text_edit_of_an_unseen_cell_is_refused(
         error = await lsp.error(f"readkeeper/{name}", params)
         assert error.data["kind"] == "not_read", error.message
     assert path.read_bytes() == before
+
+
+def test_a_dry_run_patch_says_the_real_one_would_be_refused(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = save(workspace / "nb.ipynb")
+    call(core, "read", {"file_path": str(path), "offset": 1, "limit": 1})
+    edits = [{"old_string": "SEEN = 1", "new_string": "SEEN = 11"}]
+    said = call(core, "patch", {"file_path": str(path), "edits": edits, "dry_run": True})
+    assert "will be refused" in said["note"]
+    assert "cells 1-1 of 3" in said["note"]
