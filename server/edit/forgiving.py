@@ -176,6 +176,8 @@ def _starts(
     there were more); none when the budget runs out first. The keys are joined and
     searched as one text, a linear scan per place found, not a comparison of every
     line at every start."""
+    if not budget.spend(sum(map(len, lines)) + len(lines)):  # the keys' making
+        return [], False
     keys = "\n" + "\n".join(_key(line) for line in lines) + "\n"
     needle = "\n" + "\n".join(want) + "\n"
     if numbers is not None:  # the prefixes name the lines: only where they say

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..errors import ReadkeeperError
 
-# Characters one call's forgiving searches may scan: some 40 scans of a file at the
-# read caps, a fraction of a second; an honest slip needs one or two.
+# Characters one call's forgiving searches may scan (each line's key made, each place
+# tried): about a second of CPU; an honest slip needs one or two scans of its file.
 MAX_SCANNED = 40_000_000
 
 

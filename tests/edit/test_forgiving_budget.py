@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper import calls
+from readkeeper.core import Readkeeper
 from readkeeper.edit.forgiving import forgive
 from readkeeper.edit.search_budget import SearchBudget, noted
 from readkeeper.errors import ReadkeeperError
@@ -73,3 +75,20 @@ def test_a_slip_matching_many_places_names_the_first_of_them() -> None:
         forgive(text, "if x:\n    pass\n", "if y:\n    pass\n", "a.py")
     assert caught.value.kind == "ambiguous_match"
     assert "more than 20 places" in caught.value.message
+
+
+def test_a_batch_of_slips_over_its_budget_is_no_match_saying_so(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "many.py"
+    text = "".join(f"    v{i}='a'\n" for i in range(15_000))  # within the size cap
+    path.write_text(text)
+    calls.call(core, "read", {"file_path": str(path), "offset": 1, "limit": 5})
+    # Each pair a slip (a tab for the file's spaces) of one line: forgiven one by one until the
+    # call's budget is spent, far short of the 300.
+    pairs = [{"old_string": f"\tv{i}='a'\n", "new_string": f"\tv{i}='b'\n"} for i in range(300)]
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "edit", {"file_path": str(path), "edits": pairs})
+    assert caught.value.kind == "no_match"
+    assert "was cut at its budget" in caught.value.message
+    assert path.read_text() == text
