@@ -3,6 +3,7 @@ read numbers them, under a header naming the file (quoted when odd)."""
 
 from __future__ import annotations
 
+from readkeeper import words
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.protocol import AttachmentsParams
 from readkeeper.quoting import name
@@ -33,12 +34,24 @@ def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment
     lines = text.split("\n")
     total = len(lines) - (1 if lines[-1] == "" else 0)  # the file's lines, as a read counts
     if editor.selection is not None:
-        first, last = editor.selection.start.line, editor.selection.end.line
-        if editor.selection.end.character == 0 and last > first:
+        # An editor may send the range as the user dragged it (end before start).
+        start, end = sorted(
+            (editor.selection.start, editor.selection.end), key=lambda p: (p.line, p.character)
+        )
+        first, last = start.line, end.line
+        if end.character == 0 and last > first:
             last -= 1  # a selection ending at column 0 does not include that line
-        shown = lines[first : last + 1]
-        span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-        header = f"The user's active editor: {name(path)}, {span} selected:"
+        last = min(last, max(total - 1, 0))  # the lines the file has, no more
+        if first >= max(total, 1):
+            first, shown = 0, []
+            header = (
+                f"The user's active editor: {name(path)}, with a selection past its last "
+                f"line (the file has {words.count(total, 'line')}): nothing to show."
+            )
+        else:
+            shown = lines[first : last + 1]
+            span = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+            header = f"The user's active editor: {name(path)}, {span} selected:"
     else:
         first, shown = 0, []
         header = f"The user's active editor: {name(path)} (nothing selected)."

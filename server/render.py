@@ -141,10 +141,16 @@ def change(method: str, result: dict[str, Any]) -> str:
         line = f"{verb} {path} ({lines}) on {result.get('applied_to')}"
     elif "cell_id" in result:
         line = f"{result.get('edit_mode')} of cell {_name(result.get('cell_id'))} in {path}"
+    elif isinstance(result.get("files"), list):  # a multi-file edit: where, file by file
+        line = f"Edited {count(len(result['files']), 'file')}:" + "".join(
+            f"\n  {_name(one.get('file_path'))}: {count(one.get('replacements'), 'replacement')}"
+            f" at {_lines(one.get('lines'))} on {one.get('applied_to')}"
+            for one in result["files"]
+        )
     else:
         line = (
-            f"Edited {path}: {count(result.get('replacements'), 'replacement')} at lines "
-            f"{result.get('lines')} on {result.get('applied_to')}"
+            f"Edited {path}: {count(result.get('replacements'), 'replacement')} at "
+            f"{_lines(result.get('lines'))} on {result.get('applied_to')}"
         )
     if result.get("merged"):
         line += "; the file had changed elsewhere since your read, and your edit was merged"
@@ -154,6 +160,15 @@ def change(method: str, result: dict[str, Any]) -> str:
     if result.get("diagnostics") is not None:
         parts.append("diagnostics: " + quoting.json_text(result["diagnostics"]))
     return _with_note("\n".join(parts), result)
+
+
+def _lines(numbers: Any) -> str:
+    """The first lines of an edit's replacements, as a sentence says them."""
+    if not isinstance(numbers, list) or not numbers:
+        return "no line"
+    if len(numbers) == 1:
+        return f"line {numbers[0]}"
+    return "lines " + ", ".join(map(str, numbers))
 
 
 def next_read(result: dict[str, Any]) -> str:

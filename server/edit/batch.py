@@ -46,6 +46,7 @@ from .forgiving import meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .remember import Landed, Written, remember_change
+from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen
 from .services import EditServices, TextChange
 from .snippets import numbered_snippet
@@ -230,12 +231,13 @@ def _plain(
     real = record.path
     found: list[tuple[int, int, str, str, int]] = []  # start, end, old, new, index
     notes: list[str] = []
+    budget = SearchBudget()  # one for all the pairs: a batch is one call
     for index, (old, new) in enumerate(pairs):
         old, new, _ = as_shown(base.norm, old, new, real)
         single = EditParams(params.file_path, old, new, session=params.session)
         try:
             if unchanged:
-                forgiven = meant(base.norm, old, new, real)
+                forgiven = meant(base.norm, old, new, real, budget)
                 if forgiven is not None:
                     old, new = forgiven.old, forgiven.new
                     notes.append(f"edits[{index}]: {said_forgiven(forgiven)}")
@@ -244,6 +246,7 @@ def _plain(
             else:
                 hits, _ = merge_or_refuse(core, record, base, old, single, held.leased)
         except ReadkeeperError as exc:
+            exc = noted(exc, budget)
             raise ReadkeeperError(
                 exc.kind, f"edits[{index}]: {exc.message} Nothing was written.", **exc.data
             ) from None

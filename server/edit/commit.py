@@ -29,6 +29,7 @@ from ..hints import call
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
+from .notebook_seen import check_text_change
 from .refusals import (
     busy,
     deleted,
@@ -129,6 +130,7 @@ def record_to_edit(
         raise is_directory(where.path, to_write=True)
     if record is None:
         raise not_read(where.path, session)
+    check_text_change(record, where.path, "edit")
     return record
 
 

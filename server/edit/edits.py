@@ -68,8 +68,10 @@ from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
+from .notebook_seen import check_text_change
 from .refusals import dirty, folder_blocked, os_error, stale
 from .remember import Landed, Written, remember_change
+from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen, shown_lines
 from .services import EditServices
 from .snippets import count_lines, numbered_snippet
@@ -132,11 +134,15 @@ def _edit_once(
         forgiven: Forgiven | None = None
         if record.scope == "file" and record.digest in seen:
             # The file is as the session read it: a mismatch is the agent's slip.
+            budget = SearchBudget()
             if not params.replace_all:
-                forgiven = meant(base.norm, old, new, real)
+                forgiven = meant(base.norm, old, new, real, budget)
                 if forgiven is not None:
                     old, new = forgiven.old, forgiven.new
-            hits = find_hits(base, old, params, real, settings.number_width)
+            try:
+                hits = find_hits(base, old, params, real, settings.number_width)
+            except ReadkeeperError as exc:
+                raise noted(exc, budget) from None
         else:
             hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
         check_seen(record, base.norm, hits, old, real)
@@ -239,6 +245,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
             file_path=real,
             session=params.session,
         )
+    check_text_change(record, real, "write")
     with hold_for_change(where) as held:
         loaded = load(held, settings)
         buffer = dirty_buffer(core, real, loaded.text, settings)

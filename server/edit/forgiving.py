@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from ..errors import ReadkeeperError
 from ..read.anchors import NO_ANCHOR, short_hash
+from .search_budget import SearchBudget
 
 # A read's prefix: `cat -n` (padded number, tab) or an anchor (number, two letters, tab).
 _PREFIX = re.compile(r"^ *(\d+)(?:([a-z]{2})|" + re.escape(NO_ANCHOR) + r")?\t")
@@ -42,6 +43,7 @@ _QUOTES = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'", "\u201a": "'"}
 )
 MAX_SCAN_LINES = 200_000  # lines of a file compared (a file to edit is within the read caps)
+MAX_STARTS = 20  # places named when a slipped copy matches several
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class Forgiven:
     normalised: list[str]
 
 
-def meant(text: str, old: str, new: str, path: str) -> Forgiven | None:
+def meant(
+    text: str, old: str, new: str, path: str, budget: SearchBudget | None = None
+) -> Forgiven | None:
     """The edit as the agent meant it when `old` is not in `text` as written but a
     slipped copy of one place (`forgive`), or when it is, once, only as the tail of an
     indented line and `new` adds lines after its first: the agent left out that line's
@@ -62,7 +66,7 @@ def meant(text: str, old: str, new: str, path: str) -> Forgiven | None:
     unindented)."""
     at = text.find(old)
     if at == -1:
-        return forgive(text, old, new, path)
+        return forgive(text, old, new, path, budget)
     if not old.endswith("\n") or old[:1] in " \t" or text.find(old, at + 1) != -1:
         return None
     if not any(line.strip() for line in new.split("\n")[1:]):
@@ -71,7 +75,7 @@ def meant(text: str, old: str, new: str, path: str) -> Forgiven | None:
     if at == line_start or text[line_start:at].strip(" \t"):
         return None  # at a line's start, or after text: a real partial match
     try:
-        return forgive(text, old, new, path)
+        return forgive(text, old, new, path, budget)
     except ReadkeeperError:
         return None  # whole lines alike elsewhere: the exact match stands
 
@@ -108,7 +112,9 @@ def _strip_prefixes(lines: list[str]) -> tuple[list[str], list[Prefix]] | None:
     return stripped, [(int(m.group(1)), m.group(2)) if m else None for m in found]
 
 
-def forgive(text: str, old: str, new: str, path: str) -> Forgiven | None:
+def forgive(
+    text: str, old: str, new: str, path: str, budget: SearchBudget | None = None
+) -> Forgiven | None:
     """`old`/`new` as the agent meant them when `old` is a slipped copy of exactly one
     run of lines of `text` (LF-normalised); None when it is not (the caller says
     `no_match`); `ambiguous_match` when it is a slipped copy of several."""
@@ -130,21 +136,16 @@ def forgive(text: str, old: str, new: str, path: str) -> Forgiven | None:
     lines = text.split("\n")[:MAX_SCAN_LINES]
     want = [_key(line) for line in old_lines]
     width = len(want)
-    starts = [
-        i
-        for i in range(len(lines) - width + 1)
-        if _key(lines[i]) == want[0] and all(_key(lines[i + j]) == want[j] for j in range(1, width))
-    ]
-    if numbers is not None:  # the prefixes name the lines: only there
-        starts = [i for i in starts if _numbers_agree(lines, i, numbers)]
+    starts, more = _starts(lines, want, numbers, budget or SearchBudget())
     if not starts:
         return None
     if len(starts) > 1:
         shown = ", ".join(str(i + 1) for i in starts[:20])
+        count = f"more than {len(starts)}" if more else str(len(starts))
         raise ReadkeeperError(
             "ambiguous_match",
             f"old_string is not in {path} as written; with whitespace and quotes set aside "
-            f"it would match {len(starts)} places (starting on lines {shown}), so readkeeper "
+            f"it would match {count} places (starting on lines {shown}), so readkeeper "
             "will not guess. Copy old_string exactly from the file, with a line that occurs "
             "in only one of these places.",
             file_path=path,
@@ -166,6 +167,50 @@ def forgive(text: str, old: str, new: str, path: str) -> Forgiven | None:
     if not normalised or actual_old == actual_new:
         return None
     return Forgiven(actual_old, actual_new, normalised)
+
+
+def _starts(
+    lines: list[str], want: list[str], numbers: list[Prefix] | None, budget: SearchBudget
+) -> tuple[list[int], bool]:
+    """Where the run of keys `want` starts among `lines` (at most MAX_STARTS, and whether
+    there were more); none when the budget runs out first. The keys are joined and
+    searched as one text, a linear scan per place found, not a comparison of every
+    line at every start."""
+    if not budget.spend(sum(map(len, lines)) + len(lines)):  # the keys' making
+        return [], False
+    keys = "\n" + "\n".join(_key(line) for line in lines) + "\n"
+    needle = "\n" + "\n".join(want) + "\n"
+    if numbers is not None:  # the prefixes name the lines: only where they say
+        first = next(((n[0] - 1 - j) for j, n in enumerate(numbers) if n is not None), None)
+        at = -1 if first is None or first < 0 else _line_offset(keys, first)
+        if (
+            at < 0
+            or not keys.startswith(needle, at)
+            or not _numbers_agree(lines, first or 0, numbers)
+        ):
+            return [], False
+        return [first or 0], False
+    found: list[int] = []
+    at = 0
+    while len(found) <= MAX_STARTS:
+        if not budget.spend(len(keys) - at + len(needle)):
+            return [], False
+        at = keys.find(needle, at)
+        if at < 0:
+            return found, False
+        found.append(keys.count("\n", 0, at))
+        at += 1
+    return found[:MAX_STARTS], True
+
+
+def _line_offset(keys: str, index: int) -> int:
+    """Where line `index` starts in `keys` (at its leading line break), or -1."""
+    at = 0
+    for _ in range(index):
+        at = keys.find("\n", at + 1)
+        if at < 0:
+            return -1
+    return at
 
 
 def _numbers_agree(lines: list[str], start: int, numbers: list[Prefix]) -> bool:

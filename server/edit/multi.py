@@ -35,6 +35,7 @@ from . import journal
 from .batch import BatchServices, edit_batch
 from .commit import entry, read_record, resolve_for_change
 from .edits import edit
+from .notebook_seen import check_text_change
 from .refusals import deleted, not_read
 from .undo import put_back, squashed
 
@@ -155,6 +156,7 @@ def _check_ahead(core: MultiServices, session: str, real: str, index: int) -> No
             raise core.workspace.not_found(real)
         if record is None:
             raise not_read(real, session)
+        check_text_change(record, real, "edit")
         buffer = core.buffers.get(real)
         if buffer is not None and buffer.text != core.disk_text(real):
             raise ReadkeeperError(

@@ -12,6 +12,12 @@ the top, the first cell), so the agent knows where it puts it.
 
 That the cell is unchanged since it was seen is the stale check's (notebook.py): it
 compares the cell as read with the cell now.
+
+A text edit of a file the session read as a notebook (old_string, edits, anchor edits, a
+patch, a multi-file edit) or a write of it needs every cell shown first: its
+`old_string` is matched against the whole JSON, so after a read of one cell it could
+still reach a cell never shown (`check_text_change`). A whole read, or ranged reads that
+add up to all the cells, lifts this; a cell shown cut by the token cap counts as shown.
 """
 
 from __future__ import annotations
@@ -73,13 +79,58 @@ def seen_for(record: ReadRecord, names: Sequence[str], index: int, mode: str, pa
             f"Cell {quoting.name(names[index])} of {quoting.name(path)} was shown cut short "
             "by the token cap, so its source was never seen whole, and "
             f"{'replacing' if mode == 'replace' else 'deleting'} it could lose what was not "
-            "shown. Change its lines as text instead (old_string/new_string on the "
-            "notebook's JSON, which the edit must quote exactly).",
+            "shown. Once every cell has been shown (read it whole, "
+            f"{call('read', file_path=path)}, or in ranges that add up to all of it), change "
+            "the cell's lines as text instead (old_string/new_string on the notebook's JSON, "
+            "quoted exactly), or insert a new cell after it and delete nothing.",
             file_path=path,
             cell_id=names[index],
             index=index,
         )
     return Seen(run, cuts[0] if len(cuts) == 1 else None)
+
+
+def check_text_change(record: ReadRecord, path: str, verb: str) -> None:
+    """Refuse (`not_read`) a text edit or write (`verb`) of a file the session read as a
+    notebook unless its views of that content showed every cell."""
+    documents = [
+        view.document
+        for view in record.views()
+        if view.document is not None and view.document.kind == "notebook"
+    ]
+    if not documents or record.holds_whole():
+        return
+    total = max(document.total_cells or 0 for document in documents)
+    runs, _, _ = _views(record, total)
+    merged = _merged(runs)
+    if total == 0 or (merged and merged[0].start == 0 and merged[0].stop >= total):
+        return
+    shown = ", ".join(f"{r.start + 1}-{r.stop}" for r in merged) or "none"
+    missing = _gaps(merged, total)
+    change = (
+        "a write replaces all of it" if verb == "write" else "a text edit matches its whole JSON"
+    )
+    raise ReadkeeperError(
+        "not_read",
+        f"This session's reads of {quoting.name(path)} as a notebook showed cells {shown} of "
+        f"{total}, and {change}, so it could change a cell the session has not seen "
+        f"(cells {missing}). Read every cell ({call('read', file_path=path)}; if that "
+        "stops at a cap, read on from the offset it names until all have been shown), "
+        f"then redo the {verb}; or change a shown cell by its cell_id (a cell edit).",
+        file_path=path,
+        cells_shown=shown,
+        total_cells=total,
+    )
+
+
+def _gaps(merged: list[range], total: int) -> str:
+    gaps: list[str] = []
+    start = 0
+    for run in [*merged, range(total, total)]:
+        if run.start > start:
+            gaps.append(f"{start + 1}-{run.start}" if run.start - start > 1 else f"{start + 1}")
+        start = max(start, run.stop)
+    return ", ".join(gaps)
 
 
 def _merged(runs: list[range]) -> list[range]:

@@ -29,6 +29,7 @@ from .commit import entry, resolve_for_change
 from .edits import edit
 from .endings import lf
 from .matching import find_all, line_numbers, no_match
+from .notebook_seen import check_text_change
 from .services import EditServices
 
 MAX_REPLACEMENTS = 100
@@ -63,14 +64,21 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     result: dict[str, Any] = {"file_path": real, "diff": diff, "replacements": len(params.edits)}
     if params.dry_run:
         result["dry_run"] = True
-        if core.read_states.get(params.session, real) is None:
+        record = core.read_states.get(params.session, real)
+        if record is None:
             read = call("read", file_path=real)
             result["note"] = (
                 "Nothing was written. This session has not read the file, so the same "
                 f"call without dry_run will be refused until it does ({read})."
             )
-        else:
-            result["note"] = "Nothing was written (dry run)."
+            return result
+        result["note"] = "Nothing was written (dry run)."
+        try:
+            check_text_change(record, real, "edit")
+        except ReadkeeperError as exc:
+            result["note"] = (
+                f"Nothing was written. The same call without dry_run will be refused: {exc.message}"
+            )
         return result
     old, new = _folded(before, after)
     try:

@@ -193,3 +193,30 @@ def test_a_write_the_system_refuses_half_way_puts_the_first_back(workspace: Path
     assert answer["data"]["put_back"] is True
     assert (workspace / "a.py").read_text() == "a = 1\n"
     assert (workspace / "b.py").read_text() == "b = 1\n"
+
+
+async def test_a_multi_file_edit_says_where_each_file_changed(workspace: Path) -> None:
+    from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("three\n")
+    async with stdio_client(["--root", str(workspace)], mcp_env(private_runtime_dir())) as client:
+        for name in ("a.txt", "b.txt"):
+            await client.call_tool("read", {"file_path": str(workspace / name)})
+        answer = await client.call_tool(
+            "edit",
+            {
+                "files": [
+                    {"file_path": str(workspace / "a.txt"), "old_string": "two", "new_string": "2"},
+                    {
+                        "file_path": str(workspace / "b.txt"),
+                        "old_string": "three",
+                        "new_string": "3",
+                    },
+                ]
+            },
+        )
+    said = text_of(answer)
+    assert "None" not in said
+    assert f"{workspace / 'a.txt'}: 1 replacement at line 2 on disk" in said
+    assert f"{workspace / 'b.txt'}: 1 replacement at line 1 on disk" in said
