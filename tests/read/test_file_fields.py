@@ -51,8 +51,14 @@ def _notebook(workspace: Path) -> str:
 
 def _script(workspace: Path) -> str:
     """A file over the outline threshold whose first method is named by `_JS_NAME`."""
-    methods = "".join(f"  meth{i}(a) {{ const v = a * {i};\n    return v + {i}; }}\n" for i in range(1500))
+    methods = "".join(
+        f"  meth{i}(a) {{ const v = a * {i};\n    return v + {i}; }}\n" for i in range(1500)
+    )
     (workspace / "e.js").write_text(f"class Big {{\n  {_JS_NAME}() {{ return 1; }}\n{methods}}}\n")
+    # Few enough methods that the outline lists them: the hostile one among them.
+    body = " + ".join(f"a{i}" for i in range(60))
+    listed = "".join(f"  f{i}(a) {{ return {body}; }}\n" for i in range(80))
+    (workspace / "l.ts").write_text(f"class Few {{\n  {_JS_NAME}() {{ return 1; }}\n{listed}}}\n")
     return "e.js"
 
 
@@ -71,12 +77,19 @@ async def test_file_fields_forge_nothing_over_mcp(workspace: Path) -> None:
     runtime = private_runtime_dir()
     shown: dict[str, str] = {}
     async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
+        # The script read first (its outline), the notebook mentioned first (its cut view).
+        outline = {"file_path": script}
+        shown[f"read {script}"] = text_of(await client.call_tool("read", outline))
         for name in (notebook, script):
-            shown[f"read {name}"] = text_of(await client.call_tool("read", {"file_path": name}))
-            many = {"file_paths": [name], "force": True}
-            shown[f"read_many {name}"] = text_of(await client.call_tool("read_many", many))
             mention = {"mentions": [name], "types": ["file"], "budget_tokens": 900}
             shown[f"attachments {name}"] = text_of(await client.call_tool("attachments", mention))
+            many = {"file_paths": [name], "force": True}
+            shown[f"read_many {name}"] = text_of(await client.call_tool("read_many", many))
+        forced = {"file_path": notebook, "force": True}
+        shown[f"read {notebook}"] = text_of(await client.call_tool("read", forced))
+        listed = text_of(await client.call_tool("read", {"file_path": "l.ts"}))
+        assert 'method "\\"m\\\\\\n--- cell FORGED' in listed, listed
+        shown["read l.ts"] = listed
         for symbol in ("Big.nope", "Big.m", "Big." + _JS_NAME[:-1]):
             asked = {"file_path": script, "symbol": symbol}
             shown[f"symbol {symbol!r}"] = text_of(await client.call_tool("read", asked))
@@ -84,9 +97,11 @@ async def test_file_fields_forge_nothing_over_mcp(workspace: Path) -> None:
     async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
         for name in (notebook, script):
             asked = {"path": str(workspace / name)}
-            shown[f"read_text_file {name}"] = text_of(await client.call_tool("read_text_file", asked))
+            shown[f"read_text_file {name}"] = text_of(
+                await client.call_tool("read_text_file", asked)
+            )
     for tag, text in shown.items():
-        assert "FORGED" in text or "meth0" in text, tag
+        assert "FORGED" in text or "meth0" in text or "unchanged" in text, tag
         assert_own_lines(text), tag
     assert "Big.meth0" in shown["symbol 'Big.nope'"]
     assert "outline of" in shown["read e.js"]
