@@ -126,7 +126,11 @@ async def test_file_fields_forge_nothing_over_lsp(lsp: Session, workspace: Path)
     for text in words:
         assert_own_lines(text)
     assert results[1]["type"] == "outline"
-    assert_own_lines(results[1]["file"]["outline"])
+    for listed in (results[1], await lsp.read("l.ts"), await lsp.read("h.md")):
+        assert listed["type"] == "outline"
+        assert_own_lines(listed["file"]["outline"])
+        for text in _own_words(listed):
+            assert_own_lines(text)
 
 
 def test_file_fields_forge_nothing_in_the_cli(workspace: Path) -> None:
