@@ -114,6 +114,16 @@ def name(value: object) -> str:
     return "".join(char if char.isprintable() else _unprintable(char) for char in quoted)
 
 
+def phrase(text: str) -> str:
+    """A file's words set inside readkeeper's line where they read as words (a Markdown
+    heading, a Rust `impl A for B` in the outline): one line (every run of whitespace,
+    each line break among it, one space) with every character `name` escapes escaped.
+    Only for text that readkeeper's line introduces and ends (a heading after its
+    `12-40 #`); a name that continues a sentence goes through `name`."""
+    one = " ".join(text.split())
+    return "".join(char if char.isprintable() else _unprintable(char) for char in one)
+
+
 def _unprintable(char: str) -> str:
     if char == "\x7f":
         return "\\x7f"

@@ -95,7 +95,7 @@ def unchanged(file: dict[str, Any]) -> str:
     held = file.get("note") or (
         "Unchanged since your read; the content you hold is current (force=true resends)."
     )
-    return f"file_unchanged: {_name(file.get('file_path', ''))}: {quoting.line(held)}"
+    return f"file_unchanged: {_name(file.get('file_path', ''))}: {_note(held)}"
 
 
 def notebook(file: dict[str, Any]) -> str:
@@ -126,9 +126,9 @@ def notebook(file: dict[str, Any]) -> str:
             if body:
                 parts.append(quoting.fence(body))
             if output.get("note"):
-                parts.append(f"note: {quoting.line(output['note'])}")
+                parts.append(f"note: {_note(output['note'])}")
         if cell.get("note"):
-            parts.append(f"note: {quoting.line(cell['note'])}")
+            parts.append(f"note: {_note(cell['note'])}")
     return _with_note("\n".join(parts), file)
 
 
@@ -209,7 +209,7 @@ def changes(result: dict[str, Any]) -> str:
         cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""
         parts.append(f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}")
         if item.get("note"):
-            parts.append(f"note: {quoting.line(item['note'])}")
+            parts.append(f"note: {_note(item['note'])}")
         if item.get("diff"):
             # Every diff line indented: none can pose as the next file's header.
             parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
@@ -229,7 +229,14 @@ def without_payloads(value: Any) -> Any:
 
 
 def _with_note(body: str, file: dict[str, Any]) -> str:
-    return f"{body}\nnote: {quoting.line(file['note'])}" if file.get("note") else body
+    return f"{body}\nnote: {_note(file['note'])}" if file.get("note") else body
+
+
+def _note(text: str) -> str:
+    """Readkeeper's note, on its one line: the core quotes every name it puts in one
+    (quoting.name), and should a file's words get in raw regardless, an LF among them is
+    shown escaped too, so a note never starts a line of its own."""
+    return quoting.line(text).replace("\n", "\\n")
 
 
 def _shown_default(value: Any) -> str:

@@ -382,9 +382,9 @@ def _why_not_disjoint(
         old_index = find(old_cells, params.cell_id, path)
         new_index = find(new_cells, params.cell_id, path)
     except ReadkeeperError:
-        return f"cell {params.cell_id!r} is not in both versions, once"
+        return f"cell {quoting.name(params.cell_id)} is not in both versions, once"
     if old_cells[old_index] != new_cells[new_index]:
-        return f"cell {params.cell_id!r} itself changed"
+        return f"cell {quoting.name(params.cell_id)} itself changed"
     if positional(params.cell_id) and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
         return "cells before it changed, and its id is its position"
     return None

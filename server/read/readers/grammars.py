@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ... import quoting
+
 if TYPE_CHECKING:
     from tree_sitter import Node
 
@@ -418,7 +420,7 @@ def _section(node: Node, source: bytes) -> Named | None:
         elif child.type == "setext_h2_underline":
             level = 2
     name = _one_line(text(heading.child_by_field_name("heading_content"), source).rstrip("# \t"))
-    return Named(name, "heading", label=f"{'#' * level} {name}")
+    return Named(name, "heading", label=f"{'#' * level} {quoting.name(name[:60])}")
 
 
 MARKDOWN = Grammar(

@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from ... import quoting
 from ...errors import ReadkeeperError
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
@@ -361,8 +362,8 @@ def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
     detail = str(exc) or type(exc).__name__
     return ReadkeeperError(
         "corrupt",
-        f"{path} cannot be decoded as an image ({detail}). It may be truncated or damaged; "
-        "check it with `file` and ask the user for an intact copy.",
+        f"{quoting.name(path)} cannot be decoded as an image ({quoting.name(detail)}). It may "
+        "be truncated or damaged; check it with `file` and ask the user for an intact copy.",
         file_path=path,
         detail=detail,
     )
@@ -372,10 +373,10 @@ def _over_decode_cap(path: str, img: Image.Image, plan: _Plan) -> ReadkeeperErro
     name = path.rsplit("/", 1)[-1]
     return ReadkeeperError(
         "too_large",
-        f"{path} is {plan.width}x{plan.height} {img.mode}: decoding it takes "
+        f"{quoting.name(path)} is {plan.width}x{plan.height} {img.mode}: decoding it takes "
         f"{plan.cost / MB:,.0f} MB, over the {DECODE_MAX_BYTES // MB} MB one image may use. "
         "Ask the user for a smaller export, or downscale a copy with a tool first (for "
-        f"example `magick '{name}' -resize 1568x1568 smaller.png`) and read that.",
+        f"example `magick {quoting.name(name)} -resize 1568x1568 smaller.png`) and read that.",
         file_path=path,
         width=plan.width,
         height=plan.height,

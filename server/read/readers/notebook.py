@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ... import words
+from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
@@ -74,8 +74,8 @@ def read_notebook(
     if window.offset > max(total, 1):
         raise ReadkeeperError(
             "bad_params",
-            f"offset {window.offset} is past the last cell of {path}, which has {total} "
-            f"cells (offset and limit count cells from 1). Read from offset=1.",
+            f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
+            f"which has {total} cells (offset and limit count cells from 1). Read from offset=1.",
             field="offset",
             total_cells=total,
         )
@@ -134,7 +134,9 @@ def read_notebook(
             + ("; read with include_images=true to see them." if not include_images else ".")
         )
     if major != 4:
-        notes.append(f"Upgraded from nbformat {major}.{minor} to 4 for this view.")
+        notes.append(
+            f"Upgraded from nbformat {quoting.name(f'{major}.{minor}')} to 4 for this view."
+        )
     if total == 0:
         notes.append("The notebook has no cells.")
     left_out = summarise.chars_cut // 4 + sum(
@@ -177,7 +179,8 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
         context = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))
         raise ReadkeeperError(
             "corrupt",
-            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
+            f"{quoting.name(path)} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}. "
             "A notebook must be JSON; fix that line (a merge conflict or a cut-off save is "
             f"the usual cause) and read it again. Lines {low}-{high}:\n{context}",
             file_path=path,
@@ -206,13 +209,15 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
         except KeyError:
             raise ReadkeeperError(
                 "unsupported",
-                f"{path} is nbformat {major}, which nbformat cannot read. "
+                f"{quoting.name(path)} is nbformat {major}, which nbformat cannot read. "
                 "Ask the user to open and save it in a current Jupyter.",
                 file_path=path,
                 nbformat=major,
             ) from None
         except Exception as exc:  # nbformat's converters fail in many ways on bad input
-            raise _corrupt(path, f"nbformat could not upgrade it ({exc})") from None
+            raise _corrupt(
+                path, f"nbformat could not upgrade it ({quoting.json_text(str(exc))})"
+            ) from None
     cells = notebook.get("cells")
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
         raise _corrupt(path, '"cells" is not a list of cells')
@@ -257,7 +262,7 @@ class _Summariser:
         note = None
         attachments = cell.get("attachments")
         if isinstance(attachments, dict) and attachments:
-            names = ", ".join(sorted(attachments))
+            names = ", ".join(sorted(quoting.name(key) for key in attachments))
             note = f"Attachments not shown: {names}."
         outputs = count = None
         if kind == "code":
@@ -314,7 +319,8 @@ class _Summariser:
             )
         if kind in ("execute_result", "display_data", "update_display_data"):
             return self.rich(str(kind), output)
-        return NotebookOutput(output_type=str(kind), note=f"An output of type {kind!r}, not shown.")
+        shown = quoting.name(kind)
+        return NotebookOutput(output_type=str(kind), note=f"An output of type {shown}, not shown.")
 
     def rich(self, kind: str, output: dict[str, Any]) -> NotebookOutput:
         data = output.get("data")
@@ -336,7 +342,7 @@ class _Summariser:
                 images.append(NotebookImage(mime, None, None, len(_join(value).encode())))
             elif mime not in _TEXT_TYPES:
                 size = len(_join(value).encode()) if isinstance(value, str | list) else 0
-                notes.append(f"{mime} output ({size:,} bytes) not shown.")
+                notes.append(f"{quoting.name(mime)} output ({size:,} bytes) not shown.")
         count = output.get("execution_count")
         return NotebookOutput(
             output_type=kind,
@@ -394,7 +400,7 @@ class _Summariser:
 def _corrupt(path: str, why: str) -> ReadkeeperError:
     return ReadkeeperError(
         "corrupt",
-        f"{path} is not a readable notebook: {why}. Ask the user to re-save it from "
+        f"{quoting.name(path)} is not a readable notebook: {why}. Ask the user to re-save it from "
         "Jupyter, or restore it from version control (e.g. `git diff` it first).",
         file_path=path,
         detail=why,

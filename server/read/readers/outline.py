@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ... import quoting
 from .grammars import BY_EXTENSION, CPP, Grammar, Named
 
 if TYPE_CHECKING:
@@ -321,7 +322,10 @@ def _symbol(
         kind = "method"
     name = _short(named.name or "(anonymous)", MAX_NAME_CHARS)
     parts = [parent.qualified_name if parent is not None else "", named.scope, name]
-    label = _short(named.label or f"{kind} {named.scope + '.' if named.scope else ''}{name}")
+    # The outline line is readkeeper's: the file's words in it go through the naming rule
+    # (a JS member may be named by a string literal holding line breaks).
+    shown = f"{named.scope}.{name}" if named.scope else name
+    label = quoting.phrase(_short(named.label)) if named.label else f"{kind} {quoting.name(shown)}"
     return Symbol(
         kind=kind,
         name=name,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import attrs
 
-from ... import words
+from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
 from ...files.user_cache import shared
@@ -207,7 +207,7 @@ def _note(
     if example is not None:
         size = example.end_line - example.start_line + 1
         parts.append(
-            f'Read a symbol with symbol="{example.qualified_name}" (lines {example.lines}), '
+            f"Read a symbol with symbol={_value(example.qualified_name)} (lines {example.lines}), "
             f"or any lines with offset={example.start_line}, limit={size}."
         )
     else:
@@ -253,8 +253,8 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     if params.offset is not None or params.limit is not None:
         raise ReadkeeperError(
             "bad_params",
-            f'symbol="{wanted}" reads that symbol\'s own lines, so it takes no offset or limit: '
-            "send symbol alone, or offset and limit alone.",
+            f"symbol={_value(wanted)} reads that symbol's own lines, so it takes no offset or "
+            "limit: send symbol alone, or offset and limit alone.",
             field="symbol",
         )
     grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
@@ -265,8 +265,8 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
-            f"{path} is too costly to parse for symbols ({exc}). Read it by lines with "
-            f"offset and limit (search it first to find them: {_search(path)}).",
+            f"{quoting.name(path)} is too costly to parse for symbols ({exc}). Read it by lines "
+            f"with offset and limit (search it first to find them: {_search(path)}).",
             file_path=path,
             field="symbol",
         ) from None
@@ -280,8 +280,8 @@ def no_grammar(path: str) -> ReadkeeperError:
     """The error for a symbol read of a file whose language has no grammar here."""
     return ReadkeeperError(
         "unsupported",
-        f"Symbol reads need a parser for the file's language, and {path} is not one of "
-        f"{outline.supported_languages()}. Read it by lines with offset and limit instead "
+        f"Symbol reads need a parser for the file's language, and {quoting.name(path)} is not "
+        f"one of {outline.supported_languages()}. Read it by lines with offset and limit instead "
         f"(search it first to find them: {_search(path)}).",
         file_path=path,
         field="symbol",
@@ -298,28 +298,32 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         }
         for s in found.candidates
     ]
-    listed = ", ".join(f"{s.qualified_name} ({s.kind}, lines {s.lines})" for s in found.candidates)
+    listed = ", ".join(
+        f"{quoting.name(s.qualified_name)} ({s.kind}, lines {s.lines})" for s in found.candidates
+    )
     first = found.candidates[0] if found.candidates else None
     if first is None:
         message = (
-            f'No symbol "{wanted}" in {path}, and none with a similar name. Read the file '
-            f"without offset or limit for its outline (or its lines), or search it "
+            f"No symbol {_value(wanted)} in {quoting.name(path)}, and none with a similar name. "
+            f"Read the file without offset or limit for its outline (or its lines), or search it "
             f"({_search(path)})."
         )
     elif not found.ambiguous:
         message = (
-            f'No symbol "{wanted}" in {path}. Closest: {listed}. Read one with '
-            f'symbol="{first.qualified_name}", or read the file without offset or limit '
+            f"No symbol {_value(wanted)} in {quoting.name(path)}. Closest: {listed}. Read one with "
+            f"symbol={_value(first.qualified_name)}, or read the file without offset or limit "
             "for its outline."
         )
     elif len({s.qualified_name for s in found.candidates}) == len(found.candidates):
         message = (
-            f'symbol="{wanted}" names {found.matched} symbols in {path}: {listed}. '
-            f'Give the qualified name, e.g. symbol="{first.qualified_name}".'
+            f"symbol={_value(wanted)} names {found.matched} symbols in {quoting.name(path)}: "
+            f"{listed}. "
+            f"Give the qualified name, e.g. symbol={_value(first.qualified_name)}."
         )
     else:
         message = (
-            f'symbol="{wanted}" names {found.matched} symbols in {path}: {listed}. '
+            f"symbol={_value(wanted)} names {found.matched} symbols in {quoting.name(path)}: "
+            f"{listed}. "
             f"Read one by its lines, e.g. offset={first.start_line}, "
             f"limit={first.end_line - first.start_line + 1}."
         )
@@ -331,3 +335,9 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
 def _search(path: str) -> str:
     """The search that finds the lines of a symbol the outline cannot."""
     return call("grep", pattern="<the symbol's name>", path=path)
+
+
+def _value(text: str) -> str:
+    """A symbol's name as a parameter's value in readkeeper's hint: the JSON string the
+    call takes (a name from the file may hold quotes, line breaks or controls)."""
+    return quoting.json_text(text)

@@ -89,7 +89,8 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     texts: list[tuple[int, str, str | None]] = []
 
     def take(item: worker.Item, blobs: list[bytes]) -> None:
-        texts.append((int(item["number"]), str(item["text"]), item["problem"]))
+        problem = item["problem"]  # the worker's words, set in readkeeper's: one line
+        texts.append((int(item["number"]), str(item["text"]), problem and quoting.phrase(problem)))
 
     notes: list[str] = []
     skipped: int | None = None
