@@ -12,6 +12,7 @@ from typing import Any
 import nbformat
 import pytest
 from document_samples import every_output_notebook
+from notebook_cells import edit, read
 
 from conftest import Session
 from helpers import rewrite_before_every_swap
@@ -19,11 +20,7 @@ from readkeeper.core import Buffer, Readkeeper
 from readkeeper.edit.commit import COMMIT_ATTEMPTS
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import (
-    NotebookEditParams,
-    ReadParams,
     WriteParams,
-    structure,
-    unstructure,
 )
 from readkeeper.read.readers.notebook import SNAPSHOT_MAX_BYTES
 
@@ -32,17 +29,6 @@ def save(path: Path, notebook: dict[str, Any]) -> Path:
     """As Jupyter saves: nbformat.write (indent 1, sorted keys, sources as line lists)."""
     nbformat.write(nbformat.from_dict(notebook), str(path))
     return path
-
-
-def read(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
-    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=str(path), **params)))
-    return result
-
-
-def edit(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
-    raw = {"file_path": str(path), **params}
-    result: dict[str, Any] = unstructure(core.edit_cell(structure(raw, NotebookEditParams)))
-    return result
 
 
 def refused(core: Readkeeper, path: Path, **params: Any) -> ReadkeeperError:

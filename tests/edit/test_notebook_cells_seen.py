@@ -8,42 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_cells import code_cell as cell
+from notebook_cells import edit, read
 
 from conftest import Session
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import NotebookEditParams, ReadParams, structure, unstructure
-
-
-def cell(source: str, cell_id: str | None = None) -> dict[str, Any]:
-    made: dict[str, Any] = {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {},
-        "outputs": [],
-        "source": [source],
-    }
-    if cell_id is not None:
-        made["id"] = cell_id
-    return made
 
 
 def save(path: Path, cells: list[dict[str, Any]], minor: int = 5) -> Path:
     notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": minor}
     path.write_text(json.dumps(notebook, indent=1) + "\n")
     return path
-
-
-def read(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
-    result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=str(path), **params)))
-    return result
-
-
-def edit(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
-    raw = {"file_path": str(path), **params}
-    result: dict[str, Any] = unstructure(core.edit_cell(structure(raw, NotebookEditParams)))
-    return result
 
 
 def refused(core: Readkeeper, path: Path, **params: Any) -> ReadkeeperError:

@@ -7,20 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from notebook_cells import code_cell as code
+
 from mcp_helpers import call, error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
-
-
-def code(source: str, cell_id: str | None) -> dict[str, Any]:
-    made: dict[str, Any] = {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {},
-        "outputs": [],
-        "source": [source],
-    }
-    if cell_id is not None:
-        made["id"] = cell_id
-    return made
 
 
 def notebook(cells: list[dict[str, Any]]) -> str:
