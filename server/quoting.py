@@ -233,17 +233,20 @@ def valid_json(text: str) -> str:
 
 
 _SHOWN = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
+_BYTE_SHOWN = re.compile(r"\\udc[89a-f][0-9a-f]")
 
 
 def name_back(path: str, exists: Callable[[str], bool]) -> str:
     """The path a name shown by `valid_unicode` (or inside `name`'s JSON string) stands
-    for: each escape text of a byte that is not UTF-8 (`\\udce9`) back to that byte, and
-    each doubled backslash to one, when that names an entry; else `path` as written. So a
-    name shown escaped works sent back, on every front end."""
-    if "\\" not in path:
+    for, when `path` holds a byte's escape text (`\\udce9`: only such a name is shown
+    with its backslashes doubled) and no entry is called `path` itself: each escape back
+    to its byte and each doubled backslash to one, when that names an entry. A name as
+    it is always names itself; so a name shown escaped works sent back, on every front
+    end, and no other spelling is undone."""
+    if _BYTE_SHOWN.search(path) is None or exists(path):
         return path
     back = _SHOWN.sub(_unshown, path)
-    return back if back != path and exists(back) else path
+    return back if exists(back) else path
 
 
 def _unshown(found: re.Match[str]) -> str:

@@ -72,8 +72,7 @@ TWINS = {
     b"\xff.txt": "ff byte",
     b"\xff\xfe.txt": "ff fe bytes",
     b"\xff\\udcfe.txt": "ff byte, then the text \\udcfe",
-    b"\xaa.txt": "aa byte",
-    b"\\udcaa.txt": "the text \\udcaa",
+    b"\\udcaa.txt": "the text \\udcaa",  # a literal name that looks like an escape
 }
 
 
@@ -88,9 +87,7 @@ async def test_names_alike_as_escape_text_are_named_apart_and_each_read_back(
         listed = await client.call_tool("glob", {"pattern": "*.txt"})
         assert listed.structured_content is not None
         paths = listed.structured_content["paths"]
-        # A name literally holding the text "\udcaa" reads, in the structured list, as
-        # the one holding that byte (a known limit): the quoted names below differ.
-        assert len(set(paths)) == len(TWINS) - 1, paths
+        assert len(set(paths)) == len(TWINS), paths
         shown = [line for line in text_of(listed).splitlines() if line.startswith(('"', "/"))]
         assert len(set(shown)) == len(TWINS), shown
         for line in shown:  # the name as a line shows it: a JSON string's inner text
@@ -102,6 +99,24 @@ async def test_names_alike_as_escape_text_are_named_apart_and_each_read_back(
                 assert file.read().decode() in text_of(read).replace("     1\t", "") + "\n"
         for path in paths:  # the structured names, sent back, read files too
             assert not (await client.call_tool("read", {"file_path": path})).is_error
+
+
+async def test_an_exact_name_holding_backslashes_names_itself(workspace: Path) -> None:
+    """Only a name shown with a byte's escape is undone when sent back: a name of valid
+    UTF-8 holding two backslashes, beside one holding one, is itself, read, written or
+    moved, and a new name so spelled is made, never the sibling."""
+    (workspace / "a\\\\b.txt").write_text("two backslashes\n")
+    (workspace / "a\\b.txt").write_text("one backslash\n")
+    (workspace / "x\\y.txt").write_text("user's file\n")
+    args = ["--root", str(workspace), "--standalone"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        read = await client.call_tool("read", {"file_path": "a\\\\b.txt", "force": True})
+        assert "two backslashes" in text_of(read)
+        assert not (await client.call_tool("read", {"file_path": "x\\y.txt"})).is_error
+        new = {"file_path": "x\\\\y.txt", "content": "agent's new file\n"}
+        assert not (await client.call_tool("write", new)).is_error
+    assert (workspace / "x\\y.txt").read_text() == "user's file\n"
+    assert (workspace / "x\\\\y.txt").read_text() == "agent's new file\n"
 
 
 async def test_a_read_through_a_link_to_a_name_not_utf8_answers(workspace: Path) -> None:
