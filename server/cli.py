@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
@@ -21,7 +20,7 @@ from .errors import ReadkeeperError
 from .hints import for_cli
 from .loading import loading
 from .peers import loopback_refusal, unsupported
-from .quoting import show
+from .quoting import show, wire_json
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -309,12 +308,12 @@ def _read(args: argparse.Namespace) -> int:
         result = unstructure(core.read(params))
     except ReadkeeperError as exc:
         if args.json:
-            print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
+            print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
             show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
         return 1
     if args.json:  # exact: JSON escapes what it must, and a program reads it
-        print(json.dumps(result, ensure_ascii=False))
+        print(wire_json(result))
         return 0
     file = result["file"]
     if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them

@@ -4,7 +4,6 @@ and scripts, on the same core as the agents' (the protocol result with `--json`)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .cli_numbers import whole_number
 from .errors import ReadkeeperError
 from .hints import for_cli
-from .quoting import show
+from .quoting import show, wire_json
 from .search.shown import lines
 
 if TYPE_CHECKING:
@@ -85,12 +84,12 @@ def run(args: argparse.Namespace) -> int:
         result = calls.call(core, method, params)
     except ReadkeeperError as exc:
         if args.json:
-            print(json.dumps({"error": {"message": exc.message, "data": exc.to_data()}}))
+            print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
             show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print(wire_json(result))
     else:
         for line in lines(method, result, core.workspace.display):
             show(line, sys.stdout)

@@ -10,13 +10,12 @@ the same checks of the socket and within the same roots.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 from .errors import ReadkeeperError
-from .quoting import show
+from .quoting import show, wire_json
 
 
 def add_command(commands: Any) -> None:
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         client.close()
     if not args.html:
         # file names may hold terminal controls, which JSON leaves be
-        show(json.dumps(stats, indent=2, ensure_ascii=False), sys.stdout)
+        show(wire_json(stats, indent=2), sys.stdout)
         return 0
     from .picture import page
 

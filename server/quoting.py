@@ -232,6 +232,12 @@ def valid_json(text: str) -> str:
     return _JSON_STRING.sub(string, text)
 
 
+def wire_json(value: Any, **kwargs: Any) -> str:
+    """`value` as JSON text for a program to read (the CLI's `--json`): valid Unicode,
+    each name that is not UTF-8 written as `valid_unicode` writes it."""
+    return valid_json(json.dumps(value, ensure_ascii=False, **kwargs))
+
+
 _SHOWN = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
 _BYTE_SHOWN = re.compile(r"\\udc[89a-f][0-9a-f]")
 

@@ -83,3 +83,18 @@ def test_the_package_names_every_type_of_its_modules_documents_when_asked() -> N
     assert set(protocol.__all__) <= set(namespace)
     with pytest.raises(AttributeError, match="has no attribute 'TextResults'"):
         protocol.TextResults  # noqa: B018
+
+
+def test_a_bad_value_echoed_in_bad_params_stays_on_one_line() -> None:
+    """The value sent is repeated in the message: a line break or a bidi control in it
+    must not start a line of its own (a forged `kind:`) or hide what follows."""
+    from readkeeper.errors import ReadkeeperError
+    from readkeeper.protocol import NotebookEditParams, structure
+
+    raw = {"file_path": "n.ipynb", "cell_id": "a", "cell_type": "x\nkind: forged\u202e"}
+    with pytest.raises(ReadkeeperError) as caught:
+        structure(raw, NotebookEditParams)
+    assert caught.value.kind == "bad_params"
+    assert "\n" not in caught.value.message
+    assert "\u202e" not in caught.value.message
+    assert "cell_type" in caught.value.message

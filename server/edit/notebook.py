@@ -235,10 +235,11 @@ def find(cells: Sequence[Mapping[str, Any]], wanted: str | None, path: str) -> i
             file_path=path,
             cell_indexes=shared[:200],
         )
-    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
+    shown = ", ".join(map(quoting.name, names[:20])) + (" …" if len(names) > 20 else "")
     raise ReadkeeperError(
         "no_match",
-        f"{path} has no cell with cell_id {wanted!r}. Its cells are: {shown or 'none'}. "
+        f"{quoting.name(path)} has no cell with cell_id {quoting.name(wanted or '')}. Its "
+        f"cells are: {shown or 'none'}. "
         "Read the notebook again to see the current ids.",
         file_path=path,
         cell_ids=names[:200],

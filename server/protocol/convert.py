@@ -22,6 +22,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn
 
+from .. import quoting
 from ..errors import ReadkeeperError
 
 T = TypeVar("T")
@@ -178,7 +179,9 @@ def structure(params: Any, cls: type[T]) -> T:
         return converter.structure(params, cls)
     except (ClassValidationError, ValueError, TypeError, KeyError) as exc:
         field, problem = _first_problem(exc)
-        message = f"Invalid params: {field or 'params'} {problem}.".replace(" .", ".")
+        # The problem repeats the value sent: one line, nothing unseen (quoting.phrase).
+        said = quoting.phrase(f"{field or 'params'} {problem}")
+        message = f"Invalid params: {said}.".replace(" .", ".")
         hint = _FIX.get(field or "")
         raise ReadkeeperError(
             "bad_params", f"{message} {hint}" if hint else message, field=field

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import orjson
+import pytest
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
@@ -52,3 +56,14 @@ def test_ls_shows_a_files_size_and_a_dash_for_a_folder(workspace: Path) -> None:
 def test_printable_text_in_a_line_is_shown_as_it_is(workspace: Path) -> None:
     (workspace / "a.txt").write_text('needle "é" \\ \t tab\n')
     assert run("grep", "needle", cwd=workspace).stdout == 'a.txt:1:needle "é" \\ \t tab\n'
+
+
+@pytest.mark.parametrize("command", [["ls", "--json", "."], ["glob", "--json", "*"]])
+def test_json_naming_a_file_not_utf8_is_valid_unicode(workspace: Path, command: list[str]) -> None:
+    """A program reads `--json`: a name that is not UTF-8 is its escape text, never raw
+    bytes or JSON's lone-surrogate escape (strict decoders refuse both)."""
+    with open(os.path.join(os.fsencode(workspace), b"\xff.txt"), "wb") as file:
+        file.write(b"x\n")
+    ran = subprocess.run([*READKEEPER, *command], cwd=workspace, capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert "\\udcff.txt" in json.dumps(orjson.loads(ran.stdout))  # strict: UTF-8, no lone half
