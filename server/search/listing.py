@@ -62,7 +62,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         opener = _opener(services, cwd, params.session)
         found, stopped = newest_sorted_by_rg(matcher, (root, cwd), wanted, avoided, times, opener)
         if watched:  # nothing kept yet: the listing is built after the answer
-            build = _build(_opener(services, cwd, params.session), root, cwd, times)
+            build = _build(opener, root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
     page = found[params.offset : params.offset + MAX_PATHS]
     page = page[: fitting(page, services)]
