@@ -80,16 +80,19 @@ def waits(path: bytes) -> bool:
     return bool(trouble(path))
 
 
-def git_waiter(root: bytes, cwd: bytes, folder: bytes) -> bytes | None:
-    """The file of `folder`'s repository ripgrep (run in `cwd`) would wait on, or None:
-    the first of those it opens for the repository's `info/exclude` (gitchain.py: a
-    `.git` folder's exclude file, a link to a folder followed; for a `.git` file, met
-    in its walk or at or above `cwd` alike, the file itself, its git folder's
-    `commondir` and the common folder's exclude file, a relative path taken from `cwd`
-    as ripgrep takes it) that waits. A confined ripgrep (rg.py) opens nothing outside
-    the root, so nothing there is looked at then."""
+def git_files(root: bytes, cwd: bytes, folder: bytes) -> tuple[bytes | None, bool]:
+    """Of the files ripgrep (run in `cwd`) opens for the `info/exclude` of `folder`'s
+    repository (gitchain.py: a `.git` folder's exclude file, a link to a folder
+    followed; for a `.git` file, met in its walk or at or above `cwd` alike, the file
+    itself, its git folder's `commondir` and the common folder's exclude file, a
+    relative path taken from `cwd` as ripgrep takes it): the first it would wait on
+    (None: none), and, when none, whether the exclude file is one it reads otherwise
+    than git. A confined ripgrep (rg.py) opens nothing outside the root, so nothing
+    there is looked at then."""
     chain = exclude_chain(root, cwd, folder, confined=landlock_abi() > 0)
-    return next(filter(waits, chain), None)
+    waited = next(filter(waits, chain), None)
+    exclude = chain[-1] if chain and chain[-1].endswith(b"/info/exclude") else None
+    return waited, waited is None and exclude is not None and _apart(root, exclude)
 
 
 @dataclass
@@ -162,9 +165,9 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             if why:
                 raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
             apart = apart or _apart(real_top, path)
-        apart = apart or _exclude_apart(real_top, folder)
+        own, exclude_apart = git_files(real_top, here, folder)
+        apart = apart or exclude_apart
         if not avoided.exclude_off:
-            own = git_waiter(real_top, here, folder)
             avoided.exclude_off = own is not None
             avoided.exclude_file = _shown_from(top, own or b"")
             avoided.exclude_why = trouble(own) if own else ""
@@ -181,8 +184,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             waited: bytes | None = suspect if waits(suspect) else None
             apart = waited is None and _apart(real_top, suspect)
         else:
-            waited = git_waiter(real_top, here, beneath)
-            apart = waited is None and _exclude_apart(real_top, beneath)
+            waited, apart = git_files(real_top, here, beneath)
         if waited is not None:
             skipped.setdefault(beneath[len(here) + 1 :], waited)
         elif apart:
@@ -200,12 +202,6 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         avoided.files.append(_shown_from(top, skipped[folder]))
         avoided.sizes.append("" if why == _WAITED else why)
     return avoided
-
-
-def _exclude_apart(real_top: bytes, folder: bytes) -> bool:
-    """Whether `folder`'s repository has an `info/exclude` that ripgrep reads otherwise
-    than git (a `.git` folder's; a worktree's is not looked at)."""
-    return _apart(real_top, os.path.join(folder, GIT.encode(), b"info", b"exclude"))
 
 
 def _apart(real_top: bytes, path: bytes) -> bool:
@@ -277,4 +273,4 @@ def _refused(path: str, folder: str, why: str) -> ReadkeeperError:
     )
 
 
-__all__ = ["Avoided", "avoid", "git_waiter", "trouble", "waits", "with_note"]
+__all__ = ["Avoided", "avoid", "git_files", "trouble", "waits", "with_note"]
