@@ -62,11 +62,26 @@ def test_edit_sequences_equal_python_replacements(initial: str, data: st.DataObj
                 kind, replacements = None, result.replacements
             except ReadkeeperError as error:
                 kind, replacements = error.kind, 0
+            if expected_kind == "no_match" and _forgivable(model, old):
+                # A slip forgiving.py may forgive (test_forgiving.py tests it): not
+                # Python's replacement, so the model goes on from the file.
+                model = path.read_bytes().decode("utf-8")
+                continue
             assert kind == expected_kind, (old, new, model)
             if kind is None:
                 model = model.replace(old, new) if replace_all else model.replace(old, new, 1)
                 assert replacements == (count if replace_all else 1)
             assert path.read_bytes() == model.encode("utf-8")
+
+
+def _forgivable(text: str, old: str) -> bool:
+    """Whether `old`, its lines' leading and trailing whitespace set aside, names a run of
+    whole lines of `text` so compared: where forgiving.py may apply an edit that is not in
+    the text as written (an over-approximation: it also needs one run, and a consistent
+    indentation)."""
+    want = [line.strip(" \t") for line in old.split("\n")]
+    have = [line.strip(" \t") for line in text.split("\n")]
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
 
 
 def _indents_new_lines(norm: str, old: str, new: str) -> bool:
