@@ -258,6 +258,8 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
     makes its session the most recent one the core keeps (`Readkeeper.enter`)."""
     method = method_named(name)
     session = getattr(params, "session", None)
+    # What an earlier call left to record (a search's proof) is recorded first.
+    core.read_states.later.settle(session)
     if session is not None:  # `stats` may name none
         core.enter(session)
     with core.ahead.call():  # nothing is read ahead while a call is in flight

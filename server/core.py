@@ -6,10 +6,10 @@ each request to the capability that serves it: a read to the read pipeline
 (read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher's
 life to watch/control.py. Those see the core only through their own narrow interfaces
 (`read.services.ReadServices`, `edit.services.EditServices`,
-`attachments.services.AttachmentServices`), which it satisfies. It is
-plain Python: no pygls here, so every rule is testable in-process. Front ends convert
-their params with `protocol.structure` (the LSP and MCP ones through `calls`), call a
-method, and unstructure the result.
+`attachments.services.AttachmentServices`), which it satisfies. It is plain Python: no
+pygls here, so every rule is testable in-process. Front ends convert their params with
+`protocol.structure` (the LSP and MCP ones through `calls`), call a method, and
+unstructure the result.
 """
 
 from __future__ import annotations
@@ -263,9 +263,7 @@ class Readkeeper:
             result["history"] = self.stats.journal.snapshot()
         return result
 
-    # --- edits and writes (edit/) --------------------------------------------------------
-
-    # The change modules are imported on first use: not needed to answer `initialize`.
+    # --- edits and writes (edit/: imported on first use, not needed for `initialize`) ---
 
     def edit(self, params: EditParams) -> EditResult:
         """`readkeeper/edit` of a text file (edit/edits.py)."""
@@ -390,6 +388,7 @@ class Readkeeper:
         if self._attachment_pool is not None:
             self._attachment_pool.shutdown(wait=False, cancel_futures=True)
         self.ahead.close()
+        self.read_states.later.close()
         self.file_times.builds.close()
         self.watching.close()
         user_cache.flush()  # the outlines and counts made, on disk for the next server

@@ -113,6 +113,12 @@ def step(message: str, done: int | None = None, total: int | None = None) -> Non
         progress.step(message, done, total)
 
 
+def detach() -> None:
+    """No progress from here on in this context: for work that outlives its call, whose
+    progress has ended (state/later.py)."""
+    _CURRENT.set(None)
+
+
 def within(send: Send | None, title: str, after_ms: int, work: Callable[..., T], *args: Any) -> T:
     """`work(*args)` with its steps reported to `send`: for a front end to run on the
     worker thread that does the work (a thread pool does not carry the caller's context)."""

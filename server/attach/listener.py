@@ -25,6 +25,7 @@ from .. import __version__, calls
 from ..core import Readkeeper
 from ..errors import ReadkeeperError
 from ..protocol import unstructure
+from ..state import later
 from . import discovery, framing
 from .scope import Scope
 
@@ -176,6 +177,7 @@ class Listener:
                 return
             try:
                 framing.send(conn, self.answer(message, session, scope))
+                later.answered()
             except OSError:
                 return
 

@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from .. import quoting
 from ..calls import METHODS
 from ..core import Readkeeper
+from ..state import later
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
 from .quick import READ, Refused, Result, quick_read
@@ -192,6 +193,7 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             body = to_json(data, self._serialize_message)
             # Written at once: our writers (stdout, a socket) are never asynchronous.
             self.writer.write(FRAME_HEADER % len(body) + body if self._include_headers else body)
+            later.answered()  # what the call left for after its answer may run now
             if self.in_flight:
                 if isinstance(data, dict):
                     asking, msg_id = "method" in data, data.get("id")

@@ -1,17 +1,16 @@
-"""Stdin and stdout for the SDK's stdio transport, served by the event loop itself.
-The SDK's `anyio.wrap_file` sends every line read and every write and flush to a
-worker thread: three hops per tool call, a third of a small read's cost. When both
-streams are pipes (as an MCP client starts a server), these objects use asyncio's pipe
-transports instead, on the loop; anything else (a terminal, a file) goes through
-worker threads as the SDK does (`file_streams`), with the same cap on requests.
+"""Stdin and stdout for the SDK's stdio transport, served by the event loop itself: the
+SDK's `anyio.wrap_file` sends each line read, write and flush to a worker thread (three
+hops per tool call, a third of a small read's cost). When both are pipes (as an MCP
+client starts a server), asyncio's pipe transports serve them on the loop; anything else
+(a terminal, a file) goes through worker threads as the SDK does (`file_streams`).
 
 A client that stops reading its answers cannot make the server grow: once
 `MAX_WAITING_OUTPUT` bytes of answers wait for the pipe, or `MAX_IN_FLIGHT` requests
 handed to the SDK are not answered yet, stdin is not read until the client reads
 again (without this the SDK takes every line at once, a task and an answer each).
 
-As the SDK does, descriptors 0 and 1 are moved aside while serving (0 to the null
-device, 1 to stderr): no stray output lands in the protocol stream.
+As the SDK does, descriptors 0 and 1 are moved aside while serving (0 to /dev/null, 1
+to stderr): no stray output lands in the protocol stream.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ import anyio
 import mcp_types as types
 import orjson
 
+from ..state import later
 from . import unpaired
 from .early import EarlyAnswers
 
@@ -97,6 +97,7 @@ class PipeWriter:
         match = _ANSWER_ID.match(data, 0, 200)
         if match is None:
             return  # a request or notification of the server's own
+        later.answered()
         answered = orjson.loads(match.group(1))
         self.in_flight.discard(answered)
         self.unanswered.discard(answered)
@@ -139,8 +140,7 @@ class PipeWriter:
                 await self._answered.wait()
 
     async def all_answered(self, seconds: float = END_GRACE_S) -> None:
-        """At the end of input: wait (at most `seconds`) until every request read has
-        been answered, so the SDK's shutdown drops none of them."""
+        """At the end of input: wait (at most `seconds`) for every request's answer."""
         deadline = asyncio.get_running_loop().time() + seconds
         while self.unanswered:
             left = deadline - asyncio.get_running_loop().time()

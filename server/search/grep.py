@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..errors import ReadkeeperError
@@ -178,7 +179,10 @@ def _matches(
         seen.setdefault(line.path, {})[line.number] = text
     next_offset = params.offset + matches
     more = next_offset < total
-    record_shown(services, params.session, seen)
+    # Proved after the answer, before the session's state is looked at again.
+    services.read_states.later.defer(
+        params.session, partial(record_shown, services, params.session, seen)
+    )
     services.stats.add(params.session, tokens_returned=used)
     result: dict[str, Any] = {
         "matches": shown,

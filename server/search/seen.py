@@ -9,7 +9,9 @@ left unrecorded, so an edit of it still needs a read). The record is a partial v
 so an edit checks it exactly as it checks a ranged read: applied while the file is
 unchanged, merged when a change is disjoint from the edit, refused `stale` otherwise.
 
-The proof is on the search's way to its answer, so it does only what it must: each
+The proof runs once the answer is out, before the session's next call (state/later.py):
+nothing in the answer depends on it. It still does only what it must, since that call
+may be waiting for it: each
 folder's real path is looked up, and the folder opened beneath its root, once per search
 (its files then opened by name in it; a name that is itself a link is found by that
 open, not looked up first), a file is split only up to its last line shown, and a file
@@ -18,8 +20,11 @@ as a stub re-read trusts it; the stamp taken by name in its folder, the file not
 opened) is checked against the text kept of it (state/snapshots.py) rather than read,
 decoded and hashed again. Only the session's own record counts, and the lines are
 checked all the same. It cannot wait until an edit
-uses the lines: by then the content the search saw is gone, and with it the diff a
-`stale` refusal shows and the proof that a change is disjoint.
+uses the lines: by then the content the search saw may be gone, and with it the diff a
+`stale` refusal shows and the proof that a change is disjoint. A change landing in the
+milliseconds between the answer and the proof is met as one landing between ripgrep's
+look and the proof: the lines shown changed, nothing is recorded (the edit needs a read);
+changed elsewhere, the version proved is recorded.
 """
 
 from __future__ import annotations

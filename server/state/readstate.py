@@ -19,6 +19,7 @@ from typing import Literal
 
 from ..files.stamps import Stamp
 from .held import HeldDocument
+from .later import Later
 
 Scope = Literal["file", "range"]
 Source = Literal["disk", "buffer"]
@@ -194,20 +195,25 @@ class SessionState:
 
 
 class ReadStates:
-    """All sessions' read-state, safe to use from the server's worker threads."""
+    """All sessions' read-state, safe to use from the server's worker threads. What a
+    call left to record after its answer (`later`) is recorded before a session's state
+    is looked at or changed again."""
 
     def __init__(self) -> None:
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.Lock()
+        self.later = Later()
 
     def get(self, session: str, path: str) -> ReadRecord | None:
         """The session's record for `path` (a real path); None when it holds nothing of it."""
+        self.later.settle(session)
         with self._lock:
             state = self._sessions.get(session)
             return state.get(path) if state else None
 
     def put(self, session: str, record: ReadRecord) -> None:
         """Record what the session now holds of the record's file."""
+        self.later.settle(session)
         with self._lock:
             state = self._sessions.get(session)
             if state is None:
@@ -216,6 +222,7 @@ class ReadStates:
 
     def forget(self, session: str, paths: Iterable[str] | None = None) -> int:
         """Drop the session's records (all, or those for `paths`); returns how many."""
+        self.later.settle(session)
         with self._lock:
             state = self._sessions.get(session)
             if state is None:
@@ -235,6 +242,7 @@ class ReadStates:
         may edit at the new path. Returns (old path, new path, digest) of each."""
         prefix = old.rstrip(os.sep) + os.sep
         followed: list[tuple[str, str, str]] = []
+        self.later.settle(session)
         with self._lock:
             state = self._sessions.get(session)
             if state is None:
@@ -250,6 +258,7 @@ class ReadStates:
 
     def count(self, session: str | None = None) -> int:
         """Records in the session's read-state, or in every session's when None."""
+        self.later.settle(session)
         with self._lock:
             if session is not None:
                 state = self._sessions.get(session)

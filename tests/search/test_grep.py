@@ -22,7 +22,10 @@ from readkeeper.search.seen import record_shown
 
 
 def grep(core: Readkeeper, **params: Any) -> dict[str, Any]:
+    """A search, its proof done (after the answer, state/later.py): what the test does
+    next lands after both, as an agent's next move does."""
     result: dict[str, Any] = calls.call(core, "grep", params)
+    core.read_states.later.settle()
     return result
 
 

@@ -26,6 +26,7 @@ def test_a_broad_grep_never_evicts_a_read_s_snapshot(core: Readkeeper, workspace
         core, "grep", {"pattern": "needle", "max_matches": grep.MAX_MATCHES}
     )
     assert len(found["matches"]) == SEARCHED  # every file's line shown: every one recorded
+    core.read_states.later.settle()  # (recorded after the answer: state/later.py)
     assert len(core.snapshots) > Snapshots().max_entries  # (more than the reads' budget)
     # Someone else changes line 1; the agent edits line 15, which it read.
     target.write_text(target.read_text().replace("line 1\n", "line one\n", 1))

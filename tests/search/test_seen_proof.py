@@ -23,7 +23,10 @@ from readkeeper.state.snapshots import Snapshots
 
 
 def grep(core: Readkeeper, **params: Any) -> dict[str, Any]:
+    """A search, its proof done (it runs after the answer, state/later.py): a change the
+    test makes next lands after both, as an agent's next move does."""
     result: dict[str, Any] = calls.call(core, "grep", params)
+    core.read_states.later.settle()
     return result
 
 

@@ -59,6 +59,7 @@ def test_a_searched_file_moved_as_a_copy_and_a_delete_is_reported_moved(
         path = workspace / "orig.txt"
         path.write_text("some needle content\nand more\n")
         calls.call(watching.core, "grep", {"pattern": "needle"})
+        watching.core.read_states.later.settle()  # its proof, after the answer
         copy = workspace / "elsewhere" / "copy.txt"
         copy.parent.mkdir()
         copy.write_bytes(path.read_bytes())
