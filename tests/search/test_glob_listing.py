@@ -466,7 +466,14 @@ def test_globs_while_the_tree_changes_end_with_the_tree_as_it_is(
         _paths(core)
     writer.join()
     assert _paths(core) == git_listed(workspace)
-    assert _kept(core) == git_listed(workspace)
+
+    def kept_again() -> bool:
+        used = core.file_times.listings_used
+        return _paths(core) == git_listed(workspace) and core.file_times.listings_used > used
+
+    # A listing is kept again once the watcher has heard the churn out (on a loaded
+    # machine that can take a few globs: a folder watched late is not kept at once).
+    wait_for(kept_again, "a listing kept again after the churn")
 
 
 @pytest.mark.parametrize(
