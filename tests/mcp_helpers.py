@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,19 @@ async def http_client(args: list[str], env: dict[str, str]) -> AsyncIterator[Cli
             yield client
     finally:
         server.stop()
+
+
+def dropin_client(workspace: Path) -> AbstractAsyncContextManager[Client]:
+    """An SDK client of the drop-in (`--tools filesystem`) serving `workspace` alone."""
+    args = ["--tools", "filesystem", "--standalone", "--root", str(workspace)]
+    return stdio_client(args, mcp_env(private_runtime_dir()))
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> str:
+    """The text of a call that must succeed."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    return text_of(result)
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -20,23 +20,22 @@ from mcp import Client
 from PIL import Image
 from test_mcp_attach import editor
 
-from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import (
+    dropin_client,
+    error_kind,
+    mcp_env,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
 
 
 @pytest.fixture
 def connect(workspace: Path) -> Connect:
-    env = mcp_env(private_runtime_dir())
-    args = ["--tools", "filesystem", "--standalone", "--root", str(workspace)]
-    return lambda: stdio_client(args, env)
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> str:
-    """The text of a call that must succeed."""
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text_of(result)
-    return text_of(result)
+    return lambda: dropin_client(workspace)
 
 
 async def refused(client: Client, tool: str, **arguments: Any) -> tuple[str, str]:

@@ -16,22 +16,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import dropin_client, ok
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
 
 
 @pytest.fixture
 def connect(workspace: Path) -> Connect:
-    env = mcp_env(private_runtime_dir())
-    args = ["--tools", "filesystem", "--standalone", "--root", str(workspace)]
-    return lambda: stdio_client(args, env)
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text_of(result)
-    return text_of(result)
+    return lambda: dropin_client(workspace)
 
 
 async def left_out(client: Client, **arguments: Any) -> str:
