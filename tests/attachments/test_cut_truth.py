@@ -1,0 +1,96 @@
+"""Every cut note says what the agent holds and what was cut, counted from the real file,
+and which cap cut it (the memory-file cap, a type's token cap, the turn's budget).
+
+A CLAUDE.md whose first line is 4,096 bytes (2,047 "é" and a "Z") before 400 more lines
+was attached as "none of its 1 line fit": the note counted the attachment's one line,
+not the file's 401, and the memory-file cap's cut at 4,096 bytes was gone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import Session
+from readkeeper.core import Readkeeper
+from readkeeper.protocol import AttachmentsParams
+
+LONG_FIRST_LINE = ("é" * 2047 + "Z\n").encode() + b"".join(b"m%d\r\n" % i for i in range(400))
+
+
+def _memory_note(result: dict[str, object], name: str) -> str:
+    [item] = [a for a in result["attachments"] if a["source"].endswith(name)]  # type: ignore[attr-defined, index]
+    content: str = item["content"]
+    return content.rsplit("\n", 1)[-1]
+
+
+def test_a_memory_cut_counts_the_files_lines_and_names_the_byte_cap(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "CLAUDE.md").write_bytes(LONG_FIRST_LINE)
+    note = _memory_note(core.attachments(AttachmentsParams(types=["memory"])), "CLAUDE.md")
+    assert "401 lines" in note, note
+    assert "1 line fit" not in note, note
+    assert "1 line)" not in note, note
+    assert "4,096 bytes" in note, note  # the memory-file cap, which cut it first
+    assert '"offset": 1}' in note, note  # none of line 1 is held
+
+
+def test_a_memory_file_cut_inside_its_first_line_names_that_line_again(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "QWEN.md").write_text("€" * 2000 + "\nsecond\n", encoding="utf-8")
+    note = _memory_note(core.attachments(AttachmentsParams(types=["memory"])), "QWEN.md")
+    assert "2 lines" in note, note
+    assert "4,096 bytes" in note, note
+    # Line 1 was shown only in part: the rest starts inside it, never at line 2.
+    assert '"offset": 1}' in note, note
+    assert "\ufffd" not in str(core.attachments(AttachmentsParams(types=["memory"])))
+
+
+def test_a_memory_file_cut_by_the_line_cap_says_both(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("".join(f"r{i}\n" for i in range(300)))
+    note = _memory_note(core.attachments(AttachmentsParams(types=["memory"])), "AGENTS.md")
+    assert "200 of the file's 300 lines" in note, note
+    assert "200 lines / 4,096 bytes" in note, note
+    assert '"offset": 201}' in note, note
+
+
+def test_a_mention_cut_at_its_type_cap_names_that_cap_not_the_budget(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "m.txt").write_text("".join(f"line {i} " + "x" * 200 + "\n" for i in range(400)))
+    result = core.attachments(
+        AttachmentsParams(types=["file"], mentions=["m.txt"], budget_tokens=60_000)
+    )
+    [item] = result["attachments"]
+    note = item["content"].rsplit("\n", 1)[-1]
+    assert "8,192-token cap" in note, note
+    assert "budget" not in note, note
+    last = int(re.findall(r"^\s*(\d+)\t", item["content"], re.M)[-1])
+    assert f'"offset": {last + 1}' in note, note
+    assert "of the file's 400" in note, note
+
+
+def test_a_mentioned_file_over_the_whole_read_cap_is_cut_not_dropped(
+    core: Readkeeper, workspace: Path
+) -> None:
+    lines = (f"event {i} " + "y" * 90 + "\n" for i in range(4000))
+    (workspace / "big.log").write_text("".join(lines))
+    result = core.attachments(
+        AttachmentsParams(types=["file"], mentions=["big.log"], budget_tokens=6_000)
+    )
+    assert result["dropped"] == []
+    [item] = result["attachments"]
+    assert item["truncated"] is True
+    assert item["content"].startswith("     1\tevent 0 ")
+    note = item["content"].rsplit("\n", 1)[-1]
+    last = int(re.findall(r"^\s*(\d+)\t", item["content"], re.M)[-1])
+    assert f'"offset": {last + 1}' in note, note
+
+
+async def test_over_lsp_the_memory_note_counts_the_file(lsp: Session, workspace: Path) -> None:
+    (workspace / "CLAUDE.md").write_bytes(LONG_FIRST_LINE)
+    result = await lsp.client.request("readkeeper/attachments", {"types": ["memory"]})
+    note = _memory_note(result, "CLAUDE.md")
+    assert "401 lines" in note, note
+    assert "4,096 bytes" in note, note
