@@ -94,3 +94,18 @@ async def test_over_lsp_the_memory_note_counts_the_file(lsp: Session, workspace:
     note = _memory_note(result, "CLAUDE.md")
     assert "401 lines" in note, note
     assert "4,096 bytes" in note, note
+
+
+def test_a_cut_diff_names_its_cap_and_counts_the_lines_left_out() -> None:
+    from readkeeper.read.diffs import bounded_diff
+
+    before = "".join(f"line {i}\n" for i in range(400))
+    after = "".join(f"LINE {i}\n" if i % 3 == 0 else f"line {i}\n" for i in range(400))
+    whole, cut = bounded_diff(before, after, "/w/f.txt", max_tokens=10**6)
+    assert not cut
+    shown, cut = bounded_diff(before, after, "/w/f.txt", max_tokens=300)
+    assert cut
+    *lines, note = shown.split("\n")
+    assert whole.split("\n")[: len(lines)] == lines
+    left = len(whole.split("\n")) - len(lines)
+    assert note.startswith(f"... diff cut at its 300-token cap: {left:,} more diff lines"), note
