@@ -44,9 +44,12 @@ def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
 
     def note(kept: Sequence[str], _all: Sequence[str]) -> str:
         of = f" of the file's {total_lines:,}" if total_lines else ""
-        if not kept:
+        # The file line the kept part reaches, by its number: a line of readkeeper's own
+        # (the read's note) is no line of the file.
+        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
+        if not numbers:
             return f"none of its lines fit. Read it with {read_call(file_path=path)}"
-        last = first_line + len(kept) - 1
+        last = numbers[-1]
         rest = read_call(file_path=path, offset=last + 1)
         return f"showing lines {first_line}-{last}{of}. Read the rest with {rest}"
 

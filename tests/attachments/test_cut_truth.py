@@ -109,3 +109,37 @@ def test_a_cut_diff_names_its_cap_and_counts_the_lines_left_out() -> None:
     assert whole.split("\n")[: len(lines)] == lines
     left = len(whole.split("\n")) - len(lines)
     assert note.startswith(f"... diff cut at its 300-token cap: {left:,} more diff lines"), note
+
+
+def test_a_cut_that_keeps_every_numbered_line_but_the_reads_note_names_the_next_line() -> None:
+    """The read's own note after the numbered lines is no line of the file: a cut that
+    drops only it still names the line after the last numbered one."""
+    from readkeeper.attachments import budget, cut_notes
+    from readkeeper.attachments.model import USER, Attachment
+    from readkeeper.read.tokens import TokenCounter
+
+    counter = TokenCounter()
+    numbered = [f"{i:>6}\tline {i}" for i in range(1, 41)]
+    own = "[Showing lines 1-40 of 90 (the 25,000-token cap). Continue with offset=41.]"
+
+    def item() -> Attachment:
+        return Attachment(
+            "file",
+            "\n".join([*numbered, own]),
+            USER,
+            10**6,
+            "/w/f.txt",
+            file_path="/w/f.txt",
+            protected=True,
+            cut_note=cut_notes.file_lines("/w/f.txt", 1, 90),
+        )
+
+    probe = item()
+    lines = probe.content.split("\n")
+    widest = counter.count(budget._note(probe, len(lines), lines))
+    limit = counter.count("\n".join(numbered)) + widest + 3  # not the read's note (20+)
+    cut = item()
+    assert budget.truncate(cut, limit, counter)
+    note = cut.content.rsplit("\n", 1)[-1]
+    assert "showing lines 1-40 of the file's 90" in note, note
+    assert '"offset": 41}' in note, note
