@@ -278,6 +278,12 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                     f"Read the file again with {cut_notes.read_call(file_path=change.file_path)} "
                     "to see all of it."
                 ),
+                # A cut diff counted in the file's lines, as a mention's diff is.
+                cut_note=(
+                    cut_notes.diff(change.file_path, change.total_lines)
+                    if change.diff and change.total_lines is not None
+                    else None
+                ),
             )
         )
     if taken.remaining:

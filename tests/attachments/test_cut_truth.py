@@ -143,3 +143,30 @@ def test_a_cut_that_keeps_every_numbered_line_but_the_reads_note_names_the_next_
     note = cut.content.rsplit("\n", 1)[-1]
     assert "showing lines 1-40 of the file's 90" in note, note
     assert '"offset": 41}' in note, note
+
+
+def test_a_change_notice_cut_by_the_budget_counts_the_files_lines(workspace: Path) -> None:
+    from helpers import wait_until
+    from readkeeper.protocol import ReadParams
+
+    core = Readkeeper(roots=[str(workspace)])
+    pushed: list[str] = []
+    core.notices.on_notice = lambda session, changes: pushed.extend(c.file_path for c in changes)
+    core.start_watching(lambda message: None, lambda stage, message: None)
+    try:
+        path = workspace / "data.txt"
+        path.write_text("".join(f"value {i}\n" for i in range(400)))
+        core.read(ReadParams(file_path=str(path), session="agent"))
+        wait_until(lambda: core.watcher_status()["state"] != "starting", "the watcher to start")
+        path.write_text("".join(f"value {i * 7 if i % 4 == 0 else i}\n" for i in range(400)))
+        wait_until(lambda: str(path) in pushed, "the watcher to see the change")
+        result = core.attachments(
+            AttachmentsParams(session="agent", types=["changes"], budget_tokens=400)
+        )
+        [notice] = [a for a in result["attachments"] if a["type"] == "changes"]
+        assert notice["truncated"] is True
+        note = notice["content"].rsplit("\n", 1)[-1]
+        assert "of the file's 400 lines" in note, note
+        assert '"force": true' in note, note
+    finally:
+        core.close()
