@@ -35,11 +35,20 @@ class Counter(Protocol):
         ...
 
 
-def _note(item: Attachment, kept_lines: int, lines: Sequence[str]) -> str:
+# Which limit a cut was made for, as its note names it.
+BUDGET = "the token budget"
+
+
+def type_cap(item: Attachment) -> str:
+    """The limit of a cut at `item`'s own type cap."""
+    return f"its {item.max_tokens:,}-token cap (each {item.type} attachment's)"
+
+
+def _note(item: Attachment, kept_lines: int, lines: Sequence[str], why: str = BUDGET) -> str:
     total_lines = len(lines)
     if item.cut_note is not None:
         what = item.cut_note(lines[:kept_lines], lines)
-        return f"\n[{item.type} cut to fit the token budget: {what}.]"
+        return f"\n[{item.type} cut to fit {why}: {what}.]"
     what = (
         f"showing {kept_lines} of {words.count(total_lines, 'line')}"
         if kept_lines
@@ -49,12 +58,12 @@ def _note(item: Attachment, kept_lines: int, lines: Sequence[str]) -> str:
     if item.file_path is not None:
         rest = read_call(file_path=item.file_path, offset=item.first_line + kept_lines)
         hint = f"Read the rest with {rest}."
-    return f"\n[{item.type} cut to fit the token budget: {what}. {hint}]".replace(" ]", "]")
+    return f"\n[{item.type} cut to fit {why}: {what}. {hint}]".replace(" ]", "]")
 
 
-def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
-    """Cut `item`'s text to at most `limit` tokens, note included. False if even the
-    note does not fit (the item is left unchanged)."""
+def truncate(item: Attachment, limit: int, counter: Counter, why: str = BUDGET) -> bool:
+    """Cut `item`'s text to at most `limit` tokens, note included, the note naming the
+    limit (`why`). False if even the note does not fit (the item is left unchanged)."""
     if not isinstance(item.content, str):
         return False
     lines = item.content.split("\n")
@@ -64,7 +73,7 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         closing = len(lines) - 1 - lines[::-1].index(fence)
         frame = (lines[:2], [fence])
         lines = lines[2:closing]  # the file's lines; a note after them gives way to ours
-    widest_note = _note(item, len(lines), lines)
+    widest_note = _note(item, len(lines), lines, why)
     room = limit - counter.count(widest_note)
     if room < 0:
         return False
@@ -80,7 +89,7 @@ def truncate(item: Attachment, limit: int, counter: Counter) -> bool:
         shown = [*frame[0], *lines[:kept], *frame[1]]
         if not item.fenced:  # a cut inside a fenced page or cell closes that fence
             shown += unclosed_fence(lines[:kept])
-        text = "\n".join(shown) + _note(item, kept, lines)
+        text = "\n".join(shown) + _note(item, kept, lines, why)
         tokens = counter.count(text)
         if tokens <= limit or kept == 0:
             break
@@ -97,7 +106,9 @@ def measure(item: Attachment, counter: Counter) -> bool:
     """Count `item` and cap it at its type's own limit; False if it cannot be capped."""
     if isinstance(item.content, str):
         item.tokens = counter.count(item.content)
-    return item.tokens <= item.max_tokens or truncate(item, item.max_tokens, counter)
+    return item.tokens <= item.max_tokens or truncate(
+        item, item.max_tokens, counter, type_cap(item)
+    )
 
 
 def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:

@@ -166,6 +166,10 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
     try:
         result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
     except ReadkeeperError as exc:
+        if exc.kind == "too_large":
+            # The user's input is cut, never dropped: a text too big to read whole is
+            # read from its first line, and the cut's note names the line to go on at.
+            return _as_attachment(core, _first_lines(core, params, path))
         if exc.kind != "pages_required":
             raise
         # A PDF too big to read whole: its first pages, and the note says where to go on.
@@ -173,6 +177,25 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
         read = ReadParams(file_path=path, pages=first, session=params.session)
         result = unstructure(core.read(read))
         result["file"] = cut_notes.first_pages(result["file"])
+    return _as_attachment(core, result)
+
+
+def _first_lines(core: AttachmentServices, params: AttachmentsParams, path: str) -> dict[str, Any]:
+    """A ranged read of the first lines of a text too big to read whole: as many as the
+    read's token cap lets through."""
+    read = ReadParams(file_path=path, offset=1, session=params.session)
+    try:
+        first: dict[str, Any] = unstructure(core.read(read))
+    except ReadkeeperError as exc:
+        fits = exc.data.get("largest_limit") if exc.kind == "token_limit" else None
+        if not fits:
+            raise
+        read = ReadParams(file_path=path, offset=1, limit=int(fits), session=params.session)
+        first = unstructure(core.read(read))
+    return first
+
+
+def _as_attachment(core: AttachmentServices, result: dict[str, Any]) -> Attachment:
     file = result["file"]
     common: dict[str, Any] = {
         "type": "file",
@@ -254,6 +277,12 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                 rest_hint=(
                     f"Read the file again with {cut_notes.read_call(file_path=change.file_path)} "
                     "to see all of it."
+                ),
+                # A cut diff counted in the file's lines, as a mention's diff is.
+                cut_note=(
+                    cut_notes.diff(change.file_path, change.total_lines)
+                    if change.diff and change.total_lines is not None
+                    else None
                 ),
             )
         )

@@ -44,13 +44,63 @@ def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
 
     def note(kept: Sequence[str], _all: Sequence[str]) -> str:
         of = f" of the file's {total_lines:,}" if total_lines else ""
-        if not kept:
+        # The file line the kept part reaches, by its number: a line of readkeeper's own
+        # (the read's note) is no line of the file.
+        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
+        if not numbers:
             return f"none of its lines fit. Read it with {read_call(file_path=path)}"
-        last = first_line + len(kept) - 1
+        last = numbers[-1]
         rest = read_call(file_path=path, offset=last + 1)
         return f"showing lines {first_line}-{last}{of}. Read the rest with {rest}"
 
     return note
+
+
+def memory_lines(path: str, held: MemoryHeld) -> CutNote:
+    """The note of a cut memory file: the lines kept of the file's own (counted from the
+    file, not the attachment), and the memory-file cap's cut when it came first."""
+
+    def note(kept: Sequence[str], every: Sequence[str]) -> str:
+        return held.says(path, len(kept), budget_cut=len(kept) < len(every))
+
+    return note
+
+
+class MemoryHeld:
+    """What a memory file's attachment holds of the file: `lines` lines (the last only
+    in part when `partial`), of the file's `total_lines` (None: too big to count) and
+    `size` bytes, and the cap that cut it (`cap`, None when it was not cut)."""
+
+    def __init__(
+        self, lines: int, partial: bool, total_lines: int | None, size: int, cap: str | None
+    ) -> None:
+        self.lines, self.partial, self.cap = lines, partial, cap
+        self.total_lines, self.size = total_lines, size
+
+    def says(self, path: str, kept: int, budget_cut: bool) -> str:
+        """The note's words for `kept` of the held lines; `budget_cut`: the token cap or
+        budget cut it further (its own words come first)."""
+        file = (
+            f"the file's {words.count(self.total_lines, 'line', True)} ({self.size:,} bytes)"
+            if self.total_lines is not None
+            else f"the file's {self.size:,} bytes"
+        )
+        partial = self.partial and kept == self.lines
+        rest = read_call(file_path=path, offset=kept if partial else kept + 1)
+        if not kept:
+            shown = f"none of {file}"
+        elif partial:
+            whole = f"{kept - 1} whole of {file} and " if kept > 1 else ""
+            shown = f"{whole}the start of line {kept}" + ("" if whole else f" of {file}")
+        else:
+            shown = f"{kept} of {file}"
+        capped = ""
+        if self.cap is not None and (budget_cut or not kept):
+            at = f"inside line {self.lines}" if self.partial else f"after line {self.lines}"
+            capped = f"; the memory-file cap ({self.cap}) had cut it {at}"
+        elif self.cap is not None:
+            capped = f", cut by the memory-file cap ({self.cap})"
+        return f"showing {shown}{capped}. Read the rest with {rest}"
 
 
 def selection(path: str, first_line: int, last_line: int, total_lines: int) -> CutNote:

@@ -11,15 +11,19 @@ import os
 import stat
 from collections.abc import Iterable
 
-from readkeeper import quoting, words
+from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.read.readers.text import decode_text, split_lines
 from readkeeper.settings import Settings
 
-from .cut_notes import read_call
+from . import cut_notes
+from .cut_notes import MemoryHeld
 from .model import MEMORY, Attachment, Dropped
+
+# How far a cut memory file is read to count its lines for the note.
+COUNT_BYTES = 1 << 20
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
@@ -69,7 +73,7 @@ def items(settings: Settings, found: list[Location]) -> list[Attachment | Droppe
     out: list[Attachment | Dropped] = []
     for where in found:
         try:
-            text, cut = load(where, settings.memory_max_lines, settings.memory_max_bytes)
+            text, held = load(where, settings.memory_max_lines, settings.memory_max_bytes)
         except ReadkeeperError as exc:  # binary, gone, no longer a regular file...
             out.append(Dropped("memory", where.path, f"{exc.kind}: {exc.message}"))
             continue
@@ -79,7 +83,9 @@ def items(settings: Settings, found: list[Location]) -> list[Attachment | Droppe
         # The repository's words, not readkeeper's nor the user's: labelled, and fenced
         # so that no line of it can pose as another attachment or as readkeeper's.
         label = f"{quoting.name(os.path.basename(where.path))}, the repository's words:"
-        shown = f"{label}\n{quoting.fence(text)}" + (f"\n{cut}" if cut else "")
+        cut = held.cap is not None
+        note = f"\n[memory file cut: {held.says(where.path, held.lines, False)}]" if cut else ""
+        shown = f"{label}\n{quoting.fence(text)}{note}"
         out.append(
             Attachment(
                 type="memory",
@@ -89,35 +95,52 @@ def items(settings: Settings, found: list[Location]) -> list[Attachment | Droppe
                 source=where.path,
                 file_path=where.path,
                 max_tokens=settings.memory_max_tokens,
-                truncated=cut is not None,
+                truncated=cut,
+                cut_note=cut_notes.memory_lines(where.path, held),
             )
         )
     return out
 
 
-def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, str | None]:
-    """(text, the note saying where it was cut, if it was) for a memory file, within
-    both caps."""
+def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, MemoryHeld]:
+    """(text, what it holds of the file, and the cap that cut it if one did) for a
+    memory file, within both caps."""
     path = where.path
     with open_regular(where) as opened:
         data = read_at_most(opened.fd, max_bytes + 1)
         size = opened.size
+        # The note counts the file's own lines: read on to count them, within a bound
+        # (a hostile 3 GB memory file is named by its size alone).
+        more = read_at_most(opened.fd, COUNT_BYTES) if len(data) > max_bytes else b""
     cut_by_bytes = len(data) > max_bytes
+    whole = data + more
+    counted = len(whole) >= size
+    partial = False
     if cut_by_bytes:
         data = data[:max_bytes]
         # Whole lines only: a byte cap may fall inside a line or a multi-byte character.
-        data = data[: data.rfind(b"\n") + 1] or data
+        end = data.rfind(b"\n") + 1
+        partial = end == 0
+        data = data[:end] if end else _whole_characters(data)
     text, _ = decode_text(data, path) if data else ("", None)
     lines = split_lines(text)
     cut_by_lines = len(lines) > max_lines
     lines = lines[:max_lines]
+    partial = partial and not cut_by_lines
     if not (cut_by_bytes or cut_by_lines):
-        return "\n".join(lines), None
-    rest = {"file_path": path, "offset": len(lines) + 1}
-    note = (
-        f"[memory file cut at {words.count(len(lines), 'line')} ({max_lines} lines / "
-        f"{max_bytes} bytes "
-        f"per memory file; the file has {size} bytes). "
-        f"Read the rest with {read_call(**rest)}]"
-    )
-    return "\n".join(lines), note
+        return "\n".join(lines), MemoryHeld(len(lines), False, len(lines), size, None)
+    total = whole.count(b"\n") + (not whole.endswith(b"\n")) if counted else None
+    cap = f"{max_lines:,} lines / {max_bytes:,} bytes per memory file"
+    return "\n".join(lines), MemoryHeld(len(lines), partial, total, size, cap)
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """`data` without the UTF-8 character a byte cap split at its end (as it is, when it
+    is not UTF-8: its decoder judges it whole)."""
+    for back in range(min(4, len(data))):
+        try:
+            (data[: len(data) - back] if back else data).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return data[: len(data) - back]
+    return data

@@ -17,6 +17,7 @@ from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
 from .errors import ReadkeeperError
+from .exit_status import REFUSED
 from .hints import for_cli
 from .loading import loading
 from .peers import loopback_refusal, unsupported
@@ -64,7 +65,7 @@ def _network_refusal(front: str) -> int | None:
     if why is None:
         return None
     print(f"readkeeper: {front} {why}; use stdio (the default) instead.", file=sys.stderr)
-    return 2
+    return REFUSED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _stdout_to_nothing()
         print(f"readkeeper: cannot write the output ({exc.strerror}).", file=sys.stderr)
-        return 1
+        return REFUSED
 
 
 def _unwritable(exc: OSError) -> bool:
@@ -213,7 +214,7 @@ def _run(args: argparse.Namespace) -> int:
     if missing:
         why = _WIRE.get(args.command, "the command prints its answer there")
         print(f"readkeeper: {missing} is closed, and {why}.", file=sys.stderr)
-        return 1
+        return REFUSED
     if args.command in (None, "serve"):
         tcp = getattr(args, "tcp", None)
         refused = _network_refusal("serve --tcp") if tcp else None
@@ -289,7 +290,7 @@ def _read(args: argparse.Namespace) -> int:
 
     core = open_core(args.root)
     if core is None:
-        return 2
+        return REFUSED
     asked = {
         "file_path": args.path,
         "offset": args.offset,
@@ -311,7 +312,7 @@ def _read(args: argparse.Namespace) -> int:
             print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
             show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
-        return 1
+        return REFUSED
     if args.json:  # exact: JSON escapes what it must, and a program reads it
         print(wire_json(result))
         return 0

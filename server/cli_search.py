@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cli_numbers import whole_number
 from .errors import ReadkeeperError
+from .exit_status import DONE, NOTHING_FOUND, REFUSED
 from .hints import for_cli
 from .quoting import show, wire_json
 from .search.shown import lines
@@ -73,12 +74,13 @@ def open_core(root: str | None) -> Readkeeper | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve one of the commands; the exit status (1: nothing found, or an error)."""
+    """Serve one of the commands; the exit status (exit_status.py: 1 nothing found, 2
+    refused)."""
     from . import calls
 
     core = open_core(args.root)
     if core is None:
-        return 2
+        return REFUSED
     method, params = _params(args)
     try:
         result = calls.call(core, method, params)
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
             show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
-        return 2
+        return REFUSED
     if args.json:
         print(wire_json(result))
     else:
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             show(f"readkeeper: note: {for_cli(result['note'])}", sys.stderr)
     found = result.get("matches") or result.get("files") or result.get("counts")
     found = found or result.get("paths") or result.get("entries")
-    return 0 if found else 1
+    return DONE if found else NOTHING_FOUND
 
 
 def _params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from .errors import ReadkeeperError
+from .exit_status import REFUSED
 from .quoting import show, wire_json
 
 
@@ -44,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
             f"readkeeper: --root {root} is not a folder; pass the project's folder.",
             file=sys.stderr,
         )
-        return 2
+        return REFUSED
     try:
         client = AttachClient.connect([root])
     except ReadkeeperError as exc:
         _refused(exc)
-        return 1
+        return REFUSED
     if client is None:
         print(
             f"readkeeper: no readkeeper serves {root}: the stats and the picture are of a "
@@ -57,12 +58,12 @@ def run(args: argparse.Namespace) -> int:
             "with readkeeper), or pass --root with the folder it serves.",
             file=sys.stderr,
         )
-        return 1
+        return REFUSED
     try:
         stats = client.call("stats", {"history": True})
     except ReadkeeperError as exc:
         _refused(exc)
-        return 1
+        return REFUSED
     finally:
         client.close()
     if not args.html:
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(page(stats, f"readkeeper: the session in {root}"))
     except OSError as exc:
         print(f"readkeeper: cannot write {args.html}: {exc.strerror}.", file=sys.stderr)
-        return 1
+        return REFUSED
     events = len(stats.get("history", {}).get("events", []))
     print(f"readkeeper: wrote the picture of {events} calls to {args.html}", file=sys.stderr)
     return 0

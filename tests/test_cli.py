@@ -48,7 +48,7 @@ def test_read_json_is_the_protocol_result(workspace: Path) -> None:
 def test_read_error_exits_non_zero_with_the_kind(workspace: Path) -> None:
     (workspace / "alpha.txt").write_text("a\n")
     done = run("read", "alpah.txt", cwd=workspace)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr.startswith("readkeeper: not_found:")
     assert "alpha.txt" in done.stderr
     as_json = json.loads(run("read", "alpah.txt", "--json", cwd=workspace).stdout)

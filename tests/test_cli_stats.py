@@ -149,7 +149,7 @@ async def test_stats_html_pictures_the_editor_servers_session(
 
 def test_stats_without_a_running_server_says_what_to_do(workspace: Path) -> None:
     ran = run_stats(workspace, private_runtime_dir(), "--html", "unused.html")
-    assert ran.returncode == 1
+    assert ran.returncode == 2
     assert ran.stderr.startswith(f"readkeeper: no readkeeper serves {workspace.resolve()}")
     assert "Open the folder in the editor" in ran.stderr
     assert len(ran.stderr.strip().splitlines()) == 1

@@ -62,7 +62,7 @@ def test_terminal_escapes_are_shown_not_acted_on(workspace: Path) -> None:
 
 def test_a_name_with_terminal_escapes_is_escaped_in_the_error(workspace: Path) -> None:
     status, shown = _on_a_terminal("read", "missing\x1b]0;pwned\x07.txt", cwd=workspace)
-    assert status == 1
+    assert status == 2
     assert "\x1b" not in shown
     assert "\x07" not in shown
     assert shown.startswith("readkeeper: not_found: ")

@@ -246,13 +246,22 @@ def digests(text: str, loaded: Loaded | None) -> tuple[str, ...]:
     return (digest(loaded.data), as_utf8)
 
 
+# The BOM as a character: what a decoder gives for the bytes of a BOM inside the text.
+_BOM_CHARACTER = "\ufeff"
+
+
 def encode(
     text: str, encoding: TextEncoding, path: str, field: str, original: bytes | None = None
 ) -> bytes:
     """`text` as bytes in the file's encoding (with its BOM); refused, naming the first
     character it cannot hold, when the encoding has no such character, and refused when
     it would put a NUL byte into an `original` that had none (a text file would turn
-    binary for every other tool)."""
+    binary for every other tool). A file that keeps a BOM keeps one: a U+FEFF the new
+    text starts with is that BOM, unless the `original` text began with one too."""
+    if original is not None and encoding.bom and text.startswith(_BOM_CHARACTER):
+        own = _BOM_CHARACTER.encode(encoding.name)
+        if not original.startswith(encoding.bom + own):
+            text = text[1:]
     try:
         data = encoding.bom + text.encode(encoding.name)
     except UnicodeEncodeError as exc:

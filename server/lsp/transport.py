@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
+from ..exit_status import REFUSED
 from .door import Door
 from .framing import BadFrame, Event, Frame, FrameReader, StreamBroken
 from .messages import INVALID_REQUEST, PARSE_ERROR, MsgId, RpcError, parse_message, recover_id
@@ -289,7 +290,7 @@ async def serve_tcp(
             "(0 picks a free one).",
             file=sys.stderr,
         )
-        return 1
+        return REFUSED
     async with server:
         # Said always: with port 0 nobody else knows which one was taken.
         bound = server.sockets[0].getsockname()[1] if server.sockets else port

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..exit_status import REFUSED
 from .early import EarlyAnswers
 
 # The SDK and what imports it are loaded in `main`, once the handshake is being
@@ -51,7 +52,7 @@ def main(
             f"readkeeper: --root {missing[0]} is not a folder; pass the project's folder.",
             file=sys.stderr,
         )
-        return 2
+        return REFUSED
     early = None if http else EarlyAnswers.start(tools)
     from ..loading import loading
 
@@ -126,7 +127,7 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
             "choose another with --port (0 picks a free one).",
             file=sys.stderr,
         )
-        return 1
+        return REFUSED
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
     # No proxy headers: a forwarded address would stand in for the socket's own peer.

@@ -133,7 +133,9 @@ def bounded_diff(
         if used + cost > max_tokens:
             rest = sum(1 for _ in lines) + 1
             kept.append(
-                f"... diff cut: {words.count(rest, 'more line')}. Read the file to see all of it."
+                f"... diff cut at its {max_tokens:,}-token cap: "
+                f"{words.count(rest, 'more diff line', grouped=True)} not shown. "
+                "Read the file to see all of it."
             )
             return "\n".join(kept), True
         used += cost

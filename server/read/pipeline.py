@@ -38,7 +38,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import held_document, held_range, readers
+from . import held_document, held_range, options, readers
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
 from .readers import outline_read
@@ -103,18 +103,9 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         # Images, PDFs and notebooks have their own readers, chosen by content.
         head = peek(opened.fd, readers.SNIFF_BYTES)
         kind = readers.sniff(head, path)
+        options.check(kind or "text", params, path)
         if kind is not None:
-            if params.symbol is not None:
-                raise outline_read.no_grammar(path)
             return _document(services, kind, request)
-        if params.pages is not None or params.render:
-            field = "pages" if params.pages is not None else "render"
-            raise ReadkeeperError(
-                "bad_params",
-                f"{field} applies to PDFs, and {path} is a text file: read it by lines "
-                "with offset and limit instead.",
-                field=field,
-            )
         if opened.size > settings.max_size_bytes:
             if not window.ranged:
                 raise too_large(path, opened.size, settings)

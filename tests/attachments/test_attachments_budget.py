@@ -46,7 +46,11 @@ def test_fitting_respects_the_budget_the_caps_and_the_priorities(
         assert item.tokens == COUNTER.count(item.content)  # counts are honest
         assert item.tokens <= item.max_tokens or item.protected
         if item.truncated:
-            assert "cut to fit the token budget" in item.content  # every cut says so
+            # Every cut says so, and which limit cut it: the turn's budget or its type's cap.
+            assert (
+                "cut to fit the token budget" in item.content
+                or f"cut to fit its {item.max_tokens:,}-token cap" in item.content
+            )
             if item.file_path:
                 assert "the read tool with" in item.content  # ... and how to get the rest
     assert len(kept) + len(fitted.dropped) == len(items)

@@ -285,7 +285,7 @@ def test_memory_file_over_the_cap_is_cut_with_where_to_read_on(
     assert fence == closing == "```"  # the repository's words fenced, readkeeper's note after
     assert lines[199] == "- rule 200"
     assert len(lines) == 200
-    assert "cut at 200 lines" in note
+    assert "showing 200 of the file's 300 lines" in note
     assert '"offset": 201' in note
 
 

@@ -125,7 +125,8 @@ async def test_memory_cut_and_stats(lsp: Session, workspace: Path) -> None:
     result = await lsp.client.request("readkeeper/attachments", {"types": ["memory"]})
     [memory] = result["attachments"]
     assert memory["truncated"] is True
-    assert memory["content"].split("\n")[-1].startswith("[memory file cut at 200 lines")
+    note = memory["content"].split("\n")[-1]
+    assert note.startswith("[memory file cut: showing 200 of the file's 250 lines")
     stats = await lsp.client.request("readkeeper/stats", {})
     assert stats["total"]["attachments_served"] == 1
     assert stats["total"]["attachments_truncated"] == {"memory": 1}

@@ -273,7 +273,7 @@ def test_symbol_reads_of_other_languages_are_unsupported(core: Readkeeper, works
     assert "Python (.py" in error.message
     assert "offset and limit" in error.message
     (workspace / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
-    assert refused(core, "pic.png", symbol="x").kind == "unsupported"
+    assert refused(core, "pic.png", symbol="x").kind == "bad_params"  # read/options.py
 
 
 @pytest.mark.parametrize(

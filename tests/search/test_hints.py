@@ -69,7 +69,7 @@ def test_cli_errors_name_commands(workspace: Path) -> None:
     done = subprocess.run(
         [*READKEEPER, "read", "sub"], cwd=workspace, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert f"`readkeeper ls {workspace / 'sub'}`" in done.stderr
     assert not any(word in done.stderr for word in SHELL_WORDS)
 

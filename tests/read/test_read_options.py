@@ -1,0 +1,102 @@
+"""A read option that does not apply to the file's kind is refused the same way on every
+kind and from every front end (read/options.py): `bad_params`, naming the option, the
+kind, and how this kind is read. `pages` on a notebook used to read the whole notebook
+while a text file refused it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from document_samples import encode, numbered_pdf
+from notebook_cells import code_cell, read
+from PIL import Image
+
+from conftest import Session
+from helpers import refused, text_file
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper.core import Readkeeper
+from readkeeper.read.options import APPLIES
+
+FILES = {"text": "a.py", "image": "pic.png", "pdf": "doc.pdf", "notebook": "n.ipynb"}
+# Each option with a value a reader of its own kind would take.
+OPTIONS: dict[str, Any] = {
+    "pages": "1",
+    "render": True,
+    "symbol": "f",
+    "offset": 1,
+    "limit": 1,
+    "line_format": "anchors",
+    "include_images": True,
+}
+INAPPLICABLE = [
+    (kind, option) for kind in FILES for option in OPTIONS if option not in APPLIES[kind]
+]
+SAYS = {
+    "text": "offset and limit",
+    "image": "file_path alone",
+    "pdf": "pages",
+    "notebook": "offset and limit",
+}
+
+
+def _files(root: Path) -> None:
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    (root / "pic.png").write_bytes(encode(Image.new("RGB", (64, 48), (200, 40, 40)), "PNG"))
+    (root / "doc.pdf").write_bytes(numbered_pdf(2, lines=3))
+    (root / "n.ipynb").write_text(
+        json.dumps(
+            {"cells": [code_cell("1", "c1")], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        )
+    )
+
+
+def _check(kind: str, option: str, kind_of_error: str, field: object, message: str) -> None:
+    assert kind_of_error == "bad_params", (kind, option, message)
+    assert field == option, (kind, option, message)
+    assert message.startswith(f"{option} applies to "), message
+    assert SAYS[kind] in message, message
+
+
+@pytest.mark.parametrize(("kind", "option"), INAPPLICABLE)
+def test_an_option_of_another_kind_is_refused(
+    core: Readkeeper, workspace: Path, kind: str, option: str
+) -> None:
+    _files(workspace)
+    error = refused(core, FILES[kind], **{option: OPTIONS[option]})
+    _check(kind, option, error.kind, error.data.get("field"), error.message)
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_every_option_of_the_kind_is_taken(core: Readkeeper, workspace: Path, kind: str) -> None:
+    _files(workspace)
+    for option in APPLIES[kind]:
+        if option == "symbol":
+            assert "def f" in str(text_file(core, FILES[kind], symbol="f")["content"])
+            continue
+        result = read(core, workspace / FILES[kind], force=True, **{option: OPTIONS[option]})
+        assert result["type"] in ("text", "pdf", "notebook", "parts"), (kind, option)
+
+
+async def test_over_lsp_the_same_refusals(lsp: Session, workspace: Path) -> None:
+    _files(workspace)
+    for kind, option in INAPPLICABLE:
+        error = await lsp.read_error(FILES[kind], **{option: OPTIONS[option]})
+        _check(kind, option, error.data["kind"], error.data.get("field"), error.message)
+
+
+async def test_over_mcp_the_same_refusals(workspace: Path) -> None:
+    _files(workspace)
+    args, env = ["--root", str(workspace)], mcp_env(private_runtime_dir())
+    async with stdio_client(args, env) as client:
+        for kind, option in INAPPLICABLE:
+            got = await client.call_tool(
+                "read", {"file_path": FILES[kind], option: OPTIONS[option]}
+            )
+            assert got.is_error, (kind, option, text_of(got)[:300])
+            error = got.structured_content["error"]  # type: ignore[index]
+            _check(
+                kind, option, error["data"]["kind"], error["data"].get("field"), error["message"]
+            )
