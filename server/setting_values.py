@@ -56,8 +56,15 @@ MAX_WAIT_MS = 3_600_000  # an hour: every timeout, interval and quiet time
 MAX_COUNT = 1_000_000_000  # tokens, lines, characters, pages, pixels, percent
 
 
+# Narrower where the unit's range is still too wide to mean anything: a quiet time of
+# more than seconds is no longer a debounce but a watcher that never tells.
+_MAXIMA = {"watch_debounce_ms": 10_000}
+
+
 def maximum_for(name: str) -> int:
     """The most a whole-number setting allows, by the unit its name ends with."""
+    if name in _MAXIMA:
+        return _MAXIMA[name]
     if name.endswith("_bytes"):
         return HARD_MAX_BYTES
     return MAX_WAIT_MS if name.endswith("_ms") else MAX_COUNT
