@@ -6,10 +6,9 @@ each request to the capability that serves it: a read to the read pipeline
 (read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher's
 life to watch/control.py. Those see the core only through their own narrow interfaces
 (`read.services.ReadServices`, `edit.services.EditServices`,
-`attachments.services.AttachmentServices`), which it satisfies. It is plain Python: no
-pygls here, so every rule is testable in-process. Front ends convert their params with
-`protocol.structure` (the LSP and MCP ones through `calls`), call a method, and
-unstructure the result.
+`attachments.services.AttachmentServices`), which it satisfies. It is plain Python (no
+pygls), so every rule is testable in-process. Front ends convert their params with
+`protocol.structure` (LSP and MCP through `calls`), call a method, unstructure the result.
 """
 
 from __future__ import annotations
@@ -258,6 +257,8 @@ class Readkeeper:
         if "session" in snapshot:
             result["session"] = snapshot["session"]
         result["caches"] = count_cache.hit_counts()
+        later, builds = self.read_states.later.status(), self.file_times.builds.status()
+        result["workers"] = {"later": later, "glob_builds": builds}  # and watcher, ahead
         if params.history:
             # Every session's calls: the picture shows the editor's agent beside others.
             result["history"] = self.stats.journal.snapshot()

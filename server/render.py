@@ -257,8 +257,10 @@ def settings_table() -> str:
         "|---|---|---|---|",
     ]
     for spec in SETTINGS:
+        # The range every source is held to (settings.py), said where the value is.
+        held = "" if spec.maximum is None else f" ({spec.minimum:,} to {spec.maximum:,})"
         rows.append(
-            f"| `{spec.name}` | `{spec.env_var}` | {_shown_default(spec.default)} "
+            f"| `{spec.name}` | `{spec.env_var}` | {_shown_default(spec.default)}{held} "
             f"| {spec.description} |"
         )
     return "\n".join(rows)

@@ -47,22 +47,70 @@ def camel_to_snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def positive_int(value: Any) -> int:
+# The widest range of every whole-number setting, whatever source sets it (settings.py
+# holds a value past it at the most it allows): past these a value stops meaning more and
+# starts breaking things (a wait past the platform's time_t ends the thread that waits,
+# a debounce of 2**63 ms never comes due).
+HARD_MAX_BYTES = 1 << 30  # what one read may hold of a file in memory
+MAX_WAIT_MS = 3_600_000  # an hour: every timeout, interval and quiet time
+MAX_COUNT = 1_000_000_000  # tokens, lines, characters, pages, pixels, percent
+
+
+# Narrower where the unit's range is still too wide to mean anything: a quiet time of
+# more than seconds is no longer a debounce but a watcher that never tells.
+_MAXIMA = {"watch_debounce_ms": 10_000}
+
+
+def maximum_for(name: str) -> int:
+    """The most a whole-number setting allows, by the unit its name ends with."""
+    if name in _MAXIMA:
+        return _MAXIMA[name]
+    if name.endswith("_bytes"):
+        return HARD_MAX_BYTES
+    return MAX_WAIT_MS if name.endswith("_ms") else MAX_COUNT
+
+
+def whole_number(value: Any) -> int:
+    """A whole number from a loosely typed client (`42`, `42.0`) or an environment
+    variable (`"42"`); a fraction, NaN, an infinity, a flag or anything else is refused."""
     if isinstance(value, bool):
-        raise ValueError("expected a positive integer")
-    number = int(value)  # accepts "42" from env vars and loosely typed clients
-    if number <= 0:
-        raise ValueError("expected a positive integer")
-    return number
+        raise ValueError("expected a whole number, not true or false")
+    if isinstance(value, float):
+        if not value.is_integer():  # also NaN and the infinities
+            raise ValueError("expected a whole number")
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+    raise ValueError("expected a whole number")
+
+
+def positive_int(value: Any) -> int:
+    """A whole number; settings.py holds it in 1..`maximum_for` (SettingSpec.minimum)."""
+    return whole_number(value)
 
 
 def non_negative_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected 0 or a positive integer")
-    number = int(value)
-    if number < 0:
-        raise ValueError("expected 0 or a positive integer")
-    return number
+    """A whole number; settings.py holds it in 0..`maximum_for` (SettingSpec.minimum)."""
+    return whole_number(value)
+
+
+def in_range(
+    source: str, raw: Any, value: int, least: int, most: int, default: Any
+) -> tuple[int | None, str | None]:
+    """A whole-number `value` held in `least`..`most`, and the warning when it was not:
+    below, None (the next source or the default is used); above, `most`."""
+    if least <= value <= most:
+        return value, None
+    shown = repr(raw) if len(repr(raw)) <= 40 else repr(raw)[:37] + "..."
+    head = f"readkeeper: ignoring {source}={shown}: outside its range {least:,} to {most:,}"
+    if value < least:
+        return None, f"{head}; using the next source or the default {default!r}"
+    return most, f"{head}; using {most:,}, the most it allows"
 
 
 def path_list(value: Any) -> tuple[str, ...]:

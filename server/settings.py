@@ -30,6 +30,8 @@ from .setting_values import Choice as _Choice
 from .setting_values import camel_to_snake as _camel_to_snake
 from .setting_values import choice as _choice
 from .setting_values import flag as _flag
+from .setting_values import in_range as _in_range
+from .setting_values import maximum_for as _maximum_for
 from .setting_values import non_negative_int as _non_negative_int
 from .setting_values import offline_encoding as _offline_encoding
 from .setting_values import path_list as _path_list
@@ -113,9 +115,6 @@ _RISK_WORDS = {
 # workspace's value only when it is at least as strict as the user's, and restricted
 # mode never lets any source loosen one past its default.
 Tighter = Literal["lower", "higher"]
-# What one read may hold of a file in memory, whoever asks: the byte caps are held here
-# (the server cannot tell a user's value from a repository's in what a client sends).
-HARD_MAX_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,6 @@ class SettingSpec:
     risk: Risk = "harmless"
     restricted: Any = None
     tighter: Tighter | None = None
-    ceiling: int | None = None
 
     def looser(self, value: Any, than: Any) -> bool:
         """Whether `value` of this limit is less strict than `than` (never, if no limit)."""
@@ -173,11 +171,15 @@ class SettingSpec:
         """The least value of a whole-number setting that has one, else None."""
         return 1 if self.parse is _positive_int else 0 if self.parse is _non_negative_int else None
 
+    @property
+    def maximum(self) -> int | None:
+        """The most a whole-number setting allows from any source (setting_values.py)."""
+        return None if self.minimum is None else _maximum_for(self.name)
+
 
 def _cap(name: str, description: str) -> SettingSpec:
     """A whole-number cap on what one answer or step may cost: lower is tighter."""
-    ceiling = HARD_MAX_BYTES if name.endswith("_bytes") else None
-    return SettingSpec(name, _positive_int, description, tighter="lower", ceiling=ceiling)
+    return SettingSpec(name, _positive_int, description, tighter="lower")
 
 
 SETTINGS: tuple[SettingSpec, ...] = (
@@ -422,18 +424,19 @@ def resolve_settings(
                 break
             try:
                 value = spec.parse(raw)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 warnings.append(
                     f"readkeeper: ignoring {source}={raw!r} ({exc}); "
                     f"using the next source or the default {spec.default!r}"
                 )
                 continue
-            if spec.ceiling is not None and value > spec.ceiling:
-                warnings.append(
-                    f"readkeeper: {source}={raw!r} is over the hard ceiling {spec.ceiling:,} "
-                    f"(what one read may hold in memory); using {spec.ceiling:,}."
+            if spec.minimum is not None and spec.maximum is not None:
+                value, outside = _in_range(
+                    source, raw, value, spec.minimum, spec.maximum, spec.default
                 )
-                value = spec.ceiling
+                warnings += [outside] if outside else []
+                if value is None:
+                    continue
             if not trusted and spec.looser(value, spec.default):
                 warnings.append(
                     f"readkeeper: ignoring {source}={raw!r}: it is looser than the default "

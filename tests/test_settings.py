@@ -11,6 +11,7 @@ from conftest import start_session
 from helpers import eventually
 from readkeeper.client import ReadkeeperClient
 from readkeeper.render import settings_table
+from readkeeper.setting_values import HARD_MAX_BYTES
 from readkeeper.settings import SETTINGS, Settings, SettingSpec, resolve_settings
 
 
@@ -280,7 +281,7 @@ def test_every_limit_says_which_way_is_tighter() -> None:
 def _looser(spec: SettingSpec) -> int:
     if isinstance(spec.default, bool):
         return True
-    return int(min(spec.default * 1000, spec.ceiling or 10**18) if spec.tighter == "lower" else 1)
+    return int(min(spec.default * 1000, spec.maximum or 10**18) if spec.tighter == "lower" else 1)
 
 
 def _tighter(spec: SettingSpec) -> int:
@@ -317,17 +318,17 @@ BYTE_CAPS = {"max_size_bytes", "max_document_bytes", "pdf_whole_max_bytes",
 
 
 def test_byte_caps_are_held_at_the_hard_ceiling_from_every_source() -> None:
-    assert {s.name for s in SETTINGS if s.ceiling is not None} == BYTE_CAPS
+    caps = [s for s in SETTINGS if s.maximum == HARD_MAX_BYTES]
+    assert {s.name for s in caps} == BYTE_CAPS
     assert {s.name for s in SETTINGS if s.name.endswith("_bytes")} == BYTE_CAPS
-    caps = [s for s in SETTINGS if s.ceiling is not None]
     absurd = {s.name: 10**15 for s in caps}
     env = {s.env_var: str(10**15) for s in caps}
     for client, environ in ((absurd, {}), ({}, env)):
         settings, warnings = resolve_settings(client, env=environ)
         for spec in caps:
-            assert spec.default <= spec.ceiling == getattr(settings, spec.name), spec.name
+            assert spec.default <= HARD_MAX_BYTES == getattr(settings, spec.name), spec.name
         assert len(warnings) == len(caps), warnings
-        assert all("hard ceiling" in w for w in warnings), warnings
+        assert all("outside its range 1 to 1,073,741,824" in w for w in warnings), warnings
     # At the ceiling itself: taken, silently.
-    at = {s.name: s.ceiling for s in caps}
+    at = {s.name: HARD_MAX_BYTES for s in caps}
     assert resolve_settings(at, env={}) == (Settings(**at), [])

@@ -90,6 +90,10 @@ class StatsResult(TypedDict):
     history: NotRequired[dict[str, Any]]
     # {kind: {lookups, hits}}: this process's caches (outline, counts, token-table).
     caches: NotRequired[dict[str, Any]]
+    # {later, glob_builds}: each background worker's {state: running | idle | failed,
+    # failures, failure?, restarts?} and counts (state/health.py); the watcher's worker
+    # and the reads ahead say theirs in `watcher` and `ahead`.
+    workers: NotRequired[dict[str, Any]]
 
 
 class AttachmentsResult(TypedDict):

@@ -20,15 +20,15 @@ so a call arriving mid-parse waits for its end; bench/bench_ahead.py measures it
 trigger takes at most `FILES_PER_TRIGGER` files and `CPU_PER_TRIGGER` seconds of its
 thread's CPU, a minute at most `FILES_PER_MINUTE` files and `CPU_PER_MINUTE` seconds.
 It does nothing while the token table is not loaded (its views would carry a bound),
-when the machine's load is over `BUSY_LOAD` per core, or when the `read_ahead` setting
-is off; its thread runs at the lowest scheduling priority.
+the machine's load is over `BUSY_LOAD` per core, or `read_ahead` is off; its thread runs
+at the lowest priority, and one that ended on an error is said (`health`) and restarted.
 
 It is safe: a file is opened only beneath a root or allowed folder (never a session's
 grant), with the read's own confined open (`fileio.open_regular`: no symlink on the
 way, no FIFO, device or socket), only if it is a regular text file of at most
 `MAX_BYTES`. It records nothing in any session's read-state and writes no user file;
-what it makes is what a read would have made, so no answer differs (the caches are
-keyed by content, never by who filled them).
+what it makes is what a read would have made, so no answer differs (caches are keyed
+by content).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ReadkeeperError
 from ..files.fileio import digest, open_regular, peek, read_at_most
 from ..protocol import ReadParams
+from ..state.health import Health
 
 if TYPE_CHECKING:
     from ..files.paths import Workspace
@@ -132,9 +133,9 @@ class Ahead:
         self._git: dict[str, list[str]] = {}  # root -> the files git status names
         # Run in each trigger after the files, told whether a call came (search/ahead.py).
         self.jobs: list[Callable[[Callable[[], bool]], object]] = []
-        # What it did: counts for `status`, the last files made for tests.
-        self.made: deque[str] = deque(maxlen=64)
+        self.made: deque[str] = deque(maxlen=64)  # the last files made, for tests
         self.counts = {"made": 0, "skipped": 0, "stopped_by_call": 0, "triggers": 0}
+        self.health = Health("reading ahead")
 
     # --- told by the core -----------------------------------------------------------------
 
@@ -153,8 +154,7 @@ class Ahead:
                 self._trigger()
 
     def poke(self) -> None:
-        """Something worth doing ahead is ready (the watcher's setup ended): a trigger,
-        as after a call."""
+        """Something worth doing ahead is ready (the watcher's setup ended): a trigger."""
         with self._cond:
             self._trigger()
 
@@ -180,8 +180,7 @@ class Ahead:
             self._thread.join(5)
 
     def settle(self, timeout: float) -> bool:
-        """Wait until no trigger is pending or running (tests and benchmarks); whether
-        it settled within `timeout` seconds."""
+        """Wait until no trigger is pending or running (tests, benchmarks); whether in time."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._pending or self._running:
@@ -194,8 +193,9 @@ class Ahead:
     # --- the thread -------------------------------------------------------------------------
 
     def _start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="readkeeper-ahead", daemon=True)
+        if self._thread is None or self.health.restart_due(self._thread):
+            target = self.health.run(self._loop)  # it says why a thread ended (health.py)
+            self._thread = threading.Thread(target=target, name="readkeeper-ahead", daemon=True)
             self._thread.start()
 
     def _loop(self) -> None:
@@ -425,10 +425,9 @@ class Ahead:
         return True
 
     def status(self) -> dict[str, Any]:
-        """What the worker did so far, as `readkeeper/stats` shows it: counts, whether
-        the setting has it on and whether the machine is busy now; no path."""
-        on = self._services.settings.read_ahead
-        return {**self.counts, "on": on, "busy": self.busy()}
+        """As `readkeeper/stats` shows it: counts, its thread's health, the setting, busy."""
+        on, busy = self._services.settings.read_ahead, self.busy()
+        return {**self.counts, "on": on, "busy": busy, **self.health.status(self._thread)}
 
 
 def _status_paths(answer: str, root: str) -> list[str]:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
+from ..state.health import Health
 from . import rg
 
 # Joined builds wait at most this long past ripgrep's own deadline.
@@ -40,6 +42,7 @@ class Builds:
         self._running: dict[bytes, threading.Thread] = {}
         self._closed = threading.Event()
         self.counts = {"started": 0, "joined": 0}
+        self.health = Health("a glob's listing built after its answer")
 
     def start(self, key: bytes, build: Build) -> bool:
         """Run `build(stop)` on its own thread unless one for `key` runs or the builds
@@ -54,6 +57,14 @@ class Builds:
             self.counts["started"] += 1
         thread.start()
         return True
+
+    def status(self) -> dict[str, Any]:
+        """As `readkeeper/stats` shows them (`workers`): counts, and the last failure."""
+        with self._lock:
+            running = len(self._running)
+        # Each build is its own thread: one that failed leaves none running, nothing down.
+        state = "running" if running else "idle"
+        return {**self.health.status(None), "state": state, **self.counts}
 
     def running(self, key: bytes) -> bool:
         """Whether a build of `key` runs now."""
@@ -87,8 +98,8 @@ class Builds:
     def _run(self, key: bytes, build: Build) -> None:
         try:
             build(self._closed.is_set)
-        except Exception:  # an optimisation only: the next glob lists afresh
-            pass
+        except BaseException as exc:  # an optimisation only: the next glob lists afresh
+            self.health.failed(exc)  # said in stats (`workers`), never swallowed
         finally:
             with self._lock:
                 self._running.pop(key, None)

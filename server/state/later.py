@@ -18,7 +18,9 @@ nothing depends on a front end saying so (the CLI and tests call the core direct
 
 One thread runs the work in the order it came, in the context of the call that left it
 (its workspace, never another's), with no progress sent (that call's progress has
-ended). Work that fails is logged and dropped, as a failed proof records nothing.
+ended). Work that fails is logged and dropped, as a failed proof records nothing. Should
+the thread itself end on an error, `health` says why (stats: `workers`) and the next
+`defer` or `settle` starts another, which runs what is queued (state/health.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 
 from .. import progress
+from .health import Health
 
 log = logging.getLogger("readkeeper")
 
@@ -63,6 +66,7 @@ class Later:
         self._closed = False
         self._local = threading.local()
         self.counts = {"done": 0, "failed": 0, "waits": 0}
+        self.health = Health("the work left for after an answer")
         _QUEUES.add(self)
 
     def defer(self, session: str, job: Job) -> None:
@@ -99,6 +103,7 @@ class Later:
                 return True
             self.counts["waits"] += 1
             self._released = self._queued
+            self._start()  # again, if the last thread ended on an error
             self._cond.notify_all()
             settled = self._cond.wait_for(lambda: not self._waiting(session), SETTLE_S)
         if not settled:
@@ -123,9 +128,14 @@ class Later:
         return self._closed or bool(self._jobs and self._jobs[0][0] <= self._released)
 
     def _start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="readkeeper-later", daemon=True)
+        if self._thread is None or self.health.restart_due(self._thread):
+            target = self.health.run(self._loop)
+            self._thread = threading.Thread(target=target, name="readkeeper-later", daemon=True)
             self._thread.start()
+
+    def status(self) -> dict[str, object]:
+        """Its thread's health and counts, as `readkeeper/stats` shows them (`workers`)."""
+        return {**self.health.status(self._thread), **self.counts}
 
     def _loop(self) -> None:
         self._local.worker = True

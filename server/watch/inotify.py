@@ -13,19 +13,17 @@ What the records need on top, done here:
   `PAIR_SECONDS` left the watched folders: for the workspace, its path was deleted.
   A folder that left has its watches removed (it lives on elsewhere, and its events
   would carry paths it no longer has).
-- A folder renamed inside the tree keeps its watches; the paths they stand for are
-  renamed with it.
+- A folder renamed inside the tree keeps its watches (their paths are renamed with it).
 - A folder that appears (mkdir, moved in, `mkdir -p a/b/c`, an unpacked archive) is
   watched, and what is already in it is reported created: those entries came before
   its watch could report them.
 - A watch the kernel refuses for lack of room (ENOSPC, EMFILE) is reported to
-  `Hooks.limit_reached`; while a root is being set up, `WatchLimitReached` ends the
-  setup too.
+  `Hooks.limit_reached` (while a root is set up, `WatchLimitReached` ends the setup
+  too), and so is the thread ending on an error: the watcher leaves inotify, and says so.
 - A queue overflow (events were lost) is reported to `Hooks.overflowed`, and the roots
   are walked again for folders that appeared meanwhile.
 
-The thread is named `rk-watch-read` in /proc/<pid>/task/*/comm and `ps -L`. Imported
-only when watching starts, never at server start-up.
+The thread is named `rk-watch-read` (/proc/<pid>/task/*/comm, `ps -L`).
 """
 
 from __future__ import annotations
@@ -44,6 +42,7 @@ import time
 from typing import Protocol
 
 from ..files.beneath import Moved
+from ..state.health import Health
 from .beneath_watch import Beneath, watch_opened
 from .coalesce import Kind
 from .inotify_abi import (
@@ -95,7 +94,7 @@ class Hooks(Protocol):
         ...
 
     def limit_reached(self, error: OSError) -> None:
-        """The kernel refused a watch (ENOSPC, EMFILE)."""
+        """The kernel refused a watch (ENOSPC, EMFILE), or the reader ended (no errno)."""
         ...
 
     def overflowed(self) -> None:
@@ -140,8 +139,9 @@ class Inotify:
         self.full = False
         self.drops = 0  # times watches were removed: a cache of events starts again
         self._stopping = threading.Event()
+        ended = Health("the inotify reader", lambda why: hooks.limit_reached(OSError(why)))
         self._thread = threading.Thread(
-            target=self._run, name="readkeeper-watch-inotify", daemon=True
+            target=ended.run(self._run), name="readkeeper-watch-inotify", daemon=True
         )
         self._thread.start()
 

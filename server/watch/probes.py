@@ -67,7 +67,10 @@ def _unescape(field: str) -> str:
 
 
 def limit_reason(error: OSError) -> str:
-    """Why the kernel refused an inotify watch or instance, with the limit it hit."""
+    """Why the kernel refused an inotify watch or instance, with the limit it hit (an
+    error without an errno says itself: the inotify reader ended, state/health.py)."""
+    if error.errno is None:
+        return str(error)
     if error.errno == errno.EMFILE:
         return (
             "the system refused another inotify instance "

@@ -10,21 +10,20 @@ sets up the backends, runs the worker thread, and leaves each step to a module:
   inotify.py; watchdog's elsewhere) or Watchman (watchman.py). One backend watches
   every workspace root, set up after `initialized` by a setup thread, so a large
   workspace never holds up a request; roots added later are watched the same way.
-- intake.py: the backend's events, through the ignore rules (VCS folders,
-  `watch_exclude`, .gitignore'd paths: ignore.py; on Linux, skipped folders cost no
-  inotify watch). .gitignore edits apply to events at once; a folder they newly
-  un-ignore is watched from the next start (the watch set is not walked again).
-- coalesce.py: each path handed on once it has been quiet, so a burst is one change.
+- intake.py: the backend's events, through the ignore rules (VCS folders, `watch_exclude`,
+  .gitignore'd paths: ignore.py; skipped folders cost no inotify watch). .gitignore edits
+  apply at once; a folder they un-ignore is watched from the next start.
+- coalesce.py, worker.py: each path handed on once quiet (a burst is one change), by
+  one thread; if it ends on an error, `stats` says `failed` and why (state/health.py).
 - polling.py: roots no backend watches (`watch_force_polling`, `watcher` `polling`, an
   unreliable filesystem: probes.py) have their read files checked every
   `watch_poll_interval_ms`; after an overflow or a fallback every read file under the
   roots is re-checked against its read-state record.
-- roots.py: a root whose folder is deleted, moved away or replaced is missing until a
-  folder is there again, then watched afresh (any backend).
-- Fallback (backends.py): a backend that cannot be reached, breaks for good, or is
-  refused more watches (ENOSPC, EMFILE) is stopped, freeing its watches; one warning
-  goes to `WatchCallbacks.warn`, the next backend watches the roots, and the files
-  agents read are re-checked (events may have been lost on the way).
+- roots.py: a root whose folder is deleted, moved or replaced is missing until a folder
+  is there again, then watched afresh.
+- Fallback (backends.py): a backend unreachable, broken for good or refused more watches
+  (ENOSPC, EMFILE) is stopped; one warning goes to `WatchCallbacks.warn`, the next
+  backend watches the roots, and the read files are re-checked (events may be lost).
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ class WatchCallbacks:
     progress: Callable[[str, str], None] | None = None
 
 
-State = Literal["starting", "watching", "partial", "polling", "root_missing", "stopped"]
+State = Literal["starting", "watching", "partial", "polling", "root_missing", "stopped", "failed"]
 
 
 class Watcher(FollowsRoots, Hears):
@@ -123,6 +122,7 @@ class Watcher(FollowsRoots, Hears):
             callbacks.read_files,
             self._leave,
             self._check_roots,
+            lambda message: self._warn_once("worker", message),
         )
         lock, coalescer = self._worker.lock, self._worker.coalescer
         self.intake = Intake(self._rules, coalescer, lock, self.counters)
@@ -167,7 +167,8 @@ class Watcher(FollowsRoots, Hears):
         missing = self.roots.gone([*watched, *polled])
         watched = [r for r in watched if r not in missing]
         polled = {r: why for r, why in polled.items() if r not in missing}
-        state = self.state
+        health = self._worker.health
+        state: State = "failed" if health.down and self.state != "stopped" else self.state
         if missing and state in ("watching", "partial", "polling"):
             state = "partial" if watched or polled else "root_missing"
         return {
@@ -179,6 +180,7 @@ class Watcher(FollowsRoots, Hears):
             "fallback_reason": self._fallback,
             "setup_ms": None if self.setup_seconds is None else self.setup_seconds * 1000,
             "pending_paths": pending,
+            "failure": health.failure if state == "failed" else None,
         }
 
     # --- setup (watching roots) ---------------------------------------------------------

@@ -183,6 +183,14 @@ class Subscription:
 
     def _run(self) -> None:
         name_os_thread("rk-watchman")
+        try:
+            self._receive()
+        except Exception as exc:  # lost, and said: the watcher's next backend takes over
+            why = f"readkeeper's Watchman reader stopped on an unexpected error: {exc!r}"
+            log.error("readkeeper: %s", why, exc_info=exc)
+            self._sink.lost(self.root, why)
+
+    def _receive(self) -> None:
         while not self._stopping.is_set():
             connection = self._connection
             assert connection is not None  # start() made it

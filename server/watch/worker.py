@@ -5,10 +5,13 @@ roots to re-check, a backend to leave); the worker wakes, leaves the backends it
 told to, re-checks and polls read files (polling.py), and hands each batch of quiet
 paths to the change notices. One thread does it all, so a slow batch delays the next
 one and never runs beside it, and a backend is never left from one of its own threads.
+Should the thread end on an error all the same, `health` says so (stats: the watcher
+`failed`, and why) and one warning says change notices stopped (state/health.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
@@ -17,6 +20,7 @@ from collections.abc import Callable, Iterable
 
 from ..files.ignore import IgnoreRules
 from ..settings import Settings
+from ..state.health import Health
 from ..state.stats import WatchCounters
 from .backends import Backend
 from .coalesce import Coalescer, FsChange
@@ -42,6 +46,7 @@ class Worker:
         read_files: Callable[[], dict[str, tuple[int, int]]],
         leave: Callable[[Backend, str], None],
         check_roots: Callable[[], None],
+        warn: Callable[[str], None],
     ) -> None:
         self.counters = counters
         self._interval = settings.watch_poll_interval_ms / 1000
@@ -57,9 +62,18 @@ class Worker:
         self._recheck: set[str] = set()  # roots whose read files need a stat check
         self._leaving: dict[Backend, str] = {}  # backends to leave, and why
         self._poller = Poller(rules, read_files, counters)  # this thread only
+        self._warn = warn
+        self.health = Health("the watcher's worker", on_failure=self._stopped)
         self.thread = threading.Thread(
-            target=self._run, name="readkeeper-watch-worker", daemon=True
+            target=self.health.run(self._run), name="readkeeper-watch-worker", daemon=True
         )
+
+    def _stopped(self, why: str) -> None:
+        with contextlib.suppress(Exception):  # the warning must not hide the failure
+            self._warn(
+                f"readkeeper: {why}. Change notices have stopped (reads and edits still "
+                "check every file); restart the server to watch again."
+            )
 
     def wake(self) -> None:
         """Wake the thread (to see that the watcher is stopping)."""

@@ -25,6 +25,9 @@ async def test_stats_say_whether_reading_ahead_is_on_and_show_no_path(workspace:
             shown = stats["ahead"]
             assert shown["on"] is on
             assert isinstance(shown["busy"], bool)
-            assert set(shown) == {"made", "skipped", "stopped_by_call", "triggers", "on", "busy"}
+            counts = {"made", "skipped", "stopped_by_call", "triggers", "on", "busy"}
+            assert set(shown) == counts | {"state", "failures"}  # its thread's health
+            assert shown["failures"] == 0
+            assert shown["state"] in ("idle", "running")
             if not on:
                 assert shown["made"] == shown["triggers"] == 0

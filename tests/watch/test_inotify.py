@@ -21,6 +21,7 @@ import pytest
 from helpers import wait_until
 from readkeeper.watch.beneath_watch import folder_entries
 from readkeeper.watch.inotify import PAIR_SECONDS, Inotify
+from readkeeper.watch.probes import limit_reason
 from watch_helpers import (
     make,
     max_queued_events,
@@ -532,3 +533,33 @@ def test_a_root_whose_folder_goes_is_said_gone_and_its_watches_dropped(
         make(workspace.with_name("ws.old") / "sub" / "b.txt", "b\n")
         sentinel(recorder, other)
         assert {src for src, *_ in recorder.notes[before:]} == {str(other / "sentinel")}
+
+
+class Ended(BaseException):
+    """What no `except Exception` of the reader catches."""
+
+
+class Ending(Recorder):
+    def note(
+        self, src: str, kind: str, is_dir: bool, dest: str | None = None, writing: bool = False
+    ) -> None:
+        raise Ended("a step let it through")
+
+
+def test_a_reader_that_ends_on_an_error_is_reported_for_the_watcher_to_leave(
+    workspace: Path,
+) -> None:
+    """The watcher leaves inotify (Hooks.limit_reached) with the reason, and says so:
+    never a dead reader behind a watcher that says it watches."""
+    ending = Ending()
+    reading = Inotify(ending)
+    try:
+        reading.watch(str(workspace))
+        make(workspace / "first.txt", "1\n")
+        wait_until(lambda: ending.limits, "the reader's end to be reported")
+        (error,) = ending.limits
+        assert limit_reason(error) == (
+            "the inotify reader stopped on an unexpected error: Ended: a step let it through"
+        )
+    finally:
+        reading.stop()

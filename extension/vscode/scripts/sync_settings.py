@@ -36,8 +36,8 @@ def schema_for(spec: SettingSpec) -> dict[str, Any]:
         entry = {"type": "integer", "default": default}
         if spec.minimum is not None:
             entry["minimum"] = spec.minimum
-        if spec.ceiling is not None:
-            entry["maximum"] = spec.ceiling
+        if spec.maximum is not None:
+            entry["maximum"] = spec.maximum
     elif isinstance(default, tuple | list):
         entry = {"type": "array", "items": {"type": "string"}, "default": list(default)}
     elif isinstance(default, str):

@@ -1,0 +1,66 @@
+"""A Watchman subscription whose reader thread ends on an error is reported lost
+(watchman.py), so the watcher leaves Watchman, warns and falls back, never a dead
+reader behind a watcher that says it watches. Against a Watchman service of the
+test's own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import wait_until
+from readkeeper.watch import watchman
+from watch_helpers import watchman_missing
+from watchman_service import PrivateWatchman
+
+
+@pytest.fixture
+def service(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateWatchman]:
+    why = watchman_missing()
+    if why is not None:
+        pytest.skip(why)
+    with PrivateWatchman() as started:
+        monkeypatch.setenv("WATCHMAN_SOCK", started.sock)
+        yield started
+
+
+class FailingSink:
+    """The watcher's side of a subscription, with a bug in its handling of changes."""
+
+    def __init__(self) -> None:
+        self.lost_reasons: list[str] = []
+
+    def changed(self, root: str, changes: list[watchman.Change]) -> None:
+        raise RuntimeError("a bug in the sink")
+
+    def fresh(self, root: str) -> None:
+        pass
+
+    def lost(self, root: str, reason: str) -> None:
+        self.lost_reasons.append(reason)
+
+
+def test_a_reader_that_ends_on_an_error_reports_the_subscription_lost(
+    workspace: Path, service: PrivateWatchman
+) -> None:
+    sink = FailingSink()
+    subscription = watchman.Subscription(str(workspace), sink, rewatch=True)
+    subscription.start(spawn=False)
+    written = iter(range(10**6))
+
+    def lost_after_a_write() -> list[str]:
+        # Written until a report of changes comes (the first one may be a fresh
+        # instance's, which a write before it folds into).
+        (workspace / "a.txt").write_text(f"{next(written)}\n")
+        return sink.lost_reasons
+
+    try:
+        wait_until(lost_after_a_write, "the subscription to be reported lost")
+        assert sink.lost_reasons == [
+            "readkeeper's Watchman reader stopped on an unexpected error: "
+            "RuntimeError('a bug in the sink')"
+        ]
+    finally:
+        subscription.stop()
