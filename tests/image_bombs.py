@@ -131,6 +131,13 @@ def bmp_rle_rows(width: int, height: int, overrun: bool = False) -> bytes:
     return _bmp(width, height, palette, pixels)
 
 
+def bmp_rle_padded(width: int, height: int) -> bytes:
+    """An 8-bit RLE BMP whose rows are one pixel and an end of line: 4 bytes a row, which
+    Pillow's decoder (Python) pads to the row's width a byte at a time."""
+    pixels = b"\x01\x00\x00\x00" * height + b"\x00\x01"
+    return _bmp(width, height, b"\x00\x00\x00\x00" * 2, pixels)
+
+
 def _bmp(width: int, height: int, palette: bytes, pixels: bytes) -> bytes:
     offset = 14 + 40 + len(palette)
     info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 8, 1, len(pixels), 0, 0, 2, 0)

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 from document_samples import encode
-from image_bombs import bmp_bomb, bmp_rle_rows, gif_bomb, png_bomb, tiff_bomb, webp_bomb
+from image_bombs import (
+    bmp_bomb,
+    bmp_rle_padded,
+    bmp_rle_rows,
+    gif_bomb,
+    png_bomb,
+    tiff_bomb,
+    webp_bomb,
+)
 from PIL import Image
 
 from readkeeper.errors import ReadkeeperError
@@ -92,6 +100,20 @@ def test_the_attackers_tall_png_is_refused_from_its_header() -> None:
     assert error.kind == "too_large"
     assert error.data["decode_bytes"] > 178_000_000 * (1 + POINTER)
     assert "magick tall.png -resize 1568x1568" in error.message
+
+
+def test_a_picture_pillow_decodes_in_python_is_capped_by_pixels() -> None:
+    # 20,000 x 2,800 RLE rows of one pixel each (11 KB): priced within the memory cap,
+    # but Pillow pads each row in Python a byte at a time: 17 s of CPU.
+    with pytest.raises(ReadkeeperError) as caught:
+        fit_image(bmp_rle_padded(20_000, 2_800), "/w/rows.bmp", Settings())
+    error = caught.value
+    assert error.kind == "too_large"
+    assert error.data["max_python_pixels"] < 20_000 * 2_800
+    assert "magick rows.bmp rows.png" in error.message
+    # A small one is still shown.
+    shown = fit_image(bmp_rle_padded(2_000, 1_000), "/w/rows.bmp", Settings())
+    assert (shown.original_width, shown.original_height) == (2_000, 1_000)
 
 
 # Each case is sized so its shape, not its pixel count, dominates what it holds.

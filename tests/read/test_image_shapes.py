@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from image_bombs import bmp_rle_rows, png_bomb, tiff_bomb
+from image_bombs import bmp_rle_padded, bmp_rle_rows, png_bomb, tiff_bomb
 from test_image_bombs import answer, peak_rss_mb, server_pid
 
 from conftest import Session
@@ -32,6 +32,7 @@ SHAPES: dict[str, Callable[[], bytes]] = {
     "overrun.bmp": lambda: bmp_rle_rows(700_000, 1, overrun=True),
     "tall.tif": lambda: tiff_bomb(1, 59_000_000),
     "huge-tile.tif": lambda: tiff_bomb(16, 16, tile=10_000),
+    "padded-rows.bmp": lambda: bmp_rle_padded(20_000, 2_800),
 }
 
 

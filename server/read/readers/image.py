@@ -45,6 +45,10 @@ _SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP
 # any bytes under an image/* label, and some of Pillow's other plugins run programs to
 # decode (EPS runs Ghostscript) or parse far more than pixels.
 DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # JPEG opens MPO too
+# The most pixels a decoder Pillow runs in Python may decode (RLE BMP's: it pads a row a
+# byte at a time, so an 11 KB file of one-pixel rows took 17 s of CPU at 56 M pixels;
+# 8 M is about 2 s at worst). Decoders in C are bounded by the decode budget alone.
+PYTHON_DECODE_PIXELS = 8_000_000
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
 # The turn that makes a picture stored in each EXIF orientation upright.
@@ -185,6 +189,8 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
+    if stored_w * stored_h > PYTHON_DECODE_PIXELS and _python_decoded(img):
+        raise _slow(path, img)
     frames = getattr(img, "n_frames", 1)
     orientation = _orientation(img)
     width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
@@ -338,6 +344,31 @@ def _orientation(img: Image.Image) -> int:
     except Exception:  # unreadable EXIF is no reason to refuse the picture
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def _python_decoded(img: Image.Image) -> bool:
+    """Whether Pillow decodes `img` in Python: its decoder is one registered from Python
+    (Pillow's own C decoders are not in that registry)."""
+    from PIL import Image
+
+    return any(tile[0] in Image.DECODERS for tile in img.tile)
+
+
+def _slow(path: str, img: Image.Image) -> ReadkeeperError:
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] or name
+    width, height = img.size
+    return ReadkeeperError(
+        "too_large",
+        f"{quoting.name(path)} is a {img.format} of {width}x{height} that Pillow decodes in "
+        f"Python (compressed rows), slowly: over {PYTHON_DECODE_PIXELS:,} pixels it is not "
+        f"decoded. Ask the user for a smaller export, or convert a copy first (for example "
+        f"`magick {quoting.name(name)} {quoting.name(stem + '.png')}`) and read that.",
+        file_path=path,
+        width=width,
+        height=height,
+        max_python_pixels=PYTHON_DECODE_PIXELS,
+    )
 
 
 def _bomb(path: str, size: tuple[int, int] | None, settings: Settings) -> ReadkeeperError:
