@@ -351,7 +351,7 @@ def _python_decoded(img: Image.Image) -> bool:
     (Pillow's own C decoders are not in that registry)."""
     from PIL import Image
 
-    return any(tile[0] in Image.DECODERS for tile in img.tile)
+    return any(tile[0] in Image.DECODERS for tile in getattr(img, "tile", []))
 
 
 def _slow(path: str, img: Image.Image) -> ReadkeeperError:
