@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from image_bombs import bmp_rle_padded, bmp_rle_rows, png_bomb, tiff_bomb
-from test_image_bombs import answer, peak_rss_mb, server_pid
+from test_image_bombs import answer, notebook_of, peak_rss_mb, server_pid
 
 from conftest import Session
 from mcp_helpers import mcp_env, private_runtime_dir
@@ -146,4 +146,24 @@ async def test_lsp_refuses_every_shape_within_memory(
         reply = await answer(lsp, name)
         assert "error" in reply, (name, reply)
         assert_refused(reply["error"]["kind"], reply["message"])
+    assert peak_rss_mb(server_pid(lsp)) < PEAK_RSS_CAP_MB
+
+
+async def test_a_notebooks_images_of_extreme_shape_are_not_decoded(
+    lsp: Session, workspace: Path
+) -> None:
+    # A notebook decodes any bytes under an image/* label: the shapes come as PNGs.
+    hostile = [
+        png_bomb(1, 60_000_000, grey=True),
+        png_bomb(80_000_000, 1, grey=True),
+        tiff_bomb(16, 16, tile=10_000),
+        bmp_rle_padded(20_000, 2_800),
+    ]
+    (workspace / "shapes.ipynb").write_text(notebook_of(hostile))
+    result = await lsp.read("shapes.ipynb", include_images=True)
+    images = [i for c in result["file"]["cells"] for o in c["outputs"] for i in o["images"]]
+    assert len(images) == len(hostile)
+    for image in images:
+        assert image.get("base64") is None, image
+        assert image["note"].startswith("Not shown (too_large)"), image
     assert peak_rss_mb(server_pid(lsp)) < PEAK_RSS_CAP_MB
