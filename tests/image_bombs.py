@@ -184,3 +184,13 @@ def animated_gif(frames: int, edge: int = 32) -> bytes:
     out = io.BytesIO()
     pictures[0].save(out, "GIF", save_all=True, append_images=pictures[1:], duration=10)
     return out.getvalue()
+
+
+def png_text_bomb(chunks: int = 70) -> bytes:
+    """A 1 x 1 grey PNG with `chunks` zTXt chunks of 1 MB of zeros each (1 KB each on
+    disk): Pillow inflates the text when it opens the file, before any pixel."""
+    text = zlib.compress(bytes(1_000_000), 9)
+    body = b"".join(_png_chunk(b"zTXt", b"k%d\0\0" % n + text) for n in range(chunks))
+    header = _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+    pixels = _png_chunk(b"IDAT", zlib.compress(b"\0\0"))
+    return b"\x89PNG\r\n\x1a\n" + header + body + pixels + _png_chunk(b"IEND", b"")

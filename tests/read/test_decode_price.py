@@ -19,6 +19,7 @@ from image_bombs import (
     bmp_rle_rows,
     gif_bomb,
     png_bomb,
+    png_text_bomb,
     tiff_bomb,
     webp_bomb,
 )
@@ -116,6 +117,18 @@ def test_a_picture_pillow_decodes_in_python_is_capped_by_pixels() -> None:
     assert (shown.original_width, shown.original_height) == (2_000, 1_000)
 
 
+def test_text_a_png_inflates_on_opening_is_capped() -> None:
+    # 70 zTXt chunks of 1 MB each (70 KB on disk): Pillow's own cap is 64 MB, held
+    # outside any budget while the header is read.
+    with pytest.raises(ReadkeeperError) as caught:
+        fit_image(png_text_bomb(70), "/w/notes.png", Settings())
+    error = caught.value
+    assert error.kind == "too_large"
+    assert "magick notes.png -strip stripped.png" in error.message
+    # A few MB of text is still read past.
+    assert fit_image(png_text_bomb(2), "/w/notes.png", Settings()).width == 1
+
+
 # Each case is sized so its shape, not its pixel count, dominates what it holds.
 SHAPES: dict[str, Callable[[], bytes]] = {
     "png-square-rgba": lambda: png_bomb(3_000, 3_000),
@@ -136,6 +149,7 @@ SHAPES: dict[str, Callable[[], bytes]] = {
     "gif-tall": lambda: gif_bomb(1, 65_535),
     "webp-square": lambda: webp_bomb(2_000, 2_000),
     "jpeg-tall": lambda: encode(Image.new("L", (8, 65_000)), "JPEG"),
+    "png-text-chunks": lambda: png_text_bomb(70),
 }
 
 # What the measurement itself may add: the interpreter's own allocations, the payload.
@@ -180,3 +194,5 @@ def test_every_format_and_shape_peaks_within_its_price(shape: str, tmp_path: Pat
     assert measured["outcome"] in ("shown", "too_large"), measured
     if measured["outcome"] == "shown":
         assert measured["growth_mb"] <= measured["price_mb"] + SLACK_MB, measured
+    else:  # refused from the header: reading it held next to nothing
+        assert measured["growth_mb"] <= SLACK_MB, measured

@@ -11,15 +11,15 @@ will hold is computed from the header and held in the server's one decode budget
 (decode_budget.py), and a decode that cannot fit is refused with `too_large` before a
 byte is inflated. JPEGs are decoded at a reduced DCT scale (`draft`), so a 12,000 x 8,000
 photo is never held at full size; other formats are decoded whole, then converted and
-box-reduced a tile at a time, so the full-size picture is held once, never copied. Images with more
-pixels than `image_max_pixels` (or Pillow's own bomb limit) are refused before decoding,
-and truncated files are refused, not shown half grey.
+box-reduced a tile at a time, so the full-size picture is held once, never copied.
+Images with more pixels than `image_max_pixels` (or Pillow's own bomb limit) are refused
+before decoding, and truncated files are refused, not shown half grey. What may be
+opened, and how, is image_open.py's.
 """
 
 from __future__ import annotations
 
 import base64
-import io
 import math
 import warnings
 from dataclasses import dataclass
@@ -33,6 +33,7 @@ from . import worker
 from .decode_budget import DECODE_MAX_BYTES, Allowance, Busy, budget, busy
 from .decode_price import MB, decode_cost, reduce_factors, tile_shape
 from .image_encode import b64_len, encode
+from .image_open import check_decoder, open_image
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -41,14 +42,6 @@ if TYPE_CHECKING:
 PIXELS_PER_TOKEN = 750
 # Formats a model accepts as they are; anything else is re-encoded.
 _SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
-# The only formats Pillow may open: the ones `sniff` lets through. Notebook images are
-# any bytes under an image/* label, and some of Pillow's other plugins run programs to
-# decode (EPS runs Ghostscript) or parse far more than pixels.
-DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # JPEG opens MPO too
-# The most pixels a decoder Pillow runs in Python may decode (RLE BMP's: it pads a row a
-# byte at a time, so an 11 KB file of one-pixel rows took 17 s of CPU at 56 M pixels;
-# 8 M is about 2 s at worst). Decoders in C are bounded by the decode budget alone.
-PYTHON_DECODE_PIXELS = 8_000_000
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
 # The turn that makes a picture stored in each EXIF orientation upright.
@@ -122,19 +115,6 @@ def read_image(data: bytes, path: str, settings: Settings) -> ImageFile:
     )
 
 
-def probe(data: bytes) -> tuple[int, int] | None:
-    """An image's stored width and height, from its header alone (None if unreadable)."""
-    from PIL import Image
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as img:
-                return img.size
-    except Exception:  # any unreadable image is simply "size unknown"
-        return None
-
-
 def fit_image(
     data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
 ) -> FittedImage:
@@ -148,10 +128,12 @@ def fit_image(
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img = Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
+            img = open_image(data, path)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
+            if isinstance(exc, ReadkeeperError):
+                raise
             raise _corrupt(path, exc) from None
         with img:
             plan = _plan(img, data, path, settings)
@@ -189,8 +171,7 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
-    if stored_w * stored_h > PYTHON_DECODE_PIXELS and _python_decoded(img):
-        raise _slow(path, img)
+    check_decoder(img, path)
     frames = getattr(img, "n_frames", 1)
     orientation = _orientation(img)
     width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
@@ -344,31 +325,6 @@ def _orientation(img: Image.Image) -> int:
     except Exception:  # unreadable EXIF is no reason to refuse the picture
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
-
-
-def _python_decoded(img: Image.Image) -> bool:
-    """Whether Pillow decodes `img` in Python: its decoder is one registered from Python
-    (Pillow's own C decoders are not in that registry)."""
-    from PIL import Image
-
-    return any(tile[0] in Image.DECODERS for tile in getattr(img, "tile", []))
-
-
-def _slow(path: str, img: Image.Image) -> ReadkeeperError:
-    name = path.rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] or name
-    width, height = img.size
-    return ReadkeeperError(
-        "too_large",
-        f"{quoting.name(path)} is a {img.format} of {width}x{height} that Pillow decodes in "
-        f"Python (compressed rows), slowly: over {PYTHON_DECODE_PIXELS:,} pixels it is not "
-        f"decoded. Ask the user for a smaller export, or convert a copy first (for example "
-        f"`magick {quoting.name(name)} {quoting.name(stem + '.png')}`) and read that.",
-        file_path=path,
-        width=width,
-        height=height,
-        max_python_pixels=PYTHON_DECODE_PIXELS,
-    )
 
 
 def _bomb(path: str, size: tuple[int, int] | None, settings: Settings) -> ReadkeeperError:
