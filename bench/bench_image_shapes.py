@@ -2,7 +2,7 @@
 
 Run it as `.venv/bin/python bench/bench_image_shapes.py` (about a minute once fixed;
 several before, when the tall pictures were decoded). Each shape is read by a fresh CLI
-process; its peak RSS comes from its own resource usage (`wait4`). It prints a table and
+process; its peak RSS is its own (tests/peak_rss.py). It prints a table and
 writes `bench/results/image_shapes.json`; `--label before` names the run, so two runs
 (before and after a change) can be compared. Nothing is asserted.
 """
@@ -10,8 +10,8 @@ writes `bench/results/image_shapes.json`; `--label before` names the run, so two
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from image_bombs import bmp_rle_padded, bmp_rle_rows, png_bomb, tiff_bomb  # noqa: E402
+from peak_rss import run_with_peak  # noqa: E402
 
 from common import clean_env, machine, write_json  # noqa: E402
 
@@ -43,22 +44,16 @@ def read_once(folder: Path, name: str) -> dict[str, Any]:
     env = clean_env()
     env["XDG_RUNTIME_DIR"] = str(folder)
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "readkeeper", "read", name],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    out = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
+    argv = [sys.executable, "-m", "readkeeper", "read", name, "--json"]
+    out, peak = run_with_peak(argv, folder, env)
     seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    first = out.splitlines()[0] if out else ""
-    outcome = "too_large" if "too_large" in out else first.split(": ", 1)[-1][:60]
-    return {"peak_rss_mb": round(usage.ru_maxrss / 1024), "seconds": seconds, "outcome": outcome}
+    answer = json.loads(out)
+    if "error" in answer:
+        outcome = answer["error"]["data"]["kind"]
+    else:
+        dims = answer["file"]["dimensions"]
+        outcome = f"shown at {dims['display_width']}x{dims['display_height']}"
+    return {"peak_rss_mb": round(peak), "seconds": seconds, "outcome": outcome}
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ tall PNG, with row pointers Pillow keeps besides the pixels)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from image_bombs import bmp_rle_padded, bmp_rle_rows, png_bomb, tiff_bomb
+from peak_rss import run_with_peak, vm_peak_mb
 from test_image_bombs import answer, notebook_of, peak_rss_mb, server_pid
 
 from conftest import Session
@@ -51,27 +51,12 @@ def assert_refused(kind: str, message: str) -> None:
     assert "magick" in message, message
 
 
-def peak_of(process: subprocess.Popen[Any]) -> float:
-    """A finished child's peak RSS in MB, from its own resource usage."""
-    _, _, usage = os.wait4(process.pid, 0)
-    process.returncode = 0
-    return usage.ru_maxrss / 1024
-
-
 def test_cli_read_refuses_every_shape_within_memory(shapes: Path) -> None:
     env = mcp_env(private_runtime_dir())
     for name in SHAPES:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "readkeeper", "read", name, "--json"],
-            cwd=shapes,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert process.stdout is not None
-        out = process.stdout.read()
-        assert peak_of(process) < PEAK_RSS_CAP_MB, name
+        argv = [sys.executable, "-m", "readkeeper", "read", name, "--json"]
+        out, peak = run_with_peak(argv, shapes, env)
+        assert peak < PEAK_RSS_CAP_MB, name
         error = json.loads(out)["error"]
         assert_refused(error["data"]["kind"], error["message"])
 
@@ -115,9 +100,12 @@ class RawMcp:
         return result
 
     def close(self) -> float:
+        """Its peak RSS in MB, then it is stopped."""
+        peak = vm_peak_mb(self.process.pid)
         assert self.process.stdin is not None
         self.process.stdin.close()
-        return peak_of(self.process)
+        self.process.wait(timeout=60)
+        return peak
 
 
 @pytest.mark.parametrize(("tool", "argument"), [("read", "file_path"), ("media", "path")])
