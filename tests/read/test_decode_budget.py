@@ -1,9 +1,8 @@
-"""The decode budget as plain Python: pricing from the header, the shared budget's waits
-and refusals, a read's own allowance, and the images it keeps from a notebook."""
+"""The decode budget as plain Python: the shared budget's waits and refusals, a read's
+own allowance, and the images it keeps from a notebook (pricing: test_decode_price.py)."""
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 from pathlib import Path
@@ -11,51 +10,14 @@ from pathlib import Path
 import pytest
 from document_samples import code_notebook, encode, png_output, screenshot
 from image_bombs import png_bomb
-from PIL import Image
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
 from readkeeper.read.readers import decode_budget
-from readkeeper.read.readers.decode_budget import MB, Allowance, Budget, Busy, decode_cost
+from readkeeper.read.readers.decode_budget import Allowance, Budget, Busy
 from readkeeper.read.readers.image import fit_image
 from readkeeper.settings import Settings
-
-
-def opened(data: bytes) -> Image.Image:
-    return Image.open(io.BytesIO(data))
-
-
-def test_pricing_is_from_the_header_and_counts_pillows_bytes_per_pixel() -> None:
-    rgba = opened(png_bomb(2_000, 1_000, rows=1))
-    assert decode_cost(rgba, rgba.size, None) == 2_000 * 1_000 * 4
-    grey = opened(encode(Image.new("L", (2_000, 1_000)), "PNG"))
-    assert decode_cost(grey, grey.size, None) == 2_000 * 1_000
-    rgb = opened(encode(Image.new("RGB", (2_000, 1_000)), "PNG"))
-    assert decode_cost(rgb, rgb.size, None) == 2_000 * 1_000 * 4  # padded to 4 bytes
-    # Fitting a palette picture: its pixels, a strip at a time, and the small copies.
-    palette = opened(encode(Image.new("P", (8_000, 8_000)), "PNG"))
-    fitted = decode_cost(palette, palette.size, (1_000, 1_000))
-    assert 64 * MB < fitted < 64 * MB + 60 * MB
-
-
-def test_decoders_copies_are_priced() -> None:
-    # libwebp decodes into a canvas of its own and hands the frame over as bytes.
-    webp = opened(encode(Image.new("RGB", (1_000, 1_000)), "WEBP"))
-    assert decode_cost(webp, webp.size, None) == 4 * 1_000 * 1_000 * 4
-
-
-def test_a_jpeg_is_priced_at_its_draft_scale() -> None:
-    photo = opened(encode(Image.new("RGB", (4_000, 3_000), (90, 30, 10)), "JPEG"))
-    photo.draft(None, (500, 375))
-    assert photo.size == (500, 375)
-    assert decode_cost(photo, (4_000, 3_000), None) == 500 * 375 * 4
-    # Progressive: libjpeg keeps every coefficient whole (4:2:0 here: 1.5 per pixel).
-    layered = opened(
-        encode(Image.new("RGB", (4_000, 3_000), (90, 30, 10)), "JPEG", progressive=True)
-    )
-    layered.draft(None, (500, 375))
-    assert decode_cost(layered, (4_000, 3_000), None) == 500 * 375 * 4 + 2 * 12_000_000 * 3 // 2
 
 
 def test_the_budget_admits_what_fits_and_makes_the_rest_wait() -> None:

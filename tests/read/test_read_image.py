@@ -360,7 +360,8 @@ EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n0 0 moveto 100 100 
 def test_only_the_image_formats_are_decoded(core: Readkeeper, workspace: Path) -> None:
     """Bytes a notebook labels image/png may be anything: Pillow would open PostScript and
     run Ghostscript (a program chosen by the repository) to decode it."""
-    from readkeeper.read.readers.image import fit_image, probe
+    from readkeeper.read.readers.image import fit_image
+    from readkeeper.read.readers.image_open import probe
 
     assert probe(EPS) is None
     with pytest.raises(ReadkeeperError) as caught:

@@ -2,8 +2,8 @@
 
 A PNG of 650 KB can hold 13,000 x 13,000 RGBA pixels: 676 MB once decoded, and four such
 reads at once took the server to 5.4 GB. What a decode will hold is known from the header
-before a byte of pixel data is inflated (width x height x the bytes Pillow keeps per
-pixel, plus the copies a mode conversion makes), so it is priced first:
+before a byte of pixel data is inflated (decode_price.py: Pillow's image with its row
+pointers, the decoder's own buffers, the copies fitting makes), so it is priced first:
 
 - a decode that would take more than `DECODE_MAX_BYTES` is refused with `too_large`
   and what to do instead (JPEGs are priced at the reduced DCT scale `draft` decodes at,
@@ -33,15 +33,11 @@ import ctypes.util
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from ...errors import ReadkeeperError
+from .decode_price import MB
 
-if TYPE_CHECKING:
-    from PIL import Image
-
-MB = 1 << 20
-# What one decode may hold: a 64-megapixel RGBA picture, eight 4K screenshots' worth.
+# What one decode may hold: a 60-megapixel RGBA picture, eight 4K screenshots' worth.
 DECODE_MAX_BYTES = 256 * MB
 # What every decode in flight holds together: two decodes of the largest size at once
 # (on a 2-core machine more would only compete for the cores).
@@ -54,58 +50,6 @@ WAIT_SECONDS = 30.0
 MAX_WAITING = 2
 # Decodes at least this large are followed by a trim of the allocator's free memory.
 TRIM_AFTER_BYTES = 8 * MB
-
-# Pixels in one strip of rows that fitting converts and reduces at a time.
-STRIP_PIXELS = 1 << 20
-# Whole copies of the picture a format's decoder holds besides Pillow's image: libwebp's
-# canvas and the frame handed over as bytes (a 3,000 x 3,000 WebP peaks at 4x its
-# pixels), and the bytearray and bytes Pillow's BMP RLE decoder builds in Python.
-_DECODER_COPIES = {"WEBP": 3, "BMP": 2}
-# Bytes Pillow keeps per pixel, by mode: 1, 2 or 4 (three-band modes are padded to 4).
-_ONE_BYTE = {"1", "L", "P"}
-_TWO_BYTES = {"I;16", "I;16L", "I;16B", "I;16N"}
-
-
-def pixel_bytes(mode: str) -> int:
-    """How many bytes Pillow's in-memory image of `mode` takes per pixel."""
-    if mode in _ONE_BYTE:
-        return 1
-    if mode in _TWO_BYTES:
-        return 2
-    return 4
-
-
-def reduce_factors(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int]:
-    """The whole factors a picture of `size` is box-reduced by on its way to `target`."""
-    return max(1, size[0] // target[0]), max(1, size[1] // target[1])
-
-
-def decode_cost(img: Image.Image, stored: tuple[int, int], target: tuple[int, int] | None) -> int:
-    """The bytes decoding `img` (opened, not loaded; drafted if it will be) holds at its
-    peak: its pixels, the coefficients of a progressive JPEG, and with a `target` to fit
-    to (in stored orientation), the copies fitting makes (image.py's `_reduced`)."""
-    width, height = img.size
-    pixels = width * height
-    cost = pixels * pixel_bytes(img.mode) * (1 + _DECODER_COPIES.get(img.format or "", 0))
-    if img.format == "JPEG" and img.info.get("progressive"):
-        # Libjpeg keeps a progressive JPEG's coefficients whole (2 bytes each, per
-        # component at its sampling), whatever scale it then draws at.
-        layers = getattr(img, "layer", [])
-        most = max((h * v for _, h, v, _ in layers), default=1)
-        cost += sum(2 * stored[0] * stored[1] * h * v // most for _, h, v, _ in layers)
-    if target is None:
-        return cost
-    factors = reduce_factors(img.size, target)
-    if img.mode.startswith("I") or img.mode == "F":
-        cost += 2 * pixels * 4  # scaled to 8 bits whole: a 32-bit copy, and the result
-    elif factors == (1, 1):
-        # No reduction (under twice the target): converted and resized whole, and an
-        # RGBA resize premultiplies a copy first.
-        cost += 0 if img.mode in ("L", "RGB") else 2 * pixels * 4
-    else:
-        cost += 3 * STRIP_PIXELS * 4  # a strip: cropped, converted, reduced
-    # The reduced picture (under 4x the target), the target and the encoders' copies.
-    return cost + 8 * target[0] * target[1] * 4
 
 
 class Busy(Exception):

@@ -6,20 +6,20 @@ most `image_max_tokens` * 750, aspect kept, never upscaled. The payload is then 
 fit `image_max_base64_bytes`: an image already within every budget is sent as it is;
 otherwise it is re-encoded (image_encode.py). The note says which.
 
-Pillow does the decoding, priced before it starts (decode_budget.py): what the pixels
-will hold is computed from the header and held in the server's one decode budget, and a
-decode that cannot fit is refused with `too_large` before a byte is inflated. JPEGs are
-decoded at a reduced DCT scale (`draft`), so a 12,000 x 8,000 photo is never held at
-full size; other formats are decoded whole, then converted and box-reduced a strip of
-rows at a time, so the full-size picture is held once, never copied. Images with more
-pixels than `image_max_pixels` (or Pillow's own bomb limit) are refused before decoding,
-and truncated files are refused, not shown half grey.
+Pillow does the decoding, priced before it starts (decode_price.py): what the decode
+will hold is computed from the header and held in the server's one decode budget
+(decode_budget.py), and a decode that cannot fit is refused with `too_large` before a
+byte is inflated. JPEGs are decoded at a reduced DCT scale (`draft`), so a 12,000 x 8,000
+photo is never held at full size; other formats are decoded whole, then converted and
+box-reduced a tile at a time, so the full-size picture is held once, never copied.
+Images with more pixels than `image_max_pixels` (or Pillow's own bomb limit) are refused
+before decoding, and truncated files are refused, not shown half grey. What may be
+opened, and how, is image_open.py's.
 """
 
 from __future__ import annotations
 
 import base64
-import io
 import math
 import warnings
 from dataclasses import dataclass
@@ -30,18 +30,10 @@ from ...errors import ReadkeeperError
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
 from . import worker
-from .decode_budget import (
-    DECODE_MAX_BYTES,
-    MB,
-    STRIP_PIXELS,
-    Allowance,
-    Busy,
-    budget,
-    busy,
-    decode_cost,
-    reduce_factors,
-)
+from .decode_budget import DECODE_MAX_BYTES, Allowance, Busy, budget, busy
+from .decode_price import MB, decode_cost, reduce_factors, tile_shape
 from .image_encode import b64_len, encode
+from .image_open import check_decoder, open_image
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -50,10 +42,6 @@ if TYPE_CHECKING:
 PIXELS_PER_TOKEN = 750
 # Formats a model accepts as they are; anything else is re-encoded.
 _SENDABLE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
-# The only formats Pillow may open: the ones `sniff` lets through. Notebook images are
-# any bytes under an image/* label, and some of Pillow's other plugins run programs to
-# decode (EPS runs Ghostscript) or parse far more than pixels.
-DECODED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")  # JPEG opens MPO too
 # EXIF orientations that swap width and height.
 _TRANSPOSING = {5, 6, 7, 8}
 # The turn that makes a picture stored in each EXIF orientation upright.
@@ -83,6 +71,7 @@ class FittedImage:
     tokens: int
     frames: int
     note: str | None
+    decode_bytes: int = 0  # what the decode was priced at (decode_price.py)
 
 
 def tokens_for(width: int, height: int) -> int:
@@ -126,19 +115,6 @@ def read_image(data: bytes, path: str, settings: Settings) -> ImageFile:
     )
 
 
-def probe(data: bytes) -> tuple[int, int] | None:
-    """An image's stored width and height, from its header alone (None if unreadable)."""
-    from PIL import Image
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as img:
-                return img.size
-    except Exception:  # any unreadable image is simply "size unknown"
-        return None
-
-
 def fit_image(
     data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
 ) -> FittedImage:
@@ -152,10 +128,12 @@ def fit_image(
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img = Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
+            img = open_image(data, path)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
+            if isinstance(exc, ReadkeeperError):
+                raise
             raise _corrupt(path, exc) from None
         with img:
             plan = _plan(img, data, path, settings)
@@ -193,6 +171,7 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
+    check_decoder(img, path)
     frames = getattr(img, "n_frames", 1)
     orientation = _orientation(img)
     width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
@@ -208,7 +187,7 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
     if target != (width, height):
         # Decode at the smallest DCT scale that still covers the target (JPEG only).
         img.draft(None, stored_target)
-    cost = decode_cost(img, (stored_w, stored_h), None if as_is else stored_target)
+    cost = decode_cost(img, (stored_w, stored_h), None if as_is else stored_target, data)
     return _Plan(source_format, width, height, orientation, frames, target, as_is, cost)
 
 
@@ -237,6 +216,7 @@ def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settin
             tokens=tokens_for(width, height),
             frames=frames,
             note=" ".join(notes) or None,
+            decode_bytes=plan.cost,
         )
 
     _decode(img, path)
@@ -278,6 +258,7 @@ def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settin
         tokens=tokens_for(width_out, height_out),
         frames=frames,
         note=" ".join(notes),
+        decode_bytes=plan.cost,
     )
 
 
@@ -290,8 +271,9 @@ def _decode(img: Image.Image, path: str) -> None:
 
 def _reduced(img: Image.Image, size: tuple[int, int]) -> Image.Image:
     """`img` in a displayable mode, box-reduced by the largest whole factors that keep it
-    at least `size`. A strip of rows at a time: Pillow's own `reduce` and `resize` copy
-    an RGBA picture whole (premultiplied) first, which doubles a bomb's peak."""
+    at least `size`. A tile at a time (decode_price.py's `tile_shape`: rows of a very
+    wide picture are cut too): Pillow's own `reduce` and `resize` copy an RGBA picture
+    whole (premultiplied) first, which doubles a bomb's peak."""
     from PIL import Image
 
     width, height = img.size
@@ -301,14 +283,15 @@ def _reduced(img: Image.Image, size: tuple[int, int]) -> Image.Image:
         picture = _displayable(img)
         return picture if factors == (1, 1) else picture.reduce(factors)
     step_x, step_y = factors
-    rows = max(1, STRIP_PIXELS // width // step_y) * step_y
+    columns, rows = tile_shape(img.size, factors)
     reduced: Image.Image | None = None
     for top in range(0, height, rows):
-        strip = _displayable(img.crop((0, top, width, min(height, top + rows))))
-        strip = strip.reduce(factors)
-        if reduced is None:
-            reduced = Image.new(strip.mode, (-(-width // step_x), -(-height // step_y)))
-        reduced.paste(strip, (0, top // step_y))
+        for left in range(0, width, columns):
+            box = (left, top, min(width, left + columns), min(height, top + rows))
+            tile = _displayable(img.crop(box)).reduce(factors)
+            if reduced is None:
+                reduced = Image.new(tile.mode, (-(-width // step_x), -(-height // step_y)))
+            reduced.paste(tile, (left // step_x, top // step_y))
     assert reduced is not None
     return reduced
 

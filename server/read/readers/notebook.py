@@ -34,6 +34,7 @@ from .. import numbering
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
+from .image_open import probe
 from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
 from .notebook_ids import cell_names
 from .text import Window
@@ -357,7 +358,7 @@ class _Summariser:
             data = base64.b64decode(encoded, validate=False)
         except (binascii.Error, ValueError):
             return NotebookImage(mime, None, None, 0)
-        size = image_reader.probe(data)
+        size = probe(data)
         width, height = size if size else (None, None)
         if not self.include_images or size is None:
             return NotebookImage(mime, width, height, len(data))
