@@ -247,3 +247,46 @@ def test_a_cancel_naming_a_request_of_the_servers_is_ignored(
     raw.send({"id": apply["id"], "result": {"applied": True}})
     reply = answer_to(raw, "c")
     assert reply.get("result", {}).get("applied_to") == "buffer", reply
+
+
+def test_a_change_cancelled_while_queued_for_a_worker_never_runs(
+    raw: RawServer, workspace: Path
+) -> None:
+    """Every worker of the server's pool (pygls' default size) runs a buffer edit that
+    waits for the editor: a write sent then waits in the pool's queue, and its cancel
+    takes it off (answered `cancelled`, the file untouched, nothing to undo of it)."""
+    workers = min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default
+    a = workspace / "a.txt"
+    a.write_text("zero\n")
+    read(raw, a)
+    applies = []
+    for n in range(workers):
+        path = workspace / f"open{n}.py"
+        open_dirty(raw, path, "x = 1\n", "x = 1\ny = 2\n", session=f"s{n}")
+        params = {"file_path": str(path), "old_string": "y = 2", "new_string": "y = 3"}
+        raw.send(
+            {
+                "id": f"hold{n}",
+                "method": "readkeeper/edit",
+                "params": {**params, "session": f"s{n}"},
+            }
+        )
+        applies.append(server_request(raw, APPLY))
+    raw.send(
+        {
+            "id": "c",
+            "method": "readkeeper/write",
+            "params": {"file_path": str(a), "content": "new\n"},
+        }
+    )
+    barrier(raw, "queued")
+    raw.send(cancel("c"))
+    reply = answer_to(raw, "c")  # it never ran: answered at once
+    assert reply["error"]["data"]["kind"] == "cancelled", reply
+    for apply in applies:
+        raw.send({"id": apply["id"], "result": {"applied": True}})
+    for n in range(workers):
+        assert "result" in answer_to(raw, f"hold{n}")
+    assert a.read_text() == "zero\n"
+    undone = raw.request("u", "readkeeper/undo", {})
+    assert undone["error"]["data"]["kind"] == "no_change", undone
