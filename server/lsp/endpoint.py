@@ -7,6 +7,7 @@ message written with orjson.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from .. import quoting
 from ..calls import METHODS
 from ..core import Readkeeper
 from ..state import later
+from .cancels import Works
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
 from .quick import READ, Refused, Result, quick_read
@@ -74,6 +76,7 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self.in_flight: set[Any] = set()
         self.on_settled: Callable[[], None] | None = None
         self.awaiting: set[Any] = set()  # ids of our requests a request in flight waits on
+        self.works = Works()  # what a cancel may stop of each request (cancels.py)
 
     # --- transport.Endpoint ---
 
@@ -213,6 +216,46 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         except Exception as error:
             log.exception("Sending a message failed")
             self._server._report_server_error(error, JsonRpcInternalError)
+
+    def handle_message(self, message: Any) -> None:
+        """pygls' own, except that after `shutdown` the client's answers to our requests
+        are still taken (pygls drops every message but `exit`): a change in flight that
+        waits for `workspace/applyEdit` finishes, and says what the editor did."""
+        if self._shutdown and getattr(message, "method", None) is None:
+            error = getattr(message, "error", None)
+            if message.jsonrpc == "2.0" and getattr(message, "id", None) is not None:
+                self._handle_response(message.id, getattr(message, "result", None), error)
+            return
+        super().handle_message(message)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """`$/cancelRequest`: the request is withdrawn as far as its answer stays honest
+        (cancels.py), not cancelled outright as pygls does."""
+        # Typed as concurrent futures by pygls: a handler's is an asyncio task.
+        request: Any = self._request_futures.get(msg_id)
+        # pygls keeps our own requests to the client (applyEdit) in the same table: a
+        # cancel naming one is not the client's to send, and would fail the change
+        # waiting for it.
+        if not isinstance(request, asyncio.Future):
+            log.debug("Cancel of %r: no such request in flight", msg_id)
+            return
+        del self._request_futures[msg_id]
+        self.works.withdraw(request)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:
+        """pygls' `shutdown`, with every other request in flight withdrawn as a cancel
+        withdraws it (cancels.py) rather than cancelled outright."""
+        handler = self.fm.features.get(types.SHUTDOWN)
+        if handler is not None:
+            yield handler, args, None
+        this = self.msg_id
+        requests: list[tuple[Any, Any]] = list(self._request_futures.items())
+        for msg_id, request in requests:
+            # Not our own requests to the client: a change in flight waits for them.
+            if msg_id != this and isinstance(request, asyncio.Future) and not request.done():
+                self.works.withdraw(request)
+        self._shutdown = True
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:

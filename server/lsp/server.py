@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..core import Readkeeper
 from . import transport
+from .cancels import Work
 from .editor import EditorBuffers, OpenDocument
 from .endpoint import ReadkeeperProtocol
 from .logs import ClientLogHandler
@@ -115,17 +116,21 @@ class ReadkeeperServer(LanguageServer):
         from ..read.readers import worker  # noqa: F401
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """Run blocking core work on the thread pool, never on the event loop. When the
-        client cancels the request, a PDF worker it waits for is killed (worker.py)."""
-        from ..read.readers.worker import cancellable
+        """Run blocking core work on the thread pool, never on the event loop. A client's
+        cancel takes it off the queue if it has not started, and else lets it finish
+        (cancels.py): only a PDF render it waits for is stopped (worker.py), and then
+        the request is answered `cancelled`."""
+        from ..read.readers.worker import Cancelled, cancellable
 
-        cancel = threading.Event()
+        stop = threading.Event()
+        work = self.thread_pool.submit(cancellable, stop, function, *args)
+        self.endpoint.works.started(Work(work, stop))
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self.thread_pool, cancellable, cancel, function, *args
-            )
-        except asyncio.CancelledError:
-            cancel.set()
+            return await asyncio.wrap_future(work)
+        except Cancelled:
+            raise asyncio.CancelledError from None  # the render stopped: nothing recorded
+        except asyncio.CancelledError:  # the loop is closing: nobody waits for the answer
+            stop.set()
             raise
 
     def lend_loop(self) -> None:

@@ -103,16 +103,15 @@ class PipeWriter:
         self.unanswered.discard(answered)
         self._answered.set()
 
-    def asked(self, line: bytes) -> None:
-        """Count a tool call handed to the SDK; a cancellation settles the one it names.
-
-        Only a tool call the SDK takes as one (its own validation of the line) is
-        counted: it is answered exactly once whatever happens, where a line it refuses,
-        or a notification sent with an id, is never answered and would hold a place
-        for good."""
+    def asked(self, line: bytes) -> bool:
+        """Count a tool call handed to the SDK (answered exactly once, where a line it
+        refuses, or a notification with an id, is never answered and holds no place);
+        False for `notifications/cancelled`, kept from the SDK: it drops the answer of a
+        cancelled call whose work (a write) runs to its end all the same, so each call
+        is answered with what it did, as MCP lets a server that cannot cancel do."""
         message = _parsed(line)
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            return
+            return True
         msg_id = message.get("id")
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
             if _valid(line):
@@ -120,9 +119,8 @@ class PipeWriter:
                 if message["method"] == "tools/call":
                     self.in_flight.add(msg_id)
         elif message["method"] == "notifications/cancelled":
-            params = message.get("params")
-            if isinstance(params, dict) and isinstance(params.get("requestId"), (str, int)):
-                self.in_flight.discard(params["requestId"])
+            return False
+        return True
 
     def full(self) -> bool:
         """Whether enough answers wait, or enough requests run, to stop reading."""
@@ -213,8 +211,9 @@ class FileLines:
                 raise StopAsyncIteration
             refused = unpaired.refusal(line)
             if refused is None:
-                self._writer.asked(line)
-                return line.decode("utf-8", "replace")
+                if self._writer.asked(line):
+                    return line.decode("utf-8", "replace")
+                continue
             await self._writer.write(refused.decode())
 
     async def _readline(self) -> bytes:
@@ -275,8 +274,9 @@ class PipeLines:
             reply = unpaired.refusal(line) or self._answer(line)
             if reply is not None:
                 await self._writer.send(reply)
-            elif self.later is None or not self.later(line, self._writer):
+            elif (self.later is None or not self.later(line, self._writer)) and (
                 self._writer.asked(line)
+            ):
                 return line.decode("utf-8", "replace")
 
     def _answer(self, line: bytes) -> bytes | None:

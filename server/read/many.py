@@ -59,10 +59,16 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
                     )
             result = unstructure(read_in_format(services, one))
         except ReadkeeperError as exc:
-            results.append(
-                {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
-            )
+            results.append(_failed(path, exc))
             continue
+        except Exception as exc:
+            if not _cancelled(exc):
+                raise
+            # The client cancelled while a PDF render ran: the files read so far are
+            # recorded as held, so the answer is theirs, and the rest are not read.
+            for rest in params.file_paths[done:]:
+                results.append(_failed(rest, _not_read(rest)))
+            break
         if left is not None:
             file = result.get("file") if isinstance(result, dict) else None
             left -= int(file.get("tokens", 0)) if isinstance(file, dict) else 0
@@ -71,6 +77,27 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     if left is not None:
         answer["budget_tokens_left"] = max(left, 0)
     return answer
+
+
+def _failed(path: str, exc: ReadkeeperError) -> dict[str, Any]:
+    return {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
+
+
+def _cancelled(exc: Exception) -> bool:
+    """Whether `exc` is a PDF render stopped by the request's cancel (worker.py, loaded
+    with the first PDF: not before)."""
+    from .readers.worker import Cancelled
+
+    return isinstance(exc, Cancelled)
+
+
+def _not_read(path: str) -> ReadkeeperError:
+    return ReadkeeperError(
+        "cancelled",
+        f"{path} was not read: the request was cancelled before this file was read. "
+        f"Read it again if you need it ({call('read', file_path=path)}).",
+        file_path=path,
+    )
 
 
 def _estimate(services: ReadServices, params: ReadParams) -> int:

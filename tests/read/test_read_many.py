@@ -3,6 +3,7 @@ never failing the others, within one shared token budget."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,27 @@ async def test_read_many_over_lsp(lsp: Session, workspace: Path) -> None:
     result = await lsp.client.request("readkeeper/readMany", {"file_paths": ["a.txt", "nope.txt"]})
     assert result["results"][0]["result"]["type"] == "text"
     assert result["results"][1]["error"]["data"]["kind"] == "not_found"
+
+
+def test_a_cancel_during_a_pdf_stops_the_rest_and_answers_what_was_read(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """The client's cancel stops the PDF worker a readMany waits for (worker.py): the
+    files read before it are held, so the answer is theirs, with the rest not read
+    (never an exception that answers `cancelled` for reads that were recorded)."""
+    from readkeeper.read.readers import worker
+
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(1))
+    (workspace / "b.txt").write_text("beta\n")
+    stop = threading.Event()
+    stop.set()  # cancelled: the first wait for the PDF worker gives up
+    paths = ["a.txt", "doc.pdf", "b.txt"]
+    results = worker.cancellable(stop, lambda: read_many(core, file_paths=paths))
+    assert [r["file_path"] for r in results] == paths
+    assert results[0]["result"]["file"]["content"] == "     1\talpha"
+    assert [r["error"]["data"]["kind"] for r in results[1:]] == ["cancelled", "cancelled"]
+    assert "Read it again" in results[2]["error"]["message"]
+    # What the answer says is what the session holds.
+    again = read_many(core, file_paths=["a.txt", "b.txt"])
+    assert [r["result"]["type"] for r in again] == ["file_unchanged", "text"]
