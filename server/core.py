@@ -174,6 +174,7 @@ class Readkeeper:
         `initialize`), then the watcher's (`WatchControl.load`)."""
         from .read import pipeline  # noqa: F401
 
+        self.tokens.prepare()  # the token index, for exact counts before the table loads
         self.watching.load()
 
     def disk_text(self, real_path: str) -> str | None:
