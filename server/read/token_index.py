@@ -251,20 +251,23 @@ def index_key(name: str) -> str | None:
     )
 
 
-# The index of each encoding, once per process: None when there is none to use.
-_SHARED: dict[str, TokenIndex | None] = {}
+# The index of each encoding and cache folder, read once per process: None when there
+# is none to use.
+_SHARED: dict[tuple[str, str], TokenIndex | None] = {}
 _LOCK = threading.Lock()
 
 
 def shared(name: str, cache: UserCache | None = None) -> TokenIndex | None:
     """The index of encoding `name` in the cache, read once per process; None when there
     is no valid one (the counts wait for the table then)."""
-    if name in _SHARED:
-        return _SHARED[name]
+    cache = cache if cache is not None else user_cache.shared()
+    where = (name, cache.folder)
+    if where in _SHARED:
+        return _SHARED[where]
     with _LOCK:
-        if name not in _SHARED:
-            _SHARED[name] = _read(name, cache if cache is not None else user_cache.shared())
-        return _SHARED[name]
+        if where not in _SHARED:
+            _SHARED[where] = _read(name, cache)
+        return _SHARED[where]
 
 
 def _read(name: str, cache: UserCache) -> TokenIndex | None:
@@ -286,7 +289,7 @@ def keep(name: str, encoding: Any, cache: UserCache) -> None:
     key = index_key(name)
     if key is None:
         return
-    if _SHARED.get(name) is not None:
+    if _SHARED.get((name, cache.folder)) is not None:
         return  # read and checked by this process
     found = cache.get(CACHE_KIND, key)
     if found is not None and parse_payload(found) is not None:
@@ -303,7 +306,8 @@ def keep(name: str, encoding: Any, cache: UserCache) -> None:
 def drop(name: str) -> None:
     """Let the index of `name` go (its table has loaded and counts from now on)."""
     with _LOCK:
-        _SHARED.pop(name, None)
+        for where in [w for w in _SHARED if w[0] == name]:
+            del _SHARED[where]
 
 
 def forget() -> None:

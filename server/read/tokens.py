@@ -157,7 +157,7 @@ class TokenCounter:
             return None
         index = token_index.shared(self.encoding_name, self.cache)
         tokens = index.count(text) if index is not None else None
-        if tokens is None:
+        if tokens is None or tokens > cap:  # never over: a token is at least a byte
             return None
         self.index_counts += 1
         self.load_in_background()
