@@ -6,8 +6,10 @@ tiktoken's import and native `CoreBPE` take a few hundred milliseconds, which a 
 read should not wait for. This index answers such a read exactly instead: a hash table
 of the tokens' bytes (open addressing, probed from `zlib.crc32`), 2 MB for cl100k, read
 from the cache folder in a few milliseconds without importing tiktoken. Counting goes
-as `encode_ordinary` does: the text is cut by the encoding's split pattern (with the
-`regex` module tiktoken itself depends on); a piece that is a token is one; otherwise
+as `encode_ordinary` does: the text is cut by the encoding's split pattern (ASCII text
+by the standard library's `re`, its classes spelt out in ASCII: `ascii_only`; other
+text by the `regex` module tiktoken itself uses, whose import a first read of an ASCII
+file need not wait for); a piece that is a token is one; otherwise
 its adjacent pair of lowest rank is merged, the leftmost of equal ones, until no pair
 is a token. Lone surrogates are replaced as tiktoken's Python wrapper replaces them.
 Special tokens are ordinary text here, as for `encode_ordinary`.
@@ -33,9 +35,11 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
@@ -66,9 +70,12 @@ class TokenIndex:
     """The ranks of one token table, looked up by a token's bytes, and counts over them."""
 
     def __init__(self, pat_str: str, offsets: memoryview, slots: memoryview, blob: bytes) -> None:
-        import regex  # type: ignore[import-untyped]  # deferred: 15-35 ms (`prepare`)
-
-        self._split = regex.compile(pat_str).findall
+        self._pat_str = pat_str
+        ascii_pattern = ascii_only(pat_str)
+        if ascii_pattern is None:
+            raise ValueError("a split pattern of classes this index does not know")
+        self._ascii_split = re.compile(ascii_pattern, re.ASCII).findall
+        self._unicode_split: Callable[[str], list[str]] | None = None
         self._offsets = offsets  # rank -> start of its bytes in `blob`; one more at the end
         self._slots = slots  # hash slot -> rank + 1, 0 for an empty slot
         self._mask = len(slots) - 1
@@ -98,7 +105,7 @@ class TokenIndex:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         memo = self._memo
         total = 0
-        for piece in self._split(text):
+        for piece in self._split(text)(text):
             data = piece.encode("utf-8")
             tokens = memo.get(data)
             if tokens is None:
@@ -110,6 +117,19 @@ class TokenIndex:
                 memo[data] = tokens
             total += tokens
         return total
+
+    def _split(self, text: str) -> Callable[[str], list[str]]:
+        """What cuts `text` into pieces: for ASCII text (most source files), the pattern
+        with its classes spelt out in ASCII, in the standard library's `re` (`ascii_only`);
+        for other text, the pattern itself in `regex`, imported on first need (15 to 35
+        ms, which the first read of an ASCII file does not wait for)."""
+        if text.isascii():
+            return self._ascii_split
+        if self._unicode_split is None:
+            import regex  # type: ignore[import-untyped]
+
+            self._unicode_split = regex.compile(self._pat_str).findall
+        return self._unicode_split
 
     def _merged(self, piece: bytes) -> int | None:
         """The tokens of one piece: tiktoken's byte-pair merge, counted."""
@@ -135,6 +155,48 @@ class TokenIndex:
             if i > 0:
                 ranks[i - 1] = rank(piece[bounds[i - 1] : bounds[i + 1]])
         return len(bounds) - 1
+
+
+# The Unicode classes of tiktoken's split patterns, restricted to ASCII: letters, digits,
+# and Rust's `\s` (Unicode White_Space: in ASCII, tab to carriage return and space; not
+# the separators 0x1c-0x1f that Python's `str.isspace` takes).
+_ASCII_SPACE = r"\t\n\x0b\x0c\r "
+_ASCII_CLASSES = {r"\p{L}": "A-Za-z", r"\p{N}": "0-9", r"\s": _ASCII_SPACE}
+
+
+def ascii_only(pat_str: str) -> str | None:
+    r"""`pat_str` as it cuts ASCII text, for `re` (with re.ASCII): its Unicode classes
+    spelt out in ASCII, in a bracket or as one, `\S` as the class of the rest, `$` as the
+    end of the text (`\Z`: Rust's `$`, without Python's before a final newline). None
+    for a pattern holding another class or property, which only `regex` may take."""
+    out: list[str] = []
+    inside = False  # within a bracket [...]
+    i = 0
+    while i < len(pat_str):
+        for name, chars in _ASCII_CLASSES.items():
+            if pat_str.startswith(name, i):
+                out.append(chars if inside else f"[{chars}]")
+                i += len(name)
+                break
+        else:
+            two = pat_str[i : i + 2]
+            if two == r"\S" and not inside:
+                out.append(f"[^{_ASCII_SPACE}]")
+            elif two[:1] == "\\":
+                if two[1:] not in ("r", "n", "t", "'"):
+                    return None  # \p{Lu}, \d, \w, \b ...: not spelt out here
+                out.append(two)
+            else:
+                char = pat_str[i]
+                if char == "[" and not inside:
+                    inside = True
+                elif char == "]" and inside:
+                    inside = False
+                out.append(r"\Z" if char == "$" and not inside else char)
+                i += 1
+                continue
+            i += 2
+    return "".join(out)
 
 
 def make_payload(pat_str: str, ranks: dict[bytes, int]) -> bytes | None:
@@ -206,7 +268,7 @@ def parse_payload(payload: bytes) -> TokenIndex | None:
         return None
     try:
         index = TokenIndex(pat_str, offsets, slots, blob)
-    except Exception:  # a pattern regex does not take: the table counts instead
+    except (ValueError, re.error):  # a pattern this index cannot cut ASCII text with
         return None
     # Every byte is a token (`_merged` counts a lone byte as one without looking), and
     # the slots find them: a cheap check that the slots and offsets agree.

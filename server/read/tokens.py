@@ -140,8 +140,8 @@ class TokenCounter:
 
     def prepare(self) -> None:
         """Read the table's index ahead of the first read (a front end's thread, once
-        its client is answered: the `regex` import and the index's few milliseconds),
-        unless the table is loaded or loading ahead of need."""
+        its client is answered: a few milliseconds), unless the table is loaded or is
+        loading ahead of need."""
         if not (self.loaded or self._ahead):
             token_index.shared(self.encoding_name, self.cache)
 

@@ -10,7 +10,10 @@ surrogates, long runs of one character, every byte value, CJK, emoji, whitespace
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import re
 import site
 import stat
 import subprocess
@@ -103,7 +106,7 @@ def test_every_code_point_in_every_context() -> None:
         run = "".join(map(chr, range(start, start + 64)))
         for context in CONTEXTS:
             assert_same(context.format(run, run, run))
-    for cp in range(0x1000):  # the dense part of the pre-tokenizer's classes, one by one
+    for cp in range(0x800):  # the dense part of the pre-tokenizer's classes, one by one
         for context in CONTEXTS:
             assert_same(context.format(chr(cp), chr(cp), chr(cp)))
 
@@ -154,6 +157,57 @@ PIECES = st.one_of(
 @given(st.lists(PIECES, max_size=200).map("".join))
 def test_any_text(text: str) -> None:
     assert_same(text)
+
+
+ASCII_SPLIT = re.compile(str(token_index.ascii_only(TIKTOKEN._pat_str)), re.ASCII).findall
+
+
+def regex_split(text: str) -> list[str]:
+    import regex  # type: ignore[import-untyped]
+
+    return list(regex.findall(TIKTOKEN._pat_str, text))
+
+
+def test_ascii_text_is_cut_by_re_as_by_the_pattern_in_regex() -> None:
+    """Every string of up to three characters of an alphabet with a member of each class
+    the pattern tells apart (letters, the contractions' letters in both cases, digits,
+    each ASCII space, separators Python calls spaces and Rust does not, punctuation),
+    and of four of a smaller one."""
+    alphabet = "aZ0 \t\n\r\x0b\x0c\x1c\x1f'sSlLvVeErRdmT._!\x00\x7f"
+    for length, chars in [(1, alphabet), (2, alphabet), (3, alphabet), (4, "a0 \n\r'sL.\x0c")]:
+        for picked in itertools.product(chars, repeat=length):
+            text = "".join(picked)
+            assert ASCII_SPLIT(text) == regex_split(text), repr(text)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=60))
+def test_any_ascii_text_is_cut_alike(text: str) -> None:
+    assert ASCII_SPLIT(text) == regex_split(text)
+
+
+def test_real_ascii_files_are_cut_alike() -> None:
+    checked = 0
+    for path in stdlib_text_files()[::5]:
+        text = path.read_bytes().decode("latin-1")[:20_000]
+        if text.isascii():
+            assert ASCII_SPLIT(text) == regex_split(text), path
+            checked += 1
+    assert checked >= 200
+
+
+def test_a_pattern_with_classes_not_spelt_out_has_no_index() -> None:
+    """o200k's pattern (\\p{Lu}, \\p{M} ...): `ascii_only` declines, and so would the index."""
+    assert token_index.ascii_only(r"[\p{Lu}\p{Lt}]+|\p{N}") is None
+    assert token_index.ascii_only(r"\d+|\w") is None
+    assert PAYLOAD is not None
+    header_length = int.from_bytes(PAYLOAD[:4], "big")
+    header = json.loads(PAYLOAD[4 : 4 + header_length])
+    header["pat_str"] = r"\p{Lu}+|\s"
+    other = json.dumps(header).encode()
+    other += b" " * (-(4 + len(other)) % 4)
+    forged = len(other).to_bytes(4, "big") + other + PAYLOAD[4 + header_length :]
+    assert token_index.parse_payload(forged) is None
 
 
 def test_the_memo_of_pieces_never_changes_a_count() -> None:
