@@ -17,12 +17,13 @@ Special tokens are ordinary text here, as for `encode_ordinary`.
 The index is made when the table loads (token_table.py `load`, on the cache's writer
 thread), so every later server counts exactly from its first read; a server that finds
 none counts with the table, waiting for it. Its key names everything a count depends
-on, found without importing tiktoken: the encoding's name, the SHA-256 of its
-`.tiktoken` file and of the module that defines it (split pattern included), of
-tiktoken's `__init__.py` (its version), readkeeper's version, the byte order and the
-index format. An index made for anything else is never read; one whose entry is not
-whole (user_cache.py checks its digest) or whose parts do not add up is not used, and
-is made again at the next load: it can cost a wait for the table, never a wrong count.
+on, found without importing tiktoken: the encoding's name, the SHA-256 of the module
+that defines it (its split pattern, and the SHA-256 its `.tiktoken` file must have,
+which tiktoken checks) and of tiktoken's `__init__.py` (its version), the data file's
+size and time, readkeeper's version, the byte order and the index format. An index
+made for anything else is never read; one whose entry is not whole (user_cache.py
+checks its digest) or whose parts do not add up is not used, and is made again at the
+next load: it can cost a wait for the table, never a wrong count.
 The index is read into memory rather than mapped: checking its digest touches every
 page anyway, and a mapped file truncated under a server would kill it with SIGBUS.
 """
@@ -313,11 +314,19 @@ def index_key(name: str) -> str | None:
     data = os.path.join(
         os.path.dirname(module), "data", f"{name.removesuffix('_offline')}.tiktoken"
     )
-    digests = [_digest(path) for path in (data, module, tiktoken)]
+    try:
+        # The module pins the data file's SHA-256, which tiktoken checks as it loads
+        # it: hashing the file here (1.7 MB, a few ms of every first read) would add
+        # nothing but a check of a file edited in place, which its size and time give.
+        info = os.stat(data)
+    except OSError:
+        return None
+    digests = [_digest(path) for path in (module, tiktoken)]
     if None in digests:
         return None
-    return f"v{_FORMAT}|{name}|readkeeper {__version__}|{sys.byteorder}|" + "|".join(
-        d for d in digests if d
+    return (
+        f"v{_FORMAT}|{name}|readkeeper {__version__}|{sys.byteorder}|"
+        f"{info.st_size} {info.st_mtime_ns}|" + "|".join(d for d in digests if d)
     )
 
 

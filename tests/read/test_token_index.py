@@ -317,7 +317,8 @@ def test_an_index_for_another_key_is_not_read(tmp_path: Path) -> None:
     assert (name, version.split()[0], order) == (NAME, "readkeeper", sys.byteorder)
     assert len({data, module, tiktoken_init}) == 3
     for other in (
-        key.replace(data, "0" * 64),  # another .tiktoken file
+        key.replace(data, "1 1"),  # another .tiktoken file
+        key.replace(module, "0" * 64),  # another definition of the table
         key.replace(tiktoken_init, "0" * 64),  # another tiktoken
         key.replace(version, "readkeeper 0.0.0"),
         key.replace(NAME, "o200k_base_offline"),
