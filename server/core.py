@@ -171,9 +171,9 @@ class Readkeeper:
     def load(self) -> None:
         """Load, on a front end's thread once `initialize` is answered, what the core loads
         on first use: the read pipeline, the token index, the watcher's modules."""
+        self.tokens.prepare()  # on a thread of its own
         from .read import pipeline  # noqa: F401
 
-        self.tokens.prepare()
         self.watching.load()
 
     def disk_text(self, real_path: str) -> str | None:

@@ -139,11 +139,21 @@ class TokenCounter:
         self._load()
 
     def prepare(self) -> None:
-        """Read the table's index ahead of the first read (a front end's thread, once
-        its client is answered: a few milliseconds), unless the table is loaded or is
-        loading ahead of need."""
-        if not (self.loaded or self._ahead):
+        """Read the table's index on a thread of its own, ahead of the first read (a
+        front end's, once its client is answered: a few milliseconds, much of it the
+        entry's read and digest, which run beside the imports that come with it),
+        unless the table is loaded or is loading ahead of need."""
+        if self.loaded or self._ahead:
+            return
+        threading.Thread(
+            target=self._prepare_quietly, name="readkeeper-token-index", daemon=True
+        ).start()
+
+    def _prepare_quietly(self) -> None:
+        try:
             token_index.shared(self.encoding_name, self.cache)
+        except Exception:  # the first read reads it again, or waits for the table
+            log.exception("Reading the token index (%s) failed", self.encoding_name)
 
     def early_count(self, text: str, cap: int) -> int | None:
         """Before the table is loaded, the exact tokens of `text` counted by the table's
