@@ -168,9 +168,9 @@ class Readkeeper:
         return anchors.read(self, params)
 
     def load(self) -> None:
-        """Import the modules the core imports on first use, the read pipeline first
-        (blocking: a front end calls this on a thread once it has answered its client's
-        `initialize`), then the watcher's (`WatchControl.load`)."""
+        """Load, on a front end's thread once `initialize` is answered, what the core loads
+        on first use: the read pipeline, the token index, the watcher's modules."""
+        self.tokens.prepare()  # on a thread of its own
         from .read import pipeline  # noqa: F401
 
         self.watching.load()

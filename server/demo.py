@@ -66,8 +66,8 @@ def _make_workspace(root: Path) -> None:
     (root / "server.log").write_text("\n".join(lines) + "\n")
 
 
-def _show(label: str, params: dict[str, Any], outcome: Any) -> bool:
-    """Print one read's step; whether its tokens were an upper bound."""
+def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
+    """Print one read's step."""
     print(f"\n{BOLD}{label}{PLAIN}")
     print(f"  → readkeeper/read {json.dumps(params)}")
     if isinstance(outcome, JsonRpcException):
@@ -75,18 +75,14 @@ def _show(label: str, params: dict[str, Any], outcome: Any) -> bool:
         print(f"  ← error {data.get('kind')}: {outcome.message}")
         if data.get("suggestions"):
             print(f"    suggestions: {data['suggestions']}")
-        return False
+        return
     size = len(json.dumps(outcome))
     file = outcome["file"]
     if outcome["type"] == "file_unchanged":
         print(f"  ← {json.dumps(outcome)}   ({size} bytes)")
-        return False
+        return
     keys = ("start_line", "num_lines", "total_lines", "tokens", "partial", "next_offset")
     summary = ", ".join(f"{k}={file[k]}" for k in keys if k in file)
-    if file.get("tokens_upper_bound"):
-        # Counted before the token table had loaded: the file's bytes, a bound.
-        summary = summary.replace("tokens=", "tokens≤", 1)
-        summary += " (tokens: an upper bound, the token table was still loading)"
     print(f"  ← text: {summary}   ({size} bytes)")
     shown = file["content"].split("\n")
     for line in shown[:4]:
@@ -95,7 +91,6 @@ def _show(label: str, params: dict[str, Any], outcome: Any) -> bool:
         print(f"    … {len(shown) - 4} more lines")
     if file.get("note"):
         print(f"    note: {file['note']}")
-    return bool(file.get("tokens_upper_bound"))
 
 
 async def _request(client: ReadkeeperClient, method: str, params: dict[str, Any]) -> Any:
@@ -237,13 +232,12 @@ async def run_demo() -> int:
                 ),
                 ("5. A typo in the path gets a suggestion", {"file_path": "src/inventroy.py"}),
             ]
-            bounded = False
             for label, params in steps:
                 try:
                     outcome = await client.request("readkeeper/read", params)
                 except JsonRpcException as exc:
                     outcome = exc
-                bounded = _show(label, params, outcome) or bounded
+                _show(label, params, outcome)
             await _edits_and_context(client, root)
             stats = await client.request("readkeeper/stats", {})
             total = stats["total"]
@@ -251,7 +245,7 @@ async def run_demo() -> int:
             print(
                 f"\nstats: {_count(total['reads'], 'read')}, "
                 f"{_count(total['dedup_hits'], 'stub')}, "
-                f"{'at most ' if bounded else ''}{total['tokens_returned']} tokens returned, "
+                f"{total['tokens_returned']} tokens returned, "
                 f"{saved} saved, "
                 f"{_count(total['edits'], 'edit')}, "
                 f"{_count(total['stale_edits_caught'], 'stale edit')} caught"

@@ -65,7 +65,9 @@ def decode_entry(key: str, data: bytes) -> bytes | None:
     if magic != MAGIC or key_length > len(data) - _HEADER.size:
         return None
     rest = memoryview(data)[_HEADER.size :]
-    if hashlib.sha256(key_length.to_bytes(4, "big") + rest).digest() != digest:
+    hasher = hashlib.sha256(key_length.to_bytes(4, "big"))
+    hasher.update(rest)  # not joined to the length first: a copy of a 2 MB entry
+    if hasher.digest() != digest:
         return None
     if bytes(rest[:key_length]) != key.encode("utf-8"):
         return None

@@ -77,9 +77,9 @@ class TextFile(Contract):
     # Python spelling (`\r`, `\x0c`, `\u2028`), so the line stays one numbered line for
     # any consumer; an edit's `old_string` may give it as shown or as the character.
     escaped_lines: int | None = None
-    # True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a
-    # read the editor's server sent before its token table finished loading (tokens.py;
-    # `readkeeper mcp` loads its table at start and waits for it).
+    # Never sent since issue 34 (every count is exact, before the token table loads
+    # too); kept for clients of older servers, where True meant `tokens` was an upper
+    # bound (the text's UTF-8 bytes), a read made before the table had loaded.
     tokens_upper_bound: bool | None = None
 
 

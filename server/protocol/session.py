@@ -77,7 +77,7 @@ class StatsResult(TypedDict):
     session: NotRequired[dict[str, Any]]
     files_in_read_state: int
     watcher: dict[str, Any]  # its state and counters
-    # Until "loaded", text reads' `tokens` may be upper bounds (tokens_upper_bound).
+    # "unloaded", "loading", "loaded" or "failed"; counts are exact in every state.
     token_table: str
     # The reads made between calls (read/ahead.py): {made, skipped, stopped_by_call,
     # triggers, on, busy}; counts only, no path (an attached agent sees it too).

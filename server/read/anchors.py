@@ -220,7 +220,6 @@ def _anchored(services: AnchorServices, session: str, file: TextFile) -> TextFil
         bool(file.truncated_lines or file.escaped_lines),
         settings.max_tokens,
         counter.encoding_name,
-        counter.loaded,
     )
     with _VIEWS_LOCK:
         made = _VIEWS.get(key)
@@ -230,7 +229,7 @@ def _anchored(services: AnchorServices, session: str, file: TextFile) -> TextFil
             _VIEWS[key] = made
             while len(_VIEWS) > _VIEWS_KEPT:
                 del _VIEWS[next(iter(_VIEWS))]
-    content, tokens, bound, changes = made
+    content, tokens, changes = made
     record = services.read_states.get(session, file.file_path)
     shown = changes.get("num_lines", file.num_lines)
     if record is not None and isinstance(shown, int) and shown:
@@ -242,30 +241,29 @@ def _anchored(services: AnchorServices, session: str, file: TextFile) -> TextFil
         file,
         content=content,
         tokens=tokens,
-        tokens_upper_bound=True if bound else None,
         **changes,  # type: ignore[arg-type]
     )
 
 
 # The last few anchored views, by the cat -n view they were made from (a forced re-read
 # of an unchanged file is answered without hashing and counting its lines again).
-_VIEWS: dict[tuple[object, ...], tuple[str, int, bool, dict[str, object]]] = {}
+_VIEWS: dict[tuple[object, ...], tuple[str, int, dict[str, object]]] = {}
 _VIEWS_LOCK = threading.Lock()
 _VIEWS_KEPT = 8
 
 
 def _anchored_view(
     file: TextFile, cap: int, counter: TokenCounter
-) -> tuple[str, int, bool, dict[str, object]]:
-    """The anchored content of `file`, its tokens, whether they are a bound, and what
-    else changes when anchors put it over the cap `cap`."""
+) -> tuple[str, int, dict[str, object]]:
+    """The anchored content of `file`, its tokens, and what else changes when anchors
+    put it over the cap `cap`."""
     rows = _rows(file)
     hashes = [short_hash(text) if exact else NO_ANCHOR for _, text, exact in rows]
     lines = [f"{n}{h}\t{text}" for (n, text, _), h in zip(rows, hashes, strict=True)]
     content = "\n".join(lines)
-    tokens = counter.upper_bound(content, cap)
+    tokens = counter.early_count(content, cap)  # the table not loaded yet: its index
     if tokens is not None:
-        return content, tokens, True, {}
+        return content, tokens, {}
     # An anchored row is a compact numbered row with the two letters between the number
     # and the tab: the pre-tokenizer makes them a piece of their own (the number ends
     # one, the tab starts the next; numbering.py), so the count is the numbered lines'
@@ -278,7 +276,7 @@ def _anchored_view(
 
     tokens = cost(len(lines))
     if tokens <= cap:
-        return content, tokens, False, {}
+        return content, tokens, {}
     kept = _fitting(cost, len(lines), cap - 64)
     next_offset = file.start_line + kept
     changes: dict[str, object] = {
@@ -289,7 +287,7 @@ def _anchored_view(
         f"over the {cap:,}-token cap). Continue with offset={next_offset}, "
         "line_format=anchors.",
     }
-    return "\n".join(lines[:kept]), cost(kept), False, changes
+    return "\n".join(lines[:kept]), cost(kept), changes
 
 
 def _fitting(cost: Callable[[int], int], count: int, cap: int) -> int:

@@ -14,6 +14,9 @@ else is never read, and one whose bytes do not parse into exactly the table the 
 promises (as many distinct tokens as ranks, lengths adding up) is ignored and made
 anew: a cache entry can cost a rebuild, never a wrong count. Encodings that are not
 defined by a data file of `tiktoken_ext` are loaded by tiktoken as before, uncached.
+
+A load also has the table's index kept beside its ranks when no valid one is there
+(token_index.py `keep`): the editor's server counts with it before its table loads.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from .. import __version__
 from ..files import user_cache
 from ..files.user_cache import UserCache
 from ..setting_values import data_files, offline_names
+from . import token_index
 
 log = logging.getLogger("readkeeper")
 
@@ -65,11 +69,13 @@ def load(name: str, cache: UserCache | None = None) -> Loaded:
             encoding = tiktoken.Encoding(
                 name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens
             )
+            token_index.keep(name, encoding, cache)
             return Loaded(encoding, True, False)
         log.warning("Ignoring readkeeper's cached token table: it does not parse")
     encoding = tiktoken.get_encoding(name)
     made = make_payload(encoding._pat_str, encoding._special_tokens, encoding._mergeable_ranks)
     cached = made is not None and cache.put(CACHE_KIND, key, made)
+    token_index.keep(name, encoding, cache)
     return Loaded(encoding, False, cached)
 
 

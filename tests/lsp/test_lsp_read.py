@@ -24,16 +24,15 @@ async def test_read_numbers_lines_like_cat_n(lsp: Session, workspace: Path) -> N
     assert file["partial"] is False
 
 
-async def test_a_fresh_servers_first_read_is_a_marked_bound_and_later_ones_are_counted(
-    lsp: Session, workspace: Path
-) -> None:
+async def test_a_fresh_servers_first_read_is_counted_exactly(lsp: Session, workspace: Path) -> None:
     # The server loads its token table with the first read, in the background: that
-    # read answers at once with an upper bound of its tokens, marked as one (issue 16).
+    # read is counted by the table's index meanwhile, or waits for the table when there
+    # is no index yet; either way its count is exact, never a bound (issue 34).
     (workspace / "a.py").write_text("".join(f"value_{i} = {i}  # ligne {i}\n" for i in range(10)))
     first = (await lsp.read("a.py"))["file"]
     content = first["content"]
-    assert first["tokens_upper_bound"] is True
-    assert first["tokens"] == len(content.encode())
+    assert "tokens_upper_bound" not in first
+    assert first["tokens"] == TokenCounter().count(content) < len(content.encode())
 
     async def table() -> bool:
         stats = await lsp.client.request("readkeeper/stats", {})
@@ -42,7 +41,7 @@ async def test_a_fresh_servers_first_read_is_a_marked_bound_and_later_ones_are_c
     await eventually(table, "the token table to load")
     again = (await lsp.read("a.py", force=True))["file"]
     assert "tokens_upper_bound" not in again
-    assert again["tokens"] == TokenCounter().count(content) < first["tokens"]
+    assert again["tokens"] == first["tokens"]
 
 
 async def test_reread_of_unchanged_file_is_a_small_stub(lsp: Session, workspace: Path) -> None:

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import stdlib_text_files
+from readkeeper.files import user_cache
 from readkeeper.protocol import TextFile
+from readkeeper.read import token_index
 from readkeeper.read.anchors import _anchored_view
 from readkeeper.read.readers.text import split_lines
 from readkeeper.read.tokens import TokenCounter
@@ -43,8 +45,7 @@ def test_the_count_is_the_count_of_the_anchored_text(
 ) -> None:
     counter = COUNTERS[name]
     counter.warm_up()
-    content, tokens, bound, changes = _anchored_view(shown(lines, start), cap + 64, counter)
-    assert not bound
+    content, tokens, changes = _anchored_view(shown(lines, start), cap + 64, counter)
     assert tokens == counter.count(content)
     if changes:  # cut to the cap: what is left fits (or is the one line shown anyway)
         assert tokens <= cap or changes["num_lines"] == 1
@@ -52,8 +53,6 @@ def test_the_count_is_the_count_of_the_anchored_text(
 
 def test_the_count_on_real_files() -> None:
     counter = COUNTERS[ENCODINGS[0]]
-    # The table is shared by the process: loaded in the background by another test, it
-    # would answer bounds here until loaded.
     counter.warm_up()
     checked = 0
     for path in stdlib_text_files()[::8][:150]:
@@ -64,7 +63,21 @@ def test_the_count_on_real_files() -> None:
         lines = [line for line in lines if "\x0c" not in line and "\r" not in line][:2000]
         if not lines:
             continue
-        content, tokens, _, _ = _anchored_view(shown(lines, 1), 10**8, counter)
+        content, tokens, _ = _anchored_view(shown(lines, 1), 10**8, counter)
         assert tokens == counter.count(content), path
         checked += 1
     assert checked >= 100
+
+
+def test_the_count_before_the_table_loads_is_the_count_of_the_anchored_text() -> None:
+    """Counted by the token index (tokens.py `early_count`): the anchored text as it is."""
+    loaded = COUNTERS[ENCODINGS[0]]
+    loaded.warm_up()
+    token_index.keep(loaded.table_name, loaded._encoding, user_cache.shared())
+    user_cache.flush()
+    token_index.forget()
+    for path in stdlib_text_files()[::97][:20]:
+        counter = TokenCounter(ENCODINGS[0])  # its table not loaded (the next loads it)
+        lines = path.read_text("utf-8", "replace").splitlines()[:40]
+        content, tokens, changes = _anchored_view(shown(lines, 1), 10**6, counter)
+        assert (tokens, changes, counter.index_counts) == (loaded.count(content), {}, 1), path

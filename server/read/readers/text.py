@@ -235,7 +235,6 @@ class TokenFit:
 
     tokens: int
     kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
-    bound: bool  # `tokens` is an upper bound (the token table has not loaded yet)
 
 
 def fit_tokens(
@@ -246,18 +245,19 @@ def fit_tokens(
     settings: Settings,
     counter: TokenCounter,
 ) -> TokenFit:
-    """The tokens of `content`, the numbered `shown` lines: its bound when that is under
-    the cap, else the count. Over the cap a ranged read is refused (`token_limit`) and
-    a whole one cut to the lines that fit."""
-    bound = counter.upper_bound(content, settings.max_tokens)
-    if bound is not None:
-        return TokenFit(bound, None, True)
+    """The tokens of `content`, the numbered `shown` lines, counted exactly: by the token
+    table's index when the table has not loaded yet and the text's bytes are under the
+    cap (tokens.py `early_count`), else with the table. Over the cap a ranged read is
+    refused (`token_limit`) and a whole one cut to the lines that fit."""
+    early = counter.early_count(content, settings.max_tokens)
+    if early is not None:
+        return TokenFit(early, None)
     counts = counter.numbered(shown, window.offset, settings.number_width)
     tokens = counts.tokens_within(settings.max_tokens)
     if tokens is not None:
-        return TokenFit(tokens, None, False)
+        return TokenFit(tokens, None)
     kept = _over_cap(path, window, counts, len(shown), settings)
-    return TokenFit(counts.tokens(kept), kept, False)
+    return TokenFit(counts.tokens(kept), kept)
 
 
 # The last few views, by content digest and everything else a view depends on: a
@@ -290,9 +290,6 @@ def view(
         settings.default_limit,
         settings.line_numbers,
         counter.encoding_name,
-        # Views made before the token table loaded may carry a bound: once it has
-        # loaded, they are made again, counted.
-        counter.loaded,
     )
     with _VIEWS_LOCK:
         kept = _VIEWS.get(key)
@@ -331,7 +328,6 @@ def _view(
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
-    # Under the cap by its bound, the text is sent whole: no need to wait for the count.
     fitted = fit_tokens(path, window, shown, content, settings, counter)
     if fitted.kept is not None:
         numbered = numbered[: fitted.kept]
@@ -381,7 +377,6 @@ def _view(
             note=note,
             truncated_lines=len(cut) or None,
             escaped_lines=escaped or None,
-            tokens_upper_bound=True if fitted.bound else None,
         ),
         left_out,
     )

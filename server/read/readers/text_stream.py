@@ -240,7 +240,6 @@ def stream_range(
                 note=note,
                 truncated_lines=len(cut) or None,
                 escaped_lines=escaped or None,
-                tokens_upper_bound=True if fitted.bound else None,
             ),
             0,
         ),

