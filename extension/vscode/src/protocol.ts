@@ -75,9 +75,9 @@ export interface TextFile {
    */
   escaped_lines?: number;
   /**
-   * True when `tokens` is an upper bound (the text's UTF-8 bytes), not the count: a read
-   * the editor's server sent before its token table finished loading (tokens.py;
-   * `readkeeper mcp` loads its table at start and waits for it).
+   * Never sent since issue 34 (every count is exact, before the token table loads too);
+   * kept for clients of older servers, where True meant `tokens` was an upper bound (the
+   * text's UTF-8 bytes), a read made before the table had loaded.
    */
   tokens_upper_bound?: boolean;
 }
