@@ -242,6 +242,16 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         del self._request_futures[msg_id]
         self.works.withdraw(request)
 
+    def _run_generator(self, future: Any, *, gen: Any, result_future: Any) -> None:
+        """pygls' own, except that a step cancelled (`shutdown` cancels `initialized`'s
+        handler while it runs) cancels the whole handler: pygls asked the step for its
+        result, and the CancelledError escaped into the event loop (a traceback at exit)."""
+        if future is not None and future.cancelled():
+            gen.close()
+            result_future.cancel()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     @lsp_method(types.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Any:
         """pygls' `shutdown`, with every other request in flight withdrawn as a cancel
