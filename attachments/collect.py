@@ -24,11 +24,11 @@ from typing import Any
 from readkeeper import quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.progress import step
-from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
+from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
 from readkeeper.quoting import name
 from readkeeper.read.tokens import estimate_tokens
 
-from . import cut_notes, diagnostics, gitstatus, memory
+from . import blind, cut_notes, diagnostics, gitstatus, memory
 from .budget import fit
 from .model import (
     CHANGES,
@@ -257,8 +257,8 @@ def _thread_phase(
 def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
     """Files this session read that changed since, one item each. They are taken from
     the notices here; whichever the budget then drops is handed back (`restore`)."""
-    taken = core.notices.take(session)
-    items = []
+    taken = core.changes_for(ChangesParams(session=session))
+    items = blind.watcher_note(taken.note, core.settings.changes_max_tokens)
     for change in taken.changes:
         where = f" to {name(change.new_path)}" if change.new_path else ""
         lines = [f"{name(change.file_path)} was {change.kind}{where} since you read it."]

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from readkeeper.files.paths import Workspace
-from readkeeper.protocol import ReadParams, ReadResult
+from readkeeper.protocol import ChangesParams, ChangesResult, ReadParams, ReadResult
 from readkeeper.read.ahead import Ahead
 from readkeeper.read.tokens import TokenCounter
 from readkeeper.settings import Settings
@@ -27,6 +27,10 @@ class AttachmentServices(Protocol):
     @property
     def settings(self) -> Settings:
         """The settings in force."""
+        ...
+
+    def changes_for(self, params: ChangesParams) -> ChangesResult:
+        """The session's change notices, with why they may not be all (watch/blind.py)."""
         ...
 
     @property

@@ -1,14 +1,12 @@
 """The core: one object that serves every front end (LSP, MCP, CLI).
 
-It is a facade: it builds the services (the workspace, the settings, every session's
+A facade: it builds the services (the workspace, the settings, every session's
 read-state, the snapshots, the counters, the watcher and its change notices) and hands
-each request to the capability that serves it: a read to the read pipeline
-(read/pipeline.py), an edit or write to edit/, attachments to attachments/, the watcher's
-life to watch/control.py. Those see the core only through their own narrow interfaces
-(`read.services.ReadServices`, `edit.services.EditServices`,
-`attachments.services.AttachmentServices`), which it satisfies. It is plain Python (no
-pygls), so every rule is testable in-process. Front ends convert their params with
-`protocol.structure` (LSP and MCP through `calls`), call a method, unstructure the result.
+each request to what serves it: a read to read/pipeline.py, an edit or write to edit/,
+attachments to attachments/, the watcher's life to watch/control.py; those see the core
+through their own narrow interfaces (`ReadServices`, `EditServices`,
+`AttachmentServices`). Plain Python (no pygls): every rule is testable in-process.
+Front ends structure their params (`calls`), call a method, unstructure the result.
 """
 
 from __future__ import annotations
@@ -62,6 +60,7 @@ from .state.sessions import Sessions
 from .state.shown_lines import ShownLines
 from .state.snapshots import Snapshots
 from .state.stats import Stats
+from .watch.blind import Where, noted
 from .watch.control import Progress, WatchControl
 
 if TYPE_CHECKING:
@@ -428,9 +427,10 @@ class Readkeeper:
                 )
             return self._notices
 
-    def changes_for(self, params: ChangesParams) -> ChangesResult:
-        """`readkeeper/changes`: the changes to files the session read, each reported once."""
-        return self.notices.take(params.session)
+    def changes_for(self, params: ChangesParams, within: Where = None) -> ChangesResult:
+        """`readkeeper/changes` (of paths `within` takes), noted by watch/blind.py."""
+        taken = self.notices.take(params.session, within)
+        return noted(taken, self.watcher_status(), self.settings.watch_poll_interval_ms)
 
     def watcher_status(self) -> dict[str, Any]:
         """The watcher's state and counters, as `readkeeper/stats` shows them."""

@@ -201,9 +201,10 @@ def attachments(result: dict[str, Any]) -> str:
 def changes(result: dict[str, Any]) -> str:
     """Each changed file with its diff."""
     found = result.get("changes") or []
+    # The watcher's note first: an empty list may not mean that nothing changed.
+    parts = [f"note: {_note(result['note'])}"] if result.get("note") else []
     if not found:
-        return "No changes to the files you read."
-    parts = []
+        return "\n".join([*parts, "No changes to the files you read."])
     for item in found:
         where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
         cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""

@@ -233,7 +233,7 @@ class Listener:
         # agent (a session may be shared): not taken here and thrown away.
         typed = calls.params_for(name, params)
         self.core.enter(typed.session)
-        return unstructure(self.core.notices.take(typed.session, within=scope.reaches))
+        return unstructure(self.core.changes_for(typed, within=scope.reaches))
 
     def _hello(self, params: Any, session: str, scope: list[Scope]) -> dict[str, Any]:
         if scope:

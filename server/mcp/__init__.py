@@ -7,7 +7,8 @@ own), `stdio.py` (stdin and stdout served on the event loop), `quick.py` (quick 
 answered from their stdin line, before the SDK), `early.py` (the handshake answered
 while the SDK loads, from the SDK's own answers that `handshake.py` generates into
 `handshake_answers.py`), `http_limits.py` (what HTTP
-clients can make it hold at once), and this module's `main`
+clients can make it hold at once), `http_cancels.py` (cancels kept from the SDK over
+HTTP), and this module's `main`
 (stdio, or streamable HTTP on loopback). `import mcp` inside it is absolute, so it
 reaches the SDK, never this package.
 """
@@ -105,6 +106,7 @@ async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
 def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
 
+    from .http_cancels import KeepCancels
     from .http_limits import InFlightLimit
     from .own_user import OwnUserOnly
     from .server import build_server
@@ -114,8 +116,9 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         streamable_http_path=HTTP_PATH, host="127.0.0.1", max_sessions=MAX_SESSIONS
     )
     # Host and Origin stop web pages; OwnUserOnly, other users (first: a refused request
-    # takes no place among those in flight).
-    guarded = OwnUserOnly(InFlightLimit(app))
+    # takes no place among those in flight); KeepCancels, the SDK's cancel of a call
+    # whose work runs on (http_cancels.py).
+    guarded = OwnUserOnly(InFlightLimit(KeepCancels(app)))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -219,6 +219,9 @@ class ChangesResult(Contract):
     changes: list[FileChange]
     # Changes left for the next call, when this one reached its token cap.
     remaining: int | None = None
+    # Why the list may not hold every change (the watcher is not watching, or polls a
+    # root), and what to do: re-read before relying on a file. None: it hears them all.
+    note: str | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

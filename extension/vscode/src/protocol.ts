@@ -628,6 +628,11 @@ export interface ChangesResult {
   changes: FileChange[];
   /** Changes left for the next call, when this one reached its token cap. */
   remaining?: number;
+  /**
+   * Why the list may not hold every change (the watcher is not watching, or polls a root),
+   * and what to do: re-read before relying on a file. None: it hears them all.
+   */
+  note?: string;
 }
 
 /**
