@@ -51,6 +51,11 @@ def parts_tokens(file: dict[str, Any]) -> int:
     return tiktoken_count(compact(file))
 
 
+def outline_tokens(file: dict[str, Any]) -> int:
+    """An outline sends its symbols, first lines and note."""
+    return tiktoken_count("\n".join((file["outline"], file["content"], file["note"])))
+
+
 def read(core: Readkeeper, path: Path | str, **params: Any) -> dict[str, Any]:
     result: dict[str, Any] = unstructure(core.read(ReadParams(file_path=str(path), **params)))
     return result
@@ -137,7 +142,7 @@ def test_an_outlines_tokens_are_the_count_of_what_it_sends(
     file = read(core, "argparse.py")
     assert file["type"] == "outline"
     sent = file["file"]
-    assert sent["tokens"] == tiktoken_count("\n".join((sent["outline"], sent["content"], sent["note"])))
+    assert sent["tokens"] == outline_tokens(sent)
 
 
 # --- over LSP, the server a subprocess ---------------------------------------------------------
@@ -165,4 +170,4 @@ async def test_every_kind_is_counted_exactly_through_the_server(
     assert delta["file"]["tokens"] == tiktoken_count(delta["file"]["diff"])
     shutil.copy(stdlib_module("argparse.py"), workspace / "argparse.py")
     sent = (await lsp.read("argparse.py"))["file"]
-    assert sent["tokens"] == tiktoken_count("\n".join((sent["outline"], sent["content"], sent["note"])))
+    assert sent["tokens"] == outline_tokens(sent)
