@@ -18,7 +18,7 @@ from document_samples import every_output_notebook, numbered_pdf, papermill_note
 
 from conftest import Session
 from readkeeper.core import Readkeeper
-from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.read.token_table import shared
 from readkeeper.read.tokens import DEFAULT_ENCODING
 
@@ -145,6 +145,33 @@ def test_an_outlines_tokens_are_the_count_of_what_it_sends(
     assert sent["tokens"] == outline_tokens(sent)
 
 
+def check_attachments(result: dict[str, Any]) -> None:
+    """Each text attachment's `tokens` is the count of its content, and `used_tokens`
+    their sum, within the budget."""
+    items = result["attachments"]
+    assert {item["type"] for item in items} == {"file"}
+    for item in items:
+        assert item["tokens"] == tiktoken_count(item["content"])
+    assert result["used_tokens"] == sum(item["tokens"] for item in items)
+    assert result["used_tokens"] <= result["budget_tokens"]
+
+
+def mentioned_files(workspace: Path) -> list[str]:
+    write_notebook(workspace / "all.ipynb", every_output_notebook())
+    (workspace / "small.pdf").write_bytes(numbered_pdf(2, lines=10))
+    shutil.copy(stdlib_module("textwrap.py"), workspace / "textwrap.py")
+    shutil.copy(stdlib_module("argparse.py"), workspace / "argparse.py")
+    return ["all.ipynb", "small.pdf", "textwrap.py", "argparse.py"]
+
+
+def test_attachments_tokens_are_their_contents_count(core: Readkeeper, workspace: Path) -> None:
+    mentions = mentioned_files(workspace)
+    params = AttachmentsParams(types=["file"], mentions=mentions, budget_tokens=60_000)
+    result = unstructure(core.attachments(params))
+    assert len(result["attachments"]) == 4
+    check_attachments(result)
+
+
 # --- over LSP, the server a subprocess ---------------------------------------------------------
 
 
@@ -171,3 +198,13 @@ async def test_every_kind_is_counted_exactly_through_the_server(
     shutil.copy(stdlib_module("argparse.py"), workspace / "argparse.py")
     sent = (await lsp.read("argparse.py"))["file"]
     assert sent["tokens"] == outline_tokens(sent)
+
+
+async def test_attachments_are_counted_exactly_through_the_server(
+    lsp: Session, workspace: Path
+) -> None:
+    mentions = mentioned_files(workspace)
+    params = {"types": ["file"], "mentions": mentions, "budget_tokens": 60_000}
+    result = await lsp.client.request("readkeeper/attachments", params)
+    assert len(result["attachments"]) == 4
+    check_attachments(result)
