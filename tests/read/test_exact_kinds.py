@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from document_samples import every_output_notebook, numbered_pdf, papermill_note
 
 from conftest import Session
 from readkeeper.core import Readkeeper
+from readkeeper.files import user_cache
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
+from readkeeper.read import token_index
 from readkeeper.read.token_table import shared
 from readkeeper.read.tokens import DEFAULT_ENCODING
 
@@ -170,6 +173,33 @@ def test_attachments_tokens_are_their_contents_count(core: Readkeeper, workspace
     result = unstructure(core.attachments(params))
     assert len(result["attachments"]) == 4
     check_attachments(result)
+
+
+@pytest.fixture
+def index() -> Iterator[None]:
+    """The token index in the run's cache folder, as a machine has it once readkeeper's
+    table has loaded there once (test_token_early.py)."""
+    token_index.keep(DEFAULT_ENCODING, shared(DEFAULT_ENCODING).encoding, user_cache.shared())
+    user_cache.flush()
+    token_index.forget()
+    yield
+    token_index.forget()
+
+
+@pytest.mark.usefixtures("index")
+def test_before_the_table_loads_notebooks_and_pdfs_are_counted_by_the_index(
+    workspace: Path,
+) -> None:
+    write_notebook(workspace / "all.ipynb", every_output_notebook())
+    (workspace / "small.pdf").write_bytes(numbered_pdf(2, lines=10))
+    for name, sent in (("all.ipynb", notebook_tokens), ("small.pdf", None)):
+        core = Readkeeper(roots=[str(workspace)])
+        assert core.tokens.state == "unloaded"
+        file = read(core, name)["file"]
+        expected = sent(file) if sent else tiktoken_count(file["content"])
+        assert file["tokens"] == expected
+        assert core.tokens.index_counts >= 1  # not waited for the table: the index counted
+        core.close()
 
 
 # --- over LSP, the server a subprocess ---------------------------------------------------------
