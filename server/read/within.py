@@ -9,12 +9,12 @@ Pieces counted apart come to about the whole's count: they are cut after a line 
 where there is one (cl100k's pre-tokenizer splits there too), and a cut elsewhere
 changes the count by a token or two. So only pieces a quarter past the cap say "over";
 nearer, the whole text is counted exactly, and the answer is the one a count of the
-whole would give.
+whole would give. Whatever is sent is counted so, never estimated (issue 34).
 """
 
 from __future__ import annotations
 
-from .tokens import EXACT_COUNT_FRACTION, TokenCounter, estimate_tokens
+from .tokens import TokenCounter
 
 # The fewest characters a piece holds: a piece is about the cap's count in characters
 # (a quarter of the cap in tokens), so a text over the cap is known after a few.
@@ -45,17 +45,3 @@ def count_until(counter: TokenCounter, text: str, cap: int) -> tuple[int | None,
 def count_within(counter: TokenCounter, text: str, cap: int) -> int | None:
     """The exact tokens of `text` when at most `cap`, else None (`count_until`)."""
     return count_until(counter, text, cap)[0]
-
-
-def measure_until(counter: TokenCounter, text: str, near: int, cap: int) -> tuple[int | None, int]:
-    """`count_until`, but the estimate when it is far below `near` (as
-    `counter.measure(text, near)` answers)."""
-    estimate = estimate_tokens(text)
-    if estimate < near * EXACT_COUNT_FRACTION:
-        return (estimate, len(text) + 1) if estimate <= cap else (None, len(text))
-    return count_until(counter, text, cap)
-
-
-def measure_within(counter: TokenCounter, text: str, near: int, cap: int) -> int | None:
-    """`counter.measure(text, near)` when at most `cap`, else None (`measure_until`)."""
-    return measure_until(counter, text, near, cap)[0]

@@ -10,18 +10,18 @@ import json
 
 import attrs
 
-from ...protocol import NotebookCell, converter
+from ...protocol import NotebookCell, unstructure
 from ...settings import Settings
 from ..tokens import TokenCounter
-from ..within import measure_until, measure_within
+from ..within import count_until, count_within
 
 CUT_MARK = "[cell cut: over the token cap]"
 
 
 def _as_json(cells: list[NotebookCell]) -> str:
-    """What the cells cost as text: their JSON without image payloads (which models
-    count by pixels, in the images' own `tokens`)."""
-    data = converter.unstructure(cells)
+    """What the cells cost as text: their JSON as sent (absent fields left out), without
+    image payloads (which models count by pixels, in the images' own `tokens`)."""
+    data = unstructure(cells)
     for cell in data:
         for output in cell.get("outputs") or []:
             for image in output.get("images") or []:
@@ -39,7 +39,7 @@ def _image_tokens(cells: list[NotebookCell]) -> int:
 
 
 def total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
-    return counter.measure(_as_json(cells), settings.max_tokens) + _image_tokens(cells)
+    return counter.count(_as_json(cells)) + _image_tokens(cells)
 
 
 def cost_within(
@@ -50,7 +50,7 @@ def cost_within(
     images = _image_tokens(cells)
     if images > cap:
         return None
-    text = measure_within(counter, _as_json(cells), settings.max_tokens, cap - images)
+    text = count_within(counter, _as_json(cells), cap - images)
     return None if text is None else text + images
 
 
@@ -69,7 +69,7 @@ def cut_cell(
             return candidate
         text = _as_json([candidate])
         if over is None or not text.startswith(over):
-            tokens, at = measure_until(counter, text, settings.max_tokens, cap)
+            tokens, at = count_until(counter, text, cap)
             if tokens is not None:
                 return candidate
             over = text[:at]

@@ -30,7 +30,7 @@ from ...errors import ReadkeeperError
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ..tokens import TokenCounter
-from ..within import count_until, count_within, measure_within
+from ..within import count_until, count_within
 from . import pdf_reading, worker
 from .pdf_pages import compress, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
@@ -67,7 +67,7 @@ def read_pdf(
             rest = wanted[settings.pdf_max_pages :]
             reading = Reading(job, path, len(data), chosen, rest, page_count, render, settings)
             if render:
-                return render_pages(reading, output_dir, content_digest)
+                return render_pages(reading, output_dir, content_digest, counter)
             return _text(reading, data, ranges is None, counter)
     except worker.Failure as failure:  # no worker could start (the rest is handled inside)
         raise open_failed(path, failure) from None
@@ -132,7 +132,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
 
     cap = settings.max_tokens - _NOTE_ALLOWANCE
     content = "\n\n".join(blocks)
-    within = measure_within(counter, content, settings.max_tokens, cap)
+    within = count_within(counter, content, cap)
     if within is not None:
         tokens = within
     else:

@@ -7,6 +7,7 @@ files, for the agent to read each as an image."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import re
@@ -18,9 +19,9 @@ import attrs
 from ...errors import ReadkeeperError
 from ...hints import call
 from ...progress import step
-from ...protocol import PartsFile, PartsResult
+from ...protocol import PartsFile, PartsResult, unstructure
 from ...settings import Settings
-from ..tokens import estimate_tokens
+from ..tokens import TokenCounter
 from . import pdf_reading, worker
 from .image import PIXELS_PER_TOKEN, budget_size, tokens_for
 from .pdf_pages import compress
@@ -32,7 +33,7 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def render_pages(
-    reading: Reading, output_dir: Callable[[], str], content_digest: str
+    reading: Reading, output_dir: Callable[[], str], content_digest: str, counter: TokenCounter
 ) -> PartsResult:
     """The `parts` result: the pages asked for, drawn into a folder of the session's
     output folder (`output_dir()`) named by the PDF's content, so each is drawn once."""
@@ -127,8 +128,25 @@ def render_pages(
         next_pages=next_pages,
         note=note,
     )
-    # The result is paths and numbers: its cost is its own size.
-    return PartsResult(attrs.evolve(file, tokens=estimate_tokens(repr(file))))
+    return PartsResult(attrs.evolve(file, tokens=own_tokens(file, counter)))
+
+
+def own_tokens(file: PartsFile, counter: TokenCounter) -> int:
+    """The result is paths and numbers: its cost is the count of its own JSON (compact),
+    `tokens` included. A count changes the digits it is counted with by a token at most,
+    so a few rounds settle it."""
+    tokens = 0
+    for _ in range(4):
+        sent = json.dumps(
+            unstructure(attrs.evolve(file, tokens=tokens)),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        counted = counter.count(sent)
+        if counted == tokens:
+            break
+        tokens = counted
+    return tokens
 
 
 def _page_name(number: int) -> str:
