@@ -1,0 +1,87 @@
+"""Images whose decode would cost CPU by their structure rather than their pixels (floods
+of chunks, blocks, markers, directories, compressed profiles): the real server (a
+subprocess over LSP) refuses them with `too_large` and what to do, before Pillow walks
+them, counts at most a budget of frames ("at least N"), and answers reads beside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from image_structure import (
+    bmp_rle_idle,
+    gif_frames,
+    gif_long_extension,
+    jpeg_stray_bytes,
+    png_ancillary_flood,
+    png_idat_flood,
+    png_profiles,
+    tiff_pages,
+)
+from pygls.exceptions import JsonRpcException
+
+from conftest import Session
+
+# A little past the budget of steps (image_scan.STRUCTURE_STEPS), as a client knows it:
+# from the refusal's data.
+STEPS = 100_000
+
+FLOODS = {
+    "idat.png": lambda: png_idat_flood(STEPS + 10),
+    "ancillary.png": lambda: png_ancillary_flood(STEPS + 10),
+    "profiles.png": lambda: png_profiles(6),
+    "comment.gif": lambda: gif_long_extension(STEPS + 10),
+    "stray.jpg": lambda: jpeg_stray_bytes(STEPS + 10),
+    "idle.bmp": lambda: bmp_rle_idle(STEPS + 1_000),
+}
+
+
+async def answer(lsp: Session, path: str, **params: Any) -> dict[str, Any]:
+    try:
+        result: dict[str, Any] = await lsp.read(path, **params)
+    except JsonRpcException as exc:
+        return {"error": exc.data, "message": exc.message}
+    return result
+
+
+async def test_structure_floods_are_too_large_and_small_reads_go_on(
+    lsp: Session, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("one\ntwo\n")
+    for name, make in FLOODS.items():
+        (workspace / name).write_bytes(make())
+    for name in FLOODS:
+        for force in (False, True):  # a forced re-read is refused the same way
+            reply = await answer(lsp, name, force=force)
+            assert "error" in reply, (name, reply.get("file", {}).get("note"))
+            assert reply["error"]["kind"] == "too_large", reply
+            assert reply["error"]["max_structure_steps"] == STEPS
+            assert "magick" in reply["message"], reply  # what to do instead
+        small = await lsp.read("notes.txt", force=True)
+        assert small["file"]["num_lines"] == 2
+
+
+async def test_frames_past_the_budget_are_at_least(lsp: Session, workspace: Path) -> None:
+    (workspace / "many.gif").write_bytes(gif_frames(STEPS + 10))
+    (workspace / "pages.tif").write_bytes(tiff_pages(STEPS // 10 + 10))
+    for name in ("many.gif", "pages.tif"):
+        reply = await lsp.read(name)
+        assert reply["type"] == "image", reply
+        note = reply["file"]["note"]
+        assert "at least" in note, note
+        assert "showing the first" in note, note
+        assert 1 < reply["file"]["frames"] < STEPS + 10
+
+
+async def test_frames_within_the_budget_are_counted(lsp: Session, workspace: Path) -> None:
+    (workspace / "few.gif").write_bytes(gif_frames(500))
+    (workspace / "few.tif").write_bytes(tiff_pages(30))
+    for name, frames in (("few.gif", 500), ("few.tif", 30)):
+        reply = await lsp.read(name)
+        assert reply["file"]["frames"] == frames
+        assert f"first of {frames} frames" in reply["file"]["note"]
+    # A real profile and some chunks are no flood.
+    (workspace / "profile.png").write_bytes(png_profiles(1))
+    (workspace / "chunks.png").write_bytes(png_idat_flood(2_000))
+    for name in ("profile.png", "chunks.png"):
+        assert (await lsp.read(name))["type"] == "image"
