@@ -5,6 +5,8 @@ them, counts at most a budget of frames ("at least N"), and answers reads beside
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +87,38 @@ async def test_frames_within_the_budget_are_counted(lsp: Session, workspace: Pat
     (workspace / "chunks.png").write_bytes(png_idat_flood(2_000))
     for name in ("profile.png", "chunks.png"):
         assert (await lsp.read(name))["type"] == "image"
+
+
+def notebook_of(images: list[bytes]) -> str:
+    outputs = [
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": encoded}}
+        for encoded in (base64.b64encode(data).decode() for data in images)
+    ]
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": n + 1,
+            "id": f"cell{n}",
+            "metadata": {},
+            "source": [f"plot({n})"],
+            "outputs": [output],
+        }
+        for n, output in enumerate(outputs)
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+async def test_a_notebook_of_floods_walks_one_budget(lsp: Session, workspace: Path) -> None:
+    """Each image just under the one-file budget: the read's images share four files'
+    worth, so the later ones are not opened, and say why."""
+    flood = png_ancillary_flood(STEPS - 100)
+    (workspace / "floods.ipynb").write_text(notebook_of([flood] * 12))
+    for include_images in (False, True):
+        result = await lsp.read("floods.ipynb", include_images=include_images, force=True)
+        images = [i for c in result["file"]["cells"] for o in c["outputs"] for i in o["images"]]
+        assert len(images) == 12
+        refused = [i for i in images if i.get("width") is None]
+        assert len(refused) >= 12 - 4, images
+        for image in refused:
+            assert "too_large" in image["note"]
+            assert "offset and limit" in image["note"]

@@ -34,7 +34,7 @@ from .decode_budget import DECODE_MAX_BYTES, Allowance, Busy, budget, busy
 from .decode_price import MB, decode_cost, reduce_factors, tile_shape
 from .image_encode import b64_len, encode
 from .image_open import check_decoder, open_image
-from .image_scan import STRUCTURE_STEPS, Structure
+from .image_scan import STRUCTURE_STEPS, Steps, Structure
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -117,19 +117,24 @@ def read_image(data: bytes, path: str, settings: Settings) -> ImageFile:
 
 
 def fit_image(
-    data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
+    data: bytes,
+    path: str,
+    settings: Settings,
+    allowance: Allowance | None = None,
+    steps: Steps | None = None,
 ) -> FittedImage:
     """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`. What
     the decode will hold is priced from the header first and held in the server's decode
     budget (decode_budget.py) while it runs; `allowance` is the read's own, for a read
-    that decodes many images."""
+    that decodes many images, with `steps` its share of structure to walk
+    (image_scan.py)."""
     from PIL import Image
 
     with warnings.catch_warnings():
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img, structure = open_image(data, path)
+            img, structure = open_image(data, path, steps)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input

@@ -34,6 +34,9 @@ from .decode_price import MB
 # Steps (chunks, blocks, directory entries, stray bytes) of a file's structure walked in
 # all: about half a second of Pillow's Python at its slowest per step.
 STRUCTURE_STEPS = 100_000
+# What one read's images walk together (a notebook's, probed then decoded one after
+# another): a few floods' worth, not one per image.
+READ_STRUCTURE_STEPS = 4 * STRUCTURE_STEPS
 # What a PNG's compressed metadata (iCCP profiles, zTXt and compressed iTXt text) may
 # inflate to, together: a real ICC profile is at most about 1 MB.
 METADATA_INFLATE_BYTES = 4 * MB
@@ -50,45 +53,68 @@ class Structure:
     counted_all: bool = True
 
 
-class _Over(Exception):
-    """A cap was passed; `what` says which, for the message."""
+class Steps:
+    """The structure steps one read's images have walked in all (a notebook's)."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, total: int = READ_STRUCTURE_STEPS) -> None:
+        self.total = total
+        self.spent = 0
+
+
+class _Over(Exception):
+    """A cap was passed; `what` says which, for the message; `for_read` when it was the
+    read's share (`Steps`) rather than the file's own."""
+
+    def __init__(self, what: str, for_read: bool = False) -> None:
         super().__init__(what)
         self.what = what
+        self.for_read = for_read
 
 
 class _Walk:
-    """The steps and inflated bytes a scan has spent."""
+    """The steps and inflated bytes a scan has spent, and the steps it may."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = STRUCTURE_STEPS) -> None:
+        self.limit = limit
         self.steps = 0
         self.inflated = 0
 
     def step(self, count: int = 1) -> None:
         self.steps += count
-        if self.steps > STRUCTURE_STEPS:
+        if self.steps > self.limit:
+            if self.limit < STRUCTURE_STEPS:
+                raise _Over("the images read before it", for_read=True)
             raise _Over(f"over {STRUCTURE_STEPS:,} chunks, blocks or markers")
 
 
-def scan(data: bytes, path: str) -> Structure:
-    """Walk `data`'s structure within the caps; raises `too_large` past them before the
-    first picture. Formats it does not know (BMP, WebP: decoded in C from a fixed
-    header) pass as they are."""
-    walk = _Walk()
+def scan(data: bytes, path: str, steps: Steps | None = None) -> Structure:
+    """Walk `data`'s structure within the caps (and what is left of the read's `steps`,
+    charged with what this walk took); raises `too_large` past them before the first
+    picture. WebP (walked by libwebp in C) passes as it is."""
+    left = STRUCTURE_STEPS if steps is None else steps.total - steps.spent
+    walk = _Walk(min(STRUCTURE_STEPS, left))
     try:
-        if data.startswith(b"\x89PNG\r\n\x1a\n"):
-            _png(data, walk)
-        elif data[:6] in (b"GIF87a", b"GIF89a"):
-            return _gif(data, walk)
-        elif data.startswith(b"\xff\xd8"):
-            _jpeg(data, walk)
-        elif data[:4] in (b"II*\x00", b"MM\x00*"):
-            return _tiff(data, walk)
-        elif data.startswith(b"BM"):
-            _bmp(data, walk)
+        return _scan(data, walk)
     except _Over as over:
+        if over.for_read and steps is not None:
+            raise _read_spent(path, steps) from None
         raise _too_structured(path, over.what) from None
+    finally:
+        if steps is not None:
+            steps.spent = min(steps.total, steps.spent + walk.steps)
+
+
+def _scan(data: bytes, walk: _Walk) -> Structure:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        _png(data, walk)
+    elif data[:6] in (b"GIF87a", b"GIF89a"):
+        return _gif(data, walk)
+    elif data.startswith(b"\xff\xd8"):
+        _jpeg(data, walk)
+    elif data[:4] in (b"II*\x00", b"MM\x00*"):
+        return _tiff(data, walk)
+    elif data.startswith(b"BM"):
+        _bmp(data, walk)
     return Structure(frames=None)
 
 
@@ -240,6 +266,17 @@ def _bmp(data: bytes, walk: _Walk) -> None:
     height = abs(int.from_bytes(data[22:26], "little", signed=True))
     commands = max(0, len(data) - offset) // 2
     walk.step(max(0, commands - width * height - height))
+
+
+def _read_spent(path: str, steps: Steps) -> ReadkeeperError:
+    return ReadkeeperError(
+        "too_large",
+        f"An image in {quoting.name(path)} was not opened: this read's images already "
+        f"walked the {steps.total:,} chunks, blocks or markers one read may walk. Read "
+        "fewer cells at a time (offset and limit) to see it.",
+        file_path=path,
+        max_read_structure_steps=steps.total,
+    )
 
 
 def _too_structured(path: str, what: str) -> ReadkeeperError:
