@@ -221,8 +221,9 @@ def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settin
     notes: list[str] = []
     if not plan.counted_all:
         notes.append(
-            f"{source_format} of at least {frames} frames: showing the first (readkeeper stops "
-            f"counting after {STRUCTURE_STEPS:,} blocks of a file's structure)."
+            f"{source_format} of at least {frames} frame{'s' if frames > 1 else ''}: showing "
+            f"the first (readkeeper stops counting after {STRUCTURE_STEPS:,} blocks of a "
+            "file's structure)."
         )
     elif frames > 1:
         what = "Animated" if source_format in ("GIF", "PNG", "WEBP") else "Multi-image"

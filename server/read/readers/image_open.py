@@ -50,7 +50,7 @@ def open_image(data: bytes, path: str, steps: Steps | None = None) -> tuple[Imag
         raise
 
 
-def probe(data: bytes, path: str, steps: Steps | None = None) -> tuple[int, int] | None:
+def probe(data: bytes, path: str = "image", steps: Steps | None = None) -> tuple[int, int] | None:
     """An image's stored width and height, from its header alone (None if unreadable);
     raises `too_large` for a file over the structure budget (image_scan.py), which
     Pillow is not given."""
