@@ -109,3 +109,14 @@ def bmp_rle_idle(commands: int, edge: int = 16) -> bytes:
     info = struct.pack("<IiiHHIIiiII", 40, edge, edge, 1, 8, 1, len(pixels), 2835, 2835, 256, 0)
     head = b"BM" + struct.pack("<IHHI", offset + len(pixels), 0, 0, offset)
     return head + info + palette + pixels
+
+
+def gif_comment(size: int, frames: int = 2) -> bytes:
+    """A GIF of `frames` one-pixel frames behind a comment of `size` bytes in full
+    sub-blocks (JPEG's comment marker holds at most 65,533)."""
+    head, image = _one_pixel_gif()
+    blocks = b"".join(
+        bytes([len(part)]) + part
+        for part in (b"x" * min(255, size - n) for n in range(0, size, 255))
+    )
+    return head + b"\x21\xfe" + blocks + b"\x00" + image * frames + b"\x3b"

@@ -12,6 +12,7 @@ from typing import Any
 
 from image_structure import (
     bmp_rle_idle,
+    gif_comment,
     gif_frames,
     gif_long_extension,
     jpeg_stray_bytes,
@@ -87,6 +88,16 @@ async def test_frames_within_the_budget_are_counted(lsp: Session, workspace: Pat
     (workspace / "chunks.png").write_bytes(png_idat_flood(2_000))
     for name in ("profile.png", "chunks.png"):
         assert (await lsp.read(name))["type"] == "image"
+
+
+async def test_a_long_comment_is_not_carried_into_the_payload(
+    lsp: Session, workspace: Path
+) -> None:
+    # Re-encoded (two frames), the comment went into the JPEG encoder, which raised.
+    (workspace / "comment.gif").write_bytes(gif_comment(100_000))
+    reply = await lsp.read("comment.gif")
+    assert reply["type"] == "image", reply
+    assert reply["file"]["frames"] == 2
 
 
 def notebook_of(images: list[bytes]) -> str:
