@@ -57,11 +57,15 @@ def read_once(folder: Path, name: str) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     argv = [sys.executable, "-m", "readkeeper", "read", name, "--json"]
-    out = subprocess.run(argv, cwd=folder, env=env, capture_output=True, check=False).stdout
+    done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, check=False)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    answer = json.loads(out)
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:  # not an answer: the process failed
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        return {"seconds": seconds, "cpu_seconds": cpu, "outcome": f"failed: {tail}"}
     if "error" in answer:
         outcome = answer["error"]["data"]["kind"]
     else:
