@@ -120,3 +120,27 @@ def gif_comment(size: int, frames: int = 2) -> bytes:
         for part in (b"x" * min(255, size - n) for n in range(0, size, 255))
     )
     return head + b"\x21\xfe" + blocks + b"\x00" + image * frames + b"\x3b"
+
+
+def tiff_rationals(count: int) -> bytes:
+    """A 1 x 1 grey TIFF whose one directory holds an X resolution of `count` rationals
+    (Pillow builds each in Python when it opens the file)."""
+    entries = [
+        (256, 3, 1, 1),
+        (257, 3, 1, 1),
+        (258, 3, 1, 8),
+        (259, 3, 1, 1),
+        (262, 3, 1, 1),
+        (273, 4, 1, 8),
+        (277, 3, 1, 1),
+        (278, 3, 1, 1),
+        (279, 4, 1, 1),
+        (282, 5, count, 16 + 2 + 12 * 10 + 4),  # the values follow the directory
+    ]
+    out = bytearray(b"II*\x00" + struct.pack("<I", 16) + b"\x80" + bytes(7))
+    out += struct.pack("<H", len(entries))
+    for tag, kind, number, value in entries:
+        packed = struct.pack("<H", value) + b"\0\0" if kind == 3 else struct.pack("<I", value)
+        out += struct.pack("<HHI", tag, kind, number) + packed
+    out += struct.pack("<I", 0)
+    return bytes(out) + struct.pack("<II", 72, 1) * count

@@ -17,6 +17,7 @@ from image_structure import (
     png_idat_flood,
     png_profiles,
     tiff_pages,
+    tiff_rationals,
 )
 from PIL import Image
 
@@ -40,8 +41,17 @@ OVER = STRUCTURE_STEPS + 10
         gif_long_extension(OVER),
         jpeg_stray_bytes(OVER),
         bmp_rle_idle(OVER + 1_000),  # past the commands its 16 x 16 pixels may take
+        tiff_rationals(OVER),
     ],
-    ids=["png-idat", "png-ancillary", "png-iccp", "gif-extension", "jpeg-stray", "bmp-rle"],
+    ids=[
+        "png-idat",
+        "png-ancillary",
+        "png-iccp",
+        "gif-extension",
+        "jpeg-stray",
+        "bmp-rle",
+        "tiff-rationals",
+    ],
 )
 def test_over_the_budget_before_the_picture_is_too_large(data: bytes) -> None:
     with pytest.raises(ReadkeeperError) as caught:
@@ -69,6 +79,7 @@ def test_real_files_within_the_budget_are_walked_whole() -> None:
     assert scan(png_idat_flood(5_000), "e.png") == Structure(frames=None)
     assert scan(jpeg_stray_bytes(100), "f.jpg") == Structure(frames=None)
     assert scan(bmp_rle_idle(100), "i.bmp") == Structure(frames=None)
+    assert scan(tiff_rationals(1), "j.tif") == Structure(frames=1)
     out = io.BytesIO()
     pages = [Image.new("L", (8, 8), n) for n in range(5)]
     pages[0].save(out, "TIFF", save_all=True, append_images=pages[1:])

@@ -20,6 +20,7 @@ from image_structure import (
     png_idat_flood,
     png_profiles,
     tiff_pages,
+    tiff_rationals,
 )
 from pygls.exceptions import JsonRpcException
 
@@ -36,6 +37,7 @@ FLOODS = {
     "comment.gif": lambda: gif_long_extension(STEPS + 10),
     "stray.jpg": lambda: jpeg_stray_bytes(STEPS + 10),
     "idle.bmp": lambda: bmp_rle_idle(STEPS + 1_000),
+    "rationals.tif": lambda: tiff_rationals(STEPS + 10),
 }
 
 
