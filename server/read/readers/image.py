@@ -34,6 +34,7 @@ from .decode_budget import DECODE_MAX_BYTES, Allowance, Busy, budget, busy
 from .decode_price import MB, decode_cost, reduce_factors, tile_shape
 from .image_encode import b64_len, encode
 from .image_open import check_decoder, open_image
+from .image_scan import STRUCTURE_STEPS, Steps, Structure
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -116,19 +117,24 @@ def read_image(data: bytes, path: str, settings: Settings) -> ImageFile:
 
 
 def fit_image(
-    data: bytes, path: str, settings: Settings, allowance: Allowance | None = None
+    data: bytes,
+    path: str,
+    settings: Settings,
+    allowance: Allowance | None = None,
+    steps: Steps | None = None,
 ) -> FittedImage:
     """Decode `data` and fit it to the budgets; raises `too_large` or `corrupt`. What
     the decode will hold is priced from the header first and held in the server's decode
     budget (decode_budget.py) while it runs; `allowance` is the read's own, for a read
-    that decodes many images."""
+    that decodes many images, with `steps` its share of structure to walk
+    (image_scan.py)."""
     from PIL import Image
 
     with warnings.catch_warnings():
         # The pixel limit is checked below, with an error the agent can act on.
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
-            img = open_image(data, path)
+            img, structure = open_image(data, path, steps)
         except Image.DecompressionBombError:
             raise _bomb(path, None, settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
@@ -136,7 +142,7 @@ def fit_image(
                 raise
             raise _corrupt(path, exc) from None
         with img:
-            plan = _plan(img, data, path, settings)
+            plan = _plan(img, structure, data, path, settings)
             if plan.cost > DECODE_MAX_BYTES:
                 raise _over_decode_cap(path, img, plan)
             if allowance is not None and not allowance.take(plan.cost):
@@ -161,18 +167,23 @@ class _Plan:
     height: int
     orientation: int
     frames: int
+    counted_all: bool  # False: at least `frames` (image_scan.py stopped counting)
     target: tuple[int, int]  # display size after the pixel and token budgets
     as_is: bool  # sent as its own bytes, after a decode that proves it whole
     cost: int  # bytes the decode and fitting hold at their peak
 
 
-def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan:
+def _plan(
+    img: Image.Image, structure: Structure, data: bytes, path: str, settings: Settings
+) -> _Plan:
     source_format = img.format or "unknown"
     stored_w, stored_h = img.size
     if stored_w * stored_h > settings.image_max_pixels:
         raise _bomb(path, (stored_w, stored_h), settings)
     check_decoder(img, path)
-    frames = getattr(img, "n_frames", 1)
+    # GIF and TIFF frames were counted by the scan, within its budget (Pillow's
+    # `n_frames` walks every one); the other formats' headers say.
+    frames = structure.frames or int(getattr(img, "n_frames", 1))
     orientation = _orientation(img)
     width, height = (stored_h, stored_w) if orientation in _TRANSPOSING else img.size
     target = budget_size(width, height, settings)
@@ -181,6 +192,7 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
         and target == (width, height)
         and orientation == 1
         and frames == 1
+        and structure.counted_all
         and b64_len(len(data)) <= settings.image_max_base64_bytes
     )
     stored_target = target if orientation not in _TRANSPOSING else target[::-1]
@@ -188,7 +200,17 @@ def _plan(img: Image.Image, data: bytes, path: str, settings: Settings) -> _Plan
         # Decode at the smallest DCT scale that still covers the target (JPEG only).
         img.draft(None, stored_target)
     cost = decode_cost(img, (stored_w, stored_h), None if as_is else stored_target, data)
-    return _Plan(source_format, width, height, orientation, frames, target, as_is, cost)
+    return _Plan(
+        source_format,
+        width,
+        height,
+        orientation,
+        frames,
+        structure.counted_all,
+        target,
+        as_is,
+        cost,
+    )
 
 
 def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settings) -> FittedImage:
@@ -197,7 +219,13 @@ def _fit(img: Image.Image, plan: _Plan, data: bytes, path: str, settings: Settin
     source_format, width, height, frames = plan.source_format, plan.width, plan.height, plan.frames
     orientation, target = plan.orientation, plan.target
     notes: list[str] = []
-    if frames > 1:
+    if not plan.counted_all:
+        notes.append(
+            f"{source_format} of at least {frames} frame{'s' if frames > 1 else ''}: showing "
+            f"the first (readkeeper stops counting after {STRUCTURE_STEPS:,} blocks of a "
+            "file's structure)."
+        )
+    elif frames > 1:
         what = "Animated" if source_format in ("GIF", "PNG", "WEBP") else "Multi-image"
         notes.append(
             f"{what} {source_format}: showing the first of {frames} frames ({frames - 1} dropped)."

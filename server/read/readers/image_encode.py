@@ -79,7 +79,9 @@ def _save(picture: Image.Image, fmt: str, quality: int = 0, chroma: int = 2) -> 
         picture.save(out, "PNG", compress_level=3)
     elif fmt == "JPEG":
         rgb = picture if picture.mode in ("RGB", "L") else picture.convert("RGB")
-        rgb.save(out, "JPEG", quality=quality, subsampling=chroma)
+        # The source's comment is not the model's (and a GIF's may be longer than the
+        # 65,533 bytes a JPEG comment holds: the encoder raised).
+        rgb.save(out, "JPEG", quality=quality, subsampling=chroma, comment=b"")
     else:
         picture.save(out, "WEBP", quality=quality, method=3)
     return out.getvalue()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ... import quoting
 from ...errors import ReadkeeperError
 from .decode_price import MB
+from .image_scan import Steps, Structure, scan
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -32,29 +33,37 @@ HEADER_TEXT_BYTES = 4 * MB
 PYTHON_DECODE_PIXELS = 8_000_000
 
 
-def open_image(data: bytes, path: str) -> Image.Image:
-    """`data` opened (header only) by one of `DECODED_FORMATS`; raises `too_large` for a
-    header carrying too much text, and Pillow's own errors for the rest."""
+def open_image(data: bytes, path: str, steps: Steps | None = None) -> tuple[Image.Image, Structure]:
+    """`data` opened (header only) by one of `DECODED_FORMATS`, and its structure as
+    image_scan.py walked it first; raises `too_large` for a file whose structure or
+    header text is over its cap (or `steps`, the read's, are spent), and Pillow's own
+    errors for the rest."""
     from PIL import Image, PngImagePlugin
 
+    structure = scan(data, path, steps)
     PngImagePlugin.MAX_TEXT_MEMORY = min(PngImagePlugin.MAX_TEXT_MEMORY, HEADER_TEXT_BYTES)
     try:
-        return Image.open(io.BytesIO(data), formats=DECODED_FORMATS)
+        return Image.open(io.BytesIO(data), formats=DECODED_FORMATS), structure
     except ValueError as exc:
         if "MAX_TEXT_MEMORY" in str(exc):  # Pillow's words for its text cap
             raise _text_heavy(path) from None
         raise
 
 
-def probe(data: bytes) -> tuple[int, int] | None:
-    """An image's stored width and height, from its header alone (None if unreadable)."""
+def probe(data: bytes, path: str = "image", steps: Steps | None = None) -> tuple[int, int] | None:
+    """An image's stored width and height, from its header alone (None if unreadable);
+    raises `too_large` for a file over the structure budget (image_scan.py), which
+    Pillow is not given."""
     from PIL import Image
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with open_image(data, "") as img:
+            img, _ = open_image(data, path, steps)
+            with img:
                 return img.size
+    except ReadkeeperError:
+        raise
     except Exception:  # any unreadable image is simply "size unknown"
         return None
 

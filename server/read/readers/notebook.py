@@ -35,6 +35,7 @@ from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
 from .image_open import probe
+from .image_scan import Steps
 from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
 from .notebook_ids import cell_names
 from .text import Window
@@ -255,6 +256,7 @@ class _Summariser:
         self.settings = settings
         # Every image of the read is decoded under one total, besides the server's budget.
         self.allowance = Allowance(READ_DECODE_BYTES)
+        self.steps = Steps()
         self.chars_cut = 0
 
     def cell(self, cell: dict[str, Any], index: int, name: str) -> NotebookCell:
@@ -358,12 +360,18 @@ class _Summariser:
             data = base64.b64decode(encoded, validate=False)
         except (binascii.Error, ValueError):
             return NotebookImage(mime, None, None, 0)
-        size = probe(data)
+        try:
+            size = probe(data, self.path, self.steps)
+        except ReadkeeperError as exc:
+            note = f"Not shown ({exc.kind}): {exc.message}"
+            return NotebookImage(mime, None, None, len(data), note=note)
         width, height = size if size else (None, None)
         if not self.include_images or size is None:
             return NotebookImage(mime, width, height, len(data))
         try:
-            fitted = image_reader.fit_image(data, self.path, self.settings, self.allowance)
+            fitted = image_reader.fit_image(
+                data, self.path, self.settings, self.allowance, self.steps
+            )
         except ReadkeeperError as exc:
             note = f"Not shown ({exc.kind}): {exc.message}"
             return NotebookImage(mime, width, height, len(data), note=note)
