@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -22,6 +22,7 @@ from ..files.fileio import is_directory
 from ..progress import step
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
+from ..read.tokens import TokenCounter
 from ..words import count
 from . import blocks, rg, stalls
 from .above import Above
@@ -154,22 +155,27 @@ def _matches(
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
     used = matches = 0
-    cut_lines = 0
+    cut_lines: list[blocks.Line] = []
+    cut_match: str | None = None
     last_event = -1
-    for line in blocks.lines(found, params.offset):
+    ahead = blocks.lines(found, params.offset)
+    for line in ahead:
         new_match = line.match and line.event != last_event
         if new_match and matches == cap:
             break
         text = line.text
         if len(text) > MAX_LINE_CHARS:
-            text, cut_lines = text[:MAX_LINE_CHARS], cut_lines + 1
+            text = text[:MAX_LINE_CHARS]
+            cut_lines.append(line)
         item = {"file_path": line.path, "line": line.number, "text": text}
         if not line.match:
             item["context"] = True
         cost = counter.count(text) + 8
         if used + cost > budget and shown:
-            if not new_match:  # what it belongs to is shown: the rest of it is left out
-                continue
+            if not new_match:
+                # The match (or its context) shown so far is cut here, and nothing after
+                # the cut is shown: a later line that fits would pass for the next one.
+                cut_match = _cut_note(line, ahead, params.offset + matches, _Fits(counter, budget))
             break
         used += cost
         if new_match:
@@ -187,9 +193,9 @@ def _matches(
     result: dict[str, Any] = {
         "matches": shown,
         "num_matches": matches,
-        "partial": more or incomplete,
+        "partial": more or incomplete or cut_match is not None or bool(cut_lines),
     }
-    notes = []
+    notes = [cut_match] if cut_match else []
     if more:
         result["next"] = _next(params, next_offset)
         notes.append(
@@ -204,15 +210,63 @@ def _matches(
             "glob, or a more specific pattern."
         )
     if cut_lines:
+        first = cut_lines[0]
         notes.append(
-            f"{count(cut_lines, 'line')} longer than {MAX_LINE_CHARS} characters shown cut; "
-            "read the file at that line to see one whole."
+            f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown "
+            f"cut; read {first.path} with offset={first.number} limit=1 to see the first "
+            "whole (the same for the others, at their line)."
         )
     if not shown and not incomplete:
         notes.append("No matches.")
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+class _Fits:
+    """True while the lines given so far, each costed as a shown line, fit `budget`."""
+
+    def __init__(self, counter: TokenCounter, budget: int) -> None:
+        self.counter, self.left = counter, budget
+
+    def __call__(self, text: str) -> bool:
+        if self.left > 0:  # past the budget nothing more is counted: a bounded step
+            self.left -= self.counter.count(text[:MAX_LINE_CHARS]) + 8
+        return self.left >= 0
+
+
+def _cut_note(
+    cut: blocks.Line, ahead: Iterator[blocks.Line], index: int, fits: Callable[[str], bool]
+) -> str:
+    """The note of match `index` (1-based) cut by the budget at line `cut`: which of its
+    lines were left out, and the read that shows them (as many as `fits` the budget of a
+    read; it names the rest). `ahead` yields the lines after `cut`: those of the same
+    match (and its context) are counted, the next match ends it."""
+    last_match = cut.number if cut.match else 0
+    last = cut.number
+    fitting = cut.number if fits(cut.text) else cut.number - 1
+    for line in ahead:
+        if line.path != cut.path or (line.match and line.event != cut.event):
+            break
+        last = line.number
+        if line.match:
+            last_match = line.number
+        if fitting == line.number - 1 and fits(line.text):
+            fitting = line.number
+    first = cut.number
+    what = (
+        f"lines {first}-{last_match} of match {index} (and its context to {last})"
+        if last_match and last > last_match
+        else f"lines {first}-{last} of match {index}"
+        if last_match
+        else f"the context of match {index} from line {first} to {last}"
+    )
+    return (
+        f"The token budget cut match {index} in {cut.path} after line {first - 1}: "
+        f"{what} are left out; read {cut.path} with offset={first} "
+        f"limit={max(fitting - first + 1, 1)} to see {'them' if fitting == last else 'the first'}"
+        f"{'' if fitting == last else ' (that read names the next)'}."
+    )
 
 
 def _counts(
