@@ -255,17 +255,17 @@ def _cut_note(
             fitting = line.number
     first = cut.number
     what = (
-        f"lines {first}-{last_match} of match {index} (and its context to {last})"
+        f"lines {first}-{last_match} of match {index} (and its context to line {last}) are"
         if last_match and last > last_match
-        else f"lines {first}-{last} of match {index}"
+        else f"lines {first}-{last} of match {index} are"
         if last_match
-        else f"the context of match {index} from line {first} to {last}"
+        else f"its context from line {first} to {last} is"
     )
+    limit = max(fitting - first + 1, 1)
+    on = "" if first + limit > last else f", then on from offset={first + limit} the same way"
     return (
-        f"The token budget cut match {index} in {cut.path} after line {first - 1}: "
-        f"{what} are left out; read {cut.path} with offset={first} "
-        f"limit={max(fitting - first + 1, 1)} to see {'them' if fitting == last else 'the first'}"
-        f"{'' if fitting == last else ' (that read names the next)'}."
+        f"The token budget cut match {index} in {cut.path} after line {first - 1}: {what} "
+        f"left out; read {cut.path} with offset={first} limit={limit}{on} to see them."
     )
 
 

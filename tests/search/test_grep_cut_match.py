@@ -5,7 +5,10 @@ never skips what the cut left out. Lines not shown are never counted as seen."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +136,21 @@ async def test_mcp_and_lsp_say_the_cut_of_a_long_match(lsp: Session, workspace: 
             await client.call_tool("grep", {"pattern": SPAN, "multiline": True, "path": "m.py"})
         )
         assert "offset=" in text.splitlines()[-1]
+
+
+def test_the_cli_says_the_cut_on_stderr(workspace: Path) -> None:
+    (workspace / "m.py").write_text(LONG)
+    env = {**os.environ, "READKEEPER_MAX_TOKENS": "5000"}
+    done = subprocess.run(
+        [sys.executable, "-m", "readkeeper", "grep", "-U", SPAN, "m.py"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    shown = [int(line.split(":")[1]) for line in done.stdout.splitlines()]
+    assert shown == list(range(1, len(shown) + 1))
+    assert len(shown) < 3002
+    assert f"offset={len(shown) + 1}" in done.stderr
+    assert "left out" in done.stderr
