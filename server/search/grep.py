@@ -100,14 +100,30 @@ def grep(
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
         result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
+        if incomplete:  # names and counts say it as the lines do
+            result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     else:
         if found is None:
             found = blocks.blocks(root, cwd, ran.lines, matcher, above)
         if params.output == "counts":
             result = _counts(blocks.counts(found), params, cap, incomplete)
+            if incomplete:
+                result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
         else:
             result = _matches(services, found, params, cap, incomplete, ran.timed_out)
     return rg.said_failed(stalls.with_note(result, avoided), ran)
+
+
+def _stopped(timed_out: bool) -> str:
+    why = "ran out of time" if timed_out else "found more than it can hold"
+    return (
+        f"The search {why}, so it did not look everywhere; narrow it with path or glob, "
+        "or a more specific pattern."
+    )
+
+
+def _notes(result: dict[str, Any]) -> list[str]:
+    return [result["note"]] if result.get("note") else []
 
 
 # A pattern's length at most, in characters (a UTF-8 character is up to 4 bytes).
@@ -204,11 +220,7 @@ def _matches(
             f"offset={next_offset}, or narrow it with path or glob."
         )
     if incomplete:
-        why = "ran out of time" if timed_out else "found more than it can hold"
-        notes.append(
-            f"The search {why}, so it did not look everywhere; narrow it with path or "
-            "glob, or a more specific pattern."
-        )
+        notes.append(_stopped(timed_out))
     if cut_lines:
         first = cut_lines[0]
         notes.append(

@@ -19,6 +19,7 @@ from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client, text_o
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
+from readkeeper.search import grep as grep_module
 
 SPAN = "BEGIN[\\s\\S]*END"
 LONG = "BEGIN\n" + "".join(f"secret{i} = {i}\n" for i in range(3000)) + "END\n"
@@ -154,3 +155,15 @@ def test_the_cli_says_the_cut_on_stderr(workspace: Path) -> None:
     assert len(shown) < 3002
     assert f"offset={len(shown) + 1}" in done.stderr
     assert "left out" in done.stderr
+
+
+@pytest.mark.parametrize("output", ["files", "counts"])
+def test_names_and_counts_of_a_stopped_run_say_it_did_not_look_everywhere(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    for i in range(30):
+        (workspace / f"f{i:02}.txt").write_text("needle\n")
+    monkeypatch.setattr(grep_module, "COLLECT_CAP", 5)
+    result = grep(core, pattern="needle", output=output, max_matches=1000)
+    assert result["partial"] is True
+    assert "did not look everywhere" in result["note"]
