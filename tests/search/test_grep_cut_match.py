@@ -167,3 +167,23 @@ def test_names_and_counts_of_a_stopped_run_say_it_did_not_look_everywhere(
     result = grep(core, pattern="needle", output=output, max_matches=1000)
     assert result["partial"] is True
     assert "did not look everywhere" in result["note"]
+
+
+def test_the_cli_parts_context_groups_that_do_not_follow_on(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("one\nneedle\nthree\nfour\nfive\nneedle\nseven\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "readkeeper", "grep", "-C", "1", "needle"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.splitlines() == [
+        "a.txt-1-one",
+        "a.txt:2:needle",
+        "a.txt-3-three",
+        "--",
+        "a.txt-5-five",
+        "a.txt:6:needle",
+        "a.txt-7-seven",
+    ]
