@@ -256,10 +256,10 @@ class Readkeeper:
         if "session" in snapshot:
             result["session"] = snapshot["session"]
         result["caches"] = count_cache.hit_counts()
+        result["settings_warnings"] = list(self.settings_warnings)
         later, builds = self.read_states.later.status(), self.file_times.builds.status()
         result["workers"] = {"later": later, "glob_builds": builds}  # and watcher, ahead
-        if params.history:
-            # Every session's calls: the picture shows the editor's agent beside others.
+        if params.history:  # every session's calls: the picture shows the agents side by side
             result["history"] = self.stats.journal.snapshot()
         return result
 

@@ -82,11 +82,15 @@ def whole_number(value: Any) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise ValueError("expected a whole number") from None
+        # ASCII digits only: int() also takes Arabic-Indic and fullwidth digits and
+        # "5_0", which no one setting a limit means ("1e3" is refused either way).
+        if not _DIGITS.fullmatch(value.strip()):
+            raise ValueError("expected a whole number (ASCII digits)")
+        return int(value.strip())
     raise ValueError("expected a whole number")
+
+
+_DIGITS = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def positive_int(value: Any) -> int:

@@ -55,6 +55,7 @@ def main(
         )
         return REFUSED
     early = None if http else EarlyAnswers.start(tools)
+    _say_settings_warnings()
     from ..loading import loading
 
     with loading():
@@ -76,6 +77,15 @@ def main(
         return 0
     finally:
         front.close()
+
+
+def _say_settings_warnings() -> None:
+    """The environment's settings warnings on stderr, as `serve` and the CLI say them
+    (stdout is the protocol's); `stats` carries them too."""
+    from ..settings import resolve_settings
+
+    for warning in resolve_settings(None)[1]:
+        print(warning, file=sys.stderr, flush=True)
 
 
 async def _serve_stdio(front: McpFrontEnd, early: EarlyAnswers | None) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -22,6 +22,7 @@ from ..files.fileio import is_directory
 from ..progress import step
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
+from ..read.tokens import TokenCounter
 from ..words import count
 from . import blocks, rg, stalls
 from .above import Above
@@ -99,14 +100,30 @@ def grep(
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
         result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
+        if incomplete:  # names and counts say it as the lines do
+            result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     else:
         if found is None:
             found = blocks.blocks(root, cwd, ran.lines, matcher, above)
         if params.output == "counts":
             result = _counts(blocks.counts(found), params, cap, incomplete)
+            if incomplete:
+                result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
         else:
             result = _matches(services, found, params, cap, incomplete, ran.timed_out)
     return rg.said_failed(stalls.with_note(result, avoided), ran)
+
+
+def _stopped(timed_out: bool) -> str:
+    why = "ran out of time" if timed_out else "found more than it can hold"
+    return (
+        f"The search {why}, so it did not look everywhere; narrow it with path or glob, "
+        "or a more specific pattern."
+    )
+
+
+def _notes(result: dict[str, Any]) -> list[str]:
+    return [result["note"]] if result.get("note") else []
 
 
 # A pattern's length at most, in characters (a UTF-8 character is up to 4 bytes).
@@ -154,22 +171,27 @@ def _matches(
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
     used = matches = 0
-    cut_lines = 0
+    cut_lines: list[blocks.Line] = []
+    cut_match: str | None = None
     last_event = -1
-    for line in blocks.lines(found, params.offset):
+    ahead = blocks.lines(found, params.offset)
+    for line in ahead:
         new_match = line.match and line.event != last_event
         if new_match and matches == cap:
             break
         text = line.text
         if len(text) > MAX_LINE_CHARS:
-            text, cut_lines = text[:MAX_LINE_CHARS], cut_lines + 1
+            text = text[:MAX_LINE_CHARS]
+            cut_lines.append(line)
         item = {"file_path": line.path, "line": line.number, "text": text}
         if not line.match:
             item["context"] = True
         cost = counter.count(text) + 8
         if used + cost > budget and shown:
-            if not new_match:  # what it belongs to is shown: the rest of it is left out
-                continue
+            if not new_match:
+                # The match (or its context) shown so far is cut here, and nothing after
+                # the cut is shown: a later line that fits would pass for the next one.
+                cut_match = _cut_note(line, ahead, params.offset + matches, _Fits(counter, budget))
             break
         used += cost
         if new_match:
@@ -187,9 +209,9 @@ def _matches(
     result: dict[str, Any] = {
         "matches": shown,
         "num_matches": matches,
-        "partial": more or incomplete,
+        "partial": more or incomplete or cut_match is not None or bool(cut_lines),
     }
-    notes = []
+    notes = [cut_match] if cut_match else []
     if more:
         result["next"] = _next(params, next_offset)
         notes.append(
@@ -198,21 +220,65 @@ def _matches(
             f"offset={next_offset}, or narrow it with path or glob."
         )
     if incomplete:
-        why = "ran out of time" if timed_out else "found more than it can hold"
-        notes.append(
-            f"The search {why}, so it did not look everywhere; narrow it with path or "
-            "glob, or a more specific pattern."
-        )
+        notes.append(_stopped(timed_out))
     if cut_lines:
+        first = cut_lines[0]
         notes.append(
-            f"{count(cut_lines, 'line')} longer than {MAX_LINE_CHARS} characters shown cut; "
-            "read the file at that line to see one whole."
+            f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown "
+            f"cut; read {first.path} with offset={first.number} limit=1 to see the first "
+            "whole (the same for the others, at their line)."
         )
     if not shown and not incomplete:
         notes.append("No matches.")
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+class _Fits:
+    """True while the lines given so far, each costed as a shown line, fit `budget`."""
+
+    def __init__(self, counter: TokenCounter, budget: int) -> None:
+        self.counter, self.left = counter, budget
+
+    def __call__(self, text: str) -> bool:
+        if self.left > 0:  # past the budget nothing more is counted: a bounded step
+            self.left -= self.counter.count(text[:MAX_LINE_CHARS]) + 8
+        return self.left >= 0
+
+
+def _cut_note(
+    cut: blocks.Line, ahead: Iterator[blocks.Line], index: int, fits: Callable[[str], bool]
+) -> str:
+    """The note of match `index` (1-based) cut by the budget at line `cut`: which of its
+    lines were left out, and the read that shows them (as many as `fits` the budget of a
+    read; it names the rest). `ahead` yields the lines after `cut`: those of the same
+    match (and its context) are counted, the next match ends it."""
+    last_match = cut.number if cut.match else 0
+    last = cut.number
+    fitting = cut.number if fits(cut.text) else cut.number - 1
+    for line in ahead:
+        if line.path != cut.path or (line.match and line.event != cut.event):
+            break
+        last = line.number
+        if line.match:
+            last_match = line.number
+        if fitting == line.number - 1 and fits(line.text):
+            fitting = line.number
+    first = cut.number
+    what = (
+        f"lines {first}-{last_match} of match {index} (and its context to line {last}) are"
+        if last_match and last > last_match
+        else f"lines {first}-{last} of match {index} are"
+        if last_match
+        else f"its context from line {first} to {last} is"
+    )
+    limit = max(fitting - first + 1, 1)
+    on = "" if first + limit > last else f", then on from offset={first + limit} the same way"
+    return (
+        f"The token budget cut match {index} in {cut.path} after line {first - 1}: {what} "
+        f"left out; read {cut.path} with offset={first} limit={limit}{on} to see them."
+    )
 
 
 def _counts(

@@ -23,7 +23,14 @@ def lines(method: str, result: dict[str, Any], display: Callable[[str], str] = s
         if "counts" in result:
             return [f"{_name(display(c['file_path']))}:{c['count']}" for c in result["counts"]]
         out = []
+        # With context, groups of lines that do not follow on are parted by "--", as
+        # grep -C parts them: no line left out passes for one shown.
+        grouped = any(match.get("context") for match in result["matches"])
+        before: tuple[str, int] | None = None
         for match in result["matches"]:
+            if grouped and before and before != (match["file_path"], match["line"] - 1):
+                out.append("--")
+            before = (match["file_path"], match["line"])
             mark = "-" if match.get("context") else ":"
             path = _name(display(match["file_path"]))
             out.append(f"{path}{mark}{match['line']}{mark}{_text(match['text'])}")
