@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import logging
 import os
 import queue
@@ -31,6 +32,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("readkeeper")
 
@@ -72,6 +74,24 @@ def decode_entry(key: str, data: bytes) -> bytes | None:
     if bytes(rest[:key_length]) != key.encode("utf-8"):
         return None
     return bytes(rest[key_length:])
+
+
+def with_header(header: dict[str, Any], *body: bytes, align: int = 1) -> bytes:
+    """A payload: its JSON header (padded with spaces so the body starts on a multiple of
+    `align`), its length before it in four bytes, then `body`."""
+    text = json.dumps(header).encode("utf-8")
+    text += b" " * (-(4 + len(text)) % align)
+    return b"".join((len(text).to_bytes(4, "big"), text, *body))
+
+
+def split_header(payload: bytes) -> tuple[dict[str, Any], int] | None:
+    """A payload's JSON header and where its body starts; None when it has none."""
+    try:
+        length = int.from_bytes(payload[:4], "big")
+        header = json.loads(payload[4 : 4 + length])
+    except ValueError:
+        return None
+    return (header, 4 + length) if isinstance(header, dict) else None
 
 
 _SHARED: dict[str, UserCache] = {}
@@ -344,4 +364,6 @@ __all__ = [
     "flush",
     "hit_counts",
     "shared",
+    "split_header",
+    "with_header",
 ]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import array
 import hashlib
 import importlib.util
-import json
 import logging
 import os
 import re
@@ -224,17 +223,8 @@ def make_payload(pat_str: str, ranks: dict[bytes, int]) -> bytes | None:
     offsets = [0]
     for token in tokens:
         offsets.append(offsets[-1] + len(token))
-    header = json.dumps({"pat_str": pat_str, "count": count, "slots": size}).encode("utf-8")
-    header += b" " * (-(4 + len(header)) % 4)
-    return b"".join(
-        (
-            len(header).to_bytes(4, "big"),
-            header,
-            _ints(offsets),
-            _ints(slots),
-            *tokens,
-        )
-    )
+    header = {"pat_str": pat_str, "count": count, "slots": size}
+    return user_cache.with_header(header, _ints(offsets), _ints(slots), *tokens, align=4)
 
 
 def _ints(values: list[int]) -> bytes:
@@ -243,19 +233,15 @@ def _ints(values: list[int]) -> bytes:
 
 def parse_payload(payload: bytes) -> TokenIndex | None:
     """The index a payload holds, or None when its parts do not add up to one."""
-    try:
-        header_length = int.from_bytes(payload[:4], "big")
-        header = json.loads(payload[4 : 4 + header_length])
-    except ValueError:
+    framed = user_cache.split_header(payload)
+    if framed is None:
         return None
-    if not isinstance(header, dict):
-        return None
+    header, start = framed
     pat_str, count, size = header.get("pat_str"), header.get("count"), header.get("slots")
     if not (isinstance(pat_str, str) and type(count) is int and type(size) is int):
         return None
     if count < 256 or size < 2 * count or size & (size - 1):
         return None
-    start = 4 + header_length
     if start % 4:
         return None
     view = memoryview(payload)

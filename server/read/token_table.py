@@ -22,7 +22,6 @@ A load also has the table's index kept beside its ranks when no valid one is the
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 from itertools import accumulate, pairwise
@@ -155,22 +154,17 @@ def make_payload(
     lengths = [len(t) for t in tokens]
     if any(not 0 < n < 256 for n in lengths):
         return None
-    header = json.dumps(
-        {"pat_str": pat_str, "special_tokens": special_tokens, "count": len(tokens)}
-    ).encode("utf-8")
-    return b"".join((len(header).to_bytes(4, "big"), header, bytes(lengths), *tokens))
+    header = {"pat_str": pat_str, "special_tokens": special_tokens, "count": len(tokens)}
+    return user_cache.with_header(header, bytes(lengths), *tokens)
 
 
 def parse_payload(payload: bytes) -> tuple[str, dict[str, int], dict[bytes, int]] | None:
     """The split pattern, special tokens and ranks of a cached table, or None when the
     bytes are not exactly one."""
-    try:
-        header_length = int.from_bytes(payload[:4], "big")
-        header = json.loads(payload[4 : 4 + header_length])
-    except ValueError:
+    framed = user_cache.split_header(payload)
+    if framed is None:
         return None
-    if not isinstance(header, dict):
-        return None
+    header, start = framed
     pat_str, special = header.get("pat_str"), header.get("special_tokens")
     count = header.get("count")
     if not (isinstance(pat_str, str) and isinstance(special, dict) and type(count) is int):
@@ -179,7 +173,6 @@ def parse_payload(payload: bytes) -> tuple[str, dict[str, int], dict[bytes, int]
         return None
     if not all(isinstance(k, str) and type(v) is int and v >= count for k, v in special.items()):
         return None
-    start = 4 + header_length
     lengths = payload[start : start + count]
     blob = payload[start + count :]
     if len(lengths) != count or 0 in lengths or sum(lengths) != len(blob):
