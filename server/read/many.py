@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..progress import step
@@ -94,7 +95,7 @@ def _cancelled(exc: Exception) -> bool:
 def _not_read(path: str) -> ReadkeeperError:
     return ReadkeeperError(
         "cancelled",
-        f"{path} was not read: the request was cancelled before this file was read. "
+        f"{quoting.name(path)} was not read: the request was cancelled before it was. "
         f"Read it again if you need it ({call('read', file_path=path)}).",
         file_path=path,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..protocol import ReadParams
 
@@ -62,6 +63,6 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
         what, instead = _IS[kind]
         raise ReadkeeperError(
             "bad_params",
-            f"{field} applies to {_FOR[field]}, and {path} is {what}: {instead}.",
+            f"{field} applies to {_FOR[field]}, and {quoting.name(path)} is {what}: {instead}.",
             field=field,
         )
