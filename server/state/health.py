@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .. import quoting
+
 log = logging.getLogger("readkeeper")
 
 
@@ -45,7 +47,9 @@ class Health:
         """Record that the thread ended on `exc`; the sentence `stats` and the log show."""
         self.failures += 1
         self.down = True
-        self.failure = f"{self.what} stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        # One line of readkeeper's words: an error's text may hold a file's name.
+        said = quoting.phrase(f"{type(exc).__name__}: {exc}")
+        self.failure = f"{self.what} stopped on an unexpected error: {said}"
         log.error("readkeeper: %s", self.failure, exc_info=exc)
         if self._on_failure is not None:
             self._on_failure(self.failure)

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from .. import quoting
 from ..protocol import ChangesResult
 
 # Which paths a caller may be told of (an attached agent: those beneath its roots).
@@ -49,7 +50,7 @@ def note(status: dict[str, Any], poll_interval_ms: int) -> str | None:
         said.append(f"some roots are not watched ({_missing(status)}): changes there are not heard")
     polled = status.get("polled_roots") or {}
     if polled:
-        roots = "; ".join(f"{root} ({why})" for root, why in polled.items())
+        roots = "; ".join(f"{quoting.name(root)} ({why})" for root, why in polled.items())
         said.append(
             f"changes under {roots} are found by looking every {poll_interval_ms} ms, so "
             "one may be listed late"
@@ -69,7 +70,8 @@ def noted(result: ChangesResult, status: dict[str, Any], poll_interval_ms: int) 
 
 def _missing(status: dict[str, Any]) -> str:
     missing = status.get("missing_roots") or {}
-    return "; ".join(f"{root} ({why})" for root, why in missing.items()) or "none is set up"
+    named = (f"{quoting.name(root)} ({why})" for root, why in missing.items())
+    return "; ".join(named) or "none is set up"
 
 
 __all__ = ["Where", "note", "noted"]

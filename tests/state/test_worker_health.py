@@ -36,6 +36,7 @@ def test_a_watcher_whose_worker_ended_says_failed_and_why_and_warns_once(
         assert status["failure"].startswith(
             "the watcher's worker stopped on an unexpected error: OverflowError"
         )
+        wait_for(lambda: warnings, "the warning")  # said just after the state is set
         assert len(warnings) == 1
         assert "Change notices have stopped" in warnings[0]
         assert "restart the server" in warnings[0]
