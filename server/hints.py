@@ -71,6 +71,13 @@ _CLI: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _shell(name: str, value: Any) -> str:
+    """A value as one shell word nothing expands (single quotes); one that cannot stand
+    on one line (a line break in a file's name) is named by its parameter instead."""
+    text = str(value)
+    return shlex.quote(text) if text.isprintable() else name.upper()
+
+
 def for_cli(message: str) -> str:
     """`message` with each next call as the `readkeeper` command that does it (a method
     the CLI lacks is left as the method)."""
@@ -83,13 +90,13 @@ def for_cli(message: str) -> str:
         words = ["readkeeper", command]
         for name in positional:
             if name in params:
-                words.append(shlex.quote(str(params.pop(name))))
+                words.append(_shell(name, params.pop(name)))
         for name, value in params.items():
             flag = "--" + name.replace("_", "-")
             if value is True:
                 words.append(flag)
             elif value is not False:
-                words += [flag, shlex.quote(str(value))]
+                words += [flag, _shell(name, value)]
         return "`" + " ".join(words) + "`"
 
     return _rewrite(message, word)

@@ -142,6 +142,22 @@ def is_plain(text: str) -> bool:
     return all(char.isalnum() or char in NAME_PUNCTUATION for char in text)
 
 
+def shell_word(name: str) -> str:
+    """A file name as one word of a command readkeeper suggests, which a POSIX shell takes
+    literally: bare when plain, else in single quotes (nothing expands in them; never
+    JSON's double quotes, in which `$(...)` runs), with `./` before a leading `-`, `~` or
+    `=` (an option or an expansion would take it). A name that cannot stand on one line
+    as such a word (a line break, a bidirectional or invisible character) is not shown:
+    FILE stands for it."""
+    if name[:1] in ("-", "~", "="):
+        name = "./" + name
+    if is_plain(name):
+        return name
+    if name.isprintable() and not _LOOKALIKES.search(name):
+        return "'" + name.replace("'", "'\\''") + "'"
+    return "FILE"
+
+
 def json_text(value: Any, **kwargs: Any) -> str:
     """`value` as JSON text in which every character `name` escapes is escaped too: all
     that str.isprintable rejects (json.dumps with ensure_ascii=False leaves NEL, U+2028,

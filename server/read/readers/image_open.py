@@ -86,7 +86,7 @@ def check_decoder(img: Image.Image, path: str) -> None:
         f"{quoting.name(path)} is a {img.format} of {width}x{height} that Pillow decodes in "
         f"Python (compressed rows), slowly: over {PYTHON_DECODE_PIXELS:,} pixels it is not "
         f"decoded. Ask the user for a smaller export, or convert a copy first (for example "
-        f"`magick {quoting.name(name)} {quoting.name(stem + '.png')}`) and read that.",
+        f"`magick {quoting.shell_word(name)} {quoting.shell_word(stem + '.png')}`) and read that.",
         file_path=path,
         width=width,
         height=height,
@@ -95,7 +95,7 @@ def check_decoder(img: Image.Image, path: str) -> None:
 
 
 def _text_heavy(path: str) -> ReadkeeperError:
-    name = quoting.name(path.rsplit("/", 1)[-1])
+    name = quoting.shell_word(path.rsplit("/", 1)[-1])
     return ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} carries over {HEADER_TEXT_BYTES // MB} MB of text in its "

@@ -300,7 +300,7 @@ def _too_structured(path: str, what: str) -> ReadkeeperError:
         f"{quoting.name(path)} is built of {what}, more than readkeeper walks to show "
         "one picture (that work grows with the file's structure, not its pixels). "
         "Rewrite a copy without them first (for example `magick "
-        f"{quoting.name(name)} -strip stripped.png`) and read that.",
+        f"{quoting.shell_word(name)} -strip stripped.png`) and read that.",
         file_path=path,
         max_structure_steps=STRUCTURE_STEPS,
         max_metadata_inflate_bytes=METADATA_INFLATE_BYTES,
