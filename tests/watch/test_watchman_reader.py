@@ -5,6 +5,7 @@ test's own."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,11 +50,16 @@ def test_a_reader_that_ends_on_an_error_reports_the_subscription_lost(
     subscription = watchman.Subscription(str(workspace), sink, rewatch=True)
     subscription.start(spawn=False)
     written = iter(range(10**6))
+    last = [0.0]
 
     def lost_after_a_write() -> list[str]:
         # Written until a report of changes comes (the first one may be a fresh
-        # instance's, which a write before it folds into).
-        (workspace / "a.txt").write_text(f"{next(written)}\n")
+        # instance's, which a write before it folds into), at most every 0.2 s:
+        # Watchman reports once the tree is quiet for its settle time (20 ms), so a
+        # write at each of wait_until's polls (10 ms apart) kept it from ever reporting.
+        if time.monotonic() - last[0] > 0.2:
+            (workspace / "a.txt").write_text(f"{next(written)}\n")
+            last[0] = time.monotonic()
         return sink.lost_reasons
 
     try:
