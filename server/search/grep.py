@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..progress import step
@@ -225,8 +226,8 @@ def _matches(
         first = cut_lines[0]
         notes.append(
             f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown "
-            f"cut; read {first.path} with offset={first.number} limit=1 to see the first "
-            "whole (the same for the others, at their line)."
+            f"cut; read {quoting.name(first.path)} with offset={first.number} limit=1 to see "
+            "the first whole (the same for the others, at their line)."
         )
     if not shown and not incomplete:
         notes.append("No matches.")
@@ -275,9 +276,10 @@ def _cut_note(
     )
     limit = max(fitting - first + 1, 1)
     on = "" if first + limit > last else f", then on from offset={first + limit} the same way"
+    name = quoting.name(cut.path)
     return (
-        f"The token budget cut match {index} in {cut.path} after line {first - 1}: {what} "
-        f"left out; read {cut.path} with offset={first} limit={limit}{on} to see them."
+        f"The token budget cut match {index} in {name} after line {first - 1}: {what} left "
+        f"out; read {name} with offset={first} limit={limit}{on} to see them."
     )
 
 

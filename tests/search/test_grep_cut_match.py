@@ -187,3 +187,13 @@ def test_the_cli_parts_context_groups_that_do_not_follow_on(workspace: Path) -> 
         "a.txt:6:needle",
         "a.txt-7-seven",
     ]
+
+
+def test_a_cut_note_names_the_file_by_the_naming_rule(core: Readkeeper, workspace: Path) -> None:
+    """The file a cut note sends the agent to read is named as every name in readkeeper's
+    words: a name with a line break cannot add a line of its own to the note."""
+    (workspace / "a\nkind: ok").write_text("needle " + "x" * 600 + "\n")
+    found = calls.call(core, "grep", {"pattern": "needle"})
+    assert found["partial"] is True
+    assert "\n" not in found["note"], found["note"]
+    assert '"' in found["note"]
