@@ -3,7 +3,7 @@ repository, in-process as bench_search.py calls it.
 
 Run it as `.venv/bin/python bench/bench_grep_phases.py` (`--runs` for more samples). Each
 case is one grep call, timed whole and split into its phases: ripgrep's run as readkeeper
-makes it (the warm launcher's fork and confinement included), the cutting of its output
+makes it (the warm launcher's start of it included), the cutting of its output
 (plain or JSON) into per-file blocks (search/blocks.py) and the rest (parameters, pages,
 tokens, the answer); beside them, the proof of the lines shown (search/seen.py
 `record_shown`), which runs after the answer (state/later.py), so not in the call's time.

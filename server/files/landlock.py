@@ -16,7 +16,6 @@ import ctypes
 import functools
 import os
 import resource
-import signal
 import sys
 from collections.abc import Sequence
 
@@ -39,23 +38,10 @@ SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cach
 DATA_LIMIT_BYTES = 1 << 30
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(parent: int) -> bool:
-    """Have the kernel kill this process when `parent`, the single-threaded launcher that
-    forked it, ends: a program that never ends by itself (ripgrep waiting on a FIFO a
-    repository planted as its .gitignore) is not left behind when readkeeper goes.
-    False when the parent has already gone (the caller then exits)."""
-    libc = _libc()
-    if libc is not None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    return os.getppid() == parent
-
-
 def limit_memory() -> None:
     """Cap this process's data (RLIMIT_DATA: the heap and private writable mappings, not
-    the files ripgrep maps to read) at DATA_LIMIT_BYTES, before it becomes a program."""
+    the files ripgrep maps to read) at DATA_LIMIT_BYTES, for it and the programs it
+    starts."""
     hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
     cap = DATA_LIMIT_BYTES if hard == resource.RLIM_INFINITY else min(hard, DATA_LIMIT_BYTES)
     resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
@@ -74,15 +60,6 @@ def _libc() -> ctypes.CDLL | None:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
-
-
-def warm() -> None:
-    """Look up the C functions a child calls (`die_with_parent`, `restrict`) in this
-    process, before it forks them."""
-    libc = _libc()
-    if libc is not None:
-        libc.prctl  # noqa: B018  (the lookup is kept on `libc`: what this is for)
-        libc.syscall  # noqa: B018
 
 
 def abi() -> int:

@@ -202,9 +202,9 @@ _NOTHING_FOUND = ("No matches.", "No files match.")
 
 def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> Process:
     """rg confined to reading beneath `allowed` (rg's walk opens by name, and a folder
-    swapped for a symlink out mid-walk then leads to nothing readable): forked by the
-    warm launcher, or, when that cannot start it, by a fresh interpreter that restricts
-    itself and then becomes rg."""
+    swapped for a symlink out mid-walk then leads to nothing readable): started by the
+    warm launcher confined to that folder, or, when that cannot start it, by a fresh
+    interpreter that restricts itself and then becomes rg."""
     if WARM_LAUNCHER:
         try:
             return LAUNCHER.start(

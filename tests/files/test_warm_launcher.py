@@ -1,20 +1,23 @@
-"""The warm launcher (server/files/zygote.py, confined.py): one process forks a child per
-call, and each child is confined to that call's folders alone, never a previous call's;
-it cannot write, cannot follow a symlink out, is killed when asked and reports how it
-ended; a launcher that died is started again."""
+"""The warm launchers (server/files/zygote.py, confined.py): one process per domain (the
+folders a call may read, by device and inode), confined to it, starts each call's
+program, so a program reads its own call's folders alone, never another call's; it
+cannot write, cannot follow a symlink out, is killed when asked and reports how it
+ended; a launcher that died is started again; none outlives readkeeper."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from readkeeper.files import landlock
-from readkeeper.files.confined import Launcher
+from readkeeper.files.confined import MAX_LAUNCHERS, Launcher
 from watch_core_helpers import wait_for
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
@@ -53,11 +56,13 @@ def test_each_child_reads_only_its_own_calls_folders(launcher: Launcher, tmp_pat
     first, second = _folders(tmp_path)
     cat = _program("cat")
     assert _run(launcher, [cat, "first/note.txt"], tmp_path, ["first"])[:2] == (0, "first text\n")
-    pid = launcher.pid()
+    first_launcher = launcher.pid()
     # The next call is allowed `second` only: the first call's folder is not readable.
     code, out, err = _run(launcher, [cat, "first/note.txt"], tmp_path, ["second"])
     assert (code, out) == (1, "")
     assert "Permission denied" in err
+    second_launcher = launcher.pid()
+    assert second_launcher != first_launcher  # a domain of its own
     assert _run(launcher, [cat, "second/note.txt"], tmp_path, ["second"])[:2] == (
         0,
         "second text\n",
@@ -65,7 +70,56 @@ def test_each_child_reads_only_its_own_calls_folders(launcher: Launcher, tmp_pat
     code, _, err = _run(launcher, [cat, str(first / "note.txt")], second, ["."])
     assert code == 1
     assert "Permission denied" in err
-    assert launcher.pid() == pid  # one launcher served every call: it was warm
+    assert launcher.pid() == second_launcher  # the same folders: the same warm launcher
+    assert _run(launcher, [cat, "note.txt"], first, ["."])[:2] == (0, "first text\n")
+    assert launcher.pid() == first_launcher
+    assert sorted(launcher.pids()) == sorted([first_launcher, second_launcher])
+
+
+def test_a_folder_put_in_place_of_another_gets_a_launcher_of_its_own(
+    launcher: Launcher, tmp_path: Path
+) -> None:
+    """A launcher is confined to the folder a name led to when it started; the same name
+    leading to another folder later (moved away, another put there) is another domain."""
+    first, _ = _folders(tmp_path)
+    cat = _program("cat")
+    assert _run(launcher, [cat, "first/note.txt"], tmp_path, ["first"])[:2] == (0, "first text\n")
+    before = launcher.pid()
+    first.rename(tmp_path / "moved")
+    first.mkdir()
+    (first / "note.txt").write_text("new text\n")
+    assert _run(launcher, [cat, "first/note.txt"], tmp_path, ["first"])[:2] == (0, "new text\n")
+    assert launcher.pid() != before
+    # The first launcher still holds the moved folder, and only it.
+    code, _, err = _run(launcher, [cat, "first/note.txt"], tmp_path, ["moved"])
+    assert (code, "Permission denied" in err) == (1, True)
+    assert launcher.pid() == before
+
+
+def test_past_the_cap_idle_launchers_retire_and_busy_ones_stay(
+    launcher: Launcher, tmp_path: Path
+) -> None:
+    folders = [tmp_path / f"d{n}" for n in range(MAX_LAUNCHERS + 2)]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "note.txt").write_text(f"{folder.name}\n")
+    busy = launcher.start(
+        [_program("sleep"), "600"], cwd=str(folders[0]), read=["."],
+        run=landlock.SYSTEM_LIBRARIES, env={},
+    )  # fmt: skip
+    busy_launcher = launcher.pid()
+    cat = _program("cat")
+    for folder in folders[1:]:
+        assert _run(launcher, [cat, "note.txt"], folder, ["."])[:2] == (0, f"{folder.name}\n")
+        assert len(launcher.pids()) <= MAX_LAUNCHERS + 1  # the busy one may stay over
+    assert busy_launcher in launcher.pids()
+    assert busy.poll() is None  # its program still runs
+    busy.kill()
+    assert busy.wait() == -signal.SIGKILL
+    busy.stdout.close()
+    busy.stderr.close()
+    assert _run(launcher, [cat, "note.txt"], folders[1], ["."])[0] == 0
+    assert len(launcher.pids()) == MAX_LAUNCHERS
 
 
 def test_a_child_cannot_write_or_follow_a_symlink_out(launcher: Launcher, tmp_path: Path) -> None:
@@ -140,3 +194,21 @@ def _ended(pid: int) -> bool:
     except (OSError, IndexError):
         return True
     return state in ("Z", "X")
+
+
+def test_a_caller_that_dies_leaves_no_program_behind(tmp_path: Path) -> None:
+    """The process that started the launcher dies without a word (SIGKILL, out of memory):
+    its socket closes, and the launcher kills the programs it started before it ends."""
+    script = (
+        "import os, sys\n"
+        "from readkeeper.files import landlock\n"
+        "from readkeeper.files.confined import Launcher\n"
+        f"child = Launcher().start([{_program('sleep')!r}, '600'], cwd={str(tmp_path)!r},"
+        " read=['.'], run=landlock.SYSTEM_LIBRARIES, env={})\n"
+        "print(child.pid, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert ran.returncode == -signal.SIGKILL, ran.stderr
+    pid = int(ran.stdout.split()[0])
+    wait_for(lambda: _ended(pid), "the dead caller's program to end", timeout=30)
