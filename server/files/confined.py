@@ -139,7 +139,7 @@ class _Warm:
         self.process = process
         self.control = control
         self.asked = 0  # requests sent, not answered yet
-        self.pidfds: dict[int, int] = {}  # a running Child's id -> a pidfd of our own
+        self.pidfds: dict[Child, int] = {}  # a running program -> a pidfd of our own
 
     @property
     def running(self) -> int:
@@ -236,7 +236,7 @@ class Launcher:
             warm.asked -= 1
             if "pid" in answer and len(got) == 1:
                 child = Child(int(answer["pid"]), got[0], mine, out_r, err_r, self._ender(warm))
-                warm.pidfds[id(child)] = os.dup(got[0])
+                warm.pidfds[child] = os.dup(got[0])
                 return child
         _close(*got)
         if "returncode" not in answer:
@@ -254,7 +254,7 @@ class Launcher:
     def _ender(self, warm: _Warm) -> Callable[[Child], None]:
         def ended(child: Child) -> None:
             with self._lock:
-                pidfd = warm.pidfds.pop(id(child), None)
+                pidfd = warm.pidfds.pop(child, None)
                 if pidfd is not None:
                     os.close(pidfd)
 
