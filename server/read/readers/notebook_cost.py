@@ -2,6 +2,13 @@
 
 A view over the cap is known to be over without counting it whole (within.py): a cell
 of megabytes costs a count of about the cap, not of the cell.
+
+The cells go out in two forms: their JSON (the LSP front end, `--json`) and render.py's
+text (MCP, the CLI), whose fences around a long run of backticks can cost more than the
+JSON. The core cannot tell which front end an answer is for (an attached MCP server's
+call comes through the editor's), so a view costs the larger of the two, and the cap
+holds for either; `tokens` says the JSON's count, and MCP and the CLI say their text's
+(rendered_tokens.py).
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ import json
 
 import attrs
 
+from ... import render
 from ...protocol import NotebookCell, unstructure
 from ...settings import Settings
 from ..tokens import TokenCounter
@@ -29,6 +37,11 @@ def _as_json(cells: list[NotebookCell]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
+def _as_text(cells: list[NotebookCell]) -> str:
+    """The cells as MCP and the CLI show them (render.py)."""
+    return render.notebook_cells(unstructure(cells))
+
+
 def _image_tokens(cells: list[NotebookCell]) -> int:
     return sum(
         image.tokens or 0
@@ -39,19 +52,23 @@ def _image_tokens(cells: list[NotebookCell]) -> int:
 
 
 def total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
+    """The tokens of the cells' JSON, and their images'."""
     return counter.count(_as_json(cells)) + _image_tokens(cells)
 
 
 def cost_within(
     cells: list[NotebookCell], counter: TokenCounter, settings: Settings, cap: int
 ) -> int | None:
-    """`total_cost` when at most `cap`, else None, found without counting far past it
-    (within.py): a cell of megabytes over the cap is not counted whole."""
+    """`total_cost` when it and the cells' text (`_as_text`) are at most `cap`, else
+    None, found without counting far past it (within.py): a cell of megabytes over the
+    cap is not counted whole."""
     images = _image_tokens(cells)
     if images > cap:
         return None
     text = count_within(counter, _as_json(cells), cap - images)
-    return None if text is None else text + images
+    if text is None or count_within(counter, _as_text(cells), cap - images) is None:
+        return None
+    return text + images
 
 
 def cut_cell(
@@ -70,7 +87,8 @@ def cut_cell(
         text = _as_json([candidate])
         if over is None or not text.startswith(over):
             tokens, at = count_until(counter, text, cap)
-            if tokens is not None:
+            if tokens is None:
+                over = text[:at]
+            elif count_within(counter, _as_text([candidate]), cap) is not None:
                 return candidate
-            over = text[:at]
         source = source[: int(len(source) * 0.8)]
