@@ -20,6 +20,7 @@ from typing import Any
 import mcp_types as types
 from document_samples import every_output_notebook, numbered_pdf, papermill_notebooks
 from mcp import Client
+from test_mcp_attach import editor
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.read.token_table import shared
@@ -141,3 +142,22 @@ def test_every_kinds_tokens_on_the_cli_count_the_text_printed(workspace: Path) -
         if name.endswith(".pdf") and params.get("render"):
             continue  # rendered pages' header says no count
         assert count(said, "token") in header, (name, header)
+
+
+async def test_an_attached_mcp_server_counts_the_text_it_sends(workspace: Path) -> None:
+    """Attached, the editor's server counts its LSP answer; the MCP server counts its
+    own text of it."""
+    reads = fixtures(workspace)
+    runtime = private_runtime_dir()
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as client:
+            stats = await client.call_tool("stats", {})
+            assert isinstance(stats.structured_content, dict)
+            assert stats.structured_content["mode"] == "attached"
+            for name in ("all.ipynb", "argparse.py", "breaks.txt"):
+                params = reads[name]
+                shown, structured = await read(client, file_path=str(workspace / name), **params)
+                assert_counted(shown, structured["file"], name)
+    finally:
+        await lsp.client.close()
