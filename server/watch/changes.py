@@ -387,8 +387,8 @@ class ChangeNotices:
         key = (path, known, token)
         if key not in work.diffs:
             work.before_diff(len(before) + len(after))
-            max_tokens = settings.changes_max_tokens
-            work.diffs[key] = bounded_diff(before, after, path, max_tokens, work.budget)
+            cap = settings.changes_max_tokens
+            work.diffs[key] = bounded_diff(before, after, path, cap, work.budget, self._count)
         return work.diffs[key]
 
     def _same_content_elsewhere(

@@ -76,3 +76,18 @@ def test_change_attachments_take_notices_by_the_count(workspace: Path) -> None:
         assert CAP // max(each) == len(told) == CAP // min(each)  # as many as fit, no more
     finally:
         w.close()
+
+
+def test_a_notices_diff_is_cut_at_its_cap_by_the_count(workspace: Path) -> None:
+    w = Watching(workspace, {"changes_max_tokens": 300}).start()
+    try:
+        path = make(workspace / "long.txt", lines("旧") * 8)
+        w.read("long.txt")
+        path.write_text(lines("新") * 8)
+        [notice] = w.wait_notice("long.txt")
+        assert notice.truncated
+        *shown, cut = notice.diff.split("\n")
+        assert cut.startswith("... diff cut at its 300-token cap")
+        assert 250 < tiktoken_count("\n".join(shown)) <= 300
+    finally:
+        w.close()
