@@ -42,16 +42,27 @@ def recounted(result: Any, count: Callable[[str], int]) -> Any:
 
 
 def recounted_many(result: Any, count: Callable[[str], int]) -> Any:
-    """A readMany result with each file's read `recounted`."""
+    """A readMany result with each file's read `recounted`, and the budget left said
+    as spent at those counts (the core spent the LSP's: read/many.py)."""
     if not isinstance(result, dict) or not isinstance(result.get("results"), list):
         return result
-    items = [
-        {**item, "result": recounted(item["result"], count)}
-        if isinstance(item, dict) and "result" in item
-        else item
-        for item in result["results"]
-    ]
-    return {**result, "results": items}
+    items: list[Any] = []
+    spent = 0  # what the counts here take from the budget beyond the core's
+    for item in result["results"]:
+        if isinstance(item, dict) and "result" in item:
+            said = recounted(item["result"], count)
+            spent += _tokens(said) - _tokens(item["result"])
+            item = {**item, "result": said}
+        items.append(item)
+    answer = {**result, "results": items}
+    if isinstance(result.get("budget_tokens_left"), int):
+        answer["budget_tokens_left"] = max(0, result["budget_tokens_left"] - spent)
+    return answer
+
+
+def _tokens(result: Any) -> int:
+    file = result.get("file") if isinstance(result, dict) else None
+    return int(file.get("tokens") or 0) if isinstance(file, dict) else 0
 
 
 def _image_tokens(file: dict[str, Any]) -> int:

@@ -161,3 +161,25 @@ async def test_an_attached_mcp_server_counts_the_text_it_sends(workspace: Path) 
                 assert_counted(shown, structured["file"], name)
     finally:
         await lsp.client.close()
+
+
+async def test_read_many_over_mcp_spends_the_budget_at_the_counts_it_says(
+    workspace: Path,
+) -> None:
+    fixtures(workspace)
+    names = ["all.ipynb", "binder.ipynb", "argparse.py", "two.pdf"]
+    budget = 100_000
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        answer = await client.call_tool(
+            "read_many",
+            {"file_paths": [str(workspace / n) for n in names], "budget_tokens": budget},
+        )
+    assert not answer.is_error, text_of(answer)
+    structured = answer.structured_content
+    assert isinstance(structured, dict)
+    assert all("result" in item for item in structured["results"]), structured
+    files = [item["result"]["file"] for item in structured["results"]]
+    assert [f["file_path"] for f in files] == [str(workspace / n) for n in names]
+    assert structured["budget_tokens_left"] == budget - sum(f["tokens"] for f in files)
+    assert f"(budget_tokens left: {structured['budget_tokens_left']})" in text_of(answer)
