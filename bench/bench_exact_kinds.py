@@ -7,7 +7,10 @@ worker started), and beside it the text whose count the result sends, timed both
 
 - **estimate**: `estimate_tokens` of that text (bytes/4, what these results sent before);
 - **count**: tiktoken's exact count of it (what they send now);
-- **read**: the whole read's median, which now includes the count.
+- **read**: the whole read's median, which now includes the count (a notebook's cells
+  are counted as JSON and as the text MCP and the CLI show: the cap holds for both);
+- **as sent**: what MCP and the CLI add to the read: its text rendered and counted
+  again (rendered_tokens.py), for `tokens` that count the text they send.
 
 The `extra` column is count minus estimate: what a read pays for the exact figure. The
 table shows medians; the figures go to `bench/results/exact_kinds.json`. Nothing is
@@ -31,6 +34,11 @@ from common import machine, summarize, write_json
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import ReadParams, unstructure
 from readkeeper.read.tokens import estimate_tokens
+
+try:
+    from readkeeper.rendered_tokens import recounted
+except ImportError:  # an older readkeeper, measured for comparison
+    recounted = None
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
@@ -98,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     report: dict[str, Any] = {"benchmark": "exact_kinds", "machine": machine(), "rows": {}}
     head = f"{'row':34} {'chars':>7} {'estimate us':>12} {'count us':>9} {'extra us':>9}"
-    print(f"{head} {'read ms':>8} {'tokens':>7} {'bytes/4':>8}")
+    print(f"{head} {'read ms':>8} {'tokens':>7} {'bytes/4':>8} {'as sent us':>10}")
     workspace = Path(tempfile.mkdtemp(prefix="rk-exact-")).resolve()
     try:
         core = Readkeeper(roots=[str(workspace)])
@@ -113,9 +121,14 @@ def main() -> None:
             reads = summarize([us / 1000 for us in _time_us(partial(core.read, read), args.rounds)])
             tokens = int(result["file"]["tokens"])
             extra = count["p50_ms"] - estimate["p50_ms"]
+            sent = None
+            if recounted is not None:
+                again = partial(recounted, result, core.tokens.count)
+                sent = summarize(_time_us(again, args.rounds * 4))
             print(
                 f"{row:34} {len(text):>7,} {estimate['p50_ms']:>12.1f} {count['p50_ms']:>9.1f} "
-                f"{extra:>9.1f} {reads['p50_ms']:>8.2f} {tokens:>7,} {estimate_tokens(text):>8,}"
+                f"{extra:>9.1f} {reads['p50_ms']:>8.2f} {tokens:>7,} {estimate_tokens(text):>8,} "
+                f"{sent['p50_ms'] if sent else float('nan'):>10.1f}"
             )
             report["rows"][row] = {
                 "chars": len(text),
@@ -124,6 +137,7 @@ def main() -> None:
                 "read_ms": reads,
                 "tokens": tokens,
                 "bytes_over_4": estimate_tokens(text),
+                "as_sent_us": sent,
             }
         core.close()
     finally:

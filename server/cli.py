@@ -324,6 +324,8 @@ def _read(args: argparse.Namespace) -> int:
             show(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
     else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
         from . import render
+        from .rendered_tokens import recounted
 
-        show(render.read(result), sys.stdout)
+        # The count said is of the text printed, not of the JSON `--json` prints.
+        show(render.read(recounted(result, core.tokens.count)), sys.stdout)
     return 0

@@ -116,8 +116,7 @@ class Readkeeper:
         )
         self.file_times = FileTimes(lambda: self.watching.watcher)  # glob's, while it hears
         self._settings_lock = threading.Lock()
-        # False in restricted mode (the editor does not trust the workspace): user-only
-        # settings are held (settings.py) and git status is off. Set before `configure`.
+        # False when untrusted: user-only settings held, git status off (set before configure).
         self.trusted = True
         self.settings = Settings()
         self.settings_warnings: list[str] = []  # what `configure` said of the settings
@@ -424,6 +423,7 @@ class Readkeeper:
                     self._get_settings,
                     self.stats,
                     lambda path: self._workspace.locate(path, grants=False),
+                    lambda text: self.tokens.count_now(text),
                 )
             return self._notices
 

@@ -25,53 +25,67 @@ def read(result: dict[str, Any]) -> str:
     kind = result.get("type")
     file = result.get("file") or {}
     path = _name(file.get("file_path", ""))
+    shown = body(result)
+    tokens = count(file.get("tokens"), "token")
     if kind == "text":
         return text_file(file)
     if kind == "file_unchanged":
         return unchanged(file)
     if kind == "file_changed":
-        tokens = count(file.get("tokens"), "token")
-        return _with_note(f"file_changed: {path}, {tokens}\n{_text(file['diff'])}", file)
+        return _with_note(f"file_changed: {path}, {tokens}\n{shown}", file)
     if kind == "estimate":
-        return _with_note(f"estimate: {path}, {count(file.get('tokens'), 'token')}", file)
+        return _with_note(f"estimate: {path}, {tokens}", file)
     if kind == "outline":
         head = (
             f"{path}: outline of {count(file.get('total_lines'), 'line')} "
             f"({_name(file.get('language'))}), "
-            f"{file.get('shown_symbols')} of {count(file.get('symbols'), 'symbol')}, "
-            f"{count(file.get('tokens'), 'token')}"
+            f"{file.get('shown_symbols')} of {count(file.get('symbols'), 'symbol')}, {tokens}"
         )
-        body = f"{_text(file.get('outline', ''))}\n\n{_text(file.get('content', ''))}"
-        return _with_note(f"{head}\n{body}", file)
+        return _with_note(f"{head}\n{shown}", file)
     if kind == "image":
         dims = file.get("dimensions") or {}
         facts = (
             f"{path}: {_name(file.get('format', 'image'))} image, "
             f"{dims.get('original_width')}x{dims.get('original_height')} shown at "
-            f"{dims.get('display_width')}x{dims.get('display_height')}, "
-            f"{count(file.get('tokens'), 'token')}"
+            f"{dims.get('display_width')}x{dims.get('display_height')}, {tokens}"
         )
         return _with_note(facts, file)
     if kind == "pdf":
-        head = (
-            f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, "
-            f"{count(file.get('tokens'), 'token')}"
-        )
+        head = f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, {tokens}"
         if file.get("partial") and file.get("next_pages"):
             head += f"; continue with pages={file['next_pages']!r}"
-        return _with_note(f"{head}\n{_text(file.get('content', ''))}", file)
+        return _with_note(f"{head}\n{shown}", file)
     if kind == "parts":
-        pages = "\n".join(map(_name, file.get("pages") or []))
         head = (
             f"{path}: pages {file.get('page_numbers')} of {file.get('page_count')} rendered "
             f"to PNG in {_name(file.get('output_dir'))}"
         )
         if file.get("partial") and file.get("next_pages"):
             head += f"; continue with pages={file['next_pages']!r}, render=true"
-        return _with_note(f"{head}\n{pages}", file)
+        return _with_note(f"{head}\n{shown}", file)
     if kind == "notebook":
         return notebook(file)
     return quoting.json_text(without_payloads(result), indent=1)
+
+
+def body(result: dict[str, Any]) -> str | None:
+    """The text of a read result's file as `read` shows it, below its header line and
+    above its note: what a front end that sends this rendering counts as the result's
+    `tokens` (rendered_tokens.py). None for a result whose `tokens` is no count of text
+    (a stub, an estimate, an image's pixels)."""
+    kind = result.get("type")
+    file = result.get("file") or {}
+    if kind in ("text", "pdf"):
+        return _text(file.get("content", ""))
+    if kind == "file_changed":
+        return _text(file.get("diff", ""))
+    if kind == "outline":
+        return f"{_text(file.get('outline', ''))}\n\n{_text(file.get('content', ''))}"
+    if kind == "parts":
+        return "\n".join(map(_name, file.get("pages") or []))
+    if kind == "notebook":
+        return notebook_cells(file.get("cells") or [])
+    return None
 
 
 def text_file(file: dict[str, Any]) -> str:
@@ -85,7 +99,7 @@ def text_file(file: dict[str, Any]) -> str:
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
         head += f"; more: read with offset={file['next_offset']}"
-    return _with_note(f"{head}\n{_text(file.get('content', ''))}", file)
+    return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 
 
 def unchanged(file: dict[str, Any]) -> str:
@@ -99,8 +113,7 @@ def unchanged(file: dict[str, Any]) -> str:
 
 
 def notebook(file: dict[str, Any]) -> str:
-    """A notebook: each cell headed by its id and type, its source and each output in a
-    fence of their own (quoting.fence: no cell's text can close it or open another)."""
+    """A notebook: a line saying which cells, then the cells (`notebook_cells`)."""
     cells, total = file.get("cells") or [], file.get("total_cells")
     # A view of some of the cells says which (as offset counts them): ids are not numbers.
     shows = count(total, "cell")
@@ -108,12 +121,21 @@ def notebook(file: dict[str, Any]) -> str:
         first, last = int(cells[0].get("index", 0)) + 1, int(cells[-1].get("index", 0)) + 1
         shows = f"cell {first} of {total}" if first == last else f"cells {first}-{last} of {total}"
     head = f"{_name(file.get('file_path'))}: notebook, {shows}"
+    if file.get("tokens") is not None:
+        head += f", {count(file['tokens'], 'token')}"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
         images = ", include_images=true" if file.get("include_images") else ""
         head += f"; more: read with offset={file['next_offset']}{images}"
-    parts = [head]
+    shown = notebook_cells(cells)
+    return _with_note(f"{head}\n{shown}" if shown else head, file)
+
+
+def notebook_cells(cells: list[dict[str, Any]]) -> str:
+    """Each cell headed by its id and type, its source and each output in a fence of
+    their own (quoting.fence: no cell's text can close it or open another)."""
+    parts: list[str] = []
     for cell in cells:
         run = cell.get("execution_count")
         label = f" [{run}]" if run is not None else ""
@@ -121,15 +143,15 @@ def notebook(file: dict[str, Any]) -> str:
         parts.append(f"--- cell {_name(cell.get('cell_id'))} ({cell_type}){label} ---")
         parts.append(quoting.fence(cell.get("source", "")))
         for output in cell.get("outputs") or []:
-            body = output.get("text") or output.get("traceback") or output.get("evalue") or ""
+            text = output.get("text") or output.get("traceback") or output.get("evalue") or ""
             parts.append(f">>> {_name(output.get('output_type'))}:")
-            if body:
-                parts.append(quoting.fence(body))
+            if text:
+                parts.append(quoting.fence(text))
             if output.get("note"):
                 parts.append(f"note: {_note(output['note'])}")
         if cell.get("note"):
             parts.append(f"note: {_note(cell['note'])}")
-    return _with_note("\n".join(parts), file)
+    return "\n".join(parts)
 
 
 def change(method: str, result: dict[str, Any]) -> str:

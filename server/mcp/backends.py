@@ -4,11 +4,15 @@ own, or the editor's readkeeper over its attach socket."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import calls
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
+from ..rendered_tokens import as_sent
+
+if TYPE_CHECKING:
+    from ..read.tokens import TokenCounter
 
 log = logging.getLogger("readkeeper")
 
@@ -57,8 +61,9 @@ class LocalBackend:
         return mode
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Serve the call with our own core."""
-        return calls.call(self.core, method, params)
+        """Serve the call with our own core; a read's `tokens` counts the text MCP sends
+        of it (rendered_tokens.py)."""
+        return as_sent(method, calls.call(self.core, method, params), self.core.tokens.count)
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
         """A read of a text file by its lines once the token table is loaded (the first
@@ -79,6 +84,7 @@ class AttachedBackend:
         self.client = client
         self.roots = roots
         self._broken = False
+        self._counter: TokenCounter | None = None  # made for the first read counted here
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
         """Never: every call waits for the editor's server, however busy it is."""
@@ -104,11 +110,22 @@ class AttachedBackend:
             self.client.close()
             self.client, self._broken = client, False
         try:
-            return self.client.call(method, params)
+            return as_sent(method, self.client.call(method, params), self._count)
         except ReadkeeperError as exc:
             if exc.kind == "internal" and exc.data.get("reason") in ("closed", "broken"):
                 self._broken = True
             raise
+
+    def _count(self, text: str) -> int:
+        """The editor's server counts what its LSP front end sends; what MCP sends of a
+        notebook, an outline or rendered pages is counted here, in the same encoding
+        (the environment's settings: the editor's may differ, and then so does it)."""
+        if self._counter is None:
+            from ..read.tokens import TokenCounter
+            from ..settings import resolve_settings
+
+            self._counter = TokenCounter(resolve_settings(None)[0].token_encoding)
+        return self._counter.count(text)
 
     def close(self) -> None:
         """End the connection."""

@@ -99,9 +99,11 @@ def bounded_diff(
     path: str,
     max_tokens: int = DIFF_MAX_TOKENS,
     budget: Budget | None = None,
+    count: Callable[[str], int] | None = None,
 ) -> tuple[str, bool]:
-    """A unified diff of `before` -> `after`, cut to about `max_tokens` with a note;
-    within `budget` too when given."""
+    """A unified diff of `before` -> `after`, cut to `max_tokens` with a note: by their
+    count when `count` is given (a change notice's cap), else by the estimate; within
+    `budget` too when given."""
     crs = "\r" in before or "\r" in after  # without one, no replace can make them equal
     if crs and before != after and before.replace("\r\n", "\n") == after.replace("\r\n", "\n"):
         return (
@@ -129,9 +131,13 @@ def bounded_diff(
     for line in lines:
         if line.startswith("@@"):
             line = _renumber_hunk(line, head)
-        cost = estimate_tokens(line) + 1
+        # A line's count with its newline: the pieces of the joined text end there.
+        cost = count(line + "\n") if count is not None else estimate_tokens(line) + 1
         if used + cost > max_tokens:
             rest = sum(1 for _ in lines) + 1
+            while count is not None and kept and count("\n".join(kept)) > max_tokens:
+                kept.pop()  # where lines merge across a newline: never over the cap
+                rest += 1
             kept.append(
                 f"... diff cut at its {max_tokens:,}-token cap: "
                 f"{words.count(rest, 'more diff line', grouped=True)} not shown. "

@@ -4,6 +4,10 @@ answers it (a stub, a diff, lines, or its own error), in the order asked.
 With `budget_tokens`, the reads share one budget: each file's cost is estimated first (no
 content, nothing recorded), and a file that no longer fits is not read; its entry says
 so, with the read that gets it. A file's error never fails the others.
+
+The budget spends what each entry sends (`sent_cost`, issue 34): a read's `tokens` (its
+lines, diff, outline, pages or cells), a stub's note (not the answer it stands for),
+an error's message (a refusal is sent too, the budget's own included).
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
             result = unstructure(read_in_format(services, one))
         except ReadkeeperError as exc:
             results.append(_failed(path, exc))
+            if left is not None:
+                left -= services.tokens.count(exc.message)
             continue
         except Exception as exc:
             if not _cancelled(exc):
@@ -71,8 +77,7 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
                 results.append(_failed(rest, _not_read(rest)))
             break
         if left is not None:
-            file = result.get("file") if isinstance(result, dict) else None
-            left -= int(file.get("tokens", 0)) if isinstance(file, dict) else 0
+            left -= sent_cost(services, result)
         results.append({"file_path": path, "result": result})
     answer: dict[str, Any] = {"results": results}
     if left is not None:
@@ -102,12 +107,22 @@ def _not_read(path: str) -> ReadkeeperError:
 
 
 def _estimate(services: ReadServices, params: ReadParams) -> int:
-    """What the read would cost (0 for a stub or diff, which are small)."""
+    """What the read would cost: the estimate's count, or the stub's it answers with."""
     import attrs
 
     estimated = unstructure(pipeline.read(services, attrs.evolve(params, estimate=True)))
-    file = estimated.get("file") if isinstance(estimated, dict) else None
-    return int(file.get("tokens", 0)) if isinstance(file, dict) else 0
+    return sent_cost(services, estimated)
+
+
+def sent_cost(services: ReadServices, result: Any) -> int:
+    """The tokens a read's answer sends: its `tokens`, which count what it sends, or a
+    stub's note (its `tokens`, when it has one, are the held answer's)."""
+    file = result.get("file") if isinstance(result, dict) else None
+    if not isinstance(file, dict):
+        return 0
+    if result.get("type") == "file_unchanged":
+        return services.tokens.count(str(file.get("note") or ""))
+    return int(file.get("tokens") or 0)
 
 
 def _alone(one: ReadParams) -> str:

@@ -209,6 +209,18 @@ class TokenCounter:
                 return early
         return len(self._load().encode_ordinary(text))
 
+    def count_now(self, text: str) -> int:
+        """`count` without waiting for the table (a path that never waited for it): by
+        the index before it loads, or the bytes (`bytes_bound`, never under the count)
+        when the index cannot; the table loads in the background meanwhile."""
+        if self.loaded:
+            return self.count(text)
+        self.load_in_background()
+        small = bytes_bound(text) <= INDEX_MAX_BYTES
+        index = token_index.shared(self.encoding_name, self.cache) if small else None
+        tokens = index.count(text) if index is not None else None
+        return bytes_bound(text) if tokens is None else tokens
+
     def count_lines(self, lines: Sequence[str]) -> list[int]:
         """Tokens of each line as it will be joined with newlines.
 

@@ -42,7 +42,6 @@ from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
 from ..read import held_document
 from ..read.diffs import bounded_diff  # one diff format for stale edits and change notices
-from ..read.tokens import estimate_tokens
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from ..state.snapshots import Snapshots
@@ -82,7 +81,6 @@ class _Verdict:
     token: str
     known: str | None  # what the session knows once told this (None: unchanged)
     text: str | None = None  # the new content, kept as a snapshot when `known` moves
-    tokens: int = 0
     size: int | None = None  # bytes of the new content
 
 
@@ -97,8 +95,10 @@ class ChangeNotices:
         settings: Callable[[], Settings],
         stats: Stats,
         locate: Callable[[str], Location | None],
+        count: Callable[[str], int],
     ) -> None:
         self._read_states = read_states
+        self._count = count  # exact, never waiting for the token table (`count_now`)
         # Where a path may be opened (beneath its root), or None: no longer permitted.
         self._locate = locate
         self._snapshots = snapshots
@@ -111,6 +111,10 @@ class ChangeNotices:
         self._lock = threading.Lock()
         # Where pushed notices go (the LSP front end sends readkeeper/didChangeReadFiles).
         self.on_notice: Callable[[str, list[FileChange]], None] | None = None
+
+    def _cost(self, change: FileChange) -> int:
+        """What a notice sends: its diff and note, counted, and its fields' allowance."""
+        return _NOTICE_OVERHEAD_TOKENS + self._count(change.diff) + self._count(change.note or "")
 
     # --- from the watcher ---------------------------------------------------------------
 
@@ -199,10 +203,11 @@ class ChangeNotices:
                 with self._lock:
                     track.pending = False
                 continue
-            if changes and used + verdict.tokens > settings.changes_total_max_tokens:
+            tokens = self._cost(verdict.change)
+            if changes and used + tokens > settings.changes_total_max_tokens:
                 remaining += 1
                 continue
-            used += verdict.tokens
+            used += tokens
             changes.append(verdict.change)
             with self._lock:
                 taken[path] = (track.reported, track.known, track.known_size)
@@ -306,7 +311,7 @@ class ChangeNotices:
                 f"{lines}. Read the lines you need again."
             )
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
-            return _Verdict(change, token, None, tokens=_cost(note))
+            return _Verdict(change, token, None)
         before = self._snapshot(path, known)
         if before is None or look.text is None:
             why = f" ({look.why_no_text})" if look.text is None and look.why_no_text else ""
@@ -317,7 +322,7 @@ class ChangeNotices:
             if kind == "created":
                 note = f"{shown} is back after it was reported gone; " + note[len(shown) + 1 :]
             change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
-            return _Verdict(change, token, None, tokens=_cost(note))
+            return _Verdict(change, token, None)
         diff, truncated = self._diff(path, known, token, before, look.text, settings, work)
         extra: str | None = None
         if not diff.strip() and before == look.text:
@@ -332,7 +337,6 @@ class ChangeNotices:
             token,
             None if truncated else token,
             look.text,
-            tokens=_cost(diff) + (_cost(extra) if extra else 0),
             size=look.size,
         )
 
@@ -357,18 +361,18 @@ class ChangeNotices:
         if moved_look.digest is not None and f"={moved_look.digest}" == known:
             note = f"{shown} was moved to {shown_new}, with the content you read."
             change = FileChange(path, kind, "", False, new_path, moved_look.total_lines, note)
-            return _Verdict(change, token, None, tokens=_cost(note))
+            return _Verdict(change, token, None)
         if before is None or moved_look.text is None:
             note = (
                 f"{shown} was moved to {shown_new} and changed{_lines_phrase(moved_look)}. "
                 f"Read {shown_new} to see it."
             )
             change = FileChange(path, kind, "", True, new_path, moved_look.total_lines, note)
-            return _Verdict(change, token, None, tokens=_cost(note))
+            return _Verdict(change, token, None)
         diff, truncated = self._diff(path, known, token, before, moved_look.text, settings, work)
         note = f"{shown} was moved to {shown_new}; the diff is from what you read to it."
         change = FileChange(path, kind, diff, truncated, new_path, moved_look.total_lines, note)
-        return _Verdict(change, token, None, tokens=_cost(diff) + _cost(note))
+        return _Verdict(change, token, None)
 
     def _diff(
         self,
@@ -383,8 +387,8 @@ class ChangeNotices:
         key = (path, known, token)
         if key not in work.diffs:
             work.before_diff(len(before) + len(after))
-            max_tokens = settings.changes_max_tokens
-            work.diffs[key] = bounded_diff(before, after, path, max_tokens, work.budget)
+            cap = settings.changes_max_tokens
+            work.diffs[key] = bounded_diff(before, after, path, cap, work.budget, self._count)
         return work.diffs[key]
 
     def _same_content_elsewhere(
@@ -444,7 +448,3 @@ def _lines_phrase(look: Look) -> str:
     if look.size:
         return f"; it is {words.count(look.size, 'byte')} now"
     return ""
-
-
-def _cost(text: str | None) -> int:
-    return _NOTICE_OVERHEAD_TOKENS + (estimate_tokens(text) if text else 0)

@@ -210,9 +210,12 @@ class Agent:
 
     def _notebook(self, name: str, words: str) -> None:
         cells = notebook_sources(self.root / name)
-        # "notebook, 12 cells" when it shows them all, else which: "cells 3-6 of 12".
+        # "notebook, 12 cells" when it shows them all, else which: "cells 3-6 of 12"; then
+        # what they cost.
         head = re.match(
-            r"^.+: notebook, (?:cells? (\d+)(?:-(\d+))? of (\d+)$|(\d+) cells)", words, re.M
+            r"^.+: notebook, (?:cells? (\d+)(?:-(\d+))? of (\d+)|(\d+) cells), [\d,]+ tokens?",
+            words,
+            re.M,
         )
         assert head, words
         assert int(head[3] or head[4]) == len(cells)

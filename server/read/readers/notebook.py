@@ -90,7 +90,7 @@ def read_notebook(
     used = 0
     for index, cell in enumerate(chosen, first):
         view = summarise.cell(cell, index, names[index])
-        cost = cost_within([view], counter, settings, cap - used)
+        cost = cost_within([view], counter, settings, cap - used, text=False)
         if cost is None and shown:
             break
         shown.append(view)
@@ -98,9 +98,16 @@ def read_notebook(
             break  # the first cell alone is over the cap: cut below
         used += cost
     within = cost_within(shown, counter, settings, cap)
-    while within is None and len(shown) > 1:  # the per-cell estimates were optimistic
-        shown.pop()
-        within = cost_within(shown, counter, settings, cap)
+    if within is None and len(shown) > 1:  # the cells' text (or their JSON) ran over
+        fits, over = 0, len(shown)  # the most cells known to fit, the fewest known over
+        while over - fits > 1:
+            middle = (fits + over) // 2
+            if cost_within(shown[:middle], counter, settings, cap) is None:
+                over = middle
+            else:
+                fits = middle
+        shown = shown[: max(fits, 1)]
+        within = cost_within(shown, counter, settings, cap) if fits else None
     if within is None:  # one cell alone is over the cap: cut it down to fit
         shown = [cut_cell(shown[0], cap, counter, settings)]
     tokens = within if within is not None else total_cost(shown, counter, settings)

@@ -2,31 +2,53 @@
 
 A view over the cap is known to be over without counting it whole (within.py): a cell
 of megabytes costs a count of about the cap, not of the cell.
+
+The cells go out in two forms: their JSON (the LSP front end, `--json`) and render.py's
+text (MCP, the CLI), whose fences around a long run of backticks can cost more than the
+JSON. The core cannot tell which front end an answer is for (an attached MCP server's
+call comes through the editor's), so a view costs the larger of the two, and the cap
+holds for either; `tokens` says the JSON's count, and MCP and the CLI say their text's
+(rendered_tokens.py).
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import attrs
 
+from ... import render
 from ...protocol import NotebookCell, unstructure
 from ...settings import Settings
-from ..tokens import TokenCounter
+from ..tokens import TokenCounter, bytes_bound
 from ..within import count_until, count_within
 
 CUT_MARK = "[cell cut: over the token cap]"
 
 
-def _as_json(cells: list[NotebookCell]) -> str:
-    """What the cells cost as text: their JSON as sent (absent fields left out), without
-    image payloads (which models count by pixels, in the images' own `tokens`)."""
-    data = unstructure(cells)
+def _sent(cells: list[NotebookCell]) -> list[dict[str, Any]]:
+    """The cells as sent (absent fields left out), without image payloads (which models
+    count by pixels, in the images' own `tokens`)."""
+    data: list[dict[str, Any]] = unstructure(cells)
     for cell in data:
         for output in cell.get("outputs") or []:
             for image in output.get("images") or []:
                 image.pop("base64", None)
+    return data
+
+
+def _as_json(data: list[dict[str, Any]]) -> str:
+    """What the cells cost as the LSP front end sends them: their compact JSON."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _text_fits(data: list[dict[str, Any]], counter: TokenCounter, cap: int) -> bool:
+    """Whether the cells as MCP and the CLI show them (render.py) are at most `cap`
+    tokens: counted only when their bytes (`bytes_bound`, never under the count) are
+    over it, which spares most views a second count."""
+    shown = render.notebook_cells(data)
+    return bytes_bound(shown) <= cap or count_within(counter, shown, cap) is not None
 
 
 def _image_tokens(cells: list[NotebookCell]) -> int:
@@ -39,19 +61,28 @@ def _image_tokens(cells: list[NotebookCell]) -> int:
 
 
 def total_cost(cells: list[NotebookCell], counter: TokenCounter, settings: Settings) -> int:
-    return counter.count(_as_json(cells)) + _image_tokens(cells)
+    """The tokens of the cells' JSON, and their images'."""
+    return counter.count(_as_json(_sent(cells))) + _image_tokens(cells)
 
 
 def cost_within(
-    cells: list[NotebookCell], counter: TokenCounter, settings: Settings, cap: int
+    cells: list[NotebookCell],
+    counter: TokenCounter,
+    settings: Settings,
+    cap: int,
+    text: bool = True,
 ) -> int | None:
-    """`total_cost` when at most `cap`, else None, found without counting far past it
-    (within.py): a cell of megabytes over the cap is not counted whole."""
+    """`total_cost` when it and (with `text`) the cells' text (`_text_fits`) are at most
+    `cap`, else None, found without counting far past it (within.py): a cell of
+    megabytes over the cap is not counted whole."""
     images = _image_tokens(cells)
     if images > cap:
         return None
-    text = count_within(counter, _as_json(cells), cap - images)
-    return None if text is None else text + images
+    data = _sent(cells)
+    tokens = count_within(counter, _as_json(data), cap - images)
+    if tokens is None or (text and not _text_fits(data, counter, cap - images)):
+        return None
+    return tokens + images
 
 
 def cut_cell(
@@ -67,10 +98,12 @@ def cut_cell(
         candidate = attrs.evolve(trimmed, source=source)
         if not source:
             return candidate
-        text = _as_json([candidate])
+        data = _sent([candidate])
+        text = _as_json(data)
         if over is None or not text.startswith(over):
             tokens, at = count_until(counter, text, cap)
-            if tokens is not None:
+            if tokens is None:
+                over = text[:at]
+            elif _text_fits(data, counter, cap):
                 return candidate
-            over = text[:at]
         source = source[: int(len(source) * 0.8)]

@@ -1,0 +1,83 @@
+"""`tokens` as a front end that sends reads as text counts them (issue 34).
+
+The core counts what the LSP front end sends: a read's JSON fields (a notebook's cells as
+compact JSON, rendered pages' result, a text's raw lines). MCP and the CLI send
+render.py's text instead, so there a read's `tokens` is the exact count of that text:
+the lines under readkeeper's header line and above its note (`render.body`), the rule a
+plain text read has always followed on MCP (its numbered lines, nothing else). A
+notebook's images, sent as images beside the text, add their own `tokens` (a formula of
+their pixels) on every front end alike.
+
+Most reads need no second count: a text, a PDF's page text or a diff without a line
+break but LF is shown as it is sent over LSP. Notebooks, outlines and rendered pages are
+counted again, as shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import quoting, render
+
+# The kinds whose LSP count is of one field that render.body shows escaped (quoting.lines).
+_ONE_FIELD = {"text": "content", "pdf": "content", "file_changed": "diff"}
+
+
+def recounted(result: Any, count: Callable[[str], int]) -> Any:
+    """`result` (a read's JSON) with its file's `tokens` the count of its rendered text."""
+    if not isinstance(result, dict) or not isinstance(result.get("file"), dict):
+        return result
+    file = result["file"]
+    if not isinstance(file.get("tokens"), int):
+        return result
+    field = _ONE_FIELD.get(str(result.get("type")))
+    if field is not None and not quoting.has_break(str(file.get(field, ""))):
+        return result  # shown as sent: the core's count is the count
+    shown = render.body(result)
+    if shown is None:
+        return result
+    tokens = count(shown) + (_image_tokens(file) if result.get("type") == "notebook" else 0)
+    return {**result, "file": {**file, "tokens": tokens}}
+
+
+def recounted_many(result: Any, count: Callable[[str], int]) -> Any:
+    """A readMany result with each file's read `recounted`, and the budget left said
+    as spent at those counts (the core spent the LSP's: read/many.py)."""
+    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+        return result
+    items: list[Any] = []
+    spent = 0  # what the counts here take from the budget beyond the core's
+    for item in result["results"]:
+        if isinstance(item, dict) and "result" in item:
+            said = recounted(item["result"], count)
+            spent += _tokens(said) - _tokens(item["result"])
+            item = {**item, "result": said}
+        items.append(item)
+    answer = {**result, "results": items}
+    if isinstance(result.get("budget_tokens_left"), int):
+        answer["budget_tokens_left"] = max(0, result["budget_tokens_left"] - spent)
+    return answer
+
+
+def _tokens(result: Any) -> int:
+    file = result.get("file") if isinstance(result, dict) else None
+    return int(file.get("tokens") or 0) if isinstance(file, dict) else 0
+
+
+def _image_tokens(file: dict[str, Any]) -> int:
+    return sum(
+        int(image.get("tokens") or 0)
+        for cell in file.get("cells") or []
+        for output in cell.get("outputs") or []
+        for image in output.get("images") or []
+    )
+
+
+def as_sent(method: str, result: Any, count: Callable[[str], int]) -> Any:
+    """A `read` or `readMany` result with its reads `recounted`; any other as it is."""
+    if method == "read":
+        return recounted(result, count)
+    if method == "readMany":
+        return recounted_many(result, count)
+    return result

@@ -1,0 +1,83 @@
+"""readMany's `budget_tokens` spends what each entry sends (issue 34): a read's `tokens`,
+a stub's note (never the answer it stands for), a diff's count, an error's message.
+Checked against tiktoken's own count, in-process and over LSP (the server as a
+subprocess), on a real module, a PDF and a notebook."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from document_samples import every_output_notebook, numbered_pdf
+
+from conftest import Session
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.read.token_table import shared
+from readkeeper.read.tokens import DEFAULT_ENCODING
+
+BUDGET = 50_000
+
+
+def tiktoken_count(text: str) -> int:
+    return len(shared(DEFAULT_ENCODING).encoding.encode_ordinary(text))
+
+
+def sent(item: dict[str, Any]) -> int:
+    """What an entry of readMany sends, as the test counts it."""
+    if "error" in item:
+        return tiktoken_count(item["error"]["message"])
+    result = item["result"]
+    if result["type"] == "file_unchanged":
+        return tiktoken_count(result["file"]["note"])
+    tokens: int = result["file"]["tokens"]
+    return tokens
+
+
+def files(workspace: Path) -> list[str]:
+    shutil.copy(Path(sysconfig.get_paths()["stdlib"]) / "textwrap.py", workspace / "wrap.py")
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(3, lines=20))
+    (workspace / "all.ipynb").write_text(json.dumps(every_output_notebook()))
+    return ["wrap.py", "doc.pdf", "all.ipynb", "missing.txt"]
+
+
+def changed(path: Path) -> None:
+    path.write_text(path.read_text().replace("def dedent(text):", "def dedent(text, /):", 1))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def assert_spent(answer: dict[str, Any]) -> None:
+    spent = sum(sent(item) for item in answer["results"])
+    assert answer["budget_tokens_left"] == BUDGET - spent
+
+
+def test_the_budget_spends_each_entry_as_sent(core: Readkeeper, workspace: Path) -> None:
+    paths = files(workspace)
+    first = calls.call(core, "readMany", {"file_paths": paths, "budget_tokens": BUDGET})
+    assert [i.get("result", {}).get("type") for i in first["results"][:3]] == [
+        "text",
+        "pdf",
+        "notebook",
+    ]
+    assert_spent(first)
+    # Read again: stubs, which cost their note, not the answers they stand for.
+    again = calls.call(core, "readMany", {"file_paths": paths, "budget_tokens": BUDGET})
+    assert [i.get("result", {}).get("type") for i in again["results"][:3]] == ["file_unchanged"] * 3
+    assert_spent(again)
+    assert BUDGET - again["budget_tokens_left"] < 200
+    changed(workspace / "wrap.py")
+    diff = calls.call(core, "readMany", {"file_paths": paths[:1], "budget_tokens": BUDGET})
+    assert diff["results"][0]["result"]["type"] == "file_changed"
+    assert_spent(diff)
+
+
+async def test_the_budget_spends_each_entry_as_sent_over_lsp(lsp: Session, workspace: Path) -> None:
+    paths = files(workspace)
+    params = {"file_paths": paths, "budget_tokens": BUDGET}
+    assert_spent(await lsp.client.request("readkeeper/readMany", params))
+    assert_spent(await lsp.client.request("readkeeper/readMany", params))
