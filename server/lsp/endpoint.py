@@ -103,14 +103,14 @@ class ReadkeeperProtocol(LanguageServerProtocol):
                 self.awaiting.discard(data["id"])
             return
         msg_id = data.get("id")
-        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
-            # Only readkeeper's own requests, each answered once whatever happens: a
-            # message pygls never answers (a notification sent with an id) would
-            # otherwise hold a place for good.
-            if method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED:
-                self.in_flight.add(msg_id)
-        elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
-            self._settle(data["params"].get("id"))
+        # Only readkeeper's own requests, each answered once whatever happens: a message
+        # pygls never answers (a notification sent with an id) would otherwise hold a
+        # place for good. A cancel settles nothing: work started runs on to its end
+        # (cancels.py), and every request, cancelled or not, is settled by its one
+        # answer (`_send_data`).
+        ours = method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED
+        if ours and isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            self.in_flight.add(msg_id)
 
     def may_hold(self) -> bool:
         """Whether the stream may stop being read for the requests in flight: not
