@@ -56,9 +56,12 @@ MAX_WAIT_MS = 3_600_000  # an hour: every timeout, interval and quiet time
 MAX_COUNT = 1_000_000_000  # tokens, lines, characters, pages, pixels, percent
 
 
-# Narrower where the unit's range is still too wide to mean anything: a quiet time of
-# more than seconds is no longer a debounce but a watcher that never tells.
-_MAXIMA = {"watch_debounce_ms": 10_000}
+# Narrower where the unit's range is still too wide to mean anything: a quiet time, or a
+# time between two looks at the files read, of more than seconds is no longer a debounce
+# or a poll but a watcher that never tells. Held from every source: in restricted mode a
+# longer wait is the tighter one (less work), so a workspace's settings could ask for it.
+MAX_WATCH_WAIT_MS = 10_000
+_MAXIMA = {"watch_debounce_ms": MAX_WATCH_WAIT_MS, "watch_poll_interval_ms": MAX_WATCH_WAIT_MS}
 
 
 def maximum_for(name: str) -> int:

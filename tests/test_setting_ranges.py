@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from readkeeper.setting_values import MAX_WAIT_MS
+from readkeeper.setting_values import MAX_WAIT_MS, MAX_WATCH_WAIT_MS
 from readkeeper.settings import SETTINGS, SettingSpec, resolve_settings
 
 NUMBERS = [s for s in SETTINGS if s.minimum is not None]
@@ -25,7 +25,9 @@ def test_every_whole_number_setting_has_a_range_that_holds_its_default() -> None
         assert spec.minimum <= spec.default <= spec.maximum, spec.name
     # A wait past the platform's time_t ends the thread that waits (watch/worker.py).
     waits = {s.name: s.maximum for s in NUMBERS if s.name.endswith("_ms")}
-    assert waits.pop("watch_debounce_ms") == 10_000  # a quiet time, not a watcher that never tells
+    # A quiet time and a poll, not a watcher that never tells.
+    assert waits.pop("watch_debounce_ms") == MAX_WATCH_WAIT_MS == 10_000
+    assert waits.pop("watch_poll_interval_ms") == MAX_WATCH_WAIT_MS
     assert set(waits.values()) == {MAX_WAIT_MS}
 
 
@@ -49,10 +51,10 @@ def test_no_source_sets_a_number_outside_its_range(raw: Any, trusted: bool) -> N
 
 
 def test_the_warning_names_the_setting_its_range_and_what_is_used() -> None:
-    settings, warnings = resolve_settings({"watch_poll_interval_ms": 10**13}, env={})
-    assert settings.watch_poll_interval_ms == MAX_WAIT_MS
+    settings, warnings = resolve_settings({"git_timeout_ms": 10**13}, env={})
+    assert settings.git_timeout_ms == MAX_WAIT_MS
     assert warnings == [
-        "readkeeper: ignoring setting readkeeper.watch_poll_interval_ms=10000000000000: "
+        "readkeeper: ignoring setting readkeeper.git_timeout_ms=10000000000000: "
         "outside its range 1 to 3,600,000; using 3,600,000, the most it allows"
     ]
     settings, warnings = resolve_settings({}, env={"READKEEPER_WATCH_DEBOUNCE_MS": "0"})
@@ -71,7 +73,7 @@ def test_restricted_mode_holds_a_tighter_wait_in_its_range_too() -> None:
     settings, warnings = resolve_settings(
         {"watch_poll_interval_ms": 10**13, "watch_debounce_ms": 2**63}, env={}, trusted=False
     )
-    assert (settings.watch_poll_interval_ms, settings.watch_debounce_ms) == (MAX_WAIT_MS, 10_000)
+    assert (settings.watch_poll_interval_ms, settings.watch_debounce_ms) == (10_000, 10_000)
     assert len(warnings) == 2
     assert all("outside its range" in w for w in warnings)
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
 
 from conftest import start_session
-from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import READKEEPER, call, mcp_env, private_runtime_dir, stdio_client
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.setting_values import whole_number
@@ -90,3 +93,72 @@ async def test_lsp_stats_carries_the_settings_warnings(workspace: Path) -> None:
         await session.client.close()
     assert any("READKEEPER_DEFAULT_LIMIT" in w for w in said)
     assert any("line_numbers" in w for w in said)
+
+
+def _logged(messages: list[types.LoggingMessageNotificationParams]) -> list[str]:
+    return [str(m.data) for m in messages if m.level == "warning"]
+
+
+# The client's own notice that logging/setLevel is deprecated at 2026-07-28.
+QUIET = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+
+
+@QUIET
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_mcp_sends_the_settings_warnings_to_a_client_that_reads_logs(
+    workspace: Path, mode: str
+) -> None:
+    """A client that reads the server's log (`logging/setLevel` before 2026-07-28, the
+    log level opted into on each request since) is sent each warning once, at
+    `warning`, as `notifications/message`."""
+    messages: list[types.LoggingMessageNotificationParams] = []
+
+    async def logged(params: types.LoggingMessageNotificationParams) -> None:
+        messages.append(params)
+
+    env = mcp_env(private_runtime_dir(), **BAD)
+    params = StdioServerParameters(
+        command=READKEEPER[0],
+        args=[*READKEEPER[1:], "mcp", "--root", str(workspace), "--standalone"],
+        env=env,
+    )
+    level: Any = "info" if mode == "auto" else None
+    async with Client(
+        params, logging_callback=logged, log_level=level, mode=mode, read_timeout_seconds=60
+    ) as client:
+        if mode == "legacy":
+            await client.set_logging_level("info")
+        await call(client, "stats")
+        await call(client, "stats")
+        if mode == "legacy":
+            await client.set_logging_level("debug")
+            await call(client, "stats")
+    said = _logged(messages)
+    for name in BAD:
+        assert sum(name in w for w in said) == 1, (name, said)
+    assert len(said) == len(BAD), said
+
+
+@QUIET
+async def test_mcp_sends_no_settings_warnings_to_a_client_that_reads_no_logs(
+    workspace: Path,
+) -> None:
+    messages: list[types.LoggingMessageNotificationParams] = []
+
+    async def logged(params: types.LoggingMessageNotificationParams) -> None:
+        messages.append(params)
+
+    env = mcp_env(private_runtime_dir(), **BAD)
+    params = StdioServerParameters(
+        command=READKEEPER[0],
+        args=[*READKEEPER[1:], "mcp", "--root", str(workspace), "--standalone"],
+        env=env,
+    )
+    async with Client(params, logging_callback=logged, read_timeout_seconds=60) as client:
+        await call(client, "stats")
+    async with Client(
+        params, logging_callback=logged, mode="legacy", read_timeout_seconds=60
+    ) as client:
+        await client.set_logging_level("error")  # warnings are below what it reads
+        await call(client, "stats")
+    assert messages == []

@@ -27,6 +27,7 @@ from ..state import later
 from .cancels import Works
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
+from .order import SessionOrder
 from .quick import READ, Refused, Result, quick_read
 from .rpc_errors import SERVER_NOT_INITIALIZED, with_kind
 
@@ -77,13 +78,19 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self.on_settled: Callable[[], None] | None = None
         self.awaiting: set[Any] = set()  # ids of our requests a request in flight waits on
         self.works = Works()  # what a cancel may stop of each request (cancels.py)
+        self.order = SessionOrder()  # a forget after what came before it (order.py)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- transport.Endpoint ---
 
     def receive(self, data: dict[str, Any]) -> None:
         """Handle one well-formed JSON-RPC message (`transport.Endpoint`)."""
+        self._loop = asyncio.get_running_loop()
         self._count(data)
-        if self._refused(data) or self._read_inline(data):
+        self._dispatch(data)
+
+    def _dispatch(self, data: dict[str, Any]) -> None:
+        if self._refused(data) or self.order.hold(data) or self._read_inline(data):
             return
         try:
             message = self.structure_message(data)
@@ -103,14 +110,15 @@ class ReadkeeperProtocol(LanguageServerProtocol):
                 self.awaiting.discard(data["id"])
             return
         msg_id = data.get("id")
-        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
-            # Only readkeeper's own requests, each answered once whatever happens: a
-            # message pygls never answers (a notification sent with an id) would
-            # otherwise hold a place for good.
-            if method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED:
-                self.in_flight.add(msg_id)
-        elif method == "$/cancelRequest" and isinstance(data.get("params"), dict):
-            self._settle(data["params"].get("id"))
+        # Only readkeeper's own requests, each answered once whatever happens: a message
+        # pygls never answers (a notification sent with an id) would otherwise hold a
+        # place for good. A cancel settles nothing: work started runs on to its end
+        # (cancels.py), and every request, cancelled or not, is settled by its one
+        # answer (`_send_data`).
+        ours = method.startswith(NAMESPACE) and method[len(NAMESPACE) :] in ANSWERED
+        if ours and isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            self.in_flight.add(msg_id)
+            self.order.received(data)
 
     def may_hold(self) -> bool:
         """Whether the stream may stop being read for the requests in flight: not
@@ -121,8 +129,16 @@ class ReadkeeperProtocol(LanguageServerProtocol):
     def _settle(self, msg_id: Any) -> None:
         if isinstance(msg_id, (str, int)) and msg_id in self.in_flight:
             self.in_flight.discard(msg_id)
+            due = self.order.answered(msg_id)
+            if due and self._loop is not None:  # answered maybe from a worker thread
+                self._loop.call_soon_threadsafe(self._release, due)
             if self.on_settled is not None:
                 self.on_settled()
+
+    def _release(self, due: list[dict[str, Any]]) -> None:
+        """Serve, in order, the requests a forget held (order.py)."""
+        for data in due:
+            self._dispatch(data)
 
     def _refused(self, data: dict[str, Any]) -> bool:
         """LSP's lifecycle: before `initialize` and after `shutdown`, a request is

@@ -55,7 +55,7 @@ def main(
         )
         return REFUSED
     early = None if http else EarlyAnswers.start(tools)
-    _say_settings_warnings()
+    said = _say_settings_warnings()
     from ..loading import loading
 
     with loading():
@@ -67,7 +67,7 @@ def main(
 
     if not attach:  # its reads are counted here: load the token table from the start
         token_table.preload(DEFAULT_ENCODING)
-    front = McpFrontEnd(roots, attach=attach, tools=tools)
+    front = McpFrontEnd(roots, attach=attach, tools=tools, settings_warnings=said)
     try:
         if http:
             return _serve_http(front, port)
@@ -79,13 +79,16 @@ def main(
         front.close()
 
 
-def _say_settings_warnings() -> None:
+def _say_settings_warnings() -> list[str]:
     """The environment's settings warnings on stderr, as `serve` and the CLI say them
-    (stdout is the protocol's); `stats` carries them too."""
+    (stdout is the protocol's); `stats` carries them too, and a client that reads the
+    server's log is sent them (logs.py)."""
     from ..settings import resolve_settings
 
-    for warning in resolve_settings(None)[1]:
+    said = resolve_settings(None)[1]
+    for warning in said:
         print(warning, file=sys.stderr, flush=True)
+    return said
 
 
 async def _serve_stdio(front: McpFrontEnd, early: EarlyAnswers | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, progress
@@ -30,6 +32,7 @@ from ..files.paths import refused_root, uri_path
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
 from .backends import AttachedBackend, Backend, LocalBackend
+from .logs import SettingsLog
 from .progress import sender as progress_sender
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
@@ -55,7 +58,11 @@ class McpFrontEnd:
     """The tools, and the backend they are served by."""
 
     def __init__(
-        self, roots: Sequence[str] = (), attach: bool = True, tools: str = "readkeeper"
+        self,
+        roots: Sequence[str] = (),
+        attach: bool = True,
+        tools: str = "readkeeper",
+        settings_warnings: Sequence[str] = (),
     ) -> None:
         self.explicit_roots = [os.path.realpath(r) for r in roots]
         self.attach = attach
@@ -69,6 +76,8 @@ class McpFrontEnd:
         self.quick_edits = 0
         self._told = False  # whether the agent was told it is not attached, and why
         self._lock = anyio.Lock()
+        # The settings warnings said at the start, for a client that reads the log.
+        self.log = SettingsLog(list(settings_warnings))
 
     # --- the SDK's handlers ---
 
@@ -77,6 +86,7 @@ class McpFrontEnd:
     ) -> types.ListToolsResult:
         """Every tool, its schema generated from the protocol's params (the drop-in's:
         the reference server's, filesystem/tools.py)."""
+        await self.log.on_request(ctx)
         if self.tool_set == "filesystem":
             return types.ListToolsResult(
                 tools=[
@@ -120,6 +130,7 @@ class McpFrontEnd:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Serve one tool call; a refusal is a tool error with its kind; every answer is
         valid Unicode (a name that is not UTF-8 is escaped)."""
+        await self.log.on_request(ctx)
         answered = await self._call_tool(ctx, params)
         if isinstance(answered, types.CallToolResult):
             return render.valid_unicode(answered)
@@ -384,15 +395,20 @@ def _connection_session(ctx: ServerRequestContext[Any]) -> str | None:
 
 
 def build_server(front: McpFrontEnd) -> Server[Any]:
-    """The SDK server with readkeeper's tools."""
-    return Server(
-        "readkeeper",
-        version=__version__,
-        title="readkeeper",
-        instructions=FILESYSTEM_INSTRUCTIONS if front.tool_set == "filesystem" else INSTRUCTIONS,
-        on_list_tools=front.list_tools,
-        on_call_tool=front.call_tool,
-    )
+    """The SDK server with readkeeper's tools, and `logging/setLevel` (logs.py)."""
+    with warnings.catch_warnings():  # deprecated at 2026-07-28, and the way before it
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return Server(
+            "readkeeper",
+            version=__version__,
+            title="readkeeper",
+            instructions=FILESYSTEM_INSTRUCTIONS
+            if front.tool_set == "filesystem"
+            else INSTRUCTIONS,
+            on_list_tools=front.list_tools,
+            on_call_tool=front.call_tool,
+            on_set_logging_level=front.log.set_level,
+        )
 
 
 __all__ = ["McpFrontEnd", "build_server"]

@@ -33,6 +33,8 @@ import orjson
 from ..state import later
 from . import unpaired
 from .early import EarlyAnswers
+from .fd_lines import DescriptorLines
+from .forget_order import Barrier
 
 log = logging.getLogger("readkeeper")
 
@@ -60,6 +62,7 @@ class PipeWriter:
         self.in_flight: set[Any] = set()  # ids of requests handed to the SDK
         self.unanswered: set[Any] = set()  # ids of every request the SDK will answer
         self._answered = asyncio.Event()
+        self.barrier = Barrier()  # a forget after every call before it (forget_order.py)
         # Requests answered before the SDK loaded (early.py), by the id the SDK was
         # given for them: its answers to them are not sent again.
         self.early = early or {}
@@ -102,6 +105,7 @@ class PipeWriter:
         self.in_flight.discard(answered)
         self.unanswered.discard(answered)
         self._answered.set()
+        self.barrier.answered(answered)
 
     def asked(self, line: bytes) -> bool:
         """Count a tool call handed to the SDK (answered exactly once, where a line it
@@ -116,6 +120,7 @@ class PipeWriter:
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
             if _valid(line):
                 self.unanswered.add(msg_id)
+                self.barrier.asked(message, msg_id)
                 if message["method"] == "tools/call":
                     self.in_flight.add(msg_id)
         elif message["method"] == "notifications/cancelled":
@@ -126,7 +131,8 @@ class PipeWriter:
         """Whether enough answers wait, or enough requests run, to stop reading."""
         transport = self._writer.transport
         waiting = transport.get_write_buffer_size()
-        return waiting >= MAX_WAITING_OUTPUT or len(self.in_flight) >= MAX_IN_FLIGHT
+        busy = waiting >= MAX_WAITING_OUTPUT or len(self.in_flight) >= MAX_IN_FLIGHT
+        return busy or self.barrier.up
 
     async def room(self) -> None:
         """Wait until the client has read enough, and the SDK answered enough, to read on."""
@@ -168,6 +174,7 @@ class FileWriter(PipeWriter):
         self.in_flight = set()
         self.unanswered = set()
         self._answered = asyncio.Event()
+        self.barrier = Barrier()
 
     async def write(self, text: str) -> None:
         """Write `text` (an answer settles its request once written)."""
@@ -181,8 +188,8 @@ class FileWriter(PipeWriter):
         await self._out.flush()
 
     def full(self) -> bool:
-        """Whether enough requests wait for their answers to be written."""
-        return len(self.in_flight) >= MAX_IN_FLIGHT
+        """Whether enough requests wait for their answers to be written (or a forget)."""
+        return len(self.in_flight) >= MAX_IN_FLIGHT or self.barrier.up
 
     async def room(self) -> None:
         """Wait until enough answers are written to read on."""
@@ -212,6 +219,7 @@ class FileLines:
             refused = unpaired.refusal(line)
             if refused is None:
                 if self._writer.asked(line):
+                    await self._writer.barrier.earlier(self._writer.unanswered)
                     return line.decode("utf-8", "replace")
                 continue
             await self._writer.write(refused.decode())
@@ -277,6 +285,7 @@ class PipeLines:
             elif (self.later is None or not self.later(line, self._writer)) and (
                 self._writer.asked(line)
             ):
+                await self._writer.barrier.earlier(self._writer.unanswered)
                 return line.decode("utf-8", "replace")
 
     def _answer(self, line: bytes) -> bytes | None:
@@ -387,32 +396,7 @@ async def file_streams() -> AsyncIterator[tuple[FileLines, FileWriter]]:
         # Buffered: a raw file reads a line a byte at a time, and may write part of one.
         with os.fdopen(wire_out.fileno(), "wb", closefd=False) as answers:
             out = FileWriter(anyio.wrap_file(answers))
-            yield FileLines(_Lines(wire_in.fileno()), out), out
-
-
-class _Lines:
-    """Lines of a descriptor, read a block at a time. Not a buffered file object: its
-    lock would make closing it wait for the line a thread is still waiting for."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._buffer = bytearray()
-        self._ended = False
-
-    def readline(self) -> bytes:
-        """The next line with its newline, the rest at the end of input, else b""."""
-        while True:
-            end = self._buffer.find(b"\n")
-            if end >= 0 or self._ended:
-                cut = end + 1 if end >= 0 else len(self._buffer)
-                line = bytes(self._buffer[:cut])
-                del self._buffer[:cut]
-                return line
-            chunk = os.read(self._fd, READ_AHEAD)
-            if chunk:
-                self._buffer += chunk
-            else:
-                self._ended = True
+            yield FileLines(DescriptorLines(wire_in.fileno(), READ_AHEAD), out), out
 
 
 @contextlib.asynccontextmanager

@@ -101,17 +101,15 @@ def grep(
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
         result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
-        if incomplete:  # names and counts say it as the lines do
-            result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     else:
         if found is None:
             found = blocks.blocks(root, cwd, ran.lines, matcher, above)
         if params.output == "counts":
             result = _counts(blocks.counts(found), params, cap, incomplete)
-            if incomplete:
-                result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
         else:
-            result = _matches(services, found, params, cap, incomplete, ran.timed_out)
+            result = _matches(services, found, params, cap, incomplete)
+    if incomplete:  # lines, names and counts alike, after what each says of itself
+        result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     return rg.said_failed(stalls.with_note(result, avoided), ran)
 
 
@@ -164,7 +162,6 @@ def _matches(
     params: GrepParams,
     cap: int,
     incomplete: bool,
-    timed_out: bool,
 ) -> dict[str, Any]:
     total = sum(block.matches for block in found)
     budget = services.settings.max_tokens
@@ -220,8 +217,6 @@ def _matches(
             f"{' found so far' if incomplete else ''}; the rest: the same search with "
             f"offset={next_offset}, or narrow it with path or glob."
         )
-    if incomplete:
-        notes.append(_stopped(timed_out))
     if cut_lines:
         first = cut_lines[0]
         notes.append(

@@ -84,3 +84,31 @@ def test_a_hostile_number_in_every_setting_leaves_the_server_working(
             assert "outside its range" in shown
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_workspace_s_poll_interval_never_leaves_the_watcher_blind_for_long(
+    workspace: Path, trusted: bool
+) -> None:
+    """An untrusted workspace's settings may make the watcher poll (`watch_force_polling`)
+    and, a longer interval being tighter there (less work), ask for an hour between
+    looks: a change would go untold for an hour. A poll interval is held at 10 s from
+    every source, so the change is told well within the deadline."""
+    notes = workspace / "notes.txt"
+    notes.write_text("one\n")
+    hour = {"watch_force_polling": True, "watch_poll_interval_ms": 3_600_000}
+    server = Server()
+    try:
+        server.initialize(workspace, initializationOptions={**hour, "trusted": trusted})
+        server.notify("workspace/didChangeConfiguration", {"settings": {"readkeeper": hour}})
+        wait_until(lambda: server.watcher()["state"] == "polling", "the watcher to poll")
+        server.ask("readkeeper/read", {"file_path": "notes.txt"})
+        notes.write_text("one\ntwo\n")
+        wait_until(
+            lambda: server.ask("readkeeper/changes", {})["changes"],
+            "a change notice for notes.txt",
+            NOTICE_DEADLINE_S,
+        )
+        assert "outside its range 1 to 10,000" in server.stderr, server.stderr
+    finally:
+        server.close()

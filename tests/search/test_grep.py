@@ -151,6 +151,19 @@ def test_a_run_stopped_at_its_output_cap_is_partial(
     assert "found more than it can hold" in result["note"]
 
 
+@pytest.mark.parametrize("output", ["matches", "files", "counts"])
+def test_every_output_says_once_that_the_run_stopped(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    for i in range(40):  # more files than the cap, for `files`
+        (workspace / f"f{i}.txt").write_text("needle\n" * 20)
+    monkeypatch.setattr(grep_module, "COLLECT_CAP", 20)
+    result = grep(core, pattern="needle", max_matches=1000, output=output)
+    assert result["partial"] is True
+    assert result["note"].count("did not look everywhere") == 1, result["note"]
+    assert result["note"].endswith("or a more specific pattern."), result["note"]
+
+
 # --- bad input -------------------------------------------------------------------------------
 
 
