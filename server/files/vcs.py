@@ -52,7 +52,8 @@ _IGNORED = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufe
 
 
 def _plain(name: str) -> str:
-    return _IGNORED.sub("", name).rstrip(". ").casefold()
+    # On NTFS, `name:stream` (`.git::$INDEX_ALLOCATION`, `HEAD::$DATA`) is `name` itself.
+    return _IGNORED.sub("", name).split(":", 1)[0].rstrip(". ").casefold()
 
 
 def _metadata_name(name: str) -> bool:

@@ -113,6 +113,37 @@ def test_a_symlink_or_a_user_s_file_never_becomes_head(core: Readkeeper, workspa
     assert git_dir_of(folder) is None
 
 
+@pytest.mark.parametrize(
+    "name", ["s/HEAD::$DATA", "s/HEAD. ", "s/hEaD", "s/.git::$INDEX_ALLOCATION"]
+)
+def test_every_spelling_of_head_or_git_is_refused(
+    core: Readkeeper, workspace: Path, name: str
+) -> None:
+    # Names macOS or Windows take for HEAD (case, a stream suffix, trailing dots).
+    error = refusal(core, ("write", name, HEAD))
+    assert error.kind == "unsupported"
+    assert not (workspace / name).exists()
+
+
+def test_a_git_file_or_a_link_never_leads_to_a_head(core: Readkeeper, workspace: Path) -> None:
+    # A `.git` file naming a folder prepared as a repository is refused by its name; a
+    # link whose target is named HEAD is refused by the target's name.
+    folder = workspace / "prep"
+    (folder / "objects").mkdir(parents=True)
+    (folder / "refs").mkdir()
+    (workspace / "w").mkdir()
+    (workspace / "innocent.txt").symlink_to(folder / "HEAD")
+    (workspace / "gitfile").write_text("gitdir: ../prep\n")
+    assert refusal(core, ("write", "w/.git", "gitdir: ../prep\n")).kind == "unsupported"
+    assert refusal(core, ("move", "gitfile", "w/.git")).kind == "unsupported"
+    error = refusal(core, ("write", "innocent.txt", HEAD))
+    assert error.kind == "unsupported"
+    assert "HEAD" in error.message
+    assert not os.path.lexists(folder / "HEAD")
+    assert git_dir_of(folder) is None
+    assert git_dir_of(workspace / "w") is None
+
+
 def test_what_a_source_tree_holds_is_written_as_ever(core: Readkeeper, workspace: Path) -> None:
     # The false positives the rule avoids: config files, objects/ and refs/ folders,
     # and a folder named HEAD (git never takes a folder for HEAD).
