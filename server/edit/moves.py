@@ -60,6 +60,9 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
             raise workspace.not_found(source_given)
         if not stat.S_ISDIR(found.st_mode):
             _refuse_folder_form(params, source.path, destination.path)
+            # A file or link may not become a HEAD (files/vcs.py); a folder may.
+            anchor = destination.anchor.path
+            refuse_metadata(destination_given, destination.path, anchor, "move", folder=False)
         if _lstat(destination) is not None:
             raise _exists(destination.path)
         if destination.path.startswith(source.path.rstrip(os.sep) + os.sep):
@@ -161,7 +164,8 @@ def _resolved(
             roots=list(workspace.roots),
             field=field,
         )
-    refuse_metadata(given, where.path, where.anchor.path, "move" if not follow_last else "create")
+    verb = "move" if not follow_last else "create"
+    refuse_metadata(given, where.path, where.anchor.path, verb, folder=True)
     return given, where
 
 

@@ -31,6 +31,7 @@ from ..files import atomic
 from ..files.encodings import NotText, decode, detect
 from ..files.fileio import read_at_most
 from ..files.locks import lock_for
+from ..files.vcs import refuse_metadata
 from ..protocol import unstructure
 from ..protocol.files import UndoParams
 from ..read.diffs import bounded_diff
@@ -127,6 +128,8 @@ def _held(core: EditServices, written: FileChange) -> Any:
         raise _stale(path, "it is no longer inside the workspace roots", None)
     if entry(where) is None:
         raise _stale(path, "it was deleted", None)
+    # Its folder may have become a repository's since the change (files/vcs.py).
+    refuse_metadata(path, where.path, where.anchor.path, "write")
     return _checked(core, where, written)
 
 

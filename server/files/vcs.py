@@ -13,17 +13,38 @@ without the characters that macOS and Windows ignore in names (as git's own
 `.git` file names (`gitdir: ...`): `git worktree`, `--separate-git-dir`, submodules.
 Reading stays allowed: nothing is run by reading, and the agent may read anything else
 inside the workspace anyway.
+
+A repository need not be named `.git`: git takes any folder for one (a bare repository
+found by `git -C folder`, or a gitdir a `.git` file names) when it holds a valid HEAD
+and, in it or in the folder its `commondir` file names, `objects/` and `refs/` (setup.c,
+`is_git_directory`). Refusing that only once all three exist would let the agent build
+one in any other order, or move the last part in under another name. So HEAD, the one
+part git looks for in the folder itself and that no source tree needs, is the keystone:
+
+- the agent never gives a file or a link a name git could read as HEAD (compared as
+  `.git` is, so `head` and `HE\u200dAD` too, which are HEAD on macOS and Windows); a
+  folder may be named so, as git never takes a folder for HEAD;
+- a folder that holds a HEAD which is not a folder (the user's, by the filesystem's own
+  matching of names) is metadata, like a `.git` folder: nothing in it is changed,
+  made, or moved in or out, and it is not moved itself.
+
+Config files, `objects/` and `refs/` folders stay as free to make as any other name.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 
 from ..errors import ReadkeeperError
 
 # The folders (and for git, the gitdir file) of the version-control systems in use.
-METADATA_NAMES = frozenset({".git", ".hg", ".svn", ".jj", ".bzr", "_darcs"})
+# Sapling keeps hooks in `.sl/config`, Pijul in `.pijul`, and a Fossil checkout is the
+# database `.fslckout` (`_fossil_` on Windows) that names its repository.
+METADATA_NAMES = frozenset(
+    {".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", ".sl", ".pijul", ".fslckout", "_fossil_"}
+)
 
 # Characters HFS+ ignores in a name, and the trailing dots and spaces Windows drops:
 # ".g\u200cit" and ".git." name the same folder there as ".git".
@@ -31,7 +52,8 @@ _IGNORED = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufe
 
 
 def _plain(name: str) -> str:
-    return _IGNORED.sub("", name).rstrip(". ").casefold()
+    # On NTFS, `name:stream` (`.git::$INDEX_ALLOCATION`, `HEAD::$DATA`) is `name` itself.
+    return _IGNORED.sub("", name).split(":", 1)[0].rstrip(". ").casefold()
 
 
 def _metadata_name(name: str) -> bool:
@@ -39,13 +61,19 @@ def _metadata_name(name: str) -> bool:
     return plain in METADATA_NAMES or plain == "git~1"  # git's NTFS short name
 
 
-def _is_gitdir(folder: str) -> bool:
-    """Whether git would take `folder` for a git folder (its own test: a HEAD, and the
-    objects folder or, in a linked worktree's gitdir, a commondir file naming it)."""
-    return os.path.isfile(os.path.join(folder, "HEAD")) and (
-        os.path.isdir(os.path.join(folder, "objects"))
-        or os.path.isfile(os.path.join(folder, "commondir"))
-    )
+def names_head(name: str) -> bool:
+    """Whether `name` could be git's HEAD on some filesystem (see above)."""
+    return _plain(name) == "head"
+
+
+def _holds_head(folder: str) -> bool:
+    """Whether `folder` holds a HEAD git could read: a file or a link (lstat finds
+    `head` too where the filesystem ignores case, as git would)."""
+    try:
+        found = os.lstat(os.path.join(folder, "HEAD"))
+    except OSError:
+        return False
+    return not stat.S_ISDIR(found.st_mode)
 
 
 def metadata_holding(real: str, root: str) -> str | None:
@@ -59,20 +87,33 @@ def metadata_holding(real: str, root: str) -> str | None:
     if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
         return None
     folder = root
-    below = os.path.relpath(os.path.dirname(real), root)
+    below = os.path.relpath(real, root)
     for name in ["", *([] if below == "." else below.split(os.sep))]:
         folder = os.path.join(folder, name) if name else folder
-        if _is_gitdir(folder):
+        if _holds_head(folder):
             return folder
     return None
 
 
-def refuse_metadata(shown: str, real: str, root: str, verb: str) -> None:
-    """Raise `unsupported` when `real` lies in version-control metadata (see above)."""
+def refuse_metadata(shown: str, real: str, root: str, verb: str, *, folder: bool = False) -> None:
+    """Raise `unsupported` when `real` lies in version-control metadata, or (unless the
+    entry made or changed there is a `folder`) would be a HEAD (see above)."""
     holding = metadata_holding(real, root)
-    if holding is None:
-        return
     where = shown if real == shown else f"{shown} (real path {real})"
+    if holding is None:
+        if folder or not (
+            names_head(os.path.basename(real)) or names_head(os.path.basename(shown))
+        ):
+            return
+        raise ReadkeeperError(
+            "unsupported",
+            f"{where} would be named HEAD, and readkeeper never {verb}s a file or link git "
+            "could read as HEAD: beside objects/ and refs/ it makes its folder a git "
+            "repository, whose config can run a command at the user's next git command "
+            "there. Use another name; a repository is made with git itself (git init).",
+            file_path=shown,
+            real_path=real,
+        )
     raise ReadkeeperError(
         "unsupported",
         f"{where} lies in the version-control metadata {holding}, and readkeeper never "
@@ -86,4 +127,4 @@ def refuse_metadata(shown: str, real: str, root: str, verb: str) -> None:
     )
 
 
-__all__ = ["METADATA_NAMES", "metadata_holding", "refuse_metadata"]
+__all__ = ["METADATA_NAMES", "metadata_holding", "names_head", "refuse_metadata"]
