@@ -26,13 +26,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ... import quoting
-from .outline import MAX_DEPTH, MAX_NAME_CHARS, MAX_SYMBOLS, Symbol
+from .outline import Symbol
+from .outline_py_lines import Blocks, Decline
 
-# Larger files go to tree-sitter, whose parse has its own deadline.
-MAX_BYTES = 4_000_000
+# Larger files go to tree-sitter, whose parse and walk have their own deadlines: the
+# scanner's time is bounded by these (about 0.1 s at most).
+MAX_CHARS = 2_000_000
+MAX_LINES = 100_000
 # Brackets nested deeper than this are declined (each pass removes one level).
-_BRACKET_PASSES = 64
+_BRACKET_PASSES = 40
 
 _REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f\ufeff\ud800-\udfff]")
 _TOKENS = re.compile(
@@ -43,6 +45,7 @@ _TOKENS = re.compile(
     rb"|'(?:[^'\\\n]++|\\.)*+'",
     re.S,
 )
+_FIELD_MARKS = re.compile(rb"[{}'\"]")
 _PREFIXES = {b"r", b"u", b"b", b"br", b"rb", b"f", b"fr", b"rf"}
 _IDENT = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_"
 # What the masked text may not hold: a quote (an unsettled string), a byte that is not
@@ -62,26 +65,33 @@ _ODD = re.compile(
 )
 _NOT_BRACKETS = re.compile(rb"[^()\[\]{}]++")
 _ONE_KIND = bytes.maketrans(b"[{]}", b"(())")
-_KEYWORD = re.compile(rb"(?:async +)?(?:def|class)" + _WORD_END)
-_HEADER = re.compile(rb"(?:async +)?(def|class) +([A-Za-z_][A-Za-z0-9_]*) *([(\[:])")
-
-
-class _Decline(Exception):
-    """The scanner cannot be sure: tree-sitter decides."""
+_KEYWORDS = re.compile(rb"(?<![A-Za-z0-9_])(?:def|class)" + _WORD_END)
 
 
 def scan(text: str) -> list[Symbol] | None:
-    """The top-level symbols of a Python text as outline.symbols finds them, each with
-    its nested ones; None when the scanner declines."""
-    if len(text) > MAX_BYTES or _REFUSED.search(text):
+    """The top-level symbols of a Python text as tree-sitter's parse and outline.py's
+    walk find them, each with its nested ones; None when the scanner declines."""
+    counted = scan_counted(text)
+    return None if counted is None else counted[0]
+
+
+def scan_counted(text: str) -> tuple[list[Symbol], int] | None:
+    """`scan`, with how many symbols there are in all."""
+    if len(text) > MAX_CHARS or text.count("\n") >= MAX_LINES or _REFUSED.search(text):
         return None
     data = text.encode("utf-8")
     try:
         masked = _TOKENS.sub(_masker(data), data)
         if _STRAY.search(masked) or _ODD.search(masked) or not _balanced(masked):
             return None
-        return _Blocks().lines(masked.translate(_ONE_KIND).split(b"\n"))
-    except _Decline:
+        blocks = Blocks()
+        found = blocks.lines(masked.translate(_ONE_KIND).split(b"\n"))
+        # Every `def` and `class` outside strings and comments starts a listed symbol
+        # (one inside brackets or after other code is an error tree-sitter recovers from).
+        if len(_KEYWORDS.findall(masked)) != blocks.count:
+            return None
+        return found, blocks.count
+    except Decline:
         return None
 
 
@@ -107,11 +117,37 @@ def _check_prefix(data: bytes, start: int, token: bytes) -> None:
         begin -= 1
     prefix = data[begin:start].lower()
     if (begin > 0 and data[begin - 1] in _IDENT) or prefix not in _PREFIXES:
-        raise _Decline
-    if b"f" in prefix:
-        inner = token.replace(b"{{", b"").replace(b"}}", b"")
-        if inner.count(b"{") != inner.count(b"}"):
-            raise _Decline
+        raise Decline
+    if b"f" in prefix and b"{" in token:
+        quotes = 3 if token[:3] in (b'"""', b"'''") else 1
+        if not _fields_close(token[quotes:-quotes]):
+            raise Decline
+
+
+def _fields_close(inner: bytes) -> bool:
+    """Whether every replacement field of an f-string's text closes: where a nested
+    quote of the string's own kind cut it short (3.12), one is left open."""
+    depth = at = 0
+    while (found := _FIELD_MARKS.search(inner, at)) is not None:
+        at = found.end()
+        char = inner[found.start()]
+        if depth == 0:
+            if char in b"'\"":
+                continue
+            if inner[at : at + 1] == bytes((char,)):  # {{ or }}: a brace in the text
+                at += 1
+            elif char == 0x7D:
+                return False
+            else:
+                depth = 1
+        elif char in b"{}":
+            depth += 1 if char == 0x7B else -1
+        else:  # a string inside a field: its braces are not the field's
+            end = inner.find(bytes((char,)), at)
+            if end < 0:
+                return False
+            at = end + 1
+    return depth == 0
 
 
 def _balanced(masked: bytes) -> bool:
@@ -125,177 +161,3 @@ def _balanced(masked: bytes) -> bool:
             return False
         left = shorter
     return not left
-
-
-class _Block:
-    """An indented block: its indent, the symbol whose body it is (if any), and the
-    symbol its statements belong to, with that symbol's depth."""
-
-    __slots__ = ("depth", "indent", "owner", "symbol")
-
-    def __init__(self, indent: int, symbol: Symbol | None, owner: Symbol | None, depth: int):
-        self.indent = indent
-        self.symbol = symbol
-        self.owner = owner
-        self.depth = depth
-
-
-class _Blocks:
-    """The line loop: blocks by indentation, symbols with their line ranges."""
-
-    def __init__(self) -> None:
-        self.top: list[Symbol] = []
-        self.count = 0
-        self.stack = [_Block(0, None, None, 0)]
-        self.placed = -1  # the last row holding code or a comment inside the blocks
-        # The comments directly above the next statement: (block, first row, last row).
-        self.doc: tuple[_Block, int, int] | None = None
-
-    def lines(self, lines: list[bytes]) -> list[Symbol]:
-        stack = self.stack
-        depth = 0  # open brackets
-        cont = False  # the last line ended with a backslash
-        logical: Symbol | None = None  # the def/class the open logical line starts
-        tail = b""  # the open logical line's last physical line ("" when none is open)
-        tail_row = -1
-        header: tuple[int, Symbol | None] | None = None  # a block opened, not yet indented
-        decorated = -1  # the first row of pending decorators
-        comments: list[tuple[int, int]] = []
-        for row, line in enumerate(lines):
-            if depth or cont or line[:1] == b"\x01":
-                stripped = line.lstrip(b" ")
-                # A line inside brackets indented less than its block: tree-sitter's
-                # scanner may close the block there (after a `.`, an operator).
-                if (
-                    stripped[:1] not in (b"", b"\x01")
-                    and len(line) - len(stripped) < stack[-1].indent
-                ):
-                    raise _Decline
-                if not stripped or stripped == b"#":
-                    if cont:
-                        raise _Decline
-                    continue
-                depth += line.count(b"(") - line.count(b")")
-                cont = line.endswith(b"\\")
-                tail, tail_row = line, row
-                continue
-            if tail:
-                header = self._end_line(tail, tail_row, logical, stack[-1])
-                if header is None and decorated < 0 and logical is not None:
-                    logical.end_line = tail_row + 1
-                tail, logical = b"", None
-            stripped = line.lstrip(b" ")
-            if not stripped:
-                continue
-            indent = len(line) - len(stripped)
-            if stripped == b"#":
-                comments.append((row, indent))
-                continue
-            if comments:
-                self._comments(comments, indent, header is not None)
-                comments = []
-            if header is not None:
-                outer = stack[-1]
-                if indent <= outer.indent:
-                    raise _Decline
-                symbol = header[1]
-                if symbol is None:
-                    stack.append(_Block(indent, None, outer.owner, outer.depth))
-                else:
-                    stack.append(_Block(indent, symbol, symbol, outer.depth + 1))
-                header = None
-                self.doc = None
-            else:
-                while stack[-1].indent > indent:
-                    self._close()
-                if stack[-1].indent != indent:
-                    raise _Decline
-            first = self._doc_start(row)
-            self.doc = None
-            if stripped[:1] == b"@":
-                if decorated < 0:
-                    decorated = first
-            elif _KEYWORD.match(stripped):
-                logical = self._symbol(stripped, row, first if decorated < 0 else decorated)
-                decorated = -1
-            elif decorated >= 0:
-                raise _Decline  # a decorator on something neither a def nor a class
-            depth = line.count(b"(") - line.count(b")")
-            cont = line.endswith(b"\\")
-            tail, tail_row = line, row
-            self.placed = row
-        if depth or cont:
-            raise _Decline
-        if tail:
-            header = self._end_line(tail, tail_row, logical, stack[-1])
-            if header is None and decorated < 0 and logical is not None:
-                logical.end_line = tail_row + 1
-        if header is not None or decorated >= 0:
-            raise _Decline
-        if comments:
-            self._comments(comments, 0, False)
-        while len(stack) > 1:
-            self._close()
-        return self.top
-
-    def _end_line(
-        self, tail: bytes, row: int, logical: Symbol | None, block: _Block
-    ) -> tuple[int, Symbol | None] | None:
-        """At the end of a logical line: the block it opens (it ends with a colon), or
-        None. Its last row counts as placed."""
-        self.placed = max(self.placed, row)
-        end = tail.rstrip(b" ")
-        if end.endswith(b"#"):
-            end = end[:-1].rstrip(b" ")
-        if end.endswith(b":"):
-            return (block.indent, logical)
-        return None
-
-    def _comments(self, comments: list[tuple[int, int]], indent: int, in_header: bool) -> None:
-        """Place the comment lines before a statement indented `indent`, as
-        tree-sitter's scanner does: below a header they are the header's; else each
-        closes the blocks deeper than both itself and the statement."""
-        if in_header:
-            return
-        stack = self.stack
-        for row, at in comments:
-            while stack[-1].indent > at and indent < stack[-1].indent:
-                self._close()
-            block = stack[-1]
-            run = self.doc
-            if run is not None and run[0] is block and run[2] == row - 1:
-                self.doc = (block, run[1], row)
-            else:
-                self.doc = (block, row, row)
-            self.placed = row
-
-    def _doc_start(self, row: int) -> int:
-        run = self.doc
-        if run is not None and run[0] is self.stack[-1] and run[2] == row - 1:
-            return run[1]
-        return row
-
-    def _close(self) -> None:
-        block = self.stack.pop()
-        if block.symbol is not None:
-            block.symbol.end_line = self.placed + 1
-
-    def _symbol(self, stripped: bytes, row: int, first: int) -> Symbol:
-        match = _HEADER.match(stripped)
-        if match is None or (match[1] == b"def" and match[3] == b":"):
-            raise _Decline
-        block = self.stack[-1]
-        parent = block.owner
-        if block.depth >= MAX_DEPTH or self.count + 1 >= MAX_SYMBOLS:
-            raise _Decline
-        name = match[2].decode("ascii")
-        if len(name) > MAX_NAME_CHARS:
-            raise _Decline
-        kind = "class" if match[1] == b"class" else "function"
-        if kind == "function" and parent is not None and parent.kind == "class":
-            kind = "method"
-        qualified = f"{parent.qualified_name}.{name}" if parent is not None else name
-        symbol = Symbol(kind, name, qualified, first + 1, row + 1, f"{kind} {quoting.name(name)}")
-        (parent.children if parent is not None else self.top).append(symbol)
-        self.count += 1
-        return symbol
