@@ -36,7 +36,9 @@ MAX_LINES = 100_000
 # Brackets nested deeper than this are declined (each pass removes one level).
 _BRACKET_PASSES = 40
 
-_REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f\ufeff\ud800-\udfff]")
+# Bytes a scanned text may not hold: every control character but the line feed (tabs,
+# form feeds, carriage returns, NUL...); `translate` leaves only those.
+_NOT_CONTROLS = bytes(i for i in range(256) if (i >= 32 and i != 127) or i == 10)
 _TOKENS = re.compile(
     rb"#[^\n]*+"
     rb'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
@@ -48,24 +50,32 @@ _TOKENS = re.compile(
 _FIELD_MARKS = re.compile(rb"[{}'\"]")
 _PREFIXES = {b"r", b"u", b"b", b"br", b"rb", b"f", b"fr", b"rf"}
 _IDENT = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_"
-# What the masked text may not hold: a quote (an unsettled string), a byte that is not
-# ASCII (outside strings and comments: a name tree-sitter may read otherwise), a
-# backslash not ending its line.
-_STRAY = re.compile(rb"[\"'\x80-\xff]|\\(?!\n)")
 _WORD_END = rb"(?![A-Za-z0-9_])"
-# What the scanner does not model: `match`/`case` (no symbol is listed inside them),
-# `except*`, a compound statement after `;` or `:` on its line, a lambda in a return
-# annotation (its colon would end the header).
-_ODD = re.compile(
-    rb"^ *(?:match|case)(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))"
-    rb"|except *\*"
-    rb"|[;:] *(?:async +)?(?:def|class)" + _WORD_END + rb"|; *(?:if|elif|else|for|while|with"
-    rb"|try|except|finally|async|@)" + _WORD_END + rb"|\blambda\b[^\n]*->|->[^\n]*\blambda\b",
-    re.M,
-)
-_NOT_BRACKETS = re.compile(rb"[^()\[\]{}]++")
+# What the scanner does not model: `except*`, a compound statement after `;`, a lambda
+# in a return annotation (its colon would end the header). Each starts with a literal:
+# the search skips ahead in C.
+_ODD = [
+    re.compile(rb"except *\*"),
+    re.compile(
+        rb";[ \\\n]*+(?:if|elif|else|for|while|with|try|except|finally|async|@)" + _WORD_END
+    ),
+    re.compile(rb"lambda[^\n]*->"),
+    re.compile(rb"->[^\n]*lambda"),
+]
+# `match` and `case` starting a line, not as names (`match = ...`): a match statement,
+# inside which tree-sitter lists no symbol.
+_SOFT = [
+    re.compile(word + rb"(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))")
+    for word in (b"match", b"case")
+]
+_LOOSE_BACKSLASH = re.compile(rb"\\(?!\n)")
+_BRACKETS_DELETE = bytes(i for i in range(256) if i not in b"()[]{}")
 _ONE_KIND = bytes.maketrans(b"[{]}", b"(())")
-_KEYWORDS = re.compile(rb"(?<![A-Za-z0-9_])(?:def|class)" + _WORD_END)
+# The words `def` and `class`, the literal first (the search skips ahead in C).
+_KEYWORDS = [
+    re.compile(word + rb"(?<![A-Za-z0-9_]" + word + rb")" + _WORD_END)
+    for word in (b"def", b"class")
+]
 
 
 def scan(text: str) -> list[Symbol] | None:
@@ -77,22 +87,51 @@ def scan(text: str) -> list[Symbol] | None:
 
 def scan_counted(text: str) -> tuple[list[Symbol], int] | None:
     """`scan`, with how many symbols there are in all."""
-    if len(text) > MAX_CHARS or text.count("\n") >= MAX_LINES or _REFUSED.search(text):
+    if len(text) > MAX_CHARS or "\ufeff" in text:
         return None
-    data = text.encode("utf-8")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        return None
+    if data.translate(None, _NOT_CONTROLS) or data.count(b"\n") >= MAX_LINES:
+        return None
     try:
         masked = _TOKENS.sub(_masker(data), data)
-        if _STRAY.search(masked) or _ODD.search(masked) or not _balanced(masked):
+        if not _plain(masked) or not _balanced(masked):
             return None
         blocks = Blocks()
         found = blocks.lines(masked.translate(_ONE_KIND).split(b"\n"))
         # Every `def` and `class` outside strings and comments starts a listed symbol
         # (one inside brackets or after other code is an error tree-sitter recovers from).
-        if len(_KEYWORDS.findall(masked)) != blocks.count:
+        if not _all_listed(masked, blocks.count):
             return None
         return found, blocks.count
     except Decline:
         return None
+
+
+def _plain(masked: bytes) -> bool:
+    """Whether the masked text holds nothing the scanner does not model: no quote (a
+    string not settled), no byte that is not ASCII (outside strings and comments: a
+    name tree-sitter may read otherwise), no backslash but at a line's end, no `_ODD`,
+    no match statement."""
+    if b'"' in masked or b"'" in masked or not masked.isascii():
+        return False
+    if _LOOSE_BACKSLASH.search(masked):
+        return False
+    if any(odd.search(masked) for odd in _ODD):
+        return False
+    for soft in _SOFT:
+        for found in soft.finditer(masked):
+            at = found.start()
+            if not masked[masked.rfind(b"\n", 0, at) + 1 : at].strip(b" "):
+                return False
+    return True
+
+
+def _all_listed(masked: bytes, count: int) -> bool:
+    """Whether the masked text holds `count` words `def` and `class`."""
+    return sum(len(word.findall(masked)) for word in _KEYWORDS) == count
 
 
 def _masker(data: bytes) -> Callable[[re.Match[bytes]], bytes]:
@@ -104,7 +143,8 @@ def _masker(data: bytes) -> Callable[[re.Match[bytes]], bytes]:
         if start and data[start - 1] in _IDENT:
             _check_prefix(data, start, token)
         lines = token.count(b"\n")
-        return b"S" + b"\n\x01" * lines if lines else b"S"
+        # A line inside the string is \x01 alone, its last line starts \x01\x01.
+        return b"S" + b"\n\x01" * lines + b"\x01" if lines else b"S"
 
     return mask
 
@@ -152,7 +192,7 @@ def _fields_close(inner: bytes) -> bool:
 
 def _balanced(masked: bytes) -> bool:
     """Every bracket closes the one last opened."""
-    left = _NOT_BRACKETS.sub(b"", masked)
+    left = masked.translate(None, _BRACKETS_DELETE)
     for _ in range(_BRACKET_PASSES):
         if not left:
             return True

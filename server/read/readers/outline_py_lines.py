@@ -63,6 +63,9 @@ _ENDS = b" \n\x01\\#"  # what may follow a header's colon: spaces, a comment
 _CLAUSE = re.compile(
     rb"(async +)?(if|elif|else|for|while|try|except|finally|with|def|class)(?![A-Za-z0-9_])"
 )
+_INITIALS = frozenset(b"acdefitw")  # the first letters of _CLAUSE's words
+_OPENERS = frozenset((b"if", b"elif", b"for", b"while", b"with", b"except"))
+_ASYNC = frozenset((b"def", b"for", b"with"))
 # What each clause may follow in its block, by the clause before it.
 _AFTER = {
     b"elif": (b"if", b"elif"),
@@ -94,42 +97,58 @@ class Blocks:
         self.count = 0
         self.stack = [_Block(0, None, None, 0)]
         self.placed = -1  # the last row holding code or a comment inside the blocks
-        # The comments directly above the next statement: (block, first row, last row).
-        self.doc: tuple[_Block, int, int] | None = None
-        self.opened = False  # the last logical line opened a block, not begun yet
-        self.opener: Symbol | None = None  # the symbol whose body that block is
-        self.decorated: tuple[_Block, int] | None = None  # the pending decorators
-        # The open logical line: its physical lines, first row, keyword and symbol.
-        self.parts: list[bytes] = []
-        self.row = -1
-        self.keyword = b""
-        self.symbol: Symbol | None = None
+        self.labels: dict[str, str] = {}
 
     def lines(self, lines: list[bytes]) -> list[Symbol]:
+        """The symbols of the masked lines. The loop keeps its state in locals (most
+        lines are a simple statement in the block of the one before: a few operations);
+        blocks closing, comments, symbols and compound statements' forms are methods."""
         stack = self.stack
+        block = stack[-1]
         depth = 0  # open brackets
         cont = False  # the last line ended with a backslash
         comments: list[tuple[int, int]] = []
+        open_line = 0  # the logical line open: 0 none, 1 simple or a decorator, 2 compound
+        keyword = b""  # the open compound statement's word
+        parts: list[bytes] = []  # its physical lines
+        symbol: Symbol | None = None  # the definition it starts
+        last = b""  # the open logical line's last physical line
+        placed = -1  # the last row of code
+        opened = False  # the last logical line opened a block, not begun yet
+        opener: Symbol | None = None  # the definition whose body that block is
+        decorated: tuple[_Block, int] | None = None  # the pending decorators' block, row
+        doc: tuple[_Block, int, int] | None = None  # comments right above: block, rows
         for row, line in enumerate(lines):
-            if depth or cont or line[:1] == b"\x01":
+            if line == b"\x01":
+                continue  # inside a string: its last line follows
+            if depth or cont or line.startswith(b"\x01"):
                 stripped = line.lstrip(b" ")
-                # A line in brackets indented less than its block: tree-sitter's scanner
-                # may close the block there (after a `.`, an operator).
-                if stripped[:1] not in (b"", b"\x01") and (
-                    len(line) - len(stripped) < stack[-1].indent
-                ):
-                    raise Decline
                 if not stripped or stripped == b"#":
                     if cont:
                         raise Decline
                     continue
+                # A line in brackets indented less than its block: tree-sitter's scanner
+                # may close the block there (after a `.`, an operator).
+                if stripped[0] != 1 and len(line) - len(stripped) < block.indent:
+                    raise Decline
                 depth += line.count(b"(") - line.count(b")")
                 cont = line.endswith(b"\\")
-                self.parts.append(line)
-                self.placed = row
+                if open_line == 2:
+                    parts.append(line)
+                last = line
+                placed = row
                 continue
-            if self.parts:
-                self._end_logical()
+            if open_line:
+                if open_line == 1:
+                    if b":" in last and last.rstrip(b" #").endswith(b":"):
+                        raise Decline  # a colon ending what is not a compound statement
+                elif keyword in _OPENERS and len(parts) == 1 and last.rstrip(b" #")[-1:] == b":":
+                    opened, opener = True, None
+                else:
+                    self.placed = placed
+                    opened = self._compound(parts, keyword, symbol)
+                    opener = symbol
+                open_line = 0
             stripped = line.lstrip(b" ")
             if not stripped:
                 continue
@@ -137,140 +156,165 @@ class Blocks:
             if stripped == b"#":
                 comments.append((row, indent))
                 continue
+            found = _CLAUSE.match(stripped) if stripped[0] in _INITIALS else None
+            if not (
+                found is not None
+                or comments
+                or opened
+                or decorated is not None
+                or indent != block.indent
+                or stripped[0] == 64  # @
+            ):
+                # A simple statement in the block of the one before.
+                if block.clause:
+                    if block.clause == b"try":
+                        raise Decline  # a try with neither except nor finally
+                    block.clause = b""
+                open_line = 1
+                depth = stripped.count(b"(") - stripped.count(b")")
+                cont = stripped.endswith(b"\\")
+                last = stripped
+                placed = row
+                continue
             if comments:
-                self._comments(comments, indent)
+                if not opened:  # below a header, comments are the header's
+                    self.placed = placed
+                    doc = self._comments(comments, indent, doc)
+                    block = stack[-1]
+                    placed = self.placed
                 comments = []
-            self._begin(stripped, indent, row)
+            if opened:
+                if indent <= block.indent:
+                    raise Decline
+                if opener is None:
+                    block = _Block(indent, None, block.owner, block.depth)
+                else:
+                    block = _Block(indent, opener, opener, block.depth + 1)
+                stack.append(block)
+                opened = False
+                doc = None
+            elif indent != block.indent:
+                self.placed = placed
+                while block.indent > indent:
+                    self._close()
+                    block = stack[-1]
+                if block.indent != indent:
+                    raise Decline
+            first = row
+            if doc is not None:
+                if doc[0] is block and doc[2] == row - 1:
+                    first = doc[1]
+                doc = None
+            clause = block.clause
+            if found is None:
+                if clause:
+                    if clause == b"try":
+                        raise Decline  # a try with neither except nor finally
+                    block.clause = b""
+                if stripped[0] == 64:  # @
+                    if decorated is None:
+                        decorated = (block, first)
+                    elif decorated[0] is not block:
+                        raise Decline
+                    block.clause = b"@"
+                elif decorated is not None:
+                    raise Decline  # a decorator on something neither a def nor a class
+                open_line = 1
+            else:
+                keyword = found[2]
+                if found[1] and keyword not in _ASYNC:
+                    raise Decline
+                after = _AFTER.get(keyword)
+                if after is not None:
+                    if clause not in after:
+                        raise Decline
+                elif clause == b"try":
+                    raise Decline
+                block.clause = (
+                    b"else-try" if keyword == b"else" and clause == b"except" else keyword
+                )
+                symbol = None
+                if keyword == b"def" or keyword == b"class":
+                    if decorated is not None:
+                        if decorated[0] is not block:
+                            raise Decline
+                        first = decorated[1]
+                        decorated = None
+                    symbol = self._symbol(stripped, keyword, row, first, block)
+                elif decorated is not None:
+                    raise Decline
+                parts = [stripped]
+                open_line = 2
             depth = stripped.count(b"(") - stripped.count(b")")
             cont = stripped.endswith(b"\\")
-            self.placed = row
+            last = stripped
+            placed = row
         if depth or cont:
             raise Decline
-        if self.parts:
-            self._end_logical()
-        if self.opened or self.decorated is not None:
+        self.placed = placed
+        if open_line == 2:
+            opened = self._compound(parts, keyword, symbol)
+        elif open_line and last.rstrip(b" #").endswith(b":"):
+            raise Decline
+        if opened or decorated is not None:
             raise Decline
         if comments:
-            self._comments(comments, 0)
+            self._comments(comments, 0, doc)
         while len(stack) > 1:
             self._close()
         if stack[0].clause == b"try":
             raise Decline
         return self.top
 
-    def _begin(self, stripped: bytes, indent: int, row: int) -> None:
-        """A logical line starts: into or out of blocks, then its clause and symbol."""
-        stack = self.stack
-        if self.opened:
-            outer = stack[-1]
-            if indent <= outer.indent:
-                raise Decline
-            symbol = self.opener
-            if symbol is None:
-                stack.append(_Block(indent, None, outer.owner, outer.depth))
-            else:
-                stack.append(_Block(indent, symbol, symbol, outer.depth + 1))
-            self.opened = False
-            self.doc = None
-        else:
-            while stack[-1].indent > indent:
-                self._close()
-            if stack[-1].indent != indent:
-                raise Decline
-        block = stack[-1]
-        first = self._doc_start(row)
-        self.doc = None
-        keyword = b""
-        found = _CLAUSE.match(stripped)
-        if found is not None:
-            keyword = found[2]
-            if found[1] and keyword not in (b"def", b"for", b"with"):
-                raise Decline
-        after = _AFTER.get(keyword)
-        if after is not None and block.clause not in after:
-            raise Decline
-        if after is None and block.clause == b"try":
-            raise Decline  # a try with neither except nor finally
-        block.clause = b"else-try" if keyword == b"else" and block.clause == b"except" else keyword
-        self.parts = [stripped]
-        self.row = row
-        self.keyword = keyword
-        self.symbol = None
-        decorated = self.decorated
-        if stripped[:1] == b"@":
-            if decorated is None:
-                self.decorated = (block, first)
-            elif decorated[0] is not block:
-                raise Decline
-            block.clause = b"@"
-        elif keyword in (b"def", b"class"):
-            if decorated is not None:
-                if decorated[0] is not block:
-                    raise Decline
-                first = decorated[1]
-                self.decorated = None
-            self.symbol = self._symbol(stripped, keyword, row, first)
-        elif decorated is not None:
-            raise Decline  # a decorator on something neither a def nor a class
-
-    def _end_logical(self) -> None:
-        """A logical line ends: check its form; a header opens a block, a one-line
-        definition ends here."""
-        parts, keyword = self.parts, self.keyword
-        self.parts = []
-        end = parts[-1].rstrip(b" ")
-        if end.endswith(b"#"):
-            end = end[:-1].rstrip(b" ")
-        opens = end.endswith(b":")
-        if not keyword:
-            if opens:
-                raise Decline  # a colon ending what is not a compound statement
-            return
-        text = b"\n".join(parts)
+    def _compound(self, parts: list[bytes], keyword: bytes, symbol: Symbol | None) -> bool:
+        """A compound statement's logical line ends: whether it opens a block (else its
+        body is on the line: a one-line definition ends here). Its form is checked."""
+        opens = parts[-1].rstrip(b" #").endswith(b":")
+        text = parts[0] if len(parts) == 1 else b"\n".join(parts)
         form = _FORMS.get(keyword)
         if form is not None:
             found = form.match(text)
             if found is None:
                 raise Decline
             rest = text[found.end() :].strip(_ENDS)
+        elif opens:
+            rest = b""
         else:
             flat = _GROUPS.sub(b"S", text)
             colon = flat.find(b":")
             if b"(" in flat or b")" in flat or colon < 0:
                 raise Decline  # nested past what the check reads, or no colon
-            rest = b"" if opens else flat[colon + 1 :].strip(_ENDS)
+            rest = flat[colon + 1 :].strip(_ENDS)
         if opens:
             if rest:
                 raise Decline
-            self.opened, self.opener = True, self.symbol
-        elif not rest:
+            return True
+        if not rest:
             raise Decline
-        elif self.symbol is not None:
-            self.symbol.end_line = self.placed + 1
+        if symbol is not None:
+            symbol.end_line = self.placed + 1
+        return False
 
-    def _comments(self, comments: list[tuple[int, int]], indent: int) -> None:
-        """Place the comment lines before a statement indented `indent`: below a header
-        they are the header's; else each closes the blocks deeper than both itself and
-        the statement."""
-        if self.opened:
-            return
+    def _comments(
+        self,
+        comments: list[tuple[int, int]],
+        indent: int,
+        doc: tuple[_Block, int, int] | None,
+    ) -> tuple[_Block, int, int] | None:
+        """Place the comment lines before a statement indented `indent`: each closes the
+        blocks deeper than both itself and the statement. Returns the run of them right
+        above the statement, with their block."""
         stack = self.stack
         for row, at in comments:
             while stack[-1].indent > at and indent < stack[-1].indent:
                 self._close()
             block = stack[-1]
-            doc = self.doc
             if doc is not None and doc[0] is block and doc[2] == row - 1:
-                self.doc = (block, doc[1], row)
+                doc = (block, doc[1], row)
             else:
-                self.doc = (block, row, row)
+                doc = (block, row, row)
             self.placed = row
-
-    def _doc_start(self, row: int) -> int:
-        doc = self.doc
-        if doc is not None and doc[0] is self.stack[-1] and doc[2] == row - 1:
-            return doc[1]
-        return row
+        return doc
 
     def _close(self) -> None:
         block = self.stack.pop()
@@ -279,11 +323,12 @@ class Blocks:
         if block.symbol is not None:
             block.symbol.end_line = self.placed + 1
 
-    def _symbol(self, stripped: bytes, keyword: bytes, row: int, first: int) -> Symbol:
+    def _symbol(
+        self, stripped: bytes, keyword: bytes, row: int, first: int, block: _Block
+    ) -> Symbol:
         name_at = _SYMBOL_NAME.match(stripped)
         if name_at is None:
             raise Decline
-        block = self.stack[-1]
         parent = block.owner
         if block.depth >= MAX_DEPTH or self.count + 1 >= MAX_SYMBOLS:
             raise Decline
@@ -294,7 +339,10 @@ class Blocks:
         if kind == "function" and parent is not None and parent.kind == "class":
             kind = "method"
         qualified = f"{parent.qualified_name}.{name}" if parent is not None else name
-        symbol = Symbol(kind, name, qualified, first + 1, row + 1, f"{kind} {quoting.name(name)}")
+        shown = self.labels.get(name)
+        if shown is None:
+            shown = self.labels[name] = quoting.name(name)
+        symbol = Symbol(kind, name, qualified, first + 1, row + 1, f"{kind} {shown}")
         (parent.children if parent is not None else self.top).append(symbol)
         self.count += 1
         return symbol
