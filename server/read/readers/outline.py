@@ -25,29 +25,27 @@ import time
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ... import quoting
 from .grammars import BY_EXTENSION, CPP, PYTHON, Grammar, Named
 
+# The symbol and the caps are outline.py's words for every reader of outlines.
+from .outline_symbol import MAX_DEPTH as MAX_DEPTH
+from .outline_symbol import MAX_NAME_CHARS as MAX_NAME_CHARS
+from .outline_symbol import MAX_SYMBOLS as MAX_SYMBOLS
+from .outline_symbol import Symbol as Symbol
+
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Point, Tree
 
-# A file with more symbols than this is outlined with its first ones only.
-MAX_SYMBOLS = 20_000
 # Kinds whose functions are methods.
 _CLASS_LIKE = {"class", "struct", "interface", "impl", "trait", "enum", "record", "union"}
 # Parsing stops after this long (tree-sitter is linear on real code; this is a guard).
 PARSE_SECONDS = 2.0
 # The walk over the tree stops after this long (it is linear; this bounds a huge file).
 WALK_SECONDS = 2.0
-# Symbols nested deeper than this are not listed. Real code nests a few levels; every
-# level lengthens the qualified name of each symbol below it, so 18,000 nested functions
-# made names of quadratic total size (half a gigabyte).
-MAX_DEPTH = 64
-# A name longer than this is cut (a generated declarator can be a whole line).
-MAX_NAME_CHARS = 200
 _DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
@@ -55,25 +53,6 @@ _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::
 
 class TooCostly(Exception):
     """The parse or the walk was stopped at its deadline."""
-
-
-@dataclass(eq=False)
-class Symbol:
-    """One symbol of a file: lines are 1-based and include its decorators and doc
-    comments, as a symbol read returns them."""
-
-    kind: str
-    name: str
-    qualified_name: str
-    start_line: int
-    end_line: int
-    label: str
-    children: list[Symbol] = field(default_factory=list)
-
-    @property
-    def lines(self) -> str:
-        """The line range as outlines and messages show it ("12-40")."""
-        return f"{self.start_line}-{self.end_line}"
 
 
 def grammar_for(path: str, head: bytes = b"") -> Grammar | None:
@@ -139,7 +118,9 @@ def parsed(text: str, grammar: Grammar) -> tuple[list[Symbol], int]:
 
 
 def _scanned(text: str) -> tuple[list[Symbol], int] | None:
-    from . import outline_py  # it imports this module
+    # Imported on first use, as the grammars are: its patterns take milliseconds to
+    # compile, which a server's start does not pay.
+    from . import outline_py
 
     return outline_py.scan_counted(text)
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .outline import Symbol
 from .outline_py_lines import Blocks, Decline
+from .outline_symbol import Symbol
 
 # Larger files go to tree-sitter, whose parse and walk have their own deadlines: the
 # scanner's time is bounded by these (about 0.1 s at most).

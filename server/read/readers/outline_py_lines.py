@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ... import quoting
-from .outline import MAX_DEPTH, MAX_NAME_CHARS, MAX_SYMBOLS, Symbol
+from .outline_symbol import MAX_DEPTH, MAX_NAME_CHARS, MAX_SYMBOLS, Symbol
 
 
 class Decline(Exception):
