@@ -118,10 +118,17 @@ class Blocks:
         opener: Symbol | None = None  # the definition whose body that block is
         decorated: tuple[_Block, int] | None = None  # the pending decorators' block, row
         doc: tuple[_Block, int, int] | None = None  # comments right above: block, rows
+        # Whether the next statement needs more than the loop's own few steps: comments
+        # before it, a block opened or decorators pending.
+        special = False
         for row, line in enumerate(lines):
-            if line == b"\x01":
-                continue  # inside a string: its last line follows
-            if depth or cont or line.startswith(b"\x01"):
+            if line.startswith(b"\x01"):
+                if len(line) == 1:
+                    continue  # inside a string: its last line follows
+                joined = True
+            else:
+                joined = depth != 0 or cont
+            if joined:
                 stripped = line.lstrip(b" ")
                 if not stripped or stripped == b"#":
                     if cont:
@@ -144,10 +151,12 @@ class Blocks:
                         raise Decline  # a colon ending what is not a compound statement
                 elif keyword in _OPENERS and len(parts) == 1 and last.rstrip(b" #")[-1:] == b":":
                     opened, opener = True, None
+                    special = True
                 else:
                     self.placed = placed
                     opened = self._compound(parts, keyword, symbol)
                     opener = symbol
+                    special = special or opened
                 open_line = 0
             stripped = line.lstrip(b" ")
             if not stripped:
@@ -155,16 +164,10 @@ class Blocks:
             indent = len(line) - len(stripped)
             if stripped == b"#":
                 comments.append((row, indent))
+                special = True
                 continue
             found = _CLAUSE.match(stripped) if stripped[0] in _INITIALS else None
-            if not (
-                found is not None
-                or comments
-                or opened
-                or decorated is not None
-                or indent != block.indent
-                or stripped[0] == 64  # @
-            ):
+            if not (special or found or indent != block.indent or stripped[0] == 64):  # @
                 # A simple statement in the block of the one before.
                 if block.clause:
                     if block.clause == b"try":
@@ -249,6 +252,7 @@ class Blocks:
             cont = stripped.endswith(b"\\")
             last = stripped
             placed = row
+            special = decorated is not None
         if depth or cont:
             raise Decline
         self.placed = placed
