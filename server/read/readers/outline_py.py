@@ -26,15 +26,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .outline_py_lines import Blocks, Decline
+from .outline_py_lines import MAX_NESTING, Blocks, Decline
 from .outline_symbol import Symbol
 
 # Larger files go to tree-sitter, whose parse and walk have their own deadlines: the
 # scanner's time is bounded by these (about 0.1 s at most).
 MAX_CHARS = 2_000_000
 MAX_LINES = 100_000
-# Brackets nested deeper than this are declined (each pass removes one level).
-_BRACKET_PASSES = 40
+# Each pass of the bracket check removes one level.
+_BRACKET_PASSES = MAX_NESTING
 
 # Bytes a scanned text may not hold: every control character but the line feed (tabs,
 # form feeds, carriage returns, NUL...); `translate` leaves only those.
@@ -100,7 +100,7 @@ def scan_counted(text: str) -> tuple[list[Symbol], int] | None:
         if not _plain(masked) or not _balanced(masked):
             return None
         blocks = Blocks()
-        found = blocks.lines(masked.translate(_ONE_KIND).split(b"\n"))
+        found = blocks.lines(masked.translate(_ONE_KIND) + b"\n")
         # Every `def` and `class` outside strings and comments starts a listed symbol
         # (one inside brackets or after other code is an error tree-sitter recovers from).
         if not _all_listed(masked, blocks.count):

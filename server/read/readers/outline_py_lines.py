@@ -37,7 +37,9 @@ def _balanced(levels: int) -> bytes:
     return rb"\(" + inner + rb"\)"
 
 
-_GROUP = _balanced(6)
+# Brackets nested deeper than this are declined (outline_py._balanced).
+MAX_NESTING = 10
+_GROUP = _balanced(MAX_NESTING)
 _GROUPS = re.compile(_GROUP)
 _GAP = rb"[ \n\x01\\]*+"
 _NAME = rb"([A-Za-z_][A-Za-z0-9_]*)"
@@ -66,6 +68,13 @@ _CLAUSE = re.compile(
 _INITIALS = frozenset(b"acdefitw")  # the first letters of _CLAUSE's words
 _OPENERS = frozenset((b"if", b"elif", b"for", b"while", b"with", b"except"))
 _ASYNC = frozenset((b"def", b"for", b"with"))
+# A logical line: its indent, and its text up to the line feed that ends it (one inside
+# brackets, after a backslash or before a line inside a string does not). Possessive:
+# no backtracking; the masked text's brackets are balanced and nested at most
+# MAX_NESTING deep, so each line is read whole.
+_LOGICAL = re.compile(rb"( *)((?:[^()\n\\]++|\\\n|\n\x01|" + _GROUP + rb")*+)\n")
+_LOW: dict[int, re.Pattern[bytes]] = {}  # by indent: a continued line indented less
+_LOOSE_CONTINUATION = re.compile(rb"\\\n *+(?:#|\n|$)")
 # What each clause may follow in its block, by the clause before it.
 _AFTER = {
     b"elif": (b"if", b"elif"),
@@ -73,6 +82,20 @@ _AFTER = {
     b"except": (b"try", b"except"),
     b"finally": (b"try", b"except", b"else-try"),
 }
+
+
+def _check_continued(body: bytes, indent: int) -> None:
+    """A logical line on several lines: none of them (but inside a string, or a comment
+    line) indented less than its block, where tree-sitter's scanner may close the block
+    (after a `.`, an operator); no backslash before a blank or a comment line."""
+    if indent:
+        low = _LOW.get(indent)
+        if low is None:
+            low = _LOW[indent] = re.compile(rb"\n {0,%d}[^ \n\x01#]" % (indent - 1))
+        if low.search(body):
+            raise Decline
+    if b"\\" in body and _LOOSE_CONTINUATION.search(body):
+        raise Decline
 
 
 class _Block:
@@ -99,20 +122,14 @@ class Blocks:
         self.placed = -1  # the last row holding code or a comment inside the blocks
         self.labels: dict[str, str] = {}
 
-    def lines(self, lines: list[bytes]) -> list[Symbol]:
-        """The symbols of the masked lines. The loop keeps its state in locals (most
-        lines are a simple statement in the block of the one before: a few operations);
-        blocks closing, comments, symbols and compound statements' forms are methods."""
+    def lines(self, masked: bytes) -> list[Symbol]:
+        """The symbols of the masked text (ending with a line feed). `_LOGICAL` cuts it
+        into logical lines in C; the loop keeps its state in locals (most logical lines
+        are a simple statement in the block of the one before: a few steps); blocks
+        closing, comments, symbols and compound statements' forms are methods."""
         stack = self.stack
         block = stack[-1]
-        depth = 0  # open brackets
-        cont = False  # the last line ended with a backslash
         comments: list[tuple[int, int]] = []
-        open_line = 0  # the logical line open: 0 none, 1 simple or a decorator, 2 compound
-        keyword = b""  # the open compound statement's word
-        parts: list[bytes] = []  # its physical lines
-        symbol: Symbol | None = None  # the definition it starts
-        last = b""  # the open logical line's last physical line
         placed = -1  # the last row of code
         opened = False  # the last logical line opened a block, not begun yet
         opener: Symbol | None = None  # the definition whose body that block is
@@ -121,63 +138,33 @@ class Blocks:
         # Whether the next statement needs more than the loop's own few steps: comments
         # before it, a block opened or decorators pending.
         special = False
-        for row, line in enumerate(lines):
-            if line.startswith(b"\x01"):
-                if len(line) == 1:
-                    continue  # inside a string: its last line follows
-                joined = True
+        row = consumed = 0
+        for spaces, body in _LOGICAL.findall(masked):
+            start = row
+            indent = len(spaces)
+            consumed += indent + len(body) + 1
+            if b"\n" in body:
+                row += body.count(b"\n") + 1
+                multi = True
             else:
-                joined = depth != 0 or cont
-            if joined:
-                stripped = line.lstrip(b" ")
-                if not stripped or stripped == b"#":
-                    if cont:
-                        raise Decline
-                    continue
-                # A line in brackets indented less than its block: tree-sitter's scanner
-                # may close the block there (after a `.`, an operator).
-                if stripped[0] != 1 and len(line) - len(stripped) < block.indent:
-                    raise Decline
-                depth += line.count(b"(") - line.count(b")")
-                cont = line.endswith(b"\\")
-                if open_line == 2:
-                    parts.append(line)
-                last = line
-                placed = row
+                row += 1
+                multi = False
+            if not body:
                 continue
-            if open_line:
-                if open_line == 1:
-                    if b":" in last and last.rstrip(b" #").endswith(b":"):
-                        raise Decline  # a colon ending what is not a compound statement
-                elif keyword in _OPENERS and len(parts) == 1 and last.rstrip(b" #")[-1:] == b":":
-                    opened, opener = True, None
-                    special = True
-                else:
-                    self.placed = placed
-                    opened = self._compound(parts, keyword, symbol)
-                    opener = symbol
-                    special = special or opened
-                open_line = 0
-            stripped = line.lstrip(b" ")
-            if not stripped:
-                continue
-            indent = len(line) - len(stripped)
-            if stripped == b"#":
-                comments.append((row, indent))
+            if body == b"#":
+                comments.append((start, indent))
                 special = True
                 continue
-            found = _CLAUSE.match(stripped) if stripped[0] in _INITIALS else None
-            if not (special or found or indent != block.indent or stripped[0] == 64):  # @
-                # A simple statement in the block of the one before.
+            found = _CLAUSE.match(body) if body[0] in _INITIALS else None
+            if not (special or multi or found or indent != block.indent or body[0] == 64):  # @
+                # A simple statement on one line in the block of the one before.
                 if block.clause:
                     if block.clause == b"try":
                         raise Decline  # a try with neither except nor finally
                     block.clause = b""
-                open_line = 1
-                depth = stripped.count(b"(") - stripped.count(b")")
-                cont = stripped.endswith(b"\\")
-                last = stripped
-                placed = row
+                if b":" in body and body.rstrip(b" #").endswith(b":"):
+                    raise Decline  # a colon ending what is not a compound statement
+                placed = start
                 continue
             if comments:
                 if not opened:  # below a header, comments are the header's
@@ -203,18 +190,21 @@ class Blocks:
                     block = stack[-1]
                 if block.indent != indent:
                     raise Decline
-            first = row
+            if multi:
+                _check_continued(body, block.indent)
+            first = start
             if doc is not None:
-                if doc[0] is block and doc[2] == row - 1:
+                if doc[0] is block and doc[2] == start - 1:
                     first = doc[1]
                 doc = None
             clause = block.clause
+            placed = row - 1
             if found is None:
                 if clause:
                     if clause == b"try":
                         raise Decline  # a try with neither except nor finally
                     block.clause = b""
-                if stripped[0] == 64:  # @
+                if body[0] == 64:  # @
                     if decorated is None:
                         decorated = (block, first)
                     elif decorated[0] is not block:
@@ -222,44 +212,40 @@ class Blocks:
                     block.clause = b"@"
                 elif decorated is not None:
                     raise Decline  # a decorator on something neither a def nor a class
-                open_line = 1
-            else:
-                keyword = found[2]
-                if found[1] and keyword not in _ASYNC:
+                if b":" in body and body.rstrip(b" #").endswith(b":"):
                     raise Decline
-                after = _AFTER.get(keyword)
-                if after is not None:
-                    if clause not in after:
+                special = decorated is not None
+                continue
+            keyword = found[2]
+            if found[1] and keyword not in _ASYNC:
+                raise Decline
+            after = _AFTER.get(keyword)
+            if after is not None:
+                if clause not in after:
+                    raise Decline
+            elif clause == b"try":
+                raise Decline
+            block.clause = b"else-try" if keyword == b"else" and clause == b"except" else keyword
+            symbol = None
+            if keyword == b"def" or keyword == b"class":
+                if decorated is not None:
+                    if decorated[0] is not block:
                         raise Decline
-                elif clause == b"try":
-                    raise Decline
-                block.clause = (
-                    b"else-try" if keyword == b"else" and clause == b"except" else keyword
-                )
-                symbol = None
-                if keyword == b"def" or keyword == b"class":
-                    if decorated is not None:
-                        if decorated[0] is not block:
-                            raise Decline
-                        first = decorated[1]
-                        decorated = None
-                    symbol = self._symbol(stripped, keyword, row, first, block)
-                elif decorated is not None:
-                    raise Decline
-                parts = [stripped]
-                open_line = 2
-            depth = stripped.count(b"(") - stripped.count(b")")
-            cont = stripped.endswith(b"\\")
-            last = stripped
-            placed = row
-            special = decorated is not None
-        if depth or cont:
-            raise Decline
+                    first = decorated[1]
+                    decorated = None
+                symbol = self._symbol(body, keyword, start, first, block)
+            elif decorated is not None:
+                raise Decline
+            if keyword in _OPENERS and not multi and body.rstrip(b" #")[-1:] == b":":
+                opened, opener = True, None
+            else:
+                self.placed = placed
+                opened = self._compound(body, keyword, symbol)
+                opener = symbol
+            special = opened
+        if consumed != len(masked):
+            raise Decline  # a line the pattern could not read (brackets nested too deep)
         self.placed = placed
-        if open_line == 2:
-            opened = self._compound(parts, keyword, symbol)
-        elif open_line and last.rstrip(b" #").endswith(b":"):
-            raise Decline
         if opened or decorated is not None:
             raise Decline
         if comments:
@@ -270,11 +256,10 @@ class Blocks:
             raise Decline
         return self.top
 
-    def _compound(self, parts: list[bytes], keyword: bytes, symbol: Symbol | None) -> bool:
+    def _compound(self, text: bytes, keyword: bytes, symbol: Symbol | None) -> bool:
         """A compound statement's logical line ends: whether it opens a block (else its
         body is on the line: a one-line definition ends here). Its form is checked."""
-        opens = parts[-1].rstrip(b" #").endswith(b":")
-        text = parts[0] if len(parts) == 1 else b"\n".join(parts)
+        opens = text.rstrip(b" #").endswith(b":")
         form = _FORMS.get(keyword)
         if form is not None:
             found = form.match(text)
