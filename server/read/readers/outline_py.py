@@ -3,22 +3,22 @@ outline.py's parse and walk, from a scanner that runs mostly in C, or None when 
 cannot be sure of them (the caller then parses).
 
 Three passes. `re.sub` masks every string and comment (a string becomes `S`, a line
-inside it starts with \\x01, a comment becomes `#`), so no quote, `#` or bracket in
-them is seen again. Checks over the masked text in C then decline whatever the scanner
-does not model: a quote left over (a string it could not settle, or a 3.12 f-string
-nesting its own quotes), a backslash that does not end a line, a bracket out of place,
-`match`/`case` (tree-sitter lists no symbol inside them), `except*`, a compound
-statement after `;` or `:`. Last, one loop over the lines follows Python's blocks by
-indentation, as tree-sitter's scanner does, including where it puts comments: one
-below a header belongs to the header; one after a block's last statement stays in the
-block while it is indented at least as deep (so a function's last line can be a
-comment); one directly above a symbol, in its block, starts the symbol. Anything
-else out of the ordinary (an indentation error, a decorator on nothing, tabs, form
-feeds, carriage returns, a BOM, surrogates, control characters, a name that is not
-ASCII, a cap passed) is declined rather than guessed.
+inside it is \x01 and its last line starts \x01\x01, a comment becomes `#`), so no
+quote, `#` or bracket in them is seen again. Checks over the masked text in C then
+decline whatever the scanner does not model: a quote left over (a string it could not
+settle, or a 3.12 f-string nesting its own quotes), a byte that is not ASCII, a
+backslash that does not end a line, brackets out of place or nested past
+`MAX_NESTING`, `match`/`case` (tree-sitter lists no symbol inside them), `except*`, a
+compound statement after `;`, a lambda in a return annotation. Last, a loop over the
+logical lines (outline_py_lines.py, cut in C) follows Python's blocks by indentation
+as tree-sitter's scanner does, and declines what it would recover from otherwise: a
+`def` or `class` word that starts no listed symbol, tabs, form feeds, carriage
+returns, a BOM, surrogates, control characters, a cap passed.
 
 Every step is linear in the file: the regular expressions use possessive quantifiers
-(no backtracking), the bracket check stops after `_BRACKET_PASSES` passes.
+(no backtracking), the bracket check stops after `MAX_NESTING` passes, and a text
+over `MAX_CHARS` or `MAX_LINES` goes to tree-sitter (whose parse and walk have their
+deadlines).
 """
 
 from __future__ import annotations
@@ -39,35 +39,32 @@ _BRACKET_PASSES = MAX_NESTING
 # Bytes a scanned text may not hold: every control character but the line feed (tabs,
 # form feeds, carriage returns, NUL...); `translate` leaves only those.
 _NOT_CONTROLS = bytes(i for i in range(256) if (i >= 32 and i != 127) or i == 10)
+# A comment or a string; a string left open matches to its end too (the end of its line,
+# or of the text), so that no later quote is tried as a start (which would make the
+# search quadratic), and the mask declines it: its closing group did not match.
 _TOKENS = re.compile(
     rb"#[^\n]*+"
-    rb'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
-    rb"|'''(?:[^'\\]++|\\.|'(?!''))*+'''"
-    rb'|"(?:[^"\\\n]++|\\.)*+"'
-    rb"|'(?:[^'\\\n]++|\\.)*+'",
+    rb'|"""(?:[^"\\]++|\\.|"(?!""))*+(""")?'
+    rb"|'''(?:[^'\\]++|\\.|'(?!''))*+(''')?"
+    rb'|"(?:[^"\\\n]++|\\.)*+(")?'
+    rb"|'(?:[^'\\\n]++|\\.)*+(')?",
     re.S,
 )
 _FIELD_MARKS = re.compile(rb"[{}'\"]")
 _PREFIXES = {b"r", b"u", b"b", b"br", b"rb", b"f", b"fr", b"rf"}
 _IDENT = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_"
 _WORD_END = rb"(?![A-Za-z0-9_])"
-# What the scanner does not model: `except*`, a compound statement after `;`, a lambda
-# in a return annotation (its colon would end the header). Each starts with a literal:
-# the search skips ahead in C.
+# What the scanner does not model: `except*`, a compound statement after `;`. Each
+# starts with a literal: the search skips ahead in C.
 _ODD = [
     re.compile(rb"except *\*"),
     re.compile(
         rb";[ \\\n]*+(?:if|elif|else|for|while|with|try|except|finally|async|@)" + _WORD_END
     ),
-    re.compile(rb"lambda[^\n]*->"),
-    re.compile(rb"->[^\n]*lambda"),
 ]
 # `match` and `case` starting a line, not as names (`match = ...`): a match statement,
 # inside which tree-sitter lists no symbol.
-_SOFT = [
-    re.compile(word + rb"(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))")
-    for word in (b"match", b"case")
-]
+_SOFT = re.compile(rb"^ *+(?:match|case)(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))", re.M)
 _LOOSE_BACKSLASH = re.compile(rb"\\(?!\n)")
 _BRACKETS_DELETE = bytes(i for i in range(256) if i not in b"()[]{}")
 _ONE_KIND = bytes.maketrans(b"[{]}", b"(())")
@@ -121,12 +118,7 @@ def _plain(masked: bytes) -> bool:
         return False
     if any(odd.search(masked) for odd in _ODD):
         return False
-    for soft in _SOFT:
-        for found in soft.finditer(masked):
-            at = found.start()
-            if not masked[masked.rfind(b"\n", 0, at) + 1 : at].strip(b" "):
-                return False
-    return True
+    return not _SOFT.search(masked)
 
 
 def _all_listed(masked: bytes, count: int) -> bool:
@@ -139,9 +131,12 @@ def _masker(data: bytes) -> Callable[[re.Match[bytes]], bytes]:
         token = match.group()
         if token[0] == 35:  # a comment
             return b"#"
+        if match.lastindex is None:
+            raise Decline  # a string left open
+        quotes = 3 if match.lastindex < 3 else 1
         start = match.start()
         if start and data[start - 1] in _IDENT:
-            _check_prefix(data, start, token)
+            _check_prefix(data, start, token, quotes)
         lines = token.count(b"\n")
         # A line inside the string is \x01 alone, its last line starts \x01\x01.
         return b"S" + b"\n\x01" * lines + b"\x01" if lines else b"S"
@@ -149,7 +144,7 @@ def _masker(data: bytes) -> Callable[[re.Match[bytes]], bytes]:
     return mask
 
 
-def _check_prefix(data: bytes, start: int, token: bytes) -> None:
+def _check_prefix(data: bytes, start: int, token: bytes, quotes: int) -> None:
     """A string's prefix is one Python knows; an f-string's braces pair up (one cut
     short by a nested quote of its own kind, as 3.12 allows, does not)."""
     begin = start
@@ -158,10 +153,8 @@ def _check_prefix(data: bytes, start: int, token: bytes) -> None:
     prefix = data[begin:start].lower()
     if (begin > 0 and data[begin - 1] in _IDENT) or prefix not in _PREFIXES:
         raise Decline
-    if b"f" in prefix and b"{" in token:
-        quotes = 3 if token[:3] in (b'"""', b"'''") else 1
-        if not _fields_close(token[quotes:-quotes]):
-            raise Decline
+    if b"f" in prefix and b"{" in token and not _fields_close(token[quotes:-quotes]):
+        raise Decline
 
 
 def _fields_close(inner: bytes) -> bool:

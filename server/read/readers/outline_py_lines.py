@@ -1,7 +1,7 @@
 """The line loop of the Python outline scanner (outline_py.py): Python's blocks by
-indentation over the masked lines (strings are `S`, a line inside one starts with
-\\x01, a comment is `#`, every bracket is a parenthesis), and the symbols with their
-line ranges, as tree-sitter's parse and outline.py's walk find them.
+indentation over the masked text's logical lines (strings are `S`, a line inside one
+starts with \\x01, a comment is `#`, every bracket is a parenthesis), and the symbols
+with their line ranges, as tree-sitter's parse and outline.py's walk find them.
 
 Comments are placed where tree-sitter's scanner places them: one below a header (before
 the block's first statement) is the header's; one after a block's last statement stays
@@ -260,6 +260,8 @@ class Blocks:
         """A compound statement's logical line ends: whether it opens a block (else its
         body is on the line: a one-line definition ends here). Its form is checked."""
         opens = text.rstrip(b" #").endswith(b":")
+        if keyword == b"def" and b"lambda" in text and b"->" in text:
+            raise Decline  # a lambda in the return annotation: its colon is no header's
         form = _FORMS.get(keyword)
         if form is not None:
             found = form.match(text)
