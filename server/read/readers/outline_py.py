@@ -64,7 +64,9 @@ _ODD = [
 ]
 # `match` and `case` starting a line, not as names (`match = ...`): a match statement,
 # inside which tree-sitter lists no symbol.
-_SOFT = re.compile(rb"^ *+(?:match|case)(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))", re.M)
+# (After a line feed: the literal lets the search skip ahead in C; the first line is
+# matched with a line feed put before it.)
+_SOFT = re.compile(rb"\n *+(?:match|case)(?![A-Za-z0-9_]| *(?:[=.,)\]}:]|[-+*/%&|^<>@]=))")
 _LOOSE_BACKSLASH = re.compile(rb"\\(?!\n)")
 _BRACKETS_DELETE = bytes(i for i in range(256) if i not in b"()[]{}")
 _ONE_KIND = bytes.maketrans(b"[{]}", b"(())")
@@ -118,7 +120,7 @@ def _plain(masked: bytes) -> bool:
         return False
     if any(odd.search(masked) for odd in _ODD):
         return False
-    return not _SOFT.search(masked)
+    return not (_SOFT.match(b"\n" + masked[:200]) or _SOFT.search(masked))
 
 
 def _all_listed(masked: bytes, count: int) -> bool:
