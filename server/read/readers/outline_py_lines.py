@@ -24,6 +24,8 @@ import re
 from ... import quoting
 from .outline_symbol import MAX_DEPTH, MAX_NAME_CHARS, MAX_SYMBOLS, Symbol
 
+_UNDERSCORE_QUOTED = quoting.name("_") == '"_"'
+
 
 class Decline(Exception):
     """The scanner cannot be sure: tree-sitter decides."""
@@ -120,7 +122,6 @@ class Blocks:
         self.count = 0
         self.stack = [_Block(0, None, None, 0)]
         self.placed = -1  # the last row holding code or a comment inside the blocks
-        self.labels: dict[str, str] = {}
 
     def lines(self, masked: bytes) -> list[Symbol]:
         """The symbols of the masked text (ending with a line feed). `_LOGICAL` cuts it
@@ -138,11 +139,10 @@ class Blocks:
         # Whether the next statement needs more than the loop's own few steps: comments
         # before it, a block opened or decorators pending.
         special = False
-        row = consumed = 0
+        row = 0
         for spaces, body in _LOGICAL.findall(masked):
             start = row
             indent = len(spaces)
-            consumed += indent + len(body) + 1
             if b"\n" in body:
                 row += body.count(b"\n") + 1
                 multi = True
@@ -243,8 +243,8 @@ class Blocks:
                 opened = self._compound(body, keyword, symbol)
                 opener = symbol
             special = opened
-        if consumed != len(masked):
-            raise Decline  # a line the pattern could not read (brackets nested too deep)
+        if row != masked.count(b"\n"):
+            raise Decline  # a line left unread (a safety net: the checks before prevent it)
         self.placed = placed
         if opened or decorated is not None:
             raise Decline
@@ -330,9 +330,9 @@ class Blocks:
         if kind == "function" and parent is not None and parent.kind == "class":
             kind = "method"
         qualified = f"{parent.qualified_name}.{name}" if parent is not None else name
-        shown = self.labels.get(name)
-        if shown is None:
-            shown = self.labels[name] = quoting.name(name)
+        # The naming rule (quoting.name) on an ASCII identifier: bare when all letters and
+        # digits, else quoted as the rule quotes "_" (no character in it is escaped).
+        shown = name if name.isalnum() or not _UNDERSCORE_QUOTED else f'"{name}"'
         symbol = Symbol(kind, name, qualified, first + 1, row + 1, f"{kind} {shown}")
         (parent.children if parent is not None else self.top).append(symbol)
         self.count += 1
