@@ -184,9 +184,12 @@ class Blocks:
                 opened = False
                 doc = None
             elif indent != block.indent:
-                self.placed = placed
-                while block.indent > indent:
-                    self._close()
+                while block.indent > indent:  # blocks closing (as `_close`, in line)
+                    if block.clause == b"try":
+                        raise Decline
+                    if block.symbol is not None:
+                        block.symbol.end_line = placed + 1
+                    stack.pop()
                     block = stack[-1]
                 if block.indent != indent:
                     raise Decline
