@@ -191,8 +191,12 @@ def test_line_soups_are_exact_or_declined(lines: list[tuple[int, str]], end: str
     exact_or_declined(end.join(" " * indent + piece for indent, piece in lines) + end)
 
 
-def test_symbols_take_the_scan_and_fall_back_to_the_parse() -> None:
-    # A text the scanner accepts and one it declines have the parse's symbols either way.
+def test_symbols_take_the_scan_and_fall_back_to_the_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With the scanner on (outline.SCAN_PYTHON), a text it accepts and one it declines
+    # have the parse's symbols either way.
+    monkeypatch.setattr(outline, "SCAN_PYTHON", True)
     for text in (ACCEPTED["nested"], HOSTILE["tabs"], HOSTILE["match"]):
         assert shape(outline.symbols(text, PYTHON)) == shape(outline.parsed(text, PYTHON)[0])
     assert outline_py.scan(HOSTILE["tabs"]) is None

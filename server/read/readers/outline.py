@@ -47,6 +47,11 @@ PARSE_SECONDS = 2.0
 # The walk over the tree stops after this long (it is linear; this bounds a huge file).
 WALK_SECONDS = 2.0
 _DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
+# Whether `symbols` tries the Python scanner (outline_py.py) before the parse. Off: it is
+# exact (every installed module it accepts, 98%), but measured 2.7-3.2x faster than the
+# parse and the walk at the median (bench_first_outline.py), under the 3x that issue 34
+# asked before it replaces them.
+SCAN_PYTHON = False
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
 
@@ -102,9 +107,9 @@ def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
     digest) lets a symbol read after an outline of the same content skip the parse."""
     if key and (kept := recall(grammar, key)) is not None:
         return kept
-    # A Python text is first scanned without a parse (outline_py.py: the same symbols in
-    # a fraction of the time); the parse decides what the scanner declines.
-    scanned = _scanned(text) if grammar is PYTHON else None
+    # With SCAN_PYTHON, a Python text is first scanned without a parse (outline_py.py:
+    # the same symbols); the parse decides what the scanner declines.
+    scanned = _scanned(text) if SCAN_PYTHON and grammar is PYTHON else None
     found, count = scanned if scanned is not None else parsed(text, grammar)
     if key:
         remember(grammar, key, found, count)
