@@ -6,9 +6,12 @@ a table and writes the same figures to `bench/results/first_outline.json`. Rows,
 the median over the modules (and `--rounds` passes) of one step's milliseconds:
 
 1. The parse (tree-sitter's `Parser.parse`, the grammar loaded) and the walk that lists
-   the symbols (`outline._walk`), apart, on each module's own tree.
+   the symbols (`outline._walk`), apart, on each module's own tree; their sum; and the
+   scanner that outlines a Python text without them (`outline_py.scan_counted`, which
+   `outline.symbols` tries first), with how many modules it accepted.
 2. A whole first read by a new core (`Readkeeper.read`, default parameters: an outline
-   for these modules), every module once.
+   for these modules), every module once: as the server does it (the parse), and with
+   the scanner first (`outline.SCAN_PYTHON` on).
 3. The cold restart: a second new core reading the modules a first core read, its
    outlines and deciding counts in the user's cache (`XDG_CACHE_HOME` of this run's),
    the memory caches dropped; the read, and each part of it: the count that decides an
@@ -35,7 +38,7 @@ from bench_peer import real_modules
 from common import machine, write_json
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import ReadParams
-from readkeeper.read.readers import outline, outline_cache, outline_read
+from readkeeper.read.readers import outline, outline_cache, outline_py, outline_read
 from readkeeper.read.readers import text as text_reader
 from readkeeper.read.readers.grammars import PYTHON
 
@@ -52,24 +55,52 @@ PARTS = {
 def _ms(samples: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(statistics.median(samples), 3),
+        "p90_ms": round(statistics.quantiles(samples, n=10)[-1], 3),
         "mean_ms": round(statistics.fmean(samples), 3),
     }
 
 
 def bench_steps(modules: list[Path], rounds: int) -> dict[str, Any]:
     datas = [module.read_bytes() for module in modules]
+    texts = [data.decode("utf-8") for data in datas]
     outline.load(PYTHON)
     parse: list[float] = []
     walk: list[float] = []
+    scan: list[float] = []
+    accepted = 0
     for _ in range(rounds):
-        for data in datas:
+        accepted = 0
+        for data, text in zip(datas, texts, strict=True):
             began = time.perf_counter()
             tree = outline._parse(data, PYTHON)
             between = time.perf_counter()
             outline._walk(tree.root_node, PYTHON, data)
             walk.append((time.perf_counter() - between) * 1000)
             parse.append((between - began) * 1000)
-    return {"parse": _ms(parse), "walk": _ms(walk)}
+            began = time.perf_counter()
+            scanned = outline_py.scan_counted(text)
+            scan.append((time.perf_counter() - began) * 1000)
+            accepted += scanned is not None
+    both = [a + b for a, b in zip(parse, walk, strict=True)]
+    # Each module's best round of each (the least disturbed by other load on the machine),
+    # and the median of their ratios.
+    count = len(datas)
+    best_both = [min(both[i::count]) for i in range(count)]
+    best_scan = [min(scan[i::count]) for i in range(count)]
+    ratios = [b / s for b, s in zip(best_both, best_scan, strict=True)]
+    return {
+        "best of rounds: parse + walk": _ms(best_both),
+        "best of rounds: scan": _ms(best_scan),
+        "best of rounds: median ratio": round(statistics.median(ratios), 2),
+        "parse": _ms(parse),
+        "walk": _ms(walk),
+        "parse + walk": _ms(both),
+        "scan": _ms(scan),
+        "scan accepted": f"{accepted}/{len(datas)}",
+        "parse + walk / scan, at the median": round(
+            statistics.median(both) / statistics.median(scan), 2
+        ),
+    }
 
 
 def _core(root: Path) -> Readkeeper:
@@ -157,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     steps = bench_steps(modules, args.rounds)
     with tempfile.TemporaryDirectory(prefix="rk-bench-outline-") as folder:
         reads = bench_reads(modules, args.rounds, Path(folder))
+    outline.SCAN_PYTHON = True
+    try:
+        with tempfile.TemporaryDirectory(prefix="rk-bench-outline-") as folder:
+            scan_first = bench_reads(modules, args.rounds, Path(folder))
+    finally:
+        outline.SCAN_PYTHON = False
     meta = {
         **machine(),
         "modules": len(modules),
@@ -169,13 +206,25 @@ def main(argv: list[str] | None = None) -> int:
         f"first outline benchmark: Python {meta['python']}, {meta['cpus']} CPUs, load "
         f"{load_before[0]:.2f}, {len(modules)} modules x {args.rounds}, {meta['seconds']} s"
     )
-    print(f"{'step (ms)':<40} {'p50':>8} {'mean':>8}")
-    rows = [("parse", steps["parse"]), ("walk", steps["walk"])]
+    print(f"{'step (ms)':<40} {'p50':>8} {'p90':>8} {'mean':>8}")
+    rows = [(k, steps[k]) for k in ("parse", "walk", "parse + walk", "scan")]
+    rows += [(k, steps[k]) for k in ("best of rounds: parse + walk", "best of rounds: scan")]
     rows.append(("first read (new core)", reads["first read"]))
+    rows.append(("first read, scanner first", scan_first["first read"]))
     rows += [(f"cold restart: {k}", v) for k, v in reads["cold restart"].items()]
     for label, figures in rows:
-        print(f"{label:<40} {figures['p50_ms']:>8.3f} {figures['mean_ms']:>8.3f}")
-    write_json(args.output, {"meta": meta, "steps": steps, "reads": reads})
+        print(
+            f"{label:<40} {figures['p50_ms']:>8.3f} {figures['p90_ms']:>8.3f} "
+            f"{figures['mean_ms']:>8.3f}"
+        )
+    print(
+        f"scan accepted {steps['scan accepted']} modules; parse + walk / scan at the "
+        f"median: {steps['parse + walk / scan, at the median']}x; each module's best round: "
+        f"{steps['best of rounds: median ratio']}x (median of the ratios)"
+    )
+    write_json(
+        args.output, {"meta": meta, "steps": steps, "reads": reads, "scanner first": scan_first}
+    )
     print(f"\nwritten to {args.output}")
     return 0
 

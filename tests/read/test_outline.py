@@ -382,8 +382,10 @@ def test_the_written_samples_read_by_symbol(
 def test_a_parse_past_its_deadline_falls_back_to_lines(
     core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Content of its own: no parse cached by another test answers (outline.symbols).
-    (workspace / "typing.py").write_text(TYPING + "# parsed once, past its deadline\n")
+    # Content of its own: no parse cached by another test answers (outline.symbols). A
+    # match statement: the scanner declines the text (outline_py.py), so it is parsed.
+    ending = "# parsed once, past its deadline\nmatch x:\n    case 1:\n        pass\n"
+    (workspace / "typing.py").write_text(TYPING + ending)
     monkeypatch.setattr(outline, "PARSE_SECONDS", 0.0)
     assert read(core, "typing.py")["type"] == "text"
     error = refused(core, "typing.py", symbol="IO.read")

@@ -67,8 +67,10 @@ def test_many_same_named_neighbours_are_read_together(workspace: Path) -> None:
 def test_a_walk_past_its_deadline_gives_lines_or_too_large(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Enough symbols that the walk looks at its clock (every 4,096 nodes).
-    (workspace / "wide.py").write_text("".join(f"def f{i}(): pass\n" for i in range(10_000)))
+    # Enough symbols that the walk looks at its clock (every 4,096 nodes); a match
+    # statement, so that the scanner declines the text (outline_py.py) and it is parsed.
+    wide = "".join(f"def f{i}(): pass\n" for i in range(10_000))
+    (workspace / "wide.py").write_text(wide + "match x:\n    case 1:\n        pass\n")
     monkeypatch.setattr(outline, "WALK_SECONDS", 0.0)
     core = Readkeeper(roots=[str(workspace)])
     assert unstructure(core.read(ReadParams(file_path="wide.py")))["type"] == "text"

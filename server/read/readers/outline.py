@@ -25,55 +25,39 @@ import time
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ... import quoting
-from .grammars import BY_EXTENSION, CPP, Grammar, Named
+from .grammars import BY_EXTENSION, CPP, PYTHON, Grammar, Named
+
+# The symbol and the caps are outline.py's words for every reader of outlines.
+from .outline_symbol import MAX_DEPTH as MAX_DEPTH
+from .outline_symbol import MAX_NAME_CHARS as MAX_NAME_CHARS
+from .outline_symbol import MAX_SYMBOLS as MAX_SYMBOLS
+from .outline_symbol import Symbol as Symbol
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Point, Tree
 
-# A file with more symbols than this is outlined with its first ones only.
-MAX_SYMBOLS = 20_000
 # Kinds whose functions are methods.
 _CLASS_LIKE = {"class", "struct", "interface", "impl", "trait", "enum", "record", "union"}
 # Parsing stops after this long (tree-sitter is linear on real code; this is a guard).
 PARSE_SECONDS = 2.0
 # The walk over the tree stops after this long (it is linear; this bounds a huge file).
 WALK_SECONDS = 2.0
-# Symbols nested deeper than this are not listed. Real code nests a few levels; every
-# level lengthens the qualified name of each symbol below it, so 18,000 nested functions
-# made names of quadratic total size (half a gigabyte).
-MAX_DEPTH = 64
-# A name longer than this is cut (a generated declarator can be a whole line).
-MAX_NAME_CHARS = 200
 _DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
+# Whether `symbols` tries the Python scanner (outline_py.py) before the parse. Off: it is
+# exact (every installed module it accepts, 98%), but measured 2.7-3.2x faster than the
+# parse and the walk at the median (bench_first_outline.py), under the 3x that issue 34
+# asked before it replaces them.
+SCAN_PYTHON = False
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
 
 
 class TooCostly(Exception):
     """The parse or the walk was stopped at its deadline."""
-
-
-@dataclass(eq=False)
-class Symbol:
-    """One symbol of a file: lines are 1-based and include its decorators and doc
-    comments, as a symbol read returns them."""
-
-    kind: str
-    name: str
-    qualified_name: str
-    start_line: int
-    end_line: int
-    label: str
-    children: list[Symbol] = field(default_factory=list)
-
-    @property
-    def lines(self) -> str:
-        """The line range as outlines and messages show it ("12-40")."""
-        return f"{self.start_line}-{self.end_line}"
 
 
 def grammar_for(path: str, head: bytes = b"") -> Grammar | None:
@@ -123,11 +107,27 @@ def symbols(text: str, grammar: Grammar, key: str = "") -> list[Symbol]:
     digest) lets a symbol read after an outline of the same content skip the parse."""
     if key and (kept := recall(grammar, key)) is not None:
         return kept
-    data = text.encode("utf-8", "surrogatepass")
-    found, count = _walk(_parse(data, grammar).root_node, grammar, data)
+    # With SCAN_PYTHON, a Python text is first scanned without a parse (outline_py.py:
+    # the same symbols); the parse decides what the scanner declines.
+    scanned = _scanned(text) if SCAN_PYTHON and grammar is PYTHON else None
+    found, count = scanned if scanned is not None else parsed(text, grammar)
     if key:
         remember(grammar, key, found, count)
     return found
+
+
+def parsed(text: str, grammar: Grammar) -> tuple[list[Symbol], int]:
+    """The symbols tree-sitter's parse and the walk find, and how many in all."""
+    data = text.encode("utf-8", "surrogatepass")
+    return _walk(_parse(data, grammar).root_node, grammar, data)
+
+
+def _scanned(text: str) -> tuple[list[Symbol], int] | None:
+    # Imported on first use, as the grammars are: its patterns take milliseconds to
+    # compile, which a server's start does not pay.
+    from . import outline_py
+
+    return outline_py.scan_counted(text)
 
 
 def recall(grammar: Grammar, key: str) -> list[Symbol] | None:
