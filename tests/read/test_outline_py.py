@@ -6,6 +6,7 @@ declined text is outlined by the parse, as before."""
 
 from __future__ import annotations
 
+import os
 import random
 import sysconfig
 from pathlib import Path
@@ -47,9 +48,15 @@ def _installed_modules() -> list[Path]:
 SHARDS = 16
 
 
+# Every SAMPLE-th module is checked (about 1,500 here, 10 s): the whole sweep (SAMPLE 1,
+# 110 s on two workers) found 17,642 accepted, 321 declined, no mismatch when the
+# scanner was adopted; run it again after a grammar upgrade.
+SAMPLE = int(os.environ.get("READKEEPER_OUTLINE_SWEEP_EVERY", "12"))
+
+
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_exact_on_every_installed_module(shard: int) -> None:
-    modules = _installed_modules()[shard::SHARDS]
+    modules = _installed_modules()[shard :: SHARDS * SAMPLE]
     accepted = declined = 0
     mismatched = []
     for path in modules:
@@ -69,7 +76,7 @@ def test_exact_on_every_installed_module(shard: int) -> None:
     assert mismatched == []
     # The vast majority is scanned (1.7% declined when written: match statements,
     # 3.12 f-strings, tabs, deep brackets, test data with syntax errors).
-    assert accepted > 1000 / SHARDS
+    assert len(modules) * SHARDS > 1000  # the sample is at least 1,000 real files
     assert declined < (accepted + declined) * 0.05
 
 

