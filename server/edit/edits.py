@@ -73,7 +73,7 @@ from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .notebook_seen import check_text_change
-from .refusals import dirty, folder_blocked, os_error, stale
+from .refusals import dirty, folder_blocked, os_error, refuse_unsaved_where_created, stale
 from .remember import Landed, Written, remember_change
 from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen, shown_lines
@@ -366,6 +366,8 @@ def _create(
     if core.buffers.get(real) is not None:
         # Open in the editor but never saved: the buffer is all unsaved changes.
         raise dirty(real, None)
+    # The folders it makes, too: none may stand where the editor holds a document.
+    refuse_unsaved_where_created(core, os.path.dirname(real), where.anchor.path)
     text = with_eol(params.content, eol_setting(settings))
     data = encode(text, TextEncoding("utf-8"), real, "content")
     try:
