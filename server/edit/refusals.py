@@ -129,6 +129,20 @@ def set_id(path: str, mode: int) -> ReadkeeperError:
     )
 
 
+def read_only(path: str, mode: int) -> ReadkeeperError:
+    """The refusal to change a file whose mode lets no one write it (even when readkeeper
+    runs as root, which the permission check would let through)."""
+    return ReadkeeperError(
+        "unsupported",
+        f"{quoting.name(path)} is marked read-only (mode {mode & 0o7777:04o}: no one may write "
+        "it), so readkeeper does not change it, whichever user it runs as. Nothing was "
+        "changed. Ask the user whether it should change; if so, they make it writable "
+        f"(chmod u+w {quoting.shell_word(path)}), then send the call again.",
+        file_path=path,
+        mode=f"{mode & 0o7777:04o}",
+    )
+
+
 def dirty(path: str, version: int | None) -> ReadkeeperError:
     """The `dirty_buffer` refusal of a file with unsaved changes in the editor."""
     return ReadkeeperError(
