@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from readkeeper import calls
+from readkeeper import calls, render
 from readkeeper.core import Readkeeper
 from readkeeper.edit.unseen import known_after
 from readkeeper.errors import ReadkeeperError
@@ -136,3 +136,36 @@ def test_known_after_carries_an_edit_over_to_what_the_agent_knew() -> None:
     assert known_after(ORIGINAL, grown, edited) == ORIGINAL.replace("line 50\n", "line fifty\n")
     # Where the two changes meet, what the agent knows cannot be shown: None.
     assert known_after(ORIGINAL, THEIRS, THEIRS.replace("line 80 THEIR", "x")) is None
+
+
+def test_a_multi_file_edit_merged_says_the_change_and_leaves_it_unseen(
+    core: Readkeeper, workspace: Path
+) -> None:
+    a, b = workspace / "a.txt", workspace / "b.txt"
+    for path in (a, b):
+        path.write_text(ORIGINAL)
+        call(core, "read", file_path=str(path))
+    a.write_text(THEIRS)
+    pair = {"old_string": "line 2\n", "new_string": "two\n"}
+    done = call(core, "edit", files=[{"file_path": str(a), **pair}, {"file_path": str(b), **pair}])
+    assert "+line 80 THEIR UNSEEN WORK" in render.change("edit", done)
+    assert refused(core, "write", file_path=str(a), content=ORIGINAL).kind == "stale"
+    assert "THEIR UNSEEN WORK" in a.read_text()
+
+
+def test_an_anchored_edit_merged_leaves_the_change_unseen(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "c.txt"
+    path.write_text(ORIGINAL)
+    shown = call(core, "read", file_path=str(path), line_format="anchors")["file"]["content"]
+    anchor = next(
+        row.split("\t")[0].strip() for row in shown.split("\n") if row.endswith("\tline 2")
+    )
+    path.write_text(THEIRS)
+    edits = [{"op": "replace", "start": anchor, "lines": ["two"]}]
+    done = call(core, "edit", file_path=str(path), anchor_edits=edits)
+    assert done["merged"] is True
+    assert "+line 80 THEIR UNSEEN WORK" in render.change("edit", done)
+    assert refused(core, "write", file_path=str(path), content=ORIGINAL).kind == "stale"
+    assert "THEIR UNSEEN WORK" in path.read_text()
