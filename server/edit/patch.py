@@ -39,6 +39,7 @@ from .refusals import stale
 from .services import EditServices
 
 MAX_REPLACEMENTS = 100
+_BOM = "\ufeff"
 
 
 class PatchServices(EditServices, Protocol):
@@ -70,7 +71,15 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     seen = _seen_text(core, record, before)
     # The replacements name text as the session saw it: folded there, so the edit is
     # merged over another program's change only where it provably leaves them alone.
-    after_seen = _replaced(seen if seen is not None else before, params, real, width)
+    try:
+        after_seen = _replaced(seen if seen is not None else before, params, real, width)
+    except ReadkeeperError as exc:
+        if seen is None or record is None or exc.kind not in ("no_match", "ambiguous_match"):
+            raise
+        # Not as the session read it, though the file changed since: stale, with the change.
+        index = exc.data.get("index", 0)
+        why = f"edits[{index}].old_string does not occur once in the file as you read it"
+        raise stale(core, record, before, real, "edit", why) from None
     old, new = _folded(seen, after_seen) if seen is not None else _folded(before, after_seen)
     after = after_seen if seen is None else _merged_text(before, old, new)
 
@@ -139,9 +148,13 @@ def _seen_text(core: PatchServices, record: ReadRecord | None, current: str) -> 
     if record is None or record.scope != "file":
         return None
     kept = core.snapshots.get(record.path, record.digest)
-    if kept is None or lf(kept) == current:
+    if kept is None:
         return None
-    return lf(kept)
+    # A BOM is the file's encoding, not its text (the current text may come without it).
+    seen = lf(kept)
+    if not current.startswith(_BOM) and seen.startswith(_BOM):
+        seen = seen[1:]
+    return None if seen == current else seen
 
 
 def _merged_text(current: str, old: str, new: str) -> str:
