@@ -181,7 +181,24 @@ def change(method: str, result: dict[str, Any]) -> str:
         parts.append(_text(result["snippet"]))
     if result.get("diagnostics") is not None:
         parts.append("diagnostics: " + quoting.json_text(result["diagnostics"]))
-    return _with_note("\n".join(parts), result)
+    body = _with_note("\n".join(parts), result)
+    unseen = [unseen_change(one) for one in [result, *(result.get("files") or [])]]
+    return "\n".join([body, *filter(None, unseen)])
+
+
+def unseen_change(result: Any) -> str:
+    """The other program's change a merged edit was applied over, as the text answer
+    says it (every front end's, never only a structured field a client may not show):
+    the agent has not seen it, and its read-state does not count it as seen."""
+    external = result.get("external_change") if isinstance(result, dict) else None
+    if not isinstance(external, dict) or not external.get("diff"):
+        return ""
+    cut = " (cut: read the file for the rest)" if external.get("truncated") else ""
+    head = (
+        f"The change to {_name(result.get('file_path'))} since your read, which you had not "
+        f"seen (it is not counted as read: read the file before writing it whole){cut}:"
+    )
+    return f"{head}\n{quoting.fence(str(external['diff']), 'diff')}"
 
 
 def _lines(numbers: Any) -> str:

@@ -137,6 +137,8 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             reported,
             whole=whole,
             before=text,
+            merged_over=not unchanged,
+            known=_snapshot(core, record) if not unchanged else None,
         )
         if "snippet" not in extra:
             snippet, start = numbered_snippet(
@@ -165,7 +167,7 @@ def _merged(
 ) -> dict[str, Any]:
     """What the answer says of a file that had changed since the session read it: the
     change (when what was read is still kept), and that the edits left it alone."""
-    snapshot = core.snapshots.get(real, record.digest) if record.scope == "file" else None
+    snapshot = _snapshot(core, record)
     said = (
         f"{quoting.name(real)} had changed since you read it; every edit named text as you "
         "saw it, still there, so the edits were applied to the current content."
@@ -174,6 +176,11 @@ def _merged(
     if snapshot is not None:
         found["external_change"] = external_change(snapshot, text, real)
     return found
+
+
+def _snapshot(core: BatchServices, record: ReadRecord) -> str | None:
+    """The content the session last knew of the file, when it is still kept."""
+    return core.snapshots.get(record.path, record.digest) if record.scope == "file" else None
 
 
 # --- plain pairs -------------------------------------------------------------------------

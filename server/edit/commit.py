@@ -38,6 +38,7 @@ from .refusals import (
     not_read,
     not_text,
     os_error,
+    read_only,
     root_replaced,
     set_id,
 )
@@ -151,14 +152,27 @@ def entry(where: Location) -> os.stat_result | None:
 # --- holding and replacing it --------------------------------------------------------------
 
 
+# A file with none of these is marked read-only for everyone: root could write it (the
+# permission check does not apply to it), but the mark is the user's word, so readkeeper
+# never does, as whatever user.
+_WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
 @contextmanager
 def hold_for_change(where: Location) -> Iterator[atomic.Held]:
     """`atomic.hold`, with readkeeper's errors: busy, and set-id files refused."""
     path = where.path
+    # Before the open, which a user other than root cannot make on such a file: the
+    # refusal says why, whoever readkeeper runs as.
+    found = entry(where)
+    if found is not None and stat.S_ISREG(found.st_mode) and not found.st_mode & _WRITE_BITS:
+        raise read_only(path, found.st_mode)
     try:
         with atomic.hold(where) as held:
             if held.mode & (stat.S_ISUID | stat.S_ISGID):
                 raise set_id(path, held.mode)
+            if not held.mode & _WRITE_BITS:
+                raise read_only(path, held.mode)
             yield held
     except atomic.Busy:
         raise busy(path) from None

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from typing import Literal
 
 from .. import quoting
@@ -47,12 +48,15 @@ from ..files.encodings import TextEncoding, line_ending
 from ..files.fileio import is_directory, moved
 from ..files.paths import Location
 from ..hints import call
-from ..protocol import EditParams, EditResult, WriteParams, WriteResult
+from ..protocol import EditParams, EditResult, ExternalChange, WriteParams, WriteResult
 from ..read.diffs import external_change
 from ..settings import Settings
+from ..state.buffers import Buffer
+from ..state.readstate import ReadRecord
 from . import journal
 from .buffers import apply_to_buffer, dirty_buffer, whole_change
 from .commit import (
+    Loaded,
     committed,
     digests,
     encode,
@@ -66,10 +70,10 @@ from .commit import (
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
-from .matching import Normalized, as_shown, find_hits, line_numbers, plan
+from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
 from .notebook_seen import check_text_change
-from .refusals import dirty, folder_blocked, os_error, stale
+from .refusals import dirty, folder_blocked, os_error, refuse_unsaved_where_created, stale
 from .remember import Landed, Written, remember_change
 from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen, shown_lines
@@ -85,6 +89,13 @@ Target = Literal["disk", "buffer"]
 def edit(core: EditServices, params: EditParams) -> EditResult:
     """`readkeeper/edit` of a text file: replace `old_string` with `new_string` by the
     rules above."""
+    old, new = _checked(params)
+    candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
+    return committed(where.path, lambda: _edit_once(core, params, candidate, where, old, new))
+
+
+def _checked(params: EditParams) -> tuple[str, str]:
+    """old_string and new_string as LF text, refused when empty or the same."""
     if params.old_string == "":
         raise ReadkeeperError(
             "bad_params",
@@ -103,8 +114,7 @@ def edit(core: EditServices, params: EditParams) -> EditResult:
             "edit would change nothing. Put the text you want in new_string.",
             file_path=params.file_path,
         )
-    candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    return committed(where.path, lambda: _edit_once(core, params, candidate, where, old, new))
+    return old, new
 
 
 def write(core: EditServices, params: WriteParams) -> WriteResult:
@@ -116,6 +126,76 @@ def write(core: EditServices, params: WriteParams) -> WriteResult:
 # --- one attempt -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """What an edit of a text file would do, every check passed: the real call commits
+    it, a dry run only says it."""
+
+    loaded: Loaded
+    buffer: Buffer | None
+    base_text: str
+    hits: list[int]
+    planned: Planned
+    merged_from: str | None
+    forgiven: Forgiven | None
+    unescaped: bool
+
+
+def _decide(
+    core: EditServices,
+    params: EditParams,
+    record: ReadRecord,
+    where: Location,
+    held: atomic.Held,
+    old: str,
+    new: str,
+) -> _Decided:
+    """Every check of an edit (read-state, stale or merged, lines seen, editor buffer,
+    encoding), on the file as `held` holds it: the refusal the call gets, or the plan."""
+    real = where.path
+    settings = core.settings
+    loaded = load(held, settings)
+    buffer = dirty_buffer(core, real, loaded.text, settings)
+    base_text = buffer.text if buffer else loaded.text
+    seen = digests(base_text, loaded if buffer is None else None)
+    base = Normalized(base_text)
+    old, new, unescaped = as_shown(base.norm, old, new, real)
+    merged_from: str | None = None
+    forgiven: Forgiven | None = None
+    if record.scope == "file" and record.digest in seen:
+        # The file is as the session read it: a mismatch is the agent's slip.
+        budget = SearchBudget()
+        if not params.replace_all:
+            forgiven = meant(base.norm, old, new, real, budget)
+            if forgiven is not None:
+                old, new = forgiven.old, forgiven.new
+        try:
+            hits = find_hits(base, old, params, real, settings.number_width)
+        except ReadkeeperError as exc:
+            raise noted(exc, budget) from None
+    else:
+        hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
+    check_seen(record, base.norm, hits, old, real)
+    planned = plan(base, hits, old, new, dominant_eol(base_text, settings))
+    if buffer is None:
+        encode(planned.text, loaded.encoding, real, "new_string", loaded.data)
+    return _Decided(loaded, buffer, base_text, hits, planned, merged_from, forgiven, unescaped)
+
+
+def preview(core: EditServices, params: EditParams) -> ExternalChange | None:
+    """Every check `edit` makes, writing and recording nothing (a dry run): raises the
+    refusal the real call would get; else the other program's change the real call
+    would be merged over (None when the file is as the session read it)."""
+    old, new = _checked(params)
+    candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
+    record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
+    with hold_for_change(where) as held:
+        decided = _decide(core, params, record, where, held, old, new)
+    if decided.merged_from is None:
+        return None
+    return external_change(decided.merged_from, decided.base_text, where.path)
+
+
 def _edit_once(
     core: EditServices, params: EditParams, candidate: str, where: Location, old: str, new: str
 ) -> EditResult | None:
@@ -124,29 +204,10 @@ def _edit_once(
     record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
     settings = core.settings
     with hold_for_change(where) as held:
-        loaded = load(held, settings)
-        buffer = dirty_buffer(core, real, loaded.text, settings)
-        base_text = buffer.text if buffer else loaded.text
-        seen = digests(base_text, loaded if buffer is None else None)
-        base = Normalized(base_text)
-        old, new, unescaped = as_shown(base.norm, old, new, real)
-        merged_from: str | None = None
-        forgiven: Forgiven | None = None
-        if record.scope == "file" and record.digest in seen:
-            # The file is as the session read it: a mismatch is the agent's slip.
-            budget = SearchBudget()
-            if not params.replace_all:
-                forgiven = meant(base.norm, old, new, real, budget)
-                if forgiven is not None:
-                    old, new = forgiven.old, forgiven.new
-            try:
-                hits = find_hits(base, old, params, real, settings.number_width)
-            except ReadkeeperError as exc:
-                raise noted(exc, budget) from None
-        else:
-            hits, merged_from = merge_or_refuse(core, record, base, old, params, held.leased)
-        check_seen(record, base.norm, hits, old, real)
-        planned = plan(base, hits, old, new, dominant_eol(base_text, settings))
+        decided = _decide(core, params, record, where, held, old, new)
+        loaded, buffer = decided.loaded, decided.buffer
+        base_text, hits, planned = decided.base_text, decided.hits, decided.planned
+        merged_from, forgiven, unescaped = decided.merged_from, decided.forgiven, decided.unescaped
         landed: Landed = "buffer"
         if buffer is None:
             data = encode(planned.text, loaded.encoding, real, "new_string", loaded.data)
@@ -171,6 +232,8 @@ def _edit_once(
         reported,
         whole=whole,
         before=base_text,
+        merged_over=merged_from is not None,
+        known=merged_from,
     )
     snippet, start_line = numbered_snippet(
         planned.text, *planned.spans[0], width=settings.number_width
@@ -181,9 +244,9 @@ def _edit_once(
     if merged_from is not None:
         external = external_change(merged_from, base_text, real)
         note = (
-            f"{quoting.name(real)} had changed since you read it (see external_change); the "
-            "change does "
-            "not touch the text you replaced, so the edit was applied to the current content."
+            f"{quoting.name(real)} had changed since you read it (the change, which you have "
+            "not seen, comes with this answer); it does not touch the text you replaced, so "
+            "the edit was applied to the current content."
         )
     if unescaped:
         note = _join(
@@ -303,6 +366,8 @@ def _create(
     if core.buffers.get(real) is not None:
         # Open in the editor but never saved: the buffer is all unsaved changes.
         raise dirty(real, None)
+    # The folders it makes, too: none may stand where the editor holds a document.
+    refuse_unsaved_where_created(core, os.path.dirname(real), where.anchor.path)
     text = with_eol(params.content, eol_setting(settings))
     data = encode(text, TextEncoding("utf-8"), real, "content")
     try:

@@ -39,7 +39,7 @@ from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
 from ..words import count
-from .refusals import dirty, os_error
+from .refusals import dirty, os_error, refuse_unsaved_where_created
 from .services import EditServices
 
 
@@ -74,11 +74,9 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
                 file_path=destination.path,
             )
         _refuse_unsaved(core, source.path, stat.S_ISDIR(found.st_mode))
-        waiting = core.buffers.get(destination.path)
-        if waiting is not None:
-            # Open in the editor but not on disk: all of it is unsaved, and its save would
-            # replace what the move put there.
-            raise dirty(destination.path, waiting.version)
+        # Open in the editor but not on disk (at the destination, or beneath it for a
+        # folder): all of it is unsaved, and its save would replace what the move put there.
+        refuse_unsaved_where_created(core, destination.path, destination.anchor.path)
         _rename(source, destination, destination_given)
         followed = core.read_states.moved(params.session, source.path, destination.path)
         for old, new, digest in followed:
@@ -108,6 +106,7 @@ def mkdir(core: EditServices, params: MkdirParams) -> dict[str, Any]:
     existed = _lstat(where)
     if existed is not None and not stat.S_ISDIR(existed.st_mode):
         raise _not_a_folder(where.path)
+    refuse_unsaved_where_created(core, where.path, where.anchor.path)
     try:
         where.anchor.make_folders(relative)
     except Moved:

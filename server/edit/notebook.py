@@ -141,14 +141,17 @@ def _edit_once(
         "edit",
         reported,
         document=document,
+        before=text if merged_from is not None else None,
+        merged_over=merged_from is not None,
+        known=merged_from,
     )
     external = None
     if merged_from is not None:
         external = external_change(merged_from, text, real)
         note = (
-            f"{quoting.name(real)} had changed since you read it (see external_change), but "
-            "not in the "
-            "cell you edited, so the edit was applied to the current notebook. " + (note or "")
+            f"{quoting.name(real)} had changed since you read it (the change, which you have "
+            "not seen, comes with this answer), but not in the cell you edited, so the edit "
+            "was applied to the current notebook. " + (note or "")
         ).strip()
     kind = cells[index]["cell_type"] if params.edit_mode != "delete" else None
     names = cell_names(cells)

@@ -2,20 +2,24 @@
 or only previewed (`dry_run`) as a unified diff.
 
 Each `old_string` must occur exactly once in the text as the replacements before it
-left it (with CRLF seen as LF, as edits match); one that is missing or occurs more than
-once refuses the whole patch before anything is written, naming which one and why.
-The replacements are then folded into one edit, the lines from the first changed to
-the last, and committed by `edits.edit`, with every rule of an edit: the session must
-have seen those lines (by a read or a search), a file changed since is `stale` (or
-merged when the change is disjoint), unsaved editor changes are never written under,
-and the write is one atomic replacement. So the file takes all the replacements or
-none. A dry run computes the same diff from the file (or the editor's buffer) as it is
-now, writes nothing and records nothing.
+left it (with CRLF seen as LF, as edits match), starting from the file as the session
+last saw it (its snapshot, when another program changed the file since); one that is
+missing or occurs more than once refuses the whole patch before anything is written,
+naming which one and why. The replacements are then folded into one edit, the lines
+from the first changed to the last, and committed by `edits.edit`, with every rule of
+an edit: the session must have seen those lines (by a read or a search), a file
+changed since is `stale` (or merged when the change is disjoint), unsaved editor
+changes are never written under, and the write is one atomic replacement. So the file
+takes all the replacements or none. A dry run makes every check the real call makes
+(edits.preview) and writes and records nothing: the diff of the file (or the editor's
+buffer) as the call would leave it, or, when the real call would be refused, no diff
+but the refusal's kind and why.
 """
 
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import quoting
@@ -25,14 +29,17 @@ from ..hints import call
 from ..protocol import EditParams, unstructure
 from ..protocol.files import PatchParams
 from ..read.diffs import bounded_diff
+from ..state.readstate import ReadRecord
 from .commit import entry, resolve_for_change
-from .edits import edit
+from .edits import edit, preview
 from .endings import lf
-from .matching import find_all, line_numbers, no_match
-from .notebook_seen import check_text_change
+from .matching import Normalized, find_all, line_numbers, no_match
+from .merge import disjoint_hits
+from .refusals import stale
 from .services import EditServices
 
 MAX_REPLACEMENTS = 100
+_BOM = "\ufeff"
 
 
 class PatchServices(EditServices, Protocol):
@@ -53,38 +60,41 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
         )
     given, where = resolve_for_change(core.workspace, params.file_path, "edit")
     real = where.path
+    width = core.settings.number_width
     found = entry(where)
     if found is None:
         raise core.workspace.not_found(given)
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(real, to_write=True)
     before = _current_text(core, real)
-    after = _replaced(before, params, real, core.settings.number_width)
+    record = core.read_states.get(params.session, real)
+    seen = _seen_text(core, record, before)
+    # The replacements name text as the session saw it: folded there, so the edit is
+    # merged over another program's change only where it provably leaves them alone.
+    try:
+        after_seen = _replaced(seen if seen is not None else before, params, real, width)
+    except ReadkeeperError as exc:
+        if seen is None or record is None or exc.kind not in ("no_match", "ambiguous_match"):
+            raise
+        # Not as the session read it, though the file changed since: stale, with the change.
+        index = exc.data.get("index", 0)
+        why = f"edits[{index}].old_string does not occur once in the file as you read it"
+        raise stale(core, record, before, real, "edit", why) from None
+    old, new = _folded(seen, after_seen) if seen is not None else _folded(before, after_seen)
+    after = after_seen if seen is None else _merged_text(before, old, new)
+
+    def checks() -> None:
+        if seen is not None and record is not None:
+            _check_disjoint(core, record, seen, before, old, real)
+
     diff = _labelled(bounded_diff(before, after, real)[0], real)
     result: dict[str, Any] = {"file_path": real, "diff": diff, "replacements": len(params.edits)}
+    single = EditParams(file_path=real, old_string=old, new_string=new, session=params.session)
     if params.dry_run:
-        result["dry_run"] = True
-        record = core.read_states.get(params.session, real)
-        if record is None:
-            read = call("read", file_path=real)
-            result["note"] = (
-                "Nothing was written. This session has not read the file, so the same "
-                f"call without dry_run will be refused until it does ({read})."
-            )
-            return result
-        result["note"] = "Nothing was written (dry run)."
-        try:
-            check_text_change(record, real, "edit")
-        except ReadkeeperError as exc:
-            result["note"] = (
-                f"Nothing was written. The same call without dry_run will be refused: {exc.message}"
-            )
-        return result
-    old, new = _folded(before, after)
+        return _dry_run(core, single, result, checks)
+    checks()
     try:
-        done = edit(
-            core, EditParams(file_path=real, old_string=old, new_string=new, session=params.session)
-        )
+        done = edit(core, single)
     except ReadkeeperError as exc:
         if exc.kind in ("no_match", "ambiguous_match"):
             raise ReadkeeperError(
@@ -100,6 +110,78 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     if done.note:
         result["note"] = done.note
     return result
+
+
+def _dry_run(
+    core: PatchServices, single: EditParams, result: dict[str, Any], checks: Callable[[], None]
+) -> dict[str, Any]:
+    """The dry run: every check the real call makes (edits.preview), nothing written.
+    A call that would be refused says so, why, and shows no diff: never a clean preview
+    of a change the real call would not make."""
+    result["dry_run"] = True
+    try:
+        checks()
+        unseen = preview(core, single)
+    except ReadkeeperError as exc:
+        result["diff"] = ""
+        result["refused"] = exc.kind
+        result["note"] = (
+            f"Nothing was written (dry run). The same call without dry_run will be refused "
+            f"({exc.kind}): {exc.message}"
+        )
+        return result
+    result["note"] = "Nothing was written (dry run)."
+    if unseen is not None:
+        result["external_change"] = unstructure(unseen)
+        result["note"] = (
+            f"Nothing was written (dry run). {quoting.name(single.file_path)} changed since "
+            "you read it (the change, which you have not seen, comes with this answer); the "
+            "same call without dry_run will be merged over it, as it leaves your "
+            "replacements alone."
+        )
+    return result
+
+
+def _seen_text(core: PatchServices, record: ReadRecord | None, current: str) -> str | None:
+    """The file as the session last saw it whole, when that differs from `current` and
+    is still kept; else None (the replacements then name the current text)."""
+    if record is None or record.scope != "file":
+        return None
+    kept = core.snapshots.get(record.path, record.digest)
+    if kept is None:
+        return None
+    # A BOM is the file's encoding, not its text (the current text may come without it).
+    seen = lf(kept)
+    if not current.startswith(_BOM) and seen.startswith(_BOM):
+        seen = seen[1:]
+    return None if seen == current else seen
+
+
+def _merged_text(current: str, old: str, new: str) -> str:
+    """`current` with the folded replacement made, where it occurs once (else as it is:
+    the edit is refused, and the dry run says so)."""
+    hits = find_all(current, old)
+    if len(hits) != 1:
+        return current
+    return current[: hits[0]] + new + current[hits[0] + len(old) :]
+
+
+def _check_disjoint(
+    core: PatchServices, record: ReadRecord, seen: str, current: str, old: str, real: str
+) -> None:
+    """Refuse as `stale`, with a reason true of the replacements (not of the whole lines
+    they were folded into), a patch whose lines another program changed since."""
+    why = disjoint_hits(seen, Normalized(current), old, False, leased=True)
+    if not isinstance(why, str):
+        return
+    first = seen.count("\n", 0, seen.find(old)) + 1
+    last = first + old[:-1].count("\n")
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    if "no longer in the file" in why:
+        why = f"another program changed {lines} as you read it, which your replacements change"
+    elif "more than one place" in why:
+        why = f"{lines} as you read it, which your replacements change, now occurs more than once"
+    raise stale(core, record, current, real, "edit", why)
 
 
 def _labelled(diff: str, real: str) -> str:

@@ -129,6 +129,20 @@ def set_id(path: str, mode: int) -> ReadkeeperError:
     )
 
 
+def read_only(path: str, mode: int) -> ReadkeeperError:
+    """The refusal to change a file whose mode lets no one write it (even when readkeeper
+    runs as root, which the permission check would let through)."""
+    return ReadkeeperError(
+        "unsupported",
+        f"{quoting.name(path)} is marked read-only (mode {mode & 0o7777:04o}: no one may write "
+        "it), so readkeeper does not change it, whichever user it runs as. Nothing was "
+        "changed. Ask the user whether it should change; if so, they make it writable "
+        f"(chmod u+w {quoting.shell_word(path)}), then send the call again.",
+        file_path=path,
+        mode=f"{mode & 0o7777:04o}",
+    )
+
+
 def dirty(path: str, version: int | None) -> ReadkeeperError:
     """The `dirty_buffer` refusal of a file with unsaved changes in the editor."""
     return ReadkeeperError(
@@ -140,6 +154,43 @@ def dirty(path: str, version: int | None) -> ReadkeeperError:
         file_path=path,
         buffer_version=version,
     )
+
+
+def refuse_unsaved_where_created(core: EditServices, path: str, root: str) -> None:
+    """`dirty_buffer` when a path a call is about to create (`path`, and every missing
+    folder above it up to `root`) is where the editor holds a document: at the first
+    missing one or beneath it. Nothing is on disk there, so every such document is
+    unsaved (never saved, or untitled with a path), and its save would fail on, or
+    replace, what readkeeper made. The one rule of mkdir, a move's destination and a
+    write's new file and folders."""
+    top = _first_missing(path, root)
+    if top is None:
+        return
+    prefix = top.rstrip(os.sep) + os.sep
+    for name in sorted(core.buffers.paths()):
+        if name == top or name.startswith(prefix):
+            buffer = core.buffers.get(name)
+            if buffer is not None:
+                raise ReadkeeperError(
+                    "dirty_buffer",
+                    f"{quoting.name(name)} is open in the editor and was never saved, and "
+                    f"creating {quoting.name(path)} would stand where it is to be saved. Ask "
+                    "the user to save or close it, then send the call again (or choose "
+                    "another path).",
+                    file_path=name,
+                    buffer_version=buffer.version,
+                )
+
+
+def _first_missing(path: str, root: str) -> str | None:
+    """The topmost of `path` and the folders above it (below `root`) that do not exist;
+    None when `path` exists."""
+    missing = None
+    current = path
+    while current != root and current.startswith(root) and not os.path.lexists(current):
+        missing = current
+        current = os.path.dirname(current)
+    return missing
 
 
 def not_reloaded(path: str, version: int | None) -> ReadkeeperError:

@@ -22,6 +22,7 @@ from ..state.readstate import ReadRecord
 from .seen_lines import after_edit
 from .services import DiagnosticKey, EditServices
 from .snippets import count_lines
+from .unseen import known_after, known_digest
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ def remember_change(
     whole: bool = False,
     before: str | None = None,
     document: HeldDocument | None = None,
+    merged_over: bool = False,
+    known: str | None = None,
 ) -> ReadStateInfo:
     """Record what the edit or write left as the session's read-state (see the module
     docstring for why it is partial), and keep it as a snapshot for later merges.
@@ -59,7 +62,13 @@ def remember_change(
     content (it wrote it, or edited content it held whole), so a re-read of it is a
     stub, or a diff once it changes (delta.py). `before`: the text the edit changed,
     to keep what a search-only session has seen at its new lines (seen_lines.py).
-    `document`: the cells a notebook cell edit leaves seen (edit/notebook_seen.py)."""
+    `document`: the cells a notebook cell edit leaves seen (edit/notebook_seen.py).
+    `merged_over`: the change was made over another program's change the agent never
+    saw (a merge, an undo over one), and `known` is the content the agent last knew
+    (None: not kept). The read-state is then that content with the agent's change
+    applied (or, unknown, one that matches no file), never the file as it now is
+    (unseen.py), and the file's stat is not recorded, so every later look compares the
+    content."""
     prior = core.read_states.get(session, path) if origin == "edit" else None
     on_disk = landed if isinstance(landed, Written) else None
     in_buffer = on_disk is None
@@ -67,12 +76,20 @@ def remember_change(
         text.encode("utf-8", "surrogatepass") if on_disk is None else on_disk.data
     )
     new_stat = on_disk.stat if on_disk else None
+    recorded_digest: str = content_digest
+    recorded_text: str | None = text
+    if merged_over:
+        knows = None if known is None or before is None else known_after(known, before, text)
+        recorded_digest = known_digest(knows, content_digest)
+        recorded_text = knows
+        new_stat = None
+        whole = False
     lines = count_lines(text)  # a count of 80 KB costs about 50 us: once
     core.read_states.put(
         session,
         ReadRecord(
             path=path,
-            digest=content_digest,
+            digest=recorded_digest,
             scope="file",
             mtime_ns=new_stat.st_mtime_ns if new_stat else 0,
             size=new_stat.st_size if new_stat else 0,
@@ -89,11 +106,12 @@ def remember_change(
             document=document,
         ),
     )
-    core.snapshots.put(path, content_digest, text)
+    if recorded_text is not None:
+        core.snapshots.put(path, recorded_digest, recorded_text)
     # Diagnostics reported since `reported` was taken are this edit's.
     core.diagnostics.set_baseline(session, path, reported)
     return ReadStateInfo(
-        digest=content_digest,
+        digest=recorded_digest,
         total_lines=lines,
         source="buffer" if in_buffer else "disk",
         size=new_stat.st_size if new_stat else None,

@@ -29,7 +29,7 @@ from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.encodings import NotText, decode, detect
-from ..files.fileio import read_at_most
+from ..files.fileio import digest, read_at_most
 from ..files.locks import lock_for
 from ..files.vcs import refuse_metadata
 from ..protocol import unstructure
@@ -87,6 +87,10 @@ def undo(core: UndoServices, params: UndoParams) -> dict[str, Any]:
         assert written.before is not None
         reported = core.diagnostics.reported(written.path)
         text = _text(written.before)
+        # A change that was merged over one the session never saw leaves a read-state
+        # other than the file: the undo keeps that change unseen (unseen.py).
+        prior = core.read_states.get(params.session, written.path)
+        over = prior is not None and prior.scope == "file" and prior.digest != digest(written.after)
         state = remember_change(
             core,
             params.session,
@@ -95,6 +99,9 @@ def undo(core: UndoServices, params: UndoParams) -> dict[str, Any]:
             Written(written.before, new_stat),
             "edit",
             reported,
+            before=_text(written.after) if over else None,
+            merged_over=over,
+            known=core.snapshots.get(written.path, prior.digest) if over and prior else None,
         )
         core.shown_lines.forget(params.session, [written.path])
         results.append({"file_path": written.path, "read_state": unstructure(state)})

@@ -109,8 +109,11 @@ def test_a_merged_edit_leaves_unseen_what_another_program_changed(
     raw["cells"][0]["source"] = ["changed by the user"]
     three.write_text(json.dumps(raw, indent=1) + "\n")
     assert edit(core, three, cell_id="c3", new_source="three = 3")["merged"] is True
+    # The read-state is what the agent knows (the merge is not a read of the other
+    # change): the cell another program changed is stale, with that change shown.
     error = refused(core, three, cell_id="c1", edit_mode="delete")
-    assert error.kind == "not_read"
+    assert error.kind == "stale"
+    assert "changed by the user" in error.data["diff"]
     edit(core, three, cell_id="c3", new_source="three = 33")  # the cell it wrote
 
 

@@ -188,7 +188,8 @@ async def test_edit_file_needs_a_read_and_refuses_a_stale_one(
         assert kind == "not_read"
         assert "read_text_file" in said
         assert "readkeeper/" not in said
-        # A dry run of it shows the diff, says the real call will be refused, writes nothing.
+        # A dry run of it says the real call will be refused and why, writes nothing, and
+        # shows no diff over text the session has not seen.
         preview = await ok(
             client,
             "edit_file",
@@ -196,7 +197,8 @@ async def test_edit_file_needs_a_read_and_refuses_a_stale_one(
             edits=[{"oldText": "two", "newText": "2"}],
             dryRun=True,
         )
-        assert "+2" in preview
+        assert "+2" not in preview
+        assert "will be refused (not_read)" in preview
         assert "read_text_file" in preview
         await ok(client, "read_text_file", path="s.py")
         path.write_text("one\nTWO\nthree\n")  # someone else changes the lines edited

@@ -189,10 +189,13 @@ def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
             )
         pairs.append({"old_string": one["oldText"], "new_string": one["newText"]})
     done = served.ask("patch", file_path=path, edits=pairs, dry_run=flag(args, "dryRun"))
-    said = quoting.fence(str(done.get("diff", "")), "diff")
+    said = quoting.fence(str(done.get("diff", "")), "diff") if done.get("diff") else ""
     if done.get("note"):
         said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
-    return [text_block(said)]
+    unseen = render.unseen_change(done.get("edit") or done)
+    if unseen:
+        said += f"\n{unseen}"
+    return [text_block(said.strip())]
 
 
 def create_directory(served: Served, args: dict[str, Any]) -> list[Content]:
