@@ -93,6 +93,9 @@ def test_a_search_shows_what_git_shows_where_ripgrep_reads_an_ignore_file_apart(
         if when == "written after":
             _globbed(watching.core, workspace)  # a listing kept, then made stale
             _write(workspace, case)
+            # Heard before the search (a glob waits 0.1 s for the watcher, then goes on:
+            # under load the write was still unread, and ripgrep's reading stood).
+            watching.sentinel()
         shown = _git_shown(workspace)
         needles = {os.fsdecode(n) for n in FILES}  # the ignore files hold none
         assert shown & needles < needles, "git hides nothing: a wrong case"
