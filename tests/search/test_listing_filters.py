@@ -1,0 +1,146 @@
+"""Filters before caps, one cut note, and pages past the end (glob, list, grep), in
+process.
+
+An `exclude` applied after the 1000-entry cut let a folder of excluded files fill the
+page, and the answer then said "No matches found" of a tree that held matches; a page
+the token cap cut short said it held "the first 1000 entries"; an offset past the last
+match was answered "No matches." as though the search found nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.search.exclude import Exclude
+
+
+def call(core: Readkeeper, method: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = calls.call(core, method, params)
+    return result
+
+
+def refused(core: Readkeeper, method: str, **params: Any) -> ReadkeeperError:
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, method, params)
+    return caught.value
+
+
+def crowded(workspace: Path, crowd: str = "vendor", many: int = 1200) -> Path:
+    """`many` new files in `crowd` and one old src file that sorts and ages last."""
+    (workspace / crowd).mkdir()
+    for index in range(many):
+        (workspace / crowd / f"v{index}.py").write_text("")
+    (workspace / "zsrc").mkdir()
+    kept = workspace / "zsrc" / "main.py"
+    kept.write_text("print(1)\n")
+    os.utime(kept, (1e9, 1e9))  # older than every crowded file
+    return kept
+
+
+def test_glob_excludes_before_the_cap(core: Readkeeper, workspace: Path) -> None:
+    kept = crowded(workspace)
+    for pattern in ("*.py", "**/*.py", "zsrc/*.py"):
+        result = call(core, "glob", pattern=pattern, exclude=["vendor"])
+        assert result["paths"] == [str(kept)], pattern
+        assert result["partial"] is False
+        assert "next" not in result
+
+
+def test_list_excludes_before_the_cap_and_never_enters(core: Readkeeper, workspace: Path) -> None:
+    crowded(workspace, "node_modules")
+    result = call(core, "list", path=".", depth=6, exclude=["node_modules"])
+    assert [e["name"] for e in result["entries"]] == ["zsrc", "zsrc/main.py"]
+    assert result["partial"] is False
+
+
+def test_exclude_of_a_folder_pattern_leaves_files_of_that_name(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "build").mkdir()
+    (workspace / "build" / "x.py").write_text("")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "build").write_text("")  # a file named build: kept by "build/"
+    listed = call(core, "list", path=".", depth=3, exclude=["build/"])
+    assert [e["name"] for e in listed["entries"]] == ["src", "src/build"]
+    globbed = call(core, "glob", pattern="**/*", exclude=["build/"])
+    assert globbed["paths"] == [str(workspace / "src" / "build")]
+
+
+def test_a_crowd_past_the_cap_without_exclude_is_cut_and_says_so(
+    core: Readkeeper, workspace: Path
+) -> None:
+    crowded(workspace)
+    listed = call(core, "list", path="vendor")
+    assert len(listed["entries"]) == 1000
+    assert listed["partial"] is True
+    assert "Showing 1000 entries (1-1000), cut by the cap of 1000 entries" in listed["note"]
+    assert listed["next"]["offset"] == 1000
+    globbed = call(core, "glob", pattern="*.py")  # full paths: the token cap may cut first
+    shown = len(globbed["paths"])
+    cap = "the cap of 1000 files" if shown == 1000 else "the token cap"
+    assert f"Showing {shown} files (1-{shown}), cut by {cap}" in globbed["note"]
+    assert globbed["next"]["offset"] == shown
+
+
+def test_next_keeps_the_exclude(core: Readkeeper, workspace: Path) -> None:
+    crowded(workspace)
+    (workspace / "skip").mkdir()
+    (workspace / "skip" / "s.py").write_text("")
+    result = call(core, "glob", pattern="*.py", exclude=["skip"])
+    assert result["next"]["exclude"] == ["skip"]
+    rest = call(core, "glob", **result["next"])
+    assert str(workspace / "skip" / "s.py") not in rest["paths"]
+
+
+@pytest.mark.parametrize("bad", [["a" * 5000], ["x\x00y"], ["*a*a*a*b"], ["x"] * 300])
+def test_a_bad_exclude_is_refused_naming_the_field(
+    core: Readkeeper, workspace: Path, bad: list[str]
+) -> None:
+    for method, params in (("glob", {"pattern": "*"}), ("list", {"path": "."})):
+        error = refused(core, method, exclude=bad, **params)
+        assert error.kind == "bad_params"
+        assert error.data["field"] == "exclude"
+
+
+def test_exclude_matches_paths_relative_to_the_folder_asked() -> None:
+    exclude = Exclude(["vendor", "/top.txt", "*.log"])
+    assert exclude.excludes("vendor/a.py")
+    assert exclude.excludes("x/vendor", is_dir=True)
+    assert exclude.excludes("top.txt")
+    assert not exclude.excludes("sub/top.txt")
+    assert exclude.excludes("deep/a.log")
+    assert not exclude.excludes("a.py")
+    assert not Exclude([])
+    assert not Exclude(None).excludes("anything")
+
+
+# --- one cut note: what was shown and which cap cut it ------------------------------
+
+
+def long_names(folder: Path, many: int = 1000) -> None:
+    folder.mkdir()
+    for index in range(many):
+        (folder / (f"{index:03d}" + "\U0001f600" * 63)).write_text("")
+
+
+@pytest.mark.parametrize("method", ["glob", "list"])
+def test_a_page_the_token_cap_cut_says_so_and_how_many(
+    core: Readkeeper, workspace: Path, method: str
+) -> None:
+    long_names(workspace / "e")
+    params = {"pattern": "*", "path": "e"} if method == "glob" else {"path": "e"}
+    result = call(core, method, **params)
+    shown = len(result["paths" if method == "glob" else "entries"])
+    assert 0 < shown < 1000
+    noun = "files" if method == "glob" else "entries"
+    assert f"Showing {shown} {noun} (1-{shown}), cut by the token cap" in result["note"]
+    assert "1000" not in result["note"].split("; the rest")[0]
+    assert result["next"]["offset"] == shown
+    rest = call(core, method, **result["next"])
+    assert f"({shown + 1}-" in rest["note"]
