@@ -28,6 +28,7 @@ from ..words import count
 from . import blocks, rg, stalls
 from .above import Above
 from .globs import Glob
+from .paging import refuse_past_end
 from .seen import record_shown
 from .where import searched
 
@@ -167,6 +168,7 @@ def _matches(
     timed_out: bool,
 ) -> dict[str, Any]:
     total = sum(block.matches for block in found)
+    refuse_past_end(params.offset, total, "match", "grep", so_far=incomplete)
     budget = services.settings.max_tokens
     counter = services.tokens
     shown: list[dict[str, Any]] = []
@@ -287,6 +289,7 @@ def _counts(
     counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
 ) -> dict[str, Any]:
     items = list(counts.items())
+    refuse_past_end(params.offset, len(items), "file", "grep", so_far=incomplete)
     page = items[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],
@@ -332,6 +335,7 @@ def _files(
             if path is not None:
                 found.append(path)
     found.sort()
+    refuse_past_end(params.offset, len(found), "file", "grep", so_far=incomplete)
     page = found[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],

@@ -35,6 +35,7 @@ from .globs import Glob
 from .kept import Match, Token
 from .mtimes import FileTimes, Opener
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
+from .paging import refuse_past_end
 from .where import searched
 
 MAX_PATHS = 1000
@@ -66,6 +67,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         if watched:  # nothing kept yet: the listing is built after the answer
             build = _build(opener, root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
+    refuse_past_end(params.offset, len(found), "file", "glob", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
     page = page[: fitting(page, services)]
     more = len(found) > params.offset + len(page)
@@ -228,6 +230,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         _walk(fd, folder, "", params.depth, (rules, exclude), entries, limit)
     finally:
         os.close(fd)
+    refuse_past_end(params.offset, len(entries), "entry", "list")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
     page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS)]
     more = len(entries) > params.offset + len(page)

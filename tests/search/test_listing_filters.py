@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -144,3 +145,86 @@ def test_a_page_the_token_cap_cut_says_so_and_how_many(
     assert result["next"]["offset"] == shown
     rest = call(core, method, **result["next"])
     assert f"({shown + 1}-" in rest["note"]
+
+
+# --- a page past the end is refused, never "nothing found" ---------------------------
+
+
+def matches(workspace: Path, files: int = 3, lines: int = 5) -> None:
+    for index in range(files):
+        (workspace / f"f{index}.txt").write_text("match\n" * lines)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "total", "noun"),
+    [
+        ("glob", {"pattern": "*.txt"}, 3, "files"),
+        ("list", {"path": "."}, 3, "entries"),
+        ("grep", {"pattern": "match"}, 15, "matches"),
+        ("grep", {"pattern": "match", "output": "files"}, 3, "files"),
+        ("grep", {"pattern": "match", "output": "counts"}, 3, "files"),
+    ],
+)
+def test_an_offset_past_the_end_is_refused_naming_the_last(
+    core: Readkeeper, workspace: Path, method: str, params: dict[str, Any], total: int, noun: str
+) -> None:
+    matches(workspace)
+    last = call(core, method, offset=total - 1, **params)
+    assert "No matches." not in str(last.get("note"))
+    assert "No files" not in str(last.get("note"))
+    for offset in (total, total + 1, 10**6):
+        error = refused(core, method, offset=offset, **params)
+        assert error.kind == "bad_params"
+        assert error.data["field"] == "offset"
+        assert error.data["last_offset"] == total - 1
+        assert f"offset={offset} is past the end: there are {total} {noun}" in error.message
+        assert f"offset={total - 1}" in error.message
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("glob", {"pattern": "*.nothing"}), ("grep", {"pattern": "absent"})],
+)
+def test_nothing_found_is_said_at_offset_zero_and_refused_past_it(
+    core: Readkeeper, workspace: Path, method: str, params: dict[str, Any]
+) -> None:
+    matches(workspace)
+    assert call(core, method, **params)["note"] in ("No files match.", "No matches.")
+    error = refused(core, method, offset=5, **params)
+    assert "there are 0" in error.message
+    assert "offset=0" in error.message
+
+
+async def test_over_mcp_a_page_past_the_end_is_a_bad_params_naming_offset(
+    workspace: Path,
+) -> None:
+    # The attack's numbers: 30 folders of a 50-line file; grep offset=1500 of 1500 said
+    # "(No matches.)", glob offset=30 of 30 "(No files match.)".
+    for index in range(30):
+        (workspace / f"d{index}").mkdir()
+        (workspace / f"d{index}" / "f.txt").write_text("match line\n" * 50)
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for tool, arguments, past in (
+            ("grep", {"pattern": "match", "offset": 1500}, "there are 1500 matches"),
+            ("glob", {"pattern": "**/*.txt", "offset": 30}, "there are 30 files"),
+            ("list", {"path": ".", "depth": 2, "offset": 60}, "there are 60 entries"),
+        ):
+            result = await client.call_tool(tool, arguments)
+            assert error_kind(result) == "bad_params"
+            said = text_of(result)
+            assert past in said
+            assert "No matches" not in said
+            assert "No files" not in said
+            structured = result.structured_content
+            assert isinstance(structured, dict)
+            assert structured["error"]["data"]["field"] == "offset"
+
+
+def test_read_many_past_the_end_is_an_error_per_file(core: Readkeeper, workspace: Path) -> None:
+    # A sibling checked: readMany's offset is each file's line, refused as read refuses it.
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    result = call(core, "readMany", file_paths=["a.txt"], offset=99)
+    error = result["results"][0]["error"]
+    assert error["data"]["field"] == "offset"
+    assert "past the end" in error["message"]
