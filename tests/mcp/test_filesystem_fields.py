@@ -96,3 +96,13 @@ async def test_a_file_of_many_is_named_by_its_path(workspace: Path) -> None:
 def test_no_drop_in_tool_takes_a_core_name(word: str) -> None:
     # The test above holds a message to these words: none may be a drop-in parameter.
     assert all(word not in schema["properties"] for schema in SCHEMAS.values())
+
+
+async def test_a_next_read_is_said_with_head(workspace: Path) -> None:
+    (workspace / "big.txt").write_text(("word " * 80 + "\n") * 3000)  # over the whole-read cap
+    async with dropin_client(workspace) as client:
+        result = await client.call_tool("read_text_file", {"path": "big.txt"})
+    said = text_of(result)
+    assert result.is_error
+    assert "offset=1, head=500" in said
+    assert "limit=" not in said

@@ -39,12 +39,12 @@ def test_an_error_names_the_tools_own_parameters() -> None:
     said, data = error_words(
         "read_text_file",
         {"path": "a", "tail": 3},
-        "limit=0 is not a limit a read can take; file_path must exist.",
+        "The limit is the budget: read fewer lines, offset=1, limit=2; file_path must exist.",
         {"kind": "bad_params", "field": "limit", "file_path": "/a"},
         params,
     )
-    # limit is read's own word only as `limit=`: the English word stays.
-    assert said == "tail=0 is not a limit a read can take; path must exist."
+    # A next read's count is head (only it takes an offset); the field given was tail.
+    assert said == "The limit is the budget: read fewer lines, offset=1, head=2; path must exist."
     assert data == {"kind": "bad_params", "field": "tail", "path": "/a"}
     many = SCHEMAS["read_multiple_files"]["properties"]
     said, data = error_words(
@@ -58,3 +58,13 @@ def test_an_error_names_the_tools_own_parameters() -> None:
     # A core param the tool has no counterpart for is not named as a field to fix.
     listing = SCHEMAS["list_directory"]["properties"]
     assert error_words("list_directory", {}, "x", {"field": "depth"}, listing)[1] == {}
+
+
+def test_a_notes_line_count_is_said_as_head() -> None:
+    assert for_filesystem("Read fewer lines: offset=3, limit=20.") == (
+        "Read fewer lines: offset=3, head=20."
+    )
+    assert for_filesystem("Read any lines with offset and limit, e.g. offset=5, limit=9.") == (
+        "Read any lines with offset and head, e.g. offset=5, head=9."
+    )
+    assert for_filesystem("over the limit; see /a/limit=3") == "over the limit; see /a/limit=3"

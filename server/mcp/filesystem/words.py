@@ -51,9 +51,15 @@ def _word(method: str, params: dict[str, Any] | None) -> str:
     return f"{tool} with {json.dumps(shown, ensure_ascii=False)}"
 
 
+# A read's line count written as a call's argument ("offset=5, limit=20", "offset and
+# limit"): only read takes it, and read_text_file names it head.
+_LIMIT = re.compile(r"(?<![\w/.\-\\])limit(?==)|(?<=\boffset and )limit\b")
+
+
 def for_filesystem(message: str) -> str:
     """`message` in the drop-in's words."""
-    return _WORD.sub(lambda m: _WORDS[m.group(1)], hints.rewrite(message, _word))
+    said = _WORD.sub(lambda m: _WORDS[m.group(1)], hints.rewrite(message, _word))
+    return _LIMIT.sub("head", said)
 
 
 # Each tool's names for the core's params it passes on (one not named keeps its name):
