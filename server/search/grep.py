@@ -168,7 +168,7 @@ def _matches(
     timed_out: bool,
 ) -> dict[str, Any]:
     total = sum(block.matches for block in found)
-    refuse_past_end(params.offset, total, "match", "grep", so_far=incomplete)
+    refuse_past_end(params.offset, total, "match", so_far=incomplete)
     budget = services.settings.max_tokens
     counter = services.tokens
     shown: list[dict[str, Any]] = []
@@ -289,7 +289,7 @@ def _counts(
     counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
 ) -> dict[str, Any]:
     items = list(counts.items())
-    refuse_past_end(params.offset, len(items), "file", "grep", so_far=incomplete)
+    refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
     page = items[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],
@@ -335,7 +335,7 @@ def _files(
             if path is not None:
                 found.append(path)
     found.sort()
-    refuse_past_end(params.offset, len(found), "file", "grep", so_far=incomplete)
+    refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
     page = found[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],

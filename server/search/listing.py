@@ -67,7 +67,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         if watched:  # nothing kept yet: the listing is built after the answer
             build = _build(opener, root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
-    refuse_past_end(params.offset, len(found), "file", "glob", so_far=bool(stopped))
+    refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
     page = page[: fitting(page, services)]
     more = len(found) > params.offset + len(page)
@@ -230,7 +230,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         _walk(fd, folder, "", params.depth, (rules, exclude), entries, limit)
     finally:
         os.close(fd)
-    refuse_past_end(params.offset, len(entries), "entry", "list")
+    refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
     page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS)]
     more = len(entries) > params.offset + len(page)

@@ -11,16 +11,17 @@ from ..errors import ReadkeeperError
 from ..words import count
 
 
-def refuse_past_end(offset: int, total: int, noun: str, method: str, so_far: bool = False) -> None:
-    """Refuse `offset` when it is past the `total` items (`noun`s) of `method`'s answer;
+def refuse_past_end(offset: int, total: int, noun: str, so_far: bool = False) -> None:
+    """Refuse `offset` when it is past the `total` items (`noun`s) of a search's answer;
     `so_far`: the walk stopped early, so `total` is what it found before it stopped."""
     if offset == 0 or offset < total:
         return
     found = f"{count(total, noun)}{' found before the walk stopped' if so_far else ''}"
+    # Said as the same search (each front end names its own flag or argument for it).
     last = (
-        f"offsets 0-{total - 1}; the last page: {method} with offset={total - 1}"
+        f"offsets 0-{total - 1}: the same search with offset={total - 1} shows the last"
         if total
-        else (f"{method} with offset=0 answers the search itself")
+        else "the same search with offset=0 answers it"
     )
     raise ReadkeeperError(
         "bad_params",

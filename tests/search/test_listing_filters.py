@@ -9,6 +9,8 @@ match was answered "No matches." as though the search found nothing."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +230,33 @@ def test_read_many_past_the_end_is_an_error_per_file(core: Readkeeper, workspace
     error = result["results"][0]["error"]
     assert error["data"]["field"] == "offset"
     assert "past the end" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("grep", "match", "--offset", "15"),
+        ("glob", "*.txt", "--offset", "3"),
+        ("ls", "--offset", "9"),
+    ],
+)
+def test_the_cli_refuses_a_page_past_the_end(
+    workspace: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    matches(workspace)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(workspace), "XDG_RUNTIME_DIR": str(runtime)}
+    done = subprocess.run(
+        [sys.executable, "-m", "readkeeper", *args],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2  # refused (bad input), never 1 (nothing found)
+    assert "is past the end: there are" in done.stderr
+    assert "No matches" not in done.stdout + done.stderr
