@@ -217,10 +217,12 @@ def _matches(
     notes = [cut_match] if cut_match else []
     if more:
         result["next"] = _next(params, next_offset)
+        # Which cap cut the page, as every listing says it (listing.cut_note).
+        which = f"max_matches ({cap})" if matches >= cap else "the token cap (max_tokens)"
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
-            f"{' found so far' if incomplete else ''}; the rest: the same search with "
-            f"offset={next_offset}, or narrow it with path or glob."
+            f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
+            f"search with offset={next_offset}, or narrow it with path or glob."
         )
     if incomplete:
         notes.append(_stopped(timed_out))

@@ -260,3 +260,14 @@ def test_the_cli_refuses_a_page_past_the_end(
     assert done.returncode == 2  # refused (bad input), never 1 (nothing found)
     assert "is past the end: there are" in done.stderr
     assert "No matches" not in done.stdout + done.stderr
+
+
+def test_a_grep_page_says_which_cap_cut_it(core: Readkeeper, workspace: Path) -> None:
+    matches(workspace, files=1, lines=30)
+    counted = call(core, "grep", pattern="match", max_matches=10)
+    assert "Showing matches 1-10 of 30, cut by max_matches (10)" in counted["note"]
+    (workspace / "long.txt").write_text(("match " + "\U0001f600" * 500 + "\n") * 40)
+    long = call(core, "grep", pattern="match", path="long.txt", max_matches=40)
+    shown = long["num_matches"]
+    assert 0 < shown < 40
+    assert f"Showing matches 1-{shown} of 40, cut by the token cap" in long["note"]
