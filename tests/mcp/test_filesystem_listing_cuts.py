@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from test_filesystem_notes import _fifo_ignore, left_out
 
 from mcp_helpers import dropin_client, ok
 
@@ -120,3 +121,13 @@ async def test_whole_listings_total_without_a_cut(connect: Connect, workspace: P
     assert "Combined size: 3 B" in sized
     assert "(readkeeper:" not in sized
     assert not re.search(r"\bshown\b", sized)
+
+
+async def test_an_empty_search_that_was_not_whole_says_so(
+    connect: Connect, workspace: Path
+) -> None:
+    _fifo_ignore(workspace)  # src/ (holding the only .py) is left out: a FIFO .gitignore
+    async with connect() as client:
+        said = await left_out(client, path=".", pattern="*.py")
+    assert said.startswith("No matches found in what was searched; the search was not whole")
+    assert "Not searched: src" in said

@@ -89,10 +89,12 @@ def _cut(shown: int, noun: str, rest: str, cap: int = MAX_ENTRIES) -> str:
 
 
 def _nothing(result: dict[str, Any], words: str) -> str:
-    """A listing with nothing to show: `words` only when the walk was whole; a walk
-    that stopped early found nothing in the part it looked at, which the note says."""
-    if result.get("partial"):
-        return "(nothing found in the part searched before it stopped; see the note)"
+    """A listing with nothing to show: `words` only when the search was whole; one that
+    stopped early, or left a folder out (the core's note names it, without marking the
+    answer partial), found nothing in what it searched, which the words say."""
+    said = str(result.get("note") or "")
+    if result.get("partial") or (said and said not in _NOTHING):
+        return f"{words} in what was searched; the search was not whole (see the note)"
     return words
 
 
