@@ -79,6 +79,8 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "output": "matches (lines), files (names only) or counts (per file).",
     "max_matches": "Most matches (or files) to show.",
     "depth": "How many folder levels to list (default 1).",
+    "exclude": 'Paths to leave out, in .gitignore syntax (e.g. "node_modules", "*.log"); '
+    "applied before the page is cut.",
     "history": "Also return the recorded calls (what was read, when, at what cost and "
     "what was saved), oldest first, as the session picture shows them.",
 }

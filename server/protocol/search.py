@@ -36,6 +36,8 @@ class GlobParams(Contract):
     pattern: str
     path: str | None = None
     offset: int = 0
+    # Paths left out (gitignore's syntax) before the page is cut: the cap counts the rest.
+    exclude: list[str] | None = None
     session: str = ""
 
 
@@ -46,4 +48,6 @@ class ListParams(Contract):
     path: str
     depth: int = 1
     offset: int = 0
+    # Entries left out (gitignore's syntax; a folder is not entered) before the cap.
+    exclude: list[str] | None = None
     session: str = ""

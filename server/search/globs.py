@@ -24,6 +24,7 @@ from pathspec import GitIgnoreSpec
 from ..errors import ReadkeeperError
 from ..files.globcost import refuse_costly
 from ..files.ignore import SPEC_ERRORS
+from .exclude import Exclude
 
 MAX_ALTERNATIVES = 64  # patterns one glob's braces may expand into
 MAX_GLOB_CHARS = 4096  # a glob's length at most: a path is at most PATH_MAX
@@ -83,7 +84,9 @@ def _first_group(pattern: str) -> tuple[int, list[int], int] | None:
 class Glob:
     """One pattern, compiled once."""
 
-    def __init__(self, pattern: str, field: str = "pattern") -> None:
+    def __init__(
+        self, pattern: str, field: str = "pattern", exclude: Exclude | None = None
+    ) -> None:
         if len(pattern) > MAX_GLOB_CHARS:
             raise ReadkeeperError(
                 "bad_params",
@@ -133,6 +136,23 @@ class Glob:
         # gitignore's ("[" is an error there): such a pattern is matched here only.
         self._names = [each.removeprefix("**/") for each in self.patterns]
         self.name_only = all(map(_name_only, self._names))
+        # Whether ripgrep's type filter alone selects the matches: not when paths are
+        # excluded, which only this matcher knows.
+        self.rg_selects = self.name_only
+        if exclude:
+            self._leave_out(exclude)
+
+    def _leave_out(self, exclude: Exclude) -> None:
+        """Match no path `exclude` leaves out: every way of matching (str or bytes)
+        asks it, so the walk drops such a path before any cap counts it."""
+        self.rg_selects = False
+        inner = self._match
+        self._match = lambda path: None if exclude.excludes(path) else inner(path)
+        inner_bytes = self._match_bytes
+        if inner_bytes is not None:
+            self._match_bytes = lambda path: (
+                None if exclude.excludes(os.fsdecode(path)) else inner_bytes(path)
+            )
 
     def matches(self, relative: str) -> bool:
         """Whether `relative` (a path relative to the folder searched) matches."""

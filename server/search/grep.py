@@ -28,6 +28,7 @@ from ..words import count
 from . import blocks, rg, stalls
 from .above import Above
 from .globs import Glob
+from .paging import refuse_past_end
 from .seen import record_shown
 from .where import searched
 
@@ -164,6 +165,7 @@ def _matches(
     incomplete: bool,
 ) -> dict[str, Any]:
     total = sum(block.matches for block in found)
+    refuse_past_end(params.offset, total, "match", so_far=incomplete)
     budget = services.settings.max_tokens
     counter = services.tokens
     shown: list[dict[str, Any]] = []
@@ -212,10 +214,12 @@ def _matches(
     notes = [cut_match] if cut_match else []
     if more:
         result["next"] = _next(params, next_offset)
+        # Which cap cut the page, as every listing says it (listing.cut_note).
+        which = f"max_matches ({cap})" if matches >= cap else "the token cap (max_tokens)"
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
-            f"{' found so far' if incomplete else ''}; the rest: the same search with "
-            f"offset={next_offset}, or narrow it with path or glob."
+            f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
+            f"search with offset={next_offset}, or narrow it with path or glob."
         )
     if cut_lines:
         first = cut_lines[0]
@@ -282,6 +286,7 @@ def _counts(
     counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
 ) -> dict[str, Any]:
     items = list(counts.items())
+    refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
     page = items[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],
@@ -327,6 +332,7 @@ def _files(
             if path is not None:
                 found.append(path)
     found.sort()
+    refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
     page = found[params.offset : params.offset + cap]
     result: dict[str, Any] = {
         "matches": [],

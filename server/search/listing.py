@@ -26,13 +26,16 @@ from ..files.rgignore import RipgrepRules
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
+from ..words import count
 from . import kept, rg, stalls
 from .above import Above
 from .deferred import Build
+from .exclude import Exclude
 from .globs import Glob
 from .kept import Match, Token
 from .mtimes import FileTimes, Opener
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
+from .paging import refuse_past_end
 from .where import searched
 
 MAX_PATHS = 1000
@@ -42,7 +45,7 @@ MAX_DEPTH = 10
 
 def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[str, Any]:
     """Serve `readkeeper/glob`: files matching `pattern` under `path`, newest first."""
-    matcher = Glob(params.pattern)
+    matcher = Glob(params.pattern, exclude=Exclude(params.exclude))
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
@@ -64,6 +67,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         if watched:  # nothing kept yet: the listing is built after the answer
             build = _build(opener, root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
+    refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
     page = page[: fitting(page, services)]
     more = len(found) > params.offset + len(page)
@@ -72,9 +76,11 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if more:
         after = params.offset + len(page)
         result["next"] = {"pattern": params.pattern, "path": params.path, "offset": after}
+        if params.exclude:
+            result["next"]["exclude"] = params.exclude
         notes.append(
-            f"Showing the {params.offset + 1}-{after} newest files; "
-            f"the rest: glob with offset={after}, or a narrower pattern."
+            cut_note(params.offset, len(page), MAX_PATHS, "file")
+            + f"; the rest: glob with offset={after}, or a narrower pattern."
         )
     if stopped:
         notes.append(stopped)
@@ -215,14 +221,16 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     if where is None:  # checked by `searched`; the roots may have changed since
         raise services.workspace.not_found(folder)
     rules = RipgrepRules(root)
+    exclude = Exclude(params.exclude)
     entries: list[dict[str, Any]] = []
     limit = params.offset + MAX_ENTRIES + 1
     relative = "" if folder == where.anchor.path else os.path.relpath(folder, where.anchor.path)
     fd = where.anchor.open_folder(relative, write=True)
     try:
-        _walk(fd, folder, "", params.depth, rules, entries, limit)
+        _walk(fd, folder, "", params.depth, (rules, exclude), entries, limit)
     finally:
         os.close(fd)
+    refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
     page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS)]
     more = len(entries) > params.offset + len(page)
@@ -230,11 +238,20 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     if more:
         after = params.offset + len(page)
         result["next"] = {"path": folder, "depth": params.depth, "offset": after}
+        if params.exclude:
+            result["next"]["exclude"] = params.exclude
         result["note"] = (
-            f"Showing entries {params.offset + 1}-{after}; the rest: "
-            f"list with offset={after}, or list a subfolder."
+            cut_note(params.offset, len(page), MAX_ENTRIES, "entry")
+            + f"; the rest: list with offset={after}, or list a subfolder."
         )
     return result
+
+
+def cut_note(offset: int, shown: int, cap: int, noun: str) -> str:
+    """The one way a cut page says what it shows: how many (from which), and which cap
+    cut it, the count's (`cap`) or the token cap (a page of long names stops short)."""
+    which = f"the cap of {count(cap, noun)}" if shown >= cap else "the token cap (max_tokens)"
+    return f"Showing {count(shown, noun)} ({offset + 1}-{offset + shown}), cut by {which}"
 
 
 _ENTRY_TOKENS = 12  # what an entry costs besides its name: its kind, size and framing
@@ -261,12 +278,14 @@ def _walk(
     folder: str,
     prefix: str,
     depth: int,
-    rules: IgnoreRules,
+    kept: tuple[IgnoreRules, Exclude],
     into: list[dict[str, Any]],
     limit: int,
 ) -> None:
     """Append the entries of the open folder `fd` (at `folder`), breadth within a
-    folder by name, each subfolder's entries after it."""
+    folder by name, each subfolder's entries after it; what `kept` (the ignore rules,
+    the caller's exclude) leaves out is neither counted nor entered."""
+    rules, exclude = kept
     with os.scandir(fd) as scan:
         items = sorted(scan, key=lambda entry: entry.name)
     above = folder if folder.endswith(os.sep) else folder + os.sep
@@ -280,7 +299,7 @@ def _walk(
         mode = st.st_mode
         path = above + item.name
         is_dir = stat.S_ISDIR(mode)
-        if rules.ignored(path, is_dir):
+        if rules.ignored(path, is_dir) or exclude.excludes(prefix + item.name, is_dir):
             continue
         kind = _KINDS.get(stat.S_IFMT(mode), "other")  # other: a FIFO, socket or device
         entry: dict[str, Any] = {"name": prefix + item.name, "kind": kind}
@@ -299,7 +318,7 @@ def _walk(
             except OSError:
                 continue  # replaced by a symlink, or unreadable: listed, not entered
             try:
-                _walk(child, path, prefix + item.name + "/", depth - 1, rules, into, limit)
+                _walk(child, path, prefix + item.name + "/", depth - 1, kept, into, limit)
             finally:
                 os.close(child)
 

@@ -71,7 +71,7 @@ def newest_sorted_by_rg(
     flags = ["--files", "--null", *matcher.rg_filter(), *avoided.flags()]
     flags += above.flags() if above else []
     # A page's lines are a page's files only when none of them is dropped.
-    lines = wanted if matcher.name_only and above is None else FILE_LINES
+    lines = wanted if matcher.rg_selects and above is None else FILE_LINES
     sort = ["--sortr=modified"]
     share = rg.DEADLINE_S * SORT_SHARE
     ran = rg.run(cwd, [*flags, *sort], max_lines=lines, sep=b"\0", readable=root, deadline_s=share)
@@ -129,7 +129,7 @@ def _selected(matcher: Glob, above: Above | None, ran: rg.Run) -> list[bytes]:
     names = list(filter(None, ran.lines))
     if above is not None:
         names = above.keep(names)
-    return names if matcher.name_only else matcher.select(names)
+    return names if matcher.rg_selects else matcher.select(names)
 
 
 def inside(ordered: list[tuple[int, bytes]], root: str, cwd: str) -> list[str]:

@@ -5,7 +5,8 @@ said as readkeeper's own, and never a path or a name changed on the way."""
 from __future__ import annotations
 
 from readkeeper.hints import call
-from readkeeper.mcp.filesystem.words import for_filesystem
+from readkeeper.mcp.filesystem import SCHEMAS
+from readkeeper.mcp.filesystem.words import error_words, for_filesystem
 
 
 def test_each_next_call_is_a_tool_of_the_drop_in() -> None:
@@ -31,3 +32,39 @@ def test_param_words_are_renamed_but_never_inside_a_path() -> None:
         "old_string was not found in /w/old_string.py; file_path /w/file_path/new_string.txt."
     )
     assert said == ("oldText was not found in /w/old_string.py; path /w/file_path/new_string.txt.")
+
+
+def test_an_error_names_the_tools_own_parameters() -> None:
+    params = SCHEMAS["read_text_file"]["properties"]
+    said, data = error_words(
+        "read_text_file",
+        {"path": "a", "tail": 3},
+        "The limit is the budget: read fewer lines, offset=1, limit=2; file_path must exist.",
+        {"kind": "bad_params", "field": "limit", "file_path": "/a"},
+        params,
+    )
+    # A next read's count is head (only it takes an offset); the field given was tail.
+    assert said == "The limit is the budget: read fewer lines, offset=1, head=2; path must exist."
+    assert data == {"kind": "bad_params", "field": "tail", "path": "/a"}
+    many = SCHEMAS["read_multiple_files"]["properties"]
+    said, data = error_words(
+        "read_multiple_files",
+        {},
+        "file_paths must name 1 to 100 files.",
+        {"field": "file_paths"},
+        many,
+    )
+    assert (said, data) == ("paths must name 1 to 100 files.", {"field": "paths"})
+    # A core param the tool has no counterpart for is not named as a field to fix.
+    listing = SCHEMAS["list_directory"]["properties"]
+    assert error_words("list_directory", {}, "x", {"field": "depth"}, listing)[1] == {}
+
+
+def test_a_notes_line_count_is_said_as_head() -> None:
+    assert for_filesystem("Read fewer lines: offset=3, limit=20.") == (
+        "Read fewer lines: offset=3, head=20."
+    )
+    assert for_filesystem("Read any lines with offset and limit, e.g. offset=5, limit=9.") == (
+        "Read any lines with offset and head, e.g. offset=5, head=9."
+    )
+    assert for_filesystem("over the limit; see /a/limit=3") == "over the limit; see /a/limit=3"

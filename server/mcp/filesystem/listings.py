@@ -3,8 +3,10 @@ search_files, served by readkeeper's `list` and `glob` (so the same ignore rules
 symlinks never entered, and caps), shown as the reference server shows them.
 
 Bounds: a listing holds at most `list`'s page (1000 entries), a tree at most
-`TREE_DEPTH` levels and that many entries, a search `glob`'s page (1000 paths); each
-cut says so after the listing, and how to see the rest. Whatever else the core said
+`TREE_DEPTH` levels and that many entries, a search `glob`'s page (1000 paths), each
+fewer when the token cap cuts first; `excludePatterns` are applied by the core's walk,
+before any cap counts an entry. Each cut says, by one rule (`_cut`), how many entries
+it shows, which cap cut them, and how to see the rest. Whatever else the core said
 of the answer (a folder left out of the search and why, a walk stopped early) is said
 there too: a listing never looks whole when it is not.
 """
@@ -12,48 +14,32 @@ there too: a listing never looks whole when it is not.
 from __future__ import annotations
 
 import json
-import os
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
-from pathspec import GitIgnoreSpec
-
 from ... import quoting
 from ...errors import ReadkeeperError
-from ...files.globcost import refuse_costly
-from ...files.ignore import SPEC_ERRORS
+from ...search.exclude import Exclude
+from ...search.listing import MAX_ENTRIES, MAX_PATHS, cut_note
 from .args import Content, Served, string, text_block
 from .words import for_filesystem
 
 TREE_DEPTH = 6
-# Matching excludePatterns stops here (each match is cheap, globcost.py; a thousand
-# long paths are not): the entries matched so far are shown, the cut said.
-EXCLUDE_DEADLINE_S = 5.0
 
 
-def _excluded(args: dict[str, Any]) -> Callable[[str], bool]:
-    """Whether a path relative to the folder asked is left out by `excludePatterns`
-    (gitignore's syntax: a bare name at any depth, a folder with all it holds)."""
+def _exclude(args: dict[str, Any]) -> list[str] | None:
+    """`excludePatterns`, checked here so that a bad one is named by the drop-in's word;
+    the core applies them while it walks (search/exclude.py), before any cap."""
     patterns = args.get("excludePatterns") or []
-    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+    if not isinstance(patterns, list):
         raise ReadkeeperError(
             "bad_params",
             "excludePatterns must be a list of glob patterns.",
             field="excludePatterns",
         )
-    if not patterns:
-        return lambda relative: False
-    for pattern in patterns:
-        refuse_costly(pattern, "excludePatterns")
-    try:
-        spec = GitIgnoreSpec.from_lines(patterns)
-    except SPEC_ERRORS as exc:
-        raise ReadkeeperError(
-            "bad_params", f"An excludePattern is not a valid glob: {exc}.", field="excludePatterns"
-        ) from None
-    return lambda relative: bool(spec.match_file(relative))
+    Exclude(patterns, "excludePatterns")
+    return patterns or None
 
 
 # An entry's kind (the core's, from lstat, as `list` and `stat` give it) as every
@@ -96,11 +82,28 @@ def _notes(result: dict[str, Any], cut: str, *more: str) -> str:
     return "\n(readkeeper: " + "; ".join(notes) + ")" if notes else ""
 
 
+def _cut(shown: int, noun: str, rest: str, cap: int = MAX_ENTRIES) -> str:
+    """The one cut note of every listing: what was shown and which cap cut it (the
+    core's rule, listing.cut_note), then how to see the rest (`rest`)."""
+    return f"{cut_note(0, shown, cap, noun)}; {rest}"
+
+
+def _nothing(result: dict[str, Any], words: str) -> str:
+    """A listing with nothing to show: `words` only when the search was whole; one that
+    stopped early, or left a folder out (the core's note names it, without marking the
+    answer partial), found nothing in what it searched, which the words say."""
+    said = str(result.get("note") or "")
+    if result.get("partial") or (said and said not in _NOTHING):
+        return f"{words} in what was searched; the search was not whole (see the note)"
+    return words
+
+
 def list_directory(served: Served, args: dict[str, Any]) -> list[Content]:
     """list_directory: `[DIR] name` or `[FILE] name` per entry."""
     result = served.ask("list", path=string(args, "path"), depth=1)
     lines = [f"{mark(e['kind'])} {quoting.name(e['name'])}" for e in result.get("entries", [])]
-    cut = _notes(result, "the first 1000 entries; find the others with search_files")
+    rest = "find the others with search_files and a narrower pattern"
+    cut = _notes(result, _cut(len(lines), "entry", rest))
     return [text_block("\n".join(lines) + cut)]
 
 
@@ -134,33 +137,32 @@ def list_with_sizes(served: Served, args: dict[str, Any]) -> list[Content]:
     files = [e for e in entries if e["kind"] == "file"]
     folders = sum(e["kind"] == "dir" for e in entries)
     others = len(entries) - len(files) - folders
-    total = f"Total: {len(files)} files, {folders} directories"
+    # Totals count the entries shown, and say so when the listing was cut.
+    of = f" of the {len(entries)} entries shown" if result.get("next") else ""
+    total = f"Total{of}: {len(files)} files, {folders} directories"
     lines += [
         "",
         total + (f", {others} other entries" if others else ""),
-        f"Combined size: {_size(sum(int(e.get('size', 0)) for e in files))}",
+        f"Combined size{of}: {_size(sum(int(e.get('size', 0)) for e in files))}",
     ]
-    cut = _notes(result, "the first 1000 entries only; the totals count those")
+    rest = "find the others with search_files and a narrower pattern"
+    cut = _notes(result, _cut(len(entries), "entry", rest))
     return [text_block("\n".join(lines) + cut)]
 
 
 def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
     """directory_tree: compact JSON of `{name, type, children}`, to `TREE_DEPTH`."""
-    excluded = _excluded(args)
-    result = served.ask("list", path=string(args, "path"), depth=TREE_DEPTH)
+    path, exclude = string(args, "path"), _exclude(args)
+    result = served.ask("list", path=path, depth=TREE_DEPTH, exclude=exclude)
     top: list[dict[str, Any]] = []
     folders: dict[str, list[dict[str, Any]]] = {"": top}
-    deepest = late = False
-    until = time.monotonic() + EXCLUDE_DEADLINE_S
+    deepest = False
+    shown = 0
     for e in result.get("entries", []):
-        if time.monotonic() > until:
-            late = True
-            break
         name = e["name"]
         parent, _, leaf = name.rpartition("/")
-        is_dir = e["kind"] == "dir"
-        if excluded(name + "/" if is_dir else name) or parent not in folders:
-            continue  # excluded, or inside an excluded folder
+        if parent not in folders:
+            continue  # the core lists a folder before what it holds: never reached
         node: dict[str, Any] = {"name": leaf, "type": kind_word(e["kind"])}
         if e["kind"] == "dir":
             node["children"] = folders[name] = []
@@ -168,47 +170,28 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
                 node["more"] = True  # entries below the depth shown
                 deepest = True
         folders[parent].append(node)
+        shown += 1
     text = json.dumps(top, ensure_ascii=False, separators=(",", ":"))
     more = []
-    if late:
-        more.append("cut: matching excludePatterns ran out of time; ask for a subfolder")
     if deepest:
         more.append(
             f'"more": true marks a folder deeper than {TREE_DEPTH} levels; ask for its tree'
         )
-    cut = "cut at 1000 entries; ask for a subfolder's tree to see the rest"
-    return [text_block(text + _notes(result, "" if late else cut, *more))]
+    cut = _cut(shown, "entry", "ask for a subfolder's tree to see the rest")
+    return [text_block(text + _notes(result, cut, *more))]
 
 
 def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
     """search_files: full paths of the files matching the glob, newest first."""
-    path = string(args, "path")
-    excluded = _excluded(args)
-    result = served.ask("glob", pattern=string(args, "pattern"), path=path)
+    path, exclude = string(args, "path"), _exclude(args)
+    result = served.ask("glob", pattern=string(args, "pattern"), path=path, exclude=exclude)
     found = list(result.get("paths", []))
-    late = False
-    if args.get("excludePatterns"):
-        where = served.ask("stat", path=path).get("path", path)  # the real folder searched
-        found, late = _kept(found, lambda p: not excluded(os.path.relpath(p, where)))
-    text = "\n".join(quoting.name(p) for p in found) if found else "No matches found"
-    cut = "the 1000 newest matches; narrow the pattern or path for the others"
-    if late:
-        late_cut = "cut: matching excludePatterns ran out of time; narrow the path"
-        return [text_block(text + _notes(result, "", late_cut))]
+    text = (
+        "\n".join(quoting.name(p) for p in found) if found else _nothing(result, "No matches found")
+    )
+    rest = "narrow the pattern or path for the others"
+    cut = _cut(len(found), "newest match", rest, MAX_PATHS)
     return [text_block(text + _notes(result, cut))]
-
-
-def _kept(paths: list[str], keep: Callable[[str], bool]) -> tuple[list[str], bool]:
-    """The paths `keep` keeps, as many as are matched by `EXCLUDE_DEADLINE_S`, and
-    whether the time ran out first."""
-    until = time.monotonic() + EXCLUDE_DEADLINE_S
-    kept: list[str] = []
-    for path in paths:
-        if time.monotonic() > until:
-            return kept, True
-        if keep(path):
-            kept.append(path)
-    return kept, False
 
 
 HANDLERS: dict[str, Callable[[Served, dict[str, Any]], list[Content]]] = {

@@ -20,7 +20,8 @@ from ... import quoting, render
 from ...errors import ReadkeeperError
 from . import listings
 from .args import Content, Served, count, flag, string, text_block
-from .words import for_filesystem
+from .tools import SCHEMAS
+from .words import error_words, for_filesystem
 
 # read_multiple_files: the files of one call share this many tokens.
 MANY_BUDGET_TOKENS = 40_000
@@ -33,14 +34,17 @@ def serve(served: Served, name: str, args: dict[str, Any]) -> types.CallToolResu
         handler = HANDLERS[name]
         content = handler(served, args)
     except ReadkeeperError as exc:
-        return error_result(exc)
+        return error_result(exc, name, args)
     return types.CallToolResult(content=list(content))
 
 
-def error_result(exc: ReadkeeperError) -> types.CallToolResult:
-    """A refusal: its message, with the next call named as a tool of this server."""
-    message = for_filesystem(exc.message)
-    data = exc.to_data()
+def error_result(
+    exc: ReadkeeperError, tool: str = "", args: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A refusal: its message, with the next call named as a tool of this server and
+    every param named as `tool`'s own (words.error_words)."""
+    params = SCHEMAS[tool]["properties"] if tool in SCHEMAS else None
+    message, data = error_words(tool, args or {}, exc.message, exc.to_data(), params)
     lines = [message, f"kind: {exc.kind}"]
     extra = {k: v for k, v in data.items() if k not in ("kind", "message")}
     if extra:
@@ -139,7 +143,8 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
         path = quoting.name(item.get("file_path", ""))
         error = item.get("error")
         if error:
-            parts.append(f"{path}: Error - {for_filesystem(str(error.get('message', '')))}")
+            said = error_words("read_multiple_files", args, str(error.get("message", "")), {})[0]
+            parts.append(f"{path}: Error - {said}")
             continue
         shown = shown_read(item.get("result") or {})
         text = "\n".join(c.text for c in shown if isinstance(c, types.TextContent))

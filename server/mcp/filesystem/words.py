@@ -5,6 +5,10 @@ The core writes a next step as its method and params (hints.py); the drop-in off
 reference server's tools, so each method is said as the tool that does the same, its
 params renamed. A method the drop-in has no tool for is named as readkeeper's own tool,
 so the agent is never pointed at a call this server lacks without being told.
+
+An error of a drop-in tool names that tool's parameters only (`error_words`): one table
+per tool of the core's params it passes on, applied to the message, to `data.field` and
+to the keys of `data`; a field is kept only when the tool has it (an allowlist).
 """
 
 from __future__ import annotations
@@ -47,6 +51,69 @@ def _word(method: str, params: dict[str, Any] | None) -> str:
     return f"{tool} with {json.dumps(shown, ensure_ascii=False)}"
 
 
+# A read's line count written as a call's argument ("offset=5, limit=20", "offset and
+# limit"): only read takes it, and read_text_file names it head.
+_LIMIT = re.compile(r"(?<![\w/.\-\\])limit(?==)|(?<=\boffset and )limit\b")
+
+
 def for_filesystem(message: str) -> str:
     """`message` in the drop-in's words."""
-    return _WORD.sub(lambda m: _WORDS[m.group(1)], hints.rewrite(message, _word))
+    said = _WORD.sub(lambda m: _WORDS[m.group(1)], hints.rewrite(message, _word))
+    return _LIMIT.sub("head", said)
+
+
+# Each tool's names for the core's params it passes on (one not named keeps its name):
+# the names an error of that tool may say, in its message and in `data.field`.
+_READ = {"file_path": "path", "limit": "head"}
+_FIELDS: dict[str, dict[str, str]] = {
+    "read_file": _READ,
+    "read_text_file": _READ,
+    "read_media_file": {"file_path": "path"},
+    "read_multiple_files": {"file_paths": "paths"},
+    "write_file": {"file_path": "path"},
+    "edit_file": {
+        "file_path": "path",
+        "old_string": "oldText",
+        "new_string": "newText",
+        "dry_run": "dryRun",
+    },
+    "directory_tree": {"exclude": "excludePatterns"},
+    "search_files": {"exclude": "excludePatterns"},
+}
+
+
+def error_words(
+    tool: str, args: dict[str, Any], message: str, data: dict[str, Any], params: Any = None
+) -> tuple[str, dict[str, Any]]:
+    """An error of drop-in tool `tool` in its own words: every param the core named, in
+    the message, in `data.field` and as a key of `data`, said as the tool's parameter.
+    `data.field` is kept only when it names one of the tool's `params` (an allowlist:
+    a core param with no counterpart here is the call readkeeper made, not the agent's,
+    and naming it would send the agent after a parameter it cannot give; `params` None:
+    no tool to hold it to)."""
+    names = dict(_FIELDS.get(tool, {}))
+    if "limit" in names and args.get("tail") is not None:
+        names["limit"] = "tail"  # tail is read as offset and limit
+    said = for_filesystem(message)
+    if names:
+        # A param with "_" is a word of its own; a plain one ("limit") only as `name=`.
+        alternation = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+        word = re.compile(r"(?<![\w/.\-\\])(" + alternation + r")(?![\w/.\-])")
+        said = word.sub(
+            lambda m: (
+                names[m.group(1)]
+                if "_" in m.group(1) or m.string[m.end() : m.end() + 1] == "="
+                else m.group(1)
+            ),
+            said,
+        )
+    shown: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "field":
+            field = names.get(str(value), str(value))
+            if params is None or field in params:
+                shown["field"] = field
+            continue
+        keys = {**_WORDS, **names}
+        shown[keys[key] if key in keys and "_" in key else key] = value
+    return said, shown
