@@ -110,8 +110,17 @@ def name(value: object) -> str:
     # back): only what a reader would not see or would act on is escaped, every
     # character str.isprintable rejects (controls, format characters such as the
     # bidirectional overrides, line and paragraph separators, unassigned, surrogates).
-    quoted = json.dumps(text, ensure_ascii=False)
-    return "".join(char if char.isprintable() else _unprintable(char) for char in quoted)
+    return printable(json.dumps(text, ensure_ascii=False))
+
+
+def printable(text: str) -> str:
+    """`text` with every character `name` escapes escaped (what str.isprintable rejects:
+    controls, bidirectional and zero-width format characters, separators, lone
+    surrogates), the rest as it is: for a renderer that has its own quoting (HTML's
+    escaping), so what a reader sees is what the text holds, in any renderer alike."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _unprintable(char) for char in text)
 
 
 def phrase(text: str) -> str:
@@ -120,8 +129,7 @@ def phrase(text: str) -> str:
     each line break among it, one space) with every character `name` escapes escaped.
     Only for text that readkeeper's line introduces and ends (a heading after its
     `12-40 #`); a name that continues a sentence goes through `name`."""
-    one = " ".join(text.split())
-    return "".join(char if char.isprintable() else _unprintable(char) for char in one)
+    return printable(" ".join(text.split()))
 
 
 def _unprintable(char: str) -> str:
