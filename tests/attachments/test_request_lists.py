@@ -85,3 +85,13 @@ async def test_mcp_attachments_of_many_mentions_stay_small(workspace: Path) -> N
         assert error_kind(refused) == "too_large"
         flood = await client.call_tool("attachments", {"mentions": ["f0.txt"] * 50_000})
         assert error_kind(flood) == "bad_params"
+
+
+async def test_the_dropin_read_multiple_files_is_held_to_the_same_cap(workspace: Path) -> None:
+    from mcp_helpers import dropin_client
+
+    async with dropin_client(workspace) as client:
+        many = [f"g{n}.txt" for n in range(MAX_PATHS + 1)]
+        refused = await client.call_tool("read_multiple_files", {"paths": many})
+        assert refused.is_error
+        assert f"{MAX_PATHS + 1:,} different paths" in text_of(refused)
