@@ -15,9 +15,12 @@ from typing import IO, Any
 from peak_rss import vm_peak_mb
 
 from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
 from readkeeper.lsp.framing import MAX_BODY
 from readkeeper.mcp.line_cap import Lines
 from readkeeper.message_cap import MAX_MESSAGE_BYTES
+from readkeeper.protocol import WriteParams
 
 # The interpreter and the core (some 120 MB), a message at the cap, its parsed text and
 # the file's bytes, with slack: far under the 430 MB the 150 MB write took before.
@@ -139,3 +142,15 @@ def test_the_line_reader_keeps_no_more_than_the_cap(tmp_path: Path) -> None:
         assert lines.readline() == b""
     finally:
         os.close(fd)
+
+
+def test_the_core_refuses_a_write_over_the_cap_before_any_work(
+    core: Readkeeper, workspace: Path
+) -> None:
+    import pytest
+
+    with pytest.raises(ReadkeeperError) as refused:
+        core.write(WriteParams(file_path="huge.txt", content="x" * (MAX_MESSAGE_BYTES + 1)))
+    assert refused.value.kind == "too_large"
+    assert "Write it from a program instead" in refused.value.message
+    assert not (workspace / "huge.txt").exists()
