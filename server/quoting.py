@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -195,10 +196,21 @@ def fence(body: str, info: str = "") -> str:
 
 def terminal(text: str) -> str:
     """`text` safe to print to a terminal: tab and newline kept, every other control
-    (and so every escape sequence) shown as its escape."""
+    (and so every escape sequence) shown as its escape, and every format character (a
+    bidirectional override or isolate, a zero-width character), line or paragraph
+    separator and lone surrogate too, so no name on screen reads reversed or as another."""
+    if not text.isascii():
+        hidden = {c: _unprintable(c) for c in set(text) if _hidden(c)}
+        if hidden:
+            text = text.translate(str.maketrans(hidden))
     if _TERMINAL_CONTROL.search(text) is None:
         return text
     return _TERMINAL_CONTROL.sub(lambda m: _control_escape(m.group()), text)
+
+
+def _hidden(char: str) -> bool:
+    """Whether a terminal would show `char` as nothing, or let it reorder the line."""
+    return not char.isascii() and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
 def show(text: str, stream: TextIO) -> None:

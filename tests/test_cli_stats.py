@@ -235,3 +235,26 @@ async def test_stats_html_of_a_name_that_is_not_utf8_writes_the_page(
         assert len(ran.stderr.strip().splitlines()) == 1
     finally:
         await session.client.close()
+
+
+async def test_stats_on_a_terminal_shows_a_names_format_characters_escaped(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # JSON leaves a bidirectional override and a zero-width character raw; on a
+    # terminal the name would read reversed (attack round 8, finding 12(b)).
+    runtime = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    named = workspace / "x\u202egnp.exe\u200b.txt"
+    named.write_text("x\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(named)
+        status, shown = await asyncio.to_thread(_on_a_terminal, "stats", cwd=workspace)
+        assert status == 0, shown
+        assert "\u202e" not in shown
+        assert "\u200b" not in shown
+        assert "x\\u202egnp.exe\\u200b.txt" in shown
+    finally:
+        await session.client.close()
