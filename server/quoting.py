@@ -200,9 +200,9 @@ def terminal(text: str) -> str:
     bidirectional override or isolate, a zero-width character), line or paragraph
     separator and lone surrogate too, so no name on screen reads reversed or as another."""
     if not text.isascii():
-        hidden = {c: _unprintable(c) for c in set(text) if _hidden(c)}
+        hidden = {ord(c): _unprintable(c) for c in set(text) if _hidden(c)}
         if hidden:
-            text = text.translate(str.maketrans(hidden))
+            text = text.translate(hidden)
     if _TERMINAL_CONTROL.search(text) is None:
         return text
     return _TERMINAL_CONTROL.sub(lambda m: _control_escape(m.group()), text)
