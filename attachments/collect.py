@@ -71,7 +71,7 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
     wanted = set(params.types) if params.types is not None else set(TYPES)
     settings = core.settings
     budget = params.budget_tokens or settings.attachments_budget_tokens
-    mentions = [core.workspace.absolute(p) for p in params.mentions or []]
+    mentions = list(dict.fromkeys(core.workspace.absolute(p) for p in params.mentions or []))
     phases = [
         _user_phase(core, params, mentions, wanted),
         _thread_phase(core, params, mentions, wanted),

@@ -44,6 +44,7 @@ MAX_CHARS = 8_000_000  # every kept message, source and code together
 MAX_MESSAGE_CHARS = 2_000
 MAX_FIELD_CHARS = 200  # source and code
 CUT_MARK = " … [cut]"
+MAX_POSITION = 2**31 - 1  # LSP's own integer range
 
 # The baselines a session keeps, the oldest dropped first: as many as the read-state
 # records it keeps, beyond which its reads are forgotten anyway.
@@ -94,13 +95,19 @@ def _parse_diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
         code = code.get("value", "")
     severity = raw.get("severity") or 1
     return Diagnostic(
-        line=int(start.get("line", 0)),
-        character=int(start.get("character", 0)),
+        line=_position(start.get("line", 0)),
+        character=_position(start.get("character", 0)),
         severity=int(severity) if int(severity) in SEVERITY else 1,
         message=_cut(str(raw.get("message", "")), MAX_MESSAGE_CHARS),
         source=_cut(str(raw.get("source") or ""), MAX_FIELD_CHARS),
         code=_cut(str(code if code is not None else ""), MAX_FIELD_CHARS),
     )
+
+
+def _position(value: Any) -> int:
+    """A line or column as LSP sends it (0-based), clamped to what a file can have: a
+    client's -5 is the first, never shown as line -4."""
+    return min(max(0, int(value)), MAX_POSITION)
 
 
 def _cut(text: str, cap: int) -> str:
@@ -128,9 +135,13 @@ class DiagnosticsStore:
         self._baselines: dict[str, OrderedDict[str, tuple[Key, ...]]] = {}
         self._changed = threading.Condition()
 
-    def update(self, items: Iterable[Mapping[str, Any]]) -> int:
+    def update(
+        self, items: Iterable[Mapping[str, Any]], within: Callable[[str], bool] | None = None
+    ) -> int:
         """Apply a `didChangeDiagnostics` payload; returns how many files it touched.
-        Malformed entries raise ValueError naming the problem."""
+        Malformed entries raise ValueError naming the problem. A file whose real path is
+        not `within` the workspace (a file the editor has open elsewhere, a link out of
+        it, `ws/../other`) is not kept: no agent may read it, so none is told of it."""
         parsed: list[FileDiagnostics] = []
         cut = 0  # diagnostics past MAX_PER_FILE
         now = time.time_ns()
@@ -138,7 +149,7 @@ class DiagnosticsStore:
             if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
                 raise ValueError(f"items[{index}] needs a string uri")
             path = uri_path(item["uri"])  # untitled:, git:, ... have no file
-            if path is None:
+            if path is None or (within is not None and not within(path)):
                 continue
             raw = item.get("diagnostics") or []
             if not isinstance(raw, list):

@@ -92,7 +92,28 @@ class Fitted:
         """The `readkeeper/attachments` result as it is sent."""
         return {
             "attachments": [a.as_json() for a in self.attachments],
-            "dropped": [d.as_json() for d in self.dropped],
+            "dropped": dropped_shown(self.dropped),
             "used_tokens": self.used_tokens,
             "budget_tokens": self.budget_tokens,
         }
+
+
+# The dropped entries an answer lists one by one; the rest are counted per type, so the
+# answer stays small however many were dropped.
+DROPPED_SHOWN = 20
+
+
+def dropped_shown(dropped: list[Dropped]) -> list[dict[str, Any]]:
+    """The first `DROPPED_SHOWN` entries as they are, then one entry per type of the
+    rest: `{type, source: null, reason, count}`."""
+    shown = [d.as_json() for d in dropped[:DROPPED_SHOWN]]
+    rest: dict[str, int] = {}
+    for item in dropped[DROPPED_SHOWN:]:
+        rest[item.type] = rest.get(item.type, 0) + 1
+    for kind, count in rest.items():
+        reason = (
+            f"{count:,} more of this type were dropped, not listed one by one to keep this "
+            "answer small: ask for fewer at a time, or with a larger budget_tokens"
+        )
+        shown.append({"type": kind, "source": None, "reason": reason, "count": count})
+    return shown

@@ -38,7 +38,7 @@ def selection(core: AttachmentServices, params: AttachmentsParams) -> Attachment
         start, end = sorted(
             (editor.selection.start, editor.selection.end), key=lambda p: (p.line, p.character)
         )
-        first, last = start.line, end.line
+        first, last = max(0, start.line), max(0, end.line)  # a client's -5 is the first
         if end.character == 0 and last > first:
             last -= 1  # a selection ending at column 0 does not include that line
         last = min(last, max(total - 1, 0))  # the lines the file has, no more

@@ -16,7 +16,7 @@ from typing import Any
 
 from .errors import ReadkeeperError
 from .exit_status import REFUSED
-from .quoting import show, wire_json
+from .quoting import name, show, wire_json
 
 
 def add_command(commands: Any) -> None:
@@ -73,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
     from .picture import page
 
     try:
-        with open(args.html, "w", encoding="utf-8") as out:
-            out.write(page(stats, f"readkeeper: the session in {root}"))
-    except OSError as exc:
-        print(f"readkeeper: cannot write {args.html}: {exc.strerror}.", file=sys.stderr)
+        write_whole(args.html, page(stats, f"readkeeper: the session in {root}"))
+    except (OSError, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "the page would not encode"
+        show(f"readkeeper: cannot write {name(args.html)}: {why}.", sys.stderr)
         return REFUSED
     events = len(stats.get("history", {}).get("events", []))
     print(f"readkeeper: wrote the picture of {events} calls to {args.html}", file=sys.stderr)
@@ -89,3 +89,33 @@ def _refused(exc: ReadkeeperError) -> None:
     from .hints import for_cli
 
     show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
+
+
+def write_whole(path: str, text: str) -> None:
+    """Replace the file at `path` with `text`, whole or not at all: the page goes to a
+    temporary file beside it, which takes the name only once written, so a failure (a
+    full disk, a name that will not encode) leaves an earlier page as it was. A path that
+    is not a regular file (`/dev/stdout`, a pipe) is written to as it is."""
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+        return
+    data = text.encode("utf-8")
+    folder, base = os.path.split(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=f".{base[:100]}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

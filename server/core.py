@@ -357,7 +357,7 @@ class Readkeeper:
         """`readkeeper/didChangeDiagnostics`: take what the editor now reports; returns how
         many files it touched."""
         try:
-            return self.diagnostics.update(params.items)
+            return self.diagnostics.update(params.items, within=self.workspace.holds)
         except ValueError as exc:
             raise ReadkeeperError(
                 "bad_params", f"Invalid diagnostics: {exc}.", field="items"

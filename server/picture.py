@@ -4,8 +4,11 @@ and budgets, diffs), over time and per file, drawn from the journal (state/journ
 
 Every value that reaches the page goes through `_text` (HTML-escaped, quotes too): file
 paths come from the repository, which may be hostile, and a name such as
-`</svg><script>` must stay text. The page loads nothing and runs no script; its
-Content-Security-Policy says so to the browser as well.
+`</svg><script>` must stay text. Before that, the characters quoting.py's naming rule
+escapes (a byte that is not UTF-8, bidirectional overrides, zero-width characters) are
+escaped, so a name cannot read reversed or as another, and the page always encodes.
+The page loads nothing and runs no script; its Content-Security-Policy says so to the
+browser as well.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import datetime
 import html
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from .quoting import printable
 
 # Time slices of the chart, and the rows of each table.
 BARS = 48
@@ -34,8 +39,9 @@ code { word-break: break-all; }
 
 
 def _text(value: Any) -> str:
-    """`value` as HTML text or an attribute value: every `<`, `>`, `&` and quote escaped."""
-    return html.escape(str(value), quote=True)
+    """`value` as HTML text or an attribute value: every `<`, `>`, `&` and quote escaped,
+    and every character the naming rule escapes (`quoting.printable`)."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def _events(history: dict[str, Any]) -> list[dict[str, Any]]:

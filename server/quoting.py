@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -110,8 +111,17 @@ def name(value: object) -> str:
     # back): only what a reader would not see or would act on is escaped, every
     # character str.isprintable rejects (controls, format characters such as the
     # bidirectional overrides, line and paragraph separators, unassigned, surrogates).
-    quoted = json.dumps(text, ensure_ascii=False)
-    return "".join(char if char.isprintable() else _unprintable(char) for char in quoted)
+    return printable(json.dumps(text, ensure_ascii=False))
+
+
+def printable(text: str) -> str:
+    """`text` with every character `name` escapes escaped (what str.isprintable rejects:
+    controls, bidirectional and zero-width format characters, separators, lone
+    surrogates), the rest as it is: for a renderer that has its own quoting (HTML's
+    escaping), so what a reader sees is what the text holds, in any renderer alike."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _unprintable(char) for char in text)
 
 
 def phrase(text: str) -> str:
@@ -120,8 +130,7 @@ def phrase(text: str) -> str:
     each line break among it, one space) with every character `name` escapes escaped.
     Only for text that readkeeper's line introduces and ends (a heading after its
     `12-40 #`); a name that continues a sentence goes through `name`."""
-    one = " ".join(text.split())
-    return "".join(char if char.isprintable() else _unprintable(char) for char in one)
+    return printable(" ".join(text.split()))
 
 
 def _unprintable(char: str) -> str:
@@ -187,10 +196,21 @@ def fence(body: str, info: str = "") -> str:
 
 def terminal(text: str) -> str:
     """`text` safe to print to a terminal: tab and newline kept, every other control
-    (and so every escape sequence) shown as its escape."""
+    (and so every escape sequence) shown as its escape, and every format character (a
+    bidirectional override or isolate, a zero-width character), line or paragraph
+    separator and lone surrogate too, so no name on screen reads reversed or as another."""
+    if not text.isascii():
+        hidden = {ord(c): _unprintable(c) for c in set(text) if _hidden(c)}
+        if hidden:
+            text = text.translate(hidden)
     if _TERMINAL_CONTROL.search(text) is None:
         return text
     return _TERMINAL_CONTROL.sub(lambda m: _control_escape(m.group()), text)
+
+
+def _hidden(char: str) -> bool:
+    """Whether a terminal would show `char` as nothing, or let it reorder the line."""
+    return not char.isascii() and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
 def show(text: str, stream: TextIO) -> None:

@@ -5,6 +5,7 @@ repository (file names above all) stays text."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -173,5 +174,87 @@ async def test_stats_on_a_terminal_shows_a_file_names_controls_escaped(
         assert "a\\x9b31mred" in shown  # JSON escapes ESC and BEL; the C1 CSI is ours
         assert "\x9b" not in shown
         assert "\x1b" not in shown
+    finally:
+        await session.client.close()
+
+
+# What a name may hold that must never reach the page raw: a byte that is not UTF-8
+# (os.fsdecode's lone surrogate, which no encoder writes), the bidirectional overrides
+# and isolates, the marks and the zero-width characters (each makes a name read as
+# another one).
+UNSEEN = ["\udcff", "\u202a", "\u202e", "\u2066", "\u2069", "\u200e", "\u200f", "\u200b"]
+
+
+def test_a_names_unseen_characters_are_shown_escaped_in_the_page() -> None:
+    tricky = "/w/x" + "".join(UNSEEN) + "gnp.exe.txt"
+    history = {"events": [event(tricky, 1_700_000_000_000, 10, 0)], "cap": 5000, "dropped": 0}
+    html = page({"history": history, "total": {}}, title=f"in {tricky}")
+    html.encode("utf-8")  # a lone surrogate would raise here
+    assert not any(char in html for char in UNSEEN)
+    text = "".join(shape(html).text)
+    assert "\\udcff\\u202a\\u202e\\u2066\\u2069\\u200e\\u200f\\u200bgnp.exe.txt" in text
+
+
+def test_the_page_replaces_its_file_whole_or_not_at_all(tmp_path: Path) -> None:
+    from readkeeper.cli_stats import write_whole
+
+    out = tmp_path / "session.html"
+    out.write_text("the earlier picture\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_whole(str(out), "half \udcff")
+    assert out.read_text() == "the earlier picture\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["session.html"]  # no temporary left
+    write_whole(str(out), "the new picture\n")
+    assert out.read_text() == "the new picture\n"
+
+
+async def test_stats_html_of_a_name_that_is_not_utf8_writes_the_page(
+    workspace: Path, tmp_path: Path
+) -> None:
+    runtime = private_runtime_dir()
+    named = Path(os.fsdecode(bytes(workspace) + b"/x\xffy\xe2\x80\xaetxt.exe.txt"))
+    named.write_text("hello\n" * 50)
+    out = tmp_path / "session.html"
+    out.write_text("the earlier picture\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(named)
+        ran = await asyncio.to_thread(run_stats, workspace, runtime, "--html", str(out))
+        assert ran.returncode == 0, ran.stderr
+        assert "Traceback" not in ran.stderr
+        html = out.read_text(encoding="utf-8")
+        assert "x\\udcffy\\u202etxt.exe.txt" in html
+        assert "\u202e" not in html
+        # A folder that is not there: refused by the CLI's rule, on one line.
+        missing = tmp_path / "nowhere" / "session.html"
+        ran = await asyncio.to_thread(run_stats, workspace, runtime, "--html", str(missing))
+        assert ran.returncode == 2
+        assert ran.stderr.startswith("readkeeper: cannot write ")
+        assert len(ran.stderr.strip().splitlines()) == 1
+    finally:
+        await session.client.close()
+
+
+async def test_stats_on_a_terminal_shows_a_names_format_characters_escaped(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # JSON leaves a bidirectional override and a zero-width character raw; on a
+    # terminal the name would read reversed (attack round 8, finding 12(b)).
+    runtime = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    named = workspace / "x\u202egnp.exe\u200b.txt"
+    named.write_text("x\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(named)
+        status, shown = await asyncio.to_thread(_on_a_terminal, "stats", cwd=workspace)
+        assert status == 0, shown
+        assert "\u202e" not in shown
+        assert "\u200b" not in shown
+        assert "x\\u202egnp.exe\\u200b.txt" in shown
     finally:
         await session.client.close()

@@ -19,7 +19,7 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
-    {"errors", "quoting", "peers", "words", "loading", "progress", "exit_status"},
+    {"errors", "quoting", "peers", "words", "loading", "progress", "exit_status", "message_cap"},
     {"protocol", "settings", "setting_values", "render", "rendered_tokens", "hints", "picture"},
     {"files"},
     {"state"},

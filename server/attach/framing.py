@@ -16,8 +16,10 @@ from typing import Any
 
 import orjson
 
+from ..message_cap import MAX_MESSAGE_BYTES
+
 # A request carries at most a file's new content; an answer at most a budgeted read.
-MAX_FRAME = 64 << 20
+MAX_FRAME = MAX_MESSAGE_BYTES  # the one cap of every front end (message_cap.py)
 _HEADER = struct.Struct(">I")
 
 

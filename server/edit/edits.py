@@ -48,6 +48,7 @@ from ..files.encodings import TextEncoding, line_ending
 from ..files.fileio import is_directory, moved
 from ..files.paths import Location
 from ..hints import call
+from ..message_cap import MAX_MESSAGE_BYTES
 from ..protocol import EditParams, EditResult, ExternalChange, WriteParams, WriteResult
 from ..read.diffs import external_change
 from ..settings import Settings
@@ -118,7 +119,17 @@ def _checked(params: EditParams) -> tuple[str, str]:
 
 
 def write(core: EditServices, params: WriteParams) -> WriteResult:
-    """`readkeeper/write`: create a file, or replace all of one the session has read."""
+    """`readkeeper/write`: create a file, or replace all of one the session has read.
+    Content over the one cap on a message (message_cap.py) is refused before any work:
+    no front end takes a larger message, and a caller of the core is held to it too."""
+    if len(params.content) > MAX_MESSAGE_BYTES:
+        raise ReadkeeperError(
+            "too_large",
+            f"The content is {len(params.content):,} characters, over the "
+            f"{MAX_MESSAGE_BYTES:,}-byte limit of one message: a file that large is not "
+            "written in one call. Write it from a program instead, and tell the user.",
+            field="content",
+        )
     _, where = resolve_for_change(core.workspace, params.file_path, "write")
     return committed(where.path, lambda: _write_once(core, params, where))
 

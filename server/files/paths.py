@@ -99,6 +99,10 @@ class Workspace:
             # Allowed folders and grants are opened again on their next use.
             self._anchors = anchors
 
+    def holds(self, real_path: str) -> bool:
+        """Whether `real_path` lies beneath a root (by name: a real path has no link)."""
+        return any(is_within(real_path, root) for root in self.roots)
+
     def absolute(self, file_path: str) -> str:
         """The absolute (not yet real) path of a user-given path (a name readkeeper shows
         escaped, a byte not UTF-8 as `\\udce9`, names that entry: quoting.name_back)."""

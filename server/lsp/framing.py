@@ -20,12 +20,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ..message_cap import MAX_MESSAGE_BYTES
 from .messages import json_end
 
 # The largest body read into memory. A longer frame is skipped (its id, when it is near
 # the start, still gets an error reply); junk longer than this cannot be the tail of a
 # frame we would have read, so the stream is given up.
-MAX_BODY = 64 * 1024 * 1024
+MAX_BODY = MAX_MESSAGE_BYTES  # the one cap of every front end (message_cap.py)
 MAX_JUNK = MAX_BODY
 # A header block longer than this is junk (real ones are under 100 bytes).
 MAX_HEADER = 8 * 1024

@@ -118,8 +118,10 @@ async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     from .http_cancels import KeepCancels
+    from .http_deadline import Waiting, deadlined
     from .http_limits import InFlightLimit
     from .own_user import OwnUserOnly
     from .server import build_server
@@ -131,7 +133,8 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     # Host and Origin stop web pages; OwnUserOnly, other users (first: a refused request
     # takes no place among those in flight); KeepCancels, the SDK's cancel of a call
     # whose work runs on (http_cancels.py).
-    guarded = OwnUserOnly(InFlightLimit(KeepCancels(app)))
+    waiting = Waiting()
+    guarded = OwnUserOnly(InFlightLimit(KeepCancels(app), waiting))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -147,7 +150,11 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
     # No proxy headers: a forwarded address would stand in for the socket's own peer.
-    config = uvicorn.Config(guarded, log_level="warning", lifespan="on", proxy_headers=False)
+    # Each request must arrive whole within a deadline (http_deadline.py).
+    protocol = deadlined(H11Protocol, waiting)
+    config = uvicorn.Config(
+        guarded, log_level="warning", lifespan="on", proxy_headers=False, http=protocol
+    )
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])

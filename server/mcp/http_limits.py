@@ -5,16 +5,21 @@ until the answer before it is written), so a client that stops reading stops tha
 connection. But connections are not bounded, and each request that waits for an
 unread answer keeps its body (up to the SDK's 4 MiB), the parsed call and the answer
 alive: fifty such connections took 600 MB. So the requests served at once are capped,
-by count and by the bytes of their bodies; one over either is refused at once (before
-its body is read) with a 503 whose JSON-RPC error says to read the earlier answers and
-retry. A GET (the session's event stream, which readkeeper sends nothing on) holds
-nothing of the client's and is not counted; the SDK caps the sessions it belongs to.
+by count and by the bytes of their bodies; one over either is refused at once with a
+503 whose JSON-RPC error says to read the earlier answers and retry (over the bytes,
+before its body is read). A request is counted only once its body has wholly arrived:
+a client that sends half a body and stops holds no place (32 such locked every other
+client out); it waits under http_deadline.py's deadline instead. A GET (the session's
+event stream, which readkeeper sends nothing on) holds nothing of the client's and is
+not counted; the SDK caps the sessions it belongs to.
 """
 
 from __future__ import annotations
 
 import orjson
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .http_deadline import Waiting
 
 # Requests being served (running, or their answer waiting for its client).
 MAX_IN_FLIGHT = 32
@@ -28,28 +33,84 @@ BUSY_CODE = -32000
 
 
 class InFlightLimit:
-    """ASGI middleware: count the requests in flight, refuse the one over the cap."""
+    """ASGI middleware: read each request whole, then count it among those in flight,
+    refusing the one over the cap. A request counts only while its work runs or its
+    answer waits: while it arrives it is the deadline's (http_deadline.py), which is
+    told here when it is all in and when its answer is written."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, waiting: Waiting | None = None) -> None:
         self.app = app
+        self.waiting = waiting or Waiting()
         self.requests = 0
         self.body_bytes = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] == "GET":
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.waiting.done(scope.get("client"))
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "GET":
+            self.waiting.arrived(scope.get("client"))
             await self.app(scope, receive, send)
             return
         size = _declared_size(scope)
-        if self.requests >= MAX_IN_FLIGHT or self.body_bytes + size > MAX_BODY_BYTES_IN_FLIGHT:
+        if self.body_bytes + size > MAX_BODY_BYTES_IN_FLIGHT:
             await _refuse(send, self.requests)
             return
-        self.requests += 1
         self.body_bytes += size
         try:
-            await self.app(scope, receive, send)
+            body = await _whole_body(receive, size)
+            if body is None:
+                return  # the client went (or its deadline passed) before its body came
+            self.waiting.arrived(scope.get("client"))
+            if self.requests >= MAX_IN_FLIGHT:
+                await _refuse(send, self.requests)
+                return
+            self.requests += 1
+            try:
+                await self.app(scope, _replay(body, receive), send)
+            finally:
+                self.requests -= 1
         finally:
-            self.requests -= 1
             self.body_bytes -= size
+
+
+async def _whole_body(receive: Receive, most: int) -> bytes | None:
+    """The request's body, once all of it has come; None if the connection ended
+    first. More than `most` bytes (a chunked body past the SDK's own limit) is cut
+    there: the SDK refuses what it cannot parse."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunk = message.get("body", b"")
+        if size < most:
+            chunks.append(chunk[: most - size])
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the app the body read already, then the connection's own
+    messages (its disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 def _declared_size(scope: Scope) -> int:

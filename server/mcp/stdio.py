@@ -30,16 +30,16 @@ import anyio
 import mcp_types as types
 import orjson
 
+from ..message_cap import MAX_MESSAGE_BYTES
 from ..state import later
-from . import unpaired
+from . import line_cap, unpaired
 from .early import EarlyAnswers
-from .fd_lines import DescriptorLines
 from .forget_order import Barrier
 
 log = logging.getLogger("readkeeper")
 
-# A line is one JSON-RPC message: a `write` tool call carries a whole file.
-_LINE_LIMIT = 1 << 30
+# A line is one JSON-RPC message, at most the one cap of every front end (line_cap.py).
+_LINE_LIMIT = MAX_MESSAGE_BYTES
 # Answers waiting for a client that does not read them, before stdin is left unread.
 MAX_WAITING_OUTPUT = 64 << 20
 # Requests the SDK holds (running, or their answer made and not yet written).
@@ -216,7 +216,7 @@ class FileLines:
             if not line:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
-            refused = unpaired.refusal(line)
+            refused = line_cap.refusal(line) or unpaired.refusal(line)
             if refused is None:
                 if self._writer.asked(line):
                     await self._writer.barrier.earlier(self._writer.unanswered)
@@ -272,14 +272,14 @@ class PipeLines:
                 self._wire.hold()  # the answers wait: so do the requests, in their pipe
                 await self._writer.room()
             self._wire.read_on()  # the next line may still be on its way
-            line = await self._reader.readline()
-            self._taken += len(line)
+            line = await line_cap.readline(self._reader)
+            self._taken += line.size if isinstance(line, line_cap.Oversized) else len(line)
             if self._wire.fed - self._taken > READ_AHEAD:
                 self._wire.hold()  # the client runs ahead: let its pipe fill instead
             if not line:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
-            reply = unpaired.refusal(line) or self._answer(line)
+            reply = line_cap.refusal(line) or unpaired.refusal(line) or self._answer(line)
             if reply is not None:
                 await self._writer.send(reply)
             elif (self.later is None or not self.later(line, self._writer)) and (
@@ -396,7 +396,7 @@ async def file_streams() -> AsyncIterator[tuple[FileLines, FileWriter]]:
         # Buffered: a raw file reads a line a byte at a time, and may write part of one.
         with os.fdopen(wire_out.fileno(), "wb", closefd=False) as answers:
             out = FileWriter(anyio.wrap_file(answers))
-            yield FileLines(DescriptorLines(wire_in.fileno(), READ_AHEAD), out), out
+            yield FileLines(line_cap.Lines(wire_in.fileno(), READ_AHEAD), out), out
 
 
 @contextlib.asynccontextmanager

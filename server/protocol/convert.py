@@ -70,12 +70,25 @@ def _structure_str(value: Any, _: type) -> str:
 # object a JSON object, at any depth.
 
 
+# Every list a request holds is taken whole before any work is done on it, so one cap
+# bounds them all here: the entries of any list (an editor's diagnostics of every file
+# it checks fits), and tighter, the paths a call names (mentions, paths, file_paths:
+# each is read, so each costs a read), counted after duplicates are dropped.
+MAX_LIST_ITEMS = 10_000
+MAX_PATHS = 1_000
+
+
 def _list_hook(converter: cattrs.Converter, cls: Any) -> Any:
     (item,) = get_args(cls) or (Any,)
 
     def structure_list(value: Any, _: type) -> list[Any]:
         if not isinstance(value, list):
             raise ValueError(f"expected a list, got {_shown(value)}")
+        if len(value) > MAX_LIST_ITEMS:
+            raise ValueError(
+                f"holds {len(value):,} entries, over the {MAX_LIST_ITEMS:,} a list may hold: "
+                "send it in parts"
+            )
         out, problems = [], []
         for index, entry in enumerate(value):
             try:
@@ -211,6 +224,14 @@ def _check_paths(value: Any, where: str) -> None:
 
 def _check_path_value(value: Any, field: str) -> None:
     if isinstance(value, list):
+        distinct = len({item for item in value if isinstance(item, str)})
+        if distinct > MAX_PATHS:
+            raise ReadkeeperError(
+                "too_large",
+                f"{field} names {distinct:,} different paths; one call takes at most "
+                f"{MAX_PATHS:,}. Send the first {MAX_PATHS:,}, then the rest in another call.",
+                field=field,
+            )
         for index, item in enumerate(value):
             _check_path_value(item, f"{field}[{index}]")
         return

@@ -41,3 +41,11 @@ def test_a_selection_running_past_the_end_stops_at_the_last_line(
     said = selection(core, Position(1, 0), Position(90, 0))
     assert "lines 2-91" not in said
     assert "line 2 selected" in said
+
+
+def test_a_negative_selection_starts_at_the_first_line(core: Readkeeper, workspace: Path) -> None:
+    # Attack round 8, finding 12(c)'s sibling: never "lines -4-2".
+    (workspace / "a.md").write_text("".join(f"line {i}\n" for i in range(1, 9)))
+    said = selection(core, Position(-5, -1), Position(2, 0))
+    assert said.startswith(f"The user's active editor: {workspace / 'a.md'}, lines 1-2 selected:")
+    assert "-4" not in said

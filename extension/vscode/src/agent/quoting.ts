@@ -30,6 +30,21 @@ const LOOKALIKES = /[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]/;
 // unassigned code points, lone surrogates).
 const NAME_ESCAPE = /["\\]|[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
 
+// What `printable` escapes: NAME_ESCAPE's characters but the quote and backslash.
+const UNPRINTABLE = /[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+
+/** `text` with every character a reader would not see or would act on escaped (a
+ * bidirectional override, a zero-width character, a lone surrogate), the rest as it is:
+ * for a renderer with its own quoting, such as HTML (server/quoting.py's `printable`). */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) =>
+    c
+      .split("")
+      .map((unit) => "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0"))
+      .join(""),
+  );
+}
+
 /** Whether `text` may be shown bare (server/quoting.py's `is_plain`). */
 export function isPlain(text: string): boolean {
   return PLAIN_NAME.test(text) && !LOOKALIKES.test(text);

@@ -7,6 +7,8 @@
 // from its own nonce), and every value that reaches it goes through `text`, which
 // escapes &, <, >, " and ': file paths come from the repository, which may be hostile.
 
+import { printable } from "./quoting";
+
 export interface JournalEvent {
   at_ms: number;
   session: string;
@@ -32,9 +34,10 @@ const HEIGHT = 200;
 const TOP_FILES = 50;
 const LATEST_CALLS = 200;
 
-/** `value` as HTML text or a quoted attribute's value. */
+/** `value` as HTML text or a quoted attribute's value: the naming rule's escapes first
+ * (`printable`: no name reads reversed or as another), then HTML's. */
 export function text(value: unknown): string {
-  return String(value)
+  return printable(String(value))
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")

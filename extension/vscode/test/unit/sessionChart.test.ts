@@ -56,3 +56,15 @@ describe("the session chart page", () => {
     assert.match(sessionChartHtml({}, "n"), /0 calls/);
   });
 });
+
+describe("the session chart's names", () => {
+  it("shows bidirectional, zero-width and unpaired characters escaped, never raw", () => {
+    const tricky = "/w/x\u202e\u2066\u200b\u200e\udcffgnp.exe.txt";
+    const history = { events: [event(tricky, 1_700_000_000_000, 10, 0)], cap: 5000, dropped: 0 };
+    const html = sessionChartHtml({ history }, "n0nce");
+    for (const unseen of ["\u202e", "\u2066", "\u200b", "\u200e", "\udcff"]) {
+      assert.ok(!html.includes(unseen), JSON.stringify(unseen));
+    }
+    assert.ok(html.includes("/w/x\\u202e\\u2066\\u200b\\u200e\\udcffgnp.exe.txt"));
+  });
+});
