@@ -103,6 +103,6 @@ class AttachmentsResult(TypedDict):
     """`readkeeper/attachments`: the turn's context fitted into the budget."""
 
     attachments: list[dict[str, Any]]  # {type, priority, tokens, content, truncated, source}
-    dropped: list[dict[str, Any]]  # {type, source, reason, tokens?}
+    dropped: list[dict[str, Any]]  # {type, source (null for a count), reason, tokens?, count?}
     used_tokens: int
     budget_tokens: int
