@@ -51,6 +51,17 @@ async def _serve(workspace: Path) -> None:
     assert isinstance(endpoint, ReadkeeperProtocol)
     wire = Wire()
     endpoint.set_writer(wire, include_headers=True)  # type: ignore[arg-type]
+    try:
+        await _cancels(server, endpoint, wire, workspace)
+    finally:
+        # `shutdown` closes the core, whose watcher `initialized` started: its threads
+        # must not outlive the test in this worker process (test_watch_core counts them).
+        endpoint.receive(_request(99, "shutdown", None))
+        await _answer(wire, 99)
+        server.shutdown()
+
+
+async def _cancels(server: Any, endpoint: ReadkeeperProtocol, wire: Wire, workspace: Path) -> None:
     hello = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
     endpoint.receive(_request(0, "initialize", hello))
     await _answer(wire, 0)
@@ -74,7 +85,6 @@ async def _serve(workspace: Path) -> None:
     assert wire.answered(3) or 3 in endpoint.in_flight, "settled while its work ran"
     await _answer(wire, 3)
     assert not endpoint.in_flight, endpoint.in_flight
-    server.shutdown()
 
 
 def test_a_cancelled_request_is_in_flight_until_it_is_answered(workspace: Path) -> None:
