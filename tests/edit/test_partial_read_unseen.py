@@ -164,3 +164,20 @@ def test_taken_in_keeps_only_the_changes_inside_the_lines_shown() -> None:
     assert taken_in(ORIGINAL, grown, 50, 51) == THEIRS
     assert taken_in(ORIGINAL, grown, 1, 50) == ORIGINAL
     assert taken_in(ORIGINAL, grown, 0, 50) == "top\n" + ORIGINAL
+
+
+def test_an_outline_never_counts_as_seeing_a_change(workspace: Path) -> None:
+    """Over outline_over_tokens a whole read is an outline: it shows no line of the change."""
+    core = Readkeeper(roots=[str(workspace)], client_settings={"outline_over_tokens": 50})
+    try:
+        path = workspace / "m.py"
+        path.write_text(SOURCE)
+        call(core, "read", file_path=str(path), offset=1, limit=5)
+        path.write_text(SOURCE_THEIRS)
+        assert call(core, "read", file_path=str(path))["type"] == "outline"
+        error = refused(core, "write", file_path=str(path), content=SOURCE)
+        assert error.kind == "stale"
+        assert "THEIR UNSEEN WORK" in error.message
+        assert "THEIR UNSEEN WORK" in path.read_text()
+    finally:
+        core.close()
