@@ -81,7 +81,12 @@ def _find(
     first = view.offset - 1
     before = services.snapshots.get(path, held_digest)
     if before is not None:
-        return _find_in(split_lines(before), first, count, lines)
+        found = _find_in(split_lines(before), first, count, lines)
+        # What the session knows may not be the file that read showed (a change above
+        # the lines it never saw, partial_seen.py): only the lines it showed are held.
+        start = found.start_line - 1 if found else 0
+        if found is None or lines_digest(lines[start : start + count]) == view.lines_digest:
+            return found
     for shift in dict.fromkeys((0, len(lines) - total)):
         start = first + shift
         if start >= 0 and lines_digest(lines[start : start + count]) == view.lines_digest:

@@ -181,3 +181,20 @@ def test_an_outline_never_counts_as_seeing_a_change(workspace: Path) -> None:
         assert "THEIR UNSEEN WORK" in path.read_text()
     finally:
         core.close()
+
+
+def test_a_re_read_stub_names_the_lines_shown_not_the_agents_older_ones(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """Lines added above the range, unseen: the record keeps the older text, but a stub
+    of the same range names the lines that read showed, where they are."""
+    path = workspace / "x.txt"
+    path.write_text(ORIGINAL)
+    call(core, "read", file_path=str(path))
+    path.write_text("".join(f"new {i}\n" for i in range(5)) + ORIGINAL)
+    shown = call(core, "read", file_path=str(path), offset=90, limit=5)
+    assert shown["file"]["content"].splitlines()[0].endswith("line 85")
+    again = call(core, "read", file_path=str(path), offset=90, limit=5)
+    assert again["type"] == "file_unchanged"
+    assert again["file"]["start_line"] == 90
+    assert refused(core, "write", file_path=str(path), content=ORIGINAL).kind == "stale"
