@@ -60,7 +60,7 @@ def note(path: str, earlier: str | None) -> str:
     """What a partial read that left a change unseen says about it."""
     said = (
         f"{path} changed since you read it, outside these lines; read it whole to see "
-        "(an edit or write of what you have not seen since is refused as stale)."
+        "(until then a whole-file write is refused as stale)."
     )
     return f"{earlier} {said}" if earlier else said
 
