@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..edit.unseen import known_digest
-from ..read.diffs import TooCostly, text_hunks
+from ..state.known import known_digest
 from ..state.readstate import ReadRecord
+from .diffs import TooCostly, text_hunks
 from .services import ReadServices
 
 
@@ -77,7 +77,7 @@ def taken_in(before: str, now: str, first: int, count: int) -> str | None:
         hunks, _, _ = text_hunks(before, now)
     except TooCostly:
         return None
-    old, new = _lines(before), _lines(now)
+    old, new = lines_of(before), lines_of(now)
     stop = first + count
     pieces: list[str] = []
     kept = 0  # lines of `before` already copied
@@ -91,7 +91,9 @@ def taken_in(before: str, now: str, first: int, count: int) -> str | None:
     return "".join(pieces)
 
 
-def _lines(text: str) -> list[str]:
+def lines_of(text: str) -> list[str]:
+    """`text`'s lines, each with its LF (the last without one when the text ends
+    without it): the lines `text_hunks` numbers."""
     parts = text.split("\n")
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:
