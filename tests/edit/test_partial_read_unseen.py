@@ -198,3 +198,25 @@ def test_a_re_read_stub_names_the_lines_shown_not_the_agents_older_ones(
     assert again["type"] == "file_unchanged"
     assert again["file"]["start_line"] == 90
     assert refused(core, "write", file_path=str(path), content=ORIGINAL).kind == "stale"
+
+
+def test_when_the_earlier_text_is_no_longer_kept_the_session_knows_nothing_to_write_over(
+    core: Readkeeper, workspace: Path
+) -> None:
+    path = workspace / "x.txt"
+    path.write_text(ORIGINAL)
+    call(core, "read", file_path=str(path))
+    path.write_text(THEIRS)
+    # Other reads push the text read first out of the snapshots.
+    for i in range(core.snapshots.max_entries + 1):
+        other = workspace / f"o{i}.txt"
+        other.write_text(f"other {i}\n")
+        call(core, "read", file_path=str(other))
+    call(core, "read", file_path=str(path), offset=90, limit=5)
+    assert refused(core, "write", file_path=str(path), content=ORIGINAL).kind == "stale"
+    edit = {"file_path": str(path), "old_string": "line 90\n", "new_string": "90\n"}
+    assert refused(core, "edit", **edit).kind == "stale"
+    assert "THEIR UNSEEN WORK" in path.read_text()
+    call(core, "read", file_path=str(path))
+    call(core, "edit", **edit)
+    assert "THEIR UNSEEN WORK" in path.read_text()
