@@ -18,11 +18,12 @@ from typing import Literal
 from ..files.fileio import digest
 from ..protocol import ReadStateInfo
 from ..state.held import HeldDocument
+from ..state.known import known_digest
 from ..state.readstate import ReadRecord
 from .seen_lines import after_edit
 from .services import DiagnosticKey, EditServices
 from .snippets import count_lines
-from .unseen import known_after, known_digest
+from .unseen import known_after
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,8 @@ session then knows nothing it may write over, and must read the file again.
 
 from __future__ import annotations
 
-from ..files.fileio import digest
 from ..read.diffs import TooCostly, text_hunks
-
-# The digest recorded when the agent's knowledge cannot be computed: no file's digest
-# (they are hex), so every later edit or write finds the file changed since.
-UNKNOWN_PREFIX = "unseen-"
+from ..read.partial_seen import lines_of
 
 Hunk = tuple[int, int, int, int]
 
@@ -34,8 +30,8 @@ def known_after(known: str, before: str, after: str) -> str | None:
         mine, _, _ = text_hunks(before, after)
     except TooCostly:
         return None
-    known_lines, after_lines = _lines(known), _lines(after)
-    before_lines = _lines(before)
+    known_lines, after_lines = lines_of(known), lines_of(after)
+    before_lines = lines_of(before)
     pieces: list[str] = []
     kept = 0  # lines of `known` already copied
     for i1, i2, j1, j2 in mine:
@@ -49,14 +45,6 @@ def known_after(known: str, before: str, after: str) -> str | None:
         kept = stop
     pieces += known_lines[kept:]
     return "".join(pieces)
-
-
-def known_digest(text: str | None, current_digest: str) -> str:
-    """The digest the read-state records for the agent's knowledge `text` (as UTF-8, as
-    a buffer's text is recorded), or one no file has when it is unknown."""
-    if text is None:
-        return f"{UNKNOWN_PREFIX}{current_digest}"
-    return digest(text.encode("utf-8", "surrogatepass"))
 
 
 def _meet(mine: tuple[int, int], theirs: tuple[int, int]) -> bool:
@@ -76,11 +64,3 @@ def _shift(theirs: list[Hunk], line: int) -> int:
     """How far line `line` of `before` sits from the same line of `known`: the lines
     the other change removed minus those it added, above it."""
     return sum((k2 - k1) - (c2 - c1) for k1, k2, c1, c2 in theirs if c2 <= line)
-
-
-def _lines(text: str) -> list[str]:
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines

@@ -22,6 +22,7 @@ import time
 from ..files.fileio import digest
 from ..protocol import UnchangedResult
 from ..state.readstate import ReadRecord
+from . import partial_seen
 from .readers.text import split_lines
 from .services import ReadServices
 from .stub_rule import STUB_TOKENS, Content, Request
@@ -68,7 +69,7 @@ def answer(
         found = _find(services, path, view.digest, view, lines)
         if found is None or (symbol is not None and found.start_line != window.offset):
             continue
-        return _stub(services, request, view, content, found)
+        return _stub(services, request, view, content, found, text)
     return None
 
 
@@ -80,7 +81,12 @@ def _find(
     first = view.offset - 1
     before = services.snapshots.get(path, held_digest)
     if before is not None:
-        return _find_in(split_lines(before), first, count, lines)
+        found = _find_in(split_lines(before), first, count, lines)
+        # What the session knows may not be the file that read showed (a change above
+        # the lines it never saw, partial_seen.py): only the lines it showed are held.
+        start = found.start_line - 1 if found else 0
+        if found is None or lines_digest(lines[start : start + count]) == view.lines_digest:
+            return found
     for shift in dict.fromkeys((0, len(lines) - total)):
         start = first + shift
         if start >= 0 and lines_digest(lines[start : start + count]) == view.lines_digest:
@@ -110,22 +116,38 @@ def _find_in(old: list[str], first: int, count: int, lines: list[str]) -> Around
 
 
 def _stub(
-    services: ReadServices, request: Request, view: ReadRecord, content: Content, found: Around
+    services: ReadServices,
+    request: Request,
+    view: ReadRecord,
+    content: Content,
+    found: Around,
+    text: str,
 ) -> UnchangedResult:
     """Answer with the stub, and record that the agent holds those lines of the new
     content (where they are now)."""
     session, opened = request.params.session, request.opened
     now = time.time_ns()
+    # The lines are the same, but the file changed around them: what the session knows
+    # of the rest stays what it knew (partial_seen.py).
+    known = partial_seen.known_after_read(
+        services,
+        session,
+        opened.path,
+        content.digest,
+        text,
+        found.start_line - 1,
+        view.shown_lines or 0,
+    )
     held = dataclasses.replace(
         view,
-        digest=content.digest,
-        mtime_ns=opened.mtime_ns,
-        size=opened.size,
+        digest=content.digest if known is None else known.digest,
+        mtime_ns=opened.mtime_ns if known is None else 0,
+        size=opened.size if known is None else 0,
         offset=found.start_line,
         total_lines=found.total_lines,
         buffer_version=content.version,
         recorded_ns=now,
-        stamp=opened.stamp if content.source == "disk" else None,
+        stamp=opened.stamp if content.source == "disk" and known is None else None,
         earlier=(),
     )
     services.read_states.put(session, held)

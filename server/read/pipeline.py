@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -38,7 +39,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import held_document, held_range, options, readers
+from . import held_document, held_range, options, partial_seen, readers
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
 from .readers import outline_read
@@ -218,6 +219,13 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         ),
         symbol=symbol,
     )
+    if not whole:
+        known = partial_seen.known_after_read(
+            services, request.params.session, path, content.digest, text, first, file.num_lines
+        )
+        if known is not None:
+            content = dataclasses.replace(content, digest=known.digest, known=True)
+            file = attrs.evolve(file, note=partial_seen.note(path, file.note))
     record(services, request, content, shown)
     return TextResult(file)
 
@@ -248,6 +256,11 @@ def _outline(
         held=outline_read.held(file),
         total_lines=file.total_lines,
     )
+    known = partial_seen.known_after_read(
+        services, request.params.session, path, content.digest, text, 0, 0
+    )
+    if known is not None:
+        content = dataclasses.replace(content, digest=known.digest, known=True)
     record(services, request, content, shown)
     return OutlineResult(file)
 

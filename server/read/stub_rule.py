@@ -46,6 +46,10 @@ class Content:
     scope: Scope = "file"
     source: Source = "disk"
     version: int | None = None  # the editor's, when the source is its buffer
+    # The digest is of what the session knows, not of the file: a partial read left a
+    # change outside its lines unseen (partial_seen.py). Its stat is then not recorded,
+    # so every later look compares the content.
+    known: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,8 +202,8 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             path=opened.path,
             digest=content.digest,
             scope=content.scope,
-            mtime_ns=opened.mtime_ns,
-            size=opened.size,
+            mtime_ns=0 if content.known else opened.mtime_ns,
+            size=0 if content.known else opened.size,
             offset=window.offset,
             limit=window.limit,
             partial=shown.partial,
@@ -215,7 +219,7 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             total_lines=shown.total_lines,
             lines_digest=shown.lines_digest,
             symbol=shown.symbol,
-            stamp=opened.stamp if content.source == "disk" else None,
+            stamp=opened.stamp if content.source == "disk" and not content.known else None,
             document=shown.document,
         ),
     )
