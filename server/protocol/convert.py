@@ -24,6 +24,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from .known_fields import check_known
 
 T = TypeVar("T")
 
@@ -187,6 +188,7 @@ def structure(params: Any, cls: type[T]) -> T:
             f"params must be an object, got {type(params).__name__}.",
             field="params",
         )
+    check_known(params, cls)
     try:
         _check_paths(params, "")
         return converter.structure(params, cls)
