@@ -18,6 +18,7 @@ from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import EditBatchParams, EditFilesParams, NotebookEditParams, structure
+from readkeeper.protocol.search import GrepParams
 from readkeeper.protocol.session import DiagnosticsParams
 
 
@@ -132,3 +133,11 @@ async def test_over_lsp_an_unknown_parameter_is_refused_naming_it(
     assert data["instead"] == "limit"
     listed = await lsp.client.request("readkeeper/list", {})
     assert [entry["name"] for entry in listed["entries"]] == ["a.txt"]
+
+
+def test_a_nul_is_refused_in_the_field_that_holds_it(core: Readkeeper) -> None:
+    # Typed params straight to the core (the protocol's own path check comes first).
+    with pytest.raises(ReadkeeperError) as caught:
+        core.grep(GrepParams(pattern="x", glob="*.py\x00"))
+    assert caught.value.data["field"] == "glob"
+    assert "pattern" not in caught.value.message

@@ -154,8 +154,9 @@ def _check(params: GrepParams) -> None:
             "the default page.",
             field="max_matches",
         )
-    if "\x00" in params.pattern or "\x00" in (params.glob or ""):
-        raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
+    for field, value in (("pattern", params.pattern), ("glob", params.glob or "")):
+        if "\x00" in value:
+            raise ReadkeeperError("bad_params", f"{field} may not hold NUL.", field=field)
     if len(params.pattern) > MAX_PATTERN_CHARS:
         # ripgrep takes it as one argument, which the kernel caps (128 KiB).
         raise ReadkeeperError(
