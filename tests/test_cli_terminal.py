@@ -127,3 +127,32 @@ def test_json_of_every_command_escapes_what_a_terminal_acts_on_even_piped(
         status, shown = _on_a_terminal(*command, cwd=folder)
         assert status == 0, (command, shown)
         assert not [char for char in RAW_IN_JSON if char in shown], (command, shown)
+
+
+def test_demo_on_a_terminal_escapes_what_names_hold(tmp_path: Path) -> None:
+    """The demo prints the server's answers, paths among them (its workspace lies in
+    TMPDIR): the same rule as every other command's output (attack round 9, finding 3)."""
+    odd = tmp_path / ("t\x9b31m\u202e\u2066x\u2069")
+    odd.mkdir()
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "TMPDIR": str(odd)}
+    with subprocess.Popen(
+        [*READKEEPER, "demo"], cwd=tmp_path, env=env, stdout=terminal, stderr=terminal
+    ) as proc:
+        os.close(terminal)
+        received = bytearray()
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        status = proc.wait(timeout=120)
+    os.close(controller)
+    shown = received.decode("utf-8", "replace")
+    assert status == 0, shown
+    assert "throwaway workspace at" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], shown[:400]
+    assert "\x1b[1m" in shown  # its own headings stay bold
