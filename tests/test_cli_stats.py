@@ -286,3 +286,18 @@ async def test_stats_json_holds_no_character_a_terminal_acts_on_even_piped(
         assert str(named) in json.dumps(json.loads(ran.stdout), ensure_ascii=False)
     finally:
         await session.client.close()
+
+
+def test_stats_says_a_hostile_folder_name_escaped_on_a_terminal(workspace: Path) -> None:
+    # The folder is the current one or --root: a name the user may never have typed.
+    odd = workspace / "w\x9b31m\u202ex"
+    odd.mkdir()
+    status, shown = _on_a_terminal("stats", cwd=odd)
+    assert status == 2
+    assert "no readkeeper serves" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], repr(shown)
+    missing = workspace / "gone\x9b\u2066"
+    status, shown = _on_a_terminal("stats", "--root", str(missing), cwd=workspace)
+    assert status == 2
+    assert "is not a folder" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], repr(shown)
