@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
 
     root = os.path.realpath(args.root or os.getcwd())
     if not os.path.isdir(root):
-        print(
-            f"readkeeper: --root {root} is not a folder; pass the project's folder.",
-            file=sys.stderr,
+        show(
+            f"readkeeper: --root {name(root)} is not a folder; pass the project's folder.",
+            sys.stderr,
         )
         return REFUSED
     try:
@@ -52,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
         _refused(exc)
         return REFUSED
     if client is None:
-        print(
-            f"readkeeper: no readkeeper serves {root}: the stats and the picture are of a "
-            "running server's session. Open the folder in the editor (VS Code, or Neovim "
+        show(
+            f"readkeeper: no readkeeper serves {name(root)}: the stats and the picture are of "
+            "a running server's session. Open the folder in the editor (VS Code, or Neovim "
             "with readkeeper), or pass --root with the folder it serves.",
-            file=sys.stderr,
+            sys.stderr,
         )
         return REFUSED
     try:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         show(f"readkeeper: cannot write {name(args.html)}: {why}.", sys.stderr)
         return REFUSED
     events = len(stats.get("history", {}).get("events", []))
-    print(f"readkeeper: wrote the picture of {events} calls to {args.html}", file=sys.stderr)
+    show(f"readkeeper: wrote the picture of {events} calls to {name(args.html)}", sys.stderr)
     return 0
 
 

@@ -16,9 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from .client import JsonRpcException, ReadkeeperClient
+from .quoting import show, terminal
 from .words import count as _count
 
 BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
+
+
+def _say(text: str) -> None:
+    """Print a line of the session: what the server said may hold a file's name or text,
+    so on a terminal its controls and unseen characters are escaped (quoting.show)."""
+    show(text, sys.stdout)
+
+
+def _heading(label: str) -> None:
+    """A step's heading, bold on a terminal: only the bold is the demo's own escape."""
+    shown = terminal(label) if BOLD else label
+    print(f"\n{BOLD}{shown}{PLAIN}")
+
 
 APP = textwrap.dedent(
     '''\
@@ -68,46 +82,46 @@ def _make_workspace(root: Path) -> None:
 
 def _show(label: str, params: dict[str, Any], outcome: Any) -> None:
     """Print one read's step."""
-    print(f"\n{BOLD}{label}{PLAIN}")
-    print(f"  → readkeeper/read {json.dumps(params)}")
+    _heading(label)
+    _say(f"  → readkeeper/read {json.dumps(params)}")
     if isinstance(outcome, JsonRpcException):
         data = outcome.data or {}
-        print(f"  ← error {data.get('kind')}: {outcome.message}")
+        _say(f"  ← error {data.get('kind')}: {outcome.message}")
         if data.get("suggestions"):
-            print(f"    suggestions: {data['suggestions']}")
+            _say(f"    suggestions: {data['suggestions']}")
         return
     size = len(json.dumps(outcome))
     file = outcome["file"]
     if outcome["type"] == "file_unchanged":
-        print(f"  ← {json.dumps(outcome)}   ({size} bytes)")
+        _say(f"  ← {json.dumps(outcome)}   ({size} bytes)")
         return
     keys = ("start_line", "num_lines", "total_lines", "tokens", "partial", "next_offset")
     summary = ", ".join(f"{k}={file[k]}" for k in keys if k in file)
-    print(f"  ← text: {summary}   ({size} bytes)")
+    _say(f"  ← text: {summary}   ({size} bytes)")
     shown = file["content"].split("\n")
     for line in shown[:4]:
-        print(f"    {line[:96]}")
+        _say(f"    {line[:96]}")
     if len(shown) > 4:
-        print(f"    … {len(shown) - 4} more lines")
+        _say(f"    … {len(shown) - 4} more lines")
     if file.get("note"):
-        print(f"    note: {file['note']}")
+        _say(f"    note: {file['note']}")
 
 
 async def _request(client: ReadkeeperClient, method: str, params: dict[str, Any]) -> Any:
-    print(f"  → {method} {json.dumps(params)}")
+    _say(f"  → {method} {json.dumps(params)}")
     try:
         return await client.request(method, params)
     except JsonRpcException as exc:
         data = exc.data or {}
         first, *rest = exc.message.split("\n")
-        print(f"  ← error {data.get('kind')}: {first}")
+        _say(f"  ← error {data.get('kind')}: {first}")
         if rest:
-            print(textwrap.indent("\n".join(rest), "      "))
+            _say(textwrap.indent("\n".join(rest), "      "))
         return None
 
 
 async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
-    print(f"\n{BOLD}6. The agent edits the file it read{PLAIN}")
+    _heading("6. The agent edits the file it read")
     edit = {
         "file_path": "src/inventory.py",
         "old_string": "item.quantity += amount",
@@ -115,13 +129,13 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
     }
     result = await _request(client, "readkeeper/edit", edit)
     if result:
-        print(f"  ← {result['replacements']} replacement; the snippet around it:")
-        print(textwrap.indent(result["snippet"], "    "))
+        _say(f"  ← {result['replacements']} replacement; the snippet around it:")
+        _say(textwrap.indent(result["snippet"], "    "))
 
     path = root / "src" / "inventory.py"
-    print(f"\n{BOLD}7. Someone changes another line; the agent's edit still applies{PLAIN}")
+    _heading("7. Someone changes another line; the agent's edit still applies")
     path.write_text(path.read_text().replace("threshold: int = 5", "threshold: int = 10"))
-    print("  (outside readkeeper: the default threshold goes from 5 to 10)")
+    _say("  (outside readkeeper: the default threshold goes from 5 to 10)")
     merged = await _request(
         client,
         "readkeeper/edit",
@@ -133,16 +147,16 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
     )
     if merged:
         note = textwrap.fill(merged.get("note", ""), 88, subsequent_indent="    ")
-        print(f"  ← applied, merged={merged.get('merged')}: {note}")
+        _say(f"  ← applied, merged={merged.get('merged')}: {note}")
 
-    print(f"\n{BOLD}8. Someone rewrites the line the agent is about to edit: caught{PLAIN}")
+    _heading("8. Someone rewrites the line the agent is about to edit: caught")
     path.write_text(
         path.read_text().replace(
             "[i for i in self._items.values() if i.quantity",
             "[item for item in self._items.values() if item.quantity",
         )
     )
-    print("  (outside readkeeper: a refactoring renames the comprehension variable)")
+    _say("  (outside readkeeper: a refactoring renames the comprehension variable)")
     await _request(
         client,
         "readkeeper/edit",
@@ -153,7 +167,7 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
         },
     )
 
-    print(f"\n{BOLD}9. Context for the next turn, fitted to a budget{PLAIN}")
+    _heading("9. Context for the next turn, fitted to a budget")
     (root / "AGENTS.md").write_text("Keep functions small. Run the tests before committing.\n")
     client.protocol.notify(
         "readkeeper/didChangeDiagnostics",
@@ -187,10 +201,10 @@ async def _edits_and_context(client: ReadkeeperClient, root: Path) -> None:
     if attached:
         for item in attached["attachments"]:
             first = item["content"].split("\n")
-            print(f"  ← {item['type']} ({_count(item['tokens'], 'token')}): {first[0][:80]}")
+            _say(f"  ← {item['type']} ({_count(item['tokens'], 'token')}): {first[0][:80]}")
             for line in _preview(first[1:]):
-                print(f"      {line[:90]}")
-        print(
+                _say(f"      {line[:90]}")
+        _say(
             f"  used {attached['used_tokens']} of {attached['budget_tokens']} tokens, "
             f"{len(attached['dropped'])} dropped"
         )
@@ -215,7 +229,7 @@ async def run_demo() -> int:
         await client.start_server()
         try:
             await client.open_workspace(root)
-            print(f"readkeeper demo: a real server on a throwaway workspace at {root}")
+            _say(f"readkeeper demo: a real server on a throwaway workspace at {root}")
             steps: list[tuple[str, dict[str, Any]]] = [
                 ("1. The agent reads a source file", {"file_path": "src/inventory.py"}),
                 (
@@ -242,7 +256,7 @@ async def run_demo() -> int:
             stats = await client.request("readkeeper/stats", {})
             total = stats["total"]
             saved = total["tokens_saved_by_stubs"] + total["tokens_saved_by_budgets"]
-            print(
+            _say(
                 f"\nstats: {_count(total['reads'], 'read')}, "
                 f"{_count(total['dedup_hits'], 'stub')}, "
                 f"{total['tokens_returned']} tokens returned, "

@@ -172,7 +172,12 @@ def json_text(value: Any, **kwargs: Any) -> str:
     that str.isprintable rejects (json.dumps with ensure_ascii=False leaves NEL, U+2028,
     the bidirectional overrides, zero-width characters and DEL raw inside strings), the
     line breaks of its own layout (`indent`) kept."""
-    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return _json_printable(json.dumps(value, ensure_ascii=False, **kwargs))
+
+
+def _json_printable(text: str) -> str:
+    """JSON text with every character str.isprintable rejects (but its layout's line
+    breaks) written as JSON's escape of it: the same value to a decoder."""
     if text.isascii() and "\x7f" not in text:
         return text  # json.dumps escapes every other ASCII control
     return "".join(
@@ -269,9 +274,14 @@ def valid_json(text: str) -> str:
 
 
 def wire_json(value: Any, **kwargs: Any) -> str:
-    """`value` as JSON text for a program to read (the CLI's `--json`): valid Unicode,
-    each name that is not UTF-8 written as `valid_unicode` writes it."""
-    return valid_json(json.dumps(value, ensure_ascii=False, **kwargs))
+    """`value` as JSON text for a program to read (the CLI's `--json`, `stats`): valid
+    Unicode, each name that is not UTF-8 written as `valid_unicode` writes it, and every
+    character `name` escapes (C1 controls, DEL, bidirectional and zero-width format
+    characters, separators) as JSON's escape, which a program decodes to the same
+    character: piped to a pager or a log that is shown later, nothing in it drives the
+    terminal or reads reversed."""
+    # valid_json first: no raw surrogate is left to become an escape strict decoders refuse.
+    return _json_printable(valid_json(json.dumps(value, ensure_ascii=False, **kwargs)))
 
 
 _SHOWN = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")

@@ -5,6 +5,7 @@ repository (file names above all) stays text."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -171,7 +172,7 @@ async def test_stats_on_a_terminal_shows_a_file_names_controls_escaped(
         await session.read(named)
         status, shown = await asyncio.to_thread(_on_a_terminal, "stats", cwd=workspace)
         assert status == 0, shown
-        assert "a\\x9b31mred" in shown  # JSON escapes ESC and BEL; the C1 CSI is ours
+        assert "a\\u009b31mred" in shown  # JSON's own escape of the C1 CSI
         assert "\x9b" not in shown
         assert "\x1b" not in shown
     finally:
@@ -258,3 +259,45 @@ async def test_stats_on_a_terminal_shows_a_names_format_characters_escaped(
         assert "x\\u202egnp.exe\\u200b.txt" in shown
     finally:
         await session.client.close()
+
+
+# What a terminal acts on or shows reordered or hidden that JSON leaves raw inside a
+# string: a C1 control (CSI), DEL, the bidirectional override and isolates, a zero-width
+# character, NEL and the line separator (attack round 9, finding 3).
+RAW_IN_JSON = ["\x9b", "\x7f", "\u202e", "\u2066", "\u2069", "\u200b", "\x85", "\u2028"]
+
+
+async def test_stats_json_holds_no_character_a_terminal_acts_on_even_piped(
+    workspace: Path,
+) -> None:
+    # Piped to `less -R`, a file or a log, then shown: JSON's own escapes say the same
+    # name to a program, and nothing in them moves a cursor or reverses a line.
+    runtime = private_runtime_dir()
+    named = workspace / ("n" + "".join(RAW_IN_JSON) + "gnp.exe.txt")
+    named.write_text("x\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(named)
+        ran = await asyncio.to_thread(run_stats, workspace, runtime)
+        assert ran.returncode == 0, ran.stderr
+        assert not [char for char in RAW_IN_JSON if char in ran.stdout], repr(ran.stdout)
+        assert str(named) in json.dumps(json.loads(ran.stdout), ensure_ascii=False)
+    finally:
+        await session.client.close()
+
+
+def test_stats_says_a_hostile_folder_name_escaped_on_a_terminal(workspace: Path) -> None:
+    # The folder is the current one or --root: a name the user may never have typed.
+    odd = workspace / "w\x9b31m\u202ex"
+    odd.mkdir()
+    status, shown = _on_a_terminal("stats", cwd=odd)
+    assert status == 2
+    assert "no readkeeper serves" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], repr(shown)
+    missing = workspace / "gone\x9b\u2066"
+    status, shown = _on_a_terminal("stats", "--root", str(missing), cwd=workspace)
+    assert status == 2
+    assert "is not a folder" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], repr(shown)

@@ -99,3 +99,60 @@ def test_search_commands_on_a_terminal_show_controls_escaped(workspace: Path) ->
         assert status in (0, 2), shown
         assert not _TERMINAL_CONTROL.search(shown.replace("\t", "")), (command, repr(shown))
         assert "pwned" in shown or command[1] == "nothing[", (command, shown)
+
+
+# What JSON leaves raw in a string that a terminal acts on (C1, DEL) or shows reordered
+# or hidden (bidirectional and zero-width format characters, NEL and separators).
+RAW_IN_JSON = ["\x9b", "\x7f", "\u202e", "\u2066", "\u2069", "\u200b", "\x85", "\u2028"]
+
+
+def test_json_of_every_command_escapes_what_a_terminal_acts_on_even_piped(
+    workspace: Path,
+) -> None:
+    """`--json` is for a program, which reads JSON's escapes as the same characters; so
+    they are escaped wherever it goes (piped to a pager or a log that a person shows
+    later), and the decoded value is exact (attack round 9, finding 3)."""
+    folder = workspace / f"j{next(_fresh)}"
+    folder.mkdir()
+    odd = "n" + "".join(RAW_IN_JSON) + "gnp.exe.txt"
+    (folder / odd).write_text("find me\n")
+    for command in (["read", odd], ["grep", "find"], ["glob", "*.txt"], ["ls", "."]):
+        ran = subprocess.run(
+            [*READKEEPER, *command, "--json"], cwd=folder, capture_output=True, text=True
+        )
+        assert ran.returncode == 0, (command, ran.stderr)
+        assert not [char for char in RAW_IN_JSON if char in ran.stdout], (command, ran.stdout)
+        assert odd in json.dumps(json.loads(ran.stdout), ensure_ascii=False), command
+    for command in (["read", odd], ["grep", "find"], ["glob", "*.txt"], ["ls", "."]):
+        status, shown = _on_a_terminal(*command, cwd=folder)
+        assert status == 0, (command, shown)
+        assert not [char for char in RAW_IN_JSON if char in shown], (command, shown)
+
+
+def test_demo_on_a_terminal_escapes_what_names_hold(tmp_path: Path) -> None:
+    """The demo prints the server's answers, paths among them (its workspace lies in
+    TMPDIR): the same rule as every other command's output (attack round 9, finding 3)."""
+    odd = tmp_path / ("t\x9b31m\u202e\u2066x\u2069")
+    odd.mkdir()
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "TMPDIR": str(odd)}
+    with subprocess.Popen(
+        [*READKEEPER, "demo"], cwd=tmp_path, env=env, stdout=terminal, stderr=terminal
+    ) as proc:
+        os.close(terminal)
+        received = bytearray()
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        status = proc.wait(timeout=120)
+    os.close(controller)
+    shown = received.decode("utf-8", "replace")
+    assert status == 0, shown
+    assert "throwaway workspace at" in shown
+    assert not [char for char in RAW_IN_JSON if char in shown], shown[:400]
+    assert "\x1b[1m" in shown  # its own headings stay bold

@@ -1,8 +1,9 @@
 """The protocol's conversion at the edge.
 
-Params arrive as loose JSON: numbers as strings ("42"), unknown extra fields from newer
-clients. They are structured here, once, into typed params, and anything malformed
-becomes `bad_params` naming the field. Results are attrs classes unstructured to JSON
+Params arrive as loose JSON: numbers as strings ("42"), a field a method does not have
+(refused, known_fields.py: ignoring it would let `head: 3` read the whole file). They
+are structured here, once, into typed params, and anything malformed becomes
+`bad_params` naming the field. Results are attrs classes unstructured to JSON
 with absent (None) fields left out.
 """
 
@@ -24,6 +25,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from .known_fields import check_known
 
 T = TypeVar("T")
 
@@ -187,6 +189,7 @@ def structure(params: Any, cls: type[T]) -> T:
             f"params must be an object, got {type(params).__name__}.",
             field="params",
         )
+    check_known(params, cls)
     try:
         _check_paths(params, "")
         return converter.structure(params, cls)

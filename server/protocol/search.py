@@ -45,7 +45,7 @@ class GlobParams(Contract):
 class ListParams(Contract):
     """`readkeeper/list`: a folder's entries, with kinds and sizes, to a depth."""
 
-    path: str
+    path: str | None = None
     depth: int = 1
     offset: int = 0
     # Entries left out (gitignore's syntax; a folder is not entered) before the cap.

@@ -141,12 +141,22 @@ def _check(params: GrepParams) -> None:
         raise ReadkeeperError(
             "bad_params", f"context must be 0 to {MAX_CONTEXT} lines.", field="context"
         )
-    if params.offset < 0 or (params.max_matches is not None and params.max_matches < 1):
+    if params.offset < 0:
         raise ReadkeeperError(
-            "bad_params", "offset must be 0 or more, max_matches 1 or more.", field="offset"
+            "bad_params",
+            f"offset must be 0 or more, got {params.offset}: offset=0 shows the first.",
+            field="offset",
         )
-    if "\x00" in params.pattern or "\x00" in (params.glob or ""):
-        raise ReadkeeperError("bad_params", "pattern and glob may not hold NUL.", field="pattern")
+    if params.max_matches is not None and params.max_matches < 1:
+        raise ReadkeeperError(
+            "bad_params",
+            f"max_matches must be 1 or more, got {params.max_matches}; leave it out for "
+            "the default page.",
+            field="max_matches",
+        )
+    for field, value in (("pattern", params.pattern), ("glob", params.glob or "")):
+        if "\x00" in value:
+            raise ReadkeeperError("bad_params", f"{field} may not hold NUL.", field=field)
     if len(params.pattern) > MAX_PATTERN_CHARS:
         # ripgrep takes it as one argument, which the kernel caps (128 KiB).
         raise ReadkeeperError(

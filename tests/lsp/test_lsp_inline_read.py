@@ -183,7 +183,8 @@ def test_every_read_is_answered_exactly_once(raw: RawServer, workspace: Path) ->
         ("list", ["a.txt"], None),  # params that are not an object
         ("none", None, None),
         ("number", {"file_path": 42}, None),
-        ("extra field", {"file_path": "a.txt", "colour": "red", "force": True}, "text"),
+        # A parameter read does not have is refused, not ignored (attack 18, finding 5).
+        ("extra field", {"file_path": "a.txt", "colour": "red", "force": True}, None),
     ]
     before = len(raw.seen_responses)
     for msg_id, params, _ in cases:

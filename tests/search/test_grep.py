@@ -200,7 +200,7 @@ def test_a_line_break_in_the_pattern_asks_for_multiline(core: Readkeeper) -> Non
         ({"pattern": ""}, "pattern"),
         ({"pattern": "x", "context": -1}, "context"),
         ({"pattern": "x", "context": 1000}, "context"),
-        ({"pattern": "x", "max_matches": 0}, "offset"),
+        ({"pattern": "x", "max_matches": 0}, "max_matches"),
         ({"pattern": "x", "output": "lines"}, "output"),
     ],
 )
