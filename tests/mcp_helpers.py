@@ -22,7 +22,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
-from helpers import wait_until
+from helpers import eventually, wait_until
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
@@ -146,3 +146,13 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     assert not result.is_error, text_of(result)
     assert isinstance(result.structured_content, dict)
     return result.structured_content
+
+
+async def until_watching(client: Client) -> None:
+    """Wait until the server's watcher hears the workspace: a change made before that is
+    found by a look at the file (a rename then reads as the old name deleted)."""
+
+    async def watching() -> bool:
+        return bool((await call(client, "stats"))["watcher"]["state"] == "watching")
+
+    await eventually(watching, "the watcher to hear the workspace")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from helpers import eventually
-from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of, until_watching
 
 NAME = b"\xff\xfe.txt"
 SHOWN = "\\udcff\\udcfe.txt"  # how readkeeper names it
@@ -140,6 +140,7 @@ async def test_a_read_file_renamed_to_a_name_not_utf8_is_told_and_the_server_liv
     args = ["--root", str(workspace), "--standalone"]
     async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
         assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+        await until_watching(client)  # a rename it hears, not a file found gone
         os.rename(workspace / "a.txt", os.path.join(os.fsencode(workspace), b"\xe9t\xe9.txt"))
 
         async def told() -> str | None:

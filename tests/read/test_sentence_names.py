@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from forgery import assert_own_lines
 from helpers import eventually, text_file
-from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of, until_watching
 from readkeeper import quoting
 from readkeeper.core import Readkeeper
 from readkeeper.protocol import WriteParams
@@ -115,6 +115,7 @@ async def test_mcp_changes_quote_a_moved_name_that_forges_a_sentence(workspace: 
     async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
         read = await client.call_tool("read", {"file_path": "a.txt"})
         assert not read.is_error, text_of(read)
+        await until_watching(client)  # a rename it hears, not a file found gone
         (workspace / "a.txt").rename(workspace / MOVED)
 
         async def notice() -> str | None:
