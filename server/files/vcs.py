@@ -37,6 +37,7 @@ import os
 import re
 import stat
 
+from .. import quoting
 from ..errors import ReadkeeperError
 
 # The folders (and for git, the gitdir file) of the version-control systems in use.
@@ -99,7 +100,12 @@ def refuse_metadata(shown: str, real: str, root: str, verb: str, *, folder: bool
     """Raise `unsupported` when `real` lies in version-control metadata, or (unless the
     entry made or changed there is a `folder`) would be a HEAD (see above)."""
     holding = metadata_holding(real, root)
-    where = shown if real == shown else f"{shown} (real path {real})"
+    # Names by the naming rule: the real path comes from the tree (a link's target).
+    where = (
+        quoting.name(shown)
+        if real == shown
+        else f"{quoting.name(shown)} (real path {quoting.name(real)})"
+    )
     if holding is None:
         if folder or not (
             names_head(os.path.basename(real)) or names_head(os.path.basename(shown))
@@ -116,11 +122,11 @@ def refuse_metadata(shown: str, real: str, root: str, verb: str, *, folder: bool
         )
     raise ReadkeeperError(
         "unsupported",
-        f"{where} lies in the version-control metadata {holding}, and readkeeper never "
-        f"{verb}s there: git (like hg and svn) runs programs named in its config and "
-        "hooks, so a change there could run code at the user's next git command. Make "
-        "that change with git yourself (git config, git commit, a hook manager), or ask "
-        "the user; files of the work tree can be changed as ever.",
+        f"{where} lies in the version-control metadata {quoting.name(holding)}, and "
+        f"readkeeper never {verb}s there: git (like hg and svn) runs programs named in "
+        "its config and hooks, so a change there could run code at the user's next git "
+        "command. Make that change with git yourself (git config, git commit, a hook "
+        "manager), or ask the user; files of the work tree can be changed as ever.",
         file_path=shown,
         real_path=real,
         metadata=holding,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import quoting
 from ..state.known import known_digest
 from ..state.readstate import ReadRecord
 from .diffs import TooCostly, text_hunks
@@ -59,7 +60,8 @@ def known_after_read(
 def note(path: str, earlier: str | None) -> str:
     """What a partial read that left a change unseen says about it."""
     said = (
-        f"{path} changed since you read it, outside these lines; read it whole to see "
+        f"{quoting.name(path)} changed since you read it, outside these lines; read it "
+        "whole to see "
         "(until then a whole-file write is refused as stale)."
     )
     return f"{earlier} {said}" if earlier else said
