@@ -33,7 +33,9 @@ from typing import Any
 import anyio
 import pydantic_core
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .http_body import replay
 
 CANCELLED = "notifications/cancelled"
 SESSION_HEADER = b"mcp-session-id"
@@ -68,14 +70,14 @@ class KeepCancels:
             headers.append((b"content-length", str(len(kept)).encode()))
             scope = {**scope, "headers": headers}
         if not asks or not session:
-            await self.app(scope, _replay(kept, receive), send)
+            await self.app(scope, replay(kept, receive), send)
             return
         if session in self.ending:
             await _ended(send)
             return
         self.calls[session] = self.calls.get(session, 0) + 1
         try:
-            await self.app(scope, _replay(kept, receive), send)
+            await self.app(scope, replay(kept, receive), send)
         finally:
             self.calls[session] -= 1
             if not self.calls[session]:
@@ -159,21 +161,6 @@ async def _body(receive: Receive) -> bytes | None:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive that gives `body` once, then what the client sends next (a disconnect)."""
-    given = False
-
-    async def again() -> Message:
-        nonlocal given
-        if not given:
-            given = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        message: Any = await receive()
-        return message  # type: ignore[no-any-return]
-
-    return again
 
 
 async def _too_large(send: Send) -> None:

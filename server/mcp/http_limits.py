@@ -17,8 +17,9 @@ not counted; the SDK caps the sessions it belongs to.
 from __future__ import annotations
 
 import orjson
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .http_body import replay
 from .http_deadline import Waiting
 
 # Requests being served (running, or their answer waiting for its client).
@@ -73,7 +74,7 @@ class InFlightLimit:
                 return
             self.requests += 1
             try:
-                await self.app(scope, _replay(body, receive), send)
+                await self.app(scope, replay(body, receive), send)
             finally:
                 self.requests -= 1
         finally:
@@ -96,21 +97,6 @@ async def _whole_body(receive: Receive, most: int) -> bytes | None:
         size += len(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that gives the app the body read already, then the connection's own
-    messages (its disconnect)."""
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 def _declared_size(scope: Scope) -> int:
