@@ -7,27 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import pytest
+from unseen_work import ORIGINAL, THEIRS, call, refused
 
-from readkeeper import calls, render
+from readkeeper import render
 from readkeeper.core import Readkeeper
 from readkeeper.edit.unseen import known_after
-from readkeeper.errors import ReadkeeperError
-
-ORIGINAL = "".join(f"line {i}\n" for i in range(1, 101))
-THEIRS = ORIGINAL.replace("line 80\n", "line 80 THEIR UNSEEN WORK\n")
-
-
-def call(core: Readkeeper, name: str, **params: Any) -> Any:
-    return calls.call(core, name, params)
-
-
-def refused(core: Readkeeper, name: str, **params: Any) -> ReadkeeperError:
-    with pytest.raises(ReadkeeperError) as caught:
-        calls.call(core, name, params)
-    return caught.value
 
 
 def merged_edit(core: Readkeeper, path: Path) -> None:

@@ -12,26 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from unseen_work import ORIGINAL, THEIRS, call, refused
 
-from readkeeper import calls
 from readkeeper.core import Readkeeper
-from readkeeper.errors import ReadkeeperError
 from readkeeper.read.partial_seen import taken_in
 
-ORIGINAL = "".join(f"line {i}\n" for i in range(1, 101))
-THEIRS = ORIGINAL.replace("line 80\n", "line 80 THEIR UNSEEN WORK\n")
 SOURCE = "def f1():\n    return 1\n\n\n" + "".join(f"v{i} = {i}\n" for i in range(5, 101))
 SOURCE_THEIRS = SOURCE.replace("v80 = 80\n", "v80 = 'THEIR UNSEEN WORK'\n")
-
-
-def call(core: Readkeeper, name: str, **params: Any) -> Any:
-    return calls.call(core, name, params)
-
-
-def refused(core: Readkeeper, name: str, **params: Any) -> ReadkeeperError:
-    with pytest.raises(ReadkeeperError) as caught:
-        calls.call(core, name, params)
-    return caught.value
 
 
 Partial = Callable[[Readkeeper, Path], Any]

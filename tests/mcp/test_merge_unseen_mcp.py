@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from unseen_work import ORIGINAL, THEIRS
+
 from helpers import eventually
 from mcp_helpers import (
     call,
@@ -19,8 +21,6 @@ from mcp_helpers import (
     text_of,
 )
 
-ORIGINAL = "".join(f"line {i}\n" for i in range(1, 101))
-THEIRS = ORIGINAL.replace("line 80\n", "line 80 THEIR UNSEEN WORK\n")
 BELIEVED = ORIGINAL.replace("line 2\n", "line two\n").replace("line 3\n", "line three\n")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from unseen_work import ORIGINAL, THEIRS
 
 from mcp_helpers import (
     dropin_client,
@@ -20,8 +21,6 @@ from mcp_helpers import (
     text_of,
 )
 
-ORIGINAL = "".join(f"line {i}\n" for i in range(1, 101))
-THEIRS = ORIGINAL.replace("line 80\n", "line 80 THEIR UNSEEN WORK\n")
 BELIEVED = ORIGINAL.replace("line 3\n", "line three\n")
 NOTE = "changed since you read it, outside these lines"
 
