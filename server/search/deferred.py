@@ -13,7 +13,7 @@ A later glob of the folder that arrives mid-build joins it (waits for its end, a
 ripgrep's deadline) and then answers as a glob after a build does: from the kept
 listing when it was kept, else the usual way. One build at a time per folder, on its
 own thread; `close` stops them (ripgrep is killed after its current chunk of output,
-the stats stop within mtimes.py's `_CHECK_EVERY` of them) and waits for them.
+the stats stop within lookup.py's `CHECK_EVERY` of them) and waits for them.
 """
 
 from __future__ import annotations

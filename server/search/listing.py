@@ -33,7 +33,8 @@ from .deferred import Build
 from .exclude import Exclude
 from .globs import Glob
 from .kept import Match, Token
-from .mtimes import FileTimes, Opener
+from .lookup import Opener
+from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
 from .where import searched
