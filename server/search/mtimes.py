@@ -199,7 +199,9 @@ class FileTimes:
         name in it, so a folder swapped for a symlink out is never stat-ed through (its
         files are left out). For a kept listing, every file's time is looked up and the
         order kept: later calls take the first `count` matches of it. `stop` (asked
-        with the clock) ends the look-ups as the deadline does."""
+        with the clock; a build's) ends the look-ups as the deadline does, and then
+        nothing is ordered (no file answered): the times read so far are kept either
+        way, and the next look reads only the rest."""
         watcher, era = self._settled()
         base = os.fsencode(cwd)
         with self._lock:
@@ -242,10 +244,13 @@ class FileTimes:
         late = False
         if missing:
             fresh, folders, late = look_up(watcher, base, missing, deadline, opener, stop)
-            times = {**known, **fresh}  # before `fresh` may be kept
-            with self._lock:
-                if tree is not None and self._events == heard and not late:
-                    self._keep(tree, fresh, folders)  # those of folders the watcher hears
+            stopped = late and stop is not None  # a build's: nothing to order
+            times = known if stopped else {**known, **fresh}  # before `fresh` may be kept
+            with self._lock:  # those of folders the watcher hears, even of a look cut short
+                if tree is not None and self._events == heard:
+                    self._keep(tree, fresh, folders)
+            if stopped:
+                return [], True
             if len(fresh) < len(missing):  # gone since ripgrep listed them, or out of time
                 names = [name for name in names if name in times]
             got = list(map(times.__getitem__, names))

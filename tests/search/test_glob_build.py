@@ -2,8 +2,8 @@
 names of a folder looked up in runs however they come, the times read kept whole and
 then told of changes as any, the files gone since ripgrep listed them left out, a
 symlink's and a FIFO's own times (never a target's, never opened), ties ordered by the
-greater name first, and the root's listing built (search/ahead.py) leaving out an
-ignored folder.
+greater name first, a look stopped by its caller keeping what it read, and the root's
+listing built (search/ahead.py) leaving out an ignored folder.
 
 Each answer is checked against the times `os.lstat` reads now."""
 
@@ -22,6 +22,7 @@ from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.search import listing, rg
 from readkeeper.search.ahead import ListingAhead
+from readkeeper.search.lookup import CHECK_EVERY
 from watch_core_helpers import Watching, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -102,6 +103,26 @@ def test_times_read_from_nothing_are_kept_and_told_of_changes(
         "the touched file first",
     )
     assert times.newest(root, names, len(names), FAR, opener)[0] == _by_lstat(workspace, names)
+
+
+def test_a_look_stopped_by_its_caller_keeps_the_times_it_read(
+    watched: Watching, workspace: Path
+) -> None:
+    names = _tree(workspace, 400)  # 1,200 files: the stop is asked after 512 stats
+    core = _start(watched)
+    times, root = core.file_times, str(workspace)
+    opener = listing._opener(core, root, "")
+    asked = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    assert times.newest(root, names, 1, FAR, opener, stop=stop) == ([], True)
+    assert asked == [True]
+    hits = times.hits
+    assert times.newest(root, names, 10, FAR, opener) == (_by_lstat(workspace, names)[:10], False)
+    assert CHECK_EVERY <= times.hits - hits < len(names)  # read before the stop: not again
 
 
 @pytest.mark.skipif(rg.landlock_abi() < 1, reason="a listing is kept only under Landlock")
