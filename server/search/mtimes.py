@@ -125,6 +125,13 @@ class FileTimes:
             and (not checked or listing.still())
         )
 
+    def ordered(self, cwd: str) -> bool:
+        """Whether `cwd`'s kept listing has its order (written files are moved to their
+        places in it as a glob takes it)."""
+        with self._lock:
+            listing = self._listings.get(os.fsencode(cwd))
+            return listing is not None and listing.order is not None
+
     def listing_under(self, root: str, cwd: str) -> list[bytes] | None:
         """The kept listing of `root` when still valid and it lists a file beneath its
         folder `cwd` (so ripgrep walked into `cwd` from the root: it is neither hidden

@@ -2,8 +2,9 @@
 names of a folder looked up in runs however they come, the times read kept whole and
 then told of changes as any, the files gone since ripgrep listed them left out, a
 symlink's and a FIFO's own times (never a target's, never opened), ties ordered by the
-greater name first, a look stopped by its caller keeping what it read, and the root's
-listing built (search/ahead.py) leaving out an ignored folder.
+greater name first, a look stopped by its caller keeping what it read, the root's
+listing built (search/ahead.py) leaving out an ignored folder, and a listing not yet
+in order answering by its matches' times (its order made after the answer).
 
 Each answer is checked against the times `os.lstat` reads now."""
 
@@ -146,3 +147,30 @@ def test_the_root_s_build_orders_ties_by_name_and_leaves_out_an_ignored_folder(
     assert shown == [name for _, name in _by_lstat(workspace, listed)]
     assert b"build/out.py" not in shown
     assert len(shown) == len(names) + 1  # and .gitignore
+
+
+@pytest.mark.skipif(rg.landlock_abi() < 1, reason="a listing is kept only under Landlock")
+def test_a_listing_not_yet_in_order_answers_by_its_matches_and_is_ordered_after(
+    watched: Watching, workspace: Path
+) -> None:
+    """A listing ripgrep made but no build ordered (a build stopped by a call): a glob
+    looks up its matches' times only, and the order of all is made after its answer."""
+    names = _tree(workspace, 30)
+    core = _start(watched)
+    times, root = core.file_times, str(workspace)
+    token = times.listing(root, used=False)[1]
+    assert listing.list_files(root, root, times, token)[1] == ""
+    assert not times.ordered(root)
+    started = times.builds.counts["started"]
+    result = calls.call(core, "glob", {"pattern": "b/*.py"})
+    shown = [os.path.relpath(path, workspace).encode() for path in result["paths"]]
+    b_files = [name for name in names if name.startswith(b"b/")]
+    assert shown == [name for _, name in _by_lstat(workspace, b_files)]
+    assert times.builds.counts["started"] == started + 1  # the order, after the answer
+    times.builds.wait()
+    assert times.ordered(root)
+    used, hits = times.listings_used, times.hits
+    result = calls.call(core, "glob", {"pattern": "**/*.py"})
+    shown = [os.path.relpath(path, workspace).encode() for path in result["paths"]]
+    assert shown == [name for _, name in _by_lstat(workspace, names)]
+    assert (times.listings_used, times.hits) == (used + 1, hits + len(names))
