@@ -20,7 +20,8 @@ from ..words import count
 from . import rg, stalls
 from .above import Above
 from .globs import Glob
-from .mtimes import FileTimes, Opener
+from .lookup import Opener
+from .mtimes import FileTimes
 
 FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 # The part of the deadline ripgrep's own sort may take; of what is left, the part the
