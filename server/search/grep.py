@@ -25,7 +25,7 @@ from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
-from . import blocks, rg, stalls
+from . import blocks, refused, rg, stalls
 from .above import Above
 from .globs import Glob
 from .paging import refuse_past_end
@@ -78,7 +78,8 @@ def grep(
     sep = b"\0" if params.output == "files" else b"\n"
     step(f"searching {arg} for {params.pattern}")
     started = time.monotonic()
-    ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
+    refusal = partial(_refused, params)
+    ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root, refused=refusal)
     found = None
     if plain:
         found = blocks.plain_blocks(
@@ -87,17 +88,10 @@ def grep(
         if found is None:  # not exact: once more as JSON, within what is left of the time
             flags = ["--json", *flags[len(blocks.PLAIN_FLAGS) :]]
             left = max(rg.DEADLINE_S - (time.monotonic() - started), 0.0)
-            ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, deadline_s=left, readable=root)
+            ran = rg.run(
+                cwd, flags, max_lines=COLLECT_CAP, deadline_s=left, readable=root, refused=refusal
+            )
     step(f"{len(ran.lines):,} lines of output; fitting them to the budget")
-    if ran.returncode == 2 and "regex parse error" in ran.error:
-        raise rg.pattern_error(params.pattern, ran.error)
-    if ran.returncode == 2 and "is not allowed in a regex" in ran.error:
-        raise ReadkeeperError(
-            "bad_params",
-            f"The pattern {params.pattern!r} matches a line break, which only a search "
-            "across lines finds: search again with multiline: true, or without it.",
-            field="pattern",
-        )
     incomplete = ran.timed_out or ran.cut
     cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
     if params.output == "files":
@@ -112,6 +106,13 @@ def grep(
     if incomplete:  # lines, names and counts alike, after what each says of itself
         result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     return rg.said_failed(stalls.with_note(result, avoided), ran)
+
+
+def _refused(params: GrepParams, stderr: str) -> ReadkeeperError:
+    """`bad_params` on the field ripgrep refused (its words `stderr`, naming no path)."""
+    if params.glob is not None and refused.is_about_glob(stderr):
+        return refused.glob_error(params.glob, "glob", stderr)
+    return refused.pattern_error(params.pattern, stderr)
 
 
 def _stopped(timed_out: bool) -> str:
