@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from raw_lsp import RawServer
 
+from forgery import UNSEEN_NAMES, unseen
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
 from readkeeper.cli import main
@@ -26,28 +27,11 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 
 ROOT = "r\u202eoot"  # the workspace root's own name
-NAMES = [
-    "safe\u202egnp.sh",
-    "pass\u200bwd",
-    "t\u2066ab\u2069.py",
-    "nel\x85x.txt",
-    "bom\ufeffy.txt",
-    "soft\u00adhy.txt",
-    "a\u2028b.txt",
-    "del\x7f.txt",
-    "esc\x1b[2J.txt",
-    "nb\u00a0sp.txt",
-]
+NAMES = UNSEEN_NAMES
 FOLDER = "sub\u202e"
 INNER = f"{FOLDER}/in\u200b.txt"
 MISSING = ["safe\u202egnp.s", "missing\u202e", "x\u2066.txt"]  # asked, never made
 MADE = ["new\u202e.txt", "d\u2066ir", "m\u202eoved.txt", "w\u202e.txt"]  # made by calls
-
-
-def unseen(text: str) -> list[str]:
-    """The characters of `text` a reader would not see or that reorder it (all that
-    str.isprintable rejects), but the line feeds and tabs of readkeeper's own layout."""
-    return sorted({char for char in text if not char.isprintable() and char not in "\n\t"})
 
 
 def _names() -> set[str]:
