@@ -243,21 +243,23 @@ def protocol_results(name: str, text: str) -> list[tuple[str, Any]]:
 
 
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+# The shapes, stated here apart from quoting.LINE_SHAPES (the rule under test).
+_SHAPED = re.compile(r"-[0-9]+(-|$)|@$|^-+$")
 
 
-def bare_shaped_paths(text: str, names: list[str]) -> list[str]:
-    """The paths `/ws/NAME` of `names` that `text` shows bare where the naming rule
-    quotes them (quoting.is_plain: a name shaped as a line a renderer prints): what is
-    left of `text` once its quoted strings are taken out may not hold one."""
-    from readkeeper.quoting import NAME_PUNCTUATION, is_plain
+def bare_shaped_paths(text: str, names: list[str], folder: str = "/ws") -> list[str]:
+    """The paths `FOLDER/NAME` of `names` (NAME alone when `folder` is empty) that `text`
+    shows bare where the naming rule quotes them (quoting.is_plain: a name shaped as a
+    line a renderer prints): what is left of `text` once its quoted strings are taken out
+    may not hold one."""
+    from readkeeper.quoting import NAME_PUNCTUATION
 
     outside = _QUOTED.sub("", text)
-    after = "".join(sorted(NAME_PUNCTUATION))
+    plain = re.escape("".join(sorted(NAME_PUNCTUATION)))
     shown = []
     for name in names:
-        path = f"/ws/{name}"
-        if not is_plain(path) and re.search(
-            re.escape(path) + rf"(?![\w{re.escape(after)}])", outside
-        ):
+        path = f"{folder}/{name}" if folder else name
+        bare = rf"(?<![\w{plain}]){re.escape(path)}(?![\w{plain}])"
+        if _SHAPED.search(path) and re.search(bare, outside):
             shown.append(path)
     return shown

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from raw_lsp import RawServer
 
-from forgery import UNSEEN_NAMES, unseen
+from forgery import CONTEXT_NAME, SHAPED_NAMES, UNSEEN_NAMES, bare_shaped_paths, unseen
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
 from readkeeper.cli import main
@@ -298,3 +298,44 @@ def test_no_renderer_writes_json_that_leaves_names_raw() -> None:
             if raw and where not in RAW_JSON_ALLOWED:
                 found.append(f"{where}:{node.lineno}")
     assert not found, found
+
+
+async def test_a_name_shaped_as_a_line_is_quoted_by_every_front_end(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """grep (every output), glob, list, the drop-in's listings and the CLI show a name
+    shaped as a line they print (`auth.py-4-x`, `a-1`, `x@`, `--`) quoted, relative or
+    absolute."""
+    folder = workspace / CONTEXT_NAME.rpartition("/")[0]
+    folder.mkdir(parents=True)
+    for name in SHAPED_NAMES:
+        (workspace / name).write_text("needle\n")
+    named = [*SHAPED_NAMES, CONTEXT_NAME.partition("/")[0]]
+    texts: list[str] = []
+    args = ["--root", str(workspace), "--standalone"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        for tool, params in [
+            ("grep", {"pattern": "needle", "context": 1}),
+            ("grep", {"pattern": "needle", "output": "files"}),
+            ("grep", {"pattern": "needle", "output": "counts"}),
+            ("glob", {"pattern": "**/*"}),
+            ("list", {"path": ".", "depth": 3}),
+        ]:
+            texts.append(text_of(await client.call_tool(tool, params)))
+    args = [*args, "--tools", "filesystem"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        for tool, params in [
+            ("list_directory", {"path": str(workspace)}),
+            ("list_directory_with_sizes", {"path": str(workspace)}),
+            ("search_files", {"path": str(workspace), "pattern": "**/*"}),
+        ]:
+            texts.append(text_of(await client.call_tool(tool, params)))
+    monkeypatch.chdir(workspace)
+    for command in (["grep", "needle", "-C", "1"], ["grep", "needle", "-l"], ["glob", "**/*"]):
+        main(command)
+        texts.append(capsys.readouterr().out)
+    main(["ls"])
+    texts.append(capsys.readouterr().out)
+    for text in texts:
+        assert not bare_shaped_paths(text, named, str(workspace)), text
+        assert not bare_shaped_paths(text, named, ""), text
