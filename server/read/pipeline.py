@@ -114,7 +114,7 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
             return unchanged
-        if outline_read.surely_outlined(params, path, opened.size, head, settings):
+        if outline_read.likely_outlined(params, path, opened.size, head, settings):
             costly_step()  # an outline: on a worker thread from the start, read once there
         data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
     return _text(services, request, data)
