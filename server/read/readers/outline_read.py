@@ -237,7 +237,7 @@ def _note(
 def _example(found: list[outline.Symbol]) -> outline.Symbol | None:
     """A symbol to name in the note: the first method, else the first nested symbol,
     else the first one."""
-    members = [s for depth, s in outline.walk(found) if depth == 1]
+    members = [child for symbol in found for child in symbol.children]  # depth 1, in order
     for symbol in members:
         if symbol.kind == "method":
             return symbol
