@@ -3,8 +3,8 @@
 An outline read is counted twice: the core counts the outline, its first lines and its
 note as the LSP front end sends them, and the MCP front end counts the outline and the
 first lines as its rendering shows them (rendered_tokens.py). Both are joins of the same
-few texts, so each text is counted once, here, and kept (`_KEPT`, the last few by their
-text), and each join's count is made of the texts' counts.
+few texts, so each text is counted once, here, and kept (`_KEPT`: by counter, the last few
+texts it counted), and each join's count is made of the texts' counts.
 
 That is exact where the pre-tokenizer cuts the joined text at the seam. cl100k's and
 o200k's (each pattern with the alternative `\\s*[\\r\\n]`; `composes` checks) never run a
@@ -21,20 +21,30 @@ text, on real outlines and on random texts.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from .tokens import TokenCounter
 
-# The texts kept with their counts: the last few counted (an outline's parts), only
-# those long enough that a count costs more than the look-up, and at most so many
-# characters in all.
+# The texts kept with their counts, by counter: the last few counted (an outline's
+# parts), only those long enough that a count costs more than the look-up, and at most
+# so many characters in all.
 KEPT_TEXTS = 16
 KEPT_MIN_CHARS = 256
 KEPT_MAX_CHARS = 1 << 20
 
-_KEPT: OrderedDict[tuple[str, str], int] = OrderedDict()
-_KEPT_CHARS = 0
+
+class _Kept:
+    """A counter's texts kept with their counts, the last counted last."""
+
+    def __init__(self) -> None:
+        self.counts: OrderedDict[str, int] = OrderedDict()
+        self.chars = 0
+
+
+# By counter: what one counts is never another's answer (an encoding, a test's counter).
+_KEPT: weakref.WeakKeyDictionary[TokenCounter, _Kept] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 # The pattern's alternative that ends a piece at a run of line breaks.
 _SEAM_RULE = r"\s*[\r\n]"
@@ -60,24 +70,25 @@ def count_joined(counter: TokenCounter, parts: Sequence[str], separator: str) ->
 
 
 def counted(counter: TokenCounter, text: str) -> int:
-    """`counter.count(text)`, answered from the texts kept when counted lately."""
-    global _KEPT_CHARS
+    """`counter.count(text)`, answered from the texts it counted lately (kept)."""
     if len(text) < KEPT_MIN_CHARS or len(text) > KEPT_MAX_CHARS:
         return counter.count(text)
-    key = (counter.table_name, text)
     with _LOCK:
-        tokens = _KEPT.get(key)
+        kept = _KEPT.get(counter)
+        if kept is None:
+            kept = _KEPT[counter] = _Kept()
+        tokens = kept.counts.get(text)
         if tokens is not None:
-            _KEPT.move_to_end(key)
+            kept.counts.move_to_end(text)
             return tokens
     tokens = counter.count(text)
     with _LOCK:
-        if key not in _KEPT:
-            _KEPT[key] = tokens
-            _KEPT_CHARS += len(text)
-            while len(_KEPT) > KEPT_TEXTS or _KEPT_CHARS > KEPT_MAX_CHARS:
-                (_, dropped), _ = _KEPT.popitem(last=False)
-                _KEPT_CHARS -= len(dropped)
+        if text not in kept.counts:
+            kept.counts[text] = tokens
+            kept.chars += len(text)
+            while len(kept.counts) > KEPT_TEXTS or kept.chars > KEPT_MAX_CHARS:
+                dropped, _ = kept.counts.popitem(last=False)
+                kept.chars -= len(dropped)
     return tokens
 
 
@@ -100,10 +111,8 @@ def _starts_clean(text: str) -> bool:
 
 def forget() -> None:
     """Drop the texts kept (tests)."""
-    global _KEPT_CHARS
     with _LOCK:
         _KEPT.clear()
-        _KEPT_CHARS = 0
 
 
 __all__ = ["composes", "count_joined", "counted", "forget"]

@@ -101,7 +101,22 @@ def test_the_kept_counts_stay_bounded(counter: TokenCounter) -> None:
     texts = [f"{i} " + "word " * 100 for i in range(joined.KEPT_TEXTS + 10)]
     for text in texts:
         assert joined.counted(counter, text) == counter.count(text)
-    assert len(joined._KEPT) == joined.KEPT_TEXTS
-    assert all(key[1] in texts[-joined.KEPT_TEXTS :] for key in joined._KEPT)
+    kept = joined._KEPT[counter].counts
+    assert list(kept) == texts[-joined.KEPT_TEXTS :]
     joined.forget()
     assert not joined._KEPT
+
+
+def test_a_count_kept_is_its_counters_only(counter: TokenCounter) -> None:
+    # Another counter (another encoding, or one that counts otherwise) is never
+    # answered with this one's count.
+    text = "alpha beta gamma " * 40
+
+    class Halved(TokenCounter):
+        def count(self, text: str) -> int:
+            return super().count(text) // 2
+
+    other = Halved(keep_counts=False)
+    other.warm_up()
+    assert joined.counted(counter, text) == counter.count(text)
+    assert joined.counted(other, text) == counter.count(text) // 2
