@@ -53,7 +53,10 @@ _SEAM_RULE = r"\s*[\r\n]"
 def composes(counter: TokenCounter) -> bool:
     """Whether the counter's encoding cuts its pieces at the seams `count_joined` makes
     of counts (cl100k's and o200k's patterns do; gpt2's runs spaces across a line
-    break into the next line's)."""
+    break into the next line's); False before its table is loaded (`count` may then
+    answer from the token index without waiting for it)."""
+    if not counter.loaded:  # counted as before: a count may not wait for the table
+        return False
     return _SEAM_RULE in str(getattr(counter._load(), "_pat_str", ""))
 
 

@@ -120,3 +120,11 @@ def test_a_count_kept_is_its_counters_only(counter: TokenCounter) -> None:
     other.warm_up()
     assert joined.counted(counter, text) == counter.count(text)
     assert joined.counted(other, text) == counter.count(text) // 2
+
+
+def test_a_counter_whose_table_is_not_loaded_is_not_made_to_load_it() -> None:
+    # Before its table loads, a counter may count from the token index without waiting
+    # for it (tokens.py `count`): the joined text is counted so, as before.
+    unloaded = TokenCounter(keep_counts=False)
+    assert not joined.composes(unloaded)
+    assert not unloaded.loaded
