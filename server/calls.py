@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .errors import ReadkeeperError
+from .files import cache_writes
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
@@ -262,7 +263,8 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
     core.read_states.later.settle(session)
     if session is not None:  # `stats` may name none
         core.enter(session)
-    with core.ahead.call():  # nothing is read ahead while a call is in flight
+    # Nothing is read ahead, nor written to the user cache, while a call is in flight.
+    with core.ahead.call(), cache_writes.holding():
         result = method.run(core, params)
         if method.name == "read" and isinstance(result, dict):
             core.ahead.read(result.get("file", {}).get("file_path"))

@@ -79,13 +79,24 @@ def body(result: dict[str, Any]) -> str | None:
         return _text(file.get("content", ""))
     if kind == "file_changed":
         return _text(file.get("diff", ""))
-    if kind == "outline":
-        return f"{_text(file.get('outline', ''))}\n\n{_text(file.get('content', ''))}"
+    parts = body_parts(result)
+    if parts is not None:
+        texts, separator = parts
+        return separator.join(texts)
     if kind == "parts":
         return "\n".join(map(_name, file.get("pages") or []))
     if kind == "notebook":
         return notebook_cells(file.get("cells") or [])
     return None
+
+
+def body_parts(result: dict[str, Any]) -> tuple[list[str], str] | None:
+    """`body` of an outline as the texts it joins and what joins them (its count is made
+    of theirs: read/joined.py); None for any other result."""
+    if result.get("type") != "outline":
+        return None
+    file = result.get("file") or {}
+    return [_text(file.get("outline", "")), _text(file.get("content", ""))], "\n\n"
 
 
 def text_file(file: dict[str, Any]) -> str:

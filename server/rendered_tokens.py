@@ -15,7 +15,7 @@ counted again, as shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import quoting, render
@@ -24,8 +24,14 @@ from . import quoting, render
 _ONE_FIELD = {"text": "content", "pdf": "content", "file_changed": "diff"}
 
 
-def recounted(result: Any, count: Callable[[str], int]) -> Any:
-    """`result` (a read's JSON) with its file's `tokens` the count of its rendered text."""
+# The exact tokens of texts joined by a separator, made of the texts' counts
+# (read/joined.py): an outline's are counted once for both front ends.
+Joined = Callable[[Sequence[str], str], int]
+
+
+def recounted(result: Any, count: Callable[[str], int], joined: Joined | None = None) -> Any:
+    """`result` (a read's JSON) with its file's `tokens` the count of its rendered text
+    (of its parts by `joined`, when given and the text is made of parts)."""
     if not isinstance(result, dict) or not isinstance(result.get("file"), dict):
         return result
     file = result["file"]
@@ -34,6 +40,10 @@ def recounted(result: Any, count: Callable[[str], int]) -> Any:
     field = _ONE_FIELD.get(str(result.get("type")))
     if field is not None and not quoting.has_break(str(file.get(field, ""))):
         return result  # shown as sent: the core's count is the count
+    parts = render.body_parts(result) if joined is not None else None
+    if joined is not None and parts is not None:
+        tokens = joined(*parts)
+        return {**result, "file": {**file, "tokens": tokens}}
     shown = render.body(result)
     if shown is None:
         return result
@@ -41,7 +51,7 @@ def recounted(result: Any, count: Callable[[str], int]) -> Any:
     return {**result, "file": {**file, "tokens": tokens}}
 
 
-def recounted_many(result: Any, count: Callable[[str], int]) -> Any:
+def recounted_many(result: Any, count: Callable[[str], int], joined: Joined | None = None) -> Any:
     """A readMany result with each file's read `recounted`, and the budget left said
     as spent at those counts (the core spent the LSP's: read/many.py)."""
     if not isinstance(result, dict) or not isinstance(result.get("results"), list):
@@ -50,7 +60,7 @@ def recounted_many(result: Any, count: Callable[[str], int]) -> Any:
     spent = 0  # what the counts here take from the budget beyond the core's
     for item in result["results"]:
         if isinstance(item, dict) and "result" in item:
-            said = recounted(item["result"], count)
+            said = recounted(item["result"], count, joined)
             spent += _tokens(said) - _tokens(item["result"])
             item = {**item, "result": said}
         items.append(item)
@@ -74,10 +84,12 @@ def _image_tokens(file: dict[str, Any]) -> int:
     )
 
 
-def as_sent(method: str, result: Any, count: Callable[[str], int]) -> Any:
+def as_sent(
+    method: str, result: Any, count: Callable[[str], int], joined: Joined | None = None
+) -> Any:
     """A `read` or `readMany` result with its reads `recounted`; any other as it is."""
     if method == "read":
-        return recounted(result, count)
+        return recounted(result, count, joined)
     if method == "readMany":
-        return recounted_many(result, count)
+        return recounted_many(result, count, joined)
     return result

@@ -20,19 +20,18 @@ the least recently written entries go.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import logging
 import os
-import queue
 import secrets
 import stat
 import struct
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
+
+from . import cache_writes
 
 log = logging.getLogger("readkeeper")
 
@@ -172,25 +171,14 @@ class UserCache:
                 os.close(fd)
 
     def put_later(self, kind: str, key: str, payload: bytes | Callable[[], bytes]) -> None:
-        """`put`, on the cache's writer thread: a read that made an entry (an outline, a
-        count) answers without waiting for the folder's syscalls (a twentieth of a
-        millisecond on an idle disk, several on a busy one), nor for its payload's
-        encoding when given as a function (an outline's JSON: a tenth of a millisecond).
-        Past `MAX_PENDING` writes waiting, the entry is dropped: a later server computes
-        it again."""
-        try:
-            _WRITES.put_nowait((self, kind, key, payload))
-        except queue.Full:
-            return
-        global _WRITER
-        if _WRITER is None or not _WRITER.is_alive():
-            with _WRITER_LOCK:
-                if _WRITER is None or not _WRITER.is_alive():
-                    _WRITER = threading.Thread(
-                        target=_write_queued, name="readkeeper-cache-writes", daemon=True
-                    )
-                    _WRITER.start()
-                    atexit.register(_drain, EXIT_WAIT_SECONDS)
+        """`put`, on the cache's writer thread (cache_writes.py): a read that made an
+        entry (an outline, a count) answers without waiting for the folder's syscalls
+        (a twentieth of a millisecond on an idle disk, several on a busy one), nor for
+        its payload's encoding when given as a function (an outline's JSON: a tenth of
+        a millisecond), and the entry is written once no call is served. Past
+        `cache_writes.MAX_PENDING` writes waiting, the entry is dropped: a later server
+        computes it again."""
+        cache_writes.put_later(self, kind, key, payload)
 
     def size(self) -> int:
         """Bytes of the entries in the cache."""
@@ -243,37 +231,9 @@ class UserCache:
         )
 
 
-# Writes waiting for the writer thread (`put_later`).
-MAX_PENDING = 64
-_WRITES: queue.Queue[tuple[UserCache, str, str, bytes | Callable[[], bytes]]] = queue.Queue(
-    MAX_PENDING
-)
-_WRITER: threading.Thread | None = None
-_WRITER_LOCK = threading.Lock()
-# How long a process that exits waits for the writes still queued (they are small).
-EXIT_WAIT_SECONDS = 1.0
-
-
-def _write_queued() -> None:
-    while True:
-        cache, kind, key, payload = _WRITES.get()
-        try:
-            cache.put(kind, key, payload if isinstance(payload, bytes) else payload())
-        except Exception:  # a cache is only a cache: the entry is not kept
-            log.exception("Making an entry of readkeeper's cache failed")
-        finally:
-            _WRITES.task_done()
-
-
-def _drain(seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while _WRITES.unfinished_tasks and time.monotonic() < deadline:
-        time.sleep(0.005)
-
-
 def flush() -> None:
     """Wait for the writes queued so far (`put_later`): a core closing, and tests."""
-    _WRITES.join()
+    cache_writes.flush()
 
 
 def _name(kind: str, key: str) -> str:

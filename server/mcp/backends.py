@@ -3,12 +3,14 @@ own, or the editor's readkeeper over its attach socket."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import calls
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
+from ..read.joined import count_joined
 from ..rendered_tokens import as_sent
 
 if TYPE_CHECKING:
@@ -63,7 +65,9 @@ class LocalBackend:
     def call(self, method: str, params: dict[str, Any]) -> Any:
         """Serve the call with our own core; a read's `tokens` counts the text MCP sends
         of it (rendered_tokens.py)."""
-        return as_sent(method, calls.call(self.core, method, params), self.core.tokens.count)
+        counter = self.core.tokens
+        joined = functools.partial(count_joined, counter)
+        return as_sent(method, calls.call(self.core, method, params), counter.count, joined)
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
         """A read of a text file by its lines once the token table is loaded (the first

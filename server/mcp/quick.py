@@ -36,6 +36,7 @@ from mcp_types.jsonrpc import JSONRPCError, JSONRPCResponse
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..files import cache_writes
 from ..read.loop_guard import OffTheLoop
 from . import render
 
@@ -118,10 +119,16 @@ class QuickCalls:
             self.front.quick_edits += 1
         writer.unanswered.add(request_id)
         writer.in_flight.add(request_id)
+        cache_writes.hold()  # the user cache's writes wait until the reply is written
 
         async def reply() -> None:
-            line = await anyio.to_thread.run_sync(lambda: self._reply(version, request_id, serve()))
-            await writer.write(line.decode())
+            try:
+                made = await anyio.to_thread.run_sync(
+                    lambda: self._reply(version, request_id, serve())
+                )
+                await writer.write(made.decode())
+            finally:
+                cache_writes.release()
 
         task = asyncio.ensure_future(reply())
         self._serving.add(task)  # kept until done: the loop holds tasks weakly

@@ -42,7 +42,7 @@ from ..state.buffers import Buffer, Buffers
 from . import held_document, held_range, options, partial_seen, readers
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
-from .readers import outline_read
+from .readers import outline_cache, outline_read
 from .readers import text as text_reader
 from .readers.text_stream import stream_range
 from .services import ReadServices
@@ -114,7 +114,7 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
             return unchanged
-        if outline_read.surely_outlined(params, path, opened.size, head, settings):
+        if outline_read.likely_outlined(params, path, opened.size, head, settings):
             costly_step()  # an outline: on a worker thread from the start, read once there
         data = _load(opened, settings.max_size_bytes, lambda size: too_large(path, size, settings))
     return _text(services, request, data)
@@ -166,7 +166,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     params, path = request.params, request.opened.path
     symbol = params.symbol
     text, encoding = text_reader.decode_text(data, path)
-    content = Content(digest(data))
+    content = Content(_content_digest(data, text, settings))
     buffer = _editor_copy(services.buffers, path, text)
     if buffer is not None:
         # Unsaved changes in the editor: the agent sees what the person sees.
@@ -228,6 +228,14 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
             file = attrs.evolve(file, note=partial_seen.note(path, file.note))
     record(services, request, content, shown)
     return TextResult(file)
+
+
+def _content_digest(data: bytes, text: str, settings: Settings) -> str:
+    """`digest(data)`; of a text long enough to be outlined, hashed once for both the
+    content digest and the outline's keys (`outline_cache.digest_known`)."""
+    if len(data) * 5 // 16 < settings.outline_over_tokens // 2:
+        return digest(data)
+    return outline_cache.digest_known(text, data)[:32]
 
 
 def _outline(

@@ -7,6 +7,7 @@ what an outline can be; a cache folder that is a symlink is not used."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -186,3 +187,23 @@ def test_a_kept_count_that_cannot_be_the_files_is_counted_anew(
     assert again["type"] == "outline"
     assert isinstance(again["file"], dict)
     assert again["file"]["file_tokens"] == counted["file_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (b"x = 1  # ascii\n" * 100, "utf-8"),
+        ("é = 'ü'\n".encode() * 100, "utf-8"),
+        ("é = 'ü'\n".encode("latin-1") * 100, "latin-1"),  # other bytes, the same text
+        ("x = 'é'\n".encode("utf-16") * 3, "utf-16"),
+    ],
+)
+def test_a_files_hash_stands_for_its_texts_only_when_the_text_is_its_utf8(
+    data: bytes, encoding: str
+) -> None:
+    # A read hashes a file it may outline once (pipeline._content_digest): the digest
+    # of the bytes is the text's key only when the text's UTF-8 is those bytes.
+    text = data.decode(encoding)
+    assert outline_cache.digest_known(text, data) == hashlib.sha256(data).hexdigest()
+    expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    assert outline_cache.text_digest(text) == expected

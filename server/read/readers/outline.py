@@ -373,14 +373,16 @@ def render(found: list[Symbol], budget_chars: int) -> Drawn:
     """One line per symbol ("12-40 class Reader", children indented two spaces), as
     many whole levels as fit in `budget_chars`; a parent whose children are left out
     says how many. If the top level alone is over, its first symbols that fit."""
-    every = list(walk(found))
+    every = _every(found)
     inside = _descendants(every)
     deepest = max((depth for depth, _ in every), default=0)
-    # Characters of each level's lines, and what "(+N inside)" adds when it is the last.
+    # Each symbol's line without "(+N inside)" (drawn once: most are shown as they are),
+    # the characters of each level's lines, and what "(+N inside)" adds when it is the last.
+    plain = [_line(depth, symbol, 0) for depth, symbol in every]
     base = [0] * (deepest + 1)
     extra = [0] * (deepest + 1)
-    for depth, symbol in every:
-        base[depth] += len(_line(depth, symbol, 0)) + 1
+    for (depth, symbol), line in zip(every, plain, strict=True):
+        base[depth] += len(line) + 1
         if symbol.children:
             extra[depth] += len(f" (+{inside[id(symbol)]} inside)")
     depth, size = -1, 0
@@ -390,11 +392,23 @@ def render(found: list[Symbol], budget_chars: int) -> Drawn:
     if depth < 0:
         return _top_only(found, inside, len(every), budget_chars)
     lines = [
-        _line(level, symbol, inside[id(symbol)] if level == depth else 0)
-        for level, symbol in every
+        _line(level, symbol, inside[id(symbol)]) if level == depth and symbol.children else line
+        for (level, symbol), line in zip(every, plain, strict=True)
         if level <= depth
     ]
     return Drawn("\n".join(lines), len(every), len(lines), depth)
+
+
+def _every(found: list[Symbol]) -> list[tuple[int, Symbol]]:
+    """`walk` as a list, made without a generator's step per symbol (`render`)."""
+    every: list[tuple[int, Symbol]] = []
+    stack = [(0, symbol) for symbol in reversed(found)]
+    while stack:
+        depth, symbol = item = stack.pop()
+        every.append(item)
+        if symbol.children:
+            stack.extend([(depth + 1, child) for child in reversed(symbol.children)])
+    return every
 
 
 def _descendants(every: list[tuple[int, Symbol]]) -> dict[int, int]:
@@ -402,7 +416,11 @@ def _descendants(every: list[tuple[int, Symbol]]) -> dict[int, int]:
     parent in `every`, so a backward pass sees them first)."""
     inside: dict[int, int] = {}
     for _, symbol in reversed(every):
-        inside[id(symbol)] = sum(1 + inside[id(child)] for child in symbol.children)
+        children = symbol.children
+        if children:
+            inside[id(symbol)] = len(children) + sum([inside[id(child)] for child in children])
+        else:
+            inside[id(symbol)] = 0
     return inside
 
 

@@ -85,6 +85,18 @@ def text_digest(text: str) -> str:
     return digest
 
 
+def digest_known(text: str, data: bytes) -> str:
+    """The SHA-256 of `data`, the file's bytes, kept as `text_digest(text)` when `text`
+    is `data` decoded (its UTF-8 is `data`): a read of a file it may outline hashes it
+    once, for its content digest and these keys (about 0.16 ms on 57 KB here; the
+    check, 7 us)."""
+    global _last_digest
+    digest = hashlib.sha256(data).hexdigest()
+    if text.encode("utf-8", "surrogatepass") == data:
+        _last_digest = (text, digest)
+    return digest
+
+
 def entry_key(text: str, grammar: Grammar) -> str:
     """Everything the symbols of `text` depend on."""
     grammar_id = f"{grammar.name}|{grammar.module}.{grammar.function}"
@@ -196,6 +208,7 @@ def parse_counted(payload: bytes, total_lines: int) -> tuple[list[outline.Symbol
 __all__ = [
     "CACHE_KIND",
     "WHOLE_KIND",
+    "digest_known",
     "dump",
     "entry_key",
     "keep_whole",

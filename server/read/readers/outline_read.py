@@ -23,6 +23,7 @@ from ...files.user_cache import shared
 from ...hints import call
 from ...protocol import OutlineFile, ReadParams
 from ...settings import Settings
+from .. import joined
 from ..loop_guard import costly_step
 from ..tokens import TokenCounter, estimate_tokens
 from . import outline, outline_cache, outline_find
@@ -82,20 +83,23 @@ def plan(
     return Outline(grammar, whole, found) if found else None
 
 
-def surely_outlined(
+def likely_outlined(
     params: ReadParams, path: str, size: int, head: bytes, settings: Settings
 ) -> bool:
     """Whether a read of a text file of `size` bytes, not yet loaded, is a whole read of
-    a source file that `whole_tokens` finds over `outline_over_tokens` without counting
-    (its estimate is over twice the threshold even at a character a byte): a parse
-    follows, unless its outline is kept, so the event loop hands the read to a worker
-    thread before it loads the file, rather than after loading, decoding and hashing
-    it there (loop_guard.py). A read it misses reaches `plan`'s own step."""
+    a source file that `whole_tokens` may find over `outline_over_tokens`: its estimate
+    is over the threshold at a character a byte (over twice it, no count is made; near
+    it, the deciding count mostly passes it). A parse would follow, so the event loop
+    hands the read to a worker thread before it loads the file, rather than after
+    loading, decoding, hashing and counting it there, all of which the worker did
+    again (loop_guard.py; issue 34: half of the first reads of real modules of 30-250
+    KB are near the threshold). One the count finds under it is served there all the
+    same, its answer the same. A read it misses reaches `plan`'s own step."""
     if params.force or params.estimate or params.symbol is not None:
         return False
     if params.offset is not None or params.limit is not None:
         return False
-    if size * 5 // 16 <= settings.outline_over_tokens * 2:
+    if size * 5 // 16 <= settings.outline_over_tokens:
         return False
     return outline.grammar_for(path, head) is not None
 
@@ -150,7 +154,9 @@ def view(
     shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
     note = _note(found, drawn, total, whole, head, settings)
-    tokens = counter.count("\n".join((drawn.text, shown.file.content, note)))
+    # Counted in parts, the outline's kept for the MCP front end's count of its own
+    # rendering (joined.py): the same count as the joined text's.
+    tokens = joined.count_joined(counter, (drawn.text, shown.file.content, note), "\n")
     return OutlineFile(
         file_path=path,
         language=planned.grammar.name,
@@ -231,7 +237,7 @@ def _note(
 def _example(found: list[outline.Symbol]) -> outline.Symbol | None:
     """A symbol to name in the note: the first method, else the first nested symbol,
     else the first one."""
-    members = [s for depth, s in outline.walk(found) if depth == 1]
+    members = [child for symbol in found for child in symbol.children]  # depth 1, in order
     for symbol in members:
         if symbol.kind == "method":
             return symbol
