@@ -400,6 +400,8 @@ class Beneath:
         self.root = root
         self.cwd = cwd
         self._prefix = root.rstrip(os.sep) + os.sep
+        # os.path.join(cwd, relative) for a relative path, as one concatenation.
+        self._joined = cwd if cwd.endswith(os.sep) else cwd + os.sep
         self._folders: dict[str, bool] = {}
         self._real = RealFolders()
 
@@ -408,16 +410,16 @@ class Beneath:
         relative = relative.removeprefix("./")
         if not relative or relative.startswith(os.sep) or "\x00" in relative:
             return None
-        if ".." in relative.split(os.sep):
+        if ".." in relative and ".." in relative.split(os.sep):
             return None
         folder = relative.rpartition(os.sep)[0]
         inside = self._folders.get(folder)
         if inside is None:
-            real = self._real(os.path.join(self.cwd, folder) if folder else self.cwd)
+            real = self._real(self._joined + folder if folder else self.cwd)
             inside = real == self.root or real.startswith(self._prefix)
             if len(self._folders) < 100_000:
                 self._folders[folder] = inside
-        return os.path.join(self.cwd, relative) if inside else None
+        return self._joined + relative if inside else None
 
 
 def beneath(root: str, cwd: str, relative: str) -> str | None:

@@ -284,6 +284,13 @@ def test_a_printed_path_that_leads_out_is_dropped(tmp_path: Path) -> None:
     assert rg.beneath(str(root), str(root), "../out/a.txt") is None
     assert rg.beneath(str(root), str(root), "/etc/passwd") is None
     assert rg.beneath(str(root), str(root), "./swapped/a.txt") is None
+    assert rg.beneath(str(root), str(root), "sub/../../out/a.txt") is None
+    # ".." within a name is no step up; a run in a subfolder joins its own paths.
+    assert rg.beneath(str(root), str(root), "sub/a..b") == str(root / "sub" / "a..b")
+    sub = str(root / "sub")
+    assert rg.beneath(str(root), sub, "a.txt") == str(root / "sub" / "a.txt")
+    assert rg.beneath(str(root), sub + os.sep, "./a.txt") == str(root / "sub" / "a.txt")
+    assert rg.beneath(str(root), sub, "../swapped/a.txt") is None
 
 
 # --- lines shown count as seen ---------------------------------------------------------------
