@@ -473,15 +473,6 @@ def test_long_matching_lines_are_held_within_a_byte_cap(
     assert all(len(m["text"]) <= grep_module.MAX_LINE_CHARS for m in result["matches"])
 
 
-def test_an_overlong_output_line_is_skipped_whole() -> None:
-    import io
-
-    stream = io.BufferedReader(
-        io.BytesIO(b"a\n" + b"x" * (rg.MAX_OUTPUT_LINE_BYTES + 10) + b"\nb\n")
-    )
-    assert list(rg._bounded_lines(stream, b"\n")) == [b"a", b"b"]
-
-
 @pytest.mark.parametrize("pattern", ["(" * 5000, "(?:" * 3000])
 def test_a_pattern_nested_past_any_parser_is_bad_params(core: Readkeeper, pattern: str) -> None:
     error = refused(core, "grep", pattern=pattern)
