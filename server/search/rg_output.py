@@ -57,26 +57,42 @@ class Output:
             self._ended = select.poll()
             self._ended.register(self._ended_fd, select.POLLIN)
         self._full = False  # the last read filled its buffer: more is there at once
+        self._misses = 0  # waits in a row that gathered no output
         self.timed_out = False
 
     def pieces(self, deadline: float) -> Iterator[list[bytes]]:
         """stdout's pieces, a list per chunk read, until both pipes end or `deadline`
         (time.monotonic) passes: the program is then killed, and `timed_out` set."""
+        waited = False
         while self._selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
                 self.timed_out = True
                 self._proc.kill()
                 return
-            for key, _ in self._selector.select(left):
+            ready = self._selector.select(0 if waited else left)
+            if waited:  # what the wait gathered; two waits in a row with none end waiting
+                got = any(key.fd == self._out for key, _ in ready)
+                self._misses = 0 if got else self._misses + 1
+                waited = False
+                if not ready:
+                    continue
+            for key, _ in ready:
                 pieces = self._read(key.fd)
                 if pieces:
                     yield pieces
-                    if key.fd == self._out and self._ended is not None and not self._full:
-                        # More output, or the end (its pidfd), whichever comes first.
-                        wait = min(BATCH_S, deadline - time.monotonic())
-                        if wait > 0:
-                            self._ended.poll(wait * 1000)
+                if key.fd == self._out and self._ended is not None and self._waits():
+                    # More output, or the end (its pidfd), whichever comes first.
+                    wait = min(BATCH_S, deadline - time.monotonic())
+                    if wait > 0:
+                        self._ended.poll(wait * 1000)
+                        waited = True
+
+    def _waits(self) -> bool:
+        """Whether to wait for more output before the next read: not after a read that
+        filled its buffer (more is there at once), nor once waits found nothing twice
+        in a row (sparse output: each write then costs two wake-ups instead of one)."""
+        return not self._full and self._misses < _MISSES
 
     def close(self) -> None:
         """Read what is left of stderr (for at most a second: the program has ended or
@@ -98,7 +114,7 @@ class Output:
     def _read(self, fd: int) -> list[bytes]:
         chunk = os.read(fd, _READ_BYTES)
         if fd == self._out:
-            self._full = len(chunk) == _READ_BYTES
+            self._full = len(chunk) == _READ_BYTES or not chunk
         if not chunk:
             self._selector.unregister(fd)
             return self._cut.end() if fd == self._out else []
@@ -111,6 +127,7 @@ class Output:
 
 
 _READ_BYTES = 1 << 20
+_MISSES = 2
 
 
 def _ended_fd(proc: Process, out: int) -> int:
