@@ -8,7 +8,9 @@ woken for each took the cores from ripgrep's own threads on a small machine (ben
 README.md, `bench_grep_phases`). So once output came, the reader waits up to `BATCH_S`
 for the program's end (its pidfd) before it reads again: the end is seen at once, and
 a pipe of PIPE_BYTES (confined.py) holds what ripgrep writes meanwhile, so it never
-waits on the reader. Without a pidfd or so wide a pipe, each write is read as it comes.
+waits on the reader. Without a pidfd or so wide a pipe, each write is read as it comes;
+and so once two waits in a row gathered nothing (a rare pattern's few lines, far apart,
+where each wait's end would be a wake-up of its own).
 """
 
 from __future__ import annotations
