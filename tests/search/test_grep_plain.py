@@ -14,6 +14,7 @@ import pytest
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
 from readkeeper.search import blocks, rg
 from readkeeper.search import grep as grep_module
 
@@ -44,6 +45,8 @@ CASES: list[dict[str, Any]] = [
     {"pattern": "nothing here"},
     {"pattern": "x{600}"},
     {"pattern": "^\\w+ = \\d$"},
+    {"pattern": "bar = 2\\nbaz", "multiline": True},  # --json alone, as ever
+    {"pattern": "= 2\\n"},  # a line break without multiline: refused alike
 ]
 
 
@@ -88,14 +91,18 @@ def test_plain_output_answers_as_json_does(
             for case in cases:
                 runs.append([])
                 path = str(workspace / case.get("path", ""))
-                answers[plain].append(calls.call(core, "grep", {**case, "path": path}))
+                try:
+                    answers[plain].append(calls.call(core, "grep", {**case, "path": path}))
+                except ReadkeeperError as error:
+                    answers[plain].append({"error": (error.kind, str(error))})
         finally:
             core.close()
     for case, by_plain, by_json in zip(cases, answers[True], answers[False], strict=True):
         assert by_plain == by_json, case
     plain_runs = runs[: len(cases)]
     if tree == "plain names":
-        assert all(flags == [blocks.PLAIN_FLAGS[0]] for flags in plain_runs), plain_runs
+        first = ["--json" if case.get("multiline") else blocks.PLAIN_FLAGS[0] for case in cases]
+        assert plain_runs == [[flag] for flag in first], plain_runs
     else:
         assert plain_runs[0] == [blocks.PLAIN_FLAGS[0], "--json"], plain_runs
     first = answers[True][0]
