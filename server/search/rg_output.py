@@ -4,8 +4,8 @@ caller's thread, which waits between reads for more to gather.
 
 Why it waits: ripgrep writes each file's lines with one write of their own (its threads
 print a file's buffer whole), hundreds of small writes for a common word, and a reader
-woken for each took the cores from ripgrep's own threads on a small machine (bench/
-README.md, `bench_grep_phases`). So once output came, the reader waits up to `BATCH_S`
+woken for each took the cores from ripgrep's own threads on a small machine
+(bench/README.md, `bench_grep_phases`). So once output came, the reader waits up to `BATCH_S`
 for the program's end (its pidfd) before it reads again: the end is seen at once, and
 a pipe of PIPE_BYTES (confined.py) holds what ripgrep writes meanwhile, so it never
 waits on the reader. Without a pidfd or so wide a pipe, each write is read as it comes;
