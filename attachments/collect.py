@@ -403,7 +403,7 @@ def _environment(core: AttachmentServices) -> Attachment:
     from readkeeper import __version__
 
     system = f"{platform.system()} {platform.release()} ({platform.machine()})"
-    roots = ", ".join(core.workspace.roots) or "none"
+    roots = ", ".join(map(name, core.workspace.roots)) or "none"
     lines = [
         f"OS: {system}",
         f"Shell: {os.environ.get('SHELL') or 'unknown'}",

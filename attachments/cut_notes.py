@@ -218,9 +218,14 @@ def _sections(lines: Sequence[str], head: re.Pattern[str], body_end: int) -> lis
 def _held(
     kept: Sequence[str], every: Sequence[str], head: re.Pattern[str], has_note: bool
 ) -> tuple[int, bool]:
-    """How many sections `kept` holds whole, and whether it holds the start of the next."""
+    """How many sections `kept` holds whole, and whether it holds the start of the next.
+    A section cut just before its closing fence is whole: the cut closes the fence
+    (`unclosed_fence`), so the agent is shown every line of it."""
     sections = _sections(every, head, len(every) - 1 if has_note else len(every))
-    whole = sum(1 for _, end in sections if end <= len(kept))
+    held = len(kept)
+    if held < len(every) and unclosed_fence(kept) == [every[held]]:
+        held += 1
+    whole = sum(1 for _, end in sections if end <= held)
     started = whole < len(sections) and sections[whole][0] < len(kept)
     return whole, started
 

@@ -36,24 +36,38 @@ ErrorKind = Literal[
 ]
 
 
-# The data fields that hold names (of files, symbols): where the message names one, it
-# shows it as quoting.name does, so no name can break the message's lines or pose as its
-# prose.
-_NAME_FIELDS = ("file_path", "path", "new_path", "symbol", "suggestions", "paths")
+# The data fields that hold names (of files, folders, roots, symbols): where the message
+# names one, it shows it as quoting.name does, so no name can break the message's lines
+# or pose as its prose.
+_NAME_FIELDS = (
+    "file_path",
+    "path",
+    "new_path",
+    "real_path",
+    "root",
+    "roots",
+    "files",
+    "symbol",
+    "suggestions",
+    "paths",
+)
 
 
 def _shown(message: str, data: dict[str, Any]) -> str:
-    odd: set[str] = set()
+    odd: dict[str, str] = {}  # each name not shown bare, and how it is shown
     for key in _NAME_FIELDS:
         value = data.get(key)
         for named in value if isinstance(value, list) else [value]:
             if isinstance(named, str) and named and quoting.name(named) != named:
-                odd.add(named)
+                odd[named] = quoting.name(named)
     if odd:
-        # One pass, longest first: a name given twice (a path and its suggestion), or one
-        # inside another, is quoted once, never its quoted form quoted again.
-        found = re.compile("|".join(map(re.escape, sorted(odd, key=len, reverse=True))))
-        message = found.sub(lambda m: quoting.name(m.group()), message)
+        # One pass, the names as shown first (the message quoted them already: kept as
+        # they are, never quoted again), then each name as it is, longest first: a name
+        # given twice (a path and its suggestion), or one inside another, is quoted once.
+        shown = sorted(set(odd.values()), key=len, reverse=True)
+        named = sorted(odd, key=len, reverse=True)
+        found = re.compile("|".join(map(re.escape, [*shown, *named])))
+        message = found.sub(lambda m: odd.get(m.group(), m.group()), message)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
     return quoting.line(message)

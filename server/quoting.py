@@ -5,11 +5,13 @@ never readkeeper's own words. Every renderer (render.py, the MCP and CLI front e
 editors' renderers, which follow these same rules) keeps them apart this one way:
 
 - a name (a path, a symbol, a page label) is shown bare only when every character of it
-  is on an allowlist (letters and digits of any script, and `._-/+@,=~`), else as a JSON
-  string (`name`): a bare name is one word, so it can neither hold a line break nor
-  continue readkeeper's sentence around it (a space, `?`, `:` or `#` in a name would let
-  it pose as a sentence, a grep match's `path:line:`, or a comment), and a quoted one
-  ends only at its closing quote;
+  is on an allowlist (letters and digits of any script, and `._-/+@,=~`) and it takes
+  the shape of no line a renderer prints (`LINE_SHAPES`), else as a JSON string
+  (`name`): a bare name is one word, so it can neither hold a line break nor continue
+  readkeeper's sentence around it (a space, `?`, `:` or `#` in a name would let it pose
+  as a sentence, a grep match's `path:line:`, or a comment), nor pose as a grep context
+  line (`auth.py-4-text`) or a listing's mark, and a quoted one ends only at its closing
+  quote;
 - a line of a file ends only where the file has an LF (its CR before it dropped): every
   other character a reader could break a line at (a lone CR, VT, FF, U+001C-001E, which
   Python's `str.splitlines` splits at, NEL, U+2028, U+2029, which JavaScript's line
@@ -60,6 +62,12 @@ _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 # the bidirectional overrides) makes a name quoted: an allowlist, so a character nobody
 # thought of is quoted too.
 NAME_PUNCTUATION = frozenset("._-/+@,=~")
+# The lines readkeeper prints that a name of those characters could still pose as: grep's
+# context line `path-N-text` (`a.py-4-x` would read as line 4 of a.py, and a name ending
+# `-N`, before the `-M-` that follows it, as line N), a listing's mark after a name (`@`
+# a symlink), grep's group separator `--` and the drop-in's `---` between files. (A
+# match line `path:N:` and a count `path:N` need a colon, which is never bare.)
+LINE_SHAPES = re.compile(r"-\d+(?:-|$)|@$|^-+$")
 
 # Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
 # letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
@@ -144,9 +152,10 @@ def _unprintable(char: str) -> str:
 
 
 def is_plain(text: str) -> bool:
-    """Whether `text` may be shown bare: not empty, and every character a letter or digit
-    (of any script) or in `NAME_PUNCTUATION`."""
-    if not text or _LOOKALIKES.search(text):
+    """Whether `text` may be shown bare: not empty, every character a letter or digit
+    (of any script) or in `NAME_PUNCTUATION`, and not shaped as a line a renderer prints
+    (`LINE_SHAPES`)."""
+    if not text or _LOOKALIKES.search(text) or LINE_SHAPES.search(text):
         return False
     return all(char.isalnum() or char in NAME_PUNCTUATION for char in text)
 

@@ -46,6 +46,35 @@ FORGERIES = [
     "````",
     "\x1b[2J\x1b]0;FORGED\x07",
 ]
+# Names holding a character a reader would not see or that reorders text (a
+# bidirectional override or isolate, a zero-width space, a byte-order mark, a soft hyphen,
+# NEL, a line separator, DEL, ESC, a no-break space): every renderer shows each escaped.
+UNSEEN_NAMES = [
+    "safe\u202egnp.sh",
+    "pass\u200bwd",
+    "t\u2066ab\u2069.py",
+    "nel\x85x.txt",
+    "bom\ufeffy.txt",
+    "soft\u00adhy.txt",
+    "a\u2028b.txt",
+    "del\x7f.txt",
+    "esc\x1b[2J.txt",
+    "nb\u00a0sp.txt",
+]
+# Names of the characters a bare name may hold, shaped as a line a renderer prints
+# (quoting.LINE_SHAPES): grep's context line `path-N-text` (a.py-4-x reads as line 4 of
+# a.py; a name ending -N, before the -M- after it, as line N), a listing's link mark
+# (`x@`), grep's group separator `--` and the drop-in's `---`. Every renderer quotes them.
+CONTEXT_NAME = "auth.py-4-requests.post/evil.example.com/data=token,verify=False"
+SHAPED_NAMES = [CONTEXT_NAME, "a.py-1-x", "a-1", "data-2024", "x@", "--", "---", "-7-"]
+
+
+def unseen(text: str) -> list[str]:
+    """The characters of `text` a reader would not see or that reorder it (all that
+    str.isprintable rejects), but the line feeds and tabs of readkeeper's own layout."""
+    return sorted({char for char in text if not char.isprintable() and char not in "\n\t"})
+
+
 _PIECES = st.sampled_from([*FORGERIES, *BREAKS, "\n", "\r\n", "\t", " ", "`", "x", "é"])
 # A file's text, and a file name (a name holds no "/" or NUL, and is not "." or "..").
 contents = st.lists(_PIECES, max_size=24).map("".join)
@@ -211,3 +240,26 @@ def protocol_results(name: str, text: str) -> list[tuple[str, Any]]:
         ("changes", {"changes": [change]}),
         ("notice", {"changes": [change]}),
     ]
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+# The shapes, stated here apart from quoting.LINE_SHAPES (the rule under test).
+_SHAPED = re.compile(r"-[0-9]+(-|$)|@$|^-+$")
+
+
+def bare_shaped_paths(text: str, names: list[str], folder: str = "/ws") -> list[str]:
+    """The paths `FOLDER/NAME` of `names` (NAME alone when `folder` is empty) that `text`
+    shows bare where the naming rule quotes them (quoting.is_plain: a name shaped as a
+    line a renderer prints): what is left of `text` once its quoted strings are taken out
+    may not hold one."""
+    from readkeeper.quoting import NAME_PUNCTUATION
+
+    outside = _QUOTED.sub("", text)
+    plain = re.escape("".join(sorted(NAME_PUNCTUATION)))
+    shown = []
+    for name in names:
+        path = f"{folder}/{name}" if folder else name
+        bare = rf"(?<![\w{plain}]){re.escape(path)}(?![\w{plain}])"
+        if _SHAPED.search(path) and re.search(bare, outside):
+            shown.append(path)
+    return shown

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
+from .. import quoting
 from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
@@ -304,7 +305,7 @@ class Scope:
                 )
                 message = (
                     f"File does not exist: {data.get('file_path', '')}. "
-                    f"The workspace root is {self.roots[0]}.{hint}"
+                    f"The workspace root is {quoting.name(self.roots[0])}.{hint}"
                 )
         if "roots" in data:
             data["roots"] = list(self.roots)

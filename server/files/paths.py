@@ -297,7 +297,7 @@ class Workspace:
     def not_found(self, path: str) -> ReadkeeperError:
         """The `not_found` error for `path`, with did-you-mean suggestions from the roots."""
         suggestions = suggest(path, self.roots)
-        where = f" The workspace root is {self.roots[0]}." if self.roots else ""
+        where = f" The workspace root is {quoting.name(self.roots[0])}." if self.roots else ""
         hint = (
             f" Did you mean {suggestions[0]}?"
             if suggestions

@@ -47,8 +47,12 @@ def _structure_int(value: Any, _: type) -> int:
     if not whole and not (isinstance(value, str) and len(value) < 64 and _INT_RE.fullmatch(value)):
         raise ValueError(f"expected a whole number, got {value!r}")
     number = int(value)
-    if not _INT_MIN <= number <= _INT_MAX:
-        raise ValueError(f"expected a whole number from {_INT_MIN} to {_INT_MAX}, got {number}")
+    # The bound is the protocol's, not the field's (a search's offset is 0 or more, a
+    # read's 1 or more): the hint after it (`_hint`) says what the field takes.
+    if number > _INT_MAX:
+        raise ValueError(f"expected a whole number no larger than {_INT_MAX}, got {number}")
+    if number < _INT_MIN:
+        raise ValueError(f"expected a whole number no smaller than {_INT_MIN}, got {number}")
     return number
 
 
@@ -198,7 +202,7 @@ def structure(params: Any, cls: type[T]) -> T:
         # The problem repeats the value sent: one line, nothing unseen (quoting.phrase).
         said = quoting.phrase(f"{field or 'params'} {problem}")
         message = f"Invalid params: {said}.".replace(" .", ".")
-        hint = _FIX.get(field or "")
+        hint = _hint(cls, field or "")
         raise ReadkeeperError(
             "bad_params", f"{message} {hint}" if hint else message, field=field
         ) from None
@@ -259,6 +263,32 @@ def _path_error(field: str, problem: str) -> ReadkeeperError:
     )
 
 
+def _hint(cls: type[Any], field: str) -> str | None:
+    """How to write `field` of `cls` right: the method's own words when its field means
+    something else than another method's (a search's offset skips results, from 0; a
+    read's is the first line, from 1)."""
+    return _FIX_OF.get(cls.__name__, {}).get(field) or _FIX.get(field)
+
+
+# A search's or listing's offset: results skipped, counted from 0.
+_SKIPPED = (
+    "Send how many results to skip as a whole number, 0 or more (offset=0 shows the "
+    "first; a cut answer's next names the offset that shows the rest), e.g. offset=1000."
+)
+# The fields whose meaning is a method's own.
+_FIX_OF: dict[str, dict[str, str]] = {
+    "GrepParams": {
+        "offset": _SKIPPED,
+        "max_matches": "Send the most matches (or files) to show as a whole number, 1 or "
+        "more (a page shows at most 2000), or leave it out for the default of 100.",
+        "context": "Send the lines to show around each match as a whole number from 0 to 20.",
+    },
+    "GlobParams": {"offset": _SKIPPED},
+    "ListParams": {
+        "offset": _SKIPPED,
+        "depth": "Send how many folder levels to list as a whole number from 1 to 10.",
+    },
+}
 # How to write each field right, said after what was wrong with it.
 _FIX = {
     "file_path": "Send the file's path, absolute or relative to the workspace root, as a "

@@ -14,8 +14,9 @@ subfolder then answers from the root's listing too (listing.py).
 Only the editor's roots are built (never a session's grant, nor an attached agent's
 narrower roots: their globs key their own listings). It is polite: it stops at once
 when a call comes (ripgrep is killed after its current chunk of output, the stats stop
-within mtimes.py's `_CHECK_EVERY` of them, and the times read so far are thrown away;
-a listing ripgrep finished is kept, whole, as the glob that ran it would have kept it).
+within lookup.py's `CHECK_EVERY` of them; a listing ripgrep finished is kept, whole, as
+the glob that ran it would have kept it, and so are the times read, as any look keeps
+them: the next look, that call's glob or the next build, reads only the rest).
 A root listed afresh (or one that met ripgrep's deadline, the line cap or `CPU_S`) is
 not listed again for `REBUILD_S`: a tree that changes that often drops
 its listing before a glob could use it. At most `STARTS_PER_MINUTE` builds of a root

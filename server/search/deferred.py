@@ -1,7 +1,9 @@
 """The kept listing of a folder whose first glob was answered without one, built after
 the answer (issue 31): the first glob of a server then costs what a glob with no
 watcher costs (ripgrep sorts by time itself), not ripgrep's listing plus a stat of
-every file plus the order.
+every file plus the order. So is the order of a listing kept but not yet ordered (a
+build stopped by a call, a listing ripgrep just made): that glob stats its matches
+only (listing.py `_newest_listed`).
 
 What it builds is what that first glob used to build before answering, by the same
 functions (listing.py `list_files`, then `FileTimes.newest` of every file): the same
@@ -13,7 +15,7 @@ A later glob of the folder that arrives mid-build joins it (waits for its end, a
 ripgrep's deadline) and then answers as a glob after a build does: from the kept
 listing when it was kept, else the usual way. One build at a time per folder, on its
 own thread; `close` stops them (ripgrep is killed after its current chunk of output,
-the stats stop within mtimes.py's `_CHECK_EVERY` of them) and waits for them.
+the stats stop within lookup.py's `CHECK_EVERY` of them) and waits for them.
 """
 
 from __future__ import annotations

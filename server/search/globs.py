@@ -25,6 +25,7 @@ from ..errors import ReadkeeperError
 from ..files.globcost import refuse_costly
 from ..files.ignore import SPEC_ERRORS
 from .exclude import Exclude
+from .refused import glob_error
 
 MAX_ALTERNATIVES = 64  # patterns one glob's braces may expand into
 MAX_GLOB_CHARS = 4096  # a glob's length at most: a path is at most PATH_MAX
@@ -110,7 +111,7 @@ class Glob:
             raise ReadkeeperError(
                 "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field=field
             ) from None
-        self.pattern = pattern
+        self.pattern, self.field = pattern, field
         # Each pattern's regular expression, matched directly: pathspec's matching of a
         # spec costs several times more per path, and a glob meets every file.
         found = [getattr(each, "regex", None) for each in self._spec.patterns]
@@ -130,7 +131,8 @@ class Glob:
             )
         # A name-only pattern is also ripgrep's file type filter, which keeps to the
         # ignore rules: a narrow search then reads only the files it names.
-        # ("include:" would be read as ripgrep's own type syntax: matched here instead.)
+        # (A ":" would be read as ripgrep's own type syntax, "include:x", or refused: such
+        # a pattern is matched here instead.)
         # "**/x" is "x" at any depth: a name-only pattern too. Braces left (a literal
         # one), classes and escapes are where ripgrep's glob syntax parts from
         # gitignore's ("[" is an error there): such a pattern is matched here only.
@@ -178,13 +180,19 @@ class Glob:
             return []
         return [*(f"--type-add=wanted:{name}" for name in self._names), "--type=wanted"]
 
+    def refused(self, stderr: str) -> ReadkeeperError:
+        """`bad_params` on this glob's field, ripgrep's words `stderr` (rg.run's
+        `refused`: it could not take the glob as its filter)."""
+        return glob_error(self.pattern, self.field, stderr)
+
     def _spec_match(self, relative: str) -> object | None:
         return True if self._spec.match_file(relative) else None
 
 
 def _name_only(name: str) -> bool:
-    plain = not set("{}[]\\") & set(name)
-    return plain and "/" not in name.rstrip("/") and not name.startswith("include:")
+    # ":" parts a type's name from its glob in ripgrep's definition ("a:b" is refused).
+    plain = bool(name) and not set("{}[]\\:") & set(name)
+    return plain and "/" not in name.rstrip("/")
 
 
 def _any(matches: list[Callable[[Any], object | None]]) -> Callable[[Any], object | None]:

@@ -25,7 +25,7 @@ from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
-from . import blocks, rg, stalls
+from . import blocks, refused, rg, stalls
 from .above import Above
 from .globs import Glob
 from .paging import refuse_past_end
@@ -78,7 +78,8 @@ def grep(
     sep = b"\0" if params.output == "files" else b"\n"
     step(f"searching {arg} for {params.pattern}")
     started = time.monotonic()
-    ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root)
+    refusal = partial(_refused, params)
+    ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root, refused=refusal)
     found = None
     if plain:
         found = blocks.plain_blocks(
@@ -87,19 +88,12 @@ def grep(
         if found is None:  # not exact: once more as JSON, within what is left of the time
             flags = ["--json", *flags[len(blocks.PLAIN_FLAGS) :]]
             left = max(rg.DEADLINE_S - (time.monotonic() - started), 0.0)
-            ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, deadline_s=left, readable=root)
+            ran = rg.run(
+                cwd, flags, max_lines=COLLECT_CAP, deadline_s=left, readable=root, refused=refusal
+            )
     step(f"{len(ran.lines):,} lines of output; fitting them to the budget")
-    if ran.returncode == 2 and "regex parse error" in ran.error:
-        raise rg.pattern_error(params.pattern, ran.error)
-    if ran.returncode == 2 and "is not allowed in a regex" in ran.error:
-        raise ReadkeeperError(
-            "bad_params",
-            f"The pattern {params.pattern!r} matches a line break, which only a search "
-            "across lines finds: search again with multiline: true, or without it.",
-            field="pattern",
-        )
     incomplete = ran.timed_out or ran.cut
-    cap = min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
+    cap = _page(params)
     if params.output == "files":
         result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
     else:
@@ -112,6 +106,13 @@ def grep(
     if incomplete:  # lines, names and counts alike, after what each says of itself
         result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     return rg.said_failed(stalls.with_note(result, avoided), ran)
+
+
+def _refused(params: GrepParams, stderr: str) -> ReadkeeperError:
+    """`bad_params` on the field ripgrep refused (its words `stderr`, naming no path)."""
+    if params.glob is not None and refused.is_about_glob(stderr):
+        return refused.glob_error(params.glob, "glob", stderr)
+    return refused.pattern_error(params.pattern, stderr)
 
 
 def _stopped(timed_out: bool) -> str:
@@ -225,7 +226,7 @@ def _matches(
     if more:
         result["next"] = _next(params, next_offset)
         # Which cap cut the page, as every listing says it (listing.cut_note).
-        which = f"max_matches ({cap})" if matches >= cap else "the token cap (max_tokens)"
+        which = _cut_by(params, "match") if matches >= cap else "the token cap (max_tokens)"
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
             f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
@@ -305,7 +306,7 @@ def _counts(
     }
     if params.offset + cap < len(items):
         result["next"] = _next(params, params.offset + cap)
-        result["note"] = f"{_matching(len(items))}; the rest: offset={params.offset + cap}."
+        result["note"] = _files_cut(len(items), len(page), params)
     return result
 
 
@@ -351,8 +352,39 @@ def _files(
     }
     if params.offset + cap < len(found):
         result["next"] = _next(params, params.offset + cap)
-        result["note"] = f"{_matching(len(found))}; the rest: offset={params.offset + cap}."
+        result["note"] = _files_cut(len(found), len(page), params)
     return result
+
+
+def _page(params: GrepParams) -> int:
+    """The most matches (or files) one page shows: max_matches, within MAX_MATCHES."""
+    return min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
+
+
+def _cut_by(params: GrepParams, noun: str) -> str:
+    """The cap that cut a full page, named as what set it: the caller's max_matches, the
+    default page it left out, or readkeeper's own cap when it asked for more."""
+    if params.max_matches is None:
+        return (
+            f"the default page of {count(DEFAULT_MAX_MATCHES, noun)} (max_matches sets up "
+            f"to {MAX_MATCHES:,})"
+        )
+    if params.max_matches > MAX_MATCHES:
+        return (
+            f"readkeeper's cap of {count(MAX_MATCHES, noun)} a page (max_matches="
+            f"{params.max_matches:,} asks for more than a page holds)"
+        )
+    return f"max_matches ({params.max_matches:,})"
+
+
+def _files_cut(found: int, shown: int, params: GrepParams) -> str:
+    """The note of a page of files (or counts) cut short: how many match, which it shows,
+    the cap that cut it, and the offset that shows the rest."""
+    first, last = params.offset + 1, params.offset + shown
+    return (
+        f"{_matching(found)}; showing {first}-{last}, cut by {_cut_by(params, 'file')}; "
+        f"the rest: offset={last}."
+    )
 
 
 def _matching(files: int) -> str:

@@ -33,7 +33,8 @@ from .deferred import Build
 from .exclude import Exclude
 from .globs import Glob
 from .kept import Match, Token
-from .mtimes import FileTimes, Opener
+from .lookup import Opener
+from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
 from .where import searched
@@ -107,7 +108,9 @@ def _newest_listed(
     kept and valid and the ignore patterns above the folder are plain (then what
     ripgrep lists beneath the folder from the root is what it lists run in it,
     `kept.plain_above`): no ripgrep run. A folder with nothing kept is not answered
-    here (`glob`: ripgrep sorts, the listing is built after, deferred.py)."""
+    here (`glob`: ripgrep sorts, the listing is built after, deferred.py). A listing
+    not yet in order (ripgrep's just now, or a build stopped by a call) answers by the
+    times of its matches only; the order of all is made after the answer (deferred.py)."""
     root, cwd = where
     deadline = time.monotonic() + rg.DEADLINE_S
     match = matcher.match_bytes()
@@ -121,11 +124,17 @@ def _newest_listed(
     if names is None:
         names, stopped = list_files(root, cwd, times, token, avoided=avoided)
     opener = _opener(services, listed, params.session)
-    newest, late = times.newest(listed, names, wanted, deadline, opener, match)
+    unordered = not times.ordered(listed)
+    matching: Match | None = match
+    if unordered:  # not the listing itself: `newest` looks up these only, orders none
+        names, matching = list(filter(match, names)), None
+    newest, late = times.newest(listed, names, wanted, deadline, opener, matching)
     found = inside(newest, root, listed)
     if len(found) < len(newest) and len(newest) == wanted:  # a path led out: look further
-        everything = times.newest(listed, names, len(names), deadline, opener, match)[0]
+        everything = times.newest(listed, names, len(names), deadline, opener, matching)[0]
         found = inside(everything, root, listed)[:wanted]
+    if unordered and not stopped and times.kept(listed):
+        times.builds.start(os.fsencode(listed), _build(opener, root, listed, times))
     return found, stopped or (TIMES_LATE if late else "")
 
 

@@ -25,7 +25,7 @@ import operator
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import compress, repeat
 from typing import cast
@@ -34,6 +34,7 @@ from ..watch.hears import Heard
 from . import kept
 from .deferred import Builds
 from .kept import Listing, Match, Token
+from .lookup import Folders, Opener, look_up, newest_of
 
 # What is held at most, over every folder globbed from, of times and of listings each,
 # counted in bytes (a name's own, plus what holding it costs: about 150 bytes a time,
@@ -41,12 +42,7 @@ from .kept import Listing, Match, Token
 # tree's names are kilobytes each, and every folder globbed from keeps its own.
 MAX_BYTES = 64 << 20
 _TIME_COST, _NAME_COST = 150, 100
-_CHECK_EVERY = 512  # stats between looks at the clock
 SETTLE_S = 0.1  # the longest wait for the watcher to tell what happened before a call
-
-
-# Opens a folder (relative to the one globbed) beneath the root, following no symlink.
-Opener = Callable[[bytes], int]
 
 
 class _Tree:
@@ -129,6 +125,13 @@ class FileTimes:
             and (not checked or listing.still())
         )
 
+    def ordered(self, cwd: str) -> bool:
+        """Whether `cwd`'s kept listing has its order (written files are moved to their
+        places in it as a glob takes it)."""
+        with self._lock:
+            listing = self._listings.get(os.fsencode(cwd))
+            return listing is not None and listing.order is not None
+
     def listing_under(self, root: str, cwd: str) -> list[bytes] | None:
         """The kept listing of `root` when still valid and it lists a file beneath its
         folder `cwd` (so ripgrep walked into `cwd` from the root: it is neither hidden
@@ -152,7 +155,8 @@ class FileTimes:
         if token.era is None or watcher is None:
             return token
         base = os.fsencode(cwd)
-        watched = {os.path.relpath(f, base) for f in watcher.watched_under(base)}
+        cut = len(base) + 1  # each is beneath `base`: its name relative to it
+        watched = {folder[cut:] for folder in watcher.watched_under(base)}
         return replace(token, unheard=kept.stamped(os.fsencode(root), base, watched))
 
     def keep_listing(self, root: str, cwd: str, names: list[bytes], token: Token) -> None:
@@ -202,7 +206,9 @@ class FileTimes:
         name in it, so a folder swapped for a symlink out is never stat-ed through (its
         files are left out). For a kept listing, every file's time is looked up and the
         order kept: later calls take the first `count` matches of it. `stop` (asked
-        with the clock) ends the look-ups as the deadline does."""
+        with the clock; a build's) ends the look-ups as the deadline does, and then
+        nothing is ordered (no file answered): the times read so far are kept either
+        way, and the next look reads only the rest."""
         watcher, era = self._settled()
         base = os.fsencode(cwd)
         with self._lock:
@@ -221,7 +227,7 @@ class FileTimes:
         if order is not None and listing is not None and tree is not None:
             # Files written since the order was made: their times only, and each moved
             # to its place.
-            fresh, folders, late = _look_up(watcher, base, changed, deadline, opener, stop)
+            fresh, folders, late = look_up(watcher, base, changed, deadline, opener, stop)
             with self._lock:
                 if late or len(fresh) < len(changed) or self._events != heard:
                     listing.order = None  # the full way below; `changed` was taken
@@ -236,18 +242,22 @@ class FileTimes:
             names = list(filter(match, names))
         known = tree.times if tree is not None else {}
         got = list(map(known.get, names))  # in C: 100,000s of names, most of them known
-        missing: set[bytes] = set()
+        missing: list[bytes] = []
         if None in got:  # identity first: a quick scan when every name is known
-            missing = set(compress(names, map(operator.is_, got, repeat(None))))
+            # In the listing's order: ripgrep printed a folder's files together.
+            missing = list(compress(names, map(operator.is_, got, repeat(None))))
         self.hits += len(names) - len(missing)
         times = known
         late = False
         if missing:
-            fresh, folders, late = _look_up(watcher, base, missing, deadline, opener, stop)
-            times = {**known, **fresh}
-            with self._lock:
-                if tree is not None and self._events == heard and not late:
-                    self._keep(tree, fresh, folders)  # those of folders the watcher hears
+            fresh, folders, late = look_up(watcher, base, missing, deadline, opener, stop)
+            stopped = late and stop is not None  # a build's: nothing to order
+            times = known if stopped else {**known, **fresh}  # before `fresh` may be kept
+            with self._lock:  # those of folders the watcher hears, even of a look cut short
+                if tree is not None and self._events == heard:
+                    self._keep(tree, fresh, folders)
+            if stopped:
+                return [], True
             if len(fresh) < len(missing):  # gone since ripgrep listed them, or out of time
                 names = [name for name in names if name in times]
             got = list(map(times.__getitem__, names))
@@ -260,7 +270,7 @@ class FileTimes:
                 if len(names) == len(listing.names) and unchanged and not late:
                     listing.order, listing.changed = order, set()
             return kept.first(order, times.__getitem__, count, match), late
-        return _newest(cast(list[int], got), names, count), late  # no None is left
+        return newest_of(cast(list[int], got), names, count), late  # no None is left
 
     def forget(self, path: str, moved_to: str | None, is_dir: bool, kind: str = "") -> None:
         """An event named `path` (and `moved_to`): what the cache holds of them goes."""
@@ -349,9 +359,7 @@ class FileTimes:
         for listing in self._listings.values():
             listing.order = None  # its times are gone
 
-    def _keep(
-        self, tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[bool, list[bytes]]]
-    ) -> None:
+    def _keep(self, tree: _Tree, fresh: dict[bytes, int], folders: Folders) -> None:
         """`_keep`, then the times start again if they pass MAX_BYTES (lock held)."""
         _keep(tree, fresh, folders)
         self._bound_trees()
@@ -365,71 +373,16 @@ class FileTimes:
             return self._listing_bytes(), sum(t.cost for t in self._trees.values())
 
 
-def _newest(times: list[int], names: list[bytes], count: int) -> list[tuple[int, bytes]]:
-    """The `count` newest (time, name) pairs, newest first (ties: the greater name
-    first), by comparisons in C: a heap in Python costs more than the stats it orders."""
-    if len(times) > count:
-        threshold = sorted(times)[-count]
-        keep = list(map(operator.ge, times, repeat(threshold)))
-        times, names = list(compress(times, keep)), list(compress(names, keep))
-    return sorted(zip(times, names, strict=True), reverse=True)[:count]
-
-
-def _look_up(
-    watcher: Heard | None,
-    base: bytes,
-    names: Iterable[bytes],
-    deadline: float,
-    opener: Opener,
-    stop: Callable[[], bool] | None = None,
-) -> tuple[dict[bytes, int], dict[bytes, tuple[bool, list[bytes]]], bool]:
-    """(the times of `names`, by folder whether the watcher hears it (asked before
-    their times are read) and its names, whether the deadline stopped it). One stat a
-    file by its name in its folder's descriptor: never an open, never a symlink
-    followed."""
-    folders: dict[bytes, tuple[bool, list[bytes]]] = {}
-    for name in names:
-        folder = name.rpartition(b"/")[0]
-        entry = folders.get(folder)
-        if entry is None:
-            heard = watcher is not None and watcher.hears(
-                os.path.join(base, folder) if folder else base
-            )
-            entry = folders[folder] = (heard, [])
-        entry[1].append(name)
-    fresh: dict[bytes, int] = {}
-    lstat = os.stat
-    due = _CHECK_EVERY  # stats until the next look at the clock
-    for folder, (_, files) in folders.items():
-        try:
-            fd = opener(folder)
-        except OSError:
-            continue  # gone, or now a symlink: its files are left out
-        try:
-            cut = len(folder) + 1 if folder else 0
-            for start in range(0, len(files), _CHECK_EVERY):
-                if due <= 0:
-                    if time.monotonic() > deadline or (stop is not None and stop()):
-                        return fresh, folders, True
-                    due = _CHECK_EVERY
-                chunk = files[start : start + _CHECK_EVERY]
-                due -= len(chunk)
-                for name in chunk:  # the loop of one stat a file: nothing else in it
-                    try:
-                        fresh[name] = lstat(
-                            name[cut:], dir_fd=fd, follow_symlinks=False
-                        ).st_mtime_ns
-                    except OSError:
-                        continue  # gone since ripgrep listed it
-        finally:
-            os.close(fd)
-    return fresh, folders, False
-
-
-def _keep(
-    tree: _Tree, fresh: dict[bytes, int], folders: dict[bytes, tuple[bool, list[bytes]]]
-) -> None:
+def _keep(tree: _Tree, fresh: dict[bytes, int], folders: Folders) -> None:
     """Add the `fresh` times of the folders heard to `tree` (caller holds the lock)."""
+    if not tree.times and all(heard for heard, _ in folders.values()):
+        # Nothing kept and every folder heard (a build's first look, 100,000s of
+        # times): `fresh` is kept as it is, not copied a name at a time.
+        tree.times = fresh
+        for folder, (_, names) in folders.items():
+            tree.folders.setdefault(folder, []).extend(filter(fresh.__contains__, names))
+        tree.cost += sum(map(len, fresh)) + _TIME_COST * len(fresh)
+        return
     for folder, (heard, names) in folders.items():
         if not heard:
             continue

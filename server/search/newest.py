@@ -20,7 +20,8 @@ from ..words import count
 from . import rg, stalls
 from .above import Above
 from .globs import Glob
-from .mtimes import FileTimes, Opener
+from .lookup import Opener
+from .mtimes import FileTimes
 
 FILE_LINES = 200_000  # ripgrep's output lines (NUL-separated paths come in chunks)
 # The part of the deadline ripgrep's own sort may take; of what is left, the part the
@@ -74,7 +75,15 @@ def newest_sorted_by_rg(
     lines = wanted if matcher.rg_selects and above is None else FILE_LINES
     sort = ["--sortr=modified"]
     share = rg.DEADLINE_S * SORT_SHARE
-    ran = rg.run(cwd, [*flags, *sort], max_lines=lines, sep=b"\0", readable=root, deadline_s=share)
+    ran = rg.run(
+        cwd,
+        [*flags, *sort],
+        max_lines=lines,
+        sep=b"\0",
+        readable=root,
+        deadline_s=share,
+        refused=matcher.refused,
+    )
     if ran.timed_out and not ran.lines:
         return _newest_unsorted(matcher, where, wanted, (flags, above), times, (opener, end))
     found: list[str] = []
@@ -107,6 +116,7 @@ def _newest_unsorted(
         sep=b"\0",
         readable=root,
         deadline_s=left * LIST_SHARE,
+        refused=matcher.refused,
     )
     names = _selected(matcher, above, ran)
     ordered, late = times.newest(cwd, names, len(names), end, opener, None)

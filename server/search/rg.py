@@ -18,7 +18,6 @@ could otherwise lead it out.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -131,6 +130,7 @@ def run(
     confined: bool = True,
     readable: str | None = None,
     stop: Callable[[], bool] | None = None,
+    refused: Callable[[str], ReadkeeperError] | None = None,
 ) -> Run:
     """Run rg with `args` in `root`; collect at most `max_lines` pieces of its output
     (lines, or NUL-ended paths with `sep`), for at most `deadline_s` seconds (then it
@@ -138,7 +138,51 @@ def run(
     runs unable to read anything but the folder `readable` (the workspace root that
     holds `root`, whose ignore files apply; `root` itself when None). False only for
     tests that show the race. `stop`, asked after each chunk of output: true ends the
-    run there (killed; the run is `stopped`)."""
+    run there (killed; the run is `stopped`). `refused`: the error raised, given
+    ripgrep's words, when ripgrep refuses the call itself (`refusal`)."""
+    ran = _run(root, args, max_lines, deadline_s, sep, (confined, readable), stop)
+    if refused is not None and ran.returncode == 2 and not ran.lines:
+        # Nothing printed and a failure: a pattern or flag ripgrep cannot take, or
+        # paths it could not read. Only a run that reads nothing tells them apart.
+        words = refusal(root, args, deadline_s, confined, readable)
+        if words is not None:
+            raise refused(words)
+    return ran
+
+
+def refusal(
+    root: str,
+    args: Sequence[str],
+    deadline_s: float | None = None,
+    confined: bool = True,
+    readable: str | None = None,
+) -> str | None:
+    """ripgrep's words when it refuses `args` whatever it would read (a pattern it
+    cannot compile, past its size limit, a flag it cannot parse), else None: the same
+    flags run on an empty input (stdin, /dev/null), so its messages name no path. A
+    failure's messages alone cannot tell: they name the repository's paths, and a file
+    named "regex parse error" would pose as ripgrep's word on the pattern."""
+    # The last "--" ends the flags (a pattern "--" is the value of an earlier --regexp).
+    flags = list(args)
+    if "--" in flags:
+        del flags[len(flags) - 1 - flags[::-1].index("--") :]
+    probe = _run(root, [*flags, "--", "-"], 1, deadline_s, b"\n", (confined, readable), None)
+    if probe.returncode != 2 or probe.timed_out:
+        return None
+    return probe.error.strip() or "ripgrep refused the search"
+
+
+def _run(
+    root: str,
+    args: Sequence[str],
+    max_lines: int,
+    deadline_s: float | None,
+    sep: bytes,
+    where: tuple[bool, str | None],
+    stop: Callable[[], bool] | None,
+) -> Run:
+    """`run` but for its refusal: one run of rg."""
+    confined, readable = where
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
     command = [binary(), *BASE_FLAGS, *args]
     proc = _start(command, root, readable or ".", env) if confined and landlock_abi() > 0 else None
@@ -242,42 +286,6 @@ def text_of(value: object, errors: str = "replace") -> str:
         return base64.b64decode(str(value.get("bytes", ""))).decode("utf-8", errors)
     except ValueError:
         return ""
-
-
-def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
-    """The `bad_params` answer to a pattern ripgrep could not compile, with where."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    reason = next((line[7:] for line in lines if line.startswith("error: ")), "")
-    position = None
-    for index, line in enumerate(lines):
-        if "^" in line and index > 0 and line.strip(" ^") == "":
-            shown = lines[index - 1]
-            start = line.index("^")
-            # ripgrep shows the pattern wrapped in "(?:" ... ")".
-            offset = 3 if shown.lstrip().startswith("(?:") else 0
-            position = max(0, start - (len(shown) - len(shown.lstrip())) - offset)
-            break
-    try:  # Python's parser names the exact position where both refuse the pattern
-        re.compile(pattern)
-    except re.error as exc:
-        if exc.pos is not None:
-            position = exc.pos
-    except RecursionError:  # nested past Python's parser too: ripgrep's words alone
-        pass
-    reason = reason or (lines[-1].removeprefix("rg: ") if lines else "invalid pattern")
-    if (len(pattern) - len(pattern.rstrip("\\"))) % 2 == 1:
-        # ripgrep wraps the pattern in "(?:...)": it calls this an unclosed group
-        position, reason = len(pattern) - 1, "a trailing backslash escapes nothing"
-    where = f" at position {position}" if position is not None else ""
-    return ReadkeeperError(
-        "bad_params",
-        f"The pattern {pattern!r} is not a valid regular expression{where}: {reason}. "
-        "Fix it (escape special characters such as ( [ { . * + ? with a backslash for "
-        "a literal search) and search again.",
-        field="pattern",
-        position=position,
-        reason=reason,
-    )
 
 
 class Beneath:

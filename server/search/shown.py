@@ -52,7 +52,7 @@ def text(method: str, result: dict[str, Any]) -> str:
     if result.get("note"):
         shown.append(f"({result['note']})")
     if result.get("next"):
-        shown.append(f"next: {json.dumps(result['next'], ensure_ascii=False)}")
+        shown.append(f"next: {quoting.json_text(result['next'])}")
     return "\n".join(shown) if shown else "(nothing found)"
 
 

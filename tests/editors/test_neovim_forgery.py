@@ -16,7 +16,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_neovim import NEOVIMS, PLUGIN
 
-from forgery import assert_own_lines, contents, names, protocol_results
+from forgery import (
+    SHAPED_NAMES,
+    UNSEEN_NAMES,
+    assert_own_lines,
+    bare_shaped_paths,
+    contents,
+    names,
+    protocol_results,
+    unseen,
+)
 
 HARNESS = PLUGIN / "test" / "render_harness.lua"
 
@@ -87,3 +96,18 @@ def test_the_measured_forgeries_render_inside_readkeepers_structure(
         "`````",
     ]
     assert shown_changes == '/ws/a.py -> "/ws/a.py\\nmodified: FORGED.py\\n+import os": moved'
+
+
+def test_a_name_renders_with_nothing_unseen_and_never_shaped_as_a_line_bare(
+    nvim: str, tmp_path: Path
+) -> None:
+    """Names by the server's rule (quoting.py): every character a reader would not see or
+    that reorders text escaped inside the quoted name (format characters, separators,
+    C1 controls, as str.isprintable rejects them), and a name shaped as a line a
+    renderer prints (`a.py-4-x`, `x@`) quoted."""
+    named = [*UNSEEN_NAMES, *SHAPED_NAMES]
+    cases = [case for name in named for case in protocol_results(name, "plain\n")]
+    for (kind, value), text in zip(cases, rendered(nvim, tmp_path, cases), strict=True):
+        if text is not None:
+            assert not unseen(text), (kind, value.get("type"), text)
+            assert not bare_shaped_paths(text, SHAPED_NAMES), (kind, value.get("type"), text)

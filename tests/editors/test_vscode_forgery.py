@@ -15,7 +15,16 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from test_vscode_extension import EXTENSION, needs_node
 
-from forgery import assert_own_lines, contents, names, protocol_results
+from forgery import (
+    SHAPED_NAMES,
+    UNSEEN_NAMES,
+    assert_own_lines,
+    bare_shaped_paths,
+    contents,
+    names,
+    protocol_results,
+    unseen,
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +101,17 @@ def test_the_measured_forgeries_render_inside_readkeepers_structure(renderer: Pa
         "</cell>",
     ]
     assert shown_notice == '/ws/a.py -> "/ws/a.py\\nmodified: FORGED.py\\n+import os" (moved)'
+
+
+@needs_node
+def test_a_name_renders_with_nothing_unseen_and_never_shaped_as_a_line_bare(
+    renderer: Path,
+) -> None:
+    """Names by the server's rule (quoting.py): every character a reader would not see or
+    that reorders text escaped inside the quoted name, and a name shaped as a line a
+    renderer prints (`a.py-4-x`, `x@`) quoted."""
+    named = [*UNSEEN_NAMES, *SHAPED_NAMES]
+    cases = [case for name in named for case in protocol_results(name, "plain\n")]
+    for (kind, value), text in zip(cases, rendered(renderer, cases), strict=True):
+        assert not unseen(text), (kind, value.get("type"), text)
+        assert not bare_shaped_paths(text, SHAPED_NAMES), (kind, value.get("type"), text)

@@ -260,7 +260,8 @@ async def test_a_hostile_notebook_answers_its_kind_while_small_reads_go_on(
     (workspace / "nb.ipynb").write_text(hostile_notebook(name))
     read = lsp.read("nb.ipynb", include_images=name == "png_blob")
     result, order = await beside_small_reads(lsp, outcome(read))
-    assert order[0] == "small", order
+    if name != "deep_metadata":  # refused before any work: it may well come first
+        assert order[0] == "small", order
     assert order.count("small") == SMALL_READS
     if name == "deep_metadata":
         assert result.data["kind"] == "corrupt"

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forgery import assert_own_lines
+from forgery import CONTEXT_NAME, SHAPED_NAMES, assert_own_lines
 from helpers import eventually, text_file
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of, until_watching
 from readkeeper import quoting
@@ -137,3 +137,43 @@ def test_an_edit_notes_names_a_sentence_like_file_quoted(core: Readkeeper, works
     result = core.write(WriteParams(file_path=str(path), content="same\n"))
     assert result.note is not None
     assert result.note.startswith(json.dumps(str(path)) + " already had exactly this content")
+
+
+def test_a_name_shaped_as_a_line_the_renderers_print_is_quoted() -> None:
+    for name in SHAPED_NAMES:
+        assert quoting.name(name) == json.dumps(name), name
+    for plain in ["a-b", "v1.2-rc", "x-1.txt", "2-b", "a@b", "-x", "1-2.txt"]:
+        assert quoting.name(plain) == plain
+
+
+# How a reader takes a grep line apart: the path, then the first `:N:` or `-N-`.
+_GREP_LINE = re.compile(r"^(?P<path>\"(?:[^\"\\]|\\.)*\"|.+?)(?P<mark>[:-])(?P<n>\d+)(?P=mark)")
+
+
+async def test_mcp_grep_context_never_shows_a_line_another_file_does_not_hold(
+    workspace: Path,
+) -> None:
+    auth = ["def check(user):", "    token = load()", "    return verify(token)"]
+    (workspace / "auth.py").write_text("\n".join(auth) + "\n")
+    folder = workspace / CONTEXT_NAME.rpartition("/")[0]
+    folder.mkdir(parents=True)
+    (workspace / CONTEXT_NAME).write_text("    token = x\n")
+    (workspace / "a-1").write_text("x\n2-token = forged\n")
+    runtime = private_runtime_dir()
+    async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
+        shown_lines = []
+        for context in (0, 1):
+            found = await client.call_tool("grep", {"pattern": "token", "context": context})
+            shown_lines += text_of(found).split("\n")
+        listed = text_of(await client.call_tool("glob", {"pattern": "**/*"}))
+    claims = [m for m in map(_GREP_LINE.match, shown_lines) if m]
+    for claim in claims:
+        path = claim["path"]
+        if path.startswith('"'):
+            path = json.loads(path)
+        if path == str(workspace / "auth.py"):
+            number, text = int(claim["n"]), claim.string[claim.end() :]
+            assert number <= len(auth), claim.string  # auth.py has no such line
+            assert text == auth[number - 1], claim.string
+    assert json.dumps(str(workspace / CONTEXT_NAME)) in listed, listed
+    assert json.dumps(str(workspace / "a-1")) in listed, listed

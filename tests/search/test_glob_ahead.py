@@ -132,7 +132,7 @@ def test_a_call_arriving_mid_build_stops_it_at_its_next_step(
 ) -> None:
     """The call arrives at the build's `at_check`th look (the roots' loop, then after
     each chunk of ripgrep's output and every few hundred stats): the build stops there,
-    keeps no times it read, and the call answers with the tree as it is."""
+    orders nothing, and the call answers with the tree as it is."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     # Enough files that the stats alone look a dozen times, however ripgrep's output
     # arrives (in one chunk on an idle machine: 3,000 files left the 8th look to chance).

@@ -13,7 +13,6 @@ there too: a listing never looks whole when it is not.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -171,7 +170,9 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
                 deepest = True
         folders[parent].append(node)
         shown += 1
-    text = json.dumps(top, ensure_ascii=False, separators=(",", ":"))
+    # Names by the naming rule (quoting.json_text): json.dumps leaves a name's bidirectional
+    # overrides, zero-width characters and line separators raw inside its strings.
+    text = quoting.json_text(top, separators=(",", ":"))
     more = []
     if deepest:
         more.append(

@@ -16,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ... import quoting, render
+from ... import quoting, render, words
 from ...errors import ReadkeeperError
 from . import listings
 from .args import Content, Served, count, flag, string, text_block
@@ -70,6 +70,8 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
         )
     force = flag(args, "force") or None
     limit = head
+    if head == 0 or tail == 0:
+        return [text_block(_none_asked(served, path, "head" if head == 0 else "tail"))]
     if tail is not None:
         estimate = served.ask("read", file_path=path, estimate=True)
         total = (estimate.get("file") or {}).get("total_lines")
@@ -82,10 +84,21 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
                 file_path=path,
             )
         offset, limit = max(1, total - tail + 1), tail
-    if limit == 0:
-        return [text_block("")]
     result = served.ask("read", file_path=path, offset=offset, limit=limit, force=force)
     return shown_read(result)
+
+
+def _none_asked(served: Served, path: str, field: str) -> str:
+    """The answer to head=0 or tail=0: no line shown, said so with how many the file
+    has (an estimate: the file is checked as a read checks it, and nothing is counted
+    as read), never an empty text that an empty file would also give."""
+    estimate = served.ask("read", file_path=path, estimate=True)
+    total = (estimate.get("file") or {}).get("total_lines")
+    shown = f"0 of {words.count(total, 'line')}" if isinstance(total, int) else "No line"
+    return (
+        f"(readkeeper: {shown} shown: {field}=0 asks for none; read_text_file with "
+        f"{field}=N shows N, without {field} the whole file)"
+    )
 
 
 def shown_read(result: dict[str, Any]) -> list[Content]:

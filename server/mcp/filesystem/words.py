@@ -13,11 +13,10 @@ to the keys of `data`; a field is kept only when the tool has it (an allowlist).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from ... import hints
+from ... import hints, quoting
 
 # method -> (tool, {param: the tool's argument}); params not named keep their name.
 _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -48,7 +47,7 @@ def _word(method: str, params: dict[str, Any] | None) -> str:
     if not params:
         return tool
     shown = {renamed.get(k, k): v for k, v in params.items()}
-    return f"{tool} with {json.dumps(shown, ensure_ascii=False)}"
+    return f"{tool} with {quoting.json_text(shown)}"
 
 
 # A read's line count written as a call's argument ("offset=5, limit=20", "offset and

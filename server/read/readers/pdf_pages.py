@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ... import words
+from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...settings import Settings
 
@@ -63,7 +63,7 @@ def expand(ranges: Ranges, page_count: int, path: str, max_pages: int) -> list[i
             cap = f" (a read returns at most {max_pages} pages)" if page_count > max_pages else ""
             raise ReadkeeperError(
                 "bad_params",
-                f"Page {first} is past the end of {path}, which has {page_count} "
+                f"Page {first} is past the end of {quoting.name(path)}, which has {page_count} "
                 f'page{"s" if page_count > 1 else ""}. Ask for pages="1-'
                 f'{min(page_count, max_pages)}"{cap} or fewer.',
                 field="pages",

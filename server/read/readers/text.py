@@ -386,7 +386,7 @@ def past_the_end(path: str, window: Window, total: int, settings: Settings) -> R
     """The `bad_params` refusal of an offset past the last of the file's `total` lines."""
     return ReadkeeperError(
         "bad_params",
-        f"offset {window.offset} is past the end of {path}, which has "
+        f"offset {window.offset} is past the end of {quoting.name(path)}, which has "
         f"{words.count(total, 'line')}. "
         f"Read from offset={max(1, total - settings.default_limit + 1)} to see its end.",
         field="offset",

@@ -28,13 +28,72 @@ end
 -- one of `._-/+@,=~`: an allowlist, so a space, `:`, `?`, `#`, a quote, a control or a
 -- character nobody thought of makes it quoted and it cannot continue readkeeper's
 -- sentence. The server allows letters of any script; Lua's patterns know no Unicode
--- classes, so here any other character is quoted (stricter, never looser).
+-- classes, so here any other character is quoted (stricter, never looser). Nor may a
+-- bare name take the shape of a line readkeeper prints (the server's LINE_SHAPES):
+-- grep's context line `path-N-text` (and a name ending `-N` before it), a listing's
+-- link mark `@` after a name, grep's `--` and the drop-in's `---` separators.
 local function odd(text)
-  return text == "" or text:find("[^%w._%-/+@,=~]") ~= nil
+  return text == ""
+    or text:find("[^%w._%-/+@,=~]") ~= nil
+    or text:find("%-%d+%-") ~= nil
+    or text:find("%-%d+$") ~= nil
+    or text:find("@$") ~= nil
+    or text:find("^%-+$") ~= nil
+end
+
+-- The code points a reader would not see or that reorder text, beyond the controls
+-- (what the server's str.isprintable rejects): format characters (bidirectional marks,
+-- overrides and isolates, zero-width characters, the byte-order mark, the soft hyphen,
+-- tags), separators but the space, private use, surrogates and noncharacters. Unicode's
+-- unassigned code points are the one class Lua cannot list.
+local HIDDEN = {
+  { 0x80, 0xA0 }, { 0xAD, 0xAD }, { 0x600, 0x605 }, { 0x61C, 0x61C }, { 0x6DD, 0x6DD },
+  { 0x70F, 0x70F }, { 0x890, 0x891 }, { 0x8E2, 0x8E2 }, { 0x1680, 0x1680 },
+  { 0x180E, 0x180E }, { 0x2000, 0x200F }, { 0x2028, 0x202F }, { 0x205F, 0x2064 },
+  { 0x2066, 0x206F }, { 0x3000, 0x3000 }, { 0xD800, 0xF8FF }, { 0xFDD0, 0xFDEF },
+  { 0xFEFF, 0xFEFF }, { 0xFFF9, 0xFFFB }, { 0xFFFE, 0xFFFF }, { 0x110BD, 0x110BD },
+  { 0x110CD, 0x110CD }, { 0x13430, 0x1343F }, { 0x1BCA0, 0x1BCA3 }, { 0x1D173, 0x1D17A },
+  { 0xE0001, 0xE0001 }, { 0xE0020, 0xE007F }, { 0xF0000, 0x10FFFF },
+}
+
+local function hidden(code)
+  if code % 0x10000 >= 0xFFFE then
+    return true -- a noncharacter of any plane
+  end
+  for _, range in ipairs(HIDDEN) do
+    if code >= range[1] and code <= range[2] then
+      return true
+    end
+  end
+  return false
+end
+
+-- One UTF-8 sequence as JSON's escape of it when it is hidden (two UTF-16 halves past
+-- U+FFFF, as JSON spells them), else as it is.
+local function escape_hidden(sequence)
+  local first, n = sequence:byte(1), #sequence
+  local code
+  if n == 2 and first >= 0xC0 then
+    code = (first % 0x20) * 0x40 + sequence:byte(2) % 0x40
+  elseif n == 3 and first >= 0xE0 then
+    code = ((first % 0x10) * 0x40 + sequence:byte(2) % 0x40) * 0x40 + sequence:byte(3) % 0x40
+  elseif n == 4 and first >= 0xF0 then
+    code = (((first % 0x08) * 0x40 + sequence:byte(2) % 0x40) * 0x40 + sequence:byte(3) % 0x40)
+        * 0x40
+      + sequence:byte(4) % 0x40
+  end
+  if code == nil or not hidden(code) then
+    return sequence
+  end
+  if code < 0x10000 then
+    return string.format("\\u%04x", code)
+  end
+  code = code - 0x10000
+  return string.format("\\u%04x\\u%04x", 0xD800 + math.floor(code / 0x400), 0xDC00 + code % 0x400)
 end
 
 --- A path, symbol or label as shown in readkeeper's words: bare when plain, else a
---- quoted string with its controls escaped (as JSON spells them).
+--- quoted string with its controls and hidden characters escaped (as JSON spells them).
 function M.name(value)
   local text = tostring(value)
   if not odd(text) then
@@ -44,15 +103,7 @@ function M.name(value)
   local inner = text:gsub('[%z\1-\31\127"\\]', function(c)
     return simple[c] or string.format("\\u%04x", c:byte())
   end)
-  inner = inner:gsub("\194([\128-\159])", function(c)
-    return string.format("\\u%04x", c:byte())
-  end)
-  inner = inner:gsub("\226\128([\168-\174])", function(c)
-    return string.format("\\u%04x", 0x2000 + c:byte() - 128)
-  end)
-  inner = inner:gsub("\226\129([\166-\169])", function(c)
-    return string.format("\\u%04x", 0x2040 + c:byte() - 128)
-  end)
+  inner = inner:gsub("[\192-\247][\128-\191]*", escape_hidden)
   return '"' .. inner .. '"'
 end
 

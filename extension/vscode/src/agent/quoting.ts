@@ -1,9 +1,10 @@
 // How bytes from files and file names are shown to the model: inside a structure
 // readkeeper controls. The same rules as the server's server/quoting.py (read it for
-// the why): a name is bare when plain (letters, digits, `._-/+@,=~`), else quoted with
-// its controls escaped; a file's lines break at LF only, every other line break (CR, VT,
-// FF, U+001C-001E, NEL, U+2028, U+2029) escaped inside the line; a block of a file's
-// text is fenced with more backticks than any run inside it.
+// the why): a name is bare when plain (letters, digits, `._-/+@,=~`, shaped as no line
+// readkeeper prints), else quoted with its controls escaped; a file's lines break at LF
+// only, every other line break (CR, VT, FF, U+001C-001E, NEL, U+2028, U+2029) escaped
+// inside the line; a block of a file's text is fenced with more backticks than any run
+// inside it.
 
 const BREAK = /[\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
 const ESCAPES: Record<string, string> = {
@@ -24,6 +25,10 @@ const ESCAPES: Record<string, string> = {
 // the Hangul fillers).
 const PLAIN_NAME = /^[\p{L}\p{N}._\-/+@,=~]+$/u;
 const LOOKALIKES = /[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]/;
+// Nor does a bare name take the shape of a line readkeeper prints (server/quoting.py's
+// LINE_SHAPES): grep's context line `path-N-text` (and a name ending `-N` before it), a
+// listing's link mark `@` after a name, grep's `--` and the drop-in's `---` separators.
+const LINE_SHAPES = /-\p{Nd}+(?:-|$)|@$|^-+$/u;
 // Inside a quoted name: the quote and backslash quoting uses, and every character a
 // reader would not see or would act on (what Python's str.isprintable rejects: controls,
 // format characters such as the bidirectional overrides, separators but the space,
@@ -47,7 +52,7 @@ export function printable(text: string): string {
 
 /** Whether `text` may be shown bare (server/quoting.py's `is_plain`). */
 export function isPlain(text: string): boolean {
-  return PLAIN_NAME.test(text) && !LOOKALIKES.test(text);
+  return PLAIN_NAME.test(text) && !LOOKALIKES.test(text) && !LINE_SHAPES.test(text);
 }
 
 /** A file's text as shown: lines end at its LFs only, every other line break escaped. */
@@ -75,11 +80,12 @@ export function name(value: unknown): string {
   return `"${inner}"`;
 }
 
-/** `value` as JSON text without a raw line break (JSON.stringify leaves NEL, U+2028 and
- * U+2029 raw inside strings). */
+/** `value` as JSON text in which every character `name` escapes is JSON's escape of it
+ * (server/quoting.py's `json_text`): JSON.stringify leaves NEL, U+2028, U+2029, the
+ * bidirectional overrides and zero-width characters raw inside strings, and a notebook's
+ * cell id or an attachment's source shown so read reversed or as another. */
 export function jsonText(value: unknown): string {
-  const text = JSON.stringify(value) ?? "null";
-  return text.replace(/[\x85\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return printable(JSON.stringify(value) ?? "null");
 }
 
 /** `text` (a name from `name`, an agent's word) as an inline code span: between more
