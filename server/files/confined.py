@@ -88,6 +88,12 @@ class Child:
         assert status is not None
         return status
 
+    def ended_fd(self) -> int:
+        """A descriptor of the caller's own, readable once the program has ended (a dup
+        of its pidfd; the caller closes it), or -1 when its status is known already."""
+        with self._lock:
+            return os.dup(self._pidfd) if self._pidfd >= 0 else -1
+
     def kill(self) -> None:
         """SIGKILL the program, if it still runs."""
         with self._lock:

@@ -7,18 +7,23 @@ ripgrep's threads finish files in any order, but each file's messages come out t
 only the blocks a page shows are parsed whole: a search with a hundred thousand matches
 costs little more than one with a hundred.
 
-A search of single lines reads ripgrep's plain output instead (`PLAIN_FLAGS`: each line
-`path NUL number:text`, `-` for context, a third the bytes of `--json`, which ripgrep
-takes longer to write and this process to cut). It is exact only while every line
-holds a NUL after its path: a line without one is a path holding a newline, or one of
-ripgrep's own messages about a binary file (which `--json` leaves out, showing its
-lines): `plain_blocks` then answers None, and the search is made again with `--json`.
+A search of single lines reads ripgrep's plain output instead (`PLAIN_FLAGS`: a third
+the bytes of `--json`, which ripgrep takes longer to write and this process to cut), in
+headings: each file's lines as `path NUL number:text` then `number:text` (`-` for
+context), the files parted by an empty line. So a file's lines are found by the next
+empty line (`list.index`, a C loop) and kept as one slice of the output: only the files
+a page shows are ever looked at line by line. It is exact while each file's first line
+holds the NUL after its path (without one: a path holding a line break, or ripgrep's
+message on a binary file that showed no line) and its last line is not that message
+(ripgrep writes it after the file's lines: `_BINARY`), which `--json` leaves out,
+showing the lines: `plain_blocks` then answers None, and the search is made again with
+`--json`. A line holding the message's words stands for one, and costs that second run.
 """
 
 from __future__ import annotations
 
-import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -29,21 +34,27 @@ from .globs import Glob
 _BEGIN = b'{"type":"begin"'
 _MATCH = b'{"type":"match"'
 _END = b'{"type":"end"'
-# ripgrep's plain output, one line per line found, always the path first.
+# ripgrep's plain output: the path (NUL-ended) before each file's first line.
 PLAIN_FLAGS = (
     "--line-number",
     "--with-filename",
     "--null",
-    "--no-heading",
+    "--heading",
     "--color=never",
     "--no-context-separator",
 )
+# The end of ripgrep's message on a binary file with a match (printer/standard.rs
+# `write_binary_message`: "... (found "\0" byte around offset 123)"), the last line of
+# that file's output.
+_BINARY = b" byte around offset "
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Line:
     """A line of a result: a match's (`event` numbers the match it is part of) or
-    context's."""
+    context's. (Not frozen: a frozen dataclass takes microseconds to make, for each
+    line a page shows.)"""
 
     path: str
     number: int
@@ -52,15 +63,15 @@ class Line:
     event: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     """One file's messages."""
 
     path: str
     raw: list[bytes] = field(default_factory=list)
     matches: int = 0  # match messages (a multiline match is one)
-    # Not 0: raw holds lines of plain output, their `number:text` from this offset.
-    plain: int = 0
+    # raw holds lines of plain output (`number:text`), not `--json` messages.
+    plain: bool = False
 
 
 def blocks(
@@ -102,44 +113,46 @@ def blocks(
 def plain_blocks(
     root: str,
     cwd: str,
-    output: Iterable[bytes],
+    output: list[bytes],
     matcher: Glob | None,
     above: Above | None = None,
     *,
     context: bool = True,
 ) -> list[Block] | None:
-    """`blocks` of ripgrep's plain output (PLAIN_FLAGS); None when it is not exact (a
-    line without the NUL after its path): search again with `--json`. `context`: False
-    when the search asked for none (every line is then a match)."""
+    """`blocks` of ripgrep's plain output (PLAIN_FLAGS); None when it is not exact (see
+    above): search again with `--json`. `context`: False when the search asked for none
+    (every line is then a match)."""
     inside = rg.Beneath(root, cwd)
     found: list[Block] = []
-    left_out: list[bytes] = []  # the lines of a file left out, dropped at the end
-    add = left_out.append
-    prefix = b"\0"  # the path and NUL every line of the current file starts with
-    for raw in output:
-        if raw.startswith(prefix):  # a file's lines come together: one test a line
-            add(raw)
-            continue
-        printed, nul, _ = raw.partition(b"\0")
-        if not nul:
+    index, end, start = output.index, len(output), 0
+    while start < end:
+        try:
+            stop = index(b"", start)  # the empty line after this file's
+        except ValueError:
+            stop = end
+        printed, nul, first = output[start].partition(b"\0")
+        if not nul or _BINARY in output[stop - 1]:
             return None
-        prefix, add = printed + nul, left_out.append
-        shown = os.fsdecode(printed).removeprefix("./")
+        shown = printed.decode(_FS_ENCODING, _FS_ERRORS).removeprefix("./")  # os.fsdecode
         hidden = matcher is not None and not matcher.matches(shown)
+        path = None
         if not hidden and not (above is not None and above.hides(shown)):
             path = inside(shown)
-            if path is not None:
-                found.append(Block(path, plain=len(prefix)))
-                add = found[-1].raw.append
-        add(raw)
-    for block in found:
-        if not context:
-            block.matches = len(block.raw)
-        else:
-            start = block.plain
-            block.matches = sum(1 for line in block.raw if _MATCH_NUMBER.match(line, start))
-    found.sort(key=lambda block: block.path)
+        if path is not None:
+            raw = output[start:stop]
+            raw[0] = first
+            if context:
+                matches = sum(1 for line in raw if _MATCH_NUMBER.match(line))
+            else:
+                matches = stop - start
+            found.append(Block(path, raw, matches, plain=True))
+        start = stop + 1
+    found.sort(key=_path)
     return found
+
+
+def _path(block: Block) -> str:
+    return block.path
 
 
 _MATCH_NUMBER = re.compile(rb"\d+:")
@@ -204,7 +217,7 @@ def _block_lines(block: Block, event_id: int) -> Iterator[Line]:
 def _plain_lines(block: Block, event_id: int) -> Iterator[Line]:
     """`_block_lines` of plain output: a line each, decoded as `--json`'s text is."""
     for raw in block.raw:
-        number = _NUMBER.match(raw, block.plain)
+        number = _NUMBER.match(raw)
         if number is None:
             continue
         match = number[2] == b":"

@@ -18,7 +18,6 @@ could otherwise lead it out.
 from __future__ import annotations
 
 import os
-import selectors
 import subprocess
 import sys
 import time
@@ -26,30 +25,25 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from ..errors import ReadkeeperError
 from ..files import landlock
-from ..files.confined import LAUNCHER, Child, widen_pipe
+from ..files.confined import LAUNCHER, widen_pipe
 from ..files.zygote import NOT_CONFINED, NOT_STARTED
 from ..progress import step
 from ..words import count
 from .realdirs import RealFolders
+from .rg_output import Output, Process
 
-# A line of ripgrep's output longer than this (a match on a minified file) is skipped,
-# never held: the line it shows is cut to MAX_LINE_CHARS anyway.
-MAX_OUTPUT_LINE_BYTES = 1 << 20
 DEADLINE_S = 10.0
-# The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES, lines of minified
-# files could otherwise add up to gigabytes before the line cap is reached.
+# The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES (rg_output.py), lines
+# of minified files could otherwise add up to gigabytes before the line cap is reached.
 MAX_OUTPUT_BYTES = 32 << 20
 # False: every confined run starts a fresh launcher interpreter (the bench's baseline).
 WARM_LAUNCHER = True
-Process = subprocess.Popen[bytes] | Child
-# The bytes of a run's stderr kept (its messages are cut to 4,000 characters).
-_STDERR_KEPT = 65536
 # Exit statuses of a launcher (warm or per call) that never made rg run: not confined,
 # not started. rg itself ends 0, 1 or 2.
 _NOT_RAN = (NOT_CONFINED, NOT_STARTED)
@@ -205,10 +199,10 @@ def _run(
     widen_pipe(proc.stdout.fileno())  # ripgrep then rarely waits on this reader
     result = Run()
     deadline = time.monotonic() + (DEADLINE_S if deadline_s is None else deadline_s)
-    output = _Output(proc, sep)
+    output = Output(proc, sep)
     try:
         held = 0
-        for pieces in output.pieces(deadline, result):  # a chunk's at once: 100,000s
+        for pieces in output.pieces(deadline):  # a chunk's at once: 100,000s
             room = max_lines - len(result.lines)
             before = len(result.lines)
             result.lines.extend(pieces[:room])
@@ -222,6 +216,7 @@ def _run(
                 result.stopped = True
                 break
     finally:
+        result.timed_out = output.timed_out
         if proc.poll() is None:
             proc.kill()
         output.close()
@@ -267,112 +262,6 @@ def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> 
     )
 
 
-class _Output:
-    """A run's stdout, cut into pieces, and its stderr (at most `_STDERR_KEPT` bytes
-    kept), both read by the caller's thread: a thread per run for the deadline and one
-    for stderr cost more than a small search (each start waits for the new thread to
-    be scheduled, on a loaded machine for milliseconds)."""
-
-    def __init__(self, proc: Process, sep: bytes) -> None:
-        assert proc.stdout is not None
-        assert proc.stderr is not None
-        self._proc = proc
-        self._out, self._err = proc.stdout.fileno(), proc.stderr.fileno()
-        self._cut = _Pieces(sep)
-        self.stderr: list[bytes] = []
-        self._kept = 0
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._out, selectors.EVENT_READ)
-        self._selector.register(self._err, selectors.EVENT_READ)
-
-    def pieces(self, deadline: float, result: Run) -> Iterator[list[bytes]]:
-        """stdout's pieces, a list per chunk read, until both pipes end or `deadline`
-        (time.monotonic) passes: the run is then killed, and says it timed out."""
-        while self._selector.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                result.timed_out = True
-                self._proc.kill()
-                return
-            for key, _ in self._selector.select(left):
-                pieces = self._read(key.fd)
-                if pieces:
-                    yield pieces
-
-    def close(self) -> None:
-        """Read what is left of stderr (for at most a second: the program has ended or
-        been killed), then close both pipes."""
-        if self._out in self._selector.get_map():
-            self._selector.unregister(self._out)
-        ends = time.monotonic() + 1.0
-        while self._selector.get_map() and (left := ends - time.monotonic()) > 0:
-            for key, _ in self._selector.select(left):
-                self._read(key.fd)
-        self._selector.close()
-        for stream in (self._proc.stdout, self._proc.stderr):
-            if stream is not None:
-                stream.close()
-
-    def _read(self, fd: int) -> list[bytes]:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            self._selector.unregister(fd)
-            return self._cut.end() if fd == self._out else []
-        if fd == self._err:
-            if self._kept < _STDERR_KEPT:
-                self.stderr.append(chunk)
-                self._kept += len(chunk)
-            return []
-        return self._cut.feed(chunk)
-
-
-def _bounded_lines(stream: IO[bytes], sep: bytes) -> Iterator[bytes]:
-    """The pieces of `stream` ended by `sep`, a piece past MAX_OUTPUT_LINE_BYTES skipped
-    whole (never held)."""
-    for pieces in _bounded_pieces(stream, sep):
-        yield from pieces
-
-
-def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
-    """`_bounded_lines`, a list per chunk read."""
-    cut = _Pieces(sep)
-    while True:
-        chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
-        pieces = cut.feed(chunk) if chunk else cut.end()
-        if pieces:
-            yield pieces
-        if not chunk:
-            return
-
-
-class _Pieces:
-    """Chunks of output cut into the pieces ended by `sep`, a piece past
-    MAX_OUTPUT_LINE_BYTES skipped whole (never held)."""
-
-    def __init__(self, sep: bytes) -> None:
-        self._sep = sep
-        self._pending = b""
-        self._skipping = False
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The pieces `chunk` ends."""
-        data = self._pending + chunk
-        pieces = data.split(self._sep)
-        self._pending = pieces.pop()
-        if self._skipping and pieces:
-            self._skipping = False  # the end of an overlong piece
-            del pieces[0]
-        if len(data) > MAX_OUTPUT_LINE_BYTES:  # else no piece of it can be overlong
-            pieces = [piece for piece in pieces if len(piece) <= MAX_OUTPUT_LINE_BYTES]
-        if len(self._pending) > MAX_OUTPUT_LINE_BYTES:
-            self._pending, self._skipping = b"", True
-        return pieces
-
-    def end(self) -> list[bytes]:
-        """The last piece, when the output did not end with `sep`."""
-        return [self._pending] if self._pending and not self._skipping else []
-
-
 def events(lines: Sequence[bytes]) -> Iterator[dict[str, object]]:
     """ripgrep's `--json` messages."""
     for line in lines:
@@ -408,6 +297,8 @@ class Beneath:
         self.root = root
         self.cwd = cwd
         self._prefix = root.rstrip(os.sep) + os.sep
+        # os.path.join(cwd, relative) for a relative path, as one concatenation.
+        self._joined = cwd if cwd.endswith(os.sep) else cwd + os.sep
         self._folders: dict[str, bool] = {}
         self._real = RealFolders()
 
@@ -416,16 +307,16 @@ class Beneath:
         relative = relative.removeprefix("./")
         if not relative or relative.startswith(os.sep) or "\x00" in relative:
             return None
-        if ".." in relative.split(os.sep):
+        if ".." in relative and ".." in relative.split(os.sep):
             return None
         folder = relative.rpartition(os.sep)[0]
         inside = self._folders.get(folder)
         if inside is None:
-            real = self._real(os.path.join(self.cwd, folder) if folder else self.cwd)
+            real = self._real(self._joined + folder if folder else self.cwd)
             inside = real == self.root or real.startswith(self._prefix)
             if len(self._folders) < 100_000:
                 self._folders[folder] = inside
-        return os.path.join(self.cwd, relative) if inside else None
+        return self._joined + relative if inside else None
 
 
 def beneath(root: str, cwd: str, relative: str) -> str | None:
