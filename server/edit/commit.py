@@ -23,7 +23,8 @@ from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, is_directory, moved, read_at_most
 from ..files.locks import lock_for
-from ..files.paths import Location, Workspace, names_a_folder, real_path
+from ..files.paths import Location, Workspace, names_a_folder
+from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
@@ -83,22 +84,14 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
     candidate = workspace.absolute(file_path)
     if names_a_folder(file_path):
         raise folder_path(file_path, candidate, "file_path")
-    problem = workspace.unavailable(candidate)
-    if problem is not None:
-        raise problem
-    real = real_path(candidate)
+    advice = (
+        f"readkeeper does not {verb} files there. Ask the user to add its folder to the "
+        f"readkeeper.allowed_paths setting, or {verb} a file inside the workspace."
+    )
+    real = workspace.real_of(candidate, grants=False, advice=advice)
     where = workspace.locate(real, grants=False)
-    if where is None:
-        shown = candidate if real == candidate else f"{candidate} (real path {real})"
-        raise ReadkeeperError(
-            "outside_workspace",
-            f"{shown} is outside the workspace roots ({', '.join(workspace.roots) or 'none'}), "
-            f"and readkeeper does not {verb} files there. Ask the user to add its folder to "
-            f"the readkeeper.allowed_paths setting, or {verb} a file inside the workspace.",
-            file_path=candidate,
-            real_path=real,
-            roots=list(workspace.roots),
-        )
+    if where is None:  # the roots changed meanwhile
+        raise workspace.outside(candidate, LeadsOut(), advice)
     refuse_metadata(candidate, where.path, where.anchor.path, verb)
     return candidate, where
 
