@@ -21,7 +21,7 @@ from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
-from ..files.fileio import digest, is_directory, moved, read_at_most
+from ..files.fileio import digest, is_directory, moved, read_at_most, special_file
 from ..files.locks import lock_for
 from ..files.paths import Location, Workspace, names_a_folder
 from ..files.reach import LeadsOut
@@ -111,11 +111,16 @@ def read_record(
 
 
 def record_to_edit(
-    read_states: ReadStates, workspace: Workspace, session: str, where: Location, named: str
+    read_states: ReadStates,
+    workspace: Workspace,
+    session: str,
+    where: Location,
+    named: str,
+    settings: Settings,
 ) -> ReadRecord:
     """The session's record of the text file an edit changes (`where`, as the agent
     `named` it); refused when the file is gone (`stale` if the session had read it, else
-    `not_found`), is a folder, or was never read by the session."""
+    `not_found`), is a folder, or was never read by the session (`unread`)."""
     record = read_record(read_states, workspace, session, where.path, "edit")
     found = entry(where)
     if found is None:
@@ -123,9 +128,24 @@ def record_to_edit(
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(where.path, to_write=True)
     if record is None:
-        raise not_read(where.path, session)
+        raise unread(where, settings, not_read(where.path, session))
     check_text_change(record, where.path, "edit")
     return record
+
+
+def unread(where: Location, settings: Settings, refusal: ReadkeeperError) -> ReadkeeperError:
+    """The refusal of a change to a file the session never read: `refusal` (`not_read`,
+    naming the read that licenses the change), unless no read would: a file readkeeper
+    does not change whatever was read (not text, too large, not decoded back exactly,
+    read-only, set-id) gets that refusal instead, so the error never sends the agent
+    after a read that leads nowhere (a binary file's read is refused too)."""
+    try:
+        with hold_for_change(where) as held:
+            load(held, settings)
+    except ReadkeeperError as exc:
+        if exc.kind != "stale":
+            return exc
+    return refusal
 
 
 def entry(where: Location) -> os.stat_result | None:
@@ -139,6 +159,9 @@ def entry(where: Location) -> os.stat_result | None:
         raise os_error(where.path, exc) from None
     if found is not None and stat.S_ISLNK(found.st_mode):
         raise moved(where.path)
+    special = special_file(where.path, found.st_mode) if found is not None else None
+    if special is not None:
+        raise special
     return found
 
 
