@@ -83,3 +83,18 @@ def test_a_text_file_not_read_is_still_sent_after_its_read(
     done = calls.call(core, "edit", {"file_path": "a.txt", "old_string": "a", "new_string": "b"})
     assert done["replacements"] == 1
     assert (workspace / "a.txt").read_text() == "b\n"
+
+
+def test_listing_a_file_names_a_call_that_works_for_any_file(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "blob.bin").write_bytes(bytes(range(256)) * 4)  # a read is refused
+    for method, raw in (
+        ("list", {"path": "blob.bin"}),
+        ("glob", {"pattern": "*", "path": "blob.bin"}),
+    ):
+        error = refusal(core, method, raw)
+        assert error.kind == "bad_params"
+        assert "readkeeper/read" not in error.message
+        assert f'readkeeper/stat {{"path": "{workspace / "blob.bin"}"}}' in error.message
+    assert calls.call(core, "stat", {"path": "blob.bin"})["kind"] == "file"
