@@ -115,10 +115,12 @@ class Workspace:
         """The absolute (not yet real) path of a user-given path (a name readkeeper shows
         escaped, a byte not UTF-8 as `\\udce9`, names that entry: quoting.name_back, looked
         up only inside the roots and allowed folders)."""
-        path = self.lexical(file_path)
-        if by_name(path, self.reaches()) is None:
-            return path  # outside: nothing there is looked up
-        return quoting.name_back(path, os.path.lexists)
+        return quoting.name_back(self.lexical(file_path), self._exists_inside)
+
+    def _exists_inside(self, path: str) -> bool:
+        """Whether something is at `path`, asked only inside (outside: nothing there is
+        looked up), and only of a name holding a byte's escape text (name_back)."""
+        return by_name(path, self.reaches()) is not None and os.path.lexists(path)
 
     def reaches(self, session: str = "", *, grants: bool = False) -> list[Reach]:
         """What calls of `session` may reach: the roots and allowed folders, and with

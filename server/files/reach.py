@@ -109,6 +109,7 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     folder = holder(start, folders)
     assert folder is not None  # by_name found it
     current = folder.real
+    home: str | None = current  # the permitted folder `current` lies in (None: none)
     pending = _names(start[len(folder.real.rstrip(os.sep)) :])
     links = 0
     last = LeadsOut()
@@ -116,12 +117,16 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         name = pending.pop()
         if name == "..":
             current = os.path.dirname(current)
+            home = _home(current, folders)
             continue
         step = os.path.join(current, name)
-        if not any(within(step, f.real) for f in folders):
+        if home is None:
+            home = _home(step, folders)
+        if home is None:
             mapped = by_name(step, folders)
             if mapped is not None:
                 current = mapped  # a folder's spelling: its real path, not looked at
+                home = _home(current, folders)
             elif any(within(f.real, step) or within(f.spelled, step) for f in folders):
                 current = step  # a folder above a permitted one, on the way back in
             else:
@@ -144,9 +149,9 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         target = os.readlink(step)
         last = LeadsOut(step, target)
         if os.path.isabs(target):
-            current = os.sep
+            current, home = os.sep, _home(os.sep, folders)
         pending.extend(_names(target))
-    if not any(within(current, f.real) for f in folders):
+    if home is None:
         return last
     return current
 
@@ -202,6 +207,11 @@ def spellings(
         if named != real:
             spelled[real] = named
     return spelled
+
+
+def _home(path: str, folders: Sequence[Reach]) -> str | None:
+    """The real path of the permitted folder `path` lies in, by name; None when none."""
+    return next((f.real for f in folders if within(path, f.real)), None)
 
 
 def _names(relative: str) -> list[str]:
