@@ -36,6 +36,7 @@ from readkeeper import quoting
 from readkeeper.files import landlock
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
+from readkeeper.files.reach import LeadsOut, walk
 
 from . import gitstatus_worker
 
@@ -141,7 +142,8 @@ def _repository(
         held.callback(os.close, git_dir)
     elif stat.S_ISREG(entry.st_mode):
         target = _gitfile_target(work_tree, root)
-        git_dir = _open_inside(workspace, target, held, f"its .git file points to {target}")
+        what = f"its .git file points to {quoting.name(target)}"
+        git_dir = _open_inside(workspace, target, held, what)
     else:
         raise NotARepository(root)
     reach += [work_tree, git_dir]
@@ -172,13 +174,18 @@ def _gitfile_target(folder: int, root: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     if not line.startswith("gitdir:"):
         raise NotARepository(root)
-    return os.path.realpath(os.path.join(root, line[len("gitdir:") :].strip()))
+    return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
 
 
-def _open_inside(workspace: Workspace, real_path: str, held: ExitStack, what: str) -> int:
-    """A descriptor of the folder at `real_path`, opened beneath the workspace root
-    that holds it; Unsafe (naming `what`) when no root holds it."""
-    where = workspace.locate(real_path, grants=False)
+def _open_inside(workspace: Workspace, path: str, held: ExitStack, what: str) -> int:
+    """A descriptor of the folder at `path` (as the repository names it), opened beneath
+    the workspace root that holds it; Unsafe (naming `what`) when its text or a link on
+    its way leads beyond the roots, looking at nothing outside them (files/reach.py)."""
+    try:
+        real = walk(path, workspace.reaches())
+    except OSError:
+        real = LeadsOut()
+    where = workspace.locate(real, grants=False) if isinstance(real, str) else None
     if where is None:
         raise Unsafe(f"{what}, outside the workspace (readkeeper.allowed_paths can allow it)")
     folder = where.anchor.open_folder(where.folder)
@@ -197,7 +204,8 @@ def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack, reach: l
     folders = [git_dir]
     if lstat_in(git_dir, "commondir") is not None:
         common = _resolve(git_dir, _read_small(git_dir, "commondir").decode("utf-8", "replace"))
-        folders.append(_open_inside(workspace, common, held, f"its commondir names {common}"))
+        what = f"its commondir names {quoting.name(common)}"
+        folders.append(_open_inside(workspace, common, held, what))
         reach.append(folders[-1])
     for folder in folders:
         for name in _ENTRIES:
@@ -229,15 +237,16 @@ def _check_alternates(
         if not line.strip() or line.startswith("#"):
             continue
         path = _resolve(store, line)
-        what = f"its objects/info/alternates names {path}"
+        what = f"its objects/info/alternates names {quoting.name(path)}"
         store = _open_inside(workspace, path, held, what)
         reach.append(store)
         _check_alternates(workspace, store, held, reach, ".", depth - 1)
 
 
 def _resolve(folder: int, text: str) -> str:
-    """The real path of `text`, relative to the folder open as `folder`."""
-    return os.path.realpath(os.path.join(_real_path(folder), text.strip()))
+    """`text` as a path, relative to the folder open as `folder` (by name: where it
+    really leads is found by `_open_inside`, which looks at nothing outside)."""
+    return os.path.normpath(os.path.join(_real_path(folder), text.strip()))
 
 
 def _read_small(folder: int, name: str) -> bytes:

@@ -15,6 +15,7 @@ from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
+from readkeeper.files.reach import walk
 from readkeeper.read.readers.text import decode_text, split_lines
 from readkeeper.settings import Settings
 
@@ -42,7 +43,8 @@ def above(paths: Iterable[str], workspace: Workspace) -> list[Location]:
         root = next((r for r in roots if is_within(path, r)), None)
         if root is None:
             continue
-        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        real = _real(path, workspace)  # looked at only inside the roots
+        folder = path if real is not None and os.path.isdir(real) else os.path.dirname(path)
         while is_within(folder, root) and folder != root:
             candidates.extend(os.path.join(folder, name) for name in NAMES)
             folder = os.path.dirname(folder)
@@ -55,16 +57,25 @@ def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]
     workspace's own instruction, and is never read."""
     found: dict[str, Location] = {}
     for candidate in candidates:
-        try:
-            where = workspace.locate(os.path.realpath(candidate), grants=False)
-        except OSError:  # a link on the way changing as it is looked at
-            continue
+        real = _real(candidate, workspace)
+        where = workspace.locate(real, grants=False) if real is not None else None
         if where is None or where.path in found:
             continue
         st = where.lstat()
         if st is not None and stat.S_ISREG(st.st_mode):
             found[where.path] = where
     return list(found.values())
+
+
+def _real(path: str, workspace: Workspace) -> str | None:
+    """The real path of `path` when it stays inside the roots and allowed folders, found
+    looking at nothing outside them (files/reach.py); None otherwise, or when a link on
+    the way changes as it is looked at."""
+    try:
+        real = walk(path, workspace.reaches())
+    except OSError:
+        return None
+    return real if isinstance(real, str) else None
 
 
 def items(settings: Settings, found: list[Location]) -> list[Attachment | Dropped]:

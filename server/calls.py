@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -244,10 +245,18 @@ def quick(core: Readkeeper, name: str, raw: Any) -> bool:
         return False
     if not core.tokens.loaded:
         return False
+    # Looked at beneath its root, never by name: a path outside is refused at once (and
+    # looked up nowhere); what a link on its way leads to is not known here.
+    where = core.workspace.direct(path)
+    if where is None:
+        return True
     try:
-        size = os.stat(core.workspace.absolute(path)).st_size
+        found = where.lstat()
     except (OSError, ValueError):
-        return True  # the read fails at once, and says why
+        return False
+    if found is None or not stat.S_ISREG(found.st_mode):
+        return found is None or not stat.S_ISLNK(found.st_mode)
+    size = found.st_size
     if size <= core.settings.max_size_bytes:
         return True
     ranged = raw.get("offset") is not None or raw.get("limit") is not None

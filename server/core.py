@@ -11,7 +11,6 @@ Front ends structure their params (`calls`), call a method, unstructure the resu
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -150,7 +149,7 @@ class Readkeeper:
         with self._settings_lock:
             self.settings = settings
             self.settings_warnings = warnings
-            self._workspace.allowed = settings.allowed_paths
+            self._workspace.set_allowed(settings.allowed_paths)
             if settings.token_encoding != self.tokens.encoding_name:
                 self.tokens = TokenCounter(settings.token_encoding)
         self.watching.settings_changed()
@@ -226,7 +225,7 @@ class Readkeeper:
         permissions too)."""
         paths = None
         if params.paths is not None:
-            paths = [os.path.realpath(self.workspace.absolute(p)) for p in params.paths]
+            paths = [self.workspace.known(p, params.session) for p in params.paths]
             if isinstance(self.workspace, Narrowed):
                 paths = self.workspace.forgettable(paths, params.session)
         dropped = self.read_states.forget(params.session, paths)

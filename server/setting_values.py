@@ -127,7 +127,9 @@ def path_list(value: Any) -> tuple[str, ...]:
         parts = [str(p) for p in value]
     else:
         raise ValueError("expected a list of paths")
-    return tuple(os.path.realpath(os.path.expanduser(p)) for p in parts)
+    # As written (absolute): the workspace takes each one's real path, and a path may
+    # still name the folder by this spelling (a symlink the user chose).
+    return tuple(os.path.normpath(os.path.abspath(os.path.expanduser(p))) for p in parts)
 
 
 def flag(value: Any) -> bool:

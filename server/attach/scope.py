@@ -25,6 +25,7 @@ from .. import quoting
 from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
+from ..files.reach import LeadsOut, Reach, by_name, lexical, outside, walk
 
 # Every method an attached connection may call, with the fields of its params that
 # name a path (each resolved from the connection's first root and checked against its
@@ -78,8 +79,10 @@ class Scope:
         outputs: Callable[[str], str | None],
         narrower: bool = False,
         editor: Workspace | None = None,
+        spelled: dict[str, str] | None = None,
     ) -> None:
         self.roots = roots
+        self.spelled = spelled or {}  # a root's spelling in the hello, by real path
         self._outputs = outputs  # a session's folder of rendered pages, if it has one
         self.narrower = narrower  # the editor's roots reach beyond these
         # What the core resolves and opens this connection's calls beneath.
@@ -97,7 +100,7 @@ class Scope:
                 "folders): the editor's readkeeper serves an attached agent only within them.",
                 field="roots",
             )
-        roots = []
+        roots, spelled = [], {}
         for root in asked:
             real = os.path.realpath(root) if os.path.isabs(root) and "\x00" not in root else ""
             why = refused_root(real, may_be_home=True) if real else "it is not an absolute path"
@@ -111,8 +114,9 @@ class Scope:
                     real_path=real or root,
                 )
             roots.append(real)
+            spelled[real] = os.path.normpath(root)
         narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
-        return cls(roots, outputs, narrower, editor)
+        return cls(roots, outputs, narrower, editor, spelled)
 
     # --- requests ---
 
@@ -156,19 +160,26 @@ class Scope:
     def _path(self, path: str, session: str) -> str:
         if not path or "\x00" in path:
             return path  # the core's own bad_params error says what is wrong
-        absolute = os.path.normpath(os.path.join(self.roots[0], os.path.expanduser(path)))
-        real = real_path(absolute)
-        if self.reaches(real, session):
-            return absolute
-        shown = absolute if real == absolute else f"{absolute} (real path {real})"
-        raise ReadkeeperError(
-            "outside_workspace",
-            f"{shown} is outside this agent's roots ({', '.join(self.roots)}), though the "
-            "editor's workspace may hold it: start `readkeeper mcp --root` on a folder that "
-            "holds it, or read a file inside your roots.",
-            file_path=absolute,
-            real_path=real,
-            roots=list(self.roots),
+        absolute = lexical(path, self.roots[0])
+        folders = [Reach(root, self.spelled.get(root, root)) for root in self.roots]
+        pages = self._outputs(session)
+        if pages is not None:
+            folders.append(Reach(pages, pages))
+        # The core resolves it again beneath these roots, named by their real paths.
+        named = by_name(absolute, folders) or absolute
+        try:
+            real = walk(absolute, folders)
+        except OSError:
+            return named  # a link replaced meanwhile: the core resolves it again
+        if not isinstance(real, LeadsOut):
+            return named  # inside, or a link loop the core names
+        raise outside(
+            absolute,
+            real,
+            self.roots,
+            "Though the editor's workspace may hold it, this agent's roots do not: start "
+            "`readkeeper mcp --root` on a folder that holds it, or read a file inside "
+            "your roots.",
         )
 
     def reaches(self, real: str, session: str = "") -> bool:
@@ -311,7 +322,8 @@ class Scope:
             data["roots"] = list(self.roots)
             if exc.kind == "outside_workspace":
                 message = (
-                    f"{data.get('file_path', 'That path')} is outside this agent's roots "
+                    f"{quoting.name(str(data.get('file_path', 'That path')))} is outside "
+                    "this agent's roots "
                     f"({', '.join(self.roots)}). Read a file inside them."
                 )
         return ReadkeeperError(exc.kind, message, **data)

@@ -85,7 +85,9 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
 
     def attempt() -> EditResult | None:
         reported = core.diagnostics.reported(real)
-        record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
+        record = record_to_edit(
+            core.read_states, core.workspace, params.session, where, candidate, core.settings
+        )
         with hold_for_change(where) as held:
             loaded = load(held, core.settings)
             buffer = dirty_buffer(core, real, loaded.text, core.settings)

@@ -21,9 +21,10 @@ from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
-from ..files.fileio import digest, is_directory, moved, read_at_most
+from ..files.fileio import digest, is_directory, moved, read_at_most, special_file
 from ..files.locks import lock_for
-from ..files.paths import Location, Workspace, names_a_folder, real_path
+from ..files.paths import Location, Workspace, names_a_folder
+from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..settings import Settings
@@ -83,22 +84,14 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
     candidate = workspace.absolute(file_path)
     if names_a_folder(file_path):
         raise folder_path(file_path, candidate, "file_path")
-    problem = workspace.unavailable(candidate)
-    if problem is not None:
-        raise problem
-    real = real_path(candidate)
+    advice = (
+        f"readkeeper does not {verb} files there. Ask the user to add its folder to the "
+        f"readkeeper.allowed_paths setting, or {verb} a file inside the workspace."
+    )
+    real = workspace.real_of(candidate, grants=False, advice=advice)
     where = workspace.locate(real, grants=False)
-    if where is None:
-        shown = candidate if real == candidate else f"{candidate} (real path {real})"
-        raise ReadkeeperError(
-            "outside_workspace",
-            f"{shown} is outside the workspace roots ({', '.join(workspace.roots) or 'none'}), "
-            f"and readkeeper does not {verb} files there. Ask the user to add its folder to "
-            f"the readkeeper.allowed_paths setting, or {verb} a file inside the workspace.",
-            file_path=candidate,
-            real_path=real,
-            roots=list(workspace.roots),
-        )
+    if where is None:  # the roots changed meanwhile
+        raise workspace.outside(candidate, LeadsOut(), advice)
     refuse_metadata(candidate, where.path, where.anchor.path, verb)
     return candidate, where
 
@@ -118,11 +111,16 @@ def read_record(
 
 
 def record_to_edit(
-    read_states: ReadStates, workspace: Workspace, session: str, where: Location, named: str
+    read_states: ReadStates,
+    workspace: Workspace,
+    session: str,
+    where: Location,
+    named: str,
+    settings: Settings,
 ) -> ReadRecord:
     """The session's record of the text file an edit changes (`where`, as the agent
     `named` it); refused when the file is gone (`stale` if the session had read it, else
-    `not_found`), is a folder, or was never read by the session."""
+    `not_found`), is a folder, or was never read by the session (`unread`)."""
     record = read_record(read_states, workspace, session, where.path, "edit")
     found = entry(where)
     if found is None:
@@ -130,9 +128,24 @@ def record_to_edit(
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(where.path, to_write=True)
     if record is None:
-        raise not_read(where.path, session)
+        raise unread(where, settings, not_read(where.path, session))
     check_text_change(record, where.path, "edit")
     return record
+
+
+def unread(where: Location, settings: Settings, refusal: ReadkeeperError) -> ReadkeeperError:
+    """The refusal of a change to a file the session never read: `refusal` (`not_read`,
+    naming the read that licenses the change), unless no read would: a file readkeeper
+    does not change whatever was read (not text, too large, not decoded back exactly,
+    read-only, set-id) gets that refusal instead, so the error never sends the agent
+    after a read that leads nowhere (a binary file's read is refused too)."""
+    try:
+        with hold_for_change(where) as held:
+            load(held, settings)
+    except ReadkeeperError as exc:
+        if exc.kind != "stale":
+            return exc
+    return refusal
 
 
 def entry(where: Location) -> os.stat_result | None:
@@ -146,6 +159,9 @@ def entry(where: Location) -> os.stat_result | None:
         raise os_error(where.path, exc) from None
     if found is not None and stat.S_ISLNK(found.st_mode):
         raise moved(where.path)
+    special = special_file(where.path, found.st_mode) if found is not None else None
+    if special is not None:
+        raise special
     return found
 
 

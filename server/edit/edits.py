@@ -68,6 +68,7 @@ from .commit import (
     record_to_edit,
     replace,
     resolve_for_change,
+    unread,
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
@@ -199,7 +200,9 @@ def preview(core: EditServices, params: EditParams) -> ExternalChange | None:
     would be merged over (None when the file is as the session read it)."""
     old, new = _checked(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
+    record = record_to_edit(
+        core.read_states, core.workspace, params.session, where, candidate, core.settings
+    )
     with hold_for_change(where) as held:
         decided = _decide(core, params, record, where, held, old, new)
     if decided.merged_from is None:
@@ -212,7 +215,9 @@ def _edit_once(
 ) -> EditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
-    record = record_to_edit(core.read_states, core.workspace, params.session, where, candidate)
+    record = record_to_edit(
+        core.read_states, core.workspace, params.session, where, candidate, core.settings
+    )
     settings = core.settings
     with hold_for_change(where) as held:
         decided = _decide(core, params, record, where, held, old, new)
@@ -309,15 +314,18 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
             session=params.session,
         )
     if record is None:
-        raise ReadkeeperError(
-            "not_read",
-            f"{quoting.name(real)} "
-            f"already exists and this session has not read it, so writing it could "
-            f"overwrite what it has not seen. Read it ({call('read', file_path=real)}), then "
-            "write it "
-            "(or edit just the parts to change).",
-            file_path=real,
-            session=params.session,
+        raise unread(
+            where,
+            settings,
+            ReadkeeperError(
+                "not_read",
+                f"{quoting.name(real)} already exists and this session has not read it, so "
+                "writing it could overwrite what it has not seen. Read it "
+                f"({call('read', file_path=real)}), then write it (or edit just the parts "
+                "to change).",
+                file_path=real,
+                session=params.session,
+            ),
         )
     check_text_change(record, real, "write")
     with hold_for_change(where) as held:

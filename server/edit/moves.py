@@ -34,7 +34,8 @@ from ..files import atomic
 from ..files.beneath import Location, Moved
 from ..files.fileio import moved
 from ..files.locks import lock_for
-from ..files.paths import Workspace, names_a_folder, real_path
+from ..files.paths import Workspace, names_a_folder
+from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
@@ -143,26 +144,16 @@ def _resolved(
             "bad_params", f"{field} must be a non-empty path without NUL characters.", field=field
         )
     given = workspace.absolute(path)
-    problem = workspace.unavailable(given)
-    if problem is not None:
-        raise problem
-    if follow_last:
-        real = real_path(given)
-    else:
-        real = os.path.join(real_path(os.path.dirname(given)), os.path.basename(given))
+    advice = (
+        "readkeeper changes nothing there. Give a path inside the workspace, or ask the "
+        "user to add its folder to the readkeeper.allowed_paths setting."
+    )
+    real = workspace.real_of(
+        given, grants=False, follow_last=follow_last, advice=advice, field=field
+    )
     where = workspace.locate(real, grants=False)
-    if where is None:
-        shown = given if real == given else f"{given} (real path {real})"
-        raise ReadkeeperError(
-            "outside_workspace",
-            f"{shown} is outside the workspace roots ({', '.join(workspace.roots) or 'none'}), "
-            "and readkeeper changes nothing there. Give a path inside the workspace, or ask "
-            "the user to add its folder to the readkeeper.allowed_paths setting.",
-            file_path=given,
-            real_path=real,
-            roots=list(workspace.roots),
-            field=field,
-        )
+    if where is None:  # the roots changed meanwhile
+        raise workspace.outside(given, LeadsOut(), advice, field=field)
     verb = "move" if not follow_last else "create"
     refuse_metadata(given, where.path, where.anchor.path, verb, folder=True)
     return given, where

@@ -33,7 +33,7 @@ from ..protocol import EditBatchParams, EditFilesParams, EditParams, FileEdit, u
 from ..state.readstate import ReadRecord
 from . import journal
 from .batch import BatchServices, edit_batch
-from .commit import entry, read_record, resolve_for_change
+from .commit import entry, read_record, resolve_for_change, unread
 from .edits import edit
 from .notebook_seen import check_text_change
 from .refusals import deleted, not_read
@@ -155,7 +155,7 @@ def _check_ahead(core: MultiServices, session: str, real: str, index: int) -> No
                 raise deleted(real, "edit")
             raise core.workspace.not_found(real)
         if record is None:
-            raise not_read(real, session)
+            raise unread(where, core.settings, not_read(real, session))
         check_text_change(record, real, "edit")
         buffer = core.buffers.get(real)
         if buffer is not None and buffer.text != core.disk_text(real):

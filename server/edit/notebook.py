@@ -42,6 +42,7 @@ from . import notebook_splice
 from .commit import (
     committed,
     encode,
+    entry,
     hold_for_change,
     read_record,
     replace,
@@ -86,7 +87,7 @@ def _edit_once(
 ) -> NotebookEditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
-    if where.lstat() is None:
+    if entry(where) is None:  # a FIFO or device is refused here, before the read-state
         raise core.workspace.not_found(candidate)
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:

@@ -25,12 +25,13 @@ from typing import Any, Protocol
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
+from ..files.paths import Location
 from ..hints import call
 from ..protocol import EditParams, unstructure
 from ..protocol.files import PatchParams
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
-from .commit import entry, resolve_for_change
+from .commit import entry, resolve_for_change, unread
 from .edits import edit, preview
 from .endings import lf
 from .matching import Normalized, find_all, line_numbers, no_match
@@ -66,7 +67,7 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
         raise core.workspace.not_found(given)
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(real, to_write=True)
-    before = _current_text(core, real)
+    before = _current_text(core, where)
     record = core.read_states.get(params.session, real)
     seen = _seen_text(core, record, before)
     # The replacements name text as the session saw it: folded there, so the edit is
@@ -195,20 +196,26 @@ def _labelled(diff: str, real: str) -> str:
     return "\n".join(lines)
 
 
-def _current_text(core: PatchServices, real: str) -> str:
+def _current_text(core: PatchServices, where: Location) -> str:
     """The file's text as an edit would see it: the editor's buffer when it holds
-    unsaved changes, else the disk (an edit reads it again when it commits)."""
+    unsaved changes, else the disk (an edit reads it again when it commits); a file
+    that is not text readkeeper edits is refused saying why (commit.unread)."""
+    real = where.path
     buffer = core.buffers.get(real)
     if buffer is not None and buffer.edited:
         return lf(buffer.text)
     text = core.disk_text(real)
     if text is None:
-        raise ReadkeeperError(
-            "unsupported",
-            f"{quoting.name(real)} "
-            f"cannot be patched: it is not a text file readkeeper can edit exactly, "
-            f"or it is larger than the read cap. See what it is ({call('stat', path=real)}).",
-            file_path=real,
+        raise unread(
+            where,
+            core.settings,
+            ReadkeeperError(
+                "unsupported",
+                f"{quoting.name(real)} cannot be patched: it is not a text file readkeeper "
+                "can edit exactly, or it is larger than the read cap. See what it is "
+                f"({call('stat', path=real)}).",
+                file_path=real,
+            ),
         )
     return lf(text)
 

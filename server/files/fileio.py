@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 from .beneath import Location, Moved, lstat_in, open_in
@@ -71,6 +72,23 @@ def _not_regular(path: str, what: str) -> ReadkeeperError:
         "unsupported",
         f"{path} is {what}, not a regular file; readkeeper only reads regular files. "
         "Read a regular file instead, or redirect the output you need to one.",
+        file_path=path,
+    )
+
+
+def special_file(path: str, mode: int) -> ReadkeeperError | None:
+    """The refusal of an edit or write of a FIFO, socket or device (`mode`, its lstat),
+    None for anything else: such a file is never opened, whatever the session read, so
+    the refusal comes before any read-state check, and names no read (a read of it is
+    refused too)."""
+    what = _kind_of(mode)
+    if what is None:
+        return None
+    return ReadkeeperError(
+        "unsupported",
+        f"{quoting.name(path)} is {what}, not a regular file; readkeeper never opens one to "
+        "read or write it. Write a regular file instead (another path), or ask the user to "
+        "replace it with one.",
         file_path=path,
     )
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .beneath import Anchor
 from .paths import Workspace, is_within
+from .reach import Reach
 
 
 def _no_pages(session: str) -> str | None:
@@ -58,6 +59,11 @@ class Narrowed(Workspace):
             if pages is not None and is_within(real_path, pages):
                 return pages
         return found
+
+    def reaches(self, session: str = "", *, grants: bool = False) -> list[Reach]:
+        found = super().reaches(session, grants=grants)
+        pages = self.pages(session) if grants else None
+        return found if pages is None else [*found, Reach(pages, pages)]
 
     def forgettable(self, real_paths: list[str], session: str) -> list[str]:
         """Only what this connection may reach: a name swapped after the scope's check

@@ -1,16 +1,18 @@
-"""Where a `file_path` points: workspace roots, symlinks, permissions, did-you-mean.
+"""Where a `file_path` points: workspace roots, symlinks, permissions.
 
-Paths are resolved to their real path (symlinks followed) before any check, so a link
-inside the workspace that points outside it is outside. Relative paths are taken from
-the first workspace root. The real path is only a plan: what is permitted is then
-opened beneath the permitted folder's open descriptor (`Location`, `beneath.py`), so a
-symlink planted after the check leads nowhere.
+A path is judged by its text first (reach.py): made absolute against the first root and
+normalised by name, it is refused `outside_workspace` before anything is looked up when
+no root, allowed folder or grant holds it, the same answer whether anything is there or
+not. A path inside is resolved from its folder's real path looking only at entries
+inside (reach.walk): a link inside whose target lies outside is outside, its target
+never looked at. The real path is only a plan: what is permitted is then opened beneath
+the permitted folder's open descriptor (`Location`, `beneath.py`), so a symlink planted
+after the check leads nowhere. Did-you-mean lives in guesses.py.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -26,32 +28,18 @@ from ..hints import call
 from .beneath import Anchor
 from .beneath import Location as Location
 from .fileio import moved
+from .guesses import nearest_folder, restored
+from .guesses import screenshot_variant as screenshot_variant
+from .guesses import suggest as suggest
+from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, walk
 from .unavailable import folder_unavailable
-from .walk import files_beneath
 
-# Folders never worth suggesting from (and too large to walk on every miss).
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-        "dist",
-        "build",
-        ".next",
-        "target",
-    }
-)
-_MAX_SUGGESTION_WALK = 20_000
 _REALPATH_TRIES = 3
-_NNBSP = "\u202f"
+# The next step of a read refused outside the workspace.
+_ASK = (
+    "Ask the user to allow it (setting readkeeper.allowed_paths), or read a file inside "
+    "the workspace."
+)
 
 
 def is_within(path: str, folder: str) -> bool:
@@ -75,9 +63,13 @@ class Workspace:
 
     roots: list[str] = field(default_factory=list)
     allowed: tuple[str, ...] = ()
-    # Per session: paths the user allowed when asked, for the session or for one use.
-    _granted: dict[str, set[str]] = field(default_factory=dict)
-    _granted_once: dict[str, set[str]] = field(default_factory=dict)
+    # Per session: paths the user allowed when asked, for the session or for one use,
+    # each real path with the path the agent asked for (its spelling).
+    _granted: dict[str, dict[str, str]] = field(default_factory=dict)
+    _granted_once: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The spelling of a root or allowed folder that is not its real path (a symlink the
+    # user or the editor named it by), by real path: a path may name it so.
+    _spelled: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Open descriptors of the roots, allowed folders and granted paths, by real path.
@@ -88,8 +80,10 @@ class Workspace:
 
     def set_roots(self, roots: Iterable[str]) -> None:
         """Make these folders the roots (by real path), each held open as an anchor; a root
-        that is not a folder gets none, and nothing beneath it opens."""
-        reals = [os.path.realpath(r) for r in roots]
+        that is not a folder gets none, and nothing beneath it opens. A root given by
+        another spelling (a symlink) may still be named by it."""
+        given = list(roots)
+        reals = [os.path.realpath(r) for r in given]
         for real in reals:
             with suppress(OSError):
                 self._anchor(real)
@@ -98,18 +92,101 @@ class Workspace:
             self.roots = reals
             # Allowed folders and grants are opened again on their next use.
             self._anchors = anchors
+            self._spelled = spellings(given, reals, self._spelled, self.allowed)
+
+    def set_allowed(self, paths: Iterable[str]) -> None:
+        """Make these folders (`allowed_paths`, as written) the allowed ones, by real path."""
+        given = list(paths)
+        reals = tuple(os.path.realpath(p) for p in given)
+        with self._lock:
+            self.allowed = reals
+            self._spelled = spellings(given, list(reals), self._spelled, self.roots)
 
     def holds(self, real_path: str) -> bool:
         """Whether `real_path` lies beneath a root (by name: a real path has no link)."""
         return any(is_within(real_path, root) for root in self.roots)
 
+    def lexical(self, file_path: str) -> str:
+        """A user-given path made absolute (against the first root) and normalised by
+        name alone: nothing is looked up."""
+        return lexical(file_path, self.roots[0] if self.roots else os.getcwd())
+
     def absolute(self, file_path: str) -> str:
         """The absolute (not yet real) path of a user-given path (a name readkeeper shows
-        escaped, a byte not UTF-8 as `\\udce9`, names that entry: quoting.name_back)."""
-        expanded = os.path.expanduser(file_path)
-        if not os.path.isabs(expanded):
-            expanded = os.path.join(self.roots[0] if self.roots else os.getcwd(), expanded)
-        return quoting.name_back(os.path.normpath(expanded), os.path.lexists)
+        escaped, a byte not UTF-8 as `\\udce9`, names that entry: quoting.name_back, looked
+        up only inside the roots and allowed folders)."""
+        return quoting.name_back(self.lexical(file_path), self._exists_inside)
+
+    def _exists_inside(self, path: str) -> bool:
+        """Whether something is at `path`, asked only inside (outside: nothing there is
+        looked up), and only of a name holding a byte's escape text (name_back)."""
+        return by_name(path, self.reaches()) is not None and os.path.lexists(path)
+
+    def reaches(self, session: str = "", *, grants: bool = False) -> list[Reach]:
+        """What calls of `session` may reach: the roots and allowed folders, and with
+        `grants` the paths the user allowed it when asked."""
+        with self._lock:
+            spelled = dict(self._spelled)
+            granted = {**self._granted.get(session, {}), **self._granted_once.get(session, {})}
+        found = [Reach(f, spelled.get(f, f)) for f in (*self.roots, *self.allowed)]
+        if grants:
+            found += [Reach(real, given) for real, given in granted.items()]
+        return found
+
+    def real_of(
+        self,
+        candidate: str,
+        session: str = "",
+        *,
+        grants: bool = True,
+        follow_last: bool = True,
+        advice: str = "",
+        **data: object,
+    ) -> str:
+        """The real path of `candidate` (absolute, from `absolute`), found looking only
+        inside what `session` may reach (reach.walk): `outside_workspace` when its text
+        or a link on its way leads beyond it, with `advice` (the next call) and `data`;
+        the error of a root that is gone; `not_found` for a link loop."""
+        folders = self.reaches(session, grants=grants)
+        named = by_name(candidate, folders)
+        if named is None:
+            raise self.outside(candidate, LeadsOut(), advice, **data)
+        problem = self.unavailable(named)
+        if problem is not None:
+            raise problem
+        try:
+            real = walk(candidate, folders, follow_last=follow_last)
+        except OSError:
+            raise moved(candidate) from None  # a link replaced while it was read
+        if isinstance(real, Loop):
+            raise ReadkeeperError(
+                "not_found",
+                f"{quoting.name(candidate)} cannot be opened: the symbolic links on its way "
+                f"(at {quoting.name(real.link)}) lead round in a loop. Fix the links, or "
+                "give the path of the file itself.",
+                file_path=candidate,
+                suggestions=[],
+            )
+        if isinstance(real, LeadsOut):
+            raise self.outside(candidate, real, advice, **data)
+        return real
+
+    def outside(
+        self, candidate: str, leads: LeadsOut, advice: str, **data: object
+    ) -> ReadkeeperError:
+        """The refusal of a path beyond what calls may reach (reach.outside); a path
+        outside by its text gets the guess of a root's prefix left out."""
+        guesses = restored(candidate, self.roots) if leads.link is None else []
+        return outside(candidate, leads, self.roots, advice, guesses, **data)
+
+    def known(self, file_path: str, session: str = "") -> str:
+        """The real path a path names when it lies inside (what keys its read-state),
+        else the path as given: nothing outside is looked up."""
+        candidate = self.absolute(file_path)
+        try:
+            return self.real_of(candidate, session)
+        except ReadkeeperError:
+            return candidate
 
     def direct(self, file_path: str) -> Location | None:
         """The location of a path as written, when it lies lexically inside a root or an
@@ -134,12 +211,14 @@ class Workspace:
                 return path[len(root) + 1 :]
         return path
 
-    def grant(self, session: str, real_path: str, once: bool = False) -> None:
-        """Let `session` read `real_path` (a file or a folder), for the session or, `once`,
-        for its next read: what the user allowed when asked."""
+    def grant(self, session: str, path: str, once: bool = False) -> None:
+        """Let `session` read `path` (a file or a folder, as the agent named it), for the
+        session or, `once`, for its next read: what the user allowed when asked. Its
+        real path is looked up here, after the user allowed it."""
+        real = os.path.realpath(path)
         with self._lock:
             grants = self._granted_once if once else self._granted
-            grants.setdefault(session, set()).add(real_path)
+            grants.setdefault(session, {})[real] = path
 
     def forget_grants(self, session: str) -> None:
         """Drop what the user allowed `session` beyond the workspace (on a whole `forget`)."""
@@ -161,11 +240,11 @@ class Workspace:
         if not grants:
             return None
         with self._lock:
-            once = self._granted_once.get(session, set())
+            once = self._granted_once.get(session, {})
             if real_path in once:
-                once.discard(real_path)  # used up
+                del once[real_path]  # used up
                 return real_path
-            granted = self._granted.get(session, ())
+            granted = self._granted.get(session, {})
             return next((g for g in granted if is_within(real_path, g)), None)
 
     def locate(self, real_path: str, session: str = "", *, grants: bool = True) -> Location | None:
@@ -253,36 +332,26 @@ class Workspace:
                 field="file_path",
             )
         candidate = self.absolute(file_path)
-        problem = self.unavailable(candidate)
-        if problem is not None:
-            raise problem
-        if not os.path.lexists(candidate):
+        real = self.real_of(candidate, session, advice=_ASK)
+        if not os.path.lexists(real):
             variant = screenshot_variant(candidate)
-            if variant is not None and os.path.lexists(variant):
-                candidate = variant
+            found = self._existing(variant, session) if variant is not None else None
+            if found is not None:
+                candidate, real = found
+            elif real != by_name(candidate, self.reaches(session, grants=True)):
+                raise ReadkeeperError(
+                    "not_found",
+                    f"{quoting.name(candidate)} is a symbolic link to {quoting.name(real)}, "
+                    "which does not exist. Read the link's target by another path, or fix "
+                    "the link.",
+                    file_path=candidate,
+                    suggestions=[],
+                )
             else:
                 raise self.not_found(candidate)
-        real = real_path(candidate)
-        if not os.path.lexists(real):
-            raise ReadkeeperError(
-                "not_found",
-                f"{candidate} is a symbolic link to {real}, which does not exist. "
-                "Read the link's target by another path, or fix the link.",
-                file_path=candidate,
-                suggestions=[],
-            )
         where = self.locate(real, session)
         if where is None:
-            shown = candidate if real == candidate else f"{candidate} (real path {real})"
-            raise ReadkeeperError(
-                "outside_workspace",
-                f"{shown} is outside the workspace roots ({', '.join(self.roots) or 'none'}). "
-                "Ask the user to allow it (setting readkeeper.allowed_paths), "
-                "or read a file inside the workspace.",
-                file_path=candidate,
-                real_path=real,
-                roots=list(self.roots),
-            )
+            raise self.outside(candidate, LeadsOut(), _ASK)  # the roots changed meanwhile
         if names_a_folder(file_path) and not os.path.isdir(real):
             # "a.txt/" names a folder; the system refuses it, and so does readkeeper.
             raise ReadkeeperError(
@@ -294,15 +363,26 @@ class Workspace:
             )
         return where
 
+    def _existing(self, candidate: str, session: str) -> tuple[str, str] | None:
+        """(`candidate`, its real path) when something is there, inside; else None."""
+        try:
+            real = self.real_of(candidate, session)
+        except ReadkeeperError:
+            return None
+        return (candidate, real) if os.path.lexists(real) else None
+
     def not_found(self, path: str) -> ReadkeeperError:
         """The `not_found` error for `path`, with did-you-mean suggestions from the roots."""
         suggestions = suggest(path, self.roots)
         where = f" The workspace root is {quoting.name(self.roots[0])}." if self.roots else ""
+        folder = nearest_folder(path, self.reaches())  # there, and never outside
+        find = f"the file by name ({call('glob', pattern='**/' + os.path.basename(path))})"
         hint = (
             f" Did you mean {suggestions[0]}?"
             if suggestions
-            else f" List the folder ({call('list', path=os.path.dirname(path))}) or find the "
-            f"file by name ({call('glob', pattern='**/' + os.path.basename(path))})."
+            else f" List the folder ({call('list', path=folder)}) or find {find}."
+            if folder is not None
+            else f" Find {find}."
         )
         return ReadkeeperError(
             "not_found",
@@ -329,11 +409,12 @@ def real_path(path: str) -> str:
     raise moved(path)
 
 
-def uri_path(uri: str) -> str | None:
+def uri_path(uri: str, *, real: bool = True) -> str | None:
     """The real path a `file:` URI names, the key the core uses for files: parsed and
     percent-decoded (to bytes, then the filesystem encoding, so any name round-trips),
-    with the `localhost` authority accepted and symlinks resolved. None for other
-    schemes (untitled:, a remote host)."""
+    with the `localhost` authority accepted and symlinks resolved (not `real`: the path
+    as named, for a root a path may name by that spelling). None for other schemes
+    (untitled:, a remote host)."""
     try:
         parts = urlsplit(uri)
     except ValueError:
@@ -343,103 +424,14 @@ def uri_path(uri: str) -> str | None:
     path = os.fsdecode(unquote_to_bytes(parts.path))
     if not path.startswith("/") or "\x00" in path:
         return None
-    return os.path.realpath(path)
-
-
-def screenshot_variant(path: str) -> str | None:
-    """macOS names screenshots '... 10.21.33 PM.png' with U+202F before AM/PM; agents
-    (and people) type a plain space. Try the other spelling."""
-    name = os.path.basename(path)
-    for plain, narrow in ((" AM", _NNBSP + "AM"), (" PM", _NNBSP + "PM")):
-        if plain in name:
-            return os.path.join(os.path.dirname(path), name.replace(plain, narrow))
-        if narrow in name:
-            return os.path.join(os.path.dirname(path), name.replace(narrow, plain))
-    return None
-
-
-def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
-    """Files the caller probably meant, best first: the very name elsewhere in the
-    workspace (nearest first), the path under a root when the root's prefix was left
-    out, then similar names beside it and similar paths anywhere. Only readable files
-    inside the roots: a guess must never point at a folder, nor show what lies outside.
-    With nothing close, no guess."""
-    from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
-
-    if not roots:
-        return []
-    name = os.path.basename(path)
-    found: list[str] = []
-
-    # "/pkg/mod.py" typed for "<root>/pkg/mod.py": the workspace prefix left out.
-    relative = path.lstrip(os.sep)
-    found.extend(os.path.join(root, relative) for root in roots if relative)
-
-    files = list(files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS))
-    same_name = [f for f in files if os.path.basename(f) == name]
-    found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
-
-    parent = os.path.dirname(path)
-    while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
-        parent = os.path.dirname(parent)
-    inside = bool(parent) and any(is_within(os.path.realpath(parent), r) for r in roots)
-    try:
-        siblings = os.listdir(parent) if inside else []
-    except OSError:
-        siblings = []
-    if siblings:
-        for match, _score, _ in process.extract(
-            name,
-            siblings,
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=limit * 2,  # folders among them are dropped below
-            score_cutoff=60,
-        ):
-            found.append(os.path.join(parent, match))
-
-    root = next((r for r in roots if is_within(path, r)), roots[0])
-    wanted = os.path.relpath(path, root)
-    by_relative = {os.path.relpath(f, root): f for f in files if is_within(f, root)}
-    for match, _score, _ in process.extract(
-        wanted,
-        list(by_relative),
-        scorer=fuzz.WRatio,
-        processor=utils.default_process,
-        limit=limit,
-        score_cutoff=70,
-    ):
-        found.append(by_relative[match])
-
-    unique = dict.fromkeys(p for p in found if p != path)
-    return [p for p in unique if _readable_file(p, roots)][:limit]
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    """How many leading path components `a` and `b` share (nearer files share more)."""
-    count = 0
-    for x, y in zip(a.split(os.sep), b.split(os.sep), strict=False):
-        if x != y:
-            break
-        count += 1
-    return count
-
-
-def _readable_file(path: str, roots: list[str]) -> bool:
-    """A regular file whose real path is inside a root: a suggestion that can be read."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-    except (OSError, ValueError):
-        return False
-    real = os.path.realpath(path)
-    return any(is_within(real, root) for root in roots)
+    return os.path.realpath(path) if real else os.path.normpath(path)
 
 
 def refused_root(path: str, may_be_home: bool) -> str | None:
-    """Why `path` (a real path) may not be a workspace root, or None: not the filesystem
-    root nor a folder holding the home folder (all the user's files), and the home folder
-    only when a person chose it (opened it, or named it with `--root`)."""
+    """Why `path` (by its real path) may not be a workspace root, or None: not the
+    filesystem root nor a folder holding the home folder (all the user's files), and the
+    home folder only when a person chose it (opened it, or named it with `--root`)."""
+    path = os.path.realpath(path)
     home = os.path.realpath(os.path.expanduser("~"))
     if os.path.dirname(path) == path:
         return "it is the filesystem root"

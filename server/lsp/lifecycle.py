@@ -34,9 +34,10 @@ def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     folders = [f.uri for f in params.workspace_folders or []]
     if not folders and params.root_uri:
         folders = [params.root_uri]
-    roots = [p for p in map(uri_path, folders) if p]
+    # As the editor names them: a path may name a root by that spelling (a symlink).
+    roots = [p for p in (uri_path(f, real=False) for f in folders) if p]
     if not folders and params.root_path:
-        roots = [os.path.realpath(params.root_path)]
+        roots = [os.path.abspath(params.root_path)]
     # Fixed here: a second initialize is refused (ReadkeeperProtocol.lsp_initialize).
     ls.core.workspace.set_roots(permitted_roots(ls, roots, may_be_home=True))
     options = params.initialization_options
@@ -136,8 +137,9 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
     # From the roots we hold, not pygls' folder list: that one keeps what was refused.
     removed = {uri_path(f.uri) for f in params.event.removed}
     roots = [r for r in ls.core.workspace.roots if r not in removed]
-    added = [p for p in map(uri_path, (f.uri for f in params.event.added)) if p and p not in roots]
-    added = list(dict.fromkeys(added))
+    named = (uri_path(f.uri, real=False) for f in params.event.added)  # as for initialize
+    added = list({os.path.realpath(p): p for p in named if p}.values())
+    added = [p for p in added if os.path.realpath(p) not in roots]
     room = max(0, MAX_ROOTS - len(roots))
     if len(added) > room:  # cut before checking each: one message, not one per folder
         ls.notify_user(
@@ -148,7 +150,7 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
         ls.core.stats.client_state_dropped("workspace_folders", len(added) - room)
         added = added[:room]
     added = permitted_roots(ls, added, may_be_home=False)
-    taken = {*roots, *added}
+    taken = {*roots, *map(os.path.realpath, added)}
     for folder in params.event.added:  # pygls' own list keeps only the roots taken
         if uri_path(folder.uri) not in taken:
             ls.workspace.remove_folder(folder.uri)

@@ -18,7 +18,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from .. import calls, progress
+from .. import calls, progress, quoting
 from ..errors import ReadkeeperError
 from ..progress import TITLES
 from ..protocol import DiagnosticsParams, ReadParams, structure
@@ -86,15 +86,25 @@ async def read(ls: ReadkeeperServer, method: str, raw: Any) -> Any:
 async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: ReadkeeperError) -> bool:
     """Ask the user whether the agent may read a file outside the workspace."""
     window_caps = ls.client_capabilities.window
-    real_path = exc.data.get("real_path")
-    if not (window_caps and window_caps.show_message) or real_path is None:
+    path = exc.data.get("file_path")
+    if not (window_caps and window_caps.show_message) or "roots" not in exc.data:
         return False  # nothing the user could allow (a root replaced by a link)
+    if not isinstance(path, str):
+        return False
+    # The path as the agent gave it: nothing outside was looked up to answer the agent,
+    # and the user's answer is what lets readkeeper look (Workspace.grant).
+    link, target = exc.data.get("link"), exc.data.get("link_target")
+    via = ""
+    if isinstance(link, str) and isinstance(target, str):
+        by = "a symbolic link" if link == path else f"through the link {quoting.name(link)},"
+        via = f" ({by} to {quoting.name(target)})"
     once, session, deny = "Allow once", "Allow for this session", "Deny"
     try:
         choice = await ls.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
-                message=f"The agent wants to read {real_path}, outside the workspace.",
+                message=f"The agent wants to read {quoting.name(path)}{via}, outside the "
+                "workspace.",
                 actions=[types.MessageActionItem(t) for t in (once, session, deny)],
             )
         )
@@ -103,9 +113,9 @@ async def ask_to_allow(ls: ReadkeeperServer, params: ReadParams, exc: Readkeeper
         return False
     title = choice.title if choice is not None else deny
     if title == once:
-        ls.core.workspace.grant(params.session, real_path, once=True)
+        ls.core.workspace.grant(params.session, path, once=True)
     elif title == session:
-        ls.core.workspace.grant(params.session, real_path)
+        ls.core.workspace.grant(params.session, path)
     return title in (once, session)
 
 

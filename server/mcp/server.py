@@ -64,7 +64,8 @@ class McpFrontEnd:
         tools: str = "readkeeper",
         settings_warnings: Sequence[str] = (),
     ) -> None:
-        self.explicit_roots = [os.path.realpath(r) for r in roots]
+        # As named: a path may name a root by that spelling (a symlink); real in the core.
+        self.explicit_roots = [os.path.normpath(os.path.abspath(r)) for r in roots]
         self.attach = attach
         self.tool_set = tools  # one of TOOL_SETS
         self.backend: Backend | None = None
@@ -292,7 +293,7 @@ class McpFrontEnd:
             else:
                 return types.InputRequiredResult(input_requests={"roots": types.ListRootsRequest()})
         roots = getattr(answer, "roots", None) or []
-        return [p for p in (uri_path(str(root.uri)) for root in roots) if p]
+        return [p for p in (uri_path(str(root.uri), real=False) for root in roots) if p]
 
     async def _start(self, client_roots: list[str]) -> None:
         async with self._lock:

@@ -23,6 +23,7 @@ import os
 import stat
 
 from ..files.fileio import read_small
+from ..files.reach import Reach, walk
 
 _GITDIR = b"gitdir: "
 # A `.git` file's or a `commondir`'s first line is a path: PATH_MAX bounds it.
@@ -39,8 +40,10 @@ def exclude_chain(root: bytes, cwd: bytes, folder: bytes, confined: bool) -> lis
     a path out of it is named, never opened."""
     real_root = os.path.realpath(root)
     dot_git = os.path.join(folder, b".git")
+    # A link is followed, as ripgrep does; a confined one cannot go out, nor looks here.
+    followed = real_inside(real_root, dot_git) if confined else dot_git
     try:
-        mode = os.stat(dot_git).st_mode  # follows a link: ripgrep does
+        mode = os.stat(followed).st_mode if followed is not None else 0
     except (OSError, ValueError):  # ValueError: a NUL in a path read from a git file
         return []
     if stat.S_ISDIR(mode):
@@ -71,22 +74,31 @@ def _reached(real_root: bytes, chain: list[bytes], confined: bool) -> list[bytes
     return chain
 
 
-def _beneath(real_root: bytes, path: bytes) -> bool:
+def real_inside(real_root: bytes, path: bytes) -> bytes | None:
+    """The real path of `path` when it, and every link on its way, stays beneath
+    `real_root`, found looking at nothing outside it (files/reach.py); None when its
+    text or a link leads out (or it cannot be followed: a loop, a NUL)."""
+    root = os.fsdecode(real_root)
     try:
-        real = os.path.realpath(path)
+        real = walk(os.path.normpath(os.fsdecode(path)), [Reach(root, root)])
     except (OSError, ValueError):
-        return False
-    return real == real_root or real.startswith(real_root + b"/")
+        return None
+    return os.fsencode(real) if isinstance(real, str) else None
+
+
+def _beneath(real_root: bytes, path: bytes) -> bool:
+    return real_inside(real_root, path) is not None
 
 
 def _first_line(real_root: bytes, path: bytes) -> bytes | None:
     """The first line of the regular file at `path` without its line break (a link
     followed, within the root only: readkeeper opens nothing outside by name), or None
     when there is none to read: absent, empty, not regular, or out of the root."""
-    if not _beneath(real_root, path):
+    real = real_inside(real_root, path)
+    if real is None:
         return None
     try:
-        data = read_small(os.path.realpath(path), _LINE_BYTES)
+        data = read_small(real, _LINE_BYTES)
     except (OSError, ValueError):
         return None
     if not data:

@@ -50,7 +50,7 @@ from typing import Any
 from ..errors import ReadkeeperError
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
-from .gitchain import exclude_chain
+from .gitchain import exclude_chain, real_inside
 from .rg import landlock_abi
 
 # Folders named in a note at most (the rest counted).
@@ -61,11 +61,18 @@ _GLOB_SPECIAL = frozenset("\\*?[]{}")
 _WAITED = "a FIFO or a device"
 
 
-def trouble(path: bytes) -> str:
+def trouble(path: bytes, confined_to: bytes | None = None) -> str:
     """Why ripgrep, opening `path` to read it whole, could wait, never end or die: "a
     FIFO or a device" (or a link to one), or the size of a regular file over
-    MAX_IGNORE_BYTES ("8.0 GiB"); "" when neither. Only stat-ed, never opened."""
+    MAX_IGNORE_BYTES ("8.0 GiB"); "" when neither. Only stat-ed, never opened. A
+    ripgrep `confined_to` a root (rg.py) cannot open a link leading out of it: such a
+    link is nothing, and where it leads is never looked at."""
     try:
+        if stat.S_ISLNK(os.lstat(path).st_mode) and confined_to is not None:
+            inside = real_inside(confined_to, path)
+            if inside is None:
+                return ""
+            path = inside
         info = os.stat(path)  # follows a link: ripgrep's open does
     except (OSError, ValueError):
         return ""  # nothing there (or unreachable): ripgrep's open fails, no wait
@@ -75,9 +82,14 @@ def trouble(path: bytes) -> str:
     return _size(info.st_size) if info.st_size > MAX_IGNORE_BYTES else ""
 
 
-def waits(path: bytes) -> bool:
+def waits(path: bytes, confined_to: bytes | None = None) -> bool:
     """Whether ripgrep would wait on `path`, never end or die reading it (`trouble`)."""
-    return bool(trouble(path))
+    return bool(trouble(path, confined_to))
+
+
+def _confined(real_top: bytes) -> bytes | None:
+    """The root a ripgrep run now is confined to (`trouble`), or None (no Landlock)."""
+    return real_top if landlock_abi() > 0 else None
 
 
 def git_files(root: bytes, cwd: bytes, folder: bytes) -> tuple[bytes | None, bool]:
@@ -89,8 +101,9 @@ def git_files(root: bytes, cwd: bytes, folder: bytes) -> tuple[bytes | None, boo
     (None: none), and, when none, whether the exclude file is one it reads otherwise
     than git. A confined ripgrep (rg.py) opens nothing outside the root, so nothing
     there is looked at then."""
-    chain = exclude_chain(root, cwd, folder, confined=landlock_abi() > 0)
-    waited = next(filter(waits, chain), None)
+    confined = _confined(os.path.realpath(root))
+    chain = exclude_chain(root, cwd, folder, confined=confined is not None)
+    waited = next((path for path in chain if waits(path, confined)), None)
     exclude = chain[-1] if chain and chain[-1].endswith(b"/info/exclude") else None
     return waited, waited is None and exclude is not None and _apart(root, exclude)
 
@@ -155,13 +168,14 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     `unsupported` for an ignore file at or above `cwd` that ripgrep would wait on."""
     top, here = os.fsencode(root), os.fsencode(cwd)
     real_top = os.path.realpath(top)
+    confined = _confined(real_top)
     avoided = Avoided()
     folder = here
     apart = False  # an ignore file at or above the folder searched reads apart
     while True:  # from the folder searched up to the root: ripgrep reads them all
         for name in sorted(IGNORE_NAMES):
             path = os.path.join(folder, name.encode())
-            why = trouble(path)
+            why = trouble(path, confined)
             if why:
                 raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
             apart = apart or _apart(real_top, path)
@@ -170,7 +184,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         if not avoided.exclude_off:
             avoided.exclude_off = own is not None
             avoided.exclude_file = _shown_from(top, own or b"")
-            avoided.exclude_why = trouble(own) if own else ""
+            avoided.exclude_why = trouble(own, confined) if own else ""
         if folder == top or not folder.startswith(top + b"/"):
             break
         folder = os.path.dirname(folder)
@@ -181,7 +195,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         if beneath == here or not beneath.startswith(here + b"/"):
             continue  # looked at above
         if last != GIT.encode():
-            waited: bytes | None = suspect if waits(suspect) else None
+            waited: bytes | None = suspect if waits(suspect, confined) else None
             apart = waited is None and _apart(real_top, suspect)
         else:
             waited, apart = git_files(real_top, here, beneath)
@@ -196,7 +210,7 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
             kept.append(folder)
     avoided.folders = [os.fsdecode(folder) for folder in kept]
     for folder in kept:
-        why = trouble(skipped[folder])
+        why = trouble(skipped[folder], confined)
         avoided.big = avoided.big or why not in ("", _WAITED)
         avoided.waits = avoided.waits or why == _WAITED
         avoided.files.append(_shown_from(top, skipped[folder]))
@@ -206,9 +220,9 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
 
 def _apart(real_top: bytes, path: bytes) -> bool:
     """`apart_in` of the file at `path` when it lies beneath the root (a link followed
-    within it only: readkeeper opens nothing outside by name)."""
-    real = os.path.realpath(path)
-    return real.startswith(real_top + b"/") and apart_in(None, real)
+    within it only: readkeeper opens, and looks up, nothing outside by name)."""
+    real = real_inside(real_top, path)
+    return real is not None and real.startswith(real_top + b"/") and apart_in(None, real)
 
 
 def with_note(result: dict[str, Any], avoided: Avoided) -> dict[str, Any]:

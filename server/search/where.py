@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.paths import is_within
 from ..hints import call
@@ -42,7 +43,9 @@ def searched(
     if folder_only and not stat.S_ISDIR(mode):
         raise ReadkeeperError(
             "bad_params",
-            f"{real} is a file, not a folder. Read it ({call('read', file_path=real)}).",
+            f"{quoting.name(real)} is a file, not a folder. Give the folder it is in "
+            f"({quoting.name(os.path.dirname(real))}), or see what the file is "
+            f"({call('stat', path=real)}).",
             field="path",
             file_path=real,
         )

@@ -288,6 +288,22 @@ async def test_a_root_inside_a_repository_outside_shows_nothing_of_it(
     assert f"lies inside the repository at {tmp_path}, outside the workspace" in content
 
 
+async def test_a_git_file_leading_out_is_named_by_its_text_never_where_it_leads(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Nothing outside is looked up to refuse it: the answer names the path the .git file
+    # holds (repository content), never where a link there leads (files/reach.py).
+    marker = tmp_path / "marker"
+    outside = committed(tmp_path / "outside", OUTSIDE_NAME)
+    (tmp_path / "via").symlink_to(outside / ".git")
+    committed(workspace)
+    subprocess.run(["rm", "-rf", str(workspace / ".git")], check=True)
+    (workspace / ".git").write_text(f"gitdir: {tmp_path / 'via'}\n")
+    content = assert_harmless(await git_status_of(workspace), marker)
+    assert f"its .git file points to {tmp_path / 'via'}, outside the workspace" in content
+    assert str(outside) not in content
+
+
 async def test_a_partial_clone_missing_objects_says_what_to_run(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ import pytest
 from helpers import run_python
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files import paths
+from readkeeper.files import guesses, paths
 from readkeeper.files.paths import Workspace, is_within, screenshot_variant, suggest, uri_path
 from readkeeper.files.walk import files_beneath
 from readkeeper.protocol import ReadParams
@@ -89,7 +89,9 @@ def test_screenshot_names_are_tried_with_the_other_space() -> None:
     assert screenshot_variant("/shots/notes.png") is None
 
 
-def test_a_link_out_is_named_with_its_real_path(tmp_path: Path) -> None:
+def test_a_link_out_is_named_by_its_own_text_whether_its_target_exists_or_not(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     outside = tmp_path / "secret.txt"
@@ -98,16 +100,25 @@ def test_a_link_out_is_named_with_its_real_path(tmp_path: Path) -> None:
     (root / "dangling").symlink_to(tmp_path / "gone")
     workspace = Workspace()
     workspace.set_roots([str(root)])
-    with pytest.raises(ReadkeeperError) as caught:
-        workspace.resolve("inside.txt")
-    assert caught.value.kind == "outside_workspace"
-    assert f"{root / 'inside.txt'} (real path {outside}) is outside" in caught.value.message
-    assert caught.value.data["real_path"] == str(outside)
+    # The target is never looked at: a link to a file outside and a link to nothing
+    # outside get the same answer, naming the link's own text (workspace content).
+    for name, target in (("inside.txt", outside), ("dangling", tmp_path / "gone")):
+        with pytest.raises(ReadkeeperError) as caught:
+            workspace.resolve(name)
+        assert caught.value.kind == "outside_workspace"
+        assert caught.value.message.startswith(
+            f"{root / name} is a symbolic link to {target}, which leads outside the "
+            f"workspace roots ({root})."
+        )
+        assert caught.value.data["link_target"] == str(target)
+        assert "real_path" not in caught.value.data
     with pytest.raises(ReadkeeperError) as caught:
         workspace.resolve(str(outside))
     assert caught.value.message.startswith(f"{outside} is outside the workspace roots ({root})")
+    # A link to nothing inside is still said to be one.
+    (root / "inner").symlink_to(root / "gone")
     with pytest.raises(ReadkeeperError) as caught:
-        workspace.resolve("dangling")
+        workspace.resolve("inner")
     assert caught.value.kind == "not_found"
     assert "is a symbolic link to" in caught.value.message
 
@@ -196,8 +207,8 @@ def test_the_walk_for_suggestions_stops_at_its_budget(tmp_path: Path) -> None:
     for i in range(5):
         (root / "a" / f"f{i}").write_text("")
     # The budget counts every entry looked at, folders too (the walk's cost).
-    assert len(list(files_beneath([str(root)], 4, skip=paths._SKIP_DIRS))) == 2
-    walked = list(files_beneath([str(root)], 100, skip=paths._SKIP_DIRS))
+    assert len(list(files_beneath([str(root)], 4, skip=guesses._SKIP_DIRS))) == 2
+    walked = list(files_beneath([str(root)], 100, skip=guesses._SKIP_DIRS))
     assert sorted(walked) == [str(root / "a" / f"f{i}") for i in range(5)]  # not .git
 
 
@@ -413,18 +424,22 @@ def test_a_relative_path_without_roots_is_outside_named_from_the_current_folder(
     assert str(tmp_path.resolve() / "a.txt") in caught.value.message
 
 
-def test_a_link_out_is_refused_naming_the_path_given_and_its_real_path(
+def test_a_link_out_is_refused_naming_the_path_given_and_the_links_own_text(
     workspace: Path, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("no\n")
+    (outside / "real").mkdir(parents=True)
+    (outside / "real" / "secret.txt").write_text("no\n")
+    (outside / "via").symlink_to(outside / "real")  # where the link's text leads
     link = workspace / "link.txt"
-    link.symlink_to(outside / "secret.txt")
+    link.symlink_to(outside / "via" / "secret.txt")
     with pytest.raises(ReadkeeperError) as caught:
         Readkeeper(roots=[str(workspace)]).read(ReadParams(file_path=str(link)))
     refusal = caught.value
     assert refusal.kind == "outside_workspace"
     assert refusal.data["file_path"] == str(link)
-    assert refusal.data["real_path"] == str((outside / "secret.txt").resolve())
-    assert f"{link} (real path {(outside / 'secret.txt').resolve()})" in refusal.message
+    assert refusal.data["link_target"] == str(outside / "via" / "secret.txt")
+    assert f"{link} is a symbolic link to {outside / 'via' / 'secret.txt'}" in refusal.message
+    # Never where it really leads: nothing outside was resolved to answer.
+    assert "real_path" not in refusal.data
+    assert str(outside / "real") not in str(refusal.to_data())

@@ -75,3 +75,49 @@ async def test_a_client_without_message_requests_is_refused_without_asking(
         assert client.prompts == []  # never asked: the client said it cannot show one
     finally:
         await client.close()
+
+
+async def test_a_link_out_asks_naming_the_link_and_its_text_and_reads_once_allowed(
+    workspace: Path, outside: Path
+) -> None:
+    link = workspace / "notes-link.txt"
+    link.symlink_to(outside)
+    client = Prompted("Allow once")
+    session = await start_session(workspace, client=client)
+    try:
+        file = (await session.read(link))["file"]
+        assert file["content"] == "     1\toutside the roots"
+        assert file["file_path"] == str(outside)  # looked up once the user allowed it
+        message = client.prompts[0][0]
+        assert f"{link} (a symbolic link to {outside})" in message
+    finally:
+        await client.close()
+
+
+async def test_a_missing_file_outside_is_asked_about_like_one_that_is_there(
+    workspace: Path, outside: Path
+) -> None:
+    # The agent learns nothing of what is outside before the user answers: the refusal
+    # and the question read the same for a file that is there and one that is not.
+    missing = outside.parent / "gone.txt"
+    client = Prompted("Deny")
+    session = await start_session(workspace, client=client)
+    try:
+        there = await session.read_error(outside)
+        gone = await session.read_error(missing)
+        assert there.message.replace(str(outside), "P") == gone.message.replace(str(missing), "P")
+        assert there.data["kind"] == gone.data["kind"] == "outside_workspace"
+        asked = [m for m, _ in client.prompts]
+        assert asked == [
+            f"The agent wants to read {p}, outside the workspace." for p in (outside, missing)
+        ]
+    finally:
+        await client.close()
+    client = Prompted("Allow once")
+    session = await start_session(workspace, client=client)
+    try:
+        error = await session.read_error(missing)  # allowed: now it is looked up
+        assert error.data["kind"] == "not_found"
+        assert "list" not in error.message  # its folder is not the user's to list
+    finally:
+        await client.close()

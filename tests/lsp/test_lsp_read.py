@@ -173,3 +173,29 @@ async def test_a_new_session_at_every_call_does_not_grow_the_server(
     error = await lsp.read_error("a.txt", session="s" * (MAX_NAME_CHARS + 1))
     assert error.data["kind"] == "bad_params"
     assert error.data["field"] == "session"
+
+
+async def test_a_workspace_folder_opened_through_a_link_is_read_by_that_name(
+    tmp_path: Path,
+) -> None:
+    # Paths are judged by their text before anything is looked up: the editor's own
+    # name for its folder (a symlink) still names the root, and results carry the
+    # real path.
+    from conftest import start_session
+
+    real = tmp_path / "real-project"
+    real.mkdir()
+    (real / "a.py").write_text("x = 1\n")
+    spelled = tmp_path / "project"
+    spelled.symlink_to(real)
+    session = await start_session(spelled)
+    try:
+        for given in (spelled / "a.py", real / "a.py", "a.py"):
+            result = await session.client.request(
+                "readkeeper/read", {"file_path": str(given), "force": True}
+            )
+            assert result["file"]["file_path"] == str(real.resolve() / "a.py")
+        error = await session.read_error(str(tmp_path / "real-projectx" / "a.py"))
+        assert error.data["kind"] == "outside_workspace"
+    finally:
+        await session.client.close()

@@ -113,6 +113,41 @@ def test_every_path_a_request_carries_is_held_to_the_declared_roots(
     assert raw.ask("read", file_path="mine.txt")["result"]["type"] == "text"
 
 
+def test_a_path_beyond_the_declared_roots_is_answered_by_its_text_alone(
+    listener: Listener, workspace: Path, layout: Path, tmp_path: Path
+) -> None:
+    # Beyond the connection's roots, inside the editor's or outside both: refused the
+    # same whether something is there or not, with nothing resolved (no real path, no
+    # link's target beyond the link's own text).
+    (layout / "gone.env").symlink_to(workspace / "missing.env")
+    spelled = tmp_path / "sub-link"
+    spelled.symlink_to(layout)
+    raw = Raw(listener.socket_path)
+    assert "result" in raw.ask("hello", roots=[str(spelled)])  # a root named by a link
+    answers = set()
+    for path in (
+        str(workspace / "secret.env"),
+        str(workspace / "missing.env"),
+        str(tmp_path / "elsewhere.txt"),
+        str(tmp_path / "nothing" / "there.txt"),
+    ):
+        answer = raw.ask("read", file_path=path)
+        assert kind(answer) == "outside_workspace"
+        assert "real_path" not in answer["error"]["data"]
+        answers.add(answer["error"]["message"].replace(path, "<path>"))
+    assert len(answers) == 1, answers
+    links = {}
+    for name in ("link.env", "gone.env"):
+        answer = raw.ask("read", file_path=name)
+        assert kind(answer) == "outside_workspace"
+        links[name] = answer["error"]["data"]
+    assert links["link.env"]["link_target"] == str(workspace / "secret.env")
+    assert links["gone.env"]["link_target"] == str(workspace / "missing.env")
+    # The root's own spelling reaches its files.
+    read = raw.ask("read", file_path=str(spelled / "mine.txt"))
+    assert read["result"]["file"]["file_path"] == str(layout / "mine.txt")
+
+
 def test_changes_show_only_files_within_the_declared_roots(
     listener: Listener, workspace: Path, layout: Path
 ) -> None:

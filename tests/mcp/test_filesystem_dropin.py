@@ -267,7 +267,7 @@ async def test_listings_tree_search_and_info(connect: Connect, workspace: Path) 
         assert allowed == f"Allowed directories:\n{workspace}"
         kind, said = await refused(client, "list_directory", path="src/big.py")
         assert kind == "bad_params"
-        assert "read_text_file" in said
+        assert "get_file_info" in said  # works for any file (a read may be refused)
 
 
 async def test_move_and_create_directory(connect: Connect, workspace: Path) -> None:
@@ -367,3 +367,24 @@ async def test_attached_the_drop_in_reads_unsaved_buffers_and_never_writes_under
             assert (workspace / "closed.py").read_text() == "c = 2\n"
     finally:
         await lsp.client.close()
+
+
+async def test_a_fifo_or_binary_file_is_refused_for_writes_without_sending_for_a_read(
+    connect: Connect, workspace: Path
+) -> None:
+    # A FIFO's read is refused, so a write or an edit of one must not ask for a read
+    # first (attack round 10, A27); nor of a binary file, whose read is refused too.
+    os.mkfifo(workspace / "pipe.md")
+    (workspace / "blob.txt").write_bytes(bytes(range(256)) * 4)
+    async with connect() as client:
+        for name, kind in (("pipe.md", "unsupported"), ("blob.txt", "binary")):
+            path = str(workspace / name)
+            got, _ = await refused(client, "read_text_file", path=path)
+            assert got == kind
+            for tool, arguments in (
+                ("write_file", {"path": path, "content": "x"}),
+                ("edit_file", {"path": path, "edits": [{"oldText": "a", "newText": "b"}]}),
+            ):
+                got, said = await refused(client, tool, **arguments)
+                assert got == kind, (tool, said)
+                assert "read_text_file" not in said

@@ -86,3 +86,26 @@ def test_a_root_that_is_not_a_folder_is_refused_at_start(tmp_path: Path) -> None
     )
     assert done.returncode == 2
     assert f"--root {missing} is not a folder" in done.stderr
+
+
+async def test_roots_named_through_a_link_are_reached_by_that_name(tmp_path: Path) -> None:
+    # A path is judged by its text before anything is looked up: a root named through
+    # a symlink (by --root, or by the client's MCP roots) is still reached by that name.
+    real = (tmp_path / "real-project").resolve()
+    real.mkdir()
+    (real / "a.txt").write_text("alpha\n")
+    spelled = tmp_path / "project"
+    spelled.symlink_to(real)
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=spelled.as_uri(), name="p")])
+
+    env = mcp_env(private_runtime_dir())
+    for args, roots in (
+        (["--standalone", "--root", str(spelled)], None),
+        (["--standalone"], list_roots),
+    ):
+        async with stdio_client(args, env, cwd="/", list_roots=roots) as client:
+            read = await call(client, "read", file_path=str(spelled / "a.txt"))
+            assert read["file"]["file_path"] == str(real / "a.txt")
+            assert (await call(client, "stats"))["roots"] == [str(real)]

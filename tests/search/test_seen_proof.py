@@ -121,7 +121,9 @@ def test_a_file_over_the_size_cap_is_not_seen_by_a_search(
     path.write_text("needle = 1\n" + "x" * 40 + "\n")
     core.configure({"max_size_bytes": path.stat().st_size - 1})
     grep(core, pattern="needle")
-    assert refused(core, path, "needle = 1", "needle = 2").kind == "not_read"
+    # Not licensed by the search; and no read would license it either (a file over the
+    # cap is never edited), so the refusal says that rather than ask for a read.
+    assert refused(core, path, "needle = 1", "needle = 2").kind == "too_large"
 
 
 def test_a_later_read_supersedes_the_search_and_forget_drops_it(

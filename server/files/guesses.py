@@ -1,0 +1,157 @@
+"""Did-you-mean: the files a caller probably meant by a path that names nothing, and
+the other spelling of a macOS screenshot's name. Only what lies inside the roots is
+looked at or named: a guess must never show what lies outside them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from .reach import LeadsOut, Loop, Reach, walk, within
+from .walk import files_beneath
+
+# Folders never worth suggesting from (and too large to walk on every miss).
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "dist",
+        "build",
+        ".next",
+        "target",
+    }
+)
+_MAX_SUGGESTION_WALK = 20_000
+_NNBSP = "\u202f"
+
+
+def screenshot_variant(path: str) -> str | None:
+    """macOS names screenshots '... 10.21.33 PM.png' with U+202F before AM/PM; agents
+    (and people) type a plain space. Try the other spelling."""
+    name = os.path.basename(path)
+    for plain, narrow in ((" AM", _NNBSP + "AM"), (" PM", _NNBSP + "PM")):
+        if plain in name:
+            return os.path.join(os.path.dirname(path), name.replace(plain, narrow))
+        if narrow in name:
+            return os.path.join(os.path.dirname(path), name.replace(narrow, plain))
+    return None
+
+
+def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
+    """Files the caller probably meant, best first: the very name elsewhere in the
+    workspace (nearest first), the path under a root when the root's prefix was left
+    out, then similar names beside it and similar paths anywhere. Only readable files
+    inside the roots: a guess must never point at a folder, nor show what lies outside.
+    With nothing close, no guess."""
+    from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
+
+    if not roots:
+        return []
+    name = os.path.basename(path)
+    found: list[str] = []
+
+    # "/pkg/mod.py" typed for "<root>/pkg/mod.py": the workspace prefix left out.
+    relative = path.lstrip(os.sep)
+    found.extend(os.path.join(root, relative) for root in roots if relative)
+
+    files = list(files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS))
+    same_name = [f for f in files if os.path.basename(f) == name]
+    found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
+
+    # Similar names beside it: in the nearest folder on its way that is there.
+    reaches = [Reach(r, r) for r in roots]
+    parent = nearest_folder(path, reaches)
+    siblings: list[str] = []
+    if parent is not None:
+        try:
+            siblings = os.listdir(_real(parent, reaches) or parent)
+        except OSError:
+            siblings = []
+    if parent is not None and siblings:
+        for match, _score, _ in process.extract(
+            name,
+            siblings,
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit * 2,  # folders among them are dropped below
+            score_cutoff=60,
+        ):
+            found.append(os.path.join(parent, match))
+
+    root = next((r for r in roots if within(path, r)), roots[0])
+    wanted = os.path.relpath(path, root)
+    by_relative = {os.path.relpath(f, root): f for f in files if within(f, root)}
+    for match, _score, _ in process.extract(
+        wanted,
+        list(by_relative),
+        scorer=fuzz.WRatio,
+        processor=utils.default_process,
+        limit=limit,
+        score_cutoff=70,
+    ):
+        found.append(by_relative[match])
+
+    unique = dict.fromkeys(p for p in found if p != path)
+    return [p for p in unique if _readable_file(p, reaches)][:limit]
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many leading path components `a` and `b` share (nearer files share more)."""
+    count = 0
+    for x, y in zip(a.split(os.sep), b.split(os.sep), strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def _readable_file(path: str, reaches: list[Reach]) -> bool:
+    """A regular file whose real path is inside a root: a suggestion that can be read."""
+    real = _real(path, reaches)
+    try:
+        return real is not None and stat.S_ISREG(os.stat(real).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def nearest_folder(path: str, reaches: list[Reach]) -> str | None:
+    """The nearest folder above `path` that is there, as `path` names it, looked at only
+    inside `reaches` (never through a link out); None when there is none inside."""
+    parent = os.path.dirname(path)
+    while any(within(parent, r.real) or within(parent, r.spelled) for r in reaches):
+        real = _real(parent, reaches)
+        if real is not None and os.path.isdir(real):
+            return parent
+        if parent == os.path.dirname(parent):
+            return None
+        parent = os.path.dirname(parent)
+    return None
+
+
+def _real(path: str, reaches: list[Reach]) -> str | None:
+    """The real path of `path` when it lies inside the roots (reach.walk), else None."""
+    try:
+        real = walk(path, reaches)
+    except (OSError, ValueError):
+        return None
+    return None if isinstance(real, LeadsOut | Loop) else real
+
+
+def restored(path: str, roots: list[str]) -> list[str]:
+    """The file `path` names when it was typed without a root's prefix ("/pkg/mod.py"
+    for "<root>/pkg/mod.py"), for a path outside the roots: a guess made only of what
+    lies inside them, whatever is at `path` itself."""
+    relative = path.lstrip(os.sep)
+    reaches = [Reach(r, r) for r in roots]
+    guesses = (os.path.join(root, relative) for root in roots if relative)
+    return [g for g in dict.fromkeys(guesses) if _readable_file(g, reaches)]

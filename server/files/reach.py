@@ -1,0 +1,235 @@
+"""Where a user-given path leads, found without looking at anything outside the folders
+calls may reach.
+
+A path is judged by its text first: made absolute (against the first root), normalised
+by name (`..`, `.`, repeated slashes), and when no permitted folder (a root, an
+`allowed_paths` folder, a path the user allowed) holds that text, it is refused before
+anything is looked up: the answer is the same whether something is there or not, so
+no call learns what lies outside (a file's existence, where a link there points).
+
+A path whose text is inside is then resolved one name at a time from its folder's real
+path, as `os.path.realpath` resolves it, but looking (lstat, readlink) only at entries
+inside a permitted folder. A symlink inside whose text leads out ends the walk there:
+its target is never looked at, and what the caller is told is the link and its text
+(workspace content), never where the target leads or whether it exists. The folders
+above a permitted folder are passed by name on the way back in (a link written as the
+root's absolute path), never looked at either.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .. import quoting
+from ..errors import ReadkeeperError
+
+# Symlinks followed in one path before it is called a loop (Linux's own limit, ELOOP).
+MAX_LINKS = 40
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A folder (or a single file the user allowed) calls may reach: its real path,
+    and the spelling a path may name it by (the folder as the user or the editor gave
+    it, when that is a symlink: `~/proj` for `/data/proj`)."""
+
+    real: str
+    spelled: str
+
+
+@dataclass(frozen=True)
+class LeadsOut:
+    """A path beyond every permitted folder: by its text (`link` None), or through the
+    symlink `link` (inside), whose own text is `target`."""
+
+    link: str | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A path with more symlinks on its way than the system follows (a link loop); `link`
+    is the one where the walk stopped."""
+
+    link: str
+
+
+def lexical(path: str, base: str) -> str:
+    """`path` made absolute against `base` and normalised by name alone: no lookup.
+    `~` and `~/...` are the user's home folder (`~name` is a plain name: whether such
+    a user exists is not looked up either)."""
+    if path == "~" or path.startswith("~" + os.sep):
+        path = os.path.expanduser(path)
+    absolute = os.path.normpath(os.path.join(base, path))
+    if absolute.startswith("//"):  # POSIX keeps two leading slashes; Linux means one
+        absolute = os.sep + absolute.lstrip(os.sep)
+    return absolute
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies beneath it, by name alone."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def holder(path: str, folders: Sequence[Reach]) -> Reach | None:
+    """The permitted folder whose real path or spelling holds `path` by its text (the
+    deepest, when several do), or None: the path is outside."""
+    best: tuple[int, Reach] | None = None
+    for folder in folders:
+        for prefix in (folder.real, folder.spelled):
+            if within(path, prefix) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), folder)
+    return best[1] if best is not None else None
+
+
+def by_name(path: str, folders: Sequence[Reach]) -> str | None:
+    """`path` (absolute, normalised) with the spelling of the folder holding it replaced
+    by its real path, or None when no permitted folder holds it. Nothing is looked up."""
+    folder = holder(path, folders)
+    if folder is None:
+        return None
+    if within(path, folder.real):
+        return path
+    return folder.real + path[len(folder.spelled.rstrip(os.sep)) :]
+
+
+def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> str | LeadsOut | Loop:
+    """The real path of `path` (absolute, normalised), resolved as `os.path.realpath`
+    resolves it, looking only at entries inside `folders`; `LeadsOut` when its text or
+    a symlink on its way leads beyond them, `Loop` for a link loop. With `follow_last`
+    False a symlink as the last name is the path itself (a move takes the link).
+    An entry that is missing or cannot be looked at is taken by name, as realpath does;
+    OSError when a symlink is replaced while it is read (a race)."""
+    start = by_name(path, folders)
+    if start is None:
+        return LeadsOut()
+    folder = holder(start, folders)
+    assert folder is not None  # by_name found it
+    current = folder.real
+    home: str | None = current  # the permitted folder `current` lies in (None: none)
+    pending = _names(start[len(folder.real.rstrip(os.sep)) :])
+    links = 0
+    last = LeadsOut()
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            current = os.path.dirname(current)
+            home = _home(current, folders)
+            continue
+        step = os.path.join(current, name)
+        if home is None:
+            home = _home(step, folders)
+        if home is None:
+            mapped = by_name(step, folders)
+            if mapped is not None:
+                current = mapped  # a folder's spelling: its real path, not looked at
+                home = _home(current, folders)
+            elif any(within(f.real, step) or within(f.spelled, step) for f in folders):
+                current = step  # a folder above a permitted one, on the way back in
+            else:
+                return last
+            continue
+        if not pending and not follow_last:
+            current = step
+            break
+        try:
+            mode = os.lstat(step).st_mode
+        except OSError:
+            current = step  # missing or not looked into: taken by name
+            continue
+        if not stat.S_ISLNK(mode):
+            current = step
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            return Loop(step)
+        target = os.readlink(step)
+        last = LeadsOut(step, target)
+        if os.path.isabs(target):
+            current, home = os.sep, _home(os.sep, folders)
+        pending.extend(_names(target))
+    if home is None:
+        return last
+    return current
+
+
+def outside(
+    candidate: str,
+    leads: LeadsOut,
+    roots: Sequence[str],
+    advice: str,
+    guesses: Sequence[str] = (),
+    **data: object,
+) -> ReadkeeperError:
+    """The refusal of a path beyond what calls may reach, made of its text alone and of
+    the link inside that leads out (workspace content, each name quoted by the one
+    rule, quoting.name): nothing outside is looked up for it, so it reads the same
+    whether anything is there or not. `guesses` are files inside to offer instead."""
+    where = f"({', '.join(roots) or 'none'})"
+    shown = quoting.name(candidate)
+    if leads.link is None:
+        said = f"{shown} is outside the workspace roots {where}."
+    elif leads.link == candidate:
+        said = (
+            f"{shown} is a symbolic link to {quoting.name(leads.target or '')}, which leads "
+            f"outside the workspace roots {where}."
+        )
+    else:
+        said = (
+            f"{shown} leads outside the workspace roots {where} through the symbolic link "
+            f"{quoting.name(leads.link)} (to {quoting.name(leads.target or '')})."
+        )
+    if guesses:
+        said += f" Did you mean {guesses[0]}?"
+        data = {**data, "suggestions": list(guesses)}
+    if leads.link is not None:
+        data = {**data, "link": leads.link, "link_target": leads.target}
+    return ReadkeeperError(
+        "outside_workspace",
+        f"{said} {advice}".strip(),
+        file_path=candidate,
+        roots=list(roots),
+        **data,
+    )
+
+
+def spellings(
+    given: list[str], reals: list[str], before: dict[str, str], kept: Iterable[str]
+) -> dict[str, str]:
+    """The spellings (by real path) after `given` folders became `reals`: each given
+    path that is not its real path, with those of the folders `kept` (the other kind)."""
+    spelled = {real: before[real] for real in kept if real in before}
+    for path, real in zip(given, reals, strict=True):
+        named = os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+        if named != real:
+            spelled[real] = named
+    return spelled
+
+
+def _home(path: str, folders: Sequence[Reach]) -> str | None:
+    """The real path of the permitted folder `path` lies in, by name; None when none."""
+    return next((f.real for f in folders if within(path, f.real)), None)
+
+
+def _names(relative: str) -> list[str]:
+    """The names of a relative path, last first (popped from the end), `.` and empty
+    names dropped."""
+    return [n for n in reversed(relative.split(os.sep)) if n and n != "."]
+
+
+__all__ = [
+    "MAX_LINKS",
+    "LeadsOut",
+    "Loop",
+    "Reach",
+    "by_name",
+    "holder",
+    "lexical",
+    "outside",
+    "spellings",
+    "walk",
+    "within",
+]
