@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .cli_numbers import whole_number
 from .errors import ReadkeeperError
 from .exit_status import DONE, NOTHING_FOUND, REFUSED
+from .files.reach import here
 from .hints import for_cli
 from .quoting import show, wire_json
 from .search.shown import lines
@@ -67,7 +68,7 @@ def open_core(root: str | None) -> Readkeeper | None:
     if refused:
         show(refused, sys.stderr)
         return None
-    core = Readkeeper(roots=[root or os.getcwd()])
+    core = Readkeeper(roots=[root or here()])
     for warning in core.settings_warnings:
         show(warning, sys.stderr)
     return core

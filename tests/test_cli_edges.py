@@ -236,3 +236,17 @@ def test_serve_on_port_zero_says_which_port_it_took(workspace: Path) -> None:
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+def test_a_project_entered_through_a_link_is_searched_by_that_name(tmp_path: Path) -> None:
+    # No --root: the root is the working folder as the shell names it ($PWD), so a path
+    # given by the link's spelling is inside (paths are judged by their text first).
+    real = (tmp_path / "real-project").resolve()
+    real.mkdir()
+    (real / "a.txt").write_text("alpha\n")
+    spelled = tmp_path / "project"
+    spelled.symlink_to(real)
+    env = {**mcp_env(private_runtime_dir()), "PWD": str(spelled)}
+    done = run("grep", "alpha", str(spelled / "a.txt"), cwd=spelled, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "alpha" in done.stdout

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 from .. import quoting
@@ -233,3 +234,17 @@ __all__ = [
     "walk",
     "within",
 ]
+
+
+def here() -> str:
+    """The working folder as the user's shell names it: `$PWD` when it is the same folder
+    as the kernel's `getcwd()` (which always gives the real path). A project entered
+    through a symlink is a root by that spelling, so the paths the user gives by it
+    are inside (a path is judged by its text first)."""
+    cwd = os.getcwd()
+    pwd = os.environ.get("PWD", "")
+    if pwd and os.path.isabs(pwd) and pwd != cwd:
+        with suppress(OSError):
+            if os.path.samefile(pwd, cwd):
+                return os.path.normpath(pwd)
+    return cwd

@@ -29,6 +29,7 @@ from .. import __version__, progress
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..files.paths import refused_root, uri_path
+from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
 from .backends import AttachedBackend, Backend, LocalBackend
@@ -299,7 +300,7 @@ class McpFrontEnd:
         async with self._lock:
             if self.backend is not None:
                 return
-            roots = self.explicit_roots or client_roots or [os.path.realpath(os.getcwd())]
+            roots = self.explicit_roots or client_roots or [here()]
             if not self.explicit_roots:
                 for root in roots:
                     why = refused_root(root, may_be_home=False)  # unless --root names it

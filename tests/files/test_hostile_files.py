@@ -40,7 +40,7 @@ async def test_a_kernel_interface_under_allowed_paths_is_unsupported(workspace: 
 
 async def test_a_set_id_program_is_never_rewritten(lsp: Session, workspace: Path) -> None:
     for bits in (stat.S_ISUID, stat.S_ISGID):
-        program = workspace / f"tool-{bits:o}"
+        program = workspace / f"tool-{bits:o}.sh"  # a bare name (`tool-4000` is line-shaped)
         program.write_text("#!/bin/sh\necho hi\n")
         program.chmod(0o755 | bits)
         await lsp.read(program)

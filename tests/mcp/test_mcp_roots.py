@@ -101,11 +101,15 @@ async def test_roots_named_through_a_link_are_reached_by_that_name(tmp_path: Pat
         return types.ListRootsResult(roots=[types.Root(uri=spelled.as_uri(), name="p")])
 
     env = mcp_env(private_runtime_dir())
-    for args, roots in (
-        (["--standalone", "--root", str(spelled)], None),
-        (["--standalone"], list_roots),
+    # The third: no root given, started in the project entered through the link, as a
+    # shell does (getcwd() is the real path; $PWD keeps the spelling).
+    for args, roots, cwd in (
+        (["--standalone", "--root", str(spelled)], None, "/"),
+        (["--standalone"], list_roots, "/"),
+        (["--standalone"], None, str(spelled)),
     ):
-        async with stdio_client(args, env, cwd="/", list_roots=roots) as client:
+        here = {**env, "PWD": cwd} if cwd != "/" else env
+        async with stdio_client(args, here, cwd=cwd, list_roots=roots) as client:
             read = await call(client, "read", file_path=str(spelled / "a.txt"))
             assert read["file"]["file_path"] == str(real / "a.txt")
             assert (await call(client, "stats"))["roots"] == [str(real)]
