@@ -16,7 +16,7 @@ from .cli_search import add_commands as add_search_commands
 from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
-from .errors import ReadkeeperError
+from .errors import ReadkeeperError, shown_content
 from .exit_status import REFUSED
 from .hints import for_cli
 from .loading import loading
@@ -311,7 +311,10 @@ def _read(args: argparse.Namespace) -> int:
         if args.json:
             print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
+            show(
+                f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
+                sys.stderr,
+            )
         return REFUSED
     if args.json:  # exact: JSON escapes what it must, and a program reads it
         print(wire_json(result))

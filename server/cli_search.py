@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .cli_numbers import whole_number
-from .errors import ReadkeeperError
+from .errors import ReadkeeperError, shown_content
 from .exit_status import DONE, NOTHING_FOUND, REFUSED
 from .files.reach import here
 from .hints import for_cli
@@ -89,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
         else:
-            show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
+            show(
+                f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
+                sys.stderr,
+            )
         return REFUSED
     if args.json:
         print(wire_json(result))

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from .errors import ReadkeeperError
+from .errors import ReadkeeperError, shown_content
 from .exit_status import REFUSED
 from .quoting import name, show, wire_json
 
@@ -88,7 +88,7 @@ def _refused(exc: ReadkeeperError) -> None:
     message may name files: escaped on a terminal)."""
     from .hints import for_cli
 
-    show(f"readkeeper: {exc.kind}: {for_cli(exc.message)}", sys.stderr)
+    show(f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}", sys.stderr)
 
 
 def write_whole(path: str, text: str) -> None:

@@ -53,7 +53,28 @@ _NAME_FIELDS = (
 )
 
 
+# The data fields that hold a file's own text which the message shows too (a `stale`
+# refusal's diff, a `no_match`'s closest lines): never readkeeper's words, so no front
+# end rewords them (hints.rewrite) and no name in them is quoted.
+CONTENT_FIELDS = ("diff", "closest")
+
+
+def shown_content(data: dict[str, Any]) -> tuple[str, ...]:
+    """The file texts error `data` holds (`CONTENT_FIELDS`): what its message shows as
+    it is, and what a front end rewording the message must leave as it is."""
+    return tuple(v for k in CONTENT_FIELDS if isinstance(v := data.get(k), str) and v)
+
+
 def _shown(message: str, data: dict[str, Any]) -> str:
+    content = shown_content(data)
+    if content:  # a file's text, as it is: only the words around it are readkeeper's
+        cut = re.compile("(" + "|".join(map(re.escape, sorted(content, key=len)[::-1])) + ")")
+        parts = cut.split(message)
+        return "".join(p if i % 2 else _words_shown(p, data) for i, p in enumerate(parts))
+    return _words_shown(message, data)
+
+
+def _words_shown(message: str, data: dict[str, Any]) -> str:
     odd: dict[str, str] = {}  # each name not shown bare, and how it is shown
     for key in _NAME_FIELDS:
         value = data.get(key)

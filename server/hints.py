@@ -13,12 +13,18 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .quoting import json_text
 
-_CALL = re.compile(r"readkeeper/([A-Za-z]+)(?: (\{[^{}]*\}))?")
+# What a message holds that is not readkeeper's sentence: a next call as the core writes
+# it (`readkeeper/METHOD`, its params after it as one JSON object, read by a JSON decoder
+# so a name holding a brace stays in it), never inside a name (a bare name's characters
+# before it), and a JSON string (a name quoting.name quoted, kept as it is).
+_TOKEN = re.compile(r'(?<![\w\\./\-+@,=~])readkeeper/([A-Za-z]+)|"(?:[^"\\\n]|\\.)*"')
+_DECODER = json.JSONDecoder()
+Word = Callable[[str, dict[str, Any] | None], str | None]
 
 
 def call(method: str, **params: Any) -> str:
@@ -27,29 +33,88 @@ def call(method: str, **params: Any) -> str:
     return f"readkeeper/{method} {json_text(shown)}" if shown else (f"readkeeper/{method}")
 
 
-def rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
-    """`message` with each next call as `word(method, params)` says it (None: as written)."""
-    return _rewrite(message, word)
+def rewrite(
+    message: str,
+    word: Word,
+    keep: Iterable[str] = (),
+    prose: Callable[[str], str] | None = None,
+) -> str:
+    """`message` with each next call as `word(method, params)` says it (None: as written)
+    and its other words as `prose` says them. A front end's words apply to readkeeper's
+    own only: every text in `keep` (a file's text the message shows, as the error's data
+    holds it: errors.shown_content) and every JSON string (a quoted name) is left as it
+    is, and `prose` never sees a call's params nor its new words."""
+    held: list[str] = []  # what the words leave as it is, in order
+    mark = _mark(message)
+    masked: list[str] = []
+    at = 0
+    for start, end in [*_spans(message, keep), (len(message), len(message))]:
+        masked.append(_calls(message[at:start], word, mark, held))
+        if end > start:
+            masked.append(mark)
+            held.append(message[start:end])
+        at = end
+    said = "".join(masked)
+    if prose is not None:
+        said = prose(said)
+    back = iter(held)
+    return re.sub(re.escape(mark), lambda _: next(back), said)
 
 
-def _rewrite(message: str, word: Callable[[str, dict[str, Any] | None], str | None]) -> str:
-    def replace(match: re.Match[str]) -> str:
+def _mark(message: str) -> str:
+    """A character `message` does not hold, standing for each span kept as it is."""
+    return next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in message)
+
+
+def _spans(message: str, keep: Iterable[str]) -> list[tuple[int, int]]:
+    """Where each text of `keep` stands in `message`, longest first, none overlapping."""
+    spans: list[tuple[int, int]] = []
+    for text in sorted({k for k in keep if k}, key=len, reverse=True):
+        start = message.find(text)
+        while start >= 0:
+            end = start + len(text)
+            if all(end <= a or start >= b for a, b in spans):
+                spans.append((start, end))
+            start = message.find(text, end)
+    return sorted(spans)
+
+
+def _calls(text: str, word: Word, mark: str, held: list[str]) -> str:
+    """`text` (readkeeper's words, no kept span in it) with each call and each JSON
+    string set aside in `held` (a call as `word` says it), `mark` in its place."""
+    out: list[str] = []
+    at = 0
+    for found in _TOKEN.finditer(text):
+        if found.start() < at:
+            continue  # inside the params of the call before it
+        out.append(text[at : found.start()])
+        at = found.end()
+        if found.group(1) is None:  # a JSON string
+            held.append(found.group())
+            out.append(mark)
+            continue
         params: dict[str, Any] | None = None
-        if match.group(2):
+        written = found.group()
+        said: str | None = None
+        if text.startswith(" {", at):
             try:
-                loaded = json.loads(match.group(2))
+                loaded, end = _DECODER.raw_decode(text, at + 1)
             except ValueError:
-                return match.group(0)
-            params = loaded if isinstance(loaded, dict) else None
-        said = word(match.group(1), params)
-        return match.group(0) if said is None else said
+                loaded, end = None, at  # not a call's params: the call left as written
+            if isinstance(loaded, dict):
+                params, written, at = loaded, text[found.start() : end], end
+                said = word(found.group(1), params)
+        else:
+            said = word(found.group(1), None)
+        held.append(written if said is None else said)
+        out.append(mark)
+    out.append(text[at:])
+    return "".join(out)
 
-    return _CALL.sub(replace, message)
 
-
-def for_mcp(message: str, tools: Mapping[str, str]) -> str:
+def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the MCP tool that serves it (`tools`: each
-    method's tool name)."""
+    method's tool name; `keep`: a file's text it shows, as `rewrite` keeps it)."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         tool = tools.get(method)
@@ -59,7 +124,7 @@ def for_mcp(message: str, tools: Mapping[str, str]) -> str:
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"
 
-    return _rewrite(message, word)
+    return rewrite(message, word, keep)
 
 
 # The CLI's command per method, its positional params and the flags of the others.
@@ -78,9 +143,9 @@ def _shell(name: str, value: Any) -> str:
     return shlex.quote(text) if text.isprintable() else name.upper()
 
 
-def for_cli(message: str) -> str:
+def for_cli(message: str, keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the `readkeeper` command that does it (a method
-    the CLI lacks is left as the method)."""
+    the CLI lacks is left as the method; `keep` as `rewrite` keeps it)."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         if method not in _CLI:
@@ -99,4 +164,4 @@ def for_cli(message: str) -> str:
                 words += [flag, _shell(name, value)]
         return "`" + " ".join(words) + "`"
 
-    return _rewrite(message, word)
+    return rewrite(message, word, keep)

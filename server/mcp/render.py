@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 
 from .. import hints, quoting, render
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, shown_content
 from ..search import shown
 from .tools import METHOD_TOOLS
 
@@ -81,7 +81,8 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     """A refusal as a tool error: the LSP message, then its kind and data."""
     data = exc.to_data()
     details = {k: v for k, v in data.items() if k != "kind"}
-    message = hints.for_mcp(exc.message, METHOD_TOOLS)  # the next call as a tool of ours
+    # The next call as a tool of ours; a file's text the message shows, as it is.
+    message = hints.for_mcp(exc.message, METHOD_TOOLS, shown_content(data))
     lines = [message, f"kind: {exc.kind}"]
     if details:
         lines.append(quoting.json_text(details, default=str)[:4000])
@@ -131,7 +132,10 @@ def many_content(result: dict[str, Any]) -> list[Content]:
         error = item.get("error")
         if isinstance(error, dict):
             kind = (error.get("data") or {}).get("kind", "internal")
-            message = hints.for_mcp(str(error.get("message", "")), METHOD_TOOLS)
+            data = error.get("data") or {}
+            message = hints.for_mcp(
+                str(error.get("message", "")), METHOD_TOOLS, shown_content(data)
+            )
             parts.append(f"{quoting.name(item.get('file_path', ''))}: refused ({kind}): {message}")
             continue
         blocks = read_content(item.get("result") or {})

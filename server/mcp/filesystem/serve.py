@@ -109,13 +109,25 @@ def shown_read(result: dict[str, Any]) -> list[Content]:
         return [text_block(_text_file(file))]
     if kind == "image" and file.get("base64"):
         return [
-            text_block(for_filesystem(render.read(result))),
+            text_block(render.read(_noted(result))),
             types.ImageContent(data=file["base64"], mime_type=file["media_type"]),
         ]
-    said = for_filesystem(render.read(result))
+    said = render.read(_noted(result))
     if kind == "file_unchanged":
         said += "\n(read_text_file with force=true sends the text again.)"
     return [text_block(said)]
+
+
+def _noted(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` with the notes readkeeper wrote in it in the drop-in's words; the file's
+    text (a re-read's diff, a notebook's cells, a PDF's pages) left as it is."""
+    said = dict(result)
+    if isinstance(said.get("note"), str):
+        said["note"] = for_filesystem(said["note"])
+    file = said.get("file")
+    if isinstance(file, dict) and isinstance(file.get("note"), str):
+        said["file"] = {**file, "note": for_filesystem(file["note"])}
+    return said
 
 
 def _text_file(file: dict[str, Any]) -> str:
@@ -156,7 +168,8 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
         path = quoting.name(item.get("file_path", ""))
         error = item.get("error")
         if error:
-            said = error_words("read_multiple_files", args, str(error.get("message", "")), {})[0]
+            message, data = str(error.get("message", "")), error.get("data") or {}
+            said = error_words("read_multiple_files", args, message, data)[0]
             parts.append(f"{path}: Error - {said}")
             continue
         shown = shown_read(item.get("result") or {})

@@ -14,9 +14,10 @@ to the keys of `data`; a field is kept only when the tool has it (an allowlist).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from ... import hints, quoting
+from ... import errors, hints, quoting
 
 # method -> (tool, {param: the tool's argument}); params not named keep their name.
 _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -32,11 +33,12 @@ _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "stat": ("get_file_info", {}),
 }
 _WORDS = {"old_string": "oldText", "new_string": "newText", "file_path": "path"}
-# A param's name as a word of the message, never part of a path or a name it shows.
-_WORD = re.compile(r"(?<![\w/.\-\\])(" + "|".join(_WORDS) + r")(?![\w/.\-])")
+# A param's name as a word of the message, never part of a name it shows bare (a quoted
+# name, a call's params and a file's text are never shown to it: hints.rewrite).
+_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_WORDS) + r")(?![\w/.\-])")
 
 
-def _word(method: str, params: dict[str, Any] | None) -> str:
+def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | None = None) -> str:
     if method not in _TOOLS:
         # grep, changes, forget, ...: readkeeper's own tools, not offered here.
         return (
@@ -46,19 +48,24 @@ def _word(method: str, params: dict[str, Any] | None) -> str:
     tool, renamed = _TOOLS[method]
     if not params:
         return tool
-    shown = {renamed.get(k, k): v for k, v in params.items()}
+    words = {**{k: v for k, v in (names or {}).items() if "_" in k}, **_WORDS, **renamed}
+    shown = {words.get(k, k): v for k, v in params.items()}
     return f"{tool} with {quoting.json_text(shown)}"
 
 
 # A read's line count written as a call's argument ("offset=5, limit=20", "offset and
 # limit"): only read takes it, and read_text_file names it head.
-_LIMIT = re.compile(r"(?<![\w/.\-\\])limit(?==)|(?<=\boffset and )limit\b")
+_LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)|(?<=\boffset and )limit\b")
 
 
-def for_filesystem(message: str) -> str:
-    """`message` in the drop-in's words."""
-    said = _WORD.sub(lambda m: _WORDS[m.group(1)], hints.rewrite(message, _word))
-    return _LIMIT.sub("head", said)
+def _prose(text: str) -> str:
+    return _LIMIT.sub("head", _WORD.sub(lambda m: _WORDS[m.group(1)], text))
+
+
+def for_filesystem(message: str, keep: Iterable[str] = ()) -> str:
+    """`message` in the drop-in's words: readkeeper's own only, never a file's text
+    (`keep`, as the error's data holds it) nor a quoted name (hints.rewrite)."""
+    return hints.rewrite(message, _word, keep, _prose)
 
 
 # Each tool's names for the core's params it passes on (one not named keeps its name):
@@ -93,19 +100,26 @@ def error_words(
     names = dict(_FIELDS.get(tool, {}))
     if "limit" in names and args.get("tail") is not None:
         names["limit"] = "tail"  # tail is read as offset and limit
-    said = for_filesystem(message)
-    if names:
-        # A param with "_" is a word of its own; a plain one ("limit") only as `name=`.
-        alternation = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-        word = re.compile(r"(?<![\w/.\-\\])(" + alternation + r")(?![\w/.\-])")
-        said = word.sub(
+    # A param with "_" is a word of its own; a plain one ("limit") only as `name=`.
+    alternation = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/.\-])")
+
+    def prose(text: str) -> str:
+        text = _prose(text)
+        if not names:
+            return text
+        return word.sub(
             lambda m: (
                 names[m.group(1)]
                 if "_" in m.group(1) or m.string[m.end() : m.end() + 1] == "="
                 else m.group(1)
             ),
-            said,
+            text,
         )
+
+    said = hints.rewrite(
+        message, lambda m, p: _word(m, p, names), errors.shown_content(data), prose
+    )
     shown: dict[str, Any] = {}
     for key, value in data.items():
         if key == "field":
