@@ -10,6 +10,7 @@ does not offer, nor a method its front end does not have.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -46,6 +47,8 @@ def rewrite(
     is, and `prose` never sees a call's params nor its new words."""
     held: list[str] = []  # what the words leave as it is, in order
     mark = _mark(message)
+    if mark is None:  # a message holding every private-use character: left as written
+        return message
     masked: list[str] = []
     at = 0
     for start, end in [*_spans(message, keep), (len(message), len(message))]:
@@ -61,9 +64,11 @@ def rewrite(
     return re.sub(re.escape(mark), lambda _: next(back), said)
 
 
-def _mark(message: str) -> str:
-    """A character `message` does not hold, standing for each span kept as it is."""
-    return next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in message)
+def _mark(message: str) -> str | None:
+    """A private-use character `message` does not hold, standing for each span kept as
+    it is; None when it holds them all (a hostile file's text can hold the BMP's 6,400)."""
+    private = itertools.chain(range(0xE000, 0xF900), range(0xF0000, 0xFFFFE))
+    return next((chr(c) for c in private if chr(c) not in message), None)
 
 
 def _spans(message: str, keep: Iterable[str]) -> list[tuple[int, int]]:

@@ -101,3 +101,17 @@ def test_the_cli_names_a_file_that_reads_as_a_call_as_itself(workspace: Path) ->
     assert done.returncode == 2
     assert f"File does not exist: {workspace / 'readkeeper' / 'list'}." in done.stderr
     assert f"`readkeeper ls {workspace / 'readkeeper'}`" in done.stderr
+
+
+def test_a_text_holding_every_private_use_character_is_still_shown_as_it_is() -> None:
+    # The rewording sets the file's text aside behind a private-use character the message
+    # does not hold; a hostile file's diff can hold all of the BMP's 6,400.
+    hostile = "".join(chr(c) for c in range(0xE000, 0xF900))
+    diff = f'-x\n+{hostile} readkeeper/read {{"file_path": "y"}}\n'
+    next_call = call("read", file_path="/w/a.txt")
+    exc = ReadkeeperError(
+        "stale", f"The file changed:\n{diff}Read it again: {next_call}.", diff=diff
+    )
+    said = for_mcp(exc.message, METHOD_TOOLS, shown_content(exc.data))
+    assert diff in said
+    assert said.endswith('Read it again: the read tool with {"file_path": "/w/a.txt"}.')
