@@ -221,21 +221,6 @@ def _names(relative: str) -> list[str]:
     return [n for n in reversed(relative.split(os.sep)) if n and n != "."]
 
 
-__all__ = [
-    "MAX_LINKS",
-    "LeadsOut",
-    "Loop",
-    "Reach",
-    "by_name",
-    "holder",
-    "lexical",
-    "outside",
-    "spellings",
-    "walk",
-    "within",
-]
-
-
 def here() -> str:
     """The working folder as the user's shell names it: `$PWD` when it is the same folder
     as the kernel's `getcwd()` (which always gives the real path). A project entered
@@ -248,3 +233,19 @@ def here() -> str:
             if os.path.samefile(pwd, cwd):
                 return os.path.normpath(pwd)
     return cwd
+
+
+__all__ = [
+    "MAX_LINKS",
+    "LeadsOut",
+    "Loop",
+    "Reach",
+    "by_name",
+    "here",
+    "holder",
+    "lexical",
+    "outside",
+    "spellings",
+    "walk",
+    "within",
+]
