@@ -1,20 +1,29 @@
-"""A folder chain deeper than Python's recursion limit, made and removed by descriptor
-(its path is too long for one call, and pytest's own clean-up recurses per level)."""
+"""A folder chain deeper than Python's recursion limit, or one whose path is past
+PATH_MAX, made and removed by descriptor (its path is too long for one call, and
+pytest's own clean-up recurses per level)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
+
+# Past PATH_MAX (4,096) whatever the root's own length: 17 levels of 250-byte names. Few
+# levels, so a walk that resolves every path from `/` (as ripgrep does) stays quick under
+# load: 2,100 levels named `d` cost ripgrep seconds, near a search's deadline.
+LONG_NAME = "d" * 250
+PAST_PATH_MAX = 17
 
 
-def make_chain(root: Path, levels: int) -> None:
-    """`levels` nested folders named d (too long a path for one mkdir: made by descriptor)."""
+def make_chain(root: Path, levels: int, name: str = "d") -> None:
+    """`levels` nested folders named `name` (too long a path for one mkdir: made by
+    descriptor), `deepest.txt` in the last."""
     fd = os.open(root, os.O_RDONLY)
     for _ in range(levels):
-        os.mkdir("d", dir_fd=fd)
-        deeper = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.mkdir(name, dir_fd=fd)
+        deeper = os.open(name, os.O_RDONLY, dir_fd=fd)
         os.close(fd)
         fd = deeper
     with open(os.open("deepest.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as file:
@@ -22,30 +31,36 @@ def make_chain(root: Path, levels: int) -> None:
     os.close(fd)
 
 
-def remove_chain(root: Path) -> None:
+def remove_chain(root: Path, name: str = "d") -> None:
     """Remove what `make_chain` made (pytest's own clean-up recurses per level)."""
     fds = [os.open(root, os.O_RDONLY)]
     while True:
         try:
-            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+            fds.append(os.open(name, os.O_RDONLY, dir_fd=fds[-1]))
         except FileNotFoundError:
             break
     with contextlib.suppress(FileNotFoundError):
         os.unlink("deepest.txt", dir_fd=fds[-1])
     for parent in reversed(fds[:-1]):
-        os.rmdir("d", dir_fd=parent)
+        os.rmdir(name, dir_fd=parent)
     for fd in fds:
         os.close(fd)
 
 
-def chains() -> Iterator[Callable[[Path, int], None]]:
-    """A fixture's body: `make_chain`, each chain removed after the test."""
-    made: list[Path] = []
+class MakeChain(Protocol):
+    """What `chains` yields: `make_chain`, remembered for clean-up."""
 
-    def make(root: Path, levels: int) -> None:
-        made.append(root)
-        make_chain(root, levels)
+    def __call__(self, root: Path, levels: int, name: str = "d") -> None: ...
+
+
+def chains() -> Iterator[MakeChain]:
+    """A fixture's body: `make_chain`, each chain removed after the test."""
+    made: list[tuple[Path, str]] = []
+
+    def make(root: Path, levels: int, name: str = "d") -> None:
+        made.append((root, name))
+        make_chain(root, levels, name)
 
     yield make
-    for root in made:
-        remove_chain(root)
+    for root, name in made:
+        remove_chain(root, name)

@@ -26,6 +26,16 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_
     return wait_until(condition, what, timeout)
 
 
+# The worker reading ahead runs at nice 19 (read/ahead.py): on a loaded machine it gets a
+# small share of a core, so what it builds can take many seconds. A hang detector only.
+AHEAD_DEADLINE_S = 60.0
+
+
+def wait_for_ahead(condition: Callable[[], Any], what: str) -> Any:
+    """`wait_for` something the worker reading ahead does."""
+    return wait_until(condition, what, AHEAD_DEADLINE_S)
+
+
 class Watching:
     """A core that is watching its workspace, with the notices it pushed."""
 

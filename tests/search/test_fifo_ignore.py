@@ -30,7 +30,7 @@ from readkeeper.errors import ReadkeeperError
 from readkeeper.search import rg, stalls
 from readkeeper.search.ahead import ListingAhead
 from readkeeper.watch import suspects
-from watch_core_helpers import Watching, wait_for, watching_core
+from watch_core_helpers import Watching, wait_for_ahead, watching_core
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 
@@ -279,7 +279,7 @@ def test_the_listing_built_ahead_does_not_wait_on_a_fifo(workspace: Path) -> Non
     try:
         core = watching.core
         job = next(job for job in core.ahead.jobs if isinstance(job, ListingAhead))
-        wait_for(lambda: core.file_times.ready(str(workspace)), "the listing built ahead")
+        wait_for_ahead(lambda: core.file_times.ready(str(workspace)), "the listing built ahead")
         assert job.counts["built"] == 1
         used = core.file_times.listings_used
         found = _unstuck(lambda: calls.call(core, "glob", {"pattern": "**/*.py"}), [fifo])

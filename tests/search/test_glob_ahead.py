@@ -23,7 +23,7 @@ from readkeeper.core import Readkeeper
 from readkeeper.search import ahead as search_ahead
 from readkeeper.search import rg
 from readkeeper.search.ahead import ListingAhead
-from watch_core_helpers import Watching, wait_for
+from watch_core_helpers import Watching, wait_for_ahead
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify"),
@@ -54,7 +54,8 @@ def _watching(root: Path, **settings: object) -> Watching:
 
 
 def _built(core: Readkeeper) -> None:
-    wait_for(lambda: core.file_times.ready(core.workspace.roots[0]), "the listing built ahead")
+    root = core.workspace.roots[0]
+    wait_for_ahead(lambda: core.file_times.ready(root), "the listing built ahead")
 
 
 @pytest.fixture
@@ -177,7 +178,7 @@ def test_a_listing_dropped_is_built_again_once_calls_are_quiet(
     try:
         _built(core)
         make(workspace, ["new/file.py"])  # the listing is dropped
-        wait_for(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
+        wait_for_ahead(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
         calls.call(core, "stats", {})  # a call ends: a trigger
         _built(core)
         used = core.file_times.listings_used
@@ -327,7 +328,7 @@ def test_a_parent_pattern_with_a_slash_makes_the_subfolder_s_glob_run_ripgrep(
         assert core.file_times.listings_used == used  # ripgrep ran
         monkeypatch.setattr(search_ahead, "REBUILD_S", 0.0)  # no wait between two builds
         (workspace / ".gitignore").write_text("skip.txt\n")  # by name: plain
-        wait_for(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
+        wait_for_ahead(lambda: not core.file_times.ready(str(workspace)), "the listing dropped")
         calls.call(core, "stats", {})  # a call ends: a trigger
         _built(core)
         assert _glob(core, "sub") == {"sub/deep/kept.txt"} == _rg_in(workspace, "sub")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_chain import chains
+from deep_chain import LONG_NAME, PAST_PATH_MAX, MakeChain, chains
 from glob_trees import make
 from test_rg_failures import _kill_rg_under
 
@@ -28,7 +28,7 @@ GENERIC = "The walk stopped early"
 
 
 @pytest.fixture
-def deep_chain() -> Iterator[Callable[[Path, int], None]]:
+def deep_chain() -> Iterator[MakeChain]:
     yield from chains()
 
 
@@ -38,10 +38,10 @@ def _glob(core: Readkeeper) -> dict[str, Any]:
 
 
 def test_a_path_ripgrep_cannot_reach_is_named_in_glob_s_note(
-    core: Readkeeper, workspace: Path, deep_chain: Callable[[Path, int], None]
+    core: Readkeeper, workspace: Path, deep_chain: MakeChain
 ) -> None:
     (workspace / "a.py").write_text("x = 1\n")
-    deep_chain(workspace, 2100)  # deepest.txt lies past PATH_MAX
+    deep_chain(workspace, PAST_PATH_MAX, LONG_NAME)  # ripgrep cannot open deepest.txt
     result = _glob(core)
     assert result["partial"] is True
     assert "ripgrep could not read 1 path" in result["note"], result["note"]

@@ -11,12 +11,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_chain import chains
+from deep_chain import LONG_NAME, PAST_PATH_MAX, MakeChain, chains
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -33,15 +33,15 @@ CALLS = [
 
 
 @pytest.fixture
-def deep_chain() -> Iterator[Callable[[Path, int], None]]:
+def deep_chain() -> Iterator[MakeChain]:
     yield from chains()
 
 
 def test_a_path_ripgrep_cannot_reach_makes_the_answer_partial(
-    core: Readkeeper, workspace: Path, deep_chain: Callable[[Path, int], None]
+    core: Readkeeper, workspace: Path, deep_chain: MakeChain
 ) -> None:
     (workspace / "a.py").write_text("x = 1\n")
-    deep_chain(workspace, 2100)  # deepest.txt lies past PATH_MAX: ripgrep cannot open it
+    deep_chain(workspace, PAST_PATH_MAX, LONG_NAME)  # ripgrep cannot open deepest.txt
     for method, params in CALLS:
         result: dict[str, Any] = calls.call(core, method, params)
         assert result["partial"] is True, (method, params, result)

@@ -7,12 +7,12 @@ whose name reads as ripgrep's words on a pattern never turns a search into a ref
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_chain import chains
+from deep_chain import LONG_NAME, PAST_PATH_MAX, MakeChain, chains
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls
@@ -22,6 +22,14 @@ from readkeeper.search import rg
 
 # Parsed by ripgrep, but its compiled program is past ripgrep's size limit (100 MiB).
 TOO_LARGE = "\\w{1000}{100}"
+
+
+@pytest.fixture(autouse=True)
+def _long_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ripgrep compiles TOO_LARGE up to its limit before refusing it: 1-3 s a run, and a
+    refusal is two runs; on a loaded machine that came near the 10 s deadline, which
+    then answered first (partial, "ran out of time"). The deadline is not tested here."""
+    monkeypatch.setattr(rg, "DEADLINE_S", 60.0)
 
 
 def refused(core: Readkeeper, method: str, **params: Any) -> ReadkeeperError:
@@ -85,7 +93,7 @@ def test_a_glob_holding_a_colon_finds_its_files(
 
 
 @pytest.fixture
-def deep_chain() -> Iterator[Callable[[Path, int], None]]:
+def deep_chain() -> Iterator[MakeChain]:
     yield from chains()
 
 
@@ -94,13 +102,13 @@ def deep_chain() -> Iterator[Callable[[Path, int], None]]:
     "name", ["regex parse error", 'the literal "\\n" is not allowed in a regex']
 )
 def test_a_path_named_as_ripgreps_words_never_makes_a_search_a_refusal(
-    core: Readkeeper, workspace: Path, deep_chain: Callable[[Path, int], None], name: str
+    core: Readkeeper, workspace: Path, deep_chain: MakeChain, name: str
 ) -> None:
     """ripgrep's message on a path it cannot read names the path: a folder so named
     used to make a valid search `bad_params` ("not a valid regular expression")."""
     (workspace / "a.py").write_text("x = 1\n")
     (workspace / name).mkdir()
-    deep_chain(workspace / name, 2100)  # past PATH_MAX: ripgrep cannot open deepest.txt
+    deep_chain(workspace / name, PAST_PATH_MAX, LONG_NAME)  # ripgrep cannot open deepest.txt
     for output in ("matches", "files", "counts"):
         result = calls.call(core, "grep", {"pattern": "x", "output": output})
         assert result["partial"] is True, (output, result)

@@ -15,7 +15,7 @@ from readkeeper.search.deferred import Builds
 from readkeeper.settings import Settings
 from readkeeper.state.later import Later
 from readkeeper.watch.watcher import WatchCallbacks, Watcher
-from watch_core_helpers import wait_for
+from watch_core_helpers import wait_for, wait_for_ahead
 
 
 class Ended(BaseException):
@@ -86,7 +86,7 @@ def test_reading_ahead_says_why_its_thread_ended_and_starts_again(workspace: Pat
     core.ahead.jobs.append(job)
     try:
         calls.call(core, "readkeeper/read", {"file_path": "a.py"})
-        wait_for(lambda: core.ahead.status()["state"] == "failed", "the thread to end")
+        wait_for_ahead(lambda: core.ahead.status()["state"] == "failed", "the thread to end")
         assert (
             "reading ahead stopped on an unexpected error: Ended" in core.ahead.status()["failure"]
         )
