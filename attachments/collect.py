@@ -273,7 +273,7 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
                 priority=CHANGES,
                 source=change.file_path,
                 max_tokens=core.settings.changes_max_tokens,
-                truncated=change.truncated,
+                truncated=change.truncated and bool(change.diff),  # no diff: none was cut
                 rest_hint=(
                     f"Read the file again with {cut_notes.read_call(file_path=change.file_path)} "
                     "to see all of it."

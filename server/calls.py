@@ -22,6 +22,8 @@ import attrs
 
 from .errors import ReadkeeperError
 from .files import cache_writes
+from .files.beneath import Moved
+from .files.fileio import moved
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
@@ -274,7 +276,10 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
         core.enter(session)
     # Nothing is read ahead, nor written to the user cache, while a call is in flight.
     with core.ahead.call(), cache_writes.holding():
-        result = method.run(core, params)
+        try:
+            result = method.run(core, params)
+        except Moved as exc:  # a tree changed under a call: never a fault of ours
+            raise moved(os.fsdecode(exc.filename or "A path")) from None
         if method.name == "read" and isinstance(result, dict):
             core.ahead.read(result.get("file", {}).get("file_path"))
         return result

@@ -257,7 +257,12 @@ def changes(result: dict[str, Any]) -> str:
         return "\n".join([*parts, "No changes to the files you read."])
     for item in found:
         where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
-        cut = " (diff truncated: re-read the file)" if item.get("truncated") else ""
+        # `truncated` with no diff: none was made (its note says why), so none was cut.
+        truncated, cut = item.get("truncated"), ""
+        if truncated and item.get("diff"):
+            cut = " (diff truncated: re-read the file)"
+        elif truncated and not item.get("note"):
+            cut = " (no diff: re-read the file)"
         parts.append(f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}")
         if item.get("note"):
             parts.append(f"note: {_note(item['note'])}")

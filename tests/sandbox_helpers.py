@@ -141,6 +141,14 @@ class Tally:
         )
 
 
+def assert_only(tally: Tally, *kinds: str) -> None:
+    """Every refusal of the run was one of `kinds`: a race is answered as a race
+    (`stale`, or `outside_workspace` when the link was seen), never `internal` (a fault
+    of readkeeper's) nor a kind that says the call was wrong."""
+    others = {k: n for k, n in tally.refused.items() if k not in kinds}
+    assert not others, f"refused as {others}, not only {kinds}: {tally.summary()}"
+
+
 async def in_batches(
     tries: int,
     one: Callable[[int], Awaitable[Any]],

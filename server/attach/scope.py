@@ -9,7 +9,8 @@ here, on the server's side of the socket, so a client that lies or has a bug can
 widen itself after the hello: every path a request carries is checked before the core
 sees it, by its real path (a symlink in WS/sub pointing at WS/secret.env is outside),
 the core then resolves and opens it again beneath the connection's own roots (its
-`workspace`, files/narrowed.py: a link swapped after the check leads nowhere), and
+`workspace`, files/narrowed.py: a link swapped after the check leads nowhere; one
+entry of a batch beyond them is refused there, that entry alone, as standalone), and
 what the core answers is cut to the connection's roots (change notices, did-you-mean
 suggestions, attachments drawn from files).
 """
@@ -139,8 +140,8 @@ class Scope:
             value = params.get(name)
             if isinstance(value, str):
                 checked[name] = self._path(value, session)
-            elif isinstance(value, list):
-                checked[name] = [self._path(v, session) if isinstance(v, str) else v for v in value]
+            elif isinstance(value, list):  # a batch: each entry answered on its own
+                checked[name] = [self._entry(v, session) for v in value]
         editor = params.get("active_editor") if method == "attachments" else None
         if isinstance(editor, dict) and isinstance(editor.get("file_path"), str):
             checked["active_editor"] = {
@@ -156,6 +157,15 @@ class Scope:
                 for entry in files
             ]
         return checked
+
+    def _entry(self, path: Any, session: str) -> Any:
+        """One path of a batch (readMany, mentions, forget): one beyond these roots is
+        left as given, for the core (held to these roots, files/narrowed.py) to refuse
+        that entry alone, as a standalone server does; the others are still served."""
+        try:
+            return self._path(path, session) if isinstance(path, str) else path
+        except ReadkeeperError:
+            return path
 
     def _path(self, path: str, session: str) -> str:
         if not path or "\x00" in path:

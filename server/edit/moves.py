@@ -105,6 +105,8 @@ def mkdir(core: EditServices, params: MkdirParams) -> dict[str, Any]:
     _, where = _resolved(workspace, params.path, "path", follow_last=True)
     relative = "" if where.path == where.anchor.path else where.path[len(where.anchor.path) + 1 :]
     existed = _lstat(where)
+    if existed is not None and stat.S_ISLNK(existed.st_mode):
+        raise moved(where.path)  # resolved, it was none: a symlink planted since
     if existed is not None and not stat.S_ISDIR(existed.st_mode):
         raise _not_a_folder(where.path)
     refuse_unsaved_where_created(core, where.path, where.anchor.path)

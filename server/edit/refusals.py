@@ -12,6 +12,7 @@ import os
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.fileio import moved, race, too_long
 from ..hints import call
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
@@ -236,7 +237,12 @@ def _deepest_existing(folder: str) -> str:
 
 
 def os_error(path: str, exc: OSError) -> ReadkeeperError:
-    """The refusal of a change the system would not make (permissions, disk full, ...)."""
+    """The refusal of a change the system would not make (permissions, disk full, ...);
+    a tree changed under the change is `stale` (files/fileio.py `race`)."""
+    if race(exc):
+        return moved(path)
+    if exc.errno == errno.ENAMETOOLONG:
+        return too_long(path)
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         advice = "Ask the user to make it (and its folder) writable, then try again."
     elif exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -130,17 +130,21 @@ def _open_step(folder: int, name: str, flags: int) -> int:
         return os.open(name, flags | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
     except OSError as exc:
         err = exc.errno or 0
-        if err == errno.ENOTDIR and _is_symlink(folder, name):
-            # O_PATH | O_NOFOLLOW | O_DIRECTORY on a symlink says "not a directory".
+        if err == errno.ENOTDIR and _not_a_file(folder, name):
+            # O_PATH | O_NOFOLLOW | O_DIRECTORY on a symlink says "not a directory"; a
+            # folder there now was something else a moment ago: both, a swap.
             err = errno.ELOOP
         raise _error(err, name) from None
 
 
-def _is_symlink(folder: int, name: str) -> bool:
+def _not_a_file(folder: int, name: str) -> bool:
+    """Whether `name`, which an open just found not to be a folder, is anything but a
+    plain file now (a symlink, or a folder again): the tree changed under the open."""
     try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
     except OSError:
-        return False
+        return True  # gone since: it changed too
+    return stat.S_ISLNK(mode) or stat.S_ISDIR(mode)
 
 
 def _parts(relative: str) -> list[str]:
@@ -211,25 +215,44 @@ class Anchor:
 
     def open_folder(self, relative: str, *, write: bool = False) -> int:
         """A descriptor of the folder at `relative` (a real path relative to the
-        anchor; "" for the anchor itself). `write` makes it one that can be fsynced."""
+        anchor; "" for the anchor itself). `write` makes it one that can be fsynced.
+        `Moved` (naming the whole path) when a symlink stands on the way, or a folder
+        on it is one no more (NotADirectoryError only for a plain file there)."""
         flags = (os.O_RDONLY if write else _O_PATH) | _DIRECTORY
         parts = _parts(relative)
-        fd = _openat2(self.fd, relative if parts else ".", flags)
-        return fd if fd is not None else _walk(self.fd, parts, flags)
+        try:
+            try:
+                fd = _openat2(self.fd, relative if parts else ".", flags)
+            except NotADirectoryError:
+                fd = None  # which name, and is it a plain file? One step at a time says
+            return fd if fd is not None else _walk(self.fd, parts, flags)
+        except Moved as exc:
+            raise self._moved(relative, exc) from None
 
     def make_folders(self, relative: str, mode: int = 0o777) -> None:
-        """Create the missing folders of `relative`, each beneath the one before it."""
+        """Create the missing folders of `relative`, each beneath the one before it:
+        `Moved` when one is or becomes a symlink, or the folder made in is gone."""
         parts = _parts(relative)
         current = os.dup(self.fd)
         try:
             for part in parts:
-                with suppress(FileExistsError):
-                    os.mkdir(part, mode, dir_fd=current)
-                fd = _open_step(current, part, _O_PATH | _DIRECTORY)
+                try:
+                    with suppress(FileExistsError):
+                        os.mkdir(part, mode, dir_fd=current)
+                    fd = _open_step(current, part, _O_PATH | _DIRECTORY)
+                except FileNotFoundError:  # the folder made in, or the one made, is gone
+                    raise Moved(errno.ENOENT, "a folder was removed as it was made", part) from None
                 os.close(current)
                 current = fd
+        except Moved as exc:
+            raise self._moved(relative, exc) from None
         finally:
             os.close(current)
+
+    def _moved(self, relative: str, exc: Moved) -> Moved:
+        """`exc` naming the whole path (beneath the anchor), as a message shows it."""
+        where = os.path.join(self.path, relative) if relative else self.path
+        return Moved(exc.errno, exc.strerror, where)
 
 
 def lstat_in(folder_fd: int, name: str | bytes) -> os.stat_result | None:

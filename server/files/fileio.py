@@ -131,10 +131,8 @@ def open_regular(where: Location) -> Iterator[OpenedFile]:
     """Open a file for reading if it is a regular file, else raise a clear error."""
     try:
         folder = where.open_folder()
-    except Moved:
-        raise moved(where.path) from None
     except OSError as exc:
-        raise _open_error(where.path, exc) from None
+        raise opening_error(where.path, exc) from None
     try:
         with open_regular_in(folder, where.name, where.path) as opened:
             yield opened
@@ -148,7 +146,7 @@ def open_regular_in(folder: int, name: str, path: str) -> Iterator[OpenedFile]:
     try:
         pre = lstat_in(folder, name)
     except OSError as exc:
-        raise _open_error(path, exc) from None
+        raise opening_error(path, exc) from None
     if pre is None:
         raise _open_error(path, FileNotFoundError(errno.ENOENT, "No such file", path))
     # Refuse devices, FIFOs and sockets before opening: opening some devices has side
@@ -158,10 +156,8 @@ def open_regular_in(folder: int, name: str, path: str) -> Iterator[OpenedFile]:
         raise moved(path)  # the real path had no link here: it was just planted
     try:
         fd = open_in(folder, name, _OPEN_FLAGS)
-    except Moved:
-        raise moved(path) from None
     except OSError as exc:
-        raise _open_error(path, exc) from None
+        raise opening_error(path, exc) from None
     try:
         now = time.time_ns()  # before the stat: a change after it is on a later tick
         st = os.fstat(fd)  # the file we actually opened, whatever happened to the name
@@ -188,6 +184,42 @@ def moved(path: str) -> ReadkeeperError:
         "checked. Read it again (by its new path, if it moved).",
         file_path=path,
         moved=True,
+    )
+
+
+# What an open of a resolved path fails with when the tree changed under it: a symlink
+# on the way (ELOOP, the `Moved` beneath.py raises), a way up and out (EXDEV).
+RACE_ERRNOS = frozenset({errno.ELOOP, errno.EXDEV})
+
+
+def race(exc: OSError) -> bool:
+    """Whether an open beneath a root failed because the tree changed since the path was
+    resolved (`moved` is its answer): never a fault of readkeeper's, nor the caller's."""
+    return isinstance(exc, Moved) or exc.errno in RACE_ERRNOS
+
+
+def opening_error(path: str, exc: OSError) -> ReadkeeperError:
+    """The one answer to an open beneath a root that failed after `path` was resolved,
+    for a read, a listing or a search: a race is `stale` (read again), a name too long
+    for the system `bad_params`, a path gone `not_found`; never `internal`."""
+    if race(exc):
+        return moved(path)
+    if exc.errno == errno.ENAMETOOLONG:
+        return too_long(path)
+    return _open_error(path, exc)
+
+
+def too_long(path: str, field: str = "file_path") -> ReadkeeperError:
+    """The refusal of a path no file can have: a name over NAME_MAX bytes, or a path over
+    PATH_MAX (files/reach.py `too_long` says which)."""
+    return ReadkeeperError(
+        "bad_params",
+        f"{path} is longer than any file's path can be: each name is at most 255 bytes, "
+        f"and the whole path at most 4,095, so nothing is there and nothing can be made "
+        f"there. Give a shorter path (glob finds a file by part of its name, e.g. "
+        f"{call('glob', pattern='**/' + os.path.basename(path)[:40] + '*')}).",
+        field=field,
+        file_path=path,
     )
 
 

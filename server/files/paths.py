@@ -28,10 +28,11 @@ from ..hints import call
 from .beneath import Anchor
 from .beneath import Location as Location
 from .fileio import moved
+from .fileio import too_long as too_long_error
 from .guesses import nearest_folder, restored
 from .guesses import screenshot_variant as screenshot_variant
 from .guesses import suggest as suggest
-from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, walk
+from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, too_long, walk
 from .unavailable import folder_unavailable
 
 _REALPATH_TRIES = 3
@@ -151,6 +152,8 @@ class Workspace:
         named = by_name(candidate, folders)
         if named is None:
             raise self.outside(candidate, LeadsOut(), advice, **data)
+        if too_long(candidate):  # by its text too: nothing is there, nothing can be made
+            raise too_long_error(candidate, str(data.get("field", "file_path")))
         problem = self.unavailable(named)
         if problem is not None:
             raise problem
@@ -196,6 +199,8 @@ class Workspace:
         if not file_path or "\x00" in file_path or names_a_folder(file_path):
             return None
         candidate = self.absolute(file_path)
+        if too_long(candidate):
+            return None  # `resolve` says why
         for folder in (*self.roots, *self.allowed):
             if is_within(candidate, folder):
                 try:
@@ -338,7 +343,9 @@ class Workspace:
             found = self._existing(variant, session) if variant is not None else None
             if found is not None:
                 candidate, real = found
-            elif real != by_name(candidate, self.reaches(session, grants=True)):
+            elif self.real_of(candidate, session, follow_last=False) != real:
+                # The last name is a link inside to a missing file (a link to a folder
+                # on the way is no such thing: the file is simply missing there).
                 raise ReadkeeperError(
                     "not_found",
                     f"{quoting.name(candidate)} is a symbolic link to {quoting.name(real)}, "

@@ -70,6 +70,19 @@ def lexical(path: str, base: str) -> str:
     return absolute
 
 
+# The longest name a folder entry can have, and the longest path one system call takes
+# (Linux's NAME_MAX and PATH_MAX, with its NUL), in bytes.
+NAME_MAX = 255
+PATH_MAX = 4096
+
+
+def too_long(path: str) -> bool:
+    """Whether no file can have the absolute path `path`, by its text: a name over
+    NAME_MAX bytes, or the whole over PATH_MAX - 1."""
+    encoded = os.fsencode(path)
+    return len(encoded) >= PATH_MAX or any(len(n) > NAME_MAX for n in encoded.split(b"/"))
+
+
 def within(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or lies beneath it, by name alone."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
@@ -246,6 +259,7 @@ __all__ = [
     "lexical",
     "outside",
     "spellings",
+    "too_long",
     "walk",
     "within",
 ]

@@ -25,6 +25,8 @@ def file_info(services: ReadServices, params: StatParams) -> dict[str, Any]:
     if found is None:
         raise services.workspace.not_found(where.path)
     mode = found.st_mode
+    if stat.S_ISLNK(mode):  # the real path had none here: one planted since
+        raise moved(where.path)
     kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
     info: dict[str, Any] = {
         "path": where.path,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import ReadkeeperError
 from ..files.beneath import Anchor
+from ..files.fileio import opening_error
 from ..files.ignore import IgnoreRules
 from ..files.rgignore import RipgrepRules
 from ..progress import step
@@ -234,7 +235,10 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     limit = params.offset + MAX_ENTRIES + 1
     relative = "" if folder == where.anchor.path else os.path.relpath(folder, where.anchor.path)
-    fd = where.anchor.open_folder(relative, write=True)
+    try:
+        fd = where.anchor.open_folder(relative, write=True)
+    except OSError as exc:  # changed since `searched` looked (a swap, a removal)
+        raise opening_error(folder, exc) from None
     try:
         _walk(fd, folder, "", params.depth, (rules, exclude), entries, limit)
     finally:

@@ -9,6 +9,7 @@ import stat
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.fileio import moved, opening_error
 from ..files.paths import is_within
 from ..hints import call
 from ..read.services import ReadServices
@@ -29,10 +30,15 @@ def searched(
     where = workspace.resolve(path, session)
     anchor = where.anchor.path
     real = where.path
-    try:
-        mode = os.lstat(real).st_mode
-    except OSError:
-        raise workspace.not_found(real) from None
+    try:  # beneath the root, as everything is looked at (files/beneath.py)
+        found = where.lstat()
+    except OSError as exc:
+        raise opening_error(real, exc) from None
+    if found is None:
+        raise workspace.not_found(real)
+    mode = found.st_mode
+    if stat.S_ISLNK(mode):  # the real path had none here: one planted since
+        raise moved(real)
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
         raise ReadkeeperError(
             "unsupported",

@@ -102,6 +102,25 @@ def test_make_folders_will_not_create_through_a_symlink(walk: str, tree: tuple[P
     assert (root / "fresh" / "one" / "two").is_dir()
 
 
+def test_a_symlink_on_the_way_is_moved_naming_the_whole_path(
+    walk: str, tree: tuple[Path, Path]
+) -> None:
+    # What a message names (fileio.moved): the path beneath the anchor, not one name of
+    # it, whichever open met the link.
+    root, outside = tree
+    anchor = Anchor.open(str(root))
+    (root / "sub" / "deep").rename(root / "sub" / "was-deep")
+    (root / "sub" / "deep").symlink_to(outside)
+    for opened in (
+        lambda: anchor.open_folder("sub/deep"),
+        lambda: anchor.make_folders("sub/deep/new"),
+    ):
+        with pytest.raises(Moved) as caught:
+            opened()
+        assert caught.value.filename in (str(root / "sub" / "deep"), str(root / "sub/deep/new"))
+    assert not (outside / "new").exists()
+
+
 def _inside_file(root: Path) -> Location:
     """Where sub/deep/a.txt of a workspace rooted at `root` is, as reads resolve it."""
     workspace = Workspace()

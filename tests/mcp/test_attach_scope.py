@@ -101,13 +101,21 @@ def test_every_path_a_request_carries_is_held_to_the_declared_roots(
         ("read", {"file_path": "link.env"}),
         ("edit", {"file_path": outside, "old_string": "TOKEN", "new_string": "T"}),
         ("write", {"file_path": "../new.txt", "content": "x"}),
-        ("forget", {"paths": ["mine.txt", outside]}),
-        ("attachments", {"mentions": [outside]}),
         ("attachments", {"active_editor": {"file_path": outside}}),
     ):
         answer = raw.ask(method, **params)
         assert kind(answer) == "outside_workspace", (method, params)
         assert answer["error"]["data"]["roots"] == [str(layout)]
+    # A batch's entry beyond the roots is refused alone (as standalone refuses it), by
+    # the core held to these roots: nothing of it is read, attached or forgotten.
+    many = raw.ask("readMany", file_paths=["mine.txt", outside, "link.env"])["result"]
+    assert [kind(r) for r in many["results"][1:]] == ["outside_workspace"] * 2
+    assert many["results"][0]["result"]["file"]["file_path"] == str(layout / "mine.txt")
+    assert all(r["error"]["data"]["roots"] == [str(layout)] for r in many["results"][1:])
+    attached = raw.ask("attachments", mentions=["mine.txt", outside])["result"]
+    assert [d["source"] for d in attached["dropped"] if d["type"] == "file"] == [outside]
+    assert "hunter2" not in str(many) + str(attached)
+    assert raw.ask("forget", paths=["mine.txt", outside])["result"]["forgotten"] == 1
     assert (workspace / "secret.env").read_text() == "TOKEN=hunter2\n"
     assert not (workspace / "new.txt").exists()
     assert raw.ask("read", file_path="mine.txt")["result"]["type"] == "text"

@@ -130,7 +130,7 @@ async def test_write_then_edit_file_all_or_nothing(connect: Connect, workspace: 
     path = workspace / "m.py"
     async with connect() as client:
         said = await ok(client, "write_file", path="m.py", content="a = 1\nb = 2\nc = 3\n")
-        assert said.startswith("Successfully wrote to m.py")
+        assert said.startswith(f"Successfully wrote to {path}")  # the path resolved
         # Written by this session: edited without a read.
         diff = await ok(
             client,
@@ -277,7 +277,7 @@ async def test_move_and_create_directory(connect: Connect, workspace: Path) -> N
     outside.mkdir()
     async with connect() as client:
         said = await ok(client, "create_directory", path="pkg/sub")
-        assert said == "Successfully created directory pkg/sub"
+        assert said == f"Successfully created directory {workspace / 'pkg' / 'sub'}"
         assert (workspace / "pkg" / "sub").is_dir()
         assert "already existed" in await ok(client, "create_directory", path="pkg/sub")
         kind, _ = await refused(client, "create_directory", path=str(outside / "made"))
@@ -285,7 +285,8 @@ async def test_move_and_create_directory(connect: Connect, workspace: Path) -> N
         assert not (outside / "made").exists()
         await ok(client, "read_text_file", path="old.py")
         moved = await ok(client, "move_file", source="old.py", destination="pkg/sub/new.py")
-        assert moved.startswith("Successfully moved old.py to pkg/sub/new.py")
+        new = workspace / "pkg" / "sub" / "new.py"
+        assert moved.startswith(f"Successfully moved {workspace / 'old.py'} to {new}")
         assert not (workspace / "old.py").exists()
         # What the session read followed the file: edited at its new path, no read.
         await ok(

@@ -474,12 +474,16 @@ def test_unix_socket(core: Readkeeper, workspace: Path) -> None:
     assert "socket" in error.message
 
 
-def test_a_name_too_long_to_open_is_named_with_the_systems_reason(
+def test_a_name_too_long_for_any_file_is_bad_params_naming_the_limit(
     core: Readkeeper, workspace: Path
 ) -> None:
+    # By its text, as every tool judges it (files/reach.py too_long): no file is there.
     error = refused(core, "a" * 300 + ".txt")
-    assert error.kind == "unsupported"
-    assert error.message == f"Cannot open {workspace / ('a' * 300 + '.txt')}: File name too long."
+    assert error.kind == "bad_params"
+    assert error.message.startswith(
+        f"{workspace / ('a' * 300 + '.txt')} is longer than any file's path can be: each "
+        "name is at most 255 bytes, and the whole path at most 4,095"
+    )
 
 
 def test_device_is_refused_before_reading(workspace: Path) -> None:

@@ -69,8 +69,16 @@ def test_changes_render_each_file_with_its_note_and_what_was_held_back() -> None
     }  # fmt: skip
     assert render.changes(result).split("\n") == [
         "moved: /w/a.py -> /w/b.py",
-        "modified: /w/big.log (diff truncated: re-read the file)",
+        "modified: /w/big.log",  # no diff was made (the note says why): none was cut
         "note: the file is over max_size_bytes: read the lines you need",
         "3 more: call changes again.",
+    ]
+    cut = {"file_path": "/w/c.py", "kind": "modified", "diff": "-a\n+b", "truncated": True}
+    bare = {"file_path": "/w/d.py", "kind": "modified", "diff": "", "truncated": True}
+    assert render.changes({"changes": [cut, bare]}).split("\n") == [
+        "modified: /w/c.py (diff truncated: re-read the file)",
+        "  -a",
+        "  +b",
+        "modified: /w/d.py (no diff: re-read the file)",
     ]
     assert render.changes({"changes": []}) == "No changes to the files you read."

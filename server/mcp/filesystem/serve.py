@@ -190,7 +190,7 @@ def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
     if not isinstance(content, str):
         raise ReadkeeperError("bad_params", "content must be a string.", field="content")
     done = served.ask("write", file_path=path, content=content)
-    said = f"Successfully wrote to {quoting.name(path)}"
+    said = f"Successfully wrote to {_resolved(done, 'file_path', path)}"
     if done.get("created"):
         said += " (a new file)"
     if done.get("note"):
@@ -233,7 +233,7 @@ def create_directory(served: Served, args: dict[str, Any]) -> list[Content]:
     """create_directory: the folder and the missing ones above it."""
     path = string(args, "path")
     done = served.ask("mkdir", path=path)
-    said = f"Successfully created directory {quoting.name(path)}"
+    said = f"Successfully created directory {_resolved(done, 'path', path)}"
     if not done.get("created"):
         said += " (it already existed)"
     return [text_block(said)]
@@ -243,10 +243,20 @@ def move_file(served: Served, args: dict[str, Any]) -> list[Content]:
     """move_file: rename, never replacing; the session's read-state follows."""
     source, destination = string(args, "source"), string(args, "destination")
     done = served.ask("move", source=source, destination=destination)
-    said = f"Successfully moved {quoting.name(source)} to {quoting.name(destination)}"
+    said = (
+        f"Successfully moved {_resolved(done, 'source', source)} to "
+        f"{_resolved(done, 'destination', destination)}"
+    )
     if done.get("note"):
         said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
     return [text_block(said)]
+
+
+def _resolved(done: dict[str, Any], field: str, given: str) -> str:
+    """The path a change was made at, as the call resolved it (`sub/top/../made` is
+    `sub/made`, by the text's own `..`), shown as every answer shows a name."""
+    path = done.get(field)
+    return quoting.name(path if isinstance(path, str) and path else given)
 
 
 # --- metadata ---------------------------------------------------------------------------
