@@ -3,13 +3,14 @@ polling), and what glob says of a ripgrep run that did not list every file.
 
 ripgrep sorts by time itself (`--sortr=modified`, on one thread; with idle cores, the
 folder split over runs sorting at once, merge.py, which also orders ties as the kept
-listing does), and for a name-only pattern only the page's lines are read: stat-ing
-here costs more when every time must be read anyway. But it prints nothing until its sort ends, so a tree it cannot sort
-within the deadline would answer no path at all. So the sort gets SORT_SHARE of the
-deadline; past it, an unsorted parallel listing (`--line-buffered`: a run killed at its
-deadline keeps what it printed, which block-buffered output loses) runs in part of
-the time left, and the files it found are stat-ed here until the deadline and the
-newest of them answered, marked partial, with a note saying so.
+listing does), and for a name-only pattern only the page's lines are read: stat-ing here
+costs more when every time must be read anyway. But it prints nothing until its sort
+ends, so a tree it cannot sort within the deadline would answer no path at all. So the
+sort gets SORT_SHARE of the deadline; past it, an unsorted parallel listing
+(`--line-buffered`: a run killed at its deadline keeps what it printed, which
+block-buffered output loses) runs in part of the time left, and the files it found are
+stat-ed here until the deadline and the newest of them answered, marked partial, with a
+note saying so.
 """
 
 from __future__ import annotations
