@@ -218,3 +218,29 @@ def test_a_top_level_no_glob_names_exactly_is_sorted_in_one_run(workspace: Path)
     for n in range(merge.MAX_ENTRIES):
         (workspace / f"f{n}").write_text("")
     assert merge.parts(opener, 2) == []  # too many globs
+
+
+def test_links_and_a_fifo_are_neither_followed_nor_opened(
+    workspace: Path, tmp_path: Path, runs: int
+) -> None:
+    """Links out (to a newer file, to a folder of files) and a FIFO at the top level and
+    beneath: the split's answer is one run's, with nothing reached through a link."""
+    _tied(workspace, ["a/x.py", "b/y.py", "c/z.py", "top.py"])
+    outside = tmp_path / "outside"
+    make(outside, ["newer.py", "folder/inner.py"])
+    later = BASE_NS + 10 * 10**9
+    os.utime(outside / "newer.py", ns=(later, later))
+    (workspace / "a" / "link.py").symlink_to(outside / "newer.py")
+    (workspace / "linked").symlink_to(outside / "folder")
+    os.mkfifo(workspace / "b" / "pipe.py")
+    os.mkfifo(workspace / "pipe.py")
+    before = merge.SPLIT
+    try:
+        merge.SPLIT = 1
+        one = _cold(workspace)["paths"]
+    finally:
+        merge.SPLIT = before
+    got = _cold(workspace)["paths"]  # with `runs` runs; a FIFO opened would block here
+    assert got == one
+    assert not {"a/link.py", "linked/inner.py", "inner.py"} & set(got)
+    assert {"a/x.py", "b/y.py", "c/z.py", "top.py"} <= set(got)
