@@ -33,6 +33,7 @@ from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import filesystem, render
 from .backends import AttachedBackend, Backend, LocalBackend
+from .early_start import EarlyStart
 from .logs import SettingsLog
 from .progress import sender as progress_sender
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
@@ -80,6 +81,10 @@ class McpFrontEnd:
         self._lock = anyio.Lock()
         # The settings warnings said at the start, for a client that reads the log.
         self.log = SettingsLog(list(settings_warnings))
+        # With `--root`, the backend is made when the handshake ends (early_start.py).
+        roots = self.explicit_roots
+        self._early = EarlyStart(lambda: self._backend_for(roots)) if roots else None
+        self.core_started = ""  # when: "handshake" or "first_call" (stats)
 
     # --- the SDK's handlers ---
 
@@ -87,8 +92,10 @@ class McpFrontEnd:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         """Every tool, its schema generated from the protocol's params (the drop-in's:
-        the reference server's, filesystem/tools.py)."""
+        the reference server's, filesystem/tools.py). A client lists them as its
+        handshake ends: the backend is made then (`on_initialized`)."""
         await self.log.on_request(ctx)
+        await self.on_initialized(ctx, types.NotificationParams())
         if self.tool_set == "filesystem":
             return types.ListToolsResult(
                 tools=[
@@ -188,6 +195,7 @@ class McpFrontEnd:
                     "quick_reads": self.quick_reads,
                     "quick_edits": self.quick_edits,
                     "thread_reads": self.thread_reads,
+                    "core_started": self.core_started,
                 }
                 result = {**result, **backend.describe(), **quick}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
@@ -296,10 +304,24 @@ class McpFrontEnd:
         roots = getattr(answer, "roots", None) or []
         return [p for p in (uri_path(str(root.uri), real=False) for root in roots) if p]
 
+    async def on_initialized(
+        self, ctx: ServerRequestContext[Any], params: types.NotificationParams
+    ) -> None:
+        """The handshake ended (`notifications/initialized`; a 2026-07-28 connection has
+        none: its `tools/list`): make the backend now when `--root` named the roots."""
+        if self._early is not None and self.backend is None:
+            self._early.begin()
+
     async def _start(self, client_roots: list[str]) -> None:
         async with self._lock:
             if self.backend is not None:
                 return
+            if self._early is not None and self._early.begun:
+                self.backend = await anyio.to_thread.run_sync(self._early.take)
+                if self.backend is not None:
+                    self.core_started = "handshake"
+                    return
+            self.core_started = "first_call"
             roots = self.explicit_roots or client_roots or [here()]
             if not self.explicit_roots:
                 for root in roots:
@@ -349,6 +371,8 @@ class McpFrontEnd:
 
     def close(self) -> None:
         """Stop the backend (our own core, or the connection to the editor's)."""
+        if self._early is not None:
+            self._early.close()
         if self.backend is not None:
             self.backend.close()
 
@@ -400,7 +424,7 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
     """The SDK server with readkeeper's tools, and `logging/setLevel` (logs.py)."""
     with warnings.catch_warnings():  # deprecated at 2026-07-28, and the way before it
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return Server(
+        server = Server(
             "readkeeper",
             version=__version__,
             title="readkeeper",
@@ -411,6 +435,10 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
             on_call_tool=front.call_tool,
             on_set_logging_level=front.log.set_level,
         )
+    server.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, front.on_initialized
+    )
+    return server
 
 
 __all__ = ["McpFrontEnd", "build_server"]

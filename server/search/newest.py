@@ -1,23 +1,26 @@
 """glob's newest files where no time can be kept (no watcher hears the folder: the CLI,
 polling), and what glob says of a ripgrep run that did not list every file.
 
-ripgrep sorts by time itself (`--sortr=modified`, on one thread), and for a name-only
-pattern only the page's lines are read: stat-ing here costs more when every time must
-be read anyway. But it prints nothing until its sort ends, so a tree it cannot sort
-within the deadline would answer no path at all. So the sort gets SORT_SHARE of the
-deadline; past it, an unsorted parallel listing (`--line-buffered`: a run killed at its
-deadline keeps what it printed, which block-buffered output loses) runs in part of
-the time left, and the files it found are stat-ed here until the deadline and the
-newest of them answered, marked partial, with a note saying so.
+ripgrep sorts by time itself (`--sortr=modified`, on one thread; with idle cores, the
+folder split over runs sorting at once, merge.py, which also orders ties as the kept
+listing does), and for a name-only pattern only the page's lines are read: stat-ing here
+costs more when every time must be read anyway. But it prints nothing until its sort
+ends, so a tree it cannot sort within the deadline would answer no path at all. So the
+sort gets SORT_SHARE of the deadline; past it, an unsorted parallel listing
+(`--line-buffered`: a run killed at its deadline keeps what it printed, which
+block-buffered output loses) runs in part of the time left, and the files it found are
+stat-ed here until the deadline and the newest of them answered, marked partial, with a
+note saying so.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from ..words import count
-from . import rg, stalls
+from . import merge, rg, stalls
 from .above import Above
 from .globs import Glob
 from .lookup import Opener
@@ -71,30 +74,46 @@ def newest_sorted_by_rg(
     above = Above.of(root, cwd, avoided.judged)
     flags = ["--files", "--null", *matcher.rg_filter(), *avoided.flags()]
     flags += above.flags() if above else []
-    # A page's lines are a page's files only when none of them is dropped.
-    lines = wanted if matcher.rg_selects and above is None else FILE_LINES
-    sort = ["--sortr=modified"]
+    # A page's lines are a page's files only when none of them is dropped; a few more,
+    # so that a name past the page tells that no tie crosses the cap (merge.py).
+    lines = wanted + merge.PAST_PAGE if matcher.rg_selects and above is None else FILE_LINES
     share = rg.DEADLINE_S * SORT_SHARE
-    ran = rg.run(
-        cwd,
-        [*flags, *sort],
-        max_lines=lines,
-        sep=b"\0",
-        readable=root,
-        deadline_s=share,
-        refused=matcher.refused,
-    )
-    if ran.timed_out and not ran.lines:
-        return _newest_unsorted(matcher, where, wanted, (flags, above), times, (opener, end))
-    found: list[str] = []
+
+    def sorted_run(extra: list[str], lines: int) -> Callable[[], rg.Run]:
+        args = [*flags, "--sortr=modified", *extra]
+        return lambda: rg.run(
+            cwd,
+            args,
+            max_lines=lines,
+            sep=b"\0",
+            readable=root,
+            deadline_s=share,
+            refused=matcher.refused,
+        )
+
+    split = merge.parts(opener, merge.at_once())
+    while True:
+        runs = merge.run_all(
+            [sorted_run(merge.leave_out(split, part), lines) for part in range(len(split))]
+            or [sorted_run([], lines)]
+        )
+        if any(ran.timed_out and not ran.lines for ran in runs):
+            return _newest_unsorted(matcher, where, wanted, (flags, above), times, (opener, end))
+        streams = [_selected(matcher, above, ran) for ran in runs]
+        cut = [ran.cut and lines < FILE_LINES for ran in runs]
+        names, late, more = merge.newest(streams, wanted, opener, end, cut)
+        if not more:
+            break
+        lines = FILE_LINES  # a tie across the cap (or files gone): every line this time
     beneath = rg.Beneath(root, cwd)
-    for name in _selected(matcher, above, ran):
-        path = beneath(os.fsdecode(name))
-        if path is not None:
-            found.append(path)
-            if len(found) == wanted:
-                break
-    return found, why_stopped(ran, cut_counts=lines == FILE_LINES)
+    found = [path for path in map(beneath, map(os.fsdecode, names)) if path is not None]
+    if len(found) < len(names) == wanted:  # a path led out: look further
+        everything = merge.newest(streams, sum(map(len, streams)), opener, end)[0]
+        found = [p for p in map(beneath, map(os.fsdecode, everything)) if p is not None]
+        found = found[:wanted]
+    said = [why_stopped(ran, cut_counts=lines == FILE_LINES) for ran in runs]
+    said.append(TIMES_LATE if late else "")
+    return found, next(filter(None, said), "")
 
 
 def _newest_unsorted(
