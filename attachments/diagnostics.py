@@ -71,7 +71,8 @@ class Diagnostic:
         """Its line in a listing (1-based position), marked `(new)` when `new`."""
         origin = " ".join(quoting.name(p) for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
-        message = " ".join(self.message.split())  # one line each, whatever the server sent
+        # The language server's words: one line each, nothing unseen (quoting.phrase).
+        message = quoting.phrase(self.message)
         mark = " (new)" if new else ""
         kind = SEVERITY.get(self.severity, "error")
         return f"  {self.line + 1}:{self.character + 1} {kind}{origin} {message}{mark}"

@@ -94,6 +94,17 @@ def _words_shown(message: str, data: dict[str, Any]) -> str:
     return quoting.line(message)
 
 
+# The most of a fault's reason a reply shows.
+MAX_FAULT_CHARS = 500
+
+
+def fault_reason(exc: BaseException) -> str:
+    """A fault of readkeeper's own (`internal`) as its reply names it: the exception's
+    type and message, one line with nothing unseen (quoting.phrase), for its message may
+    hold any party's text (a file's, a client's, a library's)."""
+    return quoting.phrase(f"{type(exc).__name__}: {exc}")[:MAX_FAULT_CHARS]
+
+
 class ReadkeeperError(Exception):
     """A failure the caller can act on. `data` travels with it to the client. The
     message names files as quoting.py shows names."""

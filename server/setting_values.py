@@ -34,11 +34,18 @@ DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
     ".parcel-cache/",
 )
 
-# The description of `progress_after_ms` (kept here: settings.py is at its length cap).
+# The descriptions of a few settings (kept here: settings.py is at its length cap).
 PROGRESS_AFTER_MS = (
     "Work still running after this long (PDF pages drawn, an outline, a search, "
     "attachments) shows progress: LSP work-done progress, MCP progress notifications. "
     "0 shows it for all such work."
+)
+EDIT_DIAGNOSTICS_WAIT_MS = (
+    "How long an edit waits for the editor's new diagnostics of the edited file."
+)
+EDIT_APPLY_TIMEOUT_MS = (
+    "How long an edit of a file open in the editor waits for the editor to answer "
+    "`workspace/applyEdit`; then the edit is refused as unanswered (`dirty_buffer`)."
 )
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from .setting_values import DEFAULT_WATCH_EXCLUDE as DEFAULT_WATCH_EXCLUDE
 
 # The parsers, under the short private names the table below uses.
-from .setting_values import PROGRESS_AFTER_MS
+from .setting_values import EDIT_APPLY_TIMEOUT_MS, EDIT_DIAGNOSTICS_WAIT_MS, PROGRESS_AFTER_MS
 from .setting_values import Choice as _Choice
 from .setting_values import camel_to_snake as _camel_to_snake
 from .setting_values import choice as _choice
@@ -86,6 +86,7 @@ class Settings:
     progress_after_ms: int = 1_000  # progress.py: shown for work running longer
     # Edits and writes (edit/).
     edit_open_buffers: str = "refuse"
+    edit_apply_timeout_ms: int = 10_000
     new_file_line_ending: str = "lf"
     # The watcher (watch/, files/ignore.py).
     watch: bool = True
@@ -290,10 +291,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _cap("selection_max_tokens", "Token cap of the active editor's selection."),
     _cap("git_status_max_tokens", "Token cap of git status."),
     _cap("git_timeout_ms", "How long git status may take."),
-    _cap(
-        "edit_diagnostics_wait_ms",
-        "How long an edit waits for the editor's new diagnostics of the edited file.",
-    ),
+    _cap("edit_diagnostics_wait_ms", EDIT_DIAGNOSTICS_WAIT_MS),
     SettingSpec("progress_after_ms", _non_negative_int, PROGRESS_AFTER_MS),
     # Edits and writes (edit/).
     SettingSpec(
@@ -302,6 +300,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "A file open in the editor with unsaved changes is never written underneath: "
         '"refuse" answers `dirty_buffer`, "apply" edits the buffer via `workspace/applyEdit`.',
     ),
+    _cap("edit_apply_timeout_ms", EDIT_APPLY_TIMEOUT_MS),
     SettingSpec(
         "new_file_line_ending",
         _choice("lf", "crlf", "native"),

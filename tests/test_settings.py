@@ -209,7 +209,7 @@ REVIEWED_HARMLESS = {
     "memory_max_bytes", "delta_max_percent", "mention_max_tokens", "memory_max_tokens",
     "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
     "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
-    "edit_diagnostics_wait_ms", "progress_after_ms", "edit_open_buffers",
+    "edit_diagnostics_wait_ms", "progress_after_ms", "edit_open_buffers", "edit_apply_timeout_ms",
     "new_file_line_ending", "watch",
     "watch_exclude", "watch_debounce_ms", "watch_poll_interval_ms", "watch_force_polling",
 }  # fmt: skip
@@ -254,7 +254,7 @@ TIGHTER_LOWER = {
     "memory_max_lines", "memory_max_bytes", "mention_max_tokens", "memory_max_tokens",
     "diagnostics_max_tokens", "changes_max_tokens", "changes_total_max_tokens",
     "selection_max_tokens", "git_status_max_tokens", "git_timeout_ms",
-    "edit_diagnostics_wait_ms",
+    "edit_diagnostics_wait_ms", "edit_apply_timeout_ms",
 }  # fmt: skip
 TIGHTER_HIGHER = {"watch_debounce_ms", "watch_poll_interval_ms"}
 # A flag that, on, adds to what one answer costs (a PDF's base64 besides its text) or

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import __version__, calls
 from ..core import Readkeeper
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, fault_reason
 from ..protocol import unstructure
 from ..state import later
 from . import discovery, framing
@@ -215,7 +215,7 @@ class Listener:
             return {"id": msg_id, "error": {"message": exc.message, "data": exc.to_data()}}
         except Exception as exc:
             log.exception("An attached %s failed unexpectedly", method)
-            reason = f"{type(exc).__name__}: {exc}"[:500]
+            reason = fault_reason(exc)
             data = {"kind": "internal", "reason": reason}
             text = (
                 f"{method} failed on a fault in readkeeper ({reason}); the editor's "

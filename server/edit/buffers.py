@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..read.diffs import common_ends
 from ..settings import Settings
 from ..state.buffers import Buffer
 from .refusals import dirty, not_reloaded
-from .services import BufferEditor, EditServices, TextChange
+from .services import BufferEditor, EditServices, TextChange, Unapplied
 
 _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -41,16 +42,53 @@ def apply_to_buffer(
     does not."""
     editor = core.buffers
     assert isinstance(editor, BufferEditor)  # checked by dirty_buffer
-    why_not = editor.apply_edits(path, buffer.version, buffer.text, changes)
-    if why_not is not None:
+    timeout = core.settings.edit_apply_timeout_ms / 1000
+    unapplied = editor.apply_edits(path, buffer.version, buffer.text, changes, timeout)
+    if unapplied is not None:
         raise ReadkeeperError(
             "dirty_buffer",
-            f"{path} has unsaved changes in the editor, and the editor did not apply the "
-            f"edit to them ({why_not}). Read it again (you will see the editor's text), "
-            "then redo the edit.",
+            f"{path} has unsaved changes in the editor, and {_why_not(unapplied)}. Read it "
+            "again (you will see the editor's text), then redo the edit if it is not there.",
             file_path=path,
             buffer_version=buffer.version,
+            reason=unapplied.reason,
         )
+
+
+# The editor's own words shown in a refusal: as much as this, on one line.
+MAX_SAID_CHARS = 300
+
+
+def _why_not(unapplied: Unapplied) -> str:
+    """Why the edit is not in the buffer, in readkeeper's words; what the editor said is
+    its own text, so it is shown only as a JSON string on the line (whitespace and line
+    breaks one space, every character a reader would not see escaped): it can neither
+    break readkeeper's line nor pose as its words."""
+    said = " ".join(unapplied.said.split())
+    if len(said) > MAX_SAID_CHARS:
+        said = said[:MAX_SAID_CHARS] + " …"
+    words = f" (its words: {quoting.json_text(said)})" if said else ""
+    reason = unapplied.reason
+    if reason == "refused":
+        return f"the editor refused the edit{words}"
+    if reason == "failed":
+        return f"the editor failed the request to apply the edit{words}"
+    if reason == "no_answer":
+        waited = unapplied.waited_s
+        bound = f"{waited:g} s" if waited >= 1 else f"{waited * 1000:.0f} ms"
+        return (
+            f"the editor did not answer the request to apply the edit within {bound} "
+            "(edit_apply_timeout_ms), so it may apply it later or never; if it stays silent, "
+            "ask the user to save the file in the editor (an edit then goes to the disk)"
+        )
+    if reason == "not_applied":
+        return (
+            "the editor said it applied the edit, but its buffer does not hold it: no change "
+            "of the buffer came from the editor"
+        )
+    if reason == "closed":
+        return "the editor closed the document before the edit reached it"
+    return "the editor does not accept edits of its buffers (workspace/applyEdit)"
 
 
 def whole_change(before: str, after: str) -> TextChange:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from ..files.paths import Workspace
 from ..settings import Settings
@@ -34,15 +34,37 @@ class TextChange:
     text: str
 
 
+# Why an editor did not apply an edit: it refused, failed the request, did not answer
+# in time, said it applied it yet left the buffer as it was, had closed the document,
+# or cannot apply edits at all.
+UnappliedReason = Literal["refused", "failed", "no_answer", "not_applied", "closed", "unsupported"]
+
+
+@dataclass(frozen=True)
+class Unapplied:
+    """Why the editor did not apply an edit: `reason`, and `said`, the editor's own
+    words about it (another party's text: the core shows it only as data, on one line),
+    or `waited_s`, how long it went unanswered."""
+
+    reason: UnappliedReason
+    said: str = ""
+    waited_s: float = 0.0
+
+
 @runtime_checkable
 class BufferEditor(Protocol):
     """A front end that can change an open editor buffer (LSP: `workspace/applyEdit`)."""
 
     def apply_edits(
-        self, real_path: str, version: int | None, text: str, changes: Sequence[TextChange]
-    ) -> str | None:
-        """Apply `changes` (offsets in `text`, the buffer at `version`); None when the
-        editor applied them, else why not."""
+        self,
+        real_path: str,
+        version: int | None,
+        text: str,
+        changes: Sequence[TextChange],
+        timeout: float,
+    ) -> Unapplied | None:
+        """Apply `changes` (offsets in `text`, the buffer at `version`), waiting at most
+        `timeout` seconds for the editor; None when the buffer holds them, else why not."""
         ...
 
 

@@ -17,10 +17,13 @@ from pygls.workspace import TextDocument
 from ..core import Buffer
 
 if TYPE_CHECKING:  # the edit code loads with the first edit, as in the core
-    from ..edit.services import TextChange
+    from ..edit.services import TextChange, Unapplied
 
-# How long an edit of an open buffer waits for the editor to answer workspace/applyEdit.
-APPLY_EDIT_TIMEOUT_S = 30.0
+# After the editor answers `applied: true`, how long its buffer change (didChange) may
+# lag behind the answer: SETTLE_STEPS looks, SETTLE_STEP_S apart (a real editor sends
+# it first, so only an editor that never sends it waits this out).
+SETTLE_STEPS = 50
+SETTLE_STEP_S = 0.02
 
 
 class OpenDocument(NamedTuple):
@@ -59,51 +62,90 @@ class EditorBuffers:
     loop: asyncio.AbstractEventLoop | None = None
 
     def apply_edits(
-        self, real_path: str, version: int | None, text: str, changes: Sequence[TextChange]
-    ) -> str | None:
+        self,
+        real_path: str,
+        version: int | None,
+        text: str,
+        changes: Sequence[TextChange],
+        timeout: float,
+    ) -> Unapplied | None:
         """Apply `changes` to the open document with `workspace/applyEdit`; None when the
-        editor applied them, else why not. Runs on a worker thread, which waits for
-        the editor's answer while the event loop sends the request."""
+        buffer holds them, else why not. Runs on a worker thread, which waits for the
+        editor's answer (at most `timeout` seconds) while the event loop sends the request."""
+        from ..edit.services import Unapplied
+
         server = self._server
         opened = self._documents.get(real_path)
         if opened is None or self.loop is None:
-            return "the document is no longer open"
-        uri = opened.uri
+            return Unapplied("closed")
         caps = server.client_capabilities.workspace
         if not (caps and caps.apply_edit):
-            return "the editor does not accept workspace/applyEdit"
-        from ..edit.buffers import lsp_position
+            return Unapplied("unsupported")
+        params = _request(server, opened.uri, version, text, changes)
 
-        encoding = server.workspace.position_encoding
-        units = str(getattr(encoding, "value", encoding) or "utf-16")
-        text_edits = [
-            types.TextEdit(
-                range=types.Range(
-                    start=types.Position(*lsp_position(text, change.start, units)),
-                    end=types.Position(*lsp_position(text, change.end, units)),
-                ),
-                new_text=change.text,
-            )
-            for change in changes
-        ]
-        if caps.workspace_edit and caps.workspace_edit.document_changes:
-            # Versioned: the editor refuses it if the person typed since we looked.
-            document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-            edit = types.WorkspaceEdit(
-                document_changes=[types.TextDocumentEdit(text_document=document, edits=text_edits)]
-            )
-        else:
-            edit = types.WorkspaceEdit(changes={uri: text_edits})
-        params = types.ApplyWorkspaceEditParams(edit=edit, label="readkeeper: agent edit")
+        async def send() -> Unapplied | None:
+            try:
+                request = server.workspace_apply_edit_async(params)
+                answer = await asyncio.wait_for(request, timeout)
+            except TimeoutError:
+                return Unapplied("no_answer", waited_s=timeout)
+            except Exception as exc:  # the client failed the request: its words
+                return Unapplied("failed", said=str(exc) or type(exc).__name__)
+            if not answer.applied:
+                return Unapplied("refused", said=answer.failure_reason or "")
+            # An editor tells the change (didChange) before it answers; a late one gets
+            # a moment. A buffer still as it was did not take the edit, whatever it said.
+            for _ in range(SETTLE_STEPS):
+                if self._changed(real_path, version, text):
+                    return None
+                await asyncio.sleep(SETTLE_STEP_S)
+            return None if self._changed(real_path, version, text) else Unapplied("not_applied")
 
-        async def send() -> types.ApplyWorkspaceEditResult:
-            return await server.workspace_apply_edit_async(params)
+        pending = asyncio.run_coroutine_threadsafe(send(), self.loop)
+        try:  # bounded inside; this only outlasts an event loop that stopped
+            return pending.result(timeout + SETTLE_STEPS * SETTLE_STEP_S + 5)
+        except Exception:
+            pending.cancel()
+            return Unapplied("no_answer", waited_s=timeout)
 
-        try:
-            pending = asyncio.run_coroutine_threadsafe(send(), self.loop)
-            answer = pending.result(APPLY_EDIT_TIMEOUT_S)
-        except Exception as exc:  # a timeout, or the client failed the request
-            return f"workspace/applyEdit failed: {exc or type(exc).__name__}"
-        if not answer.applied:
-            return answer.failure_reason or "the editor did not apply it"
-        return None
+    def _changed(self, real_path: str, version: int | None, text: str) -> bool:
+        """Whether the open document is no longer `text` at `version` (or was closed)."""
+        opened = self._documents.get(real_path)
+        if opened is None:
+            return True
+        document = opened.document
+        return document.version != version or document.source != text
+
+
+def _request(
+    server: LanguageServer,
+    uri: str,
+    version: int | None,
+    text: str,
+    changes: Sequence[TextChange],
+) -> types.ApplyWorkspaceEditParams:
+    """The `workspace/applyEdit` of `changes` to the document `uri` holding `text`."""
+    from ..edit.buffers import lsp_position
+
+    caps = server.client_capabilities.workspace
+    encoding = server.workspace.position_encoding
+    units = str(getattr(encoding, "value", encoding) or "utf-16")
+    text_edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(*lsp_position(text, change.start, units)),
+                end=types.Position(*lsp_position(text, change.end, units)),
+            ),
+            new_text=change.text,
+        )
+        for change in changes
+    ]
+    if caps and caps.workspace_edit and caps.workspace_edit.document_changes:
+        # Versioned: the editor refuses it if the person typed since we looked.
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        edit = types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=document, edits=text_edits)]
+        )
+    else:
+        edit = types.WorkspaceEdit(changes={uri: text_edits})
+    return types.ApplyWorkspaceEditParams(edit=edit, label="readkeeper: agent edit")

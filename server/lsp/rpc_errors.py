@@ -11,7 +11,7 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, fault_reason
 from .messages import INVALID_REQUEST, PARSE_ERROR
 
 log = logging.getLogger("readkeeper")
@@ -58,7 +58,7 @@ def internal_error(method: str, exc: Exception) -> JsonRpcException:
     """A fault of ours: the client gets the exception's type and message, the log the
     traceback."""
     log.error("%s failed unexpectedly", method, exc_info=exc)
-    reason = f"{type(exc).__name__}: {exc}"[:500]
+    reason = fault_reason(exc)
     return JsonRpcException(
         code=INTERNAL_ERROR,
         message=f"{method} failed on a fault in readkeeper ({reason}); it is not something "

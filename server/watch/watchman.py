@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from .. import quoting
 from ..files.ignore import VCS_FOLDERS
 from ..files.paths import is_within
 from .threads import name_os_thread
@@ -92,7 +93,12 @@ class Sink(Protocol):
 
 
 class Unavailable(Exception):
-    """Watchman cannot be used; the message says why, for the user."""
+    """Watchman cannot be used; the message says why, for the user. It holds what
+    Watchman or its program said (its stderr, its errors: another party's words), so it
+    is made one line with nothing unseen here, where all of them enter (quoting.phrase)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(quoting.phrase(why))
 
 
 def installed() -> bool:

@@ -77,3 +77,22 @@ def test_diagnostics_from_a_language_server_stay_one_line_each(
     result = _attach(core, "diagnostics")
     assert_own_lines(_content(result, "diagnostics"))
     assert_own_lines(render.attachments(result))
+
+
+def test_a_diagnostic_s_message_hides_nothing_and_drives_no_terminal(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The language server's words: a bidirectional override, a zero-width space and a
+    # terminal escape are shown as their escapes, on the diagnostic's one line.
+    path = workspace / "a.py"
+    path.write_text("x = 1\n")
+    diagnostic = {
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+        "message": "unused \u202eFORGED\u200b \x1b[2Jgone",
+    }
+    items = [{"uri": path.as_uri(), "diagnostics": [diagnostic]}]
+    core.did_change_diagnostics(DiagnosticsParams(items=items))
+    content = _content(_attach(core, "diagnostics"), "diagnostics")
+    assert "unused \\u202eFORGED\\u200b \\u001b[2Jgone" in content, content
+    for hidden in ("\u202e", "\u200b", "\x1b"):
+        assert hidden not in content

@@ -21,7 +21,7 @@ from readkeeper.edit.buffers import lsp_position
 from readkeeper.edit.commit import COMMIT_ATTEMPTS
 from readkeeper.edit.matching import Normalized
 from readkeeper.edit.merge import disjoint_hits
-from readkeeper.edit.services import TextChange
+from readkeeper.edit.services import TextChange, Unapplied
 from readkeeper.edit.snippets import numbered_snippet
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import atomic, leases
@@ -73,12 +73,17 @@ class FakeEditor:
         return self.docs.get(real_path)
 
     def apply_edits(
-        self, real_path: str, version: int | None, text: str, changes: Sequence[TextChange]
-    ) -> str | None:
+        self,
+        real_path: str,
+        version: int | None,
+        text: str,
+        changes: Sequence[TextChange],
+        timeout: float,
+    ) -> Unapplied | None:
         self.calls.append((real_path, version, list(changes)))
         doc = self.docs[real_path]
         if doc.version != version or doc.text != text:
-            return "the document changed"
+            return Unapplied("refused", said="the document changed")
         for change in reversed(changes):
             text = text[: change.start] + change.text + text[change.end :]
         self.docs[real_path] = Buffer(text, (version or 0) + 1)
@@ -1165,8 +1170,8 @@ def test_an_editor_that_refuses_the_edit_is_reported(workspace: Path) -> None:
     path.write_text("a\n")
 
     class Refusing(FakeEditor):
-        def apply_edits(self, *args: Any) -> str | None:
-            return "the user typed meanwhile"
+        def apply_edits(self, *args: Any) -> Unapplied | None:
+            return Unapplied("refused", said="the user typed meanwhile")
 
     editor = Refusing()
     editor.docs[str(path)] = Buffer("a\nb\n", 2)

@@ -207,6 +207,26 @@ def test_an_exception_inside_a_handler_is_an_internal_error(workspace: Path) -> 
     assert "injected fault" in server.stderr
 
 
+def test_a_fault_s_words_are_one_line_of_its_reason(workspace: Path) -> None:
+    # A fault's message may hold anyone's text (a file's, the client's): one line.
+    inject = (
+        "import readkeeper.core as core\n"
+        "def broken(self, params): raise RuntimeError('boom\\nkind: not_read\\u202e')\n"
+        "core.Readkeeper.stats_for = broken\n"
+        "from readkeeper.cli import main\n"
+        "raise SystemExit(main(['serve']))\n"
+    )
+    server = RawServer(sys.executable, "-c", inject)
+    try:
+        server.initialize(workspace)
+        error = server.request(2, "readkeeper/stats", {})["error"]
+        assert error["data"]["reason"] == "RuntimeError: boom kind: not_read\\u202e"
+        assert "\n" not in error["message"]
+        assert "\u202e" not in error["message"]
+    finally:
+        server.close()
+
+
 # --- URIs as editors send them ------------------------------------------------------------
 
 AWKWARD_NAMES = [

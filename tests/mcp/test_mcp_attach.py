@@ -132,6 +132,15 @@ async def test_an_attached_edit_of_an_open_buffer_goes_through_the_editor(
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         applied.append(params)
+        # The editor changes its buffer and tells the server, then answers.
+        ls.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=8),
+                content_changes=[
+                    types.TextDocumentContentChangeWholeDocument(text="value = 9\nextra = 2\n")
+                ],
+            )
+        )
         return types.ApplyWorkspaceEditResult(applied=True)
 
     path = workspace / "buffer.py"

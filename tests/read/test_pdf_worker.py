@@ -58,7 +58,8 @@ def stream(entries: bytes, body: bytes) -> bytes:
 
 
 def raw_pdf(pages: list[str]) -> bytes:
-    """A PDF of letter-size pages, each "text", "bomb" or "slow" (see the module doc)."""
+    """A PDF of letter-size pages, each "text", "bomb", "slow" (see the module doc) or
+    "slow text" (a slow page with a line of text)."""
     objects: list[bytes] = [b"", b""]  # catalog and page tree, filled in below
 
     def add(body: bytes) -> int:
@@ -83,7 +84,8 @@ def raw_pdf(pages: list[str]) -> bytes:
                 b"/Matrix [612 0 0 792 0 0] /Function %d 0 R >>" % function
             )
             resources += b" /Shading << /Sh1 %d 0 R >>" % shading
-            content = add(stream(b"", b"/Sh1 sh"))
+            words = b" BT /F1 24 Tf 72 700 Td (Slow page) Tj ET" if kind == "slow text" else b""
+            content = add(stream(b"", b"/Sh1 sh" + words))
         kids.append(
             add(
                 b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
@@ -435,7 +437,8 @@ def test_a_bomb_on_the_first_page_is_too_large(core: Readkeeper, workspace: Path
     error = caught.value
     assert error.kind == "too_large"
     assert error.data["page"] == 1
-    assert 'Read its text instead: pages="1"' in error.message
+    # Its text is over pypdf's cap too: the refusal names no read of it.
+    assert "no read shows page 1" in error.message
     assert 'pages="2", render=true' in error.message
 
 
@@ -494,7 +497,7 @@ async def test_a_bomb_is_too_large_and_other_reads_go_on(
     assert text["file"]["content"] == "     1\tstill here"
     assert error.data["kind"] == "too_large"
     assert "memory limit" in error.data["reason"]
-    assert 'pages="1" without render' in error.message
+    assert "no read shows page 1" in error.message  # its text is over pypdf's cap too
     assert peak_rss_mb(server_pid(lsp)) < 400  # the server never held the inflated page
     # The next PDF read gets a new worker.
     (workspace / "book.pdf").write_bytes(numbered_pdf(2))
@@ -578,3 +581,69 @@ async def test_cancel_kills_the_render(lsp: Session, workspace: Path, slow: byte
     await eventually(lambda: not alive(pid), "the worker to be killed")
     (workspace / "notes.txt").write_text("after\n")
     assert (await lsp.read("notes.txt"))["type"] == "text"
+
+
+# --- no refusal sends the agent to a read that fails ----------------------------------
+
+
+def test_a_page_no_way_reads_is_told_so_whichever_way_came_first(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The bomb page: its text is over pypdf's cap, its drawing over the memory limit.
+    (workspace / "text_first.pdf").write_bytes(raw_pdf(["bomb", "text"]))
+    text = unstructure(core.read(ReadParams(file_path="text_first.pdf", pages="1")))["file"]
+    assert 'read it as an image with pages="1", render=true' in text["content"]
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path="text_first.pdf", pages="1-2", render=True))
+    drawn = caught.value
+    assert drawn.kind == "too_large"
+    assert "no read shows page 1" in drawn.message
+    assert "Read its text instead" not in drawn.message
+    assert 'pages="2", render=true' in drawn.message  # the pages after it still read
+    assert drawn.data["text_reason"]
+    # Drawn first: the refusal does not send the agent to its text either.
+    (workspace / "drawn_first.pdf").write_bytes(raw_pdf(["bomb"]))
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path="drawn_first.pdf", pages="1", render=True))
+    assert "no read shows page 1" in caught.value.message
+    assert "Read its text instead" not in caught.value.message
+
+
+def test_a_page_whose_text_reads_is_sent_to_its_text(core: Readkeeper, workspace: Path) -> None:
+    # A page too much to draw (the slow shading) whose text reads: the refusal says so.
+    (workspace / "slow.pdf").write_bytes(raw_pdf(["slow text"]))
+    with pytest.raises(ReadkeeperError) as caught:
+        core.read(ReadParams(file_path="slow.pdf", pages="1", render=True))
+    assert caught.value.kind == "too_large"
+    assert 'Read its text instead: pages="1" without render.' in caught.value.message
+
+
+def wide_page_tree(entries: int) -> bytes:
+    """An intact PDF whose one page tree node lists the same page `entries` times."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b"3 0 R " * entries, entries),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 4\n0000000000 65535 f \n"
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+def test_a_page_tree_over_the_reader_s_limit_is_too_large_never_corrupt(
+    core: Readkeeper, workspace: Path
+) -> None:
+    (workspace / "huge.pdf").write_bytes(wide_page_tree(100_001))
+    for pages in ("1-3", "5,5,5", None):
+        with pytest.raises(ReadkeeperError) as caught:
+            core.read(ReadParams(file_path="huge.pdf", pages=pages))
+        assert caught.value.kind == "too_large", (pages, caught.value.message)
+        assert "intact copy" not in caught.value.message
+        assert "nothing says it is damaged" in caught.value.message

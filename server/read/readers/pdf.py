@@ -32,7 +32,7 @@ from ...settings import Settings
 from ..tokens import TokenCounter
 from ..within import count_until, count_within
 from . import pdf_reading, worker
-from .pdf_pages import compress, expand, pages_required, parse_pages
+from .pdf_pages import Ranges, compress, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
 from .pdf_render import render_pages
 
@@ -51,6 +51,52 @@ def read_pdf(
 ) -> PdfResult | PartsResult:
     """The `pdf` (text) or `parts` (rendered pages) result for a PDF's bytes."""
     ranges = parse_pages(pages) if pages is not None else None
+    try:
+        return _read(data, path, ranges, render, output_dir, content_digest, settings, counter)
+    except ReadkeeperError as refused:
+        if not (render and refused.kind in ("too_large", "corrupt") and "page" in refused.data):
+            raise
+        text_why = _text_fails(data, int(refused.data["page"]))
+        if text_why is None:
+            raise  # its text reads: the refusal says so
+        raise pdf_reading.neither_way(refused, text_why) from None
+
+
+def _text_fails(data: bytes, number: int) -> str | None:
+    """Why page `number`'s text cannot be read, or None when it can: asked (with a worker
+    of its own) before a refusal to draw the page sends the agent to its text."""
+    said: list[tuple[str, str | None]] = []
+
+    def take(item: worker.Item, blobs: list[bytes]) -> None:
+        problem = item["problem"]
+        said.append((str(item["text"]), problem and quoting.phrase(problem)))
+
+    try:
+        with worker.lease() as job:
+            job.call("open", data=data)
+            job.call("text", {"pages": [number], "stop_after": 0}, on_item=take)
+    except worker.Failure as failure:
+        return (
+            f"reading it went over {failure.reason}"
+            if failure.kind == "too_large"
+            else (f"reading it failed: {failure.reason}")
+        )
+    text, problem = said[0] if said else ("", "no text came back")
+    if problem is not None:
+        return problem
+    return None if text.strip() else "it has no text layer"
+
+
+def _read(
+    data: bytes,
+    path: str,
+    ranges: Ranges | None,
+    render: bool,
+    output_dir: Callable[[], str],
+    content_digest: str,
+    settings: Settings,
+    counter: TokenCounter,
+) -> PdfResult | PartsResult:
     try:
         with worker.lease() as job:
             page_count = _page_count(job, data, path)

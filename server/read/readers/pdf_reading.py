@@ -80,8 +80,10 @@ def open_failed(path: str, failure: worker.Failure) -> ReadkeeperError:
         return ReadkeeperError(
             "too_large",
             f"{path} could not be opened within the limits of PDF reading: it went over "
-            f"{failure.reason}. It is built to exhaust memory or time, or is far too "
-            "complex. Ask the user for a simpler copy (e.g. printed to PDF again).",
+            f"{failure.reason}. It is too big or complex to read here (or built to exhaust "
+            "memory or time); nothing says it is damaged. Ask the user for a smaller copy "
+            "(the pages you need: `qpdf in.pdf --pages . 1-50 -- out.pdf`), or one printed "
+            "to PDF again.",
             file_path=path,
             reason=failure.reason,
         )
@@ -109,6 +111,7 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
         "page": number,
         "reason": failure.reason,
         "page_count": reading.page_count,
+        "next_pages": rest or None,
     }
     if failure.kind == "internal":
         return ReadkeeperError(
@@ -144,4 +147,22 @@ def _corrupt(path: str, detail: str) -> ReadkeeperError:
         "user for an intact copy, or repair it (e.g. `qpdf in.pdf out.pdf`) and read that.",
         file_path=path,
         detail=detail,
+    )
+
+
+def neither_way(refused: ReadkeeperError, text_why: str) -> ReadkeeperError:
+    """The error for a page that could not be drawn (`refused`) and whose text cannot be
+    read either (`text_why`): it names no read, for none shows the page (never the two
+    ways pointing at each other)."""
+    data = refused.data
+    path, number, rest = data["file_path"], data["page"], data.get("next_pages")
+    drawn = "went over" if refused.kind == "too_large" else "failed on"
+    skip = f' Go on with the pages after it: pages="{rest}", render=true.' if rest else ""
+    return ReadkeeperError(
+        refused.kind,
+        f"{path}: no read shows page {number}: drawing it {drawn} {data['reason']}, and its "
+        f"text cannot be read either ({text_why}).{skip} Ask the user for a copy that "
+        "reads (e.g. printed to PDF again), or for what the page says.",
+        **data,
+        text_reason=text_why,
     )

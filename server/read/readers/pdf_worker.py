@@ -133,6 +133,8 @@ def _job_open(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any
     except MemoryError:
         raise
     except Exception as exc:
+        if _kind(exc) == "too_large":
+            raise Failure("too_large", f"a limit of the PDF reader ({_describe(exc)})") from None
         raise Failure("corrupt", _describe(exc)) from None
     if count == 0:
         raise Failure("corrupt", "it has no pages")
@@ -171,6 +173,8 @@ def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
     except MemoryError:
         raise
     except Exception as exc:  # a damaged page spoils that page, not the whole read
+        if _kind(exc) == "too_large":
+            return "", f"page too large to extract text from ({_describe(exc)})"
         return "", f"text could not be extracted ({_describe(exc)})"
 
 
@@ -227,6 +231,19 @@ _JOBS: dict[str, Callable[[_Document, dict[str, Any], Send], dict[str, Any]]] = 
     "text": _job_text,
     "render": _job_render,
 }
+
+
+def _kind(exc: BaseException) -> FailureKind:
+    """`too_large` for one of pypdf's own limits (a page tree of over 100,000 entries, a
+    stream inflating past its cap: an intact file may be that big), else `corrupt`. A
+    loop it detects is raised as a limit too, yet only a damaged file has one."""
+    import pypdf.errors
+
+    limit = getattr(pypdf.errors, "LimitReachedError", None)
+    if limit is None or not isinstance(exc, limit):
+        return "corrupt"
+    said = str(exc).lower()
+    return "corrupt" if ("cycl" in said or "loop" in said) else "too_large"
 
 
 def _describe(exc: BaseException) -> str:

@@ -81,7 +81,8 @@ const HARMLESS = [
   "attachmentsBudgetTokens", "attachmentsTimeoutMs", "memoryMaxLines", "memoryMaxBytes",
   "deltaMaxPercent", "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens",
   "changesMaxTokens", "changesTotalMaxTokens", "selectionMaxTokens", "gitStatusMaxTokens",
-  "gitTimeoutMs", "editDiagnosticsWaitMs", "progressAfterMs", "editOpenBuffers", "newFileLineEnding", "watch",
+  "gitTimeoutMs", "editDiagnosticsWaitMs", "progressAfterMs", "editOpenBuffers", "editApplyTimeoutMs",
+  "newFileLineEnding", "watch",
   "watchExclude", "watchDebounceMs", "watchPollIntervalMs", "watchForcePolling", "lineFormat",
 ]; // prettier-ignore
 
@@ -152,7 +153,7 @@ const TIGHTER_LOWER = [
   "attachmentsBudgetTokens", "attachmentsTimeoutMs", "memoryMaxLines", "memoryMaxBytes",
   "mentionMaxTokens", "memoryMaxTokens", "diagnosticsMaxTokens", "changesMaxTokens",
   "changesTotalMaxTokens", "selectionMaxTokens", "gitStatusMaxTokens", "gitTimeoutMs",
-  "editDiagnosticsWaitMs", "diagnostics.maxPerFile",
+  "editDiagnosticsWaitMs", "editApplyTimeoutMs", "diagnostics.maxPerFile",
 ]; // prettier-ignore
 const TIGHTER_HIGHER = ["watchDebounceMs", "watchPollIntervalMs", "diagnostics.debounceMs"];
 // A preference, not a protection: the diff and the whole file are both cut by maxTokens;

@@ -1,0 +1,34 @@
+"""What the Watchman program says (its stderr, its errors) reaches the user's message
+only as words inside readkeeper's one line: no line break, nothing unseen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from readkeeper.watch import watchman
+
+FORGED = "no\nreadkeeper: FORGED\r\u2028\u202e \x1b[2J"
+
+
+def test_watchman_s_stderr_is_one_line_of_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said_file = tmp_path / "said"
+    said_file.write_text(FORGED)
+    fake = tmp_path / "watchman"
+    fake.write_text(f"#!/bin/sh\ncat '{said_file}' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(watchman.Unavailable) as caught:
+        watchman._start_service()
+    said = str(caught.value)
+    assert said.startswith("Watchman could not be started (no readkeeper: FORGED")
+    for hidden in ("\n", "\r", "\u2028", "\u202e", "\x1b"):
+        assert hidden not in said, said
+
+
+def test_every_reason_watchman_is_unavailable_is_one_line() -> None:
+    assert str(watchman.Unavailable(FORGED)) == "no readkeeper: FORGED \\u202e \\u001b[2J"
