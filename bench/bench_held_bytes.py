@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common import machine, proc_status, scratch, write_json
 from mcp import Client, StdioServerParameters
+
+from common import machine, proc_status, scratch, write_json
 
 MB = 1 << 20
 
