@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from .attachments.diagnostics import DiagnosticsStore
 from .edit.journal import Journal
 from .errors import ReadkeeperError
-from .files import pending, user_cache
+from .files import held_bytes, pending, user_cache
 from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
 from .files.paths import Workspace
@@ -253,7 +253,7 @@ class Readkeeper:
         )
         if "session" in snapshot:
             result["session"] = snapshot["session"]
-        result["caches"] = count_cache.hit_counts()
+        result["caches"], result["file_bytes"] = count_cache.hit_counts(), held_bytes.status()
         result["settings_warnings"] = list(self.settings_warnings)
         later, builds = self.read_states.later.status(), self.file_times.builds.status()
         result["workers"] = {"later": later, "glob_builds": builds}  # and watcher, ahead
@@ -308,6 +308,7 @@ class Readkeeper:
             with (
                 self.journal.recording(session, apply.__name__, keeps),
                 self.stats.journal.call(session, kind, path) as tally,
+                held_bytes.call(path),
             ):
                 result = apply(self, params)
                 tally.path = getattr(result, "file_path", "") or tally.path

@@ -22,6 +22,7 @@ from typing import Protocol
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
+from . import held_bytes
 from .beneath import Location, Moved, lstat_in, open_in
 from .stamps import Stamp, proof
 
@@ -247,19 +248,30 @@ def _open_error(path: str, exc: OSError) -> ReadkeeperError:
 
 
 def read_at_most(fd: int, limit: int) -> bytes:
-    """Up to `limit` bytes from `fd`'s current position (stops early at EOF)."""
+    """Up to `limit` bytes from `fd`'s current position (stops early at EOF), counted
+    against the running call's share of the server's file bytes (held_bytes.py), which
+    may wait for room or refuse `too_large` (reason `busy`). A regular file is read in
+    one piece of its size (and one byte more, to see it grew): no second copy of its
+    bytes, even for a moment, and one block the allocator gives back whole."""
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        size = 0
+    held_bytes.hold(min(size, limit))
     parts: list[bytes] = []
     remaining = limit
+    piece = min(max(size + 1, _CHUNK), remaining)
     while remaining > 0:
         try:
-            chunk = os.read(fd, min(_CHUNK, remaining))
+            chunk = os.read(fd, min(piece, remaining))
         except BlockingIOError:
             raise _waits_for_events() from None
         if not chunk:
             break
         parts.append(chunk)
         remaining -= len(chunk)
-    return b"".join(parts)
+        piece = _CHUNK
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_small_in(folder: int, name: str | bytes, limit: int) -> bytes:

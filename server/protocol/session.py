@@ -94,6 +94,9 @@ class StatsResult(TypedDict):
     # failures, failure?, restarts?} and counts (state/health.py); the watcher's worker
     # and the reads ahead say theirs in `watcher` and `ahead`.
     workers: NotRequired[dict[str, Any]]
+    # {total_bytes, held_bytes, calls_holding, waiting, peak_bytes, peak_calls, waited,
+    # refused}: the file bytes calls in flight hold (files/held_bytes.py), for the process.
+    file_bytes: NotRequired[dict[str, Any]]
     # What the settings now in force said when they were taken (an invalid value, an
     # unknown key...): the same words `serve`, `mcp` and the CLI print at their start.
     settings_warnings: NotRequired[list[str]]

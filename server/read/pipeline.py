@@ -23,6 +23,7 @@ from typing import TypeVar
 import attrs
 
 from ..errors import ReadkeeperError
+from ..files import held_bytes
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
 from ..hints import call
@@ -45,6 +46,7 @@ from .loop_guard import costly_step
 from .readers import outline_cache, outline_read
 from .readers import text as text_reader
 from .readers.text_stream import stream_range
+from .readers.worker import cancelled
 from .services import ReadServices
 from .stub_rule import (
     Content,
@@ -69,7 +71,10 @@ def read(services: ReadServices, params: ReadParams) -> ReadResult:
     a diff, an outline, a document), recorded in the session's read-state; a refusal
     is counted in the session's errors."""
     path = services.workspace.absolute(params.file_path) if params.file_path else ""
-    with services.stats.journal.call(params.session, "read", path) as tally:
+    with (
+        services.stats.journal.call(params.session, "read", path) as tally,
+        held_bytes.call(path or params.file_path, cancelled),
+    ):
         try:
             result = _read(services, params)
         except ReadkeeperError as exc:

@@ -159,18 +159,6 @@ _MATCH_NUMBER = re.compile(rb"\d+:")
 _NUMBER = re.compile(rb"(\d+)([:-])")
 
 
-def counts(found: list[Block]) -> dict[str, int]:
-    """Matches per file, as ripgrep counts them (every match on a line)."""
-    result: dict[str, int] = {}
-    for block in found:
-        for event in rg.events([raw for raw in block.raw if raw.startswith(_END)]):
-            data = event.get("data")
-            stats = data.get("stats") if isinstance(data, dict) else None
-            if isinstance(stats, dict) and stats.get("matches"):
-                result[block.path] = int(stats["matches"])
-    return result
-
-
 def lines(found: list[Block], skip: int) -> Iterator[Line]:
     """The lines of the blocks in order, from after the first `skip` matches (with the
     context before the next match)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -60,6 +60,11 @@ def grep(
         # flushes a count line by line, but block-buffers NUL-ended names, so a run
         # killed at its deadline lost every name it had found (`_named`).
         flags = ["--count", "--max-count=1", "--with-filename", "--null"]
+    elif params.output == "counts":
+        # ripgrep's own count of every match, a line per file: never a message per
+        # match (`--json`, which ripgrep buffers per file: 5 M matches went past its
+        # 1 GiB data cap), and the same number as its JSON's `stats.matches`.
+        flags = ["--count-matches", "--with-filename", "--null"]
     if not params.case_sensitive:
         flags.append("--ignore-case")
     else:
@@ -75,7 +80,7 @@ def grep(
     above = Above.of(root, cwd, avoided.judged) if arg == "." else None
     flags += [*avoided.flags(), *(above.flags() if above else []), "--regexp", params.pattern]
     flags += ["--", arg]
-    sep = b"\0" if params.output == "files" else b"\n"
+    sep = b"\0" if params.output in ("files", "counts") else b"\n"
     step(f"searching {arg} for {params.pattern}")
     started = time.monotonic()
     refusal = partial(_refused, params)
@@ -95,14 +100,15 @@ def grep(
     incomplete = ran.timed_out or ran.cut
     cap = _page(params)
     if params.output == "files":
-        result = _files(root, cwd, ran, params, cap, incomplete, matcher, above)
+        named = _within(root, cwd, _named(ran.lines), matcher, above)
+        result = _files(sorted(named), params, cap, incomplete)
+    elif params.output == "counts":
+        counted = _within(root, cwd, _counted(ran.lines), matcher, above)
+        result = _counts(dict(sorted(counted.items())), params, cap, incomplete)
     else:
         if found is None:
             found = blocks.blocks(root, cwd, ran.lines, matcher, above)
-        if params.output == "counts":
-            result = _counts(blocks.counts(found), params, cap, incomplete)
-        else:
-            result = _matches(services, found, params, cap, incomplete)
+        result = _matches(services, found, params, cap, incomplete)
     if incomplete:  # lines, names and counts alike, after what each says of itself
         result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
     return rg.said_failed(stalls.with_note(result, avoided), ran)
@@ -310,39 +316,59 @@ def _counts(
     return result
 
 
+def _counted(pieces: list[bytes]) -> dict[bytes, int]:
+    """The names and counts of `--count --null` output split at its NULs: the first
+    piece is a name, each next one the previous name's count, a line break, then a name
+    (the count's digits never hold one, so a name holding line breaks is kept whole).
+    A last count cut off by the deadline or the cap is left out with its name."""
+    counted: dict[bytes, int] = {}
+    name = pieces[0] if pieces else b""
+    for piece in pieces[1:]:
+        number, newline, following = piece.partition(b"\n")
+        if number.isdigit() and newline:
+            if name:
+                counted[name] = int(number)
+            name = following
+        else:  # a NUL inside a name cannot be: ripgrep printed this name whole
+            name = b""
+    return counted
+
+
 def _named(pieces: list[bytes]) -> list[bytes]:
-    """The names of `--count --null` output split at its NULs: the first piece is a
-    name, each next one the previous name's count, a line break, then a name (the
-    count's digits never hold one, so a name holding line breaks is kept whole)."""
+    """The names of `--count --null` output (`_counted`); a name whose count was cut
+    off is still a file that matches."""
     names = pieces[:1]
     for piece in pieces[1:]:
-        count, _, name = piece.partition(b"\n")
-        if count.isdigit():
+        number, _, name = piece.partition(b"\n")
+        if number.isdigit():
             names.append(name)
     return [name for name in names if name]
 
 
-def _files(
+def _within(
     root: str,
     cwd: str,
-    ran: rg.Run,
-    params: GrepParams,
-    cap: int,
-    incomplete: bool,
+    printed: Iterable[bytes] | dict[bytes, int],
     matcher: Glob | None,
     above: Above | None,
-) -> dict[str, Any]:
-    found: list[str] = []
+) -> dict[str, int]:
+    """The names ripgrep printed as workspace paths (with what it printed for each),
+    leaving out those beneath no root, outside the glob, or hidden from above."""
+    found: dict[str, int] = {}
     inside = rg.Beneath(root, cwd)
-    for name in _named(ran.lines):
-        printed = os.fsdecode(name).removeprefix("./")
-        if not printed or (above is not None and above.hides(printed)):
+    values = printed if isinstance(printed, dict) else dict.fromkeys(printed, 1)
+    for name, value in values.items():
+        shown = os.fsdecode(name).removeprefix("./")
+        if not shown or (above is not None and above.hides(shown)):
             continue
-        if matcher is None or matcher.matches(printed):
-            path = inside(printed)
+        if matcher is None or matcher.matches(shown):
+            path = inside(shown)
             if path is not None:
-                found.append(path)
-    found.sort()
+                found[path] = value
+    return found
+
+
+def _files(found: list[str], params: GrepParams, cap: int, incomplete: bool) -> dict[str, Any]:
     refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
     page = found[params.offset : params.offset + cap]
     result: dict[str, Any] = {

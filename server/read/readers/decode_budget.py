@@ -28,13 +28,12 @@ the workspace, which must not be able to lift them.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 from ...errors import ReadkeeperError
+from ...files.held_bytes import trim
 from .decode_price import MB
 
 # What one decode may hold: a 60-megapixel RGBA picture, eight 4K screenshots' worth.
@@ -150,23 +149,4 @@ def busy(path: str) -> ReadkeeperError:
     )
 
 
-def _load_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        function = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
-        return None
-    function.argtypes = [ctypes.c_size_t]
-    function.restype = ctypes.c_int
-    return function
-
-
-_trim = _load_trim()
-
-
-def trim() -> None:
-    """Give the allocator's free pages back to the system (glibc only)."""
-    if _trim is not None:
-        _trim(0)
+__all__ = ["Allowance", "Budget", "Busy", "budget", "busy", "trim"]

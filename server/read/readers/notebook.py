@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ... import quoting, words
 from ...errors import ReadkeeperError
@@ -38,11 +40,11 @@ from .image_open import probe
 from .image_scan import Steps
 from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
 from .notebook_ids import cell_names
+from .notebook_text import ANSI_RE, capped, joined
 from .text import Window
 
 _NOTE_ALLOWANCE = 64
 _OUTPUT_OVERHEAD_TOKENS = 40  # an output's fields and the JSON around its text
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 # The first of these present is shown as the output's text.
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
@@ -172,7 +174,21 @@ def read_notebook(
 
 
 def parse(data: bytes, path: str) -> dict[str, Any]:
-    """The notebook's JSON, or a `corrupt` error naming the line that is wrong."""
+    """The notebook's JSON, or a `corrupt` error naming the line that is wrong. Parsed
+    from the bytes as they are (orjson): no text copy of a 100 MB file beside them and
+    its objects; what orjson refuses (Python's json also takes NaN, integers past 64
+    bits, lone surrogates, deeper nesting) is parsed again by Python's json, whose
+    errors name the line."""
+    body = memoryview(data)[3:] if data.startswith(codecs.BOM_UTF8) else data
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        parsed = None
+    finally:
+        del body  # a memoryview holds its bytes
+    if isinstance(parsed, dict) and isinstance(parsed.get("nbformat"), int):
+        return parsed
+    del parsed
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -242,13 +258,7 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
 
 
 def _source(cell: Mapping[str, Any]) -> str:
-    return _join(cell.get("source", ""))
-
-
-def _join(value: Any, separator: str = "") -> str:
-    if isinstance(value, list):
-        return separator.join(str(v) for v in value)
-    return value if isinstance(value, str) else ""
+    return joined(cell.get("source", ""))
 
 
 # --- summaries ------------------------------------------------------------------------
@@ -309,7 +319,7 @@ class _Summariser:
             return NotebookOutput(output_type="unknown", note="An unreadable output.")
         kind = output.get("output_type")
         if kind == "stream":
-            text, note = self.capped(_join(output.get("text")), keep="both")
+            text, note = self.capped(output.get("text"), keep="both")
             name = output.get("name")
             return NotebookOutput(
                 output_type="stream",
@@ -318,12 +328,11 @@ class _Summariser:
                 note=note,
             )
         if kind == "error":
-            trace = _join(output.get("traceback"), "\n")
-            trace, note = self.capped(trace, keep="tail")
+            trace, note = self.capped(output.get("traceback"), keep="tail", separator="\n")
             return NotebookOutput(
                 output_type="error",
                 ename=str(output.get("ename", "")),
-                evalue=_ANSI_RE.sub("", str(output.get("evalue", ""))),
+                evalue=ANSI_RE.sub("", str(output.get("evalue", ""))),
                 traceback=trace or None,
                 note=note,
             )
@@ -340,18 +349,18 @@ class _Summariser:
         shown_text = next((m for m in _TEXT_TYPES if m in data), None)
         if shown_text is not None:
             value = data[shown_text]
-            body = _join(value) if shown_text != "application/json" else json.dumps(value)
+            body = value if shown_text != "application/json" else json.dumps(value)
             text, note = self.capped(body, keep="both")
             if note:
                 notes.append(note)
         images: list[NotebookImage] = []
         for mime, value in data.items():
             if mime in _IMAGE_TYPES:
-                images.append(self.image(mime, _join(value)))
+                images.append(self.image(mime, joined(value)))
             elif mime == "image/svg+xml":
-                images.append(NotebookImage(mime, None, None, len(_join(value).encode())))
+                images.append(NotebookImage(mime, None, None, _size(value)))
             elif mime not in _TEXT_TYPES:
-                size = len(_join(value).encode()) if isinstance(value, str | list) else 0
+                size = _size(value)
                 notes.append(f"{quoting.name(mime)} output ({size:,} bytes) not shown.")
         count = output.get("execution_count")
         return NotebookOutput(
@@ -393,24 +402,24 @@ class _Summariser:
             tokens=fitted.tokens,
         )
 
-    def capped(self, text: str, keep: str) -> tuple[str, str | None]:
-        """`text` without terminal colours, cut to the output cap (head and tail, or the
-        tail alone for tracebacks, whose end says what went wrong)."""
-        text = _ANSI_RE.sub("", text)
-        limit = self.settings.notebook_max_output_chars
-        if len(text) <= limit:
+    def capped(self, value: Any, keep: str, separator: str = "") -> tuple[str, str | None]:
+        """An output's text without terminal colours, cut to the output cap (head and
+        tail, or the tail alone for tracebacks, whose end says what went wrong), never
+        joined whole (notebook_text.py)."""
+        text, cut = capped(value, self.settings.notebook_max_output_chars, keep, separator)
+        if not cut:
             return text, None
-        cut = len(text) - limit
         self.chars_cut += cut
-        marker = f"\n… [{cut:,} characters cut] …\n"
         if keep == "tail":
-            note = f"{_OUTPUT_CUT} the first {cut:,} characters."
-            return marker.lstrip("\n") + text[-limit:], note
-        head = limit * 2 // 3
-        return (
-            text[:head] + marker + text[len(text) - (limit - head) :],
-            f"{_OUTPUT_CUT} {cut:,} characters from the middle.",
-        )
+            return text, f"{_OUTPUT_CUT} the first {cut:,} characters."
+        return text, f"{_OUTPUT_CUT} {cut:,} characters from the middle."
+
+
+def _size(value: Any) -> int:
+    """The bytes of an output field in UTF-8 (a list's items one at a time, never joined)."""
+    if isinstance(value, list):
+        return sum(len(str(v).encode()) for v in value)
+    return len(value.encode()) if isinstance(value, str) else 0
 
 
 def _corrupt(path: str, why: str) -> ReadkeeperError:
