@@ -107,6 +107,10 @@ ACCEPTED = {
     "string lines": 'def f():\n    return """\nlow\n"""\n\ndef g():\n    pass\n',
     "type parameters": "def f[T](x: T) -> T:\n    return x\nclass B[T]:\n    pass\n",
     "method under if": "class A:\n    if x:\n        def f(self): pass\n",
+    "runs of simple statements": (
+        "x = 1\n\ny = f(a,\n      b)\nz = '''\nlow\n'''\n\n\ndef f():\n    a = {1: 2}\n"
+        "    b = a[1:]  # c:\n\n    return b\n  # low\nw = (\n\n# c\n    1)\n"
+    ),
 }
 
 
