@@ -77,9 +77,9 @@ def _spanning(levels: int) -> bytes:
     """A parenthesized group nested at most `levels` deep whose lines (but a string's,
     a blank or a comment line) are indented at least as the first group's indent:
     those `_check_continued` accepts."""
-    inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#]))*+"
+    inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#)]))*+"
     for _ in range(levels - 1):
-        inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#])|\(" + inner + rb"\))*+"
+        inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#)])|\(" + inner + rb"\))*+"
     return rb"\(" + inner + rb"\)"
 
 
@@ -124,7 +124,7 @@ def _check_continued(body: bytes, indent: int) -> None:
     if indent:
         low = _LOW.get(indent)
         if low is None:
-            low = _LOW[indent] = re.compile(rb"\n {0,%d}[^ \n\x01#]" % (indent - 1))
+            low = _LOW[indent] = re.compile(rb"\n {0,%d}[^ \n\x01#)]" % (indent - 1))
         if low.search(body):
             raise Decline
     if b"\\" in body and _LOOSE_CONTINUATION.search(body):
