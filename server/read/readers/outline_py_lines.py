@@ -31,12 +31,11 @@ class Decline(Exception):
     """The scanner cannot be sure: tree-sitter decides."""
 
 
-def _balanced(levels: int, within: bytes = b"") -> bytes:
-    """A parenthesized group nested at most `levels` deep (possessive: no backtracking),
-    holding none of the bytes `within`."""
-    inner = rb"[^()%s]*+" % within
+def _balanced(levels: int) -> bytes:
+    """A parenthesized group nested at most `levels` deep (possessive: no backtracking)."""
+    inner = rb"[^()]*+"
     for _ in range(levels - 1):
-        inner = rb"(?:[^()%s]++|\(" % within + inner + rb"\))*+"
+        inner = rb"(?:[^()]++|\(" + inner + rb"\))*+"
     return rb"\(" + inner + rb"\)"
 
 
@@ -71,41 +70,11 @@ _CLAUSE = re.compile(
 _INITIALS = frozenset(b"acdefitw")  # the first letters of _CLAUSE's words
 _OPENERS = frozenset((b"if", b"elif", b"for", b"while", b"with", b"except"))
 _ASYNC = frozenset((b"def", b"for", b"with"))
-
-
-def _spanning(levels: int) -> bytes:
-    """A parenthesized group nested at most `levels` deep whose lines (but a string's,
-    a blank or a comment line) are indented at least as the first group's indent:
-    those `_check_continued` accepts."""
-    inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#)]))*+"
-    for _ in range(levels - 1):
-        inner = rb"(?:[^()\n]++|\n(?=\1| *+[\n\x01#)])|\(" + inner + rb"\))*+"
-    return rb"\(" + inner + rb"\)"
-
-
-# A simple statement: no clause word, decorator or comment first, no colon last (before
-# spaces and a comment), no backslash, and its lines in brackets (not a string's)
-# indented at least as it is.
-_SIMPLE = (
-    rb"(?![ \n#@]|(?:async +)?(?:if|elif|else|for|while|try|except|finally|with|def|class)"
-    rb"(?![A-Za-z0-9_]))(?:[^():\n\\]++|:(?![ #]*+\n)|\n\x01|" + _spanning(MAX_NESTING) + rb")++\n"
-)
 # A logical line: its indent, and its text up to the line feed that ends it (one inside
 # brackets, after a backslash or before a line inside a string does not). Possessive:
 # no backtracking; the masked text's brackets are balanced and nested at most
-# MAX_NESTING deep, so each line is read whole. A simple statement (the second group,
-# with its line feed) takes along the simple statements after it with its indent, blank
-# lines between, in C (the third group): in the loop they would change nothing but the
-# rows. Anything else is the fourth group.
-_LOGICAL = re.compile(
-    rb"( *)(?:("
-    + _SIMPLE
-    + rb")((?:(?: *+\n)*+\1"
-    + _SIMPLE
-    + rb")*+)|((?:[^()\n\\]++|\\\n|\n\x01|"
-    + _GROUP
-    + rb")*+)\n)"
-)
+# MAX_NESTING deep, so each line is read whole.
+_LOGICAL = re.compile(rb"( *)((?:[^()\n\\]++|\\\n|\n\x01|" + _GROUP + rb")*+)\n")
 _LOW: dict[int, re.Pattern[bytes]] = {}  # by indent: a continued line indented less
 _LOOSE_CONTINUATION = re.compile(rb"\\\n *+(?:#|\n|$)")
 # What each clause may follow in its block, by the clause before it.
@@ -118,9 +87,10 @@ _AFTER = {
 
 
 def _check_continued(body: bytes, indent: int) -> None:
-    """A logical line on several lines: none of them (but inside a string, or a comment
-    line) indented less than its block, where tree-sitter's scanner may close the block
-    (after a `.`, an operator); no backslash before a blank or a comment line."""
+    """A logical line on several lines: none of them (but inside a string, a comment
+    line, or one that starts with a closing bracket) indented less than its block, where
+    tree-sitter's scanner may close the block (after a `.`, an operator); no backslash
+    before a blank or a comment line."""
     if indent:
         low = _LOW.get(indent)
         if low is None:
@@ -171,33 +141,21 @@ class Blocks:
         # before it, a block opened or decorators pending.
         special = False
         row = 0
-        for spaces, simple, more, body in _LOGICAL.findall(masked):
+        for spaces, body in _LOGICAL.findall(masked):
             start = row
             indent = len(spaces)
-            if simple:
-                row += simple.count(b"\n") + more.count(b"\n") if more else simple.count(b"\n")
-                if not special and indent == block.indent:
-                    # Simple statements on one line in the block of the one before.
-                    if block.clause:
-                        if block.clause == b"try":
-                            raise Decline  # a try with neither except nor finally
-                        block.clause = b""
-                    placed = row - 1
-                    continue
-                body = simple[:-1]
-                multi = b"\n" in body
-            elif b"\n" in body:
+            if b"\n" in body:
                 row += body.count(b"\n") + 1
                 multi = True
             else:
                 row += 1
                 multi = False
-                if not body:
-                    continue
-                if body == b"#":
-                    comments.append((start, indent))
-                    special = True
-                    continue
+            if not body:
+                continue
+            if body == b"#":
+                comments.append((start, indent))
+                special = True
+                continue
             found = _CLAUSE.match(body) if body[0] in _INITIALS else None
             if not (special or multi or found or indent != block.indent or body[0] == 64):  # @
                 # A simple statement on one line in the block of the one before.
