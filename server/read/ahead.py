@@ -6,8 +6,9 @@ An agent's turn between two calls takes hundreds of milliseconds; a first read o
 real module spends most of its ten-odd milliseconds on the tree-sitter parse, the walk
 and the count. When no call has been in flight for `SETTLE_SECONDS`, one thread takes
 the likely files in order: the editor's open documents, the files the last git status
-attachment named, the files the watcher saw change, then the siblings of the last file
-read (its extension first, newest first), and makes of each what a whole read with the
+attachment named, the files the watcher saw change, the modules the last file read
+imports, then its siblings (its extension first, newest first; ahead_sources.py), and
+makes of each what a whole read with the
 default parameters makes (`outline_read.plan`, then its outline's or its lines' view),
 through the same functions, so the same caches fill: the symbols by content digest (in
 memory and in the user's cache folder), the numbered lines' counts, the last views.
@@ -26,9 +27,9 @@ at the lowest priority, and one that ended on an error is said (`health`) and re
 It is safe: a file is opened only beneath a root or allowed folder (never a session's
 grant), with the read's own confined open (`fileio.open_regular`: no symlink on the
 way, no FIFO, device or socket), only if it is a regular text file of at most
-`MAX_BYTES`. It records nothing in any session's read-state and writes no user file;
-what it makes is what a read would have made, so no answer differs (caches are keyed
-by content).
+`MAX_BYTES`, and none the watcher's ignore rules skip. It records nothing in any
+session's read-state and writes no user file; what it makes is what a read would have
+made, so no answer differs (caches are keyed by content).
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ReadkeeperError
 from ..files.fileio import digest, open_regular, peek, read_at_most
+from ..files.paths import is_within
 from ..protocol import ReadParams
 from ..state.health import Health
+from . import ahead_sources
 
 if TYPE_CHECKING:
     from ..files.paths import Workspace
@@ -295,8 +298,10 @@ class Ahead:
             self._services.buffers.paths,
             self._git_status,
             self._recently_changed,
+            self._imports,
             self._siblings,
         )
+        rules = getattr(self._watcher(), "intake", None)
         for source in sources:
             if self._interrupted(trigger):
                 return
@@ -304,12 +309,14 @@ class Ahead:
                 path = os.path.normpath(path)
                 if path not in seen and "/.git/" not in path:
                     seen.add(path)
-                    yield path
+                    ignoring = rules.rules_for(path) if rules is not None else None
+                    if ignoring is None or not ignoring.ignored(path):
+                        yield path
 
     def git_status(self, root: str, answer: str) -> None:
         """What the git status attachment found in `root` (attachments/collect.py) comes
         next. The worker never runs git: an attachment asking meanwhile would wait."""
-        paths = _status_paths(answer, root)
+        paths = ahead_sources.status_paths(answer, root, MADE_KEPT)
         with self._cond:
             self._git[root] = paths
 
@@ -331,28 +338,27 @@ class Ahead:
         if not is_dir:
             self._changed.append(moved_to or path)
 
-    def _siblings(self) -> list[str]:
-        """The files beside the last one read: its extension first, then the others,
-        each newest first (regular files only: a symlink is not followed)."""
+    def _imports(self) -> list[str]:
+        """The modules the last file read imports, beneath its root (a Python file's
+        first lines, opened as a read opens it)."""
         last = self._last_read
-        if not last:
+        workspace = self._workspace()
+        if not last or not last.endswith((".py", ".pyi")):
             return []
-        folder, name = os.path.split(os.path.normpath(last))
-        extension = os.path.splitext(name)[1]
-        found: list[tuple[bool, float, str]] = []
+        where = workspace.locate(os.path.normpath(last), grants=False)
+        top = next((r for r in (*workspace.roots, *workspace.allowed) if is_within(last, r)), None)
+        if where is None or top is None:
+            return []
         try:
-            with os.scandir(folder) as entries:
-                for count, entry in enumerate(entries):
-                    if count >= SIBLINGS_LOOKED_AT:
-                        break
-                    if entry.name == name or not entry.is_file(follow_symlinks=False):
-                        continue
-                    mtime = entry.stat(follow_symlinks=False).st_mtime
-                    other = os.path.splitext(entry.name)[1] != extension
-                    found.append((other, -mtime, entry.path))
-        except OSError:
+            with open_regular(where) as opened:
+                head = read_at_most(opened.fd, ahead_sources.IMPORTS_HEAD)
+        except (ReadkeeperError, OSError):
             return []
-        return [path for _, _, path in sorted(found)]
+        return ahead_sources.imported(where.path, head, top)
+
+    def _siblings(self) -> list[str]:
+        last = self._last_read
+        return ahead_sources.siblings(last, SIBLINGS_LOOKED_AT) if last else []
 
     # --- one file ---------------------------------------------------------------------------
 
@@ -428,22 +434,6 @@ class Ahead:
         """As `readkeeper/stats` shows it: counts, its thread's health, the setting, busy."""
         on, busy = self._services.settings.read_ahead, self.busy()
         return {**self.counts, "on": on, "busy": busy, **self.health.status(self._thread)}
-
-
-def _status_paths(answer: str, root: str) -> list[str]:
-    """The paths of git status's porcelain lines (`XY name`, `R  old -> new`), those
-    git quoted left out (a name with a quote, a backslash or a control character)."""
-    paths = []
-    for line in answer.splitlines()[1:]:
-        if len(line) < 4 or line[2] != " " or not set(line[:2]) <= _STATUS_CODES:
-            continue
-        name = line[3:].rpartition(" -> ")[2]
-        if name and not name.startswith('"') and not name.endswith("/"):
-            paths.append(os.path.join(root, name))
-    return paths[:MADE_KEPT]
-
-
-_STATUS_CODES = set(" MTADRCU?!")
 
 
 __all__ = ["Ahead", "AheadServices", "machine_busy"]

@@ -18,7 +18,7 @@ from helpers import read
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.files.fileio import digest
-from readkeeper.read import ahead
+from readkeeper.read import ahead, ahead_sources
 from readkeeper.read.readers import outline
 from readkeeper.read.readers import text as text_reader
 from readkeeper.read.readers.grammars import PYTHON
@@ -258,7 +258,7 @@ def test_the_names_git_status_gives_are_taken_as_paths_only_when_plain() -> None
             "If you trust this repository, run `git status` yourself.",
         ]
     )
-    assert ahead._status_paths(answer, "/r") == ["/r/src/a.py", "/r/new.py"]
+    assert ahead_sources.status_paths(answer, "/r", 10) == ["/r/src/a.py", "/r/new.py"]
 
 
 def test_files_the_watcher_saw_change_come_before_siblings(workspace: Path) -> None:
@@ -278,5 +278,101 @@ def test_files_the_watcher_saw_change_come_before_siblings(workspace: Path) -> N
         core.ahead.read(str(sub / "first.py"))
         core.ahead.run_once()
         assert list(core.ahead.made) == [str(changed), str(sub / "sibling.py")]
+    finally:
+        core.close()
+
+
+def test_the_modules_the_last_read_imports_come_before_its_siblings(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(SMALL.replace("tiny", "secret"))
+    pkg = workspace / "app" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (workspace / "app" / "__init__.py").write_text("")
+    (workspace / "app" / "helpers.py").write_text(SMALL.replace("tiny", "helpers"))
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models.py").write_text(SMALL.replace("tiny", "models"))
+    (pkg / "sub" / "__init__.py").write_text(SMALL.replace("tiny", "sub"))
+    (pkg / "sub" / "deep.py").write_text(SMALL.replace("tiny", "deep"))
+    (pkg / "sibling.py").write_text(SMALL.replace("tiny", "sibling"))
+    (pkg / "linked.py").symlink_to(outside / "secret.py")  # imported, and a symlink out
+    first = pkg / "first.py"
+    first.write_text(
+        "import os\nfrom . import models, linked\nfrom .sub import deep as d\n"
+        "from .. import helpers\nfrom ....... import escape\nimport app.pkg.sub\n"
+        "try:\n    import missing\nexcept ImportError:\n    pass\n" + SMALL
+    )
+    core = _core(workspace)
+    try:
+        core.ahead.read(str(first))
+        assert core.ahead._imports() == [
+            str(pkg / "models.py"),
+            str(pkg / "linked.py"),
+            str(pkg / "sub" / "__init__.py"),
+            str(pkg / "sub" / "deep.py"),
+            str(workspace / "app" / "helpers.py"),
+        ]
+        core.ahead.run_once()
+        core.ahead.run_once()
+        made = list(core.ahead.made)
+        # What it imports first (the symlink out never read), then the siblings.
+        assert made[:4] == [
+            str(pkg / "models.py"),
+            str(pkg / "sub" / "__init__.py"),
+            str(pkg / "sub" / "deep.py"),
+            str(workspace / "app" / "helpers.py"),
+        ]
+        assert str(pkg / "sibling.py") in made[4:]
+        assert not any("secret" in path or "linked" in path for path in made)
+    finally:
+        core.close()
+
+
+def test_a_call_arriving_mid_work_stops_it_before_the_next_file(workspace: Path) -> None:
+    names = [workspace / f"open{i}.py" for i in range(3)]
+    for path in names:
+        path.write_text(SMALL.replace("tiny", path.stem))
+    arrived = []
+
+    class Open:
+        """The editor's documents; listing them, the worker meets a call arriving."""
+
+        def get(self, real_path: str) -> Buffer | None:
+            return None
+
+        def paths(self) -> list[str]:
+            call = core.ahead.call()
+            call.__enter__()
+            arrived.append(call)
+            return [str(path) for path in names]
+
+    core = Readkeeper(roots=[str(workspace)], buffers=Open())
+    core.tokens.warm_up()
+    core.ahead.busy = lambda: False
+    try:
+        assert core.ahead.run_once() == 0
+        assert core.ahead.counts["stopped_by_call"] == 1
+        arrived.pop().__exit__(None, None, None)
+    finally:
+        core.close()
+
+
+def test_a_file_the_ignore_rules_skip_is_not_read_ahead(workspace: Path) -> None:
+    sub = workspace / "sub"
+    sub.mkdir()
+    (workspace / ".gitignore").write_text("ignored_*.py\n")
+    (sub / "first.py").write_text(SMALL)
+    (sub / "ignored_one.py").write_text(SMALL.replace("tiny", "ignored"))
+    (sub / "kept.py").write_text(SMALL.replace("tiny", "kept"))
+    w = Watching(workspace).start()
+    core = w.core
+    core.tokens.warm_up()
+    core.ahead.busy = lambda: False
+    try:
+        core.ahead.read(str(sub / "first.py"))
+        core.ahead.run_once()
+        assert list(core.ahead.made) == [str(sub / "kept.py")]
     finally:
         core.close()

@@ -107,6 +107,16 @@ ACCEPTED = {
     "string lines": 'def f():\n    return """\nlow\n"""\n\ndef g():\n    pass\n',
     "type parameters": "def f[T](x: T) -> T:\n    return x\nclass B[T]:\n    pass\n",
     "method under if": "class A:\n    if x:\n        def f(self): pass\n",
+    # A closing bracket below its block (CPython's inspect.py has one) closes no block.
+    "closing bracket low": (
+        "class A:\n    def f(self):\n        if x:\n            y = {\n                1: 2,\n"
+        "       }.get(g(\n   ), 3)\n            z = 2\n        return 3\n    def g(self):\n"
+        "        pass\n"
+    ),
+    "runs of simple statements": (
+        "x = 1\n\ny = f(a,\n      b)\nz = '''\nlow\n'''\n\n\ndef f():\n    a = {1: 2}\n"
+        "    b = a[1:]  # c:\n\n    return b\n  # low\nw = (\n\n# c\n    1)\n"
+    ),
 }
 
 

@@ -87,13 +87,14 @@ _AFTER = {
 
 
 def _check_continued(body: bytes, indent: int) -> None:
-    """A logical line on several lines: none of them (but inside a string, or a comment
-    line) indented less than its block, where tree-sitter's scanner may close the block
-    (after a `.`, an operator); no backslash before a blank or a comment line."""
+    """A logical line on several lines: none of them (but inside a string, a comment
+    line, or one that starts with a closing bracket) indented less than its block, where
+    tree-sitter's scanner may close the block (after a `.`, an operator); no backslash
+    before a blank or a comment line."""
     if indent:
         low = _LOW.get(indent)
         if low is None:
-            low = _LOW[indent] = re.compile(rb"\n {0,%d}[^ \n\x01#]" % (indent - 1))
+            low = _LOW[indent] = re.compile(rb"\n {0,%d}[^ \n\x01#)]" % (indent - 1))
         if low.search(body):
             raise Decline
     if b"\\" in body and _LOOSE_CONTINUATION.search(body):
