@@ -27,7 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, progress
 from ..attach.client import AttachClient
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, too_deep
 from ..files.paths import refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
@@ -367,7 +367,10 @@ def _env_settings() -> Any:
 
 
 def _fault(tool: str, exc: Exception) -> types.CallToolResult:
-    """A fault in readkeeper itself (logged) as the tool's error."""
+    """A fault in readkeeper itself (logged) as the tool's error; Python's recursion
+    limit is the input's nesting, `bad_params`."""
+    if isinstance(exc, RecursionError):
+        return render.error_result(too_deep(tool))
     log.exception("The MCP tool %s failed unexpectedly", tool)
     reason = f"{type(exc).__name__}: {exc}"[:500]
     return render.error_result(
