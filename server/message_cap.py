@@ -3,6 +3,11 @@
 (attach/framing.py). A message carries at most a file's new content; one over the cap
 is answered with a `too_large` error where the protocol can carry one, and never read
 whole into memory. (MCP over HTTP is held to the SDK's own 4 MiB body limit, below it.)
+
+And one cap on how deeply a message nests (`MAX_NESTING`), checked by `too_deep` before
+any parser or walker sees it, at every door: an MCP stdio line (line_cap.py) and HTTP
+body (http_limits.py), an LSP body (lsp/messages.py), an attach frame. A message past
+it is a parse error under its request's id (`recover_id`), kind `bad_params`.
 """
 
 from __future__ import annotations

@@ -102,14 +102,9 @@ class Lines:
 
 def refusal(line: bytes) -> bytes | None:
     """The JSON-RPC error line answering an `Oversized` line, or one nested too deeply
-    (under its id when the members before the deep one parse; else null, as JSON-RPC
-    answers a message it cannot read); None for any other."""
+    (`nested_too_deeply`); None for any other."""
     if not isinstance(line, Oversized):
-        if not too_deep(line):
-            return None
-        message = f"Parse error: {NESTED_TOO_DEEPLY}."
-        error = {"code": PARSE_ERROR, "message": message, "data": {"kind": "bad_params"}}
-        return orjson.dumps({"jsonrpc": "2.0", "id": recover_id(line), "error": error}) + b"\n"
+        return nested_too_deeply(line) + b"\n" if too_deep(line) else None
     before_params = line.split(b'"params"', 1)[0]
     found = _ID.search(before_params)
     message = (
@@ -125,4 +120,13 @@ def refusal(line: bytes) -> bytes | None:
     return orjson.dumps(answer) + b"\n"
 
 
-__all__ = ["Lines", "Oversized", "readline", "refusal"]
+def nested_too_deeply(message: bytes) -> bytes:
+    """The JSON-RPC error answering a message nested past `MAX_NESTING`: a parse error,
+    under its id when the members before the deep one parse, else null (JSON-RPC's
+    answer to a message it cannot read)."""
+    said = f"Parse error: {NESTED_TOO_DEEPLY}."
+    error = {"code": PARSE_ERROR, "message": said, "data": {"kind": "bad_params"}}
+    return orjson.dumps({"jsonrpc": "2.0", "id": recover_id(message), "error": error})
+
+
+__all__ = ["Lines", "Oversized", "nested_too_deeply", "readline", "refusal"]

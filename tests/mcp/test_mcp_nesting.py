@@ -13,12 +13,13 @@ import struct
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from mcp import MCPError
 from test_mcp_message_cap import Answers, hello
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import READKEEPER, HttpServer, mcp_env, private_runtime_dir, stdio_client
 from readkeeper import calls
 from readkeeper.attach import framing
 from readkeeper.attach.listener import Listener
@@ -164,3 +165,61 @@ def test_the_core_refuses_deep_params_from_any_front_end_naming_the_field(
 )
 def test_the_bound_counts_arrays_and_objects_outside_strings(text: bytes, deep: bool) -> None:
     assert too_deep(text) is deep
+
+
+def test_an_http_body_is_held_to_the_same_bound(workspace: Path) -> None:
+    from test_mcp_http_backpressure import exchange, open_session, post
+
+    (workspace / "a.txt").write_text("hi\n")
+    server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
+    try:
+        split = urlsplit(server.url)
+        address = (split.hostname or "127.0.0.1", split.port or 80)
+        session = open_session(address)
+        force: Any = True
+        for _ in range(100):  # under the SDK's own parser's limit: it took these
+            force = [force]
+        arguments = {"file_path": "a.txt", "force": force}
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}
+        call["params"] = {"name": "read", "arguments": arguments}
+        status, _, body = exchange(address, post(*address, call, session))
+        assert status == 400
+        error = json.loads(body)
+        assert error["id"] == 5
+        assert error["error"]["code"] == -32700
+        assert error["error"]["data"]["kind"] == "bad_params"
+        assert "nested too deeply" in error["error"]["message"]
+    finally:
+        server.stop()
+
+
+def test_a_deep_first_request_is_refused_under_its_own_id_not_answered_early(
+    workspace: Path,
+) -> None:
+    # The handshake answered while the SDK loads (early.py) took a deep initialize as
+    # plain: answered it, then the door refused its copy under an id the client never sent.
+    capabilities = b'{"experimental":{"x":' + nested(100) + b"}}"
+    info = b'"clientInfo":{"name":"raw","version":"0"}'
+    deep = b'{"protocolVersion":"2025-06-18","capabilities":%s,%s}' % (capabilities, info)
+    plain = b'{"protocolVersion":"2025-06-18","capabilities":{},%s}' % info
+    server = subprocess.Popen(
+        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
+        env=mcp_env(private_runtime_dir()),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    try:
+        for msg_id, params in ((0, deep), (1, plain)):
+            request = b'{"jsonrpc":"2.0","id":%d,"method":"initialize","params":%s}\n'
+            server.stdin.write(request % (msg_id, params))
+        server.stdin.flush()
+        first, second = json.loads(server.stdout.readline()), json.loads(server.stdout.readline())
+        assert (first["id"], first["error"]["code"]) == (0, -32700), first
+        assert second["id"] == 1
+        assert second["result"]["serverInfo"]["name"] == "readkeeper"
+    finally:
+        server.kill()
+        server.wait()
