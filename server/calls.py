@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import ReadkeeperError
+from .errors import ReadkeeperError, too_deep
 from .files import cache_writes
 from .files.beneath import Moved
 from .files.fileio import moved
@@ -185,6 +185,13 @@ def method_named(name: str) -> Method:
 def params_for(name: str, raw: Any) -> Any:
     """`raw` typed as `name`'s params (an edit naming a notebook cell gets the cell
     edit's params), or a `bad_params` error naming the field."""
+    try:
+        return _params_for(name, raw)
+    except RecursionError:  # structure() bounds the nesting first: never, but never a fault
+        raise too_deep(name) from None
+
+
+def _params_for(name: str, raw: Any) -> Any:
     method = method_named(name)
     if method.name == "edit" and isinstance(raw, dict) and "files" in raw:
         mixed = sorted(raw.keys() - {"files", "session"})
@@ -280,6 +287,9 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
             result = method.run(core, params)
         except Moved as exc:  # a tree changed under a call: never a fault of ours
             raise moved(os.fsdecode(exc.filename or "A path")) from None
+        except RecursionError:  # the input's nesting, never a fault of ours
+            log.warning("%s stopped at Python's recursion limit", name, exc_info=True)
+            raise too_deep(name) from None
         if method.name == "read" and isinstance(result, dict):
             core.ahead.read(result.get("file", {}).get("file_path"))
         return result

@@ -122,3 +122,15 @@ class ReadkeeperError(Exception):
 
     def __repr__(self) -> str:
         return f"ReadkeeperError({self.kind!r}, {self.message!r})"
+
+
+def too_deep(name: str) -> ReadkeeperError:
+    """A call that met Python's recursion limit: nesting past what readkeeper follows,
+    in its params (every front end's door bounds those) or in what it read. Never a
+    fault of ours: `bad_params` on every front end."""
+    return ReadkeeperError(
+        "bad_params",
+        f"{name} met something nested too deeply to follow (past Python's recursion "
+        "limit): send the params as the tool's schema gives them; a file's nested content "
+        "reads by its lines (offset and limit).",
+    )

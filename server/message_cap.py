@@ -3,8 +3,102 @@
 (attach/framing.py). A message carries at most a file's new content; one over the cap
 is answered with a `too_large` error where the protocol can carry one, and never read
 whole into memory. (MCP over HTTP is held to the SDK's own 4 MiB body limit, below it.)
+
+And one cap on how deeply a message nests (`MAX_NESTING`), checked by `too_deep` before
+any parser or walker sees it, at every door: an MCP stdio line (line_cap.py) and HTTP
+body (http_limits.py), an LSP body (lsp/messages.py), an attach frame. A message past
+it is a parse error under its request's id (`recover_id`), kind `bad_params`.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 MAX_MESSAGE_BYTES = 64 << 20
+
+# Arrays and objects nested in one message, the message itself counted: what a front end
+# takes. Every real request nests under a dozen; the MCP SDK's own parser fails past
+# about 200 (and drops the line unanswered), Python's recursive walkers at about 1,000.
+MAX_NESTING = 64
+NESTED_TOO_DEEPLY = (
+    f"the message is nested too deeply (over {MAX_NESTING} levels of arrays and objects); "
+    "send the params as the tool's schema gives them"
+)
+
+
+def _nest(depth: int) -> bytes:
+    inner = b""
+    for _ in range(depth):
+        inner = rb"(?:\[" + inner + rb"\])*+"
+    return inner
+
+
+# Brackets at most `MAX_NESTING` deep, balanced: possessive, so matching never looks back.
+_WITHIN = re.compile(_nest(MAX_NESTING))
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'[]{}"'))
+
+
+def too_deep(message: bytes) -> bool:
+    """Whether the JSON text `message` nests arrays and objects more than `MAX_NESTING`
+    deep, found without parsing it (every parser and walker after this is recursive,
+    or gives up in ways its caller cannot answer). Brackets in strings do not count.
+    Text that is not JSON is left to the parser: False. Linear, on C loops only: under a
+    second for a message at the size cap."""
+    if message.count(b"[") + message.count(b"{") <= MAX_NESTING:
+        return False
+    if b"\\" in message:  # escapes first: then a quote always starts or ends a string
+        message = message.replace(b"\\\\", b"").replace(b'\\"', b"")
+    pieces = message.split(b'"')
+    if len(pieces) % 2 == 0:
+        return False  # a string never ends: not JSON, the parser's to say
+    shape = b"".join(pieces[::2]).translate(_BRACKETS, _NOT_STRUCTURE)
+    opened = shape.count(b"[")
+    if opened <= MAX_NESTING or 2 * opened != len(shape):
+        return False  # shallow, or brackets that never close: not JSON
+    # With as many closing brackets as opening ones, the match stops at a closing one
+    # too many (not JSON), or at the start of a group going past `MAX_NESTING`.
+    stop = _WITHIN.match(shape).end()  # type: ignore[union-attr]  # matches the empty text
+    return shape[stop : stop + 1] == b"["
+
+
+MsgId = int | str
+_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def skip_space(text: str, pos: int) -> int:
+    """The position after JSON's white space at `pos`."""
+    space = _SPACE.match(text, pos)  # a regex: a hostile body may be megabytes of spaces
+    return space.end() if space else pos
+
+
+def is_id(value: Any) -> bool:
+    """LSP's request id: an integer or a string (JSON-RPC's null is not one)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def recover_id(body: bytes) -> MsgId | None:
+    """The top-level `id` of a message that does not parse as a whole, when the members
+    before it do: so a request cut short, or sent with a wrong length, still gets its one
+    reply. Only top-level members count (an `id` inside params is not the request's)."""
+    text = body.decode("utf-8", "surrogateescape")
+    pos = skip_space(text, 0)
+    if text[pos : pos + 1] != "{":
+        return None
+    try:
+        while True:
+            key, pos = _DECODER.raw_decode(text, skip_space(text, pos + 1))
+            pos = skip_space(text, pos)
+            if not isinstance(key, str) or text[pos : pos + 1] != ":":
+                return None
+            value, pos = _DECODER.raw_decode(text, skip_space(text, pos + 1))
+            if key == "id":
+                return value if is_id(value) else None
+            pos = skip_space(text, pos)
+            if text[pos : pos + 1] != ",":
+                return None
+    except (ValueError, RecursionError):
+        return None

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import __version__, calls
 from ..core import Readkeeper
-from ..errors import ReadkeeperError, fault_reason
+from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..protocol import unstructure
 from ..state import later
 from . import discovery, framing
@@ -213,6 +213,9 @@ class Listener:
             return {"id": msg_id, "result": scope[0].result(name, result)}
         except ReadkeeperError as exc:
             return {"id": msg_id, "error": {"message": exc.message, "data": exc.to_data()}}
+        except RecursionError:  # the input's nesting, never a fault of ours
+            refused = too_deep(str(method))
+            return {"id": msg_id, "error": {"message": refused.message, "data": refused.to_data()}}
         except Exception as exc:
             log.exception("An attached %s failed unexpectedly", method)
             reason = fault_reason(exc)

@@ -7,16 +7,14 @@ like the frame reader (`framing`) that hands it bodies.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, NamedTuple
+
+from ..message_cap import NESTED_TOO_DEEPLY, MsgId, is_id, recover_id, skip_space, too_deep
 
 # JSON-RPC's codes for a message that cannot be read.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
-MsgId = int | str
-
-_SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
@@ -25,15 +23,10 @@ def json_end(data: bytes | bytearray) -> int | None:
     the start of `data`, or None when there is none (yet)."""
     text = bytes(data).decode("utf-8", "surrogateescape")
     try:
-        _, end = _DECODER.raw_decode(text, _skip_space(text, 0))
+        _, end = _DECODER.raw_decode(text, skip_space(text, 0))
     except (ValueError, RecursionError):
         return None
-    return len(text[: _skip_space(text, end)].encode("utf-8", "surrogateescape"))
-
-
-def _skip_space(text: str, pos: int) -> int:
-    space = _SPACE.match(text, pos)  # a regex: a hostile body may be megabytes of spaces
-    return space.end() if space else pos
+    return len(text[: skip_space(text, end)].encode("utf-8", "surrogateescape"))
 
 
 class RpcError(NamedTuple):
@@ -45,37 +38,10 @@ class RpcError(NamedTuple):
     kind: str = "bad_params"
 
 
-def is_id(value: Any) -> bool:
-    """LSP's request id: an integer or a string (JSON-RPC's null is not one)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def recover_id(body: bytes) -> MsgId | None:
-    """The top-level `id` of a message that does not parse as a whole, when the members
-    before it do: so a request cut short, or sent with a wrong length, still gets its one
-    reply. Only top-level members count (an `id` inside params is not the request's)."""
-    text = body.decode("utf-8", "surrogateescape")
-    pos = _skip_space(text, 0)
-    if text[pos : pos + 1] != "{":
-        return None
-    try:
-        while True:
-            key, pos = _DECODER.raw_decode(text, _skip_space(text, pos + 1))
-            pos = _skip_space(text, pos)
-            if not isinstance(key, str) or text[pos : pos + 1] != ":":
-                return None
-            value, pos = _DECODER.raw_decode(text, _skip_space(text, pos + 1))
-            if key == "id":
-                return value if is_id(value) else None
-            pos = _skip_space(text, pos)
-            if text[pos : pos + 1] != ",":
-                return None
-    except (ValueError, RecursionError):
-        return None
-
-
 def parse_message(body: bytes) -> dict[str, Any] | RpcError:
     """A frame's body as a JSON-RPC 2.0 message, or the error reply it gets."""
+    if too_deep(body):
+        return RpcError(PARSE_ERROR, f"Parse error: {NESTED_TOO_DEEPLY}", recover_id(body))
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -11,7 +11,7 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from ..errors import ReadkeeperError, fault_reason
+from ..errors import ReadkeeperError, fault_reason, too_deep
 from .messages import INVALID_REQUEST, PARSE_ERROR
 
 log = logging.getLogger("readkeeper")
@@ -44,6 +44,8 @@ def error_reply(method: str, exc: Exception) -> JsonRpcException:
         return exc
     if isinstance(exc, ReadkeeperError):
         return to_rpc_error(exc)
+    if isinstance(exc, RecursionError):  # the input's nesting, never a fault of ours
+        return to_rpc_error(too_deep(method))
     return internal_error(method, exc)
 
 

@@ -32,9 +32,10 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
 from ..exit_status import REFUSED
+from ..message_cap import MsgId, recover_id
 from .door import Door
 from .framing import BadFrame, Event, Frame, FrameReader, StreamBroken
-from .messages import INVALID_REQUEST, PARSE_ERROR, MsgId, RpcError, parse_message, recover_id
+from .messages import INVALID_REQUEST, PARSE_ERROR, RpcError, parse_message
 
 log = logging.getLogger("readkeeper.lsp.transport")
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from ..message_cap import too_deep
 from .handshake_answers import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, RESULTS
 
 log = logging.getLogger("readkeeper")
@@ -122,7 +123,11 @@ class EarlyAnswers:
 
     def _answer(self, line: bytes) -> bytes:
         """The line the SDK is to read for `line`: the same, or, when `line` is answered
-        here, the request under an id of ours."""
+        here, the request under an id of ours. One nested too deeply is not plain: the
+        door refuses it under its own id (line_cap.py)."""
+        if too_deep(line):
+            self._answering = False
+            return line
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..message_cap import too_deep
 from .http_body import replay
 from .http_deadline import Waiting
+from .line_cap import nested_too_deeply
 
 # Requests being served (running, or their answer waiting for its client).
 MAX_IN_FLIGHT = 32
@@ -69,6 +71,9 @@ class InFlightLimit:
             if body is None:
                 return  # the client went (or its deadline passed) before its body came
             self.waiting.arrived(scope.get("client"))
+            if too_deep(body):  # before the SDK's parser: as on stdio (line_cap.py)
+                await _answer(send, 400, nested_too_deeply(body))
+                return
             if self.requests >= MAX_IN_FLIGHT:
                 await _refuse(send, self.requests)
                 return
@@ -121,13 +126,14 @@ async def _refuse(send: Send, serving: int) -> None:
         "message": message,
         "data": {"kind": "too_large", "reason": "busy", "max_in_flight": MAX_IN_FLIGHT},
     }
-    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", b"1"),
-    ]
-    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await _answer(send, 503, orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+
+
+async def _answer(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 503:
+        headers.append((b"retry-after", b"1"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

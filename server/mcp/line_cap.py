@@ -1,4 +1,5 @@
-"""MCP stdio lines held to the one cap on a message's size (message_cap.py).
+"""MCP stdio lines held to the caps of every message (message_cap.py): its size, and
+how deeply it nests.
 
 A line is one JSON-RPC message. One longer than `MAX_MESSAGE_BYTES` is never held
 whole: its start is kept (to find its id), the rest read and dropped, and the reader
@@ -6,6 +7,10 @@ gives an `Oversized` in its place, which the server answers itself with a `too_l
 error (`refusal`) before the SDK sees it. Without this a 150 MB `write` went whole
 through the SDK's parser and the core (430 MB resident); the SDK's own stdio reader
 has no limit at all.
+
+A line nested past `MAX_NESTING` is answered here too, a parse error under its id:
+the SDK's parser fails on it past about 200 levels and drops the line unanswered, and
+below that readkeeper's own walkers of the params are recursive.
 """
 
 from __future__ import annotations
@@ -16,14 +21,14 @@ import re
 
 import orjson
 
-from ..message_cap import MAX_MESSAGE_BYTES
+from ..message_cap import MAX_MESSAGE_BYTES, NESTED_TOO_DEEPLY, recover_id, too_deep
 
 # Of a line too long to take, the start kept to find its id.
 KEEP_HEAD = 64 << 10
 # The request's own id: in the head, before its params (the SDK writes jsonrpc, id,
 # method, params, in that order).
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
-INVALID_REQUEST = -32600
+INVALID_REQUEST, PARSE_ERROR = -32600, -32700
 
 
 class Oversized(bytes):
@@ -96,9 +101,10 @@ class Lines:
 
 
 def refusal(line: bytes) -> bytes | None:
-    """The JSON-RPC error line answering an `Oversized` line; None for any other."""
+    """The JSON-RPC error line answering an `Oversized` line, or one nested too deeply
+    (`nested_too_deeply`); None for any other."""
     if not isinstance(line, Oversized):
-        return None
+        return nested_too_deeply(line) + b"\n" if too_deep(line) else None
     before_params = line.split(b'"params"', 1)[0]
     found = _ID.search(before_params)
     message = (
@@ -114,4 +120,13 @@ def refusal(line: bytes) -> bytes | None:
     return orjson.dumps(answer) + b"\n"
 
 
-__all__ = ["Lines", "Oversized", "readline", "refusal"]
+def nested_too_deeply(message: bytes) -> bytes:
+    """The JSON-RPC error answering a message nested past `MAX_NESTING`: a parse error,
+    under its id when the members before the deep one parse, else null (JSON-RPC's
+    answer to a message it cannot read)."""
+    said = f"Parse error: {NESTED_TOO_DEEPLY}."
+    error = {"code": PARSE_ERROR, "message": said, "data": {"kind": "bad_params"}}
+    return orjson.dumps({"jsonrpc": "2.0", "id": recover_id(message), "error": error})
+
+
+__all__ = ["Lines", "Oversized", "nested_too_deeply", "readline", "refusal"]

@@ -27,7 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, progress
 from ..attach.client import AttachClient
-from ..errors import ReadkeeperError, fault_reason
+from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..files.paths import refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
@@ -391,7 +391,10 @@ def _env_settings() -> Any:
 
 
 def _fault(tool: str, exc: Exception) -> types.CallToolResult:
-    """A fault in readkeeper itself (logged) as the tool's error."""
+    """A fault in readkeeper itself (logged) as the tool's error; Python's recursion
+    limit is the input's nesting, `bad_params`."""
+    if isinstance(exc, RecursionError):
+        return render.error_result(too_deep(tool))
     log.exception("The MCP tool %s failed unexpectedly", tool)
     reason = fault_reason(exc)
     return render.error_result(

@@ -25,6 +25,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..message_cap import MAX_NESTING
 from .known_fields import check_known
 
 T = TypeVar("T")
@@ -193,6 +194,7 @@ def structure(params: Any, cls: type[T]) -> T:
             f"params must be an object, got {type(params).__name__}.",
             field="params",
         )
+    _check_depth(params)
     check_known(params, cls)
     try:
         _check_paths(params, "")
@@ -206,6 +208,29 @@ def structure(params: Any, cls: type[T]) -> T:
         raise ReadkeeperError(
             "bad_params", f"{message} {hint}" if hint else message, field=field
         ) from None
+
+
+def _check_depth(params: dict[str, Any]) -> None:
+    """Refuse, naming the field, params nesting lists and objects past `MAX_NESTING`
+    (the params object counted): every front end's door holds a message to it, and the
+    walks after this one (the paths', the structuring's) are recursive. Walked with a
+    stack of its own, so no nesting makes it fail."""
+    for key, item in params.items():
+        stack = [(item, 2)]
+        while stack:
+            value, depth = stack.pop()
+            if not isinstance(value, dict | list):
+                continue
+            if depth > MAX_NESTING:
+                raise ReadkeeperError(
+                    "bad_params",
+                    f"Invalid params: {quoting.name(str(key))} nests lists and objects "
+                    f"more than {MAX_NESTING} levels deep. Send it as the tool's schema "
+                    "gives it.",
+                    field=str(key),
+                )
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((entry, depth + 1) for entry in items)
 
 
 # The fields whose strings become file names, wherever they sit.

@@ -98,6 +98,16 @@ BAD_FRAMES: dict[str, tuple[bytes, int | str | None]] = {
     "junk_glued_to_header": (b"\x00\xffjunk" + framed(REQUEST), "result"),
     "not_utf8": (framed(REQUEST[:-2] + b'"file_path":"\xff\xfe"}}'), -32700),
     "params_nested_100k_deep": (framed(REQUEST[:-3] + DEEP + b"}"), -32700),
+    # Python's parser reads 900 levels; the walks of the params after it did not
+    # (`internal`: RecursionError).
+    "a_field_nested_900_deep": (
+        framed(REQUEST[:-3] + b'{"session":' + b"[" * 900 + b"]" * 900 + b"}}"),
+        -32700,
+    ),
+    "a_field_nested_past_the_bound": (
+        framed(REQUEST[:-3] + b'{"x":' + b"[" * 63 + b"]" * 63 + b"}}"),
+        -32700,
+    ),
     "no_method": (framed(b'{"jsonrpc":"2.0","id":7,"params":{}}'), -32600),
     "jsonrpc_1_0": (framed(REQUEST.replace(b'"2.0"', b'"1.0"')), -32600),
     "jsonrpc_missing": (framed(REQUEST.replace(b'"jsonrpc":"2.0",', b"")), -32600),

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from readkeeper.lsp.framing import BadFrame, Event, Frame, FrameReader, Junk, StreamBroken
-from readkeeper.lsp.messages import RpcError, parse_message, recover_id
+from readkeeper.lsp.messages import RpcError, parse_message
 from readkeeper.lsp.transport import Connection
+from readkeeper.message_cap import recover_id
 
 REQUEST = b'{"jsonrpc":"2.0","id":7,"method":"readkeeper/stats","params":{}}'
 GOOD = b'{"jsonrpc":"2.0","id":8,"method":"readkeeper/read","params":{"file_path":"a"}}'
