@@ -58,28 +58,56 @@ TRIM_AFTER_BYTES = 8 * MB
 
 
 class Busy(Exception):
-    """No room in the budget within `WAIT_SECONDS`, or too many calls waiting."""
+    """No room in a budget within its wait, or too many calls waiting."""
 
 
 class Budget:
-    """Bytes of files held by the calls in flight, with counters for `stats`."""
+    """Bytes held at once by the calls in flight, with counters for `stats`: the one
+    rule for every memory budget of the server (file bytes here, decoded pixels in
+    read/readers/decode_budget.py). A taker that does not fit waits for room, at most
+    `max_waiting` at once (each on a thread of the server's pool), up to
+    `wait_seconds`; past either it gets `Busy`."""
 
-    def __init__(self, total: int = TOTAL_BYTES) -> None:
+    def __init__(
+        self,
+        total: int = TOTAL_BYTES,
+        max_waiting: int = MAX_WAITING,
+        wait_seconds: float = WAIT_SECONDS,
+    ) -> None:
         self.total = total
+        self.max_waiting = max_waiting
+        self.wait_seconds = wait_seconds
         self._used = 0
         self._holding = 0  # calls holding bytes now
         self._waiting = 0
         self._counts = {"peak_bytes": 0, "peak_calls": 0, "waited": 0, "refused": 0}
         self._changed = threading.Condition()
 
-    def take(self, nbytes: int, waits: bool, cancelled: Callable[[], bool]) -> None:
-        """Count `nbytes` (at most the whole budget) as held; when `waits`, first wait for
-        room (raising `Busy`)."""
+    @property
+    def used(self) -> int:
+        with self._changed:
+            return self._used
+
+    @property
+    def waiting(self) -> int:
+        with self._changed:
+            return self._waiting
+
+    def take(
+        self,
+        nbytes: int,
+        waits: bool,
+        cancelled: Callable[[], bool],
+        wait: float | None = None,
+    ) -> int:
+        """Count `nbytes` (at most the whole budget: then it runs alone) as held, and
+        return what was counted; when `waits`, first wait for room, up to `wait`
+        seconds (`wait_seconds` by default), raising `Busy`."""
         nbytes = min(nbytes, self.total)
-        deadline = time.monotonic() + WAIT_SECONDS
+        deadline = time.monotonic() + (self.wait_seconds if wait is None else wait)
         with self._changed:
             if waits and self._used + nbytes > self.total:
-                if self._waiting >= MAX_WAITING:
+                if self._waiting >= self.max_waiting:
                     self._counts["refused"] += 1
                     raise Busy
                 self._waiting += 1
@@ -95,6 +123,24 @@ class Budget:
                     self._waiting -= 1
             self._used += nbytes
             self._counts["peak_bytes"] = max(self._counts["peak_bytes"], self._used)
+        return nbytes
+
+    @contextlib.contextmanager
+    def reserve(
+        self,
+        nbytes: int,
+        wait: float | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Iterator[None]:
+        """Hold `nbytes` for the block (waiting for room as `take` does), then give
+        them back and trim the allocator after a large one."""
+        taken = self.take(nbytes, True, cancelled, wait)
+        try:
+            yield
+        finally:
+            self.give_back(taken)
+            if taken >= TRIM_AFTER_BYTES:
+                trim()
 
     def holds(self, delta: int) -> None:
         """One more (+1) or one fewer (-1) call holding bytes."""
@@ -148,8 +194,8 @@ def call(name: str, cancelled: Callable[[], bool] = lambda: False) -> Iterator[N
     finally:
         _CALL.reset(token)
         if running.held:
+            _budget.holds(-1)  # before the bytes: a call let in by them counts after it
             _budget.give_back(running.held)
-            _budget.holds(-1)
             if running.held >= TRIM_AFTER_BYTES:
                 trim()
 

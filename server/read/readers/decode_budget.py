@@ -27,13 +27,9 @@ the workspace, which must not be able to lift them.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
-from collections.abc import Callable, Iterator
-
 from ...errors import ReadkeeperError
-from ...files.held_bytes import trim
+from ...files import held_bytes
+from ...files.held_bytes import Busy, trim
 from .decode_price import MB
 
 # What one decode may hold: a 60-megapixel RGBA picture, eight 4K screenshots' worth.
@@ -47,70 +43,14 @@ READ_DECODE_BYTES = 512 * MB
 WAIT_SECONDS = 30.0
 # At most this many decodes wait for room at once; more are refused at once.
 MAX_WAITING = 2
-# Decodes at least this large are followed by a trim of the allocator's free memory.
-TRIM_AFTER_BYTES = 8 * MB
 
 
-class Busy(Exception):
-    """The budget had no room for a decode within `WAIT_SECONDS`."""
-
-
-class Budget:
-    """Bytes of decoded pixels the server holds at once, shared by every reader."""
+class Budget(held_bytes.Budget):
+    """Bytes of decoded pixels the server holds at once, shared by every reader: the
+    server's one budget rule (files/held_bytes.py) with this file's limits."""
 
     def __init__(self, total: int = TOTAL_BYTES) -> None:
-        self.total = total
-        self._used = 0
-        self._waiting = 0
-        self._changed = threading.Condition()
-
-    @property
-    def used(self) -> int:
-        with self._changed:
-            return self._used
-
-    @property
-    def waiting(self) -> int:
-        with self._changed:
-            return self._waiting
-
-    @contextlib.contextmanager
-    def reserve(
-        self,
-        nbytes: int,
-        wait: float | None = None,
-        cancelled: Callable[[], bool] = lambda: False,
-    ) -> Iterator[None]:
-        """Hold `nbytes` of the budget for the block: wait while the decodes in flight
-        leave no room (raising `Busy` after `wait` seconds, `WAIT_SECONDS` by default,
-        or when `cancelled()`), then give them back and trim the allocator's free memory
-        after a large decode."""
-        nbytes = min(nbytes, self.total)  # priced at most the whole: then it runs alone
-        deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
-        with self._changed:
-            if self._used + nbytes > self.total:
-                # A waiting decode holds a thread of the server's pool: past a few, the
-                # rest are refused now, so other requests always find a thread.
-                if self._waiting >= MAX_WAITING:
-                    raise Busy
-                self._waiting += 1
-                try:
-                    while self._used + nbytes > self.total:
-                        left = deadline - time.monotonic()
-                        if left <= 0 or cancelled():
-                            raise Busy
-                        self._changed.wait(min(left, 0.05))
-                finally:
-                    self._waiting -= 1
-            self._used += nbytes
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._used -= nbytes
-                self._changed.notify_all()
-            if nbytes >= TRIM_AFTER_BYTES:
-                trim()
+        super().__init__(total, MAX_WAITING, WAIT_SECONDS)
 
 
 class Allowance:
