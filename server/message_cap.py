@@ -4,10 +4,13 @@
 is answered with a `too_large` error where the protocol can carry one, and never read
 whole into memory. (MCP over HTTP is held to the SDK's own 4 MiB body limit, below it.)
 
-And one cap on how deeply a message nests (`MAX_NESTING`), checked by `too_deep` before
-any parser or walker sees it, at every door: an MCP stdio line (line_cap.py) and HTTP
-body (http_limits.py), an LSP body (lsp/messages.py), an attach frame. A message past
-it is a parse error under its request's id (`recover_id`), kind `bad_params`.
+And one bound on a message's shape, checked by `out_of_shape` before any parser or
+walker sees it, at every door: an MCP stdio line (line_cap.py) and HTTP body
+(http_limits.py), an LSP body (lsp/messages.py), an attach frame: how deeply it nests
+(`MAX_NESTING`) and how many values it holds outside strings (`MAX_VALUES`: a parser
+makes ~90 bytes of objects of each, so 30 MB of `{},` took the server to 2.6 GB before
+any list cap could count). A message past either is a parse error under its request's
+id (`recover_id`), kind `bad_params`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,16 @@ NESTED_TOO_DEEPLY = (
 )
 
 
+# Values (arrays, objects, and the commas between members) outside strings in one
+# message: a request's lists hold at most 10,000 entries (protocol/convert.py) of a few
+# members each; a parser makes about 90 bytes of each, so this holds a parse to ~18 MB.
+MAX_VALUES = 200_000
+TOO_MANY_VALUES = (
+    f"the message holds too many values (over {MAX_VALUES:,} arrays, objects and list "
+    "entries); send fewer in one call"
+)
+
+
 def _nest(depth: int) -> bytes:
     inner = b""
     for _ in range(depth):
@@ -41,6 +54,38 @@ _BRACKETS = bytes.maketrans(b"{}", b"[]")
 _NOT_STRUCTURE = bytes(set(range(256)) - set(b'[]{}"'))
 
 
+def too_many_values(message: bytes) -> bool:
+    """Whether the JSON text `message` holds more than `MAX_VALUES` arrays, objects and
+    commas outside its strings, counted without parsing it (C loops only)."""
+    if message.count(b",") + message.count(b"[") + message.count(b"{") <= MAX_VALUES:
+        return False
+    outside = _outside_strings(message)
+    if outside is None:
+        return False  # a string never ends: not JSON, the parser's to say
+    return outside.count(b",") + outside.count(b"[") + outside.count(b"{") > MAX_VALUES
+
+
+def _outside_strings(message: bytes) -> bytes | None:
+    """`message` without its strings' contents, or None when a string never ends."""
+    if b"\\" in message:  # escapes first: then a quote always starts or ends a string
+        message = message.replace(b"\\\\", b"").replace(b'\\"', b"")
+    pieces = message.split(b'"')
+    if len(pieces) % 2 == 0:
+        return None
+    return b"".join(pieces[::2])
+
+
+def out_of_shape(message: bytes) -> str | None:
+    """Why the JSON text `message` is past the shape bounds (the words a refusal says),
+    or None: too many values (checked first: nothing after it makes their objects), or
+    nested too deeply."""
+    if too_many_values(message):
+        return TOO_MANY_VALUES
+    if too_deep(message):
+        return NESTED_TOO_DEEPLY
+    return None
+
+
 def too_deep(message: bytes) -> bool:
     """Whether the JSON text `message` nests arrays and objects more than `MAX_NESTING`
     deep, found without parsing it (every parser and walker after this is recursive,
@@ -49,12 +94,10 @@ def too_deep(message: bytes) -> bool:
     second for a message at the size cap."""
     if message.count(b"[") + message.count(b"{") <= MAX_NESTING:
         return False
-    if b"\\" in message:  # escapes first: then a quote always starts or ends a string
-        message = message.replace(b"\\\\", b"").replace(b'\\"', b"")
-    pieces = message.split(b'"')
-    if len(pieces) % 2 == 0:
+    outside = _outside_strings(message)
+    if outside is None:
         return False  # a string never ends: not JSON, the parser's to say
-    shape = b"".join(pieces[::2]).translate(_BRACKETS, _NOT_STRUCTURE)
+    shape = outside.translate(_BRACKETS, _NOT_STRUCTURE)
     opened = shape.count(b"[")
     if opened <= MAX_NESTING or 2 * opened != len(shape):
         return False  # shallow, or brackets that never close: not JSON
@@ -83,7 +126,10 @@ def is_id(value: Any) -> bool:
 def recover_id(body: bytes) -> MsgId | None:
     """The top-level `id` of a message that does not parse as a whole, when the members
     before it do: so a request cut short, or sent with a wrong length, still gets its one
-    reply. Only top-level members count (an `id` inside params is not the request's)."""
+    reply. Only top-level members count (an `id` inside params is not the request's).
+    A body holding too many values is read only up to its first member that is an array
+    or an object (decoding it would make the objects the bound keeps out)."""
+    bounded = not too_many_values(body)
     text = body.decode("utf-8", "surrogateescape")
     pos = skip_space(text, 0)
     if text[pos : pos + 1] != "{":
@@ -94,7 +140,10 @@ def recover_id(body: bytes) -> MsgId | None:
             pos = skip_space(text, pos)
             if not isinstance(key, str) or text[pos : pos + 1] != ":":
                 return None
-            value, pos = _DECODER.raw_decode(text, skip_space(text, pos + 1))
+            pos = skip_space(text, pos + 1)
+            if not bounded and text[pos : pos + 1] in ("[", "{"):
+                return None
+            value, pos = _DECODER.raw_decode(text, pos)
             if key == "id":
                 return value if is_id(value) else None
             pos = skip_space(text, pos)

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..message_cap import MAX_MESSAGE_BYTES, NESTED_TOO_DEEPLY, too_deep
+from ..message_cap import MAX_MESSAGE_BYTES, out_of_shape
 
 # A request carries at most a file's new content; an answer at most a budgeted read.
 MAX_FRAME = MAX_MESSAGE_BYTES  # the one cap of every front end (message_cap.py)
@@ -60,8 +60,9 @@ def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] |
     body = _exactly(sock, size) if size else b""
     if body is None:
         raise FrameError("the stream ended inside a frame", fatal=True)
-    if too_deep(body):  # before any parser: the walks after it are recursive
-        raise FrameError(NESTED_TOO_DEEPLY, fatal=False)
+    shape = out_of_shape(body)  # before any parser: the walks after it are recursive
+    if shape is not None:
+        raise FrameError(shape, fatal=False)
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from ..message_cap import NESTED_TOO_DEEPLY, MsgId, is_id, recover_id, skip_space, too_deep
+from ..message_cap import MsgId, is_id, out_of_shape, recover_id, skip_space
 
 # JSON-RPC's codes for a message that cannot be read.
 PARSE_ERROR = -32700
@@ -40,8 +40,9 @@ class RpcError(NamedTuple):
 
 def parse_message(body: bytes) -> dict[str, Any] | RpcError:
     """A frame's body as a JSON-RPC 2.0 message, or the error reply it gets."""
-    if too_deep(body):
-        return RpcError(PARSE_ERROR, f"Parse error: {NESTED_TOO_DEEPLY}", recover_id(body))
+    shape = out_of_shape(body)
+    if shape is not None:
+        return RpcError(PARSE_ERROR, f"Parse error: {shape}", recover_id(body))
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as exc:

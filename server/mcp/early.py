@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from ..message_cap import too_deep
+from ..message_cap import out_of_shape
 from .handshake_answers import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, RESULTS
 
 log = logging.getLogger("readkeeper")
@@ -123,9 +123,9 @@ class EarlyAnswers:
 
     def _answer(self, line: bytes) -> bytes:
         """The line the SDK is to read for `line`: the same, or, when `line` is answered
-        here, the request under an id of ours. One nested too deeply is not plain: the
-        door refuses it under its own id (line_cap.py)."""
-        if too_deep(line):
+        here, the request under an id of ours. One past the shape bounds is not plain:
+        the door refuses it under its own id (line_cap.py)."""
+        if out_of_shape(line) is not None:
             self._answering = False
             return line
         try:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..message_cap import too_deep
 from .http_body import replay
 from .http_deadline import Waiting
-from .line_cap import nested_too_deeply
+from .line_cap import out_of_shape_answer
 
 # Requests being served (running, or their answer waiting for its client).
 MAX_IN_FLIGHT = 32
@@ -71,8 +70,9 @@ class InFlightLimit:
             if body is None:
                 return  # the client went (or its deadline passed) before its body came
             self.waiting.arrived(scope.get("client"))
-            if too_deep(body):  # before the SDK's parser: as on stdio (line_cap.py)
-                await _answer(send, 400, nested_too_deeply(body))
+            refused = out_of_shape_answer(body)  # before the SDK's parser, as on stdio
+            if refused is not None:
+                await _answer(send, 400, refused)
                 return
             if self.requests >= MAX_IN_FLIGHT:
                 await _refuse(send, self.requests)

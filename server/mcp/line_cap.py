@@ -21,7 +21,7 @@ import re
 
 import orjson
 
-from ..message_cap import MAX_MESSAGE_BYTES, NESTED_TOO_DEEPLY, recover_id, too_deep
+from ..message_cap import MAX_MESSAGE_BYTES, out_of_shape, recover_id
 
 # Of a line too long to take, the start kept to find its id.
 KEEP_HEAD = 64 << 10
@@ -101,10 +101,11 @@ class Lines:
 
 
 def refusal(line: bytes) -> bytes | None:
-    """The JSON-RPC error line answering an `Oversized` line, or one nested too deeply
-    (`nested_too_deeply`); None for any other."""
+    """The JSON-RPC error line answering an `Oversized` line, or one past the shape
+    bounds (`out_of_shape_answer`); None for any other."""
     if not isinstance(line, Oversized):
-        return nested_too_deeply(line) + b"\n" if too_deep(line) else None
+        shaped = out_of_shape_answer(line)
+        return None if shaped is None else shaped + b"\n"
     before_params = line.split(b'"params"', 1)[0]
     found = _ID.search(before_params)
     message = (
@@ -120,13 +121,16 @@ def refusal(line: bytes) -> bytes | None:
     return orjson.dumps(answer) + b"\n"
 
 
-def nested_too_deeply(message: bytes) -> bytes:
-    """The JSON-RPC error answering a message nested past `MAX_NESTING`: a parse error,
-    under its id when the members before the deep one parse, else null (JSON-RPC's
-    answer to a message it cannot read)."""
-    said = f"Parse error: {NESTED_TOO_DEEPLY}."
+def out_of_shape_answer(message: bytes) -> bytes | None:
+    """The JSON-RPC error answering a message past the shape bounds (nested too deeply,
+    too many values), else None: a parse error, under its id when the members before
+    the one at fault parse, else null (JSON-RPC's answer to a message it cannot read)."""
+    shape = out_of_shape(message)
+    if shape is None:
+        return None
+    said = f"Parse error: {shape}."
     error = {"code": PARSE_ERROR, "message": said, "data": {"kind": "bad_params"}}
     return orjson.dumps({"jsonrpc": "2.0", "id": recover_id(message), "error": error})
 
 
-__all__ = ["Lines", "Oversized", "nested_too_deeply", "readline", "refusal"]
+__all__ = ["Lines", "Oversized", "out_of_shape_answer", "readline", "refusal"]
