@@ -111,11 +111,14 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
     if "failed" in answer:
         raise RuntimeError(f"git status failed: {answer['failed']}")
     # The worker C-quotes names as git does; a branch name may still hold U+2028 and
-    # the like, so every line is escaped like any file text (quoting.py).
+    # the like, so every line is escaped like any file text (quoting.py). The branch line
+    # continues readkeeper's sentence: every character a name escapes is escaped there
+    # (git takes a branch named with a right-to-left override or a zero-width space; a
+    # ref name holds no space, so it cannot pose as the words around it).
     changes = [quoting.line(line) for line in answer["lines"]]
     total: int = answer["total"]
     summary = f"{total} changed files" if total else "clean"
-    branch = quoting.line(str(answer["branch"]))
+    branch = quoting.phrase(str(answer["branch"]))
     return "\n".join([f"git status of {quoting.name(root)}: branch {branch}, {summary}", *changes])
 
 

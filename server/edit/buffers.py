@@ -83,8 +83,8 @@ def _why_not(unapplied: Unapplied) -> str:
         )
     if reason == "not_applied":
         return (
-            "the editor said it applied the edit, but its buffer does not hold it: no change "
-            "of the buffer came from the editor"
+            "the editor said it applied the edit, but its buffer does not hold it (left as it "
+            "was, or changed to other text): read it again to see what it holds"
         )
     if reason == "closed":
         return "the editor closed the document before the edit reached it"

@@ -35,7 +35,7 @@ class TextChange:
 
 
 # Why an editor did not apply an edit: it refused, failed the request, did not answer
-# in time, said it applied it yet left the buffer as it was, had closed the document,
+# in time, said it applied it yet its buffer does not hold it, had closed the document,
 # or cannot apply edits at all.
 UnappliedReason = Literal["refused", "failed", "no_answer", "not_applied", "closed", "unsupported"]
 

@@ -94,12 +94,14 @@ class EditorBuffers:
             if not answer.applied:
                 return Unapplied("refused", said=answer.failure_reason or "")
             # An editor tells the change (didChange) before it answers; a late one gets
-            # a moment. A buffer still as it was did not take the edit, whatever it said.
+            # a moment. Done only when the buffer holds the edit, whatever the editor said:
+            # a buffer as it was, or holding other text, did not take it.
+            wanted = _line_feeds(_applied(text, changes))
             for _ in range(SETTLE_STEPS):
-                if self._changed(real_path, version, text):
+                if self._holds(real_path, wanted):
                     return None
                 await asyncio.sleep(SETTLE_STEP_S)
-            return None if self._changed(real_path, version, text) else Unapplied("not_applied")
+            return None if self._holds(real_path, wanted) else Unapplied("not_applied")
 
         pending = asyncio.run_coroutine_threadsafe(send(), self.loop)
         try:  # bounded inside; this only outlasts an event loop that stopped
@@ -108,13 +110,22 @@ class EditorBuffers:
             pending.cancel()
             return Unapplied("no_answer", waited_s=timeout)
 
-    def _changed(self, real_path: str, version: int | None, text: str) -> bool:
-        """Whether the open document is no longer `text` at `version` (or was closed)."""
+    def _holds(self, real_path: str, wanted: str) -> bool:
+        """Whether the open document holds `wanted` (line ends aside: an editor may make
+        them its own), or was closed (its text is then the disk's, which a read shows)."""
         opened = self._documents.get(real_path)
-        if opened is None:
-            return True
-        document = opened.document
-        return document.version != version or document.source != text
+        return opened is None or _line_feeds(opened.document.source) == wanted
+
+
+def _applied(text: str, changes: Sequence[TextChange]) -> str:
+    """`text` with `changes` (offsets in `text`, none overlapping) made."""
+    for change in sorted(changes, key=lambda c: c.start, reverse=True):
+        text = text[: change.start] + change.text + text[change.end :]
+    return text
+
+
+def _line_feeds(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def _request(

@@ -394,3 +394,27 @@ async def test_a_rule_file_linked_within_the_tree_is_read(workspace: Path) -> No
     content = assert_harmless(await git_status_of(workspace), workspace.parent / "marker")
     assert "?? new.txt" in content, content
     assert "noise.log" not in content, content
+
+
+@pytest.mark.parametrize("unborn", [False, True])
+async def test_a_branch_name_hides_nothing_and_reorders_nothing(
+    workspace: Path, unborn: bool
+) -> None:
+    """git takes a branch named with a right-to-left override and a zero-width space
+    (attack round 13: `main` + U+202E + U+200B + `gnp.exe`, shown raw, read `...exe.png`):
+    they are escaped like every name's."""
+    branch = "main\u202e\u200bgnp.exe"
+    if unborn:
+        workspace.mkdir(parents=True, exist_ok=True)
+        git(workspace, "init", "-q")
+        git(workspace, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    else:
+        committed(workspace)
+        git(workspace, "checkout", "-q", "-b", branch)
+    (workspace / "kept.txt").write_text("changed\n")
+    result = await git_status_of(workspace)
+    [item] = [a for a in result["attachments"] if a["type"] == "git_status"]
+    header = item["content"].split("\n", 1)[0]
+    assert "\u202e" not in header, header
+    assert "\u200b" not in header, header
+    assert "main\\u202e\\u200bgnp.exe" in header, header

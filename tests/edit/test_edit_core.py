@@ -1048,10 +1048,13 @@ def test_a_file_another_program_is_writing_is_not_edited(core: Readkeeper, works
     assert path.read_text() == "two\n"
 
 
-def test_a_write_the_filesystem_refuses_changes_nothing(core: Readkeeper, workspace: Path) -> None:
+def test_a_write_of_a_name_no_file_can_have_changes_nothing(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Over NAME_MAX: refused by its text (files/reach.py), as for every tool.
     error = refused(core.write, WriteParams("x" * 300 + ".txt", "content\n"))
-    assert error.kind == "unsupported"
-    assert "Nothing was changed" in error.message
+    assert error.kind == "bad_params"
+    assert "at most 255 bytes" in error.message
     assert list(workspace.iterdir()) == []  # no temp file left behind
 
 

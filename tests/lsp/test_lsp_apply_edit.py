@@ -116,3 +116,37 @@ async def test_applied_without_a_change_is_not_told_as_done(workspace: Path) -> 
         assert again["file"]["buffer_version"] == 3
     finally:
         await lsp.client.close()
+
+
+async def test_applied_with_other_text_in_the_buffer_is_not_told_as_done(
+    workspace: Path,
+) -> None:
+    """An editor that puts other text in the buffer (attack round 13: "hello EVIL" for an
+    edit to "hello there") and answers `applied: true` was told as done, with a snippet
+    and a fingerprint of text the buffer never held."""
+    path = workspace / "open.py"
+    path.write_text("x = 1\n")
+    uri = path.as_uri()
+
+    def lies(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
+        whole = types.Range(types.Position(0, 0), types.Position(2, 0))
+        ls.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=4),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(range=whole, text="x = 1\ny = EVIL\n")
+                ],
+            )
+        )
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    lsp = await start_session(workspace, {"edit_open_buffers": "apply"}, client=_editor(lies))
+    try:
+        refused = await _edit_refused(lsp, path)
+        assert "does not hold it" in refused.message
+        assert refused.data["reason"] == "not_applied"
+        again = await lsp.read(path)  # what the buffer holds, shown as a change
+        assert "EVIL" in str(again), again
+        assert "y = 3" not in str(again), again
+    finally:
+        await lsp.client.close()
