@@ -65,7 +65,8 @@ def tool_result(
 
 def _notes_for_mcp(result: Any) -> Any:
     """`result` with the notes readkeeper wrote in it naming each next call as a tool
-    (hints.py); the file's own text is left as it is."""
+    (hints.py): its note, its file's, each dropped attachment's reason and each file's
+    of a read_many; the file's own text is left as it is."""
     if not isinstance(result, dict):
         return result
     said = dict(result)
@@ -74,7 +75,22 @@ def _notes_for_mcp(result: Any) -> Any:
     file = said.get("file")
     if isinstance(file, dict) and isinstance(file.get("note"), str):
         said["file"] = {**file, "note": hints.for_mcp(file["note"], METHOD_TOOLS)}
+    if isinstance(said.get("dropped"), list):
+        said["dropped"] = [_reason_for_mcp(item) for item in said["dropped"]]
+    if isinstance(said.get("results"), list):
+        said["results"] = [
+            {**item, "result": _notes_for_mcp(item["result"])}
+            if isinstance(item, dict) and "result" in item
+            else item
+            for item in said["results"]
+        ]
     return said
+
+
+def _reason_for_mcp(item: Any) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("reason"), str):
+        return {**item, "reason": hints.for_mcp(item["reason"], METHOD_TOOLS)}
+    return item
 
 
 def error_result(exc: ReadkeeperError) -> types.CallToolResult:

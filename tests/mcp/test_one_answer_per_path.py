@@ -215,3 +215,19 @@ async def test_a_notice_with_no_diff_never_says_a_diff_was_cut(
         await eventually(noticed, "the notice of d/f.txt")
         assert "truncated" not in said[-1], said[-1]
         assert "elsewhere" not in said[-1]
+
+
+async def test_a_batch_entry_s_refusal_names_a_tool_mcp_offers(workspace: Path) -> None:
+    """The reason a mention was dropped, and a read_many entry's note, name each next
+    call as an MCP tool (attack round 13: attachments said `readkeeper/glob {...}`)."""
+    (workspace / "a.txt").write_text("a\n")
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        answer = await client.call_tool("attachments", {"mentions": [LONG_NAME, "a.txt"]})
+        said = text_of(answer)
+        assert "the glob tool" in said, said
+        assert "readkeeper/glob" not in said, said
+        structured = answer.structured_content or {}
+        reasons = [d["reason"] for d in structured.get("dropped", [])]
+        assert any("the glob tool" in r for r in reasons), reasons
+        assert not any("readkeeper/" in r for r in reasons), reasons
