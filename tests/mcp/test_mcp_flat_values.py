@@ -8,15 +8,13 @@ its id, kind `bad_params`, and the next request is served."""
 from __future__ import annotations
 
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
 from peak_rss import vm_peak_mb
 from test_mcp_message_cap import Answers, hello
-from test_mcp_nesting import call_line, framing_connection
+from test_mcp_nesting import call_line, framing_connection, raw_server
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
 from readkeeper.attach import framing
 from readkeeper.attach.listener import Listener
 from readkeeper.lsp.messages import RpcError, parse_message
@@ -34,13 +32,7 @@ def test_a_flat_line_of_millions_of_values_is_refused_before_it_is_parsed(
     workspace: Path,
 ) -> None:
     (workspace / "a.txt").write_text("hi\n")
-    server = subprocess.Popen(
-        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
-        env=mcp_env(private_runtime_dir()),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    server = raw_server(workspace)
     assert server.stdin is not None
     assert server.stdout is not None
     answers = Answers(server.stdout)

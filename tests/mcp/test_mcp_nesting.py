@@ -58,15 +58,21 @@ LINES = {
 }
 
 
-def test_every_deep_line_is_answered_under_its_id_and_the_next_served(workspace: Path) -> None:
-    (workspace / "a.txt").write_text("hi\n")
-    server = subprocess.Popen(
+def raw_server(workspace: Path) -> subprocess.Popen[bytes]:
+    """`readkeeper mcp` on `workspace`, spoken to in raw JSON-RPC lines (what the SDK's
+    client cannot send); the caller kills it."""
+    return subprocess.Popen(
         [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
         env=mcp_env(private_runtime_dir()),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
+
+
+def test_every_deep_line_is_answered_under_its_id_and_the_next_served(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("hi\n")
+    server = raw_server(workspace)
     assert server.stdin is not None
     assert server.stdout is not None
     answers = Answers(server.stdout)
@@ -202,13 +208,7 @@ def test_a_deep_first_request_is_refused_under_its_own_id_not_answered_early(
     info = b'"clientInfo":{"name":"raw","version":"0"}'
     deep = b'{"protocolVersion":"2025-06-18","capabilities":%s,%s}' % (capabilities, info)
     plain = b'{"protocolVersion":"2025-06-18","capabilities":{},%s}' % info
-    server = subprocess.Popen(
-        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
-        env=mcp_env(private_runtime_dir()),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    server = raw_server(workspace)
     assert server.stdin is not None
     assert server.stdout is not None
     try:
