@@ -40,44 +40,57 @@ def exact_or_declined(text: str) -> bool:
 
 
 def _installed_modules() -> list[Path]:
+    """The standard library and the test environment's own packages: not the packages a
+    machine may have installed next to the standard library, which differ between
+    machines."""
     paths = sysconfig.get_paths()
-    found = {p.resolve() for root in ("stdlib", "purelib") for p in Path(paths[root]).rglob("*.py")}
+    stdlib = (p for p in Path(paths["stdlib"]).rglob("*.py") if "site-packages" not in p.parts)
+    found = {p.resolve() for p in (*stdlib, *Path(paths["purelib"]).rglob("*.py"))}
     return sorted(found)
 
 
 SHARDS = 16
 
 
-# Every SAMPLE-th module is checked (about 1,500 here, 10 s): the whole sweep (SAMPLE 1,
-# 110 s on two workers) found 17,642 accepted, 321 declined, no mismatch when the
-# scanner was adopted; run it again after a grammar upgrade.
-SAMPLE = int(os.environ.get("READKEEPER_OUTLINE_SWEEP_EVERY", "12"))
+# Every SAMPLE-th module is checked (about 1,280 here, 15 s): the whole sweep (SAMPLE 1,
+# 110 s on two workers, then with a machine's own site-packages too) found 17,642
+# accepted, 321 declined, no mismatch when the scanner was adopted; run it again after a
+# grammar upgrade.
+SAMPLE = int(os.environ.get("READKEEPER_OUTLINE_SWEEP_EVERY", "5"))
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_exact_on_every_installed_module(shard: int) -> None:
     modules = _installed_modules()[shard :: SHARDS * SAMPLE]
-    accepted = declined = 0
     mismatched = []
     for path in modules:
         # Bytes that are not UTF-8 become surrogates, as readkeeper decodes them.
         text = path.read_bytes().decode("utf-8", "surrogateescape")
         scanned = outline_py.scan(text)
         if scanned is None:
-            declined += 1
             continue
         try:
             parsed, _ = outline.parsed(text, PYTHON)
         except outline.TooCostly:
             continue
-        accepted += 1
         if shape(scanned) != shape(parsed):
             mismatched.append(str(path))
     assert mismatched == []
+
+
+def test_the_scanner_declines_few_installed_modules() -> None:
     # The vast majority is scanned (1.7% declined when written: match statements,
-    # 3.12 f-strings, tabs, deep brackets, test data with syntax errors).
-    assert len(modules) * SHARDS > 1000  # the sample is at least 1,000 real files
-    assert declined < (accepted + declined) * 0.05
+    # 3.12 f-strings, tabs, deep brackets, test data with syntax errors). Counted on the
+    # whole sample, not by shard: a shard of 90 files may hold a package's five tests of
+    # odd syntax (as a fresh machine's newer package versions once did).
+    modules = _installed_modules()[::SAMPLE]
+    assert len(modules) > 1000  # the sample is at least 1,000 real files
+    declined = [
+        path
+        for path in modules
+        if outline_py.scan(path.read_bytes().decode("utf-8", "surrogateescape")) is None
+    ]
+    assert len(declined) < len(modules) * 0.05, declined
 
 
 ACCEPTED = {
