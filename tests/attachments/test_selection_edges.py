@@ -48,4 +48,4 @@ def test_a_negative_selection_starts_at_the_first_line(core: Readkeeper, workspa
     (workspace / "a.md").write_text("".join(f"line {i}\n" for i in range(1, 9)))
     said = selection(core, Position(-5, -1), Position(2, 0))
     assert said.startswith(f"The user's active editor: {workspace / 'a.md'}, lines 1-2 selected:")
-    assert "-4" not in said
+    assert "-4" not in said.replace(str(workspace), "")  # the temporary path may hold it
