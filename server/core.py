@@ -1,12 +1,10 @@
 """The core: one object that serves every front end (LSP, MCP, CLI).
 
-A facade: it builds the services (the workspace, the settings, every session's
-read-state, the snapshots, the counters, the watcher and its change notices) and hands
-each request to what serves it: a read to read/pipeline.py, an edit or write to edit/,
-attachments to attachments/, the watcher's life to watch/control.py; those see the core
-through their own narrow interfaces (`ReadServices`, `EditServices`,
-`AttachmentServices`). Plain Python (no pygls): every rule is testable in-process.
-Front ends structure their params (`calls`), call a method, unstructure the result.
+A facade: it builds the services (workspace, settings, read-states, snapshots, counters,
+the watcher and its notices) and hands each request to what serves it (read/pipeline.py,
+edit/, attachments/, watch/control.py) through narrow interfaces (`ReadServices`, ...).
+Plain Python (no pygls): every rule is testable in-process. Front ends structure their
+params (`calls`), call a method, unstructure the result.
 """
 
 from __future__ import annotations
@@ -254,6 +252,8 @@ class Readkeeper:
         if "session" in snapshot:
             result["session"] = snapshot["session"]
         result["caches"], result["file_bytes"] = count_cache.hit_counts(), held_bytes.status()
+        if self.tokens.counter_name:
+            result["token_counter"] = self.tokens.counter_name
         result["settings_warnings"] = list(self.settings_warnings)
         later, builds = self.read_states.later.status(), self.file_times.builds.status()
         result["workers"] = {"later": later, "glob_builds": builds}  # and watcher, ahead

@@ -51,6 +51,14 @@ def _private_state(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture
+def tiktoken_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken counts rather than rs-bpe (read/bpe_count.py), in this process and the
+    servers it starts: for the tests of tiktoken's own path (its table's cache, its
+    index), which a table rs-bpe counts never takes."""
+    monkeypatch.setenv("READKEEPER_TOKEN_COUNTER", "tiktoken")
+
+
 class LinkedCache(NamedTuple):
     link: Path  # the environment's cache folder, a symlink to `elsewhere`
     elsewhere: Path  # a private folder the cache must never write in

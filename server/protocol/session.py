@@ -79,6 +79,8 @@ class StatsResult(TypedDict):
     watcher: dict[str, Any]  # its state and counters
     # "unloaded", "loading", "loaded" or "failed"; counts are exact in every state.
     token_table: str
+    # What counts, once the table is loaded: "rs-bpe <version>" or "tiktoken <version>".
+    token_counter: NotRequired[str]
     # The reads made between calls (read/ahead.py): {made, skipped, stopped_by_call,
     # triggers, on, busy}; counts only, no path (an attached agent sees it too).
     ahead: NotRequired[dict[str, Any]]
@@ -88,7 +90,8 @@ class StatsResult(TypedDict):
     sandbox: NotRequired[dict[str, Any]]
     # With `history`: {events: [...] oldest first, cap, dropped} (state/journal.py).
     history: NotRequired[dict[str, Any]]
-    # {kind: {lookups, hits}}: this process's caches (outline, counts, token-table).
+    # {kind: {lookups, hits}}: this process's caches (outline, counts, and token-table
+    # where tiktoken counts).
     caches: NotRequired[dict[str, Any]]
     # {later, glob_builds}: each background worker's {state: running | idle | failed,
     # failures, failure?, restarts?} and counts (state/health.py); the watcher's worker

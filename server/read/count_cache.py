@@ -32,7 +32,7 @@ from itertools import pairwise
 from .. import __version__
 from ..files import user_cache
 from ..files.user_cache import UserCache
-from . import token_table
+from . import bpe_count, token_table
 
 CACHE_KIND = "counts"
 _FORMAT = 1
@@ -66,13 +66,18 @@ _MEMORY: OrderedDict[str, Facts] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-@cache
 def _table(encoding_name: str) -> str:
-    """What the counts depend on in the token table (hashed once per process)."""
-    import tiktoken
+    """What the counts depend on in the token table and its counter."""
+    return _table_of(encoding_name, bpe_count.available(encoding_name))
 
+
+@cache
+def _table_of(encoding_name: str, fast: bool) -> str:
+    """`_table`, hashed once per process and counter (`fast`: rs-bpe's)."""
     key = token_table.table_key(encoding_name)
     if key is None:
+        import tiktoken
+
         key = f"{encoding_name}|tiktoken {getattr(tiktoken, '__version__', '?')}"
     return key
 

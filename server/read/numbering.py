@@ -6,7 +6,7 @@ the same line (the notebook's error excerpt always in the padded style: the pars
 raises it has no settings). Two styles (the `line_numbers` setting): `padded`, `cat -n`'s number
 right-aligned in six columns (the default, what agents are trained on), and `compact`,
 the number alone, which costs fewer tokens. The token counter relies on the shape
-(`tokens.NumberedLines`: the number ends a piece of tiktoken's pre-tokenizer, the tab
+(`numbered_tokens.NumberedLines`: the number ends a piece of tiktoken's pre-tokenizer, the tab
 starts the next).
 """
 

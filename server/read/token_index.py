@@ -41,6 +41,7 @@ import threading
 import zlib
 from collections.abc import Callable
 from typing import Any
+from unicodedata import category
 
 from .. import __version__
 from ..files import user_cache
@@ -50,6 +51,17 @@ log = logging.getLogger("readkeeper")
 
 CACHE_KIND = "token-index"
 _FORMAT = 1
+
+
+def _unassigned(text: str) -> bool:
+    """Whether `text` holds a code point Python's Unicode database leaves unassigned.
+    The `regex` module that cuts non-ASCII text may know a newer Unicode than
+    tiktoken's native pattern, and a code point one calls a letter and the other
+    unassigned is cut apart differently (U+3D000 before "'s" counted 5 where tiktoken
+    counts 6). Every code point assigned in this Python's (older) Unicode is classed
+    alike by both; the rest is left to the table."""
+    return any(category(c) == "Cn" for c in set(text) if not c.isascii())
+
 
 # Pieces longer than this are not counted by the index (its merges cost time quadratic
 # in a piece's length): the text is counted with the table instead.
@@ -98,11 +110,14 @@ class TokenIndex:
 
     def count(self, text: str) -> int | None:
         """The tokens of `text`, as `encode_ordinary` counts them; None when a piece is
-        too long to merge here (`MAX_PIECE_BYTES`)."""
+        too long to merge here (`MAX_PIECE_BYTES`), or the text holds a code point this
+        Python's Unicode does not assign (`_unassigned`)."""
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates: replaced as tiktoken replaces them
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        if not text.isascii() and _unassigned(text):
+            return None
         memo = self._memo
         total = 0
         for piece in self._split(text)(text):

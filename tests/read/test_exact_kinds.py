@@ -15,20 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 from document_samples import every_output_notebook, numbered_pdf, papermill_notebooks
 
 from conftest import Session
+from helpers import tiktoken_count
 from readkeeper.core import Readkeeper
 from readkeeper.files import user_cache
 from readkeeper.protocol import AttachmentsParams, ReadParams, unstructure
 from readkeeper.read import token_index
-from readkeeper.read.token_table import shared
 from readkeeper.read.tokens import DEFAULT_ENCODING
-
-
-def tiktoken_count(text: str) -> int:
-    """tiktoken's own count, not readkeeper's counter."""
-    return len(shared(DEFAULT_ENCODING).encoding.encode_ordinary(text))
 
 
 def compact(data: object) -> str:
@@ -179,14 +175,14 @@ def test_attachments_tokens_are_their_contents_count(core: Readkeeper, workspace
 def index() -> Iterator[None]:
     """The token index in the run's cache folder, as a machine has it once readkeeper's
     table has loaded there once (test_token_early.py)."""
-    token_index.keep(DEFAULT_ENCODING, shared(DEFAULT_ENCODING).encoding, user_cache.shared())
+    token_index.keep(DEFAULT_ENCODING, tiktoken.get_encoding(DEFAULT_ENCODING), user_cache.shared())
     user_cache.flush()
     token_index.forget()
     yield
     token_index.forget()
 
 
-@pytest.mark.usefixtures("index")
+@pytest.mark.usefixtures("tiktoken_counts", "index")  # an index is tiktoken's path
 def test_before_the_table_loads_notebooks_and_pdfs_are_counted_by_the_index(
     workspace: Path,
 ) -> None:

@@ -15,16 +15,11 @@ from typing import Any
 from document_samples import every_output_notebook, numbered_pdf
 
 from conftest import Session
+from helpers import tiktoken_count
 from readkeeper import calls
 from readkeeper.core import Readkeeper
-from readkeeper.read.token_table import shared
-from readkeeper.read.tokens import DEFAULT_ENCODING
 
 BUDGET = 50_000
-
-
-def tiktoken_count(text: str) -> int:
-    return len(shared(DEFAULT_ENCODING).encoding.encode_ordinary(text))
 
 
 def sent(item: dict[str, Any]) -> int:

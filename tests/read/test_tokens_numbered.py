@@ -1,4 +1,4 @@
-"""Exact token counts of numbered lines (tokens.py `NumberedLines`): the per-line memo
+"""Exact token counts of numbered lines (numbered_tokens.py `NumberedLines`): the per-line memo
 must give the count of the joined text on real files, and the longest fit must be the
 true largest, for both styles of line numbers (`padded`, width 6, and `compact`, 0)."""
 
@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 
 from helpers import stdlib_text_files
 from readkeeper.read.readers.text import split_lines
-from readkeeper.read.tokens import (
-    BLOCK_LINES,
-    MEMO_CHARS,
-    MEMO_LINE_CHARS,
-    MEMO_LINES,
-    TokenCounter,
-)
+from readkeeper.read.numbered_tokens import BLOCK_LINES
+from readkeeper.read.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
 
 COUNTER = TokenCounter(keep_counts=False)
 
@@ -97,17 +92,16 @@ def test_the_longest_fit_is_the_true_largest(width: int) -> None:
 
 
 class EncodeSpy:
-    """The counter's encoding, keeping every text it is asked to count."""
+    """The counter's exact count, keeping every text it is asked to count."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.encoded: list[str] = []
         self._original = counter._load()
-        counter._encoding = self
+        counter._count = self
 
-    def encode_ordinary(self, text: str) -> list[int]:
+    def __call__(self, text: str) -> int:
         self.encoded.append(text)
-        result: list[int] = self._original.encode_ordinary(text)
-        return result
+        return self._original(text)
 
     def lines_counted(self) -> list[str]:
         """The texts counted for lines (not for line numbers, which have no tab)."""

@@ -7,19 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers import tiktoken_count
 from readkeeper.protocol import AttachmentsParams, ChangesParams, FileChange
-from readkeeper.read.token_table import shared
-from readkeeper.read.tokens import DEFAULT_ENCODING
 from watch_core_helpers import Watching
 from watch_helpers import make
 
 CAP = 600
 OVERHEAD = 24  # the allowance for a notice's fields (watch/changes.py)
 NAMES = [f"f{i}.txt" for i in range(8)]
-
-
-def tiktoken_count(text: str) -> int:
-    return len(shared(DEFAULT_ENCODING).encoding.encode_ordinary(text))
 
 
 def cost(change: FileChange) -> int:

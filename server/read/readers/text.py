@@ -27,7 +27,8 @@ from ...hints import call
 from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
-from ..tokens import NumberedLines, TokenCounter, estimate_tokens
+from ..numbered_tokens import NumberedLines
+from ..tokens import TokenCounter, estimate_tokens
 
 # Room kept under the token cap for the note that says where to continue.
 _NOTE_ALLOWANCE = 64
