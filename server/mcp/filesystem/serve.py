@@ -48,7 +48,7 @@ def error_result(
     lines = [message, f"kind: {exc.kind}"]
     extra = {k: v for k, v in data.items() if k not in ("kind", "message")}
     if extra:
-        lines.append(quoting.json_text(extra, default=str)[:2000])
+        lines.append(quoting.cut_escaped(quoting.json_text(extra, default=str), 2000))
     return types.CallToolResult(
         content=[types.TextContent(text="\n".join(lines))],
         structured_content={"error": {"message": message, "data": data}},
