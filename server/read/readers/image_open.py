@@ -63,7 +63,7 @@ def header_size(data: bytes) -> tuple[int, int] | None:
         if factory is None or (accept is not None and not accept(data[:16])):
             continue
         try:
-            with factory(io.BytesIO(data), None) as img:
+            with factory(io.BytesIO(data), "") as img:
                 width, height = img.size
                 return width, height
         except Exception:  # not this format after all: the next
