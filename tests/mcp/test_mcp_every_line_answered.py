@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from test_mcp_message_cap import hello, serve
 
-from mcp_helpers import HttpServer, mcp_env, private_runtime_dir
 from readkeeper.mcp.malformed import refusal
 
 
@@ -122,22 +120,13 @@ def test_a_raw_control_character_is_named_in_the_refusal() -> None:
 def test_an_http_body_the_sdk_refuses_is_answered_under_its_id(workspace: Path) -> None:
     # The SDK answered these 400 under a null id, and a request whose id is `true` or
     # 2.5 202 (taken for a notification): the same rule as stdio, before its parser.
-    from test_mcp_http_backpressure import exchange, open_session, post
+    from test_mcp_http_backpressure import exchange
+    from test_mcp_http_shape import http_session, raw_post
 
-    server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
-    try:
-        split = urlsplit(server.url)
-        address = (split.hostname or "127.0.0.1", split.port or 80)
-        session = open_session(address)
-        head = post(*address, {}, session).split(b"\r\n\r\n")[0].split(b"\r\n")
-        head = [row for row in head if not row.lower().startswith(b"content-length")]
+    with http_session(workspace) as (address, head):
         for line, code, msg_id in REFUSED[:12] + REFUSED[-3:]:
-            body = line.rstrip(b"\n")
-            sized = [*head, b"Content-Length: %d" % len(body)]
-            status, _, answer = exchange(address, b"\r\n".join(sized) + b"\r\n\r\n" + body)
+            status, _, answer = exchange(address, raw_post(head, line.rstrip(b"\n")))
             assert status == 400, (line, answer)
             error = json.loads(answer)
             assert (error["id"], error["error"]["code"]) == (msg_id, code), (line, error)
             assert error["error"]["data"]["kind"] == "bad_params"
-    finally:
-        server.stop()

@@ -5,7 +5,10 @@ test_mcp_flat_values.py): one past either is a parse error under its id, kind
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,10 +41,10 @@ CASES: list[tuple[str, bytes, str | None]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def http(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    workspace = tmp_path_factory.mktemp("ws")
-    (workspace / "a.txt").write_text("hi\n")
+@contextlib.contextmanager
+def http_session(workspace: Path) -> Iterator[tuple[tuple[str, int], list[bytes]]]:
+    """`readkeeper mcp --http` on `workspace` with a session open: its address, and the
+    head of a POST in that session without its length (`raw_post` adds it)."""
     server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
     try:
         split = urlsplit(server.url)
@@ -51,6 +54,14 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield address, [row for row in head if not row.lower().startswith(b"content-length")]
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def http(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    workspace = tmp_path_factory.mktemp("ws")
+    (workspace / "a.txt").write_text("hi\n")
+    with http_session(workspace) as served:
+        yield served
 
 
 @pytest.mark.parametrize(("name", "extra", "refused"), CASES, ids=[c[0] for c in CASES])
