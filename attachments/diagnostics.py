@@ -68,14 +68,16 @@ class Diagnostic:
         return (self.severity, self.message, self.source, self.code)
 
     def render(self, new: bool) -> str:
-        """Its line in a listing (1-based position), marked `(new)` when `new`."""
+        """Its line in a listing (1-based position), marked `(new)` when `new`: after
+        its kind, before the language server's words, which end the line and so cannot
+        pose as the mark (a message ending in "(new)" did, attack round 22)."""
         origin = " ".join(quoting.name(p) for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
         # The language server's words: one line each, nothing unseen (quoting.phrase).
         message = quoting.phrase(self.message)
         mark = " (new)" if new else ""
         kind = SEVERITY.get(self.severity, "error")
-        return f"  {self.line + 1}:{self.character + 1} {kind}{origin} {message}{mark}"
+        return f"  {self.line + 1}:{self.character + 1} {kind}{mark}{origin} {message}"
 
 
 @dataclass(frozen=True)

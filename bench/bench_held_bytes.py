@@ -25,6 +25,9 @@ from mcp import Client, StdioServerParameters
 
 from common import machine, proc_status, scratch, write_json
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from peak_rss import mcp_server_pid
+
 MB = 1 << 20
 
 
@@ -48,18 +51,6 @@ def make(kind: str, folder: Path, n: int) -> str:
     return ext
 
 
-def server_pid(folder: Path) -> int:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"mcp" in argv and os.fsencode(folder) in argv:
-                return int(entry)
-    raise RuntimeError("no server")
-
-
 async def one(python: str, kind: str, n: int) -> dict[str, Any]:
     with scratch("held-bytes-") as (folder, _log):
         ext = make(kind, folder, n)
@@ -67,7 +58,7 @@ async def one(python: str, kind: str, n: int) -> dict[str, Any]:
         args = ["-m", "readkeeper", "mcp", "--standalone", "--root", str(folder)]
         params = StdioServerParameters(command=python, args=args, env=env, cwd=folder)
         async with Client(params, read_timeout_seconds=300) as client:
-            pid = server_pid(folder)
+            pid = mcp_server_pid(folder)
             await client.call_tool("stats", {})
             answers = await asyncio.gather(
                 *(

@@ -256,7 +256,10 @@ def quick(core: Readkeeper, name: str, raw: Any) -> bool:
         return False
     # Looked at beneath its root, never by name: a path outside is refused at once (and
     # looked up nowhere); what a link on its way leads to is not known here.
-    where = core.workspace.direct(path)
+    try:
+        where = core.workspace.direct(path)
+    except ValueError:  # a name no file can have (a lone surrogate): the full read refuses it
+        return False
     if where is None:
         return True
     try:

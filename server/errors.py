@@ -101,8 +101,8 @@ MAX_FAULT_CHARS = 500
 def fault_reason(exc: BaseException) -> str:
     """A fault of readkeeper's own (`internal`) as its reply names it: the exception's
     type and message, one line with nothing unseen (quoting.phrase), for its message may
-    hold any party's text (a file's, a client's, a library's)."""
-    return quoting.phrase(f"{type(exc).__name__}: {exc}")[:MAX_FAULT_CHARS]
+    hold any party's text (a file's, a client's, a library's); cut between escapes."""
+    return quoting.cut_escaped(quoting.phrase(f"{type(exc).__name__}: {exc}"), MAX_FAULT_CHARS)
 
 
 class ReadkeeperError(Exception):

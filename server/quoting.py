@@ -141,6 +141,32 @@ def phrase(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
+# One escape readkeeper (or json.dumps, or repr) writes, kept whole by `cut_escaped`: a
+# UTF-16 pair, \\u, \\U, \\x, or a backslash and one character; else a run without one.
+_ESCAPE_OR_RUN = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}"
+    r"|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)|[^\\]+",
+    re.DOTALL,
+)
+_LONGEST_ESCAPE = 12
+
+
+def cut_escaped(text: str, most: int) -> str:
+    """Escaped `text` (printable's, JSON's, repr's) cut to at most `most` characters
+    between two escapes, never inside one: a cut `\\u00` or lone backslash at the end
+    reads as text the original never held."""
+    if len(text) <= most:
+        return text
+    end = 0
+    for piece in _ESCAPE_OR_RUN.finditer(text, 0, most + _LONGEST_ESCAPE):
+        if piece.end() > most:
+            if not piece.group().startswith("\\"):
+                end = most  # a run without escapes: cut anywhere
+            break
+        end = piece.end()
+    return text[:end]
+
+
 def _unprintable(char: str) -> str:
     if char == "\x7f":
         return "\\x7f"

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from . import quoting
+
 # Dependencies, virtual environments, caches and build output: large, churning, and
 # never what an agent reads to edit (gitignore patterns; see files/ignore.py).
 DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
@@ -113,6 +115,13 @@ def non_negative_int(value: Any) -> int:
     return whole_number(value)
 
 
+def shown_value(raw: Any) -> str:
+    """A setting's value as a warning shows it: its repr, cut past 40 characters between
+    two of its escapes, never inside one."""
+    shown = repr(raw)
+    return shown if len(shown) <= 40 else quoting.cut_escaped(shown, 37) + "..."
+
+
 def in_range(
     source: str, raw: Any, value: int, least: int, most: int, default: Any
 ) -> tuple[int | None, str | None]:
@@ -120,8 +129,9 @@ def in_range(
     below, None (the next source or the default is used); above, `most`."""
     if least <= value <= most:
         return value, None
-    shown = repr(raw) if len(repr(raw)) <= 40 else repr(raw)[:37] + "..."
-    head = f"readkeeper: ignoring {source}={shown}: outside its range {least:,} to {most:,}"
+    head = (
+        f"readkeeper: ignoring {source}={shown_value(raw)}: outside its range {least:,} to {most:,}"
+    )
     if value < least:
         return None, f"{head}; using the next source or the default {default!r}"
     return most, f"{head}; using {most:,}, the most it allows"

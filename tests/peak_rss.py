@@ -10,6 +10,7 @@ over, and serves for a process that is still running (`vm_peak_mb`)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,18 @@ def vm_peak_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmHWM")
+
+
+def mcp_server_pid(folder: Path) -> int:
+    """The pid of the `readkeeper mcp` process serving `folder` (named in its argv), found
+    in /proc: the server an SDK client started, whose pid the client does not give.
+    Shared by tests/read/test_held_bytes.py and bench/bench_held_bytes.py."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"mcp" in argv and os.fsencode(folder) in argv:
+                return int(entry)
+    raise LookupError(f"no readkeeper mcp process serves {folder}")

@@ -265,6 +265,7 @@ RAW_JSON_ALLOWED = {
     "mcp/early.py": "the MCP wire",
     "mcp/quick.py": "the MCP wire",
     "mcp/http_limits.py": "the MCP wire",
+    "mcp/malformed.py": "the MCP wire",
     "read/readers/outline_cache.py": "a cache file on disk",
     "read/readers/notebook_cost.py": "counted, never shown",
     "read/readers/pdf_render.py": "counted, never shown",

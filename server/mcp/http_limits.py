@@ -19,6 +19,7 @@ from __future__ import annotations
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from . import malformed
 from .http_body import replay
 from .http_deadline import Waiting
 from .line_cap import out_of_shape_answer
@@ -70,7 +71,8 @@ class InFlightLimit:
             if body is None:
                 return  # the client went (or its deadline passed) before its body came
             self.waiting.arrived(scope.get("client"))
-            refused = out_of_shape_answer(body)  # before the SDK's parser, as on stdio
+            # Before the SDK's parser, as on stdio: its id kept where one can be read.
+            refused = out_of_shape_answer(body) or malformed.refusal(body)
             if refused is not None:
                 await _answer(send, 400, refused)
                 return

@@ -101,7 +101,7 @@ def error_result(exc: ReadkeeperError) -> types.CallToolResult:
     message = hints.for_mcp(exc.message, METHOD_TOOLS, shown_content(data))
     lines = [message, f"kind: {exc.kind}"]
     if details:
-        lines.append(quoting.json_text(details, default=str)[:4000])
+        lines.append(quoting.cut_escaped(quoting.json_text(details, default=str), 4000))
     return types.CallToolResult(
         content=[text("\n".join(lines))],
         structured_content={"error": {"message": message, "data": data}},

@@ -27,12 +27,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
-import mcp_types as types
 import orjson
 
 from ..message_cap import MAX_MESSAGE_BYTES
 from ..state import later
-from . import line_cap, unpaired
+from . import line_cap, malformed, unpaired
 from .early import EarlyAnswers
 from .forget_order import Barrier
 
@@ -108,8 +107,8 @@ class PipeWriter:
         self.barrier.answered(answered)
 
     def asked(self, line: bytes) -> bool:
-        """Count a tool call handed to the SDK (answered exactly once, where a line it
-        refuses, or a notification with an id, is never answered and holds no place);
+        """Count a tool call handed to the SDK (answered exactly once: a line it would
+        refuse never reaches it, malformed.py answers it at the door);
         False for `notifications/cancelled`, kept from the SDK: it drops the answer of a
         cancelled call whose work (a write) runs to its end all the same, so each call
         is answered with what it did, as MCP lets a server that cannot cancel do."""
@@ -118,11 +117,10 @@ class PipeWriter:
             return True
         msg_id = message.get("id")
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
-            if _valid(line):
-                self.unanswered.add(msg_id)
-                self.barrier.asked(message, msg_id)
-                if message["method"] == "tools/call":
-                    self.in_flight.add(msg_id)
+            self.unanswered.add(msg_id)  # a line the SDK takes (malformed.py checked)
+            self.barrier.asked(message, msg_id)
+            if message["method"] == "tools/call":
+                self.in_flight.add(msg_id)
         elif message["method"] == "notifications/cancelled":
             return False
         return True
@@ -216,7 +214,9 @@ class FileLines:
             if not line:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
-            refused = line_cap.refusal(line) or unpaired.refusal(line)
+            if malformed.blank(line):
+                continue  # no message (a lone \r between two): nothing to answer
+            refused = line_cap.refusal(line) or unpaired.refusal(line) or malformed.refusal(line)
             if refused is None:
                 if self._writer.asked(line):
                     await self._writer.barrier.earlier(self._writer.unanswered)
@@ -279,14 +279,16 @@ class PipeLines:
             if not line:
                 await self._writer.all_answered()
                 raise StopAsyncIteration
+            if malformed.blank(line):
+                continue  # no message (a lone \r between two): nothing to answer
             reply = line_cap.refusal(line) or unpaired.refusal(line) or self._answer(line)
+            if reply is None and (self.later is None or not self.later(line, self._writer)):
+                reply = malformed.refusal(line)  # one the SDK would drop unanswered
+                if reply is None and self._writer.asked(line):
+                    await self._writer.barrier.earlier(self._writer.unanswered)
+                    return line.decode("utf-8", "replace")
             if reply is not None:
                 await self._writer.send(reply)
-            elif (self.later is None or not self.later(line, self._writer)) and (
-                self._writer.asked(line)
-            ):
-                await self._writer.barrier.earlier(self._writer.unanswered)
-                return line.decode("utf-8", "replace")
 
     def _answer(self, line: bytes) -> bytes | None:
         if self.answer is None:
@@ -329,15 +331,6 @@ class Wire(asyncio.StreamReaderProtocol):
         if self._held and isinstance(self._pipe, asyncio.ReadTransport):
             self._held = False
             self._pipe.resume_reading()
-
-
-def _valid(line: bytes) -> bool:
-    """Whether the SDK takes `line` as a JSON-RPC message (as its stdin reader does)."""
-    try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValueError:
-        return False
-    return True
 
 
 def _parsed(line: bytes) -> Any:

@@ -197,7 +197,8 @@ def structure(params: Any, cls: type[T]) -> T:
     _check_depth(params)
     check_known(params, cls)
     try:
-        _check_paths(params, "")
+        params = _entries_apart(params, cls)
+        _check_paths(params, "", _ENTRY_LISTS.get(cls.__name__))
         return converter.structure(params, cls)
     except (ClassValidationError, ValueError, TypeError, KeyError) as exc:
         field, problem = _first_problem(exc)
@@ -233,18 +234,59 @@ def _check_depth(params: dict[str, Any]) -> None:
             stack.extend((entry, depth + 1) for entry in items)
 
 
+# A batch's list whose entries are answered one by one (`check_entry`): one bad entry
+# (not a string, a NUL) is its own error, never the whole call's (attack round 22).
+_ENTRY_LISTS = {"ReadManyParams": "file_paths"}
+# A list entry that is not a string, carried to `check_entry` as one no file name holds.
+NOT_A_STRING = "\x00not a string:"
+
+
+def _entries_apart(params: dict[str, Any], cls: type[Any]) -> dict[str, Any]:
+    """`params` with the entries of `cls`'s batch list left to `check_entry`: each that
+    is not a string carried as `NOT_A_STRING` and its JSON."""
+    field = _ENTRY_LISTS.get(cls.__name__)
+    entries = params.get(field) if field else None
+    if field is None or not isinstance(entries, list):
+        return params
+    carried = [e if isinstance(e, str) else NOT_A_STRING + _json(e) for e in entries]
+    return {**params, field: carried}
+
+
+def _json(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=True)[:200]
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
+def check_entry(value: str, field: str) -> None:
+    """Refuse (`bad_params`, naming `field`) one entry of a batch's list of paths: not a
+    string, or one no file name can hold (a NUL, a lone surrogate)."""
+    if value.startswith(NOT_A_STRING):
+        got = value[len(NOT_A_STRING) :]
+        raise ReadkeeperError(
+            "bad_params", f"Invalid params: {field} expected a string, got {got}.", field=field
+        )
+    _check_path_value(value, field)
+
+
 # The fields whose strings become file names, wherever they sit.
 _PATH_FIELDS = frozenset({"file_path", "file_paths", "path", "paths", "mentions", "glob"})
 
 
-def _check_paths(value: Any, where: str) -> None:
+def _check_paths(value: Any, where: str, entries: str | None = None) -> None:
     """Refuse, naming the field, a path that cannot become a file name's bytes. A lone
     surrogate is kept only in the form Python's file APIs give a name that is not UTF-8
     (U+DC80-U+DCFF for the bytes 0x80-0xFF, which readkeeper's own listings show); any
-    other lone surrogate, or a NUL, names no file, and would fail deep inside a call."""
+    other lone surrogate, or a NUL, names no file, and would fail deep inside a call.
+    The top-level list `entries` (a batch's) is checked entry by entry (`check_entry`)."""
     if isinstance(value, dict):
         for key, item in value.items():
             field = f"{where}.{key}" if where else str(key)
+            if key == entries and not where:
+                continue
             if key in _PATH_FIELDS:
                 _check_path_value(item, field)
             elif isinstance(item, dict | list):

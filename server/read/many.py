@@ -20,7 +20,7 @@ from ..hints import call
 from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
-from ..protocol.convert import check_budget_tokens
+from ..protocol.convert import NOT_A_STRING, check_budget_tokens, check_entry
 from . import pipeline
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
@@ -41,6 +41,13 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     left = params.budget_tokens
     results: list[dict[str, Any]] = []
     for done, path in enumerate(params.file_paths):
+        try:  # one entry no file name can be (a NUL, not a string) fails alone
+            check_entry(path, f"file_paths[{done}]")
+        except ReadkeeperError as exc:
+            results.append(_failed(_given(path), exc))
+            if left is not None:
+                left -= services.tokens.count(exc.message)
+            continue
         step(f"reading {path}", done, len(params.file_paths))
         one = ReadParams(
             file_path=path,
@@ -85,7 +92,15 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     return answer
 
 
-def _failed(path: str, exc: ReadkeeperError) -> dict[str, Any]:
+def _given(path: str) -> Any:
+    """An entry no file name can be, as the call gave it: a value that is not a string
+    as its JSON, a string with what cannot be a name escaped (`quoting.printable`)."""
+    if path.startswith(NOT_A_STRING):
+        return path[len(NOT_A_STRING) :]
+    return quoting.printable(path)
+
+
+def _failed(path: Any, exc: ReadkeeperError) -> dict[str, Any]:
     return {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
 
 

@@ -102,7 +102,7 @@ def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     result = attach(core, session="chat", types=["diagnostics"])
     new, old = of_type(result, "diagnostics")
     assert new["priority"] > old["priority"]
-    assert "fresh error (new)" in new["content"]
+    assert "error (new) [pyright] fresh error" in new["content"]
     assert "old problem" not in new["content"]
     assert "old problem" in old["content"]
     # Another session never read the file: nothing is new to it, nothing is marked.
@@ -128,8 +128,8 @@ def test_after_an_edit_only_what_is_reported_since_it_is_new_to_the_session(
     new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
     # Known to the edit's session when it edited: not new; the edit's own: new. The other
     # file it did not edit keeps its baseline (its report is still new).
-    assert section(new["content"], "app.py") == ["  1:1 error [pyright] after the edit (new)"]
-    assert section(new["content"], "other.py") == ["  1:1 error [pyright] in the other file (new)"]
+    assert section(new["content"], "app.py") == ["  1:1 error (new) [pyright] after the edit"]
+    assert section(new["content"], "other.py") == ["  1:1 error (new) [pyright] in the other file"]
     assert section(old["content"], "app.py") == ["  1:1 error [pyright] before the edit"]
     # Another session read nothing: nothing is new to it.
     assert (
@@ -149,7 +149,7 @@ def test_a_problem_reported_three_times_where_twice_was_seen_is_new_once(
     core.read(ReadParams(file_path=str(path), session="chat"))
     forward(core, path, *(diagnostic(line, "unused import", 2) for line in (0, 4, 9)))
     new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
-    assert section(new["content"], "app.py") == ["  10:1 warning [pyright] unused import (new)"]
+    assert section(new["content"], "app.py") == ["  10:1 warning (new) [pyright] unused import"]
     assert section(old["content"], "app.py") == [
         "  1:1 warning [pyright] unused import",
         "  5:1 warning [pyright] unused import",
@@ -202,12 +202,12 @@ def test_a_forgotten_file_has_no_new_diagnostics_for_the_session(
         assert new == []
     else:  # the file it still holds keeps its baseline
         assert "kept.py:" in new[0]["content"]
-        assert "fresh error (new)" in new[0]["content"]
+        assert "error (new) [pyright] fresh error" in new[0]["content"]
     # Read again, what is reported after that is new to the session once more.
     core.read(ReadParams(file_path=str(path), session="chat"))
     forward(core, path, diagnostic(1, "fresh error"), diagnostic(2, "another"))
     items = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
-    assert section(items[0]["content"], "app.py") == ["  3:1 error [pyright] another (new)"]
+    assert section(items[0]["content"], "app.py") == ["  3:1 error (new) [pyright] another"]
     assert section(items[1]["content"], "app.py") == ["  2:1 error [pyright] fresh error"]
 
 
@@ -497,3 +497,22 @@ def test_change_notices_are_attached_once_and_come_back_when_dropped(workspace: 
         assert of_type(attach(core, session="agent", types=["changes"]), "changes") == []
     finally:
         core.close()
+
+
+def test_a_message_ending_in_the_mark_cannot_pose_as_it(core: Readkeeper, workspace: Path) -> None:
+    # The mark followed the editor's message, so "... (new)" from the language server read
+    # as readkeeper's own mark (attack round 22): it now comes before the message.
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    stale = diagnostic(0, "stale but says (new)")
+    forward(core, path, stale)
+    core.read(ReadParams(file_path=str(path), session="chat"))
+    forward(core, path, stale, diagnostic(1, "fresh"))
+    lines = [
+        line
+        for item in of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
+        for line in section(item["content"], "app.py")
+    ]
+    marked = [line for line in lines if re.match(r"  \d+:\d+ \w+ \(new\) ", line)]
+    assert marked == ["  2:1 error (new) [pyright] fresh"], lines
+    assert "  1:1 error [pyright] stale but says (new)" in lines

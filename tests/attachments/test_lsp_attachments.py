@@ -92,7 +92,7 @@ async def test_new_diagnostics_after_a_read_are_marked_new(lsp: Session, workspa
 
     text = await eventually(new_one, "the new diagnostic in attachments")
     first, second = text.split("Diagnostics:")
-    assert "introduced (new)" in first
+    assert "error (new) [mypy] introduced" in first
     assert "pre-existing" in second
 
 
@@ -173,7 +173,7 @@ async def test_an_edit_result_carries_the_diagnostics_that_follow_it(
         await reaction
         assert result["replacements"] == 1
         diagnostics = result["diagnostics"]
-        assert diagnostics["new"] == ["2:1 error [mypy] Undefined name 'y' (new)"]
+        assert diagnostics["new"] == ["2:1 error (new) [mypy] Undefined name 'y'"]
         assert diagnostics["existing"] == ["1:1 error [mypy] Missing type annotation"]
     finally:
         await session.client.close()

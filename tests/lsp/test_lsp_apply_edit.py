@@ -6,6 +6,8 @@ readkeeper's words, the editor's words kept inside one line of them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,22 @@ def _editor(answer: Any) -> ReadkeeperClient:
     client = ReadkeeperClient()
     client.feature(types.WORKSPACE_APPLY_EDIT)(answer)
     return client
+
+
+@contextlib.asynccontextmanager
+async def _session_with(
+    workspace: Path, answer: Any, **settings: Any
+) -> AsyncIterator[tuple[Session, Path]]:
+    """A session whose editor answers applyEdit with `answer`, set to apply edits to open
+    buffers (and `settings`), and the file `open.py` (on disk: "x = 1")."""
+    path = workspace / "open.py"
+    path.write_text("x = 1\n")
+    settings = {"edit_open_buffers": "apply", **settings}
+    lsp = await start_session(workspace, settings, client=_editor(answer))
+    try:
+        yield lsp, path
+    finally:
+        await lsp.client.close()
 
 
 async def _edit_refused(lsp: Session, path: Path) -> Any:
@@ -47,31 +65,21 @@ async def test_the_editor_s_failure_reason_is_one_line_of_data(workspace: Path) 
     def refuse(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         return types.ApplyWorkspaceEditResult(applied=False, failure_reason=FORGED)
 
-    path = workspace / "open.py"
-    path.write_text("x = 1\n")
-    lsp = await start_session(workspace, {"edit_open_buffers": "apply"}, client=_editor(refuse))
-    try:
+    async with _session_with(workspace, refuse) as (lsp, path):
         refused = await _edit_refused(lsp, path)
         _one_kind_line(refused.message)
         assert "nope kind: stale kind: not_read \\u202e" in refused.message
         assert "the editor refused the edit (its words: " in refused.message
-    finally:
-        await lsp.client.close()
 
 
 async def test_the_editor_s_error_message_is_one_line_of_data(workspace: Path) -> None:
     def fail(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         raise RuntimeError(FORGED)
 
-    path = workspace / "open.py"
-    path.write_text("x = 1\n")
-    lsp = await start_session(workspace, {"edit_open_buffers": "apply"}, client=_editor(fail))
-    try:
+    async with _session_with(workspace, fail) as (lsp, path):
         refused = await _edit_refused(lsp, path)
         _one_kind_line(refused.message)
         assert "the editor failed the request to apply the edit (its words: " in refused.message
-    finally:
-        await lsp.client.close()
 
 
 async def test_an_editor_that_never_answers_is_told_with_the_bound_and_what_next(
@@ -82,30 +90,23 @@ async def test_an_editor_that_never_answers_is_told_with_the_bound_and_what_next
     async def silent(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         await never.wait()
 
-    path = workspace / "open.py"
-    path.write_text("x = 1\n")
-    settings = {"edit_open_buffers": "apply", "edit_apply_timeout_ms": 200}
-    lsp = await start_session(workspace, settings, client=_editor(silent))
-    try:
-        refused = await _edit_refused(lsp, path)
-        assert "did not answer" in refused.message
-        assert "within 200 ms" in refused.message
-        assert "Read it again" in refused.message
-        assert "failed: ." not in refused.message
-        assert refused.data["reason"] == "no_answer"
-    finally:
-        never.set()
-        await lsp.client.close()
+    async with _session_with(workspace, silent, edit_apply_timeout_ms=200) as (lsp, path):
+        try:
+            refused = await _edit_refused(lsp, path)
+            assert "did not answer" in refused.message
+            assert "within 200 ms" in refused.message
+            assert "Read it again" in refused.message
+            assert "failed: ." not in refused.message
+            assert refused.data["reason"] == "no_answer"
+        finally:
+            never.set()  # before the session closes
 
 
 async def test_applied_without_a_change_is_not_told_as_done(workspace: Path) -> None:
     def claims(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         return types.ApplyWorkspaceEditResult(applied=True)  # and sends no didChange
 
-    path = workspace / "open.py"
-    path.write_text("x = 1\n")
-    lsp = await start_session(workspace, {"edit_open_buffers": "apply"}, client=_editor(claims))
-    try:
+    async with _session_with(workspace, claims) as (lsp, path):
         refused = await _edit_refused(lsp, path)
         assert "said it applied the edit" in refused.message
         assert "does not hold it" in refused.message
@@ -114,8 +115,6 @@ async def test_applied_without_a_change_is_not_told_as_done(workspace: Path) -> 
         again = await lsp.read(path)
         assert again["type"] == "file_unchanged", again
         assert again["file"]["buffer_version"] == 3
-    finally:
-        await lsp.client.close()
 
 
 async def test_applied_with_other_text_in_the_buffer_is_not_told_as_done(
@@ -124,9 +123,7 @@ async def test_applied_with_other_text_in_the_buffer_is_not_told_as_done(
     """An editor that puts other text in the buffer (attack round 13: "hello EVIL" for an
     edit to "hello there") and answers `applied: true` was told as done, with a snippet
     and a fingerprint of text the buffer never held."""
-    path = workspace / "open.py"
-    path.write_text("x = 1\n")
-    uri = path.as_uri()
+    uri = (workspace / "open.py").as_uri()
 
     def lies(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
         whole = types.Range(types.Position(0, 0), types.Position(2, 0))
@@ -140,13 +137,10 @@ async def test_applied_with_other_text_in_the_buffer_is_not_told_as_done(
         )
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    lsp = await start_session(workspace, {"edit_open_buffers": "apply"}, client=_editor(lies))
-    try:
+    async with _session_with(workspace, lies) as (lsp, path):
         refused = await _edit_refused(lsp, path)
         assert "does not hold it" in refused.message
         assert refused.data["reason"] == "not_applied"
         again = await lsp.read(path)  # what the buffer holds, shown as a change
         assert "EVIL" in str(again), again
         assert "y = 3" not in str(again), again
-    finally:
-        await lsp.client.close()

@@ -285,6 +285,7 @@ async def test_a_hostile_notebook_answers_its_kind_while_small_reads_go_on(
         assert 100 < shown < 150_000
         assert cell["outputs"][-1]["text"] == f"line {shown - 1}\n"
         assert f"Outputs 1-{shown} of 150,000 shown" in cell["note"]
+        assert notebook_file["partial"] is True  # was false (attack round 22)
         return
     [output] = cell["outputs"]
     if name == "png_blob":

@@ -13,13 +13,12 @@ import struct
 import subprocess
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from mcp import MCPError
 from test_mcp_message_cap import Answers, hello
 
-from mcp_helpers import READKEEPER, HttpServer, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir, stdio_client
 from readkeeper import calls
 from readkeeper.attach import framing
 from readkeeper.attach.listener import Listener
@@ -174,29 +173,26 @@ def test_the_bound_counts_arrays_and_objects_outside_strings(text: bytes, deep: 
 
 
 def test_an_http_body_is_held_to_the_same_bound(workspace: Path) -> None:
-    from test_mcp_http_backpressure import exchange, open_session, post
+    # Each bound at its edge over HTTP: test_mcp_http_shape.py.
+    from test_mcp_http_backpressure import exchange
+    from test_mcp_http_shape import http_session, raw_post
 
     (workspace / "a.txt").write_text("hi\n")
-    server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
-    try:
-        split = urlsplit(server.url)
-        address = (split.hostname or "127.0.0.1", split.port or 80)
-        session = open_session(address)
-        force: Any = True
-        for _ in range(100):  # under the SDK's own parser's limit: it took these
-            force = [force]
-        arguments = {"file_path": "a.txt", "force": force}
-        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}
-        call["params"] = {"name": "read", "arguments": arguments}
-        status, _, body = exchange(address, post(*address, call, session))
+    with http_session(workspace) as (address, head):
+        # 100 deep: under the SDK's own parser's limit, which took these.
+        status, _, body = exchange(
+            address,
+            raw_post(
+                head,
+                call_line(5, b'{"file_path":"a.txt","force":' + nested(100) + b"}").rstrip(b"\n"),
+            ),
+        )
         assert status == 400
         error = json.loads(body)
         assert error["id"] == 5
         assert error["error"]["code"] == -32700
         assert error["error"]["data"]["kind"] == "bad_params"
         assert "nested too deeply" in error["error"]["message"]
-    finally:
-        server.stop()
 
 
 def test_a_deep_first_request_is_refused_under_its_own_id_not_answered_early(

@@ -112,13 +112,20 @@ async def test_a_file_missing_behind_a_link_to_a_folder_inside_is_not_found_with
         assert "is a symbolic link to" in text_of(broken)
 
 
-async def test_one_entry_beyond_an_attached_agents_roots_is_refused_alone(
-    workspace: Path,
-) -> None:
+def agent_tree(workspace: Path) -> Path:
+    """A file the agent may not read (`a.txt`) beside its own root (`sub`, holding
+    `x.txt`): the root."""
     (workspace / "a.txt").write_text("NOT-FOR-THIS-AGENT\n")
     sub = workspace / "sub"
     sub.mkdir()
     (sub / "x.txt").write_text("mine\n")
+    return sub
+
+
+async def test_one_entry_beyond_an_attached_agents_roots_is_refused_alone(
+    workspace: Path,
+) -> None:
+    sub = agent_tree(workspace)
     runtime = private_runtime_dir()
     answers: dict[str, list[Any]] = {}
     for mode in ("standalone", "attached"):
@@ -149,10 +156,7 @@ async def test_one_entry_beyond_an_attached_agents_roots_is_refused_alone(
 async def test_the_drop_in_reads_many_with_one_entry_beyond_an_attached_agents_roots(
     workspace: Path,
 ) -> None:
-    (workspace / "a.txt").write_text("NOT-FOR-THIS-AGENT\n")
-    sub = workspace / "sub"
-    sub.mkdir()
-    (sub / "x.txt").write_text("mine\n")
+    sub = agent_tree(workspace)
     runtime = private_runtime_dir()
     lsp, _ = await editor(workspace, runtime)
     try:
@@ -231,3 +235,30 @@ async def test_a_batch_entry_s_refusal_names_a_tool_mcp_offers(workspace: Path) 
         reasons = [d["reason"] for d in structured.get("dropped", [])]
         assert any("the glob tool" in r for r in reasons), reasons
         assert not any("readkeeper/" in r for r in reasons), reasons
+
+
+# One entry no file name can be, in a batch (attack round 22: a NUL refused the batch).
+BAD_ENTRIES: list[Any] = ["b\x00c", 5, None, ["a.txt"], "c" * 5000]
+
+
+async def test_one_bad_entry_of_a_batch_is_refused_alone_the_others_read(
+    workspace: Path,
+) -> None:
+    (workspace / "a.txt").write_text("a-text\n")
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for bad in BAD_ENTRIES:
+            many = await call(client, "read_many", file_paths=["a.txt", bad], force=True)
+            first, second = many["results"]
+            assert first["result"]["type"] == "text", (bad, first)
+            assert second["error"]["data"]["kind"] == "bad_params", (bad, second)
+            assert second["error"]["data"]["field"] in ("file_paths[1]", "file_path"), second
+    async with dropin_client(workspace) as client:
+        for bad in BAD_ENTRIES:
+            result = await client.call_tool("read_multiple_files", {"paths": ["a.txt", bad]})
+            said = text_of(result)
+            assert not result.is_error, (bad, said[:300])
+            read, refused = said.split("\n---\n")
+            assert "Error - " not in read  # the text, or the stub of the text held
+            assert ": Error - " in refused, refused[-300:]
+            assert isinstance(bad, str) or "paths[1] expected a string" in refused

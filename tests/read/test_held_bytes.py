@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from peak_rss import vm_peak_mb
+from peak_rss import mcp_server_pid, vm_peak_mb
 from PIL import Image
 
 from helpers import wait_until
@@ -26,18 +26,6 @@ SIZE = 60 * MB  # a 16 x 16 PNG with 60 MB after it: read whole, decoded in a mo
 READS = 6
 
 
-def _server_pid(workspace: Path) -> int:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"mcp" in argv and os.fsencode(workspace) in argv:
-                return int(entry)
-    raise AssertionError("no server process")
-
-
 async def test_many_large_reads_at_once_hold_at_most_the_budget_over_mcp(
     workspace: Path,
 ) -> None:
@@ -48,7 +36,7 @@ async def test_many_large_reads_at_once_hold_at_most_the_budget_over_mcp(
         os.link(workspace / "big0.png", workspace / f"big{n}.png")
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
-        pid = _server_pid(workspace)
+        pid = mcp_server_pid(workspace)
         answers = await asyncio.gather(
             *(
                 client.call_tool("read", {"file_path": f"big{n}.png", "force": True})

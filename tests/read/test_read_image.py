@@ -249,6 +249,20 @@ def test_decompression_bomb_is_refused(core: Readkeeper, workspace: Path) -> Non
     error = refused(core, "bomb.png")
     assert error.kind == "too_large"
     assert "decompression bomb" in error.message
+    # The header gave the size: it is said (it was null, attack round 22).
+    assert (error.data["width"], error.data["height"]) == (20_000, 10_000)
+    assert "20000x10000 (200,000,000 pixels)" in error.message
+    # And a notebook's placeholder of the same picture says its size too.
+    output = {"output_type": "display_data", "metadata": {}, "data": {"image/png": ""}}
+    output["data"]["image/png"] = base64.b64encode((workspace / "bomb.png").read_bytes()).decode()
+    cell = {"cell_type": "code", "source": "", "metadata": {}, "outputs": [output]}
+    cell["execution_count"] = None
+    book = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "bomb.ipynb").write_text(json.dumps(book))
+    for include_images in (False, True):
+        notebook = read(core, "bomb.ipynb", include_images=include_images)["file"]
+        (image,) = notebook["cells"][0]["outputs"][0]["images"]
+        assert (image["width"], image["height"]) == (20_000, 10_000), image
 
 
 def test_pixel_limit_setting(core: Readkeeper, workspace: Path) -> None:

@@ -110,3 +110,24 @@ def test_a_cancel_during_a_pdf_stops_the_rest_and_answers_what_was_read(
     # What the answer says is what the session holds.
     again = read_many(core, file_paths=["a.txt", "b.txt"])
     assert [r["result"]["type"] for r in again] == ["file_unchanged", "text"]
+
+
+@pytest.mark.parametrize("bad", ["b\x00c", "\ud800.txt", 5, None, ["a.txt"], "c" * 5000])
+def test_one_entry_no_file_name_can_be_is_refused_alone(
+    core: Readkeeper, workspace: Path, bad: Any
+) -> None:
+    # A NUL (or a value that is no string) refused the whole batch (attack round 22).
+    (workspace / "a.txt").write_text("alpha\n")
+    first, second, third = read_many(core, file_paths=["a.txt", bad, "a.txt"], force=True)
+    assert first["result"]["file"]["content"] == "     1\talpha"
+    assert third["result"]["type"] == "text"
+    assert second["error"]["data"]["kind"] == "bad_params", second
+    assert second["error"]["data"]["field"] in ("file_paths[1]", "file_path")
+    assert "\x00" not in str(second["file_path"])  # the entry as given, escaped
+
+
+def test_a_name_no_file_can_have_is_never_a_quick_read(core: Readkeeper) -> None:
+    # With the token table loaded, a lone surrogate raised out of the quick check and the
+    # LSP server never answered the read (found while fixing the batch above).
+    assert core.tokens.loaded
+    assert calls.quick(core, "read", {"file_path": "\ud800.txt"}) is False

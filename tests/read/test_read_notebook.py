@@ -150,7 +150,27 @@ def test_long_outputs_are_cut_with_a_note(core: Readkeeper, workspace: Path) -> 
     assert error["traceback"].endswith("ValueError: bad")
     assert "line 0," not in error["traceback"]
     assert "2 outputs were cut" in file["note"]
-    assert file["partial"] is False  # the view is whole; its outputs are summarised
+    # Characters of two outputs are not shown: the view is partial (attack round 22).
+    assert file["partial"] is True
+    assert file.get("next_offset") is None  # every cell is shown: no cell to read on to
+    assert "Showing cells" not in file["note"]
+
+
+def test_outputs_left_out_make_the_view_partial(core: Readkeeper, workspace: Path) -> None:
+    # 304 of 300,000 outputs shown was `partial: false` (attack round 22).
+    from nbformat import v4
+
+    nb = v4.new_notebook()
+    lines = [v4.new_output("stream", name="stdout", text=f"line {i}\n") for i in range(3000)]
+    nb.cells = [v4.new_code_cell("spam()", outputs=lines), v4.new_markdown_cell("# end")]
+    write_notebook(workspace / "many.ipynb", dict(nb))
+    file = read(core, "many.ipynb")["file"]
+    first, last = file["cells"]
+    assert 10 < len(first["outputs"]) < 3000
+    assert "of 3,000 shown" in first["note"]
+    assert last["source"] == "# end"
+    assert file["partial"] is True
+    assert file.get("next_offset") is None
 
 
 def test_over_the_token_cap_comes_back_partially(core: Readkeeper, workspace: Path) -> None:

@@ -48,7 +48,7 @@ def error_result(
     lines = [message, f"kind: {exc.kind}"]
     extra = {k: v for k, v in data.items() if k not in ("kind", "message")}
     if extra:
-        lines.append(quoting.json_text(extra, default=str)[:2000])
+        lines.append(quoting.cut_escaped(quoting.json_text(extra, default=str), 2000))
     return types.CallToolResult(
         content=[types.TextContent(text="\n".join(lines))],
         structured_content={"error": {"message": message, "data": data}},
@@ -158,14 +158,14 @@ def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
 def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
     """read_multiple_files: each file as read_text_file shows it, in one token budget."""
     paths = args.get("paths")
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+    if not isinstance(paths, list) or not paths:  # a bad entry is refused alone
         raise ReadkeeperError(
             "bad_params", "paths must be a non-empty list of file paths.", field="paths"
         )
     answer = served.ask("readMany", file_paths=paths, budget_tokens=MANY_BUDGET_TOKENS)
     parts = []
     for item in answer.get("results", []):
-        path = quoting.name(item.get("file_path", ""))
+        path = quoting.name(str(item.get("file_path", "")))
         error = item.get("error")
         if error:
             message, data = str(error.get("message", "")), error.get("data") or {}

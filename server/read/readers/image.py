@@ -33,7 +33,7 @@ from . import worker
 from .decode_budget import DECODE_MAX_BYTES, Allowance, Busy, budget, busy
 from .decode_price import MB, decode_cost, reduce_factors, tile_shape
 from .image_encode import b64_len, encode
-from .image_open import check_decoder, open_image
+from .image_open import check_decoder, header_size, open_image
 from .image_scan import STRUCTURE_STEPS, Steps, Structure
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def fit_image(
         try:
             img, structure = open_image(data, path, steps)
         except Image.DecompressionBombError:
-            raise _bomb(path, None, settings) from None
+            raise _bomb(path, header_size(data), settings) from None
         except Exception as exc:  # Pillow raises many types for undecodable input
             if isinstance(exc, ReadkeeperError):
                 raise

@@ -50,6 +50,27 @@ def open_image(data: bytes, path: str, steps: Steps | None = None) -> tuple[Imag
         raise
 
 
+def header_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height `data`'s header says, past Pillow's own pixel limit too
+    (`Image.open` raises `DecompressionBombError` without them, so a refusal would say
+    null): its format's plugin opens the header alone, as `Image.open` does before that
+    check. Only after `open_image`, which walked the structure and capped header text."""
+    from PIL import Image
+
+    Image.init()
+    for name in DECODED_FORMATS:
+        factory, accept = Image.OPEN.get(name, (None, None))
+        if factory is None or (accept is not None and not accept(data[:16])):
+            continue
+        try:
+            with factory(io.BytesIO(data), "") as img:
+                width, height = img.size
+                return width, height
+        except Exception:  # not this format after all: the next
+            continue
+    return None
+
+
 def probe(data: bytes, path: str = "image", steps: Steps | None = None) -> tuple[int, int] | None:
     """An image's stored width and height, from its header alone (None if unreadable);
     raises `too_large` for a file over the structure budget (image_scan.py), which
@@ -64,6 +85,8 @@ def probe(data: bytes, path: str = "image", steps: Steps | None = None) -> tuple
                 return img.size
     except ReadkeeperError:
         raise
+    except Image.DecompressionBombError:
+        return header_size(data)
     except Exception:  # any unreadable image is simply "size unknown"
         return None
 

@@ -116,10 +116,13 @@ def read_notebook(
 
     shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
     capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == CUT_MARK)
-    partial = capped or (not window.ranged and shown_end < total)
-    next_offset = shown_end + 1 if shown_end < total else None
+    cells_cut = capped or (not window.ranged and shown_end < total)
+    # Partial whenever anything asked for is not shown: cells, a cell's outputs past the
+    # cap, an output's characters (attack round 22: 304 of 300,000 outputs said false).
+    partial = cells_cut or summarise.outputs_left > 0 or summarise.chars_cut > 0
+    next_offset = shown_end + 1 if shown_end < total and cells_cut else None
     notes: list[str] = []
-    if partial:
+    if cells_cut:
         why = (
             f"the notebook is over the {settings.max_tokens:,}-token cap"
             if capped
@@ -162,7 +165,7 @@ def read_notebook(
             tokens=tokens,
             language=language,
             partial=partial,
-            next_offset=next_offset if partial else None,
+            next_offset=next_offset,
             note=" ".join(notes) or None,
             include_images=True if include_images else None,
         ),
@@ -275,6 +278,7 @@ class _Summariser:
         self.allowance = Allowance(READ_DECODE_BYTES)
         self.steps = Steps()
         self.chars_cut = 0
+        self.outputs_left = 0  # outputs past a cell's share of the cap, not shown
 
     def cell(self, cell: dict[str, Any], index: int, name: str) -> NotebookCell:
         cell_type = cell.get("cell_type")
@@ -309,6 +313,7 @@ class _Summariser:
             text = (view.text or "") + (view.traceback or "") + (view.note or "")
             budget -= _OUTPUT_OVERHEAD_TOKENS + estimate_tokens(text)
             if budget < 0 and shown:
+                self.outputs_left += len(raw) - len(shown)
                 more = f"Outputs 1-{len(shown)} of {len(raw):,} shown; the rest are over the cap."
                 return shown, more
             shown.append(view)

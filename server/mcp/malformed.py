@@ -1,0 +1,81 @@
+"""Every MCP stdio line the SDK will not take is answered at the door (stdio.py).
+
+The SDK's stdin reader drops a line its parser refuses (text that is not JSON, a raw
+control character such as a carriage return inside a string, JSON that is no JSON-RPC
+message) without a word: the client waits for good. Each such line is answered here as
+the LSP front end answers such a body (`lsp/messages.parse_message`): a parse error or
+an invalid request, under the request's id when the members before the fault parse,
+else null. A blank line (a lone carriage return between messages) is no message: it is
+skipped, never handed to the SDK.
+
+The SDK's own check decides (`valid`), so no line it would drop gets through; a line it
+takes costs that one check, which `PipeWriter.asked` used to make itself.
+"""
+
+from __future__ import annotations
+
+import orjson
+from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+
+from ..lsp.messages import INVALID_REQUEST, PARSE_ERROR, RpcError, parse_message
+from ..message_cap import MsgId, is_id, recover_id
+
+_NOT_MCP = (
+    "Invalid request: not a JSON-RPC 2.0 message MCP takes (a request is an object "
+    'with "jsonrpc": "2.0", an integer or string "id", a string "method" and an object '
+    '"params"; a notification has no "id")'
+)
+
+
+def blank(line: bytes) -> bool:
+    """Whether `line` holds nothing but JSON white space (no message at all)."""
+    return not line.strip(b" \t\r\n")
+
+
+def valid(line: bytes) -> bool:
+    """Whether the SDK takes `line` as a JSON-RPC message (as its stdin reader does)."""
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return False
+    return True
+
+
+def refusal(line: bytes) -> bytes | None:
+    """The error line answering `line` when the SDK would drop it, else None (blank
+    lines included: `blank` says to skip them). A request whose id is no integer or
+    string (null, true, 2.5, an object) is one: the SDK takes it for a notification."""
+    if blank(line):
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return _answer(line)
+    if isinstance(message, JSONRPCNotification) and b'"id"' in line:
+        parsed = orjson.loads(line)  # valid JSON: the SDK just read it
+        if "id" in parsed:
+            return _line(INVALID_REQUEST, 'Invalid request: "id" is not an integer or string')
+    return None
+
+
+def _answer(line: bytes) -> bytes:
+    parsed = parse_message(line)
+    if isinstance(parsed, RpcError):
+        code, message, msg_id = parsed.code, parsed.message, parsed.id
+    else:  # JSON-RPC as LSP reads it, not as MCP does (array params, say)
+        code, message = INVALID_REQUEST, _NOT_MCP
+        msg_id = parsed.get("id") if is_id(parsed.get("id")) else None
+    if code == PARSE_ERROR and msg_id is None:
+        msg_id = recover_id(line)
+    return _line(code, message, msg_id)
+
+
+def _line(code: int, message: str, msg_id: MsgId | None = None) -> bytes:
+    error = {"code": code, "message": message, "data": {"kind": "bad_params"}}
+    try:
+        return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}) + b"\n"
+    except TypeError:  # an id no JSON text can carry back (a lone surrogate)
+        return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + b"\n"
+
+
+__all__ = ["blank", "refusal", "valid"]

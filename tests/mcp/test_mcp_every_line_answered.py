@@ -1,0 +1,132 @@
+"""Every line a client sends over MCP stdio is answered (attack rounds 21-22): a line the
+SDK's reader refuses (a raw carriage return or other control character in a string, text
+that is not JSON, JSON that is not a JSON-RPC message) was dropped unanswered, and the
+client waited for good. Now the door answers it as the LSP front end answers such a
+body: a parse error (-32700) or an invalid request (-32600), under the request's id when
+it can be read, else null; blank lines (a lone carriage return between messages, a
+`\\r\\n` ending) are no messages and are skipped; and the next line is served."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_mcp_message_cap import hello, serve
+
+from readkeeper.mcp.malformed import refusal
+
+
+def call(msg_id: int, path: bytes) -> bytes:
+    arguments = b'{"file_path":"' + path + b'"}'
+    params = b'{"name":"read","arguments":' + arguments + b"}"
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (msg_id, params)
+
+
+# Each line the SDK dropped unanswered, with the code it gets and the id it is answered under.
+REFUSED: list[tuple[bytes, int, int | None]] = [
+    (call(10, b"a\rb") + b"\n", -32700, 10),  # a raw carriage return in a string
+    (call(11, b"a\x01b") + b"\n", -32700, 11),
+    (call(12, b"a\x00b") + b"\n", -32700, 12),
+    (call(13, b"a\tb") + b"\n", -32700, 13),
+    (call(14, b"a\x1fb") + b"\n", -32700, 14),
+    (call(15, b"a\nb")[:60] + b"\n", -32700, 15),  # a raw newline cuts the line
+    (b'{"jsonrpc":"2.0","id":16,"method":"ping"} trailing\n', -32700, 16),
+    (b'{"jsonrpc":"2.0","id":17}\n', -32600, 17),
+    (b'{"jsonrpc":"2.0","id":18,"method":5}\n', -32600, 18),
+    (b'{"jsonrpc":"1.0","id":19,"method":"ping"}\n', -32600, 19),
+    (b'{"jsonrpc":"2.0","id":20,"method":"ping","params":[]}\n', -32600, 20),
+    (b'{"jsonrpc":"2.0","id":21,"method":"ping","params":"x"}\n', -32600, 21),
+    (b"{bad json\n", -32700, None),
+    (b"[1,2]\n", -32600, None),
+    (b'"x"\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":22.5,"method":"ping"}\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}\n', -32600, None),
+]
+# Lines served as they are: JSON white space around a message, escapes, U+2028/U+2029.
+SERVED = [
+    b"\r" + call(30, b"a.txt") + b"\r\n",
+    b"\r\n",  # a lone \r between messages: a blank line, skipped
+    b" \t\r\n",
+    b"\n",
+    call(31, b"a\\rb") + b"\n",
+    call(32, "a\u2028b\u2029".encode()) + b"\n",
+]
+
+
+def _exchange(workspace: Path, tmp_path: Path, stdin_kind: str) -> list[dict[str, Any]]:
+    (workspace / "a.txt").write_text("hi\n")
+    lines = [hello()]
+    for line, _, _ in REFUSED:
+        lines.append(line)
+    lines.extend(SERVED)
+    lines.append(b'{"jsonrpc":"2.0","id":99,"method":"ping"}\n')
+    if stdin_kind == "pipe":
+        server = serve(workspace)
+        assert server.stdin is not None
+        server.stdin.write(b"".join(lines))
+        server.stdin.close()  # the server answers every line read, then ends
+    else:
+        requests = tmp_path / "requests.jsonl"
+        requests.write_bytes(b"".join(lines))
+        with requests.open("rb") as stdin:
+            server = serve(workspace, stdin)
+    assert server.stdout is not None
+    try:
+        answers = [json.loads(raw) for raw in server.stdout]
+        assert server.wait() == 0
+    finally:
+        server.kill()
+        server.wait()
+    return answers
+
+
+@pytest.mark.parametrize("stdin_kind", ["pipe", "file"])
+def test_every_line_the_sdk_refuses_is_answered_and_the_next_served(
+    workspace: Path, tmp_path: Path, stdin_kind: str
+) -> None:
+    answers = _exchange(workspace, tmp_path, stdin_kind)
+    by_id = {answer.get("id"): answer for answer in answers}
+    for line, code, msg_id in REFUSED:
+        if msg_id is None:
+            continue
+        assert msg_id in by_id, line
+        assert by_id[msg_id]["error"]["code"] == code, (line, by_id[msg_id])
+        assert by_id[msg_id]["error"]["data"]["kind"] == "bad_params"
+    unnamed = [answer for answer in answers if answer.get("id") is None]
+    assert len(unnamed) == sum(1 for _, _, msg_id in REFUSED if msg_id is None)
+    assert sorted(answer["error"]["code"] for answer in unnamed) == sorted(
+        code for _, code, msg_id in REFUSED if msg_id is None
+    )
+    assert "hi" in json.dumps(by_id[30]["result"])
+    for msg_id in (31, 32):
+        assert "not_found" in json.dumps(by_id[msg_id]["result"]), by_id[msg_id]
+    assert by_id[99]["result"] == {}
+    # One answer a line: the blank lines got none, and nothing was answered twice.
+    assert len(answers) == 1 + len(REFUSED) + 3 + 1
+
+
+def test_a_raw_control_character_is_named_in_the_refusal() -> None:
+    reply = refusal(call(10, b"a\rb") + b"\n")
+    assert reply is not None
+    error = json.loads(reply)["error"]
+    assert "control character" in error["message"], error
+    assert refusal(call(10, b"a\\rb") + b"\n") is None
+    assert refusal(b"\r\n") is None
+
+
+def test_an_http_body_the_sdk_refuses_is_answered_under_its_id(workspace: Path) -> None:
+    # The SDK answered these 400 under a null id, and a request whose id is `true` or
+    # 2.5 202 (taken for a notification): the same rule as stdio, before its parser.
+    from test_mcp_http_backpressure import exchange
+    from test_mcp_http_shape import http_session, raw_post
+
+    with http_session(workspace) as (address, head):
+        for line, code, msg_id in REFUSED[:12] + REFUSED[-3:]:
+            status, _, answer = exchange(address, raw_post(head, line.rstrip(b"\n")))
+            assert status == 400, (line, answer)
+            error = json.loads(answer)
+            assert (error["id"], error["error"]["code"]) == (msg_id, code), (line, error)
+            assert error["error"]["data"]["kind"] == "bad_params"
