@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import stdlib_text_files
-from readkeeper.read.readers.text import split_lines
 from readkeeper.read.numbered_tokens import BLOCK_LINES
+from readkeeper.read.readers.text import split_lines
 from readkeeper.read.tokens import MEMO_CHARS, MEMO_LINE_CHARS, MEMO_LINES, TokenCounter
 
 COUNTER = TokenCounter(keep_counts=False)
