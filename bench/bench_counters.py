@@ -11,7 +11,7 @@ as UTF-8, the first 256 KB of each). The candidates:
   releases the GIL) and the halves' counts added;
 - **rs-bpe**, **bpe-openai**, **tokie**: Rust BPEs from PyPI with a cl100k vocabulary
   of their own, when importable (`--site` adds a folder they were installed into with
-  `pip install --target`; they are not readkeeper's dependencies).
+  `pip install --target`; rs-bpe is readkeeper's own counter now, read/bpe_count.py).
 
 Timing: each file is counted by every candidate in turn (interleaved), and the table
 shows the total over all files per candidate and the ratio to tiktoken. Figures go to
