@@ -211,8 +211,9 @@ class TokenCounter:
     def count_now(self, text: str) -> int:
         """`count` without waiting for the table (a path that never waited for it): by
         the index before it loads, or the bytes (`bytes_bound`, never under the count)
-        when the index cannot; the table loads in the background meanwhile."""
-        if self.loaded:
+        when the index cannot; the table loads in the background meanwhile. rs-bpe's
+        table is loaded and counts (30 ms, once): it has no index."""
+        if self.loaded or bpe_count.available(self.encoding_name):
             return self.count(text)
         self.load_in_background()
         small = bytes_bound(text) <= INDEX_MAX_BYTES
