@@ -14,11 +14,16 @@ takes costs that one check, which `PipeWriter.asked` used to make itself.
 
 from __future__ import annotations
 
+import json
+import logging
+
 import orjson
 from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
 
 from ..lsp.messages import INVALID_REQUEST, PARSE_ERROR, RpcError, parse_message
 from ..message_cap import MsgId, is_id, recover_id
+
+log = logging.getLogger("readkeeper")
 
 _NOT_MCP = (
     "Invalid request: not a JSON-RPC 2.0 message MCP takes (a request is an object "
@@ -44,15 +49,27 @@ def valid(line: bytes) -> bool:
 def refusal(line: bytes) -> bytes | None:
     """The error line answering `line` when the SDK would drop it, else None (blank
     lines included: `blank` says to skip them). A request whose id is no integer or
-    string (null, true, 2.5, an object) is one: the SDK takes it for a notification."""
+    string (null, true, 2.5, NaN, an object) is one: the SDK takes it for a
+    notification. Never raises: a line this door cannot read is answered too (the
+    stdio loop would end with the exception, and the server with it)."""
     if blank(line):
         return None
+    try:
+        return _refusal(line)
+    except Exception:
+        log.exception("Answering a line the SDK refuses failed")
+        return _line(INVALID_REQUEST, "Invalid request: readkeeper could not read this line")
+
+
+def _refusal(line: bytes) -> bytes | None:
     try:
         message = jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError:
         return _answer(line)
     if isinstance(message, JSONRPCNotification) and b'"id"' in line:
-        parsed = orjson.loads(line)  # valid JSON: the SDK just read it
+        # Read as the SDK's parser read it: NaN, Infinity and 1e400 are numbers to both
+        # (orjson refuses them).
+        parsed = json.loads(line)
         if "id" in parsed:
             return _line(INVALID_REQUEST, 'Invalid request: "id" is not an integer or string')
     return None

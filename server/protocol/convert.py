@@ -286,6 +286,7 @@ def _check_paths(value: Any, where: str, entries: str | None = None) -> None:
         for key, item in value.items():
             field = f"{where}.{key}" if where else str(key)
             if key == entries and not where:
+                _check_path_count(item, field)  # each entry is checked alone
                 continue
             if key in _PATH_FIELDS:
                 _check_path_value(item, field)
@@ -296,16 +297,23 @@ def _check_paths(value: Any, where: str, entries: str | None = None) -> None:
             _check_paths(item, f"{where}[{index}]")
 
 
+def _check_path_count(value: Any, field: str) -> None:
+    """Refuse a list of paths naming more than `MAX_PATHS` different ones."""
+    if not isinstance(value, list):
+        return
+    distinct = len({item for item in value if isinstance(item, str)})
+    if distinct > MAX_PATHS:
+        raise ReadkeeperError(
+            "too_large",
+            f"{field} names {distinct:,} different paths; one call takes at most "
+            f"{MAX_PATHS:,}. Send the first {MAX_PATHS:,}, then the rest in another call.",
+            field=field,
+        )
+
+
 def _check_path_value(value: Any, field: str) -> None:
     if isinstance(value, list):
-        distinct = len({item for item in value if isinstance(item, str)})
-        if distinct > MAX_PATHS:
-            raise ReadkeeperError(
-                "too_large",
-                f"{field} names {distinct:,} different paths; one call takes at most "
-                f"{MAX_PATHS:,}. Send the first {MAX_PATHS:,}, then the rest in another call.",
-                field=field,
-            )
+        _check_path_count(value, field)
         for index, item in enumerate(value):
             _check_path_value(item, f"{field}[{index}]")
         return

@@ -44,6 +44,13 @@ REFUSED: list[tuple[bytes, int, int | None]] = [
     (b'{"jsonrpc":"2.0","id":22.5,"method":"ping"}\n', -32600, None),
     (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600, None),
     (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}\n', -32600, None),
+    # Numbers no JSON holds, which the SDK's parser reads (attack round 23: they killed
+    # the server, re-read by a parser that refuses them).
+    (b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":Infinity,"method":"ping"}\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":-Infinity,"method":"ping"}\n', -32600, None),
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}\n', -32600, None),
+    (b'{"id":NaN,"jsonrpc":"2.0","method":"ping"}\n', -32600, None),
 ]
 # Lines served as they are: JSON white space around a message, escapes, U+2028/U+2029.
 SERVED = [
