@@ -216,7 +216,10 @@ class FileLines:
                 raise StopAsyncIteration
             if malformed.blank(line):
                 continue  # no message (a lone \r between two): nothing to answer
-            refused = line_cap.refusal(line) or unpaired.refusal(line) or malformed.refusal(line)
+            refused = line_cap.refusal(line)
+            if refused is None:
+                line = unpaired.mend(line)  # a batch's bad entry is refused alone
+                refused = unpaired.refusal(line) or malformed.refusal(line)
             if refused is None:
                 if self._writer.asked(line):
                     await self._writer.barrier.earlier(self._writer.unanswered)
@@ -281,7 +284,10 @@ class PipeLines:
                 raise StopAsyncIteration
             if malformed.blank(line):
                 continue  # no message (a lone \r between two): nothing to answer
-            reply = line_cap.refusal(line) or unpaired.refusal(line) or self._answer(line)
+            reply = line_cap.refusal(line)
+            if reply is None:
+                line = unpaired.mend(line)  # a batch's bad entry is refused alone
+                reply = unpaired.refusal(line) or self._answer(line)
             if reply is None and (self.later is None or not self.later(line, self._writer)):
                 reply = malformed.refusal(line)  # one the SDK would drop unanswered
                 if reply is None and self._writer.asked(line):

@@ -13,9 +13,48 @@ import json
 import re
 from typing import Any
 
+from ..protocol.convert import LONE_SURROGATE
+
 _ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _LONE = re.compile("[\ud800-\udfff]")
 _FIELD_DEPTH = 32
+
+
+# The tools whose list of paths is read entry by entry, one bad entry refused alone
+# (read/many.py): an entry holding a lone surrogate goes on to be refused there.
+_BATCH_LISTS = {"read_many": "file_paths", "read_multiple_files": "paths"}
+
+
+def mend(line: bytes) -> bytes:
+    """`line` with each entry of a batch read's list that holds a lone surrogate escape
+    carried as `LONE_SURROGATE` and its text with the surrogates as `\\udXXX` (the SDK
+    takes it; the entry is refused alone, the others read); any other line as it is
+    (one still holding such an escape is `refusal`'s)."""
+    if not _ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(params, dict) or message.get("method") != "tools/call":
+        return line
+    field = _BATCH_LISTS.get(params.get("name")) if isinstance(params.get("name"), str) else None
+    arguments = params.get("arguments")
+    entries = arguments.get(field) if field and isinstance(arguments, dict) else None
+    if not isinstance(entries, list):
+        return line
+    mended = [
+        LONE_SURROGATE + _shown(entry) if isinstance(entry, str) and _LONE.search(entry) else entry
+        for entry in entries
+    ]
+    if mended == entries:
+        return line
+    arguments[field] = mended
+    try:
+        return json.dumps(message, ensure_ascii=True, allow_nan=False).encode() + b"\n"
+    except ValueError:  # a number no JSON holds (NaN): the line as it came
+        return line
 
 
 def refusal(line: bytes) -> bytes | None:
@@ -33,6 +72,8 @@ def refusal(line: bytes) -> bytes | None:
     if field is None or message.get("id") is None:
         return None  # nothing to refuse, or a notification (nobody waits for it)
     leaf = field[-1] if field else "params"
+    if leaf.isdigit() and len(field) > 1:  # a list's entry, named as its list's
+        leaf = f"{field[-2]}[{leaf}]"
     answer = {
         "jsonrpc": "2.0",
         "id": message["id"],

@@ -239,6 +239,10 @@ def _check_depth(params: dict[str, Any]) -> None:
 _ENTRY_LISTS = {"ReadManyParams": "file_paths"}
 # A list entry that is not a string, carried to `check_entry` as one no file name holds.
 NOT_A_STRING = "\x00not a string:"
+# An entry holding a lone surrogate escape, which the MCP SDK's parser refuses (the whole
+# line with it): the MCP door carries it this way, its surrogates as `\\udXXX` text
+# (mcp/unpaired.py `mend`).
+LONE_SURROGATE = "\x00lone surrogate:"
 
 
 def _entries_apart(params: dict[str, Any], cls: type[Any]) -> dict[str, Any]:
@@ -269,6 +273,8 @@ def check_entry(value: str, field: str) -> None:
         raise ReadkeeperError(
             "bad_params", f"Invalid params: {field} expected a string, got {got}.", field=field
         )
+    if value.startswith(LONE_SURROGATE):
+        raise _path_error(field, "holds a lone UTF-16 surrogate escape")
     _check_path_value(value, field)
 
 

@@ -20,7 +20,7 @@ from ..hints import call
 from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
-from ..protocol.convert import NOT_A_STRING, check_budget_tokens, check_entry
+from ..protocol.convert import LONE_SURROGATE, NOT_A_STRING, check_budget_tokens, check_entry
 from . import pipeline
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
@@ -95,8 +95,9 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
 def _given(path: str) -> Any:
     """An entry no file name can be, as the call gave it: a value that is not a string
     as its JSON, a string with what cannot be a name escaped (`quoting.printable`)."""
-    if path.startswith(NOT_A_STRING):
-        return path[len(NOT_A_STRING) :]
+    for marker in (NOT_A_STRING, LONE_SURROGATE):
+        if path.startswith(marker):
+            return path[len(marker) :]
     return quoting.printable(path)
 
 

@@ -9,12 +9,14 @@ it can be read, else null; blank lines (a lone carriage return between messages,
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_message_cap import hello, serve
+from test_mcp_message_cap import READKEEPER, hello, serve
 
+from mcp_helpers import mcp_env, private_runtime_dir
 from readkeeper.mcp.malformed import refusal
 
 
@@ -137,3 +139,43 @@ def test_an_http_body_the_sdk_refuses_is_answered_under_its_id(workspace: Path) 
             error = json.loads(answer)
             assert (error["id"], error["error"]["code"]) == (msg_id, code), (line, error)
             assert error["error"]["data"]["kind"] == "bad_params"
+
+
+@pytest.mark.parametrize(
+    ("tools", "name", "field"),
+    [(None, "read_many", "file_paths"), ("filesystem", "read_multiple_files", "paths")],
+)
+def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
+    workspace: Path, tools: str | None, name: str, field: str
+) -> None:
+    # The SDK's parser drops a line holding a lone surrogate escape whole: the door sent
+    # the whole call back refused (attack round 23), where one bad entry fails alone.
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    entries = b'["a.txt","x\\ud800y.txt","b.txt","\\udcff"]'
+    arguments = b'{"%s":%s}' % (field.encode(), entries)
+    params = b'{"name":"%s","arguments":%s}' % (name.encode(), arguments)
+    request = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":%s}' % params
+    extra = ["--tools", tools] if tools else []
+    server = subprocess.Popen(
+        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace), *extra],
+        env=mcp_env(private_runtime_dir()),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    try:
+        server.stdin.write(hello() + request + b"\n")
+        server.stdin.close()
+        answers = {a.get("id"): a for a in map(json.loads, server.stdout)}
+    finally:
+        server.kill()
+        server.wait()
+    result = answers[5]["result"]
+    shown = json.dumps(result)
+    assert "alpha" in shown, shown
+    assert "beta" in shown, shown
+    assert "lone UTF-16 surrogate" in shown, shown
+    assert f"{field}[1]" in shown or "file_paths[1]" in shown, shown

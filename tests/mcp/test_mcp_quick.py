@@ -299,6 +299,10 @@ def test_a_lone_surrogate_escape_is_answered_bad_params(raw: RawMcp, workspace: 
     raw.send_line(json.dumps(paired).replace('"X"', '"\\ud83d\\ude42.txt"').encode())
     assert "error" not in json.loads(raw.reply_line(8))
     assert "hi" in json.dumps(raw.read(9, file_path=str(workspace / "a.txt")))
+    # An entry of a list that is no batch read's: the whole call, the entry named.
+    forget = raw.message(10, "tools/call", {"name": "forget", "arguments": {"paths": ["a", "X"]}})
+    raw.send_line(json.dumps(forget).replace('"X"', '"\\ud800"').encode())
+    assert json.loads(raw.reply_line(10))["error"]["data"]["field"] == "paths[1]"
 
 
 def test_quick_edits_are_the_replies_the_sdk_sends(raw: RawMcp, workspace: Path) -> None:
