@@ -39,9 +39,11 @@ def mend(line: bytes) -> bytes:
     params = message.get("params") if isinstance(message, dict) else None
     if not isinstance(params, dict) or message.get("method") != "tools/call":
         return line
-    field = _BATCH_LISTS.get(params.get("name")) if isinstance(params.get("name"), str) else None
-    arguments = params.get("arguments")
-    entries = arguments.get(field) if field and isinstance(arguments, dict) else None
+    name, arguments = params.get("name"), params.get("arguments")
+    field = _BATCH_LISTS.get(name) if isinstance(name, str) else None
+    if field is None or not isinstance(arguments, dict):
+        return line
+    entries = arguments.get(field)
     if not isinstance(entries, list):
         return line
     mended = [
