@@ -337,7 +337,7 @@ class _Summariser:
             return NotebookOutput(
                 output_type="error",
                 ename=str(output.get("ename", "")),
-                evalue=ANSI_RE.sub("", str(output.get("evalue", ""))),
+                evalue=quoting.marks(ANSI_RE.sub("", str(output.get("evalue", "")))),
                 traceback=trace or None,
                 note=note,
             )
