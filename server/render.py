@@ -157,9 +157,9 @@ def notebook_cells(cells: list[dict[str, Any]]) -> str:
         parts.append(quoting.fence(quoting.marks(cell.get("source", ""))))
         for output in cell.get("outputs") or []:
             text = output.get("text") or output.get("traceback") or output.get("evalue") or ""
-            # An error's name as its other fields are shown: quoted (a JSON string).
+            # An error's name, as the output's type is shown: quoted when odd (quoting.name).
             ename = output.get("ename")
-            named = f" {quoting.json_text(ename)}" if isinstance(ename, str) and ename else ""
+            named = f" {_name(ename)}" if isinstance(ename, str) and ename else ""
             parts.append(f">>> {_name(output.get('output_type'))}{named}:")
             if text:
                 parts.append(quoting.fence(text))
