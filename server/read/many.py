@@ -48,11 +48,11 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     # Room kept for the refusal of each file after the one at hand, and for the note
     # (the module's rule).
     short = services.tokens.count(_OVER) + _WORDING
-    rest = short * len(params.file_paths) + services.tokens.count(_note(params)) + _WORDING
+    kept = short * len(params.file_paths) + services.tokens.count(_note(params)) + _WORDING
     over = False
     results: list[dict[str, Any]] = []
     for done, path in enumerate(params.file_paths):
-        rest -= short
+        kept -= short
         try:  # one entry no file name can be (a NUL, not a string) fails alone
             check_entry(path, f"file_paths[{done}]")
         except ReadkeeperError as exc:
@@ -65,7 +65,7 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
         try:
             if left is not None:
                 cost = _estimate(services, one)
-                if cost > left - rest:
+                if cost > left - kept:
                     over = True
                     raise ReadkeeperError("token_limit", _OVER, file_path=path, tokens=cost)
             result = unstructure(read_in_format(services, one))
