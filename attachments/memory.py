@@ -96,7 +96,7 @@ def items(settings: Settings, found: list[Location]) -> list[Attachment | Droppe
         label = f"{quoting.name(os.path.basename(where.path))}, the repository's words:"
         cut = held.cap is not None
         note = f"\n[memory file cut: {held.says(where.path, held.lines, False)}]" if cut else ""
-        shown = f"{label}\n{quoting.fence(text)}{note}"
+        shown = f"{label}\n{quoting.fence(quoting.marks(text))}{note}"
         out.append(
             Attachment(
                 type="memory",

@@ -54,6 +54,20 @@ _ESCAPES = {
     "\u2029": "\\u2029",
 }
 UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+# readkeeper's marks inside a shown line, which a file's text must never show as they are:
+# the `[` that opens a cut marker's words (a read's `… [line cut: N more characters]`, a
+# snippet's `[line cut: N more]`, a notebook output's `… [N characters cut] …`), in any
+# case or spacing, shown as `\x5b` (`marks`); and, in a diff, the first character of a
+# removed line's text that begins `--` or of an added line's that begins `++`, shown as
+# `\x2d` or `\x2b`, so no diff line but its two headers begins `---` or `+++`
+# (`diff_line`). Each is undone only where it is written (`unescape`).
+_CUT_OPENING = re.compile(
+    r"\[(?=[ \t]*(?:line[ \t]*cut|[\d,.]+[ \t]*characters?[ \t]*cut)\b)", re.IGNORECASE
+)
+_CUT_SHOWN = re.compile(
+    r"\\x5b(?=[ \t]*(?:line[ \t]*cut|[\d,.]+[ \t]*characters?[ \t]*cut)\b)", re.IGNORECASE
+)
+_HEADER_SHOWN = re.compile(r"^\\x2d(?=-)|^\\x2b(?=\+)", re.MULTILINE)
 _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 
 # The punctuation a bare name may hold: what paths, symbols and labels commonly use, none
@@ -103,10 +117,40 @@ def lines(text: str) -> str:
     return line(text)
 
 
+def has_marks(text: str) -> bool:
+    """Whether `text` holds a `[` that `marks` escapes."""
+    return "[" in text and _CUT_OPENING.search(text) is not None
+
+
+def marks(text: str) -> str:
+    """A file's text with each `[` that opens a cut marker's words shown as `\\x5b`: so
+    a raw `[line cut: ...]` or `[N characters cut]` is always readkeeper's. Applied
+    where a file's text enters a view, before readkeeper adds a marker of its own."""
+    if not has_marks(text):
+        return text
+    return _CUT_OPENING.sub("\\\\x5b", text)
+
+
+def diff_line(mark: str, text: str) -> str:
+    """One line of a file as a diff shows it after its `mark` (" ", "-" or "+"): its
+    line breaks and cut markers escaped (`line`, `marks`), and, when the mark and the
+    text would begin `---` or `+++`, the text's first character as `\\x2d` or `\\x2b`:
+    only a diff's two headers begin so."""
+    shown = line(marks(text))
+    if mark != " " and shown.startswith(mark * 2):
+        return f"{mark}\\x{ord(mark):02x}{shown[1:]}"
+    return mark + shown
+
+
 def unescape(text: str) -> str:
-    """`text` (copied from a shown line) with the escapes `line` makes turned back into
-    the characters they stand for."""
-    return _UNESCAPE.sub(lambda m: UNESCAPES[m.group()], text)
+    """`text` (copied from a shown line) with the escapes readkeeper makes turned back
+    into the characters they stand for: a line break's, a cut marker's `\\x5b`, and a
+    line's first `\\x2d` or `\\x2b` before another `-` or `+` (a diff's)."""
+    text = _UNESCAPE.sub(lambda m: UNESCAPES[m.group()], text)
+    if "\\x" in text:
+        text = _CUT_SHOWN.sub("[", text)
+        text = _HEADER_SHOWN.sub(lambda m: "-" if m.group() == "\\x2d" else "+", text)
+    return text
 
 
 def name(value: object) -> str:

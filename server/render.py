@@ -152,10 +152,15 @@ def notebook_cells(cells: list[dict[str, Any]]) -> str:
         label = f" [{run}]" if run is not None else ""
         cell_type = _name(cell.get("cell_type"))
         parts.append(f"--- cell {_name(cell.get('cell_id'))} ({cell_type}){label} ---")
-        parts.append(quoting.fence(cell.get("source", "")))
+        # The source as the file holds it, a cut marker's `[` of its own escaped (outputs
+        # come escaped from the reader, which adds its own markers: quoting.marks).
+        parts.append(quoting.fence(quoting.marks(cell.get("source", ""))))
         for output in cell.get("outputs") or []:
             text = output.get("text") or output.get("traceback") or output.get("evalue") or ""
-            parts.append(f">>> {_name(output.get('output_type'))}:")
+            # An error's name, as the output's type is shown: quoted when odd (quoting.name).
+            ename = output.get("ename")
+            named = f" {_name(ename)}" if isinstance(ename, str) and ename else ""
+            parts.append(f">>> {_name(output.get('output_type'))}{named}:")
             if text:
                 parts.append(quoting.fence(text))
             if output.get("note"):

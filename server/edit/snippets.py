@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .. import words
+from .. import quoting, words
 from ..read import numbering
 
 SNIPPET_CONTEXT_LINES = 3
@@ -42,11 +42,13 @@ def numbered_snippet(
 
 
 def cut(line: str) -> str:
-    """`line` as a snippet shows it: without its CR, and cut when very long."""
+    """`line` as a snippet shows it: without its CR, a cut marker's `[` of the file's own
+    escaped (quoting.marks), and cut when very long, with readkeeper's marker."""
     line = line.removesuffix("\r")
     if len(line) <= SNIPPET_LINE_CHARS:
-        return line
-    return line[:SNIPPET_LINE_CHARS] + f" … [line cut: {len(line) - SNIPPET_LINE_CHARS} more]"
+        return quoting.marks(line)
+    kept = quoting.marks(line[:SNIPPET_LINE_CHARS])
+    return kept + f" … [line cut: {len(line) - SNIPPET_LINE_CHARS} more]"
 
 
 def count_lines(text: str) -> int:

@@ -78,13 +78,23 @@ def _notes_for_mcp(result: Any) -> Any:
     if isinstance(said.get("dropped"), list):
         said["dropped"] = [_reason_for_mcp(item) for item in said["dropped"]]
     if isinstance(said.get("results"), list):
-        said["results"] = [
-            {**item, "result": _notes_for_mcp(item["result"])}
-            if isinstance(item, dict) and "result" in item
-            else item
-            for item in said["results"]
-        ]
+        said["results"] = [_entry_for_mcp(item) for item in said["results"]]
     return said
+
+
+def _entry_for_mcp(item: Any) -> Any:
+    """A read_many entry: its read's notes, or its refusal's message (structured as the
+    text shows it), naming each next call as a tool."""
+    if not isinstance(item, dict):
+        return item
+    if "result" in item:
+        return {**item, "result": _notes_for_mcp(item["result"])}
+    error = item.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        data = error.get("data") or {}
+        message = hints.for_mcp(error["message"], METHOD_TOOLS, shown_content(data))
+        return {**item, "error": {**error, "message": message}}
+    return item
 
 
 def _reason_for_mcp(item: Any) -> Any:
@@ -148,15 +158,14 @@ def many_content(result: dict[str, Any]) -> list[Content]:
         error = item.get("error")
         if isinstance(error, dict):
             kind = (error.get("data") or {}).get("kind", "internal")
-            data = error.get("data") or {}
-            message = hints.for_mcp(
-                str(error.get("message", "")), METHOD_TOOLS, shown_content(data)
-            )
+            message = str(error.get("message", ""))  # named as a tool (_entry_for_mcp)
             parts.append(f"{quoting.name(item.get('file_path', ''))}: refused ({kind}): {message}")
             continue
         blocks = read_content(item.get("result") or {})
         parts.extend(b.text for b in blocks if isinstance(b, types.TextContent))
         images.extend(b for b in blocks if isinstance(b, types.ImageContent))
+    if isinstance(result.get("note"), str):  # the calls for the files over the budget
+        parts.append(f"note: {quoting.line(result['note'])}")
     if "budget_tokens_left" in result:
         parts.append(f"(budget_tokens left: {result['budget_tokens_left']})")
     return [text("\n\n".join(parts)), *images]

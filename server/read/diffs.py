@@ -153,7 +153,8 @@ def _unified(matcher: _Bounded, a: list[str], b: list[str], path: str) -> Iterat
     """The unified diff (2 lines of context) of the matcher's two line lists."""
     groups = matcher.get_grouped_opcodes(2)
     # Lines are matched as they are and shown escaped, the name quoted when odd
-    # (quoting.py): each file line is one diff line, and none poses as a header.
+    # (quoting.py): each file line is one diff line, and none poses as a header or holds
+    # a cut marker of readkeeper's (quoting.diff_line).
     shown = quoting.name(path)
     yield f"--- {shown} (as you read it)"
     yield f"+++ {shown} (now)"
@@ -162,10 +163,10 @@ def _unified(matcher: _Bounded, a: list[str], b: list[str], path: str) -> Iterat
         yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                yield from (" " + quoting.line(line) for line in a[i1:i2])
+                yield from (quoting.diff_line(" ", line) for line in a[i1:i2])
                 continue
-            yield from ("-" + quoting.line(line) for line in a[i1:i2])
-            yield from ("+" + quoting.line(line) for line in b[j1:j2])
+            yield from (quoting.diff_line("-", line) for line in a[i1:i2])
+            yield from (quoting.diff_line("+", line) for line in b[j1:j2])
 
 
 def _range(start: int, stop: int) -> str:

@@ -3,11 +3,17 @@ answers it (a stub, a diff, lines, or its own error), in the order asked.
 
 With `budget_tokens`, the reads share one budget: each file's cost is estimated first (no
 content, nothing recorded), and a file that no longer fits is not read; its entry says
-so, with the read that gets it. A file's error never fails the others.
+so in a short sentence, and the answer's note names the read that gets it (with the
+lines or pages asked for). A file's error never fails the others.
 
 The budget spends what each entry sends (`sent_cost`, issue 34): a read's `tokens` (its
 lines, diff, outline, pages or cells), a stub's note (not the answer it stands for),
-an error's message (a refusal is sent too, the budget's own included).
+an error's message (a refusal is sent too, the budget's own included). It bounds all of
+it: before each file, room is kept for the refusal of every file after it and for the
+one note that names the calls that get them (`_OVER`, `_note`), so a file is read only
+when it fits what is left beside those, and the refusals are within the budget too.
+Only a budget too small to hold a refusal for each file (under 10 tokens a file) is
+exceeded, by those refusals alone, no file read. No number in their words is negative.
 """
 
 from __future__ import annotations
@@ -39,8 +45,14 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
         )
     check_budget_tokens(params.budget_tokens)
     left = params.budget_tokens
+    # Room kept for the refusal of each file after the one at hand, and for the note
+    # (the module's rule).
+    short = services.tokens.count(_OVER) + _WORDING
+    kept = short * len(params.file_paths) + services.tokens.count(_note(params)) + _WORDING
+    over = False
     results: list[dict[str, Any]] = []
     for done, path in enumerate(params.file_paths):
+        kept -= short
         try:  # one entry no file name can be (a NUL, not a string) fails alone
             check_entry(path, f"file_paths[{done}]")
         except ReadkeeperError as exc:
@@ -49,26 +61,13 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
                 left -= services.tokens.count(exc.message)
             continue
         step(f"reading {path}", done, len(params.file_paths))
-        one = ReadParams(
-            file_path=path,
-            offset=params.offset,
-            limit=params.limit,
-            pages=params.pages,
-            session=params.session,
-            force=params.force,
-            line_format=params.line_format,
-        )
+        one = _one(params, path)
         try:
             if left is not None:
                 cost = _estimate(services, one)
-                if cost > left:
-                    raise ReadkeeperError(
-                        "token_limit",
-                        f"{path} would cost about {cost} tokens, more than the {left} left "
-                        f"of budget_tokens. Read it on its own ({_alone(one)}).",
-                        file_path=path,
-                        tokens=cost,
-                    )
+                if cost > left - kept:
+                    over = True
+                    raise ReadkeeperError("token_limit", _OVER, file_path=path, tokens=cost)
             result = unstructure(read_in_format(services, one))
         except ReadkeeperError as exc:
             results.append(_failed(path, exc))
@@ -87,9 +86,43 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
             left -= sent_cost(services, result)
         results.append({"file_path": path, "result": result})
     answer: dict[str, Any] = {"results": results}
+    if over and left is not None:
+        answer["note"] = _note(params)
+        left -= services.tokens.count(answer["note"])
     if left is not None:
         answer["budget_tokens_left"] = max(left, 0)
     return answer
+
+
+# A file the budget cannot hold: one short sentence (its cost is in its data); the
+# answer's note names the calls that get such files, once.
+_OVER = "Over budget_tokens: not read."
+# What a front end's wording of a call may add to its count (MCP's "the read tool").
+_WORDING = 1
+
+
+def _note(params: ReadManyParams) -> str:
+    """The calls that get the files the budget could not hold, with the lines or pages
+    asked for."""
+    asked = {"offset": params.offset, "limit": params.limit, "pages": params.pages}
+    return (
+        f"The files marked {_OVER!r} did not fit what budget_tokens had left: read each on "
+        f"its own ({call('read', file_path='<file>', **asked)}), or in calls of fewer files "
+        f"({call('readMany')})."
+    )
+
+
+def _one(params: ReadManyParams, path: str) -> ReadParams:
+    """The read of one file of the call."""
+    return ReadParams(
+        file_path=path,
+        offset=params.offset,
+        limit=params.limit,
+        pages=params.pages,
+        session=params.session,
+        force=params.force,
+        line_format=params.line_format,
+    )
 
 
 def _given(path: str) -> Any:
@@ -139,10 +172,3 @@ def sent_cost(services: ReadServices, result: Any) -> int:
     if result.get("type") == "file_unchanged":
         return services.tokens.count(str(file.get("note") or ""))
     return int(file.get("tokens") or 0)
-
-
-def _alone(one: ReadParams) -> str:
-    """The read of one file of a readMany, with the lines or pages it asked for."""
-    return call(
-        "read", file_path=one.file_path, offset=one.offset, limit=one.limit, pages=one.pages
-    )

@@ -63,4 +63,5 @@ def _name(name: str) -> str:
 
 
 def _text(line: str) -> str:
+    line = quoting.marks(line)  # a `[line cut:` of the file's own: never readkeeper's marker
     return "".join(c if c.isprintable() or c == "\t" else json.dumps(c)[1:-1] for c in line)

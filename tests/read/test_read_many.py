@@ -46,7 +46,8 @@ def test_the_budget_is_shared_and_a_file_past_it_is_not_read(
     small, big = result["results"]
     assert small["result"]["type"] == "text"
     assert big["error"]["data"]["kind"] == "token_limit"
-    assert "readkeeper/read" in big["error"]["message"]
+    assert big["error"]["message"] == "Over budget_tokens: not read."
+    assert "readkeeper/read" in result["note"]  # the read that gets it, named once
     assert core.read_states.get("", str(workspace / "big.txt")) is None
     assert 0 < result["budget_tokens_left"] < 200
 
@@ -61,14 +62,16 @@ def test_a_file_past_the_budget_is_named_with_the_pages_or_lines_asked_for(
         core, "readMany", {"file_paths": ["book.pdf"], "pages": "3-6", "budget_tokens": 100}
     )
     [pdf] = result["results"]
-    assert 'readkeeper/read {"file_path": "book.pdf", "pages": "3-6"}' in pdf["error"]["message"]
+    assert pdf["error"]["data"]["kind"] == "token_limit"
+    assert 'readkeeper/read {"file_path": "<file>", "pages": "3-6"}' in result["note"]
     result = calls.call(
         core,
         "readMany",
         {"file_paths": ["big.txt"], "offset": 1, "limit": 1, "budget_tokens": 10},
     )
     [text] = result["results"]
-    assert '"offset": 1, "limit": 1}' in text["error"]["message"]
+    assert text["error"]["data"]["kind"] == "token_limit"
+    assert '"offset": 1, "limit": 1}' in result["note"]
 
 
 @pytest.mark.parametrize(

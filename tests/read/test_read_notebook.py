@@ -404,3 +404,22 @@ async def test_unsaved_notebook_buffer_is_what_the_agent_sees(
     assert file["cells"][2]["source"] == "6 * 7"
     assert file["unsaved"] is True
     assert file["buffer_version"] == 3
+
+
+def test_an_errors_name_and_every_form_not_shown_are_said(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """Attack round 23's F4: an error's `ename` was dropped from the text with no note,
+    and a second text form (text/latex beside text/plain) left out unnamed."""
+    error = {"output_type": "error", "ename": "Zero Error", "evalue": "div", "traceback": []}
+    shown = {"text/plain": "0.5", "text/latex": "$\\frac{1}{2}$"}
+    result = {"output_type": "execute_result", "execution_count": 1, "metadata": {}}
+    cell = {"cell_type": "code", "id": "c", "metadata": {}, "execution_count": 1, "source": "1/0"}
+    cell["outputs"] = [error, {**result, "data": shown}]
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    answer = read(core, write_notebook(workspace / "e.ipynb", nb))
+    text = render.read(answer)
+    assert '>>> error "Zero Error":' in text.split("\n"), text
+    assert "note: text/latex output (13 bytes) not shown." in text.split("\n"), text
+    # The summary's placeholders are its form, not a cut: the view is whole.
+    assert answer["file"]["partial"] is False

@@ -177,6 +177,8 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
         if any(isinstance(c, types.ImageContent) for c in shown):
             text += "\n(an image: read_media_file shows it)"
         parts.append(f"{path}:\n{text}\n")
+    if isinstance(answer.get("note"), str):  # the calls for the files over the budget
+        parts.append(f"note: {quoting.line(for_filesystem(answer['note']))}")
     return [text_block("\n---\n".join(parts))]
 
 

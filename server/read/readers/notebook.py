@@ -5,8 +5,11 @@ are summarised for an agent: stream text and text/plain kept (each cut to
 `notebook_max_output_chars`, keeping its head and tail, with a note; a cell's outputs
 cut to half the token cap, with a note), errors as
 ename/evalue and the end of the traceback without terminal colours, images as sized
-placeholders (or, with `include_images`, fitted to the image budget), and HTML,
-JavaScript and widget outputs as a one-line placeholder.
+placeholders (or, with `include_images`, fitted to the image budget), and every other
+form of an output (HTML, JavaScript, widgets, a second text form, any MIME type) named
+with its size as not shown, as are an output of an unknown type and a cell's
+attachments. That summary is the view: its placeholders never make it `partial`, which
+says that cells, outputs or characters of the view were cut.
 
 `offset`/`limit` count cells from 1, as they count lines in text: a notebook over the
 token cap comes back partially, with `next_offset` saying where to continue.
@@ -337,7 +340,7 @@ class _Summariser:
             return NotebookOutput(
                 output_type="error",
                 ename=str(output.get("ename", "")),
-                evalue=ANSI_RE.sub("", str(output.get("evalue", ""))),
+                evalue=quoting.marks(ANSI_RE.sub("", str(output.get("evalue", "")))),
                 traceback=trace or None,
                 note=note,
             )
@@ -364,7 +367,7 @@ class _Summariser:
                 images.append(self.image(mime, joined(value)))
             elif mime == "image/svg+xml":
                 images.append(NotebookImage(mime, None, None, _size(value)))
-            elif mime not in _TEXT_TYPES:
+            elif mime != shown_text:  # every form but the one shown is named, never dropped
                 size = _size(value)
                 notes.append(f"{quoting.name(mime)} output ({size:,} bytes) not shown.")
         count = output.get("execution_count")

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ... import quoting
+
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # About this many characters are joined and stripped at once.
 BLOCK_CHARS = 1 << 20
@@ -61,13 +63,15 @@ def capped(value: Any, limit: int, keep: str, separator: str = "") -> tuple[str,
             taken = head_room - len(head)
             head, block = head + block[:taken], block[taken:]
         tail = (tail + block)[-tail_room:] if tail_room else ""
+    # A cut marker's `[` of the output's own is escaped (quoting.marks): only the
+    # marker readkeeper adds here is raw.
     if total <= limit:
-        return head + tail, 0
+        return quoting.marks(head + tail), 0
     cut = total - limit
     marker = f"\n… [{cut:,} characters cut] …\n"
     if keep == "tail":
-        return marker.lstrip("\n") + tail, cut
-    return head + marker + tail, cut
+        return marker.lstrip("\n") + quoting.marks(tail), cut
+    return quoting.marks(head) + marker + quoting.marks(tail), cut
 
 
 __all__ = ["ANSI_RE", "BLOCK_CHARS", "capped", "joined"]

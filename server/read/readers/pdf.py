@@ -159,8 +159,9 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
         if problem is not None:
             told = f'[{problem}: read it as an image with pages="{number}", render=true]'
             blocks.append(f"--- page {number} ---\n{told}")
-        else:  # the page's words fenced: none can pose as the next page's header
-            blocks.append(f"--- page {number} ---\n{quoting.fence(text.strip())}")
+        else:  # the page's words fenced (none can pose as the next page's header), a cut
+            # marker's `[` of their own escaped (quoting.marks)
+            blocks.append(f"--- page {number} ---\n{quoting.fence(quoting.marks(text.strip()))}")
         done.append(number)
     if textless and textless == done and skipped is None:
         blank = compress(textless)

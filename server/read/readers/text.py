@@ -110,19 +110,38 @@ def cut_line(line: str, settings: Settings) -> tuple[str, bool]:
 def cut_at(line: str, excess: int, settings: Settings) -> str:
     """`line` cut at `max_line_chars`, with a marker saying how many characters
     (`excess`) were cut."""
-    return (
-        line[: settings.max_line_chars] + f" … [line cut: {words.count(excess, 'more character')}]"
-    )
+    return line[: settings.max_line_chars] + f"{CUT_MARKER}{words.count(excess, 'more character')}]"
 
 
-def escape_lines(shown: list[str]) -> tuple[list[str], list[bool]]:
+CUT_MARKER = " … [line cut: "  # how readkeeper's marker at the end of a cut line begins
+
+
+def escape_lines(shown: list[str], cut: list[int] | None = None) -> tuple[list[str], list[bool]]:
     """`shown` with their inner line breaks escaped, in one pass over them all (a pass
-    per line would double a read's time), and which of them held one."""
+    per line would double a read's time), and a cut marker's `[` of the file's own
+    (quoting.marks; of a line readkeeper `cut`, up to the marker it added); and which of
+    them held either."""
     joined = "\n".join(shown)
-    if not quoting.has_break(joined):
+    breaks, marked = quoting.has_break(joined), quoting.has_marks(joined)
+    if not breaks and not marked:
         return shown, []
-    escaped = quoting.line(joined).split("\n")
+    escaped = quoting.line(joined).split("\n") if breaks else list(shown)
+    if marked:
+        cuts = set(cut or ())
+        escaped = [_marked(line, i in cuts) for i, line in enumerate(escaped)]
     return escaped, [a != b for a, b in zip(shown, escaped, strict=True)]
+
+
+def _marked(line: str, was_cut: bool) -> str:
+    if not was_cut:
+        return quoting.marks(line)
+    kept, marker, count = line.rpartition(CUT_MARKER)
+    return quoting.marks(kept) + marker + count
+
+
+def has_own_marks(text: str) -> bool:
+    """Whether a file's `text` holds what `escape_lines` escapes."""
+    return quoting.has_inner_break(text) or quoting.has_marks(text)
 
 
 LISTED_LINES = 20  # line numbers named in a note
@@ -138,8 +157,9 @@ def marks_note(start: int, held: list[bool], cut: list[int], count: int) -> str 
     parts = []
     if escaped:
         parts.append(
-            f"Lines {_listed(escaped)} hold line breaks other than LF (a lone CR, U+2028, "
-            "...), shown escaped as \\r, \\u2028, ...; in any other line such text is the "
+            f"Lines {_listed(escaped)} hold text shown escaped: line breaks other than LF "
+            "(a lone CR, U+2028, ...) as \\r, \\u2028, ..., and a '[' opening cut-marker "
+            "words such as '[line cut:' as \\x5b; in any other line such text is the "
             "file's own. An edit's old_string may give them as shown."
         )
     if cuts:
@@ -324,8 +344,8 @@ def _view(
     chosen = lines[first : first + window.limit]
     shown, cut = _shown(chosen, settings, has_cr="\r" in text)
     held: list[bool] = []  # which lines hold a line break shown escaped
-    if quoting.has_inner_break(text):
-        shown, held = escape_lines(shown)
+    if has_own_marks(text):
+        shown, held = escape_lines(shown, cut)
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None

@@ -205,7 +205,7 @@ def stream_range(
             cut.append(len(chosen))
         chosen.append(body)
     stream.detach()
-    chosen, held = escape_lines(chosen)
+    chosen, held = escape_lines(chosen, cut)
     escaped = sum(held)
     if not chosen and seen < window.offset:
         raise past_the_end(path, window, seen, settings)

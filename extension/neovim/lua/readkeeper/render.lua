@@ -359,7 +359,9 @@ function read.notebook(file)
         end
       end
       -- (its images go unshown: their bytes are not text)
-      table.insert(lines, ">>> " .. named(output.output_type) .. ":")
+      -- an error's name, quoted when odd, as its type is
+      local ename = (given(output.ename) and output.ename ~= "") and (" " .. M.name(output.ename)) or ""
+      table.insert(lines, ">>> " .. named(output.output_type) .. ename .. ":")
       if body ~= "" then
         append(lines, M.fence(body))
       end
