@@ -61,12 +61,29 @@ UNESCAPES = {v: k for k, v in _ESCAPES.items()}
 # removed line's text that begins `--` or of an added line's that begins `++`, shown as
 # `\x2d` or `\x2b`, so no diff line but its two headers begins `---` or `+++`
 # (`diff_line`). Each is undone only where it is written (`unescape`).
-_CUT_OPENING = re.compile(
-    r"\[(?=[ \t]*(?:line[ \t]*cut|[\d,.]+[ \t]*characters?[ \t]*cut)\b)", re.IGNORECASE
-)
-_CUT_SHOWN = re.compile(
-    r"\\x5b(?=[ \t]*(?:line[ \t]*cut|[\d,.]+[ \t]*characters?[ \t]*cut)\b)", re.IGNORECASE
-)
+
+
+def _before_cut_words(opening: str) -> re.Pattern[str]:
+    """`opening` followed by a cut marker's words as a reader would read them: in any
+    case, letters in their fullwidth forms too, and between letters and words any run
+    of what is not a letter or digit (spaces of every kind, joiners and other invisible
+    format characters: attack round 24 passed `[line<NBSP>cut:` as the marker)."""
+    gap = r"[\W_]*"
+
+    def word(text: str) -> str:
+        return gap.join(
+            f"[{c}{c.upper()}{chr(ord(c) + 0xFEE0)}{chr(ord(c.upper()) + 0xFEE0)}]" for c in text
+        )
+
+    digits = r"[\d,.\uff0c\uff0e]+"
+    count = f"{digits}{gap}{word('character')}{gap}(?:{word('s')})?"
+    words = f"(?:{word('line')}{gap}{word('cut')}|{count}{gap}{word('cut')})"
+    return re.compile(f"{opening}(?={gap}{words})")
+
+
+_CUT_OPENING = _before_cut_words("[\\[\uff3b]")
+_CUT_SHOWN = _before_cut_words(r"\\(?:x5b|uff3b)")
+_OPENING_SHOWN = {"[": "\\x5b", "\uff3b": "\\uff3b"}
 _HEADER_SHOWN = re.compile(r"^\\x2d(?=-)|^\\x2b(?=\+)", re.MULTILINE)
 _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 
@@ -119,7 +136,7 @@ def lines(text: str) -> str:
 
 def has_marks(text: str) -> bool:
     """Whether `text` holds a `[` that `marks` escapes."""
-    return "[" in text and _CUT_OPENING.search(text) is not None
+    return ("[" in text or "\uff3b" in text) and _CUT_OPENING.search(text) is not None
 
 
 def marks(text: str) -> str:
@@ -128,7 +145,7 @@ def marks(text: str) -> str:
     where a file's text enters a view, before readkeeper adds a marker of its own."""
     if not has_marks(text):
         return text
-    return _CUT_OPENING.sub("\\\\x5b", text)
+    return _CUT_OPENING.sub(lambda found: _OPENING_SHOWN[found.group()], text)
 
 
 def diff_line(mark: str, text: str) -> str:
@@ -147,8 +164,8 @@ def unescape(text: str) -> str:
     into the characters they stand for: a line break's, a cut marker's `\\x5b`, and a
     line's first `\\x2d` or `\\x2b` before another `-` or `+` (a diff's)."""
     text = _UNESCAPE.sub(lambda m: UNESCAPES[m.group()], text)
-    if "\\x" in text:
-        text = _CUT_SHOWN.sub("[", text)
+    if "\\x" in text or "\\uff3b" in text:
+        text = _CUT_SHOWN.sub(lambda found: "[" if found.group() == "\\x5b" else "\uff3b", text)
         text = _HEADER_SHOWN.sub(lambda m: "-" if m.group() == "\\x2d" else "+", text)
     return text
 

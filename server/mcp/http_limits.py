@@ -19,7 +19,7 @@ from __future__ import annotations
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import malformed
+from . import malformed, unpaired
 from .http_body import replay
 from .http_deadline import Waiting
 from .line_cap import out_of_shape_answer
@@ -72,7 +72,10 @@ class InFlightLimit:
                 return  # the client went (or its deadline passed) before its body came
             self.waiting.arrived(scope.get("client"))
             # Before the SDK's parser, as on stdio: its id kept where one can be read.
-            refused = out_of_shape_answer(body) or malformed.refusal(body)
+            refused = out_of_shape_answer(body)
+            if refused is None:
+                body = unpaired.mend(body)  # a batch's bad entry is refused alone
+                refused = unpaired.refusal(body) or malformed.refusal(body)
             if refused is not None:
                 await _answer(send, 400, refused)
                 return

@@ -179,3 +179,25 @@ def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
     assert "beta" in shown, shown
     assert "lone UTF-16 surrogate" in shown, shown
     assert f"{field}[1]" in shown or "file_paths[1]" in shown, shown
+
+
+def test_over_http_a_lone_surrogate_is_refused_as_on_stdio(workspace: Path) -> None:
+    # Attack round 24: the HTTP door said "not a JSON-RPC 2.0 message" for the whole
+    # call, naming nothing, where stdio refuses the batch's entry alone and names a field.
+    from test_mcp_http_backpressure import exchange
+    from test_mcp_http_shape import http_session, raw_post
+
+    (workspace / "a.txt").write_text("alpha\n")
+    batch = b'{"name":"read_many","arguments":{"file_paths":["a.txt","x\\ud800y"]}}'
+    single = b'{"name":"forget","arguments":{"paths":["a.txt","x\\udc00"]}}'
+    with http_session(workspace) as (address, head):
+        body = b'{"jsonrpc":"2.0","id":40,"method":"tools/call","params":%s}' % batch
+        status, _, answer = exchange(address, raw_post(head, body))
+        assert status == 200, answer
+        assert b"alpha" in answer
+        assert b"file_paths[1]" in answer
+        assert b"lone UTF-16 surrogate" in answer
+        body = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":%s}' % single
+        status, _, answer = exchange(address, raw_post(head, body))
+        error = json.loads(answer)
+        assert (status, error["id"], error["error"]["data"]["field"]) == (400, 41, "paths[1]")

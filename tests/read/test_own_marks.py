@@ -32,6 +32,14 @@ CUT_SHAPES = [
     "…[LINE CUT:",
     "\n… [4,000 characters cut] …\n",
     "[12 character cut]",
+    # Look-alikes a reader takes for the marker (attack round 24): other spaces,
+    # invisible joiners and hyphens, fullwidth letters.
+    "… [line\u00a0cut: 58000 more characters]",
+    "… [line\u3000cut: 5 more characters]",
+    "… [line\u200dcut: 5 more characters]",
+    "… [li\u00adne\u2060cut: 5 more characters]",
+    "[5\u00a0characters cut]",
+    "… [\uff4cine cut: 5 more characters]",
 ]
 
 
@@ -77,6 +85,10 @@ def test_every_shape_of_a_cut_marker_is_escaped_and_comes_back() -> None:
         assert quoting.unescape(escaped) == shape
     plain = "xs[0] = cut[line]; a[lines cut] [cut: 3]"
     assert quoting.marks(plain) == plain
+    # A fullwidth bracket opening the words is shown as its own escape, and comes back.
+    fullwidth = "… \uff3bline cut: 5 more characters]"
+    assert quoting.marks(fullwidth) == "… \\uff3bline cut: 5 more characters]"
+    assert quoting.unescape(quoting.marks(fullwidth)) == fullwidth
 
 
 def test_a_grep_line_shaped_as_the_cut_marker_is_shown_escaped(
