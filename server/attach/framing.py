@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import socket
 import struct
 from typing import Any
@@ -41,12 +42,33 @@ def _encode(message: dict[str, Any]) -> bytes:
     # orjson is an order of magnitude faster on a read's 80 KB of lines (0.04 ms against
     # 0.58); the standard library takes what it refuses (text with lone surrogates: a
     # file name that is not UTF-8), and the reader handles both.
+    # orjson writes NaN and the infinities as null: an agent's `"offset": NaN` would reach
+    # the editor's core as no offset at all (the default, silently) where a core of its
+    # own refuses it. Such a frame goes by the standard library, which writes them as
+    # NaN and Infinity, read back by `_decode_slowly` for the core to refuse.
     try:
-        return orjson.dumps(message)
+        body = orjson.dumps(message)
     except orjson.JSONEncodeError:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"
-        )
+        body = None
+    if body is not None and not (b"null" in body and _not_finite(message)):
+        return body
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether `value` holds a float that is NaN or infinite, at any depth."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] | None:
