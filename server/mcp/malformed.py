@@ -8,8 +8,9 @@ an invalid request, under the request's id when the members before the fault par
 else null. A blank line (a lone carriage return between messages) is no message: it is
 skipped, never handed to the SDK.
 
-The SDK's own check decides (`valid`), so no line it would drop gets through; a line it
-takes costs that one check, which `PipeWriter.asked` used to make itself.
+The SDK's own check decides (its message adapter), so no line it would drop gets
+through; a line it takes costs that one check, which `PipeWriter.asked` used to make
+itself. The answer itself never raises: a line the door cannot read is answered too.
 """
 
 from __future__ import annotations
@@ -35,15 +36,6 @@ _NOT_MCP = (
 def blank(line: bytes) -> bool:
     """Whether `line` holds nothing but JSON white space (no message at all)."""
     return not line.strip(b" \t\r\n")
-
-
-def valid(line: bytes) -> bool:
-    """Whether the SDK takes `line` as a JSON-RPC message (as its stdin reader does)."""
-    try:
-        jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValueError:
-        return False
-    return True
 
 
 def refusal(line: bytes) -> bytes | None:
@@ -95,4 +87,4 @@ def _line(code: int, message: str, msg_id: MsgId | None = None) -> bytes:
         return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + b"\n"
 
 
-__all__ = ["blank", "refusal", "valid"]
+__all__ = ["blank", "refusal"]
