@@ -216,10 +216,8 @@ class FileLines:
                 raise StopAsyncIteration
             if malformed.blank(line):
                 continue  # no message (a lone \r between two): nothing to answer
-            refused = line_cap.refusal(line)
-            if refused is None:
-                line = unpaired.mend(line)  # a batch's bad entry is refused alone
-                refused = unpaired.refusal(line) or malformed.refusal(line)
+            line, refused = screened(line)
+            refused = refused or malformed.refusal(line)
             if refused is None:
                 if self._writer.asked(line):
                     await self._writer.barrier.earlier(self._writer.unanswered)
@@ -254,6 +252,17 @@ class FileLines:
         return await done
 
 
+def screened(line: bytes) -> tuple[bytes, bytes | None]:
+    """`line` as the SDK may take it, and the answer of the door when it may not: over
+    the size cap (`line_cap`), or holding a lone surrogate escape the SDK's parser
+    refuses (`unpaired`: in a batch read's entry it goes on, to be refused alone)."""
+    refused = line_cap.refusal(line)
+    if refused is not None:
+        return line, refused
+    line = unpaired.mend(line)
+    return line, unpaired.refusal(line)
+
+
 class PipeLines:
     """Stdin as the SDK iterates it, a line at a time; quick.py's lines never reach it:
     `answer` replies to a quick read here, `later` serves an edit on a worker thread."""
@@ -284,10 +293,8 @@ class PipeLines:
                 raise StopAsyncIteration
             if malformed.blank(line):
                 continue  # no message (a lone \r between two): nothing to answer
-            reply = line_cap.refusal(line)
-            if reply is None:
-                line = unpaired.mend(line)  # a batch's bad entry is refused alone
-                reply = unpaired.refusal(line) or self._answer(line)
+            line, reply = screened(line)
+            reply = reply or self._answer(line)
             if reply is None and (self.later is None or not self.later(line, self._writer)):
                 reply = malformed.refusal(line)  # one the SDK would drop unanswered
                 if reply is None and self._writer.asked(line):
