@@ -53,10 +53,9 @@ def mend(line: bytes) -> bytes:
     if mended == entries:
         return line
     arguments[field] = mended
-    try:
-        return json.dumps(message, ensure_ascii=True, allow_nan=False).encode() + b"\n"
-    except ValueError:  # a number no JSON holds (NaN): the line as it came
-        return line
+    # NaN and Infinity elsewhere are written back as they came (the SDK's parser takes
+    # them; the core refuses them, naming their field).
+    return json.dumps(message, ensure_ascii=True).encode() + b"\n"
 
 
 def refusal(line: bytes) -> bytes | None:

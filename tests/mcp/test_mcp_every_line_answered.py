@@ -9,6 +9,7 @@ it can be read, else null; blank lines (a lone carriage return between messages,
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,19 @@ def test_over_http_a_lone_surrogate_is_refused_as_on_stdio(workspace: Path) -> N
         status, _, answer = exchange(address, raw_post(head, body))
         error = json.loads(answer)
         assert (status, error["id"], error["error"]["data"]["field"]) == (400, 41, "paths[1]")
+
+
+def test_a_batch_entry_is_mended_whatever_numbers_sit_beside_it() -> None:
+    # Attack round 24: a NaN elsewhere in the line left the entry unmended, so the whole
+    # call was refused naming file_paths[1] rather than the number's own field.
+    from readkeeper.mcp.unpaired import mend
+
+    line = (
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_many",'
+        b'"arguments":{"file_paths":["a.txt","x\\ud800"],"budget_tokens":NaN}}}\n'
+    )
+    mended = json.loads(mend(line))
+    arguments = mended["params"]["arguments"]
+    assert arguments["file_paths"][0] == "a.txt"
+    assert arguments["file_paths"][1].startswith("\x00lone surrogate:")
+    assert math.isnan(arguments["budget_tokens"])  # as it came, for the core to refuse
