@@ -12,6 +12,7 @@ import encodings.idna  # noqa: F401  (a child run as nobody names hosts: the cod
 import functools
 import inspect
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -32,6 +33,17 @@ from readkeeper.protocol import ReadParams, unstructure
 T = TypeVar("T")
 
 DEADLINE_S = 15.0
+
+# A shell command in backquotes, as an error's next step would name one (issue 31: an
+# error names a call its front end offers, never a shell command).
+_SHELL_COMMAND = re.compile(
+    r"`(?:file|xxd|od|hexdump|ls|tree|find|grep|rg|cat|head|tail|less|sed|awk|stat|wc)\b"
+)
+
+
+def names_a_shell_command(message: str) -> bool:
+    """Whether `message` tells the agent to run a shell command."""
+    return _SHELL_COMMAND.search(message) is not None
 
 
 def wait_until(condition: Callable[[], T], what: str, timeout: float = DEADLINE_S) -> T:

@@ -7,7 +7,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from conftest import Session
-from helpers import eventually
+from helpers import eventually, names_a_shell_command
 from readkeeper.read.tokens import TokenCounter
 from readkeeper.state.sessions import MAX_NAME_CHARS, MAX_SESSIONS
 
@@ -99,6 +99,7 @@ async def test_every_error_carries_its_kind(lsp: Session, workspace: Path, tmp_p
         error = await lsp.read_error(path)
         assert error.data["kind"] == kind, (path, error.data)
         assert error.message
+        assert not names_a_shell_command(error.message), error.message
 
 
 async def test_unsaved_editor_buffer_is_what_the_agent_reads(lsp: Session, workspace: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from PIL import Image
 
-from helpers import eventually
+from helpers import eventually, names_a_shell_command
 from mcp_helpers import (
     call,
     error_kind,
@@ -192,7 +192,10 @@ async def test_every_error_kind_is_a_tool_error_with_the_lsp_message(
         (workspace / "big.log").write_text("x" * 100 + "\n" * 3000 + "y" * 300_000)
         assert error_kind(await client.call_tool("read", {"file_path": "big.log"})) == "too_large"
         (workspace / "blob.bin").write_bytes(bytes(range(256)) * 64)
-        assert error_kind(await client.call_tool("read", {"file_path": "blob.bin"})) == "binary"
+        binary = await client.call_tool("read", {"file_path": "blob.bin"})
+        assert error_kind(binary) == "binary"
+        assert not names_a_shell_command(text_of(binary)), text_of(binary)
+        assert 'the list tool with {"path": ' in text_of(binary)  # a call it offers
 
         edit = {"file_path": "src/main.py", "old_string": "hi", "new_string": "ho"}
         assert error_kind(await client.call_tool("edit", edit)) == "not_read"

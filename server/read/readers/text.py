@@ -55,8 +55,8 @@ def not_text(path: str, reason: str) -> ReadkeeperError:
     """The `binary` refusal of a file that is not text, saying why."""
     return ReadkeeperError(
         "binary",
-        f"{path} is not a text file ({reason}). Use a tool made for its format "
-        "(e.g. `file` to identify it, `xxd | head` to inspect bytes).",
+        f"{path} is not a text file ({reason}): readkeeper reads text, images, PDFs and "
+        f"notebooks, and this is none of them. Its kind and size: {call('list', path=path)}.",
         file_path=path,
     )
 
