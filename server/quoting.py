@@ -70,7 +70,7 @@ def _before_cut_words(opening: str) -> re.Pattern[str]:
     format characters: attack round 24 passed `[line<NBSP>cut:` as the marker). Each run
     is bounded (a few characters: a reader sees no more as one space): unbounded, a
     file of 50,000 `[` cost a search per `[` over all that follow, minutes in all."""
-    gap = r"[\W_]{0,8}"
+    gap = r"(?:[^\w\n]|_){0,8}"  # within a line: every view escapes line by line
 
     def word(text: str) -> str:
         return gap.join(
@@ -87,6 +87,8 @@ _CUT_OPENING = _before_cut_words("[\\[\uff3b]")
 _CUT_SHOWN = _before_cut_words(r"\\(?:x5b|uff3b)")
 _OPENING_SHOWN = {"[": "\\x5b", "\uff3b": "\\uff3b"}
 _HEADER_SHOWN = re.compile(r"^\\x2d(?=-)|^\\x2b(?=\+)", re.MULTILINE)
+# For edit/shown.py, which maps a shown text back to the file's.
+BREAK, CUT_OPENING, OPENING_SHOWN = _BREAK, _CUT_OPENING, _OPENING_SHOWN
 _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 
 # The punctuation a bare name may hold: what paths, symbols and labels commonly use, none
