@@ -70,7 +70,7 @@ def _before_cut_words(opening: str) -> re.Pattern[str]:
     format characters: attack round 24 passed `[line<NBSP>cut:` as the marker). Each run
     is bounded (a few characters: a reader sees no more as one space): unbounded, a
     file of 50,000 `[` cost a search per `[` over all that follow, minutes in all."""
-    gap = r"(?:[^\w\n]|_){0,8}"  # within a line: every view escapes line by line
+    gap = r"[\W_]{0,8}"
 
     def word(text: str) -> str:
         return gap.join(

@@ -100,7 +100,12 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     stand for); and whether it differs from `old`. Ranges of different texts (a file's
     literal `\\r` and an escaped CR are shown alike): `ambiguous_match` naming their
     lines, since either could be meant. No range: `old` as given (find_hits says no_match)."""
-    found = shown.ranges(text, old)
+    if "\\" not in old:  # no escape in it: matched as written only (find_hits)
+        return old, new, False
+    views = shown.views(text, old)
+    if not views:  # nothing in the file is shown escaped
+        return old, new, False
+    found = shown.ranges(text, old, views)
     texts = {text[start:end] for start, end in found}
     if len(texts) > 1:
         raise _shown_alike(text, old, sorted(found), path)

@@ -56,10 +56,12 @@ def views(text: str, old: str) -> list[Shown]:
     """The shown forms of `text` (LF-normalized) in which `old` may have been copied:
     a read's (and grep's, and an edit preview's), and when `old` holds a diff's line
     escape a diff's; none when the file holds nothing a view escapes."""
+    # A match holding no escape of a kind is a match of the view without that kind:
+    # only the kinds `old` holds are made (a regex's `\\d` in old costs no view).
     escapes: dict[int, str] = {}
-    if quoting.has_break(text):
+    if any(e in old for e in quoting.UNESCAPES) and quoting.has_break(text):
         escapes = {m.start(): quoting.line(m.group()) for m in quoting.BREAK.finditer(text)}
-    if "[" in text or "\uff3b" in text:
+    if ("\\x5b" in old or "\\uff3b" in old) and quoting.has_marks(text):
         escapes |= dict(_marks(_shown(text, escapes) if escapes else None, text))
     found = [_shown(text, escapes)] if escapes else []
     if "\\x2d" in old or "\\x2b" in old:
@@ -72,10 +74,14 @@ def views(text: str, old: str) -> list[Shown]:
 def _marks(escaped: Shown | None, text: str) -> Iterator[tuple[int, str]]:
     """The file offset and escape of each `[` a read escapes: found, as the read finds
     them, in the text with its line breaks already escaped (`escaped`, if any)."""
-    for found in quoting.CUT_OPENING.finditer(escaped.text if escaped else text):
-        at = escaped.raw(found.start()) if escaped else found.start()
-        if at is not None:
-            yield at, quoting.OPENING_SHOWN[found.group()]
+    shown = escaped.text if escaped else text
+    for found in quoting.CUT_OPENING.finditer(shown):
+        # Each view escapes a line at a time: the marker's words are in the same line.
+        end = shown.find("\n", found.start())
+        if quoting.CUT_OPENING.match(shown, found.start(), len(shown) if end < 0 else end):
+            at = escaped.raw(found.start()) if escaped else found.start()
+            if at is not None:
+                yield at, quoting.OPENING_SHOWN[found.group()]
 
 
 def _shown(text: str, escapes: dict[int, str]) -> Shown:
@@ -99,17 +105,18 @@ def _shown(text: str, escapes: dict[int, str]) -> Shown:
     return Shown("".join(pieces), starts, ends, raws)
 
 
-def ranges(text: str, old: str) -> dict[tuple[int, int], tuple[Shown, int] | None]:
-    """Every range of `text` whose shown form (in some view) is `old`, or that is `old`
-    as written (then None), with the view and shown offset it was found at."""
+def ranges(
+    text: str, old: str, shown: list[Shown]
+) -> dict[tuple[int, int], tuple[Shown, int] | None]:
+    """Every range of `text` whose shown form (in one of `shown`, its `views`) is `old`,
+    or that is `old` as written (then None), with the view and shown offset it was
+    found at."""
     found: dict[tuple[int, int], tuple[Shown, int] | None] = {}
     at = text.find(old)
     while at != -1:
         found[(at, at + len(old))] = None
         at = text.find(old, at + len(old))
-    if "\\" not in old:
-        return found
-    for view in views(text, old):
+    for view in shown:
         at = view.text.find(old)
         while at != -1:
             start, end = view.raw(at), view.raw(at + len(old))
