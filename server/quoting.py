@@ -152,12 +152,22 @@ def marks(text: str) -> str:
     return _CUT_OPENING.sub(lambda found: _OPENING_SHOWN[found.group()], text)
 
 
+def text_line(text: str) -> str:
+    """One line of a file's text as every view shows it (a read, grep, a diff, a
+    closest text): its line breaks escaped (`line`), then each `[` opening cut-marker
+    words (`marks`); nothing else. Format characters, tabs and other controls are the
+    file's text and shown as they are (a terminal escapes them: `terminal`): they end no
+    line and pose as no mark of readkeeper's, and escaped they would read as a file's
+    literal `\\u200d` (which is common in code) as a CR does as a literal `\\r`."""
+    return marks(line(text))
+
+
 def diff_line(mark: str, text: str) -> str:
-    """One line of a file as a diff shows it after its `mark` (" ", "-" or "+"): its
-    line breaks and cut markers escaped (`line`, `marks`), and, when the mark and the
-    text would begin `---` or `+++`, the text's first character as `\\x2d` or `\\x2b`:
-    only a diff's two headers begin so."""
-    shown = line(marks(text))
+    """One line of a file as a diff shows it after its `mark` (" ", "-" or "+"): as
+    every view shows it (`text_line`), and, when the mark and the text would begin
+    `---` or `+++`, the text's first character as `\\x2d` or `\\x2b`: only a diff's
+    two headers begin so."""
+    shown = text_line(text)
     if mark != " " and shown.startswith(mark * 2):
         return f"{mark}\\x{ord(mark):02x}{shown[1:]}"
     return mark + shown
