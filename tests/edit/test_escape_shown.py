@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Session
 from helpers import text_file
 from mcp_helpers import (
     dropin_client,
@@ -123,3 +124,19 @@ def test_what_new_string_keeps_of_an_escape_it_changes_is_never_half_an_escape(
         EditParams(file_path=str(path), old_string="x\\x0by \\x0b", new_string="x\\x0cy \\x0b")
     )
     assert path.read_bytes() == b"x\x0cy \\x0b\n"
+
+
+async def test_over_lsp_an_edit_and_a_batch_refuse_lines_shown_alike(
+    lsp: Session, workspace: Path
+) -> None:
+    path = workspace / "m.py"
+    path.write_bytes(MIXED)
+    await lsp.read(path)
+    for params in (
+        {"file_path": str(path), "old_string": COPIED, "new_string": "CHANGED"},
+        {"file_path": str(path), "edits": [{"old_string": COPIED, "new_string": "X"}]},
+    ):
+        error = await lsp.error("readkeeper/edit", params)
+        assert error.data["kind"] == "ambiguous_match"
+        assert error.data["lines"] == [2, 5]
+    assert path.read_bytes() == MIXED
