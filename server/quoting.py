@@ -26,9 +26,10 @@ editors' renderers, which follow these same rules) keeps them apart this one way
 The escapes are the characters' Python/JSON spellings (`\\r`, `\\x0b`, `\\u2028`); the
 protocol's raw fields (`content` of a text read, `diff`) say which lines hold one
 (`escaped_lines`, and a read's note names those lines, as it names the lines readkeeper
-cut), and an edit's `old_string` copied from such a line still matches; when it matches
-both as written (a file's own `\\r`) and unescaped, the edit is refused `ambiguous_match`
-(edit/matching.py), since either could be meant.
+cut), and an edit's `old_string` copied from such a line matches every place of the
+file whose shown form it is (edit/shown.py); places of different text shown alike (a
+file's own `\\r` and an escaped CR) make the edit `ambiguous_match` (edit/matching.py),
+since either could be meant.
 """
 
 from __future__ import annotations
