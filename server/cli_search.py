@@ -14,7 +14,7 @@ from .exit_status import DONE, NOTHING_FOUND, REFUSED
 from .files.reach import here
 from .hints import for_cli
 from .quoting import show, wire_json
-from .search.shown import lines
+from .search.shown import escapes_note, lines
 
 if TYPE_CHECKING:
     from .core import Readkeeper
@@ -99,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in lines(method, result, core.workspace.display):
             show(line, sys.stdout)
-        if result.get("note"):
-            show(f"readkeeper: note: {for_cli(result['note'])}", sys.stderr)
+        escaped = escapes_note(method, result, core.workspace.display)
+        for note in filter(None, [escaped, result.get("note")]):
+            show(f"readkeeper: note: {for_cli(note)}", sys.stderr)
     found = result.get("matches") or result.get("files") or result.get("counts")
     found = found or result.get("paths") or result.get("entries")
     return DONE if found else NOTHING_FOUND

@@ -26,9 +26,10 @@ editors' renderers, which follow these same rules) keeps them apart this one way
 The escapes are the characters' Python/JSON spellings (`\\r`, `\\x0b`, `\\u2028`); the
 protocol's raw fields (`content` of a text read, `diff`) say which lines hold one
 (`escaped_lines`, and a read's note names those lines, as it names the lines readkeeper
-cut), and an edit's `old_string` copied from such a line still matches; when it matches
-both as written (a file's own `\\r`) and unescaped, the edit is refused `ambiguous_match`
-(edit/matching.py), since either could be meant.
+cut), and an edit's `old_string` copied from such a line matches every place of the
+file whose shown form it is (edit/shown.py); places of different text shown alike (a
+file's own `\\r` and an escaped CR) make the edit `ambiguous_match` (edit/matching.py),
+since either could be meant.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ _CUT_OPENING = _before_cut_words("[\\[\uff3b]")
 _CUT_SHOWN = _before_cut_words(r"\\(?:x5b|uff3b)")
 _OPENING_SHOWN = {"[": "\\x5b", "\uff3b": "\\uff3b"}
 _HEADER_SHOWN = re.compile(r"^\\x2d(?=-)|^\\x2b(?=\+)", re.MULTILINE)
+# For edit/shown.py, which maps a shown text back to the file's.
+BREAK, CUT_OPENING, OPENING_SHOWN = _BREAK, _CUT_OPENING, _OPENING_SHOWN
 _UNESCAPE = re.compile("|".join(re.escape(e) for e in UNESCAPES))
 
 # The punctuation a bare name may hold: what paths, symbols and labels commonly use, none
@@ -150,12 +153,22 @@ def marks(text: str) -> str:
     return _CUT_OPENING.sub(lambda found: _OPENING_SHOWN[found.group()], text)
 
 
+def text_line(text: str) -> str:
+    """One line of a file's text as every view shows it (a read, grep, a diff, a
+    closest text): its line breaks escaped (`line`), then each `[` opening cut-marker
+    words (`marks`); nothing else. Format characters, tabs and other controls are the
+    file's text and shown as they are (a terminal escapes them: `terminal`): they end no
+    line and pose as no mark of readkeeper's, and escaped they would read as a file's
+    literal `\\u200d` (which is common in code) as a CR does as a literal `\\r`."""
+    return marks(line(text))
+
+
 def diff_line(mark: str, text: str) -> str:
-    """One line of a file as a diff shows it after its `mark` (" ", "-" or "+"): its
-    line breaks and cut markers escaped (`line`, `marks`), and, when the mark and the
-    text would begin `---` or `+++`, the text's first character as `\\x2d` or `\\x2b`:
-    only a diff's two headers begin so."""
-    shown = line(marks(text))
+    """One line of a file as a diff shows it after its `mark` (" ", "-" or "+"): as
+    every view shows it (`text_line`), and, when the mark and the text would begin
+    `---` or `+++`, the text's first character as `\\x2d` or `\\x2b`: only a diff's
+    two headers begin so."""
+    shown = text_line(text)
     if mark != " " and shown.startswith(mark * 2):
         return f"{mark}\\x{ord(mark):02x}{shown[1:]}"
     return mark + shown

@@ -88,12 +88,15 @@ Target = Literal["disk", "buffer"]
 # --- entry points ------------------------------------------------------------------------
 
 
-def edit(core: EditServices, params: EditParams) -> EditResult:
+def edit(core: EditServices, params: EditParams, exact: bool = False) -> EditResult:
     """`readkeeper/edit` of a text file: replace `old_string` with `new_string` by the
-    rules above."""
+    rules above; `exact`: `old_string` is the file's text (patch.py's fold), not a copy
+    of a view that may hold escapes (matching.as_shown)."""
     old, new = _checked(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    return committed(where.path, lambda: _edit_once(core, params, candidate, where, old, new))
+    return committed(
+        where.path, lambda: _edit_once(core, params, candidate, where, old, new, exact)
+    )
 
 
 def _checked(params: EditParams) -> tuple[str, str]:
@@ -161,6 +164,7 @@ def _decide(
     held: atomic.Held,
     old: str,
     new: str,
+    exact: bool = False,
 ) -> _Decided:
     """Every check of an edit (read-state, stale or merged, lines seen, editor buffer,
     encoding), on the file as `held` holds it: the refusal the call gets, or the plan."""
@@ -171,7 +175,7 @@ def _decide(
     base_text = buffer.text if buffer else loaded.text
     seen = digests(base_text, loaded if buffer is None else None)
     base = Normalized(base_text)
-    old, new, unescaped = as_shown(base.norm, old, new, real)
+    old, new, unescaped = (old, new, False) if exact else as_shown(base.norm, old, new, real)
     merged_from: str | None = None
     forgiven: Forgiven | None = None
     if record.scope == "file" and record.digest in seen:
@@ -194,7 +198,7 @@ def _decide(
     return _Decided(loaded, buffer, base_text, hits, planned, merged_from, forgiven, unescaped)
 
 
-def preview(core: EditServices, params: EditParams) -> ExternalChange | None:
+def preview(core: EditServices, params: EditParams, exact: bool = False) -> ExternalChange | None:
     """Every check `edit` makes, writing and recording nothing (a dry run): raises the
     refusal the real call would get; else the other program's change the real call
     would be merged over (None when the file is as the session read it)."""
@@ -204,14 +208,20 @@ def preview(core: EditServices, params: EditParams) -> ExternalChange | None:
         core.read_states, core.workspace, params.session, where, candidate, core.settings
     )
     with hold_for_change(where) as held:
-        decided = _decide(core, params, record, where, held, old, new)
+        decided = _decide(core, params, record, where, held, old, new, exact)
     if decided.merged_from is None:
         return None
     return external_change(decided.merged_from, decided.base_text, where.path)
 
 
 def _edit_once(
-    core: EditServices, params: EditParams, candidate: str, where: Location, old: str, new: str
+    core: EditServices,
+    params: EditParams,
+    candidate: str,
+    where: Location,
+    old: str,
+    new: str,
+    exact: bool,
 ) -> EditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
@@ -220,7 +230,7 @@ def _edit_once(
     )
     settings = core.settings
     with hold_for_change(where) as held:
-        decided = _decide(core, params, record, where, held, old, new)
+        decided = _decide(core, params, record, where, held, old, new, exact)
         loaded, buffer = decided.loaded, decided.buffer
         base_text, hits, planned = decided.base_text, decided.hits, decided.planned
         merged_from, forgiven, unescaped = decided.merged_from, decided.forgiven, decided.unescaped

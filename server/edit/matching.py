@@ -15,6 +15,7 @@ from ..errors import ReadkeeperError
 from ..protocol import EditParams
 from ..read import numbering
 from ..read.diffs import common_ends
+from . import shown
 from .services import TextChange
 from .snippets import cut
 
@@ -92,28 +93,55 @@ def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) ->
 
 
 def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
-    """`old` and `new` as the agent meant them: as given, unless `old` matches nowhere in
-    `text` as given but does once the escapes a read shows line breaks with (`\\u2028`,
-    quoting.py) are read as those characters, when both are read that way; and whether
-    they were. `ambiguous_match` when it matches both ways: a file's literal `\\r` and
-    an escaped CR are shown alike, so neither can be assumed."""
-    raw = quoting.unescape(old)
-    if raw == old or raw not in text:
+    """`old` and `new` as the agent meant them, `old` copied from what readkeeper showed
+    (edit/shown.py): every range of `text` whose shown form is `old`, or that is `old`
+    as written. One text in all those ranges: that text, and `new` with what it keeps of
+    `old` as the file has it (the rest with its escapes read as the characters they
+    stand for); and whether it differs from `old`. Ranges of different texts (a file's
+    literal `\\r` and an escaped CR are shown alike): `ambiguous_match` naming their
+    lines, since either could be meant. No range: `old` as given (find_hits says no_match)."""
+    if "\\" not in old:  # no escape in it: matched as written only (find_hits)
         return old, new, False
-    if old not in text:
-        return raw, quoting.unescape(new), True
-    literal = line_numbers(text, find_all(text, old)[:LISTED_LINES])
-    escaped = line_numbers(text, find_all(text, raw)[:LISTED_LINES])
-    raise ReadkeeperError(
+    views = shown.views(text, old)
+    if not views:  # nothing in the file is shown escaped
+        return old, new, False
+    found = shown.ranges(text, old, views)
+    texts = {text[start:end] for start, end in found}
+    if len(texts) > 1:
+        raise _shown_alike(text, old, sorted(found), path)
+    if not texts or old in texts:
+        return old, new, False
+    (start, end), where = next(iter(found.items()))
+    assert where is not None  # a range not as written was found in a view
+    view, at = where
+    head, tail = common_ends(old, new)
+    # What new keeps of old stays as the file has it; never part of an escape.
+    keep_head, raw_head = view.edge(at + head, -1)
+    keep_tail, raw_tail = view.edge(at + len(old) - tail, 1)
+    middle = new[keep_head - at : len(new) - (at + len(old) - keep_tail)]
+    return (
+        text[start:end],
+        text[start:raw_head] + quoting.unescape(middle) + text[raw_tail:end],
+        True,
+    )
+
+
+def _shown_alike(text: str, old: str, found: list[tuple[int, int]], path: str) -> ReadkeeperError:
+    literal = line_numbers(text, [s for s, e in found if text[s:e] == old][:LISTED_LINES])
+    escaped = line_numbers(text, [s for s, e in found if text[s:e] != old][:LISTED_LINES])
+    lines = line_numbers(text, [s for s, _ in found])
+    said = ", ".join(map(str, lines[:LISTED_LINES])) + (
+        f" and {len(lines) - LISTED_LINES} more" if len(lines) > LISTED_LINES else ""
+    )
+    return ReadkeeperError(
         "ambiguous_match",
-        f"old_string matches in {quoting.name(path)} "
-        f"both as written, with a literal backslash (starting "
-        f"on lines {', '.join(map(str, literal))}), and with its escapes read as the line "
-        f"breaks a read shows escaped (starting on lines {', '.join(map(str, escaped))}). "
-        "A read's note lists the lines that hold escaped line breaks; add surrounding "
-        "lines to old_string that occur in only one of these places.",
+        f"old_string matches in {quoting.name(path)} places that hold different text but "
+        f"are shown alike (starting on lines {said}): a file's literal backslash escape "
+        "(`\\r`, `\\x5b`) and a character readkeeper shows escaped read the same. "
+        "A read's note lists the lines that hold escaped text; add surrounding lines to "
+        "old_string that occur in only one of these places.",
         file_path=path,
-        lines=sorted({*literal, *escaped}),
+        lines=sorted(set(lines)),
         literal_lines=literal,
         escaped_lines=escaped,
     )

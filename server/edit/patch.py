@@ -34,7 +34,7 @@ from ..state.readstate import ReadRecord
 from .commit import entry, resolve_for_change, unread
 from .edits import edit, preview
 from .endings import lf
-from .matching import Normalized, find_all, line_numbers, no_match
+from .matching import Normalized, as_shown, find_all, line_numbers, no_match
 from .merge import disjoint_hits
 from .refusals import stale
 from .services import EditServices
@@ -95,7 +95,7 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
         return _dry_run(core, single, result, checks)
     checks()
     try:
-        done = edit(core, single)
+        done = edit(core, single, exact=True)
     except ReadkeeperError as exc:
         if exc.kind in ("no_match", "ambiguous_match"):
             raise ReadkeeperError(
@@ -122,7 +122,7 @@ def _dry_run(
     result["dry_run"] = True
     try:
         checks()
-        unseen = preview(core, single)
+        unseen = preview(core, single, exact=True)
     except ReadkeeperError as exc:
         result["diff"] = ""
         result["refused"] = exc.kind
@@ -237,8 +237,14 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
                 field="edits",
                 index=index,
             )
-        hits = find_all(current, old)
         earlier = " as the replacements before it left it" if index else ""
+        try:  # copied from a view: the file's text it stands for, if one
+            old, new, _ = as_shown(current, old, new, real)
+        except ReadkeeperError as exc:
+            raise ReadkeeperError(
+                exc.kind, f"{where}: {exc.message} Nothing was written.", **exc.data, index=index
+            ) from None
+        hits = find_all(current, old)
         if not hits:
             missing = no_match(current, old, real, width)
             raise ReadkeeperError(

@@ -3,16 +3,18 @@ prints and the MCP tools' text (compact: a path and a line each, no JSON keys).
 
 Every byte from a file or a file name stays inside the structure: a name that is not
 plain (quoting.name: a space, a colon, a control character...) is shown JSON-quoted, and
-control characters in a line are shown escaped.
+a line is shown as a read shows it (quoting.text_line: its line breaks and a cut
+marker's `[` escaped, and a note naming the lines that hold such an escape).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from readkeeper import quoting
+
+LISTED = 20  # lines named in the note of escapes (as a read's note names them)
 
 
 def lines(method: str, result: dict[str, Any], display: Callable[[str], str] = str) -> list[str]:
@@ -49,8 +51,9 @@ def text(method: str, result: dict[str, Any]) -> str:
     shown = lines(method, result)
     if method == "list" and result.get("path"):
         shown.insert(0, f"{_name(result['path'])}:")
-    if result.get("note"):
-        shown.append(f"({result['note']})")
+    note = " ".join(filter(None, [escapes_note(method, result), result.get("note")]))
+    if note:
+        shown.append(f"({note})")
     if result.get("next"):
         shown.append(f"next: {quoting.json_text(result['next'])}")
     return "\n".join(shown) if shown else "(nothing found)"
@@ -63,5 +66,30 @@ def _name(name: str) -> str:
 
 
 def _text(line: str) -> str:
-    line = quoting.marks(line)  # a `[line cut:` of the file's own: never readkeeper's marker
-    return "".join(c if c.isprintable() or c == "\t" else json.dumps(c)[1:-1] for c in line)
+    # As a read shows it (quoting.text_line): a line break escaped, and a `[line cut:` of
+    # the file's own never readkeeper's marker; the rest as the file has it.
+    return quoting.text_line(line)
+
+
+def escapes_note(
+    method: str, result: dict[str, Any], display: Callable[[str], str] = str
+) -> str | None:
+    """The note naming the matches shown with escapes, as a read's note names its lines:
+    a file's own `\\r` or `\\x5b` looks just like an escape, so only the lines named
+    here hold one."""
+    if method != "grep" or "matches" not in result:
+        return None
+    held = [
+        f"{_name(display(match['file_path']))}:{match['line']}"
+        for match in result["matches"]
+        if quoting.text_line(match["text"]) != match["text"]
+    ]
+    if not held:
+        return None
+    more = f" and {len(held) - LISTED} more" if len(held) > LISTED else ""
+    return (
+        f"Lines {', '.join(held[:LISTED])}{more} hold text shown escaped: line breaks other "
+        "than LF (a lone CR, U+2028, ...) as \\r, \\u2028, ..., and a '[' opening "
+        "cut-marker words as \\x5b; in any other line such text is the file's own. An "
+        "edit's old_string may give them as shown."
+    )

@@ -71,7 +71,8 @@ async def test_a_grep_line_shaped_as_the_cut_marker_is_the_files_own_over_mcp(
     args = ["--root", str(workspace), "--standalone"]
     async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
         found = text_of(await client.call_tool("grep", {"pattern": "key =", "path": "."}))
-    assert found.endswith(f":2:{SHOWN_CUT}"), found
+    assert f":2:{SHOWN_CUT}\n(Lines " in found, found
+    assert found.endswith("the file's own. An edit's old_string may give them as shown.)")
 
 
 async def test_the_dropin_shows_no_forged_marker_or_header(workspace: Path) -> None:

@@ -42,9 +42,11 @@ def test_bad_input_exits_2_with_the_kind(workspace: Path) -> None:
     assert "position 1" in done.stderr
 
 
-def test_a_control_character_in_a_line_is_escaped(workspace: Path) -> None:
-    (workspace / "a.txt").write_text("needle \x1b[31mred\n")
-    assert run("grep", "needle", cwd=workspace).stdout == "a.txt:1:needle \\u001b[31mred\n"
+def test_a_control_character_in_a_line_is_shown_as_a_read_shows_it(workspace: Path) -> None:
+    """Piped, the line as the file has it, as `readkeeper read` prints it (quoting.show:
+    only a terminal gets controls escaped, tests/test_cli_terminal.py); a CR escaped."""
+    (workspace / "a.txt").write_text("needle \x1b[31mred\rx\n", newline="")
+    assert run("grep", "needle", cwd=workspace).stdout == "a.txt:1:needle \x1b[31mred\\rx\n"
 
 
 def test_ls_shows_a_files_size_and_a_dash_for_a_folder(workspace: Path) -> None:
