@@ -402,8 +402,8 @@ def _create(
     try:
         where.anchor.make_folders(where.folder)
         new_stat = atomic.create(where, data)
-    except Moved:
-        raise moved(real) from None
+    except Moved as exc:
+        raise moved(real, exc) from None
     except (FileExistsError, NotADirectoryError):
         raise folder_blocked(real) from None
     except OSError as exc:

@@ -32,7 +32,7 @@ from .. import quoting
 from ..errors import ReadkeeperError
 from ..files import atomic
 from ..files.beneath import Location, Moved
-from ..files.fileio import moved
+from ..files.fileio import folder_moved, moved
 from ..files.locks import lock_for
 from ..files.paths import Workspace, names_a_folder
 from ..files.reach import LeadsOut
@@ -112,8 +112,8 @@ def mkdir(core: EditServices, params: MkdirParams) -> dict[str, Any]:
     refuse_unsaved_where_created(core, where.path, where.anchor.path)
     try:
         where.anchor.make_folders(relative)
-    except Moved:
-        raise moved(where.path) from None
+    except Moved as exc:
+        raise moved(where.path, exc) from None
     except (NotADirectoryError, FileExistsError):
         raise _not_a_folder(where.path) from None
     except OSError as exc:
@@ -231,6 +231,7 @@ def _rename(source: Location, destination: Location, destination_given: str) -> 
         try:
             done = atomic.rename_new(src_fd, source.name, dst_fd, destination.name)
             if done:
+                _in_place(source, src_fd, destination, dst_fd)
                 for fd in {src_fd, dst_fd}:
                     _fsync_quietly(fd)
         finally:
@@ -256,6 +257,20 @@ def _rename(source: Location, destination: Location, destination_given: str) -> 
             "replacing what appears at the destination meanwhile, so it was not moved.",
             file_path=source.path,
         )
+
+
+def _in_place(source: Location, src_fd: int, destination: Location, dst_fd: int) -> None:
+    """After the rename: both folders are still where their paths lead, else a folder
+    moved out of the workspace meanwhile, and the move, which took a file from outside
+    or put one there, is taken back and refused (atomic.py: the folders' descriptors
+    follow them)."""
+    ends = ((source, src_fd), (destination, dst_fd))
+    moved_folder = next((where for where, fd in ends if not where.in_place(fd)), None)
+    if moved_folder is None:
+        return
+    with suppress(OSError):
+        atomic.rename_new(dst_fd, destination.name, src_fd, source.name)
+    raise folder_moved(moved_folder.path)
 
 
 def _fsync_quietly(fd: int) -> None:

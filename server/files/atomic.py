@@ -6,7 +6,11 @@ after. A kill -9 or a power cut at any moment leaves the old file or the new one
 a truncated mix. The new file keeps the old one's mode bits (and owner, when we may set
 it). Every name is opened, created and renamed relative to the folder's descriptor,
 opened beneath the workspace root (`beneath.Location`), so no symlink planted in the
-meantime can send the temporary file or the rename anywhere else.
+meantime can send the temporary file or the rename anywhere else. That descriptor
+follows its folder if another program moves the folder away (out of the workspace): so
+just before the rename, and again after it, the folder must still be the one its path
+leads to (`Location.in_place`); when it is not, the rename is taken back (the swap
+undone, a created name removed) and the change refused, so nothing is left outside.
 
 Lost updates: between reading a file and replacing it, another program may write it.
 There are two kinds of writers, and a guard for each:
@@ -48,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .beneath import Location, Moved, lstat_in, open_in
-from .fileio import OpenedFile, moved, open_regular_in
+from .fileio import OpenedFile, folder_moved, moved, open_regular_in
 
 # Raised by `hold`; callers catch it from here, where they hold files.
 from .leases import Busy as Busy
@@ -107,6 +111,7 @@ class Held:
     identity: tuple[int, int]  # (st_dev, st_ino) of the file we read
     mode: int
     owner: tuple[int, int]
+    where: Location  # its path, and the folder it is reached beneath
 
 
 @contextmanager
@@ -128,6 +133,7 @@ def hold(where: Location) -> Iterator[Held]:
                 (st.st_dev, st.st_ino),
                 st.st_mode & 0o7777,
                 (st.st_uid, st.st_gid),
+                where,
             )
         finally:
             if leased:
@@ -157,6 +163,8 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
             _named(held) and _unchanged(held, expected)
         ):
             return None
+        if not held.where.in_place(folder):
+            raise folder_moved(held.where.path)
         if _swap(folder, tmp, name):
             # A writer that looked the name up before the swap and is now waiting on
             # our lease would write into the file we just swapped out: hand it back.
@@ -167,6 +175,9 @@ def replace(held: Held, data: bytes, expected: bytes) -> os.stat_result | None:
             ):
                 _undo_swap(folder, tmp, name, ours)
                 return None
+            if not held.where.in_place(folder):  # moved out as we swapped: take it back
+                _undo_swap(folder, tmp, name, ours)
+                raise folder_moved(held.where.path)
         else:
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
             tmp = None
@@ -188,6 +199,8 @@ def create(where: Location, data: bytes) -> os.stat_result | None:
             folder, os.path.dirname(where.path), name, data, None, None
         )
         try:
+            if not where.in_place(folder):
+                raise folder_moved(where.path)
             done = _rename_flags(folder, tmp, name, _RENAME_NOREPLACE, _MAC_RENAME_EXCL)
             if done is None:
                 return None
@@ -207,6 +220,11 @@ def create(where: Location, data: bytes) -> os.stat_result | None:
                         return None
                     os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
                     tmp = None
+            if not where.in_place(folder):  # moved out as we named it: take it back
+                with suppress(FileNotFoundError):
+                    if _identity_of(folder, name) == (new_stat.st_dev, new_stat.st_ino):
+                        _unlink_quietly(folder, name)
+                raise folder_moved(where.path)
         finally:
             if tmp is not None:
                 _unlink_quietly(folder, tmp)

@@ -234,20 +234,33 @@ class Anchor:
         `Moved` when one is or becomes a symlink, or the folder made in is gone."""
         parts = _parts(relative)
         current = os.dup(self.fd)
+        made: list[tuple[int, str]] = []  # each folder made here: its parent, its name
         try:
             for part in parts:
                 try:
-                    with suppress(FileExistsError):
+                    try:
                         os.mkdir(part, mode, dir_fd=current)
+                        made.append((os.dup(current), part))
+                    except FileExistsError:
+                        pass
                     fd = _open_step(current, part, _O_PATH | _DIRECTORY)
                 except FileNotFoundError:  # the folder made in, or the one made, is gone
                     raise Moved(errno.ENOENT, "a folder was removed as it was made", part) from None
                 os.close(current)
                 current = fd
+            if made and not Location(self.path, self, relative, ".").in_place(current):
+                # A folder on the way was moved away as these were made in it (its
+                # descriptor follows it): take them back, as atomic.py does a file.
+                for parent, name in reversed(made):
+                    with suppress(OSError):
+                        os.rmdir(name, dir_fd=parent)
+                raise Moved(errno.ESTALE, "a folder on the way was moved as it was made", relative)
         except Moved as exc:
             raise self._moved(relative, exc) from None
         finally:
             os.close(current)
+            for parent, _ in made:
+                os.close(parent)
 
     def _moved(self, relative: str, exc: Moved) -> Moved:
         """`exc` naming the whole path (beneath the anchor), as a message shows it."""
@@ -297,6 +310,24 @@ class Location:
         """A descriptor of the parent folder, opened beneath the anchor; the caller
         closes it."""
         return self.anchor.open_folder(self.folder, write=write)
+
+    def in_place(self, folder_fd: int) -> bool:
+        """Whether `folder_fd` (this location's folder, opened earlier) is still the
+        folder at its path: reached beneath the anchor, which is still at its own path.
+        A folder moved out of the workspace (or replaced) since it was opened is not:
+        its descriptor follows it wherever it went, so a change made through it would
+        land outside (attack round 25)."""
+        if not self.anchor.current():
+            return False
+        try:
+            fresh = self.open_folder()
+        except OSError:  # gone, or a symlink in its place (`Moved`)
+            return False
+        try:
+            now, held = os.fstat(fresh), os.fstat(folder_fd)
+        finally:
+            os.close(fresh)
+        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
     def lstat(self) -> os.stat_result | None:
         """The entry as it is now (a symlink is not followed); None when missing, or

@@ -176,13 +176,30 @@ def _refuse_irregular(path: str, mode: int) -> None:
         raise _not_regular(path, what)
 
 
-def moved(path: str) -> ReadkeeperError:
-    """A symlink appeared on the way to a path between resolving and opening it."""
+def moved(path: str, exc: OSError | None = None) -> ReadkeeperError:
+    """A symlink appeared on the way to a path between resolving and opening it (or,
+    `exc` says so, a folder on the way was moved away as folders were made in it)."""
+    if exc is not None and exc.errno == errno.ESTALE:
+        return folder_moved(path)
     return ReadkeeperError(
         "stale",
         f"{path} changed while readkeeper opened it: it, or a folder on its way, was "
         "replaced by a symbolic link, and readkeeper never follows a link it has not "
         "checked. Read it again (by its new path, if it moved).",
+        file_path=path,
+        moved=True,
+    )
+
+
+def folder_moved(path: str) -> ReadkeeperError:
+    """A change refused because the file's folder left its path while it was written."""
+    return ReadkeeperError(
+        "stale",
+        f"{quoting.name(path)} was not changed: its folder was moved or replaced while "
+        "readkeeper wrote it, and a change lands only where its path leads beneath the "
+        "workspace root (what was written in the moved folder was taken back). Look for "
+        f"the file where it is now ({call('glob', pattern='**/' + os.path.basename(path))}) "
+        "and read it again.",
         file_path=path,
         moved=True,
     )
