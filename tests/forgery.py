@@ -33,7 +33,7 @@ _FENCE = re.compile(r"^(`{3,})")
 _NUMBERED = re.compile(r"^ *\d+\t")
 # A diagnostic's line: its position, severity and source, then the language server's
 # message (data on a line readkeeper opened).
-_DIAGNOSTIC = re.compile(r"^ +\d+:\d+ [a-z]+ ")
+_DIAGNOSTIC = re.compile(r"^ +\d+:\d+ [a-z]+[ :]")
 _DIFF = re.compile(r"^ {0,2}[-+ @]")
 # A diff's header line (`--- path (as you read it)`, `+++ path (now)`) after the
 # renderer's indent of diff lines: only readkeeper's.
