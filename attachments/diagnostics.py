@@ -80,8 +80,9 @@ class Diagnostic:
         where no source or code stands between (`1:1 error (new) x`)."""
         origin = " ".join(quoting.name(p) for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
-        # The language server's words: one line each, nothing unseen (quoting.phrase).
-        message = quoting.phrase(self.message)
+        # The language server's words: one line each, nothing unseen (quoting.phrase),
+        # a cut marker's `[` of theirs escaped (a linter may print a file's line).
+        message = quoting.phrase(quoting.marks(self.message))
         mark = (" (new)" if new else "") + (CUT_MARK if self.cut else "")
         kind = SEVERITY.get(self.severity, "error")
         return f"  {self.line + 1}:{self.character + 1} {kind}{mark}{origin}: {message}"
