@@ -43,7 +43,10 @@ MAX_PER_FILE = 200
 MAX_CHARS = 8_000_000  # every kept message, source and code together
 MAX_MESSAGE_CHARS = 2_000
 MAX_FIELD_CHARS = 200  # source and code
-CUT_MARK = " … [cut]"
+# A diagnostic whose message, source or code was over its cap is shown `(cut)` among
+# readkeeper's marks, before the language server's words: a mark after them (it was
+# " … [cut]") was one a message could end with (attack round 23).
+CUT_MARK = " (cut)"
 MAX_POSITION = 2**31 - 1  # LSP's own integer range
 
 # The baselines a session keeps, the oldest dropped first: as many as the read-state
@@ -61,6 +64,7 @@ class Diagnostic:
     message: str
     source: str = ""
     code: str = ""
+    cut: bool = False  # the message, source or code was longer than its cap
 
     @property
     def key(self) -> Key:
@@ -68,16 +72,20 @@ class Diagnostic:
         return (self.severity, self.message, self.source, self.code)
 
     def render(self, new: bool) -> str:
-        """Its line in a listing (1-based position), marked `(new)` when `new`: after
-        its kind, before the language server's words, which end the line and so cannot
-        pose as the mark (a message ending in "(new)" did, attack round 22)."""
+        """Its line in a listing (1-based position): its kind, readkeeper's marks
+        (`(new)` when `new`, `(cut)` when a field was over its cap), its source and code,
+        then after a colon the language server's words, which end the line: so no
+        message can pose as a mark, whether it ends with one (a message ending in
+        "(new)" did, attack round 22; one in " … [cut]", round 23) or begins with one
+        where no source or code stands between (`1:1 error (new) x`)."""
         origin = " ".join(quoting.name(p) for p in (self.source, self.code) if p)
         origin = f" [{origin}]" if origin else ""
-        # The language server's words: one line each, nothing unseen (quoting.phrase).
-        message = quoting.phrase(self.message)
-        mark = " (new)" if new else ""
+        # The language server's words: one line each, nothing unseen (quoting.phrase),
+        # a cut marker's `[` of theirs escaped (a linter may print a file's line).
+        message = quoting.phrase(quoting.marks(self.message))
+        mark = (" (new)" if new else "") + (CUT_MARK if self.cut else "")
         kind = SEVERITY.get(self.severity, "error")
-        return f"  {self.line + 1}:{self.character + 1} {kind}{mark}{origin} {message}"
+        return f"  {self.line + 1}:{self.character + 1} {kind}{mark}{origin}: {message}"
 
 
 @dataclass(frozen=True)
@@ -97,13 +105,17 @@ def _parse_diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
     if isinstance(code, Mapping):  # LSP 3.16 code descriptions
         code = code.get("value", "")
     severity = raw.get("severity") or 1
+    message = str(raw.get("message", ""))
+    source = str(raw.get("source") or "")
+    code = str(code if code is not None else "")
     return Diagnostic(
         line=_position(start.get("line", 0)),
         character=_position(start.get("character", 0)),
         severity=int(severity) if int(severity) in SEVERITY else 1,
-        message=_cut(str(raw.get("message", "")), MAX_MESSAGE_CHARS),
-        source=_cut(str(raw.get("source") or ""), MAX_FIELD_CHARS),
-        code=_cut(str(code if code is not None else ""), MAX_FIELD_CHARS),
+        message=message[:MAX_MESSAGE_CHARS],
+        source=source[:MAX_FIELD_CHARS],
+        code=code[:MAX_FIELD_CHARS],
+        cut=len(message) > MAX_MESSAGE_CHARS or max(len(source), len(code)) > MAX_FIELD_CHARS,
     )
 
 
@@ -111,10 +123,6 @@ def _position(value: Any) -> int:
     """A line or column as LSP sends it (0-based), clamped to what a file can have: a
     client's -5 is the first, never shown as line -4."""
     return min(max(0, int(value)), MAX_POSITION)
-
-
-def _cut(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[:cap] + CUT_MARK
 
 
 def _chars(entry: FileDiagnostics) -> int:

@@ -73,8 +73,8 @@ def test_diagnostics_errors_before_warnings_with_versions(
     [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
     lines = item["content"].split("\n")
     assert lines[1] == "app.py (version 3):"
-    assert lines[2] == "  10:1 error [pyright] undefined name"
-    assert lines[3] == "  5:1 warning [pyright] unused import"
+    assert lines[2] == "  10:1 error [pyright]: undefined name"
+    assert lines[3] == "  5:1 warning [pyright]: unused import"
 
 
 def test_diagnostics_of_a_name_with_escapes_land_on_that_file(
@@ -88,7 +88,7 @@ def test_diagnostics_of_a_name_with_escapes_land_on_that_file(
     )
     [item] = of_type(attach(core, types=["diagnostics"]), "diagnostics")
     assert '"my file; #1 é.py":' in item["content"]  # quoted: it holds spaces
-    assert "1:1 error [pyright] bad" in item["content"]
+    assert "1:1 error [pyright]: bad" in item["content"]
 
 
 def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
@@ -102,7 +102,7 @@ def test_new_diagnostics_since_the_sessions_last_read_come_first_and_marked(
     result = attach(core, session="chat", types=["diagnostics"])
     new, old = of_type(result, "diagnostics")
     assert new["priority"] > old["priority"]
-    assert "error (new) [pyright] fresh error" in new["content"]
+    assert "error (new) [pyright]: fresh error" in new["content"]
     assert "old problem" not in new["content"]
     assert "old problem" in old["content"]
     # Another session never read the file: nothing is new to it, nothing is marked.
@@ -128,9 +128,9 @@ def test_after_an_edit_only_what_is_reported_since_it_is_new_to_the_session(
     new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
     # Known to the edit's session when it edited: not new; the edit's own: new. The other
     # file it did not edit keeps its baseline (its report is still new).
-    assert section(new["content"], "app.py") == ["  1:1 error (new) [pyright] after the edit"]
-    assert section(new["content"], "other.py") == ["  1:1 error (new) [pyright] in the other file"]
-    assert section(old["content"], "app.py") == ["  1:1 error [pyright] before the edit"]
+    assert section(new["content"], "app.py") == ["  1:1 error (new) [pyright]: after the edit"]
+    assert section(new["content"], "other.py") == ["  1:1 error (new) [pyright]: in the other file"]
+    assert section(old["content"], "app.py") == ["  1:1 error [pyright]: before the edit"]
     # Another session read nothing: nothing is new to it.
     assert (
         "(new)"
@@ -149,10 +149,10 @@ def test_a_problem_reported_three_times_where_twice_was_seen_is_new_once(
     core.read(ReadParams(file_path=str(path), session="chat"))
     forward(core, path, *(diagnostic(line, "unused import", 2) for line in (0, 4, 9)))
     new, old = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
-    assert section(new["content"], "app.py") == ["  10:1 warning (new) [pyright] unused import"]
+    assert section(new["content"], "app.py") == ["  10:1 warning (new) [pyright]: unused import"]
     assert section(old["content"], "app.py") == [
-        "  1:1 warning [pyright] unused import",
-        "  5:1 warning [pyright] unused import",
+        "  1:1 warning [pyright]: unused import",
+        "  5:1 warning [pyright]: unused import",
     ]
 
 
@@ -202,13 +202,13 @@ def test_a_forgotten_file_has_no_new_diagnostics_for_the_session(
         assert new == []
     else:  # the file it still holds keeps its baseline
         assert "kept.py:" in new[0]["content"]
-        assert "error (new) [pyright] fresh error" in new[0]["content"]
+        assert "error (new) [pyright]: fresh error" in new[0]["content"]
     # Read again, what is reported after that is new to the session once more.
     core.read(ReadParams(file_path=str(path), session="chat"))
     forward(core, path, diagnostic(1, "fresh error"), diagnostic(2, "another"))
     items = of_type(attach(core, session="chat", types=["diagnostics"]), "diagnostics")
-    assert section(items[0]["content"], "app.py") == ["  3:1 error (new) [pyright] another"]
-    assert section(items[1]["content"], "app.py") == ["  2:1 error [pyright] fresh error"]
+    assert section(items[0]["content"], "app.py") == ["  3:1 error (new) [pyright]: another"]
+    assert section(items[1]["content"], "app.py") == ["  2:1 error [pyright]: fresh error"]
 
 
 def test_a_sessions_diagnostics_baselines_are_capped_oldest_first(
@@ -253,7 +253,7 @@ def test_ten_thousand_diagnostics_stay_within_their_cap(core: Readkeeper, worksp
     assert item["tokens"] <= core.settings.diagnostics_max_tokens
     assert item["truncated"] is True
     # What is shown and what the note says was left out add up to all of them.
-    shown = re.findall(r"^  \d+:1 error \[pyright\] problem ", item["content"], re.M)
+    shown = re.findall(r"^  \d+:1 error \[pyright\]: problem ", item["content"], re.M)
     note = re.search(r"\[… (\d+) more diagnostics? in (\d+) files? not shown\.", item["content"])
     assert note is not None, item["content"][-300:]
     assert 0 < len(shown) < 10_000
@@ -514,5 +514,5 @@ def test_a_message_ending_in_the_mark_cannot_pose_as_it(core: Readkeeper, worksp
         for line in section(item["content"], "app.py")
     ]
     marked = [line for line in lines if re.match(r"  \d+:\d+ \w+ \(new\) ", line)]
-    assert marked == ["  2:1 error (new) [pyright] fresh"], lines
-    assert "  1:1 error [pyright] stale but says (new)" in lines
+    assert marked == ["  2:1 error (new) [pyright]: fresh"], lines
+    assert "  1:1 error [pyright]: stale but says (new)" in lines

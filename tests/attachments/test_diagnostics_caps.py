@@ -31,9 +31,36 @@ def test_long_fields_are_cut_with_a_mark() -> None:
     store = DiagnosticsStore()
     store.update([item(ROOT / "a.py", 1, message="M" * 10_000, source="S" * 999, code="C" * 999)])
     (kept,) = store.get(str(ROOT / "a.py")).items  # type: ignore[union-attr]
-    assert kept.message == "M" * diagnostics.MAX_MESSAGE_CHARS + diagnostics.CUT_MARK
-    assert kept.source == "S" * diagnostics.MAX_FIELD_CHARS + diagnostics.CUT_MARK
-    assert kept.code == "C" * diagnostics.MAX_FIELD_CHARS + diagnostics.CUT_MARK
+    assert kept.message == "M" * diagnostics.MAX_MESSAGE_CHARS
+    assert kept.source == "S" * diagnostics.MAX_FIELD_CHARS
+    assert kept.code == "C" * diagnostics.MAX_FIELD_CHARS
+    assert kept.render(False).startswith("  1:1 error (cut) [SSS")
+
+
+@pytest.mark.parametrize(
+    ("message", "source"),
+    [
+        ("unused … [cut]", "ruff"),  # a message ending as readkeeper's mark did
+        ("(cut) unused", ""),  # a mark where no source stands between
+        ("(new) (cut) unused", ""),
+        ("[ruff] (cut) unused", ""),
+    ],
+)
+def test_a_message_cannot_pose_as_the_cut_mark(message: str, source: str) -> None:
+    """readkeeper's marks (`(new)`, `(cut)`) come before the language server's words,
+    which follow a colon and end the line (SECURITY.md, attack round 23): a message of
+    any words reads apart from a message readkeeper cut."""
+    store = DiagnosticsStore()
+    extra = {"source": source} if source else {}
+    store.update([item(ROOT / "a.py", 1, message=message, **extra)])
+    store.update([item(ROOT / "b.py", 1, message="unused" + "x" * 5_000, **extra)])
+    (uncut,) = store.get(str(ROOT / "a.py")).items  # type: ignore[union-attr]
+    (cut,) = store.get(str(ROOT / "b.py")).items  # type: ignore[union-attr]
+    origin = f" [{source}]" if source else ""
+    assert uncut.render(True) == f"  1:1 error (new){origin}: {message}"
+    assert cut.render(True).startswith(f"  1:1 error (new) (cut){origin}: unusedxxx")
+    head = uncut.render(True).partition(": ")[0]
+    assert "(cut)" not in head
 
 
 def test_a_file_keeps_its_most_severe_diagnostics() -> None:

@@ -50,7 +50,7 @@ async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace
         return text if "Incompatible" in text else ""
 
     text = await eventually(shown, "the forwarded diagnostic in attachments")
-    assert "mod.py (version 4):\n  1:1 error [mypy] Incompatible types in assignment" in text
+    assert "mod.py (version 4):\n  1:1 error [mypy]: Incompatible types in assignment" in text
 
     # The document moves on: results for version 4 are stale, so they are pending.
     lsp.client.text_document_did_change(
@@ -65,7 +65,7 @@ async def test_forwarded_diagnostics_come_back_versioned(lsp: Session, workspace
     pending = await eventually(lambda: _pending(lsp), "the diagnostics shown as pending")
     assert "mod.py: pending (diagnostics were computed for version 4; " in pending
     assert "Incompatible" not in pending
-    assert "other.py:\n  1:1 error [mypy] Name is not defined" in pending
+    assert "other.py:\n  1:1 error [mypy]: Name is not defined" in pending
 
 
 async def _pending(lsp: Session) -> str:
@@ -92,7 +92,7 @@ async def test_new_diagnostics_after_a_read_are_marked_new(lsp: Session, workspa
 
     text = await eventually(new_one, "the new diagnostic in attachments")
     first, second = text.split("Diagnostics:")
-    assert "error (new) [mypy] introduced" in first
+    assert "error (new) [mypy]: introduced" in first
     assert "pre-existing" in second
 
 
@@ -173,8 +173,8 @@ async def test_an_edit_result_carries_the_diagnostics_that_follow_it(
         await reaction
         assert result["replacements"] == 1
         diagnostics = result["diagnostics"]
-        assert diagnostics["new"] == ["2:1 error (new) [mypy] Undefined name 'y'"]
-        assert diagnostics["existing"] == ["1:1 error [mypy] Missing type annotation"]
+        assert diagnostics["new"] == ["2:1 error (new) [mypy]: Undefined name 'y'"]
+        assert diagnostics["existing"] == ["1:1 error [mypy]: Missing type annotation"]
     finally:
         await session.client.close()
 

@@ -17,15 +17,19 @@ from hypothesis import strategies as st
 from test_neovim import NEOVIMS, PLUGIN
 
 from forgery import (
+    MARKER_FORGERIES,
+    MARKS_CASES,
     SHAPED_NAMES,
     UNSEEN_NAMES,
     assert_own_lines,
     bare_shaped_paths,
     contents,
+    marks_texts,
     names,
     protocol_results,
     unseen,
 )
+from readkeeper import quoting
 
 HARNESS = PLUGIN / "test" / "render_harness.lua"
 
@@ -70,7 +74,7 @@ def test_any_file_renders_as_readkeepers_lines(
     for (kind, value), text in zip(cases, rendered(nvim, tmp_path, cases), strict=True):
         if text is not None:
             diffs = kind in ("error", "changes") or value.get("type") == "file_changed"
-            assert_own_lines(text, diffs=diffs)
+            assert_own_lines(text, diffs=diffs, indent="  " if kind == "changes" else "")
 
 
 def test_the_measured_forgeries_render_inside_readkeepers_structure(
@@ -111,3 +115,35 @@ def test_a_name_renders_with_nothing_unseen_and_never_shaped_as_a_line_bare(
         if text is not None:
             assert not unseen(text), (kind, value.get("type"), text)
             assert not bare_shaped_paths(text, SHAPED_NAMES), (kind, value.get("type"), text)
+
+
+def test_a_files_cut_marker_or_diff_header_renders_escaped(nvim: str, tmp_path: Path) -> None:
+    """A file's line ending in `[line cut: 48000 more characters]` (or `[N characters
+    cut]`, in any case or spacing) shows its `[` escaped wherever the renderer shows the
+    file's raw text (a grep match, a notebook cell, an error's name), as the server's
+    quoting.marks does: only readkeeper's marker is raw (attack round 23, F3/F5)."""
+    text = "\n".join([*MARKER_FORGERIES, *(f"-{line}" for line in MARKER_FORGERIES), "end"])
+    cases = protocol_results("notes.txt", text) + protocol_results("b.ipynb", MARKER_FORGERIES[0])
+    for (kind, value), text in zip(cases, rendered(nvim, tmp_path, cases), strict=True):
+        if text is not None:
+            diffs = kind in ("error", "changes") or value.get("type") == "file_changed"
+            assert_own_lines(text, diffs=diffs, indent="  " if kind == "changes" else "")
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(texts=st.lists(marks_texts, min_size=60, max_size=60))
+def test_marks_escapes_the_cut_markers_the_server_escapes(
+    nvim: str, tmp_path: Path, texts: list[str]
+) -> None:
+    """render.lua's `marks` is server/quoting.py's `marks` (a scanner, as Lua's patterns
+    are no regexes): the same words, case, fullwidth forms, gaps and bounds, for texts
+    whose other characters are ASCII or fullwidth (of other scripts' letters Lua knows
+    nothing: it takes them for gaps or digits, escaping more, never less)."""
+    texts = [*MARKS_CASES, *texts]
+    shown = rendered(nvim, tmp_path, [("marks", text) for text in texts])
+    assert shown == [quoting.marks(text) for text in texts]

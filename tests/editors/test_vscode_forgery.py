@@ -16,15 +16,19 @@ from hypothesis import strategies as st
 from test_vscode_extension import EXTENSION, needs_node
 
 from forgery import (
+    MARKER_FORGERIES,
+    MARKS_CASES,
     SHAPED_NAMES,
     UNSEEN_NAMES,
     assert_own_lines,
     bare_shaped_paths,
     contents,
+    marks_texts,
     names,
     protocol_results,
     unseen,
 )
+from readkeeper import quoting
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +66,9 @@ def rendered(bundle: Path, cases: list[tuple[str, Any]]) -> list[str]:
 
 
 def shows_a_diff(kind: str, value: dict[str, Any]) -> bool:
-    """Whether a result's rendering holds a diff (whose lines start with - + or space)."""
-    return kind in ("edit", "error", "changes") or value.get("type") == "file_changed"
+    """Whether a result's rendering holds a diff (whose lines start with - + or space)
+    outside a fence (the chat's changes fence theirs)."""
+    return kind in ("edit", "error") or value.get("type") == "file_changed"
 
 
 @needs_node
@@ -76,7 +81,7 @@ def test_any_file_renders_as_readkeepers_lines(
 ) -> None:
     cases = [case for name, text in files for case in protocol_results(name, text)]
     for (kind, value), text in zip(cases, rendered(renderer, cases), strict=True):
-        assert_own_lines(text, diffs=shows_a_diff(kind, value))
+        assert_own_lines(text, diffs=shows_a_diff(kind, value), grep=kind == "grep")
 
 
 @needs_node
@@ -115,3 +120,26 @@ def test_a_name_renders_with_nothing_unseen_and_never_shaped_as_a_line_bare(
     for (kind, value), text in zip(cases, rendered(renderer, cases), strict=True):
         assert not unseen(text), (kind, value.get("type"), text)
         assert not bare_shaped_paths(text, SHAPED_NAMES), (kind, value.get("type"), text)
+
+
+@needs_node
+def test_a_files_cut_marker_or_diff_header_renders_escaped(renderer: Path) -> None:
+    """A file's line ending in `[line cut: 48000 more characters]` (or `[N characters
+    cut]`, in any case or spacing) shows its `[` escaped wherever the renderer shows the
+    file's raw text (a grep match, a notebook cell, an error's name), as the server's
+    quoting.marks does: only readkeeper's marker is raw (attack round 23, F3/F5)."""
+    text = "\n".join([*MARKER_FORGERIES, *(f"-{line}" for line in MARKER_FORGERIES), "end"])
+    cases = protocol_results("notes.txt", text) + protocol_results("b.ipynb", MARKER_FORGERIES[0])
+    for (kind, value), text in zip(cases, rendered(renderer, cases), strict=True):
+        assert_own_lines(text, diffs=shows_a_diff(kind, value), grep=kind == "grep")
+
+
+@needs_node
+@settings(max_examples=5, deadline=None, phases=[Phase.generate])
+@given(texts=st.lists(marks_texts, min_size=60, max_size=60))
+def test_marks_escapes_the_cut_markers_the_server_escapes(renderer: Path, texts: list[str]) -> None:
+    """quoting.ts `marks` is server/quoting.py's `marks`: the same words, case, fullwidth
+    forms, gaps and bounds (8 between words, 24 digits)."""
+    texts = [*MARKS_CASES, *texts]
+    shown = rendered(renderer, [("marks", text) for text in texts])
+    assert shown == [quoting.marks(text) for text in texts]

@@ -85,6 +85,6 @@ async def test_an_attached_agent_is_told_of_no_file_beyond_the_workspace(
                 assert leaked not in shown
             assert str(outside) not in shown
             assert "-4:" not in shown
-            assert "1:1 error absurd" in shown
+            assert "1:1 error: absurd" in shown
     finally:
         await lsp.client.close()

@@ -64,7 +64,11 @@ def test_a_text_read_of_any_file_is_numbered_lines_under_a_quoted_name(
     )
     assert all(_NUMBERED.match(line) for line in shown)
     assert not set(file["content"]) & set(BREAKS)
-    escaped = sum(quoting.has_break(line.removesuffix("\r")) for line in content.split("\n"))
+    # (a line breaks of its own or a cut marker's `[` escaped: quoting.marks)
+    escaped = sum(
+        quoting.has_break(line.removesuffix("\r")) or quoting.has_marks(line)
+        for line in content.split("\n")
+    )
     assert file.get("escaped_lines") == (escaped or None)
     assert_own_lines(render.read(result))
     assert_own_lines(_mcp_text("read", result))
@@ -111,8 +115,8 @@ def test_a_change_notice_of_any_file_and_move_is_readkeepers_own_lines(
             {"file_path": new_path, "kind": "modified", "diff": diff, "truncated": truncated},
         ]
     }
-    assert_own_lines(render.changes(result), diffs=True)
-    assert_own_lines(_mcp_text("changes", result), diffs=True)
+    assert_own_lines(render.changes(result), diffs=True, indent="  ")
+    assert_own_lines(_mcp_text("changes", result), diffs=True, indent="  ")
     stale = {"type": "file_changed", "file": {"file_path": path, "diff": diff, "tokens": 1}}
     assert_own_lines(render.read(stale), diffs=True)
 
@@ -121,9 +125,11 @@ def test_a_change_notice_of_any_file_and_move_is_readkeepers_own_lines(
 @given(name=names, text=contents)
 def test_every_result_type_names_any_file_on_readkeepers_own_lines(name: str, text: str) -> None:
     path = f"/ws/{name}"
+    # The file's text as the server sends it: cut markers' `[` and line breaks escaped.
     numbered = "\n".join(
-        f"{n:>6}\t{quoting.line(row)}" for n, row in enumerate(text.split("\n"), 1)
+        f"{n:>6}\t{quoting.line(quoting.marks(row))}" for n, row in enumerate(text.split("\n"), 1)
     )
+    text = quoting.marks(text)
     files: dict[str, dict[str, Any]] = {
         "file_unchanged": {"file_path": path, "note": f"held by {quoting.name(path)}"},
         "estimate": {"file_path": path, "tokens": 3},

@@ -13,6 +13,8 @@ local function render_case(kind, value)
     return { render.notice_line(value) }
   elseif kind == "error" then
     return { render.error_text(value) }
+  elseif kind == "marks" then
+    return { render.marks(value) }
   end
   return nil -- edits, writes and attachments are not shown by this plugin
 end

@@ -3,7 +3,7 @@
 // results naming any file and holding any of its text, that every line is readkeeper's.
 import { readFileSync } from "node:fs";
 import type { ChangesResult, ReadResult } from "../src/protocol";
-import type { AttachmentsResult, EditOutcome, WriteOutcome } from "../src/agent/contract";
+import type { AttachmentsResult, EditOutcome, GrepResult, WriteOutcome } from "../src/agent/contract";
 import {
   changeNoticeSummary,
   changesMarkdown,
@@ -11,9 +11,11 @@ import {
   type Part,
   renderAttachments,
   renderEditResult,
+  renderGrep,
   renderReadResult,
   renderWriteResult,
 } from "../src/agent/render";
+import { marks } from "../src/agent/quoting";
 
 const textOf = (parts: Part[]): string =>
   parts.map((p) => (p.kind === "text" ? p.text : "[image]")).join("\n");
@@ -26,6 +28,10 @@ function render(kind: string, value: unknown): string {
       return textOf(renderEditResult(value as EditOutcome));
     case "write":
       return textOf(renderWriteResult(value as WriteOutcome));
+    case "marks":
+      return marks(value as string);
+    case "grep":
+      return textOf(renderGrep(value as GrepResult));
     case "attachments":
       return textOf(renderAttachments(value as AttachmentsResult));
     case "error":

@@ -92,6 +92,163 @@ local function escape_hidden(sequence)
   return string.format("\\u%04x\\u%04x", 0xD800 + math.floor(code / 0x400), 0xDC00 + code % 0x400)
 end
 
+-- readkeeper's cut markers inside a shown line (server/quoting.py's `marks`): the `[`
+-- (or its fullwidth form) that opens a cut marker's words, a read's `[line cut: N more
+-- characters]`, a snippet's `[line cut: N more]`, a notebook output's `[N characters
+-- cut]`, in any case, letters in their fullwidth forms too, with a run of at most 8
+-- characters but letters and digits between letters and words (a count: at most 24
+-- digits, commas or periods). Lua's patterns are no regexes and know no Unicode classes:
+-- a scanner after each `[`, bounded as the server's pattern is (linear in the text), in
+-- which any character but an ASCII or fullwidth letter or digit may be a gap, and any
+-- but those letters, blanks and punctuation a digit (of other scripts' letters and
+-- digits Lua knows nothing: a few more `[` escaped than the server's, never fewer).
+
+-- The code point at byte `i` of `text` and the byte after it (a stray byte: itself).
+local function code_at(text, i)
+  local c = text:byte(i)
+  if c == nil then
+    return nil, i
+  end
+  local n = c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
+  local code = n == 1 and c or c % (2 ^ (7 - n))
+  for k = 1, n - 1 do
+    local b = text:byte(i + k)
+    if b == nil or b < 0x80 or b > 0xBF then
+      return c, i + 1
+    end
+    code = code * 0x40 + b % 0x40
+  end
+  return code, i + n
+end
+
+local function fullwidth_letter(code)
+  return (code >= 0xFF21 and code <= 0xFF3A) or (code >= 0xFF41 and code <= 0xFF5A)
+end
+
+local function is_gap(code)
+  if code < 0x80 then
+    return not string.char(code):match("%w")
+  end
+  return not fullwidth_letter(code) and not (code >= 0xFF10 and code <= 0xFF19)
+end
+
+local function is_count(code)
+  if code < 0x80 then
+    return string.char(code):match("[%d,.]") ~= nil
+  elseif code == 0xFF0C or code == 0xFF0E or (code >= 0xFF10 and code <= 0xFF19) then
+    return true -- the fullwidth comma, period and digits
+  elseif code >= 0xFF00 and code <= 0xFFEF then
+    return false -- the other fullwidth forms: letters and punctuation
+  end
+  -- a digit of another script, or what Lua cannot tell from one; never a blank, a
+  -- format character or punctuation (U+2010-2E7F, whose numbers are no decimal digits)
+  return not hidden(code) and not (code >= 0x2010 and code <= 0x2E7F)
+end
+
+-- After at most `most` gap characters from byte `i`: the byte where the next is.
+local function skip_gap(text, i, most)
+  for _ = 1, most do
+    local code, after = code_at(text, i)
+    if code == nil or not is_gap(code) then
+      return i
+    end
+    i = after
+  end
+  return i
+end
+
+-- The byte after `letters` (ASCII, lower case) from byte `i`, each in either case or its
+-- fullwidth forms, a gap of at most 8 between them; nil when they are not there.
+local function word_at(text, i, letters)
+  for k = 1, #letters do
+    if k > 1 then
+      i = skip_gap(text, i, 8)
+    end
+    local code, after = code_at(text, i)
+    local lower = letters:byte(k)
+    local upper = lower - 0x20
+    if code ~= lower and code ~= upper and code ~= lower + 0xFEE0 and code ~= upper + 0xFEE0 then
+      return nil
+    end
+    i = after
+  end
+  return i
+end
+
+-- Whether the count's words (`characters cut`, the `s` optional) follow at byte `i`.
+local function count_words(text, i)
+  i = word_at(text, skip_gap(text, i, 8), "character")
+  if i == nil then
+    return false
+  end
+  local gap = skip_gap(text, i, 8)
+  local s = word_at(text, gap, "s")
+  if s ~= nil then
+    return word_at(text, skip_gap(text, s, 8), "cut") ~= nil
+  end
+  return word_at(text, skip_gap(text, gap, 8), "cut") ~= nil -- two gaps, no `s` between
+end
+
+-- Whether a cut marker's words follow the `[` that ends before byte `i`.
+local function opens_cut_words(text, i)
+  -- the leading gap and the count may share characters (`,` `.` are both): every split
+  -- of at most 8 + 24 characters is tried, a constant per `[`.
+  local starts = { i }
+  for _ = 1, 8 do
+    local code, after = code_at(text, starts[#starts])
+    if code == nil or not is_gap(code) then
+      break
+    end
+    table.insert(starts, after)
+  end
+  for _, start in ipairs(starts) do
+    local line = word_at(text, start, "line")
+    if line ~= nil and word_at(text, skip_gap(text, line, 8), "cut") ~= nil then
+      return true
+    end
+    local at = start
+    for _ = 1, 24 do
+      local code, after = code_at(text, at)
+      if code == nil or not is_count(code) then
+        break
+      end
+      at = after
+      if count_words(text, at) then
+        return true
+      end
+    end
+  end
+  return false
+end
+
+--- A file's text with each `[` that opens a cut marker's words shown as `\x5b` (the
+--- fullwidth one as `\uff3b`): so a raw `[line cut: ...]` or `[N characters cut]` is
+--- always readkeeper's. For a file's raw text this renderer shows (a notebook cell's
+--- source); the server's views (numbered lines, diffs, outputs) come escaped already.
+function M.marks(text)
+  text = tostring(text or "")
+  if not text:find("[", 1, true) and not text:find("\239\188\187", 1, true) then
+    return text
+  end
+  local out, last, i = {}, 1, 1
+  while i <= #text do
+    local wide = text:sub(i, i + 2) == "\239\188\187"
+    if text:byte(i) == 0x5B or wide then
+      local after = i + (wide and 3 or 1)
+      if opens_cut_words(text, after) then
+        table.insert(out, text:sub(last, i - 1))
+        table.insert(out, wide and "\\uff3b" or "\\x5b")
+        last = after
+      end
+      i = after
+    else
+      i = i + 1
+    end
+  end
+  table.insert(out, text:sub(last))
+  return table.concat(out)
+end
+
 --- A path, symbol or label as shown in readkeeper's words: bare when plain, else a
 --- quoted string with its controls and hidden characters escaped (as JSON spells them).
 function M.name(value)
@@ -349,7 +506,8 @@ function read.notebook(file)
   for _, cell in ipairs(given(file.cells) and file.cells or {}) do
     local count = given(cell.execution_count) and (" [" .. tostring(cell.execution_count) .. "]") or ""
     table.insert(lines, string.format("--- cell %s (%s)%s ---", named(cell.cell_id), named(cell.cell_type), count))
-    append(lines, M.fence(cell.source))
+    -- the source as the file holds it: its cut markers' `[` escaped (outputs come so)
+    append(lines, M.fence(M.marks(cell.source)))
     for _, output in ipairs(given(cell.outputs) and cell.outputs or {}) do
       local body = ""
       for _, field in ipairs({ "text", "traceback", "evalue" }) do

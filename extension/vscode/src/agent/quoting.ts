@@ -108,3 +108,29 @@ export function fence(body: string, info = ""): string {
   const shown = lines(body.endsWith("\n") ? body.slice(0, -1) : body);
   return shown ? `${ticks}${info}\n${shown}\n${ticks}` : `${ticks}${info}\n${ticks}`;
 }
+
+// readkeeper's cut markers inside a shown line (server/quoting.py's `marks`, the same
+// pattern): the `[` (or its fullwidth form) that opens a cut marker's words, a read's
+// `[line cut: N more characters]`, a snippet's `[line cut: N more]`, a notebook output's
+// `[N characters cut]`, in any case, letters in their fullwidth forms too, with a short
+// run of anything but letters and digits between letters and words. Each run is bounded
+// (8 characters; a count 24), as the server bounds it: unbounded, a text of many `[`
+// costs a search per `[` over all that follow.
+const GAP = "[^\\p{L}\\p{N}]{0,8}";
+const fullwidth = (c: string): string => String.fromCharCode(c.charCodeAt(0) + 0xfee0);
+const word = (text: string): string =>
+  [...text].map((c) => `[${c}${c.toUpperCase()}${fullwidth(c)}${fullwidth(c.toUpperCase())}]`).join(GAP);
+const COUNT = `[\\p{Nd},.\\uff0c\\uff0e]{1,24}${GAP}${word("character")}${GAP}(?:${word("s")})?`;
+const CUT_WORDS = `(?:${word("line")}${GAP}${word("cut")}|${COUNT}${GAP}${word("cut")})`;
+const CUT_OPENING = new RegExp(`[\\[\\uff3b](?=${GAP}${CUT_WORDS})`, "gu");
+const OPENING_SHOWN: Record<string, string> = { "[": "\\x5b", "\uff3b": "\\uff3b" };
+
+/** A file's text with each `[` that opens a cut marker's words shown as `\x5b`
+ * (server/quoting.py's `marks`): so a raw `[line cut: ...]` or `[N characters cut]` is
+ * always readkeeper's. For a file's raw text the renderer shows (a grep match, a
+ * notebook cell's source, an error's name); what the server sends as a view (a read's
+ * numbered lines, a diff, an output) comes escaped already, its own markers raw. */
+export function marks(text: string): string {
+  if (!text.includes("[") && !text.includes("\uff3b")) return text;
+  return text.replace(CUT_OPENING, (c) => OPENING_SHOWN[c] ?? c);
+}

@@ -15,7 +15,7 @@ import {
   type WriteOutcome,
 } from "./contract";
 import { heldWords, nextReadWords } from "./held";
-import { code, count, fence, jsonText, lines as fileText, name } from "./quoting";
+import { code, count, fence, jsonText, lines as fileText, marks, name } from "./quoting";
 
 /** A part of a tool result, before it becomes a vscode.LanguageModel*Part. */
 export type Part = { kind: "text"; text: string } | { kind: "image"; base64: string; mimeType: string };
@@ -48,11 +48,13 @@ function renderNotebook(file: NotebookFile): Part[] {
     chunks.push(
       `<cell id=${jsonText(cell.cell_id)} index=${cell.index} type=${name(cell.cell_type)}${count}>`,
     );
-    chunks.push(fence(cell.source));
+    // The source comes as the file holds it: its cut markers' `[` escaped here, as the
+    // server's render does (quoting.ts `marks`); outputs come escaped, but an error's name.
+    chunks.push(fence(marks(cell.source)));
     for (const out of cell.outputs ?? []) {
       const body =
         out.output_type === "error"
-          ? [out.ename, out.evalue, out.traceback].filter(Boolean).join(": ")
+          ? [out.ename && marks(out.ename), out.evalue, out.traceback].filter(Boolean).join(": ")
           : (out.text ?? "");
       chunks.push(`<output type=${name(out.output_type)}${out.name ? ` name=${name(out.name)}` : ""}>`);
       if (body) chunks.push(fence(body));
@@ -238,7 +240,8 @@ export function renderGrep(result: GrepResult): Part[] {
   } else {
     out = (result.matches ?? []).map((m) => {
       const mark = m.context ? "-" : ":";
-      return `${name(m.file_path)}${mark}${m.line}${mark}${fileText(m.text)}`;
+      // The line as the file holds it: a `[line cut:` of its own is never readkeeper's.
+      return `${name(m.file_path)}${mark}${m.line}${mark}${fileText(marks(m.text))}`;
     });
   }
   if (result.note) out.push(`(${result.note})`);
