@@ -56,7 +56,8 @@ def not_text(path: str, reason: str) -> ReadkeeperError:
     return ReadkeeperError(
         "binary",
         f"{path} is not a text file ({reason}): readkeeper reads text, images, PDFs and "
-        f"notebooks, and this is none of them. Its kind and size: {call('list', path=path)}.",
+        f"notebooks, and this is none of them. Its folder's listing shows its kind and size "
+        f"({call('list', path=os.path.dirname(path))}).",
         file_path=path,
     )
 
