@@ -16,6 +16,7 @@ marker saying how much was cut.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
