@@ -100,3 +100,22 @@ def test_junk_is_skipped_with_its_reason_logged(tmp_path: Path) -> None:
         assert "Skipped 13 bytes" in server.stderr
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"file_path": None}, "got null."),
+        ({"file_path": "a.txt", "offset": True}, "got true."),
+        (
+            {"file_path": "a.txt", "offset": 123456789012345678901234567890},
+            "got 123456789012345678901234567890.",
+        ),
+        ({"file_path": "a.txt", "limit": float("-inf")}, "got -Infinity."),
+    ],
+)
+def test_a_refused_value_is_echoed_as_the_json_sent(
+    raw: RawServer, params: dict[str, object], said: str
+) -> None:
+    reply = raw.request(76, "readkeeper/read", params)
+    assert said in reply["error"]["message"], reply
