@@ -20,6 +20,7 @@ from .. import quoting
 from ..protocol.convert import as_sent
 
 INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
 
 # What a pydantic error type (or a union's branch) says the field takes.
 _TAKES = {
@@ -49,6 +50,25 @@ class NamedRefusals:
             return await call_next(ctx)
         except ValidationError as exc:
             raise refused(exc, getattr(ctx, "params", None)) from None
+        except MCPError as exc:
+            raise unknown(exc, getattr(ctx, "method", None)) from None
+
+
+def unknown(exc: MCPError, method: Any) -> MCPError:
+    """The SDK's "Method not found" with a kind and the call that works: a notification's
+    method sent with an id (`notifications/cancelled`) is said to be one, as the LSP
+    front end says it (lsp/endpoint.py); any other error as it is."""
+    if exc.code != METHOD_NOT_FOUND or exc.data != method or not isinstance(method, str):
+        return exc
+    name = quoting.name(method)
+    if method.startswith("notifications/"):
+        why = (
+            f"There is no request {name}: it is a notification, so it was not run; "
+            "send it without an id."
+        )
+    else:
+        why = f"There is no method {name}: tools/list names the tools, each called with tools/call."
+    return MCPError(code=METHOD_NOT_FOUND, message=why, data={"kind": "unsupported"})
 
 
 def refused(exc: ValidationError, params: Any) -> MCPError:
@@ -85,4 +105,4 @@ def refused(exc: ValidationError, params: Any) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=message, data=data)
 
 
-__all__ = ["NamedRefusals", "refused"]
+__all__ = ["NamedRefusals", "refused", "unknown"]

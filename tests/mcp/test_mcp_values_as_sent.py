@@ -43,7 +43,7 @@ HUGE = 123456789012345678901234567890
 def test_a_refused_value_is_echoed_as_json(value: Any, said: str) -> None:
     # An offset of null is no offset (the default); a file_path of "x" is a path.
     for params in ({"file_path": "a.txt", "offset": value}, {"file_path": value}):
-        if None in params.values() and "offset" in params or params["file_path"] == "x":
+        if (None in params.values() and "offset" in params) or params["file_path"] == "x":
             continue
         with pytest.raises(ReadkeeperError) as refused:
             convert.structure(params, ReadParams)
@@ -146,3 +146,17 @@ def test_a_request_field_the_sdk_refuses_is_named(
     assert error["data"]["field"].endswith(field), error
     assert field in error["message"]
     assert f"got {said}" in error["message"], error
+
+
+@pytest.mark.parametrize(
+    ("method", "said"),
+    [("notifications/cancelled", "without an id"), ("teleport", "tools/list names the tools")],
+)
+def test_a_method_the_server_lacks_is_said_with_a_kind(
+    workspace: Path, method: str, said: str
+) -> None:
+    line = f'{{"jsonrpc":"2.0","id":8,"method":"{method}","params":{{"requestId":3}}}}\n'
+    error = _exchange(workspace, [line.encode()])[8]["error"]
+    assert error["code"] == -32601
+    assert error["data"]["kind"] == "unsupported", error
+    assert said in error["message"], error
