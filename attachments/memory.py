@@ -29,13 +29,16 @@ COUNT_BYTES = 1 << 20
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
 
-def at_roots(workspace: Workspace) -> list[Location]:
+Found = Location | Dropped
+
+
+def at_roots(workspace: Workspace) -> list[Found]:
     """The memory files at the top of each workspace root."""
     roots = workspace.roots
     return _existing((os.path.join(root, name) for root in roots for name in NAMES), workspace)
 
 
-def above(paths: Iterable[str], workspace: Workspace) -> list[Location]:
+def above(paths: Iterable[str], workspace: Workspace) -> list[Found]:
     """Memory files in the folders from each path up to (not including) its root."""
     candidates: list[str] = []
     roots = workspace.roots
@@ -51,20 +54,54 @@ def above(paths: Iterable[str], workspace: Workspace) -> list[Location]:
     return _existing(candidates, workspace)
 
 
-def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Location]:
+def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Found]:
     """The candidates that are regular files in the workspace: a memory file (or a
     folder on its way, such as `.github`) that links out of the roots is not the
-    workspace's own instruction, and is never read."""
-    found: dict[str, Location] = {}
+    workspace's own instruction, and is never read. One that is there and is not read
+    (a link out of the workspace or to nothing, a folder or a FIFO by that name) is
+    named in `dropped` with why: never skipped without a word."""
+    found: dict[str, Found] = {}
     for candidate in candidates:
+        if candidate in found:
+            continue
         real = _real(candidate, workspace)
         where = workspace.locate(real, grants=False) if real is not None else None
-        if where is None or where.path in found:
+        st = where.lstat() if where is not None else None
+        if where is None or st is None:
+            why = _not_read(candidate, workspace)
+            if why is not None:
+                found[candidate] = Dropped("memory", candidate, why)
+        elif where.path in found:
             continue
-        st = where.lstat()
-        if st is not None and stat.S_ISREG(st.st_mode):
+        elif stat.S_ISREG(st.st_mode):
             found[where.path] = where
+        else:
+            found[where.path] = Dropped("memory", where.path, _NOT_REGULAR)
     return list(found.values())
+
+
+_NOT_REGULAR = "not a regular file (a folder, a FIFO or a device by a memory file's name): not read"
+
+
+def _not_read(candidate: str, workspace: Workspace) -> str | None:
+    """Why `candidate`, which resolves to nothing in the workspace, is not read; None
+    when there is no such entry. Only its own folder is looked in, and only when that
+    folder is inside the roots (nothing outside them is looked at)."""
+    folder = _real(os.path.dirname(candidate), workspace)
+    if folder is None or workspace.locate(folder, grants=False) is None:
+        return None  # its folder is not the workspace's: no memory file of it is looked for
+    try:
+        st = os.lstat(os.path.join(folder, os.path.basename(candidate)))
+    except OSError:
+        return None  # no such file: nothing to say
+    if not stat.S_ISLNK(st.st_mode):
+        return None  # it went away, or came, as it was looked at: the next call says
+    # Where it links is not looked at (it is outside, or nowhere): one reason for both,
+    # so the answer tells nothing of what lies outside the workspace.
+    return (
+        "a symbolic link that links out of the workspace or to nothing: not the "
+        "workspace's own instructions, so never read"
+    )
 
 
 def _real(path: str, workspace: Workspace) -> str | None:
@@ -78,11 +115,14 @@ def _real(path: str, workspace: Workspace) -> str | None:
     return real if isinstance(real, str) else None
 
 
-def items(settings: Settings, found: list[Location]) -> list[Attachment | Dropped]:
+def items(settings: Settings, found: list[Found]) -> list[Attachment | Dropped]:
     """The memory files `found`, each judged alone: one that cannot be attached (binary,
     unreadable, gone) is dropped with its own reason, and never takes the others along."""
     out: list[Attachment | Dropped] = []
     for where in found:
+        if isinstance(where, Dropped):  # there, and not read: said with why
+            out.append(where)
+            continue
         try:
             text, held = load(where, settings.memory_max_lines, settings.memory_max_bytes)
         except ReadkeeperError as exc:  # binary, gone, no longer a regular file...

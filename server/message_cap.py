@@ -151,3 +151,22 @@ def recover_id(body: bytes) -> MsgId | None:
                 return None
     except (ValueError, RecursionError):
         return None
+
+
+def rounded_integer(value: Any) -> bool:
+    """Whether `value` (orjson's parse of a message) holds a whole float of magnitude
+    2**63 or more: what orjson makes of an integer past 64 bits, rounded. A door that
+    finds one parses the message again with the standard library, which keeps it exact,
+    so a refusal echoes the number sent (attack round 24: 123456789012345678901234567890
+    came back as 123456789012345677877719597056)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if abs(item) >= 2.0**63 and item == item and abs(item) != float("inf"):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

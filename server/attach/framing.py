@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..message_cap import MAX_MESSAGE_BYTES, out_of_shape
+from ..message_cap import MAX_MESSAGE_BYTES, out_of_shape, rounded_integer
 
 # A request carries at most a file's new content; an answer at most a budgeted read.
 MAX_FRAME = MAX_MESSAGE_BYTES  # the one cap of every front end (message_cap.py)
@@ -89,6 +89,9 @@ def receive(sock: socket.socket, max_frame: int = MAX_FRAME) -> dict[str, Any] |
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
         message = _decode_slowly(body)
+    else:
+        if rounded_integer(message):  # an integer past 64 bits: read exactly
+            message = _decode_slowly(body)
     if not isinstance(message, dict):
         raise FrameError("a frame that is not a JSON object", fatal=False)
     return message

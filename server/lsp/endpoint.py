@@ -38,6 +38,15 @@ NAMESPACE = "readkeeper/"
 ANSWERED = frozenset(METHODS)
 # What a request in flight may ask the client and wait for.
 WAITED_ON = frozenset({types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST})
+# LSP's notifications (`$/cancelRequest`, `initialized`, `exit`, ...): pygls reads one
+# sent with an id as the notification and drops the id, so the request would never be
+# answered.
+NOTIFICATIONS = frozenset(
+    method
+    for method, (message, *_) in types.METHOD_TO_TYPES.items()
+    if message.__name__.endswith("Notification")
+)
+METHOD_NOT_FOUND = -32601
 
 
 @attrs.define
@@ -90,7 +99,9 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self._dispatch(data)
 
     def _dispatch(self, data: dict[str, Any]) -> None:
-        if self._refused(data) or self.order.hold(data) or self._read_inline(data):
+        if self._refused(data) or self._not_a_request(data):
+            return
+        if self.order.hold(data) or self._read_inline(data):
             return
         try:
             message = self.structure_message(data)
@@ -160,6 +171,19 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             self.send_error(data["id"], SERVER_NOT_INITIALIZED, why, "bad_params")
             return True
         return False
+
+    def _not_a_request(self, data: dict[str, Any]) -> bool:
+        """A notification's method sent with an id is answered, not run: LSP answers a
+        `$/` request with MethodNotFound, and every request gets its one reply."""
+        method = data.get("method")
+        if "id" not in data or method not in NOTIFICATIONS:
+            return False
+        why = (
+            f"There is no request {method}: {method} is a notification, so it was not run; "
+            "send it without an id."
+        )
+        self.send_error(data["id"], METHOD_NOT_FOUND, why, "unsupported")
+        return True
 
     def _read_inline(self, data: dict[str, Any]) -> bool:
         """Answer a quick read here (`quick`); False when the request is left to pygls."""

@@ -4,8 +4,11 @@ with.
 
 `FrameReader` is sans-IO (bytes in, events out), so it is tested and fuzzed in-process.
 A header block must be CRLF-terminated `Name: value` lines with one `Content-Length`
-(0 <= length <= `MAX_BODY`); anything else is junk, skipped up to the next
-`Content-Length` header (resynchronising).
+(0 <= length <= `MAX_BODY`). A block of header lines that breaks that (LF-only line
+ends, a length that is not digits) is read as a block without a usable length: the JSON
+value after it is a `BadFrame`, so the id it carries is answered. Anything that is no
+header block at all is junk: it carries no request, and is skipped up to the next
+`Content-Length` header (resynchronising), with the reason logged.
 
 Resynchronising rests on one fact: `Content-Length: <digits>` followed by a raw CR LF
 never occurs inside valid JSON (outside strings JSON has no letters but in true, false
@@ -51,9 +54,14 @@ _USUAL_HEADER = re.compile(
     rb"Content-Length: (\d{1,9})\r\n(?:Content-Type: [^\r\n]{0,200}\r\n)?\r\n"
 )
 _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]"
-_HEADER_LINE = re.compile(rb"(%s+):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*" % _TOKEN)
+# A value may hold any byte but the line ends (a control character in a Content-Length
+# makes the block one without a usable length, whose body is still answered).
+_HEADER_LINE = re.compile(rb"(%s+):[ \t]*([^\r\n]*?)[ \t]*" % _TOKEN)
 # The start of a line that may still become a header once the rest arrives.
-_HEADER_PREFIX = re.compile(rb"%s*(?::[\t\x20-\x7e\x80-\xff]*)?\r?" % _TOKEN)
+_HEADER_PREFIX = re.compile(rb"%s*(?::[^\r\n]*)?\r?" % _TOKEN)
+# Header lines ended by LF alone: read as a block, so the body after it (and its id) is
+# answered, with this reason.
+_LF_ONLY = "its header lines end in LF alone (LSP's end in CR LF)"
 
 
 class Frame(NamedTuple):
@@ -154,23 +162,27 @@ class FrameReader:
             del buf[: usual.end()]
             self._start_body(length)
             return True
-        pos, declared, problem = 0, None, ""
+        pos, declared, problem, lf_only = 0, None, "", False
         while True:
-            eol = buf.find(b"\r\n", pos)
+            eol = buf.find(b"\n", pos)
             if eol < 0:
                 if len(buf) > MAX_HEADER or not _HEADER_PREFIX.fullmatch(buf, pos):
                     return self._to_junk(pos, "bytes that are not an LSP header")
                 return False  # the rest of the line is still coming
-            if eol == pos:  # the blank line that ends the block
-                del buf[: eol + 2]
+            end = eol - 1 if eol > pos and buf[eol - 1] == 0x0D else eol  # before CR LF
+            bare_lf = end == eol
+            if end == pos:  # the blank line that ends the block
+                del buf[: eol + 1]
                 if pos == 0:
                     return True  # a stray blank line between frames: harmless
+                if lf_only or bare_lf:
+                    problem = problem or _LF_ONLY
                 if problem or declared is None:
                     self._enter("unknown", problem or "a message without a Content-Length header")
                 else:
                     self._start_body(declared)
                 return True
-            line = buf[pos:eol]
+            line = buf[pos:end]
             later = _LENGTH_NAME.search(line, 1)
             if later:  # a frame starts in the middle of the line: what precedes is junk
                 start = pos + later.start()
@@ -192,7 +204,8 @@ class FrameReader:
                 else:
                     # Longer than 18 digits is over any cap (and `int` refuses 4,300).
                     declared = int(value) if len(value) <= 18 else 10**18
-            pos = eol + 2
+            lf_only = lf_only or bare_lf
+            pos = eol + 1
 
     def _start_body(self, length: int) -> None:
         if length > self._max_body:

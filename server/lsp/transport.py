@@ -215,8 +215,8 @@ class Connection(asyncio.Protocol):
         log.warning(
             "Bad message (%s)%s", event.reason, f", id {msg_id!r}" if msg_id is not None else ""
         )
-        if msg_id is None:
-            return  # no request to answer: the log says what happened
+        # Answered even without an id that can be read (JSON-RPC's null id, as for a
+        # body that is not a message): what carried one never waits for a reply.
         if event.too_large:
             self._endpoint.send_error(
                 msg_id, INVALID_REQUEST, f"Invalid request: {event.reason}", "too_large"

@@ -37,6 +37,7 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..files import cache_writes
+from ..message_cap import rounded_integer
 from ..read.loop_guard import OffTheLoop
 from . import render
 
@@ -203,6 +204,8 @@ def _plain_call(line: bytes, version: str, tool: str) -> tuple[int | str, dict[s
     arguments = params.get("arguments")
     if params.get("name") != tool or not isinstance(arguments, dict):
         return None
+    if rounded_integer(arguments):  # orjson rounded an integer past 64 bits: the SDK's
+        return None  # parser keeps it exact, for the refusal to echo
     meta = params.get("_meta", {})
     if not isinstance(meta, dict) or not meta.keys() <= _PLAIN_META:
         return None

@@ -36,6 +36,7 @@ from .backends import AttachedBackend, Backend, LocalBackend
 from .early_start import EarlyStart
 from .logs import SettingsLog
 from .progress import sender as progress_sender
+from .request_fields import NamedRefusals
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
 
 log = logging.getLogger("readkeeper")
@@ -441,6 +442,7 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, front.on_initialized
     )
+    server.middleware.append(NamedRefusals())  # the SDK's refusals name the field
     return server
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import re
@@ -350,6 +351,14 @@ def _parsed(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
+        pass
+    # What orjson refuses and the SDK's parser takes (NaN, Infinity, 1e400 in the
+    # arguments): the line is a request all the same, counted so that the end of input
+    # waits for its answer (uncounted, a refusal of `"limit": NaN` sent last was
+    # answered "Connection closed").
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
         return None  # the SDK answers it (or not) as it sees fit: nothing counted
 
 

@@ -41,19 +41,34 @@ _INT_RE = re.compile(r"\s*[+-]?\d+\s*")
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
+def as_sent(value: Any, most: int = 200) -> str:
+    """A value of a request as the JSON the client sent, for the words refusing it: null,
+    true and false, integers exact, NaN and Infinity as JSON-RPC parsers read them,
+    strings quoted; at most `most` characters (cut between two escapes, then `...`).
+    Every refusal that repeats a value says it this way, in every front end (Python's
+    repr said None, True, nan and 'x')."""
+    try:
+        text = quoting.json_text(value)  # NaN and Infinity: allow_nan's words
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= most else quoting.cut_escaped(text, most) + "..."
+
+
 def _structure_int(value: Any, _: type) -> int:
     if isinstance(value, bool):
-        raise ValueError(f"expected a whole number, got {value!r}")
+        raise ValueError(f"expected a whole number, got {as_sent(value)}")
     whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if not whole and not (isinstance(value, str) and len(value) < 64 and _INT_RE.fullmatch(value)):
-        raise ValueError(f"expected a whole number, got {value!r}")
+        raise ValueError(f"expected a whole number, got {as_sent(value)}")
     number = int(value)
     # The bound is the protocol's, not the field's (a search's offset is 0 or more, a
     # read's 1 or more): the hint after it (`_hint`) says what the field takes.
     if number > _INT_MAX:
-        raise ValueError(f"expected a whole number no larger than {_INT_MAX}, got {number}")
+        raise ValueError(f"expected a whole number no larger than {_INT_MAX}, got {as_sent(value)}")
     if number < _INT_MIN:
-        raise ValueError(f"expected a whole number no smaller than {_INT_MIN}, got {number}")
+        raise ValueError(
+            f"expected a whole number no smaller than {_INT_MIN}, got {as_sent(value)}"
+        )
     return number
 
 
@@ -62,13 +77,13 @@ def _structure_bool(value: Any, _: type) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ValueError(f"expected true or false, got {value!r}")
+    raise ValueError(f"expected true or false, got {as_sent(value)}")
 
 
 def _structure_str(value: Any, _: type) -> str:
     if isinstance(value, str):
         return value
-    raise ValueError(f"expected a string, got {value!r}")
+    raise ValueError(f"expected a string, got {as_sent(value)}")
 
 
 # cattrs on its own takes any iterable for a list (a string becomes its characters, so
@@ -252,17 +267,8 @@ def _entries_apart(params: dict[str, Any], cls: type[Any]) -> dict[str, Any]:
     entries = params.get(field) if field else None
     if field is None or not isinstance(entries, list):
         return params
-    carried = [e if isinstance(e, str) else NOT_A_STRING + _json(e) for e in entries]
+    carried = [e if isinstance(e, str) else NOT_A_STRING + as_sent(e) for e in entries]
     return {**params, field: carried}
-
-
-def _json(value: Any) -> str:
-    import json
-
-    try:
-        return json.dumps(value, ensure_ascii=True)[:200]
-    except (TypeError, ValueError):
-        return type(value).__name__
 
 
 def check_entry(value: str, field: str) -> None:

@@ -59,3 +59,34 @@ async def test_over_lsp_the_good_memory_file_is_attached(lsp: Session, workspace
     [refused] = [d for d in result["dropped"] if d["type"] == "memory"]
     assert refused["source"] == str(bad)
     assert "binary" in refused["reason"]
+
+
+def test_a_memory_file_not_read_is_named_in_dropped_with_why(
+    core: Readkeeper, workspace: Path, tmp_path: Path
+) -> None:
+    """A memory file that links out of the workspace, or is no regular file, is never
+    read (it is not the workspace's own instruction), and says so: it was skipped
+    without a word (attack round 24)."""
+    outside = tmp_path / "outside-instructions.md"
+    outside.write_text("SECRET outside rules\n")
+    (workspace / "CLAUDE.md").symlink_to(outside)
+    (workspace / "AGENTS.md").mkdir()  # a folder by a memory file's name
+    (workspace / "QWEN.md").symlink_to(workspace / "missing.md")  # a link to nothing
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "mod.py").write_text("x = 1\n")
+    (workspace / "pkg" / "CLAUDE.md").symlink_to(outside)
+    for params in (
+        AttachmentsParams(types=["memory"]),
+        AttachmentsParams(types=["file", "memory"], mentions=["pkg/mod.py"]),
+    ):
+        result = core.attachments(params)
+        kept, dropped = _memory(result)
+        assert kept == []
+        assert "SECRET" not in str(result)
+        why = {d["source"]: d["reason"] for d in dropped}
+        assert "links out of the workspace" in why.pop(str(workspace / "CLAUDE.md"))
+        assert "not a regular file" in why.pop(str(workspace / "AGENTS.md"))
+        assert "or to nothing" in why.pop(str(workspace / "QWEN.md"))
+        if params.mentions:
+            assert "links out of the workspace" in why.pop(str(workspace / "pkg" / "CLAUDE.md"))
+        assert why == {}

@@ -81,7 +81,7 @@ REQUEST = b'{"jsonrpc":"2.0","id":7,"method":"readkeeper/stats","params":{}}'
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 # Each bad frame carries request 7; the reply it gets (an error code, "result", or None
-# for no reply: a frame whose header is unreadable has no request to answer).
+# for no reply under id 7: an id that is not one is answered under JSON-RPC's null id).
 BAD_FRAMES: dict[str, tuple[bytes, int | str | None]] = {
     "content_length_too_short": (b"Content-Length: 50\r\n\r\n" + REQUEST, -32700),
     "content_length_too_long": (b"Content-Length: 900\r\n\r\n" + REQUEST, -32700),
@@ -93,7 +93,8 @@ BAD_FRAMES: dict[str, tuple[bytes, int | str | None]] = {
         b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + REQUEST,
         -32700,
     ),
-    "lf_only_headers": (b"Content-Length: %d\n\n" % len(REQUEST) + REQUEST, None),
+    "lf_only_headers": (b"Content-Length: %d\n\n" % len(REQUEST) + REQUEST, -32700),
+    "content_length_with_a_nul": (b"Content-Length: 4\x00\r\n\r\n" + REQUEST, -32700),
     "junk_before_header": (b"hello there\r\n" + framed(REQUEST), "result"),
     "junk_glued_to_header": (b"\x00\xffjunk" + framed(REQUEST), "result"),
     "not_utf8": (framed(REQUEST[:-2] + b'"file_path":"\xff\xfe"}}'), -32700),

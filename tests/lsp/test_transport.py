@@ -137,10 +137,26 @@ def test_no_usable_length_takes_the_json_value_that_follows(header: bytes) -> No
     assert reader.feed(framed(GOOD)) == [Frame(GOOD)]
 
 
-def test_lf_only_headers_are_junk_up_to_the_next_frame() -> None:
-    events = feed_all(b"Content-Length: %d\n\n" % len(REQUEST) + REQUEST + framed(GOOD))
-    assert [type(e) for e in events] == [Junk, Frame]
+@pytest.mark.parametrize(
+    "header",
+    [b"Content-Length: %d\n\n", b"Content-Length: %d\r\n\n", b"X: 1\nContent-Length: %d\r\n\r\n"],
+)
+def test_lf_only_headers_are_a_bad_frame_whose_body_is_kept(header: bytes) -> None:
+    """The body's id is answered (LSP's header lines end in CR LF: it is not read)."""
+    events = feed_all(header % len(REQUEST) + REQUEST + framed(GOOD))
+    assert [type(e) for e in events] == [BadFrame, Frame]
+    assert isinstance(events[0], BadFrame)
+    assert events[0].body == REQUEST
+    assert "LF alone" in events[0].reason
     assert events[1] == Frame(GOOD)
+
+
+def test_a_control_character_in_the_length_is_a_bad_frame_whose_body_is_kept() -> None:
+    events = feed_all(b"Content-Length: 4\x00\r\n\r\n" + REQUEST + framed(GOOD))
+    assert events == [
+        BadFrame("Content-Length b'4\\x00' is not a number of bytes", REQUEST),
+        Frame(GOOD),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from typing import Any
 
 from ... import quoting
 from ...errors import ReadkeeperError
+from ...protocol.convert import as_sent
 from ...search.exclude import Exclude
 from ...search.listing import MAX_ENTRIES, MAX_PATHS, cut_note
 from .args import Content, Served, string, text_block
@@ -34,9 +35,17 @@ def _exclude(args: dict[str, Any]) -> list[str] | None:
     if not isinstance(patterns, list):
         raise ReadkeeperError(
             "bad_params",
-            "excludePatterns must be a list of glob patterns.",
+            f"excludePatterns must be a list of glob patterns, got {as_sent(patterns)}.",
             field="excludePatterns",
         )
+    for index, pattern in enumerate(patterns):  # a bad entry is named, as the core names it
+        if not isinstance(pattern, str):
+            field = f"excludePatterns[{index}]"
+            raise ReadkeeperError(
+                "bad_params",
+                f"{field} must be a glob pattern (a string), got {as_sent(pattern)}.",
+                field=field,
+            )
     Exclude(patterns, "excludePatterns")
     return patterns or None
 

@@ -33,9 +33,18 @@ _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "stat": ("get_file_info", {}),
 }
 _WORDS = {"old_string": "oldText", "new_string": "newText", "file_path": "path"}
+# In the words of every answer (notes as well as errors), each core param a drop-in tool
+# passes on, as that tool's caller knows it: its own parameter, or what it is when the
+# tool does not offer it (read_multiple_files' budget is fixed, not a parameter).
+_PROSE = {
+    **_WORDS,
+    "file_paths": "paths",
+    "dry_run": "dryRun",
+    "budget_tokens": "the call's token budget",
+}
 # A param's name as a word of the message, never part of a name it shows bare (a quoted
 # name, a call's params and a file's text are never shown to it: hints.rewrite).
-_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_WORDS) + r")(?![\w/.\-])")
+_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_PROSE) + r")(?![\w/.\-])")
 
 
 def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | None = None) -> str:
@@ -59,7 +68,7 @@ _LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)|(?<=\boffset and )limit\b")
 
 
 def _prose(text: str) -> str:
-    return _LIMIT.sub("head", _WORD.sub(lambda m: _WORDS[m.group(1)], text))
+    return _LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text))
 
 
 def for_filesystem(message: str, keep: Iterable[str] = ()) -> str:
@@ -124,7 +133,10 @@ def error_words(
     for key, value in data.items():
         if key == "field":
             field = names.get(str(value), str(value))
-            if params is None or field in params:
+            # Each part of a nested field (`edits[0].old_string`) in the tool's words.
+            field = re.sub(r"\w+", lambda m: names.get(m[0], _WORDS.get(m[0], m[0])), field)
+            # An entry of a list (`excludePatterns[1]`) is named when the list is a param.
+            if params is None or re.split(r"[.\[]", field, maxsplit=1)[0] in params:
                 shown["field"] = field
             continue
         keys = {**_WORDS, **names}
