@@ -225,11 +225,27 @@ def notebook_cells(cells: list[dict[str, Any]]) -> str:
             parts.append(f">>> {_name(output.get('output_type'))}{named}:")
             if text:
                 parts.append(quoting.fence(text))
+            parts.extend(map(_image, output.get("images") or []))
             if output.get("note"):
                 parts.append(f"note: {_note(output['note'])}")
         if cell.get("note"):
             parts.append(f"note: {_note(cell['note'])}")
     return "\n".join(parts)
+
+
+def _image(image: dict[str, Any]) -> str:
+    """A notebook output's image, named at its place with its form and size: sent as an
+    image after the text, a size placeholder, or not sent and why."""
+    width, height = image.get("width"), image.get("height")
+    size = f"{width}x{height}, " if width and height else ""
+    facts = f"image: {_name(image.get('media_type'))}, {size}{count(image.get('bytes'), 'byte')}"
+    if image.get("base64") or image.get("display_width"):
+        shown = f"{image.get('display_width')}x{image.get('display_height')}"
+        tokens = count(image.get("tokens"), "token")
+        return f"{facts}: sent as an image after the text (at {shown}, {tokens})."
+    if image.get("note"):
+        return f"{facts}: not sent. {_note(image['note'])}"
+    return f"{facts}: a size placeholder; read with include_images=true to see it."
 
 
 def change(method: str, result: dict[str, Any]) -> str:
