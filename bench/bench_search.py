@@ -49,6 +49,7 @@ from typing import Any
 from common import machine, percentile, write_json
 from readkeeper import calls
 from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
 from readkeeper.search import rg
 from readkeeper.search.ahead import ListingAhead
 from readkeeper.search.mtimes import FileTimes
@@ -133,7 +134,7 @@ def rows_for(
     """The rows of one tree; `tools`: only the rows of these tools (all when None)."""
     core = Readkeeper(roots=[str(root)])
     core.tokens.warm_up()
-    wanted = tools or frozenset({"grep", "glob", "ref", "list", "floor"})
+    wanted = tools or frozenset({"grep", "glob", "ref", "list", "floor", "miss"})
     cached = None
     first_rows: list[dict[str, Any]] = []
     if "glob" in wanted:  # the watcher's set-up takes seconds
@@ -212,6 +213,8 @@ def rows_for(
             shell_rg(root, "--files"),
         ),
     ]
+    if "miss" in wanted:  # a read of a name not there: its did-you-mean guesses
+        cases.append(("miss", "read of a name not there", _miss(core), shell_rg(root, "--files")))
     rows = first_rows
     if "floor" in wanted:
         rows += floor_rows(name, root, runs, with_find=root == generated_root)
@@ -225,6 +228,21 @@ def rows_for(
         cached.close()
     core.close()
     return rows
+
+
+def _miss(core: Readkeeper) -> Callable[[], Any]:
+    """A read of a file that is not there, refused with its guesses (files/guesses.py)."""
+
+    def read() -> None:
+        try:
+            calls.call(core, "read", {"file_path": "pkg0500/nothere.py"})
+        except ReadkeeperError as exc:
+            if exc.kind != "not_found":
+                raise
+        else:
+            raise AssertionError("read a file that is not there")
+
+    return read
 
 
 def first_glob_rows(name: str, root: Path, core: Readkeeper, runs: int) -> list[dict[str, Any]]:
@@ -367,7 +385,9 @@ def main() -> None:
         "--trees", choices=["both", "generated", "repository"], default="both", help="which trees"
     )
     parser.add_argument(
-        "--tools", default="", help="only these rows, comma-separated: grep,glob,ref,list,floor"
+        "--tools",
+        default="",
+        help="only these rows, comma-separated: grep,glob,ref,list,floor,miss",
     )
     # The cost of confining ripgrep with Landlock: compare a run with this flag against
     # one without (the launcher rows measure the start alone).

@@ -11,6 +11,7 @@ rendered here too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import quoting
@@ -66,6 +67,67 @@ def read(result: dict[str, Any]) -> str:
     if kind == "notebook":
         return notebook(file)
     return quoting.json_text(without_payloads(result), indent=1)
+
+
+def many(result: dict[str, Any]) -> str:
+    """A readMany result as text: each file as `read` shows it (or its refusal, with its
+    kind) in the order asked, the note naming the calls for the files left unread, then
+    the budget left. What readMany's `budget_tokens` bounds is the count of this text
+    (read/many.py); a front end that sends it says the budget left as it sends it."""
+    parts = [many_entry(item) for item in result.get("results", [])]
+    if isinstance(result.get("note"), str):  # the calls for the files over the budget
+        parts.append(f"note: {quoting.line(result['note'])}")
+    if "budget_tokens_left" in result:
+        parts.append(left_line(result["budget_tokens_left"]))
+    return MANY_SEPARATOR.join(parts)
+
+
+# What joins the entries of `many`.
+MANY_SEPARATOR = "\n\n"
+
+
+def many_entry(item: Any) -> str:
+    """One entry of a readMany result: its read as `read` shows it, or its refusal."""
+    if not isinstance(item, dict):
+        return quoting.line(str(item))
+    error = item.get("error")
+    if isinstance(error, dict):
+        kind = (error.get("data") or {}).get("kind", "internal")
+        return refusal(item.get("file_path", ""), str(kind), str(error.get("message", "")))
+    return read(item.get("result") or {})
+
+
+def refusal(file_path: Any, kind: str, message: str) -> str:
+    """A file of a readMany not read: its name, the refusal's kind and message."""
+    return f"{_name(file_path)}: refused ({kind}): {message}"
+
+
+def left_line(left: Any) -> str:
+    """The last line of a readMany result with a budget: what it has left."""
+    return f"(budget_tokens left: {left})"
+
+
+def settled_left(
+    shown: dict[str, Any], result: dict[str, Any], budget: int, tokens: Callable[[str], int]
+) -> dict[str, Any]:
+    """`result` with `budget_tokens_left` the budget less the tokens of `shown`'s text
+    (`many`: `result` in a front end's words), the line saying it included. That line's
+    count moves with its number's digits: the number is settled in a few steps, the
+    smaller of two when none is exact (never below 0)."""
+
+    def said(left: int) -> int:
+        return max(0, budget - tokens(many({**shown, "budget_tokens_left": left})))
+
+    left = budget
+    for _ in range(4):
+        then = said(left)
+        if then == left:
+            break
+        if then > left:  # fewer digits, fewer tokens: exact if it says itself
+            left = then if said(then) == then else left
+            break
+        left = then
+    return {**result, "budget_tokens_left": left}
 
 
 def body(result: dict[str, Any]) -> str | None:
@@ -163,11 +225,27 @@ def notebook_cells(cells: list[dict[str, Any]]) -> str:
             parts.append(f">>> {_name(output.get('output_type'))}{named}:")
             if text:
                 parts.append(quoting.fence(text))
+            parts.extend(map(_image, output.get("images") or []))
             if output.get("note"):
                 parts.append(f"note: {_note(output['note'])}")
         if cell.get("note"):
             parts.append(f"note: {_note(cell['note'])}")
     return "\n".join(parts)
+
+
+def _image(image: dict[str, Any]) -> str:
+    """A notebook output's image, named at its place with its form and size: sent as an
+    image after the text, a size placeholder, or not sent and why."""
+    width, height = image.get("width"), image.get("height")
+    size = f"{width}x{height}, " if width and height else ""
+    facts = f"image: {_name(image.get('media_type'))}, {size}{count(image.get('bytes'), 'byte')}"
+    if image.get("base64") or image.get("display_width"):
+        shown = f"{image.get('display_width')}x{image.get('display_height')}"
+        tokens = count(image.get("tokens"), "token")
+        return f"{facts}: sent as an image after the text (at {shown}, {tokens})."
+    if image.get("note"):
+        return f"{facts}: not sent. {_note(image['note'])}"
+    return f"{facts}: a size placeholder; read with include_images=true to see it."
 
 
 def change(method: str, result: dict[str, Any]) -> str:

@@ -52,22 +52,16 @@ def recounted(result: Any, count: Callable[[str], int], joined: Joined | None = 
 
 
 def recounted_many(result: Any, count: Callable[[str], int], joined: Joined | None = None) -> Any:
-    """A readMany result with each file's read `recounted`, and the budget left said
-    as spent at those counts (the core spent the LSP's: read/many.py)."""
+    """A readMany result with each file's read `recounted` (its budget left is said by
+    the front end as it sends the text: mcp/render.with_left_as_sent)."""
     if not isinstance(result, dict) or not isinstance(result.get("results"), list):
         return result
     items: list[Any] = []
-    spent = 0  # what the counts here take from the budget beyond the core's
     for item in result["results"]:
         if isinstance(item, dict) and "result" in item:
-            said = recounted(item["result"], count, joined)
-            spent += _tokens(said) - _tokens(item["result"])
-            item = {**item, "result": said}
+            item = {**item, "result": recounted(item["result"], count, joined)}
         items.append(item)
-    answer = {**result, "results": items}
-    if isinstance(result.get("budget_tokens_left"), int):
-        answer["budget_tokens_left"] = max(0, result["budget_tokens_left"] - spent)
-    return answer
+    return {**result, "results": items}
 
 
 def _tokens(result: Any) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 from .reach import LeadsOut, Loop, Reach, walk, within
 from .walk import files_beneath
@@ -31,7 +32,11 @@ _SKIP_DIRS = frozenset(
         "target",
     }
 )
+# A miss's guesses are a hint, never worth much of the call's time: at most so many
+# entries looked at, and the walk stops at its deadline with what it found (a
+# 100,000-file tree made every miss cost 0.5-0.8 s: bench/bench_search.py's `miss` row).
 _MAX_SUGGESTION_WALK = 20_000
+SUGGESTION_WALK_SECONDS = 0.05
 _NNBSP = "\u202f"
 
 
@@ -64,7 +69,7 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     relative = path.lstrip(os.sep)
     found.extend(os.path.join(root, relative) for root in roots if relative)
 
-    files = list(files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS))
+    files = _files(roots)
     same_name = [f for f in files if os.path.basename(f) == name]
     found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
 
@@ -90,7 +95,8 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
 
     root = next((r for r in roots if within(path, r)), roots[0])
     wanted = os.path.relpath(path, root)
-    by_relative = {os.path.relpath(f, root): f for f in files if within(f, root)}
+    prefix = root.rstrip(os.sep) + os.sep  # the walk's paths are the root's joined
+    by_relative = {f[len(prefix) :]: f for f in files if f.startswith(prefix)}
     for match, _score, _ in process.extract(
         wanted,
         list(by_relative),
@@ -103,6 +109,17 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
 
     unique = dict.fromkeys(p for p in found if p != path)
     return [p for p in unique if _readable_file(p, reaches)][:limit]
+
+
+def _files(roots: list[str]) -> list[str]:
+    """The files a guess may name: what the walk finds within its entries and deadline."""
+    found: list[str] = []
+    deadline = time.monotonic() + SUGGESTION_WALK_SECONDS
+    for path in files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS):
+        found.append(path)
+        if len(found) % 256 == 0 and time.monotonic() > deadline:
+            break
+    return found
 
 
 def _shared_prefix(a: str, b: str) -> int:

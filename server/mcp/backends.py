@@ -12,6 +12,7 @@ from ..attach.client import AttachClient
 from ..errors import ReadkeeperError
 from ..read.joined import count_joined
 from ..rendered_tokens import as_sent
+from .render import with_left_as_sent
 
 if TYPE_CHECKING:
     from ..read.tokens import TokenCounter
@@ -67,7 +68,8 @@ class LocalBackend:
         of it (rendered_tokens.py)."""
         counter = self.core.tokens
         joined = functools.partial(count_joined, counter)
-        return as_sent(method, calls.call(self.core, method, params), counter.count, joined)
+        answer = as_sent(method, calls.call(self.core, method, params), counter.count, joined)
+        return _left_as_sent(method, params, answer, counter.count)
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
         """A read of a text file by its lines once the token table is loaded (the first
@@ -114,7 +116,8 @@ class AttachedBackend:
             self.client.close()
             self.client, self._broken = client, False
         try:
-            return as_sent(method, self.client.call(method, params), self._count)
+            answer = as_sent(method, self.client.call(method, params), self._count)
+            return _left_as_sent(method, params, answer, self._count)
         except ReadkeeperError as exc:
             if exc.kind == "internal" and exc.data.get("reason") in ("closed", "broken"):
                 self._broken = True
@@ -134,3 +137,11 @@ class AttachedBackend:
     def close(self) -> None:
         """End the connection."""
         self.client.close()
+
+
+def _left_as_sent(method: str, params: dict[str, Any], answer: Any, count: Any) -> Any:
+    """A readMany's budget left as the text MCP sends of it spends it (the core spent
+    its own words of that text: read/many.py)."""
+    if method != "readMany":
+        return answer
+    return with_left_as_sent(answer, params.get("budget_tokens"), count)

@@ -8,6 +8,7 @@ content; an error becomes the same message the LSP front end gives, with its `ki
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -150,25 +151,26 @@ def _without_text(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def many_content(result: dict[str, Any]) -> list[Content]:
-    """A read_many result: each file as read shows it (or its refusal, with its kind)
-    in the order asked, then the budget left; images after the text."""
-    parts: list[str] = []
+    """A read_many result: its text as render.many shows it (each file as read shows
+    it, or its refusal, with its kind, in the order asked, then the budget left); images
+    after the text."""
     images: list[Content] = []
     for item in result.get("results", []):
-        error = item.get("error")
-        if isinstance(error, dict):
-            kind = (error.get("data") or {}).get("kind", "internal")
-            message = str(error.get("message", ""))  # named as a tool (_entry_for_mcp)
-            parts.append(f"{quoting.name(item.get('file_path', ''))}: refused ({kind}): {message}")
-            continue
-        blocks = read_content(item.get("result") or {})
-        parts.extend(b.text for b in blocks if isinstance(b, types.TextContent))
-        images.extend(b for b in blocks if isinstance(b, types.ImageContent))
-    if isinstance(result.get("note"), str):  # the calls for the files over the budget
-        parts.append(f"note: {quoting.line(result['note'])}")
-    if "budget_tokens_left" in result:
-        parts.append(f"(budget_tokens left: {result['budget_tokens_left']})")
-    return [text("\n\n".join(parts)), *images]
+        if isinstance(item, dict) and isinstance(item.get("result"), dict):
+            blocks = read_content(item["result"])
+            images.extend(b for b in blocks if isinstance(b, types.ImageContent))
+    return [text(render.many(result)), *images]
+
+
+def with_left_as_sent(result: Any, budget: Any, count: Callable[[str], int]) -> Any:
+    """A read_many result with `budget_tokens_left` the budget less the tokens of the
+    text this front end sends of it (`many_content`, its calls named as tools), that line
+    included: the core spent its own words of the same text (read/many.py)."""
+    if not (isinstance(result, dict) and "budget_tokens_left" in result):
+        return result
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        return result
+    return render.settled_left(_notes_for_mcp(result), result, budget, count)
 
 
 def read_content(result: dict[str, Any]) -> list[Content]:

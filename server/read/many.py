@@ -1,26 +1,30 @@
 """`readkeeper/readMany`: several reads in one call, each answered as `readkeeper/read`
 answers it (a stub, a diff, lines, or its own error), in the order asked.
 
-With `budget_tokens`, the reads share one budget: each file's cost is estimated first (no
-content, nothing recorded), and a file that no longer fits is not read; its entry says
-so in a short sentence, and the answer's note names the read that gets it (with the
-lines or pages asked for). A file's error never fails the others.
-
-The budget spends what each entry sends (`sent_cost`, issue 34): a read's `tokens` (its
-lines, diff, outline, pages or cells), a stub's note (not the answer it stands for),
-an error's message (a refusal is sent too, the budget's own included). It bounds all of
-it: before each file, room is kept for the refusal of every file after it and for the
-one note that names the calls that get them (`_OVER`, `_note`), so a file is read only
-when it fits what is left beside those, and the refusals are within the budget too.
-Only a budget too small to hold a refusal for each file (under 10 tokens a file) is
-exceeded, by those refusals alone, no file read. No number in their words is negative.
+With `budget_tokens`, the reads share one budget, and it bounds the whole answer as
+text (render.many: each file as `read` shows it, header line and notes included, each
+refusal with its kind, the note, the line saying what is left; the MCP front end sends
+that text and says what is left as it sends it: mcp/render.with_left_as_sent). Every
+file is estimated first (no content, nothing recorded): a file that cannot be read is
+known then, with its refusal; then, in order, a file is read only when its estimate and
+a bound of its header line fit what is left beside the room kept for every file after
+it (its refusal, or the short sentence of a file over the budget, `_OVER`), for the
+note that names the calls that get those (`_note`) and for the last line. A read
+whose text came out larger than it was estimated at (a note the estimate did not see)
+is sent all the same (it is recorded as read), and every file after it is then left
+unread, so it takes only the room kept for reading. When the budget cannot hold even
+the refusals, no file is read and the call is refused (`token_limit`) with the budget
+that would hold them: a refusal of about 60 tokens, the one answer a smaller budget
+gets. `budget_tokens_left` is the budget less the count of the text. No number in
+the words is negative.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from .. import quoting
+from .. import quoting, render
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..progress import step
@@ -44,61 +48,151 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
             field="file_paths",
         )
     check_budget_tokens(params.budget_tokens)
-    left = params.budget_tokens
-    # Room kept for the refusal of each file after the one at hand, and for the note
-    # (the module's rule).
-    short = services.tokens.count(_OVER) + _WORDING
-    kept = short * len(params.file_paths) + services.tokens.count(_note(params)) + _WORDING
-    over = False
+    if params.budget_tokens is not None:
+        return _budgeted(services, params, params.budget_tokens)
     results: list[dict[str, Any]] = []
     for done, path in enumerate(params.file_paths):
-        kept -= short
-        try:  # one entry no file name can be (a NUL, not a string) fails alone
-            check_entry(path, f"file_paths[{done}]")
-        except ReadkeeperError as exc:
-            results.append(_failed(_given(path), exc))
-            if left is not None:
-                left -= services.tokens.count(exc.message)
+        refused = _bad_entry(path, done)
+        if refused is not None:
+            results.append(refused)
             continue
         step(f"reading {path}", done, len(params.file_paths))
-        one = _one(params, path)
         try:
-            if left is not None:
-                cost = _estimate(services, one)
-                if cost > left - kept:
-                    over = True
-                    raise ReadkeeperError("token_limit", _OVER, file_path=path, tokens=cost)
-            result = unstructure(read_in_format(services, one))
+            results.append({"file_path": path, "result": _read(services, params, path)})
         except ReadkeeperError as exc:
             results.append(_failed(path, exc))
-            if left is not None:
-                left -= services.tokens.count(exc.message)
-            continue
         except Exception as exc:
             if not _cancelled(exc):
                 raise
-            # The client cancelled while a PDF render ran: the files read so far are
-            # recorded as held, so the answer is theirs, and the rest are not read.
-            for rest in params.file_paths[done:]:
-                results.append(_failed(rest, _not_read(rest)))
+            results.extend(_failed(rest, _not_read(rest)) for rest in params.file_paths[done:])
             break
-        if left is not None:
-            left -= sent_cost(services, result)
-        results.append({"file_path": path, "result": result})
+    return {"results": results}
+
+
+def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> dict[str, Any]:
+    """The reads within `budget` (the module's rule)."""
+    count = services.tokens.count
+    paths = params.file_paths
+    # Each entry as estimated: its refusal (known now), or what its read would cost.
+    planned: list[dict[str, Any] | int] = []
+    for done, path in enumerate(paths):
+        refused = _bad_entry(path, done)
+        if refused is None:
+            step(f"estimating {path}", done, len(paths))
+            try:
+                planned.append(_estimate(services, _one(params, path)) + _header(count, path))
+                continue
+            except ReadkeeperError as exc:
+                refused = _failed(path, exc)
+            except Exception as exc:
+                if not _cancelled(exc):
+                    raise
+                # Cancelled while a PDF was estimated: nothing is read.
+                return {"results": [_failed(p, _not_read(p)) for p in map(str, paths)]}
+        planned.append(refused)
+    # The least each entry sends: its refusal, or the sentence of a file over the budget.
+    least = [
+        _cost(count, p) if isinstance(p, dict) else _over_cost(count, path)
+        for p, path in zip(planned, paths, strict=True)
+    ]
+    kept = sum(least) + _cost_of_note(count, params) + count(render.left_line(budget)) + _SEP
+    if kept > budget:
+        raise _too_small(budget, kept, len(paths))
+    left = budget
+    over = spilled = False
+    results: list[dict[str, Any]] = []
+    for done, (path, plan) in enumerate(zip(paths, planned, strict=True)):
+        kept -= least[done]
+        if isinstance(plan, dict):
+            results.append(plan)
+        elif spilled or plan > left - kept:
+            over = True
+            results.append(
+                _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path, tokens=plan))
+            )
+        else:
+            step(f"reading {path}", done, len(paths))
+            try:
+                results.append({"file_path": path, "result": _read(services, params, path)})
+            except ReadkeeperError as exc:
+                results.append(_failed(path, exc))
+            except Exception as exc:
+                if not _cancelled(exc):
+                    raise
+                results.extend(_failed(rest, _not_read(rest)) for rest in paths[done:])
+                break
+            cost = _cost(count, results[-1])
+            if cost > left - kept and not isinstance(results[-1].get("result"), dict):
+                # A refusal the estimate did not foresee (the file changed): the short one.
+                over = True
+                results[-1] = _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path))
+                cost = least[done]
+            elif cost > left - kept:
+                spilled = True  # larger than estimated: the files after it are not read
+            left -= cost
+            continue
+        left -= _cost(count, results[-1])
     answer: dict[str, Any] = {"results": results}
-    if over and left is not None:
+    if over:
         answer["note"] = _note(params)
-        left -= services.tokens.count(answer["note"])
-    if left is not None:
-        answer["budget_tokens_left"] = max(left, 0)
-    return answer
+    return render.settled_left(answer, {**answer, "budget_tokens_left": budget}, budget, count)
+
+
+def _read(services: AnchorServices, params: ReadManyParams, path: str) -> Any:
+    return unstructure(read_in_format(services, _one(params, path)))
+
+
+def _bad_entry(path: Any, done: int) -> dict[str, Any] | None:
+    """The refusal of an entry no file name can be (a NUL, not a string), which fails
+    alone."""
+    try:
+        check_entry(path, f"file_paths[{done}]")
+    except ReadkeeperError as exc:
+        return _failed(_given(path), exc)
+    return None
+
+
+# What joins two entries, and what a front end's words may add to an entry's count
+# (MCP's "the read tool", a header's count of tokens recounted as sent).
+_SEP = 1
+_SLACK = 3
+# A bound on a read's header line beside its file's name: lines, of how many, tokens,
+# where to go on, an unsaved buffer's version.
+_HEADER = 40
+
+
+def _cost(count: Callable[[str], int], item: dict[str, Any]) -> int:
+    """What an entry sends, as render.many shows it, with the room a front end's words
+    may take."""
+    return count(render.many_entry(item)) + _SEP + _SLACK
+
+
+def _over_cost(count: Callable[[str], int], path: str) -> int:
+    return count(render.refusal(path, "token_limit", _OVER)) + _SEP + _SLACK
+
+
+def _header(count: Callable[[str], int], path: str) -> int:
+    return count(quoting.name(path)) + _HEADER + _SEP + _SLACK
+
+
+def _cost_of_note(count: Callable[[str], int], params: ReadManyParams) -> int:
+    return count(f"note: {quoting.line(_note(params))}") + _SEP + _SLACK
+
+
+def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
+    return ReadkeeperError(
+        "token_limit",
+        f"budget_tokens {budget} cannot hold even a line for each of the {files} files "
+        f"(their refusals and notes take {least:,} tokens): none was read. Call again with "
+        f"budget_tokens of at least {least}, or with fewer files ({call('readMany')}).",
+        field="budget_tokens",
+        tokens=least,
+    )
 
 
 # A file the budget cannot hold: one short sentence (its cost is in its data); the
 # answer's note names the calls that get such files, once.
 _OVER = "Over budget_tokens: not read."
-# What a front end's wording of a call may add to its count (MCP's "the read tool").
-_WORDING = 1
 
 
 def _note(params: ReadManyParams) -> str:

@@ -49,24 +49,21 @@ async def test_read_many_reads_stubs_refuses_and_budgets(workspace: Path) -> Non
 async def test_a_spent_budget_bounds_what_is_sent_and_names_tools(workspace: Path) -> None:
     """Attack round 23's F7: 40 files under budget_tokens 500 sent ~1,700 tokens of
     refusals saying "more than the -1017 left", and each structured error named its next
-    call as `readkeeper/read` (the LSP method)."""
+    call as `readkeeper/read` (the LSP method). Round 15's A10: the headers, refusals,
+    note and last line are spent too (the whole text is within the budget)."""
     names = [f"f{i:02}.txt" for i in range(40)]
     for name in names:
         (workspace / name).write_text("word " * 50 + "\n")
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
-        answer = await client.call_tool("read_many", {"file_paths": names, "budget_tokens": 500})
+        answer = await client.call_tool("read_many", {"file_paths": names, "budget_tokens": 1200})
     said = text_of(answer)
     structured = answer.structured_content
     assert isinstance(structured, dict)
     results = structured["results"]
     assert [r["file_path"] for r in results] == names
-    sent = tiktoken_count(structured["note"]) + sum(
-        tiktoken_count(r["error"]["message"]) if "error" in r else r["result"]["file"]["tokens"]
-        for r in results
-    )
-    assert sent <= 500, said
-    assert 0 <= structured["budget_tokens_left"] <= 500 - sent + len(results), said
+    assert tiktoken_count(said) <= 1200, said
+    assert structured["budget_tokens_left"] == 1200 - tiktoken_count(said), said
     assert sum("result" in r for r in results) >= 1, said  # the budget still reads files
     assert re.search(r"(?:^|\s)-\d", said) is None, said  # no negative number in words
     assert "readkeeper/" not in said

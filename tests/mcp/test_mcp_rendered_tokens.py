@@ -175,5 +175,6 @@ async def test_read_many_over_mcp_spends_the_budget_at_the_counts_it_says(
     assert all("result" in item for item in structured["results"]), structured
     files = [item["result"]["file"] for item in structured["results"]]
     assert [f["file_path"] for f in files] == [str(workspace / n) for n in names]
-    assert structured["budget_tokens_left"] == budget - sum(f["tokens"] for f in files)
+    # What is left is the budget less the text sent (each file's header line included).
+    assert structured["budget_tokens_left"] == budget - tiktoken_count(text_of(answer))
     assert f"(budget_tokens left: {structured['budget_tokens_left']})" in text_of(answer)

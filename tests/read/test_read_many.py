@@ -59,7 +59,7 @@ def test_a_file_past_the_budget_is_named_with_the_pages_or_lines_asked_for(
     (workspace / "book.pdf").write_bytes(numbered_pdf(40, lines=30))
     (workspace / "big.txt").write_text("word " * 2000 + "\n")
     result = calls.call(
-        core, "readMany", {"file_paths": ["book.pdf"], "pages": "3-6", "budget_tokens": 100}
+        core, "readMany", {"file_paths": ["book.pdf"], "pages": "3-6", "budget_tokens": 150}
     )
     [pdf] = result["results"]
     assert pdf["error"]["data"]["kind"] == "token_limit"
@@ -67,7 +67,7 @@ def test_a_file_past_the_budget_is_named_with_the_pages_or_lines_asked_for(
     result = calls.call(
         core,
         "readMany",
-        {"file_paths": ["big.txt"], "offset": 1, "limit": 1, "budget_tokens": 10},
+        {"file_paths": ["big.txt"], "offset": 1, "limit": 1, "budget_tokens": 150},
     )
     [text] = result["results"]
     assert text["error"]["data"]["kind"] == "token_limit"

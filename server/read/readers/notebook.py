@@ -49,6 +49,9 @@ from .text import Window
 _NOTE_ALLOWANCE = 64
 _OUTPUT_OVERHEAD_TOKENS = 40  # an output's fields and the JSON around its text
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
+_FORMS = "PNG, JPEG, GIF, WebP, BMP"
+# An SVG is named with its size, never sent as an image (nor run through a renderer).
+_SVG = f"SVG is not sent as an image (readkeeper sends {_FORMS})."
 # The first of these present is shown as the output's text.
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
 _CONTEXT_LINES = 3
@@ -143,13 +146,17 @@ def read_notebook(
             f"{cut} output{'s were' if cut > 1 else ' was'} cut to "
             f"{settings.notebook_max_output_chars:,} characters."
         )
-    placeholders = sum(1 for o in outputs for i in o.images or [] if i.base64 is None)
+    unsent = [i for o in outputs for i in o.images or [] if i.base64 is None]
+    placeholders = sum(1 for i in unsent if i.note is None)
     if placeholders:
         many = "s" if placeholders > 1 else ""
         notes.append(
-            f"{placeholders} image{many} shown as size placeholder{many}"
-            + ("; read with include_images=true to see them." if not include_images else ".")
+            f"{placeholders} image{many} shown as size placeholder{many}; read with "
+            f"include_images=true to see {'them' if many else 'it'}."
         )
+    if len(unsent) > placeholders:
+        many = "s" if len(unsent) - placeholders > 1 else ""
+        notes.append(f"{len(unsent) - placeholders} image{many} not sent (each says why).")
     if major != 4:
         notes.append(
             f"Upgraded from nbformat {quoting.name(f'{major}.{minor}')} to 4 for this view."
@@ -366,7 +373,7 @@ class _Summariser:
             if mime in _IMAGE_TYPES:
                 images.append(self.image(mime, joined(value)))
             elif mime == "image/svg+xml":
-                images.append(NotebookImage(mime, None, None, _size(value)))
+                images.append(NotebookImage(mime, None, None, _size(value), note=_SVG))
             elif mime != shown_text:  # every form but the one shown is named, never dropped
                 size = _size(value)
                 notes.append(f"{quoting.name(mime)} output ({size:,} bytes) not shown.")
@@ -383,14 +390,17 @@ class _Summariser:
         try:
             data = base64.b64decode(encoded, validate=False)
         except (binascii.Error, ValueError):
-            return NotebookImage(mime, None, None, 0)
+            return NotebookImage(mime, None, None, 0, note="Its data is not base64.")
         try:
             size = probe(data, self.path, self.steps)
         except ReadkeeperError as exc:
             note = f"Not shown ({exc.kind}): {exc.message}"
             return NotebookImage(mime, None, None, len(data), note=note)
-        width, height = size if size else (None, None)
-        if not self.include_images or size is None:
+        if size is None:
+            note = f"Its bytes are not an image of a form readkeeper reads ({_FORMS})."
+            return NotebookImage(mime, None, None, len(data), note=note)
+        width, height = size
+        if not self.include_images:
             return NotebookImage(mime, width, height, len(data))
         try:
             fitted = image_reader.fit_image(

@@ -1,0 +1,66 @@
+"""read_many's `budget_tokens` bounds the whole text the call sends (attack round 15's
+A10: 12 small files at budget 1000 sent 1,134 tokens and said "left: 45"): every file's
+header line, every refusal whatever its length, the note and the last line are spent,
+and the budget left is the budget less what was sent, counted with tiktoken over the
+text the client receives (the SDK client, a real `readkeeper mcp`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import tiktoken_count
+from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+
+SIZES = [31, 20, 77, 9, 16, 40, 12, 25, 60, 5, 33, 18]
+REFUSED = ["missing.txt", "bin.dat", "../outside.txt", "/etc/passwd"]
+
+
+def files(workspace: Path) -> list[str]:
+    names = []
+    for i, lines in enumerate(SIZES):
+        name = f"f{i:02}.txt"
+        text = "".join(f"line {n} of file {i}: some words to read here\n" for n in range(lines))
+        (workspace / name).write_text(text)
+        names.append(name)
+    (workspace / "bin.dat").write_bytes(b"\0\1\2" * 50)
+    (workspace.parent / "outside.txt").write_text("secret\n")
+    return names
+
+
+async def test_what_read_many_sends_is_within_its_budget(workspace: Path) -> None:
+    names = files(workspace)
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        for paths in (names, names + REFUSED):
+            for budget in (700, 1000, 2000, 5000):
+                args = {"file_paths": paths, "budget_tokens": budget, "force": True}
+                answer = await client.call_tool("read_many", args)
+                said = text_of(answer)
+                structured = answer.structured_content
+                assert isinstance(structured, dict)
+                sent = tiktoken_count(said)
+                assert sent <= budget, (budget, sent, said)
+                assert structured["budget_tokens_left"] == budget - sent, (budget, said)
+                assert said.endswith(f"(budget_tokens left: {budget - sent})")
+                if budget >= 2000:  # beside the refusals, files are read
+                    assert any("result" in r for r in structured["results"]), said
+                assert re.search(r"(?:^|\s)-\d", said) is None, said
+
+
+async def test_a_budget_too_small_for_the_refusals_is_refused(workspace: Path) -> None:
+    names = files(workspace)
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        small = await client.call_tool(
+            "read_many", {"file_paths": names + REFUSED, "budget_tokens": 100}
+        )
+        assert error_kind(small) == "token_limit"
+        said = text_of(small)
+        least = int(re.findall(r"budget_tokens of at least (\d+)", said)[0])
+        assert "none was read" in said
+        enough = await client.call_tool(
+            "read_many", {"file_paths": names + REFUSED, "budget_tokens": least}
+        )
+        assert not enough.is_error
+        assert tiktoken_count(text_of(enough)) <= least
