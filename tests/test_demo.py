@@ -67,7 +67,7 @@ def test_the_lines_and_sizes_add_up(shown: str) -> None:
 
 def test_the_diagnostic_is_true_of_the_code_it_points_at(shown: str) -> None:
     context = step(shown, 9)
-    diagnostic = re.search(r"(\d+):(\d+) \w+ \(new\) \[([^\]]+)\] (.+)", context)
+    diagnostic = re.search(r"(\d+):(\d+) \w+ \(new\) \[([^\]]+)\]: (.+)", context)
     assert diagnostic is not None, context
     line = int(diagnostic[1])
     edited = APP.replace(
