@@ -400,8 +400,8 @@ def _create(
     text = with_eol(params.content, eol_setting(settings))
     data = encode(text, TextEncoding("utf-8"), real, "content")
     try:
-        where.anchor.make_folders(where.folder)
-        new_stat = atomic.create(where, data)
+        with where.anchor.make_folders(where.folder):  # taken back if the create fails
+            new_stat = atomic.create(where, data)
     except Moved as exc:
         raise moved(real, exc) from None
     except (FileExistsError, NotADirectoryError):

@@ -111,7 +111,7 @@ def mkdir(core: EditServices, params: MkdirParams) -> dict[str, Any]:
         raise _not_a_folder(where.path)
     refuse_unsaved_where_created(core, where.path, where.anchor.path)
     try:
-        where.anchor.make_folders(relative)
+        where.anchor.make_folders(relative).close()
     except Moved as exc:
         raise moved(where.path, exc) from None
     except (NotADirectoryError, FileExistsError):
@@ -214,6 +214,8 @@ def _rename(source: Location, destination: Location, destination_given: str) -> 
         src_fd = source.open_folder(write=True)
     except Moved:
         raise moved(source.path) from None
+    except OSError as exc:  # its folder removed or moved away since it was resolved
+        raise os_error(source.path, exc) from None
     try:
         try:
             dst_fd = destination.open_folder(write=True)

@@ -12,7 +12,7 @@ import os
 
 from .. import quoting
 from ..errors import ReadkeeperError
-from ..files.fileio import moved, race, too_long
+from ..files.fileio import folder_moved, moved, race, too_long
 from ..hints import call
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
@@ -241,6 +241,9 @@ def os_error(path: str, exc: OSError) -> ReadkeeperError:
     a tree changed under the change is `stale` (files/fileio.py `race`)."""
     if race(exc):
         return moved(path)
+    if exc.errno in (errno.ENOENT, errno.ESTALE):
+        # The file's folder was removed or moved away under the change.
+        return folder_moved(path)
     if exc.errno == errno.ENAMETOOLONG:
         return too_long(path)
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):

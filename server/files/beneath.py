@@ -229,18 +229,20 @@ class Anchor:
         except Moved as exc:
             raise self._moved(relative, exc) from None
 
-    def make_folders(self, relative: str, mode: int = 0o777) -> None:
+    def make_folders(self, relative: str, mode: int = 0o777) -> MadeFolders:
         """Create the missing folders of `relative`, each beneath the one before it:
-        `Moved` when one is or becomes a symlink, or the folder made in is gone."""
+        `Moved` when one is or becomes a symlink, or the folder made in is gone. Returns
+        the folders made, for the caller to take back if what they were made for fails
+        (use it as a context manager: an error inside takes them back)."""
         parts = _parts(relative)
         current = os.dup(self.fd)
-        made: list[tuple[int, str]] = []  # each folder made here: its parent, its name
+        made = MadeFolders()
         try:
             for part in parts:
                 try:
                     try:
                         os.mkdir(part, mode, dir_fd=current)
-                        made.append((os.dup(current), part))
+                        made.folders.append((os.dup(current), part))
                     except FileExistsError:
                         pass
                     fd = _open_step(current, part, _O_PATH | _DIRECTORY)
@@ -248,24 +250,52 @@ class Anchor:
                     raise Moved(errno.ENOENT, "a folder was removed as it was made", part) from None
                 os.close(current)
                 current = fd
-            if made and not Location(self.path, self, relative, ".").in_place(current):
+            if made.folders and not Location(self.path, self, relative, ".").in_place(current):
                 # A folder on the way was moved away as these were made in it (its
                 # descriptor follows it): take them back, as atomic.py does a file.
-                for parent, name in reversed(made):
-                    with suppress(OSError):
-                        os.rmdir(name, dir_fd=parent)
                 raise Moved(errno.ESTALE, "a folder on the way was moved as it was made", relative)
-        except Moved as exc:
-            raise self._moved(relative, exc) from None
+        except BaseException as exc:
+            made.take_back()
+            made.close()
+            if isinstance(exc, Moved):
+                raise self._moved(relative, exc) from None
+            raise
         finally:
             os.close(current)
-            for parent, _ in made:
-                os.close(parent)
+        return made
 
     def _moved(self, relative: str, exc: Moved) -> Moved:
         """`exc` naming the whole path (beneath the anchor), as a message shows it."""
         where = os.path.join(self.path, relative) if relative else self.path
         return Moved(exc.errno, exc.strerror, where)
+
+
+class MadeFolders:
+    """The folders `Anchor.make_folders` made, each held by its parent's descriptor (so
+    they are taken back wherever a racing program moved them), until `close`."""
+
+    def __init__(self) -> None:
+        self.folders: list[tuple[int, str]] = []
+
+    def take_back(self) -> None:
+        """Remove the folders made, deepest first; one that is not empty (another
+        program put something in it) stays."""
+        for parent, name in reversed(self.folders):
+            with suppress(OSError):
+                os.rmdir(name, dir_fd=parent)
+
+    def close(self) -> None:
+        for parent, _ in self.folders:
+            os.close(parent)
+        self.folders = []
+
+    def __enter__(self) -> MadeFolders:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self.take_back()
+        self.close()
 
 
 def lstat_in(folder_fd: int, name: str | bytes) -> os.stat_result | None:

@@ -195,9 +195,9 @@ def folder_moved(path: str) -> ReadkeeperError:
     """A change refused because the file's folder left its path while it was written."""
     return ReadkeeperError(
         "stale",
-        f"{quoting.name(path)} was not changed: its folder was moved or replaced while "
-        "readkeeper wrote it, and a change lands only where its path leads beneath the "
-        "workspace root (what was written in the moved folder was taken back). Look for "
+        f"{quoting.name(path)} was not changed: its folder was moved, replaced or removed "
+        "while readkeeper wrote it, and a change lands only where its path leads beneath "
+        "the workspace root (nothing of it is left where the folder went). Look for "
         f"the file where it is now ({call('glob', pattern='**/' + os.path.basename(path))}) "
         "and read it again.",
         file_path=path,

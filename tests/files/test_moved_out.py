@@ -8,6 +8,7 @@ moved folder and that the call is refused as stale, naming the move."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
+from readkeeper.edit import moves
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import atomic, beneath
 
@@ -161,3 +163,55 @@ def test_a_change_in_a_folder_that_stays_is_made(
     calls.call(core, "write", {"file_path": str(folder / "new.txt"), "content": "ours\n"})
     assert (folder / "f.txt").read_text().startswith("EDITED")
     assert (folder / "new.txt").read_text() == "ours\n"
+
+
+def test_folders_made_for_a_new_file_are_taken_back_when_its_folder_moves_out(
+    tree: tuple[Readkeeper, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The folders are made, then `d` moves out as the file is written (round 26, A11):
+    # the refusal takes back the file and the folders made for it.
+    core, folder, away = tree
+    happened = moving_after(monkeypatch, "_write_temp", folder, away)
+    target = folder / "n1" / "n2" / "g.txt"
+    error = refused(core, "write", {"file_path": str(target), "content": "ours\n"})
+    assert happened()
+    assert error.kind == "stale", error.message
+    left_as_it_was(away, {"f.txt"})
+
+
+def test_a_change_whose_folder_is_removed_mid_write_is_stale(
+    tree: tuple[Readkeeper, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tree changed under a call is `stale`, never `unsupported` (round 26, A18).
+    core, folder, _ = tree
+    calls.call(core, "read", {"file_path": str(folder / "f.txt")})
+    real = atomic._write_temp
+
+    def removed_first(*args: Any, **kwargs: Any) -> Any:
+        shutil.rmtree(folder)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(atomic, "_write_temp", removed_first)
+    edit = {"file_path": str(folder / "f.txt"), "old_string": "keep", "new_string": "EDITED"}
+    error = refused(core, "edit", edit)
+    assert error.kind == "stale", error.message
+    assert not folder.exists()
+
+
+def test_a_move_whose_source_folder_leaves_is_stale_never_internal(
+    tree: tuple[Readkeeper, Path, Path], monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
+    # Round 26, A07b: the source's folder moved away after the move was resolved.
+    core, folder, away = tree
+    real = moves._rename
+
+    def moved_first(source: Any, *args: Any) -> Any:
+        os.rename(folder, away)
+        return real(source, *args)
+
+    monkeypatch.setattr(moves, "_rename", moved_first)
+    move = {"source": str(folder / "f.txt"), "destination": str(workspace / "g.txt")}
+    error = refused(core, "move", move)
+    assert error.kind == "stale", error.message
+    left_as_it_was(away, {"f.txt"})
+    assert not (workspace / "g.txt").exists()
