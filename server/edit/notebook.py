@@ -61,6 +61,15 @@ def edit_cell(core: EditServices, params: NotebookEditParams) -> NotebookEditRes
     """`readkeeper/edit` of a notebook cell, by the rules above."""
     _check(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
+    if not any(p.lower().endswith(".ipynb") for p in (candidate, where.path)):
+        # A notebook is what a read reads as one (readers.sniff: an .ipynb name).
+        raise ReadkeeperError(
+            "bad_params",
+            f"cell_id applies to notebooks (.ipynb), and {quoting.name(where.path)} is "
+            "none: edit its text with old_string and new_string instead ("
+            f"{call('edit', file_path=where.path, old_string='...', new_string='...')}).",
+            field="cell_id",
+        )
     return committed(where.path, lambda: _edit_once(core, params, candidate, where))
 
 

@@ -18,20 +18,18 @@ but the refusal's kind and why.
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
-from ..files.fileio import is_directory
 from ..files.paths import Location
 from ..hints import call
 from ..protocol import EditParams, unstructure
 from ..protocol.files import PatchParams
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
-from .commit import entry, resolve_for_change, unread
+from .commit import record_to_edit, resolve_for_change, unread
 from .edits import edit, preview
 from .endings import lf
 from .matching import Normalized, find_all, line_numbers, no_match
@@ -62,11 +60,9 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     given, where = resolve_for_change(core.workspace, params.file_path, "edit")
     real = where.path
     width = core.settings.number_width
-    found = entry(where)
-    if found is None:
-        raise core.workspace.not_found(given)
-    if stat.S_ISDIR(found.st_mode):
-        raise is_directory(real, to_write=True)
+    # Gone, a folder, never read (or not a file readkeeper changes, set-id...): refused
+    # before any text is matched, so no answer about the text tells of lines never read.
+    record_to_edit(core.read_states, core.workspace, params.session, where, given, core.settings)
     before = _current_text(core, where)
     record = core.read_states.get(params.session, real)
     seen = _seen_text(core, record, before)

@@ -34,8 +34,9 @@ _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 }
 _WORDS = {"old_string": "oldText", "new_string": "newText", "file_path": "path"}
 # A param's name as a word of the message, never part of a name it shows bare (a quoted
-# name, a call's params and a file's text are never shown to it: hints.rewrite).
-_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_WORDS) + r")(?![\w/.\-])")
+# name, a call's params and a file's text are never shown to it: hints.rewrite); a
+# sentence's full stop after it ends the word, a name's dot ("new_string.py") does not.
+_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_WORDS) + r")(?![\w/\-]|\.[\w/\-])")
 
 
 def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | None = None) -> str:
@@ -102,7 +103,7 @@ def error_words(
         names["limit"] = "tail"  # tail is read as offset and limit
     # A param with "_" is a word of its own; a plain one ("limit") only as `name=`.
     alternation = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/.\-])")
+    word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/\-]|\.[\w/\-])")
 
     def prose(text: str) -> str:
         text = _prose(text)
