@@ -128,12 +128,10 @@ def stand_in(method: str, params: dict[str, Any] | None) -> tuple[str, dict[str,
     return None
 
 
-def _lacking(method: str, front_end: str) -> str:
-    """A method `front_end` lacks, named so that the agent knows it cannot call it."""
-    return (
-        f"readkeeper/{method} (a method of readkeeper's language server, which {front_end} "
-        "does not offer)"
-    )
+def _lacking(method: str, front_end: str, where: str) -> str:
+    """A method `front_end` lacks, named so that the agent knows it cannot call it, and
+    `where` it is offered."""
+    return f"readkeeper's {method} ({where}; {front_end} does not offer it)"
 
 
 def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
@@ -147,7 +145,7 @@ def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) ->
         if tool is None:
             instead = stand_in(method, params)
             if instead is None or instead[0] not in tools:
-                return _lacking(method, "this MCP server")
+                return _lacking(method, "this MCP server", "a method of its language server")
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         if not params:
             return f"the {tool} tool"
@@ -180,7 +178,9 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
         if method not in _CLI:
             instead = stand_in(method, params)
             if instead is None:
-                return _lacking(method, "the command line")
+                return _lacking(
+                    method, "the command line", "a call of `readkeeper mcp` and the editor"
+                )
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         command, positional = _CLI[method]
         params = dict(params or {})

@@ -188,7 +188,11 @@ def _text_file(file: dict[str, Any]) -> str:
 
 def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
     """read_media_file: an image as image content (fitted to a budget), a PDF as text."""
-    return shown_read(served.ask("read", file_path=string(args, "path"), pages=_pages(args)))
+    pages = _pages(args)  # a PDF's pages, drawn as images (the text: read_text_file)
+    render = True if pages is not None else None
+    return shown_read(
+        served.ask("read", file_path=string(args, "path"), pages=pages, render=render)
+    )
 
 
 def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:

@@ -61,7 +61,16 @@ _TEXT_READ_WORDS = (
 SCHEMAS: dict[str, dict[str, Any]] = {
     "read_file": _TEXT_READ,
     "read_text_file": _TEXT_READ,
-    "read_media_file": _obj({"path": _PATH, "pages": _PAGES}),
+    "read_media_file": _obj(
+        {
+            "path": _PATH,
+            "pages": {
+                "type": "string",
+                "description": 'readkeeper: a PDF\'s pages drawn as images, e.g. "3" or "1-5" '
+                "(their text: read_text_file with pages).",
+            },
+        }
+    ),
     "read_multiple_files": _obj(
         {
             "paths": {

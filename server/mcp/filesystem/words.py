@@ -47,6 +47,16 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
             "this server does not offer it)"
         )
     tool, renamed = _TOOLS[method]
+    if method == "read" and params and params.get("render") is True:
+        # A PDF's pages drawn: read_media_file with pages (serve.read_media).
+        tool, params = (
+            "read_media_file",
+            {k: params[k] for k in ("file_path", "pages") if k in params},
+        )
+    pair = {_WORDS[k]: params[k] for k in ("old_string", "new_string") if k in (params or {})}
+    if tool == "edit_file" and params and pair:  # edit_file takes its pairs as edits
+        kept = {k: v for k, v in params.items() if k not in ("old_string", "new_string")}
+        params = {**kept, "edits": [pair]}
     if not params:
         return tool
     words = {**{k: v for k, v in (names or {}).items() if "_" in k}, **_WORDS, **renamed}
