@@ -235,6 +235,24 @@ def test_every_error_names_a_call_its_front_end_offers(
     _check_cli(message, data)
 
 
+# The kind a case must get where an earlier one was wrong (attack round 16).
+KINDS = {
+    "cell_id_on_py": "bad_params",  # was corrupt: "not valid JSON ... fix that line"
+    "patch_unread": "not_read",  # was ambiguous_match, naming lines never read
+    "bad_choice": "bad_params",
+}
+
+
+@pytest.mark.parametrize("case", sorted(KINDS))
+def test_a_misuse_is_refused_for_what_it_is(
+    provoked: Readkeeper, workspace: Path, case: str
+) -> None:
+    _, error = _error(provoked, workspace, case)
+    assert error.kind == KINDS[case], error.message
+    assert "typing." not in error.message  # no Python internals (Literal[...])
+    assert "lines" not in error.to_data(), error.to_data()
+
+
 def test_the_cases_cover_every_kind_a_next_step_is_written_for(
     provoked: Readkeeper, workspace: Path
 ) -> None:
