@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -398,13 +399,21 @@ def _first_fit(services: ReadServices, opened: OpenedFile) -> int:
     """The most lines from the top (up to RANGE_LINES) that a ranged read of `opened`
     shows under the token cap: that read, made as it would be (0: line 1 alone is over
     the cap), so the range a too_large refusal names is never itself refused."""
-    window = text_reader.Window(offset=1, limit=RANGE_LINES, ranged=True)
+    # The lines that end within the first max_size_bytes: the probe reads no further
+    # than a whole read may (none: line 1 alone is longer, and is shown cut).
+    head = os.pread(opened.fd, services.settings.max_size_bytes, 0)
+    lines = min(RANGE_LINES, head.count(b"\n"))
+    if not lines:
+        return 1
+    window = text_reader.Window(offset=1, limit=lines, ranged=True)
     try:
         stream_range(opened, window, services.settings, services.tokens)
     except ReadkeeperError as exc:
         if exc.kind == "token_limit":
             return int(exc.data.get("largest_limit") or 0)
-    return RANGE_LINES
+    except OSError:
+        pass  # the read it names says what fails
+    return lines
 
 
 def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES) -> ReadkeeperError:

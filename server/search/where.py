@@ -50,8 +50,8 @@ def searched(
         raise ReadkeeperError(
             "bad_params",
             f"{quoting.name(real)} is a file, not a folder. Give the folder it is in "
-            f"({call('list', path=os.path.dirname(real))} shows its entries, each with its "
-            f"kind and size), or read the file ({call('read', file_path=real)}).",
+            f"({quoting.name(os.path.dirname(real))}), or see what the file is "
+            f"({call('stat', path=real)}).",
             field="path",
             file_path=real,
         )
