@@ -196,4 +196,15 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
                 words += [flag, _shell(name, value)]
         return "`" + " ".join(words) + "`"
 
-    return rewrite(message, word, keep)
+    return rewrite(message, word, keep, _flags)
+
+
+# A read's option as a sentence gives it ("Continue with offset=501", `pages="3-4"`):
+# the CLI's flag instead (a value quoted as JSON is set aside by `rewrite`, and comes
+# back as one shell word).
+_OPTION = re.compile(r"(?<![\w\-/.])(offset|limit|pages)=([^\s,;)]+?)(?=[.,;)]?(?:\s|$))")
+_RENDER = re.compile(r"(?<![\w\-/.])render=true\b")
+
+
+def _flags(text: str) -> str:
+    return _RENDER.sub("--render", _OPTION.sub(r"--\1 \2", text))

@@ -197,6 +197,7 @@ def _check_dropin(method: str, params: dict[str, Any], message: str, data: dict[
         assert set(arguments or {}) <= set(dropin.SCHEMAS[name]["properties"]), said
     for word in ("old_string", "new_string", "file_path", "limit=", "readkeeper/"):
         assert word not in said, said
+    assert not said.startswith("limit "), said  # the field the agent gave is head
     _no_other_front_end(said)
 
 

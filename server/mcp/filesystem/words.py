@@ -53,7 +53,8 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
             "read_media_file",
             {k: params[k] for k in ("file_path", "pages") if k in params},
         )
-    pair = {_WORDS[k]: params[k] for k in ("old_string", "new_string") if k in (params or {})}
+    given = params or {}
+    pair = {_WORDS[k]: given[k] for k in ("old_string", "new_string") if k in given}
     if tool == "edit_file" and params and pair:  # edit_file takes its pairs as edits
         kept = {k: v for k, v in params.items() if k not in ("old_string", "new_string")}
         params = {**kept, "edits": [pair]}
@@ -131,6 +132,9 @@ def error_words(
     said = hints.rewrite(
         message, lambda m, p: _word(m, p, names), errors.shown_content(data), prose
     )
+    field = data.get("field")
+    if isinstance(field, str) and field in names and said.startswith(field + " "):
+        said = names[field] + said[len(field) :]  # "limit applies to ...": head's words
     shown: dict[str, Any] = {}
     for key, value in data.items():
         if key == "field":
