@@ -83,7 +83,7 @@ class MemoryHeld:
         file = (
             f"the file's {words.count(self.total_lines, 'line', True)} ({self.size:,} bytes)"
             if self.total_lines is not None
-            else f"the file's {self.size:,} bytes"
+            else f"the file's {self.size:,} bytes (too large to count its lines)"
         )
         partial = self.partial and kept == self.lines
         rest = read_call(file_path=path, offset=kept if partial else kept + 1)
@@ -92,6 +92,8 @@ class MemoryHeld:
         elif partial:
             whole = f"{kept - 1} whole of {file} and " if kept > 1 else ""
             shown = f"{whole}the start of line {kept}" + ("" if whole else f" of {file}")
+        elif self.total_lines is None:
+            shown = f"{words.count(kept, 'line')} of {file}"
         else:
             shown = f"{kept} of {file}"
         capped = ""

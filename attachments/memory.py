@@ -23,8 +23,9 @@ from . import cut_notes
 from .cut_notes import MemoryHeld
 from .model import MEMORY, Attachment, Dropped
 
-# How far a cut memory file is read to count its lines for the note.
-COUNT_BYTES = 1 << 20
+# How far a cut memory file is read to count its lines for the note, a chunk at a time.
+COUNT_BYTES = 64 << 20
+_COUNT_CHUNK = 1 << 20
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "QWEN.md", os.path.join(".github", "copilot-instructions.md"))
 
@@ -160,12 +161,17 @@ def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, MemoryHe
     with open_regular(where) as opened:
         data = read_at_most(opened.fd, max_bytes + 1)
         size = opened.size
-        # The note counts the file's own lines: read on to count them, within a bound
-        # (a hostile 3 GB memory file is named by its size alone).
-        more = read_at_most(opened.fd, COUNT_BYTES) if len(data) > max_bytes else b""
+        # The note counts the file's own lines: read on to count them, a chunk at a time
+        # within a bound (a hostile 3 GB memory file is named by its size alone).
+        newlines, ends_line, seen = data.count(b"\n"), data.endswith(b"\n"), len(data)
+        while max_bytes < seen < COUNT_BYTES:
+            chunk = read_at_most(opened.fd, min(_COUNT_CHUNK, COUNT_BYTES - seen))
+            if not chunk:
+                break
+            newlines, ends_line = newlines + chunk.count(b"\n"), chunk.endswith(b"\n")
+            seen += len(chunk)
     cut_by_bytes = len(data) > max_bytes
-    whole = data + more
-    counted = len(whole) >= size
+    counted = seen >= size
     partial = False
     if cut_by_bytes:
         data = data[:max_bytes]
@@ -180,7 +186,7 @@ def load(where: Location, max_lines: int, max_bytes: int) -> tuple[str, MemoryHe
     partial = partial and not cut_by_lines
     if not (cut_by_bytes or cut_by_lines):
         return "\n".join(lines), MemoryHeld(len(lines), False, len(lines), size, None)
-    total = whole.count(b"\n") + (not whole.endswith(b"\n")) if counted else None
+    total = newlines + (not ends_line) if counted else None
     cap = f"{max_lines:,} lines / {max_bytes:,} bytes per memory file"
     return "\n".join(lines), MemoryHeld(len(lines), partial, total, size, cap)
 

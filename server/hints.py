@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
@@ -117,14 +118,35 @@ def _calls(text: str, word: Word, mark: str, held: list[str]) -> str:
     return "".join(out)
 
 
+def stand_in(method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
+    """The call that does what `method` would, for a front end that lacks it: `stat`
+    (LSP only) as the listing of the folder its path is in, which shows each entry's
+    kind and size. None: no call stands in for it."""
+    path = (params or {}).get("path")
+    if method == "stat" and isinstance(path, str) and path:
+        return "list", {"path": os.path.dirname(path.rstrip("/")) or "/"}
+    return None
+
+
+def _lacking(method: str, front_end: str, where: str) -> str:
+    """A method `front_end` lacks, named so that the agent knows it cannot call it, and
+    `where` it is offered."""
+    return f"readkeeper's {method} ({where}; {front_end} does not offer it)"
+
+
 def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the MCP tool that serves it (`tools`: each
-    method's tool name; `keep`: a file's text it shows, as `rewrite` keeps it)."""
+    method's tool name; `keep`: a file's text it shows, as `rewrite` keeps it). A method
+    no tool serves is said as the tool that stands in for it (`stand_in`), or as a
+    method this server does not offer."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         tool = tools.get(method)
         if tool is None:
-            return None
+            instead = stand_in(method, params)
+            if instead is None or instead[0] not in tools:
+                return _lacking(method, "this MCP server", "a method of its language server")
+            return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         if not params:
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"
@@ -154,7 +176,12 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         if method not in _CLI:
-            return None
+            instead = stand_in(method, params)
+            if instead is None:
+                return _lacking(
+                    method, "the command line", "a call of `readkeeper mcp` and the editor"
+                )
+            return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         command, positional = _CLI[method]
         params = dict(params or {})
         words = ["readkeeper", command]
@@ -169,4 +196,15 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
                 words += [flag, _shell(name, value)]
         return "`" + " ".join(words) + "`"
 
-    return rewrite(message, word, keep)
+    return rewrite(message, word, keep, _flags)
+
+
+# A read's option as a sentence gives it ("Continue with offset=501", `pages="3-4"`):
+# the CLI's flag instead (a value quoted as JSON is set aside by `rewrite`, and comes
+# back as one shell word).
+_OPTION = re.compile(r"(?<![\w\-/.])(offset|limit|pages)=([^\s,;)]+?)(?=[.,;)]?(?:\s|$))")
+_RENDER = re.compile(r"(?<![\w\-/.])render=true\b")
+
+
+def _flags(text: str) -> str:
+    return _RENDER.sub("--render", _OPTION.sub(r"--\1 \2", text))

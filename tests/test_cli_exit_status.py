@@ -4,6 +4,8 @@ server to ask). `read` refusals exited 1 while `grep`, `glob` and `ls` ones exit
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +88,42 @@ def test_every_command_exits_by_one_rule(
     assert "Traceback" not in done.stderr
     if status == 2 and "--json" not in args:
         assert done.stderr.strip(), "a refusal says why on stderr"
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_every_exit_status_the_docs_give_a_refusal_is_the_one_it_exits_with(
+    folder: Path, tmp_path: Path
+) -> None:
+    """Attack round 16: troubleshooting.md said a CLI refusal exits 1 (it exits 2, as
+    cli.md's table says). Each page's "exit code/status N" of a refusal is checked."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    refused = _status(("read", "missing.py"), folder, runtime).returncode
+    said = {
+        page.name: re.findall(r"exit (?:code|status) (\d+)", page.read_text())
+        for page in DOCS.rglob("*.md")
+    }
+    assert said["troubleshooting.md"], "the page says what a refusal exits with"
+    assert {int(n) for found in said.values() for n in found} == {refused}
+    assert re.search(rf"\| {refused} \| refused", (DOCS / "cli.md").read_text())
+
+
+def test_a_cli_refusal_names_the_command_and_flags_that_work(folder: Path, tmp_path: Path) -> None:
+    """Attack round 16: CLI refusals said `offset=1, limit=500` (its flags are --offset
+    and --limit) and `readkeeper/stat` (a method the CLI lacks)."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    (folder / "big.log").write_text("".join(f"line {i} lorem ipsum\n" for i in range(20_000)))
+    for args in (("read", "big.log"), ("ls", "a.py"), ("read", "a.py", "--offset", "99")):
+        done = _status(args, folder, runtime)
+        assert done.returncode == 2
+        assert "readkeeper/" not in done.stderr
+        assert not re.search(r"\b(?:offset|limit|pages)=", done.stderr), done.stderr
+        commands = re.findall(r"`(readkeeper [^`]*)`", done.stderr)
+        assert commands, done.stderr
+        for command in commands:
+            followed = _status(tuple(shlex.split(command)[1:]), folder, runtime)
+            # done, or (a placeholder pattern) looked and found nothing: never refused
+            assert followed.returncode in (0, 1), (command, followed.stderr)

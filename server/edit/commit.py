@@ -23,7 +23,7 @@ from ..files.beneath import Moved
 from ..files.encodings import NotText, TextEncoding, decode, detect
 from ..files.fileio import digest, is_directory, moved, read_at_most, special_file
 from ..files.locks import lock_for
-from ..files.paths import Location, Workspace, names_a_folder
+from ..files.paths import ALLOWED_SETTING, Location, Workspace, names_a_folder
 from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
@@ -85,8 +85,8 @@ def resolve_for_change(workspace: Workspace, file_path: str, verb: str) -> tuple
     if names_a_folder(file_path):
         raise folder_path(file_path, candidate, "file_path")
     advice = (
-        f"readkeeper does not {verb} files there. Ask the user to add its folder to the "
-        f"readkeeper.allowed_paths setting, or {verb} a file inside the workspace."
+        f"readkeeper does not {verb} files there. Ask the user to add its folder to "
+        f"{ALLOWED_SETTING}, or {verb} a file inside the workspace."
     )
     real = workspace.real_of(candidate, grants=False, advice=advice)
     where = workspace.locate(real, grants=False)

@@ -34,7 +34,7 @@ from ..files import atomic
 from ..files.beneath import Location, Moved
 from ..files.fileio import folder_moved, moved
 from ..files.locks import lock_for
-from ..files.paths import Workspace, names_a_folder
+from ..files.paths import ALLOWED_SETTING, Workspace, names_a_folder
 from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
@@ -148,7 +148,7 @@ def _resolved(
     given = workspace.absolute(path)
     advice = (
         "readkeeper changes nothing there. Give a path inside the workspace, or ask the "
-        "user to add its folder to the readkeeper.allowed_paths setting."
+        f"user to add its folder to {ALLOWED_SETTING}."
     )
     real = workspace.real_of(
         given, grants=False, follow_last=follow_last, advice=advice, field=field

@@ -89,6 +89,15 @@ def _edit_once(
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
     if entry(where) is None:  # a FIFO or device is refused here, before the read-state
         raise core.workspace.not_found(candidate)
+    if not any(p.lower().endswith(".ipynb") for p in (candidate, real)):
+        # A notebook is what a read reads as one (readers.sniff: an .ipynb name).
+        raise ReadkeeperError(
+            "bad_params",
+            f"cell_id applies to notebooks (.ipynb), and {quoting.name(real)} is none: "
+            "edit its text with old_string and new_string instead "
+            f"({call('edit', file_path=real, old_string='...', new_string='...')}).",
+            field="cell_id",
+        )
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
         raise not_read(real, params.session)

@@ -18,20 +18,18 @@ but the refusal's kind and why.
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
-from ..files.fileio import is_directory
 from ..files.paths import Location
 from ..hints import call
 from ..protocol import EditParams, unstructure
 from ..protocol.files import PatchParams
 from ..read.diffs import bounded_diff
 from ..state.readstate import ReadRecord
-from .commit import entry, resolve_for_change, unread
+from .commit import record_to_edit, resolve_for_change, unread
 from .edits import edit, preview
 from .endings import lf
 from .matching import Normalized, as_shown, find_all, line_numbers, no_match
@@ -59,14 +57,20 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
             f"edits must hold 1 to {MAX_REPLACEMENTS} replacements; split a longer list.",
             field="edits",
         )
+    _check_edits(params)
     given, where = resolve_for_change(core.workspace, params.file_path, "edit")
     real = where.path
     width = core.settings.number_width
-    found = entry(where)
-    if found is None:
-        raise core.workspace.not_found(given)
-    if stat.S_ISDIR(found.st_mode):
-        raise is_directory(real, to_write=True)
+    # Gone, a folder, never read (or not a file readkeeper changes, set-id...): refused
+    # before any text is matched, so no answer about the text tells of lines never read.
+    try:
+        record_to_edit(
+            core.read_states, core.workspace, params.session, where, given, core.settings
+        )
+    except ReadkeeperError as exc:
+        if not params.dry_run:
+            raise
+        return _refused({"file_path": real, "replacements": len(params.edits)}, exc)
     before = _current_text(core, where)
     record = core.read_states.get(params.session, real)
     seen = _seen_text(core, record, before)
@@ -124,13 +128,7 @@ def _dry_run(
         checks()
         unseen = preview(core, single, exact=True)
     except ReadkeeperError as exc:
-        result["diff"] = ""
-        result["refused"] = exc.kind
-        result["note"] = (
-            f"Nothing was written (dry run). The same call without dry_run will be refused "
-            f"({exc.kind}): {exc.message}"
-        )
-        return result
+        return _refused(result, exc)
     result["note"] = "Nothing was written (dry run)."
     if unseen is not None:
         result["external_change"] = unstructure(unseen)
@@ -140,6 +138,16 @@ def _dry_run(
             "same call without dry_run will be merged over it, as it leaves your "
             "replacements alone."
         )
+    return result
+
+
+def _refused(result: dict[str, Any], exc: ReadkeeperError) -> dict[str, Any]:
+    """The dry run of a call that will be refused: no diff, the refusal's kind and why."""
+    result.update(dry_run=True, diff="", refused=exc.kind)
+    result["note"] = (
+        "Nothing was written (dry run). The same call without dry_run will be refused "
+        f"({exc.kind}): {exc.message}"
+    )
     return result
 
 
@@ -220,6 +228,20 @@ def _current_text(core: PatchServices, where: Location) -> str:
     return lf(text)
 
 
+def _check_edits(params: PatchParams) -> None:
+    """Refuse a replacement no file could take (an empty old_string), before the file."""
+    for index, one in enumerate(params.edits):
+        if not one.old_string:
+            raise ReadkeeperError(
+                "bad_params",
+                f"edits[{index}].old_string is empty; put the lines to replace in it (to "
+                "insert, a neighbouring line, repeated in new_string with the new text). "
+                "Nothing was written.",
+                field="edits",
+                index=index,
+            )
+
+
 def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
     """`text` with every replacement applied in order, or the refusal of the first that
     cannot be (nothing is written then)."""
@@ -228,15 +250,6 @@ def _replaced(text: str, params: PatchParams, real: str, width: int) -> str:
         old = lf(one.old_string)
         new = lf(one.new_string)
         where = f"edits[{index}]"
-        if not old:
-            raise ReadkeeperError(
-                "bad_params",
-                f"{where}.old_string is empty; put the lines to replace in it (to insert, "
-                "a neighbouring line, repeated in new_string with the new text). Nothing "
-                "was written.",
-                field="edits",
-                index=index,
-            )
         earlier = " as the replacements before it left it" if index else ""
         try:  # copied from a view: the file's text it stands for, if one
             old, new, _ = as_shown(current, old, new, real)

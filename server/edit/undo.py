@@ -75,8 +75,7 @@ def undo(core: UndoServices, params: UndoParams) -> dict[str, Any]:
         raise ReadkeeperError(
             "unsupported",
             f"The last change created {', '.join(map(quoting.name, created))}, and readkeeper "
-            "deletes no files, so it cannot undo it. Ask the user to delete it, or run the "
-            "command that removes it.",
+            "deletes no files, so it cannot undo it. Ask the user to delete it.",
             files=created,
         )
     files = squashed(change.files)

@@ -36,11 +36,12 @@ from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, 
 from .unavailable import folder_unavailable
 
 _REALPATH_TRIES = 3
-# The next step of a read refused outside the workspace.
-_ASK = (
-    "Ask the user to allow it (setting readkeeper.allowed_paths), or read a file inside "
-    "the workspace."
+# The setting that allows a folder outside the roots, as each front end's user sets it.
+ALLOWED_SETTING = (
+    "the allowed_paths setting: readkeeper.allowed_paths in the editor, "
+    "READKEEPER_ALLOWED_PATHS in the environment of `readkeeper mcp` or the command line"
 )
+_ASK = f"Ask the user to allow it ({ALLOWED_SETTING}), or read a file inside the workspace."
 
 
 def is_within(path: str, folder: str) -> bool:

@@ -116,7 +116,7 @@ def refuse_metadata(shown: str, real: str, root: str, verb: str, *, folder: bool
             f"{where} would be named HEAD, and readkeeper never {verb}s a file or link git "
             "could read as HEAD: beside objects/ and refs/ it makes its folder a git "
             "repository, whose config can run a command at the user's next git command "
-            "there. Use another name; a repository is made with git itself (git init).",
+            "there. Use another name, or ask the user to make the repository.",
             file_path=shown,
             real_path=real,
         )
@@ -125,8 +125,8 @@ def refuse_metadata(shown: str, real: str, root: str, verb: str, *, folder: bool
         f"{where} lies in the version-control metadata {quoting.name(holding)}, and "
         f"readkeeper never {verb}s there: git (like hg and svn) runs programs named in "
         "its config and hooks, so a change there could run code at the user's next git "
-        "command. Make that change with git yourself (git config, git commit, a hook "
-        "manager), or ask the user; files of the work tree can be changed as ever.",
+        "command. Ask the user to make that change; files of the work tree can be changed "
+        "as ever.",
         file_path=shown,
         real_path=real,
         metadata=holding,

@@ -9,6 +9,8 @@ with absent (None) fields left out.
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import re
 from typing import Any, TypeVar, get_args, get_origin
@@ -196,7 +198,25 @@ def _first_problem(exc: BaseException, prefix: str = "") -> tuple[str, str]:
             return _first_problem(sub, joined)
     if isinstance(exc, KeyError):
         return prefix, "is required"
-    return prefix, str(exc)
+    return prefix, _choices(str(exc))
+
+
+# cattrs' words for a value outside a Literal's choices: "x not in literal typing.Literal[...]".
+_LITERAL = re.compile(r"(.*) not in literal typing\.Literal\[(.*)\]", re.DOTALL)
+
+
+def _choices(problem: str) -> str:
+    """`problem` in the protocol's words: a value outside a field's choices names them as
+    JSON strings, never as Python's `typing.Literal[...]`."""
+    found = _LITERAL.fullmatch(problem)
+    if found is None:
+        return problem
+    try:
+        choices = ast.literal_eval(f"[{found.group(2)}]")
+    except (ValueError, SyntaxError):
+        return problem
+    said = ", ".join(json.dumps(c) for c in choices)
+    return f"must be one of {said}, got {found.group(1)}"
 
 
 def structure(params: Any, cls: type[T]) -> T:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..hints import call
 from ..protocol import ReadParams
 
 Kind = str  # "text", or a document reader's kind ("image", "pdf", "notebook")
@@ -49,7 +50,7 @@ _FOR = {
 _IS = {
     "text": ("a text file", "read it by lines with offset and limit instead"),
     "image": ("an image", "read it with file_path alone"),
-    "pdf": ("a PDF", 'read it by pages with pages (such as "1-5") instead'),
+    "pdf": ("a PDF", "read it by pages instead: {pages}"),
     "notebook": ("a notebook", "read it by cells with offset and limit instead"),
 }
 
@@ -61,6 +62,7 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
         if field in APPLIES[kind] or not asked(params):
             continue
         what, instead = _IS[kind]
+        instead = instead.format(pages=call("read", file_path=path, pages="1-5"))
         raise ReadkeeperError(
             "bad_params",
             f"{field} applies to {_FOR[field]}, and {quoting.name(path)} is {what}: {instead}.",

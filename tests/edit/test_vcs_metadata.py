@@ -58,7 +58,7 @@ def test_metadata_paths_are_refused(core: Readkeeper, workspace: Path, name: str
     error = refused(core, name)
     assert error.kind == "unsupported", error.message
     assert "version-control metadata" in error.message
-    assert "with git yourself" in error.message
+    assert "Ask the user to make that change" in error.message  # no shell command
     assert (workspace / ".git" / "config").read_bytes() == before
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
 

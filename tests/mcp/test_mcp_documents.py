@@ -28,7 +28,7 @@ async def test_pdf_pages_as_text_and_as_images_and_document_errors(workspace: Pa
     async with stdio_client(args, env) as client:
         whole = await client.call_tool("read", {"file_path": "long.pdf"})
         assert error_kind(whole) == "pages_required"
-        assert 'pages="1-20"' in text_of(whole)
+        assert '"pages": "1-20"}' in text_of(whole)
 
         some = await client.call_tool("read", {"file_path": "long.pdf", "pages": "3-4"})
         assert not some.is_error, text_of(some)

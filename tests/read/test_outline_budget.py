@@ -61,7 +61,7 @@ def test_many_same_named_neighbours_are_read_together(workspace: Path) -> None:
     # All of them at once is over the token cap: the range of them all, and a smaller one.
     assert caught.value.kind == "token_limit"
     assert "Lines 1-7000" in caught.value.message
-    assert "offset=1, limit=" in caught.value.message
+    assert '"offset": 1, "limit": ' in caught.value.message
 
 
 def test_a_walk_past_its_deadline_gives_lines_or_too_large(

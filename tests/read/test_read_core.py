@@ -53,7 +53,7 @@ def test_offset_zero_and_past_the_end_are_refused(core: Readkeeper, workspace: P
     error = refused(core, "n.txt", offset=9)
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
-    assert "offset=1" in error.message
+    assert error.message.endswith('"offset": 1}.')  # the read that shows its end
     (workspace / "one.txt").write_text("a\n")
     assert refused(core, "one.txt", offset=2).kind == "bad_params"
 
@@ -62,7 +62,8 @@ def test_past_the_end_advises_the_offset_that_shows_the_last_page(workspace: Pat
     core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
     (workspace / "n.txt").write_text("".join(f"{i}\n" for i in range(1, 11)))
     error = refused(core, "n.txt", offset=20)
-    assert error.message.endswith("which has 10 lines. Read from offset=6 to see its end.")
+    assert "which has 10 lines. To see its end: readkeeper/read {" in error.message
+    assert error.message.endswith('"offset": 6}.')
     assert text_file(core, "n.txt", offset=6)["num_lines"] == 5  # lines 6-10: the end
 
 
@@ -215,7 +216,7 @@ def test_ranged_read_over_the_cap_is_refused_with_a_limit_that_fits(workspace: P
     assert error.kind == "token_limit"
     largest = error.data["largest_limit"]
     assert 0 < largest < 900
-    assert f"offset=100, limit={largest}" in error.message
+    assert f'"offset": 100, "limit": {largest}}}' in error.message
     assert "limit=900" not in error.message  # never the call that just failed
     fits = text_file(core, "log.txt", offset=100, limit=largest)
     assert fits["num_lines"] == largest
@@ -254,7 +255,7 @@ def test_sparse_gigabyte_file_is_refused_fast_with_a_range_to_try(
     assert error.kind == "too_large"
     assert error.data["size"] == 1 << 30
     assert "1073741824 bytes" in error.message
-    assert "offset=1, limit=" in error.message
+    assert '"offset": 1, "limit": ' in error.message
 
 
 def test_ranged_read_of_a_file_over_the_size_limit_streams_just_that_range(
@@ -338,7 +339,8 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
     assert file["content"] == f"     5\tdddddddddd … [line cut: {2 + 65535} more characters]"
     error = refused(core, big, offset=1_000, limit=2)
     assert error.kind == "bad_params"
-    assert error.message.endswith("which has 55 lines. Read from offset=1 to see its end.")
+    assert "which has 55 lines. To see its end: " in error.message
+    assert error.message.endswith('"offset": 1}.')
 
 
 def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) -> None:
@@ -348,7 +350,8 @@ def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) ->
     big = workspace / "big.log"
     big.write_text("".join(f"line {i:02d}\n" for i in range(1, 53)))  # 52 lines, 416 bytes
     error = refused(core, big, offset=60, limit=2)
-    assert error.message.endswith("which has 52 lines. Read from offset=48 to see its end.")
+    assert "which has 52 lines. To see its end: " in error.message
+    assert error.message.endswith('"offset": 48}.')
 
 
 def test_a_streamed_range_of_exactly_the_token_cap_is_read(workspace: Path) -> None:

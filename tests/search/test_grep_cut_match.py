@@ -153,7 +153,7 @@ def test_the_cli_says_the_cut_on_stderr(workspace: Path) -> None:
     shown = [int(line.split(":")[1]) for line in done.stdout.splitlines()]
     assert shown == list(range(1, len(shown) + 1))
     assert len(shown) < 3002
-    assert f"offset={len(shown) + 1}" in done.stderr
+    assert f"--offset {len(shown) + 1}" in done.stderr  # the CLI's flag, not offset=
     assert "left out" in done.stderr
 
 

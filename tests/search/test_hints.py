@@ -34,12 +34,19 @@ def test_one_next_call_in_each_front_ends_words() -> None:
     )
     ranged = call("read", file_path="/w/x.py", offset=3, limit=2)
     assert for_cli(ranged) == "`readkeeper read /w/x.py --offset 3 --limit 2`"
-    # A method a front end lacks stays the method.
-    assert for_mcp("(readkeeper/move)", METHOD_TOOLS) == "(readkeeper/move)"
+    # A method a front end lacks is said as one it does not offer, never as a call to
+    # make; stat, as the listing of its folder, which each has (attack round 16).
+    lacking = for_mcp("(readkeeper/move)", METHOD_TOOLS)
+    assert lacking == (
+        "(readkeeper's move (a method of its language server; this MCP server does not offer it))"
+    )
+    stat = call("stat", path="/w/a.py")
+    assert for_mcp(stat, METHOD_TOOLS).startswith('the list tool with {"path": "/w"}')
+    assert for_cli(stat).startswith("`readkeeper ls /w`")
     # A method offered under another tool name is said as that tool.
     many = call("readMany", file_paths=["a.py"])
     assert for_mcp(many, METHOD_TOOLS) == 'the read_many tool with {"file_paths": ["a.py"]}'
-    assert for_cli("(readkeeper/edit)") == "(readkeeper/edit)"
+    assert "readkeeper/" not in for_cli("(readkeeper/edit)")
 
 
 async def test_lsp_errors_name_methods(lsp: Session, workspace: Path) -> None:

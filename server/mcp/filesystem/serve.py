@@ -73,9 +73,8 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
     if head == 0 or tail == 0:
         return [text_block(_none_asked(served, path, "head" if head == 0 else "tail"))]
     if tail is not None:
-        estimate = served.ask("read", file_path=path, estimate=True)
-        total = (estimate.get("file") or {}).get("total_lines")
-        if not isinstance(total, int):
+        total = _line_count(served, path)
+        if total is None:
             raise ReadkeeperError(
                 "unsupported",
                 f"The lines of {path} cannot be counted for tail (it is not a text file, or "
@@ -84,8 +83,45 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
                 file_path=path,
             )
         offset, limit = max(1, total - tail + 1), tail
-    result = served.ask("read", file_path=path, offset=offset, limit=limit, force=force)
+    pages = _pages(args)
+    result = served.ask(
+        "read", file_path=path, offset=offset, limit=limit, force=force, pages=pages
+    )
     return shown_read(result)
+
+
+def _pages(args: dict[str, Any]) -> str | None:
+    """The `pages` a read asks for (readkeeper's own: a PDF's), None when not given."""
+    value = args.get("pages")
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return string(args, "pages")
+
+
+def _line_count(served: Served, path: str) -> int | None:
+    """How many lines `path` has (None: not a text file). A file too large to read whole
+    is counted as a ranged read past its end counts it (streamed, the refusal saying
+    how many): a tail of it is then read as a range, as any ranged read of it is."""
+    try:
+        estimate = served.ask("read", file_path=path, estimate=True)
+    except ReadkeeperError as exc:
+        if exc.kind != "too_large":
+            raise
+        try:
+            served.ask("read", file_path=path, offset=_PAST_ANY_END, limit=1)
+        except ReadkeeperError as past:
+            total = past.data.get("total_lines")
+            if past.kind == "bad_params" and isinstance(total, int):
+                return total
+        raise exc from None
+    total = (estimate.get("file") or {}).get("total_lines")
+    return total if isinstance(total, int) else None
+
+
+# An offset past the end of any file (the protocol's largest).
+_PAST_ANY_END = 2**31 - 1
 
 
 def _none_asked(served: Served, path: str, field: str) -> str:
@@ -152,7 +188,11 @@ def _text_file(file: dict[str, Any]) -> str:
 
 def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
     """read_media_file: an image as image content (fitted to a budget), a PDF as text."""
-    return shown_read(served.ask("read", file_path=string(args, "path")))
+    pages = _pages(args)  # a PDF's pages, drawn as images (the text: read_text_file)
+    render = True if pages is not None else None
+    return shown_read(
+        served.ask("read", file_path=string(args, "path"), pages=pages, render=render)
+    )
 
 
 def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:

@@ -2,8 +2,9 @@
 (`@modelcontextprotocol/server-filesystem`, checked against its own tools/list by
 tests/mcp/test_filesystem_schema.py), each described as readkeeper serves it.
 
-A few optional parameters are readkeeper's own (`offset` and `force` on the text reads:
-the way on after a cut read, and the content again instead of a stub); every parameter
+A few optional parameters are readkeeper's own (`offset`, `force` and `pages` on the text
+reads, `pages` on read_media_file: the way on after a cut read, the content again
+instead of a stub, and a PDF's pages, which one too long to read whole needs); every parameter
 the reference server takes is here with its name and type, and none more is required.
 """
 
@@ -28,6 +29,11 @@ _EXCLUDE = {
     "default": [],
     "description": 'Glob patterns of paths to leave out, e.g. "node_modules" or "**/*.log".',
 }
+_PAGES = {
+    "type": "string",
+    "description": 'readkeeper: a PDF\'s pages, e.g. "3" or "1-5" (a PDF too long to read '
+    "whole names the pages to start with).",
+}
 _TEXT_READ = _obj(
     {
         "path": _PATH,
@@ -41,6 +47,7 @@ _TEXT_READ = _obj(
             "type": "boolean",
             "description": "readkeeper: the content even when you already hold it unchanged.",
         },
+        "pages": _PAGES,
     }
 )
 _TEXT_READ_WORDS = (
@@ -54,7 +61,16 @@ _TEXT_READ_WORDS = (
 SCHEMAS: dict[str, dict[str, Any]] = {
     "read_file": _TEXT_READ,
     "read_text_file": _TEXT_READ,
-    "read_media_file": _obj({"path": _PATH}),
+    "read_media_file": _obj(
+        {
+            "path": _PATH,
+            "pages": {
+                "type": "string",
+                "description": 'readkeeper: a PDF\'s pages drawn as images, e.g. "3" or "1-5" '
+                "(their text: read_text_file with pages).",
+            },
+        }
+    ),
     "read_multiple_files": _obj(
         {
             "paths": {

@@ -43,8 +43,9 @@ _PROSE = {
     "budget_tokens": "the call's token budget",
 }
 # A param's name as a word of the message, never part of a name it shows bare (a quoted
-# name, a call's params and a file's text are never shown to it: hints.rewrite).
-_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_PROSE) + r")(?![\w/.\-])")
+# name, a call's params and a file's text are never shown to it: hints.rewrite); a
+# sentence's full stop after it ends the word, a name's dot ("new_string.py") does not.
+_WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_PROSE) + r")(?![\w/\-]|\.[\w/\-])")
 
 
 def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | None = None) -> str:
@@ -55,6 +56,17 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
             "this server does not offer it)"
         )
     tool, renamed = _TOOLS[method]
+    if method == "read" and params and params.get("render") is True:
+        # A PDF's pages drawn: read_media_file with pages (serve.read_media).
+        tool, params = (
+            "read_media_file",
+            {k: params[k] for k in ("file_path", "pages") if k in params},
+        )
+    given = params or {}
+    pair = {_WORDS[k]: given[k] for k in ("old_string", "new_string") if k in given}
+    if tool == "edit_file" and params and pair:  # edit_file takes its pairs as edits
+        kept = {k: v for k, v in params.items() if k not in ("old_string", "new_string")}
+        params = {**kept, "edits": [pair]}
     if not params:
         return tool
     words = {**{k: v for k, v in (names or {}).items() if "_" in k}, **_WORDS, **renamed}
@@ -111,7 +123,7 @@ def error_words(
         names["limit"] = "tail"  # tail is read as offset and limit
     # A param with "_" is a word of its own; a plain one ("limit") only as `name=`.
     alternation = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/.\-])")
+    word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/\-]|\.[\w/\-])")
 
     def prose(text: str) -> str:
         text = _prose(text)
@@ -129,6 +141,9 @@ def error_words(
     said = hints.rewrite(
         message, lambda m, p: _word(m, p, names), errors.shown_content(data), prose
     )
+    field = data.get("field")
+    if isinstance(field, str) and field in names and said.startswith(field + " "):
+        said = names[field] + said[len(field) :]  # "limit applies to ...": head's words
     shown: dict[str, Any] = {}
     for key, value in data.items():
         if key == "field":

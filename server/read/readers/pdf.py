@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from ... import quoting
 from ...errors import ReadkeeperError
+from ...hints import call
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ..tokens import TokenCounter
@@ -169,8 +170,8 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             "unsupported",
             f"{path}: page{'s' if len(textless) > 1 else ''} {blank} "
             f"{'have' if len(textless) > 1 else 'has'} no text layer (scanned or drawn). "
-            f'Read {"them" if len(textless) > 1 else "it"} as images: pages="{blank}", '
-            "render=true.",
+            f"Read {'them' if len(textless) > 1 else 'it'} as images: "
+            f"{call('read', file_path=path, pages=blank, render=True)}.",
             file_path=path,
             reason="no_text_layer",
             pages=blank,

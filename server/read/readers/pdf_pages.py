@@ -7,6 +7,7 @@ import re
 
 from ... import quoting, words
 from ...errors import ReadkeeperError
+from ...hints import call
 from ...settings import Settings
 
 _RANGE_RE = re.compile(r"(\d+)(?:(-)(\d*))?")
@@ -64,8 +65,9 @@ def expand(ranges: Ranges, page_count: int, path: str, max_pages: int) -> list[i
             raise ReadkeeperError(
                 "bad_params",
                 f"Page {first} is past the end of {quoting.name(path)}, which has {page_count} "
-                f'page{"s" if page_count > 1 else ""}. Ask for pages="1-'
-                f'{min(page_count, max_pages)}"{cap} or fewer.',
+                f"page{'s' if page_count > 1 else ''}. Ask for "
+                f"{call('read', file_path=path, pages=f'1-{min(page_count, max_pages)}')}"
+                f"{cap} or fewer pages.",
                 field="pages",
                 page_count=page_count,
             )
@@ -85,11 +87,11 @@ def pages_required(
         if page_count > settings.pdf_whole_max_pages
         else f"{words.count(page_count, 'page')} but {size:,} bytes"
     )
-    extra = ", render=true" if render else ""
+    start = call("read", file_path=path, pages=first, render=True if render else None)
     return ReadkeeperError(
         "pages_required",
         f"{path} has {why}, too much to read whole. Read it in parts, at most "
-        f'{settings.pdf_max_pages} pages at a time: start with pages="{first}"{extra}.',
+        f"{settings.pdf_max_pages} pages at a time: start with {start}.",
         file_path=path,
         page_count=page_count,
         suggested_pages=first,

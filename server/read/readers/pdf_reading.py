@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from ...errors import ReadkeeperError
+from ...hints import call
 from ...settings import Settings
 from . import worker
 from .pdf_pages import compress
@@ -42,17 +43,22 @@ class Reading:
     def skipped(self, failure: worker.Failure, number: int) -> str:
         """The note for a page that failed after others were read."""
         if failure.kind == "internal":
-            again = f'pages="{number}"' + (", render=true" if self.render else "")
+            again = _pages(self.path, str(number), self.render)
             return f"Page {number} was skipped: {_why(failure, self.render)}; try {again} again."
         other = (
-            f'read its text instead with pages="{number}" (without render)'
+            f"read its text instead with {_pages(self.path, str(number), False)}"
             if self.render
-            else f'draw it instead with pages="{number}", render=true'
+            else f"draw it instead with {_pages(self.path, str(number), True)}"
         )
         return f"Page {number} was skipped: {_why(failure, self.render)}; {other}."
 
 
 # --- failures -------------------------------------------------------------------------
+
+
+def _pages(path: str, pages: str, render: bool) -> str:
+    """The read of `pages` of the PDF at `path`, drawn when `render`."""
+    return call("read", file_path=path, pages=pages, render=True if render else None)
 
 
 def _why(failure: worker.Failure, render: bool) -> str:
@@ -103,9 +109,7 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
         return open_failed(path, failure)
     after = reading.after(number)
     rest = compress(after[: reading.settings.pdf_max_pages])
-    skip = f' Go on with the pages after it: pages="{rest}"' + (", render=true." if render else ".")
-    if not rest:
-        skip = ""
+    skip = f" Go on with the pages after it: {_pages(path, rest, render)}." if rest else ""
     data: dict[str, Any] = {
         "file_path": path,
         "page": number,
@@ -121,9 +125,9 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
             **data,
         )
     other = (
-        f'Read its text instead: pages="{number}" without render.'
+        f"Read its text instead: {_pages(path, str(number), False)}."
         if render
-        else f'Draw it instead: pages="{number}", render=true.'
+        else f"Draw it instead: {_pages(path, str(number), True)}."
     )
     if failure.kind == "too_large":
         message = (
@@ -157,7 +161,7 @@ def neither_way(refused: ReadkeeperError, text_why: str) -> ReadkeeperError:
     data = refused.data
     path, number, rest = data["file_path"], data["page"], data.get("next_pages")
     drawn = "went over" if refused.kind == "too_large" else "failed on"
-    skip = f' Go on with the pages after it: pages="{rest}", render=true.' if rest else ""
+    skip = f" Go on with the pages after it: {_pages(path, rest, True)}." if rest else ""
     return ReadkeeperError(
         refused.kind,
         f"{path}: no read shows page {number}: drawing it {drawn} {data['reason']}, and its "

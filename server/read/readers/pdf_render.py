@@ -99,7 +99,8 @@ def render_pages(
         f"(about {image_tokens // max(1, len(shown)):,} tokens a page)."
     )
     if skipped is not None:
-        more = f' Continue with pages="{next_pages}", render=true.' if next_pages else ""
+        again = call("read", file_path=reading.path, pages=next_pages, render=True)
+        more = f" Continue with {again}." if next_pages else ""
         note = (
             f"Rendered page{'s' if len(shown) > 1 else ''} {compress(shown)} of "
             f"{reading.page_count}. {' '.join(notes)}{more} {note}"

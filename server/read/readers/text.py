@@ -233,7 +233,8 @@ def _over_cap(
         about = "" if counts.counted_all else "about "
         last = window.offset + lines - 1
         if fits:
-            advice = f"Read fewer lines: offset={window.offset}, limit={fits}."
+            fewer = call("read", file_path=path, offset=window.offset, limit=fits)
+            advice = f"Read fewer lines: {fewer}."
         else:
             advice = (
                 f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
@@ -411,7 +412,8 @@ def past_the_end(path: str, window: Window, total: int, settings: Settings) -> R
         "bad_params",
         f"offset {window.offset} is past the end of {quoting.name(path)}, which has "
         f"{words.count(total, 'line')}. "
-        f"Read from offset={max(1, total - settings.default_limit + 1)} to see its end.",
+        "To see its end: "
+        f"{call('read', file_path=path, offset=max(1, total - settings.default_limit + 1))}.",
         field="offset",
         total_lines=total,
     )
