@@ -24,6 +24,7 @@ from .errors import ReadkeeperError, too_deep
 from .files import cache_writes
 from .files.beneath import Moved
 from .files.fileio import moved
+from .files.guesses import one_call
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
@@ -284,8 +285,9 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
     core.read_states.later.settle(session)
     if session is not None:  # `stats` may name none
         core.enter(session)
-    # Nothing is read ahead, nor written to the user cache, while a call is in flight.
-    with core.ahead.call(), cache_writes.holding():
+    # Nothing is read ahead, nor written to the user cache, while a call is in flight;
+    # its did-you-mean guesses, every miss of it together, share one budget.
+    with core.ahead.call(), cache_writes.holding(), one_call():
         try:
             result = method.run(core, params)
         except Moved as exc:  # a tree changed under a call: never a fault of ours

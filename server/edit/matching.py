@@ -99,13 +99,19 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     `old` as the file has it (the rest with its escapes read as the characters they
     stand for); and whether it differs from `old`. Ranges of different texts (a file's
     literal `\\r` and an escaped CR are shown alike): `ambiguous_match` naming their
-    lines, since either could be meant. No range: `old` as given (find_hits says no_match)."""
-    if "\\" not in old:  # no escape in it: matched as written only (find_hits)
+    lines, since either could be meant. A place a view shows `old` at only by cutting
+    through an escape (`a \\` of `a \\x5bline cut`) is a place it may have been copied
+    from too: with other places `ambiguous_match`, alone `no_match`, each saying to copy
+    whole escapes. No range: `old` as given (find_hits says no_match)."""
+    if "\\" not in old and not shown.may_cut(old):  # matched as written only (find_hits)
         return old, new, False
     views = shown.views(text, old)
     if not views:  # nothing in the file is shown escaped
         return old, new, False
-    found = shown.ranges(text, old, views)
+    cuts: list[int] = []
+    found = shown.ranges(text, old, views, cuts)
+    if cuts:
+        raise _cut(text, [start for start, _ in sorted(found)], cuts, path)
     texts = {text[start:end] for start, end in found}
     if len(texts) > 1:
         raise _shown_alike(text, old, sorted(found), path)
@@ -123,6 +129,44 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
         text[start:end],
         text[start:raw_head] + quoting.unescape(middle) + text[raw_tail:end],
         True,
+    )
+
+
+def _cut(text: str, whole: list[int], cuts: list[int], path: str) -> ReadkeeperError:
+    """The refusal of an old_string a view shows somewhere only by cutting an escape."""
+    cut_lines = sorted(set(line_numbers(text, cuts)))
+    why = (
+        "readkeeper shows one character there as an escape (`\\x5b` for a cut marker's "
+        "`[`, `\\r` or `\\u2028` for a line break), and old_string begins or ends inside it"
+    )
+    if not whole:
+        return ReadkeeperError(
+            "no_match",
+            f"old_string was not found in {quoting.name(path)}: a view shows it only by "
+            f"cutting through an escape ({_said(cut_lines)}): {why}. Copy old_string "
+            "again with each escape whole (or none of it), e.g. the whole shown line.",
+            file_path=path,
+            cut_lines=cut_lines,
+        )
+    whole_lines = sorted(set(line_numbers(text, whole)))
+    return ReadkeeperError(
+        "ambiguous_match",
+        f"old_string matches in {quoting.name(path)} the text on {_said(whole_lines)}, "
+        f"and a view shows it on {_said(cut_lines)} by cutting through an escape "
+        f"({why}): it may have been copied from either. Copy old_string again with each "
+        "escape whole, adding surrounding text that occurs in only one place.",
+        file_path=path,
+        lines=sorted(set(whole_lines) | set(cut_lines)),
+        cut_lines=cut_lines,
+    )
+
+
+def _said(lines: list[int]) -> str:
+    """`line 3` or `lines 1, 2` (the first `LISTED_LINES`, then how many more)."""
+    return (
+        ("line " if len(lines) == 1 else "lines ")
+        + ", ".join(map(str, lines[:LISTED_LINES]))
+        + (f" and {len(lines) - LISTED_LINES} more" if len(lines) > LISTED_LINES else "")
     )
 
 

@@ -3,9 +3,12 @@
 
 The escaping is per character (quoting.py: a line break but LF as `\\r` or `\\x0b`, a cut
 marker's `[` as `\\x5b`, in a diff a line's first `-` or `+` before another as `\\x2d` or
-`\\x2b`), so the shown text maps back to the file offset by offset; a shown match that
-begins or ends inside an escape is no match. An old_string with no backslash holds no
-escape, so it is only ever matched as written (the common case: no second pass).
+`\\x2b`), so the shown text maps back to the file offset by offset. A shown match that
+begins or ends inside an escape (`a \\` of `a \\x5bline cut`, `rhere` of `\\rhere`)
+edits nothing there, but it is a place the old_string may have been copied from
+(`ranges`' `cuts`): the caller is told (matching.as_shown), never sent to another place
+that holds it. An old_string that neither holds an escape nor may cut one (`may_cut`)
+is only ever matched as written (the common case: no second pass).
 """
 
 from __future__ import annotations
@@ -18,6 +21,26 @@ from dataclasses import dataclass
 from .. import quoting
 
 _DIFF_START = re.compile(r"^(?=--|\+\+)", re.MULTILINE)
+# Each kind of escape a view makes, as it is shown (a diff's is always followed by
+# the character it stands for: a line's `--` shown `\x2d-`).
+_BREAK_ESCAPES = tuple(quoting.UNESCAPES)
+_MARK_ESCAPES = tuple(quoting.OPENING_SHOWN.values())
+_DIFF_ESCAPES = ("\\x2d-", "\\x2b+")
+
+
+def may_cut(
+    old: str, escapes: tuple[str, ...] = _BREAK_ESCAPES + _MARK_ESCAPES + _DIFF_ESCAPES
+) -> bool:
+    """Whether `old` could begin or end inside one of `escapes` (`x5bline` of `\\x5bline`,
+    `a \\` of `a \\x5b`), or lie inside one: only then may a view show it by a cut."""
+    for escape in escapes:
+        for i in range(1, len(escape)):
+            head, tail = escape[:i], escape[i:]
+            if tail.startswith(old) or old.startswith(tail):
+                return True
+            if head.endswith(old) or old.endswith(head):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -59,12 +82,14 @@ def views(text: str, old: str) -> list[Shown]:
     # A match holding no escape of a kind is a match of the view without that kind:
     # only the kinds `old` holds are made (a regex's `\\d` in old costs no view).
     escapes: dict[int, str] = {}
-    if any(e in old for e in quoting.UNESCAPES) and quoting.has_break(text):
+    breaks = any(e in old for e in _BREAK_ESCAPES) or may_cut(old, _BREAK_ESCAPES)
+    if breaks and quoting.has_break(text):
         escapes = {m.start(): quoting.line(m.group()) for m in quoting.BREAK.finditer(text)}
-    if ("\\x5b" in old or "\\uff3b" in old) and quoting.has_marks(text):
+    marks = any(e in old for e in _MARK_ESCAPES) or may_cut(old, _MARK_ESCAPES)
+    if marks and quoting.has_marks(text):
         escapes |= dict(_marks(_shown(text, escapes) if escapes else None, text))
     found = [_shown(text, escapes)] if escapes else []
-    if "\\x2d" in old or "\\x2b" in old:
+    if "\\x2d" in old or "\\x2b" in old or may_cut(old, _DIFF_ESCAPES):
         starts = {m.start(): f"\\x{ord(text[m.start()]):02x}" for m in _DIFF_START.finditer(text)}
         if starts:
             found.append(_shown(text, escapes | starts))
@@ -106,21 +131,27 @@ def _shown(text: str, escapes: dict[int, str]) -> Shown:
 
 
 def ranges(
-    text: str, old: str, shown: list[Shown]
+    text: str, old: str, shown: list[Shown], cuts: list[int] | None = None
 ) -> dict[tuple[int, int], tuple[Shown, int] | None]:
     """Every range of `text` whose shown form (in one of `shown`, its `views`) is `old`,
     or that is `old` as written (then None), with the view and shown offset it was
-    found at."""
+    found at. The file offset where each shown match that cuts an escape begins goes
+    into `cuts` (in order, once each)."""
     found: dict[tuple[int, int], tuple[Shown, int] | None] = {}
     at = text.find(old)
     while at != -1:
         found[(at, at + len(old))] = None
         at = text.find(old, at + len(old))
+    cut: set[int] = set()
     for view in shown:
         at = view.text.find(old)
         while at != -1:
             start, end = view.raw(at), view.raw(at + len(old))
             if start is not None and end is not None:
                 found.setdefault((start, end), (view, at))
+            else:
+                cut.add(view.edge(at, -1)[1])
             at = view.text.find(old, at + 1)
+    if cuts is not None:
+        cuts.extend(sorted(cut))
     return found

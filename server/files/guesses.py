@@ -5,9 +5,13 @@ looked at or named: a guess must never show what lies outside them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 
 from .reach import LeadsOut, Loop, Reach, walk, within
 from .walk import files_beneath
@@ -37,6 +41,69 @@ _SKIP_DIRS = frozenset(
 # 100,000-file tree made every miss cost 0.5-0.8 s: bench/bench_search.py's `miss` row).
 _MAX_SUGGESTION_WALK = 20_000
 SUGGESTION_WALK_SECONDS = 0.05
+# ONE budget for all the guesses of a call (`one_call`): the walk and the scoring of every
+# miss of it together (a read_many of 60 long missing names in a folder of 100,000 names
+# cost 57.7 s of CPU: attack round 17). Past it a miss gets no guess, and its refusal
+# names the list and glob calls that find the file.
+SUGGESTION_SECONDS = 0.1
+# Names scored at a time between looks at the budget (rapidfuzz holds the GIL meanwhile).
+_SCORED_AT_ONCE = 1_000
+_clock = time.monotonic
+
+
+class _Budget:
+    """The time left for a call's guesses, charged as it is spent (by every thread of the
+    call: read_many's reads share it)."""
+
+    def __init__(self) -> None:
+        self._left = SUGGESTION_SECONDS
+        self._lock = threading.Lock()
+
+    def spent(self) -> bool:
+        with self._lock:
+            return self._left <= 0
+
+    def running(self) -> _Running:
+        return _Running(self)
+
+    def charge(self, seconds: float) -> bool:
+        """Charge `seconds`; whether the budget is spent."""
+        with self._lock:
+            self._left -= seconds
+            return self._left <= 0
+
+
+class _Running:
+    """One miss's use of the call's budget: `over()` charges the time since it last
+    looked and says whether the budget is spent."""
+
+    def __init__(self, budget: _Budget) -> None:
+        self._budget = budget
+        self._since = _clock()
+
+    def over(self) -> bool:
+        now = _clock()
+        elapsed, self._since = now - self._since, now
+        return self._budget.charge(elapsed)
+
+
+_CALL: ContextVar[_Budget | None] = ContextVar("readkeeper_guesses", default=None)
+
+
+@contextlib.contextmanager
+def one_call() -> Iterator[None]:
+    """A call's block: every guess made within it shares one `SUGGESTION_SECONDS` (a
+    block inside another's shares the outer one)."""
+    if _CALL.get() is not None:
+        yield
+        return
+    token = _CALL.set(_Budget())
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
 _NNBSP = "\u202f"
 
 
@@ -57,11 +124,22 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     workspace (nearest first), the path under a root when the root's prefix was left
     out, then similar names beside it and similar paths anywhere. Only readable files
     inside the roots: a guess must never point at a folder, nor show what lies outside.
-    With nothing close, no guess."""
-    from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
+    With nothing close, no guess; none either once the call's `SUGGESTION_SECONDS` are
+    spent (what was found by then is kept: the same name elsewhere, the root's prefix)."""
 
     if not roots:
         return []
+    budget = _CALL.get() or _Budget()  # outside a call (the CLI's read): its own
+    if budget.spent():
+        return []
+    running = budget.running()
+    try:
+        return _suggest(path, roots, limit, running)
+    finally:
+        running.over()  # what the last steps took is charged too
+
+
+def _suggest(path: str, roots: list[str], limit: int, running: _Running) -> list[str]:
     name = os.path.basename(path)
     found: list[str] = []
 
@@ -69,55 +147,82 @@ def suggest(path: str, roots: list[str], limit: int = 5) -> list[str]:
     relative = path.lstrip(os.sep)
     found.extend(os.path.join(root, relative) for root in roots if relative)
 
-    files = _files(roots)
+    files = _files(roots, running)
     same_name = [f for f in files if os.path.basename(f) == name]
     found.extend(sorted(same_name, key=lambda f: (-_shared_prefix(f, path), len(f))))
 
     # Similar names beside it: in the nearest folder on its way that is there.
     reaches = [Reach(r, r) for r in roots]
     parent = nearest_folder(path, reaches)
-    siblings: list[str] = []
-    if parent is not None:
-        try:
-            siblings = os.listdir(_real(parent, reaches) or parent)
-        except OSError:
-            siblings = []
+    siblings = _names(_real(parent, reaches) or parent, running) if parent is not None else []
     if parent is not None and siblings:
-        for match, _score, _ in process.extract(
-            name,
-            siblings,
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=limit * 2,  # folders among them are dropped below
-            score_cutoff=60,
-        ):
+        # folders among them are dropped below
+        for match in _closest(name, siblings, limit * 2, 60, running):
             found.append(os.path.join(parent, match))
 
     root = next((r for r in roots if within(path, r)), roots[0])
     wanted = os.path.relpath(path, root)
     prefix = root.rstrip(os.sep) + os.sep  # the walk's paths are the root's joined
     by_relative = {f[len(prefix) :]: f for f in files if f.startswith(prefix)}
-    for match, _score, _ in process.extract(
-        wanted,
-        list(by_relative),
-        scorer=fuzz.WRatio,
-        processor=utils.default_process,
-        limit=limit,
-        score_cutoff=70,
-    ):
+    for match in _closest(wanted, list(by_relative), limit, 70, running):
         found.append(by_relative[match])
 
     unique = dict.fromkeys(p for p in found if p != path)
     return [p for p in unique if _readable_file(p, reaches)][:limit]
 
 
-def _files(roots: list[str]) -> list[str]:
-    """The files a guess may name: what the walk finds within its entries and deadline."""
+def _closest(
+    wanted: str,
+    choices: Sequence[str],
+    limit: int,
+    cutoff: int,
+    running: _Running,
+) -> list[str]:
+    """The `limit` choices closest to `wanted` (best first, the earlier of a tie), scored
+    a slice at a time while the call's budget lasts: none once it is spent."""
+    from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
+
+    scored: list[tuple[float, int, str]] = []
+    for first in range(0, len(choices), _SCORED_AT_ONCE):
+        if running.over():
+            return []
+        for match, score, index in process.extract(
+            wanted,
+            choices[first : first + _SCORED_AT_ONCE],
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit,
+            score_cutoff=cutoff,
+        ):
+            scored.append((-score, first + index, match))
+    return [match for _, _, match in sorted(scored)[:limit]]
+
+
+def _names(folder: str, running: _Running) -> list[str]:
+    """The names in `folder`, at most as many as the walk looks at, while the call's
+    budget lasts (a folder of 100,000 names took 90 ms to list whole): none once spent."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= _MAX_SUGGESTION_WALK:
+                    break
+                if len(names) % 256 == 0 and running.over():
+                    return []
+    except OSError:
+        return []
+    return names
+
+
+def _files(roots: list[str], running: _Running) -> list[str]:
+    """The files a guess may name: what the walk finds within its entries, its deadline
+    and the call's budget."""
     found: list[str] = []
-    deadline = time.monotonic() + SUGGESTION_WALK_SECONDS
+    deadline = _clock() + SUGGESTION_WALK_SECONDS
     for path in files_beneath(roots, _MAX_SUGGESTION_WALK, skip=_SKIP_DIRS):
         found.append(path)
-        if len(found) % 256 == 0 and time.monotonic() > deadline:
+        if len(found) % 256 == 0 and (_clock() > deadline or running.over()):
             break
     return found
 
