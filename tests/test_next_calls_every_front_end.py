@@ -121,6 +121,8 @@ CASES: dict[str, tuple[str, dict[str, Any], Callable[[Readkeeper, Path], None] |
     "bad_regex": ("grep", {"pattern": "("}, None),
     "bad_output": ("grep", {"pattern": "x", "output": "weird"}, None),
 }
+
+
 # The lead's change (attack round 16, F2): a binary file's next step lists the file.
 @pytest.fixture
 def provoked(workspace: Path, core: Readkeeper) -> Readkeeper:
@@ -217,10 +219,7 @@ def _no_other_front_end(said: str) -> None:
 
 @pytest.mark.parametrize(
     "case",
-    [
-        c
-        for c in CASES
-    ],
+    [c for c in CASES],
 )
 def test_every_error_names_a_call_its_front_end_offers(
     provoked: Readkeeper, workspace: Path, case: str
