@@ -288,7 +288,7 @@ def test_too_large_names_a_range_that_fits_the_token_cap(
 def test_a_memory_file_too_large_to_hold_is_counted_in_lines(workspace: Path) -> None:
     """Attack round 16, F6: a 1.5 MB AGENTS.md cut at its line cap says how many lines the
     file has, not "200 of the file's 1,500,000 bytes"."""
-    from attachments.memory import at_roots, items
+    from readkeeper.attachments.memory import at_roots, items
 
     core = Readkeeper(roots=[str(workspace)])
     try:

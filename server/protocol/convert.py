@@ -155,20 +155,16 @@ def _shown(value: Any) -> str:
     return kind.get(type(value), "null" if value is None else type(value).__name__)
 
 
-def _origin(cls: Any) -> Any:
-    return get_origin(cls)
-
-
 def _make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(omit_if_default=False)
     converter.register_structure_hook(int, _structure_int)
     converter.register_structure_hook(bool, _structure_bool)
     converter.register_structure_hook(str, _structure_str)
     converter.register_structure_hook_factory(
-        lambda cls: _origin(cls) is list, lambda cls: _list_hook(converter, cls)
+        lambda cls: get_origin(cls) is list, lambda cls: _list_hook(converter, cls)
     )
     converter.register_structure_hook_factory(
-        lambda cls: _origin(cls) is dict, lambda cls: _dict_hook(converter, cls)
+        lambda cls: get_origin(cls) is dict, lambda cls: _dict_hook(converter, cls)
     )
     converter.register_structure_hook_factory(
         lambda cls: isinstance(cls, type) and attrs.has(cls),

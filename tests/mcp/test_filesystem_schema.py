@@ -23,11 +23,12 @@ REFERENCE = (
     Path(__file__).resolve().parent.parent
     / "filesystem_server/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 )
-# Optional parameters of readkeeper's own: the way on after a cut read, and the text
-# again instead of a stub.
+# Optional parameters of readkeeper's own: the way on after a cut read, the text again
+# instead of a stub, and a PDF's pages (one too long to read whole needs them).
 EXTRA: dict[str, set[str]] = {
-    "read_file": {"offset", "force"},
-    "read_text_file": {"offset", "force"},
+    "read_file": {"offset", "force", "pages"},
+    "read_text_file": {"offset", "force", "pages"},
+    "read_media_file": {"pages"},
 }
 
 
