@@ -13,6 +13,7 @@ import ast
 import json
 import os
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar, get_args, get_origin
 
 import attrs
@@ -35,8 +36,6 @@ T = TypeVar("T")
 # --- conversion -------------------------------------------------------------------------
 
 _INT_RE = re.compile(r"\s*[+-]?\d+\s*")
-
-
 # Every whole number of a request is a line, a count, an offset or a budget: LSP's own
 # integer range holds them all, and one bound here keeps a huge one from reaching an
 # index or a C call deeper in (an offset of 2**63 made an `internal` error).
@@ -46,9 +45,8 @@ _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 def as_sent(value: Any, most: int = 200) -> str:
     """A value of a request as the JSON the client sent, for the words refusing it: null,
     true and false, integers exact, NaN and Infinity as JSON-RPC parsers read them,
-    strings quoted; at most `most` characters (cut between two escapes, then `...`).
-    Every refusal that repeats a value says it this way, in every front end (Python's
-    repr said None, True, nan and 'x')."""
+    strings quoted; at most `most` characters (cut between two escapes, then `...`):
+    every refusal repeating a value, in every front end (not Python's None, True, nan)."""
     try:
         text = quoting.json_text(value)  # NaN and Infinity: allow_nan's words
     except (TypeError, ValueError, RecursionError):
@@ -155,16 +153,19 @@ def _shown(value: Any) -> str:
     return kind.get(type(value), "null" if value is None else type(value).__name__)
 
 
+_origin: Callable[[Any], Any] = get_origin  # typed loosely: a class's origin, or None
+
+
 def _make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(omit_if_default=False)
     converter.register_structure_hook(int, _structure_int)
     converter.register_structure_hook(bool, _structure_bool)
     converter.register_structure_hook(str, _structure_str)
     converter.register_structure_hook_factory(
-        lambda cls: get_origin(cls) is list, lambda cls: _list_hook(converter, cls)
+        lambda cls: _origin(cls) is list, lambda cls: _list_hook(converter, cls)
     )
     converter.register_structure_hook_factory(
-        lambda cls: get_origin(cls) is dict, lambda cls: _dict_hook(converter, cls)
+        lambda cls: _origin(cls) is dict, lambda cls: _dict_hook(converter, cls)
     )
     converter.register_structure_hook_factory(
         lambda cls: isinstance(cls, type) and attrs.has(cls),
