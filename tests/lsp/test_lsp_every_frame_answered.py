@@ -71,6 +71,27 @@ def test_a_header_block_readkeeper_cannot_take_still_answers_its_id(
     assert error["data"]["kind"] == "bad_params"
 
 
+@pytest.mark.parametrize("extra", [b"X-Junk\r\n", b"Content-Type: x\r\nX-Junk\r\n"])
+def test_a_header_line_without_a_colon_after_the_length_is_passed_over(
+    raw: RawServer, extra: bytes
+) -> None:
+    # Attack round 17: the frame was skipped as junk after a 3 s wait, its id unanswered.
+    raw.send_raw(b"Content-Length: %d\r\n%s\r\n" % (len(REQUEST), extra) + REQUEST)
+    (reply,) = answers_to(raw, 7, 74)
+    assert "result" in reply, reply
+
+
+@pytest.mark.parametrize("size", [9_000, 70_000])
+def test_a_header_block_past_the_cap_still_answers_its_id(raw: RawServer, size: int) -> None:
+    long = b"X: " + b"v" * size + b"\r\n"
+    raw.send_raw(b"Content-Length: %d\r\n%s\r\n" % (len(REQUEST), long) + REQUEST)
+    (reply,) = answers_to(raw, 7, 75)
+    error = reply["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == -32700, reply
+    assert "header block over" in error["message"]
+
+
 def test_a_body_cut_short_whose_id_is_not_an_id_is_answered_with_a_null_id(
     raw: RawServer,
 ) -> None:
