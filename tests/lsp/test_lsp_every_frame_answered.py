@@ -34,7 +34,15 @@ def answers_to(raw: RawServer, id_: object, next_id: int) -> list[dict[str, obje
 
 
 @pytest.mark.parametrize(
-    "method", ["$/cancelRequest", "$/setTrace", "$/progress", "initialized", "exit"]
+    "method",
+    [
+        "$/cancelRequest",
+        "$/setTrace",
+        "$/progress",
+        "initialized",
+        "exit",
+        "readkeeper/didChangeDiagnostics",  # was answered result null, params refused
+    ],
 )
 def test_a_notification_sent_as_a_request_is_answered(raw: RawServer, method: str) -> None:
     raw.send({"id": 70, "method": method, "params": {"id": 3}})
