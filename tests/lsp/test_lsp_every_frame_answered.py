@@ -100,6 +100,20 @@ def test_a_header_block_past_the_cap_still_answers_its_id(raw: RawServer, size: 
     assert "header block over" in error["message"]
 
 
+def test_each_request_of_a_batch_is_answered_under_its_id(raw: RawServer) -> None:
+    body = b'[{"jsonrpc":"2.0","id":"b1","method":"readkeeper/stats"},' + REQUEST + b"]"
+    raw.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    raw.seen_responses.clear()
+    assert "result" in raw.request(76, "readkeeper/stats", {})
+    replies = {r.get("id"): r for r in raw.seen_responses if r.get("id") in ("b1", 7)}
+    assert set(replies) == {"b1", 7}, raw.seen_responses
+    for reply in replies.values():
+        error = reply["error"]
+        assert isinstance(error, dict)
+        assert error["code"] == -32600
+        assert "a message of its own" in error["message"]
+
+
 def test_a_body_cut_short_whose_id_is_not_an_id_is_answered_with_a_null_id(
     raw: RawServer,
 ) -> None:
