@@ -154,3 +154,16 @@ async def test_dry_run_zero_is_refused_not_taken_as_false(workspace: Path) -> No
         assert result.is_error, text_of(result)
         assert "dryRun expected true or false, got 0." in text_of(result)
     assert (workspace / "a.txt").read_text() == "hi\n"
+
+
+async def test_an_argument_the_tool_lacks_is_refused_naming_it(workspace: Path) -> None:
+    # The core refuses a param it lacks (known_fields.py); the drop-in dropped it, so a
+    # `heads: 3` read the whole file and the caller believed it had three lines.
+    (workspace / "a.txt").write_text("one\ntwo\nthree\nfour\n")
+    async with dropin_client(workspace) as client:
+        result = await client.call_tool("read_text_file", {"path": "a.txt", "heads": 3})
+        assert result.is_error, text_of(result)
+        assert "read_text_file has no parameter heads" in text_of(result)
+        assert "kind: bad_params" in text_of(result)
+        listed = await client.call_tool("list_allowed_directories", {"x": 1})
+        assert listed.is_error, text_of(listed)

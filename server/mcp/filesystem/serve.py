@@ -32,10 +32,26 @@ def serve(served: Served, name: str, args: dict[str, Any]) -> types.CallToolResu
     """Serve drop-in tool `name`; a refusal is a tool error in the drop-in's words."""
     try:
         handler = HANDLERS[name]
+        _check_known(name, args)
         content = handler(served, args)
     except ReadkeeperError as exc:
         return error_result(exc, name, args)
     return types.CallToolResult(content=list(content))
+
+
+def _check_known(tool: str, args: dict[str, Any]) -> None:
+    """Refuse an argument `tool` does not have, as the core refuses an unknown param
+    (protocol/known_fields.py): dropped silently, `heads: 3` read the whole file."""
+    taken = SCHEMAS[tool]["properties"]
+    unknown = sorted(str(key) for key in args if key not in taken)
+    if unknown:
+        names = ", ".join(sorted(taken)) or "none"
+        raise ReadkeeperError(
+            "bad_params",
+            f"{tool} has no parameter {quoting.name(unknown[0])}, so nothing was done. Its "
+            f"parameters are {names}: send the call with those alone.",
+            field=unknown[0],
+        )
 
 
 def error_result(
