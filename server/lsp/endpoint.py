@@ -40,12 +40,13 @@ ANSWERED = frozenset(METHODS)
 WAITED_ON = frozenset({types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST})
 # LSP's notifications (`$/cancelRequest`, `initialized`, `exit`, ...): pygls reads one
 # sent with an id as the notification and drops the id, so the request would never be
-# answered.
+# answered. readkeeper's own notification (methods.DID_CHANGE_DIAGNOSTICS) alike: sent
+# with an id it was run and answered `result: null` even when its params were refused.
 NOTIFICATIONS = frozenset(
     method
     for method, (message, *_) in types.METHOD_TO_TYPES.items()
     if message.__name__.endswith("Notification")
-)
+) | {"readkeeper/didChangeDiagnostics"}
 METHOD_NOT_FOUND = -32601
 
 

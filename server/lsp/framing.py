@@ -4,11 +4,14 @@ with.
 
 `FrameReader` is sans-IO (bytes in, events out), so it is tested and fuzzed in-process.
 A header block must be CRLF-terminated `Name: value` lines with one `Content-Length`
-(0 <= length <= `MAX_BODY`). A block of header lines that breaks that (LF-only line
-ends, a length that is not digits) is read as a block without a usable length: the JSON
-value after it is a `BadFrame`, so the id it carries is answered. Anything that is no
-header block at all is junk: it carries no request, and is skipped up to the next
-`Content-Length` header (resynchronising), with the reason logged.
+(0 <= length <= `MAX_BODY`). Once its Content-Length is seen, a block is read by that
+length whatever other lines it holds (a line without a colon is passed over: the body
+is where the length says). A block of header lines that breaks the rest (LF-only line
+ends, a length that is not digits, more than `MAX_HEADER` bytes) is read as a block
+without a usable length: the JSON value after it is a `BadFrame`, so the id it carries
+is answered (a block past `MAX_HEADER` is dropped up to its blank line, never held).
+Anything that is no header block at all is junk: it carries no request, and is skipped
+up to the next `Content-Length` header (resynchronising), with the reason logged.
 
 Resynchronising rests on one fact: `Content-Length: <digits>` followed by a raw CR LF
 never occurs inside valid JSON (outside strings JSON has no letters but in true, false
@@ -57,6 +60,10 @@ _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]"
 # A value may hold any byte but the line ends (a control character in a Content-Length
 # makes the block one without a usable length, whose body is still answered).
 _HEADER_LINE = re.compile(rb"(%s+):[ \t]*([^\r\n]*?)[ \t]*" % _TOKEN)
+# A header's name and colon: a line so begun, past `MAX_HEADER`, is a long header block's.
+_HEADER_NAME = re.compile(rb"%s+:" % _TOKEN)
+# The blank line that ends a header block (CR LF or, in a bad block, LF alone).
+_BLANK_LINE = re.compile(rb"\n\r?\n")
 # The start of a line that may still become a header once the rest arrives.
 _HEADER_PREFIX = re.compile(rb"%s*(?::[^\r\n]*)?\r?" % _TOKEN)
 # Header lines ended by LF alone: read as a block, so the body after it (and its id) is
@@ -116,6 +123,7 @@ class FrameReader:
             "unknown": self._unknown,
             "skip": self._skip,
             "junk": self._junk,
+            "long_header": self._long_header,
         }
 
     @property
@@ -142,7 +150,7 @@ class FrameReader:
             events.append(BadFrame(self._reason, bytes(buf)))
         elif mode == "skip":
             events.append(self._too_large())
-        elif mode == "junk":
+        elif mode in ("junk", "long_header"):
             events.append(Junk(self._reason, self._skipped + len(buf)))
         elif buf:
             events.append(Junk("an unfinished header", len(buf)))
@@ -166,7 +174,10 @@ class FrameReader:
         while True:
             eol = buf.find(b"\n", pos)
             if eol < 0:
-                if len(buf) > MAX_HEADER or not _HEADER_PREFIX.fullmatch(buf, pos):
+                if len(buf) > MAX_HEADER and (pos or _HEADER_NAME.match(buf)):
+                    return self._to_long_header(pos)
+                length_seen = declared is not None or bool(problem)
+                if len(buf) > MAX_HEADER or not (length_seen or _HEADER_PREFIX.fullmatch(buf, pos)):
                     return self._to_junk(pos, "bytes that are not an LSP header")
                 return False  # the rest of the line is still coming
             end = eol - 1 if eol > pos and buf[eol - 1] == 0x0D else eol  # before CR LF
@@ -190,8 +201,14 @@ class FrameReader:
                 del buf[:start]
                 return True
             header = _HEADER_LINE.fullmatch(line)
-            if header is None or eol > MAX_HEADER:
+            if eol > MAX_HEADER and (pos or _HEADER_NAME.match(line)):
+                return self._to_long_header(pos)
+            if header is None and (eol > MAX_HEADER or (declared is None and not problem)):
                 return self._to_junk(pos, f"not an LSP header line: {bytes(line[:40])!r}")
+            if header is None:  # a block that has its Content-Length is read by it
+                lf_only = lf_only or bare_lf
+                pos = eol + 1
+                continue
             if header[1].lower() == b"content-length":
                 if declared is not None or problem:
                     # A second Content-Length: the block before it never ended.
@@ -271,6 +288,32 @@ class FrameReader:
         self._enter("headers")
         return True
 
+    def _long_header(self, events: list[Event]) -> bool:
+        """A header block past `MAX_HEADER`: its lines are dropped up to the blank line
+        that ends it, and what follows is read as after a block without a usable length
+        (a `BadFrame` answering the id it holds). A frame starting first ends it."""
+        buf = self._buf
+        scan = max(0, self._scanned - _OVERLAP)
+        blank = _BLANK_LINE.search(buf, scan)
+        start = self._frame_start(scan, blank.end() if blank else None)
+        if start is not None:
+            events.append(Junk(self._reason, self._skipped + start))
+            del buf[:start]
+            self._enter("headers")
+            return True
+        if blank is not None:
+            del buf[: blank.end()]
+            self._enter("unknown", self._reason)
+            return True
+        cut = len(buf) - _OVERLAP
+        if cut > 0:
+            del buf[:cut]
+            self._skipped += cut
+        self._scanned = len(buf)
+        if self._skipped > self._max_junk:
+            raise StreamBroken(f"{self._skipped} bytes of one header block: not LSP")
+        return False
+
     def _junk(self, events: list[Event]) -> bool:
         buf = self._buf
         start = self._frame_start(self._scanned)
@@ -305,6 +348,17 @@ class FrameReader:
         self._enter("junk", reason)
         self._skipped = pos
         self._scanned = 1
+        return True
+
+    def _to_long_header(self, pos: int) -> bool:
+        """A header block from `pos` that is past `MAX_HEADER` (`_long_header`)."""
+        del self._buf[:pos]
+        self._enter(
+            "long_header",
+            f"a header block over {MAX_HEADER} bytes (send it again with Content-Length "
+            "and Content-Type alone)",
+        )
+        self._skipped = pos
         return True
 
     def _frame_start(self, start: int, end: int | None = None) -> int | None:

@@ -36,6 +36,21 @@ class RpcError(NamedTuple):
     message: str
     id: MsgId | None
     kind: str = "bad_params"
+    # A batch (a JSON array): the ids of its requests, each answered with this error
+    # (`replies`), so no request in it waits for an answer that never comes.
+    batch_ids: tuple[MsgId, ...] = ()
+
+    def replies(self) -> list[MsgId | None]:
+        """The ids this error is sent under: each request of a batch, else its own."""
+        return list(self.batch_ids) or [self.id]
+
+
+# Neither LSP nor MCP (since 2025-06-18) has batches: each request of one is refused,
+# under its own id, with the way that works.
+BATCH = (
+    "Invalid request: a batch (a JSON array of messages) is not taken; send each "
+    "request as a message of its own"
+)
 
 
 def parse_message(body: bytes) -> dict[str, Any] | RpcError:
@@ -53,6 +68,11 @@ def parse_message(body: bytes) -> dict[str, Any] | RpcError:
         return RpcError(PARSE_ERROR, f"Parse error: {reason}", recover_id(body))
     except ValueError as exc:
         return RpcError(PARSE_ERROR, f"Parse error: {exc}", recover_id(body))
+    if isinstance(data, list) and data:
+        ids = [
+            e["id"] for e in data if isinstance(e, dict) and "method" in e and is_id(e.get("id"))
+        ]
+        return RpcError(INVALID_REQUEST, BATCH, None, batch_ids=tuple(dict.fromkeys(ids)))
     if not isinstance(data, dict):
         return RpcError(INVALID_REQUEST, "Invalid request: a message is a JSON object", None)
     has_id = "id" in data

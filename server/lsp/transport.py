@@ -197,7 +197,10 @@ class Connection(asyncio.Protocol):
                     message = parse_message(event.body)
                     if isinstance(message, RpcError):
                         log.warning("Unreadable message: %s", message.message)
-                        endpoint.send_error(message.id, message.code, message.message, message.kind)
+                        for reply_to in message.replies():
+                            endpoint.send_error(
+                                reply_to, message.code, message.message, message.kind
+                            )
                     else:
                         endpoint.receive(message)
                         if endpoint.exit_code is not None:

@@ -77,6 +77,9 @@ class InFlightLimit:
                 body = unpaired.mend(body)  # a batch's bad entry is refused alone
                 refused = unpaired.refusal(body) or malformed.refusal(body)
             if refused is not None:
+                replies = refused.splitlines()  # a batch's: JSON-RPC's array of replies
+                if len(replies) > 1:
+                    refused = b"[" + b",".join(replies) + b"]"
                 await _answer(send, 400, refused)
                 return
             if self.requests >= MAX_IN_FLIGHT:

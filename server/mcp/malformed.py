@@ -69,6 +69,10 @@ def _refusal(line: bytes) -> bytes | None:
 
 def _answer(line: bytes) -> bytes:
     parsed = parse_message(line)
+    if isinstance(parsed, RpcError) and parsed.batch_ids:
+        # A batch: each request in it answered under its id (a line each; in one HTTP
+        # body, `http_limits` sends them as JSON-RPC's array of replies).
+        return b"".join(_line(parsed.code, parsed.message, i) for i in parsed.replies())
     if isinstance(parsed, RpcError):
         code, message, msg_id = parsed.code, parsed.message, parsed.id
     else:  # JSON-RPC as LSP reads it, not as MCP does (array params, say)

@@ -34,7 +34,15 @@ def answers_to(raw: RawServer, id_: object, next_id: int) -> list[dict[str, obje
 
 
 @pytest.mark.parametrize(
-    "method", ["$/cancelRequest", "$/setTrace", "$/progress", "initialized", "exit"]
+    "method",
+    [
+        "$/cancelRequest",
+        "$/setTrace",
+        "$/progress",
+        "initialized",
+        "exit",
+        "readkeeper/didChangeDiagnostics",  # was answered result null, params refused
+    ],
 )
 def test_a_notification_sent_as_a_request_is_answered(raw: RawServer, method: str) -> None:
     raw.send({"id": 70, "method": method, "params": {"id": 3}})
@@ -69,6 +77,41 @@ def test_a_header_block_readkeeper_cannot_take_still_answers_its_id(
     assert isinstance(error, dict)
     assert error["code"] == -32700, reply
     assert error["data"]["kind"] == "bad_params"
+
+
+@pytest.mark.parametrize("extra", [b"X-Junk\r\n", b"Content-Type: x\r\nX-Junk\r\n"])
+def test_a_header_line_without_a_colon_after_the_length_is_passed_over(
+    raw: RawServer, extra: bytes
+) -> None:
+    # Attack round 17: the frame was skipped as junk after a 3 s wait, its id unanswered.
+    raw.send_raw(b"Content-Length: %d\r\n%s\r\n" % (len(REQUEST), extra) + REQUEST)
+    (reply,) = answers_to(raw, 7, 74)
+    assert "result" in reply, reply
+
+
+@pytest.mark.parametrize("size", [9_000, 70_000])
+def test_a_header_block_past_the_cap_still_answers_its_id(raw: RawServer, size: int) -> None:
+    long = b"X: " + b"v" * size + b"\r\n"
+    raw.send_raw(b"Content-Length: %d\r\n%s\r\n" % (len(REQUEST), long) + REQUEST)
+    (reply,) = answers_to(raw, 7, 75)
+    error = reply["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == -32700, reply
+    assert "header block over" in error["message"]
+
+
+def test_each_request_of_a_batch_is_answered_under_its_id(raw: RawServer) -> None:
+    body = b'[{"jsonrpc":"2.0","id":"b1","method":"readkeeper/stats"},' + REQUEST + b"]"
+    raw.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    raw.seen_responses.clear()
+    assert "result" in raw.request(76, "readkeeper/stats", {})
+    replies = {r.get("id"): r for r in raw.seen_responses if r.get("id") in ("b1", 7)}
+    assert set(replies) == {"b1", 7}, raw.seen_responses
+    for reply in replies.values():
+        error = reply["error"]
+        assert isinstance(error, dict)
+        assert error["code"] == -32600
+        assert "a message of its own" in error["message"]
 
 
 def test_a_body_cut_short_whose_id_is_not_an_id_is_answered_with_a_null_id(

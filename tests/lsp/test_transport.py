@@ -159,6 +159,54 @@ def test_a_control_character_in_the_length_is_a_bad_frame_whose_body_is_kept() -
     ]
 
 
+@pytest.mark.parametrize("extra", [b"X-Junk\r\n", b"X-Junk\r\nnot a header either\r\n"])
+@pytest.mark.parametrize("chunks", [None, [1] * 120])
+def test_a_block_with_its_length_is_read_by_it_whatever_lines_follow(
+    extra: bytes, chunks: list[int] | None
+) -> None:
+    """Attack round 17: a line without a colon after Content-Length made the whole frame
+    junk, so its id was never answered."""
+    events = feed_all(framed(REQUEST, extra) + framed(GOOD), chunks)
+    assert events == [Frame(REQUEST), Frame(GOOD)]
+
+
+@pytest.mark.parametrize("size", [9_000, 70_000])
+@pytest.mark.parametrize("first", [False, True])
+@pytest.mark.parametrize("chunks", [None, [4096] * 20])
+def test_a_header_block_past_the_cap_is_a_bad_frame_whose_body_is_kept(
+    size: int, first: bool, chunks: list[int] | None
+) -> None:
+    """An extra header with a long value: the block is over MAX_HEADER, dropped up to its
+    blank line (not held), and the body after it answered under its id. Before the
+    Content-Length, the long line gives way to the frame that header starts."""
+    long = b"X: " + b"a" * size + b"\r\n"
+    length = b"Content-Length: %d\r\n" % len(REQUEST)
+    block = long + length if first else length + long
+    events = feed_all(block + b"\r\n" + REQUEST + framed(GOOD), chunks)
+    if first:
+        assert [type(e) for e in events] == [Junk, Frame, Frame], events
+        assert events[1:] == [Frame(REQUEST), Frame(GOOD)]
+        return
+    assert [type(e) for e in events] == [BadFrame, Frame], events
+    assert isinstance(events[0], BadFrame)
+    assert events[0].body == REQUEST
+    assert "header block over" in events[0].reason
+    assert events[1] == Frame(GOOD)
+
+
+def test_a_long_header_block_that_never_ends_gives_way_to_the_next_frame() -> None:
+    events = feed_all(b"Content-Length: 5\r\nX: " + b"a" * 20_000 + b"\r\n" + framed(GOOD))
+    assert events[-1] == Frame(GOOD)
+    assert all(not isinstance(e, Frame) for e in events[:-1])
+
+
+def test_a_long_header_block_is_bounded() -> None:
+    reader = FrameReader(max_body=1000, max_junk=20_000)
+    reader.feed(b"Content-Length: 5\r\nX: " + b"a" * 15_000)
+    with pytest.raises(StreamBroken):
+        reader.feed(b"a" * 10_000)
+
+
 @pytest.mark.parametrize(
     "junk", [b"hello\r\n", b"\x00\xff", b"{}", b"Content-Length: 5", b"X: 1\r\n"]
 )

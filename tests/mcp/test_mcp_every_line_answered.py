@@ -43,6 +43,8 @@ REFUSED: list[tuple[bytes, int, int | None]] = [
     (b'{"jsonrpc":"2.0","id":21,"method":"ping","params":"x"}\n', -32600, 21),
     (b"{bad json\n", -32700, None),
     (b"[1,2]\n", -32600, None),
+    # A batch: each request in it answered under its id (it was one error under null).
+    (b'[{"jsonrpc":"2.0","id":23,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]\n', -32600, 23),
     (b'"x"\n', -32600, None),
     (b'{"jsonrpc":"2.0","id":22.5,"method":"ping"}\n', -32600, None),
     (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600, None),
@@ -218,3 +220,26 @@ def test_a_batch_entry_is_mended_whatever_numbers_sit_beside_it() -> None:
     assert arguments["file_paths"][0] == "a.txt"
     assert arguments["file_paths"][1].startswith("\x00lone surrogate:")
     assert math.isnan(arguments["budget_tokens"])  # as it came, for the core to refuse
+
+
+def test_each_request_of_a_batch_is_answered_under_its_id() -> None:
+    line = b'[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":2,"method":"x"}]'
+    answered = refusal(line)
+    assert answered is not None
+    replies = [json.loads(one) for one in answered.splitlines()]
+    assert [reply["id"] for reply in replies] == ["b1", 2]
+    assert all(reply["error"]["code"] == -32600 for reply in replies)
+    assert "send each request as a message of its own" in replies[0]["error"]["message"]
+
+
+def test_over_http_a_batch_is_answered_with_a_reply_for_each_request(workspace: Path) -> None:
+    from test_mcp_http_backpressure import exchange
+    from test_mcp_http_shape import http_session, raw_post
+
+    body = b'[{"jsonrpc":"2.0","id":"h1","method":"ping"},{"jsonrpc":"2.0","id":5,"method":"x"}]'
+    with http_session(workspace) as (address, head):
+        status, _, answer = exchange(address, raw_post(head, body))
+    replies = json.loads(answer)  # JSON-RPC's array of replies to a batch
+    assert status == 400
+    assert [reply["id"] for reply in replies] == ["h1", 5]
+    assert all(reply["error"]["code"] == -32600 for reply in replies)

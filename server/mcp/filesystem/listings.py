@@ -22,7 +22,7 @@ from ...errors import ReadkeeperError
 from ...protocol.convert import as_sent
 from ...search.exclude import Exclude
 from ...search.listing import MAX_ENTRIES, MAX_PATHS, cut_note
-from .args import Content, Served, string, text_block
+from .args import Content, Served, refused, string, text_block
 from .words import for_filesystem
 
 TREE_DEPTH = 6
@@ -130,9 +130,11 @@ def _size(size: int) -> str:
 def list_with_sizes(served: Served, args: dict[str, Any]) -> list[Content]:
     """list_directory_with_sizes: entries with sizes, by name or largest first, and the
     totals."""
-    sort_by = args.get("sortBy") or "name"
-    if sort_by not in ("name", "size"):
-        raise ReadkeeperError("bad_params", 'sortBy must be "name" or "size".', field="sortBy")
+    sort_by = args.get("sortBy")
+    if sort_by is None:
+        sort_by = "name"
+    if sort_by not in ("name", "size") or not isinstance(sort_by, str):
+        raise refused("sortBy", 'expected "name" or "size"', sort_by)
     result = served.ask("list", path=string(args, "path"), depth=1)
     entries = list(result.get("entries", []))
     if sort_by == "size":

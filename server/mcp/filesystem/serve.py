@@ -19,7 +19,7 @@ import mcp_types as types
 from ... import quoting, render, words
 from ...errors import ReadkeeperError
 from . import listings
-from .args import Content, Served, count, flag, string, text_block
+from .args import Content, Served, count, flag, listed, refused, string, text_block
 from .tools import SCHEMAS
 from .words import error_words, for_filesystem
 
@@ -32,10 +32,26 @@ def serve(served: Served, name: str, args: dict[str, Any]) -> types.CallToolResu
     """Serve drop-in tool `name`; a refusal is a tool error in the drop-in's words."""
     try:
         handler = HANDLERS[name]
+        _check_known(name, args)
         content = handler(served, args)
     except ReadkeeperError as exc:
         return error_result(exc, name, args)
     return types.CallToolResult(content=list(content))
+
+
+def _check_known(tool: str, args: dict[str, Any]) -> None:
+    """Refuse an argument `tool` does not have, as the core refuses an unknown param
+    (protocol/known_fields.py): dropped silently, `heads: 3` read the whole file."""
+    taken = SCHEMAS[tool]["properties"]
+    unknown = sorted(str(key) for key in args if key not in taken)
+    if unknown:
+        names = ", ".join(sorted(taken)) or "none"
+        raise ReadkeeperError(
+            "bad_params",
+            f"{tool} has no parameter {quoting.name(unknown[0])}, so nothing was done. Its "
+            f"parameters are {names}: send the call with those alone.",
+            field=unknown[0],
+        )
 
 
 def error_result(
@@ -197,11 +213,7 @@ def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
 
 def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
     """read_multiple_files: each file as read_text_file shows it, in one token budget."""
-    paths = args.get("paths")
-    if not isinstance(paths, list) or not paths:  # a bad entry is refused alone
-        raise ReadkeeperError(
-            "bad_params", "paths must be a non-empty list of file paths.", field="paths"
-        )
+    paths = listed(args, "paths")  # a bad entry is refused alone
     answer = served.ask("readMany", file_paths=paths, budget_tokens=MANY_BUDGET_TOKENS)
     parts = []
     for item in answer.get("results", []):
@@ -230,7 +242,7 @@ def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
     path = string(args, "path")
     content = args.get("content")
     if not isinstance(content, str):
-        raise ReadkeeperError("bad_params", "content must be a string.", field="content")
+        raise refused("content", "expected a string", content)
     done = served.ask("write", file_path=path, content=content)
     said = f"Successfully wrote to {_resolved(done, 'file_path', path)}"
     if done.get("created"):
@@ -243,11 +255,7 @@ def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
 def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
     """edit_file: every edit applied in order, all or none (readkeeper/patch)."""
     path = string(args, "path")
-    edits = args.get("edits")
-    if not isinstance(edits, list) or not edits:
-        raise ReadkeeperError(
-            "bad_params", "edits must be a non-empty list of {oldText, newText}.", field="edits"
-        )
+    edits = listed(args, "edits")
     pairs = []
     for index, one in enumerate(edits):
         if not (
@@ -255,10 +263,11 @@ def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
             and isinstance(one.get("oldText"), str)
             and isinstance(one.get("newText"), str)
         ):
-            raise ReadkeeperError(
-                "bad_params",
-                f"edits[{index}] must be an object with oldText and newText (strings).",
-                field="edits",
+            raise refused(
+                "edits",
+                "expected an object with oldText and newText (strings)",
+                one,
+                f"edits[{index}]",
             )
         pairs.append({"old_string": one["oldText"], "new_string": one["newText"]})
     done = served.ask("patch", file_path=path, edits=pairs, dry_run=flag(args, "dryRun"))
