@@ -179,13 +179,15 @@ def _closest(
     running: _Running,
 ) -> list[str]:
     """The `limit` choices closest to `wanted` (best first, the earlier of a tie), scored
-    a slice at a time while the call's budget lasts: none once it is spent."""
+    a slice at a time while the call's budget lasts: the best of the slices scored when
+    it runs out. The first slice is always scored, so a miss beside a folder of fewer
+    names gets the same guesses however busy the machine is."""
     from rapidfuzz import fuzz, process, utils  # deferred: only needed on a miss
 
     scored: list[tuple[float, int, str]] = []
     for first in range(0, len(choices), _SCORED_AT_ONCE):
-        if running.over():
-            return []
+        if first and running.over():
+            break
         for match, score, index in process.extract(
             wanted,
             choices[first : first + _SCORED_AT_ONCE],
