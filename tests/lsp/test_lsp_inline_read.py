@@ -189,10 +189,11 @@ def test_every_read_is_answered_exactly_once(raw: RawServer, workspace: Path) ->
     before = len(raw.seen_responses)
     for msg_id, params, _ in cases:
         raw.send({"id": msg_id, "method": READ, "params": params})
-    # A read sent as a notification is not answered; a batch is not a message.
+    # A read sent as a notification is not answered; a batch is not a message: each
+    # request in it is refused under its own id.
     raw.notify(READ, {"file_path": "a.txt", "force": True})
     raw.send_bytes(json.dumps([{"jsonrpc": "2.0", "id": "batch", "method": READ}]).encode())
-    expected = {json.dumps(msg_id) for msg_id, _, _ in cases} | {"null"}
+    expected = {json.dumps(msg_id) for msg_id, _, _ in cases} | {'"batch"'}
     # Inline replies go out at once, the handler's a little later: in any order.
     while len(raw.seen_responses) - before < len(expected):
         raw.response()
@@ -206,7 +207,7 @@ def test_every_read_is_answered_exactly_once(raw: RawServer, workspace: Path) ->
             assert reply["error"]["data"]["kind"] == "bad_params", reply
         else:
             assert reply["result"]["type"] == kind, reply
-    assert replies["null"]["error"]["code"] == -32600  # the batch: not a message
+    assert replies['"batch"']["error"]["code"] == -32600  # the batch: not a message
 
 
 def test_an_inline_read_is_over_before_its_cancel_is_read(raw: RawServer, workspace: Path) -> None:
