@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import quoting
-
 # Dependencies, virtual environments, caches and build output: large, churning, and
 # never what an agent reads to edit (gitignore patterns; see files/ignore.py).
 DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
@@ -115,11 +113,15 @@ def non_negative_int(value: Any) -> int:
     return whole_number(value)
 
 
-def shown_value(raw: Any) -> str:
-    """A setting's value as a warning shows it: its repr, cut past 40 characters between
-    two of its escapes, never inside one."""
-    shown = repr(raw)
-    return shown if len(shown) <= 40 else quoting.cut_escaped(shown, 37) + "..."
+def shown_value(raw: Any, most: int = 40) -> str:
+    """A setting's value as a warning shows it: as it was sent (`protocol.as_sent`: the
+    JSON the client wrote, `true`, `"abc"`, `null`, never Python's `True`, `'abc'`,
+    `None`; an environment variable as the text it was, quoted), cut past `most`
+    characters between two of its escapes, never inside one."""
+    # Deferred: the protocol loads cattrs, and only a warning needs it here.
+    from .protocol.convert import as_sent
+
+    return as_sent(list(raw) if isinstance(raw, tuple) else raw, most - 3)
 
 
 def in_range(
@@ -133,7 +135,7 @@ def in_range(
         f"readkeeper: ignoring {source}={shown_value(raw)}: outside its range {least:,} to {most:,}"
     )
     if value < least:
-        return None, f"{head}; using the next source or the default {default!r}"
+        return None, f"{head}; using the next source or the default {shown_value(default)}"
     return most, f"{head}; using {most:,}, the most it allows"
 
 

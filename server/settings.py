@@ -37,6 +37,7 @@ from .setting_values import offline_encoding as _offline_encoding
 from .setting_values import path_list as _path_list
 from .setting_values import pattern_list as _pattern_list
 from .setting_values import positive_int as _positive_int
+from .setting_values import shown_value as _shown
 
 # The `line_numbers` styles and the column width of their numbers: `padded` is `cat -n`
 # (right-aligned in six columns), `compact` the number alone (read/numbering.py).
@@ -418,15 +419,15 @@ def resolve_settings(
                 warnings.append(
                     f"readkeeper: ignoring {source}: it {_RISK_WORDS[spec.risk]}, and the "
                     "editor does not trust this workspace (restricted mode). Trust the "
-                    f"workspace to use it; until then it is {spec.restricted_value!r}."
+                    f"workspace to use it; until then it is {_shown(spec.restricted_value, 200)}."
                 )
                 break
             try:
                 value = spec.parse(raw)
             except (TypeError, ValueError, OverflowError) as exc:
                 warnings.append(
-                    f"readkeeper: ignoring {source}={raw!r} ({exc}); "
-                    f"using the next source or the default {spec.default!r}"
+                    f"readkeeper: ignoring {source}={_shown(raw)} ({exc}); "
+                    f"using the next source or the default {_shown(spec.default, 200)}"
                 )
                 continue
             if spec.minimum is not None and spec.maximum is not None:
@@ -438,8 +439,8 @@ def resolve_settings(
                     continue
             if not trusted and spec.looser(value, spec.default):
                 warnings.append(
-                    f"readkeeper: ignoring {source}={raw!r}: it is looser than the default "
-                    f"{spec.default!r}, and the editor does not trust this workspace "
+                    f"readkeeper: ignoring {source}={_shown(raw)}: it is looser than the default "
+                    f"{_shown(spec.default, 200)}, and the editor does not trust this workspace "
                     "(restricted mode), where a limit may only be tightened. Trust the "
                     "workspace to use it."
                 )

