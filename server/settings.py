@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from . import quoting
 from .setting_values import DEFAULT_WATCH_EXCLUDE as DEFAULT_WATCH_EXCLUDE
 
 # The parsers, under the short private names the table below uses.
@@ -372,11 +373,14 @@ _OTHER_VARIABLES = frozenset(
 )
 
 
-def _unknown(key: str, source: str, names: Callable[[SettingSpec], str]) -> str:
-    """The warning for a key that names no setting, with the nearest one if any."""
-    close = difflib.get_close_matches(key, [names(spec) for spec in SETTINGS], n=1)
+def _unknown(key: str, kind: str, names: Callable[[SettingSpec], str], under: str = "") -> str:
+    """The warning for a key that names no setting (shown as `quoting.name` shows a
+    name: a line break or a mark in it escaped), with the nearest one if any."""
+    close = difflib.get_close_matches(under + key, [names(spec) for spec in SETTINGS], n=1)
     hint = f" Did you mean {close[0]}?" if close else ""
-    return f"readkeeper: ignoring {source}: not a readkeeper setting.{hint}"
+    return (
+        f"readkeeper: ignoring {kind} {under}{quoting.name(key)}: not a readkeeper setting.{hint}"
+    )
 
 
 def resolve_settings(
@@ -396,15 +400,11 @@ def resolve_settings(
     variables = {spec.env_var for spec in SETTINGS} | _OTHER_VARIABLES
     for name in env:
         if name.startswith("READKEEPER_") and name not in variables:
-            warnings.append(_unknown(name, f"environment variable {name}", lambda s: s.env_var))
+            warnings.append(_unknown(name, "environment variable", lambda s: s.env_var))
     for key in given:
         if key not in known and key not in _CLIENT_KEYS:
             warnings.append(
-                _unknown(
-                    f"readkeeper.{key}",
-                    f"setting readkeeper.{key}",
-                    lambda s: f"readkeeper.{s.name}",
-                )
+                _unknown(key, "setting", lambda s: f"readkeeper.{s.name}", "readkeeper.")
             )
     for spec in SETTINGS:
         if not trusted and spec.user_only:

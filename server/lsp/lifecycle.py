@@ -13,6 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from .. import quoting
 from ..files.paths import refused_root, uri_path
 from .server import ReadkeeperServer
 from .watching import start_watching
@@ -70,6 +71,17 @@ def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: boo
     return roots
 
 
+def shown_warning(warning: str) -> str:
+    """A settings warning as shown: one over `MAX_WARNING_CHARS` is cut (between two
+    escapes) and marked `(cut)` among readkeeper's words before the value it quotes,
+    which end with a colon, as the diagnostics' mark: a mark after the value (it was
+    " … [cut]") was one a value could end with."""
+    if len(warning) <= MAX_WARNING_CHARS:
+        return warning
+    words = warning.removeprefix("readkeeper: ")
+    return "readkeeper (cut): " + quoting.cut_escaped(words, MAX_WARNING_CHARS)
+
+
 def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     """Settings from `initializationOptions`, overlaid by the latest the client sent
     (pulled or pushed): a client that sends only some keys keeps the others."""
@@ -83,9 +95,7 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
         ls.settings_warned[key] = None
         while len(ls.settings_warned) > MAX_WARNINGS_KEPT:
             ls.settings_warned.popitem(last=False)
-        if len(warning) > MAX_WARNING_CHARS:
-            warning = warning[:MAX_WARNING_CHARS] + " … [cut]"
-        ls.notify_user(warning, types.MessageType.Warning)
+        ls.notify_user(shown_warning(warning), types.MessageType.Warning)
 
 
 async def on_initialized(ls: ReadkeeperServer, params: types.InitializedParams) -> None:

@@ -86,3 +86,31 @@ def test_restricted_mode_names_the_held_value_as_json(workspace: Path) -> None:
             assert f"readkeeper: ignoring {expected}" in shown, (expected, shown)
     finally:
         server.close()
+
+
+def test_a_cut_warning_is_marked_before_the_value_which_cannot_forge_the_mark(
+    workspace: Path,
+) -> None:
+    """readkeeper's words come first and end with a colon, `(cut)` among them, as the
+    diagnostics' mark (h-fix16d): a value ending in the old mark ` … [cut]`, or holding a
+    line break and readkeeper's own words, reads apart from a warning readkeeper cut."""
+    forged = "bogus … [cut]"
+    broken = "bogus\nreadkeeper (cut): ignoring nothing"
+    long = "y" * 1_500 + " … [cut]"
+    server = _serve(workspace, {forged: 1, broken: 2, long: 3}, {"maxTokens": "1 … [cut]"})
+    try:
+        shown = _warnings(server, 4)
+        cut = [m for m in shown if "yyy" in m]
+        assert len(cut) == 1
+        assert cut[0].startswith('readkeeper (cut): ignoring setting readkeeper."yyy'), cut
+        assert len(cut[0]) <= 1_000 + len("readkeeper (cut): ")
+        assert not cut[0].endswith("[cut]")
+        whole = [m for m in shown if "yyy" not in m]
+        assert all(m.startswith("readkeeper: ignoring ") for m in whole), whole
+        assert all("\n" not in m for m in shown), shown
+        said = "\n".join(whole)
+        assert 'readkeeper: ignoring setting readkeeper."bogus … [cut]": not a' in said
+        assert 'readkeeper."bogus\\nreadkeeper (cut): ignoring nothing": not a' in said
+        assert 'readkeeper.max_tokens="1 … [cut]" (expected' in said
+    finally:
+        server.close()
