@@ -147,3 +147,31 @@ def test_marks_escapes_the_cut_markers_the_server_escapes(
     texts = [*MARKS_CASES, *texts]
     shown = rendered(nvim, tmp_path, [("marks", text) for text in texts])
     assert shown == [quoting.marks(text) for text in texts]
+
+
+def test_the_stats_view_shows_paths_as_names(nvim: str, tmp_path: Path) -> None:
+    """`:ReadkeeperStats` shows a file's path (a key of its counters, an item of a list)
+    as every other view shows a name (render.name): bare when plain, else quoted with
+    its line breaks escaped, so a path cannot add a line of counters of its own."""
+    stats = {
+        "total": {"reads": 1},
+        "files": {"x\n  reads: 99": {"reads": 2}, "y: 7": 3, "src/plain.py": 4},
+        "roots": ["/ws/a b", "/ws/plain"],
+        "watcher": {"state": "watching", "root": "/ws/c\nstate: failed"},
+    }
+    (text,) = rendered(nvim, tmp_path, [("stats", stats)])
+    assert text == "\n".join(
+        [
+            "total:",
+            "  reads: 1",
+            "files:",
+            "  src/plain.py: 4",
+            '  "x\\n  reads: 99":',
+            "    reads: 2",
+            '  "y: 7": 3',
+            'roots: "/ws/a b", /ws/plain',
+            "watcher:",
+            '  root: "/ws/c\\nstate: failed"',
+            "  state: watching",
+        ]
+    ), text

@@ -15,6 +15,8 @@ local function render_case(kind, value)
     return { render.error_text(value) }
   elseif kind == "marks" then
     return { render.marks(value) }
+  elseif kind == "stats" then
+    return render.stats_lines(value)
   end
   return nil -- edits, writes and attachments are not shown by this plugin
 end

@@ -570,19 +570,27 @@ function M.changes_lines(result)
   return lines
 end
 
+-- A value in the stats view: a string (a path, a state) as a name (M.name: bare when
+-- plain, else quoted with its line breaks escaped), a number or flag as itself.
+local function stat_value(value)
+  return type(value) == "string" and M.name(value) or str(value)
+end
+
 --- The lines of a value under `key`, indented by `depth`: a table's entries (sorted,
---- nested ones indented below their key), a list's items on one line.
+--- nested ones indented below their key, each key a name: a file's path is one), a
+--- list's items on one line.
 local function stat_lines(lines, key, value, depth)
   local pad = string.rep("  ", depth)
   if type(value) ~= "table" then
-    table.insert(lines, pad .. key .. ": " .. M.file_text(str(value)))
+    table.insert(lines, pad .. key .. ": " .. stat_value(value))
     return
   end
   if vim.tbl_islist(value) then
     local items = vim.tbl_map(function(item)
-      return type(item) == "table" and vim.inspect(item, { newline = " ", indent = "" }) or str(item)
+      return type(item) == "table" and M.file_text(vim.inspect(item, { newline = " ", indent = "" }))
+        or stat_value(item)
     end, value)
-    table.insert(lines, pad .. key .. ": " .. M.file_text(#items > 0 and table.concat(items, ", ") or "none"))
+    table.insert(lines, pad .. key .. ": " .. (#items > 0 and table.concat(items, ", ") or "none"))
     return
   end
   table.insert(lines, pad .. key .. ":")
@@ -591,7 +599,7 @@ local function stat_lines(lines, key, value, depth)
     return tostring(a) < tostring(b)
   end)
   for _, name in ipairs(keys) do
-    stat_lines(lines, M.file_text(tostring(name)), value[name], depth + 1)
+    stat_lines(lines, M.name(tostring(name)), value[name], depth + 1)
   end
 end
 
@@ -606,7 +614,7 @@ function M.stats_lines(result)
     return (order[a] or 3) < (order[b] or 3) or ((order[a] or 3) == (order[b] or 3) and a < b)
   end)
   for _, key in ipairs(keys) do
-    stat_lines(lines, key, result[key], 0)
+    stat_lines(lines, M.name(key), result[key], 0)
   end
   return lines
 end
