@@ -29,6 +29,7 @@ from forgery import (
     unseen,
 )
 from readkeeper import quoting
+from readkeeper.search import shown as search_shown
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +144,22 @@ def test_marks_escapes_the_cut_markers_the_server_escapes(renderer: Path, texts:
     texts = [*MARKS_CASES, *texts]
     shown = rendered(renderer, [("marks", text) for text in texts])
     assert shown == [quoting.marks(text) for text in texts]
+
+
+@needs_node
+def test_grep_names_the_lines_it_shows_escaped_as_the_core_does(renderer: Path) -> None:
+    """A file's own `\\r` or `\\x5b` reads just like an escape: the note naming the lines
+    shown escaped (server/search/shown.py, h-fix16a) is what tells them apart, in the
+    chat as in the CLI and MCP; more than 20 such lines are counted, not named."""
+    texts = ["KEY 'a\u200db'", "KEY 'c\rd'", "KEY 'c\\rd'", "KEY [line cut: 3]", "KEY \u2028"]
+    few = {
+        "matches": [{"file_path": "/ws/z.py", "line": n, "text": t} for n, t in enumerate(texts)]
+    }
+    many = {
+        "matches": [{"file_path": "/ws/a b.py", "line": n, "text": "x\ry"} for n in range(25)],
+        "note": "cut by the default page of 100 matches",
+    }
+    plain = {"matches": [{"file_path": "/ws/z.py", "line": 1, "text": "KEY \\r"}]}
+    for result in (few, many, plain):
+        (shown,) = rendered(renderer, [("grep", result)])
+        assert shown == search_shown.text("grep", result), shown

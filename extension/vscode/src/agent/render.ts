@@ -228,6 +228,26 @@ export function renderWriteResult(result: WriteOutcome): Part[] {
 /** One attachment per file: a file the user attached that is also a memory file
  * (AGENTS.md, which VS Code's chat attaches by itself) comes once, as the file (read in
  * full, and recorded as read), not a second time as memory. */
+/** Lines of grep's note of escapes named (more are counted), as the server's. */
+const ESCAPES_LISTED = 20;
+
+/** The note naming the matches shown with escapes, as the server's grep note does
+ * (server/search/shown.py `escapes_note`): a file's own `\r` or `\x5b` looks just like
+ * an escape, so only the lines named here hold one. */
+function escapesNote(result: GrepResult): string | undefined {
+  const held = (result.matches ?? [])
+    .filter((m) => fileText(marks(m.text)) !== m.text)
+    .map((m) => `${name(m.file_path)}:${m.line}`);
+  if (!held.length) return undefined;
+  const more = held.length > ESCAPES_LISTED ? ` and ${held.length - ESCAPES_LISTED} more` : "";
+  return (
+    `Lines ${held.slice(0, ESCAPES_LISTED).join(", ")}${more} hold text shown escaped: line breaks other ` +
+    "than LF (a lone CR, U+2028, ...) as \\r, \\u2028, ..., and a '[' opening " +
+    "cut-marker words as \\x5b; in any other line such text is the file's own. An " +
+    "edit's old_string may give them as shown."
+  );
+}
+
 /** A search as grep prints it (`path:line:text`, context lines with `-`), names quoted
  * when odd so no file name can forge a match, then where it stopped and the call for
  * the rest. */
@@ -244,7 +264,8 @@ export function renderGrep(result: GrepResult): Part[] {
       return `${name(m.file_path)}${mark}${m.line}${mark}${fileText(marks(m.text))}`;
     });
   }
-  if (result.note) out.push(`(${result.note})`);
+  const note = [escapesNote(result), result.note].filter(Boolean).join(" ");
+  if (note) out.push(`(${note})`);
   if (result.next) out.push(`next: ${jsonText(result.next)}`);
   return [text(out.length ? out.join("\n") : "(nothing found)")];
 }
