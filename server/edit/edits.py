@@ -175,7 +175,9 @@ def _decide(
     base_text = buffer.text if buffer else loaded.text
     seen = digests(base_text, loaded if buffer is None else None)
     base = Normalized(base_text)
-    old, new, unescaped = (old, new, False) if exact else as_shown(base.norm, old, new, real)
+    old, new, unescaped = (
+        (old, new, False) if exact else as_shown(base.norm, old, new, real, params.replace_all)
+    )
     merged_from: str | None = None
     forgiven: Forgiven | None = None
     if record.scope == "file" and record.digest in seen:

@@ -92,7 +92,9 @@ def plan(base: Normalized, hits: Sequence[int], old: str, new: str, eol: str) ->
     return Planned("".join(pieces), changes, spans)
 
 
-def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
+def as_shown(
+    text: str, old: str, new: str, path: str, replace_all: bool = False
+) -> tuple[str, str, bool]:
     """`old` and `new` as the agent meant them, `old` copied from what readkeeper showed
     (edit/shown.py): every range of `text` whose shown form is `old`, or that is `old`
     as written. One text in all those ranges: that text, and `new` with what it keeps of
@@ -102,7 +104,8 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     lines, since either could be meant. A place a view shows `old` at only by cutting
     through an escape (`a \\` of `a \\x5bline cut`) is a place it may have been copied
     from too: with other places `ambiguous_match`, alone `no_match`, each saying to copy
-    whole escapes. No range: `old` as given (find_hits says no_match)."""
+    whole escapes (with `replace_all` too: it would leave the cut place as it is, which
+    the agent saw `old` at). No range: `old` as given (find_hits says no_match)."""
     if "\\" not in old and not shown.may_cut(old):  # matched as written only (find_hits)
         return old, new, False
     views = shown.views(text, old)
@@ -111,7 +114,7 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     cuts: list[int] = []
     found = shown.ranges(text, old, views, cuts)
     if cuts:
-        raise _cut(text, [start for start, _ in sorted(found)], cuts, path)
+        raise _cut(text, [start for start, _ in sorted(found)], cuts, path, replace_all)
     texts = {text[start:end] for start, end in found}
     if len(texts) > 1:
         raise _shown_alike(text, old, sorted(found), path)
@@ -132,7 +135,9 @@ def as_shown(text: str, old: str, new: str, path: str) -> tuple[str, str, bool]:
     )
 
 
-def _cut(text: str, whole: list[int], cuts: list[int], path: str) -> ReadkeeperError:
+def _cut(
+    text: str, whole: list[int], cuts: list[int], path: str, replace_all: bool = False
+) -> ReadkeeperError:
     """The refusal of an old_string a view shows somewhere only by cutting an escape."""
     cut_lines = sorted(set(line_numbers(text, cuts)))
     why = (
@@ -149,12 +154,18 @@ def _cut(text: str, whole: list[int], cuts: list[int], path: str) -> ReadkeeperE
             cut_lines=cut_lines,
         )
     whole_lines = sorted(set(line_numbers(text, whole)))
+    way = (
+        f"But replace_all cannot edit {_said(cut_lines)}, which holds no old_string: edit "
+        "the other places and those lines apart, each old_string with its escapes whole"
+        if replace_all
+        else "Copy old_string again with each escape whole, adding surrounding text that "
+        "occurs in only one place"
+    )
     return ReadkeeperError(
         "ambiguous_match",
         f"old_string matches in {quoting.name(path)} the text on {_said(whole_lines)}, "
         f"and a view shows it on {_said(cut_lines)} by cutting through an escape "
-        f"({why}): it may have been copied from either. Copy old_string again with each "
-        "escape whole, adding surrounding text that occurs in only one place.",
+        f"({why}): it may have been copied from either. {way}.",
         file_path=path,
         lines=sorted(set(whole_lines) | set(cut_lines)),
         cut_lines=cut_lines,

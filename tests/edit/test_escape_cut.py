@@ -134,3 +134,51 @@ async def test_over_mcp_the_edit_and_the_drop_in_refuse_a_fragment_cutting_an_es
             assert error_kind(result) == kind, text_of(result)
     assert path.read_bytes() == MARKS
     assert alone.read_bytes() == b"only [line cut: 3]\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"def f():\n    return x\nprint('a\rb')\ndef g():\n    return x\n",
+        b"return x\r\nfoo\rbar\r\nreturn x\r\n",  # CRLF lines and a lone CR
+        b"return x\nx\rreturn x\n",  # the CR right before a whole `return x`
+        b"return x\nreturn x\na\r",  # the lone CR last
+    ],
+)
+def test_replace_all_of_a_word_starting_with_r_edits_beside_a_lone_cr(
+    core: Readkeeper, workspace: Path, data: bytes
+) -> None:
+    """`return x` may cut the shown `\\r` (shown.may_cut: its `r` could be the escape's
+    tail), so the views are made; but a place counts as cut only where the view shows it
+    by cutting one (a CR followed by `eturn x`): a lone CR elsewhere, or before a whole
+    `return x`, leaves replace_all replacing every return."""
+    path = workspace / "m.py"
+    path.write_bytes(data)
+    text_file(core, path)
+    core.edit(
+        EditParams(
+            file_path=str(path), old_string="return x", new_string="return y", replace_all=True
+        )
+    )
+    assert path.read_bytes() == data.replace(b"return x", b"return y")
+
+
+def test_replace_all_still_refuses_where_the_view_shows_old_only_by_a_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """`x<CR>eturn x` is shown `x\\return x`: the agent sees `return x` there too, which no
+    edit of `return x` can change; replacing only line 2 would leave a place it saw, so
+    replace_all is refused too, naming the cut line."""
+    path = workspace / "m.py"
+    path.write_bytes(b"x\return x\nreturn x\n")
+    text_file(core, path)
+    with pytest.raises(ReadkeeperError) as caught:
+        core.edit(
+            EditParams(file_path=str(path), old_string="return x", new_string="y", replace_all=True)
+        )
+    assert caught.value.kind == "ambiguous_match"
+    assert caught.value.data["cut_lines"] == [1]
+    # The way on that fits replace_all: no surrounding text makes line 1 editable by it.
+    assert "replace_all cannot edit line 1" in caught.value.message
+    assert "adding surrounding text" not in caught.value.message
+    assert path.read_bytes() == b"x\return x\nreturn x\n"
