@@ -245,7 +245,7 @@ def test_invalid_and_unknown_settings_are_reported_and_fall_back(workspace: Path
     )
     assert done.returncode == 0
     assert done.stdout == "     1\talpha\n     2\tbeta\n"
-    assert "READKEEPER_DEFAULT_LIMIT='many'" in done.stderr
+    assert 'READKEEPER_DEFAULT_LIMIT="many"' in done.stderr
     assert "READKEEPER_DEFAULT_LIMT" in done.stderr
     assert "not a readkeeper setting" in done.stderr
     assert "READKEEPER_DEFAULT_LIMIT" in done.stderr.split("READKEEPER_DEFAULT_LIMT", 1)[1]
