@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -116,6 +117,56 @@ def dropin_client(workspace: Path) -> AbstractAsyncContextManager[Client]:
     """An SDK client of the drop-in (`--tools filesystem`) serving `workspace` alone."""
     args = ["--tools", "filesystem", "--standalone", "--root", str(workspace)]
     return stdio_client(args, mcp_env(private_runtime_dir()))
+
+
+def core_client(workspace: Path) -> AbstractAsyncContextManager[Client]:
+    """An SDK client of `readkeeper mcp` (the core's tools) serving `workspace` alone."""
+    return stdio_client(["--root", str(workspace), "--standalone"], mcp_env(private_runtime_dir()))
+
+
+async def dropin_edit(client: Client, path: str, old: str, new: str) -> types.CallToolResult:
+    """The drop-in's edit_file of `old` to `new` in `path`, once read_text_file read it."""
+    await client.call_tool("read_text_file", {"path": path})
+    edit = {"path": path, "edits": [{"oldText": old, "newText": new}]}
+    return await client.call_tool("edit_file", edit)
+
+
+def message(msg_id: int, method: str, params: dict[str, Any]) -> bytes:
+    """A JSON-RPC request as one line's text (no newline)."""
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+
+
+def hello() -> bytes:
+    """The lines that open an MCP session over stdio: `initialize`, then `initialized`."""
+    info = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    info["clientInfo"] = {"name": "test", "version": "1"}
+    ready = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    return message(0, "initialize", info) + b"\n" + ready + b"\n"
+
+
+def exchange(workspace: Path, lines: list[bytes], *args: str) -> dict[Any, dict[str, Any]]:
+    """The answers, by id, of `readkeeper mcp ARGS` serving `workspace` alone to the raw
+    JSON-RPC `lines` after `hello` (raw, so NaN, Infinity and 1e400 reach the server as a
+    client may send them). Its stdin is then closed: every line read is answered, then the
+    server ends."""
+    server = subprocess.Popen(
+        [*READKEEPER, "mcp", *args, "--standalone", "--root", str(workspace)],
+        env=mcp_env(private_runtime_dir()),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    try:
+        server.stdin.write(hello() + b"".join(lines))
+        server.stdin.close()
+        answers = [json.loads(raw) for raw in server.stdout]
+        assert server.wait() == 0
+    finally:
+        server.kill()
+        server.wait()
+    return {answer.get("id"): answer for answer in answers}
 
 
 async def ok(client: Client, tool: str, **arguments: Any) -> str:

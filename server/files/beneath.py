@@ -229,6 +229,24 @@ class Anchor:
         except Moved as exc:
             raise self._moved(relative, exc) from None
 
+    def in_place(self, relative: str, fd: int) -> bool:
+        """Whether `fd` (the folder at `relative` beneath this anchor, opened earlier) is
+        still the folder at that path: reached beneath this anchor, which is still at its
+        own path. A folder moved out of the workspace (or replaced) since it was opened is
+        not: its descriptor follows it wherever it went, so a change made through it would
+        land outside (attack round 25)."""
+        if not self.current():
+            return False
+        try:
+            fresh = self.open_folder(relative)
+        except OSError:  # gone, or a symlink in its place (`Moved`)
+            return False
+        try:
+            now, held = os.fstat(fresh), os.fstat(fd)
+        finally:
+            os.close(fresh)
+        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
     def make_folders(self, relative: str, mode: int = 0o777) -> MadeFolders:
         """Create the missing folders of `relative`, each beneath the one before it:
         `Moved` when one is or becomes a symlink, or the folder made in is gone. Returns
@@ -250,7 +268,7 @@ class Anchor:
                     raise Moved(errno.ENOENT, "a folder was removed as it was made", part) from None
                 os.close(current)
                 current = fd
-            if made.folders and not Location(self.path, self, relative, ".").in_place(current):
+            if made.folders and not self.in_place(relative, current):
                 # A folder on the way was moved away as these were made in it (its
                 # descriptor follows it): take them back, as atomic.py does a file.
                 raise Moved(errno.ESTALE, "a folder on the way was moved as it was made", relative)
@@ -343,21 +361,8 @@ class Location:
 
     def in_place(self, folder_fd: int) -> bool:
         """Whether `folder_fd` (this location's folder, opened earlier) is still the
-        folder at its path: reached beneath the anchor, which is still at its own path.
-        A folder moved out of the workspace (or replaced) since it was opened is not:
-        its descriptor follows it wherever it went, so a change made through it would
-        land outside (attack round 25)."""
-        if not self.anchor.current():
-            return False
-        try:
-            fresh = self.open_folder()
-        except OSError:  # gone, or a symlink in its place (`Moved`)
-            return False
-        try:
-            now, held = os.fstat(fresh), os.fstat(folder_fd)
-        finally:
-            os.close(fresh)
-        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+        folder at its path beneath the anchor (`Anchor.in_place`)."""
+        return self.anchor.in_place(self.folder, folder_fd)
 
     def lstat(self) -> os.stat_result | None:
         """The entry as it is now (a symlink is not followed); None when missing, or

@@ -56,16 +56,11 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
         if refused is not None:
             results.append(refused)
             continue
-        step(f"reading {path}", done, len(params.file_paths))
-        try:
-            results.append({"file_path": path, "result": _read(services, params, path)})
-        except ReadkeeperError as exc:
-            results.append(_failed(path, exc))
-        except Exception as exc:
-            if not _cancelled(exc):
-                raise
-            results.extend(_failed(rest, _not_read(rest)) for rest in params.file_paths[done:])
+        entry = _entry(services, params, done)
+        if entry is None:
+            results.extend(_none_read(params.file_paths[done:]))
             break
+        results.append(entry)
     return {"results": results}
 
 
@@ -88,7 +83,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 if not _cancelled(exc):
                     raise
                 # Cancelled while a PDF was estimated: nothing is read.
-                return {"results": [_failed(p, _not_read(p)) for p in map(str, paths)]}
+                return {"results": _none_read(paths)}
         planned.append(refused)
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     least = [
@@ -111,16 +106,11 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path, tokens=plan))
             )
         else:
-            step(f"reading {path}", done, len(paths))
-            try:
-                results.append({"file_path": path, "result": _read(services, params, path)})
-            except ReadkeeperError as exc:
-                results.append(_failed(path, exc))
-            except Exception as exc:
-                if not _cancelled(exc):
-                    raise
-                results.extend(_failed(rest, _not_read(rest)) for rest in paths[done:])
+            entry = _entry(services, params, done)
+            if entry is None:
+                results.extend(_none_read(paths[done:]))
                 break
+            results.append(entry)
             cost = _cost(count, results[-1])
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
@@ -136,6 +126,22 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
     if over:
         answer["note"] = _note(params)
     return render.settled_left(answer, {**answer, "budget_tokens_left": budget}, budget, count)
+
+
+def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[str, Any] | None:
+    """The read of the call's file number `done` as its entry: the read's result, or its
+    refusal. None when the request was cancelled as it was read (a PDF's render): the
+    caller then refuses it and every file after it as not read (`_none_read`)."""
+    path = params.file_paths[done]
+    step(f"reading {path}", done, len(params.file_paths))
+    try:
+        return {"file_path": path, "result": _read(services, params, path)}
+    except ReadkeeperError as exc:
+        return _failed(path, exc)
+    except Exception as exc:
+        if not _cancelled(exc):
+            raise
+        return None
 
 
 def _read(services: AnchorServices, params: ReadManyParams, path: str) -> Any:
@@ -238,6 +244,11 @@ def _cancelled(exc: Exception) -> bool:
     from .readers.worker import Cancelled
 
     return isinstance(exc, Cancelled)
+
+
+def _none_read(paths: list[str]) -> list[dict[str, Any]]:
+    """The entries of files not read because the request was cancelled."""
+    return [_failed(path, _not_read(path)) for path in paths]
 
 
 def _not_read(path: str) -> ReadkeeperError:

@@ -12,14 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import text_file
-from mcp_helpers import (
-    dropin_client,
-    error_kind,
-    mcp_env,
-    private_runtime_dir,
-    stdio_client,
-    text_of,
-)
+from mcp_helpers import core_client, dropin_client, dropin_edit, error_kind, text_of
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.edit.multi import edit_files
@@ -115,8 +108,7 @@ async def test_over_mcp_the_edit_and_the_drop_in_refuse_a_fragment_cutting_an_es
 ) -> None:
     path = workspace / "f.txt"
     path.write_bytes(MARKS)
-    runtime = private_runtime_dir()
-    async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
+    async with core_client(workspace) as client:
         await client.call_tool("read", {"file_path": "f.txt"})
         edit = {"file_path": "f.txt", "old_string": "a \\", "new_string": "@"}
         result = await client.call_tool("edit", edit)
@@ -128,9 +120,7 @@ async def test_over_mcp_the_edit_and_the_drop_in_refuse_a_fragment_cutting_an_es
             ("f.txt", "a \\", "ambiguous_match"),
             ("g.txt", "5bline", "no_match"),
         ):
-            await client.call_tool("read_text_file", {"path": name})
-            edit = {"path": name, "edits": [{"oldText": old, "newText": "@"}]}
-            result = await client.call_tool("edit_file", edit)
+            result = await dropin_edit(client, name, old, "@")
             assert error_kind(result) == kind, text_of(result)
     assert path.read_bytes() == MARKS
     assert alone.read_bytes() == b"only [line cut: 3]\n"

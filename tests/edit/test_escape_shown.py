@@ -13,14 +13,7 @@ import pytest
 
 from conftest import Session
 from helpers import text_file
-from mcp_helpers import (
-    dropin_client,
-    error_kind,
-    mcp_env,
-    private_runtime_dir,
-    stdio_client,
-    text_of,
-)
+from mcp_helpers import core_client, dropin_client, dropin_edit, error_kind, text_of
 from readkeeper.core import Readkeeper
 from readkeeper.edit.multi import edit_files
 from readkeeper.errors import ReadkeeperError
@@ -95,8 +88,7 @@ async def test_over_mcp_the_edit_and_the_drop_in_refuse_lines_shown_alike(
 ) -> None:
     path = workspace / "m.py"
     path.write_bytes(MIXED)
-    runtime = private_runtime_dir()
-    async with stdio_client(["--root", str(workspace), "--standalone"], mcp_env(runtime)) as client:
+    async with core_client(workspace) as client:
         shown = text_of(await client.call_tool("read", {"file_path": "m.py"}))
         assert shown.count(COPIED) == 2
         edit = {"file_path": "m.py", "old_string": COPIED, "new_string": "CHANGED"}
@@ -106,9 +98,7 @@ async def test_over_mcp_the_edit_and_the_drop_in_refuse_lines_shown_alike(
         pairs = {"file_path": "m.py", "edits": [{"old_string": COPIED, "new_string": "X"}]}
         assert error_kind(await client.call_tool("edit", pairs)) == "ambiguous_match"
     async with dropin_client(workspace) as client:
-        await client.call_tool("read_text_file", {"path": "m.py"})
-        edit = {"path": "m.py", "edits": [{"oldText": COPIED, "newText": "CHANGED"}]}
-        result = await client.call_tool("edit_file", edit)
+        result = await dropin_edit(client, "m.py", COPIED, "CHANGED")
         assert error_kind(result) == "ambiguous_match", text_of(result)
     assert path.read_bytes() == MIXED
 

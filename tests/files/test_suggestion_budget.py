@@ -8,6 +8,7 @@ the guesses look at it, so what they check does not hang on the machine's speed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import guesses
 from readkeeper.files.paths import Workspace
+from readkeeper.mcp.filesystem.args import Content, Served, text_block
+from readkeeper.mcp.filesystem.serve import HANDLERS, SCHEMAS, serve
 
 
 class StepClock:
@@ -75,3 +78,31 @@ def test_a_spent_budget_leaves_the_list_and_glob_calls(
     assert "list" in error.message
     assert "glob" in error.message
     assert "**/settings_alph.toml" in error.message
+
+
+def _two_misses(served: Served, args: dict[str, Any]) -> list[Content]:
+    """A drop-in tool that asks the core twice, each a miss (read_text_file's tail asks
+    for an estimate, then the read): the guesses each miss got, a line each."""
+    said = []
+    for name in ("settings_alph1.toml", "settings_alph2.toml"):
+        with pytest.raises(ReadkeeperError) as caught:
+            served.ask("read", file_path=name)
+        said.append(text_block(json.dumps(caught.value.data["suggestions"])))
+    return said
+
+
+def test_a_drop_in_call_shares_one_budget_however_many_calls_it_makes(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings_files(workspace)
+    # One look spends the whole budget: a miss gets its guesses (the first slice of names
+    # is always scored), and the budget is spent after it.
+    monkeypatch.setattr(guesses, "_clock", StepClock(guesses.SUGGESTION_SECONDS))
+    monkeypatch.setitem(HANDLERS, "two_misses", _two_misses)
+    monkeypatch.setitem(SCHEMAS, "two_misses", {"properties": {}})
+    served = Served(lambda method, params: calls.call(core, method, params), lambda: [])
+    for _ in range(2):  # a new drop-in call has a budget of its own
+        answer = serve(served, "two_misses", {})
+        first, second = (json.loads(str(getattr(c, "text", ""))) for c in answer.content)
+        assert first[0] == str(workspace / "settings_alpha.toml")
+        assert second == []

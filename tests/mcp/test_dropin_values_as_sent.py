@@ -10,17 +10,15 @@ dryRun and paths refusals did not repeat the value sent."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_message_cap import hello
 
-from mcp_helpers import READKEEPER, dropin_client, mcp_env, ok, private_runtime_dir, text_of
+from mcp_helpers import dropin_client, exchange, ok, text_of
 
 HUGE = "123456789012345678901234567890"
+EDIT = '{"oldText":"hi","newText":"x"}'
 # (tool, arguments as JSON text, the field named, the value as the message repeats it)
 CASES: list[tuple[str, str, str, str]] = [
     *[
@@ -53,24 +51,10 @@ CASES: list[tuple[str, str, str, str]] = [
     ("write_file", '{"path":"b.txt","content":1e400}', "content", "Infinity"),
     ("write_file", '{"path":false,"content":"x"}', "path", "false"),
     ("edit_file", '{"path":"a.txt","edits":5}', "edits", "5"),
-    (
-        "edit_file",
-        '{"path":"a.txt","edits":[{"oldText":"hi","newText":"x"}],"dryRun":"x"}',
-        "dryRun",
-        '"x"',
-    ),
-    (
-        "edit_file",
-        '{"path":"a.txt","edits":[{"oldText":"hi","newText":"x"}],"dryRun":NaN}',
-        "dryRun",
-        "NaN",
-    ),
-    (
-        "edit_file",
-        '{"path":"a.txt","edits":[{"oldText":"hi","newText":"x"}],"dryRun":0}',
-        "dryRun",
-        "0",
-    ),
+    *[
+        ("edit_file", f'{{"path":"a.txt","edits":[{EDIT}],"dryRun":{sent}}}', "dryRun", sent)
+        for sent in ('"x"', "NaN", "0")
+    ],
     ("create_directory", '{"path":-0.5}', "path", "-0.5"),
     ("move_file", '{"source":"a.txt","destination":NaN}', "destination", "NaN"),
     ("get_file_info", '{"path":{}}', "path", "{}"),
@@ -90,24 +74,7 @@ CASES: list[tuple[str, str, str, str]] = [
 
 def _exchange(workspace: Path, lines: list[bytes]) -> dict[Any, dict[str, Any]]:
     (workspace / "a.txt").write_text("hi\n")
-    server = subprocess.Popen(
-        [*READKEEPER, "mcp", "--tools", "filesystem", "--standalone", "--root", str(workspace)],
-        env=mcp_env(private_runtime_dir()),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert server.stdin is not None
-    assert server.stdout is not None
-    try:
-        server.stdin.write(hello() + b"".join(lines))
-        server.stdin.close()  # every line read is answered, then the server ends
-        answers = [json.loads(raw) for raw in server.stdout]
-        assert server.wait() == 0
-    finally:
-        server.kill()
-        server.wait()
-    return {answer.get("id"): answer for answer in answers}
+    return exchange(workspace, lines, "--tools", "filesystem")
 
 
 def test_every_bad_argument_is_bad_params_echoing_what_was_sent(workspace: Path) -> None:

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from peak_rss import vm_peak_mb
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
+from mcp_helpers import READKEEPER, hello, mcp_env, message, private_runtime_dir
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.lsp.framing import MAX_BODY
@@ -27,21 +27,10 @@ from readkeeper.protocol import WriteParams
 PEAK_CAP_MB = 700
 
 
-def message(msg_id: int, method: str, params: dict[str, Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
-
-
 def write_call(msg_id: int, name: str, size: int) -> bytes:
     # The id before the params, as the SDK writes it; the content's text is padding.
     arguments = {"file_path": name, "content": "x" * size}
     return message(msg_id, "tools/call", {"name": "write", "arguments": arguments}) + b"\n"
-
-
-def hello() -> bytes:
-    info = {"protocolVersion": "2025-06-18", "capabilities": {}}
-    info["clientInfo"] = {"name": "test", "version": "1"}
-    ready = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
-    return message(0, "initialize", info) + b"\n" + ready + b"\n"
 
 
 class Answers:

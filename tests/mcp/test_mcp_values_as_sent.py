@@ -8,15 +8,14 @@ no field, no kind). Attack rounds 14-15."""
 
 from __future__ import annotations
 
-import json
 import math
 import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_message_cap import hello, serve
 
+from mcp_helpers import exchange
 from readkeeper.attach import framing
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, convert
@@ -65,18 +64,7 @@ def _call(msg_id: int, tool: str, arguments: str, meta: str = "") -> bytes:
 
 def _exchange(workspace: Path, lines: list[bytes]) -> dict[Any, dict[str, Any]]:
     (workspace / "a.txt").write_text("hi\n")
-    server = serve(workspace)
-    assert server.stdin is not None
-    assert server.stdout is not None
-    try:
-        server.stdin.write(hello() + b"".join(lines))
-        server.stdin.close()  # every line read is answered, then the server ends
-        answers = [json.loads(raw) for raw in server.stdout]
-        assert server.wait() == 0
-    finally:
-        server.kill()
-        server.wait()
-    return {answer.get("id"): answer for answer in answers}
+    return exchange(workspace, lines)
 
 
 def _words(answer: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ import mcp_types as types
 
 from ... import quoting, render, words
 from ...errors import ReadkeeperError
+from ...files.guesses import one_call
 from . import listings
 from .args import Content, Served, count, flag, listed, refused, string, text_block
 from .tools import SCHEMAS
@@ -29,11 +30,15 @@ _NUMBER = re.compile(r"^ *\d+\t", re.MULTILINE)
 
 
 def serve(served: Served, name: str, args: dict[str, Any]) -> types.CallToolResult:
-    """Serve drop-in tool `name`; a refusal is a tool error in the drop-in's words."""
+    """Serve drop-in tool `name`; a refusal is a tool error in the drop-in's words. The
+    tool's did-you-mean guesses share one budget however many calls to the core it makes
+    (read_text_file's tail: an estimate, then the read), as a core tool's do (calls.py).
+    Attached, the core is the editor's, so each call there has a budget of its own."""
     try:
         handler = HANDLERS[name]
         _check_known(name, args)
-        content = handler(served, args)
+        with one_call():
+            content = handler(served, args)
     except ReadkeeperError as exc:
         return error_result(exc, name, args)
     return types.CallToolResult(content=list(content))
