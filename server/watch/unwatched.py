@@ -86,9 +86,10 @@ class Unwatched:
 
 def note(left: int) -> str:
     """What the answer says of the files the bounds left unlooked at."""
-    files = "file" if left == 1 else "files"
+    files = "1 file you read lies" if left == 1 else f"{left} files you read lie"
+    were = "was" if left == 1 else "were"
     return (
-        f"{left} {files} you read lie where no watch hears changes and were not looked at "
+        f"{files} where no watch hears changes and {were} not looked at "
         f"in this call (it looks at most {MAX_FILES} such files and {MAX_BYTES >> 20} MiB): "
         "call changes again, or re-read them before relying on them."
     )

@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.watch import unwatched
 from watch_helpers import Watched, make, serving, until, watchman_missing
 from watchman_service import PrivateWatchman
 
@@ -129,3 +132,45 @@ def test_mcp_a_read_file_in_a_gitignored_folder_that_changed_is_reported(
     assert "No changes" not in text
     assert str(workspace / "build" / "config.txt") in text
     assert "+debug=true" in text
+
+
+def test_the_files_looked_at_are_bounded_and_the_rest_are_said(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No watcher covers anything here (`watch` off): every read file is looked at when
+    asked, at most MAX_FILES a call, those looked at longest ago first; the rest are
+    counted in the note and come in the next call."""
+    monkeypatch.setattr(unwatched, "MAX_FILES", 2)
+    core = Readkeeper(roots=[str(workspace)], client_settings={"watch": False})
+    names = ["a.txt", "b.txt", "c.txt"]
+    for name in names:
+        make(workspace / name, "1\n")
+        calls.call(core, "read", {"file_path": str(workspace / name)})
+    assert calls.call(core, "changes", {})["changes"] == []  # two looked at
+    for name in names:
+        (workspace / name).write_text("2\n")
+    first = calls.call(core, "changes", {})
+    assert "1 file you read lies where no watch hears changes" in first["note"]
+    assert "call changes again" in first["note"]
+    second = calls.call(core, "changes", {})
+    seen = [c["file_path"] for c in first["changes"] + second["changes"]]
+    assert sorted(seen) == [str(workspace / n) for n in names]  # each once
+    third = calls.call(core, "changes", {})  # the one stat left over is said again
+    assert third["changes"] == []
+    assert "1 file you read lies where no watch hears changes and was not" in third["note"]
+
+
+def test_an_unchanged_stat_is_not_read_again(workspace: Path) -> None:
+    """A file whose stat is what it was last looked at is not read again: a rewrite
+    that keeps size, mtime, inode and ctime is impossible without a clock set back, so
+    the stat is the cheap check and the content the sure one."""
+    core = Readkeeper(roots=[str(workspace)], client_settings={"watch": False})
+    path = make(workspace / "a.txt", "1\n")
+    calls.call(core, "read", {"file_path": str(path)})
+    notices = core.notices
+    [record] = core.read_states.records("")
+    due, left = notices.unwatched.due("", [record])
+    assert (len(due), left) == (1, 0)  # never looked at since the read
+    assert notices.unwatched.due("", [record]) == ([], 0)
+    path.write_text("22\n")
+    assert notices.unwatched.due("", [record]) == ([record], 0)
