@@ -24,6 +24,7 @@ file itself with what every session whose read-state has it saw. The rules:
   session's read-state, so that session gets no notice of its own change; every other
   session that read the old content does.
 - Notices say what changed, never who; reads and edits check the file themselves.
+- A read file no live watch covers is looked at when `changes` is asked (unwatched.py).
 """
 
 from __future__ import annotations
