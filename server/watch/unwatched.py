@@ -27,6 +27,9 @@ from ..state.readstate import ReadRecord
 
 MAX_FILES = 2_000
 MAX_BYTES = 64 << 20
+# Stats remembered, over every session; past it all are forgotten (each file's content
+# is then compared once more, within the bounds above).
+MAX_REMEMBERED = 100_000
 # What a stat says of a file (None: it is gone or cannot be looked at).
 Stat = tuple[int, int, int, int] | None
 
@@ -50,6 +53,8 @@ class Unwatched:
         have changed since last looked at (their content is to be compared now), and
         how many were left for the bounds."""
         with self._lock:
+            if len(self._seen) > MAX_REMEMBERED:  # evicted sessions' too: start afresh
+                self._seen.clear()
             held = {(session, r.path) for r in records}
             for key in [k for k in self._seen if k[0] == session and k not in held]:
                 del self._seen[key]
