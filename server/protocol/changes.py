@@ -220,7 +220,8 @@ class ChangesResult(Contract):
     # Changes left for the next call, when this one reached its token cap.
     remaining: int | None = None
     # Why the list may not hold every change (the watcher is not watching, or polls a
-    # root), and what to do: re-read before relying on a file. None: it hears them all.
+    # root, or more read files lie where no watch hears than one call looks at), and
+    # what to do: re-read before relying on a file. None: it hears them all.
     note: str | None = None
 
 

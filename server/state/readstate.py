@@ -267,6 +267,13 @@ class ReadStates:
 
     # --- for the watcher and change notices (watch/watcher.py, watch/changes.py) ------
 
+    def records(self, session: str) -> list[ReadRecord]:
+        """Every record in the session's read-state (not settled: a call settles its
+        session before it starts, calls.py)."""
+        with self._lock:
+            state = self._sessions.get(session)
+            return list(state.records.values()) if state else []
+
     def readers(self, path: str) -> list[tuple[str, ReadRecord]]:
         """Every session that has `path` in its read-state, with its record."""
         with self._lock:

@@ -65,7 +65,9 @@ def note(status: dict[str, Any], poll_interval_ms: int) -> str | None:
 def noted(result: ChangesResult, status: dict[str, Any], poll_interval_ms: int) -> ChangesResult:
     """`result` with the note `status` calls for, if any."""
     why = note(status, poll_interval_ms)
-    return result if why is None else attrs.evolve(result, note=why)
+    if why is None:
+        return result
+    return attrs.evolve(result, note=f"{result.note} {why}" if result.note else why)
 
 
 def _missing(status: dict[str, Any]) -> str:

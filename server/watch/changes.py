@@ -24,6 +24,7 @@ file itself with what every session whose read-state has it saw. The rules:
   session's read-state, so that session gets no notice of its own change; every other
   session that read the old content does.
 - Notices say what changed, never who; reads and edits check the file themselves.
+- A read file no live watch covers is looked at when `changes` is asked (unwatched.py).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import quoting, words
+from .. import quoting
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
@@ -46,8 +47,9 @@ from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from ..state.snapshots import Snapshots
 from ..state.stats import Stats
+from . import unwatched
 from .batches import Batch, cost_order, size_of
-from .looks import Look, look_at
+from .looks import Look, lines_phrase, look_at, stat_token
 
 if TYPE_CHECKING:
     from ..files.paths import Location
@@ -111,6 +113,7 @@ class ChangeNotices:
         self._lock = threading.Lock()
         # Where pushed notices go (the LSP front end sends readkeeper/didChangeReadFiles).
         self.on_notice: Callable[[str, list[FileChange]], None] | None = None
+        self.unwatched = unwatched.Unwatched()  # read files no watch covers (unwatched.py)
 
     def _cost(self, change: FileChange) -> int:
         """What a notice sends: its diff and note, counted, and its fields' allowance."""
@@ -184,6 +187,10 @@ class ChangeNotices:
         """The changes not yet reported to `session`, each reported once, within the
         total token cap (the rest wait for the next call); only of paths `within` takes."""
         settings = self._settings()
+        mine = [r for r in self._read_states.records(session) if r.source != "buffer"]
+        due, left = self.unwatched.due(session, [r for r in mine if not within or within(r.path)])
+        for unheard in due:  # no watch covers these: compared now, like a heard change
+            self._track(session, unheard, None, pending=True)
         with self._lock:
             held = self._tracks.get(session, {}).items()
             tracks = [(p, t) for p, t in held if t.pending and (not within or within(p))]
@@ -222,7 +229,7 @@ class ChangeNotices:
             self._taken[session] = taken
         if changes:
             self._stats.add(session, changes_reported=len(changes))
-        return ChangesResult(changes=changes, remaining=remaining or None)
+        return ChangesResult(changes, remaining or None, unwatched.note(left) if left else None)
 
     def restore(self, session: str, paths: Sequence[str]) -> None:
         """Undo the last `take` for `paths`: they were taken but never reached the agent
@@ -242,6 +249,7 @@ class ChangeNotices:
         with self._lock:
             if paths is None:
                 self._tracks.pop(session, None)
+                self.unwatched.forget(session)
                 return
             mine = self._tracks.get(session, {})
             for path in paths:
@@ -249,7 +257,9 @@ class ChangeNotices:
 
     # --- deciding -----------------------------------------------------------------------
 
-    def _track(self, session: str, record: ReadRecord, moved_to: str | None) -> _Track:
+    def _track(
+        self, session: str, record: ReadRecord, moved_to: str | None, pending: bool = False
+    ) -> _Track:
         with self._lock:
             mine = self._tracks.setdefault(session, {})
             track = mine.get(record.path)
@@ -258,6 +268,7 @@ class ChangeNotices:
                 mine[record.path] = track
             if moved_to is not None:
                 track.moved_to = moved_to
+            track.pending = track.pending or pending
             return track
 
     def _drop(self, session: str, path: str, track: _Track) -> None:
@@ -279,9 +290,9 @@ class ChangeNotices:
         new_path: str | None = None
         moved_look: Look | None = None
         if look.exists:
-            token = f"={look.digest}" if record.scope == "file" else _stat_token(look)
+            token = f"={look.digest}" if record.scope == "file" else stat_token(look)
             if record.scope == "file" and look.digest is None:
-                token = _stat_token(look)
+                token = stat_token(look)
         else:
             if moved_to is not None:
                 moved_look = self._look(moved_to, work)
@@ -305,7 +316,7 @@ class ChangeNotices:
             return self._gone(path, kind, new_path, moved_look, known, token, settings, work)
         kind = "created" if was_gone else "modified"
         if record.scope == "range":
-            lines = _lines_phrase(look)
+            lines = lines_phrase(look)
             note = (
                 f"{shown} changed since you read part of it (it was too large to read whole)"
                 f"{lines}. Read the lines you need again."
@@ -315,7 +326,7 @@ class ChangeNotices:
         before = self._snapshot(path, known)
         if before is None or look.text is None:
             why = f" ({look.why_no_text})" if look.text is None and look.why_no_text else ""
-            why += _lines_phrase(look)
+            why += lines_phrase(look)
             if record.document is not None:  # not read as lines: what the agent read of it
                 why = f" since you read {held_document.named(record.document)}"
             note = f"{shown} changed{why}. Read it again to see it."
@@ -364,7 +375,7 @@ class ChangeNotices:
             return _Verdict(change, token, None)
         if before is None or moved_look.text is None:
             note = (
-                f"{shown} was moved to {shown_new} and changed{_lines_phrase(moved_look)}. "
+                f"{shown} was moved to {shown_new} and changed{lines_phrase(moved_look)}. "
                 f"Read {shown_new} to see it."
             )
             change = FileChange(path, kind, "", True, new_path, moved_look.total_lines, note)
@@ -436,15 +447,3 @@ def _known_token(record: ReadRecord) -> str:
     if record.scope == "file":
         return f"={record.digest}"
     return f"~{record.mtime_ns}:{record.size}"
-
-
-def _stat_token(look: Look) -> str:
-    return f"~{look.mtime_ns}:{look.size}"
-
-
-def _lines_phrase(look: Look) -> str:
-    if look.total_lines is not None:
-        return f"; it has {words.count(look.total_lines, 'line')} now"
-    if look.size:
-        return f"; it is {words.count(look.size, 'byte')} now"
-    return ""

@@ -71,7 +71,9 @@ class WatchControl:
             settings = self._settings()
             if self.watcher is not None or not settings.watch:
                 return False
-            callbacks = WatchCallbacks(self._notices().process, self._read_states.files)
+            notices = self._notices()
+            notices.unwatched.covers = self.covers  # the rest are looked at when asked
+            callbacks = WatchCallbacks(notices.process, self._read_states.files)
             if warn is not None:
                 callbacks.warn = warn
             callbacks.progress = progress
@@ -98,6 +100,11 @@ class WatchControl:
         with self._lock:
             if self.watcher is not None:
                 self.watcher.set_roots(self._workspace.roots)
+
+    def covers(self, path: str) -> bool:
+        """Whether a live watch reports every change to the file `path` (hears.py)."""
+        watcher = self.watcher
+        return watcher is not None and watcher.covers(path)
 
     def status(self) -> dict[str, Any]:
         """The watcher's state and counters, as `readkeeper/stats` shows them."""

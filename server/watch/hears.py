@@ -46,6 +46,17 @@ class Hears:
         is_watched = getattr(self._observer, "is_watched", None)
         return bool(is_watched(folder)) if is_watched is not None else False
 
+    def covers(self, path: str) -> bool:
+        """Whether a live watch reports every change to the file `path` (absolute): the
+        inotify reader, watching, with a watch on its folder, the ignore rules keeping
+        it. Watchman (whose `.watchmanconfig` the repository writes) and polling never
+        do: the change notices look at such files themselves (unwatched.py)."""
+        rules = self.intake.rules_for(path)
+        folder = os.fsencode(os.path.dirname(path))
+        if rules is None or not self.hears(folder):
+            return False
+        return not rules.ignored(path, False)
+
     def era(self) -> object | None:
         """What stays the same while no event can have been missed (the inotify reader
         in use, the count of its queue's overflows, of the times it removed watches: a

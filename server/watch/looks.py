@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import words
 from ..errors import ReadkeeperError
 from ..files.fileio import digest, open_regular, read_at_most
 from ..read.readers.text import decode_text
@@ -70,3 +71,17 @@ def _count_lines(fd: int) -> int | None:
         count += chunk.count(b"\n")
         seen += len(chunk)
     return None
+
+
+def stat_token(look: Look) -> str:
+    """What a file known by its size and mtime (read in ranges) is now."""
+    return f"~{look.mtime_ns}:{look.size}"
+
+
+def lines_phrase(look: Look) -> str:
+    """ "; it has N lines now" (or its bytes), for a note."""
+    if look.total_lines is not None:
+        return f"; it has {words.count(look.total_lines, 'line')} now"
+    if look.size:
+        return f"; it is {words.count(look.size, 'byte')} now"
+    return ""

@@ -629,8 +629,9 @@ export interface ChangesResult {
   /** Changes left for the next call, when this one reached its token cap. */
   remaining?: number;
   /**
-   * Why the list may not hold every change (the watcher is not watching, or polls a root),
-   * and what to do: re-read before relying on a file. None: it hears them all.
+   * Why the list may not hold every change (the watcher is not watching, or polls a root,
+   * or more read files lie where no watch hears than one call looks at), and what to do:
+   * re-read before relying on a file. None: it hears them all.
    */
   note?: string;
 }
