@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any
 
 from readkeeper import quoting, render, words
-from readkeeper.errors import ReadkeeperError
+from readkeeper.errors import ReadkeeperError, fault_reason
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
 from readkeeper.quoting import name
@@ -133,7 +133,7 @@ def _run_phase(
         elif isinstance(error, ReadkeeperError):
             dropped.append(Dropped(source.type, source.name, f"{error.kind}: {error.message}"))
         else:
-            dropped.append(Dropped(source.type, source.name, f"failed: {error!r}"))
+            dropped.append(Dropped(source.type, source.name, f"failed: {fault_reason(error)}"))
     return items, dropped
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from readkeeper import quoting
+
 from .cut_notes import CutNote
 
 # Priorities: higher is kept first. The user's own input is never dropped (it may be cut
@@ -99,16 +101,50 @@ class Fitted:
 
 
 # The dropped entries an answer lists one by one; the rest are counted per type, so the
-# answer stays small however many were dropped.
+# answer stays small however many were dropped. Each listed entry is bounded too (a
+# source and a reason as JSON spells them, escapes counted), and the listed entries
+# together: budget_tokens 1 with 20 long missing names sent ~118,000 tokens of reasons
+# (attack round 27). At most about 3,000 tokens, whatever the names hold.
 DROPPED_SHOWN = 20
+MAX_DROPPED_SOURCE_CHARS = 240
+MAX_DROPPED_REASON_CHARS = 400
+MAX_DROPPED_CHARS = 6_000
+
+
+def _cut(text: str, most: int) -> str:
+    """`text` whole, or its start cut to about `most` characters as JSON spells them,
+    marked ` … [N characters cut]`; its own `[` of such words escaped (quoting.marks),
+    so only readkeeper's mark reads as one."""
+    spelled = 0
+    for index, char in enumerate(text):
+        spelled += 1 if char.isprintable() and char not in '"\\' else 6
+        if spelled > most:
+            rest = len(text) - index
+            return f"{quoting.marks(text[:index])} … [{rest:,} characters cut]"
+    return quoting.marks(text)
+
+
+def _bounded(item: Dropped) -> dict[str, Any]:
+    entry = item.as_json()
+    entry["source"] = _cut(item.source, MAX_DROPPED_SOURCE_CHARS)
+    entry["reason"] = _cut(item.reason, MAX_DROPPED_REASON_CHARS)
+    return entry
 
 
 def dropped_shown(dropped: list[Dropped]) -> list[dict[str, Any]]:
-    """The first `DROPPED_SHOWN` entries as they are, then one entry per type of the
-    rest: `{type, source: null, reason, count}`."""
-    shown = [d.as_json() for d in dropped[:DROPPED_SHOWN]]
+    """The first `DROPPED_SHOWN` entries, each cut (`_cut`), while together they stay
+    within `MAX_DROPPED_CHARS`; then one entry per type of the rest: `{type, source:
+    null, reason, count}`."""
+    shown: list[dict[str, Any]] = []
+    size = 0
+    for item in dropped[:DROPPED_SHOWN]:
+        entry = _bounded(item)
+        size += len(quoting.json_text(entry))
+        if shown and size > MAX_DROPPED_CHARS:
+            break
+        shown.append(entry)
     rest: dict[str, int] = {}
-    for item in dropped[DROPPED_SHOWN:]:
+    for item in dropped[len(shown) :]:
         rest[item.type] = rest.get(item.type, 0) + 1
     for kind, count in rest.items():
         reason = (

@@ -16,6 +16,7 @@ from .cli_search import add_commands as add_search_commands
 from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
+from .cli_terminal import Parser, stderr_log_handler, terminal_output
 from .errors import ReadkeeperError, shown_content
 from .exit_status import REFUSED
 from .hints import for_cli
@@ -64,13 +65,13 @@ def _network_refusal(front: str) -> int | None:
     why = unsupported()
     if why is None:
         return None
-    print(f"readkeeper: {front} {why}; use stdio (the default) instead.", file=sys.stderr)
+    show(f"readkeeper: {front} {why}; use stdio (the default) instead.", sys.stderr)
     return REFUSED
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `readkeeper` command line: its options and commands."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="readkeeper",
         description="The file layer for editor-hosted AI coding agents (a language server).",
     )
@@ -151,13 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `readkeeper` console script (the language server when no command is given);
     returns the exit status."""
     _absolute_path_only()
+    terminal_output()  # Python's own stderr lines escaped on a terminal, as ours are
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logging.basicConfig(level=args.log_level, handlers=[stderr_log_handler()])
     if args.command is None and sys.stdin.isatty():
         parser.print_help()  # a person at a terminal, not an editor speaking LSP
         return 0
@@ -172,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _unwritable(exc):
             raise
         _stdout_to_nothing()
-        print(f"readkeeper: cannot write the output ({exc.strerror}).", file=sys.stderr)
+        show(f"readkeeper: cannot write the output ({exc.strerror}).", sys.stderr)
         return REFUSED
 
 
@@ -213,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     missing = _missing_stream(args)
     if missing:
         why = _WIRE.get(args.command, "the command prints its answer there")
-        print(f"readkeeper: {missing} is closed, and {why}.", file=sys.stderr)
+        show(f"readkeeper: {missing} is closed, and {why}.", sys.stderr)
         return REFUSED
     if args.command in (None, "serve"):
         tcp = getattr(args, "tcp", None)
@@ -236,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "settings":
         from .render import settings_table
 
-        print(settings_table())
+        show(settings_table(), sys.stdout)
         return 0
     if args.command == "mcp":
         refused = _network_refusal("mcp --http") if args.http else None

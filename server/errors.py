@@ -101,8 +101,33 @@ MAX_FAULT_CHARS = 500
 def fault_reason(exc: BaseException) -> str:
     """A fault of readkeeper's own (`internal`) as its reply names it: the exception's
     type and message, one line with nothing unseen (quoting.phrase), for its message may
-    hold any party's text (a file's, a client's, a library's); cut between escapes."""
-    return quoting.cut_escaped(quoting.phrase(f"{type(exc).__name__}: {exc}"), MAX_FAULT_CHARS)
+    hold any party's text (a file's, a client's, a library's); cut between escapes. No
+    object's repr or address (`library_detail`)."""
+    said = library_detail(exc, fallback="")
+    shown = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    return quoting.cut_escaped(quoting.phrase(shown), MAX_FAULT_CHARS)
+
+
+# An object's default repr (`<_io.BytesIO object at 0x7fcb...>`, `<function f at 0x...>`)
+# and any other long hexadecimal number a library's message may carry: a heap address,
+# which tells the agent nothing and differs from run to run.
+_OBJECT_REPR = re.compile(r"\s*<[^<>\n]{0,300}? at 0x[0-9a-fA-F]+>")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{8,}\b")
+
+
+def library_detail(exc: BaseException | str, fallback: str | None = None) -> str:
+    """What a library's exception (Pillow's, pypdf's, pdfium's, nbformat's, json's,
+    tree-sitter's, pygit2's, tiktoken's) says, as a readkeeper error's `detail` and
+    message show it: its text without object reprs or addresses (`<... at 0x...>` is
+    left out, another address shown `0x…`); the exception's type name if nothing is left
+    (`fallback` instead, when given). The one place a library's words become ours."""
+    said = exc if isinstance(exc, str) else str(exc)
+    said = _ADDRESS.sub("0x…", _OBJECT_REPR.sub("", said)).strip()
+    if said:
+        return said
+    if fallback is not None:
+        return fallback
+    return "no detail given" if isinstance(exc, str) else type(exc).__name__
 
 
 class ReadkeeperError(Exception):

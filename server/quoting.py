@@ -333,7 +333,22 @@ def show(text: str, stream: TextIO) -> None:
     """Print `text` to `stream`; to a terminal with its controls escaped (`terminal`),
     so a file's line or name cannot move the cursor, erase lines or retitle the window.
     To a pipe or file it goes as it is: the program reading it gets the exact text."""
-    print(terminal(text) if stream.isatty() else text, file=stream)
+    # print, not one write of text and break: a pipe closed early (`| head`) is
+    # seen as BrokenPipeError by its second write, where one write may end short silently.
+    print(terminal(text) if _is_terminal(stream) else text, file=stream)
+
+
+def write(text: str, stream: TextIO) -> None:
+    """`show` without the line break it adds: what argparse, logging and Python's own
+    stderr lines go through in the CLI (cli_terminal.py)."""
+    stream.write(terminal(text) if _is_terminal(stream) else text)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # not a file, or a closed one
+        return False
 
 
 def _control_escape(char: str) -> str:

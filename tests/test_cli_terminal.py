@@ -23,12 +23,12 @@ _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _fresh = itertools.count()
 
 
-def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
-    """Run `readkeeper ARGS` with stdout and stderr on a pty: its exit status and what
-    the terminal received (its own CR before each LF taken out)."""
+def _on_a_terminal(*args: str, cwd: Path, command: list[str] = READKEEPER) -> tuple[int, str]:
+    """Run `readkeeper ARGS` (`command` ARGS) with stdout and stderr on a pty: its exit
+    status and what the terminal received (its own CR before each LF taken out)."""
     controller, terminal = pty.openpty()
     with subprocess.Popen(
-        [*READKEEPER, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal
+        [*command, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal
     ) as proc:
         os.close(terminal)
         received = bytearray()

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, library_detail
 from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
@@ -299,11 +299,11 @@ def _spliced(
         raise ReadkeeperError(
             "unsupported",
             f"readkeeper could not find where the cell is in the text of {quoting.name(path)} "
-            f"with certainty ({exc}), and never rewrites the rest of a notebook to make an "
-            "edit; nothing was written. Change the cell's lines as text instead "
+            f"with certainty ({library_detail(exc)}), and never rewrites the rest of a notebook "
+            "to make an edit; nothing was written. Change the cell's lines as text instead "
             "(old_string/new_string on the notebook's JSON).",
             file_path=path,
-            detail=str(exc),
+            detail=library_detail(exc),
         ) from None
     return new_text
 
@@ -417,7 +417,7 @@ def _validate(notebook: dict[str, Any], before: Callable[[], dict[str, Any]], pa
         try:
             nbformat.validate(nbformat.from_dict(candidate))  # type: ignore[no-untyped-call]
         except nbformat.ValidationError as exc:
-            return str(exc.message)
+            return library_detail(str(exc.message))
         return None
 
     broken = problem(notebook)

@@ -62,7 +62,7 @@ class KeepCancels:
             return
         body = await _body(receive)
         if body is None:
-            await _too_large(send)
+            await too_large(send)
             return
         kept, asks = _examine(body)
         if kept is not body:
@@ -163,7 +163,8 @@ async def _body(receive: Receive) -> bytes | None:
     return b"".join(chunks)
 
 
-async def _too_large(send: Send) -> None:
+async def too_large(send: Send) -> None:
+    """The 413 for a body over the SDK's limit: it can never fit, so not worth a retry."""
     limit = DEFAULT_MAX_REQUEST_BODY_SIZE >> 20
     error = {
         "code": -32600,
@@ -181,4 +182,4 @@ async def _send_json(send: Send, status: int, message: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["KeepCancels", "without_cancels"]
+__all__ = ["KeepCancels", "too_large", "without_cancels"]

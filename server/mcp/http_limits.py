@@ -12,15 +12,24 @@ a client that sends half a body and stops holds no place (32 such locked every o
 client out); it waits under http_deadline.py's deadline instead. A GET (the session's
 event stream, which readkeeper sends nothing on) holds nothing of the client's and is
 not counted; the SDK caps the sessions it belongs to.
+
+A body over the SDK's 4 MiB never fits, so it is never a 503 (a retry would get the
+same answer for good): it is 413 `too_large` with `max_bytes`, decided from its
+Content-Length before any of it is read, or, chunked, as soon as what came passes the
+cap (the rest is never read). A body longer than its Content-Length is cut there by
+the HTTP parser: the rest is taken as the next request, which it is not, and the
+connection is dropped.
 """
 
 from __future__ import annotations
 
 import orjson
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import malformed, unpaired
 from .http_body import replay
+from .http_cancels import too_large
 from .http_deadline import Waiting
 from .line_cap import out_of_shape_answer
 
@@ -28,8 +37,9 @@ from .line_cap import out_of_shape_answer
 MAX_IN_FLIGHT = 32
 # The bytes of their bodies (a body is held until its answer is written).
 MAX_BODY_BYTES_IN_FLIGHT = 64 << 20
-# What a body without a Content-Length (chunked) is counted as: the SDK's own limit.
-UNDECLARED_BODY_BYTES = 4 << 20
+# What a body without a Content-Length (chunked) is counted as: the SDK's own limit,
+# past which any body is refused 413 too_large (http_cancels.too_large), never read whole.
+UNDECLARED_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 # The JSON-RPC code of a refusal the client should retry (the SDK's own for its
 # session limit is -32603, "internal"; this is not a fault).
 BUSY_CODE = -32000
@@ -62,6 +72,9 @@ class InFlightLimit:
             await self.app(scope, receive, send)
             return
         size = _declared_size(scope)
+        if size > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            await too_large(send)  # never fits: said before its body is read
+            return
         if self.body_bytes + size > MAX_BODY_BYTES_IN_FLIGHT:
             await _refuse(send, self.requests)
             return
@@ -70,6 +83,9 @@ class InFlightLimit:
             body = await _whole_body(receive, size)
             if body is None:
                 return  # the client went (or its deadline passed) before its body came
+            if body is _OVER:
+                await too_large(send)
+                return
             self.waiting.arrived(scope.get("client"))
             # Before the SDK's parser, as on stdio: its id kept where one can be read.
             refused = out_of_shape_answer(body)
@@ -94,10 +110,14 @@ class InFlightLimit:
             self.body_bytes -= size
 
 
+# What `_whole_body` gives for a body that went past `most` (a chunked one over the cap).
+_OVER = b"<over>"
+
+
 async def _whole_body(receive: Receive, most: int) -> bytes | None:
     """The request's body, once all of it has come; None if the connection ended
-    first. More than `most` bytes (a chunked body past the SDK's own limit) is cut
-    there: the SDK refuses what it cannot parse."""
+    first; `_OVER` as soon as more than `most` bytes came (a chunked body past the
+    SDK's limit): the rest is never read."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -105,9 +125,10 @@ async def _whole_body(receive: Receive, most: int) -> bytes | None:
         if message["type"] != "http.request":
             return None
         chunk = message.get("body", b"")
-        if size < most:
-            chunks.append(chunk[: most - size])
         size += len(chunk)
+        if size > most:
+            return _OVER
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
 

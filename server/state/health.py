@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import quoting
+from ..errors import library_detail
 
 log = logging.getLogger("readkeeper")
 
@@ -48,7 +49,7 @@ class Health:
         self.failures += 1
         self.down = True
         # One line of readkeeper's words: an error's text may hold a file's name.
-        said = quoting.phrase(f"{type(exc).__name__}: {exc}")
+        said = quoting.phrase(f"{type(exc).__name__}: {library_detail(exc)}")
         self.failure = f"{self.what} stopped on an unexpected error: {said}"
         log.error("readkeeper: %s", self.failure, exc_info=exc)
         if self._on_failure is not None:

@@ -387,7 +387,7 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
     [dropped] = result["dropped"]
     assert dropped["type"] == "git_status"
     # libgit2's complaint names what it could not read.
-    assert dropped["reason"].startswith('failed: RuntimeError("git status failed: ')
+    assert dropped["reason"].startswith("failed: RuntimeError: git status failed: ")
     assert "index" in dropped["reason"]
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ... import quoting
-from ...errors import ReadkeeperError
+from ...errors import ReadkeeperError, library_detail
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
 from . import worker
@@ -370,7 +370,7 @@ def _bomb(path: str, size: tuple[int, int] | None, settings: Settings) -> Readke
 
 
 def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
-    detail = str(exc) or type(exc).__name__
+    detail = library_detail(exc)
     return ReadkeeperError(
         "corrupt",
         f"{quoting.name(path)} cannot be decoded as an image ({quoting.name(detail)}). It may "

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from ... import quoting, words
-from ...errors import ReadkeeperError
+from ...errors import ReadkeeperError, library_detail
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from .. import numbering
@@ -254,7 +254,7 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
             ) from None
         except Exception as exc:  # nbformat's converters fail in many ways on bad input
             raise _corrupt(
-                path, f"nbformat could not upgrade it ({quoting.json_text(str(exc))})"
+                path, f"nbformat could not upgrade it ({quoting.json_text(library_detail(exc))})"
             ) from None
     cells = notebook.get("cells")
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):

