@@ -129,3 +129,33 @@ async def test_a_session_dropped_at_the_bound_is_told_so(workspace: Path) -> Non
         assert refused.structured_content["error"]["data"]["session_dropped"] is True  # type: ignore[index]
         await call(client, "read", file_path="a.txt", session="victim")
         await call(client, "edit", **edit, session="victim")
+
+
+async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: Path) -> None:
+    # `readkeeper mcp --http` attached to the editor's readkeeper: one connection to it,
+    # and each HTTP client's names its own within it.
+    runtime = private_runtime_dir()
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    lsp, _ = await editor(workspace, runtime)
+    server = HttpServer(["--root", str(workspace)], mcp_env(runtime))
+    try:
+        async with (
+            Client(server.url, mode="legacy") as first,
+            Client(server.url, mode="legacy") as second,
+        ):
+            await call(first, "read", file_path="a.txt", session="agent")
+            mine = await call(first, "stats", history=True)
+            assert mine["mode"] == "attached"
+            assert sessions_in(mine) == {"agent"}
+            assert sessions_in(await call(second, "stats", history=True)) == set()
+            hijack = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
+            refused = await second.call_tool("edit", {**hijack, "session": "agent"})
+            assert error_kind(refused) == "not_read"
+            await call(
+                first, "edit", file_path="a.txt", old_string="two", new_string="2", session="agent"
+            )
+    finally:
+        server.stop()
+        await lsp.client.close()
+    assert path.read_text() == "one\n2\n"
