@@ -15,10 +15,11 @@ A client that named a new session at every call (a prompt-injected agent, a brok
 client) would grow all of that without end, so each principal keeps its
 `MAX_PER_PRINCIPAL` most recently used sessions, its least recent going first: one
 principal never pushes out another's. All principals together keep `MAX_SESSIONS`; at
-that bound the least recent session of the principal holding the most goes, so a caller
-that stays within its share keeps its sessions. A session dropped so is remembered by
-name for a while (`MAX_EVICTED`): its next refusal says its read-state was dropped, not
-that it never read. Session names are capped too (`MAX_NAME_CHARS`).
+that bound the least recent session of the principal holding the most goes (the caller's
+own when it holds as many as any), so a caller that stays within its share keeps them.
+A session dropped so is remembered by name for a while (`MAX_EVICTED`): its next
+refusal says its read-state was dropped, not that it never read. Session names are
+capped too (`MAX_NAME_CHARS`).
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ class Sessions:
             while len(mine) > MAX_PER_PRINCIPAL:
                 dropped.append(self._drop(mine))
             while self._count > MAX_SESSIONS:
-                fullest = max(self._used.values(), key=len)
+                most = max(len(held) for held in self._used.values())
+                # the caller pays when it holds as many as any (a tie never falls on another)
+                fullest = mine if len(mine) == most else max(self._used.values(), key=len)
                 dropped.append(self._drop(fullest))
             return dropped
 

@@ -161,6 +161,9 @@ def test_at_the_global_bound_the_fullest_principal_pays(monkeypatch: pytest.Monk
     assert registry.enter(sessions.scoped("c", "1")) == [hog[1]]
     assert registry.evicted(hog[0])
     assert not registry.evicted(mine[0])
+    # b and a hold two each now: a tie falls on the caller, never on the other.
+    assert registry.enter(sessions.scoped("a", "3")) == [mine[0]]
+    assert registry.enter(sessions.scoped("b", "5")) == [hog[2]]
 
 
 def test_a_session_name_holding_nul_is_refused(core: Readkeeper, app: Path) -> None:
