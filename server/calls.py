@@ -42,6 +42,7 @@ from .protocol import (
 from .protocol.batch import ReadManyParams
 from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
+from .state import sessions
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
     from .core import Readkeeper
@@ -276,10 +277,13 @@ def quick(core: Readkeeper, name: str, raw: Any) -> bool:
     return ranged and size <= QUICK_SCAN_BYTES
 
 
-def run(core: Readkeeper, name: str, params: Any) -> Any:
-    """Serve typed params (from `params_for`): the JSON-ready result. Blocks. The call
-    makes its session the most recent one the core keeps (`Readkeeper.enter`)."""
+def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDITOR) -> Any:
+    """Serve typed params (from `params_for`) for `principal` (the door it came through,
+    state/sessions.py): the JSON-ready result. Blocks. The call's session is
+    `principal`'s of that name, never another's; it becomes the most recent one the core
+    keeps (`Readkeeper.enter`)."""
     method = method_named(name)
+    params = scoped_params(principal, params)
     session = getattr(params, "session", None)
     # What an earlier call left to record (a search's proof) is recorded first.
     core.read_states.later.settle(session)
@@ -290,6 +294,13 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
     with core.ahead.call(), cache_writes.holding(), one_call():
         try:
             result = method.run(core, params)
+        except ReadkeeperError as exc:
+            if session is not None and exc.data.get("session") == session:
+                exc.data["session"] = sessions.name_of(session)
+            told = exc.kind == "not_read" or (exc.kind == "no_change" and method.name == "undo")
+            if not told or session is None or not core.sessions.evicted(session):
+                raise
+            raise dropped(exc) from None  # the same error, its words made true
         except Moved as exc:  # a tree changed under a call: never a fault of ours
             raise moved(os.fsdecode(exc.filename or "A path")) from None
         except RecursionError:  # the input's nesting, never a fault of ours
@@ -297,12 +308,75 @@ def run(core: Readkeeper, name: str, params: Any) -> Any:
             raise too_deep(name) from None
         if method.name == "read" and isinstance(result, dict):
             core.ahead.read(result.get("file", {}).get("file_path"))
+        return shown(principal, session, method.name, result)
+
+
+def call(core: Readkeeper, name: str, raw: Any, principal: str = sessions.EDITOR) -> Any:
+    """Serve one request from its raw JSON params for `principal`: the JSON-ready
+    result. Blocks."""
+    return run(core, name, params_for(name, raw), principal)
+
+
+def scoped_params(principal: str, params: Any) -> Any:
+    """`params` with their session named by its key for `principal` (a name that no
+    session may have refused, `bad_params`)."""
+    session = getattr(params, "session", None)
+    if not isinstance(session, str):
+        return params
+    key = sessions.scoped(principal, session)
+    return params if key == session else attrs.evolve(params, session=key)
+
+
+def shown(principal: str, session: str | None, method: str, result: Any) -> Any:
+    """`result` as `principal` may see it: its session by the name it gave, and the
+    history of its own sessions only (the user's own viewer sees every one, each
+    labelled with whose it is)."""
+    if not isinstance(result, dict):
         return result
+    if session is not None and result.get("session") == session:
+        result = {**result, "session": sessions.name_of(session)}
+    if session is not None and isinstance(result.get("results"), list):  # readMany's errors
+        result = {**result, "results": [_named(r, session) for r in result["results"]]}
+    history = result.get("history") if method == "stats" else None
+    if isinstance(history, dict) and isinstance(history.get("events"), list):
+        events = [e for e in history["events"] if isinstance(e, dict)]
+        if principal == sessions.VIEWER:
+            events = [{**e, "session": sessions.labelled(str(e.get("session")))} for e in events]
+        else:
+            events = [
+                {**e, "session": sessions.name_of(e["session"])}
+                for e in events
+                if sessions.principal_of(str(e.get("session"))) == principal
+            ]
+        result = {**result, "history": {**history, "events": events}}
+    if method == "stats" and principal not in (sessions.EDITOR, sessions.VIEWER):
+        total = result.get("total")
+        if isinstance(total, dict) and "tokens_by_file" in total:  # other principals' files
+            result = {**result, "total": {k: v for k, v in total.items() if k != "tokens_by_file"}}
+    return result
 
 
-def call(core: Readkeeper, name: str, raw: Any) -> Any:
-    """Serve one request from its raw JSON params: the JSON-ready result. Blocks."""
-    return run(core, name, params_for(name, raw))
+def _named(item: Any, session: str) -> Any:
+    """One of readMany's results, an error's session by the name its caller gave."""
+    data = item.get("error", {}).get("data") if isinstance(item, dict) else None
+    if not isinstance(data, dict) or data.get("session") != session:
+        return item
+    named = {**data, "session": sessions.name_of(session)}
+    return {**item, "error": {**item["error"], "data": named}}
+
+
+def dropped(exc: ReadkeeperError) -> ReadkeeperError:
+    """`exc` told to a session whose read-state was dropped at the session bound: it did
+    read, and it is told so."""
+    exc.message = (
+        "This session's read-state was dropped: the server keeps at most "
+        f"{sessions.MAX_PER_PRINCIPAL} sessions per connection (the least recently used go "
+        "first), and this one had been used less recently than that many others. What it "
+        f"read or changed before is no longer known, so read the file again. {exc.message}"
+    )
+    exc.args = (exc.message,)
+    exc.data["session_dropped"] = True
+    return exc
 
 
 def with_diagnostics(

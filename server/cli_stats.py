@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return REFUSED
     try:
-        client = AttachClient.connect([root])
+        client = AttachClient.connect([root], viewer=True)
     except ReadkeeperError as exc:
         _refused(exc)
         return REFUSED

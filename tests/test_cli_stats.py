@@ -20,6 +20,8 @@ from conftest import start_session
 from helpers import eventually
 from mcp_helpers import mcp_env, private_runtime_dir
 from readkeeper.attach import discovery
+from readkeeper.attach.client import AttachClient
+from readkeeper.errors import ReadkeeperError
 from readkeeper.picture import page
 
 # A folder and file name that close the SVG, open a script and break out of quotes.
@@ -145,6 +147,40 @@ async def test_stats_html_pictures_the_editor_servers_session(
         assert parsed.tags.count("rect") >= 2  # the read's tokens, the stub's saving
         assert any(str(hostile) in text for text in parsed.text)
         assert any("file_unchanged" in text for text in parsed.text)
+    finally:
+        await session.client.close()
+
+
+async def test_stats_shows_the_user_every_agents_sessions_and_changes_nothing(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each door's sessions are its own (state/sessions.py): the editor's chat and an
+    # attached agent both name "chat-1"; `readkeeper stats`, the user's own view, shows
+    # both, the attached one labelled with its connection, and may call nothing else.
+    runtime = private_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    (workspace / "a.txt").write_text("a\n")
+    session = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+        await eventually(found.exists, f"the editor's server to publish {found}")
+        await session.read(workspace / "a.txt", session="chat-1")
+        agent = AttachClient.connect([str(workspace)])
+        assert agent is not None
+        agent.call("read", {"file_path": "a.txt", "session": "chat-1"})
+        agent.close()
+        ran = await asyncio.to_thread(run_stats, workspace, runtime)
+        assert ran.returncode == 0, ran.stderr
+        named = [e["session"] for e in json.loads(ran.stdout)["history"]["events"]]
+        assert named[0] == "chat-1"
+        assert named[1].startswith("attach-")
+        assert named[1].endswith(":chat-1")
+        viewer = AttachClient.connect([str(workspace)], viewer=True)
+        assert viewer is not None
+        with pytest.raises(ReadkeeperError) as refused:
+            viewer.call("forget", {"session": "chat-1"})
+        assert refused.value.kind == "unsupported"
+        viewer.close()
     finally:
         await session.client.close()
 

@@ -34,11 +34,13 @@ class AttachClient:
         self._ids = itertools.count(1)
 
     @classmethod
-    def connect(cls, roots: list[str]) -> AttachClient | None:
+    def connect(cls, roots: list[str], viewer: bool = False) -> AttachClient | None:
         """A connection to the editor's server for the first of `roots` (or a folder
         above it), or None when none runs. A socket that fails the checks, or a server
         that will not serve all of `roots`, raises `ReadkeeperError`. The server holds
-        the connection to `roots` (scope.py): never the editor's wider workspace."""
+        the connection to `roots` (scope.py): never the editor's wider workspace. A
+        `viewer` (`readkeeper stats`) sees every session's history and calls only stats;
+        an agent's connection is a principal of its own (state/sessions.py)."""
         try:
             found = discovery.find(roots[0])
         except ReadkeeperError as exc:
@@ -58,7 +60,10 @@ class AttachClient:
         sock.settimeout(CONNECT_TIMEOUT_S)
         try:
             sock.connect(found.socket)
-            hello = {"id": 0, "method": "hello", "params": {"roots": list(roots)}}
+            asked: dict[str, Any] = {"roots": list(roots)}
+            if viewer:
+                asked["viewer"] = True
+            hello = {"id": 0, "method": "hello", "params": asked}
             answer = framing.exchange(sock, hello)
         except (OSError, framing.FrameError):
             sock.close()
@@ -74,12 +79,15 @@ class AttachClient:
         sock.settimeout(None)
         return cls(found, sock, answer["result"])
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Forward one call; its result, or its error as a `ReadkeeperError`."""
+    def call(self, method: str, params: dict[str, Any], principal: str | None = None) -> Any:
+        """Forward one call (in the sessions of `principal` within this connection's, when
+        given); its result, or its error as a `ReadkeeperError`."""
         with self._lock:
             msg_id = next(self._ids)
             try:
-                message = {"id": msg_id, "method": method, "params": params}
+                message: dict[str, Any] = {"id": msg_id, "method": method, "params": params}
+                if principal is not None:
+                    message["principal"] = principal
                 answer = framing.exchange(self._sock, message)
             except (OSError, framing.FrameError) as exc:
                 raise ReadkeeperError(

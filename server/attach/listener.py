@@ -25,7 +25,7 @@ from .. import __version__, calls
 from ..core import Readkeeper
 from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..protocol import unstructure
-from ..state import later
+from ..state import later, sessions
 from . import discovery, framing
 from .scope import Scope
 
@@ -150,7 +150,7 @@ class Listener:
                 self._refuse(conn, f"Too many attached agents ({MAX_CONNECTIONS}); try later.")
                 return
             try:
-                self._converse(conn, f"mcp-{pid}-{next(self._count)}")
+                self._converse(conn, next(self._count), pid)
             finally:
                 with self._lock:
                     self._open -= 1
@@ -159,7 +159,10 @@ class Listener:
         with contextlib.suppress(OSError):
             framing.send(conn, {"id": None, "error": {"message": why, "data": {"kind": "refused"}}})
 
-    def _converse(self, conn: socket.socket, session: str) -> None:
+    def _converse(self, conn: socket.socket, number: int, pid: int) -> None:
+        # The connection is a principal of its own (state/sessions.py): its session
+        # names are its own, whatever another connection or the editor names theirs.
+        session = f"mcp-{pid}-{number}"
         scope: list[Scope] = []  # set by the hello: the roots this connection may reach
         while True:
             try:
@@ -176,14 +179,17 @@ class Listener:
             if message is None:
                 return
             try:
-                framing.send(conn, self.answer(message, session, scope))
+                framing.send(conn, self.answer(message, session, scope, f"attach-{number}"))
                 later.answered()
             except OSError:
                 return
 
-    def answer(self, message: dict[str, Any], session: str, scope: list[Scope]) -> dict[str, Any]:
+    def answer(
+        self, message: dict[str, Any], session: str, scope: list[Scope], principal: str
+    ) -> dict[str, Any]:
         """The answer frame to one request frame. The connection's first frame must be a
-        hello naming its roots (`scope`, filled here); every later call is held to them."""
+        hello naming its roots (`scope`, filled here); every later call is held to them,
+        in `principal`'s sessions (or, for the user's own viewer, `stats` only)."""
         msg_id = message.get("id")
         method = message.get("method")
         params = message.get("params")
@@ -191,7 +197,7 @@ class Listener:
             if not isinstance(method, str):
                 raise ReadkeeperError("bad_params", "A request frame needs a method (a string).")
             if method == "hello":
-                return {"id": msg_id, "result": self._hello(params, session, scope)}
+                return {"id": msg_id, "result": self._hello(params, session, scope, principal)}
             if not scope:
                 raise ReadkeeperError(
                     "bad_params",
@@ -202,6 +208,14 @@ class Listener:
             if isinstance(params, dict) and params.get("session") is None:
                 params = {**params, "session": session}
             name = calls.method_named(method).name
+            scope[0].principal = _principal(scope[0].owner, message.get("principal"))
+            if scope[0].principal == sessions.VIEWER and name != "stats":
+                raise ReadkeeperError(
+                    "unsupported",
+                    f"{name} is not served to `readkeeper stats`' connection, which only "
+                    "looks: attach as an agent (`readkeeper mcp`) to call it.",
+                    method=name,
+                )
             if isinstance(params, dict):
                 params = scope[0].params(name, params)
             if self.before_call is not None:
@@ -231,20 +245,40 @@ class Listener:
             # The scope checked the paths by name; the core opens them beneath the
             # connection's own roots, so a link swapped since cannot lead beyond them.
             with self.core.serving(scope.workspace):
-                return calls.call(self.core, name, params)
-        # Notices of files beyond the connection's roots stay pending for the editor's
-        # agent (a session may be shared): not taken here and thrown away.
-        typed = calls.params_for(name, params)
+                return calls.call(self.core, name, params, scope.principal)
+        # Notices of files beyond the connection's roots stay pending (the session's own
+        # calls through a wider door, were there one): not taken here and thrown away.
+        typed = calls.scoped_params(scope.principal, calls.params_for(name, params))
         self.core.enter(typed.session)
-        return unstructure(self.core.changes_for(typed, within=scope.reaches))
+        found = unstructure(self.core.changes_for(typed, within=scope.reaches))
+        return calls.shown(scope.principal, typed.session, name, found)
 
-    def _hello(self, params: Any, session: str, scope: list[Scope]) -> dict[str, Any]:
+    def _hello(
+        self, params: Any, session: str, scope: list[Scope], principal: str
+    ) -> dict[str, Any]:
         if scope:
             raise ReadkeeperError("bad_params", "hello was already sent on this connection.")
         asked = params.get("roots") if isinstance(params, dict) else None
         scope.append(Scope.declared(asked, self.core.workspace, self.core.outputs.existing))
+        viewer = isinstance(params, dict) and params.get("viewer") is True
+        scope[0].owner = scope[0].principal = sessions.VIEWER if viewer else principal
         roots = scope[0].roots
         return {"pid": os.getpid(), "roots": roots, "version": __version__, "session": session}
+
+
+def _principal(owner: str, within: Any) -> str:
+    """Whose sessions a call's are: the connection's, or one of the principals the
+    process behind it tells apart (`readkeeper mcp --http`'s clients, each its own),
+    never beyond the connection's."""
+    if within is None or owner == sessions.VIEWER:
+        return owner
+    if not isinstance(within, str) or not 0 < len(within) <= 128 or "\x00" in within:
+        raise ReadkeeperError(
+            "bad_params",
+            "A frame's principal is a name of 1 to 128 characters without NUL.",
+            field="principal",
+        )
+    return f"{owner}/{within}"
 
 
 __all__ = ["Listener", "peer_credentials"]

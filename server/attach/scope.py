@@ -27,6 +27,7 @@ from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
 from ..files.reach import LeadsOut, Reach, by_name, lexical, outside, walk
+from ..state.sessions import EDITOR, scoped
 
 # Every method an attached connection may call, with the fields of its params that
 # name a path (each resolved from the connection's first root and checked against its
@@ -85,6 +86,9 @@ class Scope:
         self.roots = roots
         self.spelled = spelled or {}  # a root's spelling in the hello, by real path
         self._outputs = outputs  # a session's folder of rendered pages, if it has one
+        # Whose session names this connection's are (set by the listener): the
+        # connection's own, and the one its call in hand is served for (state/sessions.py).
+        self.owner = self.principal = EDITOR
         self.narrower = narrower  # the editor's roots reach beyond these
         # What the core resolves and opens this connection's calls beneath.
         self.workspace = Narrowed.within(editor or Workspace(), roots, outputs)
@@ -172,7 +176,7 @@ class Scope:
             return path  # the core's own bad_params error says what is wrong
         absolute = lexical(path, self.roots[0])
         folders = [Reach(root, self.spelled.get(root, root)) for root in self.roots]
-        pages = self._outputs(session)
+        pages = self._pages(session)
         if pages is not None:
             folders.append(Reach(pages, pages))
         # The core resolves it again beneath these roots, named by their real paths.
@@ -197,8 +201,15 @@ class Scope:
         rendered for the session."""
         if any(is_within(real, root) for root in self.roots):
             return True
-        outputs = self._outputs(session)
+        outputs = self._pages(session)
         return outputs is not None and is_within(real, outputs)
+
+    def _pages(self, session: str) -> str | None:
+        """The folder of pages rendered for this connection's session `session`."""
+        try:
+            return self._outputs(scoped(self.principal, session))
+        except ReadkeeperError:  # a name no session has: the core refuses it
+            return None
 
     # --- answers ---
 

@@ -31,8 +31,9 @@ class Backend(Protocol):
         """Which backend this is, for `stats`."""
         ...
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Serve one call (blocking): its JSON result, or a `ReadkeeperError`."""
+    def call(self, method: str, params: dict[str, Any], principal: str = "") -> Any:
+        """Serve one call (blocking) in `principal`'s sessions (state/sessions.py): its
+        JSON result, or a `ReadkeeperError`."""
         ...
 
     def close(self) -> None:
@@ -63,12 +64,13 @@ class LocalBackend:
             mode["not_attached"] = self.why
         return mode
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
+    def call(self, method: str, params: dict[str, Any], principal: str = "") -> Any:
         """Serve the call with our own core; a read's `tokens` counts the text MCP sends
         of it (rendered_tokens.py)."""
         counter = self.core.tokens
         joined = functools.partial(count_joined, counter)
-        answer = as_sent(method, calls.call(self.core, method, params), counter.count, joined)
+        answered = calls.call(self.core, method, params, principal)
+        answer = as_sent(method, answered, counter.count, joined)
         return _left_as_sent(method, params, answer, counter.count)
 
     def quick(self, tool: str, arguments: dict[str, Any]) -> bool:
@@ -101,8 +103,9 @@ class AttachedBackend:
         client = self.client
         return {"mode": "attached", "pid": client.pid, "roots": client.roots}
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Forward the call to the editor's server."""
+    def call(self, method: str, params: dict[str, Any], principal: str = "") -> Any:
+        """Forward the call to the editor's server, which serves it in this connection's
+        sessions, or in those of `principal` within it (an HTTP client's)."""
         if self._broken:
             client = AttachClient.connect(self.roots)
             if client is None:
@@ -116,7 +119,8 @@ class AttachedBackend:
             self.client.close()
             self.client, self._broken = client, False
         try:
-            answer = as_sent(method, self.client.call(method, params), self._count)
+            answered = self.client.call(method, params, principal or None)
+            answer = as_sent(method, answered, self._count)
             return _left_as_sent(method, params, answer, self._count)
         except ReadkeeperError as exc:
             if exc.kind == "internal" and exc.data.get("reason") in ("closed", "broken"):

@@ -31,10 +31,11 @@ from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..files.paths import refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
-from . import filesystem, render
+from . import filesystem, principals, render
 from .backends import AttachedBackend, Backend, LocalBackend
 from .early_start import EarlyStart
 from .logs import SettingsLog
+from .principals import SHARED_HTTP_SESSION
 from .progress import sender as progress_sender
 from .request_fields import NamedRefusals
 from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
@@ -163,9 +164,9 @@ class McpFrontEnd:
                 if isinstance(roots, types.InputRequiredResult):
                     return roots
                 await self._start(roots)
-            backend = self.backend
-            assert backend is not None
-            session = _connection_session(ctx)
+            assert self.backend is not None
+            session, principal = principals.connection(ctx)
+            backend = principals.for_principal(self.backend, principal)
             if session is not None and arguments.get("session") is None:
                 arguments["session"] = session
                 if session == SHARED_HTTP_SESSION and params.name in ("read", "read_many"):
@@ -406,22 +407,6 @@ def _fault(tool: str, exc: Exception) -> types.CallToolResult:
             reason=reason,
         )
     )
-
-
-# The session of HTTP calls without an Mcp-Session-Id (2026-07-28 clients send none:
-# each request stands alone), unless they pass `session`.
-SHARED_HTTP_SESSION = "mcp-http"
-
-
-def _connection_session(ctx: ServerRequestContext[Any]) -> str | None:
-    """The read-state session of this HTTP connection (its Mcp-Session-Id, else the
-    shared one); None on stdio, where the process is the connection."""
-    request = ctx.request
-    headers = getattr(request, "headers", None)
-    if headers is None:
-        return None
-    session_id = headers.get("mcp-session-id")
-    return f"mcp-{session_id[:16]}" if session_id else SHARED_HTTP_SESSION
 
 
 def build_server(front: McpFrontEnd) -> Server[Any]:

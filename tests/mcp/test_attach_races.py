@@ -8,7 +8,7 @@ the core opens anything, and it has a swapper thread exchange sub/f.txt (a regul
 file when checked) with a symlink to WS/secret.env, waiting until it is done. Each try
 then provably meets the link where the check saw the file; the secret must never come
 back and never change, and every refusal must be a readkeeper one (`data.kind`). The
-session is shared with the editor's own agent, which has read the secret: what would
+connection's session has read the secret (the core is called in its name): what would
 let an edit or a write of it through, were it reached.
 """
 
@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_attach_scope import Raw
+from test_attach_scope import Raw, principal
 
 from mcp_helpers import private_runtime_dir
+from readkeeper import calls
 from readkeeper.attach.listener import Listener
 from readkeeper.core import Readkeeper
+from readkeeper.state.sessions import scoped
 
 TRIES = 60
 SECRET = "TOKEN=hunter2\n"
@@ -99,11 +101,14 @@ def raced(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir()))
     listener = Listener(core, before_call=swapper.hook)
     assert listener.start([str(workspace)])
-    editor = Raw(listener.socket_path)
-    editor.ask("hello", roots=[str(workspace)])
-    assert "hunter2" in str(editor.ask("read", file_path="secret.env", session=SESSION))
     raw = Raw(listener.socket_path)
-    assert raw.ask("hello", roots=[str(sub)])["result"]["roots"] == [str(sub)]
+    hello = raw.ask("hello", roots=[str(sub)])
+    assert hello["result"]["roots"] == [str(sub)]
+    # The connection's session holds the secret (no door of another principal reaches
+    # it: the core is called in its name).
+    raw.key = scoped(principal(hello), SESSION)
+    secret = {"file_path": str(workspace / "secret.env"), "session": SESSION}
+    assert "hunter2" in str(calls.call(core, "read", secret, principal(hello)))
     try:
         yield raw, swapper, workspace
     finally:
@@ -164,7 +169,7 @@ def test_attachments_never_carry_a_file_swapped_in_after_the_check(
 def test_an_attached_forget_never_drops_a_file_swapped_in_after_the_check(
     raced: tuple[Raw, Swapper, Path], core: Readkeeper
 ) -> None:
-    # The editor's agent read the secret in the shared session: forgetting sub/f.txt,
+    # The session read the secret: forgetting sub/f.txt,
     # swapped for a link to it after the check, must leave that read-state alone.
     raw, swapper, workspace = raced
     secret = str(workspace / "secret.env")
@@ -176,5 +181,5 @@ def test_an_attached_forget_never_drops_a_file_swapped_in_after_the_check(
         finally:
             swapper.armed = False
         assert "result" in answer, answer
-        assert core.read_states.get(SESSION, secret) is not None
+        assert core.read_states.get(raw.key, secret) is not None
     assert swapper.between == TRIES

@@ -70,7 +70,7 @@ async def test_an_attached_read_sees_the_unsaved_buffer_and_its_edit_is_refused(
         await lsp.client.close()
 
 
-async def test_a_read_through_lsp_then_an_external_change_makes_the_mcp_edit_stale(
+async def test_an_attached_read_then_an_external_change_makes_the_edit_stale(
     workspace: Path,
 ) -> None:
     runtime = private_runtime_dir()
@@ -78,9 +78,9 @@ async def test_a_read_through_lsp_then_an_external_change_makes_the_mcp_edit_sta
     path.write_text("MODE = 'a'\nOTHER = 1\n")
     lsp, _ = await editor(workspace, runtime)
     try:
-        await lsp.read(path, session="agent")
-        path.write_text("MODE = 'b'\nOTHER = 1\n")  # another program
         async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as client:
+            await call(client, "read", file_path=str(path), session="agent")
+            path.write_text("MODE = 'b'\nOTHER = 1\n")  # another program
             stale = await client.call_tool(
                 "edit",
                 {
@@ -92,8 +92,12 @@ async def test_a_read_through_lsp_then_an_external_change_makes_the_mcp_edit_sta
             )
             assert error_kind(stale) == "stale"
             assert "+MODE = 'b'" in text_of(stale)
+            stats = await call(client, "stats", session="agent")
+            assert stats["session"]["stale_edits_caught"] == 1
+        # The editor's session of that name is another (state/sessions.py).
         stats = await lsp.client.request("readkeeper/stats", {"session": "agent"})
-        assert stats["session"]["stale_edits_caught"] == 1
+        assert stats["session"]["stale_edits_caught"] == 0
+        assert stats["total"]["stale_edits_caught"] == 1
     finally:
         await lsp.client.close()
 

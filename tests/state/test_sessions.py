@@ -17,7 +17,7 @@ from readkeeper.state.sessions import Sessions
 @pytest.fixture
 def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A file to read, with the core keeping two sessions."""
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 2)
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 2)
     path = workspace / "app.py"
     path.write_text("x = 1\n")
     return path
@@ -41,7 +41,7 @@ def kept(core: Readkeeper, session: str) -> bool:
 def test_the_least_recent_session_is_forgotten_past_the_bound(
     core: Readkeeper, app: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 3)
     for name in ("a", "b", "c"):
         assert read(core, app, name) == "text"
     assert read(core, app, "a") == "file_unchanged"  # a is now the most recent
@@ -83,7 +83,7 @@ def test_forgetting_a_session_whole_frees_its_place(core: Readkeeper, app: Path)
 
 
 def test_the_registry_names_the_sessions_it_drops(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 2)
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 2)
     registry = Sessions()
     assert [registry.enter(name) for name in "abca"] == [[], [], ["a"], ["b"]]
     registry.leave("c")
@@ -105,5 +105,87 @@ def test_the_security_page_states_the_bounds_as_they_are() -> None:
     # The promise moved from the README's sandbox section to docs/security.md.
     page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
     promise = " ".join(page[page.index("## Sessions are bounded") :].split("\n## ")[0].split())
-    assert f"keeps the {sessions.MAX_SESSIONS} most recently used sessions" in promise
+    assert f"keeps the {sessions.MAX_PER_PRINCIPAL} most recently used sessions" in promise
+    assert f"{sessions.MAX_SESSIONS} sessions in all" in promise
     assert f"a session name over {sessions.MAX_NAME_CHARS} characters" in promise
+
+
+def test_the_same_name_from_two_principals_is_two_sessions(core: Readkeeper, app: Path) -> None:
+    params = {"file_path": str(app), "session": "chat-1"}
+    assert calls.call(core, "read", params)["type"] == "text"
+    assert calls.call(core, "read", params, "attach-1")["type"] == "text"
+    assert calls.call(core, "read", params, "attach-1")["type"] == "file_unchanged"
+    edit = {**params, "old_string": "x = 1", "new_string": "x = 2"}
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "edit", edit, "attach-2")
+    assert caught.value.kind == "not_read"
+    assert caught.value.data["session"] == "chat-1"  # its own name, never a key
+    assert calls.call(core, "forget", {"session": "chat-1"}, "attach-2")["forgotten"] == 0
+    assert calls.call(core, "read", params)["type"] == "file_unchanged"  # the editor's held
+
+
+def test_stats_history_shows_a_principal_its_own_sessions(core: Readkeeper, app: Path) -> None:
+    for principal in (sessions.EDITOR, "attach-1", "http-x"):
+        calls.call(core, "read", {"file_path": str(app), "session": "s"}, principal)
+
+    def seen(principal: str) -> list[str]:
+        found = calls.call(core, "stats", {"history": True}, principal)
+        return [e["session"] for e in found["history"]["events"]]
+
+    assert seen(sessions.EDITOR) == ["s"]
+    assert seen("attach-1") == ["s"]
+    assert seen("attach-2") == []
+    assert seen(sessions.VIEWER) == ["s", "attach-1:s", "http-x:s"]  # the user's own view
+    theirs = calls.call(core, "stats", {"session": "s"}, "attach-2")
+    assert "tokens_by_file" not in theirs["total"]  # no other principal's file names
+
+
+def test_one_principal_cannot_push_out_anothers_sessions(
+    core: Readkeeper, app: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 3)
+    assert read(core, app, "victim") == "text"
+    for i in range(10):
+        calls.call(core, "read", {"file_path": str(app), "session": f"spam{i}"}, "attach-1")
+    assert read(core, app, "victim") == "file_unchanged"
+
+
+def test_at_the_global_bound_the_fullest_principal_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 4)
+    monkeypatch.setattr(sessions, "MAX_SESSIONS", 5)
+    registry = Sessions()
+    mine = [sessions.scoped("a", n) for n in "12"]
+    hog = [sessions.scoped("b", n) for n in "1234"]
+    assert [registry.enter(key) for key in mine + hog[:3]] == [[], [], [], [], []]
+    assert registry.enter(hog[3]) == [hog[0]]  # b holds the most: its least recent goes
+    assert registry.enter(sessions.scoped("c", "1")) == [hog[1]]
+    assert registry.evicted(hog[0])
+    assert not registry.evicted(mine[0])
+    # b and a hold two each now: a tie falls on the caller, never on the other.
+    assert registry.enter(sessions.scoped("a", "3")) == [mine[0]]
+    assert registry.enter(sessions.scoped("b", "5")) == [hog[2]]
+
+
+def test_a_session_name_holding_nul_is_refused(core: Readkeeper, app: Path) -> None:
+    with pytest.raises(ReadkeeperError) as caught:
+        read(core, app, "\x00attach-1\x00chat-1")  # would spell another principal's key
+    assert caught.value.kind == "bad_params"
+    assert caught.value.data["field"] == "session"
+
+
+def test_a_dropped_session_is_told_so_until_it_starts_afresh(
+    core: Readkeeper, app: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sessions, "MAX_PER_PRINCIPAL", 2)
+    assert read(core, app, "a") == "text"
+    read(core, app, "b")
+    read(core, app, "c")  # a goes
+    edit = {"file_path": str(app), "old_string": "x = 1", "new_string": "x = 2", "session": "a"}
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "edit", edit)
+    assert caught.value.data["session_dropped"] is True
+    assert "read-state was dropped" in caught.value.message
+    calls.call(core, "forget", {"session": "a"})  # its own fresh start: no longer dropped
+    with pytest.raises(ReadkeeperError) as caught:
+        calls.call(core, "edit", edit)
+    assert "session_dropped" not in caught.value.data

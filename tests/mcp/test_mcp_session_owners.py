@@ -1,0 +1,161 @@
+"""A session name belongs to the door it came through (state/sessions.py): the same name
+from two MCP HTTP clients, or from an attached agent and the editor, is two sessions, and
+`stats` shows a caller only its own; one caller's many sessions never push out another's,
+and a session dropped at the bound is told so, not that it never read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import Client
+from test_mcp_attach import editor
+
+from mcp_helpers import (
+    HttpServer,
+    call,
+    error_kind,
+    mcp_env,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
+
+
+def sessions_in(stats: dict) -> set[str]:  # type: ignore[type-arg]
+    return {event["session"] for event in stats["history"]["events"]}
+
+
+async def test_an_http_client_cannot_act_in_another_clients_session(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
+    try:
+        async with (
+            Client(server.url, mode="legacy") as first,
+            Client(server.url, mode="legacy") as second,
+        ):
+            assert (await call(first, "read", file_path="a.txt"))["type"] == "text"
+            await call(first, "edit", file_path="a.txt", old_string="two", new_string="2")
+            await call(first, "read", file_path="a.txt", session="named")
+            (own,) = sessions_in(await call(first, "stats", history=True)) - {"named"}
+            assert own.startswith("mcp-")
+            # The second client sees none of the first's sessions, files or counts...
+            theirs = await call(second, "stats", history=True)
+            assert sessions_in(theirs) == set()
+            assert "a.txt" not in str(theirs)
+            # ...and naming them reaches a session of its own.
+            for name in (own, "named"):
+                undo = await second.call_tool("undo", {"session": name})
+                assert error_kind(undo) == "no_change"
+                edit = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
+                refused = await second.call_tool("edit", {**edit, "session": name})
+                assert error_kind(refused) == "not_read"
+                assert (await call(second, "forget", session=name))["session"] == name
+            assert path.read_text() == "one\n2\n"
+            # The first client's sessions are as they were.
+            again = await call(first, "read", file_path="a.txt", session="named")
+            assert again["type"] == "file_unchanged"
+            assert (await call(first, "undo"))["undone"] == "edit"
+    finally:
+        server.stop()
+
+
+async def test_an_attached_agent_cannot_act_in_the_editors_session(workspace: Path) -> None:
+    runtime = private_runtime_dir()
+    sub = workspace / "sub"
+    sub.mkdir()
+    path = sub / "a.txt"
+    path.write_text("one\ntwo\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        await lsp.read(path, session="chat-1")
+        edit = {"file_path": str(path), "old_string": "two", "new_string": "2"}
+        await lsp.client.request("readkeeper/edit", {**edit, "session": "chat-1"})
+        async with stdio_client(["--root", str(sub)], mcp_env(runtime)) as agent:
+            stats = await call(agent, "stats", history=True)
+            assert stats["mode"] == "attached"
+            assert "chat-1" not in sessions_in(stats)
+            hijack = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
+            refused = await agent.call_tool("edit", {**hijack, "session": "chat-1"})
+            assert error_kind(refused) == "not_read"
+            assert (await call(agent, "forget", session="chat-1"))["session"] == "chat-1"
+            # Its own session of that name is its own: read, edited, seen in its stats.
+            await call(agent, "read", file_path="a.txt", session="chat-1")
+            back = {"file_path": "a.txt", "old_string": "2", "new_string": "two"}
+            await call(agent, "edit", **back, session="chat-1")
+        assert path.read_text() == "one\ntwo\n"
+        # The editor's chat still holds what it read: its edit is checked, not refused.
+        back = {"file_path": str(path), "old_string": "one", "new_string": "ONE"}
+        await lsp.client.request("readkeeper/edit", {**back, "session": "chat-1"})
+        assert path.read_text() == "ONE\ntwo\n"
+        history = await lsp.client.request("readkeeper/stats", {"history": True})
+        assert {e["session"] for e in history["history"]["events"]} == {"chat-1"}
+    finally:
+        await lsp.client.close()
+
+
+async def test_one_http_client_cannot_push_out_anothers_sessions(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
+    try:
+        async with (
+            Client(server.url, mode="legacy") as victim,
+            Client(server.url, mode="legacy") as other,
+        ):
+            await call(victim, "read", file_path="a.txt", session="victim")
+            for i in range(300):
+                await call(other, "read", file_path="b.txt", session=f"spam{i}")
+            edit = {"file_path": "a.txt", "old_string": "two", "new_string": "2"}
+            await call(victim, "edit", **edit, session="victim")
+    finally:
+        server.stop()
+    assert (workspace / "a.txt").read_text() == "one\n2\n"
+
+
+async def test_a_session_dropped_at_the_bound_is_told_so(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    args = ["--standalone", "--root", str(workspace)]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        await call(client, "read", file_path="a.txt", session="victim")
+        for i in range(256):
+            await call(client, "read", file_path="b.txt", session=f"s{i}")
+        edit = {"file_path": "a.txt", "old_string": "two", "new_string": "2"}
+        refused = await client.call_tool("edit", {**edit, "session": "victim"})
+        assert error_kind(refused) == "not_read"
+        assert "read-state was dropped" in text_of(refused)
+        assert "at most 256 sessions" in text_of(refused)
+        assert refused.structured_content["error"]["data"]["session_dropped"] is True  # type: ignore[index]
+        await call(client, "read", file_path="a.txt", session="victim")
+        await call(client, "edit", **edit, session="victim")
+
+
+async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: Path) -> None:
+    # `readkeeper mcp --http` attached to the editor's readkeeper: one connection to it,
+    # and each HTTP client's names its own within it.
+    runtime = private_runtime_dir()
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    lsp, _ = await editor(workspace, runtime)
+    server = HttpServer(["--root", str(workspace)], mcp_env(runtime))
+    try:
+        async with (
+            Client(server.url, mode="legacy") as first,
+            Client(server.url, mode="legacy") as second,
+        ):
+            await call(first, "read", file_path="a.txt", session="agent")
+            mine = await call(first, "stats", history=True)
+            assert mine["mode"] == "attached"
+            assert sessions_in(mine) == {"agent"}
+            assert sessions_in(await call(second, "stats", history=True)) == set()
+            hijack = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
+            refused = await second.call_tool("edit", {**hijack, "session": "agent"})
+            assert error_kind(refused) == "not_read"
+            await call(
+                first, "edit", file_path="a.txt", old_string="two", new_string="2", session="agent"
+            )
+    finally:
+        server.stop()
+        await lsp.client.close()
+    assert path.read_text() == "one\n2\n"
