@@ -9,7 +9,7 @@ from lsprotocol import types
 from conftest import Session
 from helpers import eventually, names_a_shell_command
 from readkeeper.read.tokens import TokenCounter
-from readkeeper.state.sessions import MAX_NAME_CHARS, MAX_SESSIONS
+from readkeeper.state.sessions import MAX_NAME_CHARS, MAX_PER_PRINCIPAL
 
 
 async def test_read_numbers_lines_like_cat_n(lsp: Session, workspace: Path) -> None:
@@ -160,16 +160,17 @@ async def test_sessions_are_separate(lsp: Session, workspace: Path) -> None:
 async def test_a_new_session_at_every_call_does_not_grow_the_server(
     lsp: Session, workspace: Path
 ) -> None:
-    # The server keeps the most recently used sessions (state/sessions.py): past them,
-    # the least recent is forgotten whole, and a read of it is a first read again.
+    # The server keeps each connection's most recently used sessions (state/sessions.py):
+    # past them, the least recent is forgotten whole, and a read of it is a first read
+    # again.
     (workspace / "a.txt").write_text("a\n")
-    for n in range(MAX_SESSIONS + 1):
+    for n in range(MAX_PER_PRINCIPAL + 1):
         assert (await lsp.read("a.txt", session=f"s{n}"))["type"] == "text"
     assert (await lsp.read("a.txt", session="s1"))["type"] == "file_unchanged"
     stats = await lsp.client.request("readkeeper/stats", {"session": "s0"})
     assert stats["files_in_read_state"] == 0
     assert stats["session"]["reads"] == 0
-    assert stats["total"]["reads"] == MAX_SESSIONS + 2
+    assert stats["total"]["reads"] == MAX_PER_PRINCIPAL + 2
     assert (await lsp.read("a.txt", session="s0"))["type"] == "text"
     error = await lsp.read_error("a.txt", session="s" * (MAX_NAME_CHARS + 1))
     assert error.data["kind"] == "bad_params"
