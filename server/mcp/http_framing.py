@@ -10,16 +10,20 @@ h11 reads as chunked (a client that meant the Content-Length was told its 150-by
 body was "over 4 MiB"). uvicorn answers h11's refusals with a bare "Invalid HTTP
 request received."; here they say which header was wrong, as JSON-RPC `bad_params`.
 
-A chunked body is over the SDK's 4 MiB as soon as a chunk size line says so (what has
-come plus what the chunk declares): 413 `too_large` at once, the chunk never read (a
-client that declared 5 MiB and stopped got no answer, only the deadline's close). A
-Content-Length over it is answered by http_limits.py before the body is read.
+A body is over the SDK's 4 MiB as soon as what it declares says so, whatever the
+method (a GET's too), before any of it is read and before `Expect: 100-continue` is
+answered: what has come plus the rest of its Content-Length, or of the chunk being
+read, or of a chunk size line not yet ended (its digits so far: more only make it
+larger; past 20 it is no size line). That is 413 `too_large` at once and the
+connection closed (a chunk declared 5 MiB, or 2^72 bytes, then nothing, got no answer,
+only the deadline's close). What arrives is capped by http_limits.py besides.
 
 This is uvicorn's own h11 protocol, its parser's events watched as they come.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import h11
@@ -79,20 +83,42 @@ class _Watched(h11.Connection):
                     raise h11.RemoteProtocolError(_BOTH)
             elif isinstance(event, h11.Data):
                 self.body_bytes += len(event.data)
-            if self.body_bytes + self._declared() > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            if self.body_bytes + self._declared(event) > DEFAULT_MAX_REQUEST_BODY_SIZE:
                 raise _Over("over the cap")
         except h11.RemoteProtocolError as exc:
             self.refused = exc
             raise
         return event
 
-    def _declared(self) -> int:
-        """What the chunk being read declares and has not yet come (0 when none is)."""
+    def _declared(self, event: Any) -> int:
+        """What the body being read declares and has not yet sent: the rest of its
+        Content-Length, or of the chunk being read, or of the chunk whose size line has
+        begun to come (its digits so far: more only make it larger); 0 when none."""
         if self.their_state is not h11.SEND_BODY:
             return 0
-        # h11's chunked reader keeps the rest of the current chunk's declared size.
-        rest = getattr(self._reader, "_bytes_in_chunk", 0)
+        # h11's readers keep what they were told is still to come.
+        reader = self._reader
+        rest = getattr(reader, "_remaining", None)
+        if rest is None:
+            rest = getattr(reader, "_bytes_in_chunk", 0)
+            if rest == 0 and event is h11.NEED_DATA and _at_size_line(reader):
+                # Waiting for a size line's end: what came of it is all that is held.
+                digits = _HEX.match(self.trailing_data[0][: _MOST_DIGITS + 1])
+                if digits is not None and len(digits[0]) > _MOST_DIGITS:
+                    raise h11.RemoteProtocolError("illegal chunk header")
+                rest = int(digits[0], 16) if digits is not None else 0
         return rest if isinstance(rest, int) else 0
+
+
+# A chunk size line's hex digits, as many as h11 reads (it refuses a longer one).
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
+_MOST_DIGITS = 20
+
+
+def _at_size_line(reader: Any) -> bool:
+    return not getattr(reader, "_bytes_to_discard", b"") and not getattr(
+        reader, "_reading_trailer", True
+    )
 
 
 class FramedH11(H11Protocol):

@@ -9,7 +9,9 @@ Transfer-Encoding other than chunked, a chunk size line that is not one.
 
 A chunked body is over the 4 MiB cap as soon as a chunk size line says so: 413
 `too_large` at once, the chunk never read (a client that declared 5 MiB, or 2^72
-bytes, and stopped got no answer, only a close 10 s later: attack round 28, F2)."""
+bytes, and stopped got no answer, only a close 10 s later: attack round 28, F2), or a
+size line not yet ended says so by its digits; a Content-Length over the cap is 413
+first on any request, before `Expect: 100-continue` is answered."""
 
 from __future__ import annotations
 
@@ -146,5 +148,43 @@ def test_a_chunked_body_up_to_the_cap_with_extensions_and_trailers_is_served(
         status, _, answer = exchange(address, head + body)
         assert status == 200, answer
         assert b'"id":1' in answer.replace(b" ", b"")
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("line", "status"), [(b"500000", 413), (b"F" * 21, 400)])
+def test_a_chunk_size_line_not_yet_ended_is_decided_from_its_digits(
+    workspace: Path, line: bytes, status: int
+) -> None:
+    server, address = start(workspace)
+    try:
+        session = open_session(address)
+        with socket.create_connection(address, timeout=60) as conn:
+            # No CRLF after the digits, then nothing: what came already decides.
+            conn.sendall(_head(address, session, "Transfer-Encoding: chunked") + line)
+            got, answer = _answer(conn)
+            assert got == status, answer
+            assert _closed(conn)
+        served_afterwards(address)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"), [("POST", "Expect: 100-continue"), ("GET", "Accept: text/event-stream")]
+)
+def test_a_content_length_over_the_cap_is_413_first_on_any_request(
+    workspace: Path, method: str, extra: str
+) -> None:
+    server, address = start(workspace)
+    try:
+        session = open_session(address)
+        with socket.create_connection(address, timeout=60) as conn:
+            head = _head(address, session, f"Content-Length: {10**12}\r\n{extra}")
+            conn.sendall(head.replace(b"POST ", f"{method} ".encode(), 1))
+            # The first answer is the 413: no "100 Continue" invites the body first.
+            _assert_too_large(*_answer(conn))
+            assert _closed(conn)
+        served_afterwards(address)
     finally:
         server.stop()
