@@ -24,6 +24,7 @@ This is uvicorn's own h11 protocol, its parser's events watched as they come.
 from __future__ import annotations
 
 import re
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -146,7 +147,13 @@ class FramedH11(H11Protocol):
             (b"connection", b"close"),
         ]
         try:
-            self.transport.write(self.conn.send(h11.Response(status_code=status, headers=headers)))
+            self.transport.write(
+                self.conn.send(
+                    h11.Response(
+                        status_code=status, headers=headers, reason=HTTPStatus(status).phrase
+                    )
+                )
+            )
             self.transport.write(self.conn.send(h11.Data(data=body)))
             self.transport.write(self.conn.send(h11.EndOfMessage()))
         except h11.LocalProtocolError:
