@@ -63,7 +63,7 @@ _ELSE = (
 
 
 class _Over(h11.RemoteProtocolError):
-    """A chunked body declared over the SDK's limit."""
+    """A body declared (its Content-Length, a chunk size line) over the SDK's limit."""
 
 
 class _Watched(h11.Connection):
