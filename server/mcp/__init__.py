@@ -118,10 +118,10 @@ async def _serve_on(server: Any, streams: tuple[Any, Any]) -> None:
 
 def _serve_http(front: McpFrontEnd, port: int) -> int:
     import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     from .http_cancels import KeepCancels
     from .http_deadline import Waiting, deadlined
+    from .http_framing import FramedH11
     from .http_limits import InFlightLimit
     from .own_user import OwnUserOnly
     from .server import build_server
@@ -150,8 +150,9 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
     # No proxy headers: a forwarded address would stand in for the socket's own peer.
-    # Each request must arrive whole within a deadline (http_deadline.py).
-    protocol = deadlined(H11Protocol, waiting)
+    # Each request must arrive whole within a deadline (http_deadline.py), framed one
+    # way only and declared within the body cap (http_framing.py).
+    protocol = deadlined(FramedH11, waiting)
     config = uvicorn.Config(
         guarded, log_level="warning", lifespan="on", proxy_headers=False, http=protocol
     )

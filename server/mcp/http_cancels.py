@@ -165,14 +165,18 @@ async def _body(receive: Receive) -> bytes | None:
 
 async def too_large(send: Send) -> None:
     """The 413 for a body over the SDK's limit: it can never fit, so not worth a retry."""
+    await _send_json(send, 413, {"jsonrpc": "2.0", "id": None, "error": too_large_answer()})
+
+
+def too_large_answer() -> dict[str, Any]:
+    """The JSON-RPC error of that 413 (http_framing.py's for a chunk declared over it)."""
     limit = DEFAULT_MAX_REQUEST_BODY_SIZE >> 20
-    error = {
+    return {
         "code": -32600,
         "message": f"The request body is over {limit} MiB, which readkeeper does not read. "
         "Send a smaller request (read_many in parts, a large write as several edits).",
         "data": {"kind": "too_large", "max_bytes": DEFAULT_MAX_REQUEST_BODY_SIZE},
     }
-    await _send_json(send, 413, {"jsonrpc": "2.0", "id": None, "error": error})
 
 
 async def _send_json(send: Send, status: int, message: dict[str, Any]) -> None:
@@ -182,4 +186,4 @@ async def _send_json(send: Send, status: int, message: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["KeepCancels", "too_large", "without_cancels"]
+__all__ = ["KeepCancels", "too_large", "too_large_answer", "without_cancels"]

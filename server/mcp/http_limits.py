@@ -16,9 +16,10 @@ not counted; the SDK caps the sessions it belongs to.
 A body over the SDK's 4 MiB never fits, so it is never a 503 (a retry would get the
 same answer for good): it is 413 `too_large` with `max_bytes`, decided from its
 Content-Length before any of it is read, or, chunked, as soon as what came passes the
-cap (the rest is never read). A body longer than its Content-Length is cut there by
-the HTTP parser: the rest is taken as the next request, which it is not, and the
-connection is dropped.
+cap (the rest is never read); http_framing.py answers it first, from what the request
+declares (its Content-Length, a chunk size line). A body longer than its
+Content-Length is cut there by the HTTP parser: the rest is taken as the next request,
+which it is not, and the connection is dropped.
 """
 
 from __future__ import annotations
