@@ -51,7 +51,8 @@ async def test_a_budget_of_one_token_sends_a_bounded_dropped_list(workspace: Pat
             assert sum(d.get("count", 1) for d in listed if d["type"] == "file") == many
             for entry in listed:
                 if entry["source"] is not None:
-                    assert entry["source"].endswith(" characters cut]")
+                    assert " characters cut] … " in entry["source"]
+                    assert entry["source"].endswith(".txt")  # the file's name is kept
                 assert len(json.dumps(entry["reason"])) <= MAX_DROPPED_REASON_CHARS + 80
 
 
@@ -64,8 +65,10 @@ def test_each_entry_and_the_list_are_cut() -> None:
     assert len(json_text(listed)) <= MAX_DROPPED_CHARS
     for entry in listed:
         assert len(json.dumps(entry["source"])) <= MAX_DROPPED_SOURCE_CHARS + 40
-        assert entry["source"].endswith(" characters cut]")
-        assert entry["reason"].endswith(" characters cut]")
+        assert entry["source"].endswith("characters cut].txt")  # its own words, escaped
+        assert " characters cut] … " in entry["source"]
+        assert entry["reason"].startswith("not_found: r")
+        assert " characters cut] … r" in entry["reason"]
     rest = shown[-1]
     assert rest["source"] is None
     assert rest["count"] == 50 - len(listed)
