@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import quoting
+from .errors import shown_name
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
@@ -99,7 +100,7 @@ def many_entry(item: Any) -> str:
 
 def refusal(file_path: Any, kind: str, message: str) -> str:
     """A file of a readMany not read: its name, the refusal's kind and message."""
-    return f"{_name(file_path)}: refused ({kind}): {message}"
+    return f"{shown_name(file_path)}: refused ({kind}): {message}"
 
 
 def left_line(left: Any) -> str:
