@@ -204,6 +204,21 @@ def library_detail(exc: BaseException | str, fallback: str | None = None) -> str
     return "no detail given" if isinstance(exc, str) else type(exc).__name__
 
 
+# The most of a library's words (`library_words`) a refusal shows.
+MAX_LIBRARY_CHARS = 300
+
+
+def library_words(exc: BaseException) -> str:
+    """A library's words (`library_detail`) set in a refusal's sentence: one line, nothing
+    unseen (quoting.phrase), cut past `MAX_LIBRARY_CHARS` as readkeeper marks cuts (a
+    glob library's message repeats the 4,096-character glob it was given)."""
+    said = quoting.phrase(library_detail(exc))
+    if len(said) <= MAX_LIBRARY_CHARS:
+        return quoting.marks(said)
+    kept = quoting.cut_escaped(said, MAX_LIBRARY_CHARS)
+    return f"{quoting.marks(kept)} … [{len(said) - len(kept):,} characters cut]"
+
+
 class ReadkeeperError(Exception):
     """A failure the caller can act on. `data` travels with it to the client. The
     message names files as quoting.py shows names."""

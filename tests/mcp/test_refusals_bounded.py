@@ -96,3 +96,21 @@ async def test_read_many_refusals_are_bounded_over_lsp(lsp: Session, workspace: 
     answer = await lsp.client.request("readkeeper/readMany", {"file_paths": names})
     assert tiktoken_count(render.many(answer)) < MOST_MANY_TOKENS
     assert len(answer["results"]) == len(names)
+
+
+async def test_a_long_bad_glob_is_a_short_refusal(workspace: Path) -> None:
+    # The glob library's words repeat the glob: cut as a library's words are
+    # (errors.library_words), the glob shown once, cut (8,092 characters before).
+    bad = "x" * 4000 + "\\"
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for tool, args in (
+            ("glob", {"pattern": bad}),
+            ("glob", {"pattern": "*", "exclude": [bad]}),
+            ("grep", {"pattern": "a", "glob": bad}),
+        ):
+            answer = await client.call_tool(tool, args)
+            assert error_kind(answer) == "bad_params"
+            said = text_of(answer)
+            assert len(said) < MOST_REFUSAL_CHARS, (tool, len(said))
+            assert " characters cut]" in said, tool
