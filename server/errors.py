@@ -88,9 +88,9 @@ def _words_shown(message: str, data: dict[str, Any]) -> str:
         # they are, never quoted again), then each name as it is, longest first: a name
         # given twice (a path and its suggestion), or one inside another, is quoted once;
         # a name too long is cut wherever the message says it.
-        shown = sorted({*odd.values(), *cut}, key=len, reverse=True)
-        named = sorted(odd, key=len, reverse=True)
-        found = re.compile("|".join(map(re.escape, [*shown, *named])))
+        as_shown = sorted({*odd.values(), *cut}, key=len, reverse=True)
+        as_named = sorted(odd, key=len, reverse=True)
+        found = re.compile("|".join(map(re.escape, [*as_shown, *as_named])))
         message = found.sub(lambda m: cut.get(m.group()) or odd.get(m.group(), m.group()), message)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
