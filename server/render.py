@@ -322,7 +322,8 @@ def attachments(result: dict[str, Any]) -> str:
     parts = [f"{result.get('used_tokens')} of {count(result.get('budget_tokens'), 'token')}"]
     for item in result.get("attachments") or []:
         cut = " (truncated)" if item.get("truncated") else ""
-        source = f" from {_name(item['source'])}" if item.get("source") else ""
+        # The source named once, cut when long (errors.shown_name): outside the budget.
+        source = f" from {shown_name(item['source'])}" if item.get("source") else ""
         content = item.get("content", "")
         if not isinstance(content, str):  # a notebook's, a PDF's, an image's facts
             content = quoting.json_text(without_payloads(content), indent=1)

@@ -14,6 +14,7 @@ from conftest import Session
 from helpers import tiktoken_count
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import render
+from readkeeper.errors import MAX_NAME_CHARS
 
 # A refusal naming a 3,600-character path and its 3,600-character guess, as a tool error.
 MOST_REFUSAL_CHARS = 1_500
@@ -114,3 +115,22 @@ async def test_a_long_bad_glob_is_a_short_refusal(workspace: Path) -> None:
             said = text_of(answer)
             assert len(said) < MOST_REFUSAL_CHARS, (tool, len(said))
             assert " characters cut]" in said, tool
+
+
+async def test_names_echoed_by_attachments_and_stats_are_cut(workspace: Path) -> None:
+    # An attachment's header names its source outside the budget, and stats' history
+    # names each event's path: a 3,800-character path there sent 7,192 tokens for a
+    # budget of 2,000 (three headers), and 53,458 tokens of history for 201 reads.
+    deep = chain(workspace) / "real.txt"
+    (deep.parent / "CLAUDE.md").write_text("memory\n")
+    budget = 2_000
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for _ in range(3):
+            await client.call_tool("read", {"file_path": str(deep)})
+        args = {"budget_tokens": budget, "mentions": [str(deep)]}
+        said = text_of(await client.call_tool("attachments", args))
+        assert tiktoken_count(said) < budget + 1_000
+        history = text_of(await client.call_tool("stats", {"history": True}))
+        assert "q" * (MAX_NAME_CHARS + 1) not in history
+        assert " characters cut] … " in history
