@@ -247,7 +247,7 @@ def _failed(path: Any, exc: ReadkeeperError) -> dict[str, Any]:
 # The most characters the refusals of one call show in full: past it, each further
 # refusal says its kind and how to get its words, not its words (a refusal names its
 # path and a guess, each cut at errors.MAX_NAME_CHARS: 100 of them are still big).
-MAX_REFUSALS_CHARS = 8_000
+MAX_REFUSALS_CHARS = 16_000
 
 
 class _Said:

@@ -19,7 +19,7 @@ from readkeeper.errors import MAX_NAME_CHARS
 # A refusal naming a 3,600-character path and its 3,600-character guess, as a tool error.
 MOST_REFUSAL_CHARS = 1_500
 # 20 such refusals in one read_many, with no budget.
-MOST_MANY_TOKENS = 6_000
+MOST_MANY_TOKENS = 8_000
 
 
 def chain(workspace: Path) -> Path:
