@@ -160,10 +160,36 @@ def dropped_shown(dropped: list[Dropped]) -> list[dict[str, Any]]:
     rest: dict[str, int] = {}
     for item in dropped[len(shown) :]:
         rest[item.type] = rest.get(item.type, 0) + 1
+    return shown + _counted(rest)
+
+
+def _counted(rest: dict[str, int]) -> list[dict[str, Any]]:
+    said = []
     for kind, count in rest.items():
         reason = (
             f"{count:,} more of this type were dropped, not listed one by one to keep this "
             "answer small: ask for fewer at a time, or with a larger budget_tokens"
         )
-        shown.append({"type": kind, "source": None, "reason": reason, "count": count})
-    return shown
+        said.append({"type": kind, "source": None, "reason": reason, "count": count})
+    return said
+
+
+def more_dropped(shown: list[dict[str, Any]], more: list[Dropped]) -> list[dict[str, Any]]:
+    """A `dropped_shown` list with `more` entries added by the same bounds: listed (each
+    cut) while the listed ones stay within `DROPPED_SHOWN` and `MAX_DROPPED_CHARS`, the
+    rest counted per type with those already counted (a front end's own drops: an
+    attached agent's scope, attach/scope.py)."""
+    listed = [d for d in shown if not (d.get("source") is None and "count" in d)]
+    rest: dict[str, int] = {}
+    for d in shown:
+        if d not in listed:
+            rest[str(d.get("type"))] = rest.get(str(d.get("type")), 0) + int(d["count"])
+    size = sum(len(quoting.json_text(d)) for d in listed)
+    for item in more:
+        entry = _bounded(item)
+        size += len(quoting.json_text(entry))
+        if len(listed) >= DROPPED_SHOWN or size > MAX_DROPPED_CHARS:
+            rest[item.type] = rest.get(item.type, 0) + 1
+            continue
+        listed.append(entry)
+    return listed + _counted(rest)

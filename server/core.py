@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
 from .edit.journal import Journal
-from .errors import ReadkeeperError
+from .errors import ReadkeeperError, library_words
 from .files import held_bytes, pending, user_cache
 from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
@@ -360,7 +360,7 @@ class Readkeeper:
             return self.diagnostics.update(params.items, within=self.workspace.holds)
         except ValueError as exc:
             raise ReadkeeperError(
-                "bad_params", f"Invalid diagnostics: {exc}.", field="items"
+                "bad_params", f"Invalid diagnostics: {library_words(exc)}.", field="items"
             ) from None
         finally:
             for kind, count in self.diagnostics.take_dropped().items():

@@ -76,22 +76,96 @@ def _shown(message: str, data: dict[str, Any]) -> str:
 
 def _words_shown(message: str, data: dict[str, Any]) -> str:
     odd: dict[str, str] = {}  # each name not shown bare, and how it is shown
-    for key in _NAME_FIELDS:
-        value = data.get(key)
-        for named in value if isinstance(value, list) else [value]:
-            if isinstance(named, str) and named and quoting.name(named) != named:
-                odd[named] = quoting.name(named)
-    if odd:
+    cut: dict[str, str] = {}  # each name too long to show whole, as it and its quoted form
+    for named in _names(data):
+        shown = quoting.name(named)
+        if len(shown) > MAX_NAME_CHARS:
+            cut[named] = cut[shown] = shown_name(named)
+        elif shown != named:
+            odd[named] = shown
+    if odd or cut:
         # One pass, the names as shown first (the message quoted them already: kept as
         # they are, never quoted again), then each name as it is, longest first: a name
-        # given twice (a path and its suggestion), or one inside another, is quoted once.
-        shown = sorted(set(odd.values()), key=len, reverse=True)
-        named = sorted(odd, key=len, reverse=True)
-        found = re.compile("|".join(map(re.escape, [*shown, *named])))
-        message = found.sub(lambda m: odd.get(m.group(), m.group()), message)
+        # given twice (a path and its suggestion), or one inside another, is quoted once;
+        # a name too long is cut wherever the message says it.
+        as_shown = sorted({*odd.values(), *cut}, key=len, reverse=True)
+        as_named = sorted(odd, key=len, reverse=True)
+        found = re.compile("|".join(map(re.escape, [*as_shown, *as_named])))
+        message = found.sub(lambda m: cut.get(m.group()) or odd.get(m.group(), m.group()), message)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
     return quoting.line(message)
+
+
+def _names(data: dict[str, Any]) -> list[str]:
+    named: list[str] = []
+    for key in _NAME_FIELDS:
+        value = data.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item:
+                named.append(item)
+    return named
+
+
+# The most of a name (a path, a symbol, a guess) any answer shows, as its words spell it
+# (escapes counted): a longer one is cut in its middle, its start and its end kept (a
+# path's folder and its file), marked as readkeeper marks cuts (` … [N characters cut]
+# … `, the name's own such words escaped: quoting.marks). Every error's message and data
+# name it so (ReadkeeperError), read_many's entries, a next call's params (hints.call):
+# a 4,096-character path said three times with its guess sent 11,000 characters a
+# refusal, and 20 of them in one read_many 228,798 (round 19 fixers).
+MAX_NAME_CHARS = 240
+_NAME_END_CHARS = 100
+
+
+def _end(text: str, most: int) -> str:
+    """The start of `text` up to `most` characters as a name shows them."""
+    spelled = 0
+    for index, char in enumerate(text):
+        spelled += 1 if char.isprintable() and char not in '"\\' else 6
+        if spelled > most:
+            return text[:index]
+    return text
+
+
+def _cut_parts(text: str) -> tuple[str, int, str] | None:
+    if len(quoting.name(text)) <= MAX_NAME_CHARS:
+        return None
+    head = _end(text, _NAME_END_CHARS)
+    tail = _end(text[len(head) :][::-1], _NAME_END_CHARS)[::-1]
+    return head, len(text) - len(head) - len(tail), tail
+
+
+def cut_name(text: str) -> str:
+    """A name as data holds it: whole, or cut in its middle (`MAX_NAME_CHARS`)."""
+    parts = _cut_parts(text)
+    if parts is None:
+        return text
+    head, cut, tail = parts
+    return f"{quoting.marks(head)} … [{cut:,} characters cut] … {quoting.marks(tail)}"
+
+
+def shown_name(value: object) -> str:
+    """A name as readkeeper's words show it (quoting.name), cut in its middle when long
+    (`MAX_NAME_CHARS`): its start and end each shown as a name, the mark between."""
+    text = str(value)
+    parts = _cut_parts(text)
+    if parts is None:
+        return quoting.name(text)
+    head, cut, tail = parts
+    shown = [quoting.marks(quoting.name(part)) if part else "" for part in (head, tail)]
+    return f"{shown[0]} … [{cut:,} characters cut] … {shown[1]}"
+
+
+def _cut_data(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with each name it holds cut (`cut_name`)."""
+    for key in _NAME_FIELDS:
+        value = data.get(key)
+        if isinstance(value, str):
+            data[key] = cut_name(value)
+        elif isinstance(value, list):
+            data[key] = [cut_name(v) if isinstance(v, str) else v for v in value]
+    return data
 
 
 # The most of a fault's reason a reply shows.
@@ -130,6 +204,21 @@ def library_detail(exc: BaseException | str, fallback: str | None = None) -> str
     return "no detail given" if isinstance(exc, str) else type(exc).__name__
 
 
+# The most of a library's words (`library_words`) a refusal shows.
+MAX_LIBRARY_CHARS = 300
+
+
+def library_words(exc: BaseException) -> str:
+    """A library's words (`library_detail`) set in a refusal's sentence: one line, nothing
+    unseen (quoting.phrase), cut past `MAX_LIBRARY_CHARS` as readkeeper marks cuts (a
+    glob library's message repeats the 4,096-character glob it was given)."""
+    said = quoting.phrase(library_detail(exc))
+    if len(said) <= MAX_LIBRARY_CHARS:
+        return quoting.marks(said)
+    kept = quoting.cut_escaped(said, MAX_LIBRARY_CHARS)
+    return f"{quoting.marks(kept)} … [{len(said) - len(kept):,} characters cut]"
+
+
 class ReadkeeperError(Exception):
     """A failure the caller can act on. `data` travels with it to the client. The
     message names files as quoting.py shows names."""
@@ -139,7 +228,7 @@ class ReadkeeperError(Exception):
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
-        self.data = data
+        self.data = _cut_data(data)
 
     def to_data(self) -> dict[str, Any]:
         """The JSON-RPC error's `data`: the kind, and the facts that came with it."""

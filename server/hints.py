@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .errors import cut_name
 from .quoting import json_text
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
@@ -31,7 +32,10 @@ Word = Callable[[str, dict[str, Any] | None], str | None]
 
 def call(method: str, **params: Any) -> str:
     """The next step naming `method` with `params`, as the core writes it."""
-    shown = {k: v for k, v in params.items() if v is not None}
+    # A name too long to show whole is cut as every name is (errors.cut_name).
+    shown = {
+        k: cut_name(v) if isinstance(v, str) else v for k, v in params.items() if v is not None
+    }
     return f"readkeeper/{method} {json_text(shown)}" if shown else (f"readkeeper/{method}")
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import quoting
+from .errors import shown_name
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
@@ -99,7 +100,7 @@ def many_entry(item: Any) -> str:
 
 def refusal(file_path: Any, kind: str, message: str) -> str:
     """A file of a readMany not read: its name, the refusal's kind and message."""
-    return f"{_name(file_path)}: refused ({kind}): {message}"
+    return f"{shown_name(file_path)}: refused ({kind}): {message}"
 
 
 def left_line(left: Any) -> str:
@@ -321,7 +322,8 @@ def attachments(result: dict[str, Any]) -> str:
     parts = [f"{result.get('used_tokens')} of {count(result.get('budget_tokens'), 'token')}"]
     for item in result.get("attachments") or []:
         cut = " (truncated)" if item.get("truncated") else ""
-        source = f" from {_name(item['source'])}" if item.get("source") else ""
+        # The source named once, cut when long (errors.shown_name): outside the budget.
+        source = f" from {shown_name(item['source'])}" if item.get("source") else ""
         content = item.get("content", "")
         if not isinstance(content, str):  # a notebook's, a PDF's, an image's facts
             content = quoting.json_text(without_payloads(content), indent=1)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from .. import quoting
+from ..attachments.model import Dropped, more_dropped
 from ..errors import ErrorKind, ReadkeeperError
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
@@ -304,7 +305,7 @@ class Scope:
         return all(self.reaches(p) for p in paths if isinstance(p, str))
 
     def _attachments(self, result: dict[str, Any]) -> dict[str, Any]:
-        kept, dropped = [], list(result.get("dropped", []))
+        kept, dropped = [], []
         for item in result.get("attachments", []):
             source = item.get("source") if isinstance(item, dict) else None
             beyond = isinstance(source, str) and os.path.isabs(source) and not self.reaches(source)
@@ -313,11 +314,13 @@ class Scope:
             listing = self.narrower and item.get("type") in _LISTINGS
             if beyond or listing:
                 reason = "outside this agent's roots" if beyond else _LISTING_REASON
-                dropped.append({"type": item.get("type"), "source": source, "reason": reason})
+                dropped.append(Dropped(str(item.get("type")), str(source), reason))
             else:
                 kept.append(item)
         used = sum(int(item.get("tokens", 0)) for item in kept if isinstance(item, dict))
-        return {**result, "attachments": kept, "dropped": dropped, "used_tokens": used}
+        # Listed by the core's bounds (each cut, the list held), with the core's own.
+        shown = more_dropped(list(result.get("dropped", [])), dropped)
+        return {**result, "attachments": kept, "dropped": shown, "used_tokens": used}
 
     def error(self, exc: ReadkeeperError) -> ReadkeeperError:
         """The core's refusal cut to this connection's roots: no did-you-mean, root or

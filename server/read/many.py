@@ -61,7 +61,8 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
             results.extend(_none_read(params.file_paths[done:]))
             break
         results.append(entry)
-    return {"results": results}
+    said = _Said()
+    return {"results": [said.bounded(entry) for entry in results]}
 
 
 def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> dict[str, Any]:
@@ -70,6 +71,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
     paths = params.file_paths
     # Each entry as estimated: its refusal (known now), or what its read would cost.
     planned: list[dict[str, Any] | int] = []
+    said = _Said()
     for done, path in enumerate(paths):
         refused = _bad_entry(path, done)
         if refused is None:
@@ -84,13 +86,16 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                     raise
                 # Cancelled while a PDF was estimated: nothing is read.
                 return {"results": _none_read(paths)}
-        planned.append(refused)
+        planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     least = [
         _cost(count, p) if isinstance(p, dict) else _over_cost(count, path)
         for p, path in zip(planned, paths, strict=True)
     ]
-    kept = sum(least) + _cost_of_note(count, params) + count(render.left_line(budget)) + _SEP
+    # The last line as its number's digits may spell it whatever the budget: the least
+    # this call asks for is then enough when it is the budget given (its digits differ).
+    last = count(render.left_line(max(budget, _WIDEST_LEFT)))
+    kept = sum(least) + _cost_of_note(count, params) + last + _SEP
     if kept > budget:
         raise _too_small(budget, kept, len(paths))
     left = budget
@@ -162,6 +167,7 @@ def _bad_entry(path: Any, done: int) -> dict[str, Any] | None:
 # (MCP's "the read tool", a header's count of tokens recounted as sent).
 _SEP = 1
 _SLACK = 3
+_WIDEST_LEFT = 10**9
 # A bound on a read's header line beside its file's name: lines, of how many, tokens,
 # where to go on, an unsaved buffer's version.
 _HEADER = 40
@@ -236,6 +242,35 @@ def _given(path: str) -> Any:
 
 def _failed(path: Any, exc: ReadkeeperError) -> dict[str, Any]:
     return {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
+
+
+# The most characters the refusals of one call show in full: past it, each further
+# refusal says its kind and how to get its words, not its words (a refusal names its
+# path and a guess, each cut at errors.MAX_NAME_CHARS: 100 of them are still big).
+MAX_REFUSALS_CHARS = 16_000
+
+
+class _Said:
+    """The refusals of one call so far, and what they take."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def bounded(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """`entry` as it is, or past `MAX_REFUSALS_CHARS` a refusal in short."""
+        error = entry.get("error")
+        if not isinstance(error, dict):
+            return entry
+        if self.size > MAX_REFUSALS_CHARS:
+            kind = (error.get("data") or {}).get("kind", "internal")
+            message = (
+                f"Refused ({kind}); its words are left out, the refusals before it took "
+                f"{self.size:,} characters: read this file alone for them "
+                f"({call('read', file_path='<file>')})."
+            )
+            entry = {**entry, "error": {**error, "message": message}}
+        self.size += len(render.many_entry(entry))
+        return entry
 
 
 def _cancelled(exc: Exception) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pathspec import GitIgnoreSpec
 
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, library_words
 from ..files.globcost import refuse_costly
 from ..files.ignore import SPEC_ERRORS
 
@@ -46,7 +46,9 @@ class Exclude:
             self._spec = GitIgnoreSpec.from_lines(patterns) if patterns else None
         except SPEC_ERRORS as exc:
             raise ReadkeeperError(
-                "bad_params", f"An entry of {field} is not a valid glob: {exc}.", field=field
+                "bad_params",
+                f"An entry of {field} is not a valid glob: {library_words(exc)}.",
+                field=field,
             ) from None
         self.patterns = patterns
 

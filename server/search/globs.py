@@ -21,7 +21,7 @@ from typing import Any
 
 from pathspec import GitIgnoreSpec
 
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, library_words
 from ..files.globcost import refuse_costly
 from ..files.ignore import SPEC_ERRORS
 from .exclude import Exclude
@@ -109,7 +109,9 @@ class Glob:
             self._spec = GitIgnoreSpec.from_lines(self.patterns)
         except SPEC_ERRORS as exc:
             raise ReadkeeperError(
-                "bad_params", f"The glob {pattern!r} is not valid: {exc}.", field=field
+                "bad_params",
+                f"The glob {_short(pattern)} is not valid: {library_words(exc)}.",
+                field=field,
             ) from None
         self.pattern, self.field = pattern, field
         # Each pattern's regular expression, matched directly: pathspec's matching of a
@@ -211,5 +213,7 @@ def _any(matches: list[Callable[[Any], object | None]]) -> Callable[[Any], objec
 
 
 def _short(pattern: str) -> str:
-    """`pattern` as a message quotes it: its first 200 characters."""
-    return repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
+    """`pattern` as a message quotes it: its first 200 characters, the cut marked."""
+    if len(pattern) <= 200:
+        return repr(pattern)
+    return f"{pattern[:200]!r} … [{len(pattern) - 200:,} characters cut]"

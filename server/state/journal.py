@@ -19,6 +19,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import cut_name
+
 # Events kept (about 200 bytes each, with the path shared with the read-state): a long
 # agent session makes a few thousand calls.
 JOURNAL_EVENTS = 5_000
@@ -69,7 +71,7 @@ class Event:
             "at_ms": self.at_ns // 1_000_000,
             "session": self.session,
             "kind": self.kind,
-            "path": self.path,
+            "path": cut_name(self.path),  # cut when long, as every name a call echoes
             "tokens": self.tokens,
             "saved": self.saved,
             "ms": round(self.ms, 1),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NotRequired, Protocol, TypedDict
 
+from ..errors import cut_name
 from .journal import Journal, current_tally
 
 
@@ -90,7 +91,9 @@ class Counters:
             if isinstance(value, Counter):
                 # asdict() rebuilt the Counter from (key, count) pairs: take the real one.
                 data[name] = dict(getattr(self, name))
-        data["tokens_by_file"] = dict(self.tokens_by_file.most_common(TOP_FILES))
+        # The costliest files, each name cut when long (errors.cut_name).
+        top = self.tokens_by_file.most_common(TOP_FILES)
+        data["tokens_by_file"] = {cut_name(path): tokens for path, tokens in top}
         return data
 
 

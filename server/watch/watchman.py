@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .. import quoting
+from .. import errors, quoting
 from ..files.ignore import VCS_FOLDERS
 from ..files.paths import is_within
 from .threads import name_os_thread
@@ -98,7 +98,13 @@ class Unavailable(Exception):
     is made one line with nothing unseen here, where all of them enter (quoting.phrase)."""
 
     def __init__(self, why: str) -> None:
-        super().__init__(quoting.phrase(why))
+        # Without object reprs or heap addresses (errors.library_detail), cut.
+        said = quoting.phrase(errors.library_detail(why))
+        super().__init__(quoting.cut_escaped(said, MAX_REASON_CHARS))
+
+
+# The most of a reason Watchman cannot be used a user is shown.
+MAX_REASON_CHARS = 500
 
 
 def installed() -> bool:
@@ -192,7 +198,8 @@ class Subscription:
         try:
             self._receive()
         except Exception as exc:  # lost, and said: the watcher's next backend takes over
-            why = f"readkeeper's Watchman reader stopped on an unexpected error: {exc!r}"
+            why = "readkeeper's Watchman reader stopped on an unexpected error: "
+            why += errors.fault_reason(exc)
             log.error("readkeeper: %s", why, exc_info=exc)
             self._sink.lost(self.root, why)
 

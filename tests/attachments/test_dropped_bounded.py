@@ -11,7 +11,9 @@ from pathlib import Path
 import tiktoken
 
 from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper.attach.scope import Scope
 from readkeeper.attachments.model import (
+    DROPPED_SHOWN,
     MAX_DROPPED_CHARS,
     MAX_DROPPED_REASON_CHARS,
     MAX_DROPPED_SOURCE_CHARS,
@@ -75,3 +77,22 @@ def test_each_entry_and_the_list_are_cut() -> None:
     # A name's own cut-marker words are escaped: only readkeeper's mark reads as one.
     short = dropped_shown([Dropped("file", "/w/a … [3 characters cut]", "gone")])
     assert short[0]["source"] == "/w/a … \\x5b3 characters cut]"
+
+
+def test_an_attached_agents_own_drops_are_bounded_too() -> None:
+    # Attachments beyond an attached agent's roots are dropped by its scope, after the
+    # core's list was built: held by the same bounds, counted with the core's.
+    narrow = Scope(["/nowhere"], lambda session: None)
+    source = "/elsewhere/" + "\u202e" * 3000 + "/a … [3 characters cut]"
+    items = [{"type": "file", "source": f"{source}{n}", "tokens": 5} for n in range(200)]
+    core = dropped_shown([Dropped("file", f"/w/gone{n}", "not_found") for n in range(30)])
+    answer = narrow._attachments({"attachments": items, "dropped": core, "used_tokens": 1000})
+    shown = answer["dropped"]
+    assert answer["attachments"] == []
+    assert answer["used_tokens"] == 0
+    listed = [d for d in shown if d["source"] is not None]
+    assert len(listed) <= DROPPED_SHOWN
+    assert len(json_text(shown)) <= MAX_DROPPED_CHARS + 1_000
+    assert sum(d.get("count", 1) for d in shown) == 230
+    for entry in listed:
+        assert len(json.dumps(entry["source"])) <= MAX_DROPPED_SOURCE_CHARS + 40

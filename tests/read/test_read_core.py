@@ -14,7 +14,7 @@ import pytest
 
 from helpers import read, refused, text_file
 from readkeeper.core import Buffer, Readkeeper
-from readkeeper.errors import ReadkeeperError
+from readkeeper.errors import ReadkeeperError, shown_name
 from readkeeper.protocol import EditParams, ForgetParams, ReadParams, StatsParams, WriteParams
 from readkeeper.read.stub_rule import STUB_TOKENS
 from readkeeper.read.tokens import estimate_tokens
@@ -483,8 +483,10 @@ def test_a_name_too_long_for_any_file_is_bad_params_naming_the_limit(
     # By its text, as every tool judges it (files/reach.py too_long): no file is there.
     error = refused(core, "a" * 300 + ".txt")
     assert error.kind == "bad_params"
+    # The name itself is shown cut in its middle, as every name too long to show whole.
     assert error.message.startswith(
-        f"{workspace / ('a' * 300 + '.txt')} is longer than any file's path can be: each "
+        f"{shown_name(workspace / ('a' * 300 + '.txt'))} is longer than any file's path can "
+        "be: each "
         "name is at most 255 bytes, and the whole path at most 4,095"
     )
 

@@ -32,3 +32,12 @@ def test_watchman_s_stderr_is_one_line_of_words(
 
 def test_every_reason_watchman_is_unavailable_is_one_line() -> None:
     assert str(watchman.Unavailable(FORGED)) == "no readkeeper: FORGED \\u202e \\u001b[2J"
+
+
+def test_a_reason_holds_no_address_and_is_cut() -> None:
+    # Watchman's or a library's words go through errors.library_detail and are cut, as
+    # every other party's words in a reason are.
+    said = str(watchman.Unavailable(f"bad <_io.BytesIO object at 0x7fcb7017a7f0> {'x' * 9000}"))
+    assert "0x7fcb" not in said
+    assert "object at" not in said
+    assert len(said) <= watchman.MAX_REASON_CHARS

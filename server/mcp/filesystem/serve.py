@@ -17,7 +17,7 @@ from typing import Any
 import mcp_types as types
 
 from ... import quoting, render, words
-from ...errors import ReadkeeperError
+from ...errors import ReadkeeperError, shown_name
 from ...files.guesses import one_call
 from . import listings
 from .args import Content, Served, count, flag, listed, refused, string, text_block
@@ -222,7 +222,7 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
     answer = served.ask("readMany", file_paths=paths, budget_tokens=MANY_BUDGET_TOKENS)
     parts = []
     for item in answer.get("results", []):
-        path = quoting.name(str(item.get("file_path", "")))
+        path = shown_name(str(item.get("file_path", "")))  # cut when long
         error = item.get("error")
         if error:
             message, data = str(error.get("message", "")), error.get("data") or {}
