@@ -1,7 +1,8 @@
 """A session name belongs to the door it came through (state/sessions.py): the same name
 from two MCP HTTP clients, or from an attached agent and the editor, is two sessions, and
 `stats` shows a caller only its own; one caller's many sessions never push out another's,
-and a session dropped at the bound is told so, not that it never read."""
+and a session dropped at the bound is told so, not that it never read (nor that nothing
+changed)."""
 
 from __future__ import annotations
 
@@ -129,6 +130,35 @@ async def test_a_session_dropped_at_the_bound_is_told_so(workspace: Path) -> Non
         assert refused.structured_content["error"]["data"]["session_dropped"] is True  # type: ignore[index]
         await call(client, "read", file_path="a.txt", session="victim")
         await call(client, "edit", **edit, session="victim")
+
+
+async def test_every_answer_about_a_dropped_sessions_read_state_says_so(
+    workspace: Path,
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    args = ["--standalone", "--root", str(workspace)]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        await call(client, "read", file_path="a.txt", session="victim")
+        (workspace / "a.txt").write_text("one\nTWO\n")
+        (workspace / "c.txt").write_text("c\n")
+        for i in range(256):
+            await call(client, "read", file_path="b.txt", session=f"s{i}")
+        for tool, arguments in [
+            ("changes", {}),
+            ("attachments", {"types": ["changes"]}),
+            ("stats", {}),
+            ("read", {"file_path": "b.txt"}),
+            ("read_many", {"file_paths": ["c.txt"]}),
+            ("forget", {"paths": ["b.txt"]}),
+            ("changes", {}),  # still, until it starts afresh
+        ]:
+            answer = await client.call_tool(tool, {**arguments, "session": "victim"})
+            assert not answer.is_error, text_of(answer)
+            assert "read-state was dropped" in text_of(answer), (tool, text_of(answer))
+        await call(client, "forget", session="victim")  # its own fresh start
+        fresh = await client.call_tool("changes", {"session": "victim"})
+        assert "read-state was dropped" not in text_of(fresh)
 
 
 async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: Path) -> None:
