@@ -313,6 +313,9 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
             core.ahead.read(result.get("file", {}).get("file_path"))
         if was_dropped:
             result = session_dropped.told(method.name, result)
+        if method.name == "stats" and principal == sessions.EDITOR and isinstance(result, dict):
+            own = core.stats.editor_files()  # another caller's files are not the editor's
+            result = {**result, "total": {**result["total"], "tokens_by_file": own}}
         return shown(principal, session, method.name, result)
 
 

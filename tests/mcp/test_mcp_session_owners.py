@@ -189,3 +189,24 @@ async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: 
         server.stop()
         await lsp.client.close()
     assert path.read_text() == "one\n2\n"
+
+
+async def test_the_editors_stats_list_only_the_files_its_own_sessions_read(
+    workspace: Path,
+) -> None:
+    runtime = private_runtime_dir()
+    (workspace / "mine.txt").write_text("the editor's\n")
+    (workspace / "theirs.txt").write_text("the agent's\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        await lsp.client.request("readkeeper/read", {"file_path": str(workspace / "mine.txt")})
+        async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as agent:
+            await call(agent, "read", file_path="theirs.txt", session="agentS")
+            assert (await call(agent, "stats"))["mode"] == "attached"
+            for asked in ({}, {"session": "agentS"}, {"history": True}):
+                stats = await lsp.client.request("readkeeper/stats", asked)
+                assert "theirs.txt" not in str(stats), asked
+                assert str(workspace / "mine.txt") in stats["total"]["tokens_by_file"]
+            assert stats["total"]["reads"] == 2  # a count of every caller's, as documented
+    finally:
+        await lsp.client.close()
