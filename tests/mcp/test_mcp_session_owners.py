@@ -156,9 +156,37 @@ async def test_every_answer_about_a_dropped_sessions_read_state_says_so(
             answer = await client.call_tool(tool, {**arguments, "session": "victim"})
             assert not answer.is_error, text_of(answer)
             assert "read-state was dropped" in text_of(answer), (tool, text_of(answer))
+            assert "No changes" not in text_of(answer)
         await call(client, "forget", session="victim")  # its own fresh start
         fresh = await client.call_tool("changes", {"session": "victim"})
         assert "read-state was dropped" not in text_of(fresh)
+
+
+async def test_an_attached_agents_dropped_session_is_told_so_by_changes(workspace: Path) -> None:
+    # `changes` of an attached agent is served by the editor's listener (attach/listener.py),
+    # not the front end's dispatch: it says so all the same.
+    runtime = private_runtime_dir()
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as agent:
+            await call(agent, "read", file_path="a.txt", session="victim")
+            (workspace / "a.txt").write_text("one\nTWO\n")
+            for i in range(256):
+                await call(agent, "read", file_path="b.txt", session=f"s{i}")
+            for tool in ("changes", "stats", "attachments"):
+                answer = await client_text(agent, tool, session="victim")
+                assert "read-state was dropped" in answer, (tool, answer)
+                assert "No changes" not in answer
+    finally:
+        await lsp.client.close()
+
+
+async def client_text(client: Client, tool: str, **arguments: str) -> str:
+    answer = await client.call_tool(tool, arguments)
+    assert not answer.is_error, text_of(answer)
+    return text_of(answer)
 
 
 async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: Path) -> None:
