@@ -42,6 +42,7 @@ from .protocol import (
 from .protocol.batch import ReadManyParams
 from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
+from .state import dropped as session_dropped
 from .state import sessions
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
@@ -289,6 +290,8 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
     core.read_states.later.settle(session)
     if session is not None:  # `stats` may name none
         core.enter(session)
+    # Dropped at the session bound: every answer about its read-state says so.
+    was_dropped = session is not None and core.sessions.evicted(session)
     # Nothing is read ahead, nor written to the user cache, while a call is in flight;
     # its did-you-mean guesses, every miss of it together, share one budget.
     with core.ahead.call(), cache_writes.holding(), one_call():
@@ -308,6 +311,11 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
             raise too_deep(name) from None
         if method.name == "read" and isinstance(result, dict):
             core.ahead.read(result.get("file", {}).get("file_path"))
+        if was_dropped:
+            result = session_dropped.told(method.name, result)
+        if method.name == "stats" and principal == sessions.EDITOR and isinstance(result, dict):
+            own = core.stats.editor_files()  # another caller's files are not the editor's
+            result = {**result, "total": {**result["total"], "tokens_by_file": own}}
         return shown(principal, session, method.name, result)
 
 
@@ -368,12 +376,7 @@ def _named(item: Any, session: str) -> Any:
 def dropped(exc: ReadkeeperError) -> ReadkeeperError:
     """`exc` told to a session whose read-state was dropped at the session bound: it did
     read, and it is told so."""
-    exc.message = (
-        "This session's read-state was dropped: the server keeps at most "
-        f"{sessions.MAX_PER_PRINCIPAL} sessions per connection (the least recently used go "
-        "first), and this one had been used less recently than that many others. What it "
-        f"read or changed before is no longer known, so read the file again. {exc.message}"
-    )
+    exc.message = f"{session_dropped.words()} {exc.message}"
     exc.args = (exc.message,)
     exc.data["session_dropped"] = True
     return exc

@@ -338,6 +338,8 @@ def changes(result: dict[str, Any]) -> str:
     found = result.get("changes") or []
     # The watcher's note first: an empty list may not mean that nothing changed.
     parts = [f"note: {_note(result['note'])}"] if result.get("note") else []
+    if not found and result.get("session_dropped"):  # its note says why none is known
+        return "\n".join(parts)
     if not found:
         return "\n".join([*parts, "No changes to the files you read."])
     for item in found:

@@ -25,6 +25,7 @@ from .. import __version__, calls
 from ..core import Readkeeper
 from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..protocol import unstructure
+from ..state import dropped as session_dropped
 from ..state import later, sessions
 from . import discovery, framing
 from .scope import Scope
@@ -250,7 +251,9 @@ class Listener:
         # calls through a wider door, were there one): not taken here and thrown away.
         typed = calls.scoped_params(scope.principal, calls.params_for(name, params))
         self.core.enter(typed.session)
+        dropped = self.core.sessions.evicted(typed.session)  # told so, as calls.run does
         found = unstructure(self.core.changes_for(typed, within=scope.reaches))
+        found = session_dropped.told(name, found) if dropped else found
         return calls.shown(scope.principal, typed.session, name, found)
 
     def _hello(

@@ -96,6 +96,15 @@ class ReadRecord:
     # For a view of an image, PDF or notebook: what it gave the agent, in the file's
     # terms (pages, cells, the image as sent), which a stub of it names.
     document: HeldDocument | None = None
+    # For a partial view (a search, a range, a symbol, a cell) of content other than what
+    # the session held before: that earlier record, which is still what the session
+    # holds of every line this view did not show (without views of its own). What
+    # `changes` tells goes from it (watch/changes.py), so a partial view never moves the
+    # baseline of the lines it did not show. None once a view holds the file whole.
+    held_before: ReadRecord | None = None
+    # The recorded_ns of the record this one replaced, when `held_before` is set: the
+    # change notices of that record go on for this one.
+    follows_ns: int | None = None
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""
@@ -153,15 +162,30 @@ class ReadRecord:
         an edit or write left, starts afresh)."""
         if previous is not None and self.origin != "read":
             return self._but(earlier=(), superseded=_lines_held(previous))
+        before = self._held_before(previous)
         if previous is None or not self._same_content(previous):
-            return self if not self.earlier else self._but(earlier=())
+            return self if not self.earlier and not before else self._but(earlier=(), **before)
         # What an edit or write left stays too: it never stubs, but it may hold the
         # whole file (so a delta re-read still applies).
         kept = [v for v in previous.views() if not v._same_shape(self)]
         # A view of the whole file is kept before newer ranges: it holds all of them.
         kept.sort(key=lambda view: not view.whole)
         earlier = tuple(v._but(earlier=()) if v.earlier else v for v in kept)
-        return self._but(earlier=earlier[: MAX_VIEWS_PER_FILE - 1])
+        return self._but(earlier=earlier[: MAX_VIEWS_PER_FILE - 1], **before)
+
+    def _held_before(self, previous: ReadRecord | None) -> dict[str, object]:
+        """What this read view keeps of `previous` (the fields `held_before` and
+        `follows_ns`): a view that holds the file whole keeps nothing; a partial one
+        keeps what the session held before of the lines it did not show (when that is
+        other content than this view's)."""
+        if previous is None or self.whole:
+            return {}
+        base = previous.held_before
+        if base is None:
+            if self._same_content(previous):
+                return {}
+            base = previous._but(earlier=(), superseded=(), held_before=None, follows_ns=None)
+        return {"held_before": base, "follows_ns": previous.recorded_ns}
 
 
 def _lines_held(previous: ReadRecord) -> tuple[ReadRecord, ...]:

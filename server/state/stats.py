@@ -10,6 +10,7 @@ from typing import Any, NotRequired, Protocol, TypedDict
 
 from ..errors import cut_name
 from .journal import Journal, current_tally
+from .sessions import EDITOR, principal_of
 
 
 class _Item(Protocol):
@@ -136,6 +137,9 @@ class Stats:
         self._sessions: dict[str, Counters] = {}
         self._lock = threading.Lock()
         self.journal = Journal()  # each call: what, when, at what cost (journal.py)
+        # The files the editor's own sessions read: its total's `tokens_by_file` (another
+        # caller's file names are never its to see; the user's own viewer sees all).
+        self._editor_files: Counter[str] = Counter()
 
     def _session(self, session: str) -> Counters:
         """The session's counters, made at its first count (the caller holds the lock).
@@ -163,6 +167,8 @@ class Stats:
         with self._lock:
             for counters in (self._session(session), self.total):
                 counters.tokens_by_file[path] += tokens
+            if principal_of(session) == EDITOR:
+                self._editor_files[path] += tokens
         tally = current_tally()
         if tally is not None and not tally.path:
             tally.path = path
@@ -201,6 +207,11 @@ class Stats:
         """Drop the session's counters (the total keeps what they added to it)."""
         with self._lock:
             self._sessions.pop(session, None)
+
+    def editor_files(self) -> dict[str, int]:
+        """The TOP_FILES costliest files the editor's own sessions read (tokens sent)."""
+        with self._lock:
+            return dict(self._editor_files.most_common(TOP_FILES))
 
     def snapshot(self, session: str | None) -> Snapshot:
         """The total counters, and the session's too unless `session` is None."""

@@ -7,11 +7,12 @@ file itself with what every session whose read-state has it saw. The rules:
   rewrite of identical bytes is no notice. (A file read in ranges, too large to read
   whole, has no whole-file digest: for it a change of size or mtime is the change.)
 - What the session knows is what its read (or its own edit or write) recorded, and then
-  each change it was given in full by `readkeeper/changes`. A notice's diff goes from
-  there to the file now, so a second change to a file is shown as its own diff. A diff
-  is bounded (`changes_max_tokens`); a file whose old content is no longer kept
-  (snapshots.py), or whose new content is over the read caps or not text, gets
-  "changed, N lines now, read it again", and what the session knows stays its read.
+  each change it was given in full by `readkeeper/changes`; a partial view since (a
+  search, a range) never moves that for the lines it did not show (tracks.py). A
+  notice's diff goes from there to the file now, so a second change to a file is shown
+  as its own diff. A diff is bounded (`changes_max_tokens`); a file whose old content is
+  no longer kept (snapshots.py), or whose new content is over the read caps or not text,
+  gets "changed, N lines now, read it again", and what the session knows stays its read.
 - Each change is reported once per channel: pushed to the editor as the notification
   `readkeeper/didChangeReadFiles`, and returned once by `readkeeper/changes`, which is
   what the agent reads (the two are independent: an editor showing a notice does not
@@ -50,6 +51,8 @@ from ..state.stats import Stats
 from . import unwatched
 from .batches import Batch, cost_order, size_of
 from .looks import Look, lines_phrase, look_at, stat_token
+from .tracks import Track as _Track
+from .tracks import track_of
 
 if TYPE_CHECKING:
     from ..files.paths import Location
@@ -62,19 +65,6 @@ _MAX_MOVE_CANDIDATES = 256
 _EDIT_WAIT_S = 5.0  # how long a notice waits for an edit of its file to be recorded
 _EMPTY = f"={digest(b'')}"  # every empty file: never taken for a move
 Channel = str  # "notified" (the editor notification) or "reported" (readkeeper/changes)
-
-
-@dataclass
-class _Track:
-    """One session's knowledge of one file it read, and what it was told since."""
-
-    record_ns: int  # the read-state record this is about (a new read starts afresh)
-    known: str  # state token of the content the session knows
-    notified: str | None = None  # token last pushed to the editor
-    reported: str | None = None  # token last returned by readkeeper/changes
-    pending: bool = False  # maybe something for readkeeper/changes
-    moved_to: str | None = None
-    known_size: int | None = None  # bytes of the known content, when known
 
 
 @dataclass
@@ -201,10 +191,12 @@ class ChangeNotices:
         used = remaining = 0
         for path, track in tracks:
             record = self._read_states.get(session, path)
-            if record is None or record.recorded_ns != track.record_ns:
-                with self._lock:  # forgotten, or read again since: nothing to tell
+            if record is None:
+                with self._lock:  # forgotten: nothing to tell
                     self._drop(session, path, track)
                 continue
+            if record.recorded_ns != track.record_ns:  # read since: from what it holds now
+                track = self._track(session, record, None)
             verdict = self._evaluate(record, track, "reported", work)
             if verdict is None:
                 with self._lock:
@@ -262,10 +254,7 @@ class ChangeNotices:
     ) -> _Track:
         with self._lock:
             mine = self._tracks.setdefault(session, {})
-            track = mine.get(record.path)
-            if track is None or track.record_ns != record.recorded_ns:
-                track = _Track(record.recorded_ns, _known_token(record), known_size=record.size)
-                mine[record.path] = track
+            track = mine[record.path] = track_of(record, mine.get(record.path))
             if moved_to is not None:
                 track.moved_to = moved_to
             track.pending = track.pending or pending
@@ -441,9 +430,3 @@ class ChangeNotices:
 
 
 _OUT = "it is outside the workspace now"
-
-
-def _known_token(record: ReadRecord) -> str:
-    if record.scope == "file":
-        return f"={record.digest}"
-    return f"~{record.mtime_ns}:{record.size}"

@@ -1,7 +1,8 @@
 """A session name belongs to the door it came through (state/sessions.py): the same name
 from two MCP HTTP clients, or from an attached agent and the editor, is two sessions, and
 `stats` shows a caller only its own; one caller's many sessions never push out another's,
-and a session dropped at the bound is told so, not that it never read."""
+and a session dropped at the bound is told so, not that it never read (nor that nothing
+changed)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,63 @@ async def test_a_session_dropped_at_the_bound_is_told_so(workspace: Path) -> Non
         await call(client, "edit", **edit, session="victim")
 
 
+async def test_every_answer_about_a_dropped_sessions_read_state_says_so(
+    workspace: Path,
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    args = ["--standalone", "--root", str(workspace)]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        await call(client, "read", file_path="a.txt", session="victim")
+        (workspace / "a.txt").write_text("one\nTWO\n")
+        (workspace / "c.txt").write_text("c\n")
+        for i in range(256):
+            await call(client, "read", file_path="b.txt", session=f"s{i}")
+        for tool, arguments in [
+            ("changes", {}),
+            ("attachments", {"types": ["changes"]}),
+            ("stats", {}),
+            ("read", {"file_path": "b.txt"}),
+            ("read_many", {"file_paths": ["c.txt"]}),
+            ("forget", {"paths": ["b.txt"]}),
+            ("changes", {}),  # still, until it starts afresh
+        ]:
+            answer = await client.call_tool(tool, {**arguments, "session": "victim"})
+            assert not answer.is_error, text_of(answer)
+            assert "read-state was dropped" in text_of(answer), (tool, text_of(answer))
+            assert "No changes" not in text_of(answer)
+        await call(client, "forget", session="victim")  # its own fresh start
+        fresh = await client.call_tool("changes", {"session": "victim"})
+        assert "read-state was dropped" not in text_of(fresh)
+
+
+async def test_an_attached_agents_dropped_session_is_told_so_by_changes(workspace: Path) -> None:
+    # `changes` of an attached agent is served by the editor's listener (attach/listener.py),
+    # not the front end's dispatch: it says so all the same.
+    runtime = private_runtime_dir()
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    (workspace / "b.txt").write_text("b\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as agent:
+            await call(agent, "read", file_path="a.txt", session="victim")
+            (workspace / "a.txt").write_text("one\nTWO\n")
+            for i in range(256):
+                await call(agent, "read", file_path="b.txt", session=f"s{i}")
+            for tool in ("changes", "stats", "attachments"):
+                answer = await client_text(agent, tool, session="victim")
+                assert "read-state was dropped" in answer, (tool, answer)
+                assert "No changes" not in answer
+    finally:
+        await lsp.client.close()
+
+
+async def client_text(client: Client, tool: str, **arguments: str) -> str:
+    answer = await client.call_tool(tool, arguments)
+    assert not answer.is_error, text_of(answer)
+    return text_of(answer)
+
+
 async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: Path) -> None:
     # `readkeeper mcp --http` attached to the editor's readkeeper: one connection to it,
     # and each HTTP client's names its own within it.
@@ -159,3 +217,24 @@ async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: 
         server.stop()
         await lsp.client.close()
     assert path.read_text() == "one\n2\n"
+
+
+async def test_the_editors_stats_list_only_the_files_its_own_sessions_read(
+    workspace: Path,
+) -> None:
+    runtime = private_runtime_dir()
+    (workspace / "mine.txt").write_text("the editor's\n")
+    (workspace / "theirs.txt").write_text("the agent's\n")
+    lsp, _ = await editor(workspace, runtime)
+    try:
+        await lsp.client.request("readkeeper/read", {"file_path": str(workspace / "mine.txt")})
+        async with stdio_client(["--root", str(workspace)], mcp_env(runtime)) as agent:
+            await call(agent, "read", file_path="theirs.txt", session="agentS")
+            assert (await call(agent, "stats"))["mode"] == "attached"
+            for asked in ({}, {"session": "agentS"}, {"history": True}):
+                stats = await lsp.client.request("readkeeper/stats", asked)
+                assert "theirs.txt" not in str(stats), asked
+                assert str(workspace / "mine.txt") in stats["total"]["tokens_by_file"]
+            assert stats["total"]["reads"] == 2  # a count of every caller's, as documented
+    finally:
+        await lsp.client.close()

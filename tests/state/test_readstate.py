@@ -35,8 +35,8 @@ def test_each_session_has_its_own_records() -> None:
     assert states.get("chat", "/ws/a.py") == record("/ws/a.py")
     assert states.get("other", "/ws/a.py") is None
     assert states.get("chat", "/ws/b.py") is None
-    states.put("chat", record("/ws/a.py", digest="new"))  # a later read replaces it
-    assert states.get("chat", "/ws/a.py") == record("/ws/a.py", digest="new")
+    states.put("chat", record("/ws/a.py", digest="new", whole=True))  # a later read replaces it
+    assert states.get("chat", "/ws/a.py") == record("/ws/a.py", digest="new", whole=True)
     assert (states.count("chat"), states.count("other"), states.count()) == (1, 0, 1)
 
 
@@ -156,3 +156,24 @@ def test_a_renewed_record_is_what_dataclasses_replace_would_make() -> None:
         renewed.size = 1  # type: ignore[misc]
     with pytest.raises(TypeError, match="no field 'sise'"):
         before._but(sise=1)
+
+
+def test_a_partial_view_of_other_content_keeps_what_was_held_before() -> None:
+    # A search or a range shows some lines of a changed file: the session still holds
+    # the rest as it read them, and `changes` goes from there (watch/tracks.py).
+    states = ReadStates()
+    states.put("chat", record("/ws/a.py", digest="old", whole=True, recorded_ns=1))
+    states.put("chat", record("/ws/a.py", digest="new", offset=3, limit=1, recorded_ns=2))
+    held = states.get("chat", "/ws/a.py")
+    assert held is not None
+    assert held.held_before is not None
+    assert (held.digest, held.held_before.digest, held.follows_ns) == ("new", "old", 1)
+    states.put("chat", record("/ws/a.py", digest="newer", offset=5, limit=1, recorded_ns=3))
+    again = states.get("chat", "/ws/a.py")
+    assert again is not None
+    assert again.held_before is not None
+    assert (again.held_before.digest, again.follows_ns) == ("old", 2)  # still the read's
+    states.put("chat", record("/ws/a.py", digest="newer", whole=True, recorded_ns=4))
+    whole = states.get("chat", "/ws/a.py")
+    assert whole is not None
+    assert whole.held_before is None

@@ -189,3 +189,29 @@ def test_a_dropped_session_is_told_so_until_it_starts_afresh(
     with pytest.raises(ReadkeeperError) as caught:
         calls.call(core, "edit", edit)
     assert "session_dropped" not in caught.value.data
+
+
+def test_every_answer_about_a_dropped_sessions_read_state_says_so(
+    core: Readkeeper, app: Path
+) -> None:
+    read(core, app, "a")
+    read(core, app, "b")
+    read(core, app, "c")  # a goes
+    for method, params in [
+        ("readkeeper/changes", {}),
+        ("readkeeper/stats", {}),
+        ("readkeeper/forget", {"paths": [str(app)]}),
+    ]:
+        answer = calls.call(core, method, {**params, "session": "a"})
+        assert answer["session_dropped"] is True, method
+        assert "read-state was dropped" in answer["note"], method
+    attached = calls.call(core, "readkeeper/attachments", {"session": "a", "types": ["changes"]})
+    assert "read-state was dropped" in attached["dropped"][-1]["reason"]
+    assert (
+        "read-state was dropped"
+        in calls.call(core, "readkeeper/read", {"file_path": str(app), "session": "a"})["file"][
+            "note"
+        ]
+    )
+    calls.call(core, "readkeeper/forget", {"session": "a"})  # its own fresh start
+    assert "session_dropped" not in calls.call(core, "readkeeper/changes", {"session": "a"})

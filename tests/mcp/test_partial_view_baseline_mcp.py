@@ -1,0 +1,85 @@
+"""A later partial view (a search, a range, a symbol, read_many's range) adds what it
+shows and never moves what the session holds of the lines it did not show: `changes`
+still reports their change (state/readstate.py `held_before`, watch/tracks.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from helpers import eventually
+from mcp_helpers import call, core_client, until_watching
+
+ORIGINAL = "def tok():\n    return 1\n\n\nother = 2\nmore = 3\n"
+CHANGED = "def tok():\n    return 1\n\n\nother = 'CHANGED BY USER'\nmore = 3\n"
+CHANGED_TOO = "def tok2():\n    return 1\n\n\nother = 'CHANGED BY USER'\nmore = 3\n"
+
+# What the agent looks at after the change: each shows line 1 (or the symbol) only.
+PARTIAL_VIEWS: dict[str, tuple[str, dict[str, Any]]] = {
+    "grep": ("grep", {"pattern": "tok"}),
+    "grep_with_context": ("grep", {"pattern": "tok", "context": 1}),
+    "ranged_read": ("read", {"file_path": "a.py", "offset": 1, "limit": 1}),
+    "symbol_read": ("read", {"file_path": "a.py", "symbol": "tok2"}),
+    "read_many_range": ("read_many", {"file_paths": ["a.py"], "offset": 1, "limit": 2}),
+}
+
+
+async def unseen_change_reported(client: Client, tool: str = "changes") -> str:
+    async def reported() -> str:
+        if tool == "changes":
+            found = (await call(client, "changes"))["changes"]
+            return "".join(str(c.get("diff")) for c in found)
+        attached = await call(client, "attachments", types=["changes"])
+        return "".join(str(a.get("content")) for a in attached["attachments"])
+
+    async def has_it() -> str:
+        seen = await reported()
+        return seen if "CHANGED BY USER" in seen else ""
+
+    return await eventually(has_it, "the change of the line the search did not show")
+
+
+@pytest.mark.parametrize("view", sorted(PARTIAL_VIEWS))
+async def test_a_partial_view_never_hides_a_change_of_lines_it_did_not_show(
+    workspace: Path, view: str
+) -> None:
+    path = workspace / "a.py"
+    path.write_text(ORIGINAL)
+    async with core_client(workspace) as client:
+        await until_watching(client)
+        await call(client, "read", file_path="a.py")
+        path.write_text(CHANGED_TOO)  # line 1 (seen next) and line 5 (never seen again)
+        tool, arguments = PARTIAL_VIEWS[view]
+        await call(client, tool, **arguments)
+        diff = await unseen_change_reported(client)
+        assert "-other = 2" in diff
+
+
+async def test_the_change_notices_attachment_reports_it_too(workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text(ORIGINAL)
+    async with core_client(workspace) as client:
+        await until_watching(client)
+        await call(client, "read", file_path="a.py")
+        path.write_text(CHANGED_TOO)
+        await call(client, "grep", pattern="tok")
+        assert "-other = 2" in await unseen_change_reported(client, "attachments")
+
+
+async def test_a_whole_read_since_moves_the_baseline(workspace: Path) -> None:
+    path = workspace / "a.py"
+    path.write_text(ORIGINAL)
+    async with core_client(workspace) as client:
+        await until_watching(client)
+        await call(client, "read", file_path="a.py")
+        path.write_text(CHANGED)
+        await call(client, "grep", pattern="tok")
+        await unseen_change_reported(client)  # told once...
+        assert (await call(client, "changes"))["changes"] == []  # ...and only once
+        path.write_text(CHANGED_TOO)
+        await call(client, "read", file_path="a.py")  # the change shown whole
+        await call(client, "grep", pattern="tok")
+        assert (await call(client, "changes"))["changes"] == []
