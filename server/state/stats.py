@@ -209,9 +209,11 @@ class Stats:
             self._sessions.pop(session, None)
 
     def editor_files(self) -> dict[str, int]:
-        """The TOP_FILES costliest files the editor's own sessions read (tokens sent)."""
+        """The TOP_FILES costliest files the editor's own sessions read (tokens sent),
+        each name cut when long, as `as_dict` shows them."""
         with self._lock:
-            return dict(self._editor_files.most_common(TOP_FILES))
+            top = self._editor_files.most_common(TOP_FILES)
+        return {cut_name(path): tokens for path, tokens in top}
 
     def snapshot(self, session: str | None) -> Snapshot:
         """The total counters, and the session's too unless `session` is None."""
