@@ -17,6 +17,17 @@ LONG_NAME = "d" * 250
 PAST_PATH_MAX = 17
 
 
+def long_named(workspace: Path) -> Path:
+    """14 folders of 250-character names (a path of about 3,600 characters, under
+    PATH_MAX, so each call can name it), `real.txt` in the last: the folder returned."""
+    folder = workspace
+    for n in range(14):
+        folder = folder / f"{'q' * 250}{n}"
+    folder.mkdir(parents=True)
+    (folder / "real.txt").write_text("x\n")
+    return folder
+
+
 def make_chain(root: Path, levels: int, name: str = "d") -> None:
     """`levels` nested folders named `name` (too long a path for one mkdir: made by
     descriptor), `deepest.txt` in the last."""

