@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import cut_name
-from .quoting import json_text
+from .quoting import json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
 # it (`readkeeper/METHOD`, its params after it as one JSON object, read by a JSON decoder
@@ -32,11 +32,17 @@ Word = Callable[[str, dict[str, Any] | None], str | None]
 
 def call(method: str, **params: Any) -> str:
     """The next step naming `method` with `params`, as the core writes it."""
-    # A name too long to show whole is cut as every name is (errors.cut_name).
-    shown = {
-        k: cut_name(v) if isinstance(v, str) else v for k, v in params.items() if v is not None
-    }
+    shown = {k: _param(v) if isinstance(v, str) else v for k, v in params.items() if v is not None}
     return f"readkeeper/{method} {json_text(shown)}" if shown else (f"readkeeper/{method}")
+
+
+def _param(value: str) -> str:
+    """A text param as a next call shows it: a name too long to show whole cut as every
+    name is (errors.cut_name), and a name's own cut-marker words escaped either way
+    (quoting.marks): a missing `x … [9 characters cut].txt` was named raw in the glob
+    call of its refusal, where readkeeper's own mark could be read."""
+    cut = cut_name(value)
+    return cut if cut != value else marks(value)
 
 
 def rewrite(

@@ -28,11 +28,11 @@ from http import HTTPStatus
 from typing import Any
 
 import h11
-import orjson
 from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE  # as uvicorn's own
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .. import quoting
 from .http_cancels import too_large_answer
 
 _BOTH = (
@@ -140,7 +140,7 @@ class FramedH11(H11Protocol):
             status, error = 413, too_large_answer()
         else:
             status, error = 400, _bad(_said(str(refused)))
-        body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        body = quoting.json_text({"jsonrpc": "2.0", "id": None, "error": error}).encode()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
