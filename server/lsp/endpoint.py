@@ -220,6 +220,10 @@ class ReadkeeperProtocol(LanguageServerProtocol):
             if "id" in data:
                 return RawRequest(data["id"], method, data["jsonrpc"], data.get("params"))
             return RawNotification(method, data["jsonrpc"], data.get("params"))
+        if isinstance(method, str) and "params" not in data and not self.get_message_type(method):
+            # JSON-RPC lets `params` be left out; pygls' fallback types need the key, and
+            # would make an unknown method without it an internal error, not MethodNotFound.
+            data = {**data, "params": None}
         return super().structure_message(data)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:

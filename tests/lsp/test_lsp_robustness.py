@@ -68,6 +68,27 @@ def test_unknown_method(raw: RawServer) -> None:
     assert_still_serving(raw, 4)
 
 
+@pytest.mark.parametrize("method", ["$/nope", "nonexistent/method", "readkeeper/teleport"])
+def test_unknown_method_without_params(raw: RawServer, method: str) -> None:
+    # JSON-RPC lets a request leave `params` out: an unknown method is then still a
+    # method not found, not the server's fault.
+    raw.send({"jsonrpc": "2.0", "id": 3, "method": method})
+    reply = raw.response()
+    assert reply["id"] == 3
+    assert reply["error"]["code"] == -32601, reply
+    assert reply["error"]["data"]["kind"] == "unsupported"
+    assert_still_serving(raw, 4)
+
+
+@pytest.mark.parametrize("method", ["textDocument/hover", "readkeeper/read"])
+def test_method_without_the_params_it_needs(raw: RawServer, method: str) -> None:
+    raw.send({"jsonrpc": "2.0", "id": 5, "method": method})
+    reply = raw.response()
+    assert reply["id"] == 5
+    assert reply["error"]["data"]["kind"] == "bad_params", reply
+    assert_still_serving(raw, 6)
+
+
 def test_lsp_request_with_params_of_the_wrong_shape(raw: RawServer) -> None:
     reply = raw.request(5, "textDocument/hover", {"textDocument": 12})
     assert reply["id"] == 5
