@@ -1,0 +1,57 @@
+"""One budget for what a call sends, counted on what is sent: a listing of many long
+hostile names (controls, quotes, backslashes, a bidirectional override: each escaped
+when shown) stays within `max_tokens` as the client receives it, with a note naming the
+call for the rest. Before, the cap counted the names as the file system holds them: with
+1,000 such names the answers were 37,000 to 38,400 tokens for a cap of 25,000
+(bench/bench_listing_budget.py). Checked with the official SDK client on the core's
+tools and the drop-in's, counted with tiktoken on the text content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import tiktoken_count
+from mcp_helpers import mcp_env, ok, private_runtime_dir, stdio_client
+
+CAP = 4000
+ALLOWANCE = 200  # the closing note and the next call: a fixed size, whatever the names
+FILES = 300
+
+
+def hostile(index: int) -> str:
+    """A name of 211 bytes whose every few characters are escaped when shown."""
+    return f"{index:04d}" + '\x01 "\\\u202ex' * 25 + "abc.txt"
+
+
+@pytest.fixture
+def crowded(workspace: Path) -> Path:
+    for index in range(FILES):
+        (workspace / hostile(index)).write_text("x\n")
+    return workspace
+
+
+async def test_core_listings_as_sent_keep_to_max_tokens(crowded: Path) -> None:
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    async with stdio_client(["--root", str(crowded), "--standalone"], env) as client:
+        for tool, args in (("glob", {"pattern": "**/*"}), ("list", {"path": "."})):
+            said = await ok(client, tool, **args)
+            assert tiktoken_count(said) <= CAP + ALLOWANCE, tool
+            assert "cut by the token cap (max_tokens)" in said, tool
+            assert f"the rest: {tool} with offset=" in said, tool
+
+
+async def test_dropin_listings_as_sent_keep_to_max_tokens(crowded: Path) -> None:
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    args = ["--tools", "filesystem", "--standalone", "--root", str(crowded)]
+    async with stdio_client(args, env) as client:
+        for tool, extra in (
+            ("list_directory", {}),
+            ("list_directory_with_sizes", {}),
+            ("directory_tree", {}),
+            ("search_files", {"pattern": "**/*.txt"}),
+        ):
+            said = await ok(client, tool, path=str(crowded), **extra)
+            assert tiktoken_count(said) <= CAP + ALLOWANCE, tool
+            assert "cut by the token cap (max_tokens)" in said, tool
