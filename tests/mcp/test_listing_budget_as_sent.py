@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 
 from helpers import tiktoken_count
@@ -55,3 +56,22 @@ async def test_dropin_listings_as_sent_keep_to_max_tokens(crowded: Path) -> None
             said = await ok(client, tool, path=str(crowded), **extra)
             assert tiktoken_count(said) <= CAP + ALLOWANCE, tool
             assert "cut by the token cap (max_tokens)" in said, tool
+
+
+async def test_stats_history_as_sent_keeps_to_max_tokens(crowded: Path) -> None:
+    """The journal keeps 5,000 calls: sent whole, stats' history of 2,000 reads of hostile
+    names was 289,586 tokens for a cap of 25,000. Now the newest calls that fit, the
+    number left out and a note saying where they all are."""
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    async with stdio_client(["--root", str(crowded), "--standalone"], env) as client:
+        names = sorted(p.name for p in crowded.iterdir())[:60]
+        for name in names:
+            await ok(client, "read", file_path=str(crowded / name))
+        result = await client.call_tool("stats", {"history": True})
+        said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        assert tiktoken_count(said) <= CAP + ALLOWANCE
+        history = (result.structured_content or {})["history"]
+        assert history["cut"] > 0
+        assert len(history["events"]) + history["cut"] >= len(names)
+        assert "cut by the token cap (max_tokens)" in history["note"]
+        assert history["events"][-1]["kind"] != ""  # the newest kept, the oldest left out
