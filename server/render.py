@@ -343,22 +343,29 @@ def changes(result: dict[str, Any]) -> str:
     if not found:
         return "\n".join([*parts, "No changes to the files you read."])
     for item in found:
-        where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
-        # `truncated` with no diff: none was made (its note says why), so none was cut.
-        truncated, cut = item.get("truncated"), ""
-        if truncated and item.get("diff"):
-            cut = " (diff truncated: re-read the file)"
-        elif truncated and not item.get("note"):
-            cut = " (no diff: re-read the file)"
-        parts.append(f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}")
-        if item.get("note"):
-            parts.append(f"note: {_note(item['note'])}")
-        if item.get("diff"):
-            # Every diff line indented: none can pose as the next file's header.
-            parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
+        parts.extend(change_lines(item))
     if result.get("remaining"):
         parts.append(f"{result['remaining']} more: call changes again.")
     return "\n".join(parts)
+
+
+def change_lines(item: dict[str, Any]) -> list[str]:
+    """One changed file as `changes` shows it: its kind and name, its note, its diff
+    indented; what the changes' total cap counts of it (watch/changes.py)."""
+    where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
+    # `truncated` with no diff: none was made (its note says why), so none was cut.
+    truncated, cut = item.get("truncated"), ""
+    if truncated and item.get("diff"):
+        cut = " (diff truncated: re-read the file)"
+    elif truncated and not item.get("note"):
+        cut = " (no diff: re-read the file)"
+    parts = [f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}"]
+    if item.get("note"):
+        parts.append(f"note: {_note(item['note'])}")
+    if item.get("diff"):
+        # Every diff line indented: none can pose as the next file's header.
+        parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
+    return parts
 
 
 def without_payloads(value: Any) -> Any:

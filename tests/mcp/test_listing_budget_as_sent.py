@@ -13,8 +13,8 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from helpers import tiktoken_count
-from mcp_helpers import mcp_env, ok, private_runtime_dir, stdio_client
+from helpers import eventually, tiktoken_count
+from mcp_helpers import mcp_env, ok, private_runtime_dir, stdio_client, until_watching
 
 CAP = 4000
 ALLOWANCE = 200  # the closing note and the next call: a fixed size, whatever the names
@@ -75,3 +75,33 @@ async def test_stats_history_as_sent_keeps_to_max_tokens(crowded: Path) -> None:
         assert len(history["events"]) + history["cut"] >= len(names)
         assert "cut by the token cap (max_tokens)" in history["note"]
         assert history["events"][-1]["kind"] != ""  # the newest kept, the oldest left out
+
+
+async def test_changes_as_sent_keep_to_their_total_cap(crowded: Path) -> None:
+    """changes_total_max_tokens counts each notice as it is shown (its hostile name
+    escaped, its diff's lines escaped and indented): before, 201 diffs were sent as
+    11,191 tokens for a total cap of 8,000."""
+    total = 2000
+    env = mcp_env(private_runtime_dir(), READKEEPER_CHANGES_TOTAL_MAX_TOKENS=str(total))
+    async with stdio_client(["--root", str(crowded), "--standalone"], env) as client:
+        names = sorted(p.name for p in crowded.iterdir())[:60]
+        for name in names:
+            await ok(client, "read", file_path=str(crowded / name))
+        await until_watching(client)
+        for name in names:
+            (crowded / name).write_text("".join(f"y{i} changed\n" for i in range(40)))
+        reported: set[str] = set()
+        cut = False
+
+        async def all_told() -> bool:
+            nonlocal cut
+            result = await client.call_tool("changes", {})
+            said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+            assert tiktoken_count(said) <= total + ALLOWANCE
+            found = (result.structured_content or {}).get("changes", [])
+            reported.update(change["file_path"] for change in found)
+            cut = cut or bool((result.structured_content or {}).get("remaining"))
+            return len(reported) == len(names)
+
+        await eventually(all_told, "every change told")
+        assert cut
