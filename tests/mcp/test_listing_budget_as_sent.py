@@ -105,3 +105,25 @@ async def test_changes_as_sent_keep_to_their_total_cap(crowded: Path) -> None:
 
         await eventually(all_told, "every change told")
         assert cut
+
+
+async def test_attachments_dropped_list_is_counted_within_budget_tokens(workspace: Path) -> None:
+    """The `dropped` list is listed within what the budget has left, each entry counted
+    as sent; the rest counted per type in readkeeper's own words (a fixed size each).
+    Before, 20 missing hostile names listed about 3,300 tokens of drops whatever the
+    budget."""
+    budget = 300
+    missing = [str(workspace / ("nope" + hostile(index))) for index in range(40)]
+    async with stdio_client(
+        ["--root", str(workspace), "--standalone"], mcp_env(private_runtime_dir())
+    ) as client:
+        result = await client.call_tool(
+            "attachments", {"mentions": missing, "budget_tokens": budget}
+        )
+        said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        assert tiktoken_count(said) <= budget + ALLOWANCE
+        dropped = (result.structured_content or {})["dropped"]
+        listed = [d for d in dropped if d.get("source") is not None]
+        counted = sum(d.get("count", 0) for d in dropped if d.get("source") is None)
+        assert len(listed) + counted == len(missing)
+        assert counted > 0
