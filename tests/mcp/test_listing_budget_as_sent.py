@@ -127,3 +127,21 @@ async def test_attachments_dropped_list_is_counted_within_budget_tokens(workspac
         counted = sum(d.get("count", 0) for d in dropped if d.get("source") is None)
         assert len(listed) + counted == len(missing)
         assert counted > 0
+
+
+async def test_read_many_error_entry_keeps_the_path_as_asked_and_shows_it_cut_once(
+    workspace: Path,
+) -> None:
+    """A refused entry's structured `file_path` is the caller's own string, kept whole so
+    the entry matches its request (bounded by the request: 100 paths); the text shows it
+    cut once (errors.shown_name), never a cut name cut again (its marker escaped)."""
+    long = str(workspace / ("q" * 200) / ("r" * 3000 + ".txt"))
+    args = ["--root", str(workspace), "--standalone"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        result = await client.call_tool("read_many", {"file_paths": [long]})
+        said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        entry = (result.structured_content or {})["results"][0]
+        assert entry["file_path"] == long
+        assert "characters cut] … " in said
+        assert "\\x5b" not in said  # no marker of a cut escaped by a second cut
+        assert "r" * 1000 not in said
