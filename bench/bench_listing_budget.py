@@ -90,6 +90,7 @@ async def measure(workspace: Path, runtime: str) -> list[dict[str, Any]]:
         mentions = [str(workspace / name) for name in names[:100]]
         attach = {"mentions": mentions, "budget_tokens": 2000}
         row("attachments (100 mentions, 2,000)", 2_000, await core.call_tool("attachments", attach))
+    await siblings(workspace.parent / "s", runtime, row)
     dropin = ["--tools", "filesystem", *root]
     async with client(dropin, runtime) as fs:
         for tool, args in (
@@ -100,6 +101,56 @@ async def measure(workspace: Path, runtime: str) -> list[dict[str, Any]]:
         ):
             row(f"drop-in {tool}", 25_000, await fs.call_tool(tool, args))
     return rows
+
+
+async def siblings(folder: Path, runtime: str, row: Any) -> None:
+    """Other answers that list what the input holds: an outline of 10,000 symbols, a
+    notebook of 3,000 cells, a re-read's diff of 1,500 hunks, a did-you-mean list."""
+    folder.mkdir()
+    symbols = "".join(f"def f{i:05d}():\n    pass\n" for i in range(10_000))
+    (folder / "many.py").write_text(symbols)
+    cells = [
+        {
+            "cell_type": "code",
+            "id": f"c{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": f"x{i} = {i}\n",
+            "execution_count": None,
+        }
+        for i in range(3000)
+    ]
+    book = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "many.ipynb").write_text(json.dumps(book))
+    lines = [f"line {i} {'w' * 40}\n" for i in range(3000)]
+    (folder / "hunks.txt").write_text("".join(lines))
+    for i in range(200):
+        (folder / f"similar_{i:03d}_{'s' * 150}.txt").write_text("")
+    async with client(["--root", str(folder), "--standalone"], runtime) as core:
+        row(
+            "read: outline of 10,000 symbols",
+            25_000,
+            await core.call_tool("read", {"file_path": str(folder / "many.py")}),
+        )
+        row(
+            "read: notebook of 3,000 cells",
+            25_000,
+            await core.call_tool("read", {"file_path": str(folder / "many.ipynb")}),
+        )
+        await core.call_tool("read", {"file_path": str(folder / "hunks.txt")})
+        changed = [line if i % 2 else "changed\n" for i, line in enumerate(lines)]
+        (folder / "hunks.txt").write_text("".join(changed))
+        row(
+            "re-read: diff of 1,500 hunks",
+            25_000,
+            await core.call_tool("read", {"file_path": str(folder / "hunks.txt")}),
+        )
+        missing = str(folder / f"similar_{'s' * 150}.txt")
+        row(
+            "read: did-you-mean of 200 names",
+            25_000,
+            await core.call_tool("read", {"file_path": missing}),
+        )
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ tools and the drop-in's, counted with tiktoken on the text content."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import mcp_types as types
@@ -145,3 +146,23 @@ async def test_read_many_error_entry_keeps_the_path_as_asked_and_shows_it_cut_on
         assert "characters cut] … " in said
         assert "\\x5b" not in said  # no marker of a cut escaped by a second cut
         assert "r" * 1000 not in said
+
+
+async def test_a_notebook_of_many_cells_is_sent_once(workspace: Path) -> None:
+    """A notebook read's cells travel in its text only, as a text read's lines do: the
+    structured result held them again (3,000 one-line cells: 15,030 tokens of text and
+    30,851 of structured content, for a cap of 25,000)."""
+    cells = [
+        {"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": []}
+        | {"source": f"x{i} = {i}\n", "execution_count": None}
+        for i in range(600)
+    ]
+    book = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "many.ipynb").write_text(json.dumps(book))
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        result = await client.call_tool("read", {"file_path": "many.ipynb"})
+        said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        assert "x599 = 599" in said or "offset=" in said
+        structured = json.dumps(result.structured_content, ensure_ascii=False)
+        assert tiktoken_count(said) + tiktoken_count(structured) <= CAP + 2 * ALLOWANCE
