@@ -46,6 +46,9 @@ class Attachment:
     # What a cut's note says (cut_notes.py): what was kept in the file's own terms and
     # the call for the rest. None: "showing K of N lines" and `rest_hint`.
     cut_note: CutNote | None = None
+    # What its header and fences take as sent (render.attachment_header): counted in
+    # the budget with `tokens` (the content's own count), set when it is kept.
+    frame_tokens: int = 0
 
     def as_json(self) -> dict[str, Any]:
         """The attachment as `readkeeper/attachments` sends it."""
@@ -88,8 +91,9 @@ class Fitted:
 
     @property
     def used_tokens(self) -> int:
-        """The tokens the kept attachments take."""
-        return sum(a.tokens for a in self.attachments)
+        """The tokens the kept attachments take as sent: each one's content and its
+        header and fences."""
+        return sum(a.tokens + a.frame_tokens for a in self.attachments)
 
     def as_json(self, count: Callable[[str], int] | None = None) -> dict[str, Any]:
         """The `readkeeper/attachments` result as it is sent: the dropped ones listed

@@ -321,16 +321,23 @@ def attachments(result: dict[str, Any]) -> str:
     what was dropped."""
     parts = [f"{result.get('used_tokens')} of {count(result.get('budget_tokens'), 'token')}"]
     for item in result.get("attachments") or []:
-        cut = " (truncated)" if item.get("truncated") else ""
-        # The source named once, cut when long (errors.shown_name): outside the budget.
-        source = f" from {shown_name(item['source'])}" if item.get("source") else ""
+        header = attachment_header(item.get("type"), item.get("source"), item.get("truncated"))
         content = item.get("content", "")
         if not isinstance(content, str):  # a notebook's, a PDF's, an image's facts
             content = quoting.json_text(without_payloads(content), indent=1)
-        parts.append(f"=== {_name(item.get('type'))}{source}{cut} ===\n{quoting.fence(content)}")
+        parts.append(f"{header}\n{quoting.fence(content)}")
     if result.get("dropped"):
         parts.append("dropped: " + quoting.json_text(result["dropped"]))
     return "\n".join(parts)
+
+
+def attachment_header(kind: Any, source: Any, truncated: Any) -> str:
+    """An attachment's header line: its type, its source named once (cut when long,
+    errors.shown_name), whether it was cut. The budget counts it with the content
+    (attachments/budget.py: `frame`)."""
+    cut = " (truncated)" if truncated else ""
+    where = f" from {shown_name(source)}" if source else ""
+    return f"=== {_name(kind)}{where}{cut} ==="
 
 
 def changes(result: dict[str, Any]) -> str:

@@ -166,3 +166,22 @@ async def test_a_notebook_of_many_cells_is_sent_once(workspace: Path) -> None:
         assert "x599 = 599" in said or "offset=" in said
         structured = json.dumps(result.structured_content, ensure_ascii=False)
         assert tiktoken_count(said) + tiktoken_count(structured) <= CAP + 2 * ALLOWANCE
+
+
+async def test_attachments_headers_are_counted_within_budget_tokens(crowded: Path) -> None:
+    """Each kept attachment's header names its source (a hostile name escaped): counted
+    with its content. Before, 100 mentions of 3-line files with such names sent 10,076
+    tokens for budget_tokens 2,000 (used_tokens 1,457: the contents alone)."""
+    budget = 1000
+    mentions = [str(crowded / hostile(index)) for index in range(60)]
+    async with stdio_client(
+        ["--root", str(crowded), "--standalone"], mcp_env(private_runtime_dir())
+    ) as client:
+        arguments = {"mentions": mentions, "budget_tokens": budget, "types": ["file"]}
+        result = await client.call_tool("attachments", arguments)
+        said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        assert tiktoken_count(said) <= budget + ALLOWANCE
+        structured = result.structured_content or {}
+        assert structured["used_tokens"] <= budget
+        assert structured["attachments"]
+        assert structured["dropped"]
