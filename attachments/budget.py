@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from readkeeper import words
+from readkeeper import render, words
 
 from .cut_notes import read_call, unclosed_fence
 from .model import Attachment, Dropped, Fitted
@@ -111,6 +111,14 @@ def measure(item: Attachment, counter: Counter) -> bool:
     )
 
 
+def frame(item: Attachment, counter: Counter) -> int:
+    """What `item` takes as sent besides its content: its header line (its source named,
+    a hostile name escaped) and the fence lines around it (render.attachments); counted
+    as cut, so a cut made to fit cannot outgrow it."""
+    header = render.attachment_header(item.type, item.source, True)
+    return counter.count(f"{header}\n```\n```") + 1
+
+
 def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     """Fit `items` into `budget` tokens by the rules above: what is kept (cut to fit
     or whole), and what is dropped and why."""
@@ -148,8 +156,10 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
                 )
             )
             continue
-        worth_cutting = item.protected or remaining >= MIN_USEFUL_TOKENS
-        fits = item.tokens <= remaining or (worth_cutting and truncate(item, remaining, counter))
+        framed = frame(item, counter)  # its header and fences, sent with it
+        room = remaining - framed
+        worth_cutting = item.protected or room >= MIN_USEFUL_TOKENS
+        fits = item.tokens <= room or (worth_cutting and truncate(item, room, counter))
         if not fits:
             reason = (
                 f"needs {item.tokens} tokens; {remaining} of the {budget}-token budget were left"
@@ -161,7 +171,8 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
                 missed = item
             continue
         kept.add(index)
-        remaining -= item.tokens
+        item.frame_tokens = framed
+        remaining -= item.tokens + framed
     return Fitted(
         attachments=[items[i] for i in range(len(items)) if i in kept],
         dropped=dropped,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,9 @@ class Attachment:
     # What a cut's note says (cut_notes.py): what was kept in the file's own terms and
     # the call for the rest. None: "showing K of N lines" and `rest_hint`.
     cut_note: CutNote | None = None
+    # What its header and fences take as sent (render.attachment_header): counted in
+    # the budget with `tokens` (the content's own count), set when it is kept.
+    frame_tokens: int = 0
 
     def as_json(self) -> dict[str, Any]:
         """The attachment as `readkeeper/attachments` sends it."""
@@ -87,14 +91,17 @@ class Fitted:
 
     @property
     def used_tokens(self) -> int:
-        """The tokens the kept attachments take."""
-        return sum(a.tokens for a in self.attachments)
+        """The tokens the kept attachments take as sent: each one's content and its
+        header and fences."""
+        return sum(a.tokens + a.frame_tokens for a in self.attachments)
 
-    def as_json(self) -> dict[str, Any]:
-        """The `readkeeper/attachments` result as it is sent."""
+    def as_json(self, count: Callable[[str], int] | None = None) -> dict[str, Any]:
+        """The `readkeeper/attachments` result as it is sent: the dropped ones listed
+        within what the budget has left, counted by `count` (`dropped_shown`)."""
+        room = self.budget_tokens - self.used_tokens
         return {
             "attachments": [a.as_json() for a in self.attachments],
-            "dropped": dropped_shown(self.dropped),
+            "dropped": dropped_shown(self.dropped, room, count),
             "used_tokens": self.used_tokens,
             "budget_tokens": self.budget_tokens,
         }
@@ -109,6 +116,7 @@ class Fitted:
 # so a long one loses its middle (a long name's), never its ends; a source keeps the
 # start of its path and its file's name.
 DROPPED_SHOWN = 20
+_ENTRY_TOKENS = 2  # a listed entry's separator in the list, and its line in the text
 MAX_DROPPED_SOURCE_CHARS = 240
 MAX_DROPPED_REASON_CHARS = 1_000
 MAX_DROPPED_CHARS = 8_000
@@ -145,17 +153,26 @@ def _bounded(item: Dropped) -> dict[str, Any]:
     return entry
 
 
-def dropped_shown(dropped: list[Dropped]) -> list[dict[str, Any]]:
+def dropped_shown(
+    dropped: list[Dropped], room: int | None = None, count: Callable[[str], int] | None = None
+) -> list[dict[str, Any]]:
     """The first `DROPPED_SHOWN` entries, each cut (`_cut`), while together they stay
-    within `MAX_DROPPED_CHARS`; then one entry per type of the rest: `{type, source:
-    null, reason, count}`."""
+    within `MAX_DROPPED_CHARS` and, given a `count`er, within `room` tokens (what the
+    budget has left, each entry counted as sent: its JSON); then one entry per type of
+    the rest: `{type, source: null, reason, count}`, readkeeper's own words of a fixed
+    size per type (so a budget spent whole still says what it dropped)."""
     shown: list[dict[str, Any]] = []
-    size = 0
+    size = spent = 0
     for item in dropped[:DROPPED_SHOWN]:
         entry = _bounded(item)
-        size += len(quoting.json_text(entry))
+        said = quoting.json_text(entry)
+        size += len(said)
         if shown and size > MAX_DROPPED_CHARS:
             break
+        if count is not None and room is not None:
+            spent += count(said) + _ENTRY_TOKENS
+            if spent > room:
+                break
         shown.append(entry)
     rest: dict[str, int] = {}
     for item in dropped[len(shown) :]:

@@ -43,7 +43,7 @@ from .protocol.batch import ReadManyParams
 from .protocol.files import MkdirParams, MoveParams, PatchParams, StatParams, UndoParams
 from .protocol.search import GlobParams, GrepParams, ListParams
 from .state import dropped as session_dropped
-from .state import sessions
+from .state import journal, sessions
 
 if TYPE_CHECKING:  # the front ends import this module before they make a core
     from .core import Readkeeper
@@ -316,7 +316,11 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
         if method.name == "stats" and principal == sessions.EDITOR and isinstance(result, dict):
             own = core.stats.editor_files()  # another caller's files are not the editor's
             result = {**result, "total": {**result["total"], "tokens_by_file": own}}
-        return shown(principal, session, method.name, result)
+        result = shown(principal, session, method.name, result)
+        if method.name == "stats" and principal != sessions.VIEWER and isinstance(result, dict):
+            # An agent's history within max_tokens as sent; the user's viewer, all of it.
+            result = journal.within(result, core.settings.max_tokens, core.tokens.count)
+        return result
 
 
 def call(core: Readkeeper, name: str, raw: Any, principal: str = sessions.EDITOR) -> Any:

@@ -345,7 +345,7 @@ class Readkeeper:
         with self.stats.journal.call(params.session, "attachments"):
             fitted = gather(self, params)
             self.stats.attachments(params.session, fitted)
-        sent = fitted.as_json()
+        sent = fitted.as_json(self.tokens.count)  # the drops listed within what is left
         return AttachmentsResult(
             attachments=sent["attachments"],
             dropped=sent["dropped"],

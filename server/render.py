@@ -321,16 +321,23 @@ def attachments(result: dict[str, Any]) -> str:
     what was dropped."""
     parts = [f"{result.get('used_tokens')} of {count(result.get('budget_tokens'), 'token')}"]
     for item in result.get("attachments") or []:
-        cut = " (truncated)" if item.get("truncated") else ""
-        # The source named once, cut when long (errors.shown_name): outside the budget.
-        source = f" from {shown_name(item['source'])}" if item.get("source") else ""
+        header = attachment_header(item.get("type"), item.get("source"), item.get("truncated"))
         content = item.get("content", "")
         if not isinstance(content, str):  # a notebook's, a PDF's, an image's facts
             content = quoting.json_text(without_payloads(content), indent=1)
-        parts.append(f"=== {_name(item.get('type'))}{source}{cut} ===\n{quoting.fence(content)}")
+        parts.append(f"{header}\n{quoting.fence(content)}")
     if result.get("dropped"):
         parts.append("dropped: " + quoting.json_text(result["dropped"]))
     return "\n".join(parts)
+
+
+def attachment_header(kind: Any, source: Any, truncated: Any) -> str:
+    """An attachment's header line: its type, its source named once (cut when long,
+    errors.shown_name), whether it was cut. The budget counts it with the content
+    (attachments/budget.py: `frame`)."""
+    cut = " (truncated)" if truncated else ""
+    where = f" from {shown_name(source)}" if source else ""
+    return f"=== {_name(kind)}{where}{cut} ==="
 
 
 def changes(result: dict[str, Any]) -> str:
@@ -343,22 +350,29 @@ def changes(result: dict[str, Any]) -> str:
     if not found:
         return "\n".join([*parts, "No changes to the files you read."])
     for item in found:
-        where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
-        # `truncated` with no diff: none was made (its note says why), so none was cut.
-        truncated, cut = item.get("truncated"), ""
-        if truncated and item.get("diff"):
-            cut = " (diff truncated: re-read the file)"
-        elif truncated and not item.get("note"):
-            cut = " (no diff: re-read the file)"
-        parts.append(f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}")
-        if item.get("note"):
-            parts.append(f"note: {_note(item['note'])}")
-        if item.get("diff"):
-            # Every diff line indented: none can pose as the next file's header.
-            parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
+        parts.extend(change_lines(item))
     if result.get("remaining"):
         parts.append(f"{result['remaining']} more: call changes again.")
     return "\n".join(parts)
+
+
+def change_lines(item: dict[str, Any]) -> list[str]:
+    """One changed file as `changes` shows it: its kind and name, its note, its diff
+    indented; what the changes' total cap counts of it (watch/changes.py)."""
+    where = f" -> {_name(item['new_path'])}" if item.get("new_path") else ""
+    # `truncated` with no diff: none was made (its note says why), so none was cut.
+    truncated, cut = item.get("truncated"), ""
+    if truncated and item.get("diff"):
+        cut = " (diff truncated: re-read the file)"
+    elif truncated and not item.get("note"):
+        cut = " (no diff: re-read the file)"
+    parts = [f"{_name(item.get('kind'))}: {_name(item.get('file_path'))}{where}{cut}"]
+    if item.get("note"):
+        parts.append(f"note: {_note(item['note'])}")
+    if item.get("diff"):
+        # Every diff line indented: none can pose as the next file's header.
+        parts.extend("  " + row for row in _text(item["diff"]).split("\n"))
+    return parts
 
 
 def without_payloads(value: Any) -> Any:

@@ -139,8 +139,10 @@ def text(value: str) -> types.TextContent:
 # A read's text fields, which its text block already carries: the structured result
 # holds the facts about them (lines, tokens, where the read stopped) but not the text
 # again, so a read travels once and a host that also shows the model the structured
-# result does not pay for the lines twice.
-_TEXT_FIELDS = ("content", "outline", "diff")
+# result does not pay for the lines twice. A notebook's cells too: its text shows each
+# cell whole (a notebook of 3,000 one-line cells was 15,030 tokens of text and 30,851
+# more of structured cells, over max_tokens however the text was bounded).
+_TEXT_FIELDS = ("content", "outline", "diff", "cells")
 
 
 def _without_text(result: dict[str, Any]) -> dict[str, Any]:

@@ -88,7 +88,9 @@ class StatsResult(TypedDict):
     # files by name, run confined by Landlock (without it a folder swapped mid-walk can
     # lead them out of the workspace).
     sandbox: NotRequired[dict[str, Any]]
-    # With `history`: {events: [...] oldest first, cap, dropped} (state/journal.py).
+    # With `history`: {events: [...] oldest first, cap, dropped, cut?, note?}
+    # (state/journal.py): an agent's within max_tokens as sent, the newest kept, `cut`
+    # older ones left out (the user's own `readkeeper stats` sees them all).
     history: NotRequired[dict[str, Any]]
     # {kind: {lookups, hits}}: this process's caches (outline, counts, and token-table
     # where tiktoken counts).
@@ -110,5 +112,5 @@ class AttachmentsResult(TypedDict):
 
     attachments: list[dict[str, Any]]  # {type, priority, tokens, content, truncated, source}
     dropped: list[dict[str, Any]]  # {type, source (null for a count), reason, tokens?, count?}
-    used_tokens: int
-    budget_tokens: int
+    used_tokens: int  # what the kept ones take as sent: contents, headers and fences
+    budget_tokens: int  # bounds them and the dropped list (listed within what is left)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.beneath import Anchor
 from ..files.fileio import opening_error
@@ -267,23 +268,32 @@ def cut_note(offset: int, shown: int, cap: int, noun: str) -> str:
     return f"Showing {count(shown, noun)} ({offset + 1}-{offset + shown}), cut by {which}"
 
 
-_ENTRY_TOKENS = 12  # what an entry costs besides its name: its kind, size and framing
+# What an entry costs besides its shown name, in the framing of every front end: a path
+# its quotes and separator (the LSP's JSON, the MCP text's line break); an entry its
+# kind, size and keys (the LSP's JSON, the drop-in's `[FILE]` and size, its tree's node).
+_PATH_TOKENS = 3
+_ENTRY_TOKENS = 16
 
 
-def fitting(texts: list[str], services: ReadServices, extra: int = 1) -> int:
+def fitting(texts: list[str], services: ReadServices, extra: int = _PATH_TOKENS) -> int:
     """How many of `texts` (a page's names, in order) fit within `max_tokens` with
-    `extra` tokens each, at least one: a name is not cut. A token is at least a byte,
-    so only a page whose bytes pass the cap is counted."""
+    `extra` tokens each, at least one: a name is not cut. Each name is counted as every
+    front end sends it (quoting.name: JSON-quoted with its controls, quotes and format
+    characters escaped, as the MCP and CLI text show it; the LSP's JSON string escapes
+    no more), not as the file system holds it: a name of controls costs several times
+    its bytes once escaped. A token is at least a byte, so only a page whose shown
+    bytes pass the cap is counted."""
     budget = services.settings.max_tokens
-    size = sum(len(text.encode("utf-8", "surrogateescape")) for text in texts)
-    if size + extra * len(texts) <= budget:
-        return len(texts)
+    names = [quoting.name(text) for text in texts]
+    size = sum(len(name.encode("utf-8", "surrogateescape")) for name in names)
+    if size + extra * len(names) <= budget:
+        return len(names)
     used = 0
-    for shown, text in enumerate(texts):
-        used += services.tokens.count(text) + extra
+    for shown, name in enumerate(names):
+        used += services.tokens.count(name) + extra
         if used > budget:
             return max(shown, 1)
-    return len(texts)
+    return len(names)
 
 
 def _walk(

@@ -13,13 +13,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import cut_name
+from ..quoting import json_text
+from ..words import count as count_of
 
 # Events kept (about 200 bytes each, with the path shared with the read-state): a long
 # agent session makes a few thousand calls.
@@ -145,3 +147,38 @@ class Journal:
             "cap": self._events.maxlen,
             "dropped": dropped,
         }
+
+
+# What the history's note and fields cost besides its events, and an event besides its
+# JSON alone (the indentation of its depth in the answer as the MCP text sends it).
+_HISTORY_NOTE_TOKENS = 120
+_EVENT_TOKENS = 12
+
+
+def within(result: dict[str, Any], budget: int, count: Callable[[str], int]) -> dict[str, Any]:
+    """A `readkeeper/stats` answer whose `history` keeps the newest events that fit, with
+    the rest of the answer, within `budget` tokens (`max_tokens`), each counted as sent
+    (its JSON, quoting.json_text); the older ones left out are counted (`cut`) and said
+    (`note`), with where they all are: the user's own picture (`readkeeper stats`)."""
+    history = result.get("history")
+    if not isinstance(history, dict) or not isinstance(history.get("events"), list):
+        return result
+    events = history["events"]
+    rest = {**result, "history": {k: v for k, v in history.items() if k != "events"}}
+    left = budget - count(json_text(rest, indent=1)) - _HISTORY_NOTE_TOKENS
+    kept = 0
+    for event in reversed(events):  # the newest first
+        left -= count(json_text(event, indent=1)) + _EVENT_TOKENS
+        if left < 0:
+            break
+        kept += 1
+    if kept == len(events):
+        return result
+    cut = len(events) - kept
+    note = (
+        f"Showing the newest {count_of(kept, 'call')} of {len(events)}, cut by the token cap "
+        f"(max_tokens): the {count_of(cut, 'older call')} left out are in the user's own "
+        "picture of the session (`readkeeper stats --html`)."
+    )
+    shown = {**history, "events": events[len(events) - kept :], "cut": cut, "note": note}
+    return {**result, "history": shown}

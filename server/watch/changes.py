@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import quoting
+from .. import quoting, render
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
@@ -106,8 +106,18 @@ class ChangeNotices:
         self.unwatched = unwatched.Unwatched()  # read files no watch covers (unwatched.py)
 
     def _cost(self, change: FileChange) -> int:
-        """What a notice sends: its diff and note, counted, and its fields' allowance."""
-        return _NOTICE_OVERHEAD_TOKENS + self._count(change.diff) + self._count(change.note or "")
+        """What a notice sends, counted as it is shown (render.change_lines: its name
+        escaped, its note, its diff's lines escaped and indented), and its fields'
+        allowance (the JSON keys of the LSP's answer)."""
+        shown = {
+            "kind": change.kind,
+            "file_path": change.file_path,
+            "new_path": change.new_path,
+            "diff": change.diff,
+            "truncated": change.truncated,
+            "note": change.note,
+        }
+        return _NOTICE_OVERHEAD_TOKENS + self._count("\n".join(render.change_lines(shown)))
 
     # --- from the watcher ---------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from readkeeper.attachments import budget
-from readkeeper.attachments.budget import fit, truncate
+from readkeeper.attachments.budget import fit, frame, truncate
 from readkeeper.attachments.model import USER, Attachment
 from readkeeper.read.tokens import TokenCounter
 
@@ -206,7 +206,10 @@ def test_an_item_is_cut_to_the_room_left_only_when_that_room_is_useful(
 ) -> None:
     first = _fill(300)
     big = _memory(200)
-    fitted = fit([first, big], 300 + left, COUNTER)
+    # Each kept item's header and fences are counted with it (budget.frame).
+    framing = frame(first, COUNTER) + frame(big, COUNTER)
+    budget = 300 + framing + left
+    fitted = fit([first, big], budget, COUNTER)
     kept = [a.type for a in fitted.attachments]
     if cut:
         assert kept == ["file", "memory"]
@@ -215,7 +218,8 @@ def test_an_item_is_cut_to_the_room_left_only_when_that_room_is_useful(
     else:
         assert kept == ["file"]
         assert [d.type for d in fitted.dropped] == ["memory"]
-        assert f"{left} of the {300 + left}-token budget were left" in fitted.dropped[0].reason
+        before = left + frame(big, COUNTER)
+        assert f"{before} of the {budget}-token budget were left" in fitted.dropped[0].reason
 
 
 def test_an_item_of_exactly_its_cap_is_kept_whole() -> None:

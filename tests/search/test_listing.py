@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from test_grep import git_ignored, make_repository
 
+from helpers import tiktoken_count
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -205,3 +207,22 @@ def test_an_ignore_line_that_cannot_compile_leaves_the_rest_applied(
     assert {e["name"] for e in listed["entries"]} == {".gitignore", "a.txt"}
     error = refused(core, "glob", pattern="[z-a]")
     assert error.kind == "bad_params"
+
+
+@pytest.mark.parametrize("method", ["glob", "list"])
+def test_hostile_names_are_paged_within_the_token_cap_as_sent(
+    core: Readkeeper, workspace: Path, method: str
+) -> None:
+    """The cap counts each name as it is sent (escaped), not as the file system holds
+    it: 300 names of controls, quotes, backslashes and a bidirectional override, sent
+    as the LSP's JSON (orjson, as lsp/endpoint.py writes it), stay within max_tokens
+    with a small allowance for the note and the next call; before, about 1.5 times it."""
+    for i in range(300):
+        (workspace / (f"{i:04d}" + '\x01 "\\\u202ex' * 25 + "abc.txt")).write_text("")
+    cap = 4000
+    core.configure({"max_tokens": cap})
+    params: dict[str, Any] = {"pattern": "**/*"} if method == "glob" else {"path": "."}
+    page = call(core, method, **params)
+    assert tiktoken_count(orjson.dumps(page).decode()) <= cap + 200
+    assert "cut by the token cap (max_tokens)" in page["note"]
+    assert page["next"]["offset"] > 0
