@@ -393,12 +393,8 @@ class Workspace:
             if folder is not None
             else f" Find {find}."
         )
-        return ReadkeeperError(
-            "not_found",
-            f"File does not exist: {path}.{where}{hint}",
-            file_path=path,
-            suggestions=suggestions,
-        )
+        said = f"File does not exist: {path}.{where}{hint}"
+        return ReadkeeperError("not_found", said, file_path=path, suggestions=suggestions)
 
 
 def names_a_folder(path: str) -> bool:
