@@ -10,11 +10,10 @@ stopping at its first leak (300 tries once missed under a CI run's load)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from swapper import swapping
+from swapper import races
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
 
 from readkeeper.attachments import gitstatus
@@ -54,22 +53,19 @@ def _leaks(
     roots.set_roots([str(workspace)])
     link = workspace.parent / "link-out"
     link.symlink_to(outside / "loose", target_is_directory=True)
-    leaks = answered = 0
-    ends = time.monotonic() + seconds
+
+    def look() -> str:
+        try:
+            return gitstatus.status(roots, str(workspace), 20.0)
+        except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
+            return str(exc)
+
     try:
-        with swapping(workspace / "sub", link):
-            for _ in range(statuses):
-                if time.monotonic() > ends or leaks >= enough:
-                    break
-                try:
-                    shown = gitstatus.status(roots, str(workspace), 20.0)
-                except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
-                    shown = str(exc)
-                leaks += OUTSIDE_NAME in shown
-                answered += "branch master" in shown
+        return races(
+            workspace / "sub", link, look, OUTSIDE_NAME, "branch master", statuses, seconds, enough
+        )
     finally:
         gitstatus._worker.stop()
-    return leaks, answered
 
 
 def test_git_status_never_shows_an_outside_name_through_folders_swapped_while_it_reads(

@@ -11,12 +11,13 @@ while a glob lists it: so no guess is offered and the refusal names the glob cal
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp import Client
 
-from mcp_helpers import core_client, dropin_client, error_kind, ok
+from mcp_helpers import core_client, dropin_client, error_kind, named_call, ok
 from mcp_helpers import text_of as text
 
 # Each odd name, then names its pattern read as a glob would find instead.
@@ -33,15 +34,6 @@ ODD_NAMES = {
 }
 
 
-def _arguments(said: str, tool: str) -> dict[str, object]:
-    """The arguments of the first `tool with {...}` call `said` names."""
-    found = re.search(re.escape(tool) + r"(?: tool)? with \{", said)
-    assert found is not None, said
-    loaded, _ = json.JSONDecoder().raw_decode(said, found.end() - 1)
-    assert isinstance(loaded, dict)
-    return loaded
-
-
 def _plant(workspace: Path) -> Path:
     build = workspace / "build"
     build.mkdir()
@@ -50,6 +42,15 @@ def _plant(workspace: Path) -> Path:
             (build / each).write_text("x\n")
     (workspace / "src").mkdir()
     return build
+
+
+async def _hinted(
+    client: Client, tool: str, arguments: dict[str, Any], kind: str, hinted: str
+) -> dict[str, Any]:
+    """The arguments of the `hinted` call named by `tool`'s refusal (of `kind`)."""
+    refusal = await client.call_tool(tool, arguments)
+    assert error_kind(refusal) == kind
+    return named_call(text(refusal), hinted)
 
 
 def _found(listing: str) -> set[str]:
@@ -62,9 +63,7 @@ def _found(listing: str) -> set[str]:
 async def test_a_missing_file_s_glob_hint_finds_exactly_it(workspace: Path, name: str) -> None:
     _plant(workspace)
     async with core_client(workspace) as client:
-        refusal = await client.call_tool("read", {"file_path": f"src/{name}"})
-        assert error_kind(refusal) == "not_found"
-        asked = _arguments(text(refusal), "glob")
+        asked = await _hinted(client, "read", {"file_path": f"src/{name}"}, "not_found", "glob")
         result = await client.call_tool("glob", asked)
         assert not result.is_error, text(result)
         assert isinstance(result.structured_content, dict)
@@ -75,9 +74,8 @@ async def test_a_missing_file_s_glob_hint_finds_exactly_it(workspace: Path, name
 async def test_the_dropin_s_search_files_hint_finds_exactly_it(workspace: Path, name: str) -> None:
     _plant(workspace)
     async with dropin_client(workspace) as client:
-        refusal = await client.call_tool("read_text_file", {"path": f"src/{name}"})
-        assert error_kind(refusal) == "not_found"
-        asked = _arguments(text(refusal), "search_files")
+        path = {"path": f"src/{name}"}
+        asked = await _hinted(client, "read_text_file", path, "not_found", "search_files")
         asked.setdefault("path", str(workspace))
         shown = await ok(client, "search_files", **asked)
         assert _found(shown) == {str(workspace / "build" / name)}
@@ -91,9 +89,8 @@ async def test_a_too_long_name_s_glob_hint_finds_the_file_its_start_names(
     (build / (start + ".py")).write_text("x\n")
     (build / ("qxak" + "y" * 30 + "-other.py")).write_text("x\n")  # its start as a glob
     async with core_client(workspace) as client:
-        refusal = await client.call_tool("read", {"file_path": "src/" + start + "z" * 300})
-        assert error_kind(refusal) == "bad_params"
-        asked = _arguments(text(refusal), "glob")
+        path = {"file_path": "src/" + start + "z" * 300}
+        asked = await _hinted(client, "read", path, "bad_params", "glob")
         result = await client.call_tool("glob", asked)
         assert isinstance(result.structured_content, dict), text(result)
         assert result.structured_content["paths"] == [str(build / (start + ".py"))]

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_message_cap import READKEEPER, hello, serve
+from test_mcp_message_cap import hello, serve
 
-from mcp_helpers import mcp_env, private_runtime_dir
+from mcp_helpers import exchange as stdio_exchange
 from readkeeper.mcp.malformed import refusal
 
 
@@ -160,22 +159,7 @@ def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
     params = b'{"name":"%s","arguments":%s}' % (name.encode(), arguments)
     request = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":%s}' % params
     extra = ["--tools", tools] if tools else []
-    server = subprocess.Popen(
-        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace), *extra],
-        env=mcp_env(private_runtime_dir()),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert server.stdin is not None
-    assert server.stdout is not None
-    try:
-        server.stdin.write(hello() + request + b"\n")
-        server.stdin.close()
-        answers = {a.get("id"): a for a in map(json.loads, server.stdout)}
-    finally:
-        server.kill()
-        server.wait()
+    answers = stdio_exchange(workspace, [request + b"\n"], *extra)
     result = answers[5]["result"]
     shown = json.dumps(result)
     assert "alpha" in shown, shown

@@ -10,11 +10,10 @@ as the test, stopping at its first leak."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from swapper import swapping
+from swapper import races
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -44,19 +43,14 @@ def _leaks(
         (workspace / "walk" / f"f{n}.txt").write_text(f"{MARKER} {n} inside\n" if n == 0 else "x\n")
     link = workspace.parent / "link-out"
     link.symlink_to(outside, target_is_directory=True)
-    leaks = found = 0
-    ends = time.monotonic() + seconds
-    with swapping(workspace / "walk", link):
-        for _ in range(searches):
-            if time.monotonic() > ends:
-                break
-            result = calls.call(core, "grep", {"pattern": MARKER, "output": "matches"})
-            shown = " ".join(str(m.get("text", "")) for m in result.get("matches", []))
-            leaks += "from outside" in shown
-            found += "inside" in shown
-            if leaks >= enough:  # the control run has shown enough
-                break
-    return leaks, found
+
+    def look() -> str:
+        result = calls.call(core, "grep", {"pattern": MARKER, "output": "matches"})
+        return " ".join(str(m.get("text", "")) for m in result.get("matches", []))
+
+    return races(
+        workspace / "walk", link, look, "from outside", "inside", searches, seconds, enough
+    )
 
 
 def _outside(tmp_path: Path) -> Path:
