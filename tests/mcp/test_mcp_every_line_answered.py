@@ -131,7 +131,7 @@ def test_a_raw_control_character_is_named_in_the_refusal() -> None:
 def test_an_http_body_the_sdk_refuses_is_answered_under_its_id(workspace: Path) -> None:
     # The SDK answered these 400 under a null id, and a request whose id is `true` or
     # 2.5 202 (taken for a notification): the same rule as stdio, before its parser.
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     with http_session(workspace) as (address, head):
@@ -171,7 +171,7 @@ def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
 def test_over_http_a_lone_surrogate_is_refused_as_on_stdio(workspace: Path) -> None:
     # Attack round 24: the HTTP door said "not a JSON-RPC 2.0 message" for the whole
     # call, naming nothing, where stdio refuses the batch's entry alone and names a field.
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     (workspace / "a.txt").write_text("alpha\n")
@@ -217,7 +217,7 @@ def test_each_request_of_a_batch_is_answered_under_its_id() -> None:
 
 
 def test_over_http_a_batch_is_answered_with_a_reply_for_each_request(workspace: Path) -> None:
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     body = b'[{"jsonrpc":"2.0","id":"h1","method":"ping"},{"jsonrpc":"2.0","id":5,"method":"x"}]'
