@@ -24,19 +24,15 @@ _STATUSES = 300
 _SECONDS = 25.0
 _CONTROL_STATUSES = 3000
 _CONTROL_SECONDS = 120.0
+# How many statuses, in how long, until how many leaks: the test's, the control's.
+_BUDGETS = {False: (_STATUSES, _SECONDS, 3), True: (_CONTROL_STATUSES, _CONTROL_SECONDS, 1)}
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
 
 
-def _leaks(
-    workspace: Path,
-    tmp_path: Path,
-    statuses: int = _STATUSES,
-    seconds: float = _SECONDS,
-    enough: int = 3,
-) -> tuple[int, int]:
-    """How many statuses showed an outside name (counting up to `enough`), and how many
-    showed a status at all."""
+def _leaks(workspace: Path, tmp_path: Path, control: bool = False) -> tuple[int, int]:
+    """How many statuses showed an outside name (counting up to three, or for the
+    `control` one), and how many showed a status at all."""
     outside = committed(tmp_path / "outside", OUTSIDE_NAME)
     (outside / "loose").mkdir()
     (outside / "loose" / OUTSIDE_NAME).write_text("untracked outside\n")
@@ -62,7 +58,7 @@ def _leaks(
 
     try:
         return races(
-            workspace / "sub", link, look, OUTSIDE_NAME, "branch master", statuses, seconds, enough
+            workspace / "sub", link, look, OUTSIDE_NAME, "branch master", *_BUDGETS[control]
         )
     finally:
         gitstatus._worker.stop()
@@ -80,5 +76,5 @@ def test_without_landlock_the_same_swaps_leak_which_proves_the_race_test_live(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(gitstatus, "CONFINE", False)
-    leaks, answered = _leaks(workspace, tmp_path, _CONTROL_STATUSES, _CONTROL_SECONDS, 1)
+    leaks, answered = _leaks(workspace, tmp_path, control=True)
     assert leaks > 0, f"no leak in {answered} statuses answered"

@@ -43,6 +43,16 @@ def _closed(conn: socket.socket) -> bool:
         return True
 
 
+def _answered_and_closed(address: tuple[str, int], sent: bytes) -> tuple[int, dict[str, object]]:
+    """The answer to `sent` on a connection of its own (status, JSON), which the
+    server then closes."""
+    with socket.create_connection(address, timeout=60) as conn:
+        conn.sendall(sent)
+        answered = answer_json(conn)
+        assert _closed(conn)
+    return answered
+
+
 def _refused(address: tuple[str, int], framing: str, body: bytes) -> dict[str, object]:
     """The 400 for `body` under the head row(s) `framing`; a good request sent right
     after it on the same connection is never answered (the connection is closed)."""
@@ -120,10 +130,8 @@ OVER_THE_CAP = {
 def test_a_chunk_over_the_cap_is_413_unread(workspace: Path, sent: bytes) -> None:
     with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            conn.sendall(request_head(address, session, "Transfer-Encoding: chunked") + sent)
-            _assert_too_large(*answer_json(conn))
-            assert _closed(conn)
+        head = request_head(address, session, "Transfer-Encoding: chunked")
+        _assert_too_large(*_answered_and_closed(address, head + sent))
         served_afterwards(address)
 
 
@@ -145,12 +153,10 @@ def test_a_chunk_size_line_not_yet_ended_is_decided_from_its_digits(
 ) -> None:
     with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            # No CRLF after the digits, then nothing: what came already decides.
-            conn.sendall(request_head(address, session, "Transfer-Encoding: chunked") + line)
-            got, answer = answer_json(conn)
-            assert got == status, answer
-            assert _closed(conn)
+        # No CRLF after the digits, then nothing: what came already decides.
+        head = request_head(address, session, "Transfer-Encoding: chunked")
+        got, answer = _answered_and_closed(address, head + line)
+        assert got == status, answer
         served_afterwards(address)
 
 
@@ -162,10 +168,9 @@ def test_a_content_length_over_the_cap_is_413_first_on_any_request(
 ) -> None:
     with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            head = request_head(address, session, f"Content-Length: {10**12}\r\n{extra}")
-            conn.sendall(head.replace(b"POST ", f"{method} ".encode(), 1))
-            # The first answer is the 413: no "100 Continue" invites the body first.
-            _assert_too_large(*answer_json(conn))
-            assert _closed(conn)
+        head = request_head(address, session, f"Content-Length: {10**12}\r\n{extra}")
+        # The first answer is the 413: no "100 Continue" invites the body first.
+        _assert_too_large(
+            *_answered_and_closed(address, head.replace(b"POST ", f"{method} ".encode(), 1))
+        )
         served_afterwards(address)
