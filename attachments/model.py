@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from readkeeper import quoting
+from readkeeper.errors import cut_middle, spelled
 
 from .cut_notes import CutNote
 
@@ -122,28 +123,14 @@ MAX_DROPPED_REASON_CHARS = 1_000
 MAX_DROPPED_CHARS = 8_000
 
 
-def _spelled(char: str) -> int:
-    """How many characters JSON spells `char` with (an escape for a control or quote)."""
-    return 1 if char.isprintable() and char not in '"\\' else 6
-
-
 def _cut(text: str, most: int) -> str:
     """`text` whole, or its middle cut so that about `most` characters remain as JSON
-    spells them, marked ` … [N characters cut] … `: two fifths of them from its start,
-    the rest from its end. Its own `[` of such words is escaped (quoting.marks), so only
+    spells them (errors.cut_middle): two fifths of them from its start, the rest from
+    its end. Its own `[` of cut-marker words is escaped (quoting.marks), so only
     readkeeper's mark reads as one."""
-    if sum(map(_spelled, text)) <= most:
+    if sum(map(spelled, text)) <= most:
         return quoting.marks(text)
-    head = spent = 0
-    while spent + _spelled(text[head]) <= most * 2 // 5:
-        spent += _spelled(text[head])
-        head += 1
-    tail, spent = len(text), 0
-    while spent + _spelled(text[tail - 1]) <= most - most * 2 // 5:
-        spent += _spelled(text[tail - 1])
-        tail -= 1
-    cut = quoting.marks(text[:head]), tail - head, quoting.marks(text[tail:])
-    return f"{cut[0]} … [{cut[1]:,} characters cut] … {cut[2]}"
+    return cut_middle(text, most * 2 // 5, most - most * 2 // 5)
 
 
 def _bounded(item: Dropped) -> dict[str, Any]:

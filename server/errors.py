@@ -9,6 +9,7 @@ exit code); nothing else in the core raises to the user.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from . import quoting
@@ -118,43 +119,57 @@ MAX_NAME_CHARS = 240
 _NAME_END_CHARS = 100
 
 
+def spelled(char: str) -> int:
+    """How many characters JSON spells `char` with, as a name's cut counts them: an
+    escape (six) for a quote, a backslash and each character str.isprintable rejects."""
+    return 1 if char.isprintable() and char not in '"\\' else 6
+
+
 def _end(text: str, most: int) -> str:
-    """The start of `text` up to `most` characters as a name shows them."""
-    spelled = 0
+    """The start of `text` up to `most` characters as `spelled` counts them."""
+    spent = 0
     for index, char in enumerate(text):
-        spelled += 1 if char.isprintable() and char not in '"\\' else 6
-        if spelled > most:
+        spent += spelled(char)
+        if spent > most:
             return text[:index]
     return text
 
 
-def _cut_parts(text: str) -> tuple[str, int, str] | None:
-    if len(quoting.name(text)) <= MAX_NAME_CHARS:
-        return None
-    head = _end(text, _NAME_END_CHARS)
-    tail = _end(text[len(head) :][::-1], _NAME_END_CHARS)[::-1]
-    return head, len(text) - len(head) - len(tail), tail
+def cut_middle(text: str, head: int, tail: int, part: Callable[[str], str] = quoting.marks) -> str:
+    """`text` cut in its middle, the one way readkeeper cuts a name or a reason too long
+    to show whole (the caller decides what is too long): the most of its start that
+    `spelled` counts within `head` characters, the most of its end within `tail`
+    (whole characters: an astral one is one), each shown by `part` (by default with its
+    own cut-marker words escaped, quoting.marks), and between them the mark
+    ` … [N characters cut] … `."""
+    start = _end(text, head)
+    end = _end(text[len(start) :][::-1], tail)[::-1]
+    cut = len(text) - len(start) - len(end)
+    return f"{part(start)} … [{cut:,} characters cut] … {part(end)}"
+
+
+def _too_long(text: str) -> bool:
+    return len(quoting.name(text)) > MAX_NAME_CHARS
 
 
 def cut_name(text: str) -> str:
     """A name as data holds it: whole, or cut in its middle (`MAX_NAME_CHARS`)."""
-    parts = _cut_parts(text)
-    if parts is None:
+    if not _too_long(text):
         return text
-    head, cut, tail = parts
-    return f"{quoting.marks(head)} … [{cut:,} characters cut] … {quoting.marks(tail)}"
+    return cut_middle(text, _NAME_END_CHARS, _NAME_END_CHARS)
 
 
 def shown_name(value: object) -> str:
     """A name as readkeeper's words show it (quoting.name), cut in its middle when long
     (`MAX_NAME_CHARS`): its start and end each shown as a name, the mark between."""
     text = str(value)
-    parts = _cut_parts(text)
-    if parts is None:
+    if not _too_long(text):
         return quoting.name(text)
-    head, cut, tail = parts
-    shown = [quoting.marks(quoting.name(part)) if part else "" for part in (head, tail)]
-    return f"{shown[0]} … [{cut:,} characters cut] … {shown[1]}"
+    return cut_middle(text, _NAME_END_CHARS, _NAME_END_CHARS, _shown_part)
+
+
+def _shown_part(part: str) -> str:
+    return quoting.marks(quoting.name(part)) if part else ""
 
 
 def _cut_data(data: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,11 +51,13 @@ def mcp_env(runtime: Path, home: Path | None = None, **extra: str) -> dict[str, 
 @contextlib.asynccontextmanager
 async def stdio_client(
     args: list[str],
-    env: dict[str, str],
+    env: dict[str, str] | None = None,
     cwd: Path | str | None = None,
     list_roots: Callable[..., Any] | None = None,
 ) -> AsyncIterator[Client]:
-    """An SDK client connected to `readkeeper mcp ARGS` over stdio."""
+    """An SDK client connected to `readkeeper mcp ARGS` over stdio (in `env`, by default
+    ours with a private runtime folder: `mcp_env`)."""
+    env = mcp_env(private_runtime_dir()) if env is None else env
     params = StdioServerParameters(
         command=READKEEPER[0], args=[*READKEEPER[1:], "mcp", *args], env=env, cwd=cwd
     )
@@ -100,6 +103,27 @@ class HttpServer:
             self.process.wait()
         if self.process.stderr is not None:
             self.process.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def http_server(args: list[str], runtime: Path | None = None) -> AsyncIterator[HttpServer]:
+    """`readkeeper mcp --http ARGS` (its runtime folder `runtime`, else a private one)
+    for the block, stopped after it."""
+    server = HttpServer(args, mcp_env(runtime or private_runtime_dir()))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.asynccontextmanager
+async def legacy_clients(server: HttpServer) -> AsyncIterator[tuple[Client, Client]]:
+    """Two SDK clients of `server` in the handshake-era mode (each its `Mcp-Session-Id`)."""
+    async with (
+        Client(server.url, mode="legacy") as first,
+        Client(server.url, mode="legacy") as second,
+    ):
+        yield first, second
 
 
 @contextlib.asynccontextmanager
@@ -167,6 +191,16 @@ def exchange(workspace: Path, lines: list[bytes], *args: str) -> dict[Any, dict[
         server.kill()
         server.wait()
     return {answer.get("id"): answer for answer in answers}
+
+
+def named_call(said: str, tool: str) -> dict[str, Any]:
+    """The arguments of the first next call of `tool` that `said` names (as MCP words
+    name one: `the TOOL tool with {...}`, or `TOOL with {...}`)."""
+    found = re.search(re.escape(tool) + r"(?: tool)? with \{", said)
+    assert found is not None, said
+    loaded, _ = json.JSONDecoder().raw_decode(said, found.end() - 1)
+    assert isinstance(loaded, dict)
+    return loaded
 
 
 async def ok(client: Client, tool: str, **arguments: Any) -> str:

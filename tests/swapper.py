@@ -12,7 +12,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,3 +74,28 @@ def swapping(a: Path, b: Path) -> Iterator[subprocess.Popen[bytes]]:
     finally:
         process.kill()
         process.wait()
+
+
+def races(
+    a: Path,
+    b: Path,
+    look: Callable[[], str],
+    leaked: str,
+    seen: str,
+    tries: int,
+    seconds: float,
+    enough: int,
+) -> tuple[int, int]:
+    """A race test's loop: while `a` and `b` trade places (`swapping`), up to `tries`
+    looks within `seconds`, until `enough` of them leaked. What `look` shows counts as
+    a leak when it holds `leaked`, as seen when it holds `seen`: (leaks, seen)."""
+    leaks = found = 0
+    ends = time.monotonic() + seconds
+    with swapping(a, b):
+        for _ in range(tries):
+            if time.monotonic() > ends or leaks >= enough:
+                break
+            shown = look()
+            leaks += leaked in shown
+            found += seen in shown
+    return leaks, found

@@ -35,3 +35,68 @@ def test_a_short_name_is_shown_whole() -> None:
     assert refused.message == "File does not exist: /w/a.txt."
     assert refused.data["file_path"] == "/w/a.txt"
     assert errors.shown_name("/w/a b.txt") == '"/w/a b.txt"'
+
+
+# errors.cut_middle: the one middle cut of a name (errors.cut_name, shown_name) and of
+# an attachment's dropped source and reason (attachments/model.py).
+
+
+def test_cut_middle_keeps_what_fits_each_end_exactly() -> None:
+    text = "a" * 10 + "m" * 50 + "z" * 20
+    assert errors.cut_middle(text, 10, 20) == "a" * 10 + " … [50 characters cut] … " + "z" * 20
+    # One character more of budget at each end keeps one more; none kept is said too.
+    assert errors.cut_middle(text, 11, 21).startswith("a" * 10 + "m … [48 characters")
+    assert errors.cut_middle(text, 0, 0) == " … [80 characters cut] … "
+
+
+def test_a_name_at_the_limit_is_whole_and_one_over_is_cut() -> None:
+    at_limit = "/" + "n" * (MAX_NAME_CHARS - 1)
+    assert errors.cut_name(at_limit) == at_limit
+    assert errors.shown_name(at_limit) == at_limit
+    over = at_limit + "x"
+    cut = errors.cut_name(over)
+    assert cut == over[:100] + f" … [{len(over) - 200} characters cut] … " + over[-100:]
+    assert errors.shown_name(over) == cut
+
+
+def test_cut_middle_never_splits_a_character_and_counts_escapes() -> None:
+    # An astral character is one: kept whole or cut whole, never half a pair. One that
+    # JSON escapes (a format character, U+E0001) costs six, so it does not fit in 4.
+    tag, emoji = "\U000e0001", "\U0001f600"
+    assert errors.cut_middle("ab" + emoji + "m" * 9, 3, 0).startswith("ab" + emoji + " … [9 ")
+    assert errors.cut_middle("ab" + tag + "m" * 9, 4, 0).startswith("ab … [10 characters")
+    assert errors.cut_middle("ab" + tag + "m" * 9, 8, 0).startswith("ab" + tag + " … [9 ")
+    # A lone surrogate (an undecodable byte of a POSIX name) costs six too, at either end.
+    lone = "\udc80"
+    assert (
+        errors.cut_middle("m" * 9 + lone + "yz", 0, 8) == " … [9 characters cut] … " + lone + "yz"
+    )
+    assert errors.cut_middle("m" * 9 + lone + "yz", 0, 7) == " … [10 characters cut] … yz"
+
+
+def test_cut_middle_escapes_the_text_own_marker_words() -> None:
+    own = " … [3 characters cut] … "
+    text = "a" + own + "m" * 300 + own + "z"
+    cut = errors.cut_middle(text, 40, 40)
+    assert cut.count("[") == 1
+    assert cut.count(" characters cut] … ") == 3
+    assert cut.startswith("a … \\x5b3 characters cut] … ")
+    assert cut.endswith(" … \\x5b3 characters cut] … z")
+    # As a name shows it: each end a name (quoted: it has spaces), its words escaped.
+    shown = errors.shown_name("/" + text)
+    assert shown.count("[") == 1
+    assert shown.startswith('"/a … \\x5b3')
+    assert shown.endswith('z"')
+
+
+def test_a_dropped_source_at_its_limit_is_whole_and_one_over_keeps_two_fifths() -> None:
+    from readkeeper.attachments.model import MAX_DROPPED_SOURCE_CHARS as MOST
+    from readkeeper.attachments.model import Dropped, dropped_shown
+
+    at_limit = "/" + "s" * (MOST - 1)
+    over = at_limit + "x"
+    shown = dropped_shown([Dropped("file", at_limit, "r"), Dropped("file", over, "r")])
+    assert shown[0]["source"] == at_limit
+    head, tail = MOST * 2 // 5, MOST - MOST * 2 // 5
+    cut = f"{over[:head]} … [{len(over) - head - tail} characters cut] … {over[-tail:]}"
+    assert shown[1]["source"] == cut

@@ -24,6 +24,7 @@ from ..errors import ReadkeeperError
 from ..hints import call
 from . import held_bytes
 from .beneath import Location, Moved, lstat_in, open_in
+from .globcost import glob_of_name
 from .stamps import Stamp, proof
 
 
@@ -198,7 +199,7 @@ def folder_moved(path: str) -> ReadkeeperError:
         f"{quoting.name(path)} was not changed: its folder was moved, replaced or removed "
         "while readkeeper wrote it, and a change lands only where its path leads beneath "
         "the workspace root (nothing of it is left where the folder went). Look for "
-        f"the file where it is now ({call('glob', pattern='**/' + os.path.basename(path))}) "
+        f"the file where it is now ({call('glob', pattern=glob_of_name(path))}) "
         "and read it again.",
         file_path=path,
         moved=True,
@@ -235,7 +236,7 @@ def too_long(path: str, field: str = "file_path") -> ReadkeeperError:
         f"{path} is longer than any file's path can be: each name is at most 255 bytes, "
         f"and the whole path at most 4,095, so nothing is there and nothing can be made "
         f"there. Give a shorter path (glob finds a file by part of its name, e.g. "
-        f"{call('glob', pattern='**/' + os.path.basename(path)[:40] + '*')}).",
+        f"{call('glob', pattern=glob_of_name(path, 40))}).",
         field=field,
         file_path=path,
     )

@@ -29,6 +29,7 @@ from .beneath import Anchor
 from .beneath import Location as Location
 from .fileio import moved
 from .fileio import too_long as too_long_error
+from .globcost import glob_of_name
 from .guesses import nearest_folder, restored
 from .guesses import screenshot_variant as screenshot_variant
 from .guesses import suggest as suggest
@@ -384,7 +385,7 @@ class Workspace:
         suggestions = suggest(path, self.roots)
         where = f" The workspace root is {quoting.name(self.roots[0])}." if self.roots else ""
         folder = nearest_folder(path, self.reaches())  # there, and never outside
-        find = f"the file by name ({call('glob', pattern='**/' + os.path.basename(path))})"
+        find = f"the file by name ({call('glob', pattern=glob_of_name(path))})"
         hint = (
             f" Did you mean {suggestions[0]}?"
             if suggestions
@@ -392,12 +393,8 @@ class Workspace:
             if folder is not None
             else f" Find {find}."
         )
-        return ReadkeeperError(
-            "not_found",
-            f"File does not exist: {path}.{where}{hint}",
-            file_path=path,
-            suggestions=suggestions,
-        )
+        said = f"File does not exist: {path}.{where}{hint}"
+        return ReadkeeperError("not_found", said, file_path=path, suggestions=suggestions)
 
 
 def names_a_folder(path: str) -> bool:

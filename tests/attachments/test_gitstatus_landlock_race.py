@@ -10,11 +10,10 @@ stopping at its first leak (300 tries once missed under a CI run's load)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from swapper import swapping
+from swapper import races
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
 
 from readkeeper.attachments import gitstatus
@@ -25,19 +24,15 @@ _STATUSES = 300
 _SECONDS = 25.0
 _CONTROL_STATUSES = 3000
 _CONTROL_SECONDS = 120.0
+# How many statuses, in how long, until how many leaks: the test's, the control's.
+_BUDGETS = {False: (_STATUSES, _SECONDS, 3), True: (_CONTROL_STATUSES, _CONTROL_SECONDS, 1)}
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel has no Landlock")
 
 
-def _leaks(
-    workspace: Path,
-    tmp_path: Path,
-    statuses: int = _STATUSES,
-    seconds: float = _SECONDS,
-    enough: int = 3,
-) -> tuple[int, int]:
-    """How many statuses showed an outside name (counting up to `enough`), and how many
-    showed a status at all."""
+def _leaks(workspace: Path, tmp_path: Path, control: bool = False) -> tuple[int, int]:
+    """How many statuses showed an outside name (counting up to three, or for the
+    `control` one), and how many showed a status at all."""
     outside = committed(tmp_path / "outside", OUTSIDE_NAME)
     (outside / "loose").mkdir()
     (outside / "loose" / OUTSIDE_NAME).write_text("untracked outside\n")
@@ -54,22 +49,19 @@ def _leaks(
     roots.set_roots([str(workspace)])
     link = workspace.parent / "link-out"
     link.symlink_to(outside / "loose", target_is_directory=True)
-    leaks = answered = 0
-    ends = time.monotonic() + seconds
+
+    def look() -> str:
+        try:
+            return gitstatus.status(roots, str(workspace), 20.0)
+        except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
+            return str(exc)
+
     try:
-        with swapping(workspace / "sub", link):
-            for _ in range(statuses):
-                if time.monotonic() > ends or leaks >= enough:
-                    break
-                try:
-                    shown = gitstatus.status(roots, str(workspace), 20.0)
-                except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
-                    shown = str(exc)
-                leaks += OUTSIDE_NAME in shown
-                answered += "branch master" in shown
+        return races(
+            workspace / "sub", link, look, OUTSIDE_NAME, "branch master", *_BUDGETS[control]
+        )
     finally:
         gitstatus._worker.stop()
-    return leaks, answered
 
 
 def test_git_status_never_shows_an_outside_name_through_folders_swapped_while_it_reads(
@@ -84,5 +76,5 @@ def test_without_landlock_the_same_swaps_leak_which_proves_the_race_test_live(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(gitstatus, "CONFINE", False)
-    leaks, answered = _leaks(workspace, tmp_path, _CONTROL_STATUSES, _CONTROL_SECONDS, 1)
+    leaks, answered = _leaks(workspace, tmp_path, control=True)
     assert leaks > 0, f"no leak in {answered} statuses answered"

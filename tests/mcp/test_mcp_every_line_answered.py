@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_message_cap import READKEEPER, hello, serve
+from test_mcp_message_cap import hello, serve
 
-from mcp_helpers import mcp_env, private_runtime_dir
+from mcp_helpers import exchange as stdio_exchange
 from readkeeper.mcp.malformed import refusal
 
 
@@ -132,7 +131,7 @@ def test_a_raw_control_character_is_named_in_the_refusal() -> None:
 def test_an_http_body_the_sdk_refuses_is_answered_under_its_id(workspace: Path) -> None:
     # The SDK answered these 400 under a null id, and a request whose id is `true` or
     # 2.5 202 (taken for a notification): the same rule as stdio, before its parser.
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     with http_session(workspace) as (address, head):
@@ -160,22 +159,7 @@ def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
     params = b'{"name":"%s","arguments":%s}' % (name.encode(), arguments)
     request = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":%s}' % params
     extra = ["--tools", tools] if tools else []
-    server = subprocess.Popen(
-        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace), *extra],
-        env=mcp_env(private_runtime_dir()),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert server.stdin is not None
-    assert server.stdout is not None
-    try:
-        server.stdin.write(hello() + request + b"\n")
-        server.stdin.close()
-        answers = {a.get("id"): a for a in map(json.loads, server.stdout)}
-    finally:
-        server.kill()
-        server.wait()
+    answers = stdio_exchange(workspace, [request + b"\n"], *extra)
     result = answers[5]["result"]
     shown = json.dumps(result)
     assert "alpha" in shown, shown
@@ -187,7 +171,7 @@ def test_a_lone_surrogate_in_one_batch_entry_is_refused_alone(
 def test_over_http_a_lone_surrogate_is_refused_as_on_stdio(workspace: Path) -> None:
     # Attack round 24: the HTTP door said "not a JSON-RPC 2.0 message" for the whole
     # call, naming nothing, where stdio refuses the batch's entry alone and names a field.
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     (workspace / "a.txt").write_text("alpha\n")
@@ -233,7 +217,7 @@ def test_each_request_of_a_batch_is_answered_under_its_id() -> None:
 
 
 def test_over_http_a_batch_is_answered_with_a_reply_for_each_request(workspace: Path) -> None:
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     body = b'[{"jsonrpc":"2.0","id":"h1","method":"ping"},{"jsonrpc":"2.0","id":5,"method":"x"}]'

@@ -20,8 +20,16 @@ import socket
 from pathlib import Path
 
 import pytest
-from test_mcp_http_backpressure import exchange, open_session, served_afterwards, start
-from test_mcp_http_body_cap import CAP, _answer, _assert_too_large, _head
+from mcp_raw_http import (
+    CAP,
+    answer_json,
+    exchange,
+    open_session,
+    request_head,
+    served_afterwards,
+    serving,
+)
+from test_mcp_http_body_cap import _assert_too_large
 
 INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
 CHUNKED = f"{len(INIT):x}\r\n".encode() + INIT + b"\r\n0\r\n\r\n"
@@ -35,14 +43,24 @@ def _closed(conn: socket.socket) -> bool:
         return True
 
 
+def _answered_and_closed(address: tuple[str, int], sent: bytes) -> tuple[int, dict[str, object]]:
+    """The answer to `sent` on a connection of its own (status, JSON), which the
+    server then closes."""
+    with socket.create_connection(address, timeout=60) as conn:
+        conn.sendall(sent)
+        answered = answer_json(conn)
+        assert _closed(conn)
+    return answered
+
+
 def _refused(address: tuple[str, int], framing: str, body: bytes) -> dict[str, object]:
     """The 400 for `body` under the head row(s) `framing`; a good request sent right
     after it on the same connection is never answered (the connection is closed)."""
     session = open_session(address)
-    pipelined = _head(address, session, f"Content-Length: {len(INIT)}") + INIT
+    pipelined = request_head(address, session, f"Content-Length: {len(INIT)}") + INIT
     with socket.create_connection(address, timeout=60) as conn:
-        conn.sendall(_head(address, session, framing) + body + pipelined)
-        status, answer = _answer(conn)
+        conn.sendall(request_head(address, session, framing) + body + pipelined)
+        status, answer = answer_json(conn)
         assert status == 400, answer
         assert _closed(conn)
     error = answer["error"]
@@ -60,14 +78,11 @@ def _refused(address: tuple[str, int], framing: str, body: bytes) -> dict[str, o
     ],
 )
 def test_both_content_length_and_chunked_is_400_and_closed(workspace: Path, framing: str) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         message = str(_refused(address, framing, CHUNKED)["message"])
         assert "both Content-Length and Transfer-Encoding" in message
         assert "4 MiB" not in message
         served_afterwards(address)
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize(
@@ -84,90 +99,65 @@ def test_both_content_length_and_chunked_is_400_and_closed(workspace: Path, fram
 def test_a_framing_the_parser_refuses_is_400_saying_what(
     workspace: Path, framing: str, said: str
 ) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         message = str(_refused(address, framing, INIT)["message"])
         assert said in message
         assert "Invalid HTTP request" not in message
         served_afterwards(address)
-    finally:
-        server.stop()
 
 
 def test_a_chunk_size_line_that_is_not_one_is_400(workspace: Path) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         # 21 hex digits (over 2^80), then a bare LF: neither is a chunk size line.
         for line in (b"1" + b"0" * 20 + b"\r\nabc", b"5\nhello\r\n0\r\n\r\n"):
             message = str(_refused(address, "Transfer-Encoding: chunked", line)["message"])
             assert "chunk" in message
         served_afterwards(address)
-    finally:
-        server.stop()
 
 
-@pytest.mark.parametrize("size", [0x500000, CAP + 1, 2**72, 16**20 - 1])
-def test_a_chunk_declared_over_the_cap_is_413_unread(workspace: Path, size: int) -> None:
-    server, address = start(workspace)
-    try:
+# What follows the head, each answered 413 at once, the chunk never read: a chunk size
+# line over the cap (then three bytes of the chunk and nothing), or, after a first
+# chunk of 16 bytes, one over what is left of the cap by a byte.
+OVER_THE_CAP = {
+    **{
+        f"{size:#x}": f"{size:x}\r\nabc".encode() for size in (0x500000, CAP + 1, 2**72, 16**20 - 1)
+    },
+    "later": b"10\r\n" + b"x" * 16 + b"\r\n" + f"{CAP - 16 + 1:x}\r\n".encode(),
+}
+
+
+@pytest.mark.parametrize("sent", OVER_THE_CAP.values(), ids=list(OVER_THE_CAP))
+def test_a_chunk_over_the_cap_is_413_unread(workspace: Path, sent: bytes) -> None:
+    with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            # The size line and three bytes of the chunk, then nothing: answered at once.
-            head = _head(address, session, "Transfer-Encoding: chunked")
-            conn.sendall(head + f"{size:x}\r\nabc".encode())
-            _assert_too_large(*_answer(conn))
-            assert _closed(conn)
+        head = request_head(address, session, "Transfer-Encoding: chunked")
+        _assert_too_large(*_answered_and_closed(address, head + sent))
         served_afterwards(address)
-    finally:
-        server.stop()
-
-
-def test_a_later_chunk_over_what_is_left_of_the_cap_is_413(workspace: Path) -> None:
-    server, address = start(workspace)
-    try:
-        session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            first = b"x" * 16
-            head = _head(address, session, "Transfer-Encoding: chunked")
-            rest = CAP - len(first) + 1  # one byte more than is left
-            conn.sendall(head + b"10\r\n" + first + b"\r\n" + f"{rest:x}\r\n".encode())
-            _assert_too_large(*_answer(conn))
-        served_afterwards(address)
-    finally:
-        server.stop()
 
 
 def test_a_chunked_body_up_to_the_cap_with_extensions_and_trailers_is_served(
     workspace: Path,
 ) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         session = open_session(address)
         body = f"{len(INIT):x};name=value\r\n".encode() + INIT + b"\r\n0\r\nX-T: y\r\n\r\n"
-        head = _head(address, session, "Transfer-Encoding: chunked")
+        head = request_head(address, session, "Transfer-Encoding: chunked")
         status, _, answer = exchange(address, head + body)
         assert status == 200, answer
         assert b'"id":1' in answer.replace(b" ", b"")
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize(("line", "status"), [(b"500000", 413), (b"F" * 21, 400)])
 def test_a_chunk_size_line_not_yet_ended_is_decided_from_its_digits(
     workspace: Path, line: bytes, status: int
 ) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            # No CRLF after the digits, then nothing: what came already decides.
-            conn.sendall(_head(address, session, "Transfer-Encoding: chunked") + line)
-            got, answer = _answer(conn)
-            assert got == status, answer
-            assert _closed(conn)
+        # No CRLF after the digits, then nothing: what came already decides.
+        head = request_head(address, session, "Transfer-Encoding: chunked")
+        got, answer = _answered_and_closed(address, head + line)
+        assert got == status, answer
         served_afterwards(address)
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize(
@@ -176,15 +166,11 @@ def test_a_chunk_size_line_not_yet_ended_is_decided_from_its_digits(
 def test_a_content_length_over_the_cap_is_413_first_on_any_request(
     workspace: Path, method: str, extra: str
 ) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (_, address):
         session = open_session(address)
-        with socket.create_connection(address, timeout=60) as conn:
-            head = _head(address, session, f"Content-Length: {10**12}\r\n{extra}")
-            conn.sendall(head.replace(b"POST ", f"{method} ".encode(), 1))
-            # The first answer is the 413: no "100 Continue" invites the body first.
-            _assert_too_large(*_answer(conn))
-            assert _closed(conn)
+        head = request_head(address, session, f"Content-Length: {10**12}\r\n{extra}")
+        # The first answer is the 413: no "100 Continue" invites the body first.
+        _assert_too_large(
+            *_answered_and_closed(address, head.replace(b"POST ", f"{method} ".encode(), 1))
+        )
         served_afterwards(address)
-    finally:
-        server.stop()

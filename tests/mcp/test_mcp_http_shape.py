@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from mcp_raw_http import exchange, open_session, post
 from test_mcp_flat_values import empties
-from test_mcp_http_backpressure import exchange, open_session, post
 from test_mcp_nesting import nested
 
 from mcp_helpers import HttpServer, mcp_env, private_runtime_dir

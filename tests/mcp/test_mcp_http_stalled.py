@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from test_mcp_http_backpressure import exchange, open_session, post, start
+from mcp_raw_http import exchange, open_session, post, serving, start
 
 from helpers import wait_until
 from mcp_helpers import HttpServer
@@ -85,11 +85,8 @@ def served_while_others_stall(server: HttpServer, address: tuple[str, int]) -> N
 
 
 def test_stalled_requests_hold_no_place_and_are_closed_by_their_deadline(workspace: Path) -> None:
-    server, address = start(workspace)
-    try:
+    with serving(workspace) as (server, address):
         served_while_others_stall(server, address)
-    finally:
-        server.stop()
 
 
 def test_a_flood_of_waiting_connections_evicts_only_itself(workspace: Path) -> None:

@@ -174,7 +174,7 @@ def test_the_bound_counts_arrays_and_objects_outside_strings(text: bytes, deep: 
 
 def test_an_http_body_is_held_to_the_same_bound(workspace: Path) -> None:
     # Each bound at its edge over HTTP: test_mcp_http_shape.py.
-    from test_mcp_http_backpressure import exchange
+    from mcp_raw_http import exchange
     from test_mcp_http_shape import http_session, raw_post
 
     (workspace / "a.txt").write_text("hi\n")

@@ -21,8 +21,7 @@ from mcp_helpers import (
 
 
 async def test_the_filesystem_root_as_working_folder_is_refused() -> None:
-    env = mcp_env(private_runtime_dir())
-    async with stdio_client([], env, cwd="/") as client:
+    async with stdio_client([], cwd="/") as client:
         refused = await client.call_tool("read", {"file_path": "etc/hostname"})
         assert error_kind(refused) == "outside_workspace"
         assert "it is the filesystem root" in text_of(refused)
@@ -44,7 +43,7 @@ async def test_the_working_folder_is_the_root_when_nothing_else_names_one(
     workspace: Path,
 ) -> None:
     (workspace / "here.txt").write_text("here\n")
-    async with stdio_client([], mcp_env(private_runtime_dir()), cwd=workspace) as client:
+    async with stdio_client([], cwd=workspace) as client:
         read = await call(client, "read", file_path="here.txt")
         assert read["file"]["file_path"] == str(workspace / "here.txt")
         assert (await call(client, "stats"))["roots"] == [str(workspace)]
@@ -56,8 +55,7 @@ async def test_the_clients_roots_win_over_the_working_folder(workspace: Path) ->
     async def list_roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=workspace.as_uri(), name="ws")])
 
-    env = mcp_env(private_runtime_dir())
-    async with stdio_client([], env, cwd="/", list_roots=list_roots) as client:
+    async with stdio_client([], cwd="/", list_roots=list_roots) as client:
         read = await client.call_tool("read", {"file_path": "rooted.txt"})
         assert not read.is_error, text_of(read)
         assert "rooted" in text_of(read)

@@ -12,9 +12,10 @@ from mcp import Client
 from test_mcp_attach import editor
 
 from mcp_helpers import (
-    HttpServer,
     call,
     error_kind,
+    http_server,
+    legacy_clients,
     mcp_env,
     private_runtime_dir,
     stdio_client,
@@ -29,36 +30,32 @@ def sessions_in(stats: dict) -> set[str]:  # type: ignore[type-arg]
 async def test_an_http_client_cannot_act_in_another_clients_session(workspace: Path) -> None:
     path = workspace / "a.txt"
     path.write_text("one\ntwo\n")
-    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
-    try:
-        async with (
-            Client(server.url, mode="legacy") as first,
-            Client(server.url, mode="legacy") as second,
-        ):
-            assert (await call(first, "read", file_path="a.txt"))["type"] == "text"
-            await call(first, "edit", file_path="a.txt", old_string="two", new_string="2")
-            await call(first, "read", file_path="a.txt", session="named")
-            (own,) = sessions_in(await call(first, "stats", history=True)) - {"named"}
-            assert own.startswith("mcp-")
-            # The second client sees none of the first's sessions, files or counts...
-            theirs = await call(second, "stats", history=True)
-            assert sessions_in(theirs) == set()
-            assert "a.txt" not in str(theirs)
-            # ...and naming them reaches a session of its own.
-            for name in (own, "named"):
-                undo = await second.call_tool("undo", {"session": name})
-                assert error_kind(undo) == "no_change"
-                edit = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
-                refused = await second.call_tool("edit", {**edit, "session": name})
-                assert error_kind(refused) == "not_read"
-                assert (await call(second, "forget", session=name))["session"] == name
-            assert path.read_text() == "one\n2\n"
-            # The first client's sessions are as they were.
-            again = await call(first, "read", file_path="a.txt", session="named")
-            assert again["type"] == "file_unchanged"
-            assert (await call(first, "undo"))["undone"] == "edit"
-    finally:
-        server.stop()
+    async with (
+        http_server(["--root", str(workspace)]) as server,
+        legacy_clients(server) as (first, second),
+    ):
+        assert (await call(first, "read", file_path="a.txt"))["type"] == "text"
+        await call(first, "edit", file_path="a.txt", old_string="two", new_string="2")
+        await call(first, "read", file_path="a.txt", session="named")
+        (own,) = sessions_in(await call(first, "stats", history=True)) - {"named"}
+        assert own.startswith("mcp-")
+        # The second client sees none of the first's sessions, files or counts...
+        theirs = await call(second, "stats", history=True)
+        assert sessions_in(theirs) == set()
+        assert "a.txt" not in str(theirs)
+        # ...and naming them reaches a session of its own.
+        for name in (own, "named"):
+            undo = await second.call_tool("undo", {"session": name})
+            assert error_kind(undo) == "no_change"
+            edit = {"file_path": "a.txt", "old_string": "one", "new_string": "HIJACK"}
+            refused = await second.call_tool("edit", {**edit, "session": name})
+            assert error_kind(refused) == "not_read"
+            assert (await call(second, "forget", session=name))["session"] == name
+        assert path.read_text() == "one\n2\n"
+        # The first client's sessions are as they were.
+        again = await call(first, "read", file_path="a.txt", session="named")
+        assert again["type"] == "file_unchanged"
+        assert (await call(first, "undo"))["undone"] == "edit"
 
 
 async def test_an_attached_agent_cannot_act_in_the_editors_session(workspace: Path) -> None:
@@ -98,19 +95,15 @@ async def test_an_attached_agent_cannot_act_in_the_editors_session(workspace: Pa
 async def test_one_http_client_cannot_push_out_anothers_sessions(workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\ntwo\n")
     (workspace / "b.txt").write_text("b\n")
-    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
-    try:
-        async with (
-            Client(server.url, mode="legacy") as victim,
-            Client(server.url, mode="legacy") as other,
-        ):
-            await call(victim, "read", file_path="a.txt", session="victim")
-            for i in range(300):
-                await call(other, "read", file_path="b.txt", session=f"spam{i}")
-            edit = {"file_path": "a.txt", "old_string": "two", "new_string": "2"}
-            await call(victim, "edit", **edit, session="victim")
-    finally:
-        server.stop()
+    async with (
+        http_server(["--root", str(workspace)]) as server,
+        legacy_clients(server) as (victim, other),
+    ):
+        await call(victim, "read", file_path="a.txt", session="victim")
+        for i in range(300):
+            await call(other, "read", file_path="b.txt", session=f"spam{i}")
+        edit = {"file_path": "a.txt", "old_string": "two", "new_string": "2"}
+        await call(victim, "edit", **edit, session="victim")
     assert (workspace / "a.txt").read_text() == "one\n2\n"
 
 
@@ -118,7 +111,7 @@ async def test_a_session_dropped_at_the_bound_is_told_so(workspace: Path) -> Non
     (workspace / "a.txt").write_text("one\ntwo\n")
     (workspace / "b.txt").write_text("b\n")
     args = ["--standalone", "--root", str(workspace)]
-    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+    async with stdio_client(args) as client:
         await call(client, "read", file_path="a.txt", session="victim")
         for i in range(256):
             await call(client, "read", file_path="b.txt", session=f"s{i}")
@@ -138,7 +131,7 @@ async def test_every_answer_about_a_dropped_sessions_read_state_says_so(
     (workspace / "a.txt").write_text("one\ntwo\n")
     (workspace / "b.txt").write_text("b\n")
     args = ["--standalone", "--root", str(workspace)]
-    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+    async with stdio_client(args) as client:
         await call(client, "read", file_path="a.txt", session="victim")
         (workspace / "a.txt").write_text("one\nTWO\n")
         (workspace / "c.txt").write_text("c\n")
@@ -196,11 +189,10 @@ async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: 
     path = workspace / "a.txt"
     path.write_text("one\ntwo\n")
     lsp, _ = await editor(workspace, runtime)
-    server = HttpServer(["--root", str(workspace)], mcp_env(runtime))
     try:
         async with (
-            Client(server.url, mode="legacy") as first,
-            Client(server.url, mode="legacy") as second,
+            http_server(["--root", str(workspace)], runtime) as server,
+            legacy_clients(server) as (first, second),
         ):
             await call(first, "read", file_path="a.txt", session="agent")
             mine = await call(first, "stats", history=True)
@@ -214,7 +206,6 @@ async def test_http_clients_of_an_attached_server_are_each_their_own(workspace: 
                 first, "edit", file_path="a.txt", old_string="two", new_string="2", session="agent"
             )
     finally:
-        server.stop()
         await lsp.client.close()
     assert path.read_text() == "one\n2\n"
 

@@ -9,17 +9,13 @@ from pathlib import Path
 
 from mcp import Client
 
-from mcp_helpers import HttpServer, call, mcp_env, private_runtime_dir
+from mcp_helpers import call, http_server, legacy_clients
 
 
 async def test_each_http_session_is_its_own_read_state(workspace: Path) -> None:
     (workspace / "a.txt").write_text("a\n")
-    server = HttpServer(["--root", str(workspace)], mcp_env(private_runtime_dir()))
-    try:
-        async with (
-            Client(server.url, mode="legacy") as first,
-            Client(server.url, mode="legacy") as second,
-        ):
+    async with http_server(["--root", str(workspace)]) as server:
+        async with legacy_clients(server) as (first, second):
             assert (await call(first, "read", file_path="a.txt"))["type"] == "text"
             assert (await call(second, "read", file_path="a.txt"))["type"] == "text"
             assert (await call(first, "read", file_path="a.txt"))["type"] == "file_unchanged"
@@ -31,8 +27,6 @@ async def test_each_http_session_is_its_own_read_state(workspace: Path) -> None:
             named = {"file_path": "a.txt", "session": "agent-7"}
             assert (await call(other, "read", **named))["type"] == "text"
             assert (await call(other, "read", **named))["type"] == "file_unchanged"
-    finally:
-        server.stop()
 
 
 async def test_drop_in_callers_without_a_session_id_never_get_anothers_stub(
@@ -40,8 +34,7 @@ async def test_drop_in_callers_without_a_session_id_never_get_anothers_stub(
 ) -> None:
     (workspace / "a.txt").write_text("a\n")
     args = ["--tools", "filesystem", "--root", str(workspace)]
-    server = HttpServer(args, mcp_env(private_runtime_dir()))
-    try:
+    async with http_server(args) as server:
         async with Client(server.url) as modern, Client(server.url) as other:
             for client in (modern, other, modern):
                 read = await client.call_tool("read_text_file", {"path": "a.txt"})
@@ -51,5 +44,3 @@ async def test_drop_in_callers_without_a_session_id_never_get_anothers_stub(
             again = await legacy.call_tool("read_text_file", {"path": "a.txt"})
             assert first.content[0].text == "```\na\n```"  # type: ignore[union-attr]
             assert again.content[0].text.startswith("file_unchanged")  # type: ignore[union-attr]
-    finally:
-        server.stop()

@@ -6,23 +6,20 @@ where a folder is wanted, never the LSP's `readkeeper/stat`."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 from document_samples import numbered_pdf
 
-from mcp_helpers import dropin_client, error_kind, mcp_env, ok, private_runtime_dir, stdio_client
+from mcp_helpers import (
+    dropin_client,
+    error_kind,
+    mcp_env,
+    named_call,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+)
 from mcp_helpers import text_of as text
-
-
-def _arguments(said: str, tool: str) -> dict[str, object]:
-    """The arguments of the first `tool with {...}` call `said` names."""
-    found = re.search(re.escape(tool) + r" with \{", said)
-    assert found is not None, said
-    loaded, _ = json.JSONDecoder().raw_decode(said, found.end() - 1)
-    assert isinstance(loaded, dict)
-    return loaded
 
 
 async def test_the_dropin_reads_a_long_pdf_by_the_pages_its_refusal_names(workspace: Path) -> None:
@@ -31,7 +28,7 @@ async def test_the_dropin_reads_a_long_pdf_by_the_pages_its_refusal_names(worksp
         for tool in ("read_text_file", "read_media_file"):
             refusal = await client.call_tool(tool, {"path": "long.pdf"})
             assert error_kind(refusal) == "pages_required"
-            asked = _arguments(text(refusal), "read_text_file")
+            asked = named_call(text(refusal), "read_text_file")
             assert asked == {"path": str(workspace / "long.pdf"), "pages": "1-20"}
         shown = await ok(client, "read_text_file", **asked)
         assert "--- page 20 ---" in shown
@@ -40,7 +37,7 @@ async def test_the_dropin_reads_a_long_pdf_by_the_pages_its_refusal_names(worksp
         refusal = await client.call_tool("read_text_file", {"path": "long.pdf", "head": 5})
         assert error_kind(refusal) == "bad_params"
         assert text(refusal).startswith("head applies to text files")
-        asked = _arguments(text(refusal), "read_text_file")
+        asked = named_call(text(refusal), "read_text_file")
         assert "--- page 5 ---" in await ok(client, "read_text_file", **asked)
 
 
@@ -54,7 +51,7 @@ async def test_the_dropin_reads_the_tail_of_a_file_too_large_to_read_whole(
         assert tail.startswith("```\n" + "\n".join(lines[-3:]) + "\n```")
         refusal = await client.call_tool("read_text_file", {"path": "big.log"})
         assert error_kind(refusal) == "too_large"
-        asked = _arguments(text(refusal), "read_text_file")
+        asked = named_call(text(refusal), "read_text_file")
         assert asked["offset"] == 1
         assert lines[asked["head"] - 1] in await ok(client, "read_text_file", **asked)  # type: ignore[operator]
 
@@ -90,7 +87,7 @@ async def test_mcp_names_a_tool_it_has_for_a_file_given_as_a_folder(workspace: P
             assert error_kind(refusal) == "bad_params"
             said = text(refusal)
             assert "readkeeper/" not in said
-            listed = await client.call_tool("list", _arguments(said, "the list tool"))
+            listed = await client.call_tool("list", named_call(said, "the list tool"))
             assert not listed.is_error
             assert "app.py" in text(listed)  # with its kind and size
         outside = await client.call_tool("read", {"file_path": "/etc/passwd"})

@@ -4,6 +4,8 @@ still reports their change (state/readstate.py `held_before`, watch/tracks.py)."
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -42,40 +44,36 @@ async def unseen_change_reported(client: Client, tool: str = "changes") -> str:
     return await eventually(has_it, "the change of the line the search did not show")
 
 
-@pytest.mark.parametrize("view", sorted(PARTIAL_VIEWS))
-async def test_a_partial_view_never_hides_a_change_of_lines_it_did_not_show(
-    workspace: Path, view: str
-) -> None:
+@contextlib.asynccontextmanager
+async def read_then_changed(workspace: Path, changed: str) -> AsyncIterator[Client]:
+    """A client that read a.py whole (ORIGINAL), then a.py written `changed`."""
     path = workspace / "a.py"
     path.write_text(ORIGINAL)
     async with core_client(workspace) as client:
         await until_watching(client)
         await call(client, "read", file_path="a.py")
-        path.write_text(CHANGED_TOO)  # line 1 (seen next) and line 5 (never seen again)
+        path.write_text(changed)
+        yield client
+
+
+# Each view, the change then asked for by `changes`; grep's by the change notices too.
+TOLD = [*((view, "changes") for view in sorted(PARTIAL_VIEWS)), ("grep", "attachments")]
+
+
+@pytest.mark.parametrize(("view", "told_by"), TOLD)
+async def test_a_partial_view_never_hides_a_change_of_lines_it_did_not_show(
+    workspace: Path, view: str, told_by: str
+) -> None:
+    # line 1 is seen next; line 5 is never seen again
+    async with read_then_changed(workspace, CHANGED_TOO) as client:
         tool, arguments = PARTIAL_VIEWS[view]
         await call(client, tool, **arguments)
-        diff = await unseen_change_reported(client)
-        assert "-other = 2" in diff
-
-
-async def test_the_change_notices_attachment_reports_it_too(workspace: Path) -> None:
-    path = workspace / "a.py"
-    path.write_text(ORIGINAL)
-    async with core_client(workspace) as client:
-        await until_watching(client)
-        await call(client, "read", file_path="a.py")
-        path.write_text(CHANGED_TOO)
-        await call(client, "grep", pattern="tok")
-        assert "-other = 2" in await unseen_change_reported(client, "attachments")
+        assert "-other = 2" in await unseen_change_reported(client, told_by)
 
 
 async def test_a_whole_read_since_moves_the_baseline(workspace: Path) -> None:
     path = workspace / "a.py"
-    path.write_text(ORIGINAL)
-    async with core_client(workspace) as client:
-        await until_watching(client)
-        await call(client, "read", file_path="a.py")
-        path.write_text(CHANGED)
+    async with read_then_changed(workspace, CHANGED) as client:
         await call(client, "grep", pattern="tok")
         await unseen_change_reported(client)  # told once...
         assert (await call(client, "changes"))["changes"] == []  # ...and only once

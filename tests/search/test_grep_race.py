@@ -10,11 +10,10 @@ as the test, stopping at its first leak."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from swapper import swapping
+from swapper import races
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -25,38 +24,28 @@ _SEARCHES = 400
 _SECONDS = 25.0
 _CONTROL_SEARCHES = 4000
 _CONTROL_SECONDS = 120.0
+# How many searches, in how long, until how many leaks: the test's, the control's.
+_BUDGETS = {False: (_SEARCHES, _SECONDS, 3), True: (_CONTROL_SEARCHES, _CONTROL_SECONDS, 1)}
 
 pytestmark = pytest.mark.skipif(rg.landlock_abi() < 1, reason="the kernel has no Landlock")
 
 
 def _leaks(
-    core: Readkeeper,
-    workspace: Path,
-    outside: Path,
-    searches: int = _SEARCHES,
-    seconds: float = _SECONDS,
-    enough: int = 3,
+    core: Readkeeper, workspace: Path, outside: Path, control: bool = False
 ) -> tuple[int, int]:
-    """How many of the bounded searches showed the outside marker (counting up to
-    `enough`), and how many showed the inside one."""
+    """How many of the bounded searches showed the outside marker (counting up to three,
+    or for the `control` run one), and how many showed the inside one."""
     (workspace / "walk").mkdir()
     for n in range(20):
         (workspace / "walk" / f"f{n}.txt").write_text(f"{MARKER} {n} inside\n" if n == 0 else "x\n")
     link = workspace.parent / "link-out"
     link.symlink_to(outside, target_is_directory=True)
-    leaks = found = 0
-    ends = time.monotonic() + seconds
-    with swapping(workspace / "walk", link):
-        for _ in range(searches):
-            if time.monotonic() > ends:
-                break
-            result = calls.call(core, "grep", {"pattern": MARKER, "output": "matches"})
-            shown = " ".join(str(m.get("text", "")) for m in result.get("matches", []))
-            leaks += "from outside" in shown
-            found += "inside" in shown
-            if leaks >= enough:  # the control run has shown enough
-                break
-    return leaks, found
+
+    def look() -> str:
+        result = calls.call(core, "grep", {"pattern": MARKER, "output": "matches"})
+        return " ".join(str(m.get("text", "")) for m in result.get("matches", []))
+
+    return races(workspace / "walk", link, look, "from outside", "inside", *_BUDGETS[control])
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -79,9 +68,7 @@ def test_without_landlock_the_same_swap_leaks_which_proves_the_race_test_live(
     core: Readkeeper, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rg, "landlock_abi", lambda: 0)
-    leaks, found = _leaks(
-        core, workspace, _outside(tmp_path), _CONTROL_SEARCHES, _CONTROL_SECONDS, 1
-    )
+    leaks, found = _leaks(core, workspace, _outside(tmp_path), control=True)
     assert leaks > 0, f"no leak in the control's searches ({found} found the inside file)"
 
 
