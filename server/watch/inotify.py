@@ -70,7 +70,8 @@ log = logging.getLogger("readkeeper")
 # a wake-up and a turn of the GIL, and the notices wait longer (`watch_debounce_ms`).
 BATCH_SECONDS = 0.005
 # How long a MOVED_FROM waits for its MOVED_TO (the kernel queues the two one after the
-# other; this only covers a read that falls between them).
+# other; this only covers a read that falls between them): one still alone once what was
+# queued by then is read.
 PAIR_SECONDS = 0.05
 STOP_TIMEOUT = 5.0
 _READ_SIZE = 64 * 1024  # whole records only; one is at most 16 + NAME_MAX + 1 bytes
@@ -312,8 +313,13 @@ class Inotify:
                     self._read()  # caught up with the renames first
                     self._walk_roots_again()
                 if self._moves:
+                    # What the kernel queued up to now is read first: a MOVED_TO queued
+                    # in time is paired however long this thread was kept off the CPU
+                    # since it read the MOVED_FROM (a loaded machine: 50 ms and more).
+                    now = time.monotonic()
+                    self._read()
                     with self._lock:
-                        self._expire_moves(time.monotonic())
+                        self._expire_moves(now)
         finally:
             with self._lock:
                 self._closed = True
