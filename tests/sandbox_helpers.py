@@ -30,6 +30,10 @@ SECRET = "sandbox-secret-5f1e9c-outside-the-workspace"
 SERVER_CLOSE_S = 15.0
 # A batch of requests that takes longer than this is a hang, not a slow machine.
 BATCH_DEADLINE_S = 60.0
+# A race run whose planned tries did not all meet both states (Tally.live) goes on, a
+# batch at a time, up to this many times its planned tries: on a loaded machine the
+# swapper can sleep, or hold a core, through a whole run's worth of tries.
+LIVE_TRIES_FACTOR = 5
 
 
 def outside_folder(tmp_path: Path, name: str = "outside") -> Path:
@@ -126,6 +130,11 @@ class Tally:
             f"{self.without_kind[:3]}"
         )
 
+    def live(self, *, any_ok: bool = True) -> bool:
+        """Whether the race was live so far: a try met the swapped state (and, with
+        `any_ok`, one met the inside state)."""
+        return (self.ok > 0 or not any_ok) and sum(self.refused.values()) > 0
+
     def assert_sealed(self, *, any_ok: bool = True) -> None:
         """No escape, every error a readkeeper refusal, and the race was live: some
         tries met the inside state and some the swapped one (else nothing was tested).
@@ -154,11 +163,17 @@ async def in_batches(
     one: Callable[[int], Awaitable[Any]],
     settle: Callable[[int, Any], None],
     batch: int = 20,
+    until: Callable[[], bool] | None = None,
 ) -> None:
     """Run `one(i)` for each try, `batch` at a time concurrently; hand each outcome (a
-    result or the exception) to `settle(i, outcome)`."""
-    for start in range(0, tries, batch):
-        indices = range(start, min(start + batch, tries))
+    result or the exception) to `settle(i, outcome)`. With `until`, the tries go on past
+    `tries` while it is false, up to `LIVE_TRIES_FACTOR` times as many (each checked as
+    the planned ones are: more tries, never fewer checks)."""
+    most = tries if until is None else tries * LIVE_TRIES_FACTOR
+    start = 0
+    while start < tries or (start < most and until is not None and not until()):
+        indices = range(start, min(start + batch, most))
+        start = indices.stop
         batched = asyncio.gather(*(one(i) for i in indices), return_exceptions=True)
         try:
             outcomes = await asyncio.wait_for(batched, BATCH_DEADLINE_S)

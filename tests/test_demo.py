@@ -3,6 +3,7 @@ its canned diagnostic fits the code it is about, and its previews show what matt
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,12 +18,16 @@ from readkeeper.protocol import ReadParams, unstructure
 
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory: pytest.TempPathFactory) -> str:
+    # Each attachment source gets a bound a loaded machine keeps (the 3 s default, when
+    # outlasted, drops the changes from step 9's context, and its preview with them).
+    env = {**os.environ, "READKEEPER_ATTACHMENTS_TIMEOUT_MS": "60000"}
     done = subprocess.run(
         [sys.executable, "-m", "readkeeper", "demo"],
         cwd=tmp_path_factory.mktemp("demo"),
         capture_output=True,
         text=True,
         timeout=120,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

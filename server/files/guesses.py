@@ -55,8 +55,8 @@ class _Budget:
     """The time left for a call's guesses, charged as it is spent (by every thread of the
     call: read_many's reads share it)."""
 
-    def __init__(self) -> None:
-        self._left = SUGGESTION_SECONDS
+    def __init__(self, seconds: float | None = None) -> None:
+        self._left = SUGGESTION_SECONDS if seconds is None else seconds
         self._lock = threading.Lock()
 
     def spent(self) -> bool:
@@ -98,6 +98,19 @@ def one_call() -> Iterator[None]:
         yield
         return
     token = _CALL.set(_Budget())
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
+@contextlib.contextmanager
+def none() -> Iterator[None]:
+    """A block in which no guess is looked for (`suggest` answers none, as when a call's
+    budget is spent): a refusal made within it is the same however busy the machine is,
+    whatever files appeared beside it meanwhile (read_many with a budget counts its
+    refusals, and the least budget it names must hold the next call's)."""
+    token = _CALL.set(_Budget(0.0))
     try:
         yield
     finally:

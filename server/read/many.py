@@ -15,8 +15,12 @@ is sent all the same (it is recorded as read), and every file after it is then l
 unread, so it takes only the room kept for reading. When the budget cannot hold even
 the refusals, no file is read and the call is refused (`token_limit`) with the budget
 that would hold them: a refusal of about 60 tokens, the one answer a smaller budget
-gets. `budget_tokens_left` is the budget less the count of the text. No number in
-the words is negative.
+gets. The least budget a refusal names holds the next call when its files are as they
+were: with a budget, a missing file's refusal makes no did-you-mean guess (looked for
+within a time budget, so a loaded machine may find one call's guess and not the next's,
+and a file that appears meanwhile would lengthen it) and names the list and glob calls
+that find the file instead. `budget_tokens_left` is the budget less the count of the
+text. No number in the words is negative.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from .. import quoting, render
 from ..errors import ReadkeeperError
+from ..files import guesses
 from ..hints import call
 from ..progress import step
 from ..protocol import ReadParams, unstructure
@@ -49,7 +54,8 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
         )
     check_budget_tokens(params.budget_tokens)
     if params.budget_tokens is not None:
-        return _budgeted(services, params, params.budget_tokens)
+        with guesses.none():  # its refusals as counted, call after call (the module's rule)
+            return _budgeted(services, params, params.budget_tokens)
     results: list[dict[str, Any]] = []
     for done, path in enumerate(params.file_paths):
         refused = _bad_entry(path, done)

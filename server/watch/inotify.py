@@ -69,8 +69,7 @@ log = logging.getLogger("readkeeper")
 # How long inotify's records gather once one is there, before they are read: each read is
 # a wake-up and a turn of the GIL, and the notices wait longer (`watch_debounce_ms`).
 BATCH_SECONDS = 0.005
-# How long a MOVED_FROM waits for its MOVED_TO (the kernel queues the two one after the
-# other; this only covers a read that falls between them).
+# How long a MOVED_FROM waits for its MOVED_TO, queued just after it (for a read between).
 PAIR_SECONDS = 0.05
 STOP_TIMEOUT = 5.0
 _READ_SIZE = 64 * 1024  # whole records only; one is at most 16 + NAME_MAX + 1 bytes
@@ -311,9 +310,11 @@ class Inotify:
                     os.read(self._wake_r, _READ_SIZE)
                     self._read()  # caught up with the renames first
                     self._walk_roots_again()
-                if self._moves:
+                if self._moves:  # what was queued by now is read first: a MOVED_TO in time
+                    now = time.monotonic()  # pairs, however late this thread came back
+                    self._read()
                     with self._lock:
-                        self._expire_moves(time.monotonic())
+                        self._expire_moves(now)
         finally:
             with self._lock:
                 self._closed = True
@@ -322,10 +323,8 @@ class Inotify:
             os.close(self._wake_w)
 
     def _wait_ms(self) -> int | None:
-        if not self._moves:
-            return None
-        soonest = min(until for _, _, until in self._moves.values())
-        return max(0, int((soonest - time.monotonic()) * 1000) + 1)
+        soonest = min((until for _, _, until in self._moves.values()), default=None)
+        return None if soonest is None else max(0, int((soonest - time.monotonic()) * 1000) + 1)
 
     def _read(self) -> None:
         while not self._stopping.is_set():

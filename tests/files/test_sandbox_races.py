@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest_asyncio
 from sandbox_helpers import (
+    LIVE_TRIES_FACTOR,
     SECRET,
     Tally,
     in_batches,
@@ -78,7 +79,10 @@ async def test_a_read_never_returns_a_file_swapped_for_a_link_out(
     tally = Tally()
     with swapping(target, link):
         await in_batches(
-            TRIES, lambda i: server.read(target, force=True), settle_into(tally, "read")
+            TRIES,
+            lambda i: server.read(target, force=True),
+            settle_into(tally, "read"),
+            until=tally.live,
         )
     tally.assert_sealed()
 
@@ -97,7 +101,10 @@ async def test_a_read_never_returns_a_file_whose_folder_is_swapped_for_a_link_ou
     tally = Tally()
     with swapping(folder, link):
         await in_batches(
-            TRIES, lambda i: server.read(target, force=True), settle_into(tally, "read")
+            TRIES,
+            lambda i: server.read(target, force=True),
+            settle_into(tally, "read"),
+            until=tally.live,
         )
     tally.assert_sealed()
 
@@ -122,7 +129,7 @@ async def test_a_create_never_lands_in_a_folder_swapped_in_from_outside(
         )
 
     with swapping(folder, link):
-        await in_batches(TRIES, create, settle_into(tally, "create"))
+        await in_batches(TRIES, create, settle_into(tally, "create"), until=tally.live)
     tally.escapes += [f"created outside: {name}" for name in listing(outside)]
     tally.assert_sealed()
 
@@ -131,19 +138,24 @@ def no_error(i: int, outcome: Any) -> None:
     assert not isinstance(outcome, BaseException), f"try {i}: {outcome!r}"
 
 
-def twin_folders(workspace: Path, tmp_path: Path, count: int) -> tuple[Path, Path, Path]:
-    """ws/e and an outside folder holding the same `count` files, byte for byte (so a
-    change that follows the link out passes every content check), and ws/.e.link to
-    the outside one."""
+def twin_folders(workspace: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """ws/e and an outside folder, and ws/.e.link to the outside one."""
     outside = outside_folder(tmp_path)
     folder = workspace / "e"
     folder.mkdir()
-    for i in range(count):
-        for where in (folder, outside):
-            (where / f"f{i}.txt").write_text(f"file {i}\nkeep this line\n")
     link = workspace / ".e.link"
     link.symlink_to(outside, target_is_directory=True)
     return folder, outside, link
+
+
+def twin_files(folder: Path, outside: Path, round_: int, count: int) -> list[str]:
+    """`count` files in `folder` and the same in `outside`, byte for byte (so a change
+    that follows the link out passes every content check): their names."""
+    names = [f"f{round_}-{i}.txt" for i in range(count)]
+    for name in names:
+        for where in (folder, outside):
+            (where / name).write_text(f"file {name}\nkeep this line\n")
+    return names
 
 
 def outside_changes(outside: Path, before: dict[str, bytes]) -> list[str]:
@@ -157,22 +169,28 @@ async def _race_changes(
 ) -> None:
     """Read each file first (an edit or write needs it), then race one `method` request
     per file against the swapper; the outside twins must end as they began."""
-    folder, outside, link = twin_folders(workspace, tmp_path, TRIES)
-    before = {name: (outside / name).read_bytes() for name in listing(outside)}
-    await in_batches(TRIES, lambda i: server.read(folder / f"f{i}.txt"), no_error)
+    folder, outside, link = twin_folders(workspace, tmp_path)
     tally = Tally()
+    before: dict[str, bytes] = {}
+    # Rounds of fresh files (each file takes one try) until the race was met, at most
+    # as many tries in all as in_batches' `until` allows.
+    for round_ in range(LIVE_TRIES_FACTOR):
+        names = twin_files(folder, outside, round_, TRIES)
+        before |= {name: (outside / name).read_bytes() for name in names}
+        paths = [folder / name for name in names]
+        await in_batches(TRIES, lambda i, paths=paths: server.read(paths[i]), no_error)
 
-    async def change(i: int) -> Any:
-        return await server.client.request(
-            method, {"file_path": str(folder / f"f{i}.txt"), **params(i)}
-        )
+        async def change(i: int, paths: list[Path] = paths) -> Any:
+            return await server.client.request(method, {"file_path": str(paths[i]), **params(i)})
 
-    with swapping(folder, link):
-        await in_batches(TRIES, change, settle_into(tally, method))
+        with swapping(folder, link):
+            await in_batches(TRIES, change, settle_into(tally, method))
+        if folder.is_symlink():
+            exchange(folder, link)
+        if tally.live(any_ok=False):
+            break
     tally.escapes += outside_changes(outside, before)
     # That a change can succeed here at all, shown after the race (as below).
-    if folder.is_symlink():
-        exchange(folder, link)
     control = folder / "control.txt"
     control.write_text("keep this line\n")
     await server.read(control)
@@ -253,7 +271,7 @@ async def _race_file_changes(server: Session, workspace: Path, tmp_path: Path, m
             tally.ok += 1
 
     with swapping(target, link):
-        await in_batches(TRIES, one, settle, batch=1)
+        await in_batches(TRIES, one, settle, batch=1, until=lambda: tally.live(any_ok=False))
     if twin.read_bytes() != before:
         tally.escapes.append(f"modified outside: {twin.name}")
     tally.escapes += [f"created outside: {n}" for n in listing(twin.parent) if n != twin.name]

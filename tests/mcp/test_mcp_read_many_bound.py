@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conftest import Session
 from helpers import tiktoken_count
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper import render
 
+MISSING = [f"notes{n}.txt" for n in range(6)]
 SIZES = [31, 20, 77, 9, 16, 40, 12, 25, 60, 5, 33, 18]
 REFUSED = ["missing.txt", "bin.dat", "../outside.txt", "/etc/passwd"]
 
@@ -68,3 +71,46 @@ async def test_a_budget_too_small_for_the_refusals_is_refused(workspace: Path) -
         )
         assert not enough.is_error
         assert tiktoken_count(text_of(enough)) <= least
+
+
+def guessable(workspace: Path) -> None:
+    """Each of `MISSING` under a long folder chain: a file a missing name's did-you-mean
+    finds (the very name elsewhere), long (a guess is cut near 240 characters), so a
+    refusal with a guess is longer than one without."""
+    folder = workspace / ("g" * 60) / ("h" * 60) / ("i" * 60)
+    folder.mkdir(parents=True)
+    for name in MISSING:
+        (folder / name).write_text("found\n")
+
+
+async def test_the_least_budget_holds_when_guesses_appear_meanwhile(workspace: Path) -> None:
+    # The refusals of a budgeted call do not hang on a did-you-mean guess, which is looked
+    # for within a time budget (so a loaded machine finds one call's guess and not the
+    # next's) and whose files may appear between two calls: made to differ here.
+    paths = files(workspace) + MISSING
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        small = await client.call_tool("read_many", {"file_paths": paths, "budget_tokens": 100})
+        assert error_kind(small) == "token_limit"
+        least = int(re.findall(r"budget_tokens of at least (\d+)", text_of(small))[0])
+        guessable(workspace)
+        enough = await client.call_tool("read_many", {"file_paths": paths, "budget_tokens": least})
+        said = text_of(enough)
+        assert not enough.is_error, said
+        assert tiktoken_count(said) <= least
+        assert said.count("refused (not_found)") == len(MISSING), said
+
+
+async def test_the_least_budget_holds_over_lsp(lsp: Session, workspace: Path) -> None:
+    paths = files(workspace) + MISSING
+    small = await lsp.error("readkeeper/readMany", {"file_paths": paths, "budget_tokens": 100})
+    assert small.data["kind"] == "token_limit"
+    least = small.data["tokens"]
+    assert f"budget_tokens of at least {least}" in small.message
+    guessable(workspace)
+    enough = await lsp.client.request(
+        "readkeeper/readMany", {"file_paths": paths, "budget_tokens": least}
+    )
+    assert tiktoken_count(render.many(enough)) <= least
+    refused = [r["error"]["data"]["kind"] for r in enough["results"] if "error" in r]
+    assert refused.count("not_found") == len(MISSING), enough
