@@ -41,6 +41,7 @@ from .where import searched
 MAX_CONTEXT = 20
 COLLECT_CAP = 50_000  # ripgrep output lines held per call
 MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
+CUT_NOTE_TOKENS = 80  # a match's cut note besides the two names it holds
 # False: every search reads ripgrep's `--json` (the bench's baseline, and the tests' check
 # that both readings agree).
 PLAIN_OUTPUT = True
@@ -209,7 +210,10 @@ def _matches(
         if not line.match:
             item["context"] = True
         cost = counter.count(text) + name_cost(line.path) + LINE_TOKENS
-        if used + cost > budget and shown:
+        # Room kept for the note of a match cut after this line, which names its file
+        # twice (`_cut_note`): a long escaped name costs the note hundreds of tokens.
+        kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
+        if used + cost + kept > budget and shown:
             if not new_match:
                 # The match (or its context) shown so far is cut here, and nothing after
                 # the cut is shown: a later line that fits would pass for the next one.

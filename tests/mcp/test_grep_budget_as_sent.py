@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from deep_chain import long_named
 
 from helpers import tiktoken_count
 from mcp_helpers import mcp_env, ok, private_runtime_dir, stdio_client
@@ -49,6 +50,19 @@ async def test_grep_as_sent_keeps_to_max_tokens(workspace: Path, kind: str, outp
             assert tiktoken_count(said) <= CAP + ALLOWANCE, (page, tiktoken_count(said))
             assert "cut by the token cap (max_tokens)" in said, said[-600:]
             assert '"offset":' in said, said[-600:]
+
+
+async def test_grep_of_deep_paths_as_sent_keeps_to_max_tokens(workspace: Path) -> None:
+    """Names of 3,600 characters (14 folders of 250), each about 500 tokens a line."""
+    folder = long_named(workspace)
+    for index in range(40):
+        (folder / f"f{index:03d}.txt").write_text("needle one\nneedle two\n")
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        for output in ("matches", "files", "counts"):
+            said = await ok(client, "grep", pattern="needle", output=output, max_matches=2000)
+            assert tiktoken_count(said) <= CAP + ALLOWANCE, (output, tiktoken_count(said))
+            assert "cut by the token cap (max_tokens)" in said, said[-600:]
 
 
 async def test_grep_with_context_as_sent_keeps_to_max_tokens(workspace: Path) -> None:
