@@ -28,15 +28,20 @@ from ..words import count
 from . import blocks, refused, rg, stalls
 from .above import Above
 from .globs import Glob
+from .grep_pages import DEFAULT_MAX_MATCHES, LINE_TOKENS, MAX_MATCHES, TOKEN_CAP, NameCost
+from .grep_pages import counts as _counts
+from .grep_pages import cut_by as _cut_by
+from .grep_pages import files as _files
+from .grep_pages import next_params as _next
+from .grep_pages import page as _page
 from .paging import refuse_past_end
 from .seen import record_shown
 from .where import searched
 
-DEFAULT_MAX_MATCHES = 100
-MAX_MATCHES = 2000
 MAX_CONTEXT = 20
 COLLECT_CAP = 50_000  # ripgrep output lines held per call
 MAX_LINE_CHARS = 500  # a longer line is shown cut, with a note
+CUT_NOTE_TOKENS = 80  # a match's cut note besides the two names it holds
 # False: every search reads ripgrep's `--json` (the bench's baseline, and the tests' check
 # that both readings agree).
 PLAIN_OUTPUT = True
@@ -101,10 +106,10 @@ def grep(
     cap = _page(params)
     if params.output == "files":
         named = _within(root, cwd, _named(ran.lines), matcher, above)
-        result = _files(sorted(named), params, cap, incomplete)
+        result = _files(services, sorted(named), params, cap, incomplete)
     elif params.output == "counts":
         counted = _within(root, cwd, _counted(ran.lines), matcher, above)
-        result = _counts(dict(sorted(counted.items())), params, cap, incomplete)
+        result = _counts(services, dict(sorted(counted.items())), params, cap, incomplete)
     else:
         if found is None:
             found = blocks.blocks(root, cwd, ran.lines, matcher, above)
@@ -185,6 +190,7 @@ def _matches(
     refuse_past_end(params.offset, total, "match", so_far=incomplete)
     budget = services.settings.max_tokens
     counter = services.tokens
+    name_cost = NameCost(counter)  # a line's name as shown, counted once a file
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
     used = matches = 0
@@ -203,8 +209,11 @@ def _matches(
         item = {"file_path": line.path, "line": line.number, "text": text}
         if not line.match:
             item["context"] = True
-        cost = counter.count(text) + 8
-        if used + cost > budget and shown:
+        cost = counter.count(text) + name_cost(line.path) + LINE_TOKENS
+        # Room kept for the note of a match cut after this line, which names its file
+        # twice (`_cut_note`): a long escaped name costs the note hundreds of tokens.
+        kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
+        if used + cost + kept > budget and shown:
             if not new_match:
                 # The match (or its context) shown so far is cut here, and nothing after
                 # the cut is shown: a later line that fits would pass for the next one.
@@ -232,7 +241,7 @@ def _matches(
     if more:
         result["next"] = _next(params, next_offset)
         # Which cap cut the page, as every listing says it (listing.cut_note).
-        which = _cut_by(params, "match") if matches >= cap else "the token cap (max_tokens)"
+        which = _cut_by(params, "match") if matches >= cap else TOKEN_CAP
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
             f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
@@ -299,23 +308,6 @@ def _cut_note(
     )
 
 
-def _counts(
-    counts: dict[str, int], params: GrepParams, cap: int, incomplete: bool
-) -> dict[str, Any]:
-    items = list(counts.items())
-    refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
-    page = items[params.offset : params.offset + cap]
-    result: dict[str, Any] = {
-        "matches": [],
-        "counts": [{"file_path": path, "count": n} for path, n in page],
-        "partial": incomplete or params.offset + cap < len(items),
-    }
-    if params.offset + cap < len(items):
-        result["next"] = _next(params, params.offset + cap)
-        result["note"] = _files_cut(len(items), len(page), params)
-    return result
-
-
 def _counted(pieces: list[bytes]) -> dict[bytes, int]:
     """The names and counts of `--count --null` output split at its NULs: the first
     piece is a name, each next one the previous name's count, a line break, then a name
@@ -368,69 +360,4 @@ def _within(
     return found
 
 
-def _files(found: list[str], params: GrepParams, cap: int, incomplete: bool) -> dict[str, Any]:
-    refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
-    page = found[params.offset : params.offset + cap]
-    result: dict[str, Any] = {
-        "matches": [],
-        "files": page,
-        "partial": incomplete or params.offset + cap < len(found),
-    }
-    if params.offset + cap < len(found):
-        result["next"] = _next(params, params.offset + cap)
-        result["note"] = _files_cut(len(found), len(page), params)
-    return result
-
-
-def _page(params: GrepParams) -> int:
-    """The most matches (or files) one page shows: max_matches, within MAX_MATCHES."""
-    return min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
-
-
-def _cut_by(params: GrepParams, noun: str) -> str:
-    """The cap that cut a full page, named as what set it: the caller's max_matches, the
-    default page it left out, or readkeeper's own cap when it asked for more."""
-    if params.max_matches is None:
-        return (
-            f"the default page of {count(DEFAULT_MAX_MATCHES, noun)} (max_matches sets up "
-            f"to {MAX_MATCHES:,})"
-        )
-    if params.max_matches > MAX_MATCHES:
-        return (
-            f"readkeeper's cap of {count(MAX_MATCHES, noun)} a page (max_matches="
-            f"{params.max_matches:,} asks for more than a page holds)"
-        )
-    return f"max_matches ({params.max_matches:,})"
-
-
-def _files_cut(found: int, shown: int, params: GrepParams) -> str:
-    """The note of a page of files (or counts) cut short: how many match, which it shows,
-    the cap that cut it, and the offset that shows the rest."""
-    first, last = params.offset + 1, params.offset + shown
-    return (
-        f"{_matching(found)}; showing {first}-{last}, cut by {_cut_by(params, 'file')}; "
-        f"the rest: offset={last}."
-    )
-
-
-def _matching(files: int) -> str:
-    return f"{count(files, 'file')} {'matches' if files == 1 else 'match'}"
-
-
-def _next(params: GrepParams, offset: int) -> dict[str, Any]:
-    """The params of the call that shows what this one left out."""
-    shown = {
-        "pattern": params.pattern,
-        "path": params.path,
-        "glob": params.glob,
-        "context": params.context or None,
-        "case_sensitive": None if params.case_sensitive else False,
-        "multiline": params.multiline or None,
-        "output": None if params.output == "matches" else params.output,
-        "max_matches": params.max_matches,
-        "offset": offset,
-    }
-    return {k: v for k, v in shown.items() if v is not None}
-
-
-__all__ = ["grep", "is_directory"]
+__all__ = ["DEFAULT_MAX_MATCHES", "MAX_MATCHES", "grep", "is_directory"]

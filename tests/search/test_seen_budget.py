@@ -20,6 +20,8 @@ def test_a_broad_grep_never_evicts_a_read_s_snapshot(core: Readkeeper, workspace
     target.write_text("".join(f"line {n}\n" for n in range(1, 21)))
     calls.call(core, "read", {"file_path": str(target)})
     (workspace / "many").mkdir()
+    # Room for 2,000 lines each with its file's name as sent (grep_pages.py).
+    core.configure({"max_tokens": 200_000})
     for n in range(SEARCHED):
         (workspace / "many" / f"f{n}.txt").write_text(f"needle {n}\n")
     found: dict[str, Any] = calls.call(

@@ -1,0 +1,171 @@
+"""grep's pages of names (`files`, `counts`) and what any of its pages costs as sent.
+
+A page is held to `max_tokens` as every front end sends it: each name counted as shown
+(quoting.name: JSON-quoted with its controls, quotes and format characters escaped, as
+the MCP and CLI text show it; the LSP's JSON string escapes no more), not as the file
+system holds it, a name of controls costing several times its bytes once escaped; and
+each line or entry with its framing (its line number and marks in the text, its keys
+in the LSP's JSON). A token is at least a byte, so a page whose shown bytes could not
+pass the cap is not counted at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import quoting
+from ..protocol.search import GrepParams
+from ..read.services import ReadServices
+from ..read.tokens import TokenCounter
+from ..words import count
+from .paging import refuse_past_end
+
+DEFAULT_MAX_MATCHES = 100
+MAX_MATCHES = 2000
+# What a shown line or entry costs besides its name (and its text): a match line its
+# number, marks and line break in the text, and in the LSP's JSON its keys
+# ({"file_path": , "line": , "text": , "context": true}); a file its quotes and comma;
+# a count its number and keys.
+LINE_TOKENS = 16
+NAME_TOKENS = 3
+COUNT_TOKENS = 8
+TOKEN_CAP = "the token cap (max_tokens)"
+
+
+def shown_size(name: str) -> int:
+    """The bytes of `name` as shown, or more (at least its tokens): a printable ASCII
+    name without quote or backslash is shown bare or in quotes, unescaped."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return len(name) + 2
+    return len(quoting.name(name).encode("utf-8", "surrogateescape"))
+
+
+class NameCost:
+    """The tokens of a file's name as shown, counted once a name (a name repeats on
+    each of its matches)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.memo: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        cost = self.memo.get(name)
+        if cost is None:
+            cost = self.memo[name] = self.counter.count(quoting.name(name))
+        return cost
+
+
+CHUNK = 64  # names counted as one text (one call of the counter), then one by one
+
+
+def fitting(names: list[str], services: ReadServices, extra: int) -> int:
+    """How many of `names` (a page's, in order) fit within `max_tokens` as shown, with
+    `extra` tokens each; at least one: a name is not cut. Counted `CHUNK` names to a
+    text (a line break between: no fewer tokens than the names apart, give or take the
+    one a break may merge, which `extra` covers), and name by name in the chunk that
+    reaches the cap."""
+    budget = services.settings.max_tokens
+    if sum(shown_size(name) + extra for name in names) <= budget:
+        return len(names)
+    shown = [quoting.name(name) for name in names]
+    counter = services.tokens
+    used = 0
+    for start in range(0, len(shown), CHUNK):
+        chunk = shown[start : start + CHUNK]
+        cost = counter.count("\n".join(chunk)) + extra * len(chunk)
+        if used + cost <= budget:
+            used += cost
+            continue
+        for index, name in enumerate(chunk, start):
+            used += counter.count(name) + extra
+            if used > budget:
+                return max(index, 1)
+    return len(names)
+
+
+def files(
+    services: ReadServices, found: list[str], params: GrepParams, cap: int, incomplete: bool
+) -> dict[str, Any]:
+    """The `files` page: at most `cap` names from `offset`, within `max_tokens`."""
+    refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
+    page = found[params.offset : params.offset + cap]
+    page = page[: fitting(page, services, NAME_TOKENS)]
+    result: dict[str, Any] = {"matches": [], "files": page}
+    return _paged(result, len(found), len(page), params, cap, incomplete)
+
+
+def counts(
+    services: ReadServices,
+    counted: dict[str, int],
+    params: GrepParams,
+    cap: int,
+    incomplete: bool,
+) -> dict[str, Any]:
+    """The `counts` page: at most `cap` files from `offset`, within `max_tokens`."""
+    items = list(counted.items())
+    refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
+    page = items[params.offset : params.offset + cap]
+    page = page[: fitting([path for path, _ in page], services, COUNT_TOKENS)]
+    result: dict[str, Any] = {
+        "matches": [],
+        "counts": [{"file_path": path, "count": n} for path, n in page],
+    }
+    return _paged(result, len(items), len(page), params, cap, incomplete)
+
+
+def _paged(
+    result: dict[str, Any], found: int, shown: int, params: GrepParams, cap: int, incomplete: bool
+) -> dict[str, Any]:
+    """`result` marked partial, with the call for the rest and its note, when the page
+    of `shown` files does not reach the last of `found`."""
+    rest = params.offset + shown
+    result["partial"] = incomplete or rest < found
+    if rest < found:
+        result["next"] = next_params(params, rest)
+        which = cut_by(params, "file") if shown >= cap else TOKEN_CAP
+        result["note"] = (
+            f"{_matching(found)}; showing {params.offset + 1}-{rest}, cut by {which}; "
+            f"the rest: offset={rest}."
+        )
+    return result
+
+
+def page(params: GrepParams) -> int:
+    """The most matches (or files) one page shows: max_matches, within MAX_MATCHES."""
+    return min(params.max_matches or DEFAULT_MAX_MATCHES, MAX_MATCHES)
+
+
+def cut_by(params: GrepParams, noun: str) -> str:
+    """The cap that cut a full page, named as what set it: the caller's max_matches, the
+    default page it left out, or readkeeper's own cap when it asked for more."""
+    if params.max_matches is None:
+        return (
+            f"the default page of {count(DEFAULT_MAX_MATCHES, noun)} (max_matches sets up "
+            f"to {MAX_MATCHES:,})"
+        )
+    if params.max_matches > MAX_MATCHES:
+        return (
+            f"readkeeper's cap of {count(MAX_MATCHES, noun)} a page (max_matches="
+            f"{params.max_matches:,} asks for more than a page holds)"
+        )
+    return f"max_matches ({params.max_matches:,})"
+
+
+def _matching(files: int) -> str:
+    return f"{count(files, 'file')} {'matches' if files == 1 else 'match'}"
+
+
+def next_params(params: GrepParams, offset: int) -> dict[str, Any]:
+    """The params of the call that shows what this one left out."""
+    shown = {
+        "pattern": params.pattern,
+        "path": params.path,
+        "glob": params.glob,
+        "context": params.context or None,
+        "case_sensitive": None if params.case_sensitive else False,
+        "multiline": params.multiline or None,
+        "output": None if params.output == "matches" else params.output,
+        "max_matches": params.max_matches,
+        "offset": offset,
+    }
+    return {k: v for k, v in shown.items() if v is not None}
