@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from readkeeper import quoting
+from readkeeper import errors, quoting
 
 LISTED = 20  # lines named in the note of escapes (as a read's note names them)
 
@@ -76,11 +76,12 @@ def escapes_note(
 ) -> str | None:
     """The note naming the matches shown with escapes, as a read's note names its lines:
     a file's own `\\r` or `\\x5b` looks just like an escape, so only the lines named
-    here hold one."""
+    here hold one. At most LISTED are named, each cut in its middle when long
+    (errors.shown_name): the note is not counted in the page's budget, so it is bounded."""
     if method != "grep" or "matches" not in result:
         return None
     held = [
-        f"{_name(display(match['file_path']))}:{match['line']}"
+        f"{errors.shown_name(display(match['file_path']))}:{match['line']}"
         for match in result["matches"]
         if quoting.text_line(match["text"]) != match["text"]
     ]

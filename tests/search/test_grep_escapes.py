@@ -74,3 +74,20 @@ def test_the_cli_grep_names_them_on_stderr(workspace: Path) -> None:
     )
     assert ran.stdout.split("\n")[3] == "z.py:4:KEY = 'c\\rd'"
     assert "readkeeper: note: Lines z.py:4, z.py:6 hold text shown escaped" in ran.stderr
+
+
+def test_the_note_of_escaped_lines_names_long_files_cut(core: Readkeeper, workspace: Path) -> None:
+    # The note names up to LISTED files beside the budgeted page: each name is cut in
+    # its middle as every name readkeeper echoes is (errors.shown_name), so 20 paths of
+    # 3,600 characters cost about 20 x 240, not 20 x 3,600.
+    from deep_chain import long_named
+
+    folder = long_named(workspace)
+    for n in range(shown.LISTED + 5):
+        (folder / f"f{n}.py").write_text("KEY = 'c\rd'\n", newline="")
+    found = calls.call(core, "grep", {"pattern": "KEY", "path": str(folder), "max_matches": 50})
+    note = str(shown.escapes_note("grep", found))
+    named = min(len(found["matches"]), shown.LISTED)  # the token cap may hold fewer
+    assert named > 1
+    assert note.count("characters cut") == named
+    assert len(note) < named * 300 + 600, len(note)
