@@ -20,8 +20,7 @@ def needs_out(args: argparse.Namespace) -> ReadkeeperError | None:
     """The refusal of `--render` without `--out`: nowhere to keep the pages."""
     if not args.render or args.out is not None:
         return None
-    stem = os.path.splitext(os.path.basename(args.path))[0] or "pages"
-    again = call("read", file_path=args.path, pages=args.pages, render=True, out=f"{stem}-pages")
+    again = call("read", file_path=args.path, pages=args.pages, render=True)  # for_cli: --out
     return ReadkeeperError(
         "bad_params",
         "--render draws the pages as PNG files into this command's own folder, which is "

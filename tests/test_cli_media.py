@@ -5,6 +5,8 @@ is refused naming the command that works, and every next step is a CLI command."
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +47,17 @@ def test_a_render_cut_short_goes_on_with_a_cli_command(workspace: Path) -> None:
     text = run("read", "long.pdf", "--pages", "1-22", cwd=workspace)
     assert "pages=" not in text.stdout  # the head's `continue with pages=...` is no flag
     assert "readkeeper/" not in text.stdout + text.stderr
+
+
+def test_a_refusal_sending_to_the_pages_as_images_names_the_out_folder(workspace: Path) -> None:
+    from document_samples import image_only_pdf
+
+    (workspace / "scan.pdf").write_bytes(image_only_pdf(1))
+    refused = run("read", "scan.pdf", "--pages", "1", cwd=workspace)
+    assert refused.returncode == 2
+    named = re.findall(r"`(readkeeper read [^`]*)`", refused.stderr)
+    assert named, refused.stderr
+    assert named[0].endswith(" --pages 1 --render --out scan-pages"), named
+    done = run(*shlex.split(named[0])[1:], cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "scan-pages" / "page-0001.png").is_file()
