@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument(
         "--force", action="store_true", help="the content even when unchanged (the default here)"
     )
+    read.add_argument(
+        "--out", metavar="FOLDER", help="with --render: the folder the PNG pages are copied to"
+    )
     read.add_argument("--root", default=None, help="workspace root (default: current folder)")
     read.add_argument("--json", action="store_true", help="print the protocol result as JSON")
 
@@ -284,8 +287,13 @@ def _missing_stream(args: argparse.Namespace) -> str | None:
 
 
 def _read(args: argparse.Namespace) -> int:
+    from .cli_media import for_the_command_line, needs_out
     from .protocol import ReadParams, structure, unstructure
 
+    refused = needs_out(args)
+    if refused is not None:
+        show(f"readkeeper: {refused.kind}: {for_cli(refused.message)}", sys.stderr)
+        return REFUSED
     core = open_core(args.root)
     if core is None:
         return REFUSED
@@ -328,5 +336,6 @@ def _read(args: argparse.Namespace) -> int:
         from .rendered_tokens import recounted
 
         # The count said is of the text printed, not of the JSON `--json` prints.
+        result = {**result, "file": for_the_command_line(file, args)}
         show(render.read(recounted(result, core.tokens.count)), sys.stdout)
     return 0

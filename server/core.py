@@ -418,12 +418,10 @@ class Readkeeper:
                 from .watch.changes import ChangeNotices
 
                 self._notices = ChangeNotices(
-                    self.read_states,
-                    self.snapshots,
-                    self._get_settings,
-                    self.stats,
+                    *(self.read_states, self.snapshots, self._get_settings, self.stats),
                     lambda path: self._workspace.locate(path, grants=False),
                     lambda text: self.tokens.count_now(text),
+                    self.outputs.holds,
                 )
             return self._notices
 

@@ -180,6 +180,11 @@ def _shell(name: str, value: Any) -> str:
     return shlex.quote(text) if text.isprintable() else name.upper()
 
 
+def render_folder(file_path: str) -> str:
+    """The folder a CLI next step names for the pages of `file_path` (`--out`)."""
+    return (os.path.splitext(os.path.basename(file_path))[0] or "pdf") + "-pages"
+
+
 def for_cli(message: str, keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the `readkeeper` command that does it (a method
     the CLI lacks is left as the method; `keep` as `rewrite` keeps it)."""
@@ -194,6 +199,9 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         command, positional = _CLI[method]
         params = dict(params or {})
+        if method == "read" and params.get("render") is True and "out" not in params:
+            # The CLI keeps rendered pages only where --out says (cli_media.py).
+            params["out"] = render_folder(str(params.get("file_path", "")))
         words = ["readkeeper", command]
         for name in positional:
             if name in params:

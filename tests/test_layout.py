@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"core"},
     {"calls"},
     {"lsp", "mcp", "attach", "client", "demo"},
-    {"cli", "cli_search", "cli_stats", "cli_numbers", "cli_terminal", "__main__"},
+    {"cli", "cli_search", "cli_media", "cli_stats", "cli_numbers", "cli_terminal", "__main__"},
 ]
 MAX_LINES = 450
 

@@ -43,6 +43,13 @@ class OutputFolders:
             root = self._root
         return None if root is None else os.path.join(root, _folder_name(session))
 
+    def holds(self, path: str) -> bool:
+        """Whether `path` is in one of these folders: a file readkeeper wrote for an
+        answer, which no change notice is about (watch/changes.py)."""
+        with self._lock:
+            root = self._root
+        return root is not None and path.startswith(root + os.sep)
+
 
 def _folder_name(session: str) -> str:
     # Session names come from the client: hash them into a safe folder name.

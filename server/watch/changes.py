@@ -88,8 +88,12 @@ class ChangeNotices:
         stats: Stats,
         locate: Callable[[str], Location | None],
         count: Callable[[str], int],
+        ours: Callable[[str], bool] = lambda path: False,
     ) -> None:
         self._read_states = read_states
+        # The files readkeeper wrote itself for an answer (rendered PDF pages, in its
+        # output folders): never a change notice, whoever reads them.
+        self._ours = ours
         self._count = count  # exact, never waiting for the token table (`count_now`)
         # Where a path may be opened (beneath its root), or None: no longer permitted.
         self._locate = locate
@@ -133,6 +137,8 @@ class ChangeNotices:
                 self._appeared.popleft()
         failure: Exception | None = None
         for fs_change in sorted(batch, key=cost_order):
+            if self._ours(fs_change.path):
+                continue  # a file readkeeper wrote for an answer: no one's change
             if not fs_change.folder and not self._read_states.readers(fs_change.path):
                 continue  # nobody has read it: nothing to tell, no edit of ours to wait for
             # Never between one of our edits' rename and its record (locks.py): the
@@ -187,7 +193,8 @@ class ChangeNotices:
         """The changes not yet reported to `session`, each reported once, within the
         total token cap (the rest wait for the next call); only of paths `within` takes."""
         settings = self._settings()
-        mine = [r for r in self._read_states.records(session) if r.source != "buffer"]
+        records = self._read_states.records(session)
+        mine = [r for r in records if r.source != "buffer" and not self._ours(r.path)]
         due, left = self.unwatched.due(session, [r for r in mine if not within or within(r.path)])
         for unheard in due:  # no watch covers these: compared now, like a heard change
             self._track(session, unheard, None, pending=True)

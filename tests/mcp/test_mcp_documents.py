@@ -49,3 +49,22 @@ async def test_pdf_pages_as_text_and_as_images_and_document_errors(workspace: Pa
             "corrupt"
         )
         assert (await call(client, "stats"))["total"]["errors"]["corrupt"] == 1
+
+
+async def test_pages_rendered_for_an_answer_are_never_change_notices(workspace: Path) -> None:
+    # Attack round 21, finding 4: the page the server wrote and sent was reported
+    # "modified ... Read it again" by changes and by attachments' changes.
+    make_pdf(workspace / "short.pdf", 1)
+    args, env = ["--root", str(workspace)], mcp_env(private_runtime_dir())
+    async with stdio_client(args, env) as client:
+        rendered = await client.call_tool(
+            "read", {"file_path": "short.pdf", "pages": "1", "render": True}
+        )
+        assert not rendered.is_error, text_of(rendered)
+        assert "page-0001.png" in text_of(rendered)
+        changes = await client.call_tool("changes", {})
+        assert "page-0001.png" not in text_of(changes), text_of(changes)
+        (workspace / "note.txt").write_text("hello\n")
+        mentioned = await client.call_tool("attachments", {"mentions": ["note.txt"]})
+        assert not mentioned.is_error, text_of(mentioned)
+        assert "page-0001.png" not in text_of(mentioned), text_of(mentioned)

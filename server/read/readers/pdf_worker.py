@@ -84,6 +84,14 @@ def parse_header(raw: bytes) -> tuple[dict[str, Any], list[int]]:
 # 0.4 s a MB here), and pages past the hard cap are not parsed for text at all.
 _PYPDF_MAX_CONTENT_BYTES = 256 * 1024
 _MAX_PAGE_CONTENT_BYTES = 8 * 1024 * 1024
+# pypdf finds a page by parsing every page object of the file first (about 0.5-1 ms a
+# page: 10-30 s for 20,000 pages on a loaded machine, whichever pages were asked for);
+# pdfium finds one without. A document of more pages than this is counted and its
+# text extracted by pdfium, so a page range costs what its pages cost.
+_PYPDF_MAX_PAGES = 1000
+# The most pages read either way: pypdf's own bound on page tree entries, kept for the
+# documents pdfium counts.
+_MAX_PAGES = 100_000
 
 
 class _Document:
@@ -93,6 +101,19 @@ class _Document:
         self.data = data
         self._reader: Any = None
         self._pdfium: Any = None
+        self._many: bool | None = None
+
+    def many_pages(self) -> int | None:
+        """The page count, when pdfium reads over `_PYPDF_MAX_PAGES` pages (pypdf's page
+        tree walk would cost more than the pages asked for); else None, and pypdf is used
+        as for any document (a file pdfium cannot open is left to pypdf's errors)."""
+        if self._many is None:
+            try:
+                count = len(self.pdfium())
+            except Failure:
+                count = 0
+            self._many = count > _PYPDF_MAX_PAGES
+        return len(self.pdfium()) if self._many else None
 
     def reader(self) -> Any:
         if self._reader is None:
@@ -126,6 +147,12 @@ def _job_open(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any
     """The page count, by pypdf, which also decrypts PDFs whose user password is empty."""
     from pypdf.errors import FileNotDecryptedError
 
+    many = doc.many_pages()
+    if many is not None and many > _MAX_PAGES:
+        limit = f"its page tree has {many:,} pages, over the {_MAX_PAGES:,} read"
+        raise Failure("too_large", f"a limit of the PDF reader ({limit})")
+    if many is not None:
+        return {"page_count": many}
     try:
         count = len(doc.reader().pages)  # raises when a password is needed
     except FileNotDecryptedError:
@@ -162,6 +189,8 @@ def _job_text(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any
 def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
     """The text of page `number`, or why there is none to show."""
     try:
+        if doc.many_pages() is not None:
+            return _pdfium_text(doc, number), None
         page = doc.reader().pages[number - 1]
         contents = page.get_contents()
         size = len(contents.get_data()) if contents is not None else 0
