@@ -140,7 +140,7 @@ async def _ended(send: Send) -> None:
         "code": -32600,
         "message": "This session is being ended (DELETE), so the call was not run. "
         "Start a new session with initialize and send it there.",
-        "data": {"kind": "bad_params"},
+        "data": {"kind": "bad_params", "reason": "session_ended"},
     }
     await _send_json(send, 404, {"jsonrpc": "2.0", "id": None, "error": error})
 
