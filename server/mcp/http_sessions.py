@@ -30,7 +30,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .http_body import replay
 
 SESSION_HEADER = b"mcp-session-id"
-# The JSON-RPC code of a refusal to retry (http_limits.BUSY_CODE).
+# The JSON-RPC code of a refusal to retry (the SDK's own for its session limit was
+# -32603, "internal": this is not a fault).
 BUSY_CODE = -32000
 _START = (
     "Start a session: POST an initialize request to /mcp with Content-Type: "
@@ -100,23 +101,23 @@ class SessionRoom:
         if scope["method"] == "POST":
             body = await _body(receive)
             receive = replay(body, receive)
-        request_id = _request_id(body)
+        call_id = request_id(body)
         session = _session(scope)
         if session is None:
             if scope["method"] == "POST" and not await self._room():
                 await answer(
                     send,
                     503,
-                    error_body(503, busy_message(), "too_large", {"reason": "busy"}, request_id),
+                    error_body(503, busy_message(), "too_large", {"reason": "busy"}, call_id),
                 )
                 return
-            await self.app(scope, receive, self._watch(send, request_id, opening=True))
+            await self.app(scope, receive, self._watch(send, call_id, opening=True))
             return
         counted = scope["method"] != "GET"
         self.calls[session] += counted
         self.used[session] = next(self.tick)
         try:
-            await self.app(scope, receive, self._watch(send, request_id, opening=False))
+            await self.app(scope, receive, self._watch(send, call_id, opening=False))
         finally:
             self.calls[session] -= counted
             if not self.calls[session]:
@@ -147,7 +148,7 @@ class SessionRoom:
         await self.manager._discard_session(oldest, sessions[oldest])
         return True
 
-    def _watch(self, send: Send, request_id: Any, opening: bool) -> Send:
+    def _watch(self, send: Send, call_id: Any, opening: bool) -> Send:
         held: list[Message] = []
 
         async def watched(message: Message) -> None:
@@ -164,14 +165,14 @@ class SessionRoom:
                 held.append(message)
                 if message.get("more_body", False):
                     return
-                await _rewritten(send, held, request_id)
+                await _rewritten(send, held, call_id)
                 return
             await send(message)
 
         return watched
 
 
-async def _rewritten(send: Send, held: list[Message], request_id: Any) -> None:
+async def _rewritten(send: Send, held: list[Message], call_id: Any) -> None:
     """The SDK's held refusal, in readkeeper's shape when it has no `kind`."""
     start, parts = held[0], held[1:]
     body = b"".join(part.get("body", b"") for part in parts)
@@ -184,7 +185,7 @@ async def _rewritten(send: Send, held: list[Message], request_id: Any) -> None:
         parsed, kind = None, None
     if parsed is not None and kind is None:
         message, kind, data = refusal(status, str(error.get("message", "")))
-        body = error_body(status, message, kind, data, request_id)
+        body = error_body(status, message, kind, data, call_id)
     await answer(send, status, body)
 
 
@@ -202,7 +203,7 @@ def _session(scope: Scope) -> str | None:
     return None
 
 
-def _request_id(body: bytes) -> Any:
+def request_id(body: bytes) -> Any:
     """The id of the request `body` holds (one request, not a batch), or None."""
     try:
         parsed = orjson.loads(body) if body else None
@@ -226,4 +227,4 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-__all__ = ["ENDED", "SessionRoom", "refusal"]
+__all__ = ["ENDED", "SessionRoom", "answer", "error_body", "refusal", "request_id"]
