@@ -3,15 +3,18 @@
 The SDK holds at most `MAX_SESSIONS` sessions and refused the next `initialize` for as
 long as they lived (30 minutes idle each): a client that opens sessions and never ends
 them (a buggy one, or any process of the user's) kept every new client out. So when the
-table is full, the session used least recently among those with no call in flight is
-ended to make room, and its client is told so on its next request (404, as a session
-ended any other way). A session whose only open request is its event stream (GET) is
+table is full, a session with no call in flight is ended to make room, and its client
+is told so on its next request (404, as a session ended any other way): the least
+recently used of those never used past their handshake (what a leak or a flood of
+sessions opens: one client's flood does not end another's working session), else the
+least recently used. A session whose only open request is its event stream (GET) is
 idle: readkeeper sends nothing on it, and the SDK allows one per session, so open
 streams cannot hold the table either. No minimum idle time is kept: every client is the
 user's own (own_user.py), an ended session loses nothing but its read-state (its next
 edit without a read is `not_read`, never a blind write), and a minimum would let 256
-sessions used once a minute hold the door shut again. Only when every session has a
-call in flight is a new one refused: 503 `too_large`, reason `busy`, retry.
+sessions touched once a minute hold the door shut again. Calls in flight are capped at
+32 (http_limits.py), below the 256 sessions, so some session is always idle; a new one
+is refused (503 `too_large`, reason `busy`, retry) only if none is.
 
 The SDK's own refusals (unknown session, wrong method or media type, missing session
 id) carry no `kind` and a null id: each is rewritten here, with the request's id when its
@@ -92,6 +95,7 @@ class SessionRoom:
         self.tick = itertools.count()
         self.used: dict[str, int] = {}  # session id -> when last used (a count, not a clock)
         self.calls: Counter[str] = Counter()  # requests in flight but event streams
+        self.worked: set[str] = set()  # sessions that sent more than their handshake
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,6 +118,8 @@ class SessionRoom:
             await self.app(scope, receive, self._watch(send, call_id, opening=True))
             return
         counted = scope["method"] != "GET"
+        if _works(body):
+            self.worked.add(session)
         self.calls[session] += counted
         self.used[session] = next(self.tick)
         try:
@@ -126,6 +132,7 @@ class SessionRoom:
                 self.used[session] = next(self.tick)
             else:
                 self.used.pop(session, None)
+                self.worked.discard(session)
 
     def _open(self) -> dict[str, Any]:
         sessions: dict[str, Any] = self.manager._server_instances
@@ -140,11 +147,14 @@ class SessionRoom:
             return True
         for gone in [s for s in self.used if s not in sessions]:
             del self.used[gone]
+        self.worked &= self.used.keys()
         idle = [s for s in self.used if not self.calls.get(s)]
         if not idle:
             return False
-        oldest = min(idle, key=self.used.__getitem__)
+        # One never used past its handshake goes first (what a leak or a flood opens).
+        oldest = min(idle, key=lambda s: (s in self.worked, self.used[s]))
         del self.used[oldest]
+        self.worked.discard(oldest)
         await self.manager._discard_session(oldest, sessions[oldest])
         return True
 
@@ -201,6 +211,19 @@ def _session(scope: Scope) -> str | None:
         if name == SESSION_HEADER:
             return str(value.decode("latin-1"))
     return None
+
+
+_HANDSHAKE = {"initialize", "notifications/initialized", "ping"}
+
+
+def _works(body: bytes) -> bool:
+    """Whether `body` holds a message past the handshake (a tool call, a list)."""
+    try:
+        parsed = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return False
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    return any(isinstance(m, dict) and m.get("method") not in _HANDSHAKE for m in messages)
 
 
 def request_id(body: bytes) -> Any:

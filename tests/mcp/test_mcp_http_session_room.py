@@ -35,20 +35,30 @@ def tool_call(request_id: int) -> dict[str, Any]:
 async def test_sessions_never_ended_cannot_keep_a_new_client_out(workspace: Path) -> None:
     server, address = start(workspace)
     try:
-        sessions = [open_session(address) for _ in range(MAX_SESSIONS)]
+        # A client at work, then a flood of sessions that never go past their handshake.
+        working = open_session(address)
+        status, _, _ = exchange(address, post(*address, tool_call(1), working))
+        assert status == 200
+        flood = [open_session(address) for _ in range(MAX_SESSIONS - 1)]
         # The table is full and no session has a call in flight: a new client gets in.
         async with Client(server.url, mode="legacy") as client:
             assert (await call(client, "read", file_path="big.txt"))["type"] == "text"
-            # The least recently used session was ended to make room, and is told so.
-            status, _, answer = exchange(address, post(*address, tool_call(7), sessions[0]))
+            # The least recently used of the flood was ended to make room, told so.
+            status, _, answer = exchange(address, post(*address, tool_call(7), flood[0]))
             assert status == 404
             error = refused(answer, 7)
             assert error["data"] == {"kind": "bad_params", "reason": "session_ended"}
             assert "initialize" in error["message"]
-            # The others are kept (the one used after it too).
-            status, _, _ = exchange(address, post(*address, tool_call(8), sessions[1]))
+            # The working client's session, used before the flood, is kept.
+            status, _, _ = exchange(address, post(*address, tool_call(8), working))
             assert status == 200
             assert (await call(client, "read", file_path="big.txt", force=True))["type"] == "text"
+        # Every next client gets in too, each in place of one more of the flood.
+        for _ in range(3):
+            async with Client(server.url, mode="legacy") as client:
+                assert (await call(client, "stats"))["mode"] == "standalone"
+        status, _, _ = exchange(address, post(*address, tool_call(9), working))
+        assert status == 200
     finally:
         server.stop()
 
