@@ -159,17 +159,13 @@ def _user_phase(
 
 
 def _mention(core: AttachmentServices, params: AttachmentsParams, path: str) -> list[Attachment]:
-    return [_mentioned_file(core, params, path)]
-
-
-def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: str) -> Attachment:
     try:
         result = unstructure(core.read(ReadParams(file_path=path, session=params.session)))
     except ReadkeeperError as exc:
         if exc.kind == "too_large":
             # The user's input is cut, never dropped: a text too big to read whole is
             # read from its first line, and the cut's note names the line to go on at.
-            return _as_attachment(core, _first_lines(core, params, path))
+            return [_as_attachment(core, _first_lines(core, params, path, exc))]
         if exc.kind != "pages_required":
             raise
         # A PDF too big to read whole: its first pages, and the note says where to go on.
@@ -177,22 +173,25 @@ def _mentioned_file(core: AttachmentServices, params: AttachmentsParams, path: s
         read = ReadParams(file_path=path, pages=first, session=params.session)
         result = unstructure(core.read(read))
         result["file"] = cut_notes.first_pages(result["file"])
-    return _as_attachment(core, result)
+    return [_as_attachment(core, result)]
 
 
-def _first_lines(core: AttachmentServices, params: AttachmentsParams, path: str) -> dict[str, Any]:
-    """A ranged read of the first lines of a text too big to read whole: as many as the
-    read's token cap lets through."""
-    read = ReadParams(file_path=path, offset=1, session=params.session)
-    try:
-        first: dict[str, Any] = unstructure(core.read(read))
-    except ReadkeeperError as exc:
-        fits = exc.data.get("largest_limit") if exc.kind == "token_limit" else None
-        if not fits:
-            raise
-        read = ReadParams(file_path=path, offset=1, limit=int(fits), session=params.session)
-        first = unstructure(core.read(read))
-    return first
+def _first_lines(
+    core: AttachmentServices, params: AttachmentsParams, path: str, refused: ReadkeeperError
+) -> dict[str, Any]:
+    """The first lines of a text too big to read whole, as many as the token cap lets
+    through; anything else (an image over the pixel limit) is `refused` as read was."""
+    fits: int | None = None
+    while True:
+        read = ReadParams(file_path=path, offset=1, limit=fits, session=params.session)
+        try:
+            first: dict[str, Any] = unstructure(core.read(read))
+            return first
+        except ReadkeeperError as exc:
+            more = exc.data.get("largest_limit") if exc.kind == "token_limit" else None
+            if not more or fits:
+                raise refused from None  # the plain read's kind and next step
+            fits = int(more)
 
 
 def _as_attachment(core: AttachmentServices, result: dict[str, Any]) -> Attachment:

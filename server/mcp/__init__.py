@@ -35,7 +35,8 @@ log = logging.getLogger("readkeeper")
 DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
 # Sessions open at once (the SDK's default is 10,000): one agent needs a few, and each
-# holds its server task, streams and read-state; past it, a new one is refused (503).
+# holds its server task, streams and read-state; past it, the least recently used idle
+# one is ended to make room (http_sessions.py).
 MAX_SESSIONS = 256
 
 
@@ -123,6 +124,7 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     from .http_deadline import Waiting, deadlined
     from .http_framing import FramedH11
     from .http_limits import InFlightLimit
+    from .http_sessions import SessionRoom
     from .own_user import OwnUserOnly
     from .server import build_server
 
@@ -134,7 +136,10 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     # takes no place among those in flight); KeepCancels, the SDK's cancel of a call
     # whose work runs on (http_cancels.py).
     waiting = Waiting()
-    guarded = OwnUserOnly(InFlightLimit(KeepCancels(app), waiting))
+    # SessionRoom: room for a new session at the cap, and the SDK's refusals in
+    # readkeeper's shape (http_sessions.py).
+    room = SessionRoom(app, server.session_manager)
+    guarded = OwnUserOnly(InFlightLimit(KeepCancels(room), waiting))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -36,6 +36,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .http_body import replay
+from .http_sessions import answer, error_body, request_id
 
 CANCELLED = "notifications/cancelled"
 SESSION_HEADER = b"mcp-session-id"
@@ -73,7 +74,7 @@ class KeepCancels:
             await self.app(scope, replay(kept, receive), send)
             return
         if session in self.ending:
-            await _ended(send)
+            await _ended(send, request_id(body))
             return
         self.calls[session] = self.calls.get(session, 0) + 1
         try:
@@ -135,14 +136,14 @@ def _session(scope: Scope) -> bytes:
     return b""
 
 
-async def _ended(send: Send) -> None:
-    error = {
-        "code": -32600,
-        "message": "This session is being ended (DELETE), so the call was not run. "
-        "Start a new session with initialize and send it there.",
-        "data": {"kind": "bad_params"},
-    }
-    await _send_json(send, 404, {"jsonrpc": "2.0", "id": None, "error": error})
+async def _ended(send: Send, call_id: Any) -> None:
+    """As a call to an ended session is refused (http_sessions.py): it is not run."""
+    message = (
+        "This session is being ended (DELETE), so the call was not run. "
+        "Start a new session with initialize and send it there."
+    )
+    data = {"reason": "session_ended"}
+    await answer(send, 404, error_body(404, message, "bad_params", data, call_id))
 
 
 async def _body(receive: Receive) -> bytes | None:

@@ -24,7 +24,8 @@ which it is not, and the connection is dropped.
 
 from __future__ import annotations
 
-import orjson
+from typing import Any
+
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -32,6 +33,7 @@ from . import malformed, unpaired
 from .http_body import replay
 from .http_cancels import too_large
 from .http_deadline import Waiting
+from .http_sessions import answer, error_body, request_id
 from .line_cap import out_of_shape_answer
 
 # Requests being served (running, or their answer waiting for its client).
@@ -41,9 +43,6 @@ MAX_BODY_BYTES_IN_FLIGHT = 64 << 20
 # What a body without a Content-Length (chunked) is counted as: the SDK's own limit,
 # past which any body is refused 413 too_large (http_cancels.too_large), never read whole.
 UNDECLARED_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
-# The JSON-RPC code of a refusal the client should retry (the SDK's own for its
-# session limit is -32603, "internal"; this is not a fault).
-BUSY_CODE = -32000
 
 
 class InFlightLimit:
@@ -97,10 +96,10 @@ class InFlightLimit:
                 replies = refused.splitlines()  # a batch's: JSON-RPC's array of replies
                 if len(replies) > 1:
                     refused = b"[" + b",".join(replies) + b"]"
-                await _answer(send, 400, refused)
+                await answer(send, 400, refused)
                 return
             if self.requests >= MAX_IN_FLIGHT:
-                await _refuse(send, self.requests)
+                await _refuse(send, self.requests, request_id(body))
                 return
             self.requests += 1
             try:
@@ -144,27 +143,15 @@ def _declared_size(scope: Scope) -> int:
     return UNDECLARED_BODY_BYTES
 
 
-async def _refuse(send: Send, serving: int) -> None:
+async def _refuse(send: Send, serving: int, call_id: Any = None) -> None:
     message = (
         f"readkeeper is serving {serving} requests whose answers have not been read yet "
         f"(it serves at most {MAX_IN_FLIGHT} at once, with at most "
         f"{MAX_BODY_BYTES_IN_FLIGHT >> 20} MB of request bodies). Read the answers to your "
         "earlier requests, then send this one again."
     )
-    error = {
-        "code": BUSY_CODE,
-        "message": message,
-        "data": {"kind": "too_large", "reason": "busy", "max_in_flight": MAX_IN_FLIGHT},
-    }
-    await _answer(send, 503, orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
-
-
-async def _answer(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 503:
-        headers.append((b"retry-after", b"1"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    data = {"reason": "busy", "max_in_flight": MAX_IN_FLIGHT}
+    await answer(send, 503, error_body(503, message, "too_large", data, call_id))
 
 
 __all__ = ["MAX_IN_FLIGHT", "InFlightLimit"]

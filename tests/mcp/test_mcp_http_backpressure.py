@@ -111,6 +111,7 @@ def test_a_request_over_the_cap_is_refused_with_what_to_do(workspace: Path) -> N
             return answer if answer[0] == 503 else None
 
         _, headers, body = wait_until(refused, "a request over the cap to be refused", 300)
+        assert json.loads(body)["id"] == "probe"  # the refused call's own id
         error = json.loads(body)["error"]
         assert error["data"]["kind"] == "too_large"
         assert error["data"]["reason"] == "busy"

@@ -14,6 +14,7 @@ the roots, so the DELETE comes while the call is in flight.
 from __future__ import annotations
 
 import http.client
+import json
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,11 @@ def test_a_call_running_when_its_session_is_ended_is_answered_with_what_it_did(
         assert ended.status == 200
         # The session is over: a call in it now is refused, as the SDK refuses it.
         late = client.post(call("d", "stats", {}))
-        late.read()
+        refused = json.loads(late.read())
         assert late.status == 404
+        # Told as every ended session is: its own id, a kind, the call that works next.
+        assert refused["id"] == "d"
+        assert refused["error"]["data"] == {"kind": "bad_params", "reason": "session_ended"}
+        assert "initialize" in refused["error"]["message"]
     finally:
         server.stop()

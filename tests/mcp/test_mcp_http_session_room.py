@@ -1,0 +1,84 @@
+"""`readkeeper mcp --http` at its session cap, and the shape of every refusal its door
+writes (attack round 21, A24: 256 sessions opened and never ended kept every new client
+out, each refused 503 `-32603 "Too many open sessions"` with a null id and no kind).
+
+Raw requests, to see the HTTP status and body of each refusal as a client gets it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from test_mcp_http_backpressure import exchange, open_session, post, start
+
+from mcp_helpers import call
+from readkeeper.mcp import MAX_SESSIONS
+
+
+def refused(answer: bytes, request_id: Any) -> dict[str, Any]:
+    """The JSON-RPC error of a refusal: the request's id, a kind, a next step."""
+    message = json.loads(answer)
+    assert message["id"] == request_id, message
+    error: dict[str, Any] = message["error"]
+    assert error["data"]["kind"], error
+    return error
+
+
+def tool_call(request_id: int) -> dict[str, Any]:
+    params = {"name": "read", "arguments": {"file_path": "big.txt"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+async def test_sessions_never_ended_cannot_keep_a_new_client_out(workspace: Path) -> None:
+    server, address = start(workspace)
+    try:
+        # A client at work, then a flood of sessions that never go past their handshake.
+        working = open_session(address)
+        status, _, _ = exchange(address, post(*address, tool_call(1), working))
+        assert status == 200
+        flood = [open_session(address) for _ in range(MAX_SESSIONS - 1)]
+        # The table is full and no session has a call in flight: a new client gets in.
+        async with Client(server.url, mode="legacy") as client:
+            assert (await call(client, "read", file_path="big.txt"))["type"] == "text"
+            # The least recently used of the flood was ended to make room, told so.
+            status, _, answer = exchange(address, post(*address, tool_call(7), flood[0]))
+            assert status == 404
+            error = refused(answer, 7)
+            assert error["data"] == {"kind": "bad_params", "reason": "session_ended"}
+            assert "initialize" in error["message"]
+            # The working client's session, used before the flood, is kept.
+            status, _, _ = exchange(address, post(*address, tool_call(8), working))
+            assert status == 200
+            assert (await call(client, "read", file_path="big.txt", force=True))["type"] == "text"
+        # Every next client gets in too, each in place of one more of the flood.
+        for _ in range(3):
+            async with Client(server.url, mode="legacy") as client:
+                assert (await call(client, "stats"))["mode"] == "standalone"
+        status, _, _ = exchange(address, post(*address, tool_call(9), working))
+        assert status == 200
+    finally:
+        server.stop()
+
+
+def test_every_refusal_of_the_sdk_has_an_id_a_kind_and_a_next_step(workspace: Path) -> None:
+    server, address = start(workspace)
+    try:
+        # An unknown (or ended) session.
+        status, _, answer = exchange(address, post(*address, tool_call(3), "f" * 32))
+        assert status == 404
+        assert refused(answer, 3)["data"]["reason"] == "session_ended"
+        # A call without a session id, a GET without one, a method the door does not take.
+        status, _, answer = exchange(address, post(*address, tool_call(4), None))
+        assert status == 400
+        assert "initialize" in refused(answer, 4)["message"]
+        for method in ("GET", "PUT"):
+            head = f"{method} /mcp HTTP/1.1\r\nHost: {address[0]}:{address[1]}\r\n"
+            head += "Accept: application/json, text/event-stream\r\nContent-Length: 0\r\n\r\n"
+            status, _, answer = exchange(address, head.encode())
+            assert status >= 400, (method, status)
+            assert "initialize" in refused(answer, None)["message"], (method, answer)
+    finally:
+        server.stop()
