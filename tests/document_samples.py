@@ -321,3 +321,19 @@ def matplotlib_data() -> Path:
 
 def papermill_notebooks() -> Path:
     return _package_dir("papermill") / "tests" / "notebooks"
+
+
+def pdf_of(objects: list[bytes]) -> bytes:
+    """A PDF of `objects` as written (object 1 the catalog), with its cross-reference
+    table: for files pypdf's writer would not make (loops, shared or odd page trees)."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from document_samples import pdf_of
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -43,17 +44,7 @@ def many_pages_pdf(pages: int, loop_at: int | None = None) -> bytes:
         kids.append(len(objects))
     refs = b" ".join(b"%d 0 R" % kid for kid in kids)
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (refs, len(kids))
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
+    return pdf_of(objects)
 
 
 def test_a_page_range_of_many_pages_does_not_walk_the_others(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from document_samples import numbered_pdf
+from document_samples import numbered_pdf, pdf_of
 from lsprotocol import types
 from PIL import Image
 from pygls.exceptions import JsonRpcRequestCancelled
@@ -95,17 +95,7 @@ def raw_pdf(pages: list[str]) -> bytes:
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     refs = b" ".join(b"%d 0 R" % kid for kid in kids)
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (refs, len(kids))
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
+    return pdf_of(objects)
 
 
 @pytest.fixture(scope="module")
