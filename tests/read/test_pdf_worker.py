@@ -628,16 +628,7 @@ def wide_page_tree(entries: int) -> bytes:
         b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b"3 0 R " * entries, entries),
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
     ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 4\n0000000000 65535 f \n"
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
+    return pdf_of(objects)
 
 
 def test_a_page_tree_over_the_reader_s_limit_is_too_large_never_corrupt(
