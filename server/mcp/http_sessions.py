@@ -105,7 +105,8 @@ class SessionRoom:
         if scope["method"] == "POST":
             body = await _body(receive)
             receive = replay(body, receive)
-        call_id = request_id(body)
+        message = _parsed(body)
+        call_id = _id_of(message)
         session = _session(scope)
         if session is None:
             if scope["method"] == "POST" and not await self._room():
@@ -118,7 +119,7 @@ class SessionRoom:
             await self.app(scope, receive, self._watch(send, call_id, opening=True))
             return
         counted = scope["method"] != "GET"
-        if _works(body):
+        if _works(message):
             self.worked.add(session)
         self.calls[session] += counted
         self.used[session] = next(self.tick)
@@ -216,22 +217,26 @@ def _session(scope: Scope) -> str | None:
 _HANDSHAKE = {"initialize", "notifications/initialized", "ping"}
 
 
-def _works(body: bytes) -> bool:
-    """Whether `body` holds a message past the handshake (a tool call, a list)."""
+def _parsed(body: bytes) -> Any:
+    """The JSON `body` holds (parsed once a request), or None."""
     try:
-        parsed = orjson.loads(body) if body else None
+        return orjson.loads(body) if body else None
     except orjson.JSONDecodeError:
-        return False
+        return None
+
+
+def _works(parsed: Any) -> bool:
+    """Whether the request holds a message past the handshake (a tool call, a list)."""
     messages = parsed if isinstance(parsed, list) else [parsed]
     return any(isinstance(m, dict) and m.get("method") not in _HANDSHAKE for m in messages)
 
 
 def request_id(body: bytes) -> Any:
     """The id of the request `body` holds (one request, not a batch), or None."""
-    try:
-        parsed = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return None
+    return _id_of(_parsed(body))
+
+
+def _id_of(parsed: Any) -> Any:
     if isinstance(parsed, dict) and isinstance(parsed.get("id"), (str, int)):
         return parsed["id"]
     return None
