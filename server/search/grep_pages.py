@@ -1,13 +1,6 @@
-"""grep's pages of names (`files`, `counts`) and what any of its pages costs as sent.
-
-A page is held to `max_tokens` as every front end sends it: each name counted as shown
-(quoting.name: JSON-quoted with its controls, quotes and format characters escaped, as
-the MCP and CLI text show it; the LSP's JSON string escapes no more), not as the file
-system holds it, a name of controls costing several times its bytes once escaped; and
-each line or entry with its framing (its line number and marks in the text, its keys
-in the LSP's JSON). A token is at least a byte, so a page whose shown bytes could not
-pass the cap is not counted at all.
-"""
+"""grep's pages of names (`files`, `counts`) and what any of its pages costs as sent:
+each line or entry with its file's name as shown (priced.py) and its framing (its line
+number and marks in the text, its keys in the LSP's JSON)."""
 
 from __future__ import annotations
 
@@ -19,6 +12,7 @@ from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
 from .paging import refuse_past_end
+from .priced import fitting
 
 DEFAULT_MAX_MATCHES = 100
 MAX_MATCHES = 2000
@@ -30,14 +24,6 @@ LINE_TOKENS = 16
 NAME_TOKENS = 3
 COUNT_TOKENS = 8
 TOKEN_CAP = "the token cap (max_tokens)"
-
-
-def shown_size(name: str) -> int:
-    """The bytes of `name` as shown, or more (at least its tokens): a printable ASCII
-    name without quote or backslash is shown bare or in quotes, unescaped."""
-    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
-        return len(name) + 2
-    return len(quoting.name(name).encode("utf-8", "surrogateescape"))
 
 
 class NameCost:
@@ -53,34 +39,6 @@ class NameCost:
         if cost is None:
             cost = self.memo[name] = self.counter.count(quoting.name(name))
         return cost
-
-
-CHUNK = 64  # names counted as one text (one call of the counter), then one by one
-
-
-def fitting(names: list[str], services: ReadServices, extra: int) -> int:
-    """How many of `names` (a page's, in order) fit within `max_tokens` as shown, with
-    `extra` tokens each; at least one: a name is not cut. Counted `CHUNK` names to a
-    text (a line break between: no fewer tokens than the names apart, give or take the
-    one a break may merge, which `extra` covers), and name by name in the chunk that
-    reaches the cap."""
-    budget = services.settings.max_tokens
-    if sum(shown_size(name) + extra for name in names) <= budget:
-        return len(names)
-    shown = [quoting.name(name) for name in names]
-    counter = services.tokens
-    used = 0
-    for start in range(0, len(shown), CHUNK):
-        chunk = shown[start : start + CHUNK]
-        cost = counter.count("\n".join(chunk)) + extra * len(chunk)
-        if used + cost <= budget:
-            used += cost
-            continue
-        for index, name in enumerate(chunk, start):
-            used += counter.count(name) + extra
-            if used > budget:
-                return max(index, 1)
-    return len(names)
 
 
 def files(

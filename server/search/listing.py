@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.beneath import Anchor
 from ..files.fileio import opening_error
@@ -39,6 +38,7 @@ from .lookup import Opener
 from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
+from .priced import fitting
 from .where import searched
 
 MAX_PATHS = 1000
@@ -72,7 +72,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             times.builds.start(os.fsencode(cwd), build)
     refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
-    page = page[: fitting(page, services)]
+    page = page[: fitting(page, services, _PATH_TOKENS)]
     more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
     notes = []
@@ -273,27 +273,6 @@ def cut_note(offset: int, shown: int, cap: int, noun: str) -> str:
 # kind, size and keys (the LSP's JSON, the drop-in's `[FILE]` and size, its tree's node).
 _PATH_TOKENS = 3
 _ENTRY_TOKENS = 16
-
-
-def fitting(texts: list[str], services: ReadServices, extra: int = _PATH_TOKENS) -> int:
-    """How many of `texts` (a page's names, in order) fit within `max_tokens` with
-    `extra` tokens each, at least one: a name is not cut. Each name is counted as every
-    front end sends it (quoting.name: JSON-quoted with its controls, quotes and format
-    characters escaped, as the MCP and CLI text show it; the LSP's JSON string escapes
-    no more), not as the file system holds it: a name of controls costs several times
-    its bytes once escaped. A token is at least a byte, so only a page whose shown
-    bytes pass the cap is counted."""
-    budget = services.settings.max_tokens
-    names = [quoting.name(text) for text in texts]
-    size = sum(len(name.encode("utf-8", "surrogateescape")) for name in names)
-    if size + extra * len(names) <= budget:
-        return len(names)
-    used = 0
-    for shown, name in enumerate(names):
-        used += services.tokens.count(name) + extra
-        if used > budget:
-            return max(shown, 1)
-    return len(names)
 
 
 def _walk(
