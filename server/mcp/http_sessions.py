@@ -4,10 +4,17 @@ The SDK holds at most `MAX_SESSIONS` sessions and refused the next `initialize` 
 long as they lived (30 minutes idle each): a client that opens sessions and never ends
 them (a buggy one, or any process of the user's) kept every new client out. So when the
 table is full, a session with no call in flight is ended to make room, and its client
-is told so on its next request (404, as a session ended any other way): the least
-recently used of those never used past their handshake (what a leak or a flood of
-sessions opens: one client's flood does not end another's working session), else the
-least recently used. A session whose only open request is its event stream (GET) is
+is told so on its next request (404, as a session ended any other way), in this order:
+the least recently used of those never used past their handshake and no longer young
+(what a leak or a flood of sessions opens: one client's flood does not end another's
+working session), else the least recently used that worked, else a young one. A
+session is young until `YOUNG` sessions were opened after it (a count, no clock): a new
+client's session is not ended by the next newcomers before its first call (attack
+round 22: of 24 newcomers 12 at a time, 19 lost their session so or were refused).
+Room is made and the SDK admits the session under one lock (`opening`), held until
+the SDK answers the opening request: room made for one newcomer is not taken by
+another, whose initialize the SDK then refused as over its count (it was told "busy",
+which was not true). A session whose only open request is its event stream (GET) is
 idle: readkeeper sends nothing on it, and the SDK allows one per session, so open
 streams cannot hold the table either. No minimum idle time is kept: every client is the
 user's own (own_user.py), an ended session loses nothing but its read-state (its next
@@ -16,15 +23,18 @@ sessions touched once a minute hold the door shut again. Calls in flight are cap
 32 (http_limits.py), below the 256 sessions, so some session is always idle; a new one
 is refused (503 `too_large`, reason `busy`, retry) only if none is.
 
-The SDK's own refusals (unknown session, wrong method or media type, missing session
-id) carry no `kind` and a null id: each is rewritten here, with the request's id when its
+The refusals of the SDK and of starlette (unknown session, wrong method, media type,
+Host or Origin, missing session id, unknown path) carry no `kind` and a null id, and
+some are plain text: each is rewritten here as JSON-RPC, with the request's id when its
 body names one, a `kind`, and the call that works next (`refusal`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -33,6 +43,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .http_body import replay
 
 SESSION_HEADER = b"mcp-session-id"
+# A session never used past its handshake is ended before a working one only once this
+# many sessions were opened after it (above the newcomers that arrive together).
+YOUNG = 32
 # The JSON-RPC code of a refusal to retry (the SDK's own for its session limit was
 # -32603, "internal": this is not a fault).
 BUSY_CODE = -32000
@@ -49,12 +62,31 @@ ENDED = (
 )
 
 
-def refusal(status: int, said: str) -> tuple[str, str, dict[str, Any]]:
-    """The message, kind and data of the SDK's refusal `said` with HTTP `status`."""
-    if status == 404:
+def refusal(status: int, said: str, door: str = "127.0.0.1") -> tuple[str, str, dict[str, Any]]:
+    """The message, kind and data of the refusal `said` with HTTP `status` by the SDK or
+    starlette, on the server at `door` (its host:port)."""
+    if status == 404 and said == "Session not found":
         return ENDED, "bad_params", {"reason": "session_ended"}
+    if status == 404:
+        return f"{said.rstrip('.')}: readkeeper serves only /mcp. {_START}", "bad_params", {}
+    if status == 421:
+        message = (
+            f"{said.rstrip('.')}: readkeeper answers only requests sent to it as {door}. "
+            f"Send the request to http://{door}/mcp with the header Host: {door}."
+        )
+        return message, "bad_params", {}
+    if status == 403:
+        message = (
+            f"{said.rstrip('.')}: readkeeper answers no request from a web page. Send the "
+            f"request without an Origin header, as an MCP client does, or Origin: http://{door}."
+        )
+        return message, "bad_params", {}
     if status == 503:
-        return busy_message(), "too_large", {"reason": "busy"}
+        message = (
+            "readkeeper holds as many MCP sessions as it serves and could not end one to "
+            "make room for this one. Send initialize again."
+        )
+        return message, "too_large", {"reason": "busy"}
     if status == 413:
         return f"{said} Send a smaller request.", "too_large", {}
     if status >= 500:
@@ -96,6 +128,10 @@ class SessionRoom:
         self.used: dict[str, int] = {}  # session id -> when last used (a count, not a clock)
         self.calls: Counter[str] = Counter()  # requests in flight but event streams
         self.worked: set[str] = set()  # sessions that sent more than their handshake
+        self.opened: dict[str, int] = {}  # session id -> how many were opened before it
+        self.openings = 0
+        # Held from before room is made until the SDK answers the opening request.
+        self.opening = asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -109,14 +145,7 @@ class SessionRoom:
         call_id = _id_of(message)
         session = _session(scope)
         if session is None:
-            if scope["method"] == "POST" and not await self._room():
-                await answer(
-                    send,
-                    503,
-                    error_body(503, busy_message(), "too_large", {"reason": "busy"}, call_id),
-                )
-                return
-            await self.app(scope, receive, self._watch(send, call_id, opening=True))
+            await self._opening(scope, receive, send, call_id)
             return
         counted = scope["method"] != "GET"
         if _works(message):
@@ -124,7 +153,7 @@ class SessionRoom:
         self.calls[session] += counted
         self.used[session] = next(self.tick)
         try:
-            await self.app(scope, receive, self._watch(send, call_id, opening=False))
+            await self.app(scope, receive, self._watch(send, call_id, scope))
         finally:
             self.calls[session] -= counted
             if not self.calls[session]:
@@ -132,8 +161,33 @@ class SessionRoom:
             if session in self._open():
                 self.used[session] = next(self.tick)
             else:
-                self.used.pop(session, None)
-                self.worked.discard(session)
+                self._forget(session)
+
+    async def _opening(self, scope: Scope, receive: Receive, send: Send, call_id: Any) -> None:
+        """A request without a session (what opens one): room made and the SDK's
+        admission under `opening`, released once the SDK answers (or never does)."""
+        await self.opening.acquire()
+        held = [True]
+
+        def release() -> None:
+            if held:
+                held.clear()
+                self.opening.release()
+
+        try:
+            if scope["method"] == "POST" and not await self._room():
+                release()
+                body = error_body(503, busy_message(), "too_large", {"reason": "busy"}, call_id)
+                await answer(send, 503, body)
+                return
+            await self.app(scope, receive, self._watch(send, call_id, scope, release))
+        finally:
+            release()
+
+    def _forget(self, session: str) -> None:
+        self.used.pop(session, None)
+        self.worked.discard(session)
+        self.opened.pop(session, None)
 
     def _open(self) -> dict[str, Any]:
         sessions: dict[str, Any] = self.manager._server_instances
@@ -147,64 +201,80 @@ class SessionRoom:
         if limit is None or len(sessions) < limit:
             return True
         for gone in [s for s in self.used if s not in sessions]:
-            del self.used[gone]
-        self.worked &= self.used.keys()
+            self._forget(gone)
         idle = [s for s in self.used if not self.calls.get(s)]
         if not idle:
             return False
-        # One never used past its handshake goes first (what a leak or a flood opens).
-        oldest = min(idle, key=lambda s: (s in self.worked, self.used[s]))
-        del self.used[oldest]
-        self.worked.discard(oldest)
+        oldest = min(idle, key=lambda s: (self._rank(s), self.used[s]))
+        self._forget(oldest)
         await self.manager._discard_session(oldest, sessions[oldest])
         return True
 
-    def _watch(self, send: Send, call_id: Any, opening: bool) -> Send:
+    def _rank(self, session: str) -> int:
+        """Which idle sessions go first: 0, those never used past their handshake and no
+        longer young (what a leak or a flood opens); 1, those that worked; 2, young ones."""
+        if session in self.worked:
+            return 1
+        young = self.openings - self.opened.get(session, 0) <= YOUNG
+        return 2 if young else 0
+
+    def _watch(
+        self, send: Send, call_id: Any, scope: Scope, opened: Callable[[], None] | None = None
+    ) -> Send:
+        """`send`, the SDK's refusals rewritten; a session it opens recorded, and then
+        `opened` called."""
         held: list[Message] = []
 
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-                if opening and status < 400:
-                    for name, value in message.get("headers", []):
-                        if name.lower() == SESSION_HEADER:
-                            self.used[value.decode("latin-1")] = next(self.tick)
-                if status >= 400 and _is_json(message):
+                if opened is not None:
+                    if status < 400:
+                        self._record(message)
+                    opened()
+                if status >= 400:
                     held.append(message)
                     return
             elif held and message["type"] == "http.response.body":
                 held.append(message)
                 if message.get("more_body", False):
                     return
-                await _rewritten(send, held, call_id)
+                await _rewritten(send, held, call_id, _door(scope))
                 return
             await send(message)
 
         return watched
 
+    def _record(self, start: Message) -> None:
+        for name, value in start.get("headers", []):
+            if name.lower() == SESSION_HEADER:
+                session = value.decode("latin-1")
+                self.used[session] = next(self.tick)
+                self.opened[session] = self.openings
+                self.openings += 1
 
-async def _rewritten(send: Send, held: list[Message], call_id: Any) -> None:
-    """The SDK's held refusal, in readkeeper's shape when it has no `kind`."""
+
+async def _rewritten(send: Send, held: list[Message], call_id: Any, door: str) -> None:
+    """A held refusal, in readkeeper's shape when it has no `kind` (or is not JSON)."""
     start, parts = held[0], held[1:]
     body = b"".join(part.get("body", b"") for part in parts)
     status = int(start["status"])
     try:
-        parsed = orjson.loads(body)
-        error = parsed["error"]
-        kind = (error.get("data") or {}).get("kind") if isinstance(error, dict) else None
+        error = orjson.loads(body)["error"]
+        kind = (error.get("data") or {}).get("kind")
+        said = str(error.get("message", ""))
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-        parsed, kind = None, None
-    if parsed is not None and kind is None:
-        message, kind, data = refusal(status, str(error.get("message", "")))
+        kind, said = None, body[:200].decode("utf-8", "replace").strip()
+    if kind is None:
+        message, kind, data = refusal(status, said, door)
         body = error_body(status, message, kind, data, call_id)
     await answer(send, status, body)
 
 
-def _is_json(start: Message) -> bool:
-    return any(
-        name.lower() == b"content-type" and value.startswith(b"application/json")
-        for name, value in start.get("headers", [])
-    )
+def _door(scope: Scope) -> str:
+    """The host:port the server listens on."""
+    server = scope.get("server") or ("127.0.0.1", None)
+    return f"{server[0]}:{server[1]}" if server[1] else str(server[0])
 
 
 def _session(scope: Scope) -> str | None:

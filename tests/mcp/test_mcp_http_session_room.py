@@ -8,11 +8,13 @@ Raw requests, to see the HTTP status and body of each refusal as a client gets i
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from test_mcp_http_backpressure import exchange, open_session, post, start
+from mcp_raw_http import exchange, open_session, post, request_head, serving, start
 
 from mcp_helpers import call
 from readkeeper.mcp import MAX_SESSIONS
@@ -82,3 +84,50 @@ def test_every_refusal_of_the_sdk_has_an_id_a_kind_and_a_next_step(workspace: Pa
             assert "initialize" in refused(answer, None)["message"], (method, answer)
     finally:
         server.stop()
+
+
+def working_session(address: tuple[str, int], request_id: int) -> int:
+    """A new client's session and its first call: the status of that call."""
+    session = open_session(address)
+    call = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+    call["params"] = {"name": "stats", "arguments": {}}
+    status, _, body = exchange(address, post(*address, call, session))
+    assert status == 200, body[:300]
+    return status
+
+
+def test_new_clients_arriving_together_at_the_cap_each_get_a_working_session(
+    workspace: Path,
+) -> None:
+    # Attack round 22, A09: with the table full of idle sessions that had worked, 24 new
+    # clients 12 at a time were refused a false "busy" (they raced the SDK's own count)
+    # or saw their fresh session ended by another newcomer before its first call.
+    with serving(workspace) as (_, address):
+        for number in range(MAX_SESSIONS):
+            session = open_session(address)
+            status, _, _ = exchange(address, post(*address, tool_call(number), session))
+            assert status == 200
+        with ThreadPoolExecutor(12) as pool:
+            statuses = list(pool.map(partial(working_session, address), range(24)))
+        assert statuses == [200] * 24
+
+
+def test_refusals_of_the_host_and_media_type_checks_have_an_id_a_kind_and_a_next_step(
+    workspace: Path,
+) -> None:
+    # Attack round 22, A15: these were plain text (`Invalid Content-Type header`, 400;
+    # `Invalid Host header`, 421).
+    with serving(workspace) as (_, address):
+        session = open_session(address)
+        data = json.dumps(tool_call(44)).encode()
+        head = request_head(address, session, f"Content-Length: {len(data)}")
+        head = head.replace(b"Content-Type: application/json", b"Content-Type: text/plain")
+        status, _, answer = exchange(address, head + data)
+        assert status == 400
+        assert "Content-Type: application/json" in refused(answer, 44)["message"]
+        data = json.dumps(tool_call(45)).encode()
+        head = request_head(address, session, f"Content-Length: {len(data)}")
+        head = head.replace(f"Host: {address[0]}:{address[1]}".encode(), b"Host: x")
+        status, _, answer = exchange(address, head + data)
+        assert status == 421
+        assert f"Host: 127.0.0.1:{address[1]}" in refused(answer, 45)["message"]
