@@ -18,6 +18,7 @@ from mcp_raw_http import exchange, open_session, post, request_head, serving, st
 
 from mcp_helpers import call
 from readkeeper.mcp import MAX_SESSIONS
+from readkeeper.mcp.http_sessions import refusal
 
 
 def refused(answer: bytes, request_id: Any) -> dict[str, Any]:
@@ -131,3 +132,23 @@ def test_refusals_of_the_host_and_media_type_checks_have_an_id_a_kind_and_a_next
         status, _, answer = exchange(address, head + data)
         assert status == 421
         assert f"Host: 127.0.0.1:{address[1]}" in refused(answer, 45)["message"]
+        # A web page's Origin, and a path other than /mcp (starlette's plain "Not Found").
+        data = json.dumps(tool_call(46)).encode()
+        origin = f"Origin: http://example.com\r\nContent-Length: {len(data)}"
+        status, _, answer = exchange(address, request_head(address, session, origin) + data)
+        assert status == 403
+        assert "Origin" in refused(answer, 46)["message"]
+        data = json.dumps(tool_call(47)).encode()
+        head = request_head(address, session, f"Content-Length: {len(data)}")
+        status, _, answer = exchange(address, head.replace(b"POST /mcp ", b"POST /other ") + data)
+        assert status == 404
+        error = refused(answer, 47)
+        assert "/mcp" in error["message"]
+        assert "reason" not in error["data"]
+
+
+def test_the_sdks_own_refusal_at_its_cap_does_not_say_every_session_is_busy() -> None:
+    message, kind, data = refusal(503, "Too many open sessions")
+    assert "in flight" not in message
+    assert "initialize" in message
+    assert (kind, data) == ("too_large", {"reason": "busy"})
