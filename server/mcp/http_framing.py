@@ -8,7 +8,10 @@ a Transfer-Encoding other than one `chunked`, and a chunk size line that is not 
 readkeeper refuses too a request with both Content-Length and Transfer-Encoding, which
 h11 reads as chunked (a client that meant the Content-Length was told its 150-byte
 body was "over 4 MiB"). uvicorn answers h11's refusals with a bare "Invalid HTTP
-request received."; here they say which header was wrong, as JSON-RPC `bad_params`.
+request received."; here they say which header was wrong, as JSON-RPC `bad_params`,
+with a null id: the answer is written before the body is read, and a body framed two
+ways is never read (its two readings need not name the same id), as JSON-RPC has it
+for a request whose id cannot be known. The message says so.
 
 A body is over the SDK's 4 MiB as soon as what it declares says so, whatever the
 method (a GET's too), before any of it is read and before `Expect: 100-continue` is
@@ -37,7 +40,8 @@ from .http_cancels import too_large_answer
 
 _BOTH = (
     "The request has both Content-Length and Transfer-Encoding, which can be read two "
-    "ways (RFC 9112 6.3). Send one: Content-Length alone, or Transfer-Encoding: chunked alone."
+    "ways (RFC 9112 6.3), so its body was not read (this answer names no id). Send one: "
+    "Content-Length alone, or Transfer-Encoding: chunked alone."
 )
 # What each of h11's refusals of a request's framing says, by the start of its words.
 _SAID = {

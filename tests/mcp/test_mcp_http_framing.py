@@ -82,6 +82,8 @@ def test_both_content_length_and_chunked_is_400_and_closed(workspace: Path, fram
         message = str(_refused(address, framing, CHUNKED)["message"])
         assert "both Content-Length and Transfer-Encoding" in message
         assert "4 MiB" not in message
+        # Its body is never read (it reads two ways): the answer says why it has no id.
+        assert "names no id" in message
         served_afterwards(address)
 
 
