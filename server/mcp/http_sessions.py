@@ -11,12 +11,14 @@ working session), else the least recently used that worked, else a young one. A
 session is young until `YOUNG` sessions were opened after it (a count, no clock): a new
 client's session is not ended by the next newcomers before its first call (attack
 round 22: of 24 newcomers 12 at a time, 19 lost their session so or were refused).
-Room is made and the SDK admits the session under one lock (`opening`), held until
-the SDK answers the opening request: room made for one newcomer is not taken by
-another, whose initialize the SDK then refused as over its count (it was told "busy",
-which was not true). A session whose only open request is its event stream (GET) is
-idle: readkeeper sends nothing on it, and the SDK allows one per session, so open
-streams cannot hold the table either. No minimum idle time is kept: every client is the
+Room is made only for an initialize (a call without its session id opens nothing: at
+the cap it is refused 400 as with room, and ends no session), and room is made and the
+SDK admits the session under one lock (`opening`), held until the SDK answers the
+opening request: room made for one newcomer is not taken by another, whose initialize
+the SDK then refused as over its count (it was told "busy", which was not true).
+A session whose only open request is its event stream (GET) is idle: readkeeper sends
+nothing on it, and the SDK allows one per session, so open streams cannot hold the
+table either. No minimum idle time is kept: every client is the
 user's own (own_user.py), an ended session loses nothing but its read-state (its next
 edit without a read is `not_read`, never a blind write), and a minimum would let 256
 sessions touched once a minute hold the door shut again. Calls in flight are capped at
@@ -145,7 +147,7 @@ class SessionRoom:
         call_id = _id_of(message)
         session = _session(scope)
         if session is None:
-            await self._opening(scope, receive, send, call_id)
+            await self._opening(scope, receive, send, message)
             return
         counted = scope["method"] != "GET"
         if _works(message):
@@ -163,9 +165,13 @@ class SessionRoom:
             else:
                 self._forget(session)
 
-    async def _opening(self, scope: Scope, receive: Receive, send: Send, call_id: Any) -> None:
+    async def _opening(self, scope: Scope, receive: Receive, send: Send, message: Any) -> None:
         """A request without a session (what opens one): room made and the SDK's
-        admission under `opening`, released once the SDK answers (or never does)."""
+        admission under `opening`, released once the SDK answers (or never does). Only
+        an initialize opens a session: room is never made for another request (a call
+        without its session id ended an idle session, then was refused 400)."""
+        call_id = _id_of(message)
+        initialize = scope["method"] == "POST" and _initialize(message)
         await self.opening.acquire()
         held = [True]
 
@@ -175,7 +181,12 @@ class SessionRoom:
                 self.opening.release()
 
         try:
-            if scope["method"] == "POST" and not await self._room():
+            if not initialize and self._full():
+                release()  # what the SDK says with room (at the cap it said 503)
+                said, kind, data = refusal(400, "Bad Request: Missing session ID")
+                await answer(send, 400, error_body(400, said, kind, data, call_id))
+                return
+            if initialize and not await self._room():
                 release()
                 body = error_body(503, busy_message(), "too_large", {"reason": "busy"}, call_id)
                 await answer(send, 503, body)
@@ -193,13 +204,16 @@ class SessionRoom:
         sessions: dict[str, Any] = self.manager._server_instances
         return sessions
 
+    def _full(self) -> bool:
+        limit = self.manager.max_sessions
+        return limit is not None and len(self._open()) >= limit
+
     async def _room(self) -> bool:
         """Whether a new session may open: there is room, or the least recently used
         idle session was ended to make it."""
-        limit = self.manager.max_sessions
-        sessions = self._open()
-        if limit is None or len(sessions) < limit:
+        if not self._full():
             return True
+        sessions = self._open()
         for gone in [s for s in self.used if s not in sessions]:
             self._forget(gone)
         idle = [s for s in self.used if not self.calls.get(s)]
@@ -293,6 +307,10 @@ def _parsed(body: bytes) -> Any:
         return orjson.loads(body) if body else None
     except orjson.JSONDecodeError:
         return None
+
+
+def _initialize(parsed: Any) -> bool:
+    return isinstance(parsed, dict) and parsed.get("method") == "initialize"
 
 
 def _works(parsed: Any) -> bool:

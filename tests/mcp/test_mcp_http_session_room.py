@@ -104,13 +104,19 @@ def test_new_clients_arriving_together_at_the_cap_each_get_a_working_session(
     # clients 12 at a time were refused a false "busy" (they raced the SDK's own count)
     # or saw their fresh session ended by another newcomer before its first call.
     with serving(workspace) as (_, address):
-        for number in range(MAX_SESSIONS):
-            session = open_session(address)
+        sessions = [open_session(address) for _ in range(MAX_SESSIONS)]
+        for number, session in enumerate(sessions):
             status, _, _ = exchange(address, post(*address, tool_call(number), session))
             assert status == 200
         with ThreadPoolExecutor(12) as pool:
             statuses = list(pool.map(partial(working_session, address), range(24)))
         assert statuses == [200] * 24
+        # A call without a session id opens none: it ends no session to make room.
+        status, _, answer = exchange(address, post(*address, tool_call(99), None))
+        assert status == 400
+        assert "initialize" in refused(answer, 99)["message"]
+        status, _, _ = exchange(address, post(*address, tool_call(100), sessions[24]))
+        assert status == 200
 
 
 def test_refusals_of_the_host_and_media_type_checks_have_an_id_a_kind_and_a_next_step(
