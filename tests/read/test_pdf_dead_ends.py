@@ -62,3 +62,14 @@ def test_a_page_whose_text_is_too_long_but_draws_is_sent_to_its_drawing(
     assert 'pages="1", render=true' in file["content"], file["content"]
     drawn = unstructure(core.read(ReadParams(file_path="long.pdf", pages="1", render=True)))
     assert len(drawn["file"]["pages"]) == 1
+
+
+def test_a_bomb_page_skipped_after_others_names_no_read(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "after.pdf").write_bytes(raw_pdf(["text", "bomb"] + ["text"] * 999))
+    for render in (False, True):
+        read = ReadParams(file_path="after.pdf", pages="1-2", render=render)
+        file = unstructure(core.read(read))["file"]
+        note = file["note"]
+        assert "Page 2 was skipped" in note, note
+        assert "no read shows it" in note, note
+        assert "instead" not in note, note

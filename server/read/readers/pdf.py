@@ -57,13 +57,18 @@ def read_pdf(
     except ReadkeeperError as refused:
         if not (refused.kind in ("too_large", "corrupt") and "page" in refused.data):
             raise
-        number = int(refused.data["page"])
         # The other way is asked before the refusal names it (it says to draw the page
         # or to read its text): when that fails too, the refusal names neither.
-        why = _text_fails(data, number) if render else _draw_fails(data, number, settings)
+        why = _other_fails(data, int(refused.data["page"]), render, settings)
         if why is None:
             raise
         raise pdf_reading.neither_way(refused, why, render) from None
+
+
+def _other_fails(data: bytes, number: int, render: bool, settings: Settings) -> str | None:
+    """Why page `number` does not show the other way (its text when `render`, else its
+    drawing), or None when it does."""
+    return _text_fails(data, number) if render else _draw_fails(data, number, settings)
 
 
 def _text_fails(data: bytes, number: int) -> str | None:
@@ -132,7 +137,17 @@ def _read(
                 wanted = expand(ranges, page_count, path, settings.pdf_max_pages)
             chosen = wanted[: settings.pdf_max_pages]
             rest = wanted[settings.pdf_max_pages :]
-            reading = Reading(job, path, len(data), chosen, rest, page_count, render, settings)
+            reading = Reading(
+                job,
+                path,
+                len(data),
+                chosen,
+                rest,
+                page_count,
+                render,
+                settings,
+                lambda n: _other_fails(data, n, render, settings),
+            )
             if render:
                 return render_pages(reading, output_dir, content_digest, counter)
             return _text(reading, data, ranges is None, counter)

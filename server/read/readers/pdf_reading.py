@@ -4,6 +4,7 @@ that stopped), with the read to try next."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -31,6 +32,9 @@ class Reading:
     page_count: int
     render: bool
     settings: Settings
+    # Why a page does not show the other way (its text when drawing, else its drawing),
+    # or None when it does: asked before a note names that way.
+    other_fails: Callable[[int], str | None] = lambda number: None
 
     def after(self, number: int) -> list[int]:
         """The pages asked for after `number`, for the next read."""
@@ -45,6 +49,12 @@ class Reading:
         if failure.kind == "internal":
             again = _pages(self.path, str(number), self.render)
             return f"Page {number} was skipped: {_why(failure, self.render)}; try {again} again."
+        why_not = self.other_fails(number)
+        if why_not is not None:
+            return (
+                f"Page {number} was skipped: {_why(failure, self.render)}, and {why_not}: no "
+                "read shows it; ask the user what it says."
+            )
         other = (
             f"read its text instead with {_pages(self.path, str(number), False)}"
             if self.render
