@@ -7,8 +7,7 @@
    and a few facts about the environment.
 
 A source that fails or runs past `attachments_timeout_ms` is reported in `dropped` with
-its error; it never fails the request. Everything collected then goes to the budgeter.
-"""
+its error; it never fails the request. Everything collected then goes to the budgeter."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from typing import Any
 
 from readkeeper import quoting, render, words
 from readkeeper.errors import ReadkeeperError, fault_reason
+from readkeeper.files.paths import names_a_folder
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
 from readkeeper.quoting import name
@@ -71,7 +71,8 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
     wanted = set(params.types) if params.types is not None else set(TYPES)
     settings = core.settings
     budget = params.budget_tokens or settings.attachments_budget_tokens
-    mentions = list(dict.fromkeys(core.workspace.absolute(p) for p in params.mentions or []))
+    kept = (core.workspace.absolute(p) + "/" * names_a_folder(p) for p in params.mentions or [])
+    mentions = list(dict.fromkeys(kept))  # each once, read as `read` reads it: `a.txt/` kept
     phases = [
         _user_phase(core, params, mentions, wanted),
         _thread_phase(core, params, mentions, wanted),

@@ -287,7 +287,7 @@ def _missing_stream(args: argparse.Namespace) -> str | None:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from .cli_media import for_the_command_line, needs_out
+    from .cli_media import for_the_command_line, kept_pages, needs_out
     from .protocol import ReadParams, structure, unstructure
 
     refused = needs_out(args)
@@ -313,6 +313,7 @@ def _read(args: argparse.Namespace) -> int:
         # Through the protocol's converter, as a request is: one rule for every value.
         params = structure({k: v for k, v in asked.items() if v is not None}, ReadParams)
         result = unstructure(core.read(params))
+        result = {**result, "file": kept_pages(result["file"], args)}  # --out, --json too
     except ReadkeeperError as exc:
         if args.json:
             print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))

@@ -3,7 +3,14 @@
 folder, which is removed when the command exits, and the note named `readkeeper/read`
 (the LSP method). On the command line the pages are copied where `--out` says (the
 command refuses `--render` without it, naming the command that works), and every note
-names a `readkeeper` command or says what to do with the files."""
+names a `readkeeper` command or says what to do with the files.
+
+`--out` gets new files only (attack round 22, finding 2): a page whose name is taken
+there, by a file, a folder, a link or anything else, is refused naming it before any
+page is written, and the next step names a folder that is not there. The command cannot
+tell a page it wrote on an earlier run from a file of the user's of the same name, and a
+refusal can be answered while a replaced file is gone. Each page is created exclusively
+(O_EXCL, no temp file to leave), and a page written before a failure is removed."""
 
 from __future__ import annotations
 
@@ -12,14 +19,19 @@ import os
 import shutil
 from typing import Any
 
+from . import quoting
 from .errors import ReadkeeperError
-from .hints import call, for_cli
+from .hints import call, for_cli, render_folder
 
 
 def needs_out(args: argparse.Namespace) -> ReadkeeperError | None:
     """The refusal of `--render` without `--out`: nowhere to keep the pages."""
-    if not args.render or args.out is not None:
+    if not args.render:
         return None
+    if args.out is not None:
+        if not os.path.lexists(args.out) or os.path.isdir(args.out):
+            return None
+        return _refused(args, f"--out {quoting.name(args.out)} is there and is not a folder")
     again = call("read", file_path=args.path, pages=args.pages, render=True)  # for_cli: --out
     return ReadkeeperError(
         "bad_params",
@@ -37,8 +49,7 @@ def for_the_command_line(file: dict[str, Any], args: argparse.Namespace) -> dict
     going_on = bool(file.get("partial") and file.get("next_pages"))
     if going_on:
         file["partial"] = False  # the head's `pages=...` is no flag: the note says it
-    if isinstance(file.get("pages"), list) and args.out is not None:
-        file["pages"], file["output_dir"] = _copied(file["pages"], args.out)
+    if isinstance(file.get("pages"), list) and args.out is not None:  # kept_pages copied them
         note = "The pages are PNG files: open them with an image viewer."
         if going_on:
             again = call(
@@ -50,18 +61,70 @@ def for_the_command_line(file: dict[str, Any], args: argparse.Namespace) -> dict
     return file
 
 
-def _copied(pages: list[str], out: str) -> tuple[list[str], str]:
-    """`pages` copied into the folder `out` (made if missing), and their new paths."""
-    folder = os.path.abspath(out)
-    os.makedirs(folder, exist_ok=True)
-    copies = []
-    for page in pages:
-        target = os.path.join(folder, os.path.basename(page))
-        temp = os.path.join(folder, f".{os.path.basename(page)}.{os.urandom(6).hex()}")
-        shutil.copyfile(page, temp)
-        os.replace(temp, target)  # a symlink planted at `target` is replaced, not followed
-        copies.append(target)
-    return copies, folder
+def kept_pages(file: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """`file` with its rendered pages copied into `--out` (with `--json` too: the
+    server's folder is gone when the command exits), their paths the copies'."""
+    if not isinstance(file.get("pages"), list) or args.out is None:
+        return file
+    pages, folder = _copied(file["pages"], args)
+    return {**file, "pages": pages, "output_dir": folder}
 
 
-__all__ = ["for_the_command_line", "needs_out"]
+def _copied(pages: list[str], args: argparse.Namespace) -> tuple[list[str], str]:
+    """`pages` copied into the folder `--out` (made if missing) as new files, and their
+    new paths; refused (ReadkeeperError) with nothing written when one cannot be."""
+    folder = os.path.abspath(args.out)
+    targets = [os.path.join(folder, os.path.basename(page)) for page in pages]
+    for target in targets:
+        if os.path.lexists(target):
+            raise _taken(args, target)
+    written: list[str] = []
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for page, target in zip(pages, targets, strict=True):
+            _write_new(page, target)
+            written.append(target)
+    except OSError as exc:
+        for target in written:
+            os.unlink(target)
+        if isinstance(exc, FileExistsError) and exc.filename in targets:
+            raise _taken(args, exc.filename) from None  # made between the look and the write
+        raise _refused(
+            args, f"the pages could not be written into {quoting.name(args.out)} ({exc.strerror})"
+        ) from None
+    return targets, folder
+
+
+def _write_new(page: str, target: str) -> None:
+    """`page`'s bytes in the new file `target`: never one already there (nor what a link
+    there points to); removed again if the copy fails."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+    fd = os.open(target, flags, 0o666)
+    try:
+        with open(page, "rb") as source, os.fdopen(fd, "wb") as copy:
+            shutil.copyfileobj(source, copy)
+    except BaseException:
+        os.unlink(target)
+        raise
+
+
+def _taken(args: argparse.Namespace, target: str) -> ReadkeeperError:
+    name = quoting.name(os.path.join(args.out, os.path.basename(target)))
+    return _refused(
+        args,
+        f"{name} is already there and is not replaced (--out gets new files only: this "
+        "command cannot tell a page it wrote before from a file of yours of the same name)",
+    )
+
+
+def _refused(args: argparse.Namespace, why: str) -> ReadkeeperError:
+    """The refusal saying `why`, naming the same read into a folder that is not there."""
+    again = call(
+        "read", file_path=args.path, pages=args.pages, render=True, out=render_folder(args.path)
+    )
+    return ReadkeeperError(
+        "bad_params", f"{why}: name a folder not there, {again}.", file_path=args.path
+    )
+
+
+__all__ = ["for_the_command_line", "kept_pages", "needs_out"]

@@ -181,8 +181,15 @@ def _shell(name: str, value: Any) -> str:
 
 
 def render_folder(file_path: str) -> str:
-    """The folder a CLI next step names for the pages of `file_path` (`--out`)."""
-    return (os.path.splitext(os.path.basename(file_path))[0] or "pdf") + "-pages"
+    """The folder a CLI next step names for the pages of `file_path` (`--out`): the first
+    of `NAME-pages`, `NAME-pages-2`, ... not there (from the current folder, as `--out`
+    is read), since `--out` gets new files only (cli_media.py)."""
+    base = (os.path.splitext(os.path.basename(file_path))[0] or "pdf") + "-pages"
+    folder, n = base, 1
+    while os.path.lexists(folder):
+        n += 1
+        folder = f"{base}-{n}"
+    return folder
 
 
 def for_cli(message: str, keep: Iterable[str] = ()) -> str:

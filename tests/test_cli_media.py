@@ -61,3 +61,94 @@ def test_a_refusal_sending_to_the_pages_as_images_names_the_out_folder(workspace
     done = run(*shlex.split(named[0])[1:], cwd=workspace)
     assert done.returncode == 0, done.stderr
     assert (workspace / "scan-pages" / "page-0001.png").is_file()
+
+
+def _refusal(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("readkeeper: bad_params: "), done.stderr
+    return done.stderr
+
+
+def _litter(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob(".*"))
+
+
+def test_an_out_that_is_a_file_is_refused_before_the_read(workspace: Path) -> None:
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(1, lines=1))
+    (workspace / "notes").write_text("mine\n")
+    said = _refusal(
+        run("read", "doc.pdf", "--pages", "1", "--render", "--out", "notes", cwd=workspace)
+    )
+    assert "notes" in said
+    assert "not a folder" in said
+    assert "`readkeeper read doc.pdf --pages 1 --render --out doc-pages`" in said
+    assert (workspace / "notes").read_text() == "mine\n"
+
+
+def test_a_page_name_taken_in_out_is_never_replaced_nor_littered(workspace: Path) -> None:
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(2, lines=1))
+    for taken in ("file", "folder"):
+        out = workspace / f"out-{taken}"
+        out.mkdir()
+        if taken == "file":
+            (out / "page-0002.png").write_text("USER PNG")
+        else:
+            (out / "page-0002.png").mkdir()
+        for _ in range(2):  # a retry leaves nothing either
+            said = _refusal(
+                run(
+                    "read",
+                    "doc.pdf",
+                    "--pages",
+                    "1-2",
+                    "--render",
+                    "--out",
+                    out.name,
+                    cwd=workspace,
+                )
+            )
+            assert "page-0002.png" in said
+            assert "not replaced" in said
+            named = re.findall(r"`(readkeeper read [^`]*)`", said)
+            assert named == ["readkeeper read doc.pdf --pages 1-2 --render --out doc-pages"], said
+        # Nothing written: not the page before the one taken, no temp file.
+        assert sorted(p.name for p in out.iterdir()) == ["page-0002.png"]
+        assert _litter(out) == []
+        if taken == "file":
+            assert (out / "page-0002.png").read_text() == "USER PNG"
+    done = run(*shlex.split(named[0])[1:], cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (workspace / "doc-pages").iterdir()) == [
+        "page-0001.png",
+        "page-0002.png",
+    ]
+
+
+def test_the_next_step_names_a_folder_not_there(workspace: Path) -> None:
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(1, lines=1))
+    (workspace / "doc-pages").mkdir()
+    (workspace / "doc-pages" / "page-0001.png").write_text("USER PNG")
+    said = _refusal(
+        run("read", "doc.pdf", "--pages", "1", "--render", "--out", "doc-pages", cwd=workspace)
+    )
+    assert "`readkeeper read doc.pdf --pages 1 --render --out doc-pages-2`" in said
+    done = run("read", "doc.pdf", "--pages", "1", "--render", "--out", "doc-pages-2", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "doc-pages" / "page-0001.png").read_text() == "USER PNG"
+
+
+def test_json_keeps_the_pages_in_out_too(workspace: Path) -> None:
+    import json
+
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(1, lines=1))
+    done = run("read", "doc.pdf", "--pages", "1", "--render", "--out", "o", "--json", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    page = workspace / "o" / "page-0001.png"
+    assert json.loads(done.stdout)["file"]["pages"] == [str(page)]
+    assert Image.open(page).size[0] > 0
+    again = run(
+        "read", "doc.pdf", "--pages", "1", "--render", "--out", "o", "--json", cwd=workspace
+    )
+    assert again.returncode == 2
+    assert json.loads(again.stdout)["error"]["data"]["kind"] == "bad_params"

@@ -69,3 +69,28 @@ async def test_a_mention_is_refused_as_a_plain_read_is(workspace: Path) -> None:
         "broken.pdf": "corrupt",
         "folder": "is_directory",
     }
+
+
+async def test_a_mention_resolves_its_path_exactly_as_read_does(workspace: Path) -> None:
+    """Attack round 22, finding 8: `a.txt/` was attached (its contents) while `read`
+    refuses it `not_found`; the path's form (a trailing slash or dot) was lost."""
+    (workspace / "a.txt").write_text("hello\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "b.txt").write_text("bee\n")
+    spellings = ["a.txt/", "a.txt/.", "a.txt//", "./a.txt", "a.txt/..", "sub/", "sub/./b.txt"]
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        for name in spellings:
+            plain = await client.call_tool("read", {"file_path": name, "session": f"r-{name}"})
+            answer = await call(
+                client, "attachments", mentions=[name], types=["file"], session=f"m-{name}"
+            )
+            dropped = [d for d in answer["dropped"] if d["type"] == "file"]
+            attached = [a for a in answer["attachments"] if a["type"] == "file"]
+            if plain.is_error:
+                assert attached == [], (name, attached)
+                [entry] = dropped
+                assert entry["reason"].startswith(f"{error_kind(plain)}: "), (name, entry)
+            else:
+                assert dropped == [], (name, dropped)
+                assert len(attached) == 1, (name, answer)

@@ -35,7 +35,7 @@ from ..within import count_until, count_within
 from . import pdf_reading, worker
 from .pdf_pages import Ranges, compress, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
-from .pdf_render import render_pages
+from .pdf_render import page_plan, render_pages
 
 _NOTE_ALLOWANCE = 64
 
@@ -55,12 +55,20 @@ def read_pdf(
     try:
         return _read(data, path, ranges, render, output_dir, content_digest, settings, counter)
     except ReadkeeperError as refused:
-        if not (render and refused.kind in ("too_large", "corrupt") and "page" in refused.data):
+        if not (refused.kind in ("too_large", "corrupt") and "page" in refused.data):
             raise
-        text_why = _text_fails(data, int(refused.data["page"]))
-        if text_why is None:
-            raise  # its text reads: the refusal says so
-        raise pdf_reading.neither_way(refused, text_why) from None
+        # The other way is asked before the refusal names it (it says to draw the page
+        # or to read its text): when that fails too, the refusal names neither.
+        why = _other_fails(data, int(refused.data["page"]), render, settings)
+        if why is None:
+            raise
+        raise pdf_reading.neither_way(refused, why, render) from None
+
+
+def _other_fails(data: bytes, number: int, render: bool, settings: Settings) -> str | None:
+    """Why page `number` does not show the other way (its text when `render`, else its
+    drawing), or None when it does."""
+    return _text_fails(data, number) if render else _draw_fails(data, number, settings)
 
 
 def _text_fails(data: bytes, number: int) -> str | None:
@@ -88,6 +96,23 @@ def _text_fails(data: bytes, number: int) -> str | None:
     return None if text.strip() else "it has no text layer"
 
 
+def _draw_fails(data: bytes, number: int, settings: Settings) -> str | None:
+    """Why page `number` cannot be drawn (as a render would draw it), or None when it can:
+    asked (with a worker of its own) before a refusal or note about its text sends the
+    agent to draw it."""
+    try:
+        with worker.lease() as job:
+            job.call("open", data=data)
+            [(width_pt, height_pt)] = job.call("sizes", {"pages": [number]})["sizes"]
+            drawing = [[number, *page_plan(width_pt, height_pt, settings)]]
+            job.call("render", {"pages": drawing, "stop_after": 0}, on_item=lambda *_: None)
+    except worker.Failure as failure:
+        if failure.kind == "too_large":
+            return f"drawing it went over {failure.reason}"
+        return f"drawing it failed: {failure.reason}"
+    return None
+
+
 def _read(
     data: bytes,
     path: str,
@@ -112,7 +137,17 @@ def _read(
                 wanted = expand(ranges, page_count, path, settings.pdf_max_pages)
             chosen = wanted[: settings.pdf_max_pages]
             rest = wanted[settings.pdf_max_pages :]
-            reading = Reading(job, path, len(data), chosen, rest, page_count, render, settings)
+            reading = Reading(
+                job,
+                path,
+                len(data),
+                chosen,
+                rest,
+                page_count,
+                render,
+                settings,
+                lambda n: _other_fails(data, n, render, settings),
+            )
             if render:
                 return render_pages(reading, output_dir, content_digest, counter)
             return _text(reading, data, ranges is None, counter)
@@ -153,12 +188,13 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     blocks: list[str] = []
     done: list[int] = []
     textless: list[int] = []
+    asked: dict[str, tuple[int, str | None]] = {}
     for number, text, problem in texts:
         if problem is None and not text.strip():
             textless.append(number)
             problem = "no text layer on this page (scanned or drawn)"
         if problem is not None:
-            told = f'[{problem}: read it as an image with pages="{number}", render=true]'
+            told = _unread(number, problem, number in textless, asked, data, settings)
             blocks.append(f"--- page {number} ---\n{told}")
         else:  # the page's words fenced (none can pose as the next page's header), a cut
             # marker's `[` of their own escaped (quoting.marks)
@@ -226,6 +262,35 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
 
 
 _CUT_MARK = "[page cut here: over the token cap]"
+
+
+# The most pages a text read draws to learn whether a page whose text failed draws.
+_MAX_DRAWS_ASKED = 2
+
+
+def _unread(
+    number: int,
+    problem: str,
+    textless: bool,
+    asked: dict[str, tuple[int, str | None]],
+    data: bytes,
+    settings: Settings,
+) -> str:
+    """The note standing for page `number`'s text, which did not come (`problem`): it
+    names drawing the page only when that works, asked first (once for each problem, at
+    most `_MAX_DRAWS_ASKED` a read; a textless page, a scan, draws). A page whose problem
+    is one a page did not draw with is told so, naming no read."""
+    if not textless and problem not in asked and len(asked) < _MAX_DRAWS_ASKED:
+        asked[problem] = (number, _draw_fails(data, number, settings))
+    first, why = asked.get(problem, (number, None))
+    if why is None:
+        return f'[{problem}: read it as an image with pages="{number}", render=true]'
+    if first == number:
+        return f"[{problem}, and {why}: no read shows it; ask the user what it says]"
+    return (
+        f"[{problem}, as on page {first}, which did not draw either ({why}): ask the user "
+        "what it says]"
+    )
 
 
 def _fit_blocks(blocks: list[str], cap: int, counter: TokenCounter) -> tuple[list[str], int]:

@@ -4,6 +4,7 @@ that stopped), with the read to try next."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -31,6 +32,9 @@ class Reading:
     page_count: int
     render: bool
     settings: Settings
+    # Why a page does not show the other way (its text when drawing, else its drawing),
+    # or None when it does: asked before a note names that way.
+    other_fails: Callable[[int], str | None] = lambda number: None
 
     def after(self, number: int) -> list[int]:
         """The pages asked for after `number`, for the next read."""
@@ -45,6 +49,12 @@ class Reading:
         if failure.kind == "internal":
             again = _pages(self.path, str(number), self.render)
             return f"Page {number} was skipped: {_why(failure, self.render)}; try {again} again."
+        why_not = self.other_fails(number)
+        if why_not is not None:
+            return (
+                f"Page {number} was skipped: {_why(failure, self.render)}, and {why_not}: no "
+                "read shows it; ask the user what it says."
+            )
         other = (
             f"read its text instead with {_pages(self.path, str(number), False)}"
             if self.render
@@ -154,19 +164,25 @@ def _corrupt(path: str, detail: str) -> ReadkeeperError:
     )
 
 
-def neither_way(refused: ReadkeeperError, text_why: str) -> ReadkeeperError:
-    """The error for a page that could not be drawn (`refused`) and whose text cannot be
-    read either (`text_why`): it names no read, for none shows the page (never the two
-    ways pointing at each other)."""
+def neither_way(refused: ReadkeeperError, other_why: str, render: bool = True) -> ReadkeeperError:
+    """The error for a page that could not be drawn (`render`) or whose text could not be
+    read (`refused`), and that the other way does not show either (`other_why`, asked):
+    it names no read, for none shows the page (never the two ways pointing at each
+    other)."""
     data = refused.data
     path, number, rest = data["file_path"], data["page"], data.get("next_pages")
-    drawn = "went over" if refused.kind == "too_large" else "failed on"
-    skip = f" Go on with the pages after it: {_pages(path, rest, True)}." if rest else ""
+    went = "went over" if refused.kind == "too_large" else "failed on"
+    first, second = (
+        ("drawing it", "its text cannot be read either")
+        if render
+        else ("reading its text", "it cannot be drawn either")
+    )
+    skip = f" Go on with the pages after it: {_pages(path, rest, render)}." if rest else ""
     return ReadkeeperError(
         refused.kind,
-        f"{path}: no read shows page {number}: drawing it {drawn} {data['reason']}, and its "
-        f"text cannot be read either ({text_why}).{skip} Ask the user for a copy that "
-        "reads (e.g. printed to PDF again), or for what the page says.",
+        f"{path}: no read shows page {number}: {first} {went} {data['reason']}, and "
+        f"{second} ({other_why}).{skip} Ask the user for a copy that reads (e.g. printed "
+        "to PDF again), or for what the page says.",
         **data,
-        text_reason=text_why,
+        **{"text_reason" if render else "draw_reason": other_why},
     )

@@ -43,11 +43,10 @@ def render_pages(
     except worker.Failure as failure:
         raise open_failed(path, failure) from None
     # Each page's scale and final size are decided here, so the worker only draws.
-    plan: dict[int, tuple[float, int, int]] = {}
-    for number, (width_pt, height_pt) in zip(chosen, sizes, strict=True):
-        scale = _render_scale(width_pt, height_pt, settings)
-        drawn = max(1, math.ceil(width_pt * scale)), max(1, math.ceil(height_pt * scale))
-        plan[number] = (scale, *budget_size(*drawn, settings))
+    plan = {
+        number: page_plan(width_pt, height_pt, settings)
+        for number, (width_pt, height_pt) in zip(chosen, sizes, strict=True)
+    }
 
     stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(os.path.basename(path))[0])[:40]
     notes: list[str] = []
@@ -195,6 +194,13 @@ class _PageFolder:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=self.fd)
             raise
+
+
+def page_plan(width_pt: float, height_pt: float, settings: Settings) -> tuple[float, int, int]:
+    """A page's scale and final size in pixels, as the worker is asked to draw it."""
+    scale = _render_scale(width_pt, height_pt, settings)
+    drawn = max(1, math.ceil(width_pt * scale)), max(1, math.ceil(height_pt * scale))
+    return (scale, *budget_size(*drawn, settings))
 
 
 def _render_scale(width_pt: float, height_pt: float, settings: Settings) -> float:

@@ -203,7 +203,9 @@ def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
         raise
     except Exception as exc:  # a damaged page spoils that page, not the whole read
         if _kind(exc) == "too_large":
-            return "", f"page too large to extract text from ({_describe(exc)})"
+            # pypdf's words ("Limit reached while decompressing. 334782 bytes
+            # remaining.") name its inner workings: readkeeper's own instead.
+            return "", "page content decompresses past the limit for extracting text"
         return "", f"text could not be extracted ({_describe(exc)})"
 
 
