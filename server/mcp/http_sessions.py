@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .. import quoting
 from .http_body import replay
 
 SESSION_HEADER = b"mcp-session-id"
@@ -108,7 +109,8 @@ def error_body(
 ) -> bytes:
     code = BUSY_CODE if status == 503 else -32603 if status >= 500 else -32600
     error = {"code": code, "message": message, "data": {"kind": kind, **data}}
-    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+    # quoting.json_text: an id or a message naming a client's text leaves nothing raw.
+    return quoting.json_text({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 
 async def answer(send: Send, status: int, body: bytes) -> None:
