@@ -48,7 +48,7 @@ def crowded(workspace: Path) -> Path:
 
 def shown(structured: dict[str, Any]) -> int:
     """How many entries a page shows (its one list of names)."""
-    for key in ("paths", "entries", "files", "counts"):
+    for key in ("paths", "entries", "files", "counts", "matches"):
         if structured.get(key):
             return len(structured[key])
     return 0
@@ -57,6 +57,7 @@ def shown(structured: dict[str, Any]) -> int:
 CORE = (
     ("grep", {"pattern": "needle", "output": "files"}),
     ("grep", {"pattern": "needle", "output": "counts"}),
+    ("grep", {"pattern": "needle", "context": 1}),
     ("list", {"path": "."}),
     ("glob", {"pattern": "*"}),
 )
@@ -100,6 +101,7 @@ async def test_dropin_pages_as_sent_keep_to_a_small_max_tokens(crowded: Path, ca
 CLI = (
     ("grep", "needle", "-l"),
     ("grep", "needle", "-c"),
+    ("grep", "needle", "-C", "1"),
     ("ls",),
     ("glob", "*"),
 )
