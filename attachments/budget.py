@@ -114,9 +114,10 @@ def measure(item: Attachment, counter: Counter) -> bool:
 
 # What an answer sends besides its attachments and the drops it lists one by one, set
 # aside before any attachment is kept: its header line ("288 of 300 tokens") and the
-# `dropped:` label (model.HEADER_TOKENS), and one type's summary of the drops not listed (model.py
-# `_counted`, about 50 tokens). Each further type dropped adds one summary of that size.
-ANSWER_TOKENS = HEADER_TOKENS + 52
+# `dropped:` label (model.HEADER_TOKENS), and for each type dropped its summary of the
+# drops not listed one by one (model.py `_counted`, about 50 tokens).
+SUMMARY_TOKENS = 52
+ANSWER_TOKENS = HEADER_TOKENS + SUMMARY_TOKENS  # one type dropped
 
 
 def frame(item: Attachment, counter: Counter) -> int:
@@ -131,19 +132,22 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     """Fit `items` into `budget` tokens by the rules above: what is kept (cut to fit
     or whole), and what is dropped and why. The answer's header line is set aside
     first (`HEADER_TOKENS`); when any is dropped, the room of the summary of the drops
-    too (`ANSWER_TOKENS`), and they are fitted again."""
-    trial = [copy.copy(item) for item in items]
-    whole = _fitted(trial, budget - HEADER_TOKENS, budget, counter)
-    if not whole.dropped:
-        kept = {id(item) for item in whole.attachments}
-        for item, tried in zip(items, trial, strict=True):
-            item.__dict__.update(tried.__dict__)  # what the trial measured and cut
-        return Fitted(
-            attachments=[i for i, t in zip(items, trial, strict=True) if id(t) in kept],
-            dropped=[],
-            budget_tokens=budget,
-        )
-    return _fitted(items, budget - ANSWER_TOKENS, budget, counter)
+    too (`SUMMARY_TOKENS` a type dropped), and they are fitted again until the types
+    dropped are those set aside for (at most once a type)."""
+    kinds: set[str] = set()
+    while True:
+        trial = [copy.copy(item) for item in items]
+        space = budget - HEADER_TOKENS - SUMMARY_TOKENS * len(kinds)
+        fitted = _fitted(trial, space, budget, counter)
+        dropped = kinds | {item.type for item in fitted.dropped}
+        if dropped == kinds:
+            break
+        kinds = dropped
+    kept = {id(item) for item in fitted.attachments}
+    for item, tried in zip(items, trial, strict=True):
+        item.__dict__.update(tried.__dict__)  # what the trial measured and cut
+    fitted.attachments = [i for i, t in zip(items, trial, strict=True) if id(t) in kept]
+    return fitted
 
 
 def _fitted(items: Sequence[Attachment], space: int, budget: int, counter: Counter) -> Fitted:
