@@ -134,8 +134,8 @@ def test_cli_json_pages_keep_to_a_small_max_tokens(crowded: Path, cap: int) -> N
 async def test_attachments_as_sent_keep_to_a_small_budget(crowded: Path, budget: int) -> None:
     """Before, budget 300 sent 396 tokens under a header reading "288 of 300 tokens",
     120 sent 210, 1,500 sent 1,514: the summary of the drops not listed one by one and
-    the header were not counted. One type is asked for: each further type dropped adds
-    its summary (attachments/budget.py `ANSWER_TOKENS`)."""
+    the header were not counted. Now their room is set aside first (attachments/budget.py
+    `HEADER_TOKENS`, `SUMMARY_TOKENS` a type dropped)."""
     mentions = sorted(str(crowded / os.fsdecode(hostile(index))) for index in range(30))
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--root", str(crowded), "--standalone"], env) as client:
