@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Protocol
 
 from readkeeper import render, words
 
 from .cut_notes import read_call, unclosed_fence
-from .model import Attachment, Dropped, Fitted
+from .model import HEADER_TOKENS, Attachment, Dropped, Fitted
 
 # Below this, a cut item is more note than content: drop it instead.
 MIN_USEFUL_TOKENS = 200
@@ -111,6 +112,14 @@ def measure(item: Attachment, counter: Counter) -> bool:
     )
 
 
+# What an answer sends besides its attachments and the drops it lists one by one, set
+# aside before any attachment is kept: its header line ("288 of 300 tokens") and the
+# `dropped:` label (model.HEADER_TOKENS), and for each type dropped its summary of the
+# drops not listed one by one (model.py `_counted`, about 50 tokens).
+SUMMARY_TOKENS = 52
+ANSWER_TOKENS = HEADER_TOKENS + SUMMARY_TOKENS  # one type dropped
+
+
 def frame(item: Attachment, counter: Counter) -> int:
     """What `item` takes as sent besides its content: its header line (its source named,
     a hostile name escaped) and the fence lines around it (render.attachments); counted
@@ -121,7 +130,28 @@ def frame(item: Attachment, counter: Counter) -> int:
 
 def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     """Fit `items` into `budget` tokens by the rules above: what is kept (cut to fit
-    or whole), and what is dropped and why."""
+    or whole), and what is dropped and why. The answer's header line is set aside
+    first (`HEADER_TOKENS`); when any is dropped, the room of the summary of the drops
+    too (`SUMMARY_TOKENS` a type dropped), and they are fitted again until the types
+    dropped are those set aside for (at most once a type)."""
+    kinds: set[str] = set()
+    while True:
+        trial = [copy.copy(item) for item in items]
+        space = budget - HEADER_TOKENS - SUMMARY_TOKENS * len(kinds)
+        fitted = _fitted(trial, space, budget, counter)
+        dropped = kinds | {item.type for item in fitted.dropped}
+        if dropped == kinds:
+            break
+        kinds = dropped
+    kept = {id(item) for item in fitted.attachments}
+    for item, tried in zip(items, trial, strict=True):
+        item.__dict__.update(tried.__dict__)  # what the trial measured and cut
+    fitted.attachments = [i for i, t in zip(items, trial, strict=True) if id(t) in kept]
+    return fitted
+
+
+def _fitted(items: Sequence[Attachment], space: int, budget: int, counter: Counter) -> Fitted:
+    """`items` fitted into `space` tokens of a `budget`-token answer."""
     dropped: list[Dropped] = []
     uncappable = set()
     for index, item in enumerate(items):
@@ -141,7 +171,7 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
         key=lambda i: (not items[i].protected, -items[i].priority, i),
     )
     kept: set[int] = set()
-    remaining = budget
+    remaining = space
     missed: Attachment | None = None  # the first droppable item that did not fit
     for index in order:
         item = items[index]

@@ -99,7 +99,7 @@ class Fitted:
     def as_json(self, count: Callable[[str], int] | None = None) -> dict[str, Any]:
         """The `readkeeper/attachments` result as it is sent: the dropped ones listed
         within what the budget has left, counted by `count` (`dropped_shown`)."""
-        room = self.budget_tokens - self.used_tokens
+        room = self.budget_tokens - self.used_tokens - HEADER_TOKENS
         return {
             "attachments": [a.as_json() for a in self.attachments],
             "dropped": dropped_shown(self.dropped, room, count),
@@ -107,6 +107,9 @@ class Fitted:
             "budget_tokens": self.budget_tokens,
         }
 
+
+# The answer's header line ("288 of 300 tokens") and its `dropped:` label.
+HEADER_TOKENS = 12
 
 # The dropped entries an answer lists one by one; the rest are counted per type, so the
 # answer stays small however many were dropped. Each listed entry is bounded too (a
@@ -147,9 +150,13 @@ def dropped_shown(
     within `MAX_DROPPED_CHARS` and, given a `count`er, within `room` tokens (what the
     budget has left, each entry counted as sent: its JSON); then one entry per type of
     the rest: `{type, source: null, reason, count}`, readkeeper's own words of a fixed
-    size per type (so a budget spent whole still says what it dropped)."""
+    size per type (so a budget spent whole still says what it dropped), whose room is
+    set aside before any entry is listed."""
     shown: list[dict[str, Any]] = []
     size = spent = 0
+    if count is not None and room is not None:  # the summary of what is not listed, first
+        kinds = {item.type: 99_999 for item in dropped}  # its widest count
+        spent = sum(count(quoting.json_text(entry)) for entry in _counted(kinds))
     for item in dropped[:DROPPED_SHOWN]:
         entry = _bounded(item)
         said = quoting.json_text(entry)

@@ -35,6 +35,7 @@ from .grep_pages import files as _files
 from .grep_pages import next_params as _next
 from .grep_pages import page as _page
 from .paging import refuse_past_end
+from .priced import reserve
 from .seen import record_shown
 from .where import searched
 
@@ -188,7 +189,11 @@ def _matches(
 ) -> dict[str, Any]:
     total = sum(block.matches for block in found)
     refuse_past_end(params.offset, total, "match", so_far=incomplete)
-    budget = services.settings.max_tokens
+    # The page's own note and `next` call (which repeats the pattern, path and glob) set
+    # aside first, as for a page of names (priced.reserve).
+    budget = services.settings.max_tokens - reserve(
+        services, params.pattern, params.path, params.glob
+    )
     counter = services.tokens
     name_cost = NameCost(counter)  # a line's name as shown, counted once a file
     shown: list[dict[str, Any]] = []

@@ -12,7 +12,7 @@ from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
 from .paging import refuse_past_end
-from .priced import fitting
+from .priced import fitting, reserve
 
 DEFAULT_MAX_MATCHES = 100
 MAX_MATCHES = 2000
@@ -47,7 +47,7 @@ def files(
     """The `files` page: at most `cap` names from `offset`, within `max_tokens`."""
     refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
     page = found[params.offset : params.offset + cap]
-    page = page[: fitting(page, services, NAME_TOKENS)]
+    page = page[: fitting(page, services, NAME_TOKENS, _repeated(services, params))]
     result: dict[str, Any] = {"matches": [], "files": page}
     return _paged(result, len(found), len(page), params, cap, incomplete)
 
@@ -63,12 +63,20 @@ def counts(
     items = list(counted.items())
     refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
     page = items[params.offset : params.offset + cap]
-    page = page[: fitting([path for path, _ in page], services, COUNT_TOKENS)]
+    page = page[
+        : fitting([path for path, _ in page], services, COUNT_TOKENS, _repeated(services, params))
+    ]
     result: dict[str, Any] = {
         "matches": [],
         "counts": [{"file_path": path, "count": n} for path, n in page],
     }
     return _paged(result, len(items), len(page), params, cap, incomplete)
+
+
+def _repeated(services: ReadServices, params: GrepParams) -> int:
+    """The room of what a page of names sends besides them: its note and its `next`
+    call, which repeats the caller's pattern, path and glob."""
+    return reserve(services, params.pattern, params.path, params.glob)
 
 
 def _paged(

@@ -38,7 +38,7 @@ from .lookup import Opener
 from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
-from .priced import fitting
+from .priced import fitting, reserve
 from .where import searched
 
 MAX_PATHS = 1000
@@ -72,7 +72,8 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             times.builds.start(os.fsencode(cwd), build)
     refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
-    page = page[: fitting(page, services, _PATH_TOKENS)]
+    room = reserve(services, params.pattern, params.path, *(params.exclude or []))
+    page = page[: fitting(page, services, _PATH_TOKENS, room)]
     more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
     notes = []
@@ -246,7 +247,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         os.close(fd)
     refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
-    page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS)]
+    room = reserve(services, folder, folder, *(params.exclude or []))  # path, next's path
+    page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}
     if more:

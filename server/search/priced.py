@@ -5,6 +5,11 @@ text show it; the LSP's JSON string escapes no more), not as the file system hol
 since a name of controls costs several times its bytes once escaped; each with its
 entry's framing. A token is at least a byte, so a page whose shown bytes could not pass
 the cap is not counted at all.
+
+What a page sends besides its entries (its header, its cut note, its `next` call, the
+keys of the LSP's JSON and the CLI's `--json`) is set aside first (`reserve`): the
+entries fit in what is left. When not even one entry fits beside it, the page still
+shows one: a name is never cut, so that page is over the cap by what its one name is.
 """
 
 from __future__ import annotations
@@ -21,16 +26,32 @@ def shown_size(name: str) -> int:
     return len(quoting.name(name).encode("utf-8", "surrogateescape"))
 
 
+# What a cut page sends besides its entries and the strings its `next` call repeats, in
+# the widest of the front ends: the note's own words and numbers (about 35 tokens), the
+# `next` call's keys and offset, the keys around the entries (the LSP's JSON, the CLI's
+# `--json`), the drop-in's closing "(readkeeper: ...)" line and totals.
+PAGE_TOKENS = 96
+
+
+def reserve(services: ReadServices, *repeated: str | None) -> int:
+    """The room of what a page sends besides its entries: `PAGE_TOKENS`, and each of
+    the caller's strings the page repeats (a pattern, a path in its `next` call) as
+    shown."""
+    counter = services.tokens
+    return PAGE_TOKENS + sum(counter.count(quoting.name(text)) for text in repeated if text)
+
+
 CHUNK = 64  # names counted as one text (one call of the counter), then one by one
 
 
-def fitting(names: list[str], services: ReadServices, extra: int) -> int:
+def fitting(names: list[str], services: ReadServices, extra: int, reserve: int) -> int:
     """How many of `names` (a page's, in order) fit within `max_tokens` as shown, with
-    `extra` tokens each; at least one: a name is not cut. Counted `CHUNK` names to a
+    `extra` tokens each, besides `reserve` (what the page sends besides its entries);
+    at least one: a name is not cut. Counted `CHUNK` names to a
     text (a line break between: no fewer tokens than the names apart, give or take the
     one a break may merge, which `extra` covers), and name by name in the chunk that
     reaches the cap."""
-    budget = services.settings.max_tokens
+    budget = services.settings.max_tokens - reserve
     if sum(shown_size(name) + extra for name in names) <= budget:
         return len(names)
     shown = [quoting.name(name) for name in names]

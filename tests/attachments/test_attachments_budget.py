@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from readkeeper.attachments import budget
-from readkeeper.attachments.budget import fit, frame, truncate
-from readkeeper.attachments.model import USER, Attachment
+from readkeeper.attachments.budget import ANSWER_TOKENS, fit, frame, truncate
+from readkeeper.attachments.model import HEADER_TOKENS, USER, Attachment
 from readkeeper.read.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -70,8 +70,9 @@ def test_nothing_is_dropped_or_cut_when_everything_fits(items: list[Attachment])
     # Only the per-type caps cut anything when the budget is no constraint...
     unconstrained = fit(copy.deepcopy(items), 10**9, COUNTER)
     assert unconstrained.dropped == []
-    # ... and a budget of exactly what that came to changes nothing.
-    exact = fit(copy.deepcopy(items), unconstrained.used_tokens, COUNTER)
+    # ... and a budget of exactly what that came to, with the answer's header line,
+    # changes nothing.
+    exact = fit(copy.deepcopy(items), unconstrained.used_tokens + HEADER_TOKENS, COUNTER)
     assert exact.dropped == []
     assert [(i.content, i.truncated) for i in exact.attachments] == [
         (i.content, i.truncated) for i in unconstrained.attachments
@@ -208,7 +209,7 @@ def test_an_item_is_cut_to_the_room_left_only_when_that_room_is_useful(
     big = _memory(200)
     # Each kept item's header and fences are counted with it (budget.frame).
     framing = frame(first, COUNTER) + frame(big, COUNTER)
-    budget = 300 + framing + left
+    budget = 300 + framing + left + HEADER_TOKENS  # the answer's header line set aside
     fitted = fit([first, big], budget, COUNTER)
     kept = [a.type for a in fitted.attachments]
     if cut:
@@ -218,7 +219,8 @@ def test_an_item_is_cut_to_the_room_left_only_when_that_room_is_useful(
     else:
         assert kept == ["file"]
         assert [d.type for d in fitted.dropped] == ["memory"]
-        before = left + frame(big, COUNTER)
+        # Once one is dropped, the room of the summary of the drops is set aside too.
+        before = left + frame(big, COUNTER) + HEADER_TOKENS - ANSWER_TOKENS
         assert f"{before} of the {budget}-token budget were left" in fitted.dropped[0].reason
 
 
