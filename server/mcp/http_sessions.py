@@ -11,11 +11,14 @@ working session), else the least recently used that worked, else a young one. A
 session is young until `YOUNG` sessions were opened after it (a count, no clock): a new
 client's session is not ended by the next newcomers before its first call (attack
 round 22: of 24 newcomers 12 at a time, 19 lost their session so or were refused).
-Room is made only for an initialize (a call without its session id opens nothing: at
-the cap it is refused 400 as with room, and ends no session), and room is made and the
-SDK admits the session under one lock (`opening`), held until the SDK answers the
-opening request: room made for one newcomer is not taken by another, whose initialize
-the SDK then refused as over its count (it was told "busy", which was not true).
+Room is made only for an initialize the SDK admitted: at the cap the SDK may open one
+session over it, and once it answers that initialize with success an idle session is
+ended, before the answer goes out; an initialize it refuses (a wrong Host, Origin,
+media type or body) ends none, and a call without its session id opens nothing (at the
+cap it is refused 400 as with room). Openings take turns under one lock (`opening`),
+held until the SDK answers the opening request: room made for one newcomer is not taken
+by another, whose initialize the SDK then refused as over its count (it was told
+"busy", which was not true).
 A session whose only open request is its event stream (GET) is idle: readkeeper sends
 nothing on it, and the SDK allows one per session, so open streams cannot hold the
 table either. No minimum idle time is kept: every client is the
@@ -128,6 +131,7 @@ class SessionRoom:
     def __init__(self, app: ASGIApp, manager: Any) -> None:
         self.app = app
         self.manager = manager  # the SDK's StreamableHTTPSessionManager
+        self.limit: int | None = manager.max_sessions
         self.tick = itertools.count()
         self.used: dict[str, int] = {}  # session id -> when last used (a count, not a clock)
         self.calls: Counter[str] = Counter()  # requests in flight but event streams
@@ -168,18 +172,20 @@ class SessionRoom:
                 self._forget(session)
 
     async def _opening(self, scope: Scope, receive: Receive, send: Send, message: Any) -> None:
-        """A request without a session (what opens one): room made and the SDK's
-        admission under `opening`, released once the SDK answers (or never does). Only
-        an initialize opens a session: room is never made for another request (a call
-        without its session id ended an idle session, then was refused 400)."""
+        """A request without a session (what opens one): the SDK's admission under
+        `opening`, released once the SDK answers (or never does). Only an initialize
+        opens a session: room is never made for another request (a call without its
+        session id ended an idle session, then was refused 400)."""
         call_id = _id_of(message)
         initialize = scope["method"] == "POST" and _initialize(message)
+        opening = Opening()
         await self.opening.acquire()
         held = [True]
 
         def release() -> None:
             if held:
                 held.clear()
+                self.manager.max_sessions = self.limit
                 self.opening.release()
 
         try:
@@ -188,14 +194,31 @@ class SessionRoom:
                 said, kind, data = refusal(400, "Bad Request: Missing session ID")
                 await answer(send, 400, error_body(400, said, kind, data, call_id))
                 return
-            if initialize and not await self._room():
+            if initialize and self._full() and not self._idle():
                 release()
                 body = error_body(503, busy_message(), "too_large", {"reason": "busy"}, call_id)
                 await answer(send, 503, body)
                 return
-            await self.app(scope, receive, self._watch(send, call_id, scope, release))
+            # The SDK may admit one over the cap; a session is ended for the newcomer
+            # only once the SDK has answered its initialize with success: one it
+            # refuses (a wrong Host, Origin, media type or params) ends none.
+            if self._full():
+                self.manager.max_sessions = len(self._open()) + 1
+            opening = Opening()
+            await self.app(scope, receive, self._watch(send, call_id, scope, release, opening))
         finally:
             release()
+        if opening.session is None:
+            return
+        if opening.failed(call_id):
+            # The SDK keeps a session whose initialize it answered with an error: no
+            # client can use it, so it goes, not a working one in its place.
+            self._forget(opening.session)
+            transport = self._open().get(opening.session)
+            if transport is not None:
+                await self.manager._discard_session(opening.session, transport)
+            return
+        await self._make_room(opening.session)
 
     def _forget(self, session: str) -> None:
         self.used.pop(session, None)
@@ -207,24 +230,25 @@ class SessionRoom:
         return sessions
 
     def _full(self) -> bool:
-        limit = self.manager.max_sessions
-        return limit is not None and len(self._open()) >= limit
+        return self.limit is not None and len(self._open()) >= self.limit
 
-    async def _room(self) -> bool:
-        """Whether a new session may open: there is room, or the least recently used
-        idle session was ended to make it."""
-        if not self._full():
-            return True
+    def _idle(self) -> list[str]:
+        """The sessions open with no call in flight."""
         sessions = self._open()
         for gone in [s for s in self.used if s not in sessions]:
             self._forget(gone)
-        idle = [s for s in self.used if not self.calls.get(s)]
-        if not idle:
-            return False
-        oldest = min(idle, key=lambda s: (self._rank(s), self.used[s]))
-        self._forget(oldest)
-        await self.manager._discard_session(oldest, sessions[oldest])
-        return True
+        return [s for s in self.used if not self.calls.get(s)]
+
+    async def _make_room(self, newcomer: str) -> None:
+        """End idle sessions (never `newcomer`) until the table is back within its cap."""
+        sessions = self._open()
+        while self.limit is not None and len(sessions) > self.limit:
+            idle = [s for s in self._idle() if s != newcomer]
+            if not idle:
+                return  # every other session busy: one over, until one ends
+            oldest = min(idle, key=lambda s: (self._rank(s), self.used[s]))
+            self._forget(oldest)
+            await self.manager._discard_session(oldest, sessions[oldest])
 
     def _rank(self, session: str) -> int:
         """Which idle sessions go first: 0, those never used past their handshake and no
@@ -235,22 +259,29 @@ class SessionRoom:
         return 2 if young else 0
 
     def _watch(
-        self, send: Send, call_id: Any, scope: Scope, opened: Callable[[], None] | None = None
+        self,
+        send: Send,
+        call_id: Any,
+        scope: Scope,
+        opened: Callable[[], None] | None = None,
+        opening: Opening | None = None,
     ) -> Send:
-        """`send`, the SDK's refusals rewritten; a session it opens recorded, and then
-        `opened` called."""
+        """`send`, the SDK's refusals rewritten; a session it opens recorded in
+        `opening` with the start of its answer, and then `opened` called."""
         held: list[Message] = []
 
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status = int(message["status"])
                 if opened is not None:
-                    if status < 400:
-                        self._record(message)
+                    if status < 400 and opening is not None:
+                        opening.session = self._record(message)
                     opened()
                 if status >= 400:
                     held.append(message)
                     return
+            elif opening is not None and opening.session is not None:
+                opening.heard(message)
             elif held and message["type"] == "http.response.body":
                 held.append(message)
                 if message.get("more_body", False):
@@ -261,13 +292,41 @@ class SessionRoom:
 
         return watched
 
-    def _record(self, start: Message) -> None:
+    def _record(self, start: Message) -> str | None:
+        """The session the SDK's answer `start` opens (recorded as used), if any."""
         for name, value in start.get("headers", []):
             if name.lower() == SESSION_HEADER:
-                session = value.decode("latin-1")
+                session = str(value.decode("latin-1"))
                 self.used[session] = next(self.tick)
                 self.opened[session] = self.openings
                 self.openings += 1
+                return session
+        return None
+
+
+class Opening:
+    """The session an initialize opened, and the start of the SDK's answer to it."""
+
+    # Enough for an initialize's answer (or its error), which is well under 4 KB.
+    KEPT = 16_384
+
+    def __init__(self) -> None:
+        self.session: str | None = None
+        self.said = bytearray()
+
+    def heard(self, message: Message) -> None:
+        if message["type"] == "http.response.body" and len(self.said) < self.KEPT:
+            self.said += message.get("body", b"")[: self.KEPT - len(self.said)]
+
+    def failed(self, call_id: Any) -> bool:
+        """Whether the answer (JSON, or server-sent events) is an error to `call_id`."""
+        text = bytes(self.said)
+        lines = [line[5:] for line in text.splitlines() if line.startswith(b"data:")]
+        for chunk in lines or [text]:
+            answer = _parsed(chunk.strip())
+            if isinstance(answer, dict) and answer.get("id") == call_id and "error" in answer:
+                return True
+        return False
 
 
 async def _rewritten(send: Send, held: list[Message], call_id: Any, door: str) -> None:

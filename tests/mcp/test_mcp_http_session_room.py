@@ -158,3 +158,47 @@ def test_the_sdks_own_refusal_at_its_cap_does_not_say_every_session_is_busy() ->
     assert "in flight" not in message
     assert "initialize" in message
     assert (kind, data) == ("too_large", {"reason": "busy"})
+
+
+def initialize(request_id: int) -> dict[str, Any]:
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "refused", "version": "1"}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": hello}
+
+
+def test_an_initialize_the_sdk_refuses_ends_no_session_at_the_cap(workspace: Path) -> None:
+    # Room was made before the SDK's own checks: at the cap, an initialize with a wrong
+    # Host ended an idle session, then was refused 421 (note19). Now a session is ended
+    # only for a newcomer the SDK admitted.
+    with serving(workspace) as (_, address):
+        sessions = [open_session(address) for _ in range(MAX_SESSIONS)]
+        door = f"Host: {address[0]}:{address[1]}".encode()
+        for number, swap in enumerate(
+            [
+                (door, b"Host: elsewhere.example"),
+                (b"Content-Type: application/json", b"Content-Type: text/plain"),
+                (b"Accept: application/json, text/event-stream", b"Accept: text/html"),
+                (
+                    b"Content-Type: application/json",
+                    b"Content-Type: application/json\r\nOrigin: http://example.com",
+                ),
+            ]
+        ):
+            status, _, answer = exchange(address, post(*address, initialize(number)).replace(*swap))
+            assert status >= 400, (swap, answer)
+            refused(answer, number)
+        bad_params = initialize(9)
+        bad_params["params"] = {"protocolVersion": 7}
+        status, headers, answer = exchange(address, post(*address, bad_params))
+        assert b'"error"' in answer, answer
+        # The SDK keeps a session for an initialize it answered with an error: that one
+        # is ended, no client can use it.
+        if "mcp-session-id" in headers:
+            status, _, answer = exchange(
+                address, post(*address, tool_call(99), headers["mcp-session-id"])
+            )
+            assert status == 404, answer
+        # Not one of the sessions was ended for them.
+        for number, session in enumerate(sessions):
+            status, _, answer = exchange(address, post(*address, tool_call(100 + number), session))
+            assert status == 200, (number, answer[:200])
