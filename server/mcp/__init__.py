@@ -128,18 +128,6 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     from .own_user import OwnUserOnly
     from .server import build_server
 
-    server = build_server(front)
-    app = server.streamable_http_app(
-        streamable_http_path=HTTP_PATH, host="127.0.0.1", max_sessions=MAX_SESSIONS
-    )
-    # Host and Origin stop web pages; OwnUserOnly, other users (first: a refused request
-    # takes no place among those in flight); KeepCancels, the SDK's cancel of a call
-    # whose work runs on (http_cancels.py).
-    waiting = Waiting()
-    # SessionRoom: room for a new session at the cap, and the SDK's refusals in
-    # readkeeper's shape (http_sessions.py).
-    room = SessionRoom(app, server.session_manager)
-    guarded = OwnUserOnly(InFlightLimit(KeepCancels(room), waiting))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -154,6 +142,20 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
         return REFUSED
     sock.listen(128)  # connections made once the URL is printed wait for uvicorn
     bound = sock.getsockname()[1]
+    server = build_server(front)
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        max_sessions=MAX_SESSIONS,
+        transport_security=door_checks(bound),
+    )
+    # Host and Origin stop web pages; OwnUserOnly, other users (first: a refused request
+    # takes no place among those in flight); KeepCancels, the SDK's cancel of a call
+    # whose work runs on (http_cancels.py).
+    waiting = Waiting()
+    # SessionRoom: room for a new session at the cap, and the SDK's refusals in
+    # readkeeper's shape (http_sessions.py).
+    room = SessionRoom(app, server.session_manager)
+    guarded = OwnUserOnly(InFlightLimit(KeepCancels(room), waiting))
     # No proxy headers: a forwarded address would stand in for the socket's own peer.
     # Each request must arrive whole within a deadline (http_deadline.py), framed one
     # way only and declared within the body cap (http_framing.py).
@@ -167,4 +169,16 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_PORT", "main"]
+def door_checks(port: int) -> Any:
+    """The SDK's Host and Origin checks for this server's own address only: its
+    default `127.0.0.1:*` took any text after the colon (`127.0.0.1:PORT@evil.example`,
+    attack round 23)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}"]
+    return TransportSecuritySettings(
+        allowed_hosts=hosts, allowed_origins=[f"http://{host}" for host in hosts]
+    )
+
+
+__all__ = ["DEFAULT_PORT", "door_checks", "main"]

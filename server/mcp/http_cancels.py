@@ -36,7 +36,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .http_body import replay
-from .http_sessions import answer, error_body, request_id
+from .http_refusals import answer, error_body, request_id
 
 CANCELLED = "notifications/cancelled"
 SESSION_HEADER = b"mcp-session-id"

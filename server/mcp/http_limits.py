@@ -33,7 +33,7 @@ from . import malformed, unpaired
 from .http_body import replay
 from .http_cancels import too_large
 from .http_deadline import Waiting
-from .http_sessions import answer, error_body, request_id
+from .http_refusals import answer, error_body, request_id
 from .line_cap import out_of_shape_answer
 
 # Requests being served (running, or their answer waiting for its client).
@@ -145,10 +145,10 @@ def _declared_size(scope: Scope) -> int:
 
 async def _refuse(send: Send, serving: int, call_id: Any = None) -> None:
     message = (
-        f"readkeeper is serving {serving} requests whose answers have not been read yet "
-        f"(it serves at most {MAX_IN_FLIGHT} at once, with at most "
-        f"{MAX_BODY_BYTES_IN_FLIGHT >> 20} MB of request bodies). Read the answers to your "
-        "earlier requests, then send this one again."
+        f"readkeeper is serving {serving} requests at once, over all clients (at most "
+        f"{MAX_IN_FLIGHT}, with at most {MAX_BODY_BYTES_IN_FLIGHT >> 20} MB of request "
+        "bodies; a request stays in flight until its answer is read). Send this one again "
+        "in a moment, once an earlier one is answered."
     )
     data = {"reason": "busy", "max_in_flight": MAX_IN_FLIGHT}
     await answer(send, 503, error_body(503, message, "too_large", data, call_id))

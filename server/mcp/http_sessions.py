@@ -29,9 +29,8 @@ sessions touched once a minute hold the door shut again. Calls in flight are cap
 is refused (503 `too_large`, reason `busy`, retry) only if none is.
 
 The refusals of the SDK and of starlette (unknown session, wrong method, media type,
-Host or Origin, missing session id, unknown path) carry no `kind` and a null id, and
-some are plain text: each is rewritten here as JSON-RPC, with the request's id when its
-body names one, a `kind`, and the call that works next (`refusal`).
+Host or Origin, missing session id, unknown path) are rewritten in readkeeper's shape
+(http_refusals.py).
 """
 
 from __future__ import annotations
@@ -39,89 +38,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import quoting
 from .http_body import replay
+from .http_refusals import answer, busy_message, door, error_body, id_of, parsed, refusal, rewritten
 
 SESSION_HEADER = b"mcp-session-id"
 # A session never used past its handshake is ended before a working one only once this
 # many sessions were opened after it (above the newcomers that arrive together).
 YOUNG = 32
-# The JSON-RPC code of a refusal to retry (the SDK's own for its session limit was
-# -32603, "internal": this is not a fault).
-BUSY_CODE = -32000
-_START = (
-    "Start a session: POST an initialize request to /mcp with Content-Type: "
-    "application/json and Accept: application/json, text/event-stream, then send the "
-    "Mcp-Session-Id it answers with on each request."
-)
-ENDED = (
-    "This session has ended (its client ended it, it was idle for 30 minutes, or it was "
-    "the least recently used when the session table was full), so the call was not run. "
-    "Start a new session with initialize and send the call there (read the files again "
-    "before you edit them)."
-)
-
-
-def refusal(status: int, said: str, door: str = "127.0.0.1") -> tuple[str, str, dict[str, Any]]:
-    """The message, kind and data of the refusal `said` with HTTP `status` by the SDK or
-    starlette, on the server at `door` (its host:port)."""
-    if status == 404 and said == "Session not found":
-        return ENDED, "bad_params", {"reason": "session_ended"}
-    if status == 404:
-        return f"{said.rstrip('.')}: readkeeper serves only /mcp. {_START}", "bad_params", {}
-    if status == 421:
-        message = (
-            f"{said.rstrip('.')}: readkeeper answers only requests sent to it as {door}. "
-            f"Send the request to http://{door}/mcp with the header Host: {door}."
-        )
-        return message, "bad_params", {}
-    if status == 403:
-        message = (
-            f"{said.rstrip('.')}: readkeeper answers no request from a web page. Send the "
-            f"request without an Origin header, as an MCP client does, or Origin: http://{door}."
-        )
-        return message, "bad_params", {}
-    if status == 503:
-        message = (
-            "readkeeper holds as many MCP sessions as it serves and could not end one to "
-            "make room for this one. Send initialize again."
-        )
-        return message, "too_large", {"reason": "busy"}
-    if status == 413:
-        return f"{said} Send a smaller request.", "too_large", {}
-    if status >= 500:
-        return f"{said} (a fault of readkeeper's). Send the request again.", "internal", {}
-    return f"{said.rstrip('.')}. {_START}", "bad_params", {}
-
-
-def busy_message() -> str:
-    return (
-        "readkeeper holds as many MCP sessions as it serves, each with a call in flight. "
-        "Wait for an answer to come back, then send initialize again."
-    )
-
-
-def error_body(
-    status: int, message: str, kind: str, data: dict[str, Any], request_id: Any
-) -> bytes:
-    code = BUSY_CODE if status == 503 else -32603 if status >= 500 else -32600
-    error = {"code": code, "message": message, "data": {"kind": kind, **data}}
-    # quoting.json_text: an id or a message naming a client's text leaves nothing raw.
-    return quoting.json_text({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
-
-
-async def answer(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 503:
-        headers.append((b"retry-after", b"1"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 class SessionRoom:
@@ -146,11 +74,11 @@ class SessionRoom:
             await self.app(scope, receive, send)
             return
         body = b""
-        if scope["method"] == "POST":
-            body = await _body(receive)
+        if scope["method"] != "GET":  # any body (bounded by http_limits.py): its id is
+            body = await _body(receive)  # named in a refusal whatever the method
             receive = replay(body, receive)
-        message = _parsed(body)
-        call_id = _id_of(message)
+        message = parsed(body)
+        call_id = id_of(message)
         session = _session(scope)
         if session is None:
             await self._opening(scope, receive, send, message)
@@ -176,9 +104,8 @@ class SessionRoom:
         `opening`, released once the SDK answers (or never does). Only an initialize
         opens a session: room is never made for another request (a call without its
         session id ended an idle session, then was refused 400)."""
-        call_id = _id_of(message)
+        call_id = id_of(message)
         initialize = scope["method"] == "POST" and _initialize(message)
-        opening = Opening()
         await self.opening.acquire()
         held = [True]
 
@@ -187,6 +114,8 @@ class SessionRoom:
                 held.clear()
                 self.manager.max_sessions = self.limit
                 self.opening.release()
+
+        opening = Opening(release)
 
         try:
             if not initialize and self._full():
@@ -204,21 +133,18 @@ class SessionRoom:
             # refuses (a wrong Host, Origin, media type or params) ends none.
             if self._full():
                 self.manager.max_sessions = len(self._open()) + 1
-            opening = Opening()
-            await self.app(scope, receive, self._watch(send, call_id, scope, release, opening))
+            await self.app(scope, receive, self._watch_opening(send, call_id, scope, opening))
+            await opening.flush()  # an answer the SDK ended without a body
         finally:
-            release()
-        if opening.session is None:
-            return
-        if opening.failed(call_id):
-            # The SDK keeps a session whose initialize it answered with an error: no
-            # client can use it, so it goes, not a working one in its place.
-            self._forget(opening.session)
-            transport = self._open().get(opening.session)
-            if transport is not None:
-                await self.manager._discard_session(opening.session, transport)
-            return
-        await self._make_room(opening.session)
+            try:
+                # The SDK keeps a session whose initialize it answered with an error:
+                # no client can use it (its answer named none), so it goes.
+                failed = opening.failed_session
+                transport = self._open().get(failed) if failed is not None else None
+                if failed is not None and transport is not None:
+                    await self.manager._discard_session(failed, transport)
+            finally:
+                release()
 
     def _forget(self, session: str) -> None:
         self.used.pop(session, None)
@@ -258,98 +184,126 @@ class SessionRoom:
         young = self.openings - self.opened.get(session, 0) <= YOUNG
         return 2 if young else 0
 
-    def _watch(
-        self,
-        send: Send,
-        call_id: Any,
-        scope: Scope,
-        opened: Callable[[], None] | None = None,
-        opening: Opening | None = None,
-    ) -> Send:
-        """`send`, the SDK's refusals rewritten; a session it opens recorded in
-        `opening` with the start of its answer, and then `opened` called."""
+    def _watch(self, send: Send, call_id: Any, scope: Scope) -> Send:
+        """`send`, the SDK's refusals rewritten."""
         held: list[Message] = []
 
         async def watched(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                if opened is not None:
-                    if status < 400 and opening is not None:
-                        opening.session = self._record(message)
-                    opened()
-                if status >= 400:
-                    held.append(message)
-                    return
-            elif opening is not None and opening.session is not None:
-                opening.heard(message)
-            elif held and message["type"] == "http.response.body":
+            if message["type"] == "http.response.start" and int(message["status"]) >= 400:
+                held.append(message)
+                return
+            if held and message["type"] == "http.response.body":
                 held.append(message)
                 if message.get("more_body", False):
                     return
-                await _rewritten(send, held, call_id, _door(scope))
+                await rewritten(send, held, call_id, door(scope))
                 return
             await send(message)
 
         return watched
 
-    def _record(self, start: Message) -> str | None:
-        """The session the SDK's answer `start` opens (recorded as used), if any."""
-        for name, value in start.get("headers", []):
-            if name.lower() == SESSION_HEADER:
-                session = str(value.decode("latin-1"))
-                self.used[session] = next(self.tick)
-                self.opened[session] = self.openings
-                self.openings += 1
-                return session
-        return None
+    def _watch_opening(self, send: Send, call_id: Any, scope: Scope, opening: Opening) -> Send:
+        """`send` for a request that may open a session (`_watch`): an answer that opens
+        one is held until its first message says whether the initialize succeeded. If
+        so, the session is recorded and room made (an idle session ended at the cap)
+        before it goes out; if not, the answer goes out naming no session, and the
+        session the SDK kept is ended after it. The opening's turn ends then."""
+        inner = opening.send = self._watch(send, call_id, scope)
+
+        async def settle(succeeded: bool) -> None:
+            assert opening.start is not None
+            assert opening.session is not None
+            if succeeded:
+                self._record(opening.session)
+                await self._make_room(opening.session)
+                opening.release()
+            else:
+                opening.failed_session = opening.session
+                headers = opening.start.get("headers", [])
+                opening.start["headers"] = [h for h in headers if h[0].lower() != SESSION_HEADER]
+
+        async def watched(message: Message) -> None:
+            if opening.out:
+                await inner(message)
+                return
+            if message["type"] == "http.response.start":
+                session = _session_of(message) if int(message["status"]) < 400 else None
+                if session is None:
+                    opening.out = True
+                    opening.release()
+                    await inner(message)
+                    return
+                opening.start, opening.session = dict(message), session
+                return
+            opening.heard(message)
+            outcome = opening.outcome(call_id)
+            if outcome is None and message.get("more_body", False) and not opening.full():
+                return
+            await settle(outcome is not False)
+            await opening.flush()
+
+        opening.settle = settle
+        return watched
+
+    def _record(self, session: str) -> None:
+        """`session`, just opened, recorded as used."""
+        self.used[session] = next(self.tick)
+        self.opened[session] = self.openings
+        self.openings += 1
+
+
+def _session_of(start: Message) -> str | None:
+    """The session an answer's `start` names, if any."""
+    for name, value in start.get("headers", []):
+        if name.lower() == SESSION_HEADER:
+            return str(value.decode("latin-1"))
+    return None
 
 
 class Opening:
-    """The session an initialize opened, and the start of the SDK's answer to it."""
+    """An initialize's answer from the SDK, held until it says whether it succeeded."""
 
     # Enough for an initialize's answer (or its error), which is well under 4 KB.
     KEPT = 16_384
 
-    def __init__(self) -> None:
-        self.session: str | None = None
-        self.said = bytearray()
+    def __init__(self, release: Callable[[], None]) -> None:
+        self.release = release  # ends the opening's turn
+        self.settle: Callable[[bool], Awaitable[None]] | None = None
+        self.session: str | None = None  # the session the SDK's answer names
+        self.failed_session: str | None = None  # that session, its initialize failed
+        self.start: Message | None = None
+        self.bodies: list[Message] = []
+        self.send: Send | None = None  # where the answer goes
+        self.out = False  # whether it was let out
 
     def heard(self, message: Message) -> None:
-        if message["type"] == "http.response.body" and len(self.said) < self.KEPT:
-            self.said += message.get("body", b"")[: self.KEPT - len(self.said)]
+        self.bodies.append(message)
 
-    def failed(self, call_id: Any) -> bool:
-        """Whether the answer (JSON, or server-sent events) is an error to `call_id`."""
-        text = bytes(self.said)
+    def full(self) -> bool:
+        return sum(len(m.get("body", b"")) for m in self.bodies) >= self.KEPT
+
+    def outcome(self, call_id: Any) -> bool | None:
+        """True if the answer held so far (JSON, or server-sent events) is a result to
+        `call_id`, False if an error, None if it does not say yet."""
+        text = b"".join(m.get("body", b"") for m in self.bodies)
         lines = [line[5:] for line in text.splitlines() if line.startswith(b"data:")]
         for chunk in lines or [text]:
-            answer = _parsed(chunk.strip())
-            if isinstance(answer, dict) and answer.get("id") == call_id and "error" in answer:
-                return True
-        return False
+            answer = parsed(chunk.strip())
+            if isinstance(answer, dict) and answer.get("id") == call_id:
+                return "error" not in answer
+        return None
 
-
-async def _rewritten(send: Send, held: list[Message], call_id: Any, door: str) -> None:
-    """A held refusal, in readkeeper's shape when it has no `kind` (or is not JSON)."""
-    start, parts = held[0], held[1:]
-    body = b"".join(part.get("body", b"") for part in parts)
-    status = int(start["status"])
-    try:
-        error = orjson.loads(body)["error"]
-        kind = (error.get("data") or {}).get("kind")
-        said = str(error.get("message", ""))
-    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-        kind, said = None, body[:200].decode("utf-8", "replace").strip()
-    if kind is None:
-        message, kind, data = refusal(status, said, door)
-        body = error_body(status, message, kind, data, call_id)
-    await answer(send, status, body)
-
-
-def _door(scope: Scope) -> str:
-    """The host:port the server listens on."""
-    server = scope.get("server") or ("127.0.0.1", None)
-    return f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+    async def flush(self) -> None:
+        """The held answer let out (settled as a success if nothing said otherwise)."""
+        if self.start is None or self.out:
+            return
+        if self.failed_session is None and self.settle is not None:
+            await self.settle(True)
+        self.out = True
+        assert self.send is not None
+        await self.send(self.start)
+        for body in self.bodies:
+            await self.send(body)
 
 
 def _session(scope: Scope) -> str | None:
@@ -362,14 +316,6 @@ def _session(scope: Scope) -> str | None:
 _HANDSHAKE = {"initialize", "notifications/initialized", "ping"}
 
 
-def _parsed(body: bytes) -> Any:
-    """The JSON `body` holds (parsed once a request), or None."""
-    try:
-        return orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return None
-
-
 def _initialize(parsed: Any) -> bool:
     return isinstance(parsed, dict) and parsed.get("method") == "initialize"
 
@@ -378,17 +324,6 @@ def _works(parsed: Any) -> bool:
     """Whether the request holds a message past the handshake (a tool call, a list)."""
     messages = parsed if isinstance(parsed, list) else [parsed]
     return any(isinstance(m, dict) and m.get("method") not in _HANDSHAKE for m in messages)
-
-
-def request_id(body: bytes) -> Any:
-    """The id of the request `body` holds (one request, not a batch), or None."""
-    return _id_of(_parsed(body))
-
-
-def _id_of(parsed: Any) -> Any:
-    if isinstance(parsed, dict) and isinstance(parsed.get("id"), (str, int)):
-        return parsed["id"]
-    return None
 
 
 async def _body(receive: Receive) -> bytes:
@@ -404,4 +339,4 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-__all__ = ["ENDED", "SessionRoom", "answer", "error_body", "refusal", "request_id"]
+__all__ = ["SessionRoom"]

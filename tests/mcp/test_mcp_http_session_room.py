@@ -18,7 +18,7 @@ from mcp_raw_http import exchange, open_session, post, request_head, serving, st
 
 from mcp_helpers import call
 from readkeeper.mcp import MAX_SESSIONS
-from readkeeper.mcp.http_sessions import refusal
+from readkeeper.mcp.http_refusals import refusal
 
 
 def refused(answer: bytes, request_id: Any) -> dict[str, Any]:
@@ -83,6 +83,13 @@ def test_every_refusal_of_the_sdk_has_an_id_a_kind_and_a_next_step(workspace: Pa
             status, _, answer = exchange(address, head.encode())
             assert status >= 400, (method, status)
             assert "initialize" in refused(answer, None)["message"], (method, answer)
+        # A method the door does not take, its body naming an id (attack round 23: null).
+        for number, method in enumerate(("PUT", "PATCH", "DELETE"), 50):
+            for session in (None, open_session(address))[: 1 if method == "DELETE" else 2]:
+                request = post(*address, tool_call(number), session)
+                status, _, answer = exchange(address, request.replace(b"POST", method.encode(), 1))
+                assert status >= 400, (method, status)
+                refused(answer, number)
     finally:
         server.stop()
 
@@ -191,14 +198,45 @@ def test_an_initialize_the_sdk_refuses_ends_no_session_at_the_cap(workspace: Pat
         bad_params["params"] = {"protocolVersion": 7}
         status, headers, answer = exchange(address, post(*address, bad_params))
         assert b'"error"' in answer, answer
-        # The SDK keeps a session for an initialize it answered with an error: that one
-        # is ended, no client can use it.
-        if "mcp-session-id" in headers:
-            status, _, answer = exchange(
-                address, post(*address, tool_call(99), headers["mcp-session-id"])
-            )
-            assert status == 404, answer
+        # An initialize answered with an error opens no session: it names none (the SDK
+        # named one, already dead, whose next call was told it had "ended").
+        assert "mcp-session-id" not in headers, headers
         # Not one of the sessions was ended for them.
         for number, session in enumerate(sessions):
             status, _, answer = exchange(address, post(*address, tool_call(100 + number), session))
             assert status == 200, (number, answer[:200])
+
+
+def test_a_failed_initialize_names_no_session(workspace: Path) -> None:
+    with serving(workspace) as (_, address):
+        for number, params in enumerate(({}, {"protocolVersion": "2025-06-18"}, None)):
+            hello = initialize(number)
+            if params is None:
+                del hello["params"]
+            else:
+                hello["params"] = params
+            status, headers, answer = exchange(address, post(*address, hello))
+            assert b'"error"' in answer, answer
+            assert status < 500, answer
+            assert "mcp-session-id" not in headers, (params, headers)
+        # A good one still does.
+        assert open_session(address)
+
+
+def test_the_host_check_takes_this_servers_own_address_only(workspace: Path) -> None:
+    # Attack round 23: `Host: 127.0.0.1:PORT@evil.com` was served (the SDK's `127.0.0.1:*`
+    # takes any text after the colon).
+    with serving(workspace) as (_, address):
+        door = f"Host: {address[0]}:{address[1]}".encode()
+        for number, host in enumerate(
+            [f"{address[0]}:{address[1]}@evil.example", f"{address[0]}:{address[1] + 1}"], 60
+        ):
+            request = post(*address, initialize(number)).replace(door, f"Host: {host}".encode())
+            status, headers, answer = exchange(address, request)
+            assert status == 421, (host, answer)
+            assert "mcp-session-id" not in headers
+            assert f"{address[0]}:{address[1]}" in refused(answer, number)["message"]
+        request = post(*address, initialize(70)).replace(
+            door, f"Host: localhost:{address[1]}".encode()
+        )
+        assert exchange(address, request)[0] == 200
