@@ -406,19 +406,19 @@ def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
 def test_a_source_past_the_attachments_timeout_names_its_kind_and_next_step(
     workspace: Path,
 ) -> None:
-    # git's own bound is far past the attachments' one: the attachments' is what ends it.
-    settings = {"git_timeout_ms": 20_000, "attachments_timeout_ms": 300}
+    # git's own bound is past the attachments' one: the attachments' is what ends the
+    # wait (git's index is a FIFO with no writer, which blocks whoever opens it).
+    settings = {"git_timeout_ms": 2_000, "attachments_timeout_ms": 300}
     core = Readkeeper(roots=[str(workspace)], client_settings=settings)
     _git(workspace, "init", "-q")
-    index = workspace / ".git" / "index"
-    os.mkfifo(index)  # a FIFO with no writer: git status blocks opening it
+    os.mkfifo(workspace / ".git" / "index")
     (workspace / "AGENTS.md").write_text("rules\n")
     try:
         result = attach(core, types=["git_status", "memory"])
     finally:
-        # A writer that comes and goes: the blocked reader sees the end and git fails
-        # at once, instead of holding a pool thread until its own bound.
-        os.close(os.open(index, os.O_RDWR | os.O_NONBLOCK))
+        # git status ends at its own bound: waited for, so that the next test's git
+        # status finds the worker (one per process) free.
+        core.attachment_pool.shutdown(wait=True)
         core.close()
     assert [a["type"] for a in result["attachments"]] == ["memory"]
     [dropped] = result["dropped"]
