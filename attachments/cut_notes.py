@@ -95,11 +95,13 @@ def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
     def note(kept: Sequence[str], _all: Sequence[str]) -> str:
         of = f" of the file's {total_lines:,}" if total_lines else ""
         # The file line the kept part reaches, by its number: a line of readkeeper's own
-        # (the read's note) is no line of the file.
-        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
-        if not numbers:
+        # (the read's note) is no line of the file. Looked for from the end: a fit asks
+        # for this note for every line kept (budget.truncate's widest note first).
+        numbered = (m for line in reversed(kept) if (m := _NUMBERED_LINE.match(line)))
+        found = next(numbered, None)
+        if found is None:
             return f"none of its lines fit. Read it with {read_call(file_path=path)}"
-        last = numbers[-1]
+        last = int(found.group(1))
         rest = read_call(file_path=path, offset=last + 1)
         return f"showing lines {first_line}-{last}{of}. Read the rest with {rest}"
 
