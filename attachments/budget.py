@@ -134,11 +134,16 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     first (`HEADER_TOKENS`); when any is dropped, the room of the summary of the drops
     too (`SUMMARY_TOKENS` a type dropped), and they are fitted again until the types
     dropped are those set aside for (at most once a type)."""
+    # Each item counted and capped at its type's cap once (what each pass began with,
+    # the same in every pass); each pass starts from copies of those.
+    measured = [copy.copy(item) for item in items]
+    capped = [measure(item, counter) for item in measured]
+    frames: dict[int, int] = {}  # an item's frame, counted once (`frame`)
     kinds: set[str] = set()
     while True:
-        trial = [copy.copy(item) for item in items]
+        trial = [copy.copy(item) for item in measured]
         space = budget - HEADER_TOKENS - SUMMARY_TOKENS * len(kinds)
-        fitted = _fitted(trial, space, budget, counter)
+        fitted = _fitted(trial, capped, frames, space, budget, counter)
         dropped = kinds | {item.type for item in fitted.dropped}
         if dropped == kinds:
             break
@@ -150,12 +155,20 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     return fitted
 
 
-def _fitted(items: Sequence[Attachment], space: int, budget: int, counter: Counter) -> Fitted:
-    """`items` fitted into `space` tokens of a `budget`-token answer."""
+def _fitted(
+    items: Sequence[Attachment],
+    capped: Sequence[bool],
+    frames: dict[int, int],
+    space: int,
+    budget: int,
+    counter: Counter,
+) -> Fitted:
+    """`items` (measured: `capped` says which are within their type's cap) fitted into
+    `space` tokens of a `budget`-token answer; `frames` keeps each one's `frame`."""
     dropped: list[Dropped] = []
     uncappable = set()
     for index, item in enumerate(items):
-        if not measure(item, counter) and not item.protected:
+        if not capped[index] and not item.protected:
             uncappable.add(index)
             dropped.append(
                 Dropped(
@@ -186,7 +199,9 @@ def _fitted(items: Sequence[Attachment], space: int, budget: int, counter: Count
                 )
             )
             continue
-        framed = frame(item, counter)  # its header and fences, sent with it
+        if index not in frames:
+            frames[index] = frame(item, counter)  # its header and fences, sent with it
+        framed = frames[index]
         room = remaining - framed
         worth_cutting = item.protected or room >= MIN_USEFUL_TOKENS
         fits = item.tokens <= room or (worth_cutting and truncate(item, room, counter))

@@ -122,7 +122,7 @@ def _run_phase(
     for source, future in futures:
         if not future.done():
             future.cancel()
-            dropped.append(Dropped(source.type, source.name, f"timed out after {timeout:g} s"))
+            dropped.append(Dropped(source.type, source.name, cut_notes.timed_out(source, timeout)))
             continue
         error = future.exception()
         if error is None:
@@ -152,7 +152,7 @@ def _user_phase(
         sources.append(
             Source(
                 "memory",
-                "memory files above mentions",
+                cut_notes.ABOVE_MENTIONS,
                 lambda: memory.items(core.settings, memory.above(_real(mentions), core.workspace)),
             )
         )

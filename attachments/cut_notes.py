@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from readkeeper import quoting, words
 
@@ -39,17 +39,69 @@ def attachments_call(**params: Any) -> str:
     return f"the attachments tool with {quoting.json_text(params)}"
 
 
+# The source of the memory files above the mentioned files (collect.py): asked for again
+# with the same mentions.
+ABOVE_MENTIONS = "memory files above mentions"
+
+# What each type's source is, as a reason names it.
+_SOURCES = {
+    "memory": "reading the memory files",
+    "diagnostics": "listing the editor's diagnostics",
+    "changes": "listing the change notices",
+    "selection": "reading the editor's selection",
+    "git_status": "git status",
+    "environment": "listing the environment's facts",
+}
+
+
+class Source(Protocol):
+    """What a reason needs of an attachment source (collect.Source)."""
+
+    @property
+    def type(self) -> str:
+        """Its type, as `dropped` names it."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """Its name: a mentioned file's path, a root, what it is."""
+        ...
+
+
+def timed_out(source: Source, timeout: float) -> str:
+    """The reason a `source` that ran past `attachments_timeout_ms` is dropped: `too_large`
+    (as a PDF past its worker's time limit is: over a bound readkeeper sets, which a
+    smaller request or a higher setting passes), and the next steps that work in every
+    front end: the file read on its own (a read has no such bound), the type asked for
+    alone, or the setting raised."""
+    kind = source.type
+    if kind == "file":
+        what = f"reading {quoting.name(source.name)}"
+        again = f"Read it on its own with {read_call(file_path=source.name)}"
+    else:
+        what = _SOURCES.get(kind, kind)
+        again = f"Ask for it alone with {attachments_call(types=[kind])}"
+        again += " and the same mentions" if source.name == ABOVE_MENTIONS else ""
+    return (
+        f"too_large: {what} took longer than the {timeout:g} s each attachment source is "
+        f"given (the attachments_timeout_ms setting). {again}, or ask the user to raise "
+        "attachments_timeout_ms (READKEEPER_ATTACHMENTS_TIMEOUT_MS)."
+    )
+
+
 def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:
     """The note of a cut file's numbered lines, from `first_line` (of `total_lines`)."""
 
     def note(kept: Sequence[str], _all: Sequence[str]) -> str:
         of = f" of the file's {total_lines:,}" if total_lines else ""
         # The file line the kept part reaches, by its number: a line of readkeeper's own
-        # (the read's note) is no line of the file.
-        numbers = [int(m.group(1)) for line in kept if (m := _NUMBERED_LINE.match(line))]
-        if not numbers:
+        # (the read's note) is no line of the file. Looked for from the end: a fit asks
+        # for this note for every line kept (budget.truncate's widest note first).
+        numbered = (m for line in reversed(kept) if (m := _NUMBERED_LINE.match(line)))
+        found = next(numbered, None)
+        if found is None:
             return f"none of its lines fit. Read it with {read_call(file_path=path)}"
-        last = numbers[-1]
+        last = int(found.group(1))
         rest = read_call(file_path=path, offset=last + 1)
         return f"showing lines {first_line}-{last}{of}. Read the rest with {rest}"
 

@@ -10,11 +10,13 @@ there, by a file, a folder, a link or anything else, is refused naming it before
 page is written, and the next step names a folder that is not there. The command cannot
 tell a page it wrote on an earlier run from a file of the user's of the same name, and a
 refusal can be answered while a replaced file is gone. Each page is created exclusively
-(O_EXCL, no temp file to leave), and a page written before a failure is removed."""
+(O_EXCL, no temp file to leave), and a page written before a failure is removed while it
+is still the file the command made; what it could not remove, or left, the refusal says."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 from typing import Any
@@ -72,48 +74,80 @@ def kept_pages(file: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]
 
 def _copied(pages: list[str], args: argparse.Namespace) -> tuple[list[str], str]:
     """`pages` copied into the folder `--out` (made if missing) as new files, and their
-    new paths; refused (ReadkeeperError) with nothing written when one cannot be."""
+    new paths; refused (ReadkeeperError) when one cannot be, the pages written before
+    removed (`_removed`: only those still the files it made, and what it left said)."""
     folder = os.path.abspath(args.out)
     targets = [os.path.join(folder, os.path.basename(page)) for page in pages]
     for target in targets:
         if os.path.lexists(target):
             raise _taken(args, target)
-    written: list[str] = []
+    made: list[tuple[str, os.stat_result]] = []  # each page made, and the file it made
+    # Their files, held open to the end: no other file can take one's inode meanwhile
+    # (a page swapped for a new file of the user's could have the same number).
+    held: list[int] = []
     try:
         os.makedirs(folder, exist_ok=True)
         for page, target in zip(pages, targets, strict=True):
-            _write_new(page, target)
-            written.append(target)
-    except OSError as exc:
-        for target in written:
-            os.unlink(target)
+            _write_new(page, target, made, held)
+        while held:
+            os.close(held.pop())  # a write the close reports failed fails the copy
+    except BaseException as exc:
+        left = _removed(made, args)
+        for fd in held:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if not isinstance(exc, OSError):
+            raise
         if isinstance(exc, FileExistsError) and exc.filename in targets:
-            raise _taken(args, exc.filename) from None  # made between the look and the write
-        raise _refused(
-            args, f"the pages could not be written into {quoting.name(args.out)} ({exc.strerror})"
-        ) from None
+            raise _taken(args, exc.filename, left) from None  # made between the look and the write
+        why = f"the pages could not be written into {quoting.name(args.out)} ({exc.strerror})"
+        raise _refused(args, why + left) from None
     return targets, folder
 
 
-def _write_new(page: str, target: str) -> None:
+def _write_new(
+    page: str, target: str, made: list[tuple[str, os.stat_result]], held: list[int]
+) -> None:
     """`page`'s bytes in the new file `target`: never one already there (nor what a link
-    there points to); removed again if the copy fails."""
+    there points to). Its file is added to `made` as soon as it is made, and held open
+    (`held`), so that a failure removes it, and only it."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
     fd = os.open(target, flags, 0o666)
-    try:
-        with open(page, "rb") as source, os.fdopen(fd, "wb") as copy:
-            shutil.copyfileobj(source, copy)
-    except BaseException:
-        os.unlink(target)
-        raise
+    held.append(fd)
+    made.append((target, os.fstat(fd)))
+    with open(page, "rb") as source, os.fdopen(fd, "wb", closefd=False) as copy:
+        shutil.copyfileobj(source, copy)
 
 
-def _taken(args: argparse.Namespace, target: str) -> ReadkeeperError:
+def _removed(made: list[tuple[str, os.stat_result]], args: argparse.Namespace) -> str:
+    """Remove the pages `made` after a failure: each only while it is still the file this
+    command made (one replaced since, by a folder or a file of the user's, is not its to
+    remove). What it could not remove, or left, is said ("" when nothing was), never
+    raised: the refusal says why the copy failed."""
+    left: list[str] = []
+    for target, mine in made:
+        shown = quoting.name(os.path.join(args.out, os.path.basename(target)))
+        try:
+            now = os.lstat(target)
+            if (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+                left.append(f"{shown} (no longer the page it wrote: not removed)")
+                continue
+            os.unlink(target)
+        except FileNotFoundError:
+            continue  # gone already: nothing of it is left
+        except OSError as exc:
+            left.append(f"{shown} (could not be removed: {exc.strerror or exc})")
+    if not left:
+        return ""
+    return f"; of the pages it wrote, it left {len(left)}: {', '.join(left)}"
+
+
+def _taken(args: argparse.Namespace, target: str, left: str = "") -> ReadkeeperError:
     name = quoting.name(os.path.join(args.out, os.path.basename(target)))
     return _refused(
         args,
         f"{name} is already there and is not replaced (--out gets new files only: this "
-        "command cannot tell a page it wrote before from a file of yours of the same name)",
+        "command cannot tell a page it wrote before from a file of yours of the same name)" + left,
     )
 
 

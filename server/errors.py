@@ -223,7 +223,7 @@ def library_detail(exc: BaseException | str, fallback: str | None = None) -> str
 MAX_LIBRARY_CHARS = 300
 
 
-def library_words(exc: BaseException) -> str:
+def library_words(exc: BaseException | str) -> str:
     """A library's words (`library_detail`) set in a refusal's sentence: one line, nothing
     unseen (quoting.phrase), cut past `MAX_LIBRARY_CHARS` as readkeeper marks cuts (a
     glob library's message repeats the 4,096-character glob it was given)."""

@@ -5,14 +5,21 @@ is refused naming the command that works, and every next step is a CLI command."
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
 from document_samples import numbered_pdf
 from PIL import Image
+
+from readkeeper import cli_media, quoting
+from readkeeper.errors import ReadkeeperError
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 
@@ -152,3 +159,54 @@ def test_json_keeps_the_pages_in_out_too(workspace: Path) -> None:
     )
     assert again.returncode == 2
     assert json.loads(again.stdout)["error"]["data"]["kind"] == "bad_params"
+
+
+@pytest.mark.parametrize("swap", ["folder", "file"])
+def test_a_failed_copy_removes_only_the_pages_it_wrote_and_says_what_it_left(
+    workspace: Path, swap: str
+) -> None:
+    """A page fails to copy after others were written; one written before was replaced
+    meanwhile (by a folder: its removal fails; by the user's own file: not the command's
+    to remove). Real files, a real swap: the second page's source is a FIFO the copy
+    blocks on until the test has swapped the first page, and the third's is gone."""
+    drawn = workspace / "drawn"
+    drawn.mkdir()
+    (drawn / "page-0001.png").write_bytes(b"PNG 1")
+    os.mkfifo(drawn / "page-0002.png")
+    pages = [str(drawn / f"page-000{n}.png") for n in (1, 2, 3)]  # the third is not there
+    out = workspace / "out"
+    args = argparse.Namespace(path="doc.pdf", pages="1-3", render=True, out=str(out))
+    caught: list[BaseException] = []
+
+    def copy() -> None:
+        try:
+            cli_media.kept_pages({"pages": pages}, args)
+        except BaseException as exc:  # what the command would meet, kept for the test
+            caught.append(exc)
+
+    copying = threading.Thread(target=copy)
+    copying.start()
+    writer = os.open(drawn / "page-0002.png", os.O_WRONLY)  # returns once the copy reads
+    first = out / "page-0001.png"
+    first.unlink()
+    if swap == "folder":
+        first.mkdir()
+    else:
+        first.write_text("USER FILE")
+    os.close(writer)  # the second page ends (empty), then the third is not there
+    copying.join(timeout=60)
+    assert not copying.is_alive()
+    [refused] = caught
+    assert isinstance(refused, ReadkeeperError), repr(refused)
+    assert refused.kind == "bad_params"
+    assert refused.message.startswith(
+        f"the pages could not be written into {quoting.name(str(out))} (No such file or "
+        "directory); of the pages it wrote, it left 1: "
+        f"{quoting.name(str(first))} (no longer the page it wrote: not removed)"
+    ), refused.message
+    # The page it wrote and still held is removed; the one swapped in is left as it is.
+    assert sorted(p.name for p in out.iterdir()) == ["page-0001.png"]
+    if swap == "folder":
+        assert first.is_dir()
+    else:
+        assert first.read_text() == "USER FILE"

@@ -12,16 +12,15 @@ from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
 from .paging import refuse_past_end
-from .priced import fitting, reserve
+from .priced import NAME_TOKENS, fitting, reserve
 
 DEFAULT_MAX_MATCHES = 100
 MAX_MATCHES = 2000
 # What a shown line or entry costs besides its name (and its text): a match line its
 # number, marks and line break in the text, and in the LSP's JSON its keys
-# ({"file_path": , "line": , "text": , "context": true}); a file its quotes and comma;
-# a count its number and keys.
+# ({"file_path": , "line": , "text": , "context": true}); a count its number and keys
+# (a file's name on the `files` page: priced.NAME_TOKENS).
 LINE_TOKENS = 16
-NAME_TOKENS = 3
 COUNT_TOKENS = 8
 TOKEN_CAP = "the token cap (max_tokens)"
 

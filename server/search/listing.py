@@ -38,7 +38,7 @@ from .lookup import Opener
 from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
-from .priced import fitting, reserve
+from .priced import NAME_TOKENS, fitting, reserve
 from .where import searched
 
 MAX_PATHS = 1000
@@ -73,7 +73,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
     room = reserve(services, params.pattern, params.path, *(params.exclude or []))
-    page = page[: fitting(page, services, _PATH_TOKENS, room)]
+    page = page[: fitting(page, services, NAME_TOKENS, room)]
     more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
     notes = []
@@ -270,10 +270,9 @@ def cut_note(offset: int, shown: int, cap: int, noun: str) -> str:
     return f"Showing {count(shown, noun)} ({offset + 1}-{offset + shown}), cut by {which}"
 
 
-# What an entry costs besides its shown name, in the framing of every front end: a path
-# its quotes and separator (the LSP's JSON, the MCP text's line break); an entry its
+# What an entry costs besides its shown name, in the framing of every front end: its
 # kind, size and keys (the LSP's JSON, the drop-in's `[FILE]` and size, its tree's node).
-_PATH_TOKENS = 3
+# (A path on glob's page: priced.NAME_TOKENS.)
 _ENTRY_TOKENS = 16
 
 

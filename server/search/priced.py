@@ -41,6 +41,13 @@ def reserve(services: ReadServices, *repeated: str | None) -> int:
     return PAGE_TOKENS + sum(counter.count(quoting.name(text)) for text in repeated if text)
 
 
+# What a name on a page of names costs besides its shown text, in the framing of every
+# front end: its quotes and the separator after it (the LSP's JSON `"...",`, the MCP's
+# and CLI's line break), and the token a line break may merge when `fitting` counts
+# names `CHUNK` to a text. The names of grep's `files` page and of glob's page alike.
+NAME_TOKENS = 3
+
+
 CHUNK = 64  # names counted as one text (one call of the counter), then one by one
 
 

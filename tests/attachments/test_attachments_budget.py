@@ -241,3 +241,46 @@ def test_a_non_text_item_over_its_cap_is_dropped_not_cut() -> None:
     assert fitted.attachments == []
     assert "over its 100-token cap" in fitted.dropped[0].reason
     assert image.content == {"type": "image", "base64": "AAAA"}
+
+
+def _fit_measured_each_pass(items: list[Attachment], budget_tokens: int) -> budget.Fitted:
+    """`fit` as it was before each item was measured once: every pass copies the items
+    afresh, counts and caps each again (`measure`) and counts its frame again."""
+    kinds: set[str] = set()
+    while True:
+        trial = [copy.copy(item) for item in items]
+        capped = [budget.measure(item, COUNTER) for item in trial]
+        space = budget_tokens - HEADER_TOKENS - budget.SUMMARY_TOKENS * len(kinds)
+        fitted = budget._fitted(trial, capped, {}, space, budget_tokens, COUNTER)
+        dropped = kinds | {item.type for item in fitted.dropped}
+        if dropped == kinds:
+            break
+        kinds = dropped
+    kept = {id(item) for item in fitted.attachments}
+    for item, tried in zip(items, trial, strict=True):
+        item.__dict__.update(tried.__dict__)
+    fitted.attachments = [i for i, t in zip(items, trial, strict=True) if id(t) in kept]
+    return fitted
+
+
+@st.composite
+def every_type(draw: st.DrawFn) -> Attachment:
+    item = draw(attachments())
+    kinds = ["file", "memory", "diagnostics", "changes", "selection", "git_status"]
+    item.type = draw(st.sampled_from([*kinds, "environment"]))
+    return item
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(every_type(), max_size=12), st.integers(1, 1500))
+def test_measuring_each_item_once_answers_as_measuring_it_each_pass(
+    items: list[Attachment], budget_tokens: int
+) -> None:
+    """The fit's passes (up to one a type dropped, then the one that holds) start from
+    items counted and capped once, and count each frame once: the same answer, and the
+    same items, as when every pass measured them again (bench_attachments_fit.py)."""
+    again = copy.deepcopy(items)
+    once = fit(items, budget_tokens, COUNTER)
+    each = _fit_measured_each_pass(again, budget_tokens)
+    assert once.as_json() == each.as_json()
+    assert [vars(i) for i in items] == [vars(i) for i in again]

@@ -403,6 +403,36 @@ def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
     assert "took longer than" in result["dropped"][0]["reason"]
 
 
+def test_a_source_past_the_attachments_timeout_names_its_kind_and_next_step(
+    workspace: Path,
+) -> None:
+    # git's own bound is past the attachments' one: the attachments' is what ends the
+    # wait (git's index is a FIFO with no writer, which blocks whoever opens it).
+    settings = {"git_timeout_ms": 2_000, "attachments_timeout_ms": 300}
+    core = Readkeeper(roots=[str(workspace)], client_settings=settings)
+    _git(workspace, "init", "-q")
+    os.mkfifo(workspace / ".git" / "index")
+    (workspace / "AGENTS.md").write_text("rules\n")
+    try:
+        result = attach(core, types=["git_status", "memory"])
+    finally:
+        # git status ends at its own bound: waited for, so that the next test's git
+        # status finds the worker (one per process) free.
+        core.attachment_pool.shutdown(wait=True)
+        core.close()
+    assert [a["type"] for a in result["attachments"]] == ["memory"]
+    [dropped] = result["dropped"]
+    assert dropped["source"] == str(workspace)
+    # A kind from the design's list, as every other reason has, and the next steps that
+    # work in every front end: this source alone, or the setting that bounds it.
+    assert dropped["reason"] == (
+        "too_large: git status took longer than the 0.3 s each attachment source is given "
+        "(the attachments_timeout_ms setting). Ask for it alone with the attachments tool "
+        'with {"types": ["git_status"]}, or ask the user to raise attachments_timeout_ms '
+        "(READKEEPER_ATTACHMENTS_TIMEOUT_MS)."
+    )
+
+
 def test_git_status_never_runs_the_repositorys_fsmonitor_command(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -73,3 +73,32 @@ def test_a_bomb_page_skipped_after_others_names_no_read(core: Readkeeper, worksp
         assert "Page 2 was skipped" in note, note
         assert "no read shows it" in note, note
         assert "instead" not in note, note
+
+
+def test_a_damaged_page_s_note_says_what_failed_in_readkeeper_s_words(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """A page whose text pypdf fails on with an assertion of its own (a font encoding
+    that is a number, a TJ array holding a reference to it): its words ("mypy", a note
+    to its type checker) are its inner workings, never the page's note; the note names
+    what failed in readkeeper's words, and the page after it still reads."""
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 8 0 R >> >> >>",
+        stream(b"", b"BT /F1 12 Tf [(a) 9 0 R (b)] TJ ET"),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 6 0 R "
+        b"/Resources << /Font << /F1 7 0 R >> >> >>",
+        stream(b"", b"BT /F1 12 Tf 72 700 Td (page two) Tj ET"),
+        font,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /X /Encoding 9 0 R >>",
+        b"42",
+    ]
+    (workspace / "damaged.pdf").write_bytes(pdf_of(objects))
+    file = unstructure(core.read(ReadParams(file_path="damaged.pdf", pages="1-2")))["file"]
+    page_1, page_2 = file["content"].split("--- page 2 ---")
+    assert "mypy" not in file["content"]
+    assert "[text could not be extracted (the PDF reader failed inside: AssertionError)" in page_1
+    assert "page two" in page_2

@@ -26,7 +26,7 @@ import base64
 from collections.abc import Callable
 
 from ... import quoting
-from ...errors import ReadkeeperError
+from ...errors import ReadkeeperError, library_words
 from ...hints import call
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
@@ -71,14 +71,21 @@ def _other_fails(data: bytes, number: int, render: bool, settings: Settings) -> 
     return _text_fails(data, number) if render else _draw_fails(data, number, settings)
 
 
+def _problem(item: worker.Item) -> str | None:
+    """Why a page's text did not come, as the worker said it (readkeeper's words, a
+    library's within them): shown as a library's words are (errors.library_words: no
+    object's repr nor address, one line, cut when long)."""
+    problem = item["problem"]
+    return library_words(str(problem)) if problem else None
+
+
 def _text_fails(data: bytes, number: int) -> str | None:
     """Why page `number`'s text cannot be read, or None when it can: asked (with a worker
     of its own) before a refusal to draw the page sends the agent to its text."""
     said: list[tuple[str, str | None]] = []
 
     def take(item: worker.Item, blobs: list[bytes]) -> None:
-        problem = item["problem"]
-        said.append((str(item["text"]), problem and quoting.phrase(problem)))
+        said.append((str(item["text"]), _problem(item)))
 
     try:
         with worker.lease() as job:
@@ -171,8 +178,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     texts: list[tuple[int, str, str | None]] = []
 
     def take(item: worker.Item, blobs: list[bytes]) -> None:
-        problem = item["problem"]  # the worker's words, set in readkeeper's: one line
-        texts.append((int(item["number"]), str(item["text"]), problem and quoting.phrase(problem)))
+        texts.append((int(item["number"]), str(item["text"]), _problem(item)))
 
     notes: list[str] = []
     skipped: int | None = None

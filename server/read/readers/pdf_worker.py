@@ -277,7 +277,18 @@ def _kind(exc: BaseException) -> FailureKind:
     return "corrupt" if ("cycl" in said or "loop" in said) else "too_large"
 
 
+# What a library raises from its own checks and slips (an assertion, a missing key, an
+# attribute of the wrong object) when a damaged file takes it where it did not expect:
+# its words are its inner workings ("mypy", "'/Widths'", "'NullObject' object has no
+# attribute 'get'"), never a sentence about the file: the type is named instead. Others
+# (pypdf's own errors, a ValueError, an unsupported filter, pdfium's) say what is wrong
+# with the file, and the parent shows them as errors.library_detail does.
+_INNER = (AssertionError, AttributeError, LookupError, TypeError, NameError)
+
+
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, _INNER):
+        return f"the PDF reader failed inside: {type(exc).__name__}"
     return str(exc) or type(exc).__name__
 
 
