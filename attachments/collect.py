@@ -134,7 +134,8 @@ def _run_phase(
         elif isinstance(error, ReadkeeperError):
             dropped.append(Dropped(source.type, source.name, f"{error.kind}: {error.message}"))
         else:
-            dropped.append(Dropped(source.type, source.name, f"failed: {fault_reason(error)}"))
+            fault = f"internal: {fault_reason(error)} (a fault of readkeeper's). Ask again."
+            dropped.append(Dropped(source.type, source.name, fault))
     return items, dropped
 
 

@@ -33,6 +33,7 @@ from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 from readkeeper import quoting
+from readkeeper.errors import ReadkeeperError
 from readkeeper.files import landlock
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
@@ -89,10 +90,19 @@ _REPLY_MAX = 64 << 20
 CONFINE = True
 
 
+def _slow(timeout: float) -> ReadkeeperError:
+    return ReadkeeperError(
+        "too_large",
+        f"git status took longer than {timeout:g} s (the git_timeout_ms setting). Ask for "
+        "the attachments again, or ask the user to raise git_timeout_ms "
+        "(READKEEPER_GIT_TIMEOUT_MS).",
+    )
+
+
 def status(workspace: Workspace, root: str, timeout: float) -> str:
     """git status of `root`, compact: the status, or why it is not shown. Raises
-    NotARepository, or RuntimeError when reading fails or takes longer than `timeout`
-    seconds."""
+    NotARepository, or ReadkeeperError when reading fails (`corrupt`, `stale`,
+    `internal`) or takes longer than `timeout` seconds (`too_large`)."""
     deadline = time.monotonic() + timeout
     try:
         with ExitStack() as held:
@@ -109,7 +119,11 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
             f"in {quoting.name(root)} yourself."
         )
     if "failed" in answer:
-        raise RuntimeError(f"git status failed: {answer['failed']}")
+        raise ReadkeeperError(
+            "corrupt",
+            f"git status could not read the repository: {quoting.line(str(answer['failed']))}. "
+            "The other attachments are not affected; ask the user to look at the repository.",
+        )
     # The worker C-quotes names as git does; a branch name may still hold U+2028 and
     # the like, so every line is escaped like any file text (quoting.py). The branch line
     # continues readkeeper's sentence: every character a name escapes is escaped there
@@ -276,7 +290,7 @@ def _run(
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
     line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
     if not _worker.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
-        raise RuntimeError(f"git status took longer than {timeout:g} s")
+        raise _slow(timeout)
     try:
         process = _worker.ready()
         assert process.stdin is not None
@@ -289,11 +303,13 @@ def _run(
             reply = b""
         except TimeoutError:
             _worker.stop()
-            raise RuntimeError(f"git status took longer than {timeout:g} s") from None
+            raise _slow(timeout) from None
         if not reply.endswith(b"\n"):
             _worker.stop()
-            raise RuntimeError(
-                f"git status failed: its reader stopped (exit status {process.poll()})"
+            raise ReadkeeperError(
+                "internal",
+                f"git status failed: its reader stopped (exit status {process.poll()}). "
+                "Ask for the attachments again.",
             )
         _worker.used = time.monotonic()
     finally:
@@ -303,9 +319,10 @@ def _run(
     # not seen here; Landlock (gitstatus_worker) keeps libgit2 from reading it.
     for fd, path in ((git_dir, request["git_dir"]), (work_tree, request["work_tree"])):
         if not _still_at(fd, path):
-            raise RuntimeError(
-                "git status failed: the repository was moved or replaced while it was "
-                "read; ask again"
+            raise ReadkeeperError(
+                "stale",
+                "git status was not shown: the repository was moved or replaced while it "
+                "was read. Ask for the attachments again.",
             )
     answer: dict[str, Any] = json.loads(reply)
     return answer
@@ -391,7 +408,11 @@ class _Worker:
                 hello = b""
             if hello not in (b"ready\n", b"ready confined\n"):
                 self.stop()
-                raise RuntimeError("git status failed: its reader (pygit2) did not start")
+                raise ReadkeeperError(
+                    "internal",
+                    "git status failed: its reader (pygit2) did not start. Ask for the "
+                    "attachments again.",
+                )
             self.confined = hello == b"ready confined\n"
         return self.process
 

@@ -386,9 +386,11 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
     assert [a["type"] for a in result["attachments"]] == ["memory"]
     [dropped] = result["dropped"]
     assert dropped["type"] == "git_status"
-    # libgit2's complaint names what it could not read.
-    assert dropped["reason"].startswith("failed: RuntimeError: git status failed: ")
+    # A kind from the design's list and libgit2's complaint, naming what it could not
+    # read (it was "failed: RuntimeError: git status failed: ...": no kind, no next step).
+    assert dropped["reason"].startswith("corrupt: git status could not read the repository: ")
     assert "index" in dropped["reason"]
+    assert dropped["reason"].endswith("ask the user to look at the repository.")
 
 
 def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
@@ -400,7 +402,11 @@ def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
     (workspace / "AGENTS.md").write_text("rules\n")
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
-    assert "took longer than" in result["dropped"][0]["reason"]
+    assert result["dropped"][0]["reason"] == (
+        "too_large: git status took longer than 0.3 s (the git_timeout_ms setting). Ask for "
+        "the attachments again, or ask the user to raise git_timeout_ms "
+        "(READKEEPER_GIT_TIMEOUT_MS)."
+    )
 
 
 def test_a_source_past_the_attachments_timeout_names_its_kind_and_next_step(

@@ -17,6 +17,7 @@ from swapper import races
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
 
 from readkeeper.attachments import gitstatus
+from readkeeper.errors import ReadkeeperError
 from readkeeper.files import landlock
 from readkeeper.files.paths import Workspace
 
@@ -53,7 +54,7 @@ def _leaks(workspace: Path, tmp_path: Path, control: bool = False) -> tuple[int,
     def look() -> str:
         try:
             return gitstatus.status(roots, str(workspace), 20.0)
-        except (RuntimeError, OSError, gitstatus.NotARepository) as exc:
+        except (ReadkeeperError, OSError, gitstatus.NotARepository) as exc:
             return str(exc)
 
     try:

@@ -13,6 +13,7 @@ import pytest
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed
 
 from readkeeper.attachments import gitstatus
+from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import Workspace
 
 
@@ -33,7 +34,7 @@ def test_a_git_folder_swapped_for_a_link_out_after_the_check_shows_nothing(
     monkeypatch.setattr(gitstatus._worker, "ready", swapped_then_handed)
     try:
         shown = gitstatus.status(roots, str(workspace), 20.0)
-    except RuntimeError as exc:
+    except ReadkeeperError as exc:
         shown = str(exc)
         assert "moved" in shown
     assert OUTSIDE_NAME not in shown
