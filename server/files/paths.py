@@ -433,10 +433,12 @@ def uri_path(uri: str, *, real: bool = True) -> str | None:
 
 
 def refused_root(path: str, may_be_home: bool) -> str | None:
-    """Why `path` (by its real path) may not be a workspace root, or None: not the
-    filesystem root nor a folder holding the home folder (all the user's files), and the
-    home folder only when a person chose it (opened it, or named it with `--root`)."""
+    """Why `path` (by its real path) may not be a workspace root, or None: not what is not a
+    folder (a file; a folder not made yet may come), the filesystem root, a folder holding
+    the home folder, nor home unless a person chose it (opened it, or named it in `--root`)."""
     path = os.path.realpath(path)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        return "it is not a folder"
     home = os.path.realpath(os.path.expanduser("~"))
     if os.path.dirname(path) == path:
         return "it is the filesystem root"

@@ -205,6 +205,10 @@ def test_a_hello_must_declare_roots_within_the_editors(
         "outside_workspace"
     )
     assert kind(Raw(listener.socket_path).ask("hello", roots=["/"])) == "outside_workspace"
+    # A file within the editor's roots is no root either (it is not a folder).
+    file_root = Raw(listener.socket_path).ask("hello", roots=[str(layout / "mine.txt")])
+    assert kind(file_root) == "outside_workspace"
+    assert "it is not a folder" in file_root["error"]["message"]
     twice = Raw(listener.socket_path)
     twice.ask("hello", roots=[str(layout)])
     assert kind(twice.ask("hello", roots=[str(workspace)])) == "bad_params"

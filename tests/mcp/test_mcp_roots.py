@@ -86,6 +86,25 @@ def test_a_root_that_is_not_a_folder_is_refused_at_start(tmp_path: Path) -> None
     assert f"--root {missing} is not a folder" in done.stderr
 
 
+async def test_a_client_root_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    # The client's MCP roots are held to the rule of every door: a root that is not a
+    # folder when it is given is not taken (a link to a file neither).
+    notes = (tmp_path / "notes.txt").resolve()
+    notes.write_text("a file, not a folder\n")
+    (tmp_path / "notes-link").symlink_to(notes)
+    for given in (notes, tmp_path / "notes-link"):
+
+        async def list_roots(context: Any, given: Path = given) -> types.ListRootsResult:
+            return types.ListRootsResult(roots=[types.Root(uri=given.as_uri(), name="n")])
+
+        env = mcp_env(private_runtime_dir())
+        async with stdio_client(["--standalone"], env, cwd="/", list_roots=list_roots) as client:
+            refused = await client.call_tool("read", {"file_path": str(notes)})
+            assert error_kind(refused) == "outside_workspace", text_of(refused)
+            assert f"{given} (the client's MCP roots): it is not a folder" in text_of(refused)
+            assert "--root" in text_of(refused)
+
+
 async def test_roots_named_through_a_link_are_reached_by_that_name(tmp_path: Path) -> None:
     # A path is judged by its text before anything is looked up: a root named through
     # a symlink (by --root, or by the client's MCP roots) is still reached by that name.
