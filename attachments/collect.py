@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from readkeeper import quoting, render, words
-from readkeeper.errors import ReadkeeperError, fault_reason
+from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import names_a_folder
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
@@ -134,8 +134,7 @@ def _run_phase(
         elif isinstance(error, ReadkeeperError):
             dropped.append(Dropped(source.type, source.name, f"{error.kind}: {error.message}"))
         else:
-            fault = f"internal: {fault_reason(error)} (a fault of readkeeper's). Ask again."
-            dropped.append(Dropped(source.type, source.name, fault))
+            dropped.append(Dropped(source.type, source.name, cut_notes.fault(error)))
     return items, dropped
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from readkeeper import quoting, words
+from readkeeper.errors import fault_reason
 
 # What a note is made from: the attachment's lines kept, and all of its lines.
 CutNote = Callable[[Sequence[str], Sequence[str]], str]
@@ -87,6 +88,12 @@ def timed_out(source: Source, timeout: float) -> str:
         f"given (the attachments_timeout_ms setting). {again}, or ask the user to raise "
         "attachments_timeout_ms (READKEEPER_ATTACHMENTS_TIMEOUT_MS)."
     )
+
+
+def fault(error: BaseException) -> str:
+    """The reason a source that failed with an `error` not readkeeper's own refusal (a
+    fault) is dropped: `internal`, and to ask again."""
+    return f"internal: {fault_reason(error)} (a fault of readkeeper's). Ask again."
 
 
 def file_lines(path: str, first_line: int, total_lines: int | None) -> CutNote:

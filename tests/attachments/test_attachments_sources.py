@@ -553,3 +553,25 @@ def test_a_message_ending_in_the_mark_cannot_pose_as_it(core: Readkeeper, worksp
     marked = [line for line in lines if re.match(r"  \d+:\d+ \w+ \(new\) ", line)]
     assert marked == ["  2:1 error (new) [pyright]: fresh"], lines
     assert "  1:1 error [pyright]: stale but says (new)" in lines
+
+
+def test_a_source_that_faults_is_dropped_as_internal_with_a_next_step() -> None:
+    # A fault that is no refusal of readkeeper's (a bug in a source) was dropped as
+    # "failed: ValueError: ..." with no kind.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from readkeeper.attachments.collect import Source, _run_phase
+
+    def broken() -> list[Any]:
+        raise ValueError("a source's bug")
+
+    with ThreadPoolExecutor(1) as pool:
+        items, dropped = _run_phase(pool, [Source("memory", "AGENTS.md", broken)], 5.0)
+    assert items == []
+    assert [d.as_json() for d in dropped] == [
+        {
+            "type": "memory",
+            "source": "AGENTS.md",
+            "reason": "internal: ValueError: a source's bug (a fault of readkeeper's). Ask again.",
+        }
+    ]
