@@ -36,9 +36,10 @@ def folder_unavailable(folder: str, path: str, exc: OSError) -> ReadkeeperError:
     if st is None:
         return ReadkeeperError(
             "not_found",
-            f"The workspace folder {folder} no longer exists (it was deleted or moved "
-            f"away), so {path} cannot be read or written. If it is being created again "
-            "(a git clone or checkout in progress), try again once that is done; otherwise "
+            f"The workspace folder {folder} is not there (it was deleted or moved away, "
+            f"or has not been made yet), so {path} cannot be read or written. If it is "
+            "being created (again), as by a git clone or checkout in progress, try again "
+            "once that is done; otherwise "
             "ask the user to restore the folder or to open another one.",
             file_path=path,
             root=folder,

@@ -116,3 +116,21 @@ def test_a_folder_added_through_a_link_is_reached_by_either_name_and_answered_by
         assert roots_named(read(server, 5, outside)) == [str(workspace), str(real.resolve())]
     finally:
         server.close()
+
+
+def test_a_folder_not_made_yet_is_taken_and_served_once_made(tmp_path: Path) -> None:
+    # A clone in progress: the editor names the folder before git makes it. Until then a
+    # read says the folder is not there yet (it said "no longer exists ... deleted").
+    later = tmp_path / "later"
+    server = RawServer()
+    try:
+        server.initialize(None, rootUri=later.as_uri())
+        refused = read(server, 2, later / "a.txt")
+        assert kind(refused) == "not_found", refused
+        assert "has not been made yet" in refused["error"]["message"]
+        assert refused["error"]["data"]["root_missing"] is True
+        later.mkdir()
+        (later / "a.txt").write_text("made\n")
+        assert read(server, 3, later / "a.txt")["result"]["file"]["content"] == "     1\tmade"
+    finally:
+        server.close()

@@ -109,7 +109,7 @@ async def replaced_while_served(
         assert error.data["kind"] == "not_found"
         assert error.data["root_missing"] is True
         assert "disappeared" not in error.message
-        assert "no longer exists" in error.message
+        assert "is not there" in error.message
 
         create(workspace)
         watcher = await watching_again(w, state)
@@ -163,7 +163,7 @@ async def test_a_root_deleted_for_good_gets_a_clear_error(workspace: Path) -> No
             error = await error_of(w, method, params)
             assert error.data["kind"] == "not_found", (method, error.message)
             assert error.data["root_missing"] is True
-            assert f"{workspace} no longer exists" in error.message
+            assert f"{workspace} is not there" in error.message
             assert "disappeared" not in error.message
         assert not workspace.exists()  # nothing made it again
 
