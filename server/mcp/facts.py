@@ -1,5 +1,5 @@
 """What a tool's `structuredContent` carries beside its text: the facts a program needs,
-never a second rendering of what the model reads, and never more tokens than that text.
+never a second rendering of what the model reads, and within the call's budget.
 
 Hosts differ: some forward the text to the model, some the structured result, some both
 (and then pay for both). Our tools declare no outputSchema, so the structured result is
@@ -11,8 +11,9 @@ optional; each channel keeps the call's budget on its own:
   page stopped and the next call's arguments, cut and partial flags, and notes;
 - what is left is counted as it is sent (compact JSON, valid Unicode) and held to the
   call's budget (budget_tokens, or the cap its text keeps to: max_tokens, changes'
-  total cap; without one, the tokens of the text beside it): a list too long for
-  that (glob's paths, list's entries, grep's matches, ...) keeps its first entries,
+  total cap): a read_many's entries first name their path once, then a list too long for
+  the budget (glob's paths, list's entries, grep's matches, ...) keeps its first entries
+  (a listing's page one at least, as its text shows one however long),
   says so in `structured_cut` ({"field", "kept", "of"}, and on a paged listing the
   `offset` of the first entry left out, which its `next` then names too). The fixed
   fields of an answer (an empty page's note and next) are sent whole.
@@ -80,8 +81,6 @@ def budget(method: str, arguments: dict[str, Any], settings: Any) -> int | None:
     given = arguments.get("budget_tokens")
     if isinstance(given, int) and not isinstance(given, bool) and given > 0:
         return given
-    if method == "read_many":
-        return None  # no budget: the files' own caps
     if method == "changes":
         return int(settings.changes_total_max_tokens)
     return int(settings.max_tokens)
@@ -105,7 +104,26 @@ def within(
     text, most = sent(structured), cap()
     if len(text.encode()) <= most or count(text) <= most:
         return structured  # (a token is a byte or more: a short answer is not counted)
-    field = max(fields, key=lambda f: len(structured[f]))
+    if method == "read_many":  # each entry's path once, before any entry is left out
+        structured = {**structured, "results": [_once(e) for e in structured["results"]]}
+        if count(sent(structured)) <= most:
+            return structured
+    # The longest list first, then the next while still over (attachments: the dropped).
+    for field in sorted(fields, key=lambda f: -len(structured[f])):
+        structured = _fitted(method, structured, field, most, count, offset)
+        if count(sent(structured)) <= most:
+            break
+    return structured
+
+
+def _fitted(
+    method: str,
+    structured: dict[str, Any],
+    field: str,
+    most: int,
+    count: Callable[[str], int],
+    offset: int,
+) -> dict[str, Any]:
     entries: list[Any] = structured[field]
     base = {**structured, field: [], "structured_cut": {"field": field, "kept": 0, "of": 0}}
     room = most - count(sent(base))
@@ -115,11 +133,31 @@ def within(
         if room < 0:
             break
         kept += 1
+    # A page of a listing keeps one entry however long, as its text shows one.
+    least = 1 if method in _PAGED else 0
     while True:  # the sum of the entries' counts is close, not exact: checked whole
+        kept = max(kept, least)
         fitted = _cut(method, structured, field, kept, offset)
-        if kept == 0 or count(sent(fitted)) <= most:
+        if kept <= least or count(sent(fitted)) <= most:
             return fitted
         kept = kept * 9 // 10
+
+
+def _once(entry: Any) -> Any:
+    """A read_many entry with its path said once: the read's or refusal's own copy of
+    it left out when it is the entry's."""
+    if not isinstance(entry, dict):
+        return entry
+    path = entry.get("file_path")
+    result: Any = entry.get("result")
+    error: Any = entry.get("error")
+    file = result.get("file") if isinstance(result, dict) else None
+    if isinstance(file, dict) and file.get("file_path") == path:
+        return {**entry, "result": {**result, "file": _without(file, ("file_path",))}}
+    data = error.get("data") if isinstance(error, dict) else None
+    if isinstance(error, dict) and isinstance(data, dict) and data.get("file_path") == path:
+        return {**entry, "error": {**error, "data": _without(data, ("file_path",))}}
+    return entry
 
 
 def _long(value: Any) -> bool:
