@@ -268,6 +268,7 @@ RAW_JSON_ALLOWED = {
     "mcp/malformed.py": "the MCP wire",
     "read/readers/outline_cache.py": "a cache file on disk",
     "read/readers/notebook_cost.py": "counted, never shown",
+    "mcp/facts.py": "the structured content as the MCP wire sends it: counted, never shown",
     "read/readers/pdf_render.py": "counted, never shown",
     "edit/notebook_splice.py": "the notebook's own bytes, as the file writes them",
 }

@@ -16,16 +16,24 @@ import mcp_types as types
 from .. import hints, quoting, render
 from ..errors import ReadkeeperError, shown_content
 from ..search import shown
+from . import facts
 from .tools import METHOD_TOOLS
 
 Content = types.TextContent | types.ImageContent
 
 
 def tool_result(
-    method: str, result: Any, images: list[types.ImageContent], notice: str | None = None
+    method: str,
+    result: Any,
+    images: list[types.ImageContent],
+    notice: str | None = None,
+    offset: Any = None,
+    budget: int | None = None,
 ) -> types.CallToolResult:
     """The MCP result of a successful call (`images`: rendered pages, read for it;
-    `notice`: what the agent must know about how it is served, shown first)."""
+    `notice`: what the agent must know about how it is served, shown first; `offset`:
+    the call's, for a listing's structured page; `budget`: the call's, facts.budget).
+    Its structured result is the facts of it, within the budget (facts.py)."""
     content: list[Content] = []
     result = _notes_for_mcp(result)
     if method == "read" and isinstance(result, dict):
@@ -54,6 +62,10 @@ def tool_result(
                 for item in structured.get("results", [])
             ],
         }
+    if isinstance(structured, dict):
+        structured = facts.facts(method, structured)
+        limit = (lambda: budget) if budget is not None else (lambda: _text_tokens(content))
+        structured = facts.within(method, structured, limit, _count, _offset(offset))
     if notice is not None:
         content.insert(0, text(notice))
         if isinstance(structured, dict):
@@ -62,6 +74,33 @@ def tool_result(
         content=list(content),
         structured_content=structured if isinstance(structured, dict) else None,
     )
+
+
+def _text_tokens(content: list[Content]) -> int:
+    """The tokens of the text blocks, each as sent (valid Unicode)."""
+    return sum(
+        _count(quoting.valid_unicode(item.text, names=False))
+        for item in content
+        if isinstance(item, types.TextContent)
+    )
+
+
+def _offset(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+_counter: list[Any] = []
+
+
+def _count(value: str) -> int:
+    """Tokens in the environment's encoding (the settings' token_encoding), as the
+    core counts its own answers."""
+    if not _counter:
+        from ..read.tokens import TokenCounter
+        from ..settings import resolve_settings
+
+        _counter.append(TokenCounter(resolve_settings(None)[0].token_encoding))
+    return int(_counter[0].count(value))
 
 
 def _notes_for_mcp(result: Any) -> Any:

@@ -31,7 +31,7 @@ from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..files.paths import refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
-from . import filesystem, principals, render
+from . import facts, filesystem, principals, render
 from .backends import AttachedBackend, Backend, LocalBackend
 from .early_start import EarlyStart
 from .logs import SettingsLog
@@ -202,9 +202,11 @@ class McpFrontEnd:
                 result = {**result, **backend.describe(), **quick}
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 images = await self._page_images(backend, result, arguments.get("session"))
-            return render.tool_result(
-                params.name, result, images, self._notice(backend, params.name)
-            )
+            core = getattr(backend, "core", None)
+            settings = core.settings if core is not None else _env_settings()
+            budget = facts.budget(params.name, arguments, settings)
+            notice, offset = self._notice(backend, params.name), arguments.get("offset")
+            return render.tool_result(params.name, result, images, notice, offset, budget)
         except ReadkeeperError as exc:
             return render.error_result(exc)
         except Exception as exc:

@@ -43,8 +43,8 @@ async def test_core_tools_say_the_change_and_refuse_the_write(workspace: Path) -
         assert "THEIR UNSEEN WORK" in path.read_text()
 
         async def reported() -> str:
-            found = await call(client, "changes")
-            return "".join(c.get("diff", "") for c in found["changes"])
+            # The diff is the text's (the structured result has the facts: mcp/facts.py).
+            return text_of(await client.call_tool("changes", {}))
 
         assert "+line 80 THEIR UNSEEN WORK" in await eventually(reported, "the change reported")
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from helpers import eventually
-from mcp_helpers import call, core_client, until_watching
+from mcp_helpers import call, core_client, text_of, until_watching
 
 ORIGINAL = "def tok():\n    return 1\n\n\nother = 2\nmore = 3\n"
 CHANGED = "def tok():\n    return 1\n\n\nother = 'CHANGED BY USER'\nmore = 3\n"
@@ -31,11 +31,10 @@ PARTIAL_VIEWS: dict[str, tuple[str, dict[str, Any]]] = {
 
 async def unseen_change_reported(client: Client, tool: str = "changes") -> str:
     async def reported() -> str:
+        # The diff is the text's (the structured result has the facts: mcp/facts.py).
         if tool == "changes":
-            found = (await call(client, "changes"))["changes"]
-            return "".join(str(c.get("diff")) for c in found)
-        attached = await call(client, "attachments", types=["changes"])
-        return "".join(str(a.get("content")) for a in attached["attachments"])
+            return text_of(await client.call_tool("changes", {}))
+        return text_of(await client.call_tool("attachments", {"types": ["changes"]}))
 
     async def has_it() -> str:
         seen = await reported()
