@@ -59,7 +59,13 @@ _SAID = {
     "its extensions, or the trailers) is over 16 KiB. Send a shorter one.",
     "malformed chunk footer": "A chunk of the chunked body is not followed by CRLF where "
     "its size says it ends. Send the body with a Content-Length, or chunked correctly.",
+    "Missing mandatory Host": "The request has no Host header, which HTTP/1.1 requires. "
+    "Send it with the header Host: 127.0.0.1:PORT (the server's address and port).",
+    "Found multiple Host": "The request has more than one Host header. Send one: Host: "
+    "127.0.0.1:PORT (the server's address and port).",
 }
+# Every refusal here is written before the body is read: said, since its id is unknown.
+_NO_ID = "Its body was not read, so this answer names no id."
 _ELSE = (
     "The request is not valid HTTP/1.1 (its request line, headers or body framing). "
     "Send it as an MCP client does: POST with a JSON body and a Content-Length."
@@ -144,6 +150,8 @@ class FramedH11(H11Protocol):
             status, error = 413, too_large_answer()
         else:
             status, error = 400, _bad(_said(str(refused)))
+        if status == 400 and "names no id" not in error["message"]:
+            error["message"] += f" {_NO_ID}"
         body = quoting.json_text({"jsonrpc": "2.0", "id": None, "error": error}).encode()
         headers = [
             (b"content-type", b"application/json"),

@@ -79,6 +79,11 @@ class SessionRoom:
             receive = replay(body, receive)
         message = parsed(body)
         call_id = id_of(message)
+        if [name for name, _ in scope["headers"]].count(b"origin") > 1:
+            # The SDK checks the first only: a web page's after a good one was served.
+            said, kind, data = refusal(403, "Invalid Origin header (more than one)", door(scope))
+            await answer(send, 403, error_body(403, said, kind, data, call_id))
+            return
         session = _session(scope)
         if session is None:
             await self._opening(scope, receive, send, message)

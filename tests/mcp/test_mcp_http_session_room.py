@@ -240,3 +240,35 @@ def test_the_host_check_takes_this_servers_own_address_only(workspace: Path) -> 
             door, f"Host: localhost:{address[1]}".encode()
         )
         assert exchange(address, request)[0] == 200
+
+
+def test_a_request_with_two_origins_is_refused_whichever_comes_first(workspace: Path) -> None:
+    # Attack round 24: only the first Origin was checked (a good one, then a web page's).
+    with serving(workspace) as (_, address):
+        good = f"Origin: http://{address[0]}:{address[1]}"
+        for number, origins in enumerate(
+            [(good, "Origin: http://evil.example"), ("Origin: http://evil.example", good)], 80
+        ):
+            data = json.dumps(initialize(number)).encode()
+            head = request_head(address, None, *origins, f"Content-Length: {len(data)}")
+            status, headers, answer = exchange(address, head + data)
+            assert status == 403, (origins, answer)
+            assert "mcp-session-id" not in headers
+            assert "Origin" in refused(answer, number)["message"]
+
+
+def test_a_head_refused_before_its_body_is_read_says_why_and_that_it_names_no_id(
+    workspace: Path,
+) -> None:
+    # Attack round 24: no Host, or two, was "not valid HTTP/1.1 (its request line,
+    # headers or body framing)" with a null id and no word on either.
+    with serving(workspace) as (_, address):
+        door = f"Host: {address[0]}:{address[1]}\r\n".encode()
+        for swap in (b"", door + door):
+            status, _, answer = exchange(
+                address, post(*address, initialize(90)).replace(door, swap)
+            )
+            assert status == 400, answer
+            error = refused(answer, None)
+            assert "Host" in error["message"], error
+            assert "names no id" in error["message"], error
