@@ -115,8 +115,9 @@ def measure(item: Attachment, counter: Counter) -> bool:
 # What an answer sends besides its attachments and the drops it lists one by one, set
 # aside before any attachment is kept: its header line ("288 of 300 tokens") and the
 # `dropped:` label (model.HEADER_TOKENS), and for each type dropped its summary of the
-# drops not listed one by one (model.py `_counted`, about 50 tokens).
-SUMMARY_TOKENS = 52
+# drops not listed one by one (model.py `_counted`: 57 tokens at its widest, with its
+# separator in the list; tests/attachments/test_budget_as_sent.py counts each type's).
+SUMMARY_TOKENS = 60
 ANSWER_TOKENS = HEADER_TOKENS + SUMMARY_TOKENS  # one type dropped
 
 
@@ -128,18 +129,22 @@ def frame(item: Attachment, counter: Counter) -> int:
     return counter.count(f"{header}\n```\n```") + 1
 
 
-def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
+def fit(
+    items: Sequence[Attachment], budget: int, counter: Counter, failed: Sequence[Dropped] = ()
+) -> Fitted:
     """Fit `items` into `budget` tokens by the rules above: what is kept (cut to fit
-    or whole), and what is dropped and why. The answer's header line is set aside
-    first (`HEADER_TOKENS`); when any is dropped, the room of the summary of the drops
-    too (`SUMMARY_TOKENS` a type dropped), and they are fitted again until the types
-    dropped are those set aside for (at most once a type)."""
+    or whole), and what is dropped and why, `failed` first (the sources that failed
+    before the fit). The answer's header line is set aside first (`HEADER_TOKENS`),
+    and the room of the summary of the drops (`SUMMARY_TOKENS` a type dropped): of
+    each type in `failed` from the start, and when the fit drops another type, they
+    are fitted again until the types dropped are those set aside for (at most once a
+    type). So every drop, however made, is in the count."""
     # Each item counted and capped at its type's cap once (what each pass began with,
     # the same in every pass); each pass starts from copies of those.
     measured = [copy.copy(item) for item in items]
     capped = [measure(item, counter) for item in measured]
     frames: dict[int, int] = {}  # an item's frame, counted once (`frame`)
-    kinds: set[str] = set()
+    kinds = {item.type for item in failed}
     while True:
         trial = [copy.copy(item) for item in measured]
         space = budget - HEADER_TOKENS - SUMMARY_TOKENS * len(kinds)
@@ -152,6 +157,7 @@ def fit(items: Sequence[Attachment], budget: int, counter: Counter) -> Fitted:
     for item, tried in zip(items, trial, strict=True):
         item.__dict__.update(tried.__dict__)  # what the trial measured and cut
     fitted.attachments = [i for i, t in zip(items, trial, strict=True) if id(t) in kept]
+    fitted.dropped[:0] = failed
     return fitted
 
 

@@ -96,17 +96,17 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
                 continue
             seen.add(item.source)
         unique.append(item)
-    fitted = fit(unique, budget, core.tokens)
-    lost = [d.source for d in fitted.dropped if d.type == "changes"]
+    fitted = fit(unique, budget, core.tokens, dropped)  # their summaries' room set aside
+    budgeted = fitted.dropped[len(dropped) :]  # what the budget dropped
+    lost = [d.source for d in budgeted if d.type == "changes"]
     if lost:
         core.notices.restore(params.session, lost)
     # A mention cut or dropped was read, but the agent holds only part of it (or none):
     # its next read must be the file, not a stub.
     cut = [a.source for a in fitted.attachments if a.type == "file" and a.truncated]
-    cut += [d.source for d in fitted.dropped if d.type == "file"]
+    cut += [d.source for d in budgeted if d.type == "file"]
     if cut:
         core.read_states.forget(params.session, cut)
-    fitted.dropped[:0] = dropped
     return fitted
 
 

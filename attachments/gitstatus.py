@@ -39,7 +39,7 @@ from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
 from readkeeper.files.reach import LeadsOut, walk
 
-from . import gitstatus_worker
+from . import gitstatus_kinds, gitstatus_worker
 
 
 class NotARepository(Exception):
@@ -75,6 +75,8 @@ _ENTRIES = (
     "shallow",
     "gitdir",
 )
+# HEAD's `ref: refs/heads/main`: the loose ref libgit2 opens next, checked the same way.
+_HEAD_REF = re.compile(rb"ref:\s*(refs/[^\0\s]+)\s*")
 # `[include]`, `[includeIf "..."]`: libgit2 would read the file they name, anywhere.
 _INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
 # libgit2 follows alternates of alternates this deep.
@@ -225,14 +227,33 @@ def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack, reach: l
         folders.append(_open_inside(workspace, common, held, what))
         reach.append(folders[-1])
     for folder in folders:
-        for name in _ENTRIES:
+        for name in (*_ENTRIES, *_head_ref(folder)):
             entry = lstat_in(folder, name)
             if entry is not None and stat.S_ISLNK(entry.st_mode):
                 raise Unsafe(f"{name} in its git folder is a symbolic link")
+            if entry is not None:
+                gitstatus_kinds.check(name, entry.st_mode)  # a FIFO: said, not waited on
         for name in ("config", "config.worktree"):
             if lstat_in(folder, name) is not None and _INCLUDE.search(_read_small(folder, name)):
                 raise Unsafe("its config includes other files (include.path or includeIf)")
     _check_alternates(workspace, folders[-1], held, reach, "objects", _ALTERNATES_DEPTH)
+
+
+def _head_ref(folder: int) -> list[str]:
+    """The loose ref HEAD names (`refs/heads/main`), when it is a plain one."""
+    entry = lstat_in(folder, "HEAD")
+    if entry is None or not stat.S_ISREG(entry.st_mode):
+        return []
+    found = _HEAD_REF.fullmatch(_read_small(folder, "HEAD"))
+    parts = os.fsdecode(found.group(1)).split("/") if found else []
+    for end in range(1, len(parts)):  # its folders real ones (no symlink to look through)
+        try:
+            above = lstat_in(folder, "/".join(parts[:end]))
+        except OSError:  # a name too long, a file where a folder would be
+            return []
+        if above is None or not stat.S_ISDIR(above.st_mode) or parts[end - 1] in ("", ".."):
+            return []
+    return ["/".join(parts)] if parts and parts[-1] not in ("", "..") else []
 
 
 def _check_alternates(

@@ -248,3 +248,30 @@ def run_as_nobody(client: Callable[[], bytes]) -> bytes:
     os.close(read_end)
     os.waitpid(pid, 0)
     return b"".join(chunks)
+
+
+def stalled_git(root: Path) -> Callable[[], None]:
+    """Make git status of `root` (a new repository) wait for ever, as on a stalled
+    network filesystem: one commit, whose object is then a FIFO with no writer, which
+    blocks whoever opens it (libgit2 opens it deep in the status, long after the
+    repository's own files were checked: gitstatus.py refuses a FIFO among those at
+    once). Returns what puts the object back."""
+    env = {"LC_ALL": "C", "PATH": os.environ["PATH"], "HOME": str(root.parent)}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True, env=env)
+    (root / "committed.txt").write_text("one\n")
+    subprocess.run([*git, "add", "committed.txt"], check=True, env=env)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True, env=env)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    obj = root / ".git" / "objects" / head[:2] / head[2:]
+    saved = obj.read_bytes()
+    obj.unlink()
+    os.mkfifo(obj)
+
+    def restore() -> None:
+        obj.unlink()
+        obj.write_bytes(saved)
+
+    return restore

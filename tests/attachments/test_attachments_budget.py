@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from readkeeper import render
 from readkeeper.attachments import budget
 from readkeeper.attachments.budget import ANSWER_TOKENS, fit, frame, truncate
-from readkeeper.attachments.model import HEADER_TOKENS, USER, Attachment
+from readkeeper.attachments.collect import TYPES
+from readkeeper.attachments.model import HEADER_TOKENS, USER, Attachment, Dropped
 from readkeeper.read.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -284,3 +286,27 @@ def test_measuring_each_item_once_answers_as_measuring_it_each_pass(
     each = _fit_measured_each_pass(again, budget_tokens)
     assert once.as_json() == each.as_json()
     assert [vars(i) for i in items] == [vars(i) for i in again]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(every_type(), max_size=8),
+    st.lists(st.sampled_from(list(TYPES)), max_size=30),
+    st.integers(1, 2_000),
+)
+def test_the_answer_as_sent_holds_the_budget_whatever_failed_before_the_fit(
+    items: list[Attachment], failures: list[str], budget_tokens: int
+) -> None:
+    """The sources that failed before the fit (any type, any number) have their
+    summaries' room set aside with the fit's own drops: the answer as the MCP text
+    sends it stays within the budget unless the summaries alone are over it (attack
+    round 24: 500 -> ~660 sent)."""
+    failed = [
+        Dropped(kind, f"/w/{kind}{n}", f"unsupported: {kind} {n}")
+        for n, kind in enumerate(failures)
+    ]
+    fitted = fit(items, budget_tokens, COUNTER, failed)
+    assert fitted.dropped[: len(failed)] == failed
+    sent = COUNTER.count(render.attachments(fitted.as_json(COUNTER.count)))
+    kinds = {d.type for d in fitted.dropped}
+    assert sent <= max(budget_tokens, HEADER_TOKENS + budget.SUMMARY_TOKENS * len(kinds))

@@ -79,7 +79,7 @@ def test_the_environment_is_attached_last_and_small(core: Readkeeper, workspace:
     assert f"readkeeper {__version__}" in content
     # It is the first thing a tight budget drops.
     (workspace / "AGENTS.md").write_text("# Rules\nBe careful.\n")
-    tight = attach(core, types=["memory", "environment"], budget_tokens=122)  # headers, summary
+    tight = attach(core, types=["memory", "environment"], budget_tokens=130)  # headers, summary
     assert [a["type"] for a in tight["attachments"]] == ["memory"]
     assert [d["type"] for d in tight["dropped"]] == ["environment"]
 

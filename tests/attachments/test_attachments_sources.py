@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import wait_until
+from helpers import stalled_git, wait_until
 from readkeeper.attachments import diagnostics
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -395,10 +395,7 @@ def test_a_failing_git_is_reported_not_fatal(core: Readkeeper, workspace: Path) 
 
 def test_a_slow_source_is_reported_not_waited_for(workspace: Path) -> None:
     core = Readkeeper(roots=[str(workspace)], client_settings={"git_timeout_ms": 300})
-    _git(workspace, "init", "-q")
-    # An index that never finishes reading (as on a stalled network filesystem): a FIFO
-    # with no writer blocks whoever opens it.
-    os.mkfifo(workspace / ".git" / "index")
+    stalled_git(workspace)  # an object that never finishes reading
     (workspace / "AGENTS.md").write_text("rules\n")
     result = attach(core, types=["git_status", "memory"])
     assert [a["type"] for a in result["attachments"]] == ["memory"]
@@ -413,11 +410,10 @@ def test_a_source_past_the_attachments_timeout_names_its_kind_and_next_step(
     workspace: Path,
 ) -> None:
     # git's own bound is past the attachments' one: the attachments' is what ends the
-    # wait (git's index is a FIFO with no writer, which blocks whoever opens it).
+    # wait (a git object is a FIFO with no writer, which blocks whoever opens it).
     settings = {"git_timeout_ms": 2_000, "attachments_timeout_ms": 300}
     core = Readkeeper(roots=[str(workspace)], client_settings=settings)
-    _git(workspace, "init", "-q")
-    os.mkfifo(workspace / ".git" / "index")
+    stalled_git(workspace)
     (workspace / "AGENTS.md").write_text("rules\n")
     try:
         result = attach(core, types=["git_status", "memory"])

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from conftest import Session, start_session
-from helpers import eventually
+from helpers import eventually, stalled_git
 
 
 def forward(lsp: Session, path: Path, messages: list[str], version: int | None) -> None:
@@ -209,10 +207,9 @@ async def test_no_report_in_time_is_pending_and_no_reporter_is_silent(workspace:
 
 
 async def test_a_hung_git_is_reported_and_the_rest_still_comes(workspace: Path) -> None:
-    subprocess.run(["git", "-C", str(workspace), "init", "-q"], check=True)
-    # An index that never finishes reading (as on a stalled network filesystem): a FIFO
+    # An object that never finishes reading (as on a stalled network filesystem): a FIFO
     # with no writer blocks whoever opens it.
-    os.mkfifo(workspace / ".git" / "index")
+    restore = stalled_git(workspace)
     (workspace / "AGENTS.md").write_text("Be brief.\n")
     # git's own bound is what is tested; the bound of every source (3 s by default), which
     # a loaded machine can outlast, would report git as "timed out" instead.
@@ -226,10 +223,10 @@ async def test_a_hung_git_is_reported_and_the_rest_still_comes(workspace: Path) 
         [dropped] = result["dropped"]
         assert dropped["type"] == "git_status"
         assert "took longer than 0.3 s" in dropped["reason"]
-        # The stuck reader was ended: once the index is readable, the status comes. Each
+        # The stuck reader was ended: once the object is readable, the status comes. Each
         # status call's 0.3 s counts a new reader's start, which a loaded machine can
         # outlast call after call: from here git gets a bound such a machine keeps.
-        (workspace / ".git" / "index").unlink()
+        restore()
         session.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(
                 settings={"readkeeper": {**settings, "git_timeout_ms": 30_000}}
@@ -243,7 +240,7 @@ async def test_a_hung_git_is_reported_and_the_rest_still_comes(workspace: Path) 
             return "".join(a["content"] for a in again["attachments"])
 
         # (A new reader starts first, which on a loaded machine can outlast one call.)
-        text = await eventually(status, "the git status once the index is readable")
+        text = await eventually(status, "the git status once the object is readable")
         assert text.startswith(f"git status of {workspace}: branch ")
     finally:
         await session.client.close()
