@@ -337,6 +337,6 @@ def _read(args: argparse.Namespace) -> int:
         from .rendered_tokens import recounted
 
         # The count said is of the text printed, not of the JSON `--json` prints.
-        result = {**result, "file": for_the_command_line(file, args)}
+        result = {**result, "file": for_the_command_line(file, args, result["type"])}
         show(render.read(recounted(result, core.tokens.count)), sys.stdout)
     return 0
