@@ -263,6 +263,12 @@ def _flag_value(option: str, value: str) -> str | None:
     return f"{_flag(option)} {_shell(option, value)}" if option in _VALUED else None
 
 
+# An option named as a word of a sentence ("max_matches sets up to 2,000"): one with
+# "_" in it is a param's name, never an English word, said as its flag.
+_NAMED = re.compile(r"(?<![\w\-/.])(max_matches|line_format|include_images)(?![\w/\-=])")
+
+
 def _flags(text: str) -> str:
     text = _OPTION.sub(lambda m: f"{_flag(m.group(1))} {m.group(2)}", text)
-    return _SWITCH.sub(lambda m: _flag(m.group(1)), text)
+    text = _SWITCH.sub(lambda m: _flag(m.group(1)), text)
+    return _NAMED.sub(lambda m: _flag(m.group(1)), text)

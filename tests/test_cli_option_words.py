@@ -61,3 +61,13 @@ def test_a_quoted_value_is_one_shell_word_nothing_expands() -> None:
     assert words == ["--symbol", "$x`y`"]
     # A quoted name, not an option's value, is left as it is.
     assert for_cli('The file "a=b" is there.') == 'The file "a=b" is there.'
+
+
+def test_a_grep_cut_short_names_its_flags(workspace: Path) -> None:
+    (workspace / "m.txt").write_text("".join(f"match {i}\n" for i in range(400)))
+    done = run("grep", "match", "m.txt", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "--max-matches" in done.stderr
+    assert "--offset 100" in done.stderr
+    assert not WRITTEN.search(done.stderr), done.stderr
+    assert "max_matches" not in done.stderr
