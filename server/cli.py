@@ -337,6 +337,7 @@ def _read(args: argparse.Namespace) -> int:
         from .rendered_tokens import recounted
 
         # The count said is of the text printed, not of the JSON `--json` prints.
-        result = {**result, "file": for_the_command_line(file, args)}
-        show(render.read(recounted(result, core.tokens.count)), sys.stdout)
+        result = {**result, "file": for_the_command_line(file, args, result["type"])}
+        counted = recounted(result, core.tokens.count, steps=for_cli)
+        show(render.read(counted, for_cli), sys.stdout)
     return 0

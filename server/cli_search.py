@@ -4,13 +4,12 @@ and scripts, on the same core as the agents' (the protocol result with `--json`)
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from .cli_numbers import whole_number
 from .errors import ReadkeeperError, shown_content
-from .exit_status import DONE, NOTHING_FOUND, REFUSED
+from .exit_status import DONE, NOTHING_FOUND, REFUSED, root_refusal
 from .files.reach import here
 from .hints import for_cli
 from .quoting import show, wire_json
@@ -48,15 +47,6 @@ def add_commands(commands: Any) -> None:
     for parser in (grep, glob, ls):
         parser.add_argument("--root", default=None, help="workspace root (default: here)")
         parser.add_argument("--json", action="store_true", help="the protocol result as JSON")
-
-
-def root_refusal(root: str | None) -> str | None:
-    """What to say (a usage error) when `--root` names no folder, else None: a
-    command's message would otherwise blame the file, or the folder "no longer"
-    there."""
-    if root is None or os.path.isdir(root):
-        return None
-    return f"readkeeper: --root {root} is not a folder; pass the project's folder."
 
 
 def open_core(root: str | None) -> Readkeeper | None:

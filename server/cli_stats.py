@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from .errors import ReadkeeperError, shown_content
-from .exit_status import REFUSED
+from .exit_status import REFUSED, root_refusal
 from .quoting import name, show, wire_json
 
 
@@ -39,13 +39,11 @@ def run(args: argparse.Namespace) -> int:
     """Fetch the running server's stats (with its journal); print them, or write the page."""
     from .attach.client import AttachClient
 
-    root = os.path.realpath(args.root or os.getcwd())
-    if not os.path.isdir(root):
-        show(
-            f"readkeeper: --root {name(root)} is not a folder; pass the project's folder.",
-            sys.stderr,
-        )
+    refused = root_refusal(args.root)
+    if refused:
+        show(refused, sys.stderr)
         return REFUSED
+    root = os.path.realpath(args.root or os.getcwd())
     try:
         client = AttachClient.connect([root], viewer=True)
     except ReadkeeperError as exc:

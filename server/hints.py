@@ -10,6 +10,7 @@ does not offer, nor a method its front end does not have.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -28,6 +29,9 @@ from .quoting import json_text, marks
 _TOKEN = re.compile(r'(?<![\w\\./\-+@,=~])readkeeper/([A-Za-z]+)|"(?:[^"\\\n]|\\.)*"')
 _DECODER = json.JSONDecoder()
 Word = Callable[[str, dict[str, Any] | None], str | None]
+Value = Callable[[str, str], str | None]
+# An option's name written before its value (`symbol=` of `symbol="x"`).
+_OPTION_NAME = re.compile(r"(?<![\w\-/.])([a-z_]+)=$")
 
 
 def call(method: str, **params: Any) -> str:
@@ -50,12 +54,14 @@ def rewrite(
     word: Word,
     keep: Iterable[str] = (),
     prose: Callable[[str], str] | None = None,
+    value: Value | None = None,
 ) -> str:
     """`message` with each next call as `word(method, params)` says it (None: as written)
     and its other words as `prose` says them. A front end's words apply to readkeeper's
     own only: every text in `keep` (a file's text the message shows, as the error's data
     holds it: errors.shown_content) and every JSON string (a quoted name) is left as it
-    is, and `prose` never sees a call's params nor its new words."""
+    is, but for an option's (`symbol="x"`), said as `value(option, x)` says it (None: as
+    written); `prose` never sees a call's params nor its new words."""
     held: list[str] = []  # what the words leave as it is, in order
     mark = _mark(message)
     if mark is None:  # a message holding every private-use character: left as written
@@ -63,7 +69,7 @@ def rewrite(
     masked: list[str] = []
     at = 0
     for start, end in [*_spans(message, keep), (len(message), len(message))]:
-        masked.append(_calls(message[at:start], word, mark, held))
+        masked.append(_calls(message[at:start], word, mark, held, value))
         if end > start:
             masked.append(mark)
             held.append(message[start:end])
@@ -95,20 +101,32 @@ def _spans(message: str, keep: Iterable[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _calls(text: str, word: Word, mark: str, held: list[str]) -> str:
+def _calls(text: str, word: Word, mark: str, held: list[str], value: Value | None) -> str:
     """`text` (readkeeper's words, no kept span in it) with each call and each JSON
-    string set aside in `held` (a call as `word` says it), `mark` in its place."""
+    string set aside in `held` (a call as `word` says it, an option's string with its
+    name as `value` says it), `mark` in its place."""
     out: list[str] = []
     at = 0
     for found in _TOKEN.finditer(text):
         if found.start() < at:
             continue  # inside the params of the call before it
-        out.append(text[at : found.start()])
+        before = text[at : found.start()]
         at = found.end()
-        if found.group(1) is None:  # a JSON string
-            held.append(found.group())
+        if found.group(1) is None:  # a JSON string, an option's value when after `NAME=`
+            option = _OPTION_NAME.search(before) if value is not None else None
+            flag = None
+            if value is not None and option is not None:
+                with contextlib.suppress(ValueError):  # no JSON string: left as written
+                    flag = value(option.group(1), json.loads(found.group()))
+            if option is not None and flag is not None:
+                out.append(before[: option.start()])
+                held.append(flag)
+            else:
+                out.append(before)
+                held.append(found.group())
             out.append(mark)
             continue
+        out.append(before)
         params: dict[str, Any] | None = None
         written = found.group()
         said: str | None = None
@@ -221,15 +239,36 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
                 words += [flag, _shell(name, value)]
         return "`" + " ".join(words) + "`"
 
-    return rewrite(message, word, keep, _flags)
+    return rewrite(message, word, keep, _flags, _flag_value)
 
 
-# A read's option as a sentence gives it ("Continue with offset=501", `pages="3-4"`):
-# the CLI's flag instead (a value quoted as JSON is set aside by `rewrite`, and comes
-# back as one shell word).
-_OPTION = re.compile(r"(?<![\w\-/.])(offset|limit|pages)=([^\s,;)]+?)(?=[.,;)]?(?:\s|$))")
-_RENDER = re.compile(r"(?<![\w\-/.])render=true\b")
+# A read's option as a sentence gives it ("Continue with offset=501", `symbol="x"`,
+# `include_images=true`): the CLI's flag instead, a value quoted as JSON as one shell
+# word nothing expands (`_flag_value`). `render=true` stands for `--render` alone only in
+# what names no file: a PDF's pages are drawn with `--out` (cli_media.py).
+_VALUED = ("offset", "limit", "pages", "symbol", "line_format")
+_SWITCHES = ("include_images", "force", "render", "estimate")
+_PRIVATE = "\ue000-\uf8ff\U000f0000-\U000ffffd"  # `rewrite`'s marks: a string set aside
+_OPTION = re.compile(
+    rf"(?<![\w\-/.])({'|'.join(_VALUED)})=([^\s,;)\"{_PRIVATE}]+?)(?=[.,;)]*(?:\s|$))"
+)
+_SWITCH = re.compile(rf"(?<![\w\-/.])({'|'.join(_SWITCHES)})=true\b")
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _flag_value(option: str, value: str) -> str | None:
+    return f"{_flag(option)} {_shell(option, value)}" if option in _VALUED else None
+
+
+# An option named as a word of a sentence ("max_matches sets up to 2,000"): one with
+# "_" in it is a param's name, never an English word, said as its flag.
+_NAMED = re.compile(r"(?<![\w\-/.])(max_matches|line_format|include_images)(?![\w/\-=])")
 
 
 def _flags(text: str) -> str:
-    return _RENDER.sub("--render", _OPTION.sub(r"--\1 \2", text))
+    text = _OPTION.sub(lambda m: f"{_flag(m.group(1))} {m.group(2)}", text)
+    text = _SWITCH.sub(lambda m: _flag(m.group(1)), text)
+    return _NAMED.sub(lambda m: _flag(m.group(1)), text)

@@ -22,12 +22,13 @@ from .settings import SETTINGS
 from .words import count
 
 
-def read(result: dict[str, Any]) -> str:
-    """A read result of any type as text (an image's facts; its bytes are not text)."""
+def read(result: dict[str, Any], steps: Steps | None = None) -> str:
+    """A read result of any type as text (an image's facts; its bytes are not text);
+    `steps`: a front end's words for the next steps this rendering writes (`_said`)."""
     kind = result.get("type")
     file = result.get("file") or {}
     path = _name(file.get("file_path", ""))
-    shown = body(result)
+    shown = body(result, steps)
     tokens = count(file.get("tokens"), "token")
     if kind == "text":
         return text_file(file)
@@ -66,7 +67,7 @@ def read(result: dict[str, Any]) -> str:
             head += f"; continue with pages={file['next_pages']!r}, render=true"
         return _with_note(f"{head}\n{shown}", file)
     if kind == "notebook":
-        return notebook(file)
+        return notebook(file, steps)
     return quoting.json_text(without_payloads(result), indent=1)
 
 
@@ -131,7 +132,7 @@ def settled_left(
     return {**result, "budget_tokens_left": left}
 
 
-def body(result: dict[str, Any]) -> str | None:
+def body(result: dict[str, Any], steps: Steps | None = None) -> str | None:
     """The text of a read result's file as `read` shows it, below its header line and
     above its note: what a front end that sends this rendering counts as the result's
     `tokens` (rendered_tokens.py). None for a result whose `tokens` is no count of text
@@ -149,7 +150,7 @@ def body(result: dict[str, Any]) -> str | None:
     if kind == "parts":
         return "\n".join(map(_name, file.get("pages") or []))
     if kind == "notebook":
-        return notebook_cells(file.get("cells") or [])
+        return notebook_cells(file.get("cells") or [], steps)
     return None
 
 
@@ -186,7 +187,7 @@ def unchanged(file: dict[str, Any]) -> str:
     return f"file_unchanged: {_name(file.get('file_path', ''))}: {_note(held)}"
 
 
-def notebook(file: dict[str, Any]) -> str:
+def notebook(file: dict[str, Any], steps: Steps | None = None) -> str:
     """A notebook: a line saying which cells, then the cells (`notebook_cells`)."""
     cells, total = file.get("cells") or [], file.get("total_cells")
     # A view of some of the cells says which (as offset counts them): ids are not numbers.
@@ -201,12 +202,12 @@ def notebook(file: dict[str, Any]) -> str:
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
         images = ", include_images=true" if file.get("include_images") else ""
-        head += f"; more: read with offset={file['next_offset']}{images}"
-    shown = notebook_cells(cells)
+        head += _said(f"; more: read with offset={file['next_offset']}{images}", steps)
+    shown = notebook_cells(cells, steps)
     return _with_note(f"{head}\n{shown}" if shown else head, file)
 
 
-def notebook_cells(cells: list[dict[str, Any]]) -> str:
+def notebook_cells(cells: list[dict[str, Any]], steps: Steps | None = None) -> str:
     """Each cell headed by its id and type, its source and each output in a fence of
     their own (quoting.fence: no cell's text can close it or open another)."""
     parts: list[str] = []
@@ -226,15 +227,15 @@ def notebook_cells(cells: list[dict[str, Any]]) -> str:
             parts.append(f">>> {_name(output.get('output_type'))}{named}:")
             if text:
                 parts.append(quoting.fence(text))
-            parts.extend(map(_image, output.get("images") or []))
+            parts.extend(_image(image, steps) for image in output.get("images") or [])
             if output.get("note"):
-                parts.append(f"note: {_note(output['note'])}")
+                parts.append(f"note: {_note(_said(output['note'], steps))}")
         if cell.get("note"):
-            parts.append(f"note: {_note(cell['note'])}")
+            parts.append(f"note: {_note(_said(cell['note'], steps))}")
     return "\n".join(parts)
 
 
-def _image(image: dict[str, Any]) -> str:
+def _image(image: dict[str, Any], steps: Steps | None) -> str:
     """A notebook output's image, named at its place with its form and size: sent as an
     image after the text, a size placeholder, or not sent and why."""
     width, height = image.get("width"), image.get("height")
@@ -245,8 +246,10 @@ def _image(image: dict[str, Any]) -> str:
         tokens = count(image.get("tokens"), "token")
         return f"{facts}: sent as an image after the text (at {shown}, {tokens})."
     if image.get("note"):
-        return f"{facts}: not sent. {_note(image['note'])}"
-    return f"{facts}: a size placeholder; read with include_images=true to see it."
+        return f"{facts}: not sent. {_note(_said(image['note'], steps))}"
+    return f"{facts}: " + _said(
+        "a size placeholder; read with include_images=true to see it.", steps
+    )
 
 
 def change(method: str, result: dict[str, Any]) -> str:
@@ -383,6 +386,15 @@ def without_payloads(value: Any) -> Any:
     if isinstance(value, list):
         return [without_payloads(v) for v in value]
     return value
+
+
+# A front end's words for readkeeper's own sentences naming a next step (hints.for_cli).
+Steps = Callable[[str], str]
+
+
+def _said(text: str, steps: Steps | None) -> str:
+    """`text`, a sentence of readkeeper's own naming a next step, in a front end's words."""
+    return text if steps is None else steps(text)
 
 
 def _with_note(body: str, file: dict[str, Any]) -> str:

@@ -29,9 +29,15 @@ _ONE_FIELD = {"text": "content", "pdf": "content", "file_changed": "diff"}
 Joined = Callable[[Sequence[str], str], int]
 
 
-def recounted(result: Any, count: Callable[[str], int], joined: Joined | None = None) -> Any:
+def recounted(
+    result: Any,
+    count: Callable[[str], int],
+    joined: Joined | None = None,
+    steps: render.Steps | None = None,
+) -> Any:
     """`result` (a read's JSON) with its file's `tokens` the count of its rendered text
-    (of its parts by `joined`, when given and the text is made of parts)."""
+    (of its parts by `joined`, when given and the text is made of parts; its next steps
+    in the words `steps` gives them, as render.read is given them)."""
     if not isinstance(result, dict) or not isinstance(result.get("file"), dict):
         return result
     file = result["file"]
@@ -44,7 +50,7 @@ def recounted(result: Any, count: Callable[[str], int], joined: Joined | None = 
     if joined is not None and parts is not None:
         tokens = joined(*parts)
         return {**result, "file": {**file, "tokens": tokens}}
-    shown = render.body(result)
+    shown = render.body(result, steps)
     if shown is None:
         return result
     tokens = count(shown) + (_image_tokens(file) if result.get("type") == "notebook" else 0)

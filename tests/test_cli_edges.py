@@ -133,17 +133,24 @@ def test_mcp_on_a_terminal_stops_on_ctrl_c(workspace: Path, attach: bool) -> Non
     assert status in (0, 130)
 
 
-@pytest.mark.parametrize("command", [("read", "f.txt"), ("grep", "x"), ("ls", ".")])
-@pytest.mark.parametrize("root", ["missing", "f.txt"])
+ROOTED = [("read", "f.txt"), ("grep", "x"), ("glob", "*"), ("ls", "."), ("stats",), ("mcp",)]
+
+
+@pytest.mark.parametrize("command", ROOTED)
+@pytest.mark.parametrize(
+    ("root", "why"), [("missing", "does not exist"), ("f.txt", "is not a folder")]
+)
 def test_a_root_that_is_no_folder_is_named_as_the_root(
-    workspace: Path, command: tuple[str, ...], root: str
+    workspace: Path, command: tuple[str, ...], root: str, why: str
 ) -> None:
+    # A --root the user typed that is not there is most likely a typo: refused, saying
+    # it does not exist (it said "is not a folder", as of a file), at every command.
     (workspace / "f.txt").write_text("x\n")
-    done = run(*command, "--root", str(workspace / root), cwd=workspace)
+    env = mcp_env(private_runtime_dir())
+    done = run(*command, "--root", str(workspace / root), cwd=workspace, env=env)
     assert done.returncode == 2
     said = one_line(done.stderr)
-    assert f"--root {workspace / root}" in said
-    assert "not a folder" in said
+    assert said == f"readkeeper: --root {workspace / root} {why}; pass the project's folder."
 
 
 def test_an_empty_file_is_not_an_error(workspace: Path) -> None:

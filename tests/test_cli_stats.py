@@ -335,5 +335,5 @@ def test_stats_says_a_hostile_folder_name_escaped_on_a_terminal(workspace: Path)
     missing = workspace / "gone\x9b\u2066"
     status, shown = _on_a_terminal("stats", "--root", str(missing), cwd=workspace)
     assert status == 2
-    assert "is not a folder" in shown
+    assert "does not exist" in shown
     assert not [char for char in RAW_IN_JSON if char in shown], repr(shown)

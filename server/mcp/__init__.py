@@ -16,13 +16,13 @@ reaches the SDK, never this package.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..exit_status import REFUSED
+from ..exit_status import REFUSED, root_refusal
+from ..quoting import show
 from .early import EarlyAnswers
 
 # The SDK and what imports it are loaded in `main`, once the handshake is being
@@ -48,12 +48,9 @@ def main(
     tools: str = "readkeeper",
 ) -> int:
     """Serve MCP until the client leaves (stdio) or the process is stopped (HTTP)."""
-    missing = [root for root in roots if not os.path.isdir(root)]
-    if missing:
-        print(
-            f"readkeeper: --root {missing[0]} is not a folder; pass the project's folder.",
-            file=sys.stderr,
-        )
+    refused = next(filter(None, map(root_refusal, roots)), None)
+    if refused:
+        show(refused, sys.stderr)  # a name's controls escaped on a terminal
         return REFUSED
     early = None if http else EarlyAnswers.start(tools)
     said = _say_settings_warnings()

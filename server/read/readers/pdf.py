@@ -248,7 +248,12 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
         if next_pages:
             note += f' Continue with pages="{next_pages}".'
     elif textless:
-        note = f"Pages without a text layer: {compress(textless)} (read them with render=true)."
+        blank = compress(textless)  # the next step a call, so each front end says it
+        note = (
+            f"Pages without a text layer: {blank}. Read them as images: "
+            + call("read", file_path=path, pages=blank, render=True)
+            + "."
+        )
     inline = whole and not partial and settings.pdf_inline
     return PdfResult(
         PdfFile(

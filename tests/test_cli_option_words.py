@@ -1,0 +1,73 @@
+"""A read's option that a note names in the other front ends' words (`symbol="x"`,
+`include_images=true`, `force=true`, `(offset=1054).`) is said on the command line as
+its flag, a value as one shell word nothing expands (attack round 24, finding 4's
+siblings: the notebook's and the outline's notes named no command)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from document_samples import notebook_with_plots
+
+from readkeeper.hints import for_cli
+
+READKEEPER = [sys.executable, "-m", "readkeeper"]
+# A read's options as the core's notes write them.
+WRITTEN = re.compile(r"\b(offset|limit|pages|symbol|line_format|include_images|force|render)=")
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_a_notebooks_placeholder_names_the_flag_that_shows_its_images(workspace: Path) -> None:
+    (workspace / "plots.ipynb").write_text(json.dumps(notebook_with_plots(200_000)))
+    done = run("read", "plots.ipynb", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert not WRITTEN.search(said), said
+    assert "--include-images" in said
+    shown = run("read", "plots.ipynb", "--include-images", cwd=workspace)
+    assert shown.returncode == 0, shown.stderr
+    assert "size placeholder" not in shown.stdout
+
+
+def test_an_outlines_note_names_flags(workspace: Path) -> None:
+    source = "".join(f"def func_{i}(x):\n    return x + {i}\n\n" for i in range(3000))
+    (workspace / "big.py").write_text(source)
+    done = run("read", "big.py", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "outline" in said
+    assert not WRITTEN.search(said), said
+    assert "--symbol func_0" in said
+    assert "--force" in said
+    assert re.search(r"\(--offset \d+\)", said), said
+    symbol = run("read", "big.py", "--symbol", "func_0", cwd=workspace)
+    assert symbol.stdout.splitlines() == ["     1\tdef func_0(x):", "     2\t    return x + 0"]
+
+
+def test_a_quoted_value_is_one_shell_word_nothing_expands() -> None:
+    said = for_cli('Read a symbol with symbol="$x`y`" or pages="3-4", line_format=anchors.')
+    assert "--symbol '$x`y`'" in said
+    assert "--pages 3-4," in said
+    assert "--line-format anchors." in said
+    words = shlex.split(said.split("with ", 1)[1].split(" or")[0])
+    assert words == ["--symbol", "$x`y`"]
+    # A quoted name, not an option's value, is left as it is.
+    assert for_cli('The file "a=b" is there.') == 'The file "a=b" is there.'
+
+
+def test_a_grep_cut_short_names_its_flags(workspace: Path) -> None:
+    (workspace / "m.txt").write_text("".join(f"match {i}\n" for i in range(400)))
+    done = run("grep", "match", "m.txt", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "--max-matches" in done.stderr
+    assert "--offset 100" in done.stderr
+    assert not WRITTEN.search(done.stderr), done.stderr
+    assert "max_matches" not in done.stderr
