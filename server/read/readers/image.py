@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ... import quoting
-from ...errors import ReadkeeperError, library_detail
+from ...errors import ReadkeeperError, library_detail, library_words
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
 from . import worker
@@ -373,8 +373,8 @@ def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
     detail = library_detail(exc)
     return ReadkeeperError(
         "corrupt",
-        f"{quoting.name(path)} cannot be decoded as an image ({quoting.name(detail)}). It may "
-        "be truncated or damaged; check it with `file` and ask the user for an intact copy.",
+        f"{quoting.name(path)} cannot be decoded as an image ({library_words(exc)}). It may "
+        "be truncated or damaged: ask the user for an intact copy.",
         file_path=path,
         detail=detail,
     )

@@ -248,8 +248,11 @@ class Lease:
                 self._process.peak_rss = max(self._process.peak_rss, int(header.get("rss", 0)))
                 if "error" in header:
                     error = header["error"]
-                    # A library's words: one line, nothing unseen, no repr or address.
-                    reason = quoting.phrase(errors.library_detail(str(error["reason"])))
+                    # readkeeper's words, then the library's quoted (they may echo
+                    # the file's bytes): errors.with_library_words.
+                    own = quoting.phrase(errors.library_detail(str(error["reason"]), ""))
+                    words = error.get("words")
+                    reason = errors.with_library_words(own, str(words) if words else None)
                     failure = Failure(error["kind"], reason, error.get("page"))
                     if failure.kind in ("too_large", "internal"):
                         self._fail(failure)  # the worker leaves after these
