@@ -249,12 +249,12 @@ def _json_end(text: str, most: int) -> str:
     return text
 
 
-def with_library_words(own: str, words: str | None) -> str:
+def with_library_words(own: str, words: object) -> str:
     """readkeeper's own words `own` followed by a library's (`library_words`) in
     brackets; the library's alone when `own` is empty; `own` alone when it said none."""
     if not words:
         return own
-    quoted = library_words(words)
+    quoted = library_words(str(words))
     return f"{own} ({quoted})" if own else quoted
 
 

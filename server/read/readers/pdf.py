@@ -78,7 +78,7 @@ def _problem(item: worker.Item) -> str | None:
     if not problem:
         return None
     own = quoting.phrase(library_detail(str(problem), ""))
-    return with_library_words(own, str(words) if words else None)
+    return with_library_words(own, words)
 
 
 def _text_fails(data: bytes, number: int) -> str | None:

@@ -248,11 +248,8 @@ class Lease:
                 self._process.peak_rss = max(self._process.peak_rss, int(header.get("rss", 0)))
                 if "error" in header:
                     error = header["error"]
-                    # readkeeper's words, then the library's quoted (they may echo
-                    # the file's bytes): errors.with_library_words.
                     own = quoting.phrase(errors.library_detail(str(error["reason"]), ""))
-                    words = error.get("words")
-                    reason = errors.with_library_words(own, str(words) if words else None)
+                    reason = errors.with_library_words(own, error.get("words"))  # quoted
                     failure = Failure(error["kind"], reason, error.get("page"))
                     if failure.kind in ("too_large", "internal"):
                         self._fail(failure)  # the worker leaves after these
