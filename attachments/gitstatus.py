@@ -33,7 +33,7 @@ from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 from readkeeper import quoting
-from readkeeper.errors import ReadkeeperError
+from readkeeper.errors import ReadkeeperError, library_words
 from readkeeper.files import landlock
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import Workspace
@@ -123,7 +123,7 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
     if "failed" in answer:
         raise ReadkeeperError(
             "corrupt",
-            f"git status could not read the repository: {quoting.line(str(answer['failed']))}. "
+            f"git status could not read the repository: {library_words(str(answer['failed']))}. "
             "The other attachments are not affected; ask the user to look at the repository.",
         )
     # The worker C-quotes names as git does; a branch name may still hold U+2028 and

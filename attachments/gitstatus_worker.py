@@ -152,7 +152,7 @@ def _rule_file_refusal(repo: Any, workdir: str) -> str | None:
         except OSError:
             regular = False
         if not (inside and regular):
-            target = os.fsdecode(os.readlink(path))
+            target = json.dumps(os.fsdecode(os.readlink(path)))  # the repository's words
             return (
                 f"{shown} in its work tree is a symbolic link to {target}, which git never follows"
             )
@@ -251,8 +251,9 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
         for key in _PATH_KEYS:
             if key in repo.config:
                 return {
+                    # The repository's words: one JSON string, never bare.
                     "refused": f"its config names a file for git to read ({key} = "
-                    f"{repo.config[key]})"
+                    f"{json.dumps(str(repo.config[key]))})"
                 }
         refused = _rule_file_refusal(repo, workdir)
         if refused is not None:

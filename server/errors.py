@@ -189,12 +189,12 @@ MAX_FAULT_CHARS = 500
 
 def fault_reason(exc: BaseException) -> str:
     """A fault of readkeeper's own (`internal`) as its reply names it: the exception's
-    type and message, one line with nothing unseen (quoting.phrase), for its message may
-    hold any party's text (a file's, a client's, a library's); cut between escapes. No
-    object's repr or address (`library_detail`)."""
+    type, then its message as a library's words are shown (`library_words`: one quoted
+    string, cut when long), for it may hold any party's text (a file's, a client's, a
+    library's). No object's repr or address (`library_detail`)."""
     said = library_detail(exc, fallback="")
-    shown = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
-    return quoting.cut_escaped(quoting.phrase(shown), MAX_FAULT_CHARS)
+    name = type(exc).__name__
+    return f"{name}: {library_words(said, MAX_FAULT_CHARS)}" if said else name
 
 
 # An object's default repr (`<_io.BytesIO object at 0x7fcb...>`, `<function f at 0x...>`)
@@ -223,15 +223,39 @@ def library_detail(exc: BaseException | str, fallback: str | None = None) -> str
 MAX_LIBRARY_CHARS = 300
 
 
-def library_words(exc: BaseException | str) -> str:
-    """A library's words (`library_detail`) set in a refusal's sentence: one line, nothing
-    unseen (quoting.phrase), cut past `MAX_LIBRARY_CHARS` as readkeeper marks cuts (a
-    glob library's message repeats the 4,096-character glob it was given)."""
-    said = quoting.phrase(library_detail(exc))
-    if len(said) <= MAX_LIBRARY_CHARS:
-        return quoting.marks(said)
-    kept = quoting.cut_escaped(said, MAX_LIBRARY_CHARS)
-    return f"{quoting.marks(kept)} … [{len(said) - len(kept):,} characters cut]"
+def library_words(exc: BaseException | str, most: int = MAX_LIBRARY_CHARS) -> str:
+    """A library's words (`library_detail`) as readkeeper's sentences show them: ONE
+    quoted JSON string (quoting.json_text: one line, nothing unseen, its quotes escaped),
+    cut past `most` characters, the cut marked after it. A library's message can echo a
+    file's bytes (pypdf dumps the PDF around a parse error, a filter name's #-escapes,
+    libgit2 a HEAD's text): quoted, nothing in it closes readkeeper's brackets nor
+    passes for its words, and no front end rewords it (hints.rewrite leaves JSON strings
+    as they are; attack round 24). The one way a library's words enter our text."""
+    said = library_detail(exc)
+    kept = _json_end(said, most)
+    if kept == said:
+        return quoting.json_text(said)
+    return f"{quoting.json_text(kept)} … [{len(said) - len(kept):,} characters cut]"
+
+
+def _json_end(text: str, most: int) -> str:
+    """The start of `text` whose JSON string (quoting.json_text) spells it within `most`
+    characters, its quotes aside: whole characters, each escape whole."""
+    spent = 0
+    for index, char in enumerate(text):
+        spent += 1 if char.isprintable() and char not in '"\\' else len(quoting.json_text(char)) - 2
+        if spent > most:
+            return text[:index]
+    return text
+
+
+def with_library_words(own: str, words: object) -> str:
+    """readkeeper's own words `own` followed by a library's (`library_words`) in
+    brackets; the library's alone when `own` is empty; `own` alone when it said none."""
+    if not words:
+        return own
+    quoted = library_words(str(words))
+    return f"{own} ({quoted})" if own else quoted
 
 
 class ReadkeeperError(Exception):

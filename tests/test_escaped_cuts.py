@@ -6,6 +6,7 @@ and a setting's value shown in its warning."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -29,10 +30,13 @@ def test_a_fault_reason_is_cut_between_escapes(before: int) -> None:
     # Each start puts the 500th character at another place of an escape.
     prefix = "x" * (MAX_FAULT_CHARS - len("ValueError: ") - before)
     reason = fault_reason(ValueError(prefix + "\x01\u202e\U000e0001" * 10))
-    assert len(reason) <= MAX_FAULT_CHARS
-    assert reason.startswith("ValueError: xxx")
-    assert ends_whole(reason), reason[-14:]
-    assert len(reason) > MAX_FAULT_CHARS - 12  # cut at the escape, not before it
+    # The fault's words are one quoted string (errors.library_words), the cut after it.
+    assert reason.startswith('ValueError: "xxx')
+    quoted, cut = reason.removeprefix("ValueError: ").split(" … [")
+    assert re.fullmatch(r"[\d,]+ characters cut\]", cut)
+    assert json.loads(quoted).startswith(prefix)  # every escape whole
+    assert ends_whole(quoted), quoted[-14:]
+    assert MAX_FAULT_CHARS - 12 < len(quoted) - 2 <= MAX_FAULT_CHARS  # cut at an escape
 
 
 @pytest.mark.parametrize("before", range(8))

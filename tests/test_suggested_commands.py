@@ -5,7 +5,6 @@ names in readkeeper's sentences use, would let `$(...)` run in a shell."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -47,17 +46,18 @@ def test_a_name_that_cannot_stand_on_one_line_is_left_out(name: str) -> None:
     assert shell_word(name) == "FILE"
 
 
-def test_an_images_refusal_suggests_a_command_that_runs_nothing_of_the_name(
+def test_an_images_refusal_says_what_to_do_in_words_and_names_no_command(
     core: Readkeeper, workspace: Path
 ) -> None:
+    # It named `magick NAME -resize ...`: a next step is never a shell command (attack
+    # round 24): the user is asked for a smaller copy, in words.
     name = "x$(touch pwned).png"
     (workspace / name).write_bytes(png_bomb())
     error = refused(core, name)
     assert error.kind == "too_large"
-    [command] = re.findall(r"`(magick [^`]*)`", error.message)
-    subprocess.run(["sh", "-c", command.replace("magick", "printf %s", 1)], cwd=workspace)
-    assert not (workspace / "pwned").exists()
-    assert shlex.split(command)[1] == name
+    assert "`" not in error.message
+    assert "magick" not in error.message
+    assert "image tool" in error.message
 
 
 def test_a_cli_hint_quotes_for_the_shell_and_never_breaks_its_line() -> None:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
-from ..errors import ReadkeeperError, library_detail
+from ..errors import ReadkeeperError, library_detail, library_words
 from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
@@ -299,7 +299,7 @@ def _spliced(
         raise ReadkeeperError(
             "unsupported",
             f"readkeeper could not find where the cell is in the text of {quoting.name(path)} "
-            f"with certainty ({library_detail(exc)}), and never rewrites the rest of a notebook "
+            f"with certainty ({library_words(exc)}), and never rewrites the rest of a notebook "
             "to make an edit; nothing was written. Change the cell's lines as text instead "
             "(old_string/new_string on the notebook's JSON).",
             file_path=path,
@@ -424,8 +424,8 @@ def _validate(notebook: dict[str, Any], before: Callable[[], dict[str, Any]], pa
     if broken is not None and problem(before()) is None:
         raise ReadkeeperError(
             "bad_params",
-            f"The edit would make {path} an invalid notebook ({broken}); nothing was "
-            "written. Check cell_type and new_source.",
+            f"The edit would make {path} an invalid notebook ({library_words(broken)}); nothing "
+            "was written. Check cell_type and new_source.",
             file_path=path,
             detail=broken,
         )

@@ -16,8 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import quoting
-from ..errors import library_detail
+from ..errors import fault_reason
 
 log = logging.getLogger("readkeeper")
 
@@ -49,8 +48,7 @@ class Health:
         self.failures += 1
         self.down = True
         # One line of readkeeper's words: an error's text may hold a file's name.
-        said = quoting.phrase(f"{type(exc).__name__}: {library_detail(exc)}")
-        self.failure = f"{self.what} stopped on an unexpected error: {said}"
+        self.failure = f"{self.what} stopped on an unexpected error: {fault_reason(exc)}"
         log.error("readkeeper: %s", self.failure, exc_info=exc)
         if self._on_failure is not None:
             self._on_failure(self.failure)

@@ -568,6 +568,7 @@ def test_a_source_that_faults_is_dropped_as_internal_with_a_next_step() -> None:
         {
             "type": "memory",
             "source": "AGENTS.md",
-            "reason": "internal: ValueError: a source's bug (a fault of readkeeper's). Ask again.",
+            "reason": "internal: ValueError: \"a source's bug\" (a fault of readkeeper's). Ask "
+            "again.",
         }
     ]

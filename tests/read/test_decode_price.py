@@ -100,7 +100,7 @@ def test_the_attackers_tall_png_is_refused_from_its_header() -> None:
     error = caught.value
     assert error.kind == "too_large"
     assert error.data["decode_bytes"] > 178_000_000 * (1 + POINTER)
-    assert "magick tall.png -resize 1568x1568" in error.message
+    assert "downscaled (to 1568x1568 or less) with an image tool" in error.message
 
 
 def test_a_picture_pillow_decodes_in_python_is_capped_by_pixels() -> None:
@@ -111,7 +111,7 @@ def test_a_picture_pillow_decodes_in_python_is_capped_by_pixels() -> None:
     error = caught.value
     assert error.kind == "too_large"
     assert error.data["max_python_pixels"] < 20_000 * 2_800
-    assert "magick rows.bmp rows.png" in error.message
+    assert "a copy saved as PNG with an image tool" in error.message
     # A small one is still shown.
     shown = fit_image(bmp_rle_padded(2_000, 1_000), "/w/rows.bmp", Settings())
     assert (shown.original_width, shown.original_height) == (2_000, 1_000)
@@ -124,7 +124,8 @@ def test_text_a_png_inflates_on_opening_is_capped() -> None:
         fit_image(png_text_bomb(70), "/w/notes.png", Settings())
     error = caught.value
     assert error.kind == "too_large"
-    assert "magick notes.png -strip stripped.png" in error.message
+    assert "image tool" in error.message
+    assert "`" not in error.message  # in words, never a shell command
     # A few MB of text is still read past.
     assert fit_image(png_text_bomb(2), "/w/notes.png", Settings()).width == 1
 

@@ -61,7 +61,7 @@ async def test_structure_floods_are_too_large_and_small_reads_go_on(
             assert "error" in reply, (name, reply.get("file", {}).get("note"))
             assert reply["error"]["kind"] == "too_large", reply
             assert reply["error"]["max_structure_steps"] == STEPS
-            assert "magick" in reply["message"], reply  # what to do instead
+            assert "image tool" in reply["message"], reply  # what to do instead, in words
         small = await lsp.read("notes.txt", force=True)
         assert small["file"]["num_lines"] == 2
 

@@ -59,7 +59,7 @@ def test_the_work_left_for_after_an_answer_starts_again_after_its_thread_ended()
         status: dict[str, Any] = later.status()
         assert status["failure"] == (
             "the work left for after an answer stopped on an unexpected error: "
-            "Ended: a step let it through"
+            'Ended: "a step let it through"'
         )
         # The next job runs, on a thread started again, and a settle does not stall.
         later.defer("s", lambda: ran.append("after"))
@@ -112,7 +112,7 @@ def test_a_glob_build_that_failed_is_counted_and_said() -> None:
     assert (status["state"], status["failures"], status["started"]) == ("idle", 1, 1)
     assert status["failure"] == (
         "a glob's listing built after its answer stopped on an unexpected error: "
-        "OSError: the listing could not be read"
+        'OSError: "the listing could not be read"'
     )
     builds.close()
 

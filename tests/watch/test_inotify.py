@@ -559,7 +559,7 @@ def test_a_reader_that_ends_on_an_error_is_reported_for_the_watcher_to_leave(
         wait_until(lambda: ending.limits, "the reader's end to be reported")
         (error,) = ending.limits
         assert limit_reason(error) == (
-            "the inotify reader stopped on an unexpected error: Ended: a step let it through"
+            'the inotify reader stopped on an unexpected error: Ended: "a step let it through"'
         )
     finally:
         reading.stop()

@@ -68,7 +68,7 @@ def test_a_reader_that_ends_on_an_error_reports_the_subscription_lost(
             # The exception's words as every library's reach the user (no repr, no
             # heap address: errors.library_detail).
             "readkeeper's Watchman reader stopped on an unexpected error: "
-            "RuntimeError: a bug in the sink"
+            'RuntimeError: "a bug in the sink"'
         ]
     finally:
         subscription.stop()

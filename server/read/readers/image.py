@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ... import quoting
-from ...errors import ReadkeeperError, library_detail
+from ...errors import ReadkeeperError, library_detail, library_words
 from ...protocol import ImageDimensions, ImageFile
 from ...settings import Settings
 from . import worker
@@ -373,21 +373,20 @@ def _corrupt(path: str, exc: BaseException) -> ReadkeeperError:
     detail = library_detail(exc)
     return ReadkeeperError(
         "corrupt",
-        f"{quoting.name(path)} cannot be decoded as an image ({quoting.name(detail)}). It may "
-        "be truncated or damaged; check it with `file` and ask the user for an intact copy.",
+        f"{quoting.name(path)} cannot be decoded as an image ({library_words(exc)}). It may "
+        "be truncated or damaged: ask the user for an intact copy.",
         file_path=path,
         detail=detail,
     )
 
 
 def _over_decode_cap(path: str, img: Image.Image, plan: _Plan) -> ReadkeeperError:
-    name = quoting.shell_word(path.rsplit("/", 1)[-1])
     return ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} is {plan.width}x{plan.height} {img.mode}: decoding it takes "
         f"{plan.cost / MB:,.0f} MB, over the {DECODE_MAX_BYTES // MB} MB one image may use. "
-        "Ask the user for a smaller export, or downscale a copy with a tool first (for "
-        f"example `magick {name} -resize 1568x1568 smaller.png`) and read that.",
+        "Ask the user for a smaller export, or for a copy downscaled (to 1568x1568 or "
+        "less) with an image tool, and read that.",
         file_path=path,
         width=plan.width,
         height=plan.height,

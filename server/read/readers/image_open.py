@@ -102,14 +102,12 @@ def check_decoder(img: Image.Image, path: str) -> None:
         return
     if not any(tile[0] in Image.DECODERS for tile in getattr(img, "tile", [])):
         return
-    name = path.rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] or name
     raise ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} is a {img.format} of {width}x{height} that Pillow decodes in "
         f"Python (compressed rows), slowly: over {PYTHON_DECODE_PIXELS:,} pixels it is not "
-        f"decoded. Ask the user for a smaller export, or convert a copy first (for example "
-        f"`magick {quoting.shell_word(name)} {quoting.shell_word(stem + '.png')}`) and read that.",
+        "decoded. Ask the user for a smaller export, or for a copy saved as PNG with an "
+        "image tool, and read that.",
         file_path=path,
         width=width,
         height=height,
@@ -118,12 +116,11 @@ def check_decoder(img: Image.Image, path: str) -> None:
 
 
 def _text_heavy(path: str) -> ReadkeeperError:
-    name = quoting.shell_word(path.rsplit("/", 1)[-1])
     return ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} carries over {HEADER_TEXT_BYTES // MB} MB of text in its "
-        "header (PNG text chunks), which readkeeper does not inflate. Strip it from a copy "
-        f"first (for example `magick {name} -strip stripped.png`) and read that.",
+        "header (PNG text chunks), which readkeeper does not inflate. Ask the user for a "
+        "copy with its text stripped (by an image tool), and read that.",
         file_path=path,
         max_header_text_bytes=HEADER_TEXT_BYTES,
     )

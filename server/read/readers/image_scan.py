@@ -294,13 +294,12 @@ def _tiff_rationals(data: bytes, order: str, start: int, entries: int) -> int:
 
 
 def _too_structured(path: str, what: str) -> ReadkeeperError:
-    name = path.rsplit("/", 1)[-1]
     return ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} is built of {what}, more than readkeeper walks to show "
         "one picture (that work grows with the file's structure, not its pixels). "
-        "Rewrite a copy without them first (for example `magick "
-        f"{quoting.shell_word(name)} -strip stripped.png`) and read that.",
+        "Ask the user for a copy rewritten without them (by an image tool that strips "
+        "metadata), and read that.",
         file_path=path,
         max_structure_steps=STRUCTURE_STEPS,
         max_metadata_inflate_bytes=METADATA_INFLATE_BYTES,

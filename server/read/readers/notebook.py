@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from ... import quoting, words
-from ...errors import ReadkeeperError, library_detail
+from ...errors import ReadkeeperError, library_words
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from .. import numbering
@@ -253,9 +253,7 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
                 nbformat=major,
             ) from None
         except Exception as exc:  # nbformat's converters fail in many ways on bad input
-            raise _corrupt(
-                path, f"nbformat could not upgrade it ({quoting.json_text(library_detail(exc))})"
-            ) from None
+            raise _corrupt(path, f"nbformat could not upgrade it ({library_words(exc)})") from None
     cells = notebook.get("cells")
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
         raise _corrupt(path, '"cells" is not a list of cells')

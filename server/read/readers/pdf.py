@@ -26,7 +26,7 @@ import base64
 from collections.abc import Callable
 
 from ... import quoting
-from ...errors import ReadkeeperError, library_words
+from ...errors import ReadkeeperError, library_detail, with_library_words
 from ...hints import call
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
@@ -72,11 +72,13 @@ def _other_fails(data: bytes, number: int, render: bool, settings: Settings) -> 
 
 
 def _problem(item: worker.Item) -> str | None:
-    """Why a page's text did not come, as the worker said it (readkeeper's words, a
-    library's within them): shown as a library's words are (errors.library_words: no
-    object's repr nor address, one line, cut when long)."""
-    problem = item["problem"]
-    return library_words(str(problem)) if problem else None
+    """Why a page's text did not come, as the worker said it: readkeeper's words, then
+    the library's apart, quoted (errors.with_library_words: they may echo the file)."""
+    problem, words = item["problem"], item.get("words")
+    if not problem:
+        return None
+    own = quoting.phrase(library_detail(str(problem), ""))
+    return with_library_words(own, words)
 
 
 def _text_fails(data: bytes, number: int) -> str | None:

@@ -87,7 +87,7 @@ def open_failed(path: str, failure: worker.Failure) -> ReadkeeperError:
         return ReadkeeperError(
             "encrypted",
             f"{path} is encrypted and needs a password to open. Ask the user for a copy "
-            "without a password (e.g. `qpdf --decrypt --password=... in.pdf out.pdf`).",
+            "without a password (saved again without one from a PDF tool).",
             file_path=path,
         )
     if failure.kind == "corrupt":
@@ -98,8 +98,8 @@ def open_failed(path: str, failure: worker.Failure) -> ReadkeeperError:
             f"{path} could not be opened within the limits of PDF reading: it went over "
             f"{failure.reason}. It is too big or complex to read here (or built to exhaust "
             "memory or time); nothing says it is damaged. Ask the user for a smaller copy "
-            "(the pages you need: `qpdf in.pdf --pages . 1-50 -- out.pdf`), or one printed "
-            "to PDF again.",
+            "(only the pages you need, taken out with a PDF tool), or one printed to PDF "
+            "again.",
             file_path=path,
             reason=failure.reason,
         )
@@ -149,7 +149,7 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
         message = (
             f"{path}: page {number} could not be {'drawn' if render else 'read'} "
             f"({failure.reason}): the file is likely damaged there. {other}{skip} Or ask the "
-            "user for an intact copy (or repair it: `qpdf in.pdf out.pdf`)."
+            "user for an intact copy, or to repair it with a PDF tool."
         )
     return ReadkeeperError(failure.kind, message, **data)
 
@@ -158,7 +158,7 @@ def _corrupt(path: str, detail: str) -> ReadkeeperError:
     return ReadkeeperError(
         "corrupt",
         f"{path} is not a readable PDF ({detail}). It may be truncated or damaged: ask the "
-        "user for an intact copy, or repair it (e.g. `qpdf in.pdf out.pdf`) and read that.",
+        "user for an intact copy, or to repair it with a PDF tool, and read that.",
         file_path=path,
         detail=detail,
     )

@@ -44,13 +44,22 @@ FailureKind = Literal["too_large", "corrupt", "encrypted", "internal"]
 class Failure(Exception):
     """A job that did not finish: a limit was hit (`too_large`), the file is damaged or
     crashed the worker (`corrupt`), it needs a password (`encrypted`), or the worker was
-    stopped from outside (`internal`). `page` is the page it was on, when it was on one."""
+    stopped from outside (`internal`). `page` is the page it was on, when it was on one.
+    `reason` is readkeeper's words; `words` a library's, apart (they may echo the file's
+    bytes): the parent shows them quoted (errors.with_library_words)."""
 
-    def __init__(self, kind: FailureKind, reason: str, page: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: FailureKind,
+        reason: str,
+        page: int | None = None,
+        words: str | None = None,
+    ) -> None:
         super().__init__(f"{kind}: {reason}" + ("" if page is None else f" (page {page})"))
         self.kind: FailureKind = kind
         self.reason = reason
         self.page = page
+        self.words = words
 
 
 # --- frames: a JSON header, then raw blobs --------------------------------------------
@@ -132,7 +141,8 @@ class _Document:
             try:
                 self._pdfium = pdfium.PdfDocument(self.data)
             except pdfium.PdfiumError as exc:
-                raise Failure("corrupt", _describe(exc)) from None
+                own, words = _describe(exc)
+                raise Failure("corrupt", own, None, words) from None
         return self._pdfium
 
     def close(self) -> None:
@@ -161,8 +171,11 @@ def _job_open(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any
         raise
     except Exception as exc:
         if _kind(exc) == "too_large":
-            raise Failure("too_large", f"a limit of the PDF reader ({_describe(exc)})") from None
-        raise Failure("corrupt", _describe(exc)) from None
+            raise Failure(
+                "too_large", "a limit of the PDF reader", None, _describe(exc)[1]
+            ) from None
+        own, words = _describe(exc)
+        raise Failure("corrupt", own, None, words) from None
     if count == 0:
         raise Failure("corrupt", "it has no pages")
     return {"page_count": count}
@@ -181,32 +194,35 @@ def _job_text(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, Any
     for index, number in enumerate(args["pages"]):
         if index and time.monotonic() - start > args["stop_after"]:
             return {"stopped": True}
-        text, problem = _page_text(doc, number)
-        send({"item": {"number": number, "text": text, "problem": problem}}, [])
+        text, problem, words = _page_text(doc, number)
+        item = {"number": number, "text": text, "problem": problem, "words": words}
+        send({"item": item}, [])
     return {"stopped": False}
 
 
-def _page_text(doc: _Document, number: int) -> tuple[str, str | None]:
-    """The text of page `number`, or why there is none to show."""
+def _page_text(doc: _Document, number: int) -> tuple[str, str | None, str | None]:
+    """The text of page `number`, or why there is none to show (readkeeper's words, then
+    a library's apart)."""
     try:
         if doc.many_pages() is not None:
-            return _pdfium_text(doc, number), None
+            return _pdfium_text(doc, number), None, None
         page = doc.reader().pages[number - 1]
         contents = page.get_contents()
         size = len(contents.get_data()) if contents is not None else 0
         if size > _MAX_PAGE_CONTENT_BYTES:
-            return "", f"page content too large to extract text from ({size:,} bytes)"
+            return "", f"page content too large to extract text from ({size:,} bytes)", None
         if size > _PYPDF_MAX_CONTENT_BYTES:
-            return _pdfium_text(doc, number), None
-        return str(page.extract_text()), None
+            return _pdfium_text(doc, number), None, None
+        return str(page.extract_text()), None, None
     except MemoryError:
         raise
     except Exception as exc:  # a damaged page spoils that page, not the whole read
         if _kind(exc) == "too_large":
             # pypdf's words ("Limit reached while decompressing. 334782 bytes
             # remaining.") name its inner workings: readkeeper's own instead.
-            return "", "page content decompresses past the limit for extracting text"
-        return "", f"text could not be extracted ({_describe(exc)})"
+            return "", "page content decompresses past the limit for extracting text", None
+        own, words = _describe(exc)
+        return "", "text could not be extracted" + (f" ({own})" if own else ""), words
 
 
 def _pdfium_text(doc: _Document, number: int) -> str:
@@ -234,7 +250,8 @@ def _job_render(doc: _Document, args: dict[str, Any], send: Send) -> dict[str, A
         except MemoryError:
             raise
         except Exception as exc:  # pdfium refused the page: the rest may still draw
-            raise Failure("corrupt", _describe(exc), number) from None
+            own, words = _describe(exc)
+            raise Failure("corrupt", own, number, words) from None
         send({"item": {"number": number, "width": width, "height": height}}, [png])
     return {"stopped": False}
 
@@ -286,10 +303,11 @@ def _kind(exc: BaseException) -> FailureKind:
 _INNER = (AssertionError, AttributeError, LookupError, TypeError, NameError)
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException) -> tuple[str, str | None]:
+    """readkeeper's words for `exc`, and the library's apart (None: none shown)."""
     if isinstance(exc, _INNER):
-        return f"the PDF reader failed inside: {type(exc).__name__}"
-    return str(exc) or type(exc).__name__
+        return f"the PDF reader failed inside: {type(exc).__name__}", None
+    return "", str(exc) or type(exc).__name__
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
@@ -374,13 +392,15 @@ def _serve() -> None:
                 raise Failure("internal", "no document was sent")
             reply: dict[str, Any] = {"done": _JOBS[request["job"]](document, request["args"], send)}
         except Failure as exc:
-            reply = {"error": {"kind": exc.kind, "reason": exc.reason, "page": exc.page}}
+            error = {"kind": exc.kind, "reason": exc.reason, "page": exc.page, "words": exc.words}
+            reply = {"error": error}
         except MemoryError:
             limit = f"the {request['limits']['memory'] / (1 << 20):,.0f} MB memory limit"
             reply = {"error": {"kind": "too_large", "reason": limit, "page": None}}
             leave = True  # what the libraries hold after a failed allocation is unknown
         except Exception as exc:
-            reply = {"error": {"kind": "internal", "reason": _describe(exc), "page": None}}
+            own, words = _describe(exc)
+            reply = {"error": {"kind": "internal", "reason": own, "page": None, "words": words}}
             leave = True
         reply["rss"] = _peak_rss()
         send(reply, [])

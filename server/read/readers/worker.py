@@ -248,8 +248,8 @@ class Lease:
                 self._process.peak_rss = max(self._process.peak_rss, int(header.get("rss", 0)))
                 if "error" in header:
                     error = header["error"]
-                    # A library's words: one line, nothing unseen, no repr or address.
-                    reason = quoting.phrase(errors.library_detail(str(error["reason"])))
+                    own = quoting.phrase(errors.library_detail(str(error["reason"]), ""))
+                    reason = errors.with_library_words(own, error.get("words"))  # quoted
                     failure = Failure(error["kind"], reason, error.get("page"))
                     if failure.kind in ("too_large", "internal"):
                         self._fail(failure)  # the worker leaves after these
