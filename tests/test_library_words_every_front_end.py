@@ -32,7 +32,7 @@ _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _FORGED = (
     "pages=1-3",
     "readkeeper/write",
-    "--pages",
+    "--pages 1-3",  # the file's `pages=1-3` as a CLI flag (its own next step names --pages 2)
     "write tool",
     "write_file",
     "Page 2 is blank",
