@@ -230,7 +230,7 @@ def test_an_exception_inside_a_handler_is_an_internal_error(workspace: Path) -> 
         error = server.request(2, "readkeeper/stats", {})["error"]
         assert error["code"] == -32603
         assert error["data"]["kind"] == "internal"
-        assert "RuntimeError: injected fault" in error["data"]["reason"]
+        assert 'RuntimeError: "injected fault"' in error["data"]["reason"]
         assert "Traceback" not in json.dumps(error)  # the log has it, not the reply
         assert_still_serving(server, 3)
     finally:
@@ -359,7 +359,8 @@ def test_the_request_wrapper_maps_every_exception() -> None:
         assert caught.value.code == -32603
         assert caught.value.data == {
             "kind": "internal",
-            "reason": "OSError: [Errno 22] Invalid argument",
+            # A fault's words, as a library's are shown: one quoted string.
+            "reason": 'OSError: "[Errno 22] Invalid argument"',
         }
         assert "Traceback" not in caught.value.message
 

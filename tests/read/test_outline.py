@@ -399,7 +399,7 @@ def test_the_cli_prints_an_outline_and_reads_a_symbol(workspace: Path) -> None:
     shown = subprocess.run(command, cwd=workspace, capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0
     assert "\n  " in shown.stdout  # nested symbols, indented
-    assert 'symbol="' in shown.stdout  # the note naming the read that gets any part
+    assert "--symbol " in shown.stdout  # the note naming the read that gets any part
     symbol = subprocess.run(
         [*command, "--symbol", "IO.read"], cwd=workspace, capture_output=True, text=True, timeout=60
     )
