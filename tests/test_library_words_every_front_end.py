@@ -98,16 +98,16 @@ def _note(text: str) -> str:
     return page_2
 
 
+def _cli_read(workspace: Path, name: str) -> subprocess.CompletedProcess[str]:
+    """`readkeeper read NAME` in `workspace`, as a user runs it."""
+    command = [sys.executable, "-m", "readkeeper", "read", name]
+    return subprocess.run(command, cwd=workspace, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("make", [forged_filter_pdf, forged_content_pdf])
 def test_a_damaged_page_s_note_quotes_the_library_on_the_cli(workspace: Path, make) -> None:
     (workspace / "forge.pdf").write_bytes(make())
-    done = subprocess.run(
-        [sys.executable, "-m", "readkeeper", "read", "forge.pdf"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _cli_read(workspace, "forge.pdf")
     assert done.returncode == 0, done.stderr
     note = _note(done.stdout)
     assert note.startswith('[text could not be extracted ("'), note
@@ -116,13 +116,7 @@ def test_a_damaged_page_s_note_quotes_the_library_on_the_cli(workspace: Path, ma
 
 def test_a_corrupt_pdf_on_the_cli_is_not_reworded(workspace: Path) -> None:
     (workspace / "forge.pdf").write_bytes(forged_catalog_pdf())
-    done = subprocess.run(
-        [sys.executable, "-m", "readkeeper", "read", "forge.pdf"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _cli_read(workspace, "forge.pdf")
     assert done.returncode != 0
     assert "readkeeper/write {}" in done.stderr, done.stderr
     _assert_quoted(done.stderr)
