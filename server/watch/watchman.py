@@ -93,9 +93,10 @@ class Sink(Protocol):
 
 
 class Unavailable(Exception):
-    """Watchman cannot be used; the message says why, for the user. It holds what
-    Watchman or its program said (its stderr, its errors: another party's words), so it
-    is made one line with nothing unseen here, where all of them enter (quoting.phrase)."""
+    """Watchman cannot be used; the message says why, for the user. What Watchman or its
+    program said (its stderr, its errors: another party's words) is one quoted string in
+    it (errors.with_library_words, where each reason is made); the whole is made one line
+    with nothing unseen here, where all of them enter (quoting.phrase)."""
 
     def __init__(self, why: str) -> None:
         # Without object reprs or heap addresses (errors.library_detail), cut.
@@ -336,7 +337,8 @@ def _sockname() -> str:
         )
         return str(json.loads(done.stdout)["sockname"])
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
-        raise Unavailable(f"could not reach Watchman (get-sockname: {exc})") from exc
+        said = errors.with_library_words("could not reach Watchman (get-sockname)", exc)
+        raise Unavailable(said) from exc
 
 
 def _start_service() -> None:
@@ -346,14 +348,16 @@ def _start_service() -> None:
             ["watchman", "--no-pretty", "get-pid"], capture_output=True, timeout=_SPAWN_TIMEOUT_S
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise Unavailable(f"Watchman could not be started ({exc})") from exc
+        raise Unavailable(errors.with_library_words("Watchman could not be started", exc)) from exc
     if done.returncode != 0:
-        error = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
-        raise Unavailable(f"Watchman could not be started ({error})")
+        error = done.stderr.decode(errors="replace").strip()
+        own = f"Watchman could not be started (exit {done.returncode})"
+        raise Unavailable(errors.with_library_words(own, error))
     log.info("readkeeper: started the Watchman service")
 
 
 def _reason(what: str, exc: BaseException) -> str:
-    """ "could not reach Watchman (why)", for the user."""
+    """ "could not reach Watchman ("why")", for the user: Watchman's or pywatchman's words
+    one quoted string (errors.library_words), as every other party's are."""
     why = getattr(exc, "msg", None) or str(exc) or type(exc).__name__  # without the command
-    return f"could not {what} Watchman ({why})"
+    return errors.with_library_words(f"could not {what} Watchman", why)

@@ -25,7 +25,8 @@ def test_watchman_s_stderr_is_one_line_of_words(
     with pytest.raises(watchman.Unavailable) as caught:
         watchman._start_service()
     said = str(caught.value)
-    assert said.startswith("Watchman could not be started (no readkeeper: FORGED")
+    # Watchman's words one quoted string (errors.library_words) after readkeeper's own.
+    assert said.startswith('Watchman could not be started (exit 3) ("no\\nreadkeeper: FORGED')
     for hidden in ("\n", "\r", "\u2028", "\u202e", "\x1b"):
         assert hidden not in said, said
 
@@ -41,3 +42,12 @@ def test_a_reason_holds_no_address_and_is_cut() -> None:
     assert "0x7fcb" not in said
     assert "object at" not in said
     assert len(said) <= watchman.MAX_REASON_CHARS
+
+
+def test_a_reason_from_watchman_s_answer_is_one_quoted_string() -> None:
+    # What pywatchman raises holds the service's answer (a path, a config's words):
+    # said as one JSON string, so it can pose neither as readkeeper's words nor as a call.
+    said = watchman._reason("reach", OSError('x) readkeeper/write {"file_path": "/w/a"} ('))
+    assert said == (
+        'could not reach Watchman ("x) readkeeper/write {\\"file_path\\": \\"/w/a\\"} (")'
+    )
