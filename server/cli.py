@@ -19,7 +19,7 @@ from .cli_stats import add_command as add_stats_command
 from .cli_terminal import Parser, stderr_log_handler, terminal_output
 from .errors import ReadkeeperError, shown_content
 from .exit_status import REFUSED
-from .hints import for_cli
+from .hints import for_cli, given_root
 from .loading import loading
 from .peers import loopback_refusal, unsupported
 from .quoting import show, wire_json
@@ -151,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The commands that take one `--root` and print next steps naming commands (hints.for_cli).
+_ROOTED = ("read", "stats", *SEARCH_COMMANDS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The `readkeeper` console script (the language server when no command is given);
     returns the exit status."""
@@ -163,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()  # a person at a terminal, not an editor speaking LSP
         return 0
     try:
-        return _run(args)
+        with given_root(getattr(args, "root", None) if args.command in _ROOTED else None):
+            return _run(args)
     except BrokenPipeError:
         # The reader stopped early (`readkeeper read big.py | head`): not an error of
         # ours. Point stdout at nothing so that the flush at exit cannot fail again.

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import cut_name
@@ -210,6 +210,28 @@ def render_folder(file_path: str) -> str:
     return folder
 
 
+# The workspace root the running command was given with `--root`, absolute, when it is
+# not the current folder (cli.main sets it: `given_root`): every command a next step names
+# repeats it, so it works on the same workspace when run from the same folder.
+_given_root: list[str] = []
+
+
+@contextlib.contextmanager
+def given_root(root: str | None) -> Iterator[None]:
+    """Within it, the CLI's next steps name `--root ROOT` (`root`: the command's own
+    `--root`; None or the current folder: named by none)."""
+    absolute = None if root is None else os.path.abspath(root)
+    if absolute is not None:
+        with contextlib.suppress(OSError):  # no current folder: the root is named
+            if os.path.realpath(absolute) == os.path.realpath(os.getcwd()):
+                absolute = None
+    _given_root.append(absolute or "")
+    try:
+        yield
+    finally:
+        _given_root.pop()
+
+
 def for_cli(message: str, keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the `readkeeper` command that does it (a method
     the CLI lacks is left as the method; `keep` as `rewrite` keeps it)."""
@@ -237,6 +259,8 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
                 words.append(flag)
             elif value is not False:
                 words += [flag, _shell(name, value)]
+        if _given_root and _given_root[-1]:
+            words += ["--root", _shell("root", _given_root[-1])]
         return "`" + " ".join(words) + "`"
 
     return rewrite(message, word, keep, _flags, _flag_value)
