@@ -21,10 +21,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from document_samples import encode, numbered_pdf, photo, png_output, text_pdf
 from mcp import Client
 
-from mcp_helpers import dropin_client, text_of
+from mcp_helpers import core_client, dropin_client, text_of
 from readkeeper.mcp.filesystem.tools import SCHEMAS
 
 _TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
@@ -190,3 +191,29 @@ async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: P
     assert "read_text_file" not in said, said  # it would send the text, not the pages
     assert 'the rest: read_media_file with pages="21-30"' in said, said
     assert "(read_media_file with force=true sends it again.)" in said, said
+
+
+async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Path) -> None:
+    _files(workspace)
+    path = str(workspace / "nb.ipynb")
+    async with dropin_client(workspace) as client:
+        plain = await client.call_tool("read_text_file", {"path": path})
+        asked = await client.call_tool(
+            "read_text_file", {"path": path, "include_images": True, "force": True}
+        )
+    assert not any(isinstance(b, types.ImageContent) for b in plain.content)
+    assert not asked.is_error, text_of(asked)
+    assert [b.mime_type for b in asked.content if isinstance(b, types.ImageContent)] == [
+        "image/png"
+    ]
+    assert "sent as an image after the text" in text_of(asked)
+
+
+async def test_the_core_tools_say_the_pages_to_continue_with_as_json(workspace: Path) -> None:
+    # render.py said them as Python writes a string (pages='21-30'), in every front end.
+    _files(workspace)
+    path = str(workspace / "long.pdf")
+    async with core_client(workspace) as client:
+        result = await client.call_tool("read", {"file_path": path, "pages": "1-30"})
+    head = text_of(result).split("\n", 1)[0]
+    assert head.endswith('; continue with pages="21-30"'), head
