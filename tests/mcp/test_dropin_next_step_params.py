@@ -217,3 +217,19 @@ async def test_the_core_tools_say_the_pages_to_continue_with_as_json(workspace: 
         result = await client.call_tool("read", {"file_path": path, "pages": "1-30"})
     head = text_of(result).split("\n", 1)[0]
     assert head.endswith('; continue with pages="21-30"'), head
+
+
+async def test_a_symbol_read_names_read_text_files_own_parameters(workspace: Path) -> None:
+    _files(workspace)
+    path = str(workspace / "typing.py")
+    async with dropin_client(workspace) as client:
+        both = await client.call_tool("read_text_file", {"path": path, "symbol": "cast", "head": 3})
+        unknown = await client.call_tool("read_text_file", {"path": path, "symbol": "nope"})
+        found = await client.call_tool("read_text_file", {"path": path, "symbol": "cast"})
+    assert both.is_error
+    assert unknown.is_error
+    for said in (text_of(both).split("\nkind:")[0], text_of(unknown).split("\nkind:")[0]):
+        assert not re.search(r"\blimit\b", said), said
+    assert "offset and head alone" in text_of(both)
+    assert not found.is_error, text_of(found)
+    assert "def cast(typ, val):" in text_of(found)

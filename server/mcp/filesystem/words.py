@@ -75,8 +75,10 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
 
 
 # A read's line count written as a call's argument ("offset=5, limit=20", "offset and
-# limit"): only read takes it, and read_text_file names it head.
-_LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)|(?<=\boffset and )limit\b")
+# limit", "no offset or limit"): only read takes it, and read_text_file names it head.
+_LIMIT = re.compile(
+    r"(?<![\w/.\-\\+@,=~])limit(?==)|(?:(?<=\boffset and )|(?<=\boffset or ))limit\b"
+)
 
 
 # A PDF's pages drawn, as a sentence names the option (`pages="2", render=true`, the
