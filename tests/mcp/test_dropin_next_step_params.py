@@ -27,6 +27,7 @@ from mcp import Client
 
 from mcp_helpers import core_client, dropin_client, text_of
 from readkeeper.mcp.filesystem.tools import SCHEMAS
+from readkeeper.mcp.filesystem.words import for_filesystem
 
 _TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
 # An option a sentence names, and a run of them sent together (`offset=412, head=3`).
@@ -233,3 +234,13 @@ async def test_a_symbol_read_names_read_text_files_own_parameters(workspace: Pat
     assert "offset and head alone" in text_of(both)
     assert not found.is_error, text_of(found)
     assert "def cast(typ, val):" in text_of(found)
+
+
+def test_an_option_no_drop_in_tool_takes_is_said_as_not_offered() -> None:
+    # The core's own notes, as the drop-in would pass them on: the anchors read's cut
+    # (read/anchors.py) names line_format, which no drop-in tool takes.
+    said = for_filesystem("Showing lines 1-9. Continue with offset=10, line_format=anchors.")
+    assert "offset=10, line_format=anchors (an option of readkeeper's read" in said, said
+    assert _NOT_OFFERED in said
+    drawn = for_filesystem('Rendered pages 1-2; continue with pages="3-4", render=true.')
+    assert drawn == 'Rendered pages 1-2; continue with read_media_file with pages="3-4".', drawn
