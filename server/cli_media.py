@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import shutil
 from typing import Any
 
 from . import quoting
 from .errors import ReadkeeperError
-from .hints import call, for_cli, render_folder
+from .hints import call, for_cli, page_steps, render_folder
 
 
 def needs_out(args: argparse.Namespace) -> ReadkeeperError | None:
@@ -64,37 +63,8 @@ def for_the_command_line(
     if note is not None:
         file["note"] = for_cli(note)
     if kind == "pdf" and isinstance(file.get("content"), str):
-        file["content"] = _page_steps(file["content"], args)
+        file["content"] = page_steps(file["content"], args.path, for_cli)
     return file
-
-
-# The end of a PDF page's note that names drawing the page (read/readers/pdf.py's
-# `_unread`), in the words of the other front ends: `pages="N", render=true`.
-_DRAW_IT = ': read it as an image with pages="{}", render=true]'
-_PAGE = re.compile(r"--- page (\d+) ---")
-
-
-def _page_steps(content: str, args: argparse.Namespace) -> str:
-    """A PDF read's pages with each page's note naming the command that draws it, into
-    a folder (`--out`) to keep the pages in. Only readkeeper's own notes are reworded:
-    the line after a page's header that is no fence, and only its end, which names the
-    page's own number; a page's text (fenced, the fence closed by its own backticks
-    alone) and a note's account of the failure are left as they are."""
-    lines = content.split("\n")
-    page: str | None = None  # the number of the header just before, outside any fence
-    fence: str | None = None
-    for at, line in enumerate(lines):
-        if fence is not None:
-            fence = None if line == fence else fence
-        elif page is not None and line.startswith("```"):
-            fence = line  # quoting.fence: opened by backticks alone, closed by the same
-        elif page is not None and line.endswith(_DRAW_IT.format(page)):
-            again = call("read", file_path=args.path, pages=page, render=True)
-            drawn = line[: -len(_DRAW_IT.format(page))]
-            lines[at] = drawn + for_cli(f": read it as an image with {again}]")
-        found = _PAGE.fullmatch(line) if fence is None else None
-        page = found.group(1) if found else None
-    return "\n".join(lines)
 
 
 def kept_pages(file: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:

@@ -296,3 +296,33 @@ def _flags(text: str) -> str:
     text = _OPTION.sub(lambda m: f"{_flag(m.group(1))} {m.group(2)}", text)
     text = _SWITCH.sub(lambda m: _flag(m.group(1)), text)
     return _NAMED.sub(lambda m: _flag(m.group(1)), text)
+
+
+# The end of a PDF page's note that names drawing the page (read/readers/pdf.py's
+# `_unread`), as the core writes it: `pages="N", render=true`.
+_DRAW_IT = ': read it as an image with pages="{}", render=true]'
+_PAGE_HEADER = re.compile(r"--- page (\d+) ---")
+
+
+def page_steps(content: str, file_path: str, words: Callable[[str], str]) -> str:
+    """A PDF read's pages (`content`, of `file_path`) with each page's note naming the
+    call that draws it as `words` (a front end's: for_cli, the drop-in's) says it. Only
+    readkeeper's own notes are reworded: the line after a page's header that is no fence,
+    and only its end, which names the page's own number; a page's text (fenced, the fence
+    closed by its own backticks alone) and a note's account of the failure are left as
+    they are."""
+    lines = content.split("\n")
+    page: str | None = None  # the number of the header just before, outside any fence
+    fence: str | None = None
+    for at, line in enumerate(lines):
+        if fence is not None:
+            fence = None if line == fence else fence
+        elif page is not None and line.startswith("```"):
+            fence = line  # quoting.fence: opened by backticks alone, closed by the same
+        elif page is not None and line.endswith(_DRAW_IT.format(page)):
+            again = call("read", file_path=file_path, pages=page, render=True)
+            drawn = line[: -len(_DRAW_IT.format(page))]
+            lines[at] = drawn + words(f": read it as an image with {again}]")
+        found = _PAGE_HEADER.fullmatch(line) if fence is None else None
+        page = found.group(1) if found else None
+    return "\n".join(lines)

@@ -56,7 +56,8 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
     if kind == "pdf":
         head = f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, {tokens}"
         if file.get("partial") and file.get("next_pages"):
-            head += f"; continue with pages={file['next_pages']!r}"
+            pages = quoting.json_text(str(file["next_pages"]))  # as every note says it
+            head += _said(f"; continue with pages={pages}", steps)
         return _with_note(f"{head}\n{shown}", file)
     if kind == "parts":
         head = (
@@ -64,7 +65,8 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
             f"to PNG in {_name(file.get('output_dir'))}"
         )
         if file.get("partial") and file.get("next_pages"):
-            head += f"; continue with pages={file['next_pages']!r}, render=true"
+            pages = quoting.json_text(str(file["next_pages"]))
+            head += _said(f"; continue with pages={pages}, render=true", steps)
         return _with_note(f"{head}\n{shown}", file)
     if kind == "notebook":
         return notebook(file, steps)

@@ -19,6 +19,7 @@ import mcp_types as types
 from ... import quoting, render, words
 from ...errors import ReadkeeperError, shown_name
 from ...files.guesses import one_call
+from ...hints import page_steps
 from . import listings
 from .args import Content, Served, count, flag, listed, refused, string, text_block
 from .tools import SCHEMAS
@@ -104,9 +105,18 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
                 file_path=path,
             )
         offset, limit = max(1, total - tail + 1), tail
-    pages = _pages(args)
+    symbol = args.get("symbol")  # the core says what an empty or unknown one is
+    if symbol is not None and not isinstance(symbol, str):
+        raise refused("symbol", "expected a string", symbol)
     result = served.ask(
-        "read", file_path=path, offset=offset, limit=limit, force=force, pages=pages
+        "read",
+        file_path=path,
+        offset=offset,
+        limit=limit,
+        force=force,
+        pages=_pages(args),
+        symbol=symbol,
+        include_images=flag(args, "include_images") or None,
     )
     return shown_read(result)
 
@@ -158,32 +168,49 @@ def _none_asked(served: Served, path: str, field: str) -> str:
     )
 
 
-def shown_read(result: dict[str, Any]) -> list[Content]:
-    """A read result as the drop-in shows it."""
+def shown_read(result: dict[str, Any], tool: str = "read_text_file") -> list[Content]:
+    """A read result as the drop-in shows it, the answer of `tool` (a stub names it)."""
     kind = result.get("type")
     file = result.get("file") or {}
     if kind == "text":
         return [text_block(_text_file(file))]
-    if kind == "image" and file.get("base64"):
-        return [
-            text_block(render.read(_noted(result))),
-            types.ImageContent(data=file["base64"], mime_type=file["media_type"]),
-        ]
-    said = render.read(_noted(result))
+    said = render.read(_noted(result), for_filesystem)  # its next steps in the tools' words
     if kind == "file_unchanged":
-        said += "\n(read_text_file with force=true sends the text again.)"
-    return [text_block(said)]
+        said += f"\n({tool} with force=true sends it again.)"
+    return [text_block(said), *_images(result)]
+
+
+def _images(result: dict[str, Any]) -> list[Content]:
+    """A read's images, after its text: an image's, and a notebook's outputs' when
+    include_images asked for them (as the core's MCP tools send them: mcp/render.py)."""
+    file = result.get("file") or {}
+    if result.get("type") == "image" and file.get("base64"):
+        return [types.ImageContent(data=file["base64"], mime_type=file["media_type"])]
+    if result.get("type") != "notebook":
+        return []
+    return [
+        types.ImageContent(data=image["base64"], mime_type=image["media_type"])
+        for cell in file.get("cells") or []
+        for output in cell.get("outputs") or []
+        for image in output.get("images") or []
+        if image.get("base64")
+    ]
 
 
 def _noted(result: dict[str, Any]) -> dict[str, Any]:
     """`result` with the notes readkeeper wrote in it in the drop-in's words; the file's
-    text (a re-read's diff, a notebook's cells, a PDF's pages) left as it is."""
+    text (a re-read's diff, a notebook's cells, a PDF's pages) left as it is, but for
+    each page's note naming the call that draws it (hints.page_steps)."""
     said = dict(result)
     if isinstance(said.get("note"), str):
         said["note"] = for_filesystem(said["note"])
     file = said.get("file")
     if isinstance(file, dict) and isinstance(file.get("note"), str):
-        said["file"] = {**file, "note": for_filesystem(file["note"])}
+        file = said["file"] = {**file, "note": for_filesystem(file["note"])}
+    if result.get("type") == "pdf" and isinstance(file, dict):
+        content, path = file.get("content"), file.get("file_path")
+        if isinstance(content, str) and isinstance(path, str):
+            said["file"] = {**file, "content": page_steps(content, path, for_filesystem)}
     return said
 
 
@@ -211,8 +238,11 @@ def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
     """read_media_file: an image as image content (fitted to a budget), a PDF as text."""
     pages = _pages(args)  # a PDF's pages, drawn as images (the text: read_text_file)
     render = True if pages is not None else None
+    force = flag(args, "force") or None
+    path = string(args, "path")
     return shown_read(
-        served.ask("read", file_path=string(args, "path"), pages=pages, render=render)
+        served.ask("read", file_path=path, pages=pages, render=render, force=force),
+        "read_media_file",
     )
 
 

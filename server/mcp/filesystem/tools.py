@@ -2,10 +2,13 @@
 (`@modelcontextprotocol/server-filesystem`, checked against its own tools/list by
 tests/mcp/test_filesystem_schema.py), each described as readkeeper serves it.
 
-A few optional parameters are readkeeper's own (`offset`, `force` and `pages` on the text
-reads, `pages` on read_media_file: the way on after a cut read, the content again
-instead of a stub, and a PDF's pages, which one too long to read whole needs); every parameter
-the reference server takes is here with its name and type, and none more is required.
+A few optional parameters are readkeeper's own (`offset`, `force`, `pages`, `symbol` and
+`include_images` on the text reads, `pages` and `force` on read_media_file: the way on
+after a cut read, the content again instead of a stub, a PDF's pages, which one too long
+to read whole needs, a symbol an outline names, a notebook's images); every parameter the
+reference server takes is here with its name and type, and none more is required. Each
+next step readkeeper's notes name is a parameter of the tool it names (or of the tool
+that answered): tests/mcp/test_dropin_next_step_params.py.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ _PAGES = {
     "description": 'readkeeper: a PDF\'s pages, e.g. "3" or "1-5" (a PDF too long to read '
     "whole names the pages to start with).",
 }
+_FORCE = {
+    "type": "boolean",
+    "description": "readkeeper: the content even when you already hold it unchanged.",
+}
 _TEXT_READ = _obj(
     {
         "path": _PATH,
@@ -43,11 +50,18 @@ _TEXT_READ = _obj(
             "type": "number",
             "description": "readkeeper: first line to read, 1-based (a cut read names it).",
         },
-        "force": {
-            "type": "boolean",
-            "description": "readkeeper: the content even when you already hold it unchanged.",
-        },
+        "force": _FORCE,
         "pages": _PAGES,
+        "symbol": {
+            "type": "string",
+            "description": 'readkeeper: one symbol\'s lines, e.g. "Reader.read" (the outline '
+            "of a long file names them).",
+        },
+        "include_images": {
+            "type": "boolean",
+            "description": "readkeeper: a notebook's output images, sent as images after the "
+            "text (without: size placeholders).",
+        },
     }
 )
 _TEXT_READ_WORDS = (
@@ -69,6 +83,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "description": 'readkeeper: a PDF\'s pages drawn as images, e.g. "3" or "1-5" '
                 "(their text: read_text_file with pages).",
             },
+            "force": _FORCE,
         }
     ),
     "read_multiple_files": _obj(

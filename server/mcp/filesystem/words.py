@@ -75,11 +75,27 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
 
 
 # A read's line count written as a call's argument ("offset=5, limit=20", "offset and
-# limit"): only read takes it, and read_text_file names it head.
-_LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)|(?<=\boffset and )limit\b")
+# limit", "no offset or limit"): only read takes it, and read_text_file names it head.
+_LIMIT = re.compile(
+    r"(?<![\w/.\-\\+@,=~])limit(?==)|(?:(?<=\boffset and )|(?<=\boffset or ))limit\b"
+)
+
+
+# A PDF's pages drawn, as a sentence names the option (`pages="2", render=true`, the
+# value set aside as hints.rewrite sets a JSON string aside): read_media_file's pages.
+_DRAWN = re.compile(r"(?<![\w\-/.])pages=(\S+?), render=true\b")
+# An option of readkeeper's read no drop-in tool takes (the drop-in asks for neither):
+# said as what it is, not a parameter to send here.
+_UNOFFERED = re.compile(r"(?<![\w\-/.])(line_format|estimate)=(\w+)")
 
 
 def _prose(text: str) -> str:
+    text = _DRAWN.sub(r"read_media_file with pages=\1", text)
+    text = _UNOFFERED.sub(
+        r"\1=\2 (an option of readkeeper's read, a tool of `readkeeper mcp` without --tools "
+        "filesystem; this server does not offer it)",
+        text,
+    )
     return _LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text))
 
 

@@ -1,0 +1,246 @@
+"""The drop-in's next steps name only parameters its tools have (fix25a). The core says
+a read's next step in option prose (`pages="2", render=true`, `symbol="X"`,
+`include_images=true`, `force=true`), and the drop-in passed it on as written: a PDF's
+textless page said `render=true` to read_text_file, which has no render (drawing pages
+is read_media_file's pages), the outline of a long module named `symbol`, a notebook
+`include_images`, and a stub of rendered pages said "read_text_file with force=true",
+which sends the text, not the pages.
+
+Over a corpus of the drop-in's answers, every option readkeeper's own words name (never
+a file's text: fences and numbered lines are left out) is a parameter of the tool it is
+named with (the last tool named before it in its sentence, or the tool that answered),
+per the drop-in's own schemas (tools.SCHEMAS), unless the sentence says this server does
+not offer it; and each call a sentence names, made as it says, is not refused."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import typing
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from document_samples import encode, numbered_pdf, photo, png_output, text_pdf
+from mcp import Client
+
+from mcp_helpers import core_client, dropin_client, text_of
+from readkeeper.mcp.filesystem.tools import SCHEMAS
+from readkeeper.mcp.filesystem.words import for_filesystem
+
+_TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
+# An option a sentence names, and a run of them sent together (`offset=412, head=3`).
+_VALUE = r'(?:"(?:[^"\\]|\\.)*"|[\w\-]+)'
+_OPTION = re.compile(rf"(?<![\w\-/.])([A-Za-z_]+)=({_VALUE})")
+_RUN = re.compile(rf"(?<![\w\-/.])[A-Za-z_]+={_VALUE}(?:, [A-Za-z_]+={_VALUE})*")
+_NOT_OFFERED = "this server does not offer it"
+
+
+def _notebook(cells: int) -> str:
+    """A notebook of `cells` long code cells (too many to show at once), one showing a
+    PNG (a size placeholder unless include_images)."""
+    png = encode(photo(64, 48), "PNG")
+    shown = [
+        {
+            "cell_type": "code",
+            "execution_count": n,
+            "id": f"c{n}",
+            "metadata": {},
+            "source": f"value_{n} = {n}  # " + "words of the cell " * 30,
+            "outputs": [png_output(png)] if n == 1 else [],
+        }
+        for n in range(cells)
+    ]
+    return json.dumps({"cells": shown, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _files(workspace: Path) -> None:
+    (workspace / "mixed.pdf").write_bytes(text_pdf(["Page one words", "", "Page three", ""]))
+    (workspace / "long.pdf").write_bytes(numbered_pdf(39))
+    shutil.copy(typing.__file__, workspace / "typing.py")  # a big module: its outline
+    (workspace / "nb.ipynb").write_text(_notebook(300))
+    lines = "".join(f"line {n} of the text\n" for n in range(1, 8001))
+    (workspace / "big.txt").write_text(lines)
+    (workspace / "pic.png").write_bytes(encode(photo(200, 100), "PNG"))
+
+
+# Each call twice where its second answer is a stub.
+CORPUS: list[tuple[str, dict[str, Any]]] = [
+    ("read_text_file", {"path": "mixed.pdf"}),
+    ("read_text_file", {"path": "long.pdf", "pages": "1-30"}),
+    ("read_text_file", {"path": "long.pdf", "pages": "1-30"}),
+    ("read_media_file", {"path": "long.pdf", "pages": "1-30"}),
+    ("read_media_file", {"path": "long.pdf", "pages": "1-30"}),
+    ("read_text_file", {"path": "typing.py"}),
+    ("read_text_file", {"path": "nb.ipynb"}),
+    ("read_text_file", {"path": "nb.ipynb"}),
+    ("read_text_file", {"path": "big.txt"}),
+    ("read_text_file", {"path": "big.txt"}),
+    ("read_media_file", {"path": "pic.png"}),
+    ("read_media_file", {"path": "pic.png"}),
+]
+
+
+def own_words(said: str) -> list[str]:
+    """The sentences of an answer that are readkeeper's: no fenced text, no numbered
+    line of a file (an outline's), no listed page file."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in said.split("\n"):
+        if fence is not None:
+            fence = None if line == fence else fence
+        elif line.startswith("```"):
+            fence = line
+        elif not re.match(r"^ *\d+\t", line) and not line.endswith(".png"):
+            kept.append(line)
+    return [s for line in kept for s in re.split(r"(?<=\.)\s+", line) if s]
+
+
+def _value(text: str) -> Any:
+    if text.startswith('"'):
+        return json.loads(text)
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text) if text.isdigit() else text
+
+
+def _named_tool(sentence: str, at: int, answered: str) -> str:
+    before = _TOOL.findall(sentence[:at])
+    return before[-1] if before else answered
+
+
+def next_steps(
+    said: str, tool: str, args: dict[str, Any]
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, dict[str, Any]]]]:
+    """Each option the answer's own words name, with the tool it is named with and its
+    sentence; and each call they name: a tool's JSON arguments, or a run of options
+    (on the answer's path; `force` alone: the answer's own call again)."""
+    options: list[tuple[str, str, str]] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for sentence in own_words(said):
+        if _NOT_OFFERED in sentence:
+            continue
+        for found in _TOOL.finditer(sentence):
+            if sentence.startswith(" with {", found.end()):
+                sent, _ = json.JSONDecoder().raw_decode(sentence, found.end() + 6)
+                options += [(key, found.group(1), sentence) for key in sent]
+                calls.append((found.group(1), sent))
+        masked = re.sub(r'\{"[^\n]*?\}(?=[\])]|\.|,|$)', "{}", sentence)  # a call's JSON
+        for run in _RUN.finditer(masked):
+            named = _named_tool(masked, run.start(), tool)
+            given = {m.group(1): _value(m.group(2)) for m in _OPTION.finditer(run.group())}
+            options += [(key, named, sentence) for key in given]
+            base = dict(args) if set(given) == {"force"} else {"path": args["path"]}
+            calls.append((named, {**base, **given}))
+    return options, calls
+
+
+async def _corpus(client: Client, workspace: Path) -> list[tuple[str, dict[str, Any], str]]:
+    answers = []
+    for tool, args in CORPUS:
+        sent = {**args, "path": str(workspace / args["path"])}
+        answers.append((tool, sent, text_of(await client.call_tool(tool, sent))))
+    return answers
+
+
+async def test_every_option_a_next_step_names_is_a_parameter_of_its_tool(
+    workspace: Path,
+) -> None:
+    _files(workspace)
+    async with dropin_client(workspace) as client:
+        answers = await _corpus(client, workspace)
+    wrong, named = [], set()
+    for tool, args, said in answers:
+        for option, named_tool, sentence in next_steps(said, tool, args)[0]:
+            named.add(option)
+            if option not in SCHEMAS[named_tool]["properties"]:
+                wrong.append(f"{named_tool} has no {option}: {sentence}")
+    assert not wrong, "\n".join(wrong)
+    # The corpus holds the notes this is about: drawn pages, a symbol, a notebook's
+    # images, a cut read's way on, a stub's resend.
+    assert {"pages", "symbol", "include_images", "offset", "head", "force"} <= named, named
+
+
+async def test_each_next_step_works_when_made(workspace: Path) -> None:
+    _files(workspace)
+    async with dropin_client(workspace) as client:
+        answers = await _corpus(client, workspace)
+        made = {
+            (tool, json.dumps(sent, sort_keys=True))
+            for answered, args, said in answers
+            for tool, sent in next_steps(said, answered, args)[1]
+        }
+        assert any(tool == "read_media_file" for tool, _ in made), made
+        refused = []
+        for tool, sent in sorted(made):
+            result = await client.call_tool(tool, json.loads(sent))
+            if result.is_error:
+                refused.append(f"{tool} {sent}: {text_of(result)[:300]}")
+        assert not refused, "\n".join(refused)
+
+
+async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: Path) -> None:
+    _files(workspace)
+    path = str(workspace / "long.pdf")
+    async with dropin_client(workspace) as client:
+        for _ in range(2):
+            result = await client.call_tool("read_media_file", {"path": path, "pages": "1-30"})
+        said = text_of(result)
+    assert said.startswith("file_unchanged:"), said
+    assert "render=" not in said, said
+    assert "read_text_file" not in said, said  # it would send the text, not the pages
+    assert 'the rest: read_media_file with pages="21-30"' in said, said
+    assert "(read_media_file with force=true sends it again.)" in said, said
+
+
+async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Path) -> None:
+    _files(workspace)
+    path = str(workspace / "nb.ipynb")
+    async with dropin_client(workspace) as client:
+        plain = await client.call_tool("read_text_file", {"path": path})
+        asked = await client.call_tool(
+            "read_text_file", {"path": path, "include_images": True, "force": True}
+        )
+    assert not any(isinstance(b, types.ImageContent) for b in plain.content)
+    assert not asked.is_error, text_of(asked)
+    assert [b.mime_type for b in asked.content if isinstance(b, types.ImageContent)] == [
+        "image/png"
+    ]
+    assert "sent as an image after the text" in text_of(asked)
+
+
+async def test_the_core_tools_say_the_pages_to_continue_with_as_json(workspace: Path) -> None:
+    # render.py said them as Python writes a string (pages='21-30'), in every front end.
+    _files(workspace)
+    path = str(workspace / "long.pdf")
+    async with core_client(workspace) as client:
+        result = await client.call_tool("read", {"file_path": path, "pages": "1-30"})
+    head = text_of(result).split("\n", 1)[0]
+    assert head.endswith('; continue with pages="21-30"'), head
+
+
+async def test_a_symbol_read_names_read_text_files_own_parameters(workspace: Path) -> None:
+    _files(workspace)
+    path = str(workspace / "typing.py")
+    async with dropin_client(workspace) as client:
+        both = await client.call_tool("read_text_file", {"path": path, "symbol": "cast", "head": 3})
+        unknown = await client.call_tool("read_text_file", {"path": path, "symbol": "nope"})
+        found = await client.call_tool("read_text_file", {"path": path, "symbol": "cast"})
+    assert both.is_error
+    assert unknown.is_error
+    for said in (text_of(both).split("\nkind:")[0], text_of(unknown).split("\nkind:")[0]):
+        assert not re.search(r"\blimit\b", said), said
+    assert "offset and head alone" in text_of(both)
+    assert not found.is_error, text_of(found)
+    assert "def cast(typ, val):" in text_of(found)
+
+
+def test_an_option_no_drop_in_tool_takes_is_said_as_not_offered() -> None:
+    # The core's own notes, as the drop-in would pass them on: the anchors read's cut
+    # (read/anchors.py) names line_format, which no drop-in tool takes.
+    said = for_filesystem("Showing lines 1-9. Continue with offset=10, line_format=anchors.")
+    assert "offset=10, line_format=anchors (an option of readkeeper's read" in said, said
+    assert _NOT_OFFERED in said
+    drawn = for_filesystem('Rendered pages 1-2; continue with pages="3-4", render=true.')
+    assert drawn == 'Rendered pages 1-2; continue with read_media_file with pages="3-4".', drawn
