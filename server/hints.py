@@ -322,7 +322,7 @@ def page_steps(content: str, file_path: str, words: Callable[[str], str]) -> str
         elif page is not None and line.endswith(_DRAW_IT.format(page)):
             again = call("read", file_path=file_path, pages=page, render=True)
             drawn = line[: -len(_DRAW_IT.format(page))]
-            lines[at] = drawn + words(f": read it as an image with {again}]")
+            lines[at] = drawn + words(f": read it as an image, {again}]")
         found = _PAGE_HEADER.fullmatch(line) if fence is None else None
         page = found.group(1) if found else None
     return "\n".join(lines)

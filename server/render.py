@@ -19,7 +19,7 @@ from .errors import shown_name
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
-from .words import count
+from .words import compress, count
 
 
 def read(result: dict[str, Any], steps: Steps | None = None) -> str:
@@ -61,7 +61,8 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
         return _with_note(f"{head}\n{shown}", file)
     if kind == "parts":
         head = (
-            f"{path}: pages {file.get('page_numbers')} of {file.get('page_count')} rendered "
+            f"{path}: pages {compress(file.get('page_numbers') or [])} of {file.get('page_count')} "
+            "rendered "
             f"to PNG in {_name(file.get('output_dir'))}"
         )
         if file.get("partial") and file.get("next_pages"):

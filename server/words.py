@@ -32,3 +32,19 @@ def count(n: Any, noun: str, grouped: bool = False) -> str:
 
 
 __all__ = ["count", "plural"]
+
+
+def compress(pages: list[int]) -> str:
+    """Numbers in order, [1, 2, 3, 5], as ranges: '1-3,5' ('' for none): a PDF's pages."""
+    parts: list[str] = []
+    if not pages:
+        return ""
+    start = prev = pages[0]
+    for page in [*pages[1:], None]:
+        if page is not None and page == prev + 1:
+            prev = page
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if page is not None:
+            start = prev = page
+    return ",".join(parts)

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult
 from ..state.held import HeldDocument
+from ..words import compress
 from .readers.notebook_cost import CUT_MARK
-from .readers.pdf_pages import compress
 
 DocumentResult = ImageResult | PdfResult | PartsResult | NotebookResult
 

@@ -184,9 +184,11 @@ async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: P
     _files(workspace)
     path = str(workspace / "long.pdf")
     async with dropin_client(workspace) as client:
-        for _ in range(2):
-            result = await client.call_tool("read_media_file", {"path": path, "pages": "1-30"})
+        first = text_of(await client.call_tool("read_media_file", {"path": path, "pages": "1-30"}))
+        result = await client.call_tool("read_media_file", {"path": path, "pages": "1-30"})
         said = text_of(result)
+    # The pages drawn said as a read names pages (a Python list was shown: [1, 2, ...]).
+    assert first.startswith(f"{path}: pages 1-20 of 39 rendered to PNG in "), first
     assert said.startswith("file_unchanged:"), said
     assert "render=" not in said, said
     assert "read_text_file" not in said, said  # it would send the text, not the pages

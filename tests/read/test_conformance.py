@@ -151,11 +151,11 @@ class Agent:
             self.pages.setdefault(name, {})[page] = block
 
     def _parts(self, name: str, words: str) -> None:
-        head = re.match(r"^.+: pages \[([\d, ]+)\] of (\d+) rendered to PNG in ", words)
+        head = re.match(r"^.+: pages ([\d,-]+) of (\d+) rendered to PNG in ", words)
         assert head, words
         assert int(head[2]) == len(self.page_texts[name])
         pngs = [line for line in words.split("\n")[1:] if line.endswith(".png")]
-        numbers = [int(x) for x in head[1].split(", ")]
+        numbers = expand(head[1])
         assert len(pngs) == len(numbers)
         for page, png in zip(numbers, pngs, strict=True):
             with Image.open(png) as image:

@@ -25,8 +25,9 @@ from conftest import Session
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
-from readkeeper.read.readers.pdf_pages import canonical_pages, compress
+from readkeeper.read.readers.pdf_pages import canonical_pages
 from readkeeper.settings import Settings
+from readkeeper.words import compress
 
 
 def read(core: Readkeeper, path: Path | str, **params: Any) -> dict[str, Any]:

@@ -30,10 +30,11 @@ from ...errors import ReadkeeperError, library_detail, with_library_words
 from ...hints import call
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
+from ...words import compress
 from ..tokens import TokenCounter
 from ..within import count_until, count_within
 from . import pdf_reading, worker
-from .pdf_pages import Ranges, compress, expand, pages_required, parse_pages
+from .pdf_pages import Ranges, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
 from .pdf_render import page_plan, render_pages
 

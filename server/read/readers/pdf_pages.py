@@ -1,5 +1,5 @@
 """PDF page specs: '3', '1-5', '2,4-6', '7-', as a read asks for pages and as its
-answer names them (`compress`), and the refusals of pages that cannot be read."""
+answer names them (`words.compress`), and the refusals of pages that cannot be read."""
 
 from __future__ import annotations
 
@@ -37,22 +37,6 @@ def canonical_pages(spec: str | None) -> str:
     return ",".join(
         f"{a}" if a == b else f"{a}-{'' if b is None else b}" for a, b in parse_pages(spec)
     )
-
-
-def compress(pages: list[int]) -> str:
-    """[1, 2, 3, 5] as '1-3,5' ('' for no pages)."""
-    parts: list[str] = []
-    if not pages:
-        return ""
-    start = prev = pages[0]
-    for page in [*pages[1:], None]:
-        if page is not None and page == prev + 1:
-            prev = page
-            continue
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-        if page is not None:
-            start = prev = page
-    return ",".join(parts)
 
 
 def expand(ranges: Ranges, page_count: int, path: str, max_pages: int) -> list[int]:

@@ -12,8 +12,8 @@ import attrs
 from ...errors import ReadkeeperError
 from ...hints import call
 from ...settings import Settings
+from ...words import compress
 from . import worker
-from .pdf_pages import compress
 
 # A read stops starting new pages after this long (the page in flight is bounded by the
 # worker's limits).

@@ -21,10 +21,10 @@ from ...hints import call
 from ...progress import step
 from ...protocol import PartsFile, PartsResult, unstructure
 from ...settings import Settings
+from ...words import compress
 from ..tokens import TokenCounter
 from . import pdf_reading, worker
 from .image import PIXELS_PER_TOKEN, budget_size, tokens_for
-from .pdf_pages import compress
 from .pdf_reading import Reading, open_failed
 
 # Rendering never goes past this many pixels per PDF point (300 dpi).
