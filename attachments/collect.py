@@ -435,7 +435,7 @@ def _git(core: AttachmentServices, root: str) -> list[Attachment]:
         return []
     core.ahead.git_status(root, text)  # the files it names may be read next
     cap = core.settings.git_status_max_tokens
-    hint = "Run `git status` for the full list."
+    hint = "Ask the user to raise git_status_max_tokens for the full list."
     content, cut = precut(text.split("\n"), cap, hint)
     return [
         Attachment(

@@ -13,7 +13,9 @@ What libgit2 still reads on the repository's say is confined here, before it sta
 and `objects/info/alternates` must lead into the workspace, the git folder's own entries
 may not be symlinks, and a config that includes other files is refused. The work tree is
 always the root itself. A repository that fails these checks gets an attachment saying
-why and what the user can run; nothing of it is shown.
+why and to ask the user (never a command for the agent: git would run what the
+repository names); nothing of it is shown. A pointer that leads nowhere is the
+repository's state, `corrupt` (gitstatus_kinds.py), never readkeeper's fault.
 """
 
 from __future__ import annotations
@@ -75,8 +77,6 @@ _ENTRIES = (
     "shallow",
     "gitdir",
 )
-# HEAD's `ref: refs/heads/main`: the loose ref libgit2 opens next, checked the same way.
-_HEAD_REF = re.compile(rb"ref:\s*(refs/[^\0\s]+)\s*")
 # `[include]`, `[includeIf "..."]`: libgit2 would read the file they name, anywhere.
 _INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
 # libgit2 follows alternates of alternates this deep.
@@ -92,15 +92,6 @@ _REPLY_MAX = 64 << 20
 CONFINE = True
 
 
-def _slow(timeout: float) -> ReadkeeperError:
-    return ReadkeeperError(
-        "too_large",
-        f"git status took longer than {timeout:g} s (the git_timeout_ms setting). Ask for "
-        "the attachments again, or ask the user to raise git_timeout_ms "
-        "(READKEEPER_GIT_TIMEOUT_MS).",
-    )
-
-
 def status(workspace: Workspace, root: str, timeout: float) -> str:
     """git status of `root`, compact: the status, or why it is not shown. Raises
     NotARepository, or ReadkeeperError when reading fails (`corrupt`, `stale`,
@@ -110,22 +101,23 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
         with ExitStack() as held:
             reach: list[int] = []
             git_dir, work_tree = _repository(workspace, root, held, reach)
-            answer = _run(git_dir, work_tree, reach, timeout, deadline)
+            gitstatus_kinds.known_stall(root, work_tree)
+            try:
+                answer = _run(git_dir, work_tree, reach, timeout, deadline)
+            except TimeoutError:  # a FIFO .gitignore deep in the tree, or just slow
+                stall = gitstatus_kinds.stalled_on(root, work_tree)
+                raise stall or gitstatus_kinds.slow(timeout) from None
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))
     except Unsafe as refused:
         return (
             f"git status of {quoting.name(root)}: not shown: {quoting.line(str(refused))}. "
             "readkeeper reads a repository only when nothing in it can run a program or "
-            "reach outside the workspace.\nIf you trust this repository, run `git status` "
-            f"in {quoting.name(root)} yourself."
+            "reach outside the workspace.\nAsk the user about it: if they trust this "
+            "repository, they may run git status in it themselves."
         )
     if "failed" in answer:
-        raise ReadkeeperError(
-            "corrupt",
-            f"git status could not read the repository: {library_words(str(answer['failed']))}. "
-            "The other attachments are not affected; ask the user to look at the repository.",
-        )
+        raise gitstatus_kinds.corrupt(library_words(str(answer["failed"])))
     # The worker C-quotes names as git does; a branch name may still hold U+2028 and
     # the like, so every line is escaped like any file text (quoting.py). The branch line
     # continues readkeeper's sentence: every character a name escapes is escaped there
@@ -151,6 +143,17 @@ def _repository(
     held.callback(os.close, folder)
     work_tree = open_in(folder, where.name, _O_PATH | os.O_DIRECTORY)
     held.callback(os.close, work_tree)
+    try:
+        git_dir = _git_folder(workspace, root, work_tree, held)
+        reach += [work_tree, git_dir]
+        _check_git_dir(workspace, git_dir, held, reach)
+    except OSError as exc:  # where the repository's files lead: never readkeeper's fault
+        raise gitstatus_kinds.unreadable_file(exc) from None
+    return git_dir, work_tree
+
+
+def _git_folder(workspace: Workspace, root: str, work_tree: int, held: ExitStack) -> int:
+    """A descriptor of the git folder `.git` at the root is or names."""
     entry = lstat_in(work_tree, ".git")
     if entry is None:
         _no_git_folder(workspace, root)
@@ -160,14 +163,13 @@ def _repository(
         git_dir = open_in(work_tree, ".git", _O_PATH | os.O_DIRECTORY)
         held.callback(os.close, git_dir)
     elif stat.S_ISREG(entry.st_mode):
-        target = _gitfile_target(work_tree, root)
-        what = f"its .git file points to {quoting.name(target)}"
+        text = _gitfile_text(work_tree, root)
+        target = os.path.normpath(os.path.join(root, text))
+        what = gitstatus_kinds.pointer("its .git file points to", text)
         git_dir = _open_inside(workspace, target, held, what)
     else:
         raise NotARepository(root)
-    reach += [work_tree, git_dir]
-    _check_git_dir(workspace, git_dir, held, reach)
-    return git_dir, work_tree
+    return git_dir
 
 
 def _no_git_folder(workspace: Workspace, root: str) -> NoReturn:
@@ -188,18 +190,20 @@ def _no_git_folder(workspace: Workspace, root: str) -> NoReturn:
         above = os.path.dirname(above)
 
 
-def _gitfile_target(folder: int, root: str) -> str:
+def _gitfile_text(folder: int, root: str) -> str:
+    """The path a `.git` file names, as it is written."""
     text = _read_small(folder, ".git").decode("utf-8", "replace")
     line = text.strip().splitlines()[0] if text.strip() else ""
     if not line.startswith("gitdir:"):
         raise NotARepository(root)
-    return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
+    return line[len("gitdir:") :].strip()
 
 
 def _open_inside(workspace: Workspace, path: str, held: ExitStack, what: str) -> int:
     """A descriptor of the folder at `path` (as the repository names it), opened beneath
     the workspace root that holds it; Unsafe (naming `what`) when its text or a link on
-    its way leads beyond the roots, looking at nothing outside them (files/reach.py)."""
+    its way leads beyond the roots, looking at nothing outside them (files/reach.py);
+    `corrupt` (or `stale`) when it cannot be opened."""
     try:
         real = walk(path, workspace.reaches())
     except OSError:
@@ -207,11 +211,14 @@ def _open_inside(workspace: Workspace, path: str, held: ExitStack, what: str) ->
     where = workspace.locate(real, grants=False) if isinstance(real, str) else None
     if where is None:
         raise Unsafe(f"{what}, outside the workspace (readkeeper.allowed_paths can allow it)")
-    folder = where.anchor.open_folder(where.folder)
+    try:
+        folder = where.anchor.open_folder(where.folder)
+    except OSError as exc:  # a folder on its way missing, or a file
+        raise gitstatus_kinds.unreadable(what, exc) from None
     try:
         fd = open_in(folder, where.name, _O_PATH | os.O_DIRECTORY)
     except OSError as exc:
-        raise Unsafe(f"{what}, which cannot be opened ({exc.strerror})") from None
+        raise gitstatus_kinds.unreadable(what, exc) from None
     finally:
         os.close(folder)
     held.callback(os.close, fd)
@@ -222,12 +229,12 @@ def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack, reach: l
     """Confine what the git folder (and its common folder) leads libgit2 to."""
     folders = [git_dir]
     if lstat_in(git_dir, "commondir") is not None:
-        common = _resolve(git_dir, _read_small(git_dir, "commondir").decode("utf-8", "replace"))
-        what = f"its commondir names {quoting.name(common)}"
-        folders.append(_open_inside(workspace, common, held, what))
+        text = _read_small(git_dir, "commondir").decode("utf-8", "replace")
+        what = gitstatus_kinds.pointer("its commondir names", text)
+        folders.append(_open_inside(workspace, _resolve(git_dir, text), held, what))
         reach.append(folders[-1])
     for folder in folders:
-        for name in (*_ENTRIES, *_head_ref(folder)):
+        for name in (*_ENTRIES, *gitstatus_kinds.head_ref(folder, _read_small)):
             entry = lstat_in(folder, name)
             if entry is not None and stat.S_ISLNK(entry.st_mode):
                 raise Unsafe(f"{name} in its git folder is a symbolic link")
@@ -237,23 +244,6 @@ def _check_git_dir(workspace: Workspace, git_dir: int, held: ExitStack, reach: l
             if lstat_in(folder, name) is not None and _INCLUDE.search(_read_small(folder, name)):
                 raise Unsafe("its config includes other files (include.path or includeIf)")
     _check_alternates(workspace, folders[-1], held, reach, "objects", _ALTERNATES_DEPTH)
-
-
-def _head_ref(folder: int) -> list[str]:
-    """The loose ref HEAD names (`refs/heads/main`), when it is a plain one."""
-    entry = lstat_in(folder, "HEAD")
-    if entry is None or not stat.S_ISREG(entry.st_mode):
-        return []
-    found = _HEAD_REF.fullmatch(_read_small(folder, "HEAD"))
-    parts = os.fsdecode(found.group(1)).split("/") if found else []
-    for end in range(1, len(parts)):  # its folders real ones (no symlink to look through)
-        try:
-            above = lstat_in(folder, "/".join(parts[:end]))
-        except OSError:  # a name too long, a file where a folder would be
-            return []
-        if above is None or not stat.S_ISDIR(above.st_mode) or parts[end - 1] in ("", ".."):
-            return []
-    return ["/".join(parts)] if parts and parts[-1] not in ("", "..") else []
 
 
 def _check_alternates(
@@ -267,16 +257,22 @@ def _check_alternates(
     held.callback(os.close, store)
     if lstat_in(store, "info") is None:
         return
-    info = open_in(store, "info", _O_PATH | os.O_DIRECTORY)
+    try:
+        info = open_in(store, "info", _O_PATH | os.O_DIRECTORY)
+    except OSError as exc:  # an alternate store's info a file
+        raise gitstatus_kinds.unreadable("an object store's info", exc) from None
     held.callback(os.close, info)
     if lstat_in(info, "alternates") is None:
         return
-    for line in _read_small(info, "alternates").decode("utf-8", "replace").splitlines():
+    for line in (
+        _read_small(info, "alternates", "objects/info/alternates")
+        .decode("utf-8", "replace")
+        .splitlines()
+    ):
         if not line.strip() or line.startswith("#"):
             continue
-        path = _resolve(store, line)
-        what = f"its objects/info/alternates names {quoting.name(path)}"
-        store = _open_inside(workspace, path, held, what)
+        what = gitstatus_kinds.pointer("its objects/info/alternates names", line)
+        store = _open_inside(workspace, _resolve(store, line), held, what)
         reach.append(store)
         _check_alternates(workspace, store, held, reach, ".", depth - 1)
 
@@ -287,12 +283,19 @@ def _resolve(folder: int, text: str) -> str:
     return os.path.normpath(os.path.join(_real_path(folder), text.strip()))
 
 
-def _read_small(folder: int, name: str) -> bytes:
-    """A small file of the repository, opened without following a symlink."""
+def _read_small(folder: int, name: str, shown: str = "") -> bytes:
+    """A small file of the repository, opened without following a symlink: `corrupt`
+    when it is not a regular file or cannot be read, `stale` when it went meanwhile."""
     entry = lstat_in(folder, name)
-    if entry is None or not stat.S_ISREG(entry.st_mode):
-        raise Unsafe(f"{name} in its git folder is not a regular file")
-    fd = open_in(folder, name, os.O_RDONLY | os.O_NONBLOCK)
+    if entry is None or stat.S_ISLNK(entry.st_mode):
+        raise gitstatus_kinds.stale()  # it was there a moment ago, not a link
+    gitstatus_kinds.check(shown or name, entry.st_mode)
+    try:
+        fd = open_in(folder, name, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise gitstatus_kinds.stale() from None
+    except OSError as exc:
+        raise gitstatus_kinds.unreadable(quoting.name(shown or name), exc) from None
     try:
         return os.read(fd, _SMALL_FILE_MAX)
     finally:
@@ -311,7 +314,7 @@ def _run(
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
     line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
     if not _worker.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
-        raise _slow(timeout)
+        raise gitstatus_kinds.slow(timeout)
     try:
         process = _worker.ready()
         assert process.stdin is not None
@@ -324,7 +327,7 @@ def _run(
             reply = b""
         except TimeoutError:
             _worker.stop()
-            raise _slow(timeout) from None
+            raise
         if not reply.endswith(b"\n"):
             _worker.stop()
             raise ReadkeeperError(
@@ -340,11 +343,7 @@ def _run(
     # not seen here; Landlock (gitstatus_worker) keeps libgit2 from reading it.
     for fd, path in ((git_dir, request["git_dir"]), (work_tree, request["work_tree"])):
         if not _still_at(fd, path):
-            raise ReadkeeperError(
-                "stale",
-                "git status was not shown: the repository was moved or replaced while it "
-                "was read. Ask for the attachments again.",
-            )
+            raise gitstatus_kinds.stale()
     answer: dict[str, Any] = json.loads(reply)
     return answer
 

@@ -260,7 +260,7 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
             return {"refused": refused}
         lines = _changes(repo)
         branch = _branch(repo)
-    except (pygit2.GitError, KeyError, ValueError) as exc:
+    except (pygit2.GitError, KeyError, ValueError, OSError) as exc:  # OSError: libgit2's too
         if "repo" in locals() and "extensions.partialclone" in repo.config:
             return {
                 "refused": "it is a partial clone and objects that git status needs are "

@@ -300,7 +300,7 @@ async def test_a_git_file_leading_out_is_named_by_its_text_never_where_it_leads(
     subprocess.run(["rm", "-rf", str(workspace / ".git")], check=True)
     (workspace / ".git").write_text(f"gitdir: {tmp_path / 'via'}\n")
     content = assert_harmless(await git_status_of(workspace), marker)
-    assert f"its .git file points to {tmp_path / 'via'}, outside the workspace" in content
+    assert f'its .git file points to "{tmp_path / "via"}", outside the workspace' in content
     assert str(outside) not in content
 
 

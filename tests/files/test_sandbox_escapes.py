@@ -221,10 +221,11 @@ async def test_git_status_does_not_follow_a_gitdir_file_out(
         (workspace / ".git").write_text(f"gitdir: {target}\n")
         result = await attachments(lsp, types=["git_status"])
         assert not leaked(result), result
-        # Said in the attachment itself, with what the user can run instead.
+        # Said in the attachment itself: the user is asked, no command named for the agent.
         [refusal] = contents(result, "git_status")
         assert "outside the workspace" in refusal
-        assert "run `git status`" in refusal
+        assert "Ask the user about it" in refusal
+        assert "`git status`" not in refusal
 
 
 def _marker_hook(tmp_path: Path, marker: Path) -> Path:
