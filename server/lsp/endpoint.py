@@ -24,6 +24,7 @@ from .. import quoting
 from ..calls import METHODS
 from ..core import Readkeeper
 from ..state import later
+from . import agent_tools
 from .cancels import Works
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
@@ -82,6 +83,9 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         self.exit_code: int | None = None
         self.initialize_seen = False
         self.core: Readkeeper | None = None  # set by the server: quick reads are its
+        # The client's agent's tools, by the method each serves (agent_tools.py): set at
+        # `initialize`; empty, every next step is said as the method.
+        self.agent_tools: dict[str, str] = {}
         # Requests received and not yet answered, and who to tell when one is: the
         # stream reader stops reading while too many are (transport.py).
         self.in_flight: set[Any] = set()
@@ -194,11 +198,13 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         msg_id = data["id"]
         if isinstance(answer, Result):
             # What pygls makes of a handler's result (`JsonRPCResponseMessage`), unconverted.
-            self._send_data({"id": msg_id, "jsonrpc": "2.0", "result": answer.value})
+            said = agent_tools.result(self.agent_tools, answer.value)
+            self._send_data({"id": msg_id, "jsonrpc": "2.0", "result": said})
         elif isinstance(answer, Refused):  # the handler asks the user, asynchronously
             self.handle_message(RawRequest(msg_id, READ, data["jsonrpc"], answer))
         else:
-            self._send_response(msg_id, error=answer.to_response_error())
+            error = agent_tools.reply(self.agent_tools, answer)
+            self._send_response(msg_id, error=error.to_response_error())
         return True
 
     def send_error(self, msg_id: Any, code: int, message: str, kind: str) -> None:

@@ -15,6 +15,7 @@ from lsprotocol import types
 
 from .. import quoting
 from ..files.paths import refused_root, uri_path
+from . import agent_tools
 from .server import ReadkeeperServer
 from .watching import start_watching
 
@@ -47,6 +48,11 @@ def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:
     trusted = ls.initialization_settings.pop("trusted", None)
     if isinstance(options, dict) and "trusted" in options:
         trusted = options["trusted"]
+    # The tools the client's agent calls readkeeper with: its next steps name them.
+    tools = ls.initialization_settings.pop(agent_tools.OPTION, None)
+    if isinstance(options, dict) and agent_tools.OPTION in options:
+        tools = options[agent_tools.OPTION]
+    ls.endpoint.agent_tools = agent_tools.tools_of(tools)
     # Only `initialize` says whether the editor trusts the workspace, and only `false`
     # (or anything but `true`) restricts: the editor restarts the server to lift it.
     ls.core.trusted = trusted is None or trusted is True
@@ -86,7 +92,8 @@ def apply_settings(ls: ReadkeeperServer, latest: dict[str, Any]) -> None:
     """Settings from `initializationOptions`, overlaid by the latest the client sent
     (pulled or pushed): a client that sends only some keys keeps the others."""
     # `trusted` is heard at `initialize` only: a later message can neither lift nor set it.
-    latest = {key: value for key, value in latest.items() if key != "trusted"}
+    # So is `agent_tools`.
+    latest = {k: v for k, v in latest.items() if k not in ("trusted", agent_tools.OPTION)}
     for warning in ls.core.configure({**ls.initialization_settings, **latest}):
         key = hash(warning)
         if key in ls.settings_warned:  # not again at every pull or push

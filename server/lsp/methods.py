@@ -22,6 +22,7 @@ from .. import calls, progress, quoting
 from ..errors import ReadkeeperError
 from ..progress import TITLES
 from ..protocol import DiagnosticsParams, ReadParams, structure
+from . import agent_tools
 from .progress import sender
 from .quick import Refused
 from .rpc_errors import error_reply
@@ -144,22 +145,25 @@ REQUESTS: dict[str, Serve] = {
 def answering(method: str, serve: Serve) -> Handler:
     """`serve` as pygls' handler of `method`. Its `ReadkeeperError` becomes the error
     reply its kind names, any other exception an `internal` one: every failure the
-    agent sees says what happened."""
+    agent sees says what happened. Its next steps are said in the words of the client's
+    agent's tools, when the client named them (agent_tools.py)."""
     if inspect.iscoroutinefunction(serve):
 
         async def answer_async(ls: ReadkeeperServer, raw: Any) -> Any:
+            tools = ls.endpoint.agent_tools
             try:
-                return await serve(ls, method, raw)
+                return agent_tools.result(tools, await serve(ls, method, raw))
             except Exception as exc:
-                raise error_reply(method, exc) from None
+                raise agent_tools.reply(tools, error_reply(method, exc)) from None
 
         return answer_async
 
     def answer(ls: ReadkeeperServer, raw: Any) -> Any:  # answered inline, in order
+        tools = ls.endpoint.agent_tools
         try:
-            return serve(ls, method, raw)
+            return agent_tools.result(tools, serve(ls, method, raw))
         except Exception as exc:
-            raise error_reply(method, exc) from None
+            raise agent_tools.reply(tools, error_reply(method, exc)) from None
 
     return answer
 

@@ -19,6 +19,18 @@ export const Methods = {
   didChangeReadFiles: "readkeeper/didChangeReadFiles",
 } as const;
 
+/** The chat agent's tools (package.json's languageModelTools), by the readkeeper method
+ * each calls. Sent at `initialize` as `agent_tools`: the server then names these tools in
+ * the next steps its errors and notes give this client (`the readkeeper_read tool with
+ * {...}`), never a method the agent has no tool for. */
+export const AGENT_TOOLS = {
+  read: "readkeeper_read",
+  edit: "readkeeper_edit",
+  write: "readkeeper_write",
+  attachments: "readkeeper_attachments",
+  grep: "readkeeper_grep",
+} as const;
+
 /** What the tools need from a connection: vscode-languageclient's LanguageClient and a
  * plain vscode-jsonrpc MessageConnection both fit. */
 export interface RequestSender {

@@ -13,7 +13,7 @@ import type {
   ReadParams,
   WriteParams,
 } from "../protocol";
-import { Methods, type RequestSender } from "./contract";
+import { AGENT_TOOLS, Methods, type RequestSender } from "./contract";
 import {
   errorMessage,
   type Part,
@@ -291,13 +291,7 @@ export function grepTool(context: ToolContext): vscode.LanguageModelTool<GrepInp
   return tool(context, prepare, Methods.grep, grepParams, renderGrep);
 }
 
-export const TOOL_NAMES = {
-  read: "readkeeper_read",
-  edit: "readkeeper_edit",
-  write: "readkeeper_write",
-  attachments: "readkeeper_attachments",
-  grep: "readkeeper_grep",
-} as const;
+export const TOOL_NAMES = AGENT_TOOLS;
 
 export function registerTools(context: ToolContext): vscode.Disposable[] {
   return [

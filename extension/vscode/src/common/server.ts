@@ -11,6 +11,7 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
+import { AGENT_TOOLS } from "../agent/contract";
 import type { Problem, Resolution } from "./resolution";
 import { describeSource, safeEnv, serverCommand } from "./python";
 import { SECTION, serverSettings } from "./settings";
@@ -148,7 +149,12 @@ export class ReadkeeperServer implements vscode.Disposable {
       outputChannel: log,
       traceOutputChannel: log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: { ...serverSettings(vscodeapi.getConfiguration(SECTION), trusted), trusted },
+      // The chat agent's tools: the server's next steps name them (contract.ts).
+      initializationOptions: {
+        ...serverSettings(vscodeapi.getConfiguration(SECTION), trusted),
+        trusted,
+        agent_tools: AGENT_TOOLS,
+      },
       middleware: {
         workspace: {
           // Answer `workspace/configuration` for our section with the server's keys only

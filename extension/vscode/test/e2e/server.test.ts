@@ -18,7 +18,7 @@ import {
 } from "vscode-jsonrpc/node";
 import * as fake from "../fakeVscode";
 import { chatHandler } from "../../src/agent/chat";
-import { METHOD_NOT_FOUND, type RequestSender } from "../../src/agent/contract";
+import { AGENT_TOOLS, METHOD_NOT_FOUND, type RequestSender } from "../../src/agent/contract";
 import { DiagnosticsForwarder } from "../../src/agent/diagnostics";
 import { probePython, serverCommand } from "../../src/common/python";
 import { serverSettings } from "../../src/common/settings";
@@ -134,7 +134,8 @@ describe("the extension's handlers against a live readkeeper", () => {
       rootUri: uri,
       workspaceFolders: [{ uri, name: "ws" }],
       capabilities: { workspace: { configuration: true, didChangeConfiguration: {} }, window: {} },
-      initializationOptions: serverSettings(settingsReader({})),
+      // As the extension starts it (server.ts): the chat agent's tools named.
+      initializationOptions: { ...serverSettings(settingsReader({})), agent_tools: AGENT_TOOLS },
     });
     await connection.sendNotification("initialized", {});
     await until(() => configurationAsked, "the server to ask for workspace/configuration");
@@ -209,6 +210,26 @@ describe("the extension's handlers against a live readkeeper", () => {
       assert.match(error.message, /app\.py/);
       return true;
     });
+  });
+
+  it("an error's next steps name the agent's own tools, never a method it cannot call", async () => {
+    fs.mkdirSync(path.join(root, "pkg"), { recursive: true });
+    await assert.rejects(invoke(readTool(context), { file_path: "pkg" }), (error: Error) => {
+      assert.match(error.message, /^is_directory: /);
+      assert.ok(!error.message.includes("readkeeper/"), error.message);
+      assert.match(error.message, /readkeeper's list, which is not one of your tools here: the editor's own file tools/);
+      return true;
+    });
+    fs.writeFileSync(path.join(root, "notes.txt"), "alpha\nbeta\n");
+    await assert.rejects(
+      invoke(editTool(context), { file_path: "notes.txt", old_string: "alpha", new_string: "gamma" }),
+      (error: Error) => {
+        assert.match(error.message, /^not_read: /);
+        assert.ok(!error.message.includes("readkeeper/"), error.message);
+        assert.ok(error.message.includes('the readkeeper_read tool with {"file_path": '), error.message);
+        return true;
+      },
+    );
   });
 
   it("an edit after an external change is refused as stale, and works after a re-read", async (t) => {

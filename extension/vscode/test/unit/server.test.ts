@@ -6,6 +6,11 @@ import type { Problem, Resolution } from "../../src/common/resolution";
 import { ReadkeeperServer, type ServerHooks, type ServerState } from "../../src/common/server";
 import * as vscodeapi from "../../src/common/vscodeapi";
 import { settingsReader } from "../fakeSettings";
+import { AGENT_TOOLS, Methods } from "../../src/agent/contract";
+import pkg from "../../package.json";
+
+// The `agent_tools` option the server is started with (contract.ts).
+const agent_tools = AGENT_TOOLS;
 
 class FakeClient {
   state = State.Stopped;
@@ -83,16 +88,31 @@ describe("server lifecycle", () => {
     assert.deepEqual(clients[0].serverOptions.command, "/py");
     assert.deepEqual(clients[0].serverOptions.args, ["-P", "-m", "readkeeper", "serve"]);
     assert.equal(clients[0].serverOptions.options.cwd, "/ws");
-    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: true });
+    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: true, agent_tools });
     assert.deepEqual(states, ["starting", "running"]);
     assert.ok(server.running);
+  });
+
+  it("names exactly the chat agent's tools package.json declares, each by the method it calls", async (t) => {
+    const { server, clients } = setup(t);
+    await server.start();
+    const sent = clients[0].clientOptions.initializationOptions.agent_tools as Record<string, string>;
+    const declared = pkg.contributes.languageModelTools.map((tool) => tool.name);
+    assert.deepEqual(Object.values(sent).sort(), [...declared].sort());
+    for (const [method, tool] of Object.entries(sent)) {
+      assert.ok(method in Methods, `${method} is not a readkeeper method the extension calls`);
+      assert.match(tool, /^readkeeper_[a-z_]+$/); // the names the server takes
+    }
+    // Each tool calls the method it is named for (its input -> that method's params).
+    assert.equal(sent.read, "readkeeper_read");
+    assert.equal(sent.grep, "readkeeper_grep");
   });
 
   it("starts a limited server in Restricted Mode: trusted false, no user-only setting sent", async (t) => {
     const user = { maxTokens: 1000, allowedPaths: ["/home/me/notes"], watcher: "watchman" };
     const { server, clients } = setup(t, async () => found, false, user);
     await server.start();
-    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: false });
+    assert.deepEqual(clients[0].clientOptions.initializationOptions, { max_tokens: 1000, trusted: false, agent_tools });
     const middleware = clients[0].clientOptions.middleware.workspace.configuration;
     const answer = await middleware({ items: [{ section: "readkeeper" }] }, {}, async () => [{}]);
     assert.deepEqual(answer, [{ max_tokens: 1000 }]);

@@ -1,0 +1,145 @@
+"""The next steps an LSP client's agent can take with its own tools (issue 31).
+
+An editor may give its chat's agent tools of its own that send readkeeper/* requests
+(the VS Code extension's readkeeper_read, readkeeper_edit, ...). Such an agent cannot call
+a method, so the method words every other LSP client gets (`readkeeper/list {...}`) name
+calls it does not have. The client says which methods its tools serve at `initialize`
+(`agent_tools`, {method: tool name}); for that client, and it alone, each next step
+readkeeper writes names the tool (`the readkeeper_read tool with {...}`) or, for a
+method no tool serves, says that none does and what to use instead. The words are
+hints.rewrite's, as every front end's: a file's text an error shows and every quoted
+name stay as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from .. import hints
+from ..calls import METHODS
+from ..errors import shown_content
+from ..quoting import json_text
+
+log = logging.getLogger("readkeeper")
+
+OPTION = "agent_tools"
+# A tool name readkeeper says: its own prefix, then lowercase words (no space, quote or
+# mark a message could be read by), and short.
+TOOL_NAME = re.compile(r"readkeeper_[a-z_]+")
+MAX_TOOL_NAME_CHARS = 64
+
+# What an agent uses instead of a method no tool of its serves.
+_INSTEAD = {
+    "list": "the editor's own file tools list a folder",
+    "glob": "the editor's own file search finds files by name",
+    "stat": "the editor's own file tools show a path's kind and size",
+    "move": "the editor's own file tools move and rename files",
+    "mkdir": "the editor's own file tools make folders",
+    "undo": "the editor's own undo takes a change back",
+}
+_OTHERWISE = "the editor's own tools may do it"
+
+
+def tools_of(value: Any) -> dict[str, str]:
+    """The option's {method: tool name}: each known method named with a tool name that
+    fits `TOOL_NAME`. What else it holds is ignored, counted in one log line that quotes
+    none of it (a client's value is not written to the log)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        log.warning("%s ignored: it is not an object of method names and tool names", OPTION)
+        return {}
+    tools: dict[str, str] = {}
+    for method in METHODS:  # the known ones: a value of 10,000 keys is not walked
+        tool = value.get(method)
+        if isinstance(tool, str) and len(tool) <= MAX_TOOL_NAME_CHARS and TOOL_NAME.fullmatch(tool):
+            tools[method] = tool
+    ignored = len(value) - len(tools)
+    if ignored:
+        log.warning(
+            "%s: %s of its entries ignored (each names a readkeeper method, such as "
+            '"read", and a tool name that matches readkeeper_[a-z_]+, at most %d characters)',
+            OPTION,
+            f"{ignored:,}",
+            MAX_TOOL_NAME_CHARS,
+        )
+    return tools
+
+
+def for_agent_tools(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
+    """`message` with each next call as the tool of `tools` that serves it (`keep`: a
+    file's text it shows, as hints.rewrite keeps it). A method no tool serves is said as
+    the tool that stands in for it (hints.stand_in), or as not offered, with what to use
+    instead."""
+
+    def word(method: str, params: dict[str, Any] | None) -> str | None:
+        tool = tools.get(method)
+        if tool is None:
+            instead = hints.stand_in(method, params)
+            if instead is not None and instead[0] in tools:
+                return f"{word(*instead)}, its folder's entries with their kinds and sizes"
+            other = _INSTEAD.get(method, _OTHERWISE)
+            if method == "readMany" and "read" in tools:
+                other = f"the {tools['read']} tool reads one file a call"
+            return f"readkeeper's {method}, which is not one of your tools here: {other}"
+        if not params:
+            return f"the {tool} tool"
+        return f"the {tool} tool with {json_text(params)}"
+
+    return hints.rewrite(message, word, keep)
+
+
+def result(tools: Mapping[str, str], value: Any) -> Any:
+    """A result with the notes readkeeper wrote in it said in `tools`' words, as the MCP
+    front end says them (mcp/render.py): its note, its file's, each dropped attachment's
+    reason, and each of a readMany's results (its read's notes, or its refusal's
+    message); a file's own text is left as it is. No tools: `value` as it is."""
+    if not tools or not isinstance(value, dict):
+        return value
+    said = dict(value)
+    if isinstance(said.get("note"), str):
+        said["note"] = for_agent_tools(said["note"], tools)
+    file = said.get("file")
+    if isinstance(file, dict) and isinstance(file.get("note"), str):
+        said["file"] = {**file, "note": for_agent_tools(file["note"], tools)}
+    if isinstance(said.get("dropped"), list):
+        said["dropped"] = [_reason(tools, item) for item in said["dropped"]]
+    if isinstance(said.get("results"), list):
+        said["results"] = [_entry(tools, item) for item in said["results"]]
+    return said
+
+
+def _reason(tools: Mapping[str, str], item: Any) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("reason"), str):
+        return {**item, "reason": for_agent_tools(item["reason"], tools)}
+    return item
+
+
+def _entry(tools: Mapping[str, str], item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item
+    if "result" in item:
+        return {**item, "result": result(tools, item["result"])}
+    error = item.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        data = error.get("data")
+        kept = shown_content(data) if isinstance(data, dict) else ()
+        message = for_agent_tools(error["message"], tools, kept)
+        return {**item, "error": {**error, "message": message}}
+    return item
+
+
+def reply(tools: Mapping[str, str], error: JsonRpcException) -> JsonRpcException:
+    """An error reply with its message said in `tools`' words: a refusal's, whose data
+    has its kind (an `internal` fault names the method that failed, not a next step),
+    the file's text it shows left as it is. No tools: `error` as it is."""
+    data = error.data if isinstance(error.data, dict) else None
+    if not tools or data is None or data.get("kind") in (None, "internal"):
+        return error
+    message = for_agent_tools(error.message, tools, shown_content(data))
+    return JsonRpcException(message=message, code=error.code, data=data)
