@@ -33,6 +33,7 @@ import orjson
 
 from ... import quoting, words
 from ...errors import ReadkeeperError, library_words
+from ...hints import call
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from .. import numbering
@@ -205,7 +206,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise _corrupt(path, f"it is not UTF-8 (byte {exc.start})") from None
+        raise _corrupt(path, f"it is not UTF-8 (byte {exc.start})", as_text=False) from None
     try:
         raw = json.loads(text)
     except RecursionError:
@@ -214,17 +215,18 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
         lines = text.split("\n")
         low = max(1, exc.lineno - _CONTEXT_LINES)
         high = min(len(lines), exc.lineno + _CONTEXT_LINES)
-        context = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))
+        excerpt = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))
         raise ReadkeeperError(
             "corrupt",
             f"{quoting.name(path)} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}. "
-            "A notebook must be JSON; fix that line (a merge conflict or a cut-off save is "
-            f"the usual cause) and read it again. Lines {low}-{high}:\n{context}",
+            f"column {exc.colno}. A notebook must be JSON, so none of its cells can be "
+            "edited until that line is fixed (a merge conflict or a cut-off save is the "
+            f"usual cause). {_as_text(path)} Lines {low}-{high}:\n{excerpt}",
             file_path=path,
             line=exc.lineno,
             column=exc.colno,
             detail=exc.msg,
+            excerpt=excerpt,  # the file's text: no front end rewords it (errors.py)
         ) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
         raise _corrupt(path, 'its JSON has no "nbformat" version, so it is not a notebook')
@@ -438,11 +440,21 @@ def _size(value: Any) -> int:
     return len(value.encode()) if isinstance(value, str) else 0
 
 
-def _corrupt(path: str, why: str) -> ReadkeeperError:
+def _corrupt(path: str, why: str, as_text: bool = True) -> ReadkeeperError:
+    fix = f"{_as_text(path)} Or ask" if as_text else "Ask"
     return ReadkeeperError(
         "corrupt",
-        f"{quoting.name(path)} is not a readable notebook: {why}. Ask the user to re-save it from "
-        "Jupyter, or restore it from version control (e.g. `git diff` it first).",
+        f"{quoting.name(path)} is not a readable notebook: {why}. {fix} the user to re-save "
+        "it from Jupyter, or to restore it from version control.",
         file_path=path,
         detail=why,
+    )
+
+
+def _as_text(path: str) -> str:
+    """The way to repair a damaged notebook: a read shows it as text (read/pipeline.py)."""
+    return (
+        f"A read ({call('read', file_path=path)}) shows a notebook that is not one as its "
+        "text, numbered by line: edit those lines to repair it, then read it again for its "
+        "cells."
     )
