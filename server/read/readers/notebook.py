@@ -221,7 +221,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
             f"{quoting.name(path)} is not valid JSON: {exc.msg} at line {exc.lineno}, "
             f"column {exc.colno}. A notebook must be JSON, so none of its cells can be "
             "edited until that line is fixed (a merge conflict or a cut-off save is the "
-            f"usual cause). {_as_text(path)} Lines {low}-{high}:\n{excerpt}",
+            f"usual cause). {read_as_text(path)} Lines {low}-{high}:\n{excerpt}",
             file_path=path,
             line=exc.lineno,
             column=exc.colno,
@@ -441,7 +441,7 @@ def _size(value: Any) -> int:
 
 
 def _corrupt(path: str, why: str, as_text: bool = True) -> ReadkeeperError:
-    fix = f"{_as_text(path)} Or ask" if as_text else "Ask"
+    fix = f"{read_as_text(path)} Or ask" if as_text else "Ask"
     return ReadkeeperError(
         "corrupt",
         f"{quoting.name(path)} is not a readable notebook: {why}. {fix} the user to re-save "
@@ -451,7 +451,7 @@ def _corrupt(path: str, why: str, as_text: bool = True) -> ReadkeeperError:
     )
 
 
-def _as_text(path: str) -> str:
+def read_as_text(path: str) -> str:
     """The way to repair a damaged notebook: a read shows it as text (read/pipeline.py)."""
     return (
         f"A read ({call('read', file_path=path)}) shows a notebook that is not one as its "
