@@ -35,8 +35,8 @@ from ..protocol import (
     NotebookEditResult,
 )
 from ..read.diffs import bounded_diff, external_change
-from ..read.readers.notebook import parse, read_as_text
 from ..read.readers.notebook_ids import by_position, cell_names, claimants, positional
+from ..read.readers.notebook_parse import parse, read_as_text
 from ..state.readstate import ReadRecord
 from . import notebook_splice
 from .commit import (
