@@ -55,9 +55,12 @@ _NAME_FIELDS = (
 
 
 # The data fields that hold a file's own text which the message shows too (a `stale`
-# refusal's diff, a `no_match`'s closest lines): never readkeeper's words, so no front
-# end rewords them (hints.rewrite) and no name in them is quoted.
-CONTENT_FIELDS = ("diff", "closest")
+# refusal's diff, a `no_match`'s closest lines, an anchored edit's `stale` lines as they
+# are now, a damaged notebook's numbered lines around its fault): never readkeeper's
+# words, so no front end rewords them (hints.rewrite) and no name in them is quoted. A
+# refusal that shows a file's text puts that text in one of these fields, as the message
+# shows it (tests/search/test_hints_verbatim.py holds each such refusal to it).
+CONTENT_FIELDS = ("diff", "closest", "current", "excerpt")
 
 
 def shown_content(data: dict[str, Any]) -> tuple[str, ...]:

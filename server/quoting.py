@@ -104,6 +104,10 @@ NAME_PUNCTUATION = frozenset("._-/+@,=~")
 # a symlink), grep's group separator `--` and the drop-in's `---` between files. (A
 # match line `path:N:` and a count `path:N` need a colon, which is never bare.)
 LINE_SHAPES = re.compile(r"-\d+(?:-|$)|@$|^-+$")
+# How readkeeper writes a next call (`readkeeper/read {...}`, hints.call): a name that
+# starts so (a notebook's cell id, a Markdown heading) is never bare. Inside a bare name
+# it cannot start a call: the letter or punctuation before it is part of the name.
+CALL_PREFIX = "readkeeper/"
 
 # Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
 # letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
@@ -259,6 +263,8 @@ def is_plain(text: str) -> bool:
     (`LINE_SHAPES`)."""
     if not text or _LOOKALIKES.search(text) or LINE_SHAPES.search(text):
         return False
+    if text.startswith(CALL_PREFIX):
+        return False  # bare, it would read as a next call a front end rewords (hints.py)
     return all(char.isalnum() or char in NAME_PUNCTUATION for char in text)
 
 

@@ -35,8 +35,8 @@ from ..protocol import (
     NotebookEditResult,
 )
 from ..read.diffs import bounded_diff, external_change
-from ..read.readers.notebook import parse
 from ..read.readers.notebook_ids import by_position, cell_names, claimants, positional
+from ..read.readers.notebook_parse import parse, read_as_text
 from ..state.readstate import ReadRecord
 from . import notebook_splice
 from .commit import (
@@ -221,7 +221,7 @@ def _cells(notebook: dict[str, Any], path: str) -> list[dict[str, Any]]:
         raise ReadkeeperError(
             "corrupt",
             f'{quoting.name(path)} has no "cells" list of cells, so no cell can be edited. '
-            "Ask the user to re-save it from Jupyter.",
+            f"{read_as_text(path)} Or ask the user to re-save it from Jupyter.",
             file_path=path,
         )
     return cells

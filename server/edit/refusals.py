@@ -137,8 +137,8 @@ def read_only(path: str, mode: int) -> ReadkeeperError:
         "unsupported",
         f"{quoting.name(path)} is marked read-only (mode {mode & 0o7777:04o}: no one may write "
         "it), so readkeeper does not change it, whichever user it runs as. Nothing was "
-        "changed. Ask the user whether it should change; if so, they make it writable "
-        f"(chmod u+w {quoting.shell_word(path)}), then send the call again.",
+        "changed. Ask the user whether it should change; if so, they give its owner leave "
+        "to write it, then send the call again.",
         file_path=path,
         mode=f"{mode & 0o7777:04o}",
     )

@@ -41,7 +41,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import held_document, held_range, options, partial_seen, readers
+from . import damaged, held_document, held_range, options, partial_seen, readers
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
 from .readers import outline_cache, outline_read
@@ -324,6 +324,7 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
         lambda size: readers.too_large(path, size, settings),
     )
     content = Content(digest(data))
+    disk = data
     buffer = _editor_copy(services.buffers, path, data) if kind == "notebook" else None
     if buffer is not None:
         # Unsaved changes in the editor: the agent sees what the person sees.
@@ -333,17 +334,20 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
     if previous is not None and not params.estimate:
         return stub(services, request, previous, content.version)
 
-    document = readers.read_document(
-        kind,
-        data,
-        path,
-        params,
-        request.window,
-        content.digest,
-        lambda: services.outputs.for_session(params.session),
-        settings,
-        services.tokens,
-    )
+    try:
+        document = readers.read_document(
+            kind,
+            data,
+            path,
+            params,
+            request.window,
+            content.digest,
+            lambda: services.outputs.for_session(params.session),
+            settings,
+            services.tokens,
+        )
+    except ReadkeeperError as exc:  # a damaged notebook: read as text, else refused
+        return damaged.as_text(kind, path, disk, exc, lambda: _text(services, request, disk))
     if document.output_dir is not None:
         # Rendered pages: the session may read the files it was handed, unasked.
         services.workspace.grant(params.session, document.output_dir)

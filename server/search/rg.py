@@ -77,7 +77,7 @@ def binary() -> str:
     raise ReadkeeperError(
         "unsupported",
         "Search needs the ripgrep package, which is not installed with readkeeper here. "
-        "Install it (pip install ripgrep), or read the files you need with read.",
+        "Ask the user to install it beside readkeeper; meanwhile read the files you need.",
     )
 
 

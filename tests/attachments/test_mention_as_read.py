@@ -1,8 +1,8 @@
 """A mention is read as `read` reads it: each kind of file (an image over the pixel
-limit, a binary, a broken notebook, a broken PDF, a folder) is attached or dropped with
-the plain read's own kind and next step, a text too big to read whole cut to its first
-lines (attack round 21, A4: a mentioned PNG bomb was dropped `bad_params` about an
-offset the agent never sent)."""
+limit, a binary, a broken notebook, which is read as its text, a broken PDF, a folder) is
+attached or dropped with the plain read's own kind and next step, a text too big to read
+whole cut to its first lines (attack round 21, A4: a mentioned PNG bomb was dropped
+`bad_params` about an offset the agent never sent)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,6 @@ async def test_a_mention_is_refused_as_a_plain_read_is(workspace: Path) -> None:
     assert kinds == {
         "bomb.png": "too_large",
         "blob.bin": "binary",
-        "broken.ipynb": "corrupt",
         "broken.pdf": "corrupt",
         "folder": "is_directory",
     }

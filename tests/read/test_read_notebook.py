@@ -22,7 +22,7 @@ from conftest import Session
 from readkeeper import render
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.protocol import NotebookEditParams, ReadParams, unstructure
 
 
 def read(core: Readkeeper, path: Path | str, **params: Any) -> dict[str, Any]:
@@ -293,15 +293,29 @@ def test_cells_without_ids_are_named_by_index(core: Readkeeper, workspace: Path)
 # --- failures -----------------------------------------------------------------------------
 
 
-def test_invalid_json_names_the_line(core: Readkeeper, workspace: Path) -> None:
+def test_invalid_json_is_read_as_text_and_a_cell_edit_names_the_line(
+    core: Readkeeper, workspace: Path
+) -> None:
     text = json.dumps(every_output_notebook(), indent=1).splitlines()
     text.insert(10, "<<<<<<< HEAD")
     (workspace / "conflict.ipynb").write_text("\n".join(text))
-    error = refused(core, "conflict.ipynb")
+    shown = read(core, "conflict.ipynb")
+    assert shown["type"] == "text"  # its lines, so an edit of them can repair it
+    assert "    11\t<<<<<<< HEAD" in shown["file"]["content"]
+    assert "is not a valid notebook (" in shown["file"]["note"]
+    assert "at line 11, column 1)" in shown["file"]["note"]
+    with pytest.raises(ReadkeeperError) as caught:
+        core.edit_cell(
+            NotebookEditParams(
+                file_path=str(workspace / "conflict.ipynb"), cell_id="@0", new_source="x"
+            )
+        )
+    error = caught.value
     assert error.kind == "corrupt"
     assert error.data["line"] == 11
     assert "line 11" in error.message
-    assert "    11\t<<<<<<< HEAD" in error.message
+    assert "    11\t<<<<<<< HEAD" in error.data["excerpt"]
+    assert error.message.endswith(error.data["excerpt"])
 
 
 @pytest.mark.parametrize(
@@ -311,15 +325,18 @@ def test_invalid_json_names_the_line(core: Readkeeper, workspace: Path) -> None:
         ("[1, 2]", "nbformat"),
         ("", "Expecting value"),
         ('{"nbformat": 4, "nbformat_minor": 5, "cells": {"a": 1}}', "cells"),
+        ('{"nbformat": 4, "x": "caf\xe9"}'.encode("latin-1"), "not UTF-8"),
     ],
 )
-def test_json_that_is_no_notebook(
-    core: Readkeeper, workspace: Path, content: str, why: str
+def test_json_that_is_no_notebook_is_read_as_text(
+    core: Readkeeper, workspace: Path, content: str | bytes, why: str
 ) -> None:
-    (workspace / "odd.ipynb").write_text(content)
-    error = refused(core, "odd.ipynb")
-    assert error.kind == "corrupt"
-    assert why in error.message
+    path = workspace / "odd.ipynb"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    shown = read(core, "odd.ipynb")
+    assert shown["type"] == "text"
+    assert "is not a valid notebook (" in shown["file"]["note"]
+    assert why in shown["file"]["note"]
 
 
 def test_unknown_nbformat_version(core: Readkeeper, workspace: Path) -> None:
@@ -327,11 +344,6 @@ def test_unknown_nbformat_version(core: Readkeeper, workspace: Path) -> None:
     error = refused(core, "future.ipynb")
     assert error.kind == "unsupported"
     assert error.data["nbformat"] == 9
-
-
-def test_not_utf8(core: Readkeeper, workspace: Path) -> None:
-    (workspace / "latin.ipynb").write_bytes('{"nbformat": 4, "x": "caf\xe9"}'.encode("latin-1"))
-    assert refused(core, "latin.ipynb").kind == "corrupt"
 
 
 # --- read-state ---------------------------------------------------------------------------
@@ -388,9 +400,9 @@ async def test_notebook_through_the_server(lsp: Session, workspace: Path) -> Non
     assert result["file"]["cells"][2]["outputs"][0]["text"] == "42"
     assert (await lsp.read("all.ipynb"))["type"] == "file_unchanged"
     (workspace / "bad.ipynb").write_text('{"nbformat": 4,\n "cells": [,]}')
-    error = await lsp.read_error("bad.ipynb")
-    assert error.data["kind"] == "corrupt"
-    assert error.data["line"] == 2
+    damaged = await lsp.read("bad.ipynb")
+    assert damaged["type"] == "text"
+    assert "(Expecting value at line 2, column 12)" in damaged["file"]["note"]
 
 
 async def test_unsaved_notebook_buffer_is_what_the_agent_sees(

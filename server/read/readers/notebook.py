@@ -23,19 +23,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ... import quoting, words
 from ...errors import ReadkeeperError, library_words
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
-from .. import numbering
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
@@ -43,6 +39,8 @@ from .image_open import probe
 from .image_scan import Steps
 from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
 from .notebook_ids import cell_names
+from .notebook_parse import corrupt as _corrupt
+from .notebook_parse import parse
 from .notebook_text import ANSI_RE, capped, joined
 from .text import Window
 
@@ -54,7 +52,6 @@ _FORMS = "PNG, JPEG, GIF, WebP, BMP"
 _SVG = f"SVG is not sent as an image (readkeeper sends {_FORMS})."
 # The first of these present is shown as the output's text.
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
-_CONTEXT_LINES = 3
 _OUTPUT_CUT = "Cut:"
 # Notebooks up to this size are kept as read-snapshots, for cell edits' disjoint merges.
 SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024
@@ -181,54 +178,6 @@ def read_notebook(
         ),
         left_out if partial or summarise.chars_cut else 0,
     )
-
-
-# --- parsing --------------------------------------------------------------------------
-
-
-def parse(data: bytes, path: str) -> dict[str, Any]:
-    """The notebook's JSON, or a `corrupt` error naming the line that is wrong. Parsed
-    from the bytes as they are (orjson): no text copy of a 100 MB file beside them and
-    its objects; what orjson refuses (Python's json also takes NaN, integers past 64
-    bits, lone surrogates, deeper nesting) is parsed again by Python's json, whose
-    errors name the line."""
-    body = memoryview(data)[3:] if data.startswith(codecs.BOM_UTF8) else data
-    try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        parsed = None
-    finally:
-        del body  # a memoryview holds its bytes
-    if isinstance(parsed, dict) and isinstance(parsed.get("nbformat"), int):
-        return parsed
-    del parsed
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _corrupt(path, f"it is not UTF-8 (byte {exc.start})") from None
-    try:
-        raw = json.loads(text)
-    except RecursionError:
-        raise _corrupt(path, "its JSON is nested too deeply to be a notebook") from None
-    except json.JSONDecodeError as exc:
-        lines = text.split("\n")
-        low = max(1, exc.lineno - _CONTEXT_LINES)
-        high = min(len(lines), exc.lineno + _CONTEXT_LINES)
-        context = "\n".join(numbering.numbered((line[:200] for line in lines[low - 1 : high]), low))
-        raise ReadkeeperError(
-            "corrupt",
-            f"{quoting.name(path)} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}. "
-            "A notebook must be JSON; fix that line (a merge conflict or a cut-off save is "
-            f"the usual cause) and read it again. Lines {low}-{high}:\n{context}",
-            file_path=path,
-            line=exc.lineno,
-            column=exc.colno,
-            detail=exc.msg,
-        ) from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
-        raise _corrupt(path, 'its JSON has no "nbformat" version, so it is not a notebook')
-    return raw
 
 
 def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str | None]:
@@ -436,13 +385,3 @@ def _size(value: Any) -> int:
     if isinstance(value, list):
         return sum(len(str(v).encode()) for v in value)
     return len(value.encode()) if isinstance(value, str) else 0
-
-
-def _corrupt(path: str, why: str) -> ReadkeeperError:
-    return ReadkeeperError(
-        "corrupt",
-        f"{quoting.name(path)} is not a readable notebook: {why}. Ask the user to re-save it from "
-        "Jupyter, or restore it from version control (e.g. `git diff` it first).",
-        file_path=path,
-        detail=why,
-    )
