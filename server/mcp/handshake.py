@@ -97,16 +97,26 @@ def _answers(
 
 def render(answers: dict[str, Any]) -> str:
     """The source of `handshake_answers.py`."""
-    rows = "".join(f"    {key!r}: {value!r},\n" for key, value in answers["RESULTS"].items())
+    results = answers["RESULTS"].items()
+    rows = "".join(f"    {_str(key)}: {_str(value)},\n" for key, value in results)
     return (
         '"""The results of the SDK\'s first answers, by tool set, method and protocol\n'
         "version: made by `python -m readkeeper.mcp.handshake` (handshake.py), not by hand.\n"
         '"""\n\n'
         "# ruff: noqa: E501\n\n"
-        f"HANDSHAKE_VERSIONS = {answers['HANDSHAKE_VERSIONS']!r}\n"
-        f"LATEST_HANDSHAKE = {answers['LATEST_HANDSHAKE']!r}\n"
+        f"HANDSHAKE_VERSIONS = ({', '.join(map(_str, answers['HANDSHAKE_VERSIONS']))})\n"
+        f"LATEST_HANDSHAKE = {_str(answers['LATEST_HANDSHAKE'])}\n"
         f"RESULTS: dict[str, str] = {{\n{rows}}}\n"
     )
+
+
+def _str(text: str) -> str:
+    """`text` as a Python literal the way ruff's formatter writes it (the file is checked
+    by `ruff format --check`): double quotes, unless the text holds more of them than of
+    single quotes (a JSON answer), where repr's single quotes escape fewer."""
+    if text.count('"') > text.count("'"):
+        return repr(text)
+    return '"' + repr(text)[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
 
 
 def main() -> int:
