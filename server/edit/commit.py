@@ -27,6 +27,7 @@ from ..files.paths import ALLOWED_SETTING, Location, Workspace, names_a_folder
 from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
+from ..read.readers import SNIFF_BYTES, sniff
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
@@ -221,6 +222,14 @@ class Loaded:
     encoding: TextEncoding
 
 
+# The files a read shows drawn from their bytes, not as them, and why no edit changes
+# them: a PDF whose every byte is text (no NUL) decodes as text all the same.
+_DRAWN = {
+    "pdf": "it is a PDF: a read shows its pages' text, drawn from it, not its bytes",
+    "image": "it is an image",
+}
+
+
 def load(held: atomic.Held, settings: Settings) -> Loaded:
     """The held file's bytes and text; refused when too large, not text, or not decoded
     back to the same bytes."""
@@ -241,6 +250,12 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
             size=size,
             max_size_bytes=limit,
         )
+    document = sniff(data[:SNIFF_BYTES], path)
+    if document in _DRAWN:
+        # What a read showed is drawn from the file (a PDF's pages' text, an image), not
+        # its bytes: an edit would change bytes the agent never saw (a PDF's stream,
+        # breaking its lengths), where text matched its old_string by chance.
+        raise not_text(path, _DRAWN[document])
     try:
         encoding = detect(data, complete=True)
         text = decode(data, encoding)
