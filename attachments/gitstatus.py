@@ -38,10 +38,10 @@ from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError, library_words
 from readkeeper.files import landlock
 from readkeeper.files.beneath import lstat_in, open_in
-from readkeeper.files.paths import Workspace
+from readkeeper.files.paths import ALLOWED_SETTING, Workspace
 from readkeeper.files.reach import LeadsOut, walk
 
-from . import gitstatus_kinds, gitstatus_worker
+from . import gitstatus_kinds, gitstatus_stalls, gitstatus_worker
 
 
 class NotARepository(Exception):
@@ -102,11 +102,13 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
             reach: list[int] = []
             git_dir, work_tree = _repository(workspace, root, held, reach)
             gitstatus_kinds.known_stall(root, work_tree)
+            seen = gitstatus_stalls.fingerprint(git_dir, work_tree)
+            gitstatus_stalls.known(root, seen, timeout)  # ran out of time on this: at once
             try:
                 answer = _run(git_dir, work_tree, reach, timeout, deadline)
-            except TimeoutError:  # a FIFO .gitignore deep in the tree, or just slow
-                stall = gitstatus_kinds.stalled_on(root, work_tree)
-                raise stall or gitstatus_kinds.slow(timeout) from None
+            except TimeoutError:  # a FIFO deep in the tree or among the objects, or slow
+                raise gitstatus_stalls.timed_out(root, git_dir, work_tree, seen, timeout) from None
+            gitstatus_stalls.forget(root)
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))
     except Unsafe as refused:
@@ -120,8 +122,7 @@ def status(workspace: Workspace, root: str, timeout: float) -> str:
         raise gitstatus_kinds.corrupt(library_words(str(answer["failed"])))
     # The worker C-quotes names as git does; a branch name may still hold U+2028 and
     # the like, so every line is escaped like any file text (quoting.py). The branch line
-    # continues readkeeper's sentence: every character a name escapes is escaped there
-    # (git takes a branch named with a right-to-left override or a zero-width space; a
+    # continues readkeeper's sentence: every character a name escapes is escaped there (a
     # ref name holds no space, so it cannot pose as the words around it).
     changes = [quoting.line(line) for line in answer["lines"]]
     total: int = answer["total"]
@@ -163,12 +164,12 @@ def _git_folder(workspace: Workspace, root: str, work_tree: int, held: ExitStack
         git_dir = open_in(work_tree, ".git", _O_PATH | os.O_DIRECTORY)
         held.callback(os.close, git_dir)
     elif stat.S_ISREG(entry.st_mode):
-        text = _gitfile_text(work_tree, root)
+        text = _gitfile_text(work_tree)
         target = os.path.normpath(os.path.join(root, text))
         what = gitstatus_kinds.pointer("its .git file points to", text)
         git_dir = _open_inside(workspace, target, held, what)
-    else:
-        raise NotARepository(root)
+    else:  # a FIFO, a socket, a device: said, never a status gone without a word
+        raise gitstatus_kinds.dot_git(entry.st_mode)
     return git_dir
 
 
@@ -190,12 +191,12 @@ def _no_git_folder(workspace: Workspace, root: str) -> NoReturn:
         above = os.path.dirname(above)
 
 
-def _gitfile_text(folder: int, root: str) -> str:
+def _gitfile_text(folder: int) -> str:
     """The path a `.git` file names, as it is written."""
     text = _read_small(folder, ".git").decode("utf-8", "replace")
     line = text.strip().splitlines()[0] if text.strip() else ""
     if not line.startswith("gitdir:"):
-        raise NotARepository(root)
+        raise gitstatus_kinds.not_a_pointer(text)
     return line[len("gitdir:") :].strip()
 
 
@@ -210,7 +211,9 @@ def _open_inside(workspace: Workspace, path: str, held: ExitStack, what: str) ->
         real = LeadsOut()
     where = workspace.locate(real, grants=False) if isinstance(real, str) else None
     if where is None:
-        raise Unsafe(f"{what}, outside the workspace (readkeeper.allowed_paths can allow it)")
+        raise Unsafe(
+            f"{what}, outside the workspace (the user may allow it with {ALLOWED_SETTING})"
+        )
     try:
         folder = where.anchor.open_folder(where.folder)
     except OSError as exc:  # a folder on its way missing, or a file
@@ -306,10 +309,8 @@ def _run(
     git_dir: int, work_tree: int, reach: list[int], timeout: float, deadline: float
 ) -> dict[str, Any]:
     """The worker's answer about the repository open as `git_dir`, for the work tree
-    open as `work_tree`. libgit2 takes paths, so it gets the real paths of these
-    checked folders; with Landlock it can read nothing but the folders of `reach`
-    (named with their device and inode, so the worker confines itself to these very
-    folders)."""
+    open as `work_tree`. libgit2 takes their real paths; with Landlock it can read
+    nothing but the folders of `reach` (named with their device and inode)."""
     allow = [[_real_path(fd), os.fstat(fd).st_dev, os.fstat(fd).st_ino] for fd in reach]
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
     line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
@@ -419,8 +420,8 @@ class _Worker:
                 start_new_session=True,
                 cwd="/",
             )
-            # The start is not the repository's time: a git timeout shorter than the
-            # import of pygit2 must not kill every worker before it can answer.
+            # The start is not the repository's time (a short git timeout must not kill
+            # every worker before it imported pygit2).
             assert self.process.stdout is not None
             try:
                 hello = _read_line(self.process.stdout.fileno(), time.monotonic() + _START_SECONDS)

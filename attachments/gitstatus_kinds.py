@@ -34,7 +34,7 @@ from readkeeper.files.beneath import Moved, lstat_in, open_in
 # The entries of gitstatus._ENTRIES that are folders; the others are files.
 FOLDERS = frozenset({"refs", "objects", "objects/info", "objects/pack", "info"})
 
-_KINDS = {
+KINDS = {
     stat.S_IFIFO: "a named pipe (FIFO)",
     stat.S_IFSOCK: "a socket",
     stat.S_IFCHR: "a character device",
@@ -98,6 +98,24 @@ def stale() -> ReadkeeperError:
     )
 
 
+def dot_git(mode: int) -> ReadkeeperError:
+    """`corrupt`: the root's `.git` is neither a folder nor a file (git says "invalid
+    gitfile format"): said, never a status that vanishes without a word."""
+    what = KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
+    return corrupt(f".git at its root is {what}, not a folder nor a file naming one")
+
+
+def not_a_pointer(text: str) -> ReadkeeperError:
+    """`corrupt`: the root's `.git` file names no git folder (empty, or no `gitdir:`)."""
+    if not text.strip():
+        return corrupt("its .git file is empty (it should name a git folder: gitdir: PATH)")
+    first = text.strip().splitlines()[0]
+    return corrupt(
+        f"its .git file does not name a git folder (its first line {library_words(first)} "
+        'does not begin "gitdir:")'
+    )
+
+
 def pointer(what: str, text: str) -> str:
     """`what` ("its commondir names") and the pointer's own text, one quoted string."""
     return f"{what} {library_words(text.strip())}"
@@ -124,7 +142,7 @@ def check(name: str, mode: int) -> None:
     folder = name in FOLDERS
     if stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode):
         return
-    what = _KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
+    what = KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
     raise corrupt(
         f"{quoting.name(name)} in its git folder is {what}, not "
         f"{'a folder' if folder else 'a regular file'}"
@@ -132,7 +150,7 @@ def check(name: str, mode: int) -> None:
 
 
 def _stall(relative: str, mode: int) -> ReadkeeperError:
-    what = _KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
+    what = KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
     return corrupt(
         f"{quoting.name(relative)} in its work tree is {what}, not a regular file, and git "
         "status waits on it for ever",

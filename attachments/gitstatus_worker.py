@@ -266,7 +266,9 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
                 "refused": "it is a partial clone and objects that git status needs are "
                 "missing here (git would fetch them, running programs its config names)"
             }
-        return {"failed": str(exc).strip() or type(exc).__name__}
+        # A KeyError's str is its repr, quoted: its words are its argument.
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        return {"failed": str(said).strip() or type(exc).__name__}
     return {"branch": branch, "lines": lines[:MAX_LINES], "total": len(lines)}
 
 

@@ -1,0 +1,229 @@
+"""One budget for git status: a status that ran out of time is not run again on an
+unchanged repository.
+
+Whatever holds libgit2 past git_timeout_ms (a FIFO where it opens a loose object or a
+pack's index, a small object that inflates to gigabytes, a FIFO `.gitignore` beyond the
+bounded look of gitstatus_kinds.stalled_on, or a repository just too large) would hold
+every later status as long, and "ask again" would wait again (attack round 26). So a
+timeout is remembered per root with a fingerprint of its git folder: the lstat of HEAD,
+the index, config, packed-refs, the refs and objects folders, each `objects/??` folder
+and each entry of `objects/pack` (stat only: nothing there is opened, a FIFO neither).
+While the fingerprint is unchanged and git_timeout_ms not raised, a later status is
+answered at once, saying it was not run again and why; a changed git folder (a commit, a
+checkout, a staged file, an object put back), a raised git_timeout_ms or `RETRY_SECONDS`
+after the last try lets it run once more.
+
+After a timeout, `stalled_in_git_folder` looks (bounded as the work tree's look) for a
+loose object or pack file that is not a regular file: one found is named, `corrupt`. An
+`objects/pack` entry that is not a regular file is said before libgit2 runs at all
+(`fingerprint`), as gitstatus_kinds.check says the git folder's other files.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+
+from readkeeper import quoting
+from readkeeper.errors import ReadkeeperError
+from readkeeper.files.beneath import lstat_in, open_in
+
+from . import gitstatus_kinds
+
+# A remembered timeout is tried again this long after the last try, changed or not (a
+# fix deep in the work tree changes nothing the fingerprint sees).
+RETRY_SECONDS = 300.0
+# The git folder's entries the fingerprint stats (never opens).
+_STATED = ("HEAD", "index", "config", "packed-refs", "refs", "refs/heads", "objects", "shallow")
+# The look after a timeout through objects/: entries looked at, at most, and seconds.
+_LOOK_ENTRIES = 200_000
+_LOOK_SECONDS = 1.0
+_MEMORY_MAX = 100
+_O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
+
+Fingerprint = tuple[tuple[str, int, int, int, int, int], ...]
+
+
+@dataclass
+class _Stall:
+    fingerprint: Fingerprint
+    timeout: float
+    tried: float
+    found: ReadkeeperError | None  # the file named, or None: only that it ran out of time
+
+
+_MEMORY: dict[str, _Stall] = {}
+_lock = threading.Lock()
+
+
+def _stat_of(name: str, entry: os.stat_result | None) -> tuple[str, int, int, int, int, int]:
+    if entry is None:
+        return (name, 0, 0, 0, 0, 0)
+    return (name, entry.st_mode, entry.st_ino, entry.st_size, entry.st_mtime_ns, entry.st_ctime_ns)
+
+
+def fingerprint(git_dir: int, work_tree: int) -> Fingerprint:
+    """The git folder open as `git_dir` as lstat sees it (and the work tree's top folder):
+    what a commit, a checkout, a staged file or a replaced object changes. `corrupt` when
+    an `objects/pack` entry is not a regular file (libgit2 would wait on a FIFO there)."""
+    seen = [_stat_of(".", os.fstat(git_dir)), _stat_of("..", os.fstat(work_tree))]
+    seen += [_stat_of(name, _lstat(git_dir, name)) for name in _STATED]
+    for name, entry in _listing(git_dir, "objects"):
+        if len(name) == 2 or name in ("pack", "info"):
+            seen.append(_stat_of(f"objects/{name}", entry))
+    for name, entry in _listing(git_dir, "objects/pack"):
+        seen.append(_stat_of(f"objects/pack/{name}", entry))
+        if entry is not None and not (stat.S_ISREG(entry.st_mode) or stat.S_ISLNK(entry.st_mode)):
+            raise found_file(f"objects/pack/{name}", entry.st_mode, "git folder")
+    return tuple(seen)
+
+
+def _lstat(folder: int, name: str) -> os.stat_result | None:
+    try:
+        return lstat_in(folder, name)
+    except OSError:
+        return None
+
+
+def _entry_stat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _listing(git_dir: int, name: str) -> list[tuple[str, os.stat_result | None]]:
+    """The entries of the git folder's folder `name` (a folder, not a link: checked
+    before) and their lstat, sorted by name; none when it cannot be listed."""
+    try:
+        fd = open_in(git_dir, name, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return []
+    try:
+        return sorted((entry.name, _entry_stat(entry)) for entry in os.scandir(fd))
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+
+
+def found_file(relative: str, mode: int, where: str) -> ReadkeeperError:
+    """`corrupt`, naming the file of the git folder or work tree that git status waits on."""
+    what = gitstatus_kinds.KINDS.get(stat.S_IFMT(mode), "of an unknown kind")
+    return gitstatus_kinds.corrupt(
+        f"{quoting.name(relative)} in its {where} is {what}, not a regular file, and git "
+        "status waits on it for ever",
+        "The other attachments are not affected; ask the user to remove or replace it "
+        "(git status runs again once its git folder changes).",
+    )
+
+
+def known(root: str, print_: Fingerprint, timeout: float) -> None:
+    """At once, the answer of the last status of `root` when it ran out of time on this
+    very git folder, with no more time given and `RETRY_SECONDS` not yet past."""
+    with _lock:
+        stall = _MEMORY.get(root)
+    if stall is None:
+        return
+    if (
+        stall.fingerprint != print_
+        or timeout > stall.timeout
+        or time.monotonic() - stall.tried > RETRY_SECONDS
+    ):
+        forget(root)
+        return
+    if stall.found is not None:  # its words after "could not read the repository"
+        said = stall.found.message.split(": ", 1)[-1]
+        raise ReadkeeperError(
+            stall.found.kind,
+            "git status could not read the repository (not run again: the last status ran "
+            f"out of time, and the git folder has not changed since): {said}",
+        )
+    raise ReadkeeperError(
+        "too_large",
+        f"git status was not run again: the last one ran out of time ({stall.timeout:g} s, the "
+        "git_timeout_ms setting) and the git folder has not changed since. "
+        f"{_NEXT_STEP}",
+    )
+
+
+def remember(root: str, print_: Fingerprint, timeout: float, found: ReadkeeperError | None) -> None:
+    with _lock:
+        if len(_MEMORY) >= _MEMORY_MAX:
+            _MEMORY.clear()
+        _MEMORY[root] = _Stall(print_, timeout, time.monotonic(), found)
+
+
+def forget(root: str) -> None:
+    with _lock:
+        _MEMORY.pop(root, None)
+
+
+_NEXT_STEP = (
+    "It runs again once the git folder changes (a commit, a checkout, a staged file) or "
+    f"{RETRY_SECONDS / 60:g} minutes after the last try. Ask the user to look at the "
+    "repository: a file git reads may never end (a named pipe) or be huge (an object that "
+    "inflates to gigabytes); if the repository is only large, they may raise "
+    "git_timeout_ms (READKEEPER_GIT_TIMEOUT_MS)."
+)
+
+
+def timed_out(
+    root: str, git_dir: int, work_tree: int, print_: Fingerprint, timeout: float
+) -> ReadkeeperError:
+    """What a status of `root` that ran out of time says: `corrupt` naming a FIFO rule
+    file of the work tree (remembered by gitstatus_kinds, while it is one), or a loose
+    object the look found, else `too_large`; these two remembered with the git folder's
+    fingerprint as it was before."""
+    in_tree = gitstatus_kinds.stalled_on(root, work_tree)
+    if in_tree is not None:
+        return in_tree
+    found = stalled_in_git_folder(git_dir)
+    remember(root, print_, timeout, found)
+    return found or ReadkeeperError(
+        "too_large",
+        f"git status took longer than {timeout:g} s (the git_timeout_ms setting) and was "
+        f"stopped; it is not run again on an unchanged repository. {_NEXT_STEP}",
+    )
+
+
+def stalled_in_git_folder(git_dir: int) -> ReadkeeperError | None:
+    """After a timeout: `corrupt` naming a loose object of the git folder open as
+    `git_dir` that is not a regular file (a FIFO libgit2 waits on), found by listing the
+    `objects/??` folders (d_type, or an lstat: nothing opened), at most `_LOOK_ENTRIES`
+    entries for at most `_LOOK_SECONDS`; None when none was found."""
+    stop = time.monotonic() + _LOOK_SECONDS
+    looked = 0
+    try:
+        store = open_in(git_dir, "objects", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for folder in sorted(os.scandir(store), key=lambda entry: entry.name):
+            if len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
+                continue
+            try:
+                inner = open_in(store, folder.name, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue
+            try:
+                for entry in os.scandir(inner):
+                    looked += 1
+                    if looked > _LOOK_ENTRIES or time.monotonic() > stop:
+                        return None
+                    if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        continue
+                    mode = _entry_stat(entry)
+                    if mode is not None:
+                        relative = f"objects/{folder.name}/{entry.name}"
+                        return found_file(relative, mode.st_mode, "git folder")
+            finally:
+                os.close(inner)
+    except OSError:
+        return None
+    finally:
+        os.close(store)
+    return None
