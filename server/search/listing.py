@@ -24,6 +24,7 @@ from ..files.beneath import Anchor
 from ..files.fileio import opening_error
 from ..files.ignore import IgnoreRules
 from ..files.rgignore import RipgrepRules
+from ..hints import call
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
@@ -84,7 +85,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             result["next"]["exclude"] = params.exclude
         notes.append(
             cut_note(params.offset, len(page), MAX_PATHS, "file")
-            + f"; the rest: glob with offset={after}, or a narrower pattern."
+            + f"; the rest: {call('glob', **result['next'])}, or a narrower pattern."
         )
     if stopped:
         notes.append(stopped)
@@ -258,7 +259,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
             result["next"]["exclude"] = params.exclude
         result["note"] = (
             cut_note(params.offset, len(page), MAX_ENTRIES, "entry")
-            + f"; the rest: list with offset={after}, or list a subfolder."
+            + f"; the rest: {call('list', **result['next'])}, or list a subfolder."
         )
     return result
 

@@ -10,7 +10,11 @@ Over a corpus of the drop-in's answers, every option readkeeper's own words name
 a file's text: fences and numbered lines are left out) is a parameter of the tool it is
 named with (the last tool named before it in its sentence, or the tool that answered),
 per the drop-in's own schemas (tools.SCHEMAS), unless the sentence says this server does
-not offer it; and each call a sentence names, made as it says, is not refused."""
+not offer it; and each call a sentence names, made as it says, carries its tool's
+required parameters and is not refused. The corpus holds an answer of each tool that
+answers with a way on (round 26: a missing file's search_files without its required
+path, read_media_file of a notebook naming include_images, read_multiple_files' outline
+naming symbol=, edit_file's closest text naming offset= and head=)."""
 
 from __future__ import annotations
 
@@ -35,6 +39,9 @@ _VALUE = r'(?:"(?:[^"\\]|\\.)*"|[\w\-]+)'
 _OPTION = re.compile(rf"(?<![\w\-/.])([A-Za-z_]+)=({_VALUE})")
 _RUN = re.compile(rf"(?<![\w\-/.])[A-Za-z_]+={_VALUE}(?:, [A-Za-z_]+={_VALUE})*")
 _NOT_OFFERED = "this server does not offer it"
+# Options said in prose as the way on ("read it by lines with offset and head").
+_PROSE = re.compile(r"(?<=\bwith )([a-z_]+) and ([a-z_]+)\b")
+_ANY = {key for schema in SCHEMAS.values() for key in schema["properties"]}
 
 
 def _notebook(cells: int) -> str:
@@ -63,6 +70,9 @@ def _files(workspace: Path) -> None:
     lines = "".join(f"line {n} of the text\n" for n in range(1, 8001))
     (workspace / "big.txt").write_text(lines)
     (workspace / "pic.png").write_bytes(encode(photo(200, 100), "PNG"))
+    (workspace / "small.ipynb").write_text(_notebook(3))
+    shutil.copy(typing.__file__, workspace / "outline.py")  # read by read_multiple_files
+    (workspace / "e.txt").write_text("alpha\nbeta\ngamma\n")
 
 
 # Each call twice where its second answer is a stub.
@@ -79,6 +89,27 @@ CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("read_text_file", {"path": "big.txt"}),
     ("read_media_file", {"path": "pic.png"}),
     ("read_media_file", {"path": "pic.png"}),
+    # Round 26: the next step one call away from a read.
+    ("read_text_file", {"path": "gone.txt"}),
+    ("get_file_info", {"path": "gone.txt"}),
+    ("read_multiple_files", {"paths": ["gone.txt"]}),
+    ("move_file", {"source": "gone.txt", "destination": "moved.txt"}),
+    ("read_media_file", {"path": "small.ipynb"}),
+    ("read_media_file", {"path": "small.ipynb", "pages": "1"}),
+    ("read_media_file", {"path": "e.txt", "pages": "1"}),
+    ("read_multiple_files", {"paths": ["outline.py"]}),
+    ("read_text_file", {"path": "e.txt"}),
+    ("edit_file", {"path": "e.txt", "edits": [{"oldText": "", "newText": "b"}]}),
+    (
+        "edit_file",
+        {
+            "path": "e.txt",
+            "edits": [
+                {"oldText": "alpha\nbeta", "newText": "X"},
+                {"oldText": "beta\ngamma", "newText": "Y"},
+            ],
+        },
+    ),
 ]
 
 
@@ -118,7 +149,8 @@ def next_steps(
     (on the answer's path; `force` alone: the answer's own call again)."""
     options: list[tuple[str, str, str]] = []
     calls: list[tuple[str, dict[str, Any]]] = []
-    for sentence in own_words(said):
+    path = args.get("path") or (args.get("paths") or [args.get("source")])[0]
+    for sentence in own_words(said.split("\nkind: ")[0]):  # not an error's data
         if _NOT_OFFERED in sentence:
             continue
         for found in _TOOL.finditer(sentence):
@@ -131,15 +163,25 @@ def next_steps(
             named = _named_tool(masked, run.start(), tool)
             given = {m.group(1): _value(m.group(2)) for m in _OPTION.finditer(run.group())}
             options += [(key, named, sentence) for key in given]
-            base = dict(args) if set(given) == {"force"} else {"path": args["path"]}
-            calls.append((named, {**base, **given}))
+            again = set(given) == {"force"} and named == tool
+            calls.append((named, {**(dict(args) if again else {"path": path}), **given}))
+        for pair in _PROSE.finditer(masked):
+            named = _named_tool(masked, pair.start(), tool)
+            options += [(key, named, sentence) for key in pair.groups() if key in _ANY]
     return options, calls
 
 
 async def _corpus(client: Client, workspace: Path) -> list[tuple[str, dict[str, Any], str]]:
     answers = []
     for tool, args in CORPUS:
-        sent = {**args, "path": str(workspace / args["path"])}
+        sent = {
+            key: [str(workspace / v) for v in value]
+            if key == "paths"
+            else str(workspace / value)
+            if key in ("path", "source", "destination")
+            else value
+            for key, value in args.items()
+        }
         answers.append((tool, sent, text_of(await client.call_tool(tool, sent))))
     return answers
 
@@ -160,6 +202,8 @@ async def test_every_option_a_next_step_names_is_a_parameter_of_its_tool(
     # The corpus holds the notes this is about: drawn pages, a symbol, a notebook's
     # images, a cut read's way on, a stub's resend.
     assert {"pages", "symbol", "include_images", "offset", "head", "force"} <= named, named
+    # ... and the round's: a missing file's search, a read's range after an edit's refusal.
+    assert {"pattern", "path"} <= named, named
 
 
 async def test_each_next_step_works_when_made(workspace: Path) -> None:
@@ -172,8 +216,12 @@ async def test_each_next_step_works_when_made(workspace: Path) -> None:
             for tool, sent in next_steps(said, answered, args)[1]
         }
         assert any(tool == "read_media_file" for tool, _ in made), made
+        assert any(tool == "search_files" for tool, _ in made), made
         refused = []
         for tool, sent in sorted(made):
+            missing = set(SCHEMAS[tool].get("required", [])) - set(json.loads(sent))
+            if missing:
+                refused.append(f"{tool} {sent}: without its required {sorted(missing)}")
             result = await client.call_tool(tool, json.loads(sent))
             if result.is_error:
                 refused.append(f"{tool} {sent}: {text_of(result)[:300]}")

@@ -35,6 +35,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("edit_file", {"path": "a.txt", "edits": [{"oldText": "zzz", "newText": "1"}], "dryRun": True}),
     ("edit_file", {"path": "a.txt", "edits": [{"oldText": "o", "newText": "1"}]}),
     ("edit_file", {"path": "a.txt", "edits": [{"oldText": "one"}]}),
+    ("edit_file", {"path": "a.txt", "edits": [{"oldText": "", "newText": "b"}]}),  # round 26
     ("edit_file", {"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}], "dryRun": 2}),
     ("create_directory", {"path": "a.txt"}),
     ("list_directory", {"path": "nope"}),

@@ -16,8 +16,8 @@ def test_each_next_call_is_a_tool_of_the_drop_in() -> None:
     )
     assert for_filesystem(message) == (
         'Read it (read_text_file with {"path": "/w/a.py", "offset": 3, "head": 2}), list '
-        '(list_directory with {"path": "/w"}) or find it (search_files with '
-        '{"pattern": "**/a.py"}).'
+        '(list_directory with {"path": "/w"}) or find it (search_files with {"path": ".", '
+        '"pattern": "**/a.py"}).'
     )
     assert for_filesystem(f"({call('mkdir', path='/w/d')})") == (
         '(create_directory with {"path": "/w/d"})'

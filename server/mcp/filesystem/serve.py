@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import mcp_types as types
@@ -168,13 +168,20 @@ def _none_asked(served: Served, path: str, field: str) -> str:
     )
 
 
-def shown_read(result: dict[str, Any], tool: str = "read_text_file") -> list[Content]:
-    """A read result as the drop-in shows it, the answer of `tool` (a stub names it)."""
+def shown_read(
+    result: dict[str, Any], tool: str = "read_text_file", answering: str | None = None
+) -> list[Content]:
+    """A read result as the drop-in shows it, the answer of `answering` (default `tool`),
+    whose stub names `tool`; a way on `answering` lacks names read_text_file."""
     kind = result.get("type")
     file = result.get("file") or {}
+
+    def steps(message: str, keep: Iterable[str] = ()) -> str:
+        return for_filesystem(message, keep, answering or tool)
+
     if kind == "text":
-        return [text_block(_text_file(file))]
-    said = render.read(_noted(result), for_filesystem)  # its next steps in the tools' words
+        return [text_block(_text_file(file, steps))]
+    said = render.read(_noted(result, steps), steps)  # its next steps in the tools' words
     if kind == "file_unchanged":
         said += f"\n({tool} with force=true sends it again.)"
     return [text_block(said), *_images(result)]
@@ -197,30 +204,30 @@ def _images(result: dict[str, Any]) -> list[Content]:
     ]
 
 
-def _noted(result: dict[str, Any]) -> dict[str, Any]:
-    """`result` with the notes readkeeper wrote in it in the drop-in's words; the file's
+def _noted(result: dict[str, Any], steps: Callable[[str], str]) -> dict[str, Any]:
+    """`result` with the notes readkeeper wrote in it in the drop-in's steps; the file's
     text (a re-read's diff, a notebook's cells, a PDF's pages) left as it is, but for
     each page's note naming the call that draws it (hints.page_steps)."""
     said = dict(result)
     if isinstance(said.get("note"), str):
-        said["note"] = for_filesystem(said["note"])
+        said["note"] = steps(said["note"])
     file = said.get("file")
     if isinstance(file, dict) and isinstance(file.get("note"), str):
-        file = said["file"] = {**file, "note": for_filesystem(file["note"])}
+        file = said["file"] = {**file, "note": steps(file["note"])}
     if result.get("type") == "pdf" and isinstance(file, dict):
         content, path = file.get("content"), file.get("file_path")
         if isinstance(content, str) and isinstance(path, str):
-            said["file"] = {**file, "content": page_steps(content, path, for_filesystem)}
+            said["file"] = {**file, "content": page_steps(content, path, steps)}
     return said
 
 
-def _text_file(file: dict[str, Any]) -> str:
+def _text_file(file: dict[str, Any], steps: Callable[[str], str]) -> str:
     body = quoting.fence(_NUMBER.sub("", file.get("content", "")))
     notes = []
     if file.get("unsaved"):
         notes.append("this is the editor's buffer, with unsaved changes")
-    if file.get("note"):  # the core's words for a cut or a repair: they name offset
-        notes.append(for_filesystem(str(file["note"])))
+    if file.get("note"):  # the core's steps for a cut or a repair: they name offset
+        notes.append(steps(str(file["note"])))
     elif file.get("partial"):
         start, shown = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
@@ -259,13 +266,14 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
             said = error_words("read_multiple_files", args, message, data)[0]
             parts.append(f"{path}: Error - {said}")
             continue
-        shown = shown_read(item.get("result") or {})
+        shown = shown_read(item.get("result") or {}, answering="read_multiple_files")
         text = "\n".join(c.text for c in shown if isinstance(c, types.TextContent))
         if any(isinstance(c, types.ImageContent) for c in shown):
             text += "\n(an image: read_media_file shows it)"
         parts.append(f"{path}:\n{text}\n")
     if isinstance(answer.get("note"), str):  # the calls for the files over the budget
-        parts.append(f"note: {quoting.line(for_filesystem(answer['note']))}")
+        note = for_filesystem(answer["note"], tool="read_multiple_files")
+        parts.append(f"note: {quoting.line(note)}")
     return [text_block("\n---\n".join(parts))]
 
 
@@ -283,7 +291,7 @@ def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
     if done.get("created"):
         said += " (a new file)"
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='write_file')})"
     return [text_block(said)]
 
 
@@ -308,7 +316,7 @@ def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
     done = served.ask("patch", file_path=path, edits=pairs, dry_run=flag(args, "dryRun"))
     said = quoting.fence(str(done.get("diff", "")), "diff") if done.get("diff") else ""
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='edit_file')})"
     unseen = render.unseen_change(done.get("edit") or done)
     if unseen:
         said += f"\n{unseen}"
@@ -334,7 +342,7 @@ def move_file(served: Served, args: dict[str, Any]) -> list[Content]:
         f"{_resolved(done, 'destination', destination)}"
     )
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']))})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='move_file')})"
     return [text_block(said)]
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ... import errors, hints, quoting
+from .tools import SCHEMAS
 
 # method -> (tool, {param: the tool's argument}); params not named keep their name.
 _TOOLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -71,7 +72,16 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
         return tool
     words = {**{k: v for k, v in (names or {}).items() if "_" in k}, **_WORDS, **renamed}
     shown = {words.get(k, k): v for k, v in params.items()}
+    # A param the tool requires and the core left to its default, said with its value
+    # (search_files requires the path that glob takes as the root when left out).
+    needed = [k for k in SCHEMAS[tool].get("required", []) if k not in shown and k in _DEFAULTS]
+    shown = {**{k: _DEFAULTS[k] for k in needed}, **shown}
     return f"{tool} with {quoting.json_text(shown)}"
+
+
+# The drop-in's value for a param the core's call leaves to its default: "." is the
+# first root, as every path of the drop-in is relative to it.
+_DEFAULTS = {"path": "."}
 
 
 # A read's line count written as a call's argument ("offset=5, limit=20", "offset and
@@ -89,20 +99,64 @@ _DRAWN = re.compile(r"(?<![\w\-/.])pages=(\S+?), render=true\b")
 _UNOFFERED = re.compile(r"(?<![\w\-/.])(line_format|estimate)=(\w+)")
 
 
-def _prose(text: str) -> str:
+# A pair's field inside a list param (`edits[0].old_string`): the tool's name for it.
+_ITEM = re.compile(r"(?<=\w\[)(\d+\]\.)(old_string|new_string)(?![\w/\-]|\.[\w/\-])")
+
+
+def _prose(text: str, tool: str | None = None) -> str:
     text = _DRAWN.sub(r"read_media_file with pages=\1", text)
     text = _UNOFFERED.sub(
         r"\1=\2 (an option of readkeeper's read, a tool of `readkeeper mcp` without --tools "
         "filesystem; this server does not offer it)",
         text,
     )
-    return _LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text))
+    text = _ITEM.sub(lambda m: m.group(1) + _WORDS[m.group(2)], text)
+    return _reader_named(_LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text)), tool)
 
 
-def for_filesystem(message: str, keep: Iterable[str] = ()) -> str:
+# Options a sentence names as the way on: a run sent together (`offset=412, head=3`, a
+# value set aside by hints.rewrite), or two said in prose ("with offset and head").
+_OPTION = r"[a-z_]+=[^\s,;)]+"
+_WAY_ON = re.compile(
+    rf"(?<![\w\-/.])(?P<run>{_OPTION}(?:, {_OPTION})*)|(?<=\bwith )(?P<pair>[a-z_]+ and [a-z_]+)\b"
+)
+_TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
+_SENTENCE = re.compile(r"\.\s+|\n")
+
+
+def _reader_named(text: str, tool: str | None) -> str:
+    """`text` with each way on that names options `tool` does not take, but read_text_file
+    does, said as read_text_file's (read_media_file of a notebook, read_multiple_files'
+    outline, edit_file's closest text: they read it so, but take none of them)."""
+    if tool not in SCHEMAS or tool == "read_text_file":
+        return text
+    own, reader = SCHEMAS[tool]["properties"], SCHEMAS["read_text_file"]["properties"]
+    out: list[str] = []
+    at = 0
+    for found in _WAY_ON.finditer(text):
+        run = found.group("run")
+        names = re.findall(r"([a-z_]+)=", run) if run else found.group("pair").split(" and ")
+        begun = max((m.end() for m in _SENTENCE.finditer(text, 0, found.start())), default=0)
+        if (
+            all(name in own for name in names)
+            or not all(name in reader for name in names)
+            or _TOOL.search(text, begun, found.start())
+        ):
+            continue
+        before = text[at : found.start()]
+        if re.search(r"(?<![\w\-])read with $", before):  # "read with X=": the tool
+            out.append(before[: -len("read with ")] + "read_text_file with ")
+        else:
+            out.append(before + "read_text_file's ")
+        at = found.start()
+    return "".join(out) + text[at:]
+
+
+def for_filesystem(message: str, keep: Iterable[str] = (), tool: str | None = None) -> str:
     """`message` in the drop-in's words: readkeeper's own only, never a file's text
-    (`keep`, as the error's data holds it) nor a quoted name (hints.rewrite)."""
-    return hints.rewrite(message, _word, keep, _prose)
+    (`keep`, as the error's data holds it) nor a quoted name (hints.rewrite); `tool`: the
+    tool that answers, whose way on names read_text_file where it lacks the options."""
+    return hints.rewrite(message, _word, keep, lambda text: _prose(text, tool))
 
 
 # Each tool's names for the core's params it passes on (one not named keeps its name):
@@ -142,7 +196,7 @@ def error_words(
     word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/\-]|\.[\w/\-])")
 
     def prose(text: str) -> str:
-        text = _prose(text)
+        text = _prose(text, tool)
         if not names:
             return text
         return word.sub(
