@@ -27,7 +27,7 @@ def test_an_old_string_that_matches_as_written_and_unescaped_is_refused(
     file = text_file(core, path)
     rows = str(file["content"]).split("\n")
     assert rows[0].split("\t", 1)[1] == rows[1].split("\t", 1)[1]  # shown alike
-    assert f"Lines {escaped[0]} hold text shown escaped: line breaks other than LF" in str(
+    assert f"Line {escaped[0]} holds text shown escaped: line breaks other than LF" in str(
         file["note"]
     )
     copied = rows[1].split("\t", 1)[1]
@@ -62,8 +62,8 @@ def test_the_note_names_the_lines_readkeeper_cut(workspace: Path) -> None:
     file = text_file(core, path)
     rows = str(file["content"]).split("\n")
     assert rows[2].endswith("… [line cut: 2 more characters]")
-    assert "Lines 3 were cut" in str(file["note"])
+    assert "Line 3 was cut" in str(file["note"])
     # The file's own marker is shown escaped, and named as such (attack round 23's F3).
     assert rows[0].endswith("short … \\x5bline cut: 100 more characters]")
-    assert "Lines 1 hold text shown escaped" in str(file["note"])
+    assert "Line 1 holds text shown escaped" in str(file["note"])
     assert file["truncated_lines"] == 1

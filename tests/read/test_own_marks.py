@@ -61,7 +61,7 @@ def test_a_file_line_shaped_as_the_cut_marker_is_shown_escaped_when_nothing_was_
     file = _read(core, path)["file"]
     assert file["content"].split("\n")[1] == f"     2\t{SHOWN_CUT}"
     assert file["escaped_lines"] == 1
-    assert "Lines 2 hold" in file["note"]
+    assert "Line 2 holds" in file["note"]
     assert "\\x5b" in file["note"]
     assert "[line cut:" not in file["content"]
 

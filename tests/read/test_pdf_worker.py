@@ -6,7 +6,7 @@ concurrent renders are all drawn right.
 The hostile PDFs are written here as raw PDF bytes:
 - a *bomb* page, whose content stream is 1 GiB of zlib-compressed zeros in about 1 MB
   (pdfium inflates a page's content whole before drawing it);
-- a *slow* page, a function-based shading whose PostScript function runs a thousand
+- a *slow* page, a function-based shading whose PostScript function runs four thousand
   operators per pixel: minutes of CPU in a few kilobytes of memory.
 """
 
@@ -75,7 +75,7 @@ def raw_pdf(pages: list[str]) -> bytes:
         elif kind == "bomb":
             content = add(stream(b"/Filter /FlateDecode", zeros_flate(1 << 30)))
         else:
-            program = b"{ " + b"2 copy add pop " * 1000 + b"pop pop 0.5 0.5 0.5 }"
+            program = b"{ " + b"2 copy add pop " * 4000 + b"pop pop 0.5 0.5 0.5 }"
             function = add(
                 stream(b"/FunctionType 4 /Domain [0 1 0 1] /Range [0 1 0 1 0 1]", program)
             )

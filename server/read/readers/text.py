@@ -159,17 +159,24 @@ def marks_note(start: int, held: list[bool], cut: list[int], count: int) -> str 
     parts = []
     if escaped:
         parts.append(
-            f"Lines {_listed(escaped)} hold text shown escaped: line breaks other than LF "
+            f"{_lines(escaped)} text shown escaped: line breaks other than LF "
             "(a lone CR, U+2028, ...) as \\r, \\u2028, ..., and a '[' opening cut-marker "
             "words such as '[line cut:' as \\x5b; in any other line such text is the "
             "file's own. An edit's old_string may give them as shown."
         )
     if cuts:
         parts.append(
-            f"Lines {_listed(cuts)} were cut, ending in readkeeper's "
+            f"{_lines(cuts, 'was', 'were')} cut, ending in readkeeper's "
             "'… [line cut: N more characters]'; in any other line such text is the file's own."
         )
     return " ".join(parts) or None
+
+
+def _lines(numbers: list[int], one: str = "holds", many: str = "hold") -> str:
+    """ "Line 3 holds" or "Lines 3, 5 hold": the lines `numbers` names and its verb."""
+    if len(numbers) == 1:
+        return f"Line {numbers[0]} {one}"
+    return f"Lines {_listed(numbers)} {many}"
 
 
 def _listed(numbers: list[int]) -> str:
