@@ -21,6 +21,10 @@ _on_the_loop = contextvars.ContextVar("readkeeper_on_the_loop", default=False)
 class OffTheLoop(Exception):
     """A costly step was reached on the event loop: run the request on a worker."""
 
+    # The call is run again on a worker, which journals it: this attempt is no call of
+    # its own (state/journal.py), never a phantom `internal` error in the history.
+    rerun = True
+
 
 @contextlib.contextmanager
 def on_the_loop() -> Iterator[None]:

@@ -114,27 +114,32 @@ class Journal:
         tally = Tally(kind=kind, path=path)
         token = _TALLY.set(tally)
         started_ns, started = time.time_ns(), time.perf_counter()
+        rerun = False
         try:
             yield tally
         except Exception as exc:
+            # An attempt handed on to be run again elsewhere (a quick read that turned out
+            # costly, read/loop_guard.py) is journaled there, not as an error here.
+            rerun = getattr(exc, "rerun", False) is True
             tally.error = tally.error or str(getattr(exc, "kind", "internal"))
             raise
         finally:
             _TALLY.reset(token)
-            ms = (time.perf_counter() - started) * 1000
-            self.add(
-                Event(
-                    started_ns,
-                    session,
-                    tally.kind,
-                    tally.path,
-                    tally.tokens,
-                    tally.saved,
-                    ms,
-                    tally.error,
-                    outer.kind if outer is not None else "",
+            if not rerun:
+                ms = (time.perf_counter() - started) * 1000
+                self.add(
+                    Event(
+                        started_ns,
+                        session,
+                        tally.kind,
+                        tally.path,
+                        tally.tokens,
+                        tally.saved,
+                        ms,
+                        tally.error,
+                        outer.kind if outer is not None else "",
+                    )
                 )
-            )
 
     def snapshot(self, session: str | None = None) -> dict[str, Any]:
         """The events (of `session` only, unless None), oldest first, with the cap and
