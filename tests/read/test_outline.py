@@ -232,7 +232,9 @@ def test_nested_symbol_with_its_decorators(core: Readkeeper, workspace: Path) ->
     assert read(core, "typing.py", symbol="Generic")["file"]["num_lines"] > 50
 
 
-def test_getter_and_setter_are_read_together(core: Readkeeper, workspace: Path) -> None:
+def test_a_getter_and_its_setter_are_read_one_at_a_time(core: Readkeeper, workspace: Path) -> None:
+    # A symbol read reads one symbol: the name reads the getter (as the outline lists
+    # it), its note names the setter's own name; both were read together before.
     code = (
         "class Box:\n    @property\n    def size(self):\n        return self._size\n\n"
         "    @size.setter\n    def size(self, value):\n        self._size = value\n\n"
@@ -240,7 +242,12 @@ def test_getter_and_setter_are_read_together(core: Readkeeper, workspace: Path) 
     )
     (workspace / "box.py").write_text(code)
     file = read(core, "box.py", symbol="Box.size")["file"]
-    assert (file["start_line"], file["num_lines"]) == (2, 7)
+    assert (file["start_line"], file["num_lines"]) == (2, 3)
+    assert 'The others: symbol="Box.size[2]" (lines 6-8).' in file["note"]
+    setter = read(core, "box.py", symbol="Box.size[2]")["file"]
+    assert (setter["start_line"], setter["num_lines"]) == (6, 3)
+    assert 'symbol="Box.size" (lines 2-4)' in setter["note"]
+    assert read(core, "box.py", symbol="other")["file"].get("note") is None
 
 
 def test_ambiguous_names_list_the_candidates(core: Readkeeper, workspace: Path) -> None:
