@@ -250,6 +250,30 @@ def test_a_getter_and_its_setter_are_read_one_at_a_time(core: Readkeeper, worksp
     assert read(core, "box.py", symbol="other")["file"].get("note") is None
 
 
+def test_a_name_of_several_classes_lists_the_name_that_reads_each(
+    core: Readkeeper, workspace: Path
+) -> None:
+    code = (
+        "class A:\n    def m(self): pass\n    def m(self): pass\nclass B:\n    def m(self): pass\n"
+    )
+    (workspace / "m.py").write_text(code)
+    error = refused(core, "m.py", symbol="m")
+    assert error.kind == "not_found"
+    assert [c["symbol"] for c in error.data["candidates"]] == ["A.m", "A.m[2]", "B.m"]
+    assert 'symbol="A.m[2]" (method, lines 3-3)' in error.message
+    assert read(core, "m.py", symbol="A.m[2]")["file"]["start_line"] == 3
+
+
+def test_a_heading_spelled_like_a_place_keeps_its_name(core: Readkeeper, workspace: Path) -> None:
+    # "Intro[2]" is a heading of its own: it reads that one, and the second "Intro"
+    # (which no name reads) is named by its lines.
+    (workspace / "n.md").write_text("# Intro\na\n# Intro\nb\n# Intro[2]\nc\n")
+    named = read(core, "n.md", symbol="Intro[2]")["file"]
+    assert (named["start_line"], named["num_lines"]) == (5, 2)
+    first = read(core, "n.md", symbol="Intro")["file"]
+    assert "The others: offset=3, limit=2 (lines 3-4)." in first["note"]
+
+
 def test_ambiguous_names_list_the_candidates(core: Readkeeper, workspace: Path) -> None:
     (workspace / "typing.py").write_text(TYPING)
     error = refused(core, "typing.py", symbol="__init__")
