@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 import typing
@@ -272,6 +273,21 @@ def test_a_heading_spelled_like_a_place_keeps_its_name(core: Readkeeper, workspa
     assert (named["start_line"], named["num_lines"]) == (5, 2)
     first = read(core, "n.md", symbol="Intro")["file"]
     assert "The others: offset=3, limit=2 (lines 3-4)." in first["note"]
+
+
+@pytest.mark.parametrize("heading", ["C# tips", "Step 1. Install", "a :: b", "x -> y"])
+def test_a_heading_with_a_separator_reads_as_the_outline_names_it(
+    core: Readkeeper, workspace: Path, heading: str
+) -> None:
+    # `#`, `::`, `->` and ". " separate a qualified name's parts in a name asked for:
+    # the outline's own name for a heading holding one read nothing (not_found).
+    text = f"# {heading}\n" + "text line number here\n" * 40
+    (workspace / "h.md").write_text(text + "# Other\n" + "more text on this line\n" * 1500)
+    outline = read(core, "h.md")
+    assert outline["type"] == "outline"
+    assert f"symbol={json.dumps(heading)} (lines 1-41)" in outline["file"]["note"]
+    file = read(core, "h.md", symbol=heading)["file"]
+    assert (file["start_line"], file["num_lines"]) == (1, 41)
 
 
 def test_ambiguous_names_list_the_candidates(core: Readkeeper, workspace: Path) -> None:

@@ -48,17 +48,16 @@ def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
     by its qualified name, else by the end of one; of several sharing that name, the
     first (or the one its "[N]" says). Names matching symbols of several qualified names
     give those as candidates."""
-    query = _normal(wanted)
     every = [symbol for _, symbol in walk(found)]
-    matches = _matching(query, every)
+    matches = _matching(wanted, every)
     place = None
     if not matches:
-        split = _ORDINAL.fullmatch(query)
+        split = _ORDINAL.fullmatch(wanted.strip())
         if split is not None:
-            matches = _matching(_normal(split.group(1)), every)
+            matches = _matching(split.group(1), every)
             place = int(split.group(2))
     if not matches:
-        return Found(candidates=tuple(_closest(query, every, most)))
+        return Found(candidates=tuple(_closest(_normal(wanted), every, most)))
     names = symbol_names(every, {s.qualified_name for s in matches})
     several = len({s.qualified_name for s in matches}) > 1
     if several or (place is not None and not 1 <= place <= len(matches)):
@@ -75,10 +74,14 @@ def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
     return Found(symbol.start_line, symbol.end_line, symbol, tuple(matches), names=names)
 
 
-def _matching(query: str, every: list[Symbol]) -> list[Symbol]:
-    """The symbols of qualified name `query`, else those whose qualified name ends with
-    it, in file order."""
-    exact = [s for s in every if s.qualified_name == query]
+def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
+    """The symbols of qualified name `wanted` as written (a heading "C# tips" or "Step
+    1. Install", as the outline names it), else as `_normal` writes it, else those whose
+    qualified name ends with that, in file order."""
+    as_written = wanted.strip()
+    exact = [s for s in every if s.qualified_name == as_written]
+    query = _normal(wanted)
+    exact = exact or [s for s in every if s.qualified_name == query]
     return exact or [s for s in every if s.qualified_name.endswith("." + query)]
 
 
