@@ -188,8 +188,8 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         return held
     # Outline and symbol reads of source files (readers/outline_read.py).
     planned = outline_read.plan(params, path, text, content.digest, settings, counter)
-    if isinstance(planned, ReadParams):  # a symbol read: a ranged read of its lines
-        request = Request(planned, window_for(planned, settings), request.opened)
+    if isinstance(planned, outline_read.SymbolRead):  # a ranged read of a symbol's lines
+        request = Request(planned.params, window_for(planned.params, settings), request.opened)
     elif planned is not None:
         costly_step()  # a parse and a walk: not on the event loop
         step(f"outlining {path}")
@@ -204,7 +204,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
 
     window = request.window
     view = text_reader.view(text, path, encoding, window, content.digest, settings, counter)
-    file = _unsaved(view.file, content)
+    file = outline_read.noted(_unsaved(view.file, content), planned)
     whole = not file.partial and window.offset == 1 and file.num_lines == file.total_lines
     first = file.start_line - 1
     shown = Shown(

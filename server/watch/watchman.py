@@ -125,11 +125,11 @@ def watches(roots: Iterable[str]) -> bool:
         return False
     try:
         watched = connection.query("watch-list").get("roots", [])
-    except Unavailable:
+        return all(any(is_within(root, str(w)) for w in watched) for root in roots)
+    except Exception:  # Unavailable, or an answer not as Watchman documents it: not asked
         return False
     finally:
         connection.close()
-    return all(any(is_within(root, w) for w in watched) for root in roots)
 
 
 class Subscription:
@@ -171,6 +171,17 @@ class Subscription:
             connection.close()
 
     def _subscribe(self, spawn: bool, create: bool) -> None:
+        """Subscribe on a new connection. Raises Unavailable, whatever failed: pywatchman
+        (`_Connection`) or an answer not as Watchman documents it (a missing field)."""
+        try:
+            self._subscribe_once(spawn, create)
+        except Unavailable:
+            raise
+        except Exception as exc:
+            said = f"could not use Watchman's answer: {errors.fault_reason(exc)}"
+            raise Unavailable(said) from exc
+
+    def _subscribe_once(self, spawn: bool, create: bool) -> None:
         connection = self._connection = _Connection(spawn)
         if self._stopping.is_set():
             raise Unavailable("stopped")
@@ -201,7 +212,10 @@ class Subscription:
         except Exception as exc:  # lost, and said: the watcher's next backend takes over
             why = "readkeeper's Watchman reader stopped on an unexpected error: "
             why += errors.fault_reason(exc)
-            log.error("readkeeper: %s", why, exc_info=exc)
+            # One line for the user (the fallback's warning says it again); the stack for
+            # whoever debugs with the log at DEBUG.
+            log.error("readkeeper: %s", quoting.phrase(why))
+            log.debug("readkeeper: the Watchman reader's error", exc_info=exc)
             self._sink.lost(self.root, why)
 
     def _receive(self) -> None:
@@ -270,13 +284,20 @@ class _Connection:
                 "could not use Watchman: pywatchman is not installed "
                 "(pip install 'readkeeper[watchman]')"
             ) from exc
-        self._errors = (pywatchman.WatchmanError, OSError, ValueError)
+        except Exception as exc:  # a pywatchman that fails as it is imported
+            said = f"could not use Watchman: importing pywatchman: {errors.fault_reason(exc)}"
+            raise Unavailable(said) from exc
+        self._errors: tuple[type[BaseException], ...] = (OSError, ValueError)
         sockpath = os.environ.get("WATCHMAN_SOCK") or _sockname()
-        self._client: Any = pywatchman.client(sockpath=sockpath, timeout=_COMMAND_TIMEOUT_S)
-        # pywatchman files every subscription PDU it reads in dicts and a list shared
-        # by all its clients, kept until asked for: these are the client's own, and
-        # `receive` empties them.
-        self._client.subs, self._client.sub_by_root, self._client.logs = {}, {}, []
+        try:
+            self._errors = (pywatchman.WatchmanError, OSError, ValueError)
+            self._client: Any = pywatchman.client(sockpath=sockpath, timeout=_COMMAND_TIMEOUT_S)
+            # pywatchman files every subscription PDU it reads in dicts and a list shared
+            # by all its clients, kept until asked for: these are the client's own, and
+            # `receive` empties them.
+            self._client.subs, self._client.sub_by_root, self._client.logs = {}, {}, []
+        except Exception as exc:
+            raise Unavailable(self._reason("reach", exc)) from exc
         try:
             self.query("version", what="reach")
         except Unavailable:
@@ -287,38 +308,52 @@ class _Connection:
 
     def query(self, *command: Any, what: str = "get an answer from") -> dict[str, Any]:
         try:
-            answer: dict[str, Any] = self._client.query(*command)
-        except self._errors as exc:
-            raise Unavailable(_reason(what, exc)) from exc
+            answer = self._client.query(*command)
+        except Exception as exc:  # pywatchman's errors, and any other it lets out
+            raise Unavailable(self._reason(what, exc)) from exc
+        if not isinstance(answer, dict):
+            said = f"could not {what} Watchman: its answer is not a JSON object"
+            raise Unavailable(errors.with_library_words(said, type(answer).__name__))
         return answer
 
     def receive(self) -> dict[str, Any]:
         """The next PDU, waiting as long as it takes."""
         try:
             self._client.setTimeout(None)
-            pdu: dict[str, Any] = self._client.receive()
-        except self._errors as exc:
-            raise Unavailable(_reason("stay connected to", exc)) from exc
+            pdu = self._client.receive()
+        except Exception as exc:  # pywatchman's errors, and any other it lets out
+            raise Unavailable(self._reason("stay connected to", exc)) from exc
         finally:
-            self._client.subs.clear()
-            self._client.sub_by_root.clear()
-            self._client.logs.clear()
+            with contextlib.suppress(Exception):
+                self._client.subs.clear()
+                self._client.sub_by_root.clear()
+                self._client.logs.clear()
+        if not isinstance(pdu, dict):
+            said = "could not stay connected to Watchman: a message is not a JSON object"
+            raise Unavailable(errors.with_library_words(said, type(pdu).__name__))
         return pdu
+
+    def _reason(self, what: str, exc: BaseException) -> str:
+        """Why Watchman cannot be used: pywatchman's expected errors as `_reason` says
+        them, any other it lets out with its type too."""
+        if isinstance(exc, self._errors):
+            return _reason(what, exc)
+        return _reason(what, exc, unexpected=True)
 
     def send(self, *command: Any) -> None:
         """Send a command without reading its answer (the receive thread will)."""
-        with contextlib.suppress(*self._errors, AttributeError):
+        with contextlib.suppress(Exception):  # the receive thread hears what broke
             self._client.sendConn.send(command)
 
     def interrupt(self) -> None:
         """End a blocked `receive` (it raises Unavailable) from another thread."""
-        sock = getattr(self._client.tport, "sock", None)
-        if sock is not None:
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(Exception):
+            sock = getattr(self._client.tport, "sock", None)
+            if sock is not None:
                 sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
-        with contextlib.suppress(*self._errors):
+        with contextlib.suppress(Exception):
             self._client.close()
 
 
@@ -356,8 +391,12 @@ def _start_service() -> None:
     log.info("readkeeper: started the Watchman service")
 
 
-def _reason(what: str, exc: BaseException) -> str:
+def _reason(what: str, exc: BaseException, unexpected: bool = False) -> str:
     """ "could not reach Watchman ("why")", for the user: Watchman's or pywatchman's words
-    one quoted string (errors.library_words), as every other party's are."""
+    one quoted string (errors.library_words), as every other party's are. `unexpected`:
+    an error pywatchman does not document, its type named ("pywatchman failed:
+    RuntimeError ("why")")."""
+    if unexpected:
+        return f"could not {what} Watchman: pywatchman failed: {errors.fault_reason(exc)}"
     why = getattr(exc, "msg", None) or str(exc) or type(exc).__name__  # without the command
     return errors.with_library_words(f"could not {what} Watchman", why)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 import typing
@@ -232,7 +233,9 @@ def test_nested_symbol_with_its_decorators(core: Readkeeper, workspace: Path) ->
     assert read(core, "typing.py", symbol="Generic")["file"]["num_lines"] > 50
 
 
-def test_getter_and_setter_are_read_together(core: Readkeeper, workspace: Path) -> None:
+def test_a_getter_and_its_setter_are_read_one_at_a_time(core: Readkeeper, workspace: Path) -> None:
+    # A symbol read reads one symbol: the name reads the getter (as the outline lists
+    # it), its note names the setter's own name; both were read together before.
     code = (
         "class Box:\n    @property\n    def size(self):\n        return self._size\n\n"
         "    @size.setter\n    def size(self, value):\n        self._size = value\n\n"
@@ -240,7 +243,51 @@ def test_getter_and_setter_are_read_together(core: Readkeeper, workspace: Path) 
     )
     (workspace / "box.py").write_text(code)
     file = read(core, "box.py", symbol="Box.size")["file"]
-    assert (file["start_line"], file["num_lines"]) == (2, 7)
+    assert (file["start_line"], file["num_lines"]) == (2, 3)
+    assert 'The others: symbol="Box.size[2]" (lines 6-8).' in file["note"]
+    setter = read(core, "box.py", symbol="Box.size[2]")["file"]
+    assert (setter["start_line"], setter["num_lines"]) == (6, 3)
+    assert 'symbol="Box.size" (lines 2-4)' in setter["note"]
+    assert read(core, "box.py", symbol="other")["file"].get("note") is None
+
+
+def test_a_name_of_several_classes_lists_the_name_that_reads_each(
+    core: Readkeeper, workspace: Path
+) -> None:
+    code = (
+        "class A:\n    def m(self): pass\n    def m(self): pass\nclass B:\n    def m(self): pass\n"
+    )
+    (workspace / "m.py").write_text(code)
+    error = refused(core, "m.py", symbol="m")
+    assert error.kind == "not_found"
+    assert [c["symbol"] for c in error.data["candidates"]] == ["A.m", "A.m[2]", "B.m"]
+    assert 'symbol="A.m[2]" (method, lines 3-3)' in error.message
+    assert read(core, "m.py", symbol="A.m[2]")["file"]["start_line"] == 3
+
+
+def test_a_heading_spelled_like_a_place_keeps_its_name(core: Readkeeper, workspace: Path) -> None:
+    # "Intro[2]" is a heading of its own: it reads that one, and the second "Intro"
+    # (which no name reads) is named by its lines.
+    (workspace / "n.md").write_text("# Intro\na\n# Intro\nb\n# Intro[2]\nc\n")
+    named = read(core, "n.md", symbol="Intro[2]")["file"]
+    assert (named["start_line"], named["num_lines"]) == (5, 2)
+    first = read(core, "n.md", symbol="Intro")["file"]
+    assert "The others: offset=3, limit=2 (lines 3-4)." in first["note"]
+
+
+@pytest.mark.parametrize("heading", ["C# tips", "Step 1. Install", "a :: b", "x -> y"])
+def test_a_heading_with_a_separator_reads_as_the_outline_names_it(
+    core: Readkeeper, workspace: Path, heading: str
+) -> None:
+    # `#`, `::`, `->` and ". " separate a qualified name's parts in a name asked for:
+    # the outline's own name for a heading holding one read nothing (not_found).
+    text = f"# {heading}\n" + "text line number here\n" * 40
+    (workspace / "h.md").write_text(text + "# Other\n" + "more text on this line\n" * 1500)
+    outline = read(core, "h.md")
+    assert outline["type"] == "outline"
+    assert f"symbol={json.dumps(heading)} (lines 1-41)" in outline["file"]["note"]
+    file = read(core, "h.md", symbol=heading)["file"]
+    assert (file["start_line"], file["num_lines"]) == (1, 41)
 
 
 def test_ambiguous_names_list_the_candidates(core: Readkeeper, workspace: Path) -> None:

@@ -1,24 +1,42 @@
 """Finding a symbol of an outline by name, for symbol reads: "Reader.read" resolves to
-one symbol's lines, to same-named neighbours read together, or to candidates."""
+one symbol's lines, or to candidates.
+
+A symbol read reads ONE symbol. Symbols sharing a qualified name (a repeated Markdown
+heading, a Python function defined twice, a property's getter and setter, overloads)
+are told apart by their place among those of that name, in file order: "Intro" is the
+first, "Intro[2]" the second. The bare name reads the first, and the read's note names
+the others (`others_note`), so the outline's "Read a symbol with symbol=..." reads
+exactly the lines it says."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from ... import quoting
 from .outline import Symbol, walk
+
+# "Intro[2]": the second symbol named "Intro" (a name the file holds as it is wins).
+_ORDINAL = re.compile(r"(.*?)\s*\[(\d+)\]")
+# How many of a name's other symbols a note or a refusal lists before "and N more".
+LISTED = 5
 
 
 @dataclass(frozen=True)
 class Found:
-    """What a name resolves to: one line range, or the candidates (closest first)."""
+    """What a name resolves to: one symbol, or the candidates (closest first)."""
 
     start_line: int = 0
     end_line: int = 0
-    symbols: tuple[Symbol, ...] = ()  # the symbols the range covers
+    symbol: Symbol | None = None
+    # Every symbol of the read one's qualified name, in file order (it among them).
+    sharing: tuple[Symbol, ...] = ()
     candidates: tuple[Symbol, ...] = ()
     ambiguous: bool = False  # the candidates all match the name
-    matched: int = 0  # how many symbols match it (candidates holds the first few)
+    matched: int = 0  # how many symbols match it (candidates: the first few and the last)
+    # The name asked for one more symbol of a name than it has ("Intro[9]" of 3).
+    beyond: bool = False
+    names: dict[int, str | None] | None = None  # id(symbol): the name that reads it
 
 
 def _normal(name: str) -> str:
@@ -26,32 +44,99 @@ def _normal(name: str) -> str:
 
 
 def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
-    """The symbol named `wanted` ("Class.method", "method", "Class::method"): by its
-    qualified name, else by the end of one. Same-named neighbours (overloads, a
-    property's getter and setter) are read together; other clashes are candidates."""
+    """The symbol named `wanted` ("Class.method", "method", "Class::method", "Intro[2]"):
+    by its qualified name, else by the end of one; of several sharing that name, the
+    first (or the one its "[N]" says). Names matching symbols of several qualified names
+    give those as candidates."""
+    every = [symbol for _, symbol in walk(found)]
+    matches = _matching(wanted, every)
+    place = None
+    if not matches:
+        split = _ORDINAL.fullmatch(wanted.strip())
+        if split is not None:
+            matches = _matching(split.group(1), every)
+            place = int(split.group(2))
+    if not matches:
+        return Found(candidates=tuple(_closest(_normal(wanted), every, most)))
+    names = symbol_names(every, {s.qualified_name for s in matches})
+    several = len({s.qualified_name for s in matches}) > 1
+    if several or (place is not None and not 1 <= place <= len(matches)):
+        # The first few and the last: a refusal says "and N more, to" the last.
+        shown = matches if len(matches) <= most else [*matches[: most - 1], matches[-1]]
+        return Found(
+            candidates=tuple(shown),
+            ambiguous=True,
+            matched=len(matches),
+            beyond=not several,
+            names=names,
+        )
+    symbol = matches[(place or 1) - 1]
+    return Found(symbol.start_line, symbol.end_line, symbol, tuple(matches), names=names)
+
+
+def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
+    """The symbols of qualified name `wanted` as written (a heading "C# tips" or "Step
+    1. Install", as the outline names it), else as `_normal` writes it, else those whose
+    qualified name ends with that, in file order."""
+    as_written = wanted.strip()
+    exact = [s for s in every if s.qualified_name == as_written]
     query = _normal(wanted)
-    every = [(depth, symbol) for depth, symbol in walk(found)]
-    exact = [s for _, s in every if s.qualified_name == query]
-    matches = exact or [s for _, s in every if s.qualified_name.endswith("." + query)]
-    if len(matches) == 1 or (matches and _neighbours(matches, found)):
-        start = min(s.start_line for s in matches)
-        end = max(s.end_line for s in matches)
-        return Found(start, end, tuple(matches))
-    if matches:
-        return Found(candidates=tuple(matches[:most]), ambiguous=True, matched=len(matches))
-    return Found(candidates=tuple(_closest(query, [s for _, s in every], most)))
+    exact = exact or [s for s in every if s.qualified_name == query]
+    return exact or [s for s in every if s.qualified_name.endswith("." + query)]
 
 
-def _neighbours(matches: list[Symbol], found: list[Symbol]) -> bool:
-    """All of `matches` share one qualified name and sit side by side in one parent."""
-    if len({s.qualified_name for s in matches}) != 1:
-        return False
-    wanted = {id(s) for s in matches}  # a set: thousands of same-named symbols stay linear
-    for _, parent in walk([Symbol("", "", "", 0, 0, "", found)]):
-        ids = [i for i, child in enumerate(parent.children) if id(child) in wanted]
-        if ids:
-            return len(ids) == len(matches) and ids == list(range(ids[0], ids[0] + len(ids)))
-    return False
+def symbol_names(every: list[Symbol], qualified: set[str]) -> dict[int, str | None]:
+    """id(symbol): the symbol name that reads it, for each symbol of `every` (in file
+    order) whose qualified name is in `qualified`: the name for the first of a name,
+    "name[N]" for the Nth. None when "name[N]" is itself a symbol's name (a heading
+    "Intro[2]" beside two "Intro"): that one is read by its lines."""
+    taken = {s.qualified_name for s in every}
+    seen: dict[str, int] = {}
+    names: dict[int, str | None] = {}
+    for symbol in every:
+        name = symbol.qualified_name
+        if name not in qualified:
+            continue
+        place = seen[name] = seen.get(name, 0) + 1
+        named = name if place == 1 else f"{name}[{place}]"
+        names[id(symbol)] = None if place > 1 and named in taken else named
+    return names
+
+
+def name_of(found: list[Symbol], wanted: Symbol) -> str | None:
+    """The symbol name that reads `wanted` alone (None: none does; read it by lines)."""
+    every = [symbol for _, symbol in walk(found)]
+    return symbol_names(every, {wanted.qualified_name}).get(id(wanted))
+
+
+def listed(symbol: Symbol, names: dict[int, str | None] | None, kind: bool = False) -> str:
+    """One symbol as a note or a refusal lists it: the call that reads it and its lines
+    (and its kind, with `kind`)."""
+    name = (names or {}).get(id(symbol))
+    size = symbol.end_line - symbol.start_line + 1
+    lines = f"{symbol.kind}, lines {symbol.lines}" if kind else f"lines {symbol.lines}"
+    if name is None:
+        return f"offset={symbol.start_line}, limit={size} ({lines})"
+    return f"symbol={quoting.json_text(name)} ({lines})"
+
+
+def others_note(found: Found) -> str | None:
+    """What a symbol read says when its name is shared: how many symbols have it, which
+    one this is, and how to read the others (None when the name is the symbol's own)."""
+    symbol, sharing = found.symbol, found.sharing
+    if symbol is None or len(sharing) < 2:
+        return None
+    place = next(i for i, s in enumerate(sharing) if s is symbol) + 1
+    others = [s for s in sharing if s is not symbol]
+    shown = [listed(s, found.names) for s in others[:LISTED]]
+    if len(others) > LISTED:
+        shown.append(f"and {len(others) - LISTED:,} more, to {listed(others[-1], found.names)}")
+    which = "the first" if place == 1 else f"number {place:,}"
+    return (
+        f"{len(sharing):,} symbols are named {quoting.json_text(symbol.qualified_name)}; this "
+        f"is {which} of them in the file (lines {symbol.lines}). The others: "
+        f"{', '.join(shown)}."
+    )
 
 
 def _closest(query: str, every: list[Symbol], most: int) -> list[Symbol]:

@@ -21,7 +21,7 @@ from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
 from ...files.user_cache import shared
 from ...hints import call
-from ...protocol import OutlineFile, ReadParams
+from ...protocol import OutlineFile, ReadParams, TextFile
 from ...settings import Settings
 from .. import joined
 from ..loop_guard import costly_step
@@ -39,6 +39,22 @@ class Outline:
     grammar: Grammar
     whole_tokens: int
     symbols: list[outline.Symbol]
+
+
+@dataclass(frozen=True)
+class SymbolRead:
+    """A symbol read as the ranged read of its lines, and what its answer's note adds
+    (the other symbols of its name: outline_find.others_note)."""
+
+    params: ReadParams
+    note: str | None = None
+
+
+def noted(file: TextFile, planned: object) -> TextFile:
+    """`file` with a symbol read's note (`planned`, what `plan` gave) after its own."""
+    if not isinstance(planned, SymbolRead) or planned.note is None:
+        return file
+    return attrs.evolve(file, note=f"{file.note} {planned.note}" if file.note else planned.note)
 
 
 # The read-state's view name of an outline (a re-read of the same outline stubs).
@@ -60,7 +76,7 @@ def plan(
     content_digest: str,
     settings: Settings,
     counter: TokenCounter,
-) -> ReadParams | Outline | None:
+) -> SymbolRead | Outline | None:
     """What a text read becomes: for `symbol`, the ranged read of its lines; for a whole
     read of a source file over `outline_over_tokens`, an Outline; else None (the read
     goes on as usual)."""
@@ -210,10 +226,11 @@ def _note(
         f"symbols (line ranges, nesting by indent) and lines 1-{head}."
     ]
     example = _example(found)
-    if example is not None:
+    name = None if example is None else outline_find.name_of(found, example)
+    if example is not None and name is not None:
         size = example.end_line - example.start_line + 1
         parts.append(
-            f"Read a symbol with symbol={_value(example.qualified_name)} (lines {example.lines}), "
+            f"Read a symbol with symbol={_value(name)} (lines {example.lines}), "
             f"or any lines with offset={example.start_line}, limit={size}."
         )
     else:
@@ -247,7 +264,7 @@ def _example(found: list[outline.Symbol]) -> outline.Symbol | None:
 # --- symbol reads --------------------------------------------------------------------------
 
 
-def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) -> ReadParams:
+def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) -> SymbolRead:
     wanted = (params.symbol or "").strip()
     if not wanted:
         raise ReadkeeperError(
@@ -279,7 +296,8 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     if found.start_line == 0:
         raise _not_found(path, wanted, found)
     limit = found.end_line - found.start_line + 1
-    return attrs.evolve(params, offset=found.start_line, limit=limit, symbol=None)
+    ranged = attrs.evolve(params, offset=found.start_line, limit=limit, symbol=None)
+    return SymbolRead(ranged, outline_find.others_note(found))
 
 
 def no_grammar(path: str) -> ReadkeeperError:
@@ -295,18 +313,17 @@ def no_grammar(path: str) -> ReadkeeperError:
 
 
 def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperError:
+    names = found.names or {}
     candidates = [
         {
             "qualified_name": s.qualified_name,
+            "symbol": names.get(id(s)),
             "kind": s.kind,
             "start_line": s.start_line,
             "end_line": s.end_line,
         }
         for s in found.candidates
     ]
-    listed = ", ".join(
-        f"{quoting.name(s.qualified_name)} ({s.kind}, lines {s.lines})" for s in found.candidates
-    )
     first = found.candidates[0] if found.candidates else None
     if first is None:
         message = (
@@ -315,24 +332,31 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
             f"({_search(path)})."
         )
     elif not found.ambiguous:
+        listed = ", ".join(
+            f"{quoting.name(s.qualified_name)} ({s.kind}, lines {s.lines})"
+            for s in found.candidates
+        )
         message = (
             f"No symbol {_value(wanted)} in {quoting.name(path)}. Closest: {listed}. Read one with "
             f"symbol={_value(first.qualified_name)}, or read the file without offset or limit "
             "for its outline."
         )
-    elif len({s.qualified_name for s in found.candidates}) == len(found.candidates):
-        message = (
-            f"symbol={_value(wanted)} names {found.matched} symbols in {quoting.name(path)}: "
-            f"{listed}. "
-            f"Give the qualified name, e.g. symbol={_value(first.qualified_name)}."
-        )
     else:
-        message = (
-            f"symbol={_value(wanted)} names {found.matched} symbols in {quoting.name(path)}: "
-            f"{listed}. "
-            f"Read one by its lines, e.g. offset={first.start_line}, "
-            f"limit={first.end_line - first.start_line + 1}."
-        )
+        shown = [outline_find.listed(s, names, kind=True) for s in found.candidates]
+        if found.matched > len(found.candidates):  # the first few, and the last
+            left = found.matched - len(found.candidates) + 1
+            shown[-1] = f"and {left:,} more, to {shown[-1]}"
+        if found.beyond:
+            said = (
+                f"symbol={_value(wanted)} is none of the {found.matched:,} symbols named "
+                f"{_value(first.qualified_name)} in {quoting.name(path)} (numbered 1 to "
+                f"{found.matched:,} in file order)"
+            )
+        else:
+            said = (
+                f"symbol={_value(wanted)} names {found.matched:,} symbols in {quoting.name(path)}"
+            )
+        message = f"{said}: {', '.join(shown)}. Read one as it is named here."
     return ReadkeeperError(
         "not_found", message, file_path=path, symbol=wanted, candidates=candidates
     )
