@@ -24,11 +24,13 @@ REFERENCE = (
     / "filesystem_server/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 )
 # Optional parameters of readkeeper's own: the way on after a cut read, the text again
-# instead of a stub, and a PDF's pages (one too long to read whole needs them).
+# instead of a stub, a PDF's pages (one too long to read whole needs them), one symbol
+# of an outline, a notebook's images; the pages drawn sent again instead of a stub.
+_READ_OWN = {"offset", "force", "pages", "symbol", "include_images"}
 EXTRA: dict[str, set[str]] = {
-    "read_file": {"offset", "force", "pages"},
-    "read_text_file": {"offset", "force", "pages"},
-    "read_media_file": {"pages"},
+    "read_file": _READ_OWN,
+    "read_text_file": _READ_OWN,
+    "read_media_file": {"pages", "force"},
 }
 
 
