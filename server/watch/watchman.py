@@ -23,7 +23,7 @@ the service:
   watches nobody uses). A service that is not running is started only at setup, never
   behind a user who stopped it.
 
-pywatchman is an optional dependency (`pip install 'readkeeper[watchman]'`), imported
+pywatchman is an optional dependency (the `readkeeper[watchman]` extra), imported
 here when Watchman is used; its untyped client is wrapped by `_Connection`.
 """
 
@@ -40,7 +40,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -56,7 +56,14 @@ _FIELDS = ["name", "exists", "new", "type"]
 # VCS folders churn on every git command and are never read through the watcher;
 # IgnoreRules still judges every path Watchman reports.
 _EXPRESSION = ["not", ["anyof", *(["dirname", folder] for folder in sorted(VCS_FOLDERS))]]
-# A first `watch-project` of a big tree waits for Watchman's crawl.
+# Every wait on Watchman while setting up a subscription is bounded, one deadline per
+# step, enforced by a timer that shuts the socket down (`_Connection.within`): pywatchman's
+# own timeout is per read, so a service that trickles bytes or log lines would never hit
+# it. Reaching it (the connect, pywatchman's handshake, `version`): a running service
+# answers at once. The rest (`watch-list`, `watch-project`, `clock`, `subscribe`): a first
+# watch of a big tree waits for Watchman's crawl. No first PDU is awaited (Watchman sends
+# none until something changes).
+_REACH_TIMEOUT_S = 10.0
 _COMMAND_TIMEOUT_S = 300.0
 _SPAWN_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 5.0
@@ -124,7 +131,8 @@ def watches(roots: Iterable[str]) -> bool:
     except Unavailable:
         return False
     try:
-        watched = connection.query("watch-list").get("roots", [])
+        with connection.within(_REACH_TIMEOUT_S):
+            watched = connection.query("watch-list").get("roots", [])
         return all(any(is_within(root, str(w)) for w in watched) for root in roots)
     except Exception:  # Unavailable, or an answer not as Watchman documents it: not asked
         return False
@@ -185,6 +193,10 @@ class Subscription:
         connection = self._connection = _Connection(spawn)
         if self._stopping.is_set():
             raise Unavailable("stopped")
+        with connection.within(_COMMAND_TIMEOUT_S):
+            self._watch_and_subscribe(connection, create)
+
+    def _watch_and_subscribe(self, connection: _Connection, create: bool) -> None:
         if not create:
             watched = connection.query("watch-list").get("roots", [])
             if not any(is_within(self.root, w) for w in watched):
@@ -282,16 +294,18 @@ class _Connection:
         except ImportError as exc:
             raise Unavailable(
                 "could not use Watchman: pywatchman is not installed "
-                "(pip install 'readkeeper[watchman]')"
+                "(it comes with the readkeeper[watchman] extra)"
             ) from exc
         except Exception as exc:  # a pywatchman that fails as it is imported
             said = f"could not use Watchman: importing pywatchman: {errors.fault_reason(exc)}"
             raise Unavailable(said) from exc
         self._errors: tuple[type[BaseException], ...] = (OSError, ValueError)
+        self._expired: float | None = None  # the deadline `within` gave, once it passed
         sockpath = os.environ.get("WATCHMAN_SOCK") or _sockname()
         try:
             self._errors = (pywatchman.WatchmanError, OSError, ValueError)
-            self._client: Any = pywatchman.client(sockpath=sockpath, timeout=_COMMAND_TIMEOUT_S)
+            # The connect is bounded by the socket's timeout (no socket to shut down yet).
+            self._client: Any = pywatchman.client(sockpath=sockpath, timeout=_REACH_TIMEOUT_S)
             # pywatchman files every subscription PDU it reads in dicts and a list shared
             # by all its clients, kept until asked for: these are the client's own, and
             # `receive` empties them.
@@ -299,12 +313,44 @@ class _Connection:
         except Exception as exc:
             raise Unavailable(self._reason("reach", exc)) from exc
         try:
-            self.query("version", what="reach")
+            self._reach()
         except Unavailable:
             if not spawn or os.environ.get("WATCHMAN_SOCK"):
                 raise
+            self.close()  # connects again at the next query (a shut-down socket too)
+            self._expired = None
             _start_service()
+            self._reach()
+        with contextlib.suppress(Exception):  # each step is bounded by `within`
+            self._client.setTimeout(_COMMAND_TIMEOUT_S)
+
+    def _reach(self) -> None:
+        with self.within(_REACH_TIMEOUT_S):
             self.query("version", what="reach")
+
+    @contextlib.contextmanager
+    def within(self, seconds: float) -> Iterator[None]:
+        """Bound every wait on Watchman inside the block to `seconds` in all: when they
+        pass, the socket is shut down, the wait under way ends, and Unavailable says
+        Watchman did not answer in time (the connection is of no more use)."""
+
+        def expire() -> None:
+            self._expired = seconds
+            self.interrupt()
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except Unavailable as exc:
+            if self._expired is None:
+                raise
+            raise Unavailable(f"Watchman did not answer within {seconds:g} s") from exc
+        finally:
+            timer.cancel()
+        if self._expired is not None:  # it answered just as the time ran out
+            raise Unavailable(f"Watchman did not answer within {seconds:g} s")
 
     def query(self, *command: Any, what: str = "get an answer from") -> dict[str, Any]:
         try:

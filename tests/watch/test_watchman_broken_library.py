@@ -144,3 +144,34 @@ def test_a_broken_pywatchman_falls_back_with_one_line(
     assert "0x7f00deadbeef" not in said, said
     assert "the watcher could not start" not in said, said
     assert "It watches the workspace with inotify instead" in said, said
+
+
+def test_a_missing_pywatchman_is_said_in_words_not_as_a_shell_command(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # An agent reads `stats`: what the user installs is said in words (attack round 27
+    # A14); the import fails as it does when pywatchman is not installed.
+    library = tmp_path / "library"
+    (library / "pywatchman").mkdir(parents=True)
+    (library / "pywatchman" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pywatchman'\", name='pywatchman')\n"
+    )
+    env = mcp_env(
+        private_runtime_dir(),
+        PYTHONPATH=str(library),
+        READKEEPER_WATCHER="watchman",
+        WATCHMAN_SOCK=str(tmp_path / "no-such-socket"),
+    )
+    server = Server(workspace, env, tmp_path / "server.log")
+    try:
+        watcher = wait_until(
+            lambda: (w := server.watcher())["state"] != "starting" and w,
+            "the watcher to leave Watchman",
+        )
+    finally:
+        server.close()
+    assert (watcher["backend"], watcher["state"]) == ("inotify", "watching"), watcher
+    assert watcher["fallback_reason"] == (
+        "could not use Watchman: pywatchman is not installed "
+        "(it comes with the readkeeper[watchman] extra)"
+    ), watcher
