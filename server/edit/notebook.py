@@ -377,14 +377,22 @@ def _disjoint_or_refuse(
     )
 
 
+def _json_of(text: str) -> Any:
+    """`text`'s JSON, None when it is none Python's parser takes (notebook_parse.parse)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _why_not_disjoint(
     snapshot: str, current: str, params: NotebookEditParams, path: str
 ) -> str | None:
-    try:
-        before = json.loads(snapshot)
-        now = json.loads(current)
-    except json.JSONDecodeError:
-        return "it is not valid JSON now"
+    before, now = _json_of(snapshot), _json_of(current)
+    if not isinstance(before, dict):  # read as its text (read/damaged.py)
+        return "it was not a valid notebook when it was read (it was shown as its text)"
+    if not isinstance(now, dict):
+        return "it is not a valid notebook now"
     if before.get("nbformat_minor") != now.get("nbformat_minor"):
         return "its format version changed"
     old_cells, new_cells = before.get("cells"), now.get("cells")
