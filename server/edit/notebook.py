@@ -47,6 +47,7 @@ from .commit import (
     read_record,
     replace,
     resolve_for_change,
+    unread,
 )
 from .notebook_seen import Seen, held_after, seen_for
 from .refusals import not_read
@@ -100,7 +101,10 @@ def _edit_once(
         )
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
-        raise not_read(real, params.session)
+        # Bytes no read shows (a NUL in it) get their `binary`, not the read that is
+        # refused too (attack round 27); any other refusal waits for the read's.
+        refused = unread(where, core.settings, not_read(real, params.session))
+        raise refused if refused.kind == "binary" else not_read(real, params.session)
     settings = core.settings
     # What the system refuses inside the hold is hold_for_change's error, as for text.
     with hold_for_change(where) as held:

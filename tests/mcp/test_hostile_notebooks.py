@@ -119,3 +119,14 @@ async def test_the_dropin_note_of_a_damaged_notebook_names_no_line_numbers(
         said = await ok(client, "read_text_file", path=str(path))
     assert "is not a valid notebook" in said, said
     assert "numbered" not in said, said
+
+
+async def test_a_cell_edit_of_a_nul_notebook_never_names_the_read(workspace: Path) -> None:
+    path = str(_nul(workspace))
+    async with core_client(workspace) as client:
+        refused = await client.call_tool(
+            "edit", {"file_path": path, "cell_id": "c1", "new_source": "y=2"}
+        )
+    said = text_of(refused)
+    assert error_kind(refused) == "binary", said
+    assert "the read tool" not in said, said
