@@ -17,7 +17,7 @@ from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
 from .cli_terminal import Parser, stderr_log_handler, terminal_output
-from .errors import ReadkeeperError, shown_content
+from .errors import ReadkeeperError, fault_reason, shown_content
 from .exit_status import REFUSED
 from .hints import for_cli, given_root
 from .loading import loading
@@ -176,10 +176,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signal.SIGPIPE  # what a shell reports for a pipe closed this way
     except OSError as exc:
         if not _unwritable(exc):
-            raise
+            return _fault(exc, args)
         _stdout_to_nothing()
         show(f"readkeeper: cannot write the output ({exc.strerror}).", sys.stderr)
         return REFUSED
+    except Exception as exc:
+        return _fault(exc, args)
+
+
+def _fault(exc: Exception, args: argparse.Namespace) -> int:
+    """A fault of readkeeper's own: one line (`internal` and the exception as a reply
+    names it, errors.fault_reason), never a traceback (the log's DEBUG level has it), and
+    status 2, as any refusal (docs/cli.md)."""
+    logging.getLogger("readkeeper").debug("the command failed unexpectedly", exc_info=exc)
+    reason = fault_reason(exc)
+    message = (
+        f"a fault in readkeeper ({reason}); it is not something the command did wrong, "
+        "and --log-level DEBUG shows where it happened."
+    )
+    if getattr(args, "json", False):
+        data = {"kind": "internal", "reason": reason}
+        print(wire_json({"error": {"message": message, "data": data}}))
+    else:
+        show(f"readkeeper: internal: {message}", sys.stderr)
+    return REFUSED
 
 
 def _unwritable(exc: OSError) -> bool:

@@ -47,6 +47,7 @@ from .commit import (
     read_record,
     replace,
     resolve_for_change,
+    unread,
 )
 from .notebook_seen import Seen, held_after, seen_for
 from .refusals import not_read
@@ -100,7 +101,10 @@ def _edit_once(
         )
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
-        raise not_read(real, params.session)
+        # Bytes no read shows (a NUL in it) get their `binary`, not the read that is
+        # refused too (attack round 27); any other refusal waits for the read's.
+        refused = unread(where, core.settings, not_read(real, params.session))
+        raise refused if refused.kind == "binary" else not_read(real, params.session)
     settings = core.settings
     # What the system refuses inside the hold is hold_for_change's error, as for text.
     with hold_for_change(where) as held:
@@ -377,14 +381,22 @@ def _disjoint_or_refuse(
     )
 
 
+def _json_of(text: str) -> Any:
+    """`text`'s JSON, None when it is none Python's parser takes (notebook_parse.parse)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _why_not_disjoint(
     snapshot: str, current: str, params: NotebookEditParams, path: str
 ) -> str | None:
-    try:
-        before = json.loads(snapshot)
-        now = json.loads(current)
-    except json.JSONDecodeError:
-        return "it is not valid JSON now"
+    before, now = _json_of(snapshot), _json_of(current)
+    if not isinstance(before, dict):  # read as its text (read/damaged.py)
+        return "it was not a valid notebook when it was read (it was shown as its text)"
+    if not isinstance(now, dict):
+        return "it is not a valid notebook now"
     if before.get("nbformat_minor") != now.get("nbformat_minor"):
         return "its format version changed"
     old_cells, new_cells = before.get("cells"), now.get("cells")

@@ -25,11 +25,12 @@ text. No number in the words is negative.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from .. import quoting, render
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, fault_reason
 from ..files import guesses
 from ..hints import call
 from ..progress import step
@@ -42,6 +43,8 @@ from .anchors import read as read_in_format
 from .services import ReadServices
 
 MAX_FILES = 100
+
+log = logging.getLogger("readkeeper")
 
 
 def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any]:
@@ -89,9 +92,9 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 refused = _failed(path, exc)
             except Exception as exc:
                 if not _cancelled(exc):
-                    raise
-                # Cancelled while a PDF was estimated: nothing is read.
-                return {"results": _none_read(paths)}
+                    refused = _failed(path, _fault(path, exc))
+                else:  # cancelled while a PDF was estimated: nothing is read
+                    return {"results": _none_read(paths)}
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     least = [
@@ -151,8 +154,23 @@ def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[
         return _failed(path, exc)
     except Exception as exc:
         if not _cancelled(exc):
-            raise
+            return _failed(path, _fault(path, exc))
         return None
+
+
+def _fault(path: str, exc: Exception) -> ReadkeeperError:
+    """A fault of readkeeper's in one file's read (logged): that file's entry, `internal`;
+    the other files are answered (one bad entry is refused alone)."""
+    log.error("reading %s in a batch failed unexpectedly", path, exc_info=exc)
+    reason = fault_reason(exc)
+    return ReadkeeperError(
+        "internal",
+        f"{quoting.name(path)} was not read: a fault in readkeeper ({reason}); it is not "
+        "something the call did wrong, and the server's log has the details. Each other "
+        "file has its own entry.",
+        file_path=path,
+        reason=reason,
+    )
 
 
 def _read(services: AnchorServices, params: ReadManyParams, path: str) -> Any:

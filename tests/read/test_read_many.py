@@ -134,3 +134,30 @@ def test_a_name_no_file_can_have_is_never_a_quick_read(core: Readkeeper) -> None
     # LSP server never answered the read (found while fixing the batch above).
     assert core.tokens.loaded
     assert calls.quick(core, "read", {"file_path": "\ud800.txt"}) is False
+
+
+@pytest.mark.parametrize("budget", [None, 20_000])
+def test_a_fault_in_one_file_is_that_files_entry_alone(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
+) -> None:
+    # Any exception of a read (a library's limit readkeeper did not foresee) fails its
+    # own entry `internal`; it failed the whole call (attack round 27).
+    from readkeeper.read import pipeline
+
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "bad.txt").write_text("bad\n")
+    real = pipeline.read
+
+    def faulty(services: Any, params: Any) -> Any:
+        if params.file_path.endswith("bad.txt"):
+            raise ValueError("a limit nobody foresaw")
+        return real(services, params)
+
+    monkeypatch.setattr(pipeline, "read", faulty)
+    params: dict[str, Any] = {"file_paths": ["bad.txt", "a.txt"]}
+    if budget is not None:
+        params["budget_tokens"] = budget
+    bad, good = calls.call(core, "readMany", params)["results"]
+    assert bad["error"]["data"]["kind"] == "internal"
+    assert "a limit nobody foresaw" in bad["error"]["message"]
+    assert good["result"]["file"]["content"] == "     1\talpha"

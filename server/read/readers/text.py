@@ -60,6 +60,7 @@ def not_text(path: str, reason: str) -> ReadkeeperError:
         f"notebooks, and this is none of them. Its folder's listing shows its kind and size "
         f"({call('list', path=os.path.dirname(path))}).",
         file_path=path,
+        detail=reason,
     )
 
 
