@@ -14,7 +14,9 @@ not offer it; and each call a sentence names, made as it says, carries its tool'
 required parameters and is not refused. The corpus holds an answer of each tool that
 answers with a way on (round 26: a missing file's search_files without its required
 path, read_media_file of a notebook naming include_images, read_multiple_files' outline
-naming symbol=, edit_file's closest text naming offset= and head=)."""
+naming symbol=, edit_file's closest text naming offset= and head=); round 27: an
+outline's stub, read_text_file's and read_multiple_files', said "a range (offset,
+limit)": `limit` in prose after "offset, " was no word the drop-in's rule rewrote."""
 
 from __future__ import annotations
 
@@ -39,9 +41,13 @@ _VALUE = r'(?:"(?:[^"\\]|\\.)*"|[\w\-]+)'
 _OPTION = re.compile(rf"(?<![\w\-/.])([A-Za-z_]+)=({_VALUE})")
 _RUN = re.compile(rf"(?<![\w\-/.])[A-Za-z_]+={_VALUE}(?:, [A-Za-z_]+={_VALUE})*")
 _NOT_OFFERED = "this server does not offer it"
-# Options said in prose as the way on ("read it by lines with offset and head").
-_PROSE = re.compile(r"(?<=\bwith )([a-z_]+) and ([a-z_]+)\b")
+# Options said in prose as the way on ("read it by lines with offset and head", "a range
+# (offset, head)").
+_PROSE = re.compile(r"(?<=\bwith )([a-z_]+) and ([a-z_]+)\b|\(([a-z_]+), ([a-z_]+)\)")
 _ANY = {key for schema in SCHEMAS.values() for key in schema["properties"]}
+# The core's words for what the drop-in's tools name otherwise (read's limit is head):
+# options too, when prose names one (round 27: an outline's stub said "(offset, limit)").
+_CORE = {"limit", "file_path", "file_paths", "old_string", "new_string", "dry_run"}
 
 
 def _notebook(cells: int) -> str:
@@ -83,6 +89,7 @@ CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("read_media_file", {"path": "long.pdf", "pages": "1-30"}),
     ("read_media_file", {"path": "long.pdf", "pages": "1-30"}),
     ("read_text_file", {"path": "typing.py"}),
+    ("read_text_file", {"path": "typing.py"}),  # round 27: an outline's stub
     ("read_text_file", {"path": "nb.ipynb"}),
     ("read_text_file", {"path": "nb.ipynb"}),
     ("read_text_file", {"path": "big.txt"}),
@@ -98,6 +105,7 @@ CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("read_media_file", {"path": "small.ipynb", "pages": "1"}),
     ("read_media_file", {"path": "e.txt", "pages": "1"}),
     ("read_multiple_files", {"paths": ["outline.py"]}),
+    ("read_multiple_files", {"paths": ["outline.py"]}),  # its stub
     ("read_text_file", {"path": "e.txt"}),
     ("edit_file", {"path": "e.txt", "edits": [{"oldText": "", "newText": "b"}]}),
     (
@@ -167,7 +175,8 @@ def next_steps(
             calls.append((named, {**(dict(args) if again else {"path": path}), **given}))
         for pair in _PROSE.finditer(masked):
             named = _named_tool(masked, pair.start(), tool)
-            options += [(key, named, sentence) for key in pair.groups() if key in _ANY]
+            named_keys = [key for key in pair.groups() if key in _ANY | _CORE]
+            options += [(key, named, sentence) for key in named_keys]
     return options, calls
 
 
@@ -284,6 +293,25 @@ async def test_a_symbol_read_names_read_text_files_own_parameters(workspace: Pat
     assert "offset and head alone" in text_of(both)
     assert not found.is_error, text_of(found)
     assert "def cast(typ, val):" in text_of(found)
+
+
+async def test_a_symbol_read_sent_with_tail_names_tail(workspace: Path) -> None:
+    # Round 27: the drop-in reads tail as offset and limit, and the core's refusal of a
+    # symbol with them came back "takes no offset or head", to a call that sent tail.
+    _files(workspace)
+    path = str(workspace / "typing.py")
+    async with dropin_client(workspace) as client:
+        tail = await client.call_tool("read_text_file", {"path": path, "symbol": "cast", "tail": 1})
+        alone = await client.call_tool("read_text_file", {"path": path, "tail": 1})
+    said = text_of(tail).split("\nkind:")[0]
+    assert tail.is_error, said
+    assert "kind: bad_params" in text_of(tail), said
+    assert said == (
+        'symbol="cast" reads that symbol\'s own lines, so it takes no tail: send symbol '
+        "alone, or tail alone."
+    )
+    assert tail.structured_content["error"]["data"]["field"] == "tail"  # type: ignore[index]
+    assert not alone.is_error, text_of(alone)  # tail alone, as it says
 
 
 def test_an_option_no_drop_in_tool_takes_is_said_as_not_offered() -> None:

@@ -90,6 +90,15 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
         raise ReadkeeperError(
             "bad_params", "Give head or tail, not both (one read each).", field="tail"
         )
+    if tail is not None and isinstance(args.get("symbol"), str):
+        # Said here, in tail's words: the core would name the offset and limit tail is
+        # read as (round 27: "takes no offset or head", to a call that sent tail).
+        raise ReadkeeperError(
+            "bad_params",
+            f"symbol={quoting.json_text(args['symbol'])} reads that symbol's own lines, so it "
+            "takes no tail: send symbol alone, or tail alone.",
+            field="tail",
+        )
     force = flag(args, "force") or None
     limit = head
     if head == 0 or tail == 0:

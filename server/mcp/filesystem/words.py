@@ -84,10 +84,13 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
 _DEFAULTS = {"path": "."}
 
 
-# A read's line count written as a call's argument ("offset=5, limit=20", "offset and
-# limit", "no offset or limit"): only read takes it, and read_text_file names it head.
+# A read's line count written as a call's argument ("offset=5, limit=20") or named beside
+# offset ("offset and limit", "no offset or limit", "a range (offset, limit)"): only read
+# takes it, and read_text_file names it head. (Round 27: only "and" and "or" were
+# joins, so an outline's stub said "(offset, limit)" to the drop-in.)
 _LIMIT = re.compile(
-    r"(?<![\w/.\-\\+@,=~])limit(?==)|(?:(?<=\boffset and )|(?<=\boffset or ))limit\b"
+    r"(?<![\w/.\-\\+@,=~])limit(?==)"
+    r"|(?:(?<=\boffset and )|(?<=\boffset or )|(?<=\boffset, )|(?<=\boffset/))limit\b"
 )
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ... import quoting
-from .outline import Symbol, walk
+from .outline import MAX_SYMBOLS, Symbol, walk
 
 # "Intro[2]": the second symbol named "Intro" (a name the file holds as it is wins).
 _ORDINAL = re.compile(r"(.*?)\s*\[(\d+)\]")
@@ -37,10 +37,37 @@ class Found:
     # The name asked for one more symbol of a name than it has ("Intro[9]" of 3).
     beyond: bool = False
     names: dict[int, str | None] | None = None  # id(symbol): the name that reads it
+    # The outline stopped at MAX_SYMBOLS: the start line of the last symbol it lists (a
+    # symbol from that line on may be left out, so a name may be there unfound); 0 when
+    # every symbol is listed.
+    cut_after: int = 0
+
+
+def cut_after(every: list[Symbol]) -> int:
+    """Where an outline of the symbols `every` (all of them, in file order) stops: the
+    start line of its last symbol when it holds MAX_SYMBOLS (the walk stops there, so
+    there may be more), else 0. The walk lists symbols in file order, so every symbol
+    left out starts at or after that line."""
+    if len(every) < MAX_SYMBOLS:
+        return 0
+    return max(symbol.start_line for symbol in every)
 
 
 def _normal(name: str) -> str:
     return re.sub(r"\s*(::|#|->)\s*|\s*\.\s*", ".", name.strip()).strip(".")
+
+
+# A character a search pattern takes as an operator (ripgrep's and Python's alike).
+_OPERATOR = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
+
+
+def pattern_for(wanted: str) -> str:
+    """A grep pattern that finds symbol name `wanted` as the file writes it: its last
+    name ("read" of "Reader.read", "g" of "g[3]"), each operator escaped."""
+    split = _ORDINAL.fullmatch(wanted.strip())
+    name = split.group(1) if split is not None else wanted
+    last = _normal(name).rsplit(".", 1)[-1] or wanted.strip()
+    return _OPERATOR.sub(r"\\\1", last)
 
 
 def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
@@ -49,6 +76,7 @@ def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
     first (or the one its "[N]" says). Names matching symbols of several qualified names
     give those as candidates."""
     every = [symbol for _, symbol in walk(found)]
+    cut = cut_after(every)
     matches = _matching(wanted, every)
     place = None
     if not matches:
@@ -57,7 +85,7 @@ def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
             matches = _matching(split.group(1), every)
             place = int(split.group(2))
     if not matches:
-        return Found(candidates=tuple(_closest(_normal(wanted), every, most)))
+        return Found(candidates=tuple(_closest(_normal(wanted), every, most)), cut_after=cut)
     names = symbol_names(every, {s.qualified_name for s in matches})
     several = len({s.qualified_name for s in matches}) > 1
     if several or (place is not None and not 1 <= place <= len(matches)):
@@ -69,9 +97,12 @@ def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
             matched=len(matches),
             beyond=not several,
             names=names,
+            cut_after=cut,
         )
     symbol = matches[(place or 1) - 1]
-    return Found(symbol.start_line, symbol.end_line, symbol, tuple(matches), names=names)
+    return Found(
+        symbol.start_line, symbol.end_line, symbol, tuple(matches), names=names, cut_after=cut
+    )
 
 
 def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
@@ -132,11 +163,28 @@ def others_note(found: Found) -> str | None:
     if len(others) > LISTED:
         shown.append(f"and {len(others) - LISTED:,} more, to {listed(others[-1], found.names)}")
     which = "the first" if place == 1 else f"number {place:,}"
-    return (
-        f"{len(sharing):,} symbols are named {quoting.json_text(symbol.qualified_name)}; this "
+    many = f"{len(sharing):,} symbols are"
+    if found.cut_after:
+        many = f"At least {len(sharing):,} symbols are"
+    said = (
+        f"{many} named {quoting.json_text(symbol.qualified_name)}; this "
         f"is {which} of them in the file (lines {symbol.lines}). The others: "
         f"{', '.join(shown)}."
     )
+    if found.cut_after:
+        said += f" {cut_words(found.cut_after)}"
+    return said
+
+
+def cut_words(line: int, way_on: bool = True) -> str:
+    """What a note or a refusal says of an outline that stopped at MAX_SYMBOLS (with
+    `way_on`, the read that shows the lines it leaves out; else the caller names it)."""
+    said = (
+        f"The outline holds the file's first {MAX_SYMBOLS:,} symbols only, the most it lists "
+        f"(the last starts at line {line:,}): symbols from that line on may be left out of it "
+        "and of every count here"
+    )
+    return f"{said}; read those lines with offset={line}." if way_on else f"{said}."
 
 
 def _closest(query: str, every: list[Symbol], most: int) -> list[Symbol]:

@@ -245,6 +245,9 @@ def _note(
             f"{words.count(drawn.total - drawn.shown, 'symbol')} nested deeper are left out "
             '(see "+N inside"): read their parent by symbol to see them.'
         )
+    cut = outline_find.cut_after([symbol for _, symbol in outline.walk(found)])
+    if cut:
+        parts.append(outline_find.cut_words(cut))
     parts.append(
         f"force=true reads the lines from the top instead (at most {settings.max_tokens:,} tokens)."
     )
@@ -282,14 +285,14 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
         )
     grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
     if grammar is None:
-        raise no_grammar(path)
+        raise no_grammar(path, wanted)
     try:
         found = outline_find.find(outline.symbols(text, grammar, content_digest), wanted)
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
             f"{quoting.name(path)} is too costly to parse for symbols ({exc}). Read it by lines "
-            f"with offset and limit (search it first to find them: {_search(path)}).",
+            f"with offset and limit (search it first to find them: {_search(path, wanted)}).",
             file_path=path,
             field="symbol",
         ) from None
@@ -300,13 +303,13 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     return SymbolRead(ranged, outline_find.others_note(found))
 
 
-def no_grammar(path: str) -> ReadkeeperError:
+def no_grammar(path: str, wanted: str) -> ReadkeeperError:
     """The error for a symbol read of a file whose language has no grammar here."""
     return ReadkeeperError(
         "unsupported",
         f"Symbol reads need a parser for the file's language, and {quoting.name(path)} is not "
         f"one of {outline.supported_languages()}. Read it by lines with offset and limit instead "
-        f"(search it first to find them: {_search(path)}).",
+        f"(search it first to find them: {_search(path, wanted)}).",
         file_path=path,
         field="symbol",
     )
@@ -325,11 +328,20 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         for s in found.candidates
     ]
     first = found.candidates[0] if found.candidates else None
-    if first is None:
+    cut = found.cut_after
+    if first is None and cut:
+        message = (
+            f"No symbol {_value(wanted)} among the first {outline.MAX_SYMBOLS:,} symbols of "
+            f"{quoting.name(path)}, and none with a similar name. "
+            f"{outline_find.cut_words(cut, way_on=False)} Search the file for the name "
+            f"({_search(path, wanted)}) or read on from that line "
+            f"({call('read', file_path=path, offset=cut, limit=500)})."
+        )
+    elif first is None:
         message = (
             f"No symbol {_value(wanted)} in {quoting.name(path)}, and none with a similar name. "
             f"Read the file without offset or limit for its outline (or its lines), or search it "
-            f"({_search(path)})."
+            f"({_search(path, wanted)})."
         )
     elif not found.ambiguous:
         listed = ", ".join(
@@ -346,25 +358,33 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         if found.matched > len(found.candidates):  # the first few, and the last
             left = found.matched - len(found.candidates) + 1
             shown[-1] = f"and {left:,} more, to {shown[-1]}"
+        first_of, at_least = ("first ", "at least ") if cut else ("", "")
         if found.beyond:
             said = (
-                f"symbol={_value(wanted)} is none of the {found.matched:,} symbols named "
+                f"symbol={_value(wanted)} is none of the {first_of}{found.matched:,} symbols named "
                 f"{_value(first.qualified_name)} in {quoting.name(path)} (numbered 1 to "
                 f"{found.matched:,} in file order)"
             )
         else:
             said = (
-                f"symbol={_value(wanted)} names {found.matched:,} symbols in {quoting.name(path)}"
+                f"symbol={_value(wanted)} names {at_least}{found.matched:,} symbols in "
+                f"{quoting.name(path)}"
             )
         message = f"{said}: {', '.join(shown)}. Read one as it is named here."
+    if first is not None and cut:
+        message += (
+            f" {outline_find.cut_words(cut)} Search the file for the name "
+            f"({_search(path, wanted)})."
+        )
     return ReadkeeperError(
         "not_found", message, file_path=path, symbol=wanted, candidates=candidates
     )
 
 
-def _search(path: str) -> str:
-    """The search that finds the lines of a symbol the outline cannot."""
-    return call("grep", pattern="<the symbol's name>", path=path)
+def _search(path: str, wanted: str) -> str:
+    """The search that finds the lines of symbol `wanted` the outline cannot (a real
+    call, with the name asked for: the CLI shows it as a command to run)."""
+    return call("grep", pattern=outline_find.pattern_for(wanted), path=path)
 
 
 def _value(text: str) -> str:
