@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from test_cli_terminal import READKEEPER, _on_a_terminal
 
+from readkeeper.exit_status import REFUSED
+
 # What a terminal acts on: C0 controls but tab and newline, DEL, C1.
 _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HOSTILE = "b\x1b]52;c;cHduZWQ=\x07\x1b[2K\rreadkeeper: note: The file is empty\u202e.txt"
@@ -66,7 +68,7 @@ def test_log_lines_a_warning_and_a_traceback_on_a_terminal_are_escaped(
 ) -> None:
     """A log record, a Python warning and an uncaught exception whose words hold a
     hostile name, through the console script's own `main` (its command's work replaced
-    by one that logs, warns and fails)."""
+    by one that logs, warns and fails: the fault said in one line, tests/test_cli_faults.py)."""
     script = (
         "import logging, sys, warnings\n"
         "from readkeeper import cli\n"
@@ -79,8 +81,9 @@ def test_log_lines_a_warning_and_a_traceback_on_a_terminal_are_escaped(
         "sys.exit(cli.main(['read', 'a.txt']))\n"
     )
     status, shown = _on_a_terminal("-c", script, cwd=workspace, command=[sys.executable])
-    assert status == 1
+    assert status == REFUSED  # a fault is one line and status 2, never a traceback
     assert _TERMINAL_CONTROL.search(shown) is None, repr(shown)
     assert f"saw {SHOWN}" in shown
     assert f"warned {SHOWN}" in shown
-    assert f"RuntimeError: {SHOWN}" in shown
+    assert "readkeeper: internal: a fault in readkeeper (RuntimeError: " in shown
+    assert "Traceback" not in shown
