@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import cut_name
+from .errors import cut_name, shown_content
 from .quoting import json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
@@ -144,6 +144,52 @@ def _calls(text: str, word: Word, mark: str, held: list[str], value: Value | Non
         out.append(mark)
     out.append(text[at:])
     return "".join(out)
+
+
+# A front end's words for a message readkeeper wrote: `say(message, keep)`, `keep` the
+# file's text the message shows (as `rewrite` keeps it).
+Say = Callable[[str, Iterable[str]], str]
+
+
+def notes(result: Any, say: Say) -> Any:
+    """`result` with the notes readkeeper wrote in it said by `say` (a front end's words
+    for its next calls): its note, its file's, each dropped attachment's reason, and each
+    of a readMany's results (its read's notes, or its refusal's message, the file's text
+    the refusal shows kept). A file's own text is left as it is. One walk for every front
+    end that rewords results (MCP's tools, an LSP client's agent tools)."""
+    if not isinstance(result, dict):
+        return result
+    said = dict(result)
+    if isinstance(said.get("note"), str):
+        said["note"] = say(said["note"], ())
+    file = said.get("file")
+    if isinstance(file, dict) and isinstance(file.get("note"), str):
+        said["file"] = {**file, "note": say(file["note"], ())}
+    if isinstance(said.get("dropped"), list):
+        said["dropped"] = [_reason(item, say) for item in said["dropped"]]
+    if isinstance(said.get("results"), list):
+        said["results"] = [_entry(item, say) for item in said["results"]]
+    return said
+
+
+def _reason(item: Any, say: Say) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("reason"), str):
+        return {**item, "reason": say(item["reason"], ())}
+    return item
+
+
+def _entry(item: Any, say: Say) -> Any:
+    """A readMany entry: its read's notes, or its refusal's message."""
+    if not isinstance(item, dict):
+        return item
+    if "result" in item:
+        return {**item, "result": notes(item["result"], say)}
+    error = item.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        data = error.get("data")
+        kept = shown_content(data) if isinstance(data, dict) else ()
+        return {**item, "error": {**error, "message": say(error["message"], kept)}}
+    return item
 
 
 def stand_in(method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:

@@ -96,42 +96,12 @@ def for_agent_tools(message: str, tools: Mapping[str, str], keep: Iterable[str] 
 
 def result(tools: Mapping[str, str], value: Any) -> Any:
     """A result with the notes readkeeper wrote in it said in `tools`' words, as the MCP
-    front end says them (mcp/render.py): its note, its file's, each dropped attachment's
-    reason, and each of a readMany's results (its read's notes, or its refusal's
-    message); a file's own text is left as it is. No tools: `value` as it is."""
-    if not tools or not isinstance(value, dict):
+    front end says them (hints.notes: its note, its file's, each dropped attachment's
+    reason, each of a readMany's results); a file's own text is left as it is. No tools:
+    `value` as it is."""
+    if not tools:
         return value
-    said = dict(value)
-    if isinstance(said.get("note"), str):
-        said["note"] = for_agent_tools(said["note"], tools)
-    file = said.get("file")
-    if isinstance(file, dict) and isinstance(file.get("note"), str):
-        said["file"] = {**file, "note": for_agent_tools(file["note"], tools)}
-    if isinstance(said.get("dropped"), list):
-        said["dropped"] = [_reason(tools, item) for item in said["dropped"]]
-    if isinstance(said.get("results"), list):
-        said["results"] = [_entry(tools, item) for item in said["results"]]
-    return said
-
-
-def _reason(tools: Mapping[str, str], item: Any) -> Any:
-    if isinstance(item, dict) and isinstance(item.get("reason"), str):
-        return {**item, "reason": for_agent_tools(item["reason"], tools)}
-    return item
-
-
-def _entry(tools: Mapping[str, str], item: Any) -> Any:
-    if not isinstance(item, dict):
-        return item
-    if "result" in item:
-        return {**item, "result": result(tools, item["result"])}
-    error = item.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        data = error.get("data")
-        kept = shown_content(data) if isinstance(data, dict) else ()
-        message = for_agent_tools(error["message"], tools, kept)
-        return {**item, "error": {**error, "message": message}}
-    return item
+    return hints.notes(value, lambda message, keep: for_agent_tools(message, tools, keep))
 
 
 def reply(tools: Mapping[str, str], error: JsonRpcException) -> JsonRpcException:

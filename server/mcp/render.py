@@ -105,42 +105,8 @@ def _count(value: str) -> int:
 
 def _notes_for_mcp(result: Any) -> Any:
     """`result` with the notes readkeeper wrote in it naming each next call as a tool
-    (hints.py): its note, its file's, each dropped attachment's reason and each file's
-    of a read_many; the file's own text is left as it is."""
-    if not isinstance(result, dict):
-        return result
-    said = dict(result)
-    if isinstance(said.get("note"), str):
-        said["note"] = hints.for_mcp(said["note"], METHOD_TOOLS)
-    file = said.get("file")
-    if isinstance(file, dict) and isinstance(file.get("note"), str):
-        said["file"] = {**file, "note": hints.for_mcp(file["note"], METHOD_TOOLS)}
-    if isinstance(said.get("dropped"), list):
-        said["dropped"] = [_reason_for_mcp(item) for item in said["dropped"]]
-    if isinstance(said.get("results"), list):
-        said["results"] = [_entry_for_mcp(item) for item in said["results"]]
-    return said
-
-
-def _entry_for_mcp(item: Any) -> Any:
-    """A read_many entry: its read's notes, or its refusal's message (structured as the
-    text shows it), naming each next call as a tool."""
-    if not isinstance(item, dict):
-        return item
-    if "result" in item:
-        return {**item, "result": _notes_for_mcp(item["result"])}
-    error = item.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        data = error.get("data") or {}
-        message = hints.for_mcp(error["message"], METHOD_TOOLS, shown_content(data))
-        return {**item, "error": {**error, "message": message}}
-    return item
-
-
-def _reason_for_mcp(item: Any) -> Any:
-    if isinstance(item, dict) and isinstance(item.get("reason"), str):
-        return {**item, "reason": hints.for_mcp(item["reason"], METHOD_TOOLS)}
-    return item
+    (hints.notes); the file's own text is left as it is."""
+    return hints.notes(result, lambda message, keep: hints.for_mcp(message, METHOD_TOOLS, keep))
 
 
 def error_result(exc: ReadkeeperError) -> types.CallToolResult:
