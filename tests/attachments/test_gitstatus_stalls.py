@@ -62,6 +62,15 @@ def reasons(core: Readkeeper) -> str:
     return reason
 
 
+def one_reason(workspace: Path) -> str:
+    """The reason git status is dropped, asked once of a new core of `workspace`."""
+    core = Readkeeper(roots=[str(workspace)], client_settings=SETTINGS)
+    try:
+        return reasons(core)
+    finally:
+        core.close()
+
+
 def fifo_for_head_commit(root: Path) -> tuple[Path, bytes]:
     commit = git(root, "rev-parse", "HEAD")
     loose = root / ".git" / "objects" / commit[:2] / commit[2:]
@@ -104,11 +113,7 @@ def test_a_fifo_pack_index_is_named_before_git_status_runs(
     [index] = (workspace / ".git" / "objects" / "pack").glob("*.idx")
     index.unlink()
     os.mkfifo(index)
-    core = Readkeeper(roots=[str(workspace)], client_settings=SETTINGS)
-    try:
-        reason = reasons(core)
-    finally:
-        core.close()
+    reason = one_reason(workspace)
     assert reason.startswith("corrupt: "), reason
     assert f"objects/pack/{index.name} in its git folder is a named pipe (FIFO)" in reason
     assert runs == [0]
@@ -163,11 +168,7 @@ def unix_socket(dot_git: Path) -> str:
 @pytest.mark.parametrize("make", [empty, garbage, fifo, unix_socket])
 def test_a_dot_git_naming_no_git_folder_is_said(workspace: Path, make: Any) -> None:
     said = make(workspace / ".git")
-    core = Readkeeper(roots=[str(workspace)], client_settings=SETTINGS)
-    try:
-        reason = reasons(core)
-    finally:
-        core.close()
+    reason = one_reason(workspace)
     assert reason.startswith("corrupt: git status could not read the repository: "), reason
     assert said in reason, reason
 
@@ -175,11 +176,7 @@ def test_a_dot_git_naming_no_git_folder_is_said(workspace: Path, make: Any) -> N
 def test_a_reference_that_cannot_be_peeled_is_quoted_once(workspace: Path) -> None:
     repository(workspace)
     (workspace / ".git" / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
-    core = Readkeeper(roots=[str(workspace)], client_settings=SETTINGS)
-    try:
-        reason = reasons(core)
-    finally:
-        core.close()
+    reason = one_reason(workspace)
     assert reason.startswith('corrupt: git status could not read the repository: "'), reason
     assert '\\"' not in reason, reason
 

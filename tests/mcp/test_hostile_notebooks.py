@@ -20,6 +20,13 @@ def _notebook(source: str = "x=1\n", **extra: object) -> str:
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5, **extra})
 
 
+def _conflicted(workspace: Path) -> Path:
+    """A notebook a conflict marker made invalid JSON."""
+    path = workspace / "c.ipynb"
+    path.write_text(_notebook().replace('"cells"', '<<<<<<< HEAD\n"cells"', 1))
+    return path
+
+
 def _big_integer(workspace: Path) -> Path:
     path = workspace / "big.ipynb"
     path.write_text(
@@ -96,8 +103,7 @@ async def test_a_cp1252_notebook_is_not_said_to_be_repaired_by_an_edit(workspace
 async def test_a_cell_edit_after_another_program_repaired_the_notebook_says_so(
     workspace: Path,
 ) -> None:
-    path = workspace / "c.ipynb"
-    path.write_text(_notebook().replace('"cells"', '<<<<<<< HEAD\n"cells"', 1))
+    path = _conflicted(workspace)
     async with core_client(workspace) as client:
         await ok(client, "read", file_path=str(path))
         path.write_text(_notebook())  # another program repaired it
@@ -113,8 +119,7 @@ async def test_a_cell_edit_after_another_program_repaired_the_notebook_says_so(
 async def test_the_dropin_note_of_a_damaged_notebook_names_no_line_numbers(
     workspace: Path,
 ) -> None:
-    path = workspace / "c.ipynb"
-    path.write_text(_notebook().replace('"cells"', '<<<<<<< HEAD\n"cells"', 1))
+    path = _conflicted(workspace)
     async with dropin_client(workspace) as client:
         said = await ok(client, "read_text_file", path=str(path))
     assert "is not a valid notebook" in said, said
