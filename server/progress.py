@@ -102,6 +102,7 @@ def reporting(send: Send | None, title: str, after_ms: int) -> Iterator[Progress
     finally:
         if timer is not None:
             timer.cancel()
+            timer.join()  # a `late` under way sends its begin before the end below
         _CURRENT.reset(token)
         progress.end()
 

@@ -349,6 +349,7 @@ class _Connection:
             raise Unavailable(f"Watchman did not answer within {seconds:g} s") from exc
         finally:
             timer.cancel()
+            timer.join()  # no thread of ours outlives the block (it may be mid-expire)
         if self._expired is not None:  # it answered just as the time ran out
             raise Unavailable(f"Watchman did not answer within {seconds:g} s")
 
