@@ -40,6 +40,17 @@ def call(method: str, **params: Any) -> str:
     return f"readkeeper/{method} {json_text(shown)}" if shown else (f"readkeeper/{method}")
 
 
+def again(**params: Any) -> str:
+    """The way on that is the call just answered, sent again with `params` changed, as
+    the core writes it: `offset=501, limit=200`, `force=true`, `pages="2", render=true`
+    (each value as JSON). Only here does readkeeper's text name an option with its value
+    (tests/test_ways_on.py): every front end finds these runs by one rule and says them
+    in its own words (`--offset 501`, `head=200`); one that names another call, or that
+    the agent reads beside other files' answers, is a `call`."""
+    shown = {k: _param(v) if isinstance(v, str) else v for k, v in params.items() if v is not None}
+    return ", ".join(f"{name}={json_text(value)}" for name, value in shown.items())
+
+
 def _param(value: str) -> str:
     """A text param as a next call shows it: a name too long to show whole cut as every
     name is (errors.cut_name), and a name's own cut-marker words escaped either way
