@@ -126,20 +126,22 @@ MAX_DROPPED_REASON_CHARS = 1_000
 MAX_DROPPED_CHARS = 8_000
 
 
-def _cut(text: str, most: int) -> str:
+def _cut(text: str, most: int, own: bool = False) -> str:
     """`text` whole, or its middle cut so that about `most` characters remain as JSON
     spells them (errors.cut_middle): two fifths of them from its start, the rest from
-    its end. Its own `[` of cut-marker words is escaped (quoting.marks), so only
-    readkeeper's mark reads as one."""
+    its end. A name's own `[` of cut-marker words is escaped (quoting.marks), so only
+    readkeeper's mark reads as one; `own`: readkeeper's words (a reason), whose names
+    were shown so already and whose marks are readkeeper's."""
     if sum(map(spelled, text)) <= most:
-        return quoting.marks(text)
-    return cut_middle(text, most * 2 // 5, most - most * 2 // 5)
+        return text if own else quoting.marks(text)
+    part = str if own else quoting.marks
+    return cut_middle(text, most * 2 // 5, most - most * 2 // 5, part)
 
 
 def _bounded(item: Dropped) -> dict[str, Any]:
     entry = item.as_json()
     entry["source"] = _cut(item.source, MAX_DROPPED_SOURCE_CHARS)
-    entry["reason"] = _cut(item.reason, MAX_DROPPED_REASON_CHARS)
+    entry["reason"] = _cut(item.reason, MAX_DROPPED_REASON_CHARS, own=True)
     return entry
 
 

@@ -13,6 +13,7 @@ from deep_chain import long_named
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.attach.scope import Scope
+from readkeeper.hints import call
 from readkeeper.attachments.model import (
     DROPPED_SHOWN,
     MAX_DROPPED_CHARS,
@@ -91,3 +92,19 @@ def test_an_attached_agents_own_drops_are_bounded_too() -> None:
     assert sum(d.get("count", 1) for d in shown) == 230
     for entry in listed:
         assert len(json.dumps(entry["source"])) <= MAX_DROPPED_SOURCE_CHARS + 40
+
+
+def test_a_reason_s_own_cut_mark_is_kept_as_readkeeper_s() -> None:
+    # A reason is readkeeper's sentence: a long name in it was cut and marked by the core
+    # (its way on names the image, cut as every name is), its own words escaped then.
+    # The list left that mark as it was, not escaped again as if a name's (round 27, A15).
+    long = "/w/" + "x" * 600 + " … [3 characters cut].png"
+    reason = f"needs 900 tokens. Read it with {call('read', file_path=long)}"
+    assert "\\x5b3 characters cut]" in reason and " characters cut] … " in reason
+    [shown] = dropped_shown([Dropped("file", long, reason)])
+    assert shown["reason"] == reason
+    # Cut for its length, its kept parts keep their marks too.
+    [cut] = dropped_shown([Dropped("file", long, reason + " " + "r" * 9000)])
+    assert cut["reason"].startswith(reason[:200])
+    assert "\\x5b3 characters cut]" in cut["reason"][:400]
+    assert cut["reason"].count("\\x5b") == reason[:400].count("\\x5b")
