@@ -7,6 +7,7 @@ import base64
 import json
 import math
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -263,6 +264,33 @@ def test_decompression_bomb_is_refused(core: Readkeeper, workspace: Path) -> Non
         notebook = read(core, "bomb.ipynb", include_images=include_images)["file"]
         (image,) = notebook["cells"][0]["outputs"][0]["images"]
         assert (image["width"], image["height"]) == (20_000, 10_000), image
+
+
+@pytest.mark.parametrize(
+    ("screen", "frame", "size"),
+    [
+        ((20_000, 10_000), (0, 0, 20_000, 10_000), (20_000, 10_000)),
+        # A small screen and a frame past it: the picture is as big as both together.
+        ((10, 10), (5_000, 7, 15_000, 10_000), (20_000, 10_007)),
+    ],
+)
+def test_a_gif_over_pillow_s_limit_says_its_size(
+    core: Readkeeper,
+    workspace: Path,
+    screen: tuple[int, int],
+    frame: tuple[int, int, int, int],
+    size: tuple[int, int],
+) -> None:
+    # Pillow's GIF plugin refuses such a frame inside its open, so the header's size
+    # was never read and the refusal said null (attack round 27).
+    header = b"GIF89a" + struct.pack("<HHBBB", *screen, 0x80, 0, 0) + b"\0\0\0\xff\xff\xff"
+    extension = b"!\xf9\x04\x00\x00\x00\x00\x00"  # a graphic control block before it
+    descriptor = b"," + struct.pack("<HHHHB", *frame, 0)
+    (workspace / "bomb.gif").write_bytes(header + extension + descriptor + b"\x02\x01\x2c\x00;")
+    error = refused(core, "bomb.gif")
+    assert error.kind == "too_large"
+    assert (error.data["width"], error.data["height"]) == size
+    assert f"{size[0]}x{size[1]} ({size[0] * size[1]:,} pixels)" in error.message
 
 
 def test_pixel_limit_setting(core: Readkeeper, workspace: Path) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ... import quoting
 from ...errors import ReadkeeperError
 from .decode_price import MB
-from .image_scan import Steps, Structure, scan
+from .image_scan import Steps, Structure, gif_size, scan
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -66,6 +66,8 @@ def header_size(data: bytes) -> tuple[int, int] | None:
             with factory(io.BytesIO(data), "") as img:
                 width, height = img.size
                 return width, height
+        except Image.DecompressionBombError:
+            return gif_size(data) if name == "GIF" else None
         except Exception:  # not this format after all: the next
             continue
     return None

@@ -23,6 +23,7 @@ the walk again, never Pillow's.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import zlib
 from dataclasses import dataclass
@@ -183,6 +184,28 @@ def _gif(data: bytes, walk: _Walk) -> Structure:
             raise
         return Structure(frames=frames, counted_all=False)
     return Structure(frames=max(1, frames))
+
+
+def gif_size(data: bytes) -> tuple[int, int] | None:
+    """A GIF's size as Pillow takes it: its screen, grown to hold its first frame (which
+    Pillow's plugin refuses inside its open when that is over Pillow's own pixel limit,
+    before any size is known). None when no frame's descriptor is found within the caps."""
+    if data[:6] not in (b"GIF87a", b"GIF89a") or len(data) < 13:
+        return None
+    width, height = struct.unpack_from("<HH", data, 6)
+    pos = 13 + _gif_palette(data[10])
+    walk = _Walk()
+    with contextlib.suppress(_Over):
+        while pos < len(data):
+            walk.step()
+            if data[pos] == 0x21:  # an extension before the frame: skipped
+                pos = _gif_blocks(data, pos + 2, walk)
+                continue
+            if data[pos] != 0x2C or pos + 9 > len(data):
+                break
+            left, top, across, down = struct.unpack_from("<HHHH", data, pos + 1)
+            return max(width, left + across), max(height, top + down)
+    return None
 
 
 def _gif_palette(flags: int) -> int:
