@@ -25,7 +25,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
-from .. import __version__, progress
+from .. import __version__, progress, quoting
 from ..attach.client import AttachClient
 from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..files.paths import refused_root, uri_path
@@ -306,7 +306,14 @@ class McpFrontEnd:
             else:
                 return types.InputRequiredResult(input_requests={"roots": types.ListRootsRequest()})
         roots = getattr(answer, "roots", None) or []
-        return [p for p in (uri_path(str(root.uri), real=False) for root in roots) if p]
+        given = [p for p in (uri_path(str(root.uri), real=False) for root in roots) if p]
+        # A file beside folders (an editor with a loose file open) is no root, and does
+        # not refuse the folders; named alone, it is refused as every door refuses it.
+        folders = [p for p in given if not (os.path.lexists(p) and not os.path.isdir(p))]
+        if folders != given and folders:
+            files = [quoting.name(p) for p in given if p not in folders]
+            log.warning("Not a folder, so not a root: %s", ", ".join(files))
+        return folders or given
 
     async def on_initialized(
         self, ctx: ServerRequestContext[Any], params: types.NotificationParams

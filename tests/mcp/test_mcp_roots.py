@@ -106,6 +106,27 @@ async def test_a_client_root_that_is_a_file_is_refused(tmp_path: Path) -> None:
             assert "--root" in text_of(refused)
 
 
+async def test_a_file_among_the_client_s_roots_leaves_its_folders_served(tmp_path: Path) -> None:
+    # A client naming a file beside its project folders (an editor with a loose file
+    # open): the file is not taken as a root, the folders are (every call was refused).
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    (project / "a.txt").write_text("alpha\n")
+    loose = (tmp_path / "loose.txt").resolve()
+    loose.write_text("a file, not a folder\n")
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        given = [types.Root(uri=p.as_uri(), name=p.name) for p in (loose, project)]
+        return types.ListRootsResult(roots=given)
+
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone"], env, cwd="/", list_roots=list_roots) as client:
+        read = await client.call_tool("read", {"file_path": str(project / "a.txt")})
+        assert "alpha" in text_of(read), text_of(read)
+        outside = await client.call_tool("read", {"file_path": str(loose)})
+        assert error_kind(outside) == "outside_workspace", text_of(outside)
+
+
 async def test_roots_named_through_a_link_are_reached_by_that_name(tmp_path: Path) -> None:
     # A path is judged by its text before anything is looked up: a root named through
     # a symlink (by --root, or by the client's MCP roots) is still reached by that name.
