@@ -16,6 +16,7 @@ from typing import Any
 
 from . import quoting
 from .errors import shown_name
+from .hints import again
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
@@ -56,8 +57,8 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
     if kind == "pdf":
         head = f"{path}: PDF, pages {file.get('shown_pages')} of {file.get('page_count')}, {tokens}"
         if file.get("partial") and file.get("next_pages"):
-            pages = quoting.json_text(str(file["next_pages"]))  # as every note says it
-            head += _said(f"; continue with pages={pages}", steps)
+            pages = again(pages=str(file["next_pages"]))  # as every note says it
+            head += _said(f"; continue with {pages}", steps)
         return _with_note(f"{head}\n{shown}", file)
     if kind == "parts":
         head = (
@@ -66,8 +67,8 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
             f"to PNG in {_name(file.get('output_dir'))}"
         )
         if file.get("partial") and file.get("next_pages"):
-            pages = quoting.json_text(str(file["next_pages"]))
-            head += _said(f"; continue with pages={pages}, render=true", steps)
+            pages = again(pages=str(file["next_pages"]), render=True)
+            head += _said(f"; continue with {pages}", steps)
         return _with_note(f"{head}\n{shown}", file)
     if kind == "notebook":
         return notebook(file, steps)
@@ -176,7 +177,7 @@ def text_file(file: dict[str, Any]) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += f"; more: read with offset={file['next_offset']}"
+        head += f"; more: read with {again(offset=file['next_offset'])}"
     return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 
 
@@ -185,7 +186,7 @@ def unchanged(file: dict[str, Any]) -> str:
     (read/unchanged.py), which name the lines, how they were got and what changed
     around them."""
     held = file.get("note") or (
-        "Unchanged since your read; the content you hold is current (force=true resends)."
+        f"Unchanged since your read; the content you hold is current ({again(force=True)} resends)."
     )
     return f"file_unchanged: {_name(file.get('file_path', ''))}: {_note(held)}"
 
@@ -204,8 +205,9 @@ def notebook(file: dict[str, Any], steps: Steps | None = None) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        images = ", include_images=true" if file.get("include_images") else ""
-        head += _said(f"; more: read with offset={file['next_offset']}{images}", steps)
+        images = True if file.get("include_images") else None
+        more = again(offset=file["next_offset"], include_images=images)
+        head += _said(f"; more: read with {more}", steps)
     shown = notebook_cells(cells, steps)
     return _with_note(f"{head}\n{shown}" if shown else head, file)
 
@@ -251,7 +253,7 @@ def _image(image: dict[str, Any], steps: Steps | None) -> str:
     if image.get("note"):
         return f"{facts}: not sent. {_note(_said(image['note'], steps))}"
     return f"{facts}: " + _said(
-        "a size placeholder; read with include_images=true to see it.", steps
+        f"a size placeholder; read with {again(include_images=True)} to see it.", steps
     )
 
 

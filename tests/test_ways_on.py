@@ -63,15 +63,6 @@ NOT_YET = {
     "read/readers/pdf_render.py",
     "read/readers/text.py",
     # the rest of read/, render.py and edit/
-    "edit/anchors.py",
-    "edit/matching.py",
-    "read/delta.py",
-    "read/diffs.py",
-    "read/held_document.py",
-    "read/pipeline.py",
-    "read/stub_rule.py",
-    "read/unchanged.py",
-    "render.py",
     # search/, the protocol's param errors, sessions and errors.py
     "errors.py",
     "protocol/convert.py",

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ReadkeeperError
+from ..hints import call
 from ..protocol import AnchorEdit, Relocation
 from ..read.anchors import NO_ANCHOR, line_hash, short_hash
 from ..read.diffs import common_ends
@@ -65,9 +66,10 @@ class Step:
     anchor_line: int  # 1-based: the line its start anchor names now
 
 
-def check_shape(edits: Sequence[AnchorEdit]) -> list[Checked]:
+def check_shape(edits: Sequence[AnchorEdit], file_path: str) -> list[Checked]:
     """Each edit's anchors parsed and its fields checked (`bad_params`), and no two of
-    them on the same lines as given."""
+    them on the same lines as given (`file_path`: the edit's, as given, which an anchored
+    read of it names)."""
     if not edits:
         raise _bad("anchor_edits is empty. Give at least one edit, e.g. " + _EXAMPLE + ".")
     if len(edits) > MAX_EDITS:
@@ -75,8 +77,8 @@ def check_shape(edits: Sequence[AnchorEdit]) -> list[Checked]:
     checked = []
     for index, edit in enumerate(edits):
         where = f"anchor_edits[{index}]"
-        start = parse(edit.start, f"{where}.start")
-        end = parse(edit.end, f"{where}.end") if edit.end is not None else start
+        start = parse(edit.start, f"{where}.start", file_path)
+        end = parse(edit.end, f"{where}.end", file_path) if edit.end is not None else start
         inserting = edit.op in ("insert_after", "insert_before")
         if inserting and edit.end is not None:
             raise _bad(f"{where} is an {edit.op}, which takes no end: drop end.")
@@ -95,14 +97,15 @@ def check_shape(edits: Sequence[AnchorEdit]) -> list[Checked]:
     return checked
 
 
-def parse(raw: str, where: str) -> Anchor:
-    """An anchor as given ("12ab", also "12#ab"), or `bad_params` saying what one is."""
+def parse(raw: str, where: str, file_path: str) -> Anchor:
+    """An anchor as given ("12ab", also "12#ab"), or `bad_params` saying what one is and
+    naming the anchored read of `file_path` that shows them."""
     found = _ANCHOR.fullmatch(raw)
     if found is None or int(found[1]) < 1:
         raise _bad(
             f"{where} is {raw!r}, which is not an anchor. An anchor is a line's number and "
             "the two letters an anchored read shows after it (e.g. '12ab'); read the lines "
-            "with line_format='anchors' to get them.",
+            f"anchored to get them: {call('read', file_path=file_path, line_format='anchors')}.",
             field=where,
         )
     if found[2] == NO_ANCHOR:

@@ -76,7 +76,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             field="edits",
         )
     if params.anchor_edits is not None:
-        checked = check_shape(params.anchor_edits)
+        checked = check_shape(params.anchor_edits, params.file_path)
         pairs: list[tuple[str, str]] = []
     else:
         pairs = _check_pairs(params)

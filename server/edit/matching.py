@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..hints import call
 from ..protocol import EditParams
 from ..read import numbering
 from ..read.diffs import common_ends
@@ -217,13 +218,19 @@ def find_hits(base: Normalized, old: str, params: EditParams, path: str, width: 
             "ambiguous_match",
             f"old_string matches {len(hits)} places in {quoting.name(path)} "
             f"(starting on lines {shown}). "
-            "Add surrounding lines to old_string so it matches one place, or set "
-            "replace_all=true to change every one.",
+            "Add surrounding lines to old_string so it matches one place, or change every "
+            f"one: {_every(path, params)}.",
             file_path=path,
             lines=lines,
             matches=len(hits),
         )
     return hits
+
+
+def _every(path: str, params: EditParams) -> str:
+    """The edit of `params` on every place it matches in `path` (an edit's way on)."""
+    old, new = params.old_string, params.new_string
+    return call("edit", file_path=path, old_string=old, new_string=new, replace_all=True)
 
 
 def line_numbers(text: str, offsets: Sequence[int]) -> list[int]:
@@ -276,8 +283,8 @@ def no_match(text: str, old: str, path: str, width: int) -> ReadkeeperError:
     return ReadkeeperError(
         "no_match",
         f"old_string was not found in {path}. The closest text is at {where}{miss.hint}:\n"
-        f"{miss.excerpt}\nCopy old_string exactly from the file (read those lines again with "
-        f"offset={first}, limit={last - first + 1} if unsure).",
+        f"{miss.excerpt}\nCopy old_string exactly from the file (if unsure, read those lines "
+        f"again: {call('read', file_path=path, offset=first, limit=last - first + 1)}).",
         **data,
     )
 

@@ -9,6 +9,7 @@ sends the file as usual.
 
 from __future__ import annotations
 
+from ..hints import again
 from ..protocol import ChangedFile
 from ..settings import Settings
 from .diffs import bounded_diff
@@ -46,6 +47,6 @@ def changed_view(
         tokens=tokens,
         note=(
             "Changed since you read it: this diff turns the content you hold into the "
-            f"current one ({lines:,} lines). Read with force=true for the whole file."
+            f"current one ({lines:,} lines). Read with {again(force=True)} for the whole file."
         ),
     )

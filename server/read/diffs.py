@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 
 from .. import quoting, words
 from ..files.encodings import line_ending
+from ..hints import call
 from ..protocol import ExternalChange
 from .tokens import estimate_tokens
 
@@ -187,9 +188,8 @@ def _too_costly(before: str, after: str, path: str, head: int, changed: int, why
         f"{quoting.name(path)} changed ({words.count(lines_before, 'line', grouped=True)} as "
         "you read it, "
         f"{lines_after:,} now), and {outcome} ({why}). It starts at line {head + 1} and "
-        f"spans about {words.count(max(changed, 1), 'line', grouped=True)} now: read them, e.g. "
-        f"read(file_path={quoting.json_text(path)}, offset={head + 1}, "
-        f"limit={min(max(changed, 1), 2000)})."
+        f"spans about {words.count(max(changed, 1), 'line', grouped=True)} now; read them: "
+        f"{call('read', file_path=path, offset=head + 1, limit=min(max(changed, 1), 2000))}."
     )
 
 

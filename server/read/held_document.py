@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..hints import again
 from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult
 from ..state.held import HeldDocument
 from ..words import compress
@@ -100,17 +101,18 @@ def words(document: HeldDocument) -> str:
         return f"{_image(document)}, unchanged since your read. {_ENDING}"
     if document.kind == "notebook":
         said = _cells(document)
-        images = ", include_images=true" if document.include_images else ""
-        rest = f"; the rest starts at offset={document.next_offset}{images}"
+        images = True if document.include_images else None
+        rest = f"; the rest starts at {again(offset=document.next_offset, include_images=images)}"
         rest = rest if document.next_offset else ""
         return f"{said}, unchanged since your read{rest}. {_ENDING}"
     said = _pages(document)
-    render = ", render=true" if document.kind == "parts" else ""
-    rest = f'; the rest: pages="{document.next_pages}"{render}' if document.next_pages else ""
+    render = True if document.kind == "parts" else None
+    pages = document.next_pages
+    rest = f"; the rest: {again(pages=pages, render=render)}" if pages else ""
     return f"{said}, unchanged since your read{rest}. {_ENDING}"
 
 
-_ENDING = "Your copy is current; force=true resends."
+_ENDING = f"Your copy is current; {again(force=True)} resends."
 
 
 def named(document: HeldDocument) -> str:

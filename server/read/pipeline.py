@@ -380,7 +380,7 @@ def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
     if params.offset is not None and params.offset < 1:
         raise ReadkeeperError(
             "bad_params",
-            f"offset must be 1 or more (the first line is offset=1), got {params.offset}. "
+            f"offset must be 1 or more (the first line is 1), got {params.offset}. "
             f"From the top: {call('read', file_path=params.file_path, offset=1)}",
             field="offset",
         )

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 
 from ..files.fileio import OpenedFile
+from ..hints import again
 from ..protocol import ChangedResult, ReadParams, UnchangedResult
 from ..state.held import HeldDocument
 from ..state.readstate import ReadRecord, Scope, Source
@@ -235,5 +236,5 @@ def held_lines(start_line: int, num_lines: int, total_lines: int | None) -> str:
     last = start_line + num_lines - 1
     return (
         f"Lines {start_line}-{last} of {total_lines:,}, unchanged since your "
-        f"read (force=true sends them again); the rest starts at offset={last + 1}."
+        f"read ({again(force=True)} sends them again); the rest starts at {again(offset=last + 1)}."
     )

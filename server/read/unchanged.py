@@ -21,6 +21,7 @@ from typing import Literal
 
 import attrs
 
+from ..hints import again
 from ..protocol import UnchangedFile
 from ..state.readstate import ReadRecord
 from ..words import count as counted
@@ -115,7 +116,7 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
         "write": f"{lines}: exactly what you wrote {at}",
         "edit": f"{lines}: what your edit {at} left (what you held, with your edits applied)",
     }.get(file.obtained_by, f"{lines} unchanged since your read")
-    rest = f"; the rest starts at offset={file.next_offset}" if file.next_offset else ""
+    rest = f"; the rest starts at {again(offset=file.next_offset)}" if file.next_offset else ""
     total_now = (
         f"now {counted(total, 'line', True)}" if total is not None else "now longer or shorter"
     )
@@ -129,11 +130,11 @@ def words(file: UnchangedFile, held: str | None = None) -> str:
         )
         rest = ""  # a range asked for: where it is now is enough
     elif file.changed_outside == "after":
-        more = f"; read on at offset={file.next_offset}" if file.next_offset else ""
+        more = f"; read on at {again(offset=file.next_offset)}" if file.next_offset else ""
         said += f"; the file changed after line {end} ({total_now}{more})"
         rest = ""
     elif file.changed_outside:
         said += f"; the file changed {where} ({total_now})"
     if said[0].islower() and not said.startswith(file.symbol or "\0"):
         said = said[0].upper() + said[1:]  # never a symbol's own name
-    return f"{said}{rest}. Your copy is current; force=true resends."
+    return f"{said}{rest}. Your copy is current; {again(force=True)} resends."

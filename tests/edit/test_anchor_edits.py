@@ -217,6 +217,15 @@ def test_malformed_or_overlapping_anchor_edits_are_bad_params(
     assert path.read_bytes() == before
 
 
+def test_what_is_no_anchor_names_the_anchored_read(core: Readkeeper, workspace: Path) -> None:
+    (workspace / "a.py").write_text(SOURCE)
+    read(core, "a.py")
+    error = refused(core, "a.py", anchor_edits=[{"op": "delete", "start": "12"}])
+    assert error.kind == "bad_params"
+    anchored = json.dumps({"file_path": "a.py", "line_format": "anchors"})
+    assert error.message.endswith(f"to get them: readkeeper/read {anchored}.")
+
+
 def test_a_batch_of_plain_edits_is_all_or_none(core: Readkeeper, workspace: Path) -> None:
     path = workspace / "a.py"
     path.write_text(SOURCE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import shutil
 import stat
@@ -267,6 +268,8 @@ def test_no_match_points_at_the_closest_lines(core: Readkeeper, workspace: Path)
     assert error.message.startswith(f"old_string was not found in {path}. The closest text is")
     assert error.data["closest_lines"] == [3, 4]
     assert "     3\tdef main():" in error.message
+    lines = {"file_path": str(path), "offset": 3, "limit": 2}
+    assert error.message.endswith(f"read those lines again: readkeeper/read {json.dumps(lines)}).")
     assert path.read_text().startswith("import os")  # untouched
 
 
@@ -311,7 +314,8 @@ def test_ambiguous_match_names_the_lines(core: Readkeeper, workspace: Path) -> N
         f"old_string matches 3 places in {path} (starting on lines 2, 4, 5)."
     )
     assert error.data["lines"] == [2, 4, 5]
-    assert "replace_all=true" in error.message
+    every = {"file_path": str(path), "old_string": "foo", "new_string": "bar", "replace_all": True}
+    assert error.message.endswith(f"or change every one: readkeeper/edit {json.dumps(every)}.")
 
 
 def test_ambiguous_match_lines_count_a_blank_first_line(core: Readkeeper, workspace: Path) -> None:
@@ -1226,7 +1230,7 @@ def test_diffs_made_together_share_one_budget() -> None:
     diff, truncated = bounded_diff(before, after, "f", budget=Budget(0))
     assert truncated is True
     assert "it was not diffed (the time for diffs of these changes went to" in diff
-    assert 'read(file_path="f", offset=1, limit=3)' in diff
+    assert 'read them: readkeeper/read {"file_path": "f", "offset": 1, "limit": 3}.' in diff
     assert "+B" not in diff
     assert "+B" in bounded_diff(before, after, "f", budget=Budget())[0]
 

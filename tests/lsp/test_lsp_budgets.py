@@ -94,7 +94,8 @@ async def test_a_stale_edit_too_costly_to_diff_says_what_to_read(
     assert order[0] == "small", order
     assert error.data["kind"] == "stale"
     assert "too costly to diff" in error.message
-    assert "offset=1, limit=2000" in error.message
+    named = {"file_path": str(workspace / "big.txt"), "offset": 1, "limit": 2000}
+    assert f"read them: readkeeper/read {json.dumps(named)}." in error.message
     assert "+v" not in error.message  # no diff, rather than a wrong one
     # The server goes on: the read that was suggested works.
     assert (await lsp.read("big.txt", offset=1, limit=2))["file"]["content"] == (
@@ -194,7 +195,10 @@ async def test_ten_changes_costly_to_diff_do_not_hold_back_an_ordinary_notice(
             [pushed] = w.pushed(name)
             assert pushed["truncated"] is True
             assert "+v" not in pushed["diff"]
-            assert f'read(file_path="{workspace / name}", offset=1' in pushed["diff"]
+            assert (
+                f'readkeeper/read {{"file_path": "{workspace / name}", "offset": 1'
+                in pushed["diff"]
+            )
         # readkeeper/changes, under its own budget, tells the agent the same way.
         changes = {c["file_path"]: c for c in await w.changes()}
         assert "+after" in changes[str(workspace / "small.txt")]["diff"]
@@ -202,7 +206,10 @@ async def test_ten_changes_costly_to_diff_do_not_hold_back_an_ordinary_notice(
             change = changes[str(workspace / name)]
             assert change["truncated"] is True
             assert "+v" not in change["diff"]
-            assert f'read(file_path="{workspace / name}", offset=1' in change["diff"]
+            assert (
+                f'readkeeper/read {{"file_path": "{workspace / name}", "offset": 1'
+                in change["diff"]
+            )
         result = await w.request("readkeeper/read", {"file_path": "small.txt", "force": True})
         assert result["file"]["content"] == "     1\tafter"
 

@@ -49,7 +49,10 @@ def test_offset_zero_and_past_the_end_are_refused(core: Readkeeper, workspace: P
     (workspace / "n.txt").write_text("a\nb\n")
     zero = refused(core, "n.txt", offset=0)
     assert (zero.kind, zero.data["field"]) == ("bad_params", "offset")
-    assert "offset=1" in zero.message
+    assert zero.message.startswith("offset must be 1 or more (the first line is 1), got 0. ")
+    assert zero.message.endswith(
+        'From the top: readkeeper/read {"file_path": "n.txt", "offset": 1}'
+    )
     error = refused(core, "n.txt", offset=9)
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
