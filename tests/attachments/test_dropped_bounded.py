@@ -13,7 +13,6 @@ from deep_chain import long_named
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.attach.scope import Scope
-from readkeeper.hints import call
 from readkeeper.attachments.model import (
     DROPPED_SHOWN,
     MAX_DROPPED_CHARS,
@@ -22,6 +21,7 @@ from readkeeper.attachments.model import (
     Dropped,
     dropped_shown,
 )
+from readkeeper.hints import call
 from readkeeper.quoting import json_text
 
 # The whole answer of a budget-1 call: its header and a bounded dropped list.
@@ -100,7 +100,8 @@ def test_a_reason_s_own_cut_mark_is_kept_as_readkeeper_s() -> None:
     # The list left that mark as it was, not escaped again as if a name's (round 27, A15).
     long = "/w/" + "x" * 600 + " … [3 characters cut].png"
     reason = f"needs 900 tokens. Read it with {call('read', file_path=long)}"
-    assert "\\x5b3 characters cut]" in reason and " characters cut] … " in reason
+    assert "\\x5b3 characters cut]" in reason
+    assert " characters cut] … " in reason
     [shown] = dropped_shown([Dropped("file", long, reason)])
     assert shown["reason"] == reason
     # Cut for its length, its kept parts keep their marks too.
