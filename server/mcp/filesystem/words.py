@@ -49,13 +49,16 @@ _PROSE = {
 _WORD = re.compile(r"(?<![\w/.\-\\+@,=~])(" + "|".join(_PROSE) + r")(?![\w/\-]|\.[\w/\-])")
 
 
+def _unoffered(method: str) -> str:
+    return (
+        f"readkeeper's {method} (a tool of `readkeeper mcp` without --tools filesystem; "
+        "this server does not offer it)"
+    )
+
+
 def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | None = None) -> str:
     if method not in _TOOLS:
-        # grep, changes, forget, ...: readkeeper's own tools, not offered here.
-        return (
-            f"readkeeper's {method} (a tool of `readkeeper mcp` without --tools filesystem; "
-            "this server does not offer it)"
-        )
+        return _unoffered(method)  # grep, changes, forget, ...: readkeeper's own tools
     tool, renamed = _TOOLS[method]
     if method == "read" and params and params.get("render") is True:
         # A PDF's pages drawn: read_media_file with pages (serve.read_media).
@@ -76,6 +79,10 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
     # (search_files requires the path that glob takes as the root when left out).
     needed = [k for k in SCHEMAS[tool].get("required", []) if k not in shown and k in _DEFAULTS]
     shown = {**{k: _DEFAULTS[k] for k in needed}, **shown}
+    if not set(shown) <= set(SCHEMAS[tool]["properties"]):
+        # A param no drop-in tool takes (edit's replace_all, read's line_format): the
+        # call is readkeeper's own, never a tool here with an argument it would refuse.
+        return _unoffered(method)
     return f"{tool} with {quoting.json_text(shown)}"
 
 
