@@ -263,7 +263,7 @@ def _changes(core: AttachmentServices, session: str) -> list[Attachment]:
         where = f" to {name(change.new_path)}" if change.new_path else ""
         lines = [f"{name(change.file_path)} was {change.kind}{where} since you read it."]
         if change.diff:
-            lines.append(quoting.lines(change.diff))
+            lines.append(cut_notes.diff_shown(change.diff))
         if change.note:
             lines.append(quoting.line(change.note))
         items.append(

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from readkeeper import quoting, words
-from readkeeper.errors import fault_reason
+from readkeeper import hints, quoting, words
+from readkeeper.errors import fault_reason, is_diff
 
 # What a note is made from: the attachment's lines kept, and all of its lines.
 CutNote = Callable[[Sequence[str], Sequence[str]], str]
@@ -33,6 +33,20 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 def read_call(**params: Any) -> str:
     """The read tool with `params`, as a note names it."""
     return f"the read tool with {quoting.json_text(params)}"
+
+
+def diff_shown(text: str) -> str:
+    """A change's diff as an attachment shows it: a diff as its lines (quoting.lines),
+    or readkeeper's sentence in its place (a change too costly to diff, errors.is_diff)
+    with each next call it names as a note names it: `the read tool with {...}`."""
+    if is_diff(text):
+        return quoting.lines(text)
+    return hints.rewrite(text, lambda method, params: tool_call(method, **(params or {})))
+
+
+def tool_call(method: str, **params: Any) -> str:
+    """The tool `method` with `params`, as a note names it."""
+    return f"the {method} tool with {quoting.json_text(params)}" if params else f"the {method} tool"
 
 
 def attachments_call(**params: Any) -> str:

@@ -61,12 +61,26 @@ _NAME_FIELDS = (
 # refusal that shows a file's text puts that text in one of these fields, as the message
 # shows it (tests/search/test_hints_verbatim.py holds each such refusal to it).
 CONTENT_FIELDS = ("diff", "closest", "current", "excerpt")
+# How every diff readkeeper writes begins (read/diffs.py): its first header line. What
+# stands in a diff's place without it (a change too costly to diff, said so) is
+# readkeeper's sentence, reworded by every front end like any note.
+DIFF_HEADER = "--- "
+
+
+def is_diff(text: str) -> bool:
+    """Whether `text`, found where a diff goes, is one (a file's lines) rather than
+    readkeeper's words standing in for one."""
+    return text.startswith(DIFF_HEADER)
 
 
 def shown_content(data: dict[str, Any]) -> tuple[str, ...]:
     """The file texts error `data` holds (`CONTENT_FIELDS`): what its message shows as
     it is, and what a front end rewording the message must leave as it is."""
-    return tuple(v for k in CONTENT_FIELDS if isinstance(v := data.get(k), str) and v)
+    return tuple(
+        v
+        for k in CONTENT_FIELDS
+        if isinstance(v := data.get(k), str) and v and (k != "diff" or is_diff(v))
+    )
 
 
 def _shown(message: str, data: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import cut_name, shown_content
+from .errors import cut_name, is_diff, shown_content
 from .quoting import json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
@@ -164,29 +164,34 @@ Say = Callable[[str, Iterable[str]], str]
 
 def notes(result: Any, say: Say) -> Any:
     """`result` with the notes readkeeper wrote in it said by `say` (a front end's words
-    for its next calls): its note, its file's, each dropped attachment's reason, and each
+    for its next calls): its note, its file's, each dropped attachment's reason, what
+    stands for a diff too costly to make (an edit's, a file_changed's, each change's), and each
     of a readMany's results (its read's notes, or its refusal's message, the file's text
     the refusal shows kept). A file's own text is left as it is. One walk for every front
     end that rewords results (MCP's tools, an LSP client's agent tools)."""
     if not isinstance(result, dict):
         return result
-    said = dict(result)
-    if isinstance(said.get("note"), str):
-        said["note"] = say(said["note"], ())
+    said = _own(_own(dict(result), "note", say), "diff", say)
     file = said.get("file")
-    if isinstance(file, dict) and isinstance(file.get("note"), str):
-        said["file"] = {**file, "note": say(file["note"], ())}
+    if isinstance(file, dict):
+        said["file"] = _own(_own(file, "note", say), "diff", say)
     if isinstance(said.get("dropped"), list):
-        said["dropped"] = [_reason(item, say) for item in said["dropped"]]
+        said["dropped"] = [_own(item, "reason", say) for item in said["dropped"]]
+    if isinstance(said.get("changes"), list):
+        said["changes"] = [_own(item, "diff", say) for item in said["changes"]]
     if isinstance(said.get("results"), list):
         said["results"] = [_entry(item, say) for item in said["results"]]
     return said
 
 
-def _reason(item: Any, say: Say) -> Any:
-    if isinstance(item, dict) and isinstance(item.get("reason"), str):
-        return {**item, "reason": say(item["reason"], ())}
-    return item
+def _own(item: Any, field: str, say: Say) -> Any:
+    """`item` with its `field` said by `say` when it holds readkeeper's words: a note or
+    a reason, and a `diff` that is none (errors.is_diff: a change too costly to diff,
+    said so); a diff is a file's text, left as it is."""
+    text = item.get(field) if isinstance(item, dict) else None
+    if not isinstance(text, str) or (field == "diff" and is_diff(text)):
+        return item
+    return {**item, field: say(text, ())}
 
 
 def _entry(item: Any, say: Say) -> Any:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
-from ..errors import ReadkeeperError, library_detail, library_words
+from ..errors import ReadkeeperError, is_diff, library_detail, library_words
 from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
@@ -369,15 +369,18 @@ def _disjoint_or_refuse(
     if why is None:
         return snapshot
     diff, truncated = bounded_diff(snapshot, current, path)
+    # A diff is the file's text, in data.diff; one too costly to make is readkeeper's
+    # sentence saying so, in the message.
+    shown = {"diff": diff} if is_diff(diff) else {}
+    said = " The diff (as read -> as it is now) is in data.diff." if shown else f" {diff}"
     raise ReadkeeperError(
         "stale",
         f"{path} changed since this session read it, and {why}, so the edit was not "
-        "applied. The diff (as read -> as it is now) is in data.diff; read the notebook "
-        "again, then redo the edit.",
+        f"applied.{said} Read the notebook again, then redo the edit.",
         file_path=path,
         read_source=record.source,
-        diff=diff,
         diff_truncated=truncated,
+        **shown,
     )
 
 

@@ -11,7 +11,7 @@ import errno
 import os
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, is_diff
 from ..files.fileio import folder_moved, moved, race, too_long
 from ..hints import call
 from ..read.diffs import bounded_diff
@@ -56,7 +56,9 @@ def stale(
             **data,
         )
     diff, truncated = bounded_diff(snapshot, current, path)
-    data.update(diff=diff, diff_truncated=truncated)
+    # A diff is the file's text, kept in data; what stands for one too costly to make
+    # is readkeeper's sentence, in the message alone.
+    data.update({"diff": diff} if is_diff(diff) else {}, diff_truncated=truncated)
     reason = f" The edit was not merged: {why_not_merged}." if why_not_merged else ""
     if verb == "write":
         reason = " A whole-file write is never merged with other changes."

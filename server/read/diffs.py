@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 from .. import quoting, words
+from ..errors import DIFF_HEADER
 from ..files.encodings import line_ending
 from ..hints import call
 from ..protocol import ExternalChange
@@ -157,7 +158,7 @@ def _unified(matcher: _Bounded, a: list[str], b: list[str], path: str) -> Iterat
     # (quoting.py): each file line is one diff line, and none poses as a header or holds
     # a cut marker of readkeeper's (quoting.diff_line).
     shown = quoting.name(path)
-    yield f"--- {shown} (as you read it)"
+    yield f"{DIFF_HEADER}{shown} (as you read it)"
     yield f"+++ {shown} (now)"
     for group in groups:
         first, last = group[0], group[-1]

@@ -69,14 +69,16 @@ def test_applied_bottom_to_top_as_a_list_would(
 def test_locate_accepts_only_the_lines_the_session_was_shown() -> None:
     current = ["one", "two", "three", "four"]
     shown = {n: line_hash(text) for n, text in enumerate(current, 1) if n != 3}
-    replace_two = check_shape([AnchorEdit("replace", anchor(2, "two"), lines=["2"])])
+    replace_two = check_shape([AnchorEdit("replace", anchor(2, "two"), lines=["2"])], "a.py")
     steps, moved, problems = locate(replace_two, current, shown)
     assert (problems, moved, [(s.first, s.end) for s in steps]) == ([], [], [(1, 2)])
     # A span over line 3, which the session was not shown, is stale.
-    span = check_shape([AnchorEdit("delete", anchor(2, "two"), anchor(4, "four"))])
+    span = check_shape([AnchorEdit("delete", anchor(2, "two"), anchor(4, "four"))], "a.py")
     assert [p.near for p in locate(span, current, shown)[2]] == [3]
     # The right number with the wrong letters: a slip, stale.
-    slip = check_shape([AnchorEdit("delete", "2aa" if anchor(2, "two")[1:] != "aa" else "2bb")])
+    slip = check_shape(
+        [AnchorEdit("delete", "2aa" if anchor(2, "two")[1:] != "aa" else "2bb")], "a.py"
+    )
     assert locate(slip, current, shown)[2][0].why == "not the hash you were shown"
 
 
