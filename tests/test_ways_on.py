@@ -73,12 +73,6 @@ NOT_YET = {
     "read/unchanged.py",
     "render.py",
     # search/, the protocol's param errors, sessions and errors.py
-    "errors.py",
-    "protocol/convert.py",
-    "search/grep.py",
-    "search/grep_pages.py",
-    "search/paging.py",
-    "state/sessions.py",
 }
 
 
