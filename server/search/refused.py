@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, library_detail, with_library_words
 
 _FIX = (
     "Fix it (escape special characters such as ( [ { . * + ? with a backslash for a literal "
@@ -80,15 +80,20 @@ def _not_compiled(pattern: str, lines: list[str]) -> ReadkeeperError:
 
 
 def glob_error(pattern: str, field: str, stderr: str) -> ReadkeeperError:
-    """The `bad_params` answer to a glob ripgrep could not take as a filter."""
+    """The `bad_params` answer to a glob ripgrep could not take as a filter. Its words
+    echo the glob: they are shown as a library's words are (errors.with_library_words:
+    one JSON string), and the glob as a JSON string too, which no front end rewords, so
+    a glob holding `readkeeper/read {...}` or a line break writes nothing of ours."""
     said = " ".join(line.removeprefix("rg: ") for line in stderr.splitlines() if line.strip())
-    reason = quoting.phrase(said[:300]) or "ripgrep refused it"
+    shown = quoting.json_text(pattern[:200]) + (
+        f" … [{len(pattern) - 200:,} characters cut]" if len(pattern) > 200 else ""
+    )
     return ReadkeeperError(
         "bad_params",
-        f"ripgrep cannot take the glob {_shown(pattern)}: {reason}. Give one such as "
-        "**/*.py or src/**/*.{ts,tsx}.",
+        with_library_words(f"ripgrep cannot take the glob {shown}", said or "ripgrep refused it")
+        + ". Give one such as **/*.py or src/**/*.{ts,tsx}.",
         field=field,
-        reason=reason,
+        reason=library_detail(said) if said else "ripgrep refused it",
     )
 
 
