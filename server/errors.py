@@ -302,5 +302,5 @@ def too_deep(name: str) -> ReadkeeperError:
         "bad_params",
         f"{name} met something nested too deeply to follow (past Python's recursion "
         "limit): send the params as the tool's schema gives them; a file's nested content "
-        "reads by its lines (offset and limit).",
+        "reads as a range of lines.",
     )

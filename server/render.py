@@ -17,6 +17,7 @@ from typing import Any
 from . import quoting
 from .errors import shown_name
 from .hints import again
+from .protocol.reads import MAX_OUTLINE_SYMBOLS
 from .quoting import lines as _text
 from .quoting import name as _name
 from .settings import SETTINGS
@@ -40,10 +41,12 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
     if kind == "estimate":
         return _with_note(f"estimate: {path}, {tokens}", file)
     if kind == "outline":
+        symbols = file.get("symbols")
+        cut = isinstance(symbols, int) and symbols >= MAX_OUTLINE_SYMBOLS  # the walk stopped
         head = (
             f"{path}: outline of {count(file.get('total_lines'), 'line')} "
-            f"({_name(file.get('language'))}), "
-            f"{file.get('shown_symbols')} of {count(file.get('symbols'), 'symbol')}, {tokens}"
+            f"({_name(file.get('language'))}), {file.get('shown_symbols')} of "
+            f"{'at least ' if cut else ''}{count(symbols, 'symbol', grouped=cut)}, {tokens}"
         )
         return _with_note(f"{head}\n{shown}", file)
     if kind == "image":

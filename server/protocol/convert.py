@@ -376,8 +376,8 @@ def _hint(cls: type[Any], field: str) -> str | None:
 
 # A search's or listing's offset: results skipped, counted from 0.
 _SKIPPED = (
-    "Send how many results to skip as a whole number, 0 or more (offset=0 shows the "
-    "first; a cut answer's next names the offset that shows the rest), e.g. offset=1000."
+    "Send how many results to skip as a whole number, 0 or more (0 shows the first; a "
+    "cut answer's next names the offset that shows the rest), e.g. 1000."
 )
 # The fields whose meaning is a method's own.
 _FIX_OF: dict[str, dict[str, str]] = {
@@ -396,30 +396,29 @@ _FIX_OF: dict[str, dict[str, str]] = {
 # How to write each field right, said after what was wrong with it.
 _FIX = {
     "file_path": "Send the file's path, absolute or relative to the workspace root, as a "
-    'string: file_path="src/app.py".',
-    "offset": "Send the first line to read as a whole number (the first line is 1), e.g. "
-    "offset=42.",
-    "limit": "Send the number of lines to read as a whole number, e.g. limit=200, or leave "
-    "it out for the default.",
-    "pages": 'Send PDF pages as a string: pages="3", pages="1-5" or pages="2,4-6".',
-    "symbol": 'Send a symbol name as a string: symbol="Class.method" or symbol="function".',
+    'string, e.g. "src/app.py".',
+    "offset": "Send the first line to read as a whole number (the first line is 1), e.g. 42.",
+    "limit": "Send the number of lines to read as a whole number, e.g. 200, or leave it out "
+    "for the default.",
+    "pages": 'Send PDF pages as a string: "3", "1-5" or "2,4-6".',
+    "symbol": 'Send a symbol name as a string: "Class.method" or "function".',
     "force": "Send true or false.",
     "render": "Send true or false.",
     "include_images": "Send true or false.",
     "replace_all": "Send true or false.",
-    "session": 'Send the session name as a string, e.g. session="chat-1".',
+    "session": 'Send the session name as a string, e.g. "chat-1".',
     "old_string": "Send the text to replace, exactly as the read showed it (without the line "
     "numbers), as a string.",
     "new_string": "Send the replacement text as a string (an empty string deletes).",
     "content": "Send the whole new content of the file as a string.",
-    "paths": 'Send a list of paths, e.g. paths=["src/app.py"], or leave it out for all.',
-    "budget_tokens": "Send the token budget as a whole number, e.g. budget_tokens=20000.",
-    "types": 'Send a list of attachment types, e.g. types=["diagnostics", "memory"].',
-    "mentions": 'Send a list of paths, e.g. mentions=["src/app.py"].',
-    "file_paths": 'Send a list of paths, e.g. file_paths=["src/app.py", "README.md"].',
-    "active_editor": 'Send an object, e.g. active_editor={"file_path": "src/app.py"}.',
-    "active_editor.selection": 'Send an object, e.g. selection={"start": {"line": 3, '
-    '"character": 0}, "end": {"line": 5, "character": 0}}, or leave it out.',
+    "paths": 'Send a list of paths, e.g. ["src/app.py"], or leave it out for all.',
+    "budget_tokens": "Send the token budget as a whole number, e.g. 20000.",
+    "types": 'Send a list of attachment types, e.g. ["diagnostics", "memory"].',
+    "mentions": 'Send a list of paths, e.g. ["src/app.py"].',
+    "file_paths": 'Send a list of paths, e.g. ["src/app.py", "README.md"].',
+    "active_editor": 'Send an object, e.g. {"file_path": "src/app.py"}.',
+    "active_editor.selection": 'Send an object, e.g. {"start": {"line": 3, "character": 0}, '
+    '"end": {"line": 5, "character": 0}}, or leave it out.',
 }
 
 

@@ -9,6 +9,10 @@ import attrs
 
 from .contract import Contract
 
+# The most symbols an outline lists (its walk stops there): an outline's `symbols` at
+# this count is a lower bound, said "at least" (render.py).
+MAX_OUTLINE_SYMBOLS = 20_000
+
 # --- params -----------------------------------------------------------------------------
 
 
@@ -189,7 +193,7 @@ class OutlineFile(Contract):
     # One line per symbol, "12-40 class Reader", nested symbols indented two spaces;
     # "(+N inside)" marks a symbol whose nested ones were left out to keep it small.
     outline: str
-    symbols: int  # symbols in the file
+    symbols: int  # symbols in the file, at most MAX_OUTLINE_SYMBOLS (the walk stops there)
     shown_symbols: int
     content: str  # the first lines, numbered as in a `text` result
     num_lines: int

@@ -20,6 +20,7 @@ from typing import Any
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
+from ..hints import again, call
 from ..progress import step
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
@@ -157,7 +158,7 @@ def _check(params: GrepParams) -> None:
     if params.offset < 0:
         raise ReadkeeperError(
             "bad_params",
-            f"offset must be 0 or more, got {params.offset}: offset=0 shows the first.",
+            f"offset must be 0 or more, got {params.offset} (0 shows the first).",
             field="offset",
         )
     if params.max_matches is not None and params.max_matches < 1:
@@ -250,13 +251,13 @@ def _matches(
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
             f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
-            f"search with offset={next_offset}, or narrow it with path or glob."
+            f"search with {again(offset=next_offset)}, or narrow it with path or glob."
         )
     if cut_lines:
         first = cut_lines[0]
         notes.append(
             f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown "
-            f"cut; read {quoting.name(first.path)} with offset={first.number} limit=1 to see "
+            f"cut; {call('read', file_path=first.path, offset=first.number, limit=1)} shows "
             "the first whole (the same for the others, at their line)."
         )
     if not shown and not incomplete:
@@ -305,11 +306,11 @@ def _cut_note(
         else f"its context from line {first} to {last} is"
     )
     limit = max(fitting - first + 1, 1)
-    on = "" if first + limit > last else f", then on from offset={first + limit} the same way"
-    name = quoting.name(cut.path)
+    on = "" if first + limit > last else f", then on from line {first + limit} the same way"
+    shows = call("read", file_path=cut.path, offset=first, limit=limit)
     return (
-        f"The token budget cut match {index} in {name} after line {first - 1}: {what} left "
-        f"out; read {name} with offset={first} limit={limit}{on} to see them."
+        f"The token budget cut match {index} in {quoting.name(cut.path)} after line "
+        f"{first - 1}: {what} left out; {shows} shows them{on}."
     )
 
 

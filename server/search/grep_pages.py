@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import quoting
+from ..hints import again
 from ..protocol.search import GrepParams
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
@@ -90,7 +91,7 @@ def _paged(
         which = cut_by(params, "file") if shown >= cap else TOKEN_CAP
         result["note"] = (
             f"{_matching(found)}; showing {params.offset + 1}-{rest}, cut by {which}; "
-            f"the rest: offset={rest}."
+            f"the rest: {again(offset=rest)}."
         )
     return result
 
@@ -110,7 +111,7 @@ def cut_by(params: GrepParams, noun: str) -> str:
         )
     if params.max_matches > MAX_MATCHES:
         return (
-            f"readkeeper's cap of {count(MAX_MATCHES, noun)} a page (max_matches="
+            f"readkeeper's cap of {count(MAX_MATCHES, noun)} a page (max_matches of "
             f"{params.max_matches:,} asks for more than a page holds)"
         )
     return f"max_matches ({params.max_matches:,})"

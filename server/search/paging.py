@@ -8,6 +8,7 @@ Offset 0 is always a valid page: nothing found there is the search's own answer.
 from __future__ import annotations
 
 from ..errors import ReadkeeperError
+from ..hints import again
 from ..words import count
 
 
@@ -19,13 +20,13 @@ def refuse_past_end(offset: int, total: int, noun: str, so_far: bool = False) ->
     found = f"{count(total, noun)}{' found before the walk stopped' if so_far else ''}"
     # Said as the same search (each front end names its own flag or argument for it).
     last = (
-        f"offsets 0-{total - 1}: the same search with offset={total - 1} shows the last"
+        f"offsets 0-{total - 1}: the same search with {again(offset=total - 1)} shows the last"
         if total
-        else "the same search with offset=0 answers it"
+        else f"the same search with {again(offset=0)} answers it"
     )
     raise ReadkeeperError(
         "bad_params",
-        f"offset={offset} is past the end: there {'is' if total == 1 else 'are'} {found} ({last}).",
+        f"offset {offset} is past the end: there {'is' if total == 1 else 'are'} {found} ({last}).",
         field="offset",
         last_offset=max(total - 1, 0),
     )

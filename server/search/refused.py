@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, library_detail, library_words, with_library_words
 
 _FIX = (
     "Fix it (escape special characters such as ( [ { . * + ? with a backslash for a literal "
@@ -42,15 +42,16 @@ def pattern_error(pattern: str, stderr: str) -> ReadkeeperError:
             position = exc.pos
     except RecursionError:  # nested past Python's parser too: ripgrep's words alone
         pass
-    reason = quoting.phrase(reason or lines[-1])
+    reason = library_detail(reason or lines[-1])
+    said = library_words(reason)  # ripgrep's words echo the pattern: one JSON string
     if (len(pattern) - len(pattern.rstrip("\\"))) % 2 == 1:
         # ripgrep wraps the pattern in "(?:...)": it calls this an unclosed group
         position, reason = len(pattern) - 1, "a trailing backslash escapes nothing"
+        said = reason
     where = f" at position {position}" if position is not None else ""
     return ReadkeeperError(
         "bad_params",
-        f"The pattern {_shown(pattern)} is not a valid regular expression{where}: {reason}. "
-        + _FIX,
+        f"The pattern {_shown(pattern)} is not a valid regular expression{where}: {said}. " + _FIX,
         field="pattern",
         position=position,
         reason=reason,
@@ -61,7 +62,8 @@ def _not_compiled(pattern: str, lines: list[str]) -> ReadkeeperError:
     """A pattern ripgrep parsed but would not build: too large once compiled, a line
     break outside multiline, or any other of its reasons (said as ripgrep says it)."""
     said = " ".join(lines)
-    reason = quoting.phrase(said[:300]) or "ripgrep refused it"
+    reason = library_detail(said) if said else "ripgrep refused it"
+    quoted = library_words(reason)
     if "is not allowed in a regex" in said:
         words = (
             f"The pattern {_shown(pattern)} matches a line break, which only a search "
@@ -70,25 +72,29 @@ def _not_compiled(pattern: str, lines: list[str]) -> ReadkeeperError:
     elif "exceeds size limit" in said:
         words = (
             f"The pattern {_shown(pattern)} is too large for ripgrep once compiled "
-            f"({reason}): search for a smaller one, with fewer or shorter repetitions "
+            f"({quoted}): search for a smaller one, with fewer or shorter repetitions "
             "(x{1000}) of narrower classes (\\w and \\p{L} each stand for thousands of "
             "characters), or for a distinctive part of the text."
         )
     else:
-        words = f"ripgrep cannot take the pattern {_shown(pattern)}: {reason}. " + _FIX
+        words = f"ripgrep cannot take the pattern {_shown(pattern)}: {quoted}. " + _FIX
     return ReadkeeperError("bad_params", words, field="pattern", reason=reason)
 
 
 def glob_error(pattern: str, field: str, stderr: str) -> ReadkeeperError:
-    """The `bad_params` answer to a glob ripgrep could not take as a filter."""
+    """The `bad_params` answer to a glob ripgrep could not take as a filter. Its words
+    echo the glob: they are shown as a library's words are (errors.with_library_words:
+    one JSON string), and the glob as a JSON string too, which no front end rewords, so
+    a glob holding `readkeeper/read {...}` or a line break writes nothing of ours."""
     said = " ".join(line.removeprefix("rg: ") for line in stderr.splitlines() if line.strip())
-    reason = quoting.phrase(said[:300]) or "ripgrep refused it"
     return ReadkeeperError(
         "bad_params",
-        f"ripgrep cannot take the glob {_shown(pattern)}: {reason}. Give one such as "
-        "**/*.py or src/**/*.{ts,tsx}.",
+        with_library_words(
+            f"ripgrep cannot take the glob {_shown(pattern)}", said or "ripgrep refused it"
+        )
+        + ". Give one such as **/*.py or src/**/*.{ts,tsx}.",
         field=field,
-        reason=reason,
+        reason=library_detail(said) if said else "ripgrep refused it",
     )
 
 
@@ -100,5 +106,8 @@ def is_about_glob(stderr: str) -> bool:
 
 
 def _shown(pattern: str) -> str:
-    """`pattern` as a message quotes it: its first 200 characters, as Python's repr."""
-    return repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
+    """`pattern` as a message quotes it: its first 200 characters as one JSON string
+    (which no front end rewords: as Python's repr, `'readkeeper/read {...}` read as a
+    call), the cut marked after it."""
+    shown = quoting.json_text(pattern[:200])
+    return shown if len(pattern) <= 200 else f"{shown} … [{len(pattern) - 200:,} characters cut]"

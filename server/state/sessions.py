@@ -48,14 +48,14 @@ def scoped(principal: str, name: str) -> str:
         raise ReadkeeperError(
             "bad_params",
             f"A session name is at most {MAX_NAME_CHARS} characters; this one has "
-            f'{len(name)}. Name sessions with a short id, e.g. session="chat-1".',
+            f'{len(name)}. Name sessions with a short id, e.g. "chat-1".',
             field="session",
         )
     if _MARK in name:
         raise ReadkeeperError(
             "bad_params",
             "A session name may not hold NUL (\\u0000). Name sessions with a short id, "
-            'e.g. session="chat-1".',
+            'e.g. "chat-1".',
             field="session",
         )
     return name if principal == EDITOR else f"{_MARK}{principal}{_MARK}{name}"

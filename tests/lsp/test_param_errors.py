@@ -21,11 +21,13 @@ def refusal(raw: Any, cls: type[Any]) -> ReadkeeperError:
 @pytest.mark.parametrize(
     ("raw", "cls", "field", "fix"),
     [
-        ({"file_path": "a.py", "offset": "forty-two"}, ReadParams, "offset", "offset=42"),
-        ({"file_path": "a.py", "limit": "all"}, ReadParams, "limit", "limit=200"),
-        ({}, ReadParams, "file_path", 'file_path="src/app.py"'),
-        ({"file_path": 3}, ReadParams, "file_path", 'file_path="src/app.py"'),
-        ({"file_path": "a.py", "pages": 3.5}, ReadParams, "pages", 'pages="1-5"'),
+        ({"file_path": "a.py", "offset": "forty-two"}, ReadParams, "offset", "e.g. 42."),
+        ({"file_path": "a.py", "limit": "all"}, ReadParams, "limit", "e.g. 200,"),
+        ({}, ReadParams, "file_path", 'e.g. "src/app.py".'),
+        ({"file_path": 3}, ReadParams, "file_path", 'e.g. "src/app.py".'),
+        ({"file_path": "a.py", "pages": 3.5}, ReadParams, "pages", '"3", "1-5" or "2,4-6".'),
+        ({"file_path": "a.py", "symbol": 3}, ReadParams, "symbol", '"Class.method" or "function".'),
+        ({"file_path": "a.py", "session": 3}, ReadParams, "session", 'e.g. "chat-1".'),
         ({"file_path": "a.py", "force": "maybe"}, ReadParams, "force", "true or false"),
         ({"file_path": "a.py", "new_string": "x"}, EditParams, "old_string", "exactly"),
         ({"file_path": "a.py"}, WriteParams, "content", "whole new content"),
@@ -38,6 +40,8 @@ def test_each_bad_param_names_its_fix(
     assert error.data["field"] == field
     assert error.message.startswith(f"Invalid params: {field} ")
     assert fix in error.message, error.message
+    # The example is a value, never `name=value` (a way on only hints.again writes).
+    assert f"{field}=" not in error.message, error.message
 
 
 async def test_a_read_without_a_path_through_the_server_says_what_to_send(
@@ -45,4 +49,5 @@ async def test_a_read_without_a_path_through_the_server_says_what_to_send(
 ) -> None:
     error = await lsp.error("readkeeper/read", {"offset": "forty-two"})
     assert error.data["kind"] == "bad_params"
-    assert 'file_path="src/app.py"' in error.message
+    assert 'e.g. "src/app.py".' in error.message
+    assert "file_path=" not in error.message

@@ -219,3 +219,13 @@ def test_a_deep_first_request_is_refused_under_its_own_id_not_answered_early(
     finally:
         server.kill()
         server.wait()
+
+
+def test_the_words_for_nesting_met_past_the_recursion_limit_name_no_options() -> None:
+    """What a file's nested content reads as, said as what it is, not as options named
+    as words ("offset and limit": tests/test_ways_on.py)."""
+    from readkeeper.errors import too_deep as refused_too_deep
+
+    said = refused_too_deep("read").message
+    assert said.startswith("read met something nested too deeply to follow"), said
+    assert said.endswith("; a file's nested content reads as a range of lines."), said

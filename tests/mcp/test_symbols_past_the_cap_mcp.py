@@ -67,6 +67,10 @@ async def test_counts_of_a_cut_outline_say_at_least(workspace: Path) -> None:
         assert f"the file's first {CAP:,} symbols only" in said
         outline = (await call(client, "read", file_path=path))["file"]
         assert f"the file's first {CAP:,} symbols only" in outline["note"]
+        # The outline's head counts them as a lower bound too (it said "768 of 20000").
+        head = text_of(await client.call_tool("read", {"file_path": path, "session": "head"}))
+        head = head.split("\n")[0]
+        assert f" of at least {CAP:,} symbols, " in head, head
 
 
 async def test_an_outline_under_the_cap_says_nothing_of_it(workspace: Path) -> None:
@@ -74,6 +78,8 @@ async def test_an_outline_under_the_cap_says_nothing_of_it(workspace: Path) -> N
     async with core_client(workspace) as client:
         first = (await call(client, "read", file_path=path, symbol="g"))["file"]
         assert first["note"].startswith('3,000 symbols are named "g"'), first["note"]
+        head = text_of(await client.call_tool("read", {"file_path": path})).split("\n")[0]
+        assert "at least" not in head, head
         refused = await client.call_tool("read", {"file_path": path, "symbol": "nosuch"})
         said = text_of(refused)
         assert "symbols only" not in said

@@ -3,12 +3,17 @@ refused `not_read` with the read that shows the line, in-process and over LSP.""
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import Session
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper import calls, hints
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -183,3 +188,32 @@ def test_after_an_edit_backed_by_search_the_rest_still_needs_a_read(
     # A read of the file lifts the rule, as before.
     call(core, "read", file_path=str(path))
     call(core, "edit", file_path=str(path), old_string="line50 = 50", new_string="x")
+
+
+async def test_the_note_of_a_line_shown_cut_names_the_read_of_it_in_each_front_ends_words(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """The note's way on is a call of its own (hints.call), said by each front end as its
+    own call: the MCP read tool, the CLI's `readkeeper read` (its words were `read NAME
+    with offset=2 limit=1`, which only the CLI's regexes reworded)."""
+    path = workspace / "g2.txt"
+    path.write_text(TEXT)
+    found = call(core, "grep", pattern="NEEDLE", path="g2.txt")
+    shows = hints.call("read", file_path=str(path), offset=2, limit=1)
+    assert f"; {shows} shows the first whole" in found["note"], found["note"]
+    assert "offset=" not in found["note"]
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        said = text_of(await client.call_tool("grep", {"pattern": "NEEDLE", "path": "g2.txt"}))
+    told = json.dumps({"file_path": str(path), "offset": 2, "limit": 1})
+    assert f"the read tool with {told} shows the first whole" in said, said
+    done = subprocess.run(
+        [sys.executable, "-m", "readkeeper", "grep", "NEEDLE", "g2.txt"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    command = f"`readkeeper read {shlex.quote(str(path))} --offset 2 --limit 1`"
+    assert f"{command} shows the first whole" in done.stderr, done.stderr

@@ -5,6 +5,7 @@ never skips what the cut left out. Lines not shown are never counted as seen."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -37,10 +38,14 @@ def contiguous(result: dict[str, Any]) -> bool:
 
 
 def read_named(note: str) -> tuple[int, int]:
-    """The offset and limit of the read a cut note names."""
-    found = re.search(r"offset=(\d+) limit=(\d+)", note)
+    """The offset and limit of the read a cut note names, a call of its own (hints.call)
+    with the file's whole path, never options named in a sentence."""
+    found = re.search(r"readkeeper/read (\{[^}]*\})", note)
     assert found, note
-    return int(found[1]), int(found[2])
+    params = json.loads(found[1])
+    assert os.path.isabs(params["file_path"]), note
+    assert f"left out; {found[0]} shows them" in note, note
+    return int(params["offset"]), int(params["limit"])
 
 
 @pytest.mark.parametrize("max_tokens", [5000, None])
@@ -128,7 +133,7 @@ async def test_mcp_and_lsp_say_the_cut_of_a_long_match(lsp: Session, workspace: 
         "readkeeper/grep", {"pattern": SPAN, "multiline": True, "path": "m.py"}
     )
     assert over_lsp["partial"] is True
-    assert "offset=" in over_lsp["note"]
+    offset, limit = read_named(over_lsp["note"])
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
         found = await call(client, "grep", pattern=SPAN, multiline=True, path="m.py")
@@ -136,7 +141,9 @@ async def test_mcp_and_lsp_say_the_cut_of_a_long_match(lsp: Session, workspace: 
         text = text_of(
             await client.call_tool("grep", {"pattern": SPAN, "multiline": True, "path": "m.py"})
         )
-        assert "offset=" in text.splitlines()[-1]
+        told = text.splitlines()[-1]
+        assert "the read tool with {" in told, told
+        assert f'"offset": {offset}, "limit": {limit}}}' in told, told
 
 
 def test_the_cli_says_the_cut_on_stderr(workspace: Path) -> None:
@@ -153,7 +160,9 @@ def test_the_cli_says_the_cut_on_stderr(workspace: Path) -> None:
     shown = [int(line.split(":")[1]) for line in done.stdout.splitlines()]
     assert shown == list(range(1, len(shown) + 1))
     assert len(shown) < 3002
-    assert f"--offset {len(shown) + 1}" in done.stderr  # the CLI's flag, not offset=
+    assert f"--offset {len(shown) + 1} --limit " in done.stderr  # the CLI's flags
+    assert "`readkeeper read " in done.stderr  # the command that reads the lines left out
+    assert "offset=" not in done.stderr
     assert "left out" in done.stderr
 
 

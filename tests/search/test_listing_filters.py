@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper import calls
+from readkeeper import calls, hints
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.search.exclude import Exclude
@@ -179,8 +179,11 @@ def test_an_offset_past_the_end_is_refused_naming_the_last(
         assert error.kind == "bad_params"
         assert error.data["field"] == "offset"
         assert error.data["last_offset"] == total - 1
-        assert f"offset={offset} is past the end: there are {total} {noun}" in error.message
-        assert f"offset={total - 1}" in error.message
+        # The param sent named as a word, the way on as the same search sent again.
+        assert f"offset {offset} is past the end: there are {total} {noun}" in error.message
+        assert f"the same search with {hints.again(offset=total - 1)} shows the last" in (
+            error.message
+        )
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,7 @@ def test_a_session_name_past_the_limit_is_refused(core: Readkeeper, app: Path) -
     assert caught.value.kind == "bad_params"
     assert caught.value.data["field"] == "session"
     assert f"at most {sessions.MAX_NAME_CHARS} characters" in str(caught.value)
+    assert str(caught.value).endswith('Name sessions with a short id, e.g. "chat-1".')
     assert read(core, app, "s" * sessions.MAX_NAME_CHARS) == "text"
 
 
@@ -171,6 +172,7 @@ def test_a_session_name_holding_nul_is_refused(core: Readkeeper, app: Path) -> N
         read(core, app, "\x00attach-1\x00chat-1")  # would spell another principal's key
     assert caught.value.kind == "bad_params"
     assert caught.value.data["field"] == "session"
+    assert str(caught.value).endswith('Name sessions with a short id, e.g. "chat-1".')
 
 
 def test_a_dropped_session_is_told_so_until_it_starts_afresh(

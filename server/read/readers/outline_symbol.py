@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...protocol.reads import MAX_OUTLINE_SYMBOLS
+
 # A file with more symbols than this is outlined with its first ones only.
-MAX_SYMBOLS = 20_000
+MAX_SYMBOLS = MAX_OUTLINE_SYMBOLS
 # Symbols nested deeper than this are not listed. Real code nests a few levels; every
 # level lengthens the qualified name of each symbol below it, so 18,000 nested functions
 # made names of quadratic total size (half a gigabyte).
