@@ -51,17 +51,6 @@ OWN_WORDS = {
 # Files still to move to hints.call/hints.again: each is taken off when it is done.
 NOT_YET = {
     # read/readers and read/anchors.py
-    "read/anchors.py",
-    "read/options.py",
-    "read/readers/image.py",
-    "read/readers/image_scan.py",
-    "read/readers/notebook.py",
-    "read/readers/outline_find.py",
-    "read/readers/outline_read.py",
-    "read/readers/pdf.py",
-    "read/readers/pdf_pages.py",
-    "read/readers/pdf_render.py",
-    "read/readers/text.py",
     # the rest of read/, render.py and edit/
     # search/, the protocol's param errors, sessions and errors.py
 }

@@ -35,6 +35,7 @@ from typing import Protocol
 
 import attrs
 
+from ..hints import again
 from ..protocol import ChangedResult, ReadParams, ReadResult, TextFile, TextResult, UnchangedResult
 from ..state.shown_lines import ShownLines
 from ..state.snapshots import Snapshots
@@ -284,8 +285,8 @@ def _anchored_view(
         "partial": True,
         "next_offset": next_offset,
         "note": f"Showing lines {file.start_line}-{next_offset - 1} (anchors made the lines "
-        f"over the {cap:,}-token cap). Continue with offset={next_offset}, "
-        "line_format=anchors.",
+        f"over the {cap:,}-token cap). Continue with "
+        f"{again(offset=next_offset, line_format='anchors')}.",
     }
     return "\n".join(lines[:kept]), cost(kept), changes
 

@@ -48,10 +48,10 @@ _FOR = {
 }
 
 _IS = {
-    "text": ("a text file", "read it by lines with offset and limit instead"),
+    "text": ("a text file", "read a range of its lines instead: {lines}"),
     "image": ("an image", "read it with file_path alone"),
     "pdf": ("a PDF", "read it by pages instead: {pages}"),
-    "notebook": ("a notebook", "read it by cells with offset and limit instead"),
+    "notebook": ("a notebook", "read a range of its cells instead: {cells}"),
 }
 
 
@@ -62,7 +62,11 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
         if field in APPLIES[kind] or not asked(params):
             continue
         what, instead = _IS[kind]
-        instead = instead.format(pages=call("read", file_path=path, pages="1-5"))
+        instead = instead.format(
+            pages=call("read", file_path=path, pages="1-5"),
+            lines=call("read", file_path=path, offset=1, limit=200),
+            cells=call("read", file_path=path, offset=1, limit=10),
+        )
         raise ReadkeeperError(
             "bad_params",
             f"{field} applies to {_FOR[field]}, and {quoting.name(path)} is {what}: {instead}.",

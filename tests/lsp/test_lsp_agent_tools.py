@@ -95,7 +95,9 @@ async def test_a_client_naming_its_agent_s_tools_gets_next_steps_in_their_words(
         assert (
             f"readkeeper's glob, {_NOT_A_TOOL}: the editor's own file search" in said["not_found"]
         )
-        [(tool, params)] = _in_tool_words(said["no_symbol"])
+        # The read of the whole file (its outline or lines), then the search for the name.
+        [(read, whole), (tool, params)] = _in_tool_words(said["no_symbol"])
+        assert (read, whole) == ("readkeeper_read", {"file_path": str(workspace / "app.py")})
         assert (tool, params["path"]) == ("readkeeper_grep", str(workspace / "app.py"))
         [(tool, params)] = _in_tool_words(said["pages_required"])
         assert (tool, params["pages"]) == ("readkeeper_read", "1-20")

@@ -124,5 +124,9 @@ def test_a_notebook_read_decodes_its_images_within_one_total(
     result = unstructure(core.read(ReadParams(file_path="plots.ipynb", include_images=True)))
     images = [i for c in result["file"]["cells"] for o in c["outputs"] for i in o["images"]]
     assert [i.get("base64") is not None for i in images] == [True, True, False]
-    assert "Read fewer cells at a time (offset and limit)" in images[2]["note"]
+    # The way on is the read again of its cell alone (cells counted from 1).
+    assert images[2]["note"].endswith(
+        "Read fewer cells at a time to see it. Its cell alone: offset=3, limit=1, "
+        "include_images=true."
+    )
     assert images[2]["width"] == 6_000

@@ -134,4 +134,8 @@ async def test_a_notebook_of_floods_walks_one_budget(lsp: Session, workspace: Pa
         assert len(refused) >= 12 - 4, images
         for image in refused:
             assert "too_large" in image["note"]
-            assert "offset and limit" in image["note"]
+            # The way on: its cell alone, the images asked for again when they were.
+            assert "Read fewer cells at a time to see it. Its cell alone: offset=" in image["note"]
+            assert image["note"].endswith(
+                ", limit=1, include_images=true." if include_images else ", limit=1."
+            ), image["note"]

@@ -318,7 +318,7 @@ def test_symbol_reads_of_other_languages_are_unsupported(core: Readkeeper, works
     error = refused(core, "notes.txt", symbol="hello")
     assert error.kind == "unsupported"
     assert "Python (.py" in error.message
-    assert "offset and limit" in error.message
+    assert "Read a range of its lines instead" in error.message
     (workspace / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     assert refused(core, "pic.png", symbol="x").kind == "bad_params"  # read/options.py
 
@@ -437,7 +437,7 @@ def test_a_parse_past_its_deadline_falls_back_to_lines(
     assert read(core, "typing.py")["type"] == "text"
     error = refused(core, "typing.py", symbol="IO.read")
     assert error.kind == "too_large"
-    assert "offset and limit" in error.message
+    assert "Read a range of its lines instead" in error.message
 
 
 def test_the_cli_prints_an_outline_and_reads_a_symbol(workspace: Path) -> None:

@@ -78,4 +78,5 @@ def test_a_walk_past_its_deadline_gives_lines_or_too_large(
     with pytest.raises(ReadkeeperError) as caught:
         core.read(ReadParams(file_path="wide.py", symbol="f5"))
     assert caught.value.kind == "too_large"
-    assert "offset" in caught.value.message
+    assert "Read a range of its lines instead" in caught.value.message
+    assert 'readkeeper/grep {"pattern": "f5"' in caught.value.message

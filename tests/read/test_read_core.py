@@ -666,7 +666,7 @@ def test_pdf_only_params_on_a_text_file_are_bad_params(core: Readkeeper, workspa
         assert error.kind == "bad_params"
         assert error.data["field"] == field
         assert error.message.startswith(f"{field} applies to PDFs")
-        assert "offset and limit" in error.message
+        assert error.message.endswith('.txt", "offset": 1, "limit": 200}.'), error.message
 
 
 def test_a_file_of_exactly_the_size_limit_is_read_whole(workspace: Path) -> None:

@@ -35,10 +35,10 @@ INAPPLICABLE = [
     (kind, option) for kind in FILES for option in OPTIONS if option not in APPLIES[kind]
 ]
 SAYS = {
-    "text": "offset and limit",
+    "text": "read a range of its lines instead: ",
     "image": "file_path alone",
     "pdf": "pages",
-    "notebook": "offset and limit",
+    "notebook": "read a range of its cells instead: ",
 }
 
 
@@ -67,6 +67,9 @@ def test_an_option_of_another_kind_is_refused(
     _files(workspace)
     error = refused(core, FILES[kind], **{option: OPTIONS[option]})
     _check(kind, option, error.kind, error.data.get("field"), error.message)
+    if kind in ("text", "notebook"):  # the way on a call with real values
+        assert 'readkeeper/read {"file_path": ' in error.message, error.message
+        assert '"offset": 1, "limit": ' in error.message, error.message
 
 
 def test_the_refusal_names_the_file_by_the_naming_rule(core: Readkeeper, workspace: Path) -> None:
@@ -111,3 +114,6 @@ async def test_over_mcp_the_same_refusals(workspace: Path) -> None:
             _check(
                 kind, option, error["data"]["kind"], error["data"].get("field"), error["message"]
             )
+            if kind in ("text", "notebook"):  # the read of a range, as MCP names it
+                assert '"offset": 1, "limit": ' in error["message"], error["message"]
+                assert 'the read tool with {"file_path": ' in error["message"], error["message"]

@@ -400,7 +400,7 @@ def _over_allowance(path: str, plan: _Plan, allowance: Allowance) -> ReadkeeperE
         "too_large",
         f"An image of {plan.width}x{plan.height} in {path} was not decoded: this read's "
         f"images already took {allowance.spent / MB:,.0f} of the {allowance.total // MB} MB "
-        "one read may decode. Read fewer cells at a time (offset and limit) to see it.",
+        "one read may decode. Read fewer cells at a time to see it.",
         file_path=path,
         decode_bytes=plan.cost,
         max_read_decode_bytes=allowance.total,

@@ -298,7 +298,7 @@ def _read_spent(path: str, steps: Steps) -> ReadkeeperError:
         "too_large",
         f"An image in {quoting.name(path)} was not opened: this read's images already "
         f"walked the {steps.total:,} chunks, blocks or markers one read may walk. Read "
-        "fewer cells at a time (offset and limit) to see it.",
+        "fewer cells at a time to see it.",
         file_path=path,
         max_read_structure_steps=steps.total,
     )

@@ -30,6 +30,7 @@ from typing import Any
 
 from ... import quoting, words
 from ...errors import ReadkeeperError, library_words
+from ...hints import again
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
@@ -82,7 +83,7 @@ def read_notebook(
         raise ReadkeeperError(
             "bad_params",
             f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
-            f"which has {total} cells (offset and limit count cells from 1). Read from offset=1.",
+            f"which has {total} cells (counted from 1). Read from {again(offset=1)}.",
             field="offset",
             total_cells=total,
         )
@@ -134,8 +135,8 @@ def read_notebook(
         notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
         if next_offset is not None:
             # The same view goes on: with the images, when they were asked for.
-            images = ", include_images=true" if include_images else ""
-            notes.append(f"Continue with offset={next_offset}{images}.")
+            images = True if include_images else None
+            notes.append(f"Continue with {again(offset=next_offset, include_images=images)}.")
     outputs = [o for cell in shown for o in cell.outputs or []]
     cut = sum(1 for o in outputs if o.note and _OUTPUT_CUT in o.note)
     if cut:
@@ -149,7 +150,7 @@ def read_notebook(
         many = "s" if placeholders > 1 else ""
         notes.append(
             f"{placeholders} image{many} shown as size placeholder{many}; read with "
-            f"include_images=true to see {'them' if many else 'it'}."
+            f"{again(include_images=True)} to see {'them' if many else 'it'}."
         )
     if len(unsent) > placeholders:
         many = "s" if len(unsent) - placeholders > 1 else ""
@@ -236,10 +237,12 @@ class _Summariser:
         self.steps = Steps()
         self.chars_cut = 0
         self.outputs_left = 0  # outputs past a cell's share of the cap, not shown
+        self.number = 1  # the cell being summarised, counted from 1
 
     def cell(self, cell: dict[str, Any], index: int, name: str) -> NotebookCell:
         cell_type = cell.get("cell_type")
         kind = cell_type if isinstance(cell_type, str) else "unknown"
+        self.number = index + 1
         note = None
         attachments = cell.get("attachments")
         if isinstance(attachments, dict) and attachments:
@@ -341,8 +344,7 @@ class _Summariser:
         try:
             size = probe(data, self.path, self.steps)
         except ReadkeeperError as exc:
-            note = f"Not shown ({exc.kind}): {exc.message}"
-            return NotebookImage(mime, None, None, len(data), note=note)
+            return NotebookImage(mime, None, None, len(data), note=self.not_shown(exc))
         if size is None:
             note = f"Its bytes are not an image of a form readkeeper reads ({_FORMS})."
             return NotebookImage(mime, None, None, len(data), note=note)
@@ -354,8 +356,7 @@ class _Summariser:
                 data, self.path, self.settings, self.allowance, self.steps
             )
         except ReadkeeperError as exc:
-            note = f"Not shown ({exc.kind}): {exc.message}"
-            return NotebookImage(mime, width, height, len(data), note=note)
+            return NotebookImage(mime, width, height, len(data), note=self.not_shown(exc))
         return NotebookImage(
             media_type=fitted.media_type,
             width=fitted.original_width,
@@ -366,6 +367,15 @@ class _Summariser:
             display_height=fitted.height,
             tokens=fitted.tokens,
         )
+
+    def not_shown(self, error: ReadkeeperError) -> str:
+        """An image's note for `error`; one over what the whole read may spend on its
+        images names reading its cell alone."""
+        note = f"Not shown ({error.kind}): {error.message}"
+        if {"max_read_decode_bytes", "max_read_structure_steps"} & error.data.keys():
+            images = True if self.include_images else None
+            note += f" Its cell alone: {again(offset=self.number, limit=1, include_images=images)}."
+        return note
 
     def capped(self, value: Any, keep: str, separator: str = "") -> tuple[str, str | None]:
         """An output's text without terminal colours, cut to the output cap (head and

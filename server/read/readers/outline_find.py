@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ... import quoting
+from ...hints import again
 from .outline import MAX_SYMBOLS, Symbol, walk
 
 # "Intro[2]": the second symbol named "Intro" (a name the file holds as it is wins).
@@ -147,8 +148,8 @@ def listed(symbol: Symbol, names: dict[int, str | None] | None, kind: bool = Fal
     size = symbol.end_line - symbol.start_line + 1
     lines = f"{symbol.kind}, lines {symbol.lines}" if kind else f"lines {symbol.lines}"
     if name is None:
-        return f"offset={symbol.start_line}, limit={size} ({lines})"
-    return f"symbol={quoting.json_text(name)} ({lines})"
+        return f"{again(offset=symbol.start_line, limit=size)} ({lines})"
+    return f"{again(symbol=name)} ({lines})"
 
 
 def others_note(found: Found) -> str | None:
@@ -184,7 +185,7 @@ def cut_words(line: int, way_on: bool = True) -> str:
         f"(the last starts at line {line:,}): symbols from that line on may be left out of it "
         "and of every count here"
     )
-    return f"{said}; read those lines with offset={line}." if way_on else f"{said}."
+    return f"{said}; read those lines with {again(offset=line)}." if way_on else f"{said}."
 
 
 def _closest(query: str, every: list[Symbol], most: int) -> list[Symbol]:

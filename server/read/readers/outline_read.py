@@ -20,7 +20,7 @@ from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...files.encodings import TextEncoding, line_ending
 from ...files.user_cache import shared
-from ...hints import call
+from ...hints import again, call
 from ...protocol import OutlineFile, ReadParams, TextFile
 from ...settings import Settings
 from .. import joined
@@ -195,8 +195,7 @@ def held(file: OutlineFile) -> str:
     return (
         f"The outline of this file ({words.count(file.shown_symbols, 'symbol')} and lines "
         f"1-{file.num_lines} of {file.total_lines:,}) is unchanged since your read. Read a "
-        "symbol (symbol=...) or a range (offset, limit) for its lines, or force=true for "
-        "the file from the top."
+        f"symbol by its name or a range of lines, or {again(force=True)} for the file from the top."
     )
 
 
@@ -230,15 +229,15 @@ def _note(
     if example is not None and name is not None:
         size = example.end_line - example.start_line + 1
         parts.append(
-            f"Read a symbol with symbol={_value(name)} (lines {example.lines}), "
-            f"or any lines with offset={example.start_line}, limit={size}."
+            f"Read a symbol with {again(symbol=name)} (lines {example.lines}), "
+            f"or any lines with {again(offset=example.start_line, limit=size)}."
         )
     else:
-        parts.append(f"Read any lines with offset and limit, e.g. offset={head + 1}, limit=200.")
+        parts.append(f"Read any range of lines, e.g. {again(offset=head + 1, limit=200)}.")
     if drawn.next_line is not None:
         parts.append(
             f"Only the first {drawn.shown} of the top-level symbols fit; the next one starts "
-            f"at line {drawn.next_line} (offset={drawn.next_line})."
+            f"at line {drawn.next_line} ({again(offset=drawn.next_line)})."
         )
     elif drawn.shown < drawn.total:
         parts.append(
@@ -249,7 +248,8 @@ def _note(
     if cut:
         parts.append(outline_find.cut_words(cut))
     parts.append(
-        f"force=true reads the lines from the top instead (at most {settings.max_tokens:,} tokens)."
+        f"{again(force=True)} reads the lines from the top instead (at most "
+        f"{settings.max_tokens:,} tokens)."
     )
     return " ".join(parts)
 
@@ -272,15 +272,17 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     if not wanted:
         raise ReadkeeperError(
             "bad_params",
-            'symbol is empty: give a name such as symbol="Reader.read" or "main", or leave '
-            "it out to read the file.",
+            'symbol is empty: give a name such as "Reader.read" or "main", or leave it out '
+            "to read the file.",
             field="symbol",
         )
     if params.offset is not None or params.limit is not None:
+        lines = call("read", file_path=path, offset=params.offset, limit=params.limit)
         raise ReadkeeperError(
             "bad_params",
-            f"symbol={_value(wanted)} reads that symbol's own lines, so it takes no offset or "
-            "limit: send symbol alone, or offset and limit alone.",
+            f"symbol {_value(wanted)} reads that symbol's own lines, so it takes no range of "
+            f"lines: read the symbol alone ({call('read', file_path=path, symbol=wanted)}) or "
+            f"the lines alone ({lines}).",
             field="symbol",
         )
     grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))
@@ -291,8 +293,8 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
-            f"{quoting.name(path)} is too costly to parse for symbols ({exc}). Read it by lines "
-            f"with offset and limit (search it first to find them: {_search(path, wanted)}).",
+            f"{quoting.name(path)} is too costly to parse for symbols ({exc}). Read a range of its "
+            f"lines instead (search it first to find them: {_search(path, wanted)}).",
             file_path=path,
             field="symbol",
         ) from None
@@ -308,7 +310,7 @@ def no_grammar(path: str, wanted: str) -> ReadkeeperError:
     return ReadkeeperError(
         "unsupported",
         f"Symbol reads need a parser for the file's language, and {quoting.name(path)} is not "
-        f"one of {outline.supported_languages()}. Read it by lines with offset and limit instead "
+        f"one of {outline.supported_languages()}. Read a range of its lines instead "
         f"(search it first to find them: {_search(path, wanted)}).",
         file_path=path,
         field="symbol",
@@ -340,8 +342,8 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
     elif first is None:
         message = (
             f"No symbol {_value(wanted)} in {quoting.name(path)}, and none with a similar name. "
-            f"Read the file without offset or limit for its outline (or its lines), or search it "
-            f"({_search(path, wanted)})."
+            f"Read the whole file for its outline (or its lines): {call('read', file_path=path)}, "
+            f"or search it ({_search(path, wanted)})."
         )
     elif not found.ambiguous:
         listed = ", ".join(
@@ -350,8 +352,8 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         )
         message = (
             f"No symbol {_value(wanted)} in {quoting.name(path)}. Closest: {listed}. Read one with "
-            f"symbol={_value(first.qualified_name)}, or read the file without offset or limit "
-            "for its outline."
+            f"{again(symbol=first.qualified_name)}, or the whole file for its outline: "
+            f"{call('read', file_path=path)}."
         )
     else:
         shown = [outline_find.listed(s, names, kind=True) for s in found.candidates]
@@ -361,13 +363,13 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         first_of, at_least = ("first ", "at least ") if cut else ("", "")
         if found.beyond:
             said = (
-                f"symbol={_value(wanted)} is none of the {first_of}{found.matched:,} symbols named "
+                f"symbol {_value(wanted)} is none of the {first_of}{found.matched:,} symbols named "
                 f"{_value(first.qualified_name)} in {quoting.name(path)} (numbered 1 to "
                 f"{found.matched:,} in file order)"
             )
         else:
             said = (
-                f"symbol={_value(wanted)} names {at_least}{found.matched:,} symbols in "
+                f"symbol {_value(wanted)} names {at_least}{found.matched:,} symbols in "
                 f"{quoting.name(path)}"
             )
         message = f"{said}: {', '.join(shown)}. Read one as it is named here."

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from ... import quoting
 from ...errors import ReadkeeperError, library_detail, with_library_words
-from ...hints import call
+from ...hints import again, call
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ...words import compress
@@ -249,7 +249,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             f"{reading.page_count}. " + " ".join(notes)
         )
         if next_pages:
-            note += f' Continue with pages="{next_pages}".'
+            note += f" Continue with {again(pages=next_pages)}."
     elif textless:
         blank = compress(textless)  # the next step a call, so each front end says it
         note = (
@@ -298,7 +298,7 @@ def _unread(
         asked[problem] = (number, _draw_fails(data, number, settings))
     first, why = asked.get(problem, (number, None))
     if why is None:
-        return f'[{problem}: read it as an image with pages="{number}", render=true]'
+        return f"[{problem}: read it as an image with {again(pages=str(number), render=True)}]"
     if first == number:
         return f"[{problem}, and {why}: no read shows it; ask the user what it says]"
     return (

@@ -86,7 +86,8 @@ def pages_required(
 def _bad_pages(spec: str, why: str) -> ReadkeeperError:
     return ReadkeeperError(
         "bad_params",
-        f'pages={spec!r} cannot be read: {why}. Use a page ("3"), a range ("1-5"), '
+        f"pages {quoting.json_text(spec)} cannot be read: {why}. Use a page "
+        '("3"), a range ("1-5"), '
         'ranges ("2,4-6") or a range to the end ("7-").',
         field="pages",
     )

@@ -97,9 +97,10 @@ def render_pages(
         f"Read each page file with {call('read')} to see it "
         f"(about {image_tokens // max(1, len(shown)):,} tokens a page)."
     )
+    # The way on is a call: the note names another (each page file's read).
+    onward = call("read", file_path=reading.path, pages=next_pages, render=True)
     if skipped is not None:
-        again = call("read", file_path=reading.path, pages=next_pages, render=True)
-        more = f" Continue with {again}." if next_pages else ""
+        more = f" Continue with {onward}." if next_pages else ""
         note = (
             f"Rendered page{'s' if len(shown) > 1 else ''} {compress(shown)} of "
             f"{reading.page_count}. {' '.join(notes)}{more} {note}"
@@ -112,7 +113,7 @@ def render_pages(
         )
         note = (
             f"Rendered pages {compress(shown)} of {reading.page_count} ({why}); continue with "
-            f'pages="{next_pages}", render=true. {note}'
+            f"{onward}. {note}"
         )
     file = PartsFile(
         file_path=path,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...files.encodings import NotText, TextEncoding, decode, detect, line_ending
-from ...hints import call
+from ...hints import again, call
 from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
@@ -378,14 +378,14 @@ def _view(
         why = note or f"reads return at most {window.limit} lines unless a limit is given"
         # Cut at the cap: as many lines as fit the cap from there (the lines after may
         # cost more than those shown), so the call suggested is one that works.
-        more = ""
+        more = None
         if note:
             after, _ = _shown(lines[shown_end : shown_end + len(numbered)], settings, "\r" in text)
             fits = counter.numbered(after, shown_end + 1, settings.number_width)
-            more = f", limit={max(1, fits.longest_fit(settings.max_tokens))}"
+            more = max(1, fits.longest_fit(settings.max_tokens))
         note = (
             f"Showing lines {window.offset}-{shown_end} of {total} ({why}). "
-            f"Continue with offset={next_offset}{more}."
+            f"Continue with {again(offset=next_offset, limit=more)}."
         )
     elif total == 0:
         note = "The file is empty."
