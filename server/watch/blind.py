@@ -23,7 +23,7 @@ from ..protocol import ChangesResult
 Where = Callable[[str], bool] | None
 
 _RE_READ = (
-    "Re-read files before relying on them: a read with `force: true` shows each as it is now."
+    "Re-read files before relying on them: a forced read shows each as it is now."
 )
 
 

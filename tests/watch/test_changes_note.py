@@ -24,7 +24,7 @@ from readkeeper.settings import Settings
 from readkeeper.watch import blind
 from readkeeper.watch.watcher import WatchCallbacks, Watcher
 
-RE_READ = "a read with `force: true` shows each as it is now"
+RE_READ = "a forced read shows each as it is now"
 
 
 def changes(core: Readkeeper) -> dict[str, Any]:
