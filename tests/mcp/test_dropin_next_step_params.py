@@ -32,6 +32,7 @@ from document_samples import encode, numbered_pdf, photo, png_output, text_pdf
 from mcp import Client
 
 from mcp_helpers import core_client, dropin_client, text_of
+from readkeeper.hints import again
 from readkeeper.mcp.filesystem.tools import SCHEMAS
 from readkeeper.mcp.filesystem.words import for_filesystem
 
@@ -320,8 +321,9 @@ async def test_a_symbol_read_sent_with_tail_names_tail(workspace: Path) -> None:
 def test_an_option_no_drop_in_tool_takes_is_said_as_not_offered() -> None:
     # The core's own notes, as the drop-in would pass them on: the anchors read's cut
     # (read/anchors.py) names line_format, which no drop-in tool takes.
-    said = for_filesystem("Showing lines 1-9. Continue with offset=10, line_format=anchors.")
-    assert "offset=10, line_format=anchors (an option of readkeeper's read" in said, said
+    way_on = again(offset=10, line_format="anchors")  # as read/anchors.py writes it
+    said = for_filesystem(f"Showing lines 1-9. Continue with {way_on}.")
+    assert 'offset=10, line_format="anchors" (an option of readkeeper\'s read' in said, said
     assert _NOT_OFFERED in said
-    drawn = for_filesystem('Rendered pages 1-2; continue with pages="3-4", render=true.')
+    drawn = for_filesystem(f"Rendered pages 1-2; continue with {again(pages='3-4', render=True)}.")
     assert drawn == 'Rendered pages 1-2; continue with read_media_file with pages="3-4".', drawn

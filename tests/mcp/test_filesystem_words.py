@@ -4,7 +4,7 @@ said as readkeeper's own, and never a path or a name changed on the way."""
 
 from __future__ import annotations
 
-from readkeeper.hints import call
+from readkeeper.hints import again, call
 from readkeeper.mcp.filesystem import SCHEMAS
 from readkeeper.mcp.filesystem.words import error_words, for_filesystem
 
@@ -64,7 +64,8 @@ def test_a_notes_line_count_is_said_as_head() -> None:
     assert for_filesystem("Read fewer lines: offset=3, limit=20.") == (
         "Read fewer lines: offset=3, head=20."
     )
-    assert for_filesystem("Read any lines with offset and limit, e.g. offset=5, limit=9.") == (
-        "Read any lines with offset and head, e.g. offset=5, head=9."
+    # As the core writes it (a sentence names no option as a word: test_ways_on.py).
+    assert for_filesystem(f"Read any lines, e.g. {again(offset=5, limit=9)}.") == (
+        "Read any lines, e.g. offset=5, head=9."
     )
     assert for_filesystem("over the limit; see /a/limit=3") == "over the limit; see /a/limit=3"

@@ -91,14 +91,10 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
 _DEFAULTS = {"path": "."}
 
 
-# A read's line count written as a call's argument ("offset=5, limit=20") or named beside
-# offset ("offset and limit", "no offset or limit", "a range (offset, limit)"): only read
-# takes it, and read_text_file names it head. (Round 27: only "and" and "or" were
-# joins, so an outline's stub said "(offset, limit)" to the drop-in.)
-_LIMIT = re.compile(
-    r"(?<![\w/.\-\\+@,=~])limit(?==)"
-    r"|(?:(?<=\boffset and )|(?<=\boffset or )|(?<=\boffset, )|(?<=\boffset/))limit\b"
-)
+# A read's line count as hints.again writes it (`offset=5, limit=20`): only read takes
+# it, and read_text_file names it head. (A sentence names no option as a word:
+# tests/test_ways_on.py; round 27 found "(offset, limit)" said to the drop-in.)
+_LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)")
 
 
 # A PDF's pages drawn, as a sentence names the option (`pages="2", render=true`, the
@@ -106,7 +102,9 @@ _LIMIT = re.compile(
 _DRAWN = re.compile(r"(?<![\w\-/.])pages=(\S+?), render=true\b")
 # An option of readkeeper's read no drop-in tool takes (the drop-in asks for neither):
 # said as what it is, not a parameter to send here.
-_UNOFFERED = re.compile(r"(?<![\w\-/.])(line_format|estimate)=(\w+)")
+# Its value as hints.again writes it: a number, true, or a JSON string (set aside by
+# hints.rewrite, a mark in its place here).
+_UNOFFERED = re.compile(r"(?<![\w\-/.])(line_format|estimate)=(\S+?)(?=[.,;)]*(?:\s|$))")
 
 
 # A pair's field inside a list param (`edits[0].old_string`): the tool's name for it.
@@ -124,12 +122,10 @@ def _prose(text: str, tool: str | None = None) -> str:
     return _reader_named(_LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text)), tool)
 
 
-# Options a sentence names as the way on: a run sent together (`offset=412, head=3`, a
-# value set aside by hints.rewrite), or two said in prose ("with offset and head").
+# Options a sentence names as the way on: a run hints.again wrote (`offset=412,
+# head=3`, a value set aside by hints.rewrite).
 _OPTION = r"[a-z_]+=[^\s,;)]+"
-_WAY_ON = re.compile(
-    rf"(?<![\w\-/.])(?P<run>{_OPTION}(?:, {_OPTION})*)|(?<=\bwith )(?P<pair>[a-z_]+ and [a-z_]+)\b"
-)
+_WAY_ON = re.compile(rf"(?<![\w\-/.])(?P<run>{_OPTION}(?:, {_OPTION})*)")
 _TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
 _SENTENCE = re.compile(r"\.\s+|\n")
 
@@ -144,8 +140,7 @@ def _reader_named(text: str, tool: str | None) -> str:
     out: list[str] = []
     at = 0
     for found in _WAY_ON.finditer(text):
-        run = found.group("run")
-        names = re.findall(r"([a-z_]+)=", run) if run else found.group("pair").split(" and ")
+        names = re.findall(r"([a-z_]+)=", found.group("run"))
         begun = max((m.end() for m in _SENTENCE.finditer(text, 0, found.start())), default=0)
         if (
             all(name in own for name in names)
