@@ -29,9 +29,19 @@ from .quoting import json_text, marks
 _TOKEN = re.compile(r'(?<![\w\\./\-+@,=~])readkeeper/([A-Za-z]+)|"(?:[^"\\\n]|\\.)*"')
 _DECODER = json.JSONDecoder()
 Word = Callable[[str, dict[str, Any] | None], str | None]
-Value = Callable[[str, str], str | None]
-# An option's name written before its value (`symbol=` of `symbol="x"`).
-_OPTION_NAME = re.compile(r"(?<![\w\-/.])([a-z_]+)=$")
+# A front end's words for a run of options `again` wrote, given as a dict.
+Options = Callable[[dict[str, Any]], str]
+# The options a way on may change (`again`): the params of read, grep, glob and list.
+OPTIONS = (
+    "offset", "limit", "symbol", "pages", "render", "force", "include_images",
+    "line_format", "estimate", "max_matches", "depth",
+)  # fmt: skip
+# Where a run of them begins (never inside a name: a bare name's characters before it),
+# as a token of its own beside _TOKEN's, and how each next one of the run begins.
+_RUN = re.compile(rf"(?<![\w\\./\-+@,=~])({'|'.join(OPTIONS)})=|{_TOKEN.pattern}")
+_NEXT = re.compile(rf", ({'|'.join(OPTIONS)})=")
+# What may follow a run: its sentence's punctuation, then a space or the end.
+_RUN_END = re.compile(r"[.,;:)\]]*(?:\s|$)")
 
 
 def call(method: str, **params: Any) -> str:
@@ -47,6 +57,9 @@ def again(**params: Any) -> str:
     (tests/test_ways_on.py): every front end finds these runs by one rule and says them
     in its own words (`--offset 501`, `head=200`); one that names another call, or that
     the agent reads beside other files' answers, is a `call`."""
+    unknown = set(params) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"hints.again: {sorted(unknown)} are no options a way on changes")
     shown = {k: _param(v) if isinstance(v, str) else v for k, v in params.items() if v is not None}
     return ", ".join(f"{name}={json_text(value)}" for name, value in shown.items())
 
@@ -65,14 +78,14 @@ def rewrite(
     word: Word,
     keep: Iterable[str] = (),
     prose: Callable[[str], str] | None = None,
-    value: Value | None = None,
+    options: Options | None = None,
 ) -> str:
-    """`message` with each next call as `word(method, params)` says it (None: as written)
-    and its other words as `prose` says them. A front end's words apply to readkeeper's
-    own only: every text in `keep` (a file's text the message shows, as the error's data
-    holds it: errors.shown_content) and every JSON string (a quoted name) is left as it
-    is, but for an option's (`symbol="x"`), said as `value(option, x)` says it (None: as
-    written); `prose` never sees a call's params nor its new words."""
+    """`message` with each next call as `word(method, params)` says it (None: as
+    written), each run of options `again` wrote as `options(params)` says it (None: left
+    in the prose) and its other words as `prose` says them. A front end's words apply to
+    readkeeper's own only: every text in `keep` (a file's text the message shows, as the
+    error's data holds it: errors.shown_content) and every JSON string (a quoted name) is
+    left as it is; `prose` never sees a call's params nor a run's, nor their new words."""
     held: list[str] = []  # what the words leave as it is, in order
     mark = _mark(message)
     if mark is None:  # a message holding every private-use character: left as written
@@ -80,7 +93,7 @@ def rewrite(
     masked: list[str] = []
     at = 0
     for start, end in [*_spans(message, keep), (len(message), len(message))]:
-        masked.append(_calls(message[at:start], word, mark, held, value))
+        masked.append(_calls(message[at:start], word, mark, held, options))
         if end > start:
             masked.append(mark)
             held.append(message[start:end])
@@ -112,49 +125,66 @@ def _spans(message: str, keep: Iterable[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _calls(text: str, word: Word, mark: str, held: list[str], value: Value | None) -> str:
-    """`text` (readkeeper's words, no kept span in it) with each call and each JSON
-    string set aside in `held` (a call as `word` says it, an option's string with its
-    name as `value` says it), `mark` in its place."""
+def _calls(text: str, word: Word, mark: str, held: list[str], options: Options | None) -> str:
+    """`text` (readkeeper's words, no kept span in it) with each call, each run of
+    options (when `options` says them) and each JSON string set aside in `held` (a call
+    as `word` says it, a run as `options` does), `mark` in its place."""
     out: list[str] = []
     at = 0
-    for found in _TOKEN.finditer(text):
+    tokens = _TOKEN if options is None else _RUN
+    for found in tokens.finditer(text):
         if found.start() < at:
-            continue  # inside the params of the call before it
-        before = text[at : found.start()]
-        at = found.end()
-        if found.group(1) is None:  # a JSON string, an option's value when after `NAME=`
-            option = _OPTION_NAME.search(before) if value is not None else None
-            flag = None
-            if value is not None and option is not None:
-                with contextlib.suppress(ValueError):  # no JSON string: left as written
-                    flag = value(option.group(1), json.loads(found.group()))
-            if option is not None and flag is not None:
-                out.append(before[: option.start()])
-                held.append(flag)
-            else:
-                out.append(before)
-                held.append(found.group())
-            out.append(mark)
+            continue  # inside the params of the call (or the run) before it
+        option, method = (None, found.group(1)) if options is None else found.group(1, 2)
+        if option is not None and options is not None:
+            run = _run(text, found.end(), option)
+            if run is not None:  # else no value `again` writes: its words left as they are
+                out += [text[at : found.start()], mark]
+                held.append(options(run[0]))
+                at = run[1]
             continue
-        out.append(before)
+        out.append(text[at : found.start()])
+        at = found.end()
         params: dict[str, Any] | None = None
         written = found.group()
         said: str | None = None
-        if text.startswith(" {", at):
+        if method is None:  # a JSON string: a quoted name, as it is
+            said = written
+        elif text.startswith(" {", at):
             try:
                 loaded, end = _DECODER.raw_decode(text, at + 1)
             except ValueError:
                 loaded, end = None, at  # not a call's params: the call left as written
             if isinstance(loaded, dict):
                 params, written, at = loaded, text[found.start() : end], end
-                said = word(found.group(1), params)
+                said = word(method, params)
         else:
-            said = word(found.group(1), None)
+            said = word(method, None)
         held.append(written if said is None else said)
         out.append(mark)
     out.append(text[at:])
     return "".join(out)
+
+
+def _run(text: str, at: int, name: str) -> tuple[dict[str, Any], int] | None:
+    """The run of options `again` wrote whose first value starts at `at` (`name` its
+    option), and where it ends; None when no value there is one `again` writes (a
+    number, true, a JSON string) followed by its sentence's punctuation or a space."""
+    params: dict[str, Any] = {}
+    ended = at
+    while True:
+        try:
+            value, end = _DECODER.raw_decode(text, at)
+        except ValueError:
+            value, end = None, at
+        if not isinstance(value, int | str) or not _RUN_END.match(text, end):
+            break  # the run ends before this option
+        params[name], ended = value, end
+        following = _NEXT.match(text, end)
+        if following is None:
+            break
+        name, at = following.group(1), following.end()
+    return (params, ended) if params else None
 
 
 # A front end's words for a message readkeeper wrote: `say(message, keep)`, `keep` the
@@ -325,28 +355,25 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
             words += ["--root", _shell("root", _given_root[-1])]
         return "`" + " ".join(words) + "`"
 
-    return rewrite(message, word, keep, _flags, _flag_value)
+    return rewrite(message, word, keep, _named_flags, _flags)
 
 
-# A read's option as a sentence gives it ("Continue with offset=501", `symbol="x"`,
-# `include_images=true`): the CLI's flag instead, a value quoted as JSON as one shell
-# word nothing expands (`_flag_value`). `render=true` stands for `--render` alone only in
-# what names no file: a PDF's pages are drawn with `--out` (cli_media.py).
-_VALUED = ("offset", "limit", "pages", "symbol", "line_format")
-_SWITCHES = ("include_images", "force", "render", "estimate")
-_PRIVATE = "\ue000-\uf8ff\U000f0000-\U000ffffd"  # `rewrite`'s marks: a string set aside
-_OPTION = re.compile(
-    rf"(?<![\w\-/.])({'|'.join(_VALUED)})=([^\s,;)\"{_PRIVATE}]+?)(?=[.,;)]*(?:\s|$))"
-)
-_SWITCH = re.compile(rf"(?<![\w\-/.])({'|'.join(_SWITCHES)})=true\b")
+def _flags(params: dict[str, Any]) -> str:
+    """A run of options `again` wrote (`offset=501, limit=200`, `symbol="x"`,
+    `include_images=true`) as the CLI's flags (`--offset 501 --limit 200`), each value
+    one shell word nothing expands. `render=true` stands for `--render` alone only in
+    what names no file: a PDF's pages are drawn with `--out` (cli_media.py)."""
+    words: list[str] = []
+    for name, value in params.items():
+        if value is True:
+            words.append(_flag(name))
+        elif value is not False:
+            words += [_flag(name), _shell(name, value)]
+    return " ".join(words)
 
 
 def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
-
-
-def _flag_value(option: str, value: str) -> str | None:
-    return f"{_flag(option)} {_shell(option, value)}" if option in _VALUED else None
 
 
 # An option named as a word of a sentence ("max_matches sets up to 2,000"): one with
@@ -354,9 +381,7 @@ def _flag_value(option: str, value: str) -> str | None:
 _NAMED = re.compile(r"(?<![\w\-/.])(max_matches|line_format|include_images)(?![\w/\-=])")
 
 
-def _flags(text: str) -> str:
-    text = _OPTION.sub(lambda m: f"{_flag(m.group(1))} {m.group(2)}", text)
-    text = _SWITCH.sub(lambda m: _flag(m.group(1)), text)
+def _named_flags(text: str) -> str:
     return _NAMED.sub(lambda m: _flag(m.group(1)), text)
 
 

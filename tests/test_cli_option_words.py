@@ -14,7 +14,7 @@ from pathlib import Path
 
 from document_samples import notebook_with_plots
 
-from readkeeper.hints import for_cli
+from readkeeper.hints import again, for_cli
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 # A read's options as the core's notes write them.
@@ -53,10 +53,12 @@ def test_an_outlines_note_names_flags(workspace: Path) -> None:
 
 
 def test_a_quoted_value_is_one_shell_word_nothing_expands() -> None:
-    said = for_cli('Read a symbol with symbol="$x`y`" or pages="3-4", line_format=anchors.')
+    # As the core writes them (hints.again), one run of options as one run of flags.
+    pages = again(pages="3-4", line_format="anchors")
+    written = f"Read a symbol with {again(symbol='$x`y`')} or {pages}."
+    said = for_cli(written)
     assert "--symbol '$x`y`'" in said
-    assert "--pages 3-4," in said
-    assert "--line-format anchors." in said
+    assert "--pages 3-4 --line-format anchors." in said
     words = shlex.split(said.split("with ", 1)[1].split(" or")[0])
     assert words == ["--symbol", "$x`y`"]
     # A quoted name, not an option's value, is left as it is.
@@ -71,3 +73,15 @@ def test_a_grep_cut_short_names_its_flags(workspace: Path) -> None:
     assert "--offset 100" in done.stderr
     assert not WRITTEN.search(done.stderr), done.stderr
     assert "max_matches" not in done.stderr
+
+
+def test_only_a_run_again_wrote_is_said_as_flags() -> None:
+    # A run's string value may hold what ends a run elsewhere (", ", a quote, "=").
+    run = again(symbol='a, b="c"', limit=3)
+    written = f"Read it with {run}."
+    assert for_cli(written) == "Read it with --symbol 'a, b=\"c\"' --limit 3."
+    # What no `again` wrote is left as it is: a value that is none it writes, a name.
+    for left in ("see offset=5.txt now", "offset=[1] is no value", "the file a/limit=3"):
+        assert for_cli(left) == left
+    # A run ends where its options end: the prose after it stays prose.
+    assert for_cli(f"{again(offset=4)}, then on.") == "--offset 4, then on."

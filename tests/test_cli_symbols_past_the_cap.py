@@ -48,7 +48,9 @@ def test_a_missing_symbols_search_names_it(workspace: Path) -> None:
     done = run("read", "few.md", "--symbol", "Reader.load(x)", cwd=workspace)
     assert done.returncode == 2, done.stderr
     assert "<the symbol" not in done.stderr, done.stderr
-    (grep,) = _commands(done.stderr)
+    # The whole file's read, and the search for the name.
+    whole, grep = _commands(done.stderr)
+    assert whole == ["readkeeper", "read", str(workspace / "few.md")], whole
     assert grep[:3] == ["readkeeper", "grep", r"load\(x\)"], grep
     # Run as written it searches (nothing there: exit 1, "nothing found"), no error.
     assert run(*grep[1:], cwd=workspace).returncode == 1

@@ -22,9 +22,7 @@ from ..protocol import ChangesResult
 # Which paths a caller may be told of (an attached agent: those beneath its roots).
 Where = Callable[[str], bool] | None
 
-_RE_READ = (
-    "Re-read files before relying on them: a forced read shows each as it is now."
-)
+_RE_READ = "Re-read files before relying on them: a forced read shows each as it is now."
 
 
 def note(status: dict[str, Any], poll_interval_ms: int) -> str | None:

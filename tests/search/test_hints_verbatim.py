@@ -107,7 +107,8 @@ def test_a_text_holding_every_private_use_character_is_still_shown_as_it_is() ->
     # The rewording sets the file's text aside behind a private-use character the message
     # does not hold; a hostile file's diff can hold all of the BMP's 6,400.
     hostile = "".join(chr(c) for c in range(0xE000, 0xF900))
-    diff = f'-x\n+{hostile} readkeeper/read {{"file_path": "y"}}\n'
+    header = "--- a.txt (as you read it)\n+++ a.txt (now)\n"
+    diff = f'{header}-x\n+{hostile} readkeeper/read {{"file_path": "y"}}\n'
     next_call = call("read", file_path="/w/a.txt")
     exc = ReadkeeperError(
         "stale", f"The file changed:\n{diff}Read it again: {next_call}.", diff=diff
