@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Session
-from mcp_helpers import core_client, dropin_client, ok, text_of
+from mcp_helpers import core_client, dropin_client, error_kind, ok, text_of
 
 CELL = {"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": None, "outputs": []}
 GOOD = json.dumps(
@@ -75,6 +75,23 @@ async def test_the_note_says_which_version_nbformat_cannot_read(workspace: Path)
     assert "cannot read" in said, said
     assert "Ask the user" not in said, said  # the agent repairs it: no dead end
     assert "is not a valid notebook (" in ranged, ranged
+
+
+async def test_a_cell_edit_of_an_unknown_version_names_the_text_edit(workspace: Path) -> None:
+    good, damage = SIBLINGS["unknown_version"]
+    path = str(_damaged(workspace, good, damage))
+    async with core_client(workspace) as client:
+        await ok(client, "read", file_path=path)
+        cell = {"file_path": path, "cell_id": "c1", "new_source": "print(2)"}
+        refused = await client.call_tool("edit", cell)
+        assert error_kind(refused) == "unsupported"
+        said = text_of(refused)
+        assert "Change its lines as text instead (old_string/new_string" in said, said
+        assert "Jupyter first" not in said, said  # no Jupyter opens a version 99
+        await ok(client, "edit", file_path=path, old_string=damage, new_string=good)
+        await ok(client, "read", file_path=path)
+        await ok(client, "edit", **cell)
+    assert "print(2)" in Path(path).read_text()
 
 
 async def test_the_dropin_repairs_a_notebook_of_an_unknown_version(workspace: Path) -> None:
