@@ -236,7 +236,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Folders outside the workspace roots that may be read without asking.",
         risk="widens_sandbox",
     ),
-    _cap("max_document_bytes", "Largest image, PDF or notebook file read."),
+    _cap("max_document_bytes", "Largest image, PDF or notebook read, or notebook edited as text."),
     _cap("image_max_edge", "Images are downscaled so their long edge fits this."),
     _cap(
         "image_max_tokens",

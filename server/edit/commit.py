@@ -27,7 +27,7 @@ from ..files.paths import ALLOWED_SETTING, Location, Workspace, names_a_folder
 from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
-from ..read.readers import SNIFF_BYTES, sniff
+from ..read.readers import SNIFF_BYTES, sniff, whole_cap
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
@@ -234,22 +234,10 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
     """The held file's bytes and text; refused when too large, not text, or not decoded
     back to the same bytes."""
     path = held.opened.path
-    limit = settings.max_size_bytes
+    limit, setting = whole_cap(held.opened.fd, path, settings)
     data = read_at_most(held.opened.fd, limit + 1) if held.opened.size <= limit else b""
     if held.opened.size > limit or len(data) > limit:
-        size = max(held.opened.size, len(data))
-        raise ReadkeeperError(
-            "too_large",
-            f"{quoting.name(path)} "
-            f"is {size:,} bytes, over the {limit:,}-byte limit for files readkeeper "
-            "edits (the limit for reading a file whole). Ask the user to raise "
-            "max_size_bytes (READKEEPER_MAX_SIZE_BYTES), then read it whole and edit it; "
-            "until then, find what to change with "
-            f"{call('grep', pattern='<what you look for>', path=path)} and tell the user.",
-            file_path=path,
-            size=size,
-            max_size_bytes=limit,
-        )
+        raise _too_large(path, max(held.opened.size, len(data)), limit, setting)
     document = sniff(data[:SNIFF_BYTES], path)
     if document in _DRAWN:
         # What a read showed is drawn from the file (a PDF's pages' text, an image), not
@@ -278,6 +266,24 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
             encoding=encoding.label,
         )
     return Loaded(data, text, encoding)
+
+
+def _too_large(path: str, size: int, limit: int, setting: str) -> ReadkeeperError:
+    what = (
+        "notebooks (the limit for reading one)"
+        if setting == "max_document_bytes"
+        else "files readkeeper edits (the limit for reading a file whole)"
+    )
+    return ReadkeeperError(
+        "too_large",
+        f"{quoting.name(path)} is {size:,} bytes, over the {limit:,}-byte limit for {what}. "
+        f"Ask the user to raise {setting} (READKEEPER_{setting.upper()}), then read it "
+        "whole and edit it; until then, find what to change with "
+        f"{call('grep', pattern='<what you look for>', path=path)} and tell the user.",
+        file_path=path,
+        size=size,
+        **{setting: limit},
+    )
 
 
 def digests(text: str, loaded: Loaded | None) -> tuple[str, ...]:

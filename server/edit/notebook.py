@@ -213,11 +213,13 @@ def _apply(
 
 
 def _cells(notebook: dict[str, Any], path: str) -> list[dict[str, Any]]:
-    if notebook.get("nbformat") != 4:
+    if notebook.get("nbformat") != 4:  # a version past 4 no Jupyter opens: its text can
+        version = str(notebook.get("nbformat"))[:20]  # be edited (round 28, B3)
         raise ReadkeeperError(
             "unsupported",
-            f"{path} is nbformat {notebook.get('nbformat')}; readkeeper edits nbformat 4 "
-            "notebooks only. Ask the user to open and save it in a current Jupyter first.",
+            f"{quoting.name(path)} is nbformat {version}; readkeeper edits nbformat 4 "
+            "notebooks' cells only. Change its lines as text instead (old_string/new_string "
+            "on its JSON, e.g. its version), or ask the user to save it in a current Jupyter.",
             file_path=path,
         )
     cells = notebook.get("cells")

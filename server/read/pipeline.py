@@ -90,12 +90,12 @@ def disk_text(services: ReadServices, real_path: str) -> str | None:
     """The text of a workspace file as the disk has it, or None (outside the
     workspace, over the read cap, not text, gone): for telling an editor buffer that
     was opened or saved as the disk has it from one holding unsaved changes."""
-    settings = services.settings
     try:
         with open_path(services.workspace, real_path, "") as opened:
-            if opened.size > settings.max_size_bytes:
+            cap, _ = readers.whole_cap(opened.fd, real_path, services.settings)
+            if opened.size > cap:
                 return None
-            data = read_at_most(opened.fd, settings.max_size_bytes + 1)
+            data = read_at_most(opened.fd, cap + 1)
         return text_reader.decode_text(data, real_path)[0]
     except (ReadkeeperError, OSError):
         return None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...errors import ReadkeeperError
+from ...files.fileio import peek
 from ...protocol import ImageResult, NotebookResult, PartsResult, PdfResult, ReadParams
 from ...settings import Settings
 from ..tokens import TokenCounter
@@ -54,6 +55,16 @@ def sniff(head: bytes, path: str) -> Kind | None:
     if extension == ".ipynb":
         return "notebook"
     return None
+
+
+def whole_cap(fd: int, path: str, settings: Settings) -> tuple[int, str]:
+    """The most bytes of `path` (open as `fd`) read whole, so the most its text edits
+    load, and the setting that says so: a notebook is read whole, as its cells or,
+    damaged, as its text (read/damaged.py), up to `max_document_bytes`; any other text
+    file up to `max_size_bytes` (attack round 28, B4)."""
+    if sniff(peek(fd, SNIFF_BYTES), path) == "notebook":
+        return settings.max_document_bytes, "max_document_bytes"
+    return settings.max_size_bytes, "max_size_bytes"
 
 
 def _is_webp(head: bytes) -> bool:

@@ -15,6 +15,9 @@ says that cells, outputs or characters of the view were cut.
 token cap comes back partially, with `next_offset` saying where to continue.
 
 nbformat parses every version and upgrades v3 (and older) notebooks to v4 for the view.
+A notebook no version of which nbformat reads, or whose content cannot be shown as cells
+(no "cells" list, an upgrade that fails), is refused `corrupt`: the read shows it as its
+text instead, for an edit to repair it (read/damaged.py).
 Cells are named as notebook_ids.py says: their own id, `cell-N` without one, `#N` when
 two would share a name.
 """
@@ -195,13 +198,10 @@ def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str
             )
             notebook = nbformat.convert(node, 4)  # type: ignore[no-untyped-call]
         except KeyError:
-            raise ReadkeeperError(
-                "unsupported",
-                f"{quoting.name(path)} is nbformat {major}, which nbformat cannot read. "
-                "Ask the user to open and save it in a current Jupyter.",
-                file_path=path,
-                nbformat=major,
-            ) from None
+            # Content no reader of cells takes, like any other: read as its text, whose
+            # edit can set the version right (read/damaged.py; attack round 28, B3).
+            version = str(major) if len(str(major)) <= 20 else f"{str(major)[:20]}…"
+            raise _corrupt(path, f"nbformat {version} is a version nbformat cannot read") from None
         except Exception as exc:  # nbformat's converters fail in many ways on bad input
             raise _corrupt(path, f"nbformat could not upgrade it ({library_words(exc)})") from None
     cells = notebook.get("cells")
