@@ -341,18 +341,16 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
         if method == "read" and params.get("render") is True and "out" not in params:
             # The CLI keeps rendered pages only where --out says (cli_media.py).
             params["out"] = render_folder(str(params.get("file_path", "")))
-        words = ["readkeeper", command]
-        for name in positional:
-            if name in params:
-                words.append(_shell(name, params.pop(name)))
-        for name, value in params.items():
-            flag = "--" + name.replace("_", "-")
-            if value is True:
-                words.append(flag)
-            elif value is not False:
-                words += [flag, _shell(name, value)]
+        given = [_shell(name, params.pop(name)) for name in positional if name in params]
+        flags = _flags(params).split()
         if _given_root and _given_root[-1]:
-            words += ["--root", _shell("root", _given_root[-1])]
+            flags += ["--root", _shell("root", _given_root[-1])]
+        # A positional that looks like an option (`-evil.pdf`) comes after `--`, which
+        # ends the options; every flag before it.
+        if any(word.startswith("-") for word in given):
+            words = ["readkeeper", command, *flags, "--", *given]
+        else:
+            words = ["readkeeper", command, *given, *flags]
         return "`" + " ".join(words) + "`"
 
     return rewrite(message, word, keep, _named_flags, _flags)
@@ -365,10 +363,13 @@ def _flags(params: dict[str, Any]) -> str:
     what names no file: a PDF's pages are drawn with `--out` (cli_media.py)."""
     words: list[str] = []
     for name, value in params.items():
+        shown = _shell(name, value)
         if value is True:
             words.append(_flag(name))
+        elif shown.startswith("-"):  # a value that looks like an option: `--out=-x`
+            words.append(f"{_flag(name)}={shown}")
         elif value is not False:
-            words += [_flag(name), _shell(name, value)]
+            words += [_flag(name), shown]
     return " ".join(words)
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from document_samples import notebook_with_plots
 
-from readkeeper.hints import again, for_cli
+from readkeeper.cli import build_parser
+from readkeeper.hints import again, call, for_cli
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 # A read's options as the core's notes write them.
@@ -85,3 +86,14 @@ def test_only_a_run_again_wrote_is_said_as_flags() -> None:
         assert for_cli(left) == left
     # A run ends where its options end: the prose after it stays prose.
     assert for_cli(f"{again(offset=4)}, then on.") == "--offset 4, then on."
+
+
+def test_a_positional_or_a_value_like_an_option_is_still_one() -> None:
+    # Round 28: `--out -evil-pages` was refused by the parser; a pattern `-foo` too.
+    said = for_cli(call("grep", pattern="-foo", path="-dir", max_matches=3))
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    parsed = build_parser().parse_args(shlex.split(command)[1:])
+    assert (parsed.pattern, parsed.path, parsed.max_matches) == ("-foo", "-dir", 3)
+    said = for_cli(call("read", file_path="/w/a.pdf", pages="1", render=True, out="-x"))
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    assert build_parser().parse_args(shlex.split(command)[1:]).out == "-x"

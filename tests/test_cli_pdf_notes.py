@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from document_samples import text_pdf
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
@@ -68,3 +69,22 @@ def test_a_pages_own_text_like_readkeepers_note_is_shown_as_it_is(workspace: Pat
     assert NOTE in done.stdout
     assert done.stdout.count("render=true") == 1, done.stdout
     assert "`readkeeper read posing.pdf --pages 2 --render --out posing-pages`" in done.stdout
+
+
+@pytest.mark.parametrize("name", ["-evil.pdf", "--help.pdf", "=e.pdf", "~t.pdf"])
+def test_a_name_like_an_option_is_a_command_that_works(workspace: Path, name: str) -> None:
+    # Round 28: `--out -evil-pages` was refused by the command line's own parser.
+    (workspace / name).write_bytes(text_pdf(["Page one words", ""]))
+    done = run("read", f"./{name}", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    drawn = [c for c in _commands(done.stdout + done.stderr) if "--render" in c]
+    assert drawn, done.stdout
+    for command in dict.fromkeys(drawn):
+        words = shlex.split(command)
+        ran = run(*words[1:], cwd=workspace)
+        assert ran.returncode == 0, (command, ran.stderr)
+        [out] = [w.removeprefix("--out=") for w in words if w.startswith("--out=")] or [
+            words[words.index("--out") + 1]
+        ]
+        assert any((workspace / out).glob("page-*.png")), command
+        shutil.rmtree(workspace / out)  # as it was when the command was printed
