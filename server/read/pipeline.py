@@ -27,7 +27,7 @@ from ..errors import ReadkeeperError
 from ..files import held_bytes
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
-from ..hints import call
+from ..hints import again, call
 from ..progress import step
 from ..protocol import (
     NotebookFile,
@@ -381,7 +381,7 @@ def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
         raise ReadkeeperError(
             "bad_params",
             f"offset must be 1 or more (the first line is 1), got {params.offset}. "
-            f"From the top: {call('read', file_path=params.file_path, offset=1)}",
+            f"From the top: {again(offset=1)}.",  # the same read, its other params kept
             field="offset",
         )
     if params.limit is not None and params.limit < 1:

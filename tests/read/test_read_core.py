@@ -50,13 +50,11 @@ def test_offset_zero_and_past_the_end_are_refused(core: Readkeeper, workspace: P
     zero = refused(core, "n.txt", offset=0)
     assert (zero.kind, zero.data["field"]) == ("bad_params", "offset")
     assert zero.message.startswith("offset must be 1 or more (the first line is 1), got 0. ")
-    assert zero.message.endswith(
-        'From the top: readkeeper/read {"file_path": "n.txt", "offset": 1}'
-    )
+    assert zero.message.endswith("From the top: offset=1.")  # the same read from line 1
     error = refused(core, "n.txt", offset=9)
     assert error.kind == "bad_params"
     assert error.data["field"] == "offset"
-    assert error.message.endswith('"offset": 1}.')  # the read that shows its end
+    assert error.message.endswith("To see its end: offset=1.")  # the same read, from there
     (workspace / "one.txt").write_text("a\n")
     assert refused(core, "one.txt", offset=2).kind == "bad_params"
 
@@ -65,9 +63,13 @@ def test_past_the_end_advises_the_offset_that_shows_the_last_page(workspace: Pat
     core = Readkeeper(roots=[str(workspace)], client_settings={"default_limit": 5})
     (workspace / "n.txt").write_text("".join(f"{i}\n" for i in range(1, 11)))
     error = refused(core, "n.txt", offset=20)
-    assert "which has 10 lines. To see its end: readkeeper/read {" in error.message
-    assert error.message.endswith('"offset": 6}.')
+    assert error.message.endswith("which has 10 lines. To see its end: offset=6.")
     assert text_file(core, "n.txt", offset=6)["num_lines"] == 5  # lines 6-10: the end
+    # The agent's own limit is kept: the way on is the same read from another offset
+    # (round 28: a call naming the offset alone dropped it, and was refused token_limit).
+    error = refused(core, "n.txt", offset=20, limit=3)
+    assert error.message.endswith("To see its end: offset=8.")
+    assert text_file(core, "n.txt", offset=8, limit=3)["num_lines"] == 3
 
 
 def test_empty_file_has_no_lines(core: Readkeeper, workspace: Path) -> None:
@@ -342,8 +344,7 @@ def test_a_streamed_range_is_whole_and_counts_a_cut_without_the_cr(workspace: Pa
     assert file["content"] == f"     5\tdddddddddd … [line cut: {2 + 65535} more characters]"
     error = refused(core, big, offset=1_000, limit=2)
     assert error.kind == "bad_params"
-    assert "which has 55 lines. To see its end: " in error.message
-    assert error.message.endswith('"offset": 1}.')
+    assert error.message.endswith("which has 55 lines. To see its end: offset=54.")
 
 
 def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) -> None:
@@ -353,8 +354,7 @@ def test_a_streamed_range_past_the_end_advises_the_last_page(workspace: Path) ->
     big = workspace / "big.log"
     big.write_text("".join(f"line {i:02d}\n" for i in range(1, 53)))  # 52 lines, 416 bytes
     error = refused(core, big, offset=60, limit=2)
-    assert "which has 52 lines. To see its end: " in error.message
-    assert error.message.endswith('"offset": 48}.')
+    assert error.message.endswith("which has 52 lines. To see its end: offset=51.")
 
 
 def test_a_streamed_range_of_exactly_the_token_cap_is_read(workspace: Path) -> None:

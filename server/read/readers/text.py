@@ -351,7 +351,7 @@ def _view(
     lines = leading_lines(text, first + window.limit) if ranged else split_lines(text)
     total = line_count(text) if ranged else len(lines)
     if window.offset > max(total, 1):
-        raise past_the_end(path, window, total, settings)
+        raise past_the_end(path, window, total)
     chosen = lines[first : first + window.limit]
     shown, cut = _shown(chosen, settings, has_cr="\r" in text)
     held: list[bool] = []  # which lines hold a line break shown escaped
@@ -414,14 +414,16 @@ def _view(
     )
 
 
-def past_the_end(path: str, window: Window, total: int, settings: Settings) -> ReadkeeperError:
-    """The `bad_params` refusal of an offset past the last of the file's `total` lines."""
+def past_the_end(path: str, window: Window, total: int) -> ReadkeeperError:
+    """The `bad_params` refusal of an offset past the last of the file's `total` lines:
+    its way on is the same read from the offset whose lines (as many as it asked for)
+    end at the file's end, its other params as they were (round 28: a call naming the
+    offset alone dropped the agent's limit, and was refused `token_limit`)."""
+    end = max(1, total - window.limit + 1)
     return ReadkeeperError(
         "bad_params",
         f"offset {window.offset} is past the end of {quoting.name(path)}, which has "
-        f"{words.count(total, 'line')}. "
-        "To see its end: "
-        f"{call('read', file_path=path, offset=max(1, total - settings.default_limit + 1))}.",
+        f"{words.count(total, 'line')}. To see its end: {again(offset=end)}.",
         field="offset",
         total_lines=total,
     )

@@ -208,7 +208,7 @@ def stream_range(
     chosen, held = escape_lines(chosen, cut)
     escaped = sum(held)
     if not chosen and seen < window.offset:
-        raise past_the_end(path, window, seen, settings)
+        raise past_the_end(path, window, seen)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
     # A ranged read: over the cap, it is refused rather than cut.
