@@ -20,6 +20,7 @@ repository's state, `corrupt` (gitstatus_kinds.py), never readkeeper's fault.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -36,7 +37,7 @@ from typing import Any, NoReturn
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError, library_words
-from readkeeper.files import landlock
+from readkeeper.files import landlock, lifeline
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import ALLOWED_SETTING, Workspace
 from readkeeper.files.reach import LeadsOut, walk
@@ -406,19 +407,25 @@ class _Worker:
             env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
             if "PYTHONPATH" in os.environ:
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-            # Its own process group, so a timeout ends it whatever it is blocked on.
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-P",
-                    os.path.abspath(gitstatus_worker.__file__),
-                    os.path.abspath(landlock.__file__),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-                cwd="/",
+            # Its own process group, so a timeout ends it whatever it is blocked on; it
+            # and its child die with the server (lifeline.py), whatever ends the server.
+            command = [
+                sys.executable,
+                "-P",
+                os.path.abspath(gitstatus_worker.__file__),
+                os.path.abspath(landlock.__file__),
+                os.path.abspath(lifeline.__file__),
+                str(os.getpid()),
+            ]
+            self.process = lifeline.spawn(
+                lambda: subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=env,
+                    start_new_session=True,
+                    cwd="/",
+                )
             )
             # The start is not the repository's time (a short git timeout must not kill
             # every worker before it imported pygit2).
@@ -447,3 +454,7 @@ class _Worker:
 
 
 _worker = _Worker()
+# Its process group ends as the server exits, before the interpreter waits for the
+# threads of its pools (concurrent.futures joins them at exit: a thread waiting on a
+# worker blocked for good held the exit of a server whose client had left).
+getattr(threading, "_register_atexit", atexit.register)(_worker.stop)
