@@ -93,22 +93,28 @@ _REPLY_MAX = 64 << 20
 CONFINE = True
 
 
-def status(workspace: Workspace, root: str, timeout: float) -> str:
+def status(
+    workspace: Workspace, root: str, timeout: float, setting: str = gitstatus_stalls.GIT_TIMEOUT
+) -> str:
     """git status of `root`, compact: the status, or why it is not shown. Raises
     NotARepository, or ReadkeeperError when reading fails (`corrupt`, `stale`,
-    `internal`) or takes longer than `timeout` seconds (`too_large`)."""
+    `internal`) or takes longer than `timeout` seconds, the time `setting` gives it
+    (`too_large`)."""
     deadline = time.monotonic() + timeout
     try:
         with ExitStack() as held:
             reach: list[int] = []
             git_dir, work_tree = _repository(workspace, root, held, reach)
             gitstatus_kinds.known_stall(root, work_tree)
-            seen = gitstatus_stalls.fingerprint(git_dir, work_tree)
-            gitstatus_stalls.known(root, seen, timeout)  # ran out of time on this: at once
+            # Ran out of time on this very git folder: said at once.
+            seen = gitstatus_stalls.known(root, git_dir, work_tree, timeout)
+            gitstatus_stalls.check_pack(git_dir)
             try:
                 answer = _run(git_dir, work_tree, reach, timeout, deadline)
             except TimeoutError:  # a FIFO deep in the tree or among the objects, or slow
-                raise gitstatus_stalls.timed_out(root, git_dir, work_tree, seen, timeout) from None
+                raise gitstatus_stalls.timed_out(
+                    root, git_dir, work_tree, seen, timeout, setting
+                ) from None
             gitstatus_stalls.forget(root)
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))

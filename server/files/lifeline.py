@@ -46,9 +46,7 @@ def hold(parent: int) -> bool:
     return armed
 
 
-_jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] = (
-    queue.SimpleQueue()
-)
+_jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] = queue.SimpleQueue()
 _started = threading.Lock()
 _thread: threading.Thread | None = None
 

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ... import errors, quoting
+from ...files import lifeline
 from . import pdf_worker
 from .pdf_worker import IDLE_SECONDS, MAX_FRAME, frame, parse_header
 from .pdf_worker import Failure as Failure  # what a lease raises, for its callers
@@ -118,12 +119,17 @@ class _Process:
     def __init__(self) -> None:
         # What the child's `ru_maxrss` starts from (it survives exec): the parent's peak.
         self.inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        self.proc = subprocess.Popen(
-            [sys.executable, "-P", os.path.abspath(pdf_worker.__file__)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            cwd="/",  # nothing of the workspace is importable or writable by accident
-            close_fds=True,
+        # It dies with the server, whatever ends the server (files/lifeline.py).
+        command = [sys.executable, "-P", os.path.abspath(pdf_worker.__file__)]
+        command += [os.path.abspath(lifeline.__file__), str(os.getpid())]
+        self.proc = lifeline.spawn(
+            lambda: subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd="/",  # nothing of the workspace is importable or writable by accident
+                close_fds=True,
+            )
         )
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
