@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from contextlib import ExitStack, suppress
+from subprocess import PIPE
 from typing import Any, NoReturn
 
 from readkeeper import quoting
@@ -60,23 +61,9 @@ class Unsafe(Exception):
 # The entries of a git folder that libgit2 opens by path during a status: a symlink
 # among them could hand it another repository's index, refs, objects or config, or a
 # file anywhere to read (a FIFO that never ends). Each is checked after its folder.
-_ENTRIES = (
-    "HEAD",
-    "config",
-    "config.worktree",
-    "commondir",
-    "index",
-    "packed-refs",
-    "refs",
-    "objects",
-    "objects/info",
-    "objects/pack",
-    "info",
-    "info/exclude",
-    "info/attributes",
-    "info/sparse-checkout",
-    "shallow",
-    "gitdir",
+_ENTRIES = tuple(
+    "HEAD config config.worktree commondir index packed-refs refs objects objects/info "  # noqa: SIM905
+    "objects/pack info info/exclude info/attributes info/sparse-checkout shallow gitdir".split()
 )
 # `[include]`, `[includeIf "..."]`: libgit2 would read the file they name, anywhere.
 _INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
@@ -415,24 +402,15 @@ class _Worker:
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
             # Its own process group, so a timeout ends it whatever it is blocked on; it
             # and its child die with the server (lifeline.py), whatever ends the server.
-            command = [
-                sys.executable,
-                "-P",
-                os.path.abspath(gitstatus_worker.__file__),
-                os.path.abspath(landlock.__file__),
-                os.path.abspath(lifeline.__file__),
-                str(os.getpid()),
-            ]
-            self.process = lifeline.spawn(
-                lambda: subprocess.Popen(
-                    command,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    env=env,
-                    start_new_session=True,
-                    cwd="/",
+            scripts = [gitstatus_worker.__file__, landlock.__file__, lifeline.__file__]
+            command = [sys.executable, "-P", *map(os.path.abspath, scripts), str(os.getpid())]
+
+            def start() -> subprocess.Popen[bytes]:
+                return subprocess.Popen(
+                    command, stdin=PIPE, stdout=PIPE, env=env, cwd="/", start_new_session=True
                 )
-            )
+
+            self.process = lifeline.spawn(start)
             # The start is not the repository's time (a short git timeout must not kill
             # every worker before it imported pygit2).
             assert self.process.stdout is not None

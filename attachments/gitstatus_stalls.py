@@ -26,6 +26,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
@@ -55,6 +56,9 @@ _STATED = (
 # source would be cut first (collect.py).
 GIT_TIMEOUT = "git_timeout_ms"
 ATTACHMENTS_TIMEOUT = "attachments_timeout_ms"
+# Of the attachments timeout, what a status that runs out of it keeps to say why (the
+# looks for a FIFO after a timeout: `timed_out`).
+_SAYS_WHY_S = 0.5
 # The entries of objects/pack looked at for one that is not a regular file.
 _PACK_ENTRIES = 10_000
 # The look after a timeout through objects/: entries looked at, at most, and seconds.
@@ -214,6 +218,18 @@ _RAISE = {
     GIT_TIMEOUT: "git_timeout_ms (READKEEPER_GIT_TIMEOUT_MS)",
     ATTACHMENTS_TIMEOUT: "attachments_timeout_ms (READKEEPER_ATTACHMENTS_TIMEOUT_MS)",
 }
+
+
+def given(settings: Any) -> tuple[float, str]:
+    """The seconds a status is given, and the setting they come from. One rule for both
+    timeouts: a status the attachments timeout would cut is given what that leaves it,
+    less `_SAYS_WHY_S`, so that it ends and is remembered as one that ran out of
+    git_timeout_ms (every call waited 3 s and nothing was remembered, attack round 28)."""
+    git = settings.git_timeout_ms / 1000
+    left = settings.attachments_timeout_ms / 1000 - _SAYS_WHY_S
+    if left < git:
+        return max(left, _SAYS_WHY_S), ATTACHMENTS_TIMEOUT
+    return git, GIT_TIMEOUT
 
 
 def next_step(setting: str) -> str:

@@ -40,7 +40,7 @@ def hold(parent: int) -> bool:
     armed = False
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
-        armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        armed = bool(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0)
     if os.getppid() != parent:  # it ended before the prctl: nobody would send the signal
         os._exit(ORPHANED)
     return armed

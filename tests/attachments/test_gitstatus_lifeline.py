@@ -13,12 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_gitstatus_stalls import fifo_for_head_commit, repository
 
 from helpers import wait_until
 from mcp_helpers import READKEEPER, hello, mcp_env, message, private_runtime_dir
 from readkeeper.attachments import gitstatus
 from readkeeper.files import landlock
-from test_gitstatus_stalls import fifo_for_head_commit, repository
 
 # Far beyond the test: only the server's end can end the status.
 LONG = {"READKEEPER_GIT_TIMEOUT_MS": "600000", "READKEEPER_ATTACHMENTS_TIMEOUT_MS": "600000"}

@@ -277,3 +277,27 @@ def test_a_remembered_refusal_looks_at_a_fixed_number_of_files(
     after = remembered_refusal_calls(workspace, monkeypatch)
     assert after == before, (before, after)
     assert before < 400, before
+
+
+def test_a_status_the_attachments_timeout_would_cut_is_remembered(
+    workspace: Path, runs: list[int]
+) -> None:
+    """git_timeout_ms above attachments_timeout_ms (10 s, 3 s: what a too_large message
+    suggests for a large repository): the source was cut first, nothing was remembered,
+    every call waited 3 s and asked for git status alone, as it was (attack round 28).
+    The status is given what the attachments timeout leaves it, one rule for both."""
+    repository(workspace)
+    loose, _ = fifo_for_head_commit(workspace)
+    settings = {"git_timeout_ms": 600_000, "attachments_timeout_ms": 3_000}
+    core = Readkeeper(roots=[str(workspace)], client_settings=settings)
+    try:
+        first = reasons(core)
+        second = reasons(core)
+    finally:
+        core.close()
+    named = f"objects/{loose.parent.name}/{loose.name} in its git folder is a named pipe"
+    assert named in first, first
+    assert NOT_RUN_AGAIN in second, second
+    assert runs == [1]
+    for said in (first, second):
+        assert "Ask for it alone" not in said, said
