@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
@@ -28,7 +28,7 @@ from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, un
 from readkeeper.quoting import name
 from readkeeper.read.tokens import estimate_tokens
 
-from . import blind, cut_notes, diagnostics, gitstatus, memory
+from . import blind, cut_notes, diagnostics, gitstatus, gitstatus_stalls, memory
 from .budget import fit
 from .model import (
     CHANGES,
@@ -83,7 +83,7 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
     timeout = settings.attachments_timeout_ms / 1000
     for done, phase in enumerate(phases):
         step(f"gathering: {', '.join(s.type for s in phase) or 'nothing'}", done, len(phases))
-        got, failed = _run_phase(core.attachment_pool, phase, timeout)
+        got, failed = _run_phase(core.attachment_pool, phase, timeout, wanted)
         items.extend(got)
         dropped.extend(failed)
     # A memory file above a mention may also sit at a root, and a mention may itself be
@@ -111,7 +111,7 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
 
 
 def _run_phase(
-    pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float
+    pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float, wanted: Set[str] = set()
 ) -> tuple[list[Attachment], list[Dropped]]:
     futures: list[tuple[Source, Future[Sequence[Attachment | Dropped]]]] = [
         (source, pool.submit(source.run)) for source in sources
@@ -122,7 +122,8 @@ def _run_phase(
     for source, future in futures:
         if not future.done():
             future.cancel()
-            dropped.append(Dropped(source.type, source.name, cut_notes.timed_out(source, timeout)))
+            reason = cut_notes.timed_out(source, timeout, wanted == {source.type})
+            dropped.append(Dropped(source.type, source.name, reason))
             continue
         error = future.exception()
         if error is None:
@@ -420,17 +421,15 @@ def _environment(core: AttachmentServices) -> Attachment:
     )
 
 
-_GIT_OFF = (
-    "git status is off in restricted mode: the editor does not trust this workspace. "
-    "Trust the workspace to get it."
-)
+_GIT_OFF = "git status is off in restricted mode: the editor does not trust this workspace. "
+_GIT_OFF += "Trust the workspace to get it."
 
 
 def _git(core: AttachmentServices, root: str) -> list[Attachment]:
     if not core.trusted:
         raise ReadkeeperError("unsupported", _GIT_OFF)
     try:
-        text = gitstatus.status(core.workspace, root, core.settings.git_timeout_ms / 1000)
+        text = gitstatus.status(core.workspace, root, *gitstatus_stalls.given(core.settings))
     except gitstatus.NotARepository:
         return []
     core.ahead.git_status(root, text)  # the files it names may be read next

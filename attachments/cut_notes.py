@@ -83,16 +83,24 @@ class Source(Protocol):
         ...
 
 
-def timed_out(source: Source, timeout: float) -> str:
+def timed_out(source: Source, timeout: float, alone: bool = False) -> str:
     """The reason a `source` that ran past `attachments_timeout_ms` is dropped: `too_large`
     (as a PDF past its worker's time limit is: over a bound readkeeper sets, which a
     smaller request or a higher setting passes), and the next steps that work in every
     front end: the file read on its own (a read has no such bound), the type asked for
-    alone, or the setting raised."""
+    alone (unless it was: a refusal never names the call that just failed), or the
+    setting raised."""
     kind = source.type
     if kind == "file":
         what = f"reading {quoting.name(source.name)}"
         again = f"Read it on its own with {read_call(file_path=source.name)}"
+    elif alone:
+        what = _SOURCES.get(kind, kind)
+        return (
+            f"too_large: {what} took longer than the {timeout:g} s each attachment source "
+            "is given (the attachments_timeout_ms setting). Ask the user to raise "
+            "attachments_timeout_ms (READKEEPER_ATTACHMENTS_TIMEOUT_MS)."
+        )
     else:
         what = _SOURCES.get(kind, kind)
         again = f"Ask for it alone with {attachments_call(types=[kind])}"

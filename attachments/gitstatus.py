@@ -20,6 +20,7 @@ repository's state, `corrupt` (gitstatus_kinds.py), never readkeeper's fault.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -32,11 +33,12 @@ import sys
 import threading
 import time
 from contextlib import ExitStack, suppress
+from subprocess import PIPE
 from typing import Any, NoReturn
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError, library_words
-from readkeeper.files import landlock
+from readkeeper.files import landlock, lifeline
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import ALLOWED_SETTING, Workspace
 from readkeeper.files.reach import LeadsOut, walk
@@ -59,23 +61,9 @@ class Unsafe(Exception):
 # The entries of a git folder that libgit2 opens by path during a status: a symlink
 # among them could hand it another repository's index, refs, objects or config, or a
 # file anywhere to read (a FIFO that never ends). Each is checked after its folder.
-_ENTRIES = (
-    "HEAD",
-    "config",
-    "config.worktree",
-    "commondir",
-    "index",
-    "packed-refs",
-    "refs",
-    "objects",
-    "objects/info",
-    "objects/pack",
-    "info",
-    "info/exclude",
-    "info/attributes",
-    "info/sparse-checkout",
-    "shallow",
-    "gitdir",
+_ENTRIES = tuple(
+    "HEAD config config.worktree commondir index packed-refs refs objects objects/info "  # noqa: SIM905
+    "objects/pack info info/exclude info/attributes info/sparse-checkout shallow gitdir".split()
 )
 # `[include]`, `[includeIf "..."]`: libgit2 would read the file they name, anywhere.
 _INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
@@ -92,22 +80,28 @@ _REPLY_MAX = 64 << 20
 CONFINE = True
 
 
-def status(workspace: Workspace, root: str, timeout: float) -> str:
+def status(
+    workspace: Workspace, root: str, timeout: float, setting: str = gitstatus_stalls.GIT_TIMEOUT
+) -> str:
     """git status of `root`, compact: the status, or why it is not shown. Raises
     NotARepository, or ReadkeeperError when reading fails (`corrupt`, `stale`,
-    `internal`) or takes longer than `timeout` seconds (`too_large`)."""
+    `internal`) or takes longer than `timeout` seconds, the time `setting` gives it
+    (`too_large`)."""
     deadline = time.monotonic() + timeout
     try:
         with ExitStack() as held:
             reach: list[int] = []
             git_dir, work_tree = _repository(workspace, root, held, reach)
             gitstatus_kinds.known_stall(root, work_tree)
-            seen = gitstatus_stalls.fingerprint(git_dir, work_tree)
-            gitstatus_stalls.known(root, seen, timeout)  # ran out of time on this: at once
+            # Ran out of time on this very git folder: said at once.
+            seen = gitstatus_stalls.known(root, git_dir, work_tree, timeout)
+            gitstatus_stalls.check_pack(git_dir)
             try:
                 answer = _run(git_dir, work_tree, reach, timeout, deadline)
             except TimeoutError:  # a FIFO deep in the tree or among the objects, or slow
-                raise gitstatus_stalls.timed_out(root, git_dir, work_tree, seen, timeout) from None
+                raise gitstatus_stalls.timed_out(
+                    root, git_dir, work_tree, seen, timeout, setting
+                ) from None
             gitstatus_stalls.forget(root)
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))
@@ -406,20 +400,17 @@ class _Worker:
             env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
             if "PYTHONPATH" in os.environ:
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-            # Its own process group, so a timeout ends it whatever it is blocked on.
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-P",
-                    os.path.abspath(gitstatus_worker.__file__),
-                    os.path.abspath(landlock.__file__),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-                cwd="/",
-            )
+            # Its own process group, so a timeout ends it whatever it is blocked on; it
+            # and its child die with the server (lifeline.py), whatever ends the server.
+            scripts = [gitstatus_worker.__file__, landlock.__file__, lifeline.__file__]
+            command = [sys.executable, "-P", *map(os.path.abspath, scripts), str(os.getpid())]
+
+            def start() -> subprocess.Popen[bytes]:
+                return subprocess.Popen(
+                    command, stdin=PIPE, stdout=PIPE, env=env, cwd="/", start_new_session=True
+                )
+
+            self.process = lifeline.spawn(start)
             # The start is not the repository's time (a short git timeout must not kill
             # every worker before it imported pygit2).
             assert self.process.stdout is not None
@@ -447,3 +438,7 @@ class _Worker:
 
 
 _worker = _Worker()
+# Its process group ends as the server exits, before the interpreter waits for the
+# threads of its pools (concurrent.futures joins them at exit: a thread waiting on a
+# worker blocked for good held the exit of a server whose client had left).
+getattr(threading, "_register_atexit", atexit.register)(_worker.stop)

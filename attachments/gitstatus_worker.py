@@ -272,25 +272,39 @@ def status(gitdir: str, workdir: str) -> dict[str, Any]:
     return {"branch": branch, "lines": lines[:MAX_LINES], "total": len(lines)}
 
 
-def _landlock(path: str) -> ModuleType | None:
-    """readkeeper's Landlock binding (server/files/landlock.py), loaded by its path: this
-    script imports nothing of readkeeper's package."""
-    spec = importlib.util.spec_from_file_location("_readkeeper_landlock", path)
+def _by_path(name: str, path: str) -> ModuleType | None:
+    """A module of readkeeper's (server/files/), loaded by its path: this script imports
+    nothing of readkeeper's package."""
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         return None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module if module.abi() > 0 else None
+    return module
+
+
+def _landlock(path: str) -> ModuleType | None:
+    """readkeeper's Landlock binding (server/files/landlock.py), when the kernel has it."""
+    module = _by_path("_readkeeper_landlock", path)
+    return module if module is not None and module.abi() > 0 else None
+
+
+# server/files/lifeline.py, loaded first thing (`main`): its `hold` ties this process,
+# and the child it forks for each status, to its parent's life.
+_lifeline: ModuleType | None = None
 
 
 def _confined(landlock: ModuleType, request: dict[str, Any]) -> dict[str, Any]:
     """The status, computed by a child that can read nothing but the folders the server
     checked (as [path, device, inode] in request["allow"])."""
     reader, writer = os.pipe()
+    worker = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: confine, answer, leave without running any cleanup
         answer: dict[str, Any]
         try:
+            if _lifeline is not None:  # killed with this worker, itself killed with the server
+                _lifeline.hold(worker)
             os.close(reader)
             held = []
             for path, device, inode in request["allow"]:
@@ -343,5 +357,16 @@ def serve(landlock_path: str | None = None) -> None:
         sys.stdout.flush()
 
 
+def main(argv: list[str]) -> None:
+    """`gitstatus_worker.py LANDLOCK_PATH LIFELINE_PATH PARENT_PID`: tied to the parent's
+    life before anything else runs, then serving."""
+    global _lifeline
+    if len(argv) > 2:
+        _lifeline = _by_path("_readkeeper_lifeline", argv[1])
+        if _lifeline is not None:
+            _lifeline.hold(int(argv[2]))
+    serve(argv[0] if argv else None)
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1] if len(sys.argv) > 1 else None)
+    main(sys.argv[1:])

@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper.attachments import gitstatus, gitstatus_kinds
+from readkeeper.attachments import gitstatus, gitstatus_kinds, gitstatus_stalls
 from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import AttachmentsParams
 
 SETTINGS = {"git_timeout_ms": 2_000, "attachments_timeout_ms": 30_000}
@@ -206,3 +208,96 @@ async def test_a_pointer_outside_names_the_mcp_setting(workspace: Path) -> None:
     text = text_of(result)
     assert 'its commondir names "../../nowhere", outside the workspace' in text, text
     assert "READKEEPER_ALLOWED_PATHS" in text, text
+
+
+class Counted:
+    """The filesystem calls this thread makes (os.stat, os.lstat, os.scandir's entries)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        self.thread = threading.get_ident()
+        for name in ("stat", "lstat", "scandir", "listdir"):
+            monkeypatch.setattr(os, name, self.wrap(getattr(os, name), name == "scandir"))
+
+    def wrap(self, real: Any, listing: bool) -> Any:
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            mine = threading.get_ident() == self.thread
+            self.calls += mine
+            got = real(*args, **kwargs)
+            if listing and mine:
+                return self.entries(got)
+            return got
+
+        return counting
+
+    def entries(self, listing: Any) -> Any:
+        with listing:
+            for entry in listing:
+                self.calls += 1
+                yield entry
+
+
+def remembered_refusal_calls(root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The filesystem calls of a git status of `root` answered from memory (the last one
+    ran out of time), in a fresh memory."""
+    gitstatus_stalls.forget(str(root))
+    core = Readkeeper(roots=[str(root)], client_settings=SETTINGS)
+    try:
+        with monkeypatch.context() as patched:
+
+            def timed_out(*_args: Any) -> dict[str, Any]:
+                raise TimeoutError
+
+            patched.setattr(gitstatus, "_run", timed_out)
+            with pytest.raises(ReadkeeperError, match="took longer than"):
+                gitstatus.status(core.workspace, str(root), 2.0)
+        with monkeypatch.context() as patched:
+            counted = Counted(patched)
+            with pytest.raises(ReadkeeperError, match=NOT_RUN_AGAIN):
+                gitstatus.status(core.workspace, str(root), 2.0)
+        return counted.calls
+    finally:
+        gitstatus_stalls.forget(str(root))
+        core.close()
+
+
+def test_a_remembered_refusal_looks_at_a_fixed_number_of_files(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Junk files in objects/pack (100,000: every call took 2.5 s to say "not run
+    again", attack round 28): the remembered refusal lists no folder the repository
+    fills, so its filesystem calls do not grow with them."""
+    repository(workspace)
+    before = remembered_refusal_calls(workspace, monkeypatch)
+    pack = workspace / ".git" / "objects" / "pack"
+    for n in range(3000):
+        (pack / f"junk{n:06d}").touch()
+    for n in range(300):
+        (workspace / ".git" / "objects" / f"junk{n}").touch()
+    after = remembered_refusal_calls(workspace, monkeypatch)
+    assert after == before, (before, after)
+    assert before < 400, before
+
+
+def test_a_status_the_attachments_timeout_would_cut_is_remembered(
+    workspace: Path, runs: list[int]
+) -> None:
+    """git_timeout_ms above attachments_timeout_ms (10 s, 3 s: what a too_large message
+    suggests for a large repository): the source was cut first, nothing was remembered,
+    every call waited 3 s and asked for git status alone, as it was (attack round 28).
+    The status is given what the attachments timeout leaves it, one rule for both."""
+    repository(workspace)
+    loose, _ = fifo_for_head_commit(workspace)
+    settings = {"git_timeout_ms": 600_000, "attachments_timeout_ms": 3_000}
+    core = Readkeeper(roots=[str(workspace)], client_settings=settings)
+    try:
+        first = reasons(core)
+        second = reasons(core)
+    finally:
+        core.close()
+    named = f"objects/{loose.parent.name}/{loose.name} in its git folder is a named pipe"
+    assert named in first, first
+    assert NOT_RUN_AGAIN in second, second
+    assert runs == [1]
+    for said in (first, second):
+        assert "Ask for it alone" not in said, said

@@ -408,5 +408,20 @@ def _serve() -> None:
             return
 
 
+def _hold(argv: list[str]) -> None:
+    """`pdf_worker.py LIFELINE_PATH PARENT_PID`: die with the server (files/lifeline.py,
+    loaded by its path), before anything else runs."""
+    if len(argv) < 2:
+        return
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_readkeeper_lifeline", argv[0])
+    if spec is not None and spec.loader is not None:
+        lifeline = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(lifeline)
+        lifeline.hold(int(argv[1]))
+
+
 if __name__ == "__main__":
+    _hold(sys.argv[1:])
     _serve()

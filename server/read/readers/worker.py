@@ -46,9 +46,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, TypeVar
 
 from ... import errors, quoting
+from ...files import lifeline
 from . import pdf_worker
 from .pdf_worker import IDLE_SECONDS, MAX_FRAME, frame, parse_header
 from .pdf_worker import Failure as Failure  # what a lease raises, for its callers
@@ -118,13 +120,11 @@ class _Process:
     def __init__(self) -> None:
         # What the child's `ru_maxrss` starts from (it survives exec): the parent's peak.
         self.inherited_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        self.proc = subprocess.Popen(
-            [sys.executable, "-P", os.path.abspath(pdf_worker.__file__)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            cwd="/",  # nothing of the workspace is importable or writable by accident
-            close_fds=True,
-        )
+        # Dies with the server (files/lifeline.py); cwd: nothing of the workspace importable.
+        scripts = [os.path.abspath(pdf_worker.__file__), os.path.abspath(lifeline.__file__)]
+        command, pipe = [sys.executable, "-P", *scripts, str(os.getpid())], subprocess.PIPE
+        start = partial(subprocess.Popen, command, stdin=pipe, stdout=pipe, cwd="/", close_fds=True)
+        self.proc = lifeline.spawn(start)
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
         self.to_worker = self.proc.stdin.fileno()
