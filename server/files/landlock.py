@@ -18,6 +18,7 @@ import os
 import resource
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every arch
 _VERSION = 1  # landlock_create_ruleset flag: ask for the ABI version
@@ -127,16 +128,36 @@ def restrict(read: Sequence[str | int], run: Sequence[str] = ()) -> bool:
 
 
 def launch(argv: Sequence[str]) -> None:
-    """`ROOT... -- PROGRAM ARGS...`: restrict to reading beneath each ROOT, then become
-    PROGRAM (a Landlock domain is inherited across exec). Exit 125 when Landlock was
-    asked for and could not be applied: the caller knew the kernel has it."""
-    split = list(argv).index("--")
-    roots, command = list(argv[:split]), list(argv[split + 1 :])
+    """`[--parent PID] ROOT... -- PROGRAM ARGS...`: tie this process to PID's life
+    (lifeline.py: the kernel's SIGKILL when PID ends, kept across exec), restrict to
+    reading beneath each ROOT, then become PROGRAM (a Landlock domain is inherited
+    across exec). Exit 125 when Landlock was asked for and could not be applied: the
+    caller knew the kernel has it."""
+    argv = list(argv)
+    if argv[:1] == ["--parent"]:
+        _lifeline().hold(int(argv[1]))
+        argv = argv[2:]
+    split = argv.index("--")
+    roots, command = argv[:split], argv[split + 1 :]
     limit_memory()
     if not restrict(roots, [command[0], *SYSTEM_LIBRARIES]):
         sys.stderr.write("readkeeper: Landlock could not be applied\n")
         os._exit(125)
     os.execv(command[0], command)
+
+
+def _lifeline() -> Any:
+    """lifeline.py beside this file, loaded by its path: run as a program, this file
+    imports nothing of readkeeper's package (`-S -P -E`)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lifeline.py")
+    spec = importlib.util.spec_from_file_location("_readkeeper_lifeline", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from ..errors import ReadkeeperError
-from ..files import landlock
+from ..files import landlock, lifeline
 from ..files.confined import LAUNCHER, widen_pipe
 from ..files.zygote import NOT_CONFINED, NOT_STARTED
 from ..progress import step
@@ -251,14 +251,27 @@ def _start(command: list[str], root: str, allowed: str, env: dict[str, str]) -> 
             )
         except OSError:
             pass
-    launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__, allowed, "--"]
-    return subprocess.Popen(
-        launcher + command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
+    return _launch(command, root, allowed, env)
+
+
+def _launch(
+    command: list[str], root: str, allowed: str, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """rg by a fresh launcher: an interpreter that restricts itself, ties itself to this
+    process's life (files/lifeline.py: the program it becomes is killed with the
+    server), then becomes rg. Started from lifeline's thread, which lives as long as
+    the server (the kernel's signal follows the thread that started it)."""
+    launcher = [sys.executable, "-S", "-P", "-E", landlock.__file__]
+    launcher += ["--parent", str(os.getpid()), allowed, "--"]
+    return lifeline.spawn(
+        lambda: subprocess.Popen(
+            launcher + command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
     )
 
 
