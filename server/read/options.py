@@ -49,7 +49,7 @@ _FOR = {
 
 _IS = {
     "text": ("a text file", "read a range of its lines instead: {lines}"),
-    "image": ("an image", "read it with file_path alone"),
+    "image": ("an image", "read it whole: {whole}"),
     "pdf": ("a PDF", "read it by pages instead: {pages}"),
     "notebook": ("a notebook", "read a range of its cells instead: {cells}"),
 }
@@ -66,6 +66,7 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
             pages=call("read", file_path=path, pages="1-5"),
             lines=call("read", file_path=path, offset=1, limit=200),
             cells=call("read", file_path=path, offset=1, limit=10),
+            whole=call("read", file_path=path),
         )
         raise ReadkeeperError(
             "bad_params",

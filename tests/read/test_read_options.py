@@ -36,7 +36,7 @@ INAPPLICABLE = [
 ]
 SAYS = {
     "text": "read a range of its lines instead: ",
-    "image": "file_path alone",
+    "image": "read it whole: ",
     "pdf": "pages",
     "notebook": "read a range of its cells instead: ",
 }
@@ -67,8 +67,8 @@ def test_an_option_of_another_kind_is_refused(
     _files(workspace)
     error = refused(core, FILES[kind], **{option: OPTIONS[option]})
     _check(kind, option, error.kind, error.data.get("field"), error.message)
-    if kind in ("text", "notebook"):  # the way on a call with real values
-        assert 'readkeeper/read {"file_path": ' in error.message, error.message
+    assert 'readkeeper/read {"file_path": ' in error.message, error.message  # a real call
+    if kind in ("text", "notebook"):  # the range it names
         assert '"offset": 1, "limit": ' in error.message, error.message
 
 
