@@ -62,13 +62,19 @@ def _normal(name: str) -> str:
 _OPERATOR = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
 
 
+# The most of a name a search for it names (well within a call's cut: errors.cut_name).
+PATTERN_CHARS = 100
+
+
 def pattern_for(wanted: str) -> str:
     """A grep pattern that finds symbol name `wanted` as the file writes it: its last
     name ("read" of "Reader.read", "g" of "g[3]"), each operator escaped."""
     split = _ORDINAL.fullmatch(wanted.strip())
     name = split.group(1) if split is not None else wanted
     last = _normal(name).rsplit(".", 1)[-1] or wanted.strip()
-    return _OPERATOR.sub(r"\\\1", last)
+    # A long name's start alone: it finds the name's line, and the call naming it is
+    # never cut (a cut pattern searches for readkeeper's mark; round 28).
+    return _OPERATOR.sub(r"\\\1", last[:PATTERN_CHARS])
 
 
 def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
@@ -114,7 +120,15 @@ def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
     exact = [s for s in every if s.qualified_name == as_written]
     query = _normal(wanted)
     exact = exact or [s for s in every if s.qualified_name == query]
-    return exact or [s for s in every if s.qualified_name.endswith("." + query)]
+    exact = exact or [s for s in every if s.qualified_name.endswith("." + query)]
+    # A name longer than an outline shows is held cut ("…" after its start): the whole
+    # name, as the file writes it, reads it (round 28: "none with a similar name").
+    return exact or [s for s in every if _cut_start(s.qualified_name, as_written)]
+
+
+def _cut_start(held: str, wanted: str) -> bool:
+    """Whether `held`, a name the outline cut (its start, then "…"), is `wanted`'s."""
+    return held.endswith("…") and len(wanted) >= len(held) and wanted.startswith(held[:-1])
 
 
 def symbol_names(every: list[Symbol], qualified: set[str]) -> dict[int, str | None]:

@@ -1,0 +1,47 @@
+"""A symbol whose name is longer than an outline shows (200 characters, cut there with
+"…") is read by its whole name as the file writes it, and a search for a name past that
+length searches for what the file holds, never for readkeeper's cut mark (round 28, B7:
+a 10,000-character heading was "none with a similar name", and the grep named for it
+searched for `… [9,800 characters cut] …`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.protocol.search import GrepParams
+
+LONG = "Long " + "L" * 9_995
+
+
+def _doc(workspace: Path) -> None:
+    filler = "".join(f"## Part {n}\n\n" + "words " * 40 + "\n\n" for n in range(400))
+    (workspace / "doc.md").write_text(f"# Intro\n\n{filler}# {LONG}\n\nthe long one's text\n")
+
+
+def test_a_symbol_is_read_by_its_whole_name(core: Readkeeper, workspace: Path) -> None:
+    _doc(workspace)
+    read: dict[str, Any] = unstructure(core.read(ReadParams(file_path="doc.md", symbol=LONG)))
+    assert read["file"]["content"].endswith("the long one's text"), read["file"]["content"][-300:]
+
+
+def test_a_long_name_s_search_finds_what_the_file_holds(core: Readkeeper, workspace: Path) -> None:
+    _doc(workspace)
+    # A long name the file writes, in a paragraph: no symbol, but a search finds it.
+    named = "Zed " + "Z" * 5_000
+    with (workspace / "doc.md").open("a") as doc:
+        doc.write(f"\n{named} in words\n")
+    with pytest.raises(ReadkeeperError) as refused:
+        core.read(ReadParams(file_path="doc.md", symbol=named))
+    message = refused.value.message
+    [grep] = [json.loads(m) for m in re.findall(r"readkeeper/grep (\{.*?\})", message)]
+    assert "characters cut" not in grep["pattern"], grep
+    found = core.grep(GrepParams(pattern=grep["pattern"], path=str(workspace)))
+    assert found["matches"], grep
