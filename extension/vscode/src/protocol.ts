@@ -192,7 +192,7 @@ export interface OutlineFile {
    * inside)" marks a symbol whose nested ones were left out to keep it small.
    */
   outline: string;
-  /** symbols in the file */
+  /** symbols in the file, at most MAX_OUTLINE_SYMBOLS (the walk stops there) */
   symbols: number;
   shown_symbols: number;
   /** the first lines, numbered as in a `text` result */
