@@ -45,3 +45,32 @@ def test_a_long_name_s_search_finds_what_the_file_holds(core: Readkeeper, worksp
     assert "characters cut" not in grep["pattern"], grep
     found = core.grep(GrepParams(pattern=grep["pattern"], path=str(workspace)))
     assert found["matches"], grep
+
+
+def _twins(workspace: Path) -> tuple[str, str]:
+    stem = "h" * 200
+    body = "".join(f"    x{n} = {n}\n" for n in range(400))
+    (workspace / "twins.py").write_text(f"def {stem}X():\n{body}\n\ndef {stem}Y():\n{body}")
+    return stem + "X", stem + "Y"
+
+
+def test_two_long_names_of_one_start_are_told_apart(core: Readkeeper, workspace: Path) -> None:
+    # Round 29: both were held as the same cut name, and Y's name read X.
+    first, second = _twins(workspace)
+    for name, line in ((first, 1), (second, 404)):
+        read: dict[str, Any] = unstructure(core.read(ReadParams(file_path="twins.py", symbol=name)))
+        assert read["file"]["start_line"] == line, (name[-1], read["file"]["start_line"])
+    with pytest.raises(ReadkeeperError) as refused:
+        core.read(ReadParams(file_path="twins.py", symbol="h" * 200 + "Z"))
+    assert refused.value.kind == "not_found"
+
+
+def test_a_cut_name_s_ordinal_reads_the_symbol_it_counts(core: Readkeeper, workspace: Path) -> None:
+    # The outline names the two by their cut name, and "[2]" for the second: as written,
+    # each reads its own (round 29: "[2]" read the first, and said "[2]" again).
+    _twins(workspace)
+    held = "h" * 199 + "…"
+    second = unstructure(core.read(ReadParams(file_path="twins.py", symbol=f"{held}[2]")))
+    assert second["file"]["start_line"] == 404
+    first = unstructure(core.read(ReadParams(file_path="twins.py", symbol=held)))
+    assert first["file"]["start_line"] == 1

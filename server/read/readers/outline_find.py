@@ -77,14 +77,15 @@ def pattern_for(wanted: str) -> str:
     return _OPERATOR.sub(r"\\\1", last[:PATTERN_CHARS])
 
 
-def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
+def find(found: list[Symbol], wanted: str, most: int = 6, text: str = "") -> Found:
     """The symbol named `wanted` ("Class.method", "method", "Class::method", "Intro[2]"):
     by its qualified name, else by the end of one; of several sharing that name, the
     first (or the one its "[N]" says). Names matching symbols of several qualified names
-    give those as candidates."""
+    give those as candidates. `text`: the file's, where a name longer than an outline
+    holds is looked for whole (`_long_named`)."""
     every = [symbol for _, symbol in walk(found)]
     cut = cut_after(every)
-    matches = _matching(wanted, every)
+    matches = _matching(wanted, every) or _long_named(wanted.strip(), every, text)
     place = None
     if not matches:
         split = _ORDINAL.fullmatch(wanted.strip())
@@ -120,15 +121,44 @@ def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
     exact = [s for s in every if s.qualified_name == as_written]
     query = _normal(wanted)
     exact = exact or [s for s in every if s.qualified_name == query]
-    exact = exact or [s for s in every if s.qualified_name.endswith("." + query)]
-    # A name longer than an outline shows is held cut ("…" after its start): the whole
-    # name, as the file writes it, reads it (round 28: "none with a similar name").
-    return exact or [s for s in every if _cut_start(s.qualified_name, as_written)]
+    return exact or [s for s in every if s.qualified_name.endswith("." + query)]
 
 
-def _cut_start(held: str, wanted: str) -> bool:
-    """Whether `held`, a name the outline cut (its start, then "…"), is `wanted`'s."""
-    return held.endswith("…") and len(wanted) >= len(held) and wanted.startswith(held[:-1])
+# How much of a symbol's first lines is searched for a long name it holds cut.
+_HEAD_LINES = 20
+_HEAD_CHARS = 1 << 20
+
+
+def _long_named(wanted: str, every: list[Symbol], text: str) -> list[Symbol]:
+    """The symbols whose name the outline holds cut (its start, then "…") and whose
+    first lines in `text` write `wanted`'s own part of it whole: a name past the cut
+    (round 28: "none with a similar name"), told from another of the same start (round
+    29: two such names read the first)."""
+    found = []
+    for symbol in every:
+        held = symbol.qualified_name
+        if not held.endswith("…") or not wanted.startswith(held[:-1]):
+            continue
+        own = wanted[len(held) - len(symbol.name) :]  # its name, its parents' left out
+        if len(own) >= len(symbol.name) and own in _head(text, symbol.start_line):
+            found.append(symbol)
+    return found
+
+
+def _head(text: str, line: int) -> str:
+    """`text` from line `line` (1-based), its first `_HEAD_LINES` lines at most."""
+    at = 0
+    for _ in range(line - 1):
+        at = text.find("\n", at) + 1
+        if at == 0:
+            return ""
+    end = at
+    for _ in range(_HEAD_LINES):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            end = len(text)
+            break
+    return text[at : min(end, at + _HEAD_CHARS)]
 
 
 def symbol_names(every: list[Symbol], qualified: set[str]) -> dict[int, str | None]:

@@ -289,7 +289,8 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
     if grammar is None:
         raise no_grammar(path, wanted)
     try:
-        found = outline_find.find(outline.symbols(text, grammar, content_digest), wanted)
+        symbols = outline.symbols(text, grammar, content_digest)
+        found = outline_find.find(symbols, wanted, text=text)
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
