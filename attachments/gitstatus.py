@@ -20,30 +20,23 @@ repository's state, `corrupt` (gitstatus_kinds.py), never readkeeper's fault.
 
 from __future__ import annotations
 
-import atexit
 import fcntl
 import json
 import os
 import re
-import select
-import signal
 import stat
-import subprocess
-import sys
-import threading
 import time
-from contextlib import ExitStack, suppress
-from subprocess import PIPE
+from contextlib import ExitStack
 from typing import Any, NoReturn
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError, library_words
-from readkeeper.files import landlock, lifeline
 from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import ALLOWED_SETTING, Workspace
 from readkeeper.files.reach import LeadsOut, walk
 
-from . import gitstatus_kinds, gitstatus_stalls, gitstatus_worker
+from . import gitstatus_kinds, gitstatus_stalls
+from .gitstatus_workers import WORKERS, read_line
 
 
 class NotARepository(Exception):
@@ -71,10 +64,6 @@ _INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
 _ALTERNATES_DEPTH = 5
 _SMALL_FILE_MAX = 1 << 20
 _O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
-# How long a new worker may take to import pygit2 (seconds).
-_START_SECONDS = 20.0
-# A reply holds at most gitstatus_worker.MAX_LINES lines of quoted paths.
-_REPLY_MAX = 64 << 20
 # Each status confined by Landlock where the kernel has it (tests turn this off to show
 # that their race is real).
 CONFINE = True
@@ -308,31 +297,32 @@ def _run(
     allow = [[_real_path(fd), os.fstat(fd).st_dev, os.fstat(fd).st_ino] for fd in reach]
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
     line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
-    if not _worker.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+    worker = WORKERS.take(deadline)
+    if worker is None:  # every worker busy with another root's status all along
         raise gitstatus_kinds.slow(timeout)
     try:
-        process = _worker.ready()
+        process = worker.ready()
         assert process.stdin is not None
         assert process.stdout is not None
         try:
             process.stdin.write(line)
             process.stdin.flush()
-            reply = _read_line(process.stdout.fileno(), deadline)
+            reply = read_line(process.stdout.fileno(), deadline)
         except BrokenPipeError:
             reply = b""
         except TimeoutError:
-            _worker.stop()
+            worker.stop()
             raise
         if not reply.endswith(b"\n"):
-            _worker.stop()
+            worker.stop()
             raise ReadkeeperError(
                 "internal",
                 f"git status failed: its reader stopped (exit status {process.poll()}). "
                 "Ask for the attachments again.",
             )
-        _worker.used = time.monotonic()
+        worker.used = time.monotonic()
     finally:
-        _worker.lock.release()
+        WORKERS.give(worker)
     # libgit2 opened these folders by name: an answer about whatever stands there now
     # in place of the folders checked is not theirs. A swap undone before this look is
     # not seen here; Landlock (gitstatus_worker) keeps libgit2 from reading it.
@@ -366,79 +356,3 @@ def _real_path(fd: int) -> str:
         raise Unsafe("readkeeper cannot tell where its git folder is on this system")
     path: bytes = fcntl.fcntl(fd, get_path, bytes(os.pathconf("/", "PC_PATH_MAX")))
     return os.fsdecode(path.rstrip(b"\0"))
-
-
-def _read_line(fd: int, deadline: float) -> bytes:
-    """One line from `fd`, by `deadline` (else TimeoutError); less at end of file."""
-    got = bytearray()
-    while not got.endswith(b"\n") and len(got) < _REPLY_MAX:
-        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            raise TimeoutError
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        got += chunk
-    return bytes(got)
-
-
-class _Worker:
-    """The one warm worker process, started on first use, replaced after a timeout, a
-    crash, or an idle spell."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.process: subprocess.Popen[bytes] | None = None
-        self.used = 0.0
-        # Whether the last started worker confines each status with Landlock.
-        self.confined: bool | None = None
-
-    def ready(self) -> subprocess.Popen[bytes]:
-        idle = time.monotonic() - self.used > gitstatus_worker.IDLE_SECONDS / 2
-        if self.process is not None and (idle or self.process.poll() is not None):
-            self.stop()
-        if self.process is None:
-            env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
-            if "PYTHONPATH" in os.environ:
-                env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-            # Its own process group, so a timeout ends it whatever it is blocked on; it
-            # and its child die with the server (lifeline.py), whatever ends the server.
-            scripts = [gitstatus_worker.__file__, landlock.__file__, lifeline.__file__]
-            command = [sys.executable, "-P", *map(os.path.abspath, scripts), str(os.getpid())]
-
-            def start() -> subprocess.Popen[bytes]:
-                return subprocess.Popen(
-                    command, stdin=PIPE, stdout=PIPE, env=env, cwd="/", start_new_session=True
-                )
-
-            self.process = lifeline.spawn(start)
-            # The start is not the repository's time (a short git timeout must not kill
-            # every worker before it imported pygit2).
-            assert self.process.stdout is not None
-            try:
-                hello = _read_line(self.process.stdout.fileno(), time.monotonic() + _START_SECONDS)
-            except TimeoutError:
-                hello = b""
-            if hello not in (b"ready\n", b"ready confined\n"):
-                self.stop()
-                raise ReadkeeperError(
-                    "internal",
-                    "git status failed: its reader (pygit2) did not start. Ask for the "
-                    "attachments again.",
-                )
-            self.confined = hello == b"ready confined\n"
-        return self.process
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        with suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.communicate()
-        self.process = None
-
-
-_worker = _Worker()
-# Its process group ends as the server exits, before the interpreter waits for the
-# threads of its pools (concurrent.futures joins them at exit: a thread waiting on a
-# worker blocked for good held the exit of a server whose client had left).
-getattr(threading, "_register_atexit", atexit.register)(_worker.stop)

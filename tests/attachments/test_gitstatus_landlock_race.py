@@ -16,7 +16,7 @@ import pytest
 from swapper import races
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed, git
 
-from readkeeper.attachments import gitstatus
+from readkeeper.attachments import gitstatus, gitstatus_workers
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import landlock
 from readkeeper.files.paths import Workspace
@@ -62,7 +62,7 @@ def _leaks(workspace: Path, tmp_path: Path, control: bool = False) -> tuple[int,
             workspace / "sub", link, look, OUTSIDE_NAME, "branch master", *_BUDGETS[control]
         )
     finally:
-        gitstatus._worker.stop()
+        gitstatus_workers.WORKERS.stop()
 
 
 def test_git_status_never_shows_an_outside_name_through_folders_swapped_while_it_reads(

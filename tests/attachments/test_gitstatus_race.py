@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_lsp_gitstatus_hostile import OUTSIDE_NAME, committed
 
-from readkeeper.attachments import gitstatus
+from readkeeper.attachments import gitstatus, gitstatus_workers
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import Workspace
 
@@ -24,14 +24,14 @@ def test_a_git_folder_swapped_for_a_link_out_after_the_check_shows_nothing(
     committed(workspace)
     roots = Workspace()
     roots.set_roots([str(workspace)])
-    handed = gitstatus._worker.ready
+    handed = gitstatus_workers.Worker.ready
 
-    def swapped_then_handed() -> object:
+    def swapped_then_handed(worker: gitstatus_workers.Worker) -> object:
         (workspace / ".git").rename(workspace / ".git.checked")
         (workspace / ".git").symlink_to(outside / ".git", target_is_directory=True)
-        return handed()
+        return handed(worker)
 
-    monkeypatch.setattr(gitstatus._worker, "ready", swapped_then_handed)
+    monkeypatch.setattr(gitstatus_workers.Worker, "ready", swapped_then_handed)
     try:
         shown = gitstatus.status(roots, str(workspace), 20.0)
     except ReadkeeperError as exc:

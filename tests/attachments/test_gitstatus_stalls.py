@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper.attachments import gitstatus, gitstatus_kinds, gitstatus_stalls
+from readkeeper.attachments import gitstatus, gitstatus_kinds, gitstatus_stalls, gitstatus_workers
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import AttachmentsParams
@@ -301,3 +301,29 @@ def test_a_status_the_attachments_timeout_would_cut_is_remembered(
     assert runs == [1]
     for said in (first, second):
         assert "Ask for it alone" not in said, said
+
+
+def test_stalled_roots_are_each_tried_in_the_first_call(tmp_path: Path, runs: list[int]) -> None:
+    # Round 29: one worker ran one root's status at a time, so with four roots each
+    # stalled on a FIFO the others waited behind it, were told to ask again, and each
+    # call found only one more (four calls of 2 s). Side by side, the first call tries
+    # every root, and the second waits on none.
+    roots = []
+    for n in range(gitstatus_workers.MOST_WORKERS):
+        root = (tmp_path / f"r{n}").resolve()
+        root.mkdir()
+        repository(root)
+        fifo_for_head_commit(root)
+        roots.append(str(root))
+    core = Readkeeper(roots=roots, client_settings=SETTINGS)
+    try:
+        for call in ("first", "second"):
+            result = core.attachments(AttachmentsParams(types=["git_status"]))
+            said = [d["reason"] for d in result["dropped"]]
+            assert len(said) == len(roots), (call, said)
+            for reason in said:
+                assert "named pipe" in reason, (call, reason)
+                assert "Ask for the attachments again" not in reason, (call, reason)
+        assert runs == [len(roots)]
+    finally:
+        core.close()
