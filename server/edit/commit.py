@@ -197,9 +197,19 @@ def hold_for_change(where: Location) -> Iterator[atomic.Held]:
         raise os_error(path, exc) from None
 
 
-def replace(held: atomic.Held, data: bytes, expected: bytes) -> os.stat_result | None:
+def replace(
+    held: atomic.Held, data: bytes, expected: bytes, settings: Settings | None
+) -> os.stat_result | None:
     """`atomic.replace`, with readkeeper's error for what the system refuses; what it
-    wrote is noted for `readkeeper/undo` (journal.py)."""
+    wrote is noted for `readkeeper/undo` (journal.py). A change that would grow the file
+    past the cap its edits are held to (`load`) is refused: made, it would leave a file
+    readkeeper no longer reads or edits whole (round 29: a damaged notebook's edit took
+    it past max_document_bytes, and every read, edit and write after was refused).
+    `settings` None: no cap (an undo puts back bytes the file held)."""
+    if settings is not None:
+        limit, setting = whole_cap(held.opened.fd, held.opened.path, settings)
+        if len(data) > limit and len(data) > len(expected):
+            raise _too_large(held.opened.path, len(data), limit, setting, after=True)
     try:
         new_stat = atomic.replace(held, data, expected)
     except OSError as exc:
@@ -268,12 +278,26 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
     return Loaded(data, text, encoding)
 
 
-def _too_large(path: str, size: int, limit: int, setting: str) -> ReadkeeperError:
+def _too_large(
+    path: str, size: int, limit: int, setting: str, after: bool = False
+) -> ReadkeeperError:
     what = (
         "notebooks (the limit for reading one)"
         if setting == "max_document_bytes"
         else "files readkeeper edits (the limit for reading a file whole)"
     )
+    if after:  # the change was not made: the file is as it was
+        return ReadkeeperError(
+            "too_large",
+            f"The change was not made: it would leave {quoting.name(path)} {size:,} bytes, "
+            f"over the {limit:,}-byte limit for {what}, past which readkeeper could no "
+            f"longer read or edit it whole. Make a change that leaves it within "
+            f"{limit:,} bytes, or ask the user to raise {setting} "
+            f"(READKEEPER_{setting.upper()}).",
+            file_path=path,
+            size=size,
+            **{setting: limit},
+        )
     return ReadkeeperError(
         "too_large",
         f"{quoting.name(path)} is {size:,} bytes, over the {limit:,}-byte limit for {what}. "

@@ -138,7 +138,7 @@ def _edit_once(
         _validate(notebook, lambda: parse(data, real), real)
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         new_data = bom + encode(new_text, UTF8, real, "new_source")
-        new_stat = replace(held, new_data, data)
+        new_stat = replace(held, new_data, data, settings)
         if new_stat is None:
             return None  # changed under us: look again
 

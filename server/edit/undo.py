@@ -173,7 +173,7 @@ def _restore(held: list[atomic.Held], files: list[FileChange]) -> list[os.stat_r
     for one, written in zip(held, files, strict=True):
         assert written.before is not None
         try:
-            new_stat = replace(one, written.before, written.after)
+            new_stat = replace(one, written.before, written.after, None)
         except ReadkeeperError:
             _put_back(done)
             raise
@@ -189,7 +189,7 @@ def _put_back(done: list[tuple[atomic.Held, FileChange]]) -> None:
     """The files an undo restored before one failed get the change's bytes again."""
     for one, written in reversed(done):
         assert written.before is not None
-        replace(one, written.after, written.before)
+        replace(one, written.after, written.before, None)
 
 
 def _text(data: bytes) -> str:
