@@ -23,9 +23,7 @@ def _edit(core: Readkeeper, path: Path, old: str, new: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["text", "damaged notebook"])
-def test_an_edit_past_the_cap_is_refused_and_a_smaller_one_made(
-    workspace: Path, kind: str
-) -> None:
+def test_an_edit_past_the_cap_is_refused_and_a_smaller_one_made(workspace: Path, kind: str) -> None:
     if kind == "text":
         path, setting = workspace / "a.txt", "max_size_bytes"
         path.write_text("x = 1\n" + "# pad\n" * 150)  # 906 bytes
