@@ -19,7 +19,7 @@ from .cli_stats import add_command as add_stats_command
 from .cli_terminal import Parser, stderr_log_handler, terminal_output
 from .errors import ReadkeeperError, fault_reason, shown_content
 from .exit_status import REFUSED
-from .hints import for_cli, given_root
+from .hints import answering, for_cli, given_root
 from .loading import loading
 from .peers import loopback_refusal, unsupported
 from .quoting import show, wire_json
@@ -334,35 +334,36 @@ def _read(args: argparse.Namespace) -> int:
         "estimate": args.estimate,
         "force": args.force,
     }
-    try:
-        # Through the protocol's converter, as a request is: one rule for every value.
-        params = structure({k: v for k, v in asked.items() if v is not None}, ReadParams)
-        result = unstructure(core.read(params))
-        result = {**result, "file": kept_pages(result["file"], args)}  # --out, --json too
-    except ReadkeeperError as exc:
-        if args.json:
-            print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
-        else:
-            show(
-                f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
-                sys.stderr,
-            )
-        return REFUSED
-    if args.json:  # exact: JSON escapes what it must, and a program reads it
-        print(wire_json(result))
-        return 0
-    file = result["file"]
-    if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them
-        if file["content"]:
-            show(file["content"], sys.stdout)
-        if file.get("note"):
-            show(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
-    else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
-        from . import render
-        from .rendered_tokens import recounted
+    with answering("read", {k: v for k, v in asked.items() if v not in (None, False)}):
+        try:
+            # Through the protocol's converter, as a request is: one rule for every value.
+            params = structure({k: v for k, v in asked.items() if v is not None}, ReadParams)
+            result = unstructure(core.read(params))
+            result = {**result, "file": kept_pages(result["file"], args)}  # --out, --json too
+        except ReadkeeperError as exc:
+            if args.json:
+                print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
+            else:
+                show(
+                    f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
+                    sys.stderr,
+                )
+            return REFUSED
+        if args.json:  # exact: JSON escapes what it must, and a program reads it
+            print(wire_json(result))
+            return 0
+        file = result["file"]
+        if result["type"] == "text":  # the lines alone on stdout, as `cat -n` would print them
+            if file["content"]:
+                show(file["content"], sys.stdout)
+            if file.get("note"):
+                show(f"readkeeper: note: {for_cli(file['note'])}", sys.stderr)
+        else:  # PDF text, notebook cells, an outline, an image's facts: as an agent reads them
+            from . import render
+            from .rendered_tokens import recounted
 
-        # The count said is of the text printed, not of the JSON `--json` prints.
-        result = {**result, "file": for_the_command_line(file, args, result["type"])}
-        counted = recounted(result, core.tokens.count, steps=for_cli)
-        show(render.read(counted, for_cli), sys.stdout)
-    return 0
+            # The count said is of the text printed, not of the JSON `--json` prints.
+            result = {**result, "file": for_the_command_line(file, args, result["type"])}
+            counted = recounted(result, core.tokens.count, steps=for_cli)
+            show(render.read(counted, for_cli), sys.stdout)
+        return 0

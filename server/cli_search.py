@@ -11,7 +11,7 @@ from .cli_numbers import whole_number
 from .errors import ReadkeeperError, shown_content
 from .exit_status import DONE, NOTHING_FOUND, REFUSED, root_refusal
 from .files.reach import here
-from .hints import for_cli
+from .hints import answering, for_cli
 from .quoting import show, wire_json
 from .search.shown import escapes_note, lines
 
@@ -73,28 +73,29 @@ def run(args: argparse.Namespace) -> int:
     if core is None:
         return REFUSED
     method, params = _params(args)
-    try:
-        result = calls.call(core, method, params)
-    except ReadkeeperError as exc:
+    with answering(method, params):
+        try:
+            result = calls.call(core, method, params)
+        except ReadkeeperError as exc:
+            if args.json:
+                print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
+            else:
+                show(
+                    f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
+                    sys.stderr,
+                )
+            return REFUSED
         if args.json:
-            print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
+            print(wire_json(result))
         else:
-            show(
-                f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
-                sys.stderr,
-            )
-        return REFUSED
-    if args.json:
-        print(wire_json(result))
-    else:
-        for line in lines(method, result, core.workspace.display):
-            show(line, sys.stdout)
-        escaped = escapes_note(method, result, core.workspace.display)
-        for note in filter(None, [escaped, result.get("note")]):
-            show(f"readkeeper: note: {for_cli(note)}", sys.stderr)
-    found = result.get("matches") or result.get("files") or result.get("counts")
-    found = found or result.get("paths") or result.get("entries")
-    return DONE if found else NOTHING_FOUND
+            for line in lines(method, result, core.workspace.display):
+                show(line, sys.stdout)
+            escaped = escapes_note(method, result, core.workspace.display)
+            for note in filter(None, [escaped, result.get("note")]):
+                show(f"readkeeper: note: {for_cli(note)}", sys.stderr)
+        found = result.get("matches") or result.get("files") or result.get("counts")
+        found = found or result.get("paths") or result.get("entries")
+        return DONE if found else NOTHING_FOUND
 
 
 def _params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

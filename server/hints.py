@@ -324,6 +324,23 @@ def given_root(root: str | None) -> Iterator[None]:
         _given_root.pop()
 
 
+# The call the running command makes, as its method and params (cli.py sets it:
+# `answering`): a run of options `again` wrote is then said as that whole command with
+# them changed, never as flags alone to append (round 29: `the rest: --offset 100` after a
+# command ending in `--` was refused by the parser).
+_answering: list[tuple[str, dict[str, Any]]] = []
+
+
+@contextlib.contextmanager
+def answering(method: str, params: Mapping[str, Any]) -> Iterator[None]:
+    """Within it, the CLI's words for the call `method` with `params` just made."""
+    _answering.append((method, dict(params)))
+    try:
+        yield
+    finally:
+        _answering.pop()
+
+
 def for_cli(message: str, keep: Iterable[str] = ()) -> str:
     """`message` with each next call as the `readkeeper` command that does it (a method
     the CLI lacks is left as the method; `keep` as `rewrite` keeps it)."""
@@ -337,7 +354,7 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
                 )
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
         command, positional = _CLI[method]
-        params = dict(params or {})
+        params = _cli_params(method, dict(params or {}))
         if method == "read" and params.get("render") is True and "out" not in params:
             # The CLI keeps rendered pages only where --out says (cli_media.py).
             params["out"] = render_folder(str(params.get("file_path", "")))
@@ -353,7 +370,28 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
             words = ["readkeeper", command, *given, *flags]
         return "`" + " ".join(words) + "`"
 
-    return rewrite(message, word, keep, _named_flags, _flags)
+    def again_said(run: dict[str, Any]) -> str:
+        if not _answering:
+            return _flags(run)
+        method, params = _answering[-1]
+        return word(method, {**params, **run}) or _flags(run)
+
+    return rewrite(message, word, keep, _named_flags, again_said)
+
+
+def _cli_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A call's params as the CLI's command takes them: grep's case and output as its
+    switches (`--ignore-case`, `--files`, `--count`), its defaults left out."""
+    if method != "grep":
+        return params
+    if params.pop("case_sensitive", True) is False:
+        params["ignore_case"] = True
+    output = params.pop("output", "matches")
+    if output in ("files", "counts"):
+        params["files" if output == "files" else "count"] = True
+    if params.get("context") == 0:
+        del params["context"]
+    return params
 
 
 def _flags(params: dict[str, Any]) -> str:

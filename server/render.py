@@ -180,7 +180,7 @@ def text_file(file: dict[str, Any]) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += f"; more: read with {again(offset=file['next_offset'])}"
+        head += f"; the rest: {again(offset=file['next_offset'])}"
     return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 
 
@@ -210,7 +210,7 @@ def notebook(file: dict[str, Any], steps: Steps | None = None) -> str:
     if file.get("partial") and file.get("next_offset"):
         images = True if file.get("include_images") else None
         more = again(offset=file["next_offset"], include_images=images)
-        head += _said(f"; more: read with {more}", steps)
+        head += _said(f"; the rest: {more}", steps)
     shown = notebook_cells(cells, steps)
     return _with_note(f"{head}\n{shown}" if shown else head, file)
 
@@ -256,7 +256,7 @@ def _image(image: dict[str, Any], steps: Steps | None) -> str:
     if image.get("note"):
         return f"{facts}: not sent. {_note(_said(image['note'], steps))}"
     return f"{facts}: " + _said(
-        f"a size placeholder; read with {again(include_images=True)} to see it.", steps
+        f"a size placeholder; {again(include_images=True)} shows it.", steps
     )
 
 

@@ -48,7 +48,7 @@ def test_an_outlines_note_names_flags(workspace: Path) -> None:
     assert not WRITTEN.search(said), said
     assert "--symbol func_0" in said
     assert "--force" in said
-    assert re.search(r"\(--offset \d+\)", said), said
+    assert re.search(r"\(`readkeeper read big.py --offset \d+`\)", said), said
     symbol = run("read", "big.py", "--symbol", "func_0", cwd=workspace)
     assert symbol.stdout.splitlines() == ["     1\tdef func_0(x):", "     2\t    return x + 0"]
 
@@ -97,3 +97,24 @@ def test_a_positional_or_a_value_like_an_option_is_still_one() -> None:
     said = for_cli(call("read", file_path="/w/a.pdf", pages="1", render=True, out="-x"))
     [command] = re.findall(r"`(readkeeper [^`]*)`", said)
     assert build_parser().parse_args(shlex.split(command)[1:]).out == "-x"
+
+
+def test_the_rest_of_a_cut_search_is_a_whole_command_that_runs(workspace: Path) -> None:
+    # Round 29: "the rest: --offset 100" was flags alone, to append to a command that
+    # may end in `--`; now the command itself, each option as the CLI takes it.
+    (workspace / "f.txt").write_text("".join(f"-x {n}\n" for n in range(30)))
+    done = run("grep", "-i", "--max-matches", "5", "--", "-X", ".", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    commands = re.findall(r"`(readkeeper grep [^`]*)`", done.stderr)
+    assert len(commands) == 1, done.stderr
+    [command] = commands
+    words = shlex.split(command)
+    assert {"--offset", "--ignore-case"} <= set(words), command
+    assert not {"--output", "--case-sensitive"} & set(words), command
+    again = run(*words[1:], cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert "f.txt:6:-x 5" in again.stdout, again.stdout
+    (workspace / "big.txt").write_text("".join(f"{n}\n" for n in range(2100)))
+    read = run("read", "big.txt", cwd=workspace)
+    [command] = re.findall(r"`(readkeeper read [^`]*)`", read.stderr)
+    assert shlex.split(command)[2:] == ["big.txt", "--offset", "2001"], command

@@ -40,8 +40,8 @@ def test_whole_read_stops_at_default_limit_and_says_where_to_go_on(
     assert file["partial"] is True
     assert file["next_offset"] == 2001
     assert file["note"] == (
-        "Showing lines 1-2000 of 2500 (reads return at most 2000 lines unless a limit is "
-        "given). Continue with offset=2001."
+        "Showing lines 1-2000 of 2500 (a read returns at most 2000 lines unless it asks "
+        "for more). Continue with offset=2001."
     )
 
 

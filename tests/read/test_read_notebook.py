@@ -218,7 +218,7 @@ def test_the_call_that_reads_on_keeps_the_images_asked_for(
     offset = result["file"]["next_offset"]
     said = f"offset={offset}, include_images=true"
     assert f"Continue with {said}." in result["file"]["note"]
-    assert f"more: read with {said}" in render.read(result)
+    assert f"the rest: {said}" in render.read(result)
     assert f"the rest starts at {said}." in read(core, path, include_images=True)["file"]["note"]
     # Without images asked for, the call is the offset alone.
     assert "include_images" not in read(core, path)["file"]["note"]

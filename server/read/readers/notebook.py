@@ -133,7 +133,7 @@ def read_notebook(
         why = (
             f"the notebook is over the {settings.max_tokens:,}-token cap"
             if capped
-            else f"reads return at most {words.count(window.limit, 'cell')} unless a limit is given"
+            else f"a read returns at most {words.count(window.limit, 'cell')} unless it asks for more"
         )
         notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
         if next_offset is not None:
@@ -152,8 +152,8 @@ def read_notebook(
     if placeholders:
         many = "s" if placeholders > 1 else ""
         notes.append(
-            f"{placeholders} image{many} shown as size placeholder{many}; read with "
-            f"{again(include_images=True)} to see {'them' if many else 'it'}."
+            f"{placeholders} image{many} shown as size placeholder{many}; "
+            f"{again(include_images=True)} shows {'them' if many else 'it'}."
         )
     if len(unsent) > placeholders:
         many = "s" if len(unsent) - placeholders > 1 else ""

@@ -375,7 +375,7 @@ def _view(
     if partial and ranged:
         lines = split_lines(text)
     if partial:
-        why = note or f"reads return at most {window.limit} lines unless a limit is given"
+        why = note or f"a read returns at most {window.limit} lines unless it asks for more"
         # Cut at the cap: as many lines as fit the cap from there (the lines after may
         # cost more than those shown), so the call suggested is one that works.
         more = None
