@@ -133,7 +133,8 @@ def read_notebook(
         why = (
             f"the notebook is over the {settings.max_tokens:,}-token cap"
             if capped
-            else f"a read returns at most {words.count(window.limit, 'cell')} unless it asks for more"
+            else f"a read returns at most {words.count(window.limit, 'cell')} unless it asks "
+            "for more"
         )
         notes.append(f"Showing cells {window.offset}-{shown_end} of {total} ({why}).")
         if next_offset is not None:
