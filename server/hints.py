@@ -55,8 +55,9 @@ def again(**params: Any) -> str:
     the core writes it: `offset=501, limit=200`, `force=true`, `pages="2", render=true`
     (each value as JSON). Only here does readkeeper's text name an option with its value
     (tests/test_ways_on.py): every front end finds these runs by one rule and says them
-    in its own words (`--offset 501`, `head=200`); one that names another call, or that
-    the agent reads beside other files' answers, is a `call`."""
+    in its own words (the CLI's whole command with `--offset 501`, the drop-in's
+    `head=200`); a way on that names another call (another method, another file) is a
+    `call`."""
     unknown = set(params) - set(OPTIONS)
     if unknown:
         raise ValueError(f"hints.again: {sorted(unknown)} are no options a way on changes")
