@@ -17,7 +17,7 @@ from .cli_search import open_core
 from .cli_search import run as run_search
 from .cli_stats import add_command as add_stats_command
 from .cli_terminal import Parser, stderr_log_handler, terminal_output
-from .errors import ReadkeeperError, fault_reason, shown_content
+from .errors import ReadkeeperError, fault_reason
 from .exit_status import REFUSED
 from .hints import answering, for_cli, given_root
 from .loading import loading
@@ -313,6 +313,7 @@ def _missing_stream(args: argparse.Namespace) -> str | None:
 
 def _read(args: argparse.Namespace) -> int:
     from .cli_media import for_the_command_line, kept_pages, needs_out
+    from .cli_search import say_refused
     from .protocol import ReadParams, structure, unstructure
 
     refused = needs_out(args)
@@ -341,14 +342,7 @@ def _read(args: argparse.Namespace) -> int:
             result = unstructure(core.read(params))
             result = {**result, "file": kept_pages(result["file"], args)}  # --out, --json too
         except ReadkeeperError as exc:
-            if args.json:
-                print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
-            else:
-                show(
-                    f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
-                    sys.stderr,
-                )
-            return REFUSED
+            return say_refused(exc, args.json)
         if args.json:  # exact: JSON escapes what it must, and a program reads it
             print(wire_json(result))
             return 0

@@ -77,14 +77,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = calls.call(core, method, params)
         except ReadkeeperError as exc:
-            if args.json:
-                print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
-            else:
-                show(
-                    f"readkeeper: {exc.kind}: {for_cli(exc.message, shown_content(exc.data))}",
-                    sys.stderr,
-                )
-            return REFUSED
+            return say_refused(exc, args.json)
         if args.json:
             print(wire_json(result))
         else:
@@ -117,3 +110,14 @@ def _params(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         params = {"pattern": args.pattern, "path": args.path, "offset": args.offset}
         return "glob", {k: v for k, v in params.items() if v is not None}
     return "list", {"path": args.path, "depth": args.depth, "offset": args.offset}
+
+
+def say_refused(exc: ReadkeeperError, as_json: bool) -> int:
+    """A refusal as every command prints it: one line on stderr in the command line's
+    words, or with `--json` the error object on stdout; the exit status."""
+    if as_json:
+        print(wire_json({"error": {"message": exc.message, "data": exc.to_data()}}))
+    else:
+        said = for_cli(exc.message, shown_content(exc.data))
+        show(f"readkeeper: {exc.kind}: {said}", sys.stderr)
+    return REFUSED

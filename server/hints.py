@@ -32,10 +32,8 @@ Word = Callable[[str, dict[str, Any] | None], str | None]
 # A front end's words for a run of options `again` wrote, given as a dict.
 Options = Callable[[dict[str, Any]], str]
 # The options a way on may change (`again`): the params of read, grep, glob and list.
-OPTIONS = (
-    "offset", "limit", "symbol", "pages", "render", "force", "include_images",
-    "line_format", "estimate", "max_matches", "depth",
-)  # fmt: skip
+OPTIONS = ["offset", "limit", "symbol", "pages", "render", "force", "include_images"]
+OPTIONS += ["line_format", "estimate", "max_matches", "depth"]
 # Where a run of them begins (never inside a name: a bare name's characters before it),
 # as a token of its own beside _TOKEN's, and how each next one of the run begins.
 _RUN = re.compile(rf"(?<![\w\\./\-+@,=~])({'|'.join(OPTIONS)})=|{_TOKEN.pattern}")
@@ -365,17 +363,13 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
             flags += ["--root", _shell("root", _given_root[-1])]
         # A positional that looks like an option (`-evil.pdf`) comes after `--`, which
         # ends the options; every flag before it.
-        if any(word.startswith("-") for word in given):
-            words = ["readkeeper", command, *flags, "--", *given]
-        else:
-            words = ["readkeeper", command, *given, *flags]
-        return "`" + " ".join(words) + "`"
+        dashed = any(word.startswith("-") for word in given)
+        words = [*flags, "--", *given] if dashed else [*given, *flags]
+        return "`" + " ".join(["readkeeper", command, *words]) + "`"
 
     def again_said(run: dict[str, Any]) -> str:
-        if not _answering:
-            return _flags(run)
-        method, params = _answering[-1]
-        return word(method, {**params, **run}) or _flags(run)
+        method, params = _answering[-1] if _answering else ("", {})
+        return (word(method, {**params, **run}) if method else None) or _flags(run)
 
     return rewrite(message, word, keep, _named_flags, again_said)
 
