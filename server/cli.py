@@ -335,7 +335,8 @@ def _read(args: argparse.Namespace) -> int:
         "estimate": args.estimate,
         "force": args.force,
     }
-    with answering("read", {k: v for k, v in asked.items() if v not in (None, False)}):
+    # The call made, as its options were given (an option left out is not named again).
+    with answering("read", {k: v for k, v in asked.items() if v is not None and v is not False}):
         try:
             # Through the protocol's converter, as a request is: one rule for every value.
             params = structure({k: v for k, v in asked.items() if v is not None}, ReadParams)

@@ -358,7 +358,7 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
             # The CLI keeps rendered pages only where --out says (cli_media.py).
             params["out"] = render_folder(str(params.get("file_path", "")))
         given = [_shell(name, params.pop(name)) for name in positional if name in params]
-        flags = _flags(params).split()
+        flags = _flags(params)
         if _given_root and _given_root[-1]:
             flags += ["--root", _shell("root", _given_root[-1])]
         # A positional that looks like an option (`-evil.pdf`) comes after `--`, which
@@ -369,7 +369,7 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
 
     def again_said(run: dict[str, Any]) -> str:
         method, params = _answering[-1] if _answering else ("", {})
-        return (word(method, {**params, **run}) if method else None) or _flags(run)
+        return (word(method, {**params, **run}) if method else None) or " ".join(_flags(run))
 
     return rewrite(message, word, keep, _named_flags, again_said)
 
@@ -389,10 +389,10 @@ def _cli_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def _flags(params: dict[str, Any]) -> str:
+def _flags(params: dict[str, Any]) -> list[str]:
     """A run of options `again` wrote (`offset=501, limit=200`, `symbol="x"`,
-    `include_images=true`) as the CLI's flags (`--offset 501 --limit 200`), each value
-    one shell word nothing expands. `render=true` stands for `--render` alone only in
+    `include_images=true`) as the CLI's flags, word by word (`--offset`, `501`), each
+    value one shell word nothing expands. `render=true` stands for `--render` alone only in
     what names no file: a PDF's pages are drawn with `--out` (cli_media.py)."""
     words: list[str] = []
     for name, value in params.items():
@@ -403,7 +403,7 @@ def _flags(params: dict[str, Any]) -> str:
             words.append(f"{_flag(name)}={shown}")
         elif value is not False:
             words += [_flag(name), shown]
-    return " ".join(words)
+    return words
 
 
 def _flag(option: str) -> str:
