@@ -120,7 +120,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             landed: Landed = "buffer"
             if buffer is None:
                 data = encode(planned.text, loaded.encoding, real, "edits", loaded.data)
-                new_stat = replace(held, data, loaded.data, core.settings)
+                new_stat = replace(held, data, loaded.data, loaded.cap)
                 if new_stat is None:
                     return None  # changed under us: look again
                 landed = Written(data, new_stat)

@@ -198,16 +198,17 @@ def hold_for_change(where: Location) -> Iterator[atomic.Held]:
 
 
 def replace(
-    held: atomic.Held, data: bytes, expected: bytes, settings: Settings | None
+    held: atomic.Held, data: bytes, expected: bytes, cap: tuple[int, str] | None
 ) -> os.stat_result | None:
     """`atomic.replace`, with readkeeper's error for what the system refuses; what it
     wrote is noted for `readkeeper/undo` (journal.py). A change that would grow the file
     past the cap its edits are held to (`load`) is refused: made, it would leave a file
     readkeeper no longer reads or edits whole (round 29: a damaged notebook's edit took
     it past max_document_bytes, and every read, edit and write after was refused).
-    `settings` None: no cap (an undo puts back bytes the file held)."""
-    if settings is not None:
-        limit, setting = whole_cap(held.opened.fd, held.opened.path, settings)
+    `cap`: that limit and its setting, as `load` found them (`Loaded.cap`); None: no cap
+    (an undo puts back bytes the file held)."""
+    if cap is not None:
+        limit, setting = cap
         if len(data) > limit and len(data) > len(expected):
             raise _too_large(held.opened.path, len(data), limit, setting, after=True)
     try:
@@ -230,6 +231,7 @@ class Loaded:
     data: bytes
     text: str
     encoding: TextEncoding
+    cap: tuple[int, str]  # the most bytes its edits may leave, and the setting saying so
 
 
 # The files a read shows drawn from their bytes, not as them, and why no edit changes
@@ -275,7 +277,7 @@ def load(held: atomic.Held, settings: Settings) -> Loaded:
             file_path=path,
             encoding=encoding.label,
         )
-    return Loaded(data, text, encoding)
+    return Loaded(data, text, encoding, (limit, setting))
 
 
 def _too_large(

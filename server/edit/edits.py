@@ -239,7 +239,7 @@ def _edit_once(
         landed: Landed = "buffer"
         if buffer is None:
             data = encode(planned.text, loaded.encoding, real, "new_string", loaded.data)
-            new_stat = replace(held, data, loaded.data, core.settings)
+            new_stat = replace(held, data, loaded.data, loaded.cap)
             if new_stat is None:
                 return None  # changed under us: look again
             landed = Written(data, new_stat)
@@ -354,7 +354,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
             data = encode(text, loaded.encoding, real, "content", loaded.data)
             changed = data != loaded.data
             if changed:
-                new_stat = replace(held, data, loaded.data, core.settings)
+                new_stat = replace(held, data, loaded.data, loaded.cap)
                 if new_stat is None:
                     return None  # changed under us: look again
             else:

@@ -138,7 +138,8 @@ def _edit_once(
         _validate(notebook, lambda: parse(data, real), real)
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         new_data = bom + encode(new_text, UTF8, real, "new_source")
-        new_stat = replace(held, new_data, data, settings)
+        cap = settings.max_document_bytes, "max_document_bytes"  # as its read was held
+        new_stat = replace(held, new_data, data, cap)
         if new_stat is None:
             return None  # changed under us: look again
 
