@@ -202,8 +202,8 @@ def _params_for(name: str, raw: Any) -> Any:
             raise ReadkeeperError(
                 "bad_params",
                 f"This edit gives files and {', '.join(mixed)}: with files, each file's "
-                "edits go inside its entry (files=[{file_path, old_string, new_string}, "
-                "...]) and only session beside it.",
+                "edits go inside its entry (a list of {file_path, old_string, new_string} "
+                "objects) and only session beside it.",
                 field="files",
             )
         return structure(raw, EditFilesParams)
@@ -217,8 +217,8 @@ def _params_for(name: str, raw: Any) -> Any:
                 raise ReadkeeperError(
                     "bad_params",
                     f"This edit gives {', '.join(batch + mixed)}: one call takes one form. Send "
-                    "old_string/new_string, or edits=[{old_string, new_string}, ...], or "
-                    "anchor_edits=[{op, start, end?, lines}, ...], each in its own call.",
+                    "old_string/new_string, or edits (a list of {old_string, new_string}), or "
+                    "anchor_edits (a list of {op, start, end?, lines}), each in its own call.",
                     field=batch[0],
                 )
             return structure(raw, EditBatchParams)

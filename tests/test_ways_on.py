@@ -17,20 +17,23 @@ from pathlib import Path
 
 import pytest
 
-from readkeeper import hints
+from readkeeper import hints, protocol
+from readkeeper.calls import METHODS
+from readkeeper.protocol.known_fields import fields_of
 
 ROOT = Path(__file__).parent.parent
 SERVER = ROOT / "server"
 # Where readkeeper's words are written: the server and its attachments.
 SOURCES = {"": SERVER, "attachments/": ROOT / "attachments"}
 
-# The params of the calls a way on names (read, readMany, grep, glob, list, edit).
-PARAMS = (
-    "offset|limit|symbol|pages|render|force|include_images|line_format|estimate|"
-    "max_matches|pattern|glob|context|depth|exclude|output|case_sensitive|multiline|"
-    "session|cells|budget_tokens|old_string|new_string|replace_all|dry_run|file_paths?|"
-    "path|tail|head"
-)
+# Every param of every method (the contract's params classes, the edit's other forms
+# among them), and the drop-in's own for a read: drawn from the classes, not listed here,
+# so a param added later is scanned for too (`edits=[...]` and `files=[...]` examples
+# were missed by a hand-written list).
+_CLASSES = [method.params for method in METHODS.values()]
+_CLASSES += [protocol.EditBatchParams, protocol.EditFilesParams, protocol.NotebookEditParams]
+_NAMES = {name for cls in _CLASSES for name in fields_of(cls)} | {"head", "tail"}
+PARAMS = "|".join(sorted(_NAMES, key=len, reverse=True))
 # An option with its value (`offset=501`, `symbol=...`), or two options named as words.
 WRITTEN = re.compile(rf"(?<![\w\-/.])(?:{PARAMS})=|`(?:{PARAMS}): ")
 NAMED = re.compile(r"\b(?:offset|limit)(?:, | and | or |/)(?:offset|limit)\b")
@@ -48,6 +51,7 @@ OWN_WORDS = {
     "mcp/server.py": "readkeeper's MCP instructions",
     "mcp/handshake_answers.py": "the recorded answers to the handshake (generated)",
     "read/readers/__init__.py": "a cache key (pages=...;render=...), never shown",
+    "picture.py": "an HTML page (its attributes: content=...)",
 }
 
 
@@ -104,7 +108,8 @@ def test_the_scan_finds_what_it_looks_for(tmp_path: Path) -> None:
         'a = f"Continue with offset={1}."\n'
         'b = "read without offset or limit"\n'
         'c = "the file_path=x"\n'
-        'd = "an offset and a limit"\n',
+        'd = "an offset and a limit"\n'
+        'e = "Give at least one: edits=[...]"\n',
         encoding="utf-8",
     )
     hits = [
@@ -113,7 +118,7 @@ def test_the_scan_finds_what_it_looks_for(tmp_path: Path) -> None:
         for rule in (WRITTEN, NAMED)
         if rule.search(text)
     ]
-    assert sorted(hits) == ["file_path=", "offset or limit", "offset="]
+    assert sorted(hits) == ["edits=", "file_path=", "offset or limit", "offset="]
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from .services import TextChange
 RELOCATE_WINDOW = 20  # lines either way an unambiguous moved line is looked for
 MAX_EDITS = 1_000  # anchor edits in one call
 _ANCHOR = re.compile(r"\s*(\d+)\s*[#:.]?\s*([a-z]{2}|--)\s*")
-_EXAMPLE = 'anchor_edits=[{"op": "replace", "start": "12ab", "end": "14cd", "lines": ["new text"]}]'
+_EXAMPLE = '[{"op": "replace", "start": "12ab", "end": "14cd", "lines": ["new text"]}]'
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def _check_pairs(params: EditBatchParams) -> list[tuple[str, str]]:
     if not edits:
         raise ReadkeeperError(
             "bad_params",
-            'edits is empty. Give at least one pair: edits=[{"old_string": "...", '
+            'edits is empty. Give at least one pair, e.g. [{"old_string": "...", '
             '"new_string": "..."}].',
             field="edits",
         )

@@ -61,7 +61,7 @@ def edit_files(core: MultiServices, params: EditFilesParams) -> dict[str, Any]:
                 "bad_params",
                 f"files[{paths[where.path]}] and files[{index}] both name "
                 f"{quoting.name(where.path)}. Put all of that file's edits in one entry "
-                "(edits=[...] or anchor_edits=[...]), then send the call again. Nothing "
+                "(its edits or its anchor_edits), then send the call again. Nothing "
                 "was written.",
                 field="files",
                 files=[paths[where.path], index],
@@ -104,8 +104,8 @@ def _listed(params: EditFilesParams) -> list[FileEdit]:
     if not params.files:
         raise ReadkeeperError(
             "bad_params",
-            'files is empty. Give each file with its edits: files=[{"file_path": "a.py", '
-            '"old_string": "...", "new_string": "..."}, ...].',
+            'files is empty. Give each file with its edits, e.g. [{"file_path": "a.py", '
+            '"old_string": "...", "new_string": "..."}].',
             field="files",
         )
     if len(params.files) > MAX_FILES:
