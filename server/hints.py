@@ -357,13 +357,15 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
         if method == "read" and params.get("render") is True and "out" not in params:
             # The CLI keeps rendered pages only where --out says (cli_media.py).
             params["out"] = render_folder(str(params.get("file_path", "")))
-        given = [_shell(name, params.pop(name)) for name in positional if name in params]
+        values = [(name, params.pop(name)) for name in positional if name in params]
+        # A positional that looks like an option (`-evil.pdf`) comes after `--`, which
+        # ends the options; every flag before it. Told by the value, not its shell word
+        # (`'-q$x.txt'` begins with a quote: round 30).
+        dashed = any(str(value).startswith("-") for _, value in values)
+        given = [_shell(name, value) for name, value in values]
         flags = _flags(params)
         if _given_root and _given_root[-1]:
             flags += ["--root", _shell("root", _given_root[-1])]
-        # A positional that looks like an option (`-evil.pdf`) comes after `--`, which
-        # ends the options; every flag before it.
-        dashed = any(word.startswith("-") for word in given)
         words = [*flags, "--", *given] if dashed else [*given, *flags]
         return "`" + " ".join(["readkeeper", command, *words]) + "`"
 
@@ -399,7 +401,7 @@ def _flags(params: dict[str, Any]) -> list[str]:
         shown = _shell(name, value)
         if value is True:
             words.append(_flag(name))
-        elif shown.startswith("-"):  # a value that looks like an option: `--out=-x`
+        elif str(value).startswith("-"):  # a value that looks like an option: `--out=-x`
             words.append(f"{_flag(name)}={shown}")
         elif value is not False:
             words += [_flag(name), shown]

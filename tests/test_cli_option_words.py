@@ -118,3 +118,26 @@ def test_the_rest_of_a_cut_search_is_a_whole_command_that_runs(workspace: Path) 
     read = run("read", "big.txt", cwd=workspace)
     [command] = re.findall(r"`(readkeeper read [^`]*)`", read.stderr)
     assert shlex.split(command)[2:] == ["big.txt", "--offset", "2001"], command
+
+
+def test_a_dashed_word_that_needs_quotes_is_still_one() -> None:
+    # Round 30: the check for a leading `-` looked at the shell word, which begins with
+    # a quote when the value needs quoting (`'-?x'`), so the command was refused.
+    said = for_cli(call("grep", pattern="-?x", path="-q$x", glob="-q*", max_matches=3))
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    parsed = build_parser().parse_args(shlex.split(command)[1:])
+    assert (parsed.pattern, parsed.path, parsed.glob) == ("-?x", "-q$x", "-q*")
+    said = for_cli(call("read", file_path="doc.md", symbol="-top$.-q$pad0"))
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    assert build_parser().parse_args(shlex.split(command)[1:]).symbol == "-top$.-q$pad0"
+
+
+def test_the_rest_of_a_file_named_like_an_option_runs_as_printed(workspace: Path) -> None:
+    (workspace / "-q$x.txt").write_text("".join(f"l{n}\n" for n in range(2100)))
+    first = run("read", "--", "-q$x.txt", cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    [command] = re.findall(r"`(readkeeper read [^`]*)`", first.stderr)
+    again = run(*shlex.split(command)[1:], cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert "l2000" in again.stdout
+    assert "l1999\n" not in again.stdout
