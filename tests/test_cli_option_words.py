@@ -141,3 +141,18 @@ def test_the_rest_of_a_file_named_like_an_option_runs_as_printed(workspace: Path
     assert again.returncode == 0, again.stderr
     assert "l2000" in again.stdout
     assert "l1999\n" not in again.stdout
+
+
+def test_a_range_over_the_cap_names_the_same_read_with_fewer_lines(workspace: Path) -> None:
+    # Round 30: the way on of a range over the token cap was a new call with only the
+    # file, its offset and limit: run as printed, it dropped the caller's line format.
+    (workspace / "big.txt").write_text("".join(f"word {n} " * 8 + "\n" for n in range(4000)))
+    first = run("read", "big.txt", "--limit", "4000", "--line-format", "anchors", cwd=workspace)
+    assert first.returncode != 0
+    assert "token_limit" in first.stderr, first.stderr
+    [command] = re.findall(r"`(readkeeper read [^`]*)`", first.stderr)
+    words = shlex.split(command)
+    assert words[words.index("--line-format") + 1] == "anchors", command
+    again = run(*words[1:], cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert re.match(r"1[a-z]{2}\tword 0 ", again.stdout), again.stdout[:300]

@@ -28,7 +28,7 @@ def test_largest_limit_is_the_largest_range_that_fits(workspace: Path, offset: i
     error = caught.value
     assert error.kind == "token_limit"
     largest = error.data["largest_limit"]
-    assert f'"offset": {offset}, "limit": {largest}}}.' in error.message
+    assert f"offset={offset}, limit={largest}." in error.message
     # Following the advice works...
     fitted = core.read(ReadParams(file_path="mod.py", offset=offset, limit=largest))
     assert fitted.file.num_lines == largest  # type: ignore[union-attr]

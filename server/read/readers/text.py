@@ -241,7 +241,7 @@ def _over_cap(
         about = "" if counts.counted_all else "about "
         last = window.offset + lines - 1
         if fits:
-            fewer = call("read", file_path=path, offset=window.offset, limit=fits)
+            fewer = again(offset=window.offset, limit=fits)  # its other options kept
             advice = f"Read fewer lines: {fewer}."
         else:
             advice = (
