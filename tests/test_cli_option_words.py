@@ -156,3 +156,18 @@ def test_a_range_over_the_cap_names_the_same_read_with_fewer_lines(workspace: Pa
     again = run(*words[1:], cwd=workspace)
     assert again.returncode == 0, again.stderr
     assert re.match(r"1[a-z]{2}\tword 0 ", again.stdout), again.stdout[:300]
+
+
+def test_a_read_from_an_offset_names_the_lines_after_it(workspace: Path) -> None:
+    # Round 30: the way on of a cut read, run as printed, showed the next 2,000 lines
+    # and said nothing of the rest.
+    (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(5000)))
+    second = run("read", "big.txt", "--offset", "2001", cwd=workspace)
+    assert second.returncode == 0, second.stderr
+    assert "Showing lines 2001-4000 of 5000" in second.stderr, second.stderr
+    [command] = re.findall(r"`(readkeeper read [^`]*)`", second.stderr)
+    assert shlex.split(command)[2:] == ["big.txt", "--offset", "4001"], command
+    third = run(*shlex.split(command)[1:], cwd=workspace)
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.rstrip().endswith("line 4999")
+    assert "Continue" not in third.stderr

@@ -392,6 +392,7 @@ def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
         offset=params.offset or 1,
         limit=params.limit or settings.default_limit,
         ranged=params.offset is not None or params.limit is not None,
+        defaulted=params.offset is not None and params.limit is None,
     )
 
 

@@ -91,6 +91,16 @@ async def test_a_cut_read_names_the_offset_that_continues_it(
         assert (
             rest == "```\n" + "".join(f"line {i}\n" for i in range(2001, 2501)).rstrip() + "\n```"
         )
+        # Round 30: a read from an offset that the default line count cut said nothing of
+        # the lines after it; now its note names them and the offset that continues.
+        (workspace / "longer.txt").write_text(lines(5000))
+        middle = await ok(client, "read_text_file", path="longer.txt", offset=10)
+        body, note = middle.rsplit("\n```\n", 1)
+        assert body.endswith("line 2009")
+        assert "lines 10-2009 of 5000" in note
+        assert "offset=2010" in note
+        last = await ok(client, "read_text_file", path="longer.txt", offset=2010, head=10)
+        assert "(readkeeper:" not in last  # a count asked for: the caller chose the end
 
 
 async def test_a_file_cannot_pose_as_readkeeper_s_note(connect: Connect, workspace: Path) -> None:

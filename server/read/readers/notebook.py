@@ -123,10 +123,13 @@ def read_notebook(
 
     shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
     capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == CUT_MARK)
-    cells_cut = capped or (not window.ranged and shown_end < total)
+    asked_cut = capped or (not window.ranged and shown_end < total)
     # Partial whenever anything asked for is not shown: cells, a cell's outputs past the
     # cap, an output's characters (attack round 22: 304 of 300,000 outputs said false).
-    partial = cells_cut or summarise.outputs_left > 0 or summarise.chars_cut > 0
+    partial = asked_cut or summarise.outputs_left > 0 or summarise.chars_cut > 0
+    # A read from an offset gets the default count of cells: those after it are named
+    # too (round 30: the way on of a cut read, followed, said nothing of the rest).
+    cells_cut = asked_cut or (window.defaulted and shown_end < total)
     next_offset = shown_end + 1 if shown_end < total and cells_cut else None
     notes: list[str] = []
     if cells_cut:

@@ -37,11 +37,25 @@ _NOTE_ALLOWANCE = 64
 
 @dataclass(frozen=True)
 class Window:
-    """The lines asked for: `offset` is 1-based; `ranged` when offset or limit was given."""
+    """The lines asked for: `offset` is 1-based; `ranged` when offset or limit was given;
+    `defaulted` when the limit is the default, not the caller's (an offset alone): lines
+    left after it are then named, as a whole read's are."""
 
     offset: int
     limit: int
     ranged: bool
+    defaulted: bool = False
+
+
+def default_cut(window: Window, last: int, total: int | None = None) -> str:
+    """The note of a read from an offset that the default limit cut at line `last` (the
+    caller chose where it starts, not where it ends): the lines shown (of `total`, when
+    known) and the way on."""
+    of = f" of {total}" if total is not None else ""
+    return (
+        f"Showing lines {window.offset}-{last}{of} (a read returns at most {window.limit} "
+        f"lines unless it asks for more). Continue with {again(offset=last + 1)}."
+    )
 
 
 @dataclass(frozen=True)
@@ -387,6 +401,8 @@ def _view(
             f"Showing lines {window.offset}-{shown_end} of {total} ({why}). "
             f"Continue with {again(offset=next_offset, limit=more)}."
         )
+    elif window.defaulted and next_offset is not None and len(numbered) == window.limit:
+        note = default_cut(window, shown_end, total)
     elif total == 0:
         note = "The file is empty."
     escaped = sum(held[: len(numbered)])

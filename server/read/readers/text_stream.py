@@ -27,6 +27,7 @@ from .text import (
     Window,
     cut_at,
     cut_line,
+    default_cut,
     escape_lines,
     fit_tokens,
     marks_note,
@@ -224,6 +225,9 @@ def stream_range(
     if marks:
         note = f"{note} {marks}" if note else marks
     last = window.offset + len(chosen) - 1
+    if window.defaulted and not at_eof:
+        cut_note = default_cut(window, last)
+        note = f"{cut_note} {note}" if note else cut_note
     return (
         TextView(
             TextFile(
