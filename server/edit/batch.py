@@ -45,6 +45,7 @@ from .endings import dominant_eol, lf
 from .forgiving import meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
+from .notebook_seen import check_text_view
 from .remember import Landed, Written, remember_change
 from .search_budget import SearchBudget, noted
 from .seen_lines import check_seen
@@ -92,6 +93,8 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
             loaded = load(held, core.settings)
             buffer = dirty_buffer(core, real, loaded.text, core.settings)
             text = buffer.text if buffer else loaded.text
+            data = loaded.data if buffer is None else text.encode("utf-8", "surrogatepass")
+            check_text_view(record, data, real, "edit")
             base = Normalized(text)
             eol = dominant_eol(text, core.settings)
             unchanged = record.scope == "file" and record.digest in digests(

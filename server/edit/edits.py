@@ -74,7 +74,7 @@ from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
 from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
 from .merge import merge_or_refuse
-from .notebook_seen import check_text_change
+from .notebook_seen import check_text_change, check_text_view
 from .refusals import dirty, folder_blocked, os_error, refuse_unsaved_where_created, stale
 from .remember import Landed, Written, remember_change
 from .search_budget import SearchBudget, noted
@@ -173,6 +173,7 @@ def _decide(
     loaded = load(held, settings)
     buffer = dirty_buffer(core, real, loaded.text, settings)
     base_text = buffer.text if buffer else loaded.text
+    check_text_view(record, _bytes_of(base_text, loaded, buffer), real, "edit")
     seen = digests(base_text, loaded if buffer is None else None)
     base = Normalized(base_text)
     old, new, unescaped = (
@@ -344,6 +345,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
         loaded = load(held, settings)
         buffer = dirty_buffer(core, real, loaded.text, settings)
         base_text = buffer.text if buffer else loaded.text
+        check_text_view(record, _bytes_of(base_text, loaded, buffer), real, "write")
         if record.scope != "file" or record.digest not in digests(
             base_text, loaded if buffer is None else None
         ):
@@ -427,6 +429,11 @@ def _create(
         read_state=state,
         size=len(data),
     )
+
+
+def _bytes_of(text: str, loaded: Loaded, buffer: Buffer | None) -> bytes:
+    """The bytes a change applies to: the file's, or its editor buffer's as UTF-8."""
+    return loaded.data if buffer is None else text.encode("utf-8", "surrogatepass")
 
 
 def _join(first: str | None, second: str) -> str:

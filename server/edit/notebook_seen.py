@@ -18,6 +18,15 @@ patch, a multi-file edit) or a write of it needs every cell shown first: its
 `old_string` is matched against the whole JSON, so after a read of one cell it could
 still reach a cell never shown (`check_text_change`). A whole read, or ranged reads that
 add up to all the cells, lifts this; a cell shown cut by the token cap counts as shown.
+
+A notebook readkeeper cannot show as cells is read as its numbered text, and that view
+licenses edits (the repair its note invites) only while the file stays that way. Once
+the file, as it is at the edit or write, shows as cells again (the session's repair, or
+another program's), a session that saw it only through a partial text view must read
+it as a notebook before any text edit or write (`check_text_view`): else an `old_string`
+quoting a cell it never saw would reach it (attack round 29, B5). Lines the text view
+showed are no exception: the rule is the file's state, not the lines, so no edit is
+left that reaches past it.
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from dataclasses import dataclass
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
+from ..read.readers import SNIFF_BYTES, sniff
+from ..read.readers.notebook import shows_as_cells
 from ..state.held import HeldDocument
 from ..state.readstate import ReadRecord
 
@@ -120,6 +131,34 @@ def check_text_change(record: ReadRecord, path: str, verb: str) -> None:
         file_path=path,
         cells_shown=shown,
         total_cells=total,
+    )
+
+
+def check_text_view(record: ReadRecord, data: bytes, path: str, verb: str) -> None:
+    """Refuse (`not_read`) a text edit or write (`verb`) of `path`, whose content is now
+    `data`, when the session saw it only as part of its text (a damaged notebook's view,
+    or what its edit of one left: ReadRecord.notebook_text) and it now shows as cells.
+    A session holding it whole, or that read it as a notebook (`check_text_change` then
+    rules), is not asked; nor is a file no view of which was such text (no parse)."""
+    views = record.views()
+    if not any(view.notebook_text for view in views) or record.holds_whole():
+        return
+    if any(view.document is not None for view in views):
+        return
+    if sniff(data[:SNIFF_BYTES], path) != "notebook" or not shows_as_cells(data, path):
+        return
+    change = (
+        "a write replaces all of it" if verb == "write" else "a text edit matches its whole JSON"
+    )
+    raise ReadkeeperError(
+        "not_read",
+        f"This session has seen {quoting.name(path)} only as some of the lines of its JSON "
+        "(read as text while it was not a valid notebook), and it is a notebook again, "
+        f"so {change} and could change a cell the session has not seen. Read it as a "
+        f"notebook ({call('read', file_path=path)}; if that stops at a cap, read on from "
+        f"the offset it names until every cell has been shown), then redo the {verb}; or "
+        "change a shown cell by its cell_id (a cell edit).",
+        file_path=path,
     )
 
 

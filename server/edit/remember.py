@@ -86,6 +86,8 @@ def remember_change(
         new_stat = None
         whole = False
     lines = count_lines(text)  # a count of 80 KB costs about 50 us: once
+    # An edit over a damaged notebook's partial text view licenses no more than it did.
+    notebook_text = not whole and prior is not None and prior.notebook_text
     core.read_states.put(
         session,
         ReadRecord(
@@ -105,6 +107,7 @@ def remember_change(
             shown_lines=lines,
             total_lines=lines,
             document=document,
+            notebook_text=notebook_text,
         ),
     )
     if recorded_text is not None:

@@ -35,6 +35,8 @@ def as_text(
     another refusal) `refused` raised as it is."""
     if kind != "notebook" or refused.kind != "corrupt":
         raise refused
+    # Its frames hold the parse's text (and the tree, if any): not beside the view's.
+    refused.__traceback__ = None
     try:
         text_reader.decode_text(data, path)
     except ReadkeeperError as not_text:

@@ -346,8 +346,9 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
             settings,
             services.tokens,
         )
-    except ReadkeeperError as exc:  # a damaged notebook: read as text, else refused
-        return damaged.as_text(kind, path, disk, exc, lambda: _text(services, request, disk))
+    except ReadkeeperError as exc:  # a damaged notebook: read as text (its view marked so)
+        as_text = dataclasses.replace(request, notebook_text=True)
+        return damaged.as_text(kind, path, disk, exc, lambda: _text(services, as_text, disk))
     if document.output_dir is not None:
         # Rendered pages: the session may read the files it was handed, unasked.
         services.workspace.grant(params.session, document.output_dir)
@@ -355,8 +356,7 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
     if params.estimate:
         return document_estimate(path, document)
     if document.snapshot is not None:
-        # What the agent saw, so a cell edit after another program's change can be
-        # proved disjoint (edit/notebook.py).
+        # What the agent saw, for a cell edit's disjoint merge (edit/notebook.py).
         services.snapshots.put(path, content.digest, document.snapshot)
     if isinstance(result, NotebookResult):
         result = NotebookResult(_unsaved(result.file, content))

@@ -36,6 +36,7 @@ class Request:
     params: ReadParams
     window: Window
     opened: OpenedFile
+    notebook_text: bool = False  # a damaged notebook read as text (read/damaged.py)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,7 @@ def record(services: ReadServices, request: Request, content: Content, shown: Sh
             symbol=shown.symbol,
             stamp=opened.stamp if content.source == "disk" and not content.known else None,
             document=shown.document,
+            notebook_text=request.notebook_text,
         ),
     )
     services.diagnostics.mark_seen(session, opened.path)

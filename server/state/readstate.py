@@ -105,6 +105,11 @@ class ReadRecord:
     # The recorded_ns of the record this one replaced, when `held_before` is set: the
     # change notices of that record go on for this one.
     follows_ns: int | None = None
+    # A notebook readkeeper could not show as cells, seen as its numbered text
+    # (read/damaged.py), or what the session's edit of such a view left while it did not
+    # hold it whole: that view licenses text edits only while the file stays no
+    # notebook (edit/notebook_seen.py, check_text_view).
+    notebook_text: bool = False
 
     def same_view(self, offset: int, limit: int | None, view: str = "") -> bool:
         """Whether this view was asked for with these parameters (after defaults)."""

@@ -188,6 +188,17 @@ def read_notebook(
     )
 
 
+def shows_as_cells(data: bytes, path: str) -> bool:
+    """Whether a read would show these bytes as cells (else as their text, with a note:
+    read/damaged.py). An edit asks this of a notebook the session saw only as text
+    (edit/notebook_seen.py)."""
+    try:
+        _cells_of(parse(data, path), path)
+    except ReadkeeperError:
+        return False
+    return True
+
+
 def _cells_of(raw: dict[str, Any], path: str) -> tuple[list[dict[str, Any]], str | None]:
     """v4 cells (upgraded when needed) with their ids, and the kernel's language."""
     import nbformat
