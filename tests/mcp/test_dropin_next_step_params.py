@@ -254,7 +254,10 @@ async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: P
     # The way on is the whole call that draws them (it said `pages="21-30"` alone).
     drawn = quoting.json_text({"path": path, "pages": "21-30"})
     assert f"the rest: read_media_file with {drawn}." in said, said
-    assert "(read_media_file with force=true sends it again.)" in said, said
+    # The resend said once, as the whole call (a second line said `force=true` alone).
+    resend = quoting.json_text({"path": path, "pages": "1-30", "force": True})
+    assert f"Your copy is current; read_media_file with {resend} resends." in said, said
+    assert said.count("force") == 1, said
 
 
 async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Path) -> None:

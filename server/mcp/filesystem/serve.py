@@ -195,9 +195,14 @@ def shown_read(
     if kind == "text":
         return [text_block(_text_file(file, steps))]
     said = render.read(_noted(result, steps), steps)  # its next steps in the tools' words
-    if kind == "file_unchanged":
+    if kind == "file_unchanged" and not _FORCED.search(said):
+        # Only when the core's stub names no resend: it says the call whole, forced.
         said += f"\n({tool} with force=true sends it again.)"
     return [text_block(said), *_images(result)]
+
+
+# A resend the stub already names: the call again with force (words._run_words).
+_FORCED = re.compile(r'"force": true\}|force=true')
 
 
 def _images(result: dict[str, Any]) -> list[Content]:
