@@ -121,9 +121,14 @@ def _run_words(tool: str | None, args: Mapping[str, Any] | None) -> hints.Option
     that answered lacks, read_text_file's; an option no drop-in tool takes (tools.SCHEMAS)
     is named as readkeeper's own, which this server does not offer."""
 
+    given = dict(args or {})
+    if isinstance(given.get("path"), str):  # a name as every call names it (hints.call)
+        cut = errors.cut_name(given["path"])
+        given["path"] = cut if cut != given["path"] else quoting.marks(cut)
+
     def said(run: dict[str, Any]) -> str:
         shown = {_READ.get(name, name): value for name, value in run.items()}
-        path = (args or {}).get("path")
+        path = given.get("path")
         if not set(shown) - {"render"} <= _OFFERED:
             method = _LISTING.get(tool or "", "read")
             return (
@@ -139,7 +144,7 @@ def _run_words(tool: str | None, args: Mapping[str, Any] | None) -> hints.Option
         if tool in SCHEMAS and set(shown) <= set(SCHEMAS[tool]["properties"]) and not drawing:
             if path is None:
                 return _written(shown)
-            return f"{tool} with {quoting.json_text(_changed(dict(args or {}), shown))}"
+            return f"{tool} with {quoting.json_text(_changed(dict(given), shown))}"
         if tool is None and path is None:
             return _written(shown)  # no tool named: the options alone
         return _tool_call("read_text_file", path, shown)
