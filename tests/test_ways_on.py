@@ -43,7 +43,6 @@ NAMED = re.compile(r"\b(?:offset|limit)(?:, | and | or |/)(?:offset|limit)\b")
 # that writes a way on, a recorded handshake, and an HTML page.
 OWN_WORDS = {
     "hints.py": "writes every way on (call, again) and says them as the CLI's flags",
-    "mcp/filesystem/words.py": "the drop-in's words for readkeeper's",
     "mcp/filesystem/args.py": "the drop-in's bad-argument messages, in its params",
     "mcp/filesystem/serve.py": "the drop-in's own notes, in its params",
     "mcp/filesystem/tools.py": "the drop-in's tool descriptions",

@@ -32,6 +32,7 @@ from document_samples import encode, numbered_pdf, photo, png_output, text_pdf
 from mcp import Client
 
 from mcp_helpers import core_client, dropin_client, text_of
+from readkeeper import quoting
 from readkeeper.hints import again
 from readkeeper.mcp.filesystem.tools import SCHEMAS
 from readkeeper.mcp.filesystem.words import for_filesystem
@@ -250,8 +251,13 @@ async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: P
     assert said.startswith("file_unchanged:"), said
     assert "render=" not in said, said
     assert "read_text_file" not in said, said  # it would send the text, not the pages
-    assert 'the rest: read_media_file with pages="21-30"' in said, said
-    assert "(read_media_file with force=true sends it again.)" in said, said
+    # The way on is the whole call that draws them (it said `pages="21-30"` alone).
+    drawn = quoting.json_text({"path": path, "pages": "21-30"})
+    assert f"the rest: read_media_file with {drawn}." in said, said
+    # The resend said once, as the whole call (a second line said `force=true` alone).
+    resend = quoting.json_text({"path": path, "pages": "1-30", "force": True})
+    assert f"Your copy is current; read_media_file with {resend} resends." in said, said
+    assert said.count("force") == 1, said
 
 
 async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Path) -> None:
@@ -311,7 +317,7 @@ async def test_a_symbol_read_sent_with_tail_names_tail(workspace: Path) -> None:
     assert tail.is_error, said
     assert "kind: bad_params" in text_of(tail), said
     assert said == (
-        'symbol="cast" reads that symbol\'s own lines, so it takes no tail: send symbol '
+        'symbol "cast" reads that symbol\'s own lines, so it takes no tail: send symbol '
         "alone, or tail alone."
     )
     assert tail.structured_content["error"]["data"]["field"] == "tail"  # type: ignore[index]

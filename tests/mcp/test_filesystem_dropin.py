@@ -61,7 +61,7 @@ async def test_text_reads_head_tail_stubs_and_bad_paths(connect: Connect, worksp
         # The same whole read again: the agent holds it, and is told so in a line.
         again = await ok(client, "read_file", path="a.txt")
         assert again.startswith("file_unchanged:")
-        assert "force=true" in again
+        assert 'read_text_file with {"path": "a.txt", "force": true} resends.' in again
         assert len(again) < len(whole) + 200
         assert await ok(client, "read_text_file", path="a.txt", force=True) == whole
         kind, said = await refused(client, "read_text_file", path="a.txt", head=1, tail=1)
@@ -86,7 +86,8 @@ async def test_a_cut_read_names_the_offset_that_continues_it(
         body, note = first.rsplit("\n```\n", 1)
         assert body.endswith("line 2000")
         assert note.startswith("(readkeeper: ")
-        assert "offset=2001" in note
+        # The way on is the whole call just answered, its offset changed.
+        assert 'Continue with read_text_file with {"path": "long.txt", "offset": 2001}.' in note
         rest = await ok(client, "read_text_file", path="long.txt", offset=2001)
         assert (
             rest == "```\n" + "".join(f"line {i}\n" for i in range(2001, 2501)).rstrip() + "\n```"

@@ -43,8 +43,13 @@ def test_an_error_names_the_tools_own_parameters() -> None:
         {"kind": "bad_params", "field": "limit", "file_path": "/a"},
         params,
     )
-    # A next read's count is head (only it takes an offset); the field given was tail.
-    assert said == "The limit is the budget: read fewer lines, offset=1, head=2; path must exist."
+    # A next read's count is head (only it takes an offset), said as the whole call:
+    # tail is read as offset and head, so the call's tail is dropped; the field given
+    # was tail.
+    assert said == (
+        'The limit is the budget: read fewer lines, read_text_file with {"path": "a", '
+        '"offset": 1, "head": 2}; path must exist.'
+    )
     assert data == {"kind": "bad_params", "field": "tail", "path": "/a"}
     many = SCHEMAS["read_multiple_files"]["properties"]
     said, data = error_words(

@@ -7,12 +7,29 @@ lines it says, "Name[2]" the second."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from repeated_names import ALL, example
 
 from mcp_helpers import call, core_client, dropin_client, text_of
+from readkeeper import quoting
+
+# The drop-in's outline note's example: the whole call that reads the symbol.
+_DROPIN_EXAMPLE = "Read a symbol with read_text_file with "
+
+
+def _dropin_example(note: str, path: str) -> tuple[str, tuple[int, int]]:
+    """The symbol name and lines the drop-in's outline note says to read, its call's
+    path the one read."""
+    at = note.find(_DROPIN_EXAMPLE)
+    assert at >= 0, note
+    sent, end = json.JSONDecoder().raw_decode(note, at + len(_DROPIN_EXAMPLE))
+    assert sent == {"path": path, "symbol": sent.get("symbol")}, sent
+    lines = re.compile(r" \(lines (\d+)-(\d+)\)").match(note, end)
+    assert lines is not None, note
+    return sent["symbol"], (int(lines.group(1)), int(lines.group(2)))
 
 
 def _between(text: str, lines: tuple[int, int]) -> str:
@@ -45,7 +62,7 @@ async def test_the_drop_in_reads_the_symbol_its_outline_names(workspace: Path) -
             path = str(workspace / case.file)
             outline = await client.call_tool("read_text_file", {"path": path})
             assert not outline.is_error, text_of(outline)
-            name, lines = example(text_of(outline))
+            name, lines = _dropin_example(text_of(outline), path)
             assert (name, lines) == (case.name, case.lines)
             for symbol, want in ((name, lines), (case.second, case.second_lines)):
                 read = await client.call_tool("read_text_file", {"path": path, "symbol": symbol})
@@ -54,4 +71,6 @@ async def test_the_drop_in_reads_the_symbol_its_outline_names(workspace: Path) -
                 assert fenced is not None, text_of(read)
                 assert fenced.group(2) + "\n" == _between(case.text, want)
             # The second's note names the first as the outline did.
-            assert f'symbol="{name}" (lines {lines[0]}-{lines[1]})' in text_of(read)
+            # (said as the whole call, as the drop-in says every read again changed)
+            again = quoting.json_text({"path": path, "symbol": name})
+            assert f"read_text_file with {again} (lines {lines[0]}-{lines[1]})" in text_of(read)

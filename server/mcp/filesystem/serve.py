@@ -95,7 +95,7 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
         # read as (round 27: "takes no offset or head", to a call that sent tail).
         raise ReadkeeperError(
             "bad_params",
-            f"symbol={quoting.json_text(args['symbol'])} reads that symbol's own lines, so it "
+            f"symbol {quoting.json_text(args['symbol'])} reads that symbol's own lines, so it "
             "takes no tail: send symbol alone, or tail alone.",
             field="tail",
         )
@@ -127,7 +127,7 @@ def read_text(served: Served, args: dict[str, Any]) -> list[Content]:
         symbol=symbol,
         include_images=flag(args, "include_images") or None,
     )
-    return shown_read(result)
+    return shown_read(result, args=args)
 
 
 def _pages(args: dict[str, Any]) -> str | None:
@@ -178,22 +178,31 @@ def _none_asked(served: Served, path: str, field: str) -> str:
 
 
 def shown_read(
-    result: dict[str, Any], tool: str = "read_text_file", answering: str | None = None
+    result: dict[str, Any],
+    tool: str = "read_text_file",
+    answering: str | None = None,
+    args: dict[str, Any] | None = None,
 ) -> list[Content]:
-    """A read result as the drop-in shows it, the answer of `answering` (default `tool`),
-    whose stub names `tool`; a way on `answering` lacks names read_text_file."""
+    """A read result as the drop-in shows it, the answer of `answering` (default `tool`)
+    called with `args` (read_multiple_files: the entry's own path), whose stub names
+    `tool`; a way on is that call with its options changed (words._run_words)."""
     kind = result.get("type")
     file = result.get("file") or {}
 
     def steps(message: str, keep: Iterable[str] = ()) -> str:
-        return for_filesystem(message, keep, answering or tool)
+        return for_filesystem(message, keep, answering or tool, args)
 
     if kind == "text":
         return [text_block(_text_file(file, steps))]
     said = render.read(_noted(result, steps), steps)  # its next steps in the tools' words
-    if kind == "file_unchanged":
+    if kind == "file_unchanged" and not _FORCED.search(said):
+        # Only when the core's stub names no resend: it says the call whole, forced.
         said += f"\n({tool} with force=true sends it again.)"
     return [text_block(said), *_images(result)]
+
+
+# A resend the stub already names: the call again with force (words._run_words).
+_FORCED = re.compile(r'"force": true\}|force=true')
 
 
 def _images(result: dict[str, Any]) -> list[Content]:
@@ -259,6 +268,7 @@ def read_media(served: Served, args: dict[str, Any]) -> list[Content]:
     return shown_read(
         served.ask("read", file_path=path, pages=pages, render=render, force=force),
         "read_media_file",
+        args=args,
     )
 
 
@@ -269,13 +279,16 @@ def read_multiple(served: Served, args: dict[str, Any]) -> list[Content]:
     parts = []
     for item in answer.get("results", []):
         path = shown_name(str(item.get("file_path", "")))  # cut when long
+        entry = {"path": item["file_path"]} if item.get("file_path") else {}
         error = item.get("error")
         if error:
             message, data = str(error.get("message", "")), error.get("data") or {}
-            said = error_words("read_multiple_files", args, message, data)[0]
+            said = error_words("read_multiple_files", entry, message, data)[0]
             parts.append(f"{path}: Error - {said}")
             continue
-        shown = shown_read(item.get("result") or {}, answering="read_multiple_files")
+        shown = shown_read(
+            item.get("result") or {}, answering="read_multiple_files", args=entry or None
+        )
         text = "\n".join(c.text for c in shown if isinstance(c, types.TextContent))
         if any(isinstance(c, types.ImageContent) for c in shown):
             text += "\n(an image: read_media_file shows it)"
@@ -300,7 +313,7 @@ def write_file(served: Served, args: dict[str, Any]) -> list[Content]:
     if done.get("created"):
         said += " (a new file)"
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='write_file')})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), (), 'write_file', args)})"
     return [text_block(said)]
 
 
@@ -325,7 +338,7 @@ def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
     done = served.ask("patch", file_path=path, edits=pairs, dry_run=flag(args, "dryRun"))
     said = quoting.fence(str(done.get("diff", "")), "diff") if done.get("diff") else ""
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='edit_file')})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), (), 'edit_file', args)})"
     unseen = render.unseen_change(done.get("edit") or done)
     if unseen:
         said += f"\n{unseen}"
@@ -351,7 +364,7 @@ def move_file(served: Served, args: dict[str, Any]) -> list[Content]:
         f"{_resolved(done, 'destination', destination)}"
     )
     if done.get("note"):
-        said += f"\n(readkeeper: {for_filesystem(str(done['note']), tool='move_file')})"
+        said += f"\n(readkeeper: {for_filesystem(str(done['note']), (), 'move_file', args)})"
     return [text_block(said)]
 
 

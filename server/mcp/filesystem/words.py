@@ -14,7 +14,7 @@ to the keys of `data`; a field is kept only when the tool has it (an allowlist).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ... import errors, hints, quoting
@@ -91,77 +91,106 @@ def _word(method: str, params: dict[str, Any] | None, names: dict[str, str] | No
 _DEFAULTS = {"path": "."}
 
 
-# A read's line count as hints.again writes it (`offset=5, limit=20`): only read takes
-# it, and read_text_file names it head. (A sentence names no option as a word:
-# tests/test_ways_on.py; round 27 found "(offset, limit)" said to the drop-in.)
-_LIMIT = re.compile(r"(?<![\w/.\-\\+@,=~])limit(?==)")
-
-
-# A PDF's pages drawn, as a sentence names the option (`pages="2", render=true`, the
-# value set aside as hints.rewrite sets a JSON string aside): read_media_file's pages.
-_DRAWN = re.compile(r"(?<![\w\-/.])pages=(\S+?), render=true\b")
-# An option of readkeeper's read no drop-in tool takes (the drop-in asks for neither):
-# said as what it is, not a parameter to send here.
-# Its value as hints.again writes it: a number, true, or a JSON string (set aside by
-# hints.rewrite, a mark in its place here).
-_UNOFFERED = re.compile(r"(?<![\w\-/.])(line_format|estimate)=(\S+?)(?=[.,;)]*(?:\s|$))")
-
-
 # A pair's field inside a list param (`edits[0].old_string`): the tool's name for it.
 _ITEM = re.compile(r"(?<=\w\[)(\d+\]\.)(old_string|new_string)(?![\w/\-]|\.[\w/\-])")
 
 
-def _prose(text: str, tool: str | None = None) -> str:
-    text = _DRAWN.sub(r"read_media_file with pages=\1", text)
-    text = _UNOFFERED.sub(
-        r"\1=\2 (an option of readkeeper's read, a tool of `readkeeper mcp` without --tools "
-        "filesystem; this server does not offer it)",
-        text,
-    )
+def _prose(text: str) -> str:
+    """readkeeper's sentence with each param named as a word said as the drop-in's (a
+    next call and a run of options are set aside by hints.rewrite: `_run_words` says
+    them)."""
     text = _ITEM.sub(lambda m: m.group(1) + _WORDS[m.group(2)], text)
-    return _reader_named(_LIMIT.sub("head", _WORD.sub(lambda m: _PROSE[m.group(1)], text)), tool)
+    return _WORD.sub(lambda m: _PROSE[m.group(1)], text)
 
 
-# Options a sentence names as the way on: a run hints.again wrote (`offset=412,
-# head=3`, a value set aside by hints.rewrite).
-_OPTION = r"[a-z_]+=[^\s,;)]+"
-_WAY_ON = re.compile(rf"(?<![\w\-/.])(?P<run>{_OPTION}(?:, {_OPTION})*)")
-_TOOL = re.compile(r"\b(" + "|".join(sorted(SCHEMAS, key=len, reverse=True)) + r")\b")
-_SENTENCE = re.compile(r"\.\s+|\n")
+# Every option some drop-in tool takes (tools.SCHEMAS): a run naming any other is a call
+# of readkeeper's own tools, which this server does not offer.
+_OFFERED = frozenset(key for schema in SCHEMAS.values() for key in schema["properties"])
+# The core's method whose options a listing's run names (depth: list's), by the tool that
+# answered; every other run is a read's.
+_LISTING = {"list_directory": "list", "list_directory_with_sizes": "list"}
+_LISTING |= {"directory_tree": "list", "search_files": "glob"}
 
 
-def _reader_named(text: str, tool: str | None) -> str:
-    """`text` with each way on that names options `tool` does not take, but read_text_file
-    does, said as read_text_file's (read_media_file of a notebook, read_multiple_files'
-    outline, edit_file's closest text: they read it so, but take none of them)."""
-    if tool not in SCHEMAS or tool == "read_text_file":
-        return text
-    own, reader = SCHEMAS[tool]["properties"], SCHEMAS["read_text_file"]["properties"]
-    out: list[str] = []
-    at = 0
-    for found in _WAY_ON.finditer(text):
-        names = re.findall(r"([a-z_]+)=", found.group("run"))
-        begun = max((m.end() for m in _SENTENCE.finditer(text, 0, found.start())), default=0)
-        if (
-            all(name in own for name in names)
-            or not all(name in reader for name in names)
-            or _TOOL.search(text, begun, found.start())
-        ):
-            continue
-        before = text[at : found.start()]
-        if re.search(r"(?<![\w\-])read with $", before):  # "read with X=": the tool
-            out.append(before[: -len("read with ")] + "read_text_file with ")
-        else:
-            out.append(before + "read_text_file's ")
-        at = found.start()
-    return "".join(out) + text[at:]
+def _run_words(tool: str | None, args: Mapping[str, Any] | None) -> hints.Options:
+    """The drop-in's words for a run of options `hints.again` wrote: the call `tool`
+    just answered (`args`: its arguments, for read_multiple_files the entry's own path;
+    None: not known) with them changed, said as the whole call (`read_text_file with
+    {"path": ..., "offset": 501, "head": 200}`); without the call, the options alone in
+    the drop-in's names. A PDF's pages drawn are read_media_file's; options the tool
+    that answered lacks, read_text_file's; an option no drop-in tool takes (tools.SCHEMAS)
+    is named as readkeeper's own, which this server does not offer."""
+
+    given = dict(args or {})
+    if isinstance(given.get("path"), str):  # a name as every call names it (hints.call)
+        cut = errors.cut_name(given["path"])
+        given["path"] = cut if cut != given["path"] else quoting.marks(cut)
+
+    def said(run: dict[str, Any]) -> str:
+        shown = {_READ.get(name, name): value for name, value in run.items()}
+        path = given.get("path")
+        if not set(shown) - {"render"} <= _OFFERED:
+            method = _LISTING.get(tool or "", "read")
+            return (
+                f"{_written(shown)} (an option of readkeeper's {method}, a tool of `readkeeper "
+                "mcp` without --tools filesystem; this server does not offer it)"
+            )
+        if shown.get("render") is True:  # a PDF's pages drawn: read_media_file's pages
+            drawn: dict[str, Any] = {k: shown[k] for k in ("pages", "force") if k in shown}
+            return _tool_call("read_media_file", path, drawn)
+        # read_media_file's pages are drawn (serve.read_media): a PDF's text continued
+        # with pages is read_text_file's.
+        drawing = tool == "read_media_file" and "pages" in shown
+        if tool in SCHEMAS and set(shown) <= set(SCHEMAS[tool]["properties"]) and not drawing:
+            if path is None:
+                return _written(shown)
+            return f"{tool} with {quoting.json_text(_changed(dict(given), shown))}"
+        if tool is None and path is None:
+            return _written(shown)  # no tool named: the options alone
+        return _tool_call("read_text_file", path, shown)
+
+    return said
 
 
-def for_filesystem(message: str, keep: Iterable[str] = (), tool: str | None = None) -> str:
+def _changed(args: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The call `args` with the options of `run` changed, its others kept, as the core's
+    call was (`hints.again`): tail is the drop-in's offset and head (the core read
+    offset=N-tail+1, limit=tail), so a run naming a range says tail as head; a symbol
+    read takes no range, nor a range a symbol, so a run naming one drops the other."""
+    if {"offset", "head"} & set(run):
+        tail = args.pop("tail", None)
+        if tail is not None and "head" not in run:
+            args["head"] = tail
+        args.pop("symbol", None)
+    if "symbol" in run:
+        for name in ("offset", "head", "tail"):
+            args.pop(name, None)
+    return {**args, **run}
+
+
+def _tool_call(tool: str, path: Any, options: dict[str, Any]) -> str:
+    """`tool` with `options`, the whole call when its `path` is known."""
+    if path is None:
+        return f"{tool} with {_written(options)}"
+    return f"{tool} with {quoting.json_text({'path': path, **options})}"
+
+
+def _written(options: dict[str, Any]) -> str:
+    """Options as hints.again writes them (`offset=501, head=200`, values as JSON)."""
+    return ", ".join(f"{name}={quoting.json_text(value)}" for name, value in options.items())
+
+
+def for_filesystem(
+    message: str,
+    keep: Iterable[str] = (),
+    tool: str | None = None,
+    args: Mapping[str, Any] | None = None,
+) -> str:
     """`message` in the drop-in's words: readkeeper's own only, never a file's text
     (`keep`, as the error's data holds it) nor a quoted name (hints.rewrite); `tool`: the
-    tool that answers, whose way on names read_text_file where it lacks the options."""
-    return hints.rewrite(message, _word, keep, lambda text: _prose(text, tool))
+    tool that answers, `args` its arguments, whose run of options is said as that call
+    with them changed (`_run_words`)."""
+    return hints.rewrite(message, _word, keep, _prose, _run_words(tool, args))
 
 
 # Each tool's names for the core's params it passes on (one not named keeps its name):
@@ -201,7 +230,7 @@ def error_words(
     word = re.compile(r"(?<![\w/.\-\\+@,=~])(" + alternation + r")(?![\w/\-]|\.[\w/\-])")
 
     def prose(text: str) -> str:
-        text = _prose(text, tool)
+        text = _prose(text)
         if not names:
             return text
         return word.sub(
@@ -214,7 +243,11 @@ def error_words(
         )
 
     said = hints.rewrite(
-        message, lambda m, p: _word(m, p, names), errors.shown_content(data), prose
+        message,
+        lambda m, p: _word(m, p, names),
+        errors.shown_content(data),
+        prose,
+        _run_words(tool or None, args),
     )
     field = data.get("field")
     if isinstance(field, str) and field in names and said.startswith(field + " "):
