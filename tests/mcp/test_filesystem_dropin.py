@@ -99,7 +99,7 @@ async def test_a_cut_read_names_the_offset_that_continues_it(
         body, note = middle.rsplit("\n```\n", 1)
         assert body.endswith("line 2009")
         assert "lines 10-2009 of 5000" in note
-        assert "offset=2010" in note
+        assert 'read_text_file with {"path": "longer.txt", "offset": 2010}' in note
         last = await ok(client, "read_text_file", path="longer.txt", offset=2010, head=10)
         assert "(readkeeper:" not in last  # a count asked for: the caller chose the end
 
