@@ -27,7 +27,7 @@ from ..files.paths import ALLOWED_SETTING, Location, Workspace, names_a_folder
 from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
-from ..read.readers import SNIFF_BYTES, sniff, whole_cap
+from ..read.readers import SNIFF_BYTES, cap_for, sniff, whole_cap
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
@@ -218,6 +218,16 @@ def replace(
     if new_stat is not None:
         journal.note(held.opened.path, expected, data)
     return new_stat
+
+
+def check_new(path: str, data: bytes, settings: Settings) -> None:
+    """Refuse to make a file of `data` past the cap its edits would be held to (`load`):
+    made, it could be neither read whole, edited nor written smaller (round 30: a write
+    made a 5,000-byte file over a 4,096-byte cap, and every call on it after was refused
+    `too_large`)."""
+    limit, setting = cap_for(data[:SNIFF_BYTES], path, settings)
+    if len(data) > limit:
+        raise _too_large(path, len(data), limit, setting, after=True)
 
 
 # --- loading it exactly --------------------------------------------------------------------

@@ -58,6 +58,7 @@ from . import journal
 from .buffers import apply_to_buffer, dirty_buffer, whole_change
 from .commit import (
     Loaded,
+    check_new,
     committed,
     digests,
     encode,
@@ -403,6 +404,7 @@ def _create(
     refuse_unsaved_where_created(core, os.path.dirname(real), where.anchor.path)
     text = with_eol(params.content, eol_setting(settings))
     data = encode(text, TextEncoding("utf-8"), real, "content")
+    check_new(real, data, settings)
     try:
         with where.anchor.make_folders(where.folder):  # taken back if the create fails
             new_stat = atomic.create(where, data)

@@ -13,7 +13,7 @@ import pytest
 
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.protocol import EditParams, ReadParams
+from readkeeper.protocol import EditParams, ReadParams, WriteParams
 
 CONFLICT = '<<<<<<< HEAD\n "nbformat": 4,\n=======\n "nbformat": 5,\n>>>>>>> b'
 
@@ -45,5 +45,30 @@ def test_an_edit_past_the_cap_is_refused_and_a_smaller_one_made(workspace: Path,
         assert path.read_bytes() == before
         _edit(core, path, "x = 1", "x = 2")  # within the cap: made
         assert b"x = 2" in path.read_bytes()
+    finally:
+        core.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "setting"), [("new.txt", "max_size_bytes"), ("new.ipynb", "max_document_bytes")]
+)
+def test_a_write_never_makes_a_file_past_the_cap(workspace: Path, name: str, setting: str) -> None:
+    # Round 30: a write made a new file past the cap ("you hold all of it now"), after
+    # which every read, edit and write of it was refused `too_large`.
+    core = Readkeeper(roots=[str(workspace)], client_settings={setting: 1_000})
+    path = workspace / name
+    big = json.dumps(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "pad": "x" * 2_000}
+    )
+    small = big.replace("x" * 2_000, "x")
+    try:
+        with pytest.raises(ReadkeeperError) as refused:
+            core.write(WriteParams(file_path=str(path), content=big))
+        assert refused.value.kind == "too_large"
+        assert setting in refused.value.message
+        assert not path.exists()
+        core.write(WriteParams(file_path=str(path), content=small))  # within it: made
+        assert path.read_text() == small
+        core.read(ReadParams(file_path=str(path), force=True))
     finally:
         core.close()

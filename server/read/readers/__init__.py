@@ -62,7 +62,12 @@ def whole_cap(fd: int, path: str, settings: Settings) -> tuple[int, str]:
     load, and the setting that says so: a notebook is read whole, as its cells or,
     damaged, as its text (read/damaged.py), up to `max_document_bytes`; any other text
     file up to `max_size_bytes` (attack round 28, B4)."""
-    if sniff(peek(fd, SNIFF_BYTES), path) == "notebook":
+    return cap_for(peek(fd, SNIFF_BYTES), path, settings)
+
+
+def cap_for(head: bytes, path: str, settings: Settings) -> tuple[int, str]:
+    """`whole_cap` of a file whose first bytes are `head` (a file about to be made)."""
+    if sniff(head[:SNIFF_BYTES], path) == "notebook":
         return settings.max_document_bytes, "max_document_bytes"
     return settings.max_size_bytes, "max_size_bytes"
 
