@@ -371,9 +371,23 @@ def for_cli(message: str, keep: Iterable[str] = ()) -> str:
 
     def again_said(run: dict[str, Any]) -> str:
         method, params = _answering[-1] if _answering else ("", {})
-        return (word(method, {**params, **run}) if method else None) or " ".join(_flags(run))
+        return (word(method, changed(params, run)) if method else None) or " ".join(_flags(run))
 
     return rewrite(message, word, keep, _named_flags, again_said)
+
+
+def changed(params: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+    """The call `params` with the options of `run` (`again`) changed, its others kept: a
+    symbol read takes no range, nor a range a symbol, so a run naming one drops the
+    other (a symbol read's way on to its next lines was `--symbol X --offset N`,
+    refused)."""
+    kept = dict(params)
+    if {"offset", "limit"} & set(run):
+        kept.pop("symbol", None)
+    if "symbol" in run:
+        kept.pop("offset", None)
+        kept.pop("limit", None)
+    return {**kept, **run}
 
 
 def _cli_params(method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from document_samples import notebook_with_plots
 
 from readkeeper.cli import build_parser
-from readkeeper.hints import again, call, for_cli
+from readkeeper.hints import again, answering, call, for_cli
 
 READKEEPER = [sys.executable, "-m", "readkeeper"]
 # A read's options as the core's notes write them.
@@ -171,3 +171,16 @@ def test_a_read_from_an_offset_names_the_lines_after_it(workspace: Path) -> None
     assert third.returncode == 0, third.stderr
     assert third.stdout.rstrip().endswith("line 4999")
     assert "Continue" not in third.stderr
+
+
+def test_a_run_naming_a_range_or_a_symbol_drops_the_other() -> None:
+    with answering("read", {"file_path": "a.py", "symbol": "Reader", "line_format": "anchors"}):
+        said = for_cli(f"Continue with {again(offset=40, limit=20)}.")
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    words = shlex.split(command)
+    assert "--symbol" not in words, command
+    assert {"--offset", "--limit", "--line-format"} <= set(words), command
+    with answering("read", {"file_path": "a.py", "offset": 3, "limit": 9}):
+        said = for_cli(f"Read it by name: {again(symbol='Reader.read')}.")
+    [command] = re.findall(r"`(readkeeper [^`]*)`", said)
+    assert shlex.split(command)[2:] == ["a.py", "--symbol", "Reader.read"], command
