@@ -30,9 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import quoting, render
-from ..errors import ReadkeeperError, fault_reason
+from ..errors import ReadkeeperError, fault_reason, shown_content
 from ..files import guesses
-from ..hints import call
+from ..hints import call, changed, notes, rewrite
 from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
@@ -89,7 +89,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 planned.append(_estimate(services, _one(params, path)) + _header(count, path))
                 continue
             except ReadkeeperError as exc:
-                refused = _failed(path, exc)
+                refused = _failed(path, exc, params)
             except Exception as exc:
                 if not _cancelled(exc):
                     refused = _failed(path, _fault(path, exc))
@@ -149,13 +149,14 @@ def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[
     path = params.file_paths[done]
     step(f"reading {path}", done, len(params.file_paths))
     try:
-        return {"file_path": path, "result": _read(services, params, path)}
+        result = _read(services, params, path)
     except ReadkeeperError as exc:
-        return _failed(path, exc)
+        return _failed(path, exc, params)
     except Exception as exc:
         if not _cancelled(exc):
             return _failed(path, _fault(path, exc))
         return None
+    return {"file_path": path, "result": notes(result, _as_read(params, path))}
 
 
 def _fault(path: str, exc: Exception) -> ReadkeeperError:
@@ -264,8 +265,30 @@ def _given(path: str) -> Any:
     return quoting.printable(path)
 
 
-def _failed(path: Any, exc: ReadkeeperError) -> dict[str, Any]:
-    return {"file_path": path, "error": {"message": exc.message, "data": exc.to_data()}}
+def _failed(
+    path: Any, exc: ReadkeeperError, params: ReadManyParams | None = None
+) -> dict[str, Any]:
+    """A file's refusal as its entry (`params`: the call, whose ways on its message names
+    as reads of the file, `_as_read`)."""
+    data = exc.to_data()
+    message = exc.message
+    if params is not None and isinstance(path, str):
+        message = _as_read(params, path)(message, shown_content(data))
+    return {"file_path": path, "error": {"message": message, "data": data}}
+
+
+def _as_read(params: ReadManyParams, path: str) -> Callable[[str, Any], str]:
+    """The words of a file's entry: each way on `again` wrote in its read's notes (the
+    read just answered, options changed) said as the call of that read, since readMany
+    takes none of them (`offset=2001` named an option of a call the agent had not made);
+    a call, as every front end says one, and counted by the budget as it is sent."""
+    one = _one(params, path)
+    asked = {"file_path": path, "offset": one.offset, "limit": one.limit, "pages": one.pages}
+    asked |= {"force": one.force or None, "line_format": one.line_format}
+    asked = {name: value for name, value in asked.items() if value is not None}
+    return lambda message, keep: rewrite(
+        message, lambda *_: None, keep, options=lambda run: call("read", **changed(asked, run))
+    )
 
 
 # The most characters the refusals of one call show in full: past it, each further

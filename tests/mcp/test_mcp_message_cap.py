@@ -57,7 +57,12 @@ class Answers:
 def serve(workspace: Path, stdin: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
-        env=mcp_env(private_runtime_dir()),
+        # A file as large as a message may carry is one readkeeper may make only when its
+        # edits may load it whole (a write never makes a file past that cap).
+        env={
+            **mcp_env(private_runtime_dir()),
+            "READKEEPER_MAX_SIZE_BYTES": str(2 * MAX_MESSAGE_BYTES),
+        },
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

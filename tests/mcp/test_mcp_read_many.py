@@ -70,3 +70,20 @@ async def test_a_spent_budget_bounds_what_is_sent_and_names_tools(workspace: Pat
     assert "readkeeper/" not in structured["note"]
     assert "the read tool with" in structured["note"]
     assert f"note: {structured['note']}" in said
+
+
+async def test_an_entrys_way_on_is_the_read_of_its_file(workspace: Path) -> None:
+    # read_many takes no offset: a cut entry's "Continue with offset=2001" named an option
+    # of a call the agent had not made. Each entry's way on is now the read of its file.
+    (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 3001)))
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        first = await client.call_tool("read_many", {"file_paths": ["long.txt"]})
+        call = 'the read tool with {"file_path": "long.txt", "offset": 2001}'
+        assert call in text_of(first), text_of(first)
+        rest = await client.call_tool("read", {"file_path": "long.txt", "offset": 2001})
+        assert "line 3000" in text_of(rest)
+        again = await client.call_tool("read_many", {"file_paths": ["long.txt"]})
+        said = text_of(again)
+        assert 'the read tool with {"file_path": "long.txt", "force": true}' in said, said
+        assert "force=true" not in said
