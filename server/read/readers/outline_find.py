@@ -138,7 +138,8 @@ def symbol_names(held: Index, idents: set[tuple[str, tuple[str, ...]]]) -> dict[
     (errors.cut_name): that one is read by its lines."""
     taken = {s.qualified_name for s in held.every}
     seen: dict[tuple[str, tuple[str, ...]], int] = {}
-    spellings: dict[str, list[Symbol]] = {}
+    # A cut spelling: the symbols it reads, and whether they share one whole name.
+    spellings: dict[str, tuple[list[Symbol], bool]] = {}
     names: dict[int, str | None] = {}
     for symbol in held.every:
         whole = ident(held, symbol)
@@ -151,9 +152,9 @@ def symbol_names(held: Index, idents: set[tuple[str, tuple[str, ...]]]) -> dict[
             named = None
         elif id(symbol) in held.cut:
             if name not in spellings:
-                spellings[name] = _resolve(name, held)[0]
-            reads = spellings[name]
-            alone = len({ident(held, s) for s in reads}) == 1
+                reads = _resolve(name, held)[0]
+                spellings[name] = reads, len({ident(held, s) for s in reads}) == 1
+            reads, alone = spellings[name]
             if not (alone and len(reads) >= place and reads[place - 1] is symbol):
                 named = None
         names[id(symbol)] = named if named is not None and cut_name(named) == named else None
