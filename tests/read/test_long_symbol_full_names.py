@@ -86,6 +86,11 @@ def test_a_stub_is_only_for_the_lines_read(core: Readkeeper, workspace: Path) ->
     for name, word in ((f"{B}_alpha", "ALPHA"), (f"{B}_beta", "BETA")):
         read = unstructure(core.read(ReadParams(file_path="mod.py", symbol=name)))["file"]
         assert word in read.get("content", ""), read
+    # Read again, beta's own lines are the stub's.
+    again = unstructure(core.read(ReadParams(file_path="mod.py", symbol=f"{B}_beta")))["file"]
+    assert "content" not in again
+    assert "unchanged since your read" in again["note"]
+    assert again["start_line"] == read["start_line"]
 
 
 def test_a_cut_spelling_of_two_names_reads_neither(core: Readkeeper, workspace: Path) -> None:
