@@ -65,12 +65,15 @@ def test_two_long_names_of_one_start_are_told_apart(core: Readkeeper, workspace:
     assert refused.value.kind == "not_found"
 
 
-def test_a_cut_name_s_ordinal_reads_the_symbol_it_counts(core: Readkeeper, workspace: Path) -> None:
-    # The outline names the two by their cut name, and "[2]" for the second: as written,
-    # each reads its own (round 29: "[2]" read the first, and said "[2]" again).
+def test_a_cut_name_of_two_names_reads_neither(core: Readkeeper, workspace: Path) -> None:
+    # The outline shows both by one cut name. Round 29 read the second by "[2]"; round 30
+    # (B1): a symbol is read by its own whole name, or by a cut name that stands for it
+    # alone. This one stands for two: refused, each listed by lines that read it.
     _twins(workspace)
     held = "h" * 199 + "…"
-    second = unstructure(core.read(ReadParams(file_path="twins.py", symbol=f"{held}[2]")))
-    assert second["file"]["start_line"] == 404
-    first = unstructure(core.read(ReadParams(file_path="twins.py", symbol=held)))
-    assert first["file"]["start_line"] == 1
+    for name in (held, f"{held}[2]"):
+        with pytest.raises(ReadkeeperError) as refused:
+            core.read(ReadParams(file_path="twins.py", symbol=name))
+        assert refused.value.kind == "not_found"
+        runs = re.findall(r"offset=(\d+), limit=(\d+)", refused.value.message)
+        assert [int(start) for start, _ in runs] == [1, 404], refused.value.message

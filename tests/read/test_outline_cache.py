@@ -56,7 +56,7 @@ def test_a_second_outline_of_the_same_text_is_read_from_the_cache(tmp_path: Path
     # The entry is what a second server reads: one rewritten (a valid outline of the
     # text, other names) shows that it is read, not parsed again.
     key = outline_cache.entry_key(SOURCE, PYTHON)
-    forged = [["class", "Kept", "Kept", 1, 3, "class Kept", []]]
+    forged = [["class", "Kept", "Kept", 1, 3, "class Kept", [], ""]]
     entry(tmp_path).write_bytes(encode_entry(key, json.dumps(forged).encode()))
     assert names(outline_cache.symbols(SOURCE, PYTHON, user_cache=cache)) == ["Kept"]
 
@@ -77,12 +77,14 @@ def test_another_text_or_decoding_is_another_entry() -> None:
         b"not json",
         b"{}",
         b"[[1, 2]]",
-        json.dumps([["class", "A", "A", 0, 3, "class A", []]]).encode(),  # line 0
-        json.dumps([["class", "A", "A", 5, 4, "class A", []]]).encode(),  # ends first
-        json.dumps([["class", "A", "A", 1, 10**6, "class A", []]]).encode(),  # past the end
-        json.dumps([["class", 7, "A", 1, 3, "class A", []]]).encode(),
-        json.dumps([["class", "A", "A", True, 3, "class A", []]]).encode(),
-        json.dumps([["class", "A", "A", 1, 3, "class A", {}]]).encode(),
+        json.dumps([["class", "A", "A", 0, 3, "class A", [], ""]]).encode(),  # line 0
+        json.dumps([["class", "A", "A", 5, 4, "class A", [], ""]]).encode(),  # ends first
+        json.dumps([["class", "A", "A", 1, 10**6, "class A", [], ""]]).encode(),  # past the end
+        json.dumps([["class", 7, "A", 1, 3, "class A", [], ""]]).encode(),
+        json.dumps([["class", "A", "A", True, 3, "class A", [], ""]]).encode(),
+        json.dumps([["class", "A", "A", 1, 3, "class A", {}, ""]]).encode(),
+        json.dumps([["class", "A", "A", 1, 3, "class A", []]]).encode(),  # before "whole"
+        json.dumps([["class", "A", "A", 1, 3, "class A", [], 7]]).encode(),  # "whole" a number
         b"[" * 100_000 + b"]" * 100_000,  # nested past any depth
     ],
 )

@@ -36,6 +36,7 @@ from .outline_symbol import MAX_DEPTH as MAX_DEPTH
 from .outline_symbol import MAX_NAME_CHARS as MAX_NAME_CHARS
 from .outline_symbol import MAX_SYMBOLS as MAX_SYMBOLS
 from .outline_symbol import Symbol as Symbol
+from .outline_symbol import whole_key
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Point, Tree
@@ -320,7 +321,8 @@ def _symbol(
     kind = named.kind
     if kind == "function" and parent is not None and parent.kind in _CLASS_LIKE:
         kind = "method"
-    name = _short(named.name or "(anonymous)", MAX_NAME_CHARS)
+    whole = named.name or "(anonymous)"
+    name = _short(whole, MAX_NAME_CHARS)
     parts = [parent.qualified_name if parent is not None else "", named.scope, name]
     # The outline line is readkeeper's: the file's words in it go through the naming rule
     # (a JS member may be named by a string literal holding line breaks).
@@ -333,6 +335,7 @@ def _symbol(
         start_line=_first_row(node, place, grammar) + 1,
         end_line=_last_row(node) + 1,
         label=label,
+        whole=whole_key(whole) if name != whole else "",
     )
 
 

@@ -30,7 +30,7 @@ from .grammars import Grammar
 log = logging.getLogger("readkeeper")
 
 CACHE_KIND = "outline"
-_FORMAT = 1
+_FORMAT = 2
 
 
 def symbols(
@@ -140,7 +140,8 @@ def keep_whole(key: str, whole: int | None, user_cache: UserCache) -> None:
 
 
 def dump(found: list[outline.Symbol]) -> bytes:
-    """The symbols as JSON: [kind, name, qualified name, start, end, label, children]."""
+    """The symbols as JSON: [kind, name, qualified name, start, end, label, children,
+    whole] (whole: `Symbol.whole`)."""
 
     def row(symbol: outline.Symbol) -> list[object]:
         return [
@@ -151,6 +152,7 @@ def dump(found: list[outline.Symbol]) -> bytes:
             symbol.end_line,
             symbol.label,
             [row(child) for child in symbol.children],
+            symbol.whole,
         ]
 
     return json.dumps([row(s) for s in found], ensure_ascii=False).encode("utf-8")
@@ -184,9 +186,9 @@ def parse_counted(payload: bytes, total_lines: int) -> tuple[list[outline.Symbol
         for item in level:
             # Checked by type, not isinstance: JSON gives exactly list, str and int (a
             # bool is an int to isinstance).
-            if type(item) is not list or len(item) != 7:
+            if type(item) is not list or len(item) != 8:
                 return None
-            kind, name, qualified, start, end, label, children = item
+            kind, name, qualified, start, end, label, children, whole = item
             if not (
                 type(kind) is str
                 and type(name) is str
@@ -196,9 +198,10 @@ def parse_counted(payload: bytes, total_lines: int) -> tuple[list[outline.Symbol
                 and type(end) is int
                 and 1 <= start <= end <= total_lines
                 and type(children) is list
+                and type(whole) is str
             ):
                 return None
-            symbol = new(kind, name, qualified, start, end, label)
+            symbol = new(kind, name, qualified, start, end, label, whole=whole)
             into.append(symbol)
             if children:
                 pending.append((children, symbol.children, depth + 1))

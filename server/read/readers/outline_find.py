@@ -14,8 +14,11 @@ import re
 from dataclasses import dataclass
 
 from ... import quoting
+from ...errors import cut_name
 from ...hints import again
-from .outline import MAX_SYMBOLS, Symbol, walk
+from . import outline_names
+from .outline import MAX_SYMBOLS, Symbol
+from .outline_names import Index, ident, matching, spelled
 
 # "Intro[2]": the second symbol named "Intro" (a name the file holds as it is wins).
 _ORDINAL = re.compile(r"(.*?)\s*\[(\d+)\]")
@@ -54,8 +57,7 @@ def cut_after(every: list[Symbol]) -> int:
     return max(symbol.start_line for symbol in every)
 
 
-def _normal(name: str) -> str:
-    return re.sub(r"\s*(::|#|->)\s*|\s*\.\s*", ".", name.strip()).strip(".")
+_normal = outline_names.normal
 
 
 # A character a search pattern takes as an operator (ripgrep's and Python's alike).
@@ -77,25 +79,23 @@ def pattern_for(wanted: str) -> str:
     return _OPERATOR.sub(r"\\\1", last[:PATTERN_CHARS])
 
 
-def find(found: list[Symbol], wanted: str, most: int = 6, text: str = "") -> Found:
+def find(found: list[Symbol], wanted: str, most: int = 6) -> Found:
     """The symbol named `wanted` ("Class.method", "method", "Class::method", "Intro[2]"):
-    by its qualified name, else by the end of one; of several sharing that name, the
-    first (or the one its "[N]" says). Names matching symbols of several qualified names
-    give those as candidates. `text`: the file's, where a name longer than an outline
-    holds is looked for whole (`_long_named`)."""
-    every = [symbol for _, symbol in walk(found)]
+    by its whole qualified name, else by the end of one; of several sharing that name,
+    the first (or the one its "[N]" says). Names matching symbols of several qualified
+    names give those as candidates; so does the cut spelling of a long name
+    (outline_names.py) that stands for several whole names."""
+    held = outline_names.index(found)
+    every = held.every
     cut = cut_after(every)
-    matches = _matching(wanted, every) or _long_named(wanted.strip(), every, text)
-    place = None
+    matches, place = _resolve(wanted.strip(), held)
     if not matches:
-        split = _ORDINAL.fullmatch(wanted.strip())
-        if split is not None:
-            matches = _matching(split.group(1), every)
-            place = int(split.group(2))
-    if not matches:
-        return Found(candidates=tuple(_closest(_normal(wanted), every, most)), cut_after=cut)
-    names = symbol_names(every, {s.qualified_name for s in matches})
-    several = len({s.qualified_name for s in matches}) > 1
+        closest = tuple(_closest(_normal(wanted), every, most))
+        names = symbol_names(held, {ident(held, s) for s in closest})
+        return Found(candidates=closest, names=names, cut_after=cut)
+    idents = {ident(held, s) for s in matches}
+    names = symbol_names(held, idents)
+    several = len(idents) > 1
     if several or (place is not None and not 1 <= place <= len(matches)):
         # The first few and the last: a refusal says "and N more, to" the last.
         shown = matches if len(matches) <= most else [*matches[: most - 1], matches[-1]]
@@ -113,76 +113,58 @@ def find(found: list[Symbol], wanted: str, most: int = 6, text: str = "") -> Fou
     )
 
 
-def _matching(wanted: str, every: list[Symbol]) -> list[Symbol]:
-    """The symbols of qualified name `wanted` as written (a heading "C# tips" or "Step
-    1. Install", as the outline names it), else as `_normal` writes it, else those whose
-    qualified name ends with that, in file order."""
-    as_written = wanted.strip()
-    exact = [s for s in every if s.qualified_name == as_written]
-    query = _normal(wanted)
-    exact = exact or [s for s in every if s.qualified_name == query]
-    return exact or [s for s in every if s.qualified_name.endswith("." + query)]
+def _resolve(wanted: str, held: Index) -> tuple[list[Symbol], int | None]:
+    """The symbols `wanted` names, and the place its "[N]" gives (None: none): by whole
+    names first, then by the cut spelling an outline shows (a name the file holds as it
+    is wins)."""
+    split = _ORDINAL.fullmatch(wanted)
+    for among in (matching, spelled):
+        matches = among(wanted, held)
+        if matches:
+            return matches, None
+        if split is not None:
+            matches = among(split.group(1), held)
+            if matches:
+                return matches, int(split.group(2))
+    return [], None
 
 
-# How much of a symbol's first lines is searched for a long name it holds cut.
-_HEAD_LINES = 20
-_HEAD_CHARS = 1 << 20
-
-
-def _long_named(wanted: str, every: list[Symbol], text: str) -> list[Symbol]:
-    """The symbols whose name the outline holds cut (its start, then "…") and whose
-    first lines in `text` write `wanted`'s own part of it whole: a name past the cut
-    (round 28: "none with a similar name"), told from another of the same start (round
-    29: two such names read the first)."""
-    found = []
-    for symbol in every:
-        held = symbol.qualified_name
-        if not held.endswith("…") or not wanted.startswith(held[:-1]):
-            continue
-        own = wanted[len(held) - len(symbol.name) :]  # its name, its parents' left out
-        if len(own) >= len(symbol.name) and own in _head(text, symbol.start_line):
-            found.append(symbol)
-    return found
-
-
-def _head(text: str, line: int) -> str:
-    """`text` from line `line` (1-based), its first `_HEAD_LINES` lines at most."""
-    at = 0
-    for _ in range(line - 1):
-        at = text.find("\n", at) + 1
-        if at == 0:
-            return ""
-    end = at
-    for _ in range(_HEAD_LINES):
-        end = text.find("\n", end) + 1
-        if end == 0:
-            end = len(text)
-            break
-    return text[at : min(end, at + _HEAD_CHARS)]
-
-
-def symbol_names(every: list[Symbol], qualified: set[str]) -> dict[int, str | None]:
-    """id(symbol): the symbol name that reads it, for each symbol of `every` (in file
-    order) whose qualified name is in `qualified`: the name for the first of a name,
-    "name[N]" for the Nth. None when "name[N]" is itself a symbol's name (a heading
-    "Intro[2]" beside two "Intro"): that one is read by its lines."""
-    taken = {s.qualified_name for s in every}
-    seen: dict[str, int] = {}
+def symbol_names(held: Index, idents: set[tuple[str, tuple[str, ...]]]) -> dict[int, str | None]:
+    """id(symbol): the symbol name that reads it, for each symbol of `held` (in file
+    order) whose whole name is one of `idents`: the name for the first of a name,
+    "name[N]" for the Nth. None when no name reads it alone: "name[N]" is itself a
+    symbol's name (a heading "Intro[2]" beside two "Intro"), a long name's cut spelling
+    stands for several whole names, or the name is too long for a way on to name whole
+    (errors.cut_name): that one is read by its lines."""
+    taken = {s.qualified_name for s in held.every}
+    seen: dict[tuple[str, tuple[str, ...]], int] = {}
+    # A cut spelling: the symbols it reads, and whether they share one whole name.
+    spellings: dict[str, tuple[list[Symbol], bool]] = {}
     names: dict[int, str | None] = {}
-    for symbol in every:
-        name = symbol.qualified_name
-        if name not in qualified:
+    for symbol in held.every:
+        whole = ident(held, symbol)
+        if whole not in idents:
             continue
-        place = seen[name] = seen.get(name, 0) + 1
-        named = name if place == 1 else f"{name}[{place}]"
-        names[id(symbol)] = None if place > 1 and named in taken else named
+        place = seen[whole] = seen.get(whole, 0) + 1
+        name = symbol.qualified_name
+        named: str | None = name if place == 1 else f"{name}[{place}]"
+        if place > 1 and named in taken:
+            named = None
+        elif id(symbol) in held.cut:
+            if name not in spellings:
+                reads = _resolve(name, held)[0]
+                spellings[name] = reads, len({ident(held, s) for s in reads}) == 1
+            reads, alone = spellings[name]
+            if not (alone and len(reads) >= place and reads[place - 1] is symbol):
+                named = None
+        names[id(symbol)] = named if named is not None and cut_name(named) == named else None
     return names
 
 
 def name_of(found: list[Symbol], wanted: Symbol) -> str | None:
     """The symbol name that reads `wanted` alone (None: none does; read it by lines)."""
-    every = [symbol for _, symbol in walk(found)]
-    return symbol_names(every, {wanted.qualified_name}).get(id(wanted))
+    held = outline_names.index(found)
+    return symbol_names(held, {ident(held, wanted)}).get(id(wanted))
 
 
 def listed(symbol: Symbol, names: dict[int, str | None] | None, kind: bool = False) -> str:

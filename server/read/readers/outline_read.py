@@ -290,7 +290,7 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
         raise no_grammar(path, wanted)
     try:
         symbols = outline.symbols(text, grammar, content_digest)
-        found = outline_find.find(symbols, wanted, text=text)
+        found = outline_find.find(symbols, wanted)
     except outline.TooCostly as exc:
         raise ReadkeeperError(
             "too_large",
@@ -353,7 +353,7 @@ def _not_found(path: str, wanted: str, found: outline_find.Found) -> ReadkeeperE
         )
         message = (
             f"No symbol {_value(wanted)} in {quoting.name(path)}. Closest: {listed}. Read one with "
-            f"{again(symbol=first.qualified_name)}, or the whole file for its outline: "
+            f"{outline_find.listed(first, names)}, or the whole file for its outline: "
             f"{call('read', file_path=path)}."
         )
     else:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from ...protocol.reads import MAX_OUTLINE_SYMBOLS
@@ -29,8 +30,17 @@ class Symbol:
     end_line: int
     label: str
     children: list[Symbol] = field(default_factory=list)
+    # When `name` is cut (MAX_NAME_CHARS), what tells the whole name from another of the
+    # same start: its length and digest (`whole_key`); "" when `name` is the whole name.
+    whole: str = ""
 
     @property
     def lines(self) -> str:
         """The line range as outlines and messages show it ("12-40")."""
         return f"{self.start_line}-{self.end_line}"
+
+
+def whole_key(name: str) -> str:
+    """What a symbol holds of a name it shows cut: "length:SHA-256" of the whole name."""
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{len(name)}:{digest}"
