@@ -1,11 +1,20 @@
 """The warm processes that compute git status (gitstatus_worker.py), one status at a
 time each: started on first use, replaced after a timeout, a crash or an idle spell,
-and killed with the server however it ends (files/lifeline.py). Several run side by
-side, so that the status of a root that stalls holds up no other root's."""
+and killed with the server however it ends (files/lifeline.py). Up to `MOST_WORKERS`
+run side by side, so that the status of a root that stalls holds up no other root's.
+
+What a worker costs a status is never the repository's: the wait for a free worker,
+its start (importing pygit2), and a worker that died or stopped (SIGKILL, SIGSTOP from
+outside) before the status was sent. Each status is first preceded by a ping; a
+worker that does not answer it is killed and replaced (`Worker.ping`). A status's own
+timeout starts when it is sent (attack round 30: a healthy root that waited behind
+four stalled ones was remembered as stalled)."""
 
 from __future__ import annotations
 
 import atexit
+import bisect
+import itertools
 import os
 import select
 import signal
@@ -25,6 +34,18 @@ from . import gitstatus_worker
 START_SECONDS = 20.0
 # A reply holds at most gitstatus_worker.MAX_LINES lines of quoted paths.
 REPLY_MAX = 64 << 20
+# How long a warm worker may take to answer a ping before it is taken for stopped.
+PING_SECONDS = 0.5
+
+
+class NotRun(Exception):
+    """The status did not run to its end in the call's time, for no fault of the
+    repository's: no worker came free or started (`started` False), or it was sent but
+    cut by the call's time before it had run the time that counts as its own."""
+
+    def __init__(self, started: bool = False) -> None:
+        super().__init__(started)
+        self.started = started
 
 
 def read_line(fd: int, deadline: float) -> bytes:
@@ -47,34 +68,50 @@ class Worker:
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self.used = 0.0
-        # Whether the last started worker confines each status with Landlock.
+        self.started = 0.0
+        # Whether the worker confines each status with Landlock (None: not yet ready).
         self.confined: bool | None = None
 
-    def ready(self) -> subprocess.Popen[bytes]:
+    def spawn(self) -> None:
+        """Start the worker process; its "ready" line is read by `ready`."""
+        env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
+        if "PYTHONPATH" in os.environ:
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        # Its own process group, so a timeout ends it whatever it is blocked on; it
+        # and its child die with the server (lifeline.py), whatever ends the server.
+        scripts = [gitstatus_worker.__file__, landlock.__file__, lifeline.__file__]
+        command = [sys.executable, "-P", *map(os.path.abspath, scripts), str(os.getpid())]
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                command, stdin=PIPE, stdout=PIPE, env=env, cwd="/", start_new_session=True
+            )
+
+        self.process = lifeline.spawn(start)
+        self.started = time.monotonic()
+        self.confined = None
+
+    def ready(self, until: float) -> subprocess.Popen[bytes]:
+        """The worker, started and answering, by `until` (else NotRun: a worker still
+        starting is kept for the next status)."""
         idle = time.monotonic() - self.used > gitstatus_worker.IDLE_SECONDS / 2
-        if self.process is not None and (idle or self.process.poll() is not None):
+        if self.process is not None and self.confined is not None and idle:
+            self.stop()
+        if self.process is not None and self.process.poll() is not None:
             self.stop()
         if self.process is None:
-            env = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin")}
-            if "PYTHONPATH" in os.environ:
-                env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-            # Its own process group, so a timeout ends it whatever it is blocked on; it
-            # and its child die with the server (lifeline.py), whatever ends the server.
-            scripts = [gitstatus_worker.__file__, landlock.__file__, lifeline.__file__]
-            command = [sys.executable, "-P", *map(os.path.abspath, scripts), str(os.getpid())]
-
-            def start() -> subprocess.Popen[bytes]:
-                return subprocess.Popen(
-                    command, stdin=PIPE, stdout=PIPE, env=env, cwd="/", start_new_session=True
-                )
-
-            self.process = lifeline.spawn(start)
+            self.spawn()
+        assert self.process is not None
+        assert self.process.stdout is not None
+        if self.confined is None:
             # The start is not the repository's time (a short git timeout must not kill
-            # every worker before it imported pygit2).
-            assert self.process.stdout is not None
+            # every worker before it imported pygit2), but it is the call's.
+            end = self.started + START_SECONDS
             try:
-                hello = read_line(self.process.stdout.fileno(), time.monotonic() + START_SECONDS)
+                hello = read_line(self.process.stdout.fileno(), min(until, end))
             except TimeoutError:
+                if time.monotonic() < end:
+                    raise NotRun from None
                 hello = b""
             if hello not in (b"ready\n", b"ready confined\n"):
                 self.stop()
@@ -84,7 +121,26 @@ class Worker:
                     "attachments again.",
                 )
             self.confined = hello == b"ready confined\n"
+            self.used = time.monotonic()
         return self.process
+
+    def ping(self) -> bool:
+        """Whether the worker answers a ping within `PING_SECONDS`; one that does not
+        (died, or stopped from outside) is killed."""
+        process = self.process
+        assert process is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(b'{"ping": true}\n')
+            process.stdin.flush()
+            deadline = time.monotonic() + PING_SECONDS
+            if read_line(process.stdout.fileno(), deadline) == b"pong\n":
+                return True
+        except (BrokenPipeError, TimeoutError):
+            pass
+        self.stop()
+        return False
 
     def stop(self) -> None:
         if self.process is None:
@@ -93,32 +149,44 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.communicate()
         self.process = None
+        self.confined = None
 
 
 class Workers:
     """The workers, one status at a time each: the statuses of several roots run side by
     side, so a root whose status stalls holds up no other (round 29: four stalled roots
-    took a 2 s call each, the others waiting behind it, told to ask again)."""
+    took a 2 s call each, the others waiting behind it, told to ask again). A free
+    worker goes to the first waiter: roots whose last status answered before the others,
+    then in the order they came (round 30: healthy roots of concurrent calls starved)."""
 
     def __init__(self, most: int) -> None:
         self._all = [Worker() for _ in range(most)]
         self._free = list(self._all)
+        self._waiting: list[tuple[int, int]] = []
+        self._tickets = itertools.count()
         self._changed = threading.Condition()
 
-    def take(self, deadline: float) -> Worker | None:
-        """A free worker, waiting for one until `deadline` (None: none came free)."""
+    def take(self, until: float, first: bool = False) -> Worker | None:
+        """A free worker, waiting for one until `until` (None: none came free); `first`
+        puts this wait before those of roots not known to answer quickly."""
+        ticket = (0 if first else 1, next(self._tickets))
         with self._changed:
-            while not self._free:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._changed.wait(left)
-            return self._free.pop()
+            bisect.insort(self._waiting, ticket)
+            try:
+                while not (self._free and self._waiting[0] == ticket):
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._changed.wait(left)
+                return self._free.pop()
+            finally:
+                self._waiting.remove(ticket)
+                self._changed.notify_all()
 
     def give(self, worker: Worker) -> None:
         with self._changed:
             self._free.append(worker)
-            self._changed.notify()
+            self._changed.notify_all()
 
     def stop(self) -> None:
         for worker in self._all:
