@@ -326,6 +326,7 @@ def _run(
         try:
             reply, code = _ask(worker, line, timeout, until)
         finally:
+            worker.sent = None
             gitstatus_workers.WORKERS.give(worker)
         if reply.endswith(b"\n"):
             break
@@ -362,7 +363,7 @@ def _ask(
         raise gitstatus_workers.NotRun
     assert process.stdin is not None
     assert process.stdout is not None
-    sent = time.monotonic()
+    sent = worker.sent = time.monotonic()
     try:
         process.stdin.write(line)
         process.stdin.flush()
@@ -371,7 +372,8 @@ def _ask(
         reply = b""
     except TimeoutError:
         worker.stop()
-        worker.spawn()  # the next root's worker starts now, not when it is needed
+        if not worker.spare:  # the next root's worker starts now, not when it is needed
+            worker.spawn()
         if time.monotonic() - sent < timeout[1]:  # the call's time ran out, not its own
             raise gitstatus_workers.NotRun(started=True) from None
         raise

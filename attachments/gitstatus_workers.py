@@ -69,6 +69,8 @@ class Worker:
         self.process: subprocess.Popen[bytes] | None = None
         self.used = 0.0
         self.started = 0.0
+        self.sent: float | None = None  # when the status it runs was sent
+        self.spare = False  # stopped once given back (`Workers`)
         # Whether the worker confines each status with Landlock (None: not yet ready).
         self.confined: bool | None = None
 
@@ -157,9 +159,14 @@ class Workers:
     side, so a root whose status stalls holds up no other (round 29: four stalled roots
     took a 2 s call each, the others waiting behind it, told to ask again). A free
     worker goes to the first waiter: roots whose last status answered before the others,
-    then in the order they came (round 30: healthy roots of concurrent calls starved)."""
+    then in the order they came (round 30: healthy roots of concurrent calls starved).
+    While every busy worker's status has run `STUCK_SECONDS` (each likely stalled), the
+    first waiter gets a spare worker, up to `spare` more, stopped once it is given back
+    (round 30: a healthy root behind four stalled ones waited for their 2 s)."""
 
-    def __init__(self, most: int) -> None:
+    def __init__(self, most: int, spare: int = 0) -> None:
+        self._most = most
+        self._spare = spare
         self._all = [Worker() for _ in range(most)]
         self._free = list(self._all)
         self._waiting: list[tuple[int, int]] = []
@@ -173,29 +180,54 @@ class Workers:
         with self._changed:
             bisect.insort(self._waiting, ticket)
             try:
-                while not (self._free and self._waiting[0] == ticket):
+                while self._waiting[0] != ticket or not (self._free or self._stuck()):
                     left = until - time.monotonic()
                     if left <= 0:
                         return None
-                    self._changed.wait(left)
-                return self._free.pop()
+                    self._changed.wait(min(left, STUCK_SECONDS / 4))
+                if self._free:
+                    return self._free.pop()
+                spare = Worker()
+                spare.spare = True
+                self._all.append(spare)
+                return spare
             finally:
                 self._waiting.remove(ticket)
                 self._changed.notify_all()
 
+    def _stuck(self) -> bool:
+        """Whether a spare worker may start: every busy worker's status has run
+        `STUCK_SECONDS`, and fewer than `spare` spares run."""
+        if len(self._all) >= self._most + self._spare:
+            return False
+        now = time.monotonic()
+        busy = [worker for worker in self._all if worker not in self._free]
+        return all(
+            worker.sent is not None and now - worker.sent >= STUCK_SECONDS for worker in busy
+        )
+
     def give(self, worker: Worker) -> None:
         with self._changed:
-            self._free.append(worker)
+            if worker.spare:  # its work is done
+                self._all.remove(worker)
+                worker.stop()
+            else:
+                self._free.append(worker)
             self._changed.notify_all()
 
     def stop(self) -> None:
-        for worker in self._all:
+        for worker in list(self._all):
             worker.stop()
 
 
-# Workers at most: a workspace has a root or a few (each a worker pair while it runs).
+# Workers at most: a workspace has a root or a few (each a worker pair while it runs),
+# and spares while each of these runs a status that looks stalled.
 MOST_WORKERS = 4
-WORKERS = Workers(MOST_WORKERS)
+SPARE_WORKERS = 4
+# How long a status runs before its worker is taken for stalled (a healthy status of a
+# small repository takes 0.1 s).
+STUCK_SECONDS = 0.5
+WORKERS = Workers(MOST_WORKERS, SPARE_WORKERS)
 # Its process group ends as the server exits, before the interpreter waits for the
 # threads of its pools (concurrent.futures joins them at exit: a thread waiting on a
 # worker blocked for good held the exit of a server whose client had left).

@@ -82,6 +82,29 @@ def test_a_healthy_root_behind_stalled_ones_gets_its_status_and_is_not_blamed(
             gitstatus_stalls.forget(str((tmp_path / name).resolve()))
 
 
+def test_ten_roots_six_stalled_are_all_tried_in_the_first_call(tmp_path: Path) -> None:
+    """The healthy roots behind four stalled ones were told to ask again, or (the
+    attacker's SHSHSSHSSH, 1 run in 3) remembered as stalled. Spare workers start while
+    every busy one looks stalled, so each root is tried in the first call."""
+    kinds = "SSSSSSHHHH"
+    core = Readkeeper(roots=roots_of(tmp_path, kinds), client_settings=SETTINGS)
+    stalled = [f"s{n}" for n, kind in enumerate(kinds) if kind == "S"]
+    try:
+        first = said(core)
+        for n, kind in enumerate(kinds):
+            name = f"{kind.lower()}{n}"
+            if kind == "H":
+                assert "branch main, clean" in first[name], first
+            else:
+                assert "named pipe" in first[name], first
+        assert remembered() >= set(stalled)
+        assert not {"h6", "h7", "h8", "h9"} & remembered()
+    finally:
+        core.close()
+        for name in stalled:
+            gitstatus_stalls.forget(str((tmp_path / name).resolve()))
+
+
 def hold(monkeypatch: pytest.MonkeyPatch, do: Any) -> list[int]:
     """`do(process)` to the first worker as it is handed to a status (after it started
     and was checked alive by the code before the fix); the pids it was done to."""
