@@ -86,6 +86,13 @@ def status(
     ATTACHMENTS_TIMEOUT); neither is remembered."""
     if until is None:
         until = time.monotonic() + timeout + gitstatus_workers.START_SECONDS
+    key = (id(workspace), root, timeout, setting)  # one run for concurrent calls
+    return gitstatus_workers.shared(
+        key, until, lambda: _status(workspace, root, timeout, setting, until)
+    )
+
+
+def _status(workspace: Workspace, root: str, timeout: float, setting: str, until: float) -> str:
     own = timeout / 2 if setting == gitstatus_stalls.ATTACHMENTS_TIMEOUT else timeout
     try:
         with ExitStack() as held:

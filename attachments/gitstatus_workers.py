@@ -22,8 +22,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Hashable
 from contextlib import suppress
 from subprocess import PIPE
+from typing import Any, TypeVar
 
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files import landlock, lifeline
@@ -34,6 +36,7 @@ from . import gitstatus_worker
 START_SECONDS = 20.0
 # A reply holds at most gitstatus_worker.MAX_LINES lines of quoted paths.
 REPLY_MAX = 64 << 20
+T = TypeVar("T")
 # How long a warm worker may take to answer a ping before it is taken for stopped.
 PING_SECONDS = 0.5
 
@@ -218,6 +221,47 @@ class Workers:
     def stop(self) -> None:
         for worker in list(self._all):
             worker.stop()
+
+
+class _Shared:
+    """A run in flight, and what it ended with."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+_SHARED: dict[Hashable, _Shared] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(key: Hashable, until: float, run: Callable[[], T]) -> T:
+    """`run()`, or what the run of the same `key` another call has in flight ends with:
+    concurrent calls share a root's status rather than each running it (round 30: ten
+    concurrent calls ran each stalled root ten times, and 3-4 of them got no healthy
+    root's status); NotRun(started=True) when that has not ended by `until`."""
+    with _shared_lock:
+        running = _SHARED.get(key)
+        mine = running is None
+        if running is None:
+            running = _SHARED[key] = _Shared()
+    if mine:
+        try:
+            running.value = run()
+            return running.value  # type: ignore[no-any-return]
+        except BaseException as exc:
+            running.error = exc
+            raise
+        finally:
+            with _shared_lock:
+                del _SHARED[key]
+            running.done.set()
+    if not running.done.wait(max(0.0, until - time.monotonic())):
+        raise NotRun(started=True)
+    if running.error is not None:
+        raise running.error
+    return running.value  # type: ignore[no-any-return]
 
 
 # Workers at most: a workspace has a root or a few (each a worker pair while it runs),

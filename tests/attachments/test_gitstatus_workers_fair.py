@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,30 @@ def test_ten_roots_six_stalled_are_all_tried_in_the_first_call(tmp_path: Path) -
         core.close()
         for name in stalled:
             gitstatus_stalls.forget(str((tmp_path / name).resolve()))
+
+
+def test_concurrent_calls_each_get_the_healthy_roots_status(tmp_path: Path) -> None:
+    """Ten concurrent calls over stalled and healthy roots: each ran every stalled root
+    again, and 3-4 of them got no healthy root's status (attack round 30). A root's
+    status in flight is shared by the calls that want it."""
+    core = Readkeeper(roots=roots_of(tmp_path, "SSSSH"), client_settings=SETTINGS)
+    got: list[dict[str, str]] = []
+    try:
+        calls = [threading.Thread(target=lambda: got.append(said(core))) for _ in range(6)]
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join()
+    finally:
+        core.close()
+        for n in range(4):
+            gitstatus_stalls.forget(str((tmp_path / f"s{n}").resolve()))
+    assert len(got) == 6
+    for each in got:
+        assert "branch main, clean" in each["h4"], each
+        for n in range(4):
+            assert ASK_AGAIN not in each[f"s{n}"], each
+    assert "h4" not in remembered()
 
 
 def hold(monkeypatch: pytest.MonkeyPatch, do: Any) -> list[int]:
