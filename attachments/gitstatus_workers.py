@@ -96,9 +96,10 @@ class Worker:
         self.started = time.monotonic()
         self.confined = None
 
-    def ready(self, until: float) -> subprocess.Popen[bytes]:
+    def ready(self, until: float, again: bool = True) -> subprocess.Popen[bytes]:
         """The worker, started and answering, by `until` (else NotRun: a worker still
-        starting is kept for the next status)."""
+        starting is kept for the next status); one that ended before it said it was ready
+        (killed from outside while it started) is started `again`, once."""
         idle = time.monotonic() - self.used > gitstatus_worker.IDLE_SECONDS / 2
         if self.process is not None and self.confined is not None and idle:
             self.stop()
@@ -120,6 +121,8 @@ class Worker:
                 hello = b""
             if hello not in (b"ready\n", b"ready confined\n"):
                 self.stop()
+                if again:
+                    return self.ready(until, again=False)
                 raise ReadkeeperError(
                     "internal",
                     "git status failed: its reader (pygit2) did not start. Ask for the "

@@ -20,6 +20,7 @@ from test_gitstatus_stalls import SETTINGS, fifo_for_head_commit, repository
 
 from readkeeper.attachments import gitstatus, gitstatus_stalls, gitstatus_workers
 from readkeeper.core import Readkeeper
+from readkeeper.files import lifeline
 from readkeeper.protocol import AttachmentsParams
 
 ASK_AGAIN = "Ask for the attachments again"
@@ -185,3 +186,29 @@ def test_a_worker_late_killed_or_stopped_is_not_the_repositorys_fault(
     assert "h0" not in remembered()
     if do is stopped:  # killed and replaced, not left over
         assert dead(done[0])
+
+
+def test_a_worker_killed_while_it_starts_is_started_again(
+    tmp_path: Path, two_workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL of workers just started (after a timeout, one is started for the next
+    root): "its reader (pygit2) did not start", `internal`, for a healthy root."""
+    [root] = roots_of(tmp_path, "H")
+    done: list[int] = []
+    real = lifeline.spawn
+
+    def spawn(start: Any) -> Any:
+        process = real(start)
+        if not done:
+            done.append(process.pid)
+            killed(process)
+        return process
+
+    monkeypatch.setattr(lifeline, "spawn", spawn)
+    core = Readkeeper(roots=[root], client_settings=SETTINGS)
+    try:
+        got = said(core)
+    finally:
+        core.close()
+    assert done
+    assert "branch main, clean" in got["h0"], got
