@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import time
 from collections.abc import Callable, Sequence, Set
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,7 +29,7 @@ from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, un
 from readkeeper.quoting import name
 from readkeeper.read.tokens import estimate_tokens
 
-from . import blind, cut_notes, diagnostics, gitstatus, gitstatus_stalls, memory
+from . import blind, cut_notes, diagnostics, gitstatus, gitstatus_stalls, gitstatus_workers, memory
 from .budget import fit
 from .model import (
     CHANGES,
@@ -55,13 +56,14 @@ _ESTIMATE_SLACK = 1.0
 @dataclass(frozen=True)
 class Source:
     """One source of a phase, run on the attachment pool; its type and name label it
-    in `dropped` when it fails or runs out of time."""
+    in `dropped` when it fails or runs out of time (`timed`: run given when that is)."""
 
     type: str
     name: str
     # A source of several files (memory files) judges each alone: one it cannot attach
     # is a `Dropped` of its own, with its reason, beside the attachments of the others.
-    run: Callable[[], Sequence[Attachment | Dropped]]
+    run: Callable[..., Sequence[Attachment | Dropped]]
+    timed: bool = False
 
 
 def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
@@ -113,14 +115,14 @@ def gather(core: AttachmentServices, params: AttachmentsParams) -> Fitted:
 def _run_phase(
     pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float, wanted: Set[str] = set()
 ) -> tuple[list[Attachment], list[Dropped]]:
-    futures: list[tuple[Source, Future[Sequence[Attachment | Dropped]]]] = [
-        (source, pool.submit(source.run)) for source in sources
-    ]
+    cut_at = time.monotonic() + timeout  # what a `timed` source is given
+    futures = [(source, pool.submit(source.run, *[cut_at] * source.timed)) for source in sources]
     wait([f for _, f in futures], timeout=timeout)
     items: list[Attachment] = []
     dropped: list[Dropped] = []
     for source, future in futures:
-        if not future.done():
+        # A source cut at the phase's time by its own hand (git status) is said the same.
+        if not future.done() or isinstance(future.exception(), gitstatus_workers.NotRun):
             future.cancel()
             reason = cut_notes.timed_out(source, timeout, wanted == {source.type})
             dropped.append(Dropped(source.type, source.name, reason))
@@ -393,7 +395,7 @@ def _main_phase(
         sources.append(Source("selection", "editor", lambda: [selection(core, params)]))
     if "git_status" in wanted:
         for root in roots:
-            sources.append(Source("git_status", root, partial(_git, core, root)))
+            sources.append(Source("git_status", root, partial(_git, core, root), timed=True))
     if "environment" in wanted:
         sources.append(Source("environment", "readkeeper", lambda: [_environment(core)]))
     return sources
@@ -425,25 +427,17 @@ _GIT_OFF = "git status is off in restricted mode: the editor does not trust this
 _GIT_OFF += "Trust the workspace to get it."
 
 
-def _git(core: AttachmentServices, root: str) -> list[Attachment]:
+def _git(core: AttachmentServices, root: str, deadline: float) -> list[Attachment]:
     if not core.trusted:
         raise ReadkeeperError("unsupported", _GIT_OFF)
-    try:
-        text = gitstatus.status(core.workspace, root, *gitstatus_stalls.given(core.settings))
+    until = gitstatus_stalls.call_until(deadline, core.settings)
+    try:  # ended by the phase's cut at `deadline`: one budget
+        text = gitstatus.status(core.workspace, root, *gitstatus_stalls.given(core.settings), until)
     except gitstatus.NotARepository:
         return []
     core.ahead.git_status(root, text)  # the files it names may be read next
     cap = core.settings.git_status_max_tokens
     hint = "Ask the user to raise git_status_max_tokens for the full list."
     content, cut = precut(text.split("\n"), cap, hint)
-    return [
-        Attachment(
-            type="git_status",
-            content=content,
-            priority=GIT_STATUS,
-            source=root,
-            max_tokens=cap,
-            rest_hint=hint,
-            truncated=cut,
-        )
-    ]
+    item = Attachment("git_status", content, GIT_STATUS, cap, root, truncated=cut, rest_hint=hint)
+    return [item]

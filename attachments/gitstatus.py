@@ -35,8 +35,8 @@ from readkeeper.files.beneath import lstat_in, open_in
 from readkeeper.files.paths import ALLOWED_SETTING, Workspace
 from readkeeper.files.reach import LeadsOut, walk
 
-from . import gitstatus_kinds, gitstatus_stalls
-from .gitstatus_workers import WORKERS, read_line
+from . import gitstatus_kinds, gitstatus_stalls, gitstatus_workers
+from .gitstatus_workers import read_line
 
 
 class NotARepository(Exception):
@@ -70,13 +70,30 @@ CONFINE = True
 
 
 def status(
-    workspace: Workspace, root: str, timeout: float, setting: str = gitstatus_stalls.GIT_TIMEOUT
+    workspace: Workspace,
+    root: str,
+    timeout: float,
+    setting: str = gitstatus_stalls.GIT_TIMEOUT,
+    until: float | None = None,
 ) -> str:
     """git status of `root`, compact: the status, or why it is not shown. Raises
     NotARepository, or ReadkeeperError when reading fails (`corrupt`, `stale`,
-    `internal`) or takes longer than `timeout` seconds, the time `setting` gives it
-    (`too_large`)."""
-    deadline = time.monotonic() + timeout
+    `internal`) or takes longer than `timeout` seconds from when it is sent to a worker,
+    the time `setting` gives it (`too_large`, remembered). By `until` (the call's time,
+    time.monotonic()) a status still waiting for a worker is told to ask again, and one
+    sent is stopped (gitstatus_workers.NotRun, the call's cut) unless it has run its own
+    time: `timeout`, or half of it when the call's time is what gives it (`setting`
+    ATTACHMENTS_TIMEOUT); neither is remembered."""
+    if until is None:
+        until = time.monotonic() + timeout + gitstatus_workers.START_SECONDS
+    key = (id(workspace), root, timeout, setting)  # one run for concurrent calls
+    return gitstatus_workers.shared(
+        key, until, lambda: _status(workspace, root, timeout, setting, until)
+    )
+
+
+def _status(workspace: Workspace, root: str, timeout: float, setting: str, until: float) -> str:
+    own = timeout / 2 if setting == gitstatus_stalls.ATTACHMENTS_TIMEOUT else timeout
     try:
         with ExitStack() as held:
             reach: list[int] = []
@@ -85,13 +102,19 @@ def status(
             # Ran out of time on this very git folder: said at once.
             seen = gitstatus_stalls.known(root, git_dir, work_tree, timeout)
             gitstatus_stalls.check_pack(git_dir)
+            first = gitstatus_stalls.answered(root)
             try:
-                answer = _run(git_dir, work_tree, reach, timeout, deadline)
+                answer = _run(git_dir, work_tree, reach, (timeout, own), until, first)
             except TimeoutError:  # a FIFO deep in the tree or among the objects, or slow
                 raise gitstatus_stalls.timed_out(
-                    root, git_dir, work_tree, seen, timeout, setting
+                    root, git_dir, work_tree, seen, timeout, setting, until
                 ) from None
-            gitstatus_stalls.forget(root)
+            except gitstatus_workers.NotRun as cut:
+                if cut.started:  # the call's cut (collect.py says it)
+                    raise
+                # other roots held the workers all along
+                raise gitstatus_kinds.not_run(gitstatus_workers.MOST_WORKERS) from None
+            gitstatus_stalls.forget(root, answered=True)
         if "refused" in answer:
             raise Unsafe(str(answer["refused"]))
     except Unsafe as refused:
@@ -289,40 +312,37 @@ def _read_small(folder: int, name: str, shown: str = "") -> bytes:
 
 
 def _run(
-    git_dir: int, work_tree: int, reach: list[int], timeout: float, deadline: float
+    git_dir: int,
+    work_tree: int,
+    reach: list[int],
+    timeout: tuple[float, float],
+    until: float,
+    first: bool,
 ) -> dict[str, Any]:
     """The worker's answer about the repository open as `git_dir`, for the work tree
     open as `work_tree`. libgit2 takes their real paths; with Landlock it can read
-    nothing but the folders of `reach` (named with their device and inode)."""
+    nothing but the folders of `reach` (named with their device and inode). A worker
+    that dies with the status unanswered is replaced and the status sent once more."""
     allow = [[_real_path(fd), os.fstat(fd).st_dev, os.fstat(fd).st_ino] for fd in reach]
     request = {"git_dir": _real_path(git_dir), "work_tree": _real_path(work_tree)}
     line = json.dumps({**request, "allow": allow if CONFINE else []}).encode() + b"\n"
-    worker = WORKERS.take(deadline)
-    if worker is None:  # every worker busy with another root's status all along
-        raise gitstatus_kinds.slow(timeout)
-    try:
-        process = worker.ready()
-        assert process.stdin is not None
-        assert process.stdout is not None
+    for tries in (1, 2):
+        worker = gitstatus_workers.WORKERS.take(until, first)
+        if worker is None:  # every worker busy with other roots' statuses all along
+            raise gitstatus_workers.NotRun
         try:
-            process.stdin.write(line)
-            process.stdin.flush()
-            reply = read_line(process.stdout.fileno(), deadline)
-        except BrokenPipeError:
-            reply = b""
-        except TimeoutError:
-            worker.stop()
-            raise
-        if not reply.endswith(b"\n"):
-            worker.stop()
+            reply, code = _ask(worker, line, timeout, until)
+        finally:
+            worker.sent = None
+            gitstatus_workers.WORKERS.give(worker)
+        if reply.endswith(b"\n"):
+            break
+        if tries == 2:
             raise ReadkeeperError(
                 "internal",
-                f"git status failed: its reader stopped (exit status {process.poll()}). "
+                f"git status failed: its reader stopped twice (exit status {code}). "
                 "Ask for the attachments again.",
             )
-        worker.used = time.monotonic()
-    finally:
-        WORKERS.give(worker)
     # libgit2 opened these folders by name: an answer about whatever stands there now
     # in place of the folders checked is not theirs. A swap undone before this look is
     # not seen here; Landlock (gitstatus_worker) keeps libgit2 from reading it.
@@ -331,6 +351,45 @@ def _run(
             raise gitstatus_kinds.stale()
     answer: dict[str, Any] = json.loads(reply)
     return answer
+
+
+def _ask(
+    worker: gitstatus_workers.Worker, line: bytes, timeout: tuple[float, float], until: float
+) -> tuple[bytes, int | None]:
+    """The reply of `worker`, started and answering a ping, to `line`, given `timeout`
+    (its time, and the least of it that is its own) from when it is sent, cut at
+    `until`: TimeoutError when it had run its own time, else NotRun; an unended reply
+    when the worker died meanwhile, with its exit status."""
+    for _ in range(2):  # a worker that does not answer a ping is replaced, once
+        process = worker.ready(until)
+        if time.monotonic() >= until:
+            raise gitstatus_workers.NotRun
+        if worker.ping():
+            break
+    else:
+        raise gitstatus_workers.NotRun
+    assert process.stdin is not None
+    assert process.stdout is not None
+    sent = worker.sent = time.monotonic()
+    try:
+        process.stdin.write(line)
+        process.stdin.flush()
+        reply = read_line(process.stdout.fileno(), min(sent + timeout[0], until))
+    except BrokenPipeError:
+        reply = b""
+    except TimeoutError:
+        worker.stop()
+        if not worker.spare:  # the next root's worker starts now, not when it is needed
+            worker.spawn()
+        if time.monotonic() - sent < timeout[1]:  # the call's time ran out, not its own
+            raise gitstatus_workers.NotRun(started=True) from None
+        raise
+    if not reply.endswith(b"\n"):
+        code = process.poll()
+        worker.stop()
+        return reply, code
+    worker.used = time.monotonic()
+    return reply, None
 
 
 def _still_at(fd: int, path: str) -> bool:

@@ -20,6 +20,7 @@ remembered, so that the next status of that root is refused at once while it is 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -56,12 +57,15 @@ _STALLS_MAX = 100
 _lock = threading.Lock()
 
 
-def slow(timeout: float) -> ReadkeeperError:
+def not_run(most: int) -> ReadkeeperError:
+    """A status that did not run to its end in this call for want of a free worker: the
+    statuses of other roots held them (up to `most` at a time). Not remembered."""
     return ReadkeeperError(
         "too_large",
-        f"git status took longer than {timeout:g} s (the git_timeout_ms setting). Ask for "
-        "the attachments again, or ask the user to raise git_timeout_ms "
-        "(READKEEPER_GIT_TIMEOUT_MS).",
+        f"git status did not run to its end in this call: the statuses of other roots held "
+        f"its workers (up to {most} run at a time) until the call's time (the "
+        "attachments_timeout_ms setting) ran out. Nothing is wrong with this repository "
+        "that git status found; ask for the attachments again, and the next call tries it.",
     )
 
 
@@ -181,17 +185,18 @@ def known_stall(root: str, work_tree: int) -> None:
         _STALLS.pop(root, None)
 
 
-def stalled_on(root: str, work_tree: int) -> ReadkeeperError | None:
+def stalled_on(root: str, work_tree: int, until: float = math.inf) -> ReadkeeperError | None:
     """After a status of `root` ran out of time: `corrupt` naming a `.gitignore` or
     `.gitattributes` of the work tree that is a FIFO or a device (a symlink to one is
     refused before libgit2 runs: gitstatus_worker), found by listing at most
-    `_LOOK_FOLDERS` folders for at most `_LOOK_SECONDS`, each opened beneath its parent
+    `_LOOK_FOLDERS` folders for at most `_LOOK_SECONDS` (and not past `until`), each
+    opened beneath its parent
     (no symlink entered, nor `.git`); None when none was found (the status is slow)."""
     try:
         top = open_in(work_tree, ".", os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return None
-    look = _Look(time.monotonic() + _LOOK_SECONDS)
+    look = _Look(min(time.monotonic() + _LOOK_SECONDS, until))
     try:
         found = look.folder(top, "", 0)
     finally:

@@ -21,6 +21,7 @@ loose object or pack file that is not a regular file: one found is named, `corru
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import threading
@@ -81,7 +82,13 @@ class _Stall:
 
 
 _MEMORY: dict[str, _Stall] = {}
+# Roots whose last status answered in time: their statuses take a free worker before
+# the others' (gitstatus_workers.Workers.take).
+_ANSWERED: set[str] = set()
 _lock = threading.Lock()
+# After a status ran out of its time, how far past the call's time the looks for what
+# it waited on may go (the call's time already keeps `_SAYS_WHY_S` for them).
+_LOOKS_PAST_S = 0.25
 
 
 def _stat_of(name: str, entry: os.stat_result | None) -> tuple[str, int, int, int, int, int]:
@@ -204,9 +211,27 @@ def remember(
         _MEMORY[root] = _Stall(print_, timeout, time.monotonic(), found, named, setting)
 
 
-def forget(root: str) -> None:
+def forget(root: str, answered: bool = False) -> None:
+    """Forget that `root`'s status ran out of time; `answered`: its status was shown."""
     with _lock:
         _MEMORY.pop(root, None)
+        if answered:
+            if len(_ANSWERED) >= _MEMORY_MAX:
+                _ANSWERED.clear()
+            _ANSWERED.add(root)
+
+
+def answered(root: str) -> bool:
+    """Whether the last status of `root` answered in time."""
+    with _lock:
+        return root in _ANSWERED
+
+
+def call_until(deadline: float, settings: Any) -> float:
+    """The time git status may run to in a call whose sources are cut at `deadline`
+    (collect.py): what the looks after a timeout need kept, or half the call's time
+    when that is shorter."""
+    return deadline - min(_SAYS_WHY_S, float(settings.attachments_timeout_ms) / 2000)
 
 
 # The setting that gave a status its time, as a refusal says it.
@@ -250,18 +275,22 @@ def timed_out(
     print_: Fingerprint,
     timeout: float,
     setting: str = GIT_TIMEOUT,
+    until: float = math.inf,
 ) -> ReadkeeperError:
     """What a status of `root` that ran out of the time `setting` gave it says: `corrupt`
     naming a FIFO rule file of the work tree (remembered by gitstatus_kinds, while it is
     one), or a loose object the look found, else `too_large`; these two remembered with
     the git folder's fingerprint as it was before. The timeout is remembered before the
-    looks: a call cut meanwhile (attachments_timeout_ms) still finds it remembered."""
+    looks: a call cut meanwhile (attachments_timeout_ms) still finds it remembered. The
+    looks end by `until` (the call's time) and a little."""
     remember(root, print_, timeout, None, setting)
-    in_tree = gitstatus_kinds.stalled_on(root, work_tree)
+    with _lock:
+        _ANSWERED.discard(root)
+    in_tree = gitstatus_kinds.stalled_on(root, work_tree, until + _LOOKS_PAST_S)
     if in_tree is not None:
         forget(root)
         return in_tree
-    found = stalled_in_git_folder(git_dir)
+    found = stalled_in_git_folder(git_dir, until + _LOOKS_PAST_S)
     if found is not None:
         remember(root, print_, timeout, found[1], setting, found[0], git_dir)
         return found[1]
@@ -272,12 +301,14 @@ def timed_out(
     )
 
 
-def stalled_in_git_folder(git_dir: int) -> tuple[str, ReadkeeperError] | None:
+def stalled_in_git_folder(
+    git_dir: int, until: float = math.inf
+) -> tuple[str, ReadkeeperError] | None:
     """After a timeout: `corrupt` naming a loose object of the git folder open as
     `git_dir` that is not a regular file (a FIFO libgit2 waits on), found by listing the
     `objects/??` folders (d_type, or an lstat: nothing opened), at most `_LOOK_ENTRIES`
-    entries for at most `_LOOK_SECONDS`; None when none was found."""
-    stop = time.monotonic() + _LOOK_SECONDS
+    entries for at most `_LOOK_SECONDS` (and not past `until`); None when none was found."""
+    stop = min(time.monotonic() + _LOOK_SECONDS, until)
     looked = 0
     try:
         store = open_in(git_dir, "objects", os.O_RDONLY | os.O_DIRECTORY)

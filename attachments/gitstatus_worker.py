@@ -337,8 +337,9 @@ def _confined(landlock: ModuleType, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve(landlock_path: str | None = None) -> None:
-    """Answer requests, one JSON line each ({"git_dir", "work_tree", "allow"}), until
-    stdin closes or nothing comes for IDLE_SECONDS. The first line says whether each
+    """Answer requests, one JSON line each ({"git_dir", "work_tree", "allow"}, or
+    {"ping": true}, answered "pong"), until stdin closes or nothing comes for
+    IDLE_SECONDS. The first line says whether each
     status will be confined by Landlock."""
     _configure()
     landlock = _landlock(landlock_path) if landlock_path else None
@@ -349,6 +350,10 @@ def serve(landlock_path: str | None = None) -> None:
         if not line:
             return
         request = json.loads(line)
+        if request.get("ping"):  # the server's check that this worker answers
+            sys.stdout.write("pong\n")
+            sys.stdout.flush()
+            continue
         if landlock is not None and request.get("allow"):
             answer = _confined(landlock, request)
         else:

@@ -292,7 +292,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _cap("changes_total_max_tokens", "Token cap of all change notices together."),
     _cap("selection_max_tokens", "Token cap of the active editor's selection."),
     _cap("git_status_max_tokens", "Token cap of git status."),
-    _cap("git_timeout_ms", "How long git status may take."),
+    _cap("git_timeout_ms", "How long the git status of each root may take, from when it starts."),
     _cap("edit_diagnostics_wait_ms", EDIT_DIAGNOSTICS_WAIT_MS),
     SettingSpec("progress_after_ms", _non_negative_int, PROGRESS_AFTER_MS),
     # Edits and writes (edit/).

@@ -26,10 +26,10 @@ def test_a_git_folder_swapped_for_a_link_out_after_the_check_shows_nothing(
     roots.set_roots([str(workspace)])
     handed = gitstatus_workers.Worker.ready
 
-    def swapped_then_handed(worker: gitstatus_workers.Worker) -> object:
+    def swapped_then_handed(worker: gitstatus_workers.Worker, *args: float) -> object:
         (workspace / ".git").rename(workspace / ".git.checked")
         (workspace / ".git").symlink_to(outside / ".git", target_is_directory=True)
-        return handed(worker)
+        return handed(worker, *args)
 
     monkeypatch.setattr(gitstatus_workers.Worker, "ready", swapped_then_handed)
     try:
