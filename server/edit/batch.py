@@ -32,6 +32,7 @@ from ..words import count
 from .anchors import MAX_EDITS, Checked, Stale, Step, apply, check_shape, locate
 from .buffers import apply_to_buffer, dirty_buffer
 from .commit import (
+    check_buffer,
     committed,
     digests,
     encode,
@@ -128,6 +129,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
                     return None  # changed under us: look again
                 landed = Written(data, new_stat)
         if buffer is not None:
+            check_buffer(real, buffer.text, planned.text, loaded.cap)
             apply_to_buffer(core, real, buffer, planned.changes)
         if moved_lines is not None:  # landed: the lines the session holds move with it
             core.shown_lines.replace(params.session, real, moved_lines)

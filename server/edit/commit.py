@@ -230,6 +230,17 @@ def check_new(path: str, data: bytes, settings: Settings) -> None:
         raise _too_large(path, len(data), limit, setting, after=True)
 
 
+def check_buffer(path: str, before: str, after: str, cap: tuple[int, str]) -> None:
+    """`replace`'s rule for an editor's unsaved buffer (counted as UTF-8): a change that
+    would grow it past the cap its edits are held to is refused, the buffer as it was
+    (round 31: an edit sent the editor a change leaving 291,590 bytes, over 262,144,
+    where the same change on disk was refused)."""
+    limit, setting = cap
+    size = len(after.encode("utf-8", "surrogatepass"))
+    if size > limit and size > len(before.encode("utf-8", "surrogatepass")):
+        raise _too_large(path, size, limit, setting, after=True)
+
+
 # --- loading it exactly --------------------------------------------------------------------
 
 

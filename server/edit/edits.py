@@ -58,6 +58,7 @@ from . import journal
 from .buffers import apply_to_buffer, dirty_buffer, whole_change
 from .commit import (
     Loaded,
+    check_buffer,
     check_new,
     committed,
     digests,
@@ -250,6 +251,7 @@ def _edit_once(
     # after a merge over a change it has only been told about).
     whole = record.holds_whole() and merged_from is None
     if buffer is not None:
+        check_buffer(real, buffer.text, planned.text, loaded.cap)
         # Outside the hold: the lease is not kept while the editor answers.
         apply_to_buffer(core, real, buffer, planned.changes)
     state = remember_change(
@@ -367,6 +369,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
     if buffer is not None:
         changed = text != buffer.text
         if changed:
+            check_buffer(real, buffer.text, text, loaded.cap)
             apply_to_buffer(core, real, buffer, [whole_change(buffer.text, text)])
     state = remember_change(core, params.session, real, text, landed, "write", reported, whole=True)
     size = len(landed.data) if isinstance(landed, Written) else None

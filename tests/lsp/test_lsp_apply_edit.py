@@ -144,3 +144,27 @@ async def test_applied_with_other_text_in_the_buffer_is_not_told_as_done(
         again = await lsp.read(path)  # what the buffer holds, shown as a change
         assert "EVIL" in str(again), again
         assert "y = 3" not in str(again), again
+
+
+async def test_an_edit_or_write_never_grows_a_buffer_past_the_cap(workspace: Path) -> None:
+    # Round 31: an edit and a write sent the editor changes that would leave its buffer
+    # past max_size_bytes, where the same change on disk was refused `too_large`.
+    asked: list[Any] = []
+
+    def applies(ls: Any, params: types.ApplyWorkspaceEditParams) -> Any:
+        asked.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    async with _session_with(workspace, applies, max_size_bytes=2_000) as (lsp, path):
+        unsaved = "x = 1\ny = 2  # unsaved\n" + "# pad\n" * 300  # 1,823 bytes
+        lsp.open_document(path, unsaved, version=3)
+        await lsp.read(path)
+        edit = {"file_path": str(path), "old_string": "y = 2", "new_string": "y = 2" + "3" * 400}
+        refused = await lsp.error("readkeeper/edit", edit)
+        assert refused.data["kind"] == "too_large", refused.message
+        assert "The change was not made" in refused.message
+        written = {"file_path": str(path), "content": unsaved + "z" * 400}
+        refused = await lsp.error("readkeeper/write", written)
+        assert refused.data["kind"] == "too_large", refused.message
+        assert asked == []  # the editor was never asked
+        assert path.read_text() == "x = 1\n"
