@@ -52,7 +52,7 @@ RESULTS: dict[str, str] = {
     "stat": "`{path, kind, size, modified, accessed, changed, permissions, created?, "
     "read_by_session?}`",
     "move": "`{source, destination, kind, read_state_followed, note?}`: the session's "
-    "read-state follows the file",
+    "read-state follows the file, unless its new name changes how it is read",
     "mkdir": "`{path, created}`",
     "patch": "`{file_path, diff, replacements, dry_run?, edit?, applied_to?, note?}`: all "
     "replacements or none",

@@ -15,7 +15,9 @@ confined as writes are.
   editor holds a document for that is not on disk (its save would replace it).
 - What the session read follows the files it moved (its read-state and snapshots), so
   it may edit them at their new path without reading again; other sessions are told
-  the file is gone from where they read it, as for any deletion.
+  the file is gone from where they read it, as for any deletion. A file a read at its
+  new path reads another way (a notebook renamed to .txt, text renamed to .ipynb)
+  carries nothing: the session reads it again there (move_reads.py).
 - mkdir makes each missing folder beneath the one before it, following no symlink.
 """
 
@@ -40,6 +42,7 @@ from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..protocol.files import MkdirParams, MoveParams
 from ..words import count
+from . import move_reads
 from .refusals import dirty, os_error, refuse_unsaved_where_created
 from .services import EditServices
 
@@ -79,7 +82,16 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
         # folder): all of it is unsaved, and its save would replace what the move put there.
         refuse_unsaved_where_created(core, destination.path, destination.anchor.path)
         _rename(source, destination, destination_given)
-        followed = core.read_states.moved(params.session, source.path, destination.path)
+        # A file now read another way (its suffix changed its reader) carries nothing
+        # the session read of it: it reads it again there (move_reads.py).
+        reader = (
+            move_reads.changed(destination, source.path) if stat.S_ISREG(found.st_mode) else None
+        )
+        if reader is not None:
+            had_read = core.read_states.forget(params.session, [source.path]) > 0
+            followed = []
+        else:
+            followed = core.read_states.moved(params.session, source.path, destination.path)
         for old, new, digest in followed:
             text = core.snapshots.get(old, digest)
             if text is not None:
@@ -96,6 +108,10 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
             f"What this session read of {count(len(followed), 'moved file')} now counts at the new "
             "path: you may edit there without reading again."
         )
+    elif reader is not None:
+        said = move_reads.note(reader, core.settings, had_read)
+        if said:
+            result["note"] = said
     return result
 
 

@@ -225,7 +225,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "move_file",
         "Move File",
         "Move or rename a file or folder inside the workspace; an existing destination is "
-        "never replaced. What you read of a moved file stays valid at its new path.",
+        "never replaced. What you read of a moved file stays valid at its new path, unless "
+        "its new name changes how it is read (a notebook renamed .txt).",
         False,
         False,
     ),
