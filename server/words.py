@@ -48,3 +48,13 @@ def compress(pages: list[int]) -> str:
         if page is not None:
             start = prev = page
     return ",".join(parts)
+
+
+def size(n: int) -> str:
+    """A byte count as a reader says it: "512 bytes", "327.4 KB", "1.2 GB"."""
+    value = float(n)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} bytes"

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import attrs
 
+from .. import words
 from ..errors import ReadkeeperError
 from ..files import held_bytes
 from ..files.encodings import TextEncoding
@@ -433,19 +434,10 @@ def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES)
     )
     return ReadkeeperError(
         "too_large",
-        f"{path} is {_human(size)} ({size} bytes), over the "
-        f"{_human(settings.max_size_bytes)} limit for reading a file whole. {ranges}",
+        f"{path} is {words.size(size)} ({size} bytes), over the "
+        f"{words.size(settings.max_size_bytes)} limit for reading a file whole. {ranges}",
         file_path=path,
         size=size,
         max_size_bytes=settings.max_size_bytes,
         tokens_estimate=(size + 3) // 4,
     )
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("bytes", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} bytes"
