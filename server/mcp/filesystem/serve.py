@@ -19,7 +19,8 @@ import mcp_types as types
 from ... import quoting, render, words
 from ...errors import ReadkeeperError, shown_name
 from ...files.guesses import one_call
-from ...hints import page_steps
+from ...hint_walks import page_steps
+from ...hints import again
 from . import listings
 from .args import Content, Served, count, flag, listed, refused, string, text_block
 from .tools import SCHEMAS
@@ -246,14 +247,15 @@ def _text_file(file: dict[str, Any], steps: Callable[[str], str]) -> str:
         notes.append("this is the editor's buffer, with unsaved changes")
     if file.get("note"):  # the core's steps for a cut or a repair: they name offset
         notes.append(steps(str(file["note"])))
-    elif file.get("partial"):
+    elif file.get("partial") or file.get("next_offset"):
+        # A range that stops before the end, cut or asked (head): said so, with the call
+        # for the rest, whoever set the head (round 31: readkeeper's own way on named a
+        # head, then said nothing of the 4,400 lines after it).
         start, shown = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
         more = file.get("next_offset")
-        notes.append(
-            f"lines {start}-{start + shown - 1} of {total}"
-            + (f"; the rest: read_text_file with offset={more}" if more else "")
-        )
+        rest = steps(f"; the rest: {again(offset=more)}") if more else ""
+        notes.append(f"lines {start}-{start + shown - 1} of {total}{rest}")
     if not notes:
         return body
     return body + "\n(readkeeper: " + "; ".join(notes) + ")"
