@@ -20,11 +20,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
+import mcp_types as types
 from document_samples import encode, numbered_pdf, screenshot
 
 from common import machine, scratch, write_json
 from readkeeper.core import Readkeeper
-from readkeeper.mcp.render import read_content
+from readkeeper.mcp.render import tool_result
 from readkeeper.protocol import EditParams, ReadParams, WriteParams, unstructure
 from readkeeper.read.tokens import TokenCounter
 
@@ -33,9 +34,13 @@ GOAL = 40
 
 
 def rendered(core: Readkeeper, name: str, **params: Any) -> str:
+    """The stub as the MCP read tool sends it: its ways on said as that read, changed
+    (a stub's `force=true` kept short: mcp/render.py's `_stub_force`)."""
     result = unstructure(core.read(ReadParams(file_path=name, **params)))
     assert result["type"] == "file_unchanged", result["type"]
-    return str(read_content(result)[0].text)
+    sent = tool_result("read", result, [], args={"file_path": name, **params}).content[0]
+    assert isinstance(sent, types.TextContent)
+    return sent.text
 
 
 def moved_on(path: Path, text: str) -> None:

@@ -23,7 +23,8 @@ from typing import Any
 
 from . import quoting
 from .errors import ReadkeeperError
-from .hints import call, for_cli, page_steps, render_folder
+from .hint_walks import page_steps
+from .hints import call, for_cli, render_folder
 
 
 def needs_out(args: argparse.Namespace) -> ReadkeeperError | None:

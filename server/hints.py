@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import cut_name, is_diff, shown_content
+from .errors import cut_name
 from .quoting import json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
@@ -186,57 +186,6 @@ def _run(text: str, at: int, name: str) -> tuple[dict[str, Any], int] | None:
     return (params, ended) if params else None
 
 
-# A front end's words for a message readkeeper wrote: `say(message, keep)`, `keep` the
-# file's text the message shows (as `rewrite` keeps it).
-Say = Callable[[str, Iterable[str]], str]
-
-
-def notes(result: Any, say: Say) -> Any:
-    """`result` with the notes readkeeper wrote in it said by `say` (a front end's words
-    for its next calls): its note, its file's, each dropped attachment's reason, what
-    stands for a diff too costly to make (an edit's, a file_changed's, each change's), and each
-    of a readMany's results (its read's notes, or its refusal's message, the file's text
-    the refusal shows kept). A file's own text is left as it is. One walk for every front
-    end that rewords results (MCP's tools, an LSP client's agent tools)."""
-    if not isinstance(result, dict):
-        return result
-    said = _own(_own(dict(result), "note", say), "diff", say)
-    file = said.get("file")
-    if isinstance(file, dict):
-        said["file"] = _own(_own(file, "note", say), "diff", say)
-    if isinstance(said.get("dropped"), list):
-        said["dropped"] = [_own(item, "reason", say) for item in said["dropped"]]
-    if isinstance(said.get("changes"), list):
-        said["changes"] = [_own(item, "diff", say) for item in said["changes"]]
-    if isinstance(said.get("results"), list):
-        said["results"] = [_entry(item, say) for item in said["results"]]
-    return said
-
-
-def _own(item: Any, field: str, say: Say) -> Any:
-    """`item` with its `field` said by `say` when it holds readkeeper's words: a note or
-    a reason, and a `diff` that is none (errors.is_diff: a change too costly to diff,
-    said so); a diff is a file's text, left as it is."""
-    text = item.get(field) if isinstance(item, dict) else None
-    if not isinstance(text, str) or (field == "diff" and is_diff(text)):
-        return item
-    return {**item, field: say(text, ())}
-
-
-def _entry(item: Any, say: Say) -> Any:
-    """A readMany entry: its read's notes, or its refusal's message."""
-    if not isinstance(item, dict):
-        return item
-    if "result" in item:
-        return {**item, "result": notes(item["result"], say)}
-    error = item.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        data = error.get("data")
-        kept = shown_content(data) if isinstance(data, dict) else ()
-        return {**item, "error": {**error, "message": say(error["message"], kept)}}
-    return item
-
-
 def stand_in(method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
     """The call that does what `method` would, for a front end that lacks it: `stat`
     (LSP only) as the listing of the folder its path is in, which shows each entry's
@@ -253,11 +202,48 @@ def _lacking(method: str, front_end: str, where: str) -> str:
     return f"readkeeper's {method} ({where}; {front_end} does not offer it)"
 
 
-def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
+# The call a front end just answered, as its method and params (each front end's own
+# words for a run of options `again` wrote are that whole call with them changed).
+Answering = tuple[str, Mapping[str, Any]]
+# Which runs a front end leaves as written (a stub's `force=true`: `runs_as_calls`).
+Kept = Callable[[dict[str, Any]], bool]
+
+
+def runs_as_calls(
+    word: Word, answering: Answering | None, kept: Kept | None = None
+) -> Options | None:
+    """A front end's words for a run of options `again` wrote: the call `answering`
+    (None: not known, the run left in the prose) with them changed (`changed`), as
+    `word` says that call; a run `kept` says is left as written."""
+    if answering is None:
+        return None
+    method, params = answering
+    asked = {k: _param(v) if isinstance(v, str) else v for k, v in params.items() if v is not None}
+
+    def said(run: dict[str, Any]) -> str:
+        written = ", ".join(f"{name}={json_text(value)}" for name, value in run.items())
+        if kept is not None and kept(run):
+            return written
+        return word(method, changed(asked, run)) or written
+
+    return said
+
+
+def for_mcp(
+    message: str,
+    tools: Mapping[str, str],
+    keep: Iterable[str] = (),
+    answering: Answering | None = None,
+    kept: Kept | None = None,
+) -> str:
     """`message` with each next call as the MCP tool that serves it (`tools`: each
     method's tool name; `keep`: a file's text it shows, as `rewrite` keeps it). A method
     no tool serves is said as the tool that stands in for it (`stand_in`), or as a
-    method this server does not offer."""
+    method this server does not offer. A run of options `again` wrote is said as the
+    call `answering` (the tool's method and arguments) with them changed (round 31: a
+    token_limit refusal said "Read fewer lines: offset=1, limit=511.", the caller's
+    line_format kept only implicitly); `kept` runs, and every run when the call is not
+    known, are left as written."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         tool = tools.get(method)
@@ -270,7 +256,7 @@ def for_mcp(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) ->
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"
 
-    return rewrite(message, word, keep)
+    return rewrite(message, word, keep, options=runs_as_calls(word, answering, kept))
 
 
 # The CLI's command per method, its positional params and the flags of the others.
@@ -433,33 +419,3 @@ _NAMED = re.compile(r"(?<![\w\-/.])(max_matches|line_format|include_images)(?![\
 
 def _named_flags(text: str) -> str:
     return _NAMED.sub(lambda m: _flag(m.group(1)), text)
-
-
-# The end of a PDF page's note that names drawing the page (read/readers/pdf.py's
-# `_unread`), as the core writes it: `pages="N", render=true`.
-_DRAW_IT = ': read it as an image with pages="{}", render=true]'
-_PAGE_HEADER = re.compile(r"--- page (\d+) ---")
-
-
-def page_steps(content: str, file_path: str, words: Callable[[str], str]) -> str:
-    """A PDF read's pages (`content`, of `file_path`) with each page's note naming the
-    call that draws it as `words` (a front end's: for_cli, the drop-in's) says it. Only
-    readkeeper's own notes are reworded: the line after a page's header that is no fence,
-    and only its end, which names the page's own number; a page's text (fenced, the fence
-    closed by its own backticks alone) and a note's account of the failure are left as
-    they are."""
-    lines = content.split("\n")
-    page: str | None = None  # the number of the header just before, outside any fence
-    fence: str | None = None
-    for at, line in enumerate(lines):
-        if fence is not None:
-            fence = None if line == fence else fence
-        elif page is not None and line.startswith("```"):
-            fence = line  # quoting.fence: opened by backticks alone, closed by the same
-        elif page is not None and line.endswith(_DRAW_IT.format(page)):
-            again = call("read", file_path=file_path, pages=page, render=True)
-            drawn = line[: -len(_DRAW_IT.format(page))]
-            lines[at] = drawn + words(f": read it as an image, {again}]")
-        found = _PAGE_HEADER.fullmatch(line) if fence is None else None
-        page = found.group(1) if found else None
-    return "\n".join(lines)

@@ -33,7 +33,7 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
     shown = body(result, steps)
     tokens = count(file.get("tokens"), "token")
     if kind == "text":
-        return text_file(file)
+        return text_file(file, steps)
     if kind == "file_unchanged":
         return unchanged(file)
     if kind == "file_changed":
@@ -170,8 +170,9 @@ def body_parts(result: dict[str, Any]) -> tuple[list[str], str] | None:
     return [_text(file.get("outline", "")), _text(file.get("content", ""))], "\n\n"
 
 
-def text_file(file: dict[str, Any]) -> str:
-    """Numbered lines under a line saying which, of how many, and how to go on."""
+def text_file(file: dict[str, Any], steps: Steps | None = None) -> str:
+    """Numbered lines under a line saying which, of how many, and how to go on (`steps`:
+    a front end's words for it)."""
     start, shown = file.get("start_line", 1), file.get("num_lines", 0)
     total = file.get("total_lines")
     head = f"{_name(file.get('file_path'))}: lines {start}-{start + shown - 1} of {total or '?'}"
@@ -180,7 +181,7 @@ def text_file(file: dict[str, Any]) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += f"; the rest: {again(offset=file['next_offset'])}"
+        head += _said(f"; the rest: {again(offset=file['next_offset'])}", steps)
     return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 
 

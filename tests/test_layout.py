@@ -20,7 +20,16 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
     {"errors", "quoting", "peers", "words", "loading", "progress", "exit_status", "message_cap"},
-    {"protocol", "settings", "setting_values", "render", "rendered_tokens", "hints", "picture"},
+    {
+        "protocol",
+        "settings",
+        "setting_values",
+        "render",
+        "rendered_tokens",
+        "hints",
+        "hint_walks",
+        "picture",
+    },
     {"files"},
     {"state"},
     {"read"},

@@ -42,7 +42,7 @@ NAMED = re.compile(r"\b(?:offset|limit)(?:, | and | or |/)(?:offset|limit)\b")
 # descriptions, and the drop-in's sentences in the drop-in's own params), the one place
 # that writes a way on, a recorded handshake, and an HTML page.
 OWN_WORDS = {
-    "hints.py": "writes every way on (call, again) and says them as the CLI's flags",
+    "hint_walks.py": "finds a PDF page's way on as the core writes it (page_steps)",
     "mcp/filesystem/args.py": "the drop-in's bad-argument messages, in its params",
     "mcp/filesystem/serve.py": "the drop-in's own notes, in its params",
     "mcp/filesystem/tools.py": "the drop-in's tool descriptions",

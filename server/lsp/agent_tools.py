@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcException
 from .. import hints
 from ..calls import METHODS
 from ..errors import shown_content
+from ..hint_walks import notes
 from ..quoting import json_text
 
 log = logging.getLogger("readkeeper")
@@ -71,11 +72,34 @@ def tools_of(value: Any) -> dict[str, str]:
     return tools
 
 
-def for_agent_tools(message: str, tools: Mapping[str, str], keep: Iterable[str] = ()) -> str:
+# The methods whose answers say a run of options (hints.again) changing their own call.
+_RUNS = ("read", "grep", "glob", "list")
+
+
+def asked(method: str, raw: Any) -> hints.Answering | None:
+    """The call a request makes, as the agent's tool gave it: its method and params, less
+    the session its extension adds (no tool takes it: extension/vscode/src/agent). None:
+    a method whose answers name no run of its options."""
+    name = method.removeprefix("readkeeper/")
+    if name not in _RUNS or not isinstance(raw, dict):
+        return None
+    return name, {k: v for k, v in raw.items() if k != "session"}
+
+
+def for_agent_tools(
+    message: str,
+    tools: Mapping[str, str],
+    keep: Iterable[str] = (),
+    answering: hints.Answering | None = None,
+) -> str:
     """`message` with each next call as the tool of `tools` that serves it (`keep`: a
     file's text it shows, as hints.rewrite keeps it). A method no tool serves is said as
     the tool that stands in for it (hints.stand_in), or as not offered, with what to use
-    instead."""
+    instead. A run of options (hints.again) is said as the call `answering` (the
+    request's method and params) with them changed, as that tool's call: `the
+    readkeeper_read tool with {"file_path": ..., "offset": 501}` (round 31: "offset=1,
+    limit=511" named no tool); a stub's `force=true` too (an agent's tool is no MCP
+    stub bench's concern: its words are the whole call)."""
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         tool = tools.get(method)
@@ -91,25 +115,27 @@ def for_agent_tools(message: str, tools: Mapping[str, str], keep: Iterable[str] 
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"
 
-    return hints.rewrite(message, word, keep)
+    return hints.rewrite(message, word, keep, options=hints.runs_as_calls(word, answering))
 
 
-def result(tools: Mapping[str, str], value: Any) -> Any:
+def result(tools: Mapping[str, str], value: Any, answering: hints.Answering | None = None) -> Any:
     """A result with the notes readkeeper wrote in it said in `tools`' words, as the MCP
     front end says them (hints.notes: its note, its file's, each dropped attachment's
     reason, each of a readMany's results); a file's own text is left as it is. No tools:
     `value` as it is."""
     if not tools:
         return value
-    return hints.notes(value, lambda message, keep: for_agent_tools(message, tools, keep))
+    return notes(value, lambda message, keep: for_agent_tools(message, tools, keep, answering))
 
 
-def reply(tools: Mapping[str, str], error: JsonRpcException) -> JsonRpcException:
+def reply(
+    tools: Mapping[str, str], error: JsonRpcException, answering: hints.Answering | None = None
+) -> JsonRpcException:
     """An error reply with its message said in `tools`' words: a refusal's, whose data
     has its kind (an `internal` fault names the method that failed, not a next step),
     the file's text it shows left as it is. No tools: `error` as it is."""
     data = error.data if isinstance(error.data, dict) else None
     if not tools or data is None or data.get("kind") in (None, "internal"):
         return error
-    message = for_agent_tools(error.message, tools, shown_content(data))
+    message = for_agent_tools(error.message, tools, shown_content(data), answering)
     return JsonRpcException(message=message, code=error.code, data=data)

@@ -195,15 +195,15 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         answer = None if self.core is None else quick_read(self.core, data)
         if answer is None:
             return False
-        msg_id = data["id"]
+        msg_id, asked = data["id"], agent_tools.asked(READ, data.get("params"))
         if isinstance(answer, Result):
             # What pygls makes of a handler's result (`JsonRPCResponseMessage`), unconverted.
-            said = agent_tools.result(self.agent_tools, answer.value)
+            said = agent_tools.result(self.agent_tools, answer.value, asked)
             self._send_data({"id": msg_id, "jsonrpc": "2.0", "result": said})
         elif isinstance(answer, Refused):  # the handler asks the user, asynchronously
             self.handle_message(RawRequest(msg_id, READ, data["jsonrpc"], answer))
         else:
-            error = agent_tools.reply(self.agent_tools, answer)
+            error = agent_tools.reply(self.agent_tools, answer, asked)
             self._send_response(msg_id, error=error.to_response_error())
         return True
 

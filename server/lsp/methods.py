@@ -152,18 +152,21 @@ def answering(method: str, serve: Serve) -> Handler:
         async def answer_async(ls: ReadkeeperServer, raw: Any) -> Any:
             tools = ls.endpoint.agent_tools
             try:
-                return agent_tools.result(tools, await serve(ls, method, raw))
+                said = agent_tools.asked(method, raw)
+                return agent_tools.result(tools, await serve(ls, method, raw), said)
             except Exception as exc:
-                raise agent_tools.reply(tools, error_reply(method, exc)) from None
+                said = agent_tools.asked(method, raw)
+                raise agent_tools.reply(tools, error_reply(method, exc), said) from None
 
         return answer_async
 
     def answer(ls: ReadkeeperServer, raw: Any) -> Any:  # answered inline, in order
         tools = ls.endpoint.agent_tools
         try:
-            return agent_tools.result(tools, serve(ls, method, raw))
+            return agent_tools.result(tools, serve(ls, method, raw), agent_tools.asked(method, raw))
         except Exception as exc:
-            raise agent_tools.reply(tools, error_reply(method, exc)) from None
+            said = agent_tools.asked(method, raw)
+            raise agent_tools.reply(tools, error_reply(method, exc), said) from None
 
     return answer
 

@@ -15,9 +15,11 @@ import mcp_types as types
 
 from .. import hints, quoting, render
 from ..errors import ReadkeeperError, shown_content
+from ..hint_walks import notes
+from ..rendered_tokens import recounted
 from ..search import shown
 from . import facts
-from .tools import METHOD_TOOLS
+from .tools import METHOD_TOOLS, TOOL_METHODS
 
 Content = types.TextContent | types.ImageContent
 
@@ -29,15 +31,20 @@ def tool_result(
     notice: str | None = None,
     offset: Any = None,
     budget: int | None = None,
+    args: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     """The MCP result of a successful call (`images`: rendered pages, read for it;
     `notice`: what the agent must know about how it is served, shown first; `offset`:
-    the call's, for a listing's structured page; `budget`: the call's, facts.budget).
+    the call's, for a listing's structured page; `budget`: the call's, facts.budget;
+    `args`: its arguments, whose runs of options are said as the call, changed).
     Its structured result is the facts of it, within the budget (facts.py)."""
     content: list[Content] = []
-    result = _notes_for_mcp(result)
+    answering = asked(method, args)
+    result = _notes_for_mcp(result, answering)
     if method == "read" and isinstance(result, dict):
-        content = read_content(result)
+        steps = _steps(answering, result)
+        result = _recounted(result, steps)
+        content = read_content(result, steps)
     elif method in ("edit", "write") and isinstance(result, dict):
         content = [text(render.change(method, result))]
     elif method == "attachments" and isinstance(result, dict):
@@ -103,18 +110,58 @@ def _count(value: str) -> int:
     return int(_counter[0].count(value))
 
 
-def _notes_for_mcp(result: Any) -> Any:
+def asked(tool: str, args: dict[str, Any] | None) -> hints.Answering | None:
+    """The call `tool` answers, as its method and the arguments the agent gave (None:
+    not known, and its runs of options are left as written)."""
+    if args is None:
+        return None
+    return TOOL_METHODS.get(tool, tool), args
+
+
+def _stub_force(run: dict[str, Any]) -> bool:
+    """A stub's `force=true` (resends), left as a run: every stub says it, and the whole
+    read call would make a stub of 33 tokens about 55 (bench/bench_stub_words.py)."""
+    return run == {"force": True}
+
+
+def _stub(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("type") == "file_unchanged"
+
+
+def _steps(answering: hints.Answering | None, result: Any) -> render.Steps:
+    """The words for `result`'s next steps: each call as a tool, each run of options as
+    the call `answering` changed (a stub's `force=true` left as it is)."""
+    kept = _stub_force if _stub(result) else None
+    return lambda message: hints.for_mcp(message, METHOD_TOOLS, (), answering, kept)
+
+
+def _recounted(result: dict[str, Any], steps: render.Steps) -> dict[str, Any]:
+    """A read whose text the words change (a notebook's cell notes and image
+    placeholders) with its `tokens` the count of the text sent (rendered_tokens.py)."""
+    if result.get("type") != "notebook" or render.body(result) == render.body(result, steps):
+        return result
+    return dict(recounted(result, _count, None, steps))
+
+
+def _notes_for_mcp(result: Any, answering: hints.Answering | None = None) -> Any:
     """`result` with the notes readkeeper wrote in it naming each next call as a tool
-    (hints.notes); the file's own text is left as it is."""
-    return hints.notes(result, lambda message, keep: hints.for_mcp(message, METHOD_TOOLS, keep))
+    and each run of options as the call `answering` changed (hint_walks.notes); the
+    file's own text is left as it is."""
+    kept = _stub_force if _stub(result) else None
+    return notes(
+        result, lambda message, keep: hints.for_mcp(message, METHOD_TOOLS, keep, answering, kept)
+    )
 
 
-def error_result(exc: ReadkeeperError) -> types.CallToolResult:
-    """A refusal as a tool error: the LSP message, then its kind and data."""
+def error_result(
+    exc: ReadkeeperError, tool: str = "", args: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A refusal as a tool error: the LSP message, then its kind and data (`tool` and
+    `args`: the call refused, whose runs of options are said as that call, changed)."""
     data = exc.to_data()
     details = {k: v for k, v in data.items() if k != "kind"}
     # The next call as a tool of ours; a file's text the message shows, as it is.
-    message = hints.for_mcp(exc.message, METHOD_TOOLS, shown_content(data))
+    message = hints.for_mcp(exc.message, METHOD_TOOLS, shown_content(data), asked(tool, args))
     lines = [message, f"kind: {exc.kind}"]
     if details:
         lines.append(quoting.cut_escaped(quoting.json_text(details, default=str), 4000))
@@ -180,9 +227,10 @@ def with_left_as_sent(result: Any, budget: Any, count: Callable[[str], int]) -> 
     return render.settled_left(_notes_for_mcp(result), result, budget, count)
 
 
-def read_content(result: dict[str, Any]) -> list[Content]:
-    """A read result as content blocks: its text (render.py), then any images."""
-    blocks: list[Content] = [text(render.read(result))]
+def read_content(result: dict[str, Any], steps: render.Steps | None = None) -> list[Content]:
+    """A read result as content blocks: its text (render.py, its next steps in the words
+    `steps` gives them), then any images."""
+    blocks: list[Content] = [text(render.read(result, steps))]
     file = result.get("file") or {}
     if result.get("type") == "image" and file.get("base64"):
         blocks.append(types.ImageContent(data=file["base64"], mime_type=file["media_type"]))

@@ -158,6 +158,7 @@ class McpFrontEnd:
             )
             return render.error_result(error)
         arguments = dict(params.arguments or {})
+        given = dict(arguments)  # as the agent sent them: its ways on are said as that call
         try:
             if self.backend is None:
                 roots = await self._client_roots(ctx, params)
@@ -189,7 +190,7 @@ class McpFrontEnd:
                 return answered
             if backend.quick(params.name, arguments):
                 with contextlib.suppress(OffTheLoop):  # costly after all: on a thread
-                    return self.answer(backend, params.name, arguments)
+                    return self.answer(backend, params.name, arguments, given)
             result = await self._run(ctx, backend, TOOL_METHODS[params.name], arguments)
             images: list[types.ImageContent] = []
             if params.name == "stats" and isinstance(result, dict):
@@ -206,9 +207,9 @@ class McpFrontEnd:
             settings = core.settings if core is not None else _env_settings()
             budget = facts.budget(params.name, arguments, settings)
             notice, offset = self._notice(backend, params.name), arguments.get("offset")
-            return render.tool_result(params.name, result, images, notice, offset, budget)
+            return render.tool_result(params.name, result, images, notice, offset, budget, given)
         except ReadkeeperError as exc:
-            return render.error_result(exc)
+            return render.error_result(exc, params.name, given)
         except Exception as exc:
             return _fault(params.name, exc)
 
@@ -247,18 +248,19 @@ class McpFrontEnd:
         )
 
     def answer(
-        self, backend: Backend, name: str, arguments: dict[str, Any]
+        self, backend: Backend, name: str, arguments: dict[str, Any], given: Any = None
     ) -> types.CallToolResult:
         """Serve a quick call on the event loop (from the SDK's handler, or from its
         stdin line: quick.py): its result, or its refusal, as the tool's result.
         Raises OffTheLoop when the call turns out costly (an outline, a large diff):
         the caller then serves it on a worker thread."""
+        args = arguments if given is None else given  # as the agent sent them
         try:
             with on_the_loop():
                 result = backend.call(name, arguments)
-            return render.tool_result(name, result, [], self._notice(backend, name))
+            return render.tool_result(name, result, [], self._notice(backend, name), args=args)
         except ReadkeeperError as exc:
-            return render.error_result(exc)
+            return render.error_result(exc, name, args)
         except OffTheLoop:
             raise
         except Exception as exc:
@@ -274,9 +276,10 @@ class McpFrontEnd:
 
         def serve() -> types.CallToolResult:
             try:
-                return render.tool_result(name, backend.call(name, arguments), [], notice)
+                answered = backend.call(name, arguments)
+                return render.tool_result(name, answered, [], notice, args=arguments)
             except ReadkeeperError as exc:
-                return render.error_result(exc)
+                return render.error_result(exc, name, arguments)
             except Exception as exc:
                 return _fault(name, exc)
 

@@ -32,7 +32,8 @@ from typing import Any
 from .. import quoting, render
 from ..errors import ReadkeeperError, fault_reason, shown_content
 from ..files import guesses
-from ..hints import call, changed, notes, rewrite
+from ..hint_walks import notes
+from ..hints import call, changed, rewrite
 from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams

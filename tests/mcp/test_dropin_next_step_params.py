@@ -277,13 +277,15 @@ async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Pat
 
 
 async def test_the_core_tools_say_the_pages_to_continue_with_as_json(workspace: Path) -> None:
-    # render.py said them as Python writes a string (pages='21-30'), in every front end.
+    # render.py said them as Python writes a string (pages='21-30'), in every front end;
+    # the core's tools say the read just made, its pages changed (round 31).
     _files(workspace)
     path = str(workspace / "long.pdf")
     async with core_client(workspace) as client:
         result = await client.call_tool("read", {"file_path": path, "pages": "1-30"})
     head = text_of(result).split("\n", 1)[0]
-    assert head.endswith('; continue with pages="21-30"'), head
+    rest = json.dumps({"file_path": path, "pages": "21-30"}, ensure_ascii=False)
+    assert head.endswith(f"; continue with the read tool with {rest}"), head
 
 
 async def test_a_symbol_read_names_read_text_files_own_parameters(workspace: Path) -> None:

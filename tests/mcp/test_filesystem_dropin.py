@@ -100,8 +100,13 @@ async def test_a_cut_read_names_the_offset_that_continues_it(
         assert body.endswith("line 2009")
         assert "lines 10-2009 of 5000" in note
         assert 'read_text_file with {"path": "longer.txt", "offset": 2010}' in note
+        # Round 31: a range from an offset (readkeeper's own: the token_limit way on names
+        # offset and head) says where it stopped and the rest; a head alone does not.
         last = await ok(client, "read_text_file", path="longer.txt", offset=2010, head=10)
-        assert "(readkeeper:" not in last  # a count asked for: the caller chose the end
+        assert "(readkeeper: lines 2010-2019 of 5000; the rest: read_text_file with" in last
+        assert '{"path": "longer.txt", "offset": 2020, "head": 10})' in last, last[-200:]
+        head = await ok(client, "read_text_file", path="longer.txt", head=10)
+        assert "(readkeeper:" not in head  # as the reference server answers it
 
 
 async def test_a_file_cannot_pose_as_readkeeper_s_note(connect: Connect, workspace: Path) -> None:

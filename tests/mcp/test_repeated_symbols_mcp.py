@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from repeated_names import ALL, example
+from repeated_names import ALL
 
 from mcp_helpers import call, core_client, dropin_client, text_of
 from readkeeper import quoting
@@ -32,6 +32,22 @@ def _dropin_example(note: str, path: str) -> tuple[str, tuple[int, int]]:
     return sent["symbol"], (int(lines.group(1)), int(lines.group(2)))
 
 
+# The core's outline note's example, as its MCP tools say it: the read tool, changed.
+_CORE_EXAMPLE = "Read a symbol with the read tool with "
+
+
+def _core_example(note: str, file: str) -> tuple[str, tuple[int, int]]:
+    """The symbol name and lines the core's outline note says to read, as the whole read
+    of `file` (its name as the call gave it) with that symbol."""
+    at = note.find(_CORE_EXAMPLE)
+    assert at >= 0, note
+    sent, end = json.JSONDecoder().raw_decode(note, at + len(_CORE_EXAMPLE))
+    assert sent == {"file_path": file, "symbol": sent.get("symbol")}, sent
+    lines = re.compile(r" \(lines (\d+)-(\d+)\)").match(note, end)
+    assert lines is not None, note
+    return sent["symbol"], (int(lines.group(1)), int(lines.group(2)))
+
+
 def _between(text: str, lines: tuple[int, int]) -> str:
     """Lines `lines` (1-based, both included) of `text`."""
     return "".join(text.splitlines(keepends=True)[lines[0] - 1 : lines[1]])
@@ -44,11 +60,13 @@ async def test_the_core_reads_the_symbol_its_outline_names(workspace: Path) -> N
         for case in ALL:
             outline = await client.call_tool("read", {"file_path": case.file})
             assert not outline.is_error, text_of(outline)
-            name, lines = example(text_of(outline))
+            name, lines = _core_example(text_of(outline), case.file)
             assert (name, lines) == (case.name, case.lines)
             first = (await call(client, "read", file_path=case.file, symbol=name))["file"]
             assert (first["start_line"], first["num_lines"]) == (lines[0], lines[1] - lines[0] + 1)
-            assert f'symbol="{case.second}" (lines {case.second_lines[0]}-' in first["note"]
+            second_read = quoting.json_text({"file_path": case.file, "symbol": case.second})
+            said = f"the read tool with {second_read} (lines {case.second_lines[0]}-"
+            assert said in first["note"], first["note"]
             second = (await call(client, "read", file_path=case.file, symbol=case.second))["file"]
             assert second["start_line"] == case.second_lines[0]
             assert second["num_lines"] == case.second_lines[1] - case.second_lines[0] + 1

@@ -19,7 +19,8 @@ import mcp_types as types
 from ... import quoting, render, words
 from ...errors import ReadkeeperError, shown_name
 from ...files.guesses import one_call
-from ...hints import page_steps
+from ...hint_walks import page_steps
+from ...hints import again
 from . import listings
 from .args import Content, Served, count, flag, listed, refused, string, text_block
 from .tools import SCHEMAS
@@ -192,8 +193,9 @@ def shown_read(
     def steps(message: str, keep: Iterable[str] = ()) -> str:
         return for_filesystem(message, keep, answering or tool, args)
 
-    if kind == "text":
-        return [text_block(_text_file(file, steps))]
+    if kind == "text":  # a range from readkeeper's own offset says where it stopped
+        ranged = (args or {}).get("offset") is not None
+        return [text_block(_text_file(file, steps, ranged))]
     said = render.read(_noted(result, steps), steps)  # its next steps in the tools' words
     if kind == "file_unchanged" and not _FORCED.search(said):
         # Only when the core's stub names no resend: it says the call whole, forced.
@@ -239,21 +241,25 @@ def _noted(result: dict[str, Any], steps: Callable[[str], str]) -> dict[str, Any
     return said
 
 
-def _text_file(file: dict[str, Any], steps: Callable[[str], str]) -> str:
+def _text_file(file: dict[str, Any], steps: Callable[[str], str], ranged: bool = False) -> str:
+    """A text read's lines, fenced, and readkeeper's note: the core's, or where a cut read
+    stopped; `ranged` (an `offset` given, readkeeper's own: the reference server has
+    head and tail alone), where a range that stops before the end stopped too."""
     body = quoting.fence(_NUMBER.sub("", file.get("content", "")))
     notes = []
     if file.get("unsaved"):
         notes.append("this is the editor's buffer, with unsaved changes")
     if file.get("note"):  # the core's steps for a cut or a repair: they name offset
         notes.append(steps(str(file["note"])))
-    elif file.get("partial"):
+    elif file.get("partial") or (ranged and file.get("next_offset")):
+        # A range that stops before the end: cut, or from an offset (round 31: the
+        # token_limit way on named offset and head, then said nothing of the 4,400 lines
+        # after them). A head or tail alone is answered as the reference server does.
         start, shown = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
         more = file.get("next_offset")
-        notes.append(
-            f"lines {start}-{start + shown - 1} of {total}"
-            + (f"; the rest: read_text_file with offset={more}" if more else "")
-        )
+        rest = steps(f"; the rest: {again(offset=more)}") if more else ""
+        notes.append(f"lines {start}-{start + shown - 1} of {total}{rest}")
     if not notes:
         return body
     return body + "\n(readkeeper: " + "; ".join(notes) + ")"
