@@ -78,67 +78,6 @@ def read(result: dict[str, Any], steps: Steps | None = None) -> str:
     return quoting.json_text(without_payloads(result), indent=1)
 
 
-def many(result: dict[str, Any]) -> str:
-    """A readMany result as text: each file as `read` shows it (or its refusal, with its
-    kind) in the order asked, the note naming the calls for the files left unread, then
-    the budget left. What readMany's `budget_tokens` bounds is the count of this text
-    (read/many.py); a front end that sends it says the budget left as it sends it."""
-    parts = [many_entry(item) for item in result.get("results", [])]
-    if isinstance(result.get("note"), str):  # the calls for the files over the budget
-        parts.append(f"note: {quoting.line(result['note'])}")
-    if "budget_tokens_left" in result:
-        parts.append(left_line(result["budget_tokens_left"]))
-    return MANY_SEPARATOR.join(parts)
-
-
-# What joins the entries of `many`.
-MANY_SEPARATOR = "\n\n"
-
-
-def many_entry(item: Any) -> str:
-    """One entry of a readMany result: its read as `read` shows it, or its refusal."""
-    if not isinstance(item, dict):
-        return quoting.line(str(item))
-    error = item.get("error")
-    if isinstance(error, dict):
-        kind = (error.get("data") or {}).get("kind", "internal")
-        return refusal(item.get("file_path", ""), str(kind), str(error.get("message", "")))
-    return read(item.get("result") or {})
-
-
-def refusal(file_path: Any, kind: str, message: str) -> str:
-    """A file of a readMany not read: its name, the refusal's kind and message."""
-    return f"{shown_name(file_path)}: refused ({kind}): {message}"
-
-
-def left_line(left: Any) -> str:
-    """The last line of a readMany result with a budget: what it has left."""
-    return f"(budget_tokens left: {left})"
-
-
-def settled_left(
-    shown: dict[str, Any], result: dict[str, Any], budget: int, tokens: Callable[[str], int]
-) -> dict[str, Any]:
-    """`result` with `budget_tokens_left` the budget less the tokens of `shown`'s text
-    (`many`: `result` in a front end's words), the line saying it included. That line's
-    count moves with its number's digits: the number is settled in a few steps, the
-    smaller of two when none is exact (never below 0)."""
-
-    def said(left: int) -> int:
-        return max(0, budget - tokens(many({**shown, "budget_tokens_left": left})))
-
-    left = budget
-    for _ in range(4):
-        then = said(left)
-        if then == left:
-            break
-        if then > left:  # fewer digits, fewer tokens: exact if it says itself
-            left = then if said(then) == then else left
-            break
-        left = then
-    return {**result, "budget_tokens_left": left}
-
-
 def body(result: dict[str, Any], steps: Steps | None = None) -> str | None:
     """The text of a read result's file as `read` shows it, below its header line and
     above its note: what a front end that sends this rendering counts as the result's

@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "rendered_tokens",
         "hints",
         "hint_walks",
+        "render_many",
         "picture",
     },
     {"files"},

@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp_types as types
 
-from .. import hints, quoting, render
+from .. import hints, quoting, render, render_many
 from ..errors import ReadkeeperError, shown_content
 from ..hint_walks import notes
 from ..rendered_tokens import recounted
@@ -205,7 +205,7 @@ def _without_text(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def many_content(result: dict[str, Any]) -> list[Content]:
-    """A read_many result: its text as render.many shows it (each file as read shows
+    """A read_many result: its text as render_many.many shows it (each file as read shows
     it, or its refusal, with its kind, in the order asked, then the budget left); images
     after the text."""
     images: list[Content] = []
@@ -213,7 +213,7 @@ def many_content(result: dict[str, Any]) -> list[Content]:
         if isinstance(item, dict) and isinstance(item.get("result"), dict):
             blocks = read_content(item["result"])
             images.extend(b for b in blocks if isinstance(b, types.ImageContent))
-    return [text(render.many(result)), *images]
+    return [text(render_many.many(result, _tools_said)), *images]
 
 
 def with_left_as_sent(result: Any, budget: Any, count: Callable[[str], int]) -> Any:
@@ -224,7 +224,12 @@ def with_left_as_sent(result: Any, budget: Any, count: Callable[[str], int]) -> 
         return result
     if not isinstance(budget, int) or isinstance(budget, bool):
         return result
-    return render.settled_left(_notes_for_mcp(result), result, budget, count)
+    return render_many.settled_left(_notes_for_mcp(result), result, budget, count, _tools_said)
+
+
+def _tools_said(text: str) -> str:
+    """A readMany entry's header's next call as the tool that makes it."""
+    return hints.for_mcp(text, METHOD_TOOLS)
 
 
 def read_content(result: dict[str, Any], steps: render.Steps | None = None) -> list[Content]:

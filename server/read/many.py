@@ -2,7 +2,7 @@
 answers it (a stub, a diff, lines, or its own error), in the order asked.
 
 With `budget_tokens`, the reads share one budget, and it bounds the whole answer as
-text (render.many: each file as `read` shows it, header line and notes included, each
+text (render_many.many: each file as `read` shows it, header line and notes included, each
 refusal with its kind, the note, the line saying what is left; the MCP front end sends
 that text and says what is left as it sends it: mcp/render.with_left_as_sent). Every
 file is estimated first (no content, nothing recorded): a file that cannot be read is
@@ -29,7 +29,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .. import quoting, render
+from .. import quoting, render_many
 from ..errors import ReadkeeperError, fault_reason, shown_content
 from ..files import guesses
 from ..hint_walks import notes
@@ -104,7 +104,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
     ]
     # The last line as its number's digits may spell it whatever the budget: the least
     # this call asks for is then enough when it is the budget given (its digits differ).
-    last = count(render.left_line(max(budget, _WIDEST_LEFT)))
+    last = count(render_many.left_line(max(budget, _WIDEST_LEFT)))
     kept = sum(least) + _cost_of_note(count, params) + last + _SEP
     if kept > budget:
         raise _too_small(budget, kept, len(paths))
@@ -140,7 +140,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
     answer: dict[str, Any] = {"results": results}
     if over:
         answer["note"] = _note(params)
-    return render.settled_left(answer, {**answer, "budget_tokens_left": budget}, budget, count)
+    return render_many.settled_left(answer, {**answer, "budget_tokens_left": budget}, budget, count)
 
 
 def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[str, Any] | None:
@@ -200,13 +200,13 @@ _HEADER = 40
 
 
 def _cost(count: Callable[[str], int], item: dict[str, Any]) -> int:
-    """What an entry sends, as render.many shows it, with the room a front end's words
+    """What an entry sends, as render_many.many shows it, with the room a front end's words
     may take."""
-    return count(render.many_entry(item)) + _SEP + _SLACK
+    return count(render_many.many_entry(item)) + _SEP + _SLACK
 
 
 def _over_cost(count: Callable[[str], int], path: str) -> int:
-    return count(render.refusal(path, "token_limit", _OVER)) + _SEP + _SLACK
+    return count(render_many.refusal(path, "token_limit", _OVER)) + _SEP + _SLACK
 
 
 def _header(count: Callable[[str], int], path: str) -> int:
@@ -317,7 +317,7 @@ class _Said:
                 f"({call('read', file_path='<file>')})."
             )
             entry = {**entry, "error": {**error, "message": message}}
-        self.size += len(render.many_entry(entry))
+        self.size += len(render_many.many_entry(entry))
         return entry
 
 

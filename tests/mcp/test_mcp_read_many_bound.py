@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import Session
 from helpers import tiktoken_count
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper import render
+from readkeeper import render_many
 
 MISSING = [f"notes{n}.txt" for n in range(6)]
 SIZES = [31, 20, 77, 9, 16, 40, 12, 25, 60, 5, 33, 18]
@@ -111,6 +111,6 @@ async def test_the_least_budget_holds_over_lsp(lsp: Session, workspace: Path) ->
     enough = await lsp.client.request(
         "readkeeper/readMany", {"file_paths": paths, "budget_tokens": least}
     )
-    assert tiktoken_count(render.many(enough)) <= least
+    assert tiktoken_count(render_many.many(enough)) <= least
     refused = [r["error"]["data"]["kind"] for r in enough["results"] if "error" in r]
     assert refused.count("not_found") == len(MISSING), enough

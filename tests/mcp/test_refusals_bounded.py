@@ -15,7 +15,7 @@ from deep_chain import long_named
 from conftest import Session
 from helpers import tiktoken_count
 from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
-from readkeeper import render
+from readkeeper import render_many
 from readkeeper.errors import MAX_NAME_CHARS
 
 # A refusal naming a 3,600-character path and its 3,600-character guess, as a tool error.
@@ -97,7 +97,7 @@ async def test_one_long_missing_path_is_a_short_refusal(workspace: Path) -> None
 async def test_read_many_refusals_are_bounded_over_lsp(lsp: Session, workspace: Path) -> None:
     names = missing(long_named(workspace))
     answer = await lsp.client.request("readkeeper/readMany", {"file_paths": names})
-    assert tiktoken_count(render.many(answer)) < MOST_MANY_TOKENS
+    assert tiktoken_count(render_many.many(answer)) < MOST_MANY_TOKENS
     assert len(answer["results"]) == len(names)
 
 

@@ -1,5 +1,5 @@
 """readMany's `budget_tokens` spends what each entry sends (issue 34), as the answer's
-text shows it (render.many, attack round 15's A10): a read with its header line, a
+text shows it (render_many.many, attack round 15's A10): a read with its header line, a
 stub's note (never the answer it stands for), a diff, an error's message. Checked
 against tiktoken's own count, in-process and over LSP (the server as a subprocess), on
 a real module, a PDF and a notebook."""
@@ -17,7 +17,7 @@ from document_samples import every_output_notebook, numbered_pdf
 
 from conftest import Session
 from helpers import tiktoken_count
-from readkeeper import calls, render
+from readkeeper import calls, render_many
 from readkeeper.core import Readkeeper
 
 BUDGET = 50_000
@@ -37,9 +37,9 @@ def changed(path: Path) -> None:
 
 
 def assert_spent(answer: dict[str, Any]) -> None:
-    """The budget left is the budget less the answer as text (render.many: each file's
+    """The budget left is the budget less the answer as text (render_many.many: each file's
     header line, refusal and note included, the last line too), as tiktoken counts it."""
-    assert answer["budget_tokens_left"] == BUDGET - tiktoken_count(render.many(answer))
+    assert answer["budget_tokens_left"] == BUDGET - tiktoken_count(render_many.many(answer))
 
 
 def test_the_budget_spends_each_entry_as_sent(core: Readkeeper, workspace: Path) -> None:
