@@ -378,10 +378,13 @@ def _ask(
     except BrokenPipeError:
         reply = b""
     except TimeoutError:
+        # Stopped from outside (SIGSTOP) as it ran: the worker's time, not the
+        # repository's (round 32: a healthy root was remembered as stalled).
+        stopped = gitstatus_workers.stopped(process.pid)
         worker.stop()
         if not worker.spare:  # the next root's worker starts now, not when it is needed
             worker.spawn()
-        if time.monotonic() - sent < timeout[1]:  # the call's time ran out, not its own
+        if stopped or time.monotonic() - sent < timeout[1]:  # not its own time that ran out
             raise gitstatus_workers.NotRun(started=True) from None
         raise
     if not reply.endswith(b"\n"):

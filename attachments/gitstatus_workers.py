@@ -51,6 +51,17 @@ class NotRun(Exception):
         self.started = started
 
 
+def stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP, a debugger): its state in /proc. False
+    where there is no /proc, or the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
+
+
 def read_line(fd: int, deadline: float) -> bytes:
     """One line from `fd`, by `deadline` (else TimeoutError); less at end of file."""
     got = bytearray()

@@ -212,3 +212,31 @@ def test_a_worker_killed_while_it_starts_is_started_again(
         core.close()
     assert done
     assert "branch main, clean" in got["h0"], got
+
+
+def test_a_worker_stopped_as_its_status_runs_is_not_the_repositorys_fault(
+    tmp_path: Path, two_workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 32: SIGSTOP of the worker after its status was sent (past the ping) made a
+    healthy root remembered as stalled for 5 minutes."""
+    [root] = roots_of(tmp_path, "H")
+    started = hold(monkeypatch, lambda process: None)
+    real = gitstatus.read_line
+    done: list[int] = []
+
+    def read_line(fd: int, deadline: float) -> bytes:
+        if not done:
+            done.append(started[0])
+            os.kill(started[0], signal.SIGSTOP)
+        return real(fd, deadline)
+
+    monkeypatch.setattr(gitstatus, "read_line", read_line)
+    core = Readkeeper(roots=[root], client_settings=SETTINGS)
+    try:
+        first = said(core)
+        assert done, "the status was never sent"
+        assert "h0" not in remembered(), first
+        assert "branch main, clean" in said(core)["h0"]
+    finally:
+        core.close()
+    assert dead(done[0])  # killed and replaced, not left stopped
