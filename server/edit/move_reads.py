@@ -96,7 +96,11 @@ def note(reader: Reader, settings: Settings, had_read: bool) -> str:
     session read of it (`had_read`) does not count there, and the next step that works
     ("" when there is nothing to say)."""
     name = quoting.name(reader.new)
-    said = f"{name} is now read as {_WORDS[reader.after]}, not as {_WORDS[reader.before]}"
+    # "may": a damaged notebook is read as its text under either name (read/damaged.py).
+    said = (
+        f"{name}'s new name may change how it is read (as {_WORDS[reader.after]}, not as "
+        f"{_WORDS[reader.before]})"
+    )
     dropped = "what this session read of it does not count there"
     if not reader.looked:  # nothing said of a file the session never read
         return f"{name} may now be read another way, so {dropped}." if had_read else ""

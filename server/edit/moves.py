@@ -105,8 +105,8 @@ def move(core: EditServices, params: MoveParams) -> dict[str, Any]:
     }
     if followed:
         result["note"] = (
-            f"What this session read of {count(len(followed), 'moved file')} now counts at the new "
-            "path: you may edit there without reading again."
+            f"What this session read of {count(len(followed), 'moved file')} counts at the new "
+            "path as it did at the old one."
         )
     elif reader is not None:
         said = move_reads.note(reader, core.settings, had_read)

@@ -276,3 +276,16 @@ async def test_over_lsp_patch_stat_move_and_mkdir_answer_and_refuse_with_kinds(
         "readkeeper/move", {"source": str(workspace / "pkg"), "destination": str(workspace / "pkg")}
     )
     assert error.data["kind"] == "bad_params"
+
+
+def test_a_moved_images_note_promises_no_edit(core: Readkeeper, workspace: Path) -> None:
+    # Round 32: an image renamed i.txt (still read as an image: its bytes say so) was
+    # told "you may edit there without reading again"; an edit is `binary`.
+    from PIL import Image
+
+    Image.new("RGB", (4, 4)).save(workspace / "i.png")
+    calls.call(core, "read", {"file_path": "i.png"})
+    moved = calls.call(core, "move", {"source": "i.png", "destination": "i.txt"})
+    assert moved["read_state_followed"] == 1
+    assert "edit" not in moved["note"], moved["note"]
+    assert calls.call(core, "read", {"file_path": "i.txt"})["type"] == "file_unchanged"

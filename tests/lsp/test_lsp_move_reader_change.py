@@ -43,7 +43,7 @@ async def test_a_notebook_renamed_txt_past_the_cap_carries_no_read_and_names_the
         assert moved["read_state_followed"] == 0
         note = moved["note"]
         assert "without reading again" not in note, note
-        assert "now read as text, not as a notebook" in note, note
+        assert "(as text, not as a notebook)" in note, note
         back = json.dumps({"source": str(text), "destination": str(notebook)})
         assert f"readkeeper/move {back}" in note, note
         assert "readkeeper/read" not in note, note
@@ -56,7 +56,7 @@ async def test_a_notebook_renamed_txt_past_the_cap_carries_no_read_and_names_the
         moved = await lsp.client.request(
             "readkeeper/move", {"source": str(text), "destination": str(notebook)}
         )
-        assert "now read as a notebook, not as text: read it before" in moved["note"]
+        assert "(as a notebook, not as text): read it before" in moved["note"]
         await lsp.read(notebook)
         await lsp.client.request(
             "readkeeper/edit",

@@ -65,7 +65,7 @@ async def test_a_notebook_renamed_txt_past_the_text_cap_is_promised_no_edit(
         assert "cells 1-2 of 60" in said, said
         moved = await ok(client, "move_file", source=str(notebook), destination=str(text))
         assert PROMISE not in moved, moved
-        assert "now read as text, not as a notebook" in moved, moved
+        assert "(as text, not as a notebook)" in moved, moved
         assert "over the 4,096-byte limit" in moved, moved
         # No read is named (it would be refused too_large): the way on is the move back.
         assert "read_text_file" not in moved, moved
@@ -79,7 +79,7 @@ async def test_a_notebook_renamed_txt_past_the_text_cap_is_promised_no_edit(
         assert error_kind(result) == "too_large", text_of(result)
         # The way on works: moved back and read as a notebook, it is edited.
         moved_back = await ok(client, "move_file", **back)
-        assert "now read as a notebook, not as text: read it before" in moved_back, moved_back
+        assert "(as a notebook, not as text): read it before" in moved_back, moved_back
         await ok(client, "read_text_file", path=str(notebook))
         assert await _edit(client, notebook) == ""
     assert '"CHANGED0\\n"' in notebook.read_text()
@@ -117,7 +117,7 @@ async def test_a_text_file_renamed_ipynb_past_the_notebook_cap_is_promised_no_ed
         await ok(client, "read_text_file", path=str(plain))
         moved = await ok(client, "move_file", source=str(plain), destination=str(notebook))
         assert PROMISE not in moved, moved
-        assert "now read as a notebook, not as text" in moved, moved
+        assert "(as a notebook, not as text)" in moved, moved
         assert "over the 4,096-byte limit" in moved, moved
         assert "read_text_file" not in moved, moved
         assert named_call(moved, "move_file") == {
@@ -141,7 +141,7 @@ async def test_a_text_view_renamed_ipynb_licenses_no_edit_of_the_notebook(
         assert '"SECRET0\\n"' in shown, shown
         moved = await ok(client, "move_file", source=str(plain), destination=str(notebook))
         assert PROMISE not in moved, moved
-        assert "now read as a notebook, not as text" in moved, moved
+        assert "(as a notebook, not as text)" in moved, moved
         assert named_call(moved, "read_text_file") == {"path": str(notebook)}, moved
         # 30 lines of its JSON are not its cells: the text edit waits for a read of them.
         assert await _edit(client, notebook) == "not_read"
@@ -159,7 +159,7 @@ async def test_a_folder_move_keeps_what_was_read_of_every_file_in_it(workspace: 
         await ok(client, "read_text_file", path=str(folder / "nb.ipynb"))
         await ok(client, "read_text_file", path=str(folder / "a.txt"))
         moved = await ok(client, "move_file", source=str(folder), destination=str(workspace / "e"))
-        assert "What this session read of 2 moved files now counts" in moved, moved
+        assert "What this session read of 2 moved files counts at the new path" in moved, moved
         assert "read it again" not in moved, moved
         assert await _edit(client, workspace / "e" / "nb.ipynb") == ""
         edit = {
