@@ -278,8 +278,11 @@ def test_too_large_names_a_range_that_fits_the_token_cap(
     """Attack round 16, F7: the range a too_large refusal names is read, not refused
     token_limit (2,000 lines of ~700 characters: 500 of them are far over the cap)."""
     _, error = _error(provoked, workspace, "too_large_wide")
-    [(_, params)] = _calls(error.message, r"readkeeper/(read)")
-    assert params is not None
+    # The read just refused, its range changed (round 32: it was a call of the file alone,
+    # the caller's session and line_format dropped).
+    found = re.search(r"\(offset=1, limit=(\d+)\)", error.message)
+    assert found is not None, error.message
+    params = {"file_path": str(workspace / "wide.txt"), "offset": 1, "limit": int(found[1])}
     assert 0 < params["limit"] < 500
     result = calls.call(provoked, "read", params)
     assert result["file"]["num_lines"] == params["limit"]

@@ -286,6 +286,7 @@ def _as_read(params: ReadManyParams, path: str) -> Callable[[str, Any], str]:
     one = _one(params, path)
     asked = {"file_path": path, "offset": one.offset, "limit": one.limit, "pages": one.pages}
     asked |= {"force": one.force or None, "line_format": one.line_format}
+    asked |= {"session": one.session or None}
     asked = {name: value for name, value in asked.items() if value is not None}
     return lambda message, keep: rewrite(
         message, lambda *_: None, keep, options=lambda run: call("read", **changed(asked, run))

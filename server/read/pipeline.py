@@ -427,7 +427,7 @@ def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES)
     `fits`: the lines from the top a ranged read shows under the token cap."""
     search = call("grep", pattern="<what you look for>", path=path)
     ranges = (
-        f"Read it in ranges ({call('read', file_path=path, offset=1, limit=fits)}), or "
+        f"Read it in ranges ({again(offset=1, limit=fits)}), or "
         f"search it first to find the lines you need ({search})."
         if fits
         else f"Its first line alone is over the token cap: search it ({search})."

@@ -133,5 +133,6 @@ def next_params(params: GrepParams, offset: int) -> dict[str, Any]:
         "output": None if params.output == "matches" else params.output,
         "max_matches": params.max_matches,
         "offset": offset,
+        "session": params.session or None,
     }
     return {k: v for k, v in shown.items() if v is not None}

@@ -24,7 +24,7 @@ from ..files.beneath import Anchor
 from ..files.fileio import opening_error
 from ..files.ignore import IgnoreRules
 from ..files.rgignore import RipgrepRules
-from ..hints import call
+from ..hints import again
 from ..progress import step
 from ..protocol.search import GlobParams, ListParams
 from ..read.services import ReadServices
@@ -83,9 +83,11 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         result["next"] = {"pattern": params.pattern, "path": params.path, "offset": after}
         if params.exclude:
             result["next"]["exclude"] = params.exclude
+        if params.session:  # the next page's call is this one's, in the same session
+            result["next"]["session"] = params.session
         notes.append(
             cut_note(params.offset, len(page), MAX_PATHS, "file")
-            + f"; the rest: {call('glob', **result['next'])}, or a narrower pattern."
+            + f"; the rest: {again(offset=after)}, or a narrower pattern."
         )
     if stopped:
         notes.append(stopped)
@@ -257,9 +259,11 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         result["next"] = {"path": folder, "depth": params.depth, "offset": after}
         if params.exclude:
             result["next"]["exclude"] = params.exclude
+        if params.session:  # the next page's call is this one's, in the same session
+            result["next"]["session"] = params.session
         result["note"] = (
             cut_note(params.offset, len(page), MAX_ENTRIES, "entry")
-            + f"; the rest: {call('list', **result['next'])}, or list a subfolder."
+            + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
     return result
 

@@ -105,7 +105,7 @@ def test_list_and_glob_are_capped_with_the_way_on(
         if "next" not in page:
             break
         assert page["partial"] is True
-        assert f'"offset": {page["next"]["offset"]}' in page["note"]
+        assert f"offset={page['next']['offset']}" in page["note"]
         params = page["next"]
     assert names == [f"f{i:02}.txt" for i in range(25)]
     first = call(core, "glob", pattern="*.txt")
@@ -189,7 +189,7 @@ def test_long_names_are_paged_within_the_token_cap(
         if "next" not in page:
             break
         assert page["partial"] is True
-        assert f'"offset": {page["next"]["offset"]}' in page["note"]
+        assert f"offset={page['next']['offset']}" in page["note"]
         params = page["next"]
     assert pages > 1
     assert len([n for n in seen if n.endswith(".txt")]) == 600

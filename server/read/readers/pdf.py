@@ -257,6 +257,12 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             + call("read", file_path=path, pages=blank, render=True)
             + "."
         )
+    if not partial and shown and shown[-1] < reading.page_count:  # round 32, A20
+        after = compress(
+            list(range(shown[-1] + 1, reading.page_count + 1))[: settings.pdf_max_pages]
+        )
+        onward = f"The pages after {shown[-1]}: {again(pages=after)}."
+        note = f"{note} {onward}" if note else onward
     inline = whole and not partial and settings.pdf_inline
     return PdfResult(
         PdfFile(

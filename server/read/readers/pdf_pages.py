@@ -7,7 +7,7 @@ import re
 
 from ... import quoting, words
 from ...errors import ReadkeeperError
-from ...hints import call
+from ...hints import again
 from ...settings import Settings
 
 _RANGE_RE = re.compile(r"(\d+)(?:(-)(\d*))?")
@@ -50,7 +50,7 @@ def expand(ranges: Ranges, page_count: int, path: str, max_pages: int) -> list[i
                 "bad_params",
                 f"Page {first} is past the end of {quoting.name(path)}, which has {page_count} "
                 f"page{'s' if page_count > 1 else ''}. Ask for "
-                f"{call('read', file_path=path, pages=f'1-{min(page_count, max_pages)}')}"
+                f"{again(pages=f'1-{min(page_count, max_pages)}')}"
                 f"{cap} or fewer pages.",
                 field="pages",
                 page_count=page_count,
@@ -71,7 +71,7 @@ def pages_required(
         if page_count > settings.pdf_whole_max_pages
         else f"{words.count(page_count, 'page')} but {size:,} bytes"
     )
-    start = call("read", file_path=path, pages=first, render=True if render else None)
+    start = again(pages=first)  # the read just refused, its other options kept
     return ReadkeeperError(
         "pages_required",
         f"{path} has {why}, too much to read whole. Read it in parts, at most "

@@ -1,0 +1,90 @@
+"""A way on that re-asks the call just answered keeps every argument the caller sent,
+`session` and `line_format` among them (attack round 32, A5/A11/A20). A too_large
+refusal named `the read tool with {"file_path": ..., "offset": 1, "limit": 500}` of a
+read made with session "A" and anchors; a read_many entry, a glob or list page and a PDF
+refusal dropped the session the same way: followed as written, the rest was read into
+the connection's default session. Each way on here is followed as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from document_samples import numbered_pdf
+
+from mcp_helpers import (
+    core_client,
+    error_kind,
+    mcp_env,
+    named_call,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
+
+
+def _small(workspace: Path, **settings: str):  # type: ignore[no-untyped-def]
+    env = mcp_env(private_runtime_dir(), **settings)
+    return stdio_client(["--root", str(workspace), "--standalone"], env)
+
+
+async def test_a_too_large_refusal_names_the_same_read_in_ranges(workspace: Path) -> None:
+    (workspace / "big.log").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    async with _small(workspace, READKEEPER_MAX_SIZE_BYTES="4096") as client:
+        asked = {"file_path": "big.log", "line_format": "anchors", "session": "A"}
+        refusal = await client.call_tool("read", asked)
+        assert error_kind(refusal) == "too_large", text_of(refusal)
+        way = named_call(text_of(refusal), "read")
+        assert {k: way.get(k) for k in asked} == asked, way
+        assert set(way) == {*asked, "offset", "limit"}, way
+        shown = await ok(client, "read", **way)
+        assert re.search(r"^1[a-z]{2}\tline 1$", shown, re.M), shown[:200]
+
+
+async def test_a_read_many_entry_names_its_read_in_the_same_session(workspace: Path) -> None:
+    (workspace / "big.log").write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    async with _small(workspace, READKEEPER_MAX_SIZE_BYTES="4096") as client:
+        asked = {"session": "S1", "line_format": "anchors"}
+        shown = await ok(client, "read_many", file_paths=["big.log"], **asked)
+        way = named_call(shown, "read")
+        assert {k: way.get(k) for k in asked} == asked, way
+        more = await ok(client, "read", **way)
+        assert re.search(r"^1[a-z]{2}\trow 1$", more, re.M), more[:200]
+
+
+async def test_glob_and_list_pages_name_the_same_call_on(workspace: Path) -> None:
+    folder = workspace / "d"
+    folder.mkdir()
+    for i in range(400):
+        (folder / f"file_{i:04}_with_a_longer_name.txt").write_text("x\n")
+    async with _small(workspace, READKEEPER_MAX_TOKENS="1500") as client:
+        for tool, asked in [
+            ("glob", {"pattern": "d/*.txt", "session": "G", "exclude": ["*_0001_*"]}),
+            ("list", {"path": "d", "session": "G", "depth": 1}),
+        ]:
+            shown = await ok(client, tool, **asked)
+            assert "offset=" not in shown, shown[-300:]
+            rest = named_call(shown, tool)
+            assert {k: rest.get(k) for k in asked} == asked, (tool, rest)
+            assert set(rest) == {*asked, "offset"}, (tool, rest)
+            more = await ok(client, tool, **rest)
+            assert "file_" in more, more[:200]
+
+
+async def test_a_pdf_refusal_and_its_pages_name_the_same_read_on(workspace: Path) -> None:
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(45, lines=3))
+    async with core_client(workspace) as client:
+        asked = {"file_path": "doc.pdf", "session": "P"}
+        refusal = await client.call_tool("read", asked)
+        assert error_kind(refusal) == "pages_required", text_of(refusal)
+        first = named_call(text_of(refusal), "read")
+        assert first == {**asked, "pages": "1-20"}, first
+        shown = await ok(client, "read", **first)
+        assert "Page 20 line 0" in shown, shown[-300:]
+        # A read that stops before the last page names the rest (round 32, A20).
+        rest = named_call(shown.split("Page 1 line 0")[-1], "read")
+        assert rest == {**asked, "pages": "21-40"}, rest
+        more = await ok(client, "read", **rest)
+        assert "Page 21 line 0" in more, more[:300]
+        assert "Page 20 line 0" not in more, more[:300]
