@@ -36,7 +36,7 @@ from .grep_pages import files as _files
 from .grep_pages import next_params as _next
 from .grep_pages import page as _page
 from .paging import refuse_past_end
-from .priced import reserve
+from .priced import refuse_long_params, reserve
 from .seen import record_shown
 from .where import searched
 
@@ -57,6 +57,8 @@ def grep(
     """Serve `readkeeper/grep` by the rules above; `suspects`: the watcher's entries
     beneath a folder that ripgrep could wait on (search/stalls.py), when it knows them."""
     _check(params)
+    # Every page repeats the pattern and glob twice (priced.COPIES): at most a quarter.
+    refuse_long_params(services, "grep", "pattern", params.pattern, params.glob)
     root, cwd, arg = searched(services, params.path, params.session)
     avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
     # Plain lines where they are exact (blocks.py), else ripgrep's JSON messages.
