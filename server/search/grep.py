@@ -276,7 +276,9 @@ class _Fits:
         self.counter, self.left = counter, budget
 
     def __call__(self, text: str) -> bool:
-        if self.left > 0:  # past the budget nothing more is counted: a bounded step
+        # Past the budget nothing more is counted (a bounded step); a budget spent to
+        # exactly 0 is not past it: `> 0` here let every later line pass for fitting.
+        if self.left >= 0:
             self.left -= self.counter.count(text[:MAX_LINE_CHARS]) + 8
         return self.left >= 0
 
