@@ -36,7 +36,7 @@ from .grep_pages import files as _files
 from .grep_pages import next_params as _next
 from .grep_pages import page as _page
 from .paging import refuse_past_end
-from .priced import reserve
+from .priced import refuse_long_params, reserve
 from .seen import record_shown
 from .where import searched
 
@@ -57,6 +57,8 @@ def grep(
     """Serve `readkeeper/grep` by the rules above; `suspects`: the watcher's entries
     beneath a folder that ripgrep could wait on (search/stalls.py), when it knows them."""
     _check(params)
+    # Every page repeats the pattern and glob twice (priced.COPIES): at most a quarter.
+    refuse_long_params(services, "grep", "pattern", params.pattern, params.glob)
     root, cwd, arg = searched(services, params.path, params.session)
     avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
     # Plain lines where they are exact (blocks.py), else ripgrep's JSON messages.
@@ -274,7 +276,9 @@ class _Fits:
         self.counter, self.left = counter, budget
 
     def __call__(self, text: str) -> bool:
-        if self.left > 0:  # past the budget nothing more is counted: a bounded step
+        # Past the budget nothing more is counted (a bounded step); a budget spent to
+        # exactly 0 is not past it: `> 0` here let every later line pass for fitting.
+        if self.left >= 0:
             self.left -= self.counter.count(text[:MAX_LINE_CHARS]) + 8
         return self.left >= 0
 

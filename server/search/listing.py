@@ -39,7 +39,7 @@ from .lookup import Opener
 from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
-from .priced import NAME_TOKENS, fitting, reserve
+from .priced import NAME_TOKENS, fitting, refuse_long_params, repeated_tokens, reserve
 from .where import searched
 
 MAX_PATHS = 1000
@@ -52,6 +52,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     matcher = Glob(params.pattern, exclude=Exclude(params.exclude))
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
+    refuse_long_params(services, "glob", "pattern", params.pattern)  # as grep's (priced.py)
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
@@ -250,7 +251,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         os.close(fd)
     refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
-    room = reserve(services, folder, folder, *(params.exclude or []))  # path, next's path
+    # The path in the header, then in the note's way on and the `next` call (COPIES).
+    room = reserve(services, folder, *(params.exclude or [])) + repeated_tokens(services, folder)
     page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}

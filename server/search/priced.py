@@ -15,6 +15,7 @@ shows one: a name is never cut, so that page is over the cap by what its one nam
 from __future__ import annotations
 
 from .. import quoting
+from ..errors import ReadkeeperError
 from ..read.services import ReadServices
 
 
@@ -33,12 +34,51 @@ def shown_size(name: str) -> int:
 PAGE_TOKENS = 96
 
 
+# How many times a page sends each of the caller's strings it repeats: its note's way on,
+# said by every front end as the whole call changed (hints.changed: `the grep tool with
+# {...}`, the CLI's whole command), and its `next` call. A 16,000-character pattern
+# counted once made each page one match and 37,837 tokens at a cap of 25,000 (round 32).
+COPIES = 2
+# The most the strings a page repeats may cost together: a quarter of max_tokens (twice
+# that on a page, which leaves half of it for what the page shows).
+SHARE = 4
+
+
 def reserve(services: ReadServices, *repeated: str | None) -> int:
     """The room of what a page sends besides its entries: `PAGE_TOKENS`, and each of
     the caller's strings the page repeats (a pattern, a path in its `next` call) as
-    shown."""
+    shown, `COPIES` times."""
+    return PAGE_TOKENS + COPIES * repeated_tokens(services, *repeated)
+
+
+def repeated_tokens(services: ReadServices, *repeated: str | None) -> int:
+    """The tokens of the caller's strings a page repeats, each as shown, once."""
     counter = services.tokens
-    return PAGE_TOKENS + sum(counter.count(quoting.name(text)) for text in repeated if text)
+    return sum(counter.count(quoting.name(text)) for text in repeated if text)
+
+
+def refuse_long_params(
+    services: ReadServices, method: str, field: str, *repeated: str | None
+) -> None:
+    """Refuse, before any search, a call whose `repeated` strings (`field` first, then
+    the others its pages repeat) cost more than `max_tokens` over `SHARE`: its pages
+    could show next to nothing beside their own call for the rest."""
+    cap = services.settings.max_tokens
+    most = cap // SHARE
+    given = repeated_tokens(services, *repeated[:1])
+    whole = repeated_tokens(services, *repeated)
+    if whole <= most:
+        return
+    others = f" ({whole:,} with the glob it repeats too)" if whole > given else ""
+    raise ReadkeeperError(
+        "bad_params",
+        f"{field} is {given:,} tokens{others}; at max_tokens {cap:,} a {method}'s {field} "
+        f"may be at most {most:,} (a quarter: each page repeats it in its call for the "
+        f"rest). Search for a shorter {field} (a distinctive part of it).",
+        field=field,
+        tokens=whole,
+        most_tokens=most,
+    )
 
 
 # What a name on a page of names costs besides its shown text, in the framing of every
