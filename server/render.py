@@ -120,7 +120,8 @@ def text_file(file: dict[str, Any], steps: Steps | None = None) -> str:
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
     if file.get("partial") and file.get("next_offset"):
-        head += _said(f"; the rest: {again(offset=file['next_offset'])}", steps)
+        rest = again(offset=file["next_offset"], limit=file.get("next_limit"))
+        head += _said(f"; the rest: {rest}", steps)
     return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 
 

@@ -388,11 +388,11 @@ def _view(
     next_offset = shown_end + 1 if shown_end < total else None
     if partial and ranged:
         lines = split_lines(text)
+    more = None  # cut at the cap: how many lines from the next fit it
     if partial:
         why = note or f"a read returns at most {window.limit} lines unless it asks for more"
         # Cut at the cap: as many lines as fit the cap from there (the lines after may
         # cost more than those shown), so the call suggested is one that works.
-        more = None
         if note:
             after, _ = _shown(lines[shown_end : shown_end + len(numbered)], settings, "\r" in text)
             fits = counter.numbered(after, shown_end + 1, settings.number_width)
@@ -422,6 +422,7 @@ def _view(
             line_ending=line_ending(text),
             partial=partial,
             next_offset=next_offset,
+            next_limit=more,
             note=note,
             truncated_lines=len(cut) or None,
             escaped_lines=escaped or None,
