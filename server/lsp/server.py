@@ -81,9 +81,8 @@ class ReadkeeperServer(LanguageServer):
         self.serve_tcp(host, port)
 
     def _serve(self, connection: Coroutine[Any, Any, int]) -> int:
-        _exit_on_signals()
         try:
-            return asyncio.run(connection)
+            return asyncio.run(_exiting_on_signals(connection))
         except BrokenPipeError:
             log.error("The client closed its end of the connection; shutting down.")
             return 1
@@ -172,16 +171,23 @@ class ReadkeeperServer(LanguageServer):
             listener.close()
 
 
-def _stop(signum: int, frame: Any) -> None:
+def _stop(signum: int) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 
-def _exit_on_signals() -> None:
-    """Let SIGTERM and SIGHUP end the server the way `exit` does (the `finally` of
-    `_serve` removes the attach socket and its discovery files), instead of killing it
-    with them left behind; SIGINT already does (KeyboardInterrupt)."""
-    if threading.current_thread() is not threading.main_thread():
-        return  # served in a test's thread: signals are the process's own business
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            signal.signal(signum, _stop)
+async def _exiting_on_signals(connection: Coroutine[Any, Any, int]) -> int:
+    """`connection`, served until SIGTERM, SIGHUP or SIGINT ends it the way `exit` does
+    (the `finally` of `_serve` removes the attach socket and its discovery files), never
+    killed with them left behind. Through the event loop's own handlers: a handler set
+    with signal.signal runs only when the main thread runs, and the kernel may give the
+    signal to any thread, so the loop slept on in epoll_wait with nothing to wake it (a
+    SIGINT left the server running, CI round 23)."""
+    if threading.current_thread() is threading.main_thread():  # else a test's thread
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            # SIGINT's is asyncio.run's own (it cancels the task, from the main thread)
+            if signum == signal.SIGINT or signal.getsignal(signum) == signal.SIG_DFL:
+                loop.add_signal_handler(signum, _stop, signum)
+    return await connection

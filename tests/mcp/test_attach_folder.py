@@ -7,6 +7,7 @@ entries are swept by the next start, and a stopped server removes its own.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -181,4 +182,35 @@ async def test_a_stopped_server_removes_its_socket_and_discovery_file(
         assert os.listdir(runtime / "readkeeper") == []
     finally:
         with contextlib.suppress(RuntimeError):  # stopped already, when the test passed
+            await lsp.client.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_given_to_another_thread_stops_the_server(
+    workspace: Path, signum: int
+) -> None:
+    """The kernel gives a process's signal to any of its threads: one given to a thread
+    other than the main one left the main thread asleep in the event loop, the server
+    running (a CI run hung on SIGINT). Sent to a worker thread on purpose (tgkill)."""
+    import ctypes
+    import platform
+
+    tgkill = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
+    if tgkill is None:
+        pytest.skip(f"tgkill's syscall number on {platform.machine()} is not known here")
+    runtime = private_runtime_dir()
+    lsp = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    server = lsp.client._server
+    assert server is not None
+    found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
+    try:
+        await eventually(found.exists, "the editor's server to publish its socket")
+        others = [int(t) for t in os.listdir(f"/proc/{server.pid}/task") if int(t) != server.pid]
+        assert others, "the server runs threads besides its main one"
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall(tgkill, server.pid, others[0], signum) == 0
+        await asyncio.wait_for(server.wait(), 30)
+        assert os.listdir(runtime / "readkeeper") == []
+    finally:
+        with contextlib.suppress(RuntimeError):
             await lsp.client.close()
