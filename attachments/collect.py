@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from readkeeper import quoting, render, words
+from readkeeper import hint_walks, quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import names_a_folder
 from readkeeper.progress import step
@@ -169,7 +169,8 @@ def _mention(core: AttachmentServices, params: AttachmentsParams, path: str) -> 
         if exc.kind == "too_large":
             # The user's input is cut, never dropped: a text too big to read whole is
             # read from its first line, and the cut's note names the line to go on at.
-            return [_as_attachment(core, _first_lines(core, params, path, exc))]
+            lines = _first_lines(core, params, path, exc)
+            return [_as_attachment(core, hint_walks.notes(lines, cut_notes.reads_of(path)))]
         if exc.kind != "pages_required":
             raise
         # A PDF too big to read whole: its first pages, and the note says where to go on.
@@ -177,7 +178,7 @@ def _mention(core: AttachmentServices, params: AttachmentsParams, path: str) -> 
         read = ReadParams(file_path=path, pages=first, session=params.session)
         result = unstructure(core.read(read))
         result["file"] = cut_notes.first_pages(result["file"])
-    return [_as_attachment(core, result)]
+    return [_as_attachment(core, hint_walks.notes(result, cut_notes.reads_of(path)))]
 
 
 def _first_lines(

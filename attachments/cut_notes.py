@@ -44,6 +44,23 @@ def diff_shown(text: str) -> str:
     return hints.rewrite(text, lambda method, params: tool_call(method, **(params or {})))
 
 
+def reads_of(path: str) -> Callable[[str, Any], str]:
+    """A read's notes as an attachment of `path` says them: a way on `again` wrote (the
+    read just answered, options changed) as the read tool with the file and those
+    options, since the agent made no call to change (`pages="21-40"` alone was said);
+    every other call as a note names it."""
+
+    def say(text: str, keep: Any = ()) -> str:
+        return hints.rewrite(
+            text,
+            lambda method, params: tool_call(method, **(params or {})),
+            keep,
+            options=lambda run: read_call(file_path=path, **run),
+        )
+
+    return say
+
+
 def tool_call(method: str, **params: Any) -> str:
     """The tool `method` with `params`, as a note names it."""
     return f"the {method} tool with {quoting.json_text(params)}" if params else f"the {method} tool"

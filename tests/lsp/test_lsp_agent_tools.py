@@ -117,7 +117,7 @@ async def test_another_client_keeps_the_method_words(workspace: Path) -> None:
         assert 'List its entries (readkeeper/list {"path": ' in said["is_directory"]
         assert "(readkeeper/glob {" in said["not_found"]
         assert "(readkeeper/grep {" in said["no_symbol"]
-        assert "readkeeper/read {" in said["pages_required"]
+        assert 'pages="1-20"' in said["pages_required"]  # the same read, pages changed
         note = (await session.read("half.pdf", pages="1-2"))["file"]["note"]
         assert "readkeeper/read {" in note
         assert not any(_tools_named(m) for m in [*said.values(), note])

@@ -74,8 +74,8 @@ def kind_word(kind: str) -> str:
 
 # The core's sentence for the next page names an offset the drop-in's tools do not
 # take: the drop-in says the cut in its own words instead. Every other sentence of the
-# core's note is carried as written.
-_PAGING = re.compile(r"Showing [^;.]*; the rest: readkeeper/\w+ \{.*\}, or [^.]*\.\s*")
+# core's note is carried as written. (Its way on is a run, `the rest: offset=753`.)
+_PAGING = re.compile(r"Showing [^;.]*; the rest: [a-z_]+=\d+, or [^.]*\.\s*")
 _NOTHING = frozenset({"No files match.", "No matches."})  # the listing says it already
 
 
