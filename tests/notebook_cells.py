@@ -3,6 +3,7 @@ edit as a request makes them (structured from the params' JSON)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,3 +36,21 @@ def edit(core: Readkeeper, path: Path, **params: Any) -> dict[str, Any]:
     raw = {"file_path": str(path), **params}
     result: dict[str, Any] = unstructure(core.edit_cell(structure(raw, NotebookEditParams)))
     return result
+
+
+def numbered_notebook(count: int, secret: bool = True) -> str:
+    """A v4 notebook of `count` code cells (`x = N`, then `SECRETN` when `secret`), ids
+    c0, c1, ..., as indented JSON text (no line break after it)."""
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "source": [f"x = {i}\n", *([f"SECRET{i}\n"] if secret else [])],
+            "outputs": [],
+            "execution_count": None,
+            "id": f"c{i}",
+        }
+        for i in range(count)
+    ]
+    book = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(book, indent=1)

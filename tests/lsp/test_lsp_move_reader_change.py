@@ -9,22 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from notebook_cells import numbered_notebook
+
 from conftest import start_session
 
-CELLS = [
-    {
-        "cell_type": "code",
-        "metadata": {},
-        "source": [f"x = {i}\n"],
-        "outputs": [],
-        "execution_count": None,
-        "id": f"c{i}",
-    }
-    for i in range(60)
-]
-NOTEBOOK = json.dumps(
-    {"cells": CELLS, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1
-)
+NOTEBOOK = numbered_notebook(60, secret=False)
 
 
 async def test_a_notebook_renamed_txt_past_the_cap_carries_no_read_and_names_the_way_back(

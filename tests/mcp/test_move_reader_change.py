@@ -10,11 +10,11 @@ notebook's JSON."""
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from mcp import Client
+from notebook_cells import numbered_notebook
 
 from mcp_helpers import (
     error_kind,
@@ -26,20 +26,7 @@ from mcp_helpers import (
     text_of,
 )
 
-CELLS = [
-    {
-        "cell_type": "code",
-        "metadata": {},
-        "source": [f"x = {i}\n", f"SECRET{i}\n"],
-        "outputs": [],
-        "execution_count": None,
-        "id": f"c{i}",
-    }
-    for i in range(60)
-]
-NOTEBOOK = json.dumps(
-    {"cells": CELLS, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1
-)
+NOTEBOOK = numbered_notebook(60)
 NOTEBOOK += "\n"  # 10,063 bytes
 FIRST = [{"oldText": '"SECRET0\\n"', "newText": '"CHANGED0\\n"'}]
 PROMISE = "you may edit there without reading again"

@@ -7,24 +7,14 @@ notebook; the repair edit itself, made while the file is damaged, still applies.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from notebook_cells import numbered_notebook
 
 from conftest import Session
 from mcp_helpers import core_client, error_kind, ok, text_of
 
-CELLS = [
-    {
-        "cell_type": "code",
-        "metadata": {},
-        "source": [f"x = {i}\n", f"SECRET{i}\n"],
-        "outputs": [],
-        "execution_count": None,
-        "id": f"c{i}",
-    }
-    for i in range(200)
-]
-GOOD = json.dumps({"cells": CELLS, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+GOOD = numbered_notebook(200)
 GOOD += "\n"
 MARKER = "<<<<<<< garbage\n"
 BAD = GOOD + MARKER
