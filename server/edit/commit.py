@@ -208,9 +208,7 @@ def replace(
     `cap`: that limit and its setting, as `load` found them (`Loaded.cap`); None: no cap
     (an undo puts back bytes the file held)."""
     if cap is not None:
-        limit, setting = cap
-        if len(data) > limit and len(data) > len(expected):
-            raise _too_large(held.opened.path, len(data), limit, setting, after=True)
+        check_growth(held.opened.path, len(expected), len(data), cap)
     try:
         new_stat = atomic.replace(held, data, expected)
     except OSError as exc:
@@ -225,9 +223,7 @@ def check_new(path: str, data: bytes, settings: Settings) -> None:
     made, it could be neither read whole, edited nor written smaller (round 30: a write
     made a 5,000-byte file over a 4,096-byte cap, and every call on it after was refused
     `too_large`)."""
-    limit, setting = cap_for(data[:SNIFF_BYTES], path, settings)
-    if len(data) > limit:
-        raise _too_large(path, len(data), limit, setting, after=True)
+    check_growth(path, 0, len(data), cap_for(data[:SNIFF_BYTES], path, settings))
 
 
 def check_buffer(path: str, before: str, after: str, cap: tuple[int, str]) -> None:
@@ -235,10 +231,18 @@ def check_buffer(path: str, before: str, after: str, cap: tuple[int, str]) -> No
     would grow it past the cap its edits are held to is refused, the buffer as it was
     (round 31: an edit sent the editor a change leaving 291,590 bytes, over 262,144,
     where the same change on disk was refused)."""
-    limit, setting = cap
     size = len(after.encode("utf-8", "surrogatepass"))
-    if size > limit and size > len(before.encode("utf-8", "surrogatepass")):
-        raise _too_large(path, size, limit, setting, after=True)
+    check_growth(path, len(before.encode("utf-8", "surrogatepass")), size, cap)
+
+
+def check_growth(path: str, before: int, after: int, cap: tuple[int, str]) -> None:
+    """The one rule of a change's size: `too_large` when it would take `path` from
+    `before` bytes to `after`, past the limit of `cap` (its setting too), and grow it (a
+    change that leaves it smaller, or as large, goes on: the file is no further from
+    being read whole)."""
+    limit, setting = cap
+    if after > limit and after > before:
+        raise _too_large(path, after, limit, setting, after=True)
 
 
 # --- loading it exactly --------------------------------------------------------------------
