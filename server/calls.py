@@ -11,6 +11,7 @@ except a call `quick` says is quick. Bad input raises `ReadkeeperError` (kind
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -298,8 +299,10 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
         try:
             result = method.run(core, params)
         except ReadkeeperError as exc:
-            if session is not None and exc.data.get("session") == session:
-                exc.data["session"] = sessions.name_of(session)
+            if session is not None and sessions.name_of(session) != session:
+                exc.message = _renamed(exc.message, session)
+                exc.args = (exc.message,)
+                exc.data = _renamed(exc.data, session)
             told = exc.kind == "not_read" or (exc.kind == "no_change" and method.name == "undo")
             if not told or session is None or not core.sessions.evicted(session):
                 raise
@@ -345,10 +348,6 @@ def shown(principal: str, session: str | None, method: str, result: Any) -> Any:
     labelled with whose it is)."""
     if not isinstance(result, dict):
         return result
-    if session is not None and result.get("session") == session:
-        result = {**result, "session": sessions.name_of(session)}
-    if session is not None and isinstance(result.get("results"), list):  # readMany's errors
-        result = {**result, "results": [_named(r, session) for r in result["results"]]}
     history = result.get("history") if method == "stats" else None
     if isinstance(history, dict) and isinstance(history.get("events"), list):
         events = [e for e in history["events"] if isinstance(e, dict)]
@@ -365,16 +364,30 @@ def shown(principal: str, session: str | None, method: str, result: Any) -> Any:
         total = result.get("total")
         if isinstance(total, dict) and "tokens_by_file" in total:  # other principals' files
             result = {**result, "total": {k: v for k, v in total.items() if k != "tokens_by_file"}}
+    if session is not None and sessions.name_of(session) != session:
+        result = _renamed(result, session)  # after the history's keys were told apart
     return result
 
 
-def _named(item: Any, session: str) -> Any:
-    """One of readMany's results, an error's session by the name its caller gave."""
-    data = item.get("error", {}).get("data") if isinstance(item, dict) else None
-    if not isinstance(data, dict) or data.get("session") != session:
-        return item
-    named = {**data, "session": sessions.name_of(session)}
-    return {**item, "error": {**item["error"], "data": named}}
+def _renamed(value: Any, key: str) -> Any:
+    """`value` with the session key `key` (a caller's session kept under a key of its
+    own: state/sessions.py) said by the name its caller gave, wherever it is: as a value
+    (a session field, a way on's params) or in words (a way on written as a call, where
+    JSON spells its NULs `\\u0000`). No caller may name a key (it holds NUL): a way on
+    naming one was refused, and it told one caller another's door."""
+    name = sessions.name_of(key)
+    escaped, plain = json.dumps(key)[1:-1], json.dumps(name)[1:-1]
+
+    def renamed(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(key, name).replace(escaped, plain)
+        if isinstance(value, dict):
+            return {k: renamed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [renamed(v) for v in value]
+        return value
+
+    return renamed(value)
 
 
 def dropped(exc: ReadkeeperError) -> ReadkeeperError:

@@ -4,7 +4,8 @@ that sends it as text sends."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from . import quoting
@@ -13,13 +14,18 @@ from .hints import call, changed, rewrite
 from .render import Steps, read
 
 
-def many(result: dict[str, Any], steps: Steps | None = None) -> str:
+def many(
+    result: dict[str, Any],
+    steps: Steps | None = None,
+    shared: Mapping[str, Any] = MappingProxyType({}),
+) -> str:
     """A readMany result as text: each file as `read` shows it (or its refusal, with its
     kind) in the order asked, the note naming the calls for the files left unread, then
     the budget left. What readMany's `budget_tokens` bounds is the count of this text
     (read/many.py); a front end that sends it says the budget left as it sends it, each
-    entry's next calls in its words (`steps`)."""
-    parts = [many_entry(item, steps) for item in result.get("results", [])]
+    entry's next calls in its words (`steps`), as the read of its file with the options
+    of the call each file's read shares (`shared`: read/many.shared)."""
+    parts = [many_entry(item, steps, shared) for item in result.get("results", [])]
     if isinstance(result.get("note"), str):  # the calls for the files over the budget
         parts.append(f"note: {quoting.line(result['note'])}")
     if "budget_tokens_left" in result:
@@ -31,9 +37,12 @@ def many(result: dict[str, Any], steps: Steps | None = None) -> str:
 MANY_SEPARATOR = "\n\n"
 
 
-def many_entry(item: Any, steps: Steps | None = None) -> str:
+def many_entry(
+    item: Any, steps: Steps | None = None, shared: Mapping[str, Any] = MappingProxyType({})
+) -> str:
     """One entry of a readMany result: its read as `read` shows it, or its refusal; its
-    header's next call in the words `steps` gives calls (None: the core's)."""
+    header's next call, the read of its file with the options `shared`, in the words
+    `steps` gives calls (None: the core's)."""
     if not isinstance(item, dict):
         return quoting.line(str(item))
     error = item.get("error")
@@ -45,7 +54,7 @@ def many_entry(item: Any, steps: Steps | None = None) -> str:
         return read(item.get("result") or {})
     # Its header's way on is the read of its file: readMany takes no offset (its notes
     # are said so too: read/many.py).
-    asked = {"file_path": path}
+    asked = {"file_path": path, **shared}
 
     def said(text: str) -> str:
         text = rewrite(
@@ -54,6 +63,18 @@ def many_entry(item: Any, steps: Steps | None = None) -> str:
         return text if steps is None else steps(text)
 
     return read(item.get("result") or {}, said)
+
+
+# The options of a readMany call each file's read shares: all but its files and budget.
+_SHARED = ("offset", "limit", "pages", "force", "line_format", "session")
+
+
+def shared_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of a readMany call (`arguments`) that each file's read shares, as a way
+    on names them: those given, a false `force` or an empty session left out."""
+    return {
+        name: arguments[name] for name in _SHARED if arguments.get(name) not in (None, False, "")
+    }
 
 
 def refusal(file_path: Any, kind: str, message: str) -> str:
@@ -72,6 +93,7 @@ def settled_left(
     budget: int,
     tokens: Callable[[str], int],
     steps: Steps | None = None,
+    shared: Mapping[str, Any] = MappingProxyType({}),
 ) -> dict[str, Any]:
     """`result` with `budget_tokens_left` the budget less the tokens of `shown`'s text
     (`many`: `result` in a front end's words), the line saying it included. That line's
@@ -79,7 +101,7 @@ def settled_left(
     smaller of two when none is exact (never below 0)."""
 
     def said(left: int) -> int:
-        return max(0, budget - tokens(many({**shown, "budget_tokens_left": left}, steps)))
+        return max(0, budget - tokens(many({**shown, "budget_tokens_left": left}, steps, shared)))
 
     left = budget
     for _ in range(4):

@@ -203,6 +203,16 @@ def named_call(said: str, tool: str) -> dict[str, Any]:
     return loaded
 
 
+def named_calls(said: str, tool: str) -> list[dict[str, Any]]:
+    """The arguments of every next call of `tool` that `said` names, in order."""
+    calls = []
+    for found in re.finditer(re.escape(tool) + r"(?: tool)? with \{", said):
+        loaded, _ = json.JSONDecoder().raw_decode(said, found.end() - 1)
+        assert isinstance(loaded, dict)
+        calls.append(loaded)
+    return calls
+
+
 async def ok(client: Client, tool: str, **arguments: Any) -> str:
     """The text of a call that must succeed."""
     result = await client.call_tool(tool, arguments)

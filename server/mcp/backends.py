@@ -148,4 +148,4 @@ def _left_as_sent(method: str, params: dict[str, Any], answer: Any, count: Any) 
     its own words of that text: read/many.py)."""
     if method != "readMany":
         return answer
-    return with_left_as_sent(answer, params.get("budget_tokens"), count)
+    return with_left_as_sent(answer, params, count)

@@ -8,7 +8,7 @@ content; an error becomes the same message the LSP front end gives, with its `ki
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -32,11 +32,15 @@ def tool_result(
     offset: Any = None,
     budget: int | None = None,
     args: dict[str, Any] | None = None,
+    served: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     """The MCP result of a successful call (`images`: rendered pages, read for it;
     `notice`: what the agent must know about how it is served, shown first; `offset`:
     the call's, for a listing's structured page; `budget`: the call's, facts.budget;
-    `args`: its arguments, whose runs of options are said as the call, changed).
+    `args`: its arguments, whose runs of options are said as the call, changed;
+    `served`: the arguments the core was asked with, the connection's session added
+    when the agent named none: a read_many's entries name the read of their file with
+    them, as the core's notes and its count of the budget do).
     Its structured result is the facts of it, within the budget (facts.py)."""
     content: list[Content] = []
     answering = asked(method, args)
@@ -52,7 +56,7 @@ def tool_result(
     elif method == "changes" and isinstance(result, dict):
         content = [text(render.changes(result))]
     elif method == "read_many" and isinstance(result, dict):
-        content = many_content(result)
+        content = many_content(result, served or args or {})
     elif method in ("grep", "glob", "list") and isinstance(result, dict):
         content = [text(shown.text(method, result))]
     else:
@@ -204,27 +208,34 @@ def _without_text(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "file": {k: v for k, v in file.items() if k not in _TEXT_FIELDS}}
 
 
-def many_content(result: dict[str, Any]) -> list[Content]:
+def many_content(result: dict[str, Any], args: Mapping[str, Any]) -> list[Content]:
     """A read_many result: its text as render_many.many shows it (each file as read shows
-    it, or its refusal, with its kind, in the order asked, then the budget left); images
+    it, or its refusal, with its kind, in the order asked, then the budget left; each
+    header's way on the read of its file with the options of the call `args`); images
     after the text."""
     images: list[Content] = []
     for item in result.get("results", []):
         if isinstance(item, dict) and isinstance(item.get("result"), dict):
             blocks = read_content(item["result"])
             images.extend(b for b in blocks if isinstance(b, types.ImageContent))
-    return [text(render_many.many(result, _tools_said)), *images]
+    shared = render_many.shared_options(args)
+    return [text(render_many.many(result, _tools_said, shared)), *images]
 
 
-def with_left_as_sent(result: Any, budget: Any, count: Callable[[str], int]) -> Any:
+def with_left_as_sent(result: Any, args: Mapping[str, Any], count: Callable[[str], int]) -> Any:
     """A read_many result with `budget_tokens_left` the budget less the tokens of the
     text this front end sends of it (`many_content`, its calls named as tools), that line
-    included: the core spent its own words of the same text (read/many.py)."""
+    included: the core spent its own words of the same text (read/many.py). `args`: the
+    call's, its budget and the options each file's read shares."""
+    budget = args.get("budget_tokens")
     if not (isinstance(result, dict) and "budget_tokens_left" in result):
         return result
     if not isinstance(budget, int) or isinstance(budget, bool):
         return result
-    return render_many.settled_left(_notes_for_mcp(result), result, budget, count, _tools_said)
+    shared = render_many.shared_options(args)
+    return render_many.settled_left(
+        _notes_for_mcp(result), result, budget, count, _tools_said, shared
+    )
 
 
 def _tools_said(text: str) -> str:

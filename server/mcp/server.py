@@ -207,7 +207,9 @@ class McpFrontEnd:
             settings = core.settings if core is not None else _env_settings()
             budget = facts.budget(params.name, arguments, settings)
             notice, offset = self._notice(backend, params.name), arguments.get("offset")
-            return render.tool_result(params.name, result, images, notice, offset, budget, given)
+            return render.tool_result(
+                params.name, result, images, notice, offset, budget, given, arguments
+            )
         except ReadkeeperError as exc:
             return render.error_result(exc, params.name, given)
         except Exception as exc:
@@ -258,7 +260,8 @@ class McpFrontEnd:
         try:
             with on_the_loop():
                 result = backend.call(name, arguments)
-            return render.tool_result(name, result, [], self._notice(backend, name), args=args)
+            notice = self._notice(backend, name)
+            return render.tool_result(name, result, [], notice, args=args, served=arguments)
         except ReadkeeperError as exc:
             return render.error_result(exc, name, args)
         except OffTheLoop:

@@ -38,6 +38,7 @@ from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
 from ..protocol.convert import LONE_SURROGATE, NOT_A_STRING, check_budget_tokens, check_entry
+from ..state import sessions
 from . import pipeline
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
@@ -87,7 +88,9 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         if refused is None:
             step(f"estimating {path}", done, len(paths))
             try:
-                planned.append(_estimate(services, _one(params, path)) + _header(count, path))
+                planned.append(
+                    _estimate(services, _one(params, path)) + _header(count, path, params)
+                )
                 continue
             except ReadkeeperError as exc:
                 refused = _failed(path, exc, params)
@@ -99,7 +102,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     least = [
-        _cost(count, p) if isinstance(p, dict) else _over_cost(count, path)
+        _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, path)
         for p, path in zip(planned, paths, strict=True)
     ]
     # The last line as its number's digits may spell it whatever the budget: the least
@@ -126,7 +129,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 results.extend(_none_read(paths[done:]))
                 break
             results.append(entry)
-            cost = _cost(count, results[-1])
+            cost = _cost(count, results[-1], params)
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
                 over = True
@@ -136,11 +139,13 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                 spilled = True  # larger than estimated: the files after it are not read
             left -= cost
             continue
-        left -= _cost(count, results[-1])
+        left -= _cost(count, results[-1], params)
     answer: dict[str, Any] = {"results": results}
     if over:
         answer["note"] = _note(params)
-    return render_many.settled_left(answer, {**answer, "budget_tokens_left": budget}, budget, count)
+    return render_many.settled_left(
+        answer, {**answer, "budget_tokens_left": budget}, budget, count, shared=shared(params)
+    )
 
 
 def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[str, Any] | None:
@@ -199,18 +204,20 @@ _WIDEST_LEFT = 10**9
 _HEADER = 40
 
 
-def _cost(count: Callable[[str], int], item: dict[str, Any]) -> int:
+def _cost(count: Callable[[str], int], item: dict[str, Any], params: ReadManyParams) -> int:
     """What an entry sends, as render_many.many shows it, with the room a front end's words
     may take."""
-    return count(render_many.many_entry(item)) + _SEP + _SLACK
+    return count(render_many.many_entry(item, shared=shared(params))) + _SEP + _SLACK
 
 
 def _over_cost(count: Callable[[str], int], path: str) -> int:
     return count(render_many.refusal(path, "token_limit", _OVER)) + _SEP + _SLACK
 
 
-def _header(count: Callable[[str], int], path: str) -> int:
-    return count(quoting.name(path)) + _HEADER + _SEP + _SLACK
+def _header(count: Callable[[str], int], path: str, params: ReadManyParams) -> int:
+    """A bound on a read's header line: its file's name, the read it names to go on."""
+    way_on = call("read", file_path=path, **shared(params))
+    return count(quoting.name(path)) + count(way_on) + _HEADER + _SEP + _SLACK
 
 
 def _cost_of_note(count: Callable[[str], int], params: ReadManyParams) -> int:
@@ -236,10 +243,10 @@ _OVER = "Over budget_tokens: not read."
 def _note(params: ReadManyParams) -> str:
     """The calls that get the files the budget could not hold, with the lines or pages
     asked for."""
-    asked = {"offset": params.offset, "limit": params.limit, "pages": params.pages}
+    each = call("read", file_path="<file>", **shared(params))
     return (
         f"The files marked {_OVER!r} did not fit what budget_tokens had left: read each on "
-        f"its own ({call('read', file_path='<file>', **asked)}), or in calls of fewer files "
+        f"its own ({each}), or in calls of fewer files "
         f"({call('readMany')})."
     )
 
@@ -283,14 +290,19 @@ def _as_read(params: ReadManyParams, path: str) -> Callable[[str, Any], str]:
     read just answered, options changed) said as the call of that read, since readMany
     takes none of them (`offset=2001` named an option of a call the agent had not made);
     a call, as every front end says one, and counted by the budget as it is sent."""
-    one = _one(params, path)
-    asked = {"file_path": path, "offset": one.offset, "limit": one.limit, "pages": one.pages}
-    asked |= {"force": one.force or None, "line_format": one.line_format}
-    asked |= {"session": one.session or None}
-    asked = {name: value for name, value in asked.items() if value is not None}
+    asked = {"file_path": path, **shared(params)}
     return lambda message, keep: rewrite(
         message, lambda *_: None, keep, options=lambda run: call("read", **changed(asked, run))
     )
+
+
+def shared(params: ReadManyParams) -> dict[str, Any]:
+    """The options of the call that each file's read shares, as a way on names them:
+    the session by the name its caller gave (a caller other than the editor has its
+    sessions under a key of its own, which no call may name: state/sessions.py)."""
+    given = {"offset": params.offset, "limit": params.limit, "pages": params.pages}
+    given |= {"force": params.force, "line_format": params.line_format}
+    return render_many.shared_options({**given, "session": sessions.name_of(params.session)})
 
 
 # The most characters the refusals of one call show in full: past it, each further

@@ -17,6 +17,7 @@ from mcp_helpers import (
     error_kind,
     mcp_env,
     named_call,
+    named_calls,
     ok,
     private_runtime_dir,
     stdio_client,
@@ -51,6 +52,26 @@ async def test_a_read_many_entry_names_its_read_in_the_same_session(workspace: P
         assert {k: way.get(k) for k in asked} == asked, way
         more = await ok(client, "read", **way)
         assert re.search(r"^1[a-z]{2}\trow 1$", more, re.M), more[:200]
+
+
+async def test_every_read_a_read_many_names_keeps_the_call_options(workspace: Path) -> None:
+    # The header of an entry cut at the default count, its note, and the answer's note
+    # for the files over the budget: each names the read of a file with the call's
+    # session and line_format (the header and the budget's note named the path alone).
+    for name in ("a.log", "b.log"):
+        (workspace / name).write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    async with _small(workspace) as client:
+        asked = {"session": "S2", "line_format": "anchors"}
+        shown = await ok(
+            client, "read_many", file_paths=["a.log", "b.log"], budget_tokens=30_000, **asked
+        )
+        assert "Over budget_tokens" in shown, shown[-400:]
+        ways = named_calls(shown, "read")
+        assert len(ways) == 3, ways
+        for way in ways:
+            assert {k: way.get(k) for k in asked} == asked, way
+        more = await ok(client, "read", **ways[0])
+        assert re.search(r"^2001[a-z]{2}\trow 2001$", more, re.M), more[:200]
 
 
 async def test_glob_and_list_pages_name_the_same_call_on(workspace: Path) -> None:

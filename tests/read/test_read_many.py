@@ -161,3 +161,20 @@ def test_a_fault_in_one_file_is_that_files_entry_alone(
     assert bad["error"]["data"]["kind"] == "internal"
     assert "a limit nobody foresaw" in bad["error"]["message"]
     assert good["result"]["file"]["content"] == "     1\talpha"
+
+
+def test_its_ways_on_name_the_session_as_its_caller_named_it(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # A caller other than the editor (an HTTP MCP client, an attached one) has its
+    # sessions kept under a key of its own; the notes named that key ("\u0000http-a\u0000
+    # s1"), a session name every call refuses (NUL).
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    params = {"file_paths": ["a.txt", "b.txt"], "session": "s1", "budget_tokens": 30_000}
+    result = calls.run(core, "readMany", calls.params_for("readMany", params), "http-a")
+    said = str(result)
+    assert "http-a" not in said, said[-600:]
+    assert "\\x00" not in said, said[-600:]
+    assert '"session": "s1"' in result["results"][0]["result"]["file"]["note"]
+    assert '"session": "s1"' in result["note"], result["note"]

@@ -217,3 +217,32 @@ def test_every_answer_about_a_dropped_sessions_read_state_says_so(
     )
     calls.call(core, "readkeeper/forget", {"session": "a"})  # its own fresh start
     assert "session_dropped" not in calls.call(core, "readkeeper/changes", {"session": "a"})
+
+
+def test_no_answer_to_a_principal_names_its_session_key(workspace: Path) -> None:
+    # A principal's session is kept under a key holding NUL; a glob, list or grep page's
+    # `next` and a readMany's notes named it, so the call they name was refused
+    # (bad_params: NUL) and the key told the caller its door. Every answer, and every
+    # refusal, names the session as the caller did.
+    folder = workspace / "d"
+    folder.mkdir()
+    for i in range(300):
+        (folder / f"file_{i:04}.txt").write_text("x\n")
+    (workspace / "big.txt").write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 1500})
+    asked: list[tuple[str, dict[str, object]]] = [
+        ("glob", {"pattern": "d/*.txt"}),
+        ("list", {"path": "d"}),
+        ("grep", {"pattern": "x", "path": "d"}),
+        ("readMany", {"file_paths": ["big.txt", "d/file_0001.txt"], "budget_tokens": 2000}),
+        ("read", {"file_path": "big.txt", "offset": 2990}),
+        ("edit", {"file_path": "big.txt", "old_string": "row 1\n", "new_string": "r\n"}),
+    ]
+    for method, params in asked:
+        try:
+            said = repr(calls.call(core, method, {**params, "session": "s1"}, "http-9"))
+        except ReadkeeperError as exc:
+            said = repr((exc.message, exc.data))
+        assert "http-9" not in said, (method, said[-500:])
+        assert "\\x00" not in said, (method, said[-500:])
+    core.close()
