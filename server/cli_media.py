@@ -64,7 +64,7 @@ def for_the_command_line(
     if note is not None:
         file["note"] = for_cli(note)
     if kind == "pdf" and isinstance(file.get("content"), str):
-        file["content"] = page_steps(file["content"], args.path, for_cli)
+        file["content"] = page_steps(file["content"], for_cli)
     return file
 
 

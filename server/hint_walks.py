@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .errors import is_diff, shown_content
-from .hints import call
+from .hints import again
 
 # A front end's words for a message readkeeper wrote: `say(message, keep)`, `keep` the
 # file's text the message shows (as `rewrite` keeps it).
@@ -68,9 +68,9 @@ _DRAW_IT = ': read it as an image with pages="{}", render=true]'
 _PAGE_HEADER = re.compile(r"--- page (\d+) ---")
 
 
-def page_steps(content: str, file_path: str, words: Callable[[str], str]) -> str:
-    """A PDF read's pages (`content`, of `file_path`) with each page's note naming the
-    call that draws it as `words` (a front end's: for_cli, the drop-in's) says it. Only
+def page_steps(content: str, words: Callable[[str], str]) -> str:
+    """A PDF read's pages (`content`) with each page's note naming the read that draws it
+    (the same read, its pages changed) as `words` (a front end's) says it. Only
     readkeeper's own notes are reworded: the line after a page's header that is no fence,
     and only its end, which names the page's own number; a page's text (fenced, the fence
     closed by its own backticks alone) and a note's account of the failure are left as
@@ -84,9 +84,9 @@ def page_steps(content: str, file_path: str, words: Callable[[str], str]) -> str
         elif page is not None and line.startswith("```"):
             fence = line  # quoting.fence: opened by backticks alone, closed by the same
         elif page is not None and line.endswith(_DRAW_IT.format(page)):
-            again = call("read", file_path=file_path, pages=page, render=True)
             drawn = line[: -len(_DRAW_IT.format(page))]
-            lines[at] = drawn + words(f": read it as an image, {again}]")
+            drawing = again(pages=page, render=True)
+            lines[at] = drawn + words(f": read it as an image, {drawing}]")
         found = _PAGE_HEADER.fullmatch(line) if fence is None else None
         page = found.group(1) if found else None
     return "\n".join(lines)

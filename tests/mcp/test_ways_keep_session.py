@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from document_samples import numbered_pdf
+from document_samples import image_only_pdf, numbered_pdf
 
 from mcp_helpers import (
     core_client,
@@ -109,3 +109,17 @@ async def test_a_pdf_refusal_and_its_pages_name_the_same_read_on(workspace: Path
         more = await ok(client, "read", **rest)
         assert "Page 21 line 0" in more, more[:300]
         assert "Page 20 line 0" not in more, more[:300]
+
+
+async def test_a_textless_pdf_names_its_drawing_in_the_same_session(workspace: Path) -> None:
+    # "Read them as images" named the read of the file alone: drawn in the default session.
+    (workspace / "scan.pdf").write_bytes(image_only_pdf(2))
+    async with core_client(workspace) as client:
+        asked = {"file_path": "scan.pdf", "session": "P2"}
+        refusal = await client.call_tool("read", asked)
+        assert error_kind(refusal) == "unsupported", text_of(refusal)
+        drawn = named_call(text_of(refusal), "read")
+        assert drawn == {**asked, "pages": "1-2", "render": True}, drawn
+        shown = await client.call_tool("read", drawn)
+        assert not shown.is_error, text_of(shown)
+        assert any(b.type == "image" for b in shown.content) or ".png" in text_of(shown)

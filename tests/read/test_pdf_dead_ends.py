@@ -29,7 +29,7 @@ def test_a_bomb_page_s_text_refusal_names_no_drawing(core: Readkeeper, workspace
     assert refused.kind == "too_large"
     assert "no read shows page 1" in refused.message
     assert not any(word in refused.message for word in _DRAW), refused.message
-    assert '"pages": "2"}' in refused.message  # the page after it still reads
+    assert 'the pages after it: pages="2".' in refused.message  # the page after it still reads
     assert refused.data["draw_reason"]
 
 

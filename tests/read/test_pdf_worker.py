@@ -414,7 +414,7 @@ def test_a_bomb_after_good_pages_ends_the_render_there(core: Readkeeper, workspa
     assert file["next_pages"] == "3-4"
     assert "Page 2 was skipped" in file["note"]
     assert "memory limit" in file["note"]
-    assert '"pages": "3-4", "render": true}' in file["note"]
+    assert 'Continue with pages="3-4".' in file["note"]  # drawn, as the call
     # Its text is read: pypdf's own cap on decompression covers that page.
     text = unstructure(core.read(ReadParams(file_path="mixed.pdf", pages="1-4")))["file"]
     assert "Page 3" in text["content"]
@@ -429,7 +429,7 @@ def test_a_bomb_on_the_first_page_is_too_large(core: Readkeeper, workspace: Path
     assert error.data["page"] == 1
     # Its text is over pypdf's cap too: the refusal names no read of it.
     assert "no read shows page 1" in error.message
-    assert '"pages": "2", "render": true}' in error.message
+    assert 'the pages after it: pages="2".' in error.message
 
 
 def test_pages_are_written_beneath_the_folder_not_through_symlinks(
@@ -603,7 +603,7 @@ def test_a_page_no_way_reads_is_told_so_whichever_way_came_first(
     assert drawn.kind == "too_large"
     assert "no read shows page 1" in drawn.message
     assert "Read its text instead" not in drawn.message
-    assert '"pages": "2", "render": true}' in drawn.message  # the pages after it still read
+    assert 'the pages after it: pages="2".' in drawn.message  # the pages after it still read
     assert drawn.data["text_reason"]
     # Drawn first: the refusal does not send the agent to its text either.
     (workspace / "drawn_first.pdf").write_bytes(raw_pdf(["bomb"]))
@@ -619,8 +619,7 @@ def test_a_page_whose_text_reads_is_sent_to_its_text(core: Readkeeper, workspace
     with pytest.raises(ReadkeeperError) as caught:
         core.read(ReadParams(file_path="slow.pdf", pages="1", render=True))
     assert caught.value.kind == "too_large"
-    assert 'Read its text instead: readkeeper/read {"file_path": ' in caught.value.message
-    assert '"pages": "1"}.' in caught.value.message  # without render
+    assert 'Read its text instead: pages="1", render=false.' in caught.value.message
 
 
 def wide_page_tree(entries: int) -> bytes:

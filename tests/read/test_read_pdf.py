@@ -273,7 +273,7 @@ def test_pdf_without_a_text_layer_points_to_render(core: Readkeeper, workspace: 
     error = refused(core, "scan.pdf")
     assert error.kind == "unsupported"
     assert error.data["reason"] == "no_text_layer"
-    assert '"pages": "1-2", "render": true}' in error.message
+    assert 'Read them as images: pages="1-2", render=true.' in error.message
 
 
 def test_mixed_pages_note_the_ones_without_text(core: Readkeeper, workspace: Path) -> None:
@@ -293,7 +293,7 @@ def test_mixed_pages_note_the_ones_without_text(core: Readkeeper, workspace: Pat
         in (file["content"])
     )
     # The pages named as the call that draws them, which each front end says its way.
-    assert '"pages": "2", "render": true}.' in file["note"]
+    assert 'Read them as images: pages="2", render=true.' in file["note"]
 
 
 def _page_with_content(content: bytes) -> bytes:
@@ -383,7 +383,7 @@ def test_render_more_than_20_pages_continues(
     assert file["partial"] is True
     assert file["next_pages"] == "30-40"
     # A call: the note names another too (each page file's read).
-    assert '"pages": "30-40", "render": true}' in file["note"], file["note"]
+    assert 'continue with pages="30-40".' in file["note"], file["note"]
 
 
 def test_render_of_a_large_pdf_still_needs_pages(core: Readkeeper, forty: Path) -> None:

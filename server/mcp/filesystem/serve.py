@@ -235,9 +235,9 @@ def _noted(result: dict[str, Any], steps: Callable[[str], str]) -> dict[str, Any
     if isinstance(file, dict) and isinstance(file.get("note"), str):
         file = said["file"] = {**file, "note": steps(file["note"])}
     if result.get("type") == "pdf" and isinstance(file, dict):
-        content, path = file.get("content"), file.get("file_path")
-        if isinstance(content, str) and isinstance(path, str):
-            said["file"] = {**file, "content": page_steps(content, path, steps)}
+        content = file.get("content")
+        if isinstance(content, str):
+            said["file"] = {**file, "content": page_steps(content, steps)}
     return said
 
 

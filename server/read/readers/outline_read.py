@@ -277,12 +277,13 @@ def _symbol_read(params: ReadParams, path: str, text: str, content_digest: str) 
             field="symbol",
         )
     if params.offset is not None or params.limit is not None:
-        lines = call("read", file_path=path, offset=params.offset, limit=params.limit)
+        # The same read, one or the other (hints.changed drops the other when said whole).
+        lines = again(offset=params.offset, limit=params.limit)
         raise ReadkeeperError(
             "bad_params",
             f"symbol {_value(wanted)} reads that symbol's own lines, so it takes no range of "
-            f"lines: read the symbol alone ({call('read', file_path=path, symbol=wanted)}) or "
-            f"the lines alone ({lines}).",
+            f"lines: read the symbol alone ({again(symbol=wanted)}) or the lines alone "
+            f"({lines}).",
             field="symbol",
         )
     grammar = outline.grammar_for(path, text[:4096].encode("utf-8", "surrogatepass"))

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from ... import quoting
 from ...errors import ReadkeeperError, library_detail, with_library_words
-from ...hints import again, call
+from ...hints import again
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ...words import compress
@@ -216,7 +216,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             f"{path}: page{'s' if len(textless) > 1 else ''} {blank} "
             f"{'have' if len(textless) > 1 else 'has'} no text layer (scanned or drawn). "
             f"Read {'them' if len(textless) > 1 else 'it'} as images: "
-            f"{call('read', file_path=path, pages=blank, render=True)}.",
+            f"{again(pages=blank, render=True)}.",
             file_path=path,
             reason="no_text_layer",
             pages=blank,
@@ -251,11 +251,10 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
         if next_pages:
             note += f" Continue with {again(pages=next_pages)}."
     elif textless:
-        blank = compress(textless)  # the next step a call, so each front end says it
+        blank = compress(textless)  # the same read, drawn: each front end says it whole
         note = (
             f"Pages without a text layer: {blank}. Read them as images: "
-            + call("read", file_path=path, pages=blank, render=True)
-            + "."
+            f"{again(pages=blank, render=True)}."
         )
     if not partial and shown and shown[-1] < reading.page_count:  # round 32, A20
         after = compress(

@@ -1,6 +1,8 @@
 """One PDF read in progress: the worker it leased and the pages it asked for, and what
 the agent is told when the file or a page fails (a limit hit, a damaged page, a worker
-that stopped), with the read to try next."""
+that stopped), with the read to try next: the same read, its pages (and the way they are
+read) changed (`again`), so every front end says it as the whole call with the caller's
+session and options."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import attrs
 
 from ...errors import ReadkeeperError
-from ...hints import call
+from ...hints import again
 from ...settings import Settings
 from ...words import compress
 from . import worker
@@ -47,8 +49,8 @@ class Reading:
     def skipped(self, failure: worker.Failure, number: int) -> str:
         """The note for a page that failed after others were read."""
         if failure.kind == "internal":
-            again = _pages(self.path, str(number), self.render)
-            return f"Page {number} was skipped: {_why(failure, self.render)}; try {again} again."
+            retry = again(pages=str(number))
+            return f"Page {number} was skipped: {_why(failure, self.render)}; try {retry} again."
         why_not = self.other_fails(number)
         if why_not is not None:
             return (
@@ -56,19 +58,14 @@ class Reading:
                 "read shows it; ask the user what it says."
             )
         other = (
-            f"read its text instead with {_pages(self.path, str(number), False)}"
+            f"read its text instead with {again(pages=str(number), render=False)}"
             if self.render
-            else f"draw it instead with {_pages(self.path, str(number), True)}"
+            else f"draw it instead with {again(pages=str(number), render=True)}"
         )
         return f"Page {number} was skipped: {_why(failure, self.render)}; {other}."
 
 
 # --- failures -------------------------------------------------------------------------
-
-
-def _pages(path: str, pages: str, render: bool) -> str:
-    """The read of `pages` of the PDF at `path`, drawn when `render`."""
-    return call("read", file_path=path, pages=pages, render=True if render else None)
 
 
 def _why(failure: worker.Failure, render: bool) -> str:
@@ -119,7 +116,7 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
         return open_failed(path, failure)
     after = reading.after(number)
     rest = compress(after[: reading.settings.pdf_max_pages])
-    skip = f" Go on with the pages after it: {_pages(path, rest, render)}." if rest else ""
+    skip = f" Go on with the pages after it: {again(pages=rest)}." if rest else ""
     data: dict[str, Any] = {
         "file_path": path,
         "page": number,
@@ -135,9 +132,9 @@ def _page_failed(failure: worker.Failure, number: int, reading: Reading) -> Read
             **data,
         )
     other = (
-        f"Read its text instead: {_pages(path, str(number), False)}."
+        f"Read its text instead: {again(pages=str(number), render=False)}."
         if render
-        else f"Draw it instead: {_pages(path, str(number), True)}."
+        else f"Draw it instead: {again(pages=str(number), render=True)}."
     )
     if failure.kind == "too_large":
         message = (
@@ -177,7 +174,7 @@ def neither_way(refused: ReadkeeperError, other_why: str, render: bool = True) -
         if render
         else ("reading its text", "it cannot be drawn either")
     )
-    skip = f" Go on with the pages after it: {_pages(path, rest, render)}." if rest else ""
+    skip = f" Go on with the pages after it: {again(pages=rest)}." if rest else ""
     return ReadkeeperError(
         refused.kind,
         f"{path}: no read shows page {number}: {first} {went} {data['reason']}, and "

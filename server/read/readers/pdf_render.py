@@ -17,7 +17,7 @@ from collections.abc import Callable
 import attrs
 
 from ...errors import ReadkeeperError
-from ...hints import call
+from ...hints import again, call
 from ...progress import step
 from ...protocol import PartsFile, PartsResult, unstructure
 from ...settings import Settings
@@ -97,8 +97,9 @@ def render_pages(
         f"Read each page file with {call('read')} to see it "
         f"(about {image_tokens // max(1, len(shown)):,} tokens a page)."
     )
-    # The way on is a call: the note names another (each page file's read).
-    onward = call("read", file_path=reading.path, pages=next_pages, render=True)
+    # The way on is the same read, its pages changed: each front end says it whole (with
+    # the caller's session); the note names another call (each page file's read).
+    onward = again(pages=next_pages)
     if skipped is not None:
         more = f" Continue with {onward}." if next_pages else ""
         note = (
