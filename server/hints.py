@@ -72,6 +72,13 @@ def _param(value: str) -> str:
     return cut if cut != value else marks(value)
 
 
+def _asked(name: str, value: Any) -> Any:
+    """A param of the call just answered as its way on repeats it: a session by the very
+    name given (up to 256 characters, past a name's cut, and a cut or escaped session is
+    another session), any other text as `_param` shows it."""
+    return _param(value) if isinstance(value, str) and name != "session" else value
+
+
 def rewrite(
     message: str,
     word: Word,
@@ -218,7 +225,7 @@ def runs_as_calls(
     if answering is None:
         return None
     method, params = answering
-    asked = {k: _param(v) if isinstance(v, str) else v for k, v in params.items() if v is not None}
+    asked = {k: _asked(k, v) for k, v in params.items() if v is not None}
 
     def said(run: dict[str, Any]) -> str:
         written = ", ".join(f"{name}={json_text(value)}" for name, value in run.items())
@@ -243,7 +250,10 @@ def for_mcp(
     call `answering` (the tool's method and arguments) with them changed (round 31: a
     token_limit refusal said "Read fewer lines: offset=1, limit=511.", the caller's
     line_format kept only implicitly); `kept` runs, and every run when the call is not
-    known, are left as written."""
+    known, are left as written. Every tool takes a session: a call of another tool is
+    said in the session the answered call named (a not_read edit's "Read it" named the
+    read alone, which read into the default session, and the edit was refused again)."""
+    session = answering[1].get("session") if answering is not None else None
 
     def word(method: str, params: dict[str, Any] | None) -> str | None:
         tool = tools.get(method)
@@ -252,6 +262,8 @@ def for_mcp(
             if instead is None or instead[0] not in tools:
                 return _lacking(method, "this MCP server", "a method of its language server")
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
+        if isinstance(session, str) and session and "session" not in (params or {}):
+            params = {**(params or {}), "session": session}
         if not params:
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"

@@ -195,7 +195,7 @@ def _matches(
     # The page's own note and `next` call (which repeats the pattern, path and glob) set
     # aside first, as for a page of names (priced.reserve).
     budget = services.settings.max_tokens - reserve(
-        services, params.pattern, params.path, params.glob
+        services, params.pattern, params.path, params.glob, session=params.session
     )
     counter = services.tokens
     name_cost = NameCost(counter)  # a line's name as shown, counted once a file

@@ -76,7 +76,7 @@ def counts(
 def _repeated(services: ReadServices, params: GrepParams) -> int:
     """The room of what a page of names sends besides them: its note and its `next`
     call, which repeats the caller's pattern, path and glob."""
-    return reserve(services, params.pattern, params.path, params.glob)
+    return reserve(services, params.pattern, params.path, params.glob, session=params.session)
 
 
 def _paged(

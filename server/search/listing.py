@@ -74,7 +74,9 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             times.builds.start(os.fsencode(cwd), build)
     refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
     page = found[params.offset : params.offset + MAX_PATHS]
-    room = reserve(services, params.pattern, params.path, *(params.exclude or []))
+    room = reserve(
+        services, params.pattern, params.path, *(params.exclude or []), session=params.session
+    )
     page = page[: fitting(page, services, NAME_TOKENS, room)]
     more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
@@ -252,7 +254,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
     # The path in the header, then in the note's way on and the `next` call (COPIES).
-    room = reserve(services, folder, *(params.exclude or [])) + repeated_tokens(services, folder)
+    room = reserve(services, folder, *(params.exclude or []), session=params.session)
+    room += repeated_tokens(services, folder)
     page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}

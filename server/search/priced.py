@@ -17,6 +17,7 @@ from __future__ import annotations
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..read.services import ReadServices
+from ..state import sessions
 
 
 def shown_size(name: str) -> int:
@@ -44,11 +45,15 @@ COPIES = 2
 SHARE = 4
 
 
-def reserve(services: ReadServices, *repeated: str | None) -> int:
+def reserve(services: ReadServices, *repeated: str | None, session: str = "") -> int:
     """The room of what a page sends besides its entries: `PAGE_TOKENS`, and each of
     the caller's strings the page repeats (a pattern, a path in its `next` call) as
-    shown, `COPIES` times."""
-    return PAGE_TOKENS + COPIES * repeated_tokens(services, *repeated)
+    shown, `COPIES` times; the caller's `session` (its key: named as its caller named
+    it) once more, for a call of another tool the page names is said in that session
+    too (hints.for_mcp: a cut match's read of its file)."""
+    named = sessions.name_of(session)
+    said = repeated_tokens(services, named) * (COPIES + 1)
+    return PAGE_TOKENS + COPIES * repeated_tokens(services, *repeated) + said
 
 
 def repeated_tokens(services: ReadServices, *repeated: str | None) -> int:

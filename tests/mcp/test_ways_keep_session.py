@@ -23,6 +23,7 @@ from mcp_helpers import (
     stdio_client,
     text_of,
 )
+from readkeeper.mcp import tools as mcp_tools
 
 
 def _small(workspace: Path, **settings: str):  # type: ignore[no-untyped-def]
@@ -123,3 +124,39 @@ async def test_a_textless_pdf_names_its_drawing_in_the_same_session(workspace: P
         shown = await client.call_tool("read", drawn)
         assert not shown.is_error, text_of(shown)
         assert any(b.type == "image" for b in shown.content) or ".png" in text_of(shown)
+
+
+async def test_a_not_read_edit_names_its_read_in_the_edit_s_session(workspace: Path) -> None:
+    # The refusal's "Read it" named the read tool with the file alone: followed, it read
+    # into the default session, and the edit in session "E" was refused again, forever.
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    async with _small(workspace) as client:
+        edit = {"file_path": "a.txt", "old_string": "two", "new_string": "2", "session": "E"}
+        refused = await client.call_tool("edit", edit)
+        assert error_kind(refused) == "not_read", text_of(refused)
+        read = named_call(text_of(refused), "read")
+        assert read.get("session") == "E", read
+        await ok(client, "read", **read)
+        await ok(client, "edit", **edit)
+    assert (workspace / "a.txt").read_text() == "one\n2\n"
+
+
+async def test_a_long_session_name_is_repeated_whole(workspace: Path) -> None:
+    # A session name may have 256 characters, past the 240 a file name is cut at: a way
+    # on that cut it named another session.
+    (workspace / "big.log").write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    session = "s" * 120 + "[3 characters cut]" + "é" * 118
+    async with _small(workspace) as client:
+        shown = await ok(client, "read", file_path="big.log", session=session)
+        rest = named_call(shown, "read")
+        assert rest.get("session") == session, rest
+        more = await ok(client, "read", **rest)
+        assert "row 2001" in more, more[:200]
+        held = await ok(client, "read", **rest)
+        assert held.startswith("file_unchanged"), held[:200]
+
+
+def test_every_tool_takes_the_session_its_ways_on_name() -> None:
+    # hints.for_mcp names every call of a tool in the answered call's session.
+    for spec in mcp_tools.TOOLS:
+        assert "session" in mcp_tools.input_schema(spec)["properties"], spec.name
