@@ -72,13 +72,6 @@ def _param(value: str) -> str:
     return cut if cut != value else marks(value)
 
 
-def _asked(name: str, value: Any) -> Any:
-    """A param of the call just answered as its way on repeats it: a session by the very
-    name given (up to 256 characters, past a name's cut, and a cut or escaped session is
-    another session), any other text as `_param` shows it."""
-    return _param(value) if isinstance(value, str) and name != "session" else value
-
-
 def rewrite(
     message: str,
     word: Word,
@@ -225,7 +218,10 @@ def runs_as_calls(
     if answering is None:
         return None
     method, params = answering
-    asked = {k: _asked(k, v) for k, v in params.items() if v is not None}
+    # The caller's own values, whole: a pattern or path cut in the middle named another
+    # search, or no file (round 33), and a session cut named another session. What the
+    # caller sends is bounded where its pages repeat it (search/priced.py).
+    asked = {k: v for k, v in params.items() if v is not None}
 
     def said(run: dict[str, Any]) -> str:
         written = ", ".join(f"{name}={json_text(value)}" for name, value in run.items())

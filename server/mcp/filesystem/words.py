@@ -121,10 +121,7 @@ def _run_words(tool: str | None, args: Mapping[str, Any] | None) -> hints.Option
     that answered lacks, read_text_file's; an option no drop-in tool takes (tools.SCHEMAS)
     is named as readkeeper's own, which this server does not offer."""
 
-    given = dict(args or {})
-    if isinstance(given.get("path"), str):  # a name as every call names it (hints.call)
-        cut = errors.cut_name(given["path"])
-        given["path"] = cut if cut != given["path"] else quoting.marks(cut)
+    given = dict(args or {})  # the caller's own values, whole (hints.runs_as_calls)
 
     def said(run: dict[str, Any]) -> str:
         shown = {_READ.get(name, name): value for name, value in run.items()}
