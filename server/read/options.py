@@ -55,6 +55,15 @@ _IS = {
 }
 
 
+def _kept(kind: Kind, params: ReadParams) -> dict[str, object]:
+    """The options of the refused read its way on keeps: those `kind` takes besides the
+    range it names, and `force` (the session: every front end names the call in it)."""
+    kept: dict[str, object] = {"force": params.force or None}
+    for field in APPLIES[kind] - {"offset", "limit", "pages", "symbol"}:
+        kept[field] = getattr(params, field) or None
+    return kept
+
+
 def check(kind: Kind, params: ReadParams, path: str) -> None:
     """Refuse (`bad_params`, naming the option) the first option asked for that `kind`
     does not take."""
@@ -62,11 +71,12 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
         if field in APPLIES[kind] or not asked(params):
             continue
         what, instead = _IS[kind]
+        kept = _kept(kind, params)
         instead = instead.format(
-            pages=call("read", file_path=path, pages="1-5"),
-            lines=call("read", file_path=path, offset=1, limit=200),
-            cells=call("read", file_path=path, offset=1, limit=10),
-            whole=call("read", file_path=path),
+            pages=call("read", file_path=path, pages="1-5", **kept),
+            lines=call("read", file_path=path, offset=1, limit=200, **kept),
+            cells=call("read", file_path=path, offset=1, limit=10, **kept),
+            whole=call("read", file_path=path, **kept),
         )
         raise ReadkeeperError(
             "bad_params",

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from document_samples import image_only_pdf, numbered_pdf
+from notebook_cells import numbered_notebook
 
 from mcp_helpers import (
     core_client,
@@ -160,3 +161,18 @@ def test_every_tool_takes_the_session_its_ways_on_name() -> None:
     # hints.for_mcp names every call of a tool in the answered call's session.
     for spec in mcp_tools.TOOLS:
         assert "session" in mcp_tools.input_schema(spec)["properties"], spec.name
+
+
+async def test_an_option_refused_for_a_kind_keeps_the_others(workspace: Path) -> None:
+    # line_format on a notebook named `{"file_path", "offset": 1, "limit": 10}`: its
+    # session and include_images dropped (round 33 #4).
+    (workspace / "nb.ipynb").write_text(numbered_notebook(30))
+    async with _small(workspace) as client:
+        asked = {"file_path": "nb.ipynb", "session": "N", "include_images": True}
+        refused = await client.call_tool("read", {**asked, "line_format": "anchors"})
+        assert error_kind(refused) == "bad_params", text_of(refused)
+        cells = named_call(text_of(refused), "read")
+        path = cells.pop("file_path")
+        assert path.endswith("nb.ipynb"), path
+        assert cells == {"session": "N", "include_images": True, "offset": 1, "limit": 10}
+        await ok(client, "read", file_path=path, **cells)
