@@ -154,3 +154,19 @@ def test_the_calls_path_is_repeated_whole() -> None:
     for path in ("/w/a[12 characters cut].txt", "/w/" + "a" * 3000):
         said = for_filesystem(f"x {again(offset=3)}.", (), "read_text_file", {"path": path})
         assert json.loads(said[len("x read_text_file with ") : -1])["path"] == path, said
+
+
+async def test_a_range_of_cut_lines_names_the_rest_to_the_end(workspace: Path) -> None:
+    # Lines past the line cap are cut and the core's note says so: that note took the
+    # place of "the rest", and a crawl of 300 long lines stopped at line 60 (round 33).
+    (workspace / "ll.txt").write_text("".join(f"{i} " + "x" * 2500 + "\n" for i in range(1, 301)))
+    seen: list[int] = []
+    async with dropin_client(workspace) as client:
+        args: dict[str, object] = {"path": "ll.txt", "offset": 1, "head": 10}
+        for _ in range(80):
+            said = text_of(await client.call_tool("read_text_file", args))
+            seen += [int(line.split(" ")[0]) for line in said.split("\n") if line[:1].isdigit()]
+            if "the rest: read_text_file with " not in said:
+                break
+            args = json.loads(said.split("the rest: read_text_file with ")[1].split(")")[0])
+    assert seen == list(range(1, 301)), seen[-5:]

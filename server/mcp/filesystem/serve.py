@@ -249,15 +249,18 @@ def _text_file(file: dict[str, Any], steps: Callable[[str], str], ranged: bool =
     notes = []
     if file.get("unsaved"):
         notes.append("this is the editor's buffer, with unsaved changes")
-    if file.get("note"):  # the core's steps for a cut or a repair: they name offset
-        notes.append(steps(str(file["note"])))
-    elif file.get("partial") or (ranged and file.get("next_offset")):
+    note, more = file.get("note"), file.get("next_offset")
+    if note:  # the core's steps for a cut or a repair
+        notes.append(steps(str(note)))
+    # The core's note names the rest when the read was cut (`offset=N`, hints.again);
+    # a note of another kind (its long lines cut: round 33) does not.
+    named = bool(note) and more is not None and again(offset=more) in str(note)
+    if not named and (file.get("partial") or (ranged and more)):
         # A range that stops before the end: cut, or from an offset (round 31: the
         # token_limit way on named offset and head, then said nothing of the 4,400 lines
         # after them). A head or tail alone is answered as the reference server does.
         start, shown = file.get("start_line", 1), file.get("num_lines", 0)
         total = file.get("total_lines") or "?"
-        more = file.get("next_offset")
         rest = steps(f"; the rest: {again(offset=more)}") if more else ""
         notes.append(f"lines {start}-{start + shown - 1} of {total}{rest}")
     if not notes:
