@@ -136,6 +136,22 @@ class NumberedLines:
         self._keep()
         return fits
 
+    def longest_tail(self, budget: int) -> int:
+        """The most trailing lines whose joined text is at most `budget` tokens: each
+        line's count stands alone (the class's rule), so those from line `i` on cost all
+        the lines less the first `i` with their newlines."""
+        if budget < 0 or not self._lines:
+            return 0
+        whole, first, last = self.tokens(), 0, len(self._lines)
+        while first < last:  # the first line of the longest tail that fits
+            mid = (first + last) // 2
+            if whole - (self._prefix(mid) if mid else 0) <= budget:
+                last = mid
+            else:
+                first = mid + 1
+        self._keep()
+        return len(self._lines) - first
+
     def _keep(self) -> None:
         """Keep what was newly counted (count_cache.py), for the next read of these lines."""
         if self._counted and self._key is not None:

@@ -72,6 +72,22 @@ def test_past_the_end_advises_the_offset_that_shows_the_last_page(workspace: Pat
     assert text_file(core, "n.txt", offset=8, limit=3)["num_lines"] == 3
 
 
+@pytest.mark.parametrize("count", [600, 3000])  # read whole, and streamed (over 256 KB)
+def test_past_the_end_of_long_lines_names_a_read_within_the_cap(
+    core: Readkeeper, workspace: Path, count: int
+) -> None:
+    # Hundreds of lines of 400 characters are over 25,000 tokens: "To see its end" named
+    # them all, refused token_limit (round 33). The way on is the last lines that fit.
+    lines = [f"{i} " + " ".join(f"w{i}x{j}" for j in range(60)) for i in range(1, count + 1)]
+    (workspace / "long.txt").write_text("\n".join(lines) + "\n")
+    error = refused(core, "long.txt", offset=5000)
+    end = int(error.message.rsplit("offset=", 1)[1].rstrip("."))
+    shown = text_file(core, "long.txt", offset=end)
+    assert shown["start_line"] + shown["num_lines"] - 1 == count, shown["num_lines"]
+    assert shown["content"].endswith(lines[-1])
+    assert refused(core, "long.txt", offset=end - 1, limit=count + 2 - end).kind == "token_limit"
+
+
 def test_empty_file_has_no_lines(core: Readkeeper, workspace: Path) -> None:
     (workspace / "empty.txt").write_bytes(b"")
     file = text_file(core, "empty.txt")

@@ -30,6 +30,7 @@ from ...settings import Settings
 from .. import numbering
 from ..numbered_tokens import NumberedLines
 from ..tokens import TokenCounter, estimate_tokens
+from .text_past_end import end_that_fits, past_the_end
 
 # Room kept under the token cap for the note that says where to continue.
 _NOTE_ALLOWANCE = 64
@@ -365,7 +366,9 @@ def _view(
     lines = leading_lines(text, first + window.limit) if ranged else split_lines(text)
     total = line_count(text) if ranged else len(lines)
     if window.offset > max(total, 1):
-        raise past_the_end(path, window, total)
+        tail, _ = _shown(lines[max(0, total - window.limit) : total], settings, "\r" in text)
+        end = end_that_fits(tail, total, settings, counter)
+        raise past_the_end(path, window.offset, total, end)
     chosen = lines[first : first + window.limit]
     shown, cut = _shown(chosen, settings, has_cr="\r" in text)
     held: list[bool] = []  # which lines hold a line break shown escaped
@@ -428,21 +431,6 @@ def _view(
             escaped_lines=escaped or None,
         ),
         left_out,
-    )
-
-
-def past_the_end(path: str, window: Window, total: int) -> ReadkeeperError:
-    """The `bad_params` refusal of an offset past the last of the file's `total` lines:
-    its way on is the same read from the offset whose lines (as many as it asked for)
-    end at the file's end, its other params as they were (round 28: a call naming the
-    offset alone dropped the agent's limit, and was refused `token_limit`)."""
-    end = max(1, total - window.limit + 1)
-    return ReadkeeperError(
-        "bad_params",
-        f"offset {window.offset} is past the end of {quoting.name(path)}, which has "
-        f"{words.count(total, 'line')}. To see its end: {again(offset=end)}.",
-        field="offset",
-        total_lines=total,
     )
 
 

@@ -33,8 +33,8 @@ from .text import (
     marks_note,
     not_text,
     number_lines,
-    past_the_end,
 )
+from .text_past_end import end_that_fits, past_the_end
 
 _SAMPLE_BYTES = 64 * 1024
 _ENDING_SAMPLE = 16 * 1024  # of it, judged for the line endings (a few hundred lines)
@@ -175,41 +175,15 @@ def stream_range(
     if index is not None:
         index.sniffed = (encoding, ending)
     # Lines before the window are skipped by counting newline bytes, not decoded.
-    start, seen = _line_start(opened.fd, window.offset, encoding, index)  # seen: lines passed
-    raw = io.FileIO(opened.fd, closefd=False)
-    raw.seek(start)
-    stream = io.TextIOWrapper(
-        # A page of lines is a few KB: a larger buffer only copies bytes never shown.
-        io.BufferedReader(raw, _SEEK_CHUNK),
-        encoding=_stream_codec(encoding) if start == 0 else encoding.name,
-        errors="replace",
-        newline="\n",
+    chosen, cut, seen, at_eof = _window(
+        opened, index, encoding, window.offset, window.limit, settings
     )
-    keep = settings.max_line_chars + 2  # the line, its CR and LF
-    chosen: list[str] = []
-    cut: list[int] = []
-    at_eof = True
-    for line, dropped in _lines(stream, keep):
-        if len(chosen) == window.limit:
-            at_eof = False  # a line follows the window
-            break
-        seen += 1
-        if seen < window.offset:
-            continue
-        body = line[:-1] if line.endswith("\n") else line
-        if dropped:
-            body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
-            was_cut = True
-        else:
-            body, was_cut = cut_line(body, settings)
-        if was_cut:
-            cut.append(len(chosen))
-        chosen.append(body)
-    stream.detach()
+    if not chosen and seen < window.offset:
+        first = max(1, seen - window.limit + 1)
+        tail = _window(opened, index, encoding, first, window.limit, settings)[0]
+        raise past_the_end(path, window.offset, seen, end_that_fits(tail, seen, settings, counter))
     chosen, held = escape_lines(chosen, cut)
     escaped = sum(held)
-    if not chosen and seen < window.offset:
-        raise past_the_end(path, window, seen)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
     # A ranged read: over the cap, it is refused rather than cut.
@@ -249,3 +223,48 @@ def stream_range(
         ),
         range_digest,
     )
+
+
+def _window(
+    opened: OpenedFile,
+    index: Index | None,
+    encoding: TextEncoding,
+    offset: int,
+    limit: int,
+    settings: Settings,
+) -> tuple[list[str], list[int], int, bool]:
+    """Lines `offset` on, at most `limit`, each as a read shows it (a long one cut);
+    which of them were cut; how many lines the file has up to the last one read; and
+    whether the file ends there."""
+    start, seen = _line_start(opened.fd, offset, encoding, index)  # seen: lines passed
+    raw = io.FileIO(opened.fd, closefd=False)
+    raw.seek(start)
+    stream = io.TextIOWrapper(
+        # A page of lines is a few KB: a larger buffer only copies bytes never shown.
+        io.BufferedReader(raw, _SEEK_CHUNK),
+        encoding=_stream_codec(encoding) if start == 0 else encoding.name,
+        errors="replace",
+        newline="\n",
+    )
+    keep = settings.max_line_chars + 2  # the line, its CR and LF
+    chosen: list[str] = []
+    cut: list[int] = []
+    at_eof = True
+    for line, dropped in _lines(stream, keep):
+        if len(chosen) == limit:
+            at_eof = False  # a line follows the window
+            break
+        seen += 1
+        if seen < offset:
+            continue
+        body = line[:-1] if line.endswith("\n") else line
+        if dropped:
+            body = cut_at(body, len(body) + dropped - settings.max_line_chars, settings)
+            was_cut = True
+        else:
+            body, was_cut = cut_line(body, settings)
+        if was_cut:
+            cut.append(len(chosen))
+        chosen.append(body)
+    stream.detach()
+    return chosen, cut, seen, at_eof

@@ -1,0 +1,27 @@
+"""NumberedLines.longest_tail: the most trailing lines within a budget, checked against
+the count of the joined numbered text of every tail (the way on of an offset past the
+end: read/readers/text_past_end.py)."""
+
+from __future__ import annotations
+
+import random
+
+from readkeeper.core import Readkeeper
+from readkeeper.read.numbering import numbered
+
+
+def test_the_longest_tail_is_the_longest_whose_text_fits(core: Readkeeper) -> None:
+    counter = core.tokens
+    rng = random.Random(7)
+    words = ["alpha", "β", "12", "x" * 30, "{", "  "]
+    lines = [" ".join(rng.choices(words, k=rng.randint(0, 40))) for _ in range(700)]
+    width = core.settings.number_width
+
+    def tail_tokens(k: int) -> int:
+        first = len(lines) - k
+        return counter.count("\n".join(numbered(lines[first:], 41 + first, width)))
+
+    for budget in (0, 1, 50, 977, 5_000, 10**9):
+        fits = counter.numbered(lines, 41, width).longest_tail(budget)
+        assert fits == 0 or tail_tokens(fits) <= budget, (budget, fits)
+        assert fits == len(lines) or tail_tokens(fits + 1) > budget, (budget, fits)
