@@ -122,9 +122,12 @@ def _run_phase(
     dropped: list[Dropped] = []
     for source, future in futures:
         # A source cut at the phase's time by its own hand (git status) is said the same.
-        if not future.done() or isinstance(future.exception(), gitstatus_workers.NotRun):
+        cut = future.exception() if future.done() else None
+        if not future.done() or isinstance(cut, gitstatus_workers.NotRun):
             future.cancel()
             reason = cut_notes.timed_out(source, timeout, wanted == {source.type})
+            if isinstance(cut, gitstatus_workers.NotRun) and cut.stopped:
+                reason = cut_notes.worker_stopped(source)  # not a slow repository
             dropped.append(Dropped(source.type, source.name, reason))
             continue
         error = future.exception()

@@ -129,6 +129,18 @@ def timed_out(source: Source, timeout: float, alone: bool = False) -> str:
     )
 
 
+def worker_stopped(source: Source) -> str:
+    """The reason a git status is dropped whose worker was found stopped from outside
+    as it ran (SIGSTOP, a debugger): neither the repository's time nor the setting's
+    (round 33: "took longer than the 3 s" after a call of 2 s, to raise the setting)."""
+    what = _SOURCES.get(source.type, source.type)
+    return (
+        f"internal: {what} was cut: the process running it was stopped from outside "
+        "(SIGSTOP or a debugger) and readkeeper replaced it. Nothing is wrong with the "
+        f"repository: ask again ({attachments_call(types=[source.type])})."
+    )
+
+
 def fault(error: BaseException) -> str:
     """The reason a source that failed with an `error` not readkeeper's own refusal (a
     fault) is dropped: `internal`, and to ask again."""

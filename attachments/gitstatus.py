@@ -385,7 +385,7 @@ def _ask(
         if not worker.spare:  # the next root's worker starts now, not when it is needed
             worker.spawn()
         if stopped or time.monotonic() - sent < timeout[1]:  # not its own time that ran out
-            raise gitstatus_workers.NotRun(started=True) from None
+            raise gitstatus_workers.NotRun(started=True, stopped=stopped) from None
         raise
     if not reply.endswith(b"\n"):
         code = process.poll()

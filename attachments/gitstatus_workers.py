@@ -46,9 +46,10 @@ class NotRun(Exception):
     repository's: no worker came free or started (`started` False), or it was sent but
     cut by the call's time before it had run the time that counts as its own."""
 
-    def __init__(self, started: bool = False) -> None:
+    def __init__(self, started: bool = False, stopped: bool = False) -> None:
         super().__init__(started)
         self.started = started
+        self.stopped = stopped  # its worker found stopped from outside (SIGSTOP)
 
 
 def stopped(pid: int) -> bool:

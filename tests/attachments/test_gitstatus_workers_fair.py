@@ -236,6 +236,9 @@ def test_a_worker_stopped_as_its_status_runs_is_not_the_repositorys_fault(
         first = said(core)
         assert done, "the status was never sent"
         assert "h0" not in remembered(), first
+        # Said as what happened: not "took longer than ... raise the setting" (round 33).
+        assert "stopped from outside" in first["h0"], first
+        assert "attachments_timeout_ms" not in first["h0"], first
         assert "branch main, clean" in said(core)["h0"]
     finally:
         core.close()
