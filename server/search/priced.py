@@ -62,24 +62,32 @@ def repeated_tokens(services: ReadServices, *repeated: str | None) -> int:
     return sum(counter.count(quoting.name(text)) for text in repeated if text)
 
 
-def refuse_long_params(
-    services: ReadServices, method: str, field: str, *repeated: str | None
-) -> None:
-    """Refuse, before any search, a call whose `repeated` strings (`field` first, then
-    the others its pages repeat) cost more than `max_tokens` over `SHARE`: its pages
-    could show next to nothing beside their own call for the rest."""
+# What to do instead, for each string a page repeats that is too long.
+_SHORTER = {
+    "pattern": "Search for a shorter pattern (a distinctive part of it).",
+    "glob": "Give a shorter glob (a distinctive part of the names).",
+    "path": "Name a shorter path: a folder above it, narrowed with a glob or a pattern.",
+}
+
+
+def refuse_long_params(services: ReadServices, method: str, **repeated: str | None) -> None:
+    """Refuse, before any search, a call whose `repeated` strings (by field) cost more
+    than `max_tokens` over `SHARE` together: its pages could show next to nothing beside
+    their own call for the rest. The refusal names the costliest."""
     cap = services.settings.max_tokens
     most = cap // SHARE
-    given = repeated_tokens(services, *repeated[:1])
-    whole = repeated_tokens(services, *repeated)
+    costs = {field: repeated_tokens(services, value) for field, value in repeated.items()}
+    whole = sum(costs.values())
     if whole <= most:
         return
-    others = f" ({whole:,} with the glob it repeats too)" if whole > given else ""
+    field = max(costs, key=lambda name: costs[name])
+    others = " and ".join(name for name, cost in costs.items() if cost and name != field)
+    also = f" ({whole:,} with the {others} it repeats too)" if others else ""
     raise ReadkeeperError(
         "bad_params",
-        f"{field} is {given:,} tokens{others}; at max_tokens {cap:,} a {method}'s {field} "
-        f"may be at most {most:,} (a quarter: each page repeats it in its call for the "
-        f"rest). Search for a shorter {field} (a distinctive part of it).",
+        f"{field} is {costs[field]:,} tokens{also}; at max_tokens {cap:,} a {method}'s "
+        f"{field} may be at most {most:,} (a quarter: each page repeats it in its call "
+        f"for the rest). {_SHORTER[field]}",
         field=field,
         tokens=whole,
         most_tokens=most,

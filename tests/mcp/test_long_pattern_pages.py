@@ -102,7 +102,9 @@ async def test_a_long_glob_pattern_and_a_long_path_keep_to_max_tokens(workspace:
         (folder / f"f{index:03d}.txt").write_text("x\n")
     env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
     async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
-        glob_pattern = under_a_quarter(CAP).replace("(needle|", "{f*,").replace(")", "}")
+        # The pattern and the path together at most a quarter of the cap (priced.py).
+        room = CAP - 4 * (tiktoken_count(quoting.name(str(folder))) + 10)
+        glob_pattern = under_a_quarter(room).replace("(needle|", "{f*,").replace(")", "}")
         for tool, arguments in (
             ("glob", {"pattern": glob_pattern, "path": str(folder)}),
             ("list", {"path": str(folder)}),
@@ -140,3 +142,24 @@ def test_the_core_sets_aside_each_copy_of_the_pattern_and_refuses_past_a_quarter
     assert refused.value.data["field"] == "pattern"
     assert refused.value.data["most_tokens"] == cap // 4
     assert refused.value.data["tokens"] > cap // 4
+
+
+async def test_a_path_over_a_quarter_of_max_tokens_is_refused_naming_it(workspace: Path) -> None:
+    """A one-entry page of a folder whose path alone was 342 tokens came to 1,036 at a
+    cap of 600 (outside round 33): a path is repeated like a pattern, and refused the
+    same way, naming the path and a way to a shorter one."""
+    folder = workspace / cjk(70) / cjk(71) / cjk(72)
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_text("x\n")
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS="600")
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        for tool, arguments in (
+            ("list", {"path": str(folder)}),
+            ("glob", {"pattern": "*.txt", "path": str(folder)}),
+            ("grep", {"pattern": "x", "path": str(folder)}),
+        ):
+            result = await client.call_tool(tool, arguments)
+            said = text_of(result)
+            assert result.is_error, (tool, said[:300])
+            assert said.startswith("path is "), said[:300]
+            assert "a folder above it" in said, said
