@@ -119,8 +119,10 @@ def text_file(file: dict[str, Any], steps: Steps | None = None) -> str:
     head += f", {at_most}{count(file.get('tokens'), 'token')}"
     if file.get("unsaved"):
         head += f"; UNSAVED editor buffer (version {file.get('buffer_version')})"
-    if file.get("partial") and file.get("next_offset"):
-        rest = again(offset=file["next_offset"], limit=file.get("next_limit"))
+    # The rest of a cut read; and of a range of a file too large to count ("of ?": only
+    # this says more follows, round 33).
+    if file.get("next_offset") and (file.get("partial") or total is None):
+        rest = again(offset=file["next_offset"])
         head += _said(f"; the rest: {rest}", steps)
     return _with_note(f"{head}\n{body({'type': 'text', 'file': file})}", file)
 

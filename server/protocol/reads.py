@@ -72,9 +72,6 @@ class TextFile(Contract):
     line_ending: str
     partial: bool = False
     next_offset: int | None = None
-    # When the token cap cut the read: the most lines from next_offset that fit it (a
-    # read of the default count from there may be refused token_limit).
-    next_limit: int | None = None
     note: str | None = None
     unsaved: bool | None = None
     buffer_version: int | None = None

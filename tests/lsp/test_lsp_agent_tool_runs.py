@@ -40,7 +40,9 @@ async def test_agent_tools_get_a_run_as_the_whole_tool_call(workspace: Path) -> 
     session = await start_session(workspace, settings={"agent_tools": AGENT_TOOLS})
     try:
         asked = {"file_path": str(path), "offset": 1, "line_format": "anchors"}
-        error = await session.error("readkeeper/read", {**asked, "session": "chat-1"})
+        # A range the caller chose (an offset alone is cut at the cap, not refused).
+        ranged = {**asked, "limit": 2000, "session": "chat-1"}
+        error = await session.error("readkeeper/read", ranged)
         assert "offset=1" not in error.message, error.message
         fewer = _read_call(error.message)
         assert set(fewer) == {*asked, "limit"}, fewer  # the session left out
@@ -67,7 +69,7 @@ async def test_a_plain_client_keeps_the_run(workspace: Path) -> None:
     path = _wide(workspace)
     session = await start_session(workspace)
     try:
-        error = await session.read_error(path, offset=1, line_format="anchors")
+        error = await session.read_error(path, offset=1, limit=2000, line_format="anchors")
         assert re.search(r"offset=1, limit=\d+", error.message), error.message
         assert "readkeeper_read" not in error.message
     finally:

@@ -119,7 +119,7 @@ async def test_another_client_keeps_the_method_words(workspace: Path) -> None:
         assert "(readkeeper/grep {" in said["no_symbol"]
         assert 'pages="1-20"' in said["pages_required"]  # the same read, pages changed
         note = (await session.read("half.pdf", pages="1-2"))["file"]["note"]
-        assert "readkeeper/read {" in note
+        assert 'pages="2", render=true' in note  # the same read, drawn
         assert not any(_tools_named(m) for m in [*said.values(), note])
     finally:
         await session.client.close()

@@ -1,6 +1,7 @@
 """A read cut at the token cap names the rest in its header as its note does: from the
-next line, as many lines as fit the cap (round 32: the header named the offset alone,
-and followed as written it was refused `token_limit`)."""
+next line, the offset alone; a read from there is cut at the cap in its turn, never
+refused (round 32: followed as written it was refused `token_limit`; round 33: the limit
+that fit, named instead, ended the way on, for a range asked for names no rest)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 
 
-async def test_a_cut_reads_header_names_a_rest_that_fits(workspace: Path) -> None:
+async def test_a_cut_reads_header_names_a_rest_that_is_not_refused(workspace: Path) -> None:
     (workspace / "mid.txt").write_text("".join(f"word{n} " * 12 + "\n" for n in range(2400)))
     env = mcp_env(private_runtime_dir())
     async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
@@ -21,7 +22,8 @@ async def test_a_cut_reads_header_names_a_rest_that_fits(workspace: Path) -> Non
         assert found, header
         call = json.loads(found.group(1))
         assert call["session"] == "H"
-        assert "limit" in call, call  # the lines after it would be over the cap
+        assert "limit" not in call, call
         rest = await client.call_tool("read", call)
         assert not rest.is_error, text_of(rest)
         assert f"word{call['offset'] - 1} " in text_of(rest)
+        assert "the rest: the read tool with" in text_of(rest).split("\n", 1)[0]

@@ -193,16 +193,20 @@ def test_whole_read_over_the_token_cap_returns_the_longest_prefix_that_fits(
     assert next_offset == int(file["num_lines"]) + 1  # type: ignore[call-overload]
     assert f"offset={next_offset}" in str(file["note"])
     assert "tokens, over the 2,000-token cap)" in str(file["note"])
-    # The continuation the note suggests works as given.
-    limit = str(file["note"]).split("limit=")[1].rstrip(".")
-    follow = text_file(core, "log.txt", offset=next_offset, limit=int(limit))
+    # The continuation the note suggests works as given: the offset alone, cut at the
+    # cap in its turn (never refused), naming the next.
+    assert str(file["note"]).endswith(f"Continue with offset={next_offset}.")
+    follow = text_file(core, "log.txt", offset=next_offset)
     assert follow["start_line"] == next_offset
+    assert 0 < int(follow["tokens"]) <= 2000  # type: ignore[call-overload]
+    assert str(follow["note"]).endswith(f"Continue with offset={follow['next_offset']}.")
 
 
 def test_the_continuation_a_cut_read_suggests_fits_when_the_lines_after_cost_more(
     workspace: Path,
 ) -> None:
-    # Cheap lines first, dear ones after: "as many lines again" would be refused.
+    # Cheap lines first, dear ones after: "as many lines again" would be refused; the
+    # offset alone is cut at the cap.
     cheap = "ok\n" * 600
     dear = "".join(hashlib.sha256(str(i).encode()).hexdigest() + "\n" for i in range(600))
     (workspace / "log.txt").write_text(cheap + dear)
@@ -210,10 +214,10 @@ def test_the_continuation_a_cut_read_suggests_fits_when_the_lines_after_cost_mor
     core.tokens.warm_up()
     file = text_file(core, "log.txt")
     assert file["partial"] is True
-    suggested = str(file["note"]).split("limit=")[1].rstrip(".")
-    follow = text_file(core, "log.txt", offset=file["next_offset"], limit=int(suggested))
+    follow = text_file(core, "log.txt", offset=file["next_offset"])
     assert follow["start_line"] == file["next_offset"]
     assert 0 < int(follow["tokens"]) <= 2000  # type: ignore[call-overload]
+    assert follow["partial"] is True
 
 
 def test_a_whole_read_of_exactly_the_token_cap_is_read_whole(workspace: Path) -> None:

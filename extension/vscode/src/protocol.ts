@@ -63,11 +63,6 @@ export interface TextFile {
   line_ending: string;
   partial: boolean;
   next_offset?: number;
-  /**
-   * When the token cap cut the read: the most lines from next_offset that fit it (a read
-   * of the default count from there may be refused token_limit).
-   */
-  next_limit?: number;
   note?: string;
   unsaved?: boolean;
   buffer_version?: number;

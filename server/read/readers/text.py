@@ -48,14 +48,14 @@ class Window:
     defaulted: bool = False
 
 
-def default_cut(window: Window, last: int, total: int | None = None) -> str:
-    """The note of a read from an offset that the default limit cut at line `last` (the
-    caller chose where it starts, not where it ends): the lines shown (of `total`, when
-    known) and the way on."""
+def default_cut(window: Window, last: int, total: int | None = None, why: str | None = None) -> str:
+    """The note of a read from an offset that the default limit (or `why`: the token
+    cap) cut at line `last` (the caller chose where it starts, not where it ends): the
+    lines shown (of `total`, when known) and the way on."""
     of = f" of {total}" if total is not None else ""
+    why = why or f"a read returns at most {window.limit} lines unless it asks for more"
     return (
-        f"Showing lines {window.offset}-{last}{of} (a read returns at most {window.limit} "
-        f"lines unless it asks for more). Continue with {again(offset=last + 1)}."
+        f"Showing lines {window.offset}-{last}{of} ({why}). Continue with {again(offset=last + 1)}."
     )
 
 
@@ -245,9 +245,13 @@ def number_lines(shown: list[str], start: int, width: int) -> list[str]:
 def _over_cap(
     path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings
 ) -> int:
-    """How many of the `lines` fit under the token cap; raises for a ranged read."""
+    """How many of the `lines` fit under the token cap; raises for a range the caller
+    chose."""
     cap = settings.max_tokens
-    if window.ranged:
+    # A range the caller chose is refused; from an offset alone (the caller chose where
+    # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
+    # count's way on, `offset=2001`, was refused, then the next, and so on).
+    if window.ranged and not window.defaulted:
         fits = counts.longest_fit(cap)
         # What the range costs, for the refusal: counted as far as the cap, the rest
         # scaled (a range may be many times the cap; its count would be the costliest
@@ -294,8 +298,9 @@ def fit_tokens(
 ) -> TokenFit:
     """The tokens of `content`, the numbered `shown` lines, counted exactly: by the token
     table's index when the table has not loaded yet and the text's bytes are under the
-    cap (tokens.py `early_count`), else with the table. Over the cap a ranged read is
-    refused (`token_limit`) and a whole one cut to the lines that fit."""
+    cap (tokens.py `early_count`), else with the table. Over the cap a range the caller
+    chose is refused (`token_limit`); a whole read, or one from an offset alone, is cut
+    to the lines that fit."""
     early = counter.early_count(content, settings.max_tokens)
     if early is not None:
         return TokenFit(early, None)
@@ -389,20 +394,15 @@ def _view(
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)
     next_offset = shown_end + 1 if shown_end < total else None
-    if partial and ranged:
-        lines = split_lines(text)
-    more = None  # cut at the cap: how many lines from the next fit it
     if partial:
+        # The way on names the offset alone: a read from there is cut where the default
+        # count or the cap cuts it, never refused (`_over_cap`), and goes on the same way
+        # (round 33: a limit that fit, named here, ended the way on: a range the caller
+        # asked for names no rest).
         why = note or f"a read returns at most {window.limit} lines unless it asks for more"
-        # Cut at the cap: as many lines as fit the cap from there (the lines after may
-        # cost more than those shown), so the call suggested is one that works.
-        if note:
-            after, _ = _shown(lines[shown_end : shown_end + len(numbered)], settings, "\r" in text)
-            fits = counter.numbered(after, shown_end + 1, settings.number_width)
-            more = max(1, fits.longest_fit(settings.max_tokens))
         note = (
             f"Showing lines {window.offset}-{shown_end} of {total} ({why}). "
-            f"Continue with {again(offset=next_offset, limit=more)}."
+            f"Continue with {again(offset=next_offset)}."
         )
     elif window.defaulted and next_offset is not None and len(numbered) == window.limit:
         note = default_cut(window, shown_end, total)
@@ -425,7 +425,6 @@ def _view(
             line_ending=line_ending(text),
             partial=partial,
             next_offset=next_offset,
-            next_limit=more,
             note=note,
             truncated_lines=len(cut) or None,
             escaped_lines=escaped or None,

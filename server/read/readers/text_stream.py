@@ -185,9 +185,14 @@ def stream_range(
     chosen, held = escape_lines(chosen, cut)
     escaped = sum(held)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
-    range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    # A ranged read: over the cap, it is refused rather than cut.
+    # Over the cap, a range the caller chose is refused; from an offset alone, cut.
     fitted = fit_tokens(path, window, chosen, content, settings, counter)
+    capped = fitted.kept is not None
+    if fitted.kept is not None:
+        chosen, held, at_eof = chosen[: fitted.kept], held[: fitted.kept], False
+        cut, escaped = [at for at in cut if at < fitted.kept], sum(held[: fitted.kept])
+        content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
+    range_digest = digest(content.encode("utf-8", "surrogatepass"))
     replaced = content.count("\ufffd")
     note = None
     if replaced:
@@ -200,7 +205,8 @@ def stream_range(
         note = f"{note} {marks}" if note else marks
     last = window.offset + len(chosen) - 1
     if window.defaulted and not at_eof:
-        cut_note = default_cut(window, last)
+        over = f"over the {settings.max_tokens:,}-token cap" if capped else None
+        cut_note = default_cut(window, last, why=over)
         note = f"{cut_note} {note}" if note else cut_note
     return (
         TextView(
@@ -213,7 +219,7 @@ def stream_range(
                 tokens=fitted.tokens,
                 encoding=encoding.label,
                 line_ending=ending,
-                partial=False,
+                partial=capped,
                 next_offset=None if at_eof else last + 1,
                 note=note,
                 truncated_lines=len(cut) or None,

@@ -1,0 +1,107 @@
+"""A crawler: from a first read, every way on followed exactly as written until none is
+named, over readkeeper's MCP tools with a session and a line format of the caller's
+own. Each file comes out whole and in order (no line, cell or page skipped or repeated),
+every call named keeps the caller's session and options, and none is refused (but the
+PDF's first, which asks for pages). Outside rounds 30-33 found each kind of break one
+way on at a time: a way on that dropped the session, named a cut pattern, stopped at a
+note of another kind, or named a range over the cap."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from document_samples import numbered_pdf
+from notebook_cells import numbered_notebook
+
+from mcp_helpers import Client, core_client, error_kind, text_of
+
+# Where a read names the next read: its header's or note's rest, a PDF's next pages, a
+# too_large refusal's first range.
+_WAY_ON = re.compile(
+    r"(?:the rest: |[Cc]ontinue with |The pages after \d+: |in ranges \(|start with )"
+    r"the read tool with \{"
+)
+_LINE = re.compile(r"^(\d+)(?:[a-z]{2}|--)\t", re.M)  # an anchored line
+_CELL = re.compile(r"^--- cell c(\d+) ", re.M)
+_PAGE = re.compile(r"^--- page (\d+) ---$", re.M)
+ASKED = {"session": "crawl", "line_format": "anchors"}
+
+
+async def crawl(
+    client: Client, first: dict[str, Any], found: Callable[[str], list[int]]
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """What each read showed, in order, and each call named, following the ways on."""
+    seen: list[int] = []
+    named: list[dict[str, Any]] = []
+    arguments = first
+    for _ in range(300):
+        result = await client.call_tool("read", arguments)
+        said = text_of(result)
+        if result.is_error:
+            assert error_kind(result) in ("pages_required", "too_large"), said[:400]
+            assert not named, said[:400]  # only the first call may be refused
+        seen += found(said)
+        way = _WAY_ON.search(said)
+        if way is None:
+            return seen, named
+        arguments, _ = json.JSONDecoder().raw_decode(said, way.end() - 1)
+        named.append(arguments)
+    raise AssertionError(f"no end after 300 reads: {named[-3:]}")
+
+
+def _numbers(pattern: re.Pattern[str], start: int = 0) -> Callable[[str], list[int]]:
+    return lambda said: [int(n) - start for n in pattern.findall(said)]
+
+
+def _text(workspace: Path) -> tuple[str, int]:
+    # Short lines, and a run of long ones (cut at the line cap) that the token cap meets.
+    lines = [f"line {i}" if not 3000 <= i < 3040 else f"{i} " + "y" * 5000 for i in range(1, 6001)]
+    (workspace / "mixed.txt").write_text("\n".join(lines) + "\n")
+    return "mixed.txt", 6000
+
+
+def _huge(workspace: Path) -> tuple[str, int]:
+    # Over max_size_bytes: refused too_large, read in ranges.
+    (workspace / "huge.log").write_text(
+        "".join(f"entry {i} " + "z" * 40 + "\n" for i in range(1, 8001))
+    )
+    return "huge.log", 8000
+
+
+CASES: dict[str, Callable[[Path], tuple[str, int]]] = {"text": _text, "huge": _huge}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+async def test_every_line_of_a_file_is_reached_by_its_ways_on(workspace: Path, kind: str) -> None:
+    name, lines = CASES[kind](workspace)
+    async with core_client(workspace) as client:
+        seen, named = await crawl(client, {"file_path": name, **ASKED}, _numbers(_LINE))
+    assert seen == list(range(1, lines + 1)), (seen[:3], seen[-3:], len(seen))
+    assert named, "one read showed it all"
+    for way in named:
+        assert {k: way.get(k) for k in ASKED} == ASKED, way
+
+
+async def test_every_cell_of_a_notebook_is_reached_by_its_ways_on(workspace: Path) -> None:
+    (workspace / "nb.ipynb").write_text(numbered_notebook(3000))
+    asked = {"session": "crawl", "include_images": True}
+    async with core_client(workspace) as client:
+        seen, named = await crawl(client, {"file_path": "nb.ipynb", **asked}, _numbers(_CELL))
+    assert seen == list(range(3000)), (seen[:3], seen[-3:], len(seen))
+    for way in named:
+        assert {k: way.get(k) for k in asked} == asked, way
+
+
+async def test_every_page_of_a_pdf_is_reached_by_its_ways_on(workspace: Path) -> None:
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(45, lines=3))
+    asked = {"session": "crawl"}
+    async with core_client(workspace) as client:
+        seen, named = await crawl(client, {"file_path": "doc.pdf", **asked}, _numbers(_PAGE))
+    assert seen == list(range(1, 46)), seen
+    for way in named:
+        assert way.get("session") == "crawl", way
