@@ -113,13 +113,14 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         raise _too_small(budget, kept, len(paths))
     left = budget
     over = spilled = False
+    first_over: str | None = None  # the note's example: the first file left unread
     results: list[dict[str, Any]] = []
     for done, (path, plan) in enumerate(zip(paths, planned, strict=True)):
         kept -= least[done]
         if isinstance(plan, dict):
             results.append(plan)
         elif spilled or plan > left - kept:
-            over = True
+            over, first_over = True, first_over or path
             results.append(
                 _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path, tokens=plan))
             )
@@ -132,7 +133,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
             cost = _cost(count, results[-1], params)
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
-                over = True
+                over, first_over = True, first_over or path
                 results[-1] = _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path))
                 cost = least[done]
             elif cost > left - kept:
@@ -142,7 +143,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         left -= _cost(count, results[-1], params)
     answer: dict[str, Any] = {"results": results}
     if over:
-        answer["note"] = _note(params)
+        answer["note"] = _note(params, first_over or "<file>")
     return render_many.settled_left(
         answer, {**answer, "budget_tokens_left": budget}, budget, count, shared=shared(params)
     )
@@ -221,7 +222,11 @@ def _header(count: Callable[[str], int], path: str, params: ReadManyParams) -> i
 
 
 def _cost_of_note(count: Callable[[str], int], params: ReadManyParams) -> int:
-    return count(f"note: {quoting.line(_note(params))}") + _SEP + _SLACK
+    """The most the note may cost, whichever file it names (`_note`)."""
+    names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
+    return max(count(f"note: {quoting.line(_note(params, name))}") for name in names) + (
+        _SEP + _SLACK
+    )
 
 
 def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
@@ -240,14 +245,15 @@ def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
 _OVER = "Over budget_tokens: not read."
 
 
-def _note(params: ReadManyParams) -> str:
+def _note(params: ReadManyParams, first: str) -> str:
     """The calls that get the files the budget could not hold, with the lines or pages
-    asked for."""
-    each = call("read", file_path="<file>", **shared(params))
+    asked for: the read of the `first` of them, each other's the same with its path (a
+    placeholder path was named, which, followed, read a file named `<file>`)."""
+    each = call("read", file_path=first, **shared(params))
     return (
         f"The files marked {_OVER!r} did not fit what budget_tokens had left: read each on "
-        f"its own ({each}), or in calls of fewer files "
-        f"({call('readMany')})."
+        f"its own (the first: {each}; the others the same with their paths), or in calls "
+        f"of fewer files ({call('readMany')})."
     )
 
 
@@ -324,10 +330,11 @@ class _Said:
             return entry
         if self.size > MAX_REFUSALS_CHARS:
             kind = (error.get("data") or {}).get("kind", "internal")
+            path = entry.get("file_path")
+            alone = call("read", file_path=path) if isinstance(path, str) else call("read")
             message = (
                 f"Refused ({kind}); its words are left out, the refusals before it took "
-                f"{self.size:,} characters: read this file alone for them "
-                f"({call('read', file_path='<file>')})."
+                f"{self.size:,} characters: read this file alone for them ({alone})."
             )
             entry = {**entry, "error": {**error, "message": message}}
         self.size += len(render_many.many_entry(entry))

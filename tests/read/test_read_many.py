@@ -63,7 +63,7 @@ def test_a_file_past_the_budget_is_named_with_the_pages_or_lines_asked_for(
     )
     [pdf] = result["results"]
     assert pdf["error"]["data"]["kind"] == "token_limit"
-    assert 'readkeeper/read {"file_path": "<file>", "pages": "3-6"}' in result["note"]
+    assert 'readkeeper/read {"file_path": "book.pdf", "pages": "3-6"}' in result["note"]
     result = calls.call(
         core,
         "readMany",
