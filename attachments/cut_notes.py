@@ -11,8 +11,10 @@ cell closes that fence first (`unclosed_fence`).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from readkeeper import hints, quoting, words
@@ -30,9 +32,32 @@ _HEAD_LINES = 40
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
+# The session the calls a note names are made in, when the front end's tools take one:
+# an MCP server's, set around its call (`in_session`); empty, the calls name none (an
+# editor's agent tools pass their chat's session themselves, and take no such param).
+# Followed without it, a mention's "read the rest" read into the default session.
+_SESSION: ContextVar[str] = ContextVar("readkeeper_notes_session", default="")
+
+
+@contextlib.contextmanager
+def in_session(session: object) -> Iterator[None]:
+    """Name `session` (when a non-empty string) in every call the notes of this call
+    name: the attachment sources' threads run in its context (core._CallPool)."""
+    token = _SESSION.set(session if isinstance(session, str) else "")
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def _in_session(params: dict[str, Any]) -> dict[str, Any]:
+    session = _SESSION.get()
+    return {**params, "session": session} if session and "session" not in params else params
+
+
 def read_call(**params: Any) -> str:
     """The read tool with `params`, as a note names it."""
-    return f"the read tool with {quoting.json_text(params)}"
+    return f"the read tool with {quoting.json_text(_in_session(params))}"
 
 
 def diff_shown(text: str) -> str:
@@ -63,12 +88,13 @@ def reads_of(path: str) -> Callable[[str, Any], str]:
 
 def tool_call(method: str, **params: Any) -> str:
     """The tool `method` with `params`, as a note names it."""
+    params = _in_session(params)
     return f"the {method} tool with {quoting.json_text(params)}" if params else f"the {method} tool"
 
 
 def attachments_call(**params: Any) -> str:
     """The attachments tool with `params`, as a note names it."""
-    return f"the attachments tool with {quoting.json_text(params)}"
+    return f"the attachments tool with {quoting.json_text(_in_session(params))}"
 
 
 # The source of the memory files above the mentioned files (collect.py): asked for again

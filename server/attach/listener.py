@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__, calls
+from ..attachments import cut_notes
 from ..core import Readkeeper
 from ..errors import ReadkeeperError, fault_reason, too_deep
 from ..protocol import unstructure
@@ -245,7 +246,9 @@ class Listener:
         if name != "changes":
             # The scope checked the paths by name; the core opens them beneath the
             # connection's own roots, so a link swapped since cannot lead beyond them.
-            with self.core.serving(scope.workspace):
+            # An attached MCP server's tools take a session: the notes name it.
+            session = params.get("session") if isinstance(params, dict) else None
+            with self.core.serving(scope.workspace), cut_notes.in_session(session):
                 return calls.call(self.core, name, params, scope.principal)
         # Notices of files beyond the connection's roots stay pending (the session's own
         # calls through a wider door, were there one): not taken here and thrown away.

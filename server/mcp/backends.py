@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import calls
 from ..attach.client import AttachClient
+from ..attachments import cut_notes
 from ..errors import ReadkeeperError
 from ..read.joined import count_joined
 from ..rendered_tokens import as_sent
@@ -69,7 +70,8 @@ class LocalBackend:
         of it (rendered_tokens.py)."""
         counter = self.core.tokens
         joined = functools.partial(count_joined, counter)
-        answered = calls.call(self.core, method, params, principal)
+        with cut_notes.in_session(params.get("session")):  # MCP's tools take a session
+            answered = calls.call(self.core, method, params, principal)
         answer = as_sent(method, answered, counter.count, joined)
         return _left_as_sent(method, params, answer, counter.count)
 

@@ -176,3 +176,18 @@ async def test_an_option_refused_for_a_kind_keeps_the_others(workspace: Path) ->
         assert path.endswith("nb.ipynb"), path
         assert cells == {"session": "N", "include_images": True, "offset": 1, "limit": 10}
         await ok(client, "read", file_path=path, **cells)
+
+
+async def test_an_attachments_notes_name_their_calls_in_its_session(workspace: Path) -> None:
+    # A mention cut by its budget said "Read the rest with the read tool with {...}" and
+    # no session: followed, the rest was read into the default session (round 33 #6).
+    (workspace / "big.log").write_text("".join(f"row {i}\n" for i in range(1, 3001)))
+    async with _small(workspace) as client:
+        said = await ok(client, "attachments", session="M", mentions=["big.log"], types=["file"])
+        ways = named_calls(said, "read")
+        assert ways, said[-600:]
+        for way in ways:
+            assert way.get("session") == "M", way
+        await ok(client, "read", **ways[0])
+        held = await ok(client, "read", **ways[0])
+        assert held.startswith("file_unchanged"), held[:200]
