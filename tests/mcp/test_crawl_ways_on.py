@@ -18,7 +18,7 @@ import pytest
 from document_samples import numbered_pdf
 from notebook_cells import numbered_notebook
 
-from mcp_helpers import Client, core_client, error_kind, text_of
+from mcp_helpers import Client, core_client, dropin_client, error_kind, ok, text_of
 
 # Where a read names the next read: its header's or note's rest, a PDF's next pages, a
 # too_large refusal's first range.
@@ -105,3 +105,22 @@ async def test_every_page_of_a_pdf_is_reached_by_its_ways_on(workspace: Path) ->
     assert seen == list(range(1, 46)), seen
     for way in named:
         assert way.get("session") == "crawl", way
+
+
+_DROPIN_WAY_ON = re.compile(r"(?:the rest: |[Cc]ontinue with )read_text_file with \{")
+_PLAIN_LINE = re.compile(r"^(?:line (\d+)|(\d+) y+)", re.M)
+
+
+async def test_the_drop_ins_ways_on_lead_to_a_files_end(workspace: Path) -> None:
+    name, lines = _text(workspace)
+    seen: list[int] = []
+    async with dropin_client(workspace) as client:
+        arguments: dict[str, Any] = {"path": name}
+        for _ in range(40):
+            said = await ok(client, "read_text_file", **arguments)
+            seen += [int(a or b) for a, b in _PLAIN_LINE.findall(said)]
+            way = _DROPIN_WAY_ON.search(said)
+            if way is None:
+                break
+            arguments, _ = json.JSONDecoder().raw_decode(said, way.end() - 1)
+    assert seen == list(range(1, lines + 1)), (seen[:3], seen[-3:], len(seen))
