@@ -136,16 +136,19 @@ class NumberedLines:
         self._keep()
         return fits
 
-    def longest_tail(self, budget: int) -> int:
-        """The most trailing lines whose joined text is at most `budget` tokens: each
-        line's count stands alone (the class's rule), so those from line `i` on cost all
-        the lines less the first `i` with their newlines."""
+    def longest_tail(self, budget: int, extra: int = 0) -> int:
+        """The most trailing lines whose joined text, with `extra` tokens a line, is at
+        most `budget` tokens: each line's count stands alone (the class's rule), so those
+        from line `i` on cost all the lines less the first `i` with their newlines."""
         if budget < 0 or not self._lines:
             return 0
         whole, first, last = self.tokens(), 0, len(self._lines)
         while first < last:  # the first line of the longest tail that fits
             mid = (first + last) // 2
-            if whole - (self._prefix(mid) if mid else 0) <= budget:
+            if (
+                whole - (self._prefix(mid) if mid else 0) + extra * (len(self._lines) - mid)
+                <= budget
+            ):
                 last = mid
             else:
                 first = mid + 1

@@ -88,6 +88,21 @@ def test_past_the_end_of_long_lines_names_a_read_within_the_cap(
     assert refused(core, "long.txt", offset=end - 1, limit=count + 2 - end).kind == "token_limit"
 
 
+@pytest.mark.parametrize("line_format", ["cat-n", "anchors"])
+def test_past_the_end_names_a_read_of_the_end_in_either_line_format(
+    core: Readkeeper, workspace: Path, line_format: str
+) -> None:
+    # CRLF lines of runs of x: the last 2,000 are over the cap, and a tail that just fit
+    # as `cat -n` was over it with anchors (round 33: it stopped 15 lines short).
+    lines = [f"crlf {i} " + "x" * (i % 61) for i in range(1, 30001)]
+    (workspace / "mid.txt").write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    error = refused(core, "mid.txt", offset=99999, line_format=line_format)
+    end = int(error.message.rsplit("offset=", 1)[1].rstrip("."))
+    shown = text_file(core, "mid.txt", offset=end, line_format=line_format)
+    assert shown["start_line"] + shown["num_lines"] - 1 == 30000, shown.get("note")
+    assert not shown.get("partial"), shown.get("note")
+
+
 def test_empty_file_has_no_lines(core: Readkeeper, workspace: Path) -> None:
     (workspace / "empty.txt").write_bytes(b"")
     file = text_file(core, "empty.txt")

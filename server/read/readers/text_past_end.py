@@ -26,10 +26,16 @@ def past_the_end(path: str, offset: int, total: int, end: int) -> ReadkeeperErro
     )
 
 
+# What a line may cost more in the anchors format than numbered as `cat -n` (its two
+# letters beside the number: a line of a few characters), so the way on fits either.
+_FORMAT_TOKENS = 1
+
+
 def end_that_fits(tail: list[str], total: int, settings: Settings, counter: TokenCounter) -> int:
-    """The offset of the longest run of the file's last lines within the token cap:
-    `tail`, its last lines as a read shows them (as many as the read asked for), of
-    `total`. At least the last line (cut to the line cap, it fits)."""
+    """The offset of the longest run of the file's last lines within the token cap in
+    either line format: `tail`, its last lines as a read shows them (as many as the read
+    asked for), of `total`. At least the last line (cut to the line cap, it fits)."""
     first = total - len(tail) + 1
     counts = counter.numbered(tail, first, settings.number_width)
-    return max(1, total - max(1, counts.longest_tail(settings.max_tokens)) + 1)
+    fits = counts.longest_tail(settings.max_tokens, _FORMAT_TOKENS)
+    return max(1, total - max(1, fits) + 1)
