@@ -190,7 +190,7 @@ def stream_range(
     capped = fitted.kept is not None
     if fitted.kept is not None:
         chosen, held, at_eof = chosen[: fitted.kept], held[: fitted.kept], False
-        cut, escaped = [at for at in cut if at < fitted.kept], sum(held[: fitted.kept])
+        cut, escaped = [at for at in cut if at < fitted.kept], sum(held)
         content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
     replaced = content.count("\ufffd")
