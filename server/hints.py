@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import cut_name
-from .quoting import json_text, marks
+from .quoting import has_marks, json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
 # it (`readkeeper/METHOD`, its params after it as one JSON object, read by a JSON decoder
@@ -65,11 +65,11 @@ def again(**params: Any) -> str:
 
 def _param(value: str) -> str:
     """A text param as a next call shows it: a name too long to show whole cut as every
-    name is (errors.cut_name), and a name's own cut-marker words escaped either way
-    (quoting.marks): a missing `x … [9 characters cut].txt` was named raw in the glob
-    call of its refusal, where readkeeper's own mark could be read."""
-    cut = cut_name(value)
-    return cut if cut != value else marks(value)
+    name is (errors.cut_name); a whole one as it is, its cut-marker words written as
+    JSON's escapes in the call's JSON (quoting.json_text: a missing `x … [9 characters
+    cut].txt` was named raw in the glob call of its refusal, where readkeeper's own mark
+    could be read; then as `\x5b`, which named another path, round 34)."""
+    return cut_name(value)
 
 
 def rewrite(
@@ -280,7 +280,12 @@ def _shell(name: str, value: Any) -> str:
     """A value as one shell word nothing expands (single quotes); one that cannot stand
     on one line (a line break in a file's name) is named by its parameter instead."""
     text = str(value)
-    return shlex.quote(text) if text.isprintable() else name.upper()
+    if not text.isprintable():
+        return name.upper()
+    if has_marks(text):  # bash's $'...': `\x5b` is the same `[` to the shell
+        quoted = text.replace("\\", "\\\\").replace("'", "\\'")
+        return "$'" + marks(quoted) + "'"
+    return shlex.quote(text)
 
 
 def render_folder(file_path: str) -> str:

@@ -199,7 +199,7 @@ def name(value: object) -> str:
     # back): only what a reader would not see or would act on is escaped, every
     # character str.isprintable rejects (controls, format characters such as the
     # bidirectional overrides, line and paragraph separators, unassigned, surrogates).
-    return printable(json.dumps(text, ensure_ascii=False))
+    return _json_marks(printable(json.dumps(text, ensure_ascii=False)))
 
 
 def printable(text: str) -> str:
@@ -289,7 +289,19 @@ def json_text(value: Any, **kwargs: Any) -> str:
     that str.isprintable rejects (json.dumps with ensure_ascii=False leaves NEL, U+2028,
     the bidirectional overrides, zero-width characters and DEL raw inside strings), the
     line breaks of its own layout (`indent`) kept."""
-    return _json_printable(json.dumps(value, ensure_ascii=False, **kwargs))
+    return _json_marks(_json_printable(json.dumps(value, ensure_ascii=False, **kwargs)))
+
+
+# A cut marker's opening in a JSON string as JSON's escape (`marks`'s `\x5b` is none).
+_JSON_OPENING = {"[": "\\u005b", "\uff3b": "\\uff3b"}
+
+
+def _json_marks(text: str) -> str:
+    """JSON text with each cut-marker opening inside a string escaped (`_JSON_OPENING`)."""
+    if not has_marks(text):
+        return text
+    opening = lambda found: _JSON_OPENING[found.group()]  # noqa: E731
+    return _JSON_STRING.sub(lambda string: _CUT_OPENING.sub(opening, string.group()), text)
 
 
 def _json_printable(text: str) -> str:

@@ -82,10 +82,11 @@ def test_cut_middle_escapes_the_text_own_marker_words() -> None:
     assert cut.count(" characters cut] … ") == 3
     assert cut.startswith("a … \\x5b3 characters cut] … ")
     assert cut.endswith(" … \\x5b3 characters cut] … z")
-    # As a name shows it: each end a name (quoted: it has spaces), its words escaped.
+    # As a name shows it: each end a name (quoted: it has spaces), its words escaped as
+    # JSON escapes them (the same name to a decoder).
     shown = errors.shown_name("/" + text)
     assert shown.count("[") == 1
-    assert shown.startswith('"/a … \\x5b3')
+    assert shown.startswith('"/a … \\u005b3')
     assert shown.endswith('z"')
 
 

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_helpers import core_client, mcp_env, named_call, ok, private_runtime_dir, stdio_client
+from mcp_helpers import (
+    core_client,
+    mcp_env,
+    named_call,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
 
 
 async def test_a_long_pattern_s_next_search_is_the_same_search(workspace: Path) -> None:
@@ -47,3 +55,21 @@ async def test_a_long_folder_s_next_page_lists_that_folder(workspace: Path) -> N
             assert rest["path"] == folder, (tool, rest)
             more = await ok(client, tool, **rest)
             assert "file_0" in more, (tool, more[:300])
+
+
+async def test_a_name_posing_as_a_cut_mark_is_named_so_it_is_followed(workspace: Path) -> None:
+    # A call naming a folder `… [line cut: 5 more characters]` wrote its `[` as `\x5b`,
+    # no JSON escape: followed, it named another path, not_found (round 34). JSON's own
+    # escape (`\u005b`) keeps the raw mark readkeeper's and the name the same.
+    folder = workspace / "… [line cut: 5 more characters]"
+    folder.mkdir()
+    (folder / "a.txt").write_text("one\n")
+    async with core_client(workspace) as client:
+        edit = {"file_path": str(folder / "a.txt"), "old_string": "one", "new_string": "1"}
+        refused = text_of(await client.call_tool("edit", edit))
+        assert "[line cut" not in refused, refused
+        read = named_call(refused, "read")
+        assert read["file_path"] == str(folder / "a.txt"), read
+        await ok(client, "read", **read)
+        await ok(client, "edit", **edit)
+    assert (folder / "a.txt").read_text() == "1\n"
