@@ -15,6 +15,7 @@ from ..protocol import ImageResult, NotebookResult, PartsResult, PdfResult
 from ..state.held import HeldDocument
 from ..words import compress
 from .readers.notebook_cost import CUT_MARK
+from .readers.pdf import PAGE_CUT_MARK
 
 DocumentResult = ImageResult | PdfResult | PartsResult | NotebookResult
 
@@ -54,9 +55,8 @@ def held(result: DocumentResult, include_images: bool) -> HeldDocument:
         )
     pdf = result.file
     shown = _numbers(pdf.shown_pages)
-    # A page cut short by the token cap is shown, and also where the rest starts.
-    rest = _numbers(pdf.next_pages or "")
-    cut = shown[-1] if shown and rest and rest[0] == shown[-1] else None
+    # A page cut short by the token cap: its text ends in the cut's mark.
+    cut = shown[-1] if shown and pdf.content.endswith(PAGE_CUT_MARK) else None
     return HeldDocument(
         "pdf",
         pdf.tokens,

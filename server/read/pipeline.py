@@ -190,7 +190,8 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     # Outline and symbol reads of source files (readers/outline_read.py).
     planned = outline_read.plan(params, path, text, content.digest, settings, counter)
     if isinstance(planned, outline_read.SymbolRead):  # a ranged read of a symbol's lines
-        request = Request(planned.params, window_for(planned.params, settings), request.opened)
+        window = window_for(planned.params, settings, symbol=True)
+        request = Request(planned.params, window, request.opened)
     elif planned is not None:
         costly_step()  # a parse and a walk: not on the event loop
         step(f"outlining {path}")
@@ -375,7 +376,7 @@ def _document(services: ReadServices, kind: readers.Kind, request: Request) -> R
 # --- what was asked, and the refusals of text -----------------------------------------
 
 
-def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
+def window_for(params: ReadParams, settings: Settings, symbol: bool = False) -> text_reader.Window:
     """The lines a read asks for, after the defaults; `bad_params` for an offset or
     limit that cannot be."""
     if params.offset is not None and params.offset < 1:
@@ -394,6 +395,7 @@ def window_for(params: ReadParams, settings: Settings) -> text_reader.Window:
         limit=params.limit or settings.default_limit,
         ranged=params.offset is not None or params.limit is not None,
         defaulted=params.offset is not None and params.limit is None,
+        symbol=symbol,
     )
 
 

@@ -104,6 +104,21 @@ def test_past_the_end_names_a_read_of_the_end_in_either_line_format(
     assert not shown.get("partial"), shown.get("note")
 
 
+@pytest.mark.parametrize("offset", [None, 3])
+def test_a_first_line_alone_over_the_cap_is_refused_not_shown_as_nothing(
+    workspace: Path, offset: int | None
+) -> None:
+    # A whole read, or one from an offset, whose first line alone was over the cap
+    # answered 0 lines ("lines 3-2") and named the same offset again (round 34).
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 300})
+    (workspace / "wide.txt").write_text(
+        "".join(" ".join(f"w{i}x{j}" for j in range(300)) + "\n" for i in range(9))
+    )
+    error = refused(core, "wide.txt", offset=offset)
+    assert error.kind == "token_limit"
+    assert f"Line {offset or 1} alone is over the cap" in error.message, error.message
+
+
 def test_empty_file_has_no_lines(core: Readkeeper, workspace: Path) -> None:
     (workspace / "empty.txt").write_bytes(b"")
     file = text_file(core, "empty.txt")

@@ -179,6 +179,23 @@ def test_a_single_page_over_the_cap_is_cut_not_dropped(core: Readkeeper, workspa
     assert "page cut here" in file["content"]
 
 
+def test_a_page_alone_over_the_cap_is_not_named_again(core: Readkeeper, workspace: Path) -> None:
+    # Its way on named the same pages again: the same cut page, forever (round 34). The
+    # rest of it is named drawn, and the read goes on with the pages after it.
+    core.configure({"max_tokens": 300})
+    (workspace / "dense.pdf").write_bytes(text_pdf([page_text(1, lines=60), "two", "three"]))
+    file = read(core, "dense.pdf", pages="1-3")["file"]
+    assert headers(file["content"]) == [1]
+    assert file["next_pages"] == "2-3", file
+    drawn = 'read it as an image (pages="1", render=true).'
+    assert f"The rest of page 1 is over the cap on its own: {drawn}" in file["note"]
+    assert headers(read(core, "dense.pdf", pages="2-3")["file"]["content"]) == [2, 3]
+    alone = read(core, "dense.pdf", pages="1", force=True)["file"]
+    assert alone["partial"] is True
+    assert "next_pages" not in alone
+    assert 'pages="1", render=true' in alone["note"]
+
+
 @pytest.mark.parametrize("pages", ["abc", "0", "5-3", "1-2-3", "", "-4"])
 def test_bad_pages_spec(core: Readkeeper, forty: Path, pages: str) -> None:
     error = refused(core, forty, pages=pages)

@@ -233,12 +233,17 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
         content = "\n\n".join(blocks)
         notes.append(f"The pages asked for are over the {settings.max_tokens:,}-token cap.")
     shown = done[: len(blocks)]
-    cut_short = len(blocks) > 0 and blocks[-1].endswith(_CUT_MARK)
+    cut_short = len(blocks) > 0 and blocks[-1].endswith(PAGE_CUT_MARK)
     unread = [p for p in chosen if p not in done and p != skipped]
     left = [p for p in done if p not in shown] + unread + reading.rest
     if cut_short:
-        left = [shown[-1], *left]
-    partial = bool(left) or skipped is not None
+        # A first page alone over the cap, cut: read again, it is cut the same (round 34:
+        # the way on named it again, forever). Its rest shows drawn; the read goes on after.
+        notes.append(
+            f"The rest of page {shown[-1]} is over the cap on its own: read it as an image "
+            f"({again(pages=str(shown[-1]), render=True)})."
+        )
+    partial = bool(left) or skipped is not None or cut_short
     if reading.rest and len(notes) == 0:
         notes.append(f"A read returns at most {settings.pdf_max_pages} pages.")
     next_pages = compress(left[: settings.pdf_max_pages]) if left else None
@@ -280,7 +285,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     )
 
 
-_CUT_MARK = "[page cut here: over the token cap]"
+PAGE_CUT_MARK = "[page cut here: over the token cap]"
 
 
 # The most pages a text read draws to learn whether a page whose text failed draws.
@@ -331,8 +336,8 @@ def _fit_blocks(blocks: list[str], cap: int, counter: TokenCounter) -> tuple[lis
         keep = int(keep * 0.9)
         if keep >= over:
             continue  # a longer prefix was over already
-        candidate = block[:keep] + "\n" + _CUT_MARK
+        candidate = block[:keep] + "\n" + PAGE_CUT_MARK
         tokens, over = count_until(counter, candidate, cap)
         if tokens is not None:
             return [candidate], tokens
-    return [_CUT_MARK], counter.count(_CUT_MARK)
+    return [PAGE_CUT_MARK], counter.count(PAGE_CUT_MARK)

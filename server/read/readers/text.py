@@ -46,6 +46,7 @@ class Window:
     limit: int
     ranged: bool
     defaulted: bool = False
+    symbol: bool = False  # a symbol's lines: over the cap, read on from its first line
 
 
 def default_cut(window: Window, last: int, total: int | None = None, why: str | None = None) -> str:
@@ -250,34 +251,39 @@ def _over_cap(
     cap = settings.max_tokens
     # A range the caller chose is refused; from an offset alone (the caller chose where
     # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
-    # count's way on, `offset=2001`, was refused, then the next, and so on).
-    if window.ranged and not window.defaulted:
-        fits = counts.longest_fit(cap)
-        # What the range costs, for the refusal: counted as far as the cap, the rest
-        # scaled (a range may be many times the cap; its count would be the costliest
-        # part of a refusal).
-        tokens = counts.about()
-        about = "" if counts.counted_all else "about "
-        last = window.offset + lines - 1
-        if fits:
-            fewer = again(offset=window.offset, limit=fits)  # its other options kept
-            advice = f"Read fewer lines: {fewer}."
-        else:
-            advice = (
-                f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
-                "(READKEEPER_MAX_TOKENS) or search the file instead "
-                f"({call('grep', pattern='<what you look for>', path=path)})."
-            )
-        raise ReadkeeperError(
-            "token_limit",
-            f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, over the "
-            f"{cap:,}-token cap. {advice}",
-            file_path=path,
-            tokens=tokens,
-            max_tokens=cap,
-            largest_limit=fits,
+    # count's way on, `offset=2001`, was refused, then the next, and so on), unless not
+    # even its first line fits (round 34: 0 lines, and the same offset named again).
+    chosen = window.ranged and not window.defaulted
+    fits = counts.longest_fit(cap if chosen else cap - _NOTE_ALLOWANCE)
+    if fits and not chosen:
+        return fits
+    # What the range costs, for the refusal: counted as far as the cap, the rest
+    # scaled (a range may be many times the cap; its count would be the costliest
+    # part of a refusal).
+    tokens = counts.about()
+    about = "" if counts.counted_all else "about "
+    last = window.offset + lines - 1
+    if fits and window.symbol:  # from its first line on, each read naming the next
+        start = again(offset=window.offset)
+        advice = f"Read it from its first line ({start}): each read is cut at the cap."
+    elif fits:
+        fewer = again(offset=window.offset, limit=fits)  # its other options kept
+        advice = f"Read fewer lines: {fewer}."
+    else:
+        advice = (
+            f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
+            "(READKEEPER_MAX_TOKENS) or search the file instead "
+            f"({call('grep', pattern='<what you look for>', path=path)})."
         )
-    return counts.longest_fit(cap - _NOTE_ALLOWANCE)
+    raise ReadkeeperError(
+        "token_limit",
+        f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, over the "
+        f"{cap:,}-token cap. {advice}",
+        file_path=path,
+        tokens=tokens,
+        max_tokens=cap,
+        largest_limit=fits,
+    )
 
 
 @dataclass(frozen=True)
