@@ -208,7 +208,18 @@ _HEADER = 40
 def _cost(count: Callable[[str], int], item: dict[str, Any], params: ReadManyParams) -> int:
     """What an entry sends, as render_many.many shows it, with the room a front end's words
     may take."""
-    return count(render_many.many_entry(item, shared=shared(params))) + _SEP + _SLACK
+    said = render_many.many_entry(item, shared=shared(params))
+    return count(said) + _in_session(count, params, said) + _SEP + _SLACK
+
+
+def _in_session(count: Callable[[str], int], params: ReadManyParams, said: str) -> int:
+    """The room for the call's session in each call `said` names: MCP names each in the
+    caller's session (hints.for_mcp; round 34: a 256-character session, uncounted, sent
+    1,692 tokens at a budget of 1,500)."""
+    session = shared(params).get("session")
+    if not session:
+        return 0
+    return said.count(quoting.CALL_PREFIX) * count(f', "session": {quoting.json_text(session)}')
 
 
 def _over_cost(count: Callable[[str], int], path: str) -> int:
@@ -224,9 +235,8 @@ def _header(count: Callable[[str], int], path: str, params: ReadManyParams) -> i
 def _cost_of_note(count: Callable[[str], int], params: ReadManyParams) -> int:
     """The most the note may cost, whichever file it names (`_note`)."""
     names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
-    return max(count(f"note: {quoting.line(_note(params, name))}") for name in names) + (
-        _SEP + _SLACK
-    )
+    said = max((f"note: {quoting.line(_note(params, name))}" for name in names), key=count)
+    return count(said) + _in_session(count, params, said) + _SEP + _SLACK
 
 
 def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:

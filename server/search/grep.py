@@ -58,7 +58,8 @@ def grep(
     beneath a folder that ripgrep could wait on (search/stalls.py), when it knows them."""
     _check(params)
     # Every page repeats the pattern and glob twice (priced.COPIES): at most a quarter.
-    refuse_long_params(services, "grep", pattern=params.pattern, glob=params.glob, path=params.path)
+    repeated = {"pattern": params.pattern, "glob": params.glob, "path": params.path}
+    refuse_long_params(services, "grep", params.session, **repeated)
     root, cwd, arg = searched(services, params.path, params.session)
     avoided = stalls.avoid(root, cwd, suspects(cwd) if suspects is not None else None)
     # Plain lines where they are exact (blocks.py), else ripgrep's JSON messages.

@@ -53,7 +53,7 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     # As grep's (priced.py): the pattern and path each page repeats.
-    refuse_long_params(services, "glob", pattern=params.pattern, path=params.path)
+    refuse_long_params(services, "glob", params.session, pattern=params.pattern, path=params.path)
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
@@ -236,7 +236,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, folder, _ = searched(services, params.path, params.session, folder_only=True)
-    refuse_long_params(services, "list", path=folder)  # in its header, note and `next`
+    refuse_long_params(services, "list", params.session, path=folder)  # header, note, `next`
     where = services.workspace.locate(folder, params.session)
     if where is None:  # checked by `searched`; the roots may have changed since
         raise services.workspace.not_found(folder)

@@ -67,15 +67,20 @@ _SHORTER = {
     "pattern": "Search for a shorter pattern (a distinctive part of it).",
     "glob": "Give a shorter glob (a distinctive part of the names).",
     "path": "Name a shorter path: a folder above it, narrowed with a glob or a pattern.",
+    "session": 'Name the session with a short id, e.g. "chat-1".',
 }
 
 
-def refuse_long_params(services: ReadServices, method: str, **repeated: str | None) -> None:
-    """Refuse, before any search, a call whose `repeated` strings (by field) cost more
-    than `max_tokens` over `SHARE` together: its pages could show next to nothing beside
-    their own call for the rest. The refusal names the costliest."""
+def refuse_long_params(
+    services: ReadServices, method: str, session: str, **repeated: str | None
+) -> None:
+    """Refuse, before any search, a call whose `repeated` strings (by field), with its
+    `session` (its key; as named), cost more than `max_tokens` over `SHARE` together:
+    its pages could show next to nothing beside their own call for the rest. The
+    refusal names the costliest."""
     cap = services.settings.max_tokens
     most = cap // SHARE
+    repeated["session"] = sessions.name_of(session)
     costs = {field: repeated_tokens(services, value) for field, value in repeated.items()}
     whole = sum(costs.values())
     if whole <= most:

@@ -163,3 +163,17 @@ async def test_a_path_over_a_quarter_of_max_tokens_is_refused_naming_it(workspac
             assert result.is_error, (tool, said[:300])
             assert said.startswith("path is "), said[:300]
             assert "a folder above it" in said, said
+
+
+@pytest.mark.parametrize("method", ["grep", "glob", "list"])
+def test_a_session_name_costing_over_a_quarter_is_refused(workspace: Path, method: str) -> None:
+    """A session of 256 tag characters (escaped, over 1,000 tokens) made one-entry pages
+    of 4,377 tokens at a cap of 2,000 (round 34): each page repeats it in its calls."""
+    (workspace / "a.txt").write_text("x\n")
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 2000})
+    params = {"pattern": "*.txt" if method == "glob" else "x", "session": "\U000e0041" * 256}
+    with pytest.raises(ReadkeeperError) as refused:
+        calls.call(core, method, params if method != "list" else {"session": params["session"]})
+    assert refused.value.data["field"] == "session", refused.value.message
+    assert 'short id, e.g. "chat-1"' in refused.value.message
+    core.close()

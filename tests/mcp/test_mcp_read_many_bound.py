@@ -114,3 +114,22 @@ async def test_the_least_budget_holds_over_lsp(lsp: Session, workspace: Path) ->
     assert tiktoken_count(render_many.many(enough)) <= least
     refused = [r["error"]["data"]["kind"] for r in enough["results"] if "error" in r]
     assert refused.count("not_found") == len(MISSING), enough
+
+
+async def test_a_long_sessions_calls_are_counted_by_the_budget(workspace: Path) -> None:
+    """MCP names each call in the caller's session: a missing file's refusal and the note
+    repeat a 256-character session, uncounted: 1,692 tokens sent at a budget of 1,500,
+    3,102 at 800 (round 34)."""
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    session = "\ua66e" * 256
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        for budget in (800, 1500, 3000):
+            arguments = {"file_paths": ["a.txt", "b.txt", "nope.txt"], "session": session}
+            result = await client.call_tool("read_many", {**arguments, "budget_tokens": budget})
+            said = text_of(result)
+            if result.is_error:
+                assert error_kind(result) == "token_limit", said[:300]
+                continue
+            assert tiktoken_count(said) <= budget, (budget, tiktoken_count(said))
