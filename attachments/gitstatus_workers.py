@@ -52,15 +52,20 @@ class NotRun(Exception):
         self.stopped = stopped  # its worker found stopped from outside (SIGSTOP)
 
 
-def stopped(pid: int) -> bool:
-    """Whether process `pid` is stopped (SIGSTOP, a debugger): its state in /proc. False
+def stopped(pid: int, depth: int = 3) -> bool:
+    """Whether process `pid`, or one it started (the confined reader that runs the
+    status: round 34), is stopped (SIGSTOP, a debugger): their states in /proc. False
     where there is no /proc, or the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             state = stat.read().rpartition(b")")[2].split()[:1]
-    except OSError:
+        if state in ([b"T"], [b"t"]):
+            return True
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as listed:
+            children = [int(child) for child in listed.read().split()]
+    except (OSError, ValueError):
         return False
-    return state in ([b"T"], [b"t"])
+    return depth > 0 and any(stopped(child, depth - 1) for child in children)
 
 
 def read_line(fd: int, deadline: float) -> bytes:

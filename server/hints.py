@@ -258,8 +258,8 @@ def for_mcp(
             if instead is None or instead[0] not in tools:
                 return _lacking(method, "this MCP server", "a method of its language server")
             return f"{word(*instead)}, its folder's entries with their kinds and sizes"
-        if isinstance(session, str) and session and "session" not in (params or {}):
-            params = {**(params or {}), "session": session}
+        if params and isinstance(session, str) and session and "session" not in params:
+            params = {**params, "session": session}  # a tool named alone is no call
         if not params:
             return f"the {tool} tool"
         return f"the {tool} tool with {json_text(params)}"

@@ -73,7 +73,7 @@ def check(kind: Kind, params: ReadParams, path: str) -> None:
         what, instead = _IS[kind]
         kept = _kept(kind, params)
         instead = instead.format(
-            pages=call("read", file_path=path, pages="1-5", **kept),
+            pages=call("read", file_path=path, pages=params.pages or "1-5", **kept),
             lines=call("read", file_path=path, offset=1, limit=200, **kept),
             cells=call("read", file_path=path, offset=1, limit=10, **kept),
             whole=call("read", file_path=path, **kept),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -243,3 +244,29 @@ def test_a_worker_stopped_as_its_status_runs_is_not_the_repositorys_fault(
     finally:
         core.close()
     assert dead(done[0])  # killed and replaced, not left stopped
+
+
+def test_a_stopped_child_of_a_worker_counts_as_its_worker_stopped() -> None:
+    """Round 34: SIGSTOP of the process a worker started for the status (its confined
+    reader), not of the worker, made a healthy root remembered as stalled."""
+    parent = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    try:
+        children: list[int] = []
+        for _ in range(200):  # the shell starts its child
+            with open(f"/proc/{parent.pid}/task/{parent.pid}/children") as listed:
+                children = [int(pid) for pid in listed.read().split()]
+            if children:
+                break
+            time.sleep(0.01)
+        assert children
+        assert not gitstatus_workers.stopped(parent.pid)
+        os.kill(children[0], signal.SIGSTOP)
+        for _ in range(200):
+            if gitstatus_workers.stopped(parent.pid):
+                break
+            time.sleep(0.01)
+        assert gitstatus_workers.stopped(parent.pid)
+        os.kill(children[0], signal.SIGKILL)
+    finally:
+        parent.kill()
+        parent.wait()

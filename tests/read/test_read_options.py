@@ -117,3 +117,13 @@ async def test_over_mcp_the_same_refusals(workspace: Path) -> None:
             if kind in ("text", "notebook"):  # the read of a range, as MCP names it
                 assert '"offset": 1, "limit": ' in error["message"], error["message"]
                 assert 'the read tool with {"file_path": ' in error["message"], error["message"]
+
+
+def test_a_pdf_refused_an_option_keeps_the_pages_asked_for(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # `offset` on pages 17-18 named "1-5": the pages asked for were dropped (round 34).
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(20, lines=2))
+    error = refused(core, "doc.pdf", pages="17-18", offset=3)
+    assert error.kind == "bad_params"
+    assert '"pages": "17-18"' in error.message, error.message
