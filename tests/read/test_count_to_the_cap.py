@@ -102,3 +102,8 @@ def test_a_notebook_cell_alone_over_the_cap_is_cut_without_counting_it_again_and
     assert file["partial"] is True
     assert file["tokens"] <= CAP
     assert spy.chars < len(source) // 2  # a whole count of each shorter cut: 5 cells
+    # No read shows the rest of it: the note says so and names a search (round 34: the
+    # way on skipped to the next cell, the cut cell's rest offered nowhere).
+    note = str(file["note"])
+    assert "Cell 1 is over the cap on its own" in note, note
+    assert 'readkeeper/grep {"pattern": "<what you look for>", "path": ' in note, note

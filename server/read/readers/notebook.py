@@ -33,7 +33,7 @@ from typing import Any
 
 from ... import quoting, words
 from ...errors import ReadkeeperError, library_words
-from ...hints import again
+from ...hints import again, call
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
 from ..tokens import TokenCounter, estimate_tokens
@@ -144,6 +144,13 @@ def read_notebook(
             # The same view goes on: with the images, when they were asked for.
             images = True if include_images else None
             notes.append(f"Continue with {again(offset=next_offset, include_images=images)}.")
+    if shown and shown[-1].note == CUT_MARK:  # no read shows the rest (round 34)
+        search = call("grep", pattern="<what you look for>", path=path)
+        notes.append(
+            f"Cell {shown_end} is over the cap on its own: its outputs and the end of its "
+            f"source are not shown by any read; search them ({search}), or ask the user to "
+            "raise max_tokens (READKEEPER_MAX_TOKENS)."
+        )
     outputs = [o for cell in shown for o in cell.outputs or []]
     cut = sum(1 for o in outputs if o.note and _OUTPUT_CUT in o.note)
     if cut:
