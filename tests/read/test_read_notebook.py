@@ -233,6 +233,9 @@ def test_offset_and_limit_count_cells(core: Readkeeper, workspace: Path) -> None
     error = refused(core, "all.ipynb", offset=50)
     assert error.kind == "bad_params"
     assert error.data["total_cells"] == 9
+    # Its way on is the last cells, as many as asked (round 34: it named cell 1).
+    assert error.message.endswith("To see its end: offset=1.")  # the default count: all
+    assert refused(core, "all.ipynb", offset=50, limit=3).message.endswith("offset=7.")
 
 
 def test_a_single_cell_over_the_cap_is_cut(core: Readkeeper, workspace: Path) -> None:

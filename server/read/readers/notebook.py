@@ -86,7 +86,8 @@ def read_notebook(
         raise ReadkeeperError(
             "bad_params",
             f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
-            f"which has {total} cells (counted from 1). Read from {again(offset=1)}.",
+            f"which has {total} cells (counted from 1). To see its end: "
+            f"{again(offset=max(1, total - window.limit + 1))}.",  # as many as asked
             field="offset",
             total_cells=total,
         )
