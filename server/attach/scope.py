@@ -60,6 +60,10 @@ REFUSED: dict[str, str] = {
     # passed), in files beyond this agent's roots: undo through the editor's own chat.
     "undo": "an undo may take back a change beyond this agent's roots",
 }
+# What such an agent does instead.
+INSTEAD: dict[str, str] = {
+    "undo": "Make the reverse change with an edit, or ask the user to undo it in the editor.",
+}
 
 
 # An absolute path within free text (a watcher's reason).
@@ -132,10 +136,10 @@ class Scope:
         fields = PATH_FIELDS.get(method)
         if fields is None:
             why = f" ({REFUSED[method]})" if method in REFUSED else ""
-            raise ReadkeeperError(
+            instead = f" {INSTEAD[method]}" if method in INSTEAD else ""
+            raise ReadkeeperError(  # no list of the core's methods: the agent has its tools
                 "unsupported",
-                f"{method} is not served to an attached agent{why}; the methods are "
-                f"{sorted(PATH_FIELDS)}.",
+                f"{method} is not served to an attached agent{why}.{instead}",
                 method=method,
             )
         session = params.get("session")

@@ -82,6 +82,17 @@ def test_a_method_without_a_decision_is_refused(monkeypatch: pytest.MonkeyPatch)
     assert refused.value.kind == "unsupported"
 
 
+def test_undo_refused_to_an_attached_agent_says_what_to_do_instead() -> None:
+    # It listed the core's methods as a Python list, several no tool of the agent's
+    # (round 34, A10).
+    narrow = scope.Scope(["/nowhere"], lambda session: None)
+    with pytest.raises(ReadkeeperError) as refused:
+        narrow.params("undo", {})
+    assert refused.value.kind == "unsupported"
+    assert "[" not in refused.value.message, refused.value.message
+    assert "reverse change with an edit" in refused.value.message
+
+
 def named(params: dict[str, Any], sub: Path) -> set[str]:
     """The paths a call itself gives (a refusal may say them back)."""
     given: set[str] = set()
