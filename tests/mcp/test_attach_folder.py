@@ -15,7 +15,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,10 +168,10 @@ def test_the_next_start_sweeps_dead_servers_entries(
         alive.communicate(b"")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-async def test_a_stopped_server_removes_its_socket_and_discovery_file(
-    workspace: Path, signum: int
-) -> None:
+@contextlib.asynccontextmanager
+async def published_server(workspace: Path) -> AsyncIterator[tuple[Any, Path]]:
+    """The editor's server, started and its socket published: its process and the
+    folder of its socket and discovery file."""
     runtime = private_runtime_dir()
     lsp = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
     server = lsp.client._server
@@ -177,12 +179,20 @@ async def test_a_stopped_server_removes_its_socket_and_discovery_file(
     found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
     try:
         await eventually(found.exists, "the editor's server to publish its socket")
-        server.send_signal(signum)
-        await server.wait()
-        assert os.listdir(runtime / "readkeeper") == []
+        yield server, runtime / "readkeeper"
     finally:
         with contextlib.suppress(RuntimeError):  # stopped already, when the test passed
             await lsp.client.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_stopped_server_removes_its_socket_and_discovery_file(
+    workspace: Path, signum: int
+) -> None:
+    async with published_server(workspace) as (server, folder):
+        server.send_signal(signum)
+        await server.wait()
+        assert os.listdir(folder) == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -198,19 +208,10 @@ async def test_a_signal_given_to_another_thread_stops_the_server(
     tgkill = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
     if tgkill is None:
         pytest.skip(f"tgkill's syscall number on {platform.machine()} is not known here")
-    runtime = private_runtime_dir()
-    lsp = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
-    server = lsp.client._server
-    assert server is not None
-    found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))
-    try:
-        await eventually(found.exists, "the editor's server to publish its socket")
+    async with published_server(workspace) as (server, folder):
         others = [int(t) for t in os.listdir(f"/proc/{server.pid}/task") if int(t) != server.pid]
         assert others, "the server runs threads besides its main one"
         libc = ctypes.CDLL(None, use_errno=True)
         assert libc.syscall(tgkill, server.pid, others[0], signum) == 0
         await asyncio.wait_for(server.wait(), 30)
-        assert os.listdir(runtime / "readkeeper") == []
-    finally:
-        with contextlib.suppress(RuntimeError):
-            await lsp.client.close()
+        assert os.listdir(folder) == []
