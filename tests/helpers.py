@@ -29,6 +29,7 @@ from readkeeper.client import ReadkeeperClient
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 from readkeeper.protocol import ReadParams, unstructure
+from readkeeper.read import room
 
 T = TypeVar("T")
 
@@ -131,6 +132,15 @@ def text_file(core: Readkeeper, path: str | Path, **params: object) -> dict[str,
     file = result["file"]
     assert isinstance(file, dict)
     return file
+
+
+def max_tokens_for(lines: int, shown: Path, rest: bool, **params: object) -> int:
+    """The max_tokens at which a read with `params` of the file shown as `shown` may show
+    exactly `lines` tokens of lines: they and the room it keeps for what is sent beside
+    them (its way on's too when `rest`), half the cap at most (read/room.py)."""
+    kept = room.of_read(ReadParams(file_path=str(shown), **params), str(shown))  # type: ignore[arg-type]
+    beside = kept.cut if rest else kept.whole
+    return lines + beside if beside <= lines else 2 * lines
 
 
 def refused(core: Readkeeper, path: str | Path, **params: object) -> ReadkeeperError:

@@ -39,6 +39,7 @@ from ..hints import again
 from ..protocol import ChangedResult, ReadParams, ReadResult, TextFile, TextResult, UnchangedResult
 from ..state.shown_lines import ShownLines
 from ..state.snapshots import Snapshots
+from . import room
 from .services import ReadServices
 from .tokens import TokenCounter
 
@@ -109,7 +110,7 @@ def read(services: AnchorServices, params: ReadParams) -> ReadResult:
     if isinstance(result, TextResult):
         file = result.file
         if anchored:
-            file = _anchored(services, params.session, file)
+            file = _anchored(services, params, file)
             result = TextResult(file)
         if not _saw_view(services, params.session, file):
             _saw_lines(services, params.session, file)
@@ -211,21 +212,29 @@ def _rows(file: TextFile) -> list[tuple[int, str, bool]]:
     return shown
 
 
-def _anchored(services: AnchorServices, session: str, file: TextFile) -> TextFile:
+def _anchored(services: AnchorServices, params: ReadParams, file: TextFile) -> TextFile:
     """`file` with its lines shown anchored, cut to the token cap if anchors made it
-    longer, and recorded as held with anchors."""
+    longer, and recorded as held with anchors. The cap is the lines' (read/room.py):
+    what the read sends beside them kept, its way on's too when it names one (or may,
+    once anchors cut it)."""
     settings, counter = services.settings, services.tokens
+    session = params.session
+    kept = room.of_read(params, file.file_path)
+    named = file.partial or file.next_offset is not None or file.total_lines is None
+    fits = room.lines_cap(settings.max_tokens, kept.cut if named else kept.whole)
+    cut = room.lines_cap(settings.max_tokens, kept.cut)
     key = (
         file.content,
         file.start_line,
         bool(file.truncated_lines or file.escaped_lines),
-        settings.max_tokens,
+        fits,
+        cut,
         counter.encoding_name,
     )
     with _VIEWS_LOCK:
         made = _VIEWS.get(key)
     if made is None:
-        made = _anchored_view(file, settings.max_tokens, counter)
+        made = _anchored_view(file, fits, cut, settings.max_tokens, counter)
         with _VIEWS_LOCK:
             _VIEWS[key] = made
             while len(_VIEWS) > _VIEWS_KEPT:
@@ -254,10 +263,10 @@ _VIEWS_KEPT = 8
 
 
 def _anchored_view(
-    file: TextFile, cap: int, counter: TokenCounter
+    file: TextFile, cap: int, cut: int, max_tokens: int, counter: TokenCounter
 ) -> tuple[str, int, dict[str, object]]:
     """The anchored content of `file`, its tokens, and what else changes when anchors
-    put it over the cap `cap`."""
+    put it over the cap `cap` (its lines cut to `cut`, the cap beside a way on)."""
     rows = _rows(file)
     hashes = [short_hash(text) if exact else NO_ANCHOR for _, text, exact in rows]
     lines = [f"{n}{h}\t{text}" for (n, text, _), h in zip(rows, hashes, strict=True)]
@@ -278,14 +287,14 @@ def _anchored_view(
     tokens = cost(len(lines))
     if tokens <= cap:
         return content, tokens, {}
-    kept = _fitting(cost, len(lines), cap - 64)
+    kept = _fitting(cost, len(lines), cut)
     next_offset = file.start_line + kept
     changes: dict[str, object] = {
         "num_lines": kept,
         "partial": True,
         "next_offset": next_offset,
         "note": f"Showing lines {file.start_line}-{next_offset - 1} (anchors made the lines "
-        f"over the {cap:,}-token cap). Continue with "
+        f"over the {max_tokens:,}-token cap). Continue with "
         f"{again(offset=next_offset, line_format='anchors')}.",
     }
     return "\n".join(lines[:kept]), cost(kept), changes

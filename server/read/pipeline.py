@@ -42,7 +42,7 @@ from ..protocol import (
 )
 from ..settings import Settings
 from ..state.buffers import Buffer, Buffers
-from . import damaged, held_document, held_range, options, partial_seen, readers
+from . import damaged, held_document, held_range, options, partial_seen, readers, room
 from .estimates import document_estimate, text_estimate
 from .loop_guard import costly_step
 from .readers import outline_cache, outline_read
@@ -106,8 +106,9 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
     settings = services.settings
     window = window_for(params, settings)
     with open_path(services.workspace, params.file_path, params.session) as opened:
-        request = Request(params, window, opened)
         path = opened.path
+        window = dataclasses.replace(window, room=room.of_read(params, path))
+        request = Request(params, window, opened)
         # Images, PDFs and notebooks have their own readers, chosen by content.
         head = peek(opened.fd, readers.SNIFF_BYTES)
         kind = readers.sniff(head, path)
@@ -116,7 +117,7 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
             return _document(services, kind, request)
         if opened.size > settings.max_size_bytes:
             if not window.ranged:
-                raise too_large(path, opened.size, settings, _first_fit(services, opened))
+                raise too_large(path, opened.size, settings, _first_fit(services, request))
             return _range(services, request)
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
@@ -191,6 +192,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
     planned = outline_read.plan(params, path, text, content.digest, settings, counter)
     if isinstance(planned, outline_read.SymbolRead):  # a ranged read of a symbol's lines
         window = window_for(planned.params, settings, symbol=True)
+        window = dataclasses.replace(window, room=request.window.room)  # the caller's call
         request = Request(planned.params, window, request.opened)
     elif planned is not None:
         costly_step()  # a parse and a walk: not on the event loop
@@ -403,17 +405,19 @@ def window_for(params: ReadParams, settings: Settings, symbol: bool = False) -> 
 RANGE_LINES = 500
 
 
-def _first_fit(services: ReadServices, opened: OpenedFile) -> int:
-    """The most lines from the top (up to RANGE_LINES) that a ranged read of `opened`
+def _first_fit(services: ReadServices, request: Request) -> int:
+    """The most lines from the top (up to RANGE_LINES) that a ranged read of the file
     shows under the token cap: that read, made as it would be (0: line 1 alone is over
-    the cap), so the range a too_large refusal names is never itself refused."""
+    the cap; the room of what is sent with it the caller's read's), so the range a
+    too_large refusal names is never itself refused."""
+    opened = request.opened
     # The lines that end within the first max_size_bytes: the probe reads no further
     # than a whole read may (none: line 1 alone is longer, and is shown cut).
     head = os.pread(opened.fd, services.settings.max_size_bytes, 0)
     lines = min(RANGE_LINES, head.count(b"\n"))
     if not lines:
         return 1
-    window = text_reader.Window(offset=1, limit=lines, ranged=True)
+    window = text_reader.Window(offset=1, limit=lines, ranged=True, room=request.window.room)
     try:
         stream_range(opened, window, services.settings, services.tokens)
     except ReadkeeperError as exc:

@@ -13,6 +13,8 @@ import pytest
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
+from readkeeper.protocol import ReadParams
+from readkeeper.read import room
 from readkeeper.read.anchors import anchor, short_hash
 from readkeeper.state.shown_lines import ShownLines, moved
 
@@ -373,9 +375,12 @@ def test_an_anchored_read_stays_under_the_token_cap(workspace: Path) -> None:
         (workspace / "a.txt").write_text("\n" * 400)
         plain = calls.call(core, "read", {"file_path": "a.txt"})
         result = read(core, "a.txt")
+        # The lines' cap: what the read sends beside them kept (read/room.py).
+        beside = room.of_read(ReadParams(file_path="a.txt"), str(workspace / "a.txt")).cut
+        cap = room.lines_cap(300, beside)
         assert (
             result["file"]["tokens"]
-            <= 300
+            <= cap
             < core.tokens.count(
                 "\n".join(
                     f"{n}{anchor(n, '')[len(str(n)) :]}\t"

@@ -18,7 +18,11 @@ import pytest
 from document_samples import numbered_pdf
 from notebook_cells import numbered_notebook
 
+from helpers import tiktoken_count
 from mcp_helpers import Client, core_client, dropin_client, error_kind, ok, text_of
+from readkeeper.settings import Settings
+
+DEFAULT_MAX_TOKENS = Settings().max_tokens
 
 # Where a read names the next read: its header's or note's rest, a PDF's next pages, a
 # too_large refusal's first range.
@@ -34,15 +38,21 @@ ASKED = {"session": "crawl", "line_format": "anchors"}
 
 
 async def crawl(
-    client: Client, first: dict[str, Any], found: Callable[[str], list[int]]
+    client: Client,
+    first: dict[str, Any],
+    found: Callable[[str], list[int]],
+    cap: int = DEFAULT_MAX_TOKENS,
 ) -> tuple[list[int], list[dict[str, Any]]]:
-    """What each read showed, in order, and each call named, following the ways on."""
+    """What each read showed, in order, and each call named, following the ways on;
+    each answer as sent within `cap` (the server's max_tokens) by tiktoken's count."""
     seen: list[int] = []
     named: list[dict[str, Any]] = []
     arguments = first
     for _ in range(300):
         result = await client.call_tool("read", arguments)
         said = text_of(result)
+        sent = tiktoken_count(said)
+        assert sent <= cap, (sent, cap, arguments, said[:300], said[-300:])
         if result.is_error:
             assert error_kind(result) in ("pages_required", "too_large", "token_limit"), said
 
@@ -137,6 +147,7 @@ async def test_the_drop_ins_ways_on_lead_to_a_files_end(workspace: Path) -> None
         arguments: dict[str, Any] = {"path": name}
         for _ in range(40):
             said = await ok(client, "read_text_file", **arguments)
+            assert tiktoken_count(said) <= DEFAULT_MAX_TOKENS, (arguments, said[-300:])
             seen += [int(a or b) for a, b in _PLAIN_LINE.findall(said)]
             way = _DROPIN_WAY_ON.search(said)
             if way is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import read, refused, text_file
+from helpers import max_tokens_for, read, refused, text_file
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError, shown_name
 from readkeeper.protocol import EditParams, ForgetParams, ReadParams, StatsParams, WriteParams
@@ -252,15 +252,19 @@ def test_the_continuation_a_cut_read_suggests_fits_when_the_lines_after_cost_mor
 
 
 def test_a_whole_read_of_exactly_the_token_cap_is_read_whole(workspace: Path) -> None:
+    # Its lines and what is sent with them (its header: read/room.py) come to the cap.
     (workspace / "log.txt").write_text("".join(f"request {i} ok\n" for i in range(1, 200)))
     first = Readkeeper(roots=[str(workspace)])
     tokens = first.tokens.count(str(text_file(first, "log.txt")["content"]))  # exact
-    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": tokens})
+    cap = max_tokens_for(tokens, workspace / "log.txt", rest=False)
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": cap})
     file = text_file(core, "log.txt")
     assert (file["num_lines"], file["tokens"]) == (199, tokens)
     assert not file.get("partial")
     assert "next_offset" not in file  # nothing after the last line
     assert "note" not in file
+    under = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": cap - 1})
+    assert text_file(under, "log.txt")["partial"] is True
 
 
 def test_ranged_read_over_the_cap_is_refused_with_a_limit_that_fits(workspace: Path) -> None:
@@ -414,11 +418,14 @@ def test_a_streamed_range_of_exactly_the_token_cap_is_read(workspace: Path) -> N
     settings = {"max_size_bytes": 100}
     first = Readkeeper(roots=[str(workspace)], client_settings=settings)
     tokens = first.tokens.count(str(text_file(first, big, limit=30)["content"]))  # exact
-    core = Readkeeper(roots=[str(workspace)], client_settings={**settings, "max_tokens": tokens})
+    # Its total unknown, a streamed range names the rest: its way on's room is kept too.
+    cap = max_tokens_for(tokens, big, rest=True, limit=30)
+    core = Readkeeper(roots=[str(workspace)], client_settings={**settings, "max_tokens": cap})
     file = text_file(core, big, limit=30)
     assert (file["num_lines"], file["tokens"]) == (30, tokens)
     over = Readkeeper(
-        roots=[str(workspace)], client_settings={**settings, "max_tokens": tokens - 1}
+        roots=[str(workspace)],
+        client_settings={**settings, "max_tokens": max_tokens_for(tokens - 1, big, True, limit=30)},
     )
     error = refused(over, big, limit=30)
     assert error.kind == "token_limit"

@@ -22,7 +22,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import read, refused, stdlib_text_files, text_file, wait_until
+from helpers import max_tokens_for, read, refused, stdlib_text_files, text_file, wait_until
 from readkeeper import render
 from readkeeper.core import Buffer, Readkeeper
 from readkeeper.errors import ReadkeeperError
@@ -197,7 +197,7 @@ def test_a_read_over_the_cap_by_its_bytes_waits_for_the_count(workspace: Path) -
     content = str(text_file(loaded(workspace), "m.txt")["content"])
     exact = COUNTER.count(content)
     assert exact < len(content.encode())  # a cap between the two: the bytes are over it
-    core = fresh(workspace, max_tokens=exact)
+    core = fresh(workspace, max_tokens=max_tokens_for(exact, workspace / "m.txt", rest=False))
     file = text_file(core, "m.txt")
     assert "tokens_upper_bound" not in file
     assert (file["tokens"], file["num_lines"], file["partial"]) == (exact, 300, False)
@@ -211,10 +211,10 @@ def test_bytes_at_the_cap_are_counted_by_the_index_and_over_it_by_the_table(
     (workspace / "a.py").write_text(SOURCE)
     content = str(text_file(loaded(workspace), "a.py")["content"])
     size = len(content.encode())
-    at_cap = fresh(workspace, max_tokens=size)
+    at_cap = fresh(workspace, max_tokens=max_tokens_for(size, workspace / "a.py", rest=False))
     assert text_file(at_cap, "a.py")["tokens"] == COUNTER.count(content)
     assert at_cap.tokens.index_counts == 1
-    over = fresh(workspace, max_tokens=size - 1)
+    over = fresh(workspace, max_tokens=max_tokens_for(size - 1, workspace / "a.py", rest=False))
     assert text_file(over, "a.py")["tokens"] == COUNTER.count(content)
     assert over.tokens.index_counts == 0
 
@@ -259,10 +259,12 @@ def test_a_streamed_range_is_counted_by_the_index_under_the_cap(workspace: Path)
     exact = COUNTER.count(content)
     assert "tokens_upper_bound" not in file
     assert (file["tokens"], core.tokens.index_counts) == (exact, 1)
-    tight = text_file(fresh(workspace, **small, max_tokens=exact), big, offset=50, limit=30)
+    tight_cap = max_tokens_for(exact, big, rest=True)  # a streamed range names the rest
+    tight = text_file(fresh(workspace, **small, max_tokens=tight_cap), big, offset=50, limit=30)
     assert "tokens_upper_bound" not in tight
     assert (tight["tokens"], tight["content"]) == (exact, content)
-    over = refused(fresh(workspace, **small, max_tokens=exact - 1), big, offset=50, limit=30)
+    over_cap = max_tokens_for(exact - 1, big, rest=True)
+    over = refused(fresh(workspace, **small, max_tokens=over_cap), big, offset=50, limit=30)
     assert over.kind == "token_limit"
     assert over.data["tokens"] == exact
 

@@ -142,7 +142,15 @@ def read_document(
             return used[-1]
 
         result = read_pdf(
-            data, path, params.pages, params.render, folder, content_digest, settings, counter
+            data,
+            path,
+            params.pages,
+            params.render,
+            folder,
+            content_digest,
+            settings,
+            counter,
+            window.room,
         )
         return DocumentView(
             result, result.file.partial, result.file.tokens, 0, used[0] if used else None

@@ -48,7 +48,11 @@ from .notebook_parse import parse
 from .notebook_text import ANSI_RE, capped, joined
 from .text import Window
 
-_NOTE_ALLOWANCE = 64
+# The words of a notebook read's note besides its way on (Window.cap sets that aside):
+# a cell over the cap on its own, outputs cut, images as placeholders, not sent, an
+# upgraded version; and the two calls it may name more (the images', a search's).
+_NOTE_TOKENS = 112
+_NOTE_CALLS = 2
 _OUTPUT_OVERHEAD_TOKENS = 40  # an output's fields and the JSON around its text
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 _FORMS = "PNG, JPEG, GIF, WebP, BMP"
@@ -82,21 +86,25 @@ def read_notebook(
     major, minor = raw.get("nbformat"), raw.get("nbformat_minor", 0)
     cells, language = _cells_of(raw, path)
     total = len(cells)
+    names = cell_names(cells, major == 4)
+    cap = window.cap(settings, True, _NOTE_TOKENS + _NOTE_CALLS * window.room.call)
     if window.offset > max(total, 1):
+        # Its way on: the last cells that fit the cap, as many as asked for at most
+        # (round 35: the count asked for, 2,000 by default, named cells 1001-1498 of 3,000).
+        summarise = _Summariser(path, include_images, settings)
+        end = _end_that_fits(cells, names, window.limit, summarise, counter, cap)
         raise ReadkeeperError(
             "bad_params",
             f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
             f"which has {total} cells (counted from 1). To see its end: "
-            f"{again(offset=max(1, total - window.limit + 1))}.",  # as many as asked
+            f"{again(offset=end)}.",
             field="offset",
             total_cells=total,
         )
     first = window.offset - 1
     chosen = cells[first : first + window.limit]
     summarise = _Summariser(path, include_images, settings)
-    names = cell_names(cells, major == 4)
     shown: list[NotebookCell] = []
-    cap = settings.max_tokens - _NOTE_ALLOWANCE
     used = 0
     for index, cell in enumerate(chosen, first):
         view = summarise.cell(cell, index, names[index])
@@ -194,6 +202,32 @@ def read_notebook(
         ),
         left_out if partial or summarise.chars_cut else 0,
     )
+
+
+# What a cell costs more beside others than alone (the JSON between them), by estimate.
+_CELL_JOINT_TOKENS = 2
+
+
+def _end_that_fits(
+    cells: list[dict[str, Any]],
+    names: list[str],
+    most: int,
+    summarise: _Summariser,
+    counter: TokenCounter,
+    cap: int,
+) -> int:
+    """The number (from 1) of the first of the notebook's last cells that fit `cap`
+    together, `most` of them at most; the last cell when even it alone is over (a read
+    of it alone is cut to fit)."""
+    first, used = len(cells), 0
+    for index in range(len(cells) - 1, max(-1, len(cells) - 1 - most), -1):
+        view = summarise.cell(cells[index], index, names[index])
+        cost = cost_within([view], counter, summarise.settings, cap - used, text=False)
+        if cost is None:
+            break
+        used += cost + _CELL_JOINT_TOKENS
+        first = index
+    return max(1, min(first + 1, len(cells)))
 
 
 def shows_as_cells(data: bytes, path: str) -> bool:

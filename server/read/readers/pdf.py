@@ -31,6 +31,7 @@ from ...hints import again
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ...words import compress
+from ..room import NO_ROOM, Room, lines_cap
 from ..tokens import TokenCounter
 from ..within import count_until, count_within
 from . import pdf_reading, worker
@@ -38,7 +39,12 @@ from .pdf_pages import Ranges, expand, pages_required, parse_pages
 from .pdf_reading import Reading, open_failed
 from .pdf_render import page_plan, render_pages
 
-_NOTE_ALLOWANCE = 64
+# The words of a PDF read's note besides its way on (room.py sets that aside): pages
+# stopped, skipped, over the cap, at most N a read; and the call it may name more: a
+# cut page's drawing beside the two for the rest (a read that names no rest names at
+# most two: the pages without text drawn, the pages after).
+_NOTE_TOKENS = 128
+_NOTE_CALLS = 1
 
 
 def read_pdf(
@@ -50,11 +56,16 @@ def read_pdf(
     content_digest: str,
     settings: Settings,
     counter: TokenCounter,
+    room: Room = NO_ROOM,
 ) -> PdfResult | PartsResult:
-    """The `pdf` (text) or `parts` (rendered pages) result for a PDF's bytes."""
+    """The `pdf` (text) or `parts` (rendered pages) result for a PDF's bytes; `room`:
+    what the read sends besides its pages (read/room.py)."""
     ranges = parse_pages(pages) if pages is not None else None
+    kept = room.cut + _NOTE_TOKENS + _NOTE_CALLS * room.call
     try:
-        return _read(data, path, ranges, render, output_dir, content_digest, settings, counter)
+        return _read(
+            data, path, ranges, render, output_dir, content_digest, settings, counter, kept
+        )
     except ReadkeeperError as refused:
         if not (refused.kind in ("too_large", "corrupt") and "page" in refused.data):
             raise
@@ -132,6 +143,7 @@ def _read(
     content_digest: str,
     settings: Settings,
     counter: TokenCounter,
+    room: int,
 ) -> PdfResult | PartsResult:
     try:
         with worker.lease() as job:
@@ -157,6 +169,7 @@ def _read(
                 render,
                 settings,
                 lambda n: _other_fails(data, n, render, settings),
+                room,
             )
             if render:
                 return render_pages(reading, output_dir, content_digest, counter)
@@ -223,7 +236,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             page_count=reading.page_count,
         )
 
-    cap = settings.max_tokens - _NOTE_ALLOWANCE
+    cap = lines_cap(settings.max_tokens, reading.room)
     content = "\n\n".join(blocks)
     within = count_within(counter, content, cap)
     if within is not None:

@@ -37,6 +37,8 @@ class Reading:
     # Why a page does not show the other way (its text when drawing, else its drawing),
     # or None when it does: asked before a note names that way.
     other_fails: Callable[[int], str | None] = lambda number: None
+    # The tokens kept under the cap for what is sent besides the pages (read/room.py).
+    room: int = 0
 
     def after(self, number: int) -> list[int]:
         """The pages asked for after `number`, for the next read."""

@@ -16,6 +16,7 @@ marker saying how much was cut.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections import OrderedDict
@@ -29,11 +30,9 @@ from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
 from ..numbered_tokens import NumberedLines
+from ..room import NO_ROOM, Room, lines_cap
 from ..tokens import TokenCounter, estimate_tokens
 from .text_past_end import end_that_fits, past_the_end
-
-# Room kept under the token cap for the note that says where to continue.
-_NOTE_ALLOWANCE = 64
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,13 @@ class Window:
     ranged: bool
     defaulted: bool = False
     symbol: bool = False  # a symbol's lines: over the cap, read on from its first line
+    room: Room = NO_ROOM  # what the read sends besides its lines (read/room.py)
+
+    def cap(self, settings: Settings, rest: bool, extra: int = 0) -> int:
+        """The tokens its lines may take: `max_tokens` less the room of what is sent
+        with them (its way on's, when `rest`: lines follow the shown ones) and `extra`
+        (a note on the lines themselves); half of it at least (read/room.py)."""
+        return lines_cap(settings.max_tokens, (self.room.cut if rest else self.room.whole) + extra)
 
 
 def default_cut(window: Window, last: int, total: int | None = None, why: str | None = None) -> str:
@@ -66,6 +72,21 @@ class TextView:
 
     file: TextFile
     tokens_left_out: int  # estimate of what the caps kept from the agent
+    # How many tokens under its cap the lines left, when the cap did not cut them (None
+    # when it did): the same view answers a read whose room is larger by at most that.
+    spare: int | None = None
+    room: Room = NO_ROOM  # the room it was made with
+    rest: bool = False  # lines follow those asked for: its way on's room applied
+
+    def fits(self, room: Room) -> bool:
+        """Whether this view, made for another read's room, is also the view of a read
+        with `room` (the same lines, within that read's cap)."""
+        if room == self.room:
+            return True
+        if self.spare is None:
+            return False
+        more = (room.cut - self.room.cut) if self.rest else (room.whole - self.room.whole)
+        return more <= self.spare
 
 
 def not_text(path: str, reason: str) -> ReadkeeperError:
@@ -244,17 +265,18 @@ def number_lines(shown: list[str], start: int, width: int) -> list[str]:
 
 
 def _over_cap(
-    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings
+    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings, room: int
 ) -> int:
-    """How many of the `lines` fit under the token cap; raises for a range the caller
-    chose."""
+    """How many of the `lines` fit under the token cap, `room` kept for what is sent
+    with them when they are cut (Window.cap); raises for a range the caller chose."""
     cap = settings.max_tokens
     # A range the caller chose is refused; from an offset alone (the caller chose where
     # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
     # count's way on, `offset=2001`, was refused, then the next, and so on), unless not
-    # even its first line fits (round 34: 0 lines, and the same offset named again).
+    # even its first line fits (round 34: 0 lines, and the same offset named again). The
+    # limit a refusal names fits beside the way on its read may name, as sent.
     chosen = window.ranged and not window.defaulted
-    fits = counts.longest_fit(cap if chosen else cap - _NOTE_ALLOWANCE)
+    fits = counts.longest_fit(room)
     if fits and not chosen:
         return fits
     # What the range costs, for the refusal: counted as far as the cap, the rest
@@ -275,10 +297,16 @@ def _over_cap(
             "(READKEEPER_MAX_TOKENS) or search the file instead "
             f"({call('grep', pattern='<what you look for>', path=path)})."
         )
+    over = f"over the {cap:,}-token cap"
+    if tokens <= cap:  # over with what is sent beside them (read/room.py)
+        over = (
+            f"over the {cap:,}-token cap with the {cap - room:,} kept for what is sent beside "
+            "them (the file's name, the calls for the rest)"
+        )
     raise ReadkeeperError(
         "token_limit",
-        f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, over the "
-        f"{cap:,}-token cap. {advice}",
+        f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, {over}. "
+        f"{advice}",
         file_path=path,
         tokens=tokens,
         max_tokens=cap,
@@ -292,6 +320,7 @@ class TokenFit:
 
     tokens: int
     kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
+    spare: int | None = None  # the tokens left under the cap, when it did not cut
 
 
 def fit_tokens(
@@ -301,20 +330,27 @@ def fit_tokens(
     content: str,
     settings: Settings,
     counter: TokenCounter,
+    rest: bool = True,
+    extra: int = 0,
 ) -> TokenFit:
     """The tokens of `content`, the numbered `shown` lines, counted exactly: by the token
     table's index when the table has not loaded yet and the text's bytes are under the
-    cap (tokens.py `early_count`), else with the table. Over the cap a range the caller
-    chose is refused (`token_limit`); a whole read, or one from an offset alone, is cut
-    to the lines that fit."""
-    early = counter.early_count(content, settings.max_tokens)
+    cap (tokens.py `early_count`), else with the table. The cap is what the window's room
+    leaves (`Window.cap`; `rest`: the read names a way on even uncut, `extra`: a note on
+    the lines). Over it a range the caller chose is refused (`token_limit`), naming the
+    most lines its read may show; a whole read, or one from an offset alone, is cut to
+    the lines that fit beside its way on."""
+    cap = window.cap(settings, rest, extra)
+    early = counter.early_count(content, cap)
     if early is not None:
-        return TokenFit(early, None)
+        return TokenFit(early, None, cap - early)
     counts = counter.numbered(shown, window.offset, settings.number_width)
-    tokens = counts.tokens_within(settings.max_tokens)
+    tokens = counts.tokens_within(cap)
     if tokens is not None:
-        return TokenFit(tokens, None)
-    kept = _over_cap(path, window, counts, len(shown), settings)
+        return TokenFit(tokens, None, cap - tokens)
+    chosen = window.ranged and not window.defaulted
+    cut_cap = window.cap(settings, rest or not chosen, extra)
+    kept = _over_cap(path, window, counts, len(shown), settings, cut_cap)
     return TokenFit(counts.tokens(kept), kept)
 
 
@@ -342,7 +378,7 @@ def view(
         content_digest,
         path,
         encoding,
-        window,
+        dataclasses.replace(window, room=NO_ROOM),  # a view fits other rooms (`fits`)
         settings.max_line_chars,
         settings.max_tokens,
         settings.default_limit,
@@ -351,7 +387,7 @@ def view(
     )
     with _VIEWS_LOCK:
         kept = _VIEWS.get(key)
-        if kept is not None:
+        if kept is not None and kept.fits(window.room):
             _VIEWS.move_to_end(key)
             return kept
     made = _view(text, path, encoding, window, settings, counter)
@@ -378,7 +414,7 @@ def _view(
     total = line_count(text) if ranged else len(lines)
     if window.offset > max(total, 1):
         tail, _ = _shown(lines[max(0, total - window.limit) : total], settings, "\r" in text)
-        end = end_that_fits(tail, total, settings, counter)
+        end = end_that_fits(tail, total, window.cap(settings, True), settings, counter)
         raise past_the_end(path, window.offset, total, end)
     chosen = lines[first : first + window.limit]
     shown, cut = _shown(chosen, settings, has_cr="\r" in text)
@@ -388,7 +424,14 @@ def _view(
     numbered = number_lines(shown, window.offset, settings.number_width)
     content = "\n".join(numbered)
     note: str | None = None
-    fitted = fit_tokens(path, window, shown, content, settings, counter)
+    # Sent beside the lines: the note on marks (as long as it can be: fewer lines shown
+    # name fewer), the way on when lines follow those asked for and the caller did not
+    # choose where the read ends (a range it chose names none).
+    marks = marks_note(window.offset, held, cut, len(numbered))
+    extra = counter.count(marks) if marks else 0
+    chosen_range = window.ranged and not window.defaulted
+    rest = not chosen_range and first + len(chosen) < total
+    fitted = fit_tokens(path, window, shown, content, settings, counter, rest, extra)
     if fitted.kept is not None:
         numbered = numbered[: fitted.kept]
         content = "\n".join(numbered)
@@ -415,7 +458,7 @@ def _view(
     elif total == 0:
         note = "The file is empty."
     escaped = sum(held[: len(numbered)])
-    marks = marks_note(window.offset, held, cut, len(numbered))
+    marks = marks_note(window.offset, held, cut, len(numbered))  # of the lines shown
     if marks:
         note = f"{note} {marks}" if note else marks
     left_out = estimate_tokens("\n".join(lines[shown_end:])) if partial else 0
@@ -436,6 +479,9 @@ def _view(
             escaped_lines=escaped or None,
         ),
         left_out,
+        fitted.spare,
+        window.room,
+        rest,
     )
 
 

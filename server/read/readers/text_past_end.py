@@ -31,11 +31,14 @@ def past_the_end(path: str, offset: int, total: int, end: int) -> ReadkeeperErro
 _FORMAT_TOKENS = 1
 
 
-def end_that_fits(tail: list[str], total: int, settings: Settings, counter: TokenCounter) -> int:
-    """The offset of the longest run of the file's last lines within the token cap in
-    either line format: `tail`, its last lines as a read shows them (as many as the read
-    asked for), of `total`. At least the last line (cut to the line cap, it fits)."""
+def end_that_fits(
+    tail: list[str], total: int, cap: int, settings: Settings, counter: TokenCounter
+) -> int:
+    """The offset of the longest run of the file's last lines within `cap` (the token cap
+    less what is sent with them: Window.cap) in either line format: `tail`, its last
+    lines as a read shows them (as many as the read asked for), of `total`. At least the
+    last line (cut to the line cap, it fits)."""
     first = total - len(tail) + 1
     counts = counter.numbered(tail, first, settings.number_width)
-    fits = counts.longest_tail(settings.max_tokens, _FORMAT_TOKENS)
+    fits = counts.longest_tail(cap, _FORMAT_TOKENS)
     return max(1, total - max(1, fits) + 1)

@@ -181,25 +181,23 @@ def stream_range(
     if not chosen and seen < window.offset:
         first = max(1, seen - window.limit + 1)
         tail = _window(opened, index, encoding, first, window.limit, settings)[0]
-        raise past_the_end(path, window.offset, seen, end_that_fits(tail, seen, settings, counter))
+        end = end_that_fits(tail, seen, window.cap(settings, True), settings, counter)
+        raise past_the_end(path, window.offset, seen, end)
     chosen, held = escape_lines(chosen, cut)
     escaped = sum(held)
     content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
-    # Over the cap, a range the caller chose is refused; from an offset alone, cut.
-    fitted = fit_tokens(path, window, chosen, content, settings, counter)
+    # Over the cap, a range the caller chose is refused; from an offset alone, cut. The
+    # notes on the lines are counted as long as they can be (fewer lines name fewer).
+    said = [_replaced_note(content, encoding), marks_note(window.offset, held, cut, len(chosen))]
+    extra = sum(counter.count(words) for words in said if words)
+    fitted = fit_tokens(path, window, chosen, content, settings, counter, not at_eof, extra)
     capped = fitted.kept is not None
     if fitted.kept is not None:
         chosen, held, at_eof = chosen[: fitted.kept], held[: fitted.kept], False
         cut, escaped = [at for at in cut if at < fitted.kept], sum(held)
         content = "\n".join(number_lines(chosen, window.offset, settings.number_width))
     range_digest = digest(content.encode("utf-8", "surrogatepass"))
-    replaced = content.count("\ufffd")
-    note = None
-    if replaced:
-        note = (
-            f"{replaced} bytes in these lines are not valid {encoding.name} "
-            "and are shown as U+FFFD."
-        )
+    note = _replaced_note(content, encoding)
     marks = marks_note(window.offset, held, cut, len(chosen))
     if marks:
         note = f"{note} {marks}" if note else marks
@@ -229,6 +227,14 @@ def stream_range(
         ),
         range_digest,
     )
+
+
+def _replaced_note(content: str, encoding: TextEncoding) -> str | None:
+    """The note on the bytes of `content` not valid in its encoding, if any."""
+    replaced = content.count("\ufffd")
+    if not replaced:
+        return None
+    return f"{replaced} bytes in these lines are not valid {encoding.name} and are shown as U+FFFD."
 
 
 def _window(

@@ -1,0 +1,86 @@
+"""The room a read keeps under `max_tokens` for what every front end sends besides its
+lines, cells or pages (one budget, counted on what is sent, as listings and grep pages
+are: search/priced.py): the header line that names the file, and when the read is cut,
+the call for the rest in the header and again in the note, which says why it stopped.
+Each way on is the caller's whole call changed (hints.changed: MCP's `the read tool
+with {...}`, the drop-in's, the CLI's command), so it repeats the caller's own strings:
+the path, the session, a symbol. A cut read over MCP sent 25,013 tokens at the default
+cap of 25,000 (an MCP client holding tool results to 25,000 tokens refuses it), and
+2,529 at a cap of 2,000 with a session of 256 characters.
+
+The room is set aside before anything is fitted (`Room`), half the cap at most: below
+a cap of about twice the room (a few hundred tokens for a usual path and session) the
+lines keep half of it and the whole may pass it. It is counted from the strings as shown
+(quoting.json_text: JSON-quoted, controls, look-alikes and cut-marker openings escaped;
+the CLI's shell words and the LSP's JSON escape no more of these values), by their
+bytes: a token is a byte or more, so the room is never short, and it costs no count (a
+path and a session are a few dozen bytes, a few dozen tokens more than their count)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import quoting
+from ..protocol import ReadParams
+from ..state import sessions
+
+# The header's words and numbers besides the path ("PATH: lines 1-2000 of 61,234,
+# 24,880 tokens"; a notebook's cells or a PDF's pages; an editor buffer's "UNSAVED
+# editor buffer (version N)") and a short note ("The file is empty.").
+WHOLE_TOKENS = 48
+# What a cut read sends more, besides the call's own strings: the note's words ("Showing
+# lines 1-1584 of 6,000 (the file is about 75,000 tokens, over the 25,000-token cap).
+# Continue with"), the header's "; the rest:", and the two calls' words, keys, offset and
+# punctuation ("the read tool with {"file_path": , "offset": 1585, "session": }").
+CUT_TOKENS = 96
+# How many times a cut read repeats the caller's call: the header's rest and the note's.
+COPIES = 2
+
+# The options a way on repeats as the caller gave them; offset, limit and pages are the
+# way on's own (a number or a short range), counted in CUT_TOKENS.
+_REPEATED = ("file_path", "session", "symbol", "line_format", "include_images", "render", "force")
+
+
+@dataclass(frozen=True)
+class Room:
+    """What a read of one file sends besides its body, in tokens: `whole` when it shows
+    all it was asked for, `cut` when it names a way on (twice); `call`: the caller's own
+    values in one call named (a reader whose notes name more calls sets that much more
+    aside for each)."""
+
+    whole: int = 0
+    cut: int = 0
+    call: int = 0
+
+
+NO_ROOM = Room()  # a read whose body is all it sends (the first lines of an outline)
+
+
+def of_read(params: ReadParams, shown_path: str) -> Room:
+    """The room of a read made with `params` of the file shown as `shown_path`."""
+    whole = WHOLE_TOKENS + _bytes(quoting.name(shown_path))
+    asked = _asked(params)
+    call = _bytes(quoting.json_text(asked)) if asked else 0
+    return Room(whole, whole + CUT_TOKENS + COPIES * call, call)
+
+
+def lines_cap(max_tokens: int, room: int) -> int:
+    """The tokens a read's body may take beside `room`: half of `max_tokens` at least."""
+    return max_tokens - min(room, max_tokens // 2)
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _asked(params: ReadParams) -> dict[str, Any]:
+    """The caller's own values a way on repeats, as it repeats them."""
+    asked: dict[str, Any] = {}
+    for field in _REPEATED:
+        value = getattr(params, field, None)
+        if field == "session":
+            value = sessions.name_of(value or "")
+        if value not in (None, False, ""):
+            asked[field] = value
+    return asked

@@ -1,0 +1,187 @@
+"""A read keeps to `max_tokens` as each front end sends it: the MCP text (its header
+line, the lines, its note), the drop-in's, the CLI's. The header and the note repeat
+the file's path and the caller's call (its path, session and options) in each way on,
+so their room is set aside before the lines are fitted. Found by this session's own
+probe: a cut read over MCP sent 25,013 tokens at the default cap of 25,000 (an MCP
+client that holds tool results to 25,000 tokens, as Claude Code does by default,
+refuses it), and 2,529 at a cap of 2,000 with a session of 256 characters. The room is
+half the cap at most: at a small cap, long values leave the lines half of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from document_samples import numbered_pdf
+from notebook_cells import numbered_notebook
+from test_crawl_ways_on import _CELL, _LINE, _PAGE, _numbers, crawl
+
+from helpers import tiktoken_count
+from mcp_helpers import (
+    error_kind,
+    mcp_env,
+    named_call,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
+
+CAP = 8000  # twice the room of the longest values below, counted by their bytes
+SESSIONS = {"none": None, "long": "é" * 256, "marks": ("[readkeeper " * 22)[:256]}
+# A folder chain of unicode names: the path the header shows and each way on repeats.
+DEEP = "/".join(["ünïcödé-" + "ß" * 40] * 4)
+
+
+def _client(workspace: Path, cap: int | None = CAP, *tools: str):  # type: ignore[no-untyped-def]
+    capped = {"READKEEPER_MAX_TOKENS": str(cap)} if cap is not None else {}
+    env = mcp_env(private_runtime_dir(), **capped)
+    return stdio_client(["--root", str(workspace), "--standalone", *tools], env)
+
+
+def _lines(workspace: Path, where: str = "") -> str:
+    folder = workspace / where
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rows.txt").write_text(
+        "".join(f"row {i} " + "word " * 8 + "\n" for i in range(1, 1501))
+    )
+    return f"{where}/rows.txt" if where else "rows.txt"
+
+
+def _asked(session: str | None, **options: Any) -> dict[str, Any]:
+    return {**options, **({"session": session} if session is not None else {})}
+
+
+@pytest.mark.parametrize("session", sorted(SESSIONS))
+@pytest.mark.parametrize("where", ["", DEEP])
+@pytest.mark.parametrize("line_format", ["cat-n", "anchors"])
+async def test_every_read_of_a_file_as_sent_keeps_to_max_tokens(
+    workspace: Path, session: str, where: str, line_format: str
+) -> None:
+    name = _lines(workspace, where)
+    asked = _asked(SESSIONS[session], file_path=name, line_format=line_format)
+    async with _client(workspace) as client:
+        seen, named = await crawl(client, asked, _numbers(_LINE), cap=CAP)
+    if line_format == "anchors":  # cat-n's lines have no anchors to find
+        assert seen == list(range(1, 1501)), (seen[:3], seen[-3:], len(seen))
+    assert len(named) >= 2, named
+
+
+@pytest.mark.parametrize("session", sorted(SESSIONS))
+async def test_a_range_s_refusal_names_a_range_that_fits_as_sent(
+    workspace: Path, session: str
+) -> None:
+    # A range over the cap is refused naming the largest limit that fits: followed,
+    # that read must keep to the cap as sent too (the limit was fitted to the lines).
+    name = _lines(workspace, DEEP)
+    asked = _asked(SESSIONS[session], file_path=name, offset=1, limit=1200)
+    async with _client(workspace) as client:
+        refused = await client.call_tool("read", asked)
+        assert error_kind(refused) == "token_limit", text_of(refused)
+        fewer = named_call(text_of(refused), "read")
+        said = await ok(client, "read", **fewer)
+        assert tiktoken_count(said) <= CAP, (tiktoken_count(said), said[-300:])
+        assert fewer["limit"] > 30, fewer  # most of the cap is lines
+
+
+async def test_a_file_just_under_the_cap_as_sent_keeps_to_it(workspace: Path) -> None:
+    # Its lines fit the cap by themselves; with their header line they did not.
+    lines, rows = "", 0
+    while tiktoken_count(lines) < CAP - 20:
+        rows += 1
+        lines += f"{rows:6}\trow {rows} " + "word " * 8 + "\n"
+    (workspace / "near.txt").write_text(
+        "".join(f"row {i} " + "word " * 8 + "\n" for i in range(1, rows + 1))
+    )
+    async with _client(workspace) as client:
+        seen, _ = await crawl(
+            client, {"file_path": "near.txt", "line_format": "anchors"}, _numbers(_LINE), CAP
+        )
+    assert seen == list(range(1, rows + 1)), (seen[-3:], rows)
+
+
+@pytest.mark.parametrize("session", ["long", "marks"])
+async def test_notebook_pdf_and_symbol_reads_as_sent_keep_to_max_tokens(
+    workspace: Path, session: str
+) -> None:
+    folder = workspace / DEEP
+    folder.mkdir(parents=True)
+    (folder / "nb.ipynb").write_text(numbered_notebook(200))
+    (folder / "doc.pdf").write_bytes(numbered_pdf(30, lines=25))
+    words = " ".join(f"w{j}" for j in range(20))
+    body = "".join(f"        x_{i} = '{words}'\n" for i in range(300))
+    (folder / "src.py").write_text(f"class Reader:\n    def read(self):\n{body}        return 1\n")
+    named = SESSIONS[session]
+    async with _client(workspace) as client:
+        nb = _asked(named, file_path=f"{DEEP}/nb.ipynb")
+        cells, _ = await crawl(client, nb, _numbers(_CELL), CAP)
+        assert cells == list(range(200)), cells[-3:]
+        pdf = _asked(named, file_path=f"{DEEP}/doc.pdf")
+        pages, _ = await crawl(client, pdf, _numbers(_PAGE), CAP)
+        assert pages == list(range(1, 31)), pages
+        symbol = _asked(named, file_path=f"{DEEP}/src.py", symbol="Reader.read")
+        symbol["line_format"] = "anchors"
+        lines, _ = await crawl(client, symbol, _numbers(_LINE), CAP)
+        assert lines == list(range(2, 304)), (lines[:3], lines[-3:])
+
+
+async def test_the_drop_in_s_reads_as_sent_keep_to_max_tokens(workspace: Path) -> None:
+    name = _lines(workspace, DEEP)
+    way_on = re.compile(r"(?:the rest: |[Cc]ontinue with )read_text_file with \{")
+    async with _client(workspace, CAP, "--tools", "filesystem") as client:
+        arguments: dict[str, Any] = {"path": name}
+        for _ in range(20):
+            said = await ok(client, "read_text_file", **arguments)
+            assert tiktoken_count(said) <= CAP, (tiktoken_count(said), said[-300:])
+            way = way_on.search(said)
+            if way is None:
+                break
+            arguments, _ = json.JSONDecoder().raw_decode(said, way.end() - 1)
+        assert way is None, arguments
+
+
+def test_the_cli_s_reads_as_sent_keep_to_max_tokens(workspace: Path) -> None:
+    name = _lines(workspace, DEEP)
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    for extra in ([], ["--offset", "150"], ["--line-format", "anchors"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "readkeeper", "read", name, *extra],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr[-500:]
+        sent = tiktoken_count(done.stdout + done.stderr)
+        assert sent <= CAP, (extra, sent, done.stderr[-300:])
+
+
+async def test_a_cut_read_as_sent_keeps_to_the_default_cap(workspace: Path) -> None:
+    # 25,013 tokens at the default cap of 25,000: refused by an MCP client that holds
+    # tool results to 25,000 tokens (Claude Code's default MAX_MCP_OUTPUT_TOKENS).
+    (workspace / "big.log").write_text(
+        "".join(f"row {i} " + "word " * 8 + "\n" for i in range(1, 4801))
+    )  # under max_size_bytes: read whole, cut at the cap
+    async with _client(workspace, None) as client:
+        for asked in ({}, {"offset": 1}, {"offset": 2500, "session": "agent-7"}):
+            said = await ok(client, "read", file_path="big.log", **asked)
+            assert "Continue with" in said, said[-300:]
+            assert 24_000 < tiktoken_count(said) <= 25_000, (asked, tiktoken_count(said))
+
+
+async def test_at_a_small_cap_long_values_leave_the_lines_half_of_it(workspace: Path) -> None:
+    # The room is half the cap at most: a read goes on, however long its own values.
+    name = _lines(workspace, DEEP)
+    asked = {"file_path": name, "session": SESSIONS["long"], "line_format": "anchors"}
+    async with _client(workspace, 1000) as client:
+        seen, named = await crawl(client, asked, _numbers(_LINE), cap=10**9)
+        said = await ok(client, "read", **{**asked, "offset": 700, "force": True})
+    assert seen == list(range(1, 1501)), (seen[-3:], len(named))
+    shown = [int(n) for n in _LINE.findall(said)]
+    assert len(shown) > 20, shown  # 500 tokens of lines: rows of about 15
