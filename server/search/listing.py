@@ -53,7 +53,14 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     # As grep's (priced.py): the pattern and path each page repeats.
-    refuse_long_params(services, "glob", params.session, pattern=params.pattern, path=params.path)
+    refuse_long_params(
+        services,
+        "glob",
+        params.session,
+        pattern=params.pattern,
+        path=params.path,
+        exclude=params.exclude,
+    )
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
     step(f"finding {params.pattern} in {params.path or 'the workspace'}")
@@ -236,7 +243,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     if params.offset < 0:
         raise ReadkeeperError("bad_params", "offset must be 0 or more.", field="offset")
     root, folder, _ = searched(services, params.path, params.session, folder_only=True)
-    refuse_long_params(services, "list", params.session, path=folder)  # header, note, `next`
+    # The header, the note's way on and `next` repeat them.
+    refuse_long_params(services, "list", params.session, path=folder, exclude=params.exclude)
     where = services.workspace.locate(folder, params.session)
     if where is None:  # checked by `searched`; the roots may have changed since
         raise services.workspace.not_found(folder)

@@ -68,20 +68,27 @@ _SHORTER = {
     "glob": "Give a shorter glob (a distinctive part of the names).",
     "path": "Name a shorter path: a folder above it, narrowed with a glob or a pattern.",
     "session": 'Name the session with a short id, e.g. "chat-1".',
+    "exclude": "Give fewer or shorter exclude patterns (one for a folder leaves out all in it).",
 }
 
 
 def refuse_long_params(
-    services: ReadServices, method: str, session: str, **repeated: str | None
+    services: ReadServices,
+    method: str,
+    session: str,
+    **repeated: str | list[str] | None,
 ) -> None:
-    """Refuse, before any search, a call whose `repeated` strings (by field), with its
-    `session` (its key; as named), cost more than `max_tokens` over `SHARE` together:
-    its pages could show next to nothing beside their own call for the rest. The
-    refusal names the costliest."""
+    """Refuse, before any search, a call whose `repeated` strings (by field; a list's
+    strings together, as its `exclude` patterns), with its `session` (its key; as
+    named), cost more than `max_tokens` over `SHARE` together: its pages could show next
+    to nothing beside their own call for the rest. The refusal names the costliest."""
     cap = services.settings.max_tokens
     most = cap // SHARE
     repeated["session"] = sessions.name_of(session)
-    costs = {field: repeated_tokens(services, value) for field, value in repeated.items()}
+    costs = {
+        field: repeated_tokens(services, *(value if isinstance(value, list) else [value]))
+        for field, value in repeated.items()
+    }
     whole = sum(costs.values())
     if whole <= most:
         return
@@ -90,9 +97,9 @@ def refuse_long_params(
     also = f" ({whole:,} with the {others} it repeats too)" if others else ""
     raise ReadkeeperError(
         "bad_params",
-        f"{field} is {costs[field]:,} tokens{also}; at max_tokens {cap:,} a {method}'s "
-        f"{field} may be at most {most:,} (a quarter: each page repeats it in its call "
-        f"for the rest). {_SHORTER[field]}",
+        f"{field} is {costs[field]:,} tokens{also}; at max_tokens {cap:,} the values a "
+        f"{method} repeats may take at most {most:,} (a quarter: every page keeps room "
+        f"for them, its calls for the rest repeat them). {_SHORTER[field]}",
         field=field,
         tokens=whole,
         most_tokens=most,

@@ -177,3 +177,28 @@ def test_a_session_name_costing_over_a_quarter_is_refused(workspace: Path, metho
     assert refused.value.data["field"] == "session", refused.value.message
     assert 'short id, e.g. "chat-1"' in refused.value.message
     core.close()
+
+
+async def test_exclude_patterns_count_with_the_values_a_page_repeats(workspace: Path) -> None:
+    """256 long exclude patterns made one-entry pages of 64,609 tokens at the default
+    cap (outside round 35): each page repeats them in its calls, like its pattern and
+    path. Past a quarter of max_tokens together they are refused naming exclude; under
+    it the pages keep to the cap as sent."""
+    for index in range(300):
+        (workspace / f"f{index:03d}.txt").write_text("x\n")
+    many = [f"never/{cjk(30)}/{index}/**" for index in range(256)]
+    few = many[:8]
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_TOKENS=str(CAP))
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        for tool, arguments in (("glob", {"pattern": "*.txt"}), ("list", {})):
+            refused = await client.call_tool(tool, {**arguments, "exclude": many})
+            said = text_of(refused)
+            assert refused.is_error, said[:300]
+            assert said.startswith("exclude is "), said[:300]
+            assert "fewer or shorter exclude patterns" in said, said
+            result = await client.call_tool(tool, {**arguments, "exclude": few})
+            said = text_of(result)
+            assert not result.is_error, said[:300]
+            assert "cut by the token cap (max_tokens)" in said, said[-300:]
+            assert tiktoken_count(said) <= CAP, (tool, tiktoken_count(said))
+            assert sent(result.structured_content) <= CAP, tool
