@@ -260,6 +260,22 @@ async def test_a_stub_of_drawn_pages_names_the_call_that_draws_them(workspace: P
     assert said.count("force") == 1, said
 
 
+async def test_drawn_pages_past_twenty_go_on_drawn(workspace: Path) -> None:
+    # The note of read_media_file's pages 1-25 named read_text_file for 21-25: their
+    # text, refused for pages drawn only (round 35, E1). Both ways on draw them.
+    _files(workspace)
+    path = str(workspace / "long.pdf")
+    async with dropin_client(workspace) as client:
+        said = text_of(await client.call_tool("read_media_file", {"path": path, "pages": "1-25"}))
+        drawn = quoting.json_text({"path": path, "pages": "21-25"})
+        # The header's way on and the note's.
+        assert said.count(f"continue with read_media_file with {drawn}") == 2, said
+        assert "read_text_file with" not in said, said
+        rest = await client.call_tool("read_media_file", {"path": path, "pages": "21-25"})
+        assert not rest.is_error, text_of(rest)
+        assert text_of(rest).startswith(f"{path}: pages 21-25 of 39 rendered to PNG in ")
+
+
 async def test_read_text_file_sends_a_notebooks_images_when_asked(workspace: Path) -> None:
     _files(workspace)
     path = str(workspace / "nb.ipynb")

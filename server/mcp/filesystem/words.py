@@ -132,12 +132,13 @@ def _run_words(tool: str | None, args: Mapping[str, Any] | None) -> hints.Option
                 f"{_written(shown)} (an option of readkeeper's {method}, a tool of `readkeeper "
                 "mcp` without --tools filesystem; this server does not offer it)"
             )
-        if shown.get("render") is True:  # a PDF's pages drawn: read_media_file's pages
+        # A PDF's pages drawn are read_media_file's pages, and so are the pages after
+        # those it drew (round 35: they were named as read_text_file's, text the pages
+        # without a text layer lack); their text (render false) is read_text_file's.
+        drawing = tool == "read_media_file" and "pages" in shown
+        if shown.get("render") is True or (drawing and "render" not in shown):
             drawn: dict[str, Any] = {k: shown[k] for k in ("pages", "force") if k in shown}
             return _tool_call("read_media_file", path, drawn)
-        # read_media_file's pages are drawn (serve.read_media): a PDF's text continued
-        # with pages is read_text_file's.
-        drawing = tool == "read_media_file" and "pages" in shown
         if tool in SCHEMAS and set(shown) <= set(SCHEMAS[tool]["properties"]) and not drawing:
             if path is None:
                 return _written(shown)
