@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from document_samples import (
     papermill_notebooks,
     png_b64,
 )
+from notebook_cells import numbered_notebook
 
 from conftest import Session
 from readkeeper import render
@@ -236,6 +238,24 @@ def test_offset_and_limit_count_cells(core: Readkeeper, workspace: Path) -> None
     # Its way on is the last cells, as many as asked (round 34: it named cell 1).
     assert error.message.endswith("To see its end: offset=1.")  # the default count: all
     assert refused(core, "all.ipynb", offset=50, limit=3).message.endswith("offset=7.")
+
+
+@pytest.mark.parametrize("max_tokens", [300, 25_000])
+def test_an_offset_past_the_end_names_the_last_cells_that_fit(
+    core: Readkeeper, workspace: Path, max_tokens: int
+) -> None:
+    # The count asked for (2,000 by default) named offset 1001 of 3,000 cells, whose read
+    # showed cells 1001-1498 and went on: not the end (round 35, D1).
+    core.configure({"max_tokens": max_tokens})
+    (workspace / "nb.ipynb").write_text(numbered_notebook(3000))
+    error = refused(core, "nb.ipynb", offset=5000)
+    assert error.kind == "bad_params"
+    named = re.search(r"To see its end: offset=(\d+)\.$", error.message)
+    assert named is not None, error.message
+    file = read(core, "nb.ipynb", offset=int(named[1]))["file"]
+    assert file["cells"][-1]["index"] == 2999, file.get("note")
+    assert file["partial"] is False, file.get("note")
+    assert len(file["cells"]) > (2 if max_tokens == 300 else 300), len(file["cells"])
 
 
 def test_a_single_cell_over_the_cap_is_cut(core: Readkeeper, workspace: Path) -> None:
