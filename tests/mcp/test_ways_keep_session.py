@@ -191,3 +191,28 @@ async def test_an_attachments_notes_name_their_calls_in_its_session(workspace: P
         await ok(client, "read", **ways[0])
         held = await ok(client, "read", **ways[0])
         assert held.startswith("file_unchanged"), held[:200]
+
+
+async def test_a_cut_pdf_read_names_the_drawing_of_its_pages_without_text(workspace: Path) -> None:
+    # Cut at 20 pages, each page with no text said `read it as an image with pages="5",
+    # render=true` in its block (a bare run: no tool, file or session) and the note named
+    # no call for them (round 35, E2). The note names them, drawn, in the session.
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for index in range(25):
+        data = image_only_pdf(1) if index % 3 == 1 else numbered_pdf(1, lines=3)
+        writer.add_page(PdfReader(io.BytesIO(data)).pages[0])
+    with (workspace / "mixed.pdf").open("wb") as handle:
+        writer.write(handle)
+    async with core_client(workspace) as client:
+        said = await ok(client, "read", file_path="mixed.pdf", pages="1-25", session="P")
+        assert "render=" not in said, said[-600:]
+        drawn = [c for c in named_calls(said, "read") if c.get("render") is True]
+        assert drawn == [
+            {"file_path": "mixed.pdf", "pages": "2,5,8,11,14,17,20", "session": "P", "render": True}
+        ], said[-800:]
+        pages = await ok(client, "read", **drawn[0])
+        assert "rendered to PNG" in pages, pages[:300]

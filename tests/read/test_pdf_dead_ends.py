@@ -59,7 +59,7 @@ def test_a_page_whose_text_is_too_long_but_draws_is_sent_to_its_drawing(
     ]
     (workspace / "long.pdf").write_bytes(pdf_of(objects))
     file = unstructure(core.read(ReadParams(file_path="long.pdf", pages="1")))["file"]
-    assert 'pages="1", render=true' in file["content"], file["content"]
+    assert 'Read them as images: pages="1", render=true.' in file["note"], file["content"]
     drawn = unstructure(core.read(ReadParams(file_path="long.pdf", pages="1", render=True)))
     assert len(drawn["file"]["pages"]) == 1
 

@@ -40,11 +40,12 @@ from .pdf_reading import Reading, open_failed
 from .pdf_render import page_plan, render_pages
 
 # The words of a PDF read's note besides its way on (room.py sets that aside): pages
-# stopped, skipped, over the cap, at most N a read; and the call it may name more: a
-# cut page's drawing beside the two for the rest (a read that names no rest names at
-# most two: the pages without text drawn, the pages after).
-_NOTE_TOKENS = 128
-_NOTE_CALLS = 1
+# stopped, skipped, over the cap, at most N a read, pages without their text; and the
+# calls it may name more beside the two for the rest: a cut page's drawing, the pages
+# without their text drawn (a read that names no rest names two: those and the pages
+# after).
+_NOTE_TOKENS = 160
+_NOTE_CALLS = 2
 
 
 def read_pdf(
@@ -210,6 +211,7 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     blocks: list[str] = []
     done: list[int] = []
     textless: list[int] = []
+    drawable: list[int] = []  # pages shown as images instead: named in the note
     asked: dict[str, tuple[int, str | None]] = {}
     for number, text, problem in texts:
         if problem is None and not text.strip():
@@ -217,6 +219,9 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
             problem = "no text layer on this page (scanned or drawn)"
         if problem is not None:
             told = _unread(number, problem, number in textless, asked, data, settings)
+            if told is None:
+                drawable.append(number)
+                told = f"[{problem}: read it as an image (the note says how)]"
             blocks.append(f"--- page {number} ---\n{told}")
         else:  # the page's words fenced (none can pose as the next page's header), a cut
             # marker's `[` of their own escaped (quoting.marks)
@@ -259,6 +264,15 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
     partial = bool(left) or skipped is not None or cut_short
     if reading.rest and len(notes) == 0:
         notes.append(f"A read returns at most {settings.pdf_max_pages} pages.")
+    # The pages shown without their text, drawn instead: said in the note, where each
+    # front end says the call whole (round 35: each page's block named a bare run, and a
+    # cut read named no call for them).
+    drawn = compress([p for p in drawable if p in shown])
+    if drawn:
+        notes.append(
+            f"Pages shown without their text (each says why): {drawn}. Read them as "
+            f"images: {again(pages=drawn, render=True)}."
+        )
     next_pages = compress(left[: settings.pdf_max_pages]) if left else None
     note = None
     if partial:
@@ -268,12 +282,8 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
         )
         if next_pages:
             note += f" Continue with {again(pages=next_pages)}."
-    elif textless:
-        blank = compress(textless)  # the same read, drawn: each front end says it whole
-        note = (
-            f"Pages without a text layer: {blank}. Read them as images: "
-            f"{again(pages=blank, render=True)}."
-        )
+    elif drawn:
+        note = " ".join(notes)  # the pages to draw (the same read: each front end says it whole)
     if not partial and shown and shown[-1] < reading.page_count:  # round 32, A20
         after = compress(
             list(range(shown[-1] + 1, reading.page_count + 1))[: settings.pdf_max_pages]
@@ -312,16 +322,16 @@ def _unread(
     asked: dict[str, tuple[int, str | None]],
     data: bytes,
     settings: Settings,
-) -> str:
-    """The note standing for page `number`'s text, which did not come (`problem`): it
-    names drawing the page only when that works, asked first (once for each problem, at
-    most `_MAX_DRAWS_ASKED` a read; a textless page, a scan, draws). A page whose problem
-    is one a page did not draw with is told so, naming no read."""
+) -> str | None:
+    """The note standing for page `number`'s text, which did not come (`problem`); None
+    when the page draws (asked first, once for each problem, at most `_MAX_DRAWS_ASKED`
+    a read; a textless page, a scan, draws), which the read's note names. A page whose
+    problem is one a page did not draw with is told so, naming no read."""
     if not textless and problem not in asked and len(asked) < _MAX_DRAWS_ASKED:
         asked[problem] = (number, _draw_fails(data, number, settings))
     first, why = asked.get(problem, (number, None))
     if why is None:
-        return f"[{problem}: read it as an image with {again(pages=str(number), render=True)}]"
+        return None  # it draws: the note names the drawing
     if first == number:
         return f"[{problem}, and {why}: no read shows it; ask the user what it says]"
     return (
