@@ -257,17 +257,28 @@ def _matches(
             f"search with {again(offset=next_offset)}, or narrow it with path or glob."
         )
     if cut_lines:
-        first = cut_lines[0]
-        notes.append(
-            f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown "
-            f"cut; {call('read', file_path=first.path, offset=first.number, limit=1)} shows "
-            "the first whole (the same for the others, at their line)."
-        )
+        notes.append(_long_lines_note(cut_lines, services.settings.max_line_chars))
     if not shown and not incomplete:
         notes.append("No matches.")
     if notes:
         result["note"] = " ".join(notes)
     return result
+
+
+def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
+    """The note of the lines shown cut at `MAX_LINE_CHARS`: a read shows each whole when
+    it is at most `most` characters (max_line_chars); a longer one no read shows whole
+    (round 35: the note said the read of such a line showed it whole; cut there too)."""
+    first = cut_lines[0]
+    read = call("read", file_path=first.path, offset=first.number, limit=1)
+    said = f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown cut; "
+    if len(first.text) <= most:
+        return f"{said}{read} shows the first whole (the same for the others, at their line)."
+    return (
+        f"{said}the first is {len(first.text):,} characters, over max_line_chars ({most:,}), "
+        f"and every read cuts it there ({read} shows its first {most:,}): search with a "
+        "pattern that matches the part you need."
+    )
 
 
 class _Fits:

@@ -197,7 +197,7 @@ async def test_the_note_of_a_line_shown_cut_names_the_read_of_it_in_each_front_e
     own call: the MCP read tool, the CLI's `readkeeper read` (its words were `read NAME
     with offset=2 limit=1`, which only the CLI's regexes reworded)."""
     path = workspace / "g2.txt"
-    path.write_text(TEXT)
+    path.write_text(f"start\n{'y' * 1200} NEEDLE\nend\n")  # longer than a match shows
     found = call(core, "grep", pattern="NEEDLE", path="g2.txt")
     shows = hints.call("read", file_path=str(path), offset=2, limit=1)
     assert f"; {shows} shows the first whole" in found["note"], found["note"]
@@ -217,3 +217,19 @@ async def test_the_note_of_a_line_shown_cut_names_the_read_of_it_in_each_front_e
     )
     command = f"`readkeeper read {shlex.quote(str(path))} --offset 2 --limit 1`"
     assert f"{command} shows the first whole" in done.stderr, done.stderr
+
+
+def test_a_line_over_max_line_chars_is_not_promised_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """A 9,000-character line: the note said the read of it showed it whole, and that
+    read cut it at max_line_chars, naming no way to the rest (round 35, B1)."""
+    (workspace / "wide.txt").write_text("start " + "x" * 9000 + " NEEDLE end\n")
+    found = call(core, "grep", pattern="NEEDLE", path="wide.txt")
+    note = found["note"]
+    assert "shows the first whole" not in note, note
+    most = core.settings.max_line_chars
+    assert f"over max_line_chars ({most:,}), and every read cuts it there" in note, note
+    assert "search with a pattern that matches the part you need" in note, note
+    shown = call(core, "read", file_path="wide.txt", offset=1, limit=1)["file"]
+    assert shown["truncated_lines"] == 1  # the read it names shows what the note says
