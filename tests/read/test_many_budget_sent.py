@@ -67,3 +67,23 @@ async def test_the_budget_spends_each_entry_as_sent_over_lsp(lsp: Session, works
     params = {"file_paths": paths, "budget_tokens": BUDGET}
     assert_spent(await lsp.client.request("readkeeper/readMany", params))
     assert_spent(await lsp.client.request("readkeeper/readMany", params))
+
+
+def test_a_range_that_names_no_rest_is_read_once_it_fits(workspace: Path) -> None:
+    """Each read's header was bounded with a call for the rest, which a range with a limit
+    never names: two files of lines 10-14 were left unread at every budget up to 280,
+    whose answer with the first read came to 196 tokens (round 35, D3). The least budget
+    that reads the first file is now within the bounds' slack of what it sends."""
+    for name in ("t0.txt", "t1.txt"):
+        (workspace / name).write_text("".join(f"row {i} of {name} with words\n" for i in range(40)))
+    core = Readkeeper(roots=[str(workspace)], client_settings={"max_tokens": 300})
+    asked = {"file_paths": ["t0.txt", "t1.txt"], "offset": 10, "limit": 5, "session": "B"}
+    for budget in range(200, 450, 5):
+        answer = calls.call(core, "readMany", {**asked, "budget_tokens": budget})
+        if "result" in answer["results"][0]:
+            break
+    else:
+        raise AssertionError("the first file was never read")
+    sent = tiktoken_count(render_many.many(answer))
+    assert budget - sent <= 45, (budget, sent)  # 69 when a rest was counted
+    core.close()
