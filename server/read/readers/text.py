@@ -332,14 +332,17 @@ def fit_tokens(
     counter: TokenCounter,
     rest: bool = True,
     extra: int = 0,
+    fewer_rest: bool = True,
 ) -> TokenFit:
     """The tokens of `content`, the numbered `shown` lines, counted exactly: by the token
     table's index when the table has not loaded yet and the text's bytes are under the
     cap (tokens.py `early_count`), else with the table. The cap is what the window's room
     leaves (`Window.cap`; `rest`: the read names a way on even uncut, `extra`: a note on
     the lines). Over it a range the caller chose is refused (`token_limit`), naming the
-    most lines its read may show; a whole read, or one from an offset alone, is cut to
-    the lines that fit beside its way on."""
+    most lines its read may show beside the way on that read names (`fewer_rest`: it
+    names one; a streamed range's ends before the end of a file of unknown length); a
+    whole read, or one from an offset alone, is cut to the lines that fit beside its way
+    on."""
     cap = window.cap(settings, rest, extra)
     early = counter.early_count(content, cap)
     if early is not None:
@@ -349,7 +352,7 @@ def fit_tokens(
     if tokens is not None:
         return TokenFit(tokens, None, cap - tokens)
     chosen = window.ranged and not window.defaulted
-    cut_cap = window.cap(settings, rest or not chosen, extra)
+    cut_cap = window.cap(settings, fewer_rest or not chosen, extra)
     kept = _over_cap(path, window, counts, len(shown), settings, cut_cap)
     return TokenFit(counts.tokens(kept), kept)
 
@@ -431,7 +434,9 @@ def _view(
     extra = counter.count(marks) if marks else 0
     chosen_range = window.ranged and not window.defaulted
     rest = not chosen_range and first + len(chosen) < total
-    fitted = fit_tokens(path, window, shown, content, settings, counter, rest, extra)
+    # A range the caller chose, read with fewer lines, names no rest: the file's length
+    # is known.
+    fitted = fit_tokens(path, window, shown, content, settings, counter, rest, extra, False)
     if fitted.kept is not None:
         numbered = numbered[: fitted.kept]
         content = "\n".join(numbered)
