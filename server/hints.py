@@ -282,9 +282,10 @@ def _shell(name: str, value: Any) -> str:
     text = str(value)
     if not text.isprintable():
         return name.upper()
-    if has_marks(text):  # bash's $'...': `\x5b` is the same `[` to the shell
+    if has_marks(text) or "`" in text:  # bash's $'...': `\x5b` is `[`, `\x60` a backtick
         quoted = text.replace("\\", "\\\\").replace("'", "\\'")
-        return "$'" + marks(quoted) + "'"
+        # A raw backtick would end the span the command is set in (round 35, C2).
+        return "$'" + marks(quoted).replace("`", "\\x60") + "'"
     return shlex.quote(text)
 
 

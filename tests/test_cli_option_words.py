@@ -58,10 +58,14 @@ def test_a_quoted_value_is_one_shell_word_nothing_expands() -> None:
     pages = again(pages="3-4", line_format="anchors")
     written = f"Read a symbol with {again(symbol='$x`y`')} or {pages}."
     said = for_cli(written)
-    assert "--symbol '$x`y`'" in said
+    # Its backticks as bash's $'\x60' (raw, one would end the span a command is set in).
+    assert "--symbol $'$x\\x60y\\x60'" in said, said
     assert "--pages 3-4 --line-format anchors." in said
-    words = shlex.split(said.split("with ", 1)[1].split(" or")[0])
-    assert words == ["--symbol", "$x`y`"]
+    flags = said.split("with ", 1)[1].split(" or")[0]
+    shown = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {flags}"], capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.splitlines() == ["--symbol", "$x`y`"]
     # A quoted name, not an option's value, is left as it is.
     assert for_cli('The file "a=b" is there.') == 'The file "a=b" is there.'
 
