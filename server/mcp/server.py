@@ -38,7 +38,7 @@ from .logs import SettingsLog
 from .principals import SHARED_HTTP_SESSION
 from .progress import sender as progress_sender
 from .request_fields import NamedRefusals
-from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema
+from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema, result_meta
 
 log = logging.getLogger("readkeeper")
 
@@ -106,6 +106,7 @@ class McpFrontEnd:
                         title=spec.title,
                         description=spec.description,
                         input_schema=filesystem.SCHEMAS[spec.name],
+                        _meta=result_meta(spec.name),
                         annotations=types.ToolAnnotations(
                             title=spec.title,
                             read_only_hint=spec.read_only,
@@ -124,6 +125,7 @@ class McpFrontEnd:
                     title=spec.title,
                     description=spec.description,
                     input_schema=input_schema(spec),
+                    _meta=result_meta(spec.name),
                     annotations=types.ToolAnnotations(
                         title=spec.title,
                         read_only_hint=spec.read_only,

@@ -113,6 +113,40 @@ class ToolSpec:
         return self.method or self.name
 
 
+# Claude Code keeps a tool result of over 50,000 characters out of the conversation
+# (saved to a file, which the agent then reads with its own Read tool, past readkeeper's
+# stubs and caps) unless the tool declares more in tools/list, as this `_meta` key, at
+# most 500,000. readkeeper holds each answer to max_tokens or a budget by its count, so
+# the tools that send files' text declare the most: their answers are never set aside.
+# Other hosts ignore the key.
+RESULT_SIZE_META = {"anthropic/maxResultSizeChars": 500_000}
+# The tools whose answers can pass 50,000 characters within their token caps, of both
+# tool sets (the drop-in's by its own names).
+LARGE_RESULTS = frozenset(
+    {
+        "read",
+        "read_many",
+        "grep",
+        "glob",
+        "list",
+        "attachments",
+        "stats",
+        "read_file",
+        "read_text_file",
+        "read_multiple_files",
+        "list_directory",
+        "list_directory_with_sizes",
+        "directory_tree",
+        "search_files",
+    }
+)
+
+
+def result_meta(tool: str) -> dict[str, Any] | None:
+    """The `_meta` of `tool` in tools/list: `RESULT_SIZE_META` for `LARGE_RESULTS`."""
+    return dict(RESULT_SIZE_META) if tool in LARGE_RESULTS else None
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "read",

@@ -50,3 +50,40 @@ async def test_line_numbers_start_at_one_and_edit_says_what_it_needs(workspace: 
     assert all(
         "file_path" in way["required"] or way["required"] == ["files"] for way in edit["anyOf"]
     )
+
+
+async def test_the_tools_that_send_files_text_declare_their_result_size_to_claude_code(
+    workspace: Path,
+) -> None:
+    # Claude Code saves a tool result over 50,000 characters to a file, and the agent
+    # then reads that with its own Read tool, past readkeeper, unless the tool declares
+    # more (`_meta["anthropic/maxResultSizeChars"]`, at most 500,000). A cut read of
+    # 25,000 tokens of code is over 80,000 characters.
+    large = {"read", "read_many", "grep", "glob", "list", "attachments", "stats"}
+    dropin_large = {
+        "read_file",
+        "read_text_file",
+        "read_multiple_files",
+        "list_directory",
+        "list_directory_with_sizes",
+        "directory_tree",
+        "search_files",
+    }
+    for tools, expected in (([], large), (["--tools", "filesystem"], dropin_large)):
+        env = mcp_env(private_runtime_dir())
+        args = ["--root", str(workspace), "--standalone", *tools]
+        async with stdio_client(args, env) as client:
+            listed = (await client.list_tools()).tools
+        declared = {
+            tool.name
+            for tool in listed
+            if (tool.meta or {}).get("anthropic/maxResultSizeChars") == 500_000
+        }
+        assert declared == expected, declared ^ expected
+    (workspace / "wide.py").write_text("".join(f"value_{i} = {i}  # a line\n" for i in range(9000)))
+    async with stdio_client(
+        ["--root", str(workspace), "--standalone"], mcp_env(private_runtime_dir())
+    ) as client:
+        result = await client.call_tool("read", {"file_path": "wide.py", "force": True})
+    sent = "".join(block.text for block in result.content if block.type == "text")
+    assert 50_000 < len(sent) < 500_000, len(sent)  # why the read tool declares it
