@@ -263,7 +263,14 @@ def _outline(
         return stub(services, request, previous, content.version)
     path, settings = request.opened.path, services.settings
     file = outline_read.view(
-        text, path, encoding, planned, content.digest, settings, services.tokens
+        text,
+        path,
+        encoding,
+        planned,
+        content.digest,
+        settings,
+        services.tokens,
+        request.window.room,
     )
     file = _unsaved(file, content)
     shown = Shown(

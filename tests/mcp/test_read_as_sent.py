@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +187,17 @@ async def test_at_a_small_cap_long_values_leave_the_lines_half_of_it(workspace: 
     assert seen == list(range(1, 1501)), (seen[-3:], len(named))
     shown = [int(n) for n in _LINE.findall(said)]
     assert len(shown) > 20, shown  # 500 tokens of lines: rows of about 15
+
+
+@pytest.mark.parametrize("cap", [2000, 4000, None])
+async def test_an_outline_as_sent_keeps_to_max_tokens(workspace: Path, cap: int | None) -> None:
+    # An outline was drawn to its own 9,000 characters whatever the cap: 3,717 tokens
+    # sent at a cap of 2,000. Under a small cap it is drawn smaller, said so.
+    shutil.copy(Path(sysconfig.get_paths()["stdlib"]) / "typing.py", workspace / "typing_copy.py")
+    async with _client(workspace, cap) as client:
+        for session in (None, "chat-1", "s" * 100):
+            asked = _asked(session, file_path="typing_copy.py")
+            said = await ok(client, "read", **asked)
+            assert ": outline of " in said.split("\n", 1)[0], said[:200]
+            assert tiktoken_count(said) <= (cap or 25_000), (session, tiktoken_count(said))
+            assert await ok(client, "read", **asked) != said  # recorded: a stub now

@@ -25,6 +25,7 @@ from ...protocol import OutlineFile, ReadParams, TextFile
 from ...settings import Settings
 from .. import joined
 from ..loop_guard import costly_step
+from ..room import NO_ROOM, Room, lines_cap
 from ..tokens import TokenCounter, estimate_tokens
 from . import outline, outline_cache, outline_find
 from . import text as text_reader
@@ -67,6 +68,13 @@ HEAD_MAX_LINES = 40
 HEAD_MAX_TOKENS = 600
 # The outline's own text: about 3,000 tokens (its lines run about 3 characters a token).
 OUTLINE_MAX_CHARS = 9_000
+# The calls an outline's note names, each said whole by a front end (a symbol's read, a
+# range's, the next top-level symbol's, the read from the top): room.py's room for each.
+_NOTE_CALLS = 4
+# Under a small max_tokens, the outline is drawn smaller until it fits beside what is
+# sent with it, in at most this many tries, never under _LEAST_CHARS.
+_FITS = 6
+_LEAST_CHARS = 400
 
 
 def plan(
@@ -157,22 +165,32 @@ def view(
     content_digest: str,
     settings: Settings,
     counter: TokenCounter,
+    room: Room = NO_ROOM,
 ) -> OutlineFile:
-    """The outline of a source file: its symbols, first lines and how to read on."""
+    """The outline of a source file: its symbols, first lines and how to read on, within
+    `max_tokens` beside what is sent with it (`room`, read/room.py: its header, and its
+    note's calls said whole)."""
     found = planned.symbols
-    drawn = outline.render(found, OUTLINE_MAX_CHARS)
+    cap = lines_cap(settings.max_tokens, room.whole + _NOTE_CALLS * room.call)
     total = text_reader.line_count(text)
     first_start = found[0].start_line if found else total + 1
-    head = _head(text_reader.leading_lines(text, HEAD_MAX_LINES), first_start)
+    leading = text_reader.leading_lines(text, HEAD_MAX_LINES)
+    head = _head(leading, first_start, min(HEAD_MAX_TOKENS, cap // 4))
     window = text_reader.Window(offset=1, limit=head, ranged=True)
     # The first lines as a ranged read of them shows them: the same view, so the text
     # reader's cache may answer either one for the other.
     shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
-    note = _note(found, drawn, total, whole, head, settings)
-    # Counted in parts, the outline's kept for the MCP front end's count of its own
-    # rendering (joined.py): the same count as the joined text's.
-    tokens = joined.count_joined(counter, (drawn.text, shown.file.content, note), "\n")
+    chars = OUTLINE_MAX_CHARS
+    for _ in range(_FITS):  # drawn smaller under a small cap (round 35: 3,717 at 2,000)
+        drawn = outline.render(found, chars)
+        note = _note(found, drawn, total, whole, head, settings)
+        # Counted in parts, the outline's kept for the MCP front end's count of its own
+        # rendering (joined.py): the same count as the joined text's.
+        tokens = joined.count_joined(counter, (drawn.text, shown.file.content, note), "\n")
+        if tokens <= cap or chars <= _LEAST_CHARS:
+            break
+        chars = max(_LEAST_CHARS, chars * cap // tokens * 9 // 10)
     return OutlineFile(
         file_path=path,
         language=planned.grammar.name,
@@ -199,13 +217,13 @@ def held(file: OutlineFile) -> str:
     )
 
 
-def _head(lines: list[str], first_start: int) -> int:
-    """How many first lines go with the outline."""
+def _head(lines: list[str], first_start: int, most: int = HEAD_MAX_TOKENS) -> int:
+    """How many first lines go with the outline, within about `most` tokens."""
     wanted = min(HEAD_MAX_LINES, max(HEAD_MIN_LINES, first_start - 1), len(lines))
     used = 0
     for count, line in enumerate(lines[:wanted]):
         used += estimate_tokens(line) + 3  # the number, the tab, the newline
-        if used > HEAD_MAX_TOKENS:
+        if used > most:
             return max(1, count)
     return max(1, wanted)
 
