@@ -22,7 +22,9 @@ from ..errors import ReadkeeperError
 from ..files.fileio import is_directory
 from ..hints import again, call
 from ..progress import step
+from ..protocol import ReadParams
 from ..protocol.search import GrepParams
+from ..read import room
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
@@ -226,7 +228,8 @@ def _matches(
             if not new_match:
                 # The match (or its context) shown so far is cut here, and nothing after
                 # the cut is shown: a later line that fits would pass for the next one.
-                cut_match = _cut_note(line, ahead, params.offset + matches, _Fits(counter, budget))
+                fits = _Fits(counter, min(budget, _read_cap(services, line.path, params.session)))
+                cut_match = _cut_note(line, ahead, params.offset + matches, fits)
             break
         used += cost
         if new_match:
@@ -279,6 +282,13 @@ def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
         f"and every read cuts it there ({read} shows its first {most:,}): search with a "
         "pattern that matches the part you need."
     )
+
+
+def _read_cap(services: ReadServices, path: str, session: str) -> int:
+    """The tokens the lines of a range read of `path` may take (read/room.py): the read a
+    cut match's note names must not be refused for the room of its own header."""
+    kept = room.of_read(ReadParams(file_path=path, session=session), path)
+    return room.lines_cap(services.settings.max_tokens, kept.whole)
 
 
 class _Fits:
