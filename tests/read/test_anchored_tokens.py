@@ -46,7 +46,7 @@ def test_the_count_is_the_count_of_the_anchored_text(
 ) -> None:
     counter = COUNTERS[name]
     counter.warm_up()
-    content, tokens, changes = _anchored_view(shown(lines, start), cap + 64, counter)
+    content, tokens, changes = _anchored_view(shown(lines, start), cap + 64, cap, cap + 64, counter)
     assert tokens == counter.count(content)
     if changes:  # cut to the cap: what is left fits (or is the one line shown anyway)
         assert tokens <= cap or changes["num_lines"] == 1
@@ -64,7 +64,7 @@ def test_the_count_on_real_files() -> None:
         lines = [line for line in lines if "\x0c" not in line and "\r" not in line][:2000]
         if not lines:
             continue
-        content, tokens, _ = _anchored_view(shown(lines, 1), 10**8, counter)
+        content, tokens, _ = _anchored_view(shown(lines, 1), 10**8, 10**8, 10**8, counter)
         assert tokens == counter.count(content), path
         checked += 1
     assert checked >= 100
@@ -81,5 +81,5 @@ def test_the_count_before_the_table_loads_is_the_count_of_the_anchored_text() ->
     for path in stdlib_text_files()[::97][:20]:
         counter = TokenCounter(ENCODINGS[0])  # its table not loaded (the next loads it)
         lines = path.read_text("utf-8", "replace").splitlines()[:40]
-        content, tokens, changes = _anchored_view(shown(lines, 1), 10**6, counter)
+        content, tokens, changes = _anchored_view(shown(lines, 1), 10**6, 10**6, 10**6, counter)
         assert (tokens, changes, counter.index_counts) == (loaded.count(content), {}, 1), path
