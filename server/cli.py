@@ -22,7 +22,8 @@ from .exit_status import REFUSED
 from .hints import answering, for_cli, given_root
 from .loading import loading
 from .peers import loopback_refusal, unsupported
-from .quoting import show, wire_json
+from .quoting import wire_json
+from .terminal_text import show
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 

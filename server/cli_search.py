@@ -12,8 +12,9 @@ from .errors import ReadkeeperError, shown_content
 from .exit_status import DONE, NOTHING_FOUND, REFUSED, root_refusal
 from .files.reach import here
 from .hints import answering, for_cli
-from .quoting import show, wire_json
+from .quoting import wire_json
 from .search.shown import escapes_note, lines
+from .terminal_text import show
 
 if TYPE_CHECKING:
     from .core import Readkeeper

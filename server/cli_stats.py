@@ -16,7 +16,8 @@ from typing import Any
 
 from .errors import ReadkeeperError, shown_content
 from .exit_status import REFUSED, root_refusal
-from .quoting import name, show, wire_json
+from .quoting import name, wire_json
+from .terminal_text import show
 
 
 def add_command(commands: Any) -> None:

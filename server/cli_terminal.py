@@ -1,4 +1,4 @@
-"""Every line the CLI writes of its own goes through quoting.show: to a terminal with
+"""Every line the CLI writes of its own goes through terminal_text.show: to a terminal with
 its controls and unseen characters escaped, to a pipe or file exact. That holds for the
 lines readkeeper prints itself and for those Python and argparse print for it: argparse's
 usage, errors and help (an "unrecognized arguments" error echoes the command line, and
@@ -16,12 +16,12 @@ import warnings
 from types import TracebackType
 from typing import IO, Any, TextIO, cast
 
-from .quoting import write
+from .terminal_text import write
 
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose messages (usage, errors, help, --version) are written as
-    quoting.write writes them; its subcommands' parsers are of this class too."""
+    terminal_text.write writes them; its subcommands' parsers are of this class too."""
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if message:
@@ -31,7 +31,7 @@ class Parser(argparse.ArgumentParser):
 
 
 class _EscapedHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Log records on stderr, each escaped as quoting.write does."""
+    """Log records on stderr, each escaped as terminal_text.write does."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -71,7 +71,7 @@ def _uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType |
 
 def terminal_output() -> None:
     """Route Python's own stderr lines (warnings, an uncaught exception) through
-    quoting.write for the rest of the process."""
+    terminal_text.write for the rest of the process."""
     warnings.showwarning = _warning
     sys.excepthook = _uncaught
 

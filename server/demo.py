@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .client import JsonRpcException, ReadkeeperClient
-from .quoting import show, terminal
+from .terminal_text import show, terminal
 from .words import count as _count
 
 BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
@@ -24,7 +24,7 @@ BOLD, PLAIN = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
 
 def _say(text: str) -> None:
     """Print a line of the session: what the server said may hold a file's name or text,
-    so on a terminal its controls and unseen characters are escaped (quoting.show)."""
+    so on a terminal its controls and unseen characters are escaped (terminal_text.show)."""
     show(text, sys.stdout)
 
 

@@ -36,14 +36,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
 # Every character, but the LF that ends a line, that some consumer breaks a line at.
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _BREAK = re.compile(f"[{LINE_BREAKS}]")
-_ESCAPES = {
+ESCAPES = {
     "\r": "\\r",
     "\x0b": "\\x0b",
     "\x0c": "\\x0c",
@@ -54,7 +53,7 @@ _ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
-UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+UNESCAPES = {v: k for k, v in ESCAPES.items()}
 # readkeeper's marks inside a shown line, which a file's text must never show as they are:
 # the `[` that opens a cut marker's words (a read's `… [line cut: N more characters]`, a
 # snippet's `[line cut: N more]`, a notebook output's `… [N characters cut] …`), in any
@@ -112,9 +111,6 @@ CALL_PREFIX = "readkeeper/"
 # Letters str.isalnum accepts that look like punctuation or a blank: the spacing modifier
 # letters (U+02D0 for a colon, U+02BC for a quote) and the Hangul fillers.
 _LOOKALIKES = re.compile("[\u02b0-\u02ff\u115f\u1160\u3164\uffa0]")
-# On a terminal: every control but tab and newline (C0, DEL, C1), so no escape sequence
-# (CSI, OSC, a lone ESC) reaches it.
-_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def has_break(text: str) -> bool:
@@ -134,7 +130,7 @@ def line(text: str) -> str:
     """One line of a file as shown: its inner line breaks escaped."""
     if not has_break(text):
         return text
-    return _BREAK.sub(lambda m: _ESCAPES[m.group()], text)
+    return _BREAK.sub(lambda m: ESCAPES[m.group()], text)
 
 
 def lines(text: str) -> str:
@@ -209,7 +205,7 @@ def printable(text: str) -> str:
     escaping), so what a reader sees is what the text holds, in any renderer alike."""
     if text.isprintable():
         return text
-    return "".join(char if char.isprintable() else _unprintable(char) for char in text)
+    return "".join(char if char.isprintable() else unprintable(char) for char in text)
 
 
 def phrase(text: str) -> str:
@@ -247,7 +243,7 @@ def cut_escaped(text: str, most: int) -> str:
     return text[:end]
 
 
-def _unprintable(char: str) -> str:
+def unprintable(char: str) -> str:
     if char == "\x7f":
         return "\\x7f"
     code = ord(char)
@@ -325,7 +321,7 @@ def _json_printable(text: str) -> str:
 
 
 def _json_escape(char: str) -> str:
-    return "\\u007f" if char == "\x7f" else _unprintable(char)
+    return "\\u007f" if char == "\x7f" else unprintable(char)
 
 
 def fence(body: str, info: str = "") -> str:
@@ -336,51 +332,6 @@ def fence(body: str, info: str = "") -> str:
     opening = f"{ticks}{info}".rstrip()
     shown = lines(body[:-1] if body.endswith("\n") else body)
     return f"{opening}\n{shown}\n{ticks}" if shown else f"{opening}\n{ticks}"
-
-
-def terminal(text: str) -> str:
-    """`text` safe to print to a terminal: tab and newline kept, every other control
-    (and so every escape sequence) shown as its escape, and every format character (a
-    bidirectional override or isolate, a zero-width character), line or paragraph
-    separator and lone surrogate too, so no name on screen reads reversed or as another."""
-    if not text.isascii():
-        hidden = {ord(c): _unprintable(c) for c in set(text) if _hidden(c)}
-        if hidden:
-            text = text.translate(hidden)
-    if _TERMINAL_CONTROL.search(text) is None:
-        return text
-    return _TERMINAL_CONTROL.sub(lambda m: _control_escape(m.group()), text)
-
-
-def _hidden(char: str) -> bool:
-    """Whether a terminal would show `char` as nothing, or let it reorder the line."""
-    return not char.isascii() and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
-
-
-def show(text: str, stream: TextIO) -> None:
-    """Print `text` to `stream`; to a terminal with its controls escaped (`terminal`),
-    so a file's line or name cannot move the cursor, erase lines or retitle the window.
-    To a pipe or file it goes as it is: the program reading it gets the exact text."""
-    # print, not one write of text and break: a pipe closed early (`| head`) is
-    # seen as BrokenPipeError by its second write, where one write may end short silently.
-    print(terminal(text) if _is_terminal(stream) else text, file=stream)
-
-
-def write(text: str, stream: TextIO) -> None:
-    """`show` without the line break it adds: what argparse, logging and Python's own
-    stderr lines go through in the CLI (cli_terminal.py)."""
-    stream.write(terminal(text) if _is_terminal(stream) else text)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # not a file, or a closed one
-        return False
-
-
-def _control_escape(char: str) -> str:
-    return _ESCAPES.get(char) or f"\\x{ord(char):02x}"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -397,7 +348,7 @@ def valid_unicode(value: Any, names: bool = True) -> Any:
         if value.isascii() or _SURROGATE.search(value) is None:
             return value
         escaped = value.replace("\\", "\\\\") if names else value
-        return _SURROGATE.sub(lambda found: _unprintable(found.group()), escaped)
+        return _SURROGATE.sub(lambda found: unprintable(found.group()), escaped)
     if isinstance(value, dict):
         return {valid_unicode(key): valid_unicode(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -422,7 +373,7 @@ def valid_json(text: str) -> str:
         if _SURROGATE.search(literal) is None:
             return literal
         doubled = literal.replace("\\\\", "\\\\\\\\")
-        return _SURROGATE.sub(lambda byte: "\\" + _unprintable(byte.group()), doubled)
+        return _SURROGATE.sub(lambda byte: "\\" + unprintable(byte.group()), doubled)
 
     return _JSON_STRING.sub(string, text)
 

@@ -1,5 +1,5 @@
 """The CLI's usage errors and help on a terminal: argparse's own words ("unrecognized
-arguments", "ambiguous option", the usage line, --help) go through quoting.show like
+arguments", "ambiguous option", the usage line, --help) go through terminal_text.show like
 every other line the CLI writes, so a hostile file name that reaches the command line
 (an ordinary `readkeeper read *` in a repository holding it) cannot write the clipboard
 (OSC 52), erase the line or forge a readkeeper line. Also logging to stderr and an

@@ -19,7 +19,17 @@ SOURCES = {"readkeeper": ROOT / "server", "readkeeper.attachments": ROOT / "atta
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[set[str]] = [
-    {"errors", "quoting", "peers", "words", "loading", "progress", "exit_status", "message_cap"},
+    {
+        "errors",
+        "quoting",
+        "terminal_text",
+        "peers",
+        "words",
+        "loading",
+        "progress",
+        "exit_status",
+        "message_cap",
+    },
     {
         "protocol",
         "settings",

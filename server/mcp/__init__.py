@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..exit_status import REFUSED, root_refusal
-from ..quoting import show
+from ..terminal_text import show
 from .early import EarlyAnswers
 
 # The SDK and what imports it are loaded in `main`, once the handshake is being

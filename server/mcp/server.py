@@ -38,7 +38,7 @@ from .logs import SettingsLog
 from .principals import SHARED_HTTP_SESSION
 from .progress import sender as progress_sender
 from .request_fields import NamedRefusals
-from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, input_schema, result_meta
+from .tools import TOOL_METHODS, TOOL_NAMES, TOOLS, ToolSpec, input_schema, result_meta
 
 log = logging.getLogger("readkeeper")
 
@@ -99,44 +99,10 @@ class McpFrontEnd:
         await self.log.on_request(ctx)
         await self.on_initialized(ctx, types.NotificationParams())
         if self.tool_set == "filesystem":
-            return types.ListToolsResult(
-                tools=[
-                    types.Tool(
-                        name=spec.name,
-                        title=spec.title,
-                        description=spec.description,
-                        input_schema=filesystem.SCHEMAS[spec.name],
-                        _meta=result_meta(spec.name),
-                        annotations=types.ToolAnnotations(
-                            title=spec.title,
-                            read_only_hint=spec.read_only,
-                            destructive_hint=spec.destructive,
-                            idempotent_hint=spec.idempotent,
-                            open_world_hint=False,
-                        ),
-                    )
-                    for spec in filesystem.TOOLS
-                ]
-            )
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=spec.name,
-                    title=spec.title,
-                    description=spec.description,
-                    input_schema=input_schema(spec),
-                    _meta=result_meta(spec.name),
-                    annotations=types.ToolAnnotations(
-                        title=spec.title,
-                        read_only_hint=spec.read_only,
-                        destructive_hint=spec.destructive,
-                        idempotent_hint=spec.idempotent,
-                        open_world_hint=False,
-                    ),
-                )
-                for spec in TOOLS
-            ]
-        )
+            specs = [(spec, filesystem.SCHEMAS[spec.name]) for spec in filesystem.TOOLS]
+        else:
+            specs = [(spec, input_schema(spec)) for spec in TOOLS]
+        return types.ListToolsResult(tools=[_listed(spec, schema) for spec, schema in specs])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -449,3 +415,21 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
 
 
 __all__ = ["McpFrontEnd", "build_server"]
+
+
+def _listed(spec: ToolSpec, schema: dict[str, Any]) -> types.Tool:
+    """`spec` as tools/list shows it, with its input `schema`."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=schema,
+        _meta=result_meta(spec.name),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )

@@ -17,18 +17,16 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
 
-from .. import words
 from ..errors import ReadkeeperError
 from ..files import held_bytes
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
-from ..hints import again, call
+from ..hints import again
 from ..progress import step
 from ..protocol import (
     NotebookFile,
@@ -61,6 +59,7 @@ from .stub_rule import (
     seen_before,
     stub,
 )
+from .text_too_large import first_fit, too_large
 
 # The views a re-read of a text file may match: the outline of its read whole, or lines.
 TEXT_VIEWS = (outline_read.VIEW, "")
@@ -117,7 +116,7 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
             return _document(services, kind, request)
         if opened.size > settings.max_size_bytes:
             if not window.ranged:
-                raise too_large(path, opened.size, settings, _first_fit(services, request))
+                raise too_large(path, opened.size, settings, first_fit(services, request))
             return _range(services, request)
         unchanged = proven_unchanged(services, request, TEXT_VIEWS, text=True)
         if unchanged is not None:
@@ -405,52 +404,4 @@ def window_for(params: ReadParams, settings: Settings, symbol: bool = False) -> 
         ranged=params.offset is not None or params.limit is not None,
         defaulted=params.offset is not None and params.limit is None,
         symbol=symbol,
-    )
-
-
-# The lines a too_large refusal names for its first range, when as many fit the cap.
-RANGE_LINES = 500
-
-
-def _first_fit(services: ReadServices, request: Request) -> int:
-    """The most lines from the top (up to RANGE_LINES) that a ranged read of the file
-    shows under the token cap: that read, made as it would be (0: line 1 alone is over
-    the cap; the room of what is sent with it the caller's read's), so the range a
-    too_large refusal names is never itself refused."""
-    opened = request.opened
-    # The lines that end within the first max_size_bytes: the probe reads no further
-    # than a whole read may (none: line 1 alone is longer, and is shown cut).
-    head = os.pread(opened.fd, services.settings.max_size_bytes, 0)
-    lines = min(RANGE_LINES, head.count(b"\n"))
-    if not lines:
-        return 1
-    window = text_reader.Window(offset=1, limit=lines, ranged=True, room=request.window.room)
-    try:
-        stream_range(opened, window, services.settings, services.tokens)
-    except ReadkeeperError as exc:
-        if exc.kind == "token_limit":
-            return int(exc.data.get("largest_limit") or 0)
-    except OSError:
-        pass  # the read it names says what fails
-    return lines
-
-
-def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES) -> ReadkeeperError:
-    """The `too_large` refusal of a whole read of a text file over `max_size_bytes`;
-    `fits`: the lines from the top a ranged read shows under the token cap."""
-    search = call("grep", pattern="<what you look for>", path=path)
-    ranges = (
-        f"Read it in ranges ({again(offset=1, limit=fits)}), or "
-        f"search it first to find the lines you need ({search})."
-        if fits
-        else f"Its first line alone is over the token cap: search it ({search})."
-    )
-    return ReadkeeperError(
-        "too_large",
-        f"{path} is {words.size(size)} ({size} bytes), over the "
-        f"{words.size(settings.max_size_bytes)} limit for reading a file whole. {ranges}",
-        file_path=path,
-        size=size,
-        max_size_bytes=settings.max_size_bytes,
-        tokens_estimate=(size + 3) // 4,
     )

@@ -43,7 +43,7 @@ def test_bad_input_exits_2_with_the_kind(workspace: Path) -> None:
 
 
 def test_a_control_character_in_a_line_is_shown_as_a_read_shows_it(workspace: Path) -> None:
-    """Piped, the line as the file has it, as `readkeeper read` prints it (quoting.show:
+    """Piped, the line as the file has it, as `readkeeper read` prints it (terminal_text.show:
     only a terminal gets controls escaped, tests/test_cli_terminal.py); a CR escaped."""
     (workspace / "a.txt").write_text("needle \x1b[31mred\rx\n", newline="")
     assert run("grep", "needle", cwd=workspace).stdout == "a.txt:1:needle \x1b[31mred\\rx\n"

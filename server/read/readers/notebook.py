@@ -41,7 +41,7 @@ from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
 from .image_open import probe
 from .image_scan import Steps
-from .notebook_cost import CUT_MARK, cost_within, cut_cell, total_cost
+from .notebook_cost import CUT_MARK, cost_within, cut_cell, end_that_fits, total_cost
 from .notebook_ids import cell_names
 from .notebook_parse import corrupt as _corrupt
 from .notebook_parse import parse
@@ -92,7 +92,8 @@ def read_notebook(
         # Its way on: the last cells that fit the cap, as many as asked for at most
         # (round 35: the count asked for, 2,000 by default, named cells 1001-1498 of 3,000).
         summarise = _Summariser(path, include_images, settings)
-        end = _end_that_fits(cells, names, window.limit, summarise, counter, cap)
+        views = lambda index: summarise.cell(cells[index], index, names[index])  # noqa: E731
+        end = end_that_fits(views, total, window.limit, counter, settings, cap)
         raise ReadkeeperError(
             "bad_params",
             f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
@@ -202,32 +203,6 @@ def read_notebook(
         ),
         left_out if partial or summarise.chars_cut else 0,
     )
-
-
-# What a cell costs more beside others than alone (the JSON between them), by estimate.
-_CELL_JOINT_TOKENS = 2
-
-
-def _end_that_fits(
-    cells: list[dict[str, Any]],
-    names: list[str],
-    most: int,
-    summarise: _Summariser,
-    counter: TokenCounter,
-    cap: int,
-) -> int:
-    """The number (from 1) of the first of the notebook's last cells that fit `cap`
-    together, `most` of them at most; the last cell when even it alone is over (a read
-    of it alone is cut to fit)."""
-    first, used = len(cells), 0
-    for index in range(len(cells) - 1, max(-1, len(cells) - 1 - most), -1):
-        view = summarise.cell(cells[index], index, names[index])
-        cost = cost_within([view], counter, summarise.settings, cap - used, text=False)
-        if cost is None:
-            break
-        used += cost + _CELL_JOINT_TOKENS
-        first = index
-    return max(1, min(first + 1, len(cells)))
 
 
 def shows_as_cells(data: bytes, path: str) -> bool:

@@ -14,6 +14,7 @@ holds for either; `tokens` says the JSON's count, and MCP and the CLI say their 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -107,3 +108,28 @@ def cut_cell(
             elif _text_fits(data, counter, cap):
                 return candidate
         source = source[: int(len(source) * 0.8)]
+
+
+# What a cell costs more beside others than alone (the JSON between them), by estimate.
+_CELL_JOINT_TOKENS = 2
+
+
+def end_that_fits(
+    views: Callable[[int], NotebookCell],
+    count: int,
+    most: int,
+    counter: TokenCounter,
+    settings: Settings,
+    cap: int,
+) -> int:
+    """The number (from 1) of the first of a notebook's last cells (`count` of them, each
+    as `views` shows it by index) that fit `cap` together, `most` of them at most; the
+    last cell when even it alone is over (a read of it alone is cut to fit)."""
+    first, used = count, 0
+    for index in range(count - 1, max(-1, count - 1 - most), -1):
+        cost = cost_within([views(index)], counter, settings, cap - used, text=False)
+        if cost is None:
+            break
+        used += cost + _CELL_JOINT_TOKENS
+        first = index
+    return max(1, min(first + 1, count))

@@ -29,30 +29,12 @@ from ...hints import again, call
 from ...protocol import TextFile
 from ...settings import Settings
 from .. import numbering
-from ..numbered_tokens import NumberedLines
-from ..room import NO_ROOM, Room, lines_cap
+from ..room import NO_ROOM, Room
 from ..tokens import TokenCounter, estimate_tokens
+from .text_fit import TokenFit as TokenFit
+from .text_fit import Window as Window
+from .text_fit import fit_tokens as fit_tokens
 from .text_past_end import end_that_fits, past_the_end
-
-
-@dataclass(frozen=True)
-class Window:
-    """The lines asked for: `offset` is 1-based; `ranged` when offset or limit was given;
-    `defaulted` when the limit is the default, not the caller's (an offset alone): lines
-    left after it are then named, as a whole read's are."""
-
-    offset: int
-    limit: int
-    ranged: bool
-    defaulted: bool = False
-    symbol: bool = False  # a symbol's lines: over the cap, read on from its first line
-    room: Room = NO_ROOM  # what the read sends besides its lines (read/room.py)
-
-    def cap(self, settings: Settings, rest: bool, extra: int = 0) -> int:
-        """The tokens its lines may take: `max_tokens` less the room of what is sent
-        with them (its way on's, when `rest`: lines follow the shown ones) and `extra`
-        (a note on the lines themselves); half of it at least (read/room.py)."""
-        return lines_cap(settings.max_tokens, (self.room.cut if rest else self.room.whole) + extra)
 
 
 def default_cut(window: Window, last: int, total: int | None = None, why: str | None = None) -> str:
@@ -262,99 +244,6 @@ def _shown(
 def number_lines(shown: list[str], start: int, width: int) -> list[str]:
     """The lines numbered from `start`, as the `line_numbers` setting says."""
     return list(map(str.__add__, _prefixes(start, len(shown), width), shown))
-
-
-def _over_cap(
-    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings, room: int
-) -> int:
-    """How many of the `lines` fit under the token cap, `room` kept for what is sent
-    with them when they are cut (Window.cap); raises for a range the caller chose."""
-    cap = settings.max_tokens
-    # A range the caller chose is refused; from an offset alone (the caller chose where
-    # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
-    # count's way on, `offset=2001`, was refused, then the next, and so on), unless not
-    # even its first line fits (round 34: 0 lines, and the same offset named again). The
-    # limit a refusal names fits beside the way on its read may name, as sent.
-    chosen = window.ranged and not window.defaulted
-    fits = counts.longest_fit(room)
-    if fits and not chosen:
-        return fits
-    # What the range costs, for the refusal: counted as far as the cap, the rest
-    # scaled (a range may be many times the cap; its count would be the costliest
-    # part of a refusal).
-    tokens = counts.about()
-    about = "" if counts.counted_all else "about "
-    last = window.offset + lines - 1
-    if fits and window.symbol:  # from its first line on, each read naming the next
-        start = again(offset=window.offset)
-        advice = f"Read it from its first line ({start}): each read is cut at the cap."
-    elif fits:
-        fewer = again(offset=window.offset, limit=fits)  # its other options kept
-        advice = f"Read fewer lines: {fewer}."
-    else:
-        advice = (
-            f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
-            "(READKEEPER_MAX_TOKENS) or search the file instead "
-            f"({call('grep', pattern='<what you look for>', path=path)})."
-        )
-    over = f"over the {cap:,}-token cap"
-    if tokens <= cap:  # over with what is sent beside them (read/room.py)
-        over = (
-            f"over the {cap:,}-token cap with the {cap - room:,} kept for what is sent beside "
-            "them (the file's name, the calls for the rest)"
-        )
-    raise ReadkeeperError(
-        "token_limit",
-        f"Lines {window.offset}-{last} of {path} come to {about}{tokens:,} tokens, {over}. "
-        f"{advice}",
-        file_path=path,
-        tokens=tokens,
-        max_tokens=cap,
-        largest_limit=fits,
-    )
-
-
-@dataclass(frozen=True)
-class TokenFit:
-    """What the numbered lines of a read cost, after the token cap."""
-
-    tokens: int
-    kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
-    spare: int | None = None  # the tokens left under the cap, when it did not cut
-
-
-def fit_tokens(
-    path: str,
-    window: Window,
-    shown: list[str],
-    content: str,
-    settings: Settings,
-    counter: TokenCounter,
-    rest: bool = True,
-    extra: int = 0,
-    fewer_rest: bool = True,
-) -> TokenFit:
-    """The tokens of `content`, the numbered `shown` lines, counted exactly: by the token
-    table's index when the table has not loaded yet and the text's bytes are under the
-    cap (tokens.py `early_count`), else with the table. The cap is what the window's room
-    leaves (`Window.cap`; `rest`: the read names a way on even uncut, `extra`: a note on
-    the lines). Over it a range the caller chose is refused (`token_limit`), naming the
-    most lines its read may show beside the way on that read names (`fewer_rest`: it
-    names one; a streamed range's ends before the end of a file of unknown length); a
-    whole read, or one from an offset alone, is cut to the lines that fit beside its way
-    on."""
-    cap = window.cap(settings, rest, extra)
-    early = counter.early_count(content, cap)
-    if early is not None:
-        return TokenFit(early, None, cap - early)
-    counts = counter.numbered(shown, window.offset, settings.number_width)
-    tokens = counts.tokens_within(cap)
-    if tokens is not None:
-        return TokenFit(tokens, None, cap - tokens)
-    chosen = window.ranged and not window.defaulted
-    cut_cap = window.cap(settings, fewer_rest or not chosen, extra)
-    kept = _over_cap(path, window, counts, len(shown), settings, cut_cap)
-    return TokenFit(counts.tokens(kept), kept)
 
 
 # The last few views, by content digest and everything else a view depends on: a

@@ -1,0 +1,64 @@
+"""The refusal of a whole read of a text file over `max_size_bytes` (`too_large`), and
+the first range it names: as many lines from the top as a ranged read of them shows
+under the token cap, that read made as it would be, so the range named is never itself
+refused."""
+
+from __future__ import annotations
+
+import os
+
+from .. import words
+from ..errors import ReadkeeperError
+from ..hints import again, call
+from ..settings import Settings
+from .readers import text as text_reader
+from .readers.text_stream import stream_range
+from .services import ReadServices
+from .stub_rule import Request
+
+# The lines a too_large refusal names for its first range, when as many fit the cap.
+RANGE_LINES = 500
+
+
+def first_fit(services: ReadServices, request: Request) -> int:
+    """The most lines from the top (up to RANGE_LINES) that a ranged read of the file
+    shows under the token cap: that read, made as it would be (0: line 1 alone is over
+    the cap; the room of what is sent with it the caller's read's), so the range a
+    too_large refusal names is never itself refused."""
+    opened = request.opened
+    # The lines that end within the first max_size_bytes: the probe reads no further
+    # than a whole read may (none: line 1 alone is longer, and is shown cut).
+    head = os.pread(opened.fd, services.settings.max_size_bytes, 0)
+    lines = min(RANGE_LINES, head.count(b"\n"))
+    if not lines:
+        return 1
+    window = text_reader.Window(offset=1, limit=lines, ranged=True, room=request.window.room)
+    try:
+        stream_range(opened, window, services.settings, services.tokens)
+    except ReadkeeperError as exc:
+        if exc.kind == "token_limit":
+            return int(exc.data.get("largest_limit") or 0)
+    except OSError:
+        pass  # the read it names says what fails
+    return lines
+
+
+def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES) -> ReadkeeperError:
+    """The `too_large` refusal of a whole read of a text file over `max_size_bytes`;
+    `fits`: the lines from the top a ranged read shows under the token cap."""
+    search = call("grep", pattern="<what you look for>", path=path)
+    ranges = (
+        f"Read it in ranges ({again(offset=1, limit=fits)}), or "
+        f"search it first to find the lines you need ({search})."
+        if fits
+        else f"Its first line alone is over the token cap: search it ({search})."
+    )
+    return ReadkeeperError(
+        "too_large",
+        f"{path} is {words.size(size)} ({size} bytes), over the "
+        f"{words.size(settings.max_size_bytes)} limit for reading a file whole. {ranges}",
+        file_path=path,
+        size=size,
+        max_size_bytes=settings.max_size_bytes,
+        tokens_estimate=(size + 3) // 4,
+    )
