@@ -36,10 +36,11 @@ class Window:
 
 
 def _over_cap(
-    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings, room: int
+    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings, within: int
 ) -> int:
-    """How many of the `lines` fit under the token cap, `room` kept for what is sent
-    with them when they are cut (Window.cap); raises for a range the caller chose."""
+    """How many of the `lines` fit in `within` tokens (the token cap less the room of what
+    is sent with them when they are cut: Window.cap); raises for a range the caller
+    chose."""
     cap = settings.max_tokens
     # A range the caller chose is refused; from an offset alone (the caller chose where
     # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
@@ -47,7 +48,7 @@ def _over_cap(
     # even its first line fits (round 34: 0 lines, and the same offset named again). The
     # limit a refusal names fits beside the way on its read may name, as sent.
     chosen = window.ranged and not window.defaulted
-    fits = counts.longest_fit(room)
+    fits = counts.longest_fit(within)
     if fits and not chosen:
         return fits
     # What the range costs, for the refusal: counted as far as the cap, the rest
@@ -71,8 +72,8 @@ def _over_cap(
     over = f"over the {cap:,}-token cap"
     if tokens <= cap:  # over with what is sent beside them (read/room.py)
         over = (
-            f"over the {cap:,}-token cap with the {cap - room:,} kept for what is sent beside "
-            "them (the file's name, the calls for the rest)"
+            f"over the {cap:,}-token cap with the {cap - within:,} kept for what is sent "
+            "beside them (the file's name, the calls for the rest)"
         )
     raise ReadkeeperError(
         "token_limit",
