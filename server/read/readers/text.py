@@ -7,8 +7,9 @@ Two ways in, one way out:
 - `stream_range` (text_stream.py) for ranged reads of larger files, decoded only up to
   the last line asked for.
 
-Both number and cap their lines here (`number_lines`, `cut_line`, `fit_tokens`). Lines
-are numbered as `numbering.py` says (by default as `cat -n` prints them: the number
+Both number and cap their lines here (`number_lines`, `cut_line`; `fit_tokens`, in
+text_fit.py, beside the room of what is sent with them: read/room.py). Lines are
+numbered as `numbering.py` says (by default as `cat -n` prints them: the number
 right-aligned in six columns, a tab, the line), one trailing CR dropped (the result's
 `line_ending` says what the file uses). Lines over `max_line_chars` are cut with a
 marker saying how much was cut.
@@ -31,7 +32,6 @@ from ...settings import Settings
 from .. import numbering
 from ..room import NO_ROOM, Room
 from ..tokens import TokenCounter, estimate_tokens
-from .text_fit import TokenFit as TokenFit
 from .text_fit import Window as Window
 from .text_fit import fit_tokens as fit_tokens
 from .text_past_end import end_that_fits, past_the_end
