@@ -182,7 +182,7 @@ def view(
     shown = text_reader.view(text, path, encoding, window, content_digest, settings, counter)
     whole = planned.whole_tokens
     chars = OUTLINE_MAX_CHARS
-    for _ in range(_FITS):  # drawn smaller under a small cap (round 35: 3,717 at 2,000)
+    for _ in range(_FITS):  # drawn smaller under a small cap (3,717 tokens sent at 2,000)
         drawn = outline.render(found, chars)
         note = _note(found, drawn, total, whole, head, settings)
         # Counted in parts, the outline's kept for the MCP front end's count of its own
