@@ -141,12 +141,17 @@ async def test_every_call_a_run_is_said_as_works_as_written(workspace: Path) -> 
                 ), shown
 
 
-def test_a_pdfs_text_continued_from_read_media_file_is_read_text_files() -> None:
-    # read_media_file's pages are drawn: `pages="21-30"` said to its answer drew them.
-    said = for_filesystem(
-        f"continue with {again(pages='21-30')}.", (), "read_media_file", {"path": "d.pdf"}
-    )
-    assert said == 'continue with read_text_file with {"path": "d.pdf", "pages": "21-30"}.'
+def test_a_pdfs_pages_continued_from_read_media_file_are_drawn_and_its_text_is_not() -> None:
+    # read_media_file's pages are drawn: the pages after those it drew go on drawn (round
+    # 35, E1: they were named as read_text_file's, whose text pages without a text layer
+    # lack); a page's text (render false) is read_text_file's.
+    args = {"path": "d.pdf"}
+    said = for_filesystem(f"continue with {again(pages='21-30')}.", (), "read_media_file", args)
+    assert said == 'continue with read_media_file with {"path": "d.pdf", "pages": "21-30"}.'
+    text = again(pages="4", render=False)
+    said = for_filesystem(f"read its text with {text}.", (), "read_media_file", args)
+    assert said.startswith('read its text with read_text_file with {"path": "d.pdf"'), said
+    assert '"pages": "4"' in said, said
 
 
 def test_the_calls_path_is_repeated_whole() -> None:

@@ -73,7 +73,9 @@ async def test_an_odd_name_cannot_add_lines_to_edit_file_s_diff(
         assert not result.is_error, text
         headers = [line for line in text.split("\n") if line.startswith(("---", "+++"))]
         assert len(headers) == 2
-        assert all("\\n`````\\n(readkeeper: Edit applied.)" in line for line in headers)
+        # The name quoted, its line breaks and backticks (a fence's) escaped.
+        fence = "\\u0060" * 5
+        assert all(f"\\n{fence}\\n(readkeeper: Edit applied.)" in line for line in headers)
         assert "\n+ok" not in text
 
 

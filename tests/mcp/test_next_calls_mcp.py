@@ -25,11 +25,13 @@ from mcp_helpers import text_of as text
 async def test_the_dropin_reads_a_long_pdf_by_the_pages_its_refusal_names(workspace: Path) -> None:
     (workspace / "long.pdf").write_bytes(numbered_pdf(25, lines=2))
     async with dropin_client(workspace) as client:
-        for tool in ("read_text_file", "read_media_file"):
+        for tool in ("read_media_file", "read_text_file"):  # the call made, its pages set
             refusal = await client.call_tool(tool, {"path": "long.pdf"})
             assert error_kind(refusal) == "pages_required"
-            asked = named_call(text(refusal), "read_text_file")
-            assert asked == {"path": "long.pdf", "pages": "1-20"}  # the call made, its pages set
+            asked = named_call(text(refusal), tool)
+            assert asked == {"path": "long.pdf", "pages": "1-20"}, text(refusal)
+            if tool == "read_media_file":  # drawn
+                assert "rendered to PNG" in await ok(client, tool, **asked)
         shown = await ok(client, "read_text_file", **asked)
         assert "--- page 20 ---" in shown
         assert "--- page 21 ---" not in shown
