@@ -106,6 +106,7 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
     window = window_for(params, settings)
     with open_path(services.workspace, params.file_path, params.session) as opened:
         path = opened.path
+        room.refuse_long_path(services.tokens, path, settings)
         window = dataclasses.replace(window, room=room.of_read(params, path))
         request = Request(params, window, opened)
         # Images, PDFs and notebooks have their own readers, chosen by content.

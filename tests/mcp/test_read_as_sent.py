@@ -201,3 +201,28 @@ async def test_an_outline_as_sent_keeps_to_max_tokens(workspace: Path, cap: int 
             assert ": outline of " in said.split("\n", 1)[0], said[:200]
             assert tiktoken_count(said) <= (cap or 25_000), (session, tiktoken_count(said))
             assert await ok(client, "read", **asked) != said  # recorded: a stub now
+
+
+async def test_a_path_over_a_quarter_of_the_cap_as_shown_is_refused_in_a_few_tokens(
+    workspace: Path,
+) -> None:
+    # 18 folders of 250 control characters each (one byte on disk, `\u0001` shown) made
+    # a read of 48,628 tokens at the default cap, 36,143 of them its path, and 28,147 of
+    # structured content (round 36, B1): the room of its path, past half the cap, was
+    # not kept whole. Such a read is refused, briefly, in both channels.
+    folder = workspace
+    for _ in range(6):
+        folder = folder / ("\x01" * 200)
+        folder.mkdir()
+    (folder / "f.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
+    name = str((folder / "f.txt").relative_to(workspace))
+    async with _client(workspace, 4000) as client:
+        refused = await client.call_tool("read", {"file_path": name})
+        said = text_of(refused)
+        assert error_kind(refused) == "token_limit", said[:300]
+        assert "over a quarter of the 4,000-token cap" in said, said[:400]
+        assert tiktoken_count(said) < 600, tiktoken_count(said)
+        assert len(json.dumps(refused.structured_content)) < 3000
+        # A usual path at the same cap reads.
+        (workspace / "g.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
+        assert "row 1" in await ok(client, "read", file_path="g.txt")
