@@ -87,6 +87,14 @@ def tool_result(
     )
 
 
+def read_text_tokens(result: dict[str, Any], args: dict[str, Any] | None) -> int:
+    """The tokens of a read result's text as the read tool sends it (`tool_result`)."""
+    answering = asked("read", args)
+    shown = _notes_for_mcp(result, answering)
+    steps = _steps(answering, shown)
+    return _text_tokens(read_content(_recounted(shown, steps), steps))
+
+
 def _text_tokens(content: list[Content]) -> int:
     """The tokens of the text blocks, each as sent (valid Unicode)."""
     return sum(

@@ -169,10 +169,13 @@ class McpFrontEnd:
                     "core_started": self.core_started,
                 }
                 result = {**result, **backend.describe(), **quick}
-            if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
-                images = await self._page_images(backend, result, arguments.get("session"))
             core = getattr(backend, "core", None)
             settings = core.settings if core is not None else _env_settings()
+            if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
+                # The images within what the text leaves, its note's word on them too.
+                text = render.read_text_tokens(result, given) + _IMAGES_NOTE_TOKENS
+                room = settings.max_tokens - text
+                images = await self._page_images(backend, result, arguments.get("session"), room)
             budget = facts.budget(params.name, arguments, settings)
             notice, offset = self._notice(backend, params.name), arguments.get("offset")
             return render.tool_result(
@@ -336,11 +339,17 @@ class McpFrontEnd:
         return LocalBackend(roots, why)
 
     async def _page_images(
-        self, backend: Backend, result: dict[str, Any], session: Any
+        self, backend: Backend, result: dict[str, Any], session: Any, room: int
     ) -> list[types.ImageContent]:
-        """Rendered PDF pages as image content, each read (and budgeted) as an image."""
-        images = []
-        for page in result["file"].get("pages", []):
+        """Rendered PDF pages as image content, each read (and budgeted) as an image, as
+        many as `room` tokens hold (max_tokens less the text: round 36, 20 pages of about
+        1,600 tokens each were sent at any cap); the note names the files of the rest."""
+        images: list[types.ImageContent] = []
+        pages = result["file"].get("pages", [])
+        spent = 0
+        for page in pages:
+            if spent + _PAGE_TOKENS > room:
+                break  # not read: its file stays for the agent to read
             params: dict[str, Any] = {"file_path": page}
             if session is not None:
                 params["session"] = session
@@ -352,6 +361,15 @@ class McpFrontEnd:
             file = shown.get("file") or {}
             if shown.get("type") == "image" and file.get("base64"):
                 images.append(types.ImageContent(data=file["base64"], mime_type=file["media_type"]))
+                spent += int(file.get("tokens") or _PAGE_TOKENS)
+        if len(images) < len(pages):
+            file = result["file"]
+            attached = f"the first {len(images)}" if images else "none"
+            file["note"] = (
+                f"{file.get('note') or ''} Of the {len(pages)} page images, {attached} "
+                "came with this answer (within max_tokens); read the other pages' files to "
+                "see them."
+            ).strip()
         return images
 
     def close(self) -> None:
@@ -415,6 +433,12 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
 
 
 __all__ = ["McpFrontEnd", "build_server"]
+
+
+# The most a rendered page's image costs (image_max_tokens' default): a page is sent
+# inline only when this much room is left; and what the note saying so costs.
+_PAGE_TOKENS = 1_600
+_IMAGES_NOTE_TOKENS = 48
 
 
 def _listed(spec: ToolSpec, schema: dict[str, Any]) -> types.Tool:

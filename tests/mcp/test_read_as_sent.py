@@ -9,6 +9,8 @@ half the cap at most: at a small cap, long values leave the lines half of it."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import shutil
@@ -18,6 +20,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import PIL.Image
 import pytest
 from document_samples import numbered_pdf
 from notebook_cells import numbered_notebook
@@ -33,6 +36,7 @@ from mcp_helpers import (
     stdio_client,
     text_of,
 )
+from readkeeper.read.readers.image import tokens_for
 
 CAP = 8000  # twice the room of the longest values below, counted by their bytes
 SESSIONS = {"none": None, "long": "é" * 256, "marks": ("[readkeeper " * 22)[:256]}
@@ -226,3 +230,27 @@ async def test_a_path_over_a_quarter_of_the_cap_as_shown_is_refused_in_a_few_tok
         # A usual path at the same cap reads.
         (workspace / "g.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
         assert "row 1" in await ok(client, "read", file_path="g.txt")
+
+
+@pytest.mark.parametrize("cap", [4000, None])
+async def test_rendered_pages_sent_inline_keep_to_max_tokens(
+    workspace: Path, cap: int | None
+) -> None:
+    # 20 pages drawn came as 20 inline images of about 1,600 tokens each, at any cap
+    # (round 36, B2): now as many as the cap leaves beside the text, the note naming
+    # the files of the rest.
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(20, lines=5))
+    async with _client(workspace, cap) as client:
+        result = await client.call_tool(
+            "read", {"file_path": "doc.pdf", "pages": "1-20", "render": True}
+        )
+    said = text_of(result)
+    assert not result.is_error, said[:300]
+    images = [block for block in result.content if block.type == "image"]
+    pictures = sum(
+        tokens_for(*PIL.Image.open(io.BytesIO(base64.b64decode(image.data))).size)
+        for image in images
+    )
+    assert tiktoken_count(said) + pictures <= (cap or 25_000), (len(images), pictures)
+    assert 0 < len(images) < 20, len(images)
+    assert f"Of the 20 page images, the first {len(images)} came with this answer" in said
