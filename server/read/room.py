@@ -68,6 +68,12 @@ def of_read(params: ReadParams, shown_path: str) -> Room:
     return Room(whole, whole + CUT_TOKENS + COPIES * call, call)
 
 
+# The most characters a read's lines take, whatever their tokens: what the MCP tools that
+# send files' text declare they send (mcp/tools.py RESULT_SIZE_META, 500,000) less room
+# for the rest of the answer. A token may hold 125 spaces: a read of lines of 4,000
+# spaces within the token cap sent 1,624,547 characters (round 36).
+LINES_MAX_CHARS = 400_000
+
 # The most of max_tokens a file's path may take as shown: a quarter, as for the values a
 # listing's page repeats (search/priced.py).
 PATH_SHARE = 4

@@ -254,3 +254,24 @@ async def test_rendered_pages_sent_inline_keep_to_max_tokens(
     assert tiktoken_count(said) + pictures <= (cap or 25_000), (len(images), pictures)
     assert 0 < len(images) < 20, len(images)
     assert f"Of the 20 page images, the first {len(images)} came with this answer" in said
+
+
+async def test_a_read_keeps_to_the_characters_its_tool_declares(workspace: Path) -> None:
+    # A token may hold 125 spaces: lines of 4,000 spaces read within the token cap sent
+    # 1,624,547 characters, where the read tool declares 500,000 to Claude Code (round
+    # 36, B4). A read stops at 400,000 characters of lines too, and says so.
+    (workspace / "blank.txt").write_text((" " * 4000 + "\n") * 3000)
+    async with _client(workspace, None) as client:
+        listed = {tool.name: tool.meta for tool in (await client.list_tools()).tools}
+        declared = (listed["read"] or {})["anthropic/maxResultSizeChars"]
+        whole = await ok(client, "read", file_path="blank.txt", offset=1)  # streamed
+        assert len(whole) <= declared, len(whole)
+        assert "Continue with the read tool with" in whole, whole[-300:]
+        refused = await client.call_tool(
+            "read", {"file_path": "blank.txt", "offset": 1, "limit": 795}
+        )
+        said = text_of(refused)
+        assert error_kind(refused) == "token_limit", said[:300]
+        assert "400,000 characters a read sends at most" in said, said[:400]
+        fewer = named_call(said, "read")
+        assert len(await ok(client, "read", **fewer)) <= declared

@@ -11,7 +11,7 @@ from ...errors import ReadkeeperError
 from ...hints import again, call
 from ...settings import Settings
 from ..numbered_tokens import NumberedLines
-from ..room import NO_ROOM, Room, lines_cap
+from ..room import LINES_MAX_CHARS, NO_ROOM, Room, lines_cap
 from ..tokens import TokenCounter
 
 
@@ -36,11 +36,17 @@ class Window:
 
 
 def _over_cap(
-    path: str, window: Window, counts: NumberedLines, lines: int, settings: Settings, within: int
+    path: str,
+    window: Window,
+    counts: NumberedLines,
+    lines: int,
+    settings: Settings,
+    within: int,
+    by_chars: int,
 ) -> int:
     """How many of the `lines` fit in `within` tokens (the token cap less the room of what
-    is sent with them when they are cut: Window.cap); raises for a range the caller
-    chose."""
+    is sent with them when they are cut: Window.cap) and in `LINES_MAX_CHARS` (the first
+    `by_chars` of them); raises for a range the caller chose."""
     cap = settings.max_tokens
     # A range the caller chose is refused; from an offset alone (the caller chose where
     # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
@@ -48,7 +54,7 @@ def _over_cap(
     # even its first line fits (round 34: 0 lines, and the same offset named again). The
     # limit a refusal names fits beside the way on its read may name, as sent.
     chosen = window.ranged and not window.defaulted
-    fits = counts.longest_fit(within)
+    fits = min(counts.longest_fit(within), by_chars)
     if fits and not chosen:
         return fits
     # What the range costs, for the refusal: counted as far as the cap, the rest
@@ -70,7 +76,9 @@ def _over_cap(
             f"({call('grep', pattern='<what you look for>', path=path)})."
         )
     over = f"over the {cap:,}-token cap"
-    if tokens <= cap:  # over with what is sent beside them (read/room.py)
+    if by_chars < lines:
+        over = f"{over}, or over the {LINES_MAX_CHARS:,} characters a read sends at most"
+    elif tokens <= cap:  # over with what is sent beside them (read/room.py)
         over = (
             f"over the {cap:,}-token cap with the {cap - within:,} kept for what is sent "
             "beside them (the file's name, the calls for the rest)"
@@ -116,14 +124,34 @@ def fit_tokens(
     whole read, or one from an offset alone, is cut to the lines that fit beside its way
     on."""
     cap = window.cap(settings, rest, extra)
-    early = counter.early_count(content, cap)
-    if early is not None:
-        return TokenFit(early, None, cap - early)
+    by_chars = _within_chars(shown, content)
+    if by_chars == len(shown):
+        early = counter.early_count(content, cap)
+        if early is not None:
+            return TokenFit(early, None, cap - early)
     counts = counter.numbered(shown, window.offset, settings.number_width)
-    tokens = counts.tokens_within(cap)
-    if tokens is not None:
-        return TokenFit(tokens, None, cap - tokens)
+    if by_chars == len(shown):
+        tokens = counts.tokens_within(cap)
+        if tokens is not None:
+            return TokenFit(tokens, None, cap - tokens)
     chosen = window.ranged and not window.defaulted
     cut_cap = window.cap(settings, fewer_rest or not chosen, extra)
-    kept = _over_cap(path, window, counts, len(shown), settings, cut_cap)
+    kept = _over_cap(path, window, counts, len(shown), settings, cut_cap, by_chars)
     return TokenFit(counts.tokens(kept), kept)
+
+
+# What numbering adds to a line at most: its number, a tab, the line break.
+_NUMBER_CHARS = 12
+
+
+def _within_chars(shown: list[str], content: str) -> int:
+    """How many of the `shown` lines fit in `LINES_MAX_CHARS` numbered (all, at once,
+    for the `content` they make when it does)."""
+    if len(content) <= LINES_MAX_CHARS:
+        return len(shown)
+    used = 0
+    for count, line in enumerate(shown):
+        used += len(line) + _NUMBER_CHARS
+        if used > LINES_MAX_CHARS:
+            return count
+    return len(shown)
