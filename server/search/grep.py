@@ -270,18 +270,28 @@ def _matches(
 
 def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
     """The note of the lines shown cut at `MAX_LINE_CHARS`: a read shows each whole when
-    it is at most `most` characters (max_line_chars); a longer one no read shows whole
-    (round 35: the note said the read of such a line showed it whole; cut there too)."""
-    first = cut_lines[0]
-    read = call("read", file_path=first.path, offset=first.number, limit=1)
-    said = f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown cut; "
-    if len(first.text) <= most:
-        return f"{said}{read} shows the first whole (the same for the others, at their line)."
-    return (
-        f"{said}the first is {len(first.text):,} characters, over max_line_chars ({most:,}), "
-        f"and every read cuts it there ({read} shows its first {most:,}): search with a "
-        "pattern that matches the part you need."
-    )
+    it is at most `most` characters (max_line_chars), and no read a longer one (round 35:
+    the note said the read of such a line showed it whole; round 36: it judged only the
+    first line, and promised the same for the others)."""
+    said = f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown cut"
+    whole = [line for line in cut_lines if len(line.text) <= most]
+    longer = [line for line in cut_lines if len(line.text) > most]
+    parts = []
+    if whole:
+        first = whole[0]
+        read = call("read", file_path=first.path, offset=first.number, limit=1)
+        others = " (the same for the others of at most max_line_chars, at their line)"
+        parts.append(f"{read} shows the first whole{others if len(whole) > 1 else ''}")
+    if longer:
+        first = longer[0]
+        read = call("read", file_path=first.path, offset=first.number, limit=1)
+        which = "one is" if len(longer) == 1 else f"{len(longer)} are"
+        parts.append(
+            f"{which} over max_line_chars ({most:,} characters), which every read cuts them "
+            f"at ({read} shows the first of them cut): search with a pattern that matches "
+            "the part you need"
+        )
+    return f"{said}; " + "; ".join(parts) + "."
 
 
 def _read_cap(services: ReadServices, path: str, session: str) -> int:

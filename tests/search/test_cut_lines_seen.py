@@ -229,7 +229,21 @@ def test_a_line_over_max_line_chars_is_not_promised_whole(
     note = found["note"]
     assert "shows the first whole" not in note, note
     most = core.settings.max_line_chars
-    assert f"over max_line_chars ({most:,}), and every read cuts it there" in note, note
+    assert f"one is over max_line_chars ({most:,} characters), which every read cuts" in note
     assert "search with a pattern that matches the part you need" in note, note
     shown = call(core, "read", file_path="wide.txt", offset=1, limit=1)["file"]
     assert shown["truncated_lines"] == 1  # the read it names shows what the note says
+
+
+def test_each_long_line_is_judged_against_max_line_chars(core: Readkeeper, workspace: Path) -> None:
+    """Only the first cut line was judged: a second over max_line_chars was promised
+    whole as "the same for the others" (round 36, B5)."""
+    most = core.settings.max_line_chars
+    (workspace / "two.txt").write_text(
+        "NEEDLE1 " + "x" * (most - 8) + "\nmid\nNEEDLE3 " + "y" * (most - 6) + "\n"
+    )
+    note = call(core, "grep", pattern="NEEDLE[13]", path="two.txt")["note"]
+    assert "shows the first whole" in note, note
+    assert "the same for the others" not in note, note
+    assert "one is over max_line_chars" in note, note
+    assert '"offset": 3' in note or "offset=3" in note, note
