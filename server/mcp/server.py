@@ -175,7 +175,9 @@ class McpFrontEnd:
                 # The images within what the text leaves, its note's word on them too.
                 text = render.read_text_tokens(result, given) + _IMAGES_NOTE_TOKENS
                 room = settings.max_tokens - text
-                images = await self._page_images(backend, result, arguments.get("session"), room)
+                images = await self._page_images(
+                    backend, result, arguments.get("session"), room, settings.image_max_tokens
+                )
             budget = facts.budget(params.name, arguments, settings)
             notice, offset = self._notice(backend, params.name), arguments.get("offset")
             return render.tool_result(
@@ -339,16 +341,17 @@ class McpFrontEnd:
         return LocalBackend(roots, why)
 
     async def _page_images(
-        self, backend: Backend, result: dict[str, Any], session: Any, room: int
+        self, backend: Backend, result: dict[str, Any], session: Any, room: int, most: int
     ) -> list[types.ImageContent]:
-        """Rendered PDF pages as image content, each read (and budgeted) as an image, as
-        many as `room` tokens hold (max_tokens less the text: round 36, 20 pages of about
-        1,600 tokens each were sent at any cap); the note names the files of the rest."""
+        """Rendered PDF pages as image content, each read (and budgeted) as an image of at
+        most `most` tokens, as many as `room` tokens hold (max_tokens less the text: round
+        36, 20 pages of about 1,600 tokens each were sent at any cap); the note names the
+        files of the rest."""
         images: list[types.ImageContent] = []
         pages = result["file"].get("pages", [])
         spent = 0
         for page in pages:
-            if spent + _PAGE_TOKENS > room:
+            if spent + most > room:
                 break  # not read: its file stays for the agent to read
             params: dict[str, Any] = {"file_path": page}
             if session is not None:
@@ -361,7 +364,7 @@ class McpFrontEnd:
             file = shown.get("file") or {}
             if shown.get("type") == "image" and file.get("base64"):
                 images.append(types.ImageContent(data=file["base64"], mime_type=file["media_type"]))
-                spent += int(file.get("tokens") or _PAGE_TOKENS)
+                spent += int(file.get("tokens") or most)
         if len(images) < len(pages):
             file = result["file"]
             attached = f"the first {len(images)}" if images else "none"
@@ -435,9 +438,7 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
 __all__ = ["McpFrontEnd", "build_server"]
 
 
-# The most a rendered page's image costs (image_max_tokens' default): a page is sent
-# inline only when this much room is left; and what the note saying so costs.
-_PAGE_TOKENS = 1_600
+# What the note on the pages not sent inline costs.
 _IMAGES_NOTE_TOKENS = 48
 
 
