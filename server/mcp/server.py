@@ -35,6 +35,7 @@ from . import facts, filesystem, principals, render
 from .backends import AttachedBackend, Backend, LocalBackend
 from .early_start import EarlyStart
 from .logs import SettingsLog
+from .page_images import IMAGES_NOTE_TOKENS, page_images
 from .principals import SHARED_HTTP_SESSION
 from .progress import sender as progress_sender
 from .request_fields import NamedRefusals
@@ -173,9 +174,9 @@ class McpFrontEnd:
             settings = core.settings if core is not None else _env_settings()
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
                 # The images within what the text leaves, its note's word on them too.
-                text = render.read_text_tokens(result, given) + _IMAGES_NOTE_TOKENS
+                text = render.read_text_tokens(result, given) + IMAGES_NOTE_TOKENS
                 room = settings.max_tokens - text
-                images = await self._page_images(
+                images = await page_images(
                     backend, result, arguments.get("session"), room, settings.image_max_tokens
                 )
             budget = facts.budget(params.name, arguments, settings)
@@ -340,41 +341,6 @@ class McpFrontEnd:
                 return AttachedBackend(client, roots)
         return LocalBackend(roots, why)
 
-    async def _page_images(
-        self, backend: Backend, result: dict[str, Any], session: Any, room: int, most: int
-    ) -> list[types.ImageContent]:
-        """Rendered PDF pages as image content, each read (and budgeted) as an image of at
-        most `most` tokens, as many as `room` tokens hold (max_tokens less the text: round
-        36, 20 pages of about 1,600 tokens each were sent at any cap); the note names the
-        files of the rest."""
-        images: list[types.ImageContent] = []
-        pages = result["file"].get("pages", [])
-        spent = 0
-        for page in pages:
-            if spent + most > room:
-                break  # not read: its file stays for the agent to read
-            params: dict[str, Any] = {"file_path": page}
-            if session is not None:
-                params["session"] = session
-            try:
-                shown = await anyio.to_thread.run_sync(backend.call, "read", params)
-            except ReadkeeperError as exc:
-                log.warning("Rendered page %s could not be read: %s", page, exc.message)
-                continue
-            file = shown.get("file") or {}
-            if shown.get("type") == "image" and file.get("base64"):
-                images.append(types.ImageContent(data=file["base64"], mime_type=file["media_type"]))
-                spent += int(file.get("tokens") or most)
-        if len(images) < len(pages):
-            file = result["file"]
-            attached = f"the first {len(images)}" if images else "none"
-            file["note"] = (
-                f"{file.get('note') or ''} Of the {len(pages)} page images, {attached} "
-                "came with this answer (within max_tokens); read the other pages' files to "
-                "see them."
-            ).strip()
-        return images
-
     def close(self) -> None:
         """Stop the backend (our own core, or the connection to the editor's)."""
         if self._early is not None:
@@ -436,10 +402,6 @@ def build_server(front: McpFrontEnd) -> Server[Any]:
 
 
 __all__ = ["McpFrontEnd", "build_server"]
-
-
-# What the note on the pages not sent inline costs.
-_IMAGES_NOTE_TOKENS = 48
 
 
 def _listed(spec: ToolSpec, schema: dict[str, Any]) -> types.Tool:
