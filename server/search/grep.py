@@ -204,7 +204,8 @@ def _matches(
     name_cost = NameCost(counter)  # a line's name as shown, counted once a file
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
-    used = matches = 0
+    used = matches = chars = 0
+    by_chars = False  # the page stopped at LINES_MAX_CHARS, not the token cap
     cut_lines: list[blocks.Line] = []
     cut_match: str | None = None
     last_event = -1
@@ -224,7 +225,11 @@ def _matches(
         # Room kept for the note of a match cut after this line, which names its file
         # twice (`_cut_note`): a long escaped name costs the note hundreds of tokens.
         kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
-        if used + cost + kept > budget and shown:
+        # And the characters grep's tool declares it sends at most (room.py): a line of
+        # 500 spaces is about 4 tokens.
+        size = len(text) + len(line.path) + _LINE_CHARS
+        by_chars = chars + size > room.LINES_MAX_CHARS
+        if (used + cost + kept > budget or by_chars) and shown:
             if not new_match:
                 # The match (or its context) shown so far is cut here, and nothing after
                 # the cut is shown: a later line that fits would pass for the next one.
@@ -232,6 +237,7 @@ def _matches(
                 cut_match = _cut_note(line, ahead, params.offset + matches, fits)
             break
         used += cost
+        chars += size
         if new_match:
             matches += 1
             last_event = line.event
@@ -254,6 +260,8 @@ def _matches(
         result["next"] = _next(params, next_offset)
         # Which cap cut the page, as every listing says it (listing.cut_note).
         which = _cut_by(params, "match") if matches >= cap else TOKEN_CAP
+        if by_chars and matches < cap:
+            which = f"the {room.LINES_MAX_CHARS:,} characters a page sends at most"
         notes.append(
             f"Showing matches {params.offset + 1}-{next_offset} of {total}"
             f"{' found so far' if incomplete else ''}, cut by {which}; the rest: the same "
@@ -292,6 +300,11 @@ def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
             "the part you need"
         )
     return f"{said}; " + "; ".join(parts) + "."
+
+
+# A grep line's framing beside its text and file name, in characters (its number, the
+# separators, the line break; the JSON keys of the LSP's and the CLI's `--json`).
+_LINE_CHARS = 48
 
 
 def _read_cap(services: ReadServices, path: str, session: str) -> int:

@@ -275,3 +275,18 @@ async def test_a_read_keeps_to_the_characters_its_tool_declares(workspace: Path)
         assert "400,000 characters a read sends at most" in said, said[:400]
         fewer = named_call(said, "read")
         assert len(await ok(client, "read", **fewer)) <= declared
+
+
+async def test_a_grep_page_keeps_to_the_characters_its_tool_declares(workspace: Path) -> None:
+    # Lines of 500 spaces cost about 5 tokens each: at a cap of 100,000, 2,000 matches
+    # sent over 1,000,000 characters, where the grep tool declares 500,000.
+    (workspace / "blank.txt").write_text(("NEEDLE" + " " * 493 + "x\n") * 2000)
+    async with _client(workspace, 100_000) as client:
+        asked = {"pattern": "NEEDLE", "max_matches": 2000}
+        said = await ok(client, "grep", **asked)
+        assert len(said) <= 500_000, len(said)
+        assert "cut by the 400,000 characters a page sends at most" in said, said[-400:]
+        rest = named_call(said, "grep")
+        more = await ok(client, "grep", **rest)
+        assert len(more) <= 500_000
+        assert "NEEDLE" in more
