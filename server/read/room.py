@@ -74,18 +74,23 @@ def of_read(params: ReadParams, shown_path: str) -> Room:
 # spaces within the token cap sent 1,624,547 characters (round 36).
 LINES_MAX_CHARS = 400_000
 
-# The most of max_tokens a file's path may take as shown: a quarter, as for the values a
-# listing's page repeats (search/priced.py).
-PATH_SHARE = 4
+# The most of max_tokens a file's path may take as shown: an eighth (a cut read names it
+# three times: its header and two calls for the rest; a quarter let a path of 6,223
+# tokens through at the default cap, and a read of 31,207: round 37), and never less
+# than PATH_LEAST tokens, so that a small cap still reads files of usual paths (the room
+# is then kept in part only: `lines_cap`).
+PATH_SHARE = 8
+PATH_LEAST = 256
 
 
 def refuse_long_path(counter: TokenCounter, shown_path: str, settings: Settings) -> None:
     """Refuse the read of a file whose path as shown (its characters escaped) costs more
-    than a quarter of `max_tokens`: each answer repeats it in its header and in each call
-    for the rest, and past half the cap the room is not kept whole (`lines_cap`). A
-    repository's 18 folders of 250 control characters each made a read of 48,628 tokens
-    at a cap of 25,000, 36,143 of them its path (round 36)."""
-    most = settings.max_tokens // PATH_SHARE
+    than an eighth of `max_tokens` (`PATH_SHARE`, `PATH_LEAST` at least): each answer
+    repeats it in its header and in each call for the rest, and past half the cap the
+    room is not kept whole (`lines_cap`). A repository's 18 folders of 250 control
+    characters each made a read of 48,628 tokens at a cap of 25,000, 36,143 of them its
+    path (round 36)."""
+    most = max(settings.max_tokens // PATH_SHARE, PATH_LEAST)
     shown = quoting.name(shown_path)
     if _bytes(shown) <= most:
         return  # a token is a byte or more
@@ -95,10 +100,11 @@ def refuse_long_path(counter: TokenCounter, shown_path: str, settings: Settings)
     raise ReadkeeperError(
         "token_limit",
         f"The path of {shown_name(shown_path)} is {tokens:,} tokens as shown (its characters "
-        f"escaped), over a quarter of the {settings.max_tokens:,}-token cap: each answer "
-        "repeats it in its header and in each call for the rest, and would be mostly its "
-        "path. Read the file through a shorter path (a link to it, or its folders renamed), "
-        "or ask the user to raise max_tokens (READKEEPER_MAX_TOKENS).",
+        f"escaped), over the {most:,} a read may repeat at the {settings.max_tokens:,}-token "
+        "cap: each answer names it in its header and in each call for the rest, and would "
+        "be mostly its path. Ask the user to move the file to a shorter path (a link to it "
+        "does not help: answers name the file's real path), or to raise max_tokens "
+        "(READKEEPER_MAX_TOKENS).",
         tokens=tokens,
         max_tokens=settings.max_tokens,
     )

@@ -224,7 +224,8 @@ async def test_a_path_over_a_quarter_of_the_cap_as_shown_is_refused_in_a_few_tok
         refused = await client.call_tool("read", {"file_path": name})
         said = text_of(refused)
         assert error_kind(refused) == "token_limit", said[:300]
-        assert "over a quarter of the 4,000-token cap" in said, said[:400]
+        assert "over the 500 a read may repeat at the 4,000-token cap" in said, said[:400]
+        assert "a link to it does not help" in said, said[:600]
         assert tiktoken_count(said) < 600, tiktoken_count(said)
         assert len(json.dumps(refused.structured_content)) < 3000
         # A usual path at the same cap reads.
@@ -290,3 +291,19 @@ async def test_a_grep_page_keeps_to_the_characters_its_tool_declares(workspace: 
         more = await ok(client, "grep", **rest)
         assert len(more) <= 500_000
         assert "NEEDLE" in more
+
+
+async def test_a_path_of_an_eighth_of_the_default_cap_is_refused(workspace: Path) -> None:
+    # A path of 6,223 tokens, just under a quarter, was read: 31,207 tokens sent at the
+    # default cap of 25,000, the path three times beside half the cap of lines (round 37).
+    folder = workspace
+    for _ in range(5):
+        folder = folder / ("\x01" * 250)
+        folder.mkdir()
+    (folder / "f.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
+    name = str((folder / "f.txt").relative_to(workspace))
+    async with _client(workspace, None) as client:
+        refused = await client.call_tool("read", {"file_path": name})
+        said = text_of(refused)
+        assert error_kind(refused) == "token_limit", said[:300]
+        assert "over the 3,125 a read may repeat at the 25,000-token cap" in said, said[:400]
