@@ -27,11 +27,10 @@ def first_fit(services: ReadServices, request: Request) -> int:
     too_large refusal names is never itself refused."""
     opened = request.opened
     # The lines that end within the first max_size_bytes: the probe reads no further
-    # than a whole read may (none: line 1 alone is longer, and is shown cut).
+    # than a whole read may (none: line 1 alone is longer, shown cut, and probed too:
+    # round 37, a line cut at a raised max_line_chars was over what a read sends).
     head = os.pread(opened.fd, services.settings.max_size_bytes, 0)
-    lines = min(RANGE_LINES, head.count(b"\n"))
-    if not lines:
-        return 1
+    lines = max(1, min(RANGE_LINES, head.count(b"\n")))
     window = text_reader.Window(offset=1, limit=lines, ranged=True, room=request.window.room)
     try:
         stream_range(opened, window, services.settings, services.tokens)
@@ -51,7 +50,7 @@ def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES)
         f"Read it in ranges ({again(offset=1, limit=fits)}), or "
         f"search it first to find the lines you need ({search})."
         if fits
-        else f"Its first line alone is over the token cap: search it ({search})."
+        else f"Its first line alone is over what one read sends: search it ({search})."
     )
     return ReadkeeperError(
         "too_large",

@@ -307,3 +307,22 @@ async def test_a_path_of_an_eighth_of_the_default_cap_is_refused(workspace: Path
         said = text_of(refused)
         assert error_kind(refused) == "token_limit", said[:300]
         assert "over the 3,125 a read may repeat at the 25,000-token cap" in said, said[:400]
+
+
+async def test_a_line_over_the_characters_a_read_sends_is_said_so(workspace: Path) -> None:
+    # With max_line_chars raised, a line of 450,000 spaces: the too_large refusal named
+    # `offset 1, limit 1`, refused in turn ("raise max_tokens", which would not help:
+    # the characters were the reason; round 37).
+    (workspace / "wide.txt").write_text(" " * 450_000 + "x\n")
+    env = mcp_env(private_runtime_dir(), READKEEPER_MAX_LINE_CHARS="1000000")
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        refused = await client.call_tool("read", {"file_path": "wide.txt"})
+        said = text_of(refused)
+        assert error_kind(refused) == "too_large", said[:300]
+        assert "over what one read sends: search it" in said, said[:500]
+        assert '"limit"' not in said, said[:500]
+        line = await client.call_tool("read", {"file_path": "wide.txt", "offset": 1, "limit": 1})
+        said = text_of(line)
+        assert error_kind(line) == "token_limit", said[:300]
+        assert "over the 400,000 characters a read sends at most" in said, said[:500]
+        assert "max_line_chars" in said, said[:600]

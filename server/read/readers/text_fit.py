@@ -69,6 +69,13 @@ def _over_cap(
     elif fits:
         fewer = again(offset=window.offset, limit=fits)  # its other options kept
         advice = f"Read fewer lines: {fewer}."
+    elif by_chars == 0:  # its characters, not its tokens (round 37)
+        advice = (
+            f"Line {window.offset} alone is over the {LINES_MAX_CHARS:,} characters a read "
+            "sends at most; search the file instead "
+            f"({call('grep', pattern='<what you look for>', path=path)}), or ask the user to "
+            "lower max_line_chars (READKEEPER_MAX_LINE_CHARS), where reads cut long lines."
+        )
     else:
         advice = (
             f"Line {window.offset} alone is over the cap; raise the max_tokens setting "
