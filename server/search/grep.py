@@ -226,7 +226,7 @@ def _matches(
         # twice (`_cut_note`): a long escaped name costs the note hundreds of tokens.
         kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
         # And the characters grep's tool declares it sends at most (room.py): a line of
-        # 500 spaces is about 4 tokens.
+        # 500 spaces is 5 tokens.
         size = len(text) + len(line.path) + _LINE_CHARS
         by_chars = chars + size > room.LINES_MAX_CHARS
         if (used + cost + kept > budget or by_chars) and shown:
