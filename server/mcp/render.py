@@ -46,9 +46,7 @@ def tool_result(
     answering = asked(method, args)
     result = _notes_for_mcp(result, answering)
     if method == "read" and isinstance(result, dict):
-        steps = _steps(answering, result)
-        result = _recounted(result, steps)
-        content = read_content(result, steps)
+        result, content = _read_as_sent(result, answering)
     elif method in ("edit", "write") and isinstance(result, dict):
         content = [text(render.change(method, result))]
     elif method == "attachments" and isinstance(result, dict):
@@ -90,9 +88,16 @@ def tool_result(
 def read_text_tokens(result: dict[str, Any], args: dict[str, Any] | None) -> int:
     """The tokens of a read result's text as the read tool sends it (`tool_result`)."""
     answering = asked("read", args)
-    shown = _notes_for_mcp(result, answering)
-    steps = _steps(answering, shown)
-    return _text_tokens(read_content(_recounted(shown, steps), steps))
+    return _text_tokens(_read_as_sent(_notes_for_mcp(result, answering), answering)[1])
+
+
+def _read_as_sent(
+    result: dict[str, Any], answering: hints.Answering | None
+) -> tuple[dict[str, Any], list[Content]]:
+    """A read result (its notes in MCP's words) recounted as sent, and its content."""
+    steps = _steps(answering, result)
+    result = _recounted(result, steps)
+    return result, read_content(result, steps)
 
 
 def _text_tokens(content: list[Content]) -> int:
