@@ -207,6 +207,17 @@ async def test_an_outline_as_sent_keeps_to_max_tokens(workspace: Path, cap: int 
             assert await ok(client, "read", **asked) != said  # recorded: a stub now
 
 
+def _under_controls(workspace: Path, folders: int, length: int) -> str:
+    """A file of 3,000 lines under `folders` folders of `length` control characters each
+    (one byte on disk, `\u0001` shown): its path from the workspace."""
+    folder = workspace
+    for _ in range(folders):
+        folder = folder / ("\x01" * length)
+        folder.mkdir()
+    (folder / "f.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
+    return str((folder / "f.txt").relative_to(workspace))
+
+
 async def test_a_path_over_a_quarter_of_the_cap_as_shown_is_refused_in_a_few_tokens(
     workspace: Path,
 ) -> None:
@@ -214,12 +225,7 @@ async def test_a_path_over_a_quarter_of_the_cap_as_shown_is_refused_in_a_few_tok
     # a read of 48,628 tokens at the default cap, 36,143 of them its path, and 28,147 of
     # structured content (round 36, B1): the room of its path, past half the cap, was
     # not kept whole. Such a read is refused, briefly, in both channels.
-    folder = workspace
-    for _ in range(6):
-        folder = folder / ("\x01" * 200)
-        folder.mkdir()
-    (folder / "f.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
-    name = str((folder / "f.txt").relative_to(workspace))
+    name = _under_controls(workspace, 6, 200)
     async with _client(workspace, 4000) as client:
         refused = await client.call_tool("read", {"file_path": name})
         said = text_of(refused)
@@ -296,12 +302,7 @@ async def test_a_grep_page_keeps_to_the_characters_its_tool_declares(workspace: 
 async def test_a_path_of_an_eighth_of_the_default_cap_is_refused(workspace: Path) -> None:
     # A path of 6,223 tokens, just under a quarter, was read: 31,207 tokens sent at the
     # default cap of 25,000, the path three times beside half the cap of lines (round 37).
-    folder = workspace
-    for _ in range(5):
-        folder = folder / ("\x01" * 250)
-        folder.mkdir()
-    (folder / "f.txt").write_text("".join(f"row {i}\n" for i in range(3000)))
-    name = str((folder / "f.txt").relative_to(workspace))
+    name = _under_controls(workspace, 5, 250)
     async with _client(workspace, None) as client:
         refused = await client.call_tool("read", {"file_path": name})
         said = text_of(refused)
