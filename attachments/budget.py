@@ -7,6 +7,11 @@
    survives at the expense of a higher one. An item that does not fit but has room for
    a useful part is cut to the room left instead.
 3. The user's own input is never dropped while its note alone can fit: it is cut instead.
+
+Beside the tokens, the characters: the answer keeps to `ANSWER_CHARS` of its items' text
+(of the 500,000 one answer sends, read/room.py; a token may hold 125 spaces, and six
+mentions of space lines made an answer of 1,446,288 characters within its tokens: round
+37), each item taken or cut by both.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import copy
 from collections.abc import Sequence
 from typing import Protocol
 
-from readkeeper import render, words
+from readkeeper import quoting, render, words
+from readkeeper.read.room import ANSWER_MAX_CHARS
 
 from .cut_notes import read_call, unclosed_fence
 from .model import HEADER_TOKENS, Attachment, Dropped, Fitted
@@ -38,6 +44,10 @@ class Counter(Protocol):
 
 # Which limit a cut was made for, as its note names it.
 BUDGET = "the token budget"
+# The characters of the items' text and frames; the rest of the answer (its header, the
+# drops listed, each within its own bound) keeps the others.
+ANSWER_CHARS = ANSWER_MAX_CHARS - 50_000
+CHARS = f"the {ANSWER_MAX_CHARS:,} characters one answer sends"
 
 
 def type_cap(item: Attachment) -> str:
@@ -62,9 +72,16 @@ def _note(item: Attachment, kept_lines: int, lines: Sequence[str], why: str = BU
     return f"\n[{item.type} cut to fit {why}: {what}. {hint}]".replace(" ]", "]")
 
 
-def truncate(item: Attachment, limit: int, counter: Counter, why: str = BUDGET) -> bool:
-    """Cut `item`'s text to at most `limit` tokens, note included, the note naming the
-    limit (`why`). False if even the note does not fit (the item is left unchanged)."""
+def truncate(
+    item: Attachment,
+    limit: int,
+    counter: Counter,
+    why: str = BUDGET,
+    chars: int = ANSWER_CHARS,
+) -> bool:
+    """Cut `item`'s text to at most `limit` tokens and `chars` characters, note included,
+    the note naming the limit (`why`, or `CHARS` when the characters cut it). False if
+    even the note does not fit (the item is left unchanged)."""
     if not isinstance(item.content, str):
         return False
     lines = item.content.split("\n")
@@ -76,12 +93,18 @@ def truncate(item: Attachment, limit: int, counter: Counter, why: str = BUDGET) 
         lines = lines[2:closing]  # the file's lines; a note after them gives way to ours
     widest_note = _note(item, len(lines), lines, why)
     room = limit - counter.count(widest_note)
-    if room < 0:
+    noted = max(len(widest_note), len(_note(item, len(lines), lines, CHARS)))
+    room_chars = chars - noted - len("\n".join([*frame[0], *frame[1], ""])) - 16
+    if room < 0 or room_chars < 0:
         return False
     room -= counter.count("\n".join([*frame[0], *frame[1], ""])) if item.fenced else 0
     per_line = counter.count_lines(lines)
-    kept, used = 0, 0
-    for tokens in per_line:
+    kept = used = used_chars = 0
+    for tokens, line in zip(per_line, lines, strict=True):
+        used_chars += len(line) + 1
+        if used_chars > room_chars:
+            why = CHARS
+            break
         if used + tokens > room:
             break
         used += tokens
@@ -91,11 +114,15 @@ def truncate(item: Attachment, limit: int, counter: Counter, why: str = BUDGET) 
         if not item.fenced:  # a cut inside a fenced page or cell closes that fence
             shown += unclosed_fence(lines[:kept])
         text = "\n".join(shown) + _note(item, kept, lines, why)
+        sent = len(quoting.fence(text))  # its escapes may lengthen it
+        if sent > chars and kept > 0:
+            kept, why = kept * chars // sent, CHARS
+            continue
         tokens = counter.count(text)
         if tokens <= limit or kept == 0:
             break
         kept -= 1  # per-line counts can undercount where lines merge into one token
-    if tokens > limit:
+    if tokens > limit or sent > chars:
         return False
     item.content = text.lstrip("\n") if kept == 0 else text
     item.tokens = counter.count(item.content)
@@ -127,6 +154,17 @@ def frame(item: Attachment, counter: Counter) -> int:
     as cut, so a cut made to fit cannot outgrow it."""
     header = render.attachment_header(item.type, item.source, True)
     return counter.count(f"{header}\n```\n```") + 1
+
+
+def _chars(item: Attachment) -> int:
+    """The characters of `item`'s text as sent, fenced (render.attachments; an image's
+    facts are a few hundred: its payload is sent as an image)."""
+    return len(quoting.fence(item.content)) if isinstance(item.content, str) else 1_000
+
+
+def _frame_chars(item: Attachment) -> int:
+    """The characters of `item`'s header line (`frame`)."""
+    return len(render.attachment_header(item.type, item.source, True)) + 1
 
 
 def fit(
@@ -191,6 +229,7 @@ def _fitted(
     )
     kept: set[int] = set()
     remaining = space
+    chars_left = ANSWER_CHARS
     missed: Attachment | None = None  # the first droppable item that did not fit
     for index in order:
         item = items[index]
@@ -210,10 +249,16 @@ def _fitted(
         framed = frames[index]
         room = remaining - framed
         worth_cutting = item.protected or room >= MIN_USEFUL_TOKENS
-        fits = item.tokens <= room or (worth_cutting and truncate(item, room, counter))
+        room_chars = chars_left - _frame_chars(item)
+        fits = (item.tokens <= room and _chars(item) <= room_chars) or (
+            worth_cutting and truncate(item, room, counter, chars=room_chars)
+        )
         if not fits:
             reason = (
                 f"needs {item.tokens} tokens; {remaining} of the {budget}-token budget were left"
+                if item.tokens > room
+                else f"needs {_chars(item):,} characters; {max(0, room_chars):,} of {CHARS} "
+                "were left"
             )
             if item.type == "file":  # an image, which is sent whole or not at all
                 reason += f". Read it with {read_call(file_path=item.source)}"
@@ -224,6 +269,7 @@ def _fitted(
         kept.add(index)
         item.frame_tokens = framed
         remaining -= item.tokens + framed
+        chars_left -= _chars(item) + _frame_chars(item)
     return Fitted(
         attachments=[items[i] for i in range(len(items)) if i in kept],
         dropped=dropped,

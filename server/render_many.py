@@ -24,7 +24,7 @@ def many(
     the budget left. What readMany's `budget_tokens` bounds is the count of this text
     (read/many.py); a front end that sends it says the budget left as it sends it, each
     entry's next calls in its words (`steps`), as the read of its file with the options
-    of the call each file's read shares (`shared`: read/many.shared)."""
+    of the call each file's read shares (`shared`: read/many_chars.shared)."""
     parts = [many_entry(item, steps, shared) for item in result.get("results", [])]
     if isinstance(result.get("note"), str):  # the calls for the files over the budget
         parts.append(f"note: {quoting.line(result['note'])}")

@@ -116,9 +116,10 @@ class ToolSpec:
 # Claude Code keeps a tool result of over 50,000 characters out of the conversation
 # (saved to a file, which the agent then reads with its own Read tool, past readkeeper's
 # stubs and caps) unless the tool declares more in tools/list, as this `_meta` key, at
-# most 500,000. readkeeper holds each answer to max_tokens or a budget by its count, so
-# the tools that send files' text declare the most: their answers are never set aside.
-# Other hosts ignore the key.
+# most 500,000. readkeeper holds each answer to max_tokens or a budget by its count, and
+# to that many characters (read/room.py ANSWER_MAX_CHARS, not imported: this module is on
+# the start's path, and a test keeps the two equal), so the tools that send files' text
+# declare it: their answers are never set aside. Other hosts ignore the key.
 RESULT_SIZE_META = {"anthropic/maxResultSizeChars": 500_000}
 # The tools whose answers can pass 50,000 characters within their token caps, of both
 # tool sets (the drop-in's by its own names).

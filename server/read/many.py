@@ -20,7 +20,8 @@ were: with a budget, a missing file's refusal makes no did-you-mean guess (looke
 within a time budget, so a loaded machine may find one call's guess and not the next's,
 and a file that appears meanwhile would lengthen it) and names the list and glob calls
 that find the file instead. `budget_tokens_left` is the budget less the count of the
-text. No number in the words is negative.
+text. No number in the words is negative. With a budget or without, the answer keeps
+to the characters one answer sends (many_chars.py).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
 from ..protocol.convert import LONE_SURROGATE, NOT_A_STRING, check_budget_tokens, check_entry
-from ..state import sessions
-from . import pipeline
+from . import pipeline, room
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
+from .many_chars import LEAST_BODY_CHARS, AnswerChars, shared
+from .many_chars import OVER as OVER_CHARS
+from .many_chars import note as chars_note
 from .services import ReadServices
 
 MAX_FILES = 100
@@ -62,18 +65,36 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
         with guesses.none():  # its refusals as counted, call after call (the module's rule)
             return _budgeted(services, params, params.budget_tokens)
     results: list[dict[str, Any]] = []
+    chars = AnswerChars(params, MAX_REFUSALS_CHARS)
+    first_over: str | None = None  # the note's example: the first file left unread
     for done, path in enumerate(params.file_paths):
-        refused = _bad_entry(path, done)
-        if refused is not None:
-            results.append(refused)
-            continue
-        entry = _entry(services, params, done)
+        entry = _bad_entry(path, done)
         if entry is None:
-            results.extend(_none_read(params.file_paths[done:]))
-            break
+            entry, over = _within_chars(services, params, done, chars)
+            if entry is None:
+                results.extend(_none_read(params.file_paths[done:]))
+                break
+            first_over = first_over or (path if over else None)
         results.append(entry)
+        chars.took(done, entry)
     said = _Said()
-    return {"results": [said.bounded(entry) for entry in results]}
+    answer: dict[str, Any] = {"results": [said.bounded(entry) for entry in results]}
+    if first_over is not None:
+        answer["note"] = chars_note(params, first_over)
+    return answer
+
+
+def _within_chars(
+    services: AnchorServices, params: ReadManyParams, done: int, chars: AnswerChars
+) -> tuple[dict[str, Any] | None, bool]:
+    """The entry of file number `done` read within the characters left (`chars`), or its
+    short refusal when too few are (many_chars.py), and whether it is that refusal."""
+    path = params.file_paths[done]
+    body = chars.for_body(done, path)
+    if body < LEAST_BODY_CHARS:
+        return _failed(path, ReadkeeperError("token_limit", OVER_CHARS, file_path=path)), True
+    with room.chars_within(body):
+        return _entry(services, params, done), False
 
 
 def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> dict[str, Any]:
@@ -101,49 +122,57 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
                     return {"results": _none_read(paths)}
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
+    chars = AnswerChars(params, MAX_REFUSALS_CHARS)
+    run_out = chars.may_run_out(budget)  # a file may be left for the answer's characters
     least = [
-        _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, path)
+        _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, path, run_out)
         for p, path in zip(planned, paths, strict=True)
     ]
     # The last line as its number's digits may spell it whatever the budget: the least
     # this call asks for is then enough when it is the budget given (its digits differ).
     last = count(render_many.left_line(max(budget, _WIDEST_LEFT)))
-    kept = sum(least) + _cost_of_note(count, params) + last + _SEP
+    kept = sum(least) + _cost_of_note(count, params, run_out) + last + _SEP
     if kept > budget:
         raise _too_small(budget, kept, len(paths))
     left = budget
-    over = spilled = False
+    spilled = False
     first_over: str | None = None  # the note's example: the first file left unread
+    over_chars: str | None = None  # the first file the answer's characters left unread
     results: list[dict[str, Any]] = []
     for done, (path, plan) in enumerate(zip(paths, planned, strict=True)):
         kept -= least[done]
         if isinstance(plan, dict):
             results.append(plan)
         elif spilled or plan > left - kept:
-            over, first_over = True, first_over or path
+            first_over = first_over or path
             results.append(
                 _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path, tokens=plan))
             )
         else:
-            entry = _entry(services, params, done)
+            entry, short = _within_chars(services, params, done, chars)
             if entry is None:
                 results.extend(_none_read(paths[done:]))
                 break
+            over_chars = over_chars or (path if short else None)
             results.append(entry)
             cost = _cost(count, results[-1], params)
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
-                over, first_over = True, first_over or path
+                first_over = first_over or path
                 results[-1] = _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path))
                 cost = least[done]
             elif cost > left - kept:
                 spilled = True  # larger than estimated: the files after it are not read
             left -= cost
+            chars.took(done, results[-1])
             continue
         left -= _cost(count, results[-1], params)
+        chars.took(done, results[-1])
     answer: dict[str, Any] = {"results": results}
-    if over:
-        answer["note"] = _note(params, first_over or "<file>")
+    sentences = [_note(params, first_over)] if first_over is not None else []
+    sentences += [chars_note(params, over_chars)] if over_chars is not None else []
+    if sentences:
+        answer["note"] = " ".join(sentences)
     return render_many.settled_left(
         answer, {**answer, "budget_tokens_left": budget}, budget, count, shared=shared(params)
     )
@@ -222,8 +251,11 @@ def _in_session(count: Callable[[str], int], params: ReadManyParams, said: str) 
     return said.count(quoting.CALL_PREFIX) * count(f', "session": {quoting.json_text(session)}')
 
 
-def _over_cost(count: Callable[[str], int], path: str) -> int:
-    return count(render_many.refusal(path, "token_limit", _OVER)) + _SEP + _SLACK
+def _over_cost(count: Callable[[str], int], path: str, chars: bool) -> int:
+    """The sentence of a file over the budget, or (`chars`) over the answer's characters."""
+    whys = (_OVER, OVER_CHARS) if chars else (_OVER,)
+    said = max(count(render_many.refusal(path, "token_limit", why)) for why in whys)
+    return said + _SEP + _SLACK
 
 
 def _header(count: Callable[[str], int], path: str, params: ReadManyParams, rest: bool) -> int:
@@ -248,10 +280,11 @@ def _names_rest(estimated: Any, params: ReadManyParams) -> bool:
     return params.limit is None and isinstance(total, int) and reached < total
 
 
-def _cost_of_note(count: Callable[[str], int], params: ReadManyParams) -> int:
-    """The most the note may cost, whichever file it names (`_note`)."""
+def _cost_of_note(count: Callable[[str], int], params: ReadManyParams, chars: bool) -> int:
+    """The most the note may cost, whichever files it names (`_note`, and with `chars`
+    the one over the answer's characters: many_chars.note)."""
     names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
-    said = max((f"note: {quoting.line(_note(params, name))}" for name in names), key=count)
+    said = max(_one_each(params, names, chars), key=count)
     return count(said) + _in_session(count, params, said) + _SEP + _SLACK
 
 
@@ -269,6 +302,16 @@ def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
 # A file the budget cannot hold: one short sentence (its cost is in its data); the
 # answer's note names the calls that get such files, once.
 _OVER = "Over budget_tokens: not read."
+
+
+def _one_each(params: ReadManyParams, names: list[str], chars: bool) -> list[str]:
+    """The note naming each of `names`, with (`chars`) its sentence on the answer's
+    characters (the longest name by its characters need not be the costliest)."""
+    return [
+        f"note: {quoting.line(_note(params, name))}"
+        + (f" {quoting.line(chars_note(params, name))}" if chars else "")
+        for name in names
+    ]
 
 
 def _note(params: ReadManyParams, first: str) -> str:
@@ -326,15 +369,6 @@ def _as_read(params: ReadManyParams, path: str) -> Callable[[str, Any], str]:
     return lambda message, keep: rewrite(
         message, lambda *_: None, keep, options=lambda run: call("read", **changed(asked, run))
     )
-
-
-def shared(params: ReadManyParams) -> dict[str, Any]:
-    """The options of the call that each file's read shares, as a way on names them:
-    the session by the name its caller gave (a caller other than the editor has its
-    sessions under a key of its own, which no call may name: state/sessions.py)."""
-    given = {"offset": params.offset, "limit": params.limit, "pages": params.pages}
-    given |= {"force": params.force, "line_format": params.line_format}
-    return render_many.shared_options({**given, "session": sessions.name_of(params.session)})
 
 
 # The most characters the refusals of one call show in full: past it, each further

@@ -18,6 +18,9 @@ path and a session are a few dozen bytes, a few dozen tokens more than their cou
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +43,16 @@ CUT_TOKENS = 96
 # How many times a cut read repeats the caller's call: the header's rest and the note's.
 COPIES = 2
 
+# The most characters one answer sends, whatever its tokens: what the MCP tools that send
+# files' text declare (mcp/tools.py RESULT_SIZE_META; Claude Code keeps a result to it),
+# and under the 1 MiB a server-sent event may take in the Python SDK's HTTP client (an
+# answer past it never reached the agent: round 37). A token may hold 125 spaces: a read
+# of lines of 4,000 spaces within the token cap sent 1,624,547 characters (round 36).
+ANSWER_MAX_CHARS = 500_000
+# The most characters a read's lines, cells or pages take: the answer's less room for
+# the rest of it (its header, notes and calls, each a few hundred characters).
+LINES_MAX_CHARS = 400_000
+
 # The options a way on repeats as the caller gave them; offset, limit and pages are the
 # way on's own (a number or a short range), counted in CUT_TOKENS.
 _REPEATED = ("file_path", "session", "symbol", "line_format", "include_images", "render", "force")
@@ -50,11 +63,13 @@ class Room:
     """What a read of one file sends besides its body, in tokens: `whole` when it shows
     all it was asked for, `cut` when it names a way on (twice); `call`: the caller's own
     values in one call named (a reader whose notes name more calls sets that much more
-    aside for each)."""
+    aside for each). `chars`: the most characters its body may take (`LINES_MAX_CHARS`,
+    or what is left of an answer of several reads: `chars_within`)."""
 
     whole: int = 0
     cut: int = 0
     call: int = 0
+    chars: int = LINES_MAX_CHARS
 
 
 NO_ROOM = Room()  # a read whose body is all it sends (the first lines of an outline)
@@ -65,14 +80,36 @@ def of_read(params: ReadParams, shown_path: str) -> Room:
     whole = WHOLE_TOKENS + _bytes(quoting.name(shown_path))
     asked = _asked(params)
     call = _bytes(quoting.json_text(asked)) if asked else 0
-    return Room(whole, whole + CUT_TOKENS + COPIES * call, call)
+    left = _CHARS_LEFT.get()
+    chars = LINES_MAX_CHARS if left is None else min(left, LINES_MAX_CHARS)
+    return Room(whole, whole + CUT_TOKENS + COPIES * call, call, chars)
 
 
-# The most characters a read's lines take, whatever their tokens: what the MCP tools that
-# send files' text declare they send (mcp/tools.py RESULT_SIZE_META, 500,000) less room
-# for the rest of the answer. A token may hold 125 spaces: a read of lines of 4,000
-# spaces within the token cap sent 1,624,547 characters (round 36).
-LINES_MAX_CHARS = 400_000
+# What is left of the characters of an answer of several reads (readMany) for the read
+# made now; None outside one.
+_CHARS_LEFT: ContextVar[int | None] = ContextVar("readkeeper_chars_left", default=None)
+
+
+@contextmanager
+def chars_within(left: int) -> Iterator[None]:
+    """A block whose reads keep their bodies to `left` characters (`LINES_MAX_CHARS` at
+    most): the rest of an answer that sends several."""
+    token = _CHARS_LEFT.set(max(0, left))
+    try:
+        yield
+    finally:
+        _CHARS_LEFT.reset(token)
+
+
+def chars_words(chars: int) -> str:
+    """The limit of `chars` characters as a note or refusal names it."""
+    if chars >= LINES_MAX_CHARS:
+        return f"the {LINES_MAX_CHARS:,} characters a read sends at most"
+    return (
+        f"the {chars:,} characters left for it in an answer of several files (of the "
+        f"{ANSWER_MAX_CHARS:,} one answer sends)"
+    )
+
 
 # The most of max_tokens a file's path may take as shown: an eighth (a cut read names it
 # three times: its header and two calls for the rest; a quarter let a path of 6,223

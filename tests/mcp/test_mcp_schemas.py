@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client
+from readkeeper.read.room import ANSWER_MAX_CHARS
 
 
 def parameters(schema: dict[str, Any], where: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -77,7 +78,8 @@ async def test_the_tools_that_send_files_text_declare_their_result_size_to_claud
         declared = {
             tool.name
             for tool in listed
-            if (tool.meta or {}).get("anthropic/maxResultSizeChars") == 500_000
+            # what readkeeper holds every answer to (mcp/tools.py declares it as a literal)
+            if (tool.meta or {}).get("anthropic/maxResultSizeChars") == ANSWER_MAX_CHARS
         }
         assert declared == expected, declared ^ expected
     (workspace / "wide.py").write_text("".join(f"value_{i} = {i}  # a line\n" for i in range(9000)))

@@ -36,12 +36,13 @@ from ...errors import ReadkeeperError, library_words
 from ...hints import again, call
 from ...protocol import NotebookCell, NotebookFile, NotebookImage, NotebookOutput
 from ...settings import Settings
+from ..room import chars_words
 from ..tokens import TokenCounter, estimate_tokens
 from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
 from .image_open import probe
 from .image_scan import Steps
-from .notebook_cost import CUT_MARK, cost_within, cut_cell, end_that_fits, total_cost
+from .notebook_cost import CUT_MARK, chars_of, cost_within, cut_cell, end_that_fits, total_cost
 from .notebook_ids import cell_names
 from .notebook_parse import corrupt as _corrupt
 from .notebook_parse import parse
@@ -88,12 +89,13 @@ def read_notebook(
     total = len(cells)
     names = cell_names(cells, major == 4)
     cap = window.cap(settings, True, _NOTE_TOKENS + _NOTE_CALLS * window.room.call)
+    chars = window.room.chars  # and the characters the cells may take (read/room.py)
     if window.offset > max(total, 1):
         # Its way on: the last cells that fit the cap, as many as asked for at most
         # (round 35: the count asked for, 2,000 by default, named cells 1001-1498 of 3,000).
         summarise = _Summariser(path, include_images, settings)
         views = lambda index: summarise.cell(cells[index], index, names[index])  # noqa: E731
-        end = end_that_fits(views, total, window.limit, counter, settings, cap)
+        end = end_that_fits(views, total, window.limit, counter, settings, cap, chars)
         raise ReadkeeperError(
             "bad_params",
             f"offset {window.offset} is past the last cell of {quoting.name(path)}, "
@@ -106,29 +108,31 @@ def read_notebook(
     chosen = cells[first : first + window.limit]
     summarise = _Summariser(path, include_images, settings)
     shown: list[NotebookCell] = []
-    used = 0
+    used = used_chars = 0
     for index, cell in enumerate(chosen, first):
         view = summarise.cell(cell, index, names[index])
         cost = cost_within([view], counter, settings, cap - used, text=False)
-        if cost is None and shown:
-            break
-        shown.append(view)
-        if cost is None:
+        used_chars += chars_of(view) + 1
+        if cost is None or used_chars > chars:
+            if shown:
+                break
+            shown.append(view)
             break  # the first cell alone is over the cap: cut below
+        shown.append(view)
         used += cost
-    within = cost_within(shown, counter, settings, cap)
+    within = cost_within(shown, counter, settings, cap, chars=chars)
     if within is None and len(shown) > 1:  # the cells' text (or their JSON) ran over
         fits, over = 0, len(shown)  # the most cells known to fit, the fewest known over
         while over - fits > 1:
             middle = (fits + over) // 2
-            if cost_within(shown[:middle], counter, settings, cap) is None:
+            if cost_within(shown[:middle], counter, settings, cap, chars=chars) is None:
                 over = middle
             else:
                 fits = middle
         shown = shown[: max(fits, 1)]
-        within = cost_within(shown, counter, settings, cap) if fits else None
+        within = cost_within(shown, counter, settings, cap, chars=chars) if fits else None
     if within is None:  # one cell alone is over the cap: cut it down to fit
-        shown = [cut_cell(shown[0], cap, counter, settings)]
+        shown = [cut_cell(shown[0], cap, counter, settings, chars)]
     tokens = within if within is not None else total_cost(shown, counter, settings)
 
     shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
@@ -145,6 +149,7 @@ def read_notebook(
     if cells_cut:
         why = (
             f"the notebook is over the {settings.max_tokens:,}-token cap"
+            + (f" or {chars_words(chars)}" if used_chars > chars else "")
             if capped
             else f"a read returns at most {words.count(window.limit, 'cell')} unless it asks "
             "for more"

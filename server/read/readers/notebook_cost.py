@@ -1,4 +1,6 @@
-"""What a notebook view costs in tokens, and a cell cut down to a cap (notebook.py).
+"""What a notebook view costs in tokens, and a cell cut down to a cap (notebook.py): its
+tokens and its characters (read/room.py: a read's body takes `Room.chars` at most, what
+a token cap does not bound: a token may hold 125 spaces).
 
 A view over the cap is known to be over without counting it whole (within.py): a cell
 of megabytes costs a count of about the cap, not of the cell.
@@ -22,10 +24,11 @@ import attrs
 from ... import render
 from ...protocol import NotebookCell, unstructure
 from ...settings import Settings
+from ..room import LINES_MAX_CHARS
 from ..tokens import TokenCounter, bytes_bound
 from ..within import count_until, count_within
 
-CUT_MARK = "[cell cut: over the token cap]"
+CUT_MARK = "[cell cut: over the cap]"
 
 
 def _sent(cells: list[NotebookCell]) -> list[dict[str, Any]]:
@@ -44,11 +47,13 @@ def _as_json(data: list[dict[str, Any]]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def _text_fits(data: list[dict[str, Any]], counter: TokenCounter, cap: int) -> bool:
+def _text_fits(data: list[dict[str, Any]], counter: TokenCounter, cap: int, chars: int) -> bool:
     """Whether the cells as MCP and the CLI show them (render.py) are at most `cap`
-    tokens: counted only when their bytes (`bytes_bound`, never under the count) are
-    over it, which spares most views a second count."""
+    tokens and `chars` characters: counted only when their bytes (`bytes_bound`, never
+    under the count) are over the cap, which spares most views a second count."""
     shown = render.notebook_cells(data)
+    if len(shown) > chars:
+        return False
     return bytes_bound(shown) <= cap or count_within(counter, shown, cap) is not None
 
 
@@ -72,26 +77,40 @@ def cost_within(
     settings: Settings,
     cap: int,
     text: bool = True,
+    chars: int = LINES_MAX_CHARS,
 ) -> int | None:
     """`total_cost` when it and (with `text`) the cells' text (`_text_fits`) are at most
-    `cap`, else None, found without counting far past it (within.py): a cell of
-    megabytes over the cap is not counted whole."""
+    `cap` tokens and `chars` characters, else None, found without counting far past the
+    cap (within.py): a cell of megabytes over it is not counted whole."""
     images = _image_tokens(cells)
     if images > cap:
         return None
     data = _sent(cells)
-    tokens = count_within(counter, _as_json(data), cap - images)
-    if tokens is None or (text and not _text_fits(data, counter, cap - images)):
+    sent = _as_json(data)
+    if len(sent) > chars:
+        return None
+    tokens = count_within(counter, sent, cap - images)
+    if tokens is None or (text and not _text_fits(data, counter, cap - images, chars)):
         return None
     return tokens + images
 
 
+def chars_of(cell: NotebookCell) -> int:
+    """The characters of `cell` as sent, the larger of its two forms (`_text_fits`)."""
+    data = _sent([cell])
+    return max(len(_as_json(data)), len(render.notebook_cells(data)))
+
+
 def cut_cell(
-    cell: NotebookCell, cap: int, counter: TokenCounter, settings: Settings
+    cell: NotebookCell,
+    cap: int,
+    counter: TokenCounter,
+    settings: Settings,
+    chars: int = LINES_MAX_CHARS,
 ) -> NotebookCell:
-    """A lone cell over the cap, without its outputs and with its source cut to fit. A
-    shorter source is tried until one fits; one whose JSON starts with a text already
-    found over the cap is over too, and is not counted."""
+    """A lone cell over the cap (`cap` tokens, `chars` characters), without its outputs
+    and with its source cut to fit. A shorter source is tried until one fits; one whose
+    JSON starts with a text already found over the cap is over too, and is not counted."""
     source = cell.source
     trimmed = attrs.evolve(cell, outputs=[] if cell.outputs is not None else None, note=CUT_MARK)
     over = None  # the longest start of a candidate's JSON known to be over the cap
@@ -101,11 +120,11 @@ def cut_cell(
             return candidate
         data = _sent([candidate])
         text = _as_json(data)
-        if over is None or not text.startswith(over):
+        if len(text) <= chars and (over is None or not text.startswith(over)):
             tokens, at = count_until(counter, text, cap)
             if tokens is None:
                 over = text[:at]
-            elif _text_fits(data, counter, cap):
+            elif _text_fits(data, counter, cap, chars):
                 return candidate
         source = source[: int(len(source) * 0.8)]
 
@@ -121,14 +140,18 @@ def end_that_fits(
     counter: TokenCounter,
     settings: Settings,
     cap: int,
+    chars: int = LINES_MAX_CHARS,
 ) -> int:
     """The number (from 1) of the first of a notebook's last cells (`count` of them, each
-    as `views` shows it by index) that fit `cap` together, `most` of them at most; the
-    last cell when even it alone is over (a read of it alone is cut to fit)."""
+    as `views` shows it by index) that fit `cap` tokens and `chars` characters together,
+    `most` of them at most; the last cell when even it alone is over (a read of it alone
+    is cut to fit)."""
     first, used = count, 0
     for index in range(count - 1, max(-1, count - 1 - most), -1):
-        cost = cost_within([views(index)], counter, settings, cap - used, text=False)
-        if cost is None:
+        view = views(index)
+        cost = cost_within([view], counter, settings, cap - used, text=False)
+        chars -= chars_of(view) + 1
+        if cost is None or chars < 0:
             break
         used += cost + _CELL_JOINT_TOKENS
         first = index

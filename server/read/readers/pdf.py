@@ -31,7 +31,7 @@ from ...hints import again
 from ...protocol import PartsResult, PdfFile, PdfResult
 from ...settings import Settings
 from ...words import compress
-from ..room import NO_ROOM, Room, lines_cap
+from ..room import NO_ROOM, Room, chars_words, lines_cap
 from ..tokens import TokenCounter
 from ..within import count_until, count_within
 from . import pdf_reading, worker
@@ -65,7 +65,16 @@ def read_pdf(
     kept = room.cut + _NOTE_TOKENS + _NOTE_CALLS * room.call
     try:
         return _read(
-            data, path, ranges, render, output_dir, content_digest, settings, counter, kept
+            data,
+            path,
+            ranges,
+            render,
+            output_dir,
+            content_digest,
+            settings,
+            counter,
+            kept,
+            room.chars,
         )
     except ReadkeeperError as refused:
         if not (refused.kind in ("too_large", "corrupt") and "page" in refused.data):
@@ -145,6 +154,7 @@ def _read(
     settings: Settings,
     counter: TokenCounter,
     room: int,
+    chars: int,
 ) -> PdfResult | PartsResult:
     try:
         with worker.lease() as job:
@@ -171,6 +181,7 @@ def _read(
                 settings,
                 lambda n: _other_fails(data, n, render, settings),
                 room,
+                chars,
             )
             if render:
                 return render_pages(reading, output_dir, content_digest, counter)
@@ -243,13 +254,16 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
 
     cap = lines_cap(settings.max_tokens, reading.room)
     content = "\n\n".join(blocks)
-    within = count_within(counter, content, cap)
+    within = count_within(counter, content, cap) if len(content) <= reading.chars else None
     if within is not None:
         tokens = within
     else:
-        blocks, tokens = _fit_blocks(blocks, cap, counter)
+        blocks, tokens, by_chars = _fit_blocks(blocks, cap, counter, reading.chars)
         content = "\n\n".join(blocks)
-        notes.append(f"The pages asked for are over the {settings.max_tokens:,}-token cap.")
+        over = f"the {settings.max_tokens:,}-token cap"
+        if by_chars:
+            over = f"{over} or {chars_words(reading.chars)}"
+        notes.append(f"The pages asked for are over {over}.")
     shown = done[: len(blocks)]
     cut_short = len(blocks) > 0 and blocks[-1].endswith(PAGE_CUT_MARK)
     unread = [p for p in chosen if p not in done and p != skipped]
@@ -340,21 +354,29 @@ def _unread(
     )
 
 
-def _fit_blocks(blocks: list[str], cap: int, counter: TokenCounter) -> tuple[list[str], int]:
-    """The longest prefix of `blocks` within `cap` tokens; a first block alone over the
-    cap is cut (and marked) rather than dropped, so a read always makes progress."""
+def _fit_blocks(
+    blocks: list[str], cap: int, counter: TokenCounter, chars: int
+) -> tuple[list[str], int, bool]:
+    """The longest prefix of `blocks` within `cap` tokens and `chars` characters, its
+    tokens, and whether the characters stopped it; a first block alone over the cap is
+    cut (and marked) rather than dropped, so a read always makes progress."""
     kept: list[str] = []
-    used = 0
+    used = used_chars = 0
+    by_chars = False
     for block in blocks:
-        cost = count_within(counter, block, cap - used - 1)
+        used_chars += len(block) + 2
+        by_chars = used_chars > chars
+        cost = None if by_chars else count_within(counter, block, cap - used - 1)
         if cost is None:
             break
         kept.append(block)
         used += cost + 1
     if kept:
-        return kept, counter.count("\n\n".join(kept))
+        return kept, counter.count("\n\n".join(kept)), by_chars
     block = blocks[0]
     keep = over = len(block)
+    over = min(over, chars - len(PAGE_CUT_MARK))  # every longer prefix is over in characters
+    by_chars = over < len(block)
     while keep > 0:
         keep = int(keep * 0.9)
         if keep >= over:
@@ -362,5 +384,5 @@ def _fit_blocks(blocks: list[str], cap: int, counter: TokenCounter) -> tuple[lis
         candidate = block[:keep] + "\n" + PAGE_CUT_MARK
         tokens, over = count_until(counter, candidate, cap)
         if tokens is not None:
-            return [candidate], tokens
-    return [PAGE_CUT_MARK], counter.count(PAGE_CUT_MARK)
+            return [candidate], tokens, by_chars
+    return [PAGE_CUT_MARK], counter.count(PAGE_CUT_MARK), by_chars

@@ -15,6 +15,7 @@ from ...errors import ReadkeeperError
 from ...hints import again
 from ...settings import Settings
 from ...words import compress
+from ..room import LINES_MAX_CHARS
 from . import worker
 
 # A read stops starting new pages after this long (the page in flight is bounded by the
@@ -39,6 +40,7 @@ class Reading:
     other_fails: Callable[[int], str | None] = lambda number: None
     # The tokens kept under the cap for what is sent besides the pages (read/room.py).
     room: int = 0
+    chars: int = LINES_MAX_CHARS  # the most characters the pages' text may take (room.py)
 
     def after(self, number: int) -> list[int]:
         """The pages asked for after `number`, for the next read."""

@@ -65,8 +65,8 @@ class TextView:
         with `room` (the same lines, within that read's cap)."""
         if room == self.room:
             return True
-        if self.spare is None:
-            return False
+        if self.spare is None or len(self.file.content) > room.chars:
+            return False  # cut by its own cap, or over the characters that read has left
         more = (room.cut - self.room.cut) if self.rest else (room.whole - self.room.whole)
         return more <= self.spare
 
@@ -329,10 +329,7 @@ def _view(
     if fitted.kept is not None:
         numbered = numbered[: fitted.kept]
         content = "\n".join(numbered)
-        note = (
-            f"the file is about {_approx(estimate_tokens(text))} tokens, over the "
-            f"{settings.max_tokens:,}-token cap"
-        )
+        note = f"the file is about {_approx(estimate_tokens(text))} tokens, {fitted.cut_by}"
     shown_end = window.offset + len(numbered) - 1
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)

@@ -11,7 +11,7 @@ from ...errors import ReadkeeperError
 from ...hints import again, call
 from ...settings import Settings
 from ..numbered_tokens import NumberedLines
-from ..room import LINES_MAX_CHARS, NO_ROOM, Room, lines_cap
+from ..room import LINES_MAX_CHARS, NO_ROOM, Room, chars_words, lines_cap
 from ..tokens import TokenCounter
 
 
@@ -45,8 +45,8 @@ def _over_cap(
     by_chars: int,
 ) -> int:
     """How many of the `lines` fit in `within` tokens (the token cap less the room of what
-    is sent with them when they are cut: Window.cap) and in `LINES_MAX_CHARS` (the first
-    `by_chars` of them); raises for a range the caller chose."""
+    is sent with them when they are cut: Window.cap) and in the characters its room
+    leaves them (the first `by_chars` of them); raises for a range the caller chose."""
     cap = settings.max_tokens
     # A range the caller chose is refused; from an offset alone (the caller chose where
     # it starts, not where it ends) it is cut, as a whole read is (round 33: the default
@@ -69,10 +69,12 @@ def _over_cap(
     elif fits:
         fewer = again(offset=window.offset, limit=fits)  # its other options kept
         advice = f"Read fewer lines: {fewer}."
+    elif by_chars == 0 and window.room.chars < LINES_MAX_CHARS:  # late in a readMany
+        advice = f"Read the file alone ({call('read', file_path=path)})."
     elif by_chars == 0:  # its characters, not its tokens (round 37)
         advice = (
-            f"Line {window.offset} alone is over the {LINES_MAX_CHARS:,} characters a read "
-            "sends at most; search the file instead "
+            f"Line {window.offset} alone is over {chars_words(window.room.chars)}; search "
+            "the file instead "
             f"({call('grep', pattern='<what you look for>', path=path)}), or ask the user to "
             "lower max_line_chars (READKEEPER_MAX_LINE_CHARS), where reads cut long lines."
         )
@@ -84,7 +86,7 @@ def _over_cap(
         )
     over = f"over the {cap:,}-token cap"
     if by_chars < lines:
-        over = f"{over}, or over the {LINES_MAX_CHARS:,} characters a read sends at most"
+        over = f"{over}, or over {chars_words(window.room.chars)}"
     elif tokens <= cap:  # over with what is sent beside them (read/room.py)
         over = (
             f"over the {cap:,}-token cap with the {cap - within:,} kept for what is sent "
@@ -108,6 +110,7 @@ class TokenFit:
     tokens: int
     kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
     spare: int | None = None  # the tokens left under the cap, when it did not cut
+    cut_by: str = ""  # the cap that cut them, as a note names it ("over the ...")
 
 
 def fit_tokens(
@@ -131,7 +134,7 @@ def fit_tokens(
     whole read, or one from an offset alone, is cut to the lines that fit beside its way
     on."""
     cap = window.cap(settings, rest, extra)
-    by_chars = _within_chars(shown, content)
+    by_chars = _within_chars(shown, content, window.room.chars)
     if by_chars == len(shown):
         early = counter.early_count(content, cap)
         if early is not None:
@@ -144,21 +147,24 @@ def fit_tokens(
     chosen = window.ranged and not window.defaulted
     cut_cap = window.cap(settings, fewer_rest or not chosen, extra)
     kept = _over_cap(path, window, counts, len(shown), settings, cut_cap, by_chars)
-    return TokenFit(counts.tokens(kept), kept)
+    cut_by = f"over the {settings.max_tokens:,}-token cap"
+    if kept == by_chars < len(shown):  # its characters, not its tokens
+        cut_by = f"over {chars_words(window.room.chars)}"
+    return TokenFit(counts.tokens(kept), kept, cut_by=cut_by)
 
 
 # What numbering adds to a line at most: its number, a tab, the line break.
 _NUMBER_CHARS = 12
 
 
-def _within_chars(shown: list[str], content: str) -> int:
-    """How many of the `shown` lines fit in `LINES_MAX_CHARS` numbered (all, at once,
+def _within_chars(shown: list[str], content: str, most: int) -> int:
+    """How many of the `shown` lines fit in `most` characters numbered (all, at once,
     for the `content` they make when it does)."""
-    if len(content) <= LINES_MAX_CHARS:
+    if len(content) <= most:
         return len(shown)
     used = 0
     for count, line in enumerate(shown):
         used += len(line) + _NUMBER_CHARS
-        if used > LINES_MAX_CHARS:
+        if used > most:
             return count
     return len(shown)

@@ -203,7 +203,7 @@ def stream_range(
         note = f"{note} {marks}" if note else marks
     last = window.offset + len(chosen) - 1
     if window.defaulted and not at_eof:
-        over = f"over the {settings.max_tokens:,}-token cap" if capped else None
+        over = fitted.cut_by if capped else None
         cut_note = default_cut(window, last, why=over)
         note = f"{cut_note} {note}" if note else cut_note
     return (

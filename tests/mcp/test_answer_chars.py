@@ -1,0 +1,115 @@
+"""Every answer keeps to the characters its MCP tool declares (500,000: read/room.py
+ANSWER_MAX_CHARS), whatever its tokens: a token may hold 125 spaces. Round 37: six
+files of space lines read in one read_many sent 1,446,142 characters, attachments with
+them as mentions 1,446,288, a notebook of 60 cells of one 100,000-space line each
+3,001,426 (each within its token cap); over HTTP the SDK's client drops a server-sent
+event over 1 MiB, so the agent got no answer at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from document_samples import text_pdf
+
+from mcp_helpers import mcp_env, named_call, ok, private_runtime_dir, stdio_client
+
+ANSWER_MAX_CHARS = 500_000  # read/room.py ANSWER_MAX_CHARS (test_mcp_schemas checks it)
+
+_OVER = "Over the 500,000 characters one answer sends: not read."
+
+
+def _client(workspace: Path):  # type: ignore[no-untyped-def]
+    return stdio_client(["--root", str(workspace), "--standalone"], mcp_env(private_runtime_dir()))
+
+
+def _space_files(workspace: Path, count: int = 6) -> list[str]:
+    """Files of 120 lines of 1,999 spaces and an x: 240 KB each, about 2,700 tokens."""
+    names = [f"m{i}.txt" for i in range(count)]
+    for name in names:
+        (workspace / name).write_text((" " * 1999 + "x\n") * 120)
+    return names
+
+
+def _notebook(path: Path, cells: list[str]) -> None:
+    made = [{"cell_type": "markdown", "metadata": {}, "source": [text]} for text in cells]
+    notebook = {"cells": made, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook))
+
+
+@pytest.mark.parametrize("budget", [None, 60_000])
+async def test_read_many_keeps_to_the_characters_one_answer_sends(
+    workspace: Path, budget: int | None
+) -> None:
+    names = _space_files(workspace)
+    asked: dict[str, Any] = {"file_paths": names, "force": True}
+    if budget is not None:
+        asked["budget_tokens"] = budget
+    async with _client(workspace) as client:
+        said = await ok(client, "read_many", **asked)
+        assert len(said) <= ANSWER_MAX_CHARS, len(said)
+        assert all(name in said for name in names)
+        assert _OVER in said, said[-1500:]
+        assert "did not fit the characters left of this answer" in said, said[-1500:]
+        # The note's read of the first file left unread gets it.
+        rest = named_call(said[said.index("did not fit the characters") :], "read")
+        again = await ok(client, "read", **rest)
+        assert len(again) <= ANSWER_MAX_CHARS, len(again)
+        assert "x" in again, again[:300]
+
+
+async def test_a_read_in_a_read_many_is_cut_at_the_characters_left(workspace: Path) -> None:
+    # A file whose read reaches what is left is read cut there, with its way on, not
+    # left out: the third of three files of 240,000 characters of lines.
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workspace / name).write_text((" " * 2999 + "x\n") * 80)
+    async with _client(workspace) as client:
+        said = await ok(client, "read_many", file_paths=["a.txt", "b.txt", "c.txt"])
+        assert len(said) <= ANSWER_MAX_CHARS, len(said)
+        third = said[said.index("c.txt:") :]
+        assert "characters left for it in an answer of several files" in third, third[-800:]
+        rest = named_call(third, "read")
+        assert rest["file_path"] == "c.txt", rest
+        assert rest["offset"] > 1, rest
+        assert "x" in await ok(client, "read", **rest)
+
+
+async def test_attachments_keep_to_the_characters_one_answer_sends(workspace: Path) -> None:
+    names = _space_files(workspace)
+    async with _client(workspace) as client:
+        said = await ok(client, "attachments", mentions=names, budget_tokens=60_000)
+    assert len(said) <= ANSWER_MAX_CHARS, len(said)
+    assert "characters one answer sends" in said, said[-1500:]
+
+
+async def test_a_notebook_read_keeps_to_the_characters_one_answer_sends(
+    workspace: Path,
+) -> None:
+    _notebook(workspace / "wide.ipynb", [" " * 100_000 + "x"] * 60)
+    _notebook(workspace / "one.ipynb", [" " * 450_000 + "x"])
+    async with _client(workspace) as client:
+        said = await ok(client, "read", file_path="wide.ipynb")
+        assert len(said) <= ANSWER_MAX_CHARS, len(said)
+        assert "400,000 characters a read sends at most" in said, said[-800:]
+        rest = named_call(said[said.index("Continue with") :], "read")
+        more = await ok(client, "read", **rest)
+        assert len(more) <= ANSWER_MAX_CHARS, len(more)
+        assert "Showing cells" in more, more[-800:]
+        alone = await ok(client, "read", file_path="one.ipynb")
+        assert len(alone) <= ANSWER_MAX_CHARS, len(alone)
+        assert "over the cap on its own" in alone, alone[-800:]
+
+
+async def test_a_pdf_read_keeps_to_the_characters_one_answer_sends(workspace: Path) -> None:
+    # Ten pages of 40 lines of 2,000 spaces: 800,000 characters of text in 3,000 tokens.
+    (workspace / "wide.pdf").write_bytes(text_pdf(["\n".join(["x" + " " * 2000 + "x"] * 40)] * 10))
+    async with _client(workspace) as client:
+        said = await ok(client, "read", file_path="wide.pdf")
+        assert len(said) <= ANSWER_MAX_CHARS, len(said)
+        assert "400,000 characters a read sends at most" in said, said[-800:]
+        rest = named_call(said[said.index("Continue with") :], "read")
+        more = await ok(client, "read", **rest)
+        assert len(more) <= ANSWER_MAX_CHARS, len(more)
+        assert "--- page" in more, more[-800:]
