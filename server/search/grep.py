@@ -31,14 +31,14 @@ from ..words import count
 from . import blocks, refused, rg, stalls
 from .above import Above
 from .globs import Glob
-from .grep_pages import DEFAULT_MAX_MATCHES, LINE_TOKENS, MAX_MATCHES, TOKEN_CAP, NameCost
+from .grep_pages import DEFAULT_MAX_MATCHES, LINE_TOKENS, MAX_MATCHES, NameCost
 from .grep_pages import counts as _counts
 from .grep_pages import cut_by as _cut_by
 from .grep_pages import files as _files
 from .grep_pages import next_params as _next
 from .grep_pages import page as _page
 from .paging import refuse_past_end
-from .priced import refuse_long_params, reserve
+from .priced import TOKEN_CAP, refuse_long_params, reserve
 from .seen import record_shown
 from .where import searched
 

@@ -13,7 +13,7 @@ from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
 from .paging import refuse_past_end
-from .priced import NAME_TOKENS, fitting, reserve
+from .priced import NAME_TOKENS, TOKEN_CAP, fitting, reserve, size_cap
 
 DEFAULT_MAX_MATCHES = 100
 MAX_MATCHES = 2000
@@ -23,7 +23,6 @@ MAX_MATCHES = 2000
 # (a file's name on the `files` page: priced.NAME_TOKENS).
 LINE_TOKENS = 16
 COUNT_TOKENS = 8
-TOKEN_CAP = "the token cap (max_tokens)"
 
 
 class NameCost:
@@ -46,10 +45,11 @@ def files(
 ) -> dict[str, Any]:
     """The `files` page: at most `cap` names from `offset`, within `max_tokens`."""
     refuse_past_end(params.offset, len(found), "file", so_far=incomplete)
-    page = found[params.offset : params.offset + cap]
-    page = page[: fitting(page, services, NAME_TOKENS, _repeated(services, params))]
+    names = found[params.offset : params.offset + cap]
+    page = names[: fitting(names, services, NAME_TOKENS, _repeated(services, params))]
     result: dict[str, Any] = {"matches": [], "files": page}
-    return _paged(result, len(found), len(page), params, cap, incomplete)
+    size = size_cap(names, len(page), NAME_TOKENS)
+    return _paged(result, len(found), len(page), params, cap, incomplete, size)
 
 
 def counts(
@@ -62,15 +62,15 @@ def counts(
     """The `counts` page: at most `cap` files from `offset`, within `max_tokens`."""
     items = list(counted.items())
     refuse_past_end(params.offset, len(items), "file", so_far=incomplete)
-    page = items[params.offset : params.offset + cap]
-    page = page[
-        : fitting([path for path, _ in page], services, COUNT_TOKENS, _repeated(services, params))
-    ]
+    names = [path for path, _ in items[params.offset : params.offset + cap]]
+    fits = fitting(names, services, COUNT_TOKENS, _repeated(services, params))
+    page = items[params.offset : params.offset + fits]
     result: dict[str, Any] = {
         "matches": [],
         "counts": [{"file_path": path, "count": n} for path, n in page],
     }
-    return _paged(result, len(items), len(page), params, cap, incomplete)
+    size = size_cap(names, len(page), COUNT_TOKENS)
+    return _paged(result, len(items), len(page), params, cap, incomplete, size)
 
 
 def _repeated(services: ReadServices, params: GrepParams) -> int:
@@ -80,15 +80,22 @@ def _repeated(services: ReadServices, params: GrepParams) -> int:
 
 
 def _paged(
-    result: dict[str, Any], found: int, shown: int, params: GrepParams, cap: int, incomplete: bool
+    result: dict[str, Any],
+    found: int,
+    shown: int,
+    params: GrepParams,
+    cap: int,
+    incomplete: bool,
+    size: str = TOKEN_CAP,
 ) -> dict[str, Any]:
     """`result` marked partial, with the call for the rest and its note, when the page
-    of `shown` files does not reach the last of `found`."""
+    of `shown` files does not reach the last of `found` (cut by `cap` files, or by
+    `size`: the page's tokens or characters, priced.size_cap)."""
     rest = params.offset + shown
     result["partial"] = incomplete or rest < found
     if rest < found:
         result["next"] = next_params(params, rest)
-        which = cut_by(params, "file") if shown >= cap else TOKEN_CAP
+        which = cut_by(params, "file") if shown >= cap else size
         result["note"] = (
             f"{_matching(found)}; showing {params.offset + 1}-{rest}, cut by {which}; "
             f"the rest: {again(offset=rest)}."

@@ -39,7 +39,15 @@ from .lookup import Opener
 from .mtimes import FileTimes
 from .newest import FILE_LINES, TIMES_LATE, inside, newest_sorted_by_rg, why_stopped
 from .paging import refuse_past_end
-from .priced import NAME_TOKENS, fitting, refuse_long_params, repeated_tokens, reserve
+from .priced import (
+    NAME_TOKENS,
+    TOKEN_CAP,
+    fitting,
+    refuse_long_params,
+    repeated_tokens,
+    reserve,
+    size_cap,
+)
 from .where import searched
 
 MAX_PATHS = 1000
@@ -81,11 +89,11 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
             build = _build(opener, root, cwd, times)
             times.builds.start(os.fsencode(cwd), build)
     refuse_past_end(params.offset, len(found), "file", so_far=bool(stopped))
-    page = found[params.offset : params.offset + MAX_PATHS]
+    names = found[params.offset : params.offset + MAX_PATHS]
     room = reserve(
         services, params.pattern, params.path, *(params.exclude or []), session=params.session
     )
-    page = page[: fitting(page, services, NAME_TOKENS, room)]
+    page = names[: fitting(names, services, NAME_TOKENS, room)]
     more = len(found) > params.offset + len(page)
     result: dict[str, Any] = {"paths": page, "partial": more or bool(stopped)}
     notes = []
@@ -97,7 +105,9 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
         if params.session:  # the next page's call is this one's, in the same session
             result["next"]["session"] = params.session
         notes.append(
-            cut_note(params.offset, len(page), MAX_PATHS, "file")
+            cut_note(
+                params.offset, len(page), MAX_PATHS, "file", size_cap(names, len(page), NAME_TOKENS)
+            )
             + f"; the rest: {again(offset=after)}, or a narrower pattern."
         )
     if stopped:
@@ -266,7 +276,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     # The path in the header, then in the note's way on and the `next` call (COPIES).
     room = reserve(services, folder, *(params.exclude or []), session=params.session)
     room += repeated_tokens(services, folder)
-    page = page[: fitting([entry["name"] for entry in page], services, _ENTRY_TOKENS, room)]
+    names = [entry["name"] for entry in page]
+    page = page[: fitting(names, services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}
     if more:
@@ -277,16 +288,23 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         if params.session:  # the next page's call is this one's, in the same session
             result["next"]["session"] = params.session
         result["note"] = (
-            cut_note(params.offset, len(page), MAX_ENTRIES, "entry")
+            cut_note(
+                params.offset,
+                len(page),
+                MAX_ENTRIES,
+                "entry",
+                size_cap(names, len(page), _ENTRY_TOKENS),
+            )
             + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
     return result
 
 
-def cut_note(offset: int, shown: int, cap: int, noun: str) -> str:
+def cut_note(offset: int, shown: int, cap: int, noun: str, size: str = TOKEN_CAP) -> str:
     """The one way a cut page says what it shows: how many (from which), and which cap
-    cut it, the count's (`cap`) or the token cap (a page of long names stops short)."""
-    which = f"the cap of {count(cap, noun)}" if shown >= cap else "the token cap (max_tokens)"
+    cut it, the count's (`cap`) or its size (a page of long names stops short: `size`,
+    priced.size_cap)."""
+    which = f"the cap of {count(cap, noun)}" if shown >= cap else size
     return f"Showing {count(shown, noun)} ({offset + 1}-{offset + shown}), cut by {which}"
 
 

@@ -10,12 +10,17 @@ What a page sends besides its entries (its header, its cut note, its `next` call
 keys of the LSP's JSON and the CLI's `--json`) is set aside first (`reserve`): the
 entries fit in what is left. When not even one entry fits beside it, the page still
 shows one: a name is never cut, so that page is over the cap by what its one name is.
+
+A page's names also keep to `PAGE_MAX_CHARS` as shown, whatever their tokens (a token may
+hold 128 spaces: 282 paths under folders of 250 spaces made a glob page of 917,552
+characters within the token cap, where the glob tool declares 500,000).
 """
 
 from __future__ import annotations
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..read.room import LINES_MAX_CHARS
 from ..read.services import ReadServices
 from ..state import sessions
 
@@ -114,15 +119,38 @@ NAME_TOKENS = 3
 
 
 CHUNK = 64  # names counted as one text (one call of the counter), then one by one
+# The most characters a page's names take as shown, each with its framing (`_CHARS_EACH`
+# characters for each token of it: a kind, a size, keys, a line break).
+PAGE_MAX_CHARS = LINES_MAX_CHARS
+_CHARS_EACH = 4
+TOKEN_CAP = "the token cap (max_tokens)"
+CHARS_CAP = f"the {PAGE_MAX_CHARS:,} characters a page sends at most"
+
+
+def _within_chars(names: list[str], extra: int) -> int:
+    """How many of `names` fit in `PAGE_MAX_CHARS` as shown, with their framing."""
+    used = 0
+    for index, name in enumerate(names):
+        used += shown_size(name) + _CHARS_EACH * extra
+        if used > PAGE_MAX_CHARS:
+            return index
+    return len(names)
+
+
+def size_cap(names: list[str], shown: int, extra: int) -> str:
+    """Which cap cut a page of `names` after `shown` of them: the token cap, or its
+    characters (`CHARS_CAP`)."""
+    return CHARS_CAP if _within_chars(names[: shown + 1], extra) <= shown else TOKEN_CAP
 
 
 def fitting(names: list[str], services: ReadServices, extra: int, reserve: int) -> int:
     """How many of `names` (a page's, in order) fit within `max_tokens` as shown, with
-    `extra` tokens each, besides `reserve` (what the page sends besides its entries);
-    at least one: a name is not cut. Counted `CHUNK` names to a
+    `extra` tokens each, besides `reserve` (what the page sends besides its entries), and
+    within `PAGE_MAX_CHARS`; at least one: a name is not cut. Counted `CHUNK` names to a
     text (a line break between: no fewer tokens than the names apart, give or take the
     one a break may merge, which `extra` covers), and name by name in the chunk that
     reaches the cap."""
+    names = names[: max(1, _within_chars(names, extra))]
     budget = services.settings.max_tokens - reserve
     if sum(shown_size(name) + extra for name in names) <= budget:
         return len(names)

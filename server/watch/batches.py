@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import render
 from ..protocol import FileChange
 from ..read.diffs import Budget
 from .looks import Look
@@ -62,3 +63,22 @@ def size_of(path: str) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
+
+
+_NOTICE_OVERHEAD_TOKENS = 24  # file_path, kind and the JSON around a diff
+
+
+def notice_cost(count: Callable[[str], int], change: FileChange) -> tuple[int, int]:
+    """What a notice sends, counted as it is shown (render.change_lines: its name
+    escaped, its note, its diff's lines escaped and indented), and its fields'
+    allowance (the JSON keys of the LSP's answer): its tokens and characters."""
+    shown = {
+        "kind": change.kind,
+        "file_path": change.file_path,
+        "new_path": change.new_path,
+        "diff": change.diff,
+        "truncated": change.truncated,
+        "note": change.note,
+    }
+    said = "\n".join(render.change_lines(shown))
+    return _NOTICE_OVERHEAD_TOKENS + count(said), len(said) + 1

@@ -10,7 +10,8 @@ file itself with what every session whose read-state has it saw. The rules:
   each change it was given in full by `readkeeper/changes`; a partial view since (a
   search, a range) never moves that for the lines it did not show (tracks.py). A
   notice's diff goes from there to the file now, so a second change to a file is shown
-  as its own diff. A diff is bounded (`changes_max_tokens`); a file whose old content is
+  as its own diff. A diff is bounded (`changes_max_tokens`), an answer's notices too
+  (in tokens and in characters: room.py); a file whose old content is
   no longer kept (snapshots.py), or whose new content is over the read caps or not text,
   gets "changed, N lines now, read it again", and what the session knows stays its read.
 - Each change is reported once per channel: pushed to the editor as the notification
@@ -38,18 +39,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import quoting, render
+from .. import quoting
 from ..files.fileio import digest
 from ..files.locks import lock_for
 from ..protocol import ChangeKind, ChangesResult, FileChange
 from ..read import held_document
 from ..read.diffs import bounded_diff  # one diff format for stale edits and change notices
+from ..read.room import LINES_MAX_CHARS
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from ..state.snapshots import Snapshots
 from ..state.stats import Stats
 from . import unwatched
-from .batches import Batch, cost_order, size_of
+from .batches import Batch, cost_order, notice_cost, size_of
 from .looks import Look, lines_phrase, look_at, stat_token
 from .tracks import Track as _Track
 from .tracks import track_of
@@ -58,7 +60,6 @@ if TYPE_CHECKING:
     from ..files.paths import Location
     from .coalesce import FsChange
 
-_NOTICE_OVERHEAD_TOKENS = 24  # file_path, kind and the JSON around a diff
 # Files written lately, where a read file that is gone may have been moved.
 _APPEARED_FOR_S = 5.0
 _MAX_MOVE_CANDIDATES = 256
@@ -108,20 +109,6 @@ class ChangeNotices:
         # Where pushed notices go (the LSP front end sends readkeeper/didChangeReadFiles).
         self.on_notice: Callable[[str, list[FileChange]], None] | None = None
         self.unwatched = unwatched.Unwatched()  # read files no watch covers (unwatched.py)
-
-    def _cost(self, change: FileChange) -> int:
-        """What a notice sends, counted as it is shown (render.change_lines: its name
-        escaped, its note, its diff's lines escaped and indented), and its fields'
-        allowance (the JSON keys of the LSP's answer)."""
-        shown = {
-            "kind": change.kind,
-            "file_path": change.file_path,
-            "new_path": change.new_path,
-            "diff": change.diff,
-            "truncated": change.truncated,
-            "note": change.note,
-        }
-        return _NOTICE_OVERHEAD_TOKENS + self._count("\n".join(render.change_lines(shown)))
 
     # --- from the watcher ---------------------------------------------------------------
 
@@ -205,7 +192,7 @@ class ChangeNotices:
         work = Batch()
         changes: list[FileChange] = []
         taken: dict[str, tuple[str | None, str, int | None]] = {}
-        used = remaining = 0
+        used = used_chars = remaining = 0
         for path, track in tracks:
             record = self._read_states.get(session, path)
             if record is None:
@@ -219,11 +206,12 @@ class ChangeNotices:
                 with self._lock:
                     track.pending = False
                 continue
-            tokens = self._cost(verdict.change)
-            if changes and used + tokens > settings.changes_total_max_tokens:
+            tokens, chars = notice_cost(self._count, verdict.change)
+            over = used + tokens > settings.changes_total_max_tokens
+            if changes and (over or used_chars + chars > LINES_MAX_CHARS):  # 602,067 sent
                 remaining += 1
                 continue
-            used += tokens
+            used, used_chars = used + tokens, used_chars + chars
             changes.append(verdict.change)
             with self._lock:
                 taken[path] = (track.reported, track.known, track.known_size)

@@ -7,6 +7,7 @@ event over 1 MiB, so the agent got no answer at all."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,67 @@ async def test_a_pdf_read_keeps_to_the_characters_one_answer_sends(workspace: Pa
         more = await ok(client, "read", **rest)
         assert len(more) <= ANSWER_MAX_CHARS, len(more)
         assert "--- page" in more, more[-800:]
+
+
+def _deep_names(workspace: Path) -> None:
+    """300 files of names of 200 spaces under twelve folders of 250 spaces: paths of
+    about 3,200 characters in a few dozen tokens each."""
+    folder = workspace.joinpath(*[" " * 250 + str(level) for level in range(12)])
+    folder.mkdir(parents=True)
+    for index in range(300):
+        (folder / (f"{index:03d}" + " " * 200)).write_text("NEEDLE\n")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("glob", {"pattern": "**/*"}),
+        ("grep", {"pattern": "NEEDLE", "output": "files", "max_matches": 2000}),
+        ("grep", {"pattern": "NEEDLE", "output": "counts", "max_matches": 2000}),
+        ("grep", {"pattern": "NEEDLE", "max_matches": 2000}),
+    ],
+)
+async def test_a_page_of_long_names_keeps_to_the_characters_one_answer_sends(
+    workspace: Path, tool: str, arguments: dict[str, Any]
+) -> None:
+    # 282 such paths made a glob page of 917,552 characters within the token cap.
+    _deep_names(workspace)
+    async with _client(workspace) as client:
+        said = await ok(client, tool, **arguments)
+        assert len(said) <= ANSWER_MAX_CHARS, len(said)
+        assert "400,000 characters a page sends at most" in said, said[-600:]
+        more = await ok(client, tool, **named_call(said[-2000:], tool))
+        assert len(more) <= ANSWER_MAX_CHARS, len(more)
+
+
+async def test_the_drop_in_search_keeps_to_the_characters_one_answer_sends(
+    workspace: Path,
+) -> None:
+    _deep_names(workspace)
+    args = ["--root", str(workspace), "--standalone", "--tools", "filesystem"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        said = await ok(client, "search_files", path=".", pattern="**/*")
+    assert len(said) <= ANSWER_MAX_CHARS, len(said)
+    assert "cut by the 400,000 characters a page sends at most" in said, said[-600:]
+
+
+async def test_change_notices_keep_to_the_characters_one_answer_sends(workspace: Path) -> None:
+    # Each diff of 60 lines of 2,040 spaces turned over is about 250,000 characters
+    # within its 2,000 tokens: eight of them in one answer sent 602,067 characters.
+    names = [f"c{index}.txt" for index in range(8)]
+    for name in names:
+        (workspace / name).write_text((" " * 2040 + "a\n") * 60)
+    async with _client(workspace) as client:
+        for name in names:
+            await ok(client, "read", file_path=name)
+        for name in names:
+            (workspace / name).write_text((" " * 2040 + "b\n") * 60)
+        told: list[str] = []
+        for _ in range(200):  # until every change is told, page by page
+            said = await ok(client, "changes")
+            assert len(said) <= ANSWER_MAX_CHARS, len(said)
+            told += [name for name in names if f"{name}\n" in said or f"{name} " in said]
+            if len(set(told)) == len(names):
+                break
+            await asyncio.sleep(0.05)
+    assert sorted(set(told)) == names, told

@@ -22,6 +22,7 @@ from ...errors import ReadkeeperError
 from ...protocol.convert import as_sent
 from ...search.exclude import Exclude
 from ...search.listing import MAX_ENTRIES, MAX_PATHS, cut_note
+from ...search.priced import CHARS_CAP, TOKEN_CAP
 from .args import Content, Served, refused, string, text_block
 from .words import for_filesystem
 
@@ -90,10 +91,12 @@ def _notes(result: dict[str, Any], cut: str, *more: str) -> str:
     return "\n(readkeeper: " + "; ".join(notes) + ")" if notes else ""
 
 
-def _cut(shown: int, noun: str, rest: str, cap: int = MAX_ENTRIES) -> str:
+def _cut(result: dict[str, Any], shown: int, noun: str, rest: str, cap: int = MAX_ENTRIES) -> str:
     """The one cut note of every listing: what was shown and which cap cut it (the
-    core's rule, listing.cut_note), then how to see the rest (`rest`)."""
-    return f"{cut_note(0, shown, cap, noun)}; {rest}"
+    core's rule, listing.cut_note: its page's characters when the core's note says so),
+    then how to see the rest (`rest`)."""
+    size = CHARS_CAP if CHARS_CAP in str(result.get("note") or "") else TOKEN_CAP
+    return f"{cut_note(0, shown, cap, noun, size)}; {rest}"
 
 
 def _nothing(result: dict[str, Any], words: str) -> str:
@@ -111,7 +114,7 @@ def list_directory(served: Served, args: dict[str, Any]) -> list[Content]:
     result = served.ask("list", path=string(args, "path"), depth=1)
     lines = [f"{mark(e['kind'])} {quoting.name(e['name'])}" for e in result.get("entries", [])]
     rest = "find the others with search_files and a narrower pattern"
-    cut = _notes(result, _cut(len(lines), "entry", rest))
+    cut = _notes(result, _cut(result, len(lines), "entry", rest))
     return [text_block("\n".join(lines) + cut)]
 
 
@@ -156,7 +159,7 @@ def list_with_sizes(served: Served, args: dict[str, Any]) -> list[Content]:
         f"Combined size{of}: {_size(sum(int(e.get('size', 0)) for e in files))}",
     ]
     rest = "find the others with search_files and a narrower pattern"
-    cut = _notes(result, _cut(len(entries), "entry", rest))
+    cut = _notes(result, _cut(result, len(entries), "entry", rest))
     return [text_block("\n".join(lines) + cut)]
 
 
@@ -189,7 +192,7 @@ def directory_tree(served: Served, args: dict[str, Any]) -> list[Content]:
         more.append(
             f'"more": true marks a folder deeper than {TREE_DEPTH} levels; ask for its tree'
         )
-    cut = _cut(shown, "entry", "ask for a subfolder's tree to see the rest")
+    cut = _cut(result, shown, "entry", "ask for a subfolder's tree to see the rest")
     return [text_block(text + _notes(result, cut, *more))]
 
 
@@ -202,7 +205,7 @@ def search_files(served: Served, args: dict[str, Any]) -> list[Content]:
         "\n".join(quoting.name(p) for p in found) if found else _nothing(result, "No matches found")
     )
     rest = "narrow the pattern or path for the others"
-    cut = _cut(len(found), "newest match", rest, MAX_PATHS)
+    cut = _cut(result, len(found), "newest match", rest, MAX_PATHS)
     return [text_block(text + _notes(result, cut))]
 
 
