@@ -20,8 +20,9 @@ were: with a budget, a missing file's refusal makes no did-you-mean guess (looke
 within a time budget, so a loaded machine may find one call's guess and not the next's,
 and a file that appears meanwhile would lengthen it) and names the list and glob calls
 that find the file instead. `budget_tokens_left` is the budget less the count of the
-text. No number in the words is negative. With a budget or without, the answer keeps
-to the characters one answer sends (many_chars.py).
+text. No number in the words is negative. Without `budget_tokens`, `max_tokens` is the
+budget (six files of 3,000 lines sent 149,291 tokens in one answer: round 36), with no
+line on what is left and guesses made. The answer keeps to its characters (many_chars.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ..protocol.convert import LONE_SURROGATE, NOT_A_STRING, check_budget_tokens
 from . import pipeline, room
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
-from .many_chars import LEAST_BODY_CHARS, AnswerChars, shared
+from .many_chars import LEAST_BODY_CHARS, MAX_REFUSALS_CHARS, AnswerChars, Said, shared
 from .many_chars import OVER as OVER_CHARS
 from .many_chars import note as chars_note
 from .services import ReadServices
@@ -64,24 +65,7 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     if params.budget_tokens is not None:
         with guesses.none():  # its refusals as counted, call after call (the module's rule)
             return _budgeted(services, params, params.budget_tokens)
-    results: list[dict[str, Any]] = []
-    chars = AnswerChars(params, MAX_REFUSALS_CHARS)
-    first_over: str | None = None  # the note's example: the first file left unread
-    for done, path in enumerate(params.file_paths):
-        entry = _bad_entry(path, done)
-        if entry is None:
-            entry, over = _within_chars(services, params, done, chars)
-            if entry is None:
-                results.extend(_none_read(params.file_paths[done:]))
-                break
-            first_over = first_over or (path if over else None)
-        results.append(entry)
-        chars.took(done, entry)
-    said = _Said()
-    answer: dict[str, Any] = {"results": [said.bounded(entry) for entry in results]}
-    if first_over is not None:
-        answer["note"] = chars_note(params, first_over)
-    return answer
+    return _budgeted(services, params, services.settings.max_tokens, given=False)
 
 
 def _within_chars(
@@ -97,13 +81,16 @@ def _within_chars(
         return _entry(services, params, done), False
 
 
-def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> dict[str, Any]:
-    """The reads within `budget` (the module's rule)."""
+def _budgeted(
+    services: AnchorServices, params: ReadManyParams, budget: int, given: bool = True
+) -> dict[str, Any]:
+    """The reads within `budget` (the module's rule): the caller's `budget_tokens`, or
+    when not `given`, `max_tokens` (the answer says nothing of a budget left)."""
     count = services.tokens.count
     paths = params.file_paths
     # Each entry as estimated: its refusal (known now), or what its read would cost.
     planned: list[dict[str, Any] | int] = []
-    said = _Said()
+    said = Said()
     for done, path in enumerate(paths):
         refused = _bad_entry(path, done)
         if refused is None:
@@ -123,17 +110,25 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     chars = AnswerChars(params, MAX_REFUSALS_CHARS)
-    run_out = chars.may_run_out(budget)  # a file may be left for the answer's characters
-    least = [
-        _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, path, run_out)
-        for p, path in zip(planned, paths, strict=True)
-    ]
+    over = _OVER if given else _OVER_CAP
     # The last line as its number's digits may spell it whatever the budget: the least
     # this call asks for is then enough when it is the budget given (its digits differ).
-    last = count(render_many.left_line(max(budget, _WIDEST_LEFT)))
-    kept = sum(least) + _cost_of_note(count, params, run_out) + last + _SEP
-    if kept > budget:
-        raise _too_small(budget, kept, len(paths))
+    last = count(render_many.left_line(max(budget, _WIDEST_LEFT))) if given else 0
+
+    def kept_for(run_out: bool) -> tuple[list[int], int]:
+        """What each entry and the answer keep, with (`run_out`) the room of the files the
+        answer's characters may leave unread."""
+        least = [
+            _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, q, over, run_out)
+            for p, q in zip(planned, paths, strict=True)
+        ]
+        note = _cost_of_note(count, params, run_out, budget, given)
+        return least, sum(least) + note + last + _SEP
+
+    least, kept = kept_for(chars.may_run_out(budget))
+    if kept > budget:  # the least it names holds the next call, whichever room that keeps
+        fewest = kept_for(False)[1]
+        raise _too_small(budget, kept_for(chars.may_run_out(fewest))[1], len(paths), given)
     left = budget
     spilled = False
     first_over: str | None = None  # the note's example: the first file left unread
@@ -146,7 +141,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         elif spilled or plan > left - kept:
             first_over = first_over or path
             results.append(
-                _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path, tokens=plan))
+                _failed(path, ReadkeeperError("token_limit", over, file_path=path, tokens=plan))
             )
         else:
             entry, short = _within_chars(services, params, done, chars)
@@ -159,7 +154,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
                 first_over = first_over or path
-                results[-1] = _failed(path, ReadkeeperError("token_limit", _OVER, file_path=path))
+                results[-1] = _failed(path, ReadkeeperError("token_limit", over, file_path=path))
                 cost = least[done]
             elif cost > left - kept:
                 spilled = True  # larger than estimated: the files after it are not read
@@ -169,10 +164,12 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
         left -= _cost(count, results[-1], params)
         chars.took(done, results[-1])
     answer: dict[str, Any] = {"results": results}
-    sentences = [_note(params, first_over)] if first_over is not None else []
+    sentences = [_note(params, first_over, budget, given)] if first_over is not None else []
     sentences += [chars_note(params, over_chars)] if over_chars is not None else []
     if sentences:
         answer["note"] = " ".join(sentences)
+    if not given:
+        return answer
     return render_many.settled_left(
         answer, {**answer, "budget_tokens_left": budget}, budget, count, shared=shared(params)
     )
@@ -251,9 +248,10 @@ def _in_session(count: Callable[[str], int], params: ReadManyParams, said: str) 
     return said.count(quoting.CALL_PREFIX) * count(f', "session": {quoting.json_text(session)}')
 
 
-def _over_cost(count: Callable[[str], int], path: str, chars: bool) -> int:
-    """The sentence of a file over the budget, or (`chars`) over the answer's characters."""
-    whys = (_OVER, OVER_CHARS) if chars else (_OVER,)
+def _over_cost(count: Callable[[str], int], path: str, over: str, chars: bool) -> int:
+    """The sentence of a file over the budget (`over`), or (`chars`) over the answer's
+    characters."""
+    whys = (over, OVER_CHARS) if chars else (over,)
     said = max(count(render_many.refusal(path, "token_limit", why)) for why in whys)
     return said + _SEP + _SLACK
 
@@ -280,15 +278,26 @@ def _names_rest(estimated: Any, params: ReadManyParams) -> bool:
     return params.limit is None and isinstance(total, int) and reached < total
 
 
-def _cost_of_note(count: Callable[[str], int], params: ReadManyParams, chars: bool) -> int:
+def _cost_of_note(
+    count: Callable[[str], int], params: ReadManyParams, chars: bool, budget: int, given: bool
+) -> int:
     """The most the note may cost, whichever files it names (`_note`, and with `chars`
     the one over the answer's characters: many_chars.note)."""
     names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
-    said = max(_one_each(params, names, chars), key=count)
+    said = max(_one_each(params, names, chars, budget, given), key=count)
     return count(said) + _in_session(count, params, said) + _SEP + _SLACK
 
 
-def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
+def _too_small(budget: int, least: int, files: int, given: bool) -> ReadkeeperError:
+    if not given:  # max_tokens bounds it: only fewer files help
+        return ReadkeeperError(
+            "token_limit",
+            f"The max_tokens cap ({budget:,}) cannot hold even a line for each of the {files} "
+            f"files (their refusals and notes take {least:,} tokens): none was read. Call "
+            f"again with fewer files ({call('readMany')}).",
+            tokens=least,
+            max_tokens=budget,
+        )
     return ReadkeeperError(
         "token_limit",
         f"budget_tokens {budget} cannot hold even a line for each of the {files} files "
@@ -302,27 +311,35 @@ def _too_small(budget: int, least: int, files: int) -> ReadkeeperError:
 # A file the budget cannot hold: one short sentence (its cost is in its data); the
 # answer's note names the calls that get such files, once.
 _OVER = "Over budget_tokens: not read."
+_OVER_CAP = "Over max_tokens: not read."  # without budget_tokens, max_tokens bounds the call
 
 
-def _one_each(params: ReadManyParams, names: list[str], chars: bool) -> list[str]:
+def _one_each(
+    params: ReadManyParams, names: list[str], chars: bool, budget: int, given: bool
+) -> list[str]:
     """The note naming each of `names`, with (`chars`) its sentence on the answer's
     characters (the longest name by its characters need not be the costliest)."""
     return [
-        f"note: {quoting.line(_note(params, name))}"
+        f"note: {quoting.line(_note(params, name, budget, given))}"
         + (f" {quoting.line(chars_note(params, name))}" if chars else "")
         for name in names
     ]
 
 
-def _note(params: ReadManyParams, first: str) -> str:
+def _note(params: ReadManyParams, first: str, budget: int, given: bool) -> str:
     """The calls that get the files the budget could not hold, with the lines or pages
     asked for: the read of the `first` of them, each other's the same with its path (a
     placeholder path was named, which, followed, read a file named `<file>`)."""
     each = call("read", file_path=first, **shared(params))
+    what = (
+        f"{_OVER!r} did not fit what budget_tokens had left"
+        if given
+        else f"{_OVER_CAP!r} did not fit the max_tokens cap ({budget:,}), which bounds a "
+        "readMany without budget_tokens"
+    )
     return (
-        f"The files marked {_OVER!r} did not fit what budget_tokens had left: read each on "
-        f"its own (the first: {each}; the others the same with their paths), or in calls "
-        f"of fewer files ({call('readMany')})."
+        f"The files marked {what}: read each on its own (the first: {each}; the others the "
+        f"same with their paths), or in calls of fewer files ({call('readMany')})."
     )
 
 
@@ -369,36 +386,6 @@ def _as_read(params: ReadManyParams, path: str) -> Callable[[str, Any], str]:
     return lambda message, keep: rewrite(
         message, lambda *_: None, keep, options=lambda run: call("read", **changed(asked, run))
     )
-
-
-# The most characters the refusals of one call show in full: past it, each further
-# refusal says its kind and how to get its words, not its words (a refusal names its
-# path and a guess, each cut at errors.MAX_NAME_CHARS: 100 of them are still big).
-MAX_REFUSALS_CHARS = 16_000
-
-
-class _Said:
-    """The refusals of one call so far, and what they take."""
-
-    def __init__(self) -> None:
-        self.size = 0
-
-    def bounded(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """`entry` as it is, or past `MAX_REFUSALS_CHARS` a refusal in short."""
-        error = entry.get("error")
-        if not isinstance(error, dict):
-            return entry
-        if self.size > MAX_REFUSALS_CHARS:
-            kind = (error.get("data") or {}).get("kind", "internal")
-            path = entry.get("file_path")
-            alone = call("read", file_path=path) if isinstance(path, str) else call("read")
-            message = (
-                f"Refused ({kind}); its words are left out, the refusals before it took "
-                f"{self.size:,} characters: read this file alone for them ({alone})."
-            )
-            entry = {**entry, "error": {**error, "message": message}}
-        self.size += len(render_many.many_entry(entry))
-        return entry
 
 
 def _cancelled(exc: Exception) -> bool:

@@ -7,10 +7,10 @@ declares 500,000 and the SDK's HTTP client drops a server-sent event over 1 MiB:
 Each read is made within what is left (`room.chars_within`): its lines, cells or pages
 stop there, cut as a read at its cap is, with its way on. Before a file is read, room is
 kept for every file after it (its short refusal, `OVER`), for the refusals' words
-(`many.MAX_REFUSALS_CHARS`) and for the note; a file whose body would get fewer than
-`LEAST_BODY_CHARS` is not read, and the note names its read. Counted on the text as
-sent (render_many.many_entry, with the session MCP repeats in each call), in
-characters, which cost nothing to count."""
+(`MAX_REFUSALS_CHARS`) and for the note; a file whose body would get fewer than
+`LEAST_BODY_CHARS` is not read, and the note names its read. Past `MAX_REFUSALS_CHARS`
+a refusal is shown in short (`Said`). Counted on the text as sent (render_many.many_entry,
+with the session MCP repeats in each call), in characters, which cost nothing to count."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ LEAST_BODY_CHARS = 2_000
 _ENTRY_CHARS = 1_500
 # The note, the last line, the separators: besides the longest name the note repeats.
 _ANSWER_CHARS = 2_000
-# A refusal's words as the rest of the answer keeps room for them (many._Said shows
-# them in full up to its bound, then in short).
+# A refusal's words as the rest of the answer keeps room for them (`Said` shows them in
+# full up to its bound, then in short).
 _REFUSAL_CHARS = 400
 # The most characters a token holds (cl100k's longest are runs of 128 spaces; twice
 # that for a table of longer ones): a budget of fewer tokens than the characters left
@@ -99,3 +99,33 @@ def shared(params: ReadManyParams) -> dict[str, Any]:
     given = {"offset": params.offset, "limit": params.limit, "pages": params.pages}
     given |= {"force": params.force, "line_format": params.line_format}
     return render_many.shared_options({**given, "session": sessions.name_of(params.session)})
+
+
+# The most characters the refusals of one call show in full: past it, each further
+# refusal says its kind and how to get its words, not its words (a refusal names its
+# path and a guess, each cut at errors.MAX_NAME_CHARS: 100 of them are still big).
+MAX_REFUSALS_CHARS = 16_000
+
+
+class Said:
+    """The refusals of one call so far, and what they take."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def bounded(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """`entry` as it is, or past `MAX_REFUSALS_CHARS` a refusal in short."""
+        error = entry.get("error")
+        if not isinstance(error, dict):
+            return entry
+        if self.size > MAX_REFUSALS_CHARS:
+            kind = (error.get("data") or {}).get("kind", "internal")
+            path = entry.get("file_path")
+            alone = call("read", file_path=path) if isinstance(path, str) else call("read")
+            message = (
+                f"Refused ({kind}); its words are left out, the refusals before it took "
+                f"{self.size:,} characters: read this file alone for them ({alone})."
+            )
+            entry = {**entry, "error": {**error, "message": message}}
+        self.size += len(render_many.many_entry(entry))
+        return entry

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from document_samples import text_pdf
 
+from helpers import tiktoken_count
 from mcp_helpers import mcp_env, named_call, ok, private_runtime_dir, stdio_client
 
 ANSWER_MAX_CHARS = 500_000  # read/room.py ANSWER_MAX_CHARS (test_mcp_schemas checks it)
@@ -178,3 +179,23 @@ async def test_change_notices_keep_to_the_characters_one_answer_sends(workspace:
                 break
             await asyncio.sleep(0.05)
     assert sorted(set(told)) == names, told
+
+
+async def test_read_many_without_a_budget_keeps_to_max_tokens(workspace: Path) -> None:
+    # Six files of 3,000 lines sent 149,291 tokens in one answer (round 36, B3): an MCP
+    # client holding results to 25,000 tokens refused it. Without budget_tokens,
+    # max_tokens bounds the whole; a missing file still gets its did-you-mean guess.
+    names = [f"big{index}.py" for index in range(6)]
+    for name in names:
+        (workspace / name).write_text("".join(f"value_{i} = {i}  # a line\n" for i in range(3000)))
+    (workspace / "alpha_module.py").write_text("x = 1\n")
+    async with _client(workspace) as client:
+        said = await ok(client, "read_many", file_paths=[*names, "alpha_modul.py"], force=True)
+        assert tiktoken_count(said) <= 25_000, tiktoken_count(said)
+        assert "Over max_tokens: not read." in said, said[-1500:]
+        assert "budget_tokens left" not in said
+        assert "Did you mean" in said, said[-1500:]
+        assert "alpha_module.py?" in said, said[-1500:]
+        rest = named_call(said[said.index("did not fit the max_tokens cap") :], "read")
+        assert rest["file_path"] in names, rest
+        assert "value_1 = 1" in await ok(client, "read", **rest)
