@@ -25,6 +25,7 @@ from ..progress import step
 from ..protocol import ReadParams
 from ..protocol.search import GrepParams
 from ..read import room
+from ..read.readers import sniff
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
@@ -282,9 +283,14 @@ def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
     the note said the read of such a line showed it whole; round 36: it judged only the
     first line, and promised the same for the others)."""
     said = f"{count(len(cut_lines), 'line')} longer than {MAX_LINE_CHARS} characters shown cut"
+    cells = [line for line in cut_lines if not _read_as_lines(line.path)]
+    cut_lines = [line for line in cut_lines if _read_as_lines(line.path)]
     whole = [line for line in cut_lines if len(line.text) <= most]
     longer = [line for line in cut_lines if len(line.text) > most]
     parts = []
+    if cells:  # a notebook's JSON lines: its read shows cells, each source line whole
+        read = call("read", file_path=cells[0].path)
+        parts.append(f"those of a notebook are whole in its cells ({read} shows them)")
     if whole:
         first = whole[0]
         read = call("read", file_path=first.path, offset=first.number, limit=1)
@@ -300,6 +306,13 @@ def _long_lines_note(cut_lines: list[blocks.Line], most: int) -> str:
             "the part you need"
         )
     return f"{said}; " + "; ".join(parts) + "."
+
+
+def _read_as_lines(path: str) -> bool:
+    """Whether a read of `path` shows the lines grep numbers, by its name (a notebook's
+    read shows its cells: round 37, a note's `offset=14` of a notebook's JSON lines was
+    refused as past its last of 5 cells)."""
+    return sniff(b"", path) is None
 
 
 # A grep line's framing beside its text and file name, in characters (its number, the
@@ -357,6 +370,8 @@ def _cut_note(
     limit = max(fitting - first + 1, 1)
     on = "" if first + limit > last else f", then on from line {first + limit} the same way"
     shows = call("read", file_path=cut.path, offset=first, limit=limit)
+    if not _read_as_lines(cut.path):  # a notebook's JSON lines: its read shows cells
+        shows, on = f"the notebook's cells ({call('read', file_path=cut.path)})", ""
     return (
         f"The token budget cut match {index} in {quoting.name(cut.path)} after line "
         f"{first - 1}: {what} left out; {shows} shows them{on}."

@@ -247,3 +247,29 @@ def test_each_long_line_is_judged_against_max_line_chars(core: Readkeeper, works
     assert "the same for the others" not in note, note
     assert "one is over max_line_chars" in note, note
     assert '"offset": 3' in note or "offset=3" in note, note
+
+
+def test_a_long_line_of_a_notebook_names_the_read_of_its_cells(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # grep numbers a notebook's JSON lines, its read shows cells: the note named
+    # `offset=14 limit=1`, refused as past the last of 5 cells (round 37, A7).
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": [f"qqqq_{index} = '{'z' * 900}'\n"],
+        }
+        for index in range(5)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = workspace / "n.ipynb"
+    path.write_text(json.dumps(notebook, indent=1))
+    note = call(core, "grep", pattern="qqqq", path="n.ipynb")["note"]
+    read = hints.call("read", file_path=str(path))
+    assert f"those of a notebook are whole in its cells ({read} shows them)" in note, note
+    assert "offset" not in note, note
+    shown = call(core, "read", file_path=str(path))
+    assert "z" * 900 in json.dumps(shown), "the cells show the lines whole"

@@ -206,3 +206,35 @@ def test_a_cut_note_names_the_file_by_the_naming_rule(core: Readkeeper, workspac
     assert found["partial"] is True
     assert "\n" not in found["note"], found["note"]
     assert '"' in found["note"]
+
+
+def _notebook_of(source: str) -> str:
+    """A notebook of one code cell of `source`, as Jupyter writes it (a JSON line for
+    each source line, grep's lines)."""
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
+    return json.dumps(
+        {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1
+    )
+
+
+def test_a_cut_match_in_a_notebook_names_its_cells_not_a_range_of_its_json(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # grep numbers a notebook's JSON lines; its read shows cells: a range of the JSON's
+    # lines named as a read's offset was refused as past the last cell (round 37, A7).
+    path = workspace / "n.ipynb"
+    path.write_text(_notebook_of(LONG))
+    core.configure({"max_tokens": 5000})
+    result = grep(core, pattern=SPAN, multiline=True, path="n.ipynb")
+    note = result["note"]
+    read = 'readkeeper/read {"file_path": ' + json.dumps(str(path)) + "}"
+    assert f"left out; the notebook's cells ({read}) shows them." in note, note
+    assert "offset" not in note, note
+    shown = calls.call(core, "read", {"file_path": str(path)})
+    assert shown["type"] == "notebook", shown
