@@ -88,7 +88,13 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
     def attempt() -> EditResult | None:
         reported = core.diagnostics.reported(real)
         record = record_to_edit(
-            core.read_states, core.workspace, params.session, where, candidate, core.settings
+            core.read_states,
+            core.workspace,
+            params.session,
+            where,
+            candidate,
+            core.settings,
+            core.tokens,
         )
         with hold_for_change(where) as held:
             loaded = load(held, core.settings)

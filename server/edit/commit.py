@@ -28,6 +28,8 @@ from ..files.reach import LeadsOut
 from ..files.vcs import refuse_metadata
 from ..hints import call
 from ..read.readers import SNIFF_BYTES, cap_for, sniff, whole_cap
+from ..read.room import refuse_long_path
+from ..read.tokens import TokenCounter
 from ..settings import Settings
 from ..state.readstate import ReadRecord, ReadStates
 from . import journal
@@ -118,6 +120,7 @@ def record_to_edit(
     where: Location,
     named: str,
     settings: Settings,
+    counter: TokenCounter,
 ) -> ReadRecord:
     """The session's record of the text file an edit changes (`where`, as the agent
     `named` it); refused when the file is gone (`stale` if the session had read it, else
@@ -129,17 +132,24 @@ def record_to_edit(
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(where.path, to_write=True)
     if record is None:
-        raise unread(where, settings, not_read(where.path, session))
+        raise unread(where, settings, not_read(where.path, session), counter)
     check_text_change(record, where.path, "edit")
     return record
 
 
-def unread(where: Location, settings: Settings, refusal: ReadkeeperError) -> ReadkeeperError:
+def unread(
+    where: Location, settings: Settings, refusal: ReadkeeperError, counter: TokenCounter
+) -> ReadkeeperError:
     """The refusal of a change to a file the session never read: `refusal` (`not_read`,
     naming the read that licenses the change), unless no read would: a file readkeeper
     does not change whatever was read (not text, too large, not decoded back exactly,
     read-only, set-id) gets that refusal instead, so the error never sends the agent
-    after a read that leads nowhere (a binary file's read is refused too)."""
+    after a read that leads nowhere (a binary file's read is refused too; a file whose
+    path is too long to read, round 37: read/room.py)."""
+    try:
+        refuse_long_path(counter, where.path, settings)
+    except ReadkeeperError as exc:
+        return exc
     try:
         with hold_for_change(where) as held:
             load(held, settings)

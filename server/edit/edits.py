@@ -210,7 +210,13 @@ def preview(core: EditServices, params: EditParams, exact: bool = False) -> Exte
     old, new = _checked(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
     record = record_to_edit(
-        core.read_states, core.workspace, params.session, where, candidate, core.settings
+        core.read_states,
+        core.workspace,
+        params.session,
+        where,
+        candidate,
+        core.settings,
+        core.tokens,
     )
     with hold_for_change(where) as held:
         decided = _decide(core, params, record, where, held, old, new, exact)
@@ -231,7 +237,13 @@ def _edit_once(
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
     record = record_to_edit(
-        core.read_states, core.workspace, params.session, where, candidate, core.settings
+        core.read_states,
+        core.workspace,
+        params.session,
+        where,
+        candidate,
+        core.settings,
+        core.tokens,
     )
     settings = core.settings
     with hold_for_change(where) as held:
@@ -342,6 +354,7 @@ def _write_once(core: EditServices, params: WriteParams, where: Location) -> Wri
                 file_path=real,
                 session=params.session,
             ),
+            core.tokens,
         )
     check_text_change(record, real, "write")
     with hold_for_change(where) as held:

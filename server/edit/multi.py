@@ -155,7 +155,7 @@ def _check_ahead(core: MultiServices, session: str, real: str, index: int) -> No
                 raise deleted(real, "edit")
             raise core.workspace.not_found(real)
         if record is None:
-            raise unread(where, core.settings, not_read(real, session))
+            raise unread(where, core.settings, not_read(real, session), core.tokens)
         check_text_change(record, real, "edit")
         buffer = core.buffers.get(real)
         if buffer is not None and buffer.text != core.disk_text(real):

@@ -101,10 +101,12 @@ def _edit_once(
         )
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
-        # Bytes no read shows (a NUL in it) get their `binary`, not the read that is
-        # refused too (attack round 27); any other refusal waits for the read's.
-        refused = unread(where, core.settings, not_read(real, params.session))
-        raise refused if refused.kind == "binary" else not_read(real, params.session)
+        # Bytes no read shows (a NUL in it) get their `binary`, a path no read shows its
+        # `token_limit`, not the read that is refused too (attack rounds 27 and 37); any
+        # other refusal waits for the read's.
+        refused = unread(where, core.settings, not_read(real, params.session), core.tokens)
+        shown = refused.kind not in ("binary", "token_limit")
+        raise not_read(real, params.session) if shown else refused
     settings = core.settings
     # What the system refuses inside the hold is hold_for_change's error, as for text.
     with hold_for_change(where) as held:

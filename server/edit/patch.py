@@ -65,7 +65,13 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     # before any text is matched, so no answer about the text tells of lines never read.
     try:
         record_to_edit(
-            core.read_states, core.workspace, params.session, where, given, core.settings
+            core.read_states,
+            core.workspace,
+            params.session,
+            where,
+            given,
+            core.settings,
+            core.tokens,
         )
     except ReadkeeperError as exc:
         if not params.dry_run:
@@ -224,6 +230,7 @@ def _current_text(core: PatchServices, where: Location) -> str:
                 f"({call('stat', path=real)}).",
                 file_path=real,
             ),
+            core.tokens,
         )
     return lf(text)
 

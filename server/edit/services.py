@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from ..files.paths import Workspace
+from ..read.tokens import TokenCounter
 from ..settings import Settings
 from ..state.buffers import Buffers
 from ..state.readstate import ReadStates
@@ -92,6 +93,12 @@ class EditServices(Protocol):
     @property
     def settings(self) -> Settings:
         """The current settings (size limits, line endings, open-buffer policy)."""
+        ...
+
+    @property
+    def tokens(self) -> TokenCounter:
+        """The token counter, to refuse a change of a file no read would show (its path
+        too long as shown: read/room.py)."""
         ...
 
     @property
