@@ -327,3 +327,26 @@ async def test_a_line_over_the_characters_a_read_sends_is_said_so(workspace: Pat
         assert error_kind(line) == "token_limit", said[:300]
         assert "over the 400,000 characters a read sends at most" in said, said[:500]
         assert "max_line_chars" in said, said[:600]
+
+
+async def test_a_page_that_fits_beside_the_text_comes_inline_whatever_the_image_budget(
+    workspace: Path,
+) -> None:
+    # Each page was held back for image_max_tokens before it was read: at a budget of
+    # 100,000 no page came at a cap of 25,000, though a drawn letter page is about
+    # 1,600 tokens, and the note said "within max_tokens" (round 37, A5).
+    (workspace / "doc.pdf").write_bytes(numbered_pdf(3, lines=5))
+    env = mcp_env(private_runtime_dir(), READKEEPER_IMAGE_MAX_TOKENS="100000")
+    async with stdio_client(["--root", str(workspace), "--standalone"], env) as client:
+        result = await client.call_tool(
+            "read", {"file_path": "doc.pdf", "pages": "1-3", "render": True}
+        )
+    said = text_of(result)
+    assert not result.is_error, said[:300]
+    images = [block for block in result.content if block.type == "image"]
+    assert len(images) == 3, said[-600:]
+    pictures = sum(
+        tokens_for(*PIL.Image.open(io.BytesIO(base64.b64decode(image.data))).size)
+        for image in images
+    )
+    assert tiktoken_count(said) + pictures <= 25_000, pictures
