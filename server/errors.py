@@ -8,6 +8,7 @@ exit code); nothing else in the core raises to the user.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal
@@ -105,14 +106,38 @@ def _words_shown(message: str, data: dict[str, Any]) -> str:
         # One pass, the names as shown first (the message quoted them already: kept as
         # they are, never quoted again), then each name as it is, longest first: a name
         # given twice (a path and its suggestion), or one inside another, is quoted once;
-        # a name too long is cut wherever the message says it.
+        # a name too long is cut wherever the message's words say it. A next call's
+        # params were cut as the call was written (hints.call: longer, so it can be sent).
         as_shown = sorted({*odd.values(), *cut}, key=len, reverse=True)
         as_named = sorted(odd, key=len, reverse=True)
         found = re.compile("|".join(map(re.escape, [*as_shown, *as_named])))
-        message = found.sub(lambda m: cut.get(m.group()) or odd.get(m.group(), m.group()), message)
+        words = lambda text: found.sub(  # noqa: E731
+            lambda m: cut.get(m.group()) or odd.get(m.group(), m.group()), text
+        )
+        message = _outside_calls(message, words)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
     return quoting.line(message)
+
+
+_CALL_START = re.compile(r"readkeeper/[A-Za-z]+ (?=\{)")
+_JSON = json.JSONDecoder()
+
+
+def _outside_calls(message: str, words: Callable[[str], str]) -> str:
+    """`message` with `words` applied to all but its next calls' params (the JSON after
+    `readkeeper/METHOD `, hints.call)."""
+    parts, at = [], 0
+    for found in _CALL_START.finditer(message):
+        if found.start() < at:
+            continue
+        try:
+            _, end = _JSON.raw_decode(message, found.end())
+        except ValueError:
+            continue
+        parts += [words(message[at : found.end()]), message[found.end() : end]]
+        at = end
+    return "".join(parts) + words(message[at:])
 
 
 def _names(data: dict[str, Any]) -> list[str]:
@@ -134,6 +159,11 @@ def _names(data: dict[str, Any]) -> list[str]:
 # refusal, and 20 of them in one read_many 228,798 (round 19 fixers).
 MAX_NAME_CHARS = 240
 _NAME_END_CHARS = 100
+# The most of a name a next call's params show whole: a call is sent as it is written,
+# and a name cut in it names a file that does not exist (round 36: a too_large's grep
+# of a 900-character path, followed, was `not_found`); longer ones (hostile: beyond any
+# real path's length) are cut all the same, so no refusal grows without bound.
+MAX_CALL_NAME_CHARS = 1024
 
 
 def spelled(char: str) -> int:
@@ -165,13 +195,14 @@ def cut_middle(text: str, head: int, tail: int, part: Callable[[str], str] = quo
     return f"{part(start)} … [{cut:,} characters cut] … {part(end)}"
 
 
-def _too_long(text: str) -> bool:
-    return len(quoting.name(text)) > MAX_NAME_CHARS
+def _too_long(text: str, most: int = MAX_NAME_CHARS) -> bool:
+    return len(quoting.name(text)) > most
 
 
-def cut_name(text: str) -> str:
-    """A name as data holds it: whole, or cut in its middle (`MAX_NAME_CHARS`)."""
-    if not _too_long(text):
+def cut_name(text: str, most: int = MAX_NAME_CHARS) -> str:
+    """A name as data holds it: whole, or cut in its middle (`MAX_NAME_CHARS`, or
+    `most`)."""
+    if not _too_long(text, most):
         return text
     return cut_middle(text, _NAME_END_CHARS, _NAME_END_CHARS)
 
@@ -190,13 +221,15 @@ def _shown_part(part: str) -> str:
 
 
 def _cut_data(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with each name it holds cut (`cut_name`)."""
+    """`data` with each name it holds cut (`cut_name`); the guesses, which a caller
+    sends as they are, as a next call's params are (`MAX_CALL_NAME_CHARS`)."""
     for key in _NAME_FIELDS:
         value = data.get(key)
+        most = MAX_CALL_NAME_CHARS if key == "suggestions" else MAX_NAME_CHARS
         if isinstance(value, str):
-            data[key] = cut_name(value)
+            data[key] = cut_name(value, most)
         elif isinstance(value, list):
-            data[key] = [cut_name(v) if isinstance(v, str) else v for v in value]
+            data[key] = [cut_name(v, most) if isinstance(v, str) else v for v in value]
     return data
 
 

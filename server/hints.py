@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import cut_name
+from .errors import MAX_CALL_NAME_CHARS, cut_name
 from .quoting import has_marks, json_text, marks
 
 # What a message holds that is not readkeeper's sentence: a next call as the core writes
@@ -68,8 +68,9 @@ def _param(value: str) -> str:
     name is (errors.cut_name); a whole one as it is, its cut-marker words written as
     JSON's escapes in the call's JSON (quoting.json_text: a missing `x … [9 characters
     cut].txt` was named raw in the glob call of its refusal, where readkeeper's own mark
-    could be read; then as `\x5b`, which named another path, round 34)."""
-    return cut_name(value)
+    could be read; then as `\x5b`, which named another path, round 34). Whole up to
+    errors.MAX_CALL_NAME_CHARS: a call is sent as written."""
+    return cut_name(value, MAX_CALL_NAME_CHARS)
 
 
 def rewrite(

@@ -101,3 +101,26 @@ def test_a_dropped_source_at_its_limit_is_whole_and_one_over_keeps_two_fifths() 
     head, tail = MOST * 2 // 5, MOST - MOST * 2 // 5
     cut = f"{over[:head]} … [{len(over) - head - tail} characters cut] … {over[-tail:]}"
     assert shown[1]["source"] == cut
+
+
+MIDDLING = "/w/" + "q" * 800 + "/big.txt"  # long, as a real deep path may be
+
+
+def test_a_next_call_names_a_path_of_a_real_length_whole_and_a_hostile_one_cut() -> None:
+    # A call is sent as written: a 900-character path cut in it named a file that does
+    # not exist (round 36, B6). Its prose still cuts the name; a guess is whole in data.
+    refused = ReadkeeperError(
+        "not_found",
+        f"File does not exist: {MIDDLING}x. Did you mean {MIDDLING}? "
+        f"Read it ({hints.call('read', file_path=MIDDLING)}).",
+        file_path=MIDDLING + "x",
+        suggestions=[MIDDLING],
+    )
+    whole = hints.call("read", file_path=MIDDLING)
+    assert whole in refused.message, refused.message
+    assert refused.message.count(" characters cut] … ") == 2  # the prose's two names
+    assert refused.data["suggestions"] == [MIDDLING]
+    assert " characters cut] … " in refused.data["file_path"]
+    hostile = hints.call("read", file_path=LONG)
+    assert " characters cut] … " in hostile
+    assert len(hostile) < errors.MAX_CALL_NAME_CHARS + 100

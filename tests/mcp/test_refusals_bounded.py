@@ -14,7 +14,14 @@ from deep_chain import long_named
 
 from conftest import Session
 from helpers import tiktoken_count
-from mcp_helpers import error_kind, mcp_env, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import (
+    error_kind,
+    mcp_env,
+    named_call,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
 from readkeeper import render_many
 from readkeeper.errors import MAX_NAME_CHARS
 
@@ -136,3 +143,30 @@ async def test_names_echoed_by_attachments_and_stats_are_cut(workspace: Path) ->
         history = text_of(await client.call_tool("stats", {"history": True}))
         assert "q" * (MAX_NAME_CHARS + 1) not in history
         assert " characters cut] … " in history
+
+
+async def test_a_refusal_s_next_call_for_a_long_real_path_can_be_followed(
+    workspace: Path,
+) -> None:
+    # A call is sent as written: a too_large's read of a file under four folders of 200
+    # characters named the path cut in its middle, and followed it was `not_found`
+    # (round 36, B6). Names of a real path's length are whole in calls and guesses.
+    folder = workspace.joinpath(*[f"folder_{n}_" + "q" * 200 for n in range(4)])
+    folder.mkdir(parents=True)
+    (folder / "big.txt").write_text("".join(f"line {n}\n" for n in range(60_000)))
+    name = str((folder / "big.txt").relative_to(workspace))
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        refused = await client.call_tool("read", {"file_path": name})
+        assert error_kind(refused) == "too_large", text_of(refused)[:300]
+        said = text_of(refused)
+        assert len(said) < 4 * MOST_REFUSAL_CHARS, len(said)
+        ranged = await client.call_tool("read", named_call(said, "read"))
+        assert not ranged.is_error, text_of(ranged)[:300]
+        assert "line 0" in text_of(ranged)
+        guessed = await client.call_tool("read", {"file_path": name[:-7] + "bog.txt"})
+        assert error_kind(guessed) == "not_found"
+        structured = guessed.structured_content
+        assert isinstance(structured, dict)
+        [guess] = structured["error"]["data"]["suggestions"]
+        assert guess == str(folder / "big.txt")
