@@ -8,8 +8,8 @@ that text and says what is left as it sends it: mcp/render.with_left_as_sent). E
 file is estimated first (no content, nothing recorded): a file that cannot be read is
 known then, with its refusal; then, in order, a file is read only when its estimate and
 a bound of its header line fit what is left beside the room kept for every file after
-it (its refusal, or the short sentence of a file over the budget, `_OVER`), for the
-note that names the calls that get those (`_note`) and for the last line. A read
+it (its refusal, or the short sentence of a file over the budget, `many_costs.OVER`), for the
+note that names the calls that get those (`many_costs.note`) and for the last line. A read
 whose text came out larger than it was estimated at (a note the estimate did not see)
 is sent all the same (it is recorded as read), and every file after it is then left
 unread, so it takes only the room kept for reading. When the budget cannot hold even
@@ -40,6 +40,7 @@ from ..progress import step
 from ..protocol import ReadParams, unstructure
 from ..protocol.batch import ReadManyParams
 from ..protocol.convert import LONE_SURROGATE, NOT_A_STRING, check_budget_tokens, check_entry
+from . import many_costs as costs
 from . import pipeline, room
 from .anchors import AnchorServices
 from .anchors import read as read_in_format
@@ -97,8 +98,10 @@ def _budgeted(
             step(f"estimating {path}", done, len(paths))
             try:
                 estimated = _estimated(services, _one(params, path))
-                rest = _names_rest(estimated, params)
-                planned.append(sent_cost(services, estimated) + _header(count, path, params, rest))
+                rest = costs.names_rest(estimated, params)
+                planned.append(
+                    sent_cost(services, estimated) + costs.header(count, path, params, rest)
+                )
                 continue
             except ReadkeeperError as exc:
                 refused = _failed(path, exc, params)
@@ -110,25 +113,27 @@ def _budgeted(
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     chars = AnswerChars(params, MAX_REFUSALS_CHARS)
-    over = _OVER if given else _OVER_CAP
+    over = costs.OVER if given else costs.OVER_CAP
     # The last line as its number's digits may spell it whatever the budget: the least
     # this call asks for is then enough when it is the budget given (its digits differ).
-    last = count(render_many.left_line(max(budget, _WIDEST_LEFT))) if given else 0
+    last = count(render_many.left_line(max(budget, costs.WIDEST_LEFT))) if given else 0
 
     def kept_for(run_out: bool) -> tuple[list[int], int]:
         """What each entry and the answer keep, with (`run_out`) the room of the files the
         answer's characters may leave unread."""
         least = [
-            _cost(count, p, params) if isinstance(p, dict) else _over_cost(count, q, over, run_out)
+            costs.cost(count, p, params)
+            if isinstance(p, dict)
+            else costs.over_cost(count, q, over, run_out)
             for p, q in zip(planned, paths, strict=True)
         ]
-        note = _cost_of_note(count, params, run_out, budget, given)
-        return least, sum(least) + note + last + _SEP
+        note = costs.cost_of_note(count, params, run_out, budget, given)
+        return least, sum(least) + note + last + costs.SEP
 
     least, kept = kept_for(chars.may_run_out(budget))
     if kept > budget:  # the least it names holds the next call, whichever room that keeps
         fewest = kept_for(False)[1]
-        raise _too_small(budget, kept_for(chars.may_run_out(fewest))[1], len(paths), given)
+        raise costs.too_small(budget, kept_for(chars.may_run_out(fewest))[1], len(paths), given)
     left = budget
     spilled = False
     first_over: str | None = None  # the note's example: the first file left unread
@@ -150,7 +155,7 @@ def _budgeted(
                 break
             over_chars = over_chars or (path if short else None)
             results.append(entry)
-            cost = _cost(count, results[-1], params)
+            cost = costs.cost(count, results[-1], params)
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
                 first_over = first_over or path
@@ -161,10 +166,10 @@ def _budgeted(
             left -= cost
             chars.took(done, results[-1])
             continue
-        left -= _cost(count, results[-1], params)
+        left -= costs.cost(count, results[-1], params)
         chars.took(done, results[-1])
     answer: dict[str, Any] = {"results": results}
-    sentences = [_note(params, first_over, budget, given)] if first_over is not None else []
+    sentences = [costs.note(params, first_over, budget, given)] if first_over is not None else []
     sentences += [chars_note(params, over_chars)] if over_chars is not None else []
     if sentences:
         answer["note"] = " ".join(sentences)
@@ -219,128 +224,6 @@ def _bad_entry(path: Any, done: int) -> dict[str, Any] | None:
     except ReadkeeperError as exc:
         return _failed(_given(path), exc)
     return None
-
-
-# What joins two entries, and what a front end's words may add to an entry's count
-# (MCP's "the read tool", a header's count of tokens recounted as sent).
-_SEP = 1
-_SLACK = 3
-_WIDEST_LEFT = 10**9
-# A bound on a read's header line beside its file's name: lines, of how many, tokens,
-# where to go on, an unsaved buffer's version.
-_HEADER = 40
-
-
-def _cost(count: Callable[[str], int], item: dict[str, Any], params: ReadManyParams) -> int:
-    """What an entry sends, as render_many.many shows it, with the room a front end's words
-    may take."""
-    said = render_many.many_entry(item, shared=shared(params))
-    return count(said) + _in_session(count, params, said) + _SEP + _SLACK
-
-
-def _in_session(count: Callable[[str], int], params: ReadManyParams, said: str) -> int:
-    """The room for the call's session in each call `said` names: MCP names each in the
-    caller's session (hints.for_mcp; round 34: a 256-character session, uncounted, sent
-    1,692 tokens at a budget of 1,500)."""
-    session = shared(params).get("session")
-    if not session:
-        return 0
-    return said.count(quoting.CALL_PREFIX) * count(f', "session": {quoting.json_text(session)}')
-
-
-def _over_cost(count: Callable[[str], int], path: str, over: str, chars: bool) -> int:
-    """The sentence of a file over the budget (`over`), or (`chars`) over the answer's
-    characters."""
-    whys = (over, OVER_CHARS) if chars else (over,)
-    said = max(count(render_many.refusal(path, "token_limit", why)) for why in whys)
-    return said + _SEP + _SLACK
-
-
-def _header(count: Callable[[str], int], path: str, params: ReadManyParams, rest: bool) -> int:
-    """A bound on a read's header line: its file's name, and when it names one (`rest`),
-    the read to go on (round 35: counted for every read, a range that names none was
-    left unread beside 149 tokens of budget, 60 more than it took)."""
-    way_on = count(call("read", file_path=path, **shared(params))) if rest else 0
-    return count(quoting.name(path)) + way_on + _HEADER + _SEP + _SLACK
-
-
-def _names_rest(estimated: Any, params: ReadManyParams) -> bool:
-    """Whether the read estimated names a way on (its header's rest, a note's): cut, or
-    of a file whose end it did not reach (its total unknown), or of the lines after a
-    default count (only a range with a limit names none)."""
-    file = estimated.get("file") if isinstance(estimated, dict) else None
-    if not isinstance(file, dict) or estimated.get("type") == "file_unchanged":
-        return False
-    total, shown = file.get("total_lines"), file.get("num_lines") or 0
-    if file.get("partial") or (total is None and estimated.get("type") == "estimate"):
-        return True
-    reached = (params.offset or 1) - 1 + shown
-    return params.limit is None and isinstance(total, int) and reached < total
-
-
-def _cost_of_note(
-    count: Callable[[str], int], params: ReadManyParams, chars: bool, budget: int, given: bool
-) -> int:
-    """The most the note may cost, whichever files it names (`_note`, and with `chars`
-    the one over the answer's characters: many_chars.note)."""
-    names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
-    said = max(_one_each(params, names, chars, budget, given), key=count)
-    return count(said) + _in_session(count, params, said) + _SEP + _SLACK
-
-
-def _too_small(budget: int, least: int, files: int, given: bool) -> ReadkeeperError:
-    if not given:  # max_tokens bounds it: only fewer files help
-        return ReadkeeperError(
-            "token_limit",
-            f"The max_tokens cap ({budget:,}) cannot hold even a line for each of the {files} "
-            f"files (their refusals and notes take {least:,} tokens): none was read. Call "
-            f"again with fewer files ({call('readMany')}).",
-            tokens=least,
-            max_tokens=budget,
-        )
-    return ReadkeeperError(
-        "token_limit",
-        f"budget_tokens {budget} cannot hold even a line for each of the {files} files "
-        f"(their refusals and notes take {least:,} tokens): none was read. Call again with "
-        f"budget_tokens of at least {least}, or with fewer files ({call('readMany')}).",
-        field="budget_tokens",
-        tokens=least,
-    )
-
-
-# A file the budget cannot hold: one short sentence (its cost is in its data); the
-# answer's note names the calls that get such files, once.
-_OVER = "Over budget_tokens: not read."
-_OVER_CAP = "Over max_tokens: not read."  # without budget_tokens, max_tokens bounds the call
-
-
-def _one_each(
-    params: ReadManyParams, names: list[str], chars: bool, budget: int, given: bool
-) -> list[str]:
-    """The note naming each of `names`, with (`chars`) its sentence on the answer's
-    characters (the longest name by its characters need not be the costliest)."""
-    return [
-        f"note: {quoting.line(_note(params, name, budget, given))}"
-        + (f" {quoting.line(chars_note(params, name))}" if chars else "")
-        for name in names
-    ]
-
-
-def _note(params: ReadManyParams, first: str, budget: int, given: bool) -> str:
-    """The calls that get the files the budget could not hold, with the lines or pages
-    asked for: the read of the `first` of them, each other's the same with its path (a
-    placeholder path was named, which, followed, read a file named `<file>`)."""
-    each = call("read", file_path=first, **shared(params))
-    what = (
-        f"{_OVER!r} did not fit what budget_tokens had left"
-        if given
-        else f"{_OVER_CAP!r} did not fit the max_tokens cap ({budget:,}), which bounds a "
-        "readMany without budget_tokens"
-    )
-    return (
-        f"The files marked {what}: read each on its own (the first: {each}; the others the "
-        f"same with their paths), or in calls of fewer files ({call('readMany')})."
-    )
 
 
 def _one(params: ReadManyParams, path: str) -> ReadParams:
