@@ -8,8 +8,9 @@ that text and says what is left as it sends it: mcp/render.with_left_as_sent). E
 file is estimated first (no content, nothing recorded): a file that cannot be read is
 known then, with its refusal; then, in order, a file is read only when its estimate and
 a bound of its header line fit what is left beside the room kept for every file after
-it (its refusal, or the short sentence of a file over the budget, `many_costs.OVER`), for the
-note that names the calls that get those (`many_costs.note`) and for the last line. A read
+it (its refusal, or the short sentence of a file over the budget, `many_costs.OVER`),
+for the note that names the calls that get those (`many_costs.note`) and for the last
+line. A read
 whose text came out larger than it was estimated at (a note the estimate did not see)
 is sent all the same (it is recorded as read), and every file after it is then left
 unread, so it takes only the room kept for reading. When the budget cannot hold even
@@ -20,9 +21,17 @@ were: with a budget, a missing file's refusal makes no did-you-mean guess (looke
 within a time budget, so a loaded machine may find one call's guess and not the next's,
 and a file that appears meanwhile would lengthen it) and names the list and glob calls
 that find the file instead. `budget_tokens_left` is the budget less the count of the
-text. No number in the words is negative. Without `budget_tokens`, `max_tokens` is the
-budget (six files of 3,000 lines sent 149,291 tokens in one answer: round 36), with no
-line on what is left and guesses made. The answer keeps to its characters (many_chars.py).
+text. No number in the words is negative.
+
+Without `budget_tokens`, `max_tokens` bounds the answer (six files of 3,000 lines sent
+149,291 tokens in one answer: round 36), with no estimates (an estimate costs about a
+read: the first reads of ten modules took three times as long): the files are read in
+order, each entry kept while it fits what is left beside the least of every file after
+it (`many_costs.OVER_CAP`, its short sentence). One that does not is said in that
+sentence instead, the note naming its read, and a file read for it is forgotten (the
+session does not hold what it was not sent). Refusals make their guesses; no line says
+what is left. With a budget or without, the answer keeps to its characters
+(many_chars.py).
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ from .many_chars import LEAST_BODY_CHARS, MAX_REFUSALS_CHARS, AnswerChars, Said,
 from .many_chars import OVER as OVER_CHARS
 from .many_chars import note as chars_note
 from .services import ReadServices
+from .tokens import bytes_bound
 
 MAX_FILES = 100
 
@@ -66,7 +76,104 @@ def read_many(services: AnchorServices, params: ReadManyParams) -> dict[str, Any
     if params.budget_tokens is not None:
         with guesses.none():  # its refusals as counted, call after call (the module's rule)
             return _budgeted(services, params, params.budget_tokens)
-    return _budgeted(services, params, services.settings.max_tokens, given=False)
+    return _capped(services, params)
+
+
+def _capped(services: AnchorServices, params: ReadManyParams) -> dict[str, Any]:
+    """The reads within `max_tokens`, without a budget (the module's rule), measured by
+    their bytes (never under their tokens: tokens.bytes_bound) until that bound no longer
+    fits, then counted (`_Measure`): most such calls send less, and count nothing."""
+    cap, paths = services.settings.max_tokens, params.file_paths
+    chars = AnswerChars(params, MAX_REFUSALS_CHARS)
+    measure = _Measure(services.tokens.count, params, cap, chars.may_run_out(cap))
+    kept = measure.kept(0)
+    if kept > cap:
+        measure.exactly()
+        kept = measure.kept(0)
+        if kept > cap:
+            raise costs.too_small(cap, kept, len(paths), False)
+    left, said = cap, Said()
+    first_over: str | None = None  # the note's example: the first file left unread
+    over_chars: str | None = None  # the first file the answer's characters left unread
+    results: list[dict[str, Any]] = []
+    for done, path in enumerate(paths):
+        kept = measure.kept(done + 1)
+        entry, short = _bad_entry(path, done), False
+        if entry is None:
+            entry, short = _within_chars(services, params, done, chars)
+            if entry is None:
+                results.extend(_none_read(paths[done:]))
+                break
+        entry = said.bounded(entry)
+        shown = costs.said(entry, params)
+        cost = measure.cost(entry, shown)
+        sent: str | None = shown
+        if cost > left - kept and not measure.exact:
+            measure.exactly()
+            left, kept = cap - measure.spent(), measure.kept(done + 1)
+            cost = measure.cost(entry, shown)
+        if cost > left - kept and isinstance(path, str):
+            file = (entry.get("result") or {}).get("file")
+            if isinstance(file, dict):  # read, and not sent: not held either
+                services.read_states.forget(params.session, [str(file.get("file_path"))])
+            entry = _failed(path, ReadkeeperError("token_limit", costs.OVER_CAP, file_path=path))
+            first_over, short, sent = first_over or path, False, None
+            cost = measure.least[done]
+        over_chars = over_chars or (path if short else None)
+        left -= cost
+        measure.took(entry, sent)
+        chars.took(done, entry, sent)
+        results.append(entry)
+    answer: dict[str, Any] = {"results": results}
+    sentences = [costs.note(params, first_over, cap, False)] if first_over is not None else []
+    sentences += [chars_note(params, over_chars)] if over_chars is not None else []
+    if sentences:
+        answer["note"] = " ".join(sentences)
+    return answer
+
+
+class _Measure:
+    """What a readMany without a budget takes of `max_tokens`: each entry, the least of
+    each file (its short sentence, `many_costs.OVER_CAP`) and the note, by their bytes
+    until `exactly` is called, then by `count` (what was sent so far counted again)."""
+
+    def __init__(
+        self, count: Callable[[str], int], params: ReadManyParams, cap: int, run_out: bool
+    ) -> None:
+        self.count, self.params, self.cap, self.run_out = count, params, cap, run_out
+        self.exact = False
+        self.sent: list[tuple[dict[str, Any], str | None]] = []
+        self._reserve(bytes_bound)
+
+    def _reserve(self, measure: Callable[[str], int]) -> None:
+        named = [p if isinstance(p, str) else "" for p in self.params.file_paths]
+        self.least = [costs.over_cost(measure, p, costs.OVER_CAP, self.run_out) for p in named]
+        self.note = costs.cost_of_note(measure, self.params, self.run_out, self.cap, False)
+
+    def exactly(self) -> None:
+        """Count from now on, the reservations again too."""
+        self.exact = True
+        self._reserve(self.count)
+
+    def kept(self, after: int) -> int:
+        """What the files from number `after` on, the note and the joins keep."""
+        return sum(self.least[after:]) + self.note + costs.SEP
+
+    def cost(self, entry: dict[str, Any], shown: str) -> int:
+        """What `entry`, shown as `shown`, takes."""
+        measure = self.count if self.exact else bytes_bound
+        return costs.cost(measure, entry, self.params, shown)
+
+    def took(self, entry: dict[str, Any], shown: str | None) -> None:
+        """The next file was answered with `entry` (None for `shown`: its short sentence)."""
+        self.sent.append((entry, shown))
+
+    def spent(self) -> int:
+        """What the entries so far take, measured now."""
+        spent = 0
+        for done, (entry, shown) in enumerate(self.sent):
+            spent += self.least[done] if shown is None else self.cost(entry, shown)
+        return spent
 
 
 def _within_chars(
@@ -82,11 +189,8 @@ def _within_chars(
         return _entry(services, params, done), False
 
 
-def _budgeted(
-    services: AnchorServices, params: ReadManyParams, budget: int, given: bool = True
-) -> dict[str, Any]:
-    """The reads within `budget` (the module's rule): the caller's `budget_tokens`, or
-    when not `given`, `max_tokens` (the answer says nothing of a budget left)."""
+def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> dict[str, Any]:
+    """The reads within the caller's `budget` (the module's rule)."""
     count = services.tokens.count
     paths = params.file_paths
     # Each entry as estimated: its refusal (known now), or what its read would cost.
@@ -113,10 +217,9 @@ def _budgeted(
         planned.append(said.bounded(refused))
     # The least each entry sends: its refusal, or the sentence of a file over the budget.
     chars = AnswerChars(params, MAX_REFUSALS_CHARS)
-    over = costs.OVER if given else costs.OVER_CAP
     # The last line as its number's digits may spell it whatever the budget: the least
     # this call asks for is then enough when it is the budget given (its digits differ).
-    last = count(render_many.left_line(max(budget, costs.WIDEST_LEFT))) if given else 0
+    last = count(render_many.left_line(max(budget, costs.WIDEST_LEFT)))
 
     def kept_for(run_out: bool) -> tuple[list[int], int]:
         """What each entry and the answer keep, with (`run_out`) the room of the files the
@@ -124,16 +227,16 @@ def _budgeted(
         least = [
             costs.cost(count, p, params)
             if isinstance(p, dict)
-            else costs.over_cost(count, q, over, run_out)
+            else costs.over_cost(count, q, costs.OVER, run_out)
             for p, q in zip(planned, paths, strict=True)
         ]
-        note = costs.cost_of_note(count, params, run_out, budget, given)
+        note = costs.cost_of_note(count, params, run_out, budget, True)
         return least, sum(least) + note + last + costs.SEP
 
     least, kept = kept_for(chars.may_run_out(budget))
     if kept > budget:  # the least it names holds the next call, whichever room that keeps
         fewest = kept_for(False)[1]
-        raise costs.too_small(budget, kept_for(chars.may_run_out(fewest))[1], len(paths), given)
+        raise costs.too_small(budget, kept_for(chars.may_run_out(fewest))[1], len(paths), True)
     left = budget
     spilled = False
     first_over: str | None = None  # the note's example: the first file left unread
@@ -146,7 +249,9 @@ def _budgeted(
         elif spilled or plan > left - kept:
             first_over = first_over or path
             results.append(
-                _failed(path, ReadkeeperError("token_limit", over, file_path=path, tokens=plan))
+                _failed(
+                    path, ReadkeeperError("token_limit", costs.OVER, file_path=path, tokens=plan)
+                )
             )
         else:
             entry, short = _within_chars(services, params, done, chars)
@@ -159,7 +264,9 @@ def _budgeted(
             if cost > left - kept and not isinstance(results[-1].get("result"), dict):
                 # A refusal the estimate did not foresee (the file changed): the short one.
                 first_over = first_over or path
-                results[-1] = _failed(path, ReadkeeperError("token_limit", over, file_path=path))
+                results[-1] = _failed(
+                    path, ReadkeeperError("token_limit", costs.OVER, file_path=path)
+                )
                 cost = least[done]
             elif cost > left - kept:
                 spilled = True  # larger than estimated: the files after it are not read
@@ -169,12 +276,10 @@ def _budgeted(
         left -= costs.cost(count, results[-1], params)
         chars.took(done, results[-1])
     answer: dict[str, Any] = {"results": results}
-    sentences = [costs.note(params, first_over, budget, given)] if first_over is not None else []
+    sentences = [costs.note(params, first_over, budget, True)] if first_over is not None else []
     sentences += [chars_note(params, over_chars)] if over_chars is not None else []
     if sentences:
         answer["note"] = " ".join(sentences)
-    if not given:
-        return answer
     return render_many.settled_left(
         answer, {**answer, "budget_tokens_left": budget}, budget, count, shared=shared(params)
     )

@@ -65,9 +65,11 @@ class AnswerChars:
         """The characters file number `done`'s lines, cells or pages may take."""
         return self.left + self.least[done] - self.besides
 
-    def took(self, done: int, entry: dict[str, Any]) -> None:
-        """File number `done` was answered with `entry`: its room is now what it took."""
-        said = render_many.many_entry(entry, shared=shared(self.params))
+    def took(self, done: int, entry: dict[str, Any], said: str | None = None) -> None:
+        """File number `done` was answered with `entry` (shown as `said`, when made
+        already): its room is now what it took."""
+        if said is None:
+            said = render_many.many_entry(entry, shared=shared(self.params))
         sent = len(said) + said.count(quoting.CALL_PREFIX) * self.session
         self.left += self.least[done] - sent - len(render_many.MANY_SEPARATOR)
 

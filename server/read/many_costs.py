@@ -14,6 +14,7 @@ from ..protocol.batch import ReadManyParams
 from .many_chars import OVER as OVER_CHARS
 from .many_chars import note as chars_note
 from .many_chars import shared
+from .tokens import bytes_bound
 
 # What joins two entries, and what a front end's words may add to an entry's count
 # (MCP's "the read tool", a header's count of tokens recounted as sent).
@@ -25,11 +26,42 @@ WIDEST_LEFT = 10**9
 HEADER = 40
 
 
-def cost(count: Callable[[str], int], item: dict[str, Any], params: ReadManyParams) -> int:
-    """What an entry sends, as render_many.many shows it, with the room a front end's words
-    may take."""
-    said = render_many.many_entry(item, shared=shared(params))
-    return count(said) + in_session(count, params, said) + SEP + SLACK
+def said(item: dict[str, Any], params: ReadManyParams) -> str:
+    """An entry as render_many.many shows it."""
+    return render_many.many_entry(item, shared=shared(params))
+
+
+def cost(
+    count: Callable[[str], int],
+    item: dict[str, Any],
+    params: ReadManyParams,
+    shown: str | None = None,
+) -> int:
+    """What an entry sends, as render_many.many shows it (`shown`, when made already),
+    with the room a front end's words may take."""
+    shown = said(item, params) if shown is None else shown
+    return _tokens(count, shown, item) + in_session(count, params, shown) + SEP + SLACK
+
+
+# Content shorter than this is counted with its entry's words (a second count's setup
+# would cost more than it spares).
+_OWN_COUNT_CHARS = 2048
+
+
+def _tokens(count: Callable[[str], int], shown: str, item: dict[str, Any]) -> int:
+    """The tokens of `shown`: its read's content by the count that read made of it (its
+    `tokens`), the rest by `count`, when the content is shown as it is (a join's token or
+    two is in `SLACK`); else all of it by `count`. Counting each read twice took a
+    readMany of ten first reads half as long again as the reads."""
+    result = item.get("result")
+    file = result.get("file") if isinstance(result, dict) else None
+    content = file.get("content") if isinstance(file, dict) else None
+    tokens = file.get("tokens") if isinstance(file, dict) else None
+    if not isinstance(content, str) or not isinstance(tokens, int):
+        return count(shown)
+    if len(content) < _OWN_COUNT_CHARS or content not in shown:
+        return count(shown)
+    return count(shown.replace(content, "", 1)) + tokens
 
 
 def in_session(count: Callable[[str], int], params: ReadManyParams, said: str) -> int:
@@ -78,6 +110,8 @@ def cost_of_note(
     """The most the note may cost, whichever files it names (`note`, and with `chars`
     the one over the answer's characters: many_chars.note)."""
     names = [path for path in params.file_paths if isinstance(path, str)] or ["<file>"]
+    if count is bytes_bound:  # the most bytes: the name of the most bytes quoted
+        names = [max(names, key=lambda name: bytes_bound(quoting.json_text(name)))]
     said = max(one_each(params, names, chars, budget, given), key=count)
     return count(said) + in_session(count, params, said) + SEP + SLACK
 

@@ -95,10 +95,8 @@ def test_a_cancel_during_a_pdf_stops_the_rest_and_answers_what_was_read(
     core: Readkeeper, workspace: Path
 ) -> None:
     """The client's cancel stops the PDF worker a readMany waits for (worker.py): the
-    answer says what the session holds (never an exception that answers `cancelled` for
-    reads that were recorded). Every file is estimated before any is read (a readMany
-    keeps to max_tokens without a budget too), so a cancel while the PDF is estimated
-    leaves every file unread, and says so."""
+    files read before it are held, so the answer is theirs, with the rest not read
+    (never an exception that answers `cancelled` for reads that were recorded)."""
     from readkeeper.read.readers import worker
 
     (workspace / "a.txt").write_text("alpha\n")
@@ -109,11 +107,12 @@ def test_a_cancel_during_a_pdf_stops_the_rest_and_answers_what_was_read(
     paths = ["a.txt", "doc.pdf", "b.txt"]
     results = worker.cancellable(stop, lambda: read_many(core, file_paths=paths))
     assert [r["file_path"] for r in results] == paths
-    assert [r["error"]["data"]["kind"] for r in results] == ["cancelled"] * 3
+    assert results[0]["result"]["file"]["content"] == "     1\talpha"
+    assert [r["error"]["data"]["kind"] for r in results[1:]] == ["cancelled", "cancelled"]
     assert "Read it again" in results[2]["error"]["message"]
     # What the answer says is what the session holds.
     again = read_many(core, file_paths=["a.txt", "b.txt"])
-    assert [r["result"]["type"] for r in again] == ["text", "text"]
+    assert [r["result"]["type"] for r in again] == ["file_unchanged", "text"]
 
 
 @pytest.mark.parametrize("bad", ["b\x00c", "\ud800.txt", 5, None, ["a.txt"], "c" * 5000])
@@ -179,3 +178,24 @@ def test_its_ways_on_name_the_session_as_its_caller_named_it(
     assert "\\x00" not in said, said[-600:]
     assert '"session": "s1"' in result["results"][0]["result"]["file"]["note"]
     assert '"session": "s1"' in result["note"], result["note"]
+
+
+def test_without_a_budget_a_file_past_max_tokens_is_not_read_nor_held(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # Without budget_tokens, max_tokens bounds the answer (round 36, B3: six files of
+    # 3,000 lines sent 149,291 tokens). The files are read in order; one whose entry no
+    # longer fits is said in a short sentence, and the session does not hold it.
+    core.configure({"max_tokens": 2000})
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("".join(f"{name} line {i} word word\n" for i in range(120)))
+    result = calls.call(core, "readMany", {"file_paths": ["a.txt", "b.txt"]})
+    first, second = result["results"]
+    assert first["result"]["type"] == "text"
+    assert second["error"]["message"] == "Over max_tokens: not read."
+    assert "which bounds a readMany without budget_tokens" in result["note"]
+    assert "budget_tokens_left" not in result
+    assert core.read_states.get("", str(workspace / "b.txt")) is None
+    assert core.read_states.get("", str(workspace / "a.txt")) is not None
+    again = calls.call(core, "read", {"file_path": "b.txt"})
+    assert again["type"] == "text", again  # not a stub: it was never sent
