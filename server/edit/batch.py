@@ -87,15 +87,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
 
     def attempt() -> EditResult | None:
         reported = core.diagnostics.reported(real)
-        record = record_to_edit(
-            core.read_states,
-            core.workspace,
-            params.session,
-            where,
-            candidate,
-            core.settings,
-            core.tokens,
-        )
+        record = record_to_edit(core, params.session, where, candidate)
         with hold_for_change(where) as held:
             loaded = load(held, core.settings)
             buffer = dirty_buffer(core, real, loaded.text, core.settings)

@@ -46,6 +46,7 @@ from .refusals import (
     root_replaced,
     set_id,
 )
+from .services import EditServices
 
 # Times a commit is retried when the file changes under it; each retry re-decides (and
 # usually ends as `stale`), so this only bounds a file rewritten continuously.
@@ -113,26 +114,19 @@ def read_record(
     return record
 
 
-def record_to_edit(
-    read_states: ReadStates,
-    workspace: Workspace,
-    session: str,
-    where: Location,
-    named: str,
-    settings: Settings,
-    counter: TokenCounter,
-) -> ReadRecord:
+def record_to_edit(core: EditServices, session: str, where: Location, named: str) -> ReadRecord:
     """The session's record of the text file an edit changes (`where`, as the agent
     `named` it); refused when the file is gone (`stale` if the session had read it, else
     `not_found`), is a folder, or was never read by the session (`unread`)."""
-    record = read_record(read_states, workspace, session, where.path, "edit")
+    workspace = core.workspace
+    record = read_record(core.read_states, workspace, session, where.path, "edit")
     found = entry(where)
     if found is None:
         raise deleted(where.path, "edit") if record is not None else workspace.not_found(named)
     if stat.S_ISDIR(found.st_mode):
         raise is_directory(where.path, to_write=True)
     if record is None:
-        raise unread(where, settings, not_read(where.path, session), counter)
+        raise unread(where, core.settings, not_read(where.path, session), core.tokens)
     check_text_change(record, where.path, "edit")
     return record
 

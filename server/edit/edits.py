@@ -209,15 +209,7 @@ def preview(core: EditServices, params: EditParams, exact: bool = False) -> Exte
     would be merged over (None when the file is as the session read it)."""
     old, new = _checked(params)
     candidate, where = resolve_for_change(core.workspace, params.file_path, "edit")
-    record = record_to_edit(
-        core.read_states,
-        core.workspace,
-        params.session,
-        where,
-        candidate,
-        core.settings,
-        core.tokens,
-    )
+    record = record_to_edit(core, params.session, where, candidate)
     with hold_for_change(where) as held:
         decided = _decide(core, params, record, where, held, old, new, exact)
     if decided.merged_from is None:
@@ -236,15 +228,7 @@ def _edit_once(
 ) -> EditResult | None:
     real = where.path
     reported = core.diagnostics.reported(real)  # before the change: see remember_change
-    record = record_to_edit(
-        core.read_states,
-        core.workspace,
-        params.session,
-        where,
-        candidate,
-        core.settings,
-        core.tokens,
-    )
+    record = record_to_edit(core, params.session, where, candidate)
     settings = core.settings
     with hold_for_change(where) as held:
         decided = _decide(core, params, record, where, held, old, new, exact)

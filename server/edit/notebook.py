@@ -101,9 +101,8 @@ def _edit_once(
         )
     record = read_record(core.read_states, core.workspace, params.session, real, "edit")
     if record is None:
-        # Bytes no read shows (a NUL in it) get their `binary`, a path no read shows its
-        # `token_limit`, not the read that is refused too (attack rounds 27 and 37); any
-        # other refusal waits for the read's.
+        # Bytes (a NUL) or a path no read shows get their refusal, not the read that is
+        # refused too (attack rounds 27, 37); any other waits for the read's.
         refused = unread(where, core.settings, not_read(real, params.session), core.tokens)
         shown = refused.kind not in ("binary", "token_limit")
         raise not_read(real, params.session) if shown else refused

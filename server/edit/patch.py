@@ -64,15 +64,7 @@ def patch(core: PatchServices, params: PatchParams) -> dict[str, Any]:
     # Gone, a folder, never read (or not a file readkeeper changes, set-id...): refused
     # before any text is matched, so no answer about the text tells of lines never read.
     try:
-        record_to_edit(
-            core.read_states,
-            core.workspace,
-            params.session,
-            where,
-            given,
-            core.settings,
-            core.tokens,
-        )
+        record_to_edit(core, params.session, where, given)
     except ReadkeeperError as exc:
         if not params.dry_run:
             raise
