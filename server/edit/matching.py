@@ -24,6 +24,14 @@ LISTED_LINES = 20  # line numbers named in a message (data carries them all)
 # Lines of `old_string` compared when looking for a near miss.
 NEAR_MISS_LINES = 20
 NEAR_MISS_WINDOWS = 50_000
+# The most characters of `old_string` a near miss is judged by, and of each window of the
+# file a quarter more (a slip of indentation lengthens it): the fuzzy comparison costs
+# their product (round 38: an old_string of 32,000 spaces against 120 lines of 2,000 took
+# 117 s, every other call waiting behind it). Each window then costs at most about 5,000
+# machine words, the search under half a second; a partial match (old_string within a
+# line) only for needles of one word.
+NEAR_MISS_CHARS = 512
+_PARTIAL_MOST = 64
 
 _CRLF = re.compile(r"\r\n")
 # A line as readkeeper/read prints it, in either style of numbers: spaces (padded, as
@@ -306,9 +314,14 @@ def near_miss(text: str, old: str, number_width: int = numbering.PADDED) -> Near
     lines = text.split("\n")
     wanted = old.strip("\n").split("\n")[:NEAR_MISS_LINES]
     width = len(wanted)
-    windows = ["\n".join(lines[i : i + width]) for i in range(min(len(lines), NEAR_MISS_WINDOWS))]
-    scorer = fuzz.partial_ratio if width == 1 else fuzz.ratio
-    best = process.extractOne("\n".join(wanted), windows, scorer=scorer, score_cutoff=60)
+    needle = "\n".join(wanted)[:NEAR_MISS_CHARS]
+    most = len(needle) + len(needle) // 4 + 16
+    windows = [
+        "\n".join(lines[i : i + width])[:most] for i in range(min(len(lines), NEAR_MISS_WINDOWS))
+    ]
+    partial = width == 1 and len(needle) <= _PARTIAL_MOST
+    scorer = fuzz.partial_ratio if partial else fuzz.ratio
+    best = process.extractOne(needle, windows, scorer=scorer, score_cutoff=60)
     if best is None:
         return None
     index = best[2]
