@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .attachments.diagnostics import DiagnosticsStore
 from .edit.journal import Journal
-from .errors import ReadkeeperError, library_words
+from .errors import ReadkeeperError, library_words, shown_name
 from .files import held_bytes, pending, user_cache
 from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
@@ -339,7 +339,8 @@ class Readkeeper:
         if unknown:
             raise ReadkeeperError(
                 "bad_params",
-                f"Unknown attachment types {unknown}; the types are {list(TYPES)}.",
+                f"Unknown attachment types {', '.join(map(shown_name, unknown))}; the types "
+                f"are {list(TYPES)}.",
                 field="types",
             )
         check_budget_tokens(params.budget_tokens)

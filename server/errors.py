@@ -93,6 +93,21 @@ def _shown(message: str, data: dict[str, Any]) -> str:
     return _words_shown(message, data)
 
 
+# The most characters of readkeeper's words in one refusal, around the file text it
+# shows: its sentences, names cut past MAX_NAME_CHARS and calls past MAX_CALL_NAME_CHARS,
+# come to a few thousand. More is a value of the call echoed whole (round 38: an unknown
+# parameter named by 600,000 spaces made a refusal of 1.8 MB, which the SDK's HTTP
+# client drops): whatever said it, its middle is cut, marked as names are.
+MAX_WORDS_CHARS = 16_000
+
+
+def _bounded(words: str) -> str:
+    if len(words) <= MAX_WORDS_CHARS:
+        return words
+    half = MAX_WORDS_CHARS // 2
+    return cut_middle(words, half, half, part=lambda text: text)
+
+
 def _words_shown(message: str, data: dict[str, Any]) -> str:
     odd: dict[str, str] = {}  # each name not shown bare, and how it is shown
     cut: dict[str, str] = {}  # each name too long to show whole, as it and its quoted form
@@ -117,7 +132,7 @@ def _words_shown(message: str, data: dict[str, Any]) -> str:
         message = _outside_calls(message, words)
     # Lines break at LF only: the message's own (before a numbered excerpt or a diff,
     # whose lines are escaped already); any other break from a file is escaped.
-    return quoting.line(message)
+    return _bounded(quoting.line(message))
 
 
 _CALL_START = re.compile(r"readkeeper/[A-Za-z]+ (?=\{)")
@@ -222,10 +237,13 @@ def _shown_part(part: str) -> str:
 
 def _cut_data(data: dict[str, Any]) -> dict[str, Any]:
     """`data` with each name it holds cut (`cut_name`); the guesses, which a caller
-    sends as they are, as a next call's params are (`MAX_CALL_NAME_CHARS`)."""
-    for key in _NAME_FIELDS:
-        value = data.get(key)
-        most = MAX_CALL_NAME_CHARS if key == "suggestions" else MAX_NAME_CHARS
+    sends as they are, as a next call's params are (`MAX_CALL_NAME_CHARS`), and so is
+    any other string but a file's text (a parameter's name the call gave, echoed)."""
+    for key, value in data.items():
+        if key in CONTENT_FIELDS:
+            continue
+        name = key in _NAME_FIELDS and key != "suggestions"
+        most = MAX_NAME_CHARS if name else MAX_CALL_NAME_CHARS
         if isinstance(value, str):
             data[key] = cut_name(value, most)
         elif isinstance(value, list):

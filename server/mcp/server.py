@@ -27,7 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, progress, quoting
 from ..attach.client import AttachClient
-from ..errors import ReadkeeperError, fault_reason, too_deep
+from ..errors import ReadkeeperError, fault_reason, shown_name, too_deep
 from ..files.paths import refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
@@ -123,7 +123,7 @@ class McpFrontEnd:
         if params.name not in names:
             error = ReadkeeperError(
                 "unsupported",
-                f"There is no tool {params.name!r}; the tools are {sorted(names)}.",
+                f"There is no tool {shown_name(params.name)}; the tools are {sorted(names)}.",
             )
             return render.error_result(error)
         arguments = dict(params.arguments or {})

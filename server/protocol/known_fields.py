@@ -67,10 +67,10 @@ def check_known(params: dict[str, Any], cls: type) -> None:
     unknown = sorted(str(key) for key in params if key not in known and key not in _TRANSPORT)
     if not unknown:
         return
-    from .. import quoting
+    from ..errors import shown_name
 
     extra = unknown[0]
-    shown = quoting.name(extra)
+    shown = shown_name(extra)  # cut in its middle when long, as every name is
     taken = ", ".join(sorted(known))
     instead = _INSTEAD.get(extra)
     if instead in known:

@@ -16,7 +16,7 @@ import pytest
 from document_samples import text_pdf
 
 from helpers import tiktoken_count
-from mcp_helpers import mcp_env, named_call, ok, private_runtime_dir, stdio_client
+from mcp_helpers import mcp_env, named_call, ok, private_runtime_dir, stdio_client, text_of
 
 ANSWER_MAX_CHARS = 500_000  # read/room.py ANSWER_MAX_CHARS (test_mcp_schemas checks it)
 
@@ -199,3 +199,29 @@ async def test_read_many_without_a_budget_keeps_to_max_tokens(workspace: Path) -
         rest = named_call(said[said.index("did not fit the max_tokens cap") :], "read")
         assert rest["file_path"] in names, rest
         assert "value_1 = 1" in await ok(client, "read", **rest)
+
+
+async def test_a_refusal_never_echoes_a_value_of_the_call_whole(workspace: Path) -> None:
+    # An unknown parameter, tool or attachment type named by 600,000 spaces made
+    # refusals of 1.2-1.8 MB (the name in the text and twice in the structured content:
+    # round 38, A3), which the SDK's HTTP client drops.
+    (workspace / "a.txt").write_text("alpha\n")
+    huge = " " * 600_000
+    calls = [
+        ("read", {"file_path": "a.txt", huge: "1"}),
+        ("grep", {"pattern": "alpha", huge: "1"}),
+        ("attachments", {"types": [huge]}),
+        (huge, {}),
+    ]
+    async with _client(workspace) as client:
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error
+            sent = len(json.dumps(result.model_dump(mode="json")))
+            assert sent < 60_000, (tool[:20], sent)
+            assert " characters cut] " in text_of(result), text_of(result)[:300]
+    args = ["--root", str(workspace), "--standalone", "--tools", "filesystem"]
+    async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
+        result = await client.call_tool("read_text_file", {"path": "a.txt", huge: "1"})
+        assert result.is_error
+        assert len(json.dumps(result.model_dump(mode="json"))) < 60_000

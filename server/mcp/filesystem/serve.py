@@ -55,7 +55,7 @@ def _check_known(tool: str, args: dict[str, Any]) -> None:
         names = ", ".join(sorted(taken)) or "none"
         raise ReadkeeperError(
             "bad_params",
-            f"{tool} has no parameter {quoting.name(unknown[0])}, so nothing was done. Its "
+            f"{tool} has no parameter {shown_name(unknown[0])}, so nothing was done. Its "
             f"parameters are {names}: send the call with those alone.",
             field=unknown[0],
         )
