@@ -99,6 +99,9 @@ def _shown(message: str, data: dict[str, Any]) -> str:
 # parameter named by 600,000 spaces made a refusal of 1.8 MB, which the SDK's HTTP
 # client drops): whatever said it, its middle is cut, marked as names are.
 MAX_WORDS_CHARS = 16_000
+# The most items a list in a refusal's data holds (line numbers of every place an
+# old_string matches: 130,000 made 929,434 characters of structured content: round 38).
+MAX_DATA_ITEMS = 1000
 
 
 def _bounded(words: str) -> str:
@@ -240,6 +243,8 @@ def _cut_data(data: dict[str, Any]) -> dict[str, Any]:
     sends as they are, as a next call's params are (`MAX_CALL_NAME_CHARS`), and so is
     any other string but a file's text (a parameter's name the call gave, echoed)."""
     for key, value in data.items():
+        if isinstance(value, list) and len(value) > MAX_DATA_ITEMS:
+            data[key] = value = value[:MAX_DATA_ITEMS]  # its count is in the message or data
         if key in CONTENT_FIELDS:
             continue
         name = key in _NAME_FIELDS and key != "suggestions"

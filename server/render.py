@@ -214,14 +214,15 @@ def change(method: str, result: dict[str, Any]) -> str:
         line = f"{result.get('edit_mode')} of cell {_name(result.get('cell_id'))} in {path}"
     elif isinstance(result.get("files"), list):  # a multi-file edit: where, file by file
         line = f"Edited {count(len(result['files']), 'file')}:" + "".join(
-            f"\n  {_name(one.get('file_path'))}: {count(one.get('replacements'), 'replacement')}"
-            f" at {_lines(one.get('lines'))} on {one.get('applied_to')}"
+            f"\n  {_name(one.get('file_path'))}: {count(one.get('replacements'), 'replacement', grouped=True)}"
+            f" at {_lines(one.get('lines'), one.get('replacements'))} on {one.get('applied_to')}"
             for one in result["files"]
         )
     else:
         line = (
-            f"Edited {path}: {count(result.get('replacements'), 'replacement')} at "
-            f"{_lines(result.get('lines'))} on {result.get('applied_to')}"
+            f"Edited {path}: {count(result.get('replacements'), 'replacement', grouped=True)} at "
+            f"{_lines(result.get('lines'), result.get('replacements'))} on "
+            f"{result.get('applied_to')}"
         )
     if result.get("merged"):
         line += "; the file had changed elsewhere since your read, and your edit was merged"
@@ -250,13 +251,21 @@ def unseen_change(result: Any) -> str:
     return f"{head}\n{quoting.fence(str(external['diff']), 'diff')}"
 
 
-def _lines(numbers: Any) -> str:
-    """The first lines of an edit's replacements, as a sentence says them."""
+# The most line numbers a sentence names (an edit's data carries more).
+_LINES_SAID = 20
+
+
+def _lines(numbers: Any, replacements: Any = None) -> str:
+    """The first lines of an edit's replacements, as a sentence says them: the first
+    `_LINES_SAID`, then how many more (`replacements` counts them all)."""
     if not isinstance(numbers, list) or not numbers:
         return "no line"
     if len(numbers) == 1:
         return f"line {numbers[0]}"
-    return "lines " + ", ".join(map(str, numbers))
+    total = replacements if isinstance(replacements, int) else len(numbers)
+    more = max(total, len(numbers)) - _LINES_SAID
+    said = ", ".join(map(str, numbers[:_LINES_SAID]))
+    return f"lines {said}" + (f" and {more:,} more" if more > 0 else "")
 
 
 def next_read(result: dict[str, Any]) -> str:

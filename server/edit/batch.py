@@ -44,7 +44,7 @@ from .commit import (
 )
 from .endings import dominant_eol, lf
 from .forgiving import meant, said_forgiven
-from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
+from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, listed, plan
 from .merge import merge_or_refuse
 from .notebook_seen import check_text_view
 from .remember import Landed, Written, remember_change
@@ -155,7 +155,7 @@ def edit_batch(core: BatchServices, params: EditBatchParams) -> EditResult:
         return EditResult(
             file_path=real,
             replacements=len(firsts),
-            lines=firsts,
+            lines=listed(firsts),
             applied_to="disk" if buffer is None else "buffer",
             encoding=loaded.encoding.label,
             line_ending=line_ending(planned.text),

@@ -74,7 +74,7 @@ from .commit import (
 )
 from .endings import dominant_eol, eol_setting, lf, with_eol
 from .forgiving import Forgiven, meant, said_forgiven
-from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, plan
+from .matching import Normalized, Planned, as_shown, find_hits, line_numbers, listed, plan
 from .merge import merge_or_refuse
 from .notebook_seen import check_text_change, check_text_view
 from .refusals import dirty, folder_blocked, os_error, refuse_unsaved_where_created, stale
@@ -295,7 +295,7 @@ def _edit_once(
         replacements=len(hits),
         snippet=snippet,
         start_line=start_line,
-        lines=first_lines,
+        lines=listed(first_lines),
         applied_to=target,
         encoding=loaded.encoding.label,
         line_ending=line_ending(planned.text),

@@ -20,7 +20,18 @@ from . import shown
 from .services import TextChange
 from .snippets import cut
 
-LISTED_LINES = 20  # line numbers named in a message (data carries them all)
+LISTED_LINES = 20  # line numbers named in a message (data carries more: `listed`)
+# The most line numbers an answer's data carries (an edit's replacements, a refusal's
+# places): 130,000 replacements listed each made an answer of 929,043 characters, and
+# its structured copy as many (round 38); `replacements` or `matches` counts them all.
+MAX_DATA_LINES = 1000
+
+
+def listed(lines: list[int]) -> list[int]:
+    """The first `MAX_DATA_LINES` of `lines`."""
+    return lines[:MAX_DATA_LINES]
+
+
 # Lines of `old_string` compared when looking for a near miss.
 NEAR_MISS_LINES = 20
 NEAR_MISS_WINDOWS = 50_000

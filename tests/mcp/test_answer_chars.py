@@ -225,3 +225,32 @@ async def test_a_refusal_never_echoes_a_value_of_the_call_whole(workspace: Path)
         result = await client.call_tool("read_text_file", {"path": "a.txt", huge: "1"})
         assert result.is_error
         assert len(json.dumps(result.model_dump(mode="json"))) < 60_000
+
+
+async def test_an_edit_of_many_places_names_the_first_of_them(workspace: Path) -> None:
+    # 130,000 replacements were each listed, in the text and the structured `lines`:
+    # 929,043 characters and a 1.7 MB answer for an edit that landed (round 38, A2); the
+    # ambiguous refusal of the same edit carried every place in its structured content.
+    (workspace / "f.txt").write_text("a\n" * 130_000)
+    async with _client(workspace) as client:
+        await ok(client, "read", file_path="f.txt", offset=1, limit=10)
+        refused = await client.call_tool(
+            "edit", {"file_path": "f.txt", "old_string": "a", "new_string": "b"}
+        )
+        assert refused.is_error
+        assert len(json.dumps(refused.model_dump(mode="json"))) < 60_000
+        assert "130000 places" in text_of(refused), text_of(refused)[:300]
+        result = await client.call_tool(
+            "edit",
+            {"file_path": "f.txt", "old_string": "a", "new_string": "b", "replace_all": True},
+        )
+        said = text_of(result)
+        assert not result.is_error, said[:300]
+        assert len(json.dumps(result.model_dump(mode="json"))) < 60_000
+        assert "130,000 replacements at lines 1, 2, 3" in said, said[:300]
+        assert "and 129,980 more" in said, said[:300]
+        structured = result.structured_content
+        assert isinstance(structured, dict)
+        assert structured["replacements"] == 130_000
+        assert len(structured["lines"]) == 1000
+    assert (workspace / "f.txt").read_text() == "b\n" * 130_000
