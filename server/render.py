@@ -214,16 +214,11 @@ def change(method: str, result: dict[str, Any]) -> str:
         line = f"{result.get('edit_mode')} of cell {_name(result.get('cell_id'))} in {path}"
     elif isinstance(result.get("files"), list):  # a multi-file edit: where, file by file
         line = f"Edited {count(len(result['files']), 'file')}:" + "".join(
-            f"\n  {_name(one.get('file_path'))}: {count(one.get('replacements'), 'replacement', grouped=True)}"
-            f" at {_lines(one.get('lines'), one.get('replacements'))} on {one.get('applied_to')}"
+            f"\n  {_name(one.get('file_path'))}: {_replaced(one)} on {one.get('applied_to')}"
             for one in result["files"]
         )
     else:
-        line = (
-            f"Edited {path}: {count(result.get('replacements'), 'replacement', grouped=True)} at "
-            f"{_lines(result.get('lines'), result.get('replacements'))} on "
-            f"{result.get('applied_to')}"
-        )
+        line = f"Edited {path}: {_replaced(result)} on {result.get('applied_to')}"
     if result.get("merged"):
         line += "; the file had changed elsewhere since your read, and your edit was merged"
     parts = [line + next_read(result)]
@@ -249,6 +244,13 @@ def unseen_change(result: Any) -> str:
         f"seen (it is not counted as read: read the file before writing it whole){cut}:"
     )
     return f"{head}\n{quoting.fence(str(external['diff']), 'diff')}"
+
+
+def _replaced(result: dict[str, Any]) -> str:
+    """How many replacements an edit made of a file, and at which lines."""
+    replacements = result.get("replacements")
+    lines = _lines(result.get("lines"), replacements)
+    return f"{count(replacements, 'replacement', grouped=True)} at {lines}"
 
 
 # The most line numbers a sentence names (an edit's data carries more).

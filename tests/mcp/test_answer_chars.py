@@ -8,10 +8,14 @@ event over 1 MiB, so the agent got no answer at all."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
+import random
 from pathlib import Path
 from typing import Any
 
+import PIL.Image
 import pytest
 from document_samples import text_pdf
 
@@ -254,3 +258,50 @@ async def test_an_edit_of_many_places_names_the_first_of_them(workspace: Path) -
         assert structured["replacements"] == 130_000
         assert len(structured["lines"]) == 1000
     assert (workspace / "f.txt").read_text() == "b\n" * 130_000
+
+
+def _noise_png(seed: int) -> str:
+    """A 40x40 PNG of random pixels (about 4.9 KB of base64: it does not compress)."""
+    pixels = random.Random(seed).randbytes(40 * 40 * 3)
+    picture = PIL.Image.frombytes("RGB", (40, 40), pixels)
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+async def test_a_notebook_s_images_keep_to_the_characters_one_answer_sends(
+    workspace: Path,
+) -> None:
+    # 800 cells of one small image each: 299 images came in one answer of 2,023,464
+    # bytes, each within the image budget (round 38, A4). The first image is sent
+    # whatever its size; the others while their payloads fit beside the cells.
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "outputs": [
+                {
+                    "output_type": "display_data",
+                    "data": {"image/png": _noise_png(index), "text/plain": ["<Figure>"]},
+                    "metadata": {},
+                }
+            ],
+            "source": [f"plot({index})"],
+        }
+        for index in range(800)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "n.ipynb").write_text(json.dumps(notebook))
+    async with _client(workspace) as client:
+        result = await client.call_tool("read", {"file_path": "n.ipynb", "include_images": True})
+        said = text_of(result)
+        assert not result.is_error, said[:300]
+        sent = json.dumps(result.model_dump(mode="json"))
+        assert len(sent) < 1_000_000, len(sent)
+        images = [block for block in result.content if block.type == "image"]
+        assert 0 < len(images) < 200, len(images)
+        assert "not sent (each says why)" in said, said[-600:]
+        rest = named_call(said[said.index("Continue with") :], "read")
+        more = await client.call_tool("read", rest)
+        assert [block for block in more.content if block.type == "image"]

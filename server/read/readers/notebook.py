@@ -42,7 +42,15 @@ from . import image as image_reader
 from .decode_budget import READ_DECODE_BYTES, Allowance
 from .image_open import probe
 from .image_scan import Steps
-from .notebook_cost import CUT_MARK, chars_of, cost_within, cut_cell, end_that_fits, total_cost
+from .notebook_cost import (
+    CUT_MARK,
+    chars_of,
+    cost_within,
+    cut_cell,
+    end_that_fits,
+    images_within,
+    total_cost,
+)
 from .notebook_ids import cell_names
 from .notebook_parse import corrupt as _corrupt
 from .notebook_parse import parse
@@ -134,13 +142,13 @@ def read_notebook(
     if within is None:  # one cell alone is over the cap: cut it down to fit
         shown = [cut_cell(shown[0], cap, counter, settings, chars)]
     tokens = within if within is not None else total_cost(shown, counter, settings)
-
+    shown, held_back = images_within(shown, chars)  # images the characters could not hold
     shown_end = first + len(shown)  # cell number (1-based) of the last cell shown
     capped = len(shown) < len(chosen) or (bool(shown) and shown[-1].note == CUT_MARK)
     asked_cut = capped or (not window.ranged and shown_end < total)
     # Partial whenever anything asked for is not shown: cells, a cell's outputs past the
     # cap, an output's characters (attack round 22: 304 of 300,000 outputs said false).
-    partial = asked_cut or summarise.outputs_left > 0 or summarise.chars_cut > 0
+    partial = asked_cut or summarise.outputs_left > 0 or summarise.chars_cut > 0 or held_back
     # A read from an offset gets the default count of cells: those after it are named
     # too (round 30: the way on of a cut read, followed, said nothing of the rest).
     cells_cut = asked_cut or (window.defaulted and shown_end < total)

@@ -156,3 +156,35 @@ def end_that_fits(
         used += cost + _CELL_JOINT_TOKENS
         first = index
     return max(1, min(first + 1, count))
+
+
+def images_within(cells: list[NotebookCell], chars: int) -> tuple[list[NotebookCell], bool]:
+    """`cells` with their images' payloads within what `chars` leaves beside the cells'
+    own characters: 299 images of 4.9 KB each made one answer of 2 MB, which the SDK's
+    HTTP client drops (round 38). The first image is sent whatever its size (one image
+    may be up to `image_max_base64_bytes`); each after it only while the payloads fit,
+    the others sent as size placeholders that say why (their tokens stay counted); and
+    whether any was."""
+    left = chars - sum(chars_of(cell) + 1 for cell in cells)
+    first, held_back = True, False
+    kept: list[NotebookCell] = []
+    for cell in cells:
+        outputs = []
+        for output in cell.outputs or []:
+            images = []
+            for image in output.images or []:
+                size = len(image.base64 or "")
+                if size and not first and size > left:
+                    image, held_back = attrs.evolve(image, base64=None, note=_IMAGES_FULL), True
+                elif size:
+                    first, left = False, left - size
+                images.append(image)
+            outputs.append(attrs.evolve(output, images=images) if output.images else output)
+        kept.append(attrs.evolve(cell, outputs=outputs) if cell.outputs else cell)
+    return kept, held_back
+
+
+_IMAGES_FULL = (
+    "Not sent: the images before it fill the characters one answer sends; read from this "
+    "cell on (offset) for it."
+)
