@@ -86,6 +86,13 @@ def budget(method: str, arguments: dict[str, Any], settings: Any) -> int | None:
     return int(settings.max_tokens)
 
 
+# The most characters of structured content, as sent, beside a text of at most 500,000
+# (read/room.py ANSWER_MAX_CHARS): both travel in one message, which the Python SDK's
+# HTTP client drops past 1 MiB. read_many's refusals of 100 paths of 3,000 controls
+# each, at a budget of 1,000,000 tokens, made 1,834,623 characters (round 38).
+MAX_CHARS = 250_000
+
+
 def within(
     method: str,
     structured: dict[str, Any],
@@ -95,23 +102,27 @@ def within(
 ) -> dict[str, Any]:
     """`structured` held to `cap()` tokens (the call's budget; without one, the text's
     own tokens) as sent: its long list cut to the entries that fit, said in
-    `structured_cut`. Only answers with a list are counted (a read's or an edit's facts
-    are a fixed few)."""
+    `structured_cut`, and to `MAX_CHARS`. Only answers with a list are counted (a read's
+    or an edit's facts are a fixed few)."""
     fields = [f for f in _LISTS.get(method, ()) if _long(structured.get(f))]
     if not fields:
         return structured
     structured = quoting.valid_unicode(structured)
-    text, most = sent(structured), cap()
-    if len(text.encode()) <= most or count(text) <= most:
-        return structured  # (a token is a byte or more: a short answer is not counted)
+    most = cap()
+
+    def fits(text: str) -> bool:  # (a token is a byte or more: a short one is not counted)
+        return len(text) <= MAX_CHARS and (len(text.encode()) <= most or count(text) <= most)
+
+    if fits(sent(structured)):
+        return structured
     if method == "read_many":  # each entry's path once, before any entry is left out
         structured = {**structured, "results": [_once(e) for e in structured["results"]]}
-        if count(sent(structured)) <= most:
+        if fits(sent(structured)):
             return structured
     # The longest list first, then the next while still over (attachments: the dropped).
     for field in sorted(fields, key=lambda f: -len(structured[f])):
-        structured = _fitted(method, structured, field, most, count, offset)
-        if count(sent(structured)) <= most:
+        structured = _fitted(method, structured, field, (most, count, fits), offset)
+        if fits(sent(structured)):
             break
     return structured
 
@@ -120,17 +131,18 @@ def _fitted(
     method: str,
     structured: dict[str, Any],
     field: str,
-    most: int,
-    count: Callable[[str], int],
+    held: tuple[int, Callable[[str], int], Callable[[str], bool]],
     offset: int,
 ) -> dict[str, Any]:
+    most, count, fits = held
     entries: list[Any] = structured[field]
-    base = {**structured, field: [], "structured_cut": {"field": field, "kept": 0, "of": 0}}
-    room = most - count(sent(base))
+    base = sent({**structured, field: [], "structured_cut": {"field": field, "kept": 0, "of": 0}})
+    room, chars = most - count(base), MAX_CHARS - len(base)
     kept = 0
     for entry in entries:
-        room -= count(sent(entry)) + 1  # its comma
-        if room < 0:
+        said = sent(entry)
+        room, chars = room - count(said) - 1, chars - len(said) - 1  # its comma
+        if room < 0 or chars < 0:
             break
         kept += 1
     # A page of a listing keeps one entry however long, as its text shows one.
@@ -138,7 +150,7 @@ def _fitted(
     while True:  # the sum of the entries' counts is close, not exact: checked whole
         kept = max(kept, least)
         fitted = _cut(method, structured, field, kept, offset)
-        if kept <= least or count(sent(fitted)) <= most:
+        if kept <= least or fits(sent(fitted)):
             return fitted
         kept = kept * 9 // 10
 

@@ -305,3 +305,19 @@ async def test_a_notebook_s_images_keep_to_the_characters_one_answer_sends(
         rest = named_call(said[said.index("Continue with") :], "read")
         more = await client.call_tool("read", rest)
         assert [block for block in more.content if block.type == "image"]
+
+
+async def test_structured_content_keeps_to_its_characters_at_any_budget(workspace: Path) -> None:
+    # 100 missing paths of 3,000 controls each, at a budget of 1,000,000 tokens: the text
+    # held (70,731 characters) but the structured content repeated each path whole,
+    # 1,834,623 characters in a message of 1.9 MB (round 38, A6).
+    names = [f"{index}" + "\x01" * 3000 + ".txt" for index in range(100)]
+    async with _client(workspace) as client:
+        result = await client.call_tool(
+            "read_many", {"file_paths": names, "budget_tokens": 1_000_000}
+        )
+    structured = result.structured_content
+    assert isinstance(structured, dict)
+    assert len(json.dumps(structured, ensure_ascii=False)) <= 250_000
+    assert len(json.dumps(result.model_dump(mode="json"))) < 1_000_000
+    assert structured.get("structured_cut", {}).get("of", 100) == 100
