@@ -329,7 +329,12 @@ def _view(
     if fitted.kept is not None:
         numbered = numbered[: fitted.kept]
         content = "\n".join(numbered)
-        note = f"the file is about {_approx(estimate_tokens(text))} tokens, {fitted.cut_by}"
+        size = (
+            f"{len(text):,} characters"
+            if fitted.by_chars
+            else f"about {_approx(estimate_tokens(text))} tokens"
+        )
+        note = f"the file is {size}, {fitted.cut_by}"
     shown_end = window.offset + len(numbered) - 1
     # Partial: the agent got less than it asked for (a whole read asks for everything).
     partial = (not window.ranged and shown_end < total) or len(numbered) < len(chosen)

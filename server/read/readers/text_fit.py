@@ -84,6 +84,8 @@ def _over_cap(
             "(READKEEPER_MAX_TOKENS) or search the file instead "
             f"({call('grep', pattern='<what you look for>', path=path)})."
         )
+    if not fits and lines > 1:  # the line alone is over: the lines after it still read
+        advice += f" The lines after it: {again(offset=window.offset + 1)}."
     over = f"over the {cap:,}-token cap"
     if by_chars < lines:
         over = f"{over}, or over {chars_words(window.room.chars)}"
@@ -111,6 +113,7 @@ class TokenFit:
     kept: int | None  # the lines a whole read over the cap was cut to; None: all of them
     spare: int | None = None  # the tokens left under the cap, when it did not cut
     cut_by: str = ""  # the cap that cut them, as a note names it ("over the ...")
+    by_chars: bool = False  # the characters cut them, not the tokens
 
 
 def fit_tokens(
@@ -148,9 +151,10 @@ def fit_tokens(
     cut_cap = window.cap(settings, fewer_rest or not chosen, extra)
     kept = _over_cap(path, window, counts, len(shown), settings, cut_cap, by_chars)
     cut_by = f"over the {settings.max_tokens:,}-token cap"
-    if kept == by_chars < len(shown):  # its characters, not its tokens
+    chars_cut = kept == by_chars < len(shown)  # its characters, not its tokens
+    if chars_cut:
         cut_by = f"over {chars_words(window.room.chars)}"
-    return TokenFit(counts.tokens(kept), kept, cut_by=cut_by)
+    return TokenFit(counts.tokens(kept), kept, cut_by=cut_by, by_chars=chars_cut)
 
 
 # What numbering adds to a line at most: its number, a tab, the line break.
