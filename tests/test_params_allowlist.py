@@ -141,3 +141,34 @@ def test_a_nul_is_refused_in_the_field_that_holds_it(core: Readkeeper) -> None:
         core.grep(GrepParams(pattern="x", glob="*.py\x00"))
     assert caught.value.data["field"] == "glob"
     assert "pattern" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {
+            "file_path": "a.txt",
+            "edits": [{"old_string": "x", "new_string": "y", "replace_al": True}],
+        },
+        {"files": [{"file_path": "a.txt", "old_string": "x", "new_string": "y", "replac": True}]},
+        {"file_path": "a.txt", "anchor_edits": [{"op": "delete", "start": "1ab", "ends": "2cd"}]},
+        {"file_path": "a.txt", "edits": [{"old_string": "x", "new_string": "y", "old": "x"}]},
+    ],
+)
+def test_an_entry_of_an_edit_list_takes_its_own_fields_only(
+    core: Readkeeper, workspace: Path, params: dict[str, Any]
+) -> None:
+    # An unknown key in an `edits` entry was dropped silently and the edit applied
+    # without it, where one at the top was refused (round 38).
+    (workspace / "a.txt").write_text("x\nx\n")
+    calls.call(core, "read", {"file_path": "a.txt"})
+    refused = _refusal(core, "edit", params)
+    assert refused.kind == "bad_params", refused.message
+    assert "has no field" in refused.message, refused.message
+    assert (workspace / "a.txt").read_text() == "x\nx\n"
+    patched = _refusal(
+        core,
+        "patch",
+        {"file_path": "a.txt", "edits": [{"old_string": "x\n", "new_string": "", "n": 1}]},
+    )
+    assert "has no field" in patched.message, patched.message

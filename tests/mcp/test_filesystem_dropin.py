@@ -405,3 +405,18 @@ async def test_a_fifo_or_binary_file_is_refused_for_writes_without_sending_for_a
                 got, said = await refused(client, tool, **arguments)
                 assert got == kind, (tool, said)
                 assert "read_text_file" not in said
+
+
+async def test_edit_file_refuses_an_edit_entry_with_another_key(
+    connect: Connect, workspace: Path
+) -> None:
+    # A key beside oldText and newText was dropped unseen and the edit applied without
+    # it, where an unknown argument of the call is refused (round 38).
+    (workspace / "m.py").write_text("a = 1\na = 1\n")
+    async with connect() as client:
+        await ok(client, "read_text_file", path="m.py")
+        edit = {"oldText": "a = 1\n", "newText": "", "replaceAll": True}
+        kind, said = await refused(client, "edit_file", path="m.py", edits=[edit])
+    assert kind == "bad_params", said
+    assert "edits[0]" in said, said
+    assert (workspace / "m.py").read_text() == "a = 1\na = 1\n"

@@ -336,10 +336,11 @@ def edit_file(served: Served, args: dict[str, Any]) -> list[Content]:
             isinstance(one, dict)
             and isinstance(one.get("oldText"), str)
             and isinstance(one.get("newText"), str)
+            and set(one) <= {"oldText", "newText"}  # another key was dropped unseen
         ):
             raise refused(
                 "edits",
-                "expected an object with oldText and newText (strings)",
+                "expected an object with oldText and newText (strings), and nothing else",
                 one,
                 f"edits[{index}]",
             )
