@@ -98,7 +98,8 @@ def test_a_reason_s_own_cut_mark_is_kept_as_readkeeper_s() -> None:
     # A reason is readkeeper's sentence: a long name in it was cut and marked by the core
     # (its way on names the image, cut as every name is), its own words escaped then.
     # The list left that mark as it was, not escaped again as if a name's (round 27, A15).
-    long = "/w/" + "x" * 600 + " … [3 characters cut].png"
+    # (A call keeps a name of a real path's length whole: errors.MAX_CALL_NAME_CHARS.)
+    long = "/w/" + "x" * 1200 + " … [3 characters cut].png"
     reason = f"needs 900 tokens. Read it with {call('read', file_path=long)}"
     assert "\\x5b3 characters cut]" in reason
     assert " characters cut] … " in reason
