@@ -29,12 +29,12 @@ was normalised.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
 from ..errors import ReadkeeperError
 from ..read.anchors import NO_ANCHOR, short_hash
+from ..read.diffs import Bounded, TooCostly, common_line_ends
 from .search_budget import SearchBudget
 
 # A read's prefix: `cat -n` (padded number, tab) or an anchor (number, two letters, tab).
@@ -268,14 +268,31 @@ def _reindent(indent: str, mapping: dict[str, str]) -> str | None:
     return None
 
 
+def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """How `b` differs from `a`, line by line: what they share at their ends equal, the
+    middle between compared within diffs.Bounded's budget, or replaced whole past it."""
+    head, tail = common_line_ends(a, b)
+    ops = [("equal", 0, head, 0, head)] if head else []
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    try:
+        ops += [
+            (op, head + a0, head + a1, head + b0, head + b1)
+            for op, a0, a1, b0, b1 in Bounded(middle_a, middle_b).get_opcodes()
+        ]
+    except TooCostly:
+        ops.append(("replace", head, len(a) - tail, head, len(b) - tail))
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops
+
+
 def _new_lines(
     old_lines: list[str], new_lines: list[str], found: list[str], mapping: dict[str, str], text: str
 ) -> list[str] | None:
     """`new_lines` in the file's terms: lines kept from `old_lines` are the file's own,
     changed ones re-indented (None when one cannot be)."""
     out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    for op, a0, a1, b0, b1 in _opcodes(old_lines, new_lines):
         if op == "equal":
             out += found[a0:a1]
             continue

@@ -12,12 +12,12 @@ the lines it wrote.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
+from ..read.diffs import Bounded, TooCostly, common_line_ends
 from ..state.readstate import ReadRecord
 from .matching import line_numbers
 
@@ -86,55 +86,37 @@ def _past_cut(
     return None
 
 
-# The most lines of the changed middle (after the lines both ends share) compared line by
-# line, as the product of its two lengths: difflib's matcher is quadratic, or worse, in
-# alike lines (16,000 lines of one text around a one-line edit took 42 s; found while
-# checking round 38's fix). Past it no line of the middle is kept as seen: the session
-# then reads before it edits a line there (never more than it was shown).
-_DIFF_MOST = 1_000_000
-
-
-def _shared(a: list[str], b: list[str]) -> int:
-    """How many lines `a` and `b` share from their starts, by bisection (slices compare
-    in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def after_edit(record: ReadRecord | None, before: str | None, after: str) -> str:
     """The view an edit leaves of a file the session has seen only through search
     (`record`, its view before the edit): the lines shown that the edit kept, at their
     new numbers, and the lines it wrote (the edit's answer shows them); "" when the
     session had read the file (the edit's record then lifts nothing that was there).
-    Without the text before the edit, nothing is kept: the next edit needs a read."""
+    Without the text before the edit, nothing is kept: the next edit needs a read. Only
+    the changed middle is compared line by line, within diffs.Bounded's budget: past it,
+    none of its lines stays seen (the session reads before it edits one there)."""
     shown = shown_lines(record) if record is not None else None
     if shown is None:
         return ""
     kept: dict[int, int | None] = {}
     if before is not None:
         old, new = before.split("\n"), after.split("\n")
-        head = _shared(old, new)
-        tail = _shared(old[head:][::-1], new[head:][::-1])
+        head, tail = common_line_ends(old, new)
         for i, j in [(k, k) for k in range(head)] + [
             (len(old) - tail + k, len(new) - tail + k) for k in range(tail)
         ]:
             if i + 1 in shown:
                 kept[j + 1] = shown[i + 1]
         middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
-        if len(middle_old) * len(middle_new) <= _DIFF_MOST:  # past it, none kept there
-            matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-                if tag == "equal":
-                    for k in range(i2 - i1):
-                        if head + i1 + k + 1 in shown:
-                            kept[head + j1 + k + 1] = shown[head + i1 + k + 1]
-                else:
-                    kept.update((head + j + 1, None) for j in range(j1, j2))
+        try:
+            opcodes = Bounded(middle_old, middle_new).get_opcodes()
+        except TooCostly:
+            opcodes = []  # none of the middle's lines kept as seen
+        for tag, i1, i2, j1, j2 in opcodes:
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    if head + i1 + k + 1 in shown:
+                        kept[head + j1 + k + 1] = shown[head + i1 + k + 1]
+            else:
+                kept.update((head + j + 1, None) for j in range(j1, j2))
     items = (str(n) if cut is None else f"{n}:{cut}" for n, cut in sorted(kept.items()))
     return SEARCH_VIEW + ",".join(items)
