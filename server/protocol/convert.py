@@ -29,7 +29,7 @@ from cattrs.gen import make_dict_structure_fn
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..message_cap import MAX_NESTING
-from .known_fields import check_known, fields_of
+from .known_fields import check_entry_fields, check_known
 
 T = TypeVar("T")
 
@@ -137,27 +137,13 @@ def _dict_hook(converter: cattrs.Converter, cls: Any) -> Any:
     return structure_dict
 
 
-# The entries of a call's lists whose keys are held to their fields as a call's params
-# are (known_fields.check_known): a typo there was dropped silently, and the edit applied
-# without it (`replace_al`, round 38). Objects the editor sends (diagnostics, ranges)
-# keep what else they carry.
-_STRICT_ENTRIES = frozenset({"PlainEdit", "AnchorEdit", "FileEdit", "Replacement"})
-
-
 def _class_hook(converter: cattrs.Converter, cls: Any) -> Any:
     fields = make_dict_structure_fn(cls, converter)
-    strict = cls.__name__ in _STRICT_ENTRIES
 
     def structure_object(value: Any, _: type) -> Any:
         if not isinstance(value, dict):
             raise ValueError(f"expected an object, got {_shown(value)}")
-        if strict:
-            unknown = sorted(str(key) for key in value if key not in fields_of(cls))
-            if unknown:
-                from ..errors import shown_name
-
-                taken = ", ".join(sorted(fields_of(cls)))
-                raise ValueError(f"has no field {shown_name(unknown[0])}; its fields are {taken}")
+        check_entry_fields(value, cls)
         return fields(value, cls)
 
     return structure_object

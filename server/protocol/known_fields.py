@@ -87,3 +87,22 @@ def check_known(params: dict[str, Any], cls: type) -> None:
         f"parameters: {taken}.",
         field=extra,
     )
+
+
+# The entries of a call's lists whose keys are held to their fields as a call's params
+# are (`check_known`): a typo there was dropped silently, and the edit applied without
+# it (`replace_al`, round 38). Objects the editor sends (diagnostics, ranges) keep what
+# else they carry.
+_STRICT_ENTRIES = frozenset({"PlainEdit", "AnchorEdit", "FileEdit", "Replacement"})
+
+
+def check_entry_fields(value: dict[str, Any], cls: type) -> None:
+    """Refuse (ValueError, the converter's) a key of an entry `cls` has no field for."""
+    if cls.__name__ not in _STRICT_ENTRIES:
+        return
+    unknown = sorted(str(key) for key in value if key not in fields_of(cls))
+    if unknown:
+        from ..errors import shown_name
+
+        taken = ", ".join(sorted(fields_of(cls)))
+        raise ValueError(f"has no field {shown_name(unknown[0])}; its fields are {taken}")
