@@ -120,6 +120,10 @@ def _words_shown(message: str, data: dict[str, Any]) -> str:
             cut[named] = cut[shown] = shown_name(named)
         elif shown != named:
             odd[named] = shown
+    for named in sorted([n for n in cut if len(n) > MAX_WORDS_CHARS], key=len, reverse=True):
+        # A name no message may show whole (as given or as shown), replaced as a string
+        # first: a regex of it compiles in Python (3 s for 500,000 characters: round 39).
+        message = message.replace(named, cut.pop(named))
     if odd or cut:
         # One pass, the names as shown first (the message quoted them already: kept as
         # they are, never quoted again), then each name as it is, longest first: a name

@@ -261,7 +261,13 @@ def is_plain(text: str) -> bool:
         return False
     if text.startswith(CALL_PREFIX):
         return False  # bare, it would read as a next call a front end rewords (hints.py)
-    return all(char.isalnum() or char in NAME_PUNCTUATION for char in text)
+    return _PLAIN.fullmatch(text) is not None
+
+
+# A run of what `is_plain` allows, in C: \w is exactly str.isalnum() or "_" (checked over
+# every code point), the rest NAME_PUNCTUATION (a name of 2,000,000 characters took
+# 1.7 s character by character: round 39).
+_PLAIN = re.compile(r"[\w.\-/+@,=~]+")
 
 
 def shell_word(name: str) -> str:
