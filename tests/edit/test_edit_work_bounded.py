@@ -1,9 +1,9 @@
-"""The near miss a `no_match` shows is looked for within a bound: rapidfuzz's comparison
-costs the product of its two texts, so `old_string` is judged by its first
-NEAR_MISS_CHARS characters and each window of the file by a quarter more (round 38, A1:
-an old_string of 32,000 spaces against 120 lines of 2,000 took 117 s, and one of 450,000
-never answered, every other call of the server waiting behind it). The spy below
-records what the comparison is given: the bound holds whatever the old_string."""
+"""An edit's work is bounded by what it may make, whatever the old_string and the file:
+the near miss a `no_match` shows is judged by old_string's first NEAR_MISS_CHARS
+characters and each window of the file by a quarter more (rapidfuzz's comparison costs
+their product; round 38, A1: an old_string of 32,000 spaces against 120 lines of 2,000
+took 117 s, every other call waiting), and a replace_all whose text would pass the cap
+is refused before that text is made (round 39). Spies record what each step is given."""
 
 from __future__ import annotations
 
@@ -62,3 +62,29 @@ def test_a_near_miss_of_a_usual_slip_is_still_found(core: Readkeeper, workspace:
             },
         )
     assert "The closest text is at line 18" in refused.value.message, refused.value.message
+
+
+def test_a_replace_all_past_the_cap_is_refused_before_its_text_is_made(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One character replaced by 10,000 in a file of 200,000: the new text (2 GB) was
+    # made before its too_large, and the server grew by 4 GB (round 39).
+    from readkeeper.edit import edits
+
+    (workspace / "f.txt").write_text("a" * 200_000)
+    calls.call(core, "read", {"file_path": "f.txt"})
+    planned: list[int] = []
+    plan = edits.plan
+
+    def spy(*args: Any) -> Any:
+        planned.append(1)
+        return plan(*args)
+
+    monkeypatch.setattr(edits, "plan", spy)
+    asked = {"file_path": "f.txt", "old_string": "a", "new_string": "b" * 10_000}
+    with pytest.raises(ReadkeeperError) as refused:
+        calls.call(core, "edit", {**asked, "replace_all": True})
+    assert refused.value.kind == "too_large", refused.value.message
+    assert "The change was not made" in refused.value.message
+    assert planned == []
+    assert (workspace / "f.txt").read_text() == "a" * 200_000
