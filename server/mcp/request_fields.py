@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from .. import quoting
+from ..errors import shown_name
 from ..protocol.convert import as_sent
 
 INVALID_PARAMS = -32602
@@ -60,7 +61,7 @@ def unknown(exc: MCPError, method: Any) -> MCPError:
     front end says it (lsp/endpoint.py); any other error as it is."""
     if exc.code != METHOD_NOT_FOUND or exc.data != method or not isinstance(method, str):
         return exc
-    name = quoting.name(method)
+    name = shown_name(method)  # cut in its middle when long (round 39: 600,000 characters)
     if method.startswith("notifications/"):
         why = (
             f"There is no request {name}: it is a notification, so it was not run; "

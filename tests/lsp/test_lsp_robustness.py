@@ -419,3 +419,14 @@ async def test_a_server_that_logs_a_lot_keeps_answering_the_client(lsp: Session)
     stats = await asyncio.wait_for(lsp.client.request("readkeeper/stats", {}), 30)
     assert "files_in_read_state" in stats
     assert len(lsp.client.server_stderr) > 1 << 16
+
+
+@pytest.mark.parametrize("name", ["x" * 600_000, "\x01" * 200_000, "$/" + "y" * 600_000])
+def test_an_unknown_method_is_not_echoed_whole(raw: RawServer, name: str) -> None:
+    # pygls' "Method Not Found" named the method whole: 600,000 characters came back as
+    # 600,109 bytes, 5,000,000 controls as 30 MB (round 39).
+    reply = raw.request(6, name, {})
+    assert reply["error"]["code"] == -32601, str(reply)[:300]
+    assert len(json.dumps(reply)) < 8_000, len(json.dumps(reply))
+    assert " characters cut] " in reply["error"]["message"]
+    assert_still_serving(raw, 7)

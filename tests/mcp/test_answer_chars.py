@@ -20,7 +20,16 @@ import pytest
 from document_samples import text_pdf
 
 from helpers import tiktoken_count
-from mcp_helpers import mcp_env, named_call, ok, private_runtime_dir, stdio_client, text_of
+from mcp_helpers import (
+    exchange,
+    mcp_env,
+    message,
+    named_call,
+    ok,
+    private_runtime_dir,
+    stdio_client,
+    text_of,
+)
 
 ANSWER_MAX_CHARS = 500_000  # read/room.py ANSWER_MAX_CHARS (test_mcp_schemas checks it)
 
@@ -321,3 +330,13 @@ async def test_structured_content_keeps_to_its_characters_at_any_budget(workspac
     assert len(json.dumps(structured, ensure_ascii=False)) <= 250_000
     assert len(json.dumps(result.model_dump(mode="json"))) < 1_000_000
     assert structured.get("structured_cut", {}).get("of", 100) == 100
+
+
+def test_an_unknown_method_is_not_echoed_whole(workspace: Path) -> None:
+    # "There is no method <600,000 characters>" came back whole, over 1 MiB over HTTP
+    # for controls (round 39).
+    lines = [message(7, "x" * 600_000, {}) + b"\n", message(8, "\x01" * 200_000, {}) + b"\n"]
+    answers = exchange(workspace, lines)
+    for number in (7, 8):
+        assert answers[number]["error"]["code"] == -32601, str(answers[number])[:300]
+        assert len(json.dumps(answers[number])) < 8_000, len(json.dumps(answers[number]))

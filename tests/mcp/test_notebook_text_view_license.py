@@ -83,9 +83,7 @@ async def test_a_write_after_the_repair_is_refused(workspace: Path) -> None:
         content = GOOD.replace("SECRET199", "W")
         refused = await client.call_tool("write", {"file_path": path, "content": content})
         assert error_kind(refused) == "not_read", text_of(refused)
-        batch = await client.call_tool(
-            "edit", {"file_path": path, "edits": [{**UNSEEN, "replace_all": False}]}
-        )
+        batch = await client.call_tool("edit", {"file_path": path, "edits": [UNSEEN]})
         assert error_kind(batch) == "not_read", text_of(batch)
     assert Path(path).read_text() == GOOD
 
