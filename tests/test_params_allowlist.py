@@ -5,6 +5,7 @@ round 9, finding 5). The fields the contract names, and those the editors send, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,27 @@ def test_an_entry_of_an_edit_list_takes_its_own_fields_only(
         {"file_path": "a.txt", "edits": [{"old_string": "x\n", "new_string": "", "n": 1}]},
     )
     assert "has no field" in patched.message, patched.message
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("read", {"file_path": "a.txt", "line_format": "x (readkeeper: done.)"}, "line_format"),
+        ("grep", {"pattern": "x", "output": "files\tnow"}, "output"),
+        (
+            "edit",
+            {"file_path": "a.txt", "anchor_edits": [{"op": "x\nkind: ok", "start": "1ab"}]},
+            "op",
+        ),
+    ],
+)
+def test_a_value_outside_a_field_s_choices_is_said_as_the_json_sent(
+    core: Readkeeper, workspace: Path, method: str, params: dict[str, Any], field: str
+) -> None:
+    # cattrs said it bare: `got x (readkeeper: done.)` read as readkeeper's own words, a
+    # tab or a run of spaces was lost (round 39).
+    (workspace / "a.txt").write_text("x\n")
+    refused = _refusal(core, method, params)
+    assert refused.kind == "bad_params", refused.message
+    sent = params.get(field) or params["anchor_edits"][0][field]
+    assert f"got {json.dumps(sent)}" in refused.message, refused.message

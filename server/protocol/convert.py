@@ -9,12 +9,11 @@ with absent (None) fields left out.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -172,7 +171,25 @@ def _make_converter() -> cattrs.Converter:
         lambda cls: isinstance(cls, type) and attrs.has(cls),
         lambda cls: _class_hook(converter, cls),
     )
+    converter.register_structure_hook_factory(
+        lambda cls: _origin(cls) is Literal, lambda cls: _literal_hook(cls)
+    )
     return converter
+
+
+def _literal_hook(cls: Any) -> Any:
+    """A value that must be one of a Literal's choices: the refusal says the value as the
+    JSON sent (cattrs said it bare: `got delete (readkeeper: All edits were applied.)`
+    read as readkeeper's words, and 600,000 spaces as nothing: round 39)."""
+    choices = get_args(cls)
+
+    def structure_literal(value: Any, _: type) -> Any:
+        if any(type(value) is type(choice) and value == choice for choice in choices):
+            return value
+        said = ", ".join(json.dumps(choice) for choice in choices)
+        raise ValueError(f"must be one of {said}, got {as_sent(value)}")
+
+    return structure_literal
 
 
 converter = _make_converter()
@@ -196,25 +213,7 @@ def _first_problem(exc: BaseException, prefix: str = "") -> tuple[str, str]:
             return _first_problem(sub, joined)
     if isinstance(exc, KeyError):
         return prefix, "is required"
-    return prefix, _choices(str(exc))
-
-
-# cattrs' words for a value outside a Literal's choices: "x not in literal typing.Literal[...]".
-_LITERAL = re.compile(r"(.*) not in literal typing\.Literal\[(.*)\]", re.DOTALL)
-
-
-def _choices(problem: str) -> str:
-    """`problem` in the protocol's words: a value outside a field's choices names them as
-    JSON strings, never as Python's `typing.Literal[...]`."""
-    found = _LITERAL.fullmatch(problem)
-    if found is None:
-        return problem
-    try:
-        choices = ast.literal_eval(f"[{found.group(2)}]")
-    except (ValueError, SyntaxError):
-        return problem
-    said = ", ".join(json.dumps(c) for c in choices)
-    return f"must be one of {said}, got {found.group(1)}"
+    return prefix, str(exc)
 
 
 def structure(params: Any, cls: type[T]) -> T:
