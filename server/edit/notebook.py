@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import quoting
-from ..errors import ReadkeeperError, is_diff, library_detail, library_words
+from ..errors import ReadkeeperError, is_diff, library_detail, library_words, shown_name
 from ..files.encodings import UTF8
 from ..files.fileio import digest, read_at_most
 from ..hints import call
@@ -249,17 +249,17 @@ def find(cells: Sequence[Mapping[str, Any]], wanted: str | None, path: str) -> i
         choices = " or ".join(f'"@{i}"' for i in shared[:10])
         raise ReadkeeperError(
             "ambiguous_match",
-            f"{len(shared)} cells of {quoting.name(path)} are named {quoting.name(wanted or '')} "
+            f"{len(shared)} cells of {quoting.name(path)} are named {shown_name(wanted or '')} "
             f"(at indexes {', '.join(map(str, shared[:10]))}), so the edit could change the "
             "wrong one; a read names each of them by its position instead. Name the one you "
             f"mean by its index: cell_id {choices}.",
             file_path=path,
             cell_indexes=shared[:200],
         )
-    shown = ", ".join(map(quoting.name, names[:20])) + (" …" if len(names) > 20 else "")
+    shown = ", ".join(map(shown_name, names[:20])) + (" …" if len(names) > 20 else "")
     raise ReadkeeperError(
         "no_match",
-        f"{quoting.name(path)} has no cell with cell_id {quoting.name(wanted or '')}. Its "
+        f"{quoting.name(path)} has no cell with cell_id {shown_name(wanted or '')}. Its "
         f"cells are: {shown or 'none'}. "
         "Read the notebook again to see the current ids.",
         file_path=path,
@@ -415,9 +415,9 @@ def _why_not_disjoint(
         old_index = find(old_cells, params.cell_id, path)
         new_index = find(new_cells, params.cell_id, path)
     except ReadkeeperError:
-        return f"cell {quoting.name(params.cell_id)} is not in both versions, once"
+        return f"cell {shown_name(params.cell_id)} is not in both versions, once"
     if old_cells[old_index] != new_cells[new_index]:
-        return f"cell {quoting.name(params.cell_id)} itself changed"
+        return f"cell {shown_name(params.cell_id)} itself changed"
     if positional(params.cell_id) and old_cells[: old_index + 1] != new_cells[: new_index + 1]:
         return "cells before it changed, and its id is its position"
     return None

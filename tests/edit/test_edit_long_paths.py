@@ -65,3 +65,24 @@ def test_a_cell_edit_of_a_notebook_no_read_shows_is_refused_as_its_read(
         calls.call(core, "edit", {"file_path": str(link), "cell_id": "c1", "new_source": "y"})
     assert changed.value.kind == "token_limit", changed.value.message
     assert link.read_text() == before
+
+
+def test_a_missing_cell_id_and_the_cells_named_are_cut_as_names_are(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # The id asked for and the 20 ids named were each shown whole: 14,500 characters of
+    # one refusal for ids of 3,000 (round 39).
+    cells = [
+        {"cell_type": "code", "id": f"{n}" + "i" * 3000, "metadata": {}, "outputs": []}
+        | {"execution_count": None, "source": ["x = 1\n"]}
+        for n in range(60)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "n.ipynb").write_text(json.dumps(notebook))
+    calls.call(core, "read", {"file_path": "n.ipynb"})
+    with pytest.raises(ReadkeeperError) as refused:
+        calls.call(
+            core, "edit", {"file_path": "n.ipynb", "cell_id": "z" * 300_000, "new_source": "y"}
+        )
+    assert refused.value.kind == "no_match", refused.value.message[:300]
+    assert len(refused.value.message) < 7_000, len(refused.value.message)
