@@ -340,3 +340,23 @@ def test_an_unknown_method_is_not_echoed_whole(workspace: Path) -> None:
     for number in (7, 8):
         assert answers[number]["error"]["code"] == -32601, str(answers[number])[:300]
         assert len(json.dumps(answers[number])) < 8_000, len(json.dumps(answers[number]))
+
+
+async def test_a_multi_file_edit_shares_the_lines_one_answer_lists(workspace: Path) -> None:
+    # 50 files of 1,000 replacements each listed 1,000 lines each: 381,269 characters of
+    # structured content, past the 250,000 it keeps to (round 39).
+    files = []
+    for index in range(50):
+        (workspace / f"f{index}.txt").write_text("a\n" * 1000)
+        files.append({"file_path": f"f{index}.txt", "old_string": "a", "new_string": "b"})
+    async with _client(workspace) as client:
+        for index in range(50):
+            await ok(client, "read", file_path=f"f{index}.txt", offset=1, limit=5)
+        for one in files:
+            one["replace_all"] = True
+        result = await client.call_tool("edit", {"files": files})
+    assert not result.is_error, text_of(result)[:300]
+    structured = result.structured_content
+    assert isinstance(structured, dict)
+    assert sum(len(one["lines"]) for one in structured["files"]) <= 1000
+    assert len(json.dumps(structured)) <= 250_000
