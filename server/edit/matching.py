@@ -340,7 +340,13 @@ def near_miss(text: str, old: str, number_width: int = numbering.PADDED) -> Near
     excerpt = "\n".join(numbering.numbered(map(cut, shown[:8]), index + 1, number_width)) + (
         "\n" + numbering.gap("…", number_width) if len(shown) > 8 else ""
     )
-    return NearMiss(index + 1, index + len(shown), excerpt, _difference(wanted, shown))
+    # How they differ is said only of an old_string compared whole (round 39: the first
+    # 20 lines of 41 were "only whitespace" apart, the 41st new content).
+    whole = len(old.strip("\n").split("\n")) <= NEAR_MISS_LINES and len(needle) == len(
+        "\n".join(wanted)
+    )
+    hint = _difference(wanted, shown) if whole else ""
+    return NearMiss(index + 1, index + len(shown), excerpt, hint)
 
 
 def _difference(wanted: list[str], found: list[str]) -> str:

@@ -88,3 +88,19 @@ def test_a_replace_all_past_the_cap_is_refused_before_its_text_is_made(
     assert "The change was not made" in refused.value.message
     assert planned == []
     assert (workspace / "f.txt").read_text() == "a" * 200_000
+
+
+def test_a_near_miss_says_how_it_differs_only_of_an_old_string_compared_whole(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # A dedented copy of 40 lines and a new last line was told it "differs only in
+    # whitespace": only its first 20 lines had been compared (round 39).
+    lines = [f"    value_{i} = compute({i})" for i in range(40)]
+    (workspace / "m.py").write_text("\n".join(lines) + "\n")
+    calls.call(core, "read", {"file_path": "m.py"})
+    old = "\n".join(line.strip() for line in lines) + "\nDROP TABLE users;"
+    with pytest.raises(ReadkeeperError) as refused:
+        calls.call(core, "edit", {"file_path": "m.py", "old_string": old, "new_string": "x"})
+    assert refused.value.kind == "no_match", refused.value.message[:300]
+    assert "differs only in whitespace" not in refused.value.message
+    assert "The closest text is at lines 1-20" in refused.value.message
