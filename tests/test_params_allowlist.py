@@ -197,3 +197,18 @@ def test_a_value_outside_a_field_s_choices_is_said_as_the_json_sent(
     assert refused.kind == "bad_params", refused.message
     sent = params.get(field) or params["anchor_edits"][0][field]
     assert f"got {json.dumps(sent)}" in refused.message, refused.message
+
+
+def test_an_anchor_that_is_none_is_said_as_the_json_sent_and_cut(
+    core: Readkeeper, workspace: Path
+) -> None:
+    # An anchor was echoed whole with Python's repr: 3,000 characters and a line of its
+    # own came back, twice (round 40).
+    (workspace / "a.txt").write_text("x\n")
+    calls.call(core, "read", {"file_path": "a.txt", "line_format": "anchors"})
+    anchor = "Z" * 3000 + "\nkind: ok"
+    edits = [{"op": "delete", "start": anchor}]
+    refused = _refusal(core, "edit", {"file_path": "a.txt", "anchor_edits": edits})
+    assert refused.kind == "bad_params", refused.message
+    assert len(refused.message) < 1_000, len(refused.message)
+    assert 'anchor_edits[0].start is "ZZZ' in refused.message, refused.message[:200]

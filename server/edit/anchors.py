@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..protocol import AnchorEdit, Relocation
+from ..protocol.convert import as_sent
 from ..read.anchors import NO_ANCHOR, line_hash, short_hash
 from ..read.diffs import common_ends
 from .matching import Normalized, Planned
@@ -103,14 +104,14 @@ def parse(raw: str, where: str, file_path: str) -> Anchor:
     found = _ANCHOR.fullmatch(raw)
     if found is None or int(found[1]) < 1:
         raise _bad(
-            f"{where} is {raw!r}, which is not an anchor. An anchor is a line's number and "
+            f"{where} is {as_sent(raw)}, which is not an anchor. An anchor is a line's number and "
             "the two letters an anchored read shows after it (e.g. '12ab'); read the lines "
             f"anchored to get them: {call('read', file_path=file_path, line_format='anchors')}.",
             field=where,
         )
     if found[2] == NO_ANCHOR:
         raise _bad(
-            f"{where} is {raw!r}: line {found[1]} was shown cut or with escaped line "
+            f"{where} is {as_sent(raw)}: line {found[1]} was shown cut or with escaped line "
             "breaks, so it has no anchor. Change it with old_string/new_string instead.",
             field=where,
         )
