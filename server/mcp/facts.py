@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import quoting
+from ..errors import MAX_CALL_NAME_CHARS, cut_name
 
 # Each tool's long list in its structured result, the one cut to fit (None: no list).
 _LISTS: dict[str, tuple[str, ...]] = {
@@ -66,8 +67,15 @@ def _without(entry: Any, keys: tuple[str, ...]) -> Any:
 
 
 def _entry_facts(entry: Any) -> Any:
-    """A read_many refusal's kind and data, its message (the text shows it) left out."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("error"), dict):
+    """A read_many refusal's kind and data, its message (the text shows it) left out; an
+    entry's name as given cut past what a call shows whole (round 40: a path sent of
+    any length came back whole)."""
+    if not isinstance(entry, dict):
+        return entry
+    path = entry.get("file_path")
+    if isinstance(path, str):
+        entry = {**entry, "file_path": cut_name(path, MAX_CALL_NAME_CHARS)}
+    if not isinstance(entry.get("error"), dict):
         return entry
     return {**entry, "error": _without(entry["error"], ("message",))}
 

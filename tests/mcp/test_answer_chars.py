@@ -360,3 +360,16 @@ async def test_a_multi_file_edit_shares_the_lines_one_answer_lists(workspace: Pa
     assert isinstance(structured, dict)
     assert sum(len(one["lines"]) for one in structured["files"]) <= 1000
     assert len(json.dumps(structured)) <= 250_000
+
+
+async def test_read_many_s_structured_names_are_cut_as_a_call_s_are(workspace: Path) -> None:
+    # Each entry's file_path came back whole in the structured content, as sent (round
+    # 40): a name past what a call shows whole is cut there too.
+    name = "q" * 20_000 + ".txt"
+    async with _client(workspace) as client:
+        result = await client.call_tool("read_many", {"file_paths": [name, "b.txt"]})
+    structured = result.structured_content
+    assert isinstance(structured, dict)
+    [first, _] = structured["results"]
+    assert len(first["file_path"]) < 1_300, len(first["file_path"])
+    assert " characters cut] " in first["file_path"]

@@ -16,6 +16,7 @@ import pytest
 
 from helpers import eventually, tiktoken_count
 from mcp_helpers import mcp_env, ok, private_runtime_dir, stdio_client, until_watching
+from readkeeper.errors import MAX_CALL_NAME_CHARS, cut_name
 
 CAP = 4000
 ALLOWANCE = 200  # the closing note and the next call: a fixed size, whatever the names
@@ -133,16 +134,18 @@ async def test_attachments_dropped_list_is_counted_within_budget_tokens(workspac
 async def test_read_many_error_entry_keeps_the_path_as_asked_and_shows_it_cut_once(
     workspace: Path,
 ) -> None:
-    """A refused entry's structured `file_path` is the caller's own string, kept whole so
-    the entry matches its request (bounded by the request: 100 paths); the text shows it
-    cut once (errors.shown_name), never a cut name cut again (its marker escaped)."""
+    """A refused entry's structured `file_path` is the caller's own string, whole up to
+    what a call shows whole (errors.MAX_CALL_NAME_CHARS; entries follow the request's
+    order), cut past it (round 40: echoed whole, of any length); the text shows it cut
+    once (errors.shown_name), never a cut name cut again (its marker escaped)."""
     long = str(workspace / ("q" * 200) / ("r" * 3000 + ".txt"))
     args = ["--root", str(workspace), "--standalone"]
     async with stdio_client(args, mcp_env(private_runtime_dir())) as client:
         result = await client.call_tool("read_many", {"file_paths": [long]})
         said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
         entry = (result.structured_content or {})["results"][0]
-        assert entry["file_path"] == long
+        assert entry["file_path"] == cut_name(long, MAX_CALL_NAME_CHARS)
+        assert entry["file_path"].startswith(long[:100])
         assert "characters cut] … " in said
         assert "\\x5b" not in said  # no marker of a cut escaped by a second cut
         assert "r" * 1000 not in said
