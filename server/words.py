@@ -58,3 +58,17 @@ def size(n: int) -> str:
             return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} bytes"
+
+
+# The most digits a number a caller wrote in a string is read with (a page, an anchor's
+# line, a symbol's "[N]", a line-number prefix): Python refuses to convert more than
+# 4,300 (round 40: a page of 5,000 nines was an `internal` fault), and no file has more
+# than a few billion of anything. A longer number reads as `MANY`, past every end.
+_MOST_DIGITS = 18
+MANY = 10**_MOST_DIGITS
+
+
+def whole(digits: str) -> int:
+    """The number `digits` (ASCII or any script's decimal digits) spells, `MANY` at most."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= _MOST_DIGITS else MANY

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .. import words
 from ..errors import ReadkeeperError
 from ..hints import call
 from ..protocol import AnchorEdit, Relocation
@@ -102,7 +103,7 @@ def parse(raw: str, where: str, file_path: str) -> Anchor:
     """An anchor as given ("12ab", also "12#ab"), or `bad_params` saying what one is and
     naming the anchored read of `file_path` that shows them."""
     found = _ANCHOR.fullmatch(raw)
-    if found is None or int(found[1]) < 1:
+    if found is None or words.whole(found[1]) < 1:
         raise _bad(
             f"{where} is {as_sent(raw)}, which is not an anchor. An anchor is a line's number and "
             "the two letters an anchored read shows after it (e.g. '12ab'); read the lines "
@@ -115,7 +116,7 @@ def parse(raw: str, where: str, file_path: str) -> Anchor:
             "breaks, so it has no anchor. Change it with old_string/new_string instead.",
             field=where,
         )
-    return Anchor(raw, int(found[1]), found[2])
+    return Anchor(raw, words.whole(found[1]), found[2])
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import words
 from ..errors import ReadkeeperError
 from ..read.anchors import NO_ANCHOR, short_hash
 from ..read.diffs import Bounded, TooCostly, common_line_ends
@@ -109,7 +110,7 @@ def _strip_prefixes(lines: list[str]) -> tuple[list[str], list[Prefix]] | None:
     ):
         return None
     stripped = [line[m.end() :] if m else line for m, line in zip(found, lines, strict=True)]
-    return stripped, [(int(m.group(1)), m.group(2)) if m else None for m in found]
+    return stripped, [(words.whole(m.group(1)), m.group(2)) if m else None for m in found]
 
 
 def forgive(

@@ -430,3 +430,12 @@ def test_an_unknown_method_is_not_echoed_whole(raw: RawServer, name: str) -> Non
     assert len(json.dumps(reply)) < 8_000, len(json.dumps(reply))
     assert " characters cut] " in reply["error"]["message"]
     assert_still_serving(raw, 7)
+
+
+def test_an_unknown_command_is_not_echoed_whole_to_the_editor_s_log(raw: RawServer) -> None:
+    # The reply was cut, but pygls' log of the unknown command, mirrored to the editor
+    # (window/logMessage), carried the 2,000,000-character name whole (round 40).
+    raw.request(8, "workspace/executeCommand", {"command": "Q" * 600_000, "arguments": []})
+    assert_still_serving(raw, 9)  # every notification before its answer is kept
+    logged = [n for n in raw.notifications if n.get("method") == "window/logMessage"]
+    assert all(len(json.dumps(n)) < 10_000 for n in logged), [len(json.dumps(n)) for n in logged]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ... import quoting
+from ... import quoting, words
 from ...errors import cut_name
 from ...hints import again
 from . import outline_names
@@ -125,7 +125,7 @@ def _resolve(wanted: str, held: Index) -> tuple[list[Symbol], int | None]:
         if split is not None:
             matches = among(split.group(1), held)
             if matches:
-                return matches, int(split.group(2))
+                return matches, words.whole(split.group(2))
     return [], None
 
 

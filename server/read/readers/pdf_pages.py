@@ -8,6 +8,7 @@ import re
 from ... import quoting, words
 from ...errors import ReadkeeperError
 from ...hints import again
+from ...protocol.convert import as_sent
 from ...settings import Settings
 
 _RANGE_RE = re.compile(r"(\d+)(?:(-)(\d*))?")
@@ -21,11 +22,11 @@ def parse_pages(spec: str) -> Ranges:
     for part in spec.replace(" ", "").split(","):
         match = _RANGE_RE.fullmatch(part)
         if match is None:
-            raise _bad_pages(spec, f"{part!r} is not a page or a range")
-        first = int(match[1])
-        last = None if match[2] and not match[3] else int(match[3] or first)
+            raise _bad_pages(spec, f"{as_sent(part)} is not a page or a range")
+        first = words.whole(match[1])
+        last = None if match[2] and not match[3] else words.whole(match[3] or match[1])
         if first < 1 or (last is not None and last < first):
-            raise _bad_pages(spec, f"{part!r} is not a range of pages counted from 1")
+            raise _bad_pages(spec, f"{as_sent(part)} is not a range of pages counted from 1")
         ranges.append((first, last))
     return ranges
 
@@ -86,7 +87,7 @@ def pages_required(
 def _bad_pages(spec: str, why: str) -> ReadkeeperError:
     return ReadkeeperError(
         "bad_params",
-        f"pages {quoting.json_text(spec)} cannot be read: {why}. Use a page "
+        f"pages {as_sent(spec)} cannot be read: {why}. Use a page "
         '("3"), a range ("1-5"), '
         'ranges ("2,4-6") or a range to the end ("7-").',
         field="pages",
