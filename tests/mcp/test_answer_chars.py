@@ -105,13 +105,7 @@ async def test_a_notebook_read_keeps_to_the_characters_one_answer_sends(
     _notebook(workspace / "wide.ipynb", [" " * 100_000 + "x"] * 60)
     _notebook(workspace / "one.ipynb", [" " * 450_000 + "x"])
     async with _client(workspace) as client:
-        said = await ok(client, "read", file_path="wide.ipynb")
-        assert len(said) <= ANSWER_MAX_CHARS, len(said)
-        assert "400,000 characters a read sends at most" in said, said[-800:]
-        rest = named_call(said[said.index("Continue with") :], "read")
-        more = await ok(client, "read", **rest)
-        assert len(more) <= ANSWER_MAX_CHARS, len(more)
-        assert "Showing cells" in more, more[-800:]
+        await _cut_then_on(client, "wide.ipynb", "Showing cells")
         alone = await ok(client, "read", file_path="one.ipynb")
         assert len(alone) <= ANSWER_MAX_CHARS, len(alone)
         assert "over the cap on its own" in alone, alone[-800:]
@@ -121,13 +115,19 @@ async def test_a_pdf_read_keeps_to_the_characters_one_answer_sends(workspace: Pa
     # Ten pages of 40 lines of 2,000 spaces: 800,000 characters of text in 3,000 tokens.
     (workspace / "wide.pdf").write_bytes(text_pdf(["\n".join(["x" + " " * 2000 + "x"] * 40)] * 10))
     async with _client(workspace) as client:
-        said = await ok(client, "read", file_path="wide.pdf")
-        assert len(said) <= ANSWER_MAX_CHARS, len(said)
-        assert "400,000 characters a read sends at most" in said, said[-800:]
-        rest = named_call(said[said.index("Continue with") :], "read")
-        more = await ok(client, "read", **rest)
-        assert len(more) <= ANSWER_MAX_CHARS, len(more)
-        assert "--- page" in more, more[-800:]
+        await _cut_then_on(client, "wide.pdf", "--- page")
+
+
+async def _cut_then_on(client: Any, name: str, shown: str) -> None:
+    """A read of `name` cut by its characters, and the read its note names, each within
+    the answer's characters, the second showing `shown`."""
+    said = await ok(client, "read", file_path=name)
+    assert len(said) <= ANSWER_MAX_CHARS, len(said)
+    assert "400,000 characters a read sends at most" in said, said[-800:]
+    rest = named_call(said[said.index("Continue with") :], "read")
+    more = await ok(client, "read", **rest)
+    assert len(more) <= ANSWER_MAX_CHARS, len(more)
+    assert shown in more, more[-800:]
 
 
 def _deep_names(workspace: Path) -> None:
