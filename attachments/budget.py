@@ -9,7 +9,7 @@
 3. The user's own input is never dropped while its note alone can fit: it is cut instead.
 
 Beside the tokens, the characters: the answer keeps to `ANSWER_CHARS` of its items' text
-(of the 500,000 one answer sends, read/room.py; a token may hold 125 spaces, and six
+(of the 500,000 one answer sends, read/room.py; a token may hold 128 spaces, and six
 mentions of space lines made an answer of 1,446,288 characters within its tokens: round
 37), each item taken or cut by both.
 """

@@ -1,5 +1,5 @@
 """The characters of a readMany answer: at most `room.ANSWER_MAX_CHARS`, whatever its
-tokens (a token may hold 125 spaces: six files of space lines, each within the 400,000
+tokens (a token may hold 128 spaces: six files of space lines, each within the 400,000
 characters one read sends, made an answer of 1,446,142 characters, where the MCP tool
 declares 500,000 and the SDK's HTTP client drops a server-sent event over 1 MiB: round
 37).

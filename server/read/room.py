@@ -46,7 +46,7 @@ COPIES = 2
 # The most characters one answer sends, whatever its tokens: what the MCP tools that send
 # files' text declare (mcp/tools.py RESULT_SIZE_META; Claude Code keeps a result to it),
 # and under the 1 MiB a server-sent event may take in the Python SDK's HTTP client (an
-# answer past it never reached the agent: round 37). A token may hold 125 spaces: a read
+# answer past it never reached the agent: round 37). A token may hold 128 spaces: a read
 # of lines of 4,000 spaces within the token cap sent 1,624,547 characters (round 36).
 ANSWER_MAX_CHARS = 500_000
 # The most characters a read's lines, cells or pages take: the answer's less room for

@@ -1,6 +1,6 @@
 """What a notebook view costs in tokens, and a cell cut down to a cap (notebook.py): its
 tokens and its characters (read/room.py: a read's body takes `Room.chars` at most, what
-a token cap does not bound: a token may hold 125 spaces).
+a token cap does not bound: a token may hold 128 spaces).
 
 A view over the cap is known to be over without counting it whole (within.py): a cell
 of megabytes costs a count of about the cap, not of the cell.
