@@ -165,6 +165,9 @@ def images_within(cells: list[NotebookCell], chars: int) -> tuple[list[NotebookC
     may be up to `image_max_base64_bytes`); each after it only while the payloads fit,
     the others sent as size placeholders that say why (their tokens stay counted); and
     whether any was."""
+    payloads = (i.base64 for c in cells for o in c.outputs or [] for i in o.images or [])
+    if not any(payloads):  # no image sent (no include_images): nothing to weigh
+        return cells, False
     left = chars - sum(chars_of(cell) + 1 for cell in cells)
     first, held_back = True, False
     kept: list[NotebookCell] = []
