@@ -17,10 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 
+from ..errors import shown_name
 from ..files.paths import uri_path
+from .document_changes import WORK_BUDGET
 from .editor import OpenDocument
 from .server import ReadkeeperServer
 
@@ -29,6 +32,7 @@ log = logging.getLogger("readkeeper")
 # Far above what an editor holds open; each is also cut by the message size cap.
 MAX_DOCUMENTS = 2_000
 MAX_CHARS = 64_000_000
+_CAPS = f"readkeeper's caps ({MAX_DOCUMENTS} documents, {MAX_CHARS} characters of open text)"
 
 
 def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -38,7 +42,7 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
     if not path:
         ls.workspace.remove_text_document(uri)
     elif not _within_caps(ls):
-        _untrack(ls, uri, path, "opened")
+        _untrack(ls, uri, path, f"opened past {_CAPS}")
     else:
         # pygls has just stored the document (under its own spelling of the URI); its
         # copy is the one didChange updates.
@@ -50,11 +54,17 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
 
 
 def on_change(ls: ReadkeeperServer, params: types.DidChangeTextDocumentParams) -> None:
-    """A document grown past the caps (pygls has applied the change) stops being
-    tracked."""
+    """A document grown past the caps (the change applied), or whose changes were past
+    the work one notification may cost (not applied: endpoint.py has let it go), stops
+    being tracked."""
     uri = params.text_document.uri
-    if not _within_caps(ls):
-        _untrack(ls, uri, uri_path(uri), "grown")
+    if unquote(uri) not in ls.workspace.text_documents:
+        why = (
+            f"its changes were past the work one notification may cost ({WORK_BUDGET:,} characters)"
+        )
+        _untrack(ls, uri, uri_path(uri), why)
+    elif not _within_caps(ls):
+        _untrack(ls, uri, uri_path(uri), f"grown past {_CAPS}")
 
 
 def _within_caps(ls: ReadkeeperServer) -> bool:
@@ -71,18 +81,15 @@ def _within_caps(ls: ReadkeeperServer) -> bool:
     return chars <= MAX_CHARS
 
 
-def _untrack(ls: ReadkeeperServer, uri: str, path: str | None, how: str) -> None:
+def _untrack(ls: ReadkeeperServer, uri: str, path: str | None, why: str) -> None:
     ls.workspace.remove_text_document(uri)
     opened = ls.open_documents.get(path) if path else None
     if path and opened and opened.uri == uri:
         del ls.open_documents[path]
     log.warning(
-        "Not tracking the editor's document %s: %s past readkeeper's caps (%d documents, "
-        "%d characters of open text); reads and edits of it use the file on disk.",
-        uri,
-        how,
-        MAX_DOCUMENTS,
-        MAX_CHARS,
+        "Not tracking the editor's document %s: %s; reads and edits of it use the file on disk.",
+        shown_name(uri),
+        why,
     )
     ls.core.stats.client_state_dropped("documents")
 

@@ -24,7 +24,7 @@ from .. import quoting
 from ..calls import METHODS
 from ..core import Readkeeper
 from ..state import later
-from . import agent_tools
+from . import agent_tools, document_changes
 from .cancels import Works
 from .framing import FRAME_HEADER
 from .messages import INVALID_REQUEST
@@ -337,9 +337,20 @@ class ReadkeeperProtocol(LanguageServerProtocol):
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
         """pygls' `didChange`, for documents it holds only: one it never took or has
         let go (past the caps on open documents, lsp/documents.py) stays untracked."""
-        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+        document = self.workspace.text_documents.get(unquote(params.text_document.uri))
+        if document is None:
             return None
-        return (yield from super().lsp_text_document__did_change(params))
+        # pygls' own applies each change to the whole text (document_changes.py).
+        text = document_changes.applied(document, params.content_changes)
+        if text is None:  # past the budget of work: lsp/documents.py lets it go
+            self.workspace.remove_text_document(params.text_document.uri)
+        else:
+            document.apply_change(types.TextDocumentContentChangeWholeDocument(text=text))
+            document.version = params.text_document.version
+        handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            yield handler, (params,), None
+        return None
 
     # readkeeper reads notebooks from the disk and keeps no editor copy of them: pygls'
     # own would be one more store the client could grow without end.
