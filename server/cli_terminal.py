@@ -16,6 +16,7 @@ import warnings
 from types import TracebackType
 from typing import IO, Any, TextIO, cast
 
+from .log_lines import LogLines
 from .terminal_text import write
 
 
@@ -44,9 +45,10 @@ class _EscapedHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def stderr_log_handler() -> logging.Handler:
-    """The handler of the CLI's logging (the format it has always had)."""
+    """The handler of the CLI's logging: each record one line of readkeeper's
+    (log_lines.py), after its time, level and logger."""
     handler = _EscapedHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(LogLines("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     return handler
 
 

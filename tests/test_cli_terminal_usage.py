@@ -16,6 +16,7 @@ import pytest
 from test_cli_terminal import READKEEPER, _on_a_terminal
 
 from readkeeper.exit_status import REFUSED
+from readkeeper.quoting import printable
 
 # What a terminal acts on: C0 controls but tab and newline, DEL, C1.
 _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -83,7 +84,7 @@ def test_log_lines_a_warning_and_a_traceback_on_a_terminal_are_escaped(
     status, shown = _on_a_terminal("-c", script, cwd=workspace, command=[sys.executable])
     assert status == REFUSED  # a fault is one line and status 2, never a traceback
     assert _TERMINAL_CONTROL.search(shown) is None, repr(shown)
-    assert f"saw {SHOWN}" in shown
+    assert f"saw {printable(HOSTILE)}" in shown  # a log record: one line (log_lines.py)
     assert f"warned {SHOWN}" in shown
     assert "readkeeper: internal: a fault in readkeeper (RuntimeError: " in shown
     assert "Traceback" not in shown

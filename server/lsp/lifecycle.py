@@ -14,6 +14,7 @@ from typing import Any
 from lsprotocol import types
 
 from .. import quoting
+from ..errors import shown_name
 from ..files.paths import refused_root, uri_path
 from . import agent_tools
 from .server import ReadkeeperServer
@@ -70,8 +71,8 @@ def permitted_roots(ls: ReadkeeperServer, paths: Sequence[str], may_be_home: boo
             roots.append(path)
         else:
             ls.notify_user(
-                f"{path} is not a workspace root for readkeeper: {why}. Files there are "
-                "read only with your permission; open a project folder to work in.",
+                f"{shown_name(path)} is not a workspace root for readkeeper: {why}. Files "
+                "there are read only with your permission; open a project folder to work in.",
                 types.MessageType.Warning,
             )
     return roots
@@ -161,7 +162,8 @@ def on_folders(ls: ReadkeeperServer, params: types.DidChangeWorkspaceFoldersPara
     if len(added) > room:  # cut before checking each: one message, not one per folder
         ls.notify_user(
             f"readkeeper keeps at most {MAX_ROOTS} workspace roots, so {len(added) - room} "
-            f"added folder(s) are not roots, from {added[room]} on: remove folders first.",
+            f"added folder(s) are not roots, from {shown_name(added[room])} on: remove folders "
+            "first.",
             types.MessageType.Warning,
         )
         ls.core.stats.client_state_dropped("workspace_folders", len(added) - room)

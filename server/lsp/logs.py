@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ..errors import cut_middle
+from ..log_lines import LogLines
 from .rpc_errors import carries_kind
 
 # The most characters of one message mirrored to the editor's log: pygls logs what a
@@ -31,6 +32,7 @@ class ClientLogHandler(logging.Handler):
 
     def __init__(self, server: LanguageServer) -> None:
         super().__init__(logging.WARNING)
+        self.setFormatter(LogLines())  # one line each, as on stderr
         self._server = server
         self.loop: asyncio.AbstractEventLoop | None = None  # set once `initialized` came
 
