@@ -247,17 +247,26 @@ def _cut_data(data: dict[str, Any]) -> dict[str, Any]:
     sends as they are, as a next call's params are (`MAX_CALL_NAME_CHARS`), and so is
     any other string but a file's text (a parameter's name the call gave, echoed)."""
     for key, value in data.items():
-        if isinstance(value, list) and len(value) > MAX_DATA_ITEMS:
-            data[key] = value = value[:MAX_DATA_ITEMS]  # its count is in the message or data
-        if key in CONTENT_FIELDS:
-            continue
-        name = key in _NAME_FIELDS and key != "suggestions"
-        most = MAX_NAME_CHARS if name else MAX_CALL_NAME_CHARS
-        if isinstance(value, str):
-            data[key] = cut_name(value, most)
-        elif isinstance(value, list):
-            data[key] = [cut_name(v, most) if isinstance(v, str) else v for v in value]
+        data[key] = _cut_value(key, value)
     return data
+
+
+def _cut_value(key: str, value: Any) -> Any:
+    """`value`, held in data under `key`, cut as `_cut_data` says, at any depth: the
+    entries of a list of objects (a stale anchor's `{anchor, line}`s) are cut by their
+    own keys, a list kept to `MAX_DATA_ITEMS` wherever it is."""
+    if isinstance(value, list) and len(value) > MAX_DATA_ITEMS:
+        value = value[:MAX_DATA_ITEMS]  # its count is in the message or data
+    if key in CONTENT_FIELDS:
+        return value
+    if isinstance(value, dict):
+        return {k: _cut_value(k, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_value(key, v) for v in value]
+    if isinstance(value, str):
+        name = key in _NAME_FIELDS and key != "suggestions"
+        return cut_name(value, MAX_NAME_CHARS if name else MAX_CALL_NAME_CHARS)
+    return value
 
 
 # The most of a fault's reason a reply shows.

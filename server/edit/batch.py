@@ -20,7 +20,7 @@ import json
 from typing import Any, Protocol
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, shown_name
 from ..files import atomic
 from ..files.encodings import line_ending
 from ..protocol import EditBatchParams, EditParams, EditResult
@@ -379,7 +379,7 @@ def _stale(
     ranges = [(p.near, p.near) for p in problems]
     rows, whole = _around(current, ranges, max_chars)
     core.shown_lines.saw(session, real, whole)  # shown now: the retry may name them
-    listed = "; ".join(f"{p.anchor} (line {p.near}): {p.why}" for p in problems[:10])
+    listed = "; ".join(f"{shown_name(p.anchor)} (line {p.near}): {p.why}" for p in problems[:10])
     return ReadkeeperError(
         "stale",
         f"{count(len(problems), 'anchor')} {'does' if len(problems) == 1 else 'do'} not name "

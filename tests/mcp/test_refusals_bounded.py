@@ -170,3 +170,34 @@ async def test_a_refusal_s_next_call_for_a_long_real_path_can_be_followed(
         assert isinstance(structured, dict)
         [guess] = structured["error"]["data"]["suggestions"]
         assert guess == str(folder / "big.txt")
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a JSON value, at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+async def test_a_stale_anchors_refusal_echoes_each_anchor_cut(workspace: Path) -> None:
+    """The anchors an anchored edit names are echoed in its `stale` refusal's data, a
+    list of objects: each cut as a top-level string is (round 41: a 3,000,000-digit
+    anchor made a 3 MB answer, over the 1 MiB event over HTTP)."""
+    (workspace / "c.txt").write_text("one\ntwo\nthree\n")
+    anchor = "9" * 3_000_000 + "ab"
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone", "--root", str(workspace)], env) as client:
+        await client.call_tool("read", {"file_path": "c.txt", "line_format": "anchors"})
+        edit = {"op": "replace", "start": anchor, "lines": ["x"]}
+        answer = await client.call_tool("edit", {"file_path": "c.txt", "anchor_edits": [edit]})
+        assert error_kind(answer) == "stale"
+        structured = answer.structured_content
+        assert isinstance(structured, dict)
+        data = structured["error"]["data"]
+        assert max(map(len, _strings(data))) <= 1_024
+        assert len(text_of(answer)) < 2_000
+    assert (workspace / "c.txt").read_text() == "one\ntwo\nthree\n"
