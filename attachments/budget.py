@@ -101,7 +101,7 @@ def truncate(
     per_line = counter.count_lines(lines)
     kept = used = used_chars = 0
     for tokens, line in zip(per_line, lines, strict=True):
-        used_chars += len(line) + 1
+        used_chars += quoting.sent_chars(line) + 1
         if used_chars > room_chars:
             why = CHARS
             break
@@ -114,7 +114,7 @@ def truncate(
         if not item.fenced:  # a cut inside a fenced page or cell closes that fence
             shown += unclosed_fence(lines[:kept])
         text = "\n".join(shown) + _note(item, kept, lines, why)
-        sent = len(quoting.fence(text))  # its escapes may lengthen it
+        sent = quoting.sent_chars(quoting.fence(text))  # its escapes lengthen it, and JSON's
         if sent > chars and kept > 0:
             kept, why = kept * chars // sent, CHARS
             continue
@@ -157,9 +157,11 @@ def frame(item: Attachment, counter: Counter) -> int:
 
 
 def _chars(item: Attachment) -> int:
-    """The characters of `item`'s text as sent, fenced (render.attachments; an image's
-    facts are a few hundred: its payload is sent as an image)."""
-    return len(quoting.fence(item.content)) if isinstance(item.content, str) else 1_000
+    """The characters of `item`'s text as sent, fenced (render.attachments) and as JSON
+    writes it (quoting.sent_chars); an image's facts are a few hundred (its payload is
+    sent as an image)."""
+    content = item.content
+    return quoting.sent_chars(quoting.fence(content)) if isinstance(content, str) else 1_000
 
 
 def _frame_chars(item: Attachment) -> int:

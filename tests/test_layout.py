@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
         "progress",
         "exit_status",
         "message_cap",
+        "log_lines",
     },
     {
         "protocol",

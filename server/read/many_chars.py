@@ -70,7 +70,7 @@ class AnswerChars:
         already): its room is now what it took."""
         if said is None:
             said = render_many.many_entry(entry, shared=shared(self.params))
-        sent = len(said) + said.count(quoting.CALL_PREFIX) * self.session
+        sent = quoting.sent_chars(said) + said.count(quoting.CALL_PREFIX) * self.session
         self.left += self.least[done] - sent - len(render_many.MANY_SEPARATOR)
 
 
@@ -129,5 +129,5 @@ class Said:
                 f"{self.size:,} characters: read this file alone for them ({alone})."
             )
             entry = {**entry, "error": {**error, "message": message}}
-        self.size += len(render_many.many_entry(entry))
+        self.size += quoting.sent_chars(render_many.many_entry(entry))
         return entry

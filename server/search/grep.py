@@ -29,7 +29,7 @@ from ..read.readers import sniff
 from ..read.services import ReadServices
 from ..read.tokens import TokenCounter
 from ..words import count
-from . import blocks, refused, rg, stalls
+from . import blocks, overlong, refused, rg, stalls
 from .above import Above
 from .globs import Glob
 from .grep_pages import DEFAULT_MAX_MATCHES, LINE_TOKENS, MAX_MATCHES, NameCost
@@ -124,7 +124,7 @@ def grep(
         result = _matches(services, found, params, cap, incomplete)
     if incomplete:  # lines, names and counts alike, after what each says of itself
         result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
-    return rg.said_failed(stalls.with_note(result, avoided), ran)
+    return overlong.said(rg.said_failed(stalls.with_note(result, avoided), ran), ran, root, cwd)
 
 
 def _refused(params: GrepParams, stderr: str) -> ReadkeeperError:
@@ -228,7 +228,7 @@ def _matches(
         kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
         # And the characters grep's tool declares it sends at most (room.py): a line of
         # 500 spaces is 5 tokens.
-        size = len(text) + len(line.path) + _LINE_CHARS
+        size = quoting.sent_chars(text) + quoting.sent_chars(line.path) + _LINE_CHARS
         by_chars = chars + size > room.LINES_MAX_CHARS
         if (used + cost + kept > budget or by_chars) and shown:
             if not new_match:

@@ -36,7 +36,7 @@ from ..files.zygote import NOT_CONFINED, NOT_STARTED
 from ..progress import step
 from ..words import count
 from .realdirs import RealFolders
-from .rg_output import Output, Process
+from .rg_output import Output, Overlong, Process
 
 DEADLINE_S = 10.0
 # The bytes of output one run may hold: with MAX_OUTPUT_LINE_BYTES (rg_output.py), lines
@@ -97,6 +97,7 @@ class Run:
     stopped: bool = False  # ended by its caller's `stop`
     error: str = ""
     returncode: int | None = None
+    overlong: Overlong = field(default_factory=Overlong)  # lines of output past 1 MiB
 
     @property
     def failed(self) -> bool:
@@ -217,6 +218,7 @@ def _run(
                 break
     finally:
         result.timed_out = output.timed_out
+        result.overlong = output.overlong
         if proc.poll() is None:
             proc.kill()
         output.close()

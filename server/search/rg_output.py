@@ -27,8 +27,11 @@ from typing import IO
 from ..files.confined import PIPE_BYTES, Child
 
 # A line of ripgrep's output longer than this (a match on a minified file) is skipped,
-# never held: the line it shows is cut to MAX_LINE_CHARS anyway.
+# never held: the line it shows is cut to MAX_LINE_CHARS anyway. Its ends are kept
+# (`Overlong`), so the answer can say which line it left out, and that it did.
 MAX_OUTPUT_LINE_BYTES = 1 << 20
+OVERLONG_ENDS_BYTES = 512
+OVERLONG_KEPT = 20
 # The wait for more output after a read (0: none).
 BATCH_S = 0.001
 Process = subprocess.Popen[bytes] | Child
@@ -89,6 +92,11 @@ class Output:
                     if wait > 0:
                         self._ended.poll(wait * 1000)
                         waited = True
+
+    @property
+    def overlong(self) -> Overlong:
+        """The pieces of stdout skipped for their length (`MAX_OUTPUT_LINE_BYTES`)."""
+        return self._cut.overlong
 
     def _waits(self) -> bool:
         """Whether to wait for more output before the next read: not after a read that
@@ -165,29 +173,61 @@ def _bounded_pieces(stream: IO[bytes], sep: bytes) -> Iterator[list[bytes]]:
             return
 
 
+class Overlong:
+    """The pieces skipped for their length: how many, and the first ends of the first
+    `OVERLONG_KEPT` (a match's path and line number are at its ends)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ends: list[tuple[bytes, bytes]] = []
+
+    def add(self, head: bytes, tail: bytes) -> None:
+        self.count += 1
+        if len(self.ends) < OVERLONG_KEPT:
+            self.ends.append((head[:OVERLONG_ENDS_BYTES], tail[-OVERLONG_ENDS_BYTES:]))
+
+
 class _Pieces:
     """Chunks of output cut into the pieces ended by `sep`, a piece past
-    MAX_OUTPUT_LINE_BYTES skipped whole (never held)."""
+    MAX_OUTPUT_LINE_BYTES skipped whole (never held; its ends are, in `overlong`)."""
 
     def __init__(self, sep: bytes) -> None:
         self._sep = sep
         self._pending = b""
         self._skipping = False
+        self._head = self._tail = b""  # of the piece being skipped
+        self.overlong = Overlong()
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The pieces `chunk` ends."""
+        if self._skipping:  # the rest of an overlong piece, up to its end
+            end = chunk.find(self._sep)
+            if end < 0:
+                self._tail = (self._tail + chunk)[-OVERLONG_ENDS_BYTES:]
+                return []
+            self.overlong.add(self._head, self._tail + chunk[:end])
+            self._skipping = False
+            chunk = chunk[end + len(self._sep) :]
         data = self._pending + chunk
         pieces = data.split(self._sep)
         self._pending = pieces.pop()
-        if self._skipping and pieces:
-            self._skipping = False  # the end of an overlong piece
-            del pieces[0]
         if len(data) > MAX_OUTPUT_LINE_BYTES:  # else no piece of it can be overlong
-            pieces = [piece for piece in pieces if len(piece) <= MAX_OUTPUT_LINE_BYTES]
+            kept = []
+            for piece in pieces:
+                if len(piece) <= MAX_OUTPUT_LINE_BYTES:
+                    kept.append(piece)
+                else:
+                    self.overlong.add(piece, piece)
+            pieces = kept
         if len(self._pending) > MAX_OUTPUT_LINE_BYTES:
+            self._head = self._pending[:OVERLONG_ENDS_BYTES]
+            self._tail = self._pending[-OVERLONG_ENDS_BYTES:]
             self._pending, self._skipping = b"", True
         return pieces
 
     def end(self) -> list[bytes]:
         """The last piece, when the output did not end with `sep`."""
-        return [self._pending] if self._pending and not self._skipping else []
+        if self._skipping:
+            self.overlong.add(self._head, self._tail)
+            return []
+        return [self._pending] if self._pending else []

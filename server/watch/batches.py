@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import render
 from ..protocol import FileChange
+from ..quoting import sent_chars
 from ..read.diffs import Budget
 from .looks import Look
 
@@ -81,4 +82,4 @@ def notice_cost(count: Callable[[str], int], change: FileChange) -> tuple[int, i
         "note": change.note,
     }
     said = "\n".join(render.change_lines(shown))
-    return _NOTICE_OVERHEAD_TOKENS + count(said), len(said) + 1
+    return _NOTICE_OVERHEAD_TOKENS + count(said), sent_chars(said) + 1

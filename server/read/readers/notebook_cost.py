@@ -23,6 +23,7 @@ import attrs
 
 from ... import render
 from ...protocol import NotebookCell, unstructure
+from ...quoting import sent_chars
 from ...settings import Settings
 from ..room import LINES_MAX_CHARS
 from ..tokens import TokenCounter, bytes_bound
@@ -52,7 +53,7 @@ def _text_fits(data: list[dict[str, Any]], counter: TokenCounter, cap: int, char
     tokens and `chars` characters: counted only when their bytes (`bytes_bound`, never
     under the count) are over the cap, which spares most views a second count."""
     shown = render.notebook_cells(data)
-    if len(shown) > chars:
+    if sent_chars(shown) > chars:
         return False
     return bytes_bound(shown) <= cap or count_within(counter, shown, cap) is not None
 
@@ -98,7 +99,7 @@ def cost_within(
 def chars_of(cell: NotebookCell) -> int:
     """The characters of `cell` as sent, the larger of its two forms (`_text_fits`)."""
     data = _sent([cell])
-    return max(len(_as_json(data)), len(render.notebook_cells(data)))
+    return max(len(_as_json(data)), sent_chars(render.notebook_cells(data)))
 
 
 def cut_cell(

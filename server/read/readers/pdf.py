@@ -254,7 +254,8 @@ def _text(reading: Reading, data: bytes, whole: bool, counter: TokenCounter) -> 
 
     cap = lines_cap(settings.max_tokens, reading.room)
     content = "\n\n".join(blocks)
-    within = count_within(counter, content, cap) if len(content) <= reading.chars else None
+    fits = quoting.sent_chars(content) <= reading.chars
+    within = count_within(counter, content, cap) if fits else None
     if within is not None:
         tokens = within
     else:
@@ -364,7 +365,7 @@ def _fit_blocks(
     used = used_chars = 0
     by_chars = False
     for block in blocks:
-        used_chars += len(block) + 2
+        used_chars += quoting.sent_chars(block) + 2
         by_chars = used_chars > chars
         cost = None if by_chars else count_within(counter, block, cap - used - 1)
         if cost is None:
@@ -376,12 +377,14 @@ def _fit_blocks(
     block = blocks[0]
     keep = over = len(block)
     over = min(over, chars - len(PAGE_CUT_MARK))  # every longer prefix is over in characters
-    by_chars = over < len(block)
+    by_chars = over < len(block) or quoting.sent_chars(block) > chars
     while keep > 0:
         keep = int(keep * 0.9)
         if keep >= over:
             continue  # a longer prefix was over already
         candidate = block[:keep] + "\n" + PAGE_CUT_MARK
+        if quoting.sent_chars(candidate) > chars:  # as JSON writes it (controls: six each)
+            continue
         tokens, over = count_until(counter, candidate, cap)
         if tokens is not None:
             return [candidate], tokens, by_chars

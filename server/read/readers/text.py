@@ -65,7 +65,7 @@ class TextView:
         with `room` (the same lines, within that read's cap)."""
         if room == self.room:
             return True
-        if self.spare is None or len(self.file.content) > room.chars:
+        if self.spare is None or quoting.sent_chars(self.file.content) > room.chars:
             return False  # cut by its own cap, or over the characters that read has left
         more = (room.cut - self.room.cut) if self.rest else (room.whole - self.room.whole)
         return more <= self.spare

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ...errors import ReadkeeperError
 from ...hints import again, call
+from ...quoting import sent_chars
 from ...settings import Settings
 from ..numbered_tokens import NumberedLines
 from ..room import LINES_MAX_CHARS, NO_ROOM, Room, chars_words, lines_cap
@@ -54,7 +55,8 @@ def _over_cap(
     # even its first line fits (round 34: 0 lines, and the same offset named again). The
     # limit a refusal names fits beside the way on its read may name, as sent.
     chosen = window.ranged and not window.defaulted
-    fits = min(counts.longest_fit(within), by_chars)
+    by_tokens = counts.longest_fit(within)
+    fits = min(by_tokens, by_chars)
     if fits and not chosen:
         return fits
     # What the range costs, for the refusal: counted as far as the cap, the rest
@@ -87,8 +89,10 @@ def _over_cap(
     if not fits and lines > 1:  # the line alone is over: the lines after it still read
         advice += f" The lines after it: {again(offset=window.offset + 1)}."
     over = f"over the {cap:,}-token cap"
-    if by_chars < lines:
-        over = f"{over}, or over {chars_words(window.room.chars)}"
+    if by_chars < lines <= by_tokens:  # its characters alone (as JSON writes them)
+        over = f"within the {cap:,}-token cap but over {chars_words(window.room.chars)}"
+    elif by_chars < lines:
+        over = f"{over}, and over {chars_words(window.room.chars)}"
     elif tokens <= cap:  # over with what is sent beside them (read/room.py)
         over = (
             f"over the {cap:,}-token cap with the {cap - within:,} kept for what is sent "
@@ -162,13 +166,13 @@ _NUMBER_CHARS = 12
 
 
 def _within_chars(shown: list[str], content: str, most: int) -> int:
-    """How many of the `shown` lines fit in `most` characters numbered (all, at once,
-    for the `content` they make when it does)."""
-    if len(content) <= most:
+    """How many of the `shown` lines fit in `most` characters numbered, as JSON writes
+    them (quoting.sent_chars; all, at once, for the `content` they make when it does)."""
+    if sent_chars(content) <= most:
         return len(shown)
     used = 0
     for count, line in enumerate(shown):
-        used += len(line) + _NUMBER_CHARS
+        used += sent_chars(line) + _NUMBER_CHARS
         if used > most:
             return count
     return len(shown)
