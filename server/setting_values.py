@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .words import whole
+
 # Dependencies, virtual environments, caches and build output: large, churning, and
 # never what an agent reads to edit (gitignore patterns; see files/ignore.py).
 DEFAULT_WATCH_EXCLUDE: tuple[str, ...] = (
@@ -96,11 +98,18 @@ def whole_number(value: Any) -> int:
         # "5_0", which no one setting a limit means ("1e3" is refused either way).
         if not _DIGITS.fullmatch(value.strip()):
             raise ValueError("expected a whole number (ASCII digits)")
-        return int(value.strip())
+        sign, digits = _sign(value.strip())
+        return sign * whole(digits)  # of any length: past the most, held at it
     raise ValueError("expected a whole number")
 
 
 _DIGITS = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _sign(text: str) -> tuple[int, str]:
+    if text[0] in "+-":
+        return (-1 if text[0] == "-" else 1), text[1:]
+    return 1, text
 
 
 def positive_int(value: Any) -> int:

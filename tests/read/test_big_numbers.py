@@ -45,3 +45,39 @@ def test_a_number_of_any_length_is_read_never_a_fault(
     with pytest.raises(ReadkeeperError) as refused:
         calls.call(core, method, params)
     assert refused.value.kind in kinds, refused.value.message[:300]
+
+
+# --- a JSON number and a setting of any length (round 41) ---------------------------------
+
+PYTHONS_ADVICE = "set_int_max_str_digits"
+
+
+def test_a_json_number_of_thousands_of_digits_is_refused_in_our_words(workspace: Path) -> None:
+    from raw_lsp import RawServer
+
+    from mcp_helpers import exchange
+
+    server = RawServer()
+    try:
+        body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":'
+        server.send_bytes(body + NINES.encode() + b',"capabilities":{}}}')
+        refused = server.response(1)
+    finally:
+        server.close()
+    line = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":'
+    answers = exchange(
+        workspace, [line + b'{"file_path":"a.txt","offset":' + NINES.encode() + b"}}}"]
+    )
+    for error in (refused["error"], answers[2]["error"]):
+        assert error["code"] == -32700, error
+        assert "a number in the message has over 4,300 digits" in error["message"]
+        assert PYTHONS_ADVICE not in error["message"]
+
+
+def test_a_setting_of_thousands_of_digits_is_held_at_its_most() -> None:
+    from readkeeper.settings import resolve_settings
+
+    held, warnings = resolve_settings({"max_tokens": NINES})
+    at_most, _ = resolve_settings({"max_tokens": "9" * 4000})
+    assert held.max_tokens == at_most.max_tokens
+    assert not any(PYTHONS_ADVICE in warning for warning in warnings), warnings
