@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from ..errors import shown_name
 from ..files.paths import uri_path
-from .document_changes import WORK_BUDGET
+from .document_changes import WORK_BUDGET, length
 from .editor import OpenDocument
 from .server import ReadkeeperServer
 
@@ -59,10 +59,7 @@ def on_change(ls: ReadkeeperServer, params: types.DidChangeTextDocumentParams) -
     being tracked."""
     uri = params.text_document.uri
     if unquote(uri) not in ls.workspace.text_documents:
-        why = (
-            f"its changes were past the work one notification may cost ({WORK_BUDGET:,} characters)"
-        )
-        _untrack(ls, uri, uri_path(uri), why)
+        _lose(ls, uri, uri_path(uri))
     elif not _within_caps(ls):
         _untrack(ls, uri, uri_path(uri), f"grown past {_CAPS}")
 
@@ -71,7 +68,7 @@ def _within_caps(ls: ReadkeeperServer) -> bool:
     held = ls.workspace.text_documents
     if len(held) > MAX_DOCUMENTS:
         return False
-    chars = sum(len(document.source) for document in held.values())
+    chars = sum(length(document) for document in held.values())
     # An edited document's saved text is a second copy.
     chars += sum(
         len(opened.baseline)
@@ -79,6 +76,24 @@ def _within_caps(ls: ReadkeeperServer) -> bool:
         if opened.baseline is not None and opened.baseline is not opened.document.source
     )
     return chars <= MAX_CHARS
+
+
+def _lose(ls: ReadkeeperServer, uri: str, path: str | None) -> None:
+    """A document whose changes were past the work one notification may cost: its text
+    is unknown from here on, so calls naming it are refused (`dirty_buffer`) until the
+    editor saves or closes it, rather than read or written on the disk beneath unsaved
+    work (round 42)."""
+    opened = ls.open_documents.get(path) if path else None
+    if path and opened and opened.uri == uri:
+        ls.open_documents[path] = opened._replace(lost=True)
+    log.warning(
+        "Not following the editor's document %s: its changes were past the work one "
+        "notification may cost (%s characters); calls naming it are refused until it is "
+        "saved or closed.",
+        shown_name(uri),
+        f"{WORK_BUDGET:,}",
+    )
+    ls.core.stats.client_state_dropped("documents")
 
 
 def _untrack(ls: ReadkeeperServer, uri: str, path: str | None, why: str) -> None:
@@ -98,7 +113,9 @@ def on_save(ls: ReadkeeperServer, params: types.DidSaveTextDocumentParams) -> No
     """A saved document is clean again: its text is what the disk has."""
     path = uri_path(params.text_document.uri)
     opened = ls.open_documents.get(path) if path else None
-    if path and opened:  # what the editor has now is what the disk has
+    if path and opened and opened.lost:  # the disk has its text now: read from there
+        del ls.open_documents[path]
+    elif path and opened:  # what the editor has now is what the disk has
         ls.open_documents[path] = opened._replace(baseline=opened.document.source)
 
 

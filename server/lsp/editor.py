@@ -14,7 +14,9 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
+from .. import quoting
 from ..core import Buffer
+from ..errors import ReadkeeperError
 
 if TYPE_CHECKING:  # the edit code loads with the first edit, as in the core
     from ..edit.services import TextChange, Unapplied
@@ -34,6 +36,21 @@ class OpenDocument(NamedTuple):
     uri: str
     document: TextDocument
     baseline: str | None  # None: opened with text the disk does not have (unsaved)
+    # Changed in a way readkeeper could not follow (lsp/document_changes.py): its text
+    # is unknown, so no call may read or write the file until it is saved or closed.
+    lost: bool = False
+
+
+def _lost(path: str, version: int | None) -> ReadkeeperError:
+    """The `dirty_buffer` refusal of a document whose changes could not be followed."""
+    return ReadkeeperError(
+        "dirty_buffer",
+        f"{quoting.name(path)} is open in the editor with unsaved changes that readkeeper "
+        "could not follow (one change to it was too costly to apply), so it neither reads "
+        "nor writes the file now: ask the user to save or close it, then read it again.",
+        file_path=path,
+        buffer_version=version,
+    )
 
 
 class EditorBuffers:
@@ -49,6 +66,8 @@ class EditorBuffers:
         opened = self._documents.get(real_path)
         if opened is None:
             return None
+        if opened.lost:
+            raise _lost(real_path, opened.document.version)
         text = opened.document.source
         return Buffer(text, opened.document.version, edited=text != opened.baseline)
 

@@ -341,12 +341,11 @@ class ReadkeeperProtocol(LanguageServerProtocol):
         if document is None:
             return None
         # pygls' own applies each change to the whole text (document_changes.py).
-        text = document_changes.applied(document, params.content_changes)
-        if text is None:  # past the budget of work: lsp/documents.py lets it go
+        followed = document_changes.follow(document)
+        if document_changes.apply(followed, params.content_changes):
+            followed.version = params.text_document.version
+        else:  # past the budget of work: lsp/documents.py marks it lost
             self.workspace.remove_text_document(params.text_document.uri)
-        else:
-            document.apply_change(types.TextDocumentContentChangeWholeDocument(text=text))
-            document.version = params.text_document.version
         handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
         if handler is not None:
             yield handler, (params,), None

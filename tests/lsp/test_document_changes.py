@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument
 from raw_lsp import RawServer
 
-from readkeeper.lsp.document_changes import WORK_BUDGET, applied
+from readkeeper.lsp.document_changes import WORK_BUDGET, applied, apply, follow
 
 # Line ends of every kind splitlines knows, ASCII and not, and characters of two UTF-16
 # units: where pygls' conversions and the line joins differ.
@@ -34,6 +34,10 @@ ENCODINGS = [
     types.PositionEncodingKind.Utf8,
     types.PositionEncodingKind.Utf32,
 ]
+
+
+def document_of(source: str) -> TextDocument:
+    return TextDocument("file:///x.txt", source, version=1)
 
 
 def document(source: str, encoding: str) -> TextDocument:
@@ -103,10 +107,13 @@ def _change(server: RawServer, path: Path, changes: list[dict[str, Any]]) -> Non
     server.notify("textDocument/didChange", {"textDocument": document, "contentChanges": changes})
 
 
-def test_thousands_of_changes_to_a_long_line_let_the_document_go(workspace: Path) -> None:
+def test_thousands_of_changes_to_a_long_line_leave_the_document_lost_until_saved(
+    workspace: Path,
+) -> None:
     # 10 MB on one line, 10,000 changes in its middle: pygls' own loop took minutes.
     server, path = _opened(workspace, "x" * 10_000_000)
     try:
+        assert "result" in server.request(9, "readkeeper/read", {"file_path": str(path)})
         at = {
             "start": {"line": 0, "character": 5_000_000},
             "end": {"line": 0, "character": 5_000_001},
@@ -115,11 +122,40 @@ def test_thousands_of_changes_to_a_long_line_let_the_document_go(workspace: Path
         reply = server.request(10, "readkeeper/stats", {})
         assert reply["result"]["total"]["client_state_dropped"] == {"documents": 1}
         assert "past the work one notification may cost" in server.stderr
-        # Reads go to the disk, as for a closed document.
-        read = server.request(11, "readkeeper/read", {"file_path": str(path)})
-        assert "on disk" in str(read["result"])
+        # Its text is unknown: neither read nor written beneath the unsaved work (round
+        # 42: the edit went to the disk).
+        for i, (method, params) in enumerate(
+            [
+                ("readkeeper/read", {"file_path": str(path)}),
+                (
+                    "readkeeper/edit",
+                    {"file_path": str(path), "old_string": "on", "new_string": "X"},
+                ),
+                ("readkeeper/write", {"file_path": str(path), "content": "X\n"}),
+            ]
+        ):
+            refused = server.request(11 + i, method, params)
+            assert refused["error"]["data"]["kind"] == "dirty_buffer", refused
+            assert "could not follow" in refused["error"]["message"]
+        assert path.read_text() == "on disk\n"
+        # Saved, the disk holds the editor's text: read from there.
+        path.write_text("saved by the editor\n")
+        server.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+        read = server.request(20, "readkeeper/read", {"file_path": str(path)})
+        assert "saved by the editor" in str(read["result"])
     finally:
         server.close()
+
+
+def test_typing_keeps_the_lines_between_notifications() -> None:
+    document = follow(document_of("".join(f"row {i}\n" for i in range(1_000))))
+    for n in range(50):
+        at = types.Range(types.Position(n, 0), types.Position(n, 0))
+        assert apply(document, [types.TextDocumentContentChangePartial(range=at, text="> ")])
+        assert document.held_lines is not None  # not joined again: nobody read it
+    assert document.chars == len("".join(document.held_lines))
+    assert document.source.splitlines()[:2] == ["> row 0", "> row 1"]
+    assert document.source.splitlines()[50] == "row 50"
 
 
 def test_a_thousand_cursors_typing_are_applied(workspace: Path) -> None:
