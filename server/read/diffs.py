@@ -99,6 +99,12 @@ class Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
 # --- diffs shown to the agent ------------------------------------------------------------
 
 
+# The most characters of a diff, as JSON writes them (quoting.sent_chars): what a read
+# sends at most (room.LINES_MAX_CHARS, which a test keeps equal), so a diff fits one
+# answer (500,000) beside what is sent with it.
+DIFF_MAX_CHARS = 400_000
+
+
 def bounded_diff(
     before: str,
     after: str,
@@ -109,7 +115,9 @@ def bounded_diff(
 ) -> tuple[str, bool]:
     """A unified diff of `before` -> `after`, cut to `max_tokens` with a note: by their
     count when `count` is given (a change notice's cap), else by the estimate; within
-    `budget` too when given."""
+    `budget` too when given; and always within `DIFF_MAX_CHARS` as JSON writes them
+    (round 42: a notice of control-character lines at a cap raised to 1,000,000 tokens
+    was 3,002,684 characters on the wire)."""
     crs = "\r" in before or "\r" in after  # without one, no replace can make them equal
     if crs and before != after and before.replace("\r\n", "\n") == after.replace("\r\n", "\n"):
         return (
@@ -133,19 +141,25 @@ def bounded_diff(
         return _too_costly(before, after, path, head, len(b), exc), True
     lines = _unified(matcher, a, b, path)
     kept: list[str] = []
-    used = 0
+    used = used_chars = 0
     for line in lines:
         if line.startswith("@@"):
             line = _renumber_hunk(line, head)
         # A line's count with its newline: the pieces of the joined text end there.
         cost = count(line + "\n") if count is not None else estimate_tokens(line) + 1
-        if used + cost > max_tokens:
+        used_chars += quoting.sent_chars(line) + 2
+        if used + cost > max_tokens or used_chars > DIFF_MAX_CHARS:
             rest = sum(1 for _ in lines) + 1
             while count is not None and kept and count("\n".join(kept)) > max_tokens:
                 kept.pop()  # where lines merge across a newline: never over the cap
                 rest += 1
+            cap = (
+                f"its {max_tokens:,}-token cap"
+                if used + cost > max_tokens
+                else f"the {DIFF_MAX_CHARS:,} characters a diff sends at most"
+            )
             kept.append(
-                f"... diff cut at its {max_tokens:,}-token cap: "
+                f"... diff cut at {cap}: "
                 f"{words.count(rest, 'more diff line', grouped=True)} not shown. "
                 "Read the file to see all of it."
             )

@@ -6,6 +6,7 @@ over HTTP the SDK's client drops an event over 1 MiB, so the agent got no answer
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -78,3 +79,35 @@ async def test_a_notebook_of_controls_counts_them_as_json_writes_them(workspace:
         said = await ok(client, "read", file_path="n.ipynb")
     assert sent(said) <= ANSWER_MAX_CHARS, sent(said)
     assert "Showing cells" in said, said[-800:]
+
+
+async def test_change_notices_of_controls_count_them_as_json_writes_them(
+    workspace: Path,
+) -> None:
+    # Round 42: one diff of 250 lines of 1,000 controls turned into others, its cap
+    # raised, was 502,178 characters of text and 3,002,684 as JSON writes them.
+    raised = {"READKEEPER_CHANGES_MAX_TOKENS": "1000000"}
+    raised["READKEEPER_CHANGES_TOTAL_MAX_TOKENS"] = "1000000"
+    names = [f"c{i}.txt" for i in range(3)]
+    for name in names:
+        (workspace / name).write_text(("\x01" * 1000 + "\n") * 250)
+    async with _client(workspace, **raised) as client:
+        for name in names:
+            await ok(client, "read", file_path=name)
+        for name in names:
+            (workspace / name).write_text(("\x02" * 1000 + "\n") * 250)
+        said = ""
+        for _ in range(200):  # until a change is told
+            said = await ok(client, "changes")
+            if "c0.txt" in said or "c1.txt" in said or "c2.txt" in said:
+                break
+            await asyncio.sleep(0.05)
+    assert sent(said) <= ANSWER_MAX_CHARS, sent(said)
+    assert "characters a diff sends at most" in said, said[-600:]
+
+
+def test_a_diff_keeps_to_what_a_read_sends() -> None:
+    from readkeeper.read.diffs import DIFF_MAX_CHARS
+    from readkeeper.read.room import LINES_MAX_CHARS
+
+    assert DIFF_MAX_CHARS == LINES_MAX_CHARS
