@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from .attachments.diagnostics import DiagnosticsStore
 from .edit.journal import Journal
-from .errors import ReadkeeperError, library_words, shown_name
+from .errors import ReadkeeperError, library_words, names_cut, shown_name
 from .files import held_bytes, pending, user_cache
 from .files.narrowed import Narrowed
 from .files.outputs import OutputFolders
@@ -259,7 +259,7 @@ class Readkeeper:
         result["workers"] = {"later": later, "glob_builds": builds}  # and watcher, ahead
         if params.history:  # every session's calls: the picture shows the agents side by side
             result["history"] = self.stats.journal.snapshot()
-        return result
+        return cast(StatsResult, names_cut(result))  # roots a client named, paths in history
 
     # --- edits and writes (edit/: imported on first use, not needed for `initialize`) ---
 

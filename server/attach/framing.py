@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..message_cap import MAX_MESSAGE_BYTES, out_of_shape, rounded_integer
+from ..message_cap import MAX_MESSAGE_BYTES, LongNumber, out_of_shape, rounded_integer, whole_int
 
 # A request carries at most a file's new content; an answer at most a budgeted read.
 MAX_FRAME = MAX_MESSAGE_BYTES  # the one cap of every front end (message_cap.py)
@@ -101,7 +101,9 @@ def _decode_slowly(body: bytes) -> Any:
     """What orjson refuses: a frame with lone surrogates (json.dumps writes them out as
     surrogatepass bytes), or one that is not JSON at all."""
     try:
-        return json.loads(body.decode("utf-8", "surrogatepass"))
+        return json.loads(body.decode("utf-8", "surrogatepass"), parse_int=whole_int)
+    except LongNumber as exc:
+        raise FrameError(str(exc), fatal=False) from None
     except ValueError as exc:
         raise FrameError(f"a frame that is not JSON ({exc})", fatal=False) from None
     except RecursionError:

@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from .. import quoting
 from ..attachments.model import Dropped, more_dropped
-from ..errors import ErrorKind, ReadkeeperError
+from ..errors import ErrorKind, ReadkeeperError, shown_name
 from ..files.narrowed import Narrowed
 from ..files.paths import Workspace, is_within, real_path, refused_root
 from ..files.reach import LeadsOut, Reach, by_name, lexical, outside, walk
@@ -112,14 +112,16 @@ class Scope:
             )
         roots, spelled = [], {}
         for root in asked:
-            real = os.path.realpath(root) if os.path.isabs(root) and "\x00" not in root else ""
-            why = refused_root(real, may_be_home=True) if real else "it is not an absolute path"
+            named = os.path.isabs(root) and "\x00" not in root and len(root) <= _PATH_MAX
+            real = os.path.realpath(root) if named else ""
+            why = refused_root(real, may_be_home=True) if real else _not_a_root(root)
             if why is None and not any(is_within(real, e) for e in editor_roots):
-                why = f"it is outside the editor's roots ({', '.join(editor_roots) or 'none'})"
+                shown = ", ".join(map(shown_name, editor_roots)) or "none"
+                why = f"it is outside the editor's roots ({shown})"
             if why is not None:
                 raise ReadkeeperError(
                     "outside_workspace",
-                    f"The editor's readkeeper will not serve the root {root}: {why}. "
+                    f"The editor's readkeeper will not serve the root {shown_name(root)}: {why}. "
                     "The agent runs on its own for it.",
                     real_path=real or root,
                 )
@@ -355,6 +357,17 @@ class Scope:
                     f"({', '.join(self.roots)}). Read a file inside them."
                 )
         return ReadkeeperError(exc.kind, message, **data)
+
+
+# The longest path Linux takes (PATH_MAX): a longer root names no folder, and an answer
+# would echo it whole (round 42: a hello of a 600,000-character root, a 3.6 MB reply).
+_PATH_MAX = 4096
+
+
+def _not_a_root(root: str) -> str:
+    if len(root) > _PATH_MAX:
+        return f"it is {len(root):,} characters long, longer than any path ({_PATH_MAX:,})"
+    return "it is not an absolute path"
 
 
 __all__ = ["Scope"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from ..message_cap import MsgId, is_id, out_of_shape, recover_id, skip_space
+from ..message_cap import LongNumber, MsgId, is_id, out_of_shape, recover_id, skip_space, whole_int
 
 # JSON-RPC's codes for a message that cannot be read.
 PARSE_ERROR = -32700
@@ -53,31 +53,15 @@ BATCH = (
 )
 
 
-# Python converts at most 4,300 digits to an int (and its error names its own setting):
-# a longer JSON number is refused by name (round 41: 5,000 digits in initialize).
-_MOST_DIGITS = 4_300
-
-
-class _LongNumber(ValueError):
-    """A JSON number of over `_MOST_DIGITS` digits."""
-
-
-def _whole(digits: str) -> int:
-    if len(digits) - digits.startswith("-") > _MOST_DIGITS:
-        raise _LongNumber
-    return int(digits)
-
-
 def parse_message(body: bytes) -> dict[str, Any] | RpcError:
     """A frame's body as a JSON-RPC 2.0 message, or the error reply it gets."""
     shape = out_of_shape(body)
     if shape is not None:
         return RpcError(PARSE_ERROR, f"Parse error: {shape}", recover_id(body))
     try:
-        data = json.loads(body.decode("utf-8"), parse_int=_whole)
-    except _LongNumber:
-        reason = f"a number in the message has over {_MOST_DIGITS:,} digits, which no value takes"
-        return RpcError(PARSE_ERROR, f"Parse error: {reason}", recover_id(body))
+        data = json.loads(body.decode("utf-8"), parse_int=whole_int)
+    except LongNumber as exc:
+        return RpcError(PARSE_ERROR, f"Parse error: {exc}", recover_id(body))
     except UnicodeDecodeError as exc:
         reason = f"the message is not UTF-8 (byte {exc.start})"
         return RpcError(PARSE_ERROR, f"Parse error: {reason}", recover_id(body))

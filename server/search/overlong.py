@@ -31,12 +31,13 @@ _NOTHING_FOUND = ("No matches.", "No files match.")
 def said(result: dict[str, Any], ran: Run, root: str, cwd: str) -> dict[str, Any]:
     """`result` marked partial and its note saying which matches it left out, when the
     run skipped lines of output for their length."""
-    skipped = ran.overlong.count
-    if not skipped:
+    skipped = ran.overlong.count - ran.overlong.context
+    if not skipped:  # context lines alone: what the answer shows of each match is whole
         return result
+    each, was = ("", "was") if skipped == 1 else (" each", "were")
     sentence = (
-        f"{count(skipped, 'matching line')} of over a mebibyte "
-        f"{'was' if skipped == 1 else 'were'} left out (too long to hold)"
+        f"{count(skipped, 'matching line')} too long to hold (about a mebibyte or more"
+        f"{each}) {was} left out"
     )
     first = _first(ran.overlong.ends, Beneath(root, cwd))
     if first is not None and first[1] is None:  # its matches fill the end of the line

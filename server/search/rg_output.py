@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import select
 import selectors
 import subprocess
@@ -179,12 +180,20 @@ class Overlong:
 
     def __init__(self) -> None:
         self.count = 0
+        self.context = 0  # of them, context lines (`--context`), not matches
         self.ends: list[tuple[bytes, bytes]] = []
 
     def add(self, head: bytes, tail: bytes) -> None:
         self.count += 1
+        if _CONTEXT.match(head):
+            self.context += 1
+            return
         if len(self.ends) < OVERLONG_KEPT:
             self.ends.append((head[:OVERLONG_ENDS_BYTES], tail[-OVERLONG_ENDS_BYTES:]))
+
+
+# A context line of ripgrep's output: JSON's, or plain `[path NUL]number-text`.
+_CONTEXT = re.compile(rb'\{"type":"context"|(?:[^\0]*\0)?\d+-')
 
 
 class _Pieces:

@@ -5,6 +5,8 @@ what it did not keep."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -159,5 +161,29 @@ def test_notebook_documents_are_not_kept(workspace: Path) -> None:
         stats(server, 10)
         assert peak_rss_kb(server) < PEAK_RSS_CAP_KB
         assert "Failed to handle" not in server.stderr
+    finally:
+        server.close()
+
+
+def test_stats_cuts_the_names_of_roots_a_client_named(workspace: Path) -> None:
+    """Round 42: 20 folders of 300,000 escaped controls each (missing roots) made
+    `stats` a 36 MB answer; each name is now cut as answers cut names."""
+    server = RawServer()
+    server.initialize(workspace)  # watching: missing roots are the watcher's to list
+    try:
+        long = "%01" * 300_000
+        base = workspace.parent.as_uri()  # beside the workspace: not within a root
+        folders = [{"uri": f"{base}/long{i}{long}", "name": "n"} for i in range(20)]
+        event = {"added": folders, "removed": []}
+        server.notify("workspace/didChangeWorkspaceFolders", {"event": event})
+        answer = stats(server, 10)
+        for n in range(11, 300):  # until the watcher has set the roots up
+            if answer["watcher"].get("missing_roots"):
+                break
+            time.sleep(0.1)
+            answer = stats(server, n)
+        assert len(answer["watcher"]["missing_roots"]) == 20
+        assert len(json.dumps(answer)) < 200_000
+        assert "characters cut" in json.dumps(answer["watcher"])
     finally:
         server.close()

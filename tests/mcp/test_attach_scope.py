@@ -216,6 +216,18 @@ def test_a_hello_must_declare_roots_within_the_editors(
     assert os.path.exists(workspace / "secret.env")
 
 
+def test_a_hello_of_a_root_longer_than_any_path_is_refused_and_not_echoed(
+    listener: Listener, workspace: Path
+) -> None:
+    """Round 42: a hello of a 600,000-character root within the editor's was taken and
+    echoed whole (a 3.6 MB reply)."""
+    long = str(workspace / ("\x01" * 600_000))
+    refused = Raw(listener.socket_path).ask("hello", roots=[long])
+    assert kind(refused) == "outside_workspace"
+    assert "longer than any path" in refused["error"]["message"]
+    assert len(str(refused)) < 5_000
+
+
 def test_a_client_that_stops_reading_holds_only_its_own_connection(
     listener: Listener, workspace: Path, layout: Path
 ) -> None:

@@ -33,7 +33,7 @@ async def test_a_match_on_an_overlong_line_is_said_and_named(
         assert structured["partial"] is True
         assert [m["line"] for m in structured["matches"]] == [2]
         note = structured["note"]
-        assert "1 matching line of over a mebibyte was left out" in note
+        assert "1 matching line too long to hold (about a mebibyte or more) was left out" in note
         assert "the first is line 1 of" in note
         shown = await client.call_tool("read", named_call(note, "read"))
         assert not shown.is_error, text_of(shown)
@@ -49,7 +49,7 @@ async def test_a_line_of_a_million_matches_is_said_by_its_file(workspace: Path, 
     async with _client(workspace) as client:
         structured = await call(client, "grep", pattern="a", path=".", multiline=True)
     assert structured["partial"] is True
-    assert "left out (too long to hold); the first is in" in structured["note"]
+    assert "was left out; the first is in" in structured["note"]
     assert "a.txt" in structured["note"]
     shown = {Path(m["file_path"]).name for m in structured["matches"]}
     assert shown == ({"b.txt"} if files == 2 else set())
@@ -74,3 +74,12 @@ def test_output_ending_inside_an_overlong_piece_counts_it() -> None:
     assert cut.feed(b"a\n" + b"x" * (rg_output.MAX_OUTPUT_LINE_BYTES + 1)) == [b"a"]
     assert cut.end() == []
     assert cut.overlong.count == 1
+
+
+async def test_an_overlong_context_line_is_no_match(workspace: Path) -> None:
+    # Round 42: a context line of 2 MiB was counted among the "matching lines".
+    (workspace / "c.txt").write_text("NEEDLE short\n" + "y" * (2 << 20) + "\nNEEDLE again\n")
+    async with _client(workspace) as client:
+        structured = await call(client, "grep", pattern="NEEDLE", path="c.txt", context=1)
+    assert {1, 3} <= {m["line"] for m in structured["matches"]}
+    assert "matching line" not in structured.get("note", "")
