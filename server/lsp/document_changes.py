@@ -12,8 +12,10 @@ on ASCII lines are converted by arithmetic. The result is the text pygls makes, 
 for change (tests/lsp/test_document_changes.py compares them). What is left costs per
 change what it touches, and that is counted: past `WORK_BUDGET` characters of lines
 copied (a character a Python loop steps over counts `PYTHON_CHAR` times), the changes
-are not applied and `None` says so: the document is then no longer tracked (its reads
-and edits use the file on disk), as one grown past the caps on open documents is.
+are not applied and the caller is told so: the document is then lost, its text unknown,
+and every call naming it is refused until the editor saves or closes it (documents.py;
+reading or writing the disk beneath the unsaved work lost it, round 42). A whole-text
+change costs only what its message carried, which the message cap bounds.
 """
 
 from __future__ import annotations
@@ -65,13 +67,13 @@ def length(document: TextDocument) -> int:
 def apply(
     document: FollowedDocument, changes: Sequence[types.TextDocumentContentChangeEvent]
 ) -> bool:
-    """Apply `changes` to `document`'s lines; False past the budget of work (the
-    document is then left as it was before, to be let go)."""
+    """Apply `changes` to `document`'s lines; False past the budget of work (its lines
+    are then half changed, and the document is lost: endpoint.py, documents.py)."""
     lines = document.held_lines
     if lines is None:
         lines = document.source.splitlines(True)
     found = _applied(lines, document, changes)
-    if found is None:  # its lines half changed: the document is let go (endpoint.py)
+    if found is None:
         document.held_lines = None
         return False
     document.held_lines, document.chars = found

@@ -8,8 +8,11 @@ the saved text kept beside an edited one). A document opened or grown past them 
 tracked: pygls forgets it, a warning is logged, and `readkeeper/stats` counts it under
 `client_state_dropped`. Reads and edits of it then go to the disk, as for a closed one
 (an edit checks the disk's text it read, so a buffer it cannot see is never overwritten
-silently: saving the buffer later is the editor's own conflict). A document that is not
-a file (untitled:, git:) is never tracked: readkeeper reads files only.
+silently: saving the buffer later is the editor's own conflict). A document whose
+changes were too costly to apply is *lost* instead (document_changes.py): its text
+unknown, every call naming it is refused `dirty_buffer` until the editor saves or
+closes it. A document that is not a file (untitled:, git:) is never tracked:
+readkeeper reads files only.
 """
 
 from __future__ import annotations
