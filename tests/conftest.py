@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 import pytest_asyncio
+import warm_server
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
@@ -146,9 +147,15 @@ async def start_session(
     env: dict[str, str] | None = None,
     editor: str = "visual-studio-code",
     client: ReadkeeperClient | None = None,
+    real: bool = False,
 ) -> Session:
     client = client or ReadkeeperClient()
-    await client.start_server(env=env)
+    if real or type(client).start_server is not ReadkeeperClient.start_server:
+        # `python -m readkeeper serve` (its pid its own), or a client's own way of
+        # starting it (in a namespace of lowered limits: test_lsp_watch.py).
+        await client.start_server(env=env)
+    else:  # forked from a warm parent (tests/warm_server.py): started in milliseconds
+        await client.start_io(*warm_server.command("serve"), env={**os.environ, **(env or {})})
     uri = root.as_uri()
     await client.initialize_async(
         types.InitializeParams(

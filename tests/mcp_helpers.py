@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import warm_server
 from mcp import Client, StdioServerParameters
 
 from helpers import eventually, wait_until
@@ -58,9 +59,8 @@ async def stdio_client(
     """An SDK client connected to `readkeeper mcp ARGS` over stdio (in `env`, by default
     ours with a private runtime folder: `mcp_env`)."""
     env = mcp_env(private_runtime_dir()) if env is None else env
-    params = StdioServerParameters(
-        command=READKEEPER[0], args=[*READKEEPER[1:], "mcp", *args], env=env, cwd=cwd
-    )
+    command = warm_server.command("mcp", *args)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
     async with Client(params, list_roots_callback=list_roots, read_timeout_seconds=60) as client:
         yield client
 
@@ -68,9 +68,12 @@ async def stdio_client(
 class HttpServer:
     """`readkeeper mcp --http --port 0` as a subprocess; `url` is what it printed."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], real: bool = False) -> None:
+        """`real`: `python -m readkeeper` itself, not forked warm (warm_server.py): for
+        a test that reads the server's process by its pid."""
+        start = warm_server.real_command if real else warm_server.command
         self.process = subprocess.Popen(
-            [*READKEEPER, "mcp", "--http", "--port", "0", *args],
+            start("mcp", "--http", "--port", "0", *args),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -174,7 +177,7 @@ def exchange(workspace: Path, lines: list[bytes], *args: str) -> dict[Any, dict[
     client may send them). Its stdin is then closed: every line read is answered, then the
     server ends."""
     server = subprocess.Popen(
-        [*READKEEPER, "mcp", *args, "--standalone", "--root", str(workspace)],
+        warm_server.command("mcp", *args, "--standalone", "--root", str(workspace)),
         env=mcp_env(private_runtime_dir()),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

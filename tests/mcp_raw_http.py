@@ -99,7 +99,9 @@ def start(workspace: Path) -> tuple[HttpServer, Address]:
     """`readkeeper mcp --http` on `workspace` alone, with a 1,500-line big.txt in it."""
     rows = "".join(f"line {i:06d} {'x' * 40}\n" for i in range(1500))
     (workspace / "big.txt").write_text(rows)
-    server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
+    server = HttpServer(
+        ["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()), real=True
+    )
     url = urlsplit(server.url)
     assert url.hostname is not None
     assert url.port is not None

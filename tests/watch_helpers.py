@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_server
 from lsprotocol import types
 
 from conftest import Session, start_session
@@ -166,7 +167,7 @@ class Watched:
         """The server process's id."""
         server = self.client._server
         assert server is not None
-        return server.pid
+        return warm_server.real_pid(server.pid)
 
 
 async def watched(

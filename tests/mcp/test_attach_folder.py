@@ -173,7 +173,8 @@ async def published_server(workspace: Path) -> AsyncIterator[tuple[Any, Path]]:
     """The editor's server, started and its socket published: its process and the
     folder of its socket and discovery file."""
     runtime = private_runtime_dir()
-    lsp = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)})
+    # Its own process (not forked warm): the tests signal its threads.
+    lsp = await start_session(workspace, env={"XDG_RUNTIME_DIR": str(runtime)}, real=True)
     server = lsp.client._server
     assert server is not None
     found = Path(discovery.discovery_path(str(runtime / "readkeeper"), str(workspace)))

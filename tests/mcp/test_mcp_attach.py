@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import warm_server
 from lsprotocol import types
 
 from conftest import Session, start_session
@@ -32,7 +33,7 @@ async def editor(
     await eventually(found.exists, f"the editor's server to publish {found}")
     server = session.client._server
     assert server is not None
-    return session, server.pid
+    return session, warm_server.real_pid(server.pid)
 
 
 def discovery_file(runtime: Path, root: Path) -> Path:

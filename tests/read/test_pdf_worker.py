@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_server
 from document_samples import numbered_pdf, pdf_of
 from lsprotocol import types
 from PIL import Image
@@ -455,7 +456,7 @@ def test_pages_are_written_beneath_the_folder_not_through_symlinks(
 
 
 def server_pid(lsp: Session) -> int:
-    return lsp.client._server.pid  # type: ignore[union-attr]
+    return warm_server.real_pid(lsp.client._server.pid)  # type: ignore[union-attr]
 
 
 def peak_rss_mb(pid: int) -> float:
