@@ -110,6 +110,14 @@ class Scope:
                 "folders): the editor's readkeeper serves an attached agent only within them.",
                 field="roots",
             )
+        asked = list(dict.fromkeys(asked))  # the same root twice is one
+        if len(asked) > MAX_ROOTS:  # each is echoed, and every refusal walks them all
+            raise ReadkeeperError(
+                "bad_params",
+                f"hello names {len(asked):,} roots; at most {MAX_ROOTS}, as an editor's "
+                "workspace folders: name the folders that hold the others.",
+                field="roots",
+            )
         roots, spelled = [], {}
         for root in asked:
             named = os.path.isabs(root) and "\x00" not in root and len(root) <= _PATH_MAX
@@ -359,6 +367,10 @@ class Scope:
         return ReadkeeperError(exc.kind, message, **data)
 
 
+# The most roots a hello declares, as the editor's workspace folders (lsp/lifecycle.py
+# MAX_ROOTS): 20,000 were taken, each echoed by hello and stats (24.6 M characters) and
+# walked by each refusal (11 s for 5,000), round 43.
+MAX_ROOTS = 64
 # The longest path Linux takes (PATH_MAX): a longer root names no folder, and an answer
 # would echo it whole (round 42: a hello of a 600,000-character root, a 3.6 MB reply).
 _PATH_MAX = 4096

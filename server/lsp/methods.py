@@ -128,7 +128,7 @@ REQUESTS: dict[str, Serve] = {
     "readkeeper/write": changing,
     "readkeeper/attachments": in_the_pool,
     "readkeeper/changes": in_the_pool,
-    "readkeeper/forget": on_the_loop,
+    "readkeeper/forget": in_the_pool,  # resolves each path: a deep one costs milliseconds
     "readkeeper/stats": on_the_loop,
     "readkeeper/readMany": in_the_pool,
     "readkeeper/grep": in_the_pool,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import quoting, render_many
-from ..errors import shown_name
+from ..errors import MAX_CALL_NAME_CHARS, cut_name, shown_name
 from ..hints import call
 from ..protocol.batch import ReadManyParams
 from ..state import sessions
@@ -84,8 +84,10 @@ def note(params: ReadManyParams, first: str) -> str:
 
 
 def _name_chars(path: str) -> int:
-    """The most characters a path takes as one entry names it (its name; a call's JSON)."""
-    return max(len(shown_name(path)), len(quoting.json_text(path)))
+    """The most characters a path takes as one entry names it (its name; a call's JSON,
+    where a name is cut past MAX_CALL_NAME_CHARS), as JSON writes them."""
+    called = quoting.json_text(cut_name(path, MAX_CALL_NAME_CHARS))
+    return max(quoting.sent_chars(shown_name(path)), quoting.sent_chars(called))
 
 
 def _session_chars(params: ReadManyParams) -> int:

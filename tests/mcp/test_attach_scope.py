@@ -228,6 +228,24 @@ def test_a_hello_of_a_root_longer_than_any_path_is_refused_and_not_echoed(
     assert len(str(refused)) < 5_000
 
 
+def test_a_hello_of_more_roots_than_an_editor_holds_is_refused(
+    listener: Listener, layout: Path
+) -> None:
+    """Round 43: 20,000 roots were taken, each echoed by hello and stats (24.6 M
+    characters, the editor's server at 682 MB) and walked by every refusal."""
+    from readkeeper.attach.scope import MAX_ROOTS
+    from readkeeper.lsp.lifecycle import MAX_ROOTS as EDITOR_ROOTS
+
+    assert MAX_ROOTS == EDITOR_ROOTS
+    many = [str(layout / f"d{i}") for i in range(MAX_ROOTS + 1)]
+    refused = Raw(listener.socket_path).ask("hello", roots=many)
+    assert kind(refused) == "bad_params"
+    assert f"at most {MAX_ROOTS}" in refused["error"]["message"]
+    # The same root named many times is one.
+    taken = Raw(listener.socket_path).ask("hello", roots=[str(layout)] * 10_000)
+    assert taken["result"]["roots"] == [str(layout.resolve())]
+
+
 def test_a_client_that_stops_reading_holds_only_its_own_connection(
     listener: Listener, workspace: Path, layout: Path
 ) -> None:
