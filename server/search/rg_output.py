@@ -184,12 +184,12 @@ class Overlong:
         self.ends: list[tuple[bytes, bytes]] = []
 
     def add(self, head: bytes, tail: bytes) -> None:
+        head, tail = head[:OVERLONG_ENDS_BYTES], tail[-OVERLONG_ENDS_BYTES:]
         self.count += 1
         if _CONTEXT.match(head):
             self.context += 1
-            return
-        if len(self.ends) < OVERLONG_KEPT:
-            self.ends.append((head[:OVERLONG_ENDS_BYTES], tail[-OVERLONG_ENDS_BYTES:]))
+        elif len(self.ends) < OVERLONG_KEPT:
+            self.ends.append((head, tail))
 
 
 # A context line of ripgrep's output: JSON's, or plain `[path NUL]number-text`.
