@@ -28,12 +28,17 @@ MOST_TRACEBACK_LINES = 200
 TRACEBACK_INDENT = "  | "
 
 
+def cut(text: str) -> str:
+    """`text` cut in its middle past `MOST_CHARS` (errors.cut_middle's mark)."""
+    if len(text) <= MOST_CHARS:
+        return text
+    return cut_middle(text, MOST_CHARS // 2, MOST_CHARS // 2, part=lambda t: t)
+
+
 def one_line(message: str) -> str:
     """A record's message as written: cut in its middle past `MOST_CHARS`, every
     character `quoting.printable` escapes escaped."""
-    if len(message) > MOST_CHARS:
-        message = cut_middle(message, MOST_CHARS // 2, MOST_CHARS // 2, part=lambda t: t)
-    return quoting.printable(message)
+    return quoting.printable(cut(message))
 
 
 class LogLines(logging.Formatter):
@@ -85,4 +90,4 @@ TRACEBACK = "Traceback (most recent call last)"
 # An exception's line in a traceback, among an exception group's `|` and `+` rules.
 _EXCEPTION_LINE = re.compile(r"^[\s|+-]*((?:\w+\.)*\w*(?:Error|Exception|Group): .*)$", re.M)
 
-__all__ = ["MOST_CHARS", "LogLines", "one_line"]
+__all__ = ["MOST_CHARS", "LogLines", "cut", "one_line"]

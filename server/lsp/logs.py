@@ -12,13 +12,9 @@ from typing import ClassVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..errors import cut_middle
+from .. import log_lines
 from ..log_lines import LogLines
 from .rpc_errors import carries_kind
-
-# The most characters of one message mirrored to the editor's log: pygls logs what a
-# request named (an unknown command of 2,000,000 characters was sent back whole).
-MOST_CHARS = 4096
 
 
 class ClientLogHandler(logging.Handler):
@@ -40,9 +36,9 @@ class ClientLogHandler(logging.Handler):
         """Send `record` to the editor, from the event loop."""
         if self.loop is None or self.loop.is_closed():
             return
-        message = self.format(record)
-        if len(message) > MOST_CHARS:  # an echo of what a request named (round 40: 2 MB)
-            message = cut_middle(message, MOST_CHARS // 2, MOST_CHARS // 2, part=lambda t: t)
+        # Its message and traceback in all, as stderr cuts a message: pygls logs what a
+        # request named (an unknown command of 2,000,000 characters, round 40).
+        message = log_lines.cut(self.format(record))
         params = types.LogMessageParams(
             type=self.LEVELS.get(record.levelno, types.MessageType.Log), message=message
         )
