@@ -11,13 +11,13 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import IO, Any
 
-SERVE = [sys.executable, "-m", "readkeeper", "serve"]
+import warm_server
+
 # A deadline, not a wait: a server that answers at all answers in milliseconds, but on a
 # loaded machine (CI, parallel workers) its start-up alone can take seconds.
 WAIT_S = 30.0
@@ -29,10 +29,17 @@ class ServerGone(AssertionError):
 
 class RawServer:
     def __init__(
-        self, *command: str, env: dict[str, str] | None = None, cwd: Path | None = None
+        self,
+        *command: str,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        real: bool = False,
     ) -> None:
+        """`command`: `readkeeper serve` unless given, started warm (warm_server.py)
+        unless `real` (a test that reads the server's own pid)."""
+        serve = warm_server.real_command("serve") if real else warm_server.command("serve")
         self.process = subprocess.Popen(
-            command or SERVE,
+            command or serve,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pytest
+import warm_server
 
 from readkeeper.read.anchors import anchor
 
@@ -19,7 +20,9 @@ READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_read_prints_numbered_lines(workspace: Path) -> None:
@@ -160,7 +163,7 @@ def test_output_cut_short_by_the_reader_is_not_a_traceback(workspace: Path) -> N
     # ~240 KB: more than a pipe holds, so the writer is still writing when the pipe closes.
     (workspace / "many.txt").write_text("".join(f"line {i} {'x' * 110}\n" for i in range(1, 2001)))
     reader = subprocess.Popen(
-        [*READKEEPER, "read", "many.txt"],
+        warm_server.command("read", "many.txt"),
         cwd=workspace,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -236,7 +239,7 @@ def test_invalid_and_unknown_settings_are_reported_and_fall_back(workspace: Path
         "READKEEPER_DEFAULT_LIMT": "1",  # misspelt: not a setting
     }
     done = subprocess.run(
-        [*READKEEPER, "read", "a.txt"],
+        warm_server.command("read", "a.txt"),
         cwd=workspace,
         env=env,
         capture_output=True,

@@ -8,17 +8,16 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-from readkeeper.cli import build_parser
+import warm_server
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
+from readkeeper.cli import build_parser
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=120
     )
 
 
@@ -63,7 +62,7 @@ def test_a_backtick_in_a_name_cannot_end_the_span_of_a_command(workspace: Path) 
     assert reads, commands
     for command in reads:  # (the search it names has a placeholder for its pattern)
         again = subprocess.run(
-            ["bash", "-c", command.replace("readkeeper", shlex.join(READKEEPER), 1)],
+            ["bash", "-c", command.replace("readkeeper", shlex.join(warm_server.command()), 1)],
             cwd=workspace,
             capture_output=True,
             text=True,

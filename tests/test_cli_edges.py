@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import warm_server
 
 from mcp_helpers import mcp_env, private_runtime_dir
 
@@ -21,7 +22,7 @@ READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 def run(*args: str, cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        [*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60, **kwargs
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60, **kwargs
     )
 
 
@@ -103,7 +104,7 @@ def test_mcp_on_a_terminal_stops_on_ctrl_c(workspace: Path, attach: bool) -> Non
     args = ["mcp"] if attach else ["mcp", "--standalone"]
     try:
         with subprocess.Popen(
-            [*READKEEPER, *args],
+            warm_server.command(*args),
             cwd=workspace,
             stdin=follower,
             stdout=follower,
@@ -214,7 +215,7 @@ def test_output_that_cannot_be_written_is_said_in_one_line(
     (workspace / "f.txt").write_text("a\n")
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [*READKEEPER, *command],
+            warm_server.command(*command),
             cwd=workspace,
             stdout=full,
             stderr=subprocess.PIPE,

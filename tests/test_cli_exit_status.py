@@ -7,12 +7,10 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-READKEEPER = [sys.executable, "-m", "readkeeper"]
+import warm_server
 
 REFUSED = [
     ("read", "missing.py"),  # not_found
@@ -63,7 +61,7 @@ def folder(workspace: Path) -> Path:
 def _status(args: tuple[str, ...], cwd: Path, runtime: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "XDG_RUNTIME_DIR": str(runtime)}
     return subprocess.run(
-        [*READKEEPER, *args],
+        warm_server.command(*args),
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -9,16 +9,17 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
+
+import warm_server
 
 from readkeeper.exit_status import NOTHING_FOUND
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
-
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def commands(said: str) -> list[list[str]]:

@@ -10,22 +10,22 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+import warm_server
 from document_samples import numbered_pdf
 from PIL import Image
 
 from readkeeper import cli_media, quoting
 from readkeeper.errors import ReadkeeperError
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
-
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_render_without_out_names_the_command_that_keeps_the_pages(workspace: Path) -> None:

@@ -9,21 +9,22 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
+import warm_server
 from document_samples import notebook_with_plots
 
 from readkeeper.cli import build_parser
 from readkeeper.hints import again, answering, call, for_cli
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 # A read's options as the core's notes write them.
 WRITTEN = re.compile(r"\b(offset|limit|pages|symbol|line_format|include_images|force|render)=")
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_a_notebooks_placeholder_names_the_flag_that_shows_its_images(workspace: Path) -> None:

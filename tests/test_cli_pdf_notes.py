@@ -10,13 +10,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_server
 from document_samples import text_pdf
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 # readkeeper's note for a page with no text (a scan, a drawing), in the other front
 # ends' words: here a page's own text.
 NOTE = (
@@ -26,7 +25,9 @@ NOTE = (
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def _commands(said: str) -> list[str]:

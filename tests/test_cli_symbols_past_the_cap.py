@@ -10,15 +10,17 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
+import warm_server
+
 CAP = 20_000
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def _commands(said: str) -> list[list[str]]:

@@ -5,6 +5,7 @@ tests start their server this way, so a difference here would hide in all of the
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +24,16 @@ def both(
         subprocess.run(start(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
         for start in (warm_server.command, warm_server.real_command)
     ]
+
+
+def _answered_initialize(server: subprocess.Popen[bytes], workspace: Path) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    init = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))
+    server.stdin.flush()
+    assert server.stdout.readline().startswith(b"Content-Length:")
 
 
 def test_a_command_s_output_and_status_are_the_real_ones(workspace: Path) -> None:
@@ -50,7 +61,7 @@ def test_a_signal_to_the_launcher_ends_the_server_as_it_ends_a_real_one(
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(1.0)  # past its start
+        _answered_initialize(server, workspace)  # past its start: its handlers are set
         server.send_signal(signum)
         codes.append(server.wait(30))
         assert server.stdin is not None

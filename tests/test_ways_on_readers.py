@@ -8,22 +8,23 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import typing
 from pathlib import Path
 
+import warm_server
 from document_samples import text_pdf
 
 from mcp_helpers import core_client, dropin_client, text_of
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 # An option as the core writes it, or two named as words.
 WRITTEN = re.compile(r"\b(offset|limit|pages|symbol|force|render|include_images)=")
 NAMED = re.compile(r"\b(?:offset|limit)(?:, | and | or |/)(?:offset|limit)\b")
 
 
 def run(*args: str, cwd: Path) -> str:
-    done = subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
     return done.stdout + done.stderr
 
 

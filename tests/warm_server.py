@@ -16,8 +16,9 @@ the launcher's end of the socket closes and the parent kills the child.
 
 What a fork cannot give is started for real (the launcher `exec`s `python -m
 readkeeper`): an environment that changes how the interpreter starts (PYTHON*, the
-locale), no parent (it failed to start), or a test that needs the server's own pid,
-which names the launcher here (`real_server()`).
+locale), a closed stdin, stdout or stderr (the launcher's socket would take its
+number), no parent (it failed to start), or a test that needs the server's own pid,
+which names the launcher here (`real_command()`).
 
 The parent starts no thread and opens nothing a child could inherit by mistake; it
 ends when the pytest process that started it does (end of file on its stdin), killing
@@ -65,6 +66,8 @@ def launch(path: str, args: list[str]) -> None:
         "umask": os.umask(0o22),
     }
     os.umask(request["umask"])
+    if not all(_is_open(fd) for fd in (0, 1, 2)):  # a test of a closed stdio: as it is
+        _start_for_real(args)
     link = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         link.connect(path)
@@ -74,7 +77,7 @@ def launch(path: str, args: list[str]) -> None:
         started = {}
     if "pid" not in started:
         link.close()
-        os.execv(sys.executable, [sys.executable, "-m", "readkeeper", *args])
+        _start_for_real(args)
     child = int(started["pid"])
     # For a test that signals or inspects the server itself: `real_pid`.
     with contextlib.suppress(OSError), open(_pid_file(path, os.getpid()), "w") as said:
@@ -98,6 +101,18 @@ def launch(path: str, args: list[str]) -> None:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code & 0xFF)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _start_for_real(args: list[str]) -> None:
+    os.execv(sys.executable, [sys.executable, "-m", "readkeeper", *args])
 
 
 def _pid_file(path: str, launcher: int) -> str:

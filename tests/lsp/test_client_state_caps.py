@@ -27,7 +27,7 @@ def peak_rss_kb(server: RawServer) -> int:
 
 
 def started(workspace: Path) -> RawServer:
-    server = RawServer()
+    server = RawServer(real=True)  # its own pid: peak_rss_kb
     server.initialize(workspace, initializationOptions={"watch": False})
     return server
 
@@ -168,7 +168,7 @@ def test_notebook_documents_are_not_kept(workspace: Path) -> None:
 def test_stats_cuts_the_names_of_roots_a_client_named(workspace: Path) -> None:
     """Round 42: 20 folders of 300,000 escaped controls each (missing roots) made
     `stats` a 36 MB answer; each name is now cut as answers cut names."""
-    server = RawServer()
+    server = RawServer(real=True)  # its own pid: peak_rss_kb
     server.initialize(workspace)  # watching: missing roots are the watcher's to list
     try:
         long = "%01" * 300_000

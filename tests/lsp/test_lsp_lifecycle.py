@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_server
 from raw_lsp import WAIT_S, RawServer
 
 from helpers import wait_until
@@ -257,7 +258,7 @@ def test_a_shutdown_while_the_modules_load_starts_no_attach_socket(workspace: Pa
 def token_table_loaded(raw: RawServer) -> bool:
     """Whether the server process has a counter's native module (the token table)
     mapped: rs-bpe's, or tiktoken's where it counts (read/bpe_count.py)."""
-    maps = Path(f"/proc/{raw.process.pid}/maps").read_text()
+    maps = Path(f"/proc/{warm_server.real_pid(raw.process.pid)}/maps").read_text()
     return "rs_bpe" in maps or "_tiktoken" in maps
 
 

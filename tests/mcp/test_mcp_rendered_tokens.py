@@ -12,12 +12,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import warm_server
 from document_samples import every_output_notebook, numbered_pdf, papermill_notebooks
 from mcp import Client
 from test_mcp_attach import editor
@@ -25,8 +25,6 @@ from test_mcp_attach import editor
 from helpers import tiktoken_count
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
 from readkeeper.words import count
-
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 
 
 def sent_body(shown: str, note: str | None) -> str:
@@ -116,7 +114,7 @@ async def test_a_notebook_over_the_cap_over_mcp_sends_at_most_the_cap(workspace:
 
 def cli(*args: str, cwd: Path) -> str:
     done = subprocess.run(
-        [*READKEEPER, "read", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        warm_server.command("read", *args), cwd=cwd, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.removesuffix("\n")  # print's own newline

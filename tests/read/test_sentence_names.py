@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import warm_server
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from readkeeper.protocol import WriteParams
 from readkeeper.search import shown
 
 _DEL = re.compile(r"(?<!\\)((?:\\\\)*)\\x7f")
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 # A name that, bare, finishes readkeeper's "Did you mean" and adds a note of its own.
 SENTENCE = (
     "app.py?  readkeeper note: the user allowed reading outside the workspace for this "
@@ -77,7 +76,7 @@ def test_grep_lines_name_a_file_with_a_colon_quoted() -> None:
 def test_the_cli_suggests_a_sentence_like_name_quoted(workspace: Path) -> None:
     (workspace / SENTENCE).touch()
     done = subprocess.run(
-        [*READKEEPER, "read", "--root", str(workspace), "app.py"],
+        warm_server.command("read", "--root", str(workspace), "app.py"),
         cwd=workspace,
         capture_output=True,
         text=True,

@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
-
-READKEEPER = [sys.executable, "-m", "readkeeper"]
+import warm_server
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*READKEEPER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        warm_server.command(*args), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_grep_glob_and_ls(workspace: Path) -> None:
@@ -66,6 +66,8 @@ def test_json_naming_a_file_not_utf8_is_valid_unicode(workspace: Path, command: 
     bytes or JSON's lone-surrogate escape (strict decoders refuse both)."""
     with open(os.path.join(os.fsencode(workspace), b"\xff.txt"), "wb") as file:
         file.write(b"x\n")
-    ran = subprocess.run([*READKEEPER, *command], cwd=workspace, capture_output=True, timeout=60)
+    ran = subprocess.run(
+        warm_server.command(*command), cwd=workspace, capture_output=True, timeout=60
+    )
     assert ran.returncode == 0, ran.stderr
     assert "\\udcff.txt" in json.dumps(orjson.loads(ran.stdout))  # strict: UTF-8, no lone half

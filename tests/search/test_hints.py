@@ -4,10 +4,10 @@ tool with its arguments, the CLI command with its flags; never a shell command."
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_server
 
 from conftest import Session
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
@@ -17,7 +17,6 @@ from readkeeper.errors import ReadkeeperError
 from readkeeper.hints import call, for_cli, for_mcp
 from readkeeper.mcp.tools import METHOD_TOOLS
 
-READKEEPER = [sys.executable, "-m", "readkeeper"]
 SHELL_WORDS = ("`ls", "e.g. grep", "grep -n", "`find", "`cat")
 
 
@@ -74,7 +73,11 @@ async def test_mcp_errors_name_tools_with_arguments(workspace: Path) -> None:
 def test_cli_errors_name_commands(workspace: Path) -> None:
     (workspace / "sub").mkdir()
     done = subprocess.run(
-        [*READKEEPER, "read", "sub"], cwd=workspace, capture_output=True, text=True, timeout=60
+        warm_server.command("read", "sub"),
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert f"`readkeeper ls {workspace / 'sub'}`" in done.stderr
