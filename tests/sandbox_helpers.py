@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import warm_server
 from lsprotocol import types
 
 from conftest import Session, start_session
@@ -65,7 +65,7 @@ class SandboxClient(ReadkeeperClient):
             return types.MessageActionItem(title="Deny")
 
     async def start_server(self, *extra_args: str, env: dict[str, str] | None = None) -> None:
-        serve = [sys.executable, "-m", "readkeeper", "serve", *extra_args]
+        serve = warm_server.command("serve", *extra_args)
         await self.start_io(
             "sh",
             "-c",

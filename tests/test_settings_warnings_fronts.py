@@ -13,10 +13,11 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+import warm_server
 from mcp import Client, StdioServerParameters
 
 from conftest import start_session
-from mcp_helpers import READKEEPER, call, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import call, mcp_env, private_runtime_dir, stdio_client
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.setting_values import whole_number
@@ -118,8 +119,8 @@ async def test_mcp_sends_the_settings_warnings_to_a_client_that_reads_logs(
 
     env = mcp_env(private_runtime_dir(), **BAD)
     params = StdioServerParameters(
-        command=READKEEPER[0],
-        args=[*READKEEPER[1:], "mcp", "--root", str(workspace), "--standalone"],
+        command=sys.executable,
+        args=warm_server.command("mcp", "--root", str(workspace), "--standalone")[1:],
         env=env,
     )
     level: Any = "info" if mode == "auto" else None
@@ -150,8 +151,8 @@ async def test_mcp_sends_no_settings_warnings_to_a_client_that_reads_no_logs(
 
     env = mcp_env(private_runtime_dir(), **BAD)
     params = StdioServerParameters(
-        command=READKEEPER[0],
-        args=[*READKEEPER[1:], "mcp", "--root", str(workspace), "--standalone"],
+        command=sys.executable,
+        args=warm_server.command("mcp", "--root", str(workspace), "--standalone")[1:],
         env=env,
     )
     async with Client(params, logging_callback=logged, read_timeout_seconds=60) as client:

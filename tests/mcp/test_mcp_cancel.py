@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+import warm_server
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
+from mcp_helpers import mcp_env, private_runtime_dir
 
 VERSIONS = ("2025-11-25", "2026-07-28")
 META = {
@@ -37,7 +38,7 @@ class Mcp:
     def __init__(self, workspace: Path, version: str, *args: str) -> None:
         self.version = version
         self.proc = subprocess.Popen(
-            [*READKEEPER, "mcp", *args, "--standalone", "--root", str(workspace)],
+            warm_server.command("mcp", *args, "--standalone", "--root", str(workspace)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -15,7 +15,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir
+import warm_server
+
+from mcp_helpers import mcp_env, private_runtime_dir
 
 
 def call(msg_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +30,7 @@ class Lines:
 
     def __init__(self, workspace: Path) -> None:
         self.process = subprocess.Popen(
-            [*READKEEPER, "mcp", "--root", str(workspace), "--standalone"],
+            warm_server.command("mcp", "--root", str(workspace), "--standalone"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_server
 from mcp import MCPError
 from test_mcp_message_cap import Answers, hello
 
-from mcp_helpers import READKEEPER, mcp_env, private_runtime_dir, stdio_client
+from mcp_helpers import mcp_env, private_runtime_dir, stdio_client
 from readkeeper import calls
 from readkeeper.attach import framing
 from readkeeper.attach.listener import Listener
@@ -61,7 +62,7 @@ def raw_server(workspace: Path) -> subprocess.Popen[bytes]:
     """`readkeeper mcp` on `workspace`, spoken to in raw JSON-RPC lines (what the SDK's
     client cannot send); the caller kills it."""
     return subprocess.Popen(
-        [*READKEEPER, "mcp", "--standalone", "--root", str(workspace)],
+        warm_server.command("mcp", "--standalone", "--root", str(workspace)),
         env=mcp_env(private_runtime_dir()),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

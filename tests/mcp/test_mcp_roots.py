@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import warm_server
 
 from mcp_helpers import (
-    READKEEPER,
     call,
     error_kind,
     mcp_env,
@@ -75,7 +75,7 @@ async def test_an_explicit_root_may_be_the_home_folder(tmp_path: Path) -> None:
 def test_a_root_that_is_not_a_folder_is_refused_at_start(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     done = subprocess.run(
-        [*READKEEPER, "mcp", "--root", str(missing)],
+        warm_server.command("mcp", "--root", str(missing)),
         env=mcp_env(private_runtime_dir()),
         stdin=subprocess.DEVNULL,
         capture_output=True,
