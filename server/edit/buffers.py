@@ -18,6 +18,9 @@ from .refusals import dirty, not_reloaded
 from .services import BufferEditor, EditServices, TextChange, Unapplied
 
 _LSP_BREAK = re.compile(r"\r\n|\r|\n")
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+# What str.splitlines also ends a line at, and LSP (an editor) does not.
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def dirty_buffer(
@@ -95,6 +98,15 @@ def whole_change(before: str, after: str) -> TextChange:
     """`before` -> `after` as one change, trimmed to the part that differs."""
     head, tail = common_ends(before, after)
     return TextChange(head, len(before) - tail, after[head : len(after) - tail])
+
+
+def lsp_lines(text: str) -> list[str]:
+    """`text`'s lines with their ends, as LSP (and an editor) ends them: at LF, CRLF and
+    CR only. `str.splitlines` also ends one at a form feed, NEL, U+2028...: every
+    position after one would name another line than the editor's (round 44)."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(True)
+    return _LSP_LINE.findall(text)
 
 
 def lsp_position(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, int]:

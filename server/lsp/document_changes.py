@@ -8,8 +8,13 @@ document held the server for 20-35 s, on 10 MB for minutes (outside round 41).
 
 Here the document is split once, each change replaces only the lines its range
 touches (with a line on either side, where a `\\r` and a `\\n` may join), and positions
-on ASCII lines are converted by arithmetic. The result is the text pygls makes, change
-for change (tests/lsp/test_document_changes.py compares them). What is left costs per
+on ASCII lines are converted by arithmetic. The result is the text the editor holds,
+as LSP defines it, which is not always pygls' (tests/lsp/test_document_changes.py
+compares them with an editor's rules): lines end at LF, CRLF and CR only (pygls' split
+also ends one at a form feed, NEL, U+2028..., and every later change landed a line
+early, round 44); a character past a line's end is its end, before its line break
+(pygls put a CRLF line's between the CR and the LF, and a last line's one before its
+end); a line past the last is the end of the text. What is left costs per
 change what it touches, and that is counted: past `WORK_BUDGET` characters of lines
 copied (a character a Python loop steps over counts `PYTHON_CHAR` times), the changes
 are not applied and the caller is told so: the document is then lost, its text unknown,
@@ -25,6 +30,8 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
+
+from ..edit.buffers import lsp_lines
 
 # Characters of lines copied or scanned for one notification's changes: far more than
 # any editor's (a thousand cursors typing in long lines) in tens of milliseconds.
@@ -71,7 +78,7 @@ def apply(
     are then half changed, and the document is lost: endpoint.py, documents.py)."""
     lines = document.held_lines
     if lines is None:
-        lines = document.source.splitlines(True)
+        lines = lsp_lines(document.source)
     found = _applied(lines, document, changes)
     if found is None:
         document.held_lines = None
@@ -84,7 +91,7 @@ def applied(
     document: TextDocument, changes: Sequence[types.TextDocumentContentChangeEvent]
 ) -> str | None:
     """The document's text after `changes`, or None past the budget of work."""
-    found = _applied(document.source.splitlines(True), document, changes)
+    found = _applied(lsp_lines(document.source), document, changes)
     return None if found is None else "".join(found[0])
 
 
@@ -106,7 +113,7 @@ def _applied(
         elif document._is_sync_kind_none:
             continue
         else:  # the whole text: its cost is the message's own size (the message cap)
-            lines = change.text.splitlines(True)
+            lines = lsp_lines(change.text)
             chars = len(change.text)
         if work > WORK_BUDGET:
             return None
@@ -119,13 +126,13 @@ def _apply(
     """Apply one ranged change to `lines` in place, as pygls would to their text; the
     work it took, and the characters it added (fewer than none when it removed)."""
     if not lines:  # pygls: an empty document takes the text as it is
-        lines[:] = change.text.splitlines(True)
+        lines[:] = lsp_lines(change.text)
         return len(change.text), len(change.text)
-    (start_line, start_col), work = _position(lines, change.range.start, codec)
-    (end_line, end_col), end_work = _position(lines, change.range.end, codec)
+    units = _units(codec)
+    start, work = _position(lines, change.range.start, units)
+    end, end_work = _position(lines, change.range.end, units)
     work += end_work
-    if end_line < start_line:  # pygls writes every line as it was
-        return work, 0
+    (start_line, start_col), (end_line, end_col) = sorted((start, end))  # as an editor's Range
     piece = lines[start_line][:start_col] + change.text + lines[end_line][end_col:]
     # Resplit with the lines on either side: a `\r` ending the one before may join a
     # `\n` the piece starts with, and a piece without a line end joins the one after.
@@ -133,30 +140,35 @@ def _apply(
     last = end_line + 1 if end_line + 1 < len(lines) else end_line
     region = "".join([*lines[first:start_line], piece, *lines[end_line + 1 : last + 1]])
     was = sum(map(len, lines[first : last + 1]))
-    lines[first : last + 1] = region.splitlines(True)
+    lines[first : last + 1] = lsp_lines(region)
     return work + len(region) + (last - first + 1), len(region) - was
 
 
+def _units(codec: Any) -> str:
+    """The position encoding's name: "utf-16", "utf-8" or "utf-32"."""
+    encoding = getattr(codec, "encoding", None)
+    return str(getattr(encoding, "value", encoding) or "utf-16")
+
+
 def _position(
-    lines: list[str], position: types.Position, codec: Any
+    lines: list[str], position: types.Position, units: str
 ) -> tuple[tuple[int, int], int]:
-    """The position as (line, code point), as pygls' codec converts it, and the work."""
-    if position.line < len(lines):
-        line = lines[position.line]
-        if line.isascii():  # one code unit a character, in every encoding
-            # pygls counts a `\r\n` line one character short, and a column past that
-            # length is taken as one before it.
-            length = len(line) - 1 if line.endswith("\r\n") else len(line)
-            column = position.character
-            if length == 0:
-                column = 0
-            elif column > length:
-                column = length - 1
-            return (position.line, column), len(line)
-        scanned = len(line)
-    else:
-        scanned = len(lines[-1])
-    converted = codec.position_from_client_units(
-        lines, types.Position(position.line, position.character)
-    )
-    return (converted.line, converted.character), scanned * PYTHON_CHAR
+    """The position as (line, code point) in `lines`, and the work: a character past
+    its line's end is that end (before the line break), a line past the last the end
+    of the text."""
+    if position.line >= len(lines):
+        return (len(lines) - 1, len(lines[-1])), 1
+    line = lines[position.line]
+    end = len(line) - (2 if line.endswith("\r\n") else 1 if line.endswith(("\r", "\n")) else 0)
+    wanted = position.character
+    if units == "utf-32" or line.isascii():  # one code unit a character
+        return (position.line, min(wanted, end)), len(line)
+    column, counted = 0, 0
+    while column < end and counted < wanted:
+        char = line[column]
+        if units == "utf-8":
+            counted += len(char.encode("utf-8", "surrogatepass"))
+        else:
+            counted += 2 if ord(char) > 0xFFFF else 1
+        column += 1
+    return (position.line, column), len(line) * PYTHON_CHAR

@@ -1,13 +1,17 @@
 """`didChange` applied within a budget of work (readkeeper/lsp/document_changes.py): the
-same text pygls makes, change for change, and a notification of thousands of changes
-to a long line no longer holds the server (outside round 41: 10,000 changes to a 1 MB
+text an editor holds, change for change, by LSP's rules (lines end at LF, CRLF and CR
+only; a position past a line's end is that end; round 44 found pygls' split at a form
+feed shifting every later change), and a notification of thousands of changes to a
+long line no longer holds the server (outside round 41: 10,000 changes to a 1 MB
 document kept every other call waiting 20-35 s; to 10 MB, minutes)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -16,9 +20,10 @@ from raw_lsp import RawServer
 
 from readkeeper.lsp.document_changes import WORK_BUDGET, applied, apply, follow
 
-# Line ends of every kind splitlines knows, ASCII and not, and characters of two UTF-16
-# units: where pygls' conversions and the line joins differ.
-PIECES = ["a", "bc", " ", "\n", "\r", "\r\n", "é", "😋", "\x0b", "\u2028", "xyz"]
+# Line ends of every kind splitlines knows (LSP's three only end a line), ASCII and not,
+# and characters of two UTF-16 units: where conversions and the line joins can go wrong.
+PIECES = ["a", "bc", " ", "\n", "\r", "\r\n", "é", "😋", "\x0b", "\x0c", "\x85", "\u2028", "xyz"]
+BREAK = re.compile(r"\r\n|\r|\n")
 text = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 position = st.builds(types.Position, line=st.integers(0, 6), character=st.integers(0, 8))
 ranged = st.builds(
@@ -45,27 +50,65 @@ def document(source: str, encoding: str) -> TextDocument:
     return TextDocument("file:///x.txt", source, version=1, position_codec=codec)
 
 
+def editor_offset(text: str, where: types.Position, encoding: str) -> int:
+    """Where an editor puts `where` in `text`, as offsets in the whole text (not lines
+    kept apart): lines end at LF, CRLF and CR; a character past its line's content is
+    its end; a line past the last is the end of the text."""
+    starts = [0, *(found.end() for found in BREAK.finditer(text))]
+    if where.line >= len(starts):
+        return len(text)
+    start = starts[where.line]
+    stop = starts[where.line + 1] if where.line + 1 < len(starts) else len(text)
+    content = BREAK.sub("", text[start:stop])
+    units = 0
+    for index, char in enumerate(content):
+        if units >= where.character:
+            return start + index
+        units += {"utf-8": len(char.encode()), "utf-32": 1}.get(encoding, 1 + (ord(char) > 0xFFFF))
+    return start + len(content)
+
+
+def as_an_editor_applies(text: str, one: Any, encoding: str) -> str:
+    if not isinstance(one, types.TextDocumentContentChangePartial):
+        return str(one.text)
+    ends = sorted(editor_offset(text, at, encoding) for at in (one.range.start, one.range.end))
+    return text[: ends[0]] + one.text + text[ends[1] :]
+
+
 @settings(max_examples=600, deadline=None)
 @given(source=text, changes=st.lists(change, max_size=6), encoding=st.sampled_from(ENCODINGS))
-def test_the_text_is_what_pygls_makes_change_for_change(
+def test_the_text_is_what_an_editor_makes_change_for_change(
     source: str, changes: list[Any], encoding: str
 ) -> None:
-    theirs = document(source, encoding)
+    theirs = source
     for one in changes:
-        # pygls may clamp a position in place: give it copies.
-        theirs.apply_change(
-            types.TextDocumentContentChangePartial(range=_copy(one.range), text=one.text)
-            if isinstance(one, types.TextDocumentContentChangePartial)
-            else one
-        )
-    assert applied(document(source, encoding), changes) == theirs.source
+        theirs = as_an_editor_applies(theirs, one, encoding)
+    assert applied(document(source, encoding), changes) == theirs
+    held = follow(document(source, encoding))
+    for one in changes:  # one notification each, the lines kept between them
+        assert apply(held, [one])
+    assert held.source == theirs
 
 
-def _copy(where: types.Range) -> types.Range:
-    return types.Range(
-        types.Position(where.start.line, where.start.character),
-        types.Position(where.end.line, where.end.character),
-    )
+@pytest.mark.parametrize(
+    ("source", "where", "typed", "held"),
+    [
+        # round 44: a form feed ended no line for the editor, but one for pygls' split
+        ("a\x0cb\nkeep1\nTARGET\n", (2, 0), ">", "a\x0cb\nkeep1\n>TARGET\n"),
+        ("a\u2028b\x85c\nkeep\n", (1, 0), ">", "a\u2028b\x85c\n>keep\n"),
+        # past a CRLF line's end: its end, never between the CR and the LF
+        ("ab\r\ncd\r\n", (0, 3), "X", "abX\r\ncd\r\n"),
+        # past the last line's end (no line break): its end, not one before it
+        ("ab\ncd", (1, 9), "X", "ab\ncdX"),
+        ("ab\n", (7, 2), "X", "ab\nX"),  # a line past the last: the end of the text
+    ],
+)
+def test_a_position_lands_where_the_editor_put_it(
+    source: str, where: tuple[int, int], typed: str, held: str
+) -> None:
+    at = types.Position(*where)
+    one = types.TextDocumentContentChangePartial(range=types.Range(at, at), text=typed)
+    assert applied(document_of(source), [one]) == held
 
 
 def test_many_changes_to_short_lines_are_applied_within_the_budget() -> None:
@@ -174,5 +217,21 @@ def test_a_thousand_cursors_typing_are_applied(workspace: Path) -> None:
         assert file["unsaved"] is True
         assert "> row 0" in file["content"]
         assert "\trow 1" in file["content"]
+    finally:
+        server.close()
+
+
+def test_an_edit_after_a_form_feed_is_read_where_the_editor_holds_it(workspace: Path) -> None:
+    """Round 44: the server's copy split at the form feed, so the `>` typed before
+    TARGET landed on the line above, and the agent read what the editor did not hold."""
+    server, path = _opened(workspace, "a\x0cb\nkeep1\nTARGET\n")
+    try:
+        at = {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}
+        _change(server, path, [{"range": at, "text": ">"}])
+        reply = server.request(3, "readkeeper/read", {"file_path": str(path), "force": True})
+        assert reply["result"]["file"]["content"].split("\n")[1:] == [
+            "     2\tkeep1",
+            "     3\t>TARGET",
+        ]
     finally:
         server.close()
