@@ -15,7 +15,7 @@ from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
-from readkeeper.files.reach import walk
+from readkeeper.files.reach import remembering, walk
 from readkeeper.read.readers.text import decode_text, split_lines
 from readkeeper.settings import Settings
 
@@ -41,6 +41,11 @@ def at_roots(workspace: Workspace) -> list[Found]:
 
 def above(paths: Iterable[str], workspace: Workspace) -> list[Found]:
     """Memory files in the folders from each path up to (not including) its root."""
+    with remembering():  # every folder above each path is looked in: walked once
+        return _above(paths, workspace)
+
+
+def _above(paths: Iterable[str], workspace: Workspace) -> list[Found]:
     candidates: list[str] = []
     roots = workspace.roots
     for path in paths:

@@ -263,16 +263,27 @@ def _readable_file(path: str, reaches: list[Reach]) -> bool:
 
 def nearest_folder(path: str, reaches: list[Reach]) -> str | None:
     """The nearest folder above `path` that is there, as `path` names it, looked at only
-    inside `reaches` (never through a link out); None when there is none inside."""
+    inside `reaches` (never through a link out); None when there is none inside.
+
+    A folder is there only if every folder above it is, so the deepest one is found by
+    halving: a few walks of the path, not one per level (2,000 levels of a missing
+    path took a walk each, 4,000,000 lstats, round 44)."""
+    above: list[str] = []  # the folders above `path` inside the roots, nearest first
     parent = os.path.dirname(path)
     while any(within(parent, r.real) or within(parent, r.spelled) for r in reaches):
-        real = _real(parent, reaches)
-        if real is not None and os.path.isdir(real):
-            return parent
+        above.append(parent)
         if parent == os.path.dirname(parent):
-            return None
+            break
         parent = os.path.dirname(parent)
-    return None
+    there, missing = len(above), 0  # above[there:] are there; above[:missing] are not
+    while missing < there:
+        middle = (missing + there) // 2
+        real = _real(above[middle], reaches)
+        if real is not None and os.path.isdir(real):
+            there = middle
+        else:
+            missing = middle + 1
+    return above[there] if there < len(above) else None
 
 
 def _real(path: str, reaches: list[Reach]) -> str | None:

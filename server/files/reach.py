@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
-from contextlib import suppress
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .. import quoting
@@ -110,13 +111,41 @@ def by_name(path: str, folders: Sequence[Reach]) -> str | None:
     return folder.real + path[len(folder.spelled.rstrip(os.sep)) :]
 
 
+# What the walks of one operation learnt of the folders on their way (`remembering`):
+# a folder as the path names it -> where it leads and the permitted folder it lies in.
+Walked = dict[str, tuple[str, str | None]]
+_MEMO_LEVELS = 4  # how far up a walk looks for a folder walked before
+_MEMO: ContextVar[dict[tuple[Reach, ...], Walked] | None] = ContextVar("walked", default=None)
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Within the block (on this thread), a walk of a path whose folder an earlier walk
+    of the block passed looks at its last name only: for an operation that looks at a
+    name in every folder above a deep path (ignore files, memory files), which walked it
+    once a level (2,000 levels took 2,000,000 lstats, round 44). What the block learnt
+    is forgotten at its end: a later operation looks afresh."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo(folders: Sequence[Reach]) -> Walked | None:
+    """The block's memo of walks among `folders` (None: outside `remembering`)."""
+    held = _MEMO.get()
+    return None if held is None else held.setdefault(tuple(folders), {})
+
+
 def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> str | LeadsOut | Loop:
     """The real path of `path` (absolute, normalised), resolved as `os.path.realpath`
     resolves it, looking only at entries inside `folders`; `LeadsOut` when its text or
     a symlink on its way leads beyond them, `Loop` for a link loop. With `follow_last`
     False a symlink as the last name is the path itself (a move takes the link).
     An entry that is missing or cannot be looked at is taken by name, as realpath does;
-    OSError when a symlink is replaced while it is read (a race)."""
+    OSError when a symlink is replaced while it is read (a race). Within
+    `remembering`, the folders it passes by their own names are kept for the next."""
     start = by_name(path, folders)
     if start is None:
         return LeadsOut()
@@ -125,11 +154,22 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     current = folder.real
     home: str | None = current  # the permitted folder `current` lies in (None: none)
     pending = _names(start[len(folder.real.rstrip(os.sep)) :])
+    memo = _memo(folders)
+    spelled = current  # while no link is followed: the path's own text walked so far
+    if memo is not None:  # the nearest folder on its way walked before, a few levels up
+        above = start
+        for kept in range(1, min(len(pending), _MEMO_LEVELS + 1)):
+            above = os.path.dirname(above)
+            if (known := memo.get(above)) is not None:
+                (current, home), spelled, pending = known, above, pending[:kept]
+                break
+    plain = memo is not None  # what the walk meets is kept in `memo`
     links = 0
     last = LeadsOut()
     while pending:
         name = pending.pop()
         if name == "..":
+            plain = False
             current = os.path.dirname(current)
             home = _home(current, folders)
             continue
@@ -137,6 +177,7 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         if home is None:
             home = _home(step, folders)
         if home is None:
+            plain = False
             mapped = by_name(step, folders)
             if mapped is not None:
                 current = mapped  # a folder's spelling: its real path, not looked at
@@ -152,11 +193,14 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         try:
             mode = os.lstat(step).st_mode
         except OSError:
-            current = step  # missing or not looked into: taken by name
-            continue
+            mode = 0  # missing or not looked into: taken by name
         if not stat.S_ISLNK(mode):
             current = step
+            if plain and memo is not None:
+                spelled = os.path.join(spelled, name)
+                memo[spelled] = (current, home)
             continue
+        plain = False
         links += 1
         if links > MAX_LINKS:
             return Loop(step)

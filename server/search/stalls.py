@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
+from ..files.reach import remembering
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
 from .gitchain import exclude_chain, real_inside
@@ -166,6 +167,11 @@ def avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     """What a run of ripgrep in `cwd` (beneath the permitted folder `root`) leaves out,
     `suspects` being the watcher's (watch/suspects.py) beneath `cwd`, or None. Raises
     `unsupported` for an ignore file at or above `cwd` that ripgrep would wait on."""
+    with remembering():  # every folder above `cwd` is looked in: walked once
+        return _avoid(root, cwd, suspects)
+
+
+def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     top, here = os.fsencode(root), os.fsencode(cwd)
     real_top = os.path.realpath(top)
     confined = _confined(real_top)

@@ -1,0 +1,153 @@
+"""A path of a thousand folders costs a call a walk or a few, never a walk per level
+(outside round 44: a read of `x/` * 2,000 held the server 43-56 s, a grep beneath a
+real chain of 1,000 folders 50 s, 2,000,000 lstats each: the nearest folder that is
+there, the ignore files and the memory files of every folder above were each found by
+walking the whole path again).
+
+The work is counted in lstats, not timed: before, each of these was quadratic in the
+depth."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+from readkeeper.files import reach
+from readkeeper.files.guesses import nearest_folder
+from readkeeper.files.reach import Reach, walk
+
+DEPTH = 400
+
+
+def chain(root: Path, depth: int) -> Path:
+    """`depth` folders `x` one in another beneath `root` (made a level at a time: the
+    whole path is longer than some calls take), the deepest returned."""
+    here = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("x", dir_fd=here)
+            below = os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = below
+        with open(os.open("0.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here), "w") as f:
+            f.write("alpha\n")
+    finally:
+        os.close(here)
+    return root / ("x/" * depth).rstrip("/")
+
+
+@pytest.fixture
+def lstats(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    counted = [0]
+    real = os.lstat
+
+    def counting(*args: Any, **kwargs: Any) -> os.stat_result:
+        counted[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    return counted
+
+
+def _call(core: Readkeeper, method: str, params: dict[str, Any]) -> Any:
+    try:
+        return calls.call(core, method, params)
+    except ReadkeeperError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("read", {"file_path": "x/" * DEPTH + "0.txt"}),
+        ("grep", {"pattern": "alpha", "path": "x/" * DEPTH + "0.txt"}),
+        ("grep", {"pattern": "alpha", "path": "x/" * DEPTH + "missing"}),
+        ("attachments", {"mentions": ["x/" * DEPTH + "0.txt"]}),
+        ("attachments", {"mentions": ["x/" * DEPTH + "y/" * DEPTH + "0.txt"]}),
+        ("read", {"file_path": "x/" * DEPTH + "y/" * DEPTH + "0.txt"}),
+        ("stat", {"path": "x/" * DEPTH + "y/" * DEPTH}),
+    ],
+    ids=["read", "grep", "grep-missing", "mention", "mention-missing", "read-missing", "stat"],
+)
+def test_a_deep_path_costs_a_few_walks_of_it(
+    workspace: Path, lstats: list[int], method: str, params: dict[str, Any]
+) -> None:
+    chain(workspace, DEPTH)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        lstats[0] = 0
+        answer = _call(core, method, params)
+        assert not isinstance(answer, ReadkeeperError) or answer.kind == "not_found", answer
+        # A walk of the path is an lstat a level; before, a call made a walk a level:
+        # levels * levels / 2 and more.
+        named = params.get("file_path") or params.get("path") or params["mentions"][0]
+        levels = named.count("/")
+        assert lstats[0] < 40 * levels, (method, lstats[0])
+    finally:
+        core.close()
+
+
+def _nearest_by_every_level(path: str, reaches: list[Reach]) -> str | None:
+    """The nearest folder above `path` that is there, one walk a level (as before)."""
+    parent = os.path.dirname(path)
+    while any(parent == r.real or parent.startswith(r.real + os.sep) for r in reaches):
+        real = walk(parent, reaches)
+        if isinstance(real, str) and os.path.isdir(real):
+            return parent
+        if parent == os.path.dirname(parent):
+            return None
+        parent = os.path.dirname(parent)
+    return None
+
+
+@pytest.mark.parametrize("there", [0, 1, 5, 11])
+@pytest.mark.parametrize("blocker", ["missing", "file", "link-out", "link-in"])
+def test_the_nearest_folder_is_the_one_a_walk_a_level_finds(
+    tmp_path: Path, there: int, blocker: str
+) -> None:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (outside / "x" / "x").mkdir(parents=True)
+    root.mkdir()
+    deepest = chain(root, there) if there else root
+    if blocker == "file":
+        (deepest / "x").write_text("")
+    elif blocker == "link-out":
+        (deepest / "x").symlink_to(outside)
+    elif blocker == "link-in":
+        (root / "elsewhere" / "x").mkdir(parents=True)
+        (deepest / "x").symlink_to(root / "elsewhere")
+    path = str(root / ("x/" * 16 + "file.txt"))
+    reaches = [Reach(str(root), str(root))]
+    assert nearest_folder(path, reaches) == _nearest_by_every_level(path, reaches)
+
+
+def test_walks_within_remembering_find_what_walks_without_it(tmp_path: Path) -> None:
+    """The same real path or refusal for every path, the folders met on the way kept
+    or not: plain folders, missing ones, a link within, a link out, `..` in a link."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "d").mkdir()
+    outside.mkdir()
+    (root / "a" / "in").symlink_to(root / "d")
+    (root / "a" / "out").symlink_to(outside)
+    (root / "a" / "b" / "up").symlink_to("../../d")
+    (root / "a" / "b" / "c" / "f.txt").write_text("")
+    names = ["a", "b", "c", "in", "out", "up", "missing", "f.txt", ".."]
+    paths = [
+        os.path.normpath(os.path.join(str(root), *parts))
+        for parts in ([x, y, z] for x in names for y in names for z in names)
+    ]
+    reaches = [Reach(str(root), str(root))]
+    alone = [walk(path, reaches) for path in paths]
+    with reach.remembering():
+        together = [walk(path, reaches) for path in paths]
+        last_kept = [walk(path, reaches, follow_last=False) for path in paths]
+    assert together == alone
+    assert last_kept == [walk(path, reaches, follow_last=False) for path in paths]
+    assert reach._MEMO.get() is None  # forgotten at the block's end
