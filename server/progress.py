@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from . import quoting
+
 T = TypeVar("T")
 
 # (stage: "begin" | "report" | "end", message, percentage or None). Called from the
@@ -37,6 +39,9 @@ TITLES = {
     "attachments": "readkeeper: gathering context",
 }
 
+# The longest step message sent: a few quoted names (errors.MAX_NAME_CHARS each).
+MAX_MESSAGE_CHARS = 1_000
+
 _CURRENT: ContextVar[Progress | None] = ContextVar("readkeeper_progress", default=None)
 
 
@@ -53,7 +58,11 @@ class Progress:
         self._ended = False
 
     def step(self, message: str, done: int | None = None, total: int | None = None) -> None:
-        """One step of the work; sent once the threshold has passed."""
+        """One step of the work; sent once the threshold has passed. What a client or a
+        file named is quoted where the message is made (errors.shown_name); here every
+        message is made one printable line of at most MAX_MESSAGE_CHARS (round 44: a
+        name's line breaks and escapes went out raw, a pattern 16,000 characters)."""
+        message = quoting.cut_escaped(quoting.printable(message), MAX_MESSAGE_CHARS)
         percentage = None
         if done is not None and total:
             percentage = max(0, min(100, done * 100 // total))

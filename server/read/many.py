@@ -41,7 +41,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import quoting, render_many
-from ..errors import MAX_CALL_NAME_CHARS, ReadkeeperError, cut_name, fault_reason, shown_content
+from ..errors import (
+    MAX_CALL_NAME_CHARS,
+    ReadkeeperError,
+    cut_name,
+    fault_reason,
+    shown_content,
+    shown_name,
+)
 from ..files import guesses
 from ..hint_walks import notes
 from ..hints import call, changed, rewrite
@@ -199,7 +206,7 @@ def _budgeted(services: AnchorServices, params: ReadManyParams, budget: int) -> 
     for done, path in enumerate(paths):
         refused = _bad_entry(path, done)
         if refused is None:
-            step(f"estimating {path}", done, len(paths))
+            step(f"estimating {shown_name(path)}", done, len(paths))
             try:
                 estimated = _estimated(services, _one(params, path))
                 rest = costs.names_rest(estimated, params)
@@ -290,7 +297,7 @@ def _entry(services: AnchorServices, params: ReadManyParams, done: int) -> dict[
     refusal. None when the request was cancelled as it was read (a PDF's render): the
     caller then refuses it and every file after it as not read (`_none_read`)."""
     path = params.file_paths[done]
-    step(f"reading {path}", done, len(params.file_paths))
+    step(f"reading {shown_name(path)}", done, len(params.file_paths))
     try:
         result = _read(services, params, path)
     except ReadkeeperError as exc:

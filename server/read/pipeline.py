@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import attrs
 
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, shown_name
 from ..files import held_bytes
 from ..files.encodings import TextEncoding
 from ..files.fileio import OpenedFile, digest, open_path, peek, read_at_most
@@ -196,7 +196,7 @@ def _text(services: ReadServices, request: Request, data: bytes) -> ReadResult:
         request = Request(planned.params, window, request.opened)
     elif planned is not None:
         costly_step()  # a parse and a walk: not on the event loop
-        step(f"outlining {path}")
+        step(f"outlining {shown_name(path)}")
         return _outline(services, request, planned, text, encoding, content)
 
     previous = seen_before(services, request, content)

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from .. import quoting
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, shown_name
 from ..files.fileio import is_directory
 from ..hints import again, call
 from ..progress import step
@@ -94,7 +94,7 @@ def grep(
     flags += [*avoided.flags(), *(above.flags() if above else []), "--regexp", params.pattern]
     flags += ["--", arg]
     sep = b"\0" if params.output in ("files", "counts") else b"\n"
-    step(f"searching {arg} for {params.pattern}")
+    step(f"searching {shown_name(arg)} for {shown_name(params.pattern)}")
     started = time.monotonic()
     refusal = partial(_refused, params)
     ran = rg.run(cwd, flags, max_lines=COLLECT_CAP, sep=sep, readable=root, refused=refusal)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ReadkeeperError
+from ..errors import ReadkeeperError, shown_name
 from ..files.beneath import Anchor
 from ..files.fileio import opening_error
 from ..files.ignore import IgnoreRules
@@ -71,7 +71,8 @@ def glob(services: ReadServices, params: GlobParams, times: FileTimes) -> dict[s
     )
     root, cwd, _ = searched(services, params.path, params.session, folder_only=True)
     wanted = params.offset + MAX_PATHS + 1  # one more says there are more
-    step(f"finding {params.pattern} in {params.path or 'the workspace'}")
+    folder = shown_name(params.path) if params.path else "the workspace"
+    step(f"finding {shown_name(params.pattern)} in {folder}")
     avoided = stalls.avoid(root, cwd, times.suspects(cwd))
     watched = times.kept(cwd)
     if watched:
