@@ -26,7 +26,7 @@ from .. import quoting
 from ..attachments.model import Dropped, more_dropped
 from ..errors import ErrorKind, ReadkeeperError, shown_name
 from ..files.narrowed import Narrowed
-from ..files.paths import Workspace, is_within, real_path, refused_root
+from ..files.paths import MAX_ROOTS, Workspace, is_within, real_path, refused_root
 from ..files.reach import LeadsOut, Reach, by_name, lexical, outside, walk
 from ..state.sessions import EDITOR, scoped
 
@@ -367,10 +367,6 @@ class Scope:
         return ReadkeeperError(exc.kind, message, **data)
 
 
-# The most roots a hello declares, as the editor's workspace folders (lsp/lifecycle.py
-# MAX_ROOTS): 20,000 were taken, each echoed by hello and stats (24.6 M characters) and
-# walked by each refusal (11 s for 5,000), round 43.
-MAX_ROOTS = 64
 # The longest path Linux takes (PATH_MAX): a longer root names no folder, and an answer
 # would echo it whole (round 42: a hello of a 600,000-character root, a 3.6 MB reply).
 _PATH_MAX = 4096

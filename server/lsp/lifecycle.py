@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from .. import quoting
 from ..errors import shown_name
-from ..files.paths import refused_root, uri_path
+from ..files.paths import MAX_ROOTS, refused_root, uri_path
 from . import agent_tools
 from .server import ReadkeeperServer
 from .watching import start_watching
@@ -27,9 +27,6 @@ log = logging.getLogger("readkeeper")
 # sending ever new values must not grow the server or flood the user with them.
 MAX_WARNINGS_KEPT = 256
 MAX_WARNING_CHARS = 1_000
-
-# The workspace roots held at once: each is watched, so what the editor adds is capped.
-MAX_ROOTS = 64
 
 
 def on_initialize(ls: ReadkeeperServer, params: types.InitializeParams) -> None:

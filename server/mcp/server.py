@@ -27,8 +27,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from .. import __version__, progress, quoting
 from ..attach.client import AttachClient
-from ..errors import ReadkeeperError, fault_reason, shown_name, too_deep
-from ..files.paths import refused_root, uri_path
+from ..errors import ReadkeeperError, fault_reason, names_cut, shown_name, too_deep
+from ..files.paths import MAX_ROOTS, refused_root, uri_path
 from ..files.reach import here
 from ..read.loop_guard import OffTheLoop, on_the_loop
 from . import facts, filesystem, principals, render
@@ -169,7 +169,8 @@ class McpFrontEnd:
                     "thread_reads": self.thread_reads,
                     "core_started": self.core_started,
                 }
-                result = {**result, **backend.describe(), **quick}
+                # (the roots named as the core's stats name them: cut, client-named)
+                result = {**result, **names_cut(backend.describe()), **quick}
             core = getattr(backend, "core", None)
             settings = core.settings if core is not None else _env_settings()
             if params.name == "read" and isinstance(result, dict) and result.get("type") == "parts":
@@ -286,7 +287,17 @@ class McpFrontEnd:
             else:
                 return types.InputRequiredResult(input_requests={"roots": types.ListRootsRequest()})
         roots = getattr(answer, "roots", None) or []
-        given = [p for p in (uri_path(str(root.uri), real=False) for root in roots) if p]
+        named = (uri_path(str(root.uri), real=False) for root in roots)
+        given = list(dict.fromkeys(p for p in named if p))
+        if len(given) > MAX_ROOTS:  # as an editor's folders: the first ones are kept
+            log.warning(
+                "The client named %d roots; readkeeper keeps at most %d, so those from %s "
+                "on are not roots",
+                len(given),
+                MAX_ROOTS,
+                shown_name(given[MAX_ROOTS]),
+            )
+            given = given[:MAX_ROOTS]
         # A file beside folders (an editor with a loose file open) is no root, and does
         # not refuse the folders; named alone, it is refused as every door refuses it.
         folders = [p for p in given if not (os.path.lexists(p) and not os.path.isdir(p))]

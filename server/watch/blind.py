@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .. import quoting
+from ..errors import shown_name
 from ..protocol import ChangesResult
 
 # Which paths a caller may be told of (an attached agent: those beneath its roots).
@@ -48,7 +48,9 @@ def note(status: dict[str, Any], poll_interval_ms: int) -> str | None:
         said.append(f"some roots are not watched ({_missing(status)}): changes there are not heard")
     polled = status.get("polled_roots") or {}
     if polled:
-        roots = "; ".join(f"{quoting.name(root)} ({why})" for root, why in polled.items())
+        shown = [f"{shown_name(root)} ({why})" for root, why in list(polled.items())[:_NAMED_ROOTS]]
+        more = len(polled) - _NAMED_ROOTS
+        roots = "; ".join(shown) + (f" and {more:,} more" if more > 0 else "")
         said.append(
             f"changes under {roots} are found by looking every {poll_interval_ms} ms, so "
             "one may be listed late"
@@ -68,9 +70,15 @@ def noted(result: ChangesResult, status: dict[str, Any], poll_interval_ms: int) 
     return attrs.evolve(result, note=f"{result.note} {why}" if result.note else why)
 
 
+# Roots a note names at most (the rest counted): each may be as long as a path.
+_NAMED_ROOTS = 5
+
+
 def _missing(status: dict[str, Any]) -> str:
-    missing = status.get("missing_roots") or {}
-    named = (f"{quoting.name(root)} ({why})" for root, why in missing.items())
+    missing = list((status.get("missing_roots") or {}).items())
+    named = [f"{shown_name(root)} ({why})" for root, why in missing[:_NAMED_ROOTS]]
+    if len(missing) > _NAMED_ROOTS:
+        named.append(f"and {len(missing) - _NAMED_ROOTS:,} more")
     return "; ".join(named) or "none is set up"
 
 

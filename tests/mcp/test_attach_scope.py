@@ -233,10 +233,7 @@ def test_a_hello_of_more_roots_than_an_editor_holds_is_refused(
 ) -> None:
     """Round 43: 20,000 roots were taken, each echoed by hello and stats (24.6 M
     characters, the editor's server at 682 MB) and walked by every refusal."""
-    from readkeeper.attach.scope import MAX_ROOTS
-    from readkeeper.lsp.lifecycle import MAX_ROOTS as EDITOR_ROOTS
-
-    assert MAX_ROOTS == EDITOR_ROOTS
+    from readkeeper.files.paths import MAX_ROOTS
     many = [str(layout / f"d{i}") for i in range(MAX_ROOTS + 1)]
     refused = Raw(listener.socket_path).ask("hello", roots=many)
     assert kind(refused) == "bad_params"

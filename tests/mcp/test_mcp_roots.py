@@ -152,3 +152,32 @@ async def test_roots_named_through_a_link_are_reached_by_that_name(tmp_path: Pat
             read = await call(client, "read", file_path=str(spelled / "a.txt"))
             assert read["file"]["file_path"] == str(real / "a.txt")
             assert (await call(client, "stats"))["roots"] == [str(real)]
+
+
+async def test_a_client_s_thousands_of_long_roots_are_capped_and_cut(tmp_path: Path) -> None:
+    """Round 44: 2,000 long bidi-named roots from roots/list were all taken, and stats
+    (24 MB) and changes (34 MB) named each whole. Now an MCP client's roots are capped
+    as an editor's folders are, and every answer names them cut, a few at most."""
+    from readkeeper.files.paths import MAX_ROOTS
+
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    (project / "a.txt").write_text("alpha\n")
+    long = [tmp_path / (("\u202e" * 80 + "/") * 15 + str(i)) for i in range(2_000)]
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        given = [types.Root(uri=p.as_uri()) for p in (project, *long)]
+        return types.ListRootsResult(roots=given)
+
+    env = mcp_env(private_runtime_dir())
+    async with stdio_client(["--standalone"], env, cwd="/", list_roots=list_roots) as client:
+        stats = await client.call_tool("stats", {})
+        assert stats.structured_content is not None
+        roots = stats.structured_content["roots"]
+        assert len(roots) == MAX_ROOTS
+        assert roots[0] == str(project)
+        assert len(text_of(stats)) < 100_000
+        changes = await client.call_tool("changes", {})
+        said = text_of(changes)
+        assert len(said) < 20_000
+        assert f"and {MAX_ROOTS - 1 - 5:,} more" in said
