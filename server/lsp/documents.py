@@ -52,7 +52,14 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
         document = ls.workspace.get_text_document(uri)
         # Opened as the disk has it (usual), or with unsaved changes already (a server
         # started after the person typed, a restored session): only the first is clean.
-        same = ls.core.disk_text(path) == document.source
+        disk = ls.core.disk_text(path)
+        if disk is None:  # over the read cap (or not text): compared byte for byte
+            from ..read import pipeline  # loaded by disk_text already
+
+            text = document.source.encode("utf-8", "surrogatepass")
+            same = pipeline.disk_has(ls.core, path, text)
+        else:
+            same = disk == document.source
         ls.open_documents[path] = OpenDocument(uri, document, document.source if same else None)
 
 

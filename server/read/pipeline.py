@@ -59,7 +59,7 @@ from .stub_rule import (
     seen_before,
     stub,
 )
-from .text_too_large import first_fit, too_large
+from .text_too_large import first_fit, too_large, unsaved_too_large
 
 # The views a re-read of a text file may match: the outline of its read whole, or lines.
 TEXT_VIEWS = (outline_read.VIEW, "")
@@ -99,6 +99,21 @@ def disk_text(services: ReadServices, real_path: str) -> str | None:
         return text_reader.decode_text(data, real_path)[0]
     except (ReadkeeperError, OSError):
         return None
+
+
+def disk_has(services: ReadServices, real_path: str, data: bytes) -> bool:
+    """Whether the workspace file at `real_path` holds exactly `data`: for an editor
+    buffer of a file over the read cap (`disk_text` gives None), compared in pieces."""
+    try:
+        with open_path(services.workspace, real_path, "") as opened:
+            if opened.size != len(data):
+                return False
+            for start in range(0, len(data), 1 << 20):
+                if read_at_most(opened.fd, 1 << 20) != data[start : start + (1 << 20)]:
+                    return False
+            return not read_at_most(opened.fd, 1)
+    except (ReadkeeperError, OSError):
+        return False
 
 
 def _read(services: ReadServices, params: ReadParams) -> ReadResult:
@@ -293,7 +308,10 @@ def _outline(
 def _range(services: ReadServices, request: Request) -> ReadResult:
     """Lines of a text file too large to hold, streamed; its record is of the lines
     shown (scope "range"), never of the whole file."""
-    params = request.params
+    params, opened = request.params, request.opened
+    buffer = services.buffers.get(opened.path)  # refused here when the editor's is lost
+    if buffer is not None and buffer.edited:  # its text is not the disk's ranges
+        raise unsaved_too_large(opened.path, opened.size, services.settings, buffer.version)
     unchanged = proven_unchanged(services, request, ("",))
     if unchanged is not None:
         return unchanged

@@ -235,3 +235,31 @@ def test_an_edit_after_a_form_feed_is_read_where_the_editor_holds_it(workspace: 
         ]
     finally:
         server.close()
+
+
+def test_a_ranged_read_of_a_big_file_with_unsaved_changes_is_refused(workspace: Path) -> None:
+    """Round 44: a file over max_size_bytes is read from the disk in ranges; with the
+    editor's unsaved changes (or a lost document) a ranged read showed the disk's old
+    lines as the file's."""
+    server = RawServer()
+    server.initialize(workspace, initializationOptions={"watch": False, "max_size_bytes": 1000})
+    try:
+        path = workspace / "big.txt"
+        text = "OLD\n" + "x" * 5000 + "\n"
+        path.write_text(text)
+        ranged = {"file_path": str(path), "offset": 1, "limit": 1, "force": True}
+        item = {"uri": path.as_uri(), "languageId": "plaintext", "version": 1, "text": text}
+        server.notify("textDocument/didOpen", {"textDocument": item})
+        first = server.request(2, "readkeeper/read", ranged)  # open, unchanged: the disk's
+        assert first["result"]["file"]["content"].endswith("OLD"), first
+        at = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}
+        _change(server, path, [{"range": at, "text": "NEW"}])
+        refused = server.request(3, "readkeeper/read", ranged)
+        assert refused["error"]["data"]["kind"] == "dirty_buffer", refused
+        assert "save it" in refused["error"]["message"]
+        server.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+        path.write_text("NEW\n" + "x" * 5000 + "\n")  # what the save wrote
+        saved = server.request(4, "readkeeper/read", ranged)
+        assert saved["result"]["file"]["content"].endswith("NEW"), saved
+    finally:
+        server.close()
