@@ -39,7 +39,7 @@ from .grep_pages import files as _files
 from .grep_pages import next_params as _next
 from .grep_pages import page as _page
 from .paging import refuse_past_end
-from .priced import TOKEN_CAP, refuse_long_params, reserve
+from .priced import TOKEN_CAP, refuse_long_params, reserve, shown_size
 from .seen import record_shown
 from .where import searched
 
@@ -203,6 +203,13 @@ def _matches(
     )
     counter = services.tokens
     name_cost = NameCost(counter)  # a line's name as shown, counted once a file
+    sized: dict[str, int] = {}
+
+    def name_chars(path: str) -> int:  # its characters as shown, once a file
+        if path not in sized:
+            sized[path] = shown_size(path)
+        return sized[path]
+
     shown: list[dict[str, Any]] = []
     seen: dict[str, dict[int, str]] = {}
     used = matches = chars = 0
@@ -228,7 +235,8 @@ def _matches(
         kept = 2 * name_cost(line.path) + CUT_NOTE_TOKENS
         # And the characters grep's tool declares it sends at most (room.py): a line of
         # 500 spaces is 5 tokens.
-        size = quoting.sent_chars(text) + quoting.sent_chars(line.path) + _LINE_CHARS
+        # The name as the text shows it (quoted, escaped: more than its JSON as data).
+        size = quoting.sent_chars(text) + name_chars(line.path) + _LINE_CHARS
         by_chars = chars + size > room.LINES_MAX_CHARS
         if (used + cost + kept > budget or by_chars) and shown:
             if not new_match:

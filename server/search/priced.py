@@ -26,11 +26,15 @@ from ..state import sessions
 
 
 def shown_size(name: str) -> int:
-    """The bytes of `name` as shown, or more (at least its tokens): a printable ASCII
-    name without quote or backslash is shown bare or in quotes, unescaped."""
+    """The bytes of `name` as shown, or the characters JSON writes for it as shown, the
+    more (at least its tokens): a printable ASCII name without quote or backslash is
+    shown bare or in quotes, unescaped. A quoted name's `\\"` and `\\udcff` are written
+    `\\\\\\"` and `\\\\udcff` by JSON: counted as shown, a page of them passed its
+    characters twice over (round 44)."""
     if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
         return len(name) + 2
-    return len(quoting.name(name).encode("utf-8", "surrogateescape"))
+    shown = quoting.name(name)
+    return max(len(shown.encode("utf-8", "surrogateescape")), quoting.sent_chars(shown))
 
 
 # What a cut page sends besides its entries and the strings its `next` call repeats, in
