@@ -5,7 +5,13 @@ said three times with its 3,600-character guess)."""
 
 from __future__ import annotations
 
-from readkeeper import errors, hints
+import re
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from readkeeper import errors, hints, quoting
 from readkeeper.errors import MAX_NAME_CHARS, ReadkeeperError
 
 LONG = "/w/" + "q" * 4000 + "/nope\u202e … [9 characters cut].txt"
@@ -124,3 +130,43 @@ def test_a_next_call_names_a_path_of_a_real_length_whole_and_a_hostile_one_cut()
     hostile = hints.call("read", file_path=LONG)
     assert " characters cut] … " in hostile
     assert len(hostile) < errors.MAX_CALL_NAME_CHARS + 100
+
+
+def test_a_refusal_of_long_names_compiles_no_regex_of_them(monkeypatch: Any) -> None:
+    """Round 44: a refusal compiled a regex of every long name it shows (25 ms for
+    4,000 characters, in Python), and a forget of 1,000 such names made 1,000 refusals:
+    27 s. A name too long to show whole is replaced as a string."""
+    compiled: list[int] = []
+    real = re.compile
+
+    def compile_(pattern: Any, flags: int = 0) -> Any:
+        compiled.append(len(pattern))
+        return real(pattern, flags)
+
+    monkeypatch.setattr(re, "compile", compile_)
+    for char in ("q", "\u202e", "\x01"):
+        name = "/w/" + char * 4000
+        refused = ReadkeeperError("not_found", f"No {name}, nor {name}x.", file_path=name)
+        assert refused.message.count(" characters cut] … ") == 2
+    assert max(compiled, default=0) < 2 * MAX_NAME_CHARS
+
+
+@given(st.text())
+def test_printable_escapes_what_isprintable_rejects_and_nothing_else(text: str) -> None:
+    expected = "".join(c if c.isprintable() else quoting.unprintable(c) for c in text)
+    assert quoting.printable(text) == expected
+
+
+@given(
+    st.text(alphabet='ab" ', max_size=30),
+    st.lists(st.text(alphabet='ab" ', min_size=1, max_size=4), max_size=4, unique=True),
+)
+def test_names_are_replaced_as_one_regex_of_them_would(text: str, names: list[str]) -> None:
+    found = sorted(names, key=len, reverse=True)
+    wanted = {name: f"<{index}>" for index, name in enumerate(found) if index % 2 == 0}
+    if found:
+        regex = re.compile("|".join(map(re.escape, found)))
+        expected = regex.sub(lambda m: wanted.get(m.group(), m.group()), text)
+    else:
+        expected = text
+    assert errors._replaced(text, found, wanted) == expected
