@@ -119,13 +119,21 @@ class Scope:
                 field="roots",
             )
         roots, spelled = [], {}
+        # Resolved looking only inside the editor's roots (files/reach.py): a link out is
+        # refused by its own text, never by where it leads or what is there (round 44:
+        # the refusal named the target, and "not a folder" told its kind).
+        reaches = [r for r in editor.reaches() if r.real in editor_roots]
+        shown = ", ".join(map(shown_name, editor_roots)) or "none"
+        outside = f"it is outside the editor's roots ({shown})"
         for root in asked:
             named = os.path.isabs(root) and "\x00" not in root and len(root) <= _PATH_MAX
-            real = os.path.realpath(root) if named else ""
-            why = refused_root(real, may_be_home=True) if real else _not_a_root(root)
-            if why is None and not any(is_within(real, e) for e in editor_roots):
-                shown = ", ".join(map(shown_name, editor_roots)) or "none"
-                why = f"it is outside the editor's roots ({shown})"
+            real = _real_root(os.path.normpath(root), reaches) if named else ""
+            if not named:
+                why: str | None = _not_a_root(root)
+            elif not real or not any(is_within(real, e) for e in editor_roots):
+                why, real = outside, ""  # where it leads is not said
+            else:
+                why = refused_root(real, may_be_home=True)
             if why is not None:
                 raise ReadkeeperError(
                     "outside_workspace",
@@ -370,6 +378,20 @@ class Scope:
 # The longest path Linux takes (PATH_MAX): a longer root names no folder, and an answer
 # would echo it whole (round 42: a hello of a 600,000-character root, a 3.6 MB reply).
 _PATH_MAX = 4096
+
+
+def _real_root(path: str, reaches: list[Reach]) -> str:
+    """The real path of a root a hello names: one named inside the editor's roots is
+    resolved looking only inside them (a link of the workspace's leading out gives "",
+    its target never looked at); one named outside them (the agent's folder reached by
+    a link of the user's, `~/proj` for the workspace) as the system resolves it."""
+    if not any(is_within(path, r.real) or is_within(path, r.spelled) for r in reaches):
+        return os.path.realpath(path)
+    try:
+        found = walk(path, reaches)
+    except (OSError, ValueError):
+        return ""
+    return found if isinstance(found, str) else ""
 
 
 def _not_a_root(root: str) -> str:

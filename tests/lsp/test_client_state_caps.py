@@ -12,8 +12,8 @@ from typing import Any
 
 from raw_lsp import RawServer
 
-from readkeeper.lsp.documents import MAX_DOCUMENTS
 from readkeeper.files.paths import MAX_ROOTS
+from readkeeper.lsp.documents import MAX_DOCUMENTS
 
 # The interpreter, the core, the caps' worth of kept state and one message in flight
 # (measured: diagnostics 160 MB, documents 190 MB; unbounded, the diagnostics repro

@@ -6,6 +6,7 @@ them (the server enforces it: a lying or buggy client cannot widen itself).
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -234,6 +235,7 @@ def test_a_hello_of_more_roots_than_an_editor_holds_is_refused(
     """Round 43: 20,000 roots were taken, each echoed by hello and stats (24.6 M
     characters, the editor's server at 682 MB) and walked by every refusal."""
     from readkeeper.files.paths import MAX_ROOTS
+
     many = [str(layout / f"d{i}") for i in range(MAX_ROOTS + 1)]
     refused = Raw(listener.socket_path).ask("hello", roots=many)
     assert kind(refused) == "bad_params"
@@ -325,3 +327,27 @@ def test_attachments_beyond_the_declared_roots_are_dropped(
     assert "secret in secret.env" not in str(result["attachments"])
     dropped = {d["type"] for d in result["dropped"]}
     assert "diagnostics" in dropped
+
+
+def test_a_hello_naming_a_link_out_learns_nothing_of_its_target(
+    listener: Listener, workspace: Path, tmp_path: Path
+) -> None:
+    """Round 44: the refusal gave the link's target (`/root/.ssh`) in `real_path`, and
+    "not a folder" or "does not exist" told what lay outside. Every link out is refused
+    alike, by its own name."""
+    outside = tmp_path / "outside"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "file.txt").write_text("x\n")
+    targets = [outside / "folder", outside / "file.txt", outside / "missing", Path("/")]
+    said = []
+    for index, target in enumerate([*targets, outside / "folder"]):
+        # (the last named outside the workspace too: a link of the user's, followed)
+        link = (workspace if index < len(targets) else tmp_path) / f"l{index}"
+        link.symlink_to(target)
+        refused = Raw(listener.socket_path).ask("hello", roots=[str(link)])
+        assert kind(refused) == "outside_workspace"
+        assert refused["error"]["data"]["real_path"] == str(link)
+        text = json.dumps(refused)
+        assert str(outside) not in text
+        said.append(refused["error"]["message"].replace(str(link), "LINK"))
+    assert len(set(said)) == 1, said
