@@ -31,23 +31,33 @@ _NOTHING_FOUND = ("No matches.", "No files match.")
 def said(result: dict[str, Any], ran: Run, root: str, cwd: str) -> dict[str, Any]:
     """`result` marked partial and its note saying which matches it left out, when the
     run skipped lines of output for their length."""
-    skipped = ran.overlong.count - ran.overlong.context
-    if not skipped:  # context lines alone: what the answer shows of each match is whole
+    context = ran.overlong.context
+    skipped = ran.overlong.count - context
+    if not skipped and not context:
         return result
-    each, was = ("", "was") if skipped == 1 else (" each", "were")
-    sentence = (
-        f"{count(skipped, 'matching line')} too long to hold (about a mebibyte or more"
-        f"{each}) {was} left out"
-    )
-    first = _first(ran.overlong.ends, Beneath(root, cwd))
-    if first is not None and first[1] is None:  # its matches fill the end of the line
-        sentence += f"; the first is in {quoting.name(first[0])}"
-    elif first is not None:
-        path, line = first
-        read = call("read", file_path=path, offset=line, limit=1)
-        sentence += f"; the first is line {line:,} of {quoting.name(path)}: {read} shows it cut"
+    sentences = []
+    if skipped:
+        each, was = ("", "was") if skipped == 1 else (" each", "were")
+        sentence = (
+            f"{count(skipped, 'matching line')} too long to hold (about a mebibyte or more"
+            f"{each}) {was} left out"
+        )
+        first = _first(ran.overlong.ends, Beneath(root, cwd))
+        if first is not None and first[1] is None:  # its matches fill the end of the line
+            sentence += f"; the first is in {quoting.name(first[0])}"
+        elif first is not None:
+            path, line = first
+            read = call("read", file_path=path, offset=line, limit=1)
+            sentence += f"; the first is line {line:,} of {quoting.name(path)}: {read} shows it cut"
+        sentences.append(sentence + ".")
+    if context:  # round 44: a matching line's neighbour left out without a word
+        was = "was" if context == 1 else "were"
+        sentences.append(
+            f"{count(context, 'context line')} too long to hold {was} left out: read around "
+            "a match (offset and limit) to see its neighbours, cut."
+        )
     notes = [n for n in [result.get("note", "")] if n and n not in _NOTHING_FOUND]
-    result["note"] = " ".join([*notes, sentence + "."])
+    result["note"] = " ".join([*notes, *sentences])
     result["partial"] = True
     return result
 

@@ -76,10 +76,13 @@ def test_output_ending_inside_an_overlong_piece_counts_it() -> None:
     assert cut.overlong.count == 1
 
 
-async def test_an_overlong_context_line_is_no_match(workspace: Path) -> None:
-    # Round 42: a context line of 2 MiB was counted among the "matching lines".
+async def test_an_overlong_context_line_is_no_match_and_is_said_left_out(workspace: Path) -> None:
+    # Round 42: a context line of 2 MiB was counted among the "matching lines". Round 44:
+    # left out without a word, lines 1 and 3 shown as if next to each other, not partial.
     (workspace / "c.txt").write_text("NEEDLE short\n" + "y" * (2 << 20) + "\nNEEDLE again\n")
     async with _client(workspace) as client:
         structured = await call(client, "grep", pattern="NEEDLE", path="c.txt", context=1)
     assert {1, 3} <= {m["line"] for m in structured["matches"]}
     assert "matching line" not in structured.get("note", "")
+    assert "1 context line too long to hold was left out" in structured["note"]
+    assert structured["partial"] is True
