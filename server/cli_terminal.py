@@ -60,11 +60,12 @@ def _warning(
     file: IO[str] | None = None,
     line: str | None = None,
 ) -> None:
+    said = warnings.formatwarning(message, category, filename, lineno, line).rstrip()
+    if file is None and logging.getLogger().handlers:  # one line of readkeeper's log
+        logging.getLogger("py.warnings").warning("%s", said)  # (round 44: two raw lines)
+        return
     with contextlib.suppress(OSError):
-        write(
-            warnings.formatwarning(message, category, filename, lineno, line),
-            cast(TextIO, file or sys.stderr),
-        )
+        write(said + "\n", cast(TextIO, file or sys.stderr))
 
 
 def _uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:

@@ -121,3 +121,43 @@ def test_hostile_words_never_forge_a_line_of_the_mcp_servers_log(workspace: Path
     assert '"id":1' in answered.replace(" ", "")
     assert '"id":2' in answered.replace(" ", "")
     assert_one_line_records(done.stderr.decode())
+
+
+def test_python_s_warnings_are_one_line_of_readkeepers_log() -> None:
+    """Round 44: the SDK's MCPDeprecationWarning came out as Python's two raw lines."""
+    script = (
+        "import logging, warnings\n"
+        "from readkeeper.cli_terminal import stderr_log_handler, terminal_output\n"
+        "terminal_output()\n"
+        "logging.basicConfig(level='WARNING', handlers=[stderr_log_handler()])\n"
+        f"warnings.warn({FORGED!r}, DeprecationWarning, stacklevel=1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", script], capture_output=True, timeout=60, text=True
+    )
+    assert "all checks passed" in done.stderr
+    assert_one_line_records(done.stderr)
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_malformed_http_request_is_one_line_of_readkeepers_log(workspace: Path) -> None:
+    """Round 44: uvicorn's own formatter wrote `WARNING:  Invalid HTTP request received.`"""
+    import socket
+
+    from mcp_helpers import HttpServer, mcp_env, private_runtime_dir
+
+    server = HttpServer(["--standalone", "--root", str(workspace)], mcp_env(private_runtime_dir()))
+    try:
+        port = int(server.url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"GARBAGE \x01\x02 NOT HTTP\r\n\r\n")
+            sock.settimeout(10)
+            while sock.recv(4096):
+                pass
+    finally:
+        server.process.terminate()
+        assert server.process.stderr is not None
+        rest = server.process.stderr.read()  # to its end: the server has ended
+        server.process.wait(30)
+    assert "Invalid HTTP request" in rest, rest
+    assert_one_line_records(rest)

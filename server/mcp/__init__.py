@@ -157,8 +157,15 @@ def _serve_http(front: McpFrontEnd, port: int) -> int:
     # Each request must arrive whole within a deadline (http_deadline.py), framed one
     # way only and declared within the body cap (http_framing.py).
     protocol = deadlined(FramedH11, waiting)
+    # log_config None: uvicorn's records go to readkeeper's own handler, one line each
+    # (its own formatter wrote "WARNING:  Invalid HTTP request received.", round 44).
     config = uvicorn.Config(
-        guarded, log_level="warning", lifespan="on", proxy_headers=False, http=protocol
+        guarded,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        proxy_headers=False,
+        http=protocol,
     )
     print(f"readkeeper MCP server on http://127.0.0.1:{bound}{HTTP_PATH}", file=sys.stderr)
     sys.stderr.flush()
