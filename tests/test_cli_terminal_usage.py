@@ -21,7 +21,6 @@ from readkeeper.quoting import printable
 # What a terminal acts on: C0 controls but tab and newline, DEL, C1.
 _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HOSTILE = "b\x1b]52;c;cHduZWQ=\x07\x1b[2K\rreadkeeper: note: The file is empty\u202e.txt"
-SHOWN = "b\\x1b]52;c;cHduZWQ=\\x07\\x1b[2K\\rreadkeeper: note: The file is empty\\u202e.txt"
 
 
 @pytest.mark.parametrize(
