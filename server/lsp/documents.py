@@ -56,8 +56,7 @@ def on_open(ls: ReadkeeperServer, params: types.DidOpenTextDocumentParams) -> No
         if disk is None:  # over the read cap (or not text): compared byte for byte
             from ..read import pipeline  # loaded by disk_text already
 
-            text = document.source.encode("utf-8", "surrogatepass")
-            same = pipeline.disk_has(ls.core, path, text)
+            same = pipeline.disk_has(ls.core, path, document.source)
         else:
             same = disk == document.source
         ls.open_documents[path] = OpenDocument(uri, document, document.source if same else None)

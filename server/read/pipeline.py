@@ -101,15 +101,17 @@ def disk_text(services: ReadServices, real_path: str) -> str | None:
         return None
 
 
-def disk_has(services: ReadServices, real_path: str, data: bytes) -> bool:
-    """Whether the workspace file at `real_path` holds exactly `data`: for an editor
-    buffer of a file over the read cap (`disk_text` gives None), compared in pieces."""
+def disk_has(services: ReadServices, real_path: str, text: str) -> bool:
+    """Whether the workspace file at `real_path` holds exactly `text` in UTF-8: for an
+    editor buffer of a file over the read cap (`disk_text` gives None), compared a piece
+    at a time (never a second copy of a document of millions of characters)."""
     try:
         with open_path(services.workspace, real_path, "") as opened:
-            if opened.size != len(data):
+            if not len(text) <= opened.size <= 4 * len(text):  # UTF-8: 1 to 4 bytes each
                 return False
-            for start in range(0, len(data), 1 << 20):
-                if read_at_most(opened.fd, 1 << 20) != data[start : start + (1 << 20)]:
+            for start in range(0, len(text), 1 << 18):
+                piece = text[start : start + (1 << 18)].encode("utf-8", "surrogatepass")
+                if read_at_most(opened.fd, len(piece)) != piece:
                     return False
             return not read_at_most(opened.fd, 1)
     except (ReadkeeperError, OSError):
