@@ -151,3 +151,30 @@ def test_walks_within_remembering_find_what_walks_without_it(tmp_path: Path) -> 
     assert together == alone
     assert last_kept == [walk(path, reaches, follow_last=False) for path in paths]
     assert reach._MEMO.get() is None  # forgotten at the block's end
+
+
+def test_a_list_beneath_a_deep_chain_looks_in_each_folder_s_rules_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 44: each folder on the way was matched against the rules of every folder
+    above it, looked up one by one (a list 1,000 deep, 1.5 s); only the folders holding
+    rules are looked in now, and which do is found once a folder."""
+    from readkeeper.files.rgignore import RipgrepRules
+
+    chain(workspace, DEPTH)
+    (workspace / ".gitignore").write_text("*.log\n")
+    asked = [0]
+    real = RipgrepRules._kind_spec
+
+    def counting(self: RipgrepRules, *args: Any) -> Any:
+        asked[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(RipgrepRules, "_kind_spec", counting)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        listed = calls.call(core, "list", {"path": "x/" * (DEPTH - 1) + "x"})
+    finally:
+        core.close()
+    assert [entry["name"] for entry in listed["entries"]] == ["0.txt"]
+    assert asked[0] < 20 * DEPTH, asked[0]  # before: DEPTH * DEPTH and more
