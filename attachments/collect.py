@@ -24,6 +24,7 @@ from typing import Any
 from readkeeper import hint_walks, quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import names_a_folder
+from readkeeper.files.reach import carried
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
 from readkeeper.quoting import name
@@ -116,7 +117,9 @@ def _run_phase(
     pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float, wanted: Set[str] = set()
 ) -> tuple[list[Attachment], list[Dropped]]:
     cut_at = time.monotonic() + timeout  # what a `timed` source is given
-    futures = [(source, pool.submit(source.run, *[cut_at] * source.timed)) for source in sources]
+    futures = [
+        (source, pool.submit(carried(source.run), *[cut_at] * source.timed)) for source in sources
+    ]
     wait([f for _, f in futures], timeout=timeout)
     items: list[Attachment] = []
     dropped: list[Dropped] = []
@@ -159,7 +162,10 @@ def _user_phase(
             Source(
                 "memory",
                 cut_notes.ABOVE_MENTIONS,
-                lambda: memory.items(core.settings, memory.above(_real(mentions), core.workspace)),
+                lambda: memory.items(
+                    core.settings,
+                    memory.above(memory.real_paths(mentions, core.workspace), core.workspace),
+                ),
             )
         )
     return sources
@@ -241,10 +247,6 @@ def _as_attachment(core: AttachmentServices, result: dict[str, Any]) -> Attachme
     return Attachment(content=result, tokens=int(file.get("tokens", 0)), **common)
 
 
-def _real(paths: list[str]) -> list[str]:
-    return [os.path.realpath(p) for p in paths]
-
-
 # --- phase 2: the thread ---------------------------------------------------------------
 
 
@@ -254,7 +256,8 @@ def _thread_phase(
     sources: list[Source] = []
     if "diagnostics" in wanted:
         # Asked for diagnostics alone with mentions: just those files' diagnostics.
-        only = set(_real(mentions)) if mentions and wanted == {"diagnostics"} else None
+        alone = mentions and wanted == {"diagnostics"}
+        only = set(memory.real_paths(mentions, core.workspace)) if alone else None
         sources.append(Source("diagnostics", "editor", lambda: _diagnostics(core, params, only)))
     if "changes" in wanted:
         sources.append(Source("changes", "watcher", partial(_changes, core, params.session)))

@@ -57,7 +57,9 @@ def _above(paths: Iterable[str], workspace: Workspace) -> list[Found]:
         while is_within(folder, root) and folder != root:
             candidates.extend(os.path.join(folder, name) for name in NAMES)
             folder = os.path.dirname(folder)
-    return _existing(candidates, workspace)
+    # Each once: mentions in one folder share every folder above it (round 45: 100
+    # mentions beneath a chain 1,000 deep looked at each of its memory files 100 times).
+    return _existing(dict.fromkeys(candidates), workspace)
 
 
 def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Found]:
@@ -108,6 +110,13 @@ def _not_read(candidate: str, workspace: Workspace) -> str | None:
         "a symbolic link that links out of the workspace or to nothing: not the "
         "workspace's own instructions, so never read"
     )
+
+
+def real_paths(paths: Iterable[str], workspace: Workspace) -> list[str]:
+    """The real paths of `paths` (mentions) that resolve inside the workspace, each
+    looked at only there (os.path.realpath looked outside, and walked a deep mention once
+    more: round 45)."""
+    return [real for real in map(lambda path: _real(path, workspace), paths) if real]
 
 
 def _real(path: str, workspace: Workspace) -> str | None:

@@ -26,6 +26,7 @@ from .files import cache_writes
 from .files.beneath import Moved
 from .files.fileio import moved
 from .files.guesses import one_call
+from .files.reach import remembering
 from .protocol import (
     AttachmentsParams,
     ChangesParams,
@@ -294,8 +295,10 @@ def run(core: Readkeeper, name: str, params: Any, principal: str = sessions.EDIT
     # Dropped at the session bound: every answer about its read-state says so.
     was_dropped = session is not None and core.sessions.evicted(session)
     # Nothing is read ahead, nor written to the user cache, while a call is in flight;
-    # its did-you-mean guesses, every miss of it together, share one budget.
-    with core.ahead.call(), cache_writes.holding(), one_call():
+    # its did-you-mean guesses, every miss of it together, share one budget; its walks
+    # share the folders they passed (files/reach.py: a batch of paths beneath one deep
+    # chain walks it once, round 45).
+    with core.ahead.call(), cache_writes.holding(), one_call(), remembering():
         try:
             result = method.run(core, params)
         except ReadkeeperError as exc:

@@ -133,6 +133,11 @@ def _read(services: ReadServices, params: ReadParams) -> ReadResult:
         if kind is not None:
             return _document(services, kind, request)
         if opened.size > settings.max_size_bytes:
+            # Read from the disk in ranges only: not while the editor holds unsaved
+            # changes (nor its refusal naming a ranged read that would be refused).
+            buffer = services.buffers.get(path)  # refused here when the editor's is lost
+            if buffer is not None and buffer.edited:
+                raise unsaved_too_large(path, opened.size, settings, buffer.version)
             if not window.ranged:
                 raise too_large(path, opened.size, settings, first_fit(services, request))
             return _range(services, request)
@@ -310,10 +315,7 @@ def _outline(
 def _range(services: ReadServices, request: Request) -> ReadResult:
     """Lines of a text file too large to hold, streamed; its record is of the lines
     shown (scope "range"), never of the whole file."""
-    params, opened = request.params, request.opened
-    buffer = services.buffers.get(opened.path)  # refused here when the editor's is lost
-    if buffer is not None and buffer.edited:  # its text is not the disk's ranges
-        raise unsaved_too_large(opened.path, opened.size, services.settings, buffer.version)
+    params = request.params
     unchanged = proven_unchanged(services, request, ("",))
     if unchanged is not None:
         return unchanged

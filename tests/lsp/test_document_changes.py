@@ -257,6 +257,15 @@ def test_a_ranged_read_of_a_big_file_with_unsaved_changes_is_refused(workspace: 
         refused = server.request(3, "readkeeper/read", ranged)
         assert refused["error"]["data"]["kind"] == "dirty_buffer", refused
         assert "save it" in refused["error"]["message"]
+        # Round 45: a whole read or an estimate said `too_large`, naming the ranged read
+        # refused above; a mention was dropped for the same.
+        for index, params in enumerate([{}, {"estimate": True}], start=10):
+            whole = server.request(index, "readkeeper/read", {"file_path": str(path), **params})
+            assert whole["error"]["data"]["kind"] == "dirty_buffer", whole
+        mentioned = server.request(
+            12, "readkeeper/attachments", {"mentions": [str(path)], "types": ["file"]}
+        )
+        assert "dirty_buffer" in str(mentioned["result"]["dropped"]), mentioned
         server.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
         path.write_text("NEW\n" + "x" * 5000 + "\n")  # what the save wrote
         saved = server.request(4, "readkeeper/read", ranged)
