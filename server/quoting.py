@@ -227,10 +227,7 @@ def printable(text: str) -> str:
 
 
 class _Escapes(dict[int, str]):
-    """Each character's form in `printable` (itself, or its escape), made the first time
-    it is met: a name of 4,000 format characters was escaped one Python step each, and
-    every refusal naming it escaped it again (round 44: a forget of 1,000 such names,
-    9.6 s)."""
+    """Each character's form in `printable`, made when first met (round 44: 9.6 s before)."""
 
     def __missing__(self, code: int) -> str:
         char = chr(code)

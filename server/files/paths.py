@@ -37,11 +37,7 @@ from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, 
 from .unavailable import folder_unavailable
 
 _REALPATH_TRIES = 3
-# The workspace roots held at once, from any front end (an editor's folders, an MCP
-# client's roots, an attached agent's hello): each is watched, echoed by stats and walked
-# by every refusal (round 43: 20,000 roots, stats of 24.6 M characters; round 44 the same
-# through MCP's roots/list).
-MAX_ROOTS = 64
+MAX_ROOTS = 64  # held at once from any front end: each watched, echoed (rounds 43-44)
 # The setting that allows a folder outside the roots, as each front end's user sets it.
 ALLOWED_SETTING = (
     "the allowed_paths setting: readkeeper.allowed_paths in the editor, "

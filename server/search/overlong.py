@@ -53,8 +53,8 @@ def said(result: dict[str, Any], ran: Run, root: str, cwd: str) -> dict[str, Any
     if context:  # round 44: a matching line's neighbour left out without a word
         was = "was" if context == 1 else "were"
         sentences.append(
-            f"{count(context, 'context line')} too long to hold {was} left out: read around "
-            "a match (offset and limit) to see its neighbours, cut."
+            f"{count(context, 'context line')} too long to hold {was} left out: a read of "
+            "the lines around a match shows them, cut."
         )
     notes = [n for n in [result.get("note", "")] if n and n not in _NOTHING_FOUND]
     result["note"] = " ".join([*notes, *sentences])
