@@ -201,6 +201,17 @@ def fit(
     return fitted
 
 
+def _least(item: Attachment, frames: dict[int, int], index: int, counter: Counter) -> int:
+    """The fewest tokens `item` is sent in: whole, or its frame and the widest note of a
+    cut, the fewer."""
+    if index not in frames:
+        frames[index] = frame(item, counter)
+    lines = item.content.split("\n") if isinstance(item.content, str) else []
+    fence = 2 * counter.count(lines[1]) if item.fenced and len(lines) >= 3 else 0
+    cut = counter.count(_note(item, len(lines), lines)) + fence + 2
+    return frames[index] + min(item.tokens, cut)
+
+
 def _fitted(
     items: Sequence[Attachment],
     capped: Sequence[bool],
@@ -229,6 +240,10 @@ def _fitted(
         (i for i in range(len(items)) if i not in uncappable),
         key=lambda i: (not items[i].protected, -items[i].priority, i),
     )
+    # What each protected item after one being cut must keep: its frame and a cut note
+    # (the first took all the room it could use, and the next, protected too, was
+    # dropped: a counterexample hypothesis found).
+    least = {i: _least(items[i], frames, i, counter) for i in order if items[i].protected}
     kept: set[int] = set()
     remaining = space
     chars_left = ANSWER_CHARS
@@ -249,7 +264,8 @@ def _fitted(
         if index not in frames:
             frames[index] = frame(item, counter)  # its header and fences, sent with it
         framed = frames[index]
-        room = remaining - framed
+        least.pop(index, None)
+        room = remaining - framed - sum(least.values())  # the protected after it kept room
         worth_cutting = item.protected or room >= MIN_USEFUL_TOKENS
         room_chars = chars_left - _frame_chars(item)
         fits = (item.tokens <= room and _chars(item) <= room_chars) or (

@@ -91,6 +91,17 @@ def test_the_users_input_is_cut_never_dropped(items: list[Attachment], budget: i
     assert all(i in fitted.attachments for i in protected)
 
 
+def test_a_protected_mention_cut_leaves_room_for_the_next() -> None:
+    """Found by hypothesis (above): the first of two mentions took all the room it could
+    use, and the second, the user's too, was dropped."""
+    lines = "\n".join(f"line {i} of the first file, long enough to cost" for i in range(60))
+    first = Attachment("file", lines, USER, 800, "a.txt", protected=True, file_path="/w/a.txt")
+    second = Attachment("file", lines, USER, 800, "b.txt", protected=True, file_path="/w/b.txt")
+    fitted = fit([first, second], 400, COUNTER)
+    assert [a.source for a in fitted.attachments] == ["a.txt", "b.txt"]
+    assert fitted.dropped == []
+
+
 def test_a_lower_priority_never_survives_a_higher_one_that_missed() -> None:
     big = Attachment("diagnostics", "\n".join(f"error {i}" for i in range(400)), 80, 5000, "ed")
     small = Attachment("git_status", "branch main, clean", 30, 1000, "git")
