@@ -24,7 +24,6 @@ from typing import Any
 from readkeeper import hint_walks, quoting, render, words
 from readkeeper.errors import ReadkeeperError
 from readkeeper.files.paths import names_a_folder
-from readkeeper.files.reach import carried
 from readkeeper.progress import step
 from readkeeper.protocol import AttachmentsParams, ChangesParams, ReadParams, unstructure
 from readkeeper.quoting import name
@@ -117,9 +116,8 @@ def _run_phase(
     pool: ThreadPoolExecutor, sources: Sequence[Source], timeout: float, wanted: Set[str] = set()
 ) -> tuple[list[Attachment], list[Dropped]]:
     cut_at = time.monotonic() + timeout  # what a `timed` source is given
-    futures = [
-        (source, pool.submit(carried(source.run), *[cut_at] * source.timed)) for source in sources
-    ]
+    # (the core's pool runs each in the call's context: its walks' memo, files/reach.py)
+    futures = [(source, pool.submit(source.run, *[cut_at] * source.timed)) for source in sources]
     wait([f for _, f in futures], timeout=timeout)
     items: list[Attachment] = []
     dropped: list[Dropped] = []

@@ -116,7 +116,7 @@ def real_paths(paths: Iterable[str], workspace: Workspace) -> list[str]:
     """The real paths of `paths` (mentions) that resolve inside the workspace, each
     looked at only there (os.path.realpath looked outside, and walked a deep mention once
     more: round 45)."""
-    return [real for real in map(lambda path: _real(path, workspace), paths) if real]
+    return [real for real in (_real(path, workspace) for path in paths) if real]
 
 
 def _real(path: str, workspace: Workspace) -> str | None:

@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from .. import quoting
 from ..errors import ReadkeeperError
-
-T = TypeVar("T")
 
 # Symlinks followed in one path before it is called a loop (Linux's own limit, ELOOP).
 MAX_LINKS = 40
@@ -127,28 +124,16 @@ def remembering() -> Iterator[None]:
     of the block passed looks at its last name only: for an operation that looks at a
     name in every folder above a deep path (ignore files, memory files), which walked it
     once a level (2,000 levels took 2,000,000 lstats, round 44). What the block learnt
-    is forgotten at its end: a later operation looks afresh."""
+    is forgotten at its end: a later operation looks afresh. A block within another (a
+    call's) shares the outer one's."""
+    if _MEMO.get() is not None:
+        yield
+        return
     token = _MEMO.set({})
     try:
         yield
     finally:
         _MEMO.reset(token)
-
-
-def carried(work: Callable[..., T]) -> Callable[..., T]:
-    """`work` made to run, on whatever thread, within this thread's `remembering` block
-    (if any): the sources of one attachments call, each on a thread of a pool, share what
-    their walks learnt (1,000 mentions beneath one deep chain walked it once)."""
-    held = _MEMO.get()
-
-    def within(*args: Any) -> T:
-        token = _MEMO.set(held)
-        try:
-            return work(*args)
-        finally:
-            _MEMO.reset(token)
-
-    return within
 
 
 def _memo(folders: Sequence[Reach]) -> Walked | None:
