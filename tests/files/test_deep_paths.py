@@ -197,6 +197,10 @@ def test_many_paths_beneath_one_deep_chain_walk_it_once(
         lstats[0] = 0
         names = ["x/" * DEPTH + f"m{index}.txt" for index in range(20)]
         calls.call(core, method, {field: names})
-        assert lstats[0] < 40 * DEPTH, lstats[0]  # before: a walk an entry, and more
+        # Before: a walk an entry, and more (forget 20 walks, attachments 179,000 lstats).
+        # Attachments' mentions are read on threads that start together, each of which
+        # may walk the chain before another has told the memo: a walk a thread at most.
+        bound = 100 if method == "attachments" else 40
+        assert lstats[0] < bound * DEPTH, lstats[0]
     finally:
         core.close()
