@@ -112,8 +112,8 @@ def by_name(path: str, folders: Sequence[Reach]) -> str | None:
 
 
 # What the walks of one operation learnt of the folders on their way (`remembering`):
-# a folder as the path names it -> where it leads and the permitted folder it lies in.
-Walked = dict[str, tuple[str, str | None]]
+# the folders they stepped through by name, no link among them (each its own real path).
+Walked = set[str]
 _MEMO_LEVELS = 4  # how far up a walk looks for a folder walked before
 _MEMO: ContextVar[dict[tuple[Reach, ...], Walked] | None] = ContextVar("walked", default=None)
 
@@ -139,7 +139,7 @@ def remembering() -> Iterator[None]:
 def _memo(folders: Sequence[Reach]) -> Walked | None:
     """The block's memo of walks among `folders` (None: outside `remembering`)."""
     held = _MEMO.get()
-    return None if held is None else held.setdefault(tuple(folders), {})
+    return None if held is None else held.setdefault(tuple(folders), set())
 
 
 def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> str | LeadsOut | Loop:
@@ -159,15 +159,14 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     home: str | None = current  # the permitted folder `current` lies in (None: none)
     pending = _names(start[len(folder.real.rstrip(os.sep)) :])
     memo = _memo(folders)
-    spelled = current  # while no link is followed: the path's own text walked so far
     if memo is not None:  # the nearest folder on its way walked before, a few levels up
         above = start
         for kept in range(1, min(len(pending), _MEMO_LEVELS + 1)):
             above = os.path.dirname(above)
-            if (known := memo.get(above)) is not None:
-                (current, home), spelled, pending = known, above, pending[:kept]
+            if above in memo:
+                current, pending = above, pending[:kept]
                 break
-    plain = memo is not None  # what the walk meets is kept in `memo`
+    plain = memo is not None  # no link followed yet: the folders met are kept in `memo`
     links = 0
     last = LeadsOut()
     while pending:
@@ -201,8 +200,7 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         if not stat.S_ISLNK(mode):
             current = step
             if plain and memo is not None:
-                spelled = os.path.join(spelled, name)
-                memo[spelled] = (current, home)
+                memo.add(current)
             continue
         plain = False
         links += 1
