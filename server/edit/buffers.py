@@ -109,6 +109,12 @@ def lsp_lines(text: str) -> list[str]:
     return _LSP_LINE.findall(text)
 
 
+def encoding_name(encoding: object) -> str:
+    """A negotiated position encoding (lsprotocol's kind, a string, or None) by its name:
+    "utf-16" (LSP's default), "utf-8" or "utf-32"."""
+    return str(getattr(encoding, "value", encoding) or "utf-16")
+
+
 def lsp_position(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
     """The LSP (line, character) of `offset` in `text`: lines end at LF, CRLF or CR, and
     characters are counted in the negotiated position encoding's code units."""

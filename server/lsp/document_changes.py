@@ -31,7 +31,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from ..edit.buffers import lsp_lines
+from ..edit.buffers import encoding_name, lsp_lines
 
 # Characters of lines copied or scanned for one notification's changes: far more than
 # any editor's (a thousand cursors typing in long lines) in tens of milliseconds.
@@ -128,7 +128,7 @@ def _apply(
     if not lines:  # pygls: an empty document takes the text as it is
         lines[:] = lsp_lines(change.text)
         return len(change.text), len(change.text)
-    units = _units(codec)
+    units = encoding_name(getattr(codec, "encoding", None))
     start, work = _position(lines, change.range.start, units)
     end, end_work = _position(lines, change.range.end, units)
     work += end_work
@@ -142,12 +142,6 @@ def _apply(
     was = sum(map(len, lines[first : last + 1]))
     lines[first : last + 1] = lsp_lines(region)
     return work + len(region) + (last - first + 1), len(region) - was
-
-
-def _units(codec: Any) -> str:
-    """The position encoding's name: "utf-16", "utf-8" or "utf-32"."""
-    encoding = getattr(codec, "encoding", None)
-    return str(getattr(encoding, "value", encoding) or "utf-16")
 
 
 def _position(

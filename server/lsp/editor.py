@@ -155,11 +155,11 @@ def _request(
     changes: Sequence[TextChange],
 ) -> types.ApplyWorkspaceEditParams:
     """The `workspace/applyEdit` of `changes` to the document `uri` holding `text`."""
-    from ..edit.buffers import lsp_position
+    from ..edit.buffers import encoding_name, lsp_position
 
     caps = server.client_capabilities.workspace
     encoding = server.workspace.position_encoding
-    units = str(getattr(encoding, "value", encoding) or "utf-16")
+    units = encoding_name(encoding)
     text_edits = [
         types.TextEdit(
             range=types.Range(
