@@ -66,16 +66,17 @@ def too_large(path: str, size: int, settings: Settings, fits: int = RANGE_LINES)
 def unsaved_too_large(
     path: str, size: int, settings: Settings, version: int | None
 ) -> ReadkeeperError:
-    """The `dirty_buffer` refusal of a ranged read of a text file over `max_size_bytes`
-    that the editor holds with unsaved changes: such a file is read from the disk in
-    ranges, which would show text the editor no longer holds (round 44: the agent read
-    the disk's lines as if they were the file)."""
+    """The `dirty_buffer` refusal of any read (ranged, whole, an estimate) of a text file
+    over `max_size_bytes` that the editor holds with unsaved changes: such a file is
+    read from the disk in ranges, which would show text the editor no longer holds
+    (round 44: the agent read the disk's lines as if they were the file; round 45: a
+    whole read named the ranged read refused here)."""
     return ReadkeeperError(
         "dirty_buffer",
         f"{path} is open in the editor with unsaved changes, and at {words.size(size)} it "
         f"is over the {words.size(settings.max_size_bytes)} limit for reading a file "
         "whole, so readkeeper reads it from the disk in ranges only, which would not show "
-        "those changes. Ask the user to save it, then read the range again.",
+        "those changes. Ask the user to save it, then read it again.",
         file_path=path,
         buffer_version=version,
         unsaved=True,

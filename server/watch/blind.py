@@ -48,11 +48,8 @@ def note(status: dict[str, Any], poll_interval_ms: int) -> str | None:
         said.append(f"some roots are not watched ({_missing(status)}): changes there are not heard")
     polled = status.get("polled_roots") or {}
     if polled:
-        shown = [f"{shown_name(root)} ({why})" for root, why in list(polled.items())[:_NAMED_ROOTS]]
-        more = len(polled) - _NAMED_ROOTS
-        roots = "; ".join(shown) + (f" and {more:,} more" if more > 0 else "")
         said.append(
-            f"changes under {roots} are found by looking every {poll_interval_ms} ms, so "
+            f"changes under {_named(polled)} are found by looking every {poll_interval_ms} ms, so "
             "one may be listed late"
         )
     if not said and state in ("watching", "partial", "polling"):
@@ -75,11 +72,16 @@ _NAMED_ROOTS = 5
 
 
 def _missing(status: dict[str, Any]) -> str:
-    missing = list((status.get("missing_roots") or {}).items())
-    named = [f"{shown_name(root)} ({why})" for root, why in missing[:_NAMED_ROOTS]]
-    if len(missing) > _NAMED_ROOTS:
-        named.append(f"and {len(missing) - _NAMED_ROOTS:,} more")
-    return "; ".join(named) or "none is set up"
+    return _named(status.get("missing_roots") or {}) or "none is set up"
+
+
+def _named(roots: dict[str, str]) -> str:
+    """`roots` (each with why) as a note names them: the first few, the rest counted."""
+    pairs = list(roots.items())
+    named = [f"{shown_name(root)} ({why})" for root, why in pairs[:_NAMED_ROOTS]]
+    if len(pairs) > _NAMED_ROOTS:
+        named.append(f"and {len(pairs) - _NAMED_ROOTS:,} more")
+    return "; ".join(named)
 
 
 __all__ = ["Where", "note", "noted"]
