@@ -33,8 +33,9 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import suppress
+from typing import cast
 
 from pathspec import GitIgnoreSpec
 from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
@@ -50,6 +51,9 @@ _MAX_IGNORE_FILE_BYTES = 1 << 20
 MAX_PATTERNS = 2_000
 # Verdicts are cached; past this many, the cache starts again.
 _MAX_CACHED_PATHS = 100_000
+# A kind of rules file (rgignore.py): its file names, and whether the exclude file too.
+_Kind = tuple[tuple[str, ...], bool]
+_UNKNOWN = object()  # a kind's patterns not read yet
 
 
 class IgnoreRules:
@@ -177,26 +181,44 @@ class IgnoreRules:
     def _kind_spec(self, folder: str, names: tuple[str, ...], exclude: bool) -> _Patterns | None:
         """The patterns of `folder`'s files `names` (and its repository's exclude file
         when `exclude`), kept apart from the others (a precedence by kind, rgignore.py)."""
-        key = (folder, names, exclude)
-        try:
-            return self._kinds[key]
-        except KeyError:
-            pass
-        lines = self._read_rules(folder, names, exclude)
-        spec = _Patterns(_compile(lines)) if lines else None
+        return self._kind_specs(folder, ((names, exclude),))[0]
+
+    def _kind_specs(self, folder: str, kinds: Sequence[_Kind]) -> list[_Patterns | None]:
+        """`_kind_spec` of each of `kinds`, the files of those not kept read in one
+        opening of `folder` (each its own, a path of a thousand folders cost a thousand
+        names looked up a kind, round 46)."""
+        keys = [(folder, names, exclude) for names, exclude in kinds]
+        kept = [self._kinds.get(key, _UNKNOWN) for key in keys]
+        if not any(spec is _UNKNOWN for spec in kept):
+            return cast("list[_Patterns | None]", kept)
+        unknown = [kind for kind, spec in zip(kinds, kept, strict=True) if spec is _UNKNOWN]
+        read = iter(self._read_kinds(folder, unknown))
+        specs: list[_Patterns | None] = []
         with self._lock:
-            if len(self._kinds) >= _MAX_CACHED_PATHS:
+            if len(self._kinds) + len(unknown) > _MAX_CACHED_PATHS:
                 self._kinds = {}
-            self._kinds[key] = spec
-        return spec
+            for key, spec in zip(keys, kept, strict=True):
+                if spec is _UNKNOWN:
+                    lines = next(read)
+                    spec = _Patterns(_compile(lines)) if lines else None
+                    self._kinds[key] = spec
+                specs.append(cast("_Patterns | None", spec))
+        return specs
 
     def _read_rules(
         self, folder: str, names: tuple[str, ...] | None = None, exclude: bool = True
     ) -> list[str]:
         """The lines of `folder`'s ignore files (`names`, else IGNORE_FILES, after its
         repository's exclude file when `exclude`), each reached beneath the root."""
+        return self._read_kinds(
+            folder, ((self.IGNORE_FILES if names is None else names, exclude),)
+        )[0]
+
+    def _read_kinds(self, folder: str, kinds: Sequence[_Kind]) -> list[list[str]]:
+        """`_read_rules` of each of `kinds`, `folder` opened once (beneath the root)."""
+        nothing: list[list[str]] = [[] for _ in kinds]
         if folder != self.root and not folder.startswith(self._prefix):
-            return []
+            return nothing
         relative = folder[len(self._prefix) :] if folder != self.root else ""
         try:
             # Opened for each read, never held: a descriptor held open would keep a
@@ -204,24 +226,26 @@ class IgnoreRules:
             anchor = Anchor.open(self.root)
             fd = anchor.open_folder(relative)
         except OSError:  # gone, or a symlink on the way (beneath.Moved)
-            return []
-        lines: list[str] = []
+            return nothing
         try:
-            git = lstat_in(fd, ".git") if exclude else None
+            excluded: list[str] = []
+            git = lstat_in(fd, ".git") if any(exclude for _, exclude in kinds) else None
             if git is not None and stat.S_ISDIR(git.st_mode):
                 with suppress(OSError):
                     info = anchor.open_folder(os.path.join(relative, ".git", "info"))
                     try:
-                        lines += _read_lines(info, "exclude")
+                        excluded = _read_lines(info, "exclude")
                     finally:
                         os.close(info)
-            for name in self.IGNORE_FILES if names is None else names:
-                lines += _read_lines(fd, name)
+            read = {name: _read_lines(fd, name) for names, _ in kinds for name in names}
         except OSError:
-            return []
+            return nothing
         finally:
             os.close(fd)
-        return lines
+        return [
+            (excluded if exclude else []) + [line for name in names for line in read[name]]
+            for names, exclude in kinds
+        ]
 
 
 def _read_lines(folder_fd: int, name: str) -> list[str]:

@@ -157,15 +157,20 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     assert folder is not None  # by_name found it
     current = folder.real
     home: str | None = current  # the permitted folder `current` lies in (None: none)
-    pending = _names(start[len(folder.real.rstrip(os.sep)) :])
     memo = _memo(folders)
+    base = current
     if memo is not None:  # the nearest folder on its way walked before, a few levels up
         above = start
-        for kept in range(1, min(len(pending), _MEMO_LEVELS + 1)):
+        for _ in range(_MEMO_LEVELS):
             above = os.path.dirname(above)
-            if above in memo:
-                current, pending = above, pending[:kept]
+            if above == folder.real or not within(above, folder.real):
                 break
+            if above in memo:
+                current = base = above
+                break
+    # Only the names below where the walk starts are split: a memo hit a level up
+    # costs a name, not the whole path's (2,000 levels split 8,000 times, round 46).
+    pending = _names(start[len(base.rstrip(os.sep)) :])
     plain = memo is not None  # no link followed yet: the folders met are kept in `memo`
     links = 0
     last = LeadsOut()

@@ -95,7 +95,7 @@ class RipgrepRules(IgnoreRules):
         if len(self._ruled) >= _MAX_FOLDERS:
             self._ruled = {}
         for each in reversed(chain):
-            if any(self._kind_spec(each, names, exclude) is not None for names, exclude in _KINDS):
+            if any(spec is not None for spec in self._kind_specs(each, _KINDS)):
                 found = each
             self._ruled[each] = found
         return found

@@ -22,11 +22,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import itemgetter
 
-from ..files.fileio import read_small
+from ..files.fileio import read_small_in
 from ..files.ignore import VCS_FOLDERS
 from ..files.rgignore import RipgrepRules
 from .gitchain import exclude_chain
@@ -230,24 +231,56 @@ def plain_above(root: bytes, base: bytes) -> bool:
     listing beneath it."""
     above = os.path.dirname(base)
     while above.startswith(root + b"/") or above == root:
-        paths = [os.path.join(above, name) for name in IGNORE_NAMES]
-        dot_git = os.path.join(above, b".git")
-        if os.path.isfile(dot_git):
-            return False  # a worktree's or submodule's git folder: not looked into
-        paths.append(os.path.join(dot_git, b"info", b"exclude"))
-        for path in paths:
-            try:
-                text = read_small(path, _PLAIN_BYTES + 1)
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return False
-            if len(text) > _PLAIN_BYTES or not all(map(_plain, text.splitlines())):
-                return False
+        if not _plain_folder(above):
+            return False
         if above == root:
             break
         above = os.path.dirname(above)
     return True
+
+
+def _plain_folder(folder: bytes) -> bool:
+    """`plain_above`'s judgement of one folder: its folder opened once and its files read
+    in it (a path looked up a name at a time costs its depth: 2,000 folders above were
+    4,000,000 names looked up, round 46). A folder or file missing has no patterns."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        return _plain_in(fd)
+    finally:
+        os.close(fd)
+
+
+def _plain_in(folder: int) -> bool:
+    with suppress(OSError):
+        if stat.S_ISREG(os.stat(b".git", dir_fd=folder).st_mode):
+            return False  # a worktree's or submodule's git folder: not looked into
+    if not all(_plain_file(folder, name) for name in IGNORE_NAMES):
+        return False
+    try:
+        info = os.open(b".git/info", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        return _plain_file(info, b"exclude")
+    finally:
+        os.close(info)
+
+
+def _plain_file(folder: int, name: bytes) -> bool:
+    try:
+        text = read_small_in(folder, name, _PLAIN_BYTES + 1)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return len(text) <= _PLAIN_BYTES and all(map(_plain, text.splitlines()))
 
 
 def _plain(line: bytes) -> bool:

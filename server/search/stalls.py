@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
+from ..files.beneath import lstat_in
 from ..files.reach import remembering
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
@@ -77,6 +78,11 @@ def trouble(path: bytes, confined_to: bytes | None = None) -> str:
         info = os.stat(path)  # follows a link: ripgrep's open does
     except (OSError, ValueError):
         return ""  # nothing there (or unreachable): ripgrep's open fails, no wait
+    return _mode_trouble(info)
+
+
+def _mode_trouble(info: os.stat_result) -> str:
+    """`trouble` of the file whose (followed) status is `info`."""
     mode = info.st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return _WAITED
@@ -179,14 +185,8 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     folder = here
     apart = False  # an ignore file at or above the folder searched reads apart
     while True:  # from the folder searched up to the root: ripgrep reads them all
-        for name in sorted(IGNORE_NAMES):
-            path = os.path.join(folder, name.encode())
-            why = trouble(path, confined)
-            if why:
-                raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
-            apart = apart or _apart(real_top, path)
-        own, exclude_apart = git_files(real_top, here, folder)
-        apart = apart or exclude_apart
+        own, folder_apart = _look_in(real_top, here, folder, confined)
+        apart = apart or folder_apart
         if not avoided.exclude_off:
             avoided.exclude_off = own is not None
             avoided.exclude_file = _shown_from(top, own or b"")
@@ -222,6 +222,51 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
         avoided.files.append(_shown_from(top, skipped[folder]))
         avoided.sizes.append("" if why == _WAITED else why)
     return avoided
+
+
+def _look_in(
+    real_top: bytes, here: bytes, folder: bytes, confined: bytes | None
+) -> tuple[bytes | None, bool]:
+    """One folder at or above the one searched: refused (`unsupported`) when an ignore
+    file there is one ripgrep would wait on; else the file of its repository's exclude
+    chain ripgrep would wait on (`git_files`) and whether a file there reads apart.
+    The folder is opened once and its names looked at in it (a path looked up a name
+    at a time costs its depth: 2,000 folders above cost 40,000,000 names, round 46);
+    a link among them is followed as `trouble` follows one."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None, False  # gone or no folder: ripgrep opens nothing there
+    try:
+        apart = False
+        for name in sorted(IGNORE_NAMES):
+            entry = _entry(fd, name)
+            if entry is None:
+                continue
+            path = os.path.join(folder, name.encode())
+            if stat.S_ISLNK(entry.st_mode):
+                why = trouble(path, confined)
+                regular = not why and _apart(real_top, path)
+            else:
+                why = _mode_trouble(entry)
+                regular = not why and stat.S_ISREG(entry.st_mode) and apart_in(fd, name)
+            if why:
+                raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
+            apart = apart or regular
+        if _entry(fd, GIT) is None:
+            return None, apart  # no repository here: no exclude chain
+    finally:
+        os.close(fd)
+    own, exclude_apart = git_files(real_top, here, folder)
+    return own, apart or exclude_apart
+
+
+def _entry(folder: int, name: str) -> os.stat_result | None:
+    """`name` in the open `folder`, not followed; None when it cannot be looked at."""
+    try:
+        return lstat_in(folder, name)
+    except OSError:
+        return None
 
 
 def _apart(real_top: bytes, path: bytes) -> bool:
