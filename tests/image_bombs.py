@@ -5,6 +5,7 @@ or encoding the full-size picture, so making one costs the test almost no memory
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 import zlib
@@ -18,6 +19,7 @@ def _png_chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
+@functools.cache  # bytes: one making a size per test process (13,000 square took 10 s)
 def png_bomb(
     width: int = BOMB_EDGE, height: int = BOMB_EDGE, rows: int | None = None, grey: bool = False
 ) -> bytes:

@@ -614,8 +614,11 @@ def test_a_page_no_way_reads_is_told_so_whichever_way_came_first(
     assert "Read its text instead" not in caught.value.message
 
 
-def test_a_page_whose_text_reads_is_sent_to_its_text(core: Readkeeper, workspace: Path) -> None:
+def test_a_page_whose_text_reads_is_sent_to_its_text(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A page too much to draw (the slow shading) whose text reads: the refusal says so.
+    monkeypatch.setattr(worker, "CPU_SECONDS", 1)  # the shading runs for minutes
     (workspace / "slow.pdf").write_bytes(raw_pdf(["slow text"]))
     with pytest.raises(ReadkeeperError) as caught:
         core.read(ReadParams(file_path="slow.pdf", pages="1", render=True))
