@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import itemgetter
 
+from ..files.beneath import open_beneath
 from ..files.fileio import read_small_in
 from ..files.ignore import VCS_FOLDERS
 from ..files.rgignore import RipgrepRules
@@ -231,7 +232,7 @@ def plain_above(root: bytes, base: bytes) -> bool:
     listing beneath it."""
     above = os.path.dirname(base)
     while above.startswith(root + b"/") or above == root:
-        if not _plain_folder(above):
+        if not _plain_folder(root, above):
             return False
         if above == root:
             break
@@ -239,12 +240,13 @@ def plain_above(root: bytes, base: bytes) -> bool:
     return True
 
 
-def _plain_folder(folder: bytes) -> bool:
-    """`plain_above`'s judgement of one folder: its folder opened once and its files read
-    in it (a path looked up a name at a time costs its depth: 2,000 folders above were
-    4,000,000 names looked up, round 46). A folder or file missing has no patterns."""
+def _plain_folder(root: bytes, folder: bytes) -> bool:
+    """`plain_above`'s judgement of `folder`, the root or beneath it: opened once,
+    beneath the root, and its files read in it (a path looked up a name at a time costs
+    its depth: 2,000 folders above were 4,000,000 names looked up, round 46). A folder
+    or file missing has no patterns; a link on the way is not looked through."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = open_beneath(os.fsdecode(root), os.fsdecode(folder[len(root) + 1 :]))
     except FileNotFoundError:
         return True
     except OSError:

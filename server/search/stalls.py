@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
-from ..files.beneath import lstat_in
+from ..files.beneath import lstat_in, open_beneath
 from ..files.reach import remembering
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
@@ -185,7 +185,7 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     folder = here
     apart = False  # an ignore file at or above the folder searched reads apart
     while True:  # from the folder searched up to the root: ripgrep reads them all
-        own, folder_apart = _look_in(real_top, here, folder, confined)
+        own, folder_apart = _look_in(real_top, here, top, folder, confined)
         apart = apart or folder_apart
         if not avoided.exclude_off:
             avoided.exclude_off = own is not None
@@ -225,18 +225,21 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
 
 
 def _look_in(
-    real_top: bytes, here: bytes, folder: bytes, confined: bytes | None
+    real_top: bytes, here: bytes, top: bytes, folder: bytes, confined: bytes | None
 ) -> tuple[bytes | None, bool]:
-    """One folder at or above the one searched: refused (`unsupported`) when an ignore
-    file there is one ripgrep would wait on; else the file of its repository's exclude
-    chain ripgrep would wait on (`git_files`) and whether a file there reads apart.
-    The folder is opened once and its names looked at in it (a path looked up a name
-    at a time costs its depth: 2,000 folders above cost 40,000,000 names, round 46);
-    a link among them is followed as `trouble` follows one."""
+    """One folder at or above the one searched, the root `top` or beneath it: refused
+    (`unsupported`) when an ignore file there is one ripgrep would wait on; else the
+    file of its repository's exclude chain ripgrep would wait on (`git_files`) and
+    whether a file there reads apart. The folder is opened once, beneath the root, and
+    its names looked at in it (a path looked up a name at a time costs its depth: 2,000
+    folders above cost 40,000,000 names, round 46); a link among them is followed as
+    `trouble` follows one."""
+    if folder != top and not folder.startswith(top + b"/"):
+        return None, False  # not the root's: nothing there is looked at
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = open_beneath(os.fsdecode(real_top), os.fsdecode(folder[len(top) + 1 :]))
     except OSError:
-        return None, False  # gone or no folder: ripgrep opens nothing there
+        return None, False  # gone, no folder, or a link on the way: nothing looked at
     try:
         apart = False
         for name in sorted(IGNORE_NAMES):
