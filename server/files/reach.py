@@ -172,7 +172,7 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     # costs a name, not the whole path's (2,000 levels split 8,000 times, round 46).
     pending = _names(start[len(base.rstrip(os.sep)) :])
     plain = memo is not None  # no link followed yet: the folders met are kept in `memo`
-    looker = _Looker()
+    looker = Looker()
     try:
         links = 0
         last = LeadsOut()
@@ -222,12 +222,12 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         looker.close()
 
 
-# A folder of more names than this is looked in through its descriptor (`_Looker`).
+# A folder of more names than this is looked in through its descriptor (`Looker`).
 _DEEP = 64
 _FOLDER = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-class _Looker:
+class Looker:
     """A walk's looks: the mode of a name in a folder (0 when missing or not looked
     into). In a folder of fewer than `_DEEP` names, an lstat of the whole path; in a
     deeper one, through the folder's descriptor, opened from the one above it when the
@@ -367,6 +367,7 @@ def here() -> str:
 __all__ = [
     "MAX_LINKS",
     "LeadsOut",
+    "Looker",
     "Loop",
     "Reach",
     "by_name",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import stat
 
+from ..files.reach import Looker
+
 # Folders remembered per search at most (the paths of a 100,000-file listing lie in far
 # fewer); past it a folder is still resolved, from its nearest remembered ancestor.
 MAX_FOLDERS = 100_000
@@ -45,9 +47,13 @@ class RealFolders:
                 real = known
                 break
         self._keep(path, real)
-        for path, name in reversed(pending):
-            real = _child(real, name) if real else ""
-            self._keep(path, real)
+        looker = Looker()  # a chain thousands deep is looked at a name at a time
+        try:
+            for path, name in reversed(pending):
+                real = _child(real, name, looker) if real else ""
+                self._keep(path, real)
+        finally:
+            looker.close()
         return real
 
     def _keep(self, path: str, real: str) -> None:
@@ -55,17 +61,14 @@ class RealFolders:
             self._known[path] = real
 
 
-def _child(real_parent: str, name: str) -> str:
+def _child(real_parent: str, name: str, looker: Looker) -> str:
     """The real path of `name` in the folder whose real path is `real_parent`."""
     joined = os.path.join(real_parent, name)
-    try:
-        if not stat.S_ISLNK(os.lstat(joined).st_mode):
-            return joined
-    except OSError:
-        # Missing, or beneath what is not a folder: realpath (not strict) takes a name
-        # it cannot look at as no link, so its answer is this one. Resolving it again
-        # looked at every folder above for each level: a path 3,000 names deep took 38 s
-        # under load, past the test suite's timeout.
+    # Missing, or beneath what is not a folder (mode 0): realpath (not strict) takes a
+    # name it cannot look at as no link, so its answer is this one. Resolving it again
+    # looked at every folder above for each level: a path 3,000 names deep took 38 s
+    # under load, past the test suite's timeout.
+    if not stat.S_ISLNK(looker.mode(real_parent, name)):
         return joined
     return _realpath(joined)
 

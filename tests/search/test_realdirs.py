@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from readkeeper.files import reach
 from readkeeper.search.realdirs import RealFolders
 
 
@@ -45,7 +48,13 @@ def _tree(workspace: Path, outside: Path) -> list[str]:
     return [str(workspace / name) if name else str(workspace) for name in names]
 
 
-def test_each_folder_resolves_as_realpath_does(workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("deep", [64, 0], ids=["by-path", "through-descriptors"])
+def test_each_folder_resolves_as_realpath_does(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deep: int
+) -> None:
+    # `deep` 0: every folder looked in through its descriptor (reach.Looker), as one
+    # more than 64 names deep is.
+    monkeypatch.setattr(reach, "_DEEP", deep)
     outside = tmp_path / "outside"
     outside.mkdir()
     folders = _tree(workspace, outside)
