@@ -22,12 +22,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import itemgetter
 
-from ..files.beneath import open_beneath
+from ..files.beneath import folders_down
 from ..files.fileio import read_small_in
 from ..files.ignore import VCS_FOLDERS
 from ..files.rgignore import RipgrepRules
@@ -231,30 +231,16 @@ def plain_above(root: bytes, base: bytes) -> bool:
     1757, 2770, 2778): only with plain ones is its listing of `base` the root's
     listing beneath it."""
     above = os.path.dirname(base)
-    while above.startswith(root + b"/") or above == root:
-        if not _plain_folder(root, above):
-            return False
-        if above == root:
-            break
-        above = os.path.dirname(above)
-    return True
-
-
-def _plain_folder(root: bytes, folder: bytes) -> bool:
-    """`plain_above`'s judgement of `folder`, the root or beneath it: opened once,
-    beneath the root, and its files read in it (a path looked up a name at a time costs
-    its depth: 2,000 folders above were 4,000,000 names looked up, round 46). A folder
-    or file missing has no patterns; a link on the way is not looked through."""
-    try:
-        fd = open_beneath(os.fsdecode(root), os.fsdecode(folder[len(root) + 1 :]))
-    except FileNotFoundError:
+    if above != root and not above.startswith(root + b"/"):
         return True
-    except OSError:
-        return False
+    # Each folder opened from the one above it (a path looked up a name at a time
+    # costs its depth: 2,000 folders above were 4,000,000 names, round 46).
     try:
-        return _plain_in(fd)
-    finally:
-        os.close(fd)
+        down = folders_down(os.fsdecode(root), os.fsdecode(above[len(root) + 1 :]))
+        with closing(down):
+            return all(_plain_in(fd) for _, fd in down)
+    except OSError:  # a link or a file on the way, or a folder that cannot be read
+        return False
 
 
 def _plain_in(folder: int) -> bool:

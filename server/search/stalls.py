@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
-from ..files.beneath import lstat_in, open_beneath
+from ..files.beneath import folders_down, lstat_in
 from ..files.reach import remembering
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
@@ -182,10 +183,14 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     real_top = os.path.realpath(top)
     confined = _confined(real_top)
     avoided = Avoided()
+    looked = _looked(real_top, here, top, confined)
     folder = here
     apart = False  # an ignore file at or above the folder searched reads apart
     while True:  # from the folder searched up to the root: ripgrep reads them all
-        own, folder_apart = _look_in(real_top, here, top, folder, confined)
+        seen = looked.get(folder, (None, False))
+        if isinstance(seen, ReadkeeperError):
+            raise seen  # the nearest refusal, as ripgrep would meet it first
+        own, folder_apart = seen
         apart = apart or folder_apart
         if not avoided.exclude_off:
             avoided.exclude_off = own is not None
@@ -224,42 +229,54 @@ def _avoid(root: str, cwd: str, suspects: list[bytes] | None) -> Avoided:
     return avoided
 
 
+_Looked = tuple[bytes | None, bool] | ReadkeeperError
+
+
+def _looked(
+    real_top: bytes, here: bytes, top: bytes, confined: bytes | None
+) -> dict[bytes, _Looked]:
+    """What `_look_in` finds in the root `top` and each folder down to `here`, by
+    folder; a folder not there, or beneath a link, is not looked in."""
+    if here != top and not here.startswith(top + b"/"):
+        return {}  # not the root's: nothing there is looked at
+    looked: dict[bytes, _Looked] = {}
+    down = folders_down(os.fsdecode(real_top), os.fsdecode(here[len(top) + 1 :]))
+    with suppress(OSError), closing(down):  # a link or a file on the way: none beneath
+        for relative, fd in down:
+            folder = os.path.join(top, os.fsencode(relative)) if relative else top
+            try:
+                looked[folder] = _look_in(fd, real_top, here, folder, confined)
+            except ReadkeeperError as refused:
+                looked[folder] = refused
+    return looked
+
+
 def _look_in(
-    real_top: bytes, here: bytes, top: bytes, folder: bytes, confined: bytes | None
+    fd: int, real_top: bytes, here: bytes, folder: bytes, confined: bytes | None
 ) -> tuple[bytes | None, bool]:
-    """One folder at or above the one searched, the root `top` or beneath it: refused
-    (`unsupported`) when an ignore file there is one ripgrep would wait on; else the
-    file of its repository's exclude chain ripgrep would wait on (`git_files`) and
-    whether a file there reads apart. The folder is opened once, beneath the root, and
-    its names looked at in it (a path looked up a name at a time costs its depth: 2,000
-    folders above cost 40,000,000 names, round 46); a link among them is followed as
-    `trouble` follows one."""
-    if folder != top and not folder.startswith(top + b"/"):
-        return None, False  # not the root's: nothing there is looked at
-    try:
-        fd = open_beneath(os.fsdecode(real_top), os.fsdecode(folder[len(top) + 1 :]))
-    except OSError:
-        return None, False  # gone, no folder, or a link on the way: nothing looked at
-    try:
-        apart = False
-        for name in sorted(IGNORE_NAMES):
-            entry = _entry(fd, name)
-            if entry is None:
-                continue
-            path = os.path.join(folder, name.encode())
-            if stat.S_ISLNK(entry.st_mode):
-                why = trouble(path, confined)
-                regular = not why and _apart(real_top, path)
-            else:
-                why = _mode_trouble(entry)
-                regular = not why and stat.S_ISREG(entry.st_mode) and apart_in(fd, name)
-            if why:
-                raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
-            apart = apart or regular
-        if _entry(fd, GIT) is None:
-            return None, apart  # no repository here: no exclude chain
-    finally:
-        os.close(fd)
+    """One folder at or above the one searched, open as `fd`: refused (`unsupported`)
+    when an ignore file there is one ripgrep would wait on; else the file of its
+    repository's exclude chain ripgrep would wait on (`git_files`) and whether a file
+    there reads apart. Its names are looked at in it (a path looked up a name at a time
+    costs its depth: 2,000 folders above cost 40,000,000 names, round 46); a link
+    among them is followed as `trouble` follows one."""
+    apart = False
+    for name in sorted(IGNORE_NAMES):
+        entry = _entry(fd, name)
+        if entry is None:
+            continue
+        path = os.path.join(folder, name.encode())
+        if stat.S_ISLNK(entry.st_mode):
+            why = trouble(path, confined)
+            regular = not why and _apart(real_top, path)
+        else:
+            why = _mode_trouble(entry)
+            regular = not why and stat.S_ISREG(entry.st_mode) and apart_in(fd, name)
+        if why:
+            raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
+        apart = apart or regular
+    if _entry(fd, GIT) is None:
+        return None, apart  # no repository here: no exclude chain
     own, exclude_apart = git_files(real_top, here, folder)
     return own, apart or exclude_apart
 
