@@ -26,7 +26,7 @@ import stat
 import sys
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,7 +341,7 @@ def lstat_in(folder_fd: int, name: str | bytes) -> os.stat_result | None:
         return None
 
 
-def folders_down(root: str, relative: str) -> Iterator[tuple[str, int]]:
+def folders_down(root: str, relative: str) -> Generator[tuple[str, int], None, None]:
     """The real path `root` and each folder on the way down to `relative` beneath it,
     each (relative to `root`: "" for itself) with a descriptor (O_PATH) opened from the
     one above it, following no symlink: the folders readkeeper looks in on its own (the
