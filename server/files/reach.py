@@ -172,7 +172,9 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     # costs a name, not the whole path's (2,000 levels split 8,000 times, round 46).
     pending = _names(start[len(base.rstrip(os.sep)) :])
     plain = memo is not None  # no link followed yet: the folders met are kept in `memo`
-    looker = Looker()
+    # A deep path is looked at through descriptors; a shallow one by whole paths (an
+    # lstat each: cheaper there than a descriptor's opening).
+    looker = Looker() if start.count(os.sep) > _DEEP else None
     try:
         links = 0
         last = LeadsOut()
@@ -200,7 +202,13 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
             if not pending and not follow_last:
                 current = step
                 break
-            mode = looker.mode(current, name)  # 0: missing or not looked into, taken by name
+            if looker is not None:
+                mode = looker.mode(current, name)
+            else:
+                try:
+                    mode = os.lstat(step).st_mode
+                except OSError:
+                    mode = 0  # missing or not looked into: taken by name
             if not stat.S_ISLNK(mode):
                 current = step
                 if plain and memo is not None:
@@ -219,7 +227,8 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
             return last
         return current
     finally:
-        looker.close()
+        if looker is not None:
+            looker.close()
 
 
 # A folder of more names than this is looked in through its descriptor (`Looker`).
