@@ -1,0 +1,151 @@
+"""Benchmark calls on a path thousands of folders deep (outside rounds 44-46): a hostile
+repository's chain of folders, each call naming its deepest folder or a file in it.
+
+Run it as `.venv/bin/python bench/bench_deep_paths.py [--depth N] [--rounds R]`. It
+prints a table and writes the same figures to `bench/results/deep_paths.json`. Each row
+is one call, in process on a new core each round (its caches cold), its median wall time
+over the rounds; `rg` is ripgrep itself listing and searching the same folder (its own
+walk up to the root is a floor no call beneath it can go under). The default depth,
+2,030, is about the deepest a path can be named by (4,096 bytes: `x/` a level).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from common import machine, scratch, write_json
+from readkeeper import calls
+from readkeeper.core import Readkeeper
+from readkeeper.errors import ReadkeeperError
+
+RESULTS = Path(__file__).resolve().parent / "results" / "deep_paths.json"
+
+
+def chain(root: Path, depth: int) -> None:
+    """`depth` folders `x` one in another beneath `root` (made a level at a time: the
+    whole path is longer than some calls take), `0.txt` in the deepest."""
+    here = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("x", dir_fd=here)
+            below = os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = below
+        with open(os.open("0.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here), "w") as f:
+            f.write("alpha\n")
+    finally:
+        os.close(here)
+
+
+def unchain(root: Path) -> None:
+    """Remove what `chain` made, and whatever the calls left in it, the deepest first
+    (shutil.rmtree recurses a level a frame: past Python's recursion limit here)."""
+    folders = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while "x" in os.listdir(folders[-1]):
+            folders.append(os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folders[-1]))
+        while folders:
+            here = folders.pop()
+            for entry in os.scandir(here):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.name, dir_fd=here)
+                else:
+                    os.unlink(entry.name, dir_fd=here)
+            os.close(here)
+    finally:
+        for fd in folders:
+            os.close(fd)
+
+
+def rows(depth: int) -> list[tuple[str, str, dict[str, Any]]]:
+    deep = "x/" * depth
+    return [
+        ("read a file", "read", {"file_path": deep + "0.txt"}),
+        ("read a missing file beneath", "read", {"file_path": deep[:-20] + "y/" * 10 + "0.txt"}),
+        ("grep a file", "grep", {"pattern": "alpha", "path": deep + "0.txt"}),
+        ("grep the folder", "grep", {"pattern": "alpha", "path": deep}),
+        ("glob the folder", "glob", {"pattern": "*.txt", "path": deep}),
+        ("list the folder", "list", {"path": deep}),
+        ("stat the folder", "stat", {"path": deep}),
+        ("attachments, one mention", "attachments", {"mentions": [deep + "0.txt"]}),
+        ("forget 100 paths beneath", "forget", {"paths": [f"{deep}m{n}" for n in range(100)]}),
+    ]
+
+
+def timed(root: Path, method: str, params: dict[str, Any], rounds: int) -> tuple[float, str]:
+    samples, outcome = [], ""
+    for _ in range(rounds):
+        core = Readkeeper(roots=[str(root)])
+        try:
+            started = time.perf_counter()
+            try:
+                calls.call(core, method, params)
+                outcome = "answered"
+            except ReadkeeperError as exc:
+                outcome = exc.kind
+            samples.append(time.perf_counter() - started)
+        finally:
+            core.close()
+    return statistics.median(samples) * 1000, outcome
+
+
+def ripgrep(root: Path, depth: int, rounds: int) -> dict[str, float]:
+    rg = shutil.which("rg", path=str(Path(__file__).resolve().parents[1] / ".venv" / "bin"))
+    if rg is None:
+        return {}
+    figures = {}
+    for name, args in (("rg --files", ["--files"]), ("rg alpha", ["alpha"])):
+        samples = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            subprocess.run([rg, *args, "x/" * depth], cwd=root, capture_output=True, check=False)
+            samples.append(time.perf_counter() - started)
+        figures[name] = statistics.median(samples) * 1000
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depth", type=int, default=2030)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with scratch("rk-deep-") as (workdir, _log):
+        root = workdir / "ws"
+        root.mkdir()
+        chain(root, args.depth)
+        try:
+            report = run(root, args.depth, args.rounds)
+        finally:
+            unchain(root)
+    write_json(RESULTS, report)
+
+
+def run(root: Path, depth: int, rounds: int) -> dict[str, Any]:
+    """Each row's call timed, and ripgrep's own, printed as they come."""
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "load": os.getloadavg()[0],
+        "depth": depth,
+        "rows": {},
+    }
+    print(f"depth {depth}, median of {rounds} rounds, load {report['load']:.1f}")
+    print(f"{'call':32} {'ms':>9}  outcome")
+    for label, method, params in rows(depth):
+        ms, outcome = timed(root, method, params, rounds)
+        report["rows"][label] = {"ms": round(ms, 1), "outcome": outcome}
+        print(f"{label:32} {ms:9.1f}  {outcome}")
+    for label, ms in ripgrep(root, depth, rounds).items():
+        report["rows"][label] = {"ms": round(ms, 1), "outcome": "ripgrep itself"}
+        print(f"{label:32} {ms:9.1f}  ripgrep itself")
+    return report
+
+
+if __name__ == "__main__":
+    main()
