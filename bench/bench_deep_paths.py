@@ -16,52 +16,21 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from common import machine, scratch, write_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from deep_chain import chain, unchain
+
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
 
 RESULTS = Path(__file__).resolve().parent / "results" / "deep_paths.json"
-
-
-def chain(root: Path, depth: int) -> None:
-    """`depth` folders `x` one in another beneath `root` (made a level at a time: the
-    whole path is longer than some calls take), `0.txt` in the deepest."""
-    here = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir("x", dir_fd=here)
-            below = os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
-            os.close(here)
-            here = below
-        with open(os.open("0.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here), "w") as f:
-            f.write("alpha\n")
-    finally:
-        os.close(here)
-
-
-def unchain(root: Path) -> None:
-    """Remove what `chain` made, and whatever the calls left in it, the deepest first
-    (shutil.rmtree recurses a level a frame: past Python's recursion limit here)."""
-    folders = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
-    try:
-        while "x" in os.listdir(folders[-1]):
-            folders.append(os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folders[-1]))
-        while folders:
-            here = folders.pop()
-            for entry in os.scandir(here):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.name, dir_fd=here)
-                else:
-                    os.unlink(entry.name, dir_fd=here)
-            os.close(here)
-    finally:
-        for fd in folders:
-            os.close(fd)
 
 
 def rows(depth: int) -> list[tuple[str, str, dict[str, Any]]]:

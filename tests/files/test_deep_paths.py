@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deep_chain import chain
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -24,23 +25,6 @@ from readkeeper.files.guesses import nearest_folder
 from readkeeper.files.reach import Reach, walk
 
 DEPTH = 400
-
-
-def chain(root: Path, depth: int) -> Path:
-    """`depth` folders `x` one in another beneath `root` (made a level at a time: the
-    whole path is longer than some calls take), the deepest returned."""
-    here = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir("x", dir_fd=here)
-            below = os.open("x", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
-            os.close(here)
-            here = below
-        with open(os.open("0.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here), "w") as f:
-            f.write("alpha\n")
-    finally:
-        os.close(here)
-    return root / ("x/" * depth).rstrip("/")
 
 
 @pytest.fixture
@@ -128,40 +112,9 @@ def test_the_nearest_folder_is_the_one_a_walk_a_level_finds(
     assert nearest_folder(path, reaches) == _nearest_by_every_level(path, reaches)
 
 
-def test_walks_within_remembering_find_what_walks_without_it(tmp_path: Path) -> None:
-    """The same real path or refusal for every path, the folders met on the way kept
-    or not: plain folders, missing ones, a link within, a link out, `..` in a link."""
-    root, outside = tmp_path / "ws", tmp_path / "outside"
-    (root / "a" / "b" / "c").mkdir(parents=True)
-    (root / "d").mkdir()
-    outside.mkdir()
-    (root / "a" / "in").symlink_to(root / "d")
-    (root / "a" / "out").symlink_to(outside)
-    (root / "a" / "b" / "up").symlink_to("../../d")
-    (root / "a" / "b" / "c" / "f.txt").write_text("")
-    names = ["a", "b", "c", "in", "out", "up", "missing", "f.txt", ".."]
-    paths = [
-        os.path.normpath(os.path.join(str(root), *parts))
-        for parts in ([x, y, z] for x in names for y in names for z in names)
-    ]
-    reaches = [Reach(str(root), str(root))]
-    alone = [walk(path, reaches) for path in paths]
-    with reach.remembering():
-        together = [walk(path, reaches) for path in paths]
-        last_kept = [walk(path, reaches, follow_last=False) for path in paths]
-    assert together == alone
-    assert last_kept == [walk(path, reaches, follow_last=False) for path in paths]
-    assert reach._MEMO.get() is None  # forgotten at the block's end
-
-
-@pytest.mark.parametrize("remembered", [False, True])
-def test_walks_through_descriptors_find_what_walks_by_path_find(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remembered: bool
-) -> None:
-    """A walk looks in a deep folder through its descriptor (`_Looker`, round 46): the
-    same real path or refusal as by whole paths for every path, the deep way taken in
-    every folder here (`_DEEP` 0): plain folders, missing ones and beneath them, beneath
-    a file, a link within, out, to `/`, `..` in a link, a loop."""
+def _links_tree(tmp_path: Path) -> tuple[list[str], list[Reach]]:
+    """Every path of three names in a tree of plain folders, missing ones, a file, a
+    link within, out, to `/`, `..` in a link, through a missing folder, a loop."""
     root, outside = tmp_path / "ws", tmp_path / "outside"
     (root / "a" / "b" / "c").mkdir(parents=True)
     (root / "d").mkdir()
@@ -178,7 +131,30 @@ def test_walks_through_descriptors_find_what_walks_by_path_find(
         os.path.normpath(os.path.join(str(root), *parts))
         for parts in ([x, y, z] for x in names for y in names for z in names)
     ]
-    reaches = [Reach(str(root), str(root))]
+    return paths, [Reach(str(root), str(root))]
+
+
+def test_walks_within_remembering_find_what_walks_without_it(tmp_path: Path) -> None:
+    """The same real path or refusal for every path, the folders met on the way kept
+    or not."""
+    paths, reaches = _links_tree(tmp_path)
+    alone = [walk(path, reaches) for path in paths]
+    with reach.remembering():
+        together = [walk(path, reaches) for path in paths]
+        last_kept = [walk(path, reaches, follow_last=False) for path in paths]
+    assert together == alone
+    assert last_kept == [walk(path, reaches, follow_last=False) for path in paths]
+    assert reach._MEMO.get() is None  # forgotten at the block's end
+
+
+@pytest.mark.parametrize("remembered", [False, True])
+def test_walks_through_descriptors_find_what_walks_by_path_find(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remembered: bool
+) -> None:
+    """A walk looks in a deep folder through its descriptor (`Looker`, round 46): the
+    same real path or refusal as by whole paths for every path, the deep way taken in
+    every folder here (`_DEEP` 0)."""
+    paths, reaches = _links_tree(tmp_path)
 
     def walks() -> list[Any]:
         with reach.remembering() if remembered else contextlib.nullcontext():
