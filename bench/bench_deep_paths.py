@@ -24,7 +24,7 @@ from typing import Any
 from common import machine, scratch, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from deep_chain import chain, unchain
+from deep_chain import make_chain, remove_chain
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -88,11 +88,11 @@ def main() -> None:
     with scratch("rk-deep-") as (workdir, _log):
         root = workdir / "ws"
         root.mkdir()
-        chain(root, args.depth)
+        make_chain(root, args.depth, "x", "0.txt", "alpha\n")
         try:
             report = run(root, args.depth, args.rounds)
         finally:
-            unchain(root)
+            remove_chain(root, "x", "0.txt")
     write_json(RESULTS, report)
 
 

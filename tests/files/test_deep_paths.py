@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_chain import chain
+from deep_chain import make_chain
 
 from readkeeper import calls
 from readkeeper.core import Readkeeper
@@ -25,6 +25,12 @@ from readkeeper.files.guesses import nearest_folder
 from readkeeper.files.reach import Reach, walk
 
 DEPTH = 400
+
+
+def chain(root: Path, depth: int) -> Path:
+    """`depth` folders `x` one in another beneath `root`, `0.txt` ("alpha") in the
+    deepest, which is returned."""
+    return make_chain(root, depth, "x", "0.txt", "alpha\n")
 
 
 @pytest.fixture
