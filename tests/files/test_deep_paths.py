@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -281,5 +282,28 @@ def test_each_folder_above_a_deep_path_is_opened_once_a_judgement(
         # now 2 to 3.2 (a judgement's opening of each folder), a read 0.005 to 0.32.
         a_level = names_looked_up[0] / (DEPTH * DEPTH / 2)
         assert a_level < (1 if method == "read" else 5), a_level
+    finally:
+        core.close()
+
+
+def test_mentions_in_one_deep_folder_hold_the_folders_above_once(workspace: Path) -> None:
+    """Round 46: the memory files above 100 mentions in a folder 1,000 deep were found by
+    listing every folder above each mention before the duplicates were dropped: 400 MB a
+    call, six at once 2.7 GB. The folders above are listed once, each mention's climb
+    ending at a folder an earlier one passed."""
+    from readkeeper.attachments import memory
+
+    deepest = chain(workspace, DEPTH)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        mentions = [str(deepest / f"m{n}.txt") for n in range(100)]
+        tracemalloc.start()
+        try:
+            memory.above(mentions, core.workspace)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        # Before: DEPTH folders a mention (21 MB here); now DEPTH in all.
+        assert peak < 4 * 1024 * 1024, peak
     finally:
         core.close()
