@@ -307,3 +307,28 @@ def test_mentions_in_one_deep_folder_hold_the_folders_above_once(workspace: Path
         assert peak < 4 * 1024 * 1024, peak
     finally:
         core.close()
+
+
+def test_an_attached_agent_s_paths_share_the_walk_and_a_list_over_the_caps_is_not_walked(
+    workspace: Path, lstats: list[int]
+) -> None:
+    """Round 46: the attach door resolved each path of a request by a walk of its own,
+    before the core's caps: a forget of 1,000 paths 2,000 deep took 124 s there (0.5 s
+    on a core's door), one of 10,001 was never answered. Its walks share the folders
+    passed, and a list the core refuses whole is not walked."""
+    from readkeeper.attach.scope import Scope
+
+    chain(workspace, DEPTH)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        scope = Scope.declared([str(workspace)], core.workspace, core.outputs.existing)
+        paths = ["x/" * DEPTH + f"m{index}.txt" for index in range(200)]
+        lstats[0] = 0
+        scope.params("forget", {"paths": paths})
+        assert lstats[0] < 4 * DEPTH, lstats[0]  # before: a walk a path, 80,000
+        lstats[0] = 0
+        scope.params("forget", {"paths": paths * 50 + ["one more"]})  # 10,001 entries
+        scope.params("readMany", {"file_paths": [f"{p}{n}" for p in paths[:2] for n in range(501)]})
+        assert lstats[0] == 0
+    finally:
+        core.close()
