@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import quoting
 from ..errors import ReadkeeperError, shown_name
 from ..files.beneath import Anchor
-from ..files.fileio import opening_error
+from ..files.fileio import moved, opening_error
 from ..files.ignore import IgnoreRules
 from ..files.rgignore import RipgrepRules
 from ..hints import again
@@ -268,10 +269,24 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         fd = where.anchor.open_folder(relative, write=True)
     except OSError as exc:  # changed since `searched` looked (a swap, a removal)
         raise opening_error(folder, exc) from None
+    moved_out: list[str] = []  # folders beneath that left their place as they were listed
+
+    def placed(held: int, prefix: str) -> bool:
+        """Whether the folder `held` (at `prefix` beneath the one listed) is still at its
+        place beneath its root, its entries read: one moved out as it was listed (a
+        racing process) is never shown, what it holds is not the workspace's (round 46:
+        a folder swapped into one moved out was listed with its names and sizes)."""
+        if where.anchor.in_place(os.path.join(relative, prefix).rstrip(os.sep), held):
+            return True
+        moved_out.append(prefix)
+        return False
+
     try:
-        _walk(fd, folder, "", params.depth, (rules, exclude), entries, limit)
+        _walk(fd, folder, "", params.depth, (rules, exclude, placed), entries, limit)
     finally:
         os.close(fd)
+    if moved_out[:1] == [""]:
+        raise moved(folder)
     refuse_past_end(params.offset, len(entries), "entry")
     page = entries[params.offset : params.offset + MAX_ENTRIES]
     # The path in the header, then in the note's way on and the `next` call (COPIES).
@@ -280,7 +295,8 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     names = [entry["name"] for entry in page]
     page = page[: fitting(names, services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
-    result: dict[str, Any] = {"path": folder, "entries": page, "partial": more}
+    partial = more or bool(moved_out)
+    result: dict[str, Any] = {"path": folder, "entries": page, "partial": partial}
     if more:
         after = params.offset + len(page)
         result["next"] = {"path": folder, "depth": params.depth, "offset": after}
@@ -298,6 +314,13 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
             )
             + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
+    if moved_out:
+        gone = ", ".join(quoting.name(prefix.rstrip(os.sep)) for prefix in moved_out[:5])
+        said = (
+            f"Not listed: what {gone}{' and others' if moved_out[5:] else ''} held (moved "
+            "out of its place as it was listed); list it again."
+        )
+        result["note"] = f"{result.get('note', '')} {said}".strip()
     return result
 
 
@@ -320,23 +343,24 @@ def _walk(
     folder: str,
     prefix: str,
     depth: int,
-    kept: tuple[IgnoreRules, Exclude],
+    kept: tuple[IgnoreRules, Exclude, Callable[[int, str], bool]],
     into: list[dict[str, Any]],
     limit: int,
 ) -> None:
     """Append the entries of the open folder `fd` (at `folder`), breadth within a
     folder by name, each subfolder's entries after it; what `kept` (the ignore rules,
-    the caller's exclude) leaves out is neither counted nor entered."""
-    rules, exclude = kept
+    the caller's exclude) leaves out is neither counted nor entered, nor a folder no
+    more in its place once read (its third judge)."""
+    rules, exclude, placed = kept
     with os.scandir(fd) as scan:
-        items = sorted(scan, key=lambda entry: entry.name)
+        items = [(item, _status(item)) for item in sorted(scan, key=lambda entry: entry.name)]
+    if not placed(fd, prefix):  # its names and sizes read: from where they are shown
+        return
     above = folder if folder.endswith(os.sep) else folder + os.sep
-    for item in items:
+    for item, st in items:
         if len(into) >= limit:
             return
-        try:
-            st = item.stat(follow_symlinks=False)
-        except OSError:
+        if st is None:
             continue
         mode = st.st_mode
         path = above + item.name
@@ -363,6 +387,13 @@ def _walk(
                 _walk(child, path, prefix + item.name + "/", depth - 1, kept, into, limit)
             finally:
                 os.close(child)
+
+
+def _status(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
 
 
 # Listed, never opened, unless a folder (entered beneath its parent's descriptor).

@@ -226,3 +226,56 @@ def test_hostile_names_are_paged_within_the_token_cap_as_sent(
     assert tiktoken_count(orjson.dumps(page).decode()) <= cap + 200
     assert "cut by the token cap (max_tokens)" in page["note"]
     assert page["next"]["offset"] > 0
+
+
+@pytest.mark.parametrize("moved", ["a subfolder's folder", "the folder listed"])
+def test_a_folder_moved_out_as_it_is_listed_shows_nothing_of_where_it_went(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved: str
+) -> None:
+    """Round 46 R3: a racing process moved `top` out of the root and swapped a folder
+    that was never inside into it as `sub`: a list of `top` to depth 3 went on through
+    its descriptors and showed that folder's names and sizes. A folder's entries are
+    shown only if it is still at its place beneath the root once they are read."""
+    outside = tmp_path / "outside"
+    (outside / "secretdir").mkdir(parents=True)
+    (outside / "secretdir" / "SECRET_NAME").write_text("S")
+    (workspace / "top" / "sub").mkdir(parents=True)
+    (workspace / "top" / "sub" / "mine.txt").write_text("m")
+    core = Readkeeper(roots=[str(workspace)])
+    real_open, real_scandir = os.open, os.scandir
+
+    def swap() -> None:
+        os.rename(workspace / "top", outside / "top_out")
+        os.rename(outside / "top_out" / "sub", outside / "sub_was")
+        os.rename(outside / "secretdir", outside / "top_out" / "sub")
+
+    def racing_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        if path == "sub" and kwargs.get("dir_fd") is not None:
+            swap()  # after `top` was read in its place, before `sub` is entered
+        return real_open(path, *args, **kwargs)
+
+    def racing_scandir(path: Any = ".") -> Any:
+        listed = real_scandir(path)
+        if isinstance(path, int) and not (outside / "top_out").exists():
+            swap()  # `top` read, then moved out before it is checked
+        return listed
+
+    if moved == "the folder listed":
+        monkeypatch.setattr(os, "scandir", racing_scandir)
+    else:
+        monkeypatch.setattr(os, "open", racing_open)
+    try:
+        answer: Any = calls.call(core, "list", {"path": "top", "depth": 3})
+    except ReadkeeperError as refused:  # the folder listed moved: nothing shown of it
+        answer = refused
+    finally:
+        monkeypatch.undo()
+        core.close()
+    if moved == "the folder listed":
+        assert isinstance(answer, ReadkeeperError), answer
+        assert "SECRET" not in answer.message
+        return
+    assert "SECRET" not in orjson.dumps(answer).decode()
+    assert [entry["name"] for entry in answer["entries"]] == ["sub"]
+    assert answer["partial"] is True
+    assert answer["note"].startswith("Not listed: what sub held (moved out of its place"), answer
