@@ -250,25 +250,29 @@ class Looker:
         self.gone = ""  # a folder that is not there
 
     def mode(self, folder: str, name: str) -> int:
-        if folder.count(os.sep) < _DEEP:
-            return _lstat_mode(os.path.join(folder, name))
-        if self.gone and within(folder, self.gone):
-            return 0
-        if folder != self.folder and not self._open(folder):
-            return 0
+        if folder != self.folder:
+            parent, _, last = folder.rpartition(os.sep)
+            stepped = self.fd >= 0 and parent == self.folder  # a step down: no count
+            if not stepped:
+                if self.gone and within(folder, self.gone):
+                    return 0
+                if folder.count(os.sep) < _DEEP:
+                    return _lstat_mode(os.path.join(folder, name))
+            if not self._open(folder, last if stepped else ""):
+                return 0
         try:
             return os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_mode
         except OSError:
             return 0
 
-    def _open(self, folder: str) -> bool:
-        """Hold `folder` open: from the folder held when it is that one's entry (no link:
-        the walk looked), else by its path (as an lstat of a name in it would go)."""
-        parent, _, name = folder.rpartition(os.sep)
+    def _open(self, folder: str, entry: str) -> bool:
+        """Hold `folder` open: as the `entry` of the folder held when the walk stepped
+        down into it (no link: the walk looked), else by its path (as an lstat of a name
+        in it would go)."""
         fd = -1
-        if self.fd >= 0 and parent == self.folder:
+        if entry:
             with suppress(OSError):  # swapped since it was looked at: by its path
-                fd = os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=self.fd)
+                fd = os.open(entry, _FOLDER | os.O_NOFOLLOW, dir_fd=self.fd)
         if fd < 0:
             try:
                 fd = os.open(folder, _FOLDER)

@@ -13,6 +13,7 @@ import contextlib
 import os
 import tracemalloc
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -330,5 +331,39 @@ def test_an_attached_agent_s_paths_share_the_walk_and_a_list_over_the_caps_is_no
         scope.params("forget", {"paths": paths * 50 + ["one more"]})  # 10,001 entries
         scope.params("readMany", {"file_paths": [f"{p}{n}" for p in paths[:2] for n in range(501)]})
         assert lstats[0] == 0
+    finally:
+        core.close()
+
+
+def test_an_editor_s_document_opened_deep_walks_its_path_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 46 R4: a `didOpen` of a document 2,000 folders deep (missing on disk) held
+    the editor's next request 5 s: its look at the disk walked the path some thirty
+    times, outside any call's memo. It shares one now, as a call does."""
+    from lsprotocol import types
+    from pygls.workspace import Workspace
+
+    from readkeeper.lsp import documents
+
+    chain(workspace, DEPTH)
+    path = workspace / ("x/" * DEPTH + "y/" * 20 + "new.txt")
+    looks = [0]
+    real_mode = reach.Looker.mode
+
+    def counted(self: reach.Looker, folder: str, name: str) -> int:
+        looks[0] += 1
+        return real_mode(self, folder, name)
+
+    monkeypatch.setattr(reach.Looker, "mode", counted)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        editor = Workspace(workspace.as_uri(), types.TextDocumentSyncKind.Incremental)
+        item = types.TextDocumentItem(path.as_uri(), "plaintext", 1, "x\n")
+        editor.put_text_document(item)
+        server = SimpleNamespace(workspace=editor, core=core, open_documents={})
+        documents.on_open(server, types.DidOpenTextDocumentParams(item))  # type: ignore[arg-type]
+        assert str(path) in server.open_documents
+        assert looks[0] < 4 * DEPTH, looks[0]  # before: about thirty walks of it
     finally:
         core.close()
