@@ -52,7 +52,7 @@ from ..state.snapshots import Snapshots
 from ..state.stats import Stats
 from . import unwatched
 from .batches import Batch, cost_order, notice_cost, size_of
-from .looks import Look, lines_phrase, look_at, stat_token
+from .looks import THROUGH_LINK, Look, lines_phrase, look_at, stat_token
 from .tracks import Track as _Track
 from .tracks import track_of
 
@@ -323,10 +323,13 @@ class ChangeNotices:
             why += lines_phrase(look)
             if record.document is not None:  # not read as lines: what the agent read of it
                 why = f" since you read {held_document.named(record.document)}"
-            note = f"{shown} changed{why}. Read it again to see it."
+            # A file no read reaches now (outside, beyond a link) has no diff to cut, and
+            # no read to name.
+            gone = look.text is None and look.why_no_text in (THROUGH_LINK, _OUT)
+            note = f"{shown} changed{why}." + ("" if gone else " Read it again to see it.")
             if kind == "created":
                 note = f"{shown} is back after it was reported gone; " + note[len(shown) + 1 :]
-            change = FileChange(path, kind, "", True, total_lines=look.total_lines, note=note)
+            change = FileChange(path, kind, "", not gone, total_lines=look.total_lines, note=note)
             return _Verdict(change, token, None)
         diff, truncated = self._diff(path, known, token, before, look.text, settings, work)
         extra: str | None = None

@@ -23,6 +23,14 @@ _MAX_LINE_COUNT_BYTES = 64 << 20
 _CHUNK = 1 << 20
 
 
+# Why a file cannot be read at its path any more (not merely not shown this time): a
+# change notice then names no read of it, which would be refused too (round 46).
+THROUGH_LINK = (
+    "it or a folder above it is a symbolic link now, and readkeeper follows no link it "
+    "has not checked: no read reaches it"
+)
+
+
 @dataclass
 class Look:
     """A file as it is now."""
@@ -50,6 +58,8 @@ def look_at(where: Location, max_bytes: int) -> Look:
     except ReadkeeperError as exc:
         if exc.kind in ("not_found", "is_directory"):
             return Look(False)
+        if exc.data.get("moved"):  # its message's next step (read it again) is refused
+            return Look(True, why_no_text=THROUGH_LINK)
         return Look(True, why_no_text=exc.message)
     if len(data) > max_bytes:
         return Look(True, None, None, None, len(data), mtime, "over the read size cap")

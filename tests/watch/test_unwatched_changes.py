@@ -174,3 +174,30 @@ def test_an_unchanged_stat_is_not_read_again(workspace: Path) -> None:
     assert notices.unwatched.due("", [record]) == ([], 0)
     path.write_text("22\n")
     assert notices.unwatched.due("", [record]) == ([record], 0)
+
+
+def test_a_file_whose_folder_became_a_link_out_is_told_without_a_read_or_a_cut(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Round 46 R7: the notice for a read file whose folder was replaced by a link out of
+    the workspace called it a race ("changed while readkeeper opened it"), said "Read it
+    again to see it" (a read refused `outside_workspace`) and that its diff was cut
+    (there was none to cut)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("secret\n")
+    (workspace / "dir").mkdir()
+    (workspace / "dir" / "f.txt").write_text("one\n")
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        calls.call(core, "read", {"file_path": "dir/f.txt"})
+        (workspace / "dir").rename(workspace / "dir.real")
+        (workspace / "dir").symlink_to(outside)
+        [change] = calls.call(core, "changes", {})["changes"]
+    finally:
+        core.close()
+    assert change["diff"] == "", change
+    assert change["truncated"] is False, change
+    assert "Read it again" not in change["note"], change
+    assert "while readkeeper opened it" not in change["note"], change
+    assert "secret" not in json.dumps(change)
