@@ -129,8 +129,8 @@ class Scope:
                 real = _declared_root(root, reaches, editor_roots)
                 roots.append(real)
                 spelled[real] = os.path.normpath(root)
-        narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
-        return cls(roots, outputs, narrower, editor, spelled)
+            narrower = not all(any(is_within(e, r) for r in roots) for e in editor_roots)
+            return cls(roots, outputs, narrower, editor, spelled)  # its roots resolved too
 
     # --- requests ---
 

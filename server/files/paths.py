@@ -34,6 +34,7 @@ from .guesses import nearest_folder, restored
 from .guesses import screenshot_variant as screenshot_variant
 from .guesses import suggest as suggest
 from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, too_long, walk
+from .reach import realpath as realpath
 from .unavailable import folder_unavailable
 
 _REALPATH_TRIES = 3
@@ -87,7 +88,7 @@ class Workspace:
         that is not a folder gets none, and nothing beneath it opens. A root given by
         another spelling (a symlink) may still be named by it."""
         given = list(roots)
-        reals = [os.path.realpath(r) for r in given]
+        reals = [realpath(r) for r in given]
         for real in reals:
             with suppress(OSError):
                 self._anchor(real)
@@ -101,7 +102,7 @@ class Workspace:
     def set_allowed(self, paths: Iterable[str]) -> None:
         """Make these folders (`allowed_paths`, as written) the allowed ones, by real path."""
         given = list(paths)
-        reals = tuple(os.path.realpath(p) for p in given)
+        reals = tuple(realpath(p) for p in given)
         with self._lock:
             self.allowed = reals
             self._spelled = spellings(given, list(reals), self._spelled, self.roots)
@@ -223,7 +224,7 @@ class Workspace:
         """Let `session` read `path` (a file or a folder, as the agent named it), for the
         session or, `once`, for its next read: what the user allowed when asked. Its
         real path is looked up here, after the user allowed it."""
-        real = os.path.realpath(path)
+        real = realpath(path)
         with self._lock:
             grants = self._granted_once if once else self._granted
             grants.setdefault(session, {})[real] = path
@@ -405,11 +406,10 @@ def names_a_folder(path: str) -> bool:
 
 
 def real_path(path: str) -> str:
-    """`os.path.realpath`, which fails (EINVAL) when a symlink on the way is replaced
-    while it looks: looked at again, and if it keeps changing, a `stale` error."""
+    """`realpath` (EINVAL when a link on the way is swapped as it looks): again, then `stale`."""
     for _ in range(_REALPATH_TRIES):
         try:
-            return os.path.realpath(path)
+            return realpath(path)
         except OSError:
             continue
     raise moved(path)
@@ -430,17 +430,17 @@ def uri_path(uri: str, *, real: bool = True) -> str | None:
     path = os.fsdecode(unquote_to_bytes(parts.path))
     if not path.startswith("/") or "\x00" in path:
         return None
-    return os.path.realpath(path) if real else os.path.normpath(path)
+    return realpath(path) if real else os.path.normpath(path)
 
 
 def refused_root(path: str, may_be_home: bool) -> str | None:
     """Why `path` (by its real path) may not be a workspace root, or None: not what is not a
     folder (a file; a folder not made yet may come), the filesystem root, a folder holding
     the home folder, nor home unless a person chose it (opened it, or named it in `--root`)."""
-    path = os.path.realpath(path)
+    path = realpath(path)
     if os.path.lexists(path) and not os.path.isdir(path):
         return "it is not a folder"
-    home = os.path.realpath(os.path.expanduser("~"))
+    home = realpath(os.path.expanduser("~"))
     if os.path.dirname(path) == path:
         return "it is the filesystem root"
     if path == home:

@@ -19,6 +19,7 @@ root's absolute path), never looked at either.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -114,7 +115,6 @@ def by_name(path: str, folders: Sequence[Reach]) -> str | None:
 # What the walks of one operation learnt of the folders on their way (`remembering`):
 # the folders they stepped through by name, no link among them (each its own real path).
 Walked = set[str]
-_MEMO_LEVELS = 4  # how far up a walk looks for a folder walked before
 _MEMO: ContextVar[dict[tuple[Reach, ...], Walked] | None] = ContextVar("walked", default=None)
 
 
@@ -159,9 +159,9 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
     home: str | None = current  # the permitted folder `current` lies in (None: none)
     memo = _memo(folders)
     base = current
-    if memo is not None:  # the nearest folder on its way walked before, a few levels up
-        above = start
-        for _ in range(_MEMO_LEVELS):
+    if memo:  # the nearest folder on its way walked before, however far up (round 46:
+        above = start  # 64 roots nested 31 levels apart, each walked whole, 10 s)
+        while True:
             above = os.path.dirname(above)
             if above == folder.real or not within(above, folder.real):
                 break
@@ -292,6 +292,21 @@ class Looker:
         self.folder = ""
 
 
+def realpath(path: str) -> str:
+    """`os.path.realpath(path)`: for an absolute path of more than `_DEEP` names and no
+    `..`, found by `walk` with every folder permitted, a name at a time through folder
+    descriptors (realpath looks at each name by its whole path: a root 2,000 folders
+    deep took 30 ms, 64 of them nested in one hello 10 s, round 46)."""
+    if not path.startswith(os.sep) or path.count(os.sep) <= _DEEP or _UP.search(path):
+        return os.path.realpath(path)
+    everywhere = [Reach(os.sep, os.sep)]
+    found = walk(os.path.normpath(path), everywhere)
+    return found if isinstance(found, str) else os.path.realpath(path)
+
+
+_UP = re.compile(r"(?:^|/)\.\.(?:/|$)")
+
+
 def _lstat_mode(path: str) -> int:
     try:
         return os.lstat(path).st_mode
@@ -388,6 +403,7 @@ __all__ = [
     "holder",
     "lexical",
     "outside",
+    "realpath",
     "spellings",
     "too_long",
     "walk",

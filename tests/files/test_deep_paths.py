@@ -172,6 +172,8 @@ def test_walks_through_descriptors_find_what_walks_by_path_find(
     by_path = walks()
     monkeypatch.setattr(reach, "_DEEP", 0)
     assert walks() == by_path
+    # And the realpath that walks so for a deep path answers as os.path.realpath.
+    assert [reach.realpath(p) for p in paths] == [os.path.realpath(p) for p in paths]
 
 
 def test_a_list_beneath_a_deep_chain_looks_in_each_folder_s_rules_once(
@@ -365,5 +367,35 @@ def test_an_editor_s_document_opened_deep_walks_its_path_once(
         documents.on_open(server, types.DidOpenTextDocumentParams(item))  # type: ignore[arg-type]
         assert str(path) in server.open_documents
         assert looks[0] < 4 * DEPTH, looks[0]  # before: about thirty walks of it
+    finally:
+        core.close()
+
+
+def test_a_hello_of_nested_deep_roots_walks_each_folder_about_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 46: a hello naming 64 roots nested 31 folders apart down a chain 2,000 deep
+    took 21 s: each root was walked whole (the memo looked 4 levels up), and resolved by
+    os.path.realpath (a whole path looked up a name) twice more. They share one memo
+    now, found however far up, and a deep path's realpath is a walk through
+    descriptors."""
+    from readkeeper.attach.scope import Scope
+
+    chain(workspace, DEPTH)
+    roots = [str(workspace) + "/x" * depth for depth in range(20, DEPTH + 1, 20)]
+    looks = [0]
+    real_mode = reach.Looker.mode
+
+    def counted(self: reach.Looker, folder: str, name: str) -> int:
+        looks[0] += 1
+        return real_mode(self, folder, name)
+
+    monkeypatch.setattr(reach.Looker, "mode", counted)
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        scope = Scope.declared(roots, core.workspace, core.outputs.existing)
+        assert scope.roots == roots
+        # Before: each of the 20 roots walked whole, three times (30,000 looks here).
+        assert looks[0] < 8 * DEPTH, looks[0]
     finally:
         core.close()
