@@ -194,15 +194,16 @@ class IgnoreRules:
         unknown = [kind for kind, spec in zip(kinds, kept, strict=True) if spec is _UNKNOWN]
         read = iter(self._read_kinds(folder, unknown))
         specs: list[_Patterns | None] = []
+        made: dict[tuple[str, tuple[str, ...], bool], _Patterns | None] = {}
+        for key, spec in zip(keys, kept, strict=True):
+            if spec is _UNKNOWN:  # compiled outside the lock, as one kind was
+                lines = next(read)
+                spec = made[key] = _Patterns(_compile(lines)) if lines else None
+            specs.append(cast("_Patterns | None", spec))
         with self._lock:
-            if len(self._kinds) + len(unknown) > _MAX_CACHED_PATHS:
+            if len(self._kinds) + len(made) > _MAX_CACHED_PATHS:
                 self._kinds = {}
-            for key, spec in zip(keys, kept, strict=True):
-                if spec is _UNKNOWN:
-                    lines = next(read)
-                    spec = _Patterns(_compile(lines)) if lines else None
-                    self._kinds[key] = spec
-                specs.append(cast("_Patterns | None", spec))
+            self._kinds.update(made)
         return specs
 
     def _read_rules(
