@@ -31,7 +31,7 @@ from typing import Any
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files.beneath import lstat_in, open_in
+from readkeeper.files.beneath import looked_at, open_in
 
 from . import gitstatus_kinds
 
@@ -105,7 +105,7 @@ def fingerprint(git_dir: int, work_tree: int, named: str = "") -> Fingerprint:
     found, and its folder are looked at too (an object put back)."""
     seen = [_stat_of(".", os.fstat(git_dir)), _stat_of("..", os.fstat(work_tree))]
     extra = (os.path.dirname(named), named) if named else ()
-    seen += [_stat_of(name, _lstat(git_dir, name)) for name in (*_STATED, *extra)]
+    seen += [_stat_of(name, looked_at(git_dir, name)) for name in (*_STATED, *extra)]
     return tuple(seen)
 
 
@@ -131,13 +131,6 @@ def check_pack(git_dir: int) -> None:
         return
     finally:
         os.close(fd)
-
-
-def _lstat(folder: int, name: str) -> os.stat_result | None:
-    try:
-        return lstat_in(folder, name)
-    except OSError:
-        return None
 
 
 def _entry_stat(entry: os.DirEntry[str]) -> os.stat_result | None:
@@ -203,7 +196,7 @@ def remember(
     the git folder a look found."""
     if named:
         print_ += tuple(
-            _stat_of(name, _lstat(git_dir, name)) for name in (os.path.dirname(named), named)
+            _stat_of(name, looked_at(git_dir, name)) for name in (os.path.dirname(named), named)
         )
     with _lock:
         if len(_MEMORY) >= _MEMORY_MAX:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from readkeeper import quoting
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files.beneath import lstat_in
+from readkeeper.files.beneath import looked_at
 from readkeeper.files.fileio import open_regular, read_at_most
 from readkeeper.files.paths import Location, Workspace, is_within
 from readkeeper.files.reach import remembering, walk
@@ -81,17 +81,13 @@ def _there(folder: str, workspace: Workspace) -> list[str]:
     except OSError:
         return []
     try:
-        return [os.path.join(folder, name) for name in NAMES if _entry(fd, name)]
+        return [
+            os.path.join(folder, name)
+            for name in NAMES  # something at its first name: `.github` for the nested one
+            if looked_at(fd, name.split(os.sep, 1)[0]) is not None
+        ]
     finally:
         os.close(fd)
-
-
-def _entry(folder: int, name: str) -> bool:
-    """Whether anything is at the first name of `name` in the open `folder`."""
-    try:
-        return lstat_in(folder, name.split(os.sep, 1)[0]) is not None
-    except OSError:
-        return False
 
 
 def _existing(candidates: Iterable[str], workspace: Workspace) -> list[Found]:

@@ -148,8 +148,8 @@ def _not_a_file(folder: int, name: str) -> bool:
     return stat.S_ISLNK(mode) or stat.S_ISDIR(mode)
 
 
-def _goes_up(relative: str) -> bool:
-    """Whether `relative` names `..` (`_parts` refuses it), by scans of its text."""
+def goes_up(relative: str) -> bool:
+    """Whether the path `relative` names `..` (`_parts` refuses it), by scans of its text."""
     up = os.pardir
     return (
         relative == up
@@ -233,7 +233,7 @@ class Anchor:
         `Moved` (naming the whole path) when a symlink stands on the way, or a folder
         on it is one no more (NotADirectoryError only for a plain file there)."""
         flags = (os.O_RDONLY if write else _O_PATH) | _DIRECTORY
-        if _goes_up(relative):
+        if goes_up(relative):
             _parts(relative)  # raises Moved
         try:
             try:
@@ -363,6 +363,15 @@ def folders_down(root: str, relative: str) -> Generator[tuple[str, int], None, N
             yield at, fd
     finally:
         os.close(fd)
+
+
+def looked_at(folder_fd: int, name: str | bytes) -> os.stat_result | None:
+    """`lstat_in`, None also when the entry cannot be looked at (no permission, a folder
+    on the way gone): for what readkeeper judges on its own, where that is nothing."""
+    try:
+        return lstat_in(folder_fd, name)
+    except OSError:
+        return None
 
 
 def open_in(folder_fd: int, name: str | bytes, flags: int, mode: int = 0o666) -> int:

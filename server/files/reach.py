@@ -19,7 +19,6 @@ root's absolute path), never looked at either.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from .beneath import goes_up
 
 # Symlinks followed in one path before it is called a loop (Linux's own limit, ELOOP).
 MAX_LINKS = 40
@@ -297,16 +297,13 @@ def realpath(path: str) -> str:
     `..`, found by `walk` with every folder permitted, a name at a time through folder
     descriptors (realpath looks at each name by its whole path: a root 2,000 folders
     deep took 30 ms, 64 of them nested in one hello 10 s, round 46)."""
-    if not path.startswith(os.sep) or path.count(os.sep) <= _DEEP or _UP.search(path):
+    if not path.startswith(os.sep) or path.count(os.sep) <= _DEEP or goes_up(path):
         return os.path.realpath(path)
     try:
         found = walk(os.path.normpath(path), [Reach(os.sep, os.sep)])
     except OSError:  # a link replaced as it was read: as realpath meets it
         found = None
     return found if isinstance(found, str) else os.path.realpath(path)
-
-
-_UP = re.compile(r"(?:^|/)\.\.(?:/|$)")
 
 
 def _lstat_mode(path: str) -> int:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReadkeeperError
-from ..files.beneath import folders_down, lstat_in
+from ..files.beneath import folders_down, looked_at
 from ..files.reach import remembering
 from ..quoting import name as shown
 from ..watch.suspects import GIT, IGNORE_NAMES, MAX_IGNORE_BYTES, apart_in
@@ -262,7 +262,7 @@ def _look_in(
     among them is followed as `trouble` follows one."""
     apart = False
     for name in sorted(IGNORE_NAMES):
-        entry = _entry(fd, name)
+        entry = looked_at(fd, name)
         if entry is None:
             continue
         path = os.path.join(folder, name.encode())
@@ -275,18 +275,10 @@ def _look_in(
         if why:
             raise _refused(os.fsdecode(path), os.fsdecode(folder), why)
         apart = apart or regular
-    if _entry(fd, GIT) is None:
+    if looked_at(fd, GIT) is None:
         return None, apart  # no repository here: no exclude chain
     own, exclude_apart = git_files(real_top, here, folder)
     return own, apart or exclude_apart
-
-
-def _entry(folder: int, name: str) -> os.stat_result | None:
-    """`name` in the open `folder`, not followed; None when it cannot be looked at."""
-    try:
-        return lstat_in(folder, name)
-    except OSError:
-        return None
 
 
 def _apart(real_top: bytes, path: bytes) -> bool:
