@@ -337,8 +337,22 @@ def test_an_attached_agent_s_paths_share_the_walk_and_a_list_over_the_caps_is_no
         core.close()
 
 
+@pytest.fixture
+def looks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many names a walk looked at through descriptors (`reach.Looker.mode`)."""
+    counted = [0]
+    real = reach.Looker.mode
+
+    def counting(self: reach.Looker, folder: str, name: str) -> int:
+        counted[0] += 1
+        return real(self, folder, name)
+
+    monkeypatch.setattr(reach.Looker, "mode", counting)
+    return counted
+
+
 def test_an_editor_s_document_opened_deep_walks_its_path_once(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, looks: list[int]
 ) -> None:
     """Round 46 R4: a `didOpen` of a document 2,000 folders deep (missing on disk) held
     the editor's next request 5 s: its look at the disk walked the path some thirty
@@ -350,14 +364,6 @@ def test_an_editor_s_document_opened_deep_walks_its_path_once(
 
     chain(workspace, DEPTH)
     path = workspace / ("x/" * DEPTH + "y/" * 20 + "new.txt")
-    looks = [0]
-    real_mode = reach.Looker.mode
-
-    def counted(self: reach.Looker, folder: str, name: str) -> int:
-        looks[0] += 1
-        return real_mode(self, folder, name)
-
-    monkeypatch.setattr(reach.Looker, "mode", counted)
     core = Readkeeper(roots=[str(workspace)])
     try:
         editor = Workspace(workspace.as_uri(), types.TextDocumentSyncKind.Incremental)
@@ -372,7 +378,7 @@ def test_an_editor_s_document_opened_deep_walks_its_path_once(
 
 
 def test_a_hello_of_nested_deep_roots_walks_each_folder_about_once(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, looks: list[int]
 ) -> None:
     """Round 46: a hello naming 64 roots nested 31 folders apart down a chain 2,000 deep
     took 21 s: each root was walked whole (the memo looked 4 levels up), and resolved by
@@ -383,14 +389,6 @@ def test_a_hello_of_nested_deep_roots_walks_each_folder_about_once(
 
     chain(workspace, DEPTH)
     roots = [str(workspace) + "/x" * depth for depth in range(20, DEPTH + 1, 20)]
-    looks = [0]
-    real_mode = reach.Looker.mode
-
-    def counted(self: reach.Looker, folder: str, name: str) -> int:
-        looks[0] += 1
-        return real_mode(self, folder, name)
-
-    monkeypatch.setattr(reach.Looker, "mode", counted)
     core = Readkeeper(roots=[str(workspace)])
     try:
         scope = Scope.declared(roots, core.workspace, core.outputs.existing)
