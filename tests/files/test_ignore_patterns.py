@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from readkeeper.files.ignore import IgnoreRules, _Patterns
+from readkeeper.files.ignore import VCS_FOLDERS, IgnoreRules, _Patterns
 
 PATTERNS = [
     "*.log",
@@ -117,3 +117,31 @@ def test_a_pattern_whose_expression_cannot_compile_is_skipped_as_git_does(tmp_pa
     assert rules.ignored(str(tmp_path / "a.tmp"))
     assert not rules.ignored(str(tmp_path / "sub" / "keep.log"))
     assert not rules.ignored(str(tmp_path / "a.txt"))
+
+
+def test_watch_exclude_judged_by_a_paths_last_name_agrees_with_the_whole_path(
+    tmp_path: Path,
+) -> None:
+    """`watch_exclude` patterns that match a path by one of its names are matched against
+    its last name only (the folders above judged first): matched whole, a watch of a
+    chain 2,000 folders deep took 750 us a folder. Every set of such patterns (and sets
+    with others, matched whole) gives the verdict of the whole path: excluded when it or
+    a folder above it matches."""
+    names = ["src", "build", "node_modules", "a.log", "abc", "mode_modules", "x.pyc", "keep.log"]
+    by_name = ["build/", "*.log", "a?c", "[mn]ode_modules/", "*.pyc", "__pycache__/", "*/"]
+    others = ["!keep.log", "/dist", "src/*.pyc", "**/abc", "\\#x"]
+    sets = [[p] for p in by_name + others] + [list(s) for s in itertools.combinations(by_name, 3)]
+    sets += [by_name, by_name + others[:1], by_name + others[1:3]]
+    paths = [p for depth in (1, 2, 3) for p in itertools.product(names, repeat=depth)]
+    for lines in sets:
+        spec = GitIgnoreSpec.from_lines(lines)
+        files = GitIgnoreSpec.from_lines([p for p in lines if not p.endswith("/")])
+        rules = IgnoreRules(str(tmp_path), exclude=lines)
+        for parts in paths:
+            for is_dir in (True, False):
+                folders = ("/".join(parts[:n]) + "/" for n in range(1, len(parts)))
+                above = any(spec.match_file(folder) for folder in folders)
+                relative = "/".join(parts) + ("/" if is_dir else "")
+                whole = above or (spec if is_dir else files).match_file(relative)
+                got = rules.ignored(str(tmp_path.joinpath(*parts)), is_dir=is_dir)
+                assert got == (whole or (is_dir and parts[-1] in VCS_FOLDERS)), (lines, relative)
