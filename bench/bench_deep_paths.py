@@ -1,5 +1,6 @@
-"""Benchmark calls on a path thousands of folders deep (outside rounds 44-46): a hostile
-repository's chain of folders, each call naming its deepest folder or a file in it.
+"""Benchmark calls on a path thousands of folders deep (outside rounds 44-47): a hostile
+repository's chain of folders, each call naming its deepest folder or a file in it; the
+watch of the chain set up; then calls naming a path in each of `--side` such chains.
 
 Run it as `.venv/bin/python bench/bench_deep_paths.py [--depth N] [--rounds R]`. It
 prints a table and writes the same figures to `bench/results/deep_paths.json`. Each row
@@ -65,6 +66,39 @@ def timed(root: Path, method: str, params: dict[str, Any], rounds: int) -> tuple
     return statistics.median(samples) * 1000, outcome
 
 
+def watch_setup(root: Path, rounds: int) -> float:
+    """The inotify watch of the chain set up: a new core's watcher started, its median
+    setup time (the watcher's own `setup_ms`)."""
+    samples = []
+    for _ in range(rounds):
+        core = Readkeeper(roots=[str(root)], client_settings={"watcher": "inotify"})
+        try:
+            core.start_watching()
+            while core.watcher_status()["setup_ms"] is None:
+                time.sleep(0.01)
+            samples.append(core.watcher_status()["setup_ms"])
+        finally:
+            core.close()
+    return statistics.median(samples)
+
+
+def memory_files(root: Path, depth: int, keep: bool) -> None:
+    """An `AGENTS.md` in every folder of the chain (`keep`), or none (by descriptor:
+    the path is too long for one call)."""
+    fd = os.open(root, os.O_RDONLY)
+    for level in range(depth + 1):
+        if keep:
+            with open(os.open("AGENTS.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+                f.write("be brief\n")
+        else:
+            os.unlink("AGENTS.md", dir_fd=fd)
+        if level < depth:
+            deeper = os.open("x", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+    os.close(fd)
+
+
 def ripgrep(root: Path, depth: int, rounds: int) -> dict[str, float]:
     rg = shutil.which("rg", path=str(Path(__file__).resolve().parents[1] / ".venv" / "bin"))
     if rg is None:
@@ -84,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=2030)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--side", type=int, default=20, help="chains side by side (last rows)")
     args = parser.parse_args()
     with scratch("rk-deep-") as (workdir, _log):
         root = workdir / "ws"
@@ -93,7 +128,34 @@ def main() -> None:
             report = run(root, args.depth, args.rounds)
         finally:
             remove_chain(root, "x", "0.txt")
+        side = workdir / "side"
+        side.mkdir()
+        try:
+            for n in range(args.side):
+                (side / f"c{n}").mkdir()
+                make_chain(side / f"c{n}", args.depth, "x", "0.txt", "alpha\n")
+            side_by_side(side, args.depth, args.side, args.rounds, report)
+        finally:
+            for n in range(args.side):
+                if (side / f"c{n}").exists():
+                    remove_chain(side / f"c{n}", "x", "0.txt")
     write_json(RESULTS, report)
+
+
+def side_by_side(root: Path, depth: int, chains: int, rounds: int, report: dict[str, Any]) -> None:
+    """Calls naming a path in each of `chains` chains side by side (they share no folder)."""
+    paths = [f"c{n}/" + "x/" * depth + "0.txt" for n in range(chains)]
+    for label, method, params in (
+        (f"forget, a path in each of {chains}", "forget", {"paths": paths}),
+        (f"attachments, a mention in {chains}", "attachments", {"mentions": paths}),
+    ):
+        shown(report, label, *timed(root, method, params, rounds))
+
+
+def shown(report: dict[str, Any], label: str, ms: float, outcome: str) -> None:
+    """A row printed and kept in the report."""
+    report["rows"][label] = {"ms": round(ms, 1), "outcome": outcome}
+    print(f"{label:32} {ms:9.1f}  {outcome}")
 
 
 def run(root: Path, depth: int, rounds: int) -> dict[str, Any]:
@@ -107,12 +169,17 @@ def run(root: Path, depth: int, rounds: int) -> dict[str, Any]:
     print(f"depth {depth}, median of {rounds} rounds, load {report['load']:.1f}")
     print(f"{'call':32} {'ms':>9}  outcome")
     for label, method, params in rows(depth):
-        ms, outcome = timed(root, method, params, rounds)
-        report["rows"][label] = {"ms": round(ms, 1), "outcome": outcome}
-        print(f"{label:32} {ms:9.1f}  {outcome}")
+        shown(report, label, *timed(root, method, params, rounds))
+    shown(report, "watch set up", watch_setup(root, rounds), "watching")
+    memory_files(root, depth, keep=True)
+    try:
+        mention = {"mentions": ["x/" * depth + "0.txt"]}
+        label = "attachments, AGENTS.md in each"
+        shown(report, label, *timed(root, "attachments", mention, rounds))
+    finally:
+        memory_files(root, depth, keep=False)
     for label, ms in ripgrep(root, depth, rounds).items():
-        report["rows"][label] = {"ms": round(ms, 1), "outcome": "ripgrep itself"}
-        print(f"{label:32} {ms:9.1f}  ripgrep itself")
+        shown(report, label, ms, "ripgrep itself")
     return report
 
 

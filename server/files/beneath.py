@@ -169,6 +169,20 @@ def _parts(relative: str) -> list[str]:
     return parts
 
 
+def _open_real(path: str) -> int:
+    """A descriptor (O_PATH) of the folder at the real path `path`, opened following no
+    symlink (`Anchor.open`)."""
+    top = os.open(os.sep, _O_PATH | _DIRECTORY | _CLOEXEC)
+    try:
+        relative = path.lstrip(os.sep)
+        parts = _parts(relative)
+        flags = _O_PATH | _DIRECTORY
+        fd = _openat2(top, relative if parts else ".", flags)
+        return fd if fd is not None else _walk(top, parts, flags)
+    finally:
+        os.close(top)
+
+
 @dataclass(eq=False)
 class Anchor:
     """A folder readkeeper may work in (a root, an allowed path), held open so that
@@ -184,17 +198,7 @@ class Anchor:
         symlink on the way: a real path has none, so one there now was planted since
         (`Moved`). Raises OSError (FileNotFoundError when it is gone, NotADirectoryError
         for a file) when it cannot."""
-        top = os.open(os.sep, _O_PATH | _DIRECTORY | _CLOEXEC)
-        try:
-            relative = path.lstrip(os.sep)
-            parts = _parts(relative)
-            flags = _O_PATH | _DIRECTORY
-            fd = _openat2(top, relative if parts else ".", flags)
-            if fd is None:
-                fd = _walk(top, parts, flags)
-        finally:
-            os.close(top)
-        return cls._held(path, fd)
+        return cls._held(path, _open_real(path))
 
     @classmethod
     def beneath(cls, outer: Anchor, path: str) -> Anchor:
@@ -363,6 +367,34 @@ def folders_down(root: str, relative: str) -> Generator[tuple[str, int], None, N
             yield at, fd
     finally:
         os.close(fd)
+
+
+def no_link_beneath(folder: str, relative: str) -> bool | None:
+    """Whether the system, resolving `relative` beneath the real folder `folder` (one
+    `openat2`, beneath it, following no symlink), meets no symlink on its way: True
+    (a name missing on the way, or a file, ends the looking: what follows is no link
+    either), False when it meets one; None when it cannot say (no `openat2`, no search
+    permission, `folder` not there). A walk a name at a time costs a lookup a name in
+    Python, and a call may name a thousand paths 2,000 folders deep (found beside
+    round 47: 2,000,000 steps)."""
+    try:
+        top = _open_real(folder)
+    except OSError:
+        return None
+    try:
+        fd = _openat2(top, relative or ".", _O_PATH)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except Moved:
+        return False
+    except OSError:
+        return None
+    finally:
+        os.close(top)
+    if fd is None:
+        return None
+    os.close(fd)
+    return True
 
 
 def looked_at(folder_fd: int, name: str | bytes) -> os.stat_result | None:

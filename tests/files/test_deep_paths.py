@@ -22,11 +22,12 @@ from deep_chain import make_chain
 from readkeeper import calls
 from readkeeper.core import Readkeeper
 from readkeeper.errors import ReadkeeperError
-from readkeeper.files import reach
+from readkeeper.files import beneath, reach
 from readkeeper.files.guesses import nearest_folder
 from readkeeper.files.reach import Reach, walk
 
 DEPTH = 400
+CHAINS = 20  # chains side by side, DEPTH deep each
 
 
 def chain(root: Path, depth: int) -> Path:
@@ -155,13 +156,15 @@ def test_walks_within_remembering_find_what_walks_without_it(tmp_path: Path) -> 
     assert reach._MEMO.get() is None  # forgotten at the block's end
 
 
+@pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "portable"])
 @pytest.mark.parametrize("remembered", [False, True])
 def test_walks_through_descriptors_find_what_walks_by_path_find(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remembered: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remembered: bool, openat2: bool
 ) -> None:
-    """A walk looks in a deep folder through its descriptor (`Looker`, round 46): the
-    same real path or refusal as by whole paths for every path, the deep way taken in
-    every folder here (`_DEEP` 0)."""
+    """A deep path with no link on its way is its own real path when the system finds
+    none (one `openat2`, found beside round 47), and a walk looks in a deep folder
+    through its descriptor (`Looker`, round 46): the same real path or refusal as by
+    whole paths for every path, the deep ways taken for every path here (`_DEEP` 0)."""
     paths, reaches = _links_tree(tmp_path)
 
     def walks() -> list[Any]:
@@ -171,7 +174,11 @@ def test_walks_through_descriptors_find_what_walks_by_path_find(
     monkeypatch.setattr(reach, "_DEEP", 10**6)
     by_path = walks()
     monkeypatch.setattr(reach, "_DEEP", 0)
-    assert walks() == by_path
+    beneath.force_portable_walk(not openat2)  # without it, the system's look cannot say
+    try:
+        assert walks() == by_path
+    finally:
+        beneath.force_portable_walk(False)
     # And the realpath that walks so for a deep path answers as os.path.realpath.
     assert [reach.realpath(p) for p in paths] == [os.path.realpath(p) for p in paths]
 
@@ -438,3 +445,77 @@ def test_the_watch_of_a_deep_chain_judges_each_folder_once(
         assert matched[0] < 10 * DEPTH, matched[0]
     finally:
         core.close()
+
+
+@pytest.mark.parametrize("through", ["", "L/"], ids=["plain", "through-a-link"])
+def test_paths_in_many_deep_chains_cost_a_look_each_and_hold_no_folders(
+    workspace: Path, lstats: list[int], through: str
+) -> None:
+    """Found beside round 47: paths in distinct chains share no folder, so each was
+    walked a step a name and each folder kept for the call: a forget of 100 paths in
+    100 chains 2,000 deep took 2.0 s and 435 MB (through a link at the bottom, `L ->
+    .`, 8.0 s), 1,000 such paths would take 4 GB. The system finds how far a deep path
+    goes with no symlink on its way in a look or a few (halving to the first link); a
+    walk steps a name at a time only at a link."""
+    for n in range(CHAINS):
+        (workspace / f"c{n}").mkdir()
+        (chain(workspace / f"c{n}", DEPTH) / "L").symlink_to(".")
+    paths = [f"c{n}/" + "x/" * DEPTH + through + "m.txt" for n in range(CHAINS)]
+    reaches = [Reach(str(workspace), str(workspace))]
+    for path in paths[:2]:
+        absolute = str(workspace / path)
+        assert walk(absolute, reaches) == os.path.realpath(absolute)
+    core = Readkeeper(roots=[str(workspace)])
+    opened = [0]
+    real_open = os.open
+
+    def counting(*args: Any, **kwargs: Any) -> int:
+        opened[0] += 1
+        return real_open(*args, **kwargs)
+
+    try:
+        calls.call(core, "forget", {"paths": paths[:1]})  # what a first call sets up
+        lstats[0] = 0
+        tracemalloc.start()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "open", counting)
+            answer = calls.call(core, "forget", {"paths": paths})
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert answer["forgotten"] == 0, answer
+        # Before: a step a folder (8,000 opens and as many stats) and the folders kept
+        # (DEPTH of them a chain, 3.3 MB in all); now a few calls a path, halving to the
+        # link a dozen more.
+        assert opened[0] + lstats[0] < 40 * CHAINS, (opened[0], lstats[0])
+        assert peak < 1_000_000, peak
+    finally:
+        core.close()
+
+
+def test_memory_files_are_looked_for_in_at_most_a_deep_path_s_folders_a_call(
+    workspace: Path,
+) -> None:
+    """Found beside round 47: the memory files above mentions in distinct deep chains
+    were looked for in every folder above each (a hundred mentions 2,000 deep: 200,000
+    folders, 880 MB, 4 s). A call looks in at most `MAX_FOLDERS` of them, the nearest
+    first for each mention in turn, and says where it stopped."""
+    from readkeeper.attachments import memory
+
+    for n in range(CHAINS):
+        (workspace / f"c{n}").mkdir()
+        deepest = chain(workspace / f"c{n}", DEPTH)
+        (deepest / "AGENTS.md").write_text(f"chain {n}\n")
+    mentions = [str(workspace / f"c{n}" / ("x/" * DEPTH + "0.txt")) for n in range(CHAINS)]
+    core = Readkeeper(roots=[str(workspace)])
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(memory, "MAX_FOLDERS", 3 * (DEPTH + 1))  # each chain's and c{n}
+            found = memory.above(mentions, core.workspace)
+    finally:
+        core.close()
+    read = [f.path for f in found if not isinstance(f, memory.Dropped)]
+    assert read == [str(workspace / f"c{n}" / ("x/" * DEPTH + "AGENTS.md")) for n in range(3)]
+    [passed] = [f for f in found if isinstance(f, memory.Dropped)]
+    assert passed.source == mentions[3]
+    assert "at most 1,203 folders above its mentions" in passed.reason
+    assert passed.reason.endswith("Mention fewer files at a time")
