@@ -419,6 +419,7 @@ def test_the_watch_of_a_deep_chain_judges_each_folder_once(
 
     from helpers import wait_until
     from readkeeper.files.ignore import IgnoreRules
+    from readkeeper.watch import hears
 
     chain(workspace, DEPTH)
     matched, looked = [0], [0]
@@ -434,6 +435,7 @@ def test_the_watch_of_a_deep_chain_judges_each_folder_once(
 
     monkeypatch.setattr(GitIgnoreSpec, "match_file", matching)
     monkeypatch.setattr(IgnoreRules, "_spec", looking)
+    monkeypatch.setattr(hears, "MAX_DEPTH", 10 * DEPTH)  # every folder of the chain watched
     core = Readkeeper(roots=[str(workspace)], client_settings={"watcher": "inotify"})
     core.start_watching()
     try:
@@ -519,3 +521,31 @@ def test_memory_files_are_looked_for_in_at_most_a_deep_path_s_folders_a_call(
     assert passed.source == mentions[3]
     assert "at most 1,203 folders above its mentions" in passed.reason
     assert passed.reason.endswith("Mention fewer files at a time")
+
+
+def test_folders_deeper_than_the_watch_goes_are_checked_when_changes_are_asked(
+    workspace: Path,
+) -> None:
+    """Found beside round 47: every folder of a chain was watched, each opened by its
+    whole path and held by it: 40 chains 2,000 deep took 45 s of the watch's set-up and
+    363 MB. Folders more than `hears.MAX_DEPTH` beneath the root get no watch, as those
+    the ignore rules skip: a file read there is looked at when changes are asked."""
+    from helpers import wait_until
+    from readkeeper.watch import hears
+
+    deepest = chain(workspace, DEPTH)
+    core = Readkeeper(roots=[str(workspace)], client_settings={"watcher": "inotify"})
+    core.start_watching()
+    try:
+        wait_until(lambda: core.watcher_status()["state"] == "watching", "watching")
+        watcher = core.watcher
+        assert watcher is not None
+        assert len(watcher.watched_under(os.fsencode(workspace))) == hears.MAX_DEPTH
+        path = "x/" * DEPTH + "0.txt"
+        calls.call(core, "read", {"file_path": path, "session": "s"})
+        (deepest / "0.txt").write_text("alpha\nbeta\n")
+        [change] = calls.call(core, "changes", {"session": "s"})["changes"]
+        assert change["file_path"] == str(deepest / "0.txt")
+        assert "+beta" in change["diff"]
+    finally:
+        core.close()
