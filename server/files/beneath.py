@@ -170,8 +170,7 @@ def _parts(relative: str) -> list[str]:
 
 
 def _open_real(path: str) -> int:
-    """A descriptor (O_PATH) of the folder at the real path `path`, opened following no
-    symlink (`Anchor.open`)."""
+    """A descriptor (O_PATH) of the real folder `path`, no symlink followed (`Anchor.open`)."""
     top = os.open(os.sep, _O_PATH | _DIRECTORY | _CLOEXEC)
     try:
         relative = path.lstrip(os.sep)
@@ -346,13 +345,11 @@ def lstat_in(folder_fd: int, name: str | bytes) -> os.stat_result | None:
 
 
 def folders_down(root: str, relative: str) -> Generator[tuple[str, int], None, None]:
-    """The real path `root` and each folder on the way down to `relative` beneath it,
-    each (relative to `root`: "" for itself) with a descriptor (O_PATH) opened from the
-    one above it, following no symlink: the folders readkeeper looks in on its own (the
-    ignore files above a search), a name looked up a folder (each by its path costs its
-    depth: 2,000 folders were 2,000,000 names, round 46). Each descriptor is closed
-    when the next is opened. It ends at a folder that is not there; OSError for any
-    other that cannot be opened (a symlink or a file on the way: NotADirectoryError)."""
+    """The real path `root` and each folder on the way down to `relative` beneath it
+    (relative to `root`: "" for itself), each with a descriptor (O_PATH, closed when
+    the next is opened) opened from the one above it following no symlink: a name
+    looked up a folder (by its path each cost its depth: round 46). It ends at a folder
+    that is not there; OSError for a symlink or a file on the way (NotADirectoryError)."""
     fd = Anchor.open(root).open_folder("")
     at = ""
     try:
@@ -371,12 +368,9 @@ def folders_down(root: str, relative: str) -> Generator[tuple[str, int], None, N
 
 def no_link_beneath(folder: str, relative: str) -> bool | None:
     """Whether the system, resolving `relative` beneath the real folder `folder` (one
-    `openat2`, beneath it, following no symlink), meets no symlink on its way: True
-    (a name missing on the way, or a file, ends the looking: what follows is no link
-    either), False when it meets one; None when it cannot say (no `openat2`, no search
-    permission, `folder` not there). A walk a name at a time costs a lookup a name in
-    Python, and a call may name a thousand paths 2,000 folders deep (found beside
-    round 47: 2,000,000 steps)."""
+    `openat2` following no symlink), meets no symlink: True (a name missing or a file
+    on the way ends it: no link follows), False when it meets one, None when it cannot
+    say (no `openat2`, no search permission, `folder` not there): reach.py `_passed`."""
     try:
         top = _open_real(folder)
     except OSError:
@@ -385,16 +379,13 @@ def no_link_beneath(folder: str, relative: str) -> bool | None:
         fd = _openat2(top, relative or ".", _O_PATH)
     except (FileNotFoundError, NotADirectoryError):
         return True
-    except Moved:
-        return False
-    except OSError:
-        return None
+    except OSError as exc:
+        return False if isinstance(exc, Moved) else None
     finally:
         os.close(top)
-    if fd is None:
-        return None
-    os.close(fd)
-    return True
+    if fd is not None:
+        os.close(fd)
+    return None if fd is None else True
 
 
 def looked_at(folder_fd: int, name: str | bytes) -> os.stat_result | None:

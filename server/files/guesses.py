@@ -13,7 +13,8 @@ import time
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 
-from .reach import LeadsOut, Loop, Reach, walk, within
+from .beneath import Anchor, looked_at
+from .reach import LeadsOut, Loop, Reach, holder, walk, within
 from .walk import files_beneath
 
 # Folders never worth suggesting from (and too large to walk on every miss).
@@ -167,7 +168,8 @@ def _suggest(path: str, roots: list[str], limit: int, running: _Running) -> list
     # Similar names beside it: in the nearest folder on its way that is there.
     reaches = [Reach(r, r) for r in roots]
     parent = nearest_folder(path, reaches)
-    siblings = _names(_real(parent, reaches) or parent, running) if parent is not None else []
+    real_parent = _real(parent, reaches) if parent is not None else None
+    siblings = _names(real_parent, reaches, running) if real_parent is not None else []
     if parent is not None and siblings:
         # folders among them are dropped below
         for match in _closest(name, siblings, limit * 2, 60, running):
@@ -213,12 +215,17 @@ def _closest(
     return [match for _, _, match in sorted(scored)[:limit]]
 
 
-def _names(folder: str, running: _Running) -> list[str]:
-    """The names in `folder`, at most as many as the walk looks at, while the call's
-    budget lasts (a folder of 100,000 names took 90 ms to list whole): none once spent."""
+def _names(folder: str, reaches: list[Reach], running: _Running) -> list[str]:
+    """The names in the real folder `folder`, listed from a descriptor opened beneath
+    its permitted folder following no symlink (`_opened`), at most as many as the walk
+    looks at, while the call's budget lasts (a folder of 100,000 names took 90 ms to
+    list whole): none once spent."""
     names: list[str] = []
+    fd = _opened(folder, reaches)
+    if fd is None:
+        return []
     try:
-        with os.scandir(folder) as entries:
+        with os.scandir(fd) as entries:
             for entry in entries:
                 names.append(entry.name)
                 if len(names) >= _MAX_SUGGESTION_WALK:
@@ -227,7 +234,40 @@ def _names(folder: str, running: _Running) -> list[str]:
                     return []
     except OSError:
         return []
+    finally:
+        os.close(fd)
     return names
+
+
+def _opened(folder: str, reaches: Sequence[Reach]) -> int | None:
+    """A readable descriptor of the real folder `folder`, opened beneath the permitted
+    folder holding it following no symlink on the way; None when it cannot be (not
+    there, not a folder, or a link on the way). A walk found `folder` inside, and a
+    folder on its way swapped for a link out since must not be looked through: by
+    its path, a miss beside a folder swapped for a link to /etc guessed /etc's files
+    (round 47)."""
+    permitted = holder(folder, reaches)
+    if permitted is None or not within(folder, permitted.real):
+        return None
+    try:
+        anchor = Anchor.open(permitted.real)
+        return anchor.open_folder(folder[len(permitted.real.rstrip(os.sep)) + 1 :], write=True)
+    except OSError:
+        return None
+
+
+def _entry(real: str, reaches: Sequence[Reach]) -> os.stat_result | None:
+    """What is at the real path `real` (a symlink not followed), looked at in its folder
+    opened as `_opened` opens it (a permitted folder itself, opened); None when nothing
+    is, or it cannot be looked at."""
+    itself = any(real == reach.real for reach in reaches)
+    fd = _opened(real if itself else os.path.dirname(real), reaches)
+    if fd is None:
+        return None
+    try:
+        return os.fstat(fd) if itself else looked_at(fd, os.path.basename(real))
+    finally:
+        os.close(fd)
 
 
 def _files(roots: list[str], running: _Running) -> list[str]:
@@ -255,10 +295,8 @@ def _shared_prefix(a: str, b: str) -> int:
 def _readable_file(path: str, reaches: list[Reach]) -> bool:
     """A regular file whose real path is inside a root: a suggestion that can be read."""
     real = _real(path, reaches)
-    try:
-        return real is not None and stat.S_ISREG(os.stat(real).st_mode)
-    except (OSError, ValueError):
-        return False
+    found = _entry(real, reaches) if real is not None else None
+    return found is not None and stat.S_ISREG(found.st_mode)
 
 
 def nearest_folder(path: str, reaches: list[Reach]) -> str | None:
@@ -279,7 +317,8 @@ def nearest_folder(path: str, reaches: list[Reach]) -> str | None:
     while missing < there:
         middle = (missing + there) // 2
         real = _real(above[middle], reaches)
-        if real is not None and os.path.isdir(real):
+        found = _entry(real, reaches) if real is not None else None
+        if found is not None and stat.S_ISDIR(found.st_mode):
             there = middle
         else:
             missing = middle + 1

@@ -52,8 +52,10 @@ class Narrowed(Workspace):
         # Only a session's pages lie beyond the editor's roots: readkeeper's own folder.
         return Anchor.open(folder)
 
-    def _permitting(self, real_path: str, session: str, *, grants: bool) -> str | None:
-        found = super()._permitting(real_path, session, grants=grants)
+    def _permitting(
+        self, real_path: str, session: str, *, grants: bool, use_up: bool = True
+    ) -> str | None:
+        found = super()._permitting(real_path, session, grants=grants, use_up=use_up)
         if found is None and grants:
             pages = self.pages(session)
             if pages is not None and is_within(real_path, pages):

@@ -13,19 +13,19 @@ after the check leads nowhere. Did-you-mean lives in guesses.py.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from urllib.parse import unquote_to_bytes, urlsplit
 
 from .. import quoting
 from ..errors import ReadkeeperError
 from ..hints import call
 
 # `Location` lives with the descriptors it opens; named here too, where paths are resolved.
-from .beneath import Anchor
+from .beneath import Anchor, Moved
 from .beneath import Location as Location
 from .fileio import moved
 from .fileio import too_long as too_long_error
@@ -35,9 +35,11 @@ from .guesses import screenshot_variant as screenshot_variant
 from .guesses import suggest as suggest
 from .reach import LeadsOut, Loop, Reach, by_name, lexical, outside, spellings, too_long, walk
 from .reach import realpath as realpath
+from .root_paths import real_path as real_path
+from .root_paths import refused_root as refused_root
+from .root_paths import uri_path as uri_path
 from .unavailable import folder_unavailable
 
-_REALPATH_TRIES = 3
 MAX_ROOTS = 64  # held at once from any front end: each watched, echoed (rounds 43-44)
 # The setting that allows a folder outside the roots, as each front end's user sets it.
 ALLOWED_SETTING = (
@@ -125,7 +127,12 @@ class Workspace:
     def _exists_inside(self, path: str) -> bool:
         """Whether something is at `path`, asked only inside (outside: nothing there is
         looked up), and only of a name holding a byte's escape text (name_back)."""
-        return by_name(path, self.reaches()) is not None and os.path.lexists(path)
+        try:
+            real = walk(path, self.reaches())
+            where = self.locate(real, grants=False) if isinstance(real, str) else None
+            return where is not None and _entry(where, where.path) is not None
+        except (OSError, ReadkeeperError):  # a link swapped on the way: nothing by this name
+            return False
 
     def reaches(self, session: str = "", *, grants: bool = False) -> list[Reach]:
         """What calls of `session` may reach: the roots and allowed folders, and with
@@ -239,10 +246,12 @@ class Workspace:
         """Whether `session` may read `real_path`; like a read, this uses up a one-use grant."""
         return self._permitting(real_path, session, grants=True) is not None
 
-    def _permitting(self, real_path: str, session: str, *, grants: bool) -> str | None:
+    def _permitting(
+        self, real_path: str, session: str, *, grants: bool, use_up: bool = True
+    ) -> str | None:
         """The folder or granted path that lets `session` at `real_path`: the roots and
         `allowed_paths`, and for reads the paths the user allowed when asked (a one-use
-        grant is used up here)."""
+        grant is used up here, unless not `use_up`)."""
         for folder in (*self.roots, *self.allowed):
             if is_within(real_path, folder):
                 return folder
@@ -251,16 +260,20 @@ class Workspace:
         with self._lock:
             once = self._granted_once.get(session, {})
             if real_path in once:
-                del once[real_path]  # used up
+                if use_up:
+                    del once[real_path]
                 return real_path
             granted = self._granted.get(session, {})
             return next((g for g in granted if is_within(real_path, g)), None)
 
-    def locate(self, real_path: str, session: str = "", *, grants: bool = True) -> Location | None:
+    def locate(
+        self, real_path: str, session: str = "", *, grants: bool = True, use_up: bool = True
+    ) -> Location | None:
         """Where to open `real_path` beneath, or None when it is not permitted (or
         the permitted folder cannot be opened). Without `grants` only the roots and
-        `allowed_paths` count (for changes, and for what readkeeper reads on its own)."""
-        permitting = self._permitting(real_path, session, grants=grants)
+        `allowed_paths` count (for changes, and for what readkeeper reads on its own);
+        without `use_up`, a one-use grant is not used up (a look before the read)."""
+        permitting = self._permitting(real_path, session, grants=grants, use_up=use_up)
         if permitting is None:
             return None
         try:
@@ -342,11 +355,12 @@ class Workspace:
             )
         candidate = self.absolute(file_path)
         real = self.real_of(candidate, session, advice=_ASK)
-        if not os.path.lexists(real):
+        found = self._entry(real, session)
+        if found is None:
             variant = screenshot_variant(candidate)
-            found = self._existing(variant, session) if variant is not None else None
-            if found is not None:
-                candidate, real = found
+            other = self._existing(variant, session) if variant is not None else None
+            if other is not None:
+                candidate, real, found = other
             elif self.real_of(candidate, session, follow_last=False) != real:
                 # The last name is a link inside to a missing file (a link to a folder
                 # on the way is no such thing: the file is simply missing there).
@@ -363,7 +377,7 @@ class Workspace:
         where = self.locate(real, session)
         if where is None:
             raise self.outside(candidate, LeadsOut(), _ASK)  # the roots changed meanwhile
-        if names_a_folder(file_path) and not os.path.isdir(real):
+        if names_a_folder(file_path) and (found is None or not stat.S_ISDIR(found.st_mode)):
             # "a.txt/" names a folder; the system refuses it, and so does readkeeper.
             raise ReadkeeperError(
                 "not_found",
@@ -374,13 +388,21 @@ class Workspace:
             )
         return where
 
-    def _existing(self, candidate: str, session: str) -> tuple[str, str] | None:
-        """(`candidate`, its real path) when something is there, inside; else None."""
+    def _existing(self, candidate: str, session: str) -> tuple[str, str, os.stat_result] | None:
+        """(`candidate`, its real path, what is there) when something is there, inside;
+        else None."""
         try:
             real = self.real_of(candidate, session)
         except ReadkeeperError:
             return None
-        return (candidate, real) if os.path.lexists(real) else None
+        found = self._entry(real, session)
+        return (candidate, real, found) if found is not None else None
+
+    def _entry(self, real: str, session: str) -> os.stat_result | None:
+        """What is at the real path `real`, looked at beneath where `session` may reach
+        it (`_entry`); a one-use grant is not used up by the look."""
+        where = self.locate(real, session, use_up=False)
+        return _entry(where, real) if where is not None else None
 
     def not_found(self, path: str) -> ReadkeeperError:
         """The `not_found` error for `path`, with did-you-mean suggestions from the roots."""
@@ -399,52 +421,22 @@ class Workspace:
         return ReadkeeperError("not_found", said, file_path=path, suggestions=suggestions)
 
 
+def _entry(where: Location, real: str) -> os.stat_result | None:
+    """What is at `where` (the real path `real`; a symlink not followed), looked at
+    beneath its permitted folder following no symlink on the way: a walk found `real`
+    inside, and a folder on its way swapped for a link out since must not be looked
+    through (by its path, whether a name is there told what lies outside, as round 47's
+    did-you-mean did). None when nothing is there; `stale` when a link stands on the
+    way now."""
+    try:
+        return where.lstat()
+    except Moved:
+        raise moved(real) from None
+    except OSError:
+        return None
+
+
 def names_a_folder(path: str) -> bool:
     """Whether `path` as given names a folder by its form (a trailing slash, or `.` or `..`
     last), which making it absolute loses: then `new/` would be written as a file `new`."""
     return path.endswith(("/", os.sep)) or os.path.basename(path) in (".", "..")
-
-
-def real_path(path: str) -> str:
-    """`realpath` (EINVAL when a link on the way is swapped as it looks): again, then `stale`."""
-    for _ in range(_REALPATH_TRIES):
-        try:
-            return realpath(path)
-        except OSError:
-            continue
-    raise moved(path)
-
-
-def uri_path(uri: str, *, real: bool = True) -> str | None:
-    """The real path a `file:` URI names, the key the core uses for files: parsed and
-    percent-decoded (to bytes, then the filesystem encoding, so any name round-trips),
-    with the `localhost` authority accepted and symlinks resolved (not `real`: the path
-    as named, for a root a path may name by that spelling). None for other schemes
-    (untitled:, a remote host)."""
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        return None
-    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
-        return None
-    path = os.fsdecode(unquote_to_bytes(parts.path))
-    if not path.startswith("/") or "\x00" in path:
-        return None
-    return realpath(path) if real else os.path.normpath(path)
-
-
-def refused_root(path: str, may_be_home: bool) -> str | None:
-    """Why `path` (by its real path) may not be a workspace root, or None: not what is not a
-    folder (a file; a folder not made yet may come), the filesystem root, a folder holding
-    the home folder, nor home unless a person chose it (opened it, or named it in `--root`)."""
-    path = realpath(path)
-    if os.path.lexists(path) and not os.path.isdir(path):
-        return "it is not a folder"
-    home = realpath(os.path.expanduser("~"))
-    if os.path.dirname(path) == path:
-        return "it is the filesystem root"
-    if path == home:
-        return None if may_be_home else "it is your home folder"
-    if is_within(home, path):
-        return "it contains your home folder"
-    return None

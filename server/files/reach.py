@@ -249,12 +249,9 @@ _MEMO_MOST = 4_096
 
 def _passed(current: str, pending: list[str]) -> str | None:
     """`current` (a real folder inside) moved down by the names at the end of `pending`
-    (last first) that have no symlink on their way, as the system finds them (one
-    `openat2` beneath it, no symlink followed: `no_link_beneath`), halving to the first
-    link; those names are taken off `pending`. None when the system cannot say (no
-    `openat2`, a folder it may not search): the walk looks at each name. A walk a name
-    at a time costs a step a name in Python: a thousand paths 2,000 deep in one call,
-    2,000,000 steps (found beside round 47). Names after a `..` are left to the walk."""
+    (last first) with no symlink on their way, as the system finds them (`no_link_beneath`,
+    halving to the first link), taken off `pending`; None when it cannot say. A step a
+    name in Python: a thousand paths 2,000 deep made 2,000,000 (found beside round 47)."""
     ahead: list[str] = []
     for name in reversed(pending):
         if name == "..":

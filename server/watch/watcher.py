@@ -419,8 +419,7 @@ class Watcher(FollowsRoots, Hears):
             self._worker.recheck(self._watches)
 
     def skips(self, folder: bytes) -> bool:
-        """Whether `folder`, new in the tree, is one the ignore rules skip or lies too deep
-        (no watch: hears.py `skips_by`)."""
+        """Whether `folder`, new in the tree, gets no watch (hears.py `skips_by`)."""
         return self.skips_by(folder, self.intake.rules_for(os.fsdecode(folder)))
 
     def note(

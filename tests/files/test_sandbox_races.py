@@ -298,3 +298,37 @@ async def test_a_write_never_replaces_a_file_swapped_for_a_link_out(
     server: Session, workspace: Path, tmp_path: Path
 ) -> None:
     await _race_file_changes(server, workspace, tmp_path, "readkeeper/write")
+
+
+# --- guesses beside a swapped folder --------------------------------------------------------
+
+
+async def test_a_miss_beside_a_folder_swapped_for_a_link_out_guesses_nothing_outside(
+    server: Session, workspace: Path, tmp_path: Path
+) -> None:
+    """Round 47: did-you-mean listed the folder a link swapped in led to (56 of 1,214
+    reads of a missing `d/d/passwdd` with `d/d` swapped for a link to /etc guessed
+    /etc's `passwd`, `shadow`). Neither the message nor the suggestions name anything
+    outside."""
+    outside = outside_folder(tmp_path)
+    for name in ("passwd", "passwd-", "shadow"):
+        (outside / name).write_text(f"{SECRET}\n")
+    folder = workspace / "dd"
+    folder.mkdir()
+    (folder / "f.txt").write_text("inside\n")
+    link = workspace / ".dd.link"
+    link.symlink_to(outside, target_is_directory=True)
+    tally = Tally()
+
+    def settle(i: int, outcome: Any) -> None:
+        tally.tries += 1
+        assert isinstance(outcome, JsonRpcException), outcome
+        tally.error(outcome, f"read {i}")
+        said = f"{outcome.message} {outcome.data}"
+        if "passwd" in said.replace("passwdd", "") or "shadow" in said:
+            tally.escapes.append(f"read {i}: {said[:300]}")
+
+    with swapping(folder, link):
+        await in_batches(300, lambda i: server.read(folder / "passwdd"), settle)
+    assert tally.escapes == [], tally.summary()
+    assert tally.without_kind == [], tally.summary()

@@ -99,3 +99,28 @@ def test_a_link_to_a_file_outside_is_never_suggested(workspace: Path, tmp_path: 
     found = suggest(str(workspace / "credentials.txt"), [str(workspace)])
     assert str(workspace / "credentials") not in found
     assert found == [str(workspace / "credential.txt")]
+
+
+def test_a_folder_swapped_for_a_link_out_after_the_walk_is_never_listed_for_guesses(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 47: a miss beside a folder that another process kept swapping for a link to
+    /etc guessed /etc's files (`passwd`, `shadow`): the walk found the folder inside,
+    then it was listed by its path, through the link put there since. The folder is
+    listed, and each guess looked at, beneath the root following no symlink. Here the
+    walk's word is taken as it was before the swap: the folder is a link out now."""
+    from readkeeper.files import guesses
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("passwd", "passwd-", "shadow"):
+        (outside / name).write_text("secret\n")
+    (workspace / "d").mkdir()
+    (workspace / "d" / "d").symlink_to(outside, target_is_directory=True)
+    monkeypatch.setattr(guesses, "_real", lambda path, reaches: path)  # "inside", it said
+    guessed = suggest(str(workspace / "d" / "d" / "passwdd"), [str(workspace)])
+    assert not any("passwd" in guess or "shadow" in guess for guess in guessed), guessed
+    reaches = [guesses.Reach(str(workspace), str(workspace))]
+    assert guesses.nearest_folder(str(workspace / "d" / "d" / "x" / "y"), reaches) == str(
+        workspace / "d"
+    )
