@@ -30,25 +30,22 @@ watched, which costs a notice, never a wrong answer.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from typing import NamedTuple, cast
 
-from pathspec import GitIgnoreSpec
-from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
-
 from ..settings import DEFAULT_WATCH_EXCLUDE
 from .beneath import Anchor, lstat_in
 from .fileio import read_small_in
-from .globcost import affordable
+from .ignore_patterns import MAX_PATTERNS as MAX_PATTERNS
+from .ignore_patterns import SPEC_ERRORS as SPEC_ERRORS
+from .ignore_patterns import Patterns as _Patterns
+from .ignore_patterns import compile_lines as _compile
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj"})
 _MAX_IGNORE_FILE_BYTES = 1 << 20
-# The patterns honoured per file (real ones hold tens to hundreds).
-MAX_PATTERNS = 2_000
 # Verdicts are cached; past this many, the cache starts again.
 _MAX_CACHED_PATHS = 100_000
 # A kind of rules file (rgignore.py): its file names, and whether the exclude file too.
@@ -62,6 +59,12 @@ class IgnoreRules:
 
     # The files each folder's patterns come from (besides `.git/info/exclude`).
     IGNORE_FILES: tuple[str, ...] = (".gitignore",)
+    # The most lines of folders' files these rules compile in all (the watcher's, kept
+    # while it runs): pathspec compiles a pattern in 0.2-0.35 ms of Python, so 100 nested
+    # folders of 1,000 patterns held a list 25-40 s and 300 MB (round 47). Past it a
+    # folder's files are not honoured, as a pattern past MAX_PATTERNS is not: what they
+    # would ignore is watched (a notice too many, never a wrong answer), or listed.
+    PATTERNS_MOST = 50_000
 
     def __init__(self, root: str, exclude: Iterable[str] = DEFAULT_WATCH_EXCLUDE) -> None:
         self.root = root.rstrip(os.sep) or os.sep
@@ -82,6 +85,8 @@ class IgnoreRules:
         self._chains: dict[str, _Link | None] = {}  # folder -> `_chain`
         self._files: dict[str, bool] = {}  # file -> ignored (bursts hit the same files)
         self._kinds: dict[tuple[str, tuple[str, ...], bool], _Patterns | None] = {}
+        self._compiled = 0  # lines of the folders' files compiled (`_patterns`)
+        self.passed = False  # whether a folder's files were not honoured (`PATTERNS_MOST`)
         self._lock = threading.Lock()
 
     def covers(self, path: str) -> bool:
@@ -109,10 +114,12 @@ class IgnoreRules:
         return verdict
 
     def forget_folder(self, folder: str) -> None:
-        """A .gitignore in `folder` changed: read it again on next use."""
+        """A .gitignore in `folder` changed: read the rules again on next use (every
+        folder's: those `PATTERNS_MOST` passed may fit now)."""
         with self._lock:
-            self._specs.pop(folder, None)
+            self._specs = {}
             self._kinds = {}
+            self._compiled, self.passed = 0, False
             self._chains = {}
             self._folders = {}
             self._files = {}
@@ -188,8 +195,7 @@ class IgnoreRules:
             return self._specs[folder]
         except KeyError:
             pass
-        lines = self._read_rules(folder)
-        spec = _Patterns(_compile(lines)) if lines else None
+        spec = self._patterns(self._read_rules(folder))
         with self._lock:
             self._specs[folder] = spec
         return spec
@@ -214,13 +220,25 @@ class IgnoreRules:
         for key, spec in zip(keys, kept, strict=True):
             if spec is _UNKNOWN:  # compiled outside the lock, as one kind was
                 lines = next(read)
-                spec = made[key] = _Patterns(_compile(lines)) if lines else None
+                spec = made[key] = self._patterns(lines)
             specs.append(cast("_Patterns | None", spec))
         with self._lock:
             if len(self._kinds) + len(made) > _MAX_CACHED_PATHS:
                 self._kinds = {}
             self._kinds.update(made)
         return specs
+
+    def _patterns(self, lines: list[str]) -> _Patterns | None:
+        """A folder's file `lines` compiled, within what these rules compile in all
+        (`PATTERNS_MOST`): past it none are, and `passed` says so."""
+        if not lines:
+            return None
+        with self._lock:
+            if self._compiled + len(lines) > self.PATTERNS_MOST:
+                self.passed = True
+                return None
+            self._compiled += len(lines)
+        return _Patterns(_compile(lines))
 
     def _read_rules(
         self, folder: str, names: tuple[str, ...] | None = None, exclude: bool = True
@@ -296,26 +314,6 @@ class _Link(NamedTuple):
     above: _Link | None
 
 
-class _Patterns:
-    """A folder's ignore patterns. Most paths match none of them: one regular expression
-    of them all (in C) says so, where pathspec tries each pattern in turn in Python (the
-    cost of `list`, whose every entry is checked against each folder above it)."""
-
-    def __init__(self, spec: GitIgnoreSpec) -> None:
-        self.spec = spec
-        self._any = _union(spec)
-
-    def verdict(self, relative: str) -> bool | None:
-        """Whether the patterns ignore `relative` (False: a negation re-includes it), or
-        None when none matches it: pathspec's own verdict."""
-        text = relative
-        if _OTHER_SEPARATORS or relative.startswith(("/", "./")):
-            text = normalize_file(relative)  # else it is the path unchanged
-        if self._any is not None and self._any.search(text) is None:
-            return None  # no pattern matches (pathspec searches each the same way)
-        return self.spec.check_file(relative).include
-
-
 def _of_a_name(pattern: str) -> bool:
     """Whether the gitignore `pattern` matches a path when it matches one of the path's
     names (no "/" but a last one, none at the start, no `**`) and ignores what it
@@ -325,124 +323,3 @@ def _of_a_name(pattern: str) -> bool:
     return not (
         text.startswith(("!", "/")) or "/" in text.rstrip("/") or "**" in text or "\\" in text
     )
-
-
-# Separators pathspec turns into "/" before matching (none on POSIX).
-_OTHER_SEPARATORS = bool(NORMALIZE_PATH_SEPS)
-# A group name pathspec's regular expressions hold (the union may hold each only once);
-# a pattern's own "(" and "?" are escaped, so this is never the pattern's text.
-_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
-
-
-def _union(spec: GitIgnoreSpec) -> re.Pattern[str] | None:
-    """One expression that matches where any pattern with a verdict matches, or None
-    when they cannot be joined (then each is tried)."""
-    regexes: list[re.Pattern[str]] = []
-    for pattern in spec.patterns:
-        regex = getattr(pattern, "regex", None)
-        if pattern.include is None:
-            continue
-        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
-            return None
-        regexes.append(regex)
-    flags = {regex.flags for regex in regexes}
-    if len(flags) != 1:
-        return None
-    texts = [_NAMED_GROUP.sub("(?:", regex.pattern) for regex in regexes]
-    # Anchored at the start each: the union is too, so it is tried at the start alone
-    # (a search of "^a|^b" tries each position of the path).
-    anchored = all(t.startswith("^") and not _bar_outside_groups(t) for t in texts)
-    union = "|".join(f"(?:{t[1:] if anchored else t})" for t in texts)
-    try:
-        return re.compile(f"^(?:{union})" if anchored else union, flags.pop())
-    except re.error:
-        return None
-
-
-def _bar_outside_groups(text: str) -> bool:
-    """Whether the expression `text` is an alternation at its top level ("^a|b": its
-    "^" anchors one branch only)."""
-    depth = 0
-    escaped = in_class = False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            return True
-    return False
-
-
-# What pathspec raises for a pattern it cannot compile: its own GitWildMatchPatternError
-# (a ValueError), or re.error from the expression it built (a class such as "[z-a]").
-SPEC_ERRORS = (ValueError, re.error)
-
-
-def _compile(lines: list[str]) -> GitIgnoreSpec:
-    """The patterns as one spec; like Git, a pattern that does not parse is skipped, and
-    so is one too costly to match (globcost.affordable); past `MAX_PATTERNS`, the rest."""
-    kept = [_posix_classes(line) for line in lines if affordable(line)][:MAX_PATTERNS]
-    try:
-        return GitIgnoreSpec.from_lines(kept)
-    except SPEC_ERRORS:
-        valid = []
-        for line in kept:
-            try:
-                GitIgnoreSpec.from_lines([line])
-            except SPEC_ERRORS:
-                continue
-            valid.append(line)
-        return GitIgnoreSpec.from_lines(valid)
-
-
-# git's POSIX character classes (its wildmatch, ASCII as in the C locale) that pathspec
-# lacks, as the ranges it has; a class not here is left as written (it matches what
-# pathspec makes of it).
-_POSIX = {
-    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "digit": "0-9", "lower": "a-z",
-    "upper": "A-Z", "xdigit": "0-9A-Fa-f", "blank": " \t", "space": " \t\n\r\v\f",
-}  # fmt: skip
-_CLASS_NAME = re.compile(r"\[:([a-z]+):\]")
-
-
-def _posix_classes(line: str) -> str:
-    """`line` with each POSIX class inside a bracket expression ("[[:digit:]]") written as
-    the ranges it stands for ("[0-9]")."""
-    if "[:" not in line:
-        return line
-    out: list[str] = []
-    at, in_class = 0, False
-    while at < len(line):
-        char = line[at]
-        named = _CLASS_NAME.match(line, at) if in_class else None
-        if named is not None and named.group(1) in _POSIX:
-            out.append(_POSIX[named.group(1)])
-            at = named.end()
-            continue
-        if char == "\\":
-            out.append(line[at : at + 2])
-            at += 2
-            continue
-        if not in_class and char == "[":
-            in_class = True
-            out.append(char)
-            if line[at + 1 : at + 2] in ("!", "^"):
-                out.append(line[at + 1])
-                at += 1
-            if line[at + 1 : at + 2] == "]":  # a "]" first is one of the class
-                out.append("]")
-                at += 1
-        else:
-            in_class = in_class and char != "]"
-            out.append(char)
-        at += 1
-    return "".join(out)

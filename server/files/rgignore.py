@@ -37,6 +37,7 @@ class RipgrepRules(IgnoreRules):
     """One root's rules as ripgrep applies them, with no `watch_exclude`."""
 
     IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+    PATTERNS_MOST = 4_096  # each call's own rules: a second or so of compiling at most
 
     def __init__(self, root: str) -> None:
         super().__init__(root, exclude=())

@@ -314,6 +314,13 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
             )
             + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
+    if rules.passed:
+        said = (
+            "Some folders' ignore files were not applied: those on the way hold over "
+            f"{rules.PATTERNS_MOST:,} patterns, more than one call compiles, so entries "
+            "they hide from grep and glob may be listed."
+        )
+        result["note"] = f"{result.get('note', '')} {said}".strip()
     if moved_out:
         gone = ", ".join(quoting.name(prefix.rstrip(os.sep)) for prefix in moved_out[:5])
         said = (
