@@ -549,3 +549,21 @@ def test_folders_deeper_than_the_watch_goes_are_checked_when_changes_are_asked(
         assert "+beta" in change["diff"]
     finally:
         core.close()
+
+
+def test_an_agent_looks_for_the_editor_of_a_deep_root_in_a_walk_of_it(
+    workspace: Path, lstats: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 47: `readkeeper mcp --root` a folder 1,000 deep (not --standalone) took 11 s
+    to its first answer, 2,000 deep 87-123 s: the editor serving it was looked for in
+    each folder above it, each folder's key the hash of its realpath, which looked at
+    every name above it again. A real path's folders are their own real paths."""
+    from readkeeper.attach import discovery
+
+    deepest = chain(workspace, DEPTH)
+    (tmp_path / "run" / "readkeeper").mkdir(parents=True)
+    (tmp_path / "run" / "readkeeper").chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    lstats[0] = 0
+    assert discovery.find(str(deepest)) is None
+    assert lstats[0] < 2 * DEPTH, lstats[0]  # before: DEPTH * DEPTH / 2
