@@ -181,8 +181,7 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
         looks = True  # whether the system's look passes names (`_passed`) on this walk
         while pending:
             if looks and home is not None and len(pending) > _DEEP:
-                # Many names on: those with no symlink on their way are passed at once.
-                passed = _passed(current, pending)
+                passed = _passed(current, pending, memo if plain else None)
                 looks, current = passed is not None, passed or current
                 if not pending:
                     break
@@ -238,8 +237,8 @@ def walk(path: str, folders: Sequence[Reach], *, follow_last: bool = True) -> st
             looker.close()
 
 
-# A folder of more names than this is looked in through its descriptor (`Looker`), and
-# more names than this ahead of a walk are passed by the system's look (`_passed`).
+# A folder of more names is looked in through its descriptor (`Looker`), and more names
+# ahead of a walk are passed by the system's look (`_passed`).
 _DEEP = 64
 # The most folders one memo keeps (each by its path, up to 4,096 characters): walks of
 # paths that share no folder kept every folder of each (found beside round 47: a forget
@@ -247,11 +246,11 @@ _DEEP = 64
 _MEMO_MOST = 4_096
 
 
-def _passed(current: str, pending: list[str]) -> str | None:
-    """`current` (a real folder inside) moved down by the names at the end of `pending`
-    (last first) with no symlink on their way, as the system finds them (`no_link_beneath`,
-    halving to the first link), taken off `pending`; None when it cannot say. A step a
-    name in Python: a thousand paths 2,000 deep made 2,000,000 (found beside round 47)."""
+def _passed(current: str, pending: list[str], memo: Walked | None) -> str | None:
+    """`current` (a real folder inside) moved by the names ending `pending` with no link
+    on their way, as the system finds them (`no_link_beneath`, halving to the first link),
+    taken off `pending`, kept in `memo` as steps are; None when it cannot say (a step a
+    name: 1,000 paths 2,000 deep made 2,000,000, round 47)."""
     ahead: list[str] = []
     for name in reversed(pending):
         if name == "..":
@@ -266,9 +265,11 @@ def _passed(current: str, pending: list[str]) -> str | None:
         if found is None:
             return None
         plain, link = (tried, link) if found else (plain, tried)
-    if plain:
-        del pending[len(pending) - plain :]
-        current = os.path.join(current, *ahead[:plain])
+    del pending[len(pending) - plain :]
+    for name in ahead[:plain]:
+        current = os.path.join(current, name)
+        if memo is not None and len(memo) < _MEMO_MOST:
+            memo.add(current)
     return current
 
 

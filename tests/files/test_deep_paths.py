@@ -450,15 +450,17 @@ def test_the_watch_of_a_deep_chain_judges_each_folder_once(
 
 
 @pytest.mark.parametrize("through", ["", "L/"], ids=["plain", "through-a-link"])
-def test_paths_in_many_deep_chains_cost_a_look_each_and_hold_no_folders(
-    workspace: Path, lstats: list[int], through: str
+def test_paths_in_many_deep_chains_cost_a_look_each_and_hold_a_bounded_memo(
+    workspace: Path, lstats: list[int], through: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Found beside round 47: paths in distinct chains share no folder, so each was
     walked a step a name and each folder kept for the call: a forget of 100 paths in
     100 chains 2,000 deep took 2.0 s and 435 MB (through a link at the bottom, `L ->
     .`, 8.0 s), 1,000 such paths would take 4 GB. The system finds how far a deep path
     goes with no symlink on its way in a look or a few (halving to the first link); a
-    walk steps a name at a time only at a link."""
+    walk steps a name at a time only at a link; a call keeps at most `_MEMO_MOST`
+    folders it passed."""
+    monkeypatch.setattr(reach, "_MEMO_MOST", 3 * DEPTH)
     for n in range(CHAINS):
         (workspace / f"c{n}").mkdir()
         (chain(workspace / f"c{n}", DEPTH) / "L").symlink_to(".")
@@ -478,20 +480,21 @@ def test_paths_in_many_deep_chains_cost_a_look_each_and_hold_no_folders(
     try:
         calls.call(core, "forget", {"paths": paths[:1]})  # what a first call sets up
         lstats[0] = 0
-        tracemalloc.start()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(os, "open", counting)
             answer = calls.call(core, "forget", {"paths": paths})
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
         assert answer["forgotten"] == 0, answer
-        # Before: a step a folder (8,000 opens and as many stats) and the folders kept
-        # (DEPTH of them a chain, 3.3 MB in all); now a few calls a path, halving to the
-        # link a dozen more.
+        # Before: a step a folder (8,000 opens and as many stats); now a few calls a
+        # path, halving to the link a dozen more.
         assert opened[0] + lstats[0] < 40 * CHAINS, (opened[0], lstats[0])
-        assert peak < 1_000_000, peak
     finally:
         core.close()
+    with reach.remembering():
+        for path in paths:
+            walk(str(workspace / path), reaches)
+        kept = reach._memo(reaches)
+        assert kept is not None
+        assert len(kept) <= 3 * DEPTH  # before: every folder of each chain, 8,000
 
 
 def test_memory_files_are_looked_for_in_at_most_a_deep_path_s_folders_a_call(
