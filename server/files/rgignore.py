@@ -38,6 +38,7 @@ class RipgrepRules(IgnoreRules):
 
     IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
     PATTERNS_MOST = 4_096  # each call's own rules: a second or so of compiling at most
+    CHECKS_MOST = 100_000  # and of looking at folders' rules for its paths
 
     def __init__(self, root: str) -> None:
         super().__init__(root, exclude=())
@@ -53,8 +54,11 @@ class RipgrepRules(IgnoreRules):
 
     def _matches(self, path: str, is_dir: bool, parent: str) -> bool:
         tail = "/" if is_dir else ""
+        if self.exhausted:
+            return False
         folders = self._folders_up(parent)
         repository = self._repository(parent)
+        self._checked(len(folders) * len(_KINDS))
         for index, (names, exclude) in enumerate(_KINDS):
             for folder in folders:
                 if index >= _GIT_KINDS and (repository is None or len(folder) < len(repository)):

@@ -52,6 +52,7 @@ class _Rules(IgnoreRules):
     `info/exclude` only inside a repository, as ripgrep reads them."""
 
     PATTERNS_MOST = 4_096  # each call's own rules (files/rgignore.py)
+    CHECKS_MOST = 100_000
 
     def __init__(self, root: str, names: tuple[str, ...]) -> None:
         super().__init__(root, exclude=())

@@ -316,9 +316,9 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         )
     if rules.passed:
         said = (
-            "Some folders' ignore files were not applied: those on the way hold over "
-            f"{rules.PATTERNS_MOST:,} patterns, more than one call compiles, so entries "
-            "they hide from grep and glob may be listed."
+            "Some folders' ignore files were not applied: those on the way hold more "
+            "patterns, or lie in more folders, than one call looks at, so entries they "
+            "hide from grep and glob may be listed."
         )
         result["note"] = f"{result.get('note', '')} {said}".strip()
     if moved_out:

@@ -79,3 +79,44 @@ def test_a_grep_beneath_folders_of_many_patterns_compiles_a_calls_worth(
         ]
     else:
         assert "ripgrep was stopped" in found["note"], found
+
+
+def test_a_list_beneath_a_deep_chain_of_tiny_ignore_files_looks_at_a_calls_worth(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 48: a repository 1,000 folders deep, each with a `.gitignore` of `*.log`, a
+    `.ignore` and a `.rgignore` of a line, held a list of its deepest folder 15 s (1,900
+    deep: 66 s): each folder on the way is judged by the rules of every folder above it.
+    One call's rules look at `CHECKS_MOST` folders' rules in all, and the list says when
+    it stopped applying them."""
+    from readkeeper.files.ignore_patterns import Patterns
+
+    depth = 300
+    folder = workspace
+    (workspace / ".git").mkdir()
+    for _ in range(depth):
+        folder = folder / "d"
+        folder.mkdir()
+        (folder / ".gitignore").write_text("*.log\n!keep.log\n")
+        (folder / ".ignore").write_text("tmp*/\n")
+        (folder / ".rgignore").write_text("/x\n")
+    (folder / "f.txt").write_text("hello\n")
+    looked = [0]
+    verdict = Patterns.verdict
+
+    def counting(self: Patterns, relative: str) -> bool | None:
+        looked[0] += 1
+        return verdict(self, relative)
+
+    monkeypatch.setattr(Patterns, "verdict", counting)
+    monkeypatch.setattr(RipgrepRules, "CHECKS_MOST", 10_000)
+    listed = calls.call(core, "list", {"path": "/".join(["d"] * depth)})
+    assert [entry["name"] for entry in listed["entries"]] == [
+        ".gitignore",
+        ".ignore",
+        ".rgignore",
+        "f.txt",
+    ]
+    # Before: the rules of every folder above each folder on the way (138,150 here).
+    assert looked[0] <= 10_000 + 4 * depth, looked[0]
+    assert "ignore files were not applied" in listed["note"], listed
