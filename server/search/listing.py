@@ -13,6 +13,7 @@ call that shows the rest.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -270,6 +271,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     except OSError as exc:  # changed since `searched` looked (a swap, a removal)
         raise opening_error(folder, exc) from None
     moved_out: list[str] = []  # folders beneath that left their place as they were listed
+    denied: list[str] = []  # entries that could not be looked at (`_DENIED`)
 
     def placed(held: int, prefix: str) -> bool:
         """Whether the folder `held` (at `prefix` beneath the one listed) is still at its
@@ -282,7 +284,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
         return False
 
     try:
-        _walk(fd, folder, "", params.depth, (rules, exclude, placed), entries, limit)
+        _walk(fd, folder, "", params.depth, (rules, exclude, placed, denied), entries, limit)
     finally:
         os.close(fd)
     if moved_out[:1] == [""]:
@@ -295,7 +297,7 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
     names = [entry["name"] for entry in page]
     page = page[: fitting(names, services, _ENTRY_TOKENS, room)]
     more = len(entries) > params.offset + len(page)
-    partial = more or bool(moved_out)
+    partial = more or bool(moved_out) or bool(denied)
     result: dict[str, Any] = {"path": folder, "entries": page, "partial": partial}
     if more:
         after = params.offset + len(page)
@@ -314,6 +316,13 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
             )
             + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
+    if denied:
+        first = ", ".join(quoting.name(name) for name in denied[:5])
+        said = (
+            f"Not listed: {count(len(denied), 'entry')} readkeeper may not "
+            f"look at (permission denied): {first}{' and others' if denied[5:] else ''}."
+        )
+        result["note"] = f"{result.get('note', '')} {said}".strip()
     if rules.passed:
         said = (
             "Some folders' ignore files were not applied: those on the way hold more "
@@ -350,15 +359,16 @@ def _walk(
     folder: str,
     prefix: str,
     depth: int,
-    kept: tuple[IgnoreRules, Exclude, Callable[[int, str], bool]],
+    kept: tuple[IgnoreRules, Exclude, Callable[[int, str], bool], list[str]],
     into: list[dict[str, Any]],
     limit: int,
 ) -> None:
     """Append the entries of the open folder `fd` (at `folder`), breadth within a
     folder by name, each subfolder's entries after it; what `kept` (the ignore rules,
     the caller's exclude) leaves out is neither counted nor entered, nor a folder no
-    more in its place once read (its third judge)."""
-    rules, exclude, placed = kept
+    more in its place once read (its third judge); an entry it may not look at is
+    added to its fourth."""
+    rules, exclude, placed, denied = kept
     with os.scandir(fd) as scan:
         items = [(item, _status(item)) for item in sorted(scan, key=lambda entry: entry.name)]
     if not placed(fd, prefix):  # its names and sizes read: from where they are shown
@@ -367,7 +377,9 @@ def _walk(
     for item, st in items:
         if len(into) >= limit:
             return
-        if st is None:
+        if isinstance(st, int):  # gone since it was listed, or not to be looked at
+            if st in _DENIED:
+                denied.append(prefix + item.name)
             continue
         mode = st.st_mode
         path = above + item.name
@@ -388,20 +400,26 @@ def _walk(
                     os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                     dir_fd=fd,
                 )
-            except OSError:
-                continue  # replaced by a symlink, or unreadable: listed, not entered
+            except OSError as exc:  # replaced by a symlink, or unreadable: not entered
+                if exc.errno in _DENIED:
+                    denied.append(prefix + item.name + "/")
+                continue
             try:
                 _walk(child, path, prefix + item.name + "/", depth - 1, kept, into, limit)
             finally:
                 os.close(child)
 
 
-def _status(entry: os.DirEntry[str]) -> os.stat_result | None:
+def _status(entry: os.DirEntry[str]) -> os.stat_result | int:
+    """The entry's status, or the error that kept it from being looked at."""
     try:
         return entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
+    except OSError as exc:
+        return exc.errno or 0
 
 
+# Why an entry could not be looked at that a list says (round 48: a folder one may read
+# but not search listed as empty, without a word).
+_DENIED = (errno.EACCES, errno.EPERM)
 # Listed, never opened, unless a folder (entered beneath its parent's descriptor).
 _KINDS = {stat.S_IFDIR: "dir", stat.S_IFREG: "file", stat.S_IFLNK: "symlink"}

@@ -3,6 +3,7 @@ itself), depth, caps with the way on, and the sandbox."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -279,3 +280,46 @@ def test_a_folder_moved_out_as_it_is_listed_shows_nothing_of_where_it_went(
     assert [entry["name"] for entry in answer["entries"]] == ["sub"]
     assert answer["partial"] is True
     assert answer["note"].startswith("Not listed: what sub held (moved out of its place"), answer
+
+
+def test_entries_it_may_not_look_at_are_said_never_listed_as_nothing(workspace: Path) -> None:
+    """Round 48: a folder one may read but not search (mode 644) was listed as empty,
+    and its parent's list showed it with nothing beneath, without a word. The entries
+    that cannot be looked at are named in the note, and the page is partial. Run as a
+    user the folder's mode holds (root's overrides dropped)."""
+    import shutil
+    import subprocess
+    import sys
+
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "f.txt").write_text("x\n")
+    (workspace / "sub").chmod(0o644)
+    drop = ["--bounding-set=-dac_override,-dac_read_search", "--"]
+    as_user = [shutil.which("setpriv") or "setpriv", *drop] if os.geteuid() == 0 else []
+    script = (
+        "import json, sys\n"
+        "from readkeeper import calls\n"
+        "from readkeeper.core import Readkeeper\n"
+        "core = Readkeeper(roots=[sys.argv[1]])\n"
+        "print(json.dumps([calls.call(core, 'list', {'path': p, 'depth': 2})"
+        " for p in ('sub', '.')]))\n"
+    )
+    try:
+        done = subprocess.run(
+            [*as_user, sys.executable, "-c", script, str(workspace)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+    finally:
+        (workspace / "sub").chmod(0o755)
+    inside, above = json.loads(done.stdout)
+    assert inside["entries"] == []
+    assert inside["partial"] is True
+    assert (
+        "Not listed: 1 entry readkeeper may not look at (permission denied): f.txt"
+        in (inside["note"])
+    )
+    assert [entry["name"] for entry in above["entries"]] == ["sub"]
+    assert "(permission denied): sub/f.txt." in above["note"]
