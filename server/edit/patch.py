@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from .. import quoting
 from ..errors import ReadkeeperError
+from ..files.fileio import moved
 from ..files.paths import Location
 from ..hints import call
 from ..protocol import EditParams, unstructure
@@ -212,18 +213,18 @@ def _current_text(core: PatchServices, where: Location) -> str:
         return lf(buffer.text)
     text = core.disk_text(real)
     if text is None:
-        raise unread(
-            where,
-            core.settings,
-            ReadkeeperError(
-                "unsupported",
-                f"{quoting.name(real)} cannot be patched: it is not a text file readkeeper "
-                "can edit exactly, or it is larger than the read cap. See what it is "
-                f"({call('stat', path=real)}).",
-                file_path=real,
-            ),
-            core.tokens,
+        refusal = ReadkeeperError(
+            "unsupported",
+            f"{quoting.name(real)} cannot be patched: it is not a text file readkeeper "
+            "can edit exactly, or it is larger than the read cap. See what it is "
+            f"({call('stat', path=real)}).",
+            file_path=real,
         )
+        found = unread(where, core.settings, refusal, core.tokens)
+        # A file that reads as text a moment later, or could not be looked at again (a
+        # folder on its way swapped for a link), changed as it was read: not "not text"
+        # (round 48: the drop-in's edit_file said so of a 7-byte text file in a race).
+        raise moved(real) if found is refusal else found
     return lf(text)
 
 

@@ -289,3 +289,19 @@ def test_a_moved_images_note_promises_no_edit(core: Readkeeper, workspace: Path)
     assert moved["read_state_followed"] == 1
     assert "edit" not in moved["note"], moved["note"]
     assert calls.call(core, "read", {"file_path": "i.txt"})["type"] == "file_unchanged"
+
+
+def test_a_text_file_that_read_as_none_in_a_race_is_stale_not_unsupported(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 48: while a folder on its way was swapped for a link out, the drop-in's
+    edit_file of a 7-byte text file said it "is not a text file readkeeper can edit
+    exactly": its text could not be read in the swap, and was read back whole a moment
+    later. A file that reads as text once looked at again changed as it was read."""
+    (workspace / "w.txt").write_bytes(b"alpha\n")
+    calls.call(core, "read", {"file_path": "w.txt"})
+    monkeypatch.setattr(Readkeeper, "disk_text", lambda self, real_path: None)  # the swap
+    edits = [{"old_string": "a", "new_string": "A"}]
+    error = refused(core, "patch", file_path="w.txt", edits=edits)
+    assert error.kind == "stale", error
+    assert (workspace / "w.txt").read_bytes() == b"alpha\n"
