@@ -162,14 +162,12 @@ class IgnoreRules:
             start = len(parent.rstrip(os.sep)) + 1 if self._exclude_by_name else len(self._prefix)
             if exclude.match_file(path[start:] + tail):
                 return True
-        link, checks = self._chain(parent), 0
-        while link is not None and not self.exhausted:
+        link, checks, verdict = self._chain(parent), 0, None
+        while link is not None and verdict is None and not self.exhausted:
             verdict = link.spec.verdict(path[link.start :] + tail)
-            if verdict is not None:
-                return verdict
             link, checks = link.above, checks + 1
         self._checked(checks)
-        return False
+        return verdict is True
 
     def _checked(self, checks: int) -> None:
         """`checks` more folders' rules looked at for a path: past `CHECKS_MOST`, no

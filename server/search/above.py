@@ -130,6 +130,16 @@ class Above:
         alone when the rules hold them whole."""
         return ["--no-ignore-parent"] if self._whole else []
 
+    def note(self) -> str | None:
+        """What a search says when its judge stopped applying the rules (past a call's
+        budget: `IgnoreRules.CHECKS_MOST`), else None."""
+        if not self._rules.exhausted:
+            return None
+        return (
+            "Some files may be shown that ignore files above the searched folder hide: they "
+            "lie in more folders than one call looks at."
+        )
+
     def hides(self, relative: str) -> bool:
         """Whether the ignore rules hide the file `relative` (as ripgrep printed it)."""
         relative = relative.removeprefix("./")

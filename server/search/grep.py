@@ -124,6 +124,9 @@ def grep(
         result = _matches(services, found, params, cap, incomplete)
     if incomplete:  # lines, names and counts alike, after what each says of itself
         result["note"] = " ".join([*_notes(result), _stopped(ran.timed_out)])
+    judged = above.note() if above is not None else None
+    if judged is not None:
+        result["note"] = " ".join([*_notes(result), judged])
     return overlong.said(rg.said_failed(stalls.with_note(result, avoided), ran), ran, root, cwd)
 
 

@@ -81,6 +81,33 @@ def test_a_grep_beneath_folders_of_many_patterns_compiles_a_calls_worth(
         assert "ripgrep was stopped" in found["note"], found
 
 
+def tiny_rules(workspace: Path, depth: int) -> str:
+    """A repository `depth` folders deep, each with three ignore files of a line or two;
+    the path of the deepest, holding `f.txt`."""
+    folder = workspace
+    (workspace / ".git").mkdir()
+    for _ in range(depth):
+        folder = folder / "d"
+        folder.mkdir()
+        (folder / ".gitignore").write_text("*.log\n!keep.log\n")
+        (folder / ".ignore").write_text("tmp*/\n")
+        (folder / ".rgignore").write_text("/x\n")
+    (folder / "f.txt").write_text("hello\n")
+    return "/".join(["d"] * depth)
+
+
+def test_a_grep_whose_judge_stops_applying_the_rules_above_says_so(
+    core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from readkeeper.search import above
+
+    path = tiny_rules(workspace, 100)
+    monkeypatch.setattr(above._Rules, "CHECKS_MOST", 50)
+    found = calls.call(core, "grep", {"pattern": "hello", "path": path})
+    assert [match["file_path"] for match in found["matches"]] == [str(workspace / path / "f.txt")]
+    assert "more folders than one call looks at" in found["note"], found
+
+
 def test_a_list_beneath_a_deep_chain_of_tiny_ignore_files_looks_at_a_calls_worth(
     core: Readkeeper, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,15 +119,7 @@ def test_a_list_beneath_a_deep_chain_of_tiny_ignore_files_looks_at_a_calls_worth
     from readkeeper.files.ignore_patterns import Patterns
 
     depth = 300
-    folder = workspace
-    (workspace / ".git").mkdir()
-    for _ in range(depth):
-        folder = folder / "d"
-        folder.mkdir()
-        (folder / ".gitignore").write_text("*.log\n!keep.log\n")
-        (folder / ".ignore").write_text("tmp*/\n")
-        (folder / ".rgignore").write_text("/x\n")
-    (folder / "f.txt").write_text("hello\n")
+    path = tiny_rules(workspace, depth)
     looked = [0]
     verdict = Patterns.verdict
 
@@ -110,7 +129,7 @@ def test_a_list_beneath_a_deep_chain_of_tiny_ignore_files_looks_at_a_calls_worth
 
     monkeypatch.setattr(Patterns, "verdict", counting)
     monkeypatch.setattr(RipgrepRules, "CHECKS_MOST", 10_000)
-    listed = calls.call(core, "list", {"path": "/".join(["d"] * depth)})
+    listed = calls.call(core, "list", {"path": path})
     assert [entry["name"] for entry in listed["entries"]] == [
         ".gitignore",
         ".ignore",
