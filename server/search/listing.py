@@ -316,28 +316,33 @@ def list_folder(services: ReadServices, params: ListParams) -> dict[str, Any]:
             )
             + f"; the rest: {again(offset=after)}, or list a subfolder."
         )
+    said = []
     if denied:
-        first = ", ".join(quoting.name(name) for name in denied[:5])
-        said = (
-            f"Not listed: {count(len(denied), 'entry')} readkeeper may not "
-            f"look at (permission denied): {first}{' and others' if denied[5:] else ''}."
+        said.append(
+            f"Not listed: {count(len(denied), 'entry')} readkeeper may not look at "
+            f"(permission denied): {_first(denied)}."
         )
-        result["note"] = f"{result.get('note', '')} {said}".strip()
     if rules.passed:
-        said = (
+        said.append(
             "Some folders' ignore files were not applied: those on the way hold more "
             "patterns, or lie in more folders, than one call looks at, so entries they "
             "hide from grep and glob may be listed."
         )
-        result["note"] = f"{result.get('note', '')} {said}".strip()
     if moved_out:
-        gone = ", ".join(quoting.name(prefix.rstrip(os.sep)) for prefix in moved_out[:5])
-        said = (
-            f"Not listed: what {gone}{' and others' if moved_out[5:] else ''} held (moved "
-            "out of its place as it was listed); list it again."
+        gone = _first([prefix.rstrip(os.sep) for prefix in moved_out])
+        said.append(
+            f"Not listed: what {gone} held (moved out of its place as it was listed); "
+            "list it again."
         )
-        result["note"] = f"{result.get('note', '')} {said}".strip()
+    if said:
+        result["note"] = " ".join([*([result["note"]] if "note" in result else []), *said])
     return result
+
+
+def _first(names: list[str]) -> str:
+    """The first five of `names`, quoted, and whether there are others."""
+    shown = ", ".join(quoting.name(name) for name in names[:5])
+    return shown + (" and others" if names[5:] else "")
 
 
 def cut_note(offset: int, shown: int, cap: int, noun: str, size: str = TOKEN_CAP) -> str:
