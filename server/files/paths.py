@@ -130,7 +130,7 @@ class Workspace:
         try:
             real = walk(path, self.reaches())
             where = self.locate(real, grants=False) if isinstance(real, str) else None
-            return where is not None and _entry(where, where.path) is not None
+            return where is not None and _looked_beneath(where, where.path) is not None
         except (OSError, ReadkeeperError):  # a link swapped on the way: nothing by this name
             return False
 
@@ -400,9 +400,9 @@ class Workspace:
 
     def _entry(self, real: str, session: str) -> os.stat_result | None:
         """What is at the real path `real`, looked at beneath where `session` may reach
-        it (`_entry`); a one-use grant is not used up by the look."""
+        it (`_looked_beneath`); a one-use grant is not used up by the look."""
         where = self.locate(real, session, use_up=False)
-        return _entry(where, real) if where is not None else None
+        return _looked_beneath(where, real) if where is not None else None
 
     def not_found(self, path: str) -> ReadkeeperError:
         """The `not_found` error for `path`, with did-you-mean suggestions from the roots."""
@@ -421,7 +421,7 @@ class Workspace:
         return ReadkeeperError("not_found", said, file_path=path, suggestions=suggestions)
 
 
-def _entry(where: Location, real: str) -> os.stat_result | None:
+def _looked_beneath(where: Location, real: str) -> os.stat_result | None:
     """What is at `where` (the real path `real`; a symlink not followed), looked at
     beneath its permitted folder following no symlink on the way: a walk found `real`
     inside, and a folder on its way swapped for a link out since must not be looked
